@@ -1,0 +1,41 @@
+// Model shapes and their parameter counts.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainmem {
+
+// The shape of a decoder-only transformer of the Llama family: pre-norm blocks
+// of grouped-query attention and a SwiGLU MLP, RMSNorm weights, no biases.
+struct ModelShape {
+  std::string id;      // stable key: CLI --model, the page's URL and <select>
+  std::string name;    // for people: "Llama 3 8B"
+  std::string source;  // where the shape comes from
+  int num_layers = 0;
+  int hidden_size = 0;      // h, the model dimension
+  int ffn_hidden_size = 0;  // the SwiGLU MLP's inner width
+  int num_attention_heads = 0;
+  int num_key_value_heads = 0;
+  int vocab_size = 0;
+  bool tied_embeddings = false;  // one matrix for the input embedding and the output head
+};
+
+// The presets, in the order a menu shows them.
+const std::vector<ModelShape>& preset_models();
+
+// The preset with this id, or nullptr.
+const ModelShape* find_preset(std::string_view id);
+
+// "llama3-8b, llama3-70b, llama3-405b": for messages that list what is allowed.
+std::string preset_ids_joined();
+
+// Parameters derived from the shape, never typed in:
+//   per layer  attention  h·(a·d) + 2·h·(k·d) + (a·d)·h   (Q, K, V, O; d = h/a)
+//              MLP        3·h·f                           (gate, up, down)
+//              norms      2·h                             (two RMSNorm weights)
+//   once       embedding  V·h, output head V·h unless tied, final norm h
+double count_parameters(const ModelShape& shape);
+
+}  // namespace trainmem

@@ -1,0 +1,196 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "trainmem/estimate.hpp"
+#include "trainmem/format.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+TrainingSetup setup_for(const std::string& model_id, int micro_batch_sequences,
+                        bool flash_attention) {
+  TrainingSetup setup;
+  setup.model_id = model_id;
+  setup.micro_batch_sequences = micro_batch_sequences;
+  setup.flash_attention = flash_attention;
+  return setup;
+}
+
+}  // namespace
+
+TEST_CASE("the default setup is the plate's view: Llama 3 8B, one sequence of 8,192, FlashAttention") {
+  const TrainingSetup setup;
+  CHECK(setup.model_id == "llama3-8b");
+  CHECK(setup.sequence_length == 8192);
+  CHECK(setup.micro_batch_sequences == 1);
+  CHECK(setup.flash_attention);
+}
+
+TEST_CASE("model states are 16 bytes per parameter, split 2 + 2 + 4 + 8") {
+  const MemoryBreakdown bytes = model_state_bytes(1e9);
+  CHECK(bytes.weights_bytes == 2e9);
+  CHECK(bytes.gradients_bytes == 2e9);
+  CHECK(bytes.master_weights_bytes == 4e9);
+  CHECK(bytes.optimizer_states_bytes == 8e9);
+  CHECK(bytes.model_states_bytes == 16e9);
+  CHECK(kModelStateBytesPerParameter == 16);
+}
+
+TEST_CASE("plate: Llama 3 8B's model states are 128.5 GB") {
+  const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, true));
+  REQUIRE(estimate.status == Status::kOk);
+  CHECK(estimate.bytes.model_states_bytes == 16 * 8030261248.0);
+  CHECK(format_bytes(estimate.bytes.model_states_bytes) == "128.5 GB");
+}
+
+TEST_CASE("plate: with FlashAttention at 8,192 tokens the 8B's activations are 36.5 GB, 165.0 GB in all, 2.1 H100s") {
+  const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, true));
+  REQUIRE(estimate.status == Status::kOk);
+  // 34 · s · b · h · L = 34 · 8192 · 1 · 4096 · 32
+  CHECK(estimate.bytes.activations_bytes == 36507222016.0);
+  CHECK(format_bytes(estimate.bytes.activations_bytes) == "36.5 GB");
+  CHECK(format_bytes(estimate.bytes.total_bytes) == "165.0 GB");
+  CHECK(estimate.devices_worth == doctest::Approx(164991401984.0 / 80e9));
+  CHECK(std::round(estimate.devices_worth * 10) / 10 == 2.1);
+  CHECK(estimate.device.capacity_bytes == 80e9);
+  CHECK(estimate.tokens_per_micro_batch == 8192);
+}
+
+TEST_CASE("plate: without FlashAttention the 8B needs 508.6 GB") {
+  const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, false));
+  REQUIRE(estimate.status == Status::kOk);
+  // The score term 5·a·s/h = 5 · 32 · 8192 / 4096 = 320 joins the 34.
+  CHECK(estimate.bytes.activations_bytes == 354.0 * 8192 * 4096 * 32);
+  CHECK(format_bytes(estimate.bytes.total_bytes) == "508.6 GB");
+}
+
+TEST_CASE("plate: the 405B's states are 6.5 TB, about 88 H100s' worth with activations") {
+  const Estimate estimate = estimate_memory(setup_for("llama3-405b", 1, true));
+  REQUIRE(estimate.status == Status::kOk);
+  CHECK(format_bytes(estimate.bytes.model_states_bytes) == "6.5 TB");
+  CHECK(std::round(estimate.devices_worth) == 88);
+}
+
+TEST_CASE("plate: even the smallest Llama 3 needs over 100 GB") {
+  for (const ModelShape& shape : preset_models()) {
+    CAPTURE(shape.id);
+    CHECK(estimate_memory(setup_for(shape.id, 1, true)).bytes.total_bytes > 100e9);
+  }
+}
+
+TEST_CASE("the terms sum to the total") {
+  for (const ModelShape& shape : preset_models()) {
+    for (int sequences : {1, 3, 16}) {
+      for (bool flash : {true, false}) {
+        const MemoryBreakdown b = estimate_memory(setup_for(shape.id, sequences, flash)).bytes;
+        CHECK(b.weights_bytes + b.gradients_bytes + b.master_weights_bytes +
+                  b.optimizer_states_bytes + b.activations_bytes ==
+              b.total_bytes);
+      }
+    }
+  }
+}
+
+TEST_CASE("activations grow linearly with the sequences in a micro-batch; states do not") {
+  const Estimate one = estimate_memory(setup_for("llama3-70b", 1, true));
+  const Estimate four = estimate_memory(setup_for("llama3-70b", 4, true));
+  CHECK(four.bytes.activations_bytes == 4 * one.bytes.activations_bytes);
+  CHECK(four.bytes.model_states_bytes == one.bytes.model_states_bytes);
+  CHECK(four.tokens_per_micro_batch == 4 * 8192);
+}
+
+TEST_CASE("FlashAttention removes exactly the 5·a·s/h score term") {
+  const ModelShape& shape = *find_preset("llama3-70b");
+  const double with_scores = activation_bytes(shape, 8192, 2, false);
+  const double without_scores = activation_bytes(shape, 8192, 2, true);
+  CHECK(with_scores - without_scores == 80 * 8192.0 * 2 * 8192 * (5.0 * 64 * 8192 / 8192));
+}
+
+TEST_CASE("an unknown model is refused with a message listing the allowed ids") {
+  const Estimate estimate = estimate_memory(setup_for("gpt-2", 1, true));
+  CHECK(estimate.status == Status::kInvalidInput);
+  CHECK(estimate.message ==
+        "Model 'gpt-2' is not known; choose one of llama3-8b, llama3-70b, llama3-405b.");
+  CHECK(estimate.bytes.total_bytes == 0);
+}
+
+TEST_CASE("micro-batch sizes outside 1..65,536 sequences are refused") {
+  for (int sequences : {0, -1, kMaxMicroBatchSequences + 1, std::numeric_limits<int>::max()}) {
+    CAPTURE(sequences);
+    const Estimate estimate = estimate_memory(setup_for("llama3-8b", sequences, true));
+    CHECK(estimate.status == Status::kInvalidInput);
+    CHECK(estimate.message ==
+          "Micro-batch must hold a whole number of sequences from 1 to 65,536.");
+  }
+  CHECK(estimate_memory(setup_for("llama3-405b", kMaxMicroBatchSequences, false)).status ==
+        Status::kOk);
+}
+
+TEST_CASE("sequence lengths outside 1..1,048,576 are refused") {
+  TrainingSetup setup;
+  setup.sequence_length = 0;
+  CHECK(estimate_memory(setup).message ==
+        "Sequence length must be a whole number of tokens from 1 to 1,048,576.");
+  setup.sequence_length = kMaxSequenceLength + 1;
+  CHECK(estimate_memory(setup).status == Status::kInvalidInput);
+}
+
+TEST_CASE("the largest allowed inputs still give finite figures") {
+  TrainingSetup setup = setup_for("llama3-405b", kMaxMicroBatchSequences, false);
+  setup.sequence_length = kMaxSequenceLength;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.status == Status::kOk);
+  CHECK(std::isfinite(estimate.bytes.total_bytes));
+  CHECK(std::isfinite(estimate.devices_worth));
+}
+
+TEST_CASE("tokens per micro-batch become sequences only when a whole multiple of the sequence length") {
+  const MicroBatchFromTokens two = micro_batch_from_tokens(16384, 8192, 16);
+  CHECK(two.status == Status::kOk);
+  CHECK(two.micro_batch_sequences == 2);
+  CHECK(micro_batch_from_tokens(131072, 8192, 16).micro_batch_sequences == 16);
+
+  const std::string message =
+      "Tokens per micro-batch must be a whole multiple of 8,192 (one sequence), from 8,192 to "
+      "131,072.";
+  for (double tokens : {0.0, -8192.0, 1000.0, 8192.5, 139264.0, std::numeric_limits<double>::max(),
+                        std::numeric_limits<double>::quiet_NaN(),
+                        -std::numeric_limits<double>::infinity()}) {
+    CAPTURE(tokens);
+    const MicroBatchFromTokens result = micro_batch_from_tokens(tokens, 8192, 16);
+    CHECK(result.status == Status::kInvalidInput);
+    CHECK(result.message == message);
+    CHECK(result.micro_batch_sequences == 0);
+  }
+}
+
+TEST_CASE("the workshop view holds the estimate and one activation point per micro-batch size") {
+  const WorkshopView view = workshop_view(setup_for("llama3-8b", 3, true), 16);
+  REQUIRE(view.estimate.status == Status::kOk);
+  REQUIRE(view.activation_curve.size() == 16);
+  CHECK(view.activation_curve.front().tokens == 8192);
+  CHECK(view.activation_curve.back().tokens == 131072);
+  CHECK(view.activation_curve[2].flash_attention_bytes == view.estimate.bytes.activations_bytes);
+  CHECK(view.activation_curve[0].flash_attention_bytes == 36507222016.0);
+  CHECK(view.activation_curve[0].without_flash_attention_bytes == 354.0 * 8192 * 4096 * 32);
+}
+
+TEST_CASE("an invalid setup gives a workshop view with the message and no curve") {
+  const WorkshopView view = workshop_view(setup_for("nope", 1, true), 16);
+  CHECK(view.estimate.status == Status::kInvalidInput);
+  CHECK(view.activation_curve.empty());
+  CHECK(workshop_view(TrainingSetup{}, 0).estimate.status == Status::kInvalidInput);
+}
+
+TEST_CASE("estimating never changes its input") {
+  const TrainingSetup setup = setup_for("llama3-70b", 5, false);
+  const TrainingSetup copy = setup;
+  const Estimate estimate = estimate_memory(setup);
+  CHECK(setup.model_id == copy.model_id);
+  CHECK(setup.micro_batch_sequences == copy.micro_batch_sequences);
+  CHECK(estimate.setup.micro_batch_sequences == 5);
+  CHECK_FALSE(estimate.setup.flash_attention);
+}

@@ -1,0 +1,38 @@
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "trainmem/format.hpp"
+
+using namespace trainmem;
+
+TEST_CASE("bytes are shown in decimal gigabytes below 1,000 GB and terabytes above") {
+  CHECK(format_bytes(164991401984.0) == "165.0 GB");
+  CHECK(format_bytes(80e9) == "80.0 GB");
+  CHECK(format_bytes(80e9, 0) == "80 GB");
+  CHECK(format_bytes(6.4936542208e12) == "6.5 TB");
+  CHECK(format_bytes(0) == "0.0 GB");
+}
+
+TEST_CASE("a value that would round to 1000.0 GB is shown in terabytes") {
+  CHECK(format_bytes(999.97e9) == "1.0 TB");
+  CHECK(format_bytes(999.94e9) == "999.9 GB");
+}
+
+TEST_CASE("formatting never prints nan or inf") {
+  CHECK(format_bytes(std::numeric_limits<double>::quiet_NaN()) == "—");
+  CHECK(format_bytes(std::numeric_limits<double>::infinity()) == "—");
+  CHECK(format_count(std::numeric_limits<double>::infinity()) == "—");
+  CHECK(format_parameters(std::numeric_limits<double>::quiet_NaN()) == "—");
+}
+
+TEST_CASE("counts are grouped by thousands and parameters shown in billions") {
+  CHECK(format_count(8192) == "8,192");
+  CHECK(format_count(131072) == "131,072");
+  CHECK(format_count(999) == "999");
+  CHECK(format_count(1000000) == "1,000,000");
+  CHECK(format_count(-4096) == "-4,096");
+  CHECK(format_parameters(8030261248.0) == "8.03 B");
+  CHECK(format_parameters(405853388800.0) == "405.85 B");
+  CHECK(format_parameters(124e6) == "124.0 M");
+}
