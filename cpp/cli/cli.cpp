@@ -49,7 +49,8 @@ bool parse_number(const std::string& text, double& value) {
 
 void print_models(std::ostream& out) {
   out << std::left << std::setw(14) << "id" << std::setw(16) << "name" << std::setw(12)
-      << "parameters" << "source\n";
+      << "parameters"
+      << "source\n";
   for (const ModelShape& shape : preset_models()) {
     out << std::setw(14) << shape.id << std::setw(16) << shape.name << std::setw(12)
         << format_parameters(count_parameters(shape)) << shape.source << "\n";
@@ -78,8 +79,8 @@ void print_table(const Estimate& estimate, std::ostream& out) {
   row("Total on one device", bytes.total_bytes);
   std::ostringstream worth;
   worth << std::fixed << std::setprecision(1) << estimate.devices_worth;
-  out << "\n  Devices' worth: " << worth.str() << " x " << estimate.device.name << " (total / "
-      << format_bytes(estimate.device.capacity_bytes, 0) << "; 1 GB = 10^9 bytes)\n";
+  out << "\n  " << worth.str() << " " << estimate.device.short_name
+      << "s' worth: the total over one " << estimate.device.name << " (1 GB = 10^9 bytes)\n";
 }
 
 // Byte counts are whole numbers below 2^53: print them as JSON integers, not "1.6e10" or "…0.0".
@@ -106,7 +107,8 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"optimizerStates", number(bytes.optimizer_states_bytes)},
         {"activations", number(bytes.activations_bytes)},
         {"total", number(bytes.total_bytes)}}},
-      {"device", {{"name", estimate.device.name}, {"capacityBytes", number(estimate.device.capacity_bytes)}}},
+      {"device",
+       {{"name", estimate.device.name}, {"capacityBytes", number(estimate.device.capacity_bytes)}}},
       {"devicesWorth", estimate.devices_worth},
   };
 }
@@ -147,8 +149,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   TrainingSetup setup;
   if (find_preset(options.model_id) == nullptr) {
-    return bad_input(err, "--model: '" + options.model_id + "' is not a known model; allowed: " +
-                              preset_ids_joined());
+    return bad_input(err, "--model: '" + options.model_id +
+                              "' is not a known model; allowed: " + preset_ids_joined());
   }
   setup.model_id = options.model_id;
   setup.flash_attention = !options.no_flash_attention;
@@ -159,7 +161,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const MicroBatchFromTokens micro_batch =
       micro_batch_from_tokens(tokens, setup.sequence_length, kMaxMicroBatchSequences);
   if (micro_batch.status != Status::kOk) {
-    return bad_input(err, "--tokens: '" + options.tokens + "' is not allowed. " + micro_batch.message);
+    return bad_input(err,
+                     "--tokens: '" + options.tokens + "' is not allowed. " + micro_batch.message);
   }
   setup.micro_batch_sequences = micro_batch.micro_batch_sequences;
 

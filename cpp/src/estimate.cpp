@@ -23,7 +23,7 @@ std::string range_text(double low, double high) {
 }  // namespace
 
 const Device& h100_80gb() {
-  static const Device device{"h100", "H100 80 GB", 80e9};
+  static const Device device{"h100", "H100 80 GB", "H100", 80e9};
   return device;
 }
 
@@ -45,7 +45,8 @@ double activation_bytes(const ModelShape& shape, int sequence_length, int micro_
   const double b = micro_batch_sequences;
   const double h = shape.hidden_size;
   const double a = shape.num_attention_heads;
-  const double score_term = flash_attention ? 0 : kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / h;
+  const double score_term =
+      flash_attention ? 0 : kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / h;
   const double per_layer = s * b * h * (kKorthikantiBytesPerTokenPerHidden + score_term);
   return shape.num_layers * per_layer;
 }

@@ -12,8 +12,7 @@ constexpr const char* kLlama3Source = "Llama 3 paper, arXiv:2407.21783, Table 3"
 std::vector<ModelShape> make_presets() {
   return {
       {"llama3-8b", "Llama 3 8B", kLlama3Source, 32, 4096, 14336, 32, 8, kLlama3VocabSize, false},
-      {"llama3-70b", "Llama 3 70B", kLlama3Source, 80, 8192, 28672, 64, 8, kLlama3VocabSize,
-       false},
+      {"llama3-70b", "Llama 3 70B", kLlama3Source, 80, 8192, 28672, 64, 8, kLlama3VocabSize, false},
       {"llama3-405b", "Llama 3 405B", kLlama3Source, 126, 16384, 53248, 128, 8, kLlama3VocabSize,
        false},
   };

@@ -70,6 +70,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   value_object<Device>("Device")
       .field("id", &Device::id)
       .field("name", &Device::name)
+      .field("shortName", &Device::short_name)
       .field("capacityBytes", &Device::capacity_bytes);
 
   value_object<Estimate>("Estimate")
@@ -97,6 +98,10 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   constant("plateSequenceLength", kPlateSequenceLength);
   constant("maxMicroBatchSequences", kMaxMicroBatchSequences);
   constant("modelStateBytesPerParameter", kModelStateBytesPerParameter);
+  constant("weightBytesPerParameter", kBf16WeightBytesPerParameter);
+  constant("gradientBytesPerParameter", kBf16GradientBytesPerParameter);
+  constant("masterWeightBytesPerParameter", kFp32MasterWeightBytesPerParameter);
+  constant("optimizerStateBytesPerParameter", kAdamMomentBytesPerParameter);
 
   function("presetModels", &preset_models_js);
   function("estimateMemory", &estimate_memory);

@@ -1,9 +1,9 @@
+#include "cli.hpp"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
-
-#include "cli.hpp"
 
 using namespace trainmem;
 
@@ -48,7 +48,7 @@ TEST_CASE("cli: the default breakdown is the plate's 8B view") {
   CHECK(result.out.find("128.5 GB") != std::string::npos);
   CHECK(result.out.find("36.5 GB") != std::string::npos);
   CHECK(result.out.find("165.0 GB") != std::string::npos);
-  CHECK(result.out.find("Devices' worth: 2.1 x H100 80 GB") != std::string::npos);
+  CHECK(result.out.find("2.1 H100s' worth: the total over one H100 80 GB") != std::string::npos);
 }
 
 TEST_CASE("cli: --no-flash-attention keeps the score term") {

@@ -1,9 +1,10 @@
+#include "trainmem/estimate.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 
-#include "trainmem/estimate.hpp"
 #include "trainmem/format.hpp"
 
 using namespace trainmem;
@@ -21,7 +22,8 @@ TrainingSetup setup_for(const std::string& model_id, int micro_batch_sequences,
 
 }  // namespace
 
-TEST_CASE("the default setup is the plate's view: Llama 3 8B, one sequence of 8,192, FlashAttention") {
+TEST_CASE(
+    "the default setup is the plate's view: Llama 3 8B, one sequence of 8,192, FlashAttention") {
   const TrainingSetup setup;
   CHECK(setup.model_id == "llama3-8b");
   CHECK(setup.sequence_length == 8192);
@@ -46,7 +48,9 @@ TEST_CASE("plate: Llama 3 8B's model states are 128.5 GB") {
   CHECK(format_bytes(estimate.bytes.model_states_bytes) == "128.5 GB");
 }
 
-TEST_CASE("plate: with FlashAttention at 8,192 tokens the 8B's activations are 36.5 GB, 165.0 GB in all, 2.1 H100s") {
+TEST_CASE(
+    "plate: with FlashAttention at 8,192 tokens the 8B's activations are 36.5 GB, 165.0 GB in all, "
+    "2.1 H100s") {
   const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, true));
   REQUIRE(estimate.status == Status::kOk);
   // 34 · s · b · h · L = 34 · 8192 · 1 · 4096 · 32
@@ -147,7 +151,8 @@ TEST_CASE("the largest allowed inputs still give finite figures") {
   CHECK(std::isfinite(estimate.devices_worth));
 }
 
-TEST_CASE("tokens per micro-batch become sequences only when a whole multiple of the sequence length") {
+TEST_CASE(
+    "tokens per micro-batch become sequences only when a whole multiple of the sequence length") {
   const MicroBatchFromTokens two = micro_batch_from_tokens(16384, 8192, 16);
   CHECK(two.status == Status::kOk);
   CHECK(two.micro_batch_sequences == 2);
@@ -156,9 +161,9 @@ TEST_CASE("tokens per micro-batch become sequences only when a whole multiple of
   const std::string message =
       "Tokens per micro-batch must be a whole multiple of 8,192 (one sequence), from 8,192 to "
       "131,072.";
-  for (double tokens : {0.0, -8192.0, 1000.0, 8192.5, 139264.0, std::numeric_limits<double>::max(),
-                        std::numeric_limits<double>::quiet_NaN(),
-                        -std::numeric_limits<double>::infinity()}) {
+  for (double tokens :
+       {0.0, -8192.0, 1000.0, 8192.5, 139264.0, std::numeric_limits<double>::max(),
+        std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity()}) {
     CAPTURE(tokens);
     const MicroBatchFromTokens result = micro_batch_from_tokens(tokens, 8192, 16);
     CHECK(result.status == Status::kInvalidInput);

@@ -1,8 +1,8 @@
+#include "trainmem/format.hpp"
+
 #include <doctest/doctest.h>
 
 #include <limits>
-
-#include "trainmem/format.hpp"
 
 using namespace trainmem;
 

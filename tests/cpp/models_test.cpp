@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include "trainmem/models.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace trainmem;
 

@@ -30,12 +30,13 @@ constexpr double kKorthikantiScoreBytesPerHeadPerTokenPair = 5;
 
 // The plate's sequence length, and the bounds an input must keep to.
 constexpr int kPlateSequenceLength = 8192;
-constexpr int kMaxSequenceLength = 1 << 20;        // 1,048,576 tokens
-constexpr int kMaxMicroBatchSequences = 1 << 16;   // 65,536 sequences
+constexpr int kMaxSequenceLength = 1 << 20;       // 1,048,576 tokens
+constexpr int kMaxMicroBatchSequences = 1 << 16;  // 65,536 sequences
 
 struct Device {
-  std::string id;
-  std::string name;
+  std::string id;          // "h100"
+  std::string name;        // "H100 80 GB"
+  std::string short_name;  // "H100", for sentences: "2.1 H100s' worth"
   double capacity_bytes = 0;
 };
 

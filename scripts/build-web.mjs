@@ -1,0 +1,38 @@
+// Bundles the page into dist/: app.js (our modules and the Chart.js parts they register),
+// the WebAssembly module trainmem.js (wasm embedded), index.html, styles.css and favicon.svg.
+import { build } from 'esbuild';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(root, 'dist');
+const wasmModule = join(root, 'build-wasm', 'trainmem.js');
+
+if (!existsSync(wasmModule)) {
+  console.error('build-web: build-wasm/trainmem.js is missing; run scripts/build.sh');
+  process.exit(1);
+}
+
+await rm(dist, { recursive: true, force: true });
+await mkdir(dist, { recursive: true });
+
+await build({
+  entryPoints: [join(root, 'web', 'src', 'main.js')],
+  outfile: join(dist, 'app.js'),
+  bundle: true,
+  format: 'iife',
+  minify: true,
+  target: ['es2020'],
+  legalComments: 'linked',
+  logLevel: 'warning',
+});
+
+await Promise.all([
+  copyFile(join(root, 'web', 'index.html'), join(dist, 'index.html')),
+  copyFile(join(root, 'web', 'styles.css'), join(dist, 'styles.css')),
+  copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
+  copyFile(wasmModule, join(dist, 'trainmem.js')),
+]);
+console.log('build-web: wrote dist/ (index.html, styles.css, favicon.svg, app.js, trainmem.js)');

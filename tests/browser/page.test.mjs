@@ -1,0 +1,170 @@
+// The built page in Debian's Chromium: the plate's figures, every control redrawing the readout
+// and both charts, bad input refused without losing the view, and no traffic off the page's origin.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import { serveFolder } from '../../scripts/serve.mjs';
+import { launchOptions } from './chromium.mjs';
+
+const FORBIDDEN_TEXT = /\bNaN\b|\bInfinity\b|\bundefined\b|\bnull\b/;
+
+describe('the plate page in Chromium', () => {
+  let server;
+  let url;
+  let browser;
+
+  before(async () => {
+    ({ server, url } = await serveFolder('dist'));
+    browser = await chromium.launch(launchOptions);
+  });
+
+  after(async () => {
+    await browser?.close();
+    server?.close();
+  });
+
+  /** Opens the page and records console errors, page errors and off-origin requests. */
+  async function openPage(viewport = { width: 1280, height: 900 }) {
+    const page = await browser.newPage({ viewport });
+    const problems = [];
+    const origin = new URL(url).origin;
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') {
+        problems.push(`console ${message.type()}: ${message.text()}`);
+      }
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('request', (request) => {
+      const requestUrl = request.url();
+      if (!requestUrl.startsWith('data:') && new URL(requestUrl).origin !== origin) {
+        problems.push(`request off origin: ${requestUrl}`);
+      }
+    });
+    await page.goto(url);
+    await page.waitForSelector('body[data-ready="true"]');
+    return { page, problems };
+  }
+
+  const readout = (page) => page.textContent('#readout');
+  const canvases = (page) =>
+    page.evaluate(() => ({
+      breakdown: document.getElementById('breakdown-chart').toDataURL(),
+      activations: document.getElementById('activations-chart').toDataURL(),
+    }));
+  const bodyText = (page) => page.evaluate(() => document.body.innerText);
+
+  it('opens on the plate view: Llama 3 8B, 8,192 tokens, FlashAttention, 165.0 GB', async () => {
+    const { page, problems } = await openPage();
+    assert.equal(await page.inputValue('#model'), 'llama3-8b');
+    assert.equal(await page.inputValue('#tokens'), '8192');
+    assert.equal(await page.inputValue('#tokens-slider'), '1');
+    assert.equal(await page.isChecked('#flash-attention'), true);
+    const text = await readout(page);
+    assert.match(text, /Llama 3 8B needs 165\.0 GB/);
+    assert.match(text, /128\.5 GB of model states/);
+    assert.match(text, /36\.5 GB of activations/);
+    assert.match(text, /2\.1 H100s' worth/);
+    assert.deepEqual(
+      await page.$$eval('#breakdown-table tbody tr', (rows) =>
+        rows.map((row) => [...row.cells].map((cell) => cell.textContent)),
+      ),
+      [
+        ['Weights (BF16)', '2', '16.1 GB'],
+        ['Gradients (BF16)', '2', '16.1 GB'],
+        ['Master weights (FP32)', '4', '32.1 GB'],
+        ['Adam moments (FP32)', '8', '64.2 GB'],
+        ['Activations', '—', '36.5 GB'],
+        ['Total', '16 + activations', '165.0 GB'],
+      ],
+    );
+    assert.equal(await page.locator('#activations-table tbody tr').count(), 16);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("fills the prose's figures from the core: 8.03 B, 128.5 GB, 36.5 GB, 165.0 GB, 2.1, 508.6 GB, 6.5 TB, 88", async () => {
+    const { page, problems } = await openPage();
+    const figures = await page.$$eval('[data-figure]', (spans) =>
+      Object.fromEntries(spans.map((span) => [span.dataset.figure, span.textContent])),
+    );
+    assert.deepEqual(figures, {
+      'params-8b': '8.03 B',
+      'states-8b': '128.5 GB',
+      'activations-8b': '36.5 GB',
+      'total-8b': '165.0 GB',
+      'worth-8b': '2.1',
+      'total-8b-no-flash': '508.6 GB',
+      'states-405b': '6.5 TB',
+      'worth-405b': '88',
+    });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('redraws the readout and both charts when each control changes', async () => {
+    const { page, problems } = await openPage();
+    const steps = [
+      ['model', () => page.selectOption('#model', 'llama3-70b'), /Llama 3 70B needs/],
+      ['slider', () => page.fill('#tokens-slider', '4'), /32,768 tokens per micro-batch \(4 sequences\)/],
+      [
+        'tokens field',
+        () => page.fill('#tokens', '65536').then(() => page.press('#tokens', 'Enter')),
+        /65,536 tokens per micro-batch \(8 sequences\)/,
+      ],
+      ['FlashAttention', () => page.uncheck('#flash-attention'), /FlashAttention off/],
+    ];
+    for (const [name, act, expected] of steps) {
+      const beforeText = await readout(page);
+      const beforeCharts = await canvases(page);
+      await act();
+      const afterText = await readout(page);
+      const afterCharts = await canvases(page);
+      assert.notEqual(afterText, beforeText, `${name}: readout changed`);
+      assert.match(afterText, expected, `${name}: readout says the new setting`);
+      assert.notEqual(afterCharts.breakdown, beforeCharts.breakdown, `${name}: left chart redrawn`);
+      assert.notEqual(afterCharts.activations, beforeCharts.activations, `${name}: right chart redrawn`);
+    }
+    assert.equal(await page.inputValue('#tokens-slider'), '8', 'the slider follows the typed tokens');
+    assert.equal(await page.inputValue('#tokens'), '65536', 'the field follows the slider');
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('refuses bad tokens with a message by the field and keeps the last good view', async () => {
+    const { page, problems } = await openPage();
+    await page.fill('#tokens-slider', '2');
+    const goodText = await readout(page);
+    const goodCharts = await canvases(page);
+    for (const bad of ['1000', '0', '-8192', 'abc', '', '1e400', '139264', '8192.5']) {
+      await page.fill('#tokens', bad);
+      await page.press('#tokens', 'Enter');
+      const error = page.locator('#tokens-error');
+      assert.equal(await error.isVisible(), true, `message shown for '${bad}'`);
+      assert.equal(
+        await error.textContent(),
+        'Tokens per micro-batch must be a whole multiple of 8,192 (one sequence), from 8,192 to 131,072.',
+      );
+      assert.equal(await page.getAttribute('#tokens', 'aria-invalid'), 'true');
+      assert.equal(await readout(page), goodText, `readout kept for '${bad}'`);
+      assert.deepEqual(await canvases(page), goodCharts, `charts kept for '${bad}'`);
+      assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    }
+    await page.fill('#tokens', '24576');
+    await page.press('#tokens', 'Enter');
+    assert.equal(await page.locator('#tokens-error').isVisible(), false, 'a good value clears the message');
+    assert.match(await readout(page), /24,576 tokens per micro-batch \(3 sequences\)/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('lays out at a phone width without sideways scrolling', async () => {
+    const { page, problems } = await openPage({ width: 390, height: 844 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
+    assert.match(await readout(page), /165\.0 GB/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});

@@ -1,0 +1,81 @@
+// The WebAssembly module, loaded under Node exactly as the page loads it, gives the plate's
+// figures and the core's messages.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { before, describe, it } from 'node:test';
+
+const require = createRequire(import.meta.url);
+const createTrainmemModule = require('../../build-wasm/trainmem.js');
+
+const plateSetup = (overrides = {}) => ({
+  modelId: 'llama3-8b',
+  sequenceLength: 8192,
+  microBatchSequences: 1,
+  flashAttention: true,
+  ...overrides,
+});
+
+describe('the trainmem WebAssembly module', () => {
+  let core;
+  before(async () => {
+    core = await createTrainmemModule();
+  });
+
+  it('lists the three Llama 3 presets with their shapes', () => {
+    const presets = core.presetModels();
+    assert.deepEqual(
+      presets.map((p) => p.id),
+      ['llama3-8b', 'llama3-70b', 'llama3-405b'],
+    );
+    assert.equal(presets[0].hiddenSize, 4096);
+    assert.equal(presets[2].numLayers, 126);
+  });
+
+  it('gives the plate figures for Llama 3 8B with FlashAttention at 8,192 tokens', () => {
+    const estimate = core.estimateMemory(plateSetup());
+    assert.equal(estimate.status, core.Status.OK);
+    assert.equal(estimate.numParameters, 8030261248);
+    assert.equal(estimate.bytes.modelStatesBytes, 16 * 8030261248);
+    assert.equal(estimate.bytes.activationsBytes, 36507222016);
+    assert.equal(core.formatBytes(estimate.bytes.modelStatesBytes, 1), '128.5 GB');
+    assert.equal(core.formatBytes(estimate.bytes.activationsBytes, 1), '36.5 GB');
+    assert.equal(core.formatBytes(estimate.bytes.totalBytes, 1), '165.0 GB');
+    assert.equal(estimate.devicesWorth.toFixed(1), '2.1');
+    assert.equal(estimate.device.capacityBytes, 80e9);
+  });
+
+  it('gives 508.6 GB without FlashAttention and 6.5 TB of states for the 405B', () => {
+    const noFlash = core.estimateMemory(plateSetup({ flashAttention: false }));
+    assert.equal(core.formatBytes(noFlash.bytes.totalBytes, 1), '508.6 GB');
+    const big = core.estimateMemory(plateSetup({ modelId: 'llama3-405b' }));
+    assert.equal(core.formatBytes(big.bytes.modelStatesBytes, 1), '6.5 TB');
+    assert.equal(big.devicesWorth.toFixed(0), '88');
+  });
+
+  it('returns the workshop view in one call: the estimate and a plain-array curve', () => {
+    const view = core.workshopView(plateSetup({ microBatchSequences: 4 }), 16);
+    assert.ok(Array.isArray(view.activationCurve));
+    assert.equal(view.activationCurve.length, 16);
+    assert.equal(view.activationCurve[3].flashAttentionBytes, view.estimate.bytes.activationsBytes);
+    assert.equal(view.activationCurve[0].withoutFlashAttentionBytes, 354 * 8192 * 4096 * 32);
+  });
+
+  it('refuses an unknown model with a message, never a NaN', () => {
+    const estimate = core.estimateMemory(plateSetup({ modelId: 'llama3-7b' }));
+    assert.equal(estimate.status, core.Status.INVALID_INPUT);
+    assert.match(estimate.message, /^Model 'llama3-7b' is not known/);
+    assert.equal(estimate.bytes.totalBytes, 0);
+  });
+
+  it('checks typed tokens: whole multiples of 8,192 from one to 16 sequences', () => {
+    assert.equal(core.microBatchFromTokens(32768, 8192, 16).microBatchSequences, 4);
+    for (const bad of [0, -8192, 1000, Number.NaN, Infinity, 1e400, 8192 * 17]) {
+      const result = core.microBatchFromTokens(bad, 8192, 16);
+      assert.equal(result.status, core.Status.INVALID_INPUT, `tokens ${bad}`);
+      assert.equal(
+        result.message,
+        'Tokens per micro-batch must be a whole multiple of 8,192 (one sequence), from 8,192 to 131,072.',
+      );
+    }
+  });
+});

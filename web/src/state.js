@@ -1,0 +1,21 @@
+// The workshop's state: one schema, its defaults (the plate's view), and its mapping onto the
+// core's TrainingSetup. Each key is also the id of the control that sets it.
+
+/** The plate's slider runs over 1 to 16 sequences of 8,192 tokens. */
+export const MAX_MICRO_BATCH_SEQUENCES = 16;
+
+export const DEFAULT_STATE = Object.freeze({
+  model: 'llama3-8b',
+  microBatchSequences: 1,
+  flashAttention: true,
+});
+
+/** The core's TrainingSetup for a state. */
+export function toSetup(state, sequenceLength) {
+  return {
+    modelId: state.model,
+    sequenceLength,
+    microBatchSequences: state.microBatchSequences,
+    flashAttention: state.flashAttention,
+  };
+}
