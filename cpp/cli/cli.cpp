@@ -7,21 +7,45 @@
 #include <cstdint>
 #include <iomanip>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/options.hpp"
 
 namespace trainmem {
 
 namespace {
 
+constexpr int kFitLayoutsShown = 10;
+constexpr int kUnparsed =
+    -1;  // a number flag whose text was not a whole number: the core refuses it
+
+// Every flag's text as typed; numbers are parsed here so that each message can quote the input.
 struct Options {
   std::string model_id = TrainingSetup{}.model_id;
-  std::string tokens = std::to_string(kPlateSequenceLength);
+  std::string tokens;
+  std::string seq_len;
+  std::string micro_batch;
+  std::string dp;
+  std::string zero;
+  std::string tp;
+  bool sequence_parallel = false;
+  std::string pp;
+  std::string vpp;
+  std::string cp;
+  std::string recompute = kDefaultRecompute;
+  std::string optimizer = kDefaultOptimizer;
+  std::string precision = kDefaultPrecision;
+  std::string device = TrainingSetup{}.device_id;
+  std::string device_gb;
   bool no_flash_attention = false;
+  bool logits = false;
+  bool fit = false;
   bool json = false;
   bool list_models = false;
 };
@@ -38,13 +62,21 @@ int bad_input(std::ostream& err, const std::string& message) {
   return kExitBadInput;
 }
 
-// Parses a decimal number written in full; false for anything else, out-of-range values included.
+// A decimal number written in full; false for anything else, out-of-range values included.
 bool parse_number(const std::string& text, double& value) {
   if (text.empty()) return false;
-  const char* first = text.data();
   const char* last = text.data() + text.size();
-  const auto [end, error] = std::from_chars(first, last, value);
+  const auto [end, error] = std::from_chars(text.data(), last, value);
   return error == std::errc() && end == last;
+}
+
+// A whole number that fits an int, or kUnparsed.
+int parse_whole(const std::string& text, int if_empty) {
+  if (text.empty()) return if_empty;
+  int value = 0;
+  const char* last = text.data() + text.size();
+  const auto [end, error] = std::from_chars(text.data(), last, value);
+  return error == std::errc() && end == last ? value : kUnparsed;
 }
 
 void print_models(std::ostream& out) {
@@ -57,30 +89,84 @@ void print_models(std::ostream& out) {
   }
 }
 
+std::string fixed(double value, int decimals) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(decimals) << value;
+  return text.str();
+}
+
+std::string layout_text(const Estimate& estimate) {
+  const ParallelLayout& layout = estimate.setup.layout;
+  std::string text = "d " + std::to_string(layout.data_parallel);
+  if (layout.zero_stage > 0) {
+    text += " (ZeRO-" + std::to_string(layout.zero_stage) +
+            " over d·c = " + std::to_string(layout.data_parallel * layout.context_parallel) + ")";
+  }
+  text += " × t " + std::to_string(layout.tensor_parallel);
+  if (layout.sequence_parallel) text += " (SP)";
+  text += " × p " + std::to_string(layout.pipeline_parallel);
+  if (layout.virtual_pipeline_stages > 1) {
+    text += " (" + std::to_string(layout.virtual_pipeline_stages) + " virtual)";
+  }
+  text += " × c " + std::to_string(layout.context_parallel) + " = " +
+          format_count(estimate.num_devices) + (estimate.num_devices == 1 ? " device" : " devices");
+  return text + ", recompute " + estimate.setup.recompute;
+}
+
 void print_table(const Estimate& estimate, std::ostream& out) {
   const MemoryBreakdown& bytes = estimate.bytes;
-  const int sequences = estimate.setup.micro_batch_sequences;
+  const BytesPerParameter& per = estimate.bytes_per_parameter;
+  const TrainingSetup& setup = estimate.setup;
+  const int sequences = setup.micro_batch_sequences;
   out << estimate.model_name << ": " << format_parameters(estimate.num_parameters)
       << " parameters, " << format_count(estimate.tokens_per_micro_batch)
       << " tokens per micro-batch (" << sequences << (sequences == 1 ? " sequence" : " sequences")
-      << " of " << format_count(estimate.setup.sequence_length) << "), FlashAttention "
-      << (estimate.setup.flash_attention ? "on" : "off") << "\n\n";
+      << " of " << format_count(setup.sequence_length) << "), FlashAttention "
+      << (setup.flash_attention ? "on" : "off") << "\n";
+  const bool plate_recipe =
+      setup.precision == kDefaultPrecision && setup.optimizer == kDefaultOptimizer;
+  if (estimate.num_devices > 1 || !plate_recipe || setup.recompute != kDefaultRecompute) {
+    out << "Layout: " << layout_text(estimate) << "; " << setup.optimizer << ", " << setup.precision
+        << "\nMost loaded device: "
+        << (estimate.most_loaded_stage == "only"
+                ? "any"
+                : "the " + estimate.most_loaded_stage + " pipeline stage")
+        << ", " << format_count(estimate.parameters_on_device) << " parameters before ZeRO\n";
+  }
+  out << "\n";
   const auto row = [&out](const std::string& label, double value) {
     out << "  " << std::left << std::setw(46) << label << std::right << std::setw(10)
         << format_bytes(value) << "\n";
   };
-  row("Weights (BF16, 2 B/parameter)", bytes.weights_bytes);
-  row("Gradients (BF16, 2 B/parameter)", bytes.gradients_bytes);
-  row("Master weights (FP32, 4 B/parameter)", bytes.master_weights_bytes);
-  row("Optimiser moments (Adam, FP32, 8 B/parameter)", bytes.optimizer_states_bytes);
+  const auto per_parameter = [](double value) {
+    return std::string(value == std::trunc(value) ? fixed(value, 0) : fixed(value, 3)) +
+           " B/parameter";
+  };
+  if (plate_recipe) {
+    row("Weights (BF16, 2 B/parameter)", bytes.weights_bytes);
+    row("Gradients (BF16, 2 B/parameter)", bytes.gradients_bytes);
+    row("Master weights (FP32, 4 B/parameter)", bytes.master_weights_bytes);
+    row("Optimiser moments (Adam, FP32, 8 B/parameter)", bytes.optimizer_states_bytes);
+  } else {
+    row("Weights (" + per_parameter(per.weights) + ")", bytes.weights_bytes);
+    row("Gradients (" + per_parameter(per.gradients) + ")", bytes.gradients_bytes);
+    row("Master weights (" + per_parameter(per.master_weights) + ")", bytes.master_weights_bytes);
+    row("Optimiser states (" + per_parameter(per.optimizer_states) + ")",
+        bytes.optimizer_states_bytes);
+  }
   row("Activations (Korthikanti et al. 2023)", bytes.activations_bytes);
+  if (setup.logits) {
+    row(estimate.most_loaded_stage == "first" ? "Logits and loss (on the last stage)"
+                                              : "Logits and loss",
+        bytes.logits_bytes);
+  }
   out << "  " << std::string(56, '-') << "\n";
-  row("Model states (16 B/parameter)", bytes.model_states_bytes);
-  row("Total on one device", bytes.total_bytes);
-  std::ostringstream worth;
-  worth << std::fixed << std::setprecision(1) << estimate.devices_worth;
-  out << "\n  " << worth.str() << " " << estimate.device.short_name
-      << "s' worth: the total over one " << estimate.device.name << " (1 GB = 10^9 bytes)\n";
+  row("Model states (" + per_parameter(per.total) + ")", bytes.model_states_bytes);
+  row(estimate.num_devices > 1 ? "Total on the most loaded device" : "Total on one device",
+      bytes.total_bytes);
+  out << "\n  " << fixed(estimate.devices_worth, 1) << " " << estimate.device.short_name
+      << "s' worth: the total over one " << estimate.device.name << " (1 GB = 10^9 bytes)";
+  out << (estimate.fits ? "; it fits\n" : "; it does not fit\n");
 }
 
 // Byte counts are whole numbers below 2^53: print them as JSON integers, not "1.6e10" or "…0.0".
@@ -94,6 +180,8 @@ nlohmann::ordered_json number(double value) {
 
 nlohmann::ordered_json to_json(const Estimate& estimate) {
   const MemoryBreakdown& bytes = estimate.bytes;
+  const ParallelLayout& layout = estimate.setup.layout;
+  const BytesPerParameter& per = estimate.bytes_per_parameter;
   return {
       {"model", estimate.setup.model_id},
       {"parameters", number(estimate.num_parameters)},
@@ -106,11 +194,68 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"masterWeights", number(bytes.master_weights_bytes)},
         {"optimizerStates", number(bytes.optimizer_states_bytes)},
         {"activations", number(bytes.activations_bytes)},
+        {"logits", number(bytes.logits_bytes)},
         {"total", number(bytes.total_bytes)}}},
       {"device",
-       {{"name", estimate.device.name}, {"capacityBytes", number(estimate.device.capacity_bytes)}}},
+       {{"id", estimate.device.id},
+        {"name", estimate.device.name},
+        {"capacityBytes", number(estimate.device.capacity_bytes)}}},
       {"devicesWorth", estimate.devices_worth},
+      {"layout",
+       {{"dp", layout.data_parallel},
+        {"zero", layout.zero_stage},
+        {"tp", layout.tensor_parallel},
+        {"sequenceParallel", layout.sequence_parallel},
+        {"pp", layout.pipeline_parallel},
+        {"vpp", layout.virtual_pipeline_stages},
+        {"cp", layout.context_parallel}}},
+      {"recompute", estimate.setup.recompute},
+      {"optimizer", estimate.setup.optimizer},
+      {"precision", estimate.setup.precision},
+      {"logits", estimate.setup.logits},
+      {"devices", number(estimate.num_devices)},
+      {"fits", estimate.fits},
+      {"mostLoadedStage", estimate.most_loaded_stage},
+      {"parametersOnDevice", number(estimate.parameters_on_device)},
+      {"bytesPerParameter",
+       {{"weights", per.weights},
+        {"gradients", per.gradients},
+        {"masterWeights", per.master_weights},
+        {"optimizerStates", per.optimizer_states},
+        {"total", per.total}}},
   };
+}
+
+int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
+  const FitSearch search = find_fewest_devices(setup, kFitLayoutsShown);
+  if (search.status != Status::kOk) return bad_input(err, search.message);
+  if (json) {
+    nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+    for (const Estimate& estimate : search.layouts) layouts.push_back(to_json(estimate));
+    out << nlohmann::ordered_json{{"model", setup.model_id},
+                                  {"fewestDevices", number(search.fewest_devices)},
+                                  {"layouts", layouts},
+                                  {"whyNotFewer", search.why_not_fewer}}
+               .dump(2)
+        << "\n";
+    return kExitOk;
+  }
+  if (search.layouts.empty()) {
+    out << search.why_not_fewer << "\n";
+    return kExitOk;
+  }
+  const Estimate& first = search.layouts.front();
+  out << first.model_name << " at " << format_count(first.tokens_per_micro_batch)
+      << " tokens per micro-batch fits on " << format_count(search.fewest_devices) << " "
+      << first.device.name << (search.fewest_devices == 1 ? "" : "s") << " at the fewest.\n"
+      << search.why_not_fewer << "\n\n";
+  for (const Estimate& estimate : search.layouts) {
+    out << "  " << std::left << std::setw(64) << layout_text(estimate) << std::right
+        << std::setw(10) << format_bytes(estimate.bytes.total_bytes) << "  (states "
+        << format_bytes(estimate.bytes.model_states_bytes) << ", activations "
+        << format_bytes(estimate.bytes.activations_bytes + estimate.bytes.logits_bytes) << ")\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -118,18 +263,41 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   Options options;
   CLI::App app{
-      "trainmem: the memory to train a Llama 3 model on one device (Plate XIV.1, \"Where the "
-      "Memory Goes\").\nModel states at 16 bytes per parameter (ZeRO) plus activations "
-      "(Korthikanti et al. 2023).",
+      "trainmem: the memory to train a model, per device (Plate XIV.1, \"Where the Memory "
+      "Goes\").\nModel states (ZeRO, Rajbhandari et al. 2020) plus activations (Korthikanti et al. "
+      "2023). 1 GB = 10^9 bytes.",
       "trainmem"};
-  app.add_option("--model", options.model_id, "Model to estimate: " + preset_ids_joined())
+  app.add_option("--model", options.model_id, "Model: " + preset_ids_joined())
       ->default_str(options.model_id);
   app.add_option("--tokens", options.tokens,
-                 "Tokens per micro-batch: a whole multiple of the sequence length (8192)")
-      ->default_str(options.tokens);
+                 "Tokens per micro-batch: a whole multiple of the sequence length (default 8192)");
+  app.add_option("--seq-len", options.seq_len, "Sequence length in tokens (default 8192)");
+  app.add_option("--micro-batch", options.micro_batch, "Sequences per micro-batch (default 1)");
   app.add_flag("--no-flash-attention", options.no_flash_attention,
                "Keep the attention-score term (FlashAttention is on by default)");
-  app.add_flag("--json", options.json, "Print one JSON object instead of a table");
+  app.add_option("--dp", options.dp, "Data-parallel degree d (default 1)");
+  app.add_option("--zero", options.zero, "ZeRO stage: 0, 1, 2 or 3 (default 0)");
+  app.add_option("--tp", options.tp, "Tensor-parallel degree t (default 1)");
+  app.add_flag("--sequence-parallel", options.sequence_parallel,
+               "Sequence parallelism with tensor parallelism");
+  app.add_option("--pp", options.pp, "Pipeline-parallel degree p, 1F1B (default 1)");
+  app.add_option("--vpp", options.vpp, "Virtual stages per device: the interleaved schedule");
+  app.add_option("--cp", options.cp, "Context-parallel degree c (default 1)");
+  app.add_option("--recompute", options.recompute,
+                 "Activation recomputation: " + ids_joined(recompute_choices()))
+      ->default_str(options.recompute);
+  app.add_option("--optimizer", options.optimizer, "Optimizer: " + ids_joined(optimizer_choices()))
+      ->default_str(options.optimizer);
+  app.add_option("--precision", options.precision, "Precision: " + ids_joined(precision_choices()))
+      ->default_str(options.precision);
+  std::vector<Choice> devices = device_choices();
+  devices.pop_back();  // "custom" is --device-gb
+  app.add_option("--device", options.device, "Device: " + ids_joined(devices))
+      ->default_str(options.device);
+  app.add_option("--device-gb", options.device_gb, "A custom device's memory in GB (10^9 bytes)");
+  app.add_flag("--logits", options.logits, "Count the output layer's logits and the loss");
+  app.add_flag("--fit", options.fit, "Find the fewest devices, and their layouts, that fit");
+  app.add_flag("--json", options.json, "Print JSON instead of a table");
   app.add_flag("--list-models", options.list_models, "List the model presets and exit");
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -146,28 +314,90 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     print_models(out);
     return kExitOk;
   }
-
-  TrainingSetup setup;
   if (find_preset(options.model_id) == nullptr) {
     return bad_input(err, "--model: '" + options.model_id +
                               "' is not a known model; allowed: " + preset_ids_joined());
   }
+  if (app.count("--tokens") > 0 && app.count("--micro-batch") > 0) {
+    return bad_input(err,
+                     "--tokens: give the micro-batch either in tokens or with --micro-batch, "
+                     "not both");
+  }
+  if (app.count("--device") > 0 && app.count("--device-gb") > 0) {
+    return bad_input(err, "--device-gb: give either --device or --device-gb, not both");
+  }
+  if (options.fit) {
+    for (const char* flag : {"--dp", "--zero", "--tp", "--sequence-parallel", "--pp", "--vpp",
+                             "--cp", "--recompute"}) {
+      if (app.count(flag) > 0) {
+        return bad_input(err, std::string(flag) +
+                                  ": --fit searches the layouts and recomputation itself; drop " +
+                                  flag);
+      }
+    }
+  }
+
+  TrainingSetup setup;
   setup.model_id = options.model_id;
   setup.flash_attention = !options.no_flash_attention;
-
-  double parsed = 0;
-  const double tokens =
-      parse_number(options.tokens, parsed) ? parsed : std::numeric_limits<double>::quiet_NaN();
-  const MicroBatchFromTokens micro_batch =
-      micro_batch_from_tokens(tokens, setup.sequence_length, kMaxMicroBatchSequences);
-  if (micro_batch.status != Status::kOk) {
-    return bad_input(err,
-                     "--tokens: '" + options.tokens + "' is not allowed. " + micro_batch.message);
+  setup.sequence_length = parse_whole(options.seq_len, kPlateSequenceLength);
+  setup.micro_batch_sequences = parse_whole(options.micro_batch, 1);
+  setup.layout.data_parallel = parse_whole(options.dp, 1);
+  setup.layout.zero_stage = parse_whole(options.zero, 0);
+  setup.layout.tensor_parallel = parse_whole(options.tp, 1);
+  setup.layout.sequence_parallel = options.sequence_parallel;
+  setup.layout.pipeline_parallel = parse_whole(options.pp, 1);
+  setup.layout.virtual_pipeline_stages = parse_whole(options.vpp, 1);
+  setup.layout.context_parallel = parse_whole(options.cp, 1);
+  setup.recompute = options.recompute;
+  setup.optimizer = options.optimizer;
+  setup.precision = options.precision;
+  setup.logits = options.logits;
+  setup.device_id = options.device;
+  if (app.count("--device-gb") > 0) {
+    double gigabytes = 0;
+    setup.device_id = kCustomDeviceId;
+    setup.custom_capacity_gb = parse_number(options.device_gb, gigabytes)
+                                   ? gigabytes
+                                   : std::numeric_limits<double>::quiet_NaN();
   }
-  setup.micro_batch_sequences = micro_batch.micro_batch_sequences;
+
+  if (app.count("--tokens") > 0 && setup.sequence_length > 0) {
+    double parsed = 0;
+    const double tokens =
+        parse_number(options.tokens, parsed) ? parsed : std::numeric_limits<double>::quiet_NaN();
+    const MicroBatchFromTokens micro_batch =
+        micro_batch_from_tokens(tokens, setup.sequence_length, kMaxMicroBatchSequences);
+    if (micro_batch.status != Status::kOk) {
+      return bad_input(err,
+                       "--tokens: '" + options.tokens + "' is not allowed. " + micro_batch.message);
+    }
+    setup.micro_batch_sequences = micro_batch.micro_batch_sequences;
+  }
+
+  if (options.fit) return print_fit(setup, options.json, out, err);
 
   const Estimate estimate = estimate_memory(setup);
-  if (estimate.status != Status::kOk) return bad_input(err, estimate.message);
+  if (estimate.status != Status::kOk) {
+    // Quote what was typed for the flag the core refused.
+    const std::map<std::string, std::string> typed = {{"seq-len", options.seq_len},
+                                                      {"micro-batch", options.micro_batch},
+                                                      {"dp", options.dp},
+                                                      {"zero", options.zero},
+                                                      {"tp", options.tp},
+                                                      {"pp", options.pp},
+                                                      {"vpp", options.vpp},
+                                                      {"cp", options.cp},
+                                                      {"recompute", options.recompute},
+                                                      {"optimizer", options.optimizer},
+                                                      {"precision", options.precision},
+                                                      {"device", options.device},
+                                                      {"device-gb", options.device_gb}};
+    const auto found = typed.find(estimate.invalid_field);
+    const std::string quoted =
+        found != typed.end() ? "'" + found->second + "' is not allowed. " : "";
+    return bad_input(err, "--" + estimate.invalid_field + ": " + quoted + estimate.message);
+  }
 
   if (options.json) {
     out << to_json(estimate).dump(2) << "\n";

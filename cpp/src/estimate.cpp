@@ -1,5 +1,6 @@
 #include "trainmem/estimate.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "trainmem/format.hpp"
@@ -8,92 +9,333 @@ namespace trainmem {
 
 namespace {
 
-Estimate invalid(const TrainingSetup& setup, std::string message) {
-  Estimate estimate;
-  estimate.status = Status::kInvalidInput;
-  estimate.message = std::move(message);
-  estimate.setup = setup;
-  return estimate;
-}
-
 std::string range_text(double low, double high) {
   return "from " + format_count(low) + " to " + format_count(high);
 }
 
-}  // namespace
+// ---- Validation ----------------------------------------------------------------------------
 
-const Device& h100_80gb() {
-  static const Device device{"h100", "H100 80 GB", "H100", 80e9};
-  return device;
+struct Refusal {
+  std::string field;
+  std::string message;
+};
+
+bool in_range(int value, int low, int high) { return value >= low && value <= high; }
+
+std::string degree_message(const std::string& what) {
+  return what + " must be a whole number " + range_text(1, kMaxParallelDegree) + ".";
 }
 
-MemoryBreakdown model_state_bytes(double num_parameters) {
+// The first problem with `setup`, or an empty field when there is none.
+Refusal check(const TrainingSetup& setup, const ModelShape* shape) {
+  if (shape == nullptr) {
+    return {"model", "Model '" + setup.model_id + "' is not known; choose one of " +
+                         preset_ids_joined() + "."};
+  }
+  if (!in_range(setup.sequence_length, 1, kMaxSequenceLength)) {
+    return {"seq-len", "Sequence length must be a whole number of tokens " +
+                           range_text(1, kMaxSequenceLength) + "."};
+  }
+  if (!in_range(setup.micro_batch_sequences, 1, kMaxMicroBatchSequences)) {
+    return {"micro-batch", "Micro-batch must hold a whole number of sequences " +
+                               range_text(1, kMaxMicroBatchSequences) + "."};
+  }
+  const ParallelLayout& layout = setup.layout;
+  if (!in_range(layout.data_parallel, 1, kMaxParallelDegree)) {
+    return {"dp", degree_message("Data parallelism")};
+  }
+  if (!in_range(layout.tensor_parallel, 1, kMaxParallelDegree)) {
+    return {"tp", degree_message("Tensor parallelism")};
+  }
+  if (!in_range(layout.pipeline_parallel, 1, kMaxParallelDegree)) {
+    return {"pp", degree_message("Pipeline parallelism")};
+  }
+  if (!in_range(layout.virtual_pipeline_stages, 1, kMaxParallelDegree)) {
+    return {"vpp", degree_message("Virtual pipeline stages")};
+  }
+  if (!in_range(layout.context_parallel, 1, kMaxParallelDegree)) {
+    return {"cp", degree_message("Context parallelism")};
+  }
+  if (!in_range(layout.zero_stage, 0, 3)) {
+    return {"zero", "ZeRO stage must be 0, 1, 2 or 3."};
+  }
+  const int t = layout.tensor_parallel;
+  if (shape->num_attention_heads % t != 0 || shape->num_key_value_heads % t != 0 ||
+      shape->ffn_hidden_size % t != 0) {
+    return {"tp", "Tensor parallelism " + std::to_string(t) + " must divide the " +
+                      std::to_string(shape->num_attention_heads) + " attention heads, " +
+                      std::to_string(shape->num_key_value_heads) + " key/value heads and " +
+                      format_count(shape->ffn_hidden_size) + " FFN width of " + shape->name + "."};
+  }
+  if (layout.sequence_parallel && t == 1) {
+    return {"sequence-parallel",
+            "Sequence parallelism splits what tensor parallelism leaves whole; it needs tensor "
+            "parallelism above 1."};
+  }
+  const int p = layout.pipeline_parallel;
+  if (shape->num_layers % p != 0) {
+    return {"pp", "Pipeline parallelism " + std::to_string(p) + " must divide the " +
+                      std::to_string(shape->num_layers) + " layers of " + shape->name + "."};
+  }
+  const int v = layout.virtual_pipeline_stages;
+  if (v > 1 && p == 1) {
+    return {"vpp",
+            "Virtual pipeline stages interleave a pipeline; they need pipeline "
+            "parallelism above 1."};
+  }
+  if (shape->num_layers % (static_cast<long long>(p) * v) != 0) {
+    return {"vpp", "Pipeline parallelism times virtual stages (" + std::to_string(p) + " × " +
+                       std::to_string(v) + ") must divide the " +
+                       std::to_string(shape->num_layers) + " layers of " + shape->name + "."};
+  }
+  const int c = layout.context_parallel;
+  if (setup.sequence_length % c != 0) {
+    return {"cp", "Context parallelism " + std::to_string(c) + " must divide the sequence length " +
+                      format_count(setup.sequence_length) + "."};
+  }
+  const double num_devices = static_cast<double>(layout.data_parallel) * t * p * c;
+  if (num_devices > kMaxDevices) {
+    return {"dp",
+            "The layout's d·t·p·c devices must number at most " + format_count(kMaxDevices) + "."};
+  }
+  if (layout.zero_stage > 0 && static_cast<long long>(layout.data_parallel) * c == 1) {
+    return {"zero",
+            "ZeRO shards the model states over data-parallel replicas; a ZeRO stage "
+            "above 0 needs data or context parallelism above 1."};
+  }
+  if (!has_choice(recompute_choices(), setup.recompute)) {
+    return {"recompute", "Recomputation '" + setup.recompute + "' is not known; choose one of " +
+                             ids_joined(recompute_choices()) + "."};
+  }
+  if (!has_choice(optimizer_choices(), setup.optimizer)) {
+    return {"optimizer", "Optimizer '" + setup.optimizer + "' is not known; choose one of " +
+                             ids_joined(optimizer_choices()) + "."};
+  }
+  if (!has_choice(precision_choices(), setup.precision)) {
+    return {"precision", "Precision '" + setup.precision + "' is not known; choose one of " +
+                             ids_joined(precision_choices()) + "."};
+  }
+  if (setup.device_id == kCustomDeviceId) {
+    if (!(setup.custom_capacity_gb > 0 && setup.custom_capacity_gb <= kMaxCustomCapacityGb)) {
+      return {"device-gb", "A custom device's memory must be more than 0 GB and at most " +
+                               format_count(kMaxCustomCapacityGb) + " GB."};
+    }
+  } else if (find_device(setup.device_id) == nullptr) {
+    return {"device", "Device '" + setup.device_id + "' is not known; choose one of " +
+                          ids_joined(device_choices()) + "."};
+  }
+  return {};
+}
+
+Device device_for(const TrainingSetup& setup) {
+  if (setup.device_id == kCustomDeviceId) {
+    const std::string gigabytes = format_bytes(setup.custom_capacity_gb * kBytesPerGigabyte, 0);
+    return {kCustomDeviceId, "Custom " + gigabytes, "device", setup.custom_capacity_gb * 1e9};
+  }
+  return *find_device(setup.device_id);
+}
+
+// ---- The arithmetic, once, for the estimate and its explanation --------------------------------
+
+struct ActivationsPerLayer {
+  double kept_bytes = 0;               // saved for the backward pass, per layer
+  double recompute_working_bytes = 0;  // full recomputation: one layer rebuilt, less its input
+  double replicated_factor = 0;        // the bracket's first part: 34, 10 + 24/t or 34/t
+  double score_factor = 0;             // 5·a·s/(h·t), or 0
+  double tokens_on_device = 0;         // s/c · b
+};
+
+ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSetup& setup,
+                                      int micro_batch_sequences, bool flash_attention) {
+  const ParallelLayout& layout = setup.layout;
+  const double t = layout.tensor_parallel;
+  const double s = setup.sequence_length;
+  const double h = shape.hidden_size;
+  const double a = shape.num_attention_heads;
+
+  ActivationsPerLayer layer;
+  layer.tokens_on_device = s / layout.context_parallel * micro_batch_sequences;
+  layer.replicated_factor = layout.sequence_parallel
+                                ? kKorthikantiBytesPerTokenPerHidden / t
+                                : kKorthikantiReplicatedBytesPerTokenPerHidden +
+                                      kKorthikantiShardedBytesPerTokenPerHidden / t;
+  const bool scores_stored = !flash_attention && setup.recompute == "none";
+  const double score_factor = kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / (h * t);
+  layer.score_factor = scores_stored ? score_factor : 0;
+
+  const double unit = layer.tokens_on_device * h;  // bytes per unit of the bracket
+  if (setup.recompute == "full") {
+    layer.kept_bytes =
+        unit * kFullRecomputeBytesPerTokenPerHidden / (layout.sequence_parallel ? t : 1);
+    const double rebuilt = unit * (layer.replicated_factor + (flash_attention ? 0 : score_factor));
+    layer.recompute_working_bytes = rebuilt - layer.kept_bytes;
+  } else {
+    layer.kept_bytes = unit * (layer.replicated_factor + layer.score_factor);
+  }
+  return layer;
+}
+
+struct StageMemory {
+  double parameters = 0;
+  double activations_bytes = 0;
+  double logits_bytes = 0;
+};
+
+struct Calculation {
+  const ModelShape* shape = nullptr;
+  ParameterCounts counts;
+  BytesPerParameter bytes_per_parameter;
+  ActivationsPerLayer layer;
+  double layers_per_stage = 0;
+  double in_flight_factor = 0;  // layers' worth of activations on the first stage, over L
+  double zero_shards = 1;       // d·c
+  StageMemory first;
+  StageMemory last;
+  bool last_is_most_loaded = false;
+  Estimate estimate;
+};
+
+double logits_bytes(const ModelShape& shape, const TrainingSetup& setup,
+                    int micro_batch_sequences) {
+  if (!setup.logits) return 0;
+  const ParallelLayout& layout = setup.layout;
+  const double tokens =
+      static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
+  return kLogitsBytesPerTokenPerVocab * tokens * shape.vocab_size / layout.tensor_parallel;
+}
+
+// Fills every number of `calc` for a setup that passed check().
+void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash_attention,
+               Calculation& calc) {
+  const ModelShape& shape = *calc.shape;
+  const ParallelLayout& layout = setup.layout;
+  const double t = layout.tensor_parallel;
+  const double p = layout.pipeline_parallel;
+  const double v = layout.virtual_pipeline_stages;
+
+  calc.counts = parameter_counts(shape);
+  calc.bytes_per_parameter = bytes_per_parameter(setup.precision, setup.optimizer, shape);
+  calc.layers_per_stage = shape.num_layers / p;
+  calc.zero_shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
+
+  // Parameters per device: a stage's layers, their matrices split by t and their norms kept
+  // whole; the embedding on the first stage, the output head and final norm on the last, both
+  // split over the vocabulary by t. Tied embeddings need a copy of the matrix on the last stage
+  // when p > 1 (as Megatron-LM keeps one).
+  const double layer_parameters =
+      calc.layers_per_stage *
+      (calc.counts.attention_and_mlp_per_layer / t + calc.counts.norms_per_layer);
+  const double embedding = calc.counts.embedding / t;
+  const double head =
+      (shape.tied_embeddings ? (p > 1 ? calc.counts.embedding : 0) : calc.counts.output_head) / t;
+  const double last_extra = head + calc.counts.final_norm;
+  calc.first.parameters = layer_parameters + embedding + (p == 1 ? last_extra : 0);
+  calc.last.parameters = layer_parameters + last_extra;
+
+  // Activations: under 1F1B the first stage holds p micro-batches of L/p layers, L layers' worth;
+  // the interleaved schedule holds (1 + (p-1)/(p·v)) times that (Megatron-LM's
+  // theoretical_memory_usage.py). The last stage holds one micro-batch. Full recomputation adds
+  // one layer rebuilt during its backward pass.
+  calc.layer = layer_activations(shape, setup, micro_batch_sequences, flash_attention);
+  calc.in_flight_factor = v > 1 ? 1 + (p - 1) / (p * v) : 1;
+  calc.first.activations_bytes = shape.num_layers * calc.layer.kept_bytes * calc.in_flight_factor +
+                                 calc.layer.recompute_working_bytes;
+  calc.last.activations_bytes =
+      calc.layers_per_stage * calc.layer.kept_bytes + calc.layer.recompute_working_bytes;
+  const double logits = logits_bytes(shape, setup, micro_batch_sequences);
+  if (p == 1) {
+    calc.first.logits_bytes = logits;
+  } else {
+    calc.last.logits_bytes = logits;
+  }
+}
+
+MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage, int zero_stage) {
+  const BytesPerParameter& per = calc.bytes_per_parameter;
+  const auto sharded_from = [&](int stage_that_shards) {
+    return zero_stage >= stage_that_shards ? calc.zero_shards : 1.0;
+  };
   MemoryBreakdown bytes;
-  bytes.weights_bytes = kBf16WeightBytesPerParameter * num_parameters;
-  bytes.gradients_bytes = kBf16GradientBytesPerParameter * num_parameters;
-  bytes.master_weights_bytes = kFp32MasterWeightBytesPerParameter * num_parameters;
-  bytes.optimizer_states_bytes = kAdamMomentBytesPerParameter * num_parameters;
+  bytes.weights_bytes = per.weights * stage.parameters / sharded_from(3);
+  bytes.gradients_bytes = per.gradients * stage.parameters / sharded_from(2);
+  bytes.master_weights_bytes = per.master_weights * stage.parameters / sharded_from(1);
+  bytes.optimizer_states_bytes = per.optimizer_states * stage.parameters / sharded_from(1);
+  bytes.activations_bytes = stage.activations_bytes;
+  bytes.logits_bytes = stage.logits_bytes;
   bytes.model_states_bytes = bytes.weights_bytes + bytes.gradients_bytes +
                              bytes.master_weights_bytes + bytes.optimizer_states_bytes;
-  bytes.total_bytes = bytes.model_states_bytes;
+  bytes.total_bytes = bytes.model_states_bytes + bytes.activations_bytes + bytes.logits_bytes;
   return bytes;
 }
 
-double activation_bytes(const ModelShape& shape, int sequence_length, int micro_batch_sequences,
-                        bool flash_attention) {
-  const double s = sequence_length;
-  const double b = micro_batch_sequences;
-  const double h = shape.hidden_size;
-  const double a = shape.num_attention_heads;
-  const double score_term =
-      flash_attention ? 0 : kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / h;
-  const double per_layer = s * b * h * (kKorthikantiBytesPerTokenPerHidden + score_term);
-  return shape.num_layers * per_layer;
+Estimate invalid(const TrainingSetup& setup, Refusal refusal) {
+  Estimate estimate;
+  estimate.status = Status::kInvalidInput;
+  estimate.message = std::move(refusal.message);
+  estimate.invalid_field = std::move(refusal.field);
+  estimate.setup = setup;
+  return estimate;
 }
 
-Estimate estimate_memory(const TrainingSetup& setup) {
-  const ModelShape* shape = find_preset(setup.model_id);
-  if (shape == nullptr) {
-    return invalid(setup, "Model '" + setup.model_id + "' is not known; choose one of " +
-                              preset_ids_joined() + ".");
+// Validates and computes; `calc.estimate` holds the result either way.
+Calculation run(const TrainingSetup& setup, int micro_batch_sequences, bool flash_attention) {
+  Calculation calc;
+  calc.shape = find_preset(setup.model_id);
+  Refusal refusal = check(setup, calc.shape);
+  if (!refusal.field.empty()) {
+    calc.estimate = invalid(setup, std::move(refusal));
+    return calc;
   }
-  if (setup.sequence_length < 1 || setup.sequence_length > kMaxSequenceLength) {
-    return invalid(setup, "Sequence length must be a whole number of tokens " +
-                              range_text(1, kMaxSequenceLength) + ".");
-  }
-  if (setup.micro_batch_sequences < 1 || setup.micro_batch_sequences > kMaxMicroBatchSequences) {
-    return invalid(setup, "Micro-batch must hold a whole number of sequences " +
-                              range_text(1, kMaxMicroBatchSequences) + ".");
-  }
+  calculate(setup, micro_batch_sequences, flash_attention, calc);
 
-  Estimate estimate;
+  const int zero_stage = setup.layout.zero_stage;
+  const MemoryBreakdown first = stage_bytes(calc, calc.first, zero_stage);
+  const MemoryBreakdown last = stage_bytes(calc, calc.last, zero_stage);
+  const bool single_stage = setup.layout.pipeline_parallel == 1;
+  calc.last_is_most_loaded = !single_stage && last.total_bytes > first.total_bytes;
+
+  Estimate& estimate = calc.estimate;
   estimate.setup = setup;
-  estimate.model_name = shape->name;
-  estimate.num_parameters = count_parameters(*shape);
+  estimate.setup.micro_batch_sequences = micro_batch_sequences;
+  estimate.setup.flash_attention = flash_attention;
+  estimate.model_name = calc.shape->name;
+  estimate.num_parameters = count_parameters(*calc.shape);
+  estimate.bytes_per_parameter = calc.bytes_per_parameter;
   estimate.tokens_per_micro_batch =
-      static_cast<double>(setup.sequence_length) * setup.micro_batch_sequences;
-  estimate.bytes = model_state_bytes(estimate.num_parameters);
-  estimate.bytes.activations_bytes = activation_bytes(
-      *shape, setup.sequence_length, setup.micro_batch_sequences, setup.flash_attention);
-  estimate.bytes.total_bytes = estimate.bytes.model_states_bytes + estimate.bytes.activations_bytes;
-  estimate.device = h100_80gb();
+      static_cast<double>(setup.sequence_length) * micro_batch_sequences;
+  estimate.bytes = calc.last_is_most_loaded ? last : first;
+  estimate.parameters_on_device =
+      calc.last_is_most_loaded ? calc.last.parameters : calc.first.parameters;
+  estimate.most_loaded_stage = single_stage ? "only" : calc.last_is_most_loaded ? "last" : "first";
+  estimate.device = device_for(setup);
+  const ParallelLayout& layout = setup.layout;
+  estimate.num_devices = static_cast<double>(layout.data_parallel) * layout.tensor_parallel *
+                         layout.pipeline_parallel * layout.context_parallel;
   estimate.devices_worth = estimate.bytes.total_bytes / estimate.device.capacity_bytes;
-  return estimate;
+  estimate.fits = estimate.bytes.total_bytes <= estimate.device.capacity_bytes;
+  return calc;
+}
+
+}  // namespace
+
+const Device& h100_80gb() { return *find_device("h100"); }
+
+Estimate estimate_memory(const TrainingSetup& setup) {
+  return run(setup, setup.micro_batch_sequences, setup.flash_attention).estimate;
 }
 
 MicroBatchFromTokens micro_batch_from_tokens(double tokens, int sequence_length,
                                              int max_micro_batch_sequences) {
   MicroBatchFromTokens result;
-  if (sequence_length < 1 || sequence_length > kMaxSequenceLength) {
+  if (!in_range(sequence_length, 1, kMaxSequenceLength)) {
     result.status = Status::kInvalidInput;
     result.message = "Sequence length must be a whole number of tokens " +
                      range_text(1, kMaxSequenceLength) + ".";
     return result;
   }
-  const int max_sequences =
-      max_micro_batch_sequences < 1 || max_micro_batch_sequences > kMaxMicroBatchSequences
-          ? kMaxMicroBatchSequences
-          : max_micro_batch_sequences;
+  const int max_sequences = in_range(max_micro_batch_sequences, 1, kMaxMicroBatchSequences)
+                                ? max_micro_batch_sequences
+                                : kMaxMicroBatchSequences;
   const double max_tokens = static_cast<double>(sequence_length) * max_sequences;
   const bool whole_multiple = std::isfinite(tokens) && tokens >= sequence_length &&
                               tokens <= max_tokens &&
@@ -113,23 +355,114 @@ WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_seque
   WorkshopView view;
   view.estimate = estimate_memory(setup);
   if (view.estimate.status != Status::kOk) return view;
-  if (max_micro_batch_sequences < 1 || max_micro_batch_sequences > kMaxMicroBatchSequences) {
-    view.estimate = invalid(setup, "The chart's micro-batches must run " +
-                                       range_text(1, kMaxMicroBatchSequences) + " sequences.");
+  if (!in_range(max_micro_batch_sequences, 1, kMaxMicroBatchSequences)) {
+    view.estimate =
+        invalid(setup, {"micro-batch", "The chart's micro-batches must run " +
+                                           range_text(1, kMaxMicroBatchSequences) + " sequences."});
     return view;
   }
-  const ModelShape& shape = *find_preset(setup.model_id);
   view.activation_curve.reserve(static_cast<std::size_t>(max_micro_batch_sequences));
   for (int sequences = 1; sequences <= max_micro_batch_sequences; ++sequences) {
     ActivationPoint point;
     point.micro_batch_sequences = sequences;
     point.tokens = static_cast<double>(setup.sequence_length) * sequences;
-    point.flash_attention_bytes = activation_bytes(shape, setup.sequence_length, sequences, true);
+    point.flash_attention_bytes = run(setup, sequences, true).estimate.bytes.activations_bytes;
     point.without_flash_attention_bytes =
-        activation_bytes(shape, setup.sequence_length, sequences, false);
+        run(setup, sequences, false).estimate.bytes.activations_bytes;
     view.activation_curve.push_back(point);
   }
   return view;
+}
+
+// ---- Explanations ------------------------------------------------------------------------------
+
+namespace {
+
+std::string number(double value) {
+  // Whole numbers with separators; fractions to three significant places.
+  if (std::trunc(value) == value && std::fabs(value) < 1e15) return format_count(value);
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g", value);
+  return buffer;
+}
+
+std::string state_formula(double bytes_per_parameter, double parameters, double shards,
+                          double bytes) {
+  std::string formula = number(bytes_per_parameter) + " B × " + number(parameters) + " parameters";
+  if (shards > 1) formula += " / " + number(shards) + " ZeRO shards";
+  return formula + " = " + format_bytes(bytes);
+}
+
+}  // namespace
+
+std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
+  const Calculation calc = run(setup, setup.micro_batch_sequences, setup.flash_attention);
+  const Estimate& estimate = calc.estimate;
+  if (estimate.status != Status::kOk) return {};
+
+  const ModelShape& shape = *calc.shape;
+  const ParallelLayout& layout = setup.layout;
+  const BytesPerParameter& per = calc.bytes_per_parameter;
+  const double parameters = estimate.parameters_on_device;
+  const int zero = layout.zero_stage;
+  const auto shards = [&](int stage_that_shards) {
+    return zero >= stage_that_shards ? calc.zero_shards : 1.0;
+  };
+  const std::string zero_source = "Rajbhandari et al., \"ZeRO\", SC 2020";
+  const MemoryBreakdown& bytes = estimate.bytes;
+
+  std::vector<TermArithmetic> terms;
+  terms.push_back({"weights", "Weights",
+                   state_formula(per.weights, parameters, shards(3), bytes.weights_bytes),
+                   zero_source + "; precision " + setup.precision});
+  terms.push_back({"gradients", "Gradients",
+                   state_formula(per.gradients, parameters, shards(2), bytes.gradients_bytes),
+                   zero_source + "; precision " + setup.precision});
+  terms.push_back(
+      {"masterWeights", "Master weights",
+       state_formula(per.master_weights, parameters, shards(1), bytes.master_weights_bytes),
+       "Micikevicius et al., \"Mixed Precision Training\", ICLR 2018"});
+  std::string optimizer_source;
+  for (const Choice& choice : optimizer_choices()) {
+    if (choice.id == setup.optimizer) optimizer_source = choice.name + ": " + choice.source;
+  }
+  terms.push_back(
+      {"optimizerStates", "Optimiser states",
+       state_formula(per.optimizer_states, parameters, shards(1), bytes.optimizer_states_bytes),
+       optimizer_source});
+
+  const ActivationsPerLayer& layer = calc.layer;
+  const bool full = setup.recompute == "full";
+  const bool first_stage = !calc.last_is_most_loaded;
+  const double layers = first_stage ? shape.num_layers : calc.layers_per_stage;
+  std::string activations = number(layers) + " layers";
+  if (first_stage && calc.in_flight_factor != 1) {
+    activations += " × " + number(calc.in_flight_factor) + " (interleaved schedule)";
+  }
+  activations +=
+      " × " + number(layer.tokens_on_device) + " tokens × " + number(shape.hidden_size) + " × ";
+  if (full) {
+    activations += number(kFullRecomputeBytesPerTokenPerHidden) +
+                   (layout.sequence_parallel ? " / " + number(layout.tensor_parallel) : "") +
+                   " B + one layer rebuilt (" + format_bytes(layer.recompute_working_bytes) + ")";
+  } else {
+    activations +=
+        "(" + number(layer.replicated_factor) + " + " + number(layer.score_factor) + ") B";
+  }
+  activations += " = " + format_bytes(bytes.activations_bytes);
+  terms.push_back({"activations", "Activations", activations,
+                   "Korthikanti et al., MLSys 2023, equation 1 and Table 2"});
+
+  if (setup.logits) {
+    const std::string logits =
+        number(kLogitsBytesPerTokenPerVocab) + " B × " + number(layer.tokens_on_device) +
+        " tokens × " + number(shape.vocab_size) + " vocabulary" +
+        (layout.tensor_parallel > 1 ? " / " + number(layout.tensor_parallel) : "") + " = " +
+        format_bytes(bytes.logits_bytes);
+    terms.push_back({"logits", "Logits and loss", logits,
+                     "BF16 logits plus their FP32 copy for the cross-entropy"});
+  }
+  return terms;
 }
 
 }  // namespace trainmem

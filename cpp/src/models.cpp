@@ -41,21 +41,27 @@ std::string preset_ids_joined() {
   return joined;
 }
 
-double count_parameters(const ModelShape& shape) {
+ParameterCounts parameter_counts(const ModelShape& shape) {
   const double h = shape.hidden_size;
   const double head_dim = h / shape.num_attention_heads;
   const double query_width = shape.num_attention_heads * head_dim;
   const double key_value_width = shape.num_key_value_heads * head_dim;
 
+  ParameterCounts counts;
   const double attention = h * query_width + 2 * h * key_value_width + query_width * h;
   const double mlp = 3 * h * shape.ffn_hidden_size;
-  const double norms = 2 * h;
-  const double per_layer = attention + mlp + norms;
+  counts.attention_and_mlp_per_layer = attention + mlp;
+  counts.norms_per_layer = 2 * h;
+  counts.embedding = static_cast<double>(shape.vocab_size) * h;
+  counts.output_head = shape.tied_embeddings ? 0 : counts.embedding;
+  counts.final_norm = h;
+  return counts;
+}
 
-  const double embedding = static_cast<double>(shape.vocab_size) * h;
-  const double output_head = shape.tied_embeddings ? 0 : embedding;
-  const double final_norm = h;
-  return shape.num_layers * per_layer + embedding + output_head + final_norm;
+double count_parameters(const ModelShape& shape) {
+  const ParameterCounts counts = parameter_counts(shape);
+  return shape.num_layers * (counts.attention_and_mlp_per_layer + counts.norms_per_layer) +
+         counts.embedding + counts.output_head + counts.final_norm;
 }
 
 }  // namespace trainmem

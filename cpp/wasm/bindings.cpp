@@ -4,8 +4,10 @@
 #include <emscripten/val.h>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/options.hpp"
 
 namespace {
 
@@ -19,6 +21,13 @@ val to_array(const std::vector<T>& items) {
 }
 
 val preset_models_js() { return to_array(trainmem::preset_models()); }
+val device_choices_js() { return to_array(trainmem::device_choices()); }
+val precision_choices_js() { return to_array(trainmem::precision_choices()); }
+val optimizer_choices_js() { return to_array(trainmem::optimizer_choices()); }
+val recompute_choices_js() { return to_array(trainmem::recompute_choices()); }
+val explain_estimate_js(const trainmem::TrainingSetup& setup) {
+  return to_array(trainmem::explain_estimate(setup));
+}
 
 val workshop_view_js(const trainmem::TrainingSetup& setup, int max_micro_batch_sequences) {
   const trainmem::WorkshopView view = trainmem::workshop_view(setup, max_micro_batch_sequences);
@@ -28,9 +37,25 @@ val workshop_view_js(const trainmem::TrainingSetup& setup, int max_micro_batch_s
   return result;
 }
 
+val find_fewest_devices_js(const trainmem::TrainingSetup& setup, int max_layouts) {
+  const trainmem::FitSearch search = trainmem::find_fewest_devices(setup, max_layouts);
+  val result = val::object();
+  result.set("status", search.status);
+  result.set("message", search.message);
+  result.set("invalidField", search.invalid_field);
+  result.set("layouts", to_array(search.layouts));
+  result.set("fewestDevices", search.fewest_devices);
+  result.set("hasBestSmaller", search.has_best_smaller);
+  result.set("bestSmaller", search.best_smaller);
+  result.set("whyNotFewer", search.why_not_fewer);
+  return result;
+}
+
 std::string format_bytes_js(double bytes, int decimals) {
   return trainmem::format_bytes(bytes, decimals);
 }
+
+trainmem::TrainingSetup default_setup() { return trainmem::TrainingSetup{}; }
 
 }  // namespace
 
@@ -52,11 +77,32 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("vocabSize", &ModelShape::vocab_size)
       .field("tiedEmbeddings", &ModelShape::tied_embeddings);
 
+  value_object<Choice>("Choice")
+      .field("id", &Choice::id)
+      .field("name", &Choice::name)
+      .field("source", &Choice::source);
+
+  value_object<ParallelLayout>("ParallelLayout")
+      .field("dataParallel", &ParallelLayout::data_parallel)
+      .field("zeroStage", &ParallelLayout::zero_stage)
+      .field("tensorParallel", &ParallelLayout::tensor_parallel)
+      .field("sequenceParallel", &ParallelLayout::sequence_parallel)
+      .field("pipelineParallel", &ParallelLayout::pipeline_parallel)
+      .field("virtualPipelineStages", &ParallelLayout::virtual_pipeline_stages)
+      .field("contextParallel", &ParallelLayout::context_parallel);
+
   value_object<TrainingSetup>("TrainingSetup")
       .field("modelId", &TrainingSetup::model_id)
       .field("sequenceLength", &TrainingSetup::sequence_length)
       .field("microBatchSequences", &TrainingSetup::micro_batch_sequences)
-      .field("flashAttention", &TrainingSetup::flash_attention);
+      .field("flashAttention", &TrainingSetup::flash_attention)
+      .field("layout", &TrainingSetup::layout)
+      .field("recompute", &TrainingSetup::recompute)
+      .field("optimizer", &TrainingSetup::optimizer)
+      .field("precision", &TrainingSetup::precision)
+      .field("logits", &TrainingSetup::logits)
+      .field("deviceId", &TrainingSetup::device_id)
+      .field("customCapacityGb", &TrainingSetup::custom_capacity_gb);
 
   value_object<MemoryBreakdown>("MemoryBreakdown")
       .field("weightsBytes", &MemoryBreakdown::weights_bytes)
@@ -64,8 +110,16 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("masterWeightsBytes", &MemoryBreakdown::master_weights_bytes)
       .field("optimizerStatesBytes", &MemoryBreakdown::optimizer_states_bytes)
       .field("activationsBytes", &MemoryBreakdown::activations_bytes)
+      .field("logitsBytes", &MemoryBreakdown::logits_bytes)
       .field("modelStatesBytes", &MemoryBreakdown::model_states_bytes)
       .field("totalBytes", &MemoryBreakdown::total_bytes);
+
+  value_object<BytesPerParameter>("BytesPerParameter")
+      .field("weights", &BytesPerParameter::weights)
+      .field("gradients", &BytesPerParameter::gradients)
+      .field("masterWeights", &BytesPerParameter::master_weights)
+      .field("optimizerStates", &BytesPerParameter::optimizer_states)
+      .field("total", &BytesPerParameter::total);
 
   value_object<Device>("Device")
       .field("id", &Device::id)
@@ -76,19 +130,31 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   value_object<Estimate>("Estimate")
       .field("status", &Estimate::status)
       .field("message", &Estimate::message)
+      .field("invalidField", &Estimate::invalid_field)
       .field("setup", &Estimate::setup)
       .field("modelName", &Estimate::model_name)
       .field("numParameters", &Estimate::num_parameters)
+      .field("parametersOnDevice", &Estimate::parameters_on_device)
+      .field("mostLoadedStage", &Estimate::most_loaded_stage)
+      .field("bytesPerParameter", &Estimate::bytes_per_parameter)
       .field("tokensPerMicroBatch", &Estimate::tokens_per_micro_batch)
       .field("bytes", &Estimate::bytes)
       .field("device", &Estimate::device)
-      .field("devicesWorth", &Estimate::devices_worth);
+      .field("numDevices", &Estimate::num_devices)
+      .field("devicesWorth", &Estimate::devices_worth)
+      .field("fits", &Estimate::fits);
 
   value_object<ActivationPoint>("ActivationPoint")
       .field("microBatchSequences", &ActivationPoint::micro_batch_sequences)
       .field("tokens", &ActivationPoint::tokens)
       .field("flashAttentionBytes", &ActivationPoint::flash_attention_bytes)
       .field("withoutFlashAttentionBytes", &ActivationPoint::without_flash_attention_bytes);
+
+  value_object<TermArithmetic>("TermArithmetic")
+      .field("term", &TermArithmetic::term)
+      .field("label", &TermArithmetic::label)
+      .field("formula", &TermArithmetic::formula)
+      .field("source", &TermArithmetic::source);
 
   value_object<MicroBatchFromTokens>("MicroBatchFromTokens")
       .field("status", &MicroBatchFromTokens::status)
@@ -98,14 +164,17 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   constant("plateSequenceLength", kPlateSequenceLength);
   constant("maxMicroBatchSequences", kMaxMicroBatchSequences);
   constant("modelStateBytesPerParameter", kModelStateBytesPerParameter);
-  constant("weightBytesPerParameter", kBf16WeightBytesPerParameter);
-  constant("gradientBytesPerParameter", kBf16GradientBytesPerParameter);
-  constant("masterWeightBytesPerParameter", kFp32MasterWeightBytesPerParameter);
-  constant("optimizerStateBytesPerParameter", kAdamMomentBytesPerParameter);
 
+  function("defaultSetup", &default_setup);
   function("presetModels", &preset_models_js);
+  function("deviceChoices", &device_choices_js);
+  function("precisionChoices", &precision_choices_js);
+  function("optimizerChoices", &optimizer_choices_js);
+  function("recomputeChoices", &recompute_choices_js);
   function("estimateMemory", &estimate_memory);
   function("workshopView", &workshop_view_js);
+  function("explainEstimate", &explain_estimate_js);
+  function("findFewestDevices", &find_fewest_devices_js);
   function("microBatchFromTokens", &micro_batch_from_tokens);
   function("formatBytes", &format_bytes_js);
   function("formatParameters", &format_parameters);

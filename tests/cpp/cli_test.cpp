@@ -77,8 +77,17 @@ TEST_CASE("cli: --json prints one object in the documented schema") {
   CHECK(json["device"]["name"] == "H100 80 GB");
   CHECK(json["device"]["capacityBytes"] == 80e9);
   CHECK(json["devicesWorth"].get<double>() == doctest::Approx(201.49e9 / 80e9).epsilon(0.001));
-  CHECK(json.size() == 8);
-  CHECK(json["bytes"].size() == 6);
+  CHECK(json["bytes"]["logits"] == 0);
+  CHECK(json["layout"] == nlohmann::json{{"dp", 1},
+                                         {"zero", 0},
+                                         {"tp", 1},
+                                         {"sequenceParallel", false},
+                                         {"pp", 1},
+                                         {"vpp", 1},
+                                         {"cp", 1}});
+  CHECK(json["devices"] == 1);
+  CHECK(json["fits"] == false);
+  CHECK(json["bytesPerParameter"]["total"] == 16);
 }
 
 TEST_CASE("cli: --list-models lists every preset with its parameter count") {
@@ -129,4 +138,111 @@ TEST_CASE("cli: unknown flags and missing values exit 2 with one line") {
   CHECK(missing.status == 2);
   CHECK(count_lines(missing.err) == 1);
   CHECK(missing.err.find("--tokens") != std::string::npos);
+}
+
+TEST_CASE("cli: a layout prints the most loaded device's bytes in the JSON") {
+  const CliRun result = run({"--dp", "8", "--zero", "3", "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  CHECK(json["layout"]["dp"] == 8);
+  CHECK(json["layout"]["zero"] == 3);
+  CHECK(json["devices"] == 8);
+  CHECK(json["fits"] == true);
+  CHECK(json["bytes"]["weights"] == 2 * 8030261248 / 8);
+  CHECK(json["bytes"]["optimizerStates"] == 8 * 8030261248 / 8);
+}
+
+TEST_CASE("cli: sequence length, micro-batch, device and recipe flags reach the core") {
+  const CliRun result = run({"--seq-len",
+                             "4096",
+                             "--micro-batch",
+                             "2",
+                             "--device-gb",
+                             "40",
+                             "--optimizer",
+                             "sgd-momentum",
+                             "--precision",
+                             "fp32",
+                             "--recompute",
+                             "full",
+                             "--logits",
+                             "--tp",
+                             "8",
+                             "--sequence-parallel",
+                             "--pp",
+                             "4",
+                             "--vpp",
+                             "2",
+                             "--cp",
+                             "2",
+                             "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  CHECK(json["sequenceLength"] == 4096);
+  CHECK(json["tokensPerMicroBatch"] == 8192);
+  CHECK(json["device"]["name"] == "Custom 40 GB");
+  CHECK(json["device"]["capacityBytes"] == 40000000000);
+  CHECK(json["optimizer"] == "sgd-momentum");
+  CHECK(json["precision"] == "fp32");
+  CHECK(json["recompute"] == "full");
+  CHECK(json["logits"] == true);
+  CHECK(json["bytesPerParameter"]["total"] == 12);
+  CHECK(json["layout"]["vpp"] == 2);
+  CHECK(json["devices"] == 64);
+
+  const CliRun tokens = run({"--seq-len", "4096", "--tokens", "16384", "--json"});
+  REQUIRE(tokens.status == 0);
+  CHECK(nlohmann::json::parse(tokens.out)["tokensPerMicroBatch"] == 16384);
+}
+
+TEST_CASE("cli: layouts that make no sense exit 2 naming the flag") {
+  check_bad_input({"--tp", "3"},
+                  "trainmem: --tp: '3' is not allowed. Tensor parallelism 3 must divide the 32 "
+                  "attention heads, 8 key/value heads and 14,336 FFN width of Llama 3 8B.\n");
+  check_bad_input({"--zero", "1"},
+                  "trainmem: --zero: '1' is not allowed. ZeRO shards the model states over "
+                  "data-parallel replicas; a ZeRO stage above 0 needs data or context parallelism "
+                  "above 1.\n");
+  check_bad_input({"--sequence-parallel"},
+                  "trainmem: --sequence-parallel: Sequence parallelism splits what tensor "
+                  "parallelism leaves whole; it needs tensor parallelism above 1.\n");
+  check_bad_input({"--dp", "abc"},
+                  "trainmem: --dp: 'abc' is not allowed. Data parallelism must be a whole number "
+                  "from 1 to 65,536.\n");
+  check_bad_input({"--pp", "99999999999"},
+                  "trainmem: --pp: '99999999999' is not allowed. Pipeline parallelism must be a "
+                  "whole number from 1 to 65,536.\n");
+  check_bad_input({"--recompute", "sometimes"},
+                  "trainmem: --recompute: 'sometimes' is not allowed. Recomputation 'sometimes' is "
+                  "not known; choose one of none, selective, full.\n");
+  check_bad_input({"--device-gb", "1e999"},
+                  "trainmem: --device-gb: '1e999' is not allowed. A custom device's memory must be "
+                  "more than 0 GB and at most 100,000 GB.\n");
+  check_bad_input(
+      {"--tokens", "8192", "--micro-batch", "2"},
+      "trainmem: --tokens: give the micro-batch either in tokens or with --micro-batch, "
+      "not both\n");
+  check_bad_input({"--device", "h200", "--device-gb", "100"},
+                  "trainmem: --device-gb: give either --device or --device-gb, not both\n");
+  check_bad_input(
+      {"--fit", "--tp", "2"},
+      "trainmem: --tp: --fit searches the layouts and recomputation itself; drop --tp\n");
+}
+
+TEST_CASE("cli: --fit lists the fewest devices that fit, and why fewer cannot") {
+  const CliRun table = run({"--fit"});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("Llama 3 8B at 8,192 tokens per micro-batch fits on 2 H100 80 GBs at the "
+                       "fewest.") != std::string::npos);
+  CHECK(table.out.find("With fewer than 2 devices nothing fits") != std::string::npos);
+
+  const CliRun json_run = run({"--fit", "--json", "--model", "llama3-70b"});
+  REQUIRE(json_run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(json_run.out);
+  REQUIRE(json["layouts"].is_array());
+  REQUIRE_FALSE(json["layouts"].empty());
+  for (const nlohmann::json& layout : json["layouts"]) {
+    CHECK(layout["devices"] == json["fewestDevices"]);
+    CHECK(layout["fits"] == true);
+  }
 }

@@ -32,12 +32,17 @@ TEST_CASE(
 }
 
 TEST_CASE("model states are 16 bytes per parameter, split 2 + 2 + 4 + 8") {
-  const MemoryBreakdown bytes = model_state_bytes(1e9);
-  CHECK(bytes.weights_bytes == 2e9);
-  CHECK(bytes.gradients_bytes == 2e9);
-  CHECK(bytes.master_weights_bytes == 4e9);
-  CHECK(bytes.optimizer_states_bytes == 8e9);
-  CHECK(bytes.model_states_bytes == 16e9);
+  const Estimate estimate = estimate_memory(TrainingSetup{});
+  const double parameters = 8030261248.0;
+  CHECK(estimate.bytes_per_parameter.weights == 2);
+  CHECK(estimate.bytes_per_parameter.gradients == 2);
+  CHECK(estimate.bytes_per_parameter.master_weights == 4);
+  CHECK(estimate.bytes_per_parameter.optimizer_states == 8);
+  CHECK(estimate.bytes_per_parameter.total == kModelStateBytesPerParameter);
+  CHECK(estimate.bytes.weights_bytes == 2 * parameters);
+  CHECK(estimate.bytes.gradients_bytes == 2 * parameters);
+  CHECK(estimate.bytes.master_weights_bytes == 4 * parameters);
+  CHECK(estimate.bytes.optimizer_states_bytes == 8 * parameters);
   CHECK(kModelStateBytesPerParameter == 16);
 }
 
@@ -61,6 +66,9 @@ TEST_CASE(
   CHECK(std::round(estimate.devices_worth * 10) / 10 == 2.1);
   CHECK(estimate.device.capacity_bytes == 80e9);
   CHECK(estimate.tokens_per_micro_batch == 8192);
+  CHECK(estimate.num_devices == 1);
+  CHECK_FALSE(estimate.fits);
+  CHECK(estimate.bytes.logits_bytes == 0);
 }
 
 TEST_CASE("plate: without FlashAttention the 8B needs 508.6 GB") {
@@ -91,7 +99,7 @@ TEST_CASE("the terms sum to the total") {
       for (bool flash : {true, false}) {
         const MemoryBreakdown b = estimate_memory(setup_for(shape.id, sequences, flash)).bytes;
         CHECK(b.weights_bytes + b.gradients_bytes + b.master_weights_bytes +
-                  b.optimizer_states_bytes + b.activations_bytes ==
+                  b.optimizer_states_bytes + b.activations_bytes + b.logits_bytes ==
               b.total_bytes);
       }
     }
@@ -107,9 +115,10 @@ TEST_CASE("activations grow linearly with the sequences in a micro-batch; states
 }
 
 TEST_CASE("FlashAttention removes exactly the 5·a·s/h score term") {
-  const ModelShape& shape = *find_preset("llama3-70b");
-  const double with_scores = activation_bytes(shape, 8192, 2, false);
-  const double without_scores = activation_bytes(shape, 8192, 2, true);
+  const double with_scores =
+      estimate_memory(setup_for("llama3-70b", 2, false)).bytes.activations_bytes;
+  const double without_scores =
+      estimate_memory(setup_for("llama3-70b", 2, true)).bytes.activations_bytes;
   CHECK(with_scores - without_scores == 80 * 8192.0 * 2 * 8192 * (5.0 * 64 * 8192 / 8192));
 }
 
@@ -119,6 +128,7 @@ TEST_CASE("an unknown model is refused with a message listing the allowed ids") 
   CHECK(estimate.message ==
         "Model 'gpt-2' is not known; choose one of llama3-8b, llama3-70b, llama3-405b.");
   CHECK(estimate.bytes.total_bytes == 0);
+  CHECK(estimate.invalid_field == "model");
 }
 
 TEST_CASE("micro-batch sizes outside 1..65,536 sequences are refused") {
@@ -128,6 +138,7 @@ TEST_CASE("micro-batch sizes outside 1..65,536 sequences are refused") {
     CHECK(estimate.status == Status::kInvalidInput);
     CHECK(estimate.message ==
           "Micro-batch must hold a whole number of sequences from 1 to 65,536.");
+    CHECK(estimate.invalid_field == "micro-batch");
   }
   CHECK(estimate_memory(setup_for("llama3-405b", kMaxMicroBatchSequences, false)).status ==
         Status::kOk);

@@ -7,7 +7,10 @@ import { before, describe, it } from 'node:test';
 const require = createRequire(import.meta.url);
 const createTrainmemModule = require('../../build-wasm/trainmem.js');
 
+let core;
+
 const plateSetup = (overrides = {}) => ({
+  ...core.defaultSetup(),
   modelId: 'llama3-8b',
   sequenceLength: 8192,
   microBatchSequences: 1,
@@ -16,7 +19,6 @@ const plateSetup = (overrides = {}) => ({
 });
 
 describe('the trainmem WebAssembly module', () => {
-  let core;
   before(async () => {
     core = await createTrainmemModule();
   });

@@ -29,10 +29,20 @@ Chart.register(
 
 /** The five terms, in stacking order, with their colour and the breakdown field they show. */
 export const TERMS = Object.freeze([
-  { key: 'weightsBytes', label: 'Weights (BF16)', color: '#2f5f98' },
-  { key: 'gradientsBytes', label: 'Gradients (BF16)', color: '#7fa7d4' },
-  { key: 'masterWeightsBytes', label: 'Master weights (FP32)', color: '#d08a2c' },
-  { key: 'optimizerStatesBytes', label: 'Adam moments (FP32)', color: '#8a4b22' },
+  { key: 'weightsBytes', perParameterKey: 'weights', label: 'Weights (BF16)', color: '#2f5f98' },
+  { key: 'gradientsBytes', perParameterKey: 'gradients', label: 'Gradients (BF16)', color: '#7fa7d4' },
+  {
+    key: 'masterWeightsBytes',
+    perParameterKey: 'masterWeights',
+    label: 'Master weights (FP32)',
+    color: '#d08a2c',
+  },
+  {
+    key: 'optimizerStatesBytes',
+    perParameterKey: 'optimizerStates',
+    label: 'Adam moments (FP32)',
+    color: '#8a4b22',
+  },
   { key: 'activationsBytes', label: 'Activations', color: '#3d8b57' },
 ]);
 

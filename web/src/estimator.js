@@ -20,14 +20,15 @@ function makeEstimator(core) {
   return {
     sequenceLength: core.plateSequenceLength,
     bytesPerParameter: core.modelStateBytesPerParameter,
-    /** Bytes per parameter of each model-state term, keyed as in the core's MemoryBreakdown. */
-    termBytesPerParameter: {
-      weightsBytes: core.weightBytesPerParameter,
-      gradientsBytes: core.gradientBytesPerParameter,
-      masterWeightsBytes: core.masterWeightBytesPerParameter,
-      optimizerStatesBytes: core.optimizerStateBytesPerParameter,
-    },
     presets: core.presetModels(),
+    /** The core's TrainingSetup defaults: the plate's view, every field present. */
+    defaultSetup: core.defaultSetup(),
+    choices: {
+      device: core.deviceChoices(),
+      precision: core.precisionChoices(),
+      optimizer: core.optimizerChoices(),
+      recompute: core.recomputeChoices(),
+    },
 
     /** Everything the workshop draws, from one call: {ok, message, estimate, activationCurve}. */
     workshopView(setup, maxMicroBatchSequences) {
@@ -45,6 +46,15 @@ function makeEstimator(core) {
     microBatchFromTokens(tokens, maxMicroBatchSequences) {
       const result = core.microBatchFromTokens(tokens, core.plateSequenceLength, maxMicroBatchSequences);
       return { ok: isOk(result), message: result.message, microBatchSequences: result.microBatchSequences };
+    },
+
+    /** Each term's formula with this setup's numbers, and its source. */
+    explain: (setup) => core.explainEstimate(setup),
+
+    /** The fewest devices that fit, their layouts, and why fewer cannot. */
+    fewestDevices(setup, maxLayouts) {
+      const search = core.findFewestDevices(setup, maxLayouts);
+      return { ok: isOk(search), ...search };
     },
 
     formatBytes: (bytes, decimals = 1) => core.formatBytes(bytes, decimals),

@@ -10,3 +10,9 @@ export function formatWorth(devicesWorth) {
 export function plural(count, noun) {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
+
+/** "2", "2.004": bytes per parameter, whole where whole. */
+export function formatPerParameter(bytes) {
+  if (!Number.isFinite(bytes)) return '—';
+  return Number.isInteger(bytes) ? String(bytes) : bytes.toFixed(3);
+}

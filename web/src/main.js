@@ -1,7 +1,7 @@
 // Wires the plate: controls -> state -> one call into the core -> charts, readout and tables.
 import { createCharts, TERMS } from './charts.js';
 import { loadEstimator } from './estimator.js';
-import { formatWorth, plural } from './format.js';
+import { formatPerParameter, formatWorth, plural } from './format.js';
 import { DEFAULT_STATE, MAX_MICRO_BATCH_SEQUENCES, toSetup } from './state.js';
 
 const $ = (id) => document.getElementById(id);
@@ -25,7 +25,7 @@ function fillTable(tbody, rows) {
 /** The plate's prose quotes fixed configurations; their figures come from the core too. */
 function fillPlateFigures(estimator) {
   const plate = (model, flashAttention) =>
-    estimator.estimate(toSetup({ ...DEFAULT_STATE, model, flashAttention }, estimator.sequenceLength));
+    estimator.estimate(toSetup({ ...DEFAULT_STATE, model, flashAttention }, estimator.defaultSetup));
   const eightB = plate('llama3-8b', true);
   const eightBNoFlash = plate('llama3-8b', false);
   const fourOFiveB = plate('llama3-405b', true);
@@ -109,7 +109,7 @@ async function start() {
 
   /** Draws `next` if the core accepts it; otherwise keeps the last good view. */
   function render(next) {
-    const view = estimator.workshopView(toSetup(next, estimator.sequenceLength), MAX_MICRO_BATCH_SEQUENCES);
+    const view = estimator.workshopView(toSetup(next, estimator.defaultSetup), MAX_MICRO_BATCH_SEQUENCES);
     if (!view.ok) {
       showTokensError(view.message);
       return false;
@@ -122,7 +122,7 @@ async function start() {
     fillTable($('breakdown-table').tBodies[0], [
       ...TERMS.map((term) => [
         term.label,
-        String(estimator.termBytesPerParameter[term.key] ?? '—'),
+        term.perParameterKey ? formatPerParameter(estimate.bytesPerParameter[term.perParameterKey]) : '—',
         estimator.formatBytes(estimate.bytes[term.key]),
       ]),
       [

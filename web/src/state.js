@@ -10,11 +10,11 @@ export const DEFAULT_STATE = Object.freeze({
   flashAttention: true,
 });
 
-/** The core's TrainingSetup for a state. */
-export function toSetup(state, sequenceLength) {
+/** The core's TrainingSetup for a state, on the core's own defaults for every other field. */
+export function toSetup(state, defaultSetup) {
   return {
+    ...defaultSetup,
     modelId: state.model,
-    sequenceLength,
     microBatchSequences: state.microBatchSequences,
     flashAttention: state.flashAttention,
   };

@@ -1,18 +1,20 @@
-// The memory to train a model on one device: model states plus activations.
+// The memory to train a model: model states plus activations, on the most loaded device of a
+// parallel layout. With every degree at 1 it is the plate's single-device figure.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "trainmem/models.hpp"
+#include "trainmem/options.hpp"
 
 namespace trainmem {
 
 // Errors are values: every entry point says whether its input was usable, and why not.
 enum class Status { kOk, kInvalidInput };
 
-// Bytes per parameter of mixed-precision training with Adam (Rajbhandari et al., "ZeRO",
-// SC 2020, section 3.1: 2Ψ + 2Ψ + 12Ψ = 16Ψ bytes).
+// The plate's bytes per parameter, mixed-precision Adam (Rajbhandari et al., "ZeRO", SC 2020,
+// section 3.1: 2Ψ + 2Ψ + 12Ψ = 16Ψ bytes).
 constexpr double kBf16WeightBytesPerParameter = 2;        // BF16 weights
 constexpr double kBf16GradientBytesPerParameter = 2;      // BF16 gradients
 constexpr double kFp32MasterWeightBytesPerParameter = 4;  // FP32 master copy
@@ -21,34 +23,60 @@ constexpr double kModelStateBytesPerParameter =
     kBf16WeightBytesPerParameter + kBf16GradientBytesPerParameter +
     kFp32MasterWeightBytesPerParameter + kAdamMomentBytesPerParameter;
 
-// Activations saved per layer, no parallelism (Korthikanti et al., "Reducing Activation
-// Recomputation in Large Transformer Models", MLSys 2023, equation 1):
-//   s·b·h·(34 + 5·a·s/h) bytes.
-// FlashAttention never materialises the a·s·s score matrix, which removes the second term.
+// Activations saved per layer (Korthikanti et al., "Reducing Activation Recomputation in Large
+// Transformer Models", MLSys 2023, equation 1 and Table 2), in bytes:
+//   no parallelism                 s·b·h·(34 + 5·a·s/h)
+//   tensor parallel t              s·b·h·(10 + 24/t + 5·a·s/(h·t))
+//   tensor and sequence parallel   s·b·h·(34/t + 5·a·s/(h·t))
+//   full recomputation             2·s·b·h per layer (2·s·b·h/t with sequence parallelism)
+// FlashAttention never materialises the a·s·s scores, which removes the 5·a·s/h term, as does
+// selective recomputation.
 constexpr double kKorthikantiBytesPerTokenPerHidden = 34;
+constexpr double kKorthikantiReplicatedBytesPerTokenPerHidden = 10;  // LayerNorms, dropout masks,
+                                                                     // inputs: not split by TP
+constexpr double kKorthikantiShardedBytesPerTokenPerHidden = 24;     // split by TP
 constexpr double kKorthikantiScoreBytesPerHeadPerTokenPair = 5;
+constexpr double kFullRecomputeBytesPerTokenPerHidden = 2;  // each layer's BF16 input
+
+// The output layer's logits and the loss (off in the plate's view): the BF16 logits and their
+// FP32 copy for the cross-entropy, 2 + 4 bytes per token per vocabulary entry, split over the
+// vocabulary by tensor parallelism (Megatron-LM's vocab-parallel cross-entropy).
+constexpr double kLogitsBytesPerTokenPerVocab = kBf16Bytes + kFp32Bytes;
 
 // The plate's sequence length, and the bounds an input must keep to.
 constexpr int kPlateSequenceLength = 8192;
 constexpr int kMaxSequenceLength = 1 << 20;       // 1,048,576 tokens
 constexpr int kMaxMicroBatchSequences = 1 << 16;  // 65,536 sequences
+constexpr int kMaxParallelDegree = 1 << 16;       // any one of d, t, p, c, v
+constexpr double kMaxDevices = 1 << 24;           // d·t·p·c
 
-struct Device {
-  std::string id;          // "h100"
-  std::string name;        // "H100 80 GB"
-  std::string short_name;  // "H100", for sentences: "2.1 H100s' worth"
-  double capacity_bytes = 0;
-};
-
-// One H100's 80 GB (NVIDIA H100 Tensor Core GPU datasheet: 80 GB HBM3), decimal units.
+// One H100's 80 GB, the plate's device.
 const Device& h100_80gb();
 
-// What to estimate. Defaults are the plate's view.
+// How the model is spread over devices; all 1 is one device, the plate's view.
+struct ParallelLayout {
+  int data_parallel = 1;            // d
+  int zero_stage = 0;               // 0–3 (Rajbhandari et al.): what the d·c replicas shard
+  int tensor_parallel = 1;          // t
+  bool sequence_parallel = false;   // Korthikanti et al.: split what TP leaves whole, too
+  int pipeline_parallel = 1;        // p, 1F1B schedule
+  int virtual_pipeline_stages = 1;  // v > 1: the interleaved schedule (Narayanan et al. 2021)
+  int context_parallel = 1;         // c: the sequence split over c devices
+};
+
+// What to estimate. Defaults are the plate's view. Ids are those of options.hpp.
 struct TrainingSetup {
   std::string model_id = "llama3-8b";
   int sequence_length = kPlateSequenceLength;
   int micro_batch_sequences = 1;  // sequences per micro-batch
   bool flash_attention = true;
+  ParallelLayout layout;
+  std::string recompute = kDefaultRecompute;
+  std::string optimizer = kDefaultOptimizer;
+  std::string precision = kDefaultPrecision;
+  bool logits = false;
+  std::string device_id = "h100";
+  double custom_capacity_gb = 80;  // used when device_id is "custom"
 };
 
 struct MemoryBreakdown {
@@ -57,30 +85,30 @@ struct MemoryBreakdown {
   double master_weights_bytes = 0;
   double optimizer_states_bytes = 0;
   double activations_bytes = 0;
-  double model_states_bytes = 0;  // the first four
-  double total_bytes = 0;         // model states plus activations
+  double logits_bytes = 0;
+  double model_states_bytes = 0;  // weights, gradients, master weights, optimiser states
+  double total_bytes = 0;         // everything
 };
 
 struct Estimate {
   Status status = Status::kOk;
-  std::string message;  // empty when status is kOk
+  std::string message;        // empty when status is kOk
+  std::string invalid_field;  // which input was refused: "model", "tp", … (the CLI flag's name)
   TrainingSetup setup;
   std::string model_name;
-  double num_parameters = 0;
+  double num_parameters = 0;        // the whole model
+  double parameters_on_device = 0;  // on the most loaded device, before ZeRO sharding
+  std::string most_loaded_stage;    // "only", "first" or "last" pipeline stage
+  BytesPerParameter bytes_per_parameter;
   double tokens_per_micro_batch = 0;
-  MemoryBreakdown bytes;
+  MemoryBreakdown bytes;  // of the most loaded device
   Device device;
-  double devices_worth = 0;  // total / device capacity
+  double num_devices = 1;    // d·t·p·c
+  double devices_worth = 0;  // most loaded device's total / its capacity
+  bool fits = false;         // total <= capacity
 };
 
-// The four model-state terms of `num_parameters` parameters.
-MemoryBreakdown model_state_bytes(double num_parameters);
-
-// Korthikanti et al.'s activations for all layers of `shape`.
-double activation_bytes(const ModelShape& shape, int sequence_length, int micro_batch_sequences,
-                        bool flash_attention);
-
-// The whole estimate for one device; an invalid setup gives status kInvalidInput and a message.
+// The whole estimate; an invalid setup gives status kInvalidInput, a message and the field.
 Estimate estimate_memory(const TrainingSetup& setup);
 
 // A micro-batch given in tokens, checked against the sequence length.
@@ -95,7 +123,7 @@ struct MicroBatchFromTokens {
 MicroBatchFromTokens micro_batch_from_tokens(double tokens, int sequence_length,
                                              int max_micro_batch_sequences);
 
-// One point of the activations-against-tokens chart.
+// One point of the activations-against-tokens chart: the most loaded device's activations.
 struct ActivationPoint {
   int micro_batch_sequences = 0;
   double tokens = 0;
@@ -111,5 +139,15 @@ struct WorkshopView {
 };
 
 WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences);
+
+// Each term's arithmetic: its formula with this setup's numbers in it, and its source.
+struct TermArithmetic {
+  std::string term;     // "weights", "gradients", …: the MemoryBreakdown field without "_bytes"
+  std::string label;    // "Weights"
+  std::string formula;  // "2 B × 8,030,261,248 parameters = 16.1 GB"
+  std::string source;
+};
+
+std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup);
 
 }  // namespace trainmem

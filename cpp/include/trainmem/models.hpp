@@ -31,6 +31,16 @@ const ModelShape* find_preset(std::string_view id);
 // "llama3-8b, llama3-70b, llama3-405b": for messages that list what is allowed.
 std::string preset_ids_joined();
 
+// Where the parameters are, for placing them on pipeline stages and tensor-parallel ranks.
+struct ParameterCounts {
+  double attention_and_mlp_per_layer = 0;  // matrices that tensor parallelism splits
+  double norms_per_layer = 0;              // RMSNorm weights, replicated on every TP rank
+  double embedding = 0;                    // V x h, split over the vocabulary by TP
+  double output_head = 0;                  // V x h, or 0 when tied to the embedding
+  double final_norm = 0;
+};
+ParameterCounts parameter_counts(const ModelShape& shape);
+
 // Parameters derived from the shape, never typed in:
 //   per layer  attention  h·(a·d) + 2·h·(k·d) + (a·d)·h   (Q, K, V, O; d = h/a)
 //              MLP        3·h·f                           (gate, up, down)

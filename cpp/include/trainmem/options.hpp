@@ -1,0 +1,88 @@
+// The named choices a setup is made of — devices, precisions, optimisers, recomputation — each
+// with a stable id (CLI flag value, URL value, <select> value), a name for people and a source.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainmem/models.hpp"
+
+namespace trainmem {
+
+struct Choice {
+  std::string id;
+  std::string name;
+  std::string source;
+};
+
+// "a, b, c": for messages that list what is allowed.
+std::string ids_joined(const std::vector<Choice>& choices);
+bool has_choice(const std::vector<Choice>& choices, std::string_view id);
+
+// ---- Devices -------------------------------------------------------------------------------
+
+struct Device {
+  std::string id;          // "h100"
+  std::string name;        // "H100 80 GB"
+  std::string short_name;  // "H100", for sentences: "2.1 H100s' worth"
+  double capacity_bytes = 0;
+};
+
+constexpr const char* kCustomDeviceId = "custom";
+constexpr double kMaxCustomCapacityGb = 100000;  // 100 TB: far above any accelerator
+
+// H100 80 GB, H200 141 GB, B200 192 GB, A100 40 and 80 GB, MI300X 192 GB, from the vendors'
+// datasheets, in decimal units as the vendors state them.
+const std::vector<Device>& device_catalog();
+const Device* find_device(std::string_view id);
+std::vector<Choice> device_choices();  // the catalogue plus "custom"
+
+// ---- Precision and optimiser: bytes per parameter ----------------------------------------------
+
+// How weights, gradients and the optimiser's state are held (Micikevicius et al., "Mixed
+// Precision Training", ICLR 2018; Rajbhandari et al., "ZeRO", SC 2020):
+//   bf16-mixed  BF16 weights and gradients, FP32 master weights, FP32 optimiser state (the plate)
+//   bf16        BF16 everywhere, no master copy
+//   fp32        FP32 everywhere, no master copy
+const std::vector<Choice>& precision_choices();
+constexpr const char* kDefaultPrecision = "bf16-mixed";
+
+//   adam          two moments (Kingma and Ba, ICLR 2015)
+//   adam-8bit     two moments in 8 bits with an FP32 absmax per 2,048-value block (Dettmers et
+//                 al., "8-bit Optimizers via Block-wise Quantization", ICLR 2022)
+//   adafactor     a factored second moment, a row and a column vector per matrix, and no first
+//                 moment (Shazeer and Stern, "Adafactor", ICML 2018, with beta1 = 0)
+//   sgd-momentum  one momentum buffer
+const std::vector<Choice>& optimizer_choices();
+constexpr const char* kDefaultOptimizer = "adam";
+
+constexpr double kBf16Bytes = 2;
+constexpr double kFp32Bytes = 4;
+constexpr double kAdamMomentsPerParameter = 2;
+constexpr double kAdam8bitBytesPerMoment = 1;
+constexpr double kAdam8bitBlockSize = 2048;  // bitsandbytes' default block
+constexpr double kSgdMomentumBuffersPerParameter = 1;
+
+struct BytesPerParameter {
+  double weights = 0;
+  double gradients = 0;
+  double master_weights = 0;
+  double optimizer_states = 0;
+  double total = 0;
+};
+
+// Bytes per parameter for a precision and an optimiser. Adafactor's factored state depends on the
+// shapes of the model's matrices, so the shape is needed; ids are assumed valid (see has_choice).
+BytesPerParameter bytes_per_parameter(std::string_view precision_id, std::string_view optimizer_id,
+                                      const ModelShape& shape);
+
+// ---- Activation recomputation ----------------------------------------------------------------
+
+//   none       keep every activation
+//   selective  recompute the attention scores in the backward pass (Korthikanti et al. §4.3)
+//   full       keep only each layer's input and recompute the layer (Chen et al. 2016)
+const std::vector<Choice>& recompute_choices();
+constexpr const char* kDefaultRecompute = "none";
+
+}  // namespace trainmem

@@ -1,0 +1,128 @@
+#include "trainmem/options.hpp"
+
+namespace trainmem {
+
+std::string ids_joined(const std::vector<Choice>& choices) {
+  std::string joined;
+  for (const Choice& choice : choices) {
+    if (!joined.empty()) joined += ", ";
+    joined += choice.id;
+  }
+  return joined;
+}
+
+bool has_choice(const std::vector<Choice>& choices, std::string_view id) {
+  for (const Choice& choice : choices) {
+    if (choice.id == id) return true;
+  }
+  return false;
+}
+
+const std::vector<Device>& device_catalog() {
+  // Capacities as printed in each vendor's datasheet; 1 GB = 10^9 bytes.
+  static const std::vector<Device> devices = {
+      {"h100", "H100 80 GB", "H100", 80e9},      {"h200", "H200 141 GB", "H200", 141e9},
+      {"b200", "B200 192 GB", "B200", 192e9},    {"a100-40gb", "A100 40 GB", "A100", 40e9},
+      {"a100-80gb", "A100 80 GB", "A100", 80e9}, {"mi300x", "MI300X 192 GB", "MI300X", 192e9},
+  };
+  return devices;
+}
+
+const Device* find_device(std::string_view id) {
+  for (const Device& device : device_catalog()) {
+    if (device.id == id) return &device;
+  }
+  return nullptr;
+}
+
+std::vector<Choice> device_choices() {
+  std::vector<Choice> choices;
+  for (const Device& device : device_catalog()) {
+    choices.push_back({device.id, device.name, "vendor datasheet"});
+  }
+  choices.push_back({kCustomDeviceId, "Custom capacity", ""});
+  return choices;
+}
+
+const std::vector<Choice>& precision_choices() {
+  static const std::vector<Choice> choices = {
+      {"bf16-mixed", "BF16 mixed (FP32 master weights)",
+       "Micikevicius et al., ICLR 2018; Rajbhandari et al., SC 2020"},
+      {"bf16", "Pure BF16", "no master copy; optimiser state in BF16"},
+      {"fp32", "FP32", "no master copy; everything in FP32"},
+  };
+  return choices;
+}
+
+const std::vector<Choice>& optimizer_choices() {
+  static const std::vector<Choice> choices = {
+      {"adam", "Adam", "Kingma and Ba, ICLR 2015"},
+      {"adam-8bit", "8-bit Adam", "Dettmers et al., ICLR 2022"},
+      {"adafactor", "Adafactor", "Shazeer and Stern, ICML 2018"},
+      {"sgd-momentum", "SGD with momentum", "one momentum buffer"},
+  };
+  return choices;
+}
+
+const std::vector<Choice>& recompute_choices() {
+  static const std::vector<Choice> choices = {
+      {"none", "None", "keep every activation"},
+      {"selective", "Selective", "Korthikanti et al., MLSys 2023, section 4.3"},
+      {"full", "Full", "Chen et al., arXiv:1604.06174, 2016"},
+  };
+  return choices;
+}
+
+namespace {
+
+// Adafactor keeps, per weight matrix of r x c, a row vector of r and a column vector of c
+// (Shazeer and Stern 2018, section 3); per vector parameter (the norms), the full second moment.
+// Returns state values per parameter for `shape`.
+double adafactor_values_per_parameter(const ModelShape& shape) {
+  const double h = shape.hidden_size;
+  const double head_dim = h / shape.num_attention_heads;
+  const double q = shape.num_attention_heads * head_dim;
+  const double kv = shape.num_key_value_heads * head_dim;
+  const double f = shape.ffn_hidden_size;
+  const double v = shape.vocab_size;
+  // Per layer: Q (h x q), K and V (h x kv), O (q x h), gate and up (h x f), down (f x h), 2 norms.
+  const double per_layer = (h + q) + 2 * (h + kv) + (q + h) + 2 * (h + f) + (f + h) + 2 * h;
+  const double embeddings = (v + h) * (shape.tied_embeddings ? 1 : 2);
+  const double final_norm = h;
+  return (shape.num_layers * per_layer + embeddings + final_norm) / count_parameters(shape);
+}
+
+}  // namespace
+
+BytesPerParameter bytes_per_parameter(std::string_view precision_id, std::string_view optimizer_id,
+                                      const ModelShape& shape) {
+  BytesPerParameter bytes;
+  double state_value_bytes = kFp32Bytes;  // one optimiser-state value
+  if (precision_id == "bf16") {
+    bytes.weights = kBf16Bytes;
+    bytes.gradients = kBf16Bytes;
+    state_value_bytes = kBf16Bytes;
+  } else if (precision_id == "fp32") {
+    bytes.weights = kFp32Bytes;
+    bytes.gradients = kFp32Bytes;
+  } else {  // bf16-mixed
+    bytes.weights = kBf16Bytes;
+    bytes.gradients = kBf16Bytes;
+    bytes.master_weights = kFp32Bytes;
+  }
+
+  if (optimizer_id == "adam-8bit") {
+    bytes.optimizer_states =
+        kAdamMomentsPerParameter * (kAdam8bitBytesPerMoment + kFp32Bytes / kAdam8bitBlockSize);
+  } else if (optimizer_id == "adafactor") {
+    bytes.optimizer_states = state_value_bytes * adafactor_values_per_parameter(shape);
+  } else if (optimizer_id == "sgd-momentum") {
+    bytes.optimizer_states = state_value_bytes * kSgdMomentumBuffersPerParameter;
+  } else {  // adam
+    bytes.optimizer_states = state_value_bytes * kAdamMomentsPerParameter;
+  }
+  bytes.total = bytes.weights + bytes.gradients + bytes.master_weights + bytes.optimizer_states;
+  return bytes;
+}
+
+}  // namespace trainmem

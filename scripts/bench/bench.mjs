@@ -1,0 +1,322 @@
+// Benchmarks the built page (dist/) against a Chart.js-only baseline page in headless Chromium:
+// bytes transferred, time to both charts drawn, input-to-next-frame latency over a slider drag,
+// and the core's throughput through embind. Prints a fixed-width table with a PASS/OVER budget
+// column; never fails on OVER (it is a benchmark, not a test).
+// Usage: node scripts/bench/bench.mjs [--markdown FILE]
+import { build } from 'esbuild';
+import { existsSync, readFileSync } from 'node:fs';
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { serveFolder } from '../serve.mjs';
+import { launchOptions } from '../../tests/browser/chromium.mjs';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const DIST = join(ROOT, 'dist');
+const BASELINE_SOURCE = fileURLToPath(new URL('baseline/', import.meta.url));
+
+const LOADS = 15; // fresh loads per page and per CPU setting; the median is reported
+const THROTTLE_RATE = 4; // CDP Emulation.setCPUThrottlingRate
+const DRAG_STEPS = 200;
+const VIEWPORT = { width: 1280, height: 900 };
+const KB = 1000;
+
+// The plate's view, pinned over the core's own defaults (defaultSetup() in cpp/wasm/bindings.cpp),
+// so that fields the setup gains later keep their defaults and the benchmark keeps its view.
+const PLATE_VIEW = {
+  modelId: 'llama3-8b',
+  sequenceLength: 8192,
+  microBatchSequences: 1,
+  flashAttention: true,
+};
+const SWEEP_POINTS = 16;
+
+const BUDGET = {
+  gzipBytes: 100 * KB,
+  timeToChartsRatio: 1.3,
+  inputToFrameP95Ms: 16,
+  sweepMs: 1,
+};
+
+const median = (values) => percentile(values, 50);
+
+/** Nearest-rank percentile. */
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** Bundles the baseline page into a temporary folder, as build-web.mjs bundles the real one. */
+async function buildBaseline() {
+  const folder = await mkdtemp(join(tmpdir(), 'trainmem-bench-'));
+  await build({
+    entryPoints: [join(BASELINE_SOURCE, 'baseline.js')],
+    outfile: join(folder, 'app.js'),
+    bundle: true,
+    format: 'iife',
+    minify: true,
+    target: ['es2020'],
+    legalComments: 'linked',
+    logLevel: 'warning',
+  });
+  await copyFile(join(BASELINE_SOURCE, 'index.html'), join(folder, 'index.html'));
+  return folder;
+}
+
+/** A fresh context (empty cache) whose pages record when body[data-ready] first turns 'true'. */
+async function freshContext(browser) {
+  const context = await browser.newContext({ viewport: VIEWPORT });
+  await context.addInitScript(() => {
+    const observer = new MutationObserver(() => {
+      if (document.body?.dataset.ready === 'true') {
+        window.__chartsDrawnAt = performance.now(); // relative to navigation start
+        observer.disconnect();
+      }
+    });
+    observer.observe(document, { subtree: true, attributes: true, attributeFilter: ['data-ready'] });
+  });
+  return context;
+}
+
+/** Opens `url` in a fresh context, optionally CPU-throttled; resolves once the charts are drawn. */
+async function openPage(browser, url, { throttleRate = 1, onResponse } = {}) {
+  const context = await freshContext(browser);
+  const page = await context.newPage();
+  if (onResponse) page.on('response', onResponse);
+  if (throttleRate !== 1) {
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: throttleRate });
+  }
+  await page.goto(url);
+  await page.waitForFunction(() => window.__chartsDrawnAt !== undefined);
+  return { context, page };
+}
+
+/** Each file the page fetched over HTTP (data: URLs are not transfers): raw and gzip -9 bytes. */
+async function measureBytes(browser, url) {
+  const bodies = [];
+  const { context, page } = await openPage(browser, url, {
+    onResponse: (response) => {
+      if (response.ok() && !response.url().startsWith('data:')) {
+        bodies.push(response.body().then((body) => ({ url: response.url(), body })));
+      }
+    },
+  });
+  await page.waitForLoadState('networkidle'); // late requests too, such as the favicon
+  const files = (await Promise.all(bodies)).map(({ url: fileUrl, body }) => ({
+    name: basename(new URL(fileUrl).pathname) || 'index.html',
+    raw: body.length,
+    gzip: gzipSync(body, { level: 9 }).length,
+  }));
+  await context.close();
+  return files;
+}
+
+/** Milliseconds from navigation start to both charts drawn, in one fresh load. */
+async function timeToCharts(browser, url, throttleRate) {
+  const { context, page } = await openPage(browser, url, { throttleRate });
+  const ms = await page.evaluate(() => window.__chartsDrawnAt);
+  await context.close();
+  return ms;
+}
+
+/** Median time to charts of LOADS fresh loads per page, alternating pages so drift hits both. */
+async function medianTimesToCharts(browser, urls, throttleRate) {
+  const times = urls.map(() => []);
+  for (let load = 0; load < LOADS; load += 1) {
+    for (const [index, url] of urls.entries()) {
+      times[index].push(await timeToCharts(browser, url, throttleRate));
+    }
+  }
+  return times.map(median);
+}
+
+/**
+ * Drags #tokens-slider back and forth over DRAG_STEPS steps. Each step sets the value, dispatches
+ * 'input', and times from just before the dispatch to the next requestAnimationFrame callback.
+ * Steps start at phases spread evenly over the frame (golden-ratio offsets after a frame), as a
+ * pointer's moves do, rather than always just after a frame, which would time a whole frame.
+ */
+async function measureDrag(browser, url) {
+  const { context, page } = await openPage(browser, url);
+  const latencies = await page.evaluate(async (steps) => {
+    const slider = document.getElementById('tokens-slider');
+    const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => resolve(performance.now())));
+    const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+    const span = Number(slider.max) - Number(slider.min);
+    const result = [];
+    for (let step = 1; step <= steps; step += 1) {
+      await nextFrame();
+      await sleep(((step * 0.618034) % 1) * 16);
+      const phase = step % (2 * span); // 1 -> 16 -> 1 -> ...
+      slider.value = String(Number(slider.min) + (phase <= span ? phase : 2 * span - phase));
+      const start = performance.now();
+      slider.dispatchEvent(new Event('input'));
+      result.push((await nextFrame()) - start);
+    }
+    return result;
+  }, DRAG_STEPS);
+  await context.close();
+  return { p50: percentile(latencies, 50), p95: percentile(latencies, 95) };
+}
+
+/**
+ * The core through embind, in the page's own Chromium: a second instance of dist/trainmem.js's
+ * module. Calls are timed in batches (the page's clock is coarse); medians of the batches.
+ */
+async function measureCore(browser, url) {
+  const { context, page } = await openPage(browser, url);
+  const result = await page.evaluate(
+    async ({ plateView, points }) => {
+      const core = await globalThis.createTrainmemModule();
+      // A module built before defaultSetup() existed takes the plate's four fields alone.
+      const setup = { ...core.defaultSetup?.(), ...plateView };
+      const check = core.estimateMemory(setup);
+      if (check.status !== core.Status.OK) throw new Error(`the core refused the setup: ${check.message}`);
+      const msPerCall = (call, callsPerBatch, batches = 30) => {
+        for (let i = 0; i < callsPerBatch; i += 1) call(); // warm-up
+        const perCall = [];
+        for (let batch = 0; batch < batches; batch += 1) {
+          const start = performance.now();
+          for (let i = 0; i < callsPerBatch; i += 1) call();
+          perCall.push((performance.now() - start) / callsPerBatch);
+        }
+        return perCall.sort((a, b) => a - b)[Math.floor(batches / 2)];
+      };
+      return {
+        estimatesPerSecond: 1000 / msPerCall(() => core.estimateMemory(setup), 5000),
+        sweepMs: msPerCall(() => core.workshopView(setup, points), 500),
+      };
+    },
+    { plateView: PLATE_VIEW, points: SWEEP_POINTS },
+  );
+  await context.close();
+  return result;
+}
+
+/** Date, Chromium, CPU and cores, for the table's heading. */
+function machineLines(browserVersion) {
+  const cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown CPU';
+  const date = new Date().toISOString().replace('T', ' ').slice(0, 16);
+  return [
+    `trainmem benchmark, ${date} UTC`,
+    `Chromium ${browserVersion}; ${cpu}; ${availableParallelism()} cores; Node ${process.version}`,
+    `Medians of ${LOADS} fresh loads each; ${DRAG_STEPS}-step slider drag; 1 KB = 1,000 bytes.`,
+  ];
+}
+
+/** A formatter that prints '—' where a page has no such figure. */
+const orDash = (format) => (value) => (value === undefined ? '—' : format(value));
+const formatKB = orDash((bytes) => `${(bytes / KB).toFixed(1)} KB`);
+const formatMs = orDash((ms) => `${ms < 1 ? ms.toFixed(3) : ms.toFixed(1)} ms`);
+const formatRate = orDash((perSecond) => `${Math.round(perSecond).toLocaleString('en-US')}/s`);
+
+/** [measure, trainmem, baseline, ratio, budget, result]; `budget` is {text, pass} or absent. */
+function row(label, page, base, format, budget) {
+  const ratio = page === undefined || base === undefined ? '—' : `${(page / base).toFixed(2)}×`;
+  const verdict = budget ? (budget.pass ? 'PASS' : 'OVER') : '';
+  return [label, format(page), format(base), ratio, budget?.text ?? '', verdict];
+}
+
+function tableRows({ bytes, unthrottled, throttled, drag, core }) {
+  const rows = [];
+  const names = [...new Set([...bytes.page, ...bytes.baseline].map((file) => file.name))];
+  const find = (files, name) => files.find((file) => file.name === name) ?? {};
+  for (const name of names) {
+    const [page, base] = [find(bytes.page, name), find(bytes.baseline, name)];
+    rows.push(row(`${name}, raw`, page.raw, base.raw, formatKB));
+    rows.push(row(`${name}, gzip -9`, page.gzip, base.gzip, formatKB));
+  }
+  const total = (files, key) => files.reduce((sum, file) => sum + file[key], 0);
+  const gzipTotal = total(bytes.page, 'gzip');
+  rows.push(row('Total, raw', total(bytes.page, 'raw'), total(bytes.baseline, 'raw'), formatKB));
+  rows.push(
+    row('Total, gzip -9', gzipTotal, total(bytes.baseline, 'gzip'), formatKB, {
+      text: `≤ ${formatKB(BUDGET.gzipBytes)}`,
+      pass: gzipTotal <= BUDGET.gzipBytes,
+    }),
+  );
+  const timeBudget = ([page, base]) => ({
+    text: `≤ ${BUDGET.timeToChartsRatio}× baseline`,
+    pass: page <= BUDGET.timeToChartsRatio * base,
+  });
+  rows.push(row('Time to charts', ...unthrottled, formatMs, timeBudget(unthrottled)));
+  rows.push(
+    row(`Time to charts, ${THROTTLE_RATE}× CPU throttle`, ...throttled, formatMs, timeBudget(throttled)),
+  );
+  rows.push(row('Input to next frame, p50', drag.page.p50, drag.baseline.p50, formatMs));
+  rows.push(
+    row('Input to next frame, p95', drag.page.p95, drag.baseline.p95, formatMs, {
+      text: `≤ ${BUDGET.inputToFrameP95Ms} ms`,
+      pass: drag.page.p95 <= BUDGET.inputToFrameP95Ms,
+    }),
+  );
+  rows.push(row('estimateMemory', core.estimatesPerSecond, undefined, formatRate));
+  rows.push(
+    row(`One sweep, workshopView(setup, ${SWEEP_POINTS})`, core.sweepMs, undefined, formatMs, {
+      text: `≤ ${BUDGET.sweepMs} ms`,
+      pass: core.sweepMs <= BUDGET.sweepMs,
+    }),
+  );
+  return rows;
+}
+
+const HEADER = ['Measure', 'trainmem', 'baseline', 'ratio', 'budget', 'result'];
+
+/** Fixed-width text: the first column left-aligned, the figures right-aligned. */
+function formatText(heading, rows) {
+  const widths = HEADER.map((_, column) => Math.max(...[HEADER, ...rows].map((row) => row[column].length)));
+  const line = (row) =>
+    row
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
+      .join('  ');
+  const rule = widths.map((width) => '-'.repeat(width)).join('  ');
+  return [...heading, '', line(HEADER), rule, ...rows.map(line)].join('\n');
+}
+
+function formatMarkdown(heading, rows) {
+  const line = (row) => `| ${row.join(' | ')} |`;
+  const align = `| --- | ${HEADER.slice(1)
+    .map(() => '---:')
+    .join(' | ')} |`;
+  return [...heading.map((text) => `${text}  `), '', line(HEADER), align, ...rows.map(line), ''].join('\n');
+}
+
+async function main() {
+  const markdownIndex = process.argv.indexOf('--markdown');
+  const markdownFile = markdownIndex >= 0 ? process.argv[markdownIndex + 1] : undefined;
+  if (markdownIndex >= 0 && !markdownFile) throw new Error('--markdown needs a file name');
+  if (!existsSync(join(DIST, 'index.html'))) {
+    throw new Error('dist/ is missing: run `bash scripts/build.sh` (or `npm run build`) first');
+  }
+
+  const baselineFolder = await buildBaseline();
+  const servers = await Promise.all([serveFolder(DIST, 0), serveFolder(baselineFolder, 0)]);
+  const [pageUrl, baselineUrl] = servers.map((served) => served.url);
+  const browser = await chromium.launch(launchOptions);
+  try {
+    const results = {
+      bytes: {
+        page: await measureBytes(browser, pageUrl),
+        baseline: await measureBytes(browser, baselineUrl),
+      },
+      unthrottled: await medianTimesToCharts(browser, [pageUrl, baselineUrl], 1),
+      throttled: await medianTimesToCharts(browser, [pageUrl, baselineUrl], THROTTLE_RATE),
+      drag: { page: await measureDrag(browser, pageUrl), baseline: await measureDrag(browser, baselineUrl) },
+      core: await measureCore(browser, pageUrl),
+    };
+    const heading = machineLines(browser.version());
+    const rows = tableRows(results);
+    console.log(formatText(heading, rows));
+    if (markdownFile) await writeFile(markdownFile, formatMarkdown(heading, rows));
+  } finally {
+    await browser.close();
+    servers.forEach(({ server }) => server.close());
+    await rm(baselineFolder, { recursive: true, force: true });
+  }
+}
+
+await main();

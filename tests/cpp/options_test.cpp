@@ -1,0 +1,63 @@
+#include "trainmem/options.hpp"
+
+#include <doctest/doctest.h>
+
+#include "trainmem/estimate.hpp"
+
+using namespace trainmem;
+
+TEST_CASE("the device catalogue carries the vendors' capacities in decimal bytes") {
+  CHECK(find_device("h100")->capacity_bytes == 80e9);
+  CHECK(find_device("h200")->capacity_bytes == 141e9);
+  CHECK(find_device("b200")->capacity_bytes == 192e9);
+  CHECK(find_device("a100-40gb")->capacity_bytes == 40e9);
+  CHECK(find_device("a100-80gb")->capacity_bytes == 80e9);
+  CHECK(find_device("mi300x")->capacity_bytes == 192e9);
+  CHECK(find_device("custom") == nullptr);
+  CHECK(ids_joined(device_choices()) == "h100, h200, b200, a100-40gb, a100-80gb, mi300x, custom");
+}
+
+TEST_CASE("each precision and optimiser states its bytes per parameter") {
+  const ModelShape& shape = *find_preset("llama3-8b");
+  const BytesPerParameter adam = bytes_per_parameter("bf16-mixed", "adam", shape);
+  CHECK(adam.weights == 2);
+  CHECK(adam.gradients == 2);
+  CHECK(adam.master_weights == 4);
+  CHECK(adam.optimizer_states == 8);
+  CHECK(adam.total == 16);
+
+  // Two 8-bit moments plus one FP32 absmax per 2,048-value block each.
+  CHECK(bytes_per_parameter("bf16-mixed", "adam-8bit", shape).optimizer_states ==
+        2 * (1 + 4.0 / 2048));
+  CHECK(bytes_per_parameter("bf16-mixed", "sgd-momentum", shape).total == 12);
+  CHECK(bytes_per_parameter("bf16", "adam", shape).total == 2 + 2 + 0 + 4);
+  CHECK(bytes_per_parameter("fp32", "adam", shape).total == 4 + 4 + 0 + 8);
+  CHECK(bytes_per_parameter("fp32", "sgd-momentum", shape).total == 12);
+}
+
+TEST_CASE("Adafactor's factored second moment costs a row and a column per matrix") {
+  const ModelShape& shape = *find_preset("llama3-8b");
+  const double state = bytes_per_parameter("bf16-mixed", "adafactor", shape).optimizer_states;
+  // Rows and columns of every matrix, plus the norms whole, in FP32, over 8.03 B parameters.
+  const double h = 4096, kv = 1024, f = 14336, v = 128256;
+  const double values =
+      32 * ((h + h) + 2 * (h + kv) + (h + h) + 2 * (h + f) + (f + h) + 2 * h) + 2 * (v + h) + h;
+  CHECK(state == doctest::Approx(4 * values / 8030261248.0));
+  CHECK(state < 0.01);  // a tiny fraction of Adam's 8 bytes
+}
+
+TEST_CASE("the plate's recipe is the default setup") {
+  const TrainingSetup setup;
+  CHECK(setup.precision == "bf16-mixed");
+  CHECK(setup.optimizer == "adam");
+  CHECK(setup.recompute == "none");
+  CHECK(setup.device_id == "h100");
+  CHECK_FALSE(setup.logits);
+  CHECK(setup.layout.data_parallel == 1);
+  CHECK(setup.layout.zero_stage == 0);
+  CHECK(setup.layout.tensor_parallel == 1);
+  CHECK_FALSE(setup.layout.sequence_parallel);
+  CHECK(setup.layout.pipeline_parallel == 1);
+  CHECK(setup.layout.virtual_pipeline_stages == 1);
+  CHECK(setup.layout.context_parallel == 1);
+}
