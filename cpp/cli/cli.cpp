@@ -2,11 +2,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
-#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -22,10 +20,8 @@ namespace trainmem {
 namespace {
 
 constexpr int kFitLayoutsShown = 10;
-constexpr int kUnparsed =
-    -1;  // a number flag whose text was not a whole number: the core refuses it
 
-// Every flag's text as typed; numbers are parsed here so that each message can quote the input.
+// Every flag's text as typed, so that each message can quote the input; the core reads numbers.
 struct Options {
   std::string model_id = TrainingSetup{}.model_id;
   std::string tokens;
@@ -62,21 +58,9 @@ int bad_input(std::ostream& err, const std::string& message) {
   return kExitBadInput;
 }
 
-// A decimal number written in full; false for anything else, out-of-range values included.
-bool parse_number(const std::string& text, double& value) {
-  if (text.empty()) return false;
-  const char* last = text.data() + text.size();
-  const auto [end, error] = std::from_chars(text.data(), last, value);
-  return error == std::errc() && end == last;
-}
-
-// A whole number that fits an int, or kUnparsed.
-int parse_whole(const std::string& text, int if_empty) {
-  if (text.empty()) return if_empty;
-  int value = 0;
-  const char* last = text.data() + text.size();
-  const auto [end, error] = std::from_chars(text.data(), last, value);
-  return error == std::errc() && end == last ? value : kUnparsed;
+// A whole-number flag: its default when not given, else the core's reading of the text.
+int whole_or(const std::string& text, int if_empty) {
+  return text.empty() ? if_empty : parse_whole_number(text);
 }
 
 void print_models(std::ostream& out) {
@@ -95,24 +79,6 @@ std::string fixed(double value, int decimals) {
   return text.str();
 }
 
-std::string layout_text(const Estimate& estimate) {
-  const ParallelLayout& layout = estimate.setup.layout;
-  std::string text = "d " + std::to_string(layout.data_parallel);
-  if (layout.zero_stage > 0) {
-    text += " (ZeRO-" + std::to_string(layout.zero_stage) +
-            " over d·c = " + std::to_string(layout.data_parallel * layout.context_parallel) + ")";
-  }
-  text += " × t " + std::to_string(layout.tensor_parallel);
-  if (layout.sequence_parallel) text += " (SP)";
-  text += " × p " + std::to_string(layout.pipeline_parallel);
-  if (layout.virtual_pipeline_stages > 1) {
-    text += " (" + std::to_string(layout.virtual_pipeline_stages) + " virtual)";
-  }
-  text += " × c " + std::to_string(layout.context_parallel) + " = " +
-          format_count(estimate.num_devices) + (estimate.num_devices == 1 ? " device" : " devices");
-  return text + ", recompute " + estimate.setup.recompute;
-}
-
 void print_table(const Estimate& estimate, std::ostream& out) {
   const MemoryBreakdown& bytes = estimate.bytes;
   const BytesPerParameter& per = estimate.bytes_per_parameter;
@@ -126,8 +92,8 @@ void print_table(const Estimate& estimate, std::ostream& out) {
   const bool plate_recipe =
       setup.precision == kDefaultPrecision && setup.optimizer == kDefaultOptimizer;
   if (estimate.num_devices > 1 || !plate_recipe || setup.recompute != kDefaultRecompute) {
-    out << "Layout: " << layout_text(estimate) << "; " << setup.optimizer << ", " << setup.precision
-        << "\nMost loaded device: "
+    out << "Layout: " << format_layout(estimate) << "; " << setup.optimizer << ", "
+        << setup.precision << "\nMost loaded device: "
         << (estimate.most_loaded_stage == "only"
                 ? "any"
                 : "the " + estimate.most_loaded_stage + " pipeline stage")
@@ -250,7 +216,7 @@ int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ost
       << first.device.name << (search.fewest_devices == 1 ? "" : "s") << " at the fewest.\n"
       << search.why_not_fewer << "\n\n";
   for (const Estimate& estimate : search.layouts) {
-    out << "  " << std::left << std::setw(64) << layout_text(estimate) << std::right
+    out << "  " << std::left << std::setw(64) << format_layout(estimate) << std::right
         << std::setw(10) << format_bytes(estimate.bytes.total_bytes) << "  (states "
         << format_bytes(estimate.bytes.model_states_bytes) << ", activations "
         << format_bytes(estimate.bytes.activations_bytes + estimate.bytes.logits_bytes) << ")\n";
@@ -340,34 +306,28 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   TrainingSetup setup;
   setup.model_id = options.model_id;
   setup.flash_attention = !options.no_flash_attention;
-  setup.sequence_length = parse_whole(options.seq_len, kPlateSequenceLength);
-  setup.micro_batch_sequences = parse_whole(options.micro_batch, 1);
-  setup.layout.data_parallel = parse_whole(options.dp, 1);
-  setup.layout.zero_stage = parse_whole(options.zero, 0);
-  setup.layout.tensor_parallel = parse_whole(options.tp, 1);
+  setup.sequence_length = whole_or(options.seq_len, kPlateSequenceLength);
+  setup.micro_batch_sequences = whole_or(options.micro_batch, 1);
+  setup.layout.data_parallel = whole_or(options.dp, 1);
+  setup.layout.zero_stage = whole_or(options.zero, 0);
+  setup.layout.tensor_parallel = whole_or(options.tp, 1);
   setup.layout.sequence_parallel = options.sequence_parallel;
-  setup.layout.pipeline_parallel = parse_whole(options.pp, 1);
-  setup.layout.virtual_pipeline_stages = parse_whole(options.vpp, 1);
-  setup.layout.context_parallel = parse_whole(options.cp, 1);
+  setup.layout.pipeline_parallel = whole_or(options.pp, 1);
+  setup.layout.virtual_pipeline_stages = whole_or(options.vpp, 1);
+  setup.layout.context_parallel = whole_or(options.cp, 1);
   setup.recompute = options.recompute;
   setup.optimizer = options.optimizer;
   setup.precision = options.precision;
   setup.logits = options.logits;
   setup.device_id = options.device;
   if (app.count("--device-gb") > 0) {
-    double gigabytes = 0;
     setup.device_id = kCustomDeviceId;
-    setup.custom_capacity_gb = parse_number(options.device_gb, gigabytes)
-                                   ? gigabytes
-                                   : std::numeric_limits<double>::quiet_NaN();
+    setup.custom_capacity_gb = parse_decimal(options.device_gb);
   }
 
   if (app.count("--tokens") > 0 && setup.sequence_length > 0) {
-    double parsed = 0;
-    const double tokens =
-        parse_number(options.tokens, parsed) ? parsed : std::numeric_limits<double>::quiet_NaN();
-    const MicroBatchFromTokens micro_batch =
-        micro_batch_from_tokens(tokens, setup.sequence_length, kMaxMicroBatchSequences);
+    const MicroBatchFromTokens micro_batch = micro_batch_from_tokens(
+        parse_decimal(options.tokens), setup.sequence_length, kMaxMicroBatchSequences);
     if (micro_batch.status != Status::kOk) {
       return bad_input(err,
                        "--tokens: '" + options.tokens + "' is not allowed. " + micro_batch.message);

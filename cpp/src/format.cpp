@@ -1,7 +1,13 @@
 #include "trainmem/format.hpp"
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "trainmem/estimate.hpp"
 
 namespace trainmem {
 
@@ -23,6 +29,17 @@ std::string format_bytes(double bytes, int decimals) {
   return fixed(bytes / kBytesPerTerabyte, decimals) + " TB";
 }
 
+std::string format_bytes_short(double bytes) {
+  std::string text = format_bytes(bytes, 2);
+  const std::size_t space = text.find(' ');
+  const std::size_t dot = text.find('.');
+  if (dot == std::string::npos || space == std::string::npos) return text;
+  std::size_t end = space;
+  while (end > dot + 1 && text[end - 1] == '0') --end;
+  if (end == dot + 1) end = dot;
+  return text.substr(0, end) + text.substr(space);
+}
+
 std::string format_parameters(double num_parameters) {
   if (!std::isfinite(num_parameters)) return "—";
   if (num_parameters >= 1e9) return fixed(num_parameters / 1e9, 2) + " B";
@@ -39,6 +56,46 @@ std::string format_count(double count) {
     grouped += digits[static_cast<std::size_t>(i)];
   }
   return (count < 0 ? "-" : "") + grouped;
+}
+
+std::string format_layout(const Estimate& estimate) {
+  const ParallelLayout& layout = estimate.setup.layout;
+  std::string text = "d " + std::to_string(layout.data_parallel);
+  if (layout.zero_stage > 0) {
+    text += " (ZeRO-" + std::to_string(layout.zero_stage) + " over d·c = " +
+            format_count(static_cast<double>(layout.data_parallel) * layout.context_parallel) + ")";
+  }
+  text += " × t " + std::to_string(layout.tensor_parallel);
+  if (layout.sequence_parallel) text += " (SP)";
+  text += " × p " + std::to_string(layout.pipeline_parallel);
+  if (layout.virtual_pipeline_stages > 1) {
+    text += " (" + std::to_string(layout.virtual_pipeline_stages) + " virtual)";
+  }
+  text += " × c " + std::to_string(layout.context_parallel) + " = " +
+          format_count(estimate.num_devices) + (estimate.num_devices == 1 ? " device" : " devices");
+  return text + ", recompute " + estimate.setup.recompute;
+}
+
+int parse_whole_number(std::string_view text) {
+  int value = 0;
+  const char* last = text.data() + text.size();
+  const auto [end, error] = std::from_chars(text.data(), last, value);
+  return !text.empty() && error == std::errc() && end == last ? value : kNotAWholeNumber;
+}
+
+double parse_decimal(std::string_view text) {
+  // std::from_chars for double is missing from Emscripten's libc++; strtod, held to the whole
+  // text and to a plain decimal start (no spaces, no "inf", no hex), reads the same numbers.
+  const double not_a_number = std::numeric_limits<double>::quiet_NaN();
+  const bool plain_start = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) ||
+                                             text[0] == '-' || text[0] == '+' || text[0] == '.');
+  const bool hexadecimal = text.find_first_of("xX") != std::string_view::npos;
+  if (!plain_start || hexadecimal) return not_a_number;
+  const std::string copy(text);
+  char* end = nullptr;
+  const double value = std::strtod(copy.c_str(), &end);
+  const bool whole_text = end == copy.c_str() + copy.size();
+  return whole_text && std::isfinite(value) ? value : not_a_number;
 }
 
 }  // namespace trainmem

@@ -55,6 +55,9 @@ std::string format_bytes_js(double bytes, int decimals) {
   return trainmem::format_bytes(bytes, decimals);
 }
 
+int parse_whole_number_js(const std::string& text) { return trainmem::parse_whole_number(text); }
+double parse_decimal_js(const std::string& text) { return trainmem::parse_decimal(text); }
+
 trainmem::TrainingSetup default_setup() { return trainmem::TrainingSetup{}; }
 
 }  // namespace
@@ -177,6 +180,10 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("findFewestDevices", &find_fewest_devices_js);
   function("microBatchFromTokens", &micro_batch_from_tokens);
   function("formatBytes", &format_bytes_js);
+  function("formatBytesShort", &format_bytes_short);
   function("formatParameters", &format_parameters);
   function("formatCount", &format_count);
+  function("formatLayout", &format_layout);
+  function("parseWholeNumber", &parse_whole_number_js);
+  function("parseDecimal", &parse_decimal_js);
 }

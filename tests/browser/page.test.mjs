@@ -2,56 +2,20 @@
 // and both charts, bad input refused without losing the view, and no traffic off the page's origin.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
-import { serveFolder } from '../../scripts/serve.mjs';
-import { launchOptions } from './chromium.mjs';
-
-const FORBIDDEN_TEXT = /\bNaN\b|\bInfinity\b|\bundefined\b|\bnull\b/;
+import { bodyText, canvases, commit, FORBIDDEN_TEXT, readout, startHarness, tableRows } from './harness.mjs';
 
 describe('the plate page in Chromium', () => {
-  let server;
-  let url;
-  let browser;
+  let harness;
+  let openPage;
 
   before(async () => {
-    ({ server, url } = await serveFolder('dist'));
-    browser = await chromium.launch(launchOptions);
+    harness = await startHarness();
+    openPage = harness.openPage;
   });
 
   after(async () => {
-    await browser?.close();
-    server?.close();
+    await harness?.close();
   });
-
-  /** Opens the page and records console errors, page errors and off-origin requests. */
-  async function openPage(viewport = { width: 1280, height: 900 }) {
-    const page = await browser.newPage({ viewport });
-    const problems = [];
-    const origin = new URL(url).origin;
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') {
-        problems.push(`console ${message.type()}: ${message.text()}`);
-      }
-    });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('request', (request) => {
-      const requestUrl = request.url();
-      if (!requestUrl.startsWith('data:') && new URL(requestUrl).origin !== origin) {
-        problems.push(`request off origin: ${requestUrl}`);
-      }
-    });
-    await page.goto(url);
-    await page.waitForSelector('body[data-ready="true"]');
-    return { page, problems };
-  }
-
-  const readout = (page) => page.textContent('#readout');
-  const canvases = (page) =>
-    page.evaluate(() => ({
-      breakdown: document.getElementById('breakdown-chart').toDataURL(),
-      activations: document.getElementById('activations-chart').toDataURL(),
-    }));
-  const bodyText = (page) => page.evaluate(() => document.body.innerText);
 
   it('opens on the plate view: Llama 3 8B, 8,192 tokens, FlashAttention, 165.0 GB', async () => {
     const { page, problems } = await openPage();
@@ -64,19 +28,14 @@ describe('the plate page in Chromium', () => {
     assert.match(text, /128\.5 GB of model states/);
     assert.match(text, /36\.5 GB of activations/);
     assert.match(text, /2\.1 H100s' worth/);
-    assert.deepEqual(
-      await page.$$eval('#breakdown-table tbody tr', (rows) =>
-        rows.map((row) => [...row.cells].map((cell) => cell.textContent)),
-      ),
-      [
-        ['Weights (BF16)', '2', '16.1 GB'],
-        ['Gradients (BF16)', '2', '16.1 GB'],
-        ['Master weights (FP32)', '4', '32.1 GB'],
-        ['Adam moments (FP32)', '8', '64.2 GB'],
-        ['Activations', '—', '36.5 GB'],
-        ['Total', '16 + activations', '165.0 GB'],
-      ],
-    );
+    assert.deepEqual(await tableRows(page, '#breakdown-table'), [
+      ['Weights', '2', '16.1 GB'],
+      ['Gradients', '2', '16.1 GB'],
+      ['Master weights', '4', '32.1 GB'],
+      ['Optimiser states', '8', '64.2 GB'],
+      ['Activations', '—', '36.5 GB'],
+      ['Total', '16 + activations', '165.0 GB'],
+    ]);
     assert.equal(await page.locator('#activations-table tbody tr').count(), 16);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
@@ -109,7 +68,7 @@ describe('the plate page in Chromium', () => {
       ['slider', () => page.fill('#tokens-slider', '4'), /32,768 tokens per micro-batch \(4 sequences\)/],
       [
         'tokens field',
-        () => page.fill('#tokens', '65536').then(() => page.press('#tokens', 'Enter')),
+        () => commit(page, '#tokens', '65536'),
         /65,536 tokens per micro-batch \(8 sequences\)/,
       ],
       ['FlashAttention', () => page.uncheck('#flash-attention'), /FlashAttention off/],
@@ -138,8 +97,7 @@ describe('the plate page in Chromium', () => {
     const goodText = await readout(page);
     const goodCharts = await canvases(page);
     for (const bad of ['1000', '0', '-8192', 'abc', '', '1e400', '139264', '8192.5']) {
-      await page.fill('#tokens', bad);
-      await page.press('#tokens', 'Enter');
+      await commit(page, '#tokens', bad);
       const error = page.locator('#tokens-error');
       assert.equal(await error.isVisible(), true, `message shown for '${bad}'`);
       assert.equal(
@@ -151,8 +109,7 @@ describe('the plate page in Chromium', () => {
       assert.deepEqual(await canvases(page), goodCharts, `charts kept for '${bad}'`);
       assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     }
-    await page.fill('#tokens', '24576');
-    await page.press('#tokens', 'Enter');
+    await commit(page, '#tokens', '24576');
     assert.equal(await page.locator('#tokens-error').isVisible(), false, 'a good value clears the message');
     assert.match(await readout(page), /24,576 tokens per micro-batch \(3 sequences\)/);
     assert.deepEqual(problems, []);
@@ -160,7 +117,7 @@ describe('the plate page in Chromium', () => {
   });
 
   it('lays out at a phone width without sideways scrolling', async () => {
-    const { page, problems } = await openPage({ width: 390, height: 844 });
+    const { page, problems } = await openPage({ viewport: { width: 390, height: 844 } });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
     assert.match(await readout(page), /165\.0 GB/);

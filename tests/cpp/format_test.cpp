@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <limits>
 
 using namespace trainmem;
@@ -35,4 +36,39 @@ TEST_CASE("counts are grouped by thousands and parameters shown in billions") {
   CHECK(format_parameters(8030261248.0) == "8.03 B");
   CHECK(format_parameters(405853388800.0) == "405.85 B");
   CHECK(format_parameters(124e6) == "124.0 M");
+}
+
+TEST_CASE("typed numbers are read strictly: whole text, in range, or refused") {
+  CHECK(parse_whole_number("8") == 8);
+  CHECK(parse_whole_number("65536") == 65536);
+  CHECK(parse_whole_number("-3") == -3);
+  for (const char* text : {"", "abc", "8x", " 8", "8 ", "2.5", "1e3", "99999999999", "0x10"}) {
+    CAPTURE(text);
+    CHECK(parse_whole_number(text) == kNotAWholeNumber);
+  }
+  CHECK(parse_decimal("40") == 40);
+  CHECK(parse_decimal("40.5") == 40.5);
+  CHECK(parse_decimal("1e3") == 1000);
+  for (const char* text : {"", "abc", "40GB", "1e999", "nan", "inf", " 40"}) {
+    CAPTURE(text);
+    CHECK(std::isnan(parse_decimal(text)));
+  }
+}
+
+TEST_CASE("decimal text is read without spaces, infinities or hexadecimal") {
+  CHECK(parse_decimal("-2.5") == -2.5);
+  CHECK(parse_decimal(".5") == 0.5);
+  for (const char* text : {"0x10", "infinity", "-inf", "1e3 ", "+", "-", "."}) {
+    CAPTURE(text);
+    CHECK(std::isnan(parse_decimal(text)));
+  }
+}
+
+TEST_CASE("chart ticks carry only the decimals they need") {
+  CHECK(format_bytes_short(80e9) == "80 GB");
+  CHECK(format_bytes_short(3.5e12) == "3.5 TB");
+  CHECK(format_bytes_short(1.25e12) == "1.25 TB");
+  CHECK(format_bytes_short(500e9) == "500 GB");
+  CHECK(format_bytes_short(0) == "0 GB");
+  CHECK(format_bytes_short(std::numeric_limits<double>::quiet_NaN()) == "—");
 }

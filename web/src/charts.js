@@ -13,6 +13,7 @@ import {
   Tooltip,
 } from 'chart.js';
 import annotationPlugin from 'chartjs-plugin-annotation';
+import { formatPerParameter } from './format.js';
 
 Chart.register(
   BarController,
@@ -27,23 +28,19 @@ Chart.register(
   annotationPlugin,
 );
 
-/** The five terms, in stacking order, with their colour and the breakdown field they show. */
+/** The terms, in stacking order, with their colour and the core's fields they show. */
 export const TERMS = Object.freeze([
-  { key: 'weightsBytes', perParameterKey: 'weights', label: 'Weights (BF16)', color: '#2f5f98' },
-  { key: 'gradientsBytes', perParameterKey: 'gradients', label: 'Gradients (BF16)', color: '#7fa7d4' },
-  {
-    key: 'masterWeightsBytes',
-    perParameterKey: 'masterWeights',
-    label: 'Master weights (FP32)',
-    color: '#d08a2c',
-  },
+  { key: 'weightsBytes', perParameterKey: 'weights', label: 'Weights', color: '#2f5f98' },
+  { key: 'gradientsBytes', perParameterKey: 'gradients', label: 'Gradients', color: '#7fa7d4' },
+  { key: 'masterWeightsBytes', perParameterKey: 'masterWeights', label: 'Master weights', color: '#d08a2c' },
   {
     key: 'optimizerStatesBytes',
     perParameterKey: 'optimizerStates',
-    label: 'Adam moments (FP32)',
+    label: 'Optimiser states',
     color: '#8a4b22',
   },
   { key: 'activationsBytes', label: 'Activations', color: '#3d8b57' },
+  { key: 'logitsBytes', label: 'Logits and loss', color: '#7a5c99' },
 ]);
 
 const FLASH_COLOR = '#3d8b57';
@@ -71,11 +68,23 @@ function capacityLine(capacityBytes, label) {
   };
 }
 
-export function createCharts({ breakdownCanvas, activationsCanvas, formatBytes, formatCount }) {
+export function createCharts({
+  breakdownCanvas,
+  activationsCanvas,
+  formatBytes,
+  formatBytesShort,
+  formatCount,
+}) {
   let tokenTicks = [];
+  let perParameter = {};
+  const legendText = (index) => {
+    const term = TERMS[index];
+    const bytes = perParameter[term.perParameterKey];
+    return bytes === undefined ? term.label : `${term.label} (${formatPerParameter(bytes)} B/param)`;
+  };
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
   Chart.defaults.color = '#3a3a36';
-  const byteTicks = { callback: (value) => formatBytes(value, 0) };
+  const byteTicks = { callback: (value) => formatBytesShort(value) };
   const common = {
     responsive: true,
     maintainAspectRatio: false,
@@ -104,7 +113,20 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatBytes, 
         y: { stacked: true, beginAtZero: true, ticks: byteTicks, title: { display: true, text: 'Memory' } },
       },
       plugins: {
-        legend: { position: 'bottom', labels: { boxWidth: 14, padding: 10 } },
+        legend: {
+          position: 'bottom',
+          labels: {
+            boxWidth: 14,
+            padding: 10,
+            // Logits appear only when counted; state terms say their bytes per parameter.
+            filter: (item, data) => data.datasets[item.datasetIndex].data[0] > 0 || item.datasetIndex < 5,
+            generateLabels: (chart) =>
+              Chart.defaults.plugins.legend.labels.generateLabels(chart).map((item) => ({
+                ...item,
+                text: legendText(item.datasetIndex),
+              })),
+          },
+        },
         tooltip: {
           callbacks: { label: (item) => `${item.dataset.label}: ${formatBytes(item.parsed.y)}` },
         },
@@ -169,7 +191,12 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatBytes, 
       const { estimate, activationCurve } = view;
       const capacityLabel = `One ${estimate.device.name}`;
 
-      breakdown.data.labels = [estimate.modelName];
+      perParameter = estimate.bytesPerParameter;
+      breakdown.data.labels = [
+        estimate.numDevices === 1
+          ? estimate.modelName
+          : `${estimate.modelName}: most loaded of ${formatCount(estimate.numDevices)} devices`,
+      ];
       TERMS.forEach((term, index) => {
         breakdown.data.datasets[index].data = [estimate.bytes[term.key]];
       });

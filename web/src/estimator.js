@@ -18,7 +18,6 @@ export function loadEstimator() {
 function makeEstimator(core) {
   const isOk = (result) => result.status === core.Status.OK;
   return {
-    sequenceLength: core.plateSequenceLength,
     bytesPerParameter: core.modelStateBytesPerParameter,
     presets: core.presetModels(),
     /** The core's TrainingSetup defaults: the plate's view, every field present. */
@@ -43,8 +42,8 @@ function makeEstimator(core) {
     },
 
     /** Tokens typed by a reader, checked by the core: {ok, message, microBatchSequences}. */
-    microBatchFromTokens(tokens, maxMicroBatchSequences) {
-      const result = core.microBatchFromTokens(tokens, core.plateSequenceLength, maxMicroBatchSequences);
+    microBatchFromTokens(tokens, sequenceLength, maxMicroBatchSequences) {
+      const result = core.microBatchFromTokens(tokens, sequenceLength, maxMicroBatchSequences);
       return { ok: isOk(result), message: result.message, microBatchSequences: result.microBatchSequences };
     },
 
@@ -58,7 +57,12 @@ function makeEstimator(core) {
     },
 
     formatBytes: (bytes, decimals = 1) => core.formatBytes(bytes, decimals),
+    formatBytesShort: (bytes) => core.formatBytesShort(bytes),
     formatParameters: (count) => core.formatParameters(count),
     formatCount: (count) => core.formatCount(count),
+    formatLayout: (estimate) => core.formatLayout(estimate),
+    /** Typed text read as the CLI reads it: a whole number (else -1) or a decimal (else NaN). */
+    parseWholeNumber: (text) => core.parseWholeNumber(text),
+    parseDecimal: (text) => core.parseDecimal(text),
   };
 }

@@ -1,20 +1,24 @@
-// Wires the plate: controls -> state -> one call into the core -> charts, readout and tables.
+// Wires the plate: controls -> state (a TrainingSetup) -> one call into the core -> charts,
+// readout and tables. Nothing here computes a figure; the core does.
 import { createCharts, TERMS } from './charts.js';
 import { loadEstimator } from './estimator.js';
 import { formatPerParameter, formatWorth, plural } from './format.js';
-import { DEFAULT_STATE, MAX_MICRO_BATCH_SEQUENCES, toSetup } from './state.js';
+import { FURTHER_CONTROLS, getIn, MAX_MICRO_BATCH_SEQUENCES, setIn } from './state.js';
+
+const FIT_LAYOUTS_SHOWN = 8;
 
 const $ = (id) => document.getElementById(id);
 
-/** Builds a table body from rows of cell texts (never HTML). */
+/** Builds a table body from rows of cells: text, or a ready-made element (never HTML). */
 function fillTable(tbody, rows) {
   tbody.replaceChildren(
     ...rows.map((cells) => {
       const tr = document.createElement('tr');
-      cells.forEach((text, index) => {
+      cells.forEach((content, index) => {
         const cell = document.createElement(index === 0 ? 'th' : 'td');
         if (index === 0) cell.scope = 'row';
-        cell.textContent = text;
+        if (content instanceof Node) cell.append(content);
+        else cell.textContent = content;
         tr.append(cell);
       });
       return tr;
@@ -22,10 +26,14 @@ function fillTable(tbody, rows) {
   );
 }
 
+function fillSelect(select, choices) {
+  select.replaceChildren(...choices.map((choice) => new Option(choice.name, choice.id)));
+}
+
 /** The plate's prose quotes fixed configurations; their figures come from the core too. */
 function fillPlateFigures(estimator) {
-  const plate = (model, flashAttention) =>
-    estimator.estimate(toSetup({ ...DEFAULT_STATE, model, flashAttention }, estimator.defaultSetup));
+  const plate = (modelId, flashAttention) =>
+    estimator.estimate({ ...estimator.defaultSetup, modelId, flashAttention });
   const eightB = plate('llama3-8b', true);
   const eightBNoFlash = plate('llama3-8b', false);
   const fourOFiveB = plate('llama3-405b', true);
@@ -44,29 +52,41 @@ function fillPlateFigures(estimator) {
   }
 }
 
+/** The readout: the same numbers as the charts, in a sentence. */
 function describe(estimator, estimate) {
-  const { bytes, setup } = estimate;
+  const { bytes, setup, device } = estimate;
   const format = estimator.formatBytes;
+  const activations =
+    `${format(bytes.activationsBytes)} of activations` +
+    (setup.logits ? ` and ${format(bytes.logitsBytes)} of logits and loss` : '') +
+    ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
+    `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.`;
+  const states = `${format(bytes.modelStatesBytes)} of model states`;
+  if (estimate.numDevices === 1) {
+    return (
+      `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states} ` +
+      `(${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
+      `${estimator.formatParameters(estimate.numParameters)} parameters) and ${activations} ` +
+      `That is ${formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
+      `at ${format(device.capacityBytes, 0)} each.`
+    );
+  }
+  const verdict = estimate.fits
+    ? `It fits in one ${device.name}, using ${formatWorth(estimate.devicesWorth)} of its memory.`
+    : `It does not fit in one ${device.name}: ${formatWorth(estimate.devicesWorth)} times its memory.`;
   return (
-    `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ` +
-    `${format(bytes.modelStatesBytes)} of model states ` +
-    `(${estimator.bytesPerParameter} bytes × ${estimator.formatParameters(estimate.numParameters)} parameters) ` +
-    `and ${format(bytes.activationsBytes)} of activations for ` +
-    `${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
-    `(${plural(setup.microBatchSequences, 'sequence')}), ` +
-    `FlashAttention ${setup.flashAttention ? 'on' : 'off'}. ` +
-    `That is ${formatWorth(estimate.devicesWorth)} ${estimate.device.shortName}s' worth of memory, at ${format(estimate.device.capacityBytes, 0)} each.`
+    `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
+    `${format(bytes.totalBytes)} on its most loaded device: ${states} and ${activations} ${verdict}`
   );
 }
 
 async function start() {
-  const controls = {
+  const plateControls = {
     model: $('model'),
     slider: $('tokens-slider'),
     tokens: $('tokens'),
     flashAttention: $('flash-attention'),
   };
-  const tokensError = $('tokens-error');
   const readout = $('readout');
 
   let estimator;
@@ -77,57 +97,111 @@ async function start() {
     return;
   }
 
-  controls.model.replaceChildren(...estimator.presets.map((preset) => new Option(preset.name, preset.id)));
-  controls.slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
+  fillSelect(plateControls.model, estimator.presets);
+  for (const id of ['recompute', 'optimizer', 'precision', 'device']) {
+    fillSelect($(id), estimator.choices[id]);
+  }
+  plateControls.slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
   fillPlateFigures(estimator);
 
   const charts = createCharts({
     breakdownCanvas: $('breakdown-chart'),
     activationsCanvas: $('activations-chart'),
     formatBytes: estimator.formatBytes,
+    formatBytesShort: estimator.formatBytesShort,
     formatCount: estimator.formatCount,
   });
 
-  let state = { ...DEFAULT_STATE };
+  let state = { ...estimator.defaultSetup };
 
-  function showTokensError(message) {
-    tokensError.textContent = message;
-    tokensError.hidden = !message;
-    controls.tokens.setAttribute('aria-invalid', message ? 'true' : 'false');
+  /** Shows `message` by the control the core named (or clears every message). */
+  function showError(field, message) {
+    for (const element of document.querySelectorAll('.error')) {
+      element.textContent = '';
+      element.hidden = true;
+    }
+    for (const element of document.querySelectorAll('[aria-invalid="true"]')) {
+      element.setAttribute('aria-invalid', 'false');
+    }
+    if (!message) return;
+    const id = field === 'micro-batch' || field === 'model' ? 'tokens' : field;
+    const box = $(`${id}-error`) ?? $('tokens-error');
+    box.textContent = message;
+    box.hidden = false;
+    $(id)?.setAttribute('aria-invalid', 'true');
   }
 
   function syncControls(estimate) {
-    controls.model.value = state.model;
-    controls.slider.value = String(state.microBatchSequences);
-    controls.slider.setAttribute(
+    plateControls.model.value = state.modelId;
+    plateControls.slider.value = String(state.microBatchSequences);
+    plateControls.slider.setAttribute(
       'aria-valuetext',
       `${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens`,
     );
-    controls.tokens.value = String(estimate.tokensPerMicroBatch);
-    controls.flashAttention.checked = state.flashAttention;
+    plateControls.tokens.value = String(estimate.tokensPerMicroBatch);
+    plateControls.flashAttention.checked = state.flashAttention;
+    $('tokens-hint').textContent =
+      `Whole sequences of ${estimator.formatCount(state.sequenceLength)} tokens, ` +
+      `1 to ${MAX_MICRO_BATCH_SEQUENCES} of them.`;
+    for (const control of FURTHER_CONTROLS) {
+      const element = $(control.id);
+      const value = getIn(state, control.path);
+      if (control.read === 'check') element.checked = value;
+      else element.value = String(value);
+    }
+    $('device-gb').disabled = state.deviceId !== 'custom';
   }
 
-  /** Draws `next` if the core accepts it; otherwise keeps the last good view. */
+  function fillArithmetic() {
+    $('arithmetic-list').replaceChildren(
+      ...estimator.explain(state).flatMap((term) => {
+        const dt = document.createElement('dt');
+        dt.textContent = term.label;
+        const dd = document.createElement('dd');
+        const formula = document.createElement('code');
+        formula.textContent = term.formula;
+        const source = document.createElement('span');
+        source.className = 'source';
+        source.textContent = term.source;
+        dd.append(formula, source);
+        return [dt, dd];
+      }),
+    );
+  }
+
+  let fitShown = false;
+  function clearFit(note) {
+    if (!fitShown) return;
+    fitShown = false;
+    $('fit-table').hidden = true;
+    $('fit-summary').textContent = note;
+  }
+
+  /** Draws `next` if the core accepts it; otherwise keeps the last good view and says why. */
   function render(next) {
-    const view = estimator.workshopView(toSetup(next, estimator.defaultSetup), MAX_MICRO_BATCH_SEQUENCES);
+    const view = estimator.workshopView(next, MAX_MICRO_BATCH_SEQUENCES);
     if (!view.ok) {
-      showTokensError(view.message);
+      showError(view.estimate.invalidField, view.message);
       return false;
     }
+    showError('', '');
     state = next;
     const { estimate } = view;
     syncControls(estimate);
     readout.textContent = describe(estimator, estimate);
+    $('breakdown-title').textContent =
+      estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
     charts.update(view);
+    const shownTerms = TERMS.filter((term) => term.key !== 'logitsBytes' || state.logits);
     fillTable($('breakdown-table').tBodies[0], [
-      ...TERMS.map((term) => [
+      ...shownTerms.map((term) => [
         term.label,
         term.perParameterKey ? formatPerParameter(estimate.bytesPerParameter[term.perParameterKey]) : '—',
         estimator.formatBytes(estimate.bytes[term.key]),
       ]),
       [
         'Total',
-        String(estimator.bytesPerParameter) + ' + activations',
+        `${formatPerParameter(estimate.bytesPerParameter.total)} + activations`,
         estimator.formatBytes(estimate.bytes.totalBytes),
       ],
     ]);
@@ -139,33 +213,94 @@ async function start() {
         estimator.formatBytes(point.withoutFlashAttentionBytes),
       ]),
     );
+    fillArithmetic();
+    clearFit('The settings changed: search again for this configuration.');
     document.body.dataset.ready = 'true';
     return true;
   }
 
-  controls.model.addEventListener('change', () => render({ ...state, model: controls.model.value }));
-  controls.flashAttention.addEventListener('change', () =>
-    render({ ...state, flashAttention: controls.flashAttention.checked }),
-  );
-  controls.slider.addEventListener('input', () => {
-    showTokensError('');
-    render({ ...state, microBatchSequences: Number(controls.slider.value) });
-  });
-  // The typed value is committed on Enter or when the field loses focus.
-  controls.tokens.addEventListener('change', () => {
-    const text = controls.tokens.value.trim();
-    const parsed = estimator.microBatchFromTokens(
-      text === '' ? Number.NaN : Number(text),
-      MAX_MICRO_BATCH_SEQUENCES,
-    );
-    if (!parsed.ok) {
-      showTokensError(parsed.message);
+  function findFit() {
+    const search = estimator.fewestDevices(state, FIT_LAYOUTS_SHOWN);
+    if (!search.ok) {
+      showError(search.invalidField, search.message);
       return;
     }
-    showTokensError('');
+    const table = $('fit-table');
+    if (search.layouts.length === 0) {
+      $('fit-summary').textContent = search.whyNotFewer;
+      table.hidden = true;
+      return;
+    }
+    const first = search.layouts[0];
+    $('fit-summary').textContent =
+      `${first.modelName} at ${estimator.formatCount(first.tokensPerMicroBatch)} tokens per micro-batch ` +
+      `fits on ${estimator.formatCount(search.fewestDevices)} × ${first.device.name} at the fewest. ` +
+      search.whyNotFewer;
+    fillTable(
+      table.tBodies[0],
+      search.layouts.map((layout) => {
+        const apply = document.createElement('button');
+        apply.type = 'button';
+        apply.textContent = 'Use';
+        apply.setAttribute('aria-label', `Use ${estimator.formatLayout(layout)}`);
+        apply.addEventListener('click', () => render(layout.setup));
+        return [
+          estimator.formatLayout(layout),
+          estimator.formatBytes(layout.bytes.totalBytes),
+          estimator.formatBytes(layout.bytes.modelStatesBytes),
+          estimator.formatBytes(layout.bytes.activationsBytes + layout.bytes.logitsBytes),
+          apply,
+        ];
+      }),
+    );
+    table.hidden = false;
+    fitShown = true;
+  }
+
+  plateControls.model.addEventListener('change', () =>
+    render({ ...state, modelId: plateControls.model.value }),
+  );
+  plateControls.flashAttention.addEventListener('change', () =>
+    render({ ...state, flashAttention: plateControls.flashAttention.checked }),
+  );
+  plateControls.slider.addEventListener('input', () =>
+    render({ ...state, microBatchSequences: Number(plateControls.slider.value) }),
+  );
+  // Typed values are committed on Enter or when the field loses focus.
+  plateControls.tokens.addEventListener('change', () => {
+    const tokens = estimator.parseDecimal(plateControls.tokens.value.trim());
+    const parsed = estimator.microBatchFromTokens(tokens, state.sequenceLength, MAX_MICRO_BATCH_SEQUENCES);
+    if (!parsed.ok) {
+      showError('tokens', parsed.message);
+      return;
+    }
     render({ ...state, microBatchSequences: parsed.microBatchSequences });
   });
-  $('controls').addEventListener('submit', (event) => event.preventDefault());
+  for (const control of FURTHER_CONTROLS) {
+    const element = $(control.id);
+    element.addEventListener('change', () => {
+      const text = control.read === 'check' ? '' : element.value.trim();
+      const value = {
+        check: () => element.checked,
+        whole: () => estimator.parseWholeNumber(text),
+        decimal: () => estimator.parseDecimal(text),
+        text: () => text,
+      }[control.read]();
+      render(setIn(state, control.path, value));
+    });
+  }
+  $('reset-further').addEventListener('click', () =>
+    render({
+      ...estimator.defaultSetup,
+      modelId: state.modelId,
+      microBatchSequences: state.microBatchSequences,
+      flashAttention: state.flashAttention,
+    }),
+  );
+  $('find-fit').addEventListener('click', findFit);
+  for (const form of document.querySelectorAll('form')) {
+    form.addEventListener('submit', (event) => event.preventDefault());
+  }
 
   render(state);
 }

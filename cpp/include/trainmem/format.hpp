@@ -2,8 +2,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace trainmem {
+
+struct Estimate;
 
 // Decimal units, as the plate and the vendors' "80 GB" use: 1 GB = 10^9 bytes.
 constexpr double kBytesPerGigabyte = 1e9;
@@ -12,8 +15,21 @@ constexpr double kBytesPerTerabyte = 1e12;
 // "165.0 GB", "6.5 TB": gigabytes below 1,000 GB, terabytes from there on.
 std::string format_bytes(double bytes, int decimals = 1);
 
+// For chart ticks: as few decimals as the value needs, at most two: "80 GB", "3.5 TB".
+std::string format_bytes_short(double bytes);
+
 // "8.03 B" parameters; "8,192" for counts.
 std::string format_parameters(double num_parameters);
 std::string format_count(double count);
+
+// "d 8 (ZeRO-3 over d·c = 8) × t 8 (SP) × p 2 × c 1 = 128 devices, recompute selective".
+std::string format_layout(const Estimate& estimate);
+
+// Text typed by a person, read the same way by the CLI and the page. A whole number that fits
+// an int, else kNotAWholeNumber (which every range check refuses); a decimal number written in
+// full, else NaN. Out-of-range text ("1e999") counts as not a number.
+constexpr int kNotAWholeNumber = -1;
+int parse_whole_number(std::string_view text);
+double parse_decimal(std::string_view text);
 
 }  // namespace trainmem

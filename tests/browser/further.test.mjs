@@ -1,0 +1,153 @@
+// "Go further" in Chromium: the layout, recipe and device controls drive the charts and readout
+// through the core, refuse what makes no sense by the control it concerns, show each term's
+// arithmetic, and find the fewest devices that fit.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bodyText, canvases, commit, FORBIDDEN_TEXT, readout, startHarness, tableRows } from './harness.mjs';
+
+describe('Go further, in Chromium', () => {
+  let harness;
+
+  before(async () => {
+    harness = await startHarness();
+  });
+
+  after(async () => {
+    await harness?.close();
+  });
+
+  it("starts from the plate's view: one device, Adam in BF16 mixed precision, an H100", async () => {
+    const { page, problems } = await harness.openPage();
+    const values = await page.$$eval('#further-controls input, #further-controls select', (elements) =>
+      Object.fromEntries(elements.map((e) => [e.id, e.type === 'checkbox' ? e.checked : e.value])),
+    );
+    assert.deepEqual(values, {
+      'seq-len': '8192',
+      dp: '1',
+      zero: '0',
+      tp: '1',
+      'sequence-parallel': false,
+      pp: '1',
+      vpp: '1',
+      cp: '1',
+      recompute: 'none',
+      optimizer: 'adam',
+      precision: 'bf16-mixed',
+      logits: false,
+      device: 'h100',
+      'device-gb': '80',
+    });
+    assert.equal(await page.isDisabled('#device-gb'), true);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('a layout redraws both charts for the most loaded device', async () => {
+    const { page, problems } = await harness.openPage();
+    const before = await canvases(page);
+    await commit(page, '#dp', '8');
+    await page.selectOption('#zero', '3');
+    const text = await readout(page);
+    assert.match(text, /^Spread over d 8 \(ZeRO-3 over d·c = 8\) × t 1 × p 1 × c 1 = 8 devices/);
+    assert.match(text, /needs 52\.6 GB on its most loaded device: 16\.1 GB of model states/);
+    assert.match(text, /It fits in one H100 80 GB/);
+    assert.equal(await page.textContent('#breakdown-title'), 'Memory on the most loaded device');
+    const after = await canvases(page);
+    assert.notEqual(after.breakdown, before.breakdown);
+    assert.deepEqual((await tableRows(page, '#breakdown-table'))[0], ['Weights', '2', '2.0 GB']);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('refuses a layout that makes no sense, by its control, and keeps the last good view', async () => {
+    const { page, problems } = await harness.openPage();
+    const goodText = await readout(page);
+    const goodCharts = await canvases(page);
+    const cases = [
+      ['#tp', '3', 'tp', /^Tensor parallelism 3 must divide the 32 attention heads/],
+      ['#pp', '5', 'pp', /^Pipeline parallelism 5 must divide the 32 layers of Llama 3 8B\.$/],
+      ['#dp', 'abc', 'dp', /^Data parallelism must be a whole number from 1 to 65,536\.$/],
+      ['#cp', '1e400', 'cp', /^Context parallelism must be a whole number from 1 to 65,536\.$/],
+      ['#seq-len', '-1', 'seq-len', /^Sequence length must be a whole number of tokens/],
+    ];
+    for (const [selector, text, field, message] of cases) {
+      await commit(page, selector, text);
+      assert.equal(await page.isVisible(`#${field}-error`), true, `${field}: message shown`);
+      assert.match(await page.textContent(`#${field}-error`), message);
+      assert.equal(await page.getAttribute(`#${field}`, 'aria-invalid'), 'true');
+      assert.equal(await readout(page), goodText, `${field}: readout kept`);
+      assert.deepEqual(await canvases(page), goodCharts, `${field}: charts kept`);
+    }
+    await page.selectOption('#zero', '1');
+    assert.match(await page.textContent('#zero-error'), /needs data or context parallelism above 1/);
+    await page.check('#sequence-parallel');
+    assert.match(await page.textContent('#sequence-parallel-error'), /needs tensor parallelism above 1/);
+    await page.selectOption('#device', 'custom');
+    assert.equal(await page.isDisabled('#device-gb'), false, 'a custom device takes its memory');
+    const customText = await readout(page);
+    await commit(page, '#device-gb', '0');
+    assert.match(await page.textContent('#device-gb-error'), /more than 0 GB and at most 100,000 GB/);
+    assert.equal(await readout(page), customText);
+    await commit(page, '#device-gb', '40');
+    assert.match(await readout(page), /Custom 40 GB|at 40 GB each/);
+    assert.equal(await page.isVisible('.error:not([hidden])'), false, 'a good value clears the messages');
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("shows each term's arithmetic with this configuration's numbers", async () => {
+    const { page, problems } = await harness.openPage();
+    await page.click('#arithmetic summary');
+    const formulas = await page.$$eval('#arithmetic-list code', (codes) => codes.map((c) => c.textContent));
+    assert.deepEqual(formulas, [
+      '2 B × 8,030,261,248 parameters = 16.1 GB',
+      '2 B × 8,030,261,248 parameters = 16.1 GB',
+      '4 B × 8,030,261,248 parameters = 32.1 GB',
+      '8 B × 8,030,261,248 parameters = 64.2 GB',
+      '32 layers × 8,192 tokens × 4,096 × (34 + 0) B = 36.5 GB',
+    ]);
+    await page.check('#logits');
+    assert.match(
+      await page.textContent('#arithmetic-list'),
+      /6 B × 8,192 tokens × 128,256 vocabulary = 6\.3 GB/,
+    );
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('finds the fewest devices that fit, says why fewer cannot, and applies a layout', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.click('#find-fit');
+    const summary = await page.textContent('#fit-summary');
+    assert.match(summary, /fits on 2 × H100 80 GB at the fewest/);
+    assert.match(
+      summary,
+      /With fewer than 2 devices nothing fits: the leanest layout, on 1 device, still needs/,
+    );
+    const rows = await tableRows(page, '#fit-table');
+    assert.ok(rows.length > 0);
+    for (const row of rows) assert.match(row[0], /= 2 devices/);
+    await page.click('#fit-table tbody tr:first-child button');
+    assert.match(await readout(page), /= 2 devices.*It fits in one H100 80 GB/);
+    assert.equal(await page.isVisible('#fit-table'), false, 'results are cleared once the settings change');
+    await page.click('#reset-further');
+    assert.match(await readout(page), /^Llama 3 8B needs 165\.0 GB to train on one device/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('a new sequence length changes what a micro-batch of tokens means', async () => {
+    const { page, problems } = await harness.openPage();
+    await commit(page, '#seq-len', '4096');
+    assert.equal(await page.inputValue('#tokens'), '4096');
+    assert.equal(await page.textContent('#tokens-hint'), 'Whole sequences of 4,096 tokens, 1 to 16 of them.');
+    await commit(page, '#tokens', '12288');
+    assert.match(await readout(page), /12,288 tokens per micro-batch \(3 sequences\)/);
+    await commit(page, '#tokens', '8192.5');
+    assert.match(await page.textContent('#tokens-error'), /whole multiple of 4,096/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});

@@ -1,0 +1,67 @@
+// Shared by the browser tests: a static server on dist/, Debian's Chromium, and pages that
+// record every console error, page error and request off the page's origin.
+import { chromium } from 'playwright-core';
+import { serveFolder } from '../../scripts/serve.mjs';
+import { launchOptions } from './chromium.mjs';
+
+/** Text that must never reach the screen. */
+export const FORBIDDEN_TEXT = /\bNaN\b|\bInfinity\b|\bundefined\b|\bnull\b/;
+
+export async function startHarness() {
+  const { server, url } = await serveFolder('dist');
+  const browser = await chromium.launch(launchOptions);
+  const origin = new URL(url).origin;
+
+  /** Opens the page (with `query`, if any) once its first view is drawn. */
+  async function openPage({ viewport = { width: 1280, height: 900 }, query = '' } = {}) {
+    const page = await browser.newPage({ viewport });
+    const problems = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') {
+        problems.push(`console ${message.type()}: ${message.text()}`);
+      }
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('request', (request) => {
+      const requestUrl = request.url();
+      if (!requestUrl.startsWith('data:') && new URL(requestUrl).origin !== origin) {
+        problems.push(`request off origin: ${requestUrl}`);
+      }
+    });
+    await page.goto(url + query);
+    await page.waitForSelector('body[data-ready="true"]');
+    return { page, problems };
+  }
+
+  return {
+    url,
+    openPage,
+    async close() {
+      await browser.close();
+      server.close();
+    },
+  };
+}
+
+export const readout = (page) => page.textContent('#readout');
+
+export const bodyText = (page) => page.evaluate(() => document.body.innerText);
+
+/** Both charts' pixels, to tell whether they were redrawn. */
+export const canvases = (page) =>
+  page.evaluate(() => ({
+    breakdown: document.getElementById('breakdown-chart').toDataURL(),
+    activations: document.getElementById('activations-chart').toDataURL(),
+  }));
+
+/** Types into a text field and commits it as a reader does, with Enter. */
+export async function commit(page, selector, text) {
+  await page.fill(selector, text);
+  await page.press(selector, 'Enter');
+}
+
+/** A table body's cells as text, row by row. */
+export const tableRows = (page, selector) =>
+  page.$$eval(`${selector} tbody tr`, (rows) =>
+    rows.map((row) => [...row.cells].map((cell) => cell.textContent)),
+  );
