@@ -1,5 +1,6 @@
-// Bundles the page into dist/: app.js (our modules and the Chart.js parts they register),
-// the WebAssembly module trainmem.js (wasm embedded), index.html, styles.css and favicon.svg.
+// Bundles the page into dist/: app.js (our modules and the Chart.js parts they register), the
+// WebAssembly module trainmem.js (wasm embedded), index.html, styles.css and favicon.svg; and the
+// entry point for other pages, trainmem-api.js, with its example api-example.html.
 import { build } from 'esbuild';
 import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -18,21 +19,25 @@ if (!existsSync(wasmModule)) {
 await rm(dist, { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
 
-await build({
-  entryPoints: [join(root, 'web', 'src', 'main.js')],
-  outfile: join(dist, 'app.js'),
-  bundle: true,
-  format: 'iife',
-  minify: true,
-  target: ['es2020'],
-  legalComments: 'linked',
-  logLevel: 'warning',
-});
+const bundle = (entry, outfile) =>
+  build({
+    entryPoints: [join(root, 'web', 'src', entry)],
+    outfile: join(dist, outfile),
+    bundle: true,
+    format: 'iife',
+    minify: true,
+    target: ['es2020'],
+    legalComments: 'linked',
+    logLevel: 'warning',
+  });
+await Promise.all([bundle('main.js', 'app.js'), bundle('api.js', 'trainmem-api.js')]);
 
 await Promise.all([
   copyFile(join(root, 'web', 'index.html'), join(dist, 'index.html')),
   copyFile(join(root, 'web', 'styles.css'), join(dist, 'styles.css')),
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
+  copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
+  copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),
   copyFile(wasmModule, join(dist, 'trainmem.js')),
 ]);
-console.log('build-web: wrote dist/ (index.html, styles.css, favicon.svg, app.js, trainmem.js)');
+console.log('build-web: wrote dist/');

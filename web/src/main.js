@@ -4,6 +4,7 @@ import { createCharts, TERMS } from './charts.js';
 import { loadEstimator } from './estimator.js';
 import { formatPerParameter, formatWorth, plural } from './format.js';
 import { FURTHER_CONTROLS, getIn, MAX_MICRO_BATCH_SEQUENCES, setIn } from './state.js';
+import { fromQuery, isEmbedded, toQuery } from './url.js';
 
 const FIT_LAYOUTS_SHOWN = 8;
 
@@ -80,7 +81,18 @@ function describe(estimator, estimate) {
   );
 }
 
+/** Embedded (?embed=1): only the workshop, and its height posted to the parent window. */
+function embed() {
+  document.documentElement.classList.add('embed');
+  const postHeight = () => {
+    const height = Math.ceil(document.documentElement.getBoundingClientRect().height);
+    window.parent.postMessage({ type: 'trainmem:height', height }, '*');
+  };
+  new ResizeObserver(postHeight).observe(document.documentElement);
+}
+
 async function start() {
+  if (isEmbedded(location.search)) embed();
   const plateControls = {
     model: $('model'),
     slider: $('tokens-slider'),
@@ -112,7 +124,12 @@ async function start() {
     formatCount: estimator.formatCount,
   });
 
-  let state = { ...estimator.defaultSetup };
+  const embedded = isEmbedded(location.search);
+  const fromLink = fromQuery(location.search, estimator, MAX_MICRO_BATCH_SEQUENCES);
+  let state = fromLink.state;
+  const notice = $('url-notice');
+  notice.textContent = fromLink.notices.join(' ');
+  notice.hidden = fromLink.notices.length === 0;
 
   /** Shows `message` by the control the core named (or clears every message). */
   function showError(field, message) {
@@ -177,6 +194,15 @@ async function start() {
     $('fit-summary').textContent = note;
   }
 
+  /** Keeps the URL on the view, without a history entry per change. */
+  function saveToUrl(estimate) {
+    try {
+      history.replaceState(null, '', toQuery(state, estimate, embedded));
+    } catch {
+      // Some hosts (a file:// page in some browsers) refuse; the view still works.
+    }
+  }
+
   /** Draws `next` if the core accepts it; otherwise keeps the last good view and says why. */
   function render(next) {
     const view = estimator.workshopView(next, MAX_MICRO_BATCH_SEQUENCES);
@@ -215,6 +241,7 @@ async function start() {
     );
     fillArithmetic();
     clearFit('The settings changed: search again for this configuration.');
+    saveToUrl(estimate);
     document.body.dataset.ready = 'true';
     return true;
   }
