@@ -14,7 +14,8 @@ export async function startHarness() {
 
   /** Opens the page (with `query`, if any) once its first view is drawn. */
   async function openPage({ viewport = { width: 1280, height: 900 }, query = '' } = {}) {
-    const page = await browser.newPage({ viewport });
+    const context = await browser.newContext({ viewport });
+    const page = await context.newPage();
     const problems = [];
     page.on('console', (message) => {
       if (message.type() === 'error' || message.type() === 'warning') {

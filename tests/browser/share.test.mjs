@@ -95,7 +95,7 @@ describe('sharing and hosting, in Chromium', () => {
     const frame = page.frameLocator('#frame');
     await frame.locator('body[data-ready="true"]').waitFor();
     assert.match(await frame.locator('#readout').textContent(), /165\.0 GB/);
-    assert.equal(await frame.locator('.plate-header').isVisible(), false, 'no prose when embedded');
+    assert.equal(await frame.locator('.intro').isVisible(), false, 'no prose when embedded');
     assert.equal(await frame.locator('#further').isVisible(), false);
 
     const frameHeight = () => page.$eval('#frame', (element) => element.getBoundingClientRect().height);

@@ -30,37 +30,116 @@ Chart.register(
 
 /** The terms, in stacking order, with their colour and the core's fields they show. */
 export const TERMS = Object.freeze([
-  { key: 'weightsBytes', perParameterKey: 'weights', label: 'Weights', color: '#2f5f98' },
-  { key: 'gradientsBytes', perParameterKey: 'gradients', label: 'Gradients', color: '#7fa7d4' },
-  { key: 'masterWeightsBytes', perParameterKey: 'masterWeights', label: 'Master weights', color: '#d08a2c' },
+  { key: 'weightsBytes', perParameterKey: 'weights', label: 'Weights', color: '#2f5f98', marks: 'none' },
+  {
+    key: 'gradientsBytes',
+    perParameterKey: 'gradients',
+    label: 'Gradients',
+    color: '#7fa7d4',
+    marks: 'dots',
+  },
+  {
+    key: 'masterWeightsBytes',
+    perParameterKey: 'masterWeights',
+    label: 'Master weights',
+    color: '#d08a2c',
+    marks: 'rising',
+  },
   {
     key: 'optimizerStatesBytes',
     perParameterKey: 'optimizerStates',
     label: 'Optimiser states',
     color: '#8a4b22',
+    marks: 'cross',
   },
-  { key: 'activationsBytes', label: 'Activations', color: '#3d8b57' },
-  { key: 'logitsBytes', label: 'Logits and loss', color: '#7a5c99' },
+  { key: 'activationsBytes', label: 'Activations', color: '#3d8b57', marks: 'falling' },
+  { key: 'logitsBytes', label: 'Logits and loss', color: '#7a5c99', marks: 'rows' },
 ]);
+
+const PATTERN_SIZE = 10;
+
+/**
+ * A term's fill: its colour with its own marks (dots, diagonals, cross-hatching, rows), so that
+ * the terms can be told apart without colour, in the bar and in the legend alike.
+ */
+function termFill(term) {
+  if (term.marks === 'none') return term.color;
+  const tile = document.createElement('canvas');
+  tile.width = PATTERN_SIZE;
+  tile.height = PATTERN_SIZE;
+  const ctx = tile.getContext('2d');
+  ctx.fillStyle = term.color;
+  ctx.fillRect(0, 0, PATTERN_SIZE, PATTERN_SIZE);
+  ctx.strokeStyle = 'rgba(255,255,255,0.6)';
+  ctx.fillStyle = 'rgba(255,255,255,0.6)';
+  ctx.lineWidth = 1.5;
+  const line = (x1, y1, x2, y2) => {
+    ctx.beginPath();
+    ctx.moveTo(x1, y1);
+    ctx.lineTo(x2, y2);
+    ctx.stroke();
+  };
+  const size = PATTERN_SIZE;
+  if (term.marks === 'dots') {
+    ctx.beginPath();
+    ctx.arc(size / 2, size / 2, 1.6, 0, 2 * Math.PI);
+    ctx.fill();
+  } else if (term.marks === 'rising' || term.marks === 'cross') {
+    line(0, size, size, 0);
+    line(-size / 2, size / 2, size / 2, -size / 2);
+    line(size / 2, size * 1.5, size * 1.5, size / 2);
+  }
+  if (term.marks === 'falling' || term.marks === 'cross') {
+    line(0, 0, size, size);
+    line(-size / 2, size / 2, size / 2, size * 1.5);
+    line(size / 2, -size / 2, size * 1.5, size / 2);
+  }
+  if (term.marks === 'rows') line(0, size / 2, size, size / 2);
+  return ctx.createPattern(tile, 'repeat');
+}
+
+/** Ink and grid colours from the page's CSS, so the charts follow a dark colour scheme too. */
+function theme() {
+  const style = getComputedStyle(document.documentElement);
+  const read = (name, fallback) => style.getPropertyValue(name).trim() || fallback;
+  return {
+    ink: read('--ink', '#1d1d1b'),
+    inkSoft: read('--ink-soft', '#55544f'),
+    grid: read('--rule', '#d9d4c7'),
+    card: read('--card', '#ffffff'),
+  };
+}
+
+// Exported PNGs get the card's white behind them rather than a transparent background.
+const paperBackground = {
+  id: 'paperBackground',
+  beforeDraw(chart) {
+    const { ctx, width, height } = chart;
+    ctx.save();
+    ctx.globalCompositeOperation = 'destination-over';
+    ctx.fillStyle = chart.options.plugins.paperBackground?.color ?? '#ffffff';
+    ctx.fillRect(0, 0, width, height);
+    ctx.restore();
+  },
+};
 
 const FLASH_COLOR = '#3d8b57';
 const NO_FLASH_COLOR = '#b8433a';
-const CAPACITY_COLOR = '#1d1d1b';
 
-function capacityLine(capacityBytes, label) {
+function capacityLine(capacityBytes, label, colors) {
   return {
     type: 'line',
     yMin: capacityBytes,
     yMax: capacityBytes,
-    borderColor: CAPACITY_COLOR,
+    borderColor: colors.ink,
     borderWidth: 1.5,
     borderDash: [6, 4],
     label: {
       display: true,
       content: label,
       position: 'start',
-      backgroundColor: 'rgba(255,255,255,0.85)',
-      color: CAPACITY_COLOR,
+      backgroundColor: colors.card,
+      color: colors.ink,
       font: { size: 11 },
       padding: 3,
       yAdjust: -11,
@@ -83,7 +162,10 @@ export function createCharts({
     return bytes === undefined ? term.label : `${term.label} (${formatPerParameter(bytes)} B/param)`;
   };
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
-  Chart.defaults.color = '#3a3a36';
+  const colors = theme();
+  Chart.defaults.color = colors.inkSoft;
+  Chart.defaults.borderColor = colors.grid;
+  Chart.defaults.plugins.paperBackground = { color: colors.card };
   const byteTicks = { callback: (value) => formatBytesShort(value) };
   const common = {
     responsive: true,
@@ -94,13 +176,14 @@ export function createCharts({
 
   const breakdown = new Chart(breakdownCanvas, {
     type: 'bar',
+    plugins: [paperBackground],
     data: {
       labels: [''],
       datasets: TERMS.map((term) => ({
         label: term.label,
         data: [0],
-        backgroundColor: term.color,
-        borderColor: '#ffffff',
+        backgroundColor: termFill(term),
+        borderColor: colors.card,
         borderWidth: 1,
         maxBarThickness: 140,
       })),
@@ -137,6 +220,7 @@ export function createCharts({
 
   const activations = new Chart(activationsCanvas, {
     type: 'line',
+    plugins: [paperBackground],
     data: {
       datasets: [
         {
@@ -186,6 +270,9 @@ export function createCharts({
   });
 
   return {
+    /** A chart as a PNG data URL: "breakdown" or "activations". */
+    toPng: (which) => (which === 'breakdown' ? breakdown : activations).toBase64Image('image/png'),
+
     /** Redraws both charts from one workshop view. */
     update(view) {
       const { estimate, activationCurve } = view;
@@ -201,7 +288,7 @@ export function createCharts({
         breakdown.data.datasets[index].data = [estimate.bytes[term.key]];
       });
       breakdown.options.plugins.annotation.annotations = {
-        capacity: capacityLine(estimate.device.capacityBytes, capacityLabel),
+        capacity: capacityLine(estimate.device.capacityBytes, capacityLabel, colors),
       };
       breakdown.update('none');
 
@@ -221,14 +308,14 @@ export function createCharts({
       activations.options.scales.x.min = first.tokens;
       activations.options.scales.x.max = last.tokens;
       activations.options.plugins.annotation.annotations = {
-        capacity: capacityLine(estimate.device.capacityBytes, capacityLabel),
+        capacity: capacityLine(estimate.device.capacityBytes, capacityLabel, colors),
         choice: {
           type: 'point',
           xValue: estimate.tokensPerMicroBatch,
           yValue: estimate.bytes.activationsBytes,
           radius: 7,
           borderWidth: 2.5,
-          borderColor: CAPACITY_COLOR,
+          borderColor: colors.ink,
           backgroundColor: 'rgba(0,0,0,0)',
         },
       };
