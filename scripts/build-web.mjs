@@ -10,9 +10,10 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const wasmModule = join(root, 'build-wasm', 'trainmem.js');
+const jsonModule = join(root, 'build-wasm', 'trainmem-json.js');
 
-if (!existsSync(wasmModule)) {
-  console.error('build-web: build-wasm/trainmem.js is missing; run scripts/build.sh');
+if (!existsSync(wasmModule) || !existsSync(jsonModule)) {
+  console.error('build-web: build-wasm/trainmem.js or trainmem-json.js is missing; run scripts/build.sh');
   process.exit(1);
 }
 
@@ -39,5 +40,6 @@ await Promise.all([
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
   copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),
   copyFile(wasmModule, join(dist, 'trainmem.js')),
+  copyFile(jsonModule, join(dist, 'trainmem-json.js')),
 ]);
 console.log('build-web: wrote dist/');

@@ -4,16 +4,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
+#include "trainmem/report.hpp"
 
 namespace trainmem {
 
@@ -24,6 +27,7 @@ constexpr int kFitLayoutsShown = 10;
 // Every flag's text as typed, so that each message can quote the input; the core reads numbers.
 struct Options {
   std::string model_id = TrainingSetup{}.model_id;
+  std::string config_path;  // a Hugging Face config.json instead of a preset
   std::string tokens;
   std::string seq_len;
   std::string micro_batch;
@@ -64,13 +68,63 @@ int whole_or(const std::string& text, int if_empty) {
 }
 
 void print_models(std::ostream& out) {
-  out << std::left << std::setw(14) << "id" << std::setw(16) << "name" << std::setw(12)
+  out << std::left << std::setw(14) << "id" << std::setw(15) << "name" << std::setw(12)
       << "parameters"
       << "source\n";
   for (const ModelShape& shape : preset_models()) {
-    out << std::setw(14) << shape.id << std::setw(16) << shape.name << std::setw(12)
+    out << std::setw(14) << shape.id << std::setw(15) << shape.name << std::setw(12)
         << format_parameters(count_parameters(shape)) << shape.source << "\n";
   }
+}
+
+// The text of a config.json, read whole; I/O stays here, out of the core. Refuses what is not a
+// regular file, and files over the parser's limit before reading them.
+struct ConfigFile {
+  bool ok = false;
+  std::string text;
+  std::string problem;
+};
+
+ConfigFile read_config_file(const std::string& path) {
+  ConfigFile file;
+  const std::string quoted_path = "'" + path + "'";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    file.problem = "cannot read " + quoted_path + ": not a readable file";
+    return file;
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  const auto too_large = [&](double bytes) {
+    return quoted_path + " is " + format_count(bytes) + " bytes; at most " +
+           format_count(kMaxConfigBytes) + " (1 MiB) are allowed";
+  };
+  if (error) {
+    file.problem = "cannot read " + quoted_path + ": " + error.message();
+    return file;
+  }
+  if (size > static_cast<std::uintmax_t>(kMaxConfigBytes)) {
+    file.problem = too_large(static_cast<double>(size));
+    return file;
+  }
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) {
+    file.problem = "cannot read " + quoted_path + ": it cannot be opened";
+    return file;
+  }
+  // One byte past the limit tells a file that grew since it was measured.
+  file.text.resize(static_cast<std::size_t>(kMaxConfigBytes) + 1);
+  stream.read(file.text.data(), static_cast<std::streamsize>(file.text.size()));
+  if (stream.bad()) {
+    file.problem = "cannot read " + quoted_path + ": a read failed";
+    return file;
+  }
+  file.text.resize(static_cast<std::size_t>(stream.gcount()));
+  if (file.text.size() > static_cast<std::size_t>(kMaxConfigBytes)) {
+    file.problem = too_large(static_cast<double>(file.text.size())) + " (it grew while read)";
+    return file;
+  }
+  file.ok = true;
+  return file;
 }
 
 std::string fixed(double value, int decimals) {
@@ -135,75 +189,11 @@ void print_table(const Estimate& estimate, std::ostream& out) {
   out << (estimate.fits ? "; it fits\n" : "; it does not fit\n");
 }
 
-// Byte counts are whole numbers below 2^53: print them as JSON integers, not "1.6e10" or "…0.0".
-nlohmann::ordered_json number(double value) {
-  constexpr double kLargestExactInteger = 9007199254740992.0;  // 2^53
-  if (std::fabs(value) < kLargestExactInteger && std::trunc(value) == value) {
-    return static_cast<std::int64_t>(value);
-  }
-  return value;
-}
-
-nlohmann::ordered_json to_json(const Estimate& estimate) {
-  const MemoryBreakdown& bytes = estimate.bytes;
-  const ParallelLayout& layout = estimate.setup.layout;
-  const BytesPerParameter& per = estimate.bytes_per_parameter;
-  return {
-      {"model", estimate.setup.model_id},
-      {"parameters", number(estimate.num_parameters)},
-      {"tokensPerMicroBatch", number(estimate.tokens_per_micro_batch)},
-      {"sequenceLength", estimate.setup.sequence_length},
-      {"flashAttention", estimate.setup.flash_attention},
-      {"bytes",
-       {{"weights", number(bytes.weights_bytes)},
-        {"gradients", number(bytes.gradients_bytes)},
-        {"masterWeights", number(bytes.master_weights_bytes)},
-        {"optimizerStates", number(bytes.optimizer_states_bytes)},
-        {"activations", number(bytes.activations_bytes)},
-        {"logits", number(bytes.logits_bytes)},
-        {"total", number(bytes.total_bytes)}}},
-      {"device",
-       {{"id", estimate.device.id},
-        {"name", estimate.device.name},
-        {"capacityBytes", number(estimate.device.capacity_bytes)}}},
-      {"devicesWorth", estimate.devices_worth},
-      {"layout",
-       {{"dp", layout.data_parallel},
-        {"zero", layout.zero_stage},
-        {"tp", layout.tensor_parallel},
-        {"sequenceParallel", layout.sequence_parallel},
-        {"pp", layout.pipeline_parallel},
-        {"vpp", layout.virtual_pipeline_stages},
-        {"cp", layout.context_parallel}}},
-      {"recompute", estimate.setup.recompute},
-      {"optimizer", estimate.setup.optimizer},
-      {"precision", estimate.setup.precision},
-      {"logits", estimate.setup.logits},
-      {"devices", number(estimate.num_devices)},
-      {"fits", estimate.fits},
-      {"mostLoadedStage", estimate.most_loaded_stage},
-      {"parametersOnDevice", number(estimate.parameters_on_device)},
-      {"bytesPerParameter",
-       {{"weights", per.weights},
-        {"gradients", per.gradients},
-        {"masterWeights", per.master_weights},
-        {"optimizerStates", per.optimizer_states},
-        {"total", per.total}}},
-  };
-}
-
 int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
   const FitSearch search = find_fewest_devices(setup, kFitLayoutsShown);
   if (search.status != Status::kOk) return bad_input(err, search.message);
   if (json) {
-    nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
-    for (const Estimate& estimate : search.layouts) layouts.push_back(to_json(estimate));
-    out << nlohmann::ordered_json{{"model", setup.model_id},
-                                  {"fewestDevices", number(search.fewest_devices)},
-                                  {"layouts", layouts},
-                                  {"whyNotFewer", search.why_not_fewer}}
-               .dump(2)
-        << "\n";
+    out << fit_to_json(setup, search) << "\n";
     return kExitOk;
   }
   if (search.layouts.empty()) {
@@ -235,6 +225,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       "trainmem"};
   app.add_option("--model", options.model_id, "Model: " + preset_ids_joined())
       ->default_str(options.model_id);
+  app.add_option("--config", options.config_path,
+                 "A Hugging Face config.json (at most 1 MiB) instead of --model");
   app.add_option("--tokens", options.tokens,
                  "Tokens per micro-batch: a whole multiple of the sequence length (default 8192)");
   app.add_option("--seq-len", options.seq_len, "Sequence length in tokens (default 8192)");
@@ -280,7 +272,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     print_models(out);
     return kExitOk;
   }
-  if (find_preset(options.model_id) == nullptr) {
+  const bool from_config = app.count("--config") > 0;
+  if (from_config && app.count("--model") > 0) {
+    return bad_input(err, "--config: give either --model or --config, not both");
+  }
+  if (!from_config && find_preset(options.model_id) == nullptr) {
     return bad_input(err, "--model: '" + options.model_id +
                               "' is not a known model; allowed: " + preset_ids_joined());
   }
@@ -305,6 +301,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   TrainingSetup setup;
   setup.model_id = options.model_id;
+  if (from_config) {
+    const ConfigFile file = read_config_file(options.config_path);
+    if (!file.ok) return bad_input(err, "--config: " + file.problem);
+    const ConfigParse parse = parse_hf_config(file.text);
+    if (parse.status != Status::kOk) return bad_input(err, "--config: " + parse.message);
+    setup.model_id = kCustomModelId;
+    setup.custom_model = parse.shape;
+  }
   setup.flash_attention = !options.no_flash_attention;
   setup.sequence_length = whole_or(options.seq_len, kPlateSequenceLength);
   setup.micro_batch_sequences = whole_or(options.micro_batch, 1);
@@ -360,7 +364,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
 
   if (options.json) {
-    out << to_json(estimate).dump(2) << "\n";
+    out << estimate_to_json(estimate) << "\n";
   } else {
     print_table(estimate, out);
   }

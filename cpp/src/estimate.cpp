@@ -32,6 +32,10 @@ Refusal check(const TrainingSetup& setup, const ModelShape* shape) {
     return {"model", "Model '" + setup.model_id + "' is not known; choose one of " +
                          preset_ids_joined() + "."};
   }
+  if (setup.model_id == kCustomModelId) {
+    const std::string problem = model_shape_problem(*shape);
+    if (!problem.empty()) return {"config", "The custom model's shape is not usable: " + problem};
+  }
   if (!in_range(setup.sequence_length, 1, kMaxSequenceLength)) {
     return {"seq-len", "Sequence length must be a whole number of tokens " +
                            range_text(1, kMaxSequenceLength) + "."};
@@ -153,12 +157,22 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
   const double h = shape.hidden_size;
   const double a = shape.num_attention_heads;
 
+  // Top-k routing: each token's activations pass through k experts' MLPs, k - 1 more than a
+  // dense layer's one (Korthikanti et al. 2023, section 4.1's MLP share; see estimate.hpp).
+  const double extra_mlps = shape.num_experts_per_token - 1;
+
   ActivationsPerLayer layer;
   layer.tokens_on_device = s / layout.context_parallel * micro_batch_sequences;
-  layer.replicated_factor = layout.sequence_parallel
-                                ? kKorthikantiBytesPerTokenPerHidden / t
-                                : kKorthikantiReplicatedBytesPerTokenPerHidden +
-                                      kKorthikantiShardedBytesPerTokenPerHidden / t;
+  if (layout.sequence_parallel) {
+    layer.replicated_factor =
+        (kKorthikantiBytesPerTokenPerHidden + extra_mlps * kKorthikantiMlpBytesPerTokenPerHidden) /
+        t;
+  } else {
+    layer.replicated_factor = kKorthikantiReplicatedBytesPerTokenPerHidden +
+                              kKorthikantiShardedBytesPerTokenPerHidden / t +
+                              extra_mlps * (kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
+                                            kKorthikantiMlpShardedBytesPerTokenPerHidden / t);
+  }
   const bool scores_stored = !flash_attention && setup.recompute == "none";
   const double score_factor = kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / (h * t);
   layer.score_factor = scores_stored ? score_factor : 0;
@@ -182,7 +196,7 @@ struct StageMemory {
 };
 
 struct Calculation {
-  const ModelShape* shape = nullptr;
+  const ModelShape* shape = nullptr;  // the setup's model (resolve_model), alive as long as it
   ParameterCounts counts;
   BytesPerParameter bytes_per_parameter;
   ActivationsPerLayer layer;
@@ -223,8 +237,8 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   // split over the vocabulary by t. Tied embeddings need a copy of the matrix on the last stage
   // when p > 1 (as Megatron-LM keeps one).
   const double layer_parameters =
-      calc.layers_per_stage *
-      (calc.counts.attention_and_mlp_per_layer / t + calc.counts.norms_per_layer);
+      calc.layers_per_stage * (calc.counts.attention_and_mlp_per_layer / t +
+                               calc.counts.norms_per_layer + calc.counts.replicated_per_layer);
   const double embedding = calc.counts.embedding / t;
   const double head =
       (shape.tied_embeddings ? (p > 1 ? calc.counts.embedding : 0) : calc.counts.output_head) / t;
@@ -280,7 +294,7 @@ Estimate invalid(const TrainingSetup& setup, Refusal refusal) {
 // Validates and computes; `calc.estimate` holds the result either way.
 Calculation run(const TrainingSetup& setup, int micro_batch_sequences, bool flash_attention) {
   Calculation calc;
-  calc.shape = find_preset(setup.model_id);
+  calc.shape = resolve_model(setup);
   Refusal refusal = check(setup, calc.shape);
   if (!refusal.field.empty()) {
     calc.estimate = invalid(setup, std::move(refusal));
@@ -319,6 +333,11 @@ Calculation run(const TrainingSetup& setup, int micro_batch_sequences, bool flas
 }  // namespace
 
 const Device& h100_80gb() { return *find_device("h100"); }
+
+const ModelShape* resolve_model(const TrainingSetup& setup) {
+  if (setup.model_id == kCustomModelId) return &setup.custom_model;
+  return find_preset(setup.model_id);
+}
 
 Estimate estimate_memory(const TrainingSetup& setup) {
   return run(setup, setup.micro_batch_sequences, setup.flash_attention).estimate;
@@ -450,8 +469,13 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
         "(" + number(layer.replicated_factor) + " + " + number(layer.score_factor) + ") B";
   }
   activations += " = " + format_bytes(bytes.activations_bytes);
-  terms.push_back({"activations", "Activations", activations,
-                   "Korthikanti et al., MLSys 2023, equation 1 and Table 2"});
+  std::string activations_source = "Korthikanti et al., MLSys 2023, equation 1 and Table 2";
+  if (shape.num_experts_per_token > 1) {
+    activations_source += "; top-" + std::to_string(shape.num_experts_per_token) +
+                          " routing: section 4.1's MLP share (19) once more for each expert "
+                          "past the first";
+  }
+  terms.push_back({"activations", "Activations", activations, activations_source});
 
   if (setup.logits) {
     const std::string logits =

@@ -83,7 +83,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     search.invalid_field = checked.invalid_field;
     return search;
   }
-  const ModelShape& shape = *find_preset(base.model_id);
+  const ModelShape& shape = *resolve_model(base);
   const int heads_gcd = std::gcd(std::gcd(shape.num_attention_heads, shape.num_key_value_heads),
                                  shape.ffn_hidden_size);
 

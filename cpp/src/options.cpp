@@ -76,17 +76,26 @@ const std::vector<Choice>& recompute_choices() {
 namespace {
 
 // Adafactor keeps, per weight matrix of r x c, a row vector of r and a column vector of c
-// (Shazeer and Stern 2018, section 3); per vector parameter (the norms), the full second moment.
-// Returns state values per parameter for `shape`.
+// (Shazeer and Stern 2018, section 3); per vector parameter (norms, biases), the full second
+// moment. Returns state values per parameter for `shape`.
 double adafactor_values_per_parameter(const ModelShape& shape) {
   const double h = shape.hidden_size;
-  const double head_dim = h / shape.num_attention_heads;
+  const double head_dim = head_dim_of(shape);
   const double q = shape.num_attention_heads * head_dim;
   const double kv = shape.num_key_value_heads * head_dim;
   const double f = shape.ffn_hidden_size;
   const double v = shape.vocab_size;
-  // Per layer: Q (h x q), K and V (h x kv), O (q x h), gate and up (h x f), down (f x h), 2 norms.
-  const double per_layer = (h + q) + 2 * (h + kv) + (q + h) + 2 * (h + f) + (f + h) + 2 * h;
+  const double experts = shape.num_experts;
+  // Per layer: Q (h x q), K and V (h x kv), O (q x h); in each expert gate and up (h x f) and
+  // down (f x h); the router (h x E) when there are experts; the norms and biases whole.
+  const double attention = (h + q) + 2 * (h + kv) + (q + h);
+  const double mlp = experts * (2 * (h + f) + (f + h));
+  const double router = shape.num_experts > 1 ? h + experts : 0;
+  double vectors = shape.norms_per_layer * h;
+  if (shape.attention_qkv_bias) vectors += q + 2 * kv;
+  if (shape.attention_output_bias) vectors += h;
+  if (shape.mlp_bias) vectors += experts * (2 * f + h);
+  const double per_layer = attention + mlp + router + vectors;
   const double embeddings = (v + h) * (shape.tied_embeddings ? 1 : 2);
   const double final_norm = h;
   return (shape.num_layers * per_layer + embeddings + final_norm) / count_parameters(shape);

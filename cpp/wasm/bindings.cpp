@@ -3,6 +3,7 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include "setup_types.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
@@ -66,46 +67,12 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   using namespace emscripten;
   using namespace trainmem;
 
-  enum_<Status>("Status").value("OK", Status::kOk).value("INVALID_INPUT", Status::kInvalidInput);
-
-  value_object<ModelShape>("ModelShape")
-      .field("id", &ModelShape::id)
-      .field("name", &ModelShape::name)
-      .field("source", &ModelShape::source)
-      .field("numLayers", &ModelShape::num_layers)
-      .field("hiddenSize", &ModelShape::hidden_size)
-      .field("ffnHiddenSize", &ModelShape::ffn_hidden_size)
-      .field("numAttentionHeads", &ModelShape::num_attention_heads)
-      .field("numKeyValueHeads", &ModelShape::num_key_value_heads)
-      .field("vocabSize", &ModelShape::vocab_size)
-      .field("tiedEmbeddings", &ModelShape::tied_embeddings);
+  register_setup_types();
 
   value_object<Choice>("Choice")
       .field("id", &Choice::id)
       .field("name", &Choice::name)
       .field("source", &Choice::source);
-
-  value_object<ParallelLayout>("ParallelLayout")
-      .field("dataParallel", &ParallelLayout::data_parallel)
-      .field("zeroStage", &ParallelLayout::zero_stage)
-      .field("tensorParallel", &ParallelLayout::tensor_parallel)
-      .field("sequenceParallel", &ParallelLayout::sequence_parallel)
-      .field("pipelineParallel", &ParallelLayout::pipeline_parallel)
-      .field("virtualPipelineStages", &ParallelLayout::virtual_pipeline_stages)
-      .field("contextParallel", &ParallelLayout::context_parallel);
-
-  value_object<TrainingSetup>("TrainingSetup")
-      .field("modelId", &TrainingSetup::model_id)
-      .field("sequenceLength", &TrainingSetup::sequence_length)
-      .field("microBatchSequences", &TrainingSetup::micro_batch_sequences)
-      .field("flashAttention", &TrainingSetup::flash_attention)
-      .field("layout", &TrainingSetup::layout)
-      .field("recompute", &TrainingSetup::recompute)
-      .field("optimizer", &TrainingSetup::optimizer)
-      .field("precision", &TrainingSetup::precision)
-      .field("logits", &TrainingSetup::logits)
-      .field("deviceId", &TrainingSetup::device_id)
-      .field("customCapacityGb", &TrainingSetup::custom_capacity_gb);
 
   value_object<MemoryBreakdown>("MemoryBreakdown")
       .field("weightsBytes", &MemoryBreakdown::weights_bytes)
@@ -167,6 +134,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   constant("plateSequenceLength", kPlateSequenceLength);
   constant("maxMicroBatchSequences", kMaxMicroBatchSequences);
   constant("modelStateBytesPerParameter", kModelStateBytesPerParameter);
+  constant("customModelId", std::string(kCustomModelId));
 
   function("defaultSetup", &default_setup);
   function("presetModels", &preset_models_js);

@@ -5,7 +5,7 @@
 // Usage: node scripts/bench/bench.mjs [--markdown FILE]
 import { build } from 'esbuild';
 import { existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,9 +49,8 @@ function percentile(values, p) {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-/** Bundles the baseline page into a temporary folder, as build-web.mjs bundles the real one. */
-async function buildBaseline() {
-  const folder = await mkdtemp(join(tmpdir(), 'trainmem-bench-'));
+/** Bundles the baseline page into `folder`, as build-web.mjs bundles the real one. */
+async function buildBaseline(folder) {
   await build({
     entryPoints: [join(BASELINE_SOURCE, 'baseline.js')],
     outfile: join(folder, 'app.js'),
@@ -63,7 +62,6 @@ async function buildBaseline() {
     logLevel: 'warning',
   });
   await copyFile(join(BASELINE_SOURCE, 'index.html'), join(folder, 'index.html'));
-  return folder;
 }
 
 /** A fresh context (empty cache) whose pages record when body[data-ready] first turns 'true'. */
@@ -95,22 +93,26 @@ async function openPage(browser, url, { throttleRate = 1, onResponse } = {}) {
   return { context, page };
 }
 
-/** Each file the page fetched over HTTP (data: URLs are not transfers): raw and gzip -9 bytes. */
+/**
+ * Each file the page fetched over HTTP, once (the browser may ask twice for the favicon; data:
+ * URLs are not transfers): raw and gzip -9 bytes.
+ */
 async function measureBytes(browser, url) {
-  const bodies = [];
+  const responses = new Map();
   const { context, page } = await openPage(browser, url, {
-    onResponse: (response) => {
-      if (response.ok() && !response.url().startsWith('data:')) {
-        bodies.push(response.body().then((body) => ({ url: response.url(), body })));
-      }
-    },
+    onResponse: (response) => responses.set(response.url(), response),
   });
   await page.waitForLoadState('networkidle'); // late requests too, such as the favicon
-  const files = (await Promise.all(bodies)).map(({ url: fileUrl, body }) => ({
-    name: basename(new URL(fileUrl).pathname) || 'index.html',
-    raw: body.length,
-    gzip: gzipSync(body, { level: 9 }).length,
-  }));
+  const files = [];
+  for (const [fileUrl, response] of responses) {
+    if (!response.ok() || fileUrl.startsWith('data:')) continue;
+    const body = await response.body();
+    files.push({
+      name: basename(new URL(fileUrl).pathname) || 'index.html',
+      raw: body.length,
+      gzip: gzipSync(body, { level: 9 }).length,
+    });
+  }
   await context.close();
   return files;
 }
@@ -123,15 +125,20 @@ async function timeToCharts(browser, url, throttleRate) {
   return ms;
 }
 
+/** {page, baseline}: `measure(url)` of each, one after the other. */
+async function onEach(pages, measure) {
+  return { page: await measure(pages.page), baseline: await measure(pages.baseline) };
+}
+
 /** Median time to charts of LOADS fresh loads per page, alternating pages so drift hits both. */
-async function medianTimesToCharts(browser, urls, throttleRate) {
-  const times = urls.map(() => []);
+async function medianTimesToCharts(browser, pages, throttleRate) {
+  const times = { page: [], baseline: [] };
   for (let load = 0; load < LOADS; load += 1) {
-    for (const [index, url] of urls.entries()) {
-      times[index].push(await timeToCharts(browser, url, throttleRate));
+    for (const [name, url] of Object.entries(pages)) {
+      times[name].push(await timeToCharts(browser, url, throttleRate));
     }
   }
-  return times.map(median);
+  return { page: median(times.page), baseline: median(times.baseline) };
 }
 
 /**
@@ -215,53 +222,51 @@ const formatMs = orDash((ms) => `${ms < 1 ? ms.toFixed(3) : ms.toFixed(1)} ms`);
 const formatRate = orDash((perSecond) => `${Math.round(perSecond).toLocaleString('en-US')}/s`);
 
 /** [measure, trainmem, baseline, ratio, budget, result]; `budget` is {text, pass} or absent. */
-function row(label, page, base, format, budget) {
-  const ratio = page === undefined || base === undefined ? '—' : `${(page / base).toFixed(2)}×`;
+function row(label, { page, baseline }, format, budget) {
+  const ratio = page === undefined || baseline === undefined ? '—' : `${(page / baseline).toFixed(2)}×`;
   const verdict = budget ? (budget.pass ? 'PASS' : 'OVER') : '';
-  return [label, format(page), format(base), ratio, budget?.text ?? '', verdict];
+  return [label, format(page), format(baseline), ratio, budget?.text ?? '', verdict];
 }
 
 function tableRows({ bytes, unthrottled, throttled, drag, core }) {
-  const rows = [];
   const names = [...new Set([...bytes.page, ...bytes.baseline].map((file) => file.name))];
-  const find = (files, name) => files.find((file) => file.name === name) ?? {};
-  for (const name of names) {
-    const [page, base] = [find(bytes.page, name), find(bytes.baseline, name)];
-    rows.push(row(`${name}, raw`, page.raw, base.raw, formatKB));
-    rows.push(row(`${name}, gzip -9`, page.gzip, base.gzip, formatKB));
-  }
-  const total = (files, key) => files.reduce((sum, file) => sum + file[key], 0);
-  const gzipTotal = total(bytes.page, 'gzip');
-  rows.push(row('Total, raw', total(bytes.page, 'raw'), total(bytes.baseline, 'raw'), formatKB));
-  rows.push(
-    row('Total, gzip -9', gzipTotal, total(bytes.baseline, 'gzip'), formatKB, {
-      text: `≤ ${formatKB(BUDGET.gzipBytes)}`,
-      pass: gzipTotal <= BUDGET.gzipBytes,
-    }),
-  );
-  const timeBudget = ([page, base]) => ({
-    text: `≤ ${BUDGET.timeToChartsRatio}× baseline`,
-    pass: page <= BUDGET.timeToChartsRatio * base,
+  const sizes = (name, key) => ({
+    page: bytes.page.find((file) => file.name === name)?.[key],
+    baseline: bytes.baseline.find((file) => file.name === name)?.[key],
   });
-  rows.push(row('Time to charts', ...unthrottled, formatMs, timeBudget(unthrottled)));
-  rows.push(
-    row(`Time to charts, ${THROTTLE_RATE}× CPU throttle`, ...throttled, formatMs, timeBudget(throttled)),
-  );
-  rows.push(row('Input to next frame, p50', drag.page.p50, drag.baseline.p50, formatMs));
-  rows.push(
-    row('Input to next frame, p95', drag.page.p95, drag.baseline.p95, formatMs, {
+  const total = (key) => ({
+    page: bytes.page.reduce((sum, file) => sum + file[key], 0),
+    baseline: bytes.baseline.reduce((sum, file) => sum + file[key], 0),
+  });
+  const gzip = total('gzip');
+  const timeBudget = (times) => ({
+    text: `≤ ${BUDGET.timeToChartsRatio}× baseline`,
+    pass: times.page <= BUDGET.timeToChartsRatio * times.baseline,
+  });
+  const dragPercentile = (key) => ({ page: drag.page[key], baseline: drag.baseline[key] });
+  return [
+    ...names.flatMap((name) => [
+      row(`${name}, raw`, sizes(name, 'raw'), formatKB),
+      row(`${name}, gzip -9`, sizes(name, 'gzip'), formatKB),
+    ]),
+    row('Total, raw', total('raw'), formatKB),
+    row('Total, gzip -9', gzip, formatKB, {
+      text: `≤ ${formatKB(BUDGET.gzipBytes)}`,
+      pass: gzip.page <= BUDGET.gzipBytes,
+    }),
+    row('Time to charts', unthrottled, formatMs, timeBudget(unthrottled)),
+    row(`Time to charts, ${THROTTLE_RATE}× CPU throttle`, throttled, formatMs, timeBudget(throttled)),
+    row('Input to next frame, p50', dragPercentile('p50'), formatMs),
+    row('Input to next frame, p95', dragPercentile('p95'), formatMs, {
       text: `≤ ${BUDGET.inputToFrameP95Ms} ms`,
       pass: drag.page.p95 <= BUDGET.inputToFrameP95Ms,
     }),
-  );
-  rows.push(row('estimateMemory', core.estimatesPerSecond, undefined, formatRate));
-  rows.push(
-    row(`One sweep, workshopView(setup, ${SWEEP_POINTS})`, core.sweepMs, undefined, formatMs, {
+    row('estimateMemory', { page: core.estimatesPerSecond }, formatRate),
+    row(`One sweep, workshopView(setup, ${SWEEP_POINTS})`, { page: core.sweepMs }, formatMs, {
       text: `≤ ${BUDGET.sweepMs} ms`,
       pass: core.sweepMs <= BUDGET.sweepMs,
     }),
-  );
-  return rows;
+  ];
 }
 
 const HEADER = ['Measure', 'trainmem', 'baseline', 'ratio', 'budget', 'result'];
@@ -272,17 +277,26 @@ function formatText(heading, rows) {
   const line = (row) =>
     row
       .map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column])))
-      .join('  ');
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((width) => '-'.repeat(width)).join('  ');
   return [...heading, '', line(HEADER), rule, ...rows.map(line)].join('\n');
 }
 
+/** The same table in Markdown, the heading lines kept apart by hard line breaks. */
 function formatMarkdown(heading, rows) {
   const line = (row) => `| ${row.join(' | ')} |`;
-  const align = `| --- | ${HEADER.slice(1)
-    .map(() => '---:')
-    .join(' | ')} |`;
-  return [...heading.map((text) => `${text}  `), '', line(HEADER), align, ...rows.map(line), ''].join('\n');
+  const align = ['---', ...HEADER.slice(1).map(() => '---:')];
+  return [...heading.map((text) => `${text}  `), '', ...[HEADER, align, ...rows].map(line), ''].join('\n');
+}
+
+/** Runs one measurement, saying on stderr what is running and how long it took. */
+async function progress(label, measure) {
+  const start = performance.now();
+  process.stderr.write(`bench: ${label}… `);
+  const result = await measure();
+  process.stderr.write(`${((performance.now() - start) / 1000).toFixed(1)} s\n`);
+  return result;
 }
 
 async function main() {
@@ -293,29 +307,36 @@ async function main() {
     throw new Error('dist/ is missing: run `bash scripts/build.sh` (or `npm run build`) first');
   }
 
-  const baselineFolder = await buildBaseline();
-  const servers = await Promise.all([serveFolder(DIST, 0), serveFolder(baselineFolder, 0)]);
-  const [pageUrl, baselineUrl] = servers.map((served) => served.url);
-  const browser = await chromium.launch(launchOptions);
+  // Both pages are served from a temporary folder: the baseline built there, and a snapshot of
+  // dist/, so that a rebuild during the run cannot mix two builds in one table.
+  const folder = await mkdtemp(join(tmpdir(), 'trainmem-bench-'));
+  const [pageFolder, baselineFolder] = [join(folder, 'page'), join(folder, 'baseline')];
+  let browser;
+  let servers = [];
   try {
-    const results = {
-      bytes: {
-        page: await measureBytes(browser, pageUrl),
-        baseline: await measureBytes(browser, baselineUrl),
-      },
-      unthrottled: await medianTimesToCharts(browser, [pageUrl, baselineUrl], 1),
-      throttled: await medianTimesToCharts(browser, [pageUrl, baselineUrl], THROTTLE_RATE),
-      drag: { page: await measureDrag(browser, pageUrl), baseline: await measureDrag(browser, baselineUrl) },
-      core: await measureCore(browser, pageUrl),
-    };
+    await cp(DIST, pageFolder, { recursive: true });
+    await buildBaseline(baselineFolder);
+    servers = await Promise.all([serveFolder(pageFolder, 0), serveFolder(baselineFolder, 0)]);
+    const [pageUrl, baselineUrl] = servers.map((served) => served.url);
+    browser = await chromium.launch(launchOptions);
     const heading = machineLines(browser.version());
+    const pages = { page: pageUrl, baseline: baselineUrl };
+    const results = {
+      bytes: await progress('bytes', () => onEach(pages, (url) => measureBytes(browser, url))),
+      unthrottled: await progress('time to charts', () => medianTimesToCharts(browser, pages, 1)),
+      throttled: await progress(`time to charts, ${THROTTLE_RATE}× throttle`, () =>
+        medianTimesToCharts(browser, pages, THROTTLE_RATE),
+      ),
+      drag: await progress('slider drag', () => onEach(pages, (url) => measureDrag(browser, url))),
+      core: await progress('core throughput', () => measureCore(browser, pageUrl)),
+    };
     const rows = tableRows(results);
     console.log(formatText(heading, rows));
     if (markdownFile) await writeFile(markdownFile, formatMarkdown(heading, rows));
   } finally {
-    await browser.close();
+    await browser?.close();
     servers.forEach(({ server }) => server.close());
-    await rm(baselineFolder, { recursive: true, force: true });
+    await rm(folder, { recursive: true, force: true });
   }
 }
 

@@ -22,6 +22,7 @@ describe('Go further, in Chromium', () => {
       Object.fromEntries(elements.map((e) => [e.id, e.type === 'checkbox' ? e.checked : e.value])),
     );
     assert.deepEqual(values, {
+      'config-file': '',
       'seq-len': '8192',
       dp: '1',
       zero: '0',

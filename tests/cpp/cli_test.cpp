@@ -2,8 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "trainmem/config.hpp"
+#include "trainmem/models.hpp"
 
 using namespace trainmem;
 
@@ -27,6 +32,39 @@ int count_lines(const std::string& text) {
   for (char c : text) lines += c == '\n';
   return lines;
 }
+
+// A file under the system's temporary folder, removed when the test is done with it.
+class TempFile {
+ public:
+  TempFile(const std::string& name, const std::string& text)
+      : path_(std::filesystem::temp_directory_path() / ("trainmem-cli-test-" + name)) {
+    std::ofstream(path_, std::ios::binary) << text;
+  }
+  ~TempFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+const char* const kMixtralConfig = R"({
+  "architectures": ["MixtralForCausalLM"],
+  "hidden_size": 4096,
+  "intermediate_size": 14336,
+  "model_type": "mixtral",
+  "num_attention_heads": 32,
+  "num_experts_per_tok": 2,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "num_local_experts": 8,
+  "tie_word_embeddings": false,
+  "vocab_size": 32000
+})";
 
 void check_bad_input(const std::vector<std::string>& args, const std::string& expected_err) {
   const CliRun result = run(args);
@@ -63,6 +101,7 @@ TEST_CASE("cli: --json prints one object in the documented schema") {
   REQUIRE(result.status == 0);
   const nlohmann::json json = nlohmann::json::parse(result.out);
   CHECK(json["model"] == "llama3-8b");
+  CHECK(json["modelName"] == "Llama 3 8B");
   CHECK(json["parameters"] == 8030261248.0);
   CHECK(json["tokensPerMicroBatch"] == 16384);
   CHECK(json["sequenceLength"] == 8192);
@@ -96,6 +135,14 @@ TEST_CASE("cli: --list-models lists every preset with its parameter count") {
   CHECK(result.out.find("llama3-8b") != std::string::npos);
   CHECK(result.out.find("70.55 B") != std::string::npos);
   CHECK(result.out.find("405.85 B") != std::string::npos);
+  for (const ModelShape& shape : preset_models()) {
+    CAPTURE(shape.id);
+    CHECK(result.out.find(shape.id + " ") != std::string::npos);
+    CHECK(result.out.find(shape.source) != std::string::npos);
+  }
+  CHECK(result.out.find("mixtral-8x7b  Mixtral 8x7B   46.70 B     mistralai/Mixtral-8x7B-v0.1 "
+                        "config.json\n") != std::string::npos);
+  CHECK(count_lines(result.out) == 1 + static_cast<int>(preset_models().size()));
 }
 
 TEST_CASE("cli: --help describes the flags and exits 0") {
@@ -108,7 +155,8 @@ TEST_CASE("cli: --help describes the flags and exits 0") {
 TEST_CASE("cli: an unknown model exits 2 naming --model and the allowed ids") {
   check_bad_input({"--model", "llama3-7b"},
                   "trainmem: --model: 'llama3-7b' is not a known model; allowed: llama3-8b, "
-                  "llama3-70b, llama3-405b\n");
+                  "llama3-70b, llama3-405b, llama2-7b, llama2-13b, llama2-70b, llama3.2-1b, "
+                  "llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, qwen2.5-72b, gemma2-9b\n");
 }
 
 TEST_CASE("cli: tokens that are not a positive whole multiple of 8,192 exit 2") {
@@ -239,10 +287,84 @@ TEST_CASE("cli: --fit lists the fewest devices that fit, and why fewer cannot") 
   const CliRun json_run = run({"--fit", "--json", "--model", "llama3-70b"});
   REQUIRE(json_run.status == 0);
   const nlohmann::json json = nlohmann::json::parse(json_run.out);
+  CHECK(json["model"] == "llama3-70b");
+  CHECK(json["modelName"] == "Llama 3 70B");
   REQUIRE(json["layouts"].is_array());
   REQUIRE_FALSE(json["layouts"].empty());
   for (const nlohmann::json& layout : json["layouts"]) {
     CHECK(layout["devices"] == json["fewestDevices"]);
     CHECK(layout["fits"] == true);
   }
+}
+
+TEST_CASE("cli: --config reads a Hugging Face config.json and estimates it as model 'custom'") {
+  const TempFile config("mixtral.json", kMixtralConfig);
+  const CliRun result = run({"--config", config.path(), "--json"});
+  REQUIRE(result.status == 0);
+  CHECK(result.err.empty());
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  CHECK(json["model"] == "custom");
+  CHECK(json["modelName"] == "mixtral");
+  CHECK(json["parameters"] == 46702792704.0);
+  // Top-2 of 8 experts: 34 + 19 bytes per token per hidden unit in each of 32 layers.
+  CHECK(json["bytes"]["activations"] == 53 * 8192.0 * 4096 * 32);
+
+  const CliRun table = run({"--config", config.path()});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.rfind("mixtral: 46.70 B parameters, 8,192 tokens per micro-batch", 0) == 0);
+}
+
+TEST_CASE("cli: --config works with layouts and --fit, and layouts are checked against it") {
+  const TempFile config("mixtral-fit.json", kMixtralConfig);
+  const CliRun fit = run({"--config", config.path(), "--fit", "--json", "--device", "h200"});
+  REQUIRE(fit.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(fit.out);
+  CHECK(json["model"] == "custom");
+  CHECK(json["modelName"] == "mixtral");
+  REQUIRE_FALSE(json["layouts"].empty());
+  CHECK(json["layouts"][0]["modelName"] == "mixtral");
+
+  check_bad_input({"--config", config.path(), "--tp", "16"},
+                  "trainmem: --tp: '16' is not allowed. Tensor parallelism 16 must divide the 32 "
+                  "attention heads, 8 key/value heads and 14,336 FFN width of mixtral.\n");
+}
+
+TEST_CASE("cli: --config and --model together exit 2") {
+  const TempFile config("both.json", kMixtralConfig);
+  check_bad_input({"--model", "llama3-8b", "--config", config.path()},
+                  "trainmem: --config: give either --model or --config, not both\n");
+}
+
+TEST_CASE("cli: a config.json that cannot be used exits 2 with the parser's one line") {
+  const TempFile not_json("not-json.json", "{\"hidden_size\": 4096,");
+  check_bad_input({"--config", not_json.path()},
+                  "trainmem: --config: config.json: the text is not valid JSON (line 1, column "
+                  "22).\n");
+  const TempFile string_size("string-size.json", R"({"hidden_size": "4096"})");
+  check_bad_input({"--config", string_size.path()},
+                  "trainmem: --config: config.json: 'hidden_size' must be a whole number from 1 "
+                  "to 1,048,576; it is \"4096\".\n");
+  const TempFile odd_heads("odd-heads.json", R"({"hidden_size": 4000, "num_hidden_layers": 2,
+      "num_attention_heads": 24, "intermediate_size": 8, "vocab_size": 8})");
+  check_bad_input({"--config", odd_heads.path()},
+                  "trainmem: --config: config.json: num_attention_heads (24) must divide "
+                  "hidden_size (4,000) when head_dim is not given.\n");
+}
+
+TEST_CASE("cli: --config refuses missing, unreadable and oversized files before parsing") {
+  const std::string missing =
+      (std::filesystem::temp_directory_path() / "trainmem-cli-test-absent.json").string();
+  check_bad_input({"--config", missing},
+                  "trainmem: --config: cannot read '" + missing + "': not a readable file\n");
+  const std::string folder = std::filesystem::temp_directory_path().string();
+  check_bad_input({"--config", folder},
+                  "trainmem: --config: cannot read '" + folder + "': not a readable file\n");
+  const TempFile big("big.json", std::string(2 * 1024 * 1024, ' '));
+  check_bad_input({"--config", big.path()}, "trainmem: --config: '" + big.path() +
+                                                "' is 2,097,152 bytes; at most 1,048,576 (1 MiB) "
+                                                "are allowed\n");
+  const TempFile limit("limit.json", std::string(kMaxConfigBytes, ' '));
+  check_bad_input({"--config", limit.path()},
+                  "trainmem: --config: config.json: the text is empty; it must be a JSON "
+                  "object.\n");
 }

@@ -87,9 +87,9 @@ TEST_CASE("plate: the 405B's states are 6.5 TB, about 88 H100s' worth with activ
 }
 
 TEST_CASE("plate: even the smallest Llama 3 needs over 100 GB") {
-  for (const ModelShape& shape : preset_models()) {
-    CAPTURE(shape.id);
-    CHECK(estimate_memory(setup_for(shape.id, 1, true)).bytes.total_bytes > 100e9);
+  for (const char* model_id : {"llama3-8b", "llama3-70b", "llama3-405b"}) {
+    CAPTURE(model_id);
+    CHECK(estimate_memory(setup_for(model_id, 1, true)).bytes.total_bytes > 100e9);
   }
 }
 
@@ -126,7 +126,9 @@ TEST_CASE("an unknown model is refused with a message listing the allowed ids") 
   const Estimate estimate = estimate_memory(setup_for("gpt-2", 1, true));
   CHECK(estimate.status == Status::kInvalidInput);
   CHECK(estimate.message ==
-        "Model 'gpt-2' is not known; choose one of llama3-8b, llama3-70b, llama3-405b.");
+        "Model 'gpt-2' is not known; choose one of llama3-8b, llama3-70b, llama3-405b, llama2-7b, "
+        "llama2-13b, llama2-70b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, "
+        "qwen2.5-72b, gemma2-9b.");
   CHECK(estimate.bytes.total_bytes == 0);
   CHECK(estimate.invalid_field == "model");
 }

@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <iterator>
+
 using namespace trainmem;
 
 TEST_CASE("the Llama 3 presets carry the shapes of the Llama 3 paper's Table 3") {
@@ -55,5 +58,178 @@ TEST_CASE("grouped-query attention counts only the key/value heads' projections"
 TEST_CASE("an unknown preset id finds nothing") {
   CHECK(find_preset("llama3-7b") == nullptr);
   CHECK(find_preset("") == nullptr);
-  CHECK(preset_ids_joined() == "llama3-8b, llama3-70b, llama3-405b");
+  CHECK(preset_ids_joined() ==
+        "llama3-8b, llama3-70b, llama3-405b, llama2-7b, llama2-13b, llama2-70b, llama3.2-1b, "
+        "llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, qwen2.5-72b, gemma2-9b");
+}
+
+TEST_CASE("the plate's three Llama 3 presets come first, and every preset names its source") {
+  const std::vector<ModelShape>& presets = preset_models();
+  REQUIRE(presets.size() == 13);
+  CHECK(presets[0].id == "llama3-8b");
+  CHECK(presets[1].id == "llama3-70b");
+  CHECK(presets[2].id == "llama3-405b");
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(presets[i].source == "Llama 3 paper, arXiv:2407.21783, Table 3");
+    CHECK(presets[i].head_dim == 0);
+    CHECK(presets[i].norms_per_layer == 2);
+    CHECK(presets[i].num_experts == 1);
+  }
+  for (std::size_t i = 3; i < presets.size(); ++i) {
+    CAPTURE(presets[i].id);
+    const std::string& source = presets[i].source;
+    CHECK(source.size() > std::string(" config.json").size());
+    CHECK(source.substr(source.size() - 12) == " config.json");
+    CHECK(model_shape_problem(presets[i]).empty());
+  }
+  CHECK(find_preset("mistral-7b")->source == "mistralai/Mistral-7B-v0.1 config.json");
+  CHECK(find_preset("gemma2-9b")->source == "google/gemma-2-9b config.json");
+}
+
+TEST_CASE("every preset's derived count is the count its authors publish, exactly") {
+  // The safetensors totals of the released checkpoints (Hugging Face's model metadata; the
+  // model cards round them, e.g. "7.61B" for Qwen2.5 7B).
+  struct Published {
+    const char* id;
+    double parameters;
+  };
+  const Published published[] = {
+      {"llama3-8b", 8030261248.0},     {"llama3-70b", 70553706496.0},
+      {"llama3-405b", 405853388800.0}, {"llama2-7b", 6738415616.0},
+      {"llama2-13b", 13015864320.0},   {"llama2-70b", 68976648192.0},
+      {"llama3.2-1b", 1235814400.0},   {"llama3.2-3b", 3212749824.0},
+      {"mistral-7b", 7241732096.0},    {"mixtral-8x7b", 46702792704.0},
+      {"qwen2.5-7b", 7615616512.0},    {"qwen2.5-72b", 72706203648.0},
+      {"gemma2-9b", 9241705984.0},
+  };
+  CHECK(std::size(published) == preset_models().size());
+  for (const Published& model : published) {
+    CAPTURE(model.id);
+    const ModelShape* shape = find_preset(model.id);
+    REQUIRE(shape != nullptr);
+    CHECK(count_parameters(*shape) == model.parameters);
+  }
+}
+
+TEST_CASE("Gemma 2 9B: 256-wide heads, four norms per layer and a tied embedding make 9.24 B") {
+  const ModelShape& gemma = *find_preset("gemma2-9b");
+  CHECK(head_dim_of(gemma) == 256);
+  const double h = 3584, q = 16 * 256, kv = 8 * 256, f = 14336, v = 256000;
+  const double per_layer = h * q + 2 * h * kv + q * h + 3 * h * f + 4 * h;
+  CHECK(count_parameters(gemma) == 42 * per_layer + v * h + h);
+  // Had queries been h wide (head_dim h/a = 224), the count would be smaller.
+  ModelShape narrow = gemma;
+  narrow.head_dim = 0;
+  CHECK(count_parameters(gemma) - count_parameters(narrow) ==
+        42 * (2 * h * (q - h) + 2 * h * (kv - h / 2)));
+}
+
+TEST_CASE("biases add their widths: Q, K and V biases q + 2·kv, O h, each expert's MLP 2·f + h") {
+  const ModelShape& base = *find_preset("llama2-70b");
+  const double layers = 80, h = 8192, f = 28672, kv = 8 * 128;
+  ModelShape qkv = base;
+  qkv.attention_qkv_bias = true;
+  CHECK(count_parameters(qkv) - count_parameters(base) == layers * (h + 2 * kv));
+  ModelShape output = base;
+  output.attention_output_bias = true;
+  CHECK(count_parameters(output) - count_parameters(base) == layers * h);
+  ModelShape mlp = base;
+  mlp.mlp_bias = true;
+  CHECK(count_parameters(mlp) - count_parameters(base) == layers * (2 * f + h));
+  mlp.num_experts = 4;
+  mlp.num_experts_per_token = 2;
+  ModelShape experts = base;
+  experts.num_experts = 4;
+  experts.num_experts_per_token = 2;
+  CHECK(count_parameters(mlp) - count_parameters(experts) == layers * 4 * (2 * f + h));
+}
+
+TEST_CASE("a mixture of E experts holds E MLPs and an h-by-E router per layer; top-k adds none") {
+  const ModelShape& mistral = *find_preset("mistral-7b");
+  const ModelShape& mixtral = *find_preset("mixtral-8x7b");
+  const double h = 4096, f = 14336;
+  CHECK(count_parameters(mixtral) - count_parameters(mistral) == 32 * (7 * 3 * h * f + h * 8));
+  ModelShape top_one = mixtral;
+  top_one.num_experts_per_token = 1;
+  CHECK(count_parameters(top_one) == count_parameters(mixtral));
+}
+
+TEST_CASE("norms count h parameters each, per layer") {
+  ModelShape four_norms = *find_preset("llama3-8b");
+  four_norms.norms_per_layer = 4;
+  CHECK(count_parameters(four_norms) - count_parameters(*find_preset("llama3-8b")) ==
+        32 * 2 * 4096.0);
+}
+
+TEST_CASE(
+    "tensor parallelism splits matrices and column biases; row biases and router stay whole") {
+  ModelShape shape = *find_preset("mixtral-8x7b");
+  shape.attention_qkv_bias = true;
+  shape.attention_output_bias = true;
+  shape.mlp_bias = true;
+  const ParameterCounts counts = parameter_counts(shape);
+  const double h = 4096, f = 14336, q = 4096, kv = 1024, e = 8;
+  CHECK(counts.attention_and_mlp_per_layer ==
+        2 * h * q + 2 * h * kv + q + 2 * kv + e * (3 * h * f + 2 * f));
+  CHECK(counts.replicated_per_layer == h + e * h + h * e);
+  CHECK(counts.norms_per_layer == 2 * h);
+}
+
+TEST_CASE("a shape's problems are named by their config.json fields") {
+  ModelShape shape = *find_preset("llama3-8b");
+  CHECK(model_shape_problem(shape).empty());
+  shape.num_key_value_heads = 5;
+  CHECK(model_shape_problem(shape) ==
+        "num_key_value_heads (5) must divide num_attention_heads (32).");
+  shape = *find_preset("llama3-8b");
+  shape.hidden_size = 4000;
+  shape.num_attention_heads = 24;
+  CHECK(model_shape_problem(shape) ==
+        "num_attention_heads (24) must divide hidden_size (4,000) when head_dim is not given.");
+  shape.head_dim = 128;
+  CHECK(model_shape_problem(shape).empty());
+  shape = *find_preset("llama3-8b");
+  shape.num_layers = 0;
+  CHECK(model_shape_problem(shape) ==
+        "num_hidden_layers must be a whole number from 1 to 1,000; it is 0.");
+  shape = *find_preset("llama3-8b");
+  shape.vocab_size = -1;
+  CHECK(model_shape_problem(shape) ==
+        "vocab_size must be a whole number from 1 to 16,777,216; it is -1.");
+  shape = *find_preset("llama3-8b");
+  shape.head_dim = -1;
+  CHECK(model_shape_problem(shape) ==
+        "head_dim must be a whole number from 0 to 1,048,576; it is -1.");
+  shape = *find_preset("llama3-8b");
+  shape.norms_per_layer = 17;
+  CHECK(model_shape_problem(shape) ==
+        "norms_per_layer must be a whole number from 0 to 16; it is 17.");
+  shape = *find_preset("mixtral-8x7b");
+  shape.num_experts_per_token = 0;
+  CHECK(model_shape_problem(shape) ==
+        "num_experts_per_tok must be a whole number from 1 to num_local_experts (8); it is 0.");
+  shape = *find_preset("llama3-8b");
+  shape.name = "";
+  CHECK(model_shape_problem(shape) == "The model's name must be from 1 to 100 bytes long.");
+  shape.name = std::string(101, 'x');
+  CHECK(model_shape_problem(shape) == "The model's name must be from 1 to 100 bytes long.");
+}
+
+TEST_CASE("the largest shape the bounds allow still counts to a finite number") {
+  ModelShape huge;
+  huge.name = "huge";
+  huge.num_layers = kMaxModelLayers;
+  huge.hidden_size = kMaxModelWidth;
+  huge.ffn_hidden_size = kMaxModelWidth;
+  huge.num_attention_heads = kMaxModelWidth;
+  huge.num_key_value_heads = kMaxModelWidth;
+  huge.head_dim = kMaxModelWidth;
+  huge.vocab_size = kMaxVocabSize;
+  huge.num_experts = kMaxExperts;
+  huge.num_experts_per_token = kMaxExperts;
+  huge.attention_qkv_bias = huge.attention_output_bias = huge.mlp_bias = true;
+  huge.norms_per_layer = kMaxNormsPerLayer;
+  REQUIRE(model_shape_problem(huge).empty());
+  CHECK(std::isfinite(count_parameters(huge)));
+  CHECK(count_parameters(huge) > 1e21);
 }

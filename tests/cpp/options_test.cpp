@@ -61,3 +61,25 @@ TEST_CASE("the plate's recipe is the default setup") {
   CHECK(setup.layout.virtual_pipeline_stages == 1);
   CHECK(setup.layout.context_parallel == 1);
 }
+
+TEST_CASE("Adafactor counts each expert's matrices, the router and every bias vector") {
+  ModelShape shape = *find_preset("mixtral-8x7b");
+  shape.attention_qkv_bias = true;
+  shape.attention_output_bias = true;
+  shape.mlp_bias = true;
+  const double state = bytes_per_parameter("bf16-mixed", "adafactor", shape).optimizer_states;
+  const double h = 4096, q = 4096, kv = 1024, f = 14336, v = 32000, e = 8;
+  const double matrices = (h + q) + 2 * (h + kv) + (q + h) + e * (2 * (h + f) + (f + h)) + (h + e);
+  const double vectors = 2 * h + (q + 2 * kv) + h + e * (2 * f + h);
+  const double values = 32 * (matrices + vectors) + 2 * (v + h) + h;
+  CHECK(state == doctest::Approx(4 * values / count_parameters(shape)).epsilon(1e-12));
+
+  // Gemma 2's wider heads and four norms.
+  const ModelShape& gemma = *find_preset("gemma2-9b");
+  const double gh = 3584, gq = 4096, gkv = 2048, gf = 14336, gv = 256000;
+  const double gemma_values =
+      42 * ((gh + gq) + 2 * (gh + gkv) + (gq + gh) + 2 * (gh + gf) + (gf + gh) + 4 * gh) +
+      (gv + gh) + gh;
+  CHECK(bytes_per_parameter("bf16-mixed", "adafactor", gemma).optimizer_states ==
+        doctest::Approx(4 * gemma_values / 9241705984.0).epsilon(1e-12));
+}

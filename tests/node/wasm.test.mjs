@@ -23,12 +23,13 @@ describe('the trainmem WebAssembly module', () => {
     core = await createTrainmemModule();
   });
 
-  it('lists the three Llama 3 presets with their shapes', () => {
+  it('lists the presets, the three Llama 3 sizes first, with their shapes', () => {
     const presets = core.presetModels();
     assert.deepEqual(
-      presets.map((p) => p.id),
+      presets.slice(0, 3).map((p) => p.id),
       ['llama3-8b', 'llama3-70b', 'llama3-405b'],
     );
+    assert.ok(presets.some((p) => p.id === 'mixtral-8x7b' && p.numExperts === 8));
     assert.equal(presets[0].hiddenSize, 4096);
     assert.equal(presets[2].numLayers, 126);
   });
@@ -79,5 +80,49 @@ describe('the trainmem WebAssembly module', () => {
         'Tokens per micro-batch must be a whole multiple of 8,192 (one sequence), from 8,192 to 131,072.',
       );
     }
+  });
+});
+
+describe('the trainmem-json WebAssembly module', () => {
+  let json;
+  before(async () => {
+    json = await require('../../build-wasm/trainmem-json.js')();
+  });
+
+  it('reads a config.json into a shape the estimator takes', () => {
+    const parsed = json.parseHfConfig(
+      JSON.stringify({
+        hidden_size: 4096,
+        num_hidden_layers: 32,
+        num_attention_heads: 32,
+        num_key_value_heads: 8,
+        intermediate_size: 14336,
+        vocab_size: 128256,
+      }),
+    );
+    assert.equal(parsed.status, json.Status.OK);
+    const estimate = core.estimateMemory({
+      ...core.defaultSetup(),
+      modelId: 'custom',
+      customModel: parsed.shape,
+    });
+    assert.equal(estimate.numParameters, 8030261248);
+  });
+
+  it('refuses a hostile config.json with a message naming the field', () => {
+    const wrongType = json.parseHfConfig('{"hidden_size": "4096"}');
+    assert.equal(wrongType.status, json.Status.INVALID_INPUT);
+    assert.match(wrongType.message, /^config\.json: 'hidden_size'/);
+    const deep = json.parseHfConfig('['.repeat(100000));
+    assert.equal(deep.status, json.Status.INVALID_INPUT);
+    const proto = json.parseHfConfig('{"__proto__": {"polluted": 1}}');
+    assert.equal(proto.status, json.Status.INVALID_INPUT);
+    assert.equal({}.polluted, undefined);
+  });
+
+  it("writes the CLI's JSON and a CSV for a setup", () => {
+    const written = JSON.parse(json.setupToJson(core.defaultSetup()));
+    assert.equal(written.bytes.total, 164991401984);
+    assert.match(json.setupToCsv(core.defaultSetup()), /^term,bytes_per_parameter,bytes\ntotal|^term/);
   });
 });

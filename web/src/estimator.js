@@ -15,11 +15,54 @@ export function loadEstimator() {
   return modulePromise;
 }
 
+let jsonPromise = null;
+
+/** Adds a classic script once; resolves when it has run. */
+function addScript(src) {
+  return new Promise((resolve, reject) => {
+    const script = document.createElement('script');
+    script.src = src;
+    script.onload = resolve;
+    script.onerror = () => reject(new Error(`${src} did not load`));
+    document.head.append(script);
+  });
+}
+
+/**
+ * The second module, loaded only when a reader asks for it: config.json in, JSON and CSV out.
+ * Resolves to {parseConfig(text), toJson(setup), toCsv(setup), maxConfigBytes}.
+ */
+export function loadJsonTools() {
+  if (!jsonPromise) {
+    const ready =
+      typeof globalThis.createTrainmemJsonModule === 'function'
+        ? Promise.resolve()
+        : addScript('trainmem-json.js');
+    jsonPromise = ready
+      .then(() => globalThis.createTrainmemJsonModule())
+      .then((json) => ({
+        maxConfigBytes: json.maxConfigBytes,
+        /** {ok, message, shape} for a config.json's text. */
+        parseConfig(text) {
+          const parsed = json.parseHfConfig(text);
+          return { ok: parsed.status === json.Status.OK, message: parsed.message, shape: parsed.shape };
+        },
+        toJson: (setup) => json.setupToJson(setup),
+        toCsv: (setup) => json.setupToCsv(setup),
+      }));
+    jsonPromise.catch(() => {
+      jsonPromise = null; // let a later click try again
+    });
+  }
+  return jsonPromise;
+}
+
 function makeEstimator(core) {
   const isOk = (result) => result.status === core.Status.OK;
   return {
     bytesPerParameter: core.modelStateBytesPerParameter,
     presets: core.presetModels(),
+    customModelId: core.customModelId,
     /** The core's TrainingSetup defaults: the plate's view, every field present. */
     defaultSetup: core.defaultSetup(),
     choices: {

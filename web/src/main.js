@@ -1,7 +1,7 @@
 // Wires the plate: controls -> state (a TrainingSetup) -> one call into the core -> charts,
 // readout and tables. Nothing here computes a figure; the core does.
 import { createCharts, TERMS } from './charts.js';
-import { loadEstimator } from './estimator.js';
+import { loadEstimator, loadJsonTools } from './estimator.js';
 import { formatPerParameter, formatWorth, plural } from './format.js';
 import { FURTHER_CONTROLS, getIn, MAX_MICRO_BATCH_SEQUENCES, setIn } from './state.js';
 import { fromQuery, isEmbedded, toQuery } from './url.js';
@@ -25,6 +25,22 @@ function fillTable(tbody, rows) {
       return tr;
     }),
   );
+}
+
+/** Saves `href` (a data: or blob: URL) as `filename`. */
+function download(filename, href) {
+  const link = document.createElement('a');
+  link.href = href;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+}
+
+function downloadText(filename, type, text) {
+  const href = URL.createObjectURL(new Blob([text], { type }));
+  download(filename, href);
+  setTimeout(() => URL.revokeObjectURL(href), 0);
 }
 
 function fillSelect(select, choices) {
@@ -109,7 +125,6 @@ async function start() {
     return;
   }
 
-  fillSelect(plateControls.model, estimator.presets);
   for (const id of ['recompute', 'optimizer', 'precision', 'device']) {
     fillSelect($(id), estimator.choices[id]);
   }
@@ -127,6 +142,7 @@ async function start() {
   const embedded = isEmbedded(location.search);
   const fromLink = fromQuery(location.search, estimator, MAX_MICRO_BATCH_SEQUENCES);
   let state = fromLink.state;
+  let customConfigText = null; // the config.json text behind a custom model, kept for links
   const notice = $('url-notice');
   notice.textContent = fromLink.notices.join(' ');
   notice.hidden = fromLink.notices.length === 0;
@@ -141,14 +157,23 @@ async function start() {
       element.setAttribute('aria-invalid', 'false');
     }
     if (!message) return;
-    const id = field === 'micro-batch' || field === 'model' ? 'tokens' : field;
+    const id = { 'micro-batch': 'tokens', model: 'tokens', config: 'config' }[field] ?? field;
     const box = $(`${id}-error`) ?? $('tokens-error');
     box.textContent = message;
     box.hidden = false;
     $(id)?.setAttribute('aria-invalid', 'true');
   }
 
+  function syncModelOptions() {
+    const options = estimator.presets.map((preset) => new Option(preset.name, preset.id));
+    if (state.modelId === estimator.customModelId) {
+      options.push(new Option(`${state.customModel.name} (config.json)`, estimator.customModelId));
+    }
+    plateControls.model.replaceChildren(...options);
+  }
+
   function syncControls(estimate) {
+    syncModelOptions();
     plateControls.model.value = state.modelId;
     plateControls.slider.value = String(state.microBatchSequences);
     plateControls.slider.setAttribute(
@@ -197,7 +222,8 @@ async function start() {
   /** Keeps the URL on the view, without a history entry per change. */
   function saveToUrl(estimate) {
     try {
-      history.replaceState(null, '', toQuery(state, estimate, embedded));
+      const configText = state.modelId === estimator.customModelId ? customConfigText : null;
+      history.replaceState(null, '', toQuery(state, estimate, embedded, configText));
     } catch {
       // Some hosts (a file:// page in some browsers) refuse; the view still works.
     }
@@ -325,11 +351,75 @@ async function start() {
     }),
   );
   $('find-fit').addEventListener('click', findFit);
+  const fileStem = () => `trainmem-${state.modelId}-${state.microBatchSequences}x${state.sequenceLength}`;
+  $('export-breakdown-png').addEventListener('click', () =>
+    download(`${fileStem()}-memory.png`, charts.toPng('breakdown')),
+  );
+  $('export-activations-png').addEventListener('click', () =>
+    download(`${fileStem()}-activations.png`, charts.toPng('activations')),
+  );
+  const exportText = (extension, type, write) =>
+    loadJsonTools()
+      .then((tools) => downloadText(`${fileStem()}.${extension}`, type, write(tools)))
+      .catch((error) => showError('config', `The download could not be made (${error.message}).`));
+  $('export-csv').addEventListener('click', () =>
+    exportText('csv', 'text/csv', (tools) => tools.toCsv(state)),
+  );
+  $('export-json').addEventListener('click', () =>
+    exportText('json', 'application/json', (tools) => tools.toJson(state)),
+  );
+
+  // Any model: a config.json pasted, dropped or chosen, read by the core.
+  const configText = $('config');
+  async function useConfig(text) {
+    try {
+      const tools = await loadJsonTools();
+      const parsed = tools.parseConfig(text);
+      if (!parsed.ok) {
+        showError('config', parsed.message);
+        return;
+      }
+      customConfigText = JSON.stringify(JSON.parse(text));
+      render({ ...state, modelId: estimator.customModelId, customModel: parsed.shape });
+    } catch (error) {
+      showError('config', `The config reader could not load (${error.message}).`);
+    }
+  }
+  async function useConfigFile(file) {
+    if (!file) return;
+    const tools = await loadJsonTools();
+    if (file.size > tools.maxConfigBytes) {
+      showError(
+        'config',
+        `config.json: the file is ${estimator.formatCount(file.size)} bytes; at most ${estimator.formatCount(tools.maxConfigBytes)} are read.`,
+      );
+      return;
+    }
+    const text = await file.text();
+    configText.value = text;
+    useConfig(text);
+  }
+  $('use-config').addEventListener('click', () => useConfig(configText.value));
+  $('config-file').addEventListener('change', (event) => useConfigFile(event.target.files[0]));
+  configText.addEventListener('dragover', (event) => {
+    event.preventDefault();
+    configText.classList.add('dragging');
+  });
+  configText.addEventListener('dragleave', () => configText.classList.remove('dragging'));
+  configText.addEventListener('drop', (event) => {
+    event.preventDefault();
+    configText.classList.remove('dragging');
+    useConfigFile(event.dataTransfer.files[0]);
+  });
   for (const form of document.querySelectorAll('form')) {
     form.addEventListener('submit', (event) => event.preventDefault());
   }
 
   render(state);
+  if (fromLink.configText !== null) {
+    configText.value = fromLink.configText;
+    useConfig(fromLink.configText);
+  }
 }
 
 start();

@@ -10,6 +10,7 @@ const URL_CONTROLS = Object.freeze([
   ...FURTHER_CONTROLS,
 ]);
 const TOKENS_KEY = 'tokens';
+const CONFIG_KEY = 'config';
 const EMBED_KEY = 'embed';
 const SHOWN_VALUE_LENGTH = 40;
 
@@ -31,11 +32,15 @@ function readValue(estimator, control, text) {
   return text;
 }
 
-/** The query string for `state`: every control, and embed=1 when embedded. */
-export function toQuery(state, estimate, embedded) {
+/**
+ * The query string for `state`: every control, embed=1 when embedded, and for a model read from a
+ * config.json, that config's text (minified), which the core reads again when the link opens.
+ */
+export function toQuery(state, estimate, embedded, configText) {
   const params = new URLSearchParams();
   if (embedded) params.set(EMBED_KEY, '1');
   params.set('model', state.modelId);
+  if (configText) params.set(CONFIG_KEY, configText);
   params.set(TOKENS_KEY, String(estimate.tokensPerMicroBatch));
   params.set('flash-attention', state.flashAttention ? 'on' : 'off');
   for (const control of FURTHER_CONTROLS) {
@@ -51,18 +56,21 @@ export function isEmbedded(search) {
 }
 
 /**
- * The state a query describes, on the core's defaults, with a notice for each value dropped.
- * @returns {{state: object, notices: string[]}}
+ * The state a query describes, on the core's defaults, with a notice for each value dropped. A
+ * custom model comes back as `configText`, for the caller to have the core read (asynchronously).
+ * @returns {{state: object, notices: string[], configText: string | null}}
  */
 export function fromQuery(search, estimator, maxMicroBatchSequences) {
   const params = new URLSearchParams(search);
+  const configText = params.get('model') === estimator.customModelId ? params.get(CONFIG_KEY) : null;
+  if (configText !== null) params.delete('model');
   const defaults = estimator.defaultSetup;
   const notices = [];
   const given = new Map();
   let state = { ...defaults };
 
   for (const [key, text] of params) {
-    if (key === EMBED_KEY || key === TOKENS_KEY) continue;
+    if (key === EMBED_KEY || key === TOKENS_KEY || key === CONFIG_KEY) continue;
     const control = URL_CONTROLS.find((candidate) => candidate.id === key);
     if (!control) {
       notices.push(`Ignored the unknown setting “${shown(key)}”.`);
@@ -102,5 +110,5 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
     if (parsed.ok) state = { ...state, microBatchSequences: parsed.microBatchSequences };
     else notices.push(`Ignored tokens=“${shown(text)}”: ${parsed.message}`);
   }
-  return { state, notices };
+  return { state, notices, configText };
 }

@@ -38,6 +38,29 @@ constexpr double kKorthikantiShardedBytesPerTokenPerHidden = 24;     // split by
 constexpr double kKorthikantiScoreBytesPerHeadPerTokenPair = 5;
 constexpr double kFullRecomputeBytesPerTokenPerHidden = 2;  // each layer's BF16 input
 
+// Korthikanti et al. 2023, section 4.1, split the 34 by block: attention 11 (input 2, Q and K 4,
+// V 2, output projection's input 2, dropout mask 1), MLP 19 (input 2, the two 8·s·b·h
+// intermediates of the 4h-wide MLP, dropout mask 1) and the two layer norms' inputs 4.
+constexpr double kKorthikantiAttentionBytesPerTokenPerHidden = 11;
+constexpr double kKorthikantiMlpBytesPerTokenPerHidden = 19;
+constexpr double kKorthikantiNormBytesPerTokenPerHidden = 4;
+static_assert(kKorthikantiAttentionBytesPerTokenPerHidden + kKorthikantiMlpBytesPerTokenPerHidden +
+                      kKorthikantiNormBytesPerTokenPerHidden ==
+                  kKorthikantiBytesPerTokenPerHidden,
+              "section 4.1's split must sum to equation 1's 34");
+// Under tensor parallelism without sequence parallelism the MLP's input (2) and dropout mask (1)
+// stay whole on every rank; its two 8·s·b·h intermediates are split over t.
+constexpr double kKorthikantiMlpReplicatedBytesPerTokenPerHidden = 3;
+constexpr double kKorthikantiMlpShardedBytesPerTokenPerHidden = 16;
+static_assert(kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
+                      kKorthikantiMlpShardedBytesPerTokenPerHidden ==
+                  kKorthikantiMlpBytesPerTokenPerHidden,
+              "the MLP's parts must sum to its 19");
+// A mixture of experts routing each token to its top k experts saves the MLP's activations k
+// times: k - 1 more MLP shares per layer, 19 (3 + 16/t under tensor parallelism, 19/t with
+// sequence parallelism). The router's s·b·E logits are left out, as Korthikanti leaves out
+// anything below s·b·h.
+
 // The output layer's logits and the loss (off in the plate's view): the BF16 logits and their
 // FP32 copy for the cross-entropy, 2 + 4 bytes per token per vocabulary entry, split over the
 // vocabulary by tensor parallelism (Megatron-LM's vocab-parallel cross-entropy).
@@ -66,7 +89,8 @@ struct ParallelLayout {
 
 // What to estimate. Defaults are the plate's view. Ids are those of options.hpp.
 struct TrainingSetup {
-  std::string model_id = "llama3-8b";
+  std::string model_id = "llama3-8b";  // a preset's id, or kCustomModelId
+  ModelShape custom_model;             // the model when model_id is kCustomModelId
   int sequence_length = kPlateSequenceLength;
   int micro_batch_sequences = 1;  // sequences per micro-batch
   bool flash_attention = true;
@@ -93,7 +117,7 @@ struct MemoryBreakdown {
 struct Estimate {
   Status status = Status::kOk;
   std::string message;        // empty when status is kOk
-  std::string invalid_field;  // which input was refused: "model", "tp", … (the CLI flag's name)
+  std::string invalid_field;  // which input was refused: "model", "config", "tp", … (CLI flags)
   TrainingSetup setup;
   std::string model_name;
   double num_parameters = 0;        // the whole model
@@ -108,7 +132,13 @@ struct Estimate {
   bool fits = false;         // total <= capacity
 };
 
-// The whole estimate; an invalid setup gives status kInvalidInput, a message and the field.
+// The model a setup names: the preset with its model_id, or its custom_model when model_id is
+// kCustomModelId (checked by estimate_memory, not here); nullptr for an unknown id. Every entry
+// point below finds its model through this one function.
+const ModelShape* resolve_model(const TrainingSetup& setup);
+
+// The whole estimate; an invalid setup gives status kInvalidInput, a message and the field
+// ("config" when the custom model's shape is unusable).
 Estimate estimate_memory(const TrainingSetup& setup);
 
 // A micro-batch given in tokens, checked against the sequence length.

@@ -1,50 +1,92 @@
 // Model shapes and their parameter counts.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace trainmem {
 
-// The shape of a decoder-only transformer of the Llama family: pre-norm blocks
-// of grouped-query attention and a SwiGLU MLP, RMSNorm weights, no biases.
+// The shape of a decoder-only transformer: pre-norm blocks of grouped-query attention and a gated
+// MLP (SwiGLU or GeGLU: gate, up and down projections), norm weights, and optionally biases and a
+// mixture of experts. The defaults of the later fields describe the Llama family: no biases, two
+// norms per layer, one dense MLP. Field comments name the Hugging Face config.json key they hold.
 struct ModelShape {
-  std::string id;      // stable key: CLI --model, the page's URL and <select>
-  std::string name;    // for people: "Llama 3 8B"
-  std::string source;  // where the shape comes from
-  int num_layers = 0;
-  int hidden_size = 0;      // h, the model dimension
-  int ffn_hidden_size = 0;  // the SwiGLU MLP's inner width
-  int num_attention_heads = 0;
-  int num_key_value_heads = 0;
-  int vocab_size = 0;
-  bool tied_embeddings = false;  // one matrix for the input embedding and the output head
+  std::string id;                // stable key: CLI --model, the page's URL and <select>
+  std::string name;              // for people: "Llama 3 8B"
+  std::string source;            // where the shape comes from
+  int num_layers = 0;            // L, num_hidden_layers
+  int hidden_size = 0;           // h, the model dimension
+  int ffn_hidden_size = 0;       // f, intermediate_size: the gated MLP's (each expert's) width
+  int num_attention_heads = 0;   // a
+  int num_key_value_heads = 0;   // k
+  int vocab_size = 0;            // V
+  bool tied_embeddings = false;  // tie_word_embeddings: one matrix for embedding and output head
+  int head_dim = 0;  // d; 0 means h / a. When given, queries are a·d wide and keys and values
+                     // k·d, which may differ from h (Gemma 2: 16 × 256 = 4,096 against 3,584)
+  bool attention_qkv_bias = false;     // biases on Q, K and V (Qwen2 and Qwen2.5)
+  bool attention_output_bias = false;  // a bias on the output projection O
+  bool mlp_bias = false;               // biases on the gate, up and down projections
+  int norms_per_layer = 2;             // norm weights per layer: 2 pre-norms; Gemma 2 has 4
+  int num_experts = 1;                 // E, num_local_experts: 1 is a dense MLP
+  int num_experts_per_token = 1;       // top-k, num_experts_per_tok: 1 when dense
 };
 
-// The presets, in the order a menu shows them.
+// The model id that selects a setup's own shape rather than a preset.
+constexpr const char* kCustomModelId = "custom";
+
+// The bounds a shape must keep to: far above any released model, and low enough that every
+// count stays finite.
+constexpr int kMaxModelWidth = 1 << 20;  // 1,048,576: hidden, FFN width, heads, head_dim
+constexpr int kMaxModelLayers = 1000;
+constexpr int kMaxVocabSize = 1 << 24;  // 16,777,216
+constexpr int kMaxExperts = 1024;
+constexpr int kMaxNormsPerLayer = 16;
+constexpr std::size_t kMaxModelNameBytes = 100;  // UTF-8 bytes
+
+// Gemma 2's layers each hold four RMSNorm weights: input, post-attention, pre- and post-feedforward
+// (transformers' Gemma2DecoderLayer).
+constexpr int kGemma2NormsPerLayer = 4;
+
+// The presets, in the order a menu shows them: the plate's three Llama 3 models first.
 const std::vector<ModelShape>& preset_models();
 
 // The preset with this id, or nullptr.
 const ModelShape* find_preset(std::string_view id);
 
-// "llama3-8b, llama3-70b, llama3-405b": for messages that list what is allowed.
+// "llama3-8b, llama3-70b, …": for messages that list what is allowed.
 std::string preset_ids_joined();
 
+// What is wrong with a shape, or an empty string when it is usable: each bound above, a name of 1
+// to kMaxModelNameBytes bytes, key/value heads dividing the heads, the heads dividing the hidden
+// size when head_dim is 0, and top-k at most the experts. Fields are named by their config.json
+// keys: "num_key_value_heads (5) must divide num_attention_heads (32)."
+std::string model_shape_problem(const ModelShape& shape);
+
+// d: head_dim when given, else h / a.
+double head_dim_of(const ModelShape& shape);
+
 // Where the parameters are, for placing them on pipeline stages and tensor-parallel ranks.
+// Megatron-LM's placement: column-parallel layers (Q, K, V, gate, up) split their weights and
+// biases over t, row-parallel layers (O, down) split their weights and keep their biases whole,
+// and the router is replicated.
 struct ParameterCounts {
-  double attention_and_mlp_per_layer = 0;  // matrices that tensor parallelism splits
-  double norms_per_layer = 0;              // RMSNorm weights, replicated on every TP rank
+  double attention_and_mlp_per_layer = 0;  // what tensor parallelism splits
+  double norms_per_layer = 0;              // norm weights, replicated on every TP rank
+  double replicated_per_layer = 0;         // O and down biases, the router: whole on every rank
   double embedding = 0;                    // V x h, split over the vocabulary by TP
   double output_head = 0;                  // V x h, or 0 when tied to the embedding
   double final_norm = 0;
 };
 ParameterCounts parameter_counts(const ModelShape& shape);
 
-// Parameters derived from the shape, never typed in:
-//   per layer  attention  h·(a·d) + 2·h·(k·d) + (a·d)·h   (Q, K, V, O; d = h/a)
-//              MLP        3·h·f                           (gate, up, down)
-//              norms      2·h                             (two RMSNorm weights)
+// Parameters derived from the shape, never typed in; q = a·d and kv = k·d:
+//   per layer  attention  h·q + 2·h·kv + q·h          (Q, K, V, O)
+//                         + q + 2·kv with QKV biases, + h with an output bias
+//              MLP        E · 3·h·f                   (gate, up, down in each of E experts)
+//                         + E · (2·f + h) with MLP biases, + h·E for the router when E > 1
+//              norms      norms_per_layer · h
 //   once       embedding  V·h, output head V·h unless tied, final norm h
 double count_parameters(const ModelShape& shape);
 

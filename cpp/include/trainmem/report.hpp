@@ -1,0 +1,25 @@
+// An estimate written out for other programs: JSON (the CLI's --json, the page's JSON download)
+// and CSV (the page's CSV download). One writer, so the two can never disagree.
+#pragma once
+
+#include <string>
+
+#include "trainmem/estimate.hpp"
+#include "trainmem/fit.hpp"
+
+namespace trainmem {
+
+// One JSON object, camelCase keys, byte counts as JSON integers: the schema the README documents.
+std::string estimate_to_json(const Estimate& estimate);
+
+// term,bytes_per_parameter,bytes rows for the breakdown, then the total.
+std::string estimate_to_csv(const Estimate& estimate);
+
+// {model, modelName, fewestDevices, layouts: [estimate…], whyNotFewer}.
+std::string fit_to_json(const TrainingSetup& setup, const FitSearch& search);
+
+// For the page: estimate `setup`, then write it; a refused setup gives {"error": message}.
+std::string setup_to_json(const TrainingSetup& setup);
+std::string setup_to_csv(const TrainingSetup& setup);
+
+}  // namespace trainmem

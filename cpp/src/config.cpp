@@ -1,0 +1,489 @@
+#include "trainmem/config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "trainmem/format.hpp"
+
+// Built with JSON_NOEXCEPTION under Emscripten, where exceptions are off: nothing here may reach a
+// throwing path of nlohmann::json. The text is parsed with allow_exceptions = false, every value's
+// type is checked before it is read, objects are searched with find() (never at() or a const
+// operator[] on a missing key), and nothing is dumped: messages write values themselves.
+
+namespace trainmem {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kMessagePrefix = "config.json: ";
+constexpr const char* kDefaultModelName = "Custom model";
+constexpr const char* kConfigSource = "config.json";
+constexpr std::size_t kMaxQuotedValueBytes = 40;  // how much of a refused value a message quotes
+
+// transformers' Qwen2Attention gives Q, K and V a bias and O none, whatever attention_bias says;
+// Gemma and Gemma 2 configs tie the embeddings unless they say otherwise (GemmaConfig and
+// Gemma2Config default tie_word_embeddings to true); Gemma 2 has four norms per layer.
+constexpr const char* kQwen2ModelType = "qwen2";
+constexpr const char* kGemmaModelType = "gemma";
+constexpr const char* kGemma2ModelType = "gemma2";
+
+// A whole-number field and the values it may hold.
+struct WholeField {
+  const char* key;
+  int low;
+  int high;
+};
+constexpr WholeField kHiddenSize = {"hidden_size", 1, kMaxModelWidth};
+constexpr WholeField kNumLayers = {"num_hidden_layers", 1, kMaxModelLayers};
+constexpr WholeField kNumHeads = {"num_attention_heads", 1, kMaxModelWidth};
+constexpr WholeField kNumKeyValueHeads = {"num_key_value_heads", 1, kMaxModelWidth};
+constexpr WholeField kIntermediateSize = {"intermediate_size", 1, kMaxModelWidth};
+constexpr WholeField kVocabSize = {"vocab_size", 1, kMaxVocabSize};
+constexpr WholeField kHeadDim = {"head_dim", 1, kMaxModelWidth};
+constexpr WholeField kNumLocalExperts = {"num_local_experts", 1, kMaxExperts};
+constexpr WholeField kNumExperts = {"num_experts", 1, kMaxExperts};
+constexpr WholeField kNumExpertsPerToken = {"num_experts_per_tok", 1, kMaxExperts};
+constexpr WholeField kWholeFields[] = {
+    kHiddenSize, kNumLayers, kNumHeads,        kNumKeyValueHeads, kIntermediateSize,
+    kVocabSize,  kHeadDim,   kNumLocalExperts, kNumExperts,       kNumExpertsPerToken};
+
+// Fields of architectures whose parameters a ModelShape cannot hold; refused rather than
+// counted wrong.
+struct UnsupportedField {
+  const char* key;
+  const char* what;
+};
+constexpr UnsupportedField kUnsupportedFields[] = {
+    {"moe_intermediate_size", "experts of a width of their own"},
+    {"shared_expert_intermediate_size", "shared experts"},
+    {"n_shared_experts", "shared experts"},
+    {"q_lora_rank", "low-rank latent attention"},
+    {"kv_lora_rank", "low-rank latent attention"},
+};
+
+ConfigParse refuse(const std::string& message) {
+  ConfigParse result;
+  result.status = Status::kInvalidInput;
+  result.message = kMessagePrefix + message;
+  return result;
+}
+
+std::string quoted(const char* key) { return "'" + std::string(key) + "'"; }
+
+std::string allowed(const WholeField& field) {
+  return "a whole number from " + format_count(field.low) + " to " + format_count(field.high);
+}
+
+// The code point that starts at text[i], and its length in bytes. `text` is valid UTF-8: the
+// parser has checked every string it holds.
+std::size_t decode_utf8(const std::string& text, std::size_t i, std::uint32_t& code_point) {
+  const auto lead = static_cast<unsigned char>(text[i]);
+  const std::size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+  code_point = length == 1   ? lead
+               : length == 2 ? lead & 0x1Fu
+               : length == 3 ? lead & 0x0Fu
+                             : lead & 0x07u;
+  for (std::size_t k = 1; k < length && i + k < text.size(); ++k) {
+    code_point = (code_point << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3Fu);
+  }
+  return length;
+}
+
+// A string as JSON writes it, in ASCII: quotes, backslashes, controls and every non-ASCII
+// character escaped, so that no refused value can break a message's line or direction.
+std::string json_string_text(const std::string& text) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < text.size() && out.size() <= kMaxQuotedValueBytes;) {
+    std::uint32_t code_point = 0;
+    i += decode_utf8(text, i, code_point);
+    char escape[16];
+    if (code_point == '"' || code_point == '\\') {
+      out += '\\';
+      out += static_cast<char>(code_point);
+    } else if (code_point >= 0x20 && code_point < 0x7F) {
+      out += static_cast<char>(code_point);
+    } else if (code_point <= 0xFFFF) {
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(code_point));
+      out += escape;
+    } else {  // a surrogate pair
+      const std::uint32_t offset = code_point - 0x10000;
+      std::snprintf(escape, sizeof escape, "\\u%04x\\u%04x",
+                    static_cast<unsigned>(0xD800 + (offset >> 10)),
+                    static_cast<unsigned>(0xDC00 + (offset & 0x3FF)));
+      out += escape;
+    }
+  }
+  return out + "\"";
+}
+
+// The shortest text that reads back as the same double.
+std::string json_number_text(double number) {
+  char text[32] = "";
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, number);
+    if (std::strtod(text, nullptr) == number) break;
+  }
+  return text;
+}
+
+// A refused value as the message shows it: JSON text, ASCII only, cut short.
+std::string describe(const Json& value) {
+  std::string text;
+  if (value.is_object()) return "an object";
+  if (value.is_array()) return "an array";
+  if (value.is_string()) text = json_string_text(value.get<std::string>());
+  if (value.is_boolean()) text = value.get<bool>() ? "true" : "false";
+  if (value.is_null()) text = "null";
+  if (value.is_number_unsigned()) {
+    text = std::to_string(value.get<std::uint64_t>());
+  } else if (value.is_number_integer()) {
+    text = std::to_string(value.get<std::int64_t>());
+  } else if (value.is_number_float()) {
+    text = json_number_text(value.get<double>());
+  }
+  if (text.size() > kMaxQuotedValueBytes) text = text.substr(0, kMaxQuotedValueBytes) + "…";
+  return text;
+}
+
+// ---- Before parsing ----------------------------------------------------------------------------
+
+// Whether objects and arrays nest at most `max_depth` deep, counting brackets outside strings.
+bool nesting_within(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth) return false;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
+bool only_whitespace(std::string_view text) {
+  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+// ---- Where a parse failed ----------------------------------------------------------------------
+
+// A SAX handler that reads nothing and remembers where, and in which top-level field, the parser
+// gave up. Run only on text the parser has already refused.
+struct ErrorLocator {
+  using number_integer_t = Json::number_integer_t;
+  using number_unsigned_t = Json::number_unsigned_t;
+  using number_float_t = Json::number_float_t;
+  using string_t = Json::string_t;
+  using binary_t = Json::binary_t;
+
+  int depth = 0;
+  std::string top_level_key;
+  int error_depth = 0;
+  std::size_t position = 0;
+  std::string token;
+  int error_id = 0;
+  bool ill_formed_utf8 = false;
+
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(number_integer_t) { return true; }
+  bool number_unsigned(number_unsigned_t) { return true; }
+  bool number_float(number_float_t, const string_t&) { return true; }
+  bool string(string_t&) { return true; }
+  bool binary(binary_t&) { return true; }
+  bool start_object(std::size_t) {
+    ++depth;
+    return true;
+  }
+  bool key(string_t& name) {
+    if (depth == 1) top_level_key = name;
+    return true;
+  }
+  bool end_object() {
+    --depth;
+    return true;
+  }
+  bool start_array(std::size_t) {
+    ++depth;
+    return true;
+  }
+  bool end_array() {
+    --depth;
+    return true;
+  }
+  bool parse_error(std::size_t byte, const std::string& last_token,
+                   const nlohmann::detail::exception& error) {
+    error_depth = depth;
+    position = byte;
+    token = last_token;
+    error_id = error.id;
+    ill_formed_utf8 = std::string_view(error.what()).find("UTF-8") != std::string_view::npos;
+    return false;
+  }
+};
+
+constexpr int kNumberOverflowErrorId = 406;  // nlohmann::json's out_of_range.406
+
+// "line 3, column 12" for a 0-based byte index (text.size() for the end of the text).
+std::string line_and_column(std::string_view text, std::size_t index) {
+  const std::string_view before = text.substr(0, std::min(index, text.size()));
+  std::size_t line = 1;
+  for (const char c : before) line += c == '\n' ? 1 : 0;
+  const std::size_t newline = before.rfind('\n');
+  const std::size_t column =
+      newline == std::string_view::npos ? before.size() + 1 : before.size() - newline;
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+ConfigParse refuse_unparsed(std::string_view text) {
+  ErrorLocator locator;
+  Json::sax_parse(text, &locator);
+  // The parser reports how many characters it read, the offending one included; past the end
+  // means the text stopped short.
+  const std::size_t index = locator.position > text.size() ? text.size()
+                            : locator.position > 0         ? locator.position - 1
+                                                           : 0;
+  const std::string where = line_and_column(text, index);
+  if (locator.error_id == kNumberOverflowErrorId) {
+    // Point at the number's first character, not its last.
+    const std::size_t start =
+        index + 1 >= locator.token.size() ? index + 1 - locator.token.size() : 0;
+    const std::string number_at = line_and_column(text, start);
+    if (locator.error_depth == 1) {
+      for (const WholeField& field : kWholeFields) {
+        if (locator.top_level_key == field.key) {
+          return refuse(quoted(field.key) + " must be " + allowed(field) + "; it is " +
+                        locator.token.substr(0, kMaxQuotedValueBytes) + ".");
+        }
+      }
+    }
+    return refuse("the number at " + number_at + " is too large for JSON's 64-bit numbers.");
+  }
+  if (locator.ill_formed_utf8) return refuse("the text is not valid UTF-8 (" + where + ").");
+  return refuse("the text is not valid JSON (" + where + ").");
+}
+
+// ---- After parsing -----------------------------------------------------------------------------
+
+bool has_proto_key(const Json& value) {
+  if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (it.key() == "__proto__" || has_proto_key(it.value())) return true;
+    }
+  } else if (value.is_array()) {
+    for (const Json& element : value) {
+      if (has_proto_key(element)) return true;
+    }
+  }
+  return false;
+}
+
+// The field's value, or nullptr when it is absent or null.
+const Json* present(const Json& config, const char* key) {
+  const auto found = config.find(key);
+  if (found == config.end() || found->is_null()) return nullptr;
+  return &*found;
+}
+
+bool whole_number_in(const Json& value, const WholeField& field, int& out) {
+  if (value.is_number_unsigned()) {
+    const std::uint64_t number = value.get<std::uint64_t>();
+    if (number > static_cast<std::uint64_t>(field.high)) return false;
+    out = static_cast<int>(number);
+    return out >= field.low;
+  }
+  if (value.is_number_integer()) {
+    const std::int64_t number = value.get<std::int64_t>();
+    if (number < field.low || number > field.high) return false;
+    out = static_cast<int>(number);
+    return true;
+  }
+  if (value.is_number_float()) {
+    const double number = value.get<double>();
+    if (!(std::isfinite(number) && std::trunc(number) == number && number >= field.low &&
+          number <= field.high)) {
+      return false;
+    }
+    out = static_cast<int>(number);
+    return true;
+  }
+  return false;
+}
+
+std::string read_whole(const Json& value, const WholeField& field, int& out) {
+  if (whole_number_in(value, field, out)) return {};
+  return quoted(field.key) + " must be " + allowed(field) + "; it is " + describe(value) + ".";
+}
+
+// A field every config must have; null is refused like any other wrong value.
+std::string read_required(const Json& config, const WholeField& field, int& out) {
+  const auto found = config.find(field.key);
+  if (found == config.end()) {
+    return quoted(field.key) + " is missing; it must be " + allowed(field) + ".";
+  }
+  return read_whole(*found, field, out);
+}
+
+// An optional field: absent or null leaves `out` as it is.
+std::string read_optional(const Json& config, const WholeField& field, int& out) {
+  const Json* value = present(config, field.key);
+  return value == nullptr ? std::string() : read_whole(*value, field, out);
+}
+
+std::string read_boolean(const Json& config, const char* key, bool& out) {
+  const Json* value = present(config, key);
+  if (value == nullptr) return {};
+  if (!value->is_boolean()) {
+    return quoted(key) + " must be true or false; it is " + describe(*value) + ".";
+  }
+  out = value->get<bool>();
+  return {};
+}
+
+// Code points a name must not carry: C0 and C1 controls, DEL, line and paragraph separators,
+// and the bidirectional controls that could make a name read as something else.
+bool unwanted_in_name(std::uint32_t code_point) {
+  return code_point < 0x20 || (code_point >= 0x7F && code_point <= 0x9F) || code_point == 0x200E ||
+         code_point == 0x200F || (code_point >= 0x2028 && code_point <= 0x202E) ||
+         (code_point >= 0x2066 && code_point <= 0x2069) || code_point == 0xFEFF;
+}
+
+// `text` is valid UTF-8 (the parser checked it): drops unwanted code points, trims spaces, and
+// keeps at most kMaxModelNameBytes bytes without cutting a character.
+std::string clean_name(const std::string& text) {
+  std::string name;
+  for (std::size_t i = 0; i < text.size();) {
+    std::uint32_t code_point = 0;
+    const std::size_t length = decode_utf8(text, i, code_point);
+    if (!unwanted_in_name(code_point)) {
+      if (name.size() + length > kMaxModelNameBytes) break;
+      name.append(text, i, length);
+    }
+    i += length;
+  }
+  const std::size_t first = name.find_first_not_of(' ');
+  if (first == std::string::npos) return {};
+  const std::size_t last = name.find_last_not_of(' ');
+  return name.substr(first, last - first + 1);
+}
+
+std::string name_of(const Json& config, const std::string& model_type) {
+  const Json* path = present(config, "_name_or_path");
+  if (path != nullptr && path->is_string()) {
+    const std::string name = clean_name(path->get<std::string>());
+    if (!name.empty()) return name;
+  }
+  const std::string type_name = clean_name(model_type);
+  return type_name.empty() ? kDefaultModelName : type_name;
+}
+
+// Reads the shape from a parsed top-level object; returns the first problem, or "".
+std::string read_shape(const Json& config, ModelShape& shape) {
+  for (const UnsupportedField& field : kUnsupportedFields) {
+    const Json* value = present(config, field.key);
+    if (value != nullptr && !(value->is_number() && value->get<double>() == 0)) {
+      return quoted(field.key) + " (" + field.what +
+             ") is not supported: trainmem counts dense MLPs and experts that are copies of the "
+             "intermediate_size MLP.";
+    }
+  }
+  std::string model_type;
+  if (const Json* type = present(config, "model_type")) {
+    if (!type->is_string()) {
+      return "'model_type' must be a string, such as \"llama\"; it is " + describe(*type) + ".";
+    }
+    model_type = type->get<std::string>();
+  }
+
+  if (config.find(kHiddenSize.key) == config.end() && config.contains("text_config")) {
+    return "'hidden_size' is missing; this looks like a multimodal config, whose text model's "
+           "fields sit under 'text_config': give trainmem a text model's config.json.";
+  }
+  std::string problem;
+  const auto first_problem = [&problem](std::string found) {
+    if (problem.empty()) problem = std::move(found);
+  };
+  first_problem(read_required(config, kHiddenSize, shape.hidden_size));
+  first_problem(read_required(config, kNumLayers, shape.num_layers));
+  first_problem(read_required(config, kNumHeads, shape.num_attention_heads));
+  shape.num_key_value_heads = shape.num_attention_heads;  // transformers' default: no GQA
+  first_problem(read_optional(config, kNumKeyValueHeads, shape.num_key_value_heads));
+  first_problem(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
+  first_problem(read_required(config, kVocabSize, shape.vocab_size));
+  first_problem(read_optional(config, kHeadDim, shape.head_dim));
+
+  const bool gemma = model_type == kGemmaModelType || model_type == kGemma2ModelType;
+  shape.tied_embeddings = gemma;
+  first_problem(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  bool attention_bias = false;
+  first_problem(read_boolean(config, "attention_bias", attention_bias));
+  shape.attention_qkv_bias = attention_bias || model_type == kQwen2ModelType;
+  shape.attention_output_bias = attention_bias && model_type != kQwen2ModelType;
+  first_problem(read_boolean(config, "mlp_bias", shape.mlp_bias));
+  if (model_type == kGemma2ModelType) shape.norms_per_layer = kGemma2NormsPerLayer;
+
+  const WholeField& experts_field =
+      present(config, kNumLocalExperts.key) != nullptr ? kNumLocalExperts : kNumExperts;
+  first_problem(read_optional(config, experts_field, shape.num_experts));
+  if (!problem.empty()) return problem;
+  if (shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
+    return "'num_experts_per_tok' is missing; a mixture of " + std::to_string(shape.num_experts) +
+           " experts needs its top-k, a whole number from 1 to " +
+           std::to_string(shape.num_experts) + ".";
+  }
+  first_problem(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  if (!problem.empty()) return problem;
+
+  shape.id = kCustomModelId;
+  shape.name = name_of(config, model_type);
+  shape.source = kConfigSource;
+  return model_shape_problem(shape);
+}
+
+}  // namespace
+
+ConfigParse parse_hf_config(std::string_view text) {
+  if (text.size() > static_cast<std::size_t>(kMaxConfigBytes)) {
+    return refuse("the text is " + format_count(static_cast<double>(text.size())) +
+                  " bytes; at most " + format_count(kMaxConfigBytes) + " (1 MiB) are allowed.");
+  }
+  if (only_whitespace(text)) return refuse("the text is empty; it must be a JSON object.");
+  // nlohmann::json reads a NUL byte as the end of the text; JSON allows none anywhere.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return refuse("the text holds a NUL byte (" + line_and_column(text, nul) +
+                  "), which JSON does not allow.");
+  }
+  if (!nesting_within(text, kMaxConfigDepth)) {
+    return refuse("objects and arrays nest more than " + std::to_string(kMaxConfigDepth) +
+                  " deep; a config.json needs a few levels.");
+  }
+  const Json config = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded()) return refuse_unparsed(text);
+  if (!config.is_object()) {
+    return refuse("the top level must be a JSON object, {…}; it is " + describe(config) + ".");
+  }
+  if (has_proto_key(config)) return refuse("a '__proto__' key is not allowed.");
+
+  ConfigParse result;
+  const std::string problem = read_shape(config, result.shape);
+  if (!problem.empty()) return refuse(problem);
+  return result;
+}
+
+}  // namespace trainmem

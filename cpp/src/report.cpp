@@ -1,0 +1,128 @@
+#include "trainmem/report.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "trainmem/models.hpp"
+
+namespace trainmem {
+
+namespace {
+
+// Byte counts are whole numbers below 2^53: print them as JSON integers, not "1.6e10" or "…0.0".
+nlohmann::ordered_json number(double value) {
+  constexpr double kLargestExactInteger = 9007199254740992.0;  // 2^53
+  if (std::fabs(value) < kLargestExactInteger && std::trunc(value) == value) {
+    return static_cast<std::int64_t>(value);
+  }
+  return value;
+}
+
+nlohmann::ordered_json to_json(const Estimate& estimate) {
+  const MemoryBreakdown& bytes = estimate.bytes;
+  const ParallelLayout& layout = estimate.setup.layout;
+  const BytesPerParameter& per = estimate.bytes_per_parameter;
+  return {
+      {"model", estimate.setup.model_id},
+      {"modelName", estimate.model_name},
+      {"parameters", number(estimate.num_parameters)},
+      {"tokensPerMicroBatch", number(estimate.tokens_per_micro_batch)},
+      {"sequenceLength", estimate.setup.sequence_length},
+      {"flashAttention", estimate.setup.flash_attention},
+      {"bytes",
+       {{"weights", number(bytes.weights_bytes)},
+        {"gradients", number(bytes.gradients_bytes)},
+        {"masterWeights", number(bytes.master_weights_bytes)},
+        {"optimizerStates", number(bytes.optimizer_states_bytes)},
+        {"activations", number(bytes.activations_bytes)},
+        {"logits", number(bytes.logits_bytes)},
+        {"total", number(bytes.total_bytes)}}},
+      {"device",
+       {{"id", estimate.device.id},
+        {"name", estimate.device.name},
+        {"capacityBytes", number(estimate.device.capacity_bytes)}}},
+      {"devicesWorth", estimate.devices_worth},
+      {"layout",
+       {{"dp", layout.data_parallel},
+        {"zero", layout.zero_stage},
+        {"tp", layout.tensor_parallel},
+        {"sequenceParallel", layout.sequence_parallel},
+        {"pp", layout.pipeline_parallel},
+        {"vpp", layout.virtual_pipeline_stages},
+        {"cp", layout.context_parallel}}},
+      {"recompute", estimate.setup.recompute},
+      {"optimizer", estimate.setup.optimizer},
+      {"precision", estimate.setup.precision},
+      {"logits", estimate.setup.logits},
+      {"devices", number(estimate.num_devices)},
+      {"fits", estimate.fits},
+      {"mostLoadedStage", estimate.most_loaded_stage},
+      {"parametersOnDevice", number(estimate.parameters_on_device)},
+      {"bytesPerParameter",
+       {{"weights", per.weights},
+        {"gradients", per.gradients},
+        {"masterWeights", per.master_weights},
+        {"optimizerStates", per.optimizer_states},
+        {"total", per.total}}},
+  };
+}
+
+std::string csv_number(double value) {
+  std::ostringstream text;
+  text.precision(17);
+  text << value;
+  return text.str();
+}
+
+}  // namespace
+
+std::string estimate_to_json(const Estimate& estimate) { return to_json(estimate).dump(2); }
+
+std::string fit_to_json(const TrainingSetup& setup, const FitSearch& search) {
+  nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+  for (const Estimate& estimate : search.layouts) layouts.push_back(to_json(estimate));
+  const ModelShape* shape = resolve_model(setup);
+  return nlohmann::ordered_json{{"model", setup.model_id},
+                                {"modelName", shape != nullptr ? shape->name : setup.model_id},
+                                {"fewestDevices", number(search.fewest_devices)},
+                                {"layouts", layouts},
+                                {"whyNotFewer", search.why_not_fewer}}
+      .dump(2);
+}
+
+std::string estimate_to_csv(const Estimate& estimate) {
+  const MemoryBreakdown& bytes = estimate.bytes;
+  const BytesPerParameter& per = estimate.bytes_per_parameter;
+  std::string csv = "term,bytes_per_parameter,bytes\n";
+  const auto row = [&csv](const char* term, const std::string& per_parameter, double value) {
+    csv += std::string(term) + "," + per_parameter + "," + csv_number(value) + "\n";
+  };
+  row("weights", csv_number(per.weights), bytes.weights_bytes);
+  row("gradients", csv_number(per.gradients), bytes.gradients_bytes);
+  row("master_weights", csv_number(per.master_weights), bytes.master_weights_bytes);
+  row("optimizer_states", csv_number(per.optimizer_states), bytes.optimizer_states_bytes);
+  row("activations", "", bytes.activations_bytes);
+  row("logits", "", bytes.logits_bytes);
+  row("total", csv_number(per.total), bytes.total_bytes);
+  return csv;
+}
+
+std::string setup_to_json(const TrainingSetup& setup) {
+  const Estimate estimate = estimate_memory(setup);
+  if (estimate.status != Status::kOk) {
+    return nlohmann::ordered_json{{"error", estimate.message}}.dump(2);
+  }
+  return estimate_to_json(estimate);
+}
+
+std::string setup_to_csv(const TrainingSetup& setup) {
+  const Estimate estimate = estimate_memory(setup);
+  if (estimate.status == Status::kOk) return estimate_to_csv(estimate);
+  std::string quoted;
+  for (char c : estimate.message) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return "error\n\"" + quoted + "\"\n";
+}
+
+}  // namespace trainmem

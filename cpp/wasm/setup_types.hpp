@@ -1,0 +1,60 @@
+// The value types both WebAssembly modules pass across: a setup (with its layout and custom
+// model) and the status of an answer. Registered once per module, from here.
+#pragma once
+
+#include <emscripten/bind.h>
+
+#include "trainmem/estimate.hpp"
+#include "trainmem/models.hpp"
+
+namespace trainmem {
+
+inline void register_setup_types() {
+  using namespace emscripten;
+
+  enum_<Status>("Status").value("OK", Status::kOk).value("INVALID_INPUT", Status::kInvalidInput);
+
+  value_object<ModelShape>("ModelShape")
+      .field("id", &ModelShape::id)
+      .field("name", &ModelShape::name)
+      .field("source", &ModelShape::source)
+      .field("numLayers", &ModelShape::num_layers)
+      .field("hiddenSize", &ModelShape::hidden_size)
+      .field("ffnHiddenSize", &ModelShape::ffn_hidden_size)
+      .field("numAttentionHeads", &ModelShape::num_attention_heads)
+      .field("numKeyValueHeads", &ModelShape::num_key_value_heads)
+      .field("vocabSize", &ModelShape::vocab_size)
+      .field("tiedEmbeddings", &ModelShape::tied_embeddings)
+      .field("headDim", &ModelShape::head_dim)
+      .field("attentionQkvBias", &ModelShape::attention_qkv_bias)
+      .field("attentionOutputBias", &ModelShape::attention_output_bias)
+      .field("mlpBias", &ModelShape::mlp_bias)
+      .field("normsPerLayer", &ModelShape::norms_per_layer)
+      .field("numExperts", &ModelShape::num_experts)
+      .field("numExpertsPerToken", &ModelShape::num_experts_per_token);
+
+  value_object<ParallelLayout>("ParallelLayout")
+      .field("dataParallel", &ParallelLayout::data_parallel)
+      .field("zeroStage", &ParallelLayout::zero_stage)
+      .field("tensorParallel", &ParallelLayout::tensor_parallel)
+      .field("sequenceParallel", &ParallelLayout::sequence_parallel)
+      .field("pipelineParallel", &ParallelLayout::pipeline_parallel)
+      .field("virtualPipelineStages", &ParallelLayout::virtual_pipeline_stages)
+      .field("contextParallel", &ParallelLayout::context_parallel);
+
+  value_object<TrainingSetup>("TrainingSetup")
+      .field("modelId", &TrainingSetup::model_id)
+      .field("customModel", &TrainingSetup::custom_model)
+      .field("sequenceLength", &TrainingSetup::sequence_length)
+      .field("microBatchSequences", &TrainingSetup::micro_batch_sequences)
+      .field("flashAttention", &TrainingSetup::flash_attention)
+      .field("layout", &TrainingSetup::layout)
+      .field("recompute", &TrainingSetup::recompute)
+      .field("optimizer", &TrainingSetup::optimizer)
+      .field("precision", &TrainingSetup::precision)
+      .field("logits", &TrainingSetup::logits)
+      .field("deviceId", &TrainingSetup::device_id)
+      .field("customCapacityGb", &TrainingSetup::custom_capacity_gb);
+}
+
+}  // namespace trainmem

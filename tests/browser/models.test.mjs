@@ -1,0 +1,134 @@
+// Any model and the downloads, in Chromium: a config.json pasted or chosen is read by the core
+// (and a hostile one refused by its control), a custom model survives in a link, nothing a reader
+// types is ever run or inserted as HTML, and the breakdown downloads as PNG, CSV and JSON.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { bodyText, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
+
+const MISTRAL_7B = JSON.stringify({
+  _name_or_path: 'mistralai/Mistral-7B-v0.1',
+  hidden_size: 4096,
+  intermediate_size: 14336,
+  num_attention_heads: 32,
+  num_hidden_layers: 32,
+  num_key_value_heads: 8,
+  vocab_size: 32000,
+  tie_word_embeddings: false,
+});
+
+const XSS = '<img src=x onerror="window.pwned=1">';
+
+describe('any model and the downloads, in Chromium', () => {
+  let harness;
+
+  before(async () => {
+    harness = await startHarness();
+  });
+
+  after(async () => {
+    await harness?.close();
+  });
+
+  async function pasteConfig(page, text) {
+    await page.fill('#config', text);
+    await page.click('#use-config');
+  }
+
+  it('reads a pasted config.json with its own shape, and a link brings it back', async () => {
+    const { page, problems } = await harness.openPage();
+    await pasteConfig(page, MISTRAL_7B);
+    await page.waitForFunction(() => document.getElementById('readout').textContent.includes('Mistral'));
+    assert.match(await readout(page), /^mistralai\/Mistral-7B-v0\.1 needs 152\.4 GB to train on one device/);
+    assert.equal(await page.inputValue('#model'), 'custom');
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get('model'), 'custom');
+    assert.equal(JSON.parse(url.searchParams.get('config')).hidden_size, 4096);
+
+    const reopened = await harness.openPage({ query: url.search });
+    await reopened.page.waitForFunction(() =>
+      document.getElementById('readout').textContent.includes('Mistral'),
+    );
+    assert.equal(await readout(reopened.page), await readout(page));
+    assert.deepEqual([...problems, ...reopened.problems], []);
+    await page.close();
+    await reopened.page.close();
+  });
+
+  it('refuses a malformed or hostile config.json by its control and keeps the last good view', async () => {
+    const { page, problems } = await harness.openPage();
+    const goodText = await readout(page);
+    const cases = [
+      ['{"hidden_size": "4096"}', /^config\.json: 'hidden_size'/],
+      ['{"hidden_size": 1e400}', /^config\.json: /],
+      ['['.repeat(50000), /^config\.json: /],
+      ['{"__proto__": {"polluted": true}, "hidden_size": 4096}', /^config\.json: /],
+      ['not json at all', /^config\.json: /],
+      ['x'.repeat(2 * 1024 * 1024), /^config\.json: /],
+    ];
+    for (const [text, message] of cases) {
+      await pasteConfig(page, text);
+      await page.waitForSelector('#config-error:not([hidden])');
+      assert.match(await page.textContent('#config-error'), message, text.slice(0, 40));
+      assert.equal(await readout(page), goodText);
+    }
+    assert.equal(await page.evaluate(() => ({}).polluted), undefined);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('reads a chosen config.json file, and refuses one over 1 MiB before reading it', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.setInputFiles('#config-file', {
+      name: 'config.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(MISTRAL_7B),
+    });
+    await page.waitForFunction(() => document.getElementById('readout').textContent.includes('Mistral'));
+    await page.setInputFiles('#config-file', {
+      name: 'big.json',
+      mimeType: 'application/json',
+      buffer: Buffer.alloc(1024 * 1024 + 1, ' '),
+    });
+    await page.waitForSelector('#config-error:not([hidden])');
+    assert.match(await page.textContent('#config-error'), /1,048,577 bytes; at most 1,048,576 are read/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('never runs or inserts what a reader types, in a config or a URL', async () => {
+    const payload = encodeURIComponent(XSS);
+    const query = `?model=${payload}&dp=${payload}&device=${payload}&${payload}=1&config=${payload}`;
+    const { page, problems } = await harness.openPage({ query });
+    const config = JSON.stringify({ ...JSON.parse(MISTRAL_7B), _name_or_path: XSS });
+    await pasteConfig(page, config);
+    await page.waitForFunction(() => document.getElementById('readout').textContent.includes('onerror'));
+    assert.equal(await page.evaluate(() => window.pwned), undefined);
+    assert.equal(await page.locator('img').count(), 0, 'no element was injected');
+    assert.match(await page.textContent('#url-notice'), /Ignored/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('downloads each chart as PNG and the breakdown as CSV and as the CLI’s JSON', async () => {
+    const { page, problems } = await harness.openPage();
+    const save = async (button) => {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
+      return { name: download.suggestedFilename(), body: await readFile(await download.path()) };
+    };
+    const png = await save('#export-breakdown-png');
+    assert.equal(png.name, 'trainmem-llama3-8b-1x8192-memory.png');
+    assert.deepEqual([...png.body.subarray(1, 4)], [0x50, 0x4e, 0x47]);
+    assert.equal((await save('#export-activations-png')).name, 'trainmem-llama3-8b-1x8192-activations.png');
+    const csv = await save('#export-csv');
+    assert.equal(csv.name, 'trainmem-llama3-8b-1x8192.csv');
+    assert.match(csv.body.toString(), /^term,bytes_per_parameter,bytes\n[\s\S]*total,16,164991401984\n$/);
+    const json = JSON.parse((await save('#export-json')).body.toString());
+    assert.equal(json.model, 'llama3-8b');
+    assert.equal(json.bytes.total, 164991401984);
+    assert.equal(json.devicesWorth, 164991401984 / 80e9);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});

@@ -1,0 +1,785 @@
+// The config.json parser: every field and default, each preset's published config.json, and
+// hostile input of every kind, which must give a one-line message and never a crash.
+#include "trainmem/config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+
+#include "trainmem/format.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+// Each preset's config.json as its authors publish it on the Hugging Face hub (Llama 3's
+// presets follow the paper's Table 3; their hub configs are meta-llama/Meta-Llama-3-8B,
+// Meta-Llama-3-70B and Llama-3.1-405B, the release of the 405B).
+struct HubConfig {
+  const char* preset_id;
+  const char* text;
+};
+
+const HubConfig kHubConfigs[] = {
+    {"llama3-8b", R"({
+  "architectures": ["LlamaForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 128000,
+  "eos_token_id": 128001,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 8192,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.0.dev0",
+  "use_cache": true,
+  "vocab_size": 128256
+})"},
+    {"llama3-70b", R"({
+  "architectures": ["LlamaForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 128000,
+  "eos_token_id": 128001,
+  "hidden_act": "silu",
+  "hidden_size": 8192,
+  "initializer_range": 0.02,
+  "intermediate_size": 28672,
+  "max_position_embeddings": 8192,
+  "model_type": "llama",
+  "num_attention_heads": 64,
+  "num_hidden_layers": 80,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.0.dev0",
+  "use_cache": true,
+  "vocab_size": 128256
+})"},
+    {"llama3-405b", R"({
+  "architectures": ["LlamaForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 128000,
+  "eos_token_id": 128001,
+  "hidden_act": "silu",
+  "hidden_size": 16384,
+  "initializer_range": 0.02,
+  "intermediate_size": 53248,
+  "max_position_embeddings": 131072,
+  "mlp_bias": false,
+  "model_type": "llama",
+  "num_attention_heads": 128,
+  "num_hidden_layers": 126,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": {
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+    "rope_type": "llama3"
+  },
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.43.0.dev0",
+  "use_cache": true,
+  "vocab_size": 128256
+})"},
+    {"llama2-7b", R"({
+  "_name_or_path": "meta-llama/Llama-2-7b-hf",
+  "architectures": ["LlamaForCausalLM"],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 11008,
+  "max_position_embeddings": 4096,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 32,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.31.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})"},
+    {"llama2-13b", R"({
+  "_name_or_path": "meta-llama/Llama-2-13b-hf",
+  "architectures": ["LlamaForCausalLM"],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 5120,
+  "initializer_range": 0.02,
+  "intermediate_size": 13824,
+  "max_position_embeddings": 4096,
+  "model_type": "llama",
+  "num_attention_heads": 40,
+  "num_hidden_layers": 40,
+  "num_key_value_heads": 40,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.32.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})"},
+    {"llama2-70b", R"({
+  "_name_or_path": "meta-llama/Llama-2-70b-hf",
+  "architectures": ["LlamaForCausalLM"],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 8192,
+  "initializer_range": 0.02,
+  "intermediate_size": 28672,
+  "max_position_embeddings": 4096,
+  "model_type": "llama",
+  "num_attention_heads": 64,
+  "num_hidden_layers": 80,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.32.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})"},
+    {"llama3.2-1b", R"({
+  "architectures": ["LlamaForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 128000,
+  "eos_token_id": 128001,
+  "head_dim": 64,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "initializer_range": 0.02,
+  "intermediate_size": 8192,
+  "max_position_embeddings": 131072,
+  "mlp_bias": false,
+  "model_type": "llama",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 16,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": {
+    "factor": 32.0,
+    "high_freq_factor": 4.0,
+    "low_freq_factor": 1.0,
+    "original_max_position_embeddings": 8192,
+    "rope_type": "llama3"
+  },
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.45.0.dev0",
+  "use_cache": true,
+  "vocab_size": 128256
+})"},
+    {"llama3.2-3b", R"({
+  "architectures": ["LlamaForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 128000,
+  "eos_token_id": 128001,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 3072,
+  "initializer_range": 0.02,
+  "intermediate_size": 8192,
+  "max_position_embeddings": 131072,
+  "mlp_bias": false,
+  "model_type": "llama",
+  "num_attention_heads": 24,
+  "num_hidden_layers": 28,
+  "num_key_value_heads": 8,
+  "pretraining_tp": 1,
+  "rms_norm_eps": 1e-05,
+  "rope_scaling": {
+    "factor": 32.0,
+    "high_freq_factor": 4.0,
+    "low_freq_factor": 1.0,
+    "original_max_position_embeddings": 8192,
+    "rope_type": "llama3"
+  },
+  "rope_theta": 500000.0,
+  "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.45.0.dev0",
+  "use_cache": true,
+  "vocab_size": 128256
+})"},
+    {"mistral-7b", R"({
+  "architectures": ["MistralForCausalLM"],
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 32768,
+  "model_type": "mistral",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 10000.0,
+  "sliding_window": 4096,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.34.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})"},
+    {"mixtral-8x7b", R"({
+  "architectures": ["MixtralForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 1,
+  "eos_token_id": 2,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 32768,
+  "model_type": "mixtral",
+  "num_attention_heads": 32,
+  "num_experts_per_tok": 2,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 8,
+  "num_local_experts": 8,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.02,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.36.0.dev0",
+  "use_cache": true,
+  "vocab_size": 32000
+})"},
+    {"qwen2.5-7b", R"({
+  "architectures": ["Qwen2ForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151643,
+  "hidden_act": "silu",
+  "hidden_size": 3584,
+  "initializer_range": 0.02,
+  "intermediate_size": 18944,
+  "max_position_embeddings": 131072,
+  "max_window_layers": 28,
+  "model_type": "qwen2",
+  "num_attention_heads": 28,
+  "num_hidden_layers": 28,
+  "num_key_value_heads": 4,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0,
+  "sliding_window": 131072,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.1",
+  "use_cache": true,
+  "use_mrope": false,
+  "use_sliding_window": false,
+  "vocab_size": 152064
+})"},
+    {"qwen2.5-72b", R"({
+  "architectures": ["Qwen2ForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151643,
+  "hidden_act": "silu",
+  "hidden_size": 8192,
+  "initializer_range": 0.02,
+  "intermediate_size": 29568,
+  "max_position_embeddings": 131072,
+  "max_window_layers": 80,
+  "model_type": "qwen2",
+  "num_attention_heads": 64,
+  "num_hidden_layers": 80,
+  "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-05,
+  "rope_theta": 1000000.0,
+  "sliding_window": 131072,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.43.1",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 152064
+})"},
+    {"gemma2-9b", R"({
+  "architectures": ["Gemma2ForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "attn_logit_softcapping": 50.0,
+  "bos_token_id": 2,
+  "cache_implementation": "hybrid",
+  "eos_token_id": 1,
+  "final_logit_softcapping": 30.0,
+  "head_dim": 256,
+  "hidden_act": "gelu_pytorch_tanh",
+  "hidden_activation": "gelu_pytorch_tanh",
+  "hidden_size": 3584,
+  "initializer_range": 0.02,
+  "intermediate_size": 14336,
+  "max_position_embeddings": 8192,
+  "model_type": "gemma2",
+  "num_attention_heads": 16,
+  "num_hidden_layers": 42,
+  "num_key_value_heads": 8,
+  "pad_token_id": 0,
+  "query_pre_attn_scalar": 256,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 10000.0,
+  "sliding_window": 4096,
+  "sliding_window_size": 4096,
+  "torch_dtype": "float32",
+  "transformers_version": "4.42.0.dev0",
+  "use_cache": true,
+  "vocab_size": 256000
+})"},
+};
+
+// A small valid config, for tests that change one field.
+std::string config_with(const std::string& extra_fields) {
+  return R"({"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+             "intermediate_size": 14336, "vocab_size": 32000)" +
+         (extra_fields.empty() ? "" : ", " + extra_fields) + "}";
+}
+
+// The same config with one required field's value replaced (or removed, for "").
+std::string config_where(const std::string& field, const std::string& value) {
+  std::string fields;
+  for (const char* key : {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                          "intermediate_size", "vocab_size"}) {
+    std::string text = std::string(key) == "hidden_size"           ? "4096"
+                       : std::string(key) == "num_hidden_layers"   ? "32"
+                       : std::string(key) == "num_attention_heads" ? "32"
+                       : std::string(key) == "intermediate_size"   ? "14336"
+                                                                   : "32000";
+    if (key == field) {
+      if (value.empty()) continue;
+      text = value;
+    }
+    if (!fields.empty()) fields += ", ";
+    fields += "\"" + std::string(key) + "\": " + text;
+  }
+  return "{" + fields + "}";
+}
+
+ModelShape parsed(const std::string& text) {
+  const ConfigParse result = parse_hf_config(text);
+  REQUIRE_MESSAGE(result.status == Status::kOk, result.message);
+  CHECK(result.message.empty());
+  return result.shape;
+}
+
+void check_refused(const std::string& text, const std::string& message) {
+  const ConfigParse result = parse_hf_config(text);
+  CHECK(result.status == Status::kInvalidInput);
+  CHECK(result.message == message);
+}
+
+// What every refusal must look like, whatever the input.
+void check_one_line_refusal(const ConfigParse& result) {
+  CHECK(result.status == Status::kInvalidInput);
+  CHECK(result.message.rfind("config.json: ", 0) == 0);
+  CHECK(result.message.find('\n') == std::string::npos);
+  CHECK(result.message.find('\r') == std::string::npos);
+  CHECK(result.message.size() < 400);
+}
+
+std::string nested_arrays(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+}  // namespace
+
+TEST_CASE("each preset's published config.json parses to exactly that preset's shape and count") {
+  CHECK(std::size(kHubConfigs) == preset_models().size());
+  for (const HubConfig& hub : kHubConfigs) {
+    CAPTURE(hub.preset_id);
+    const ModelShape* preset = find_preset(hub.preset_id);
+    REQUIRE(preset != nullptr);
+    const ModelShape shape = parsed(hub.text);
+    CHECK(shape.id == kCustomModelId);
+    CHECK(shape.source == "config.json");
+    CHECK(shape.num_layers == preset->num_layers);
+    CHECK(shape.hidden_size == preset->hidden_size);
+    CHECK(shape.ffn_hidden_size == preset->ffn_hidden_size);
+    CHECK(shape.num_attention_heads == preset->num_attention_heads);
+    CHECK(shape.num_key_value_heads == preset->num_key_value_heads);
+    CHECK(shape.vocab_size == preset->vocab_size);
+    CHECK(shape.tied_embeddings == preset->tied_embeddings);
+    CHECK(shape.head_dim == preset->head_dim);
+    CHECK(shape.attention_qkv_bias == preset->attention_qkv_bias);
+    CHECK(shape.attention_output_bias == preset->attention_output_bias);
+    CHECK(shape.mlp_bias == preset->mlp_bias);
+    CHECK(shape.norms_per_layer == preset->norms_per_layer);
+    CHECK(shape.num_experts == preset->num_experts);
+    CHECK(shape.num_experts_per_token == preset->num_experts_per_token);
+    CHECK(count_parameters(shape) == count_parameters(*preset));
+  }
+}
+
+TEST_CASE("a config's name is its _name_or_path, else its model_type, else 'Custom model'") {
+  CHECK(parsed(kHubConfigs[3].text).name == "meta-llama/Llama-2-7b-hf");
+  CHECK(parsed(kHubConfigs[9].text).name == "mixtral");
+  CHECK(parsed(config_with("")).name == "Custom model");
+  CHECK(parsed(config_with(R"("_name_or_path": "", "model_type": "llama")")).name == "llama");
+  CHECK(parsed(config_with(R"("_name_or_path": null)")).name == "Custom model");
+  CHECK(parsed(config_with(R"("_name_or_path": 7, "model_type": "mistral")")).name == "mistral");
+}
+
+TEST_CASE("a name loses its control and bidirectional characters and keeps at most 100 bytes") {
+  CHECK(parsed(config_with(R"("_name_or_path": " my\u0000model\n\u202e\u0085 7B\t ")")).name ==
+        "mymodel 7B");
+  // "a" and 60 two-byte "é": 1 + 49 × 2 = 99 bytes fit; the 50th "é" would make 101.
+  std::string long_name = "a";
+  for (int i = 0; i < 60; ++i) long_name += "\u00e9";
+  const std::string name = parsed(config_with("\"_name_or_path\": \"" + long_name + "\"")).name;
+  CHECK(name.size() == 99);
+  CHECK(name == long_name.substr(0, 99));
+  CHECK(parsed(config_with(R"("_name_or_path": "\u0001\u0002")")).name == "Custom model");
+}
+
+TEST_CASE("optional fields take transformers' defaults when absent or null") {
+  const ModelShape defaults = parsed(config_with(""));
+  CHECK(defaults.num_key_value_heads == 32);  // no grouped-query attention
+  CHECK(defaults.head_dim == 0);
+  CHECK_FALSE(defaults.tied_embeddings);
+  CHECK_FALSE(defaults.attention_qkv_bias);
+  CHECK_FALSE(defaults.attention_output_bias);
+  CHECK_FALSE(defaults.mlp_bias);
+  CHECK(defaults.norms_per_layer == 2);
+  CHECK(defaults.num_experts == 1);
+  CHECK(defaults.num_experts_per_token == 1);
+
+  const ModelShape nulls = parsed(config_with(
+      R"("num_key_value_heads": null, "head_dim": null, "tie_word_embeddings": null,
+         "attention_bias": null, "mlp_bias": null, "num_local_experts": null,
+         "num_experts_per_tok": null, "model_type": null)"));
+  CHECK(nulls.num_key_value_heads == 32);
+  CHECK(nulls.head_dim == 0);
+  CHECK_FALSE(nulls.tied_embeddings);
+  CHECK(nulls.num_experts == 1);
+}
+
+TEST_CASE("every field is read: heads, head_dim, ties, biases and experts") {
+  const ModelShape shape = parsed(config_with(
+      R"("num_key_value_heads": 4, "head_dim": 96, "tie_word_embeddings": true,
+         "attention_bias": true, "mlp_bias": true, "num_local_experts": 16,
+         "num_experts_per_tok": 4)"));
+  CHECK(shape.hidden_size == 4096);
+  CHECK(shape.num_layers == 32);
+  CHECK(shape.num_attention_heads == 32);
+  CHECK(shape.ffn_hidden_size == 14336);
+  CHECK(shape.vocab_size == 32000);
+  CHECK(shape.num_key_value_heads == 4);
+  CHECK(shape.head_dim == 96);
+  CHECK(shape.tied_embeddings);
+  CHECK(shape.attention_qkv_bias);  // transformers' attention_bias: Q, K, V and O
+  CHECK(shape.attention_output_bias);
+  CHECK(shape.mlp_bias);
+  CHECK(shape.num_experts == 16);
+  CHECK(shape.num_experts_per_token == 4);
+  // A whole number written with a fraction part is still whole.
+  CHECK(parsed(config_where("hidden_size", "4096.0")).hidden_size == 4096);
+}
+
+TEST_CASE("num_experts stands in for num_local_experts, which wins when both are given") {
+  CHECK(parsed(config_with(R"("num_experts": 4, "num_experts_per_tok": 2)")).num_experts == 4);
+  CHECK(parsed(config_with(R"("num_local_experts": 8, "num_experts": 4, "num_experts_per_tok": 2)"))
+            .num_experts == 8);
+}
+
+TEST_CASE("model_type qwen2 means Q, K and V biases; gemma2 four norms and tied embeddings") {
+  const ModelShape qwen = parsed(config_with(R"("model_type": "qwen2")"));
+  CHECK(qwen.attention_qkv_bias);
+  CHECK_FALSE(qwen.attention_output_bias);
+  CHECK(parsed(config_with(R"("model_type": "qwen2", "attention_bias": true)")).attention_qkv_bias);
+
+  const ModelShape gemma2 = parsed(config_with(R"("model_type": "gemma2")"));
+  CHECK(gemma2.norms_per_layer == 4);
+  CHECK(gemma2.tied_embeddings);
+  CHECK_FALSE(parsed(config_with(R"("model_type": "gemma2", "tie_word_embeddings": false)"))
+                  .tied_embeddings);
+  const ModelShape gemma = parsed(config_with(R"("model_type": "gemma")"));
+  CHECK(gemma.tied_embeddings);
+  CHECK(gemma.norms_per_layer == 2);
+  CHECK_FALSE(parsed(config_with(R"("model_type": "llama")")).tied_embeddings);
+}
+
+TEST_CASE("a missing required field is named with what it must be") {
+  check_refused(config_where("hidden_size", ""),
+                "config.json: 'hidden_size' is missing; it must be a whole number from 1 to "
+                "1,048,576.");
+  check_refused(config_where("num_hidden_layers", ""),
+                "config.json: 'num_hidden_layers' is missing; it must be a whole number from 1 to "
+                "1,000.");
+  check_refused(config_where("num_attention_heads", ""),
+                "config.json: 'num_attention_heads' is missing; it must be a whole number from 1 "
+                "to 1,048,576.");
+  check_refused(config_where("intermediate_size", ""),
+                "config.json: 'intermediate_size' is missing; it must be a whole number from 1 to "
+                "1,048,576.");
+  check_refused(config_where("vocab_size", ""),
+                "config.json: 'vocab_size' is missing; it must be a whole number from 1 to "
+                "16,777,216.");
+  check_refused(R"({"text_config": {"hidden_size": 4096}})",
+                "config.json: 'hidden_size' is missing; this looks like a multimodal config, whose "
+                "text model's fields sit under 'text_config': give trainmem a text model's "
+                "config.json.");
+}
+
+TEST_CASE("a dimension of the wrong type or out of range is refused, quoting the value") {
+  const std::string allowed = "must be a whole number from 1 to 1,048,576; it is ";
+  check_refused(config_where("hidden_size", "\"4096\""),
+                "config.json: 'hidden_size' " + allowed + "\"4096\".");
+  check_refused(config_where("hidden_size", "4096.5"),
+                "config.json: 'hidden_size' " + allowed + "4096.5.");
+  check_refused(config_where("hidden_size", "true"),
+                "config.json: 'hidden_size' " + allowed + "true.");
+  check_refused(config_where("hidden_size", "null"),
+                "config.json: 'hidden_size' " + allowed + "null.");
+  check_refused(config_where("hidden_size", "{}"),
+                "config.json: 'hidden_size' " + allowed + "an object.");
+  check_refused(config_where("hidden_size", "[4096]"),
+                "config.json: 'hidden_size' " + allowed + "an array.");
+  check_refused(config_where("hidden_size", "0"), "config.json: 'hidden_size' " + allowed + "0.");
+  check_refused(config_where("hidden_size", "-4096"),
+                "config.json: 'hidden_size' " + allowed + "-4096.");
+  check_refused(config_where("hidden_size", "1048577"),
+                "config.json: 'hidden_size' " + allowed + "1048577.");
+  check_refused(config_where("hidden_size", "99999999999999999999999"),
+                "config.json: 'hidden_size' " + allowed + "1e+23.");
+  check_refused(config_where("hidden_size", "18446744073709551615"),
+                "config.json: 'hidden_size' " + allowed + "18446744073709551615.");
+  check_refused(config_where("hidden_size", "-9223372036854775808"),
+                "config.json: 'hidden_size' " + allowed + "-9223372036854775808.");
+  check_refused(config_where("hidden_size", "1e400"),
+                "config.json: 'hidden_size' " + allowed + "1e400.");
+  check_refused(config_where("num_hidden_layers", "1001"),
+                "config.json: 'num_hidden_layers' must be a whole number from 1 to 1,000; it is "
+                "1001.");
+  check_refused(config_where("vocab_size", "16777217"),
+                "config.json: 'vocab_size' must be a whole number from 1 to 16,777,216; it is "
+                "16777217.");
+  check_refused(config_with(R"("head_dim": 0)"),
+                "config.json: 'head_dim' must be a whole number from 1 to 1,048,576; it is 0.");
+  check_refused(config_with(R"("num_key_value_heads": "8")"),
+                "config.json: 'num_key_value_heads' must be a whole number from 1 to 1,048,576; "
+                "it is \"8\".");
+  check_refused(config_with(R"("num_local_experts": 1025, "num_experts_per_tok": 2)"),
+                "config.json: 'num_local_experts' must be a whole number from 1 to 1,024; it is "
+                "1025.");
+  check_refused(config_with(R"("num_experts": 0)"),
+                "config.json: 'num_experts' must be a whole number from 1 to 1,024; it is 0.");
+}
+
+TEST_CASE("a refused string is quoted in escaped ASCII, so no value can break the line") {
+  check_refused(config_where("hidden_size", R"("\u202e40\"96\n\u00e9\ud83d\ude00\\")"),
+                "config.json: 'hidden_size' must be a whole number from 1 to 1,048,576; it is "
+                "\"\\u202e40\\\"96\\u000a\\u00e9\\ud83d\\ude00\\\\\".");
+  check_refused(config_where("hidden_size", "0.1"),
+                "config.json: 'hidden_size' must be a whole number from 1 to 1,048,576; it is "
+                "0.1.");
+}
+
+TEST_CASE("a long refused value is quoted only in part") {
+  const std::string long_text(500, 'x');
+  check_refused(config_where("hidden_size", "\"" + long_text + "\""),
+                "config.json: 'hidden_size' must be a whole number from 1 to 1,048,576; it is \"" +
+                    std::string(39, 'x') + "….");
+}
+
+TEST_CASE("true/false fields and model_type refuse other types") {
+  check_refused(config_with(R"("tie_word_embeddings": "yes")"),
+                "config.json: 'tie_word_embeddings' must be true or false; it is \"yes\".");
+  check_refused(config_with(R"("attention_bias": 1)"),
+                "config.json: 'attention_bias' must be true or false; it is 1.");
+  check_refused(config_with(R"("mlp_bias": [])"),
+                "config.json: 'mlp_bias' must be true or false; it is an array.");
+  check_refused(config_with(R"("model_type": 5)"),
+                "config.json: 'model_type' must be a string, such as \"llama\"; it is 5.");
+}
+
+TEST_CASE("the shape must hang together: heads, key/value heads and top-k") {
+  const std::string odd_heads = R"({"hidden_size": 4000, "num_hidden_layers": 32,
+      "num_attention_heads": 24, "intermediate_size": 14336, "vocab_size": 32000)";
+  check_refused(odd_heads + "}",
+                "config.json: num_attention_heads (24) must divide hidden_size (4,000) when "
+                "head_dim is not given.");
+  CHECK(parsed(odd_heads + R"(, "head_dim": 128})").head_dim == 128);
+  check_refused(config_with(R"("num_key_value_heads": 5)"),
+                "config.json: num_key_value_heads (5) must divide num_attention_heads (32).");
+  check_refused(config_with(R"("num_local_experts": 8, "num_experts_per_tok": 9)"),
+                "config.json: num_experts_per_tok must be a whole number from 1 to "
+                "num_local_experts (8); it is 9.");
+  check_refused(config_with(R"("num_experts_per_tok": 2)"),
+                "config.json: num_experts_per_tok must be a whole number from 1 to "
+                "num_local_experts (1); it is 2.");
+  check_refused(config_with(R"("num_local_experts": 8)"),
+                "config.json: 'num_experts_per_tok' is missing; a mixture of 8 experts needs its "
+                "top-k, a whole number from 1 to 8.");
+}
+
+TEST_CASE("architectures a shape cannot hold are refused, not counted wrong") {
+  check_refused(config_with(R"("num_experts": 128, "num_experts_per_tok": 8,
+                               "moe_intermediate_size": 768)"),
+                "config.json: 'moe_intermediate_size' (experts of a width of their own) "
+                "is not supported: trainmem counts dense MLPs and experts that are copies of the "
+                "intermediate_size MLP.");
+  check_refused(config_with(R"("kv_lora_rank": 512)"),
+                "config.json: 'kv_lora_rank' (low-rank latent attention) is not supported: "
+                "trainmem counts dense MLPs and experts that are copies of the intermediate_size "
+                "MLP.");
+  CHECK(parse_hf_config(config_with(R"("n_shared_experts": null, "q_lora_rank": 0)")).status ==
+        Status::kOk);
+}
+
+TEST_CASE("the top level must be an object") {
+  check_refused("[]", "config.json: the top level must be a JSON object, {…}; it is an array.");
+  check_refused("\"hidden_size\"",
+                "config.json: the top level must be a JSON object, {…}; it is \"hidden_size\".");
+  check_refused("4096", "config.json: the top level must be a JSON object, {…}; it is 4096.");
+  check_refused("null", "config.json: the top level must be a JSON object, {…}; it is null.");
+}
+
+TEST_CASE("a __proto__ key is refused wherever it is") {
+  check_refused(config_with(R"("__proto__": {"hidden_size": 1})"),
+                "config.json: a '__proto__' key is not allowed.");
+  check_refused(config_with(R"("rope_scaling": [{"__proto__": 1}])"),
+                "config.json: a '__proto__' key is not allowed.");
+  // As a value it is only text.
+  CHECK(parse_hf_config(config_with(R"("_name_or_path": "__proto__")")).status == Status::kOk);
+}
+
+TEST_CASE("text that is not JSON, or not UTF-8, is refused with where it goes wrong") {
+  check_refused("", "config.json: the text is empty; it must be a JSON object.");
+  check_refused(" \n\t", "config.json: the text is empty; it must be a JSON object.");
+  check_refused("{\"a\": x}", "config.json: the text is not valid JSON (line 1, column 7).");
+  check_refused("{\n  \"a\": 1,\n}", "config.json: the text is not valid JSON (line 3, column 1).");
+  // Where the reader gave up: at the "a" of what began as the literal true.
+  check_refused("{\"a\": 1} trailing",
+                "config.json: the text is not valid JSON (line 1, column 12).");
+  check_refused("{\"a\": 1", "config.json: the text is not valid JSON (line 1, column 8).");
+  // At the byte that breaks the UTF-8: the stray 0xFF, or the quote after a lone lead byte.
+  check_refused("{\"a\": \"\xff\"}",
+                "config.json: the text is not valid UTF-8 (line 1, column 8).");
+  check_refused("{\"a\": \"\xc3\"}",
+                "config.json: the text is not valid UTF-8 (line 1, column 9).");
+  check_refused("\xef\xbb\xbf{\"a\": \"\xed\xa0\x80\"}",
+                "config.json: the text is not valid UTF-8 (line 1, column 12).");
+  check_refused("{\"a\": 1} // a comment",
+                "config.json: the text is not valid JSON (line 1, column 10).");
+  // nlohmann::json would stop reading at a NUL byte and ignore what follows.
+  check_refused(std::string("{\"a\": 1}\0{\"hidden_size\": \"x\"}", 26),
+                "config.json: the text holds a NUL byte (line 1, column 9), which JSON does not "
+                "allow.");
+  // A byte-order mark is allowed.
+  CHECK(parse_hf_config("\xef\xbb\xbf" + config_with("")).status == Status::kOk);
+}
+
+TEST_CASE("a number too large for a double is refused, naming its field when it is a dimension") {
+  check_refused(config_with(R"("rope_theta": 1e400)"),
+                "config.json: the number at line 2, column 77 is too large for JSON's 64-bit "
+                "numbers.");
+  check_refused(config_where("vocab_size", "-1e999"),
+                "config.json: 'vocab_size' must be a whole number from 1 to 16,777,216; it is "
+                "-1e999.");
+}
+
+TEST_CASE("text over 1 MiB is refused before it is parsed; 1 MiB exactly is read") {
+  const std::string two_megabytes = config_with("") + std::string(2'000'000, ' ');
+  check_refused(two_megabytes, "config.json: the text is " +
+                                   format_count(static_cast<double>(two_megabytes.size())) +
+                                   " bytes; at most 1,048,576 (1 MiB) are allowed.");
+  CHECK(two_megabytes.size() > 2'000'000);
+  std::string exactly = config_with("");
+  exactly += std::string(static_cast<std::size_t>(kMaxConfigBytes) - exactly.size(), ' ');
+  REQUIRE(exactly.size() == static_cast<std::size_t>(kMaxConfigBytes));
+  CHECK(parse_hf_config(exactly).status == Status::kOk);
+  check_refused(exactly + " ",
+                "config.json: the text is 1,048,577 bytes; at most 1,048,576 (1 MiB) are "
+                "allowed.");
+}
+
+TEST_CASE("nesting 10,000 deep is refused before parsing; 64 levels are read") {
+  const std::string deep_message =
+      "config.json: objects and arrays nest more than 64 deep; a config.json needs a few "
+      "levels.";
+  check_refused(nested_arrays(10000), deep_message);
+  check_refused(std::string(10000, '{'), deep_message);
+  check_refused(config_with("\"rope_scaling\": " + nested_arrays(10000)), deep_message);
+  // The top-level object is level 1: 63 arrays inside it make 64, 64 make 65.
+  CHECK(parse_hf_config(config_with("\"x\": " + nested_arrays(63))).status == Status::kOk);
+  check_refused(config_with("\"x\": " + nested_arrays(64)), deep_message);
+  // Brackets inside strings, escaped quotes included, are text, not nesting.
+  CHECK(parse_hf_config(config_with("\"_name_or_path\": \"\\\"" + std::string(10000, '[') + "\""))
+            .status == Status::kOk);
+}
+
+TEST_CASE("every prefix of a real config is refused in one line, and only the whole is read") {
+  const std::string text = kHubConfigs[9].text;
+  for (std::size_t length = 0; length < text.size(); ++length) {
+    CAPTURE(length);
+    const ConfigParse result = parse_hf_config(text.substr(0, length));
+    check_one_line_refusal(result);
+  }
+  CHECK(parse_hf_config(text).status == Status::kOk);
+}
+
+TEST_CASE("random corruption of a real config never crashes and always answers in one line") {
+  const std::string original = kHubConfigs[12].text;
+  std::mt19937 random(20240917);
+  std::uniform_int_distribution<std::size_t> position(0, original.size() - 1);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<int> flips(1, 4);
+  int refused = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string text = original;
+    for (int flip = flips(random); flip > 0; --flip) {
+      text[position(random)] = static_cast<char>(byte(random));
+    }
+    const ConfigParse result = parse_hf_config(text);
+    if (result.status == Status::kOk) {
+      CHECK(model_shape_problem(result.shape).empty());
+      CHECK(result.message.empty());
+    } else {
+      check_one_line_refusal(result);
+      ++refused;
+    }
+  }
+  CHECK(refused > 0);
+}

@@ -1,0 +1,131 @@
+// libFuzzer target over the core's public entry points: estimates for arbitrary setups, the
+// fewest-devices search, the workshop view, the typed-text parsers and config.json parsing. Any
+// input must give a status and a message, never a crash, a NaN, an infinity or terms that do
+// not add up. Build and run: scripts/fuzz.sh.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "trainmem/config.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/fit.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/models.hpp"
+#include "trainmem/options.hpp"
+
+namespace {
+
+using namespace trainmem;
+
+void require(bool condition, const char* what) {
+  if (!condition) {
+    std::fprintf(stderr, "invariant broken: %s\n", what);
+    std::abort();
+  }
+}
+
+template <typename Choices>
+std::string pick_id(FuzzedDataProvider& data, const Choices& choices) {
+  // Mostly a valid id, sometimes arbitrary text.
+  if (data.ConsumeBool()) return data.ConsumeRandomLengthString(24);
+  const auto index = data.ConsumeIntegralInRange<std::size_t>(0, choices.size() - 1);
+  return choices[index].id;
+}
+
+int small_or_any(FuzzedDataProvider& data) {
+  return data.ConsumeBool() ? data.ConsumeIntegralInRange<int>(0, 16) : data.ConsumeIntegral<int>();
+}
+
+void check_estimate(const Estimate& estimate) {
+  if (estimate.status != Status::kOk) {
+    require(!estimate.message.empty(), "a refusal has a message");
+    require(!estimate.invalid_field.empty(), "a refusal names its field");
+    return;
+  }
+  const MemoryBreakdown& b = estimate.bytes;
+  for (double value :
+       {b.weights_bytes, b.gradients_bytes, b.master_weights_bytes, b.optimizer_states_bytes,
+        b.activations_bytes, b.logits_bytes, b.model_states_bytes, b.total_bytes,
+        estimate.devices_worth, estimate.num_devices, estimate.parameters_on_device}) {
+    require(std::isfinite(value), "every figure is finite");
+    require(value >= 0, "every figure is non-negative");
+  }
+  const double sum = b.weights_bytes + b.gradients_bytes + b.master_weights_bytes +
+                     b.optimizer_states_bytes + b.activations_bytes + b.logits_bytes;
+  require(std::fabs(sum - b.total_bytes) <= 1e-9 * b.total_bytes, "the terms sum to the total");
+  require(format_bytes(b.total_bytes).find("nan") == std::string::npos, "no nan on screen");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
+  FuzzedDataProvider data(bytes, size);
+  const int mode = data.ConsumeIntegralInRange<int>(0, 3);
+
+  if (mode == 0) {  // config.json text
+    const ConfigParse parsed = parse_hf_config(data.ConsumeRemainingBytesAsString());
+    if (parsed.status != Status::kOk) {
+      require(!parsed.message.empty(), "a refused config has a message");
+    } else {
+      require(std::isfinite(count_parameters(parsed.shape)), "a parsed config has a finite count");
+    }
+    return 0;
+  }
+  if (mode == 1) {  // typed text
+    const std::string text = data.ConsumeRandomLengthString(64);
+    const double decimal = parse_decimal(text);
+    require(std::isnan(decimal) || std::isfinite(decimal), "parse_decimal is finite or NaN");
+    parse_whole_number(text);
+    const MicroBatchFromTokens tokens =
+        micro_batch_from_tokens(decimal, small_or_any(data), small_or_any(data));
+    require(tokens.status == Status::kOk || !tokens.message.empty(),
+            "tokens refusal has a message");
+    return 0;
+  }
+
+  TrainingSetup setup;
+  setup.model_id = pick_id(data, preset_models());
+  setup.sequence_length = data.ConsumeBool() ? 1 << data.ConsumeIntegralInRange<int>(0, 21)
+                                             : data.ConsumeIntegral<int>();
+  setup.micro_batch_sequences = small_or_any(data);
+  setup.flash_attention = data.ConsumeBool();
+  setup.layout.data_parallel = small_or_any(data);
+  setup.layout.zero_stage = data.ConsumeIntegralInRange<int>(-1, 4);
+  setup.layout.tensor_parallel = small_or_any(data);
+  setup.layout.sequence_parallel = data.ConsumeBool();
+  setup.layout.pipeline_parallel = small_or_any(data);
+  setup.layout.virtual_pipeline_stages = small_or_any(data);
+  setup.layout.context_parallel = small_or_any(data);
+  setup.recompute = pick_id(data, recompute_choices());
+  setup.optimizer = pick_id(data, optimizer_choices());
+  setup.precision = pick_id(data, precision_choices());
+  setup.logits = data.ConsumeBool();
+  setup.device_id = pick_id(data, device_choices());
+  setup.custom_capacity_gb = data.ConsumeFloatingPoint<double>();
+
+  if (mode == 2) {
+    const WorkshopView view = workshop_view(setup, small_or_any(data));
+    check_estimate(view.estimate);
+    for (const ActivationPoint& point : view.activation_curve) {
+      require(std::isfinite(point.flash_attention_bytes), "the curve is finite");
+      require(point.flash_attention_bytes <= point.without_flash_attention_bytes,
+              "FlashAttention never needs more");
+    }
+    explain_estimate(setup);
+    return 0;
+  }
+  const Estimate estimate = estimate_memory(setup);
+  check_estimate(estimate);
+  if (estimate.status == Status::kOk && data.ConsumeIntegralInRange<int>(0, 63) == 0) {
+    const FitSearch search = find_fewest_devices(setup, 3);
+    for (const Estimate& layout : search.layouts) {
+      check_estimate(layout);
+      require(layout.fits, "a listed layout fits");
+    }
+  }
+  return 0;
+}
