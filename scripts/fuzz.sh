@@ -13,7 +13,7 @@ cp tests/fuzz/corpus/* "$work"/
 status=0
 ./build-fuzz/fuzz_core -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
   -artifact_prefix=build-fuzz/ "$work" >"$work.log" 2>&1 || status=$?
-grep -E "^#[0-9]+ +(INITED|DONE)|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|ERROR|SUMMARY|invariant" "$work.log" || true
+grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|ERROR|SUMMARY|invariant" "$work.log" || true
 [ "$status" = 0 ] || tail -40 "$work.log"
 rm -f "$work.log"
 echo "fuzz: $seconds s, exit status $status"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: the C++ core and CLI under ctest, the WebAssembly module under Node, and the
-# built page in Debian's Chromium. Installs what is missing first (see scripts/setup.sh).
+# Runs every test: formatting; the C++ core and CLI under ctest, plainly and under address and
+# undefined-behaviour sanitizers; a bounded libFuzzer run; the WebAssembly modules under Node; and
+# the built page in Debian's Chromium. Installs what is missing first (see scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser
@@ -11,6 +12,14 @@ bash scripts/lint.sh
 
 echo "== C++ core and CLI (ctest)"
 ctest --test-dir build --output-on-failure
+
+echo "== C++ core and CLI under address and undefined-behaviour sanitizers (ctest)"
+cmake -S . -B build-asan -DTRAINMEM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j "$(nproc 2>/dev/null || echo 2)"
+ctest --test-dir build-asan --output-on-failure
+
+echo "== Fuzzing the core for ${FUZZ_SECONDS:-60} s (libFuzzer)"
+bash scripts/fuzz.sh
 
 echo "== WebAssembly module and page (node --test)"
 node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs

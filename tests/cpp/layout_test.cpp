@@ -314,3 +314,32 @@ TEST_CASE("each term's arithmetic shows this setup's numbers and its source") {
   CHECK(terms[5].formula == "6 B × 8,192 tokens × 128,256 vocabulary = 6.3 GB");
   CHECK(explain_estimate(with_layout(1, 0, 3, false, 1, 1)).empty());
 }
+
+TEST_CASE("more tokens never need less memory, and FlashAttention never needs more") {
+  for (const ModelShape& shape : preset_models()) {
+    for (const char* recompute : {"none", "selective", "full"}) {
+      for (int t : {1, 2}) {
+        for (int c : {1, 2}) {
+          TrainingSetup setup = with_layout(1, 0, t, t > 1, 1, c);
+          setup.model_id = shape.id;
+          setup.recompute = recompute;
+          setup.logits = c == 2;
+          CAPTURE(shape.id);
+          CAPTURE(recompute);
+          double previous = 0;
+          for (int sequences : {1, 2, 3, 8, 64}) {
+            setup.micro_batch_sequences = sequences;
+            setup.flash_attention = true;
+            const Estimate flash = estimate_memory(setup);
+            setup.flash_attention = false;
+            const Estimate scores = estimate_memory(setup);
+            if (flash.status != Status::kOk) continue;  // a preset whose heads t does not divide
+            CHECK(flash.bytes.total_bytes >= previous);
+            CHECK(flash.bytes.total_bytes <= scores.bytes.total_bytes);
+            previous = flash.bytes.total_bytes;
+          }
+        }
+      }
+    }
+  }
+}
