@@ -2,7 +2,7 @@
 // WebAssembly module trainmem.js (wasm embedded), index.html, styles.css and favicon.svg; and the
 // entry point for other pages, trainmem-api.js, with its example api-example.html.
 import { build } from 'esbuild';
-import { copyFile, mkdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,10 +10,13 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const wasmModule = join(root, 'build-wasm', 'trainmem.js');
+const wasmBinary = join(root, 'build-wasm', 'trainmem.wasm');
 const jsonModule = join(root, 'build-wasm', 'trainmem-json.js');
 
-if (!existsSync(wasmModule) || !existsSync(jsonModule)) {
-  console.error('build-web: build-wasm/trainmem.js or trainmem-json.js is missing; run scripts/build.sh');
+if (![wasmModule, wasmBinary, jsonModule].every(existsSync)) {
+  console.error(
+    'build-web: build-wasm/ lacks trainmem.js, trainmem.wasm or trainmem-json.js; run scripts/build.sh',
+  );
   process.exit(1);
 }
 
@@ -40,6 +43,14 @@ await Promise.all([
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
   copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),
   copyFile(wasmModule, join(dist, 'trainmem.js')),
+  copyFile(wasmBinary, join(dist, 'trainmem.wasm')),
+  // For file://, where no browser lets a page fetch its own files: the same bytes as a script.
+  readFile(wasmBinary).then((bytes) =>
+    writeFile(
+      join(dist, 'trainmem-wasm.js'),
+      `globalThis.trainmemWasmBase64 = '${bytes.toString('base64')}';\n`,
+    ),
+  ),
   copyFile(jsonModule, join(dist, 'trainmem-json.js')),
 ]);
 console.log('build-web: wrote dist/');

@@ -55,6 +55,7 @@ describe('Go further, in Chromium', () => {
     assert.equal(await page.textContent('#breakdown-title'), 'Memory on the most loaded device');
     const after = await canvases(page);
     assert.notEqual(after.breakdown, before.breakdown);
+    await page.click('.numbers summary');
     assert.deepEqual((await tableRows(page, '#breakdown-table'))[0], ['Weights', '2', '2.0 GB']);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);

@@ -1,6 +1,7 @@
 // The WebAssembly module, loaded under Node exactly as the page loads it, gives the plate's
 // figures and the core's messages.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { before, describe, it } from 'node:test';
 
@@ -20,7 +21,8 @@ const plateSetup = (overrides = {}) => ({
 
 describe('the trainmem WebAssembly module', () => {
   before(async () => {
-    core = await createTrainmemModule();
+    // Emscripten 3.1.6 under Node 20 would fetch the .wasm by path; hand it the bytes.
+    core = await createTrainmemModule({ wasmBinary: readFileSync('build-wasm/trainmem.wasm') });
   });
 
   it('lists the presets, the three Llama 3 sizes first, with their shapes', () => {

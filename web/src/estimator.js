@@ -3,20 +3,6 @@
 
 let modulePromise = null;
 
-/** Loads the WebAssembly estimator once; later calls share the same promise. */
-export function loadEstimator() {
-  if (!modulePromise) {
-    const factory = globalThis.createTrainmemModule;
-    if (typeof factory !== 'function') {
-      return Promise.reject(new Error('trainmem.js did not load'));
-    }
-    modulePromise = factory().then((core) => makeEstimator(core));
-  }
-  return modulePromise;
-}
-
-let jsonPromise = null;
-
 /** Adds a classic script once; resolves when it has run. */
 function addScript(src) {
   return new Promise((resolve, reject) => {
@@ -27,6 +13,36 @@ function addScript(src) {
     document.head.append(script);
   });
 }
+
+/**
+ * The module's options: over http(s) it fetches trainmem.wasm itself and compiles it as it
+ * streams; from file://, where a page cannot fetch its own files, the bytes come from
+ * trainmem-wasm.js instead.
+ */
+async function moduleOptions() {
+  if (globalThis.location?.protocol !== 'file:') return {};
+  if (typeof globalThis.trainmemWasmBase64 !== 'string') await addScript('trainmem-wasm.js');
+  const text = atob(globalThis.trainmemWasmBase64);
+  const wasmBinary = new Uint8Array(text.length);
+  for (let index = 0; index < text.length; index += 1) wasmBinary[index] = text.charCodeAt(index);
+  return { wasmBinary };
+}
+
+/** Loads the WebAssembly estimator once; later calls share the same promise. */
+export function loadEstimator() {
+  if (!modulePromise) {
+    const factory = globalThis.createTrainmemModule;
+    if (typeof factory !== 'function') {
+      return Promise.reject(new Error('trainmem.js did not load'));
+    }
+    modulePromise = moduleOptions()
+      .then((options) => factory(options))
+      .then((core) => makeEstimator(core));
+  }
+  return modulePromise;
+}
+
+let jsonPromise = null;
 
 /**
  * The second module, loaded only when a reader asks for it: config.json in, JSON and CSV out.

@@ -7,6 +7,7 @@ import { FURTHER_CONTROLS, getIn, MAX_MICRO_BATCH_SEQUENCES, setIn } from './sta
 import { fromQuery, isEmbedded, toQuery } from './url.js';
 
 const FIT_LAYOUTS_SHOWN = 8;
+const URL_WRITE_DELAY_MS = 200;
 
 const $ = (id) => document.getElementById(id);
 
@@ -117,7 +118,16 @@ async function start() {
   };
   const readout = $('readout');
 
-  let estimator;
+  // The charts are built while the WebAssembly module compiles; their tick labels ask the core
+  // once it is there.
+  let estimator = null;
+  const charts = createCharts({
+    breakdownCanvas: $('breakdown-chart'),
+    activationsCanvas: $('activations-chart'),
+    formatBytes: (bytes, decimals) => estimator?.formatBytes(bytes, decimals) ?? '',
+    formatBytesShort: (bytes) => estimator?.formatBytesShort(bytes) ?? '',
+    formatCount: (count) => estimator?.formatCount(count) ?? '',
+  });
   try {
     estimator = await loadEstimator();
   } catch (error) {
@@ -130,14 +140,6 @@ async function start() {
   }
   plateControls.slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
   fillPlateFigures(estimator);
-
-  const charts = createCharts({
-    breakdownCanvas: $('breakdown-chart'),
-    activationsCanvas: $('activations-chart'),
-    formatBytes: estimator.formatBytes,
-    formatBytesShort: estimator.formatBytesShort,
-    formatCount: estimator.formatCount,
-  });
 
   const embedded = isEmbedded(location.search);
   const fromLink = fromQuery(location.search, estimator, MAX_MICRO_BATCH_SEQUENCES);
@@ -219,8 +221,22 @@ async function start() {
     $('fit-summary').textContent = note;
   }
 
-  /** Keeps the URL on the view, without a history entry per change. */
+  /**
+   * Keeps the URL on the view, without a history entry per change. During a slider drag the
+   * write waits for a pause: replaceState costs milliseconds, more than the redraw's budget.
+   */
+  let urlTimer = 0;
+  let deferUrl = false;
   function saveToUrl(estimate) {
+    clearTimeout(urlTimer);
+    if (deferUrl) {
+      urlTimer = setTimeout(() => writeUrl(estimate), URL_WRITE_DELAY_MS);
+      return;
+    }
+    writeUrl(estimate);
+  }
+
+  function writeUrl(estimate) {
     try {
       const configText = state.modelId === estimator.customModelId ? customConfigText : null;
       history.replaceState(null, '', toQuery(state, estimate, embedded, configText));
@@ -229,21 +245,12 @@ async function start() {
     }
   }
 
-  /** Draws `next` if the core accepts it; otherwise keeps the last good view and says why. */
-  function render(next) {
-    const view = estimator.workshopView(next, MAX_MICRO_BATCH_SEQUENCES);
-    if (!view.ok) {
-      showError(view.estimate.invalidField, view.message);
-      return false;
-    }
-    showError('', '');
-    state = next;
+  /** The charts' numbers as tables: filled while their panel is open, not on every slider step. */
+  const numbers = document.querySelector('.numbers');
+  const arithmetic = $('arithmetic');
+  let lastView = null;
+  function fillNumbers(view) {
     const { estimate } = view;
-    syncControls(estimate);
-    readout.textContent = describe(estimator, estimate);
-    $('breakdown-title').textContent =
-      estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
-    charts.update(view);
     const shownTerms = TERMS.filter((term) => term.key !== 'logitsBytes' || state.logits);
     fillTable($('breakdown-table').tBodies[0], [
       ...shownTerms.map((term) => [
@@ -265,7 +272,28 @@ async function start() {
         estimator.formatBytes(point.withoutFlashAttentionBytes),
       ]),
     );
-    fillArithmetic();
+  }
+  numbers.addEventListener('toggle', () => numbers.open && lastView && fillNumbers(lastView));
+  arithmetic.addEventListener('toggle', () => arithmetic.open && fillArithmetic());
+
+  /** Draws `next` if the core accepts it; otherwise keeps the last good view and says why. */
+  function render(next) {
+    const view = estimator.workshopView(next, MAX_MICRO_BATCH_SEQUENCES);
+    if (!view.ok) {
+      showError(view.estimate.invalidField, view.message);
+      return false;
+    }
+    showError('', '');
+    state = next;
+    const { estimate } = view;
+    syncControls(estimate);
+    readout.textContent = describe(estimator, estimate);
+    $('breakdown-title').textContent =
+      estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
+    charts.update(view);
+    lastView = view;
+    if (numbers.open) fillNumbers(view);
+    if (arithmetic.open) fillArithmetic();
     clearFit('The settings changed: search again for this configuration.');
     saveToUrl(estimate);
     document.body.dataset.ready = 'true';
@@ -316,9 +344,16 @@ async function start() {
   plateControls.flashAttention.addEventListener('change', () =>
     render({ ...state, flashAttention: plateControls.flashAttention.checked }),
   );
-  plateControls.slider.addEventListener('input', () =>
-    render({ ...state, microBatchSequences: Number(plateControls.slider.value) }),
-  );
+  plateControls.slider.addEventListener('input', () => {
+    deferUrl = true;
+    render({ ...state, microBatchSequences: Number(plateControls.slider.value) });
+    deferUrl = false;
+  });
+  // The end of a drag (or a key press) writes the URL at once.
+  plateControls.slider.addEventListener('change', () => {
+    clearTimeout(urlTimer);
+    if (lastView) writeUrl(lastView.estimate);
+  });
   // Typed values are committed on Enter or when the field loses focus.
   plateControls.tokens.addEventListener('change', () => {
     const tokens = estimator.parseDecimal(plateControls.tokens.value.trim());
