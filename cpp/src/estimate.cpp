@@ -119,12 +119,13 @@ Refusal check(const TrainingSetup& setup, const ModelShape* shape) {
     return {"precision", "Precision '" + setup.precision + "' is not known; choose one of " +
                              ids_joined(precision_choices()) + "."};
   }
-  if (setup.device_id == kCustomDeviceId) {
-    if (!(setup.custom_capacity_gb > 0 && setup.custom_capacity_gb <= kMaxCustomCapacityGb)) {
-      return {"device-gb", "A custom device's memory must be more than 0 GB and at most " +
-                               format_count(kMaxCustomCapacityGb) + " GB."};
-    }
-  } else if (find_device(setup.device_id) == nullptr) {
+  // Checked whatever the device, so that no unusable capacity sits in a setup (or a link, or a
+  // field) waiting for "custom" to be chosen.
+  if (!(setup.custom_capacity_gb > 0 && setup.custom_capacity_gb <= kMaxCustomCapacityGb)) {
+    return {"device-gb", "A custom device's memory must be more than 0 GB and at most " +
+                             format_count(kMaxCustomCapacityGb) + " GB."};
+  }
+  if (setup.device_id != kCustomDeviceId && find_device(setup.device_id) == nullptr) {
     return {"device", "Device '" + setup.device_id + "' is not known; choose one of " +
                           ids_joined(device_choices()) + "."};
   }

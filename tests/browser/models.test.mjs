@@ -99,14 +99,21 @@ describe('any model and the downloads, in Chromium', () => {
 
   it('never runs or inserts what a reader types, in a config or a URL', async () => {
     const payload = encodeURIComponent(XSS);
-    const query = `?model=${payload}&dp=${payload}&device=${payload}&${payload}=1&config=${payload}`;
+    const keys = ['model', 'tokens', 'flash-attention', 'seq-len', 'dp', 'zero', 'tp', 'sequence-parallel'];
+    keys.push('pp', 'vpp', 'cp', 'recompute', 'optimizer', 'precision', 'logits', 'device', 'device-gb');
+    const query = `?${keys.map((key) => `${key}=${payload}`).join('&')}&${payload}=1&config=${payload}`;
     const { page, problems } = await harness.openPage({ query });
+    const notice = await page.textContent('#url-notice');
+    for (const key of keys) assert.ok(notice.includes(`${key}=`) || key === 'model', `${key} refused`);
     const config = JSON.stringify({ ...JSON.parse(MISTRAL_7B), _name_or_path: XSS });
     await pasteConfig(page, config);
     await page.waitForFunction(() => document.getElementById('readout').textContent.includes('onerror'));
     assert.equal(await page.evaluate(() => window.pwned), undefined);
     assert.equal(await page.locator('img').count(), 0, 'no element was injected');
-    assert.match(await page.textContent('#url-notice'), /Ignored/);
+    // A 10 MB paste into a number field is refused like any other bad value.
+    await page.fill('#dp', '9'.repeat(10 * 1024 * 1024));
+    await page.press('#dp', 'Enter');
+    assert.match(await page.textContent('#dp-error'), /^Data parallelism must be a whole number/);
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -343,3 +343,10 @@ TEST_CASE("more tokens never need less memory, and FlashAttention never needs mo
     }
   }
 }
+
+TEST_CASE("a custom capacity is checked even while a catalogue device is chosen") {
+  TrainingSetup setup;
+  setup.custom_capacity_gb = std::numeric_limits<double>::quiet_NaN();
+  check_refused(setup, "device-gb",
+                "A custom device's memory must be more than 0 GB and at most 100,000 GB.");
+}
