@@ -12,6 +12,7 @@
 
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
@@ -46,6 +47,8 @@ struct Options {
   bool no_flash_attention = false;
   bool logits = false;
   bool fit = false;
+  bool savings = false;
+  bool fit_map = false;
   bool json = false;
   bool list_models = false;
 };
@@ -214,6 +217,57 @@ int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ost
   return kExitOk;
 }
 
+int print_savings(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
+  const SavingsList list = rank_savings(setup);
+  if (list.status != Status::kOk)
+    return bad_input(err, "--" + list.invalid_field + ": " + list.message);
+  if (json) {
+    out << savings_to_json(list) << "\n";
+    return kExitOk;
+  }
+  out << list.baseline.model_name << ": " << format_bytes(list.baseline.bytes.total_bytes)
+      << " on the most loaded of " << format_count(list.baseline.num_devices)
+      << (list.baseline.num_devices == 1 ? " device" : " devices")
+      << ". Single changes, most saved first:\n\n";
+  for (const Saving& saving : list.savings) {
+    out << "  " << std::left << std::setw(58) << saving.label << std::right << std::setw(10)
+        << format_bytes(saving.bytes_saved) << " saved  -> " << std::setw(10)
+        << format_bytes(saving.estimate.bytes.total_bytes);
+    if (saving.devices_added > 0)
+      out << "  (+" << format_count(saving.devices_added) << " devices)";
+    out << "\n";
+  }
+  return kExitOk;
+}
+
+int print_fit_map(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
+  const FitMap map = fit_map(setup);
+  if (map.status != Status::kOk)
+    return bad_input(err, "--" + map.invalid_field + ": " + map.message);
+  if (json) {
+    out << fit_map_to_json(map) << "\n";
+    return kExitOk;
+  }
+  const Estimate estimate = estimate_memory(setup);
+  out << "Share of one " << estimate.device.name
+      << " on the most loaded device; '*' does not fit.\n\n"
+      << std::setw(12) << "seq \\ mb";
+  for (int b : map.micro_batch_sequences) out << std::setw(10) << b;
+  out << "\n";
+  std::size_t index = 0;
+  for (int s : map.sequence_lengths) {
+    out << std::setw(12) << format_count(s);
+    for (std::size_t column = 0; column < map.micro_batch_sequences.size(); ++column, ++index) {
+      const FitCell& cell = map.cells[index];
+      const std::string text =
+          !cell.valid ? "-" : format_share(cell.devices_worth) + (cell.fits ? " " : "*");
+      out << std::setw(10) << text;
+    }
+    out << "\n";
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -255,6 +309,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.add_option("--device-gb", options.device_gb, "A custom device's memory in GB (10^9 bytes)");
   app.add_flag("--logits", options.logits, "Count the output layer's logits and the loss");
   app.add_flag("--fit", options.fit, "Find the fewest devices, and their layouts, that fit");
+  app.add_flag("--savings", options.savings,
+               "Rank single changes by the bytes each saves on the most loaded device");
+  app.add_flag("--fit-map", options.fit_map,
+               "Where it fits: the share of the device over sequence length x micro-batch");
   app.add_flag("--json", options.json, "Print JSON instead of a table");
   app.add_flag("--list-models", options.list_models, "List the model presets and exit");
 
@@ -340,6 +398,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
 
   if (options.fit) return print_fit(setup, options.json, out, err);
+  if (options.savings) return print_savings(setup, options.json, out, err);
+  if (options.fit_map) return print_fit_map(setup, options.json, out, err);
 
   const Estimate estimate = estimate_memory(setup);
   if (estimate.status != Status::kOk) {

@@ -40,6 +40,11 @@ std::string format_bytes_short(double bytes) {
   return text.substr(0, end) + text.substr(space);
 }
 
+std::string format_share(double fraction) {
+  if (!std::isfinite(fraction)) return "—";
+  return fixed(fraction * 100, 0) + "%";
+}
+
 std::string format_parameters(double num_parameters) {
   if (!std::isfinite(num_parameters)) return "—";
   if (num_parameters >= 1e9) return fixed(num_parameters / 1e9, 2) + " B";

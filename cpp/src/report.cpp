@@ -92,6 +92,34 @@ std::string fit_to_json(const TrainingSetup& setup, const FitSearch& search) {
       .dump(2);
 }
 
+std::string savings_to_json(const SavingsList& list) {
+  nlohmann::ordered_json savings = nlohmann::ordered_json::array();
+  for (const Saving& saving : list.savings) {
+    savings.push_back({{"change", saving.change},
+                       {"label", saving.label},
+                       {"bytesSaved", number(saving.bytes_saved)},
+                       {"devicesAdded", number(saving.devices_added)},
+                       {"estimate", to_json(saving.estimate)}});
+  }
+  return nlohmann::ordered_json{{"baseline", to_json(list.baseline)}, {"savings", savings}}.dump(2);
+}
+
+std::string fit_map_to_json(const FitMap& map) {
+  nlohmann::ordered_json cells = nlohmann::ordered_json::array();
+  for (const FitCell& cell : map.cells) {
+    cells.push_back({{"sequenceLength", cell.sequence_length},
+                     {"microBatchSequences", cell.micro_batch_sequences},
+                     {"valid", cell.valid},
+                     {"totalBytes", number(cell.total_bytes)},
+                     {"devicesWorth", cell.devices_worth},
+                     {"fits", cell.fits}});
+  }
+  return nlohmann::ordered_json{{"sequenceLengths", map.sequence_lengths},
+                                {"microBatchSequences", map.micro_batch_sequences},
+                                {"cells", cells}}
+      .dump(2);
+}
+
 std::string estimate_to_csv(const Estimate& estimate) {
   const MemoryBreakdown& bytes = estimate.bytes;
   const BytesPerParameter& per = estimate.bytes_per_parameter;

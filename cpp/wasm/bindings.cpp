@@ -5,6 +5,7 @@
 
 #include "setup_types.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
@@ -49,6 +50,29 @@ val find_fewest_devices_js(const trainmem::TrainingSetup& setup, int max_layouts
   result.set("hasBestSmaller", search.has_best_smaller);
   result.set("bestSmaller", search.best_smaller);
   result.set("whyNotFewer", search.why_not_fewer);
+  return result;
+}
+
+val rank_savings_js(const trainmem::TrainingSetup& setup) {
+  const trainmem::SavingsList list = trainmem::rank_savings(setup);
+  val result = val::object();
+  result.set("status", list.status);
+  result.set("message", list.message);
+  result.set("invalidField", list.invalid_field);
+  result.set("baseline", list.baseline);
+  result.set("savings", to_array(list.savings));
+  return result;
+}
+
+val fit_map_js(const trainmem::TrainingSetup& setup) {
+  const trainmem::FitMap map = trainmem::fit_map(setup);
+  val result = val::object();
+  result.set("status", map.status);
+  result.set("message", map.message);
+  result.set("invalidField", map.invalid_field);
+  result.set("sequenceLengths", to_array(map.sequence_lengths));
+  result.set("microBatchSequences", to_array(map.micro_batch_sequences));
+  result.set("cells", to_array(map.cells));
   return result;
 }
 
@@ -126,6 +150,21 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("formula", &TermArithmetic::formula)
       .field("source", &TermArithmetic::source);
 
+  value_object<Saving>("Saving")
+      .field("change", &Saving::change)
+      .field("label", &Saving::label)
+      .field("estimate", &Saving::estimate)
+      .field("bytesSaved", &Saving::bytes_saved)
+      .field("devicesAdded", &Saving::devices_added);
+
+  value_object<FitCell>("FitCell")
+      .field("sequenceLength", &FitCell::sequence_length)
+      .field("microBatchSequences", &FitCell::micro_batch_sequences)
+      .field("valid", &FitCell::valid)
+      .field("totalBytes", &FitCell::total_bytes)
+      .field("devicesWorth", &FitCell::devices_worth)
+      .field("fits", &FitCell::fits);
+
   value_object<MicroBatchFromTokens>("MicroBatchFromTokens")
       .field("status", &MicroBatchFromTokens::status)
       .field("message", &MicroBatchFromTokens::message)
@@ -146,12 +185,16 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("workshopView", &workshop_view_js);
   function("explainEstimate", &explain_estimate_js);
   function("findFewestDevices", &find_fewest_devices_js);
+  function("rankSavings", &rank_savings_js);
+  function("fitMap", &fit_map_js);
+  function("compareEstimates", &compare_estimates);
   function("microBatchFromTokens", &micro_batch_from_tokens);
   function("formatBytes", &format_bytes_js);
   function("formatBytesShort", &format_bytes_short);
   function("formatParameters", &format_parameters);
   function("formatCount", &format_count);
   function("formatLayout", &format_layout);
+  function("formatShare", &format_share);
   function("parseWholeNumber", &parse_whole_number_js);
   function("parseDecimal", &parse_decimal_js);
 }

@@ -29,11 +29,14 @@ describe('accessibility, in Chromium', () => {
     await page.close();
   });
 
-  it('axe-core reports no violation with every panel open, an error shown, and the fit listed', async () => {
+  it('axe-core reports no violation with every panel open, a configuration pinned, an error shown', async () => {
     const { page } = await harness.openPage();
     await page.click('.numbers summary');
     await page.click('#arithmetic summary');
     await page.click('#find-fit');
+    await page.click('#savings summary');
+    await page.click('#where-it-fits summary');
+    await page.click('#pin');
     await page.fill('#tp', '3');
     await page.press('#tp', 'Enter');
     assert.equal(await page.isVisible('#tp-error'), true);

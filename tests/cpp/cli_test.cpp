@@ -368,3 +368,28 @@ TEST_CASE("cli: --config refuses missing, unreadable and oversized files before 
                   "trainmem: --config: config.json: the text is empty; it must be a JSON "
                   "object.\n");
 }
+
+TEST_CASE("cli: --savings ranks single changes, and --json gives each as an estimate") {
+  const CliRun table = run({"--no-flash-attention", "--savings"});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("Turn on FlashAttention") != std::string::npos);
+  CHECK(table.out.find("343.6 GB saved") != std::string::npos);
+  const CliRun json_run = run({"--savings", "--json"});
+  REQUIRE(json_run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(json_run.out);
+  REQUIRE_FALSE(json["savings"].empty());
+  for (const nlohmann::json& saving : json["savings"]) {
+    CHECK(saving["bytesSaved"] == json["baseline"]["bytes"]["total"].get<double>() -
+                                      saving["estimate"]["bytes"]["total"].get<double>());
+  }
+}
+
+TEST_CASE("cli: --fit-map prints the share of the device over sequence length and micro-batch") {
+  const CliRun table = run({"--dp", "8", "--zero", "3", "--fit-map"});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("Share of one H100 80 GB") != std::string::npos);
+  CHECK(table.out.find("131,072") != std::string::npos);
+  const CliRun json_run = run({"--fit-map", "--json"});
+  REQUIRE(json_run.status == 0);
+  CHECK(nlohmann::json::parse(json_run.out)["cells"].size() == 8 * 5);
+}

@@ -72,3 +72,9 @@ TEST_CASE("chart ticks carry only the decimals they need") {
   CHECK(format_bytes_short(0) == "0 GB");
   CHECK(format_bytes_short(std::numeric_limits<double>::quiet_NaN()) == "—");
 }
+
+TEST_CASE("a share of a device is a whole percentage") {
+  CHECK(format_share(0.657) == "66%");
+  CHECK(format_share(117.02) == "11702%");
+  CHECK(format_share(std::numeric_limits<double>::infinity()) == "—");
+}

@@ -273,19 +273,22 @@ export function createCharts({
     /** A chart as a PNG data URL: "breakdown" or "activations". */
     toPng: (which) => (which === 'breakdown' ? breakdown : activations).toBase64Image('image/png'),
 
-    /** Redraws both charts from one workshop view. */
-    update(view) {
+    /** Redraws both charts from one workshop view; a pinned estimate stands to the left. */
+    update(view, pinned = null) {
       const { estimate, activationCurve } = view;
       const capacityLabel = `One ${estimate.device.name}`;
+      const barLabel = (shown) =>
+        shown.numDevices === 1
+          ? shown.modelName
+          : `${shown.modelName}: most loaded of ${formatCount(shown.numDevices)} devices`;
+      const bars = pinned ? [pinned, estimate] : [estimate];
 
       perParameter = estimate.bytesPerParameter;
-      breakdown.data.labels = [
-        estimate.numDevices === 1
-          ? estimate.modelName
-          : `${estimate.modelName}: most loaded of ${formatCount(estimate.numDevices)} devices`,
-      ];
+      breakdown.data.labels = pinned
+        ? [`Pinned: ${barLabel(pinned)}`, `Now: ${barLabel(estimate)}`]
+        : [barLabel(estimate)];
       TERMS.forEach((term, index) => {
-        breakdown.data.datasets[index].data = [estimate.bytes[term.key]];
+        breakdown.data.datasets[index].data = bars.map((shown) => shown.bytes[term.key]);
       });
       breakdown.options.plugins.annotation.annotations = {
         capacity: capacityLine(estimate.device.capacityBytes, capacityLabel, colors),

@@ -115,11 +115,27 @@ function makeEstimator(core) {
       return { ok: isOk(search), ...search };
     },
 
+    /** Single changes ranked by the bytes each saves: {ok, baseline, savings: [...]}. */
+    savings(setup) {
+      const list = core.rankSavings(setup);
+      return { ok: isOk(list), ...list };
+    },
+
+    /** The share of the device over sequence length × micro-batch: {ok, sequenceLengths, ...}. */
+    fitMap(setup) {
+      const map = core.fitMap(setup);
+      return { ok: isOk(map), ...map };
+    },
+
+    /** The current estimate against a pinned one, in words. */
+    compare: (pinned, current) => core.compareEstimates(pinned, current),
+
     formatBytes: (bytes, decimals = 1) => core.formatBytes(bytes, decimals),
     formatBytesShort: (bytes) => core.formatBytesShort(bytes),
     formatParameters: (count) => core.formatParameters(count),
     formatCount: (count) => core.formatCount(count),
     formatLayout: (estimate) => core.formatLayout(estimate),
+    formatShare: (fraction) => core.formatShare(fraction),
     /** Typed text read as the CLI reads it: a whole number (else -1) or a decimal (else NaN). */
     parseWholeNumber: (text) => core.parseWholeNumber(text),
     parseDecimal: (text) => core.parseDecimal(text),

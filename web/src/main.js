@@ -274,6 +274,96 @@ async function start() {
     );
   }
   numbers.addEventListener('toggle', () => numbers.open && lastView && fillNumbers(lastView));
+
+  /** What saves the most: each single change, the bytes it saves and the devices it adds. */
+  const savingsPanel = $('savings');
+  function fillSavings() {
+    const list = estimator.savings(state);
+    $('savings-list').replaceChildren(
+      ...list.savings.map((saving) => {
+        const item = document.createElement('li');
+        const added =
+          saving.devicesAdded > 0
+            ? `, +${estimator.formatCount(saving.devicesAdded)} device${saving.devicesAdded === 1 ? '' : 's'}`
+            : '';
+        item.textContent =
+          `${saving.label}: saves ${estimator.formatBytes(saving.bytesSaved)}, ` +
+          `${estimator.formatBytes(saving.estimate.bytes.totalBytes)} on the most loaded device${added}.`;
+        const apply = document.createElement('button');
+        apply.type = 'button';
+        apply.textContent = 'Apply';
+        apply.setAttribute('aria-label', `Apply: ${saving.label}`);
+        apply.addEventListener('click', () => render(saving.estimate.setup));
+        item.append(apply);
+        return item;
+      }),
+    );
+  }
+
+  /** Where it fits: a cell per sequence length and micro-batch, the share of one device. */
+  const mapPanel = $('where-it-fits');
+  function fillFitMap() {
+    const map = estimator.fitMap(state);
+    const table = $('fit-map');
+    const head = document.createElement('tr');
+    const corner = document.createElement('th');
+    corner.scope = 'col';
+    corner.textContent = 'tokens \\ sequences';
+    head.append(corner);
+    for (const sequences of map.microBatchSequences) {
+      const th = document.createElement('th');
+      th.scope = 'col';
+      th.textContent = String(sequences);
+      head.append(th);
+    }
+    table.tHead.replaceChildren(head);
+    const columns = map.microBatchSequences.length;
+    fillTable(
+      table.tBodies[0],
+      map.sequenceLengths.map((sequenceLength, row) => [
+        estimator.formatCount(sequenceLength),
+        ...map.cells.slice(row * columns, (row + 1) * columns).map((cell) => {
+          if (!cell.valid) return '—';
+          const button = document.createElement('button');
+          button.type = 'button';
+          button.className = cell.fits ? 'fits' : 'over';
+          const share = estimator.formatShare(cell.devicesWorth);
+          button.textContent = cell.fits ? share : `✗ ${share}`;
+          // The accessible name starts with the visible text, then says what the cell means.
+          button.setAttribute(
+            'aria-label',
+            `${button.textContent}: ${estimator.formatCount(cell.sequenceLength)} tokens, ` +
+              `${plural(cell.microBatchSequences, 'sequence')}, ${estimator.formatBytes(cell.totalBytes)}, ` +
+              `${cell.fits ? 'fits' : 'does not fit'}`,
+          );
+          const current =
+            cell.sequenceLength === state.sequenceLength &&
+            cell.microBatchSequences === state.microBatchSequences;
+          button.setAttribute('aria-current', current ? 'true' : 'false');
+          button.addEventListener('click', () =>
+            render({
+              ...state,
+              sequenceLength: cell.sequenceLength,
+              microBatchSequences: cell.microBatchSequences,
+            }),
+          );
+          return button;
+        }),
+      ]),
+    );
+  }
+  savingsPanel.addEventListener('toggle', () => savingsPanel.open && fillSavings());
+  mapPanel.addEventListener('toggle', () => mapPanel.open && fillFitMap());
+
+  /** Compare: a pinned estimate stands beside the current one, with the difference in words. */
+  let pinned = null;
+  function showComparison(estimate) {
+    const compare = $('compare');
+    compare.hidden = pinned === null;
+    $('pin').hidden = pinned !== null;
+    $('unpin').hidden = pinned === null;
+    compare.textContent = pinned ? estimator.compare(pinned, estimate) : '';
+  }
   arithmetic.addEventListener('toggle', () => arithmetic.open && fillArithmetic());
 
   /** Draws `next` if the core accepts it; otherwise keeps the last good view and says why. */
@@ -290,10 +380,13 @@ async function start() {
     readout.textContent = describe(estimator, estimate);
     $('breakdown-title').textContent =
       estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
-    charts.update(view);
+    charts.update(view, pinned);
     lastView = view;
     if (numbers.open) fillNumbers(view);
     if (arithmetic.open) fillArithmetic();
+    if (savingsPanel.open) fillSavings();
+    if (mapPanel.open) fillFitMap();
+    showComparison(estimate);
     clearFit('The settings changed: search again for this configuration.');
     saveToUrl(estimate);
     document.body.dataset.ready = 'true';
@@ -386,6 +479,14 @@ async function start() {
     }),
   );
   $('find-fit').addEventListener('click', findFit);
+  $('pin').addEventListener('click', () => {
+    pinned = lastView.estimate;
+    render(state);
+  });
+  $('unpin').addEventListener('click', () => {
+    pinned = null;
+    render(state);
+  });
   const fileStem = () => `trainmem-${state.modelId}-${state.microBatchSequences}x${state.sequenceLength}`;
   $('export-breakdown-png').addEventListener('click', () =>
     download(`${fileStem()}-memory.png`, charts.toPng('breakdown')),

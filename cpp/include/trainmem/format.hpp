@@ -18,6 +18,9 @@ std::string format_bytes(double bytes, int decimals = 1);
 // For chart ticks: as few decimals as the value needs, at most two: "80 GB", "3.5 TB".
 std::string format_bytes_short(double bytes);
 
+// A fraction of a device as a whole percentage: 0.657 -> "66%".
+std::string format_share(double fraction);
+
 // "8.03 B" parameters; "8,192" for counts.
 std::string format_parameters(double num_parameters);
 std::string format_count(double count);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 
 namespace trainmem {
@@ -17,6 +18,13 @@ std::string estimate_to_csv(const Estimate& estimate);
 
 // {model, modelName, fewestDevices, layouts: [estimate…], whyNotFewer}.
 std::string fit_to_json(const TrainingSetup& setup, const FitSearch& search);
+
+// {baseline: estimate, savings: [{change, label, bytesSaved, devicesAdded, estimate}…]}.
+std::string savings_to_json(const SavingsList& list);
+
+// {sequenceLengths, microBatchSequences, cells: [{sequenceLength, microBatchSequences, valid,
+// totalBytes, devicesWorth, fits}…]}.
+std::string fit_map_to_json(const FitMap& map);
 
 // For the page: estimate `setup`, then write it; a refused setup gives {"error": message}.
 std::string setup_to_json(const TrainingSetup& setup);

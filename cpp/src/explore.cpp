@@ -1,0 +1,165 @@
+#include "trainmem/explore.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "trainmem/format.hpp"
+
+namespace trainmem {
+
+namespace {
+
+constexpr int kMapShortestSequence = 1 << 10;  // 1,024 tokens
+constexpr int kMapLongestSequence = 1 << 17;   // 131,072 tokens
+constexpr int kMapLargestMicroBatch = 16;      // the plate's slider
+
+}  // namespace
+
+SavingsList rank_savings(const TrainingSetup& setup) {
+  SavingsList list;
+  list.baseline = estimate_memory(setup);
+  if (list.baseline.status != Status::kOk) {
+    list.status = list.baseline.status;
+    list.message = list.baseline.message;
+    list.invalid_field = list.baseline.invalid_field;
+    return list;
+  }
+
+  std::vector<std::pair<std::string, std::pair<std::string, TrainingSetup>>> changes;
+  const auto add = [&changes](const std::string& change, const std::string& label,
+                              const TrainingSetup& changed) {
+    changes.push_back({change, {label, changed}});
+  };
+  const ParallelLayout& layout = setup.layout;
+  TrainingSetup changed = setup;
+
+  if (!setup.flash_attention) {
+    changed = setup;
+    changed.flash_attention = true;
+    add("flash-attention", "Turn on FlashAttention", changed);
+  }
+  for (const char* recompute : {"selective", "full"}) {
+    if (setup.recompute == recompute) continue;
+    changed = setup;
+    changed.recompute = recompute;
+    add(std::string("recompute-") + recompute,
+        std::string(recompute == std::string("full") ? "Full" : "Selective") + " recomputation",
+        changed);
+  }
+  if (layout.zero_stage < 3) {
+    changed = setup;
+    changed.layout.zero_stage = layout.zero_stage + 1;
+    if (static_cast<long long>(layout.data_parallel) * layout.context_parallel == 1) {
+      changed.layout.data_parallel = 2;  // ZeRO needs replicas to shard over
+      add("zero-next",
+          "ZeRO-" + std::to_string(changed.layout.zero_stage) + " over 2 data-parallel devices",
+          changed);
+    } else {
+      add("zero-next", "ZeRO-" + std::to_string(changed.layout.zero_stage), changed);
+    }
+  }
+  if (layout.zero_stage > 0) {
+    changed = setup;
+    changed.layout.data_parallel = layout.data_parallel * 2;
+    add("dp-double",
+        "Double data parallelism (d " + std::to_string(changed.layout.data_parallel) + ")",
+        changed);
+  }
+  changed = setup;
+  changed.layout.tensor_parallel = layout.tensor_parallel * 2;
+  changed.layout.sequence_parallel = true;
+  add("tp-double",
+      "Double tensor parallelism (t " + std::to_string(changed.layout.tensor_parallel) +
+          ", sequence parallel)",
+      changed);
+  changed = setup;
+  changed.layout.pipeline_parallel = layout.pipeline_parallel * 2;
+  add("pp-double",
+      "Double pipeline parallelism (p " + std::to_string(changed.layout.pipeline_parallel) + ")",
+      changed);
+  changed = setup;
+  changed.layout.context_parallel = layout.context_parallel * 2;
+  add("cp-double",
+      "Double context parallelism (c " + std::to_string(changed.layout.context_parallel) + ")",
+      changed);
+  if (setup.optimizer != "adam-8bit") {
+    changed = setup;
+    changed.optimizer = "adam-8bit";
+    add("adam-8bit", "8-bit Adam", changed);
+  }
+  if (setup.micro_batch_sequences > 1) {
+    changed = setup;
+    changed.micro_batch_sequences = setup.micro_batch_sequences / 2;
+    add("micro-batch-half",
+        "Halve the micro-batch (" + std::to_string(changed.micro_batch_sequences) + " sequences)",
+        changed);
+  }
+
+  for (const auto& [change, labelled] : changes) {
+    Saving saving;
+    saving.change = change;
+    saving.label = labelled.first;
+    saving.estimate = estimate_memory(labelled.second);
+    if (saving.estimate.status != Status::kOk) continue;
+    saving.bytes_saved = list.baseline.bytes.total_bytes - saving.estimate.bytes.total_bytes;
+    saving.devices_added = saving.estimate.num_devices - list.baseline.num_devices;
+    if (saving.bytes_saved > 0) list.savings.push_back(saving);
+  }
+  std::stable_sort(
+      list.savings.begin(), list.savings.end(),
+      [](const Saving& left, const Saving& right) { return left.bytes_saved > right.bytes_saved; });
+  return list;
+}
+
+FitMap fit_map(const TrainingSetup& setup) {
+  FitMap map;
+  const Estimate checked = estimate_memory(setup);
+  if (checked.status != Status::kOk) {
+    map.status = checked.status;
+    map.message = checked.message;
+    map.invalid_field = checked.invalid_field;
+    return map;
+  }
+  for (int s = kMapShortestSequence; s <= kMapLongestSequence; s *= 2)
+    map.sequence_lengths.push_back(s);
+  for (int b = 1; b <= kMapLargestMicroBatch; b *= 2) map.micro_batch_sequences.push_back(b);
+  for (int s : map.sequence_lengths) {
+    for (int b : map.micro_batch_sequences) {
+      TrainingSetup cell_setup = setup;
+      cell_setup.sequence_length = s;
+      cell_setup.micro_batch_sequences = b;
+      const Estimate estimate = estimate_memory(cell_setup);
+      FitCell cell;
+      cell.sequence_length = s;
+      cell.micro_batch_sequences = b;
+      cell.valid = estimate.status == Status::kOk;
+      if (cell.valid) {
+        cell.total_bytes = estimate.bytes.total_bytes;
+        cell.devices_worth = estimate.devices_worth;
+        cell.fits = estimate.fits;
+      }
+      map.cells.push_back(cell);
+    }
+  }
+  return map;
+}
+
+std::string compare_estimates(const Estimate& pinned, const Estimate& current) {
+  const double difference = current.bytes.total_bytes - pinned.bytes.total_bytes;
+  const std::string devices = [&] {
+    if (current.num_devices == pinned.num_devices) return std::string();
+    const auto count = [](double n) { return format_count(n) + (n == 1 ? " device" : " devices"); };
+    return ", on " + count(current.num_devices) + " instead of " + count(pinned.num_devices);
+  }();
+  const std::string both = " (" + format_bytes(current.bytes.total_bytes) + " against " +
+                           format_bytes(pinned.bytes.total_bytes) + devices + ")";
+  if (format_bytes(std::fabs(difference)) == format_bytes(0)) {
+    return "This configuration needs the same memory on its most loaded device as the pinned one" +
+           both + ".";
+  }
+  return "This configuration needs " + format_bytes(std::fabs(difference)) +
+         (difference < 0 ? " less" : " more") + " on its most loaded device than the pinned one" +
+         both + ".";
+}
+
+}  // namespace trainmem

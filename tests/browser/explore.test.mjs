@@ -1,0 +1,72 @@
+// The exploration views in Chromium: what saves the most, where it fits, and a pinned
+// configuration compared with the current one. Each draws from the core and responds.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { canvases, readout, startHarness } from './harness.mjs';
+
+describe('exploration views, in Chromium', () => {
+  let harness;
+
+  before(async () => {
+    harness = await startHarness();
+  });
+
+  after(async () => {
+    await harness?.close();
+  });
+
+  it('ranks single changes by the memory they save, and applies one', async () => {
+    const { page, problems } = await harness.openPage({ query: '?flash-attention=off&tokens=32768' });
+    await page.click('#savings summary');
+    const items = await page.$$eval('#savings-list li', (list) => list.map((item) => item.textContent));
+    assert.ok(items.length >= 5);
+    assert.match(items[0], /^Full recomputation: saves /);
+    assert.ok(items.some((item) => /^Turn on FlashAttention: saves \d/.test(item)));
+    await page.click('#savings-list li:first-child button');
+    assert.match(await readout(page), /FlashAttention off/);
+    assert.equal(await page.inputValue('#recompute'), 'full');
+    const after = await page.$$eval('#savings-list li', (list) => list.map((item) => item.textContent));
+    assert.ok(!after.some((item) => item.startsWith('Full recomputation')), 'the list follows the new setup');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('maps where it fits, marks what does not without colour, and sets the workshop from a cell', async () => {
+    const { page, problems } = await harness.openPage({ query: '?dp=8&zero=3' });
+    await page.click('#where-it-fits summary');
+    const rows = await page.$$eval('#fit-map tbody tr', (list) => list.map((row) => row.textContent));
+    assert.equal(rows.length, 8);
+    assert.match(rows[3], /^8,192/);
+    const marked = await page.$$eval('#fit-map button.over', (buttons) => buttons.map((b) => b.textContent));
+    assert.ok(marked.length > 0 && marked.every((text) => text.startsWith('✗ ')));
+    assert.equal(
+      await page.getAttribute('#fit-map tbody tr:nth-child(4) td:nth-child(2) button', 'aria-current'),
+      'true',
+      'the current cell is marked',
+    );
+    await page.click('#fit-map tbody tr:nth-child(2) td:nth-child(4) button');
+    assert.match(await readout(page), /8,192 tokens per micro-batch \(4 sequences\)/);
+    assert.equal(await page.inputValue('#seq-len'), '2048');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('pins a configuration beside the current one, with the difference in words', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.click('#pin');
+    const before = await canvases(page);
+    await page.fill('#dp', '8');
+    await page.press('#dp', 'Enter');
+    await page.selectOption('#zero', '3');
+    assert.equal(
+      await page.textContent('#compare'),
+      'This configuration needs 112.4 GB less on its most loaded device than the pinned one ' +
+        '(52.6 GB against 165.0 GB, on 8 devices instead of 1 device).',
+    );
+    assert.notEqual((await canvases(page)).breakdown, before.breakdown);
+    await page.click('#unpin');
+    assert.equal(await page.isVisible('#compare'), false);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
