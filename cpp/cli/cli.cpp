@@ -48,6 +48,7 @@ struct Options {
   bool logits = false;
   bool fit = false;
   bool savings = false;
+  bool timeline = false;
   bool fit_map = false;
   bool json = false;
   bool list_models = false;
@@ -240,6 +241,28 @@ int print_savings(const TrainingSetup& setup, bool json, std::ostream& out, std:
   return kExitOk;
 }
 
+int print_timeline(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
+  const Estimate estimate = estimate_memory(setup);
+  if (estimate.status != Status::kOk) {
+    return bad_input(err, "--" + estimate.invalid_field + ": " + estimate.message);
+  }
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  if (json) {
+    out << timeline_to_json(points) << "\n";
+    return kExitOk;
+  }
+  double peak = 0;
+  for (const TimelinePoint& point : points) peak = std::max(peak, point.bytes);
+  out << estimate.model_name << ": memory on the most loaded device through one step; peak "
+      << format_bytes(peak) << " (the estimate's total).\n\n";
+  for (const TimelinePoint& point : points) {
+    out << "  " << std::left << std::setw(10) << point.phase << std::right << std::setw(5)
+        << (point.layer > 0 ? std::to_string(point.layer) : "") << std::setw(11)
+        << format_bytes(point.bytes) << (point.bytes == peak ? "  <- peak" : "") << "\n";
+  }
+  return kExitOk;
+}
+
 int print_fit_map(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
   const FitMap map = fit_map(setup);
   if (map.status != Status::kOk)
@@ -309,6 +332,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.add_option("--device-gb", options.device_gb, "A custom device's memory in GB (10^9 bytes)");
   app.add_flag("--logits", options.logits, "Count the output layer's logits and the loss");
   app.add_flag("--fit", options.fit, "Find the fewest devices, and their layouts, that fit");
+  app.add_flag("--timeline", options.timeline,
+               "Memory over one training step on the most loaded device");
   app.add_flag("--savings", options.savings,
                "Rank single changes by the bytes each saves on the most loaded device");
   app.add_flag("--fit-map", options.fit_map,
@@ -399,6 +424,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   if (options.fit) return print_fit(setup, options.json, out, err);
   if (options.savings) return print_savings(setup, options.json, out, err);
+  if (options.timeline) return print_timeline(setup, options.json, out, err);
   if (options.fit_map) return print_fit_map(setup, options.json, out, err);
 
   const Estimate estimate = estimate_memory(setup);

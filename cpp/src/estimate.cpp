@@ -257,12 +257,13 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
                                  calc.layer.recompute_working_bytes;
   calc.last.activations_bytes =
       calc.layers_per_stage * calc.layer.kept_bytes + calc.layer.recompute_working_bytes;
-  const double logits = logits_bytes(shape, setup, micro_batch_sequences);
-  if (p == 1) {
-    calc.first.logits_bytes = logits;
-  } else {
-    calc.last.logits_bytes = logits;
-  }
+  // The logits and loss live on the last stage from the end of the forward pass until the output
+  // layer's backward; full recomputation rebuilds the last transformer layer only after that, in
+  // the memory the logits freed. So that stage holds L·kept plus the larger of the two.
+  StageMemory& logits_stage = p == 1 ? calc.first : calc.last;
+  logits_stage.logits_bytes = logits_bytes(shape, setup, micro_batch_sequences);
+  logits_stage.activations_bytes -=
+      std::min(calc.layer.recompute_working_bytes, logits_stage.logits_bytes);
 }
 
 MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage, int zero_stage) {
@@ -464,7 +465,8 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   if (full) {
     activations += number(kFullRecomputeBytesPerTokenPerHidden) +
                    (layout.sequence_parallel ? " / " + number(layout.tensor_parallel) : "") +
-                   " B + one layer rebuilt (" + format_bytes(layer.recompute_working_bytes) + ")";
+                   " B + one layer rebuilt (" + format_bytes(layer.recompute_working_bytes) +
+                   (bytes.logits_bytes > 0 ? ", less the logits' memory it reuses" : "") + ")";
   } else {
     activations +=
         "(" + number(layer.replicated_factor) + " + " + number(layer.score_factor) + ") B";
@@ -488,6 +490,38 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
                      "BF16 logits plus their FP32 copy for the cross-entropy"});
   }
   return terms;
+}
+
+std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
+  const Calculation calc = run(setup, setup.micro_batch_sequences, setup.flash_attention);
+  if (calc.estimate.status != Status::kOk) return {};
+  const Estimate& estimate = calc.estimate;
+  const MemoryBreakdown& bytes = estimate.bytes;
+
+  // The most loaded device's layer slots: under 1F1B the first stage holds L layers' worth (p
+  // micro-batches of L/p layers, times the interleaved schedule's factor), the last L/p.
+  const bool first_stage = !calc.last_is_most_loaded;
+  const int slots = static_cast<int>(first_stage ? calc.shape->num_layers : calc.layers_per_stage);
+  const double kept_per_slot = calc.layer.kept_bytes * (first_stage ? calc.in_flight_factor : 1);
+  const double states = bytes.model_states_bytes;
+
+  std::vector<TimelinePoint> points;
+  points.push_back({"start", 0, states});
+  for (int layer = 1; layer <= slots; ++layer) {
+    points.push_back({"forward", layer, states + layer * kept_per_slot});
+  }
+  const double all_kept = slots * kept_per_slot;
+  if (bytes.logits_bytes > 0)
+    points.push_back({"loss", slots, states + all_kept + bytes.logits_bytes});
+  for (int layer = slots; layer >= 1; --layer) {
+    if (calc.layer.recompute_working_bytes > 0) {
+      points.push_back({"recompute", layer,
+                        states + layer * kept_per_slot + calc.layer.recompute_working_bytes});
+    }
+    points.push_back({"backward", layer, states + (layer - 1) * kept_per_slot});
+  }
+  points.push_back({"optimizer", 0, states});
+  return points;
 }
 
 }  // namespace trainmem

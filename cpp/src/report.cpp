@@ -104,6 +104,15 @@ std::string savings_to_json(const SavingsList& list) {
   return nlohmann::ordered_json{{"baseline", to_json(list.baseline)}, {"savings", savings}}.dump(2);
 }
 
+std::string timeline_to_json(const std::vector<TimelinePoint>& points) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const TimelinePoint& point : points) {
+    list.push_back(
+        {{"phase", point.phase}, {"layer", point.layer}, {"bytes", number(point.bytes)}});
+  }
+  return list.dump(2);
+}
+
 std::string fit_map_to_json(const FitMap& map) {
   nlohmann::ordered_json cells = nlohmann::ordered_json::array();
   for (const FitCell& cell : map.cells) {

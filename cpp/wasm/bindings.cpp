@@ -53,6 +53,10 @@ val find_fewest_devices_js(const trainmem::TrainingSetup& setup, int max_layouts
   return result;
 }
 
+val memory_timeline_js(const trainmem::TrainingSetup& setup) {
+  return to_array(trainmem::memory_timeline(setup));
+}
+
 val rank_savings_js(const trainmem::TrainingSetup& setup) {
   const trainmem::SavingsList list = trainmem::rank_savings(setup);
   val result = val::object();
@@ -157,6 +161,11 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("bytesSaved", &Saving::bytes_saved)
       .field("devicesAdded", &Saving::devices_added);
 
+  value_object<TimelinePoint>("TimelinePoint")
+      .field("phase", &TimelinePoint::phase)
+      .field("layer", &TimelinePoint::layer)
+      .field("bytes", &TimelinePoint::bytes);
+
   value_object<FitCell>("FitCell")
       .field("sequenceLength", &FitCell::sequence_length)
       .field("microBatchSequences", &FitCell::micro_batch_sequences)
@@ -186,6 +195,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("explainEstimate", &explain_estimate_js);
   function("findFewestDevices", &find_fewest_devices_js);
   function("rankSavings", &rank_savings_js);
+  function("memoryTimeline", &memory_timeline_js);
   function("fitMap", &fit_map_js);
   function("compareEstimates", &compare_estimates);
   function("microBatchFromTokens", &micro_batch_from_tokens);

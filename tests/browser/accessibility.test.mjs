@@ -34,6 +34,7 @@ describe('accessibility, in Chromium', () => {
     await page.click('.numbers summary');
     await page.click('#arithmetic summary');
     await page.click('#find-fit');
+    await page.click('#timeline summary');
     await page.click('#savings summary');
     await page.click('#where-it-fits summary');
     await page.click('#pin');

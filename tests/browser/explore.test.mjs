@@ -15,6 +15,26 @@ describe('exploration views, in Chromium', () => {
     await harness?.close();
   });
 
+  it('draws memory over one step, its peak named and equal to the estimate, and follows the controls', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.click('#timeline summary');
+    assert.equal(
+      await page.textContent('#timeline-summary'),
+      "Peak: 165.0 GB at forward, layer 32, the estimate's total; the model states alone hold 128.5 GB throughout.",
+    );
+    const drawn = () => page.evaluate(() => document.getElementById('timeline-chart').toDataURL());
+    const before = await drawn();
+    await page.selectOption('#recompute', 'full');
+    assert.match(
+      await page.textContent('#timeline-summary'),
+      /^Peak: 131\.7 GB at recompute, layer 32, the estimate's total/,
+    );
+    assert.match(await readout(page), /needs 131\.7 GB/);
+    assert.notEqual(await drawn(), before);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('ranks single changes by the memory they save, and applies one', async () => {
     const { page, problems } = await harness.openPage({ query: '?flash-attention=off&tokens=32768' });
     await page.click('#savings summary');

@@ -393,3 +393,18 @@ TEST_CASE("cli: --fit-map prints the share of the device over sequence length an
   REQUIRE(json_run.status == 0);
   CHECK(nlohmann::json::parse(json_run.out)["cells"].size() == 8 * 5);
 }
+
+TEST_CASE("cli: --timeline prints memory through one step, its peak the estimate's total") {
+  const CliRun table = run({"--recompute", "full", "--timeline"});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("recompute") != std::string::npos);
+  CHECK(table.out.find("<- peak") != std::string::npos);
+  const CliRun json_run = run({"--timeline", "--json"});
+  REQUIRE(json_run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(json_run.out);
+  REQUIRE(json.is_array());
+  double peak = 0;
+  for (const nlohmann::json& point : json) peak = std::max(peak, point["bytes"].get<double>());
+  CHECK(peak == 164991401984.0);
+  CHECK(json.front()["phase"] == "start");
+}

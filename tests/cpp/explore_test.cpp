@@ -102,3 +102,65 @@ TEST_CASE("compare: the difference between two estimates in words") {
         "This configuration needs the same memory on its most loaded device as the pinned one "
         "(165.0 GB against 165.0 GB).");
 }
+
+TEST_CASE("timeline: its peak is the estimator's total, whatever the setup") {
+  for (const char* model : {"llama3-8b", "llama3-70b", "mixtral-8x7b"}) {
+    for (const char* recompute : {"none", "selective", "full"}) {
+      for (bool logits : {false, true}) {
+        for (int p : {1, 4}) {
+          for (int v : {1, 2}) {
+            if (p == 1 && v > 1) continue;
+            TrainingSetup setup;
+            setup.model_id = model;
+            setup.recompute = recompute;
+            setup.logits = logits;
+            setup.micro_batch_sequences = 2;
+            setup.layout.pipeline_parallel = p;
+            setup.layout.virtual_pipeline_stages = v;
+            CAPTURE(model);
+            CAPTURE(recompute);
+            CAPTURE(logits);
+            CAPTURE(p);
+            CAPTURE(v);
+            const std::vector<TimelinePoint> points = memory_timeline(setup);
+            REQUIRE_FALSE(points.empty());
+            double peak = 0;
+            for (const TimelinePoint& point : points) peak = std::max(peak, point.bytes);
+            CHECK(peak == doctest::Approx(estimate_memory(setup).bytes.total_bytes).epsilon(1e-12));
+            CHECK(points.front().phase == "start");
+            CHECK(points.back().phase == "optimizer");
+            CHECK(points.back().bytes == points.front().bytes);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("timeline: full recomputation draws a saw-tooth in the backward pass") {
+  TrainingSetup setup;
+  setup.recompute = "full";
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  int recomputes = 0;
+  for (std::size_t i = 1; i + 1 < points.size(); ++i) {
+    if (points[i].phase != "recompute") continue;
+    ++recomputes;
+    CHECK(points[i].bytes > points[i - 1].bytes);  // up as the layer is rebuilt
+    CHECK(points[i + 1].bytes < points[i].bytes);  // down as it is freed
+  }
+  CHECK(recomputes == 32);
+  CHECK(memory_timeline(TrainingSetup{}).size() == 1 + 32 + 32 + 1);
+}
+
+TEST_CASE("logits and full recomputation share the memory the logits free") {
+  TrainingSetup setup;
+  setup.recompute = "full";
+  setup.logits = true;
+  const Estimate estimate = estimate_memory(setup);
+  const double sbh = 8192.0 * 4096;
+  const double logits = 6 * 8192.0 * 128256;
+  const double working = (34 - 2) * sbh;
+  CHECK(estimate.bytes.logits_bytes == logits);
+  CHECK(estimate.bytes.activations_bytes + estimate.bytes.logits_bytes ==
+        32 * 2 * sbh + std::max(logits, working));
+}

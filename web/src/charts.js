@@ -326,3 +326,74 @@ export function createCharts({
     },
   };
 }
+
+/** The step's timeline: memory on the most loaded device, point by point, with its peak marked. */
+export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
+  const colors = theme();
+  const chart = new Chart(canvas, {
+    type: 'line',
+    plugins: [paperBackground],
+    data: {
+      labels: [],
+      datasets: [
+        {
+          label: 'Memory held',
+          data: [],
+          borderColor: TERMS[4].color,
+          backgroundColor: TERMS[4].color,
+          pointRadius: 0,
+          borderWidth: 2,
+          stepped: false,
+        },
+      ],
+    },
+    options: {
+      responsive: true,
+      maintainAspectRatio: false,
+      animation: false,
+      interaction: { mode: 'index', intersect: false },
+      scales: {
+        x: {
+          ticks: { autoSkipPadding: 16, maxRotation: 0 },
+          title: { display: true, text: 'One training step' },
+        },
+        y: { beginAtZero: true, ticks: { callback: (value) => formatBytesShort(value) } },
+      },
+      plugins: {
+        legend: { display: false },
+        tooltip: { callbacks: { label: (item) => formatBytes(item.parsed.y) } },
+        annotation: { clip: false, annotations: {} },
+      },
+    },
+  });
+  return {
+    update(points, peakIndex, peakLabel) {
+      chart.data.labels = points.map((point) =>
+        point.layer > 0 ? `${point.phase} ${point.layer}` : point.phase,
+      );
+      chart.data.datasets[0].data = points.map((point) => point.bytes);
+      chart.options.plugins.annotation.annotations = {
+        peak: {
+          type: 'point',
+          xValue: peakIndex,
+          yValue: points[peakIndex].bytes,
+          radius: 6,
+          borderWidth: 2.5,
+          borderColor: colors.ink,
+          backgroundColor: 'rgba(0,0,0,0)',
+        },
+        peakLabel: {
+          type: 'label',
+          xValue: peakIndex,
+          yValue: points[peakIndex].bytes,
+          yAdjust: -18,
+          content: peakLabel,
+          color: colors.ink,
+          backgroundColor: colors.card,
+          font: { size: 11, weight: 'bold' },
+        },
+      };
+      chart.update('none');
+    },
+  };
+}

@@ -127,6 +127,9 @@ function makeEstimator(core) {
       return { ok: isOk(map), ...map };
     },
 
+    /** Memory over one training step: [{phase, layer, bytes}]; its peak is the estimate's total. */
+    timeline: (setup) => core.memoryTimeline(setup),
+
     /** The current estimate against a pinned one, in words. */
     compare: (pinned, current) => core.compareEstimates(pinned, current),
 

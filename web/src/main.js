@@ -1,6 +1,6 @@
 // Wires the plate: controls -> state (a TrainingSetup) -> one call into the core -> charts,
 // readout and tables. Nothing here computes a figure; the core does.
-import { createCharts, TERMS } from './charts.js';
+import { createCharts, createTimelineChart, TERMS } from './charts.js';
 import { loadEstimator, loadJsonTools } from './estimator.js';
 import { formatPerParameter, formatWorth, plural } from './format.js';
 import { FURTHER_CONTROLS, getIn, MAX_MICRO_BATCH_SEQUENCES, setIn } from './state.js';
@@ -352,6 +352,27 @@ async function start() {
       ]),
     );
   }
+  /** Memory over one step, drawn on first opening (the first view does not need it). */
+  const timelinePanel = $('timeline');
+  let timelineChart = null;
+  function fillTimeline() {
+    timelineChart ??= createTimelineChart($('timeline-chart'), {
+      formatBytes: estimator.formatBytes,
+      formatBytesShort: estimator.formatBytesShort,
+    });
+    const points = estimator.timeline(state);
+    const peakIndex = points.reduce(
+      (best, point, index) => (point.bytes > points[best].bytes ? index : best),
+      0,
+    );
+    const peak = points[peakIndex];
+    const where = peak.layer > 0 ? `${peak.phase}, layer ${peak.layer}` : peak.phase;
+    timelineChart.update(points, peakIndex, `Peak ${estimator.formatBytes(peak.bytes)}`);
+    $('timeline-summary').textContent =
+      `Peak: ${estimator.formatBytes(peak.bytes)} at ${where}, the estimate's total; ` +
+      `the model states alone hold ${estimator.formatBytes(points[0].bytes)} throughout.`;
+  }
+  timelinePanel.addEventListener('toggle', () => timelinePanel.open && fillTimeline());
   savingsPanel.addEventListener('toggle', () => savingsPanel.open && fillSavings());
   mapPanel.addEventListener('toggle', () => mapPanel.open && fillFitMap());
 
@@ -384,6 +405,7 @@ async function start() {
     lastView = view;
     if (numbers.open) fillNumbers(view);
     if (arithmetic.open) fillArithmetic();
+    if (timelinePanel.open) fillTimeline();
     if (savingsPanel.open) fillSavings();
     if (mapPanel.open) fillFitMap();
     showComparison(estimate);

@@ -180,4 +180,17 @@ struct TermArithmetic {
 
 std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup);
 
+// Memory over one training step on the most loaded device: the model states held throughout
+// (gradient buffers allocated for the whole step, as Megatron-LM's and DDP's are), activations
+// piling up layer by layer in the forward pass, the logits and loss, then the backward pass
+// freeing them (rebuilding each layer first under full recomputation: the saw-tooth), and the
+// optimiser step. Its peak is estimate_memory's total.
+struct TimelinePoint {
+  std::string phase;  // "start", "forward", "loss", "recompute", "backward", "optimizer"
+  int layer = 0;      // the layer slot the point follows (0 for start and optimizer)
+  double bytes = 0;
+};
+
+std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup);
+
 }  // namespace trainmem

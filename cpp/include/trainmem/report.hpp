@@ -26,6 +26,9 @@ std::string savings_to_json(const SavingsList& list);
 // totalBytes, devicesWorth, fits}…]}.
 std::string fit_map_to_json(const FitMap& map);
 
+// [{phase, layer, bytes}…]: memory over one training step.
+std::string timeline_to_json(const std::vector<TimelinePoint>& points);
+
 // For the page: estimate `setup`, then write it; a refused setup gives {"error": message}.
 std::string setup_to_json(const TrainingSetup& setup);
 std::string setup_to_csv(const TrainingSetup& setup);
