@@ -1,6 +1,7 @@
 // Bundles the page into dist/: app.js (our modules and the Chart.js parts they register), the
-// WebAssembly module trainmem.js (wasm embedded), index.html, styles.css and favicon.svg; and the
-// entry point for other pages, trainmem-api.js, with its example api-example.html.
+// estimator trainmem.js with trainmem.wasm (and trainmem-wasm.js, the same bytes for file://), the
+// on-demand trainmem-json.js, index.html, styles.css and favicon.svg; and the entry point for other
+// pages, trainmem-api.js, with its example api-example.html.
 import { build } from 'esbuild';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';

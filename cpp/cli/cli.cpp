@@ -66,9 +66,10 @@ int bad_input(std::ostream& err, const std::string& message) {
   return kExitBadInput;
 }
 
-// A whole-number flag: its default when not given, else the core's reading of the text.
-int whole_or(const std::string& text, int if_empty) {
-  return text.empty() ? if_empty : parse_whole_number(text);
+// A whole-number flag: its default when not given, else the core's reading of the text (which
+// refuses empty text too).
+int whole_or(const CLI::App& app, const char* flag, const std::string& text, int if_not_given) {
+  return app.count(flag) == 0 ? if_not_given : parse_whole_number(text);
 }
 
 void print_models(std::ostream& out) {
@@ -180,9 +181,11 @@ void print_table(const Estimate& estimate, std::ostream& out) {
   }
   row("Activations (Korthikanti et al. 2023)", bytes.activations_bytes);
   if (setup.logits) {
-    row(estimate.most_loaded_stage == "first" ? "Logits and loss (on the last stage)"
-                                              : "Logits and loss",
-        bytes.logits_bytes);
+    if (estimate.most_loaded_stage == "first") {
+      out << "  Logits and loss: held by the last pipeline stage, not this one\n";
+    } else {
+      row("Logits and loss", bytes.logits_bytes);
+    }
   }
   out << "  " << std::string(56, '-') << "\n";
   row("Model states (" + per_parameter(per.total) + ")", bytes.model_states_bytes);
@@ -195,7 +198,9 @@ void print_table(const Estimate& estimate, std::ostream& out) {
 
 int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
   const FitSearch search = find_fewest_devices(setup, kFitLayoutsShown);
-  if (search.status != Status::kOk) return bad_input(err, search.message);
+  if (search.status != Status::kOk) {
+    return bad_input(err, "--" + search.invalid_field + ": " + search.message);
+  }
   if (json) {
     out << fit_to_json(setup, search) << "\n";
     return kExitOk;
@@ -207,7 +212,7 @@ int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ost
   const Estimate& first = search.layouts.front();
   out << first.model_name << " at " << format_count(first.tokens_per_micro_batch)
       << " tokens per micro-batch fits on " << format_count(search.fewest_devices) << " "
-      << first.device.name << (search.fewest_devices == 1 ? "" : "s") << " at the fewest.\n"
+      << "× " << first.device.name << " at the fewest.\n"
       << search.why_not_fewer << "\n\n";
   for (const Estimate& estimate : search.layouts) {
     out << "  " << std::left << std::setw(64) << format_layout(estimate) << std::right
@@ -371,6 +376,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (app.count("--device") > 0 && app.count("--device-gb") > 0) {
     return bad_input(err, "--device-gb: give either --device or --device-gb, not both");
   }
+  const int views = options.fit + options.savings + options.timeline + options.fit_map;
+  if (views > 1) {
+    return bad_input(err, "--fit: choose one of --fit, --savings, --timeline and --fit-map");
+  }
   if (options.fit) {
     for (const char* flag : {"--dp", "--zero", "--tp", "--sequence-parallel", "--pp", "--vpp",
                              "--cp", "--recompute"}) {
@@ -393,15 +402,15 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     setup.custom_model = parse.shape;
   }
   setup.flash_attention = !options.no_flash_attention;
-  setup.sequence_length = whole_or(options.seq_len, kPlateSequenceLength);
-  setup.micro_batch_sequences = whole_or(options.micro_batch, 1);
-  setup.layout.data_parallel = whole_or(options.dp, 1);
-  setup.layout.zero_stage = whole_or(options.zero, 0);
-  setup.layout.tensor_parallel = whole_or(options.tp, 1);
+  setup.sequence_length = whole_or(app, "--seq-len", options.seq_len, kPlateSequenceLength);
+  setup.micro_batch_sequences = whole_or(app, "--micro-batch", options.micro_batch, 1);
+  setup.layout.data_parallel = whole_or(app, "--dp", options.dp, 1);
+  setup.layout.zero_stage = whole_or(app, "--zero", options.zero, 0);
+  setup.layout.tensor_parallel = whole_or(app, "--tp", options.tp, 1);
   setup.layout.sequence_parallel = options.sequence_parallel;
-  setup.layout.pipeline_parallel = whole_or(options.pp, 1);
-  setup.layout.virtual_pipeline_stages = whole_or(options.vpp, 1);
-  setup.layout.context_parallel = whole_or(options.cp, 1);
+  setup.layout.pipeline_parallel = whole_or(app, "--pp", options.pp, 1);
+  setup.layout.virtual_pipeline_stages = whole_or(app, "--vpp", options.vpp, 1);
+  setup.layout.context_parallel = whole_or(app, "--cp", options.cp, 1);
   setup.recompute = options.recompute;
   setup.optimizer = options.optimizer;
   setup.precision = options.precision;

@@ -216,7 +216,9 @@ double logits_bytes(const ModelShape& shape, const TrainingSetup& setup,
   const ParallelLayout& layout = setup.layout;
   const double tokens =
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
-  return kLogitsBytesPerTokenPerVocab * tokens * shape.vocab_size / layout.tensor_parallel;
+  const double vocab_per_rank =
+      std::ceil(static_cast<double>(shape.vocab_size) / layout.tensor_parallel);
+  return kLogitsBytesPerTokenPerVocab * tokens * vocab_per_rank;
 }
 
 // Fills every number of `calc` for a setup that passed check().
@@ -240,9 +242,11 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   const double layer_parameters =
       calc.layers_per_stage * (calc.counts.attention_and_mlp_per_layer / t +
                                calc.counts.norms_per_layer + calc.counts.replicated_per_layer);
-  const double embedding = calc.counts.embedding / t;
-  const double head =
-      (shape.tied_embeddings ? (p > 1 ? calc.counts.embedding : 0) : calc.counts.output_head) / t;
+  // A vocabulary that t does not divide is padded up to a multiple of t, as Megatron-LM pads it.
+  const double vocab_rows_per_rank = std::ceil(static_cast<double>(shape.vocab_size) / t);
+  const double embedding = vocab_rows_per_rank * calc.counts.embedding / shape.vocab_size;
+  const bool head_here = shape.tied_embeddings ? p > 1 : calc.counts.output_head > 0;
+  const double head = head_here ? embedding : 0;
   const double last_extra = head + calc.counts.final_norm;
   calc.first.parameters = layer_parameters + embedding + (p == 1 ? last_extra : 0);
   calc.last.parameters = layer_parameters + last_extra;
@@ -333,8 +337,6 @@ Calculation run(const TrainingSetup& setup, int micro_batch_sequences, bool flas
 }
 
 }  // namespace
-
-const Device& h100_80gb() { return *find_device("h100"); }
 
 const ModelShape* resolve_model(const TrainingSetup& setup) {
   if (setup.model_id == kCustomModelId) return &setup.custom_model;

@@ -145,6 +145,9 @@ FitMap fit_map(const TrainingSetup& setup) {
 }
 
 std::string compare_estimates(const Estimate& pinned, const Estimate& current) {
+  if (pinned.status != Status::kOk || current.status != Status::kOk) {
+    return "Only two accepted configurations can be compared.";
+  }
   const double difference = current.bytes.total_bytes - pinned.bytes.total_bytes;
   const std::string devices = [&] {
     if (current.num_devices == pinned.num_devices) return std::string();

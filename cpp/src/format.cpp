@@ -1,5 +1,6 @@
 #include "trainmem/format.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -13,6 +14,10 @@ namespace trainmem {
 
 namespace {
 
+constexpr int kMaxDecimals = 3;
+constexpr double kLargestFormattedBytes = 1e30;  // a million yottabytes: beyond any estimate
+constexpr double kLargestFormattedCount = 1e15;  // still exact in a double, still readable
+
 std::string fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
@@ -22,7 +27,8 @@ std::string fixed(double value, int decimals) {
 }  // namespace
 
 std::string format_bytes(double bytes, int decimals) {
-  if (!std::isfinite(bytes)) return "—";
+  if (!std::isfinite(bytes) || std::fabs(bytes) > kLargestFormattedBytes) return "—";
+  decimals = std::clamp(decimals, 0, kMaxDecimals);
   const double rounding = std::pow(10.0, decimals);
   const double gigabytes = std::round(bytes / kBytesPerGigabyte * rounding) / rounding;
   if (std::fabs(gigabytes) < 1000) return fixed(gigabytes, decimals) + " GB";
@@ -52,7 +58,7 @@ std::string format_parameters(double num_parameters) {
 }
 
 std::string format_count(double count) {
-  if (!std::isfinite(count)) return "—";
+  if (!std::isfinite(count) || std::fabs(count) > kLargestFormattedCount) return "—";
   std::string digits = fixed(std::round(std::fabs(count)), 0);
   std::string grouped;
   const int length = static_cast<int>(digits.size());

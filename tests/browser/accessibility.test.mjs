@@ -33,11 +33,14 @@ describe('accessibility, in Chromium', () => {
     const { page } = await harness.openPage();
     await page.click('.numbers summary');
     await page.click('#arithmetic summary');
+    await page.waitForSelector('#arithmetic-list code');
     await page.click('#find-fit');
     await page.click('#timeline summary');
     await page.click('#savings summary');
     await page.click('#where-it-fits summary');
     await page.click('#pin');
+    await page.waitForSelector('#fit-map tbody tr');
+    await page.waitForSelector('#savings-list li');
     await page.fill('#tp', '3');
     await page.press('#tp', 'Enter');
     assert.equal(await page.isVisible('#tp-error'), true);

@@ -18,6 +18,7 @@ describe('exploration views, in Chromium', () => {
   it('draws memory over one step, its peak named and equal to the estimate, and follows the controls', async () => {
     const { page, problems } = await harness.openPage();
     await page.click('#timeline summary');
+    await page.waitForFunction(() => document.getElementById('timeline-summary').textContent !== '');
     assert.equal(
       await page.textContent('#timeline-summary'),
       "Peak: 165.0 GB at forward, layer 32, the estimate's total; the model states alone hold 128.5 GB throughout.",
@@ -38,6 +39,7 @@ describe('exploration views, in Chromium', () => {
   it('ranks single changes by the memory they save, and applies one', async () => {
     const { page, problems } = await harness.openPage({ query: '?flash-attention=off&tokens=32768' });
     await page.click('#savings summary');
+    await page.waitForSelector('#savings-list li');
     const items = await page.$$eval('#savings-list li', (list) => list.map((item) => item.textContent));
     assert.ok(items.length >= 5);
     assert.match(items[0], /^Full recomputation: saves /);
@@ -54,6 +56,7 @@ describe('exploration views, in Chromium', () => {
   it('maps where it fits, marks what does not without colour, and sets the workshop from a cell', async () => {
     const { page, problems } = await harness.openPage({ query: '?dp=8&zero=3' });
     await page.click('#where-it-fits summary');
+    await page.waitForSelector('#fit-map tbody tr');
     const rows = await page.$$eval('#fit-map tbody tr', (list) => list.map((row) => row.textContent));
     assert.equal(rows.length, 8);
     assert.match(rows[3], /^8,192/);

@@ -56,6 +56,7 @@ describe('Go further, in Chromium', () => {
     const after = await canvases(page);
     assert.notEqual(after.breakdown, before.breakdown);
     await page.click('.numbers summary');
+    await page.waitForSelector('#breakdown-table tbody tr');
     assert.deepEqual((await tableRows(page, '#breakdown-table'))[0], ['Weights', '2', '2.0 GB']);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
@@ -102,6 +103,7 @@ describe('Go further, in Chromium', () => {
   it("shows each term's arithmetic with this configuration's numbers", async () => {
     const { page, problems } = await harness.openPage();
     await page.click('#arithmetic summary');
+    await page.waitForSelector('#arithmetic-list code');
     const formulas = await page.$$eval('#arithmetic-list code', (codes) => codes.map((c) => c.textContent));
     assert.deepEqual(formulas, [
       '2 B × 8,030,261,248 parameters = 16.1 GB',

@@ -29,6 +29,7 @@ describe('the plate page in Chromium', () => {
     assert.match(text, /36\.5 GB of activations/);
     assert.match(text, /2\.1 H100s' worth/);
     await page.click('.numbers summary');
+    await page.waitForSelector('#breakdown-table tbody tr');
     assert.deepEqual(await tableRows(page, '#breakdown-table'), [
       ['Weights', '2', '16.1 GB'],
       ['Gradients', '2', '16.1 GB'],

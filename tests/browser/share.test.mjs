@@ -131,6 +131,21 @@ describe('sharing and hosting, in Chromium', () => {
     await page.goto(`${harness.url}api-example.html`);
     await page.waitForSelector('body[data-ready="true"]');
     assert.equal(await page.textContent('#result'), 'Llama 3 70B: 1.3 TB in all');
+    // What embind would truncate, wrap or throw on is refused with a message instead.
+    const refused = await page.evaluate(async () => {
+      const trainmem = await window.trainmem.load();
+      const { layout, ...withoutLayout } = trainmem.defaultSetup;
+      return [
+        trainmem.estimate({ ...trainmem.defaultSetup, sequenceLength: 8192.7 }),
+        trainmem.estimate({ ...trainmem.defaultSetup, layout: { ...layout, dataParallel: 2 ** 32 + 2 } }),
+        trainmem.estimate(withoutLayout),
+      ].map((answer) => [answer.ok, answer.message]);
+    });
+    assert.deepEqual(refused, [
+      [false, 'sequenceLength must be a whole number; it is 8192.7.'],
+      [false, 'layout.dataParallel must be a whole number; it is 4294967298.'],
+      [false, 'layout.dataParallel must be a whole number; it is undefined.'],
+    ]);
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -280,7 +280,7 @@ TEST_CASE("cli: layouts that make no sense exit 2 naming the flag") {
 TEST_CASE("cli: --fit lists the fewest devices that fit, and why fewer cannot") {
   const CliRun table = run({"--fit"});
   REQUIRE(table.status == 0);
-  CHECK(table.out.find("Llama 3 8B at 8,192 tokens per micro-batch fits on 2 H100 80 GBs at the "
+  CHECK(table.out.find("Llama 3 8B at 8,192 tokens per micro-batch fits on 2 × H100 80 GB at the "
                        "fewest.") != std::string::npos);
   CHECK(table.out.find("With fewer than 2 devices nothing fits") != std::string::npos);
 

@@ -164,3 +164,10 @@ TEST_CASE("logits and full recomputation share the memory the logits free") {
   CHECK(estimate.bytes.activations_bytes + estimate.bytes.logits_bytes ==
         32 * 2 * sbh + std::max(logits, working));
 }
+
+TEST_CASE("compare: a refused estimate is not compared") {
+  TrainingSetup bad;
+  bad.optimizer = "nope";
+  CHECK(compare_estimates(estimate_memory(TrainingSetup{}), estimate_memory(bad)) ==
+        "Only two accepted configurations can be compared.");
+}

@@ -78,3 +78,10 @@ TEST_CASE("a share of a device is a whole percentage") {
   CHECK(format_share(117.02) == "11702%");
   CHECK(format_share(std::numeric_limits<double>::infinity()) == "—");
 }
+
+TEST_CASE("formatting refuses what it cannot print truthfully") {
+  CHECK(format_bytes(165e9, -5) == "165 GB");
+  CHECK(format_bytes(165e9, 400) == "165.000 GB");
+  CHECK(format_count(1e300) == "—");
+  CHECK(format_bytes(1e300) == "—");
+}

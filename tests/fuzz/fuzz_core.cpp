@@ -1,9 +1,11 @@
 // libFuzzer target over the core's public entry points: estimates for arbitrary setups, the
-// fewest-devices search, the workshop view, the typed-text parsers and config.json parsing. Any
+// fewest-devices search, the workshop view, the timeline, the savings, the fit map, comparisons,
+// the typed-text parsers and config.json parsing. Any
 // input must give a status and a message, never a crash, a NaN, an infinity or terms that do
 // not add up. Build and run: scripts/fuzz.sh.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +14,7 @@
 
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
@@ -116,10 +119,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
               "FlashAttention never needs more");
     }
     explain_estimate(setup);
+    double peak = 0;
+    for (const TimelinePoint& point : memory_timeline(setup)) {
+      require(std::isfinite(point.bytes) && point.bytes >= 0, "the timeline is finite");
+      peak = std::max(peak, point.bytes);
+    }
+    if (view.estimate.status == Status::kOk) {
+      require(std::fabs(peak - view.estimate.bytes.total_bytes) <= 1e-9 * peak,
+              "the timeline's peak is the total");
+    }
+    for (const FitCell& cell : fit_map(setup).cells) {
+      require(std::isfinite(cell.total_bytes), "the fit map is finite");
+    }
     return 0;
   }
   const Estimate estimate = estimate_memory(setup);
   check_estimate(estimate);
+  const SavingsList savings = rank_savings(setup);
+  for (const Saving& saving : savings.savings) {
+    check_estimate(saving.estimate);
+    require(saving.bytes_saved > 0, "a listed saving saves bytes");
+  }
+  require(!compare_estimates(estimate, savings.baseline).empty(), "a comparison is worded");
   if (estimate.status == Status::kOk && data.ConsumeIntegralInRange<int>(0, 63) == 0) {
     const FitSearch search = find_fewest_devices(setup, 3);
     for (const Estimate& layout : search.layouts) {

@@ -119,12 +119,14 @@ describe('the trainmem-json WebAssembly module', () => {
     assert.equal(deep.status, json.Status.INVALID_INPUT);
     const proto = json.parseHfConfig('{"__proto__": {"polluted": 1}}');
     assert.equal(proto.status, json.Status.INVALID_INPUT);
-    assert.equal({}.polluted, undefined);
   });
 
   it("writes the CLI's JSON and a CSV for a setup", () => {
     const written = JSON.parse(json.setupToJson(core.defaultSetup()));
     assert.equal(written.bytes.total, 164991401984);
-    assert.match(json.setupToCsv(core.defaultSetup()), /^term,bytes_per_parameter,bytes\ntotal|^term/);
+    assert.match(
+      json.setupToCsv(core.defaultSetup()),
+      /^term,bytes_per_parameter,bytes\n[\s\S]*\ntotal,16,164991401984\n$/,
+    );
   });
 });

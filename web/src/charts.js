@@ -202,7 +202,8 @@ export function createCharts({
             boxWidth: 14,
             padding: 10,
             // Logits appear only when counted; state terms say their bytes per parameter.
-            filter: (item, data) => data.datasets[item.datasetIndex].data[0] > 0 || item.datasetIndex < 5,
+            filter: (item, data) =>
+              item.datasetIndex < 5 || data.datasets[item.datasetIndex].data.some((bytes) => bytes > 0),
             generateLabels: (chart) =>
               Chart.defaults.plugins.legend.labels.generateLabels(chart).map((item) => ({
                 ...item,

@@ -73,10 +73,46 @@ export function loadJsonTools() {
   return jsonPromise;
 }
 
+/** The TrainingSetup fields the core reads as C++ ints, by path. */
+const WHOLE_FIELDS = [
+  ['sequenceLength'],
+  ['microBatchSequences'],
+  ['layout', 'dataParallel'],
+  ['layout', 'zeroStage'],
+  ['layout', 'tensorParallel'],
+  ['layout', 'pipelineParallel'],
+  ['layout', 'virtualPipelineStages'],
+  ['layout', 'contextParallel'],
+];
+const INT_LIMIT = 2 ** 31;
+
+/**
+ * Embind would quietly truncate 8192.7 to 8192, wrap 2^32 + 2 to 2, and throw on a missing
+ * field: for callers of the JavaScript API, such a setup is refused here instead, like any other.
+ */
+function setupProblem(setup) {
+  for (const path of WHOLE_FIELDS) {
+    const value = path.reduce((object, key) => object?.[key], setup);
+    if (!Number.isInteger(value) || Math.abs(value) >= INT_LIMIT) {
+      return `${path.join('.')} must be a whole number; it is ${String(value).slice(0, 40)}.`;
+    }
+  }
+  return null;
+}
+
 function makeEstimator(core) {
   const isOk = (result) => result.status === core.Status.OK;
+  /** Calls the core, or answers {ok: false, message} for a setup it cannot be given. */
+  const guarded = (setup, call) => {
+    const problem = setupProblem(setup);
+    if (problem) return { ok: false, message: problem, invalidField: 'setup' };
+    try {
+      return call();
+    } catch (error) {
+      return { ok: false, message: `The setup is incomplete: ${error.message}`, invalidField: 'setup' };
+    }
+  };
   return {
-    bytesPerParameter: core.modelStateBytesPerParameter,
     presets: core.presetModels(),
     customModelId: core.customModelId,
     /** The core's TrainingSetup defaults: the plate's view, every field present. */
@@ -90,14 +126,18 @@ function makeEstimator(core) {
 
     /** Everything the workshop draws, from one call: {ok, message, estimate, activationCurve}. */
     workshopView(setup, maxMicroBatchSequences) {
-      const view = core.workshopView(setup, maxMicroBatchSequences);
-      return { ok: isOk(view.estimate), message: view.estimate.message, ...view };
+      return guarded(setup, () => {
+        const view = core.workshopView(setup, maxMicroBatchSequences);
+        return { ok: isOk(view.estimate), message: view.estimate.message, ...view };
+      });
     },
 
     /** One estimate: {ok, message, ...Estimate}. */
     estimate(setup) {
-      const estimate = core.estimateMemory(setup);
-      return { ok: isOk(estimate), ...estimate };
+      return guarded(setup, () => {
+        const estimate = core.estimateMemory(setup);
+        return { ok: isOk(estimate), ...estimate };
+      });
     },
 
     /** Tokens typed by a reader, checked by the core: {ok, message, microBatchSequences}. */
@@ -107,28 +147,34 @@ function makeEstimator(core) {
     },
 
     /** Each term's formula with this setup's numbers, and its source. */
-    explain: (setup) => core.explainEstimate(setup),
+    explain: (setup) => (setupProblem(setup) ? [] : core.explainEstimate(setup)),
 
     /** The fewest devices that fit, their layouts, and why fewer cannot. */
     fewestDevices(setup, maxLayouts) {
-      const search = core.findFewestDevices(setup, maxLayouts);
-      return { ok: isOk(search), ...search };
+      return guarded(setup, () => {
+        const search = core.findFewestDevices(setup, maxLayouts);
+        return { ok: isOk(search), ...search };
+      });
     },
 
     /** Single changes ranked by the bytes each saves: {ok, baseline, savings: [...]}. */
     savings(setup) {
-      const list = core.rankSavings(setup);
-      return { ok: isOk(list), ...list };
+      return guarded(setup, () => {
+        const list = core.rankSavings(setup);
+        return { ok: isOk(list), ...list };
+      });
     },
 
     /** The share of the device over sequence length × micro-batch: {ok, sequenceLengths, ...}. */
     fitMap(setup) {
-      const map = core.fitMap(setup);
-      return { ok: isOk(map), ...map };
+      return guarded(setup, () => {
+        const map = core.fitMap(setup);
+        return { ok: isOk(map), ...map };
+      });
     },
 
     /** Memory over one training step: [{phase, layer, bytes}]; its peak is the estimate's total. */
-    timeline: (setup) => core.memoryTimeline(setup),
+    timeline: (setup) => (setupProblem(setup) ? [] : core.memoryTimeline(setup)),
 
     /** The current estimate against a pinned one, in words. */
     compare: (pinned, current) => core.compareEstimates(pinned, current),

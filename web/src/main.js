@@ -90,7 +90,7 @@ function describe(estimator, estimate) {
     );
   }
   const verdict = estimate.fits
-    ? `It fits in one ${device.name}, using ${formatWorth(estimate.devicesWorth)} of its memory.`
+    ? `It fits in one ${device.name}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
     : `It does not fit in one ${device.name}: ${formatWorth(estimate.devicesWorth)} times its memory.`;
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
@@ -496,6 +496,7 @@ async function start() {
     render({
       ...estimator.defaultSetup,
       modelId: state.modelId,
+      customModel: state.customModel,
       microBatchSequences: state.microBatchSequences,
       flashAttention: state.flashAttention,
     }),
@@ -537,15 +538,23 @@ async function start() {
         showError('config', parsed.message);
         return;
       }
-      customConfigText = JSON.stringify(JSON.parse(text));
-      render({ ...state, modelId: estimator.customModelId, customModel: parsed.shape });
+      if (render({ ...state, modelId: estimator.customModelId, customModel: parsed.shape })) {
+        customConfigText = JSON.stringify(JSON.parse(text));
+        saveToUrl(lastView.estimate);
+      }
     } catch (error) {
       showError('config', `The config reader could not load (${error.message}).`);
     }
   }
   async function useConfigFile(file) {
     if (!file) return;
-    const tools = await loadJsonTools();
+    let tools;
+    try {
+      tools = await loadJsonTools();
+    } catch (error) {
+      showError('config', `The config reader could not load (${error.message}).`);
+      return;
+    }
     if (file.size > tools.maxConfigBytes) {
       showError(
         'config',

@@ -73,9 +73,6 @@ constexpr int kMaxMicroBatchSequences = 1 << 16;  // 65,536 sequences
 constexpr int kMaxParallelDegree = 1 << 16;       // any one of d, t, p, c, v
 constexpr double kMaxDevices = 1 << 24;           // d·t·p·c
 
-// One H100's 80 GB, the plate's device.
-const Device& h100_80gb();
-
 // How the model is spread over devices; all 1 is one device, the plate's view.
 struct ParallelLayout {
   int data_parallel = 1;            // d

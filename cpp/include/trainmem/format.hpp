@@ -12,7 +12,7 @@ struct Estimate;
 constexpr double kBytesPerGigabyte = 1e9;
 constexpr double kBytesPerTerabyte = 1e12;
 
-// "165.0 GB", "6.5 TB": gigabytes below 1,000 GB, terabytes from there on.
+// "165.0 GB", "6.5 TB": gigabytes below 1,000 GB, terabytes from there on; 0 to 3 decimals.
 std::string format_bytes(double bytes, int decimals = 1);
 
 // For chart ticks: as few decimals as the value needs, at most two: "80 GB", "3.5 TB".
@@ -29,8 +29,9 @@ std::string format_count(double count);
 std::string format_layout(const Estimate& estimate);
 
 // Text typed by a person, read the same way by the CLI and the page. A whole number that fits
-// an int, else kNotAWholeNumber (which every range check refuses); a decimal number written in
-// full, else NaN. Out-of-range text ("1e999") counts as not a number.
+// an int, else kNotAWholeNumber (which every range check refuses); a decimal number, exponent
+// allowed ("8.192e3"), written in full with nothing around it, else NaN. Out-of-range text
+// ("1e999") counts as not a number.
 constexpr int kNotAWholeNumber = -1;
 int parse_whole_number(std::string_view text);
 double parse_decimal(std::string_view text);
