@@ -218,7 +218,7 @@ int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ost
     out << "  " << std::left << std::setw(64) << format_layout(estimate) << std::right
         << std::setw(10) << format_bytes(estimate.bytes.total_bytes) << "  (states "
         << format_bytes(estimate.bytes.model_states_bytes) << ", activations "
-        << format_bytes(estimate.bytes.activations_bytes + estimate.bytes.logits_bytes) << ")\n";
+        << format_bytes(estimate.bytes.activations_bytes) << ")\n";
   }
   return kExitOk;
 }

@@ -444,7 +444,7 @@ async function start() {
           estimator.formatLayout(layout),
           estimator.formatBytes(layout.bytes.totalBytes),
           estimator.formatBytes(layout.bytes.modelStatesBytes),
-          estimator.formatBytes(layout.bytes.activationsBytes + layout.bytes.logitsBytes),
+          estimator.formatBytes(layout.bytes.activationsBytes),
           apply,
         ];
       }),
