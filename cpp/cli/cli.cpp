@@ -256,8 +256,7 @@ int print_timeline(const TrainingSetup& setup, bool json, std::ostream& out, std
     out << timeline_to_json(points) << "\n";
     return kExitOk;
   }
-  double peak = 0;
-  for (const TimelinePoint& point : points) peak = std::max(peak, point.bytes);
+  const double peak = points[timeline_peak(points)].bytes;
   out << estimate.model_name << ": memory on the most loaded device through one step; peak "
       << format_bytes(peak) << " (the estimate's total).\n\n";
   for (const TimelinePoint& point : points) {

@@ -494,6 +494,14 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   return terms;
 }
 
+std::size_t timeline_peak(const std::vector<TimelinePoint>& points) {
+  std::size_t peak = 0;
+  for (std::size_t index = 1; index < points.size(); ++index) {
+    if (points[index].bytes > points[peak].bytes) peak = index;
+  }
+  return peak;
+}
+
 std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   const Calculation calc = run(setup, setup.micro_batch_sequences, setup.flash_attention);
   if (calc.estimate.status != Status::kOk) return {};

@@ -54,7 +54,11 @@ val find_fewest_devices_js(const trainmem::TrainingSetup& setup, int max_layouts
 }
 
 val memory_timeline_js(const trainmem::TrainingSetup& setup) {
-  return to_array(trainmem::memory_timeline(setup));
+  const std::vector<trainmem::TimelinePoint> points = trainmem::memory_timeline(setup);
+  val result = val::object();
+  result.set("points", to_array(points));
+  result.set("peakIndex", static_cast<double>(trainmem::timeline_peak(points)));
+  return result;
 }
 
 val rank_savings_js(const trainmem::TrainingSetup& setup) {

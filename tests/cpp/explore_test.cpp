@@ -126,6 +126,7 @@ TEST_CASE("timeline: its peak is the estimator's total, whatever the setup") {
             REQUIRE_FALSE(points.empty());
             double peak = 0;
             for (const TimelinePoint& point : points) peak = std::max(peak, point.bytes);
+            CHECK(points[timeline_peak(points)].bytes == peak);
             CHECK(peak == doctest::Approx(estimate_memory(setup).bytes.total_bytes).epsilon(1e-12));
             CHECK(points.front().phase == "start");
             CHECK(points.back().phase == "optimizer");

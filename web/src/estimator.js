@@ -173,8 +173,8 @@ function makeEstimator(core) {
       });
     },
 
-    /** Memory over one training step: [{phase, layer, bytes}]; its peak is the estimate's total. */
-    timeline: (setup) => (setupProblem(setup) ? [] : core.memoryTimeline(setup)),
+    /** Memory over one step: {points: [{phase, layer, bytes}], peakIndex}; the peak is the total. */
+    timeline: (setup) => (setupProblem(setup) ? { points: [], peakIndex: 0 } : core.memoryTimeline(setup)),
 
     /** The current estimate against a pinned one, in words. */
     compare: (pinned, current) => core.compareEstimates(pinned, current),

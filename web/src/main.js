@@ -360,11 +360,7 @@ async function start() {
       formatBytes: estimator.formatBytes,
       formatBytesShort: estimator.formatBytesShort,
     });
-    const points = estimator.timeline(state);
-    const peakIndex = points.reduce(
-      (best, point, index) => (point.bytes > points[best].bytes ? index : best),
-      0,
-    );
+    const { points, peakIndex } = estimator.timeline(state);
     const peak = points[peakIndex];
     const where = peak.layer > 0 ? `${peak.phase}, layer ${peak.layer}` : peak.phase;
     timelineChart.update(points, peakIndex, `Peak ${estimator.formatBytes(peak.bytes)}`);

@@ -190,4 +190,7 @@ struct TimelinePoint {
 
 std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup);
 
+// The index of the timeline's peak (its first highest point), for the CLI and the page alike.
+std::size_t timeline_peak(const std::vector<TimelinePoint>& points);
+
 }  // namespace trainmem
