@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trainmem/activations.hpp"
 #include "trainmem/format.hpp"
 
 namespace trainmem {
@@ -111,6 +112,11 @@ Refusal check(const TrainingSetup& setup, const ModelShape* shape) {
     return {"recompute", "Recomputation '" + setup.recompute + "' is not known; choose one of " +
                              ids_joined(recompute_choices()) + "."};
   }
+  if (!has_choice(activation_model_choices(), setup.activation_model)) {
+    return {"activations", "Activation model '" + setup.activation_model +
+                               "' is not known; choose one of " +
+                               ids_joined(activation_model_choices()) + "."};
+  }
   if (!has_choice(optimizer_choices(), setup.optimizer)) {
     return {"optimizer", "Optimizer '" + setup.optimizer + "' is not known; choose one of " +
                              ids_joined(optimizer_choices()) + "."};
@@ -145,10 +151,17 @@ Device device_for(const TrainingSetup& setup) {
 struct ActivationsPerLayer {
   double kept_bytes = 0;               // saved for the backward pass, per layer
   double recompute_working_bytes = 0;  // full recomputation: one layer rebuilt, less its input
-  double replicated_factor = 0;        // the bracket's first part: 34, 10 + 24/t or 34/t
-  double score_factor = 0;             // 5·a·s/(h·t), or 0
+  double replicated_factor = 0;        // Korthikanti: the bracket's first part: 34, 10 + 24/t…
+  double score_factor = 0;             // Korthikanti: 5·a·s/(h·t), or 0
+  double saved_bytes_per_token = 0;    // llama-block: the saved tensors' sum, per token
   double tokens_on_device = 0;         // s/c · b
 };
+
+double saved_tensors_sum(const std::vector<SavedTensor>& tensors) {
+  double sum = 0;
+  for (const SavedTensor& tensor : tensors) sum += tensor.bytes_per_token;
+  return sum;
+}
 
 ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                       int micro_batch_sequences, bool flash_attention) {
@@ -158,12 +171,27 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
   const double h = shape.hidden_size;
   const double a = shape.num_attention_heads;
 
+  ActivationsPerLayer layer;
+  layer.tokens_on_device = s / layout.context_parallel * micro_batch_sequences;
+  const double kept_under_full =
+      layer.tokens_on_device * layer_input_bytes_per_token(shape, layout);
+
+  if (setup.activation_model == "llama-block") {
+    layer.saved_bytes_per_token =
+        saved_tensors_sum(llama_block_saved_tensors(shape, setup, flash_attention));
+    const double saved = layer.tokens_on_device * layer.saved_bytes_per_token;
+    if (setup.recompute == "full") {
+      layer.kept_bytes = kept_under_full;
+      layer.recompute_working_bytes = saved - kept_under_full;
+    } else {
+      layer.kept_bytes = saved;
+    }
+    return layer;
+  }
+
   // Top-k routing: each token's activations pass through k experts' MLPs, k - 1 more than a
   // dense layer's one (Korthikanti et al. 2023, section 4.1's MLP share; see estimate.hpp).
   const double extra_mlps = shape.num_experts_per_token - 1;
-
-  ActivationsPerLayer layer;
-  layer.tokens_on_device = s / layout.context_parallel * micro_batch_sequences;
   if (layout.sequence_parallel) {
     layer.replicated_factor =
         (kKorthikantiBytesPerTokenPerHidden + extra_mlps * kKorthikantiMlpBytesPerTokenPerHidden) /
@@ -180,8 +208,7 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
 
   const double unit = layer.tokens_on_device * h;  // bytes per unit of the bracket
   if (setup.recompute == "full") {
-    layer.kept_bytes =
-        unit * kFullRecomputeBytesPerTokenPerHidden / (layout.sequence_parallel ? t : 1);
+    layer.kept_bytes = kept_under_full;
     const double rebuilt = unit * (layer.replicated_factor + (flash_attention ? 0 : score_factor));
     layer.recompute_working_bytes = rebuilt - layer.kept_bytes;
   } else {
@@ -462,20 +489,27 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   if (first_stage && calc.in_flight_factor != 1) {
     activations += " × " + number(calc.in_flight_factor) + " (interleaved schedule)";
   }
-  activations +=
-      " × " + number(layer.tokens_on_device) + " tokens × " + number(shape.hidden_size) + " × ";
+  const bool llama_block = setup.activation_model == "llama-block";
+  activations += " × " + number(layer.tokens_on_device) + " tokens × ";
   if (full) {
-    activations += number(kFullRecomputeBytesPerTokenPerHidden) +
+    activations += number(shape.hidden_size) + " × " +
+                   number(kFullRecomputeBytesPerTokenPerHidden) +
                    (layout.sequence_parallel ? " / " + number(layout.tensor_parallel) : "") +
                    " B + one layer rebuilt (" + format_bytes(layer.recompute_working_bytes) +
                    (bytes.logits_bytes > 0 ? ", less the logits' memory it reuses" : "") + ")";
+  } else if (llama_block) {
+    activations += number(layer.saved_bytes_per_token) + " B saved per token";
   } else {
-    activations +=
-        "(" + number(layer.replicated_factor) + " + " + number(layer.score_factor) + ") B";
+    activations += number(shape.hidden_size) + " × (" + number(layer.replicated_factor) + " + " +
+                   number(layer.score_factor) + ") B";
   }
   activations += " = " + format_bytes(bytes.activations_bytes);
   std::string activations_source = "Korthikanti et al., MLSys 2023, equation 1 and Table 2";
-  if (shape.num_experts_per_token > 1) {
+  if (llama_block) {
+    activations_source =
+        "the Llama block's saved tensors, one by one (docs/activations.md); the layer's input "
+        "alone under full recomputation (Chen et al. 2016)";
+  } else if (shape.num_experts_per_token > 1) {
     activations_source += "; top-" + std::to_string(shape.num_experts_per_token) +
                           " routing: section 4.1's MLP share (19) once more for each expert "
                           "past the first";

@@ -73,6 +73,16 @@ const std::vector<Choice>& recompute_choices() {
   return choices;
 }
 
+const std::vector<Choice>& activation_model_choices() {
+  static const std::vector<Choice> choices = {
+      {"korthikanti", "Korthikanti et al. (GPT block)",
+       "Korthikanti et al., MLSys 2023, equation 1 and Table 2"},
+      {"llama-block", "Llama block, tensor by tensor",
+       "the tensors a Llama block saves for its backward pass: docs/activations.md"},
+  };
+  return choices;
+}
+
 namespace {
 
 // Adafactor keeps, per weight matrix of r x c, a row vector of r and a column vector of c

@@ -93,6 +93,7 @@ struct TrainingSetup {
   bool flash_attention = true;
   ParallelLayout layout;
   std::string recompute = kDefaultRecompute;
+  std::string activation_model = kDefaultActivationModel;  // how the activations are counted
   std::string optimizer = kDefaultOptimizer;
   std::string precision = kDefaultPrecision;
   bool logits = false;

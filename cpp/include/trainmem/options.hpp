@@ -85,4 +85,13 @@ BytesPerParameter bytes_per_parameter(std::string_view precision_id, std::string
 const std::vector<Choice>& recompute_choices();
 constexpr const char* kDefaultRecompute = "none";
 
+// ---- Activation models -----------------------------------------------------------------------
+
+//   korthikanti  34·s·b·h per layer plus 5·a·s²·b of scores (Korthikanti et al., MLSys 2023,
+//                equation 1): a GPT block, the plate's model
+//   llama-block  the tensors a Llama block saves for its backward pass, one by one (RMSNorm,
+//                grouped-query attention with RoPE, a gated MLP, no dropout): docs/activations.md
+const std::vector<Choice>& activation_model_choices();
+constexpr const char* kDefaultActivationModel = "korthikanti";
+
 }  // namespace trainmem

@@ -1,0 +1,102 @@
+#include "trainmem/activations.hpp"
+
+#include <string>
+
+namespace trainmem {
+
+double layer_input_bytes_per_token(const ModelShape& shape, const ParallelLayout& layout) {
+  return kFullRecomputeBytesPerTokenPerHidden * shape.hidden_size /
+         (layout.sequence_parallel ? layout.tensor_parallel : 1);
+}
+
+std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
+                                                   const TrainingSetup& setup,
+                                                   bool flash_attention) {
+  const ParallelLayout& layout = setup.layout;
+  const double t = layout.tensor_parallel;
+  const double h = shape.hidden_size;
+  const double a = shape.num_attention_heads;
+  const double k = shape.num_key_value_heads;
+  const double d = head_dim_of(shape);
+  const double f = shape.ffn_hidden_size;
+  const double s = setup.sequence_length;
+  const double top_k = shape.num_experts_per_token;
+
+  // Megatron-LM's split: what sits between the blocks (norms, their outputs, the residual
+  // stream) is whole on every tensor-parallel rank unless sequence parallelism splits it; the
+  // attention heads and the MLP's width are split over t.
+  const double whole = layout.sequence_parallel ? t : 1;
+  const double by_heads = t;
+  // A rebuilt layer (full recomputation) saves what a layer saves with no recomputation.
+  const bool selective = setup.recompute == "selective";
+  // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
+  // recomputing the core attention (selective) saves them before the repeat.
+  const bool keys_repeated = !flash_attention && !selective;
+  const std::string top_k_text =
+      top_k > 1 ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
+
+  std::vector<SavedTensor> tensors;
+  const auto add = [&](std::string id, std::string name, std::string saved_by,
+                       std::string elements, double elements_per_token, double dtype_bytes,
+                       double split) {
+    tensors.push_back({std::move(id), std::move(name), std::move(saved_by), std::move(elements),
+                       elements_per_token, dtype_bytes, split,
+                       elements_per_token * dtype_bytes / split});
+  };
+  const auto add_norm = [&](const std::string& id, const std::string& name) {
+    add(id + "-input", name + "'s input", "RMSNorm", "h", h, kBf16Bytes, whole);
+    add(id + "-rstd", name + "'s 1/RMS", "RMSNorm", "1", 1, kFp32Bytes, whole);
+  };
+
+  // Attention.
+  add_norm("attention-norm", "Attention norm");
+  add("qkv-input", "Attention norm's output", "Q, K and V projections (one tensor for the three)",
+      "h", h, kBf16Bytes, whole);
+  add("query", "Queries after RoPE", flash_attention ? "FlashAttention" : "the scores' matmul",
+      "a·d", a * d, kBf16Bytes, by_heads);
+  const std::string kv_elements = keys_repeated ? "a·d" : "k·d";
+  const double kv_width = (keys_repeated ? a : k) * d;
+  add("key", keys_repeated ? "Keys after RoPE, repeated to every head" : "Keys after RoPE",
+      flash_attention ? "FlashAttention" : "the scores' matmul", kv_elements, kv_width, kBf16Bytes,
+      by_heads);
+  add("value", keys_repeated ? "Values, repeated to every head" : "Values",
+      flash_attention ? "FlashAttention" : "the probabilities × values matmul", kv_elements,
+      kv_width, kBf16Bytes, by_heads);
+  if (!selective) {
+    if (flash_attention) {
+      add("log-sum-exp", "Softmax log-sum-exp", "FlashAttention", "a", a, kFp32Bytes, by_heads);
+    } else {
+      add("probabilities", "Attention probabilities (softmax output)",
+          "softmax and the probabilities × values matmul", "a·s", a * s, kBf16Bytes, by_heads);
+    }
+  }
+  add("attention-output", "Attention output",
+      flash_attention && !selective ? "FlashAttention and the output projection"
+                                    : "the output projection",
+      "a·d", a * d, kBf16Bytes, by_heads);
+
+  // Norms past the two pre-norms (Gemma 2's post-attention and post-feedforward norms) save
+  // their inputs and 1/RMS as the pre-norms do.
+  for (int extra = 3; extra <= shape.norms_per_layer; ++extra) {
+    add_norm("norm-" + std::to_string(extra), "Norm " + std::to_string(extra));
+  }
+
+  // MLP: gate and up share their input; the activation saves the gate's output; the product
+  // saves the activation's output and up's output; down saves the product. Each routed expert
+  // saves its own copies.
+  add_norm("mlp-norm", "MLP norm");
+  add("mlp-input", "MLP norm's output" + top_k_text, "gate and up projections",
+      top_k > 1 ? "h·top-k" : "h", h * top_k, kBf16Bytes, whole);
+  const std::string ffn_elements = top_k > 1 ? "f·top-k" : "f";
+  add("gate-output", "Gate projection's output" + top_k_text, "SiLU (or GELU)", ffn_elements,
+      f * top_k, kBf16Bytes, by_heads);
+  add("activation-output", "SiLU's output" + top_k_text, "the gate × up product", ffn_elements,
+      f * top_k, kBf16Bytes, by_heads);
+  add("up-output", "Up projection's output" + top_k_text, "the gate × up product", ffn_elements,
+      f * top_k, kBf16Bytes, by_heads);
+  add("product", "Gate × up product" + top_k_text, "down projection", ffn_elements, f * top_k,
+      kBf16Bytes, by_heads);
+  return tensors;
+}
+
+}  // namespace trainmem
