@@ -36,9 +36,8 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
       top_k > 1 ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
 
   std::vector<SavedTensor> tensors;
-  const auto add = [&](std::string id, std::string name, std::string saved_by,
-                       std::string elements, double elements_per_token, double dtype_bytes,
-                       double split) {
+  const auto add = [&](std::string id, std::string name, std::string saved_by, std::string elements,
+                       double elements_per_token, double dtype_bytes, double split) {
     tensors.push_back({std::move(id), std::move(name), std::move(saved_by), std::move(elements),
                        elements_per_token, dtype_bytes, split,
                        elements_per_token * dtype_bytes / split});

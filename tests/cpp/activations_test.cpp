@@ -65,18 +65,29 @@ TEST_CASE("llama-block: the tiny shape's saved tensors match the hand table, ten
   const TrainingSetup setup = tiny_setup();
   const auto tensors = llama_block_saved_tensors(setup.custom_model, setup, true);
   const std::map<std::string, double> expected = {
-      {"attention-norm-input", 128}, {"attention-norm-rstd", 4},  {"qkv-input", 128},
-      {"query", 128},                {"key", 64},                 {"value", 64},
-      {"log-sum-exp", 16},           {"attention-output", 128},   {"mlp-norm-input", 128},
-      {"mlp-norm-rstd", 4},          {"mlp-input", 128},          {"gate-output", 448},
-      {"activation-output", 448},    {"up-output", 448},          {"product", 448},
+      {"attention-norm-input", 128},
+      {"attention-norm-rstd", 4},
+      {"qkv-input", 128},
+      {"query", 128},
+      {"key", 64},
+      {"value", 64},
+      {"log-sum-exp", 16},
+      {"attention-output", 128},
+      {"mlp-norm-input", 128},
+      {"mlp-norm-rstd", 4},
+      {"mlp-input", 128},
+      {"gate-output", 448},
+      {"activation-output", 448},
+      {"up-output", 448},
+      {"product", 448},
   };
   CHECK(bytes_by_id(tensors) == expected);
   CHECK(sum(tensors) == 2712);
 }
 
-TEST_CASE("llama-block: without FlashAttention the softmax output replaces the log-sum-exp and K, V "
-          "are repeated to every head") {
+TEST_CASE(
+    "llama-block: without FlashAttention the softmax output replaces the log-sum-exp and K, V "
+    "are repeated to every head") {
   const TrainingSetup setup = tiny_setup();
   const auto bytes = bytes_by_id(llama_block_saved_tensors(setup.custom_model, setup, false));
   CHECK(bytes.at("probabilities") == 2 * 4 * 128);  // BF16, a·s per token
@@ -95,8 +106,9 @@ TEST_CASE("llama-block: selective recomputation keeps neither the log-sum-exp no
   CHECK(sum(llama_block_saved_tensors(setup.custom_model, setup, false)) == 2712 - 16);
 }
 
-TEST_CASE("llama-block: tensor parallelism splits the heads and the MLP; sequence parallelism the "
-          "rest") {
+TEST_CASE(
+    "llama-block: tensor parallelism splits the heads and the MLP; sequence parallelism the "
+    "rest") {
   TrainingSetup setup = tiny_setup();
   setup.layout.tensor_parallel = 2;
   // Whole on each rank: both norms' inputs and 1/RMS and the two projection inputs, 520.
