@@ -10,11 +10,13 @@
 #include <map>
 #include <sstream>
 
+#include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/measured.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
 #include "trainmem/report.hpp"
@@ -40,6 +42,7 @@ struct Options {
   std::string vpp;
   std::string cp;
   std::string recompute = kDefaultRecompute;
+  std::string activations = kDefaultActivationModel;
   std::string optimizer = kDefaultOptimizer;
   std::string precision = kDefaultPrecision;
   std::string device = TrainingSetup{}.device_id;
@@ -50,6 +53,8 @@ struct Options {
   bool savings = false;
   bool timeline = false;
   bool fit_map = false;
+  bool saved_tensors = false;
+  bool compare_measured = false;
   bool json = false;
   bool list_models = false;
 };
@@ -132,6 +137,14 @@ ConfigFile read_config_file(const std::string& path) {
   return file;
 }
 
+// `text` followed by spaces to `width` characters on screen: UTF-8 continuation bytes ("·", "×")
+// take no column of their own, which std::setw would count.
+std::string padded(const std::string& text, std::size_t width) {
+  std::size_t columns = 0;
+  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
+  return text + std::string(columns < width ? width - columns : 1, ' ');
+}
+
 std::string fixed(double value, int decimals) {
   std::ostringstream text;
   text << std::fixed << std::setprecision(decimals) << value;
@@ -179,7 +192,9 @@ void print_table(const Estimate& estimate, std::ostream& out) {
     row("Optimiser states (" + per_parameter(per.optimizer_states) + ")",
         bytes.optimizer_states_bytes);
   }
-  row("Activations (Korthikanti et al. 2023)", bytes.activations_bytes);
+  row(setup.activation_model == "llama-block" ? "Activations (Llama block, tensor by tensor)"
+                                              : "Activations (Korthikanti et al. 2023)",
+      bytes.activations_bytes);
   if (setup.logits) {
     if (estimate.most_loaded_stage == "first") {
       out << "  Logits and loss: held by the last pipeline stage, not this one\n";
@@ -295,6 +310,72 @@ int print_fit_map(const TrainingSetup& setup, bool json, std::ostream& out, std:
   return kExitOk;
 }
 
+int print_saved_tensors(const TrainingSetup& setup, std::ostream& out, std::ostream& err) {
+  const Estimate estimate = estimate_memory(setup);
+  if (estimate.status != Status::kOk) {
+    return bad_input(err, "--" + estimate.invalid_field + ": " + estimate.message);
+  }
+  const std::vector<SavedTensor> tensors =
+      llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
+  const bool full = setup.recompute == "full";
+  out << estimate.model_name
+      << ": the tensors one layer saves for its backward pass (llama-block model)"
+      << (full ? ", while it is rebuilt (full recomputation keeps only its input between passes)"
+               : "")
+      << ", per token on one device (docs/activations.md).\n\n";
+  out << "  " << padded("tensor", 44) << padded("dtype", 7) << padded("elements", 10) << std::right
+      << std::setw(10) << "bytes"
+      << "  saved by\n";
+  const auto bytes_text = [](double bytes) {
+    return fixed(bytes, bytes == std::trunc(bytes) ? 0 : 1);
+  };
+  double sum = 0;
+  for (const SavedTensor& tensor : tensors) {
+    const std::string elements =
+        tensor.elements + (tensor.split > 1 ? " / " + format_count(tensor.split) : "");
+    out << "  " << padded(tensor.name, 44) << padded(tensor.dtype_bytes == 4 ? "FP32" : "BF16", 7)
+        << padded(elements, 10) << std::right << std::setw(10) << bytes_text(tensor.bytes_per_token)
+        << "  " << tensor.saved_by << "\n";
+    sum += tensor.bytes_per_token;
+  }
+  out << "  " << padded("per token per layer", 61) << std::right << std::setw(10) << bytes_text(sum)
+      << "  = " << fixed(sum / resolve_model(setup)->hidden_size, 2) << " × h\n";
+  return kExitOk;
+}
+
+int print_compare_measured(bool json, std::ostream& out) {
+  const std::vector<MeasuredComparison> comparisons = compare_measured();
+  if (json) {
+    out << measured_to_json(comparisons) << "\n";
+    return kExitOk;
+  }
+  out << "How close is this? Measured memory against trainmem's estimate of the same settings;\n"
+         "error = (estimate - measured) / measured.\n";
+  for (const MeasuredComparison& comparison : comparisons) {
+    const MeasuredCase& measured = comparison.measured;
+    const auto figure = [&](double bytes) { return format_as_measured(bytes, measured.unit); };
+    out << "\n" << measured.title << "\n";
+    out << "  measured      " << std::right << std::setw(16) << figure(measured.measured_bytes)
+        << "  "
+        << (measured.quantity == MeasuredQuantity::kActivations ? "activations: " : "total: ")
+        << measured.statistic << "\n";
+    if (comparison.status != Status::kOk) {
+      out << "  not estimated: " << comparison.message << "\n";
+      continue;
+    }
+    out << "  Korthikanti   " << std::setw(16) << figure(comparison.korthikanti_bytes) << "  "
+        << format_error_percent(comparison.korthikanti_error_percent) << "\n";
+    out << "  Llama block   " << std::setw(16) << figure(comparison.llama_block_bytes) << "  "
+        << format_error_percent(comparison.llama_block_error_percent) << "\n";
+    out << "  source: " << measured.source << "\n";
+    if (!measured.not_modelled.empty()) out << "  not modelled: " << measured.not_modelled << "\n";
+  }
+  out << "\nA measured peak also holds what no estimate here counts: the caching allocator's "
+         "reserve and\nfragmentation, the CUDA context and library workspaces, communication "
+         "buffers, and temporaries.\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -325,6 +406,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.add_option("--recompute", options.recompute,
                  "Activation recomputation: " + ids_joined(recompute_choices()))
       ->default_str(options.recompute);
+  app.add_option("--activations", options.activations,
+                 "Activation model: " + ids_joined(activation_model_choices()))
+      ->default_str(options.activations);
   app.add_option("--optimizer", options.optimizer, "Optimizer: " + ids_joined(optimizer_choices()))
       ->default_str(options.optimizer);
   app.add_option("--precision", options.precision, "Precision: " + ids_joined(precision_choices()))
@@ -342,6 +426,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                "Rank single changes by the bytes each saves on the most loaded device");
   app.add_flag("--fit-map", options.fit_map,
                "Where it fits: the share of the device over sequence length x micro-batch");
+  app.add_flag("--saved-tensors", options.saved_tensors,
+               "List the tensors one layer saves for its backward pass (the llama-block model)");
+  app.add_flag("--compare-measured", options.compare_measured,
+               "How close is this? Every measured case against the estimate of its settings");
   app.add_flag("--json", options.json, "Print JSON instead of a table");
   app.add_flag("--list-models", options.list_models, "List the model presets and exit");
 
@@ -375,9 +463,28 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (app.count("--device") > 0 && app.count("--device-gb") > 0) {
     return bad_input(err, "--device-gb: give either --device or --device-gb, not both");
   }
-  const int views = options.fit + options.savings + options.timeline + options.fit_map;
+  const int views = options.fit + options.savings + options.timeline + options.fit_map +
+                    options.saved_tensors + options.compare_measured;
   if (views > 1) {
-    return bad_input(err, "--fit: choose one of --fit, --savings, --timeline and --fit-map");
+    return bad_input(err,
+                     "--fit: choose one of --fit, --savings, --timeline, --fit-map, "
+                     "--saved-tensors and --compare-measured");
+  }
+  if (options.compare_measured) {
+    // Each measured case carries its own settings; any other flag would be ignored silently.
+    for (const CLI::Option* option : app.get_options()) {
+      const std::string name = option->get_name();
+      if (option->count() > 0 && name != "--compare-measured" && name != "--json") {
+        return bad_input(err, name +
+                                  ": --compare-measured uses each measured case's own "
+                                  "settings; drop " +
+                                  name);
+      }
+    }
+    return print_compare_measured(options.json, out);
+  }
+  if (options.saved_tensors && options.json) {
+    return bad_input(err, "--json: --saved-tensors prints a table only");
   }
   if (options.fit) {
     for (const char* flag : {"--dp", "--zero", "--tp", "--sequence-parallel", "--pp", "--vpp",
@@ -411,6 +518,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   setup.layout.virtual_pipeline_stages = whole_or(app, "--vpp", options.vpp, 1);
   setup.layout.context_parallel = whole_or(app, "--cp", options.cp, 1);
   setup.recompute = options.recompute;
+  setup.activation_model = options.activations;
   setup.optimizer = options.optimizer;
   setup.precision = options.precision;
   setup.logits = options.logits;
@@ -434,6 +542,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (options.savings) return print_savings(setup, options.json, out, err);
   if (options.timeline) return print_timeline(setup, options.json, out, err);
   if (options.fit_map) return print_fit_map(setup, options.json, out, err);
+  if (options.saved_tensors) return print_saved_tensors(setup, out, err);
 
   const Estimate estimate = estimate_memory(setup);
   if (estimate.status != Status::kOk) {
@@ -447,6 +556,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                                                       {"vpp", options.vpp},
                                                       {"cp", options.cp},
                                                       {"recompute", options.recompute},
+                                                      {"activations", options.activations},
                                                       {"optimizer", options.optimizer},
                                                       {"precision", options.precision},
                                                       {"device", options.device},

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "trainmem/measured.hpp"
 #include "trainmem/models.hpp"
 
 namespace trainmem {
@@ -53,6 +54,7 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"vpp", layout.virtual_pipeline_stages},
         {"cp", layout.context_parallel}}},
       {"recompute", estimate.setup.recompute},
+      {"activationModel", estimate.setup.activation_model},
       {"optimizer", estimate.setup.optimizer},
       {"precision", estimate.setup.precision},
       {"logits", estimate.setup.logits},
@@ -127,6 +129,35 @@ std::string fit_map_to_json(const FitMap& map) {
                                 {"microBatchSequences", map.micro_batch_sequences},
                                 {"cells", cells}}
       .dump(2);
+}
+
+std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons) {
+  nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+  for (const MeasuredComparison& comparison : comparisons) {
+    const MeasuredCase& measured = comparison.measured;
+    nlohmann::ordered_json item = {
+        {"id", measured.id},
+        {"title", measured.title},
+        {"source", measured.source},
+        {"statistic", measured.statistic},
+        {"quantity", measured.quantity == MeasuredQuantity::kActivations ? "activations" : "total"},
+        {"measuredBytes", number(measured.measured_bytes)},
+        {"notModelled", measured.not_modelled},
+    };
+    if (comparison.status != Status::kOk) {
+      item["error"] = comparison.message;
+    } else {
+      item["korthikantiBytes"] = number(comparison.korthikanti_bytes);
+      item["llamaBlockBytes"] = number(comparison.llama_block_bytes);
+      item["korthikantiErrorPercent"] = comparison.korthikanti_error_percent;
+      item["llamaBlockErrorPercent"] = comparison.llama_block_error_percent;
+      TrainingSetup setup = measured.setup;
+      setup.activation_model = "llama-block";
+      item["estimate"] = to_json(estimate_memory(setup));
+    }
+    cases.push_back(std::move(item));
+  }
+  return cases.dump(2);
 }
 
 std::string estimate_to_csv(const Estimate& estimate) {

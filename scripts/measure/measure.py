@@ -50,14 +50,41 @@ except (TypeError, ValueError):
 # The model
 
 
+class FusedRMSNormFunction(torch.autograd.Function):
+    """RMSNorm as the fused kernels do it (Apex, Transformer Engine, Liger, Megatron-LM): one
+    operation that saves its input and the FP32 1/RMS per token for the backward pass, nothing
+    else. Written in plain PyTorch, so the arithmetic is not fused, but what autograd keeps is."""
+
+    @staticmethod
+    def forward(ctx, x, weight, eps):
+        xf = x.float()
+        rstd = torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)
+        ctx.save_for_backward(x, weight, rstd)
+        return weight * (xf * rstd).to(weight.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight, rstd = ctx.saved_tensors
+        xf = x.float()
+        xhat = xf * rstd
+        g = grad_out.float() * weight.float()
+        grad_x = rstd * (g - xhat * (g * xhat).mean(-1, keepdim=True))
+        grad_w = (grad_out.float() * xhat).reshape(-1, x.shape[-1]).sum(0)
+        return grad_x.to(x.dtype), grad_w.to(weight.dtype), None
+
+
 class RMSNorm(nn.Module):
-    def __init__(self, dim, eps=1e-5):
+    def __init__(self, dim, eps=1e-5, fused=True):
         super().__init__()
         self.eps = eps
+        self.fused = fused
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x):
-        # As in Llama's reference code: normalise in FP32, scale in the weights' type.
+        if self.fused:
+            return FusedRMSNormFunction.apply(x, self.weight, self.eps)
+        # As in Llama's reference code: normalise in FP32, scale in the weights' type. Autograd
+        # keeps the FP32 copy of the input, 1/RMS and the BF16 normalised input.
         xf = x.float()
         xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
         return self.weight * xf.to(self.weight.dtype)
@@ -93,7 +120,7 @@ class Attention(nn.Module):
         self.attention = cfg["attention"]  # "sdpa" or "explicit"
         self.gqa = cfg["gqa"]  # "repeat" or "native"
 
-    def forward(self, x, cos, sin):
+    def forward(self, x, cos, sin, causal_mask):
         b, s, _ = x.shape
         q = self.q_proj(x).view(b, s, self.nh, self.hd).transpose(1, 2)
         k = self.k_proj(x).view(b, s, self.nkv, self.hd).transpose(1, 2)
@@ -109,11 +136,11 @@ class Attention(nn.Module):
                 v = v[:, :, None].expand(b, self.nkv, rep, s, self.hd).reshape(b, self.nh, s, self.hd)
             if self.attention == "sdpa":
                 o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            else:  # torch 1.13: materialise the scores
+            else:  # materialise the scores (torch 1.13 has no SDPA)
                 scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(self.hd))
-                mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
-                scores = scores.masked_fill(mask, float("-inf"))
-                p = torch.softmax(scores.float(), dim=-1).to(q.dtype)
+                scores = scores.masked_fill(causal_mask, float("-inf"))
+                # The BF16 softmax output, as Megatron-LM's fused scale-mask-softmax keeps it.
+                p = torch.softmax(scores, dim=-1)
                 o = torch.matmul(p, v)
         o = o.transpose(1, 2).reshape(b, s, self.nh * self.hd)
         return self.o_proj(o)
@@ -135,13 +162,14 @@ class Block(nn.Module):
     def __init__(self, cfg, index):
         super().__init__()
         self.index = index
-        self.attn_norm = RMSNorm(cfg["hidden"], cfg["norm_eps"])
+        fused = cfg["norm"] == "fused"
+        self.attn_norm = RMSNorm(cfg["hidden"], cfg["norm_eps"], fused)
         self.attn = Attention(cfg)
-        self.mlp_norm = RMSNorm(cfg["hidden"], cfg["norm_eps"])
+        self.mlp_norm = RMSNorm(cfg["hidden"], cfg["norm_eps"], fused)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, cos, sin):
-        x = x + self.attn(self.attn_norm(x), cos, sin)
+    def forward(self, x, cos, sin, causal_mask):
+        x = x + self.attn(self.attn_norm(x), cos, sin, causal_mask)
         return x + self.mlp(self.mlp_norm(x))
 
 
@@ -150,10 +178,10 @@ class Llama(nn.Module):
         super().__init__()
         self.embed = nn.Embedding(cfg["vocab"], cfg["hidden"])
         self.blocks = nn.ModuleList([Block(cfg, i) for i in range(layers)])
-        self.norm = RMSNorm(cfg["hidden"], cfg["norm_eps"])
+        self.norm = RMSNorm(cfg["hidden"], cfg["norm_eps"], cfg["norm"] == "fused")
         self.head = nn.Linear(cfg["hidden"], cfg["vocab"], bias=False)  # untied
 
-    def forward(self, tokens, targets, cos, sin, scope=None):
+    def forward(self, tokens, targets, cos, sin, causal_mask, scope=None):
         def enter(name):
             if scope is not None:
                 scope[0] = name
@@ -162,7 +190,7 @@ class Llama(nn.Module):
         x = self.embed(tokens)
         for blk in self.blocks:
             enter("layer%d" % blk.index)
-            x = blk(x, cos, sin)
+            x = blk(x, cos, sin, causal_mask)
         enter("head")
         logits = self.head(self.norm(x))
         loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), targets.view(-1))
@@ -327,6 +355,8 @@ def run_case(cfg, args, device, layers, micro_batch):
         opt_kwargs["foreach"] = args.adam_foreach
     opt = torch.optim.Adam(masters, **opt_kwargs)
     cos, sin = rope_tables(seq, cfg["head_dim"], cfg["rope_theta"], device, dtype)
+    # One causal mask for every layer, as the RoPE tables (used by explicit attention only).
+    causal_mask = torch.ones(seq, seq, dtype=torch.bool, device=device).triu(1)
 
     n_params = sum(p.numel() for p in params)
     case["parameters"] = n_params
@@ -341,7 +371,7 @@ def run_case(cfg, args, device, layers, micro_batch):
     inputs, targets = data[:, :-1].contiguous(), data[:, 1:].contiguous()
 
     # Parameters and the RoPE tables persist: autograd saves them, but they are not activations.
-    param_keys = set(storage_key_and_bytes(t)[0] for t in params + [cos, sin])
+    param_keys = set(storage_key_and_bytes(t)[0] for t in params + [cos, sin, causal_mask])
     steps = []
     scope = [None]
     for step in range(args.steps):
@@ -354,7 +384,7 @@ def run_case(cfg, args, device, layers, micro_batch):
         t0 = time.perf_counter()
         with sdpa_context(args.sdpa_backend):
             with torch.autograd.graph.saved_tensors_hooks(meter.pack, meter.unpack):
-                loss = model(inputs, targets, cos, sin, scope)
+                loss = model(inputs, targets, cos, sin, causal_mask, scope)
             cuda_sync(device)
             after_forward = allocated(device)
             peak_forward = peak(device)
@@ -425,7 +455,7 @@ def run_case(cfg, args, device, layers, micro_batch):
     else:
         case["states_allocated"] = None
         case["activations_allocator"] = None
-    del model, masters, opt, params, data, inputs, targets, cos, sin
+    del model, masters, opt, params, data, inputs, targets, cos, sin, causal_mask
     return case
 
 
@@ -525,9 +555,12 @@ def parse_args(argv=None):
                     help="sdpa: F.scaled_dot_product_attention (torch >= 2.0); explicit: materialised scores")
     ap.add_argument("--sdpa-backend", choices=["auto", "flash", "efficient", "cudnn", "math"], default="auto",
                     help="restrict scaled_dot_product_attention to one backend")
-    ap.add_argument("--gqa", choices=["repeat", "native"], default="repeat",
+    ap.add_argument("--gqa", choices=["auto", "repeat", "native"], default="auto",
                     help="repeat: expand the key/value heads before attention (Llama's reference code); "
-                         "native: enable_gqa=True (torch >= 2.5)")
+                         "native: enable_gqa=True (torch >= 2.5); auto: native where SDPA has it")
+    ap.add_argument("--norm", choices=["fused", "eager"], default="fused",
+                    help="fused: RMSNorm saves its input and FP32 1/RMS (fused kernels, trainmem's "
+                         "llama-block model); eager: Llama's reference code, op by op")
     ap.add_argument("--adam-foreach", action="store_true", help="torch.optim.Adam(foreach=True) (more temporaries)")
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--seed", type=int, default=0)
@@ -570,6 +603,9 @@ def main(argv=None):
     if cfg["attention"] == "sdpa" and not HAS_SDPA:
         raise SystemExit("torch %s has no scaled_dot_product_attention; use --attention explicit" % torch.__version__)
     cfg["gqa"] = args.gqa
+    if args.gqa == "auto":
+        cfg["gqa"] = "native" if cfg["attention"] == "sdpa" and SDPA_HAS_GQA else "repeat"
+    cfg["norm"] = args.norm
     if args.gqa == "native" and not (cfg["attention"] == "sdpa" and SDPA_HAS_GQA):
         raise SystemExit("--gqa native needs scaled_dot_product_attention with enable_gqa (torch >= 2.5)")
     if args.sdpa_backend != "auto" and cfg["attention"] != "sdpa":
@@ -613,7 +649,8 @@ def main(argv=None):
             moments="fp32 exp_avg, exp_avg_sq",
             grad_copy="bf16 grads -> fp32 master .grad before each step, freed after; fp32 masters -> bf16 weights",
             loss="cross-entropy over fp32-upcast logits",
-            rmsnorm="normalised in fp32, scaled in bf16",
+            rmsnorm="fused: saves its bf16 input and fp32 1/RMS" if cfg["norm"] == "fused"
+            else "eager: normalised in fp32, scaled in bf16, op by op",
             activation_recomputation=False,
         ),
         lr=args.lr,

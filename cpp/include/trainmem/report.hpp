@@ -7,6 +7,7 @@
 #include "trainmem/estimate.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
+#include "trainmem/measured.hpp"
 
 namespace trainmem {
 
@@ -28,6 +29,11 @@ std::string fit_map_to_json(const FitMap& map);
 
 // [{phase, layer, bytes}…]: memory over one training step.
 std::string timeline_to_json(const std::vector<TimelinePoint>& points);
+
+// [{id, title, source, statistic, quantity, measuredBytes, notModelled, korthikantiBytes,
+// llamaBlockBytes, korthikantiErrorPercent, llamaBlockErrorPercent, estimate}…]: "How close is
+// this?", with each case's estimate (llama-block) and so its settings in full.
+std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons);
 
 // For the page: estimate `setup`, then write it; a refused setup gives {"error": message}.
 std::string setup_to_json(const TrainingSetup& setup);

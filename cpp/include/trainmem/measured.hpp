@@ -1,0 +1,59 @@
+// "How close is this?": memory measured in real training runs, each set against trainmem's
+// estimate of the same settings under both activation models.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainmem/estimate.hpp"
+
+namespace trainmem {
+
+// What a measured figure counts, and so which of the estimate's figures it is set against.
+enum class MeasuredQuantity {
+  kActivations,  // the activations alone: set against Estimate::bytes.activations_bytes
+  kTotal,        // the device's whole peak: set against Estimate::bytes.total_bytes
+};
+
+// The unit a figure was published in; the estimate is shown in it too, like against like.
+enum class MeasuredUnit {
+  kBytes,      // "7,880,736 B"
+  kGibibytes,  // "83.9 GiB": 2^30 bytes, as PyTorch's and torchtitan's logs count
+};
+
+struct MeasuredCase {
+  std::string id;         // stable: "harness-cpu-tiny-4x4", "torchtitan-2024-12-fsdp8-cp1"
+  std::string title;      // for people: "Tiny Llama, 4 layers × 4 sequences"
+  std::string source;     // where the figure is published, precisely enough to find it again
+  std::string statistic;  // what was measured: "peak reserved (torch.cuda), GiB", …
+  MeasuredQuantity quantity = MeasuredQuantity::kTotal;
+  TrainingSetup setup;  // the run's settings, as far as trainmem can express them
+  double measured_bytes = 0;
+  MeasuredUnit unit = MeasuredUnit::kBytes;
+  std::string not_modelled;  // the run's settings trainmem cannot express; empty when none
+};
+
+// Every measured case: the runs of scripts/measure/measure.py committed under tests/data/, then
+// published runs whose settings are stated in full.
+const std::vector<MeasuredCase>& measured_cases();
+
+struct MeasuredComparison {
+  MeasuredCase measured;
+  Status status = Status::kOk;  // kInvalidInput if the core refused the case's setup (a bug)
+  std::string message;
+  double korthikanti_bytes = 0;  // the estimate's figure (activations or total) of each model
+  double llama_block_bytes = 0;
+  double korthikanti_error_percent = 0;  // (estimate − measured) / measured × 100
+  double llama_block_error_percent = 0;
+};
+
+// Each measured case against the estimate of its setup under each activation model.
+std::vector<MeasuredComparison> compare_measured();
+
+// "+23.1%", "−45.1%", "±0.0%": an error in percent to one decimal, signed.
+std::string format_error_percent(double percent);
+
+// Bytes in the unit the case was published in: "7,880,736 B" or "83.9 GiB".
+std::string format_as_measured(double bytes, MeasuredUnit unit);
+
+}  // namespace trainmem

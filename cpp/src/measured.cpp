@@ -1,0 +1,175 @@
+#include "trainmem/measured.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "trainmem/format.hpp"
+
+namespace trainmem {
+
+namespace {
+
+constexpr double kBytesPerGibibyte = 1024.0 * 1024.0 * 1024.0;
+
+// ---- Our own runs: scripts/measure/measure.py on a CPU, tiny shape ------------------------------
+
+// The harness's --tiny shape (measure.py's PRESETS["tiny"]): untied, no biases, two RMSNorms.
+ModelShape harness_tiny_shape(int layers) {
+  ModelShape shape;
+  shape.id = "measure-tiny";
+  shape.name = "Tiny Llama (measure.py --tiny)";
+  shape.source = "scripts/measure/measure.py";
+  shape.num_layers = layers;
+  shape.hidden_size = 64;
+  shape.ffn_hidden_size = 224;
+  shape.num_attention_heads = 4;
+  shape.num_key_value_heads = 2;
+  shape.vocab_size = 512;
+  return shape;
+}
+
+// torch 1.13 has no scaled_dot_product_attention, so the harness materialises the scores: no
+// FlashAttention. Nothing recomputed, one device, the plate's recipe.
+MeasuredCase harness_case(const std::string& file, const std::string& norm, int layers,
+                          int micro_batch, double saved_bytes_in_layers) {
+  MeasuredCase measured;
+  measured.id =
+      "harness-cpu-tiny-" + norm + "-" + std::to_string(layers) + "x" + std::to_string(micro_batch);
+  measured.title = "Tiny Llama, " + std::to_string(layers) + (layers == 1 ? " layer" : " layers") +
+                   " × " + std::to_string(micro_batch) +
+                   (micro_batch == 1 ? " sequence" : " sequences") + " of 128, " + norm +
+                   " RMSNorm";
+  measured.source = "trainmem's scripts/measure/measure.py --device cpu --tiny" +
+                    std::string(norm == "eager" ? " --norm eager" : "") +
+                    " (torch 1.13, CPU): " + file;
+  measured.statistic =
+      "bytes of every tensor autograd saves inside the layers "
+      "(torch.autograd.graph.saved_tensors_hooks), once per storage";
+  measured.quantity = MeasuredQuantity::kActivations;
+  measured.setup.model_id = kCustomModelId;
+  measured.setup.custom_model = harness_tiny_shape(layers);
+  measured.setup.sequence_length = 128;
+  measured.setup.micro_batch_sequences = micro_batch;
+  measured.setup.flash_attention = false;
+  measured.measured_bytes = saved_bytes_in_layers;
+  if (norm == "eager") {
+    measured.not_modelled =
+        "RMSNorm written op by op as in Llama's reference code: autograd keeps its FP32 input, "
+        "that "
+        "input squared and the BF16 normalised input besides 1/RMS, 8·h bytes per token more per "
+        "norm than a fused kernel's BF16 input";
+  }
+  return measured;
+}
+
+// ---- Published runs ----------------------------------------------------------------------------
+
+// torchtitan's December 2024 H100 benchmark, Table 2: Llama 3.1 8B (Llama 3 8B's shape) on 8
+// H100s, FSDP × CP, local batch 1, full activation checkpointing, torch.compile and Float8.
+// torchtitan's defaults: FSDP2 keeps FP32 parameters, gradients and AdamW moments sharded over
+// all 8 GPUs (dp_shard × cp), computes in BF16 (mixed_precision_param = bfloat16), and takes the
+// cross-entropy of the FP32-upcast logits.
+MeasuredCase torchtitan_table2(int fsdp, int cp, int sequence_length, double gibibytes) {
+  MeasuredCase measured;
+  measured.id = "torchtitan-2024-12-fsdp" + std::to_string(fsdp) + "-cp" + std::to_string(cp);
+  measured.title = "Llama 3.1 8B, FSDP " + std::to_string(fsdp) + " × CP " + std::to_string(cp) +
+                   ", " + std::to_string(sequence_length / 1024) +
+                   "K tokens, full recomputation, 8 H100s";
+  measured.source =
+      "torchtitan, benchmarks/llama3_h100_202412_torchtitan.md, Table 2 (torchtitan 9dec370, "
+      "torch 1963fc8, December 2024)";
+  measured.statistic =
+      "peak memory reserved by PyTorch's caching allocator, GiB (torchtitan's memory log)";
+  measured.quantity = MeasuredQuantity::kTotal;
+  TrainingSetup& setup = measured.setup;
+  setup.model_id = "llama3-8b";
+  setup.sequence_length = sequence_length;
+  setup.micro_batch_sequences = 1;
+  setup.flash_attention = true;
+  setup.layout.data_parallel = fsdp;
+  setup.layout.context_parallel = cp;
+  setup.layout.zero_stage = 3;
+  setup.recompute = "full";
+  setup.logits = true;
+  setup.device_id = kCustomDeviceId;
+  setup.custom_capacity_gb = 96;  // the benchmark's H100s: 96 GB HBM2e
+  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
+  measured.unit = MeasuredUnit::kGibibytes;
+  measured.not_modelled =
+      "torch.compile; Float8 linear layers (torchao); a cross-entropy over FP32-upcast logits "
+      "outside a fused kernel, which holds their log-softmax and its gradients (trainmem counts "
+      "6 bytes per token per vocabulary entry)";
+  return measured;
+}
+
+double error_percent(double estimate, double measured) {
+  return (estimate - measured) / measured * 100;
+}
+
+double compared_bytes(const Estimate& estimate, MeasuredQuantity quantity) {
+  return quantity == MeasuredQuantity::kActivations ? estimate.bytes.activations_bytes
+                                                    : estimate.bytes.total_bytes;
+}
+
+}  // namespace
+
+const std::vector<MeasuredCase>& measured_cases() {
+  static const std::vector<MeasuredCase> cases = [] {
+    const std::string fused = "tests/data/measure-cpu-tiny.json";
+    const std::string eager = "tests/data/measure-cpu-tiny-eager-norm.json";
+    return std::vector<MeasuredCase>{
+        harness_case(fused, "fused", 1, 1, 492552),  harness_case(fused, "fused", 2, 2, 1970192),
+        harness_case(fused, "fused", 4, 4, 7880736), harness_case(eager, "eager", 4, 4, 9977888),
+        torchtitan_table2(8, 1, 32768, 83.9),        torchtitan_table2(4, 2, 65536, 84.2),
+        torchtitan_table2(2, 4, 131072, 84.0),       torchtitan_table2(1, 8, 262144, 84.5),
+    };
+  }();
+  return cases;
+}
+
+std::vector<MeasuredComparison> compare_measured() {
+  std::vector<MeasuredComparison> comparisons;
+  for (const MeasuredCase& measured : measured_cases()) {
+    MeasuredComparison comparison;
+    comparison.measured = measured;
+    TrainingSetup setup = measured.setup;
+    setup.activation_model = "korthikanti";
+    const Estimate korthikanti = estimate_memory(setup);
+    setup.activation_model = "llama-block";
+    const Estimate llama_block = estimate_memory(setup);
+    if (korthikanti.status != Status::kOk || llama_block.status != Status::kOk) {
+      comparison.status = Status::kInvalidInput;
+      comparison.message =
+          korthikanti.status != Status::kOk ? korthikanti.message : llama_block.message;
+    } else {
+      comparison.korthikanti_bytes = compared_bytes(korthikanti, measured.quantity);
+      comparison.llama_block_bytes = compared_bytes(llama_block, measured.quantity);
+      comparison.korthikanti_error_percent =
+          error_percent(comparison.korthikanti_bytes, measured.measured_bytes);
+      comparison.llama_block_error_percent =
+          error_percent(comparison.llama_block_bytes, measured.measured_bytes);
+    }
+    comparisons.push_back(std::move(comparison));
+  }
+  return comparisons;
+}
+
+std::string format_error_percent(double percent) {
+  char buffer[32];
+  const double rounded = std::round(percent * 10) / 10;
+  // U+2212 for the minus sign, as the page's other figures; "±0.0%" never shows as "-0.0%".
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", std::fabs(rounded));
+  if (rounded > 0) return std::string("+") + buffer;
+  if (rounded < 0) return std::string("\u2212") + buffer;
+  return std::string("\u00b1") + buffer;
+}
+
+std::string format_as_measured(double bytes, MeasuredUnit unit) {
+  if (!std::isfinite(bytes)) return "—";
+  if (unit == MeasuredUnit::kBytes) return format_count(std::round(bytes)) + " B";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.1f GiB", bytes / kBytesPerGibibyte);
+  return buffer;
+}
+
+}  // namespace trainmem
