@@ -4,10 +4,12 @@
 #include <emscripten/val.h>
 
 #include "setup_types.hpp"
+#include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/measured.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
 
@@ -27,6 +29,7 @@ val device_choices_js() { return to_array(trainmem::device_choices()); }
 val precision_choices_js() { return to_array(trainmem::precision_choices()); }
 val optimizer_choices_js() { return to_array(trainmem::optimizer_choices()); }
 val recompute_choices_js() { return to_array(trainmem::recompute_choices()); }
+val activation_model_choices_js() { return to_array(trainmem::activation_model_choices()); }
 val explain_estimate_js(const trainmem::TrainingSetup& setup) {
   return to_array(trainmem::explain_estimate(setup));
 }
@@ -82,6 +85,47 @@ val fit_map_js(const trainmem::TrainingSetup& setup) {
   result.set("microBatchSequences", to_array(map.micro_batch_sequences));
   result.set("cells", to_array(map.cells));
   return result;
+}
+
+// The llama-block model's saved tensors for one layer of a valid setup; [] for a refused one.
+val saved_tensors_js(const trainmem::TrainingSetup& setup) {
+  if (trainmem::estimate_memory(setup).status != trainmem::Status::kOk) return val::array();
+  return to_array(trainmem::llama_block_saved_tensors(*trainmem::resolve_model(setup), setup,
+                                                      setup.flash_attention));
+}
+
+// "How close is this?": each measured case with its figures already in words, as the CLI prints
+// them.
+val compare_measured_js() {
+  val rows = val::array();
+  for (const trainmem::MeasuredComparison& comparison : trainmem::compare_measured()) {
+    const trainmem::MeasuredCase& measured = comparison.measured;
+    const auto figure = [&](double bytes) {
+      return trainmem::format_as_measured(bytes, measured.unit);
+    };
+    val row = val::object();
+    row.set("id", measured.id);
+    row.set("title", measured.title);
+    row.set("source", measured.source);
+    row.set("statistic", measured.statistic);
+    row.set("quantity", std::string(measured.quantity == trainmem::MeasuredQuantity::kActivations
+                                        ? "activations"
+                                        : "total"));
+    row.set("notModelled", measured.not_modelled);
+    row.set("ok", comparison.status == trainmem::Status::kOk);
+    row.set("message", comparison.message);
+    row.set("measured", figure(measured.measured_bytes));
+    row.set("korthikanti", figure(comparison.korthikanti_bytes));
+    row.set("llamaBlock", figure(comparison.llama_block_bytes));
+    row.set("korthikantiError",
+            trainmem::format_error_percent(comparison.korthikanti_error_percent));
+    row.set("llamaBlockError",
+            trainmem::format_error_percent(comparison.llama_block_error_percent));
+    row.set("korthikantiErrorPercent", comparison.korthikanti_error_percent);
+    row.set("llamaBlockErrorPercent", comparison.llama_block_error_percent);
+    rows.call<void>("push", row);
+  }
+  return rows;
 }
 
 std::string format_bytes_js(double bytes, int decimals) {
@@ -178,6 +222,16 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("devicesWorth", &FitCell::devices_worth)
       .field("fits", &FitCell::fits);
 
+  value_object<SavedTensor>("SavedTensor")
+      .field("id", &SavedTensor::id)
+      .field("name", &SavedTensor::name)
+      .field("savedBy", &SavedTensor::saved_by)
+      .field("elements", &SavedTensor::elements)
+      .field("elementsPerToken", &SavedTensor::elements_per_token)
+      .field("dtypeBytes", &SavedTensor::dtype_bytes)
+      .field("split", &SavedTensor::split)
+      .field("bytesPerToken", &SavedTensor::bytes_per_token);
+
   value_object<MicroBatchFromTokens>("MicroBatchFromTokens")
       .field("status", &MicroBatchFromTokens::status)
       .field("message", &MicroBatchFromTokens::message)
@@ -194,6 +248,9 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("precisionChoices", &precision_choices_js);
   function("optimizerChoices", &optimizer_choices_js);
   function("recomputeChoices", &recompute_choices_js);
+  function("activationModelChoices", &activation_model_choices_js);
+  function("savedTensors", &saved_tensors_js);
+  function("compareMeasured", &compare_measured_js);
   function("estimateMemory", &estimate_memory);
   function("workshopView", &workshop_view_js);
   function("explainEstimate", &explain_estimate_js);

@@ -50,6 +50,7 @@ inline void register_setup_types() {
       .field("flashAttention", &TrainingSetup::flash_attention)
       .field("layout", &TrainingSetup::layout)
       .field("recompute", &TrainingSetup::recompute)
+      .field("activationModel", &TrainingSetup::activation_model)
       .field("optimizer", &TrainingSetup::optimizer)
       .field("precision", &TrainingSetup::precision)
       .field("logits", &TrainingSetup::logits)

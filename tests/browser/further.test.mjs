@@ -34,6 +34,7 @@ describe('Go further, in Chromium', () => {
       recompute: 'none',
       optimizer: 'adam',
       precision: 'bf16-mixed',
+      activations: 'korthikanti',
       logits: false,
       device: 'h100',
       'device-gb': '80',

@@ -30,11 +30,13 @@ describe('sharing and hosting, in Chromium', () => {
     await commit(page, '#dp', '8');
     await page.selectOption('#zero', '2');
     await page.selectOption('#recompute', 'selective');
+    await page.selectOption('#activations', 'llama-block');
     const search = new URL(page.url()).search;
     assert.equal(
       search,
       '?model=llama3-70b&tokens=24576&flash-attention=off&seq-len=8192&dp=8&zero=2&tp=1' +
-        '&sequence-parallel=off&pp=1&vpp=1&cp=1&recompute=selective&optimizer=adam' +
+        '&sequence-parallel=off&pp=1&vpp=1&cp=1&recompute=selective&activations=llama-block' +
+        '&optimizer=adam' +
         '&precision=bf16-mixed&logits=off&device=h100&device-gb=80',
     );
     const text = await readout(page);
@@ -44,6 +46,7 @@ describe('sharing and hosting, in Chromium', () => {
     const reopened = await harness.openPage({ query: search });
     assert.equal(await readout(reopened.page), text);
     assert.equal(await reopened.page.inputValue('#dp'), '8');
+    assert.equal(await reopened.page.inputValue('#activations'), 'llama-block');
     assert.equal(await reopened.page.isVisible('#url-notice'), false);
     assert.deepEqual([...problems, ...reopened.problems], []);
     await page.close();
@@ -146,6 +149,22 @@ describe('sharing and hosting, in Chromium', () => {
       [false, 'layout.dataParallel must be a whole number; it is 4294967298.'],
       [false, 'layout.dataParallel must be a whole number; it is undefined.'],
     ]);
+    // A setup written before activationModel existed is estimated as it was: Korthikanti's.
+    const older = await page.evaluate(async () => {
+      const trainmem = await window.trainmem.load();
+      const { activationModel, ...before } = trainmem.defaultSetup;
+      const estimate = trainmem.estimate(before);
+      const llama = trainmem.estimate({ ...before, activationModel: 'llama-block' });
+      return [
+        activationModel,
+        estimate.ok,
+        trainmem.formatBytes(estimate.bytes.activationsBytes),
+        trainmem.formatBytes(llama.bytes.activationsBytes),
+        trainmem.savedTensors(before).length,
+        trainmem.measured().length,
+      ];
+    });
+    assert.deepEqual(older, ['korthikanti', true, '36.5 GB', '44.1 GB', 15, 8]);
     assert.deepEqual(problems, []);
     await page.close();
   });

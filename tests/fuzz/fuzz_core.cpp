@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explore.hpp"
@@ -104,6 +105,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   setup.layout.virtual_pipeline_stages = small_or_any(data);
   setup.layout.context_parallel = small_or_any(data);
   setup.recompute = pick_id(data, recompute_choices());
+  setup.activation_model = pick_id(data, activation_model_choices());
   setup.optimizer = pick_id(data, optimizer_choices());
   setup.precision = pick_id(data, precision_choices());
   setup.logits = data.ConsumeBool();
@@ -119,6 +121,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
               "FlashAttention never needs more");
     }
     explain_estimate(setup);
+    if (view.estimate.status == Status::kOk) {
+      for (const SavedTensor& tensor :
+           llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention)) {
+        require(std::isfinite(tensor.bytes_per_token) && tensor.bytes_per_token > 0,
+                "every saved tensor has a finite, positive size");
+      }
+    }
     double peak = 0;
     for (const TimelinePoint& point : memory_timeline(setup)) {
       require(std::isfinite(point.bytes) && point.bytes >= 0, "the timeline is finite");

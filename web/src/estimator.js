@@ -100,14 +100,27 @@ function setupProblem(setup) {
   return null;
 }
 
+/**
+ * Fields added to TrainingSetup after the API was first published, with the value that keeps an
+ * older caller's estimate what it was: a setup written without them gets them here.
+ */
+const LATER_FIELDS = Object.freeze({ activationModel: 'korthikanti' });
+
+function withLaterFields(setup) {
+  if (typeof setup !== 'object' || setup === null) return setup;
+  const missing = Object.keys(LATER_FIELDS).filter((key) => setup[key] === undefined);
+  if (missing.length === 0) return setup;
+  return { ...setup, ...Object.fromEntries(missing.map((key) => [key, LATER_FIELDS[key]])) };
+}
+
 function makeEstimator(core) {
   const isOk = (result) => result.status === core.Status.OK;
   /** Calls the core, or answers {ok: false, message} for a setup it cannot be given. */
-  const guarded = (setup, call) => {
-    const problem = setupProblem(setup);
+  const guarded = (given, call) => {
+    const problem = setupProblem(given);
     if (problem) return { ok: false, message: problem, invalidField: 'setup' };
     try {
-      return call();
+      return call(withLaterFields(given));
     } catch (error) {
       return { ok: false, message: `The setup is incomplete: ${error.message}`, invalidField: 'setup' };
     }
@@ -122,11 +135,12 @@ function makeEstimator(core) {
       precision: core.precisionChoices(),
       optimizer: core.optimizerChoices(),
       recompute: core.recomputeChoices(),
+      activations: core.activationModelChoices(),
     },
 
     /** Everything the workshop draws, from one call: {ok, message, estimate, activationCurve}. */
     workshopView(setup, maxMicroBatchSequences) {
-      return guarded(setup, () => {
+      return guarded(setup, (setup) => {
         const view = core.workshopView(setup, maxMicroBatchSequences);
         return { ok: isOk(view.estimate), message: view.estimate.message, ...view };
       });
@@ -134,7 +148,7 @@ function makeEstimator(core) {
 
     /** One estimate: {ok, message, ...Estimate}. */
     estimate(setup) {
-      return guarded(setup, () => {
+      return guarded(setup, (setup) => {
         const estimate = core.estimateMemory(setup);
         return { ok: isOk(estimate), ...estimate };
       });
@@ -147,11 +161,24 @@ function makeEstimator(core) {
     },
 
     /** Each term's formula with this setup's numbers, and its source. */
-    explain: (setup) => (setupProblem(setup) ? [] : core.explainEstimate(setup)),
+    explain: (setup) => (setupProblem(setup) ? [] : core.explainEstimate(withLaterFields(setup))),
+
+    /**
+     * The llama-block model's tensors for one layer of `setup`, per token on one device:
+     * [{id, name, savedBy, elements, elementsPerToken, dtypeBytes, split, bytesPerToken}].
+     */
+    savedTensors: (setup) => (setupProblem(setup) ? [] : core.savedTensors(withLaterFields(setup))),
+
+    /**
+     * How close is this: every measured case against the estimate of its settings under both
+     * activation models, its figures in words: [{id, title, source, statistic, quantity, measured,
+     * korthikanti, llamaBlock, korthikantiError, llamaBlockError, notModelled, ...}].
+     */
+    measured: () => core.compareMeasured(),
 
     /** The fewest devices that fit, their layouts, and why fewer cannot. */
     fewestDevices(setup, maxLayouts) {
-      return guarded(setup, () => {
+      return guarded(setup, (setup) => {
         const search = core.findFewestDevices(setup, maxLayouts);
         return { ok: isOk(search), ...search };
       });
@@ -159,7 +186,7 @@ function makeEstimator(core) {
 
     /** Single changes ranked by the bytes each saves: {ok, baseline, savings: [...]}. */
     savings(setup) {
-      return guarded(setup, () => {
+      return guarded(setup, (setup) => {
         const list = core.rankSavings(setup);
         return { ok: isOk(list), ...list };
       });
@@ -167,14 +194,15 @@ function makeEstimator(core) {
 
     /** The share of the device over sequence length × micro-batch: {ok, sequenceLengths, ...}. */
     fitMap(setup) {
-      return guarded(setup, () => {
+      return guarded(setup, (setup) => {
         const map = core.fitMap(setup);
         return { ok: isOk(map), ...map };
       });
     },
 
     /** Memory over one step: {points: [{phase, layer, bytes}], peakIndex}; the peak is the total. */
-    timeline: (setup) => (setupProblem(setup) ? { points: [], peakIndex: 0 } : core.memoryTimeline(setup)),
+    timeline: (setup) =>
+      setupProblem(setup) ? { points: [], peakIndex: 0 } : core.memoryTimeline(withLaterFields(setup)),
 
     /** The current estimate against a pinned one, in words. */
     compare: (pinned, current) => core.compareEstimates(pinned, current),

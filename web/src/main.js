@@ -55,6 +55,7 @@ function fillPlateFigures(estimator) {
   const eightB = plate('llama3-8b', true);
   const eightBNoFlash = plate('llama3-8b', false);
   const fourOFiveB = plate('llama3-405b', true);
+  const eightBLlamaBlock = estimator.estimate({ ...estimator.defaultSetup, activationModel: 'llama-block' });
   const figures = {
     'params-8b': estimator.formatParameters(eightB.numParameters),
     'states-8b': estimator.formatBytes(eightB.bytes.modelStatesBytes),
@@ -64,6 +65,7 @@ function fillPlateFigures(estimator) {
     'total-8b-no-flash': estimator.formatBytes(eightBNoFlash.bytes.totalBytes),
     'states-405b': estimator.formatBytes(fourOFiveB.bytes.modelStatesBytes),
     'worth-405b': fourOFiveB.devicesWorth.toFixed(0),
+    'llama-block-activations-8b': estimator.formatBytes(eightBLlamaBlock.bytes.activationsBytes),
   };
   for (const element of document.querySelectorAll('[data-figure]')) {
     element.textContent = figures[element.dataset.figure] ?? '—';
@@ -135,7 +137,7 @@ async function start() {
     return;
   }
 
-  for (const id of ['recompute', 'optimizer', 'precision', 'device']) {
+  for (const id of ['recompute', 'activations', 'optimizer', 'precision', 'device']) {
     fillSelect($(id), estimator.choices[id]);
   }
   plateControls.slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
@@ -211,7 +213,88 @@ async function start() {
         return [dt, dd];
       }),
     );
+    fillSavedTensors();
   }
+
+  /** Under the llama-block model, the tensors behind the activations term, one row each. */
+  function fillSavedTensors() {
+    const llamaBlock = state.activationModel === 'llama-block';
+    $('saved-tensors').hidden = !llamaBlock;
+    if (!llamaBlock) return;
+    const tensors = estimator.savedTensors(state);
+    const bytes = (value) => `${estimator.formatCount(value)} B`;
+    fillTable(
+      $('saved-tensors-table').tBodies[0],
+      tensors.map((tensor) => [
+        tensor.name,
+        tensor.dtypeBytes === 4 ? 'FP32' : 'BF16',
+        tensor.split > 1 ? `${tensor.elements} / ${estimator.formatCount(tensor.split)}` : tensor.elements,
+        bytes(tensor.bytesPerToken),
+        tensor.savedBy,
+      ]),
+    );
+    const total = tensors.reduce((sum, tensor) => sum + tensor.bytesPerToken, 0);
+    $('saved-tensors-total').textContent = bytes(total);
+    $('saved-tensors-caption').textContent =
+      state.recompute === 'full'
+        ? 'The tensors one layer saves while it is rebuilt in the backward pass (full recomputation keeps only its input between passes), per token on one device'
+        : 'The tensors one layer saves for its backward pass, per token on one device';
+  }
+
+  /** How close is this: the measured cases never change, so the table is filled once. */
+  const measuredPanel = $('measured');
+  function fillMeasured() {
+    if (measuredPanel.dataset.filled) return;
+    measuredPanel.dataset.filled = 'true';
+    const body = $('measured-table').tBodies[0];
+    const cell = (tag, text) => {
+      const element = document.createElement(tag);
+      element.textContent = text;
+      return element;
+    };
+    let group = '';
+    const rows = [];
+    for (const run of estimator.measured()) {
+      // Runs from one source, measured one way, share a heading that says so.
+      const heading = `${run.quantity === 'activations' ? 'Activations' : 'Whole device'}: ${run.statistic}.`;
+      const details = `Source: ${run.source}.${run.notModelled ? ` Not modelled: ${run.notModelled}.` : ''}`;
+      if (heading + details !== group) {
+        group = heading + details;
+        const th = cell('th', heading);
+        th.scope = 'colgroup';
+        th.colSpan = 4;
+        const source = cell('span', details);
+        source.className = 'source';
+        th.append(source);
+        const tr = document.createElement('tr');
+        tr.className = 'group';
+        tr.append(th);
+        rows.push(tr);
+      }
+      const tr = document.createElement('tr');
+      const title = cell('th', run.title);
+      title.scope = 'row';
+      // The figure, then its error on a line of its own (one line apart when there is room).
+      const estimate = (figure, error) => {
+        const td = cell('td', run.ok ? figure : run.message);
+        if (run.ok) {
+          const percent = cell('span', ` (${error})`);
+          percent.className = 'error-percent';
+          td.append(percent);
+        }
+        return td;
+      };
+      tr.append(
+        title,
+        cell('td', run.measured),
+        estimate(run.korthikanti, run.korthikantiError),
+        estimate(run.llamaBlock, run.llamaBlockError),
+      );
+      rows.push(tr);
+    }
+    body.replaceChildren(...rows);
+  }
+  measuredPanel.addEventListener('toggle', () => measuredPanel.open && fillMeasured());
 
   let fitShown = false;
   function clearFit(note) {

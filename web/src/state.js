@@ -19,6 +19,7 @@ export const FURTHER_CONTROLS = Object.freeze([
   { id: 'vpp', path: ['layout', 'virtualPipelineStages'], read: 'whole' },
   { id: 'cp', path: ['layout', 'contextParallel'], read: 'whole' },
   { id: 'recompute', path: ['recompute'], read: 'text' },
+  { id: 'activations', path: ['activationModel'], read: 'text' },
   { id: 'optimizer', path: ['optimizer'], read: 'text' },
   { id: 'precision', path: ['precision'], read: 'text' },
   { id: 'logits', path: ['logits'], read: 'check' },

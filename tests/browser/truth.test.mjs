@@ -1,0 +1,88 @@
+// The Llama-block activation model and "How close is this?" in Chromium: the selector changes the
+// estimate and the link, the arithmetic lists the saved tensors, the plate's prose keeps
+// Korthikanti's figures, and the measured cases show both models' errors.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bodyText, FORBIDDEN_TEXT, readout, startHarness, tableRows } from './harness.mjs';
+
+describe('the Llama block and measured memory, in Chromium', () => {
+  let harness;
+
+  before(async () => {
+    harness = await startHarness();
+  });
+
+  after(async () => {
+    await harness?.close();
+  });
+
+  it('counts the Llama block tensor by tensor when chosen, and a link brings it back', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.selectOption('#activations', 'llama-block');
+    assert.match(await readout(page), /needs 172\.5 GB/);
+    assert.match(page.url(), /[?&]activations=llama-block(&|$)/);
+    // The plate's prose is the plate's: Korthikanti's 36.5 GB stays.
+    assert.equal(await page.textContent('p [data-figure="activations-8b"]'), '36.5 GB');
+
+    await page.click('#arithmetic summary');
+    await page.waitForSelector('#saved-tensors:not([hidden]) tbody tr');
+    const rows = await tableRows(page, '#saved-tensors-table');
+    assert.equal(rows.length, 15);
+    assert.deepEqual(rows[6], ['Softmax log-sum-exp', 'FP32', 'a', '128 B', 'FlashAttention']);
+    assert.equal(await page.textContent('#saved-tensors-total'), '168,072 B');
+    const activations = await page.textContent('#arithmetic-list');
+    assert.match(activations, /32 layers × 8,192 tokens × 168,072 B saved per token = 44\.1 GB/);
+
+    // Tensor parallelism splits the heads' and the MLP's tensors, shown as "/ 2".
+    await page.fill('#tp', '2');
+    await page.press('#tp', 'Enter');
+    const split = await tableRows(page, '#saved-tensors-table');
+    assert.deepEqual(split[3].slice(0, 4), ['Queries after RoPE', 'BF16', 'a·d / 2', '4,096 B']);
+
+    const again = await harness.openPage({ query: new URL(page.url()).search });
+    assert.equal(await again.page.inputValue('#activations'), 'llama-block');
+    assert.match(await readout(again.page), /needs /);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(again.problems, []);
+    await again.page.close();
+    await page.close();
+  });
+
+  it('hides the saved tensors under Korthikanti and refuses an unknown model in a link', async () => {
+    const { page, problems } = await harness.openPage({ query: '?activations=gpt' });
+    assert.match(
+      await page.textContent('#url-notice'),
+      /Ignored activations=“gpt”: Activation model 'gpt' is not known; choose one of korthikanti, llama-block\./,
+    );
+    assert.equal(await page.inputValue('#activations'), 'korthikanti');
+    assert.match(await readout(page), /needs 165\.0 GB/);
+    await page.click('#arithmetic summary');
+    await page.waitForSelector('#arithmetic-list dt');
+    assert.equal(await page.isHidden('#saved-tensors'), true);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('sets every measured case against both models, with the error whatever it is', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.click('#measured summary');
+    await page.waitForSelector('#measured-table tbody tr');
+    const all = await tableRows(page, '#measured-table');
+    // A heading row per source and way of measuring, then its runs.
+    const headings = all.filter((row) => row.length === 1).map(([text]) => text);
+    const rows = all.filter((row) => row.length === 4);
+    assert.equal(rows.length, 8);
+    assert.equal(headings.length, 3);
+    assert.match(headings[2], /^Whole device: peak memory reserved .*Not modelled: torch\.compile/);
+    const tiny = rows.find((row) => row[0].startsWith('Tiny Llama, 4 layers × 4 sequences of 128, fused'));
+    assert.deepEqual(tiny.slice(1), ['7,880,736 B', '9,699,328 B (+23.1%)', '7,880,704 B (±0.0%)']);
+    const titan = rows.find((row) => row[0].startsWith('Llama 3.1 8B, FSDP 8 × CP 1'));
+    assert.equal(titan[1], '83.9 GiB');
+    assert.match(titan[3], /^46\.4 GiB \(−44\.6%\)$/);
+    const text = await page.textContent('#measured');
+    assert.match(text, /CUDA context/);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
