@@ -13,21 +13,6 @@ constexpr double kBytesPerGibibyte = 1024.0 * 1024.0 * 1024.0;
 
 // ---- Our own runs: scripts/measure/measure.py on a CPU, tiny shape ------------------------------
 
-// The harness's --tiny shape (measure.py's PRESETS["tiny"]): untied, no biases, two RMSNorms.
-ModelShape harness_tiny_shape(int layers) {
-  ModelShape shape;
-  shape.id = "measure-tiny";
-  shape.name = "Tiny Llama (measure.py --tiny)";
-  shape.source = "scripts/measure/measure.py";
-  shape.num_layers = layers;
-  shape.hidden_size = 64;
-  shape.ffn_hidden_size = 224;
-  shape.num_attention_heads = 4;
-  shape.num_key_value_heads = 2;
-  shape.vocab_size = 512;
-  return shape;
-}
-
 // torch 1.13 has no scaled_dot_product_attention, so the harness materialises the scores: no
 // FlashAttention. Nothing recomputed, one device, the plate's recipe.
 MeasuredCase harness_case(const std::string& file, const std::string& norm, int layers,
@@ -112,6 +97,20 @@ double compared_bytes(const Estimate& estimate, MeasuredQuantity quantity) {
 }
 
 }  // namespace
+
+ModelShape harness_tiny_shape(int layers) {
+  ModelShape shape;  // untied, no biases, two RMSNorms per layer, dense
+  shape.id = "measure-tiny";
+  shape.name = "Tiny Llama (measure.py --tiny)";
+  shape.source = "scripts/measure/measure.py";
+  shape.num_layers = layers;
+  shape.hidden_size = 64;
+  shape.ffn_hidden_size = 224;
+  shape.num_attention_heads = 4;
+  shape.num_key_value_heads = 2;
+  shape.vocab_size = 512;
+  return shape;
+}
 
 const std::vector<MeasuredCase>& measured_cases() {
   static const std::vector<MeasuredCase> cases = [] {

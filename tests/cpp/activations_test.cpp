@@ -7,30 +7,16 @@
 
 #include "trainmem/estimate.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/measured.hpp"
 
 using namespace trainmem;
 
 namespace {
 
-// The measurement harness's tiny shape (scripts/measure/measure.py --tiny): h 64, a 4 heads of
-// d 16, k 2 key/value heads, f 224, vocabulary 512, sequence 128.
-ModelShape tiny_shape(int layers = 2) {
-  ModelShape shape;
-  shape.id = "tiny";
-  shape.name = "Tiny Llama";
-  shape.num_layers = layers;
-  shape.hidden_size = 64;
-  shape.ffn_hidden_size = 224;
-  shape.num_attention_heads = 4;
-  shape.num_key_value_heads = 2;
-  shape.vocab_size = 512;
-  return shape;
-}
-
 TrainingSetup tiny_setup() {
   TrainingSetup setup;
   setup.model_id = kCustomModelId;
-  setup.custom_model = tiny_shape();
+  setup.custom_model = harness_tiny_shape(2);
   setup.sequence_length = 128;
   setup.activation_model = "llama-block";
   return setup;
@@ -50,8 +36,10 @@ double sum(const std::vector<SavedTensor>& tensors) {
 
 }  // namespace
 
-// The hand-computed table, bytes per token per layer, FlashAttention, no recomputation, one
-// device (docs/activations.md works the same table for Llama 3 8B):
+// The measurement harness's tiny shape (scripts/measure/measure.py --tiny): h 64, a 4 heads of
+// d 16, k 2 key/value heads, f 224. The hand-computed table, bytes per token per layer,
+// FlashAttention, no recomputation, one device (docs/activations.md works the same table for Llama
+// 3 8B):
 //   attention norm: input 2·64 = 128, 1/RMS 4          132
 //   Q, K, V input (norm's output) 2·64                 128
 //   Q 2·4·16 = 128, K 2·2·16 = 64, V 64                256
@@ -63,6 +51,13 @@ double sum(const std::vector<SavedTensor>& tensors) {
 //   total                                            2,712
 TEST_CASE("llama-block: the tiny shape's saved tensors match the hand table, tensor by tensor") {
   const TrainingSetup setup = tiny_setup();
+  // The shape the table is worked for.
+  const ModelShape& shape = setup.custom_model;
+  REQUIRE(shape.hidden_size == 64);
+  REQUIRE(shape.num_attention_heads == 4);
+  REQUIRE(head_dim_of(shape) == 16);
+  REQUIRE(shape.num_key_value_heads == 2);
+  REQUIRE(shape.ffn_hidden_size == 224);
   const auto tensors = llama_block_saved_tensors(setup.custom_model, setup, true);
   const std::map<std::string, double> expected = {
       {"attention-norm-input", 128},

@@ -33,6 +33,10 @@ struct MeasuredCase {
   std::string not_modelled;  // the run's settings trainmem cannot express; empty when none
 };
 
+// The measurement harness's --tiny shape (scripts/measure/measure.py's PRESETS["tiny"]) with
+// `layers` layers: h 64, f 224, 4 heads of 16, 2 key/value heads, vocabulary 512, untied.
+ModelShape harness_tiny_shape(int layers);
+
 // Every measured case: the runs of scripts/measure/measure.py committed under tests/data/, then
 // published runs whose settings are stated in full.
 const std::vector<MeasuredCase>& measured_cases();
