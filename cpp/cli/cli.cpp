@@ -192,8 +192,9 @@ void print_table(const Estimate& estimate, std::ostream& out) {
     row("Optimiser states (" + per_parameter(per.optimizer_states) + ")",
         bytes.optimizer_states_bytes);
   }
-  row(setup.activation_model == "llama-block" ? "Activations (Llama block, tensor by tensor)"
-                                              : "Activations (Korthikanti et al. 2023)",
+  row(setup.activation_model == kLlamaBlockActivationModel
+          ? "Activations (Llama block, tensor by tensor)"
+          : "Activations (Korthikanti et al. 2023)",
       bytes.activations_bytes);
   if (setup.logits) {
     if (estimate.most_loaded_stage == "first") {
@@ -329,15 +330,14 @@ int print_saved_tensors(const TrainingSetup& setup, std::ostream& out, std::ostr
   const auto bytes_text = [](double bytes) {
     return fixed(bytes, bytes == std::trunc(bytes) ? 0 : 1);
   };
-  double sum = 0;
   for (const SavedTensor& tensor : tensors) {
     const std::string elements =
         tensor.elements + (tensor.split > 1 ? " / " + format_count(tensor.split) : "");
     out << "  " << padded(tensor.name, 44) << padded(tensor.dtype_bytes == 4 ? "FP32" : "BF16", 7)
         << padded(elements, 10) << std::right << std::setw(10) << bytes_text(tensor.bytes_per_token)
         << "  " << tensor.saved_by << "\n";
-    sum += tensor.bytes_per_token;
   }
+  const double sum = saved_bytes_per_token(tensors);
   out << "  " << padded("per token per layer", 61) << std::right << std::setw(10) << bytes_text(sum)
       << "  = " << fixed(sum / resolve_model(setup)->hidden_size, 2) << " × h\n";
   return kExitOk;
@@ -368,7 +368,7 @@ int print_compare_measured(bool json, std::ostream& out) {
     out << "  Llama block   " << std::setw(16) << figure(comparison.llama_block_bytes) << "  "
         << format_error_percent(comparison.llama_block_error_percent) << "\n";
     out << "  source: " << measured.source << "\n";
-    if (!measured.not_modelled.empty()) out << "  not modelled: " << measured.not_modelled << "\n";
+    out << "  note: " << measured.note << "\n";
   }
   out << "\nA measured peak also holds what no estimate here counts: the caching allocator's "
          "reserve and\nfragmentation, the CUDA context and library workspaces, communication "
@@ -463,12 +463,22 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (app.count("--device") > 0 && app.count("--device-gb") > 0) {
     return bad_input(err, "--device-gb: give either --device or --device-gb, not both");
   }
-  const int views = options.fit + options.savings + options.timeline + options.fit_map +
-                    options.saved_tensors + options.compare_measured;
-  if (views > 1) {
-    return bad_input(err,
-                     "--fit: choose one of --fit, --savings, --timeline, --fit-map, "
-                     "--saved-tensors and --compare-measured");
+  // The views print one thing each; a second one given is named as the flag refused.
+  const std::vector<std::pair<const char*, bool>> views = {
+      {"--fit", options.fit},
+      {"--savings", options.savings},
+      {"--timeline", options.timeline},
+      {"--fit-map", options.fit_map},
+      {"--saved-tensors", options.saved_tensors},
+      {"--compare-measured", options.compare_measured}};
+  std::vector<std::string> given_views;
+  for (const auto& [flag, given] : views) {
+    if (given) given_views.emplace_back(flag);
+  }
+  if (given_views.size() > 1) {
+    return bad_input(err, given_views[1] +
+                              ": choose one of --fit, --savings, --timeline, "
+                              "--fit-map, --saved-tensors and --compare-measured");
   }
   if (options.compare_measured) {
     // Each measured case carries its own settings; any other flag would be ignored silently.
@@ -485,6 +495,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   if (options.saved_tensors && options.json) {
     return bad_input(err, "--json: --saved-tensors prints a table only");
+  }
+  if (options.saved_tensors && app.count("--activations") > 0 &&
+      options.activations != kLlamaBlockActivationModel) {
+    return bad_input(err,
+                     "--activations: --saved-tensors lists the llama-block model's tensors; "
+                     "drop --activations " +
+                         options.activations);
   }
   if (options.fit) {
     for (const char* flag : {"--dp", "--zero", "--tp", "--sequence-parallel", "--pp", "--vpp",

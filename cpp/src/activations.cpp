@@ -74,28 +74,43 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
                                     : "the output projection",
       "a·d", a * d, kBf16Bytes, by_heads);
 
-  // Norms past the two pre-norms (Gemma 2's post-attention and post-feedforward norms) save
-  // their inputs and 1/RMS as the pre-norms do.
-  for (int extra = 3; extra <= shape.norms_per_layer; ++extra) {
-    add_norm("norm-" + std::to_string(extra), "Norm " + std::to_string(extra));
-  }
+  // Norms past the two pre-norms save their inputs and 1/RMS as the pre-norms do: Gemma 2's
+  // post-attention norm here, its post-MLP norm (and any further one) after the MLP.
+  const auto add_further_norm = [&](int number) {
+    const std::string name = number == 3   ? "Post-attention norm"
+                             : number == 4 ? "Post-MLP norm"
+                                           : "Norm " + std::to_string(number);
+    add_norm("norm-" + std::to_string(number), name);
+  };
+  if (shape.norms_per_layer >= 3) add_further_norm(3);
 
-  // MLP: gate and up share their input; the activation saves the gate's output; the product
-  // saves the activation's output and up's output; down saves the product. Each routed expert
-  // saves its own copies.
+  // MLP, fused (Megatron-LM's bias-SwiGLU fusion, Transformer Engine's LayerNormMLP, Liger): gate
+  // and up share their input and save their outputs, from which the backward pass recomputes the
+  // activation and the product; down saves the product. With experts the router saves the norm's
+  // output and each routed expert its own copy of it.
   add_norm("mlp-norm", "MLP norm");
-  add("mlp-input", "MLP norm's output" + top_k_text, "gate and up projections",
-      top_k > 1 ? "h·top-k" : "h", h * top_k, kBf16Bytes, whole);
+  if (top_k > 1) {
+    add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
+  }
+  add("mlp-input",
+      top_k > 1 ? "Experts' inputs (the norm's output" + top_k_text + ")" : "MLP norm's output",
+      "gate and up projections", top_k > 1 ? "h·top-k" : "h", h * top_k, kBf16Bytes, whole);
   const std::string ffn_elements = top_k > 1 ? "f·top-k" : "f";
-  add("gate-output", "Gate projection's output" + top_k_text, "SiLU (or GELU)", ffn_elements,
+  add("gate-output", "Gate projection's output" + top_k_text,
+      "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k, kBf16Bytes,
+      by_heads);
+  add("up-output", "Up projection's output" + top_k_text, "the fused activation × up", ffn_elements,
       f * top_k, kBf16Bytes, by_heads);
-  add("activation-output", "SiLU's output" + top_k_text, "the gate × up product", ffn_elements,
-      f * top_k, kBf16Bytes, by_heads);
-  add("up-output", "Up projection's output" + top_k_text, "the gate × up product", ffn_elements,
-      f * top_k, kBf16Bytes, by_heads);
-  add("product", "Gate × up product" + top_k_text, "down projection", ffn_elements, f * top_k,
+  add("product", "Activation × up" + top_k_text, "down projection", ffn_elements, f * top_k,
       kBf16Bytes, by_heads);
+  for (int number = 4; number <= shape.norms_per_layer; ++number) add_further_norm(number);
   return tensors;
+}
+
+double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
+  double sum = 0;
+  for (const SavedTensor& tensor : tensors) sum += tensor.bytes_per_token;
+  return sum;
 }
 
 }  // namespace trainmem

@@ -157,12 +157,6 @@ struct ActivationsPerLayer {
   double tokens_on_device = 0;         // s/c · b
 };
 
-double saved_tensors_sum(const std::vector<SavedTensor>& tensors) {
-  double sum = 0;
-  for (const SavedTensor& tensor : tensors) sum += tensor.bytes_per_token;
-  return sum;
-}
-
 ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                       int micro_batch_sequences, bool flash_attention) {
   const ParallelLayout& layout = setup.layout;
@@ -176,9 +170,9 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
   const double kept_under_full =
       layer.tokens_on_device * layer_input_bytes_per_token(shape, layout);
 
-  if (setup.activation_model == "llama-block") {
+  if (setup.activation_model == kLlamaBlockActivationModel) {
     layer.saved_bytes_per_token =
-        saved_tensors_sum(llama_block_saved_tensors(shape, setup, flash_attention));
+        saved_bytes_per_token(llama_block_saved_tensors(shape, setup, flash_attention));
     const double saved = layer.tokens_on_device * layer.saved_bytes_per_token;
     if (setup.recompute == "full") {
       layer.kept_bytes = kept_under_full;
@@ -489,7 +483,7 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   if (first_stage && calc.in_flight_factor != 1) {
     activations += " × " + number(calc.in_flight_factor) + " (interleaved schedule)";
   }
-  const bool llama_block = setup.activation_model == "llama-block";
+  const bool llama_block = setup.activation_model == kLlamaBlockActivationModel;
   activations += " × " + number(layer.tokens_on_device) + " tokens × ";
   if (full) {
     activations += number(shape.hidden_size) + " × " +

@@ -75,9 +75,9 @@ const std::vector<Choice>& recompute_choices() {
 
 const std::vector<Choice>& activation_model_choices() {
   static const std::vector<Choice> choices = {
-      {"korthikanti", "Korthikanti (GPT)",
+      {kKorthikantiActivationModel, "Korthikanti (GPT)",
        "Korthikanti et al., MLSys 2023, equation 1 and Table 2"},
-      {"llama-block", "Llama block",
+      {kLlamaBlockActivationModel, "Llama block",
        "the tensors a Llama block saves for its backward pass: docs/activations.md"},
   };
   return choices;

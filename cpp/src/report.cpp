@@ -142,7 +142,7 @@ std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons)
         {"statistic", measured.statistic},
         {"quantity", measured.quantity == MeasuredQuantity::kActivations ? "activations" : "total"},
         {"measuredBytes", number(measured.measured_bytes)},
-        {"notModelled", measured.not_modelled},
+        {"note", measured.note},
     };
     if (comparison.status != Status::kOk) {
       item["error"] = comparison.message;
@@ -151,9 +151,7 @@ std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons)
       item["llamaBlockBytes"] = number(comparison.llama_block_bytes);
       item["korthikantiErrorPercent"] = comparison.korthikanti_error_percent;
       item["llamaBlockErrorPercent"] = comparison.llama_block_error_percent;
-      TrainingSetup setup = measured.setup;
-      setup.activation_model = "llama-block";
-      item["estimate"] = to_json(estimate_memory(setup));
+      item["estimate"] = to_json(comparison.llama_block_estimate);
     }
     cases.push_back(std::move(item));
   }

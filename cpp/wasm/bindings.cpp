@@ -87,11 +87,18 @@ val fit_map_js(const trainmem::TrainingSetup& setup) {
   return result;
 }
 
-// The llama-block model's saved tensors for one layer of a valid setup; [] for a refused one.
+// The llama-block model's saved tensors for one layer of a valid setup and their sum per token;
+// no tensors and 0 for a refused one.
 val saved_tensors_js(const trainmem::TrainingSetup& setup) {
-  if (trainmem::estimate_memory(setup).status != trainmem::Status::kOk) return val::array();
-  return to_array(trainmem::llama_block_saved_tensors(*trainmem::resolve_model(setup), setup,
-                                                      setup.flash_attention));
+  val result = val::object();
+  std::vector<trainmem::SavedTensor> tensors;
+  if (trainmem::estimate_memory(setup).status == trainmem::Status::kOk) {
+    tensors = trainmem::llama_block_saved_tensors(*trainmem::resolve_model(setup), setup,
+                                                  setup.flash_attention);
+  }
+  result.set("tensors", to_array(tensors));
+  result.set("bytesPerToken", trainmem::saved_bytes_per_token(tensors));
+  return result;
 }
 
 // "How close is this?": each measured case with its figures already in words, as the CLI prints
@@ -111,7 +118,7 @@ val compare_measured_js() {
     row.set("quantity", std::string(measured.quantity == trainmem::MeasuredQuantity::kActivations
                                         ? "activations"
                                         : "total"));
-    row.set("notModelled", measured.not_modelled);
+    row.set("note", measured.note);
     row.set("ok", comparison.status == trainmem::Status::kOk);
     row.set("message", comparison.message);
     row.set("measured", figure(measured.measured_bytes));

@@ -146,6 +146,27 @@ class Attention(nn.Module):
         return self.o_proj(o)
 
 
+class FusedSwiGLUFunction(torch.autograd.Function):
+    """SiLU(gate) * up as the fused kernels do it (Megatron-LM's bias-SwiGLU fusion, Transformer
+    Engine, Liger): it saves the gate's and up's outputs and recomputes the activation and the
+    product in the backward pass. Plain PyTorch inside; what autograd keeps is the kernels'."""
+
+    @staticmethod
+    def forward(ctx, gate, up):
+        ctx.save_for_backward(gate, up)
+        return F.silu(gate) * up
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        gate, up = ctx.saved_tensors
+        g = gate.float()
+        sig = torch.sigmoid(g)
+        silu = g * sig
+        grad_up = grad_out.float() * silu
+        grad_gate = grad_out.float() * up.float() * sig * (1 + g * (1 - sig))
+        return grad_gate.to(gate.dtype), grad_up.to(up.dtype)
+
+
 class MLP(nn.Module):
     def __init__(self, cfg):
         super().__init__()
@@ -153,8 +174,12 @@ class MLP(nn.Module):
         self.gate_proj = nn.Linear(h, f, bias=False)
         self.up_proj = nn.Linear(h, f, bias=False)
         self.down_proj = nn.Linear(f, h, bias=False)
+        self.fused = cfg["mlp"] == "fused"
 
     def forward(self, x):
+        if self.fused:
+            return self.down_proj(FusedSwiGLUFunction.apply(self.gate_proj(x), self.up_proj(x)))
+        # Op by op, as Llama's reference code: autograd also keeps SiLU's output for the product.
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
@@ -561,6 +586,9 @@ def parse_args(argv=None):
     ap.add_argument("--norm", choices=["fused", "eager"], default="fused",
                     help="fused: RMSNorm saves its input and FP32 1/RMS (fused kernels, trainmem's "
                          "llama-block model); eager: Llama's reference code, op by op")
+    ap.add_argument("--mlp", choices=["fused", "eager"], default="fused",
+                    help="fused: SwiGLU saves gate's and up's outputs (fused kernels, trainmem's "
+                         "llama-block model); eager: Llama's reference code, which also keeps SiLU's output")
     ap.add_argument("--adam-foreach", action="store_true", help="torch.optim.Adam(foreach=True) (more temporaries)")
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--seed", type=int, default=0)
@@ -606,6 +634,7 @@ def main(argv=None):
     if args.gqa == "auto":
         cfg["gqa"] = "native" if cfg["attention"] == "sdpa" and SDPA_HAS_GQA else "repeat"
     cfg["norm"] = args.norm
+    cfg["mlp"] = args.mlp
     if args.gqa == "native" and not (cfg["attention"] == "sdpa" and SDPA_HAS_GQA):
         raise SystemExit("--gqa native needs scaled_dot_product_attention with enable_gqa (torch >= 2.5)")
     if args.sdpa_backend != "auto" and cfg["attention"] != "sdpa":
@@ -651,6 +680,8 @@ def main(argv=None):
             loss="cross-entropy over fp32-upcast logits",
             rmsnorm="fused: saves its bf16 input and fp32 1/RMS" if cfg["norm"] == "fused"
             else "eager: normalised in fp32, scaled in bf16, op by op",
+            swiglu="fused: saves gate's and up's outputs" if cfg["mlp"] == "fused"
+            else "eager: silu(gate) * up, op by op",
             activation_recomputation=False,
         ),
         lr=args.lr,
@@ -660,7 +691,7 @@ def main(argv=None):
     )
 
     print("# trainmem measure: %s, torch %s, CUDA %s" % (env["device_name"], env["torch"], env["cuda"]))
-    print("# shape %s, seq %d, attention %s (gqa %s)" % (settings["shape"], cfg["seq"], cfg["attention"], cfg["gqa"]))
+    print("# shape %s, seq %d, attention %s (gqa %s), RMSNorm %s, SwiGLU %s" % (settings["shape"], cfg["seq"], cfg["attention"], cfg["gqa"], cfg["norm"], cfg["mlp"]))
     if device.type == "cuda":
         hdr = "%6s %3s %8s %14s %7s %14s %14s %8s %14s %8s" % (
             "layers", "b", "tokens", "states", "B/param", "act(alloc)", "act/tok", "/tok/h", "saved", "saved/h")

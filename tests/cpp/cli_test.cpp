@@ -414,10 +414,10 @@ TEST_CASE("cli: --activations llama-block counts the Llama block's saved tensors
   REQUIRE(result.status == kExitOk);
   const auto json = nlohmann::json::parse(result.out);
   CHECK(json.at("activationModel") == "llama-block");
-  CHECK(json.at("bytes").at("activations").get<double>() == 32.0 * 8192 * 168072);
+  CHECK(json.at("bytes").at("activations").get<double>() == 32.0 * 8192 * 139400);
   const CliRun table = run({"--activations", "llama-block"});
   CHECK(table.out.find("Activations (Llama block, tensor by tensor)") != std::string::npos);
-  CHECK(table.out.find("44.1 GB") != std::string::npos);
+  CHECK(table.out.find("36.5 GB") != std::string::npos);
 }
 
 TEST_CASE("cli: an unknown --activations exits 2 with one line naming the flag and the choices") {
@@ -432,27 +432,28 @@ TEST_CASE("cli: an unknown --activations exits 2 with one line naming the flag a
 TEST_CASE("cli: --saved-tensors lists one layer's tensors and their sum per token") {
   const CliRun result = run({"--saved-tensors"});
   REQUIRE(result.status == kExitOk);
-  for (const char* name : {"Attention norm's 1/RMS", "Softmax log-sum-exp", "Gate × up product"}) {
+  for (const char* name : {"Attention norm's 1/RMS", "Softmax log-sum-exp", "Activation × up"}) {
     CHECK_MESSAGE(result.out.find(name) != std::string::npos, name);
   }
-  CHECK(result.out.find("168072  = 41.03 × h") != std::string::npos);
+  CHECK(result.out.find("139400  = 34.03 × h") != std::string::npos);
   CHECK(run({"--saved-tensors", "--json"}).status == kExitBadInput);
 }
 
 TEST_CASE("cli: --compare-measured sets every measured case against both activation models") {
   const CliRun result = run({"--compare-measured"});
   REQUIRE(result.status == kExitOk);
-  CHECK(result.out.find("Tiny Llama, 4 layers × 4 sequences of 128, fused RMSNorm") !=
+  CHECK(result.out.find(
+            "Tiny Llama, 4 layers × 4 sequences of 128, saving what fused kernels save") !=
         std::string::npos);
   CHECK(result.out.find("Llama 3.1 8B, FSDP 8 × CP 1") != std::string::npos);
   CHECK(result.out.find("83.9 GiB") != std::string::npos);
-  CHECK(result.out.find("+23.1%") != std::string::npos);
+  CHECK(result.out.find("+39.3%") != std::string::npos);
   CHECK(result.out.find("CUDA context") != std::string::npos);
 
   const CliRun json_run = run({"--compare-measured", "--json"});
   REQUIRE(json_run.status == kExitOk);
   const auto json = nlohmann::json::parse(json_run.out);
-  REQUIRE(json.size() == 8);
+  REQUIRE(json.size() == 6);
   for (const auto& item : json) {
     CHECK(item.contains("llamaBlockErrorPercent"));
     CHECK(item.contains("korthikantiErrorPercent"));

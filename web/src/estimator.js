@@ -164,15 +164,17 @@ function makeEstimator(core) {
     explain: (setup) => (setupProblem(setup) ? [] : core.explainEstimate(withLaterFields(setup))),
 
     /**
-     * The llama-block model's tensors for one layer of `setup`, per token on one device:
-     * [{id, name, savedBy, elements, elementsPerToken, dtypeBytes, split, bytesPerToken}].
+     * The llama-block model's tensors for one layer of `setup`, per token on one device, and
+     * their sum: {tensors: [{id, name, savedBy, elements, elementsPerToken, dtypeBytes, split,
+     * bytesPerToken}], bytesPerToken}.
      */
-    savedTensors: (setup) => (setupProblem(setup) ? [] : core.savedTensors(withLaterFields(setup))),
+    savedTensors: (setup) =>
+      setupProblem(setup) ? { tensors: [], bytesPerToken: 0 } : core.savedTensors(withLaterFields(setup)),
 
     /**
      * How close is this: every measured case against the estimate of its settings under both
      * activation models, its figures in words: [{id, title, source, statistic, quantity, measured,
-     * korthikanti, llamaBlock, korthikantiError, llamaBlockError, notModelled, ...}].
+     * korthikanti, llamaBlock, korthikantiError, llamaBlockError, note, ...}].
      */
     measured: () => core.compareMeasured(),
 

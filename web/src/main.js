@@ -221,7 +221,7 @@ async function start() {
     const llamaBlock = state.activationModel === 'llama-block';
     $('saved-tensors').hidden = !llamaBlock;
     if (!llamaBlock) return;
-    const tensors = estimator.savedTensors(state);
+    const { tensors, bytesPerToken } = estimator.savedTensors(state);
     const bytes = (value) => `${estimator.formatCount(value)} B`;
     fillTable(
       $('saved-tensors-table').tBodies[0],
@@ -233,8 +233,7 @@ async function start() {
         tensor.savedBy,
       ]),
     );
-    const total = tensors.reduce((sum, tensor) => sum + tensor.bytesPerToken, 0);
-    $('saved-tensors-total').textContent = bytes(total);
+    $('saved-tensors-total').textContent = bytes(bytesPerToken);
     $('saved-tensors-caption').textContent =
       state.recompute === 'full'
         ? 'The tensors one layer saves while it is rebuilt in the backward pass (full recomputation keeps only its input between passes), per token on one device'
@@ -257,7 +256,7 @@ async function start() {
     for (const run of estimator.measured()) {
       // Runs from one source, measured one way, share a heading that says so.
       const heading = `${run.quantity === 'activations' ? 'Activations' : 'Whole device'}: ${run.statistic}.`;
-      const details = `Source: ${run.source}.${run.notModelled ? ` Not modelled: ${run.notModelled}.` : ''}`;
+      const details = `Source: ${run.source}. ${run.note}.`;
       if (heading + details !== group) {
         group = heading + details;
         const th = cell('th', heading);

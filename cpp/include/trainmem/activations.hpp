@@ -32,12 +32,17 @@ struct SavedTensor {
 //   (K and V with their k heads), its output (which the output projection saves too) and an FP32
 //   log-sum-exp per head; without it the BF16 softmax output of a·s per token replaces the
 //   log-sum-exp and K and V are repeated to all a heads; selective recomputation keeps neither;
-//   the gated MLP saves the gate's output, its activation, the up projection's output and their
-//   product, top-k times with experts. No dropout. Tensor parallelism splits the attention and
-//   MLP tensors over t; sequence parallelism splits the rest too.
+//   the gated MLP, fused as Megatron-LM, Transformer Engine and Liger fuse it, saves the gate's
+//   and up's outputs (it recomputes the activation and the product in the backward pass) and the
+//   down projection saves their product, top-k times with experts, whose router saves the norm's
+//   output once more. No dropout. Tensor parallelism splits the attention and MLP tensors over t;
+//   sequence parallelism splits the rest too.
 std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
                                                    const TrainingSetup& setup,
                                                    bool flash_attention);
+
+// The tensors' sum: bytes per token per layer on one device.
+double saved_bytes_per_token(const std::vector<SavedTensor>& tensors);
 
 // What a layer keeps between passes under full recomputation: its BF16 input, 2·h per token
 // (over t with sequence parallelism), whichever activation model.

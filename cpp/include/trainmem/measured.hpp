@@ -22,7 +22,7 @@ enum class MeasuredUnit {
 };
 
 struct MeasuredCase {
-  std::string id;         // stable: "harness-cpu-tiny-4x4", "torchtitan-2024-12-fsdp8-cp1"
+  std::string id;         // stable: "harness-cpu-tiny-kernels-4x4", "torchtitan-2024-12-fsdp8-cp1"
   std::string title;      // for people: "Tiny Llama, 4 layers × 4 sequences"
   std::string source;     // where the figure is published, precisely enough to find it again
   std::string statistic;  // what was measured: "peak reserved (torch.cuda), GiB", …
@@ -30,7 +30,9 @@ struct MeasuredCase {
   TrainingSetup setup;  // the run's settings, as far as trainmem can express them
   double measured_bytes = 0;
   MeasuredUnit unit = MeasuredUnit::kBytes;
-  std::string not_modelled;  // the run's settings trainmem cannot express; empty when none
+  // What to know in reading the comparison: settings taken from defaults, what trainmem does not
+  // model, why the error is what it is.
+  std::string note;
 };
 
 // The measurement harness's --tiny shape (scripts/measure/measure.py's PRESETS["tiny"]) with
@@ -49,6 +51,7 @@ struct MeasuredComparison {
   double llama_block_bytes = 0;
   double korthikanti_error_percent = 0;  // (estimate − measured) / measured × 100
   double llama_block_error_percent = 0;
+  Estimate llama_block_estimate;  // the case's setup under the llama-block model, in full
 };
 
 // Each measured case against the estimate of its setup under each activation model.

@@ -92,6 +92,8 @@ constexpr const char* kDefaultRecompute = "none";
 //   llama-block  the tensors a Llama block saves for its backward pass, one by one (RMSNorm,
 //                grouped-query attention with RoPE, a gated MLP, no dropout): docs/activations.md
 const std::vector<Choice>& activation_model_choices();
-constexpr const char* kDefaultActivationModel = "korthikanti";
+constexpr const char* kKorthikantiActivationModel = "korthikanti";
+constexpr const char* kLlamaBlockActivationModel = "llama-block";
+constexpr const char* kDefaultActivationModel = kKorthikantiActivationModel;
 
 }  // namespace trainmem

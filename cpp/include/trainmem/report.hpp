@@ -30,7 +30,7 @@ std::string fit_map_to_json(const FitMap& map);
 // [{phase, layer, bytes}…]: memory over one training step.
 std::string timeline_to_json(const std::vector<TimelinePoint>& points);
 
-// [{id, title, source, statistic, quantity, measuredBytes, notModelled, korthikantiBytes,
+// [{id, title, source, statistic, quantity, measuredBytes, note, korthikantiBytes,
 // llamaBlockBytes, korthikantiErrorPercent, llamaBlockErrorPercent, estimate}…]: "How close is
 // this?", with each case's estimate (llama-block) and so its settings in full.
 std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons);
