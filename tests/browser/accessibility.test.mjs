@@ -30,10 +30,14 @@ describe('accessibility, in Chromium', () => {
   });
 
   it('axe-core reports no violation with every panel open, a configuration pinned, an error shown', async () => {
-    const { page } = await harness.openPage();
+    // The Llama block's model, so that the arithmetic shows its table of saved tensors too.
+    const { page } = await harness.openPage({ query: '?activations=llama-block' });
     await page.click('.numbers summary');
     await page.click('#arithmetic summary');
     await page.waitForSelector('#arithmetic-list code');
+    await page.waitForSelector('#saved-tensors-table tbody tr');
+    await page.click('#measured summary');
+    await page.waitForSelector('#measured-table tbody tr');
     await page.click('#find-fit');
     await page.click('#timeline summary');
     await page.click('#savings summary');
