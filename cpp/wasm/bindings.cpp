@@ -9,7 +9,6 @@
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
-#include "trainmem/measured.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
 
@@ -99,40 +98,6 @@ val saved_tensors_js(const trainmem::TrainingSetup& setup) {
   result.set("tensors", to_array(tensors));
   result.set("bytesPerToken", trainmem::saved_bytes_per_token(tensors));
   return result;
-}
-
-// "How close is this?": each measured case with its figures already in words, as the CLI prints
-// them.
-val compare_measured_js() {
-  val rows = val::array();
-  for (const trainmem::MeasuredComparison& comparison : trainmem::compare_measured()) {
-    const trainmem::MeasuredCase& measured = comparison.measured;
-    const auto figure = [&](double bytes) {
-      return trainmem::format_as_measured(bytes, measured.unit);
-    };
-    val row = val::object();
-    row.set("id", measured.id);
-    row.set("title", measured.title);
-    row.set("source", measured.source);
-    row.set("statistic", measured.statistic);
-    row.set("quantity", std::string(measured.quantity == trainmem::MeasuredQuantity::kActivations
-                                        ? "activations"
-                                        : "total"));
-    row.set("note", measured.note);
-    row.set("ok", comparison.status == trainmem::Status::kOk);
-    row.set("message", comparison.message);
-    row.set("measured", figure(measured.measured_bytes));
-    row.set("korthikanti", figure(comparison.korthikanti_bytes));
-    row.set("llamaBlock", figure(comparison.llama_block_bytes));
-    row.set("korthikantiError",
-            trainmem::format_error_percent(comparison.korthikanti_error_percent));
-    row.set("llamaBlockError",
-            trainmem::format_error_percent(comparison.llama_block_error_percent));
-    row.set("korthikantiErrorPercent", comparison.korthikanti_error_percent);
-    row.set("llamaBlockErrorPercent", comparison.llama_block_error_percent);
-    rows.call<void>("push", row);
-  }
-  return rows;
 }
 
 std::string format_bytes_js(double bytes, int decimals) {
@@ -257,7 +222,6 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("recomputeChoices", &recompute_choices_js);
   function("activationModelChoices", &activation_model_choices_js);
   function("savedTensors", &saved_tensors_js);
-  function("compareMeasured", &compare_measured_js);
   function("estimateMemory", &estimate_memory);
   function("workshopView", &workshop_view_js);
   function("explainEstimate", &explain_estimate_js);

@@ -161,7 +161,7 @@ describe('sharing and hosting, in Chromium', () => {
         estimate.bytes.activationsBytes,
         llama.bytes.activationsBytes,
         trainmem.savedTensors(before).bytesPerToken,
-        trainmem.measured().length,
+        (await trainmem.measured()).length,
       ];
     });
     assert.deepEqual(older, ['korthikanti', true, 32 * 8192 * 34 * 4096, 32 * 8192 * 139400, 139400, 6]);

@@ -36,7 +36,7 @@ describe('the Llama block and measured memory, in Chromium', () => {
     await page.waitForSelector('#saved-tensors:not([hidden]) tbody tr');
     const rows = await tableRows(page, '#saved-tensors-table');
     assert.equal(rows.length, 14);
-    assert.deepEqual(rows[6], ['Softmax log-sum-exp', 'FP32', 'a', '128 B', 'FlashAttention']);
+    assert.deepEqual(rows[6], ['Softmax log-sum-exp kept for FlashAttention', 'FP32', 'a', '128 B']);
     assert.equal(await page.textContent('#saved-tensors-total'), '139,400 B');
     const activations = await page.textContent('#arithmetic-list');
     assert.match(activations, /32 layers × 8,192 tokens × 139,400 B saved per token = 36\.5 GB/);
@@ -45,7 +45,7 @@ describe('the Llama block and measured memory, in Chromium', () => {
     await page.fill('#tp', '2');
     await page.press('#tp', 'Enter');
     const split = await tableRows(page, '#saved-tensors-table');
-    assert.deepEqual(split[3].slice(0, 4), ['Queries after RoPE', 'BF16', 'a·d / 2', '4,096 B']);
+    assert.deepEqual(split[3], ['Queries after RoPE kept for FlashAttention', 'BF16', 'a·d / 2', '4,096 B']);
 
     const again = await harness.openPage({ query: new URL(page.url()).search });
     assert.equal(await again.page.inputValue('#activations'), 'llama-block');

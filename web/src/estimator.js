@@ -45,8 +45,9 @@ export function loadEstimator() {
 let jsonPromise = null;
 
 /**
- * The second module, loaded only when a reader asks for it: config.json in, JSON and CSV out.
- * Resolves to {parseConfig(text), toJson(setup), toCsv(setup), maxConfigBytes}.
+ * The second module, loaded only when a reader asks for it: config.json in, JSON and CSV out,
+ * and the measured cases. Resolves to {parseConfig(text), toJson(setup), toCsv(setup), measured(),
+ * maxConfigBytes}.
  */
 export function loadJsonTools() {
   if (!jsonPromise) {
@@ -65,6 +66,7 @@ export function loadJsonTools() {
         },
         toJson: (setup) => json.setupToJson(setup),
         toCsv: (setup) => json.setupToCsv(setup),
+        measured: () => json.compareMeasured(),
       }));
     jsonPromise.catch(() => {
       jsonPromise = null; // let a later click try again
@@ -172,11 +174,12 @@ function makeEstimator(core) {
       setupProblem(setup) ? { tensors: [], bytesPerToken: 0 } : core.savedTensors(withLaterFields(setup)),
 
     /**
-     * How close is this: every measured case against the estimate of its settings under both
-     * activation models, its figures in words: [{id, title, source, statistic, quantity, measured,
-     * korthikanti, llamaBlock, korthikantiError, llamaBlockError, note, ...}].
+     * How close is this: a promise of every measured case against the estimate of its settings
+     * under both activation models, its figures in words: [{id, title, source, statistic,
+     * quantity, measured, korthikanti, llamaBlock, korthikantiError, llamaBlockError, note, ...}].
+     * The cases come with the on-demand module (trainmem-json.js).
      */
-    measured: () => core.compareMeasured(),
+    measured: () => loadJsonTools().then((tools) => tools.measured()),
 
     /** The fewest devices that fit, their layouts, and why fewer cannot. */
     fewestDevices(setup, maxLayouts) {

@@ -225,13 +225,22 @@ async function start() {
     const bytes = (value) => `${estimator.formatCount(value)} B`;
     fillTable(
       $('saved-tensors-table').tBodies[0],
-      tensors.map((tensor) => [
-        tensor.name,
-        tensor.dtypeBytes === 4 ? 'FP32' : 'BF16',
-        tensor.split > 1 ? `${tensor.elements} / ${estimator.formatCount(tensor.split)}` : tensor.elements,
-        bytes(tensor.bytesPerToken),
-        tensor.savedBy,
-      ]),
+      tensors.map((tensor) => {
+        // The name, and under it what keeps the tensor: one column that fits a phone.
+        const name = document.createElement('span');
+        name.textContent = tensor.name;
+        const keptFor = document.createElement('span');
+        keptFor.className = 'source';
+        keptFor.textContent = ` kept for ${tensor.savedBy}`;
+        const cell = document.createDocumentFragment();
+        cell.append(name, keptFor);
+        return [
+          cell,
+          tensor.dtypeBytes === 4 ? 'FP32' : 'BF16',
+          tensor.split > 1 ? `${tensor.elements} / ${estimator.formatCount(tensor.split)}` : tensor.elements,
+          bytes(tensor.bytesPerToken),
+        ];
+      }),
     );
     $('saved-tensors-total').textContent = bytes(bytesPerToken);
     $('saved-tensors-caption').textContent =
@@ -242,10 +251,19 @@ async function start() {
 
   /** How close is this: the measured cases never change, so the table is filled once. */
   const measuredPanel = $('measured');
-  function fillMeasured() {
+  async function fillMeasured() {
     if (measuredPanel.dataset.filled) return;
     measuredPanel.dataset.filled = 'true';
     const body = $('measured-table').tBodies[0];
+    let runs;
+    try {
+      runs = await estimator.measured();
+    } catch (error) {
+      delete measuredPanel.dataset.filled; // let the next opening try again
+      $('measured-status').textContent = `The measured cases could not load (${error.message}).`;
+      return;
+    }
+    $('measured-status').textContent = '';
     const cell = (tag, text) => {
       const element = document.createElement(tag);
       element.textContent = text;
@@ -253,7 +271,7 @@ async function start() {
     };
     let group = '';
     const rows = [];
-    for (const run of estimator.measured()) {
+    for (const run of runs) {
       // Runs from one source, measured one way, share a heading that says so.
       const heading = `${run.quantity === 'activations' ? 'Activations' : 'Whole device'}: ${run.statistic}.`;
       const details = `Source: ${run.source}. ${run.note}.`;
