@@ -51,16 +51,21 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   add_norm("attention-norm", "Attention norm");
   add("qkv-input", "Attention norm's output", "Q, K and V projections (one tensor for the three)",
       "h", h, kBf16Bytes, whole);
-  add("query", "Queries after RoPE", flash_attention ? "FlashAttention" : "the scores' matmul",
-      "a·d", a * d, kBf16Bytes, by_heads);
+  // Who keeps Q, K and V: FlashAttention, the two matmuls without it, or, under selective
+  // recomputation, the core attention, which keeps only its inputs to run again.
+  const auto attention_keeper = [&](const char* without_flash_attention) -> std::string {
+    if (selective) return "the core attention, to recompute it";
+    return flash_attention ? "FlashAttention" : without_flash_attention;
+  };
+  add("query", "Queries after RoPE", attention_keeper("the scores' matmul"), "a·d", a * d,
+      kBf16Bytes, by_heads);
   const std::string kv_elements = keys_repeated ? "a·d" : "k·d";
   const double kv_width = (keys_repeated ? a : k) * d;
   add("key", keys_repeated ? "Keys after RoPE, repeated to every head" : "Keys after RoPE",
-      flash_attention ? "FlashAttention" : "the scores' matmul", kv_elements, kv_width, kBf16Bytes,
-      by_heads);
+      attention_keeper("the scores' matmul"), kv_elements, kv_width, kBf16Bytes, by_heads);
   add("value", keys_repeated ? "Values, repeated to every head" : "Values",
-      flash_attention ? "FlashAttention" : "the probabilities × values matmul", kv_elements,
-      kv_width, kBf16Bytes, by_heads);
+      attention_keeper("the probabilities × values matmul"), kv_elements, kv_width, kBf16Bytes,
+      by_heads);
   if (!selective) {
     if (flash_attention) {
       add("log-sum-exp", "Softmax log-sum-exp", "FlashAttention", "a", a, kFp32Bytes, by_heads);
