@@ -43,6 +43,7 @@ struct Options {
   std::string cp;
   std::string recompute = kDefaultRecompute;
   std::string activations = kDefaultActivationModel;
+  std::string loss = kDefaultLoss;
   std::string optimizer = kDefaultOptimizer;
   std::string precision = kDefaultPrecision;
   std::string device = TrainingSetup{}.device_id;
@@ -356,9 +357,7 @@ int print_compare_measured(bool json, std::ostream& out) {
     const auto figure = [&](double bytes) { return format_as_measured(bytes, measured.unit); };
     out << "\n" << measured.title << "\n";
     out << "  measured      " << std::right << std::setw(16) << figure(measured.measured_bytes)
-        << "  "
-        << (measured.quantity == MeasuredQuantity::kActivations ? "activations: " : "total: ")
-        << measured.statistic << "\n";
+        << "  " << quantity_id(measured.quantity) << ": " << measured.statistic << "\n";
     if (comparison.status != Status::kOk) {
       out << "  not estimated: " << comparison.message << "\n";
       continue;
@@ -419,6 +418,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       ->default_str(options.device);
   app.add_option("--device-gb", options.device_gb, "A custom device's memory in GB (10^9 bytes)");
   app.add_flag("--logits", options.logits, "Count the output layer's logits and the loss");
+  app.add_option("--loss", options.loss,
+                 "How the loss is computed, with --logits: " + ids_joined(loss_choices()))
+      ->default_str(options.loss);
   app.add_flag("--fit", options.fit, "Find the fewest devices, and their layouts, that fit");
   app.add_flag("--timeline", options.timeline,
                "Memory over one training step on the most loaded device");
@@ -539,6 +541,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   setup.optimizer = options.optimizer;
   setup.precision = options.precision;
   setup.logits = options.logits;
+  setup.loss = options.loss;
   setup.device_id = options.device;
   if (app.count("--device-gb") > 0) {
     setup.device_id = kCustomDeviceId;
@@ -574,6 +577,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                                                       {"cp", options.cp},
                                                       {"recompute", options.recompute},
                                                       {"activations", options.activations},
+                                                      {"loss", options.loss},
                                                       {"optimizer", options.optimizer},
                                                       {"precision", options.precision},
                                                       {"device", options.device},

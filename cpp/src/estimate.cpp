@@ -117,6 +117,10 @@ Refusal check(const TrainingSetup& setup, const ModelShape* shape) {
                                "' is not known; choose one of " +
                                ids_joined(activation_model_choices()) + "."};
   }
+  if (!has_choice(loss_choices(), setup.loss)) {
+    return {"loss", "Loss '" + setup.loss + "' is not known; choose one of " +
+                        ids_joined(loss_choices()) + "."};
+  }
   if (!has_choice(optimizer_choices(), setup.optimizer)) {
     return {"optimizer", "Optimizer '" + setup.optimizer + "' is not known; choose one of " +
                              ids_joined(optimizer_choices()) + "."};
@@ -231,6 +235,10 @@ struct Calculation {
   Estimate estimate;
 };
 
+double logits_bytes_per_token_per_vocab(const std::string& loss) {
+  return loss == kDefaultLoss ? kLogitsBytesPerTokenPerVocab : kFp32UpcastLossBytesPerTokenPerVocab;
+}
+
 double logits_bytes(const ModelShape& shape, const TrainingSetup& setup,
                     int micro_batch_sequences) {
   if (!setup.logits) return 0;
@@ -239,7 +247,7 @@ double logits_bytes(const ModelShape& shape, const TrainingSetup& setup,
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
   const double vocab_per_rank =
       std::ceil(static_cast<double>(shape.vocab_size) / layout.tensor_parallel);
-  return kLogitsBytesPerTokenPerVocab * tokens * vocab_per_rank;
+  return logits_bytes_per_token_per_vocab(setup.loss) * tokens * vocab_per_rank;
 }
 
 // Fills every number of `calc` for a setup that passed check().
@@ -512,12 +520,16 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
 
   if (setup.logits) {
     const std::string logits =
-        number(kLogitsBytesPerTokenPerVocab) + " B × " + number(layer.tokens_on_device) +
-        " tokens × " + number(shape.vocab_size) + " vocabulary" +
+        number(logits_bytes_per_token_per_vocab(setup.loss)) + " B × " +
+        number(layer.tokens_on_device) + " tokens × " + number(shape.vocab_size) + " vocabulary" +
         (layout.tensor_parallel > 1 ? " / " + number(layout.tensor_parallel) : "") + " = " +
         format_bytes(bytes.logits_bytes);
-    terms.push_back({"logits", "Logits and loss", logits,
-                     "BF16 logits plus their FP32 copy for the cross-entropy"});
+    terms.push_back(
+        {"logits", "Logits and loss", logits,
+         setup.loss == kDefaultLoss
+             ? "BF16 logits plus their FP32 copy for a fused cross-entropy (Megatron-LM)"
+             : "an unfused cross-entropy over FP32-upcast logits: its saved log-softmax and two "
+               "gradients at the loss's backward (measured: tests/data/loss-peak-cpu.json)"});
   }
   return terms;
 }

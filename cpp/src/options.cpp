@@ -83,6 +83,15 @@ const std::vector<Choice>& activation_model_choices() {
   return choices;
 }
 
+const std::vector<Choice>& loss_choices() {
+  static const std::vector<Choice> choices = {
+      {kDefaultLoss, "Fused cross-entropy", "Megatron-LM's vocab-parallel cross-entropy"},
+      {"fp32-upcast", "FP32 upcast, unfused",
+       "cross_entropy(logits.float()), as torchtitan and Hugging Face write it"},
+  };
+  return choices;
+}
+
 namespace {
 
 // Adafactor keeps, per weight matrix of r x c, a row vector of r and a column vector of c

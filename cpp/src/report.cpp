@@ -58,6 +58,7 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"optimizer", estimate.setup.optimizer},
       {"precision", estimate.setup.precision},
       {"logits", estimate.setup.logits},
+      {"loss", estimate.setup.loss},
       {"devices", number(estimate.num_devices)},
       {"fits", estimate.fits},
       {"mostLoadedStage", estimate.most_loaded_stage},
@@ -140,7 +141,7 @@ std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons)
         {"title", measured.title},
         {"source", measured.source},
         {"statistic", measured.statistic},
-        {"quantity", measured.quantity == MeasuredQuantity::kActivations ? "activations" : "total"},
+        {"quantity", quantity_id(measured.quantity)},
         {"measuredBytes", number(measured.measured_bytes)},
         {"note", measured.note},
     };

@@ -29,6 +29,7 @@ val precision_choices_js() { return to_array(trainmem::precision_choices()); }
 val optimizer_choices_js() { return to_array(trainmem::optimizer_choices()); }
 val recompute_choices_js() { return to_array(trainmem::recompute_choices()); }
 val activation_model_choices_js() { return to_array(trainmem::activation_model_choices()); }
+val loss_choices_js() { return to_array(trainmem::loss_choices()); }
 val explain_estimate_js(const trainmem::TrainingSetup& setup) {
   return to_array(trainmem::explain_estimate(setup));
 }
@@ -221,6 +222,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("optimizerChoices", &optimizer_choices_js);
   function("recomputeChoices", &recompute_choices_js);
   function("activationModelChoices", &activation_model_choices_js);
+  function("lossChoices", &loss_choices_js);
   function("savedTensors", &saved_tensors_js);
   function("estimateMemory", &estimate_memory);
   function("workshopView", &workshop_view_js);

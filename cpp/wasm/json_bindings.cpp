@@ -27,9 +27,7 @@ val compare_measured_js() {
     row.set("title", measured.title);
     row.set("source", measured.source);
     row.set("statistic", measured.statistic);
-    row.set("quantity", std::string(measured.quantity == trainmem::MeasuredQuantity::kActivations
-                                        ? "activations"
-                                        : "total"));
+    row.set("quantity", trainmem::quantity_id(measured.quantity));
     row.set("note", measured.note);
     row.set("ok", comparison.status == trainmem::Status::kOk);
     row.set("message", comparison.message);

@@ -54,6 +54,7 @@ inline void register_setup_types() {
       .field("optimizer", &TrainingSetup::optimizer)
       .field("precision", &TrainingSetup::precision)
       .field("logits", &TrainingSetup::logits)
+      .field("loss", &TrainingSetup::loss)
       .field("deviceId", &TrainingSetup::device_id)
       .field("customCapacityGb", &TrainingSetup::custom_capacity_gb);
 }

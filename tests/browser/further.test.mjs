@@ -36,6 +36,7 @@ describe('Go further, in Chromium', () => {
       precision: 'bf16-mixed',
       activations: 'korthikanti',
       logits: false,
+      loss: 'fused',
       device: 'h100',
       'device-gb': '80',
     });

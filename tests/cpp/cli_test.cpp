@@ -453,7 +453,7 @@ TEST_CASE("cli: --compare-measured sets every measured case against both activat
   const CliRun json_run = run({"--compare-measured", "--json"});
   REQUIRE(json_run.status == kExitOk);
   const auto json = nlohmann::json::parse(json_run.out);
-  REQUIRE(json.size() == 6);
+  REQUIRE(json.size() == 7);
   for (const auto& item : json) {
     CHECK(item.contains("llamaBlockErrorPercent"));
     CHECK(item.contains("korthikantiErrorPercent"));
@@ -468,4 +468,16 @@ TEST_CASE("cli: --compare-measured refuses settings of its own, naming the flag"
   CHECK(result.err.find("--tp: --compare-measured uses each measured case's own settings") !=
         std::string::npos);
   CHECK(run({"--compare-measured", "--fit"}).status == kExitBadInput);
+}
+
+TEST_CASE("cli: --loss fp32-upcast counts 12 bytes per logit; an unknown loss exits 2") {
+  const CliRun result = run({"--logits", "--loss", "fp32-upcast", "--json"});
+  REQUIRE(result.status == kExitOk);
+  const auto json = nlohmann::json::parse(result.out);
+  CHECK(json.at("loss") == "fp32-upcast");
+  CHECK(json.at("bytes").at("logits").get<double>() == 12.0 * 8192 * 128256);
+  const CliRun bad = run({"--logits", "--loss", "focal"});
+  CHECK(bad.status == kExitBadInput);
+  CHECK(count_lines(bad.err) == 1);
+  CHECK(bad.err.rfind("trainmem: --loss: 'focal' is not allowed.", 0) == 0);
 }

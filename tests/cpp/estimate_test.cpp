@@ -212,3 +212,31 @@ TEST_CASE("estimating never changes its input") {
   CHECK(estimate.setup.micro_batch_sequences == 5);
   CHECK_FALSE(estimate.setup.flash_attention);
 }
+
+TEST_CASE("logits: a fused loss holds 6 bytes per logit, an unfused FP32-upcast one 12") {
+  TrainingSetup setup;
+  setup.logits = true;
+  const double logits = 8192.0 * 128256;
+  CHECK(estimate_memory(setup).bytes.logits_bytes == 6 * logits);
+  setup.loss = "fp32-upcast";
+  const Estimate upcast = estimate_memory(setup);
+  REQUIRE(upcast.status == Status::kOk);
+  CHECK(upcast.bytes.logits_bytes == 12 * logits);
+  const auto terms = explain_estimate(setup);
+  REQUIRE(terms.size() == 6);
+  CHECK(terms[5].formula.rfind("12 B × 8,192 tokens × 128,256 vocabulary = ", 0) == 0);
+  CHECK(terms[5].source.find("FP32-upcast") != std::string::npos);
+  // Without the logits the loss changes nothing.
+  setup.logits = false;
+  CHECK(estimate_memory(setup).bytes.total_bytes ==
+        estimate_memory(TrainingSetup{}).bytes.total_bytes);
+}
+
+TEST_CASE("an unknown loss is refused, naming the field and the choices") {
+  TrainingSetup setup;
+  setup.loss = "focal";
+  const Estimate estimate = estimate_memory(setup);
+  CHECK(estimate.status == Status::kInvalidInput);
+  CHECK(estimate.invalid_field == "loss");
+  CHECK(estimate.message == "Loss 'focal' is not known; choose one of fused, fp32-upcast.");
+}

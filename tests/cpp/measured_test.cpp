@@ -113,11 +113,28 @@ TEST_CASE(
   CHECK(format_error_percent(reference.llama_block_error_percent) == "\u221230.2%");
 }
 
+TEST_CASE("measured: the loss's peak is the committed run's, against 12 bytes per logit") {
+  const auto all = compare_measured();
+  const MeasuredComparison& loss = comparison_with_id(all, "loss-peak-cpu-2048x32768");
+  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/loss-peak-cpu.json");
+  REQUIRE(in.good());
+  const nlohmann::json run = nlohmann::json::parse(in);
+  const nlohmann::json& freed = run.at("cases").at(0);
+  REQUIRE_FALSE(freed.at("bf16_logits_kept_through_backward").get<bool>());
+  CHECK(freed.at("peak_bytes").get<double>() == loss.measured.measured_bytes);
+  CHECK(freed.at("tokens") == loss.measured.setup.sequence_length);
+  CHECK(freed.at("vocab") == loss.measured.setup.custom_model.vocab_size);
+  CHECK(loss.measured.quantity == MeasuredQuantity::kLogits);
+  CHECK(loss.llama_block_bytes == 12.0 * 2048 * 32768);
+  CHECK(std::fabs(loss.llama_block_error_percent) < 1);
+}
+
 TEST_CASE("measured: torchtitan's Table 2 runs, read as GiB, against the same layout's total") {
   const auto all = compare_measured();
   const MeasuredComparison& fsdp8 = comparison_with_id(all, "torchtitan-2024-12-fsdp8-cp1");
   CHECK(fsdp8.measured.measured_bytes == 83.9 * 1024 * 1024 * 1024);
   CHECK(fsdp8.measured.quantity == MeasuredQuantity::kTotal);
+  CHECK(fsdp8.measured.setup.loss == "fp32-upcast");  // torchtitan's loss over .float() logits
   const Estimate estimate = estimate_memory(fsdp8.measured.setup);
   REQUIRE(estimate.status == Status::kOk);
   CHECK(estimate.num_devices == 8);

@@ -109,6 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   setup.optimizer = pick_id(data, optimizer_choices());
   setup.precision = pick_id(data, precision_choices());
   setup.logits = data.ConsumeBool();
+  setup.loss = pick_id(data, loss_choices());
   setup.device_id = pick_id(data, device_choices());
   setup.custom_capacity_gb = data.ConsumeFloatingPoint<double>();
 

@@ -137,7 +137,7 @@ async function start() {
     return;
   }
 
-  for (const id of ['recompute', 'activations', 'optimizer', 'precision', 'device']) {
+  for (const id of ['recompute', 'activations', 'optimizer', 'precision', 'loss', 'device']) {
     fillSelect($(id), estimator.choices[id]);
   }
   plateControls.slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
@@ -196,6 +196,7 @@ async function start() {
       else element.value = String(value);
     }
     $('device-gb').disabled = state.deviceId !== 'custom';
+    $('loss').disabled = !state.logits; // the loss is counted with the logits
   }
 
   function fillArithmetic() {
@@ -273,7 +274,8 @@ async function start() {
     const rows = [];
     for (const run of runs) {
       // Runs from one source, measured one way, share a heading that says so.
-      const heading = `${run.quantity === 'activations' ? 'Activations' : 'Whole device'}: ${run.statistic}.`;
+      const what = { activations: 'Activations', logits: 'The loss', total: 'Whole device' }[run.quantity];
+      const heading = `${what}: ${run.statistic}.`;
       const details = `Source: ${run.source}. ${run.note}.`;
       if (heading + details !== group) {
         group = heading + details;

@@ -23,6 +23,7 @@ export const FURTHER_CONTROLS = Object.freeze([
   { id: 'optimizer', path: ['optimizer'], read: 'text' },
   { id: 'precision', path: ['precision'], read: 'text' },
   { id: 'logits', path: ['logits'], read: 'check' },
+  { id: 'loss', path: ['loss'], read: 'text' },
   { id: 'device', path: ['deviceId'], read: 'text' },
   { id: 'device-gb', path: ['customCapacityGb'], read: 'decimal' },
 ]);

@@ -61,10 +61,14 @@ static_assert(kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
 // sequence parallelism). The router's s·b·E logits are left out, as Korthikanti leaves out
 // anything below s·b·h.
 
-// The output layer's logits and the loss (off in the plate's view): the BF16 logits and their
-// FP32 copy for the cross-entropy, 2 + 4 bytes per token per vocabulary entry, split over the
-// vocabulary by tensor parallelism (Megatron-LM's vocab-parallel cross-entropy).
+// The output layer's logits and the loss (off in the plate's view), split over the vocabulary by
+// tensor parallelism. A fused or vocab-parallel cross-entropy (Megatron-LM's) holds the BF16
+// logits and their FP32 copy, 2 + 4 bytes per token per vocabulary entry. PyTorch's unfused
+// cross_entropy(logits.float()) peaks in its backward pass with the FP32 log-softmax it saved,
+// that output's gradient and its input's gradient, 4 + 4 + 4 (the BF16 logits freed before the
+// backward pass, as torchtitan frees them); tests/data/loss-peak-cpu.json measures 11.9.
 constexpr double kLogitsBytesPerTokenPerVocab = kBf16Bytes + kFp32Bytes;
+constexpr double kFp32UpcastLossBytesPerTokenPerVocab = 3 * kFp32Bytes;
 
 // The plate's sequence length, and the bounds an input must keep to.
 constexpr int kPlateSequenceLength = 8192;
@@ -97,6 +101,7 @@ struct TrainingSetup {
   std::string optimizer = kDefaultOptimizer;
   std::string precision = kDefaultPrecision;
   bool logits = false;
+  std::string loss = kDefaultLoss;  // how the loss over the logits is computed
   std::string device_id = "h100";
   double custom_capacity_gb = 80;  // used when device_id is "custom"
 };

@@ -13,6 +13,7 @@ namespace trainmem {
 enum class MeasuredQuantity {
   kActivations,  // the activations alone: set against Estimate::bytes.activations_bytes
   kTotal,        // the device's whole peak: set against Estimate::bytes.total_bytes
+  kLogits,       // the loss over the logits alone: set against Estimate::bytes.logits_bytes
 };
 
 // The unit a figure was published in; the estimate is shown in it too, like against like.
@@ -20,6 +21,9 @@ enum class MeasuredUnit {
   kBytes,      // "7,880,736 B"
   kGibibytes,  // "83.9 GiB": 2^30 bytes, as PyTorch's and torchtitan's logs count
 };
+
+// "activations", "total" or "logits": the quantity's id in JSON, on the page and in the CLI.
+std::string quantity_id(MeasuredQuantity quantity);
 
 struct MeasuredCase {
   std::string id;         // stable: "harness-cpu-tiny-kernels-4x4", "torchtitan-2024-12-fsdp8-cp1"

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Measure the peak memory of an unfused cross-entropy over FP32-upcast logits, per logit.
+
+    pred = x @ w.T                               # BF16 logits, as the output layer makes them
+    loss = F.cross_entropy(pred.float(), targets)
+    del pred                                     # freed before the backward pass, as torchtitan does
+    loss.backward()
+
+On a CPU, PyTorch's large tensors come from mmap and go back to the system when freed, so the
+process's peak resident memory (getrusage's ru_maxrss) above what it held before follows the peak of
+the live tensors. Each case runs in a fresh process, so that one case's peak cannot hide the next.
+Expect about 10 bytes per logit at the forward pass's peak (BF16 logits, their FP32 copy and the
+FP32 log-softmax) and 12 in the backward pass (the saved log-softmax, its gradient and its input's
+gradient); trainmem's "fp32-upcast" loss counts 12. Only dependency: torch.
+"""
+
+import argparse
+import datetime
+import json
+import platform
+import resource
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+
+def peak_rss_bytes():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+
+
+def one_case(tokens, vocab, hidden, keep_logits):
+    """Runs in its own process: prints one JSON line with the case's peaks above the baseline."""
+    torch.manual_seed(0)
+    x = torch.randn(tokens, hidden, dtype=torch.bfloat16, requires_grad=True)
+    w = torch.randn(vocab, hidden, dtype=torch.bfloat16, requires_grad=True)
+    targets = torch.randint(0, vocab, (tokens,))
+    # Warm the kernels up on a small problem, so that their code and workspaces are resident.
+    F.cross_entropy((x[:8] @ w[:64].t()).float(), targets[:8] % 64).backward()
+    x.grad = None
+    w.grad = None
+    base = peak_rss_bytes()
+    pred = x @ w.t()
+    loss = F.cross_entropy(pred.float(), targets)
+    if not keep_logits:
+        del pred
+    forward = peak_rss_bytes()
+    loss.backward()
+    overall = peak_rss_bytes()
+    logits = tokens * vocab
+    print(json.dumps(dict(
+        tokens=tokens, vocab=vocab, hidden=hidden, logits=logits,
+        bf16_logits_kept_through_backward=keep_logits,
+        forward_peak_bytes=forward - base, peak_bytes=overall - base,
+        forward_peak_bytes_per_logit=(forward - base) / logits,
+        peak_bytes_per_logit=(overall - base) / logits,
+    )))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tokens", type=int, default=2048)
+    ap.add_argument("--vocab", type=int, default=32768)
+    ap.add_argument("--hidden", type=int, default=64, help="the output layer's input width (small: its memory is not the point)")
+    ap.add_argument("--out", help="write the JSON table to this file")
+    ap.add_argument("--one-case", choices=["del", "keep"], help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one_case:
+        one_case(args.tokens, args.vocab, args.hidden, args.one_case == "keep")
+        return
+    cases = []
+    for mode in ("del", "keep"):
+        out = subprocess.run(
+            [sys.executable, __file__, "--tokens", str(args.tokens), "--vocab", str(args.vocab),
+             "--hidden", str(args.hidden), "--one-case", mode],
+            check=True, capture_output=True, text=True).stdout
+        cases.append(json.loads(out.strip().splitlines()[-1]))
+        c = cases[-1]
+        print("BF16 logits %s: forward peak %.2f B/logit, peak %.2f B/logit" % (
+            "kept" if c["bf16_logits_kept_through_backward"] else "freed", c["forward_peak_bytes_per_logit"],
+            c["peak_bytes_per_logit"]))
+    table = dict(
+        tool="trainmem scripts/measure/loss_peak.py",
+        environment=dict(
+            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            torch=torch.__version__, host_python=platform.python_version(), platform=platform.platform(),
+            device="cpu", command=" ".join([sys.executable] + sys.argv),
+        ),
+        settings=dict(tokens=args.tokens, vocab=args.vocab, hidden=args.hidden,
+                      loss="F.cross_entropy(pred.float(), targets)", statistic="peak RSS (ru_maxrss) above the baseline"),
+        cases=cases,
+    )
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(table, f, indent=2)
+            f.write("\n")
+        print("# wrote %s" % args.out)
+
+
+if __name__ == "__main__":
+    main()
