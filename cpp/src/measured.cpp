@@ -62,8 +62,8 @@ MeasuredCase loss_case(const std::string& file, int tokens, int vocab, double pe
                    format_count(vocab) + " vocabulary";
   measured.source = "trainmem's scripts/measure/loss_peak.py (torch 1.13, CPU): " + file;
   measured.statistic =
-      "the loss's peak resident memory (getrusage's ru_maxrss) above what the process held "
-      "before, its BF16 logits freed before the backward pass";
+      "peak resident memory (getrusage's ru_maxrss) above what the process held before, the "
+      "BF16 logits freed before the backward pass";
   measured.quantity = MeasuredQuantity::kLogits;
   measured.setup.model_id = kCustomModelId;
   measured.setup.custom_model = harness_tiny_shape(1);
