@@ -495,6 +495,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     return print_compare_measured(options.json, out);
   }
+  if (app.count("--loss") > 0 && !options.logits) {
+    return bad_input(err,
+                     "--loss: the loss is counted with the logits; add --logits or drop --loss");
+  }
   if (options.saved_tensors && options.json) {
     return bad_input(err, "--json: --saved-tensors prints a table only");
   }

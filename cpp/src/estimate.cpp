@@ -527,7 +527,7 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
     terms.push_back(
         {"logits", "Logits and loss", logits,
          setup.loss == kDefaultLoss
-             ? "BF16 logits plus their FP32 copy for a fused cross-entropy (Megatron-LM)"
+             ? "BF16 logits plus their FP32 copy for Megatron-LM's vocab-parallel cross-entropy"
              : "an unfused cross-entropy over FP32-upcast logits: its saved log-softmax and two "
                "gradients at the loss's backward (measured: tests/data/loss-peak-cpu.json)"});
   }

@@ -85,9 +85,9 @@ const std::vector<Choice>& activation_model_choices() {
 
 const std::vector<Choice>& loss_choices() {
   static const std::vector<Choice> choices = {
-      {kDefaultLoss, "Fused cross-entropy", "Megatron-LM's vocab-parallel cross-entropy"},
+      {kDefaultLoss, "Vocab-parallel (Megatron-LM)", "Megatron-LM's vocab-parallel cross-entropy"},
       {"fp32-upcast", "FP32 upcast, unfused",
-       "cross_entropy(logits.float()), as torchtitan and Hugging Face write it"},
+       "cross_entropy(logits.float()) with the BF16 logits freed first, as torchtitan writes it"},
   };
   return choices;
 }

@@ -36,7 +36,7 @@ describe('Go further, in Chromium', () => {
       precision: 'bf16-mixed',
       activations: 'korthikanti',
       logits: false,
-      loss: 'fused',
+      loss: 'vocab-parallel',
       device: 'h100',
       'device-gb': '80',
     });

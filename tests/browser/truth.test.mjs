@@ -36,7 +36,7 @@ describe('the Llama block and measured memory, in Chromium', () => {
     await page.waitForSelector('#saved-tensors:not([hidden]) tbody tr');
     const rows = await tableRows(page, '#saved-tensors-table');
     assert.equal(rows.length, 14);
-    assert.deepEqual(rows[6], ['Softmax log-sum-exp kept for FlashAttention', 'FP32', 'a', '128 B']);
+    assert.deepEqual(rows[6], ['Softmax log-sum-exp — kept for FlashAttention', 'FP32', 'a', '128 B']);
     assert.equal(await page.textContent('#saved-tensors-total'), '139,400 B');
     const activations = await page.textContent('#arithmetic-list');
     assert.match(activations, /32 layers × 8,192 tokens × 139,400 B saved per token = 36\.5 GB/);
@@ -45,7 +45,12 @@ describe('the Llama block and measured memory, in Chromium', () => {
     await page.fill('#tp', '2');
     await page.press('#tp', 'Enter');
     const split = await tableRows(page, '#saved-tensors-table');
-    assert.deepEqual(split[3], ['Queries after RoPE kept for FlashAttention', 'BF16', 'a·d / 2', '4,096 B']);
+    assert.deepEqual(split[3], [
+      'Queries after RoPE — kept for FlashAttention',
+      'BF16',
+      'a·d / 2',
+      '4,096 B',
+    ]);
 
     const again = await harness.openPage({ query: new URL(page.url()).search });
     assert.equal(await again.page.inputValue('#activations'), 'llama-block');
@@ -53,6 +58,28 @@ describe('the Llama block and measured memory, in Chromium', () => {
     assert.deepEqual(problems, []);
     assert.deepEqual(again.problems, []);
     await again.page.close();
+    await page.close();
+  });
+
+  it('counts the loss as a link says, its control enabled only with the logits', async () => {
+    const { page, problems } = await harness.openPage({ query: '?logits=on&loss=fp32-upcast' });
+    assert.equal(await page.inputValue('#loss'), 'fp32-upcast');
+    assert.equal(await page.isDisabled('#loss'), false);
+    await page.click('#arithmetic summary');
+    await page.waitForSelector('#arithmetic-list dt');
+    assert.match(
+      await page.textContent('#arithmetic-list'),
+      /12 B × 8,192 tokens × 128,256 vocabulary = 12\.6 GB/,
+    );
+    await page.selectOption('#loss', 'vocab-parallel');
+    assert.match(
+      await page.textContent('#arithmetic-list'),
+      /6 B × 8,192 tokens × 128,256 vocabulary = 6\.3 GB/,
+    );
+    assert.match(page.url(), /[?&]loss=vocab-parallel(&|$)/);
+    await page.uncheck('#logits');
+    assert.equal(await page.isDisabled('#loss'), true);
+    assert.deepEqual(problems, []);
     await page.close();
   });
 

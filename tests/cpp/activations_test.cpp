@@ -98,6 +98,13 @@ TEST_CASE(
 TEST_CASE("llama-block: selective recomputation keeps neither the log-sum-exp nor the scores") {
   TrainingSetup setup = tiny_setup();
   setup.recompute = "selective";
+  for (const SavedTensor& tensor : llama_block_saved_tensors(setup.custom_model, setup, true)) {
+    if (tensor.id == "query" || tensor.id == "key" || tensor.id == "value") {
+      CAPTURE(tensor.id);
+      CHECK(tensor.saved_by == "the core attention, to recompute it");
+    }
+    if (tensor.id == "attention-output") CHECK(tensor.saved_by == "the output projection");
+  }
   CHECK(sum(llama_block_saved_tensors(setup.custom_model, setup, true)) == 2264 - 16);
   // Recomputing the core attention saves Q, K and V before the repeat.
   CHECK(sum(llama_block_saved_tensors(setup.custom_model, setup, false)) == 2264 - 16);

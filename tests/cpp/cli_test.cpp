@@ -480,4 +480,8 @@ TEST_CASE("cli: --loss fp32-upcast counts 12 bytes per logit; an unknown loss ex
   CHECK(bad.status == kExitBadInput);
   CHECK(count_lines(bad.err) == 1);
   CHECK(bad.err.rfind("trainmem: --loss: 'focal' is not allowed.", 0) == 0);
+  const CliRun alone = run({"--loss", "fp32-upcast"});
+  CHECK(alone.status == kExitBadInput);
+  CHECK(alone.err ==
+        "trainmem: --loss: the loss is counted with the logits; add --logits or drop --loss\n");
 }

@@ -213,7 +213,7 @@ TEST_CASE("estimating never changes its input") {
   CHECK_FALSE(estimate.setup.flash_attention);
 }
 
-TEST_CASE("logits: a fused loss holds 6 bytes per logit, an unfused FP32-upcast one 12") {
+TEST_CASE("logits: a vocab-parallel loss holds 6 bytes per logit, an unfused FP32-upcast one 12") {
   TrainingSetup setup;
   setup.logits = true;
   const double logits = 8192.0 * 128256;
@@ -238,5 +238,6 @@ TEST_CASE("an unknown loss is refused, naming the field and the choices") {
   const Estimate estimate = estimate_memory(setup);
   CHECK(estimate.status == Status::kInvalidInput);
   CHECK(estimate.invalid_field == "loss");
-  CHECK(estimate.message == "Loss 'focal' is not known; choose one of fused, fp32-upcast.");
+  CHECK(estimate.message ==
+        "Loss 'focal' is not known; choose one of vocab-parallel, fp32-upcast.");
 }

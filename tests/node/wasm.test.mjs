@@ -145,6 +145,18 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     assert.equal(estimate.bytes.activationsBytes, 32 * 8192 * 139400);
   });
 
+  it('counts an unfused FP32-upcast loss at 12 bytes per logit', () => {
+    const logits = 8192 * 128256;
+    const fused = core.estimateMemory(plateSetup({ logits: true }));
+    const upcast = core.estimateMemory(plateSetup({ logits: true, loss: 'fp32-upcast' }));
+    assert.equal(fused.bytes.logitsBytes, 6 * logits);
+    assert.equal(upcast.bytes.logitsBytes, 12 * logits);
+    assert.deepEqual(
+      core.lossChoices().map((choice) => choice.id),
+      ['vocab-parallel', 'fp32-upcast'],
+    );
+  });
+
   it('sets every measured case against both activation models, in words (trainmem-json)', async () => {
     const json = await require('../../build-wasm/trainmem-json.js')();
     const rows = json.compareMeasured();

@@ -106,7 +106,7 @@ function setupProblem(setup) {
  * Fields added to TrainingSetup after the API was first published, with the value that keeps an
  * older caller's estimate what it was: a setup written without them gets them here.
  */
-const LATER_FIELDS = Object.freeze({ activationModel: 'korthikanti', loss: 'fused' });
+const LATER_FIELDS = Object.freeze({ activationModel: 'korthikanti', loss: 'vocab-parallel' });
 
 function withLaterFields(setup) {
   if (typeof setup !== 'object' || setup === null) return setup;

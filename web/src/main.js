@@ -232,7 +232,7 @@ async function start() {
         name.textContent = tensor.name;
         const keptFor = document.createElement('span');
         keptFor.className = 'source';
-        keptFor.textContent = ` kept for ${tensor.savedBy}`;
+        keptFor.textContent = ` — kept for ${tensor.savedBy}`;
         const cell = document.createDocumentFragment();
         cell.append(name, keptFor);
         return [

@@ -62,11 +62,11 @@ static_assert(kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
 // anything below s·b·h.
 
 // The output layer's logits and the loss (off in the plate's view), split over the vocabulary by
-// tensor parallelism. A fused or vocab-parallel cross-entropy (Megatron-LM's) holds the BF16
-// logits and their FP32 copy, 2 + 4 bytes per token per vocabulary entry. PyTorch's unfused
-// cross_entropy(logits.float()) peaks in its backward pass with the FP32 log-softmax it saved,
-// that output's gradient and its input's gradient, 4 + 4 + 4 (the BF16 logits freed before the
-// backward pass, as torchtitan frees them); tests/data/loss-peak-cpu.json measures 11.9.
+// tensor parallelism (a vocabulary-sharded loss). Megatron-LM's vocab-parallel cross-entropy holds
+// the BF16 logits and their FP32 copy, 2 + 4 bytes per token per vocabulary entry. PyTorch's
+// unfused cross_entropy(logits.float()) peaks in its backward pass with the FP32 log-softmax it
+// saved, that output's gradient and its input's gradient, 4 + 4 + 4 (the BF16 logits freed before
+// the backward pass, as torchtitan frees them); tests/data/loss-peak-cpu.json measures 12.00.
 constexpr double kLogitsBytesPerTokenPerVocab = kBf16Bytes + kFp32Bytes;
 constexpr double kFp32UpcastLossBytesPerTokenPerVocab = 3 * kFp32Bytes;
 

@@ -98,12 +98,14 @@ constexpr const char* kDefaultActivationModel = kKorthikantiActivationModel;
 
 // ---- The loss's implementation ----------------------------------------------------------------
 
-//   fused        a fused or vocab-parallel cross-entropy (Megatron-LM's): the BF16 logits and
-//                their FP32 copy, 6 bytes per logit
-//   fp32-upcast  cross_entropy(logits.float()) in PyTorch, unfused: at the loss's backward the
-//                FP32 log-softmax it saved, that output's gradient and its input's gradient,
-//                12 bytes per logit (tests/data/loss-peak-cpu.json measures 11.9)
+//   vocab-parallel  Megatron-LM's vocab-parallel cross-entropy: the BF16 logits and their FP32
+//                   copy, 6 bytes per logit
+//   fp32-upcast     cross_entropy(logits.float()) in PyTorch, unfused, the BF16 logits freed
+//                   before the backward pass: at the loss's backward the FP32 log-softmax it
+//                   saved, that output's gradient and its input's gradient, 12 bytes per logit
+//                   (tests/data/loss-peak-cpu.json measures 12.00)
+// Either is split over the vocabulary by tensor parallelism (a vocabulary-sharded loss).
 const std::vector<Choice>& loss_choices();
-constexpr const char* kDefaultLoss = "fused";
+constexpr const char* kDefaultLoss = "vocab-parallel";
 
 }  // namespace trainmem
