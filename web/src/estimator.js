@@ -118,6 +118,8 @@ function withLaterFields(setup) {
 function makeEstimator(core) {
   const isOk = (result) => result.status === core.Status.OK;
   /** Calls the core, or answers {ok: false, message} for a setup it cannot be given. */
+  /** Calls the core, or answers `empty` for a setup it cannot be given. */
+  const orEmpty = (setup, empty, call) => (setupProblem(setup) ? empty : call(withLaterFields(setup)));
   const guarded = (given, call) => {
     const problem = setupProblem(given);
     if (problem) return { ok: false, message: problem, invalidField: 'setup' };
@@ -164,15 +166,14 @@ function makeEstimator(core) {
     },
 
     /** Each term's formula with this setup's numbers, and its source. */
-    explain: (setup) => (setupProblem(setup) ? [] : core.explainEstimate(withLaterFields(setup))),
+    explain: (setup) => orEmpty(setup, [], core.explainEstimate),
 
     /**
      * The llama-block model's tensors for one layer of `setup`, per token on one device, and
      * their sum: {tensors: [{id, name, savedBy, elements, elementsPerToken, dtypeBytes, split,
      * bytesPerToken}], bytesPerToken}.
      */
-    savedTensors: (setup) =>
-      setupProblem(setup) ? { tensors: [], bytesPerToken: 0 } : core.savedTensors(withLaterFields(setup)),
+    savedTensors: (setup) => orEmpty(setup, { tensors: [], bytesPerToken: 0 }, core.savedTensors),
 
     /**
      * How close is this: a promise of every measured case against the estimate of its settings
@@ -207,8 +208,7 @@ function makeEstimator(core) {
     },
 
     /** Memory over one step: {points: [{phase, layer, bytes}], peakIndex}; the peak is the total. */
-    timeline: (setup) =>
-      setupProblem(setup) ? { points: [], peakIndex: 0 } : core.memoryTimeline(withLaterFields(setup)),
+    timeline: (setup) => orEmpty(setup, { points: [], peakIndex: 0 }, core.memoryTimeline),
 
     /** The current estimate against a pinned one, in words. */
     compare: (pinned, current) => core.compareEstimates(pinned, current),
