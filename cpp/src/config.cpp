@@ -68,8 +68,7 @@ constexpr UnsupportedField kUnsupportedFields[] = {
 
 ConfigParse refuse(const std::string& message) {
   ConfigParse result;
-  result.status = Status::kInvalidInput;
-  result.message = kMessagePrefix + message;
+  result.answer = refusal("config", kMessagePrefix + message);
   return result;
 }
 

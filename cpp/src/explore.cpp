@@ -18,10 +18,8 @@ constexpr int kMapLargestMicroBatch = 16;      // the plate's slider
 SavingsList rank_savings(const TrainingSetup& setup) {
   SavingsList list;
   list.baseline = estimate_memory(setup);
-  if (list.baseline.status != Status::kOk) {
-    list.status = list.baseline.status;
-    list.message = list.baseline.message;
-    list.invalid_field = list.baseline.invalid_field;
+  if (!list.baseline.answer.ok()) {
+    list.answer = list.baseline.answer;
     return list;
   }
 
@@ -38,13 +36,11 @@ SavingsList rank_savings(const TrainingSetup& setup) {
     changed.flash_attention = true;
     add("flash-attention", "Turn on FlashAttention", changed);
   }
-  for (const char* recompute : {"selective", "full"}) {
+  for (Recompute recompute : {Recompute::kSelective, Recompute::kFull}) {
     if (setup.recompute == recompute) continue;
     changed = setup;
     changed.recompute = recompute;
-    add(std::string("recompute-") + recompute,
-        std::string(recompute == std::string("full") ? "Full" : "Selective") + " recomputation",
-        changed);
+    add("recompute-" + choice_id(recompute), choice_name(recompute) + " recomputation", changed);
   }
   if (layout.zero_stage < 3) {
     changed = setup;
@@ -82,10 +78,10 @@ SavingsList rank_savings(const TrainingSetup& setup) {
   add("cp-double",
       "Double context parallelism (c " + std::to_string(changed.layout.context_parallel) + ")",
       changed);
-  if (setup.optimizer != "adam-8bit") {
+  if (setup.optimizer != Optimizer::kAdam8bit) {
     changed = setup;
-    changed.optimizer = "adam-8bit";
-    add("adam-8bit", "8-bit Adam", changed);
+    changed.optimizer = Optimizer::kAdam8bit;
+    add(choice_id(Optimizer::kAdam8bit), choice_name(Optimizer::kAdam8bit), changed);
   }
   if (setup.micro_batch_sequences > 1) {
     changed = setup;
@@ -100,7 +96,7 @@ SavingsList rank_savings(const TrainingSetup& setup) {
     saving.change = change;
     saving.label = labelled.first;
     saving.estimate = estimate_memory(labelled.second);
-    if (saving.estimate.status != Status::kOk) continue;
+    if (!saving.estimate.answer.ok()) continue;
     saving.bytes_saved = list.baseline.bytes.total_bytes - saving.estimate.bytes.total_bytes;
     saving.devices_added = saving.estimate.num_devices - list.baseline.num_devices;
     if (saving.bytes_saved > 0) list.savings.push_back(saving);
@@ -114,10 +110,8 @@ SavingsList rank_savings(const TrainingSetup& setup) {
 FitMap fit_map(const TrainingSetup& setup) {
   FitMap map;
   const Estimate checked = estimate_memory(setup);
-  if (checked.status != Status::kOk) {
-    map.status = checked.status;
-    map.message = checked.message;
-    map.invalid_field = checked.invalid_field;
+  if (!checked.answer.ok()) {
+    map.answer = checked.answer;
     return map;
   }
   for (int s = kMapShortestSequence; s <= kMapLongestSequence; s *= 2)
@@ -132,7 +126,7 @@ FitMap fit_map(const TrainingSetup& setup) {
       FitCell cell;
       cell.sequence_length = s;
       cell.micro_batch_sequences = b;
-      cell.valid = estimate.status == Status::kOk;
+      cell.valid = estimate.answer.ok();
       if (cell.valid) {
         cell.total_bytes = estimate.bytes.total_bytes;
         cell.devices_worth = estimate.devices_worth;
@@ -145,7 +139,7 @@ FitMap fit_map(const TrainingSetup& setup) {
 }
 
 std::string compare_estimates(const Estimate& pinned, const Estimate& current) {
-  if (pinned.status != Status::kOk || current.status != Status::kOk) {
+  if (!pinned.answer.ok() || !current.answer.ok()) {
     return "Only two accepted configurations can be compared.";
   }
   const double difference = current.bytes.total_bytes - pinned.bytes.total_bytes;

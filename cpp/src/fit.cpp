@@ -35,7 +35,7 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
     setup.layout.data_parallel = 2;
   }
   const Estimate at_start = estimate_memory(setup);
-  if (at_start.status != Status::kOk) return candidate;
+  if (!at_start.answer.ok()) return candidate;
   const double capacity = at_start.device.capacity_bytes;
   if (at_start.fits) return {at_start, true};
   if (setup.layout.zero_stage == 0) return candidate;
@@ -44,7 +44,7 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
   TrainingSetup doubled = setup;
   doubled.layout.data_parallel *= 2;
   const Estimate at_double = estimate_memory(doubled);
-  if (at_double.status != Status::kOk) return candidate;
+  if (!at_double.answer.ok()) return candidate;
   const double c = setup.layout.context_parallel;
   const double d0 = setup.layout.data_parallel;
   // shardable·(1/(d0·c) − 1/(2·d0·c)) = difference
@@ -61,7 +61,7 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
   for (int step = 0; step < 3; ++step) {
     setup.layout.data_parallel = static_cast<int>(d);
     const Estimate estimate = estimate_memory(setup);
-    if (estimate.status == Status::kOk && estimate.fits) return {estimate, true};
+    if (estimate.answer.ok() && estimate.fits) return {estimate, true};
     d += 1;
   }
   return candidate;
@@ -77,10 +77,8 @@ bool fewer_devices_then_less_memory(const Estimate& left, const Estimate& right)
 FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   FitSearch search;
   const Estimate checked = estimate_memory(base);
-  if (checked.status != Status::kOk) {
-    search.status = checked.status;
-    search.message = checked.message;
-    search.invalid_field = checked.invalid_field;
+  if (!checked.answer.ok()) {
+    search.answer = checked.answer;
     return search;
   }
   const ModelShape& shape = *resolve_model(base);
@@ -93,7 +91,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     for (int p : divisors_up_to(shape.num_layers, shape.num_layers)) {
       for (int c = 1; c <= kMaxContextParallel && base.sequence_length % c == 0; c *= 2) {
         for (int zero = 0; zero <= 3; ++zero) {
-          for (const Choice& recompute : recompute_choices()) {
+          for (std::size_t recompute = 0; recompute < choices<Recompute>().size(); ++recompute) {
             TrainingSetup setup = base;
             setup.layout = ParallelLayout{};
             setup.layout.tensor_parallel = t;
@@ -101,7 +99,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
             setup.layout.pipeline_parallel = p;
             setup.layout.context_parallel = c;
             setup.layout.zero_stage = zero;
-            setup.recompute = recompute.id;
+            setup.recompute = static_cast<Recompute>(recompute);
             const Candidate candidate = smallest_data_parallel_that_fits(setup);
             if (candidate.fits) fitting.push_back(candidate.estimate);
             layouts_tried.push_back(setup);
@@ -134,7 +132,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     if (d < 1) continue;
     setup.layout.data_parallel = static_cast<int>(d);
     const Estimate estimate = estimate_memory(setup);
-    if (estimate.status != Status::kOk) continue;
+    if (!estimate.answer.ok()) continue;
     if (!search.has_best_smaller ||
         estimate.bytes.total_bytes < search.best_smaller.bytes.total_bytes) {
       search.best_smaller = estimate;

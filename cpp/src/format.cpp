@@ -84,7 +84,7 @@ std::string format_layout(const Estimate& estimate) {
   }
   text += " × c " + std::to_string(layout.context_parallel) + " = " +
           format_count(estimate.num_devices) + (estimate.num_devices == 1 ? " device" : " devices");
-  return text + ", recompute " + estimate.setup.recompute;
+  return text + ", recompute " + choice_id(estimate.setup.recompute);
 }
 
 int parse_whole_number(std::string_view text) {

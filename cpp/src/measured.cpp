@@ -70,7 +70,7 @@ MeasuredCase loss_case(const std::string& file, int tokens, int vocab, double pe
   measured.setup.custom_model.vocab_size = vocab;
   measured.setup.sequence_length = tokens;
   measured.setup.logits = true;
-  measured.setup.loss = "fp32-upcast";
+  measured.setup.loss = Loss::kFp32Upcast;
   measured.measured_bytes = peak_bytes;
   measured.note =
       "Both activation models count the loss the same way; the estimate here is the "
@@ -106,9 +106,9 @@ MeasuredCase torchtitan_table2(int fsdp, int cp, int sequence_length, double gib
   setup.layout.data_parallel = fsdp;
   setup.layout.context_parallel = cp;
   setup.layout.zero_stage = 3;
-  setup.recompute = "full";
+  setup.recompute = Recompute::kFull;
   setup.logits = true;
-  setup.loss = "fp32-upcast";
+  setup.loss = Loss::kFp32Upcast;
   setup.device_id = kCustomDeviceId;
   setup.custom_capacity_gb = 96;  // the benchmark's H100s: 96 GB HBM2e
   measured.measured_bytes = gibibytes * kBytesPerGibibyte;
@@ -194,15 +194,13 @@ std::vector<MeasuredComparison> compare_measured() {
     MeasuredComparison comparison;
     comparison.measured = measured;
     TrainingSetup setup = measured.setup;
-    setup.activation_model = kKorthikantiActivationModel;
+    setup.activation_model = ActivationModel::kKorthikanti;
     const Estimate korthikanti = estimate_memory(setup);
-    setup.activation_model = kLlamaBlockActivationModel;
+    setup.activation_model = ActivationModel::kLlamaBlock;
     const Estimate llama_block = estimate_memory(setup);
     comparison.llama_block_estimate = llama_block;
-    if (korthikanti.status != Status::kOk || llama_block.status != Status::kOk) {
-      comparison.status = Status::kInvalidInput;
-      comparison.message =
-          korthikanti.status != Status::kOk ? korthikanti.message : llama_block.message;
+    if (!korthikanti.answer.ok() || !llama_block.answer.ok()) {
+      comparison.answer = !korthikanti.answer.ok() ? korthikanti.answer : llama_block.answer;
     } else {
       comparison.korthikanti_bytes = compared_bytes(korthikanti, measured.quantity);
       comparison.llama_block_bytes = compared_bytes(llama_block, measured.quantity);

@@ -44,7 +44,8 @@ std::vector<Choice> device_choices() {
   return choices;
 }
 
-const std::vector<Choice>& precision_choices() {
+template <>
+const std::vector<Choice>& choices<Precision>() {
   static const std::vector<Choice> choices = {
       {"bf16-mixed", "BF16 mixed (FP32 master weights)",
        "Micikevicius et al., ICLR 2018; Rajbhandari et al., SC 2020"},
@@ -54,7 +55,8 @@ const std::vector<Choice>& precision_choices() {
   return choices;
 }
 
-const std::vector<Choice>& optimizer_choices() {
+template <>
+const std::vector<Choice>& choices<Optimizer>() {
   static const std::vector<Choice> choices = {
       {"adam", "Adam", "Kingma and Ba, ICLR 2015"},
       {"adam-8bit", "8-bit Adam", "Dettmers et al., ICLR 2022"},
@@ -64,7 +66,8 @@ const std::vector<Choice>& optimizer_choices() {
   return choices;
 }
 
-const std::vector<Choice>& recompute_choices() {
+template <>
+const std::vector<Choice>& choices<Recompute>() {
   static const std::vector<Choice> choices = {
       {"none", "None", "keep every activation"},
       {"selective", "Selective", "Korthikanti et al., MLSys 2023, section 4.3"},
@@ -73,21 +76,34 @@ const std::vector<Choice>& recompute_choices() {
   return choices;
 }
 
-const std::vector<Choice>& activation_model_choices() {
+template <>
+const std::vector<Choice>& choices<ActivationModel>() {
   static const std::vector<Choice> choices = {
-      {kKorthikantiActivationModel, "Korthikanti (GPT)",
+      {"korthikanti", "Korthikanti (GPT)",
        "Korthikanti et al., MLSys 2023, equation 1 and Table 2"},
-      {kLlamaBlockActivationModel, "Llama block",
+      {"llama-block", "Llama block",
        "the tensors a Llama block saves for its backward pass: docs/activations.md"},
   };
   return choices;
 }
 
-const std::vector<Choice>& loss_choices() {
+template <>
+const std::vector<Choice>& choices<Loss>() {
   static const std::vector<Choice> choices = {
-      {kDefaultLoss, "Vocab-parallel (Megatron-LM)", "Megatron-LM's vocab-parallel cross-entropy"},
+      {"vocab-parallel", "Vocab-parallel (Megatron-LM)",
+       "Megatron-LM's vocab-parallel cross-entropy"},
       {"fp32-upcast", "FP32 upcast, unfused",
        "cross_entropy(logits.float()) with the BF16 logits freed first, as torchtitan writes it"},
+  };
+  return choices;
+}
+
+template <>
+const std::vector<Choice>& choices<PipelineStage>() {
+  static const std::vector<Choice> choices = {
+      {"only", "The only stage", "no pipeline"},
+      {"first", "The first pipeline stage", "it holds p micro-batches in flight under 1F1B"},
+      {"last", "The last pipeline stage", "it holds the output layer, the logits and the loss"},
   };
   return choices;
 }
@@ -122,32 +138,41 @@ double adafactor_values_per_parameter(const ModelShape& shape) {
 
 }  // namespace
 
-BytesPerParameter bytes_per_parameter(std::string_view precision_id, std::string_view optimizer_id,
+BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer,
                                       const ModelShape& shape) {
   BytesPerParameter bytes;
   double state_value_bytes = kFp32Bytes;  // one optimiser-state value
-  if (precision_id == "bf16") {
-    bytes.weights = kBf16Bytes;
-    bytes.gradients = kBf16Bytes;
-    state_value_bytes = kBf16Bytes;
-  } else if (precision_id == "fp32") {
-    bytes.weights = kFp32Bytes;
-    bytes.gradients = kFp32Bytes;
-  } else {  // bf16-mixed
-    bytes.weights = kBf16Bytes;
-    bytes.gradients = kBf16Bytes;
-    bytes.master_weights = kFp32Bytes;
+  switch (precision) {
+    case Precision::kBf16:
+      bytes.weights = kBf16Bytes;
+      bytes.gradients = kBf16Bytes;
+      state_value_bytes = kBf16Bytes;
+      break;
+    case Precision::kFp32:
+      bytes.weights = kFp32Bytes;
+      bytes.gradients = kFp32Bytes;
+      break;
+    case Precision::kBf16Mixed:
+      bytes.weights = kBf16Bytes;
+      bytes.gradients = kBf16Bytes;
+      bytes.master_weights = kFp32Bytes;
+      break;
   }
 
-  if (optimizer_id == "adam-8bit") {
-    bytes.optimizer_states =
-        kAdamMomentsPerParameter * (kAdam8bitBytesPerMoment + kFp32Bytes / kAdam8bitBlockSize);
-  } else if (optimizer_id == "adafactor") {
-    bytes.optimizer_states = state_value_bytes * adafactor_values_per_parameter(shape);
-  } else if (optimizer_id == "sgd-momentum") {
-    bytes.optimizer_states = state_value_bytes * kSgdMomentumBuffersPerParameter;
-  } else {  // adam
-    bytes.optimizer_states = state_value_bytes * kAdamMomentsPerParameter;
+  switch (optimizer) {
+    case Optimizer::kAdam8bit:
+      bytes.optimizer_states =
+          kAdamMomentsPerParameter * (kAdam8bitBytesPerMoment + kFp32Bytes / kAdam8bitBlockSize);
+      break;
+    case Optimizer::kAdafactor:
+      bytes.optimizer_states = state_value_bytes * adafactor_values_per_parameter(shape);
+      break;
+    case Optimizer::kSgdMomentum:
+      bytes.optimizer_states = state_value_bytes * kSgdMomentumBuffersPerParameter;
+      break;
+    case Optimizer::kAdam:
+      bytes.optimizer_states = state_value_bytes * kAdamMomentsPerParameter;
+      break;
   }
   bytes.total = bytes.weights + bytes.gradients + bytes.master_weights + bytes.optimizer_states;
   return bytes;

@@ -53,15 +53,15 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"pp", layout.pipeline_parallel},
         {"vpp", layout.virtual_pipeline_stages},
         {"cp", layout.context_parallel}}},
-      {"recompute", estimate.setup.recompute},
-      {"activationModel", estimate.setup.activation_model},
-      {"optimizer", estimate.setup.optimizer},
-      {"precision", estimate.setup.precision},
+      {"recompute", choice_id(estimate.setup.recompute)},
+      {"activationModel", choice_id(estimate.setup.activation_model)},
+      {"optimizer", choice_id(estimate.setup.optimizer)},
+      {"precision", choice_id(estimate.setup.precision)},
       {"logits", estimate.setup.logits},
-      {"loss", estimate.setup.loss},
+      {"loss", choice_id(estimate.setup.loss)},
       {"devices", number(estimate.num_devices)},
       {"fits", estimate.fits},
-      {"mostLoadedStage", estimate.most_loaded_stage},
+      {"mostLoadedStage", choice_id(estimate.most_loaded_stage)},
       {"parametersOnDevice", number(estimate.parameters_on_device)},
       {"bytesPerParameter",
        {{"weights", per.weights},
@@ -145,8 +145,8 @@ std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons)
         {"measuredBytes", number(measured.measured_bytes)},
         {"note", measured.note},
     };
-    if (comparison.status != Status::kOk) {
-      item["error"] = comparison.message;
+    if (!comparison.answer.ok()) {
+      item["error"] = comparison.answer.message;
     } else {
       item["korthikantiBytes"] = number(comparison.korthikanti_bytes);
       item["llamaBlockBytes"] = number(comparison.llama_block_bytes);
@@ -178,17 +178,18 @@ std::string estimate_to_csv(const Estimate& estimate) {
 
 std::string setup_to_json(const TrainingSetup& setup) {
   const Estimate estimate = estimate_memory(setup);
-  if (estimate.status != Status::kOk) {
-    return nlohmann::ordered_json{{"error", estimate.message}}.dump(2);
+  if (!estimate.answer.ok()) {
+    return nlohmann::ordered_json{{"error", estimate.answer.message}}.dump(2);
   }
   return estimate_to_json(estimate);
 }
 
 std::string setup_to_csv(const TrainingSetup& setup) {
   const Estimate estimate = estimate_memory(setup);
-  if (estimate.status == Status::kOk) return estimate_to_csv(estimate);
+  if (estimate.answer.ok()) return estimate_to_csv(estimate);
   std::string quoted;
-  for (char c : estimate.message) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : estimate.answer.message)
+    quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return "error\n\"" + quoted + "\"\n";
 }
 

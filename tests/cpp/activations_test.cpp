@@ -9,6 +9,7 @@
 #include "trainmem/estimate.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/measured.hpp"
+#include "trainmem/settings.hpp"
 
 using namespace trainmem;
 
@@ -19,7 +20,7 @@ TrainingSetup tiny_setup() {
   setup.model_id = kCustomModelId;
   setup.custom_model = harness_tiny_shape(2);
   setup.sequence_length = 128;
-  setup.activation_model = "llama-block";
+  setup.activation_model = ActivationModel::kLlamaBlock;
   return setup;
 }
 
@@ -97,7 +98,7 @@ TEST_CASE(
 
 TEST_CASE("llama-block: selective recomputation keeps neither the log-sum-exp nor the scores") {
   TrainingSetup setup = tiny_setup();
-  setup.recompute = "selective";
+  setup.recompute = Recompute::kSelective;
   for (const SavedTensor& tensor : llama_block_saved_tensors(setup.custom_model, setup, true)) {
     if (tensor.id == "query" || tensor.id == "key" || tensor.id == "value") {
       CAPTURE(tensor.id);
@@ -152,18 +153,18 @@ TEST_CASE("llama-block: context parallelism holds s/c tokens; each still meets a
   const auto bytes = bytes_by_id(llama_block_saved_tensors(setup.custom_model, setup, false));
   CHECK(bytes.at("probabilities") == 2.0 * 4 * 128);  // per token a·s, not a·s/c
   const Estimate estimate = estimate_memory(setup);
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   CHECK(estimate.bytes.activations_bytes == 2.0 * (128 / 4) * 3400);
 }
 
 TEST_CASE("llama-block: Llama 3 8B saves 139,400 bytes per token per layer, 34.03·h") {
   TrainingSetup setup;
-  setup.activation_model = kLlamaBlockActivationModel;
+  setup.activation_model = ActivationModel::kLlamaBlock;
   const auto tensors = llama_block_saved_tensors(*resolve_model(setup), setup, true);
   // 8·h + 4·a·d + 4·k·d + 4·a + 6·f + 8 = 32,768 + 16,384 + 4,096 + 128 + 86,016 + 8.
   CHECK(sum(tensors) == 139400);
   const Estimate estimate = estimate_memory(setup);
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   CHECK(estimate.bytes.activations_bytes == 32.0 * 8192 * 139400);
   CHECK(format_bytes(estimate.bytes.activations_bytes) == "36.5 GB");
   // 136 bytes per token per layer above Korthikanti's 34·h: 0.1%.
@@ -172,15 +173,15 @@ TEST_CASE("llama-block: Llama 3 8B saves 139,400 bytes per token per layer, 34.0
 
 TEST_CASE("the plate's view keeps Korthikanti's model: 36.5 GB of activations for the 8B") {
   const TrainingSetup setup;
-  CHECK(setup.activation_model == kKorthikantiActivationModel);
+  CHECK(setup.activation_model == ActivationModel::kKorthikanti);
   CHECK(estimate_memory(setup).bytes.activations_bytes == 32.0 * 8192 * 34 * 4096);
 }
 
 TEST_CASE("llama-block under full recomputation keeps each layer's input and rebuilds one layer") {
   TrainingSetup setup = tiny_setup();
-  setup.recompute = "full";
+  setup.recompute = Recompute::kFull;
   const Estimate estimate = estimate_memory(setup);
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   const double tokens = 128;
   CHECK(estimate.bytes.activations_bytes == 2 * tokens * 2 * 64 + tokens * (2264 - 2 * 64));
   const auto timeline = memory_timeline(setup);
@@ -189,17 +190,17 @@ TEST_CASE("llama-block under full recomputation keeps each layer's input and reb
 
 TEST_CASE("an unknown activation model is refused, naming the field and the choices") {
   TrainingSetup setup;
-  setup.activation_model = "gpt";
-  const Estimate estimate = estimate_memory(setup);
-  CHECK(estimate.status == Status::kInvalidInput);
-  CHECK(estimate.invalid_field == "activations");
-  CHECK(estimate.message ==
+  const Answer answer = apply_setting(setup, "activations", "gpt");
+  CHECK(answer.status == Status::kInvalidInput);
+  CHECK(answer.setting == "activations");
+  CHECK(setup.activation_model == ActivationModel::kKorthikanti);
+  CHECK(answer.message ==
         "Activation model 'gpt' is not known; choose one of korthikanti, llama-block.");
 }
 
 TEST_CASE("the arithmetic of a llama-block estimate names its per-token sum and its source") {
   TrainingSetup setup;
-  setup.activation_model = kLlamaBlockActivationModel;
+  setup.activation_model = ActivationModel::kLlamaBlock;
   const auto terms = explain_estimate(setup);
   REQUIRE(terms.size() == 5);
   CHECK(terms[4].formula == "32 layers × 8,192 tokens × 139,400 B saved per token = 36.5 GB");
@@ -224,7 +225,7 @@ TEST_CASE(
 TEST_CASE("llama-block: Gemma 2's two further norms save their inputs and 1/RMS") {
   TrainingSetup setup;
   setup.model_id = "gemma2-9b";
-  setup.activation_model = kLlamaBlockActivationModel;
+  setup.activation_model = ActivationModel::kLlamaBlock;
   const ModelShape& shape = *resolve_model(setup);
   REQUIRE(shape.norms_per_layer == 4);
   const auto tensors = llama_block_saved_tensors(shape, setup, true);

@@ -154,9 +154,10 @@ TEST_CASE("cli: --help describes the flags and exits 0") {
 
 TEST_CASE("cli: an unknown model exits 2 naming --model and the allowed ids") {
   check_bad_input({"--model", "llama3-7b"},
-                  "trainmem: --model: 'llama3-7b' is not a known model; allowed: llama3-8b, "
-                  "llama3-70b, llama3-405b, llama2-7b, llama2-13b, llama2-70b, llama3.2-1b, "
-                  "llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, qwen2.5-72b, gemma2-9b\n");
+                  "trainmem: --model: 'llama3-7b' is not allowed. Model 'llama3-7b' is not known; "
+                  "choose one of llama3-8b, llama3-70b, llama3-405b, llama2-7b, llama2-13b, "
+                  "llama2-70b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, "
+                  "qwen2.5-72b, gemma2-9b.\n");
 }
 
 TEST_CASE("cli: tokens that are not a positive whole multiple of 8,192 exit 2") {
@@ -266,10 +267,8 @@ TEST_CASE("cli: layouts that make no sense exit 2 naming the flag") {
   check_bad_input({"--device-gb", "1e999"},
                   "trainmem: --device-gb: '1e999' is not allowed. A custom device's memory must be "
                   "more than 0 GB and at most 100,000 GB.\n");
-  check_bad_input(
-      {"--tokens", "8192", "--micro-batch", "2"},
-      "trainmem: --tokens: give the micro-batch either in tokens or with --micro-batch, "
-      "not both\n");
+  check_bad_input({"--tokens", "8192", "--micro-batch", "2"},
+                  "trainmem: --tokens: give either --micro-batch or --tokens, not both\n");
   check_bad_input({"--device", "h200", "--device-gb", "100"},
                   "trainmem: --device-gb: give either --device or --device-gb, not both\n");
   check_bad_input(

@@ -401,24 +401,24 @@ std::string config_where(const std::string& field, const std::string& value) {
 
 ModelShape parsed(const std::string& text) {
   const ConfigParse result = parse_hf_config(text);
-  REQUIRE_MESSAGE(result.status == Status::kOk, result.message);
-  CHECK(result.message.empty());
+  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
+  CHECK(result.answer.message.empty());
   return result.shape;
 }
 
 void check_refused(const std::string& text, const std::string& message) {
   const ConfigParse result = parse_hf_config(text);
-  CHECK(result.status == Status::kInvalidInput);
-  CHECK(result.message == message);
+  CHECK(result.answer.status == Status::kInvalidInput);
+  CHECK(result.answer.message == message);
 }
 
 // What every refusal must look like, whatever the input.
 void check_one_line_refusal(const ConfigParse& result) {
-  CHECK(result.status == Status::kInvalidInput);
-  CHECK(result.message.rfind("config.json: ", 0) == 0);
-  CHECK(result.message.find('\n') == std::string::npos);
-  CHECK(result.message.find('\r') == std::string::npos);
-  CHECK(result.message.size() < 400);
+  CHECK(result.answer.status == Status::kInvalidInput);
+  CHECK(result.answer.message.rfind("config.json: ", 0) == 0);
+  CHECK(result.answer.message.find('\n') == std::string::npos);
+  CHECK(result.answer.message.find('\r') == std::string::npos);
+  CHECK(result.answer.message.size() < 400);
 }
 
 std::string nested_arrays(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
@@ -664,8 +664,9 @@ TEST_CASE("architectures a shape cannot hold are refused, not counted wrong") {
                 "config.json: 'kv_lora_rank' (low-rank latent attention) is not supported: "
                 "trainmem counts dense MLPs and experts that are copies of the intermediate_size "
                 "MLP.");
-  CHECK(parse_hf_config(config_with(R"("n_shared_experts": null, "q_lora_rank": 0)")).status ==
-        Status::kOk);
+  CHECK(
+      parse_hf_config(config_with(R"("n_shared_experts": null, "q_lora_rank": 0)")).answer.status ==
+      Status::kOk);
 }
 
 TEST_CASE("the top level must be an object") {
@@ -682,7 +683,8 @@ TEST_CASE("a __proto__ key is refused wherever it is") {
   check_refused(config_with(R"("rope_scaling": [{"__proto__": 1}])"),
                 "config.json: a '__proto__' key is not allowed.");
   // As a value it is only text.
-  CHECK(parse_hf_config(config_with(R"("_name_or_path": "__proto__")")).status == Status::kOk);
+  CHECK(parse_hf_config(config_with(R"("_name_or_path": "__proto__")")).answer.status ==
+        Status::kOk);
 }
 
 TEST_CASE("text that is not JSON, or not UTF-8, is refused with where it goes wrong") {
@@ -708,7 +710,7 @@ TEST_CASE("text that is not JSON, or not UTF-8, is refused with where it goes wr
                 "config.json: the text holds a NUL byte (line 1, column 9), which JSON does not "
                 "allow.");
   // A byte-order mark is allowed.
-  CHECK(parse_hf_config("\xef\xbb\xbf" + config_with("")).status == Status::kOk);
+  CHECK(parse_hf_config("\xef\xbb\xbf" + config_with("")).answer.status == Status::kOk);
 }
 
 TEST_CASE("a number too large for a double is refused, naming its field when it is a dimension") {
@@ -729,7 +731,7 @@ TEST_CASE("text over 1 MiB is refused before it is parsed; 1 MiB exactly is read
   std::string exactly = config_with("");
   exactly += std::string(static_cast<std::size_t>(kMaxConfigBytes) - exactly.size(), ' ');
   REQUIRE(exactly.size() == static_cast<std::size_t>(kMaxConfigBytes));
-  CHECK(parse_hf_config(exactly).status == Status::kOk);
+  CHECK(parse_hf_config(exactly).answer.status == Status::kOk);
   check_refused(exactly + " ",
                 "config.json: the text is 1,048,577 bytes; at most 1,048,576 (1 MiB) are "
                 "allowed.");
@@ -743,11 +745,11 @@ TEST_CASE("nesting 10,000 deep is refused before parsing; 64 levels are read") {
   check_refused(std::string(10000, '{'), deep_message);
   check_refused(config_with("\"rope_scaling\": " + nested_arrays(10000)), deep_message);
   // The top-level object is level 1: 63 arrays inside it make 64, 64 make 65.
-  CHECK(parse_hf_config(config_with("\"x\": " + nested_arrays(63))).status == Status::kOk);
+  CHECK(parse_hf_config(config_with("\"x\": " + nested_arrays(63))).answer.status == Status::kOk);
   check_refused(config_with("\"x\": " + nested_arrays(64)), deep_message);
   // Brackets inside strings, escaped quotes included, are text, not nesting.
   CHECK(parse_hf_config(config_with("\"_name_or_path\": \"\\\"" + std::string(10000, '[') + "\""))
-            .status == Status::kOk);
+            .answer.status == Status::kOk);
 }
 
 TEST_CASE("every prefix of a real config is refused in one line, and only the whole is read") {
@@ -757,7 +759,7 @@ TEST_CASE("every prefix of a real config is refused in one line, and only the wh
     const ConfigParse result = parse_hf_config(text.substr(0, length));
     check_one_line_refusal(result);
   }
-  CHECK(parse_hf_config(text).status == Status::kOk);
+  CHECK(parse_hf_config(text).answer.status == Status::kOk);
 }
 
 TEST_CASE("random corruption of a real config never crashes and always answers in one line") {
@@ -773,9 +775,9 @@ TEST_CASE("random corruption of a real config never crashes and always answers i
       text[position(random)] = static_cast<char>(byte(random));
     }
     const ConfigParse result = parse_hf_config(text);
-    if (result.status == Status::kOk) {
+    if (result.answer.status == Status::kOk) {
       CHECK(model_shape_problem(result.shape).empty());
-      CHECK(result.message.empty());
+      CHECK(result.answer.message.empty());
     } else {
       check_one_line_refusal(result);
       ++refused;

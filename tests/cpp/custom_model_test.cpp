@@ -20,8 +20,8 @@ TrainingSetup custom_copy_of(const std::string& preset_id) {
 }
 
 void check_same_figures(const Estimate& left, const Estimate& right) {
-  REQUIRE(left.status == Status::kOk);
-  REQUIRE(right.status == Status::kOk);
+  REQUIRE(left.answer.status == Status::kOk);
+  REQUIRE(right.answer.status == Status::kOk);
   CHECK(left.num_parameters == right.num_parameters);
   CHECK(left.parameters_on_device == right.parameters_on_device);
   CHECK(left.bytes.weights_bytes == right.bytes.weights_bytes);
@@ -55,7 +55,7 @@ TEST_CASE("a custom copy of a preset gives that preset's figures, under its own 
     setup.layout.data_parallel = 4;
     setup.layout.zero_stage = 1;
     setup.logits = true;
-    setup.optimizer = "adafactor";
+    setup.optimizer = Optimizer::kAdafactor;
     TrainingSetup preset_setup = setup;
     preset_setup.model_id = preset;
     const Estimate custom = estimate_memory(setup);
@@ -75,24 +75,24 @@ TEST_CASE("an unusable custom shape is refused as field 'config', naming the sha
   TrainingSetup setup = custom_copy_of("llama3-8b");
   setup.custom_model.num_key_value_heads = 5;
   const Estimate estimate = estimate_memory(setup);
-  CHECK(estimate.status == Status::kInvalidInput);
-  CHECK(estimate.invalid_field == "config");
-  CHECK(estimate.message ==
+  CHECK(estimate.answer.status == Status::kInvalidInput);
+  CHECK(estimate.answer.setting == "config");
+  CHECK(estimate.answer.message ==
         "The custom model's shape is not usable: num_key_value_heads (5) must divide "
         "num_attention_heads (32).");
   CHECK(estimate.bytes.total_bytes == 0);
 
   TrainingSetup empty;
   empty.model_id = kCustomModelId;
-  CHECK(estimate_memory(empty).message ==
+  CHECK(estimate_memory(empty).answer.message ==
         "The custom model's shape is not usable: num_hidden_layers must be a whole number from 1 "
         "to 1,000; it is 0.");
-  CHECK(workshop_view(empty, 16).estimate.invalid_field == "config");
+  CHECK(workshop_view(empty, 16).estimate.answer.setting == "config");
   CHECK(workshop_view(empty, 16).activation_curve.empty());
   CHECK(explain_estimate(empty).empty());
   const FitSearch search = find_fewest_devices(empty, 5);
-  CHECK(search.status == Status::kInvalidInput);
-  CHECK(search.invalid_field == "config");
+  CHECK(search.answer.status == Status::kInvalidInput);
+  CHECK(search.answer.setting == "config");
 }
 
 TEST_CASE("a custom model's layout is checked against its own shape") {
@@ -100,8 +100,8 @@ TEST_CASE("a custom model's layout is checked against its own shape") {
   setup.custom_model.num_layers = 30;
   setup.layout.pipeline_parallel = 4;
   const Estimate estimate = estimate_memory(setup);
-  CHECK(estimate.invalid_field == "pp");
-  CHECK(estimate.message == "Pipeline parallelism 4 must divide the 30 layers of My model.");
+  CHECK(estimate.answer.setting == "pp");
+  CHECK(estimate.answer.message == "Pipeline parallelism 4 must divide the 30 layers of My model.");
 }
 
 TEST_CASE("a parsed config.json feeds the workshop view, the arithmetic and the device search") {
@@ -109,13 +109,13 @@ TEST_CASE("a parsed config.json feeds the workshop view, the arithmetic and the 
       "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
       "intermediate_size": 8192, "vocab_size": 128256, "tie_word_embeddings": true,
       "head_dim": 64})");
-  REQUIRE(parse.status == Status::kOk);
+  REQUIRE(parse.answer.status == Status::kOk);
   TrainingSetup setup;
   setup.model_id = kCustomModelId;
   setup.custom_model = parse.shape;
 
   const WorkshopView view = workshop_view(setup, 4);
-  REQUIRE(view.estimate.status == Status::kOk);
+  REQUIRE(view.estimate.answer.status == Status::kOk);
   CHECK(view.estimate.model_name == "tiny");
   CHECK(view.estimate.num_parameters == 1235814400.0);  // Llama 3.2 1B's shape
   REQUIRE(view.activation_curve.size() == 4);
@@ -126,7 +126,7 @@ TEST_CASE("a parsed config.json feeds the workshop view, the arithmetic and the 
   CHECK(terms[0].formula == "2 B × 1,235,814,400 parameters = 2.5 GB");
 
   const FitSearch search = find_fewest_devices(setup, 3);
-  REQUIRE(search.status == Status::kOk);
+  REQUIRE(search.answer.status == Status::kOk);
   CHECK(search.fewest_devices == 1);  // 19.8 GB of states and 9.1 GB of activations
   REQUIRE_FALSE(search.layouts.empty());
   CHECK(search.layouts.front().setup.model_id == "custom");

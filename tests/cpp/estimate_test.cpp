@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "trainmem/format.hpp"
+#include "trainmem/settings.hpp"
 
 using namespace trainmem;
 
@@ -48,7 +49,7 @@ TEST_CASE("model states are 16 bytes per parameter, split 2 + 2 + 4 + 8") {
 
 TEST_CASE("plate: Llama 3 8B's model states are 128.5 GB") {
   const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, true));
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   CHECK(estimate.bytes.model_states_bytes == 16 * 8030261248.0);
   CHECK(format_bytes(estimate.bytes.model_states_bytes) == "128.5 GB");
 }
@@ -57,7 +58,7 @@ TEST_CASE(
     "plate: with FlashAttention at 8,192 tokens the 8B's activations are 36.5 GB, 165.0 GB in all, "
     "2.1 H100s") {
   const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, true));
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   // 34 · s · b · h · L = 34 · 8192 · 1 · 4096 · 32
   CHECK(estimate.bytes.activations_bytes == 36507222016.0);
   CHECK(format_bytes(estimate.bytes.activations_bytes) == "36.5 GB");
@@ -73,7 +74,7 @@ TEST_CASE(
 
 TEST_CASE("plate: without FlashAttention the 8B needs 508.6 GB") {
   const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, false));
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   // The score term 5·a·s/h = 5 · 32 · 8192 / 4096 = 320 joins the 34.
   CHECK(estimate.bytes.activations_bytes == 354.0 * 8192 * 4096 * 32);
   CHECK(format_bytes(estimate.bytes.total_bytes) == "508.6 GB");
@@ -81,7 +82,7 @@ TEST_CASE("plate: without FlashAttention the 8B needs 508.6 GB") {
 
 TEST_CASE("plate: the 405B's states are 6.5 TB, about 88 H100s' worth with activations") {
   const Estimate estimate = estimate_memory(setup_for("llama3-405b", 1, true));
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   CHECK(format_bytes(estimate.bytes.model_states_bytes) == "6.5 TB");
   CHECK(std::round(estimate.devices_worth) == 88);
 }
@@ -124,42 +125,42 @@ TEST_CASE("FlashAttention removes exactly the 5·a·s/h score term") {
 
 TEST_CASE("an unknown model is refused with a message listing the allowed ids") {
   const Estimate estimate = estimate_memory(setup_for("gpt-2", 1, true));
-  CHECK(estimate.status == Status::kInvalidInput);
-  CHECK(estimate.message ==
+  CHECK(estimate.answer.status == Status::kInvalidInput);
+  CHECK(estimate.answer.message ==
         "Model 'gpt-2' is not known; choose one of llama3-8b, llama3-70b, llama3-405b, llama2-7b, "
         "llama2-13b, llama2-70b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, "
         "qwen2.5-72b, gemma2-9b.");
   CHECK(estimate.bytes.total_bytes == 0);
-  CHECK(estimate.invalid_field == "model");
+  CHECK(estimate.answer.setting == "model");
 }
 
 TEST_CASE("micro-batch sizes outside 1..65,536 sequences are refused") {
   for (int sequences : {0, -1, kMaxMicroBatchSequences + 1, std::numeric_limits<int>::max()}) {
     CAPTURE(sequences);
     const Estimate estimate = estimate_memory(setup_for("llama3-8b", sequences, true));
-    CHECK(estimate.status == Status::kInvalidInput);
-    CHECK(estimate.message ==
+    CHECK(estimate.answer.status == Status::kInvalidInput);
+    CHECK(estimate.answer.message ==
           "Micro-batch must hold a whole number of sequences from 1 to 65,536.");
-    CHECK(estimate.invalid_field == "micro-batch");
+    CHECK(estimate.answer.setting == "micro-batch");
   }
-  CHECK(estimate_memory(setup_for("llama3-405b", kMaxMicroBatchSequences, false)).status ==
+  CHECK(estimate_memory(setup_for("llama3-405b", kMaxMicroBatchSequences, false)).answer.status ==
         Status::kOk);
 }
 
 TEST_CASE("sequence lengths outside 1..1,048,576 are refused") {
   TrainingSetup setup;
   setup.sequence_length = 0;
-  CHECK(estimate_memory(setup).message ==
+  CHECK(estimate_memory(setup).answer.message ==
         "Sequence length must be a whole number of tokens from 1 to 1,048,576.");
   setup.sequence_length = kMaxSequenceLength + 1;
-  CHECK(estimate_memory(setup).status == Status::kInvalidInput);
+  CHECK(estimate_memory(setup).answer.status == Status::kInvalidInput);
 }
 
 TEST_CASE("the largest allowed inputs still give finite figures") {
   TrainingSetup setup = setup_for("llama3-405b", kMaxMicroBatchSequences, false);
   setup.sequence_length = kMaxSequenceLength;
   const Estimate estimate = estimate_memory(setup);
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   CHECK(std::isfinite(estimate.bytes.total_bytes));
   CHECK(std::isfinite(estimate.devices_worth));
 }
@@ -167,7 +168,7 @@ TEST_CASE("the largest allowed inputs still give finite figures") {
 TEST_CASE(
     "tokens per micro-batch become sequences only when a whole multiple of the sequence length") {
   const MicroBatchFromTokens two = micro_batch_from_tokens(16384, 8192, 16);
-  CHECK(two.status == Status::kOk);
+  CHECK(two.answer.status == Status::kOk);
   CHECK(two.micro_batch_sequences == 2);
   CHECK(micro_batch_from_tokens(131072, 8192, 16).micro_batch_sequences == 16);
 
@@ -179,15 +180,15 @@ TEST_CASE(
         std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::infinity()}) {
     CAPTURE(tokens);
     const MicroBatchFromTokens result = micro_batch_from_tokens(tokens, 8192, 16);
-    CHECK(result.status == Status::kInvalidInput);
-    CHECK(result.message == message);
+    CHECK(result.answer.status == Status::kInvalidInput);
+    CHECK(result.answer.message == message);
     CHECK(result.micro_batch_sequences == 0);
   }
 }
 
 TEST_CASE("the workshop view holds the estimate and one activation point per micro-batch size") {
   const WorkshopView view = workshop_view(setup_for("llama3-8b", 3, true), 16);
-  REQUIRE(view.estimate.status == Status::kOk);
+  REQUIRE(view.estimate.answer.status == Status::kOk);
   REQUIRE(view.activation_curve.size() == 16);
   CHECK(view.activation_curve.front().tokens == 8192);
   CHECK(view.activation_curve.back().tokens == 131072);
@@ -198,9 +199,9 @@ TEST_CASE("the workshop view holds the estimate and one activation point per mic
 
 TEST_CASE("an invalid setup gives a workshop view with the message and no curve") {
   const WorkshopView view = workshop_view(setup_for("nope", 1, true), 16);
-  CHECK(view.estimate.status == Status::kInvalidInput);
+  CHECK(view.estimate.answer.status == Status::kInvalidInput);
   CHECK(view.activation_curve.empty());
-  CHECK(workshop_view(TrainingSetup{}, 0).estimate.status == Status::kInvalidInput);
+  CHECK(workshop_view(TrainingSetup{}, 0).estimate.answer.status == Status::kInvalidInput);
 }
 
 TEST_CASE("estimating never changes its input") {
@@ -218,9 +219,9 @@ TEST_CASE("logits: a vocab-parallel loss holds 6 bytes per logit, an unfused FP3
   setup.logits = true;
   const double logits = 8192.0 * 128256;
   CHECK(estimate_memory(setup).bytes.logits_bytes == 6 * logits);
-  setup.loss = "fp32-upcast";
+  setup.loss = Loss::kFp32Upcast;
   const Estimate upcast = estimate_memory(setup);
-  REQUIRE(upcast.status == Status::kOk);
+  REQUIRE(upcast.answer.status == Status::kOk);
   CHECK(upcast.bytes.logits_bytes == 12 * logits);
   const auto terms = explain_estimate(setup);
   REQUIRE(terms.size() == 6);
@@ -234,10 +235,8 @@ TEST_CASE("logits: a vocab-parallel loss holds 6 bytes per logit, an unfused FP3
 
 TEST_CASE("an unknown loss is refused, naming the field and the choices") {
   TrainingSetup setup;
-  setup.loss = "focal";
-  const Estimate estimate = estimate_memory(setup);
-  CHECK(estimate.status == Status::kInvalidInput);
-  CHECK(estimate.invalid_field == "loss");
-  CHECK(estimate.message ==
-        "Loss 'focal' is not known; choose one of vocab-parallel, fp32-upcast.");
+  const Answer answer = apply_setting(setup, "loss", "focal");
+  CHECK(answer.status == Status::kInvalidInput);
+  CHECK(answer.setting == "loss");
+  CHECK(answer.message == "Loss 'focal' is not known; choose one of vocab-parallel, fp32-upcast.");
 }

@@ -35,7 +35,7 @@ TrainingSetup dense_equivalent(int t, bool sp) {
 
 double activations(const TrainingSetup& setup) {
   const Estimate estimate = estimate_memory(setup);
-  REQUIRE_MESSAGE(estimate.status == Status::kOk, estimate.message);
+  REQUIRE_MESSAGE(estimate.answer.status == Status::kOk, estimate.answer.message);
   return estimate.bytes.activations_bytes;
 }
 
@@ -95,7 +95,7 @@ TEST_CASE("the score term and full recomputation treat the extra expert like the
   scores.flash_attention = false;
   CHECK(activations(scores) == kLayers * (34 + 19 + 5 * 32 * kTokens / kHidden) * kSbh);
   TrainingSetup full = mixtral(1, false);
-  full.recompute = "full";
+  full.recompute = Recompute::kFull;
   // Each layer keeps its input; the one rebuilt layer holds its 53 less the input's 2.
   CHECK(activations(full) == kLayers * 2 * kSbh + (34 + 19 - 2) * kSbh);
 }
@@ -103,7 +103,7 @@ TEST_CASE("the score term and full recomputation treat the extra expert like the
 TEST_CASE("the experts' weights: E MLPs split by t, the router whole on every rank") {
   TrainingSetup setup = mixtral(8, true);
   const Estimate estimate = estimate_memory(setup);
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   const ParameterCounts counts = parameter_counts(*find_preset("mixtral-8x7b"));
   CHECK(counts.replicated_per_layer == kHidden * 8);
   CHECK(estimate.parameters_on_device ==
@@ -116,15 +116,15 @@ TEST_CASE("the experts' weights: E MLPs split by t, the router whole on every ra
 TEST_CASE("tensor parallelism must divide heads, key/value heads and FFN width, not the experts") {
   // 8 experts do not constrain t: 16 is refused by the 8 key/value heads alone.
   const Estimate sixteen = estimate_memory(mixtral(16, true));
-  CHECK(sixteen.status == Status::kInvalidInput);
-  CHECK(sixteen.invalid_field == "tp");
-  CHECK(sixteen.message ==
+  CHECK(sixteen.answer.status == Status::kInvalidInput);
+  CHECK(sixteen.answer.setting == "tp");
+  CHECK(sixteen.answer.message ==
         "Tensor parallelism 16 must divide the 32 attention heads, 8 key/value heads and 14,336 "
         "FFN width of Mixtral 8x7B.");
   TrainingSetup three_experts = dense_equivalent(8, true);
   three_experts.custom_model.num_experts = 3;
   three_experts.custom_model.num_experts_per_token = 2;
-  CHECK(estimate_memory(three_experts).status == Status::kOk);
+  CHECK(estimate_memory(three_experts).answer.status == Status::kOk);
 }
 
 TEST_CASE("the activations' arithmetic names top-k routing and its source") {

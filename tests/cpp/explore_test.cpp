@@ -11,7 +11,7 @@ TEST_CASE("savings: every saving is the difference of two estimates, most saved 
   setup.flash_attention = false;
   setup.micro_batch_sequences = 4;
   const SavingsList list = rank_savings(setup);
-  REQUIRE(list.status == Status::kOk);
+  REQUIRE(list.answer.status == Status::kOk);
   REQUIRE(list.savings.size() >= 5);
   for (std::size_t i = 0; i < list.savings.size(); ++i) {
     const Saving& saving = list.savings[i];
@@ -44,8 +44,8 @@ TEST_CASE("savings: changes the core refuses are left out") {
   setup.layout.sequence_parallel = true;
   const SavingsList list = rank_savings(setup);
   for (const Saving& saving : list.savings) CHECK(saving.change != "tp-double");  // 16 ∤ 8 kv heads
-  setup.optimizer = "nope";
-  CHECK(rank_savings(setup).status == Status::kInvalidInput);
+  setup.model_id = "nope";
+  CHECK(rank_savings(setup).answer.status == Status::kInvalidInput);
 }
 
 TEST_CASE("fit map: each cell is the estimate of its sequence length and micro-batch") {
@@ -53,7 +53,7 @@ TEST_CASE("fit map: each cell is the estimate of its sequence length and micro-b
   setup.layout.data_parallel = 8;
   setup.layout.zero_stage = 3;
   const FitMap map = fit_map(setup);
-  REQUIRE(map.status == Status::kOk);
+  REQUIRE(map.answer.status == Status::kOk);
   CHECK(map.sequence_lengths.front() == 1024);
   CHECK(map.sequence_lengths.back() == 131072);
   CHECK(map.micro_batch_sequences == std::vector<int>{1, 2, 4, 8, 16});
@@ -80,7 +80,7 @@ TEST_CASE("fit map: cells the core refuses are marked, not computed") {
   TrainingSetup setup;
   setup.layout.context_parallel = 2048;  // divides 2,048 and longer, not 1,024
   const FitMap map = fit_map(setup);
-  REQUIRE(map.status == Status::kOk);
+  REQUIRE(map.answer.status == Status::kOk);
   CHECK_FALSE(map.cells.front().valid);
   CHECK(map.cells.front().total_bytes == 0);
   CHECK(map.cells.back().valid);
@@ -105,7 +105,7 @@ TEST_CASE("compare: the difference between two estimates in words") {
 
 TEST_CASE("timeline: its peak is the estimator's total, whatever the setup") {
   for (const char* model : {"llama3-8b", "llama3-70b", "mixtral-8x7b"}) {
-    for (const char* recompute : {"none", "selective", "full"}) {
+    for (Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
       for (bool logits : {false, true}) {
         for (int p : {1, 4}) {
           for (int v : {1, 2}) {
@@ -118,7 +118,7 @@ TEST_CASE("timeline: its peak is the estimator's total, whatever the setup") {
             setup.layout.pipeline_parallel = p;
             setup.layout.virtual_pipeline_stages = v;
             CAPTURE(model);
-            CAPTURE(recompute);
+            CAPTURE(choice_id(recompute));
             CAPTURE(logits);
             CAPTURE(p);
             CAPTURE(v);
@@ -140,7 +140,7 @@ TEST_CASE("timeline: its peak is the estimator's total, whatever the setup") {
 
 TEST_CASE("timeline: full recomputation draws a saw-tooth in the backward pass") {
   TrainingSetup setup;
-  setup.recompute = "full";
+  setup.recompute = Recompute::kFull;
   const std::vector<TimelinePoint> points = memory_timeline(setup);
   int recomputes = 0;
   for (std::size_t i = 1; i + 1 < points.size(); ++i) {
@@ -155,7 +155,7 @@ TEST_CASE("timeline: full recomputation draws a saw-tooth in the backward pass")
 
 TEST_CASE("logits and full recomputation share the memory the logits free") {
   TrainingSetup setup;
-  setup.recompute = "full";
+  setup.recompute = Recompute::kFull;
   setup.logits = true;
   const Estimate estimate = estimate_memory(setup);
   const double sbh = 8192.0 * 4096;
@@ -168,7 +168,7 @@ TEST_CASE("logits and full recomputation share the memory the logits free") {
 
 TEST_CASE("compare: a refused estimate is not compared") {
   TrainingSetup bad;
-  bad.optimizer = "nope";
+  bad.model_id = "nope";
   CHECK(compare_estimates(estimate_memory(TrainingSetup{}), estimate_memory(bad)) ==
         "Only two accepted configurations can be compared.");
 }

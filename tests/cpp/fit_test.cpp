@@ -6,7 +6,7 @@ using namespace trainmem;
 
 TEST_CASE("fewest devices: Llama 3 8B at 8,192 tokens needs two H100s, and one cannot do") {
   const FitSearch search = find_fewest_devices(TrainingSetup{}, 10);
-  REQUIRE(search.status == Status::kOk);
+  REQUIRE(search.answer.status == Status::kOk);
   CHECK(search.fewest_devices == 2);
   REQUIRE_FALSE(search.layouts.empty());
   for (const Estimate& layout : search.layouts) {
@@ -34,10 +34,10 @@ TEST_CASE("fewest devices: each layout found is valid and its device count is th
     setup.model_id = model;
     setup.device_id = "h200";
     const FitSearch search = find_fewest_devices(setup, 5);
-    REQUIRE(search.status == Status::kOk);
+    REQUIRE(search.answer.status == Status::kOk);
     REQUIRE_FALSE(search.layouts.empty());
     for (const Estimate& layout : search.layouts) {
-      CHECK(layout.status == Status::kOk);
+      CHECK(layout.answer.status == Status::kOk);
       CHECK(layout.fits);
       CHECK(layout.num_devices == search.fewest_devices);
       CHECK(layout.device.id == "h200");
@@ -52,9 +52,9 @@ TEST_CASE("fewest devices: each layout found is valid and its device count is th
 
 TEST_CASE("fewest devices: a bad base setup is refused like an estimate") {
   TrainingSetup setup;
-  setup.optimizer = "lion";
+  setup.device_id = "tpu";
   const FitSearch search = find_fewest_devices(setup, 5);
-  CHECK(search.status == Status::kInvalidInput);
-  CHECK(search.invalid_field == "optimizer");
+  CHECK(search.answer.status == Status::kInvalidInput);
+  CHECK(search.answer.setting == "device");
   CHECK(search.layouts.empty());
 }

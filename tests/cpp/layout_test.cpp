@@ -7,6 +7,7 @@
 
 #include "trainmem/estimate.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/settings.hpp"
 
 using namespace trainmem;
 
@@ -31,16 +32,16 @@ TrainingSetup with_layout(int d, int zero, int t, bool sp, int p, int c) {
 
 Estimate ok(const TrainingSetup& setup) {
   const Estimate estimate = estimate_memory(setup);
-  REQUIRE_MESSAGE(estimate.status == Status::kOk, estimate.message);
+  REQUIRE_MESSAGE(estimate.answer.status == Status::kOk, estimate.answer.message);
   return estimate;
 }
 
 void check_refused(const TrainingSetup& setup, const std::string& field,
                    const std::string& message) {
   const Estimate estimate = estimate_memory(setup);
-  CHECK(estimate.status == Status::kInvalidInput);
-  CHECK(estimate.invalid_field == field);
-  CHECK(estimate.message == message);
+  CHECK(estimate.answer.status == Status::kInvalidInput);
+  CHECK(estimate.answer.setting == field);
+  CHECK(estimate.answer.message == message);
 }
 
 }  // namespace
@@ -50,7 +51,7 @@ TEST_CASE("with every degree at 1 the plate's figures come back exactly") {
   CHECK(estimate.bytes.model_states_bytes == 16 * kParameters8b);
   CHECK(estimate.bytes.activations_bytes == 34 * kSbh * kLayers8b);
   CHECK(format_bytes(estimate.bytes.total_bytes) == "165.0 GB");
-  CHECK(estimate.most_loaded_stage == "only");
+  CHECK(estimate.most_loaded_stage == PipelineStage::kOnly);
   CHECK(estimate.parameters_on_device == kParameters8b);
 }
 
@@ -104,7 +105,7 @@ TEST_CASE("tensor parallelism splits the matrices and the vocabulary, not the no
 
 TEST_CASE("full recomputation keeps 2·s·b·h bytes per layer, plus one layer rebuilt") {
   TrainingSetup setup;
-  setup.recompute = "full";
+  setup.recompute = Recompute::kFull;
   // 32 layers' inputs, then the one layer being recomputed holds its other 34 - 2.
   CHECK(ok(setup).bytes.activations_bytes == kLayers8b * 2 * kSbh + (34 - 2) * kSbh);
   TrainingSetup two_layers_more = setup;
@@ -112,7 +113,7 @@ TEST_CASE("full recomputation keeps 2·s·b·h bytes per layer, plus one layer r
   const double sbh70 = kTokens * 8192;
   CHECK(ok(two_layers_more).bytes.activations_bytes == 80 * 2 * sbh70 + 32 * sbh70);
   TrainingSetup sharded = with_layout(1, 0, 4, true, 1, 1);
-  sharded.recompute = "full";
+  sharded.recompute = Recompute::kFull;
   CHECK(ok(sharded).bytes.activations_bytes ==
         kLayers8b * 2 * kSbh / 4 + (34.0 / 4 - 2.0 / 4) * kSbh);
 }
@@ -120,7 +121,7 @@ TEST_CASE("full recomputation keeps 2·s·b·h bytes per layer, plus one layer r
 TEST_CASE("selective recomputation drops the score term, as FlashAttention does") {
   TrainingSetup selective;
   selective.flash_attention = false;
-  selective.recompute = "selective";
+  selective.recompute = Recompute::kSelective;
   CHECK(ok(selective).bytes.activations_bytes == ok(TrainingSetup{}).bytes.activations_bytes);
 }
 
@@ -129,7 +130,7 @@ TEST_CASE("pipeline stages: the first holds p micro-batches of L/p layers and th
   const ParameterCounts counts = parameter_counts(*find_preset("llama3-8b"));
   const double layer = counts.attention_and_mlp_per_layer + counts.norms_per_layer;
   // First stage: 8 layers and the embedding; last: 8 layers, the head and the final norm.
-  CHECK(estimate.most_loaded_stage == "first");
+  CHECK(estimate.most_loaded_stage == PipelineStage::kFirst);
   CHECK(estimate.parameters_on_device == 8 * layer + counts.embedding);
   CHECK(estimate.bytes.activations_bytes == kLayers8b * 34 * kSbh);
   CHECK(estimate.num_devices == 4);
@@ -169,9 +170,10 @@ TEST_CASE("with the logits on, a pipeline's last stage can be the most loaded") 
   TrainingSetup setup = with_layout(1, 0, 1, false, 32, 1);
   setup.logits = true;
   setup.micro_batch_sequences = 4;
-  setup.recompute = "full";  // the first stage keeps only layer inputs; the last, 25 GB of logits
+  setup.recompute =
+      Recompute::kFull;  // the first stage keeps only layer inputs; the last, 25 GB of logits
   const Estimate estimate = ok(setup);
-  CHECK(estimate.most_loaded_stage == "last");
+  CHECK(estimate.most_loaded_stage == PipelineStage::kLast);
   CHECK(estimate.bytes.logits_bytes > 0);
 }
 
@@ -193,7 +195,7 @@ TEST_CASE("the device sets the capacity, devices' worth and whether it fits") {
 TEST_CASE("the per-device total never grows when a parallel degree or the ZeRO stage grows") {
   for (const char* model : {"llama3-8b", "llama3-70b"}) {
     for (bool logits : {false, true}) {
-      for (const char* recompute : {"none", "selective", "full"}) {
+      for (Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
         for (int zero = 0; zero <= 3; ++zero) {
           for (int t : {1, 2, 8}) {
             for (int p : {1, 2, 8}) {
@@ -205,7 +207,7 @@ TEST_CASE("the per-device total never grows when a parallel degree or the ZeRO s
                   base.recompute = recompute;
                   const Estimate before = ok(base);
                   CAPTURE(model);
-                  CAPTURE(recompute);
+                  CAPTURE(choice_id(recompute));
                   CAPTURE(zero);
                   CAPTURE(t);
                   CAPTURE(p);
@@ -221,7 +223,7 @@ TEST_CASE("the per-device total never grows when a parallel degree or the ZeRO s
                     if (change == 4) grown.layout.context_parallel *= 2;
                     grown.layout.sequence_parallel = grown.layout.tensor_parallel > 1;
                     const Estimate after = estimate_memory(grown);
-                    if (after.status != Status::kOk) continue;
+                    if (after.answer.status != Status::kOk) continue;
                     CAPTURE(change);
                     CHECK(after.bytes.total_bytes <= before.bytes.total_bytes);
                   }
@@ -269,20 +271,23 @@ TEST_CASE("layouts that make no sense are refused, naming the field") {
                 "Pipeline parallelism times virtual stages (4 × 3) must divide the 32 layers of "
                 "Llama 3 8B.");
 
+  // A choice no setup can hold is refused where its text is read.
+  const auto check_text_refused = [](const char* id, const char* text, const std::string& message) {
+    TrainingSetup setup;
+    const Answer answer = apply_setting(setup, id, text);
+    CHECK(answer.status == Status::kInvalidInput);
+    CHECK(answer.setting == id);
+    CHECK(answer.message == message);
+    CHECK(setting_text(setup, id) == find_setting(id)->default_text);
+  };
+  check_text_refused("recompute", "some",
+                     "Recomputation 'some' is not known; choose one of none, selective, full.");
+  check_text_refused("optimizer", "lion",
+                     "Optimizer 'lion' is not known; choose one of adam, adam-8bit, adafactor, "
+                     "sgd-momentum.");
+  check_text_refused("precision", "fp8",
+                     "Precision 'fp8' is not known; choose one of bf16-mixed, bf16, fp32.");
   TrainingSetup names;
-  names.recompute = "some";
-  check_refused(names, "recompute",
-                "Recomputation 'some' is not known; choose one of none, selective, full.");
-  names = TrainingSetup{};
-  names.optimizer = "lion";
-  check_refused(names, "optimizer",
-                "Optimizer 'lion' is not known; choose one of adam, adam-8bit, adafactor, "
-                "sgd-momentum.");
-  names = TrainingSetup{};
-  names.precision = "fp8";
-  check_refused(names, "precision",
-                "Precision 'fp8' is not known; choose one of bf16-mixed, bf16, fp32.");
-  names = TrainingSetup{};
   names.device_id = "tpu";
   check_refused(names, "device",
                 "Device 'tpu' is not known; choose one of h100, h200, b200, a100-40gb, a100-80gb, "
@@ -319,7 +324,7 @@ TEST_CASE("each term's arithmetic shows this setup's numbers and its source") {
 
 TEST_CASE("more tokens never need less memory, and FlashAttention never needs more") {
   for (const ModelShape& shape : preset_models()) {
-    for (const char* recompute : {"none", "selective", "full"}) {
+    for (Recompute recompute : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
       for (int t : {1, 2}) {
         for (int c : {1, 2}) {
           TrainingSetup setup = with_layout(1, 0, t, t > 1, 1, c);
@@ -327,7 +332,7 @@ TEST_CASE("more tokens never need less memory, and FlashAttention never needs mo
           setup.recompute = recompute;
           setup.logits = c == 2;
           CAPTURE(shape.id);
-          CAPTURE(recompute);
+          CAPTURE(choice_id(recompute));
           double previous = 0;
           for (int sequences : {1, 2, 3, 8, 64}) {
             setup.micro_batch_sequences = sequences;
@@ -335,7 +340,8 @@ TEST_CASE("more tokens never need less memory, and FlashAttention never needs mo
             const Estimate flash = estimate_memory(setup);
             setup.flash_attention = false;
             const Estimate scores = estimate_memory(setup);
-            if (flash.status != Status::kOk) continue;  // a preset whose heads t does not divide
+            if (flash.answer.status != Status::kOk)
+              continue;  // a preset whose heads t does not divide
             CHECK(flash.bytes.total_bytes >= previous);
             CHECK(flash.bytes.total_bytes <= scores.bytes.total_bytes);
             previous = flash.bytes.total_bytes;

@@ -81,7 +81,7 @@ TEST_CASE("measured: ids are unique and every case's setup is accepted by the co
   std::set<std::string> ids;
   for (const MeasuredComparison& comparison : compare_measured()) {
     CHECK(ids.insert(comparison.measured.id).second);
-    CHECK_MESSAGE(comparison.status == Status::kOk, comparison.message);
+    CHECK_MESSAGE(comparison.answer.status == Status::kOk, comparison.answer.message);
     CHECK(comparison.measured.measured_bytes > 0);
     CHECK_FALSE(comparison.measured.note.empty());
     CHECK(std::isfinite(comparison.korthikanti_error_percent));
@@ -134,9 +134,9 @@ TEST_CASE("measured: torchtitan's Table 2 runs, read as GiB, against the same la
   const MeasuredComparison& fsdp8 = comparison_with_id(all, "torchtitan-2024-12-fsdp8-cp1");
   CHECK(fsdp8.measured.measured_bytes == 83.9 * 1024 * 1024 * 1024);
   CHECK(fsdp8.measured.quantity == MeasuredQuantity::kTotal);
-  CHECK(fsdp8.measured.setup.loss == "fp32-upcast");  // torchtitan's loss over .float() logits
+  CHECK(fsdp8.measured.setup.loss == Loss::kFp32Upcast);  // torchtitan's loss over .float() logits
   const Estimate estimate = estimate_memory(fsdp8.measured.setup);
-  REQUIRE(estimate.status == Status::kOk);
+  REQUIRE(estimate.answer.status == Status::kOk);
   CHECK(estimate.num_devices == 8);
   CHECK(fsdp8.korthikanti_bytes == estimate.bytes.total_bytes);
   CHECK(fsdp8.llama_block_estimate.bytes.total_bytes == fsdp8.llama_block_bytes);

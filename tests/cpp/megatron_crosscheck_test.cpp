@@ -77,7 +77,7 @@ TEST_CASE(
     setup.layout.sequence_parallel = layout.t > 1;
     setup.layout.pipeline_parallel = layout.p;
     const Estimate ours = estimate_memory(setup);
-    REQUIRE(ours.status == Status::kOk);
+    REQUIRE(ours.answer.status == Status::kOk);
     const Megatron theirs = megatron(shape, layout, 8192, 1);
 
     // Convention 2: norms whole per TP rank, final norm on the last stage only.
@@ -114,12 +114,12 @@ TEST_CASE(
     setup.model_id = layout.model;
     setup.micro_batch_sequences = 2;
     setup.flash_attention = false;
-    setup.recompute = "selective";
+    setup.recompute = Recompute::kSelective;
     setup.layout.tensor_parallel = layout.t;
     setup.layout.sequence_parallel = layout.t > 1;
     setup.layout.pipeline_parallel = layout.p;
     const Estimate with_sp = estimate_memory(setup);
-    REQUIRE(with_sp.status == Status::kOk);
+    REQUIRE(with_sp.answer.status == Status::kOk);
     const double mlp_scaling = s * b * h * (18 + 4 * f / h - 34) * L;  // convention 3
     const double output_layer = p == 1 ? s * b * h * 4 * (1 + V / h) : 0;
     CHECK(with_sp.bytes.activations_bytes ==
@@ -131,7 +131,7 @@ TEST_CASE(
     if (layout.t > 1) {
       setup.layout.sequence_parallel = false;
       const Estimate without_sp = estimate_memory(setup);
-      REQUIRE(without_sp.status == Status::kOk);
+      REQUIRE(without_sp.answer.status == Status::kOk);
       const double output = p == 1 ? (s * b * V / t + s * b * h) * 2 : 0;
       CHECK(without_sp.bytes.activations_bytes ==
             doctest::Approx(theirs.activation_bytes_without_sp / 1.05 - embedding_terms - output)

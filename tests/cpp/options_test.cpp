@@ -19,7 +19,8 @@ TEST_CASE("the device catalogue carries the vendors' capacities in decimal bytes
 
 TEST_CASE("each precision and optimiser states its bytes per parameter") {
   const ModelShape& shape = *find_preset("llama3-8b");
-  const BytesPerParameter adam = bytes_per_parameter("bf16-mixed", "adam", shape);
+  const BytesPerParameter adam =
+      bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kAdam, shape);
   CHECK(adam.weights == 2);
   CHECK(adam.gradients == 2);
   CHECK(adam.master_weights == 4);
@@ -27,17 +28,18 @@ TEST_CASE("each precision and optimiser states its bytes per parameter") {
   CHECK(adam.total == 16);
 
   // Two 8-bit moments plus one FP32 absmax per 2,048-value block each.
-  CHECK(bytes_per_parameter("bf16-mixed", "adam-8bit", shape).optimizer_states ==
+  CHECK(bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kAdam8bit, shape).optimizer_states ==
         2 * (1 + 4.0 / 2048));
-  CHECK(bytes_per_parameter("bf16-mixed", "sgd-momentum", shape).total == 12);
-  CHECK(bytes_per_parameter("bf16", "adam", shape).total == 2 + 2 + 0 + 4);
-  CHECK(bytes_per_parameter("fp32", "adam", shape).total == 4 + 4 + 0 + 8);
-  CHECK(bytes_per_parameter("fp32", "sgd-momentum", shape).total == 12);
+  CHECK(bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kSgdMomentum, shape).total == 12);
+  CHECK(bytes_per_parameter(Precision::kBf16, Optimizer::kAdam, shape).total == 2 + 2 + 0 + 4);
+  CHECK(bytes_per_parameter(Precision::kFp32, Optimizer::kAdam, shape).total == 4 + 4 + 0 + 8);
+  CHECK(bytes_per_parameter(Precision::kFp32, Optimizer::kSgdMomentum, shape).total == 12);
 }
 
 TEST_CASE("Adafactor's factored second moment costs a row and a column per matrix") {
   const ModelShape& shape = *find_preset("llama3-8b");
-  const double state = bytes_per_parameter("bf16-mixed", "adafactor", shape).optimizer_states;
+  const double state =
+      bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kAdafactor, shape).optimizer_states;
   // Rows and columns of every matrix, plus the norms whole, in FP32, over 8.03 B parameters.
   const double h = 4096, kv = 1024, f = 14336, v = 128256;
   const double values =
@@ -48,9 +50,9 @@ TEST_CASE("Adafactor's factored second moment costs a row and a column per matri
 
 TEST_CASE("the plate's recipe is the default setup") {
   const TrainingSetup setup;
-  CHECK(setup.precision == "bf16-mixed");
-  CHECK(setup.optimizer == "adam");
-  CHECK(setup.recompute == "none");
+  CHECK(setup.precision == Precision::kBf16Mixed);
+  CHECK(setup.optimizer == Optimizer::kAdam);
+  CHECK(setup.recompute == Recompute::kNone);
   CHECK(setup.device_id == "h100");
   CHECK_FALSE(setup.logits);
   CHECK(setup.layout.data_parallel == 1);
@@ -67,7 +69,8 @@ TEST_CASE("Adafactor counts each expert's matrices, the router and every bias ve
   shape.attention_qkv_bias = true;
   shape.attention_output_bias = true;
   shape.mlp_bias = true;
-  const double state = bytes_per_parameter("bf16-mixed", "adafactor", shape).optimizer_states;
+  const double state =
+      bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kAdafactor, shape).optimizer_states;
   const double h = 4096, q = 4096, kv = 1024, f = 14336, v = 32000, e = 8;
   const double matrices = (h + q) + 2 * (h + kv) + (q + h) + e * (2 * (h + f) + (f + h)) + (h + e);
   const double vectors = 2 * h + (q + 2 * kv) + h + e * (2 * f + h);
@@ -80,6 +83,6 @@ TEST_CASE("Adafactor counts each expert's matrices, the router and every bias ve
   const double gemma_values =
       42 * ((gh + gq) + 2 * (gh + gkv) + (gq + gh) + 2 * (gh + gf) + (gf + gh) + 4 * gh) +
       (gv + gh) + gh;
-  CHECK(bytes_per_parameter("bf16-mixed", "adafactor", gemma).optimizer_states ==
+  CHECK(bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kAdafactor, gemma).optimizer_states ==
         doctest::Approx(4 * gemma_values / 9241705984.0).epsilon(1e-12));
 }

@@ -34,11 +34,11 @@ TEST_CASE("report: a refused setup is written as its message, never as numbers")
   const nlohmann::json json = nlohmann::json::parse(setup_to_json(setup));
   CHECK(json.size() == 1);
   CHECK(json["error"].get<std::string>().rfind("Tensor parallelism 3 must divide", 0) == 0);
-  setup.optimizer = "say \"hi\"";
+  setup.device_id = "say \"hi\"";
   setup.layout.tensor_parallel = 1;
   CHECK(setup_to_csv(setup) ==
-        "error\n\"Optimizer 'say \"\"hi\"\"' is not known; choose one of adam, adam-8bit, "
-        "adafactor, sgd-momentum.\"\n");
+        "error\n\"Device 'say \"\"hi\"\"' is not known; choose one of h100, h200, b200, "
+        "a100-40gb, a100-80gb, mi300x, custom.\"\n");
 }
 
 TEST_CASE("report: the fit JSON lists the layouts with the fewest devices") {

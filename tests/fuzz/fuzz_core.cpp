@@ -20,6 +20,7 @@
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
+#include "trainmem/settings.hpp"
 
 namespace {
 
@@ -45,9 +46,11 @@ int small_or_any(FuzzedDataProvider& data) {
 }
 
 void check_estimate(const Estimate& estimate) {
-  if (estimate.status != Status::kOk) {
-    require(!estimate.message.empty(), "a refusal has a message");
-    require(!estimate.invalid_field.empty(), "a refusal names its field");
+  if (!estimate.answer.ok()) {
+    require(!estimate.answer.message.empty(), "a refusal has a message");
+    require(find_setting(estimate.answer.setting) != nullptr ||
+                estimate.answer.setting == kConfigInputId,
+            "a refusal names a setting");
     return;
   }
   const MemoryBreakdown& b = estimate.bytes;
@@ -72,8 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
 
   if (mode == 0) {  // config.json text
     const ConfigParse parsed = parse_hf_config(data.ConsumeRemainingBytesAsString());
-    if (parsed.status != Status::kOk) {
-      require(!parsed.message.empty(), "a refused config has a message");
+    if (!parsed.answer.ok()) {
+      require(!parsed.answer.message.empty(), "a refused config has a message");
     } else {
       require(std::isfinite(count_parameters(parsed.shape)), "a parsed config has a finite count");
     }
@@ -86,8 +89,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     parse_whole_number(text);
     const MicroBatchFromTokens tokens =
         micro_batch_from_tokens(decimal, small_or_any(data), small_or_any(data));
-    require(tokens.status == Status::kOk || !tokens.message.empty(),
-            "tokens refusal has a message");
+    require(tokens.answer.ok() || !tokens.answer.message.empty(), "tokens refusal has a message");
+    // Any text for any setting: refused with a message naming it, or read back as itself.
+    const std::vector<Setting>& all = settings();
+    const Setting& setting = all[data.ConsumeIntegralInRange<std::size_t>(0, all.size() - 1)];
+    TrainingSetup setup;
+    const Answer answer = apply_setting(setup, setting.id, text);
+    if (answer.ok()) {
+      TrainingSetup again;
+      require(apply_setting(again, setting.id, setting_text(setup, setting.id)).ok(),
+              "a setting's text reads back");
+      require(setting_text(again, setting.id) == setting_text(setup, setting.id),
+              "a setting's text reads back as the same value");
+    } else {
+      require(answer.setting == setting.id && !answer.message.empty(),
+              "a refused setting is named, with a message");
+      require(setting_text(setup, setting.id) == setting.default_text,
+              "a refused setting leaves the setup as it was");
+    }
     return 0;
   }
 
@@ -104,12 +123,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   setup.layout.pipeline_parallel = small_or_any(data);
   setup.layout.virtual_pipeline_stages = small_or_any(data);
   setup.layout.context_parallel = small_or_any(data);
-  setup.recompute = pick_id(data, recompute_choices());
-  setup.activation_model = pick_id(data, activation_model_choices());
-  setup.optimizer = pick_id(data, optimizer_choices());
-  setup.precision = pick_id(data, precision_choices());
+  // Choices held as enum classes are set through their text, as every edge sets them.
+  for (const char* id : {setting_id::kRecompute, setting_id::kActivationModel,
+                         setting_id::kOptimizer, setting_id::kPrecision, setting_id::kLoss}) {
+    apply_setting(setup, id, pick_id(data, find_setting(id)->choices));
+  }
   setup.logits = data.ConsumeBool();
-  setup.loss = pick_id(data, loss_choices());
   setup.device_id = pick_id(data, device_choices());
   setup.custom_capacity_gb = data.ConsumeFloatingPoint<double>();
 
@@ -121,13 +140,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
       // Under the llama-block model a one-token sequence is the exception: FlashAttention's FP32
       // log-sum-exp (4·a) outweighs the BF16 probabilities (2·a·s) when s = 1 and K, V are not
       // grouped (activations_test.cpp pins it).
-      require(
-          point.flash_attention_bytes <= point.without_flash_attention_bytes ||
-              (setup.activation_model == kLlamaBlockActivationModel && setup.sequence_length == 1),
-          "FlashAttention never needs more");
+      require(point.flash_attention_bytes <= point.without_flash_attention_bytes ||
+                  (setup.activation_model == ActivationModel::kLlamaBlock &&
+                   setup.sequence_length == 1),
+              "FlashAttention never needs more");
     }
     explain_estimate(setup);
-    if (view.estimate.status == Status::kOk) {
+    if (view.estimate.answer.ok()) {
       for (const SavedTensor& tensor :
            llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention)) {
         require(std::isfinite(tensor.bytes_per_token) && tensor.bytes_per_token > 0,
@@ -139,7 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
       require(std::isfinite(point.bytes) && point.bytes >= 0, "the timeline is finite");
       peak = std::max(peak, point.bytes);
     }
-    if (view.estimate.status == Status::kOk) {
+    if (view.estimate.answer.ok()) {
       require(std::fabs(peak - view.estimate.bytes.total_bytes) <= 1e-9 * peak,
               "the timeline's peak is the total");
     }
@@ -156,7 +175,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     require(saving.bytes_saved > 0, "a listed saving saves bytes");
   }
   require(!compare_estimates(estimate, savings.baseline).empty(), "a comparison is worded");
-  if (estimate.status == Status::kOk && data.ConsumeIntegralInRange<int>(0, 63) == 0) {
+  if (estimate.answer.ok() && data.ConsumeIntegralInRange<int>(0, 63) == 0) {
     const FitSearch search = find_fewest_devices(setup, 3);
     for (const Estimate& layout : search.layouts) {
       check_estimate(layout);

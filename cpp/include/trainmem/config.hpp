@@ -16,9 +16,8 @@ constexpr int kMaxConfigBytes = 1 << 20;  // 1 MiB
 constexpr int kMaxConfigDepth = 64;       // nested objects and arrays
 
 struct ConfigParse {
-  Status status = Status::kOk;
-  std::string message;  // empty when status is kOk; else one line starting "config.json: "
-  ModelShape shape;     // id kCustomModelId, ready for TrainingSetup::custom_model
+  Answer answer;     // refused: the setting "config", one line starting "config.json: "
+  ModelShape shape;  // id kCustomModelId, ready for TrainingSetup::custom_model
 };
 
 // Reads hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size

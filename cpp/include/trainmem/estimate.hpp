@@ -5,13 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "trainmem/answer.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
 
 namespace trainmem {
-
-// Errors are values: every entry point says whether its input was usable, and why not.
-enum class Status { kOk, kInvalidInput };
 
 // The plate's bytes per parameter, mixed-precision Adam (Rajbhandari et al., "ZeRO", SC 2020,
 // section 3.1: 2Ψ + 2Ψ + 12Ψ = 16Ψ bytes).
@@ -88,7 +86,8 @@ struct ParallelLayout {
   int context_parallel = 1;         // c: the sequence split over c devices
 };
 
-// What to estimate. Defaults are the plate's view. Ids are those of options.hpp.
+// What to estimate. Defaults are the plate's view. Each field is a setting of settings.hpp's table
+// (which reads these defaults), except the custom model, which a config.json gives.
 struct TrainingSetup {
   std::string model_id = "llama3-8b";  // a preset's id, or kCustomModelId
   ModelShape custom_model;             // the model when model_id is kCustomModelId
@@ -96,12 +95,12 @@ struct TrainingSetup {
   int micro_batch_sequences = 1;  // sequences per micro-batch
   bool flash_attention = true;
   ParallelLayout layout;
-  std::string recompute = kDefaultRecompute;
-  std::string activation_model = kDefaultActivationModel;  // how the activations are counted
-  std::string optimizer = kDefaultOptimizer;
-  std::string precision = kDefaultPrecision;
+  Recompute recompute = Recompute::kNone;
+  ActivationModel activation_model = ActivationModel::kKorthikanti;  // how activations are counted
+  Optimizer optimizer = Optimizer::kAdam;
+  Precision precision = Precision::kBf16Mixed;
   bool logits = false;
-  std::string loss = kDefaultLoss;  // how the loss over the logits is computed
+  Loss loss = Loss::kVocabParallel;  // how the loss over the logits is computed
   std::string device_id = "h100";
   double custom_capacity_gb = 80;  // used when device_id is "custom"
 };
@@ -118,14 +117,12 @@ struct MemoryBreakdown {
 };
 
 struct Estimate {
-  Status status = Status::kOk;
-  std::string message;        // empty when status is kOk
-  std::string invalid_field;  // which input was refused: "model", "config", "tp", … (CLI flags)
+  Answer answer;  // refused: the setting at fault ("model", "config", "tp", …) and why
   TrainingSetup setup;
   std::string model_name;
   double num_parameters = 0;        // the whole model
   double parameters_on_device = 0;  // on the most loaded device, before ZeRO sharding
-  std::string most_loaded_stage;    // "only", "first" or "last" pipeline stage
+  PipelineStage most_loaded_stage = PipelineStage::kOnly;
   BytesPerParameter bytes_per_parameter;
   double tokens_per_micro_batch = 0;
   MemoryBreakdown bytes;  // of the most loaded device
@@ -140,21 +137,15 @@ struct Estimate {
 // point below finds its model through this one function.
 const ModelShape* resolve_model(const TrainingSetup& setup);
 
-// The whole estimate; an invalid setup gives status kInvalidInput, a message and the field
-// ("config" when the custom model's shape is unusable).
+// The whole estimate; an invalid setup gives an answer with status kInvalidInput, a message and
+// the setting at fault ("config" when the custom model's shape is unusable).
 Estimate estimate_memory(const TrainingSetup& setup);
 
-// A micro-batch given in tokens, checked against the sequence length.
+// A micro-batch given in tokens (settings.hpp's micro_batch_from_tokens reads it).
 struct MicroBatchFromTokens {
-  Status status = Status::kOk;
-  std::string message;
+  Answer answer;
   int micro_batch_sequences = 0;
 };
-
-// Tokens must be a whole multiple of the sequence length, from one sequence to
-// `max_micro_batch_sequences`. Any double is safe to pass, NaN and infinities included.
-MicroBatchFromTokens micro_batch_from_tokens(double tokens, int sequence_length,
-                                             int max_micro_batch_sequences);
 
 // One point of the activations-against-tokens chart: the most loaded device's activations.
 struct ActivationPoint {

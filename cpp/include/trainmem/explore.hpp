@@ -19,9 +19,7 @@ struct Saving {
 };
 
 struct SavingsList {
-  Status status = Status::kOk;
-  std::string message;
-  std::string invalid_field;
+  Answer answer;  // the base setup's: refused, nothing else is filled
   Estimate baseline;
   std::vector<Saving> savings;  // the changes that save bytes, most saved first
 };
@@ -41,9 +39,7 @@ struct FitCell {
 };
 
 struct FitMap {
-  Status status = Status::kOk;
-  std::string message;
-  std::string invalid_field;
+  Answer answer;                           // the base setup's: refused, nothing else is filled
   std::vector<int> sequence_lengths;       // rows: 1,024 to 131,072, doubling
   std::vector<int> micro_batch_sequences;  // columns: 1 to 16, doubling
   std::vector<FitCell> cells;              // row-major: sequence length, then micro-batch

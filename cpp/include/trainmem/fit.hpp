@@ -10,9 +10,7 @@
 namespace trainmem {
 
 struct FitSearch {
-  Status status = Status::kOk;
-  std::string message;
-  std::string invalid_field;
+  Answer answer;  // the base setup's: refused, nothing else is filled
   // The layouts with the fewest devices that fit, lowest per-device total first (at most
   // max_layouts). Each is a full estimate: its setup holds the layout and recomputation.
   std::vector<Estimate> layouts;

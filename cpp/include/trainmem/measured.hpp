@@ -49,8 +49,7 @@ const std::vector<MeasuredCase>& measured_cases();
 
 struct MeasuredComparison {
   MeasuredCase measured;
-  Status status = Status::kOk;  // kInvalidInput if the core refused the case's setup (a bug)
-  std::string message;
+  Answer answer;                 // refused only if the core refused the case's own setup (a bug)
   double korthikanti_bytes = 0;  // the estimate's figure (activations or total) of each model
   double llama_block_bytes = 0;
   double korthikanti_error_percent = 0;  // (estimate − measured) / measured × 100

@@ -45,8 +45,7 @@ std::vector<Choice> device_choices();  // the catalogue plus "custom"
 //   bf16-mixed  BF16 weights and gradients, FP32 master weights, FP32 optimiser state (the plate)
 //   bf16        BF16 everywhere, no master copy
 //   fp32        FP32 everywhere, no master copy
-const std::vector<Choice>& precision_choices();
-constexpr const char* kDefaultPrecision = "bf16-mixed";
+enum class Precision { kBf16Mixed, kBf16, kFp32 };
 
 //   adam          two moments (Kingma and Ba, ICLR 2015)
 //   adam-8bit     two moments in 8 bits with an FP32 absmax per 2,048-value block (Dettmers et
@@ -54,8 +53,81 @@ constexpr const char* kDefaultPrecision = "bf16-mixed";
 //   adafactor     a factored second moment, a row and a column vector per matrix, and no first
 //                 moment (Shazeer and Stern, "Adafactor", ICML 2018, with beta1 = 0)
 //   sgd-momentum  one momentum buffer
-const std::vector<Choice>& optimizer_choices();
-constexpr const char* kDefaultOptimizer = "adam";
+enum class Optimizer { kAdam, kAdam8bit, kAdafactor, kSgdMomentum };
+
+// ---- Activation recomputation ----------------------------------------------------------------
+
+//   none       keep every activation
+//   selective  recompute the attention scores in the backward pass (Korthikanti et al. §4.3)
+//   full       keep only each layer's input and recompute the layer (Chen et al. 2016)
+enum class Recompute { kNone, kSelective, kFull };
+
+// ---- Activation models -----------------------------------------------------------------------
+
+//   korthikanti  34·s·b·h per layer plus 5·a·s²·b of scores (Korthikanti et al., MLSys 2023,
+//                equation 1): a GPT block, the plate's model
+//   llama-block  the tensors a Llama block saves for its backward pass, one by one (RMSNorm,
+//                grouped-query attention with RoPE, a gated MLP, no dropout): docs/activations.md
+enum class ActivationModel { kKorthikanti, kLlamaBlock };
+
+// ---- The loss's implementation ----------------------------------------------------------------
+
+//   vocab-parallel  Megatron-LM's vocab-parallel cross-entropy: the BF16 logits and their FP32
+//                   copy, 6 bytes per logit
+//   fp32-upcast     cross_entropy(logits.float()) in PyTorch, unfused, the BF16 logits freed
+//                   before the backward pass: at the loss's backward the FP32 log-softmax it
+//                   saved, that output's gradient and its input's gradient, 12 bytes per logit
+//                   (tests/data/loss-peak-cpu.json measures 12.00)
+// Either is split over the vocabulary by tensor parallelism (a vocabulary-sharded loss).
+enum class Loss { kVocabParallel, kFp32Upcast };
+
+// ---- Pipeline stages -------------------------------------------------------------------------
+
+// Which stage of a pipeline holds the most: the only one (no pipeline), the first or the last.
+enum class PipelineStage { kOnly, kFirst, kLast };
+
+// ---- Each choice's id, name and source --------------------------------------------------------
+
+// The choices of an enum class, in the order of its values: choices<Recompute>()[1] is
+// "selective". Ids are the strings the CLI, the URL, the page and JSON use; nothing else in the
+// core compares strings.
+template <typename Enum>
+const std::vector<Choice>& choices();
+template <>
+const std::vector<Choice>& choices<Precision>();
+template <>
+const std::vector<Choice>& choices<Optimizer>();
+template <>
+const std::vector<Choice>& choices<Recompute>();
+template <>
+const std::vector<Choice>& choices<ActivationModel>();
+template <>
+const std::vector<Choice>& choices<Loss>();
+template <>
+const std::vector<Choice>& choices<PipelineStage>();
+
+template <typename Enum>
+const std::string& choice_id(Enum value) {
+  return choices<Enum>()[static_cast<std::size_t>(value)].id;
+}
+
+template <typename Enum>
+const std::string& choice_name(Enum value) {
+  return choices<Enum>()[static_cast<std::size_t>(value)].name;
+}
+
+// The value whose id is `id`; false when there is none.
+template <typename Enum>
+bool choice_from_id(std::string_view id, Enum& value) {
+  const std::vector<Choice>& all = choices<Enum>();
+  for (std::size_t index = 0; index < all.size(); ++index) {
+    if (all[index].id == id) {
+      value = static_cast<Enum>(index);
+      return true;
+    }
+  }
+  return false;
+}
 
 constexpr double kBf16Bytes = 2;
 constexpr double kFp32Bytes = 4;
@@ -73,39 +145,8 @@ struct BytesPerParameter {
 };
 
 // Bytes per parameter for a precision and an optimiser. Adafactor's factored state depends on the
-// shapes of the model's matrices, so the shape is needed; ids are assumed valid (see has_choice).
-BytesPerParameter bytes_per_parameter(std::string_view precision_id, std::string_view optimizer_id,
+// shapes of the model's matrices, so the shape is needed.
+BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer,
                                       const ModelShape& shape);
-
-// ---- Activation recomputation ----------------------------------------------------------------
-
-//   none       keep every activation
-//   selective  recompute the attention scores in the backward pass (Korthikanti et al. §4.3)
-//   full       keep only each layer's input and recompute the layer (Chen et al. 2016)
-const std::vector<Choice>& recompute_choices();
-constexpr const char* kDefaultRecompute = "none";
-
-// ---- Activation models -----------------------------------------------------------------------
-
-//   korthikanti  34·s·b·h per layer plus 5·a·s²·b of scores (Korthikanti et al., MLSys 2023,
-//                equation 1): a GPT block, the plate's model
-//   llama-block  the tensors a Llama block saves for its backward pass, one by one (RMSNorm,
-//                grouped-query attention with RoPE, a gated MLP, no dropout): docs/activations.md
-const std::vector<Choice>& activation_model_choices();
-constexpr const char* kKorthikantiActivationModel = "korthikanti";
-constexpr const char* kLlamaBlockActivationModel = "llama-block";
-constexpr const char* kDefaultActivationModel = kKorthikantiActivationModel;
-
-// ---- The loss's implementation ----------------------------------------------------------------
-
-//   vocab-parallel  Megatron-LM's vocab-parallel cross-entropy: the BF16 logits and their FP32
-//                   copy, 6 bytes per logit
-//   fp32-upcast     cross_entropy(logits.float()) in PyTorch, unfused, the BF16 logits freed
-//                   before the backward pass: at the loss's backward the FP32 log-softmax it
-//                   saved, that output's gradient and its input's gradient, 12 bytes per logit
-//                   (tests/data/loss-peak-cpu.json measures 12.00)
-// Either is split over the vocabulary by tensor parallelism (a vocabulary-sharded loss).
-const std::vector<Choice>& loss_choices();
-constexpr const char* kDefaultLoss = "vocab-parallel";
 
 }  // namespace trainmem

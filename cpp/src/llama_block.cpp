@@ -1,6 +1,9 @@
-#include "trainmem/activations.hpp"
-
+// The llama-block activation model: the tensors a Llama block saves for its backward pass, one by
+// one (docs/activations.md derives each).
 #include <string>
+
+#include "calculation.hpp"
+#include "trainmem/activations.hpp"
 
 namespace trainmem {
 
@@ -28,7 +31,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   const double whole = layout.sequence_parallel ? t : 1;
   const double by_heads = t;
   // A rebuilt layer (full recomputation) saves what a layer saves with no recomputation.
-  const bool selective = setup.recompute == "selective";
+  const bool selective = setup.recompute == Recompute::kSelective;
   // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
   // recomputing the core attention (selective) saves them before the repeat.
   const bool keys_repeated = !flash_attention && !selective;
@@ -116,6 +119,25 @@ double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
   double sum = 0;
   for (const SavedTensor& tensor : tensors) sum += tensor.bytes_per_token;
   return sum;
+}
+
+ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
+                                                  const TrainingSetup& setup,
+                                                  int micro_batch_sequences, bool flash_attention) {
+  const ParallelLayout& layout = setup.layout;
+  ActivationsPerLayer layer;
+  layer.tokens_on_device =
+      static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
+  layer.saved_bytes_per_token =
+      saved_bytes_per_token(llama_block_saved_tensors(shape, setup, flash_attention));
+  const double saved = layer.tokens_on_device * layer.saved_bytes_per_token;
+  if (setup.recompute == Recompute::kFull) {
+    layer.kept_bytes = layer.tokens_on_device * layer_input_bytes_per_token(shape, layout);
+    layer.recompute_working_bytes = saved - layer.kept_bytes;
+  } else {
+    layer.kept_bytes = saved;
+  }
+  return layer;
 }
 
 }  // namespace trainmem

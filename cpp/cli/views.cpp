@@ -1,0 +1,312 @@
+// What the `trainmem` command prints: the breakdown, and each view (--fit, --savings, --timeline,
+// --fit-map, --saved-tensors, --compare-measured, --list-models), as a table or as JSON.
+#include "views.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+#include "cli.hpp"
+#include "trainmem/activations.hpp"
+#include "trainmem/explore.hpp"
+#include "trainmem/fit.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/measured.hpp"
+#include "trainmem/models.hpp"
+#include "trainmem/report.hpp"
+#include "trainmem/settings.hpp"
+
+namespace trainmem {
+
+namespace {
+
+constexpr int kFitLayoutsShown = 10;
+
+// `text` followed by spaces to `width` characters on screen: UTF-8 continuation bytes ("·", "×")
+// take no column of their own, which std::setw would count.
+std::string padded(const std::string& text, std::size_t width) {
+  std::size_t columns = 0;
+  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
+  return text + std::string(columns < width ? width - columns : 1, ' ');
+}
+
+std::string fixed(double value, int decimals) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(decimals) << value;
+  return text.str();
+}
+
+}  // namespace
+
+void print_breakdown(const Estimate& estimate, std::ostream& out) {
+  const MemoryBreakdown& bytes = estimate.bytes;
+  const BytesPerParameter& per = estimate.bytes_per_parameter;
+  const TrainingSetup& setup = estimate.setup;
+  const int sequences = setup.micro_batch_sequences;
+  out << estimate.model_name << ": " << format_parameters(estimate.num_parameters)
+      << " parameters, " << format_count(estimate.tokens_per_micro_batch)
+      << " tokens per micro-batch (" << sequences << (sequences == 1 ? " sequence" : " sequences")
+      << " of " << format_count(setup.sequence_length) << "), FlashAttention "
+      << (setup.flash_attention ? "on" : "off") << "\n";
+  const TrainingSetup plate;
+  const bool plate_recipe =
+      setup.precision == plate.precision && setup.optimizer == plate.optimizer;
+  if (estimate.num_devices > 1 || !plate_recipe || setup.recompute != plate.recompute) {
+    out << "Layout: " << format_layout(estimate) << "; " << choice_id(setup.optimizer) << ", "
+        << choice_id(setup.precision) << "\nMost loaded device: "
+        << (estimate.most_loaded_stage == PipelineStage::kOnly
+                ? "any"
+                : "the " + choice_id(estimate.most_loaded_stage) + " pipeline stage")
+        << ", " << format_count(estimate.parameters_on_device) << " parameters before ZeRO\n";
+  }
+  out << "\n";
+  const auto row = [&out](const std::string& label, double value) {
+    out << "  " << std::left << std::setw(46) << label << std::right << std::setw(10)
+        << format_bytes(value) << "\n";
+  };
+  const auto per_parameter = [](double value) {
+    return std::string(value == std::trunc(value) ? fixed(value, 0) : fixed(value, 3)) +
+           " B/parameter";
+  };
+  if (plate_recipe) {
+    row("Weights (BF16, 2 B/parameter)", bytes.weights_bytes);
+    row("Gradients (BF16, 2 B/parameter)", bytes.gradients_bytes);
+    row("Master weights (FP32, 4 B/parameter)", bytes.master_weights_bytes);
+    row("Optimiser moments (Adam, FP32, 8 B/parameter)", bytes.optimizer_states_bytes);
+  } else {
+    row("Weights (" + per_parameter(per.weights) + ")", bytes.weights_bytes);
+    row("Gradients (" + per_parameter(per.gradients) + ")", bytes.gradients_bytes);
+    row("Master weights (" + per_parameter(per.master_weights) + ")", bytes.master_weights_bytes);
+    row("Optimiser states (" + per_parameter(per.optimizer_states) + ")",
+        bytes.optimizer_states_bytes);
+  }
+  row(setup.activation_model == ActivationModel::kLlamaBlock
+          ? "Activations (Llama block, tensor by tensor)"
+          : "Activations (Korthikanti et al. 2023)",
+      bytes.activations_bytes);
+  if (setup.logits) {
+    if (estimate.most_loaded_stage == PipelineStage::kFirst) {
+      out << "  Logits and loss: held by the last pipeline stage, not this one\n";
+    } else {
+      row("Logits and loss", bytes.logits_bytes);
+    }
+  }
+  out << "  " << std::string(56, '-') << "\n";
+  row("Model states (" + per_parameter(per.total) + ")", bytes.model_states_bytes);
+  row(estimate.num_devices > 1 ? "Total on the most loaded device" : "Total on one device",
+      bytes.total_bytes);
+  out << "\n  " << fixed(estimate.devices_worth, 1) << " " << estimate.device.short_name
+      << "s' worth: the total over one " << estimate.device.name << " (1 GB = 10^9 bytes)";
+  out << (estimate.fits ? "; it fits\n" : "; it does not fit\n");
+}
+
+namespace {
+
+int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
+  const FitSearch search = find_fewest_devices(setup, kFitLayoutsShown);
+  if (!search.answer.ok()) return refused(search.answer, err);
+  if (json) {
+    out << fit_to_json(setup, search) << "\n";
+    return kExitOk;
+  }
+  if (search.layouts.empty()) {
+    out << search.why_not_fewer << "\n";
+    return kExitOk;
+  }
+  const Estimate& first = search.layouts.front();
+  out << first.model_name << " at " << format_count(first.tokens_per_micro_batch)
+      << " tokens per micro-batch fits on " << format_count(search.fewest_devices) << " "
+      << "× " << first.device.name << " at the fewest.\n"
+      << search.why_not_fewer << "\n\n";
+  for (const Estimate& estimate : search.layouts) {
+    out << "  " << std::left << std::setw(64) << format_layout(estimate) << std::right
+        << std::setw(10) << format_bytes(estimate.bytes.total_bytes) << "  (states "
+        << format_bytes(estimate.bytes.model_states_bytes) << ", activations "
+        << format_bytes(estimate.bytes.activations_bytes) << ")\n";
+  }
+  return kExitOk;
+}
+
+int print_savings(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
+  const SavingsList list = rank_savings(setup);
+  if (!list.answer.ok()) return refused(list.answer, err);
+  if (json) {
+    out << savings_to_json(list) << "\n";
+    return kExitOk;
+  }
+  out << list.baseline.model_name << ": " << format_bytes(list.baseline.bytes.total_bytes)
+      << " on the most loaded of " << format_count(list.baseline.num_devices)
+      << (list.baseline.num_devices == 1 ? " device" : " devices")
+      << ". Single changes, most saved first:\n\n";
+  for (const Saving& saving : list.savings) {
+    out << "  " << std::left << std::setw(58) << saving.label << std::right << std::setw(10)
+        << format_bytes(saving.bytes_saved) << " saved  -> " << std::setw(10)
+        << format_bytes(saving.estimate.bytes.total_bytes);
+    if (saving.devices_added > 0)
+      out << "  (+" << format_count(saving.devices_added) << " devices)";
+    out << "\n";
+  }
+  return kExitOk;
+}
+
+int print_timeline(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
+  const Estimate estimate = estimate_memory(setup);
+  if (!estimate.answer.ok()) return refused(estimate.answer, err);
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  if (json) {
+    out << timeline_to_json(points) << "\n";
+    return kExitOk;
+  }
+  const double peak = points[timeline_peak(points)].bytes;
+  out << estimate.model_name << ": memory on the most loaded device through one step; peak "
+      << format_bytes(peak) << " (the estimate's total).\n\n";
+  for (const TimelinePoint& point : points) {
+    out << "  " << std::left << std::setw(10) << point.phase << std::right << std::setw(5)
+        << (point.layer > 0 ? std::to_string(point.layer) : "") << std::setw(11)
+        << format_bytes(point.bytes) << (point.bytes == peak ? "  <- peak" : "") << "\n";
+  }
+  return kExitOk;
+}
+
+int print_fit_map(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
+  const FitMap map = fit_map(setup);
+  if (!map.answer.ok()) return refused(map.answer, err);
+  if (json) {
+    out << fit_map_to_json(map) << "\n";
+    return kExitOk;
+  }
+  const Estimate estimate = estimate_memory(setup);
+  out << "Share of one " << estimate.device.name
+      << " on the most loaded device; '*' does not fit.\n\n"
+      << std::setw(12) << "seq \\ mb";
+  for (int b : map.micro_batch_sequences) out << std::setw(10) << b;
+  out << "\n";
+  std::size_t index = 0;
+  for (int s : map.sequence_lengths) {
+    out << std::setw(12) << format_count(s);
+    for (std::size_t column = 0; column < map.micro_batch_sequences.size(); ++column, ++index) {
+      const FitCell& cell = map.cells[index];
+      const std::string text =
+          !cell.valid ? "-" : format_share(cell.devices_worth) + (cell.fits ? " " : "*");
+      out << std::setw(10) << text;
+    }
+    out << "\n";
+  }
+  return kExitOk;
+}
+
+int print_saved_tensors(const TrainingSetup& setup, bool, std::ostream& out, std::ostream& err) {
+  const Estimate estimate = estimate_memory(setup);
+  if (!estimate.answer.ok()) return refused(estimate.answer, err);
+  const std::vector<SavedTensor> tensors =
+      llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
+  const bool full = setup.recompute == Recompute::kFull;
+  out << estimate.model_name
+      << ": the tensors one layer saves for its backward pass (llama-block model)"
+      << (full ? ", while it is rebuilt (full recomputation keeps only its input between passes)"
+               : "")
+      << ", per token on one device (docs/activations.md).\n\n";
+  out << "  " << padded("tensor", 44) << padded("dtype", 7) << padded("elements", 10) << std::right
+      << std::setw(10) << "bytes"
+      << "  saved by\n";
+  const auto bytes_text = [](double bytes) {
+    return fixed(bytes, bytes == std::trunc(bytes) ? 0 : 1);
+  };
+  for (const SavedTensor& tensor : tensors) {
+    const std::string elements =
+        tensor.elements + (tensor.split > 1 ? " / " + format_count(tensor.split) : "");
+    out << "  " << padded(tensor.name, 44) << padded(tensor.dtype_bytes == 4 ? "FP32" : "BF16", 7)
+        << padded(elements, 10) << std::right << std::setw(10) << bytes_text(tensor.bytes_per_token)
+        << "  " << tensor.saved_by << "\n";
+  }
+  const double sum = saved_bytes_per_token(tensors);
+  out << "  " << padded("per token per layer", 61) << std::right << std::setw(10) << bytes_text(sum)
+      << "  = " << fixed(sum / resolve_model(setup)->hidden_size, 2) << " × h\n";
+  return kExitOk;
+}
+
+int print_compare_measured(const TrainingSetup&, bool json, std::ostream& out, std::ostream&) {
+  const std::vector<MeasuredComparison> comparisons = compare_measured();
+  if (json) {
+    out << measured_to_json(comparisons) << "\n";
+    return kExitOk;
+  }
+  out << "How close is this? Measured memory against trainmem's estimate of the same settings;\n"
+         "error = (estimate - measured) / measured.\n";
+  for (const MeasuredComparison& comparison : comparisons) {
+    const MeasuredCase& measured = comparison.measured;
+    const auto figure = [&](double bytes) { return format_as_measured(bytes, measured.unit); };
+    out << "\n" << measured.title << "\n";
+    out << "  measured      " << std::right << std::setw(16) << figure(measured.measured_bytes)
+        << "  " << quantity_id(measured.quantity) << ": " << measured.statistic << "\n";
+    if (!comparison.answer.ok()) {
+      out << "  not estimated: " << comparison.answer.message << "\n";
+      continue;
+    }
+    out << "  Korthikanti   " << std::setw(16) << figure(comparison.korthikanti_bytes) << "  "
+        << format_error_percent(comparison.korthikanti_error_percent) << "\n";
+    out << "  Llama block   " << std::setw(16) << figure(comparison.llama_block_bytes) << "  "
+        << format_error_percent(comparison.llama_block_error_percent) << "\n";
+    out << "  source: " << measured.source << "\n";
+    out << "  note: " << measured.note << "\n";
+  }
+  out << "\nA measured peak also holds what no estimate here counts: the caching allocator's "
+         "reserve and\nfragmentation, the CUDA context and library workspaces, communication "
+         "buffers, and temporaries.\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void print_models(std::ostream& out) {
+  out << std::left << std::setw(14) << "id" << std::setw(15) << "name" << std::setw(12)
+      << "parameters"
+      << "source\n";
+  for (const ModelShape& shape : preset_models()) {
+    out << std::setw(14) << shape.id << std::setw(15) << shape.name << std::setw(12)
+        << format_parameters(count_parameters(shape)) << shape.source << "\n";
+  }
+}
+
+int bad_input(std::ostream& err, const std::string& message) {
+  std::string line = message;  // the contract is one line
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  err << "trainmem: " << line << "\n";
+  return kExitBadInput;
+}
+
+int refused(const Answer& answer, std::ostream& err) {
+  const Setting* setting = find_setting(answer.setting);
+  return bad_input(err, (setting != nullptr ? flag_of(*setting) : "--" + answer.setting) + ": " +
+                            answer.message);
+}
+
+std::string flag_of(const Setting& setting) {
+  const bool on_by_default = setting.kind == SettingKind::kSwitch && setting.default_text == "on";
+  return (on_by_default ? "--no-" : "--") + setting.id;
+}
+
+const std::vector<View>& views() {
+  using Uses = View::Uses;
+  static const std::vector<View> table = {
+      {"--fit", "Find the fewest devices, and their layouts, that fit", true, Uses::kAllButLayout,
+       print_fit},
+      {"--savings", "Rank single changes by the bytes each saves on the most loaded device", true,
+       Uses::kSettings, print_savings},
+      {"--timeline", "Memory over one training step on the most loaded device", true,
+       Uses::kSettings, print_timeline},
+      {"--fit-map", "Where it fits: the share of the device over sequence length x micro-batch",
+       true, Uses::kSettings, print_fit_map},
+      {"--saved-tensors",
+       "List the tensors one layer saves for its backward pass (the llama-block model)", false,
+       Uses::kLlamaBlockModel, print_saved_tensors},
+      {"--compare-measured",
+       "How close is this? Every measured case against the estimate of its settings", true,
+       Uses::kOwnSettings, print_compare_measured},
+  };
+  return table;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,42 @@
+// The `trainmem` command's output: the breakdown of one estimate, and a table of views, each a
+// flag that prints one thing instead (--fit, --timeline, …).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "trainmem/answer.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/settings.hpp"
+
+namespace trainmem {
+
+void print_breakdown(const Estimate& estimate, std::ostream& out);
+void print_models(std::ostream& out);
+
+struct View {
+  const char* flag;  // "--fit"
+  const char* help;
+  bool has_json;  // whether --json applies
+  // What the view does with the settings: ignores them (each measured case has its own), chooses
+  // the layout and recomputation itself (--fit), or lists the llama-block model's tensors.
+  enum class Uses { kSettings, kOwnSettings, kAllButLayout, kLlamaBlockModel } uses;
+  // Prints the view of `setup` (checked by the core inside), as JSON when asked; the exit status.
+  int (*print)(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err);
+};
+
+// Every view, in the order --help lists them; a command gives at most one.
+const std::vector<View>& views();
+
+// One line on `err`, "trainmem: " first; returns kExitBadInput.
+int bad_input(std::ostream& err, const std::string& message);
+
+// The core's refusal, named by the setting's flag: "--tp: Tensor parallelism 3 must divide …".
+int refused(const Answer& answer, std::ostream& err);
+
+// The flag that gives a setting: --seq-len, or --no-flash-attention for a switch that is on by
+// default.
+std::string flag_of(const Setting& setting);
+
+}  // namespace trainmem

@@ -1,0 +1,66 @@
+// Inside the core: the arithmetic of one estimate, shared by the estimate itself, its explanation
+// and its timeline, so that each of them reads the same numbers. Not part of the public API.
+#pragma once
+
+#include "trainmem/answer.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/models.hpp"
+
+namespace trainmem {
+
+// One layer's activations on the most loaded device.
+struct ActivationsPerLayer {
+  double kept_bytes = 0;               // saved for the backward pass, per layer
+  double recompute_working_bytes = 0;  // full recomputation: one layer rebuilt, less its input
+  double replicated_factor = 0;        // Korthikanti: the bracket's first part: 34, 10 + 24/t…
+  double score_factor = 0;             // Korthikanti: 5·a·s/(h·t), or 0
+  double saved_bytes_per_token = 0;    // llama-block: the saved tensors' sum, per token
+  double tokens_on_device = 0;         // s/c · b
+};
+
+// Every activation model answers through this one signature (korthikanti.cpp, llama_block.cpp):
+// one layer of `shape` under `setup`'s layout and recomputation, for `micro_batch_sequences`
+// sequences, with or without FlashAttention. The setup has passed check_setup.
+using LayerActivations = ActivationsPerLayer (*)(const ModelShape& shape,
+                                                 const TrainingSetup& setup,
+                                                 int micro_batch_sequences, bool flash_attention);
+ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
+                                                  const TrainingSetup& setup,
+                                                  int micro_batch_sequences, bool flash_attention);
+ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
+                                                  const TrainingSetup& setup,
+                                                  int micro_batch_sequences, bool flash_attention);
+LayerActivations layer_activations_of(ActivationModel model);
+
+// The first problem with `setup` (whose model `shape` is, or nullptr when its id is unknown), in
+// the setting at fault's words; an ok answer when there is none (check.cpp).
+Answer check_setup(const TrainingSetup& setup, const ModelShape* shape);
+
+struct StageMemory {
+  double parameters = 0;
+  double activations_bytes = 0;
+  double logits_bytes = 0;
+};
+
+struct Calculation {
+  const ModelShape* shape = nullptr;  // the setup's model (resolve_model), alive as long as it
+  ParameterCounts counts;
+  BytesPerParameter bytes_per_parameter;
+  ActivationsPerLayer layer;
+  double layers_per_stage = 0;
+  double in_flight_factor = 0;  // layers' worth of activations on the first stage, over L
+  double zero_shards = 1;       // d·c
+  StageMemory first;
+  StageMemory last;
+  bool last_is_most_loaded = false;
+  Estimate estimate;
+};
+
+// Checks and computes; `estimate` holds the result either way.
+Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_sequences,
+                               bool flash_attention);
+
+// Bytes per token per vocabulary entry of the logits and the loss.
+double logits_bytes_per_token_per_vocab(Loss loss);
+
+}  // namespace trainmem

@@ -1,0 +1,51 @@
+// The plate's activation model: Korthikanti et al., "Reducing Activation Recomputation in Large
+// Transformer Models", MLSys 2023, equation 1 and Table 2, a GPT block's saved activations per
+// layer (estimate.hpp names each constant).
+#include "calculation.hpp"
+#include "trainmem/activations.hpp"
+
+namespace trainmem {
+
+ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
+                                                  const TrainingSetup& setup,
+                                                  int micro_batch_sequences, bool flash_attention) {
+  const ParallelLayout& layout = setup.layout;
+  const double t = layout.tensor_parallel;
+  const double s = setup.sequence_length;
+  const double h = shape.hidden_size;
+  const double a = shape.num_attention_heads;
+
+  ActivationsPerLayer layer;
+  layer.tokens_on_device = s / layout.context_parallel * micro_batch_sequences;
+  const double kept_under_full =
+      layer.tokens_on_device * layer_input_bytes_per_token(shape, layout);
+
+  // Top-k routing: each token's activations pass through k experts' MLPs, k - 1 more than a
+  // dense layer's one (Korthikanti et al. 2023, section 4.1's MLP share; see estimate.hpp).
+  const double extra_mlps = shape.num_experts_per_token - 1;
+  if (layout.sequence_parallel) {
+    layer.replicated_factor =
+        (kKorthikantiBytesPerTokenPerHidden + extra_mlps * kKorthikantiMlpBytesPerTokenPerHidden) /
+        t;
+  } else {
+    layer.replicated_factor = kKorthikantiReplicatedBytesPerTokenPerHidden +
+                              kKorthikantiShardedBytesPerTokenPerHidden / t +
+                              extra_mlps * (kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
+                                            kKorthikantiMlpShardedBytesPerTokenPerHidden / t);
+  }
+  const bool scores_stored = !flash_attention && setup.recompute == Recompute::kNone;
+  const double score_factor = kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / (h * t);
+  layer.score_factor = scores_stored ? score_factor : 0;
+
+  const double unit = layer.tokens_on_device * h;  // bytes per unit of the bracket
+  if (setup.recompute == Recompute::kFull) {
+    layer.kept_bytes = kept_under_full;
+    const double rebuilt = unit * (layer.replicated_factor + (flash_attention ? 0 : score_factor));
+    layer.recompute_working_bytes = rebuilt - layer.kept_bytes;
+  } else {
+    layer.kept_bytes = unit * (layer.replicated_factor + layer.score_factor);
+  }
+  return layer;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,48 @@
+// Memory over one training step on the most loaded device, from the estimate's own Calculation.
+#include "calculation.hpp"
+#include "trainmem/estimate.hpp"
+
+namespace trainmem {
+
+std::size_t timeline_peak(const std::vector<TimelinePoint>& points) {
+  std::size_t peak = 0;
+  for (std::size_t index = 1; index < points.size(); ++index) {
+    if (points[index].bytes > points[peak].bytes) peak = index;
+  }
+  return peak;
+}
+
+std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
+  const Calculation calc =
+      calculate_estimate(setup, setup.micro_batch_sequences, setup.flash_attention);
+  if (!calc.estimate.answer.ok()) return {};
+  const Estimate& estimate = calc.estimate;
+  const MemoryBreakdown& bytes = estimate.bytes;
+
+  // The most loaded device's layer slots: under 1F1B the first stage holds L layers' worth (p
+  // micro-batches of L/p layers, times the interleaved schedule's factor), the last L/p.
+  const bool first_stage = !calc.last_is_most_loaded;
+  const int slots = static_cast<int>(first_stage ? calc.shape->num_layers : calc.layers_per_stage);
+  const double kept_per_slot = calc.layer.kept_bytes * (first_stage ? calc.in_flight_factor : 1);
+  const double states = bytes.model_states_bytes;
+
+  std::vector<TimelinePoint> points;
+  points.push_back({"start", 0, states});
+  for (int layer = 1; layer <= slots; ++layer) {
+    points.push_back({"forward", layer, states + layer * kept_per_slot});
+  }
+  const double all_kept = slots * kept_per_slot;
+  if (bytes.logits_bytes > 0)
+    points.push_back({"loss", slots, states + all_kept + bytes.logits_bytes});
+  for (int layer = slots; layer >= 1; --layer) {
+    if (calc.layer.recompute_working_bytes > 0) {
+      points.push_back({"recompute", layer,
+                        states + layer * kept_per_slot + calc.layer.recompute_working_bytes});
+    }
+    points.push_back({"backward", layer, states + (layer - 1) * kept_per_slot});
+  }
+  points.push_back({"optimizer", 0, states});
+  return points;
+}
+
+}  // namespace trainmem
