@@ -121,6 +121,19 @@ double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
   return sum;
 }
 
+SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
+  SavedTensorList list;
+  if (!estimate_memory(setup).answer.ok()) return list;
+  list.in_use = setup.activation_model == ActivationModel::kLlamaBlock;
+  list.caption = setup.recompute == Recompute::kFull
+                     ? "The tensors one layer saves while it is rebuilt in the backward pass (full "
+                       "recomputation keeps only its input between passes), per token on one device"
+                     : "The tensors one layer saves for its backward pass, per token on one device";
+  list.tensors = llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
+  list.bytes_per_token = saved_bytes_per_token(list.tensors);
+  return list;
+}
+
 ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
                                                   int micro_batch_sequences, bool flash_attention) {

@@ -424,6 +424,14 @@ Answer apply_setting(TrainingSetup& setup, std::string_view id, std::string_view
   return {};
 }
 
+SettingChange change_setting(const TrainingSetup& setup, std::string_view id, std::string_view text,
+                             int max_micro_batch_sequences) {
+  SettingChange change{{}, setup};
+  change.answer = apply_setting(change.setup, id, text, max_micro_batch_sequences);
+  if (!change.answer.ok()) change.setup = setup;
+  return change;
+}
+
 std::string setting_text(const TrainingSetup& setup, std::string_view id) {
   const Entry* entry = find_entry(id);
   return entry != nullptr ? text_of(*entry, setup) : std::string();

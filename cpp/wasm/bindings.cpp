@@ -11,6 +11,7 @@
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
+#include "trainmem/settings.hpp"
 
 namespace {
 
@@ -24,12 +25,15 @@ val to_array(const std::vector<T>& items) {
 }
 
 val preset_models_js() { return to_array(trainmem::preset_models()); }
-val device_choices_js() { return to_array(trainmem::device_choices()); }
-val precision_choices_js() { return to_array(trainmem::precision_choices()); }
-val optimizer_choices_js() { return to_array(trainmem::optimizer_choices()); }
-val recompute_choices_js() { return to_array(trainmem::recompute_choices()); }
-val activation_model_choices_js() { return to_array(trainmem::activation_model_choices()); }
-val loss_choices_js() { return to_array(trainmem::loss_choices()); }
+val settings_js() { return to_array(trainmem::settings()); }
+val choices_of_setting_js(const trainmem::Setting& setting) { return to_array(setting.choices); }
+void ignore_choices(trainmem::Setting&, val) {}  // settings only travel out
+std::string most_loaded_stage_js(const trainmem::Estimate& estimate) {
+  return trainmem::choice_id(estimate.most_loaded_stage);
+}
+void set_most_loaded_stage_js(trainmem::Estimate& estimate, std::string id) {
+  trainmem::choice_from_id(id, estimate.most_loaded_stage);
+}
 val explain_estimate_js(const trainmem::TrainingSetup& setup) {
   return to_array(trainmem::explain_estimate(setup));
 }
@@ -45,9 +49,7 @@ val workshop_view_js(const trainmem::TrainingSetup& setup, int max_micro_batch_s
 val find_fewest_devices_js(const trainmem::TrainingSetup& setup, int max_layouts) {
   const trainmem::FitSearch search = trainmem::find_fewest_devices(setup, max_layouts);
   val result = val::object();
-  result.set("status", search.status);
-  result.set("message", search.message);
-  result.set("invalidField", search.invalid_field);
+  result.set("answer", search.answer);
   result.set("layouts", to_array(search.layouts));
   result.set("fewestDevices", search.fewest_devices);
   result.set("hasBestSmaller", search.has_best_smaller);
@@ -67,9 +69,7 @@ val memory_timeline_js(const trainmem::TrainingSetup& setup) {
 val rank_savings_js(const trainmem::TrainingSetup& setup) {
   const trainmem::SavingsList list = trainmem::rank_savings(setup);
   val result = val::object();
-  result.set("status", list.status);
-  result.set("message", list.message);
-  result.set("invalidField", list.invalid_field);
+  result.set("answer", list.answer);
   result.set("baseline", list.baseline);
   result.set("savings", to_array(list.savings));
   return result;
@@ -78,26 +78,20 @@ val rank_savings_js(const trainmem::TrainingSetup& setup) {
 val fit_map_js(const trainmem::TrainingSetup& setup) {
   const trainmem::FitMap map = trainmem::fit_map(setup);
   val result = val::object();
-  result.set("status", map.status);
-  result.set("message", map.message);
-  result.set("invalidField", map.invalid_field);
+  result.set("answer", map.answer);
   result.set("sequenceLengths", to_array(map.sequence_lengths));
   result.set("microBatchSequences", to_array(map.micro_batch_sequences));
   result.set("cells", to_array(map.cells));
   return result;
 }
 
-// The llama-block model's saved tensors for one layer of a valid setup and their sum per token;
-// no tensors and 0 for a refused one.
 val saved_tensors_js(const trainmem::TrainingSetup& setup) {
+  const trainmem::SavedTensorList list = trainmem::saved_tensors_of(setup);
   val result = val::object();
-  std::vector<trainmem::SavedTensor> tensors;
-  if (trainmem::estimate_memory(setup).status == trainmem::Status::kOk) {
-    tensors = trainmem::llama_block_saved_tensors(*trainmem::resolve_model(setup), setup,
-                                                  setup.flash_attention);
-  }
-  result.set("tensors", to_array(tensors));
-  result.set("bytesPerToken", trainmem::saved_bytes_per_token(tensors));
+  result.set("inUse", list.in_use);
+  result.set("caption", list.caption);
+  result.set("tensors", to_array(list.tensors));
+  result.set("bytesPerToken", list.bytes_per_token);
   return result;
 }
 
@@ -109,6 +103,18 @@ int parse_whole_number_js(const std::string& text) { return trainmem::parse_whol
 double parse_decimal_js(const std::string& text) { return trainmem::parse_decimal(text); }
 
 trainmem::TrainingSetup default_setup() { return trainmem::TrainingSetup{}; }
+
+trainmem::SettingChange change_setting_js(const trainmem::TrainingSetup& setup,
+                                          const std::string& id, const std::string& text,
+                                          int max_micro_batch_sequences) {
+  return trainmem::change_setting(setup, id, text, max_micro_batch_sequences);
+}
+std::string setting_text_js(const trainmem::TrainingSetup& setup, const std::string& id) {
+  return trainmem::setting_text(setup, id);
+}
+trainmem::Answer check_choice_js(const std::string& setting_id, const std::string& id) {
+  return trainmem::check_choice(setting_id, id);
+}
 
 }  // namespace
 
@@ -146,15 +152,41 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("shortName", &Device::short_name)
       .field("capacityBytes", &Device::capacity_bytes);
 
+  enum_<SettingKind>("SettingKind")
+      .value("WHOLE", SettingKind::kWhole)
+      .value("DECIMAL", SettingKind::kDecimal)
+      .value("SWITCH", SettingKind::kSwitch)
+      .value("CHOICE", SettingKind::kChoice);
+
+  value_object<Setting>("Setting")
+      .field("id", &Setting::id)
+      .field("name", &Setting::name)
+      .field("kind", &Setting::kind)
+      .field("min", &Setting::min)
+      .field("max", &Setting::max)
+      .field("choices", &choices_of_setting_js, &ignore_choices)
+      .field("allowed", &Setting::allowed)
+      .field("defaultText", &Setting::default_text)
+      .field("help", &Setting::help)
+      .field("apiKey", &Setting::api_key)
+      .field("requiresSetting", &Setting::requires_setting)
+      .field("requiresValue", &Setting::requires_value)
+      .field("requiresReason", &Setting::requires_reason)
+      .field("excludes", &Setting::excludes)
+      .field("inUrl", &Setting::in_url)
+      .field("chosenByFit", &Setting::chosen_by_fit);
+
+  value_object<SettingChange>("SettingChange")
+      .field("answer", &SettingChange::answer)
+      .field("setup", &SettingChange::setup);
+
   value_object<Estimate>("Estimate")
-      .field("status", &Estimate::status)
-      .field("message", &Estimate::message)
-      .field("invalidField", &Estimate::invalid_field)
+      .field("answer", &Estimate::answer)
       .field("setup", &Estimate::setup)
       .field("modelName", &Estimate::model_name)
       .field("numParameters", &Estimate::num_parameters)
       .field("parametersOnDevice", &Estimate::parameters_on_device)
-      .field("mostLoadedStage", &Estimate::most_loaded_stage)
+      .field("mostLoadedStage", &most_loaded_stage_js, &set_most_loaded_stage_js)
       .field("bytesPerParameter", &Estimate::bytes_per_parameter)
       .field("tokensPerMicroBatch", &Estimate::tokens_per_micro_batch)
       .field("bytes", &Estimate::bytes)
@@ -206,23 +238,21 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("bytesPerToken", &SavedTensor::bytes_per_token);
 
   value_object<MicroBatchFromTokens>("MicroBatchFromTokens")
-      .field("status", &MicroBatchFromTokens::status)
-      .field("message", &MicroBatchFromTokens::message)
+      .field("answer", &MicroBatchFromTokens::answer)
       .field("microBatchSequences", &MicroBatchFromTokens::micro_batch_sequences);
 
   constant("plateSequenceLength", kPlateSequenceLength);
   constant("maxMicroBatchSequences", kMaxMicroBatchSequences);
   constant("modelStateBytesPerParameter", kModelStateBytesPerParameter);
   constant("customModelId", std::string(kCustomModelId));
+  constant("modelSettingId", std::string(setting_id::kModel));
 
   function("defaultSetup", &default_setup);
   function("presetModels", &preset_models_js);
-  function("deviceChoices", &device_choices_js);
-  function("precisionChoices", &precision_choices_js);
-  function("optimizerChoices", &optimizer_choices_js);
-  function("recomputeChoices", &recompute_choices_js);
-  function("activationModelChoices", &activation_model_choices_js);
-  function("lossChoices", &loss_choices_js);
+  function("settings", &settings_js);
+  function("changeSetting", &change_setting_js);
+  function("settingText", &setting_text_js);
+  function("checkChoice", &check_choice_js);
   function("savedTensors", &saved_tensors_js);
   function("estimateMemory", &estimate_memory);
   function("workshopView", &workshop_view_js);

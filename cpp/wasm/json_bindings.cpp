@@ -29,8 +29,8 @@ val compare_measured_js() {
     row.set("statistic", measured.statistic);
     row.set("quantity", trainmem::quantity_id(measured.quantity));
     row.set("note", measured.note);
-    row.set("ok", comparison.status == trainmem::Status::kOk);
-    row.set("message", comparison.message);
+    row.set("ok", comparison.answer.ok());
+    row.set("message", comparison.answer.message);
     row.set("measured", figure(measured.measured_bytes));
     row.set("korthikanti", figure(comparison.korthikanti_bytes));
     row.set("llamaBlock", figure(comparison.llama_block_bytes));
@@ -58,8 +58,7 @@ EMSCRIPTEN_BINDINGS(trainmem_json) {
   register_setup_types();
 
   value_object<ConfigParse>("ConfigParse")
-      .field("status", &ConfigParse::status)
-      .field("message", &ConfigParse::message)
+      .field("answer", &ConfigParse::answer)
       .field("shape", &ConfigParse::shape);
 
   constant("maxConfigBytes", kMaxConfigBytes);

@@ -1,18 +1,39 @@
 // The value types both WebAssembly modules pass across: a setup (with its layout and custom
-// model) and the status of an answer. Registered once per module, from here.
+// model) and the one shape of an answer. Registered once per module, from here. Choices held as
+// enum classes cross as their ids, the strings the URL and the CLI use.
 #pragma once
 
 #include <emscripten/bind.h>
 
+#include <string>
+
+#include "trainmem/answer.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/options.hpp"
 
 namespace trainmem {
+
+// A choice field as its id; an unknown id leaves the field as it is (the JavaScript API checks
+// each choice with checkChoice before it calls the core).
+template <typename Enum, Enum TrainingSetup::*field>
+std::string get_choice(const TrainingSetup& setup) {
+  return choice_id(setup.*field);
+}
+template <typename Enum, Enum TrainingSetup::*field>
+void set_choice(TrainingSetup& setup, std::string id) {
+  choice_from_id(id, setup.*field);
+}
 
 inline void register_setup_types() {
   using namespace emscripten;
 
   enum_<Status>("Status").value("OK", Status::kOk).value("INVALID_INPUT", Status::kInvalidInput);
+
+  value_object<Answer>("Answer")
+      .field("status", &Answer::status)
+      .field("message", &Answer::message)
+      .field("setting", &Answer::setting);
 
   value_object<ModelShape>("ModelShape")
       .field("id", &ModelShape::id)
@@ -49,12 +70,17 @@ inline void register_setup_types() {
       .field("microBatchSequences", &TrainingSetup::micro_batch_sequences)
       .field("flashAttention", &TrainingSetup::flash_attention)
       .field("layout", &TrainingSetup::layout)
-      .field("recompute", &TrainingSetup::recompute)
-      .field("activationModel", &TrainingSetup::activation_model)
-      .field("optimizer", &TrainingSetup::optimizer)
-      .field("precision", &TrainingSetup::precision)
+      .field("recompute", &get_choice<Recompute, &TrainingSetup::recompute>,
+             &set_choice<Recompute, &TrainingSetup::recompute>)
+      .field("activationModel", &get_choice<ActivationModel, &TrainingSetup::activation_model>,
+             &set_choice<ActivationModel, &TrainingSetup::activation_model>)
+      .field("optimizer", &get_choice<Optimizer, &TrainingSetup::optimizer>,
+             &set_choice<Optimizer, &TrainingSetup::optimizer>)
+      .field("precision", &get_choice<Precision, &TrainingSetup::precision>,
+             &set_choice<Precision, &TrainingSetup::precision>)
       .field("logits", &TrainingSetup::logits)
-      .field("loss", &TrainingSetup::loss)
+      .field("loss", &get_choice<Loss, &TrainingSetup::loss>,
+             &set_choice<Loss, &TrainingSetup::loss>)
       .field("deviceId", &TrainingSetup::device_id)
       .field("customCapacityGb", &TrainingSetup::custom_capacity_gb);
 }

@@ -182,7 +182,8 @@ async function measureCore(browser, url) {
       // A module built before defaultSetup() existed takes the plate's four fields alone.
       const setup = { ...core.defaultSetup?.(), ...plateView };
       const check = core.estimateMemory(setup);
-      if (check.status !== core.Status.OK) throw new Error(`the core refused the setup: ${check.message}`);
+      if (check.answer.status !== core.Status.OK)
+        throw new Error(`the core refused the setup: ${check.answer.message}`);
       const msPerCall = (call, callsPerBatch, batches = 30) => {
         for (let i = 0; i < callsPerBatch; i += 1) call(); // warm-up
         const perCall = [];

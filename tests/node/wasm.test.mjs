@@ -38,7 +38,7 @@ describe('the trainmem WebAssembly module', () => {
 
   it('gives the plate figures for Llama 3 8B with FlashAttention at 8,192 tokens', () => {
     const estimate = core.estimateMemory(plateSetup());
-    assert.equal(estimate.status, core.Status.OK);
+    assert.equal(estimate.answer.status, core.Status.OK);
     assert.equal(estimate.numParameters, 8030261248);
     assert.equal(estimate.bytes.modelStatesBytes, 16 * 8030261248);
     assert.equal(estimate.bytes.activationsBytes, 36507222016);
@@ -67,8 +67,8 @@ describe('the trainmem WebAssembly module', () => {
 
   it('refuses an unknown model with a message, never a NaN', () => {
     const estimate = core.estimateMemory(plateSetup({ modelId: 'llama3-7b' }));
-    assert.equal(estimate.status, core.Status.INVALID_INPUT);
-    assert.match(estimate.message, /^Model 'llama3-7b' is not known/);
+    assert.equal(estimate.answer.status, core.Status.INVALID_INPUT);
+    assert.match(estimate.answer.message, /^Model 'llama3-7b' is not known/);
     assert.equal(estimate.bytes.totalBytes, 0);
   });
 
@@ -76,9 +76,9 @@ describe('the trainmem WebAssembly module', () => {
     assert.equal(core.microBatchFromTokens(32768, 8192, 16).microBatchSequences, 4);
     for (const bad of [0, -8192, 1000, Number.NaN, Infinity, 1e400, 8192 * 17]) {
       const result = core.microBatchFromTokens(bad, 8192, 16);
-      assert.equal(result.status, core.Status.INVALID_INPUT, `tokens ${bad}`);
+      assert.equal(result.answer.status, core.Status.INVALID_INPUT, `tokens ${bad}`);
       assert.equal(
-        result.message,
+        result.answer.message,
         'Tokens per micro-batch must be a whole multiple of 8,192 (one sequence), from 8,192 to 131,072.',
       );
     }
@@ -102,7 +102,7 @@ describe('the trainmem-json WebAssembly module', () => {
         vocab_size: 128256,
       }),
     );
-    assert.equal(parsed.status, json.Status.OK);
+    assert.equal(parsed.answer.status, json.Status.OK);
     const estimate = core.estimateMemory({
       ...core.defaultSetup(),
       modelId: 'custom',
@@ -113,12 +113,12 @@ describe('the trainmem-json WebAssembly module', () => {
 
   it('refuses a hostile config.json with a message naming the field', () => {
     const wrongType = json.parseHfConfig('{"hidden_size": "4096"}');
-    assert.equal(wrongType.status, json.Status.INVALID_INPUT);
-    assert.match(wrongType.message, /^config\.json: 'hidden_size'/);
+    assert.equal(wrongType.answer.status, json.Status.INVALID_INPUT);
+    assert.match(wrongType.answer.message, /^config\.json: 'hidden_size'/);
     const deep = json.parseHfConfig('['.repeat(100000));
-    assert.equal(deep.status, json.Status.INVALID_INPUT);
+    assert.equal(deep.answer.status, json.Status.INVALID_INPUT);
     const proto = json.parseHfConfig('{"__proto__": {"polluted": 1}}');
-    assert.equal(proto.status, json.Status.INVALID_INPUT);
+    assert.equal(proto.answer.status, json.Status.INVALID_INPUT);
   });
 
   it("writes the CLI's JSON and a CSV for a setup", () => {
@@ -140,7 +140,12 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     const { tensors, bytesPerToken } = core.savedTensors(plateSetup({ activationModel: 'llama-block' }));
     assert.equal(tensors.length, 14);
     assert.equal(bytesPerToken, 139400);
-    assert.deepEqual(core.savedTensors(plateSetup({ sequenceLength: 0 })), { tensors: [], bytesPerToken: 0 });
+    assert.deepEqual(core.savedTensors(plateSetup({ sequenceLength: 0 })), {
+      inUse: false,
+      caption: '',
+      tensors: [],
+      bytesPerToken: 0,
+    });
     const estimate = core.estimateMemory(plateSetup({ activationModel: 'llama-block' }));
     assert.equal(estimate.bytes.activationsBytes, 32 * 8192 * 139400);
   });
@@ -152,7 +157,10 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     assert.equal(fused.bytes.logitsBytes, 6 * logits);
     assert.equal(upcast.bytes.logitsBytes, 12 * logits);
     assert.deepEqual(
-      core.lossChoices().map((choice) => choice.id),
+      core
+        .settings()
+        .find((setting) => setting.id === 'loss')
+        .choices.map((choice) => choice.id),
       ['vocab-parallel', 'fp32-upcast'],
     );
   });
@@ -170,5 +178,47 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
       assert.ok(row.ok, row.id);
       assert.ok(Number.isFinite(row.llamaBlockErrorPercent), row.id);
     }
+  });
+
+  it('reads every setting from text as the CLI does, and refuses what its table refuses', () => {
+    const settings = core.settings();
+    assert.deepEqual(
+      settings.map((setting) => setting.id),
+      [
+        'model',
+        'seq-len',
+        'tokens',
+        'micro-batch',
+        'flash-attention',
+        'dp',
+        'zero',
+        'tp',
+        'sequence-parallel',
+        'pp',
+        'vpp',
+        'cp',
+        'recompute',
+        'activations',
+        'optimizer',
+        'precision',
+        'logits',
+        'loss',
+        'device',
+        'device-gb',
+      ],
+    );
+    const plate = core.defaultSetup();
+    for (const setting of settings) {
+      assert.equal(core.settingText(plate, setting.id), setting.defaultText, setting.id);
+    }
+    const changed = core.changeSetting(plate, 'recompute', 'selective', 16);
+    assert.equal(changed.answer.status, core.Status.OK);
+    assert.equal(changed.setup.recompute, 'selective');
+    const refused = core.changeSetting(plate, 'tp', '0', 16);
+    assert.equal(refused.answer.setting, 'tp');
+    assert.equal(refused.answer.message, 'Tensor parallelism must be a whole number from 1 to 65,536.');
+    assert.equal(refused.setup.layout.tensorParallel, 1);
+    assert.equal(core.checkChoice('model', core.customModelId).status, core.Status.OK);
+    assert.equal(core.checkChoice('optimizer', 'lion').setting, 'optimizer');
   });
 });

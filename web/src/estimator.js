@@ -62,7 +62,11 @@ export function loadJsonTools() {
         /** {ok, message, shape} for a config.json's text. */
         parseConfig(text) {
           const parsed = json.parseHfConfig(text);
-          return { ok: parsed.status === json.Status.OK, message: parsed.message, shape: parsed.shape };
+          return {
+            ok: parsed.answer.status === json.Status.OK,
+            message: parsed.answer.message,
+            shape: parsed.shape,
+          };
         },
         toJson: (setup) => json.setupToJson(setup),
         toCsv: (setup) => json.setupToCsv(setup),
@@ -75,105 +79,139 @@ export function loadJsonTools() {
   return jsonPromise;
 }
 
-/** The TrainingSetup fields the core reads as C++ ints, by path. */
-const WHOLE_FIELDS = [
-  ['sequenceLength'],
-  ['microBatchSequences'],
-  ['layout', 'dataParallel'],
-  ['layout', 'zeroStage'],
-  ['layout', 'tensorParallel'],
-  ['layout', 'pipelineParallel'],
-  ['layout', 'virtualPipelineStages'],
-  ['layout', 'contextParallel'],
-];
 const INT_LIMIT = 2 ** 31;
 
 /**
- * Embind would quietly truncate 8192.7 to 8192, wrap 2^32 + 2 to 2, and throw on a missing
- * field: for callers of the JavaScript API, such a setup is refused here instead, like any other.
+ * Embind would quietly truncate 8192.7 to 8192, wrap 2^32 + 2 to 2, throw on a missing field and
+ * keep the old value for an unknown choice: for callers of the JavaScript API, such a setup is
+ * refused here instead, like any other. Which fields are whole numbers and which are choices comes
+ * from the core's table of settings, each at its `apiKey`; a choice is checked by the core.
  */
-function setupProblem(setup) {
-  for (const path of WHOLE_FIELDS) {
-    const value = path.reduce((object, key) => object?.[key], setup);
-    if (!Number.isInteger(value) || Math.abs(value) >= INT_LIMIT) {
-      return `${path.join('.')} must be a whole number; it is ${String(value).slice(0, 40)}.`;
+function setupProblem(core, settings, setup) {
+  for (const setting of settings) {
+    if (!setting.apiKey) continue;
+    const value = setting.apiKey.split('.').reduce((object, key) => object?.[key], setup);
+    if (setting.kind === core.SettingKind.WHOLE) {
+      if (!Number.isInteger(value) || Math.abs(value) >= INT_LIMIT) {
+        return {
+          message: `${setting.apiKey} must be a whole number; it is ${String(value).slice(0, 40)}.`,
+          setting: 'setup',
+        };
+      }
+    } else if (setting.kind === core.SettingKind.CHOICE && typeof value === 'string') {
+      const answer = core.checkChoice(setting.id, value);
+      if (answer.status !== core.Status.OK) return answer;
     }
   }
   return null;
 }
 
 /**
- * Fields added to TrainingSetup after the API was first published, with the value that keeps an
- * older caller's estimate what it was: a setup written without them gets them here.
+ * Choices added to TrainingSetup after the API was first published (activationModel, loss) keep
+ * an older caller's estimate what it was: a choice missing from a setup gets the core's default.
  */
-const LATER_FIELDS = Object.freeze({ activationModel: 'korthikanti', loss: 'vocab-parallel' });
-
-function withLaterFields(setup) {
+function withDefaultChoices(core, settings, setup) {
   if (typeof setup !== 'object' || setup === null) return setup;
-  const missing = Object.keys(LATER_FIELDS).filter((key) => setup[key] === undefined);
+  const missing = settings.filter(
+    (setting) =>
+      setting.kind === core.SettingKind.CHOICE &&
+      !setting.apiKey.includes('.') &&
+      setup[setting.apiKey] === undefined,
+  );
   if (missing.length === 0) return setup;
-  return { ...setup, ...Object.fromEntries(missing.map((key) => [key, LATER_FIELDS[key]])) };
+  return { ...setup, ...Object.fromEntries(missing.map((setting) => [setting.apiKey, setting.defaultText])) };
 }
 
 function makeEstimator(core) {
-  const isOk = (result) => result.status === core.Status.OK;
-  /** Calls the core, or answers {ok: false, message} for a setup it cannot be given. */
-  /** Calls the core, or answers `empty` for a setup it cannot be given. */
-  const orEmpty = (setup, empty, call) => (setupProblem(setup) ? empty : call(withLaterFields(setup)));
+  const settings = core.settings();
+  /** The core's answer to a result, in the API's words: {ok, status, message, invalidField}. */
+  const answered = (result) => ({
+    ok: result.answer.status === core.Status.OK,
+    status: result.answer.status,
+    message: result.answer.message,
+    invalidField: result.answer.setting,
+    ...result,
+  });
+  const refused = (problem) => ({
+    ok: false,
+    status: core.Status.INVALID_INPUT,
+    message: problem.message,
+    invalidField: problem.setting,
+  });
+  /** Calls the core with a setup it can be given, or answers `empty`. */
+  const orEmpty = (setup, empty, call) =>
+    setupProblem(core, settings, withDefaultChoices(core, settings, setup))
+      ? empty
+      : call(withDefaultChoices(core, settings, setup));
   const guarded = (given, call) => {
-    const problem = setupProblem(given);
-    if (problem) return { ok: false, message: problem, invalidField: 'setup' };
+    const setup = withDefaultChoices(core, settings, given);
+    const problem = setupProblem(core, settings, setup);
+    if (problem) return refused(problem);
     try {
-      return call(withLaterFields(given));
+      return answered(call(setup));
     } catch (error) {
-      return { ok: false, message: `The setup is incomplete: ${error.message}`, invalidField: 'setup' };
+      return refused({ message: `The setup is incomplete: ${error.message}`, setting: 'setup' });
     }
   };
   return {
     presets: core.presetModels(),
     customModelId: core.customModelId,
+    /** The id of the setting that names the model (a custom model comes with a config.json). */
+    modelSettingId: core.modelSettingId,
     /** The core's TrainingSetup defaults: the plate's view, every field present. */
     defaultSetup: core.defaultSetup(),
-    choices: {
-      device: core.deviceChoices(),
-      precision: core.precisionChoices(),
-      optimizer: core.optimizerChoices(),
-      recompute: core.recomputeChoices(),
-      activations: core.activationModelChoices(),
-      loss: core.lossChoices(),
+    /**
+     * The core's table of settings: {id, name, kind, min, max, choices, allowed, defaultText, help,
+     * apiKey, requiresSetting, requiresValue, requiresReason, excludes, inUrl, chosenByFit}, each
+     * id the page control's id and the URL key. `kind` is one of `settingKinds`.
+     */
+    settings,
+    settingKinds: core.SettingKind,
+    /** The allowed ids of each choice setting, by setting id: {device: [{id, name, source}], …}. */
+    choices: Object.fromEntries(
+      settings
+        .filter((setting) => setting.kind === core.SettingKind.CHOICE)
+        .map((setting) => [setting.id, setting.choices]),
+    ),
+
+    /**
+     * `setup` with setting `id` read from `text` as the CLI reads its flag ("8", "on",
+     * "selective"); tokens are read over `maxMicroBatchSequences`: {ok, message, invalidField,
+     * setup}, the setup unchanged when refused.
+     */
+    changeSetting(setup, id, text, maxMicroBatchSequences) {
+      return guarded(setup, (setup) => core.changeSetting(setup, id, text, maxMicroBatchSequences));
     },
+
+    /** Setting `id`'s value in `setup`, as text that changeSetting reads back. */
+    settingText: (setup, id) => orEmpty(setup, '', (setup) => core.settingText(setup, id)),
 
     /** Everything the workshop draws, from one call: {ok, message, estimate, activationCurve}. */
     workshopView(setup, maxMicroBatchSequences) {
       return guarded(setup, (setup) => {
         const view = core.workshopView(setup, maxMicroBatchSequences);
-        return { ok: isOk(view.estimate), message: view.estimate.message, ...view };
+        return { answer: view.estimate.answer, ...view };
       });
     },
 
     /** One estimate: {ok, message, ...Estimate}. */
-    estimate(setup) {
-      return guarded(setup, (setup) => {
-        const estimate = core.estimateMemory(setup);
-        return { ok: isOk(estimate), ...estimate };
-      });
-    },
+    estimate: (setup) => guarded(setup, core.estimateMemory),
 
     /** Tokens typed by a reader, checked by the core: {ok, message, microBatchSequences}. */
-    microBatchFromTokens(tokens, sequenceLength, maxMicroBatchSequences) {
-      const result = core.microBatchFromTokens(tokens, sequenceLength, maxMicroBatchSequences);
-      return { ok: isOk(result), message: result.message, microBatchSequences: result.microBatchSequences };
-    },
+    microBatchFromTokens: (tokens, sequenceLength, maxMicroBatchSequences) =>
+      answered(core.microBatchFromTokens(tokens, sequenceLength, maxMicroBatchSequences)),
 
     /** Each term's formula with this setup's numbers, and its source. */
     explain: (setup) => orEmpty(setup, [], core.explainEstimate),
 
     /**
      * The llama-block model's tensors for one layer of `setup`, per token on one device, and
-     * their sum: {tensors: [{id, name, savedBy, elements, elementsPerToken, dtypeBytes, split,
-     * bytesPerToken}], bytesPerToken}.
+     * their sum: {inUse, caption, tensors: [{id, name, savedBy, elements, elementsPerToken,
+     * dtypeBytes, split, bytesPerToken}], bytesPerToken}; `inUse` when the setup counts its
+     * activations this way.
      */
-    savedTensors: (setup) => orEmpty(setup, { tensors: [], bytesPerToken: 0 }, core.savedTensors),
+    savedTensors: (setup) =>
+      orEmpty(setup, { inUse: false, caption: '', tensors: [], bytesPerToken: 0 }, core.savedTensors),
 
     /**
      * How close is this: a promise of every measured case against the estimate of its settings
@@ -184,28 +222,14 @@ function makeEstimator(core) {
     measured: () => loadJsonTools().then((tools) => tools.measured()),
 
     /** The fewest devices that fit, their layouts, and why fewer cannot. */
-    fewestDevices(setup, maxLayouts) {
-      return guarded(setup, (setup) => {
-        const search = core.findFewestDevices(setup, maxLayouts);
-        return { ok: isOk(search), ...search };
-      });
-    },
+    fewestDevices: (setup, maxLayouts) =>
+      guarded(setup, (setup) => core.findFewestDevices(setup, maxLayouts)),
 
     /** Single changes ranked by the bytes each saves: {ok, baseline, savings: [...]}. */
-    savings(setup) {
-      return guarded(setup, (setup) => {
-        const list = core.rankSavings(setup);
-        return { ok: isOk(list), ...list };
-      });
-    },
+    savings: (setup) => guarded(setup, core.rankSavings),
 
     /** The share of the device over sequence length × micro-batch: {ok, sequenceLengths, ...}. */
-    fitMap(setup) {
-      return guarded(setup, (setup) => {
-        const map = core.fitMap(setup);
-        return { ok: isOk(map), ...map };
-      });
-    },
+    fitMap: (setup) => guarded(setup, core.fitMap),
 
     /** Memory over one step: {points: [{phase, layer, bytes}], peakIndex}; the peak is the total. */
     timeline: (setup) => orEmpty(setup, { points: [], peakIndex: 0 }, core.memoryTimeline),

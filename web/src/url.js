@@ -1,51 +1,29 @@
-// The whole view in the URL's query string, under the controls' own names, so a link restores
-// exactly what its sender saw. Values are read by the core's parsers and checked by the core; one
-// that is unknown or refused is dropped with a notice, and the rest of the URL still applies.
-import { FURTHER_CONTROLS, getIn, setIn } from './state.js';
+// The whole view in the URL's query string, under the settings' own ids (the core's table), so a
+// link restores exactly what its sender saw. Values are read and checked by the core, as the CLI
+// reads its flags; one that is unknown or refused is dropped with a notice, and the rest of the URL
+// still applies.
 
-/** The plate's controls, then "Go further"'s: URL key, setup path, how the value is read. */
-const URL_CONTROLS = Object.freeze([
-  { id: 'model', path: ['modelId'], read: 'text' },
-  { id: 'flash-attention', path: ['flashAttention'], read: 'check' },
-  ...FURTHER_CONTROLS,
-]);
-const TOKENS_KEY = 'tokens';
 const CONFIG_KEY = 'config';
 const EMBED_KEY = 'embed';
 const SHOWN_VALUE_LENGTH = 40;
-
-/** The core names a refused field by its control id; the micro-batch is the tokens control. */
-const keyForField = (field) => (field === 'micro-batch' ? TOKENS_KEY : field);
 
 function shown(text) {
   return text.length > SHOWN_VALUE_LENGTH ? `${text.slice(0, SHOWN_VALUE_LENGTH)}…` : text;
 }
 
-function readValue(estimator, control, text) {
-  if (control.read === 'check') {
-    if (text === 'on') return true;
-    if (text === 'off') return false;
-    return undefined;
-  }
-  if (control.read === 'whole') return estimator.parseWholeNumber(text);
-  if (control.read === 'decimal') return estimator.parseDecimal(text);
-  return text;
-}
+const linked = (estimator) => estimator.settings.filter((setting) => setting.inUrl);
 
 /**
- * The query string for `state`: every control, embed=1 when embedded, and for a model read from a
- * config.json, that config's text (minified), which the core reads again when the link opens.
+ * The query string for `setup`: embed=1 when embedded, every setting a link carries, and for a
+ * model read from a config.json, that config's text (minified), which the core reads again when
+ * the link opens.
  */
-export function toQuery(state, estimate, embedded, configText) {
+export function toQuery(estimator, setup, embedded, configText) {
   const params = new URLSearchParams();
   if (embedded) params.set(EMBED_KEY, '1');
-  params.set('model', state.modelId);
-  if (configText) params.set(CONFIG_KEY, configText);
-  params.set(TOKENS_KEY, String(estimate.tokensPerMicroBatch));
-  params.set('flash-attention', state.flashAttention ? 'on' : 'off');
-  for (const control of FURTHER_CONTROLS) {
-    const value = getIn(state, control.path);
-    params.set(control.id, control.read === 'check' ? (value ? 'on' : 'off') : String(value));
+  for (const setting of linked(estimator)) {
+    params.set(setting.id, estimator.settingText(setup, setting.id));
+    if (setting.id === estimator.modelSettingId && configText) params.set(CONFIG_KEY, configText);
   }
   return `?${params}`;
 }
@@ -56,59 +34,85 @@ export function isEmbedded(search) {
 }
 
 /**
- * The state a query describes, on the core's defaults, with a notice for each value dropped. A
+ * The setup a query describes, on the core's defaults, with a notice for each value dropped. A
  * custom model comes back as `configText`, for the caller to have the core read (asynchronously).
- * @returns {{state: object, notices: string[], configText: string | null}}
+ * @returns {{setup: object, notices: string[], configText: string | null}}
  */
 export function fromQuery(search, estimator, maxMicroBatchSequences) {
   const params = new URLSearchParams(search);
-  const configText = params.get('model') === estimator.customModelId ? params.get(CONFIG_KEY) : null;
-  if (configText !== null) params.delete('model');
-  const defaults = estimator.defaultSetup;
   const notices = [];
   const given = new Map();
-  let state = { ...defaults };
-
+  let configText = null;
   for (const [key, text] of params) {
-    if (key === EMBED_KEY || key === TOKENS_KEY || key === CONFIG_KEY) continue;
-    const control = URL_CONTROLS.find((candidate) => candidate.id === key);
-    if (!control) {
-      notices.push(`Ignored the unknown setting “${shown(key)}”.`);
-      continue;
-    }
-    const value = readValue(estimator, control, text);
-    if (value === undefined) {
-      notices.push(`Ignored ${key}=“${shown(text)}”: use on or off.`);
-      continue;
-    }
-    given.set(key, text);
-    state = setIn(state, control.path, value);
+    if (key === EMBED_KEY || key === CONFIG_KEY) continue;
+    const setting = estimator.settings.find((candidate) => candidate.id === key && candidate.inUrl);
+    if (!setting) notices.push(`Ignored the unknown setting “${shown(key)}”.`);
+    else if (setting.id === estimator.modelSettingId && text === estimator.customModelId)
+      configText = params.get(CONFIG_KEY);
+    else given.set(key, text);
   }
 
-  // Drop what the core refuses, one field at a time, until the rest is a valid setup.
-  for (let attempt = 0; attempt <= URL_CONTROLS.length; attempt += 1) {
-    const estimate = estimator.estimate(state);
+  // Each value in the table's order (tokens after the sequence length), read as the CLI reads it.
+  const read = (setup) => {
+    let result = setup;
+    for (const setting of linked(estimator)) {
+      if (!given.has(setting.id)) continue;
+      const change = estimator.changeSetting(
+        result,
+        setting.id,
+        given.get(setting.id),
+        maxMicroBatchSequences,
+      );
+      if (change.ok) result = change.setup;
+      else {
+        notices.push(`Ignored ${setting.id}=“${shown(given.get(setting.id))}”: ${change.message}`);
+        given.delete(setting.id);
+      }
+    }
+    return result;
+  };
+  const defaults = estimator.defaultSetup;
+  let setup = read(defaults);
+
+  // Then drop what the core refuses of the whole, one setting at a time, until the rest is valid.
+  for (let attempt = 0; attempt <= estimator.settings.length; attempt += 1) {
+    const estimate = estimator.estimate(setup);
     if (estimate.ok) break;
-    const control = URL_CONTROLS.find((candidate) => candidate.id === keyForField(estimate.invalidField));
-    if (!control || !given.has(control.id)) {
+    if (!given.has(estimate.invalidField)) {
       notices.push(`Ignored the link's settings: ${estimate.message}`);
-      state = { ...defaults };
+      setup = defaults;
       break;
     }
-    notices.push(`Ignored ${control.id}=“${shown(given.get(control.id))}”: ${estimate.message}`);
-    given.delete(control.id);
-    state = setIn(state, control.path, getIn(defaults, control.path));
-  }
-
-  if (params.has(TOKENS_KEY)) {
-    const text = params.get(TOKENS_KEY);
-    const parsed = estimator.microBatchFromTokens(
-      estimator.parseDecimal(text),
-      state.sequenceLength,
-      maxMicroBatchSequences,
+    notices.push(
+      `Ignored ${estimate.invalidField}=“${shown(given.get(estimate.invalidField))}”: ${estimate.message}`,
     );
-    if (parsed.ok) state = { ...state, microBatchSequences: parsed.microBatchSequences };
-    else notices.push(`Ignored tokens=“${shown(text)}”: ${parsed.message}`);
+    given.delete(estimate.invalidField);
+    setup = read(defaults);
   }
-  return { state, notices, configText };
+  return { setup, notices, configText };
+}
+
+const URL_WRITE_DELAY_MS = 200;
+
+/**
+ * The one writer of the address bar: it keeps the URL on the view without a history entry per
+ * change. During a slider drag the write waits for a pause: replaceState costs milliseconds, more
+ * than a redraw's budget.
+ * @returns {(state: object, how: {dragging?: boolean}) => void} a store listener
+ */
+export function createUrlWriter(estimator, embedded) {
+  let timer = 0;
+  const write = ({ setup, configText }) => {
+    try {
+      const custom = setup.modelId === estimator.customModelId;
+      history.replaceState(null, '', toQuery(estimator, setup, embedded, custom ? configText : null));
+    } catch {
+      // Some hosts (a file:// page in some browsers) refuse; the view still works.
+    }
+  };
+  return (state, how) => {
+    clearTimeout(timer);
+    if (how.dragging) timer = setTimeout(() => write(state), URL_WRITE_DELAY_MS);
+    else write(state);
+  };
 }

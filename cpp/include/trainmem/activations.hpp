@@ -41,6 +41,16 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
                                                    const TrainingSetup& setup,
                                                    bool flash_attention);
 
+// The saved tensors of a setup, for a table: none for a refused setup; `in_use` says whether the
+// setup counts its activations this way (the llama-block model), `caption` what the rows are.
+struct SavedTensorList {
+  bool in_use = false;
+  std::string caption;
+  std::vector<SavedTensor> tensors;
+  double bytes_per_token = 0;
+};
+SavedTensorList saved_tensors_of(const TrainingSetup& setup);
+
 // The tensors' sum: bytes per token per layer on one device.
 double saved_bytes_per_token(const std::vector<SavedTensor>& tensors);
 

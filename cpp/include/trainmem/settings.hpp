@@ -87,6 +87,15 @@ const Setting* find_setting(std::string_view id);
 Answer apply_setting(TrainingSetup& setup, std::string_view id, std::string_view text,
                      int max_micro_batch_sequences = kMaxMicroBatchSequences);
 
+// apply_setting on a copy, for callers that keep setups as values (the page): the changed setup,
+// or `setup` itself with the refusal.
+struct SettingChange {
+  Answer answer;
+  TrainingSetup setup;
+};
+SettingChange change_setting(const TrainingSetup& setup, std::string_view id, std::string_view text,
+                             int max_micro_batch_sequences = kMaxMicroBatchSequences);
+
 // The setting's value in `setup`, as text that apply_setting reads back to the same value: "8192",
 // "on", "selective", "2.5". Empty for an unknown id.
 std::string setting_text(const TrainingSetup& setup, std::string_view id);

@@ -1,0 +1,93 @@
+// The controls, from the core's table of settings: every element whose id is a setting's id reads
+// and shows that setting, through the core (changeSetting, settingText). index.html only places
+// and labels them; the slider names the setting it moves in its data-setting attribute.
+import { $ } from './dom.js';
+import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
+
+/** The settings that have a control on the page, each with its element. */
+function placed(estimator) {
+  return estimator.settings
+    .map((setting) => ({ setting, element: $(setting.id) }))
+    .filter(({ element }) => element);
+}
+
+/** Shows `message` by the control of setting `field` (or clears every message). */
+export function showError(field, message) {
+  for (const element of document.querySelectorAll('.error')) {
+    element.textContent = '';
+    element.hidden = true;
+  }
+  for (const element of document.querySelectorAll('[aria-invalid="true"]')) {
+    element.setAttribute('aria-invalid', 'false');
+  }
+  if (!message) return;
+  // A setting with no message box of its own (the model, the micro-batch) speaks in the workshop's.
+  const box = $(`${field}-error`) ?? document.querySelector('[data-error-default]');
+  box.textContent = message;
+  box.hidden = false;
+  $(field)?.setAttribute('aria-invalid', 'true');
+}
+
+/**
+ * Wires every control: a change is read by the core and drawn by `render` (which returns whether
+ * the core accepted it), or refused with its message by the control.
+ */
+export function createControls({ estimator, store, render }) {
+  const { SWITCH, CHOICE } = estimator.settingKinds;
+  const controls = placed(estimator);
+  const slider = $('tokens-slider');
+  const model = controls.find(({ setting }) => setting.id === estimator.modelSettingId);
+
+  for (const { setting, element } of controls) {
+    if (setting.kind === CHOICE && element.tagName === 'SELECT' && element !== model?.element) {
+      element.replaceChildren(...setting.choices.map((choice) => new Option(choice.name, choice.id)));
+    }
+  }
+  slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
+
+  /** Reads `text` as setting `id` of the current setup; draws it or says why not. */
+  function change(id, text, how) {
+    const result = estimator.changeSetting(store.get().setup, id, text, MAX_MICRO_BATCH_SEQUENCES);
+    if (!result.ok) {
+      showError(result.invalidField, result.message);
+      return;
+    }
+    render(result.setup, how);
+  }
+
+  // Typed values are committed on Enter or when the field loses focus.
+  for (const { setting, element } of controls) {
+    element.addEventListener('change', () =>
+      change(setting.id, setting.kind === SWITCH ? (element.checked ? 'on' : 'off') : element.value.trim()),
+    );
+  }
+  slider.addEventListener('input', () => change(slider.dataset.setting, slider.value, { dragging: true }));
+  // The end of a drag (or a key press) writes the URL at once.
+  slider.addEventListener('change', () => change(slider.dataset.setting, slider.value));
+
+  /** Shows `setup` in every control; a control whose setting needs another is off meanwhile. */
+  function sync(setup, estimate) {
+    const text = (id) => estimator.settingText(setup, id);
+    if (model) {
+      const options = estimator.presets.map((preset) => new Option(preset.name, preset.id));
+      if (setup.modelId === estimator.customModelId) {
+        options.push(new Option(`${setup.customModel.name} (config.json)`, estimator.customModelId));
+      }
+      model.element.replaceChildren(...options);
+    }
+    for (const { setting, element } of controls) {
+      if (setting.kind === SWITCH) element.checked = text(setting.id) === 'on';
+      else element.value = text(setting.id);
+      if (setting.requiresSetting) {
+        element.disabled = text(setting.requiresSetting) !== setting.requiresValue;
+      }
+    }
+    slider.value = text(slider.dataset.setting);
+    slider.setAttribute('aria-valuetext', `${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens`);
+    $('tokens-hint').textContent =
+      `Whole sequences of ${estimator.formatCount(estimate.setup.sequenceLength)} tokens, ` +
+      `1 to ${MAX_MICRO_BATCH_SEQUENCES} of them.`;
+  }
+
+  return { sync };
+}

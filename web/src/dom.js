@@ -1,0 +1,51 @@
+// Small helpers over the page's DOM; no figures are made here.
+
+export const $ = (id) => document.getElementById(id);
+
+/** Builds a table body from rows of cells: text, or a ready-made element (never HTML). */
+export function fillTable(tbody, rows) {
+  tbody.replaceChildren(
+    ...rows.map((cells) => {
+      const tr = document.createElement('tr');
+      cells.forEach((content, index) => {
+        const cell = document.createElement(index === 0 ? 'th' : 'td');
+        if (index === 0) cell.scope = 'row';
+        if (content instanceof Node) cell.append(content);
+        else cell.textContent = content;
+        tr.append(cell);
+      });
+      return tr;
+    }),
+  );
+}
+
+/** A button that runs `onClick`; `label` is its accessible name when the text alone is short. */
+export function button(text, onClick, label) {
+  const element = document.createElement('button');
+  element.type = 'button';
+  element.textContent = text;
+  if (label) element.setAttribute('aria-label', label);
+  element.addEventListener('click', onClick);
+  return element;
+}
+
+/** Saves `href` (a data: or blob: URL) as `filename`. */
+export function download(filename, href) {
+  const link = document.createElement('a');
+  link.href = href;
+  link.download = filename;
+  document.body.append(link);
+  link.click();
+  link.remove();
+}
+
+export function downloadText(filename, type, text) {
+  const href = URL.createObjectURL(new Blob([text], { type }));
+  download(filename, href);
+  setTimeout(() => URL.revokeObjectURL(href), 0);
+}
+
+/** Calls `fill` whenever the <details> `panel` opens. */
+export function onOpen(panel, fill) {
+  panel.addEventListener('toggle', () => panel.open && fill());
+}

@@ -1,0 +1,69 @@
+// Any model: a config.json pasted, dropped or chosen, read by the core (trainmem-json.js, loaded
+// when first asked). Its minified text is kept in the store, so that links carry it.
+import { loadJsonTools } from '../estimator.js';
+import { $ } from '../dom.js';
+
+export function createConfigPanel({ estimator, store, render, showError }) {
+  const configText = $('config');
+
+  async function useConfig(text) {
+    try {
+      const tools = await loadJsonTools();
+      const parsed = tools.parseConfig(text);
+      if (!parsed.ok) {
+        showError('config', parsed.message);
+        return;
+      }
+      render(
+        { ...store.get().setup, modelId: estimator.customModelId, customModel: parsed.shape },
+        { configText: JSON.stringify(JSON.parse(text)) },
+      );
+    } catch (error) {
+      showError('config', `The config reader could not load (${error.message}).`);
+    }
+  }
+
+  async function useConfigFile(file) {
+    if (!file) return;
+    let tools;
+    try {
+      tools = await loadJsonTools();
+    } catch (error) {
+      showError('config', `The config reader could not load (${error.message}).`);
+      return;
+    }
+    if (file.size > tools.maxConfigBytes) {
+      showError(
+        'config',
+        `config.json: the file is ${estimator.formatCount(file.size)} bytes; at most ${estimator.formatCount(tools.maxConfigBytes)} are read.`,
+      );
+      return;
+    }
+    const text = await file.text();
+    configText.value = text;
+    useConfig(text);
+  }
+
+  $('use-config').addEventListener('click', () => useConfig(configText.value));
+  $('config-file').addEventListener('change', (event) => useConfigFile(event.target.files[0]));
+  configText.addEventListener('dragover', (event) => {
+    event.preventDefault();
+    configText.classList.add('dragging');
+  });
+  configText.addEventListener('dragleave', () => configText.classList.remove('dragging'));
+  configText.addEventListener('drop', (event) => {
+    event.preventDefault();
+    configText.classList.remove('dragging');
+    useConfigFile(event.dataTransfer.files[0]);
+  });
+
+  return {
+    element: null,
+    update() {},
+    /** Reads a config.json that a link carried. */
+    open(text) {
+      configText.value = text;
+      useConfig(text);
+    },
+  };
+}

@@ -1,0 +1,27 @@
+// Downloads: each chart as PNG, the breakdown as CSV or as JSON in the CLI's schema (written by the
+// core, in trainmem-json.js).
+import { loadJsonTools } from '../estimator.js';
+import { $, download, downloadText } from '../dom.js';
+
+export function createExports({ store, charts, showError }) {
+  const fileStem = () => {
+    const { setup } = store.get();
+    return `trainmem-${setup.modelId}-${setup.microBatchSequences}x${setup.sequenceLength}`;
+  };
+  $('export-breakdown-png').addEventListener('click', () =>
+    download(`${fileStem()}-memory.png`, charts.toPng('breakdown')),
+  );
+  $('export-activations-png').addEventListener('click', () =>
+    download(`${fileStem()}-activations.png`, charts.toPng('activations')),
+  );
+  const exportText = (extension, type, write) =>
+    loadJsonTools()
+      .then((tools) => downloadText(`${fileStem()}.${extension}`, type, write(tools)))
+      .catch((error) => showError('config', `The download could not be made (${error.message}).`));
+  $('export-csv').addEventListener('click', () =>
+    exportText('csv', 'text/csv', (tools) => tools.toCsv(store.get().setup)),
+  );
+  $('export-json').addEventListener('click', () =>
+    exportText('json', 'application/json', (tools) => tools.toJson(store.get().setup)),
+  );
+}

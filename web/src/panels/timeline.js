@@ -1,0 +1,23 @@
+// Memory over one training step, drawn on first opening (the first view does not need it).
+import { createTimelineChart } from '../charts.js';
+import { $ } from '../dom.js';
+
+export function createTimelinePanel({ estimator }) {
+  let chart = null;
+  return {
+    element: $('timeline'),
+    update({ setup }) {
+      chart ??= createTimelineChart($('timeline-chart'), {
+        formatBytes: estimator.formatBytes,
+        formatBytesShort: estimator.formatBytesShort,
+      });
+      const { points, peakIndex } = estimator.timeline(setup);
+      const peak = points[peakIndex];
+      const where = peak.layer > 0 ? `${peak.phase}, layer ${peak.layer}` : peak.phase;
+      chart.update(points, peakIndex, `Peak ${estimator.formatBytes(peak.bytes)}`);
+      $('timeline-summary').textContent =
+        `Peak: ${estimator.formatBytes(peak.bytes)} at ${where}, the estimate's total; ` +
+        `the model states alone hold ${estimator.formatBytes(points[0].bytes)} throughout.`;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+// The words beside the charts: the readout sentence, the figures the plate's prose quotes, and the
+// embedded view. Every number comes from the core.
+import { $ } from './dom.js';
+import { formatPerParameter, formatWorth, plural } from './format.js';
+
+/** The plate's prose quotes fixed configurations; their figures come from the core too. */
+export function fillPlateFigures(estimator) {
+  const plate = (patch) => estimator.estimate({ ...estimator.defaultSetup, ...patch });
+  const eightB = plate({});
+  const eightBNoFlash = plate({ flashAttention: false });
+  const fourOFiveB = plate({ modelId: 'llama3-405b' });
+  const eightBLlamaBlock = plate({ activationModel: 'llama-block' });
+  const figures = {
+    'params-8b': estimator.formatParameters(eightB.numParameters),
+    'states-8b': estimator.formatBytes(eightB.bytes.modelStatesBytes),
+    'activations-8b': estimator.formatBytes(eightB.bytes.activationsBytes),
+    'total-8b': estimator.formatBytes(eightB.bytes.totalBytes),
+    'worth-8b': formatWorth(eightB.devicesWorth),
+    'total-8b-no-flash': estimator.formatBytes(eightBNoFlash.bytes.totalBytes),
+    'states-405b': estimator.formatBytes(fourOFiveB.bytes.modelStatesBytes),
+    'worth-405b': fourOFiveB.devicesWorth.toFixed(0),
+    'llama-block-activations-8b': estimator.formatBytes(eightBLlamaBlock.bytes.activationsBytes),
+  };
+  for (const element of document.querySelectorAll('[data-figure]')) {
+    element.textContent = figures[element.dataset.figure] ?? '—';
+  }
+}
+
+/** The readout: the same numbers as the charts, in a sentence. */
+export function describe(estimator, estimate) {
+  const { bytes, setup, device } = estimate;
+  const format = estimator.formatBytes;
+  const activations =
+    `${format(bytes.activationsBytes)} of activations` +
+    (setup.logits ? ` and ${format(bytes.logitsBytes)} of logits and loss` : '') +
+    ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
+    `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.`;
+  const states = `${format(bytes.modelStatesBytes)} of model states`;
+  if (estimate.numDevices === 1) {
+    return (
+      `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states} ` +
+      `(${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
+      `${estimator.formatParameters(estimate.numParameters)} parameters) and ${activations} ` +
+      `That is ${formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
+      `at ${format(device.capacityBytes, 0)} each.`
+    );
+  }
+  const verdict = estimate.fits
+    ? `It fits in one ${device.name}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
+    : `It does not fit in one ${device.name}: ${formatWorth(estimate.devicesWorth)} times its memory.`;
+  return (
+    `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
+    `${format(bytes.totalBytes)} on its most loaded device: ${states} and ${activations} ${verdict}`
+  );
+}
+
+/** Writes the readout and the left chart's title for `estimate`. */
+export function showReadout(estimator, estimate) {
+  $('readout').textContent = describe(estimator, estimate);
+  $('breakdown-title').textContent =
+    estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
+}
+
+/** Embedded (?embed=1): only the workshop, and its height posted to the parent window. */
+export function embed() {
+  document.documentElement.classList.add('embed');
+  const postHeight = () => {
+    const height = Math.ceil(document.documentElement.getBoundingClientRect().height);
+    window.parent.postMessage({ type: 'trainmem:height', height }, '*');
+  };
+  new ResizeObserver(postHeight).observe(document.documentElement);
+}
