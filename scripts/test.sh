@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: formatting; the C++ core and CLI under ctest, plainly and under address and
-# undefined-behaviour sanitizers; a bounded libFuzzer run; the WebAssembly modules under Node; and
-# the built page in Debian's Chromium. Installs what is missing first (see scripts/setup.sh).
+# Runs every test: formatting; the C++ core and CLI under ctest, plainly, then built to
+# WebAssembly and run under Node, then under address and undefined-behaviour sanitizers; a bounded
+# libFuzzer run; the WebAssembly modules under Node; and the built page in Debian's Chromium.
+# Installs what is missing first (see scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --browser
@@ -12,6 +13,12 @@ bash scripts/lint.sh
 
 echo "== C++ core and CLI (ctest)"
 ctest --test-dir build --output-on-failure
+
+echo "== C++ core and CLI built to WebAssembly, under Node (doctest)"
+# The same suites against the page's core objects; only this script builds them (em++ needs acorn).
+NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH} \
+  cmake --build build-wasm --target trainmem_tests -j "$(nproc 2>/dev/null || echo 2)"
+node build-wasm/trainmem_tests.js --no-colors
 
 echo "== C++ core and CLI under address and undefined-behaviour sanitizers (ctest)"
 cmake -S . -B build-asan -DTRAINMEM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null

@@ -27,7 +27,7 @@ constexpr int kFitLayoutsShown = 10;
 // take no column of their own, which std::setw would count.
 std::string padded(const std::string& text, std::size_t width) {
   std::size_t columns = 0;
-  for (unsigned char c : text) columns += (c & 0xC0) != 0x80;
+  for (char c : text) columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
   return text + std::string(columns < width ? width - columns : 1, ' ');
 }
 

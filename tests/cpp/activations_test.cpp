@@ -123,13 +123,17 @@ TEST_CASE(
   const std::set<std::string> whole = {"attention-norm-input", "attention-norm-rstd", "qkv-input",
                                        "mlp-norm-input",       "mlp-norm-rstd",       "mlp-input"};
   REQUIRE(tensor_parallel.size() == one.size());
-  for (const auto& [id, bytes] : one) {
+  // CAPTURE is a lambda, and a C++17 lambda cannot capture a structured binding (clang, and so
+  // the wasm build, refuses it): each id is named again as a plain reference.
+  for (const auto& [tensor_id, bytes] : one) {
+    const std::string& id = tensor_id;
     CAPTURE(id);
     CHECK(tensor_parallel.at(id) == (whole.count(id) > 0 ? bytes : bytes / 2));
   }
   setup.layout.sequence_parallel = true;
-  for (const auto& [id, bytes] :
+  for (const auto& [tensor_id, bytes] :
        bytes_by_id(llama_block_saved_tensors(setup.custom_model, setup, true))) {
+    const std::string& id = tensor_id;
     CAPTURE(id);
     CHECK(bytes == one.at(id) / 2);
   }

@@ -421,7 +421,9 @@ void check_one_line_refusal(const ConfigParse& result) {
   CHECK(result.answer.message.size() < 400);
 }
 
-std::string nested_arrays(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
 
 }  // namespace
 
