@@ -112,7 +112,7 @@ TEST_CASE("llama-block: selective recomputation keeps neither the log-sum-exp no
 }
 
 TEST_CASE(
-    "llama-block: tensor parallelism splits the heads and the MLP; sequence parallelism the "
+    "llama-block: tensor parallelism splits the heads and the MLP, sequence parallelism the "
     "rest") {
   TrainingSetup setup = tiny_setup();
   const auto one = bytes_by_id(llama_block_saved_tensors(setup.custom_model, setup, true));
@@ -150,7 +150,7 @@ TEST_CASE(
   CHECK(bytes.at("qkv-input") == 128);
 }
 
-TEST_CASE("llama-block: context parallelism holds s/c tokens; each still meets all s keys") {
+TEST_CASE("llama-block: context parallelism holds s/c tokens, each still meets all s keys") {
   TrainingSetup setup = tiny_setup();
   setup.flash_attention = false;
   setup.layout.context_parallel = 4;
@@ -240,7 +240,7 @@ TEST_CASE("llama-block: Gemma 2's two further norms save their inputs and 1/RMS"
 }
 
 TEST_CASE(
-    "llama-block: FlashAttention saves less from two tokens a sequence on; at one token with "
+    "llama-block: FlashAttention saves less from two tokens a sequence on, but at one token with "
     "ungrouped heads its log-sum-exp outweighs the probabilities") {
   TrainingSetup setup = tiny_setup();
   setup.custom_model.num_key_value_heads = 4;  // a = k: no grouping

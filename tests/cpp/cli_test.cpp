@@ -469,7 +469,7 @@ TEST_CASE("cli: --compare-measured refuses settings of its own, naming the flag"
   CHECK(run({"--compare-measured", "--fit"}).status == kExitBadInput);
 }
 
-TEST_CASE("cli: --loss fp32-upcast counts 12 bytes per logit; an unknown loss exits 2") {
+TEST_CASE("cli: --loss fp32-upcast counts 12 bytes per logit, an unknown loss exits 2") {
   const CliRun result = run({"--logits", "--loss", "fp32-upcast", "--json"});
   REQUIRE(result.status == kExitOk);
   const auto json = nlohmann::json::parse(result.out);

@@ -525,7 +525,7 @@ TEST_CASE("num_experts stands in for num_local_experts, which wins when both are
             .num_experts == 8);
 }
 
-TEST_CASE("model_type qwen2 means Q, K and V biases; gemma2 four norms and tied embeddings") {
+TEST_CASE("model_type qwen2 means Q, K and V biases, gemma2 four norms and tied embeddings") {
   const ModelShape qwen = parsed(config_with(R"("model_type": "qwen2")"));
   CHECK(qwen.attention_qkv_bias);
   CHECK_FALSE(qwen.attention_output_bias);
@@ -724,7 +724,7 @@ TEST_CASE("a number too large for a double is refused, naming its field when it 
                 "-1e999.");
 }
 
-TEST_CASE("text over 1 MiB is refused before it is parsed; 1 MiB exactly is read") {
+TEST_CASE("text over 1 MiB is refused before it is parsed, 1 MiB exactly is read") {
   const std::string two_megabytes = config_with("") + std::string(2'000'000, ' ');
   check_refused(two_megabytes, "config.json: the text is " +
                                    format_count(static_cast<double>(two_megabytes.size())) +
@@ -739,7 +739,7 @@ TEST_CASE("text over 1 MiB is refused before it is parsed; 1 MiB exactly is read
                 "allowed.");
 }
 
-TEST_CASE("nesting 10,000 deep is refused before parsing; 64 levels are read") {
+TEST_CASE("nesting 10,000 deep is refused before parsing, 64 levels are read") {
   const std::string deep_message =
       "config.json: objects and arrays nest more than 64 deep; a config.json needs a few "
       "levels.";

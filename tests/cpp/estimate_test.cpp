@@ -107,7 +107,7 @@ TEST_CASE("the terms sum to the total") {
   }
 }
 
-TEST_CASE("activations grow linearly with the sequences in a micro-batch; states do not") {
+TEST_CASE("activations grow linearly with the sequences in a micro-batch, states do not") {
   const Estimate one = estimate_memory(setup_for("llama3-70b", 1, true));
   const Estimate four = estimate_memory(setup_for("llama3-70b", 4, true));
   CHECK(four.bytes.activations_bytes == 4 * one.bytes.activations_bytes);

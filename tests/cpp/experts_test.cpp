@@ -42,7 +42,7 @@ double activations(const TrainingSetup& setup) {
 }  // namespace
 
 TEST_CASE(
-    "Korthikanti's 34 splits as attention 11, MLP 19 and norms 4; the MLP as 3 + 16 under TP") {
+    "Korthikanti's 34 splits as attention 11, MLP 19 and norms 4, the MLP as 3 + 16 under TP") {
   CHECK(kKorthikantiAttentionBytesPerTokenPerHidden == 11);
   CHECK(kKorthikantiMlpBytesPerTokenPerHidden == 19);
   CHECK(kKorthikantiNormBytesPerTokenPerHidden == 4);
@@ -61,7 +61,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "under tensor parallelism the extra expert adds 3 + 16/t; with sequence parallelism 19/t") {
+    "under tensor parallelism the extra expert adds 3 + 16/t, with sequence parallelism 19/t") {
   for (int t : {2, 4, 8}) {
     CAPTURE(t);
     const double degree = t;

@@ -144,7 +144,7 @@ TEST_CASE("biases add their widths: Q, K and V biases q + 2·kv, O h, each exper
   CHECK(count_parameters(mlp) - count_parameters(experts) == layers * 4 * (2 * f + h));
 }
 
-TEST_CASE("a mixture of E experts holds E MLPs and an h-by-E router per layer; top-k adds none") {
+TEST_CASE("a mixture of E experts holds E MLPs and an h-by-E router per layer, top-k adds none") {
   const ModelShape& mistral = *find_preset("mistral-7b");
   const ModelShape& mixtral = *find_preset("mixtral-8x7b");
   const double h = 4096, f = 14336;
@@ -162,7 +162,7 @@ TEST_CASE("norms count h parameters each, per layer") {
 }
 
 TEST_CASE(
-    "tensor parallelism splits matrices and column biases; row biases and router stay whole") {
+    "tensor parallelism splits matrices and column biases, row biases and router stay whole") {
   ModelShape shape = *find_preset("mixtral-8x7b");
   shape.attention_qkv_bias = true;
   shape.attention_output_bias = true;
