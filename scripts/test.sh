@@ -13,6 +13,14 @@ bash scripts/lint.sh
 
 echo "== C++ core and CLI (ctest)"
 ctest --test-dir build --output-on-failure
+# Every doctest case is one ctest test (plus the two CLI runs): a name CMake splits in two, at a
+# ';', would pass without running.
+cases=$(build/trainmem_tests --count --no-colors | sed -n 's/.*current filters: \([0-9]*\).*/\1/p')
+listed=$(ctest --test-dir build -N | sed -n 's/^Total Tests: \([0-9]*\)$/\1/p')
+if [ "$((cases + 2))" != "$listed" ]; then
+  echo "ctest lists $listed tests for $cases doctest cases and 2 CLI runs: is a ';' in a test name?" >&2
+  exit 1
+fi
 
 echo "== C++ core and CLI built to WebAssembly, under Node (doctest)"
 # The same suites against the page's core objects; only this script builds them (em++ needs acorn).

@@ -42,7 +42,7 @@ std::vector<Choice> model_choices() {
   return choices;
 }
 
-// A choice setting over an enum class: its choices and its field, by member pointer.
+// A choice setting over an enum class, by member pointer.
 template <typename Enum, Enum TrainingSetup::*field>
 Access enum_access() {
   Access access;
@@ -53,52 +53,72 @@ Access enum_access() {
   return access;
 }
 
-template <int ParallelLayout::*field>
-Access degree_access() {
+// A choice setting held as its id: the model, the device.
+template <std::string TrainingSetup::*field>
+Access id_access() {
+  Access access;
+  access.id = [](const TrainingSetup& setup) { return setup.*field; };
+  access.set_id = [](TrainingSetup& setup, const std::string& id) { setup.*field = id; };
+  return access;
+}
+
+// A number or a switch (1 or 0) of the setup, or of its layout, by member pointer.
+template <typename Field, Field TrainingSetup::*field>
+Access number_access() {
+  Access access;
+  access.number = [](const TrainingSetup& setup) { return static_cast<double>(setup.*field); };
+  access.set_number = [](TrainingSetup& setup, double value) {
+    setup.*field = static_cast<Field>(value);
+  };
+  return access;
+}
+template <typename Field, Field ParallelLayout::*field>
+Access layout_access() {
   Access access;
   access.number = [](const TrainingSetup& setup) {
     return static_cast<double>(setup.layout.*field);
   };
   access.set_number = [](TrainingSetup& setup, double value) {
-    setup.layout.*field = static_cast<int>(value);
+    setup.layout.*field = static_cast<Field>(value);
   };
   return access;
 }
 
-Setting degree(const char* id, const char* name, const char* help, const char* api_key) {
+Setting make(const char* id, const char* name, SettingKind kind, std::string help,
+             const char* api_key) {
   Setting setting;
   setting.id = id;
   setting.name = name;
-  setting.kind = SettingKind::kWhole;
-  setting.min = 1;
-  setting.max = kMaxParallelDegree;
-  setting.allowed =
-      setting.name + " must be a whole number " + range_text(1, kMaxParallelDegree) + ".";
-  setting.help = help;
+  setting.kind = kind;
+  setting.help = std::move(help);
   setting.api_key = api_key;
+  return setting;
+}
+
+// A whole number from `min` to `max`; `allowed` says so, or "{name} must be a whole number …".
+Setting whole(const char* id, const char* name, const char* help, const char* api_key, double min,
+              double max, std::string allowed = "") {
+  Setting setting = make(id, name, SettingKind::kWhole, help, api_key);
+  setting.min = min;
+  setting.max = max;
+  setting.allowed = allowed.empty()
+                        ? setting.name + " must be a whole number " + range_text(min, max) + "."
+                        : std::move(allowed);
+  return setting;
+}
+
+// A parallel degree, from 1 to kMaxParallelDegree, that the fewest-devices search chooses.
+Setting degree(const char* id, const char* name, const char* help, const char* api_key) {
+  Setting setting = whole(id, name, help, api_key, 1, kMaxParallelDegree);
   setting.chosen_by_fit = true;
   return setting;
 }
 
-Setting choice(const char* id, const char* name, std::vector<Choice> choices, std::string help,
-               const char* api_key) {
-  Setting setting;
-  setting.id = id;
-  setting.name = name;
-  setting.kind = SettingKind::kChoice;
+Setting choice(const char* id, const char* name, std::vector<Choice> choices,
+               const std::string& help, const char* api_key) {
+  Setting setting = make(id, name, SettingKind::kChoice, help, api_key);
   setting.choices = std::move(choices);
-  setting.help = std::move(help) + ": " + ids_joined(setting.choices);
-  setting.api_key = api_key;
-  return setting;
-}
-
-Setting toggle(const char* id, const char* name, const char* help, const char* api_key) {
-  Setting setting;
-  setting.id = id;
-  setting.name = name;
-  setting.kind = SettingKind::kSwitch;
-  setting.help = help;
-  setting.api_key = api_key;
+  setting.help += ": " + ids_joined(setting.choices);
   return setting;
 }
 
@@ -107,121 +127,72 @@ std::vector<Entry> make_entries() {
   const auto add = [&entries](Setting setting, Access access) {
     entries.push_back({std::move(setting), access});
   };
+  const auto from = [](Setting setting, const auto& change) {
+    change(setting);
+    return setting;
+  };
+  constexpr SettingKind kSwitch = SettingKind::kSwitch;
 
-  {
-    Setting model = choice(id::kModel, "Model", model_choices(), "Model", "modelId");
-    Access access;
-    access.id = [](const TrainingSetup& setup) { return setup.model_id; };
-    access.set_id = [](TrainingSetup& setup, const std::string& id) { setup.model_id = id; };
-    access.holds = [](const std::string& id) {
-      return id == kCustomModelId || find_preset(id) != nullptr;
-    };
-    add(model, access);
-  }
-  {
-    Setting seq_len;
-    seq_len.id = id::kSequenceLength;
-    seq_len.name = "Sequence length";
-    seq_len.min = 1;
-    seq_len.max = kMaxSequenceLength;
-    seq_len.allowed = "Sequence length must be a whole number of tokens " +
-                      range_text(1, kMaxSequenceLength) + ".";
-    seq_len.help = "Sequence length in tokens";
-    seq_len.api_key = "sequenceLength";
-    Access access;
-    access.number = [](const TrainingSetup& setup) {
-      return static_cast<double>(setup.sequence_length);
-    };
-    access.set_number = [](TrainingSetup& setup, double value) {
-      setup.sequence_length = static_cast<int>(value);
-    };
-    add(seq_len, access);
-  }
-  {
-    // Tokens per micro-batch: the micro-batch again, in tokens, a whole multiple of the sequence
-    // length (apply_setting checks it through micro_batch_from_tokens).
-    Setting tokens;
-    tokens.id = id::kTokens;
-    tokens.name = "Tokens per micro-batch";
-    tokens.help = "Tokens per micro-batch: a whole multiple of the sequence length";
-    tokens.excludes = id::kMicroBatch;
-    Access access;
-    access.number = [](const TrainingSetup& setup) {
-      return static_cast<double>(setup.sequence_length) * setup.micro_batch_sequences;
-    };
-    add(tokens, access);
-  }
-  {
-    Setting micro_batch;
-    micro_batch.id = id::kMicroBatch;
-    micro_batch.name = "Micro-batch";
-    micro_batch.min = 1;
-    micro_batch.max = kMaxMicroBatchSequences;
-    micro_batch.allowed = "Micro-batch must hold a whole number of sequences " +
-                          range_text(1, kMaxMicroBatchSequences) + ".";
-    micro_batch.help = "Sequences per micro-batch";
-    micro_batch.api_key = "microBatchSequences";
-    micro_batch.in_url = false;  // links give tokens
-    Access access;
-    access.number = [](const TrainingSetup& setup) {
-      return static_cast<double>(setup.micro_batch_sequences);
-    };
-    access.set_number = [](TrainingSetup& setup, double value) {
-      setup.micro_batch_sequences = static_cast<int>(value);
-    };
-    add(micro_batch, access);
-  }
-  {
-    Access access;
-    access.number = [](const TrainingSetup& setup) { return setup.flash_attention ? 1.0 : 0.0; };
-    access.set_number = [](TrainingSetup& setup, double on) { setup.flash_attention = on != 0; };
-    add(toggle(id::kFlashAttention, "FlashAttention",
-               "FlashAttention: without it, keep the attention-score term", "flashAttention"),
-        access);
-  }
+  Access model = id_access<&TrainingSetup::model_id>();
+  model.holds = [](const std::string& id) {
+    return id == kCustomModelId || find_preset(id) != nullptr;
+  };
+  add(choice(id::kModel, "Model", model_choices(), "Model", "modelId"), model);
+  add(whole(id::kSequenceLength, "Sequence length", "Sequence length in tokens", "sequenceLength",
+            1, kMaxSequenceLength,
+            "Sequence length must be a whole number of tokens " +
+                range_text(1, kMaxSequenceLength) + "."),
+      number_access<int, &TrainingSetup::sequence_length>());
+  // Tokens per micro-batch: the micro-batch again, in tokens, a whole multiple of the sequence
+  // length (apply_setting reads it through micro_batch_from_tokens).
+  Access tokens;
+  tokens.number = [](const TrainingSetup& setup) {
+    return static_cast<double>(setup.sequence_length) * setup.micro_batch_sequences;
+  };
+  add(from(make(id::kTokens, "Tokens per micro-batch", SettingKind::kWhole,
+                "Tokens per micro-batch: a whole multiple of the sequence length", ""),
+           [](Setting& setting) { setting.excludes = id::kMicroBatch; }),
+      tokens);
+  add(from(whole(id::kMicroBatch, "Micro-batch", "Sequences per micro-batch", "microBatchSequences",
+                 1, kMaxMicroBatchSequences,
+                 "Micro-batch must hold a whole number of sequences " +
+                     range_text(1, kMaxMicroBatchSequences) + "."),
+           [](Setting& setting) { setting.in_url = false; }),  // links give tokens
+      number_access<int, &TrainingSetup::micro_batch_sequences>());
+  add(make(id::kFlashAttention, "FlashAttention", kSwitch,
+           "FlashAttention: without it, keep the attention-score term", "flashAttention"),
+      number_access<bool, &TrainingSetup::flash_attention>());
   add(degree(id::kDataParallel, "Data parallelism", "Data-parallel degree d",
              "layout.dataParallel"),
-      degree_access<&ParallelLayout::data_parallel>());
-  {
-    Setting zero = degree(id::kZeroStage, "ZeRO stage",
-                          "ZeRO stage: 0, 1, 2 or 3, sharded over d·c", "layout.zeroStage");
-    zero.min = 0;
-    zero.max = 3;
-    zero.allowed = "ZeRO stage must be 0, 1, 2 or 3.";
-    add(zero, degree_access<&ParallelLayout::zero_stage>());
-  }
+      layout_access<int, &ParallelLayout::data_parallel>());
+  add(from(degree(id::kZeroStage, "ZeRO stage", "ZeRO stage: 0, 1, 2 or 3, sharded over d·c",
+                  "layout.zeroStage"),
+           [](Setting& setting) {
+             setting.min = 0;
+             setting.max = 3;
+             setting.allowed = "ZeRO stage must be 0, 1, 2 or 3.";
+           }),
+      layout_access<int, &ParallelLayout::zero_stage>());
   add(degree(id::kTensorParallel, "Tensor parallelism", "Tensor-parallel degree t",
              "layout.tensorParallel"),
-      degree_access<&ParallelLayout::tensor_parallel>());
-  {
-    Setting sequence_parallel =
-        toggle(id::kSequenceParallel, "Sequence parallelism",
-               "Sequence parallelism with tensor parallelism", "layout.sequenceParallel");
-    sequence_parallel.chosen_by_fit = true;
-    Access access;
-    access.number = [](const TrainingSetup& setup) {
-      return setup.layout.sequence_parallel ? 1.0 : 0.0;
-    };
-    access.set_number = [](TrainingSetup& setup, double on) {
-      setup.layout.sequence_parallel = on != 0;
-    };
-    add(sequence_parallel, access);
-  }
+      layout_access<int, &ParallelLayout::tensor_parallel>());
+  add(from(make(id::kSequenceParallel, "Sequence parallelism", kSwitch,
+                "Sequence parallelism with tensor parallelism", "layout.sequenceParallel"),
+           [](Setting& setting) { setting.chosen_by_fit = true; }),
+      layout_access<bool, &ParallelLayout::sequence_parallel>());
   add(degree(id::kPipelineParallel, "Pipeline parallelism", "Pipeline-parallel degree p, 1F1B",
              "layout.pipelineParallel"),
-      degree_access<&ParallelLayout::pipeline_parallel>());
+      layout_access<int, &ParallelLayout::pipeline_parallel>());
   add(degree(id::kVirtualPipelineStages, "Virtual pipeline stages",
              "Virtual stages per device: the interleaved schedule", "layout.virtualPipelineStages"),
-      degree_access<&ParallelLayout::virtual_pipeline_stages>());
+      layout_access<int, &ParallelLayout::virtual_pipeline_stages>());
   add(degree(id::kContextParallel, "Context parallelism", "Context-parallel degree c",
              "layout.contextParallel"),
-      degree_access<&ParallelLayout::context_parallel>());
-  {
-    Setting recompute = choice(id::kRecompute, "Recomputation", choices<Recompute>(),
-                               "Activation recomputation", "recompute");
-    recompute.chosen_by_fit = true;
-    add(recompute, enum_access<Recompute, &TrainingSetup::recompute>());
-  }
+      layout_access<int, &ParallelLayout::context_parallel>());
+  add(from(choice(id::kRecompute, "Recomputation", choices<Recompute>(), "Activation recomputation",
+                  "recompute"),
+           [](Setting& setting) { setting.chosen_by_fit = true; }),
+      enum_access<Recompute, &TrainingSetup::recompute>());
   add(choice(id::kActivationModel, "Activation model", choices<ActivationModel>(),
              "Activation model", "activationModel"),
       enum_access<ActivationModel, &TrainingSetup::activation_model>());
@@ -229,49 +200,31 @@ std::vector<Entry> make_entries() {
       enum_access<Optimizer, &TrainingSetup::optimizer>());
   add(choice(id::kPrecision, "Precision", choices<Precision>(), "Precision", "precision"),
       enum_access<Precision, &TrainingSetup::precision>());
-  {
-    Access access;
-    access.number = [](const TrainingSetup& setup) { return setup.logits ? 1.0 : 0.0; };
-    access.set_number = [](TrainingSetup& setup, double on) { setup.logits = on != 0; };
-    add(toggle(id::kLogits, "Logits", "Count the output layer's logits and the loss", "logits"),
-        access);
-  }
-  {
-    Setting loss = choice(id::kLoss, "Loss", choices<Loss>(), "How the loss is computed", "loss");
-    loss.requires_setting = id::kLogits;
-    loss.requires_value = "on";
-    loss.requires_reason = "the loss is counted with the logits";
-    add(loss, enum_access<Loss, &TrainingSetup::loss>());
-  }
-  {
-    Setting device = choice(id::kDevice, "Device", device_choices(), "Device", "deviceId");
-    Access access;
-    access.id = [](const TrainingSetup& setup) { return setup.device_id; };
-    access.set_id = [](TrainingSetup& setup, const std::string& id) { setup.device_id = id; };
-    add(device, access);
-  }
-  {
-    Setting device_gb;
-    device_gb.id = id::kDeviceCapacity;
-    device_gb.name = "Custom capacity";
-    device_gb.kind = SettingKind::kDecimal;
-    device_gb.min = 0;
-    device_gb.max = kMaxCustomCapacityGb;
-    device_gb.allowed = "A custom device's memory must be more than 0 GB and at most " +
-                        format_count(kMaxCustomCapacityGb) + " GB.";
-    device_gb.help = "A custom device's memory in GB (10^9 bytes)";
-    device_gb.api_key = "customCapacityGb";
-    device_gb.requires_setting = id::kDevice;
-    device_gb.requires_value = kCustomDeviceId;
-    device_gb.requires_reason = "a capacity is given for the custom device";
-    device_gb.excludes = id::kDevice;
-    Access access;
-    access.number = [](const TrainingSetup& setup) { return setup.custom_capacity_gb; };
-    access.set_number = [](TrainingSetup& setup, double value) {
-      setup.custom_capacity_gb = value;
-    };
-    add(device_gb, access);
-  }
+  add(make(id::kLogits, "Logits", kSwitch, "Count the output layer's logits and the loss",
+           "logits"),
+      number_access<bool, &TrainingSetup::logits>());
+  add(from(choice(id::kLoss, "Loss", choices<Loss>(), "How the loss is computed", "loss"),
+           [](Setting& setting) {
+             setting.requires_setting = id::kLogits;
+             setting.requires_value = "on";
+             setting.requires_reason = "the loss is counted with the logits";
+           }),
+      enum_access<Loss, &TrainingSetup::loss>());
+  add(choice(id::kDevice, "Device", device_choices(), "Device", "deviceId"),
+      id_access<&TrainingSetup::device_id>());
+  add(from(make(id::kDeviceCapacity, "Custom capacity", SettingKind::kDecimal,
+                "A custom device's memory in GB (10^9 bytes)", "customCapacityGb"),
+           [](Setting& setting) {
+             setting.min = 0;
+             setting.max = kMaxCustomCapacityGb;
+             setting.allowed = "A custom device's memory must be more than 0 GB and at most " +
+                               format_count(kMaxCustomCapacityGb) + " GB.";
+             setting.requires_setting = id::kDevice;
+             setting.requires_value = kCustomDeviceId;
+             setting.requires_reason = "a capacity is given for the custom device";
+             setting.excludes = id::kDevice;
+           }),
+      number_access<double, &TrainingSetup::custom_capacity_gb>());
   return entries;
 }
 
