@@ -40,6 +40,7 @@ await Promise.all([bundle('main.js', 'app.js'), bundle('api.js', 'trainmem-api.j
 await Promise.all([
   copyFile(join(root, 'web', 'index.html'), join(dist, 'index.html')),
   copyFile(join(root, 'web', 'styles.css'), join(dist, 'styles.css')),
+  copyFile(join(root, 'web', 'dark.css'), join(dist, 'dark.css')),
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
   copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),

@@ -17,17 +17,24 @@ const TYPES = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-/** Serves `folder` on 127.0.0.1:`port` (0 picks a free port); resolves to {server, url}. */
-export function serveFolder(folder, port = 0) {
+/**
+ * Serves `folder` on 127.0.0.1:`port` (0 picks a free port) under the path `prefix`, with `types`
+ * overriding the content types by extension (as a host's misconfigured server might); resolves to
+ * {server, url}.
+ */
+export function serveFolder(folder, port = 0, { prefix = '/', types = {} } = {}) {
   const root = resolve(folder);
+  const contentTypes = { ...TYPES, ...types };
   const server = createServer(async (request, response) => {
     try {
-      const path = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+      const fullPath = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+      if (!fullPath.startsWith(prefix)) throw new Error('outside the prefix');
+      const path = fullPath.slice(prefix.length - 1);
       let file = normalize(join(root, path));
       if (file !== root && !file.startsWith(root + sep)) throw new Error('outside root');
       if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
       const body = await readFile(file);
-      response.writeHead(200, { 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' });
+      response.writeHead(200, { 'Content-Type': contentTypes[extname(file)] ?? 'application/octet-stream' });
       response.end(body);
     } catch {
       response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
@@ -36,7 +43,7 @@ export function serveFolder(folder, port = 0) {
   });
   return new Promise((resolveListen) => {
     server.listen(port, '127.0.0.1', () => {
-      resolveListen({ server, url: `http://localhost:${server.address().port}/` });
+      resolveListen({ server, url: `http://localhost:${server.address().port}${prefix}` });
     });
   });
 }

@@ -16,11 +16,13 @@ function addScript(src) {
 
 /**
  * The module's options: over http(s) it fetches trainmem.wasm itself and compiles it as it
- * streams; from file://, where a page cannot fetch its own files, the bytes come from
- * trainmem-wasm.js instead.
+ * streams. A page with an opaque origin cannot fetch its own files: opened from file://, or framed
+ * in a sandbox without allow-same-origin (a fetch there is a cross-origin request that the server
+ * would have to allow). There the bytes come from trainmem-wasm.js, a classic script, instead.
  */
 async function moduleOptions() {
-  if (globalThis.location?.protocol !== 'file:') return {};
+  const opaque = globalThis.location?.protocol === 'file:' || globalThis.origin === 'null';
+  if (!opaque) return {};
   if (typeof globalThis.trainmemWasmBase64 !== 'string') await addScript('trainmem-wasm.js');
   const text = atob(globalThis.trainmemWasmBase64);
   const wasmBinary = new Uint8Array(text.length);

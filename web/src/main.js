@@ -15,13 +15,15 @@ import { createMeasuredPanel } from './panels/measured.js';
 import { createNumbersPanel } from './panels/numbers.js';
 import { createSavingsPanel } from './panels/savings.js';
 import { createTimelinePanel } from './panels/timeline.js';
-import { embed, fillPlateFigures, showReadout } from './readout.js';
+import { applyTheme, embed, fillPlateFigures, showReadout } from './readout.js';
 import { createStore, MAX_MICRO_BATCH_SEQUENCES } from './store.js';
-import { createUrlWriter, fromQuery, isEmbedded } from './url.js';
+import { createUrlWriter, fromQuery, readPresentation } from './url.js';
 
 async function start() {
-  const embedded = isEmbedded(location.search);
-  if (embedded) embed();
+  // Before the charts read the palette.
+  const presentation = readPresentation(location.search);
+  applyTheme(presentation.theme);
+  if (presentation.embedded) embed();
 
   // The charts are built while the WebAssembly module compiles; their tick labels ask the core
   // once it is there.
@@ -43,9 +45,10 @@ async function start() {
   fillPlateFigures(estimator);
 
   const fromLink = fromQuery(location.search, estimator, MAX_MICRO_BATCH_SEQUENCES);
+  const notices = [...presentation.notices, ...fromLink.notices];
   const notice = $('url-notice');
-  notice.textContent = fromLink.notices.join(' ');
-  notice.hidden = fromLink.notices.length === 0;
+  notice.textContent = notices.join(' ');
+  notice.hidden = notices.length === 0;
 
   const store = createStore({});
   /**
@@ -81,7 +84,7 @@ async function start() {
   for (const panel of panels) {
     if (panel.element) onOpen(panel.element, () => panel.update(store.get()));
   }
-  const writeUrl = createUrlWriter(estimator, embedded);
+  const writeUrl = createUrlWriter(estimator, presentation);
   store.subscribe((state, how) => {
     const { estimate } = state.view;
     controls.sync(state.setup, estimate);

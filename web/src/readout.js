@@ -61,6 +61,17 @@ export function showReadout(estimator, estimate) {
     estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
 }
 
+/**
+ * The theme a link or a host page asks for: the dark palette (dark.css) follows the reader's
+ * system setting unless the theme is light or dark.
+ */
+export function applyTheme(theme) {
+  const dark = document.getElementById('dark-palette');
+  if (theme === 'dark') dark.media = 'all';
+  else if (theme === 'light') dark.media = 'not all';
+  document.documentElement.dataset.theme = theme;
+}
+
 /** Embedded (?embed=1): only the workshop, and its height posted to the parent window. */
 export function embed() {
   document.documentElement.classList.add('embed');

@@ -5,6 +5,9 @@
 
 const CONFIG_KEY = 'config';
 const EMBED_KEY = 'embed';
+const THEME_KEY = 'theme';
+/** The page's colours: the reader's system setting, or what the host page asks for. */
+export const THEMES = Object.freeze(['auto', 'light', 'dark']);
 const SHOWN_VALUE_LENGTH = 40;
 
 function shown(text) {
@@ -14,13 +17,14 @@ function shown(text) {
 const linked = (estimator) => estimator.settings.filter((setting) => setting.inUrl);
 
 /**
- * The query string for `setup`: embed=1 when embedded, every setting a link carries, and for a
- * model read from a config.json, that config's text (minified), which the core reads again when
- * the link opens.
+ * The query string for `setup`: how the page is shown (embed=1, a theme other than auto), every
+ * setting a link carries, and for a model read from a config.json, that config's text (minified),
+ * which the core reads again when the link opens.
  */
-export function toQuery(estimator, setup, embedded, configText) {
+export function toQuery(estimator, setup, { embedded, theme }, configText) {
   const params = new URLSearchParams();
   if (embedded) params.set(EMBED_KEY, '1');
+  if (theme !== THEMES[0]) params.set(THEME_KEY, theme);
   for (const setting of linked(estimator)) {
     params.set(setting.id, estimator.settingText(setup, setting.id));
     if (setting.id === estimator.modelSettingId && configText) params.set(CONFIG_KEY, configText);
@@ -28,9 +32,21 @@ export function toQuery(estimator, setup, embedded, configText) {
   return `?${params}`;
 }
 
-/** Whether the query asks for the embedded view. */
-export function isEmbedded(search) {
-  return new URLSearchParams(search).get(EMBED_KEY) === '1';
+/**
+ * How the query asks the page to be shown, read before the estimator loads: embedded (embed=1,
+ * the workshop alone, for a host page's frame) and its theme, with a notice for a theme that is
+ * not one of THEMES.
+ * @returns {{embedded: boolean, theme: string, notices: string[]}}
+ */
+export function readPresentation(search) {
+  const params = new URLSearchParams(search);
+  const asked = params.get(THEME_KEY) ?? THEMES[0];
+  const known = THEMES.includes(asked);
+  return {
+    embedded: params.get(EMBED_KEY) === '1',
+    theme: known ? asked : THEMES[0],
+    notices: known ? [] : [`Ignored ${THEME_KEY}=“${shown(asked)}”: use ${THEMES.join(', ')}.`],
+  };
 }
 
 /**
@@ -44,7 +60,7 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
   const given = new Map();
   let configText = null;
   for (const [key, text] of params) {
-    if (key === EMBED_KEY || key === CONFIG_KEY) continue;
+    if (key === EMBED_KEY || key === THEME_KEY || key === CONFIG_KEY) continue;
     const setting = estimator.settings.find((candidate) => candidate.id === key && candidate.inUrl);
     if (!setting) notices.push(`Ignored the unknown setting “${shown(key)}”.`);
     else if (setting.id === estimator.modelSettingId && text === estimator.customModelId)
@@ -100,12 +116,12 @@ const URL_WRITE_DELAY_MS = 200;
  * than a redraw's budget.
  * @returns {(state: object, how: {dragging?: boolean}) => void} a store listener
  */
-export function createUrlWriter(estimator, embedded) {
+export function createUrlWriter(estimator, presentation) {
   let timer = 0;
   const write = ({ setup, configText }) => {
     try {
       const custom = setup.modelId === estimator.customModelId;
-      history.replaceState(null, '', toQuery(estimator, setup, embedded, custom ? configText : null));
+      history.replaceState(null, '', toQuery(estimator, setup, presentation, custom ? configText : null));
     } catch {
       // Some hosts (a file:// page in some browsers) refuse; the view still works.
     }
