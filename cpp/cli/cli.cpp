@@ -71,11 +71,13 @@ ConfigFile read_config_file(const std::string& path) {
   return file;
 }
 
-// The flags as given: each setting's text as typed (a switch's flag is "on" or "off"), so that
-// each message can quote the input; the core reads the text.
+// The flags as given: each setting's text as typed, so that each message can quote the input;
+// the core reads the text. A switch's flag is read as "on" or "off" (--no-flash-attention=false
+// too).
 struct Given {
   std::map<std::string, CLI::Option*> settings;  // by setting id
   std::map<std::string, std::string> texts;      // by setting id
+  std::map<std::string, bool> switches;          // by setting id: the flag's value
   std::string config_path;
   CLI::Option* config = nullptr;
   std::map<std::string, bool> views;  // by flag
@@ -87,16 +89,16 @@ struct Given {
 
 void register_flags(CLI::App& app, Given& given) {
   for (const Setting& setting : settings()) {
-    std::string& text = given.texts[setting.id];
+    std::string help = setting.help;
+    const Setting* required = find_setting(setting.requires_setting);
+    if (required != nullptr && required->kind == SettingKind::kSwitch) {
+      help += " (with " + flag_of(*required) + ")";
+    }
     CLI::Option* option = nullptr;
     if (setting.kind == SettingKind::kSwitch) {
-      // A switch is given by its flag: --logits turns on, --no-flash-attention turns off.
-      const bool on_by_default = setting.default_text == "on";
-      option = app.add_flag_callback(
-          flag_of(setting), [&text, on_by_default] { text = on_by_default ? "off" : "on"; },
-          setting.help);
+      option = app.add_flag(flag_of(setting), given.switches[setting.id], help);
     } else {
-      option = app.add_option("--" + setting.id, text, setting.help)
+      option = app.add_option("--" + setting.id, given.texts[setting.id], help)
                    ->default_str(setting.default_text)
                    ->type_name(setting.kind == SettingKind::kChoice ? "ID" : "N");
     }
@@ -109,23 +111,55 @@ void register_flags(CLI::App& app, Given& given) {
   app.add_flag("--list-models", given.list_models, "List the model presets and exit");
 }
 
-// The first flag given with another it cannot go with, or an empty string.
-std::string conflict(const Given& given, const View* view) {
+// A switch's text from its flag: --logits is "on", --no-flash-attention "off".
+void read_switches(Given& given) {
+  for (const Setting& setting : settings()) {
+    if (setting.kind != SettingKind::kSwitch || !given.has(setting.id)) continue;
+    const bool on_by_default = setting.default_text == "on";
+    given.texts[setting.id] = given.switches[setting.id] != on_by_default ? "on" : "off";
+  }
+}
+
+// The flags of the given settings in the table's order, with --config right after --model.
+std::vector<std::string> given_flags(const Given& given) {
+  std::vector<std::string> flags;
+  for (const Setting& setting : settings()) {
+    if (given.has(setting.id)) flags.push_back(flag_of(setting));
+    if (setting.id == setting_id::kModel && given.config->count() > 0) flags.push_back("--config");
+  }
+  return flags;
+}
+
+// The first flag given with another it cannot go with, or an empty string. `second_view` is a
+// view given after `view`, which is refused too.
+std::string conflict(const Given& given, const View* view, const View* second_view) {
   if (given.config->count() > 0 && given.has(setting_id::kModel)) {
     return "--config: give either --model or --config, not both";
   }
-  const View::Uses uses = view != nullptr ? view->uses : View::Uses::kSettings;
-  if (uses == View::Uses::kOwnSettings) {
-    // Each measured case carries its own settings; any other flag would be ignored silently.
-    for (const auto& [id, option] : given.settings) {
-      if (option->count() > 0) {
-        const std::string flag = flag_of(*find_setting(id));
-        return flag + ": " + view->flag + " uses each measured case's own settings; drop " + flag;
-      }
+  for (const Setting& setting : settings()) {
+    if (given.has(setting.id) && !setting.excludes.empty() && given.has(setting.excludes)) {
+      return flag_of(setting) + ": give either " + flag_of(*find_setting(setting.excludes)) +
+             " or " + flag_of(setting) + ", not both";
     }
-    if (given.config->count() > 0) {
-      return std::string("--config: ") + view->flag +
-             " uses each measured case's own settings; drop --config";
+  }
+  if (second_view != nullptr) {
+    std::string all;
+    for (const View& each : views()) all += (all.empty() ? "" : ", ") + std::string(each.flag);
+    return std::string(second_view->flag) + ": choose one of " + all.substr(0, all.rfind(", ")) +
+           " and " + all.substr(all.rfind(", ") + 2);
+  }
+  const View::Uses uses = view != nullptr ? view->uses : View::Uses::kSettings;
+  if (uses == View::Uses::kOwnSettings && !given_flags(given).empty()) {
+    // Each measured case carries its own settings; any other flag would be ignored silently.
+    const std::string flag = given_flags(given).front();
+    return flag + ": " + view->flag + " uses each measured case's own settings; drop " + flag;
+  }
+  for (const Setting& setting : settings()) {
+    const Setting* required = find_setting(setting.requires_setting);
+    if (given.has(setting.id) && required != nullptr && required->kind == SettingKind::kSwitch &&
+        !given.has(required->id)) {
+      return flag_of(setting) + ": " + setting.requires_reason + "; add " + flag_of(*required) +
+             " or drop " + flag_of(setting);
     }
   }
   if (view != nullptr && given.json && !view->has_json) {
@@ -139,20 +173,9 @@ std::string conflict(const Given& given, const View* view) {
            flag + " " + given.texts.at(setting_id::kActivationModel);
   }
   for (const Setting& setting : settings()) {
-    if (!given.has(setting.id)) continue;
-    const std::string flag = flag_of(setting);
-    if (!setting.excludes.empty() && given.has(setting.excludes)) {
-      return flag + ": give either " + flag_of(*find_setting(setting.excludes)) + " or " + flag +
-             ", not both";
-    }
-    const Setting* required = find_setting(setting.requires_setting);
-    if (required != nullptr && required->kind == SettingKind::kSwitch && !given.has(required->id)) {
-      return flag + ": " + setting.requires_reason + "; add " + flag_of(*required) + " or drop " +
-             flag;
-    }
-    if (uses == View::Uses::kAllButLayout && setting.chosen_by_fit) {
-      return flag + ": " + view->flag + " searches the layouts and recomputation itself; drop " +
-             flag;
+    if (uses == View::Uses::kChoosesLayout && setting.chosen_by_fit && given.has(setting.id)) {
+      return flag_of(setting) + ": " + view->flag +
+             " searches the layouts and recomputation itself; drop " + flag_of(setting);
     }
   }
   return "";
@@ -183,19 +206,18 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
 
   // Check what was given together: at most one view, and no flags that contradict each other.
+  read_switches(given);
   const View* view = nullptr;
+  const View* second_view = nullptr;
   for (const View& candidate : views()) {
     if (!given.views[candidate.flag]) continue;
-    if (view != nullptr) {
-      std::string all;
-      for (const View& each : views()) all += (all.empty() ? "" : ", ") + std::string(each.flag);
-      return bad_input(err, std::string(candidate.flag) + ": choose one of " +
-                                all.substr(0, all.rfind(", ")) + " and " +
-                                all.substr(all.rfind(", ") + 2));
+    if (view == nullptr) {
+      view = &candidate;
+    } else if (second_view == nullptr) {
+      second_view = &candidate;
     }
-    view = &candidate;
   }
-  const std::string problem = conflict(given, view);
+  const std::string problem = conflict(given, view, second_view);
   if (!problem.empty()) return bad_input(err, problem);
 
   // Build the setup through the core, one given setting at a time in the table's order; a setting

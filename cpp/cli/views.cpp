@@ -291,7 +291,7 @@ std::string flag_of(const Setting& setting) {
 const std::vector<View>& views() {
   using Uses = View::Uses;
   static const std::vector<View> table = {
-      {"--fit", "Find the fewest devices, and their layouts, that fit", true, Uses::kAllButLayout,
+      {"--fit", "Find the fewest devices, and their layouts, that fit", true, Uses::kChoosesLayout,
        print_fit},
       {"--savings", "Rank single changes by the bytes each saves on the most loaded device", true,
        Uses::kSettings, print_savings},

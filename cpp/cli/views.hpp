@@ -19,9 +19,10 @@ struct View {
   const char* flag;  // "--fit"
   const char* help;
   bool has_json;  // whether --json applies
-  // What the view does with the settings: ignores them (each measured case has its own), chooses
-  // the layout and recomputation itself (--fit), or lists the llama-block model's tensors.
-  enum class Uses { kSettings, kOwnSettings, kAllButLayout, kLlamaBlockModel } uses;
+  // What the view does with the settings: uses them, ignores them (each measured case has its
+  // own), chooses the layout and recomputation itself (--fit), or lists the llama-block model's
+  // tensors.
+  enum class Uses { kSettings, kOwnSettings, kChoosesLayout, kLlamaBlockModel } uses;
   // Prints the view of `setup` (checked by the core inside), as JSON when asked; the exit status.
   int (*print)(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err);
 };

@@ -43,7 +43,7 @@ struct StageMemory {
 };
 
 struct Calculation {
-  const ModelShape* shape = nullptr;  // the setup's model (resolve_model), alive as long as it
+  const ModelShape* shape = nullptr;  // the setup's model (resolve_model), as long as it lives
   ParameterCounts counts;
   BytesPerParameter bytes_per_parameter;
   ActivationsPerLayer layer;

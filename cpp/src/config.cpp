@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainmem/format.hpp"
+#include "trainmem/settings.hpp"
 
 // Built with JSON_NOEXCEPTION under Emscripten, where exceptions are off: nothing here may reach a
 // throwing path of nlohmann::json. The text is parsed with allow_exceptions = false, every value's
@@ -68,7 +69,7 @@ constexpr UnsupportedField kUnsupportedFields[] = {
 
 ConfigParse refuse(const std::string& message) {
   ConfigParse result;
-  result.answer = refusal("config", kMessagePrefix + message);
+  result.answer = refusal(kConfigInputId, kMessagePrefix + message);
   return result;
 }
 

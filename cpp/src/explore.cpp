@@ -42,7 +42,7 @@ SavingsList rank_savings(const TrainingSetup& setup) {
     changed.recompute = recompute;
     add("recompute-" + choice_id(recompute), choice_name(recompute) + " recomputation", changed);
   }
-  if (layout.zero_stage < 3) {
+  if (layout.zero_stage < kMaxZeroStage) {
     changed = setup;
     changed.layout.zero_stage = layout.zero_stage + 1;
     if (static_cast<long long>(layout.data_parallel) * layout.context_parallel == 1) {

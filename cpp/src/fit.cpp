@@ -90,7 +90,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   for (int t : divisors_up_to(heads_gcd, kMaxTensorParallel)) {
     for (int p : divisors_up_to(shape.num_layers, shape.num_layers)) {
       for (int c = 1; c <= kMaxContextParallel && base.sequence_length % c == 0; c *= 2) {
-        for (int zero = 0; zero <= 3; ++zero) {
+        for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
           for (std::size_t recompute = 0; recompute < choices<Recompute>().size(); ++recompute) {
             TrainingSetup setup = base;
             setup.layout = ParallelLayout{};

@@ -11,13 +11,6 @@ std::string ids_joined(const std::vector<Choice>& choices) {
   return joined;
 }
 
-bool has_choice(const std::vector<Choice>& choices, std::string_view id) {
-  for (const Choice& choice : choices) {
-    if (choice.id == id) return true;
-  }
-  return false;
-}
-
 const std::vector<Device>& device_catalog() {
   // Capacities as printed in each vendor's datasheet; 1 GB = 10^9 bytes.
   static const std::vector<Device> devices = {

@@ -34,6 +34,15 @@ std::string range_text(double low, double high) {
   return "from " + format_count(low) + " to " + format_count(high);
 }
 
+// "0, 1, 2 or 3".
+std::string each_of(int first, int last) {
+  std::string text;
+  for (int value = first; value <= last; ++value) {
+    text += (value == first ? "" : value == last ? " or " : ", ") + std::to_string(value);
+  }
+  return text;
+}
+
 std::vector<Choice> model_choices() {
   std::vector<Choice> choices;
   for (const ModelShape& shape : preset_models()) {
@@ -151,7 +160,13 @@ std::vector<Entry> make_entries() {
   };
   add(from(make(id::kTokens, "Tokens per micro-batch", SettingKind::kWhole,
                 "Tokens per micro-batch: a whole multiple of the sequence length", ""),
-           [](Setting& setting) { setting.excludes = id::kMicroBatch; }),
+           [](Setting& setting) {
+             setting.min = 1;
+             setting.max = static_cast<double>(kMaxSequenceLength) * kMaxMicroBatchSequences;
+             setting.allowed =
+                 "Tokens per micro-batch must be a whole multiple of the sequence length.";
+             setting.excludes = id::kMicroBatch;
+           }),
       tokens);
   add(from(whole(id::kMicroBatch, "Micro-batch", "Sequences per micro-batch", "microBatchSequences",
                  1, kMaxMicroBatchSequences,
@@ -165,12 +180,12 @@ std::vector<Entry> make_entries() {
   add(degree(id::kDataParallel, "Data parallelism", "Data-parallel degree d",
              "layout.dataParallel"),
       layout_access<int, &ParallelLayout::data_parallel>());
-  add(from(degree(id::kZeroStage, "ZeRO stage", "ZeRO stage: 0, 1, 2 or 3, sharded over d·c",
-                  "layout.zeroStage"),
+  add(from(degree(id::kZeroStage, "ZeRO stage", "ZeRO stage, sharded over d·c", "layout.zeroStage"),
            [](Setting& setting) {
              setting.min = 0;
-             setting.max = 3;
-             setting.allowed = "ZeRO stage must be 0, 1, 2 or 3.";
+             setting.max = kMaxZeroStage;
+             setting.allowed = "ZeRO stage must be " + each_of(0, kMaxZeroStage) + ".";
+             setting.help += ": " + each_of(0, kMaxZeroStage);
            }),
       layout_access<int, &ParallelLayout::zero_stage>());
   add(degree(id::kTensorParallel, "Tensor parallelism", "Tensor-parallel degree t",
@@ -193,8 +208,9 @@ std::vector<Entry> make_entries() {
                   "recompute"),
            [](Setting& setting) { setting.chosen_by_fit = true; }),
       enum_access<Recompute, &TrainingSetup::recompute>());
-  add(choice(id::kActivationModel, "Activation model", choices<ActivationModel>(),
-             "Activation model", "activationModel"),
+  add(from(choice(id::kActivationModel, "Activation model", choices<ActivationModel>(),
+                  "Activation model", "activationModel"),
+           [](Setting& setting) { setting.defaulted_in_api = true; }),
       enum_access<ActivationModel, &TrainingSetup::activation_model>());
   add(choice(id::kOptimizer, "Optimizer", choices<Optimizer>(), "Optimizer", "optimizer"),
       enum_access<Optimizer, &TrainingSetup::optimizer>());
@@ -208,6 +224,7 @@ std::vector<Entry> make_entries() {
              setting.requires_setting = id::kLogits;
              setting.requires_value = "on";
              setting.requires_reason = "the loss is counted with the logits";
+             setting.defaulted_in_api = true;
            }),
       enum_access<Loss, &TrainingSetup::loss>());
   add(choice(id::kDevice, "Device", device_choices(), "Device", "deviceId"),

@@ -174,7 +174,8 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("requiresReason", &Setting::requires_reason)
       .field("excludes", &Setting::excludes)
       .field("inUrl", &Setting::in_url)
-      .field("chosenByFit", &Setting::chosen_by_fit);
+      .field("chosenByFit", &Setting::chosen_by_fit)
+      .field("defaultedInApi", &Setting::defaulted_in_api);
 
   value_object<SettingChange>("SettingChange")
       .field("answer", &SettingChange::answer)
@@ -246,6 +247,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   constant("modelStateBytesPerParameter", kModelStateBytesPerParameter);
   constant("customModelId", std::string(kCustomModelId));
   constant("modelSettingId", std::string(setting_id::kModel));
+  constant("configInputId", std::string(kConfigInputId));
 
   function("defaultSetup", &default_setup);
   function("presetModels", &preset_models_js);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 
 #include <string>
 
@@ -14,15 +15,19 @@
 
 namespace trainmem {
 
-// A choice field as its id; an unknown id leaves the field as it is (the JavaScript API checks
-// each choice with checkChoice before it calls the core).
+// A choice field as its id. An id that is not among its choices throws a JavaScript Error that
+// names them (the JavaScript API checks each choice first and answers with the core's message).
 template <typename Enum, Enum TrainingSetup::*field>
 std::string get_choice(const TrainingSetup& setup) {
   return choice_id(setup.*field);
 }
 template <typename Enum, Enum TrainingSetup::*field>
 void set_choice(TrainingSetup& setup, std::string id) {
-  choice_from_id(id, setup.*field);
+  if (!choice_from_id(id, setup.*field)) {
+    emscripten::val::global("Error")
+        .new_(std::string("'" + id + "' is not one of " + ids_joined(choices<Enum>())))
+        .throw_();
+  }
 }
 
 inline void register_setup_types() {

@@ -143,12 +143,14 @@ describe('sharing and hosting, in Chromium', () => {
         trainmem.estimate({ ...trainmem.defaultSetup, sequenceLength: 8192.7 }),
         trainmem.estimate({ ...trainmem.defaultSetup, layout: { ...layout, dataParallel: 2 ** 32 + 2 } }),
         trainmem.estimate(withoutLayout),
+        trainmem.estimate({ ...trainmem.defaultSetup, recompute: 'sometimes' }),
       ].map((answer) => [answer.ok, answer.message]);
     });
     assert.deepEqual(refused, [
       [false, 'sequenceLength must be a whole number; it is 8192.7.'],
       [false, 'layout.dataParallel must be a whole number; it is 4294967298.'],
       [false, 'layout.dataParallel must be a whole number; it is undefined.'],
+      [false, "Recomputation 'sometimes' is not known; choose one of none, selective, full."],
     ]);
     // A setup written before activationModel existed is estimated as it was: Korthikanti's.
     const older = await page.evaluate(async () => {

@@ -65,6 +65,13 @@ describe('the trainmem WebAssembly module', () => {
     assert.equal(view.activationCurve[0].withoutFlashAttentionBytes, 354 * 8192 * 4096 * 32);
   });
 
+  it('refuses a choice it does not know as the setup crosses into the core', () => {
+    assert.throws(
+      () => core.estimateMemory(plateSetup({ recompute: 'sometimes' })),
+      /'sometimes' is not one of none, selective, full/,
+    );
+  });
+
   it('refuses an unknown model with a message, never a NaN', () => {
     const estimate = core.estimateMemory(plateSetup({ modelId: 'llama3-7b' }));
     assert.equal(estimate.answer.status, core.Status.INVALID_INPUT);

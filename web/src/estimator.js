@@ -109,17 +109,13 @@ function setupProblem(core, settings, setup) {
 }
 
 /**
- * Choices added to TrainingSetup after the API was first published (activationModel, loss) keep
- * an older caller's estimate what it was: a choice missing from a setup gets the core's default.
+ * Fields added to TrainingSetup after the API was first published (the table's defaultedInApi:
+ * activationModel, loss) get the core's default when a setup lacks them, which keeps an older
+ * caller's estimate what it was.
  */
-function withDefaultChoices(core, settings, setup) {
+function withLaterFields(settings, setup) {
   if (typeof setup !== 'object' || setup === null) return setup;
-  const missing = settings.filter(
-    (setting) =>
-      setting.kind === core.SettingKind.CHOICE &&
-      !setting.apiKey.includes('.') &&
-      setup[setting.apiKey] === undefined,
-  );
+  const missing = settings.filter((setting) => setting.defaultedInApi && setup[setting.apiKey] === undefined);
   if (missing.length === 0) return setup;
   return { ...setup, ...Object.fromEntries(missing.map((setting) => [setting.apiKey, setting.defaultText])) };
 }
@@ -141,12 +137,12 @@ function makeEstimator(core) {
     invalidField: problem.setting,
   });
   /** Calls the core with a setup it can be given, or answers `empty`. */
-  const orEmpty = (setup, empty, call) =>
-    setupProblem(core, settings, withDefaultChoices(core, settings, setup))
-      ? empty
-      : call(withDefaultChoices(core, settings, setup));
+  const orEmpty = (given, empty, call) => {
+    const setup = withLaterFields(settings, given);
+    return setupProblem(core, settings, setup) ? empty : call(setup);
+  };
   const guarded = (given, call) => {
-    const setup = withDefaultChoices(core, settings, given);
+    const setup = withLaterFields(settings, given);
     const problem = setupProblem(core, settings, setup);
     if (problem) return refused(problem);
     try {
@@ -160,6 +156,8 @@ function makeEstimator(core) {
     customModelId: core.customModelId,
     /** The id of the setting that names the model (a custom model comes with a config.json). */
     modelSettingId: core.modelSettingId,
+    /** The name of the config.json input: its URL key, and the field its refusals name. */
+    configInputId: core.configInputId,
     /** The core's TrainingSetup defaults: the plate's view, every field present. */
     defaultSetup: core.defaultSetup(),
     /**

@@ -96,7 +96,7 @@ async function start() {
     writeUrl(state, how);
     document.body.dataset.ready = 'true';
   });
-  createExports({ store, charts, showError });
+  createExports({ ...context, charts });
 
   // Back to the plate's view: every setting under "Go further" to its default.
   $('reset-further').addEventListener('click', () => {

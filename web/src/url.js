@@ -3,7 +3,6 @@
 // reads its flags; one that is unknown or refused is dropped with a notice, and the rest of the URL
 // still applies.
 
-const CONFIG_KEY = 'config';
 const EMBED_KEY = 'embed';
 const THEME_KEY = 'theme';
 /** The page's colours: the reader's system setting, or what the host page asks for. */
@@ -27,7 +26,8 @@ export function toQuery(estimator, setup, { embedded, theme }, configText) {
   if (theme !== THEMES[0]) params.set(THEME_KEY, theme);
   for (const setting of linked(estimator)) {
     params.set(setting.id, estimator.settingText(setup, setting.id));
-    if (setting.id === estimator.modelSettingId && configText) params.set(CONFIG_KEY, configText);
+    if (setting.id === estimator.modelSettingId && configText)
+      params.set(estimator.configInputId, configText);
   }
   return `?${params}`;
 }
@@ -60,12 +60,14 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
   const given = new Map();
   let configText = null;
   for (const [key, text] of params) {
-    if (key === EMBED_KEY || key === THEME_KEY || key === CONFIG_KEY) continue;
+    if (key === EMBED_KEY || key === THEME_KEY || key === estimator.configInputId) continue;
     const setting = estimator.settings.find((candidate) => candidate.id === key && candidate.inUrl);
     if (!setting) notices.push(`Ignored the unknown setting “${shown(key)}”.`);
-    else if (setting.id === estimator.modelSettingId && text === estimator.customModelId)
-      configText = params.get(CONFIG_KEY);
-    else given.set(key, text);
+    else if (setting.id === estimator.modelSettingId && text === estimator.customModelId) {
+      configText = params.get(estimator.configInputId);
+      if (configText === null)
+        notices.push(`Ignored ${key}=“${shown(text)}”: the link carries no config.json.`);
+    } else given.set(key, text);
   }
 
   // Each value in the table's order (tokens after the sequence length), read as the CLI reads it.

@@ -73,6 +73,7 @@ constexpr int kPlateSequenceLength = 8192;
 constexpr int kMaxSequenceLength = 1 << 20;       // 1,048,576 tokens
 constexpr int kMaxMicroBatchSequences = 1 << 16;  // 65,536 sequences
 constexpr int kMaxParallelDegree = 1 << 16;       // any one of d, t, p, c, v
+constexpr int kMaxZeroStage = 3;                  // Rajbhandari et al.: stages 1 to 3
 constexpr double kMaxDevices = 1 << 24;           // d·t·p·c
 
 // How the model is spread over devices; all 1 is one device, the plate's view.

@@ -18,7 +18,6 @@ struct Choice {
 
 // "a, b, c": for messages that list what is allowed.
 std::string ids_joined(const std::vector<Choice>& choices);
-bool has_choice(const std::vector<Choice>& choices, std::string_view id);
 
 // ---- Devices -------------------------------------------------------------------------------
 

@@ -71,6 +71,9 @@ struct Setting {
   std::string excludes;         // another setting that says the same: not both in one command
   bool in_url = true;           // false: the link gives it another way (micro-batch by tokens)
   bool chosen_by_fit = false;   // the fewest-devices search chooses it itself
+  // Added to the JavaScript API's setup after it was published: a setup written without it gets
+  // the default, which keeps that caller's estimate what it was.
+  bool defaulted_in_api = false;
 };
 
 // Every setting, in the order they are applied: a later one may read an earlier one (tokens reads

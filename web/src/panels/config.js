@@ -4,14 +4,14 @@ import { loadJsonTools } from '../estimator.js';
 import { $ } from '../dom.js';
 
 export function createConfigPanel({ estimator, store, render, showError }) {
-  const configText = $('config');
+  const configText = $(estimator.configInputId);
 
   async function useConfig(text) {
     try {
       const tools = await loadJsonTools();
       const parsed = tools.parseConfig(text);
       if (!parsed.ok) {
-        showError('config', parsed.message);
+        showError(estimator.configInputId, parsed.message);
         return;
       }
       render(
@@ -19,7 +19,7 @@ export function createConfigPanel({ estimator, store, render, showError }) {
         { configText: JSON.stringify(JSON.parse(text)) },
       );
     } catch (error) {
-      showError('config', `The config reader could not load (${error.message}).`);
+      showError(estimator.configInputId, `The config reader could not load (${error.message}).`);
     }
   }
 
@@ -29,12 +29,12 @@ export function createConfigPanel({ estimator, store, render, showError }) {
     try {
       tools = await loadJsonTools();
     } catch (error) {
-      showError('config', `The config reader could not load (${error.message}).`);
+      showError(estimator.configInputId, `The config reader could not load (${error.message}).`);
       return;
     }
     if (file.size > tools.maxConfigBytes) {
       showError(
-        'config',
+        estimator.configInputId,
         `config.json: the file is ${estimator.formatCount(file.size)} bytes; at most ${estimator.formatCount(tools.maxConfigBytes)} are read.`,
       );
       return;

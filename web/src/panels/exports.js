@@ -3,7 +3,7 @@
 import { loadJsonTools } from '../estimator.js';
 import { $, download, downloadText } from '../dom.js';
 
-export function createExports({ store, charts, showError }) {
+export function createExports({ estimator, store, charts, showError }) {
   const fileStem = () => {
     const { setup } = store.get();
     return `trainmem-${setup.modelId}-${setup.microBatchSequences}x${setup.sequenceLength}`;
@@ -17,7 +17,9 @@ export function createExports({ store, charts, showError }) {
   const exportText = (extension, type, write) =>
     loadJsonTools()
       .then((tools) => downloadText(`${fileStem()}.${extension}`, type, write(tools)))
-      .catch((error) => showError('config', `The download could not be made (${error.message}).`));
+      .catch((error) =>
+        showError(estimator.configInputId, `The download could not be made (${error.message}).`),
+      );
   $('export-csv').addEventListener('click', () =>
     exportText('csv', 'text/csv', (tools) => tools.toCsv(store.get().setup)),
   );
