@@ -96,7 +96,7 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
   row("Model states (" + per_parameter(per.total) + ")", bytes.model_states_bytes);
   row(estimate.num_devices > 1 ? "Total on the most loaded device" : "Total on one device",
       bytes.total_bytes);
-  out << "\n  " << fixed(estimate.devices_worth, 1) << " " << estimate.device.short_name
+  out << "\n  " << format_worth(estimate.devices_worth) << " " << estimate.device.short_name
       << "s' worth: the total over one " << estimate.device.name << " (1 GB = 10^9 bytes)";
   out << (estimate.fits ? "; it fits\n" : "; it does not fit\n");
 }

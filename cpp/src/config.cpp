@@ -389,6 +389,13 @@ std::string name_of(const Json& config, const std::string& model_type) {
     const std::string name = clean_name(path->get<std::string>());
     if (!name.empty()) return name;
   }
+  // The architecture ("LlamaForCausalLM") says more than the model type ("llama").
+  const Json* architectures = present(config, "architectures");
+  if (architectures != nullptr && architectures->is_array() && !architectures->empty() &&
+      (*architectures)[0].is_string()) {
+    const std::string name = clean_name((*architectures)[0].get<std::string>());
+    if (!name.empty()) return name;
+  }
   const std::string type_name = clean_name(model_type);
   return type_name.empty() ? kDefaultModelName : type_name;
 }

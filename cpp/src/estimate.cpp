@@ -17,7 +17,8 @@ namespace {
 
 Device device_for(const TrainingSetup& setup) {
   if (setup.device_id == kCustomDeviceId) {
-    const std::string gigabytes = format_bytes(setup.custom_capacity_gb * kBytesPerGigabyte, 0);
+    // Named by its capacity as given: "Custom 2.5 GB", never rounded to another size.
+    const std::string gigabytes = format_bytes_short(setup.custom_capacity_gb * kBytesPerGigabyte);
     return {kCustomDeviceId, "Custom " + gigabytes, "device", setup.custom_capacity_gb * 1e9};
   }
   return *find_device(setup.device_id);

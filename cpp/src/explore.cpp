@@ -87,7 +87,8 @@ SavingsList rank_savings(const TrainingSetup& setup) {
     changed = setup;
     changed.micro_batch_sequences = setup.micro_batch_sequences / 2;
     add("micro-batch-half",
-        "Halve the micro-batch (" + std::to_string(changed.micro_batch_sequences) + " sequences)",
+        "Halve the micro-batch (" + std::to_string(changed.micro_batch_sequences) +
+            (changed.micro_batch_sequences == 1 ? " sequence)" : " sequences)"),
         changed);
   }
 

@@ -46,6 +46,19 @@ std::string format_bytes_short(double bytes) {
   return text.substr(0, end) + text.substr(space);
 }
 
+std::string format_worth(double devices_worth) {
+  if (!std::isfinite(devices_worth)) return "—";
+  // Where one decimal would show 1.0 for a total above or below one device, the digits that tell
+  // which side it is on.
+  std::string text = fixed(devices_worth, 1);
+  for (int decimals = 2; decimals <= kMaxDecimals && devices_worth != 1 && text == "1.0";
+       ++decimals) {
+    text = fixed(devices_worth, decimals);
+    if (std::strtod(text.c_str(), nullptr) == 1) text = "1.0";
+  }
+  return text;
+}
+
 std::string format_share(double fraction) {
   if (!std::isfinite(fraction)) return "—";
   return fixed(fraction * 100, 0) + "%";
@@ -87,14 +100,44 @@ std::string format_layout(const Estimate& estimate) {
   return text + ", recompute " + choice_id(estimate.setup.recompute);
 }
 
-int parse_whole_number(std::string_view text) {
+namespace {
+
+// "16,384" as the page and the CLI write it: a number whose whole part is grouped by threes with
+// commas, its commas removed; any other text as it is (so that "1,6384" stays refused).
+std::string without_group_commas(std::string_view text) {
+  const std::size_t comma = text.find(',');
+  if (comma == std::string_view::npos) return std::string(text);
+  const std::size_t sign = text.empty() || text[0] == '-' || text[0] == '+' ? 1 : 0;
+  const std::size_t whole_end = std::min(text.find_first_of(".eE"), text.size());
+  const std::string_view whole = text.substr(sign, whole_end - sign);
+  const std::size_t first_group = whole.find(',');
+  bool grouped = first_group >= 1 && first_group <= 3;
+  for (std::size_t index = first_group; grouped && index < whole.size(); index += 4) {
+    grouped = whole[index] == ',' && index + 4 <= whole.size() &&
+              whole.substr(index + 1, 3).find_first_not_of("0123456789") == std::string_view::npos;
+  }
+  if (!grouped || text.find(',', whole_end) != std::string_view::npos) return std::string(text);
+  std::string plain;
+  for (char c : text) {
+    if (c != ',') plain += c;
+  }
+  return plain;
+}
+
+}  // namespace
+
+int parse_whole_number(std::string_view typed) {
+  const std::string plain = without_group_commas(typed);
+  const std::string_view text = plain;
   int value = 0;
   const char* last = text.data() + text.size();
   const auto [end, error] = std::from_chars(text.data(), last, value);
   return !text.empty() && error == std::errc() && end == last ? value : kNotAWholeNumber;
 }
 
-double parse_decimal(std::string_view text) {
+double parse_decimal(std::string_view typed) {
+  const std::string plain = without_group_commas(typed);
+  const std::string_view text = plain;
   // std::from_chars for double is missing from Emscripten's libc++; strtod, held to the whole
   // text and to a plain decimal start (no spaces, no "inf", no hex), reads the same numbers.
   const double not_a_number = std::numeric_limits<double>::quiet_NaN();

@@ -147,10 +147,11 @@ std::vector<Entry> make_entries() {
     return id == kCustomModelId || find_preset(id) != nullptr;
   };
   add(choice(id::kModel, "Model", model_choices(), "Model", "modelId"), model);
-  add(whole(id::kSequenceLength, "Sequence length", "Sequence length in tokens", "sequenceLength",
-            1, kMaxSequenceLength,
-            "Sequence length must be a whole number of tokens " +
-                range_text(1, kMaxSequenceLength) + "."),
+  add(from(whole(id::kSequenceLength, "Sequence length", "Sequence length in tokens",
+                 "sequenceLength", 1, kMaxSequenceLength,
+                 "Sequence length must be a whole number of tokens " +
+                     range_text(1, kMaxSequenceLength) + "."),
+           [](Setting& setting) { setting.keeps = id::kTokens; }),
       number_access<int, &TrainingSetup::sequence_length>());
   // Tokens per micro-batch: the micro-batch again, in tokens, a whole multiple of the sequence
   // length (apply_setting reads it through micro_batch_from_tokens).

@@ -173,6 +173,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("requiresValue", &Setting::requires_value)
       .field("requiresReason", &Setting::requires_reason)
       .field("excludes", &Setting::excludes)
+      .field("keeps", &Setting::keeps)
       .field("inUrl", &Setting::in_url)
       .field("chosenByFit", &Setting::chosen_by_fit)
       .field("defaultedInApi", &Setting::defaulted_in_api);
@@ -271,6 +272,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("formatCount", &format_count);
   function("formatLayout", &format_layout);
   function("formatShare", &format_share);
+  function("formatWorth", &format_worth);
   function("parseWholeNumber", &parse_whole_number_js);
   function("parseDecimal", &parse_decimal_js);
 }

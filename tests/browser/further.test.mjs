@@ -137,17 +137,47 @@ describe('Go further, in Chromium', () => {
     for (const row of rows) assert.match(row[0], /= 2 devices/);
     await page.click('#fit-table tbody tr:first-child button');
     assert.match(await readout(page), /= 2 devices.*It fits in one H100 80 GB/);
-    assert.equal(await page.isVisible('#fit-table'), false, 'results are cleared once the settings change');
+    // The readout it changed comes into view.
+    assert.ok(
+      await page.evaluate(() => {
+        const box = document.getElementById('readout').getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= window.innerHeight;
+      }),
+    );
+    assert.equal(await page.isVisible('#fit-stale'), false, 'a layout it found keeps the list current');
+    // A change the search kept (the model) leaves the list, marked with what it was found for.
+    await page.selectOption('#model', 'llama3-70b');
+    assert.equal(await page.isVisible('#fit-table'), true, 'the list stays to compare');
+    assert.equal(
+      await page.textContent('#fit-stale'),
+      'These layouts were found for Llama 3 8B at 8,192 tokens per micro-batch on H100 80 GB, and the ' +
+        'settings have changed since: search again for the current ones.',
+    );
+    await page.selectOption('#model', 'llama3-8b');
+    assert.equal(await page.isVisible('#fit-stale'), false);
     await page.click('#reset-further');
     assert.match(await readout(page), /^Llama 3 8B needs 165\.0 GB to train on one device/);
     assert.deepEqual(problems, []);
     await page.close();
   });
 
-  it('a new sequence length changes what a micro-batch of tokens means', async () => {
+  it('a new sequence length keeps the tokens per micro-batch when it can, and says so when not', async () => {
     const { page, problems } = await harness.openPage();
     await commit(page, '#seq-len', '4096');
-    assert.equal(await page.inputValue('#tokens'), '4096');
+    assert.equal(await page.inputValue('#tokens'), '8192');
+    assert.match(await readout(page), /8,192 tokens per micro-batch \(2 sequences\)/);
+    assert.equal(await page.isVisible('#url-notice'), false);
+    // 8,192 tokens are no whole number of 16,384-token sequences: the micro-batch keeps its two.
+    await commit(page, '#seq-len', '16384');
+    assert.equal(await page.inputValue('#tokens'), '32768');
+    assert.equal(
+      await page.textContent('#url-notice'),
+      'Tokens per micro-batch is now 32,768, not 8,192: Tokens per micro-batch must be a whole multiple ' +
+        'of 16,384 (one sequence), from 16,384 to 262,144.',
+    );
+    await commit(page, '#seq-len', '4096');
+    await commit(page, '#tokens', '4,096');
+    assert.equal(await page.inputValue('#tokens'), '4096', 'a number written with separators is read');
     assert.equal(await page.textContent('#tokens-hint'), 'Whole sequences of 4,096 tokens, 1 to 16 of them.');
     await commit(page, '#tokens', '12288');
     assert.match(await readout(page), /12,288 tokens per micro-batch \(3 sequences\)/);

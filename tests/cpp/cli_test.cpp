@@ -303,14 +303,15 @@ TEST_CASE("cli: --config reads a Hugging Face config.json and estimates it as mo
   CHECK(result.err.empty());
   const nlohmann::json json = nlohmann::json::parse(result.out);
   CHECK(json["model"] == "custom");
-  CHECK(json["modelName"] == "mixtral");
+  CHECK(json["modelName"] == "MixtralForCausalLM");
   CHECK(json["parameters"] == 46702792704.0);
   // Top-2 of 8 experts: 34 + 19 bytes per token per hidden unit in each of 32 layers.
   CHECK(json["bytes"]["activations"] == 53 * 8192.0 * 4096 * 32);
 
   const CliRun table = run({"--config", config.path()});
   REQUIRE(table.status == 0);
-  CHECK(table.out.rfind("mixtral: 46.70 B parameters, 8,192 tokens per micro-batch", 0) == 0);
+  CHECK(table.out.rfind("MixtralForCausalLM: 46.70 B parameters, 8,192 tokens per micro-batch",
+                        0) == 0);
 }
 
 TEST_CASE("cli: --config works with layouts and --fit, and layouts are checked against it") {
@@ -319,13 +320,14 @@ TEST_CASE("cli: --config works with layouts and --fit, and layouts are checked a
   REQUIRE(fit.status == 0);
   const nlohmann::json json = nlohmann::json::parse(fit.out);
   CHECK(json["model"] == "custom");
-  CHECK(json["modelName"] == "mixtral");
+  CHECK(json["modelName"] == "MixtralForCausalLM");
   REQUIRE_FALSE(json["layouts"].empty());
-  CHECK(json["layouts"][0]["modelName"] == "mixtral");
+  CHECK(json["layouts"][0]["modelName"] == "MixtralForCausalLM");
 
-  check_bad_input({"--config", config.path(), "--tp", "16"},
-                  "trainmem: --tp: '16' is not allowed. Tensor parallelism 16 must divide the 32 "
-                  "attention heads, 8 key/value heads and 14,336 FFN width of mixtral.\n");
+  check_bad_input(
+      {"--config", config.path(), "--tp", "16"},
+      "trainmem: --tp: '16' is not allowed. Tensor parallelism 16 must divide the 32 "
+      "attention heads, 8 key/value heads and 14,336 FFN width of MixtralForCausalLM.\n");
 }
 
 TEST_CASE("cli: --config and --model together exit 2") {

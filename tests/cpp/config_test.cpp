@@ -454,9 +454,12 @@ TEST_CASE("each preset's published config.json parses to exactly that preset's s
   }
 }
 
-TEST_CASE("a config's name is its _name_or_path, else its model_type, else 'Custom model'") {
+TEST_CASE(
+    "a config's name is its _name_or_path, else its architecture, else its model_type, else "
+    "'Custom model'") {
   CHECK(parsed(kHubConfigs[3].text).name == "meta-llama/Llama-2-7b-hf");
-  CHECK(parsed(kHubConfigs[9].text).name == "mixtral");
+  CHECK(parsed(kHubConfigs[9].text).name == "MixtralForCausalLM");
+  CHECK(parsed(config_with(R"("architectures": [], "model_type": "qwen2")")).name == "qwen2");
   CHECK(parsed(config_with("")).name == "Custom model");
   CHECK(parsed(config_with(R"("_name_or_path": "", "model_type": "llama")")).name == "llama");
   CHECK(parsed(config_with(R"("_name_or_path": null)")).name == "Custom model");

@@ -240,3 +240,14 @@ TEST_CASE("an unknown loss is refused, naming the field and the choices") {
   CHECK(answer.setting == "loss");
   CHECK(answer.message == "Loss 'focal' is not known; choose one of vocab-parallel, fp32-upcast.");
 }
+
+TEST_CASE("a custom device is named by the capacity given, never rounded to another size") {
+  TrainingSetup setup;
+  setup.device_id = "custom";
+  setup.custom_capacity_gb = 2.5;
+  CHECK(estimate_memory(setup).device.name == "Custom 2.5 GB");
+  setup.custom_capacity_gb = 80;
+  CHECK(estimate_memory(setup).device.name == "Custom 80 GB");
+  setup.custom_capacity_gb = 1536;
+  CHECK(estimate_memory(setup).device.name == "Custom 1.54 TB");
+}

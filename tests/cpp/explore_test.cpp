@@ -172,3 +172,14 @@ TEST_CASE("compare: a refused estimate is not compared") {
   CHECK(compare_estimates(estimate_memory(TrainingSetup{}), estimate_memory(bad)) ==
         "Only two accepted configurations can be compared.");
 }
+
+TEST_CASE("savings: halving a micro-batch to one sequence says 'sequence'") {
+  TrainingSetup setup;
+  setup.micro_batch_sequences = 3;
+  const SavingsList list = rank_savings(setup);
+  const auto half =
+      std::find_if(list.savings.begin(), list.savings.end(),
+                   [](const Saving& saving) { return saving.change == "micro-batch-half"; });
+  REQUIRE(half != list.savings.end());
+  CHECK(half->label == "Halve the micro-batch (1 sequence)");
+}

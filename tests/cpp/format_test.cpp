@@ -85,3 +85,28 @@ TEST_CASE("formatting refuses what it cannot print truthfully") {
   CHECK(format_count(1e300) == "—");
   CHECK(format_bytes(1e300) == "—");
 }
+
+TEST_CASE("devices' worth has one decimal, and the digits that say which side of one device") {
+  CHECK(format_worth(2.0624) == "2.1");
+  CHECK(format_worth(88.2) == "88.2");
+  CHECK(format_worth(82.5 / 80) == "1.03");
+  CHECK(format_worth(77.6 / 80) == "0.97");
+  CHECK(format_worth(80.04 / 80) == "1.001");
+  CHECK(format_worth(1) == "1.0");
+  CHECK(format_worth(0.5) == "0.5");
+  CHECK(format_worth(std::nan("")) == "—");
+}
+
+TEST_CASE("numbers grouped by threes with commas, as the page writes them, are read") {
+  CHECK(parse_whole_number("16,384") == 16384);
+  CHECK(parse_whole_number("1,048,576") == 1048576);
+  CHECK(parse_decimal("16,384") == 16384);
+  CHECK(parse_decimal("1,000.5") == 1000.5);
+  CHECK(parse_decimal("-2,500") == -2500);
+  for (const char* text :
+       {"1,6384", ",384", "16,38", "16,,384", "1,234,5678", "16384,", "1.5,000"}) {
+    CAPTURE(text);
+    CHECK(parse_whole_number(text) == kNotAWholeNumber);
+    CHECK(std::isnan(parse_decimal(text)));
+  }
+}

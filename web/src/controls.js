@@ -11,8 +11,20 @@ function placed(estimator) {
     .filter(({ element }) => element);
 }
 
-/** Shows `message` by the control of setting `field` (or clears every message). */
+/** Shows `text` in the workshop's notice, or hides it when `text` is empty. */
+export function showNotice(text) {
+  const notice = $('url-notice');
+  notice.textContent = text;
+  notice.hidden = !text;
+}
+
+/**
+ * Shows `message` by the control of setting `field` (or clears every message). While a message
+ * shows, the readout and the charts are marked as still showing the last valid settings.
+ */
 export function showError(field, message) {
+  $('stale-note').hidden = !message;
+  document.body.classList.toggle('stale', Boolean(message));
   for (const element of document.querySelectorAll('.error')) {
     element.textContent = '';
     element.hidden = true;
@@ -45,14 +57,35 @@ export function createControls({ estimator, store, render }) {
   }
   slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
 
-  /** Reads `text` as setting `id` of the current setup; draws it or says why not. */
+  /**
+   * Reads `text` as setting `id` of the current setup; draws it or says why not. A setting the
+   * changed one keeps (the tokens, when the sequence length changes) keeps its value if it can,
+   * and the notice says so when it cannot.
+   */
   function change(id, text, how) {
-    const result = estimator.changeSetting(store.get().setup, id, text, MAX_MICRO_BATCH_SEQUENCES);
+    const { setup } = store.get();
+    const read = (from, settingId, settingText) =>
+      estimator.changeSetting(from, settingId, settingText, MAX_MICRO_BATCH_SEQUENCES);
+    const result = read(setup, id, text);
     if (!result.ok) {
       showError(result.invalidField, result.message);
       return;
     }
-    render(result.setup, how);
+    let next = result.setup;
+    let notice = '';
+    const kept = estimator.settings.find((setting) => setting.id === id)?.keeps;
+    if (kept) {
+      const before = estimator.settingText(setup, kept);
+      const keeping = read(next, kept, before);
+      if (keeping.ok) next = keeping.setup;
+      const after = estimator.settingText(next, kept);
+      const { name } = estimator.settings.find((setting) => setting.id === kept);
+      const shown = (value) =>
+        Number.isFinite(Number(value)) ? estimator.formatCount(Number(value)) : value;
+      if (after !== before)
+        notice = `${name} is now ${shown(after)}, not ${shown(before)}: ${keeping.message}`;
+    }
+    if (render(next, how)) showNotice(notice);
   }
 
   // Typed values are committed on Enter or when the field loses focus.

@@ -243,6 +243,8 @@ function makeEstimator(core) {
     formatCount: (count) => core.formatCount(count),
     formatLayout: (estimate) => core.formatLayout(estimate),
     formatShare: (fraction) => core.formatShare(fraction),
+    /** "2.1" devices' worth; near one device "1.03" or "0.97", the side of one it is on. */
+    formatWorth: (devicesWorth) => core.formatWorth(devicesWorth),
     /** Typed text read as the CLI reads it: a whole number (else -1) or a decimal (else NaN). */
     parseWholeNumber: (text) => core.parseWholeNumber(text),
     parseDecimal: (text) => core.parseDecimal(text),

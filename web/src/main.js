@@ -2,7 +2,7 @@
 // charts, the readout, the controls, the open panels and the URL, each a listener of the store.
 // Nothing here computes a figure; the core does.
 import { createCharts } from './charts.js';
-import { createControls, showError } from './controls.js';
+import { createControls, showError, showNotice } from './controls.js';
 import { $, onOpen } from './dom.js';
 import { loadEstimator } from './estimator.js';
 import { createArithmeticPanel } from './panels/arithmetic.js';
@@ -45,15 +45,14 @@ async function start() {
   fillPlateFigures(estimator);
 
   const fromLink = fromQuery(location.search, estimator, MAX_MICRO_BATCH_SEQUENCES);
-  const notices = [...presentation.notices, ...fromLink.notices];
-  const notice = $('url-notice');
-  notice.textContent = notices.join(' ');
-  notice.hidden = notices.length === 0;
+  showNotice([...presentation.notices, ...fromLink.notices].join(' '));
 
   const store = createStore({});
   /**
    * Draws `next` if the core accepts it, with whatever else `extra` sets in the store (the config
-   * text) or says of the change (a slider drag); otherwise keeps the last good view and says why.
+   * text) or says of the change (a slider drag; `reveal`: a button far from the workshop asked for
+   * it, so the readout, which screen readers announce, is brought into view); otherwise keeps the
+   * last good view and says why.
    */
   function render(next, extra = {}) {
     const view = estimator.workshopView(next, MAX_MICRO_BATCH_SEQUENCES);
@@ -62,8 +61,9 @@ async function start() {
       return false;
     }
     showError('', '');
-    const { dragging = false, ...patch } = extra;
+    const { dragging = false, reveal = false, ...patch } = extra;
     store.set({ ...patch, setup: next, view }, { dragging });
+    if (reveal) $('readout').scrollIntoView({ block: 'center' });
     return true;
   }
 

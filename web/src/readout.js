@@ -1,7 +1,7 @@
 // The words beside the charts: the readout sentence, the figures the plate's prose quotes, and the
 // embedded view. Every number comes from the core.
 import { $ } from './dom.js';
-import { formatPerParameter, formatWorth, plural } from './format.js';
+import { formatPerParameter, plural } from './format.js';
 
 /** The plate's prose quotes fixed configurations; their figures come from the core too. */
 export function fillPlateFigures(estimator) {
@@ -15,7 +15,7 @@ export function fillPlateFigures(estimator) {
     'states-8b': estimator.formatBytes(eightB.bytes.modelStatesBytes),
     'activations-8b': estimator.formatBytes(eightB.bytes.activationsBytes),
     'total-8b': estimator.formatBytes(eightB.bytes.totalBytes),
-    'worth-8b': formatWorth(eightB.devicesWorth),
+    'worth-8b': estimator.formatWorth(eightB.devicesWorth),
     'total-8b-no-flash': estimator.formatBytes(eightBNoFlash.bytes.totalBytes),
     'states-405b': estimator.formatBytes(fourOFiveB.bytes.modelStatesBytes),
     'worth-405b': fourOFiveB.devicesWorth.toFixed(0),
@@ -41,13 +41,13 @@ export function describe(estimator, estimate) {
       `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states} ` +
       `(${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
       `${estimator.formatParameters(estimate.numParameters)} parameters) and ${activations} ` +
-      `That is ${formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
-      `at ${format(device.capacityBytes, 0)} each.`
+      `That is ${estimator.formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
+      `at ${estimator.formatBytesShort(device.capacityBytes)} each.`
     );
   }
   const verdict = estimate.fits
     ? `It fits in one ${device.name}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
-    : `It does not fit in one ${device.name}: ${formatWorth(estimate.devicesWorth)} times its memory.`;
+    : `It does not fit in one ${device.name}: ${estimator.formatWorth(estimate.devicesWorth)} times its memory.`;
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
     `${format(bytes.totalBytes)} on its most loaded device: ${states} and ${activations} ${verdict}`

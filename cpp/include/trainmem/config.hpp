@@ -25,9 +25,9 @@ struct ConfigParse {
 // tie_word_embeddings, attention_bias and mlp_bias (default false), num_local_experts or
 // num_experts (default 1) and num_experts_per_tok (required with experts); model_type "qwen2"
 // means Q, K and V biases, "gemma2" four norms per layer, and "gemma" and "gemma2" tied
-// embeddings unless the config says otherwise. The name is _name_or_path, else model_type, else
-// "Custom model". Optional fields may be null. Any input is safe: each problem gives
-// kInvalidInput and a message naming the field and what is allowed.
+// embeddings unless the config says otherwise. The name is _name_or_path, else the first of
+// architectures, else model_type, else "Custom model". Optional fields may be null. Any input is
+// safe: each problem gives kInvalidInput and a message naming the field and what is allowed.
 ConfigParse parse_hf_config(std::string_view text);
 
 }  // namespace trainmem

@@ -18,6 +18,11 @@ std::string format_bytes(double bytes, int decimals = 1);
 // For chart ticks: as few decimals as the value needs, at most two: "80 GB", "3.5 TB".
 std::string format_bytes_short(double bytes);
 
+// Devices' worth, the total over one device's memory, to one decimal as the plate gives it
+// ("2.1"); near one device, with the digits that say which side of it the total is: "1.03",
+// "0.97".
+std::string format_worth(double devices_worth);
+
 // A fraction of a device as a whole percentage: 0.657 -> "66%".
 std::string format_share(double fraction);
 
@@ -31,7 +36,8 @@ std::string format_layout(const Estimate& estimate);
 // Text typed by a person, read the same way by the CLI and the page. A whole number that fits
 // an int, else kNotAWholeNumber (which every range check refuses); a decimal number, exponent
 // allowed ("8.192e3"), written in full with nothing around it, else NaN. Out-of-range text
-// ("1e999") counts as not a number.
+// ("1e999") counts as not a number. Commas grouping the whole part by threes, as format_count
+// writes it ("16,384"), are read too.
 constexpr int kNotAWholeNumber = -1;
 int parse_whole_number(std::string_view text);
 double parse_decimal(std::string_view text);

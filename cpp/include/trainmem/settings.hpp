@@ -69,8 +69,11 @@ struct Setting {
   std::string requires_value;
   std::string requires_reason;  // "the loss is counted with the logits"
   std::string excludes;         // another setting that says the same: not both in one command
-  bool in_url = true;           // false: the link gives it another way (micro-batch by tokens)
-  bool chosen_by_fit = false;   // the fewest-devices search chooses it itself
+  // On the page, a change of this setting keeps that one's value where it can: a new sequence
+  // length keeps the tokens per micro-batch when they are a whole number of the new sequences.
+  std::string keeps;
+  bool in_url = true;          // false: the link gives it another way (micro-batch by tokens)
+  bool chosen_by_fit = false;  // the fewest-devices search chooses it itself
   // Added to the JavaScript API's setup after it was published: a setup written without it gets
   // the default, which keeps that caller's estimate what it was.
   bool defaulted_in_api = false;

@@ -16,7 +16,7 @@ export function createConfigPanel({ estimator, store, render, showError }) {
       }
       render(
         { ...store.get().setup, modelId: estimator.customModelId, customModel: parsed.shape },
-        { configText: JSON.stringify(JSON.parse(text)) },
+        { configText: JSON.stringify(JSON.parse(text)), reveal: true },
       );
     } catch (error) {
       showError(estimator.configInputId, `The config reader could not load (${error.message}).`);

@@ -23,6 +23,17 @@ export function createExports({ estimator, store, charts, showError }) {
   $('export-csv').addEventListener('click', () =>
     exportText('csv', 'text/csv', (tools) => tools.toCsv(store.get().setup)),
   );
+  // The address is the view (url.js keeps it current): copied, or shown to copy by hand where the
+  // clipboard is not offered (a page opened from file://, a sandboxed frame).
+  $('copy-link').addEventListener('click', async () => {
+    const status = $('copy-link-status');
+    try {
+      await navigator.clipboard.writeText(location.href);
+      status.textContent = 'Link copied: it opens this exact view.';
+    } catch {
+      status.textContent = `Copy this link to share this exact view: ${location.href}`;
+    }
+  });
   $('export-json').addEventListener('click', () =>
     exportText('json', 'application/json', (tools) => tools.toJson(store.get().setup)),
   );

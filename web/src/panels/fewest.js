@@ -1,11 +1,19 @@
-// The fewest devices that fit: searched when asked; a row's "Use" sets the workshop. A change of
-// settings clears an answer that no longer holds.
+// The fewest devices that fit: searched when asked; a row's "Use" sets the workshop. When the
+// settings the search kept (model, tokens, recipe, device: all but the layout it chose) change,
+// the table stays, marked with the settings it was found for, until the next search.
 import { $, button, fillTable } from '../dom.js';
 
 const FIT_LAYOUTS_SHOWN = 8;
 
 export function createFewestPanel({ estimator, store, render, showError }) {
-  let shownFor = null; // the setup the table answers
+  let searched = null; // {setup, summary}: what the table answers
+  const kept = estimator.settings.filter((setting) => !setting.chosenByFit);
+  const sameSearch = (left, right) =>
+    left.customModel?.name === right.customModel?.name &&
+    kept.every(
+      (setting) => estimator.settingText(left, setting.id) === estimator.settingText(right, setting.id),
+    );
+
   function find() {
     const { setup } = store.get();
     const search = estimator.fewestDevices(setup, FIT_LAYOUTS_SHOWN);
@@ -14,12 +22,17 @@ export function createFewestPanel({ estimator, store, render, showError }) {
       return;
     }
     const table = $('fit-table');
+    $('fit-stale').hidden = true;
     if (search.layouts.length === 0) {
       $('fit-summary').textContent = search.whyNotFewer;
       table.hidden = true;
+      searched = null;
       return;
     }
     const first = search.layouts[0];
+    const summary =
+      `${first.modelName} at ${estimator.formatCount(first.tokensPerMicroBatch)} tokens per micro-batch ` +
+      `on ${first.device.name}`;
     $('fit-summary').textContent =
       `${first.modelName} at ${estimator.formatCount(first.tokensPerMicroBatch)} tokens per micro-batch ` +
       `fits on ${estimator.formatCount(search.fewestDevices)} × ${first.device.name} at the fewest. ` +
@@ -31,21 +44,23 @@ export function createFewestPanel({ estimator, store, render, showError }) {
         estimator.formatBytes(layout.bytes.totalBytes),
         estimator.formatBytes(layout.bytes.modelStatesBytes),
         estimator.formatBytes(layout.bytes.activationsBytes),
-        button('Use', () => render(layout.setup), `Use ${estimator.formatLayout(layout)}`),
+        button('Use', () => render(layout.setup, { reveal: true }), `Use ${estimator.formatLayout(layout)}`),
       ]),
     );
     table.hidden = false;
-    shownFor = setup;
+    searched = { setup, summary };
   }
   $('find-fit').addEventListener('click', find);
 
   return {
     element: null, // always on view
     update({ setup }) {
-      if (shownFor === null || shownFor === setup) return;
-      shownFor = null;
-      $('fit-table').hidden = true;
-      $('fit-summary').textContent = 'The settings changed: search again for this configuration.';
+      if (searched === null) return;
+      const stale = !sameSearch(searched.setup, setup);
+      $('fit-stale').hidden = !stale;
+      $('fit-stale').textContent = stale
+        ? `These layouts were found for ${searched.summary}, and the settings have changed since: search again for the current ones.`
+        : '';
     },
   };
 }

@@ -26,11 +26,10 @@ export function createFitMapPanel({ estimator, render }) {
     const element = button(
       text,
       () =>
-        render({
-          ...setup,
-          sequenceLength: cell.sequenceLength,
-          microBatchSequences: cell.microBatchSequences,
-        }),
+        render(
+          { ...setup, sequenceLength: cell.sequenceLength, microBatchSequences: cell.microBatchSequences },
+          { reveal: true },
+        ),
       label,
     );
     element.className = cell.fits ? 'fits' : 'over';

@@ -14,9 +14,11 @@ export function createSavingsPanel({ estimator, render }) {
               ? `, +${estimator.formatCount(saving.devicesAdded)} device${saving.devicesAdded === 1 ? '' : 's'}`
               : '';
           item.textContent =
-            `${saving.label}: saves ${estimator.formatBytes(saving.bytesSaved)}, ` +
+            `${saving.label}: saves ${estimator.formatBytes(saving.bytesSaved)}, leaving ` +
             `${estimator.formatBytes(saving.estimate.bytes.totalBytes)} on the most loaded device${added}.`;
-          item.append(button('Apply', () => render(saving.estimate.setup), `Apply: ${saving.label}`));
+          item.append(
+            button('Apply', () => render(saving.estimate.setup, { reveal: true }), `Apply: ${saving.label}`),
+          );
           return item;
         }),
       );
