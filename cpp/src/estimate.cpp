@@ -156,6 +156,8 @@ Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_seque
                          layout.pipeline_parallel * layout.context_parallel;
   estimate.devices_worth = estimate.bytes.total_bytes / estimate.device.capacity_bytes;
   estimate.fits = estimate.bytes.total_bytes <= estimate.device.capacity_bytes;
+  estimate.activation_room_bytes = estimate.device.capacity_bytes -
+                                   (estimate.bytes.total_bytes - estimate.bytes.activations_bytes);
   return calc;
 }
 

@@ -26,6 +26,7 @@ MeasuredCase harness_case(const std::string& file, bool kernels, int layers, int
       "Tiny Llama, " + std::to_string(layers) + (layers == 1 ? " layer" : " layers") + " × " +
       std::to_string(micro_batch) + (micro_batch == 1 ? " sequence" : " sequences") + " of 128, " +
       (kernels ? "saving what fused kernels save" : "Llama's reference code, op by op");
+  measured.citation = "trainmem's measurement harness, PyTorch 1.13 on a CPU";
   measured.source = "trainmem's scripts/measure/measure.py --device cpu --tiny" +
                     std::string(kernels ? "" : " --norm eager --mlp eager") +
                     " (torch 1.13, CPU): " + file;
@@ -60,6 +61,7 @@ MeasuredCase loss_case(const std::string& file, int tokens, int vocab, double pe
   measured.id = "loss-peak-cpu-" + std::to_string(tokens) + "x" + std::to_string(vocab);
   measured.title = "Cross-entropy over FP32-upcast logits, " + format_count(tokens) + " tokens × " +
                    format_count(vocab) + " vocabulary";
+  measured.citation = "trainmem's loss measurement, PyTorch 1.13 on a CPU";
   measured.source = "trainmem's scripts/measure/loss_peak.py (torch 1.13, CPU): " + file;
   measured.statistic =
       "peak resident memory (VmHWM, reset just before the loss) above the resident memory then, "
@@ -92,6 +94,7 @@ MeasuredCase torchtitan_table2(int fsdp, int cp, int sequence_length, double gib
   measured.title = "Llama 3.1 8B, FSDP " + std::to_string(fsdp) + " × CP " + std::to_string(cp) +
                    ", " + std::to_string(sequence_length / 1024) +
                    "K tokens, full recomputation, 8 H100s";
+  measured.citation = "torchtitan, Llama 3 benchmark on H100s, December 2024, Table 2";
   measured.source =
       "torchtitan, benchmarks/llama3_h100_202412_torchtitan.md, Table 2 (torchtitan 9dec370, "
       "torch 1963fc8, December 2024)";

@@ -40,7 +40,7 @@ std::vector<Choice> device_choices() {
 template <>
 const std::vector<Choice>& choices<Precision>() {
   static const std::vector<Choice> choices = {
-      {"bf16-mixed", "BF16 mixed (FP32 master weights)",
+      {"bf16-mixed", "BF16 with FP32 master weights",
        "Micikevicius et al., ICLR 2018; Rajbhandari et al., SC 2020"},
       {"bf16", "Pure BF16", "no master copy; optimiser state in BF16"},
       {"fp32", "FP32", "no master copy; everything in FP32"},

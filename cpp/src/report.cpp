@@ -139,6 +139,7 @@ std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons)
     nlohmann::ordered_json item = {
         {"id", measured.id},
         {"title", measured.title},
+        {"citation", measured.citation},
         {"source", measured.source},
         {"statistic", measured.statistic},
         {"quantity", quantity_id(measured.quantity)},

@@ -195,7 +195,8 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("device", &Estimate::device)
       .field("numDevices", &Estimate::num_devices)
       .field("devicesWorth", &Estimate::devices_worth)
-      .field("fits", &Estimate::fits);
+      .field("fits", &Estimate::fits)
+      .field("activationRoomBytes", &Estimate::activation_room_bytes);
 
   value_object<ActivationPoint>("ActivationPoint")
       .field("microBatchSequences", &ActivationPoint::micro_batch_sequences)

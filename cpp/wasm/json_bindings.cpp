@@ -25,6 +25,7 @@ val compare_measured_js() {
     val row = val::object();
     row.set("id", measured.id);
     row.set("title", measured.title);
+    row.set("citation", measured.citation);
     row.set("source", measured.source);
     row.set("statistic", measured.statistic);
     row.set("quantity", trainmem::quantity_id(measured.quantity));

@@ -251,3 +251,16 @@ TEST_CASE("a custom device is named by the capacity given, never rounded to anot
   setup.custom_capacity_gb = 1536;
   CHECK(estimate_memory(setup).device.name == "Custom 1.54 TB");
 }
+
+TEST_CASE("the room left for activations is the capacity less everything else the device holds") {
+  const Estimate plate = estimate_memory(TrainingSetup{});
+  CHECK(plate.activation_room_bytes == 80e9 - 16 * 8030261248.0);  // the states alone exceed it
+  TrainingSetup sharded;
+  sharded.layout.data_parallel = 8;
+  sharded.layout.zero_stage = 3;
+  sharded.logits = true;
+  const Estimate estimate = estimate_memory(sharded);
+  CHECK(estimate.activation_room_bytes ==
+        doctest::Approx(80e9 - estimate.bytes.model_states_bytes - estimate.bytes.logits_bytes));
+  CHECK(estimate.activation_room_bytes > estimate.bytes.activations_bytes);  // and they fit
+}

@@ -126,6 +126,7 @@ const paperBackground = {
 const FLASH_COLOR = '#3d8b57';
 const NO_FLASH_COLOR = '#b8433a';
 
+/** A dashed line across a chart at `capacityBytes`, labelled in the chart unless `label` is empty. */
 function capacityLine(capacityBytes, label, colors) {
   return {
     type: 'line',
@@ -135,7 +136,7 @@ function capacityLine(capacityBytes, label, colors) {
     borderWidth: 1.5,
     borderDash: [6, 4],
     label: {
-      display: true,
+      display: label !== '',
       content: label,
       position: 'start',
       backgroundColor: colors.card,
@@ -311,9 +312,16 @@ export function createCharts({
         .map((point) => point.tokens);
       activations.options.scales.x.min = first.tokens;
       activations.options.scales.x.max = last.tokens;
+      // Against activations alone, the line is what the device has left for them once the model
+      // states are held, at zero when the states alone exceed it (the note under the chart says it
+      // in words, clear of the curves).
+      const room = estimate.activationRoomBytes;
+      // The ring marks the chosen micro-batch on its own curve, and hides with it.
+      const series = estimate.setup.flashAttention ? 0 : 1;
       activations.options.plugins.annotation.annotations = {
-        capacity: capacityLine(estimate.device.capacityBytes, capacityLabel, colors),
+        capacity: capacityLine(Math.max(room, 0), '', colors),
         choice: {
+          display: ({ chart }) => chart.isDatasetVisible(series),
           type: 'point',
           xValue: estimate.tokensPerMicroBatch,
           yValue: estimate.bytes.activationsBytes,

@@ -54,9 +54,23 @@ export function describe(estimator, estimate) {
   );
 }
 
-/** Writes the readout and the left chart's title for `estimate`. */
+/** What the right chart's dashed line is, in words. */
+function describeRoom(estimator, estimate) {
+  const { device, bytes, setup } = estimate;
+  const held =
+    `${estimator.formatBytes(bytes.modelStatesBytes)} of model states` +
+    (setup.logits ? ` and ${estimator.formatBytes(bytes.logitsBytes)} of logits` : '');
+  return estimate.activationRoomBytes > 0
+    ? `Dashed line: what one ${device.name} has left for activations once it holds ${held}: ` +
+        `${estimator.formatBytes(estimate.activationRoomBytes)}.`
+    : `Dashed line at zero: ${held} alone exceed one ${device.name}, so no micro-batch leaves room ` +
+        'for activations.';
+}
+
+/** Writes the readout, the left chart's title and the right chart's note for `estimate`. */
 export function showReadout(estimator, estimate) {
   $('readout').textContent = describe(estimator, estimate);
+  $('activations-note').textContent = describeRoom(estimator, estimate);
   $('breakdown-title').textContent =
     estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
 }

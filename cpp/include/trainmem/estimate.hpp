@@ -131,6 +131,9 @@ struct Estimate {
   double num_devices = 1;    // d·t·p·c
   double devices_worth = 0;  // most loaded device's total / its capacity
   bool fits = false;         // total <= capacity
+  // What the device has left for activations once everything else is held: its capacity less the
+  // model states (and the logits); negative when those alone exceed it.
+  double activation_room_bytes = 0;
 };
 
 // The model a setup names: the preset with its model_id, or its custom_model when model_id is

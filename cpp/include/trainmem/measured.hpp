@@ -28,6 +28,7 @@ std::string quantity_id(MeasuredQuantity quantity);
 struct MeasuredCase {
   std::string id;         // stable: "harness-cpu-tiny-kernels-4x4", "torchtitan-2024-12-fsdp8-cp1"
   std::string title;      // for people: "Tiny Llama, 4 layers × 4 sequences"
+  std::string citation;   // for people: "torchtitan, Llama 3 benchmark on H100s, December 2024"
   std::string source;     // where the figure is published, precisely enough to find it again
   std::string statistic;  // what was measured: "peak reserved (torch.cuda), GiB", …
   MeasuredQuantity quantity = MeasuredQuantity::kTotal;

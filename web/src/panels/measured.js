@@ -14,7 +14,7 @@ function cell(tag, text) {
 function runRows(run, group) {
   const rows = [];
   const heading = `${QUANTITY[run.quantity]}: ${run.statistic}.`;
-  const details = `Source: ${run.source}. ${run.note}.`;
+  const details = `Source: ${run.citation}. ${run.note}.`;
   if (heading + details !== group) {
     const th = cell('th', heading);
     th.scope = 'colgroup';
