@@ -98,7 +98,12 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
       bytes.total_bytes);
   out << "\n  " << format_worth(estimate.devices_worth) << " " << estimate.device.short_name
       << "s' worth: the total over one " << estimate.device.name << " (1 GB = 10^9 bytes)";
-  out << (estimate.fits ? "; it fits\n" : "; it does not fit\n");
+  out << (estimate.fits ? "; it fits" : "; it does not fit");
+  if (setup.headroom_percent > 0) {
+    out << " with " << format_percent(setup.headroom_percent) << " of it kept free ("
+        << format_bytes(estimate.usable_bytes) << " usable)";
+  }
+  out << "\n";
 }
 
 namespace {
@@ -119,11 +124,15 @@ int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ost
       << " tokens per micro-batch fits on " << format_count(search.fewest_devices) << " "
       << "× " << first.device.name << " at the fewest.\n"
       << search.why_not_fewer << "\n\n";
-  for (const Estimate& estimate : search.layouts) {
+  out << "Cheapest to run first; each layout's cost, in rough percent of a step, and why:\n\n";
+  for (std::size_t index = 0; index < search.layouts.size(); ++index) {
+    const Estimate& estimate = search.layouts[index];
     out << "  " << std::left << std::setw(64) << format_layout(estimate) << std::right
         << std::setw(10) << format_bytes(estimate.bytes.total_bytes) << "  (states "
         << format_bytes(estimate.bytes.model_states_bytes) << ", activations "
-        << format_bytes(estimate.bytes.activations_bytes) << ")\n";
+        << format_bytes(estimate.bytes.activations_bytes) << ")\n"
+        << "    cost " << format_count(search.costs[index].score) << ": "
+        << search.costs[index].reason << "\n";
   }
   return kExitOk;
 }

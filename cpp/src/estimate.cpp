@@ -155,9 +155,10 @@ Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_seque
   estimate.num_devices = static_cast<double>(layout.data_parallel) * layout.tensor_parallel *
                          layout.pipeline_parallel * layout.context_parallel;
   estimate.devices_worth = estimate.bytes.total_bytes / estimate.device.capacity_bytes;
-  estimate.fits = estimate.bytes.total_bytes <= estimate.device.capacity_bytes;
-  estimate.activation_room_bytes = estimate.device.capacity_bytes -
-                                   (estimate.bytes.total_bytes - estimate.bytes.activations_bytes);
+  estimate.usable_bytes = estimate.device.capacity_bytes * (1 - setup.headroom_percent / 100);
+  estimate.fits = estimate.bytes.total_bytes <= estimate.usable_bytes;
+  estimate.activation_room_bytes =
+      estimate.usable_bytes - (estimate.bytes.total_bytes - estimate.bytes.activations_bytes);
   return calc;
 }
 

@@ -36,7 +36,7 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
   }
   const Estimate at_start = estimate_memory(setup);
   if (!at_start.answer.ok()) return candidate;
-  const double capacity = at_start.device.capacity_bytes;
+  const double capacity = at_start.usable_bytes;
   if (at_start.fits) return {at_start, true};
   if (setup.layout.zero_stage == 0) return candidate;
 
@@ -67,12 +67,99 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
   return candidate;
 }
 
-bool fewer_devices_then_less_memory(const Estimate& left, const Estimate& right) {
-  if (left.num_devices != right.num_devices) return left.num_devices < right.num_devices;
-  return left.bytes.total_bytes < right.bytes.total_bytes;
+// "80 GB of one H100 80 GB", or with headroom "72.0 GB of one H100 80 GB (10% kept free)".
+std::string usable_text(const Estimate& estimate) {
+  const double headroom = estimate.setup.headroom_percent;
+  if (headroom == 0) {
+    return format_bytes_short(estimate.usable_bytes) + " of one " + estimate.device.name;
+  }
+  return format_bytes(estimate.usable_bytes) + " of one " + estimate.device.name + " (" +
+         format_percent(headroom) + " kept free)";
 }
 
+// Costs, in rough percent of a step, each with its source.
+constexpr double kFullRecomputeCost = 33;             // one more forward pass: a third more compute
+                                                      // (Korthikanti et al. 2023, section 5)
+constexpr double kSelectiveRecomputeCost = 3;         // the attention core again: 2 to 4% (ibid.)
+constexpr double kTensorParallelCostPerDoubling = 3;  // two all-reduces per layer over NVLink
+constexpr double kContextParallelCostPerDoubling = 3;  // the ring's K/V exchange, overlapped
+constexpr double kZero3Cost = 10;  // weights gathered for each forward and backward: 1.5× the
+                                   // communication of ZeRO-1/2 (Rajbhandari et al. 2020)
+constexpr double kOffTheFastPathCost = 100;  // across nodes, or an exchange left unhidden
+
+struct Ranked {
+  Estimate estimate;
+  LayoutCost cost;
+};
+
+bool fewer_devices_then_cheaper(const Ranked& left, const Ranked& right) {
+  if (left.estimate.num_devices != right.estimate.num_devices) {
+    return left.estimate.num_devices < right.estimate.num_devices;
+  }
+  if (left.cost.score != right.cost.score) return left.cost.score < right.cost.score;
+  return left.estimate.bytes.total_bytes < right.estimate.bytes.total_bytes;
+}
+
+std::string points(double score) { return " (+" + format_count(score) + ")"; }
+
 }  // namespace
+
+LayoutCost layout_cost(const Estimate& estimate) {
+  const ParallelLayout& layout = estimate.setup.layout;
+  LayoutCost cost;
+  const auto add = [&cost](double score, const std::string& reason) {
+    cost.score += score;
+    cost.reason += (cost.reason.empty() ? "" : "; ") + reason + points(score);
+  };
+  const int t = layout.tensor_parallel;
+  if (t > 1) {
+    const double doublings = std::log2(t);
+    if (t <= kDevicesPerNode) {
+      add(kTensorParallelCostPerDoubling * doublings,
+          "t " + std::to_string(t) + " within one " + std::to_string(kDevicesPerNode) +
+              "-device node: its all-reduces stay on NVLink");
+    } else {
+      add(kTensorParallelCostPerDoubling * doublings + kOffTheFastPathCost,
+          "t " + std::to_string(t) + " spans nodes of " + std::to_string(kDevicesPerNode) +
+              ": its all-reduces, two per layer, leave NVLink");
+    }
+  }
+  const int c = layout.context_parallel;
+  if (c > 1) {
+    const double tokens_per_shard = static_cast<double>(estimate.setup.sequence_length) / c;
+    if (tokens_per_shard >= kMinTokensPerContextShard) {
+      add(kContextParallelCostPerDoubling * std::log2(c),
+          "c " + std::to_string(c) + ": " + format_count(tokens_per_shard) +
+              " tokens of the sequence per device, enough to hide the ring's exchange");
+    } else {
+      add(kContextParallelCostPerDoubling * std::log2(c) + kOffTheFastPathCost,
+          "c " + std::to_string(c) + " leaves " + format_count(tokens_per_shard) +
+              " tokens of the sequence per device, fewer than " +
+              format_count(kMinTokensPerContextShard) + ": too little to hide the ring's exchange");
+    }
+  }
+  const int p = layout.pipeline_parallel;
+  if (p > 1) {
+    // The 1F1B bubble, (p - 1) / (m + p - 1) of the step (Narayanan et al. 2021), shrunk v times
+    // by the interleaved schedule; a step needs at least p micro-batches.
+    const double v = layout.virtual_pipeline_stages;
+    const double bubble = (p - 1) / (v * kMicroBatchesPerStep + p - 1);
+    add(100 * bubble, "p " + std::to_string(p) + ": a pipeline bubble of " +
+                          format_count(100 * bubble) + "% of a step at " +
+                          std::to_string(kMicroBatchesPerStep) +
+                          " micro-batches, and a step needs at least " + std::to_string(p));
+  }
+  if (layout.zero_stage == 3) {
+    add(kZero3Cost, "ZeRO-3 gathers the weights for every forward and backward pass");
+  }
+  if (estimate.setup.recompute == Recompute::kFull) {
+    add(kFullRecomputeCost, "full recomputation runs each forward pass twice");
+  } else if (estimate.setup.recompute == Recompute::kSelective) {
+    add(kSelectiveRecomputeCost, "selective recomputation redoes the attention core");
+  }
+  if (cost.reason.empty()) cost.reason = "data parallelism alone: nothing beyond its all-reduce";
+  return cost;
+}
 
 FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   FitSearch search;
@@ -85,7 +172,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   const int heads_gcd = std::gcd(std::gcd(shape.num_attention_heads, shape.num_key_value_heads),
                                  shape.ffn_hidden_size);
 
-  std::vector<Estimate> fitting;
+  std::vector<Ranked> fitting;
   std::vector<TrainingSetup> layouts_tried;
   for (int t : divisors_up_to(heads_gcd, kMaxTensorParallel)) {
     for (int p : divisors_up_to(shape.num_layers, shape.num_layers)) {
@@ -101,7 +188,9 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
             setup.layout.zero_stage = zero;
             setup.recompute = static_cast<Recompute>(recompute);
             const Candidate candidate = smallest_data_parallel_that_fits(setup);
-            if (candidate.fits) fitting.push_back(candidate.estimate);
+            if (candidate.fits) {
+              fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
+            }
             layouts_tried.push_back(setup);
           }
         }
@@ -114,14 +203,15 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
                            checked.device.short_name + "s fits this micro-batch.";
     return search;
   }
-  std::sort(fitting.begin(), fitting.end(), fewer_devices_then_less_memory);
-  search.fewest_devices = fitting.front().num_devices;
-  for (const Estimate& estimate : fitting) {
-    if (estimate.num_devices != search.fewest_devices ||
+  std::sort(fitting.begin(), fitting.end(), fewer_devices_then_cheaper);
+  search.fewest_devices = fitting.front().estimate.num_devices;
+  for (const Ranked& ranked : fitting) {
+    if (ranked.estimate.num_devices != search.fewest_devices ||
         static_cast<int>(search.layouts.size()) >= std::max(1, max_layouts)) {
       break;
     }
-    search.layouts.push_back(estimate);
+    search.layouts.push_back(ranked.estimate);
+    search.costs.push_back(ranked.cost);
   }
 
   // Why not fewer: each tried layout at the largest d that stays below the fewest count.
@@ -141,12 +231,12 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   }
   if (search.has_best_smaller) {
     const Estimate& best = search.best_smaller;
-    search.why_not_fewer =
-        "With fewer than " + format_count(search.fewest_devices) +
-        " devices nothing fits: the leanest layout, on " + format_count(best.num_devices) +
-        (best.num_devices == 1 ? " device" : " devices") + ", still needs " +
-        format_bytes(best.bytes.total_bytes) + " on its most loaded device, over the " +
-        format_bytes(best.device.capacity_bytes, 0) + " of one " + best.device.name + ".";
+    search.why_not_fewer = "With fewer than " + format_count(search.fewest_devices) +
+                           " devices nothing fits: the leanest layout, on " +
+                           format_count(best.num_devices) +
+                           (best.num_devices == 1 ? " device" : " devices") + ", still needs " +
+                           format_bytes(best.bytes.total_bytes) +
+                           " on its most loaded device, over the " + usable_text(best) + ".";
   } else {
     search.why_not_fewer = "One device is the fewest there can be.";
   }

@@ -59,6 +59,16 @@ std::string format_worth(double devices_worth) {
   return text;
 }
 
+std::string format_percent(double percent) {
+  if (!std::isfinite(percent)) return "—";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f", percent);
+  std::string text = buffer;
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text.pop_back();
+  return text + "%";
+}
+
 std::string format_share(double fraction) {
   if (!std::isfinite(fraction)) return "—";
   return fixed(fraction * 100, 0) + "%";

@@ -61,6 +61,8 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"loss", choice_id(estimate.setup.loss)},
       {"devices", number(estimate.num_devices)},
       {"fits", estimate.fits},
+      {"headroomPercent", estimate.setup.headroom_percent},
+      {"usableBytes", number(estimate.usable_bytes)},
       {"mostLoadedStage", choice_id(estimate.most_loaded_stage)},
       {"parametersOnDevice", number(estimate.parameters_on_device)},
       {"bytesPerParameter",
@@ -85,7 +87,12 @@ std::string estimate_to_json(const Estimate& estimate) { return to_json(estimate
 
 std::string fit_to_json(const TrainingSetup& setup, const FitSearch& search) {
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
-  for (const Estimate& estimate : search.layouts) layouts.push_back(to_json(estimate));
+  for (std::size_t index = 0; index < search.layouts.size(); ++index) {
+    nlohmann::ordered_json layout = to_json(search.layouts[index]);
+    layout["cost"] = search.costs[index].score;
+    layout["costReason"] = search.costs[index].reason;
+    layouts.push_back(std::move(layout));
+  }
   const ModelShape* shape = resolve_model(setup);
   return nlohmann::ordered_json{{"model", setup.model_id},
                                 {"modelName", shape != nullptr ? shape->name : setup.model_id},

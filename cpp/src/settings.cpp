@@ -234,6 +234,7 @@ std::vector<Entry> make_entries() {
                 "A custom device's memory in GB (10^9 bytes)", "customCapacityGb"),
            [](Setting& setting) {
              setting.min = 0;
+             setting.min_exclusive = true;
              setting.max = kMaxCustomCapacityGb;
              setting.allowed = "A custom device's memory must be more than 0 GB and at most " +
                                format_count(kMaxCustomCapacityGb) + " GB.";
@@ -243,6 +244,17 @@ std::vector<Entry> make_entries() {
              setting.excludes = id::kDevice;
            }),
       number_access<double, &TrainingSetup::custom_capacity_gb>());
+  add(from(make(id::kHeadroom, "Headroom", SettingKind::kDecimal,
+                "Percent of each device's memory kept free when asking whether it fits",
+                "headroomPercent"),
+           [](Setting& setting) {
+             setting.min = 0;
+             setting.max = kMaxHeadroomPercent;
+             setting.allowed = "Headroom must be a percentage from 0 to " +
+                               format_count(kMaxHeadroomPercent) + ".";
+             setting.defaulted_in_api = true;
+           }),
+      number_access<double, &TrainingSetup::headroom_percent>());
   return entries;
 }
 
@@ -296,8 +308,8 @@ bool has_id(const std::vector<Choice>& choices, std::string_view id) {
 }
 
 bool number_allowed(const Setting& setting, double value) {
-  if (setting.kind == SettingKind::kDecimal) return value > setting.min && value <= setting.max;
-  return value >= setting.min && value <= setting.max;
+  const bool above_min = setting.min_exclusive ? value > setting.min : value >= setting.min;
+  return above_min && value <= setting.max;  // false for NaN
 }
 
 }  // namespace

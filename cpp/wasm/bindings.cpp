@@ -51,6 +51,7 @@ val find_fewest_devices_js(const trainmem::TrainingSetup& setup, int max_layouts
   val result = val::object();
   result.set("answer", search.answer);
   result.set("layouts", to_array(search.layouts));
+  result.set("costs", to_array(search.costs));
   result.set("fewestDevices", search.fewest_devices);
   result.set("hasBestSmaller", search.has_best_smaller);
   result.set("bestSmaller", search.best_smaller);
@@ -195,8 +196,13 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("device", &Estimate::device)
       .field("numDevices", &Estimate::num_devices)
       .field("devicesWorth", &Estimate::devices_worth)
+      .field("usableBytes", &Estimate::usable_bytes)
       .field("fits", &Estimate::fits)
       .field("activationRoomBytes", &Estimate::activation_room_bytes);
+
+  value_object<LayoutCost>("LayoutCost")
+      .field("score", &LayoutCost::score)
+      .field("reason", &LayoutCost::reason);
 
   value_object<ActivationPoint>("ActivationPoint")
       .field("microBatchSequences", &ActivationPoint::micro_batch_sequences)
@@ -247,6 +253,8 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   constant("plateSequenceLength", kPlateSequenceLength);
   constant("maxMicroBatchSequences", kMaxMicroBatchSequences);
   constant("modelStateBytesPerParameter", kModelStateBytesPerParameter);
+  constant("devicesPerNode", kDevicesPerNode);
+  constant("minTokensPerContextShard", kMinTokensPerContextShard);
   constant("customModelId", std::string(kCustomModelId));
   constant("modelSettingId", std::string(setting_id::kModel));
   constant("configInputId", std::string(kConfigInputId));
@@ -274,6 +282,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("formatLayout", &format_layout);
   function("formatShare", &format_share);
   function("formatWorth", &format_worth);
+  function("formatPercent", &format_percent);
   function("parseWholeNumber", &parse_whole_number_js);
   function("parseDecimal", &parse_decimal_js);
 }

@@ -87,7 +87,8 @@ inline void register_setup_types() {
       .field("loss", &get_choice<Loss, &TrainingSetup::loss>,
              &set_choice<Loss, &TrainingSetup::loss>)
       .field("deviceId", &TrainingSetup::device_id)
-      .field("customCapacityGb", &TrainingSetup::custom_capacity_gb);
+      .field("customCapacityGb", &TrainingSetup::custom_capacity_gb)
+      .field("headroomPercent", &TrainingSetup::headroom_percent);
 }
 
 }  // namespace trainmem

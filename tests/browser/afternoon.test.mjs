@@ -4,7 +4,7 @@
 // plainly, and tables and selects that fit a phone.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { commit, readout, startHarness } from './harness.mjs';
+import { commit, readout, startHarness, tableRows } from './harness.mjs';
 
 describe("a student's afternoon, in Chromium", () => {
   let harness;
@@ -56,7 +56,7 @@ describe("a student's afternoon, in Chromium", () => {
     assert.equal(
       await page.textContent('#activations-note'),
       'Dashed line: what one H100 80 GB has left for activations once it holds 8.0 GB of model ' +
-        'states: 72.0 GB.',
+        'states: 64.0 GB.',
     );
     assert.deepEqual(problems, []);
     await page.close();
@@ -79,6 +79,7 @@ describe("a student's afternoon, in Chromium", () => {
   it('words the savings plainly, and cites the measured runs rather than naming files', async () => {
     const { page, problems } = await harness.openPage({ query: '?flash-attention=off' });
     await page.click('#savings summary');
+    await page.waitForSelector('#savings-list li');
     const items = await page.$$eval('#savings-list li', (list) =>
       list.map((item) => item.firstChild.textContent),
     );
@@ -154,6 +155,29 @@ describe("a student's afternoon, in Chromium", () => {
         .map((select) => select.id);
     });
     assert.deepEqual(clipped, []);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('ranks the fewest devices as a practitioner would, says why, and leaves the headroom set', async () => {
+    const { page, problems } = await harness.openPage({ query: '?model=llama3-70b' });
+    assert.match(await page.textContent('.fit .hint'), /within one 8-device node.*keeps 4,096 tokens/s);
+    await page.click('#find-fit');
+    const rows = await tableRows(page, '#fit-table');
+    assert.match(rows[0][0], /t 8 \(SP\) × p 1 × c 2 = 16 devices/);
+    assert.match(rows[0][4], /^55: t 8 within one 8-device node/);
+    assert.ok(rows.some((row) => /fewer than 4,096: too little to hide the ring's exchange/.test(row[4])));
+    // No headroom: more layouts fit on 16 devices, still cheapest first.
+    await commit(page, '#headroom', '0');
+    await page.click('#find-fit');
+    const all = await tableRows(page, '#fit-table');
+    assert.ok(all.length > rows.length);
+    const costs = all.map((row) => Number(row[4].split(':')[0]));
+    assert.deepEqual(
+      costs,
+      [...costs].sort((left, right) => left - right),
+    );
+    assert.match(new URL(page.url()).search, /headroom=0/);
     assert.deepEqual(problems, []);
     await page.close();
   });

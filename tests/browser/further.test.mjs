@@ -39,6 +39,7 @@ describe('Go further, in Chromium', () => {
       loss: 'vocab-parallel',
       device: 'h100',
       'device-gb': '80',
+      headroom: '10',
     });
     assert.equal(await page.isDisabled('#device-gb'), true);
     assert.deepEqual(problems, []);

@@ -59,6 +59,8 @@ describe('the plate page in Chromium', () => {
       'states-405b': '6.5 TB',
       'worth-405b': '88',
       'llama-block-activations-8b': '36.5 GB',
+      'devices-per-node': '8',
+      'min-tokens-per-shard': '4,096',
     });
     assert.deepEqual(problems, []);
     await page.close();

@@ -486,3 +486,37 @@ TEST_CASE("cli: --loss fp32-upcast counts 12 bytes per logit, an unknown loss ex
   CHECK(alone.err ==
         "trainmem: --loss: the loss is counted with the logits; add --logits or drop --loss\n");
 }
+
+TEST_CASE(
+    "cli: --fit lists the layout a practitioner would run first, each with its cost and why") {
+  const CliRun result = run({"--fit", "--model", "llama3-70b"});
+  REQUIRE(result.status == kExitOk);
+  const std::size_t first = result.out.find("  d 1 (ZeRO-3 over d·c = 2) × t 8 (SP) × p 1 × c 2");
+  const std::size_t long_context = result.out.find("× c 16 = 16 devices");
+  CHECK(first != std::string::npos);
+  CHECK(first < long_context);
+  CHECK(result.out.find(
+            "cost 55: t 8 within one 8-device node: its all-reduces stay on NVLink (+9)") !=
+        std::string::npos);
+  CHECK(result.out.find("fewer than 4,096: too little to hide the ring's exchange (+112)") !=
+        std::string::npos);
+  const auto json = nlohmann::json::parse(run({"--fit", "--json"}).out);
+  CHECK(json["layouts"][0].contains("cost"));
+  CHECK(json["layouts"][0]["costReason"].get<std::string>().find("full recomputation") !=
+        std::string::npos);
+}
+
+TEST_CASE("cli: the worth near one device has the digits that decide it, and the headroom shows") {
+  const CliRun near = run({"--device-gb", "160", "--headroom", "0"});
+  REQUIRE(near.status == kExitOk);
+  CHECK(near.out.find("1.03 devices' worth: the total over one Custom 160 GB") !=
+        std::string::npos);
+  CHECK(near.out.find("; it does not fit\n") != std::string::npos);
+  const CliRun kept = run({"--dp", "8", "--zero", "3", "--device-gb", "55"});
+  CHECK(kept.out.find("0.96 devices' worth") != std::string::npos);  // under one, yet over 90%
+  CHECK(kept.out.find("it does not fit with 10% of it kept free (49.5 GB usable)") !=
+        std::string::npos);
+  check_bad_input({"--headroom", "95"},
+                  "trainmem: --headroom: '95' is not allowed. Headroom must be a percentage from 0 "
+                  "to 90.\n");
+}

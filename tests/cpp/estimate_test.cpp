@@ -252,15 +252,35 @@ TEST_CASE("a custom device is named by the capacity given, never rounded to anot
   CHECK(estimate_memory(setup).device.name == "Custom 1.54 TB");
 }
 
-TEST_CASE("the room left for activations is the capacity less everything else the device holds") {
+TEST_CASE("the room left for activations is the usable memory less everything else held") {
   const Estimate plate = estimate_memory(TrainingSetup{});
-  CHECK(plate.activation_room_bytes == 80e9 - 16 * 8030261248.0);  // the states alone exceed it
+  CHECK(plate.usable_bytes == 72e9);                               // 10% of 80 GB kept free
+  CHECK(plate.activation_room_bytes == 72e9 - 16 * 8030261248.0);  // the states alone exceed it
   TrainingSetup sharded;
   sharded.layout.data_parallel = 8;
   sharded.layout.zero_stage = 3;
   sharded.logits = true;
   const Estimate estimate = estimate_memory(sharded);
   CHECK(estimate.activation_room_bytes ==
-        doctest::Approx(80e9 - estimate.bytes.model_states_bytes - estimate.bytes.logits_bytes));
+        doctest::Approx(72e9 - estimate.bytes.model_states_bytes - estimate.bytes.logits_bytes));
   CHECK(estimate.activation_room_bytes > estimate.bytes.activations_bytes);  // and they fit
+}
+
+TEST_CASE("a layout fits when its total leaves the headroom free, which the reader can set") {
+  TrainingSetup setup;  // 52.6 GB on each of 8 devices
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  setup.device_id = "custom";
+  setup.custom_capacity_gb = 55;
+  const Estimate kept_free = estimate_memory(setup);
+  CHECK(kept_free.devices_worth < 1);
+  CHECK(kept_free.usable_bytes == doctest::Approx(49.5e9));
+  CHECK_FALSE(kept_free.fits);
+  setup.headroom_percent = 0;
+  const Estimate none_free = estimate_memory(setup);
+  CHECK(none_free.usable_bytes == 55e9);
+  CHECK(none_free.fits);
+  CHECK(none_free.bytes.total_bytes == kept_free.bytes.total_bytes);
+  CHECK(apply_setting(setup, "headroom", "95").message ==
+        "Headroom must be a percentage from 0 to 90.");
 }

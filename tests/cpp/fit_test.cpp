@@ -14,17 +14,19 @@ TEST_CASE("fewest devices: Llama 3 8B at 8,192 tokens needs two H100s, and one c
     CHECK(layout.fits);
     CHECK(layout.bytes.total_bytes <= 80e9);
   }
-  // Listed lowest per-device total first.
+  // Listed cheapest to run first, each with its cost and why.
+  REQUIRE(search.costs.size() == search.layouts.size());
   for (std::size_t i = 1; i < search.layouts.size(); ++i) {
-    CHECK(search.layouts[i - 1].bytes.total_bytes <= search.layouts[i].bytes.total_bytes);
+    CHECK(search.costs[i - 1].score <= search.costs[i].score);
   }
+  for (const LayoutCost& cost : search.costs) CHECK_FALSE(cost.reason.empty());
   REQUIRE(search.has_best_smaller);
   CHECK(search.best_smaller.num_devices == 1);
   CHECK_FALSE(search.best_smaller.fits);
   CHECK(
       search.why_not_fewer ==
       "With fewer than 2 devices nothing fits: the leanest layout, on 1 device, still needs 131.7 "
-      "GB on its most loaded device, over the 80 GB of one H100 80 GB.");
+      "GB on its most loaded device, over the 72.0 GB of one H100 80 GB (10% kept free).");
 }
 
 TEST_CASE("fewest devices: each layout found is valid and its device count is the minimum") {
@@ -57,4 +59,45 @@ TEST_CASE("fewest devices: a bad base setup is refused like an estimate") {
   CHECK(search.answer.status == Status::kInvalidInput);
   CHECK(search.answer.setting == "device");
   CHECK(search.layouts.empty());
+}
+
+TEST_CASE("fewest devices: among equally few, the layout a practitioner would run comes first") {
+  TrainingSetup setup;
+  setup.model_id = "llama3-70b";
+  const FitSearch search = find_fewest_devices(setup, 8);
+  REQUIRE(search.answer.status == Status::kOk);
+  CHECK(search.fewest_devices == 16);
+  REQUIRE(search.layouts.size() >= 2);
+  // t 8 with SP inside one node and c 2 (4,096 tokens per device) before c 16 (512 tokens each).
+  const ParallelLayout& first = search.layouts.front().setup.layout;
+  CHECK(first.tensor_parallel == 8);
+  CHECK(first.context_parallel == 2);
+  CHECK(search.costs.front().reason.find("t 8 within one 8-device node") != std::string::npos);
+  for (std::size_t i = 0; i < search.layouts.size(); ++i) {
+    if (search.layouts[i].setup.layout.context_parallel == 16) {
+      CHECK(search.costs[i].reason.find(
+                "512 tokens of the sequence per device, fewer than 4,096") != std::string::npos);
+      CHECK(search.costs[i].score > search.costs.front().score + 50);
+    }
+  }
+}
+
+TEST_CASE("layout costs: each stated term, and plain data parallelism costs nothing") {
+  TrainingSetup setup;
+  setup.layout.data_parallel = 4;
+  CHECK(layout_cost(estimate_memory(setup)).score == 0);
+  CHECK(layout_cost(estimate_memory(setup)).reason ==
+        "data parallelism alone: nothing beyond its all-reduce");
+  setup.layout.tensor_parallel = 16;  // across two nodes
+  setup.model_id = "llama3-70b";
+  setup.layout.sequence_parallel = true;
+  setup.layout.pipeline_parallel = 4;
+  setup.recompute = Recompute::kFull;
+  const LayoutCost cost = layout_cost(estimate_memory(setup));
+  CHECK(cost.reason.find("t 16 spans nodes of 8") != std::string::npos);
+  CHECK(cost.reason.find("a pipeline bubble of 16% of a step at 16 micro-batches") !=
+        std::string::npos);  // 3 / 19
+  CHECK(cost.reason.find("full recomputation runs each forward pass twice (+33)") !=
+        std::string::npos);
+  CHECK(cost.score == doctest::Approx(3 * 4 + 100 + 100.0 * 3 / 19 + 33));
 }

@@ -212,6 +212,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'loss',
         'device',
         'device-gb',
+        'headroom',
       ],
     );
     const plate = core.defaultSetup();

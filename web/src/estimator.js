@@ -110,14 +110,16 @@ function setupProblem(core, settings, setup) {
 
 /**
  * Fields added to TrainingSetup after the API was first published (the table's defaultedInApi:
- * activationModel, loss) get the core's default when a setup lacks them, which keeps an older
- * caller's estimate what it was.
+ * activationModel, loss, headroomPercent) get the core's default when a setup lacks them, which
+ * keeps an older caller's estimate what it was.
  */
-function withLaterFields(settings, setup) {
+function withLaterFields(core, settings, setup) {
   if (typeof setup !== 'object' || setup === null) return setup;
   const missing = settings.filter((setting) => setting.defaultedInApi && setup[setting.apiKey] === undefined);
   if (missing.length === 0) return setup;
-  return { ...setup, ...Object.fromEntries(missing.map((setting) => [setting.apiKey, setting.defaultText])) };
+  const value = (setting) =>
+    setting.kind === core.SettingKind.CHOICE ? setting.defaultText : Number(setting.defaultText);
+  return { ...setup, ...Object.fromEntries(missing.map((setting) => [setting.apiKey, value(setting)])) };
 }
 
 function makeEstimator(core) {
@@ -138,11 +140,11 @@ function makeEstimator(core) {
   });
   /** Calls the core with a setup it can be given, or answers `empty`. */
   const orEmpty = (given, empty, call) => {
-    const setup = withLaterFields(settings, given);
+    const setup = withLaterFields(core, settings, given);
     return setupProblem(core, settings, setup) ? empty : call(setup);
   };
   const guarded = (given, call) => {
-    const setup = withLaterFields(settings, given);
+    const setup = withLaterFields(core, settings, given);
     const problem = setupProblem(core, settings, setup);
     if (problem) return refused(problem);
     try {
@@ -158,6 +160,9 @@ function makeEstimator(core) {
     modelSettingId: core.modelSettingId,
     /** The name of the config.json input: its URL key, and the field its refusals name. */
     configInputId: core.configInputId,
+    /** The fewest-devices ranking's stated assumptions (fit.hpp). */
+    devicesPerNode: core.devicesPerNode,
+    minTokensPerContextShard: core.minTokensPerContextShard,
     /** The core's TrainingSetup defaults: the plate's view, every field present. */
     defaultSetup: core.defaultSetup(),
     /**
@@ -245,6 +250,7 @@ function makeEstimator(core) {
     formatShare: (fraction) => core.formatShare(fraction),
     /** "2.1" devices' worth; near one device "1.03" or "0.97", the side of one it is on. */
     formatWorth: (devicesWorth) => core.formatWorth(devicesWorth),
+    formatPercent: (percent) => core.formatPercent(percent),
     /** Typed text read as the CLI reads it: a whole number (else -1) or a decimal (else NaN). */
     parseWholeNumber: (text) => core.parseWholeNumber(text),
     parseDecimal: (text) => core.parseDecimal(text),

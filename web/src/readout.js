@@ -20,6 +20,8 @@ export function fillPlateFigures(estimator) {
     'states-405b': estimator.formatBytes(fourOFiveB.bytes.modelStatesBytes),
     'worth-405b': fourOFiveB.devicesWorth.toFixed(0),
     'llama-block-activations-8b': estimator.formatBytes(eightBLlamaBlock.bytes.activationsBytes),
+    'devices-per-node': estimator.formatCount(estimator.devicesPerNode),
+    'min-tokens-per-shard': estimator.formatCount(estimator.minTokensPerContextShard),
   };
   for (const element of document.querySelectorAll('[data-figure]')) {
     element.textContent = figures[element.dataset.figure] ?? '—';
@@ -45,9 +47,11 @@ export function describe(estimator, estimate) {
       `at ${estimator.formatBytesShort(device.capacityBytes)} each.`
     );
   }
+  const headroom =
+    setup.headroomPercent > 0 ? ` with ${estimator.formatPercent(setup.headroomPercent)} kept free` : '';
   const verdict = estimate.fits
-    ? `It fits in one ${device.name}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
-    : `It does not fit in one ${device.name}: ${estimator.formatWorth(estimate.devicesWorth)} times its memory.`;
+    ? `It fits in one ${device.name}${headroom}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
+    : `It does not fit in one ${device.name}${headroom}: it needs ${estimator.formatWorth(estimate.devicesWorth)} times its memory.`;
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
     `${format(bytes.totalBytes)} on its most loaded device: ${states} and ${activations} ${verdict}`

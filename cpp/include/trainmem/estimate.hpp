@@ -74,7 +74,9 @@ constexpr int kMaxSequenceLength = 1 << 20;       // 1,048,576 tokens
 constexpr int kMaxMicroBatchSequences = 1 << 16;  // 65,536 sequences
 constexpr int kMaxParallelDegree = 1 << 16;       // any one of d, t, p, c, v
 constexpr int kMaxZeroStage = 3;                  // Rajbhandari et al.: stages 1 to 3
-constexpr double kMaxDevices = 1 << 24;           // d·t·p·c
+constexpr double kDefaultHeadroomPercent = 10;    // of each device's memory kept free
+constexpr double kMaxHeadroomPercent = 90;
+constexpr double kMaxDevices = 1 << 24;  // d·t·p·c
 
 // How the model is spread over devices; all 1 is one device, the plate's view.
 struct ParallelLayout {
@@ -104,6 +106,11 @@ struct TrainingSetup {
   Loss loss = Loss::kVocabParallel;  // how the loss over the logits is computed
   std::string device_id = "h100";
   double custom_capacity_gb = 80;  // used when device_id is "custom"
+  // The share of each device's memory kept free when asking whether a layout fits: what the
+  // estimate leaves out (the caching allocator's reserve and fragmentation, the CUDA context,
+  // communication buffers; How close is this? shows measured peaks 17% above the estimate) needs
+  // room. A stated margin (docs/formulas.md), to be replaced by a stack's reserved-peak estimate.
+  double headroom_percent = kDefaultHeadroomPercent;
 };
 
 struct MemoryBreakdown {
@@ -130,9 +137,10 @@ struct Estimate {
   Device device;
   double num_devices = 1;    // d·t·p·c
   double devices_worth = 0;  // most loaded device's total / its capacity
-  bool fits = false;         // total <= capacity
-  // What the device has left for activations once everything else is held: its capacity less the
-  // model states (and the logits); negative when those alone exceed it.
+  double usable_bytes = 0;   // the capacity less the headroom kept free
+  bool fits = false;         // total <= usable_bytes
+  // What the device has left for activations once everything else is held: its usable memory less
+  // the model states (and the logits); negative when those alone exceed it.
   double activation_room_bytes = 0;
 };
 

@@ -9,11 +9,28 @@
 
 namespace trainmem {
 
+// What running a layout costs beyond memory, for ranking layouts of equally few devices: a score
+// in rough percent of a training step's time, and the reasons, in words. The weights are stated
+// in fit.cpp and docs/formulas.md; they order layouts as practitioners do, they do not time them.
+struct LayoutCost {
+  double score = 0;
+  std::string reason;  // "t 8 within one 8-device node: all-reduces over NVLink (+9); …"
+};
+
+// The stated assumptions behind LayoutCost.
+constexpr int kDevicesPerNode = 8;               // an HGX node's NVLink domain (H100, H200, B200)
+constexpr int kMinTokensPerContextShard = 4096;  // fewer, and the ring exchange is not hidden
+constexpr int kMicroBatchesPerStep = 16;         // for the pipeline bubble: per pipeline, per step
+
+LayoutCost layout_cost(const Estimate& estimate);
+
 struct FitSearch {
   Answer answer;  // the base setup's: refused, nothing else is filled
-  // The layouts with the fewest devices that fit, lowest per-device total first (at most
-  // max_layouts). Each is a full estimate: its setup holds the layout and recomputation.
+  // The layouts with the fewest devices that fit, cheapest to run first (layout_cost), then lowest
+  // per-device total (at most max_layouts). Each is a full estimate: its setup holds the layout
+  // and recomputation. costs[i] is layouts[i]'s cost.
   std::vector<Estimate> layouts;
+  std::vector<LayoutCost> costs;
   double fewest_devices = 0;  // 0 when nothing fits within kMaxDevices
   // Why one device fewer cannot do: the layout with fewer devices whose most loaded device
   // needs the least memory, and how far over the capacity it is.

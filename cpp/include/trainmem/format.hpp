@@ -23,6 +23,9 @@ std::string format_bytes_short(double bytes);
 // "0.97".
 std::string format_worth(double devices_worth);
 
+// A percentage as given, to at most two decimals: 10 -> "10%", 12.5 -> "12.5%".
+std::string format_percent(double percent);
+
 // A fraction of a device as a whole percentage: 0.657 -> "66%".
 std::string format_share(double fraction);
 

@@ -37,6 +37,7 @@ constexpr const char* kLogits = "logits";
 constexpr const char* kLoss = "loss";
 constexpr const char* kDevice = "device";
 constexpr const char* kDeviceCapacity = "device-gb";
+constexpr const char* kHeadroom = "headroom";
 }  // namespace setting_id
 
 // Not a setting, but an input refused by the same name: a Hugging Face config.json (the CLI's
@@ -45,7 +46,7 @@ constexpr const char* kConfigInputId = "config";
 
 enum class SettingKind {
   kWhole,    // a whole number within [min, max]
-  kDecimal,  // a decimal number within (min, max]
+  kDecimal,  // a decimal number within [min, max], or (min, max] when min_exclusive
   kSwitch,   // on or off
   kChoice,   // one of `choices`, by id
 };
@@ -56,6 +57,7 @@ struct Setting {
   SettingKind kind = SettingKind::kWhole;
   double min = 0;  // whole and decimal: the bounds
   double max = 0;
+  bool min_exclusive = false;   // a decimal that must be more than min (a capacity)
   std::vector<Choice> choices;  // choice: the allowed values
   std::string allowed;          // whole and decimal: the sentence that says what is allowed
   std::string default_text;     // TrainingSetup{}'s value, as setting_text writes it

@@ -39,11 +39,12 @@ export function createFewestPanel({ estimator, store, render, showError }) {
       search.whyNotFewer;
     fillTable(
       table.tBodies[0],
-      search.layouts.map((layout) => [
+      search.layouts.map((layout, index) => [
         estimator.formatLayout(layout),
         estimator.formatBytes(layout.bytes.totalBytes),
         estimator.formatBytes(layout.bytes.modelStatesBytes),
         estimator.formatBytes(layout.bytes.activationsBytes),
+        `${estimator.formatCount(search.costs[index].score)}: ${search.costs[index].reason}`,
         button('Use', () => render(layout.setup, { reveal: true }), `Use ${estimator.formatLayout(layout)}`),
       ]),
     );
