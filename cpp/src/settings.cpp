@@ -23,6 +23,7 @@ struct Access {
   // A choice whose field may also hold an id that no typed text selects (the custom model, which
   // a config.json gives): whether `id` may stand in a setup.
   bool (*holds)(const std::string& id) = nullptr;
+  bool always_valid = false;  // an enum class field, which holds only its choices: nothing to check
 };
 
 struct Entry {
@@ -59,6 +60,7 @@ Access enum_access() {
   access.set_id = [](TrainingSetup& setup, const std::string& id) {
     choice_from_id(id, setup.*field);
   };
+  access.always_valid = true;
   return access;
 }
 
@@ -431,9 +433,8 @@ Answer check_choice(std::string_view setting_id, std::string_view id) {
 }
 
 Answer check_setting_values(const TrainingSetup& setup) {
-  for (const Entry& entry : entries()) {
-    const Setting& setting = entry.setting;
-    const Access& access = entry.access;
+  for (const auto& [setting, access] : entries()) {
+    if (access.always_valid) continue;
     if (setting.kind == SettingKind::kChoice) {
       Answer answer = check_choice(setting.id, access.id(setup));
       if (!answer.ok()) return answer;
