@@ -1,9 +1,10 @@
 // Downloads: each chart as PNG, the breakdown as CSV or as JSON in the CLI's schema (written by the
 // core, in trainmem-json.js).
 import { loadJsonTools } from '../estimator.js';
+import { showNotice } from '../controls.js';
 import { $, download, downloadText } from '../dom.js';
 
-export function createExports({ estimator, store, charts, showError }) {
+export function createExports({ store, charts }) {
   const fileStem = () => {
     const { setup } = store.get();
     return `trainmem-${setup.modelId}-${setup.microBatchSequences}x${setup.sequenceLength}`;
@@ -17,9 +18,7 @@ export function createExports({ estimator, store, charts, showError }) {
   const exportText = (extension, type, write) =>
     loadJsonTools()
       .then((tools) => downloadText(`${fileStem()}.${extension}`, type, write(tools)))
-      .catch((error) =>
-        showError(estimator.configInputId, `The download could not be made (${error.message}).`),
-      );
+      .catch((error) => showNotice(`The download could not be made (${error.message}).`));
   $('export-csv').addEventListener('click', () =>
     exportText('csv', 'text/csv', (tools) => tools.toCsv(store.get().setup)),
   );
