@@ -12,16 +12,13 @@ namespace trainmem {
 namespace id = setting_id;
 
 Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
-  if (shape == nullptr || setup.model_id != kCustomModelId) {
-    // An unknown model is refused first: every check below reads its shape.
-    const Answer model = check_choice(id::kModel, setup.model_id);
-    if (!model.ok()) return model;
-  }
   if (setup.model_id == kCustomModelId) {
     const std::string problem = model_shape_problem(*shape);
     if (!problem.empty())
       return refusal(kConfigInputId, "The custom model's shape is not usable: " + problem);
   }
+  // The model is the table's first setting: an unknown one is refused before anything below reads
+  // its shape.
   const Answer values = check_setting_values(setup);
   if (!values.ok()) return values;
 

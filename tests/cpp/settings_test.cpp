@@ -23,6 +23,8 @@ TEST_CASE("settings: each id is unique, and each names what it is and where the 
     }
   }
   CHECK(find_setting("colour") == nullptr);
+  // The model comes first: a setup's checks refuse an unknown one before reading its shape.
+  CHECK(settings().front().id == "model");
 }
 
 TEST_CASE("settings: each default is TrainingSetup{}'s value and reads back as itself") {
