@@ -1,12 +1,15 @@
-// Bundles the page into dist/: app.js (our modules and the Chart.js parts they register), the
-// estimator trainmem.js with trainmem.wasm (and trainmem-wasm.js, the same bytes for file://), the
-// on-demand trainmem-json.js, index.html, styles.css and favicon.svg; and the entry point for other
-// pages, trainmem-api.js, with its example api-example.html.
-import { build } from 'esbuild';
+// Bundles the page into dist/: app.js (the charts and the Chart.js parts they register, drawn
+// first), workshop.js (the controls, the readout and the panels), the estimator trainmem.js with
+// trainmem.wasm (and trainmem-wasm.js, the same bytes for file://), the on-demand
+// trainmem-json.js, index.html with the plate's default view written in (first-view.mjs),
+// styles.css and favicon.svg; and the entry point for other pages, trainmem-api.js, with its
+// example api-example.html.
+import { build, transform } from 'esbuild';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadCoreForNode, writeFirstView } from './first-view.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -35,16 +38,27 @@ const bundle = (entry, outfile) =>
     legalComments: 'linked',
     logLevel: 'warning',
   });
-await Promise.all([bundle('main.js', 'app.js'), bundle('api.js', 'trainmem-api.js')]);
+await Promise.all([
+  bundle('first-view.js', 'app.js'),
+  bundle('main.js', 'workshop.js'),
+  bundle('api.js', 'trainmem-api.js'),
+]);
+const estimator = await loadCoreForNode(wasmModule, wasmBinary);
 
 await Promise.all([
-  copyFile(join(root, 'web', 'index.html'), join(dist, 'index.html')),
+  readFile(join(root, 'web', 'index.html'), 'utf8').then((html) =>
+    writeFile(join(dist, 'index.html'), writeFirstView(html, estimator)),
+  ),
   copyFile(join(root, 'web', 'styles.css'), join(dist, 'styles.css')),
   copyFile(join(root, 'web', 'dark.css'), join(dist, 'dark.css')),
+  copyFile(join(root, 'web', 'noscript.css'), join(dist, 'noscript.css')),
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
   copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),
-  copyFile(wasmModule, join(dist, 'trainmem.js')),
+  // Emscripten's glue, minified as the page's own scripts are: a quarter fewer bytes.
+  readFile(wasmModule, 'utf8').then(async (glue) =>
+    writeFile(join(dist, 'trainmem.js'), (await transform(glue, { minify: true, target: 'es2020' })).code),
+  ),
   copyFile(wasmBinary, join(dist, 'trainmem.wasm')),
   // For file://, where no browser lets a page fetch its own files: the same bytes as a script.
   readFile(wasmBinary).then((bytes) =>

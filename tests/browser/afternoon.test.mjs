@@ -48,7 +48,7 @@ describe("a student's afternoon, in Chromium", () => {
     const { page, problems } = await harness.openPage();
     assert.equal(
       await page.textContent('#activations-note'),
-      'Dashed line at zero: 128.5 GB of model states alone exceed one H100 80 GB, so no micro-batch ' +
+      'No room for activations: 128.5 GB of model states alone exceed one H100 80 GB, so no micro-batch ' +
         'leaves room for activations.',
     );
     await page.goto(`${harness.url}?dp=8&zero=3&tp=2&sequence-parallel=on`);

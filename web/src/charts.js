@@ -9,11 +9,12 @@ import {
   LineController,
   LineElement,
   LinearScale,
+  LogarithmicScale,
   PointElement,
   Tooltip,
 } from 'chart.js';
-import annotationPlugin from 'chartjs-plugin-annotation';
 import { formatPerParameter } from './format.js';
+import { TERMS } from './terms.js';
 
 Chart.register(
   BarController,
@@ -23,38 +24,10 @@ Chart.register(
   LineController,
   LineElement,
   LinearScale,
+  LogarithmicScale,
   PointElement,
   Tooltip,
-  annotationPlugin,
 );
-
-/** The terms, in stacking order, with their colour and the core's fields they show. */
-export const TERMS = Object.freeze([
-  { key: 'weightsBytes', perParameterKey: 'weights', label: 'Weights', color: '#2f5f98', marks: 'none' },
-  {
-    key: 'gradientsBytes',
-    perParameterKey: 'gradients',
-    label: 'Gradients',
-    color: '#7fa7d4',
-    marks: 'dots',
-  },
-  {
-    key: 'masterWeightsBytes',
-    perParameterKey: 'masterWeights',
-    label: 'Master weights',
-    color: '#d08a2c',
-    marks: 'rising',
-  },
-  {
-    key: 'optimizerStatesBytes',
-    perParameterKey: 'optimizerStates',
-    label: 'Optimiser states',
-    color: '#8a4b22',
-    marks: 'cross',
-  },
-  { key: 'activationsBytes', label: 'Activations', color: '#3d8b57', marks: 'falling' },
-  { key: 'logitsBytes', label: 'Logits and loss', color: '#7a5c99', marks: 'rows' },
-]);
 
 const PATTERN_SIZE = 10;
 
@@ -125,49 +98,99 @@ const paperBackground = {
 
 const FLASH_COLOR = '#3d8b57';
 const NO_FLASH_COLOR = '#b8433a';
+const LABEL_FONT = { size: 11 };
 
-/** A dashed line across a chart at `capacityBytes`, labelled in the chart unless `label` is empty. */
-function capacityLine(capacityBytes, label, colors) {
+/** Text on the card's colour at (x, y), its baseline at y, aligned left or centred. */
+function drawLabel(ctx, text, x, y, align, colors, bold = false) {
+  ctx.font = `${bold ? 'bold ' : ''}${LABEL_FONT.size}px ${Chart.defaults.font.family}`;
+  const width = ctx.measureText(text).width;
+  const left = align === 'center' ? x - width / 2 : x;
+  ctx.fillStyle = colors.card;
+  ctx.fillRect(left - 3, y - LABEL_FONT.size - 2, width + 6, LABEL_FONT.size + 6);
+  ctx.fillStyle = colors.ink;
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'alphabetic';
+  ctx.fillText(text, left, y);
+}
+
+/**
+ * Marks over the data (options.plugins.marks): dashed lines across the plot at `lines[].y`, each
+ * labelled at its left end, above it; and labels above points, `labels[]` at (x, y).
+ */
+const marks = {
+  id: 'marks',
+  afterDatasetsDraw(chart, _args, options) {
+    const { ctx, chartArea, scales } = chart;
+    const colors = options.colors;
+    ctx.save();
+    for (const line of options.lines ?? []) {
+      const y = scales.y.getPixelForValue(line.y);
+      if (!(y >= chartArea.top && y <= chartArea.bottom)) continue;
+      ctx.strokeStyle = colors.ink;
+      ctx.lineWidth = 1.5;
+      ctx.setLineDash([6, 4]);
+      ctx.beginPath();
+      ctx.moveTo(chartArea.left, y);
+      ctx.lineTo(chartArea.right, y);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      if (line.label) drawLabel(ctx, line.label, chartArea.left + 6, y - 5, 'left', colors);
+    }
+    for (const label of options.labels ?? []) {
+      const x = scales.x.getPixelForValue(label.x);
+      const y = scales.y.getPixelForValue(label.y) - 14;
+      drawLabel(ctx, label.text, x, Math.max(y, chartArea.top + LABEL_FONT.size), 'center', colors, true);
+    }
+    ctx.restore();
+  },
+};
+
+/** A ring around one point: a dataset of that point alone, drawn past the plot's edge. */
+function ringDataset(label, colors, radius) {
   return {
-    type: 'line',
-    yMin: capacityBytes,
-    yMax: capacityBytes,
+    label,
+    data: [],
+    showLine: false,
+    pointRadius: radius,
+    pointHoverRadius: radius,
+    pointBorderWidth: 2.5,
+    pointBorderColor: colors.ink,
+    pointBackgroundColor: 'rgba(0,0,0,0)',
     borderColor: colors.ink,
-    borderWidth: 1.5,
-    borderDash: [6, 4],
-    label: {
-      display: label !== '',
-      content: label,
-      position: 'start',
-      backgroundColor: colors.card,
-      color: colors.ink,
-      font: { size: 11 },
-      padding: 3,
-      yAdjust: -11,
-    },
+    clip: false,
   };
 }
 
-export function createCharts({
-  breakdownCanvas,
-  activationsCanvas,
-  formatBytes,
-  formatBytesShort,
-  formatCount,
-}) {
-  let tokenTicks = [];
-  let perParameter = {};
+const SERIES = { flash: 0, noFlash: 1, room: 2, ring: 3 };
+
+/**
+ * The workshop's two charts, drawn from chartData() (chart-data.js). Tick labels and tooltips are
+ * worded by `formatters` ({formatBytes, formatBytesShort, formatCount}); setFormatters replaces
+ * them (the build's first view words only its own ticks, the core every value).
+ */
+export function createCharts({ breakdownCanvas, activationsCanvas, formatters }) {
+  let format = formatters;
+  let data = null;
   const legendText = (index) => {
     const term = TERMS[index];
-    const bytes = perParameter[term.perParameterKey];
+    const bytes = data?.perParameter[term.perParameterKey];
     return bytes === undefined ? term.label : `${term.label} (${formatPerParameter(bytes)} B/param)`;
+  };
+  /** "Label: value", or the label alone where no value can be worded yet. */
+  const tooltipLabel = (label, bytes) => {
+    const value = format.formatBytes(bytes);
+    return value ? `${label}: ${value}` : label;
   };
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
   const colors = theme();
   Chart.defaults.color = colors.inkSoft;
   Chart.defaults.borderColor = colors.grid;
   Chart.defaults.plugins.paperBackground = { color: colors.card };
-  const byteTicks = { callback: (value) => formatBytesShort(value) };
+  const byteTicks = { callback: (value) => format.formatBytesShort(value) };
+  // The axes' ticks are chart-data.js's, exactly: the same with and without the core.
+  const ticksFrom = (key) => (axis) => {
+    axis.ticks = (data?.[key] ?? []).map((value) => ({ value }));
+  };
   const common = {
     responsive: true,
     maintainAspectRatio: false,
@@ -177,7 +200,7 @@ export function createCharts({
 
   const breakdown = new Chart(breakdownCanvas, {
     type: 'bar',
-    plugins: [paperBackground],
+    plugins: [paperBackground, marks],
     data: {
       labels: [''],
       datasets: TERMS.map((term) => ({
@@ -194,7 +217,13 @@ export function createCharts({
       interaction: { mode: 'point', intersect: true },
       scales: {
         x: { stacked: true, grid: { display: false } },
-        y: { stacked: true, beginAtZero: true, ticks: byteTicks, title: { display: true, text: 'Memory' } },
+        y: {
+          stacked: true,
+          min: 0,
+          afterBuildTicks: ticksFrom('breakdownTicks'),
+          ticks: byteTicks,
+          title: { display: true, text: 'Memory' },
+        },
       },
       plugins: {
         legend: {
@@ -203,8 +232,8 @@ export function createCharts({
             boxWidth: 14,
             padding: 10,
             // Logits appear only when counted; state terms say their bytes per parameter.
-            filter: (item, data) =>
-              item.datasetIndex < 5 || data.datasets[item.datasetIndex].data.some((bytes) => bytes > 0),
+            filter: (item, chartData) =>
+              item.datasetIndex < 5 || chartData.datasets[item.datasetIndex].data.some((bytes) => bytes > 0),
             generateLabels: (chart) =>
               Chart.defaults.plugins.legend.labels.generateLabels(chart).map((item) => ({
                 ...item,
@@ -213,9 +242,9 @@ export function createCharts({
           },
         },
         tooltip: {
-          callbacks: { label: (item) => `${item.dataset.label}: ${formatBytes(item.parsed.y)}` },
+          callbacks: { label: (item) => tooltipLabel(item.dataset.label, item.parsed.y) },
         },
-        annotation: { clip: false, annotations: {} },
+        marks: { colors, lines: [] },
       },
     },
   });
@@ -242,6 +271,18 @@ export function createCharts({
           borderWidth: 2,
           borderDash: [2, 3],
         },
+        {
+          // Named in the legend, so that its words never lie across the curves.
+          label: 'Room for activations',
+          data: [],
+          borderColor: colors.ink,
+          backgroundColor: colors.card,
+          borderWidth: 1.5,
+          borderDash: [6, 4],
+          pointRadius: 0,
+          pointHoverRadius: 0,
+        },
+        ringDataset('Your choice', colors, 7),
       ],
     },
     options: {
@@ -249,90 +290,98 @@ export function createCharts({
       scales: {
         x: {
           type: 'linear',
-          // Ticks on whole micro-batches (1, 4, 8, 12, 16 sequences), not on round decimals.
-          afterBuildTicks: (axis) => {
-            axis.ticks = tokenTicks.map((value) => ({ value }));
-          },
-          ticks: { callback: (value) => formatCount(value), maxRotation: 0, autoSkipPadding: 12 },
+          afterBuildTicks: ticksFrom('tokenTicks'),
+          ticks: { callback: (value) => format.formatCount(value), maxRotation: 0, autoSkipPadding: 12 },
           title: { display: true, text: 'Tokens per micro-batch' },
         },
-        y: { beginAtZero: true, ticks: byteTicks, title: { display: true, text: 'Activations' } },
+        // Logarithmic, so that the FlashAttention curve keeps its height beside the other, ten or
+        // more times higher, at any model and any length.
+        y: {
+          type: 'logarithmic',
+          afterBuildTicks: ticksFrom('activationTicks'),
+          ticks: byteTicks,
+          title: { display: true, text: 'Activations (log scale)' },
+        },
       },
       plugins: {
-        legend: { position: 'top', labels: { boxWidth: 14, padding: 10 } },
-        tooltip: {
-          callbacks: {
-            title: (items) => `${formatCount(items[0].parsed.x)} tokens`,
-            label: (item) => `${item.dataset.label}: ${formatBytes(item.parsed.y)}`,
+        legend: {
+          position: 'top',
+          labels: {
+            boxWidth: 14,
+            padding: 10,
+            filter: (item, chartData) =>
+              item.datasetIndex < SERIES.room ||
+              (item.datasetIndex === SERIES.room && chartData.datasets[SERIES.room].data.length > 0),
+          },
+          // The ring marks the chosen micro-batch on its own curve, and hides with it.
+          onClick(event, item, legend) {
+            Chart.defaults.plugins.legend.onClick.call(this, event, item, legend);
+            showRing();
           },
         },
-        annotation: { clip: false, annotations: {} },
+        tooltip: {
+          filter: (item) => item.datasetIndex !== SERIES.ring,
+          callbacks: {
+            title: (items) => (items.length ? `${format.formatCount(items[0].parsed.x)} tokens` : ''),
+            label: (item) => tooltipLabel(item.dataset.label, item.parsed.y),
+          },
+        },
       },
     },
   });
 
+  function showRing() {
+    const series = data.choice.flashAttention ? SERIES.flash : SERIES.noFlash;
+    activations.setDatasetVisibility(SERIES.ring, activations.isDatasetVisible(series));
+    activations.update('none');
+  }
+
+  /** Draws chartData() `next` in both charts. */
+  function draw(next) {
+    data = next;
+    const barLabel = (bar) =>
+      bar.numDevices === 1
+        ? bar.modelName
+        : `${bar.modelName}: most loaded of ${format.formatCount(bar.numDevices)} devices`;
+    breakdown.data.labels =
+      data.bars.length === 2
+        ? [`Pinned: ${barLabel(data.bars[0])}`, `Now: ${barLabel(data.bars[1])}`]
+        : [barLabel(data.bars[0])];
+    TERMS.forEach((term, index) => {
+      breakdown.data.datasets[index].data = data.bars.map((bar) => bar.bytes[index]);
+    });
+    breakdown.options.scales.y.max = data.breakdownTicks.at(-1);
+    breakdown.options.plugins.marks.lines = [{ y: data.capacityBytes, label: `One ${data.deviceName}` }];
+    breakdown.update('none');
+
+    const { curve } = data;
+    const sets = activations.data.datasets;
+    sets[SERIES.flash].data = curve.map((point) => ({ x: point.tokens, y: point.flash }));
+    sets[SERIES.noFlash].data = curve.map((point) => ({ x: point.tokens, y: point.noFlash }));
+    sets[SERIES.room].data = data.roomBytes
+      ? [
+          { x: curve[0].tokens, y: data.roomBytes },
+          { x: curve.at(-1).tokens, y: data.roomBytes },
+        ]
+      : [];
+    sets[SERIES.ring].data = [{ x: data.choice.tokens, y: data.choice.bytes }];
+    sets[SERIES.room].label = `Room for activations on one ${data.deviceName}`;
+    const { x, y } = activations.options.scales;
+    x.min = curve[0].tokens;
+    x.max = curve.at(-1).tokens;
+    y.min = data.activationRange.low;
+    y.max = data.activationRange.high;
+    showRing();
+  }
+
   return {
+    draw,
+    /** Words the axes and tooltips with `next` from the next draw on. */
+    setFormatters(next) {
+      format = next;
+    },
     /** A chart as a PNG data URL: "breakdown" or "activations". */
     toPng: (which) => (which === 'breakdown' ? breakdown : activations).toBase64Image('image/png'),
-
-    /** Redraws both charts from one workshop view; a pinned estimate stands to the left. */
-    update(view, pinned = null) {
-      const { estimate, activationCurve } = view;
-      const capacityLabel = `One ${estimate.device.name}`;
-      const barLabel = (shown) =>
-        shown.numDevices === 1
-          ? shown.modelName
-          : `${shown.modelName}: most loaded of ${formatCount(shown.numDevices)} devices`;
-      const bars = pinned ? [pinned, estimate] : [estimate];
-
-      perParameter = estimate.bytesPerParameter;
-      breakdown.data.labels = pinned
-        ? [`Pinned: ${barLabel(pinned)}`, `Now: ${barLabel(estimate)}`]
-        : [barLabel(estimate)];
-      TERMS.forEach((term, index) => {
-        breakdown.data.datasets[index].data = bars.map((shown) => shown.bytes[term.key]);
-      });
-      breakdown.options.plugins.annotation.annotations = {
-        capacity: capacityLine(estimate.device.capacityBytes, capacityLabel, colors),
-      };
-      breakdown.update('none');
-
-      const first = activationCurve[0];
-      const last = activationCurve[activationCurve.length - 1];
-      activations.data.datasets[0].data = activationCurve.map((p) => ({
-        x: p.tokens,
-        y: p.flashAttentionBytes,
-      }));
-      activations.data.datasets[1].data = activationCurve.map((p) => ({
-        x: p.tokens,
-        y: p.withoutFlashAttentionBytes,
-      }));
-      tokenTicks = activationCurve
-        .filter((point, index) => index === 0 || point.microBatchSequences % 4 === 0)
-        .map((point) => point.tokens);
-      activations.options.scales.x.min = first.tokens;
-      activations.options.scales.x.max = last.tokens;
-      // Against activations alone, the line is what the device has left for them once the model
-      // states are held, at zero when the states alone exceed it (the note under the chart says it
-      // in words, clear of the curves).
-      const room = estimate.activationRoomBytes;
-      // The ring marks the chosen micro-batch on its own curve, and hides with it.
-      const series = estimate.setup.flashAttention ? 0 : 1;
-      activations.options.plugins.annotation.annotations = {
-        capacity: capacityLine(Math.max(room, 0), '', colors),
-        choice: {
-          display: ({ chart }) => chart.isDatasetVisible(series),
-          type: 'point',
-          xValue: estimate.tokensPerMicroBatch,
-          yValue: estimate.bytes.activationsBytes,
-          radius: 7,
-          borderWidth: 2.5,
-          borderColor: colors.ink,
-          backgroundColor: 'rgba(0,0,0,0)',
-        },
-      };
-      activations.update('none');
-    },
   };
 }
 
@@ -341,7 +390,7 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
   const colors = theme();
   const chart = new Chart(canvas, {
     type: 'line',
-    plugins: [paperBackground],
+    plugins: [paperBackground, marks],
     data: {
       labels: [],
       datasets: [
@@ -354,6 +403,7 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
           borderWidth: 2,
           stepped: false,
         },
+        ringDataset('Peak', colors, 6),
       ],
     },
     options: {
@@ -370,8 +420,11 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
       },
       plugins: {
         legend: { display: false },
-        tooltip: { callbacks: { label: (item) => formatBytes(item.parsed.y) } },
-        annotation: { clip: false, annotations: {} },
+        tooltip: {
+          filter: (item) => item.datasetIndex === 0,
+          callbacks: { label: (item) => formatBytes(item.parsed.y) },
+        },
+        marks: { colors, labels: [] },
       },
     },
   });
@@ -381,27 +434,8 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
         point.layer > 0 ? `${point.phase} ${point.layer}` : point.phase,
       );
       chart.data.datasets[0].data = points.map((point) => point.bytes);
-      chart.options.plugins.annotation.annotations = {
-        peak: {
-          type: 'point',
-          xValue: peakIndex,
-          yValue: points[peakIndex].bytes,
-          radius: 6,
-          borderWidth: 2.5,
-          borderColor: colors.ink,
-          backgroundColor: 'rgba(0,0,0,0)',
-        },
-        peakLabel: {
-          type: 'label',
-          xValue: peakIndex,
-          yValue: points[peakIndex].bytes,
-          yAdjust: -18,
-          content: peakLabel,
-          color: colors.ink,
-          backgroundColor: colors.card,
-          font: { size: 11, weight: 'bold' },
-        },
-      };
+      chart.data.datasets[1].data = points.map((point, index) => (index === peakIndex ? point.bytes : null));
+      chart.options.plugins.marks.labels = [{ x: peakIndex, y: points[peakIndex].bytes, text: peakLabel }];
       chart.update('none');
     },
   };

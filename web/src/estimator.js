@@ -122,7 +122,7 @@ function withLaterFields(core, settings, setup) {
   return { ...setup, ...Object.fromEntries(missing.map((setting) => [setting.apiKey, value(setting)])) };
 }
 
-function makeEstimator(core) {
+export function makeEstimator(core) {
   const settings = core.settings();
   /** The core's answer to a result, in the API's words: {ok, status, message, invalidField}. */
   const answered = (result) => ({

@@ -1,7 +1,7 @@
-// Wires the plate: a control -> the store's setup -> one call into the core (workshopView) -> the
-// charts, the readout, the controls, the open panels and the URL, each a listener of the store.
-// Nothing here computes a figure; the core does.
-import { createCharts } from './charts.js';
+// The workshop (workshop.js, loaded by app.js once the charts are up): a control -> the store's
+// setup -> one call into the core (workshopView) -> the charts, the readout, the controls, the open
+// panels and the URL, each a listener of the store. Nothing here computes a figure; the core does.
+import { chartData } from './chart-data.js';
 import { createControls, showError, showNotice } from './controls.js';
 import { $, onOpen } from './dom.js';
 import { loadEstimator } from './estimator.js';
@@ -15,26 +15,15 @@ import { createMeasuredPanel } from './panels/measured.js';
 import { createNumbersPanel } from './panels/numbers.js';
 import { createSavingsPanel } from './panels/savings.js';
 import { createTimelinePanel } from './panels/timeline.js';
-import { applyTheme, embed, fillPlateFigures, showReadout } from './readout.js';
+import { fillPlateFigures, plateFigures, showReadout } from './readout.js';
 import { createStore, MAX_MICRO_BATCH_SEQUENCES } from './store.js';
-import { createUrlWriter, fromQuery, readPresentation } from './url.js';
+import { createUrlWriter, fromQuery } from './url.js';
 
 async function start() {
-  // Before the charts read the palette.
-  const presentation = readPresentation(location.search);
-  applyTheme(presentation.theme);
-  if (presentation.embedded) embed();
-
-  // The charts are built while the WebAssembly module compiles; their tick labels ask the core
-  // once it is there.
-  let estimator = null;
-  const charts = createCharts({
-    breakdownCanvas: $('breakdown-chart'),
-    activationsCanvas: $('activations-chart'),
-    formatBytes: (bytes, decimals) => estimator?.formatBytes(bytes, decimals) ?? '',
-    formatBytesShort: (bytes) => estimator?.formatBytesShort(bytes) ?? '',
-    formatCount: (count) => estimator?.formatCount(count) ?? '',
-  });
+  // The charts, the theme and the embedded layout are app.js's (first-view.js).
+  const { charts, createTimelineChart, presentation } = globalThis.trainmemPage;
+  performance.mark('trainmem:core-start');
+  let estimator;
   try {
     estimator = await loadEstimator();
   } catch (error) {
@@ -42,7 +31,13 @@ async function start() {
       `The estimator could not load (${error.message}). Reload the page to try again.`;
     return;
   }
-  fillPlateFigures(estimator);
+  performance.measure('trainmem:core', 'trainmem:core-start');
+  charts.setFormatters({
+    formatBytes: estimator.formatBytes,
+    formatBytesShort: estimator.formatBytesShort,
+    formatCount: estimator.formatCount,
+  });
+  fillPlateFigures(plateFigures(estimator));
 
   const fromLink = fromQuery(location.search, estimator, MAX_MICRO_BATCH_SEQUENCES);
   showNotice([...presentation.notices, ...fromLink.notices].join(' '));
@@ -67,7 +62,7 @@ async function start() {
     return true;
   }
 
-  const context = { estimator, store, render, showError };
+  const context = { estimator, store, render, showError, createTimelineChart };
   const controls = createControls(context);
   const config = createConfigPanel(context);
   // The panels redraw while they are open, and when they open; those without a <details> always.
@@ -89,7 +84,7 @@ async function start() {
     const { estimate } = state.view;
     controls.sync(state.setup, estimate);
     showReadout(estimator, estimate);
-    charts.update(state.view, state.pinned);
+    charts.draw(chartData(state.view, state.pinned));
     for (const panel of panels) {
       if (!panel.element || panel.element.open) panel.update(state);
     }
@@ -116,7 +111,10 @@ async function start() {
     form.addEventListener('submit', (event) => event.preventDefault());
   }
 
+  performance.mark('trainmem:first-estimate-start');
   render(fromLink.setup);
+  performance.measure('trainmem:first-estimate', 'trainmem:first-estimate-start');
+  performance.mark('trainmem:core-ready');
   if (fromLink.configText !== null) config.open(fromLink.configText);
 }
 

@@ -3,14 +3,14 @@
 import { $ } from './dom.js';
 import { formatPerParameter, plural } from './format.js';
 
-/** The plate's prose quotes fixed configurations; their figures come from the core too. */
-export function fillPlateFigures(estimator) {
+/** The figures the plate's prose quotes, by name: fixed configurations, estimated by the core. */
+export function plateFigures(estimator) {
   const plate = (patch) => estimator.estimate({ ...estimator.defaultSetup, ...patch });
   const eightB = plate({});
   const eightBNoFlash = plate({ flashAttention: false });
   const fourOFiveB = plate({ modelId: 'llama3-405b' });
   const eightBLlamaBlock = plate({ activationModel: 'llama-block' });
-  const figures = {
+  return {
     'params-8b': estimator.formatParameters(eightB.numParameters),
     'states-8b': estimator.formatBytes(eightB.bytes.modelStatesBytes),
     'activations-8b': estimator.formatBytes(eightB.bytes.activationsBytes),
@@ -23,6 +23,10 @@ export function fillPlateFigures(estimator) {
     'devices-per-node': estimator.formatCount(estimator.devicesPerNode),
     'min-tokens-per-shard': estimator.formatCount(estimator.minTokensPerContextShard),
   };
+}
+
+/** Writes plateFigures() into the prose's [data-figure] elements. */
+export function fillPlateFigures(figures) {
   for (const element of document.querySelectorAll('[data-figure]')) {
     element.textContent = figures[element.dataset.figure] ?? '—';
   }
@@ -58,8 +62,8 @@ export function describe(estimator, estimate) {
   );
 }
 
-/** What the right chart's dashed line is, in words. */
-function describeRoom(estimator, estimate) {
+/** What the right chart's dashed line, the room for activations, is in words (or why there is none). */
+export function describeRoom(estimator, estimate) {
   const { device, bytes, setup } = estimate;
   const held =
     `${estimator.formatBytes(bytes.modelStatesBytes)} of model states` +
@@ -67,16 +71,19 @@ function describeRoom(estimator, estimate) {
   return estimate.activationRoomBytes > 0
     ? `Dashed line: what one ${device.name} has left for activations once it holds ${held}: ` +
         `${estimator.formatBytes(estimate.activationRoomBytes)}.`
-    : `Dashed line at zero: ${held} alone exceed one ${device.name}, so no micro-batch leaves room ` +
+    : `No room for activations: ${held} alone exceed one ${device.name}, so no micro-batch leaves room ` +
         'for activations.';
 }
+
+/** The left chart's title. */
+export const breakdownTitle = (estimate) =>
+  estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
 
 /** Writes the readout, the left chart's title and the right chart's note for `estimate`. */
 export function showReadout(estimator, estimate) {
   $('readout').textContent = describe(estimator, estimate);
   $('activations-note').textContent = describeRoom(estimator, estimate);
-  $('breakdown-title').textContent =
-    estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
+  $('breakdown-title').textContent = breakdownTitle(estimate);
 }
 
 /**

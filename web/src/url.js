@@ -5,6 +5,8 @@
 
 const EMBED_KEY = 'embed';
 const THEME_KEY = 'theme';
+/** The keys that say how the page is shown, not what it shows. */
+export const PRESENTATION_KEYS = Object.freeze([EMBED_KEY, THEME_KEY]);
 /** The page's colours: the reader's system setting, or what the host page asks for. */
 export const THEMES = Object.freeze(['auto', 'light', 'dark']);
 const SHOWN_VALUE_LENGTH = 40;

@@ -1,5 +1,5 @@
 // "The numbers behind the charts": the charts' figures as tables, for screen readers and copying.
-import { TERMS } from '../charts.js';
+import { TERMS } from '../terms.js';
 import { fillTable } from '../dom.js';
 import { formatPerParameter } from '../format.js';
 

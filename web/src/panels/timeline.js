@@ -1,8 +1,7 @@
 // Memory over one training step, drawn on first opening (the first view does not need it).
-import { createTimelineChart } from '../charts.js';
 import { $ } from '../dom.js';
 
-export function createTimelinePanel({ estimator }) {
+export function createTimelinePanel({ estimator, createTimelineChart }) {
   let chart = null;
   return {
     element: $('timeline'),

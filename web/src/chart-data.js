@@ -1,0 +1,83 @@
+// What the two charts draw, taken out of the core's workshop view as plain data: the bars, the
+// curves, the lines and every axis tick. The page draws it as it changes; the build writes the
+// plate's default view into index.html as this same data, so that the charts show before the
+// WebAssembly arrives (scripts/build-web.mjs). The figures are the core's; here they are only
+// picked out and placed on axes.
+import { TERMS } from './terms.js';
+
+/** The steps an axis moves in, as multiples of a power of ten. */
+const NICE_STEPS = [1, 2, 2.5, 5, 10];
+const BREAKDOWN_TICKS = 8; // at most, from zero to the top
+const LOG_STEPS = [1, 2, 5];
+const LOG_TICKS = 8; // at most; beyond it, powers of ten alone
+/** The activation axis's margin, as a factor, below and above the curves and the line. */
+const LOG_MARGIN = 1.6;
+
+/** Ticks from 0 in a round step, the last at or above `top`, at most BREAKDOWN_TICKS of them. */
+export function linearTicks(top) {
+  const rough = top / (BREAKDOWN_TICKS - 1);
+  const power = 10 ** Math.floor(Math.log10(rough));
+  const step = power * NICE_STEPS.find((nice) => nice * power >= rough);
+  const count = Math.ceil(top / step);
+  return Array.from({ length: count + 1 }, (_, index) => index * step);
+}
+
+/** The 1-2-5 values from `low` to `high` (powers of ten alone when there would be too many). */
+export function logTicks(low, high) {
+  const values = [];
+  for (let power = Math.floor(Math.log10(low)); 10 ** power <= high; power += 1) {
+    for (const step of LOG_STEPS) {
+      const value = step * 10 ** power;
+      if (value >= low && value <= high) values.push(value);
+    }
+  }
+  return values.length > LOG_TICKS ? values.filter((value) => Number.isInteger(Math.log10(value))) : values;
+}
+
+/**
+ * The charts' data for a workshop view, with the pinned estimate (the compare panel's) standing
+ * to the left of the current one.
+ */
+export function chartData(view, pinned = null) {
+  const { estimate, activationCurve } = view;
+  const bars = (pinned ? [pinned, estimate] : [estimate]).map((shown) => ({
+    modelName: shown.modelName,
+    numDevices: shown.numDevices,
+    bytes: TERMS.map((term) => shown.bytes[term.key]),
+  }));
+  const capacity = estimate.device.capacityBytes;
+  const top = Math.max(capacity, ...bars.map((bar) => bar.bytes.reduce((sum, bytes) => sum + bytes, 0)));
+
+  const curve = activationCurve.map((point) => ({
+    tokens: point.tokens,
+    flash: point.flashAttentionBytes,
+    noFlash: point.withoutFlashAttentionBytes,
+  }));
+  // The right chart's line: what the device has left for activations once it holds the model
+  // states (and logits); none when they alone exceed it.
+  const room = estimate.activationRoomBytes > 0 ? estimate.activationRoomBytes : null;
+  const drawn = [...curve.flatMap((point) => [point.flash, point.noFlash]), ...(room ? [room] : [])];
+  const low = Math.min(...drawn) / LOG_MARGIN;
+  const high = Math.max(...drawn) * LOG_MARGIN;
+
+  return {
+    deviceName: estimate.device.name,
+    capacityBytes: capacity,
+    perParameter: estimate.bytesPerParameter,
+    bars,
+    breakdownTicks: linearTicks(top),
+    curve,
+    // Ticks on whole micro-batches (1, 4, 8, 12, 16 sequences), not on round decimals.
+    tokenTicks: activationCurve
+      .filter((point, index) => index === 0 || point.microBatchSequences % 4 === 0)
+      .map((point) => point.tokens),
+    activationRange: { low, high },
+    activationTicks: logTicks(low, high),
+    roomBytes: room,
+    choice: {
+      flashAttention: estimate.setup.flashAttention,
+      tokens: estimate.tokensPerMicroBatch,
+      bytes: estimate.bytes.activationsBytes,
+    },
+  };
+}

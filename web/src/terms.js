@@ -1,0 +1,28 @@
+// The breakdown's terms, in stacking order, with their colour, their marks and the core's fields
+// they show. The charts, the numbers table and the build's first view share them.
+export const TERMS = Object.freeze([
+  { key: 'weightsBytes', perParameterKey: 'weights', label: 'Weights', color: '#2f5f98', marks: 'none' },
+  {
+    key: 'gradientsBytes',
+    perParameterKey: 'gradients',
+    label: 'Gradients',
+    color: '#7fa7d4',
+    marks: 'dots',
+  },
+  {
+    key: 'masterWeightsBytes',
+    perParameterKey: 'masterWeights',
+    label: 'Master weights',
+    color: '#d08a2c',
+    marks: 'rising',
+  },
+  {
+    key: 'optimizerStatesBytes',
+    perParameterKey: 'optimizerStates',
+    label: 'Optimiser states',
+    color: '#8a4b22',
+    marks: 'cross',
+  },
+  { key: 'activationsBytes', label: 'Activations', color: '#3d8b57', marks: 'falling' },
+  { key: 'logitsBytes', label: 'Logits and loss', color: '#7a5c99', marks: 'rows' },
+]);
