@@ -5,11 +5,13 @@
 // trace gives every main-thread event its self time, and each is put in one phase.
 // Usage: node scripts/bench/trace.mjs [--markdown FILE]   (after a build; medians of RUNS loads)
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { serveFolder } from '../serve.mjs';
+import { buildBaseline } from './baseline.mjs';
 import { launchOptions } from '../../tests/browser/chromium.mjs';
 
 const DIST = fileURLToPath(new URL('../../dist', import.meta.url));
@@ -155,20 +157,27 @@ async function traced(browser, action) {
   return { traceEvents, result };
 }
 
-/** One fresh load: the split up to the core's first view, and the page's milestones. */
+/**
+ * One fresh load: the split up to the charts drawn (both pages mark it 'trainmem:charts-drawn'),
+ * and, where the page has one, up to the core's first view ('trainmem:core-ready').
+ */
 async function traceLoad(browser, url) {
-  const { traceEvents, result } = await traced(browser, async (page) => {
+  const { traceEvents } = await traced(browser, async (page) => {
     await page.goto(url);
     await page.waitForFunction(() => document.body.dataset.ready === 'true');
-    return page.evaluate(() => ({
-      firstPaint: performance.getEntriesByName('first-paint')[0]?.startTime,
-      firstContentfulPaint: performance.getEntriesByName('first-contentful-paint')[0]?.startTime,
-      chartsDrawn: performance.getEntriesByName('trainmem:charts-drawn')[0]?.startTime,
-      coreReady: performance.getEntriesByName('trainmem:core-ready')[0]?.startTime,
-    }));
   });
   const { events, userTiming } = mainThreadEvents(traceEvents);
-  return { totals: split(events, measureIntervals(userTiming)), milestones: result };
+  const at = (name) => userTiming.find((e) => e.name === name)?.ts;
+  const navigation = userTiming.find((e) => e.name === 'navigationStart')?.ts ?? events[0].ts;
+  const intervals = measureIntervals(userTiming);
+  const chartsDrawn = at('trainmem:charts-drawn');
+  const coreReady = at('trainmem:core-ready');
+  return {
+    toCharts: split(events, intervals, -Infinity, chartsDrawn),
+    toCore: coreReady === undefined ? undefined : split(events, intervals, -Infinity, coreReady),
+    chartsDrawnMs: (chartsDrawn - navigation) / 1000,
+    coreReadyMs: coreReady === undefined ? undefined : (coreReady - navigation) / 1000,
+  };
 }
 
 /** A slider drag of DRAG_STEPS steps, each marked; main-thread time per step, by phase. */
@@ -203,51 +212,61 @@ async function traceDrag(browser, url) {
 
 const ms = (value) => (value === undefined ? '—' : `${value.toFixed(1)} ms`);
 
+const sum = (totals) => Object.values(totals).reduce((a, b) => a + b, 0);
+
 async function main() {
   const markdownIndex = process.argv.indexOf('--markdown');
   const markdownFile = markdownIndex >= 0 ? process.argv[markdownIndex + 1] : undefined;
   if (!existsSync(join(DIST, 'index.html'))) throw new Error('dist/ is missing: run `npm run build` first');
-  const served = await serveFolder(DIST, 0);
+  const folder = await mkdtemp(join(tmpdir(), 'trainmem-trace-'));
+  await buildBaseline(folder);
+  const servers = await Promise.all([serveFolder(DIST, 0), serveFolder(folder, 0)]);
+  const [pageUrl, baselineUrl] = servers.map((served) => served.url);
   const browser = await chromium.launch(launchOptions);
   try {
-    const loads = [];
-    for (let run = 0; run < RUNS; run += 1) loads.push(await traceLoad(browser, served.url));
-    const drag = await traceDrag(browser, served.url);
+    const loads = { page: [], baseline: [] };
+    for (let run = 0; run < RUNS; run += 1) {
+      loads.page.push(await traceLoad(browser, pageUrl));
+      loads.baseline.push(await traceLoad(browser, baselineUrl));
+    }
+    const drag = await traceDrag(browser, pageUrl);
 
-    const lines = [
-      `Main-thread time of a fresh load of dist/ in Chromium ${browser.version()} (median of ${RUNS} traces),`,
-      `until the core's first view; and per step of a ${DRAG_STEPS}-step slider drag.`,
-      '',
-      '| Phase | Fresh load | Drag step, median | Drag step, p95 |',
-      '| --- | ---: | ---: | ---: |',
-    ];
-    for (const phase of PHASES) {
-      const load = median(loads.map((l) => l.totals[phase]));
-      const steps = drag.map((step) => step[phase]);
-      lines.push(`| ${phase} | ${ms(load)} | ${ms(median(steps))} | ${ms(percentile(steps, 95))} |`);
-    }
-    const sum = (totals) => Object.values(totals).reduce((a, b) => a + b, 0);
-    const stepSums = drag.map(sum);
-    lines.push(
-      `| **All** | ${ms(median(loads.map((l) => sum(l.totals))))} | ${ms(median(stepSums))} | ${ms(percentile(stepSums, 95))} |`,
-    );
-    lines.push('', '| Moment, from navigation start | Median |', '| --- | ---: |');
-    const moments = {
-      'First paint': 'firstPaint',
-      'First contentful paint': 'firstContentfulPaint',
-      'Charts drawn': 'chartsDrawn',
-      'Core ready, its view drawn': 'coreReady',
+    const column = (list, key, phase) => {
+      const values = list.map((load) => load[key]).filter(Boolean);
+      return values.length ? ms(median(values.map((totals) => (phase ? totals[phase] : sum(totals))))) : '—';
     };
-    for (const [label, key] of Object.entries(moments)) {
-      const values = loads.map((l) => l.milestones[key]).filter((value) => value !== undefined);
-      lines.push(`| ${label} | ${values.length ? ms(median(values)) : '—'} |`);
+    const lines = [
+      `Main-thread time in Chromium ${browser.version()}, median of ${RUNS} traced fresh loads of`,
+      `dist/ and of the baseline page, up to the charts drawn and up to the core's first view; and per`,
+      `step of a ${DRAG_STEPS}-step slider drag. Tracing slows everything; compare the columns, not`,
+      'the figures with `npm run bench`.',
+      '',
+      '| Phase | trainmem, to charts | baseline, to charts | trainmem, to core | drag step, median | drag step, p95 |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ];
+    for (const phase of [...PHASES, null]) {
+      const steps = drag.map((step) => (phase ? step[phase] : sum(step)));
+      lines.push(
+        `| ${phase ?? '**All**'} | ${column(loads.page, 'toCharts', phase)} | ` +
+          `${column(loads.baseline, 'toCharts', phase)} | ${column(loads.page, 'toCore', phase)} | ` +
+          `${ms(median(steps))} | ${ms(percentile(steps, 95))} |`,
+      );
     }
+    const moment = (list, key) => {
+      const values = list.map((load) => load[key]).filter((value) => value !== undefined);
+      return values.length ? ms(median(values)) : '—';
+    };
+    lines.push(
+      `| Moment, from navigation start | ${moment(loads.page, 'chartsDrawnMs')} | ` +
+        `${moment(loads.baseline, 'chartsDrawnMs')} | ${moment(loads.page, 'coreReadyMs')} | | |`,
+    );
     const text = lines.join('\n');
     console.log(text);
     if (markdownFile) await writeFile(markdownFile, `${text}\n`);
   } finally {
     await browser.close();
-    served.server.close();
+    servers.forEach(({ server }) => server.close());
+    await rm(folder, { recursive: true, force: true });
   }
 }
 

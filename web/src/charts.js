@@ -382,6 +382,30 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters })
     },
     /** A chart as a PNG data URL: "breakdown" or "activations". */
     toPng: (which) => (which === 'breakdown' ? breakdown : activations).toBase64Image('image/png'),
+    /**
+     * Where the right chart draws what, in CSS pixels: its canvas, its plot area, the curves'
+     * points, the ring and the legend's words (the browser tests read it).
+     */
+    activationsGeometry() {
+      const points = (series) =>
+        activations.getDatasetMeta(series).data.map((point) => ({ x: point.x, y: point.y }));
+      const ring = activations.getDatasetMeta(SERIES.ring).data[0];
+      const { top, bottom, left, right } = activations.chartArea;
+      return {
+        width: activations.width,
+        height: activations.height,
+        plot: { top, bottom, left, right },
+        flash: points(SERIES.flash),
+        noFlash: points(SERIES.noFlash),
+        ring: {
+          x: ring.x,
+          y: ring.y,
+          outerRadius: ring.options.radius + ring.options.borderWidth / 2,
+          shown: activations.isDatasetVisible(SERIES.ring),
+        },
+        legend: activations.legend.legendItems.map((item) => item.text),
+      };
+    },
   };
 }
 

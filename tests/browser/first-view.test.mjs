@@ -1,0 +1,171 @@
+// The first view: the plate's default figures and charts written into the page at build time,
+// shown before the WebAssembly arrives and with scripts off, the same as the core's live view; and
+// a right chart a student can read.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import { serveFolder } from '../../scripts/serve.mjs';
+import { launchOptions } from './chromium.mjs';
+import { FORBIDDEN_TEXT, startHarness } from './harness.mjs';
+
+const PLATE_READOUT =
+  'Llama 3 8B needs 165.0 GB to train on one device: 128.5 GB of model states (16 bytes × 8.03 B ' +
+  'parameters) and 36.5 GB of activations for 8,192 tokens per micro-batch (1 sequence), ' +
+  "FlashAttention on. That is 2.1 H100s' worth of memory, at 80 GB each.";
+
+/** Whether a canvas has any pixel that is not fully transparent. */
+const painted = (page, id) =>
+  page.evaluate((canvasId) => {
+    const canvas = document.getElementById(canvasId);
+    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    for (let index = 3; index < pixels.length; index += 4) if (pixels[index] !== 0) return true;
+    return false;
+  }, id);
+
+describe('the first view', () => {
+  let harness;
+  let served;
+  let browser;
+  before(async () => {
+    harness = await startHarness();
+    served = await serveFolder('dist');
+    browser = await chromium.launch(launchOptions);
+  });
+  after(async () => {
+    await browser?.close();
+    served?.server.close();
+    await harness?.close();
+  });
+
+  it("reads with scripts off: the plate's default figures are in the page as text", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(served.url);
+    const text = await page.evaluate(() => document.body.innerText);
+    assert.equal((await page.textContent('#readout')).trim(), PLATE_READOUT);
+    assert.match(text, /165\.0 GB/);
+    assert.match(text, /2\.1 H100s/);
+    // The prose's figures, filled at build time, and the controls that need a script set aside.
+    assert.equal(await page.textContent('[data-figure="states-8b"]'), '128.5 GB');
+    assert.equal(await page.textContent('[data-figure="total-8b-no-flash"]'), '508.6 GB');
+    assert.equal(await page.isVisible('#controls'), false);
+    assert.match(text, /need JavaScript/);
+    assert.doesNotMatch(text, FORBIDDEN_TEXT);
+    await context.close();
+  });
+
+  it('draws both charts and the readout before the WebAssembly arrives', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    // The estimator never arrives: what shows is the build's first view alone.
+    await page.route(/trainmem\.(wasm|js)$/, () => {});
+    await page.goto(served.url, { waitUntil: 'domcontentloaded' }); // 'load' waits on the estimator
+    await page.waitForSelector('body[data-charts="drawn"]');
+    assert.equal(await page.evaluate(() => document.body.dataset.ready), undefined);
+    assert.equal((await page.textContent('#readout')).trim(), PLATE_READOUT);
+    assert.equal(await painted(page, 'breakdown-chart'), true);
+    assert.equal(await painted(page, 'activations-chart'), true);
+    await context.close();
+  });
+
+  it("is the core's live view: the same words once the estimator has taken over", async () => {
+    const built = readFileSync('dist/index.html', 'utf8');
+    const builtReadout = /<p class="readout" id="readout"[^>]*>([^<]*)<\/p>/.exec(built)[1];
+    const builtNote = /<p class="chart-note" id="activations-note">([^<]*)<\/p>/.exec(built)[1];
+    const { page, problems } = await harness.openPage();
+    assert.equal(await page.textContent('#readout'), builtReadout.replace(/&#39;|&apos;/g, "'"));
+    assert.equal(await page.textContent('#activations-note'), builtNote);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('shows no default figures for a link to another view while the estimator loads', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.route(/trainmem\.(wasm|js)$/, () => {});
+    await page.goto(`${served.url}?model=llama3-70b`, { waitUntil: 'domcontentloaded' });
+    await page.waitForFunction(() => document.getElementById('readout').textContent.includes('Loading'));
+    assert.equal(await page.evaluate(() => document.body.dataset.charts), undefined);
+    assert.equal(await page.textContent('#activations-note'), '');
+    await context.close();
+  });
+});
+
+describe('the right chart', () => {
+  let harness;
+  before(async () => {
+    harness = await startHarness();
+  });
+  after(() => harness?.close());
+
+  const geometry = (page) => page.evaluate(() => globalThis.trainmemPage.charts.activationsGeometry());
+
+  it("keeps the FlashAttention curve off the floor: at the plate's defaults it spans a quarter of the plot or more", async () => {
+    const { page } = await harness.openPage();
+    const { plot, flash } = await geometry(page);
+    const ys = flash.map((point) => point.y);
+    const drawnHeight = Math.max(...ys) - Math.min(...ys);
+    assert.ok(
+      drawnHeight >= 0.25 * (plot.bottom - plot.top),
+      `the curve spans ${drawnHeight.toFixed(0)} of ${(plot.bottom - plot.top).toFixed(0)} px`,
+    );
+    // Both curves lie inside the plot, whatever their ratio.
+    for (const point of [...flash, ...(await geometry(page)).noFlash]) {
+      assert.ok(point.y >= plot.top - 0.5 && point.y <= plot.bottom + 0.5);
+    }
+    await page.close();
+  });
+
+  it('stays readable for the largest model at the longest micro-batch, and without FlashAttention', async () => {
+    const { page } = await harness.openPage({
+      query: '?model=llama3-405b&tokens=131072&flash-attention=off',
+    });
+    const { plot, flash, noFlash } = await geometry(page);
+    const ys = flash.map((point) => point.y);
+    assert.ok(Math.max(...ys) - Math.min(...ys) >= 0.25 * (plot.bottom - plot.top));
+    for (const point of [...flash, ...noFlash]) {
+      assert.ok(point.y >= plot.top - 0.5 && point.y <= plot.bottom + 0.5);
+    }
+    await page.close();
+  });
+
+  it("draws the chosen point's ring whole, at the plot's corner too", async () => {
+    const { page } = await harness.openPage();
+    const { ring, width, height } = await geometry(page);
+    assert.equal(ring.shown, true);
+    assert.ok(ring.x - ring.outerRadius >= 0 && ring.x + ring.outerRadius <= width, `ring at x ${ring.x}`);
+    assert.ok(ring.y - ring.outerRadius >= 0 && ring.y + ring.outerRadius <= height, `ring at y ${ring.y}`);
+    // Drawn past the plot's edge, not cut by it: dark ink on the ring's far left and bottom.
+    const inked = await page.evaluate(
+      ({ x, y, radius }) => {
+        const canvas = document.getElementById('activations-chart');
+        const scale = canvas.width / canvas.getBoundingClientRect().width;
+        const dark = (px, py) => {
+          const size = Math.ceil(4 * scale);
+          const { data } = canvas
+            .getContext('2d')
+            .getImageData(Math.round((px - 2) * scale), Math.round((py - 2) * scale), size, size);
+          for (let index = 0; index < data.length; index += 4) {
+            if (data[index + 3] > 200 && data[index] + data[index + 1] + data[index + 2] < 3 * 90)
+              return true;
+          }
+          return false;
+        };
+        return { left: dark(x - radius, y), bottom: dark(x, y + radius) };
+      },
+      { x: ring.x, y: ring.y, radius: ring.outerRadius - 1.25 },
+    );
+    assert.deepEqual(inked, { left: true, bottom: true });
+    await page.close();
+  });
+
+  it("names the device's line in the legend, clear of the curves, when the device has room", async () => {
+    const { page } = await harness.openPage({ query: '?dp=8&zero=3&tp=2&sequence-parallel=on' });
+    assert.ok((await geometry(page)).legend.includes('Room for activations on one H100 80 GB'));
+    await page.close();
+    const plate = await harness.openPage();
+    assert.deepEqual((await geometry(plate.page)).legend, ['With FlashAttention', 'Without FlashAttention']);
+    await plate.page.close();
+  });
+});
