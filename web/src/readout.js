@@ -91,10 +91,10 @@ export function showReadout(estimator, estimate) {
  * system setting unless the theme is light or dark.
  */
 export function applyTheme(theme) {
+  // 'auto' leaves the page as it is: touching it would restyle the whole page before the charts.
   const dark = document.getElementById('dark-palette');
   if (theme === 'dark') dark.media = 'all';
   else if (theme === 'light') dark.media = 'not all';
-  document.documentElement.dataset.theme = theme;
 }
 
 /** Embedded (?embed=1): only the workshop, and its height posted to the parent window. */
