@@ -24,6 +24,21 @@ if (![wasmModule, wasmBinary, jsonModule].every(existsSync)) {
   process.exit(1);
 }
 
+/**
+ * styles.css with the dark palette (dark.css, one :root block) in it twice: under the reader's
+ * system setting unless a link or host page asks for theme=light, and always for theme=dark
+ * (readout.js's applyTheme sets data-theme). One sheet, so that no late stylesheet restyles the
+ * page as its charts are drawn.
+ */
+function withDarkPalette(styles, dark) {
+  const palette = /:root\s*\{([^}]*)\}/.exec(dark)?.[1];
+  if (!palette) throw new Error('build-web: web/dark.css has no :root { … } block');
+  return (
+    `${styles}\n@media (prefers-color-scheme: dark) {\n  :root:not([data-theme='light']) {${palette}}\n}\n` +
+    `:root[data-theme='dark'] {${palette}}\n`
+  );
+}
+
 await rm(dist, { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
 
@@ -49,8 +64,12 @@ await Promise.all([
   readFile(join(root, 'web', 'index.html'), 'utf8').then((html) =>
     writeFile(join(dist, 'index.html'), writeFirstView(html, estimator)),
   ),
-  copyFile(join(root, 'web', 'styles.css'), join(dist, 'styles.css')),
-  copyFile(join(root, 'web', 'dark.css'), join(dist, 'dark.css')),
+  Promise.all([
+    readFile(join(root, 'web', 'styles.css'), 'utf8'),
+    readFile(join(root, 'web', 'dark.css'), 'utf8'),
+  ])
+    .then(([styles, dark]) => transform(withDarkPalette(styles, dark), { loader: 'css', minify: true }))
+    .then(({ code }) => writeFile(join(dist, 'styles.css'), code)),
   copyFile(join(root, 'web', 'noscript.css'), join(dist, 'noscript.css')),
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),

@@ -19,9 +19,16 @@ import { fillPlateFigures, plateFigures, showReadout } from './readout.js';
 import { createStore, MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 import { createUrlWriter, fromQuery } from './url.js';
 
+/** "Go further", kept out of the first view as a template (index.html), put in its place. */
+function placeFurther() {
+  const template = $('further-template');
+  template.replaceWith(template.content);
+}
+
 async function start() {
   // The charts, the theme and the embedded layout are app.js's (first-view.js).
   const { charts, createTimelineChart, presentation } = globalThis.trainmemPage;
+  placeFurther();
   performance.mark('trainmem:core-start');
   let estimator;
   try {

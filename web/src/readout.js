@@ -87,14 +87,12 @@ export function showReadout(estimator, estimate) {
 }
 
 /**
- * The theme a link or a host page asks for: the dark palette (dark.css) follows the reader's
- * system setting unless the theme is light or dark.
+ * The theme a link or a host page asks for: the dark palette (dark.css, built into styles.css)
+ * follows the reader's system setting unless the theme is light or dark. 'auto' leaves the page as
+ * it is: touching it would restyle the whole page before the charts.
  */
 export function applyTheme(theme) {
-  // 'auto' leaves the page as it is: touching it would restyle the whole page before the charts.
-  const dark = document.getElementById('dark-palette');
-  if (theme === 'dark') dark.media = 'all';
-  else if (theme === 'light') dark.media = 'not all';
+  if (theme !== 'auto') document.documentElement.dataset.theme = theme;
 }
 
 /** Embedded (?embed=1): only the workshop, and its height posted to the parent window. */
