@@ -114,6 +114,29 @@ function drawLabel(ctx, text, x, y, align, colors, bold = false) {
 }
 
 /**
+ * A line's label at its left end, above it, in the room left of the bars: on two lines (split at
+ * the space nearest its middle) where one would run into them, as on a phone.
+ */
+function drawLineLabel(chart, text, y, colors) {
+  const { ctx, chartArea } = chart;
+  const bars = chart.getDatasetMeta(0).data;
+  const room = Math.min(...bars.map((bar) => bar.x - bar.width / 2), chartArea.right) - chartArea.left - 12;
+  ctx.font = `${LABEL_FONT.size}px ${Chart.defaults.font.family}`;
+  let lines = [text];
+  if (ctx.measureText(text).width > room && text.includes(' ')) {
+    const spaces = [...text.matchAll(/ /g)].map((match) => match.index);
+    const middle = spaces.reduce((best, at) =>
+      Math.abs(at - text.length / 2) < Math.abs(best - text.length / 2) ? at : best,
+    );
+    lines = [text.slice(0, middle), text.slice(middle + 1)];
+  }
+  lines.forEach((line, index) => {
+    const lineY = y - 5 - (lines.length - 1 - index) * (LABEL_FONT.size + 4);
+    drawLabel(ctx, line, chartArea.left + 6, lineY, 'left', colors);
+  });
+}
+
+/**
  * Marks over the data (options.plugins.marks): dashed lines across the plot at `lines[].y`, each
  * labelled at its left end, above it; and labels above points, `labels[]` at (x, y).
  */
@@ -134,7 +157,7 @@ const marks = {
       ctx.lineTo(chartArea.right, y);
       ctx.stroke();
       ctx.setLineDash([]);
-      if (line.label) drawLabel(ctx, line.label, chartArea.left + 6, y - 5, 'left', colors);
+      if (line.label) drawLineLabel(chart, line.label, y, colors);
     }
     for (const label of options.labels ?? []) {
       const x = scales.x.getPixelForValue(label.x);
