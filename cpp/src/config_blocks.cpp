@@ -212,7 +212,8 @@ std::string read_gpt2_block(const Json& config, ModelShape& shape) {
 // post_attention_layernorm (LayerNorms), query_key_value and dense (biases when attention_bias,
 // true by default), dense_h_to_4h and dense_4h_to_h (biases); final_layer_norm; embed_out,
 // untied unless tie_word_embeddings. Rotary positions hold no parameters; use_parallel_residual
-// changes the order of the sums, not the weights.
+// (default true) feeds attention and MLP the same input, which changes what is saved, not the
+// weights.
 std::string read_gpt_neox_block(const Json& config, ModelShape& shape) {
   set_gpt_block(shape);
   Problems problems;
@@ -227,6 +228,8 @@ std::string read_gpt_neox_block(const Json& config, ModelShape& shape) {
   shape.attention_qkv_bias = attention_bias;
   shape.attention_output_bias = attention_bias;
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  shape.parallel_attention_mlp = true;  // GPTNeoXConfig's default
+  problems.add(read_boolean(config, "use_parallel_residual", shape.parallel_attention_mlp));
   return problems.first();
 }
 
@@ -276,6 +279,7 @@ std::string read_opt_block(const Json& config, ModelShape& shape) {
 std::string read_phi_block(const Json& config, ModelShape& shape) {
   set_gpt_block(shape);
   shape.norms_per_layer = kPhiNormsPerLayer;
+  shape.parallel_attention_mlp = true;
   shape.output_head_bias = true;
   Problems problems;
   problems.add(read_required(config, kHiddenSize, shape.hidden_size));

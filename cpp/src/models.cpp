@@ -49,6 +49,11 @@ ModelShape with_norms_per_layer(ModelShape shape, int norms_per_layer) {
   return shape;
 }
 
+ModelShape with_parallel_attention_mlp(ModelShape shape) {
+  shape.parallel_attention_mlp = true;
+  return shape;
+}
+
 // A GPT-style block (transformers' GPT2Block, GPTNeoXLayer): every projection has a bias, the
 // MLP is a plain one (up, an elementwise GELU, down), the norms are LayerNorms with biases, and
 // `num_position_embeddings` learned positions (0 for rotary ones) sit beside the embedding.
@@ -108,10 +113,12 @@ std::vector<ModelShape> make_presets() {
       gpt2("gpt2-medium", "GPT-2 355M", "openai-community/gpt2-medium config.json", 24, 1024, 16),
       gpt2("gpt2-large", "GPT-2 774M", "openai-community/gpt2-large config.json", 36, 1280, 20),
       gpt2("gpt2-xl", "GPT-2 1.5B", "openai-community/gpt2-xl config.json", 48, 1600, 25),
-      // GPT-NeoX: rotary positions (no parameters) and an untied embed_out.
-      gpt_block({"pythia-160m", "Pythia 160M", "EleutherAI/pythia-160m config.json", 12, 768, 3072,
-                 12, 12, kPythiaVocabSize, false},
-                0),
+      // GPT-NeoX: rotary positions (no parameters), an untied embed_out, and attention and MLP
+      // side by side (use_parallel_residual).
+      with_parallel_attention_mlp(
+          gpt_block({"pythia-160m", "Pythia 160M", "EleutherAI/pythia-160m config.json", 12, 768,
+                     3072, 12, 12, kPythiaVocabSize, false},
+                    0)),
   };
 }
 

@@ -61,7 +61,8 @@ inline void register_setup_types() {
       .field("gatedMlp", &ModelShape::gated_mlp)
       .field("normBias", &ModelShape::norm_bias)
       .field("numPositionEmbeddings", &ModelShape::num_position_embeddings)
-      .field("outputHeadBias", &ModelShape::output_head_bias);
+      .field("outputHeadBias", &ModelShape::output_head_bias)
+      .field("parallelAttentionMlp", &ModelShape::parallel_attention_mlp);
 
   value_object<ParallelLayout>("ParallelLayout")
       .field("dataParallel", &ParallelLayout::data_parallel)

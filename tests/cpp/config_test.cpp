@@ -574,6 +574,7 @@ TEST_CASE("each preset's published config.json parses to exactly that preset's s
     CHECK(shape.norm_bias == preset->norm_bias);
     CHECK(shape.num_position_embeddings == preset->num_position_embeddings);
     CHECK(shape.output_head_bias == preset->output_head_bias);
+    CHECK(shape.parallel_attention_mlp == preset->parallel_attention_mlp);
     CHECK(count_parameters(shape) == count_parameters(*preset));
   }
 }

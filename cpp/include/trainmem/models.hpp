@@ -12,7 +12,8 @@ namespace trainmem {
 // MLP (SwiGLU or GeGLU: gate, up and down projections), norm weights, and optionally biases and a
 // mixture of experts. The defaults of the later fields describe the Llama family: no biases, two
 // norms per layer, one dense MLP, rotary positions. GPT-style blocks (GPT-2, GPT-NeoX, OPT, Phi)
-// set the last four: a plain MLP, LayerNorms with biases, learned positions, a head's bias. Field
+// set the last five: a plain MLP, LayerNorms with biases, learned positions, a head's bias, and
+// attention and MLP side by side. Field
 // comments name the Hugging Face config.json key they hold.
 struct ModelShape {
   std::string id;                // stable key: CLI --model, the page's URL and <select>
@@ -39,6 +40,9 @@ struct ModelShape {
   int num_position_embeddings = 0;  // learned absolute positions (GPT-2's wpe): rows of h; 0 for
                                     // rotary or no position parameters
   bool output_head_bias = false;    // a bias of V on the output head (Phi's lm_head)
+  bool parallel_attention_mlp = false;  // attention and MLP both read the layer's input
+                                        // (GPT-NeoX's use_parallel_residual, Phi): no weights, but
+                                        // the MLP's norm shares its input (one norm: its output)
 };
 
 // The model id that selects a setup's own shape rather than a preset.
