@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "config_fields.hpp"
 #include "config_text.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
@@ -20,38 +21,9 @@ namespace trainmem {
 
 namespace {
 
-using Json = nlohmann::json;
-
 constexpr const char* kMessagePrefix = "config.json: ";
 constexpr const char* kDefaultModelName = "Custom model";
 constexpr const char* kConfigSource = "config.json";
-
-// transformers' Qwen2Attention gives Q, K and V a bias and O none, whatever attention_bias says;
-// Gemma and Gemma 2 configs tie the embeddings unless they say otherwise (GemmaConfig and
-// Gemma2Config default tie_word_embeddings to true); Gemma 2 has four norms per layer.
-constexpr const char* kQwen2ModelType = "qwen2";
-constexpr const char* kGemmaModelType = "gemma";
-constexpr const char* kGemma2ModelType = "gemma2";
-
-// A whole-number field and the values it may hold.
-struct WholeField {
-  const char* key;
-  int low;
-  int high;
-};
-constexpr WholeField kHiddenSize = {"hidden_size", 1, kMaxModelWidth};
-constexpr WholeField kNumLayers = {"num_hidden_layers", 1, kMaxModelLayers};
-constexpr WholeField kNumHeads = {"num_attention_heads", 1, kMaxModelWidth};
-constexpr WholeField kNumKeyValueHeads = {"num_key_value_heads", 1, kMaxModelWidth};
-constexpr WholeField kIntermediateSize = {"intermediate_size", 1, kMaxModelWidth};
-constexpr WholeField kVocabSize = {"vocab_size", 1, kMaxVocabSize};
-constexpr WholeField kHeadDim = {"head_dim", 1, kMaxModelWidth};
-constexpr WholeField kNumLocalExperts = {"num_local_experts", 1, kMaxExperts};
-constexpr WholeField kNumExperts = {"num_experts", 1, kMaxExperts};
-constexpr WholeField kNumExpertsPerToken = {"num_experts_per_tok", 1, kMaxExperts};
-constexpr WholeField kWholeFields[] = {
-    kHiddenSize, kNumLayers, kNumHeads,        kNumKeyValueHeads, kIntermediateSize,
-    kVocabSize,  kHeadDim,   kNumLocalExperts, kNumExperts,       kNumExpertsPerToken};
 
 // Fields of architectures whose parameters a ModelShape cannot hold; refused rather than
 // counted wrong.
@@ -71,12 +43,6 @@ ConfigParse refuse(const std::string& message) {
   ConfigParse result;
   result.answer = refusal(kConfigInputId, kMessagePrefix + message);
   return result;
-}
-
-std::string quoted(const char* key) { return "'" + std::string(key) + "'"; }
-
-std::string allowed(const WholeField& field) {
-  return "a whole number from " + format_count(field.low) + " to " + format_count(field.high);
 }
 
 // ---- Before parsing ----------------------------------------------------------------------------
@@ -195,11 +161,9 @@ ConfigParse refuse_unparsed(std::string_view text) {
         index + 1 >= locator.token.size() ? index + 1 - locator.token.size() : 0;
     const std::string number_at = line_and_column(text, start);
     if (locator.error_depth == 1) {
-      for (const WholeField& field : kWholeFields) {
-        if (locator.top_level_key == field.key) {
-          return refuse(quoted(field.key) + " must be " + allowed(field) + "; it is " +
-                        locator.token.substr(0, kMaxQuotedValueBytes) + ".");
-        }
+      if (const WholeField* field = whole_field_named(locator.top_level_key)) {
+        return refuse(quoted(field->key) + " must be " + allowed(*field) + "; it is " +
+                      locator.token.substr(0, kMaxQuotedValueBytes) + ".");
       }
     }
     return refuse("the number at " + number_at + " is too large for JSON's 64-bit numbers.");
@@ -221,68 +185,6 @@ bool has_proto_key(const Json& value) {
     }
   }
   return false;
-}
-
-// The field's value, or nullptr when it is absent or null.
-const Json* present(const Json& config, const char* key) {
-  const auto found = config.find(key);
-  if (found == config.end() || found->is_null()) return nullptr;
-  return &*found;
-}
-
-bool whole_number_in(const Json& value, const WholeField& field, int& out) {
-  if (value.is_number_unsigned()) {
-    const std::uint64_t number = value.get<std::uint64_t>();
-    if (number > static_cast<std::uint64_t>(field.high)) return false;
-    out = static_cast<int>(number);
-    return out >= field.low;
-  }
-  if (value.is_number_integer()) {
-    const std::int64_t number = value.get<std::int64_t>();
-    if (number < field.low || number > field.high) return false;
-    out = static_cast<int>(number);
-    return true;
-  }
-  if (value.is_number_float()) {
-    const double number = value.get<double>();
-    if (!(std::isfinite(number) && std::trunc(number) == number && number >= field.low &&
-          number <= field.high)) {
-      return false;
-    }
-    out = static_cast<int>(number);
-    return true;
-  }
-  return false;
-}
-
-std::string read_whole(const Json& value, const WholeField& field, int& out) {
-  if (whole_number_in(value, field, out)) return {};
-  return quoted(field.key) + " must be " + allowed(field) + "; it is " + describe(value) + ".";
-}
-
-// A field every config must have; null is refused like any other wrong value.
-std::string read_required(const Json& config, const WholeField& field, int& out) {
-  const auto found = config.find(field.key);
-  if (found == config.end()) {
-    return quoted(field.key) + " is missing; it must be " + allowed(field) + ".";
-  }
-  return read_whole(*found, field, out);
-}
-
-// An optional field: absent or null leaves `out` as it is.
-std::string read_optional(const Json& config, const WholeField& field, int& out) {
-  const Json* value = present(config, field.key);
-  return value == nullptr ? std::string() : read_whole(*value, field, out);
-}
-
-std::string read_boolean(const Json& config, const char* key, bool& out) {
-  const Json* value = present(config, key);
-  if (value == nullptr) return {};
-  if (!value->is_boolean()) {
-    return quoted(key) + " must be true or false; it is " + describe(*value) + ".";
-  }
-  out = value->get<bool>();
-  return {};
 }
 
 std::string name_of(const Json& config, const std::string& model_type) {
@@ -320,43 +222,11 @@ std::string read_shape(const Json& config, ModelShape& shape) {
     model_type = type->get<std::string>();
   }
 
-  if (config.find(kHiddenSize.key) == config.end() && config.contains("text_config")) {
+  if (config.find("hidden_size") == config.end() && config.contains("text_config")) {
     return "'hidden_size' is missing; this looks like a multimodal config, whose text model's "
            "fields sit under 'text_config': give trainmem a text model's config.json.";
   }
-  std::string problem;
-  const auto first_problem = [&problem](std::string found) {
-    if (problem.empty()) problem = std::move(found);
-  };
-  first_problem(read_required(config, kHiddenSize, shape.hidden_size));
-  first_problem(read_required(config, kNumLayers, shape.num_layers));
-  first_problem(read_required(config, kNumHeads, shape.num_attention_heads));
-  shape.num_key_value_heads = shape.num_attention_heads;  // transformers' default: no GQA
-  first_problem(read_optional(config, kNumKeyValueHeads, shape.num_key_value_heads));
-  first_problem(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
-  first_problem(read_required(config, kVocabSize, shape.vocab_size));
-  first_problem(read_optional(config, kHeadDim, shape.head_dim));
-
-  const bool gemma = model_type == kGemmaModelType || model_type == kGemma2ModelType;
-  shape.tied_embeddings = gemma;
-  first_problem(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
-  bool attention_bias = false;
-  first_problem(read_boolean(config, "attention_bias", attention_bias));
-  shape.attention_qkv_bias = attention_bias || model_type == kQwen2ModelType;
-  shape.attention_output_bias = attention_bias && model_type != kQwen2ModelType;
-  first_problem(read_boolean(config, "mlp_bias", shape.mlp_bias));
-  if (model_type == kGemma2ModelType) shape.norms_per_layer = kGemma2NormsPerLayer;
-
-  const WholeField& experts_field =
-      present(config, kNumLocalExperts.key) != nullptr ? kNumLocalExperts : kNumExperts;
-  first_problem(read_optional(config, experts_field, shape.num_experts));
-  if (!problem.empty()) return problem;
-  if (shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
-    return "'num_experts_per_tok' is missing; a mixture of " + std::to_string(shape.num_experts) +
-           " experts needs its top-k, a whole number from 1 to " +
-           std::to_string(shape.num_experts) + ".";
-  }
-  first_problem(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  const std::string problem = read_block_shape(config, model_type, shape);
   if (!problem.empty()) return problem;
 
   shape.id = kCustomModelId;

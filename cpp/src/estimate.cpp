@@ -52,17 +52,20 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   // Parameters per device: a stage's layers, their matrices split by t and their norms kept
   // whole; the embedding on the first stage, the output head and final norm on the last, both
   // split over the vocabulary by t. Tied embeddings need a copy of the matrix on the last stage
-  // when p > 1 (as Megatron-LM keeps one).
+  // when p > 1 (as Megatron-LM keeps one). Learned positions sit whole beside the embedding
+  // (Megatron-LM's LanguageModelEmbedding does not split them).
   const double layer_parameters =
       calc.layers_per_stage * (calc.counts.attention_and_mlp_per_layer / t +
                                calc.counts.norms_per_layer + calc.counts.replicated_per_layer);
   // A vocabulary that t does not divide is padded up to a multiple of t, as Megatron-LM pads it.
   const double vocab_rows_per_rank = std::ceil(static_cast<double>(shape.vocab_size) / t);
-  const double embedding = vocab_rows_per_rank * calc.counts.embedding / shape.vocab_size;
-  const bool head_here = shape.tied_embeddings ? p > 1 : calc.counts.output_head > 0;
-  const double head = head_here ? embedding : 0;
+  const double embedding = vocab_rows_per_rank * shape.hidden_size;
+  const bool head_matrix_here = shape.tied_embeddings ? p > 1 : true;
+  const double head =
+      (head_matrix_here ? embedding : 0) + (shape.output_head_bias ? vocab_rows_per_rank : 0);
   const double last_extra = head + calc.counts.final_norm;
-  calc.first.parameters = layer_parameters + embedding + (p == 1 ? last_extra : 0);
+  calc.first.parameters =
+      layer_parameters + embedding + calc.counts.position_embedding + (p == 1 ? last_extra : 0);
   calc.last.parameters = layer_parameters + last_extra;
 
   // Activations: under 1F1B the first stage holds p micro-batches of L/p layers, L layers' worth;

@@ -45,10 +45,26 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
                        elements_per_token, dtype_bytes, split,
                        elements_per_token * dtype_bytes / split});
   };
-  const auto add_norm = [&](const std::string& id, const std::string& name) {
-    add(id + "-input", name + "'s input", "RMSNorm", "h", h, kBf16Bytes, whole);
-    add(id + "-rstd", name + "'s 1/RMS", "RMSNorm", "1", 1, kFp32Bytes, whole);
+  // RMSNorm saves its input and 1/RMS; LayerNorm (the GPT-style blocks' norms, with biases) its
+  // input, mean and 1/σ (PyTorch's native_layer_norm and the fused kernels alike). A parallel
+  // block's MLP norm reads the layer's input, which the attention norm has saved already.
+  const bool layer_norm = shape.norm_bias;
+  const std::string norm_kind = layer_norm ? "LayerNorm" : "RMSNorm";
+  const auto add_norm_statistics = [&](const std::string& id, const std::string& name) {
+    if (layer_norm) add(id + "-mean", name + "'s mean", norm_kind, "1", 1, kFp32Bytes, whole);
+    add(id + "-rstd", name + (layer_norm ? "'s 1/σ" : "'s 1/RMS"), norm_kind, "1", 1, kFp32Bytes,
+        whole);
   };
+  const auto add_norm = [&](const std::string& id, const std::string& name) {
+    add(id + "-input", name + "'s input", norm_kind, "h", h, kBf16Bytes, whole);
+    add_norm_statistics(id, name);
+  };
+  const bool parallel = shape.parallel_attention_mlp;
+  // Phi's one norm feeds both attention and the MLP: the MLP saves no norm of its own and reads
+  // the tensor Q, K and V saved.
+  const bool one_norm_for_both = parallel && shape.norms_per_layer == 1;
+  // Learned positions are added to the embedding; rotary ones are applied to Q and K.
+  const std::string after_rope = shape.num_position_embeddings > 0 ? "" : " after RoPE";
 
   // Attention.
   add_norm("attention-norm", "Attention norm");
@@ -60,11 +76,11 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     if (selective) return "the core attention, to recompute it";
     return flash_attention ? "FlashAttention" : without_flash_attention;
   };
-  add("query", "Queries after RoPE", attention_keeper("the scores' matmul"), "a·d", a * d,
+  add("query", "Queries" + after_rope, attention_keeper("the scores' matmul"), "a·d", a * d,
       kBf16Bytes, by_heads);
   const std::string kv_elements = keys_repeated ? "a·d" : "k·d";
   const double kv_width = (keys_repeated ? a : k) * d;
-  add("key", keys_repeated ? "Keys after RoPE, repeated to every head" : "Keys after RoPE",
+  add("key", "Keys" + after_rope + (keys_repeated ? ", repeated to every head" : ""),
       attention_keeper("the scores' matmul"), kv_elements, kv_width, kBf16Bytes, by_heads);
   add("value", keys_repeated ? "Values, repeated to every head" : "Values",
       attention_keeper("the probabilities × values matmul"), kv_elements, kv_width, kBf16Bytes,
@@ -96,21 +112,40 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   // and up share their input and save their outputs, from which the backward pass recomputes the
   // activation and the product; down saves the product. With experts the router saves the norm's
   // output and each routed expert its own copy of it.
-  add_norm("mlp-norm", "MLP norm");
+  if (!one_norm_for_both) {
+    if (parallel) {
+      add_norm_statistics("mlp-norm", "MLP norm");
+    } else {
+      add_norm("mlp-norm", "MLP norm");
+    }
+  }
   if (top_k > 1) {
     add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
   }
-  add("mlp-input",
-      top_k > 1 ? "Experts' inputs (the norm's output" + top_k_text + ")" : "MLP norm's output",
-      "gate and up projections", top_k > 1 ? "h·top-k" : "h", h * top_k, kBf16Bytes, whole);
+  const std::string mlp_input_readers =
+      shape.gated_mlp ? "gate and up projections" : "up projection";
+  if (top_k > 1) {
+    add("mlp-input", "Experts' inputs (the norm's output" + top_k_text + ")", mlp_input_readers,
+        "h·top-k", h * top_k, kBf16Bytes, whole);
+  } else if (!one_norm_for_both) {
+    add("mlp-input", "MLP norm's output", mlp_input_readers, "h", h, kBf16Bytes, whole);
+  }
   const std::string ffn_elements = top_k > 1 ? "f·top-k" : "f";
-  add("gate-output", "Gate projection's output" + top_k_text,
-      "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k, kBf16Bytes,
-      by_heads);
-  add("up-output", "Up projection's output" + top_k_text, "the fused activation × up", ffn_elements,
-      f * top_k, kBf16Bytes, by_heads);
-  add("product", "Activation × up" + top_k_text, "down projection", ffn_elements, f * top_k,
-      kBf16Bytes, by_heads);
+  if (shape.gated_mlp) {
+    add("gate-output", "Gate projection's output" + top_k_text,
+        "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k, kBf16Bytes,
+        by_heads);
+    add("up-output", "Up projection's output" + top_k_text, "the fused activation × up",
+        ffn_elements, f * top_k, kBf16Bytes, by_heads);
+    add("product", "Activation × up" + top_k_text, "down projection", ffn_elements, f * top_k,
+        kBf16Bytes, by_heads);
+  } else {
+    // A plain MLP: the activation (GELU, ReLU) keeps its input, the down projection its output.
+    add("up-output", "Up projection's output" + top_k_text, "the activation (GELU, ReLU)",
+        ffn_elements, f * top_k, kBf16Bytes, by_heads);
+    add("activation-output", "Activation's output" + top_k_text, "down projection", ffn_elements,
+        f * top_k, kBf16Bytes, by_heads);
+  }
   for (int number = 4; number <= shape.norms_per_layer; ++number) add_further_norm(number);
   return tensors;
 }

@@ -17,6 +17,15 @@ constexpr int kLlama2VocabSize = 32000;   // Llama 2's SentencePiece vocabulary
 constexpr int kMistralVocabSize = 32000;  // Mistral 7B v0.1 and Mixtral 8x7B
 constexpr int kQwen25VocabSize = 152064;  // Qwen2.5 7B and 72B (embedding rows, padded)
 constexpr int kGemma2VocabSize = 256000;
+// GPT-2: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners", Table 2 (the
+// four sizes), and openai-community/gpt2{,-medium,-large,-xl} config.json: a byte-level BPE of
+// 50,257 tokens and 1,024 learned positions (n_positions).
+constexpr int kGpt2VocabSize = 50257;
+constexpr int kGpt2Positions = 1024;
+constexpr int kGpt2FfnMultiple = 4;  // GPT2MLP's width when n_inner is null: 4 · n_embd
+// Pythia: EleutherAI/pythia-160m config.json; 50,304 embedding rows (GPT-NeoX-20B's tokenizer,
+// padded).
+constexpr int kPythiaVocabSize = 50304;
 
 // What sets a preset apart from the Llama family's defaults.
 ModelShape with_head_dim(ModelShape shape, int head_dim) {
@@ -38,6 +47,33 @@ ModelShape with_qkv_bias(ModelShape shape) {
 ModelShape with_norms_per_layer(ModelShape shape, int norms_per_layer) {
   shape.norms_per_layer = norms_per_layer;
   return shape;
+}
+
+ModelShape with_parallel_attention_mlp(ModelShape shape) {
+  shape.parallel_attention_mlp = true;
+  return shape;
+}
+
+// A GPT-style block (transformers' GPT2Block, GPTNeoXLayer): every projection has a bias, the
+// MLP is a plain one (up, an elementwise GELU, down), the norms are LayerNorms with biases, and
+// `num_position_embeddings` learned positions (0 for rotary ones) sit beside the embedding.
+ModelShape gpt_block(ModelShape shape, int num_position_embeddings) {
+  shape.attention_qkv_bias = true;
+  shape.attention_output_bias = true;
+  shape.mlp_bias = true;
+  shape.gated_mlp = false;
+  shape.norm_bias = true;
+  shape.num_position_embeddings = num_position_embeddings;
+  return shape;
+}
+
+// GPT-2 of width h, depth L and a heads: f = 4·h, one matrix for embedding and head
+// (GPT2LMHeadModel ties lm_head to wte).
+ModelShape gpt2(const char* id, const char* name, const char* source, int layers, int hidden,
+                int heads) {
+  return gpt_block({id, name, source, layers, hidden, kGpt2FfnMultiple * hidden, heads, heads,
+                    kGpt2VocabSize, true},
+                   kGpt2Positions);
 }
 
 // Fields in ModelShape's order: id, name, source, L, h, f, a, k, V, tied.
@@ -73,6 +109,16 @@ std::vector<ModelShape> make_presets() {
                          14336, 16, 8, kGemma2VocabSize, true},
                         256),
           kGemma2NormsPerLayer),
+      gpt2("gpt2", "GPT-2 124M", "openai-community/gpt2 config.json", 12, 768, 12),
+      gpt2("gpt2-medium", "GPT-2 355M", "openai-community/gpt2-medium config.json", 24, 1024, 16),
+      gpt2("gpt2-large", "GPT-2 774M", "openai-community/gpt2-large config.json", 36, 1280, 20),
+      gpt2("gpt2-xl", "GPT-2 1.5B", "openai-community/gpt2-xl config.json", 48, 1600, 25),
+      // GPT-NeoX: rotary positions (no parameters), an untied embed_out, and attention and MLP
+      // side by side (use_parallel_residual).
+      with_parallel_attention_mlp(
+          gpt_block({"pythia-160m", "Pythia 160M", "EleutherAI/pythia-160m config.json", 12, 768,
+                     3072, 12, 12, kPythiaVocabSize, false},
+                    0)),
   };
 }
 
@@ -122,6 +168,7 @@ std::string model_shape_problem(const ModelShape& shape) {
       {"vocab_size", shape.vocab_size, 1, kMaxVocabSize},
       {"head_dim", shape.head_dim, 0, kMaxModelWidth},
       {"norms_per_layer", shape.norms_per_layer, 0, kMaxNormsPerLayer},
+      {"max_position_embeddings", shape.num_position_embeddings, 0, kMaxPositionEmbeddings},
       {"num_local_experts", shape.num_experts, 1, kMaxExperts},
   };
   for (const Bound& bound : bounds) {
@@ -167,20 +214,27 @@ ParameterCounts parameter_counts(const ModelShape& shape) {
   // down split their weights but not their biases. The router is replicated.
   double attention = h * query_width + 2 * h * key_value_width + query_width * h;
   if (shape.attention_qkv_bias) attention += query_width + 2 * key_value_width;
-  double mlp = experts * 3 * h * f;
-  if (shape.mlp_bias) mlp += experts * 2 * f;
+  // A gated MLP's column-parallel gate and up, or a plain MLP's up alone; each has its down.
+  const double column_projections = shape.gated_mlp ? 2 : 1;
+  double mlp = experts * (column_projections + 1) * h * f;
+  if (shape.mlp_bias) mlp += experts * column_projections * f;
   double replicated = 0;
   if (shape.attention_output_bias) replicated += h;
   if (shape.mlp_bias) replicated += experts * h;
   if (shape.num_experts > 1) replicated += h * experts;  // the router: h x E, no bias
 
+  // A LayerNorm holds a weight and a bias of h each; an RMSNorm its weight alone.
+  const double per_norm = shape.norm_bias ? 2 * h : h;
+  const double vocab = shape.vocab_size;
   ParameterCounts counts;
   counts.attention_and_mlp_per_layer = attention + mlp;
-  counts.norms_per_layer = shape.norms_per_layer * h;
+  counts.norms_per_layer = shape.norms_per_layer * per_norm;
   counts.replicated_per_layer = replicated;
-  counts.embedding = static_cast<double>(shape.vocab_size) * h;
-  counts.output_head = shape.tied_embeddings ? 0 : counts.embedding;
-  counts.final_norm = h;
+  counts.embedding = vocab * h;
+  counts.position_embedding = static_cast<double>(shape.num_position_embeddings) * h;
+  counts.output_head =
+      (shape.tied_embeddings ? 0 : counts.embedding) + (shape.output_head_bias ? vocab : 0);
+  counts.final_norm = per_norm;
   return counts;
 }
 
@@ -188,7 +242,7 @@ double count_parameters(const ModelShape& shape) {
   const ParameterCounts counts = parameter_counts(shape);
   return shape.num_layers * (counts.attention_and_mlp_per_layer + counts.norms_per_layer +
                              counts.replicated_per_layer) +
-         counts.embedding + counts.output_head + counts.final_norm;
+         counts.embedding + counts.position_embedding + counts.output_head + counts.final_norm;
 }
 
 }  // namespace trainmem

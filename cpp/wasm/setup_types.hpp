@@ -57,7 +57,12 @@ inline void register_setup_types() {
       .field("mlpBias", &ModelShape::mlp_bias)
       .field("normsPerLayer", &ModelShape::norms_per_layer)
       .field("numExperts", &ModelShape::num_experts)
-      .field("numExpertsPerToken", &ModelShape::num_experts_per_token);
+      .field("numExpertsPerToken", &ModelShape::num_experts_per_token)
+      .field("gatedMlp", &ModelShape::gated_mlp)
+      .field("normBias", &ModelShape::norm_bias)
+      .field("numPositionEmbeddings", &ModelShape::num_position_embeddings)
+      .field("outputHeadBias", &ModelShape::output_head_bias)
+      .field("parallelAttentionMlp", &ModelShape::parallel_attention_mlp);
 
   value_object<ParallelLayout>("ParallelLayout")
       .field("dataParallel", &ParallelLayout::data_parallel)

@@ -17,6 +17,32 @@ const MISTRAL_7B = JSON.stringify({
   tie_word_embeddings: false,
 });
 
+// openai-community/gpt2's config.json on the Hugging Face hub: GPT-2's own field names.
+const GPT2 = JSON.stringify({
+  activation_function: 'gelu_new',
+  architectures: ['GPT2LMHeadModel'],
+  attn_pdrop: 0.1,
+  bos_token_id: 50256,
+  embd_pdrop: 0.1,
+  eos_token_id: 50256,
+  initializer_range: 0.02,
+  layer_norm_epsilon: 1e-5,
+  model_type: 'gpt2',
+  n_ctx: 1024,
+  n_embd: 768,
+  n_head: 12,
+  n_layer: 12,
+  n_positions: 1024,
+  resid_pdrop: 0.1,
+  summary_activation: null,
+  summary_first_dropout: 0.1,
+  summary_proj_to_labels: true,
+  summary_type: 'cls_index',
+  summary_use_proj: true,
+  task_specific_params: { 'text-generation': { do_sample: true, max_length: 50 } },
+  vocab_size: 50257,
+});
+
 const XSS = '<img src=x onerror="window.pwned=1">';
 
 describe('any model and the downloads, in Chromium', () => {
@@ -59,11 +85,29 @@ describe('any model and the downloads, in Chromium', () => {
     await reopened.page.close();
   });
 
+  it('reads a pasted GPT-2 config.json by its own field names and shows its parameter count', async () => {
+    const { page, problems } = await harness.openPage();
+    await pasteConfig(page, GPT2);
+    await page.waitForFunction(() =>
+      document.getElementById('readout').textContent.includes('GPT2LMHeadModel'),
+    );
+    // 124,439,808 parameters: wte (tied to the head), wpe, 12 blocks and ln_f.
+    assert.match(
+      await readout(page),
+      /^GPT2LMHeadModel needs [\d.]+ GB to train on one device: .*× 124\.4 ?M parameters\)/,
+    );
+    assert.equal(await page.inputValue('#model'), 'custom');
+    assert.equal(await page.isHidden('#config-error'), true);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('refuses a malformed or hostile config.json by its control and keeps the last good view', async () => {
     const { page, problems } = await harness.openPage();
     const goodText = await readout(page);
     const cases = [
       ['{"hidden_size": "4096"}', /^config\.json: 'hidden_size'/],
+      ['{"model_type": "falcon", "hidden_size": 4096}', /^config\.json: 'model_type' must be one of llama, /],
       ['{"hidden_size": 1e400}', /^config\.json: /],
       ['['.repeat(50000), /^config\.json: /],
       ['{"__proto__": {"polluted": true}, "hidden_size": 4096}', /^config\.json: /],

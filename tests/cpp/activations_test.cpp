@@ -256,3 +256,126 @@ TEST_CASE(
             saved_bytes_per_token(llama_block_saved_tensors(setup.custom_model, setup, false)) ==
         8);
 }
+
+namespace {
+
+// A GPT-2-style block small enough to work by hand: h 8, a 2 heads of d 4 (no grouping), f 32,
+// LayerNorms with biases, a plain GELU MLP, 16 learned positions.
+ModelShape tiny_gpt_shape() {
+  ModelShape shape;
+  shape.id = kCustomModelId;
+  shape.name = "tiny GPT";
+  shape.num_layers = 2;
+  shape.hidden_size = 8;
+  shape.ffn_hidden_size = 32;
+  shape.num_attention_heads = 2;
+  shape.num_key_value_heads = 2;
+  shape.vocab_size = 64;
+  shape.tied_embeddings = true;
+  shape.attention_qkv_bias = true;
+  shape.attention_output_bias = true;
+  shape.mlp_bias = true;
+  shape.gated_mlp = false;
+  shape.norm_bias = true;
+  shape.num_position_embeddings = 16;
+  return shape;
+}
+
+TrainingSetup tiny_gpt_setup(const ModelShape& shape) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = shape;
+  setup.sequence_length = 4;
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  return setup;
+}
+
+}  // namespace
+
+// The tiny GPT block's table, bytes per token per layer, FlashAttention, no recomputation, one
+// device:
+//   attention LayerNorm: input 2·8 = 16, mean 4, 1/σ 4        24
+//   Q, K, V input (norm's output) 2·8                         16
+//   Q 2·2·4 = 16, K 16, V 16 (learned positions: no RoPE)     48
+//   log-sum-exp 4·2                                            8
+//   attention output 2·2·4                                    16
+//   MLP LayerNorm: input 16, mean 4, 1/σ 4                    24
+//   up projection's input (norm's output) 2·8                 16
+//   up projection's output, GELU's input, 2·32                64
+//   GELU's output, down projection's input, 2·32              64
+//   total                                                    280
+// A Llama block of the same widths saves 336: RMSNorms keep no mean (−8), and the gated MLP's
+// third f-wide tensor adds 64.
+TEST_CASE("llama-block on a GPT block: the tiny shape's saved tensors match the hand table") {
+  const ModelShape shape = tiny_gpt_shape();
+  const TrainingSetup setup = tiny_gpt_setup(shape);
+  REQUIRE(estimate_memory(setup).answer.ok());
+  const auto tensors = llama_block_saved_tensors(shape, setup, true);
+  const std::map<std::string, double> expected = {
+      {"attention-norm-input", 16},
+      {"attention-norm-mean", 4},
+      {"attention-norm-rstd", 4},
+      {"qkv-input", 16},
+      {"query", 16},
+      {"key", 16},
+      {"value", 16},
+      {"log-sum-exp", 8},
+      {"attention-output", 16},
+      {"mlp-norm-input", 16},
+      {"mlp-norm-mean", 4},
+      {"mlp-norm-rstd", 4},
+      {"mlp-input", 16},
+      {"up-output", 64},
+      {"activation-output", 64},
+  };
+  CHECK(bytes_by_id(tensors) == expected);
+  CHECK(sum(tensors) == 280);
+  for (const SavedTensor& tensor : tensors) {
+    CAPTURE(tensor.id);
+    CHECK(tensor.name.find("RoPE") == std::string::npos);
+    if (tensor.id.find("norm-") != std::string::npos) CHECK(tensor.saved_by == "LayerNorm");
+  }
+  ModelShape llama = shape;
+  llama.gated_mlp = true;
+  llama.norm_bias = false;
+  CHECK(sum(llama_block_saved_tensors(llama, tiny_gpt_setup(llama), true)) == 336);
+
+  // Without FlashAttention the BF16 probabilities, a·s = 2·4 per token, replace the log-sum-exp.
+  CHECK(sum(llama_block_saved_tensors(shape, setup, false)) == 280 - 8 + 2 * 2 * 4);
+  // The estimate holds L layers of it for s tokens.
+  const Estimate estimate = estimate_memory(setup);
+  CHECK(estimate.bytes.activations_bytes == 2 * 4 * 280);
+}
+
+TEST_CASE(
+    "llama-block on parallel blocks: GPT-NeoX's MLP norm shares its input, Phi's one norm all") {
+  ModelShape neox = tiny_gpt_shape();
+  neox.parallel_attention_mlp = true;
+  neox.num_position_embeddings = 0;  // rotary
+  const auto neox_bytes = bytes_by_id(llama_block_saved_tensors(neox, tiny_gpt_setup(neox), true));
+  CHECK(neox_bytes.count("mlp-norm-input") == 0);  // the layer's input, saved by the attention norm
+  CHECK(neox_bytes.at("mlp-norm-mean") == 4);
+  CHECK(neox_bytes.at("mlp-input") == 16);
+  CHECK(sum(llama_block_saved_tensors(neox, tiny_gpt_setup(neox), true)) == 280 - 16);
+
+  ModelShape phi = neox;
+  phi.norms_per_layer = 1;
+  phi.output_head_bias = true;
+  const auto phi_tensors = llama_block_saved_tensors(phi, tiny_gpt_setup(phi), true);
+  const auto phi_bytes = bytes_by_id(phi_tensors);
+  CHECK(phi_bytes.count("mlp-norm-input") == 0);
+  CHECK(phi_bytes.count("mlp-norm-rstd") == 0);
+  CHECK(phi_bytes.count("mlp-input") == 0);  // the QKV input, the one norm's output
+  CHECK(sum(phi_tensors) == 280 - 24 - 16);
+}
+
+TEST_CASE("korthikanti: GPT-2 124M is the GPT block the 34·h + 5·a·s/h bracket was derived for") {
+  TrainingSetup setup;
+  setup.model_id = "gpt2";
+  setup.sequence_length = 1024;
+  setup.flash_attention = false;
+  const double layers = 12, s = 1024, h = 768, a = 12;
+  CHECK(estimate_memory(setup).bytes.activations_bytes == layers * s * h * (34 + 5 * a * s / h));
+  setup.flash_attention = true;
+  CHECK(estimate_memory(setup).bytes.activations_bytes == layers * s * h * 34);
+}

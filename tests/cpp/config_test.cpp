@@ -370,6 +370,126 @@ const HubConfig kHubConfigs[] = {
   "use_cache": true,
   "vocab_size": 256000
 })"},
+    {"gpt2", R"({
+  "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"],
+  "attn_pdrop": 0.1,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.1,
+  "eos_token_id": 50256,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 1024,
+  "n_embd": 768,
+  "n_head": 12,
+  "n_layer": 12,
+  "n_positions": 1024,
+  "resid_pdrop": 0.1,
+  "summary_activation": null,
+  "summary_first_dropout": 0.1,
+  "summary_proj_to_labels": true,
+  "summary_type": "cls_index",
+  "summary_use_proj": true,
+  "task_specific_params": {"text-generation": {"do_sample": true, "max_length": 50}},
+  "vocab_size": 50257
+})"},
+    {"gpt2-medium", R"({
+  "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"],
+  "attn_pdrop": 0.1,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.1,
+  "eos_token_id": 50256,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 1024,
+  "n_embd": 1024,
+  "n_head": 16,
+  "n_layer": 24,
+  "n_positions": 1024,
+  "resid_pdrop": 0.1,
+  "summary_activation": null,
+  "summary_first_dropout": 0.1,
+  "summary_proj_to_labels": true,
+  "summary_type": "cls_index",
+  "summary_use_proj": true,
+  "task_specific_params": {"text-generation": {"do_sample": true, "max_length": 50}},
+  "vocab_size": 50257
+})"},
+    {"gpt2-large", R"({
+  "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"],
+  "attn_pdrop": 0.1,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.1,
+  "eos_token_id": 50256,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 1024,
+  "n_embd": 1280,
+  "n_head": 20,
+  "n_layer": 36,
+  "n_positions": 1024,
+  "resid_pdrop": 0.1,
+  "summary_activation": null,
+  "summary_first_dropout": 0.1,
+  "summary_proj_to_labels": true,
+  "summary_type": "cls_index",
+  "summary_use_proj": true,
+  "task_specific_params": {"text-generation": {"do_sample": true, "max_length": 50}},
+  "vocab_size": 50257
+})"},
+    {"gpt2-xl", R"({
+  "activation_function": "gelu_new",
+  "architectures": ["GPT2LMHeadModel"],
+  "attn_pdrop": 0.1,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.1,
+  "eos_token_id": 50256,
+  "initializer_range": 0.02,
+  "layer_norm_epsilon": 1e-05,
+  "model_type": "gpt2",
+  "n_ctx": 1024,
+  "n_embd": 1600,
+  "n_head": 25,
+  "n_layer": 48,
+  "n_positions": 1024,
+  "resid_pdrop": 0.1,
+  "summary_activation": null,
+  "summary_first_dropout": 0.1,
+  "summary_proj_to_labels": true,
+  "summary_type": "cls_index",
+  "summary_use_proj": true,
+  "task_specific_params": {"text-generation": {"do_sample": true, "max_length": 50}},
+  "vocab_size": 50257
+})"},
+    // Read as a Llama block before GPT-NeoX was known: its plain GELU MLP taken for a gated one,
+    // 190.5 M parameters against the published 162.3 M.
+    {"pythia-160m", R"({
+  "architectures": ["GPTNeoXForCausalLM"],
+  "bos_token_id": 0,
+  "eos_token_id": 0,
+  "hidden_act": "gelu",
+  "hidden_size": 768,
+  "initializer_range": 0.02,
+  "intermediate_size": 3072,
+  "layer_norm_eps": 1e-05,
+  "max_position_embeddings": 2048,
+  "model_type": "gpt_neox",
+  "num_attention_heads": 12,
+  "num_hidden_layers": 12,
+  "rotary_emb_base": 10000,
+  "rotary_pct": 0.25,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.24.0",
+  "use_cache": true,
+  "use_parallel_residual": true,
+  "vocab_size": 50304
+})"},
 };
 
 // A small valid config, for tests that change one field.
@@ -450,6 +570,11 @@ TEST_CASE("each preset's published config.json parses to exactly that preset's s
     CHECK(shape.norms_per_layer == preset->norms_per_layer);
     CHECK(shape.num_experts == preset->num_experts);
     CHECK(shape.num_experts_per_token == preset->num_experts_per_token);
+    CHECK(shape.gated_mlp == preset->gated_mlp);
+    CHECK(shape.norm_bias == preset->norm_bias);
+    CHECK(shape.num_position_embeddings == preset->num_position_embeddings);
+    CHECK(shape.output_head_bias == preset->output_head_bias);
+    CHECK(shape.parallel_attention_mlp == preset->parallel_attention_mlp);
     CHECK(count_parameters(shape) == count_parameters(*preset));
   }
 }
@@ -789,4 +914,193 @@ TEST_CASE("random corruption of a real config never crashes and always answers i
     }
   }
   CHECK(refused > 0);
+}
+
+// ---- GPT-style blocks
+// ----------------------------------------------------------------------------
+
+namespace {
+
+// facebook/opt-125m's config.json on the Hugging Face hub.
+constexpr const char* kOpt125mConfig = R"({
+  "_name_or_path": "facebook/opt-125m",
+  "activation_dropout": 0.0,
+  "activation_function": "relu",
+  "architectures": ["OPTForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 2,
+  "do_layer_norm_before": true,
+  "dropout": 0.1,
+  "eos_token_id": 2,
+  "ffn_dim": 3072,
+  "hidden_size": 768,
+  "init_std": 0.02,
+  "layerdrop": 0.0,
+  "max_position_embeddings": 2048,
+  "model_type": "opt",
+  "num_attention_heads": 12,
+  "num_hidden_layers": 12,
+  "pad_token_id": 1,
+  "prefix": "</s>",
+  "torch_dtype": "float16",
+  "transformers_version": "4.21.0.dev0",
+  "use_cache": true,
+  "vocab_size": 50272,
+  "word_embed_proj_dim": 768
+})";
+
+// microsoft/phi-2's config.json on the Hugging Face hub.
+constexpr const char* kPhi2Config = R"({
+  "_name_or_path": "microsoft/phi-2",
+  "architectures": ["PhiForCausalLM"],
+  "attention_dropout": 0.0,
+  "bos_token_id": 50256,
+  "embd_pdrop": 0.0,
+  "eos_token_id": 50256,
+  "hidden_act": "gelu_new",
+  "hidden_size": 2560,
+  "initializer_range": 0.02,
+  "intermediate_size": 10240,
+  "layer_norm_eps": 1e-05,
+  "max_position_embeddings": 2048,
+  "model_type": "phi",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 32,
+  "num_key_value_heads": 32,
+  "partial_rotary_factor": 0.4,
+  "qk_layernorm": false,
+  "resid_pdrop": 0.1,
+  "rope_scaling": null,
+  "rope_theta": 10000.0,
+  "tie_word_embeddings": false,
+  "torch_dtype": "float16",
+  "transformers_version": "4.37.0",
+  "use_cache": true,
+  "vocab_size": 51200
+})";
+
+// A GPT-2 config with one more field.
+std::string gpt2_with(const std::string& extra_fields) {
+  return R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257,
+             "n_positions": 1024)" +
+         (extra_fields.empty() ? "" : ", " + extra_fields) + "}";
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2's own field names are read: n_embd, n_layer, n_head, n_inner, n_positions") {
+  const ModelShape gpt2 = parsed(gpt2_with(""));
+  CHECK(gpt2.hidden_size == 768);
+  CHECK(gpt2.num_layers == 12);
+  CHECK(gpt2.num_attention_heads == 12);
+  CHECK(gpt2.num_key_value_heads == 12);
+  CHECK(gpt2.ffn_hidden_size == 4 * 768);  // n_inner absent: 4 · n_embd
+  CHECK(gpt2.num_position_embeddings == 1024);
+  CHECK(gpt2.tied_embeddings);
+  CHECK_FALSE(gpt2.gated_mlp);
+  CHECK(gpt2.norm_bias);
+  CHECK(gpt2.norms_per_layer == 2);
+  CHECK(count_parameters(gpt2) == 124439808);
+  CHECK(parsed(gpt2_with(R"("n_inner": null)")).ffn_hidden_size == 3072);
+  CHECK(parsed(gpt2_with(R"("n_inner": 2048)")).ffn_hidden_size == 2048);
+  CHECK_FALSE(parsed(gpt2_with(R"("tie_word_embeddings": false)")).tied_embeddings);
+  check_refused(R"({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12,
+                    "vocab_size": 50257})",
+                "config.json: 'n_positions' is missing; it must be a whole number from 1 to "
+                "16,777,216.");
+  check_refused(gpt2_with(R"("add_cross_attention": true)"),
+                "config.json: 'add_cross_attention' must be false (absent or null means false): "
+                "trainmem does not count cross-attention (an encoder-decoder's GPT-2).");
+}
+
+TEST_CASE("OPT-125M: 2,048 positions and fairseq's offset of 2 make 125,239,296 parameters") {
+  // OPT-125M as Zhang et al. 2022 (arXiv:2205.01068) Table 1 names it; counted from transformers'
+  // OPTForCausalLM: embed_tokens 50,272 × 768, embed_positions (2,048 + 2) × 768, 12 layers of
+  // 7,087,872 (q/k/v/out_proj and fc1/fc2 with biases, two LayerNorms), the final LayerNorm, and
+  // lm_head tied to embed_tokens.
+  const ModelShape opt = parsed(kOpt125mConfig);
+  CHECK(opt.name == "facebook/opt-125m");
+  CHECK(opt.num_position_embeddings == 2050);
+  CHECK(opt.ffn_hidden_size == 3072);
+  CHECK(opt.tied_embeddings);
+  CHECK(count_parameters(opt) == 12 * 7087872.0 + 50272.0 * 768 + 2050.0 * 768 + 2 * 768);
+  CHECK(count_parameters(opt) == 125239296);
+  // enable_bias false drops the projections' biases, not the LayerNorms'.
+  const std::string no_bias = std::string(kOpt125mConfig)
+                                  .replace(std::string(kOpt125mConfig).find("\"bos_token_id\""), 0,
+                                           "\"enable_bias\": false, ");
+  CHECK(count_parameters(opt) - count_parameters(parsed(no_bias)) == 12 * (4 * 768.0 + 3072 + 768));
+}
+
+TEST_CASE("OPT variants trainmem cannot count are refused, naming the field") {
+  // facebook/opt-350m: 512-wide embeddings projected to 1,024, and post-norm layers.
+  check_refused(R"({"model_type": "opt", "hidden_size": 1024, "num_hidden_layers": 24,
+                    "num_attention_heads": 16, "ffn_dim": 4096, "vocab_size": 50272,
+                    "max_position_embeddings": 2048, "word_embed_proj_dim": 512,
+                    "do_layer_norm_before": false})",
+                "config.json: 'word_embed_proj_dim' (512) must equal hidden_size (1024): "
+                "trainmem does not count OPT's project_in and project_out.");
+  const std::string opt = R"({"model_type": "opt", "hidden_size": 768, "num_hidden_layers": 12,
+      "num_attention_heads": 12, "ffn_dim": 3072, "vocab_size": 50272,
+      "max_position_embeddings": 2048, )";
+  check_refused(opt + R"("do_layer_norm_before": false})",
+                "config.json: 'do_layer_norm_before' must be true (absent or null means true): "
+                "trainmem does not count post-norm layers.");
+  check_refused(opt + R"("layer_norm_elementwise_affine": false})",
+                "config.json: 'layer_norm_elementwise_affine' must be true (absent or null means "
+                "true): trainmem does not count LayerNorms without weights and biases.");
+  check_refused(opt + R"("_remove_final_layer_norm": true})",
+                "config.json: '_remove_final_layer_norm' must be false (absent or null means "
+                "false): trainmem does not count a decoder without its final LayerNorm.");
+}
+
+TEST_CASE("Phi-2: one LayerNorm per layer and a biased head make 2,779,683,840 parameters") {
+  // microsoft/phi-2: 2.78B on its hub page; counted from transformers' PhiForCausalLM: per layer
+  // q/k/v_proj and dense with biases (4·h² + 4·h), fc1 and fc2 with biases (2·h·f + f + h), one
+  // input_layernorm (2·h); embed_tokens V·h, final_layernorm 2·h, lm_head V·h + V.
+  const ModelShape phi = parsed(kPhi2Config);
+  const double h = 2560, f = 10240, v = 51200;
+  CHECK(phi.norms_per_layer == 1);
+  CHECK(phi.output_head_bias);
+  CHECK_FALSE(phi.tied_embeddings);
+  CHECK(phi.num_position_embeddings == 0);
+  CHECK(count_parameters(phi) ==
+        32 * (4 * h * h + 4 * h + 2 * h * f + f + h + 2 * h) + 2 * v * h + v + 2 * h);
+  CHECK(count_parameters(phi) == 2779683840);
+  check_refused(
+      std::string(kPhi2Config).replace(std::string(kPhi2Config).find("false,"), 5, "true"),
+      "config.json: 'qk_layernorm' must be false (absent or null means false): trainmem "
+      "does not count Phi's per-head query and key norms.");
+}
+
+TEST_CASE("a model_type trainmem does not know is refused, naming those it reads") {
+  check_refused(config_with(R"("model_type": "falcon")"),
+                "config.json: 'model_type' must be one of llama, mistral, mixtral, qwen2, gemma, "
+                "gemma2, gpt2, gpt_neox, opt and phi (or absent, for a Llama-style block); it is "
+                "\"falcon\".");
+  // GPT-2's names without a model_type are not guessed at.
+  check_refused(R"({"n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257})",
+                "config.json: 'model_type' is missing; a config with GPT-2's 'n_embd' must say its "
+                "model_type, such as \"gpt2\".");
+}
+
+TEST_CASE("an activation that is not one of transformers' elementwise ones is refused") {
+  const std::string allowed =
+      "one of transformers' elementwise activations (gelu, gelu_new, gelu_fast, gelu_pytorch_tanh, "
+      "gelu_accurate, gelu_python, gelu_10, quick_gelu, relu, relu2, relu6, leaky_relu, silu, "
+      "swish, mish, tanh, sigmoid, laplace or linear)";
+  const std::string pythia = R"({"model_type": "gpt_neox", "hidden_size": 768,
+      "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
+      "vocab_size": 50304, )";
+  check_refused(pythia + R"("hidden_act": "swiglu"})",
+                "config.json: 'hidden_act' must be " + allowed + "; it is \"swiglu\".");
+  check_refused(gpt2_with(R"("activation_function": "prelu")"),
+                "config.json: 'activation_function' must be " + allowed + "; it is \"prelu\".");
+  check_refused(config_with(R"("hidden_act": 3)"),
+                "config.json: 'hidden_act' must be " + allowed + "; it is 3.");
+  CHECK(parsed(pythia + R"("hidden_act": "gelu_fast"})").ffn_hidden_size == 3072);
+  // GPT-NeoX's attention biases follow attention_bias, true unless it says otherwise.
+  CHECK(count_parameters(parsed(pythia + R"("hidden_act": "gelu"})")) -
+            count_parameters(parsed(pythia + R"("attention_bias": false})")) ==
+        12 * (3 * 768 + 768));
 }

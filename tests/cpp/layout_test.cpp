@@ -136,6 +136,43 @@ TEST_CASE("pipeline stages: the first holds p micro-batches of L/p layers and th
   CHECK(estimate.num_devices == 4);
 }
 
+TEST_CASE("learned positions sit whole on the first stage, a head's bias split on the last") {
+  TrainingSetup gpt2 = with_layout(1, 0, 2, false, 2, 1);
+  gpt2.model_id = "gpt2";
+  const ParameterCounts counts = parameter_counts(*find_preset("gpt2"));
+  const double layer =
+      counts.attention_and_mlp_per_layer / 2 + counts.norms_per_layer + counts.replicated_per_layer;
+  // First stage: 6 layers, half of wte's rows (50,257 padded to 50,258) and all 1,024 of wpe's.
+  const Estimate first = ok(gpt2);
+  CHECK(first.most_loaded_stage == PipelineStage::kFirst);
+  CHECK(first.parameters_on_device == 6 * layer + 25129.0 * 768 + 1024.0 * 768);
+
+  // A Phi-2-shaped model: its last stage holds half the head's rows and half its bias.
+  ModelShape phi = *find_preset("gpt2");
+  phi.name = "Phi-2";
+  phi.num_layers = 32;
+  phi.hidden_size = 2560;
+  phi.ffn_hidden_size = 10240;
+  phi.num_attention_heads = phi.num_key_value_heads = 32;
+  phi.vocab_size = 51200;
+  phi.num_position_embeddings = 0;
+  phi.tied_embeddings = false;
+  phi.norms_per_layer = 1;
+  phi.output_head_bias = true;
+  phi.id = kCustomModelId;
+  TrainingSetup setup = with_layout(1, 0, 2, false, 2, 1);
+  setup.model_id = kCustomModelId;
+  setup.custom_model = phi;
+  setup.logits = true;  // the logits, with activations recomputed, make the last stage heavier
+  setup.recompute = Recompute::kFull;
+  const ParameterCounts phi_counts = parameter_counts(phi);
+  const double phi_layer = phi_counts.attention_and_mlp_per_layer / 2 + phi_counts.norms_per_layer +
+                           phi_counts.replicated_per_layer;
+  const Estimate last = ok(setup);
+  CHECK(last.most_loaded_stage == PipelineStage::kLast);
+  CHECK(last.parameters_on_device == 16 * phi_layer + 25600.0 * 2560 + 25600 + 2 * 2560);
+}
+
 TEST_CASE("the interleaved schedule adds (p-1)/(p·v) to the first stage's activations") {
   TrainingSetup setup = with_layout(1, 0, 1, false, 4, 1);
   setup.layout.virtual_pipeline_stages = 2;

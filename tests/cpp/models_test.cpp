@@ -60,12 +60,13 @@ TEST_CASE("an unknown preset id finds nothing") {
   CHECK(find_preset("") == nullptr);
   CHECK(preset_ids_joined() ==
         "llama3-8b, llama3-70b, llama3-405b, llama2-7b, llama2-13b, llama2-70b, llama3.2-1b, "
-        "llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, qwen2.5-72b, gemma2-9b");
+        "llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, qwen2.5-72b, gemma2-9b, gpt2, "
+        "gpt2-medium, gpt2-large, gpt2-xl, pythia-160m");
 }
 
 TEST_CASE("the plate's three Llama 3 presets come first, and every preset names its source") {
   const std::vector<ModelShape>& presets = preset_models();
-  REQUIRE(presets.size() == 13);
+  REQUIRE(presets.size() == 18);
   CHECK(presets[0].id == "llama3-8b");
   CHECK(presets[1].id == "llama3-70b");
   CHECK(presets[2].id == "llama3-405b");
@@ -94,13 +95,33 @@ TEST_CASE("every preset's derived count is the count its authors publish, exactl
     double parameters;
   };
   const Published published[] = {
-      {"llama3-8b", 8030261248.0},     {"llama3-70b", 70553706496.0},
-      {"llama3-405b", 405853388800.0}, {"llama2-7b", 6738415616.0},
-      {"llama2-13b", 13015864320.0},   {"llama2-70b", 68976648192.0},
-      {"llama3.2-1b", 1235814400.0},   {"llama3.2-3b", 3212749824.0},
-      {"mistral-7b", 7241732096.0},    {"mixtral-8x7b", 46702792704.0},
-      {"qwen2.5-7b", 7615616512.0},    {"qwen2.5-72b", 72706203648.0},
+      {"llama3-8b", 8030261248.0},
+      {"llama3-70b", 70553706496.0},
+      {"llama3-405b", 405853388800.0},
+      {"llama2-7b", 6738415616.0},
+      {"llama2-13b", 13015864320.0},
+      {"llama2-70b", 68976648192.0},
+      {"llama3.2-1b", 1235814400.0},
+      {"llama3.2-3b", 3212749824.0},
+      {"mistral-7b", 7241732096.0},
+      {"mixtral-8x7b", 46702792704.0},
+      {"qwen2.5-7b", 7615616512.0},
+      {"qwen2.5-72b", 72706203648.0},
       {"gemma2-9b", 9241705984.0},
+      // GPT-2: the totals the model cards round to 124M, 355M, 774M and 1.5B (Radford et al.
+      // 2019, Table 2, lists 117M, 345M, 762M and 1542M), counted from transformers'
+      // GPT2LMHeadModel: wte, wpe, per block ln_1, c_attn, c_proj, ln_2, c_fc, c_proj (all with
+      // biases), ln_f, and lm_head tied to wte. The hub's safetensors metadata says 137M for
+      // gpt2 because it also counts each block's causal-mask buffer attn.bias (1,024 × 1,024),
+      // which is not a parameter.
+      {"gpt2", 124439808.0},
+      {"gpt2-medium", 354823168.0},
+      {"gpt2-large", 774030080.0},
+      {"gpt2-xl", 1557611200.0},
+      // Pythia 160M: 162,322,944 in the table of exact parameter counts on the EleutherAI/
+      // pythia-160m model card (85,056,000 of them non-embedding, as the Pythia paper's Table 1,
+      // Biderman et al. 2023, arXiv:2304.01373, gives).
+      {"pythia-160m", 162322944.0},
   };
   CHECK(std::size(published) == preset_models().size());
   for (const Published& model : published) {
@@ -109,6 +130,46 @@ TEST_CASE("every preset's derived count is the count its authors publish, exactl
     REQUIRE(shape != nullptr);
     CHECK(count_parameters(*shape) == model.parameters);
   }
+}
+
+TEST_CASE("GPT-2 124M by hand: biased projections, a plain MLP, LayerNorms and 1,024 positions") {
+  const ModelShape& gpt2 = *find_preset("gpt2");
+  const double h = 768, f = 4 * 768, v = 50257, positions = 1024;
+  const double attention = 4 * h * h + 4 * h;  // c_attn h x 3h + 3h, c_proj h x h + h
+  const double mlp = 2 * h * f + f + h;        // c_fc h x f + f, c_proj f x h + h
+  const double norms = 2 * 2 * h;              // ln_1, ln_2: weight and bias
+  CHECK(attention + mlp + norms == 7087872);
+  CHECK(count_parameters(gpt2) == 12 * (attention + mlp + norms) + v * h + positions * h + 2 * h);
+  CHECK(count_parameters(gpt2) == 124439808);
+  const ParameterCounts counts = parameter_counts(gpt2);
+  CHECK(counts.position_embedding == positions * h);
+  CHECK(counts.output_head == 0);  // tied to wte
+  CHECK(counts.final_norm == 2 * h);
+}
+
+TEST_CASE("each GPT-block difference adds what its weights hold, and nothing else") {
+  const ModelShape& base = *find_preset("llama2-7b");
+  const double layers = 32, h = 4096, f = 11008, v = 32000;
+  ModelShape plain = base;
+  plain.gated_mlp = false;  // no gate projection
+  CHECK(count_parameters(base) - count_parameters(plain) == layers * h * f);
+  plain.mlp_bias = true;  // up's f and down's h
+  CHECK(count_parameters(plain) - count_parameters(base) == layers * (f + h) - layers * h * f);
+  ModelShape layer_norms = base;
+  layer_norms.norm_bias = true;  // two norms per layer and the final norm gain h each
+  CHECK(count_parameters(layer_norms) - count_parameters(base) == layers * 2 * h + h);
+  ModelShape positions = base;
+  positions.num_position_embeddings = 2050;
+  CHECK(count_parameters(positions) - count_parameters(base) == 2050 * h);
+  ModelShape head_bias = base;
+  head_bias.output_head_bias = true;
+  CHECK(count_parameters(head_bias) - count_parameters(base) == v);
+}
+
+TEST_CASE("Pythia 160M: 85,056,000 parameters outside its embedding and untied head") {
+  const ModelShape& pythia = *find_preset("pythia-160m");
+  const double embeddings = 2 * 50304.0 * 768;  // embed_in and embed_out
+  CHECK(count_parameters(pythia) - embeddings == 85056000);
 }
 
 TEST_CASE("Gemma 2 9B: 256-wide heads, four norms per layer and a tied embedding make 9.24 B") {

@@ -86,3 +86,16 @@ TEST_CASE("Adafactor counts each expert's matrices, the router and every bias ve
   CHECK(bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kAdafactor, gemma).optimizer_states ==
         doctest::Approx(4 * gemma_values / 9241705984.0).epsilon(1e-12));
 }
+
+TEST_CASE("Adafactor on GPT-2: two MLP matrices, LayerNorm biases and the position matrix") {
+  const ModelShape& gpt2 = *find_preset("gpt2");
+  const double h = 768, f = 3072, v = 50257, positions = 1024;
+  // Per layer: c_attn's Q, K, V and c_proj (rows + columns each), c_fc and the MLP's c_proj;
+  // vectors whole: two LayerNorms' weights and biases, the QKV, O, c_fc and c_proj biases.
+  const double matrices = 4 * (h + h) + (h + f) + (f + h);
+  const double vectors = 2 * 2 * h + 3 * h + h + f + h;
+  // Once: wte (tied to the head), wpe, ln_f's weight and bias.
+  const double values = 12 * (matrices + vectors) + (v + h) + (positions + h) + 2 * h;
+  CHECK(bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kAdafactor, gpt2).optimizer_states ==
+        doctest::Approx(4 * values / 124439808.0).epsilon(1e-12));
+}

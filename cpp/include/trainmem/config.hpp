@@ -20,12 +20,20 @@ struct ConfigParse {
   ModelShape shape;  // id kCustomModelId, ready for TrainingSetup::custom_model
 };
 
-// Reads hidden_size, num_hidden_layers, num_attention_heads, intermediate_size and vocab_size
-// (required); num_key_value_heads (default the heads), head_dim (default hidden / heads),
-// tie_word_embeddings, attention_bias and mlp_bias (default false), num_local_experts or
-// num_experts (default 1) and num_experts_per_tok (required with experts); model_type "qwen2"
-// means Q, K and V biases, "gemma2" four norms per layer, and "gemma" and "gemma2" tied
-// embeddings unless the config says otherwise. The name is _name_or_path, else the first of
+// Reads the fields of the config's model_type. Without one, or for llama, mistral, mixtral, qwen2,
+// gemma and gemma2 (Llama-style blocks): hidden_size, num_hidden_layers, num_attention_heads,
+// intermediate_size and vocab_size (required); num_key_value_heads (default the heads), head_dim
+// (default hidden / heads), tie_word_embeddings, attention_bias and mlp_bias (default false),
+// num_local_experts or num_experts (default 1) and num_experts_per_tok (required with experts);
+// "qwen2" means Q, K and V biases, "gemma2" four norms per layer, and "gemma" and "gemma2" tied
+// embeddings unless the config says otherwise. GPT-style blocks (biased projections, a plain MLP,
+// LayerNorms with biases): "gpt2" reads n_embd, n_layer, n_head, n_positions, vocab_size and
+// n_inner (default 4 · n_embd), tied unless tie_word_embeddings is false; "gpt_neox" the Llama
+// names and attention_bias (default true), untied by default; "opt" ffn_dim and
+// max_position_embeddings (+ 2 rows), tied by default, refusing word_embed_proj_dim ≠ hidden_size
+// and post-norm layers; "phi" one norm per layer and a biased head. Any other model_type, and an
+// activation (hidden_act, hidden_activation, activation_function) that is not one of
+// transformers' elementwise ones, is refused. The name is _name_or_path, else the first of
 // architectures, else model_type, else "Custom model". Optional fields may be null. Any input is
 // safe: each problem gives kInvalidInput and a message naming the field and what is allowed.
 ConfigParse parse_hf_config(std::string_view text);

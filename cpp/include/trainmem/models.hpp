@@ -11,7 +11,10 @@ namespace trainmem {
 // The shape of a decoder-only transformer: pre-norm blocks of grouped-query attention and a gated
 // MLP (SwiGLU or GeGLU: gate, up and down projections), norm weights, and optionally biases and a
 // mixture of experts. The defaults of the later fields describe the Llama family: no biases, two
-// norms per layer, one dense MLP. Field comments name the Hugging Face config.json key they hold.
+// norms per layer, one dense MLP, rotary positions. GPT-style blocks (GPT-2, GPT-NeoX, OPT, Phi)
+// set the last five: a plain MLP, LayerNorms with biases, learned positions, a head's bias, and
+// attention and MLP side by side. Field
+// comments name the Hugging Face config.json key they hold.
 struct ModelShape {
   std::string id;                // stable key: CLI --model, the page's URL and <select>
   std::string name;              // for people: "Llama 3 8B"
@@ -31,6 +34,15 @@ struct ModelShape {
   int norms_per_layer = 2;             // norm weights per layer: 2 pre-norms; Gemma 2 has 4
   int num_experts = 1;                 // E, num_local_experts: 1 is a dense MLP
   int num_experts_per_token = 1;       // top-k, num_experts_per_tok: 1 when dense
+  bool gated_mlp = true;   // false: a plain MLP of two projections, up and down (GPT-2's c_fc and
+                           // c_proj), with an elementwise activation (GELU, ReLU) between them
+  bool norm_bias = false;  // LayerNorm: every norm, the final one too, has a bias of h
+  int num_position_embeddings = 0;  // learned absolute positions (GPT-2's wpe): rows of h; 0 for
+                                    // rotary or no position parameters
+  bool output_head_bias = false;    // a bias of V on the output head (Phi's lm_head)
+  bool parallel_attention_mlp = false;  // attention and MLP both read the layer's input
+                                        // (GPT-NeoX's use_parallel_residual, Phi): no weights, but
+                                        // the MLP's norm shares its input (one norm: its output)
 };
 
 // The model id that selects a setup's own shape rather than a preset.
@@ -43,6 +55,7 @@ constexpr int kMaxModelLayers = 1000;
 constexpr int kMaxVocabSize = 1 << 24;  // 16,777,216
 constexpr int kMaxExperts = 1024;
 constexpr int kMaxNormsPerLayer = 16;
+constexpr int kMaxPositionEmbeddings = 1 << 24;  // 16,777,216, as the vocabulary
 constexpr std::size_t kMaxModelNameBytes = 100;  // UTF-8 bytes
 
 // Gemma 2's layers each hold four RMSNorm weights: input, post-attention, pre- and post-feedforward
@@ -76,8 +89,9 @@ struct ParameterCounts {
   double norms_per_layer = 0;              // norm weights, replicated on every TP rank
   double replicated_per_layer = 0;         // O and down biases, the router: whole on every rank
   double embedding = 0;                    // V x h, split over the vocabulary by TP
-  double output_head = 0;                  // V x h, or 0 when tied to the embedding
-  double final_norm = 0;
+  double position_embedding = 0;           // P x h learned positions, whole on every TP rank
+  double output_head = 0;                  // V x h, or 0 when tied to the embedding; + V bias
+  double final_norm = 0;                   // h, or 2·h with a LayerNorm's bias
 };
 ParameterCounts parameter_counts(const ModelShape& shape);
 
@@ -85,9 +99,12 @@ ParameterCounts parameter_counts(const ModelShape& shape);
 //   per layer  attention  h·q + 2·h·kv + q·h          (Q, K, V, O)
 //                         + q + 2·kv with QKV biases, + h with an output bias
 //              MLP        E · 3·h·f                   (gate, up, down in each of E experts)
-//                         + E · (2·f + h) with MLP biases, + h·E for the router when E > 1
-//              norms      norms_per_layer · h
-//   once       embedding  V·h, output head V·h unless tied, final norm h
+//                         or E · 2·h·f when not gated (up, down)
+//                         + E · (2·f + h) with MLP biases (E · (f + h) not gated),
+//                         + h·E for the router when E > 1
+//              norms      norms_per_layer · h, twice that with LayerNorm biases
+//   once       embedding  V·h, positions P·h, output head V·h unless tied (+ V with its bias),
+//                         final norm h (2·h with a bias)
 double count_parameters(const ModelShape& shape);
 
 }  // namespace trainmem

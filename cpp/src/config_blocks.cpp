@@ -1,0 +1,345 @@
+// Each architecture's config.json fields, read into a ModelShape: the Llama family's (the fields
+// the shape was made for) and the GPT-style blocks' (GPT-2, GPT-NeoX, OPT, Phi), whose keys and
+// weights differ. A model_type not listed here is refused, never read as another's.
+#include <string>
+#include <utility>
+
+#include "config_fields.hpp"
+#include "config_text.hpp"
+
+namespace trainmem {
+
+namespace {
+
+// The Llama family's fields.
+constexpr WholeField kHiddenSize = {"hidden_size", 1, kMaxModelWidth};
+constexpr WholeField kNumLayers = {"num_hidden_layers", 1, kMaxModelLayers};
+constexpr WholeField kNumHeads = {"num_attention_heads", 1, kMaxModelWidth};
+constexpr WholeField kNumKeyValueHeads = {"num_key_value_heads", 1, kMaxModelWidth};
+constexpr WholeField kIntermediateSize = {"intermediate_size", 1, kMaxModelWidth};
+constexpr WholeField kVocabSize = {"vocab_size", 1, kMaxVocabSize};
+constexpr WholeField kHeadDim = {"head_dim", 1, kMaxModelWidth};
+constexpr WholeField kNumLocalExperts = {"num_local_experts", 1, kMaxExperts};
+constexpr WholeField kNumExperts = {"num_experts", 1, kMaxExperts};
+constexpr WholeField kNumExpertsPerToken = {"num_experts_per_tok", 1, kMaxExperts};
+// GPT-2's names (transformers' GPT2Config): n_embd, n_layer, n_head, n_inner, n_positions.
+constexpr WholeField kNEmbd = {"n_embd", 1, kMaxModelWidth};
+constexpr WholeField kNLayer = {"n_layer", 1, kMaxModelLayers};
+constexpr WholeField kNHead = {"n_head", 1, kMaxModelWidth};
+constexpr WholeField kNInner = {"n_inner", 1, kMaxModelWidth};
+constexpr WholeField kNPositions = {"n_positions", 1, kMaxPositionEmbeddings};
+// OPT's (OPTConfig): ffn_dim, max_position_embeddings, word_embed_proj_dim.
+constexpr WholeField kFfnDim = {"ffn_dim", 1, kMaxModelWidth};
+constexpr WholeField kMaxPositions = {"max_position_embeddings", 1, kMaxPositionEmbeddings};
+constexpr WholeField kWordEmbedProjDim = {"word_embed_proj_dim", 1, kMaxModelWidth};
+constexpr WholeField kWholeFields[] = {
+    kHiddenSize, kNumLayers,    kNumHeads,        kNumKeyValueHeads, kIntermediateSize,
+    kVocabSize,  kHeadDim,      kNumLocalExperts, kNumExperts,       kNumExpertsPerToken,
+    kNEmbd,      kNLayer,       kNHead,           kNInner,           kNPositions,
+    kFfnDim,     kMaxPositions, kWordEmbedProjDim};
+
+// GPT2MLP's width when n_inner is null: 4 · n_embd (transformers' GPT2MLP, inner_dim).
+constexpr int kGpt2FfnMultiple = 4;
+// OPTLearnedPositionalEmbedding keeps max_position_embeddings + 2 rows: fairseq's offset for the
+// padding index (transformers' modeling_opt.py, `self.offset = 2`).
+constexpr int kOptPositionOffset = 2;
+// Phi's decoder layer runs attention and the MLP in parallel from one LayerNorm
+// (transformers' PhiDecoderLayer: input_layernorm only).
+constexpr int kPhiNormsPerLayer = 1;
+
+// The architectures whose weights trainmem counts, by model_type. Everything a Llama-family type
+// implies beyond its fields is set in read_llama_block.
+enum class Block { kLlama, kGpt2, kGptNeoX, kOpt, kPhi };
+struct ModelType {
+  const char* name;
+  Block block;
+};
+constexpr ModelType kModelTypes[] = {
+    {"llama", Block::kLlama}, {"mistral", Block::kLlama},    {"mixtral", Block::kLlama},
+    {"qwen2", Block::kLlama}, {"gemma", Block::kLlama},      {"gemma2", Block::kLlama},
+    {"gpt2", Block::kGpt2},   {"gpt_neox", Block::kGptNeoX}, {"opt", Block::kOpt},
+    {"phi", Block::kPhi},
+};
+
+// transformers' Qwen2Attention gives Q, K and V a bias and O none, whatever attention_bias says;
+// Gemma and Gemma 2 configs tie the embeddings unless they say otherwise (GemmaConfig and
+// Gemma2Config default tie_word_embeddings to true); Gemma 2 has four norms per layer.
+constexpr const char* kQwen2ModelType = "qwen2";
+constexpr const char* kGemmaModelType = "gemma";
+constexpr const char* kGemma2ModelType = "gemma2";
+
+// The activations of transformers' ACT2FN that hold no parameters and act on each element alone
+// (activations.py). Which MLP a block has comes from its model_type, never from this name; a name
+// outside the list (a gated "swiglu", a parametric "prelu") is refused.
+constexpr const char* kActivationKeys[] = {"hidden_act", "hidden_activation",
+                                           "activation_function"};
+constexpr const char* kElementwiseActivations[] = {
+    "gelu",          "gelu_new",    "gelu_fast", "gelu_pytorch_tanh",
+    "gelu_accurate", "gelu_python", "gelu_10",   "quick_gelu",
+    "relu",          "relu2",       "relu6",     "leaky_relu",
+    "silu",          "swish",       "mish",      "tanh",
+    "sigmoid",       "laplace",     "linear"};
+
+template <typename Names>
+std::string joined(const Names& names, const char* last_separator) {
+  std::string text;
+  const std::size_t count = std::size(names);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i > 0) text += i + 1 == count ? last_separator : ", ";
+    text += names[i];
+  }
+  return text;
+}
+
+std::string model_type_names() {
+  const char* names[std::size(kModelTypes)];
+  for (std::size_t i = 0; i < std::size(kModelTypes); ++i) names[i] = kModelTypes[i].name;
+  return joined(names, " and ");
+}
+
+std::string check_activations(const Json& config) {
+  for (const char* key : kActivationKeys) {
+    const Json* value = present(config, key);
+    if (value == nullptr) continue;
+    bool known = false;
+    if (value->is_string()) {
+      for (const char* name : kElementwiseActivations)
+        known = known || value->get<std::string>() == name;
+    }
+    if (known) continue;
+    return quoted(key) + " must be one of transformers' elementwise activations (" +
+           joined(kElementwiseActivations, " or ") + "); it is " + describe(*value) + ".";
+  }
+  return {};
+}
+
+// A true/false field that must keep one value, for a variant trainmem does not count.
+std::string require_boolean(const Json& config, const char* key, bool required, const char* what) {
+  bool value = required;
+  std::string problem = read_boolean(config, key, value);
+  if (!problem.empty()) return problem;
+  if (value != required) {
+    return quoted(key) + " must be " + (required ? "true" : "false") + " (absent or null means " +
+           (required ? "true" : "false") + "): trainmem does not count " + what + ".";
+  }
+  return {};
+}
+
+// The first problem a series of reads met.
+class Problems {
+ public:
+  void add(std::string found) {
+    if (first_.empty()) first_ = std::move(found);
+  }
+  bool any() const { return !first_.empty(); }
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string first_;
+};
+
+std::string read_llama_block(const Json& config, const std::string& model_type, ModelShape& shape) {
+  Problems problems;
+  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
+  problems.add(read_required(config, kNumLayers, shape.num_layers));
+  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
+  shape.num_key_value_heads = shape.num_attention_heads;  // transformers' default: no GQA
+  problems.add(read_optional(config, kNumKeyValueHeads, shape.num_key_value_heads));
+  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
+  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  problems.add(read_optional(config, kHeadDim, shape.head_dim));
+
+  const bool gemma = model_type == kGemmaModelType || model_type == kGemma2ModelType;
+  shape.tied_embeddings = gemma;
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  bool attention_bias = false;
+  problems.add(read_boolean(config, "attention_bias", attention_bias));
+  shape.attention_qkv_bias = attention_bias || model_type == kQwen2ModelType;
+  shape.attention_output_bias = attention_bias && model_type != kQwen2ModelType;
+  problems.add(read_boolean(config, "mlp_bias", shape.mlp_bias));
+  if (model_type == kGemma2ModelType) shape.norms_per_layer = kGemma2NormsPerLayer;
+
+  const WholeField& experts_field =
+      present(config, kNumLocalExperts.key) != nullptr ? kNumLocalExperts : kNumExperts;
+  problems.add(read_optional(config, experts_field, shape.num_experts));
+  if (problems.any()) return problems.first();
+  if (shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
+    return "'num_experts_per_tok' is missing; a mixture of " + std::to_string(shape.num_experts) +
+           " experts needs its top-k, a whole number from 1 to " +
+           std::to_string(shape.num_experts) + ".";
+  }
+  problems.add(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  return problems.first();
+}
+
+// What every GPT-style block shares: a plain MLP, LayerNorms with biases, biased projections
+// (each reader turns off what its architecture lacks).
+void set_gpt_block(ModelShape& shape) {
+  shape.gated_mlp = false;
+  shape.norm_bias = true;
+  shape.attention_qkv_bias = true;
+  shape.attention_output_bias = true;
+  shape.mlp_bias = true;
+}
+
+// transformers' GPT2LMHeadModel: wte, wpe (n_positions), per block ln_1, c_attn (Q, K, V with
+// biases), c_proj, ln_2, c_fc and c_proj of the MLP (biases), ln_f; lm_head tied to wte unless
+// tie_word_embeddings is false.
+std::string read_gpt2_block(const Json& config, ModelShape& shape) {
+  set_gpt_block(shape);
+  Problems problems;
+  problems.add(read_required(config, kNEmbd, shape.hidden_size));
+  problems.add(read_required(config, kNLayer, shape.num_layers));
+  problems.add(read_required(config, kNHead, shape.num_attention_heads));
+  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  problems.add(read_required(config, kNPositions, shape.num_position_embeddings));
+  if (problems.any()) return problems.first();
+  shape.num_key_value_heads = shape.num_attention_heads;
+  if (shape.hidden_size > kMaxModelWidth / kGpt2FfnMultiple) {
+    shape.ffn_hidden_size = kMaxModelWidth + 1;  // refused by the shape's bounds
+  } else {
+    shape.ffn_hidden_size = kGpt2FfnMultiple * shape.hidden_size;
+  }
+  problems.add(read_optional(config, kNInner, shape.ffn_hidden_size));
+  shape.tied_embeddings = true;
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  problems.add(require_boolean(config, "add_cross_attention", false,
+                               "cross-attention (an encoder-decoder's GPT-2)"));
+  return problems.first();
+}
+
+// transformers' GPTNeoXForCausalLM: embed_in, per layer input_layernorm and
+// post_attention_layernorm (LayerNorms), query_key_value and dense (biases when attention_bias,
+// true by default), dense_h_to_4h and dense_4h_to_h (biases); final_layer_norm; embed_out,
+// untied unless tie_word_embeddings. Rotary positions hold no parameters; use_parallel_residual
+// (default true) feeds attention and MLP the same input, which changes what is saved, not the
+// weights.
+std::string read_gpt_neox_block(const Json& config, ModelShape& shape) {
+  set_gpt_block(shape);
+  Problems problems;
+  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
+  problems.add(read_required(config, kNumLayers, shape.num_layers));
+  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
+  shape.num_key_value_heads = shape.num_attention_heads;
+  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
+  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  bool attention_bias = true;
+  problems.add(read_boolean(config, "attention_bias", attention_bias));
+  shape.attention_qkv_bias = attention_bias;
+  shape.attention_output_bias = attention_bias;
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  shape.parallel_attention_mlp = true;  // GPTNeoXConfig's default
+  problems.add(read_boolean(config, "use_parallel_residual", shape.parallel_attention_mlp));
+  return problems.first();
+}
+
+// transformers' OPTForCausalLM: embed_tokens, embed_positions (max_position_embeddings + 2 rows),
+// per layer self_attn_layer_norm, q/k/v/out_proj and fc1/fc2 (biases when enable_bias),
+// final_layer_norm; the decoder's final_layer_norm; lm_head tied unless tie_word_embeddings is
+// false. OPT-350M's projections (word_embed_proj_dim) and post-norm layers are refused.
+std::string read_opt_block(const Json& config, ModelShape& shape) {
+  set_gpt_block(shape);
+  Problems problems;
+  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
+  problems.add(read_required(config, kNumLayers, shape.num_layers));
+  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
+  shape.num_key_value_heads = shape.num_attention_heads;
+  problems.add(read_required(config, kFfnDim, shape.ffn_hidden_size));
+  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  int positions = 0;
+  problems.add(read_required(config, kMaxPositions, positions));
+  int word_embed_proj_dim = shape.hidden_size;
+  problems.add(read_optional(config, kWordEmbedProjDim, word_embed_proj_dim));
+  if (problems.any()) return problems.first();
+  if (word_embed_proj_dim != shape.hidden_size) {
+    return "'word_embed_proj_dim' (" + std::to_string(word_embed_proj_dim) +
+           ") must equal hidden_size (" + std::to_string(shape.hidden_size) +
+           "): trainmem does not count OPT's project_in and project_out.";
+  }
+  shape.num_position_embeddings = positions + kOptPositionOffset;
+  bool enable_bias = true;
+  problems.add(read_boolean(config, "enable_bias", enable_bias));
+  shape.attention_qkv_bias = enable_bias;
+  shape.attention_output_bias = enable_bias;
+  shape.mlp_bias = enable_bias;
+  shape.tied_embeddings = true;
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  problems.add(require_boolean(config, "do_layer_norm_before", true, "post-norm layers"));
+  problems.add(require_boolean(config, "_remove_final_layer_norm", false,
+                               "a decoder without its final LayerNorm"));
+  problems.add(require_boolean(config, "layer_norm_elementwise_affine", true,
+                               "LayerNorms without weights and biases"));
+  return problems.first();
+}
+
+// transformers' PhiForCausalLM: embed_tokens, per layer one input_layernorm (attention and MLP in
+// parallel), q/k/v_proj and dense (biases), fc1 and fc2 (biases); final_layernorm; lm_head with a
+// bias, untied unless tie_word_embeddings. Partial rotary positions hold no parameters; the
+// optional per-head q_layernorm and k_layernorm (qk_layernorm) are refused.
+std::string read_phi_block(const Json& config, ModelShape& shape) {
+  set_gpt_block(shape);
+  shape.norms_per_layer = kPhiNormsPerLayer;
+  shape.parallel_attention_mlp = true;
+  shape.output_head_bias = true;
+  Problems problems;
+  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
+  problems.add(read_required(config, kNumLayers, shape.num_layers));
+  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
+  shape.num_key_value_heads = shape.num_attention_heads;
+  problems.add(read_optional(config, kNumKeyValueHeads, shape.num_key_value_heads));
+  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
+  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  problems.add(
+      require_boolean(config, "qk_layernorm", false, "Phi's per-head query and key norms"));
+  return problems.first();
+}
+
+}  // namespace
+
+const WholeField* whole_field_named(std::string_view key) {
+  for (const WholeField& field : kWholeFields) {
+    if (key == field.key) return &field;
+  }
+  return nullptr;
+}
+
+std::string read_block_shape(const Json& config, const std::string& model_type, ModelShape& shape) {
+  Block block = Block::kLlama;
+  if (model_type.empty()) {
+    // Without a model_type the Llama family's fields are read; GPT-2's names say otherwise.
+    if (present(config, kNEmbd.key) != nullptr) {
+      return "'model_type' is missing; a config with GPT-2's 'n_embd' must say its model_type, "
+             "such as \"gpt2\".";
+    }
+  } else {
+    bool known = false;
+    for (const ModelType& type : kModelTypes) {
+      if (model_type == type.name) {
+        block = type.block;
+        known = true;
+      }
+    }
+    if (!known) {
+      return "'model_type' must be one of " + model_type_names() +
+             " (or absent, for a Llama-style block); it is " + describe(Json(model_type)) + ".";
+    }
+  }
+  const std::string activation_problem = check_activations(config);
+  if (!activation_problem.empty()) return activation_problem;
+  switch (block) {
+    case Block::kGpt2:
+      return read_gpt2_block(config, shape);
+    case Block::kGptNeoX:
+      return read_gpt_neox_block(config, shape);
+    case Block::kOpt:
+      return read_opt_block(config, shape);
+    case Block::kPhi:
+      return read_phi_block(config, shape);
+    case Block::kLlama:
+      break;
+  }
+  return read_llama_block(config, model_type, shape);
+}
+
+}  // namespace trainmem
