@@ -56,6 +56,13 @@ std::string format_worth(double devices_worth) {
     text = fixed(devices_worth, decimals);
     if (std::strtod(text.c_str(), nullptr) == 1) text = "1.0";
   }
+  // A small model's total, which one decimal would show as none of a device: more digits, and
+  // below the last of them, a bound.
+  for (int decimals = 2; decimals <= kMaxDecimals && devices_worth > 0 && text == fixed(0, decimals - 1);
+       ++decimals) {
+    text = fixed(devices_worth, decimals);
+  }
+  if (devices_worth > 0 && text == fixed(0, kMaxDecimals)) text = "< " + fixed(1e-3, kMaxDecimals);
   return text;
 }
 

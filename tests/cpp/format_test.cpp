@@ -94,6 +94,11 @@ TEST_CASE("devices' worth has one decimal, and the digits that say which side of
   CHECK(format_worth(80.04 / 80) == "1.001");
   CHECK(format_worth(1) == "1.0");
   CHECK(format_worth(0.5) == "0.5");
+  // A small model is some share of a device, never "0.0" of one.
+  CHECK(format_worth(2.3 / 80) == "0.03");
+  CHECK(format_worth(0.0042) == "0.004");
+  CHECK(format_worth(0.0001) == "< 0.001");
+  CHECK(format_worth(0) == "0.0");
   CHECK(format_worth(std::nan("")) == "—");
 }
 
