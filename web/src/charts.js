@@ -191,9 +191,11 @@ const SERIES = { flash: 0, noFlash: 1, room: 2, ring: 3 };
  * worded by `formatters` ({formatBytes, formatBytesShort, formatCount}); setFormatters replaces
  * them (the build's first view words only its own ticks, the core every value).
  */
-export function createCharts({ breakdownCanvas, activationsCanvas, formatters }) {
+export function createCharts({ breakdownCanvas, activationsCanvas, formatters, initial = null }) {
   let format = formatters;
   let data = null;
+  let breakdown = null;
+  let activations = null;
   const legendText = (index) => {
     const term = TERMS[index];
     const bytes = data?.perParameter[term.perParameterKey];
@@ -221,7 +223,7 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters })
     interaction: { mode: 'nearest', intersect: false },
   };
 
-  const breakdown = new Chart(breakdownCanvas, {
+  const breakdownConfig = {
     type: 'bar',
     plugins: [paperBackground, marks],
     data: {
@@ -270,9 +272,9 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters })
         marks: { colors, lines: [] },
       },
     },
-  });
+  };
 
-  const activations = new Chart(activationsCanvas, {
+  const activationsConfig = {
     type: 'line',
     plugins: [paperBackground],
     data: {
@@ -351,34 +353,36 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters })
         },
       },
     },
-  });
+  };
 
+  /** The ring shows while its curve does (a legend click may hide it); once the charts exist. */
   function showRing() {
     const series = data.choice.flashAttention ? SERIES.flash : SERIES.noFlash;
     activations.setDatasetVisibility(SERIES.ring, activations.isDatasetVisible(series));
     activations.update('none');
   }
 
-  /** Draws chartData() `next` in both charts. */
-  function draw(next) {
+  /** Puts chartData() `next` into both charts' data and options. */
+  function apply(next) {
     data = next;
     const barLabel = (bar) =>
       bar.numDevices === 1
         ? bar.modelName
         : `${bar.modelName}: most loaded of ${format.formatCount(bar.numDevices)} devices`;
-    breakdown.data.labels =
+    breakdownConfig.data.labels =
       data.bars.length === 2
         ? [`Pinned: ${barLabel(data.bars[0])}`, `Now: ${barLabel(data.bars[1])}`]
         : [barLabel(data.bars[0])];
     TERMS.forEach((term, index) => {
-      breakdown.data.datasets[index].data = data.bars.map((bar) => bar.bytes[index]);
+      breakdownConfig.data.datasets[index].data = data.bars.map((bar) => bar.bytes[index]);
     });
-    breakdown.options.scales.y.max = data.breakdownTicks.at(-1);
-    breakdown.options.plugins.marks.lines = [{ y: data.capacityBytes, label: `One ${data.deviceName}` }];
-    breakdown.update('none');
+    breakdownConfig.options.scales.y.max = data.breakdownTicks.at(-1);
+    breakdownConfig.options.plugins.marks.lines = [
+      { y: data.capacityBytes, label: `One ${data.deviceName}` },
+    ];
 
     const { curve } = data;
-    const sets = activations.data.datasets;
+    const sets = activationsConfig.data.datasets;
     sets[SERIES.flash].data = curve.map((point) => ({ x: point.tokens, y: point.flash }));
     sets[SERIES.noFlash].data = curve.map((point) => ({ x: point.tokens, y: point.noFlash }));
     sets[SERIES.room].data = data.roomBytes
@@ -389,13 +393,24 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters })
       : [];
     sets[SERIES.ring].data = [{ x: data.choice.tokens, y: data.choice.bytes }];
     sets[SERIES.room].label = `Room for activations on one ${data.deviceName}`;
-    const { x, y } = activations.options.scales;
+    const { x, y } = activationsConfig.options.scales;
     x.min = curve[0].tokens;
     x.max = curve.at(-1).tokens;
     y.min = data.activationRange.low;
     y.max = data.activationRange.high;
+  }
+
+  /** Draws chartData() `next` in both charts. */
+  function draw(next) {
+    apply(next);
+    breakdown.update('none');
     showRing();
   }
+
+  // Built with the first view's data already in place, each chart renders once, not twice.
+  if (initial) apply(initial);
+  breakdown = new Chart(breakdownCanvas, breakdownConfig);
+  activations = new Chart(activationsCanvas, activationsConfig);
 
   return {
     draw,

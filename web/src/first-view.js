@@ -43,9 +43,9 @@ function start() {
       formatBytesShort: label(view?.labels.bytes),
       formatCount: label(view?.labels.tokens),
     },
+    initial: view?.charts,
   });
   if (view) {
-    charts.draw(view.charts);
     performance.measure('trainmem:charts', 'trainmem:start');
     performance.mark('trainmem:charts-drawn');
     document.body.dataset.charts = 'drawn';
