@@ -98,28 +98,42 @@ export function createControls({ estimator, store, render }) {
   // The end of a drag (or a key press) writes the URL at once.
   slider.addEventListener('change', () => change(slider.dataset.setting, slider.value));
 
+  /** Sets `element[property]` to `value` unless it holds it already (a slider drag changes one). */
+  const put = (element, property, value) => {
+    if (element[property] !== value) element[property] = value;
+  };
+  let modelOptionsFor = null;
+
   /** Shows `setup` in every control; a control whose setting needs another is off meanwhile. */
   function sync(setup, estimate) {
     const text = (id) => estimator.settingText(setup, id);
     if (model) {
-      const options = estimator.presets.map((preset) => new Option(preset.name, preset.id));
-      if (setup.modelId === estimator.customModelId) {
-        options.push(new Option(`${setup.customModel.name} (config.json)`, estimator.customModelId));
+      // The presets, and a model read from a config.json under its own name: rebuilt when that
+      // name changes, not on every redraw.
+      const custom = setup.modelId === estimator.customModelId ? setup.customModel.name : null;
+      if (custom !== modelOptionsFor || model.element.options.length === 0) {
+        const options = estimator.presets.map((preset) => new Option(preset.name, preset.id));
+        if (custom !== null) options.push(new Option(`${custom} (config.json)`, estimator.customModelId));
+        model.element.replaceChildren(...options);
+        modelOptionsFor = custom;
       }
-      model.element.replaceChildren(...options);
     }
     for (const { setting, element } of controls) {
-      if (setting.kind === SWITCH) element.checked = text(setting.id) === 'on';
-      else element.value = text(setting.id);
+      if (setting.kind === SWITCH) put(element, 'checked', text(setting.id) === 'on');
+      else put(element, 'value', text(setting.id));
       if (setting.requiresSetting) {
-        element.disabled = text(setting.requiresSetting) !== setting.requiresValue;
+        put(element, 'disabled', text(setting.requiresSetting) !== setting.requiresValue);
       }
     }
-    slider.value = text(slider.dataset.setting);
-    slider.setAttribute('aria-valuetext', `${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens`);
-    $('tokens-hint').textContent =
+    put(slider, 'value', text(slider.dataset.setting));
+    const tokens = `${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens`;
+    if (slider.getAttribute('aria-valuetext') !== tokens) slider.setAttribute('aria-valuetext', tokens);
+    put(
+      $('tokens-hint'),
+      'textContent',
       `Whole sequences of ${estimator.formatCount(estimate.setup.sequenceLength)} tokens, ` +
-      `1 to ${MAX_MICRO_BATCH_SEQUENCES} of them.`;
+        `1 to ${MAX_MICRO_BATCH_SEQUENCES} of them.`,
+    );
   }
 
   return { sync };

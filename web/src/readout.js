@@ -81,9 +81,13 @@ export const breakdownTitle = (estimate) =>
 
 /** Writes the readout, the left chart's title and the right chart's note for `estimate`. */
 export function showReadout(estimator, estimate) {
-  $('readout').textContent = describe(estimator, estimate);
-  $('activations-note').textContent = describeRoom(estimator, estimate);
-  $('breakdown-title').textContent = breakdownTitle(estimate);
+  // Text is replaced only where it changed: a drag changes the readout alone.
+  const show = (id, text) => {
+    if ($(id).textContent !== text) $(id).textContent = text;
+  };
+  show('readout', describe(estimator, estimate));
+  show('activations-note', describeRoom(estimator, estimate));
+  show('breakdown-title', breakdownTitle(estimate));
 }
 
 /**
