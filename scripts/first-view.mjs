@@ -60,9 +60,10 @@ export function writeFirstView(html, estimator) {
       tokens: words(charts.tokenTicks, estimator.formatCount),
     },
   };
-  // JSON in a data block: '<' escaped so that no text inside can close the element.
+  // JSON in the data block before app.js: '<' escaped so that no text inside can close it.
   const json = JSON.stringify(firstView).replace(/</g, '\\u003c');
-  const block = `<script type="application/json" id="first-view">${json}</script>\n  </body>`;
-  if (!page.includes('</body>')) throw new Error('first view: index.html has no </body>');
-  return page.replace('</body>', block);
+  const empty = '<script type="application/json" id="first-view"></script>';
+  if (page.split(empty).length !== 2)
+    throw new Error('first view: index.html needs one empty #first-view block');
+  return page.replace(empty, () => `<script type="application/json" id="first-view">${json}</script>`);
 }

@@ -1,5 +1,6 @@
-// The page's first script (app.js): the theme, the embedded layout and the two charts. For the
-// plate's default view it draws the charts at once from the data the build wrote into index.html
+// The page's first script (app.js), read right after the charts' canvases, before the rest of the
+// page: the theme, the embedded layout and the two charts. For the plate's default view it draws
+// the charts at once from the data the build wrote into index.html
 // (the core's figures, computed at build time: scripts/build-web.mjs), before the estimator has
 // even been fetched. Then it loads the estimator (trainmem.js) and the workshop (workshop.js),
 // which take over: every later figure comes from the core, live.

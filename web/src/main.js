@@ -26,6 +26,10 @@ function placeFurther() {
 }
 
 async function start() {
+  // app.js, which loaded this script, ran mid-page: the rest of it may still be on its way.
+  if (document.readyState === 'loading') {
+    await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
+  }
   // The charts, the theme and the embedded layout are app.js's (first-view.js).
   const { charts, createTimelineChart, presentation } = globalThis.trainmemPage;
   placeFurther();
