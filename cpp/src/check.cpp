@@ -71,6 +71,12 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "ZeRO shards the model states over data-parallel replicas; a ZeRO stage "
                    "above 0 needs data or context parallelism above 1.");
   }
+  if (setup.base_weights != BaseWeights::kBf16 && setup.lora_rank == 0) {
+    return refusal(id::kBaseWeights,
+                   "Base weights in " + choice_id(setup.base_weights) +
+                       " are frozen and cannot train; quantised base weights need LoRA (a LoRA "
+                       "rank above 0).");
+  }
   return {};
 }
 
