@@ -190,9 +190,11 @@ MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
   if (setup.offload_activations) {
     // torch.autograd.graph.save_on_cpu / torchtune's OffloadActivations: each layer's saved
     // tensors go to the host as the forward pass leaves it, and come back for its backward.
+    // The rebuilt layer under full recomputation stays too (less the logits' memory it reuses).
+    const double rebuilt = calc.layer.recompute_working_bytes -
+                           std::min(calc.layer.recompute_working_bytes, stage.logits_bytes);
     const double activations_kept =
-        std::min(bytes.activations_bytes, kOffloadLayersInFlight * calc.layer.kept_bytes +
-                                              calc.layer.recompute_working_bytes);
+        std::min(bytes.activations_bytes, kOffloadLayersInFlight * calc.layer.kept_bytes + rebuilt);
     host.activations_bytes = bytes.activations_bytes - activations_kept;
     bytes.activations_bytes = activations_kept;
   }

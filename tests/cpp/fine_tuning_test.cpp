@@ -204,3 +204,46 @@ TEST_CASE("fine-tuning: the defaults train every parameter on the device, as the
   CHECK(estimate.bytes.total_bytes == 164991401984);
   CHECK(estimate.base_linear_bytes_per_parameter == 0);
 }
+
+TEST_CASE("fine-tuning: the timeline's peak is the estimate's total, whatever is offloaded") {
+  for (const Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
+    for (const bool logits : {false, true}) {
+      for (const bool offload_activations : {false, true}) {
+        TrainingSetup setup = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
+        setup.base_weights = BaseWeights::kNf4;
+        setup.recompute = recompute;
+        setup.logits = logits;
+        setup.offload = Offload::kOptimizer;
+        setup.offload_activations = offload_activations;
+        const std::vector<TimelinePoint> points = memory_timeline(setup);
+        REQUIRE_FALSE(points.empty());
+        CAPTURE(choice_id(recompute));
+        CAPTURE(logits);
+        CAPTURE(offload_activations);
+        CHECK(points[timeline_peak(points)].bytes ==
+              doctest::Approx(estimate_memory(setup).bytes.total_bytes).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("fine-tuning: the arithmetic writes the adapters, the dequantised layer and the host") {
+  TrainingSetup setup = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
+  setup.base_weights = BaseWeights::kNf4;
+  setup.offload = Offload::kOptimizer;
+  const std::vector<TermArithmetic> terms = explain_estimate(setup);
+  const auto find = [&](const std::string& term) -> const TermArithmetic* {
+    for (const TermArithmetic& each : terms) {
+      if (each.term == term) return &each;
+    }
+    return nullptr;
+  };
+  REQUIRE(find("weights") != nullptr);
+  CHECK(find("weights")->formula.find("41,943,040 adapter") != std::string::npos);
+  CHECK(find("weights")->source.find("QLoRA") != std::string::npos);
+  CHECK(find("gradients")->formula.find("41,943,040 parameters") != std::string::npos);
+  REQUIRE(find("dequantization") != nullptr);
+  CHECK(find("dequantization")->formula.find("58,720,256") != std::string::npos);
+  REQUIRE(find("host") != nullptr);
+  CHECK(find("host")->source.find("ZeRO-Offload") != std::string::npos);
+}
