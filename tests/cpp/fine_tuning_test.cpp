@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/fit.hpp"
 #include "trainmem/settings.hpp"
 
 using namespace trainmem;
@@ -246,4 +247,18 @@ TEST_CASE("fine-tuning: the arithmetic writes the adapters, the dequantised laye
   CHECK(find("dequantization")->formula.find("58,720,256") != std::string::npos);
   REQUIRE(find("host") != nullptr);
   CHECK(find("host")->source.find("ZeRO-Offload") != std::string::npos);
+}
+
+TEST_CASE("fine-tuning: the fewest-devices search reads LoRA, NF4 and offloading") {
+  TrainingSetup setup;
+  setup.model_id = "llama3-70b";
+  CHECK(find_fewest_devices(setup, 1).fewest_devices == 16);
+  setup.lora_rank = 16;
+  setup.base_weights = BaseWeights::kNf4;
+  // 70.6 B parameters' linear weights at 0.516 B, the embeddings in BF16, full recomputation.
+  const FitSearch search = find_fewest_devices(setup, 1);
+  CHECK(search.fewest_devices == 1);
+  REQUIRE_FALSE(search.layouts.empty());
+  CHECK(search.layouts.front().setup.base_weights == BaseWeights::kNf4);
+  CHECK(search.layouts.front().fits);
 }
