@@ -104,7 +104,7 @@ const std::vector<Choice>& choices<PipelineStage>() {
 template <>
 const std::vector<Choice>& choices<LoraTargets>() {
   static const std::vector<Choice> choices = {
-      {"attention", "Attention projections",
+      {"attention", "Attention (q, k, v, o)",
        "q_proj, k_proj, v_proj, o_proj (Hu et al., arXiv:2106.09685, section 7.1)"},
       {"all-linear", "All linear layers",
        "PEFT's target_modules=\"all-linear\" (Dettmers et al., arXiv:2305.14314, section 4)"},
@@ -116,9 +116,9 @@ template <>
 const std::vector<Choice>& choices<BaseWeights>() {
   static const std::vector<Choice> choices = {
       {"bf16", "BF16", "2 B per parameter"},
-      {"nf4", "NF4, double quantisation (QLoRA)",
+      {"nf4", "NF4 (QLoRA)",
        "Dettmers et al., arXiv:2305.14314; bitsandbytes' quantize_4bit, blocksize 64"},
-      {"int8", "Int8 (LLM.int8())",
+      {"int8", "Int8",
        "Dettmers et al., arXiv:2208.07339; bitsandbytes' Linear8bitLt, one FP32 scale per row"},
   };
   return choices;
@@ -128,9 +128,9 @@ template <>
 const std::vector<Choice>& choices<Offload>() {
   static const std::vector<Choice> choices = {
       {"none", "None", "everything on the device"},
-      {"optimizer", "Optimiser state and master weights",
+      {"optimizer", "Optimiser state",
        "Ren et al., ZeRO-Offload, arXiv:2101.06840; DeepSpeed's offload_optimizer"},
-      {"optimizer-and-weights", "Also the weights and gradients",
+      {"optimizer-and-weights", "And the weights",
        "FSDP's CPUOffload(offload_params=True); DeepSpeed's offload_param"},
   };
   return choices;

@@ -41,12 +41,21 @@ export function describe(estimator, estimate) {
     (setup.logits ? ` and ${format(bytes.logitsBytes)} of logits and loss` : '') +
     ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
     `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.`;
-  const states = `${format(bytes.modelStatesBytes)} of model states`;
+  const lora = setup.loraRank > 0;
+  const states =
+    `${format(bytes.modelStatesBytes)} of model states` +
+    (bytes.dequantizationBytes > 0
+      ? `, ${format(bytes.dequantizationBytes)} for the layer being dequantised`
+      : '');
+  const counted = lora
+    ? `(a frozen base of ${estimator.formatParameters(estimate.numParameters)} parameters, ` +
+      `${estimator.formatCount(estimate.trainableParameters)} of LoRA's trainable)`
+    : `(${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
+      `${estimator.formatParameters(estimate.numParameters)} parameters)`;
   if (estimate.numDevices === 1) {
     return (
       `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states} ` +
-      `(${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
-      `${estimator.formatParameters(estimate.numParameters)} parameters) and ${activations} ` +
+      `${counted} and ${activations} ` +
       `That is ${estimator.formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
       `at ${estimator.formatBytesShort(device.capacityBytes)} each.`
     );
@@ -59,6 +68,30 @@ export function describe(estimator, estimate) {
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
     `${format(bytes.totalBytes)} on its most loaded device: ${states} and ${activations} ${verdict}`
+  );
+}
+
+/** Offloading: what the host holds beside the device, or '' when nothing is offloaded. */
+export function describeHost(estimator, estimate) {
+  const { host, bytes } = estimate;
+  if (!(host.totalBytes > 0)) return '';
+  const format = estimator.formatBytes;
+  const parts = [
+    ['weights', host.weightsBytes],
+    ['gradients', host.gradientsBytes],
+    ['master weights', host.masterWeightsBytes],
+    ['optimiser states', host.optimizerStatesBytes],
+    ['activations', host.activationsBytes],
+  ]
+    .filter(([, value]) => value > 0)
+    .map(([name, value]) => `${format(value)} of ${name}`);
+  const added =
+    host.fp32GradientsBytes > 0
+      ? `, and ${format(host.fp32GradientsBytes)} of FP32 gradients of its own`
+      : '';
+  return (
+    `Host memory: ${format(host.totalBytes)} beside the device's ${format(bytes.totalBytes)}. ` +
+    `Moved off the device: ${parts.join(', ')}${added}.`
   );
 }
 
@@ -82,6 +115,9 @@ export const breakdownTitle = (estimate) =>
 /** Writes the readout, the left chart's title and the right chart's note for `estimate`. */
 export function showReadout(estimator, estimate) {
   $('readout').textContent = describe(estimator, estimate);
+  const host = describeHost(estimator, estimate);
+  $('host-readout').textContent = host;
+  $('host-readout').hidden = !host;
   $('activations-note').textContent = describeRoom(estimator, estimate);
   $('breakdown-title').textContent = breakdownTitle(estimate);
 }
