@@ -44,6 +44,7 @@ struct StageParameters {
   double trainable = 0;
   double frozen_linear = 0;
   double frozen_other = 0;
+  double frozen_linear_rows = 0;  // their output rows (int8 keeps one FP32 scale per row)
 };
 
 struct StageMemory {
@@ -60,7 +61,9 @@ struct Calculation {
   BytesPerParameter bytes_per_parameter;
   ActivationsPerLayer layer;
   double lora_bytes_per_layer = 0;  // the adapters' r-wide intermediates, in `layer` already
-  double base_linear_bytes_per_parameter = 0;  // the frozen base's linear weights (LoRA)
+  double base_linear_bytes_per_parameter = 0;  // the frozen base's linear weights (LoRA), whole
+  double base_linear_bytes_per_value = 0;      // the same less int8's per-row scales
+  double base_linear_bytes_per_row = 0;        // int8's FP32 scale per output row
   double layers_per_stage = 0;
   // Offloading's units in flight: one layer's parameters on a device, and the embedding's.
   StageParameters layer_unit;

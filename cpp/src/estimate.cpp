@@ -41,7 +41,8 @@ double logits_bytes(const ModelShape& shape, const TrainingSetup& setup,
 // frozen base in BF16.
 double weight_bytes(const Calculation& calc, const StageParameters& parameters) {
   return parameters.trainable * calc.bytes_per_parameter.weights +
-         parameters.frozen_linear * calc.base_linear_bytes_per_parameter +
+         parameters.frozen_linear * calc.base_linear_bytes_per_value +
+         parameters.frozen_linear_rows * calc.base_linear_bytes_per_row +
          parameters.frozen_other * kBf16Bytes;
 }
 
@@ -70,6 +71,11 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   }
   calc.base_linear_bytes_per_parameter =
       lora ? base_linear_bytes_per_parameter(shape, setup.base_weights) : 0;
+  // Int8's scales are counted by the row, so that every byte count stays a whole number.
+  const bool int8 = lora && setup.base_weights == BaseWeights::kInt8;
+  calc.base_linear_bytes_per_value =
+      int8 ? kInt8BytesPerValue : calc.base_linear_bytes_per_parameter;
+  calc.base_linear_bytes_per_row = int8 ? kInt8ScaleBytesPerRow : 0;
   calc.layers_per_stage = shape.num_layers / p;
   calc.zero_shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
 
@@ -97,13 +103,16 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
       (linear.weights - linear.router_weights) / t + linear.router_weights;
   const double adapters_per_layer =
       lora ? lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets) / t : 0;
+  const double rows_per_layer = linear.column_parallel_rows / t + linear.whole_rows;
   calc.layer_unit = lora ? StageParameters{adapters_per_layer, linear_per_layer,
-                                           parameters_per_layer - linear_per_layer}
-                         : StageParameters{parameters_per_layer, 0, 0};
-  calc.embedding_unit = lora ? StageParameters{0, 0, embedding} : StageParameters{embedding, 0, 0};
+                                           parameters_per_layer - linear_per_layer, rows_per_layer}
+                         : StageParameters{parameters_per_layer, 0, 0, 0};
+  calc.embedding_unit =
+      lora ? StageParameters{0, 0, embedding, 0} : StageParameters{embedding, 0, 0, 0};
   for (StageMemory* stage : {&calc.first, &calc.last}) {
     if (lora) {
       stage->split.frozen_linear = calc.layers_per_stage * linear_per_layer;
+      stage->split.frozen_linear_rows = calc.layers_per_stage * rows_per_layer;
       stage->split.frozen_other = stage->parameters - stage->split.frozen_linear;
       stage->split.trainable = calc.layers_per_stage * adapters_per_layer;
       stage->parameters += stage->split.trainable;

@@ -30,7 +30,8 @@ std::string state_formula(double bytes_per_parameter, double parameters, double 
 // offloading moves).
 double weight_bytes_before(const Calculation& calc, const StageMemory& stage, double shards) {
   return (stage.split.trainable * calc.bytes_per_parameter.weights +
-          stage.split.frozen_linear * calc.base_linear_bytes_per_parameter +
+          stage.split.frozen_linear * calc.base_linear_bytes_per_value +
+          stage.split.frozen_linear_rows * calc.base_linear_bytes_per_row +
           stage.split.frozen_other * kBf16Bytes) /
          shards;
 }
@@ -65,10 +66,14 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   if (lora) {
     // The adapters at the precision's bytes; the frozen base's linear weights at the base's, the
     // rest of the base in BF16.
-    std::string weights = number(per.weights) + " B × " + number(trainable) + " adapter + " +
-                          number(calc.base_linear_bytes_per_parameter) + " B × " +
-                          number(stage.split.frozen_linear) + " frozen linear + 2 B × " +
-                          number(stage.split.frozen_other) + " other frozen parameters";
+    std::string weights =
+        number(per.weights) + " B × " + number(trainable) + " adapter + " +
+        number(calc.base_linear_bytes_per_value) + " B × " + number(stage.split.frozen_linear) +
+        " frozen linear" +
+        (calc.base_linear_bytes_per_row > 0
+             ? " + 4 B × " + number(stage.split.frozen_linear_rows) + " rows' scales"
+             : "") +
+        " + 2 B × " + number(stage.split.frozen_other) + " other frozen parameters";
     if (shards(3) > 1) weights = "(" + weights + ") / " + number(shards(3)) + " ZeRO shards";
     std::string source = lora_source;
     if (setup.base_weights == BaseWeights::kNf4) {

@@ -16,8 +16,9 @@ LinearLayers linear_layers(const ModelShape& shape) {
   LinearLayers layers;
   layers.router_weights = shape.num_experts > 1 ? h * experts : 0;
   layers.weights = h * q + 2 * h * kv + q * h + experts * 3 * h * f + layers.router_weights;
-  layers.output_rows =
-      q + 2 * kv + h + experts * (2 * f + h) + (shape.num_experts > 1 ? experts : 0);
+  layers.column_parallel_rows = q + 2 * kv + experts * 2 * f;
+  layers.whole_rows = h + experts * h + (shape.num_experts > 1 ? experts : 0);
+  layers.output_rows = layers.column_parallel_rows + layers.whole_rows;
   layers.largest_weight = std::max({h * q, h * kv, h * f});
   return layers;
 }

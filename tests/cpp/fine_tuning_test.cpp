@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "trainmem/estimate.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/settings.hpp"
@@ -261,4 +263,20 @@ TEST_CASE("fine-tuning: the fewest-devices search reads LoRA, NF4 and offloading
   REQUIRE_FALSE(search.layouts.empty());
   CHECK(search.layouts.front().setup.base_weights == BaseWeights::kNf4);
   CHECK(search.layouts.front().fits);
+}
+
+TEST_CASE("qlora: int8's scales are counted by the row, whole under tensor parallelism") {
+  TrainingSetup setup = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
+  setup.base_weights = BaseWeights::kInt8;
+  const double rest = 8030261248.0 - 32 * 218103808.0;
+  CHECK(estimate_memory(setup).bytes.weights_bytes ==
+        32 * (218103808.0 + 4 * 43008) + 2 * rest + 2 * 41943040.0);
+  // t 2 splits Q, K, V, gate and up by their rows, O and down by their columns: O's and down's
+  // 4,096 rows each stay whole on every rank.
+  setup.layout.tensor_parallel = 2;
+  const double rows_per_rank = (4096 + 2 * 1024 + 2 * 14336) / 2.0 + 2 * 4096;
+  const double weights = estimate_memory(setup).bytes.weights_bytes;
+  CHECK(weights == 32 * (218103808.0 / 2 + 4 * rows_per_rank) + 2 * 64128.0 * 4096 * 2 +
+                       2 * 32 * 2 * 4096 + 2 * 4096 + 2 * 41943040.0 / 2);
+  CHECK(std::trunc(weights) == weights);
 }

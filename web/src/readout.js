@@ -42,20 +42,20 @@ export function describe(estimator, estimate) {
     ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
     `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.`;
   const lora = setup.loraRank > 0;
-  const states =
-    `${format(bytes.modelStatesBytes)} of model states` +
-    (bytes.dequantizationBytes > 0
-      ? `, ${format(bytes.dequantizationBytes)} for the layer being dequantised`
-      : '');
   const counted = lora
-    ? `(a frozen base of ${estimator.formatParameters(estimate.numParameters)} parameters, ` +
+    ? ` (a frozen base of ${estimator.formatParameters(estimate.numParameters)} parameters, ` +
       `${estimator.formatCount(estimate.trainableParameters)} of LoRA's trainable)`
-    : `(${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
+    : ` (${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
       `${estimator.formatParameters(estimate.numParameters)} parameters)`;
+  const dequantized =
+    bytes.dequantizationBytes > 0
+      ? `, ${format(bytes.dequantizationBytes)} for the layer being dequantised,`
+      : '';
+  const states = `${format(bytes.modelStatesBytes)} of model states`;
   if (estimate.numDevices === 1) {
     return (
-      `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states} ` +
-      `${counted} and ${activations} ` +
+      `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states}` +
+      `${counted}${dequantized} and ${activations} ` +
       `That is ${estimator.formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
       `at ${estimator.formatBytesShort(device.capacityBytes)} each.`
     );
@@ -67,7 +67,7 @@ export function describe(estimator, estimate) {
     : `It does not fit in one ${device.name}${headroom}: it needs ${estimator.formatWorth(estimate.devicesWorth)} times its memory.`;
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
-    `${format(bytes.totalBytes)} on its most loaded device: ${states} and ${activations} ${verdict}`
+    `${format(bytes.totalBytes)} on its most loaded device: ${states}${dequantized} and ${activations} ${verdict}`
   );
 }
 

@@ -38,6 +38,10 @@ constexpr double kOffloadLayersInFlight = 2;
 struct LinearLayers {
   double weights = 0;      // every linear weight: Q, K, V, O, each expert's gate, up, down, router
   double output_rows = 0;  // the sum of their out_features (int8's one scale per row)
+  // Under tensor parallelism Q, K, V, gate and up split their rows (column-parallel); O, down and
+  // the router keep theirs whole on every rank.
+  double column_parallel_rows = 0;
+  double whole_rows = 0;
   double largest_weight = 0;  // the biggest single matrix (the dequantisation buffer)
   double router_weights = 0;  // h·E with experts, replicated under tensor parallelism
 };
