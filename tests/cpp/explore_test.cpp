@@ -196,7 +196,7 @@ TEST_CASE("savings: gradient accumulation keeps the gradient buffer and halves t
   CHECK(half->estimate.bytes.activations_bytes * 2 == list.baseline.bytes.activations_bytes);
 }
 
-TEST_CASE("savings: a fine-tuning setup is offered NF4 and offloading; the plate's view is not") {
+TEST_CASE("savings: a fine-tuning setup is offered NF4 and offloading, the plate's view is not") {
   for (const Saving& saving : rank_savings(TrainingSetup{}).savings) {
     CHECK(saving.change.rfind("offload", 0) != 0);
     CHECK(saving.change != "base-weights-nf4");

@@ -79,7 +79,7 @@ TEST_CASE("lora: Llama 2 7B at r = 16 on q, k, v and o trains PEFT's 16,777,216"
   CHECK(estimate.num_parameters + estimate.trainable_parameters == 6755192832);
 }
 
-TEST_CASE("lora: the frozen base keeps its weights and nothing else; the adapters keep 16 B") {
+TEST_CASE("lora: the frozen base keeps its weights and nothing else, the adapters keep 16 B") {
   const Estimate estimate = estimate_memory(lora_setup("llama3-8b", 16, LoraTargets::kAllLinear));
   const double base = 8030261248.0;
   const double adapters = 41943040.0;
