@@ -49,6 +49,15 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
       << " tokens per micro-batch (" << sequences << (sequences == 1 ? " sequence" : " sequences")
       << " of " << format_count(setup.sequence_length) << "), FlashAttention "
       << (setup.flash_attention ? "on" : "off") << "\n";
+  if (setup.lora_rank > 0) {
+    out << "LoRA r = " << setup.lora_rank << " on "
+        << (setup.lora_targets == LoraTargets::kAttention ? "the attention projections"
+                                                          : "all linear layers")
+        << ": " << format_count(estimate.trainable_parameters)
+        << " trainable parameters; the base frozen, its linear weights "
+        << "in " << choice_id(setup.base_weights) << " ("
+        << fixed(estimate.base_linear_bytes_per_parameter, 4) << " B/parameter)\n";
+  }
   const TrainingSetup plate;
   const bool plate_recipe =
       setup.precision == plate.precision && setup.optimizer == plate.optimizer;
@@ -69,11 +78,20 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
     return std::string(value == std::trunc(value) ? fixed(value, 0) : fixed(value, 3)) +
            " B/parameter";
   };
-  if (plate_recipe) {
+  const bool lora = setup.lora_rank > 0;
+  if (plate_recipe && !lora) {
     row("Weights (BF16, 2 B/parameter)", bytes.weights_bytes);
     row("Gradients (BF16, 2 B/parameter)", bytes.gradients_bytes);
     row("Master weights (FP32, 4 B/parameter)", bytes.master_weights_bytes);
     row("Optimiser moments (Adam, FP32, 8 B/parameter)", bytes.optimizer_states_bytes);
+  } else if (lora) {
+    row("Weights (frozen base, " + choice_id(setup.base_weights) + ", and adapters)",
+        bytes.weights_bytes);
+    row("Gradients (adapters, " + per_parameter(per.gradients) + ")", bytes.gradients_bytes);
+    row("Master weights (adapters, " + per_parameter(per.master_weights) + ")",
+        bytes.master_weights_bytes);
+    row("Optimiser states (adapters, " + per_parameter(per.optimizer_states) + ")",
+        bytes.optimizer_states_bytes);
   } else {
     row("Weights (" + per_parameter(per.weights) + ")", bytes.weights_bytes);
     row("Gradients (" + per_parameter(per.gradients) + ")", bytes.gradients_bytes);
@@ -92,8 +110,10 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
       row("Logits and loss", bytes.logits_bytes);
     }
   }
+  if (bytes.dequantization_bytes > 0) row("Dequantised layer (BF16)", bytes.dequantization_bytes);
   out << "  " << std::string(56, '-') << "\n";
-  row("Model states (" + per_parameter(per.total) + ")", bytes.model_states_bytes);
+  row(lora ? std::string("Model states") : "Model states (" + per_parameter(per.total) + ")",
+      bytes.model_states_bytes);
   row(estimate.num_devices > 1 ? "Total on the most loaded device" : "Total on one device",
       bytes.total_bytes);
   out << "\n  " << format_worth(estimate.devices_worth) << " " << estimate.device.short_name
@@ -104,6 +124,20 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
         << format_bytes(estimate.usable_bytes) << " usable)";
   }
   out << "\n";
+  const HostMemory& host = estimate.host;
+  if (setup.offload != Offload::kNone || setup.offload_activations) {
+    out << "\n  Held in the host's memory instead (offload " << choice_id(setup.offload)
+        << (setup.offload_activations ? ", activations" : "") << "):\n";
+    if (host.weights_bytes > 0) row("Weights", host.weights_bytes);
+    if (host.gradients_bytes > 0) row("Gradients", host.gradients_bytes);
+    if (host.master_weights_bytes > 0) row("Master weights", host.master_weights_bytes);
+    if (host.optimizer_states_bytes > 0) row("Optimiser states", host.optimizer_states_bytes);
+    if (host.activations_bytes > 0) row("Activations", host.activations_bytes);
+    if (host.fp32_gradients_bytes > 0) {
+      row("FP32 gradients (the host's own copy)", host.fp32_gradients_bytes);
+    }
+    row("Total in host memory", host.total_bytes);
+  }
 }
 
 namespace {

@@ -36,10 +36,23 @@ LayerActivations layer_activations_of(ActivationModel model);
 // the setting at fault's words; an ok answer when there is none (check.cpp).
 Answer check_setup(const TrainingSetup& setup, const ModelShape* shape);
 
+// Under LoRA a stage's parameters split into the adapters, which train, and the frozen base: its
+// linear weights (which a quantised base holds in NF4 or int8) and the rest (embeddings, the
+// output layer, norms, biases: BF16, as bitsandbytes leaves them). Without LoRA every parameter
+// trains and the frozen counts are 0.
+struct StageParameters {
+  double trainable = 0;
+  double frozen_linear = 0;
+  double frozen_other = 0;
+  double frozen_linear_rows = 0;  // their output rows (int8 keeps one FP32 scale per row)
+};
+
 struct StageMemory {
-  double parameters = 0;
+  double parameters = 0;  // all of them, adapters included
+  StageParameters split;
   double activations_bytes = 0;
   double logits_bytes = 0;
+  double dequantization_bytes = 0;
 };
 
 struct Calculation {
@@ -47,7 +60,14 @@ struct Calculation {
   ParameterCounts counts;
   BytesPerParameter bytes_per_parameter;
   ActivationsPerLayer layer;
+  double lora_bytes_per_layer = 0;  // the adapters' r-wide intermediates, in `layer` already
+  double base_linear_bytes_per_parameter = 0;  // the frozen base's linear weights (LoRA), whole
+  double base_linear_bytes_per_value = 0;      // the same less int8's per-row scales
+  double base_linear_bytes_per_row = 0;        // int8's FP32 scale per output row
   double layers_per_stage = 0;
+  // Offloading's units in flight: one layer's parameters on a device, and the embedding's.
+  StageParameters layer_unit;
+  StageParameters embedding_unit;
   double in_flight_factor = 0;  // layers' worth of activations on the first stage, over L
   double zero_shards = 1;       // d·c
   StageMemory first;

@@ -71,6 +71,21 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "ZeRO shards the model states over data-parallel replicas; a ZeRO stage "
                    "above 0 needs data or context parallelism above 1.");
   }
+  if (setup.base_weights != BaseWeights::kBf16 && setup.lora_rank == 0) {
+    return refusal(id::kBaseWeights,
+                   "Base weights in " + choice_id(setup.base_weights) +
+                       " are frozen and cannot train; quantised base weights need LoRA (a LoRA "
+                       "rank above 0).");
+  }
+  // fine_tuning.cpp counts adapters on a Llama-style block's separate Q, K, V and O and its gated
+  // MLP. GPT-2 and GPT-NeoX fuse Q, K and V into one module (PEFT's c_attn, query_key_value), so
+  // their adapters differ: refused rather than counted as a Llama block's.
+  if (setup.lora_rank > 0 && !shape->gated_mlp) {
+    return refusal(id::kLoraRank,
+                   "LoRA is counted on Llama-style blocks (separate Q, K, V and O, "
+                   "a gated MLP); " +
+                       shape->name + " is a GPT-style block. Set the LoRA rank to 0.");
+  }
   return {};
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "calculation.hpp"
+#include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
 
@@ -35,6 +36,16 @@ double logits_bytes(const ModelShape& shape, const TrainingSetup& setup,
   return logits_bytes_per_token_per_vocab(setup.loss) * tokens * vocab_per_rank;
 }
 
+// The bytes of the weights of `parameters` (of a stage, or of one unit in flight): the trainable
+// ones at the precision's bytes, the frozen base's linear weights at the base's, the rest of the
+// frozen base in BF16.
+double weight_bytes(const Calculation& calc, const StageParameters& parameters) {
+  return parameters.trainable * calc.bytes_per_parameter.weights +
+         parameters.frozen_linear * calc.base_linear_bytes_per_value +
+         parameters.frozen_linear_rows * calc.base_linear_bytes_per_row +
+         parameters.frozen_other * kBf16Bytes;
+}
+
 // Fills every number of `calc` for a setup that passed check().
 void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash_attention,
                Calculation& calc) {
@@ -43,9 +54,28 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   const double t = layout.tensor_parallel;
   const double p = layout.pipeline_parallel;
   const double v = layout.virtual_pipeline_stages;
+  const bool lora = setup.lora_rank > 0;
 
   calc.counts = parameter_counts(shape);
   calc.bytes_per_parameter = bytes_per_parameter(setup.precision, setup.optimizer, shape);
+  if (lora && setup.optimizer == Optimizer::kAdafactor) {
+    // The adapters' own factored state; one state value's bytes is SGD's one buffer's.
+    BytesPerParameter& per = calc.bytes_per_parameter;
+    const double state_value_bytes =
+        bytes_per_parameter(setup.precision, Optimizer::kSgdMomentum, shape).optimizer_states;
+    per.optimizer_states =
+        state_value_bytes *
+        lora_adafactor_values_per_layer(shape, setup.lora_rank, setup.lora_targets) /
+        lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets);
+    per.total = per.weights + per.gradients + per.master_weights + per.optimizer_states;
+  }
+  calc.base_linear_bytes_per_parameter =
+      lora ? base_linear_bytes_per_parameter(shape, setup.base_weights) : 0;
+  // Int8's scales are counted by the row, so that every byte count stays a whole number.
+  const bool int8 = lora && setup.base_weights == BaseWeights::kInt8;
+  calc.base_linear_bytes_per_value =
+      int8 ? kInt8BytesPerValue : calc.base_linear_bytes_per_parameter;
+  calc.base_linear_bytes_per_row = int8 ? kInt8ScaleBytesPerRow : 0;
   calc.layers_per_stage = shape.num_layers / p;
   calc.zero_shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
 
@@ -54,9 +84,10 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   // split over the vocabulary by t. Tied embeddings need a copy of the matrix on the last stage
   // when p > 1 (as Megatron-LM keeps one). Learned positions sit whole beside the embedding
   // (Megatron-LM's LanguageModelEmbedding does not split them).
-  const double layer_parameters =
-      calc.layers_per_stage * (calc.counts.attention_and_mlp_per_layer / t +
-                               calc.counts.norms_per_layer + calc.counts.replicated_per_layer);
+  const double parameters_per_layer = calc.counts.attention_and_mlp_per_layer / t +
+                                      calc.counts.norms_per_layer +
+                                      calc.counts.replicated_per_layer;
+  const double layer_parameters = calc.layers_per_stage * parameters_per_layer;
   // A vocabulary that t does not divide is padded up to a multiple of t, as Megatron-LM pads it.
   const double vocab_rows_per_rank = std::ceil(static_cast<double>(shape.vocab_size) / t);
   const double embedding = vocab_rows_per_rank * shape.hidden_size;
@@ -68,12 +99,51 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
       layer_parameters + embedding + calc.counts.position_embedding + (p == 1 ? last_extra : 0);
   calc.last.parameters = layer_parameters + last_extra;
 
+  // LoRA: the base is frozen, its linear weights (split by t but the router) apart from the rest;
+  // the adapters, split by t with their layers, are what trains.
+  const LinearLayers linear = linear_layers(shape);
+  const double linear_per_layer =
+      (linear.weights - linear.router_weights) / t + linear.router_weights;
+  const double adapters_per_layer =
+      lora ? lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets) / t : 0;
+  const double rows_per_layer = linear.column_parallel_rows / t + linear.whole_rows;
+  calc.layer_unit = lora ? StageParameters{adapters_per_layer, linear_per_layer,
+                                           parameters_per_layer - linear_per_layer, rows_per_layer}
+                         : StageParameters{parameters_per_layer, 0, 0, 0};
+  calc.embedding_unit =
+      lora ? StageParameters{0, 0, embedding, 0} : StageParameters{embedding, 0, 0, 0};
+  for (StageMemory* stage : {&calc.first, &calc.last}) {
+    if (lora) {
+      stage->split.frozen_linear = calc.layers_per_stage * linear_per_layer;
+      stage->split.frozen_linear_rows = calc.layers_per_stage * rows_per_layer;
+      stage->split.frozen_other = stage->parameters - stage->split.frozen_linear;
+      stage->split.trainable = calc.layers_per_stage * adapters_per_layer;
+      stage->parameters += stage->split.trainable;
+      if (setup.base_weights != BaseWeights::kBf16) {
+        stage->dequantization_bytes = kBf16Bytes * linear.largest_weight / t;
+      }
+    } else {
+      stage->split.trainable = stage->parameters;
+    }
+  }
+
   // Activations: under 1F1B the first stage holds p micro-batches of L/p layers, L layers' worth;
   // the interleaved schedule holds (1 + (p-1)/(p·v)) times that (Megatron-LM's
   // theoretical_memory_usage.py). The last stage holds one micro-batch. Full recomputation adds
   // one layer rebuilt during its backward pass.
   calc.layer = layer_activations_of(setup.activation_model)(shape, setup, micro_batch_sequences,
                                                             flash_attention);
+  if (lora) {
+    // Each adapter saves its r-wide BF16 intermediate A·x for lora_B's gradient; its input x is
+    // the frozen layer's, counted once already. Full recomputation rebuilds them with the layer.
+    calc.lora_bytes_per_layer = calc.layer.tokens_on_device * setup.lora_rank *
+                                lora_modules_per_token(shape, setup.lora_targets) * kBf16Bytes;
+    if (setup.recompute == Recompute::kFull) {
+      calc.layer.recompute_working_bytes += calc.lora_bytes_per_layer;
+    } else {
+      calc.layer.kept_bytes += calc.lora_bytes_per_layer;
+    }
+  }
   calc.in_flight_factor = v > 1 ? 1 + (p - 1) / (p * v) : 1;
   calc.first.activations_bytes = shape.num_layers * calc.layer.kept_bytes * calc.in_flight_factor +
                                  calc.layer.recompute_working_bytes;
@@ -88,22 +158,71 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
       std::min(calc.layer.recompute_working_bytes, logits_stage.logits_bytes);
 }
 
-MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage, int zero_stage) {
+MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
+                            const TrainingSetup& setup, HostMemory& host) {
   const BytesPerParameter& per = calc.bytes_per_parameter;
   const auto sharded_from = [&](int stage_that_shards) {
-    return zero_stage >= stage_that_shards ? calc.zero_shards : 1.0;
+    return setup.layout.zero_stage >= stage_that_shards ? calc.zero_shards : 1.0;
   };
+  const double trainable = stage.split.trainable;
   MemoryBreakdown bytes;
-  bytes.weights_bytes = per.weights * stage.parameters / sharded_from(3);
-  bytes.gradients_bytes = per.gradients * stage.parameters / sharded_from(2);
-  bytes.master_weights_bytes = per.master_weights * stage.parameters / sharded_from(1);
-  bytes.optimizer_states_bytes = per.optimizer_states * stage.parameters / sharded_from(1);
+  bytes.weights_bytes = weight_bytes(calc, stage.split) / sharded_from(3);
+  bytes.gradients_bytes = per.gradients * trainable / sharded_from(2);
+  bytes.master_weights_bytes = per.master_weights * trainable / sharded_from(1);
+  bytes.optimizer_states_bytes = per.optimizer_states * trainable / sharded_from(1);
   bytes.activations_bytes = stage.activations_bytes;
   bytes.logits_bytes = stage.logits_bytes;
+  bytes.dequantization_bytes = stage.dequantization_bytes;
+
+  // Offloading moves each term to the host whole, but what is in flight: every byte that leaves
+  // the device is on the host. The host adds the FP32 gradients its optimiser step reads.
+  host = HostMemory{};
+  if (setup.offload != Offload::kNone) {
+    host.master_weights_bytes = bytes.master_weights_bytes;
+    host.optimizer_states_bytes = bytes.optimizer_states_bytes;
+    host.fp32_gradients_bytes = kFp32Bytes * trainable / sharded_from(1);
+    bytes.master_weights_bytes = 0;
+    bytes.optimizer_states_bytes = 0;
+  }
+  if (setup.offload == Offload::kOptimizerAndWeights) {
+    // The largest unit in flight: a layer, or the embedding (or output layer) on its own.
+    const double unit_weight_bytes =
+        std::max(weight_bytes(calc, calc.layer_unit), weight_bytes(calc, calc.embedding_unit));
+    const double unit_gradient_bytes =
+        per.gradients * std::max(calc.layer_unit.trainable, calc.embedding_unit.trainable);
+    const double weights_kept =
+        std::min(bytes.weights_bytes, kOffloadLayersInFlight * unit_weight_bytes);
+    const double gradients_kept =
+        std::min(bytes.gradients_bytes, kOffloadLayersInFlight * unit_gradient_bytes);
+    host.weights_bytes = bytes.weights_bytes - weights_kept;
+    host.gradients_bytes = bytes.gradients_bytes - gradients_kept;
+    bytes.weights_bytes = weights_kept;
+    bytes.gradients_bytes = gradients_kept;
+  }
+  if (setup.offload_activations) {
+    // torch.autograd.graph.save_on_cpu / torchtune's OffloadActivations: each layer's saved
+    // tensors go to the host as the forward pass leaves it, and come back for its backward.
+    // The rebuilt layer under full recomputation stays too (less the logits' memory it reuses).
+    const double rebuilt = calc.layer.recompute_working_bytes -
+                           std::min(calc.layer.recompute_working_bytes, stage.logits_bytes);
+    const double activations_kept =
+        std::min(bytes.activations_bytes, kOffloadLayersInFlight * calc.layer.kept_bytes + rebuilt);
+    host.activations_bytes = bytes.activations_bytes - activations_kept;
+    bytes.activations_bytes = activations_kept;
+  }
+  host.total_bytes = host.weights_bytes + host.gradients_bytes + host.master_weights_bytes +
+                     host.optimizer_states_bytes + host.activations_bytes +
+                     host.fp32_gradients_bytes;
+
   bytes.model_states_bytes = bytes.weights_bytes + bytes.gradients_bytes +
                              bytes.master_weights_bytes + bytes.optimizer_states_bytes;
-  bytes.total_bytes = bytes.model_states_bytes + bytes.activations_bytes + bytes.logits_bytes;
+  bytes.total_bytes = bytes.model_states_bytes + bytes.activations_bytes + bytes.logits_bytes +
+                      bytes.dequantization_bytes;
   return bytes;
+}
+
+double shape_lora_parameters(const ModelShape& shape, const TrainingSetup& setup) {
+  return shape.num_layers * lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets);
 }
 
 }  // namespace
@@ -132,9 +251,10 @@ Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_seque
   if (!calc.estimate.answer.ok()) return calc;
   calculate(setup, micro_batch_sequences, flash_attention, calc);
 
-  const int zero_stage = setup.layout.zero_stage;
-  const MemoryBreakdown first = stage_bytes(calc, calc.first, zero_stage);
-  const MemoryBreakdown last = stage_bytes(calc, calc.last, zero_stage);
+  HostMemory first_host;
+  HostMemory last_host;
+  const MemoryBreakdown first = stage_bytes(calc, calc.first, setup, first_host);
+  const MemoryBreakdown last = stage_bytes(calc, calc.last, setup, last_host);
   const bool single_stage = setup.layout.pipeline_parallel == 1;
   calc.last_is_most_loaded = !single_stage && last.total_bytes > first.total_bytes;
 
@@ -148,6 +268,10 @@ Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_seque
   estimate.tokens_per_micro_batch =
       static_cast<double>(setup.sequence_length) * micro_batch_sequences;
   estimate.bytes = calc.last_is_most_loaded ? last : first;
+  estimate.host = calc.last_is_most_loaded ? last_host : first_host;
+  estimate.trainable_parameters =
+      setup.lora_rank > 0 ? shape_lora_parameters(*calc.shape, setup) : estimate.num_parameters;
+  estimate.base_linear_bytes_per_parameter = calc.base_linear_bytes_per_parameter;
   estimate.parameters_on_device =
       calc.last_is_most_loaded ? calc.last.parameters : calc.first.parameters;
   estimate.most_loaded_stage = single_stage               ? PipelineStage::kOnly

@@ -4,6 +4,7 @@
 
 #include "calculation.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 
 namespace trainmem {
@@ -25,6 +26,16 @@ std::string state_formula(double bytes_per_parameter, double parameters, double 
   return formula + " = " + format_bytes(bytes);
 }
 
+// A stage's weights before offloading (the arithmetic writes what the setup holds, then what
+// offloading moves).
+double weight_bytes_before(const Calculation& calc, const StageMemory& stage, double shards) {
+  return (stage.split.trainable * calc.bytes_per_parameter.weights +
+          stage.split.frozen_linear * calc.base_linear_bytes_per_value +
+          stage.split.frozen_linear_rows * calc.base_linear_bytes_per_row +
+          stage.split.frozen_other * kBf16Bytes) /
+         shards;
+}
+
 }  // namespace
 
 std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
@@ -44,23 +55,61 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   const std::string zero_source = "Rajbhandari et al., \"ZeRO\", SC 2020";
   const MemoryBreakdown& bytes = estimate.bytes;
 
+  const StageMemory& stage = calc.last_is_most_loaded ? calc.last : calc.first;
+  const bool lora = setup.lora_rank > 0;
+  const double trainable = stage.split.trainable;
+  const std::string lora_source =
+      "Hu et al., \"LoRA\", arXiv:2106.09685: the base is frozen, only the adapters (PEFT's "
+      "lora_A, in × r, and lora_B, r × out) train";
+
   std::vector<TermArithmetic> terms;
-  terms.push_back({"weights", "Weights",
-                   state_formula(per.weights, parameters, shards(3), bytes.weights_bytes),
-                   zero_source + "; precision " + choice_id(setup.precision)});
-  terms.push_back({"gradients", "Gradients",
-                   state_formula(per.gradients, parameters, shards(2), bytes.gradients_bytes),
-                   zero_source + "; precision " + choice_id(setup.precision)});
+  if (lora) {
+    // The adapters at the precision's bytes; the frozen base's linear weights at the base's, the
+    // rest of the base in BF16.
+    std::string weights =
+        number(per.weights) + " B × " + number(trainable) + " adapter + " +
+        number(calc.base_linear_bytes_per_value) + " B × " + number(stage.split.frozen_linear) +
+        " frozen linear" +
+        (calc.base_linear_bytes_per_row > 0
+             ? " + 4 B × " + number(stage.split.frozen_linear_rows) + " rows' scales"
+             : "") +
+        " + 2 B × " + number(stage.split.frozen_other) + " other frozen parameters";
+    if (shards(3) > 1) weights = "(" + weights + ") / " + number(shards(3)) + " ZeRO shards";
+    std::string source = lora_source;
+    if (setup.base_weights == BaseWeights::kNf4) {
+      source +=
+          "; NF4 with double quantisation, 4 + 8/64 + 32/(64·256) bits (Dettmers et al., "
+          "\"QLoRA\", arXiv:2305.14314; bitsandbytes' quantize_4bit, blocksize 64)";
+    } else if (setup.base_weights == BaseWeights::kInt8) {
+      source +=
+          "; int8, 1 B per weight and an FP32 scale per output row (bitsandbytes' "
+          "Linear8bitLt)";
+    }
+    terms.push_back({"weights", "Weights",
+                     weights + " = " + format_bytes(weight_bytes_before(calc, stage, shards(3))),
+                     source});
+  } else {
+    terms.push_back({"weights", "Weights",
+                     state_formula(per.weights, parameters, shards(3),
+                                   weight_bytes_before(calc, stage, shards(3))),
+                     zero_source + "; precision " + choice_id(setup.precision)});
+  }
+  const std::string trained_source =
+      lora ? lora_source : zero_source + "; precision " + choice_id(setup.precision);
   terms.push_back(
-      {"masterWeights", "Master weights",
-       state_formula(per.master_weights, parameters, shards(1), bytes.master_weights_bytes),
-       "Micikevicius et al., \"Mixed Precision Training\", ICLR 2018"});
+      {"gradients", "Gradients",
+       state_formula(per.gradients, trainable, shards(2), per.gradients * trainable / shards(2)),
+       trained_source});
+  terms.push_back({"masterWeights", "Master weights",
+                   state_formula(per.master_weights, trainable, shards(1),
+                                 per.master_weights * trainable / shards(1)),
+                   "Micikevicius et al., \"Mixed Precision Training\", ICLR 2018"});
   const Choice& optimizer = choices<Optimizer>()[static_cast<std::size_t>(setup.optimizer)];
   const std::string optimizer_source = optimizer.name + ": " + optimizer.source;
-  terms.push_back(
-      {"optimizerStates", "Optimiser states",
-       state_formula(per.optimizer_states, parameters, shards(1), bytes.optimizer_states_bytes),
-       optimizer_source});
+  terms.push_back({"optimizerStates", "Optimiser states",
+                   state_formula(per.optimizer_states, trainable, shards(1),
+                                 per.optimizer_states * trainable / shards(1)),
+                   optimizer_source});
 
   const ActivationsPerLayer& layer = calc.layer;
   const bool full = setup.recompute == Recompute::kFull;
@@ -84,7 +133,18 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
     activations += number(shape.hidden_size) + " × (" + number(layer.replicated_factor) + " + " +
                    number(layer.score_factor) + ") B";
   }
-  activations += " = " + format_bytes(bytes.activations_bytes);
+  if (lora) {
+    activations += ", each layer's " + number(calc.lora_bytes_per_layer) + " B of adapter " +
+                   "intermediates (" + number(layer.tokens_on_device) + " tokens × r " +
+                   number(setup.lora_rank) + " × 2 B × " +
+                   number(lora_modules_per_token(shape, setup.lora_targets)) + " adapters) in it";
+  }
+  const double activations_before = bytes.activations_bytes + estimate.host.activations_bytes;
+  activations += " = " + format_bytes(activations_before);
+  if (setup.offload_activations) {
+    activations += "; the device keeps " + number(kOffloadLayersInFlight) +
+                   " layers in flight: " + format_bytes(bytes.activations_bytes);
+  }
   std::string activations_source = "Korthikanti et al., MLSys 2023, equation 1 and Table 2";
   if (llama_block) {
     activations_source =
@@ -94,6 +154,11 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
     activations_source += "; top-" + std::to_string(shape.num_experts_per_token) +
                           " routing: section 4.1's MLP share (19) once more for each expert "
                           "past the first";
+  }
+  if (setup.offload_activations) {
+    activations_source +=
+        "; offloaded as torch.autograd.graph.save_on_cpu and torchtune's "
+        "OffloadActivations do";
   }
   terms.push_back({"activations", "Activations", activations, activations_source});
 
@@ -109,6 +174,34 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
              ? "BF16 logits plus their FP32 copy for Megatron-LM's vocab-parallel cross-entropy"
              : "an unfused cross-entropy over FP32-upcast logits: its saved log-softmax and two "
                "gradients at the loss's backward (measured: tests/data/loss-peak-cpu.json)"});
+  }
+  if (bytes.dequantization_bytes > 0) {
+    const LinearLayers linear = linear_layers(shape);
+    terms.push_back(
+        {"dequantization", "Dequantised layer",
+         "2 B × " + number(linear.largest_weight) + " (the largest linear weight)" +
+             (layout.tensor_parallel > 1 ? " / " + number(layout.tensor_parallel) : "") + " = " +
+             format_bytes(bytes.dequantization_bytes),
+         "bitsandbytes' matmul_4bit and MatMul8bitLt dequantise the frozen weight to BF16 for "
+         "the matmul and its backward, one layer at a time"});
+  }
+  if (setup.offload != Offload::kNone || setup.offload_activations) {
+    const HostMemory& host = estimate.host;
+    std::string moved = "weights " + format_bytes(host.weights_bytes) + " + gradients " +
+                        format_bytes(host.gradients_bytes) + " + master weights " +
+                        format_bytes(host.master_weights_bytes) + " + optimiser states " +
+                        format_bytes(host.optimizer_states_bytes) + " + activations " +
+                        format_bytes(host.activations_bytes);
+    if (setup.offload != Offload::kNone) {
+      moved += " + FP32 gradients 4 B × " + number(trainable) + " parameters" +
+               (shards(1) > 1 ? " / " + number(shards(1)) + " ZeRO shards" : "") + " (" +
+               format_bytes(host.fp32_gradients_bytes) + ")";
+    }
+    terms.push_back(
+        {"host", "Host memory", moved + " = " + format_bytes(host.total_bytes),
+         "what the device gave up, moved whole, but the " + number(kOffloadLayersInFlight) +
+             " layers in flight; the FP32 gradients are the host's own (Ren et al., "
+             "\"ZeRO-Offload\", arXiv:2101.06840; DeepSpeed's stage_1_and_2.py cpu_offload)"});
   }
   return terms;
 }

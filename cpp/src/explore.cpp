@@ -84,12 +84,42 @@ SavingsList rank_savings(const TrainingSetup& setup) {
     add(choice_id(Optimizer::kAdam8bit), choice_name(Optimizer::kAdam8bit), changed);
   }
   if (setup.micro_batch_sequences > 1) {
+    // Gradient accumulation: two half micro-batches per step train on the same batch; the
+    // gradient buffer is the same, the activations halve.
     changed = setup;
     changed.micro_batch_sequences = setup.micro_batch_sequences / 2;
     add("micro-batch-half",
-        "Halve the micro-batch (" + std::to_string(changed.micro_batch_sequences) +
+        "Halve the micro-batch and accumulate gradients over two (" +
+            std::to_string(changed.micro_batch_sequences) +
             (changed.micro_batch_sequences == 1 ? " sequence)" : " sequences)"),
         changed);
+  }
+  // Fine-tuning's savings, offered once a setup fine-tunes or offloads (the plate's pre-training
+  // view keeps its own list): a quantised base, and what offloading moves to the host.
+  const bool fine_tuning =
+      setup.lora_rank > 0 || setup.offload != Offload::kNone || setup.offload_activations;
+  if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kNf4) {
+    changed = setup;
+    changed.base_weights = BaseWeights::kNf4;
+    add("base-weights-nf4", "Hold the frozen base in NF4 (QLoRA)", changed);
+  }
+  if (fine_tuning) {
+    for (Offload offload : {Offload::kOptimizer, Offload::kOptimizerAndWeights}) {
+      if (setup.offload >= offload) continue;
+      changed = setup;
+      changed.offload = offload;
+      add("offload-" + choice_id(offload),
+          offload == Offload::kOptimizer
+              ? "Offload the optimiser state and master weights to the host"
+              : "Offload the weights and gradients too, but the layers in flight",
+          changed);
+    }
+    if (!setup.offload_activations) {
+      changed = setup;
+      changed.offload_activations = true;
+      add("offload-activations", "Offload the activations to the host, but the layers in flight",
+          changed);
+    }
   }
 
   for (const auto& [change, labelled] : changes) {

@@ -58,7 +58,8 @@ std::string format_worth(double devices_worth) {
   }
   // A small model's total, which one decimal would show as none of a device: more digits, and
   // below the last of them, a bound.
-  for (int decimals = 2; decimals <= kMaxDecimals && devices_worth > 0 && text == fixed(0, decimals - 1);
+  for (int decimals = 2;
+       decimals <= kMaxDecimals && devices_worth > 0 && text == fixed(0, decimals - 1);
        ++decimals) {
     text = fixed(devices_worth, decimals);
   }

@@ -101,6 +101,41 @@ const std::vector<Choice>& choices<PipelineStage>() {
   return choices;
 }
 
+template <>
+const std::vector<Choice>& choices<LoraTargets>() {
+  static const std::vector<Choice> choices = {
+      {"attention", "Attention (q, k, v, o)",
+       "q_proj, k_proj, v_proj, o_proj (Hu et al., arXiv:2106.09685, section 7.1)"},
+      {"all-linear", "All linear layers",
+       "PEFT's target_modules=\"all-linear\" (Dettmers et al., arXiv:2305.14314, section 4)"},
+  };
+  return choices;
+}
+
+template <>
+const std::vector<Choice>& choices<BaseWeights>() {
+  static const std::vector<Choice> choices = {
+      {"bf16", "BF16", "2 B per parameter"},
+      {"nf4", "NF4 (QLoRA)",
+       "Dettmers et al., arXiv:2305.14314; bitsandbytes' quantize_4bit, blocksize 64"},
+      {"int8", "Int8",
+       "Dettmers et al., arXiv:2208.07339; bitsandbytes' Linear8bitLt, one FP32 scale per row"},
+  };
+  return choices;
+}
+
+template <>
+const std::vector<Choice>& choices<Offload>() {
+  static const std::vector<Choice> choices = {
+      {"none", "None", "everything on the device"},
+      {"optimizer", "Optimiser state",
+       "Ren et al., ZeRO-Offload, arXiv:2101.06840; DeepSpeed's offload_optimizer"},
+      {"optimizer-and-weights", "And the weights",
+       "FSDP's CPUOffload(offload_params=True); DeepSpeed's offload_param"},
+  };
+  return choices;
+}
+
 namespace {
 
 // Adafactor keeps, per weight matrix of r x c, a row vector of r and a column vector of c

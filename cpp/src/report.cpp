@@ -25,6 +25,7 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
   const MemoryBreakdown& bytes = estimate.bytes;
   const ParallelLayout& layout = estimate.setup.layout;
   const BytesPerParameter& per = estimate.bytes_per_parameter;
+  const HostMemory& host = estimate.host;
   return {
       {"model", estimate.setup.model_id},
       {"modelName", estimate.model_name},
@@ -39,6 +40,7 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"optimizerStates", number(bytes.optimizer_states_bytes)},
         {"activations", number(bytes.activations_bytes)},
         {"logits", number(bytes.logits_bytes)},
+        {"dequantization", number(bytes.dequantization_bytes)},
         {"total", number(bytes.total_bytes)}}},
       {"device",
        {{"id", estimate.device.id},
@@ -71,6 +73,22 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"masterWeights", per.master_weights},
         {"optimizerStates", per.optimizer_states},
         {"total", per.total}}},
+      {"loraRank", estimate.setup.lora_rank},
+      {"loraTargets", choice_id(estimate.setup.lora_targets)},
+      {"baseWeights", choice_id(estimate.setup.base_weights)},
+      {"trainableParameters", number(estimate.trainable_parameters)},
+      {"baseLinearBytesPerParameter", estimate.base_linear_bytes_per_parameter},
+      {"offload", choice_id(estimate.setup.offload)},
+      {"offloadActivations", estimate.setup.offload_activations},
+      {"hostBytes", number(host.total_bytes)},
+      {"host",
+       {{"weights", number(host.weights_bytes)},
+        {"gradients", number(host.gradients_bytes)},
+        {"masterWeights", number(host.master_weights_bytes)},
+        {"optimizerStates", number(host.optimizer_states_bytes)},
+        {"activations", number(host.activations_bytes)},
+        {"fp32Gradients", number(host.fp32_gradients_bytes)},
+        {"total", number(host.total_bytes)}}},
   };
 }
 

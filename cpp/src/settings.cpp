@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
 
@@ -257,6 +258,31 @@ std::vector<Entry> make_entries() {
              setting.defaulted_in_api = true;
            }),
       number_access<double, &TrainingSetup::headroom_percent>());
+  // Fine-tuning (fine_tuning.hpp), added after the API was published: a setup without them
+  // trains every parameter, on the device, as before.
+  const auto added = [](Setting setting) {
+    setting.defaulted_in_api = true;
+    return setting;
+  };
+  add(added(whole(id::kLoraRank, "LoRA rank",
+                  "LoRA's rank r: adapters train, the base is frozen (0: every parameter trains)",
+                  "loraRank", 0, kMaxLoraRank,
+                  "LoRA rank must be a whole number from 0 (no LoRA) to " +
+                      format_count(kMaxLoraRank) + ".")),
+      number_access<int, &TrainingSetup::lora_rank>());
+  add(added(choice(id::kLoraTargets, "LoRA targets", choices<LoraTargets>(),
+                   "The layers LoRA's adapters sit on", "loraTargets")),
+      enum_access<LoraTargets, &TrainingSetup::lora_targets>());
+  add(added(choice(id::kBaseWeights, "Base weights", choices<BaseWeights>(),
+                   "How LoRA's frozen base linear weights are held", "baseWeights")),
+      enum_access<BaseWeights, &TrainingSetup::base_weights>());
+  add(added(choice(id::kOffload, "Offload", choices<Offload>(),
+                   "What is held in the host's memory instead of the device's", "offload")),
+      enum_access<Offload, &TrainingSetup::offload>());
+  add(added(make(id::kOffloadActivations, "Offload activations", kSwitch,
+                 "Hold the saved activations in the host's memory but the layers in flight",
+                 "offloadActivations")),
+      number_access<bool, &TrainingSetup::offload_activations>());
   return entries;
 }
 

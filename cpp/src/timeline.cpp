@@ -1,6 +1,9 @@
 // Memory over one training step on the most loaded device, from the estimate's own Calculation.
+#include <algorithm>
+
 #include "calculation.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/fine_tuning.hpp"
 
 namespace trainmem {
 
@@ -25,21 +28,27 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   const int slots = static_cast<int>(first_stage ? calc.shape->num_layers : calc.layers_per_stage);
   const double kept_per_slot = calc.layer.kept_bytes * (first_stage ? calc.in_flight_factor : 1);
   const double states = bytes.model_states_bytes;
+  // During the passes: a quantised base's layer dequantised for its matmul.
+  const double working = states + bytes.dequantization_bytes;
+  // Offloaded activations: the device keeps only the layers in flight.
+  const double kept_on_device = setup.offload_activations
+                                    ? kOffloadLayersInFlight * calc.layer.kept_bytes
+                                    : slots * kept_per_slot;
+  const auto kept = [&](int layers) { return std::min(layers * kept_per_slot, kept_on_device); };
 
   std::vector<TimelinePoint> points;
   points.push_back({"start", 0, states});
   for (int layer = 1; layer <= slots; ++layer) {
-    points.push_back({"forward", layer, states + layer * kept_per_slot});
+    points.push_back({"forward", layer, working + kept(layer)});
   }
-  const double all_kept = slots * kept_per_slot;
   if (bytes.logits_bytes > 0)
-    points.push_back({"loss", slots, states + all_kept + bytes.logits_bytes});
+    points.push_back({"loss", slots, working + kept(slots) + bytes.logits_bytes});
   for (int layer = slots; layer >= 1; --layer) {
     if (calc.layer.recompute_working_bytes > 0) {
-      points.push_back({"recompute", layer,
-                        states + layer * kept_per_slot + calc.layer.recompute_working_bytes});
+      points.push_back(
+          {"recompute", layer, working + kept(layer) + calc.layer.recompute_working_bytes});
     }
-    points.push_back({"backward", layer, states + (layer - 1) * kept_per_slot});
+    points.push_back({"backward", layer, working + kept(layer - 1)});
   }
   points.push_back({"optimizer", 0, states});
   return points;

@@ -137,8 +137,18 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("optimizerStatesBytes", &MemoryBreakdown::optimizer_states_bytes)
       .field("activationsBytes", &MemoryBreakdown::activations_bytes)
       .field("logitsBytes", &MemoryBreakdown::logits_bytes)
+      .field("dequantizationBytes", &MemoryBreakdown::dequantization_bytes)
       .field("modelStatesBytes", &MemoryBreakdown::model_states_bytes)
       .field("totalBytes", &MemoryBreakdown::total_bytes);
+
+  value_object<HostMemory>("HostMemory")
+      .field("weightsBytes", &HostMemory::weights_bytes)
+      .field("gradientsBytes", &HostMemory::gradients_bytes)
+      .field("masterWeightsBytes", &HostMemory::master_weights_bytes)
+      .field("optimizerStatesBytes", &HostMemory::optimizer_states_bytes)
+      .field("activationsBytes", &HostMemory::activations_bytes)
+      .field("fp32GradientsBytes", &HostMemory::fp32_gradients_bytes)
+      .field("totalBytes", &HostMemory::total_bytes);
 
   value_object<BytesPerParameter>("BytesPerParameter")
       .field("weights", &BytesPerParameter::weights)
@@ -189,10 +199,13 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("modelName", &Estimate::model_name)
       .field("numParameters", &Estimate::num_parameters)
       .field("parametersOnDevice", &Estimate::parameters_on_device)
+      .field("trainableParameters", &Estimate::trainable_parameters)
+      .field("baseLinearBytesPerParameter", &Estimate::base_linear_bytes_per_parameter)
       .field("mostLoadedStage", &most_loaded_stage_js, &set_most_loaded_stage_js)
       .field("bytesPerParameter", &Estimate::bytes_per_parameter)
       .field("tokensPerMicroBatch", &Estimate::tokens_per_micro_batch)
       .field("bytes", &Estimate::bytes)
+      .field("host", &Estimate::host)
       .field("device", &Estimate::device)
       .field("numDevices", &Estimate::num_devices)
       .field("devicesWorth", &Estimate::devices_worth)

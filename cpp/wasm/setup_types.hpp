@@ -93,7 +93,15 @@ inline void register_setup_types() {
              &set_choice<Loss, &TrainingSetup::loss>)
       .field("deviceId", &TrainingSetup::device_id)
       .field("customCapacityGb", &TrainingSetup::custom_capacity_gb)
-      .field("headroomPercent", &TrainingSetup::headroom_percent);
+      .field("headroomPercent", &TrainingSetup::headroom_percent)
+      .field("loraRank", &TrainingSetup::lora_rank)
+      .field("loraTargets", &get_choice<LoraTargets, &TrainingSetup::lora_targets>,
+             &set_choice<LoraTargets, &TrainingSetup::lora_targets>)
+      .field("baseWeights", &get_choice<BaseWeights, &TrainingSetup::base_weights>,
+             &set_choice<BaseWeights, &TrainingSetup::base_weights>)
+      .field("offload", &get_choice<Offload, &TrainingSetup::offload>,
+             &set_choice<Offload, &TrainingSetup::offload>)
+      .field("offloadActivations", &TrainingSetup::offload_activations);
 }
 
 }  // namespace trainmem

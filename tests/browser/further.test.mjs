@@ -40,6 +40,11 @@ describe('Go further, in Chromium', () => {
       device: 'h100',
       'device-gb': '80',
       headroom: '10',
+      'lora-rank': '0',
+      'lora-targets': 'attention',
+      'base-weights': 'bf16',
+      offload: 'none',
+      'offload-activations': false,
     });
     assert.equal(await page.isDisabled('#device-gb'), true);
     assert.deepEqual(problems, []);

@@ -520,3 +520,64 @@ TEST_CASE("cli: the worth near one device has the digits that decide it, and the
                   "trainmem: --headroom: '95' is not allowed. Headroom must be a percentage from 0 "
                   "to 90.\n");
 }
+
+TEST_CASE("cli: --lora-rank and --lora-targets print the trainable parameters as an integer") {
+  const CliRun result =
+      run({"--model", "llama3-8b", "--lora-rank", "16", "--lora-targets", "all-linear", "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  CHECK(json["trainableParameters"].is_number_integer());
+  CHECK(json["trainableParameters"] == 41943040);
+  CHECK(json["loraRank"] == 16);
+  CHECK(json["loraTargets"] == "all-linear");
+  CHECK(json["bytes"]["gradients"] == 2 * 41943040.0);
+  // Without LoRA every parameter trains.
+  const nlohmann::json plate = nlohmann::json::parse(run({"--json"}).out);
+  CHECK(plate["trainableParameters"] == 8030261248);
+  CHECK(plate["hostBytes"] == 0);
+}
+
+TEST_CASE("cli: --base-weights nf4 holds the frozen base in NF4 and counts the dequantised layer") {
+  const CliRun result = run({"--lora-rank", "16", "--base-weights", "nf4", "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  CHECK(json["baseLinearBytesPerParameter"] == 0.515869140625);
+  CHECK(json["bytes"]["dequantization"] == 2 * 4096 * 14336);
+  const CliRun text = run({"--lora-rank", "16", "--base-weights", "nf4"});
+  CHECK(text.out.find("Dequantised layer (BF16)") != std::string::npos);
+  // r·(h + q) + 2·r·(h + kv) + r·(q + h) = 16 · 26,624 = 425,984 per layer, 32 layers.
+  CHECK(text.out.find("13,631,488 trainable parameters") != std::string::npos);
+}
+
+TEST_CASE("cli: --offload prints hostBytes as an integer and the host's terms in the table") {
+  const CliRun result = run({"--offload", "optimizer", "--offload-activations", "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  CHECK(json["hostBytes"].is_number_integer());
+  CHECK(json["hostBytes"] == json["host"]["total"]);
+  CHECK(json["host"]["masterWeights"] == 4 * 8030261248.0);
+  CHECK(json["host"]["fp32Gradients"] == 4 * 8030261248.0);
+  CHECK(json["bytes"]["masterWeights"] == 0);
+  const CliRun text = run({"--offload", "optimizer"});
+  CHECK(text.out.find("Held in the host's memory instead") != std::string::npos);
+  CHECK(text.out.find("FP32 gradients (the host's own copy)") != std::string::npos);
+}
+
+TEST_CASE("cli: fine-tuning flags out of bounds or unknown exit 2 with one line naming them") {
+  const CliRun targets = run({"--lora-rank", "8", "--lora-targets", "everything"});
+  CHECK(targets.status == 2);
+  CHECK(targets.err ==
+        "trainmem: --lora-targets: 'everything' is not allowed. LoRA targets 'everything' is not "
+        "known; choose one of attention, all-linear.\n");
+  const CliRun rank = run({"--lora-rank", "-1"});
+  CHECK(rank.status == 2);
+  CHECK(count_lines(rank.err) == 1);
+  CHECK(rank.err.find("--lora-rank") != std::string::npos);
+  const CliRun base = run({"--base-weights", "int8"});
+  CHECK(base.status == 2);
+  CHECK(base.err.find("--base-weights") != std::string::npos);
+  CHECK(base.err.find("need LoRA") != std::string::npos);
+  const CliRun offload = run({"--offload", "disk"});
+  CHECK(offload.status == 2);
+  CHECK(offload.err.find("optimizer-and-weights") != std::string::npos);
+}

@@ -181,5 +181,33 @@ TEST_CASE("savings: halving a micro-batch to one sequence says 'sequence'") {
       std::find_if(list.savings.begin(), list.savings.end(),
                    [](const Saving& saving) { return saving.change == "micro-batch-half"; });
   REQUIRE(half != list.savings.end());
-  CHECK(half->label == "Halve the micro-batch (1 sequence)");
+  CHECK(half->label == "Halve the micro-batch and accumulate gradients over two (1 sequence)");
+}
+
+TEST_CASE("savings: gradient accumulation keeps the gradient buffer and halves the activations") {
+  TrainingSetup setup;
+  setup.micro_batch_sequences = 2;
+  const SavingsList list = rank_savings(setup);
+  const auto half =
+      std::find_if(list.savings.begin(), list.savings.end(),
+                   [](const Saving& saving) { return saving.change == "micro-batch-half"; });
+  REQUIRE(half != list.savings.end());
+  CHECK(half->estimate.bytes.gradients_bytes == list.baseline.bytes.gradients_bytes);
+  CHECK(half->estimate.bytes.activations_bytes * 2 == list.baseline.bytes.activations_bytes);
+}
+
+TEST_CASE("savings: a fine-tuning setup is offered NF4 and offloading, the plate's view is not") {
+  for (const Saving& saving : rank_savings(TrainingSetup{}).savings) {
+    CHECK(saving.change.rfind("offload", 0) != 0);
+    CHECK(saving.change != "base-weights-nf4");
+  }
+  TrainingSetup setup;
+  setup.lora_rank = 16;
+  const SavingsList list = rank_savings(setup);
+  for (const char* change : {"base-weights-nf4", "offload-optimizer",
+                             "offload-optimizer-and-weights", "offload-activations"}) {
+    const auto found = std::find_if(list.savings.begin(), list.savings.end(),
+                                    [&](const Saving& saving) { return saving.change == change; });
+    CHECK_MESSAGE(found != list.savings.end(), change);
+  }
 }

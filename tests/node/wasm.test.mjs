@@ -213,6 +213,11 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'device',
         'device-gb',
         'headroom',
+        'lora-rank',
+        'lora-targets',
+        'base-weights',
+        'offload',
+        'offload-activations',
       ],
     );
     const plate = core.defaultSetup();

@@ -63,7 +63,8 @@ export function chartData(view, pinned = null) {
   return {
     deviceName: estimate.device.name,
     capacityBytes: capacity,
-    perParameter: estimate.bytesPerParameter,
+    // Under LoRA the terms mix a frozen base with adapters: no one figure per parameter to quote.
+    perParameter: estimate.setup.loraRank > 0 ? {} : estimate.bytesPerParameter,
     bars,
     breakdownTicks: linearTicks(top),
     curve,

@@ -68,6 +68,7 @@ function termFill(term) {
     line(size / 2, -size / 2, size * 1.5, size / 2);
   }
   if (term.marks === 'rows') line(0, size / 2, size, size / 2);
+  if (term.marks === 'columns') line(size / 2, 0, size / 2, size);
   return ctx.createPattern(tile, 'repeat');
 }
 
@@ -256,7 +257,8 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
           labels: {
             boxWidth: 14,
             padding: 10,
-            // Logits appear only when counted; state terms say their bytes per parameter.
+            // Logits and a dequantised layer appear only when counted; state terms say their bytes
+            // per parameter.
             filter: (item, chartData) =>
               item.datasetIndex < 5 || chartData.datasets[item.datasetIndex].data.some((bytes) => bytes > 0),
             generateLabels: (chart) =>

@@ -41,12 +41,21 @@ export function describe(estimator, estimate) {
     (setup.logits ? ` and ${format(bytes.logitsBytes)} of logits and loss` : '') +
     ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
     `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.`;
+  const lora = setup.loraRank > 0;
+  const counted = lora
+    ? ` (a frozen base of ${estimator.formatParameters(estimate.numParameters)} parameters, ` +
+      `${estimator.formatCount(estimate.trainableParameters)} of LoRA's trainable)`
+    : ` (${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
+      `${estimator.formatParameters(estimate.numParameters)} parameters)`;
+  const dequantized =
+    bytes.dequantizationBytes > 0
+      ? `, ${format(bytes.dequantizationBytes)} for the layer being dequantised,`
+      : '';
   const states = `${format(bytes.modelStatesBytes)} of model states`;
   if (estimate.numDevices === 1) {
     return (
-      `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states} ` +
-      `(${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
-      `${estimator.formatParameters(estimate.numParameters)} parameters) and ${activations} ` +
+      `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states}` +
+      `${counted}${dequantized} and ${activations} ` +
       `That is ${estimator.formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
       `at ${estimator.formatBytesShort(device.capacityBytes)} each.`
     );
@@ -58,7 +67,31 @@ export function describe(estimator, estimate) {
     : `It does not fit in one ${device.name}${headroom}: it needs ${estimator.formatWorth(estimate.devicesWorth)} times its memory.`;
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
-    `${format(bytes.totalBytes)} on its most loaded device: ${states} and ${activations} ${verdict}`
+    `${format(bytes.totalBytes)} on its most loaded device: ${states}${dequantized} and ${activations} ${verdict}`
+  );
+}
+
+/** Offloading: what the host holds beside the device, or '' when nothing is offloaded. */
+export function describeHost(estimator, estimate) {
+  const { host, bytes } = estimate;
+  if (!(host.totalBytes > 0)) return '';
+  const format = estimator.formatBytes;
+  const parts = [
+    ['weights', host.weightsBytes],
+    ['gradients', host.gradientsBytes],
+    ['master weights', host.masterWeightsBytes],
+    ['optimiser states', host.optimizerStatesBytes],
+    ['activations', host.activationsBytes],
+  ]
+    .filter(([, value]) => value > 0)
+    .map(([name, value]) => `${format(value)} of ${name}`);
+  const added =
+    host.fp32GradientsBytes > 0
+      ? `, and ${format(host.fp32GradientsBytes)} of FP32 gradients of its own`
+      : '';
+  return (
+    `Host memory: ${format(host.totalBytes)} beside the device's ${format(bytes.totalBytes)}. ` +
+    `Moved off the device: ${parts.join(', ')}${added}.`
   );
 }
 
@@ -86,6 +119,9 @@ export function showReadout(estimator, estimate) {
     if ($(id).textContent !== text) $(id).textContent = text;
   };
   show('readout', describe(estimator, estimate));
+  const host = describeHost(estimator, estimate);
+  show('host-readout', host);
+  if ($('host-readout').hidden !== !host) $('host-readout').hidden = !host;
   show('activations-note', describeRoom(estimator, estimate));
   show('breakdown-title', breakdownTitle(estimate));
 }

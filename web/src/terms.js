@@ -25,4 +25,6 @@ export const TERMS = Object.freeze([
   },
   { key: 'activationsBytes', label: 'Activations', color: '#3d8b57', marks: 'falling' },
   { key: 'logitsBytes', label: 'Logits and loss', color: '#7a5c99', marks: 'rows' },
+  // Under a quantised base (QLoRA): the BF16 copy of the layer being dequantised.
+  { key: 'dequantizationBytes', label: 'Dequantised layer (BF16)', color: '#5f7684', marks: 'columns' },
 ]);

@@ -111,6 +111,14 @@ struct TrainingSetup {
   // communication buffers; How close is this? shows measured peaks 17% above the estimate) needs
   // room. A stated margin (docs/formulas.md), to be replaced by a stack's reserved-peak estimate.
   double headroom_percent = kDefaultHeadroomPercent;
+  // Fine-tuning (fine_tuning.hpp): LoRA adapters of this rank on `lora_targets` (0: every
+  // parameter trains), the frozen base's linear weights held as `base_weights`, and what is held
+  // in the host's memory instead of the device's.
+  int lora_rank = 0;
+  LoraTargets lora_targets = LoraTargets::kAttention;
+  BaseWeights base_weights = BaseWeights::kBf16;
+  Offload offload = Offload::kNone;
+  bool offload_activations = false;
 };
 
 struct MemoryBreakdown {
@@ -120,8 +128,23 @@ struct MemoryBreakdown {
   double optimizer_states_bytes = 0;
   double activations_bytes = 0;
   double logits_bytes = 0;
+  // A quantised base (nf4, int8): the BF16 copy of the layer being dequantised for its matmul.
+  double dequantization_bytes = 0;
   double model_states_bytes = 0;  // weights, gradients, master weights, optimiser states
   double total_bytes = 0;         // everything
+};
+
+// The host's memory under offloading, on the most loaded device's host share: each term the
+// device gave up (its MemoryBreakdown term before offloading less after), and what the host adds
+// beyond them, named: the FP32 gradients the host's optimiser step reads.
+struct HostMemory {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double master_weights_bytes = 0;
+  double optimizer_states_bytes = 0;
+  double activations_bytes = 0;
+  double fp32_gradients_bytes = 0;  // added by the host (DeepSpeed's pinned FP32 gradient buffer)
+  double total_bytes = 0;
 };
 
 struct Estimate {
@@ -130,10 +153,15 @@ struct Estimate {
   std::string model_name;
   double num_parameters = 0;        // the whole model
   double parameters_on_device = 0;  // on the most loaded device, before ZeRO sharding
+  double trainable_parameters = 0;  // the whole model: every parameter, or LoRA's adapters
+  // The frozen base's linear weights under LoRA, bytes per parameter (2, NF4's 0.516, int8's
+  // 1 + 4/in); 0 without LoRA.
+  double base_linear_bytes_per_parameter = 0;
   PipelineStage most_loaded_stage = PipelineStage::kOnly;
   BytesPerParameter bytes_per_parameter;
   double tokens_per_micro_batch = 0;
   MemoryBreakdown bytes;  // of the most loaded device
+  HostMemory host;        // held in that device's host memory instead (offloading)
   Device device;
   double num_devices = 1;    // d·t·p·c
   double devices_worth = 0;  // most loaded device's total / its capacity

@@ -80,6 +80,28 @@ enum class ActivationModel { kKorthikanti, kLlamaBlock };
 // Either is split over the vocabulary by tensor parallelism (a vocabulary-sharded loss).
 enum class Loss { kVocabParallel, kFp32Upcast };
 
+// ---- Fine-tuning ------------------------------------------------------------------------------
+
+// Where LoRA's adapters sit (Hu et al., "LoRA", arXiv:2106.09685; PEFT's target_modules):
+//   attention   the four attention projections: q_proj, k_proj, v_proj, o_proj
+//   all-linear  every linear layer of the blocks: those four, gate_proj, up_proj and down_proj in
+//               each expert, and a mixture's router (PEFT's "all-linear", which leaves out only
+//               the output layer)
+enum class LoraTargets { kAttention, kAllLinear };
+
+// How a LoRA run holds its frozen base linear weights:
+//   bf16  BF16, 2 B per parameter
+//   nf4   bitsandbytes' NF4 with double quantisation (Dettmers et al., "QLoRA", arXiv:2305.14314)
+//   int8  bitsandbytes' LLM.int8() weights, one FP32 scale per output row (Linear8bitLt)
+enum class BaseWeights { kBf16, kNf4, kInt8 };
+
+// What is held in the host's memory instead of the device's (Ren et al., "ZeRO-Offload",
+// arXiv:2101.06840; FSDP's CPUOffload):
+//   none                   nothing
+//   optimizer              the FP32 master weights and the optimiser's state
+//   optimizer-and-weights  those, and the weights and gradients but the layers in flight
+enum class Offload { kNone, kOptimizer, kOptimizerAndWeights };
+
 // ---- Pipeline stages -------------------------------------------------------------------------
 
 // Which stage of a pipeline holds the most: the only one (no pipeline), the first or the last.
@@ -104,6 +126,12 @@ template <>
 const std::vector<Choice>& choices<Loss>();
 template <>
 const std::vector<Choice>& choices<PipelineStage>();
+template <>
+const std::vector<Choice>& choices<LoraTargets>();
+template <>
+const std::vector<Choice>& choices<BaseWeights>();
+template <>
+const std::vector<Choice>& choices<Offload>();
 
 template <typename Enum>
 const std::string& choice_id(Enum value) {

@@ -38,6 +38,11 @@ constexpr const char* kLoss = "loss";
 constexpr const char* kDevice = "device";
 constexpr const char* kDeviceCapacity = "device-gb";
 constexpr const char* kHeadroom = "headroom";
+constexpr const char* kLoraRank = "lora-rank";
+constexpr const char* kLoraTargets = "lora-targets";
+constexpr const char* kBaseWeights = "base-weights";
+constexpr const char* kOffload = "offload";
+constexpr const char* kOffloadActivations = "offload-activations";
 }  // namespace setting_id
 
 // Not a setting, but an input refused by the same name: a Hugging Face config.json (the CLI's

@@ -1,0 +1,292 @@
+// Fine-tuning: LoRA's trainable parameters (by hand, and against the counts PEFT prints), the
+// quantised base's bytes per parameter, and offloading, which moves bytes and loses none.
+#include "trainmem/fine_tuning.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "trainmem/estimate.hpp"
+#include "trainmem/fit.hpp"
+#include "trainmem/settings.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+// h = 64, 4 heads of 16 (q = 64), 2 key/value heads (kv = 32), f = 128, 2 layers.
+ModelShape tiny_shape() {
+  ModelShape shape;
+  shape.id = "tiny";
+  shape.name = "Tiny";
+  shape.num_layers = 2;
+  shape.hidden_size = 64;
+  shape.ffn_hidden_size = 128;
+  shape.num_attention_heads = 4;
+  shape.num_key_value_heads = 2;
+  shape.vocab_size = 100;
+  return shape;
+}
+
+TrainingSetup lora_setup(const std::string& model_id, int rank, LoraTargets targets) {
+  TrainingSetup setup;
+  setup.model_id = model_id;
+  setup.lora_rank = rank;
+  setup.lora_targets = targets;
+  return setup;
+}
+
+}  // namespace
+
+TEST_CASE("lora: a tiny shape's adapters, counted by hand") {
+  const ModelShape shape = tiny_shape();
+  // r·(in + out) per adapted layer, r = 4: Q 4·(64 + 64) = 512, K and V 2 · 4·(64 + 32) = 768,
+  // O 512: 1,792; gate and up 2 · 4·(64 + 128) = 1,536, down 4·(128 + 64) = 768: 2,304 more.
+  CHECK(lora_parameters_per_layer(shape, 4, LoraTargets::kAttention) == 1792);
+  CHECK(lora_parameters_per_layer(shape, 4, LoraTargets::kAllLinear) == 1792 + 2304);
+  // Adafactor: 2·r + in + out values per adapted layer: 8 + 128, 2 · (8 + 96), 8 + 128.
+  CHECK(lora_adafactor_values_per_layer(shape, 4, LoraTargets::kAttention) == 136 + 208 + 136);
+  TrainingSetup setup = lora_setup(kCustomModelId, 4, LoraTargets::kAllLinear);
+  setup.custom_model = shape;
+  setup.sequence_length = 16;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  CHECK(estimate.trainable_parameters == 2 * 4096);
+}
+
+// PEFT's print_trainable_parameters() prints "trainable params: T || all params: A": A is the
+// base's count plus the adapters'. Both lines below are printed by get_peft_model with
+// LoraConfig(r=16, target_modules="all-linear" or the seven projections, bias="none"), as quoted
+// in public fine-tuning write-ups (docs/formulas.md, "LoRA").
+TEST_CASE("lora: Llama 3 8B at r = 16 on all linear layers trains PEFT's 41,943,040") {
+  const Estimate estimate = estimate_memory(lora_setup("llama3-8b", 16, LoraTargets::kAllLinear));
+  REQUIRE(estimate.answer.ok());
+  CHECK(estimate.trainable_parameters == 41943040);
+  CHECK(estimate.num_parameters + estimate.trainable_parameters == 8072204288);  // all params
+}
+
+TEST_CASE("lora: Llama 2 7B at r = 16 on all linear layers trains PEFT's 39,976,960") {
+  const Estimate estimate = estimate_memory(lora_setup("llama2-7b", 16, LoraTargets::kAllLinear));
+  REQUIRE(estimate.answer.ok());
+  CHECK(estimate.trainable_parameters == 39976960);
+  CHECK(estimate.num_parameters + estimate.trainable_parameters == 6778392576);
+}
+
+TEST_CASE("lora: Llama 2 7B at r = 16 on q, k, v and o trains PEFT's 16,777,216") {
+  const Estimate estimate = estimate_memory(lora_setup("llama2-7b", 16, LoraTargets::kAttention));
+  REQUIRE(estimate.answer.ok());
+  CHECK(estimate.trainable_parameters == 16777216);
+  CHECK(estimate.num_parameters + estimate.trainable_parameters == 6755192832);
+}
+
+TEST_CASE("lora: a GPT-style block is refused, not counted as a Llama block's adapters") {
+  // GPT-2 fuses Q, K and V into c_attn, and its MLP has two projections: other adapters.
+  const Estimate estimate = estimate_memory(lora_setup("gpt2", 8, LoraTargets::kAttention));
+  CHECK(estimate.answer.status == Status::kInvalidInput);
+  CHECK(estimate.answer.setting == setting_id::kLoraRank);
+  CHECK(estimate.answer.message.find("GPT-2 124M is a GPT-style block") != std::string::npos);
+  CHECK(estimate_memory(lora_setup("gpt2", 0, LoraTargets::kAttention)).answer.status ==
+        Status::kOk);
+}
+
+TEST_CASE("lora: the frozen base keeps its weights and nothing else, the adapters keep 16 B") {
+  const Estimate estimate = estimate_memory(lora_setup("llama3-8b", 16, LoraTargets::kAllLinear));
+  const double base = 8030261248.0;
+  const double adapters = 41943040.0;
+  CHECK(estimate.bytes.weights_bytes == 2 * base + 2 * adapters);
+  CHECK(estimate.bytes.gradients_bytes == 2 * adapters);
+  CHECK(estimate.bytes.master_weights_bytes == 4 * adapters);
+  CHECK(estimate.bytes.optimizer_states_bytes == 8 * adapters);
+  CHECK(estimate.bytes.dequantization_bytes == 0);
+  CHECK(estimate.parameters_on_device == base + adapters);
+}
+
+TEST_CASE("lora: each adapter adds its r-wide BF16 intermediate to the activations, once") {
+  TrainingSetup full_fine_tuning;
+  const Estimate without = estimate_memory(full_fine_tuning);
+  const Estimate attention = estimate_memory(lora_setup("llama3-8b", 16, LoraTargets::kAttention));
+  const Estimate all_linear = estimate_memory(lora_setup("llama3-8b", 16, LoraTargets::kAllLinear));
+  // 8,192 tokens × r 16 × 2 B × 4 (Q, K, V, O) or 7 adapted layers, in each of 32 layers.
+  CHECK(attention.bytes.activations_bytes - without.bytes.activations_bytes ==
+        8192.0 * 16 * 2 * 4 * 32);
+  CHECK(all_linear.bytes.activations_bytes - without.bytes.activations_bytes ==
+        8192.0 * 16 * 2 * 7 * 32);
+  // Full recomputation keeps each layer's input only; the intermediates are rebuilt with it.
+  TrainingSetup full = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
+  full.recompute = Recompute::kFull;
+  TrainingSetup full_without = full;
+  full_without.lora_rank = 0;
+  CHECK(estimate_memory(full).bytes.activations_bytes -
+            estimate_memory(full_without).bytes.activations_bytes ==
+        8192.0 * 16 * 2 * 7);
+}
+
+TEST_CASE("qlora: NF4 with double quantisation is 4 + 8/64 + 32/(64·256) bits per parameter") {
+  // 4.126953125 bits: 0.5 + 0.015625 + 0.000244140625 bytes.
+  CHECK(kNf4BytesPerParameter == 0.515869140625);
+  CHECK(base_linear_bytes_per_parameter(tiny_shape(), BaseWeights::kNf4) == 0.515869140625);
+  CHECK(base_linear_bytes_per_parameter(tiny_shape(), BaseWeights::kBf16) == 2);
+}
+
+TEST_CASE("qlora: int8 is one byte per weight and one FP32 scale per output row") {
+  // The tiny layer's rows: Q 64, K 32, V 32, O 64, gate 128, up 128, down 64 = 512; its weights
+  // 64·64 + 2·64·32 + 64·64 + 3·64·128 = 36,864: 1 + 4·512/36,864 = 1 + 1/18.
+  CHECK(base_linear_bytes_per_parameter(tiny_shape(), BaseWeights::kInt8) ==
+        doctest::Approx(1.0 + 1.0 / 18).epsilon(1e-15));
+  // Llama 3 8B: rows 4,096 + 2 · 1,024 + 4,096 + 2 · 14,336 + 4,096 = 43,008 over 218,103,808.
+  CHECK(base_linear_bytes_per_parameter(*find_preset("llama3-8b"), BaseWeights::kInt8) ==
+        1 + 4.0 * 43008 / 218103808);
+}
+
+TEST_CASE("qlora: the base's linear weights in NF4, the rest in BF16, and one layer dequantised") {
+  TrainingSetup setup = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
+  setup.base_weights = BaseWeights::kNf4;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const double linear = 32 * 218103808.0;
+  const double rest = 8030261248.0 - linear;  // embeddings, output layer, norms
+  CHECK(estimate.bytes.weights_bytes ==
+        doctest::Approx(0.515869140625 * linear + 2 * rest + 2 * 41943040.0));
+  // The gate or up projection, 4,096 × 14,336, in BF16 while its matmul runs.
+  CHECK(estimate.bytes.dequantization_bytes == 2.0 * 4096 * 14336);
+  CHECK(estimate.bytes.total_bytes == estimate.bytes.model_states_bytes +
+                                          estimate.bytes.activations_bytes +
+                                          estimate.bytes.dequantization_bytes);
+}
+
+TEST_CASE("qlora: quantised base weights without LoRA are refused, naming base-weights") {
+  TrainingSetup setup;
+  setup.base_weights = BaseWeights::kNf4;
+  const Estimate estimate = estimate_memory(setup);
+  CHECK_FALSE(estimate.answer.ok());
+  CHECK(estimate.answer.setting == setting_id::kBaseWeights);
+}
+
+TEST_CASE(
+    "offloading: every byte that leaves the device is on the host, and the host adds FP32 "
+    "gradients") {
+  for (const bool lora : {false, true}) {
+    for (const Offload offload : {Offload::kOptimizer, Offload::kOptimizerAndWeights}) {
+      for (const bool activations : {false, true}) {
+        TrainingSetup before =
+            lora ? lora_setup("llama3-8b", 16, LoraTargets::kAllLinear) : TrainingSetup{};
+        TrainingSetup after = before;
+        after.offload = offload;
+        after.offload_activations = activations;
+        const Estimate on_device = estimate_memory(before);
+        const Estimate offloaded = estimate_memory(after);
+        REQUIRE(offloaded.answer.ok());
+        const MemoryBreakdown& was = on_device.bytes;
+        const MemoryBreakdown& is = offloaded.bytes;
+        const HostMemory& host = offloaded.host;
+        CAPTURE(lora);
+        CAPTURE(choice_id(offload));
+        CAPTURE(activations);
+        CHECK(was.weights_bytes - is.weights_bytes == host.weights_bytes);
+        CHECK(was.gradients_bytes - is.gradients_bytes == host.gradients_bytes);
+        CHECK(was.master_weights_bytes - is.master_weights_bytes == host.master_weights_bytes);
+        CHECK(was.optimizer_states_bytes - is.optimizer_states_bytes ==
+              host.optimizer_states_bytes);
+        CHECK(was.activations_bytes - is.activations_bytes == host.activations_bytes);
+        CHECK(is.master_weights_bytes == 0);
+        CHECK(is.optimizer_states_bytes == 0);
+        CHECK(host.fp32_gradients_bytes == 4 * offloaded.trainable_parameters);
+        CHECK(was.total_bytes - is.total_bytes + host.fp32_gradients_bytes == host.total_bytes);
+      }
+    }
+  }
+}
+
+TEST_CASE("offloading: the device keeps the two layers in flight") {
+  TrainingSetup setup;
+  setup.offload = Offload::kOptimizerAndWeights;
+  setup.offload_activations = true;
+  const Estimate estimate = estimate_memory(setup);
+  // Llama 3 8B's largest unit is its embedding, 128,256 × 4,096 in BF16; one layer's
+  // activations are 34·s·h = 34 · 8,192 · 4,096 bytes (Korthikanti, FlashAttention on).
+  CHECK(estimate.bytes.weights_bytes == 2 * 2 * 128256.0 * 4096);
+  CHECK(estimate.bytes.gradients_bytes == 2 * 2 * 128256.0 * 4096);
+  CHECK(estimate.bytes.activations_bytes == 2 * 34.0 * 8192 * 4096);
+}
+
+TEST_CASE("fine-tuning: the defaults train every parameter on the device, as the plate does") {
+  const Estimate estimate = estimate_memory(TrainingSetup{});
+  CHECK(estimate.trainable_parameters == estimate.num_parameters);
+  CHECK(estimate.host.total_bytes == 0);
+  CHECK(estimate.bytes.dequantization_bytes == 0);
+  CHECK(estimate.bytes.total_bytes == 164991401984);
+  CHECK(estimate.base_linear_bytes_per_parameter == 0);
+}
+
+TEST_CASE("fine-tuning: the timeline's peak is the estimate's total, whatever is offloaded") {
+  for (const Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
+    for (const bool logits : {false, true}) {
+      for (const bool offload_activations : {false, true}) {
+        TrainingSetup setup = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
+        setup.base_weights = BaseWeights::kNf4;
+        setup.recompute = recompute;
+        setup.logits = logits;
+        setup.offload = Offload::kOptimizer;
+        setup.offload_activations = offload_activations;
+        const std::vector<TimelinePoint> points = memory_timeline(setup);
+        REQUIRE_FALSE(points.empty());
+        CAPTURE(choice_id(recompute));
+        CAPTURE(logits);
+        CAPTURE(offload_activations);
+        CHECK(points[timeline_peak(points)].bytes ==
+              doctest::Approx(estimate_memory(setup).bytes.total_bytes).epsilon(1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("fine-tuning: the arithmetic writes the adapters, the dequantised layer and the host") {
+  TrainingSetup setup = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
+  setup.base_weights = BaseWeights::kNf4;
+  setup.offload = Offload::kOptimizer;
+  const std::vector<TermArithmetic> terms = explain_estimate(setup);
+  const auto find = [&](const std::string& term) -> const TermArithmetic* {
+    for (const TermArithmetic& each : terms) {
+      if (each.term == term) return &each;
+    }
+    return nullptr;
+  };
+  REQUIRE(find("weights") != nullptr);
+  CHECK(find("weights")->formula.find("41,943,040 adapter") != std::string::npos);
+  CHECK(find("weights")->source.find("QLoRA") != std::string::npos);
+  CHECK(find("gradients")->formula.find("41,943,040 parameters") != std::string::npos);
+  REQUIRE(find("dequantization") != nullptr);
+  CHECK(find("dequantization")->formula.find("58,720,256") != std::string::npos);
+  REQUIRE(find("host") != nullptr);
+  CHECK(find("host")->source.find("ZeRO-Offload") != std::string::npos);
+}
+
+TEST_CASE("fine-tuning: the fewest-devices search reads LoRA, NF4 and offloading") {
+  TrainingSetup setup;
+  setup.model_id = "llama3-70b";
+  CHECK(find_fewest_devices(setup, 1).fewest_devices == 16);
+  setup.lora_rank = 16;
+  setup.base_weights = BaseWeights::kNf4;
+  // 70.6 B parameters' linear weights at 0.516 B, the embeddings in BF16, full recomputation.
+  const FitSearch search = find_fewest_devices(setup, 1);
+  CHECK(search.fewest_devices == 1);
+  REQUIRE_FALSE(search.layouts.empty());
+  CHECK(search.layouts.front().setup.base_weights == BaseWeights::kNf4);
+  CHECK(search.layouts.front().fits);
+}
+
+TEST_CASE("qlora: int8's scales are counted by the row, whole under tensor parallelism") {
+  TrainingSetup setup = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
+  setup.base_weights = BaseWeights::kInt8;
+  const double rest = 8030261248.0 - 32 * 218103808.0;
+  CHECK(estimate_memory(setup).bytes.weights_bytes ==
+        32 * (218103808.0 + 4 * 43008) + 2 * rest + 2 * 41943040.0);
+  // t 2 splits Q, K, V, gate and up by their rows, O and down by their columns: O's and down's
+  // 4,096 rows each stay whole on every rank.
+  setup.layout.tensor_parallel = 2;
+  const double rows_per_rank = (4096 + 2 * 1024 + 2 * 14336) / 2.0 + 2 * 4096;
+  const double weights = estimate_memory(setup).bytes.weights_bytes;
+  CHECK(weights == 32 * (218103808.0 / 2 + 4 * rows_per_rank) + 2 * 64128.0 * 4096 * 2 +
+                       2 * 32 * 2 * 4096 + 2 * 4096 + 2 * 41943040.0 / 2);
+  CHECK(std::trunc(weights) == weights);
+}
