@@ -7,7 +7,8 @@ import { TERMS } from './terms.js';
 
 /** The steps an axis moves in, as multiples of a power of ten. */
 const NICE_STEPS = [1, 2, 2.5, 5, 10];
-const BREAKDOWN_TICKS = 8; // at most, from zero to the top
+const BREAKDOWN_TICKS = 9; // at most, from zero to the top
+const BREAKDOWN_HEADROOM = 1.1;
 const LOG_STEPS = [1, 2, 5];
 const LOG_TICKS = 8; // at most; beyond it, powers of ten alone
 /** The activation axis's margin, as a factor, below and above the curves and the line. */
@@ -66,7 +67,8 @@ export function chartData(view, pinned = null) {
     // Under LoRA the terms mix a frozen base with adapters: no one figure per parameter to quote.
     perParameter: estimate.setup.loraRank > 0 ? {} : estimate.bytesPerParameter,
     bars,
-    breakdownTicks: linearTicks(top),
+    // A little above the tallest bar or the device's line, so that the line's label fits over it.
+    breakdownTicks: linearTicks(top * BREAKDOWN_HEADROOM),
     curve,
     // Ticks on whole micro-batches (1, 4, 8, 12, 16 sequences), not on round decimals.
     tokenTicks: activationCurve
