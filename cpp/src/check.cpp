@@ -32,6 +32,12 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                        std::to_string(shape->num_key_value_heads) + " key/value heads and " +
                        format_count(shape->ffn_hidden_size) + " FFN width of " + shape->name + ".");
   }
+  if (tensor_parallel_widths_gcd(*shape) % t != 0) {
+    return refusal(id::kTensorParallel,
+                   "Tensor parallelism " + std::to_string(t) +
+                       " must divide each expert's width and the shared experts' width of " +
+                       shape->name + ".");
+  }
   if (layout.sequence_parallel && t == 1) {
     return refusal(id::kSequenceParallel,
                    "Sequence parallelism splits what tensor parallelism leaves whole; it needs "

@@ -54,9 +54,18 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   // split over the vocabulary by t. Tied embeddings need a copy of the matrix on the last stage
   // when p > 1 (as Megatron-LM keeps one). Learned positions sit whole beside the embedding
   // (Megatron-LM's LanguageModelEmbedding does not split them).
-  const double layer_parameters =
-      calc.layers_per_stage * (calc.counts.attention_and_mlp_per_layer / t +
-                               calc.counts.norms_per_layer + calc.counts.replicated_per_layer);
+  // A mixture of experts' dense layers are its first num_dense_layers (DeepSeek-V3's
+  // first_k_dense_replace): the first stage holds as many of them as it can.
+  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
+  const auto stage_layer_parameters = [&](double first_layer) {
+    const double dense_here =
+        std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(calc.layers_per_stage));
+    return (calc.layers_per_stage - dense_here) *
+               (calc.counts.attention_and_mlp_per_layer / t + calc.counts.replicated_per_layer) +
+           dense_here * (calc.counts.dense_attention_and_mlp_per_layer / t +
+                         calc.counts.dense_replicated_per_layer) +
+           calc.layers_per_stage * calc.counts.norms_per_layer;
+  };
   // A vocabulary that t does not divide is padded up to a multiple of t, as Megatron-LM pads it.
   const double vocab_rows_per_rank = std::ceil(static_cast<double>(shape.vocab_size) / t);
   const double embedding = vocab_rows_per_rank * shape.hidden_size;
@@ -64,9 +73,10 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   const double head =
       (head_matrix_here ? embedding : 0) + (shape.output_head_bias ? vocab_rows_per_rank : 0);
   const double last_extra = head + calc.counts.final_norm;
-  calc.first.parameters =
-      layer_parameters + embedding + calc.counts.position_embedding + (p == 1 ? last_extra : 0);
-  calc.last.parameters = layer_parameters + last_extra;
+  calc.first.parameters = stage_layer_parameters(0) + embedding + calc.counts.position_embedding +
+                          (p == 1 ? last_extra : 0);
+  calc.last.parameters =
+      stage_layer_parameters(shape.num_layers - calc.layers_per_stage) + last_extra;
 
   // Activations: under 1F1B the first stage holds p micro-batches of L/p layers, L layers' worth;
   // the interleaved schedule holds (1 + (p-1)/(p·v)) times that (Megatron-LM's

@@ -169,8 +169,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     return search;
   }
   const ModelShape& shape = *resolve_model(base);
-  const int heads_gcd = std::gcd(std::gcd(shape.num_attention_heads, shape.num_key_value_heads),
-                                 shape.ffn_hidden_size);
+  const int heads_gcd = tensor_parallel_widths_gcd(shape);
 
   std::vector<Ranked> fitting;
   std::vector<TrainingSetup> layouts_tried;

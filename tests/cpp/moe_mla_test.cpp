@@ -1,0 +1,242 @@
+// Today's architectures' weights: fine-grained and shared experts, dense layers mixed into a
+// mixture, DeepSeek-V3's router bias, Qwen3's q/k norms and multi-head latent attention, each
+// counted by hand on a tiny shape, read from config.json, and placed on pipeline stages.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "trainmem/config.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/models.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+// One layer of attention of h = 16 with 2 heads of 8 (Q, K, V and O: 4 · 16 · 16 = 1,024), a
+// dense MLP of 8 (3 · 16 · 8 = 384), two RMSNorms (32), a vocabulary of 10 (embedding and head,
+// 160 each) and a final norm (16).
+ModelShape tiny() {
+  ModelShape shape;
+  shape.id = kCustomModelId;
+  shape.name = "Tiny";
+  shape.num_layers = 1;
+  shape.hidden_size = 16;
+  shape.ffn_hidden_size = 8;
+  shape.num_attention_heads = 2;
+  shape.num_key_value_heads = 2;
+  shape.vocab_size = 10;
+  return shape;
+}
+
+// Two layers: the first dense, the second a mixture of 4 experts of 4, top-2, a shared expert
+// of 8 and DeepSeek-V3's router bias.
+ModelShape tiny_mixture() {
+  ModelShape shape = tiny();
+  shape.num_layers = 2;
+  shape.num_experts = 4;
+  shape.num_experts_per_token = 2;
+  shape.moe_ffn_hidden_size = 4;
+  shape.shared_expert_ffn_hidden_size = 8;
+  shape.router_bias = true;
+  shape.num_dense_layers = 1;
+  return shape;
+}
+
+ModelShape parsed(const std::string& text) {
+  const ConfigParse result = parse_hf_config(text);
+  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
+  return result.shape;
+}
+
+std::string refusal(const std::string& text) {
+  const ConfigParse result = parse_hf_config(text);
+  CHECK(result.answer.status == Status::kInvalidInput);
+  return result.answer.message;
+}
+
+// A tiny deepseek_v3 config.json; `extra` adds or overrides fields (the later key wins).
+std::string deepseek_config(const std::string& extra = "") {
+  return R"({"model_type": "deepseek_v3", "hidden_size": 16, "num_hidden_layers": 2,
+             "num_attention_heads": 2, "num_key_value_heads": 2, "intermediate_size": 8,
+             "vocab_size": 10, "q_lora_rank": 8, "kv_lora_rank": 4, "qk_nope_head_dim": 3,
+             "qk_rope_head_dim": 2, "v_head_dim": 5, "n_routed_experts": 4,
+             "num_experts_per_tok": 2, "moe_intermediate_size": 4, "n_shared_experts": 2,
+             "first_k_dense_replace": 1, "num_nextn_predict_layers": 1)" +
+         (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+std::string qwen_moe_config(const std::string& model_type, const std::string& extra = "") {
+  return R"({"model_type": ")" + model_type +
+         R"(", "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2,
+             "num_key_value_heads": 2, "head_dim": 8, "intermediate_size": 8, "vocab_size": 10,
+             "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 4)" +
+         (extra.empty() ? "" : ", " + extra) + "}";
+}
+
+}  // namespace
+
+TEST_CASE("the tiny shape counts 1,024 + 384 + 32 per layer and 336 once, by hand") {
+  CHECK(count_parameters(tiny()) == 1024 + 384 + 32 + 160 + 160 + 16);
+}
+
+TEST_CASE(
+    "a mixture layer holds E experts of moe_intermediate_size, the router and its bias, "
+    "and the shared expert; a dense layer its f-wide MLP") {
+  // Mixture layer: 4 · 3 · 16 · 4 = 768 experts, 16 · 4 = 64 router, 4 bias, 3 · 16 · 8 = 384
+  // shared; dense layer: 384.
+  const double mixture_mlp = 768 + 64 + 4 + 384;
+  CHECK(count_parameters(tiny_mixture()) == 2 * (1024 + 32) + mixture_mlp + 384 + 160 + 160 + 16);
+  // A token passes through 2 of the 4 experts: 2 · 3 · 16 · 4 = 384 fewer.
+  CHECK(count_active_parameters(tiny_mixture()) == count_parameters(tiny_mixture()) - 384);
+  const ParameterCounts counts = parameter_counts(tiny_mixture());
+  CHECK(counts.attention_and_mlp_per_layer == 1024 + 768 + 384);
+  CHECK(counts.replicated_per_layer == 64 + 4);
+  CHECK(counts.dense_attention_and_mlp_per_layer == 1024 + 384);
+  CHECK(counts.dense_replicated_per_layer == 0);
+}
+
+TEST_CASE(
+    "pipeline stages hold the dense layers first: stage 1 the dense one, stage 2 the "
+    "mixture") {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = tiny_mixture();
+  setup.layout.pipeline_parallel = 2;
+  setup.sequence_length = 16;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  // The last stage, with the mixture layer and the output head, is the most loaded.
+  CHECK(estimate.most_loaded_stage == PipelineStage::kLast);
+  CHECK(estimate.parameters_on_device == 1024 + 32 + (768 + 64 + 4 + 384) + 160 + 16);
+  // Both layers dense-first on one stage: the dense layer is counted once, the mixture once.
+  setup.layout.pipeline_parallel = 1;
+  setup.custom_model.num_dense_layers = 1;
+  CHECK(estimate_memory(setup).parameters_on_device == count_parameters(tiny_mixture()));
+}
+
+TEST_CASE(
+    "tensor parallelism splits the experts and the shared expert and keeps the router "
+    "whole") {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = tiny_mixture();
+  setup.custom_model.num_dense_layers = 0;
+  setup.layout.tensor_parallel = 2;
+  setup.sequence_length = 16;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.parameters_on_device ==
+        2 * ((1024 + 768 + 384) / 2.0 + 32 + 64 + 4) + 160 / 2.0 + 160 / 2.0 + 16);
+  // t = 4 divides the heads (2)? No: and 8 does not divide the experts' width of 4.
+  setup.layout.tensor_parallel = 4;
+  setup.custom_model.num_attention_heads = 4;
+  setup.custom_model.num_key_value_heads = 4;
+  setup.custom_model.hidden_size = 32;
+  setup.custom_model.moe_ffn_hidden_size = 6;
+  CHECK(estimate_memory(setup).answer.message ==
+        "Tensor parallelism 4 must divide each expert's width and the shared experts' width of "
+        "Tiny.");
+}
+
+TEST_CASE(
+    "latent attention by hand: q_a 128, its norm 8, q_b 80, kv_a 96, its norm 4, kv_b 64, "
+    "O 160") {
+  ModelShape shape = tiny();
+  shape.q_lora_rank = 8;
+  shape.kv_lora_rank = 4;
+  shape.qk_nope_head_dim = 3;
+  shape.qk_rope_head_dim = 2;
+  shape.v_head_dim = 5;
+  REQUIRE(model_shape_problem(shape).empty());
+  // q_a 16·8, q_a_layernorm 8, q_b 8·2·(3+2), kv_a 16·(4+2), kv_a_layernorm 4, kv_b 4·2·(3+5),
+  // O 2·5·16.
+  const double attention = 128 + 8 + 80 + 96 + 4 + 64 + 160;
+  CHECK(count_parameters(shape) == attention + 384 + 32 + 336);
+  // Megatron-LM keeps the down-projections whole on every TP rank; the norms are norms.
+  const ParameterCounts counts = parameter_counts(shape);
+  CHECK(counts.attention_and_mlp_per_layer == 80 + 64 + 160 + 384);
+  CHECK(counts.replicated_per_layer == 128 + 96);
+  CHECK(counts.norms_per_layer == 32 + 8 + 4);
+  // Without a query latent (q_lora_rank 0): one q_proj of 16 · 2 · (3 + 2).
+  shape.q_lora_rank = 0;
+  CHECK(count_parameters(shape) == 160 + 96 + 4 + 64 + 160 + 384 + 32 + 336);
+}
+
+TEST_CASE(
+    "a deepseek_v3 config.json is read: latent attention, experts, shared experts, dense "
+    "layers and the router bias") {
+  const ModelShape shape = parsed(deepseek_config());
+  CHECK(shape.kv_lora_rank == 4);
+  CHECK(shape.q_lora_rank == 8);
+  CHECK(shape.num_experts == 4);
+  CHECK(shape.moe_ffn_hidden_size == 4);
+  CHECK(shape.shared_expert_ffn_hidden_size == 2 * 4);  // n_shared_experts · moe width
+  CHECK(shape.num_dense_layers == 1);
+  CHECK(shape.router_bias);
+  const double attention = 128 + 8 + 80 + 96 + 4 + 64 + 160;
+  CHECK(count_parameters(shape) ==
+        2 * (attention + 32) + (768 + 64 + 4 + 384) + 384 + 160 + 160 + 16);
+  // q_lora_rank null: queries without a latent.
+  CHECK(parsed(deepseek_config(R"("q_lora_rank": null)")).q_lora_rank == 0);
+}
+
+TEST_CASE("deepseek_v3 fields trainmem cannot count, or that are missing, are refused") {
+  CHECK(refusal(deepseek_config(R"("moe_layer_freq": 2)")) ==
+        "config.json: 'moe_layer_freq' must be 1 (absent or null means 1); it is 2: trainmem "
+        "counts every layer past first_k_dense_replace as a mixture.");
+  CHECK(refusal(deepseek_config(R"("attention_bias": true)")) ==
+        "config.json: 'attention_bias' must be false (absent or null means false): trainmem does "
+        "not count biases on latent attention's projections.");
+  CHECK(refusal(R"({"model_type": "deepseek_v3", "hidden_size": 16, "num_hidden_layers": 2,
+                    "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 10})") ==
+        "config.json: 'q_lora_rank' is missing; it must be a whole number from 1 to 1,048,576.");
+  CHECK(refusal(deepseek_config(R"("first_k_dense_replace": 2)")) ==
+        "config.json: 'first_k_dense_replace' (2) must be below num_hidden_layers (2).");
+}
+
+TEST_CASE("Qwen3's q_norm and k_norm add 2·d per layer") {
+  ModelShape shape = *find_preset("qwen3-8b");
+  const double with_norms = count_parameters(shape);
+  shape.qk_norm = false;
+  CHECK(with_norms - count_parameters(shape) == 36 * 2 * 128);
+}
+
+TEST_CASE("qwen3_moe reads mlp_only_layers as dense first layers and refuses others") {
+  const ModelShape shape = parsed(qwen_moe_config("qwen3_moe", R"("mlp_only_layers": [0])"));
+  CHECK(shape.qk_norm);
+  CHECK(shape.num_dense_layers == 1);
+  // q_norm and k_norm: 2 · 8 per layer; the mixture layer's 4 experts of 4 and router 16 x 4.
+  CHECK(count_parameters(shape) == 2 * (1024 + 16 + 32) + (768 + 64) + 384 + 336);
+  CHECK(refusal(qwen_moe_config("qwen3_moe", R"("mlp_only_layers": [1])")) ==
+        "config.json: 'mlp_only_layers' must list the first layers in order, [0, 1, …, k - 1] "
+        "(or be empty): trainmem places a mixture's dense layers first; it holds 1 where 0 "
+        "would be.");
+  CHECK(refusal(qwen_moe_config("qwen3_moe", R"("decoder_sparse_step": 2)")) ==
+        "config.json: 'decoder_sparse_step' must be 1 (absent or null means 1); it is 2: "
+        "trainmem places a mixture's dense layers first and does not count dense layers between "
+        "its sparse ones.");
+}
+
+TEST_CASE("qwen2_moe reads its shared expert and the shared expert's gate, h x 1") {
+  const ModelShape shape =
+      parsed(qwen_moe_config("qwen2_moe", R"("shared_expert_intermediate_size": 8)"));
+  CHECK(shape.attention_qkv_bias);
+  CHECK(shape.shared_expert_gate);
+  // Per layer: attention 1,024 and Q, K, V biases 3 · 16; experts 768, router 64, shared
+  // expert 384 and its gate 16; norms 32.
+  CHECK(count_parameters(shape) == 2 * (1024 + 48 + 768 + 64 + 384 + 16 + 32) + 336);
+}
+
+TEST_CASE("active parameters: Qwen3-30B-A3B's 3.3B and DeepSeek-V3's 37B") {
+  // Qwen3-30B-A3B: "30.5B in total and 3.3B activated" (Qwen/Qwen3-30B-A3B model card).
+  CHECK(count_active_parameters(*find_preset("qwen3-30b-a3b")) == 3353032704.0);
+  // DeepSeek-V3: "37B activated for each token" (arXiv:2412.19437, abstract); its
+  // README_WEIGHTS.md: 36.6B, the output head's 0.9B included and the embedding not.
+  const ModelShape& deepseek = *find_preset("deepseek-v3");
+  const double active = count_active_parameters(deepseek);
+  CHECK(std::round(active / 1e9) == 38);  // 37.55B with the embedding
+  const double embedding = 129280.0 * 7168;
+  CHECK(std::round((active - embedding) / 1e8) == 366);
+  CHECK(std::round(count_parameters(deepseek) / 1e9) == 671);
+}
