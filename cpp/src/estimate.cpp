@@ -24,6 +24,20 @@ Device device_for(const TrainingSetup& setup) {
   return *find_device(setup.device_id);
 }
 
+// One of a mixture's dense layers, as a shape of its own: attention as the mixture's, an MLP of
+// intermediate_size.
+ModelShape dense_layer_shape(const ModelShape& shape) {
+  ModelShape dense = shape;
+  dense.num_experts = 1;
+  dense.num_experts_per_token = 1;
+  dense.moe_ffn_hidden_size = 0;
+  dense.shared_expert_ffn_hidden_size = 0;
+  dense.shared_expert_gate = false;
+  dense.router_bias = false;
+  dense.num_dense_layers = 0;
+  return dense;
+}
+
 double logits_bytes(const ModelShape& shape, const TrainingSetup& setup,
                     int micro_batch_sequences) {
   if (!setup.logits) return 0;
@@ -82,8 +96,20 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   // the interleaved schedule holds (1 + (p-1)/(p·v)) times that (Megatron-LM's
   // theoretical_memory_usage.py). The last stage holds one micro-batch. Full recomputation adds
   // one layer rebuilt during its backward pass.
-  calc.layer = layer_activations_of(setup.activation_model)(shape, setup, micro_batch_sequences,
-                                                            flash_attention);
+  const LayerActivations activations_of_layer = layer_activations_of(setup.activation_model);
+  calc.layer = activations_of_layer(shape, setup, micro_batch_sequences, flash_attention);
+  // A mixture with dense layers mixed in (first_k_dense_replace): every layer is counted as the
+  // larger of the two kinds, an upper bound that each stage's share of dense layers can only
+  // lower.
+  if (shape.num_experts > 1 && shape.num_dense_layers > 0) {
+    const ModelShape dense = dense_layer_shape(shape);
+    const ActivationsPerLayer dense_layer =
+        activations_of_layer(dense, setup, micro_batch_sequences, flash_attention);
+    if (dense_layer.kept_bytes + dense_layer.recompute_working_bytes >
+        calc.layer.kept_bytes + calc.layer.recompute_working_bytes) {
+      calc.layer = dense_layer;
+    }
+  }
   calc.in_flight_factor = v > 1 ? 1 + (p - 1) / (p * v) : 1;
   calc.first.activations_bytes = shape.num_layers * calc.layer.kept_bytes * calc.in_flight_factor +
                                  calc.layer.recompute_working_bytes;

@@ -90,10 +90,23 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
     activations_source =
         "the Llama block's saved tensors, one by one (docs/activations.md); the layer's input "
         "alone under full recomputation (Chen et al. 2016)";
+  } else if (shape.num_experts > 1 &&
+             (shape.moe_ffn_hidden_size > 0 || shape.shared_expert_ffn_hidden_size > 0)) {
+    activations_source += "; top-" + std::to_string(shape.num_experts_per_token) +
+                          " routing and shared experts: section 4.1's MLP share (19) for each "
+                          "MLP a token passes through, its 16 scaled by the MLP's width over 4h";
   } else if (shape.num_experts_per_token > 1) {
     activations_source += "; top-" + std::to_string(shape.num_experts_per_token) +
                           " routing: section 4.1's MLP share (19) once more for each expert "
                           "past the first";
+  }
+  if (!llama_block && latent_attention(shape)) {
+    activations_source +=
+        "; its attention share assumes heads of h/a, which latent attention does not keep: the "
+        "llama-block model counts latent attention's tensors";
+  }
+  if (shape.num_experts > 1 && shape.num_dense_layers > 0) {
+    activations_source += "; every layer counted as the larger of a dense and a mixture layer";
   }
   terms.push_back({"activations", "Activations", activations, activations_source});
 

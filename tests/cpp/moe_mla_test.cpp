@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 
+#include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
@@ -239,4 +241,98 @@ TEST_CASE("active parameters: Qwen3-30B-A3B's 3.3B and DeepSeek-V3's 37B") {
   const double embedding = 129280.0 * 7168;
   CHECK(std::round((active - embedding) / 1e8) == 366);
   CHECK(std::round(count_parameters(deepseek) / 1e9) == 671);
+}
+
+namespace {
+
+// The tiny shape's saved tensors under the llama-block model, BF16 elements per token by id
+// (FP32 statistics counted as two BF16 elements), with FlashAttention and no recomputation.
+std::map<std::string, double> saved_elements(const ModelShape& shape, int t = 1) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = shape;
+  setup.sequence_length = 16;
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  setup.layout.tensor_parallel = t;
+  const SavedTensorList list = saved_tensors_of(setup);
+  REQUIRE(!list.tensors.empty());
+  std::map<std::string, double> elements;
+  for (const SavedTensor& tensor : list.tensors) elements[tensor.id] = tensor.bytes_per_token / 2;
+  return elements;
+}
+
+ModelShape tiny_latent() {
+  ModelShape shape = tiny();
+  shape.q_lora_rank = 8;
+  shape.kv_lora_rank = 4;
+  shape.qk_nope_head_dim = 3;
+  shape.qk_rope_head_dim = 2;
+  shape.v_head_dim = 5;
+  return shape;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "an MLA block saves its latents, their norms' statistics, and q, k, v of its own "
+    "widths, by hand") {
+  std::map<std::string, double> saved = saved_elements(tiny_latent());
+  CHECK(saved["query-norm-input"] == 8);  // r_q
+  CHECK(saved["query-norm-rstd"] == 2);   // one FP32 value
+  CHECK(saved["query-latent"] == 8);      // saved by q_b_proj
+  CHECK(saved["key-value-norm-input"] == 4);
+  CHECK(saved["key-value-latent"] == 4);
+  CHECK(saved["query"] == 2 * (3 + 2));  // a·(d_nope + d_rope)
+  CHECK(saved["key"] == 2 * (3 + 2));    // the rotary key repeated to both heads
+  CHECK(saved["value"] == 2 * 5);        // a·d_v
+  CHECK(saved["attention-output"] == 2 * 5);
+  CHECK(saved["log-sum-exp"] == 2 * 2);  // a FP32 values
+  // Under t = 2 the heads split and the latents stay whole.
+  saved = saved_elements(tiny_latent(), 2);
+  CHECK(saved["query"] == 5);
+  CHECK(saved["value"] == 5);
+  CHECK(saved["query-latent"] == 8);
+  CHECK(saved["key-value-latent"] == 4);
+  // Without a query latent there is none to save.
+  ModelShape no_query_latent = tiny_latent();
+  no_query_latent.q_lora_rank = 0;
+  CHECK(saved_elements(no_query_latent).count("query-latent") == 0);
+}
+
+TEST_CASE("Qwen3's q/k norms save their inputs and a 1/RMS per head") {
+  ModelShape shape = tiny();
+  shape.qk_norm = true;
+  const std::map<std::string, double> saved = saved_elements(shape);
+  CHECK(saved.at("query-norm-input") == 16);  // a·d
+  CHECK(saved.at("query-norm-rstd") == 2 * 2);
+  CHECK(saved.at("key-norm-input") == 16);  // k·d
+  CHECK(saved.at("key-norm-rstd") == 2 * 2);
+}
+
+TEST_CASE(
+    "a mixture layer saves top-k copies of the expert's width and the shared expert's "
+    "three tensors") {
+  ModelShape shape = tiny_mixture();
+  shape.num_dense_layers = 0;
+  const std::map<std::string, double> saved = saved_elements(shape);
+  CHECK(saved.at("mlp-input") == 16 * 2);   // h·top-k
+  CHECK(saved.at("gate-output") == 4 * 2);  // f_e·top-k, not f·top-k
+  CHECK(saved.at("product") == 4 * 2);
+  CHECK(saved.at("shared-gate-output") == 8);
+  CHECK(saved.at("shared-up-output") == 8);
+  CHECK(saved.at("shared-product") == 8);
+}
+
+TEST_CASE(
+    "Korthikanti's MLP share scales with each expert's width; Mixtral's copies of the "
+    "dense MLP keep 19 each") {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = tiny_mixture();
+  setup.custom_model.num_dense_layers = 0;
+  setup.custom_model.num_layers = 1;
+  setup.sequence_length = 16;
+  // Two routed experts of 4 and a shared one of 8, against one MLP of 4h = 64 in the 34:
+  // 34 + 2·3 + 16·((2·4 + 8)/64 − 1) = 28 bytes per token per hidden, with FlashAttention.
+  CHECK(estimate_memory(setup).bytes.activations_bytes == doctest::Approx(16 * 16 * 28.0));
 }
