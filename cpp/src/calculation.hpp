@@ -38,6 +38,7 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape);
 
 struct StageMemory {
   double parameters = 0;
+  double expert_parameters = 0;  // the routed experts' share of `parameters`
   double activations_bytes = 0;
   double logits_bytes = 0;
 };
@@ -48,8 +49,9 @@ struct Calculation {
   BytesPerParameter bytes_per_parameter;
   ActivationsPerLayer layer;
   double layers_per_stage = 0;
-  double in_flight_factor = 0;  // layers' worth of activations on the first stage, over L
-  double zero_shards = 1;       // d·c
+  double in_flight_factor = 0;    // layers' worth of activations on the first stage, over L
+  double zero_shards = 1;         // d·c
+  double expert_zero_shards = 1;  // the routed experts' data-parallel group: d·t·c / (ep·etp)
   StageMemory first;
   StageMemory last;
   bool last_is_most_loaded = false;

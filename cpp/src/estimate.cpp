@@ -62,6 +62,15 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   calc.bytes_per_parameter = bytes_per_parameter(setup.precision, setup.optimizer, shape);
   calc.layers_per_stage = shape.num_layers / p;
   calc.zero_shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
+  // Expert parallelism (Megatron-LM's parallel_state.py): the routed experts spread over ep
+  // devices and split over etp; attention, the shared experts and the dense layers stay split by
+  // t, the router whole. Their ZeRO shards are their own data-parallel group, the world over
+  // ep·etp·p: d·t·c / (ep·etp).
+  const double ep = layout.expert_parallel;
+  const double etp = expert_tensor_parallel_of(layout);
+  calc.expert_zero_shards = calc.zero_shards * t / (ep * etp);
+  const double routed_per_layer = calc.counts.routed_experts_per_layer / (ep * etp) +
+                                  calc.counts.routed_experts_replicated_per_layer / ep;
 
   // Parameters per device: a stage's layers, their matrices split by t and their norms kept
   // whole; the embedding on the first stage, the output head and final norm on the last, both
@@ -74,11 +83,20 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   const auto stage_layer_parameters = [&](double first_layer) {
     const double dense_here =
         std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(calc.layers_per_stage));
-    return (calc.layers_per_stage - dense_here) *
-               (calc.counts.attention_and_mlp_per_layer / t + calc.counts.replicated_per_layer) +
+    const double mixture_here = calc.layers_per_stage - dense_here;
+    return mixture_here *
+               ((calc.counts.attention_and_mlp_per_layer - calc.counts.routed_experts_per_layer) /
+                    t +
+                calc.counts.replicated_per_layer - calc.counts.routed_experts_replicated_per_layer +
+                routed_per_layer) +
            dense_here * (calc.counts.dense_attention_and_mlp_per_layer / t +
                          calc.counts.dense_replicated_per_layer) +
            calc.layers_per_stage * calc.counts.norms_per_layer;
+  };
+  const auto stage_expert_parameters = [&](double first_layer) {
+    const double dense_here =
+        std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(calc.layers_per_stage));
+    return (calc.layers_per_stage - dense_here) * routed_per_layer;
   };
   // A vocabulary that t does not divide is padded up to a multiple of t, as Megatron-LM pads it.
   const double vocab_rows_per_rank = std::ceil(static_cast<double>(shape.vocab_size) / t);
@@ -91,6 +109,8 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
                           (p == 1 ? last_extra : 0);
   calc.last.parameters =
       stage_layer_parameters(shape.num_layers - calc.layers_per_stage) + last_extra;
+  calc.first.expert_parameters = stage_expert_parameters(0);
+  calc.last.expert_parameters = stage_expert_parameters(shape.num_layers - calc.layers_per_stage);
 
   // Activations: under 1F1B the first stage holds p micro-batches of L/p layers, L layers' worth;
   // the interleaved schedule holds (1 + (p-1)/(p·v)) times that (Megatron-LM's
@@ -126,14 +146,18 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
 
 MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage, int zero_stage) {
   const BytesPerParameter& per = calc.bytes_per_parameter;
+  // The parameters a ZeRO stage from `stage_that_shards` on leaves on the device: the others
+  // over d·c, the routed experts over their own data-parallel group.
   const auto sharded_from = [&](int stage_that_shards) {
-    return zero_stage >= stage_that_shards ? calc.zero_shards : 1.0;
+    if (zero_stage < stage_that_shards) return stage.parameters;
+    return (stage.parameters - stage.expert_parameters) / calc.zero_shards +
+           stage.expert_parameters / calc.expert_zero_shards;
   };
   MemoryBreakdown bytes;
-  bytes.weights_bytes = per.weights * stage.parameters / sharded_from(3);
-  bytes.gradients_bytes = per.gradients * stage.parameters / sharded_from(2);
-  bytes.master_weights_bytes = per.master_weights * stage.parameters / sharded_from(1);
-  bytes.optimizer_states_bytes = per.optimizer_states * stage.parameters / sharded_from(1);
+  bytes.weights_bytes = per.weights * sharded_from(3);
+  bytes.gradients_bytes = per.gradients * sharded_from(2);
+  bytes.master_weights_bytes = per.master_weights * sharded_from(1);
+  bytes.optimizer_states_bytes = per.optimizer_states * sharded_from(1);
   bytes.activations_bytes = stage.activations_bytes;
   bytes.logits_bytes = stage.logits_bytes;
   bytes.model_states_bytes = bytes.weights_bytes + bytes.gradients_bytes +

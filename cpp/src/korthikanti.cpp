@@ -53,6 +53,17 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                               kKorthikantiShardedBytesPerTokenPerHidden / t + extra_replicated +
                               extra_sharded / t;
   }
+  // Expert tensor parallelism splits the routed experts' 16-shares over etp rather than t.
+  const double etp = expert_tensor_parallel_of(layout);
+  if (shape.num_experts > 1 && etp != t) {
+    const double width_ratio =
+        shape.moe_ffn_hidden_size > 0
+            ? routed_expert_width(shape) / (kKorthikantiFfnMultiple * shape.hidden_size)
+            : 1;
+    const double routed_sharded =
+        kKorthikantiMlpShardedBytesPerTokenPerHidden * shape.num_experts_per_token * width_ratio;
+    layer.replicated_factor += routed_sharded * (1 / etp - 1 / t);
+  }
   const bool scores_stored = !flash_attention && setup.recompute == Recompute::kNone;
   const double score_factor = kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / (h * t);
   layer.score_factor = scores_stored ? score_factor : 0;

@@ -32,6 +32,10 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   // attention heads and the MLP's width are split over t.
   const double whole = layout.sequence_parallel ? t : 1;
   const double by_heads = t;
+  // A mixture's routed experts split their width over etp (t unless set); the shared experts,
+  // like a dense MLP, over t.
+  const double by_expert_width =
+      shape.num_experts > 1 ? expert_tensor_parallel_of(layout) : by_heads;
   // A rebuilt layer (full recomputation) saves what a layer saves with no recomputation.
   const bool selective = setup.recompute == Recompute::kSelective;
   // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
@@ -183,17 +187,17 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   if (shape.gated_mlp) {
     add("gate-output", "Gate projection's output" + top_k_text,
         "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k, kBf16Bytes,
-        by_heads);
+        by_expert_width);
     add("up-output", "Up projection's output" + top_k_text, "the fused activation × up",
-        ffn_elements, f * top_k, kBf16Bytes, by_heads);
+        ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
     add("product", "Activation × up" + top_k_text, "down projection", ffn_elements, f * top_k,
-        kBf16Bytes, by_heads);
+        kBf16Bytes, by_expert_width);
   } else {
     // A plain MLP: the activation (GELU, ReLU) keeps its input, the down projection its output.
     add("up-output", "Up projection's output" + top_k_text, "the activation (GELU, ReLU)",
-        ffn_elements, f * top_k, kBf16Bytes, by_heads);
+        ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
     add("activation-output", "Activation's output" + top_k_text, "down projection", ffn_elements,
-        f * top_k, kBf16Bytes, by_heads);
+        f * top_k, kBf16Bytes, by_expert_width);
   }
   if (shared_f > 0) {
     // The shared experts' one MLP reads the norm's output that the router saved, and saves what

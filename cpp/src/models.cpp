@@ -291,7 +291,6 @@ int tensor_parallel_widths_gcd(const ModelShape& shape) {
   // Latent attention has no key/value heads of its own: all a heads read the one latent.
   if (!latent_attention(shape)) widths = std::gcd(widths, shape.num_key_value_heads);
   if (shape.num_experts > 1) {
-    widths = std::gcd(widths, routed_expert_width(shape));
     widths = std::gcd(widths, shape.shared_expert_ffn_hidden_size);  // gcd(x, 0) is x
   }
   return widths;
@@ -305,11 +304,12 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
   const double query_width = a * head_dim;
   const double key_value_width = shape.num_key_value_heads * head_dim;
   std::vector<LayerWeight> weights;
+  bool routed = false;  // the weights added now are routed experts'
   const auto matrix = [&](double rows, double cols, double copies, P placement) {
-    weights.push_back({rows, cols, copies, true, placement});
+    weights.push_back({rows, cols, copies, true, placement, routed});
   };
   const auto vector = [&](double length, double copies, P placement) {
-    weights.push_back({length, 1, copies, false, placement});
+    weights.push_back({length, 1, copies, false, placement, routed});
   };
 
   // Attention. Column-parallel Q, K, V (and their biases) and row-parallel O split over t; O's
@@ -364,7 +364,9 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
     mlp(shape.ffn_hidden_size, 1);
   } else {
     const double experts = shape.num_experts;
+    routed = true;
     mlp(routed_expert_width(shape), experts);
+    routed = false;
     // The router: h x E, replicated (Megatron-LM's TopKRouter); DeepSeek-V3's
     // e_score_correction_bias, a buffer of E that the checkpoint holds, beside it.
     matrix(h, experts, 1, P::kReplicated);
@@ -391,6 +393,10 @@ ParameterCounts parameter_counts(const ModelShape& shape) {
     return parameters;
   };
   const std::vector<LayerWeight> layer = layer_weights(shape, false);
+  std::vector<LayerWeight> routed_experts;
+  for (const LayerWeight& weight : layer) {
+    if (weight.routed_expert) routed_experts.push_back(weight);
+  }
   const std::vector<LayerWeight> dense_layer = layer_weights(shape, true);
 
   const double per_norm = shape.norm_bias ? 2 * h : h;
@@ -401,6 +407,8 @@ ParameterCounts parameter_counts(const ModelShape& shape) {
   counts.replicated_per_layer = sum(layer, WeightPlacement::kReplicated);
   counts.dense_attention_and_mlp_per_layer = sum(dense_layer, WeightPlacement::kSplit);
   counts.dense_replicated_per_layer = sum(dense_layer, WeightPlacement::kReplicated);
+  counts.routed_experts_per_layer = sum(routed_experts, WeightPlacement::kSplit);
+  counts.routed_experts_replicated_per_layer = sum(routed_experts, WeightPlacement::kReplicated);
   counts.embedding = vocab * h;
   counts.position_embedding = static_cast<double>(shape.num_position_embeddings) * h;
   counts.output_head =

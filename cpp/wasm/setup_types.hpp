@@ -82,7 +82,9 @@ inline void register_setup_types() {
       .field("sequenceParallel", &ParallelLayout::sequence_parallel)
       .field("pipelineParallel", &ParallelLayout::pipeline_parallel)
       .field("virtualPipelineStages", &ParallelLayout::virtual_pipeline_stages)
-      .field("contextParallel", &ParallelLayout::context_parallel);
+      .field("contextParallel", &ParallelLayout::context_parallel)
+      .field("expertParallel", &ParallelLayout::expert_parallel)
+      .field("expertTensorParallel", &ParallelLayout::expert_tensor_parallel);
 
   value_object<TrainingSetup>("TrainingSetup")
       .field("modelId", &TrainingSetup::model_id)

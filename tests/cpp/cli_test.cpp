@@ -123,7 +123,9 @@ TEST_CASE("cli: --json prints one object in the documented schema") {
                                          {"sequenceParallel", false},
                                          {"pp", 1},
                                          {"vpp", 1},
-                                         {"cp", 1}});
+                                         {"cp", 1},
+                                         {"ep", 1},
+                                         {"etp", 1}});
   CHECK(json["devices"] == 1);
   CHECK(json["fits"] == false);
   CHECK(json["bytesPerParameter"]["total"] == 16);

@@ -137,7 +137,7 @@ TEST_CASE(
   setup.custom_model.hidden_size = 32;
   setup.custom_model.moe_ffn_hidden_size = 6;
   CHECK(estimate_memory(setup).answer.message ==
-        "Tensor parallelism 4 must divide each expert's width and the shared experts' width of "
+        "Expert tensor parallelism 4 (t, as etp is 0) must divide each expert's width, 6, of "
         "Tiny.");
 }
 
@@ -335,4 +335,106 @@ TEST_CASE(
   // Two routed experts of 4 and a shared one of 8, against one MLP of 4h = 64 in the 34:
   // 34 + 2·3 + 16·((2·4 + 8)/64 − 1) = 28 bytes per token per hidden, with FlashAttention.
   CHECK(estimate_memory(setup).bytes.activations_bytes == doctest::Approx(16 * 16 * 28.0));
+}
+
+namespace {
+
+// The tiny mixture, every layer a mixture, on `d` data-parallel devices with t, ep and etp.
+TrainingSetup tiny_expert_layout(int d, int t, int ep, int etp) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = tiny_mixture();
+  setup.custom_model.num_dense_layers = 0;
+  setup.custom_model.num_layers = 1;
+  setup.sequence_length = 16;
+  setup.layout.data_parallel = d;
+  setup.layout.tensor_parallel = t;
+  setup.layout.expert_parallel = ep;
+  setup.layout.expert_tensor_parallel = etp;
+  return setup;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "an MoE layer under ep and etp, by hand: attention and the shared expert over t, the "
+    "routed experts over ep·etp, the router whole") {
+  // One mixture layer: attention 1,024 and the shared expert 384 split by t = 2; the routed
+  // experts' 768 over ep·etp = 2 · 1; the router 64 and its bias 4 whole; norms 32; embedding
+  // and head 160 each over t, the final norm 16.
+  const Estimate estimate = estimate_memory(tiny_expert_layout(2, 2, 2, 1));
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.parameters_on_device ==
+        (1024 + 384) / 2.0 + 768 / 2.0 + 64 + 4 + 32 + 160 / 2.0 + 160 / 2.0 + 16);
+  // With ep 1 and etp 0 (as t) the routed experts split by t, as before expert parallelism.
+  CHECK(estimate_memory(tiny_expert_layout(2, 2, 1, 0)).parameters_on_device ==
+        (1024 + 384 + 768) / 2.0 + 64 + 4 + 32 + 160 / 2.0 + 160 / 2.0 + 16);
+  // etp 2 with ep 2: the routed experts over 4.
+  CHECK(estimate_memory(tiny_expert_layout(2, 2, 2, 2)).parameters_on_device ==
+        (1024 + 384) / 2.0 + 768 / 4.0 + 64 + 4 + 32 + 160 / 2.0 + 160 / 2.0 + 16);
+}
+
+TEST_CASE(
+    "ZeRO shards the routed experts' states over their own data-parallel group, "
+    "d·t·c / (ep·etp)") {
+  // d 2, t 2, ep 4, etp 1: the others' states over d·c = 2, the experts' over 2·2/4 = 1.
+  TrainingSetup setup = tiny_expert_layout(2, 2, 4, 1);
+  setup.layout.zero_stage = 1;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  const double experts = 768 / 4.0;
+  const double others = estimate.parameters_on_device - experts;
+  CHECK(estimate.bytes.optimizer_states_bytes == doctest::Approx(8 * (others / 2 + experts / 1)));
+  CHECK(estimate.bytes.weights_bytes == 2 * estimate.parameters_on_device);
+  // ep 2: the experts' group is 2·2/2 = 2, as the others'.
+  setup = tiny_expert_layout(2, 2, 2, 1);
+  setup.layout.zero_stage = 1;
+  const Estimate even = estimate_memory(setup);
+  CHECK(even.bytes.optimizer_states_bytes == doctest::Approx(8 * even.parameters_on_device / 2));
+}
+
+TEST_CASE(
+    "expert parallelism is refused where it cannot divide: the experts, their width, "
+    "d·t·c, or a dense model") {
+  CHECK(estimate_memory(tiny_expert_layout(2, 1, 3, 1)).answer.message ==
+        "Expert parallelism 3 must divide the 4 experts of Tiny.");
+  CHECK(estimate_memory(tiny_expert_layout(8, 1, 1, 8)).answer.message ==
+        "Expert tensor parallelism 8 must divide each expert's width, 4, of Tiny.");
+  CHECK(estimate_memory(tiny_expert_layout(1, 2, 4, 1)).answer.message ==
+        "Expert parallelism × expert tensor parallelism (4 × 1) must divide d·t·c (2), the "
+        "devices of a pipeline stage they are carved from.");
+  TrainingSetup dense;
+  dense.layout.expert_parallel = 2;
+  dense.layout.data_parallel = 2;
+  CHECK(estimate_memory(dense).answer.message ==
+        "Expert parallelism needs a mixture of experts; Llama 3 8B has none.");
+}
+
+TEST_CASE(
+    "expert parallelism does not divide the tokens: each device's routed activations stay "
+    "top-k copies of its own tokens") {
+  TrainingSetup setup = tiny_expert_layout(4, 1, 1, 0);
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  const double without = estimate_memory(setup).bytes.activations_bytes;
+  setup.layout.expert_parallel = 4;
+  CHECK(estimate_memory(setup).bytes.activations_bytes == without);
+}
+
+TEST_CASE(
+    "expert tensor parallelism splits the routed experts' saved tensors, t the shared "
+    "expert's") {
+  TrainingSetup setup = tiny_expert_layout(2, 2, 1, 1);
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  std::map<std::string, double> saved;
+  for (const SavedTensor& tensor : saved_tensors_of(setup).tensors) {
+    saved[tensor.id] = tensor.bytes_per_token / 2;
+  }
+  CHECK(saved.at("gate-output") == 4 * 2);         // f_e·top-k over etp = 1
+  CHECK(saved.at("shared-gate-output") == 8 / 2);  // f_s over t = 2
+  // Korthikanti: the routed 16-shares, 16 · 2 · 4/64 = 2, over etp = 1 rather than t = 2.
+  TrainingSetup korthikanti = tiny_expert_layout(2, 2, 1, 1);
+  TrainingSetup as_t = tiny_expert_layout(2, 2, 1, 0);
+  CHECK(estimate_memory(korthikanti).bytes.activations_bytes -
+            estimate_memory(as_t).bytes.activations_bytes ==
+        doctest::Approx(16 * 16 * (2 - 2 / 2.0)));
 }

@@ -105,7 +105,8 @@ int routed_expert_width(const ModelShape& shape);
 double head_dim_of(const ModelShape& shape);
 
 // The widths tensor parallelism must divide: the heads and key/value heads (all heads under
-// latent attention), the FFN width, each routed expert's and the shared experts' widths.
+// latent attention), the FFN width and the shared experts' width. The routed experts' width is
+// expert tensor parallelism's to divide (t's too when etp is t).
 int tensor_parallel_widths_gcd(const ModelShape& shape);
 
 // How tensor parallelism places a weight of a layer (Megatron-LM's placement).
@@ -122,6 +123,7 @@ struct LayerWeight {
   double copies = 1;
   bool matrix = true;
   WeightPlacement placement = WeightPlacement::kSplit;
+  bool routed_expert = false;  // a routed expert's: expert parallelism places it (ep·etp)
 };
 
 // Every weight of one layer: of a mixture-of-experts layer (or the only kind of layer), or, with
@@ -141,6 +143,11 @@ struct ParameterCounts {
   // (equal to the above when every layer is alike).
   double dense_attention_and_mlp_per_layer = 0;
   double dense_replicated_per_layer = 0;
+  // The routed experts' share of a mixture layer's two above: what expert parallelism spreads
+  // over ep and splits over etp instead of t (their weights and gate/up biases; their down
+  // biases, whole on each expert-tensor rank).
+  double routed_experts_per_layer = 0;
+  double routed_experts_replicated_per_layer = 0;
   double embedding = 0;           // V x h, split over the vocabulary by TP
   double position_embedding = 0;  // P x h learned positions, whole on every TP rank
   double output_head = 0;         // V x h, or 0 when tied to the embedding; + V bias
