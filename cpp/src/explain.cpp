@@ -25,6 +25,19 @@ std::string state_formula(double bytes_per_parameter, double parameters, double 
   return formula + " = " + format_bytes(bytes);
 }
 
+// Under expert parallelism the routed experts' states shard over their own group.
+std::string state_formula(double bytes_per_parameter, double parameters, double shards,
+                          double expert_parameters, double expert_shards, double bytes) {
+  if (expert_parameters == 0 || (shards == 1 && expert_shards == 1) || shards == expert_shards) {
+    return state_formula(bytes_per_parameter, parameters, shards, bytes);
+  }
+  return number(bytes_per_parameter) + " B × (" + number(parameters - expert_parameters) +
+         " parameters / " + number(shards) + " ZeRO shards + " + number(expert_parameters) +
+         " routed experts' / " + number(expert_shards) +
+         (expert_shards == 1 ? " shard" : " shards") +
+         " of their data-parallel group) = " + format_bytes(bytes);
+}
+
 }  // namespace
 
 std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
@@ -41,26 +54,31 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   const auto shards = [&](int stage_that_shards) {
     return zero >= stage_that_shards ? calc.zero_shards : 1.0;
   };
+  const auto expert_shards = [&](int stage_that_shards) {
+    return zero >= stage_that_shards ? calc.expert_zero_shards : 1.0;
+  };
+  const double expert_parameters =
+      calc.last_is_most_loaded ? calc.last.expert_parameters : calc.first.expert_parameters;
+  const auto formula = [&](double bytes_per_parameter, int stage_that_shards, double bytes) {
+    return state_formula(bytes_per_parameter, parameters, shards(stage_that_shards),
+                         expert_parameters, expert_shards(stage_that_shards), bytes);
+  };
   const std::string zero_source = "Rajbhandari et al., \"ZeRO\", SC 2020";
   const MemoryBreakdown& bytes = estimate.bytes;
 
   std::vector<TermArithmetic> terms;
-  terms.push_back({"weights", "Weights",
-                   state_formula(per.weights, parameters, shards(3), bytes.weights_bytes),
+  terms.push_back({"weights", "Weights", formula(per.weights, 3, bytes.weights_bytes),
                    zero_source + "; precision " + choice_id(setup.precision)});
-  terms.push_back({"gradients", "Gradients",
-                   state_formula(per.gradients, parameters, shards(2), bytes.gradients_bytes),
+  terms.push_back({"gradients", "Gradients", formula(per.gradients, 2, bytes.gradients_bytes),
                    zero_source + "; precision " + choice_id(setup.precision)});
-  terms.push_back(
-      {"masterWeights", "Master weights",
-       state_formula(per.master_weights, parameters, shards(1), bytes.master_weights_bytes),
-       "Micikevicius et al., \"Mixed Precision Training\", ICLR 2018"});
+  terms.push_back({"masterWeights", "Master weights",
+                   formula(per.master_weights, 1, bytes.master_weights_bytes),
+                   "Micikevicius et al., \"Mixed Precision Training\", ICLR 2018"});
   const Choice& optimizer = choices<Optimizer>()[static_cast<std::size_t>(setup.optimizer)];
   const std::string optimizer_source = optimizer.name + ": " + optimizer.source;
-  terms.push_back(
-      {"optimizerStates", "Optimiser states",
-       state_formula(per.optimizer_states, parameters, shards(1), bytes.optimizer_states_bytes),
-       optimizer_source});
+  terms.push_back({"optimizerStates", "Optimiser states",
+                   formula(per.optimizer_states, 1, bytes.optimizer_states_bytes),
+                   optimizer_source});
 
   const ActivationsPerLayer& layer = calc.layer;
   const bool full = setup.recompute == Recompute::kFull;

@@ -9,6 +9,7 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explore.hpp"
 #include "trainmem/models.hpp"
 
 using namespace trainmem;
@@ -437,4 +438,50 @@ TEST_CASE(
   CHECK(estimate_memory(korthikanti).bytes.activations_bytes -
             estimate_memory(as_t).bytes.activations_bytes ==
         doctest::Approx(16 * 16 * (2 - 2 / 2.0)));
+}
+
+TEST_CASE(
+    "the arithmetic writes the routed experts' ZeRO shards beside the others' when they "
+    "differ") {
+  TrainingSetup setup = tiny_expert_layout(2, 2, 4, 1);
+  setup.layout.zero_stage = 1;
+  const std::vector<TermArithmetic> terms = explain_estimate(setup);
+  REQUIRE(terms.size() >= 4);
+  CHECK(terms[3].term == "optimizerStates");
+  // 8 B × (others / 2 d·c shards + 192 routed experts' / 1 shard of their group).
+  CHECK(terms[3].formula.find(" parameters / 2 ZeRO shards + 192 routed experts' / 1 shard of "
+                              "their data-parallel group) = ") != std::string::npos);
+  // ep 1: one group, one formula as before.
+  setup = tiny_expert_layout(2, 2, 1, 0);
+  setup.layout.zero_stage = 1;
+  CHECK(explain_estimate(setup)[3].formula.find("routed") == std::string::npos);
+}
+
+TEST_CASE(
+    "'What saves the most' offers doubling expert parallelism for a mixture, carving it "
+    "from the data-parallel devices") {
+  TrainingSetup setup;
+  setup.model_id = "qwen3-30b-a3b";
+  setup.layout.data_parallel = 2;
+  setup.layout.tensor_parallel = 2;
+  const auto find_saving = [](const SavingsList& list) -> const Saving* {
+    for (const Saving& saving : list.savings) {
+      if (saving.change == "ep-double") return &saving;
+    }
+    return nullptr;
+  };
+  const SavingsList with_dp = rank_savings(setup);
+  const Saving* saving = find_saving(with_dp);
+  REQUIRE(saving != nullptr);
+  CHECK(saving->label == "Double expert parallelism (ep 2)");
+  CHECK(saving->devices_added == 0);
+  // d 1, t 1: ep 2 needs 2 devices, so d doubles with it.
+  setup.layout = ParallelLayout{};
+  const SavingsList alone = rank_savings(setup);
+  saving = find_saving(alone);
+  REQUIRE(saving != nullptr);
+  CHECK(saving->label == "Double expert parallelism (ep 2, d 2)");
+  setup.model_id = "llama3-8b";
+  const SavingsList dense = rank_savings(setup);
+  CHECK(find_saving(dense) == nullptr);
 }
