@@ -268,6 +268,12 @@ std::string read_llama_block(const Json& config, const std::string& model_type, 
   problems.add(read_boolean(config, "mlp_bias", shape.mlp_bias));
   if (model_type == kGemma2ModelType) shape.norms_per_layer = kGemma2NormsPerLayer;
 
+  const bool qwen_moe = model_type == kQwen2MoeModelType || model_type == kQwen3MoeModelType;
+  if (qwen_moe && present(config, kNumExperts.key) == nullptr) {
+    // Qwen2MoeConfig and Qwen3MoeConfig default to 60 and 128 experts: never guessed at.
+    return "'num_experts' is missing; a " + model_type + " config must give its experts, " +
+           allowed(kNumExperts) + ".";
+  }
   const WholeField& experts_field =
       present(config, kNumLocalExperts.key) != nullptr ? kNumLocalExperts : kNumExperts;
   problems.add(read_optional(config, experts_field, shape.num_experts));
@@ -279,7 +285,7 @@ std::string read_llama_block(const Json& config, const std::string& model_type, 
   }
   problems.add(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
   if (problems.any() || shape.num_experts == 1) return problems.first();
-  if (model_type == kQwen2MoeModelType || model_type == kQwen3MoeModelType) {
+  if (qwen_moe) {
     return read_qwen_moe_fields(config, model_type == kQwen2MoeModelType, shape);
   }
   return {};

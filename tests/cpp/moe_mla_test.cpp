@@ -215,6 +215,11 @@ TEST_CASE("qwen3_moe reads mlp_only_layers as dense first layers and refuses oth
         "config.json: 'mlp_only_layers' must list the first layers in order, [0, 1, …, k - 1] "
         "(or be empty): trainmem places a mixture's dense layers first; it holds 1 where 0 "
         "would be.");
+  CHECK(refusal(R"({"model_type": "qwen3_moe", "hidden_size": 16, "num_hidden_layers": 2,
+                    "num_attention_heads": 2, "intermediate_size": 8, "vocab_size": 10,
+                    "moe_intermediate_size": 4})") ==
+        "config.json: 'num_experts' is missing; a qwen3_moe config must give its experts, a whole "
+        "number from 1 to 1,024.");
   CHECK(refusal(qwen_moe_config("qwen3_moe", R"("decoder_sparse_step": 2)")) ==
         "config.json: 'decoder_sparse_step' must be 1 (absent or null means 1); it is 2: "
         "trainmem places a mixture's dense layers first and does not count dense layers between "
