@@ -31,6 +31,8 @@ describe('Go further, in Chromium', () => {
       pp: '1',
       vpp: '1',
       cp: '1',
+      ep: '1',
+      etp: '0',
       recompute: 'none',
       optimizer: 'adam',
       precision: 'bf16-mixed',

@@ -138,7 +138,7 @@ describe('any model and the downloads, in Chromium', () => {
     );
     // 671,026,419,200: the main model, without the multi-token-prediction module. The shape the
     // reader made comes back to the core through the bindings, every new field with it.
-    assert.match(await readout(page), /× 671\.0 ?B parameters\)/);
+    assert.match(await readout(page), /× 671\.03 B parameters\)/);
     assert.equal(await page.isHidden('#config-error'), true);
     // The link holds the config, and the reopened page counts the same.
     const reopened = await harness.openPage({ query: new URL(page.url()).search });

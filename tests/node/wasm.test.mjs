@@ -212,6 +212,8 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'pp',
         'vpp',
         'cp',
+        'ep',
+        'etp',
         'recompute',
         'activations',
         'optimizer',
