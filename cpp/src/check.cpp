@@ -83,6 +83,10 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   }
   const Answer experts = check_expert_layout(layout, *shape);
   if (!experts.ok()) return experts;
+  if (setup.capacity_factor > 0 && shape->num_experts == 1) {
+    return refusal(id::kCapacityFactor,
+                   "A capacity factor needs a mixture of experts; " + shape->name + " has none.");
+  }
   if (layout.sequence_parallel && t == 1) {
     return refusal(id::kSequenceParallel,
                    "Sequence parallelism splits what tensor parallelism leaves whole; it needs "

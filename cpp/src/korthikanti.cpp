@@ -53,16 +53,22 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                               kKorthikantiShardedBytesPerTokenPerHidden / t + extra_replicated +
                               extra_sharded / t;
   }
-  // Expert tensor parallelism splits the routed experts' 16-shares over etp rather than t.
+  // Expert tensor parallelism splits the routed experts' 16-shares over etp rather than t; a
+  // capacity factor C pads the routed experts' shares (their 3 and 16 each) to C times.
   const double etp = expert_tensor_parallel_of(layout);
-  if (shape.num_experts > 1 && etp != t) {
+  if (shape.num_experts > 1) {
     const double width_ratio =
         shape.moe_ffn_hidden_size > 0
             ? routed_expert_width(shape) / (kKorthikantiFfnMultiple * shape.hidden_size)
             : 1;
     const double routed_sharded =
         kKorthikantiMlpShardedBytesPerTokenPerHidden * shape.num_experts_per_token * width_ratio;
-    layer.replicated_factor += routed_sharded * (1 / etp - 1 / t);
+    const double routed_replicated =
+        kKorthikantiMlpReplicatedBytesPerTokenPerHidden * shape.num_experts_per_token;
+    const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+    layer.replicated_factor +=
+        routed_sharded * (capacity / etp - 1 / t) +
+        (capacity - 1) * routed_replicated / (layout.sequence_parallel ? t : 1);
   }
   const bool scores_stored = !flash_attention && setup.recompute == Recompute::kNone;
   const double score_factor = kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / (h * t);

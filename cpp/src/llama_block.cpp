@@ -1,5 +1,6 @@
 // The llama-block activation model: the tensors a Llama block saves for its backward pass, one by
 // one (docs/activations.md derives each).
+#include <cstdio>
 #include <string>
 
 #include "calculation.hpp"
@@ -25,7 +26,11 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   const double f = shape.num_experts > 1 ? routed_expert_width(shape) : shape.ffn_hidden_size;
   const double shared_f = shape.num_experts > 1 ? shape.shared_expert_ffn_hidden_size : 0;
   const double s = setup.sequence_length;
-  const double top_k = shape.num_experts_per_token;
+  // Routed copies per token: top-k, times the capacity factor when buffers are padded to it.
+  const double capacity =
+      shape.num_experts > 1 && setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+  const double top_k = shape.num_experts_per_token * capacity;
+  const bool routed_copies = shape.num_experts_per_token > 1 || capacity != 1;
 
   // Megatron-LM's split: what sits between the blocks (norms, their outputs, the residual
   // stream) is whole on every tensor-parallel rank unless sequence parallelism splits it; the
@@ -41,8 +46,13 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
   // recomputing the core attention (selective) saves them before the repeat.
   const bool keys_repeated = !flash_attention && !selective;
-  const std::string top_k_text =
-      top_k > 1 ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
+  std::string top_k_text =
+      routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
+  if (capacity != 1) {
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%g", capacity);
+    top_k_text += " × capacity factor " + std::string(factor);
+  }
 
   std::vector<SavedTensor> tensors;
   const auto add = [&](std::string id, std::string name, std::string saved_by, std::string elements,
@@ -170,12 +180,12 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
       add_norm("mlp-norm", "MLP norm");
     }
   }
-  if (top_k > 1) {
+  if (routed_copies) {
     add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
   }
   const std::string mlp_input_readers =
       shape.gated_mlp ? "gate and up projections" : "up projection";
-  if (top_k > 1) {
+  if (routed_copies) {
     add("mlp-input", "Experts' inputs (the norm's output" + top_k_text + ")", mlp_input_readers,
         "h·top-k", h * top_k, kBf16Bytes, whole);
   } else if (!one_norm_for_both) {
@@ -183,7 +193,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   }
   const std::string width_name =
       shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
-  const std::string ffn_elements = top_k > 1 ? width_name + "·top-k" : width_name;
+  const std::string ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
   if (shape.gated_mlp) {
     add("gate-output", "Gate projection's output" + top_k_text,
         "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k, kBf16Bytes,

@@ -224,6 +224,18 @@ std::vector<Entry> make_entries() {
              setting.chosen_by_fit = true;
            }),
       layout_access<int, &ParallelLayout::expert_tensor_parallel>());
+  add(from(make(id::kCapacityFactor, "Capacity factor", SettingKind::kDecimal,
+                "Each expert's token buffer as a multiple of balanced routing's (0: dropless, at "
+                "balanced load)",
+                "capacityFactor"),
+           [](Setting& setting) {
+             setting.min = 0;
+             setting.max = kMaxCapacityFactor;
+             setting.allowed = "Capacity factor must be a number from 0 (dropless) to " +
+                               format_count(kMaxCapacityFactor) + ".";
+             setting.defaulted_in_api = true;
+           }),
+      number_access<double, &TrainingSetup::capacity_factor>());
   add(from(choice(id::kRecompute, "Recomputation", choices<Recompute>(), "Activation recomputation",
                   "recompute"),
            [](Setting& setting) { setting.chosen_by_fit = true; }),

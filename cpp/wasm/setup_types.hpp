@@ -88,6 +88,7 @@ inline void register_setup_types() {
 
   value_object<TrainingSetup>("TrainingSetup")
       .field("modelId", &TrainingSetup::model_id)
+      .field("capacityFactor", &TrainingSetup::capacity_factor)
       .field("customModel", &TrainingSetup::custom_model)
       .field("sequenceLength", &TrainingSetup::sequence_length)
       .field("microBatchSequences", &TrainingSetup::micro_batch_sequences)

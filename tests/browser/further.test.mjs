@@ -33,6 +33,7 @@ describe('Go further, in Chromium', () => {
       cp: '1',
       ep: '1',
       etp: '0',
+      'capacity-factor': '0',
       recompute: 'none',
       optimizer: 'adam',
       precision: 'bf16-mixed',

@@ -490,3 +490,29 @@ TEST_CASE(
   const SavingsList dense = rank_savings(setup);
   CHECK(find_saving(dense) == nullptr);
 }
+
+TEST_CASE(
+    "a capacity factor pads each device's routed copies to C times top-k; 0 is dropless "
+    "at balanced load") {
+  TrainingSetup setup = tiny_expert_layout(1, 1, 1, 0);
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  setup.capacity_factor = 1.5;
+  std::map<std::string, double> saved;
+  for (const SavedTensor& tensor : saved_tensors_of(setup).tensors) {
+    saved[tensor.id] = tensor.bytes_per_token / 2;
+  }
+  CHECK(saved.at("mlp-input") == 16 * 2 * 1.5);   // h·top-k·C
+  CHECK(saved.at("gate-output") == 4 * 2 * 1.5);  // f_e·top-k·C
+  CHECK(saved.at("router-input") == 16);          // the router reads each token once
+  CHECK(saved.at("shared-gate-output") == 8);     // the shared expert sees every token once
+  // Korthikanti: the routed shares, 2 · (3 + 16 · 4/64) = 8, grow by half: + 4.
+  TrainingSetup korthikanti = tiny_expert_layout(1, 1, 1, 0);
+  const double dropless = estimate_memory(korthikanti).bytes.activations_bytes;
+  korthikanti.capacity_factor = 1.5;
+  CHECK(estimate_memory(korthikanti).bytes.activations_bytes - dropless ==
+        doctest::Approx(16 * 16 * 4.0));
+  TrainingSetup dense;
+  dense.capacity_factor = 1;
+  CHECK(estimate_memory(dense).answer.message ==
+        "A capacity factor needs a mixture of experts; Llama 3 8B has none.");
+}

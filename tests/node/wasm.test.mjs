@@ -214,6 +214,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'cp',
         'ep',
         'etp',
+        'capacity-factor',
         'recompute',
         'activations',
         'optimizer',

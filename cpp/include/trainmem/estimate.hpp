@@ -94,6 +94,8 @@ struct ParallelLayout {
   int expert_tensor_parallel = 0;  // etp
 };
 
+constexpr double kMaxCapacityFactor = 16;
+
 // etp as the layout uses it: t when 0.
 inline int expert_tensor_parallel_of(const ParallelLayout& layout) {
   return layout.expert_tensor_parallel > 0 ? layout.expert_tensor_parallel : layout.tensor_parallel;
@@ -121,6 +123,11 @@ struct TrainingSetup {
   // communication buffers; How close is this? shows measured peaks 17% above the estimate) needs
   // room. A stated margin (docs/formulas.md), to be replaced by a stack's reserved-peak estimate.
   double headroom_percent = kDefaultHeadroomPercent;
+  // A mixture's routed tokens: 0 for dropless routing, counted at balanced load (each device's
+  // experts receive k copies of its tokens); C > 0 pads each expert's buffer to C times that
+  // (GShard's and Switch's capacity factor; Megatron-LM's --moe-expert-capacity-factor with
+  // --moe-pad-expert-input-to-capacity).
+  double capacity_factor = 0;
 };
 
 struct MemoryBreakdown {

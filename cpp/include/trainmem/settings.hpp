@@ -31,6 +31,7 @@ constexpr const char* kVirtualPipelineStages = "vpp";
 constexpr const char* kContextParallel = "cp";
 constexpr const char* kExpertParallel = "ep";
 constexpr const char* kExpertTensorParallel = "etp";
+constexpr const char* kCapacityFactor = "capacity-factor";
 constexpr const char* kRecompute = "recompute";
 constexpr const char* kActivationModel = "activations";
 constexpr const char* kOptimizer = "optimizer";
