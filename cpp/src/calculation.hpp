@@ -48,7 +48,8 @@ struct StageParameters {
 };
 
 struct StageMemory {
-  double parameters = 0;  // all of them, adapters included
+  double parameters = 0;         // all of them, adapters included
+  double expert_parameters = 0;  // the routed experts' share of `parameters`
   StageParameters split;
   double activations_bytes = 0;
   double logits_bytes = 0;
@@ -68,8 +69,9 @@ struct Calculation {
   // Offloading's units in flight: one layer's parameters on a device, and the embedding's.
   StageParameters layer_unit;
   StageParameters embedding_unit;
-  double in_flight_factor = 0;  // layers' worth of activations on the first stage, over L
-  double zero_shards = 1;       // d·c
+  double in_flight_factor = 0;    // layers' worth of activations on the first stage, over L
+  double zero_shards = 1;         // d·c
+  double expert_zero_shards = 1;  // the routed experts' data-parallel group: d·t·c / (ep·etp)
   StageMemory first;
   StageMemory last;
   bool last_is_most_loaded = false;

@@ -1,6 +1,7 @@
 // The checks of a whole setup: each value within its setting's bounds (settings.cpp), then what
 // the settings must satisfy together: degrees that divide the model and the sequence, and switches
 // that need another setting.
+#include <cmath>
 #include <string>
 
 #include "calculation.hpp"
@@ -8,6 +9,48 @@
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
+
+namespace {
+
+// Expert parallelism (Megatron-LM's parallel_state.py): ep must divide the experts, etp each
+// expert's width, and ep·etp the d·t·c devices of a pipeline stage, whose expert data-parallel
+// group is what is left, d·t·c / (ep·etp).
+Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape) {
+  namespace id = setting_id;
+  const int ep = layout.expert_parallel;
+  const int etp = expert_tensor_parallel_of(layout);
+  const bool mixture = shape.num_experts > 1;
+  if (!mixture && (ep > 1 || layout.expert_tensor_parallel > 0)) {
+    return refusal(ep > 1 ? id::kExpertParallel : id::kExpertTensorParallel,
+                   std::string(ep > 1 ? "Expert parallelism" : "Expert tensor parallelism") +
+                       " needs a mixture of experts; " + shape.name + " has none.");
+  }
+  if (!mixture) return {};
+  if (shape.num_experts % ep != 0) {
+    return refusal(id::kExpertParallel, "Expert parallelism " + std::to_string(ep) +
+                                            " must divide the " + format_count(shape.num_experts) +
+                                            " experts of " + shape.name + ".");
+  }
+  const int width = routed_expert_width(shape);
+  if (width % etp != 0) {
+    return refusal(id::kExpertTensorParallel,
+                   "Expert tensor parallelism " + std::to_string(etp) +
+                       (layout.expert_tensor_parallel == 0 ? " (t, as etp is 0)" : "") +
+                       " must divide each expert's width, " + format_count(width) + ", of " +
+                       shape.name + ".");
+  }
+  const double stage_devices =
+      static_cast<double>(layout.data_parallel) * layout.tensor_parallel * layout.context_parallel;
+  if (std::fmod(stage_devices, static_cast<double>(ep) * etp) != 0) {
+    return refusal(id::kExpertParallel,
+                   "Expert parallelism × expert tensor parallelism (" + std::to_string(ep) + " × " +
+                       std::to_string(etp) + ") must divide d·t·c (" + format_count(stage_devices) +
+                       "), the devices of a pipeline stage they are carved from.");
+  }
+  return {};
+}
+
+}  // namespace
 
 namespace id = setting_id;
 
@@ -31,6 +74,18 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                        std::to_string(shape->num_attention_heads) + " attention heads, " +
                        std::to_string(shape->num_key_value_heads) + " key/value heads and " +
                        format_count(shape->ffn_hidden_size) + " FFN width of " + shape->name + ".");
+  }
+  if (tensor_parallel_widths_gcd(*shape) % t != 0) {
+    return refusal(id::kTensorParallel, "Tensor parallelism " + std::to_string(t) +
+                                            " must divide the shared experts' width, " +
+                                            format_count(shape->shared_expert_ffn_hidden_size) +
+                                            ", of " + shape->name + ".");
+  }
+  const Answer experts = check_expert_layout(layout, *shape);
+  if (!experts.ok()) return experts;
+  if (setup.capacity_factor > 0 && shape->num_experts == 1) {
+    return refusal(id::kCapacityFactor,
+                   "A capacity factor needs a mixture of experts; " + shape->name + " has none.");
   }
   if (layout.sequence_parallel && t == 1) {
     return refusal(id::kSequenceParallel,
@@ -85,6 +140,26 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "LoRA is counted on Llama-style blocks (separate Q, K, V and O, "
                    "a gated MLP); " +
                        shape->name + " is a GPT-style block. Set the LoRA rank to 0.");
+  }
+  // Nor does it count adapters on latent attention, shared experts, experts of their own width
+  // or dense layers mixed in; and its frozen base shards as one group, as with ep = 1, etp = t.
+  const bool extended_mixture = shape->moe_ffn_hidden_size > 0 ||
+                                shape->shared_expert_ffn_hidden_size > 0 ||
+                                shape->num_dense_layers > 0;
+  if (setup.lora_rank > 0 && (latent_attention(*shape) || extended_mixture)) {
+    const std::string what =
+        latent_attention(*shape)
+            ? " has latent attention"
+            : " has shared experts, experts of their own width or dense layers";
+    return refusal(id::kLoraRank,
+                   "LoRA is counted on Llama-style blocks and plain mixtures of experts; " +
+                       shape->name + what + ". Set the LoRA rank to 0.");
+  }
+  if (setup.lora_rank > 0 &&
+      (layout.expert_parallel > 1 || expert_tensor_parallel_of(layout) != t)) {
+    return refusal(id::kLoraRank,
+                   "LoRA is counted without expert parallelism (ep 1, etp equal to t); set the "
+                   "LoRA rank to 0, or ep to 1 and etp to 0.");
   }
   return {};
 }

@@ -30,13 +30,15 @@ constexpr const char* kConfigSource = "config.json";
 struct UnsupportedField {
   const char* key;
   const char* what;
+  const char* read_for;  // the model types whose reader reads it (config_blocks.cpp)
 };
 constexpr UnsupportedField kUnsupportedFields[] = {
-    {"moe_intermediate_size", "experts of a width of their own"},
-    {"shared_expert_intermediate_size", "shared experts"},
-    {"n_shared_experts", "shared experts"},
-    {"q_lora_rank", "low-rank latent attention"},
-    {"kv_lora_rank", "low-rank latent attention"},
+    {"moe_intermediate_size", "experts of a width of their own",
+     "qwen2_moe, qwen3_moe and deepseek_v3"},
+    {"shared_expert_intermediate_size", "shared experts", "qwen2_moe"},
+    {"n_shared_experts", "shared experts", "deepseek_v3"},
+    {"q_lora_rank", "low-rank latent attention", "deepseek_v3"},
+    {"kv_lora_rank", "low-rank latent attention", "deepseek_v3"},
 };
 
 ConfigParse refuse(const std::string& message) {
@@ -206,20 +208,20 @@ std::string name_of(const Json& config, const std::string& model_type) {
 
 // Reads the shape from a parsed top-level object; returns the first problem, or "".
 std::string read_shape(const Json& config, ModelShape& shape) {
-  for (const UnsupportedField& field : kUnsupportedFields) {
-    const Json* value = present(config, field.key);
-    if (value != nullptr && !(value->is_number() && value->get<double>() == 0)) {
-      return quoted(field.key) + " (" + field.what +
-             ") is not supported: trainmem counts dense MLPs and experts that are copies of the "
-             "intermediate_size MLP.";
-    }
-  }
   std::string model_type;
   if (const Json* type = present(config, "model_type")) {
     if (!type->is_string()) {
       return "'model_type' must be a string, such as \"llama\"; it is " + describe(*type) + ".";
     }
     model_type = type->get<std::string>();
+  }
+  for (const UnsupportedField& field : kUnsupportedFields) {
+    if (model_type_reads(model_type, field.key)) continue;
+    const Json* value = present(config, field.key);
+    if (value != nullptr && !(value->is_number() && value->get<double>() == 0)) {
+      return quoted(field.key) + " (" + field.what +
+             ") is not read for this model_type: trainmem reads it for " + field.read_for + ".";
+    }
   }
 
   if (config.find("hidden_size") == config.end() && config.contains("text_config")) {

@@ -1,11 +1,13 @@
 // Each architecture's config.json fields, read into a ModelShape: the Llama family's (the fields
 // the shape was made for) and the GPT-style blocks' (GPT-2, GPT-NeoX, OPT, Phi), whose keys and
 // weights differ. A model_type not listed here is refused, never read as another's.
+#include <cstdint>
 #include <string>
 #include <utility>
 
 #include "config_fields.hpp"
 #include "config_text.hpp"
+#include "trainmem/format.hpp"
 
 namespace trainmem {
 
@@ -32,11 +34,52 @@ constexpr WholeField kNPositions = {"n_positions", 1, kMaxPositionEmbeddings};
 constexpr WholeField kFfnDim = {"ffn_dim", 1, kMaxModelWidth};
 constexpr WholeField kMaxPositions = {"max_position_embeddings", 1, kMaxPositionEmbeddings};
 constexpr WholeField kWordEmbedProjDim = {"word_embed_proj_dim", 1, kMaxModelWidth};
-constexpr WholeField kWholeFields[] = {
-    kHiddenSize, kNumLayers,    kNumHeads,        kNumKeyValueHeads, kIntermediateSize,
-    kVocabSize,  kHeadDim,      kNumLocalExperts, kNumExperts,       kNumExpertsPerToken,
-    kNEmbd,      kNLayer,       kNHead,           kNInner,           kNPositions,
-    kFfnDim,     kMaxPositions, kWordEmbedProjDim};
+// Today's mixtures of experts (Qwen2-MoE, Qwen3-MoE, DeepSeek-V3) and latent attention.
+constexpr WholeField kMoeIntermediateSize = {"moe_intermediate_size", 1, kMaxModelWidth};
+constexpr WholeField kSharedExpertIntermediateSize = {"shared_expert_intermediate_size", 0,
+                                                      kMaxModelWidth};
+constexpr WholeField kDecoderSparseStep = {"decoder_sparse_step", 1, kMaxModelLayers};
+constexpr WholeField kNRoutedExperts = {"n_routed_experts", 2, kMaxExperts};
+constexpr WholeField kNSharedExperts = {"n_shared_experts", 0, kMaxExperts};
+constexpr WholeField kFirstKDenseReplace = {"first_k_dense_replace", 0, kMaxModelLayers};
+constexpr WholeField kMoeLayerFreq = {"moe_layer_freq", 1, kMaxModelLayers};
+constexpr WholeField kNumNextnPredictLayers = {"num_nextn_predict_layers", 0, kMaxModelLayers};
+constexpr WholeField kQLoraRank = {"q_lora_rank", 1, kMaxModelWidth};
+constexpr WholeField kKvLoraRank = {"kv_lora_rank", 1, kMaxModelWidth};
+constexpr WholeField kQkNopeHeadDim = {"qk_nope_head_dim", 0, kMaxModelWidth};
+constexpr WholeField kQkRopeHeadDim = {"qk_rope_head_dim", 0, kMaxModelWidth};
+constexpr WholeField kVHeadDim = {"v_head_dim", 1, kMaxModelWidth};
+constexpr WholeField kWholeFields[] = {kHiddenSize,
+                                       kNumLayers,
+                                       kNumHeads,
+                                       kNumKeyValueHeads,
+                                       kIntermediateSize,
+                                       kVocabSize,
+                                       kHeadDim,
+                                       kNumLocalExperts,
+                                       kNumExperts,
+                                       kNumExpertsPerToken,
+                                       kNEmbd,
+                                       kNLayer,
+                                       kNHead,
+                                       kNInner,
+                                       kNPositions,
+                                       kFfnDim,
+                                       kMaxPositions,
+                                       kWordEmbedProjDim,
+                                       kMoeIntermediateSize,
+                                       kSharedExpertIntermediateSize,
+                                       kDecoderSparseStep,
+                                       kNRoutedExperts,
+                                       kNSharedExperts,
+                                       kFirstKDenseReplace,
+                                       kMoeLayerFreq,
+                                       kNumNextnPredictLayers,
+                                       kQLoraRank,
+                                       kKvLoraRank,
+                                       kQkNopeHeadDim,
+                                       kQkRopeHeadDim,
+                                       kVHeadDim};
 
 // GPT2MLP's width when n_inner is null: 4 · n_embd (transformers' GPT2MLP, inner_dim).
 constexpr int kGpt2FfnMultiple = 4;
@@ -49,22 +92,42 @@ constexpr int kPhiNormsPerLayer = 1;
 
 // The architectures whose weights trainmem counts, by model_type. Everything a Llama-family type
 // implies beyond its fields is set in read_llama_block.
-enum class Block { kLlama, kGpt2, kGptNeoX, kOpt, kPhi };
+enum class Block { kLlama, kGpt2, kGptNeoX, kOpt, kPhi, kDeepseekV3 };
 struct ModelType {
   const char* name;
   Block block;
 };
 constexpr ModelType kModelTypes[] = {
-    {"llama", Block::kLlama}, {"mistral", Block::kLlama},    {"mixtral", Block::kLlama},
-    {"qwen2", Block::kLlama}, {"gemma", Block::kLlama},      {"gemma2", Block::kLlama},
-    {"gpt2", Block::kGpt2},   {"gpt_neox", Block::kGptNeoX}, {"opt", Block::kOpt},
-    {"phi", Block::kPhi},
+    {"llama", Block::kLlama},     {"mistral", Block::kLlama},
+    {"mixtral", Block::kLlama},   {"qwen2", Block::kLlama},
+    {"gemma", Block::kLlama},     {"gemma2", Block::kLlama},
+    {"gpt2", Block::kGpt2},       {"gpt_neox", Block::kGptNeoX},
+    {"opt", Block::kOpt},         {"phi", Block::kPhi},
+    {"qwen3", Block::kLlama},     {"qwen3_moe", Block::kLlama},
+    {"qwen2_moe", Block::kLlama}, {"deepseek_v3", Block::kDeepseekV3},
+};
+
+// The fields of today's mixtures of experts and of latent attention, each read by the model
+// types listed with it; config.cpp refuses them in any other config.
+struct TypedField {
+  const char* key;
+  const char* model_types[3];
+};
+constexpr TypedField kTypedFields[] = {
+    {"moe_intermediate_size", {"qwen2_moe", "qwen3_moe", "deepseek_v3"}},
+    {"shared_expert_intermediate_size", {"qwen2_moe", nullptr, nullptr}},
+    {"n_shared_experts", {"deepseek_v3", nullptr, nullptr}},
+    {"q_lora_rank", {"deepseek_v3", nullptr, nullptr}},
+    {"kv_lora_rank", {"deepseek_v3", nullptr, nullptr}},
 };
 
 // transformers' Qwen2Attention gives Q, K and V a bias and O none, whatever attention_bias says;
 // Gemma and Gemma 2 configs tie the embeddings unless they say otherwise (GemmaConfig and
 // Gemma2Config default tie_word_embeddings to true); Gemma 2 has four norms per layer.
 constexpr const char* kQwen2ModelType = "qwen2";
+constexpr const char* kQwen2MoeModelType = "qwen2_moe";
+constexpr const char* kQwen3ModelType = "qwen3";
+constexpr const char* kQwen3MoeModelType = "qwen3_moe";
 constexpr const char* kGemmaModelType = "gemma";
 constexpr const char* kGemma2ModelType = "gemma2";
 
@@ -138,6 +201,48 @@ class Problems {
   std::string first_;
 };
 
+// Qwen2-MoE's and Qwen3-MoE's experts (transformers' Qwen2MoeSparseMoeBlock and
+// Qwen3MoeSparseMoeBlock): E experts of moe_intermediate_size, a gate (the router) of h x E with
+// no bias; Qwen2-MoE adds a shared_expert of shared_expert_intermediate_size and its
+// shared_expert_gate, h x 1. A layer is dense (an MLP of intermediate_size) when it is listed in
+// mlp_only_layers or (layer + 1) is not a multiple of decoder_sparse_step; trainmem places dense
+// layers first, so it reads mlp_only_layers = [0, 1, …, k - 1] and decoder_sparse_step 1.
+std::string read_qwen_moe_fields(const Json& config, bool shared_expert, ModelShape& shape) {
+  Problems problems;
+  problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
+  if (shared_expert) {
+    problems.add(
+        read_required(config, kSharedExpertIntermediateSize, shape.shared_expert_ffn_hidden_size));
+    shape.shared_expert_gate = shape.shared_expert_ffn_hidden_size > 0;
+  }
+  int sparse_step = 1;
+  problems.add(read_optional(config, kDecoderSparseStep, sparse_step));
+  if (problems.any()) return problems.first();
+  if (sparse_step != 1) {
+    return "'decoder_sparse_step' must be 1 (absent or null means 1); it is " +
+           std::to_string(sparse_step) +
+           ": trainmem places a mixture's dense layers first and does not count dense layers "
+           "between its sparse ones.";
+  }
+  if (const Json* layers = present(config, "mlp_only_layers")) {
+    const std::string allowed_layers =
+        "'mlp_only_layers' must list the first layers in order, [0, 1, …, k - 1] (or be "
+        "empty): trainmem places a mixture's dense layers first";
+    if (!layers->is_array()) return allowed_layers + "; it is " + describe(*layers) + ".";
+    int expected = 0;
+    for (const Json& layer : *layers) {
+      if (!layer.is_number_integer() || layer.get<std::int64_t>() != expected ||
+          expected >= shape.num_layers) {
+        return allowed_layers + "; it holds " + describe(layer) + " where " +
+               std::to_string(expected) + " would be.";
+      }
+      ++expected;
+    }
+    shape.num_dense_layers = expected;
+  }
+  return {};
+}
+
 std::string read_llama_block(const Json& config, const std::string& model_type, ModelShape& shape) {
   Problems problems;
   problems.add(read_required(config, kHiddenSize, shape.hidden_size));
@@ -154,11 +259,21 @@ std::string read_llama_block(const Json& config, const std::string& model_type, 
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
   bool attention_bias = false;
   problems.add(read_boolean(config, "attention_bias", attention_bias));
-  shape.attention_qkv_bias = attention_bias || model_type == kQwen2ModelType;
-  shape.attention_output_bias = attention_bias && model_type != kQwen2ModelType;
+  // Qwen2-MoE's attention is Qwen2's (transformers' Qwen2MoeAttention).
+  const bool qwen2_attention = model_type == kQwen2ModelType || model_type == kQwen2MoeModelType;
+  shape.attention_qkv_bias = attention_bias || qwen2_attention;
+  shape.attention_output_bias = attention_bias && !qwen2_attention;
+  // transformers' Qwen3Attention and Qwen3MoeAttention: q_norm and k_norm of head_dim.
+  shape.qk_norm = model_type == kQwen3ModelType || model_type == kQwen3MoeModelType;
   problems.add(read_boolean(config, "mlp_bias", shape.mlp_bias));
   if (model_type == kGemma2ModelType) shape.norms_per_layer = kGemma2NormsPerLayer;
 
+  const bool qwen_moe = model_type == kQwen2MoeModelType || model_type == kQwen3MoeModelType;
+  if (qwen_moe && present(config, kNumExperts.key) == nullptr) {
+    // Qwen2MoeConfig and Qwen3MoeConfig default to 60 and 128 experts: never guessed at.
+    return "'num_experts' is missing; a " + model_type + " config must give its experts, " +
+           allowed(kNumExperts) + ".";
+  }
   const WholeField& experts_field =
       present(config, kNumLocalExperts.key) != nullptr ? kNumLocalExperts : kNumExperts;
   problems.add(read_optional(config, experts_field, shape.num_experts));
@@ -169,7 +284,11 @@ std::string read_llama_block(const Json& config, const std::string& model_type, 
            std::to_string(shape.num_experts) + ".";
   }
   problems.add(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
-  return problems.first();
+  if (problems.any() || shape.num_experts == 1) return problems.first();
+  if (qwen_moe) {
+    return read_qwen_moe_fields(config, model_type == kQwen2MoeModelType, shape);
+  }
+  return {};
 }
 
 // What every GPT-style block shares: a plain MLP, LayerNorms with biases, biased projections
@@ -295,7 +414,82 @@ std::string read_phi_block(const Json& config, ModelShape& shape) {
   return problems.first();
 }
 
+// A field that a config must hold, where null means none (0): DeepSeek's q_lora_rank, null when
+// queries have no latent (transformers' DeepseekV3Attention then builds one q_proj).
+std::string read_required_or_null(const Json& config, const WholeField& field, int& out) {
+  const auto found = config.find(field.key);
+  if (found != config.end() && found->is_null()) {
+    out = 0;
+    return {};
+  }
+  return read_required(config, field, out);
+}
+
+// transformers' DeepseekV3ForCausalLM: embed_tokens; per layer input_layernorm, latent attention
+// (DeepseekV3Attention), post_attention_layernorm, and either a dense MLP of intermediate_size
+// (the first first_k_dense_replace layers) or DeepseekV3MoE: n_routed_experts experts of
+// moe_intermediate_size, a router (DeepseekV3TopkRouter: a weight of E x h and the buffer
+// e_score_correction_bias of E) and shared_experts, one MLP of moe_intermediate_size ·
+// n_shared_experts; norm; lm_head. The multi-token-prediction module that the checkpoint adds
+// (num_nextn_predict_layers, model.layers.61 in DeepSeek-V3: 11.5B more) is not part of the
+// model transformers builds, and not counted.
+std::string read_deepseek_v3_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
+  problems.add(read_required(config, kNumLayers, shape.num_layers));
+  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
+  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
+  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  problems.add(read_required_or_null(config, kQLoraRank, shape.q_lora_rank));
+  problems.add(read_required(config, kKvLoraRank, shape.kv_lora_rank));
+  problems.add(read_required(config, kQkNopeHeadDim, shape.qk_nope_head_dim));
+  problems.add(read_required(config, kQkRopeHeadDim, shape.qk_rope_head_dim));
+  problems.add(read_required(config, kVHeadDim, shape.v_head_dim));
+  problems.add(read_required(config, kNRoutedExperts, shape.num_experts));
+  problems.add(read_required(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
+  int shared_experts = 0;
+  problems.add(read_required(config, kNSharedExperts, shared_experts));
+  problems.add(read_required(config, kFirstKDenseReplace, shape.num_dense_layers));
+  int moe_layer_freq = 1;
+  problems.add(read_optional(config, kMoeLayerFreq, moe_layer_freq));
+  int next_token_layers = 0;
+  problems.add(read_optional(config, kNumNextnPredictLayers, next_token_layers));
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  problems.add(
+      require_boolean(config, "attention_bias", false, "biases on latent attention's projections"));
+  if (problems.any()) return problems.first();
+  if (moe_layer_freq != 1) {
+    return "'moe_layer_freq' must be 1 (absent or null means 1); it is " +
+           std::to_string(moe_layer_freq) +
+           ": trainmem counts every layer past first_k_dense_replace as a mixture.";
+  }
+  if (shape.num_dense_layers >= shape.num_layers) {
+    return "'first_k_dense_replace' (" + std::to_string(shape.num_dense_layers) +
+           ") must be below num_hidden_layers (" + std::to_string(shape.num_layers) + ").";
+  }
+  // Latent attention has no key/value heads of its own; each of the a heads reads the latent.
+  shape.num_key_value_heads = shape.num_attention_heads;
+  shape.router_bias = true;
+  if (static_cast<double>(shared_experts) * shape.moe_ffn_hidden_size > kMaxModelWidth) {
+    return "'n_shared_experts' (" + std::to_string(shared_experts) +
+           ") times moe_intermediate_size must be at most " + format_count(kMaxModelWidth) + ".";
+  }
+  shape.shared_expert_ffn_hidden_size = shared_experts * shape.moe_ffn_hidden_size;
+  return {};
+}
+
 }  // namespace
+
+bool model_type_reads(const std::string& model_type, std::string_view key) {
+  for (const TypedField& field : kTypedFields) {
+    if (key != field.key) continue;
+    for (const char* type : field.model_types) {
+      if (type != nullptr && model_type == type) return true;
+    }
+  }
+  return false;
+}
 
 const WholeField* whole_field_named(std::string_view key) {
   for (const WholeField& field : kWholeFields) {
@@ -336,6 +530,8 @@ std::string read_block_shape(const Json& config, const std::string& model_type, 
       return read_opt_block(config, shape);
     case Block::kPhi:
       return read_phi_block(config, shape);
+    case Block::kDeepseekV3:
+      return read_deepseek_v3_block(config, shape);
     case Block::kLlama:
       break;
   }

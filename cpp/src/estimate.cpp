@@ -25,6 +25,20 @@ Device device_for(const TrainingSetup& setup) {
   return *find_device(setup.device_id);
 }
 
+// One of a mixture's dense layers, as a shape of its own: attention as the mixture's, an MLP of
+// intermediate_size.
+ModelShape dense_layer_shape(const ModelShape& shape) {
+  ModelShape dense = shape;
+  dense.num_experts = 1;
+  dense.num_experts_per_token = 1;
+  dense.moe_ffn_hidden_size = 0;
+  dense.shared_expert_ffn_hidden_size = 0;
+  dense.shared_expert_gate = false;
+  dense.router_bias = false;
+  dense.num_dense_layers = 0;
+  return dense;
+}
+
 double logits_bytes(const ModelShape& shape, const TrainingSetup& setup,
                     int micro_batch_sequences) {
   if (!setup.logits) return 0;
@@ -78,16 +92,44 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   calc.base_linear_bytes_per_row = int8 ? kInt8ScaleBytesPerRow : 0;
   calc.layers_per_stage = shape.num_layers / p;
   calc.zero_shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
+  // Expert parallelism (Megatron-LM's parallel_state.py): the routed experts spread over ep
+  // devices and split over etp; attention, the shared experts and the dense layers stay split by
+  // t, the router whole. Their ZeRO shards are their own data-parallel group, the world over
+  // ep·etp·p: d·t·c / (ep·etp).
+  const double ep = layout.expert_parallel;
+  const double etp = expert_tensor_parallel_of(layout);
+  calc.expert_zero_shards = calc.zero_shards * t / (ep * etp);
+  const double routed_per_layer = calc.counts.routed_experts_per_layer / (ep * etp) +
+                                  calc.counts.routed_experts_replicated_per_layer / ep;
 
   // Parameters per device: a stage's layers, their matrices split by t and their norms kept
   // whole; the embedding on the first stage, the output head and final norm on the last, both
   // split over the vocabulary by t. Tied embeddings need a copy of the matrix on the last stage
   // when p > 1 (as Megatron-LM keeps one). Learned positions sit whole beside the embedding
   // (Megatron-LM's LanguageModelEmbedding does not split them).
-  const double parameters_per_layer = calc.counts.attention_and_mlp_per_layer / t +
-                                      calc.counts.norms_per_layer +
-                                      calc.counts.replicated_per_layer;
-  const double layer_parameters = calc.layers_per_stage * parameters_per_layer;
+  // A mixture of experts' dense layers are its first num_dense_layers (DeepSeek-V3's
+  // first_k_dense_replace): the first stage holds as many of them as it can.
+  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
+  const auto stage_layer_parameters = [&](double first_layer) {
+    const double dense_here =
+        std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(calc.layers_per_stage));
+    const double mixture_here = calc.layers_per_stage - dense_here;
+    return mixture_here *
+               ((calc.counts.attention_and_mlp_per_layer - calc.counts.routed_experts_per_layer) /
+                    t +
+                calc.counts.replicated_per_layer - calc.counts.routed_experts_replicated_per_layer +
+                routed_per_layer) +
+           dense_here * (calc.counts.dense_attention_and_mlp_per_layer / t +
+                         calc.counts.dense_replicated_per_layer) +
+           calc.layers_per_stage * calc.counts.norms_per_layer;
+  };
+  const auto stage_expert_parameters = [&](double first_layer) {
+    const double dense_here =
+        std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(calc.layers_per_stage));
+    return (calc.layers_per_stage - dense_here) * routed_per_layer;
+  };
+  // One layer's parameters on the first stage, on average: offloading's unit in flight.
+  const double parameters_per_layer = stage_layer_parameters(0) / calc.layers_per_stage;
   // A vocabulary that t does not divide is padded up to a multiple of t, as Megatron-LM pads it.
   const double vocab_rows_per_rank = std::ceil(static_cast<double>(shape.vocab_size) / t);
   const double embedding = vocab_rows_per_rank * shape.hidden_size;
@@ -95,9 +137,12 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   const double head =
       (head_matrix_here ? embedding : 0) + (shape.output_head_bias ? vocab_rows_per_rank : 0);
   const double last_extra = head + calc.counts.final_norm;
-  calc.first.parameters =
-      layer_parameters + embedding + calc.counts.position_embedding + (p == 1 ? last_extra : 0);
-  calc.last.parameters = layer_parameters + last_extra;
+  calc.first.parameters = stage_layer_parameters(0) + embedding + calc.counts.position_embedding +
+                          (p == 1 ? last_extra : 0);
+  calc.last.parameters =
+      stage_layer_parameters(shape.num_layers - calc.layers_per_stage) + last_extra;
+  calc.first.expert_parameters = stage_expert_parameters(0);
+  calc.last.expert_parameters = stage_expert_parameters(shape.num_layers - calc.layers_per_stage);
 
   // LoRA: the base is frozen, its linear weights (split by t but the router) apart from the rest;
   // the adapters, split by t with their layers, are what trains.
@@ -131,8 +176,20 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   // the interleaved schedule holds (1 + (p-1)/(p·v)) times that (Megatron-LM's
   // theoretical_memory_usage.py). The last stage holds one micro-batch. Full recomputation adds
   // one layer rebuilt during its backward pass.
-  calc.layer = layer_activations_of(setup.activation_model)(shape, setup, micro_batch_sequences,
-                                                            flash_attention);
+  const LayerActivations activations_of_layer = layer_activations_of(setup.activation_model);
+  calc.layer = activations_of_layer(shape, setup, micro_batch_sequences, flash_attention);
+  // A mixture with dense layers mixed in (first_k_dense_replace): every layer is counted as the
+  // larger of the two kinds, an upper bound that each stage's share of dense layers can only
+  // lower.
+  if (shape.num_experts > 1 && shape.num_dense_layers > 0) {
+    const ModelShape dense = dense_layer_shape(shape);
+    const ActivationsPerLayer dense_layer =
+        activations_of_layer(dense, setup, micro_batch_sequences, flash_attention);
+    if (dense_layer.kept_bytes + dense_layer.recompute_working_bytes >
+        calc.layer.kept_bytes + calc.layer.recompute_working_bytes) {
+      calc.layer = dense_layer;
+    }
+  }
   if (lora) {
     // Each adapter saves its r-wide BF16 intermediate A·x for lora_B's gradient; its input x is
     // the frozen layer's, counted once already. Full recomputation rebuilds them with the layer.
@@ -161,15 +218,25 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
 MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
                             const TrainingSetup& setup, HostMemory& host) {
   const BytesPerParameter& per = calc.bytes_per_parameter;
-  const auto sharded_from = [&](int stage_that_shards) {
-    return setup.layout.zero_stage >= stage_that_shards ? calc.zero_shards : 1.0;
+  // What a ZeRO stage from `stage_that_shards` on leaves on the device of `count` parameters,
+  // `experts` of them the routed experts': the others over d·c, the experts over their own
+  // data-parallel group.
+  const auto sharded = [&](int stage_that_shards, double count, double experts) {
+    if (setup.layout.zero_stage < stage_that_shards) return count;
+    return (count - experts) / calc.zero_shards + experts / calc.expert_zero_shards;
   };
   const double trainable = stage.split.trainable;
   MemoryBreakdown bytes;
-  bytes.weights_bytes = weight_bytes(calc, stage.split) / sharded_from(3);
-  bytes.gradients_bytes = per.gradients * trainable / sharded_from(2);
-  bytes.master_weights_bytes = per.master_weights * trainable / sharded_from(1);
-  bytes.optimizer_states_bytes = per.optimizer_states * trainable / sharded_from(1);
+  // The frozen base and the adapters shard alike (LoRA is kept to ep = 1 and etp = t, where the
+  // experts' group is everyone's: check.cpp).
+  const double experts = setup.lora_rank > 0 ? 0 : stage.expert_parameters;
+  bytes.weights_bytes =
+      setup.lora_rank > 0
+          ? weight_bytes(calc, stage.split) / (setup.layout.zero_stage >= 3 ? calc.zero_shards : 1)
+          : per.weights * sharded(3, stage.parameters, experts);
+  bytes.gradients_bytes = per.gradients * sharded(2, trainable, experts);
+  bytes.master_weights_bytes = per.master_weights * sharded(1, trainable, experts);
+  bytes.optimizer_states_bytes = per.optimizer_states * sharded(1, trainable, experts);
   bytes.activations_bytes = stage.activations_bytes;
   bytes.logits_bytes = stage.logits_bytes;
   bytes.dequantization_bytes = stage.dequantization_bytes;
@@ -180,7 +247,7 @@ MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
   if (setup.offload != Offload::kNone) {
     host.master_weights_bytes = bytes.master_weights_bytes;
     host.optimizer_states_bytes = bytes.optimizer_states_bytes;
-    host.fp32_gradients_bytes = kFp32Bytes * trainable / sharded_from(1);
+    host.fp32_gradients_bytes = kFp32Bytes * sharded(1, trainable, experts);
     bytes.master_weights_bytes = 0;
     bytes.optimizer_states_bytes = 0;
   }

@@ -26,14 +26,17 @@ std::string state_formula(double bytes_per_parameter, double parameters, double 
   return formula + " = " + format_bytes(bytes);
 }
 
-// A stage's weights before offloading (the arithmetic writes what the setup holds, then what
-// offloading moves).
-double weight_bytes_before(const Calculation& calc, const StageMemory& stage, double shards) {
-  return (stage.split.trainable * calc.bytes_per_parameter.weights +
-          stage.split.frozen_linear * calc.base_linear_bytes_per_value +
-          stage.split.frozen_linear_rows * calc.base_linear_bytes_per_row +
-          stage.split.frozen_other * kBf16Bytes) /
-         shards;
+// Under expert parallelism the routed experts' states shard over their own group.
+std::string state_formula(double bytes_per_parameter, double parameters, double shards,
+                          double expert_parameters, double expert_shards, double bytes) {
+  if (expert_parameters == 0 || (shards == 1 && expert_shards == 1) || shards == expert_shards) {
+    return state_formula(bytes_per_parameter, parameters, shards, bytes);
+  }
+  return number(bytes_per_parameter) + " B × (" + number(parameters - expert_parameters) +
+         " parameters / " + number(shards) + " ZeRO shards + " + number(expert_parameters) +
+         " routed experts' / " + number(expert_shards) +
+         (expert_shards == 1 ? " shard" : " shards") +
+         " of their data-parallel group) = " + format_bytes(bytes);
 }
 
 }  // namespace
@@ -52,6 +55,15 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   const auto shards = [&](int stage_that_shards) {
     return zero >= stage_that_shards ? calc.zero_shards : 1.0;
   };
+  const auto expert_shards = [&](int stage_that_shards) {
+    return zero >= stage_that_shards ? calc.expert_zero_shards : 1.0;
+  };
+  const double expert_parameters =
+      calc.last_is_most_loaded ? calc.last.expert_parameters : calc.first.expert_parameters;
+  const auto formula = [&](double bytes_per_parameter, int stage_that_shards, double bytes) {
+    return state_formula(bytes_per_parameter, parameters, shards(stage_that_shards),
+                         expert_parameters, expert_shards(stage_that_shards), bytes);
+  };
   const std::string zero_source = "Rajbhandari et al., \"ZeRO\", SC 2020";
   const MemoryBreakdown& bytes = estimate.bytes;
 
@@ -63,6 +75,12 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
       "lora_A, in × r, and lora_B, r × out) train";
 
   std::vector<TermArithmetic> terms;
+  // Each state before offloading: what the device keeps and what moved to the host.
+  const HostMemory& host = estimate.host;
+  const double weights_before = bytes.weights_bytes + host.weights_bytes;
+  const double gradients_before = bytes.gradients_bytes + host.gradients_bytes;
+  const double master_before = bytes.master_weights_bytes + host.master_weights_bytes;
+  const double optimizer_before = bytes.optimizer_states_bytes + host.optimizer_states_bytes;
   if (lora) {
     // The adapters at the precision's bytes; the frozen base's linear weights at the base's, the
     // rest of the base in BF16.
@@ -85,31 +103,29 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
           "; int8, 1 B per weight and an FP32 scale per output row (bitsandbytes' "
           "Linear8bitLt)";
     }
-    terms.push_back({"weights", "Weights",
-                     weights + " = " + format_bytes(weight_bytes_before(calc, stage, shards(3))),
-                     source});
+    terms.push_back({"weights", "Weights", weights + " = " + format_bytes(weights_before), source});
   } else {
-    terms.push_back({"weights", "Weights",
-                     state_formula(per.weights, parameters, shards(3),
-                                   weight_bytes_before(calc, stage, shards(3))),
+    terms.push_back({"weights", "Weights", formula(per.weights, 3, weights_before),
                      zero_source + "; precision " + choice_id(setup.precision)});
   }
   const std::string trained_source =
       lora ? lora_source : zero_source + "; precision " + choice_id(setup.precision);
-  terms.push_back(
-      {"gradients", "Gradients",
-       state_formula(per.gradients, trainable, shards(2), per.gradients * trainable / shards(2)),
-       trained_source});
+  // Under LoRA the adapters train (kept to ep = 1, etp = t: one group); otherwise every parameter.
+  const auto trained_formula = [&](double bytes_per_parameter, int stage_that_shards,
+                                   double state_bytes) {
+    return lora ? state_formula(bytes_per_parameter, trainable, shards(stage_that_shards),
+                                state_bytes)
+                : formula(bytes_per_parameter, stage_that_shards, state_bytes);
+  };
+  terms.push_back({"gradients", "Gradients", trained_formula(per.gradients, 2, gradients_before),
+                   trained_source});
   terms.push_back({"masterWeights", "Master weights",
-                   state_formula(per.master_weights, trainable, shards(1),
-                                 per.master_weights * trainable / shards(1)),
+                   trained_formula(per.master_weights, 1, master_before),
                    "Micikevicius et al., \"Mixed Precision Training\", ICLR 2018"});
   const Choice& optimizer = choices<Optimizer>()[static_cast<std::size_t>(setup.optimizer)];
   const std::string optimizer_source = optimizer.name + ": " + optimizer.source;
   terms.push_back({"optimizerStates", "Optimiser states",
-                   state_formula(per.optimizer_states, trainable, shards(1),
-                                 per.optimizer_states * trainable / shards(1)),
-                   optimizer_source});
+                   trained_formula(per.optimizer_states, 1, optimizer_before), optimizer_source});
 
   const ActivationsPerLayer& layer = calc.layer;
   const bool full = setup.recompute == Recompute::kFull;
@@ -150,6 +166,11 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
     activations_source =
         "the Llama block's saved tensors, one by one (docs/activations.md); the layer's input "
         "alone under full recomputation (Chen et al. 2016)";
+  } else if (shape.num_experts > 1 &&
+             (shape.moe_ffn_hidden_size > 0 || shape.shared_expert_ffn_hidden_size > 0)) {
+    activations_source += "; top-" + std::to_string(shape.num_experts_per_token) +
+                          " routing and shared experts: section 4.1's MLP share (19) for each "
+                          "MLP a token passes through, its 16 scaled by the MLP's width over 4h";
   } else if (shape.num_experts_per_token > 1) {
     activations_source += "; top-" + std::to_string(shape.num_experts_per_token) +
                           " routing: section 4.1's MLP share (19) once more for each expert "
@@ -159,6 +180,14 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
     activations_source +=
         "; offloaded as torch.autograd.graph.save_on_cpu and torchtune's "
         "OffloadActivations do";
+  }
+  if (!llama_block && latent_attention(shape)) {
+    activations_source +=
+        "; its attention share assumes heads of h/a, which latent attention does not keep: the "
+        "llama-block model counts latent attention's tensors";
+  }
+  if (shape.num_experts > 1 && shape.num_dense_layers > 0) {
+    activations_source += "; every layer counted as the larger of a dense and a mixture layer";
   }
   terms.push_back({"activations", "Activations", activations, activations_source});
 
@@ -186,7 +215,6 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
          "the matmul and its backward, one layer at a time"});
   }
   if (setup.offload != Offload::kNone || setup.offload_activations) {
-    const HostMemory& host = estimate.host;
     std::string moved = "weights " + format_bytes(host.weights_bytes) + " + gradients " +
                         format_bytes(host.gradients_bytes) + " + master weights " +
                         format_bytes(host.master_weights_bytes) + " + optimiser states " +

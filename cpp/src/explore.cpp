@@ -78,6 +78,25 @@ SavingsList rank_savings(const TrainingSetup& setup) {
   add("cp-double",
       "Double context parallelism (c " + std::to_string(changed.layout.context_parallel) + ")",
       changed);
+  const ModelShape* shape = resolve_model(setup);
+  if (shape != nullptr && shape->num_experts > 1 &&
+      shape->num_experts % (2 * layout.expert_parallel) == 0) {
+    // Expert parallelism is carved from the d·t·c devices: d grows until they hold ep·etp.
+    changed = setup;
+    changed.layout.expert_parallel = layout.expert_parallel * 2;
+    const int experts = changed.layout.expert_parallel * expert_tensor_parallel_of(layout);
+    while ((static_cast<long long>(changed.layout.data_parallel) * layout.tensor_parallel *
+            layout.context_parallel) %
+               experts !=
+           0) {
+      changed.layout.data_parallel *= 2;
+    }
+    const bool more_devices = changed.layout.data_parallel != layout.data_parallel;
+    add("ep-double",
+        "Double expert parallelism (ep " + std::to_string(changed.layout.expert_parallel) +
+            (more_devices ? ", d " + std::to_string(changed.layout.data_parallel) : "") + ")",
+        changed);
+  }
   if (setup.optimizer != Optimizer::kAdam8bit) {
     changed = setup;
     changed.optimizer = Optimizer::kAdam8bit;

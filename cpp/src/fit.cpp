@@ -12,6 +12,7 @@ namespace {
 
 constexpr int kMaxTensorParallel = 64;  // beyond a few nodes' worth of NVLink domains
 constexpr int kMaxContextParallel = 64;
+constexpr int kMaxExpertParallel = 64;  // DeepSeek-V3 trained with ep 64 (arXiv:2412.19437, 3.2)
 
 std::vector<int> divisors_up_to(int value, int limit) {
   std::vector<int> divisors;
@@ -28,10 +29,19 @@ struct Candidate {
   bool fits = false;
 };
 
+// The step of d that keeps ep·etp dividing d·t·c (1 without expert parallelism).
+int data_parallel_step(const ParallelLayout& layout) {
+  const int experts = layout.expert_parallel * expert_tensor_parallel_of(layout);
+  const int others = layout.tensor_parallel * layout.context_parallel;
+  return experts / std::gcd(experts, others);
+}
+
 Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
   Candidate candidate;
-  setup.layout.data_parallel = 1;
-  if (setup.layout.zero_stage > 0 && setup.layout.context_parallel == 1) {
+  const int step_d = data_parallel_step(setup.layout);
+  setup.layout.data_parallel = step_d;
+  if (setup.layout.zero_stage > 0 && setup.layout.context_parallel == 1 &&
+      setup.layout.data_parallel == 1) {
     setup.layout.data_parallel = 2;
   }
   const Estimate at_start = estimate_memory(setup);
@@ -54,6 +64,7 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
   const double per_device_budget = capacity - fixed;
   double d = std::ceil(shardable / (per_device_budget * c));
   d = std::max(d, d0);
+  d = std::ceil(d / step_d) * step_d;
   const double others = static_cast<double>(setup.layout.tensor_parallel) *
                         setup.layout.pipeline_parallel * setup.layout.context_parallel;
   if (d > kMaxParallelDegree || d * others > kMaxDevices) return candidate;
@@ -62,7 +73,7 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
     setup.layout.data_parallel = static_cast<int>(d);
     const Estimate estimate = estimate_memory(setup);
     if (estimate.answer.ok() && estimate.fits) return {estimate, true};
-    d += 1;
+    d += step_d;
   }
   return candidate;
 }
@@ -82,7 +93,9 @@ constexpr double kFullRecomputeCost = 33;             // one more forward pass: 
                                                       // (Korthikanti et al. 2023, section 5)
 constexpr double kSelectiveRecomputeCost = 3;         // the attention core again: 2 to 4% (ibid.)
 constexpr double kTensorParallelCostPerDoubling = 3;  // two all-reduces per layer over NVLink
-constexpr double kContextParallelCostPerDoubling = 3;  // the ring's K/V exchange, overlapped
+constexpr double kContextParallelCostPerDoubling = 3;
+constexpr double kExpertParallelCostPerDoubling =
+    3;  // the dispatch and combine all-to-alls  // the ring's K/V exchange, overlapped
 constexpr double kZero3Cost = 10;  // weights gathered for each forward and backward: 1.5× the
                                    // communication of ZeRO-1/2 (Rajbhandari et al. 2020)
 constexpr double kOffTheFastPathCost = 100;  // across nodes, or an exchange left unhidden
@@ -123,6 +136,12 @@ LayoutCost layout_cost(const Estimate& estimate) {
           "t " + std::to_string(t) + " spans nodes of " + std::to_string(kDevicesPerNode) +
               ": its all-reduces, two per layer, leave NVLink");
     }
+  }
+  const int ep = layout.expert_parallel;
+  if (ep > 1) {
+    add(kExpertParallelCostPerDoubling * std::log2(ep),
+        "ep " + std::to_string(ep) +
+            ": two all-to-alls per mixture layer, dispatching tokens to their experts and back");
   }
   const int c = layout.context_parallel;
   if (c > 1) {
@@ -169,8 +188,15 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     return search;
   }
   const ModelShape& shape = *resolve_model(base);
-  const int heads_gcd = std::gcd(std::gcd(shape.num_attention_heads, shape.num_key_value_heads),
-                                 shape.ffn_hidden_size);
+  // The search leaves etp at 0 (as t), so t divides the routed experts' width too.
+  const int heads_gcd = shape.num_experts > 1 ? std::gcd(tensor_parallel_widths_gcd(shape),
+                                                         routed_expert_width(shape))
+                                              : tensor_parallel_widths_gcd(shape);
+  // Expert parallelism: powers of two that divide the experts (1 for a dense model).
+  std::vector<int> expert_degrees;
+  for (int ep = 1; ep <= std::min(shape.num_experts, kMaxExpertParallel); ep *= 2) {
+    if (shape.num_experts % ep == 0) expert_degrees.push_back(ep);
+  }
 
   std::vector<Ranked> fitting;
   std::vector<TrainingSetup> layouts_tried;
@@ -179,19 +205,22 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
       for (int c = 1; c <= kMaxContextParallel && base.sequence_length % c == 0; c *= 2) {
         for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
           for (std::size_t recompute = 0; recompute < choices<Recompute>().size(); ++recompute) {
-            TrainingSetup setup = base;
-            setup.layout = ParallelLayout{};
-            setup.layout.tensor_parallel = t;
-            setup.layout.sequence_parallel = t > 1;
-            setup.layout.pipeline_parallel = p;
-            setup.layout.context_parallel = c;
-            setup.layout.zero_stage = zero;
-            setup.recompute = static_cast<Recompute>(recompute);
-            const Candidate candidate = smallest_data_parallel_that_fits(setup);
-            if (candidate.fits) {
-              fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
+            for (int ep : expert_degrees) {
+              TrainingSetup setup = base;
+              setup.layout = ParallelLayout{};
+              setup.layout.expert_parallel = ep;
+              setup.layout.tensor_parallel = t;
+              setup.layout.sequence_parallel = t > 1;
+              setup.layout.pipeline_parallel = p;
+              setup.layout.context_parallel = c;
+              setup.layout.zero_stage = zero;
+              setup.recompute = static_cast<Recompute>(recompute);
+              const Candidate candidate = smallest_data_parallel_that_fits(setup);
+              if (candidate.fits) {
+                fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
+              }
+              layouts_tried.push_back(setup);
             }
-            layouts_tried.push_back(setup);
           }
         }
       }

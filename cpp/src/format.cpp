@@ -115,6 +115,10 @@ std::string format_layout(const Estimate& estimate) {
   }
   text += " × c " + std::to_string(layout.context_parallel) + " = " +
           format_count(estimate.num_devices) + (estimate.num_devices == 1 ? " device" : " devices");
+  if (layout.expert_parallel > 1 || layout.expert_tensor_parallel > 0) {
+    text += ", experts over ep " + std::to_string(layout.expert_parallel) + " × etp " +
+            std::to_string(expert_tensor_parallel_of(layout));
+  }
   return text + ", recompute " + choice_id(estimate.setup.recompute);
 }
 

@@ -6,6 +6,10 @@
 
 namespace trainmem {
 
+// Korthikanti's MLP share describes a GPT MLP of 4·h (its 16 = 8 for the 4h-wide first
+// projection's output, 8 for GeLU's).
+constexpr double kKorthikantiFfnMultiple = 4;
+
 ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
                                                   int micro_batch_sequences, bool flash_attention) {
@@ -23,15 +27,48 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   // Top-k routing: each token's activations pass through k experts' MLPs, k - 1 more than a
   // dense layer's one (Korthikanti et al. 2023, section 4.1's MLP share; see estimate.hpp).
   const double extra_mlps = shape.num_experts_per_token - 1;
+  double extra_replicated = extra_mlps * kKorthikantiMlpReplicatedBytesPerTokenPerHidden;
+  double extra_sharded = extra_mlps * kKorthikantiMlpShardedBytesPerTokenPerHidden;
+  if (shape.num_experts > 1 &&
+      (shape.moe_ffn_hidden_size > 0 || shape.shared_expert_ffn_hidden_size > 0)) {
+    // Experts of a width of their own, and shared experts: each MLP a token passes through
+    // keeps the share's 3 (its input and dropout mask) and 16 scaled from the 4·h-wide MLP the
+    // share describes to its width; the k routed experts and the shared one stand in for the one
+    // MLP the 34 holds.
+    const double four_h = kKorthikantiFfnMultiple * shape.hidden_size;
+    const double shared = shape.shared_expert_ffn_hidden_size > 0 ? 1 : 0;
+    const double mlps = shape.num_experts_per_token + shared;
+    extra_replicated = (mlps - 1) * kKorthikantiMlpReplicatedBytesPerTokenPerHidden;
+    extra_sharded = kKorthikantiMlpShardedBytesPerTokenPerHidden *
+                    ((shape.num_experts_per_token * routed_expert_width(shape) +
+                      shape.shared_expert_ffn_hidden_size) /
+                         four_h -
+                     1);
+  }
   if (layout.sequence_parallel) {
     layer.replicated_factor =
-        (kKorthikantiBytesPerTokenPerHidden + extra_mlps * kKorthikantiMlpBytesPerTokenPerHidden) /
-        t;
+        (kKorthikantiBytesPerTokenPerHidden + extra_replicated + extra_sharded) / t;
   } else {
     layer.replicated_factor = kKorthikantiReplicatedBytesPerTokenPerHidden +
-                              kKorthikantiShardedBytesPerTokenPerHidden / t +
-                              extra_mlps * (kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
-                                            kKorthikantiMlpShardedBytesPerTokenPerHidden / t);
+                              kKorthikantiShardedBytesPerTokenPerHidden / t + extra_replicated +
+                              extra_sharded / t;
+  }
+  // Expert tensor parallelism splits the routed experts' 16-shares over etp rather than t; a
+  // capacity factor C pads the routed experts' shares (their 3 and 16 each) to C times.
+  const double etp = expert_tensor_parallel_of(layout);
+  if (shape.num_experts > 1) {
+    const double width_ratio =
+        shape.moe_ffn_hidden_size > 0
+            ? routed_expert_width(shape) / (kKorthikantiFfnMultiple * shape.hidden_size)
+            : 1;
+    const double routed_sharded =
+        kKorthikantiMlpShardedBytesPerTokenPerHidden * shape.num_experts_per_token * width_ratio;
+    const double routed_replicated =
+        kKorthikantiMlpReplicatedBytesPerTokenPerHidden * shape.num_experts_per_token;
+    const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+    layer.replicated_factor +=
+        routed_sharded * (capacity / etp - 1 / t) +
+        (capacity - 1) * routed_replicated / (layout.sequence_parallel ? t : 1);
   }
   const bool scores_stored = !flash_attention && setup.recompute == Recompute::kNone;
   const double score_factor = kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / (h * t);

@@ -1,5 +1,6 @@
 // The llama-block activation model: the tensors a Llama block saves for its backward pass, one by
 // one (docs/activations.md derives each).
+#include <cstdio>
 #include <string>
 
 #include "calculation.hpp"
@@ -21,22 +22,37 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   const double a = shape.num_attention_heads;
   const double k = shape.num_key_value_heads;
   const double d = head_dim_of(shape);
-  const double f = shape.ffn_hidden_size;
+  // Each routed expert's width (moe_intermediate_size), or the dense MLP's.
+  const double f = shape.num_experts > 1 ? routed_expert_width(shape) : shape.ffn_hidden_size;
+  const double shared_f = shape.num_experts > 1 ? shape.shared_expert_ffn_hidden_size : 0;
   const double s = setup.sequence_length;
-  const double top_k = shape.num_experts_per_token;
+  // Routed copies per token: top-k, times the capacity factor when buffers are padded to it.
+  const double capacity =
+      shape.num_experts > 1 && setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+  const double top_k = shape.num_experts_per_token * capacity;
+  const bool routed_copies = shape.num_experts_per_token > 1 || capacity != 1;
 
   // Megatron-LM's split: what sits between the blocks (norms, their outputs, the residual
   // stream) is whole on every tensor-parallel rank unless sequence parallelism splits it; the
   // attention heads and the MLP's width are split over t.
   const double whole = layout.sequence_parallel ? t : 1;
   const double by_heads = t;
+  // A mixture's routed experts split their width over etp (t unless set); the shared experts,
+  // like a dense MLP, over t.
+  const double by_expert_width =
+      shape.num_experts > 1 ? expert_tensor_parallel_of(layout) : by_heads;
   // A rebuilt layer (full recomputation) saves what a layer saves with no recomputation.
   const bool selective = setup.recompute == Recompute::kSelective;
   // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
   // recomputing the core attention (selective) saves them before the repeat.
   const bool keys_repeated = !flash_attention && !selective;
-  const std::string top_k_text =
-      top_k > 1 ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
+  std::string top_k_text =
+      routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
+  if (capacity != 1) {
+    char factor[32];
+    std::snprintf(factor, sizeof factor, "%g", capacity);
+    top_k_text += " × capacity factor " + std::string(factor);
+  }
 
   std::vector<SavedTensor> tensors;
   const auto add = [&](std::string id, std::string name, std::string saved_by, std::string elements,
@@ -76,15 +92,60 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     if (selective) return "the core attention, to recompute it";
     return flash_attention ? "FlashAttention" : without_flash_attention;
   };
-  add("query", "Queries" + after_rope, attention_keeper("the scores' matmul"), "a·d", a * d,
-      kBf16Bytes, by_heads);
-  const std::string kv_elements = keys_repeated ? "a·d" : "k·d";
-  const double kv_width = (keys_repeated ? a : k) * d;
-  add("key", "Keys" + after_rope + (keys_repeated ? ", repeated to every head" : ""),
-      attention_keeper("the scores' matmul"), kv_elements, kv_width, kBf16Bytes, by_heads);
-  add("value", keys_repeated ? "Values, repeated to every head" : "Values",
-      attention_keeper("the probabilities × values matmul"), kv_elements, kv_width, kBf16Bytes,
-      by_heads);
+  std::string output_elements = "a·d";
+  double output_width = a * d;
+  if (latent_attention(shape)) {
+    // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, equations 9 to 19;
+    // transformers' DeepseekV3Attention): the down-projections' outputs, the compressed latents,
+    // pass through RMSNorms (q_a_layernorm, kv_a_layernorm), which save them and 1/RMS, and into
+    // the up-projections, which save the norms' outputs. The down-projections are whole on every
+    // TP rank (Megatron-LM's MLASelfAttention), so are their latents. Queries and keys are
+    // d_nope + d_rope wide per head: the rotary key, one per token, is repeated to every head.
+    const double qk_head_dim = static_cast<double>(shape.qk_nope_head_dim) + shape.qk_rope_head_dim;
+    const double v_head_dim = shape.v_head_dim;
+    const auto add_latent = [&](const std::string& id, const std::string& name, double rank,
+                                const std::string& rank_text, const std::string& up) {
+      add(id + "-norm-input", name + " latent (RMSNorm's input)", "RMSNorm", rank_text, rank,
+          kBf16Bytes, 1);
+      add(id + "-norm-rstd", name + " latent's 1/RMS", "RMSNorm", "1", 1, kFp32Bytes, 1);
+      add(id + "-latent", name + " latent, normed", up, rank_text, rank, kBf16Bytes, 1);
+    };
+    if (shape.q_lora_rank > 0) {
+      add_latent("query", "Query", shape.q_lora_rank, "r_q", "the query up-projection (q_b_proj)");
+    }
+    add_latent("key-value", "Key/value", shape.kv_lora_rank, "r_kv",
+               "the key/value up-projection (kv_b_proj)");
+    add("query", "Queries, the rotary part after RoPE", attention_keeper("the scores' matmul"),
+        "a·(d_nope + d_rope)", a * qk_head_dim, kBf16Bytes, by_heads);
+    add("key", "Keys, the shared rotary key after RoPE repeated to every head",
+        attention_keeper("the scores' matmul"), "a·(d_nope + d_rope)", a * qk_head_dim, kBf16Bytes,
+        by_heads);
+    add("value", "Values", attention_keeper("the probabilities × values matmul"), "a·d_v",
+        a * v_head_dim, kBf16Bytes, by_heads);
+    output_elements = "a·d_v";
+    output_width = a * v_head_dim;
+  } else {
+    if (shape.qk_norm) {
+      // Qwen3's q_norm and k_norm: RMSNorms over each head's d, before RoPE; each saves its
+      // input and a 1/RMS per head.
+      add("query-norm-input", "Query norm's input (Q's output)", "RMSNorm", "a·d", a * d,
+          kBf16Bytes, by_heads);
+      add("query-norm-rstd", "Query norm's 1/RMS, per head", "RMSNorm", "a", a, kFp32Bytes,
+          by_heads);
+      add("key-norm-input", "Key norm's input (K's output)", "RMSNorm", "k·d", k * d, kBf16Bytes,
+          by_heads);
+      add("key-norm-rstd", "Key norm's 1/RMS, per head", "RMSNorm", "k", k, kFp32Bytes, by_heads);
+    }
+    add("query", "Queries" + after_rope, attention_keeper("the scores' matmul"), "a·d", a * d,
+        kBf16Bytes, by_heads);
+    const std::string kv_elements = keys_repeated ? "a·d" : "k·d";
+    const double kv_width = (keys_repeated ? a : k) * d;
+    add("key", "Keys" + after_rope + (keys_repeated ? ", repeated to every head" : ""),
+        attention_keeper("the scores' matmul"), kv_elements, kv_width, kBf16Bytes, by_heads);
+    add("value", keys_repeated ? "Values, repeated to every head" : "Values",
+        attention_keeper("the probabilities × values matmul"), kv_elements, kv_width, kBf16Bytes,
+        by_heads);
+  }
   if (!selective) {
     if (flash_attention) {
       add("log-sum-exp", "Softmax log-sum-exp", "FlashAttention", "a", a, kFp32Bytes, by_heads);
@@ -96,7 +157,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   add("attention-output", "Attention output",
       flash_attention && !selective ? "FlashAttention and the output projection"
                                     : "the output projection",
-      "a·d", a * d, kBf16Bytes, by_heads);
+      output_elements, output_width, kBf16Bytes, by_heads);
 
   // Norms past the two pre-norms save their inputs and 1/RMS as the pre-norms do: Gemma 2's
   // post-attention norm here, its post-MLP norm (and any further one) after the MLP.
@@ -119,32 +180,51 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
       add_norm("mlp-norm", "MLP norm");
     }
   }
-  if (top_k > 1) {
+  if (routed_copies) {
     add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
   }
   const std::string mlp_input_readers =
       shape.gated_mlp ? "gate and up projections" : "up projection";
-  if (top_k > 1) {
+  if (routed_copies) {
     add("mlp-input", "Experts' inputs (the norm's output" + top_k_text + ")", mlp_input_readers,
         "h·top-k", h * top_k, kBf16Bytes, whole);
   } else if (!one_norm_for_both) {
     add("mlp-input", "MLP norm's output", mlp_input_readers, "h", h, kBf16Bytes, whole);
   }
-  const std::string ffn_elements = top_k > 1 ? "f·top-k" : "f";
+  const std::string width_name =
+      shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
+  const std::string ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
   if (shape.gated_mlp) {
     add("gate-output", "Gate projection's output" + top_k_text,
         "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k, kBf16Bytes,
-        by_heads);
+        by_expert_width);
     add("up-output", "Up projection's output" + top_k_text, "the fused activation × up",
-        ffn_elements, f * top_k, kBf16Bytes, by_heads);
+        ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
     add("product", "Activation × up" + top_k_text, "down projection", ffn_elements, f * top_k,
-        kBf16Bytes, by_heads);
+        kBf16Bytes, by_expert_width);
   } else {
     // A plain MLP: the activation (GELU, ReLU) keeps its input, the down projection its output.
     add("up-output", "Up projection's output" + top_k_text, "the activation (GELU, ReLU)",
-        ffn_elements, f * top_k, kBf16Bytes, by_heads);
+        ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
     add("activation-output", "Activation's output" + top_k_text, "down projection", ffn_elements,
-        f * top_k, kBf16Bytes, by_heads);
+        f * top_k, kBf16Bytes, by_expert_width);
+  }
+  if (shared_f > 0) {
+    // The shared experts' one MLP reads the norm's output that the router saved, and saves what
+    // a dense gated MLP saves (DeepseekV3MoE's shared_experts, Qwen2-MoE's shared_expert).
+    add("shared-gate-output", "Shared experts' gate projection output", "the fused activation × up",
+        "f_s", shared_f, kBf16Bytes, by_heads);
+    add("shared-up-output", "Shared experts' up projection output", "the fused activation × up",
+        "f_s", shared_f, kBf16Bytes, by_heads);
+    add("shared-product", "Shared experts' activation × up", "down projection", "f_s", shared_f,
+        kBf16Bytes, by_heads);
+    if (shape.shared_expert_gate) {
+      // Qwen2-MoE: sigmoid(shared_expert_gate(x)) · shared_expert(x) saves both factors.
+      add("shared-output", "Shared expert's output", "the product with its gate", "h", h,
+          kBf16Bytes, whole);
+      add("shared-gate", "Shared expert's sigmoid gate", "the product with its gate", "1", 1,
+          kBf16Bytes, whole);
+    }
   }
   for (int number = 4; number <= shape.norms_per_layer; ++number) add_further_norm(number);
   return tensors;

@@ -1,5 +1,7 @@
 #include "trainmem/models.hpp"
 
+#include <numeric>
+
 #include "trainmem/format.hpp"
 
 namespace trainmem {
@@ -27,6 +29,9 @@ constexpr int kGpt2FfnMultiple = 4;  // GPT2MLP's width when n_inner is null: 4 
 // padded).
 constexpr int kPythiaVocabSize = 50304;
 
+constexpr int kQwen3VocabSize = 151936;  // Qwen3 8B and 30B-A3B (embedding rows, padded)
+constexpr int kDeepseekV3VocabSize = 129280;
+
 // What sets a preset apart from the Llama family's defaults.
 ModelShape with_head_dim(ModelShape shape, int head_dim) {
   shape.head_dim = head_dim;
@@ -51,6 +56,38 @@ ModelShape with_norms_per_layer(ModelShape shape, int norms_per_layer) {
 
 ModelShape with_parallel_attention_mlp(ModelShape shape) {
   shape.parallel_attention_mlp = true;
+  return shape;
+}
+
+// Qwen3's attention (model_type qwen3 and qwen3_moe): 128-wide heads with q_norm and k_norm.
+ModelShape qwen3(ModelShape shape) {
+  shape.head_dim = 128;
+  shape.qk_norm = true;
+  return shape;
+}
+
+// A mixture whose experts have a width of their own (moe_intermediate_size).
+ModelShape with_fine_grained_experts(ModelShape shape, int num_experts, int num_experts_per_token,
+                                     int expert_width) {
+  shape = with_experts(shape, num_experts, num_experts_per_token);
+  shape.moe_ffn_hidden_size = expert_width;
+  return shape;
+}
+
+// DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json; Liu et al., "DeepSeek-V3 Technical Report",
+// arXiv:2412.19437, section 4.2): latent attention with q_lora_rank 1,536, kv_lora_rank 512,
+// 128 + 64 query/key and 128 value dimensions per head; 256 routed experts of 2,048, top-8, one
+// shared expert, the router's e_score_correction_bias; the first 3 of 61 layers dense.
+ModelShape deepseek_v3(ModelShape shape) {
+  shape = with_fine_grained_experts(shape, 256, 8, 2048);
+  shape.shared_expert_ffn_hidden_size = 2048;
+  shape.router_bias = true;
+  shape.num_dense_layers = 3;
+  shape.q_lora_rank = 1536;
+  shape.kv_lora_rank = 512;
+  shape.qk_nope_head_dim = 128;
+  shape.qk_rope_head_dim = 64;
+  shape.v_head_dim = 128;
   return shape;
 }
 
@@ -119,6 +156,16 @@ std::vector<ModelShape> make_presets() {
           gpt_block({"pythia-160m", "Pythia 160M", "EleutherAI/pythia-160m config.json", 12, 768,
                      3072, 12, 12, kPythiaVocabSize, false},
                     0)),
+      // Today's mixtures of experts and latent attention.
+      qwen3({"qwen3-8b", "Qwen3 8B", "Qwen/Qwen3-8B config.json", 36, 4096, 12288, 32, 8,
+             kQwen3VocabSize, false}),
+      with_fine_grained_experts(
+          qwen3({"qwen3-30b-a3b", "Qwen3 30B-A3B", "Qwen/Qwen3-30B-A3B config.json", 48, 2048, 6144,
+                 32, 4, kQwen3VocabSize, false}),
+          128, 8, 768),
+      // The main model: the multi-token-prediction module the checkpoint adds is not counted.
+      deepseek_v3({"deepseek-v3", "DeepSeek-V3 671B", "deepseek-ai/DeepSeek-V3 config.json", 61,
+                   7168, 18432, 128, 128, kDeepseekV3VocabSize, false}),
   };
 }
 
@@ -170,6 +217,14 @@ std::string model_shape_problem(const ModelShape& shape) {
       {"norms_per_layer", shape.norms_per_layer, 0, kMaxNormsPerLayer},
       {"max_position_embeddings", shape.num_position_embeddings, 0, kMaxPositionEmbeddings},
       {"num_local_experts", shape.num_experts, 1, kMaxExperts},
+      {"moe_intermediate_size", shape.moe_ffn_hidden_size, 0, kMaxModelWidth},
+      {"shared_expert_intermediate_size", shape.shared_expert_ffn_hidden_size, 0, kMaxModelWidth},
+      {"first_k_dense_replace", shape.num_dense_layers, 0, shape.num_layers},
+      {"q_lora_rank", shape.q_lora_rank, 0, kMaxModelWidth},
+      {"kv_lora_rank", shape.kv_lora_rank, 0, kMaxModelWidth},
+      {"qk_nope_head_dim", shape.qk_nope_head_dim, 0, kMaxModelWidth},
+      {"qk_rope_head_dim", shape.qk_rope_head_dim, 0, kMaxModelWidth},
+      {"v_head_dim", shape.v_head_dim, 0, kMaxModelWidth},
   };
   for (const Bound& bound : bounds) {
     if (!in_range(bound.value, bound.low, bound.high)) {
@@ -181,11 +236,36 @@ std::string model_shape_problem(const ModelShape& shape) {
            std::to_string(shape.num_experts) + "); it is " +
            std::to_string(shape.num_experts_per_token) + ".";
   }
+  const bool mixture_fields = shape.moe_ffn_hidden_size > 0 ||
+                              shape.shared_expert_ffn_hidden_size > 0 || shape.shared_expert_gate ||
+                              shape.router_bias || shape.num_dense_layers > 0;
+  if (shape.num_experts == 1 && mixture_fields) {
+    return "moe_intermediate_size, shared experts, a router bias and first_k_dense_replace "
+           "describe a mixture of experts; num_local_experts must be above 1 for them.";
+  }
+  if (shape.shared_expert_gate && shape.shared_expert_ffn_hidden_size == 0) {
+    return "A shared expert's gate needs a shared expert: shared_expert_intermediate_size must be "
+           "above 0.";
+  }
+  if (latent_attention(shape)) {
+    if (shape.qk_nope_head_dim + shape.qk_rope_head_dim < 1 || shape.v_head_dim < 1) {
+      return "Latent attention (kv_lora_rank above 0) needs qk_nope_head_dim + qk_rope_head_dim "
+             "and v_head_dim of 1 or more.";
+    }
+    if (shape.qk_norm) {
+      return "Per-head query and key norms with latent attention are not counted by trainmem.";
+    }
+  } else if (shape.q_lora_rank > 0 || shape.qk_nope_head_dim > 0 || shape.qk_rope_head_dim > 0 ||
+             shape.v_head_dim > 0) {
+    return "q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim belong to latent "
+           "attention; kv_lora_rank must be above 0 for them.";
+  }
   if (shape.num_attention_heads % shape.num_key_value_heads != 0) {
     return "num_key_value_heads (" + format_count(shape.num_key_value_heads) +
            ") must divide num_attention_heads (" + format_count(shape.num_attention_heads) + ").";
   }
-  if (shape.head_dim == 0 && shape.hidden_size % shape.num_attention_heads != 0) {
+  if (shape.head_dim == 0 && !latent_attention(shape) &&
+      shape.hidden_size % shape.num_attention_heads != 0) {
     return "num_attention_heads (" + format_count(shape.num_attention_heads) +
            ") must divide hidden_size (" + format_count(shape.hidden_size) +
            ") when head_dim is not given.";
@@ -197,39 +277,138 @@ std::string model_shape_problem(const ModelShape& shape) {
   return {};
 }
 
+int routed_expert_width(const ModelShape& shape) {
+  return shape.moe_ffn_hidden_size > 0 ? shape.moe_ffn_hidden_size : shape.ffn_hidden_size;
+}
+
 double head_dim_of(const ModelShape& shape) {
   return shape.head_dim > 0 ? shape.head_dim
                             : static_cast<double>(shape.hidden_size) / shape.num_attention_heads;
 }
 
-ParameterCounts parameter_counts(const ModelShape& shape) {
-  const double h = shape.hidden_size;
-  const double f = shape.ffn_hidden_size;
-  const double head_dim = head_dim_of(shape);
-  const double query_width = shape.num_attention_heads * head_dim;
-  const double key_value_width = shape.num_key_value_heads * head_dim;
-  const double experts = shape.num_experts;
+int tensor_parallel_widths_gcd(const ModelShape& shape) {
+  int widths = std::gcd(shape.num_attention_heads, shape.ffn_hidden_size);
+  // Latent attention has no key/value heads of its own: all a heads read the one latent.
+  if (!latent_attention(shape)) widths = std::gcd(widths, shape.num_key_value_heads);
+  if (shape.num_experts > 1) {
+    widths = std::gcd(widths, shape.shared_expert_ffn_hidden_size);  // gcd(x, 0) is x
+  }
+  return widths;
+}
 
-  // Column-parallel (split by t): Q, K, V, gate and up with their biases; row-parallel O and
-  // down split their weights but not their biases. The router is replicated.
-  double attention = h * query_width + 2 * h * key_value_width + query_width * h;
-  if (shape.attention_qkv_bias) attention += query_width + 2 * key_value_width;
-  // A gated MLP's column-parallel gate and up, or a plain MLP's up alone; each has its down.
+std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer) {
+  using P = WeightPlacement;
+  const double h = shape.hidden_size;
+  const double a = shape.num_attention_heads;
+  const double head_dim = head_dim_of(shape);
+  const double query_width = a * head_dim;
+  const double key_value_width = shape.num_key_value_heads * head_dim;
+  std::vector<LayerWeight> weights;
+  bool routed = false;  // the weights added now are routed experts'
+  const auto matrix = [&](double rows, double cols, double copies, P placement) {
+    weights.push_back({rows, cols, copies, true, placement, routed});
+  };
+  const auto vector = [&](double length, double copies, P placement) {
+    weights.push_back({length, 1, copies, false, placement, routed});
+  };
+
+  // Attention. Column-parallel Q, K, V (and their biases) and row-parallel O split over t; O's
+  // bias is whole on every rank.
+  if (latent_attention(shape)) {
+    // DeepSeek-V2 (arXiv:2405.04434, section 2.1.2) and transformers' DeepseekV3Attention:
+    // q_a_proj, q_a_layernorm, q_b_proj (or one q_proj), kv_a_proj_with_mqa (the latent and the
+    // shared rotary key), kv_a_layernorm, kv_b_proj (keys without rotation and values), o_proj.
+    // Megatron-LM's MLASelfAttention keeps the down-projections whole on every TP rank
+    // (linear_q_down_proj, linear_kv_down_proj: duplicated) and splits the up-projections by
+    // heads.
+    const double qk_head_dim = shape.qk_nope_head_dim + shape.qk_rope_head_dim;
+    if (shape.q_lora_rank > 0) {
+      matrix(h, shape.q_lora_rank, 1, P::kReplicated);
+      vector(shape.q_lora_rank, 1, P::kNorm);
+      matrix(shape.q_lora_rank, a * qk_head_dim, 1, P::kSplit);
+    } else {
+      matrix(h, a * qk_head_dim, 1, P::kSplit);
+    }
+    matrix(h, static_cast<double>(shape.kv_lora_rank) + shape.qk_rope_head_dim, 1, P::kReplicated);
+    vector(shape.kv_lora_rank, 1, P::kNorm);
+    matrix(shape.kv_lora_rank, a * (static_cast<double>(shape.qk_nope_head_dim) + shape.v_head_dim),
+           1, P::kSplit);
+    matrix(a * shape.v_head_dim, h, 1, P::kSplit);
+  } else {
+    matrix(h, query_width, 1, P::kSplit);
+    matrix(h, key_value_width, 2, P::kSplit);
+    matrix(query_width, h, 1, P::kSplit);
+    if (shape.attention_qkv_bias) {
+      vector(query_width, 1, P::kSplit);
+      vector(key_value_width, 2, P::kSplit);
+    }
+  }
+  if (shape.attention_output_bias) vector(h, 1, P::kReplicated);
+  // Qwen3's q_norm and k_norm (transformers' Qwen3Attention): one RMSNorm of d each, shared by
+  // the heads.
+  if (shape.qk_norm) vector(head_dim, 2, P::kNorm);
+
+  // The MLP: a gated MLP's column-parallel gate and up, or a plain MLP's up alone, each with
+  // its row-parallel down; the biases of gate and up split, down's whole.
   const double column_projections = shape.gated_mlp ? 2 : 1;
-  double mlp = experts * (column_projections + 1) * h * f;
-  if (shape.mlp_bias) mlp += experts * column_projections * f;
-  double replicated = 0;
-  if (shape.attention_output_bias) replicated += h;
-  if (shape.mlp_bias) replicated += experts * h;
-  if (shape.num_experts > 1) replicated += h * experts;  // the router: h x E, no bias
+  const auto mlp = [&](double width, double copies) {
+    matrix(h, width, column_projections * copies, P::kSplit);
+    matrix(width, h, copies, P::kSplit);
+    if (shape.mlp_bias) {
+      vector(width, column_projections * copies, P::kSplit);
+      vector(h, copies, P::kReplicated);
+    }
+  };
+  const bool mixture = shape.num_experts > 1 && !dense_layer;
+  if (!mixture) {
+    mlp(shape.ffn_hidden_size, 1);
+  } else {
+    const double experts = shape.num_experts;
+    routed = true;
+    mlp(routed_expert_width(shape), experts);
+    routed = false;
+    // The router: h x E, replicated (Megatron-LM's TopKRouter); DeepSeek-V3's
+    // e_score_correction_bias, a buffer of E that the checkpoint holds, beside it.
+    matrix(h, experts, 1, P::kReplicated);
+    if (shape.router_bias) vector(experts, 1, P::kReplicated);
+    // The shared experts (DeepseekV3MoE's shared_experts, Qwen2MoeSparseMoeBlock's
+    // shared_expert): one MLP that TP splits as a dense one; Qwen2-MoE's shared_expert_gate,
+    // h x 1, replicated like the router.
+    if (shape.shared_expert_ffn_hidden_size > 0) mlp(shape.shared_expert_ffn_hidden_size, 1);
+    if (shape.shared_expert_gate) matrix(h, 1, 1, P::kReplicated);
+  }
 
   // A LayerNorm holds a weight and a bias of h each; an RMSNorm its weight alone.
+  vector(h, shape.norms_per_layer * (shape.norm_bias ? 2.0 : 1.0), P::kNorm);
+  return weights;
+}
+
+ParameterCounts parameter_counts(const ModelShape& shape) {
+  const double h = shape.hidden_size;
+  const auto sum = [](const std::vector<LayerWeight>& weights, WeightPlacement placement) {
+    double parameters = 0;
+    for (const LayerWeight& weight : weights) {
+      if (weight.placement == placement) parameters += weight.rows * weight.cols * weight.copies;
+    }
+    return parameters;
+  };
+  const std::vector<LayerWeight> layer = layer_weights(shape, false);
+  std::vector<LayerWeight> routed_experts;
+  for (const LayerWeight& weight : layer) {
+    if (weight.routed_expert) routed_experts.push_back(weight);
+  }
+  const std::vector<LayerWeight> dense_layer = layer_weights(shape, true);
+
   const double per_norm = shape.norm_bias ? 2 * h : h;
   const double vocab = shape.vocab_size;
   ParameterCounts counts;
-  counts.attention_and_mlp_per_layer = attention + mlp;
-  counts.norms_per_layer = shape.norms_per_layer * per_norm;
-  counts.replicated_per_layer = replicated;
+  counts.attention_and_mlp_per_layer = sum(layer, WeightPlacement::kSplit);
+  counts.norms_per_layer = sum(layer, WeightPlacement::kNorm);
+  counts.replicated_per_layer = sum(layer, WeightPlacement::kReplicated);
+  counts.dense_attention_and_mlp_per_layer = sum(dense_layer, WeightPlacement::kSplit);
+  counts.dense_replicated_per_layer = sum(dense_layer, WeightPlacement::kReplicated);
+  counts.routed_experts_per_layer = sum(routed_experts, WeightPlacement::kSplit);
+  counts.routed_experts_replicated_per_layer = sum(routed_experts, WeightPlacement::kReplicated);
   counts.embedding = vocab * h;
   counts.position_embedding = static_cast<double>(shape.num_position_embeddings) * h;
   counts.output_head =
@@ -240,9 +419,26 @@ ParameterCounts parameter_counts(const ModelShape& shape) {
 
 double count_parameters(const ModelShape& shape) {
   const ParameterCounts counts = parameter_counts(shape);
-  return shape.num_layers * (counts.attention_and_mlp_per_layer + counts.norms_per_layer +
-                             counts.replicated_per_layer) +
-         counts.embedding + counts.position_embedding + counts.output_head + counts.final_norm;
+  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
+  const double mixture_layers = shape.num_layers - dense_layers;
+  return mixture_layers * (counts.attention_and_mlp_per_layer + counts.replicated_per_layer) +
+         dense_layers *
+             (counts.dense_attention_and_mlp_per_layer + counts.dense_replicated_per_layer) +
+         shape.num_layers * counts.norms_per_layer + counts.embedding + counts.position_embedding +
+         counts.output_head + counts.final_norm;
+}
+
+double count_active_parameters(const ModelShape& shape) {
+  if (shape.num_experts <= 1) return count_parameters(shape);
+  // One routed expert's weights; E - k of them sit idle for each token, in each mixture layer.
+  const double h = shape.hidden_size;
+  const double width = routed_expert_width(shape);
+  const double column_projections = shape.gated_mlp ? 2 : 1;
+  double expert = (column_projections + 1) * h * width;
+  if (shape.mlp_bias) expert += column_projections * width + h;
+  const double mixture_layers = shape.num_layers - shape.num_dense_layers;
+  return count_parameters(shape) -
+         mixture_layers * (shape.num_experts - shape.num_experts_per_token) * expert;
 }
 
 }  // namespace trainmem

@@ -143,29 +143,25 @@ namespace {
 // moment. Returns state values per parameter for `shape`.
 double adafactor_values_per_parameter(const ModelShape& shape) {
   const double h = shape.hidden_size;
-  const double head_dim = head_dim_of(shape);
-  const double q = shape.num_attention_heads * head_dim;
-  const double kv = shape.num_key_value_heads * head_dim;
-  const double f = shape.ffn_hidden_size;
   const double v = shape.vocab_size;
   const double positions = shape.num_position_embeddings;
-  const double experts = shape.num_experts;
-  const double column_projections = shape.gated_mlp ? 2 : 1;  // gate and up, or up alone
-  const double per_norm = shape.norm_bias ? 2 * h : h;        // a LayerNorm's weight and bias
-  // Per layer: Q (h x q), K and V (h x kv), O (q x h); in each expert gate and up (h x f) and
-  // down (f x h); the router (h x E) when there are experts; the norms and biases whole.
-  const double attention = (h + q) + 2 * (h + kv) + (q + h);
-  const double mlp = experts * (column_projections * (h + f) + (f + h));
-  const double router = shape.num_experts > 1 ? h + experts : 0;
-  double vectors = shape.norms_per_layer * per_norm;
-  if (shape.attention_qkv_bias) vectors += q + 2 * kv;
-  if (shape.attention_output_bias) vectors += h;
-  if (shape.mlp_bias) vectors += experts * (column_projections * f + h);
-  const double per_layer = attention + mlp + router + vectors;
+  const double per_norm = shape.norm_bias ? 2 * h : h;  // a LayerNorm's weight and bias
+  // Per layer: every weight matrix (Q, K, V, O or latent attention's projections, each expert's
+  // gate, up and down, the router) r + c; the norms and biases whole (models.cpp's layer_weights).
+  const auto values_per_layer = [&](bool dense_layer) {
+    double values = 0;
+    for (const LayerWeight& weight : layer_weights(shape, dense_layer)) {
+      values += weight.copies * (weight.matrix ? weight.rows + weight.cols : weight.rows);
+    }
+    return values;
+  };
+  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
+  const double per_layers = (shape.num_layers - dense_layers) * values_per_layer(false) +
+                            dense_layers * values_per_layer(true);
   double once = (v + h) * (shape.tied_embeddings ? 1 : 2) + per_norm;
   if (positions > 0) once += positions + h;
   if (shape.output_head_bias) once += v;
-  return (shape.num_layers * per_layer + once) / count_parameters(shape);
+  return (per_layers + once) / count_parameters(shape);
 }
 
 }  // namespace

@@ -208,6 +208,35 @@ std::vector<Entry> make_entries() {
   add(degree(id::kContextParallel, "Context parallelism", "Context-parallel degree c",
              "layout.contextParallel"),
       layout_access<int, &ParallelLayout::context_parallel>());
+  add(from(degree(id::kExpertParallel, "Expert parallelism",
+                  "Expert-parallel degree ep: the routed experts spread over ep of the d·t·c "
+                  "devices",
+                  "layout.expertParallel"),
+           [](Setting& setting) { setting.defaulted_in_api = true; }),
+      layout_access<int, &ParallelLayout::expert_parallel>());
+  add(from(whole(id::kExpertTensorParallel, "Expert tensor parallelism",
+                 "Expert tensor-parallel degree etp: each routed expert split over etp; 0 means t",
+                 "layout.expertTensorParallel", 0, kMaxParallelDegree,
+                 "Expert tensor parallelism must be a whole number from 0 (as tensor parallelism) "
+                 "to " +
+                     format_count(kMaxParallelDegree) + "."),
+           [](Setting& setting) {
+             setting.defaulted_in_api = true;
+             setting.chosen_by_fit = true;
+           }),
+      layout_access<int, &ParallelLayout::expert_tensor_parallel>());
+  add(from(make(id::kCapacityFactor, "Capacity factor", SettingKind::kDecimal,
+                "Each expert's token buffer as a multiple of balanced routing's (0: dropless, at "
+                "balanced load)",
+                "capacityFactor"),
+           [](Setting& setting) {
+             setting.min = 0;
+             setting.max = kMaxCapacityFactor;
+             setting.allowed = "Capacity factor must be a number from 0 (dropless) to " +
+                               format_count(kMaxCapacityFactor) + ".";
+             setting.defaulted_in_api = true;
+           }),
+      number_access<double, &TrainingSetup::capacity_factor>());
   add(from(choice(id::kRecompute, "Recomputation", choices<Recompute>(), "Activation recomputation",
                   "recompute"),
            [](Setting& setting) { setting.chosen_by_fit = true; }),

@@ -62,7 +62,18 @@ inline void register_setup_types() {
       .field("normBias", &ModelShape::norm_bias)
       .field("numPositionEmbeddings", &ModelShape::num_position_embeddings)
       .field("outputHeadBias", &ModelShape::output_head_bias)
-      .field("parallelAttentionMlp", &ModelShape::parallel_attention_mlp);
+      .field("parallelAttentionMlp", &ModelShape::parallel_attention_mlp)
+      .field("moeFfnHiddenSize", &ModelShape::moe_ffn_hidden_size)
+      .field("sharedExpertFfnHiddenSize", &ModelShape::shared_expert_ffn_hidden_size)
+      .field("sharedExpertGate", &ModelShape::shared_expert_gate)
+      .field("routerBias", &ModelShape::router_bias)
+      .field("numDenseLayers", &ModelShape::num_dense_layers)
+      .field("qkNorm", &ModelShape::qk_norm)
+      .field("qLoraRank", &ModelShape::q_lora_rank)
+      .field("kvLoraRank", &ModelShape::kv_lora_rank)
+      .field("qkNopeHeadDim", &ModelShape::qk_nope_head_dim)
+      .field("qkRopeHeadDim", &ModelShape::qk_rope_head_dim)
+      .field("vHeadDim", &ModelShape::v_head_dim);
 
   value_object<ParallelLayout>("ParallelLayout")
       .field("dataParallel", &ParallelLayout::data_parallel)
@@ -71,10 +82,13 @@ inline void register_setup_types() {
       .field("sequenceParallel", &ParallelLayout::sequence_parallel)
       .field("pipelineParallel", &ParallelLayout::pipeline_parallel)
       .field("virtualPipelineStages", &ParallelLayout::virtual_pipeline_stages)
-      .field("contextParallel", &ParallelLayout::context_parallel);
+      .field("contextParallel", &ParallelLayout::context_parallel)
+      .field("expertParallel", &ParallelLayout::expert_parallel)
+      .field("expertTensorParallel", &ParallelLayout::expert_tensor_parallel);
 
   value_object<TrainingSetup>("TrainingSetup")
       .field("modelId", &TrainingSetup::model_id)
+      .field("capacityFactor", &TrainingSetup::capacity_factor)
       .field("customModel", &TrainingSetup::custom_model)
       .field("sequenceLength", &TrainingSetup::sequence_length)
       .field("microBatchSequences", &TrainingSetup::micro_batch_sequences)

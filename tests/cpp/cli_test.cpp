@@ -123,7 +123,9 @@ TEST_CASE("cli: --json prints one object in the documented schema") {
                                          {"sequenceParallel", false},
                                          {"pp", 1},
                                          {"vpp", 1},
-                                         {"cp", 1}});
+                                         {"cp", 1},
+                                         {"ep", 1},
+                                         {"etp", 1}});
   CHECK(json["devices"] == 1);
   CHECK(json["fits"] == false);
   CHECK(json["bytesPerParameter"]["total"] == 16);
@@ -157,7 +159,8 @@ TEST_CASE("cli: an unknown model exits 2 naming --model and the allowed ids") {
                   "trainmem: --model: 'llama3-7b' is not allowed. Model 'llama3-7b' is not known; "
                   "choose one of llama3-8b, llama3-70b, llama3-405b, llama2-7b, llama2-13b, "
                   "llama2-70b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, "
-                  "qwen2.5-72b, gemma2-9b, gpt2, gpt2-medium, gpt2-large, gpt2-xl, pythia-160m.\n");
+                  "qwen2.5-72b, gemma2-9b, gpt2, gpt2-medium, gpt2-large, gpt2-xl, pythia-160m, "
+                  "qwen3-8b, qwen3-30b-a3b, deepseek-v3.\n");
 }
 
 TEST_CASE("cli: tokens that are not a positive whole multiple of 8,192 exit 2") {

@@ -490,6 +490,124 @@ const HubConfig kHubConfigs[] = {
   "use_parallel_residual": true,
   "vocab_size": 50304
 })"},
+    // Qwen3 (Yang et al., "Qwen3 Technical Report", arXiv:2505.09388, Tables 1 and 2):
+    // Qwen/Qwen3-8B and Qwen/Qwen3-30B-A3B config.json.
+    {"qwen3-8b", R"({
+  "architectures": ["Qwen3ForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "eos_token_id": 151645,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 4096,
+  "initializer_range": 0.02,
+  "intermediate_size": 12288,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 36,
+  "model_type": "qwen3",
+  "num_attention_heads": 32,
+  "num_hidden_layers": 36,
+  "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+})"},
+    {"qwen3-30b-a3b", R"({
+  "architectures": ["Qwen3MoeForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "bos_token_id": 151643,
+  "decoder_sparse_step": 1,
+  "eos_token_id": 151645,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "initializer_range": 0.02,
+  "intermediate_size": 6144,
+  "max_position_embeddings": 40960,
+  "max_window_layers": 48,
+  "mlp_only_layers": [],
+  "model_type": "qwen3_moe",
+  "moe_intermediate_size": 768,
+  "norm_topk_prob": true,
+  "num_attention_heads": 32,
+  "num_experts": 128,
+  "num_experts_per_tok": 8,
+  "num_hidden_layers": 48,
+  "num_key_value_heads": 4,
+  "output_router_logits": false,
+  "rms_norm_eps": 1e-06,
+  "rope_scaling": null,
+  "rope_theta": 1000000.0,
+  "router_aux_loss_coef": 0.001,
+  "sliding_window": null,
+  "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0",
+  "use_cache": true,
+  "use_sliding_window": false,
+  "vocab_size": 151936
+})"},
+    // deepseek-ai/DeepSeek-V3 config.json (its auto_map and rope_scaling's yarn fields left out;
+    // neither holds a weight).
+    {"deepseek-v3", R"({
+  "architectures": ["DeepseekV3ForCausalLM"],
+  "attention_bias": false,
+  "attention_dropout": 0.0,
+  "aux_loss_alpha": 0.001,
+  "bos_token_id": 0,
+  "eos_token_id": 1,
+  "ep_size": 1,
+  "first_k_dense_replace": 3,
+  "hidden_act": "silu",
+  "hidden_size": 7168,
+  "initializer_range": 0.02,
+  "intermediate_size": 18432,
+  "kv_lora_rank": 512,
+  "max_position_embeddings": 163840,
+  "model_type": "deepseek_v3",
+  "moe_intermediate_size": 2048,
+  "moe_layer_freq": 1,
+  "n_group": 8,
+  "n_routed_experts": 256,
+  "n_shared_experts": 1,
+  "norm_topk_prob": true,
+  "num_attention_heads": 128,
+  "num_experts_per_tok": 8,
+  "num_hidden_layers": 61,
+  "num_key_value_heads": 128,
+  "num_nextn_predict_layers": 1,
+  "q_lora_rank": 1536,
+  "qk_nope_head_dim": 128,
+  "qk_rope_head_dim": 64,
+  "quantization_config": {
+    "activation_scheme": "dynamic",
+    "fmt": "e4m3",
+    "quant_method": "fp8",
+    "weight_block_size": [128, 128]
+  },
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 10000,
+  "routed_scaling_factor": 2.5,
+  "scoring_func": "sigmoid",
+  "seq_aux": true,
+  "tie_word_embeddings": false,
+  "topk_group": 4,
+  "topk_method": "noaux_tc",
+  "torch_dtype": "bfloat16",
+  "transformers_version": "4.33.1",
+  "use_cache": true,
+  "v_head_dim": 128,
+  "vocab_size": 129280
+})"},
 };
 
 // A small valid config, for tests that change one field.
@@ -575,6 +693,17 @@ TEST_CASE("each preset's published config.json parses to exactly that preset's s
     CHECK(shape.num_position_embeddings == preset->num_position_embeddings);
     CHECK(shape.output_head_bias == preset->output_head_bias);
     CHECK(shape.parallel_attention_mlp == preset->parallel_attention_mlp);
+    CHECK(shape.moe_ffn_hidden_size == preset->moe_ffn_hidden_size);
+    CHECK(shape.shared_expert_ffn_hidden_size == preset->shared_expert_ffn_hidden_size);
+    CHECK(shape.shared_expert_gate == preset->shared_expert_gate);
+    CHECK(shape.router_bias == preset->router_bias);
+    CHECK(shape.num_dense_layers == preset->num_dense_layers);
+    CHECK(shape.qk_norm == preset->qk_norm);
+    CHECK(shape.q_lora_rank == preset->q_lora_rank);
+    CHECK(shape.kv_lora_rank == preset->kv_lora_rank);
+    CHECK(shape.qk_nope_head_dim == preset->qk_nope_head_dim);
+    CHECK(shape.qk_rope_head_dim == preset->qk_rope_head_dim);
+    CHECK(shape.v_head_dim == preset->v_head_dim);
     CHECK(count_parameters(shape) == count_parameters(*preset));
   }
 }
@@ -788,12 +917,16 @@ TEST_CASE("architectures a shape cannot hold are refused, not counted wrong") {
   check_refused(config_with(R"("num_experts": 128, "num_experts_per_tok": 8,
                                "moe_intermediate_size": 768)"),
                 "config.json: 'moe_intermediate_size' (experts of a width of their own) "
-                "is not supported: trainmem counts dense MLPs and experts that are copies of the "
-                "intermediate_size MLP.");
+                "is not read for this model_type: trainmem reads it for qwen2_moe, qwen3_moe and "
+                "deepseek_v3.");
   check_refused(config_with(R"("kv_lora_rank": 512)"),
-                "config.json: 'kv_lora_rank' (low-rank latent attention) is not supported: "
-                "trainmem counts dense MLPs and experts that are copies of the intermediate_size "
-                "MLP.");
+                "config.json: 'kv_lora_rank' (low-rank latent attention) is not read for this "
+                "model_type: trainmem reads it for deepseek_v3.");
+  check_refused(config_with(R"("model_type": "qwen3_moe", "num_experts": 8,
+                               "num_experts_per_tok": 2, "moe_intermediate_size": 64,
+                               "shared_expert_intermediate_size": 64)"),
+                "config.json: 'shared_expert_intermediate_size' (shared experts) is not read for "
+                "this model_type: trainmem reads it for qwen2_moe.");
   CHECK(
       parse_hf_config(config_with(R"("n_shared_experts": null, "q_lora_rank": 0)")).answer.status ==
       Status::kOk);
@@ -1076,7 +1209,8 @@ TEST_CASE("Phi-2: one LayerNorm per layer and a biased head make 2,779,683,840 p
 TEST_CASE("a model_type trainmem does not know is refused, naming those it reads") {
   check_refused(config_with(R"("model_type": "falcon")"),
                 "config.json: 'model_type' must be one of llama, mistral, mixtral, qwen2, gemma, "
-                "gemma2, gpt2, gpt_neox, opt and phi (or absent, for a Llama-style block); it is "
+                "gemma2, gpt2, gpt_neox, opt, phi, qwen3, qwen3_moe, qwen2_moe and deepseek_v3 (or "
+                "absent, for a Llama-style block); it is "
                 "\"falcon\".");
   // GPT-2's names without a model_type are not guessed at.
   check_refused(R"({"n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257})",

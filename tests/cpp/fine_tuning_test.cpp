@@ -89,6 +89,16 @@ TEST_CASE("lora: a GPT-style block is refused, not counted as a Llama block's ad
         Status::kOk);
 }
 
+TEST_CASE("lora: latent attention and extended mixtures are refused, not counted as Llama's") {
+  const Estimate deepseek = estimate_memory(lora_setup("deepseek-v3", 16, LoraTargets::kAttention));
+  CHECK(deepseek.answer.setting == setting_id::kLoraRank);
+  CHECK(deepseek.answer.message.find("has latent attention") != std::string::npos);
+  const Estimate qwen = estimate_memory(lora_setup("qwen3-30b-a3b", 16, LoraTargets::kAllLinear));
+  CHECK(qwen.answer.setting == setting_id::kLoraRank);
+  CHECK(qwen.answer.message.find("experts of their own width") != std::string::npos);
+  CHECK(estimate_memory(lora_setup("qwen3-8b", 16, LoraTargets::kAllLinear)).answer.ok());
+}
+
 TEST_CASE("lora: the frozen base keeps its weights and nothing else, the adapters keep 16 B") {
   const Estimate estimate = estimate_memory(lora_setup("llama3-8b", 16, LoraTargets::kAllLinear));
   const double base = 8030261248.0;

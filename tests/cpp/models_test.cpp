@@ -61,12 +61,13 @@ TEST_CASE("an unknown preset id finds nothing") {
   CHECK(preset_ids_joined() ==
         "llama3-8b, llama3-70b, llama3-405b, llama2-7b, llama2-13b, llama2-70b, llama3.2-1b, "
         "llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, qwen2.5-72b, gemma2-9b, gpt2, "
-        "gpt2-medium, gpt2-large, gpt2-xl, pythia-160m");
+        "gpt2-medium, gpt2-large, gpt2-xl, pythia-160m, "
+        "qwen3-8b, qwen3-30b-a3b, deepseek-v3");
 }
 
 TEST_CASE("the plate's three Llama 3 presets come first, and every preset names its source") {
   const std::vector<ModelShape>& presets = preset_models();
-  REQUIRE(presets.size() == 18);
+  REQUIRE(presets.size() == 21);
   CHECK(presets[0].id == "llama3-8b");
   CHECK(presets[1].id == "llama3-70b");
   CHECK(presets[2].id == "llama3-405b");
@@ -122,6 +123,15 @@ TEST_CASE("every preset's derived count is the count its authors publish, exactl
       // pythia-160m model card (85,056,000 of them non-embedding, as the Pythia paper's Table 1,
       // Biderman et al. 2023, arXiv:2304.01373, gives).
       {"pythia-160m", 162322944.0},
+      // Qwen3 8B and 30B-A3B: the hub's safetensors totals, which its model cards round to
+      // 8.2B and 30.5B (Qwen3 Technical Report, arXiv:2505.09388, Tables 1 and 2).
+      {"qwen3-8b", 8190735360.0},
+      {"qwen3-30b-a3b", 30532122624.0},
+      // DeepSeek-V3: "671B total parameters" (arXiv:2412.19437, abstract; the repository's
+      // README_WEIGHTS.md: the main model's 671B, besides the multi-token-prediction module's
+      // 11.5B unique parameters that the hub's total of 685B adds). This exact figure is the
+      // shape's count, which rounds to the published one (see the next test).
+      {"deepseek-v3", 671026419200.0},
   };
   CHECK(std::size(published) == preset_models().size());
   for (const Published& model : published) {

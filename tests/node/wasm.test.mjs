@@ -32,6 +32,14 @@ describe('the trainmem WebAssembly module', () => {
       ['llama3-8b', 'llama3-70b', 'llama3-405b'],
     );
     assert.ok(presets.some((p) => p.id === 'mixtral-8x7b' && p.numExperts === 8));
+    // Today's fields travel too: DeepSeek-V3's latent attention and experts, Qwen3's q/k norms.
+    const deepseek = presets.find((p) => p.id === 'deepseek-v3');
+    assert.equal(deepseek.kvLoraRank, 512);
+    assert.equal(deepseek.qLoraRank, 1536);
+    assert.equal(deepseek.moeFfnHiddenSize, 2048);
+    assert.equal(deepseek.sharedExpertFfnHiddenSize, 2048);
+    assert.equal(deepseek.numDenseLayers, 3);
+    assert.equal(presets.find((p) => p.id === 'qwen3-8b').qkNorm, true);
     assert.equal(presets[0].hiddenSize, 4096);
     assert.equal(presets[2].numLayers, 126);
   });
@@ -204,6 +212,9 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'pp',
         'vpp',
         'cp',
+        'ep',
+        'etp',
+        'capacity-factor',
         'recompute',
         'activations',
         'optimizer',

@@ -87,7 +87,19 @@ struct ParallelLayout {
   int pipeline_parallel = 1;        // p, 1F1B schedule
   int virtual_pipeline_stages = 1;  // v > 1: the interleaved schedule (Narayanan et al. 2021)
   int context_parallel = 1;         // c: the sequence split over c devices
+  // A mixture of experts' routed experts (Megatron-LM's expert parallelism): spread over ep
+  // devices and each split over etp, carved out of the same d·t·c devices; 0 for etp means t, as
+  // Megatron-LM's --expert-tensor-parallel-size defaults to --tensor-model-parallel-size.
+  int expert_parallel = 1;         // ep
+  int expert_tensor_parallel = 0;  // etp
 };
+
+constexpr double kMaxCapacityFactor = 16;
+
+// etp as the layout uses it: t when 0.
+inline int expert_tensor_parallel_of(const ParallelLayout& layout) {
+  return layout.expert_tensor_parallel > 0 ? layout.expert_tensor_parallel : layout.tensor_parallel;
+}
 
 // What to estimate. Defaults are the plate's view. Each field is a setting of settings.hpp's table
 // (which reads these defaults), except the custom model, which a config.json gives.
@@ -119,6 +131,11 @@ struct TrainingSetup {
   BaseWeights base_weights = BaseWeights::kBf16;
   Offload offload = Offload::kNone;
   bool offload_activations = false;
+  // A mixture's routed tokens: 0 for dropless routing, counted at balanced load (each device's
+  // experts receive k copies of its tokens); C > 0 pads each expert's buffer to C times that
+  // (GShard's and Switch's capacity factor; Megatron-LM's --moe-expert-capacity-factor with
+  // --moe-pad-expert-input-to-capacity).
+  double capacity_factor = 0;
 };
 
 struct MemoryBreakdown {

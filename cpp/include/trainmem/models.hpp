@@ -43,7 +43,28 @@ struct ModelShape {
   bool parallel_attention_mlp = false;  // attention and MLP both read the layer's input
                                         // (GPT-NeoX's use_parallel_residual, Phi): no weights, but
                                         // the MLP's norm shares its input (one norm: its output)
+  // Today's mixtures of experts (DeepSeek-V3, Qwen3-MoE, Qwen2-MoE). With E > 1:
+  int moe_ffn_hidden_size = 0;  // moe_intermediate_size: each routed expert's width; 0 means f
+  int shared_expert_ffn_hidden_size = 0;  // the shared experts' one MLP, every token through it:
+                                          // DeepSeek's n_shared_experts · moe_intermediate_size,
+                                          // Qwen2-MoE's shared_expert_intermediate_size; 0: none
+  bool shared_expert_gate = false;        // Qwen2-MoE's shared_expert_gate: a sigmoid gate, h x 1
+  bool router_bias = false;               // DeepSeek-V3's e_score_correction_bias: E per MoE layer
+  int num_dense_layers = 0;  // first_k_dense_replace: the first layers hold a dense MLP of f
+                             // instead of the mixture (Qwen3-MoE's mlp_only_layers = [0, …])
+  bool qk_norm = false;      // Qwen3's q_norm and k_norm: an RMSNorm of d on every head
+  // Multi-head latent attention (DeepSeek-V2 and V3), in use when kv_lora_rank > 0: queries
+  // through a latent of q_lora_rank (0: one q_proj), keys and values through one of
+  // kv_lora_rank, a rotary key of qk_rope_head_dim shared by the heads.
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
 };
+
+// Whether the shape's attention is multi-head latent attention.
+inline bool latent_attention(const ModelShape& shape) { return shape.kv_lora_rank > 0; }
 
 // The model id that selects a setup's own shape rather than a preset.
 constexpr const char* kCustomModelId = "custom";
@@ -77,8 +98,38 @@ std::string preset_ids_joined();
 // keys: "num_key_value_heads (5) must divide num_attention_heads (32)."
 std::string model_shape_problem(const ModelShape& shape);
 
+// f_e: each routed expert's width, moe_intermediate_size when given, else f.
+int routed_expert_width(const ModelShape& shape);
+
 // d: head_dim when given, else h / a.
 double head_dim_of(const ModelShape& shape);
+
+// The widths tensor parallelism must divide: the heads and key/value heads (all heads under
+// latent attention), the FFN width and the shared experts' width. The routed experts' width is
+// expert tensor parallelism's to divide (t's too when etp is t).
+int tensor_parallel_widths_gcd(const ModelShape& shape);
+
+// How tensor parallelism places a weight of a layer (Megatron-LM's placement).
+enum class WeightPlacement {
+  kSplit,       // column- or row-parallel: split over t
+  kReplicated,  // whole on every TP rank: row-parallel biases, the router, MLA's down-projections
+  kNorm,        // a norm's weight or bias: whole on every TP rank
+};
+
+// One weight of a layer, `copies` times: a matrix of rows x cols, or a vector of rows (cols 1).
+struct LayerWeight {
+  double rows = 0;
+  double cols = 1;
+  double copies = 1;
+  bool matrix = true;
+  WeightPlacement placement = WeightPlacement::kSplit;
+  bool routed_expert = false;  // a routed expert's: expert parallelism places it (ep·etp)
+};
+
+// Every weight of one layer: of a mixture-of-experts layer (or the only kind of layer), or, with
+// `dense_layer`, of one of the num_dense_layers layers whose MLP is dense (f wide, no router).
+// Parameter counts and Adafactor's factored states both read this one list.
+std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer);
 
 // Where the parameters are, for placing them on pipeline stages and tensor-parallel ranks.
 // Megatron-LM's placement: column-parallel layers (Q, K, V, gate, up) split their weights and
@@ -88,10 +139,19 @@ struct ParameterCounts {
   double attention_and_mlp_per_layer = 0;  // what tensor parallelism splits
   double norms_per_layer = 0;              // norm weights, replicated on every TP rank
   double replicated_per_layer = 0;         // O and down biases, the router: whole on every rank
-  double embedding = 0;                    // V x h, split over the vocabulary by TP
-  double position_embedding = 0;           // P x h learned positions, whole on every TP rank
-  double output_head = 0;                  // V x h, or 0 when tied to the embedding; + V bias
-  double final_norm = 0;                   // h, or 2·h with a LayerNorm's bias
+  // The same two for one of the num_dense_layers dense layers mixed into a mixture of experts
+  // (equal to the above when every layer is alike).
+  double dense_attention_and_mlp_per_layer = 0;
+  double dense_replicated_per_layer = 0;
+  // The routed experts' share of a mixture layer's two above: what expert parallelism spreads
+  // over ep and splits over etp instead of t (their weights and gate/up biases; their down
+  // biases, whole on each expert-tensor rank).
+  double routed_experts_per_layer = 0;
+  double routed_experts_replicated_per_layer = 0;
+  double embedding = 0;           // V x h, split over the vocabulary by TP
+  double position_embedding = 0;  // P x h learned positions, whole on every TP rank
+  double output_head = 0;         // V x h, or 0 when tied to the embedding; + V bias
+  double final_norm = 0;          // h, or 2·h with a LayerNorm's bias
 };
 ParameterCounts parameter_counts(const ModelShape& shape);
 
@@ -105,6 +165,15 @@ ParameterCounts parameter_counts(const ModelShape& shape);
 //              norms      norms_per_layer · h, twice that with LayerNorm biases
 //   once       embedding  V·h, positions P·h, output head V·h unless tied (+ V with its bias),
 //                         final norm h (2·h with a bias)
+//   today's MoE (E > 1)  routed experts E · 3·h·f_e (f_e = moe_intermediate_size), one shared
+//                        MLP 3·h·f_s, + h with its gate, + E with the router's bias; the first
+//                        num_dense_layers layers hold a dense 3·h·f MLP and no router instead
+//   q/k norms            + 2·d per layer (Qwen3)
+//   latent attention     q: h·r_q + r_q + r_q·a·(d_nope + d_rope), or h·a·(d_nope + d_rope)
+//                        kv: h·(r_kv + d_rope) + r_kv + r_kv·a·(d_nope + d_v);  O: a·d_v·h
 double count_parameters(const ModelShape& shape);
+
+// The parameters one token passes through: the same count with top-k of the E routed experts.
+double count_active_parameters(const ModelShape& shape);
 
 }  // namespace trainmem
