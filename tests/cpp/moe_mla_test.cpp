@@ -85,7 +85,7 @@ TEST_CASE("the tiny shape counts 1,024 + 384 + 32 per layer and 336 once, by han
 
 TEST_CASE(
     "a mixture layer holds E experts of moe_intermediate_size, the router and its bias, "
-    "and the shared expert; a dense layer its f-wide MLP") {
+    "and the shared expert, and a dense layer its f-wide MLP") {
   // Mixture layer: 4 · 3 · 16 · 4 = 768 experts, 16 · 4 = 64 router, 4 bias, 3 · 16 · 8 = 384
   // shared; dense layer: 384.
   const double mixture_mlp = 768 + 64 + 4 + 384;
@@ -330,7 +330,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "Korthikanti's MLP share scales with each expert's width; Mixtral's copies of the "
+    "Korthikanti's MLP share scales with each expert's width, and Mixtral's copies of the "
     "dense MLP keep 19 each") {
   TrainingSetup setup;
   setup.model_id = kCustomModelId;
@@ -492,7 +492,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a capacity factor pads each device's routed copies to C times top-k; 0 is dropless "
+    "a capacity factor pads each device's routed copies to C times top-k, and 0 is dropless "
     "at balanced load") {
   TrainingSetup setup = tiny_expert_layout(1, 1, 1, 0);
   setup.activation_model = ActivationModel::kLlamaBlock;
