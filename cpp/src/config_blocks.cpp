@@ -301,6 +301,19 @@ void set_gpt_block(ModelShape& shape) {
   shape.mlp_bias = true;
 }
 
+// The widths GPT-NeoX, OPT and Phi name as Llama does (hidden_size, num_hidden_layers,
+// num_attention_heads, vocab_size), one key and value head per query head unless a reader says
+// otherwise, and the MLP's width under the architecture's own key.
+void read_gpt_widths(const Json& config, const WholeField& ffn, ModelShape& shape,
+                     Problems& problems) {
+  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
+  problems.add(read_required(config, kNumLayers, shape.num_layers));
+  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
+  shape.num_key_value_heads = shape.num_attention_heads;
+  problems.add(read_required(config, ffn, shape.ffn_hidden_size));
+  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+}
+
 // transformers' GPT2LMHeadModel: wte, wpe (n_positions), per block ln_1, c_attn (Q, K, V with
 // biases), c_proj, ln_2, c_fc and c_proj of the MLP (biases), ln_f; lm_head tied to wte unless
 // tie_word_embeddings is false.
@@ -336,12 +349,7 @@ std::string read_gpt2_block(const Json& config, ModelShape& shape) {
 std::string read_gpt_neox_block(const Json& config, ModelShape& shape) {
   set_gpt_block(shape);
   Problems problems;
-  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
-  problems.add(read_required(config, kNumLayers, shape.num_layers));
-  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
-  shape.num_key_value_heads = shape.num_attention_heads;
-  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
-  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  read_gpt_widths(config, kIntermediateSize, shape, problems);
   bool attention_bias = true;
   problems.add(read_boolean(config, "attention_bias", attention_bias));
   shape.attention_qkv_bias = attention_bias;
@@ -359,12 +367,7 @@ std::string read_gpt_neox_block(const Json& config, ModelShape& shape) {
 std::string read_opt_block(const Json& config, ModelShape& shape) {
   set_gpt_block(shape);
   Problems problems;
-  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
-  problems.add(read_required(config, kNumLayers, shape.num_layers));
-  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
-  shape.num_key_value_heads = shape.num_attention_heads;
-  problems.add(read_required(config, kFfnDim, shape.ffn_hidden_size));
-  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  read_gpt_widths(config, kFfnDim, shape, problems);
   int positions = 0;
   problems.add(read_required(config, kMaxPositions, positions));
   int word_embed_proj_dim = shape.hidden_size;
@@ -401,13 +404,8 @@ std::string read_phi_block(const Json& config, ModelShape& shape) {
   shape.parallel_attention_mlp = true;
   shape.output_head_bias = true;
   Problems problems;
-  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
-  problems.add(read_required(config, kNumLayers, shape.num_layers));
-  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
-  shape.num_key_value_heads = shape.num_attention_heads;
+  read_gpt_widths(config, kIntermediateSize, shape, problems);
   problems.add(read_optional(config, kNumKeyValueHeads, shape.num_key_value_heads));
-  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
-  problems.add(read_required(config, kVocabSize, shape.vocab_size));
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
   problems.add(
       require_boolean(config, "qk_layernorm", false, "Phi's per-head query and key norms"));
