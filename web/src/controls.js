@@ -1,7 +1,7 @@
 // The controls, from the core's table of settings: every element whose id is a setting's id reads
 // and shows that setting, through the core (changeSetting, settingText). index.html only places
 // and labels them; the slider names the setting it moves in its data-setting attribute.
-import { $ } from './dom.js';
+import { $, put } from './dom.js';
 import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 
 /** The settings that have a control on the page, each with its element. */
@@ -98,11 +98,7 @@ export function createControls({ estimator, store, render }) {
   // The end of a drag (or a key press) writes the URL at once.
   slider.addEventListener('change', () => change(slider.dataset.setting, slider.value));
 
-  /** Sets `element[property]` to `value` unless it holds it already (a slider drag changes one). */
-  const put = (element, property, value) => {
-    if (element[property] !== value) element[property] = value;
-  };
-  let modelOptionsFor = null;
+  let modelOptionsFor; // the custom model's name the menu was built for (null: none; unset: not yet)
 
   /** Shows `setup` in every control; a control whose setting needs another is off meanwhile. */
   function sync(setup, estimate) {
@@ -111,7 +107,7 @@ export function createControls({ estimator, store, render }) {
       // The presets, and a model read from a config.json under its own name: rebuilt when that
       // name changes, not on every redraw.
       const custom = setup.modelId === estimator.customModelId ? setup.customModel.name : null;
-      if (custom !== modelOptionsFor || model.element.options.length === 0) {
+      if (custom !== modelOptionsFor) {
         const options = estimator.presets.map((preset) => new Option(preset.name, preset.id));
         if (custom !== null) options.push(new Option(`${custom} (config.json)`, estimator.customModelId));
         model.element.replaceChildren(...options);

@@ -2,6 +2,14 @@
 
 export const $ = (id) => document.getElementById(id);
 
+/**
+ * Sets `element[property]` to `value` unless it holds it already: a redraw (a slider drag) writes
+ * only what changed, and an unchanged write would still restyle the workshop.
+ */
+export function put(element, property, value) {
+  if (element[property] !== value) element[property] = value;
+}
+
 /** Builds a table body from rows of cells: text, or a ready-made element (never HTML). */
 export function fillTable(tbody, rows) {
   tbody.replaceChildren(

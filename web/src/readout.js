@@ -1,6 +1,6 @@
 // The words beside the charts: the readout sentence, the figures the plate's prose quotes, and the
 // embedded view. Every number comes from the core.
-import { $ } from './dom.js';
+import { $, put } from './dom.js';
 import { formatPerParameter, plural } from './format.js';
 
 /** The figures the plate's prose quotes, by name: fixed configurations, estimated by the core. */
@@ -115,13 +115,11 @@ export const breakdownTitle = (estimate) =>
 /** Writes the readout, the left chart's title and the right chart's note for `estimate`. */
 export function showReadout(estimator, estimate) {
   // Text is replaced only where it changed: a drag changes the readout alone.
-  const show = (id, text) => {
-    if ($(id).textContent !== text) $(id).textContent = text;
-  };
+  const show = (id, text) => put($(id), 'textContent', text);
   show('readout', describe(estimator, estimate));
   const host = describeHost(estimator, estimate);
   show('host-readout', host);
-  if ($('host-readout').hidden !== !host) $('host-readout').hidden = !host;
+  put($('host-readout'), 'hidden', !host);
   show('activations-note', describeRoom(estimator, estimate));
   show('breakdown-title', breakdownTitle(estimate));
 }
