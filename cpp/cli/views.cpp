@@ -79,7 +79,8 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
            " B/parameter";
   };
   const bool lora = setup.lora_rank > 0;
-  if (plate_recipe && !lora) {
+  const bool stack = setup.stack != Stack::kIdeal;
+  if (plate_recipe && !lora && !stack) {
     row("Weights (BF16, 2 B/parameter)", bytes.weights_bytes);
     row("Gradients (BF16, 2 B/parameter)", bytes.gradients_bytes);
     row("Master weights (FP32, 4 B/parameter)", bytes.master_weights_bytes);
@@ -111,11 +112,24 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
     }
   }
   if (bytes.dequantization_bytes > 0) row("Dequantised layer (BF16)", bytes.dequantization_bytes);
+  if (stack) {
+    out << "  Held by the " << choices<Stack>()[static_cast<std::size_t>(setup.stack)].name
+        << " stack at the step's peak:\n";
+    for (const StackTerm& term : estimate.stack_terms) {
+      if (term.bytes > 0) row("  " + term.label + (term.in_allocator ? "" : " *"), term.bytes);
+    }
+    row("  Allocator's cache (reserved, not allocated)", bytes.allocator_cache_bytes);
+  }
   out << "  " << std::string(56, '-') << "\n";
   row(lora ? std::string("Model states") : "Model states (" + per_parameter(per.total) + ")",
       bytes.model_states_bytes);
   row(estimate.num_devices > 1 ? "Total on the most loaded device" : "Total on one device",
       bytes.total_bytes);
+  if (stack) {
+    row("  Peak allocated (max_memory_allocated)", estimate.peak_allocated_bytes);
+    row("  Peak reserved (max_memory_reserved)", estimate.peak_reserved_bytes);
+    out << "  * outside PyTorch's caching allocator: on the device, in neither peak\n";
+  }
   out << "\n  " << format_worth(estimate.devices_worth) << " " << estimate.device.short_name
       << "s' worth: the total over one " << estimate.device.name << " (1 GB = 10^9 bytes)";
   out << (estimate.fits ? "; it fits" : "; it does not fit");

@@ -50,6 +50,7 @@ struct StageParameters {
 struct StageMemory {
   double parameters = 0;         // all of them, adapters included
   double expert_parameters = 0;  // the routed experts' share of `parameters`
+  double root_parameters = 0;    // the embedding, positions, output layer and final norm here
   StageParameters split;
   double activations_bytes = 0;
   double logits_bytes = 0;
@@ -77,6 +78,11 @@ struct Calculation {
   bool last_is_most_loaded = false;
   Estimate estimate;
 };
+
+// A stack's holdings (stack.cpp): replaces the most loaded device's breakdown by the step it
+// simulates under PyTorch's caching allocator, names each term the stack adds and fills the
+// allocated and reserved peaks. Called for every stack but ideal, on a checked setup.
+void apply_stack(Calculation& calc, const TrainingSetup& setup);
 
 // Checks and computes; `estimate` holds the result either way.
 Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_sequences,

@@ -54,6 +54,74 @@ Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape
 
 namespace id = setting_id;
 
+namespace {
+
+// A stack is modelled for what its framework runs by default: full training in bf16-mixed, its own
+// sharding and its own loss. Anything else is refused rather than counted as something else.
+Answer check_stack(const TrainingSetup& setup) {
+  if (setup.stack == Stack::kIdeal) return {};
+  const ParallelLayout& layout = setup.layout;
+  const std::string name = choices<Stack>()[static_cast<std::size_t>(setup.stack)].name;
+  if (setup.precision != Precision::kBf16Mixed) {
+    return refusal(id::kStack, "The " + name +
+                                   " stack is modelled for bf16-mixed precision; choose "
+                                   "bf16-mixed, or the ideal stack.");
+  }
+  if (setup.lora_rank > 0 || setup.offload != Offload::kNone || setup.offload_activations) {
+    return refusal(id::kStack,
+                   "The " + name +
+                       " stack is modelled for full training on the device; set the "
+                       "LoRA rank to 0 and offload to none, or choose the ideal stack.");
+  }
+  const long long shards = static_cast<long long>(layout.data_parallel) * layout.context_parallel;
+  switch (setup.stack) {
+    case Stack::kMegatron:
+      if (layout.zero_stage > 1) {
+        return refusal(id::kStack,
+                       "Megatron-LM's distributed optimiser shards the optimiser state and master "
+                       "weights (ZeRO 1); choose ZeRO 0 or 1, or the torchtitan or deepspeed "
+                       "stack.");
+      }
+      if (setup.logits && setup.loss != Loss::kVocabParallel) {
+        return refusal(id::kStack,
+                       "Megatron-LM computes the loss with its vocab-parallel cross-entropy; "
+                       "choose the vocab-parallel loss.");
+      }
+      break;
+    case Stack::kTorchtitan:
+      if (shards < 2 || layout.zero_stage < 2) {
+        return refusal(id::kStack,
+                       "torchtitan shards with FSDP2 over dp·cp devices: it needs data or context "
+                       "parallelism above 1 and ZeRO 3 (resharding after the forward pass) or 2 "
+                       "(not), or choose another stack.");
+      }
+      if (setup.logits && setup.loss != Loss::kFp32Upcast) {
+        return refusal(id::kStack,
+                       "torchtitan computes the loss as cross_entropy over FP32-upcast logits; "
+                       "choose the fp32-upcast loss.");
+      }
+      if (layout.tensor_parallel > 1 || layout.expert_parallel > 1) {
+        return refusal(id::kStack,
+                       "torchtitan is modelled on FSDP2 and context parallelism alone; set tp "
+                       "and ep to 1, or choose the megatron stack.");
+      }
+      break;
+    case Stack::kDeepSpeed:
+      if (layout.zero_stage == 0) {
+        return refusal(id::kStack,
+                       "DeepSpeed is modelled with ZeRO 1, 2 or 3 (without ZeRO its BF16 "
+                       "optimiser keeps FP32 gradients of its own); choose a ZeRO stage, which "
+                       "needs data or context parallelism above 1.");
+      }
+      break;
+    case Stack::kIdeal:
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
 Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   if (setup.model_id == kCustomModelId) {
     const std::string problem = model_shape_problem(*shape);
@@ -161,7 +229,7 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "LoRA is counted without expert parallelism (ep 1, etp equal to t); set the "
                    "LoRA rank to 0, or ep to 1 and etp to 0.");
   }
-  return {};
+  return check_stack(setup);
 }
 
 }  // namespace trainmem

@@ -83,6 +83,24 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
         lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets);
     per.total = per.weights + per.gradients + per.master_weights + per.optimizer_states;
   }
+  // A stack's own precision (checked to be bf16-mixed, check.cpp). Megatron-LM accumulates and
+  // reduces gradients in an FP32 main-gradient buffer (megatron/training/arguments.py: "bfloat16
+  // requires gradient accumulation and all-reduce to be done in fp32"): 4 B, its docs' 6 + 12/d
+  // with the distributed optimiser. FSDP2 under torchtitan keeps the sharded parameters in FP32
+  // and computes in BF16 copies gathered layer by layer (MixedPrecisionPolicy param_dtype
+  // bfloat16): the FP32 parameters are the weights and no master copy is kept; their gradients,
+  // reduce-scattered in FP32 (reduce_dtype float32), are FP32 too.
+  if (setup.stack == Stack::kMegatron) {
+    calc.bytes_per_parameter.gradients = kFp32Bytes;
+  } else if (setup.stack == Stack::kTorchtitan) {
+    calc.bytes_per_parameter.weights = kFp32Bytes;
+    calc.bytes_per_parameter.master_weights = 0;
+    calc.bytes_per_parameter.gradients = kFp32Bytes;
+  }
+  {
+    BytesPerParameter& per = calc.bytes_per_parameter;
+    per.total = per.weights + per.gradients + per.master_weights + per.optimizer_states;
+  }
   calc.base_linear_bytes_per_parameter =
       lora ? base_linear_bytes_per_parameter(shape, setup.base_weights) : 0;
   // Int8's scales are counted by the row, so that every byte count stays a whole number.
@@ -139,6 +157,9 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   const double last_extra = head + calc.counts.final_norm;
   calc.first.parameters = stage_layer_parameters(0) + embedding + calc.counts.position_embedding +
                           (p == 1 ? last_extra : 0);
+  calc.first.root_parameters =
+      embedding + calc.counts.position_embedding + (p == 1 ? last_extra : 0);
+  calc.last.root_parameters = p == 1 ? calc.first.root_parameters : last_extra;
   calc.last.parameters =
       stage_layer_parameters(shape.num_layers - calc.layers_per_stage) + last_extra;
   calc.first.expert_parameters = stage_expert_parameters(0);
@@ -221,8 +242,10 @@ MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
   // What a ZeRO stage from `stage_that_shards` on leaves on the device of `count` parameters,
   // `experts` of them the routed experts': the others over d·c, the experts over their own
   // data-parallel group.
+  // FSDP2 (the torchtitan stack) shards the parameters at either of its ZeRO stages, 2 or 3.
+  const int zero_stage = setup.stack == Stack::kTorchtitan ? 3 : setup.layout.zero_stage;
   const auto sharded = [&](int stage_that_shards, double count, double experts) {
-    if (setup.layout.zero_stage < stage_that_shards) return count;
+    if (zero_stage < stage_that_shards) return count;
     return (count - experts) / calc.zero_shards + experts / calc.expert_zero_shards;
   };
   const double trainable = stage.split.trainable;
@@ -350,6 +373,12 @@ Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_seque
                          layout.pipeline_parallel * layout.context_parallel;
   estimate.devices_worth = estimate.bytes.total_bytes / estimate.device.capacity_bytes;
   estimate.usable_bytes = estimate.device.capacity_bytes * (1 - setup.headroom_percent / 100);
+  estimate.peak_allocated_bytes = estimate.bytes.total_bytes;
+  estimate.peak_reserved_bytes = estimate.bytes.total_bytes;
+  if (setup.stack != Stack::kIdeal) {
+    apply_stack(calc, setup);
+    estimate.devices_worth = estimate.bytes.total_bytes / estimate.device.capacity_bytes;
+  }
   estimate.fits = estimate.bytes.total_bytes <= estimate.usable_bytes;
   estimate.activation_room_bytes =
       estimate.usable_bytes - (estimate.bytes.total_bytes - estimate.bytes.activations_bytes);

@@ -92,6 +92,18 @@ const std::vector<Choice>& choices<Loss>() {
 }
 
 template <>
+const std::vector<Choice>& choices<Stack>() {
+  static const std::vector<Choice> choices = {
+      {"ideal", "Ideal step", "the terms of the plate and nothing else"},
+      {"megatron", "Megatron-LM",
+       "Megatron-LM with Transformer Engine and its distributed optimiser"},
+      {"torchtitan", "torchtitan (FSDP2)", "torchtitan on PyTorch's FSDP2 (fully_shard)"},
+      {"deepspeed", "DeepSpeed ZeRO", "DeepSpeed's ZeRO stages 1 to 3"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<PipelineStage>() {
   static const std::vector<Choice> choices = {
       {"only", "The only stage", "no pipeline"},

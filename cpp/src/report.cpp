@@ -21,6 +21,18 @@ nlohmann::ordered_json number(double value) {
   return value;
 }
 
+nlohmann::ordered_json stack_terms_json(const std::vector<StackTerm>& terms) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const StackTerm& term : terms) {
+    list.push_back({{"id", term.id},
+                    {"label", term.label},
+                    {"bytes", number(term.bytes)},
+                    {"inAllocator", term.in_allocator},
+                    {"source", term.source}});
+  }
+  return list;
+}
+
 nlohmann::ordered_json to_json(const Estimate& estimate) {
   const MemoryBreakdown& bytes = estimate.bytes;
   const ParallelLayout& layout = estimate.setup.layout;
@@ -41,7 +53,14 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"activations", number(bytes.activations_bytes)},
         {"logits", number(bytes.logits_bytes)},
         {"dequantization", number(bytes.dequantization_bytes)},
+        {"framework", number(bytes.framework_bytes)},
+        {"runtime", number(bytes.runtime_bytes)},
+        {"allocatorCache", number(bytes.allocator_cache_bytes)},
         {"total", number(bytes.total_bytes)}}},
+      {"stack", choice_id(estimate.setup.stack)},
+      {"peakAllocatedBytes", number(estimate.peak_allocated_bytes)},
+      {"peakReservedBytes", number(estimate.peak_reserved_bytes)},
+      {"stackTerms", stack_terms_json(estimate.stack_terms)},
       {"device",
        {{"id", estimate.device.id},
         {"name", estimate.device.name},
@@ -200,6 +219,11 @@ std::string estimate_to_csv(const Estimate& estimate) {
   row("optimizer_states", csv_number(per.optimizer_states), bytes.optimizer_states_bytes);
   row("activations", "", bytes.activations_bytes);
   row("logits", "", bytes.logits_bytes);
+  if (estimate.setup.stack != Stack::kIdeal) {
+    row("framework", "", bytes.framework_bytes);
+    row("runtime", "", bytes.runtime_bytes);
+    row("allocator_cache", "", bytes.allocator_cache_bytes);
+  }
   row("total", csv_number(per.total), bytes.total_bytes);
   return csv;
 }

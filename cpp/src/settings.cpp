@@ -312,6 +312,10 @@ std::vector<Entry> make_entries() {
                  "Hold the saved activations in the host's memory but the layers in flight",
                  "offloadActivations")),
       number_access<bool, &TrainingSetup::offload_activations>());
+  add(added(choice(id::kStack, "Stack", choices<Stack>(),
+                   "What trains the model: the idealised step, or a framework's real holdings",
+                   "stack")),
+      enum_access<Stack, &TrainingSetup::stack>());
   return entries;
 }
 

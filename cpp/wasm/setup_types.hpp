@@ -115,7 +115,9 @@ inline void register_setup_types() {
              &set_choice<BaseWeights, &TrainingSetup::base_weights>)
       .field("offload", &get_choice<Offload, &TrainingSetup::offload>,
              &set_choice<Offload, &TrainingSetup::offload>)
-      .field("offloadActivations", &TrainingSetup::offload_activations);
+      .field("offloadActivations", &TrainingSetup::offload_activations)
+      .field("stack", &get_choice<Stack, &TrainingSetup::stack>,
+             &set_choice<Stack, &TrainingSetup::stack>);
 }
 
 }  // namespace trainmem

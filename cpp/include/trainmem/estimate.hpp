@@ -136,6 +136,9 @@ struct TrainingSetup {
   // (GShard's and Switch's capacity factor; Megatron-LM's --moe-expert-capacity-factor with
   // --moe-pad-expert-input-to-capacity).
   double capacity_factor = 0;
+  // What trains the model (options.hpp): ideal counts the idealised step, the plate's; the others
+  // add what their framework, the runtime and the caching allocator hold (stack.hpp).
+  Stack stack = Stack::kIdeal;
 };
 
 struct MemoryBreakdown {
@@ -147,8 +150,27 @@ struct MemoryBreakdown {
   double logits_bytes = 0;
   // A quantised base (nf4, int8): the BF16 copy of the layer being dequantised for its matmul.
   double dequantization_bytes = 0;
+  // Under a stack (all 0 under ideal): what the framework holds beyond the terms above (buffers,
+  // gathered layers, unsharded gradients: Estimate::stack_terms names each), the runtime (CUDA
+  // context, NCCL, cuBLAS workspaces), and what the caching allocator keeps reserved beyond its
+  // allocated peak (block rounding, and freed blocks too small for what comes next).
+  double framework_bytes = 0;
+  double runtime_bytes = 0;
+  double allocator_cache_bytes = 0;
   double model_states_bytes = 0;  // weights, gradients, master weights, optimiser states
   double total_bytes = 0;         // everything
+};
+
+// One thing a stack holds, beyond the idealised terms, at the step's peak: named, sized and
+// sourced (the framework's file and function).
+struct StackTerm {
+  std::string id;     // "fsdp-root-parameters"
+  std::string label;  // "FSDP2's root module, unsharded"
+  double bytes = 0;   // held at the moment of the step's allocated peak
+  std::string source;
+  // false: memory PyTorch's caching allocator never sees (the CUDA context, NCCL's buffers), and
+  // so outside any figure torch.cuda reports.
+  bool in_allocator = true;
 };
 
 // The host's memory under offloading, on the most loaded device's host share: each term the
@@ -187,6 +209,13 @@ struct Estimate {
   // What the device has left for activations once everything else is held: its usable memory less
   // the model states (and the logits); negative when those alone exceed it.
   double activation_room_bytes = 0;
+  // What torch.cuda.max_memory_allocated and torch.cuda.max_memory_reserved would report for the
+  // step: under ideal both are the total; under a stack, the allocated peak is every term at the
+  // step's busiest moment but what lies outside the allocator, and the reserved peak adds the
+  // allocator's cache. The total adds to the reserved peak the runtime outside the allocator.
+  double peak_allocated_bytes = 0;
+  double peak_reserved_bytes = 0;
+  std::vector<StackTerm> stack_terms;  // empty under ideal
 };
 
 // The model a setup names: the preset with its model_id, or its custom_model when model_id is

@@ -14,6 +14,9 @@ enum class MeasuredQuantity {
   kActivations,  // the activations alone: set against Estimate::bytes.activations_bytes
   kTotal,        // the device's whole peak: set against Estimate::bytes.total_bytes
   kLogits,       // the loss over the logits alone: set against Estimate::bytes.logits_bytes
+  // PyTorch's caching allocator's reserved peak (torch.cuda.max_memory_reserved): set against
+  // Estimate::peak_reserved_bytes, which the run's stack estimates
+  kReserved,
 };
 
 // The unit a figure was published in; the estimate is shown in it too, like against like.

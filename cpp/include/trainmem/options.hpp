@@ -102,6 +102,20 @@ enum class BaseWeights { kBf16, kNf4, kInt8 };
 //   optimizer-and-weights  those, and the weights and gradients but the layers in flight
 enum class Offload { kNone, kOptimizer, kOptimizerAndWeights };
 
+// ---- The training stack ----------------------------------------------------------------------
+
+// What trains the model, and so what the device really holds beyond the idealised step
+// (stack.hpp, docs/formulas.md):
+//   ideal       the idealised step: the terms above and nothing else (the plate)
+//   megatron    Megatron-LM with Transformer Engine: FP32 main gradients, its distributed
+//               optimiser (ZeRO 1), the vocab-parallel loss
+//   torchtitan  torchtitan on FSDP2: FP32 sharded parameters, the layers gathered in flight, the
+//               root module unsharded, gradients freed between steps
+//   deepspeed   DeepSpeed ZeRO 1-3: its gradient buckets and, under ZeRO 3, its prefetched layers
+// Every stack but ideal adds the runtime (CUDA context, NCCL, cuBLAS) and the caching
+// allocator's reserve.
+enum class Stack { kIdeal, kMegatron, kTorchtitan, kDeepSpeed };
+
 // ---- Pipeline stages -------------------------------------------------------------------------
 
 // Which stage of a pipeline holds the most: the only one (no pipeline), the first or the last.
@@ -124,6 +138,8 @@ template <>
 const std::vector<Choice>& choices<ActivationModel>();
 template <>
 const std::vector<Choice>& choices<Loss>();
+template <>
+const std::vector<Choice>& choices<Stack>();
 template <>
 const std::vector<Choice>& choices<PipelineStage>();
 template <>

@@ -46,6 +46,7 @@ constexpr const char* kLoraTargets = "lora-targets";
 constexpr const char* kBaseWeights = "base-weights";
 constexpr const char* kOffload = "offload";
 constexpr const char* kOffloadActivations = "offload-activations";
+constexpr const char* kStack = "stack";
 }  // namespace setting_id
 
 // Not a setting, but an input refused by the same name: a Hugging Face config.json (the CLI's

@@ -2,7 +2,12 @@
 // on-demand module, when the panel first opens.
 import { $ } from '../dom.js';
 
-const QUANTITY = { activations: 'Activations', logits: 'The loss', total: 'Whole device' };
+const QUANTITY = {
+  activations: 'Activations',
+  logits: 'The loss',
+  total: 'Whole device',
+  reserved: 'Reserved by the allocator',
+};
 
 function cell(tag, text) {
   const element = document.createElement(tag);

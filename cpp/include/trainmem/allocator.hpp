@@ -1,0 +1,67 @@
+// PyTorch's CUDA caching allocator, as far as its peaks go: what `torch.cuda.max_memory_allocated`
+// and `torch.cuda.max_memory_reserved` report for a sequence of allocations and frees. The rules
+// are those of c10/cuda/CUDACachingAllocator.cpp (docs/formulas.md quotes each):
+//   - every request is rounded up to a multiple of 512 B (round_size, kMinBlockSize);
+//   - requests of at most 1 MiB (kSmallSize) come from the small pool, whose segments are 2 MiB
+//     (kSmallBuffer); larger ones from the large pool, whose segments are 20 MiB (kLargeBuffer)
+//     for requests under 10 MiB (kMinLargeAlloc) and the request rounded up to 2 MiB (kRoundLarge)
+//     above (get_allocation_size);
+//   - a request takes the smallest cached free block of its pool that holds it (best fit,
+//     get_free_block), and splits it when what remains is at least 512 B in the small pool or
+//     more than 1 MiB in the large pool (should_split);
+//   - a freed block merges with free neighbours in its segment (try_merge_blocks) and stays
+//     cached: reserved, not allocated.
+// One stream; no max_split_size_mb, no expandable segments, and the cache is never emptied (a run
+// that fits never hits the out-of-memory path that releases it).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace trainmem {
+
+constexpr double kAllocatorMinBlockBytes = 512;            // kMinBlockSize
+constexpr double kAllocatorSmallSizeBytes = 1 << 20;       // kSmallSize, 1 MiB
+constexpr double kAllocatorSmallBufferBytes = 2 << 20;     // kSmallBuffer, 2 MiB
+constexpr double kAllocatorLargeBufferBytes = 20 << 20;    // kLargeBuffer, 20 MiB
+constexpr double kAllocatorMinLargeAllocBytes = 10 << 20;  // kMinLargeAlloc, 10 MiB
+constexpr double kAllocatorRoundLargeBytes = 2 << 20;      // kRoundLarge, 2 MiB
+
+// round_size: a request's block size.
+double allocator_block_bytes(double request_bytes);
+// get_allocation_size: the segment cudaMalloc'd when no cached block holds a block of this size.
+double allocator_segment_bytes(double block_bytes);
+
+class CachingAllocator {
+ public:
+  using Handle = std::size_t;
+  // A request of `bytes` (0 is a valid request that takes no memory); the handle frees it.
+  Handle allocate(double bytes);
+  void free(Handle handle);
+
+  double allocated_bytes() const { return allocated_; }
+  double reserved_bytes() const { return reserved_; }
+  double peak_allocated_bytes() const { return peak_allocated_; }
+  double peak_reserved_bytes() const { return peak_reserved_; }
+
+ private:
+  struct Block {
+    std::size_t segment = 0;
+    double offset = 0;
+    double size = 0;
+    bool free = true;
+  };
+  struct Segment {
+    bool small = false;
+    double size = 0;
+    std::vector<std::size_t> blocks;  // indices into blocks_, in address order
+  };
+  std::vector<Block> blocks_;
+  std::vector<Segment> segments_;
+  double allocated_ = 0;
+  double reserved_ = 0;
+  double peak_allocated_ = 0;
+  double peak_reserved_ = 0;
+};
+
+}  // namespace trainmem

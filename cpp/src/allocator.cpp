@@ -1,0 +1,105 @@
+// PyTorch's CUDA caching allocator's block rules (allocator.hpp), for the reserved peak.
+#include "trainmem/allocator.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace trainmem {
+
+namespace {
+
+constexpr CachingAllocator::Handle kNothing = std::numeric_limits<std::size_t>::max();
+
+double round_up(double bytes, double multiple) { return std::ceil(bytes / multiple) * multiple; }
+
+}  // namespace
+
+double allocator_block_bytes(double request_bytes) {
+  if (request_bytes < kAllocatorMinBlockBytes) return kAllocatorMinBlockBytes;
+  return round_up(request_bytes, kAllocatorMinBlockBytes);
+}
+
+double allocator_segment_bytes(double block_bytes) {
+  if (block_bytes <= kAllocatorSmallSizeBytes) return kAllocatorSmallBufferBytes;
+  if (block_bytes < kAllocatorMinLargeAllocBytes) return kAllocatorLargeBufferBytes;
+  return round_up(block_bytes, kAllocatorRoundLargeBytes);
+}
+
+CachingAllocator::Handle CachingAllocator::allocate(double bytes) {
+  if (!(bytes > 0)) return kNothing;
+  const double size = allocator_block_bytes(bytes);
+  const bool small = size <= kAllocatorSmallSizeBytes;
+
+  // Best fit among the cached free blocks of the request's pool: the smallest that holds it, the
+  // lowest address among equals (get_free_block's lower_bound over (size, address)).
+  std::size_t best = kNothing;
+  for (const Segment& segment : segments_) {
+    if (segment.small != small) continue;
+    for (const std::size_t index : segment.blocks) {
+      const Block& block = blocks_[index];
+      if (!block.free || block.size < size) continue;
+      if (best == kNothing || block.size < blocks_[best].size) best = index;
+    }
+  }
+  if (best == kNothing) {
+    Segment segment;
+    segment.small = small;
+    segment.size = allocator_segment_bytes(size);
+    Block block;
+    block.segment = segments_.size();
+    block.size = segment.size;
+    blocks_.push_back(block);
+    best = blocks_.size() - 1;
+    segment.blocks.push_back(best);
+    segments_.push_back(segment);
+    reserved_ += segment.size;
+  }
+
+  // should_split: the small pool splits off any remainder of a block's worth, the large pool only
+  // a remainder of more than 1 MiB; otherwise the request takes the whole block.
+  const double remaining = blocks_[best].size - size;
+  const bool split =
+      small ? remaining >= kAllocatorMinBlockBytes : remaining > kAllocatorSmallSizeBytes;
+  if (split) {
+    Block rest;
+    rest.segment = blocks_[best].segment;
+    rest.offset = blocks_[best].offset + size;
+    rest.size = remaining;
+    blocks_[best].size = size;
+    blocks_.push_back(rest);
+    std::vector<std::size_t>& order = segments_[rest.segment].blocks;
+    for (std::size_t position = 0; position < order.size(); ++position) {
+      if (order[position] == best) {
+        order.insert(order.begin() + static_cast<std::ptrdiff_t>(position) + 1, blocks_.size() - 1);
+        break;
+      }
+    }
+  }
+  blocks_[best].free = false;
+  allocated_ += blocks_[best].size;
+  if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
+  if (reserved_ > peak_reserved_) peak_reserved_ = reserved_;
+  return best;
+}
+
+void CachingAllocator::free(Handle handle) {
+  if (handle == kNothing || handle >= blocks_.size() || blocks_[handle].free) return;
+  Block& block = blocks_[handle];
+  block.free = true;
+  allocated_ -= block.size;
+  // try_merge_blocks: absorb free neighbours in the segment.
+  std::vector<std::size_t>& order = segments_[block.segment].blocks;
+  std::size_t position = 0;
+  while (order[position] != handle) ++position;
+  if (position + 1 < order.size() && blocks_[order[position + 1]].free) {
+    block.size += blocks_[order[position + 1]].size;
+    order.erase(order.begin() + static_cast<std::ptrdiff_t>(position) + 1);
+  }
+  if (position > 0 && blocks_[order[position - 1]].free) {
+    Block& before = blocks_[order[position - 1]];
+    before.size += block.size;
+    order.erase(order.begin() + static_cast<std::ptrdiff_t>(position));
+  }
+}
+
+}  // namespace trainmem

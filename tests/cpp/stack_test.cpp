@@ -1,0 +1,266 @@
+// The stacks: PyTorch's caching allocator's rules worked by hand, each stack's terms on a small
+// shape, the ideal stack pinned to the plate, refusals, and totals that never grow with a degree.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "trainmem/allocator.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/measured.hpp"
+#include "trainmem/report.hpp"
+#include "trainmem/settings.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+constexpr double kMiB = 1 << 20;
+
+const StackTerm* term_with_id(const Estimate& estimate, const std::string& id) {
+  for (const StackTerm& term : estimate.stack_terms) {
+    if (term.id == id) return &term;
+  }
+  return nullptr;
+}
+
+TrainingSetup tiny(Stack stack) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(2);
+  setup.sequence_length = 128;
+  setup.stack = stack;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = stack == Stack::kMegatron ? 1 : 3;
+  return setup;
+}
+
+}  // namespace
+
+TEST_CASE("allocator: requests round to 512 B and take 2 MiB, 20 MiB or rounded segments") {
+  CHECK(allocator_block_bytes(1) == 512);
+  CHECK(allocator_block_bytes(513) == 1024);
+  CHECK(allocator_segment_bytes(512) == 2 * kMiB);       // small pool
+  CHECK(allocator_segment_bytes(1 * kMiB) == 2 * kMiB);  // still small: at most 1 MiB
+  CHECK(allocator_segment_bytes(1 * kMiB + 512) == 20 * kMiB);
+  CHECK(allocator_segment_bytes(10 * kMiB) == 10 * kMiB);  // from 10 MiB: rounded to 2 MiB
+  CHECK(allocator_segment_bytes(11 * kMiB) == 12 * kMiB);
+
+  CachingAllocator allocator;
+  const auto small = allocator.allocate(100);
+  CHECK(allocator.allocated_bytes() == 512);
+  CHECK(allocator.reserved_bytes() == 2 * kMiB);
+  allocator.allocate(100);  // the small segment's remainder, split: no new segment
+  CHECK(allocator.reserved_bytes() == 2 * kMiB);
+  const auto mid = allocator.allocate(5 * kMiB);
+  CHECK(allocator.reserved_bytes() == 22 * kMiB);
+  allocator.free(mid);  // cached: still reserved, merged back into one 20 MiB block
+  CHECK(allocator.allocated_bytes() == 1024);
+  CHECK(allocator.reserved_bytes() == 22 * kMiB);
+  // 19.5 MiB leaves 0.5 MiB: a large block is split only for more than 1 MiB, so the request
+  // takes, and counts as allocated, all 20.
+  const auto most = allocator.allocate(19.5 * kMiB);
+  CHECK(allocator.allocated_bytes() == 1024 + 20 * kMiB);
+  CHECK(allocator.reserved_bytes() == 22 * kMiB);
+  allocator.free(most);
+  allocator.free(small);
+  CHECK(allocator.peak_allocated_bytes() == 1024 + 20 * kMiB);
+}
+
+TEST_CASE("allocator: the unfused loss's freed blocks are too small for its backward pass") {
+  // In units of the logits' BF16 size: the logits (2), their FP32 copy (4) and the saved
+  // log-softmax (4); the copy and the logits freed; then two FP32 gradients (4, 4). The first
+  // reuses the copy's block; the second finds only the logits' 2 and takes a new segment:
+  // allocated peaks at 12 units, reserved at 14.
+  const double unit = 100 * kMiB;
+  CachingAllocator allocator;
+  const auto logits = allocator.allocate(2 * unit);
+  const auto upcast = allocator.allocate(4 * unit);
+  const auto saved = allocator.allocate(4 * unit);
+  allocator.free(upcast);
+  allocator.free(logits);
+  const auto output_gradient = allocator.allocate(4 * unit);
+  CHECK(allocator.reserved_bytes() == 10 * unit);
+  const auto input_gradient = allocator.allocate(4 * unit);
+  CHECK(allocator.allocated_bytes() == 12 * unit);
+  CHECK(allocator.reserved_bytes() == 14 * unit);
+  allocator.free(output_gradient);
+  allocator.free(saved);
+  allocator.free(input_gradient);
+  CHECK(allocator.peak_allocated_bytes() == 12 * unit);
+  CHECK(allocator.peak_reserved_bytes() == 14 * unit);
+}
+
+TEST_CASE("stack: ideal keeps the plate's figures, both peaks equal to its total") {
+  const Estimate estimate = estimate_memory(TrainingSetup{});
+  REQUIRE(estimate.answer.ok());
+  CHECK(estimate.bytes.total_bytes == 164991401984.0);
+  CHECK(estimate.peak_allocated_bytes == estimate.bytes.total_bytes);
+  CHECK(estimate.peak_reserved_bytes == estimate.bytes.total_bytes);
+  CHECK(estimate.stack_terms.empty());
+  CHECK(estimate.bytes.framework_bytes == 0);
+  CHECK(estimate.bytes.runtime_bytes == 0);
+  CHECK(estimate.bytes.allocator_cache_bytes == 0);
+  const nlohmann::json json = nlohmann::json::parse(estimate_to_json(estimate));
+  CHECK(json["stack"] == "ideal");
+  CHECK(json["peakAllocatedBytes"].is_number_integer());
+  CHECK(json["peakAllocatedBytes"].get<double>() == 164991401984.0);
+  CHECK(json["peakReservedBytes"].get<double>() == 164991401984.0);
+}
+
+TEST_CASE("stack: the JSON's peaks are top-level integers, and the terms sum to the total") {
+  for (const Stack stack : {Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed}) {
+    TrainingSetup setup = tiny(stack);
+    setup.logits = true;
+    setup.loss = stack == Stack::kMegatron ? Loss::kVocabParallel : Loss::kFp32Upcast;
+    const Estimate estimate = estimate_memory(setup);
+    CAPTURE(choice_id(stack));
+    REQUIRE(estimate.answer.ok());
+    const MemoryBreakdown& bytes = estimate.bytes;
+    double outside = 0;
+    for (const StackTerm& term : estimate.stack_terms)
+      outside += term.in_allocator ? 0 : term.bytes;
+    CHECK(bytes.total_bytes == estimate.peak_reserved_bytes + outside);
+    CHECK(estimate.peak_reserved_bytes >= estimate.peak_allocated_bytes);
+    CHECK(bytes.model_states_bytes + bytes.activations_bytes + bytes.logits_bytes +
+              bytes.framework_bytes + bytes.runtime_bytes + bytes.allocator_cache_bytes ==
+          doctest::Approx(bytes.total_bytes).epsilon(1e-12));
+    const nlohmann::json json = nlohmann::json::parse(estimate_to_json(estimate));
+    CHECK(json["peakAllocatedBytes"].is_number_integer());
+    CHECK(json["peakReservedBytes"].is_number_integer());
+    CHECK(json["stackTerms"].size() == estimate.stack_terms.size());
+  }
+}
+
+TEST_CASE("stack: Megatron-LM holds FP32 main gradients, 6 + 12/d bytes per parameter") {
+  const TrainingSetup setup = tiny(Stack::kMegatron);
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const double parameters = estimate.num_parameters;
+  CHECK(estimate.bytes_per_parameter.gradients == 4);
+  // Each term is one block at the peak, rounded to 512 B by the allocator.
+  CHECK(estimate.bytes.weights_bytes == allocator_block_bytes(2 * parameters));
+  CHECK(estimate.bytes.gradients_bytes == allocator_block_bytes(4 * parameters));
+  CHECK(estimate.bytes.master_weights_bytes == allocator_block_bytes(4 * parameters / 2));
+  CHECK(estimate.bytes.optimizer_states_bytes == allocator_block_bytes(8 * parameters / 2));
+  const StackTerm* workspace = term_with_id(estimate, "cublas-workspace");
+  REQUIRE(workspace != nullptr);
+  CHECK(workspace->bytes == 33 * kMiB);  // 32 MiB cuBLAS + 1 MiB cuBLASLt on an H100
+  CHECK(workspace->in_allocator);
+  const StackTerm* context = term_with_id(estimate, "cuda-context");
+  REQUIRE(context != nullptr);
+  CHECK_FALSE(context->in_allocator);
+}
+
+TEST_CASE("stack: torchtitan keeps FP32 shards, the root and the last block gathered in BF16") {
+  TrainingSetup setup = tiny(Stack::kTorchtitan);
+  setup.sequence_length = 4096;  // activations well above the parameters: the peak is at the
+                                 // last layer's backward, before its gradients are reduced
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  // The tiny shape: h 64, vocabulary 512, untied: embedding and output 512·64 each, final norm 64.
+  const double root = 2 * 512 * 64 + 64;
+  const StackTerm* root_term = term_with_id(estimate, "fsdp-root");
+  REQUIRE(root_term != nullptr);
+  CHECK(root_term->bytes == allocator_block_bytes(2 * root));
+  CHECK(estimate.bytes_per_parameter.weights == 4);
+  CHECK(estimate.bytes_per_parameter.master_weights == 0);
+  CHECK(estimate.bytes.master_weights_bytes == 0);
+  CHECK(estimate.bytes.weights_bytes == allocator_block_bytes(4 * estimate.num_parameters / 2));
+  // The last block, never resharded after forward, is the one gathered; its unsharded BF16
+  // gradients are made, beside the output layer's, which wait for the root's reduce-scatter; no
+  // sharded gradient exists yet (zero_grad frees them between steps).
+  const double layer = (estimate.num_parameters - root) / 2;
+  const StackTerm* gathered = term_with_id(estimate, "fsdp-gathered-layers");
+  REQUIRE(gathered != nullptr);
+  CHECK(gathered->bytes == allocator_block_bytes(2 * layer));
+  const StackTerm* unsharded = term_with_id(estimate, "fsdp-unsharded-gradients");
+  REQUIRE(unsharded != nullptr);
+  CHECK(unsharded->bytes == allocator_block_bytes(2 * layer) + allocator_block_bytes(2 * 512 * 64));
+  CHECK(estimate.bytes.gradients_bytes == 0);
+  CHECK(estimate.bytes.activations_bytes == doctest::Approx(estimate_memory([&] {
+                                                              TrainingSetup ideal = setup;
+                                                              ideal.stack = Stack::kIdeal;
+                                                              return ideal;
+                                                            }())
+                                                                .bytes.activations_bytes)
+                                                .epsilon(1e-3));
+}
+
+TEST_CASE("stack: DeepSpeed's reduce bucket is 5e8 BF16 elements") {
+  TrainingSetup setup = tiny(Stack::kDeepSpeed);
+  setup.layout.zero_stage = 2;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const StackTerm* bucket = term_with_id(estimate, "zero-reduce-bucket");
+  REQUIRE(bucket != nullptr);
+  // 1e9 B is a whole number of 512 B blocks; its segment rounds up to 2 MiB, and the 341,504 B
+  // left over (not more than 1 MiB) stay with the block.
+  CHECK(bucket->bytes == allocator_segment_bytes(1e9));
+  CHECK(bucket->bytes == 1000341504.0);
+}
+
+TEST_CASE("stack: what a stack is not modelled for is refused, naming the stack") {
+  TrainingSetup setup = tiny(Stack::kMegatron);
+  setup.layout.zero_stage = 3;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+  setup = tiny(Stack::kTorchtitan);
+  setup.layout.data_parallel = 1;
+  setup.layout.zero_stage = 0;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+  setup = tiny(Stack::kDeepSpeed);
+  setup.layout.zero_stage = 0;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+  setup = tiny(Stack::kTorchtitan);
+  setup.precision = Precision::kFp32;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+  setup = tiny(Stack::kMegatron);
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+  setup = tiny(Stack::kTorchtitan);
+  setup.logits = true;  // the vocab-parallel loss by default: not torchtitan's
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+  setup = tiny(Stack::kDeepSpeed);
+  setup.lora_rank = 8;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+}
+
+TEST_CASE("stack: each stack's total never grows with a parallel degree") {
+  const auto total = [](TrainingSetup setup) {
+    const Estimate estimate = estimate_memory(setup);
+    REQUIRE(estimate.answer.ok());
+    return estimate.bytes.total_bytes;
+  };
+  for (const Stack stack : {Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed}) {
+    CAPTURE(choice_id(stack));
+    TrainingSetup base;
+    base.stack = stack;
+    base.logits = true;
+    base.loss = stack == Stack::kMegatron ? Loss::kVocabParallel : Loss::kFp32Upcast;
+    base.layout.data_parallel = 2;
+    base.layout.zero_stage = stack == Stack::kMegatron ? 1 : 3;
+    base.recompute = Recompute::kFull;
+    for (const int degree : {2, 4, 8}) {
+      TrainingSetup more = base;
+      more.layout.data_parallel = base.layout.data_parallel * degree;
+      CHECK(total(more) <= total(base));
+      more = base;
+      more.layout.context_parallel = degree;
+      CHECK(total(more) <= total(base));
+      more = base;
+      more.layout.pipeline_parallel = degree;
+      CHECK(total(more) <= total(base));
+      if (stack != Stack::kTorchtitan && degree > 2) {
+        TrainingSetup two = base;
+        two.layout.tensor_parallel = 2;
+        two.layout.sequence_parallel = true;
+        more = two;
+        more.layout.tensor_parallel = degree;
+        CHECK(total(more) <= total(two));
+      }
+    }
+  }
+}
