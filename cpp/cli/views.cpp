@@ -216,12 +216,19 @@ int print_timeline(const TrainingSetup& setup, bool json, std::ostream& out, std
     return kExitOk;
   }
   const double peak = points[timeline_peak(points)].bytes;
+  const bool stack = setup.stack != Stack::kIdeal;
   out << estimate.model_name << ": memory on the most loaded device through one step; peak "
-      << format_bytes(peak) << " (the estimate's total).\n\n";
+      << format_bytes(peak)
+      << (stack ? " allocated (and the runtime outside the allocator); reserved, the last column, "
+                  "ends at the estimate's total "
+                : " (the estimate's total)")
+      << (stack ? format_bytes(estimate.bytes.total_bytes) + ".\n\n" : ".\n\n");
   for (const TimelinePoint& point : points) {
     out << "  " << std::left << std::setw(10) << point.phase << std::right << std::setw(5)
         << (point.layer > 0 ? std::to_string(point.layer) : "") << std::setw(11)
-        << format_bytes(point.bytes) << (point.bytes == peak ? "  <- peak" : "") << "\n";
+        << format_bytes(point.bytes);
+    if (stack) out << std::setw(11) << format_bytes(point.reserved_bytes);
+    out << (point.bytes == peak ? "  <- peak" : "") << "\n";
   }
   return kExitOk;
 }

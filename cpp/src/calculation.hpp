@@ -76,6 +76,9 @@ struct Calculation {
   StageMemory first;
   StageMemory last;
   bool last_is_most_loaded = false;
+  // Under a stack: each term whole, as the arithmetic counts it, before the simulated step
+  // (stack.cpp) replaces estimate.bytes by what it holds at its peak. Under ideal the same.
+  MemoryBreakdown whole_terms;
   Estimate estimate;
 };
 
@@ -83,6 +86,8 @@ struct Calculation {
 // simulates under PyTorch's caching allocator, names each term the stack adds and fills the
 // allocated and reserved peaks. Called for every stack but ideal, on a checked setup.
 void apply_stack(Calculation& calc, const TrainingSetup& setup);
+// The same step's timeline (timeline.cpp's under a stack).
+std::vector<TimelinePoint> stack_timeline(const Calculation& calc, const TrainingSetup& setup);
 
 // Checks and computes; `estimate` holds the result either way.
 Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_sequences,

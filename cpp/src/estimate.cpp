@@ -375,6 +375,7 @@ Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_seque
   estimate.usable_bytes = estimate.device.capacity_bytes * (1 - setup.headroom_percent / 100);
   estimate.peak_allocated_bytes = estimate.bytes.total_bytes;
   estimate.peak_reserved_bytes = estimate.bytes.total_bytes;
+  calc.whole_terms = estimate.bytes;
   if (setup.stack != Stack::kIdeal) {
     apply_stack(calc, setup);
     estimate.devices_worth = estimate.bytes.total_bytes / estimate.device.capacity_bytes;

@@ -39,6 +39,41 @@ std::string state_formula(double bytes_per_parameter, double parameters, double 
          " of their data-parallel group) = " + format_bytes(bytes);
 }
 
+// Under a stack: what each term above holds at the step's peak where that differs, then each
+// term the stack adds and the allocator's cache.
+void explain_stack(const Estimate& estimate, std::vector<TermArithmetic>& terms) {
+  const MemoryBreakdown& peak = estimate.bytes;
+  const std::vector<std::pair<std::string, double>> at_peak = {
+      {"weights", peak.weights_bytes},
+      {"gradients", peak.gradients_bytes},
+      {"masterWeights", peak.master_weights_bytes},
+      {"optimizerStates", peak.optimizer_states_bytes},
+      {"activations", peak.activations_bytes},
+      {"logits", peak.logits_bytes}};
+  for (TermArithmetic& term : terms) {
+    for (const auto& [id, bytes] : at_peak) {
+      if (term.term == id) {
+        term.formula += "; at the step's peak, in the allocator's blocks: " + format_bytes(bytes);
+      }
+    }
+  }
+  const std::string stack = choices<Stack>()[static_cast<std::size_t>(estimate.setup.stack)].name;
+  for (const StackTerm& term : estimate.stack_terms) {
+    terms.push_back(
+        {"stack-" + term.id, term.label,
+         format_bytes(term.bytes) +
+             (term.in_allocator ? " at the step's peak" : ", outside PyTorch's caching allocator"),
+         stack + ": " + term.source});
+  }
+  terms.push_back(
+      {"allocatorCache", "Allocator's cache",
+       "reserved peak " + format_bytes(estimate.peak_reserved_bytes) + " − allocated peak " +
+           format_bytes(estimate.peak_allocated_bytes) + " = " +
+           format_bytes(peak.allocator_cache_bytes),
+       "the step replayed through PyTorch's caching allocator's rules: 512 B rounding, 2 MiB "
+       "and 20 MiB segments, best fit and splitting (c10/cuda/CUDACachingAllocator.cpp)"});
+}
+
 }  // namespace
 
 std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
@@ -65,7 +100,8 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
                          expert_parameters, expert_shards(stage_that_shards), bytes);
   };
   const std::string zero_source = "Rajbhandari et al., \"ZeRO\", SC 2020";
-  const MemoryBreakdown& bytes = estimate.bytes;
+  // Each term whole; under a stack, the step's peak may find some of it not yet made or freed.
+  const MemoryBreakdown& bytes = calc.whole_terms;
 
   const StageMemory& stage = calc.last_is_most_loaded ? calc.last : calc.first;
   const bool lora = setup.lora_rank > 0;
@@ -231,6 +267,7 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
              " layers in flight; the FP32 gradients are the host's own (Ren et al., "
              "\"ZeRO-Offload\", arXiv:2101.06840; DeepSpeed's stage_1_and_2.py cpu_offload)"});
   }
+  if (setup.stack != Stack::kIdeal) explain_stack(estimate, terms);
   return terms;
 }
 

@@ -156,8 +156,10 @@ std::string savings_to_json(const SavingsList& list) {
 std::string timeline_to_json(const std::vector<TimelinePoint>& points) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const TimelinePoint& point : points) {
-    list.push_back(
-        {{"phase", point.phase}, {"layer", point.layer}, {"bytes", number(point.bytes)}});
+    list.push_back({{"phase", point.phase},
+                    {"layer", point.layer},
+                    {"bytes", number(point.bytes)},
+                    {"reservedBytes", number(point.reserved_bytes)}});
   }
   return list.dump(2);
 }

@@ -80,6 +80,7 @@ class Step {
     if (handle >= blocks_.size()) blocks_.resize(handle + 1, {0, 0});
     blocks_[handle] = {tag, block};
     held_[tag] += block;
+    phase_peak_ = std::max(phase_peak_, allocator_.allocated_bytes());
     if (allocator_.allocated_bytes() > peak_) {
       peak_ = allocator_.allocated_bytes();
       at_peak_ = held_;
@@ -92,6 +93,19 @@ class Step {
     held_[blocks_[handle].first] -= blocks_[handle].second;
     blocks_[handle].second = 0;
     allocator_.free(handle);
+  }
+
+  // Records the phase just ended: its busiest moment and what is reserved, each with the memory
+  // outside the allocator.
+  void mark(const char* phase, int layer) {
+    if (timeline_ == nullptr) return;
+    timeline_->push_back(
+        {phase, layer, phase_peak_ + outside_, allocator_.reserved_bytes() + outside_});
+    phase_peak_ = allocator_.allocated_bytes();
+  }
+  void record(std::vector<TimelinePoint>* timeline, double outside) {
+    timeline_ = timeline;
+    outside_ = outside;
   }
 
   double at_peak(std::size_t tag) const { return tag < at_peak_.size() ? at_peak_[tag] : 0; }
@@ -112,7 +126,10 @@ class Step {
   std::vector<double> held_ = std::vector<double>(kFirstFrameworkTag, 0);
   std::vector<double> at_peak_ = std::vector<double>(kFirstFrameworkTag, 0);
   double peak_ = -1;
+  double phase_peak_ = 0;
   std::vector<StackTerm> terms_;
+  std::vector<TimelinePoint>* timeline_ = nullptr;
+  double outside_ = 0;
 };
 
 using Handles = std::vector<CachingAllocator::Handle>;
@@ -180,13 +197,17 @@ Handles keep_slot(Step& step, const StepDevice& device) {
 CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice& device) {
   const double n = device.logit_count;
   if (n <= 0) return step.take(kLogits, 0);
+  const auto marked = [&](CachingAllocator::Handle gradient) {
+    step.mark("loss", device.slots);
+    return gradient;
+  };
   if (device.setup.loss == Loss::kVocabParallel) {
     const auto logits = step.take(kLogits, kBf16Bytes * n);
     const auto softmax = step.take(kLogits, kFp32Bytes * n);
     step.give(logits);
     const auto gradient = step.take(kLogits, kBf16Bytes * n);
     step.give(softmax);
-    return gradient;
+    return marked(gradient);
   }
   const auto logits = step.take(kLogits, kBf16Bytes * n);
   const auto upcast = step.take(kLogits, kFp32Bytes * n);
@@ -199,15 +220,34 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
   step.give(log_softmax);
   const auto gradient = step.take(kLogits, kBf16Bytes * n);
   step.give(input_gradient);
-  return gradient;
+  return marked(gradient);
 }
 
 // The stack-independent end of each layer's backward pass: the rebuilt layer (full
 // recomputation) and the slot's saved tensors freed.
-void layer_backward(Step& step, const StepDevice& device, Handles& kept) {
+void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot) {
   const auto rebuilt = step.take(kActivations, device.calc.layer.recompute_working_bytes);
+  if (device.calc.layer.recompute_working_bytes > 0) step.mark("recompute", slot);
   step.give(rebuilt);
   give_all(step, kept);
+}
+
+// The forward pass's slots, each marked.
+std::vector<Handles> forward_slots(Step& step, const StepDevice& device) {
+  std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
+  for (std::size_t index = 0; index < kept.size(); ++index) {
+    kept[index] = keep_slot(step, device);
+    step.mark("forward", static_cast<int>(index) + 1);
+  }
+  return kept;
+}
+
+// The backward pass's slots, last first, each marked once its memory is freed.
+void backward_slots(Step& step, const StepDevice& device, std::vector<Handles>& kept) {
+  for (int slot = static_cast<int>(kept.size()); slot >= 1; --slot) {
+    layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot);
+    step.mark("backward", slot);
+  }
 }
 
 // Megatron-LM with Transformer Engine: the BF16 parameter buffer and the FP32 main-gradient buffer
@@ -228,10 +268,10 @@ void megatron_step(Step& step, const StepDevice& device) {
     step.take(buffer, kBf16Bytes * device.setup.sequence_length / layout.context_parallel *
                           device.setup.micro_batch_sequences * device.calc.shape->hidden_size);
   }
-  std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
-  for (Handles& slot : kept) slot = keep_slot(step, device);
+  step.mark("start", 0);
+  std::vector<Handles> kept = forward_slots(step, device);
   step.give(loss_forward_and_backward(step, device));
-  for (auto slot = kept.rbegin(); slot != kept.rend(); ++slot) layer_backward(step, device, *slot);
+  backward_slots(step, device, kept);
 }
 
 // torchtitan on FSDP2 (torchtitan/parallelisms/parallelize_llama.py, apply_fsdp; FSDP2 in
@@ -278,12 +318,10 @@ void torchtitan_step(Step& step, const StepDevice& device) {
                       "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync");
     step.take(gathered, kBf16Bytes * device.parameters);
     step.take(accumulated, kFp32Bytes * device.parameters);
-    std::vector<Handles> kept(static_cast<std::size_t>(slots));
-    for (Handles& slot : kept) slot = keep_slot(step, device);
+    step.mark("start", 0);
+    std::vector<Handles> kept = forward_slots(step, device);
     step.give(loss_forward_and_backward(step, device));
-    for (auto slot = kept.rbegin(); slot != kept.rend(); ++slot) {
-      layer_backward(step, device, *slot);
-    }
+    backward_slots(step, device, kept);
     step.take(kGradients, bytes.gradients_bytes);
     return;
   }
@@ -291,6 +329,7 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   // ZeRO 3: reshard after forward but the last block (torchtitan keeps it for backward); ZeRO 2:
   // reshard_after_forward=False, every block stays gathered until its backward.
   const bool reshard = layout.zero_stage >= 3;
+  step.mark("start", 0);
   const auto root_handle = step.take(root, kBf16Bytes * device.root_parameters);
   std::vector<Handles> copies(static_cast<std::size_t>(slots));
   auto all_gather = step.take(gathered, kBf16Bytes * layer);
@@ -308,6 +347,7 @@ void torchtitan_step(Step& step, const StepDevice& device) {
     }
     kept[index] = keep_slot(step, device);
     if (reshard && index + 1 < slots) give_all(step, copies[index]);
+    step.mark("forward", index + 1);
   }
   const auto logits_gradient = loss_forward_and_backward(step, device);
   // The output layer's backward: its weight's unsharded gradient waits for the root's
@@ -325,13 +365,14 @@ void torchtitan_step(Step& step, const StepDevice& device) {
       step.give(output);
     }
     const auto layer_gradients = step.take(unsharded_gradients, kBf16Bytes * layer);
-    layer_backward(step, device, kept[index]);
+    layer_backward(step, device, kept[index], index + 1);
     const auto reduce = step.take(reduce_input, kFp32Bytes * layer);
     step.give(layer_gradients);
     step.take(kGradients, kFp32Bytes * layer / shards);
     step.give(previous_reduce);
     previous_reduce = reduce;
     give_all(step, copies[index]);
+    step.mark("backward", index + 1);
   }
   // The root's post-backward: the embedding's gradient joins the output layer's, both reduced.
   const auto embedding_gradient =
@@ -343,6 +384,7 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   step.give(previous_reduce);
   step.give(root_reduce);
   step.give(root_handle);
+  step.mark("backward", 0);
 }
 
 // DeepSpeed ZeRO (deepspeed/runtime/zero/stage_1_and_2.py, stage3.py): the model states as the
@@ -374,20 +416,22 @@ void deepspeed_step(Step& step, const StepDevice& device) {
                              : "DeepSpeed, deepspeed/runtime/zero/stage_1_and_2.py, "
                                "DeepSpeedZeroOptimizer.backward: ipg_buffer");
   const double prefetch = std::min(layer, kDeepSpeedPrefetchBucketElements);
+  step.mark("start", 0);
   std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
-  for (Handles& slot : kept) {
+  for (std::size_t index = 0; index < kept.size(); ++index) {
     Handles in_flight;
     if (stage3) {
       in_flight.push_back(step.take(gathered, kBf16Bytes * layer));
       in_flight.push_back(step.take(gathered, kBf16Bytes * prefetch));
     }
-    slot = keep_slot(step, device);
+    kept[index] = keep_slot(step, device);
     give_all(step, in_flight);
+    step.mark("forward", static_cast<int>(index) + 1);
   }
   const auto logits_gradient = loss_forward_and_backward(step, device);
   const auto ipg = step.take(bucket, kBf16Bytes * kDeepSpeedReduceBucketElements);
   step.give(logits_gradient);
-  for (auto slot = kept.rbegin(); slot != kept.rend(); ++slot) {
+  for (int slot = device.slots; slot >= 1; --slot) {
     Handles in_flight;
     if (stage3) {
       in_flight.push_back(step.take(gathered, kBf16Bytes * layer));
@@ -396,8 +440,9 @@ void deepspeed_step(Step& step, const StepDevice& device) {
       in_flight.push_back(step.take(kGradients, kBf16Bytes * layer));
     }
     if (!partitioned) step.take(kGradients, bytes.gradients_bytes / device.slots);
-    layer_backward(step, device, *slot);
+    layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot);
     give_all(step, in_flight);
+    step.mark("backward", slot);
   }
   step.give(ipg);
 }
@@ -412,12 +457,25 @@ double communicators(const ParallelLayout& layout) {
   return count;
 }
 
-}  // namespace
+// The CUDA context and NCCL's buffers: on the device, outside the allocator.
+StackTerm cuda_context_term() {
+  return {"cuda-context", "CUDA context", kCudaContextBytes,
+          "pytorch/pytorch#86509 and #109888: about 400 MB with lazy module loading", false};
+}
+StackTerm nccl_term(const ParallelLayout& layout) {
+  return {"nccl-buffers", "NCCL buffers",
+          communicators(layout) * kNcclChannels * kNcclConnectionBytes,
+          "NCCL, src/init.cc: NCCL_BUFFSIZE, the LL and LL128 FIFOs, per channel and "
+          "communicator",
+          false};
+}
 
-void apply_stack(Calculation& calc, const TrainingSetup& setup) {
-  Estimate& estimate = calc.estimate;
+// One step of the stack through the allocator, recording its timeline when asked.
+Step simulate(const Calculation& calc, const TrainingSetup& setup,
+              std::vector<TimelinePoint>* timeline) {
   const StepDevice device = device_of(calc, setup);
   Step step;
+  step.record(timeline, cuda_context_term().bytes + nccl_term(setup.layout).bytes);
   const BlasWorkspaces workspaces = blas_workspaces(setup.device_id);
   step.take(kWorkspace, workspaces.cublas);
   step.take(kWorkspace, workspaces.cublaslt);
@@ -432,8 +490,23 @@ void apply_stack(Calculation& calc, const TrainingSetup& setup) {
       deepspeed_step(step, device);
       break;
     case Stack::kIdeal:
-      return;
+      break;
   }
+  step.mark("optimizer", 0);
+  return step;
+}
+
+}  // namespace
+
+std::vector<TimelinePoint> stack_timeline(const Calculation& calc, const TrainingSetup& setup) {
+  std::vector<TimelinePoint> points;
+  simulate(calc, setup, &points);
+  return points;
+}
+
+void apply_stack(Calculation& calc, const TrainingSetup& setup) {
+  Estimate& estimate = calc.estimate;
+  const Step step = simulate(calc, setup, nullptr);
 
   MemoryBreakdown& bytes = estimate.bytes;
   bytes.weights_bytes = step.at_peak(kWeights);
@@ -451,14 +524,8 @@ void apply_stack(Calculation& calc, const TrainingSetup& setup) {
                       "PyTorch, aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize "
                       "and getCUDABlasLtWorkspaceSize",
                       true};
-  StackTerm context{"cuda-context", "CUDA context", kCudaContextBytes,
-                    "pytorch/pytorch#86509 and #109888: about 400 MB with lazy module loading",
-                    false};
-  StackTerm nccl{"nccl-buffers", "NCCL buffers",
-                 communicators(setup.layout) * kNcclChannels * kNcclConnectionBytes,
-                 "NCCL, src/init.cc: NCCL_BUFFSIZE, the LL and LL128 FIFOs, per channel and "
-                 "communicator",
-                 false};
+  const StackTerm context = cuda_context_term();
+  const StackTerm nccl = nccl_term(setup.layout);
   bytes.runtime_bytes = workspace.bytes + context.bytes + nccl.bytes;
   estimate.stack_terms.push_back(workspace);
   estimate.stack_terms.push_back(context);

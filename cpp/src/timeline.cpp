@@ -19,6 +19,7 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   const Calculation calc =
       calculate_estimate(setup, setup.micro_batch_sequences, setup.flash_attention);
   if (!calc.estimate.answer.ok()) return {};
+  if (setup.stack != Stack::kIdeal) return stack_timeline(calc, setup);
   const Estimate& estimate = calc.estimate;
   const MemoryBreakdown& bytes = estimate.bytes;
 
@@ -51,6 +52,7 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
     points.push_back({"backward", layer, working + kept(layer - 1)});
   }
   points.push_back({"optimizer", 0, states});
+  for (TimelinePoint& point : points) point.reserved_bytes = point.bytes;
   return points;
 }
 

@@ -28,6 +28,8 @@ val preset_models_js() { return to_array(trainmem::preset_models()); }
 val settings_js() { return to_array(trainmem::settings()); }
 val choices_of_setting_js(const trainmem::Setting& setting) { return to_array(setting.choices); }
 void ignore_choices(trainmem::Setting&, val) {}  // settings only travel out
+val stack_terms_js(const trainmem::Estimate& estimate) { return to_array(estimate.stack_terms); }
+void ignore_stack_terms(trainmem::Estimate&, val) {}  // estimates only travel out
 std::string most_loaded_stage_js(const trainmem::Estimate& estimate) {
   return trainmem::choice_id(estimate.most_loaded_stage);
 }
@@ -138,6 +140,9 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("activationsBytes", &MemoryBreakdown::activations_bytes)
       .field("logitsBytes", &MemoryBreakdown::logits_bytes)
       .field("dequantizationBytes", &MemoryBreakdown::dequantization_bytes)
+      .field("frameworkBytes", &MemoryBreakdown::framework_bytes)
+      .field("runtimeBytes", &MemoryBreakdown::runtime_bytes)
+      .field("allocatorCacheBytes", &MemoryBreakdown::allocator_cache_bytes)
       .field("modelStatesBytes", &MemoryBreakdown::model_states_bytes)
       .field("totalBytes", &MemoryBreakdown::total_bytes);
 
@@ -211,7 +216,17 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("devicesWorth", &Estimate::devices_worth)
       .field("usableBytes", &Estimate::usable_bytes)
       .field("fits", &Estimate::fits)
-      .field("activationRoomBytes", &Estimate::activation_room_bytes);
+      .field("activationRoomBytes", &Estimate::activation_room_bytes)
+      .field("peakAllocatedBytes", &Estimate::peak_allocated_bytes)
+      .field("peakReservedBytes", &Estimate::peak_reserved_bytes)
+      .field("stackTerms", &stack_terms_js, &ignore_stack_terms);
+
+  value_object<StackTerm>("StackTerm")
+      .field("id", &StackTerm::id)
+      .field("label", &StackTerm::label)
+      .field("bytes", &StackTerm::bytes)
+      .field("source", &StackTerm::source)
+      .field("inAllocator", &StackTerm::in_allocator);
 
   value_object<LayoutCost>("LayoutCost")
       .field("score", &LayoutCost::score)
@@ -239,7 +254,8 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   value_object<TimelinePoint>("TimelinePoint")
       .field("phase", &TimelinePoint::phase)
       .field("layer", &TimelinePoint::layer)
-      .field("bytes", &TimelinePoint::bytes);
+      .field("bytes", &TimelinePoint::bytes)
+      .field("reservedBytes", &TimelinePoint::reserved_bytes);
 
   value_object<FitCell>("FitCell")
       .field("sequenceLength", &FitCell::sequence_length)

@@ -48,6 +48,7 @@ describe('Go further, in Chromium', () => {
       'base-weights': 'bf16',
       offload: 'none',
       'offload-activations': false,
+      stack: 'ideal',
     });
     assert.equal(await page.isDisabled('#device-gb'), true);
     assert.deepEqual(problems, []);

@@ -229,6 +229,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'base-weights',
         'offload',
         'offload-activations',
+        'stack',
       ],
     );
     const plate = core.defaultSetup();

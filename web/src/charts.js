@@ -307,7 +307,7 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
       labels: [],
       datasets: [
         {
-          label: 'Memory held',
+          label: 'Allocated',
           data: [],
           borderColor: TERMS[4].color,
           backgroundColor: TERMS[4].color,
@@ -316,6 +316,17 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
           stepped: false,
         },
         ringDataset('Peak', colors, 6),
+        // Under a training stack: what the caching allocator has reserved by each moment.
+        {
+          label: 'Reserved by the allocator',
+          data: [],
+          borderColor: colors.inkSoft,
+          backgroundColor: colors.inkSoft,
+          borderDash: [6, 4],
+          pointRadius: 0,
+          borderWidth: 1.5,
+          hidden: true,
+        },
       ],
     },
     options: {
@@ -331,9 +342,9 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
         y: { beginAtZero: true, ticks: { callback: (value) => formatBytesShort(value) } },
       },
       plugins: {
-        legend: { display: false },
+        legend: { display: false, labels: { filter: (item) => item.datasetIndex !== 1 } },
         tooltip: {
-          filter: (item) => item.datasetIndex === 0,
+          filter: (item) => item.datasetIndex !== 1,
           callbacks: { label: (item) => formatBytes(item.parsed.y) },
         },
         marks: { colors, labels: [] },
@@ -347,6 +358,10 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
       );
       chart.data.datasets[0].data = points.map((point) => point.bytes);
       chart.data.datasets[1].data = points.map((point, index) => (index === peakIndex ? point.bytes : null));
+      const reserved = points.some((point) => point.reservedBytes !== point.bytes);
+      chart.data.datasets[2].data = points.map((point) => point.reservedBytes);
+      chart.data.datasets[2].hidden = !reserved;
+      chart.options.plugins.legend.display = reserved;
       chart.options.plugins.marks.labels = [{ x: peakIndex, y: points[peakIndex].bytes, text: peakLabel }];
       chart.update('none');
     },

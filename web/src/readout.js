@@ -40,7 +40,12 @@ export function describe(estimator, estimate) {
     `${format(bytes.activationsBytes)} of activations` +
     (setup.logits ? ` and ${format(bytes.logitsBytes)} of logits and loss` : '') +
     ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
-    `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.`;
+    `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.` +
+    (setup.stack !== 'ideal'
+      ? ` Beside them, at the step's peak: ${format(bytes.frameworkBytes)} of the stack's own buffers, ` +
+        `${format(bytes.runtimeBytes)} of runtime and ${format(bytes.allocatorCacheBytes)} that the ` +
+        `caching allocator keeps reserved.`
+      : '');
   const lora = setup.loraRank > 0;
   const counted = lora
     ? ` (a frozen base of ${estimator.formatParameters(estimate.numParameters)} parameters, ` +
@@ -95,6 +100,27 @@ export function describeHost(estimator, estimate) {
   );
 }
 
+/** Under a training stack: the peaks PyTorch would report and what the stack holds, or ''. */
+export function describeStack(estimator, estimate) {
+  const terms = estimate.stackTerms ?? [];
+  if (estimate.setup.stack === 'ideal' || terms.length === 0) return '';
+  const format = estimator.formatBytes;
+  const { bytes } = estimate;
+  // Terms under 0.05 GB would read "0.0 GB": the arithmetic and the numbers table list them.
+  const held = terms
+    .filter((term) => term.bytes >= 0.05e9)
+    .map(
+      (term) => `${term.label} ${format(term.bytes)}${term.inAllocator ? '' : ' (outside the allocator)'}`,
+    );
+  return (
+    `Peak allocated ${format(estimate.peakAllocatedBytes)}, peak reserved ` +
+    `${format(estimate.peakReservedBytes)} (what torch.cuda.max_memory_allocated and ` +
+    `max_memory_reserved report; a published "memory" figure is usually the reserved one). ` +
+    `The caching allocator keeps ${format(bytes.allocatorCacheBytes)} reserved beyond the allocated ` +
+    `peak. At the peak the stack holds: ${held.join('; ')}.`
+  );
+}
+
 /** What the right chart's dashed line, the room for activations, is in words (or why there is none). */
 export function describeRoom(estimator, estimate) {
   const { device, bytes, setup } = estimate;
@@ -120,6 +146,9 @@ export function showReadout(estimator, estimate) {
   const host = describeHost(estimator, estimate);
   show('host-readout', host);
   put($('host-readout'), 'hidden', !host);
+  const stack = describeStack(estimator, estimate);
+  show('stack-readout', stack);
+  put($('stack-readout'), 'hidden', !stack);
   show('activations-note', describeRoom(estimator, estimate));
   show('breakdown-title', breakdownTitle(estimate));
 }

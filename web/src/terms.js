@@ -1,5 +1,6 @@
 // The breakdown's terms, in stacking order, with their colour, their marks and the core's fields
-// they show. The charts, the numbers table and the build's first view share them.
+// they show. The charts, the numbers table and the build's first view share them. Terms marked
+// onlyWhenHeld are listed only when the estimate holds some of them.
 export const TERMS = Object.freeze([
   { key: 'weightsBytes', perParameterKey: 'weights', label: 'Weights', color: '#2f5f98', marks: 'none' },
   {
@@ -26,5 +27,22 @@ export const TERMS = Object.freeze([
   { key: 'activationsBytes', label: 'Activations', color: '#3d8b57', marks: 'falling' },
   { key: 'logitsBytes', label: 'Logits and loss', color: '#7a5c99', marks: 'rows' },
   // Under a quantised base (QLoRA): the BF16 copy of the layer being dequantised.
-  { key: 'dequantizationBytes', label: 'Dequantised layer (BF16)', color: '#5f7684', marks: 'columns' },
+  {
+    key: 'dequantizationBytes',
+    label: 'Dequantised layer (BF16)',
+    color: '#5f7684',
+    marks: 'columns',
+    onlyWhenHeld: true,
+  },
+  // Under a training stack: what the framework holds beyond the terms above, the runtime (CUDA
+  // context, NCCL, cuBLAS workspaces) and what the caching allocator keeps reserved.
+  { key: 'frameworkBytes', label: 'Framework buffers', color: '#b5523b', marks: 'dots', onlyWhenHeld: true },
+  { key: 'runtimeBytes', label: 'Runtime', color: '#6b6b6b', marks: 'none', onlyWhenHeld: true },
+  {
+    key: 'allocatorCacheBytes',
+    label: "Allocator's cache",
+    color: '#c9b458',
+    marks: 'rising',
+    onlyWhenHeld: true,
+  },
 ]);

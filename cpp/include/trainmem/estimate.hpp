@@ -265,10 +265,15 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup);
 // piling up layer by layer in the forward pass, the logits and loss, then the backward pass
 // freeing them (rebuilding each layer first under full recomputation: the saw-tooth), and the
 // optimiser step. Its peak is estimate_memory's total.
+// Under a stack the points come from the step it replays through the caching allocator: each
+// point the busiest moment of its phase (allocated, plus the runtime outside the allocator; its
+// peak is the allocated peak's), with what is reserved then beside it (whose last point is the
+// estimate's total). Under ideal both are the same.
 struct TimelinePoint {
   std::string phase;  // "start", "forward", "loss", "recompute", "backward", "optimizer"
   int layer = 0;      // the layer slot the point follows (0 for start and optimizer)
   double bytes = 0;
+  double reserved_bytes = 0;
 };
 
 std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup);

@@ -23,7 +23,7 @@ export function createNumbersPanel({ estimator }) {
       const shownTerms = TERMS.filter(
         (term) =>
           (term.key !== 'logitsBytes' || estimate.setup.logits) &&
-          (term.key !== 'dequantizationBytes' || estimate.bytes.dequantizationBytes > 0),
+          (!term.onlyWhenHeld || estimate.bytes[term.key] > 0),
       );
       fillTable(document.getElementById('breakdown-table').tBodies[0], [
         ...shownTerms.map((term) => [

@@ -15,8 +15,12 @@ export function createTimelinePanel({ estimator, createTimelineChart }) {
       const where = peak.layer > 0 ? `${peak.phase}, layer ${peak.layer}` : peak.phase;
       chart.update(points, peakIndex, `Peak ${estimator.formatBytes(peak.bytes)}`);
       $('timeline-summary').textContent =
-        `Peak: ${estimator.formatBytes(peak.bytes)} at ${where}, the estimate's total; ` +
-        `the model states alone hold ${estimator.formatBytes(points[0].bytes)} throughout.`;
+        setup.stack === 'ideal'
+          ? `Peak: ${estimator.formatBytes(peak.bytes)} at ${where}, the estimate's total; ` +
+            `the model states alone hold ${estimator.formatBytes(points[0].bytes)} throughout.`
+          : `Allocated peak: ${estimator.formatBytes(peak.bytes)} at ${where}, with the runtime ` +
+            `outside the allocator. What the caching allocator has reserved by the end of the step, ` +
+            `${estimator.formatBytes(points.at(-1).reservedBytes)}, is the estimate's total.`;
     },
   };
 }

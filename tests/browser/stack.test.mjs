@@ -1,0 +1,76 @@
+// "Training stack" under "Go further", in Chromium: a framework's holdings, the allocated and
+// reserved peaks, the arithmetic and the timeline follow the core; a stack the layout does not
+// suit is refused by its control, keeping the last good view.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bodyText, FORBIDDEN_TEXT, readout, startHarness, tableRows } from './harness.mjs';
+
+// torchtitan's December 2024 benchmark, Table 2's first row: Llama 3.1 8B on 8 H100s of 96 GB.
+const TABLE_2 =
+  '?dp=8&zero=3&seq-len=32768&recompute=full&logits=on&loss=fp32-upcast&device=custom&device-gb=96' +
+  '&stack=torchtitan';
+
+describe('Training stack, in Chromium', () => {
+  let harness;
+
+  before(async () => {
+    harness = await startHarness();
+  });
+
+  after(async () => {
+    await harness?.close();
+  });
+
+  it('a link with the torchtitan stack shows both peaks and what the stack holds', async () => {
+    const { page, problems } = await harness.openPage({ query: TABLE_2 });
+    assert.equal(await page.inputValue('#stack'), 'torchtitan');
+    assert.equal(await page.isVisible('#stack-readout'), true);
+    const stack = await page.textContent('#stack-readout');
+    assert.match(stack, /^Peak allocated 73\.6 GB, peak reserved 87\.5 GB/);
+    assert.match(stack, /Root module, unsharded \(BF16\) 2\.1 GB/);
+    assert.match(stack, /CUDA context 0\.4 GB \(outside the allocator\)/);
+    assert.match(await readout(page), /needs 88\.0 GB on its most loaded device/);
+    await page.click('.numbers summary');
+    await page.waitForSelector('#breakdown-table tbody tr');
+    const rows = (await tableRows(page, '#breakdown-table')).map((row) => row[0]);
+    for (const term of ['Framework buffers', 'Runtime', "Allocator's cache"]) {
+      assert.ok(rows.includes(term), rows.join(' | '));
+    }
+    await page.click('#arithmetic summary');
+    await page.waitForSelector('#arithmetic-list code');
+    const arithmetic = await page.textContent('#arithmetic-list');
+    assert.match(arithmetic, /Root module, unsharded/);
+    assert.match(arithmetic, /_fsdp_state\.py/);
+    assert.match(arithmetic, /reserved peak 87\.5 GB − allocated peak 73\.6 GB/);
+    await page.click('#timeline summary');
+    await page.waitForFunction(() => document.getElementById('timeline-summary').textContent !== '');
+    assert.match(
+      await page.textContent('#timeline-summary'),
+      /^Allocated peak: 74\.2 GB at loss, layer 32.*reserved by the end of the step, 88\.0 GB, is the estimate's total\./,
+    );
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('the ideal stack keeps the plate and hides the peaks line', async () => {
+    const { page, problems } = await harness.openPage();
+    assert.equal(await page.inputValue('#stack'), 'ideal');
+    assert.equal(await page.isHidden('#stack-readout'), true);
+    assert.match(await readout(page), /^Llama 3 8B needs 165\.0 GB to train on one device/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('refuses torchtitan on one device by its control, keeping the last good view', async () => {
+    const { page, problems } = await harness.openPage();
+    const before = await readout(page);
+    await page.selectOption('#stack', 'torchtitan');
+    assert.equal(await page.isVisible('#stack-error'), true);
+    assert.match(await page.textContent('#stack-error'), /FSDP2/);
+    assert.equal(await page.isVisible('#stale-note'), true);
+    assert.equal(await readout(page), before);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
