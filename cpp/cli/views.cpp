@@ -3,6 +3,7 @@
 #include "views.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <iomanip>
 #include <sstream>
@@ -263,14 +264,11 @@ int print_fit_map(const TrainingSetup& setup, bool json, std::ostream& out, std:
 int print_saved_tensors(const TrainingSetup& setup, bool, std::ostream& out, std::ostream& err) {
   const Estimate estimate = estimate_memory(setup);
   if (!estimate.answer.ok()) return refused(estimate.answer, err);
-  const std::vector<SavedTensor> tensors =
-      llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
-  const bool full = setup.recompute == Recompute::kFull;
-  out << estimate.model_name
-      << ": the tensors one layer saves for its backward pass (llama-block model)"
-      << (full ? ", while it is rebuilt (full recomputation keeps only its input between passes)"
-               : "")
-      << ", per token on one device (docs/activations.md).\n\n";
+  const SavedTensorList list = saved_tensors_of(setup);
+  const std::vector<SavedTensor>& tensors = list.tensors;
+  std::string caption = list.caption;
+  if (!caption.empty()) caption[0] = static_cast<char>(std::tolower(caption[0]));
+  out << estimate.model_name << ": " << caption << " (docs/activations.md).\n\n";
   out << "  " << padded("tensor", 44) << padded("dtype", 7) << padded("elements", 10) << std::right
       << std::setw(10) << "bytes"
       << "  saved by\n";

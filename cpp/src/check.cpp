@@ -229,6 +229,15 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "LoRA is counted without expert parallelism (ep 1, etp equal to t); set the "
                    "LoRA rank to 0, or ep to 1 and etp to 0.");
   }
+  // torchtitan's per-op policy counts a Llama block's seven matmuls and its attention kernel.
+  if (setup.recompute == Recompute::kSelectiveOp &&
+      (!shape->gated_mlp || shape->num_experts > 1 || latent_attention(*shape) ||
+       shape->parallel_attention_mlp)) {
+    return refusal(id::kRecompute,
+                   "Selective per-op recomputation is torchtitan's policy for a dense Llama-style "
+                   "block (Q, K, V and O, a gated MLP); " +
+                       shape->name + " is not one. Choose none, selective or full.");
+  }
   return check_stack(setup);
 }
 

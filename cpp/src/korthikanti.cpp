@@ -13,6 +13,11 @@ constexpr double kKorthikantiFfnMultiple = 4;
 ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
                                                   int micro_batch_sequences, bool flash_attention) {
+  // torchtitan's per-op policy is defined by the operations it saves, a Llama block's: both
+  // models count it tensor by tensor (activations.hpp, selective_op_saved_tensors).
+  if (setup.recompute == Recompute::kSelectiveOp) {
+    return llama_block_layer_activations(shape, setup, micro_batch_sequences, flash_attention);
+  }
   const ParallelLayout& layout = setup.layout;
   const double t = layout.tensor_parallel;
   const double s = setup.sequence_length;

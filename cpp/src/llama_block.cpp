@@ -1,5 +1,6 @@
 // The llama-block activation model: the tensors a Llama block saves for its backward pass, one by
 // one (docs/activations.md derives each).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -230,6 +231,38 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   return tensors;
 }
 
+std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
+                                                    const TrainingSetup& setup) {
+  const ParallelLayout& layout = setup.layout;
+  const double t = layout.tensor_parallel;
+  const double whole = layout.sequence_parallel ? t : 1;
+  const double h = shape.hidden_size;
+  const double a = shape.num_attention_heads;
+  const double k = shape.num_key_value_heads;
+  const double d = head_dim_of(shape);
+  const double f = shape.ffn_hidden_size;
+  std::vector<SavedTensor> tensors;
+  const auto add = [&](std::string id, std::string name, std::string saved_by, std::string elements,
+                       double elements_per_token, double dtype_bytes, double split) {
+    tensors.push_back({std::move(id), std::move(name), std::move(saved_by), std::move(elements),
+                       elements_per_token, dtype_bytes, split,
+                       elements_per_token * dtype_bytes / split});
+  };
+  add("block-input", "The block's input", "the checkpoint, to recompute the block", "h", h,
+      kBf16Bytes, whole);
+  add("query", "Queries before RoPE (wq's output)", "matmul 1 of 7, saved", "a·d", a * d,
+      kBf16Bytes, t);
+  add("value", "Values (wv's output)", "matmul 3 of 7, saved", "k·d", k * d, kBf16Bytes, t);
+  add("attention-output", "Attention's output", "the attention kernel, saved", "a·d", a * d,
+      kBf16Bytes, t);
+  add("log-sum-exp", "Attention's log-sum-exp (FP32)", "the attention kernel, saved", "a", a,
+      kFp32Bytes, t);
+  add("gate", "Gate projection's output (w1)", "matmul 5 of 7, saved", "f", f, kBf16Bytes, t);
+  add("mlp-output", "Down projection's output (w2)", "matmul 7 of 7, saved", "h", h, kBf16Bytes,
+      whole);
+  return tensors;
+}
+
 double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
   double sum = 0;
   for (const SavedTensor& tensor : tensors) sum += tensor.bytes_per_token;
@@ -244,7 +277,14 @@ SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
                      ? "The tensors one layer saves while it is rebuilt in the backward pass (full "
                        "recomputation keeps only its input between passes), per token on one device"
                      : "The tensors one layer saves for its backward pass, per token on one device";
-  list.tensors = llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
+  if (setup.recompute == Recompute::kSelectiveOp) {
+    list.caption =
+        "The tensors torchtitan's per-op policy keeps of one layer for its backward pass (the rest "
+        "is recomputed), per token on one device";
+    list.tensors = selective_op_saved_tensors(*resolve_model(setup), setup);
+  } else {
+    list.tensors = llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
+  }
   list.bytes_per_token = saved_bytes_per_token(list.tensors);
   return list;
 }
@@ -262,6 +302,12 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
   if (setup.recompute == Recompute::kFull) {
     layer.kept_bytes = layer.tokens_on_device * layer_input_bytes_per_token(shape, layout);
     layer.recompute_working_bytes = saved - layer.kept_bytes;
+  } else if (setup.recompute == Recompute::kSelectiveOp) {
+    // Kept: what the policy saves. In the backward pass the block's other tensors are rebuilt
+    // beside them (as a layer without recomputation saves them), one block at a time.
+    layer.saved_bytes_per_token = saved_bytes_per_token(selective_op_saved_tensors(shape, setup));
+    layer.kept_bytes = layer.tokens_on_device * layer.saved_bytes_per_token;
+    layer.recompute_working_bytes = std::max(0.0, saved - layer.kept_bytes);
   } else {
     layer.kept_bytes = saved;
   }

@@ -65,6 +65,9 @@ const std::vector<Choice>& choices<Recompute>() {
       {"none", "None", "keep every activation"},
       {"selective", "Selective", "Korthikanti et al., MLSys 2023, section 4.3"},
       {"full", "Full", "Chen et al., arXiv:1604.06174, 2016"},
+      {"selective-op", "Selective per op (torchtitan)",
+       "torchtitan's selective op activation checkpointing: the matmuls' outputs but every "
+       "second one, and the attention kernel's"},
   };
   return choices;
 }

@@ -193,6 +193,7 @@ std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons)
         {"quantity", quantity_id(measured.quantity)},
         {"measuredBytes", number(measured.measured_bytes)},
         {"note", measured.note},
+        {"outsideGoal", measured.outside_goal},
     };
     if (!comparison.answer.ok()) {
       item["error"] = comparison.answer.message;

@@ -165,10 +165,12 @@ StepDevice device_of(const Calculation& calc, const TrainingSetup& setup) {
   device.logit_count = device.bytes.logits_bytes / logits_bytes_per_token_per_vocab(setup.loss);
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the
   // slot's bytes; one block for Korthikanti's sum or a recomputed layer's input.
-  if (setup.activation_model == ActivationModel::kLlamaBlock &&
-      setup.recompute != Recompute::kFull) {
+  const bool selective_op = setup.recompute == Recompute::kSelectiveOp;
+  if (selective_op || (setup.activation_model == ActivationModel::kLlamaBlock &&
+                       setup.recompute != Recompute::kFull)) {
     const std::vector<SavedTensor> tensors =
-        llama_block_saved_tensors(*calc.shape, setup, setup.flash_attention);
+        selective_op ? selective_op_saved_tensors(*calc.shape, setup)
+                     : llama_block_saved_tensors(*calc.shape, setup, setup.flash_attention);
     const double sum = saved_bytes_per_token(tensors);
     for (const SavedTensor& tensor : tensors) {
       if (sum > 0 && tensor.bytes_per_token > 0) {

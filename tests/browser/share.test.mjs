@@ -151,7 +151,7 @@ describe('sharing and hosting, in Chromium', () => {
       [false, 'sequenceLength must be a whole number; it is 8192.7.'],
       [false, 'layout.dataParallel must be a whole number; it is 4294967298.'],
       [false, 'layout.dataParallel must be a whole number; it is undefined.'],
-      [false, "Recomputation 'sometimes' is not known; choose one of none, selective, full."],
+      [false, "Recomputation 'sometimes' is not known; choose one of none, selective, full, selective-op."],
     ]);
     // A setup written before activationModel existed is estimated as it was: Korthikanti's.
     const older = await page.evaluate(async () => {

@@ -106,11 +106,11 @@ describe('the Llama block and measured memory, in Chromium', () => {
     // A heading row per source and way of measuring, then its runs.
     const headings = all.filter((row) => row.length === 1).map(([text]) => text);
     const rows = all.filter((row) => row.length === 4);
-    assert.equal(rows.length, 7);
-    assert.equal(headings.length, 4);
+    assert.equal(rows.length, 9);
+    assert.equal(headings.length, 6);
     assert.match(
       headings[3],
-      /^Whole device: peak memory reserved .*Not modelled: torch\.compile and Float8/,
+      /^Reserved by the allocator: peak memory reserved .*under the torchtitan stack.*Not modelled: torch\.compile and the Float8/,
     );
     const tiny = rows.find((row) =>
       row[0].startsWith('Tiny Llama, 4 layers × 4 sequences of 128, saving what fused kernels save'),
@@ -118,9 +118,12 @@ describe('the Llama block and measured memory, in Chromium', () => {
     assert.deepEqual(tiny.slice(1), ['6,963,232 B', '9,699,328 B (+39.3%)', '6,963,200 B (±0.0%)']);
     const titan = rows.find((row) => row[0].startsWith('Llama 3.1 8B, FSDP 8 × CP 1'));
     assert.equal(titan[1], '83.9 GiB');
-    assert.match(titan[3], /^69\.9 GiB \(−16\.7%\)$/);
+    assert.match(titan[3], /^81\.5 GiB \(−2\.9%\)$/);
+    const table1 = rows.find((row) => row[0].startsWith('Llama 3.1 8B, FSDP 8, 2 × 8K tokens'));
+    assert.match(table1[3], /^72\.1 GiB \(−12\.5%\)$/);
     const text = await page.textContent('#measured');
     assert.match(text, /CUDA context/);
+    assert.match(text, /Outside the ±10% goal: 12% under/);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();

@@ -266,7 +266,7 @@ TEST_CASE("cli: layouts that make no sense exit 2 naming the flag") {
                   "whole number from 1 to 65,536.\n");
   check_bad_input({"--recompute", "sometimes"},
                   "trainmem: --recompute: 'sometimes' is not allowed. Recomputation 'sometimes' is "
-                  "not known; choose one of none, selective, full.\n");
+                  "not known; choose one of none, selective, full, selective-op.\n");
   check_bad_input({"--device-gb", "1e999"},
                   "trainmem: --device-gb: '1e999' is not allowed. A custom device's memory must be "
                   "more than 0 GB and at most 100,000 GB.\n");
@@ -457,7 +457,7 @@ TEST_CASE("cli: --compare-measured sets every measured case against both activat
   const CliRun json_run = run({"--compare-measured", "--json"});
   REQUIRE(json_run.status == kExitOk);
   const auto json = nlohmann::json::parse(json_run.out);
-  REQUIRE(json.size() == 7);
+  REQUIRE(json.size() == 9);
   for (const auto& item : json) {
     CHECK(item.contains("llamaBlockErrorPercent"));
     CHECK(item.contains("korthikantiErrorPercent"));

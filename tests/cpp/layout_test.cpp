@@ -317,8 +317,9 @@ TEST_CASE("layouts that make no sense are refused, naming the field") {
     CHECK(answer.message == message);
     CHECK(setting_text(setup, id) == find_setting(id)->default_text);
   };
-  check_text_refused("recompute", "some",
-                     "Recomputation 'some' is not known; choose one of none, selective, full.");
+  check_text_refused(
+      "recompute", "some",
+      "Recomputation 'some' is not known; choose one of none, selective, full, selective-op.");
   check_text_refused("optimizer", "lion",
                      "Optimizer 'lion' is not known; choose one of adam, adam-8bit, adafactor, "
                      "sgd-momentum.");

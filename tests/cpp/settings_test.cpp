@@ -93,8 +93,9 @@ TEST_CASE("settings: typed text never selects the custom model, which only a con
   CHECK(check_choice("model", kCustomModelId).ok());
   CHECK(check_choice("model", "llama3-70b").ok());
   CHECK(check_choice("model", "llama3-7b").setting == "model");
-  CHECK(check_choice("recompute", "sometimes").message ==
-        "Recomputation 'sometimes' is not known; choose one of none, selective, full.");
+  CHECK(
+      check_choice("recompute", "sometimes").message ==
+      "Recomputation 'sometimes' is not known; choose one of none, selective, full, selective-op.");
 }
 
 TEST_CASE("settings: a setup built in code is checked against the same bounds") {

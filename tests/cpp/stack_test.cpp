@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/measured.hpp"
@@ -263,4 +264,31 @@ TEST_CASE("stack: each stack's total never grows with a parallel degree") {
       }
     }
   }
+}
+
+TEST_CASE("selective-op: torchtitan's policy keeps the input and four of seven matmuls' outputs") {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(2);  // h 64, 4 heads of 16, 2 key/value heads, f 224
+  setup.sequence_length = 128;
+  setup.recompute = Recompute::kSelectiveOp;
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  // Per token: input 2·64, wq 2·64, wv 2·(2·16), attention output 2·64, log-sum-exp 4·4, w1
+  // 2·224, w2 2·64 = 1,040 B.
+  const double per_token = 128 + 128 + 64 + 128 + 16 + 448 + 128;
+  CHECK(saved_bytes_per_token(selective_op_saved_tensors(setup.custom_model, setup)) == per_token);
+  const Estimate llama_block = estimate_memory(setup);
+  REQUIRE(llama_block.answer.ok());
+  // Two layers of 128 tokens kept, and one layer's other tensors rebuilt in its backward pass.
+  TrainingSetup none = setup;
+  none.recompute = Recompute::kNone;
+  const double whole_layer = estimate_memory(none).bytes.activations_bytes / 2;
+  CHECK(llama_block.bytes.activations_bytes ==
+        doctest::Approx(2 * 128 * per_token + (whole_layer - 128 * per_token)));
+  // Both activation models count the policy the same way: it is defined by the operations.
+  setup.activation_model = ActivationModel::kKorthikanti;
+  CHECK(estimate_memory(setup).bytes.activations_bytes == llama_block.bytes.activations_bytes);
+  // Not a Llama-style block: refused.
+  setup.model_id = "gpt2";
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kRecompute);
 }

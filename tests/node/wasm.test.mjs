@@ -183,7 +183,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
   it('sets every measured case against both activation models, in words (trainmem-json)', async () => {
     const json = await require('../../build-wasm/trainmem-json.js')();
     const rows = json.compareMeasured();
-    assert.equal(rows.length, 7);
+    assert.equal(rows.length, 9);
     const tiny = rows.find((row) => row.id === 'harness-cpu-tiny-kernels-4x4');
     assert.deepEqual(
       [tiny.measured, tiny.korthikanti, tiny.korthikantiError, tiny.llamaBlock, tiny.llamaBlockError],

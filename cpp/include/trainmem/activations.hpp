@@ -41,6 +41,16 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
                                                    const TrainingSetup& setup,
                                                    bool flash_attention);
 
+// torchtitan's per-operation selective recomputation (torchtitan/parallelisms/
+// parallelize_llama.py, _apply_ac_to_transformer_block, "op"): the checkpointed block keeps its
+// input, and saves the outputs of the operations in _save_list (aten.mm, the fused attention
+// kernels) but every second matmul, recomputing the rest in the backward pass. A Llama block's
+// matmuls run wq, wk, wv, wo, w1, w3, w2 (torchtitan's Attention and FeedForward): wq's, wv's,
+// w1's and w2's outputs are saved with the attention kernel's output and FP32 log-sum-exp. The
+// setup is assumed valid; check.cpp keeps the policy to dense Llama-style blocks.
+std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
+                                                    const TrainingSetup& setup);
+
 // The saved tensors of a setup, for a table: none for a refused setup; `in_use` says whether the
 // setup counts its activations this way (the llama-block model), `caption` what the rows are.
 struct SavedTensorList {

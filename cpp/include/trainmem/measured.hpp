@@ -41,6 +41,9 @@ struct MeasuredCase {
   // What to know in reading the comparison: settings taken from defaults, what trainmem does not
   // model, why the error is what it is.
   std::string note;
+  // Empty for a case the estimate is meant to meet within ±10% under its stack; otherwise why it
+  // does not yet (the note says it too). The measured test holds each case to its word.
+  std::string outside_goal;
 };
 
 // The measurement harness's --tiny shape (scripts/measure/measure.py's PRESETS["tiny"]) with

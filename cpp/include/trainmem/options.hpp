@@ -59,7 +59,10 @@ enum class Optimizer { kAdam, kAdam8bit, kAdafactor, kSgdMomentum };
 //   none       keep every activation
 //   selective  recompute the attention scores in the backward pass (Korthikanti et al. §4.3)
 //   full       keep only each layer's input and recompute the layer (Chen et al. 2016)
-enum class Recompute { kNone, kSelective, kFull };
+//   selective-op  torchtitan's per-operation policy: each block keeps its input and the outputs of
+//              the matmuls but every second one, and of the attention kernel; the rest is
+//              recomputed in the backward pass (activations.hpp, selective_op_saved_tensors)
+enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 
 // ---- Activation models -----------------------------------------------------------------------
 
