@@ -25,6 +25,15 @@ double allocator_segment_bytes(double block_bytes) {
   return round_up(block_bytes, kAllocatorRoundLargeBytes);
 }
 
+CachingAllocator::FreeKey CachingAllocator::key_of(std::size_t index) const {
+  const Block& block = blocks_[index];
+  return {block.size, block.segment, block.offset, index};
+}
+
+std::set<CachingAllocator::FreeKey>& CachingAllocator::pool_of(std::size_t index) {
+  return segments_[blocks_[index].segment].small ? small_free_ : large_free_;
+}
+
 CachingAllocator::Handle CachingAllocator::allocate(double bytes) {
   if (!(bytes > 0)) return kNothing;
   const double size = allocator_block_bytes(bytes);
@@ -32,16 +41,13 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes) {
 
   // Best fit among the cached free blocks of the request's pool: the smallest that holds it, the
   // lowest address among equals (get_free_block's lower_bound over (size, address)).
+  std::set<FreeKey>& pool = small ? small_free_ : large_free_;
   std::size_t best = kNothing;
-  for (const Segment& segment : segments_) {
-    if (segment.small != small) continue;
-    for (const std::size_t index : segment.blocks) {
-      const Block& block = blocks_[index];
-      if (!block.free || block.size < size) continue;
-      if (best == kNothing || block.size < blocks_[best].size) best = index;
-    }
-  }
-  if (best == kNothing) {
+  const auto found = pool.lower_bound({size, 0, 0, 0});
+  if (found != pool.end()) {
+    best = std::get<3>(*found);
+    pool.erase(found);
+  } else {
     Segment segment;
     segment.small = small;
     segment.size = allocator_segment_bytes(size);
@@ -67,13 +73,15 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes) {
     rest.size = remaining;
     blocks_[best].size = size;
     blocks_.push_back(rest);
+    const std::size_t rest_index = blocks_.size() - 1;
     std::vector<std::size_t>& order = segments_[rest.segment].blocks;
     for (std::size_t position = 0; position < order.size(); ++position) {
       if (order[position] == best) {
-        order.insert(order.begin() + static_cast<std::ptrdiff_t>(position) + 1, blocks_.size() - 1);
+        order.insert(order.begin() + static_cast<std::ptrdiff_t>(position) + 1, rest_index);
         break;
       }
     }
+    pool.insert(key_of(rest_index));
   }
   blocks_[best].free = false;
   allocated_ += blocks_[best].size;
@@ -84,22 +92,29 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes) {
 
 void CachingAllocator::free(Handle handle) {
   if (handle == kNothing || handle >= blocks_.size() || blocks_[handle].free) return;
-  Block& block = blocks_[handle];
-  block.free = true;
-  allocated_ -= block.size;
-  // try_merge_blocks: absorb free neighbours in the segment.
-  std::vector<std::size_t>& order = segments_[block.segment].blocks;
+  blocks_[handle].free = true;
+  allocated_ -= blocks_[handle].size;
+  std::set<FreeKey>& pool = pool_of(handle);
+  // try_merge_blocks: absorb free neighbours in the segment; the merged block keeps the lower
+  // address.
+  std::vector<std::size_t>& order = segments_[blocks_[handle].segment].blocks;
   std::size_t position = 0;
   while (order[position] != handle) ++position;
+  std::size_t merged = handle;
   if (position + 1 < order.size() && blocks_[order[position + 1]].free) {
-    block.size += blocks_[order[position + 1]].size;
+    const std::size_t next = order[position + 1];
+    pool.erase(key_of(next));
+    blocks_[merged].size += blocks_[next].size;
     order.erase(order.begin() + static_cast<std::ptrdiff_t>(position) + 1);
   }
   if (position > 0 && blocks_[order[position - 1]].free) {
-    Block& before = blocks_[order[position - 1]];
-    before.size += block.size;
+    const std::size_t before = order[position - 1];
+    pool.erase(key_of(before));
+    blocks_[before].size += blocks_[merged].size;
     order.erase(order.begin() + static_cast<std::ptrdiff_t>(position));
+    merged = before;
   }
+  pool.insert(key_of(merged));
 }
 
 }  // namespace trainmem

@@ -89,9 +89,11 @@ void apply_stack(Calculation& calc, const TrainingSetup& setup);
 // The same step's timeline (timeline.cpp's under a stack).
 std::vector<TimelinePoint> stack_timeline(const Calculation& calc, const TrainingSetup& setup);
 
-// Checks and computes; `estimate` holds the result either way.
+// Checks and computes; `estimate` holds the result either way. Without `replay_stack` a stack's
+// step is not replayed: its terms are whole (whole_terms) and it names no stack term, which is all
+// the activations' curve needs.
 Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_sequences,
-                               bool flash_attention);
+                               bool flash_attention, bool replay_stack = true);
 
 // Bytes per token per vocabulary entry of the logits and the loss.
 double logits_bytes_per_token_per_vocab(Loss loss);

@@ -333,7 +333,7 @@ double logits_bytes_per_token_per_vocab(Loss loss) {
 }
 
 Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_sequences,
-                               bool flash_attention) {
+                               bool flash_attention, bool replay_stack) {
   Calculation calc;
   calc.shape = resolve_model(setup);
   calc.estimate.setup = setup;
@@ -376,7 +376,7 @@ Calculation calculate_estimate(const TrainingSetup& setup, int micro_batch_seque
   estimate.peak_allocated_bytes = estimate.bytes.total_bytes;
   estimate.peak_reserved_bytes = estimate.bytes.total_bytes;
   calc.whole_terms = estimate.bytes;
-  if (setup.stack != Stack::kIdeal) {
+  if (setup.stack != Stack::kIdeal && replay_stack) {
     apply_stack(calc, setup);
     estimate.devices_worth = estimate.bytes.total_bytes / estimate.device.capacity_bytes;
   }
@@ -410,10 +410,11 @@ WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_seque
     ActivationPoint point;
     point.micro_batch_sequences = sequences;
     point.tokens = static_cast<double>(setup.sequence_length) * sequences;
+    // The activations as counted, whole: under a stack, whatever moment its peak falls at.
     point.flash_attention_bytes =
-        calculate_estimate(setup, sequences, true).estimate.bytes.activations_bytes;
+        calculate_estimate(setup, sequences, true, false).whole_terms.activations_bytes;
     point.without_flash_attention_bytes =
-        calculate_estimate(setup, sequences, false).estimate.bytes.activations_bytes;
+        calculate_estimate(setup, sequences, false, false).whole_terms.activations_bytes;
     view.activation_curve.push_back(point);
   }
   return view;

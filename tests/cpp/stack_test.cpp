@@ -292,3 +292,18 @@ TEST_CASE("selective-op: torchtitan's policy keeps the input and four of seven m
   setup.model_id = "gpt2";
   CHECK(estimate_memory(setup).answer.setting == setting_id::kRecompute);
 }
+
+TEST_CASE("stack: the activations' curve counts the activations whole, as the ideal step does") {
+  TrainingSetup setup = tiny(Stack::kTorchtitan);
+  setup.sequence_length = 64;  // the peak falls in the backward pass, activations part-freed
+  const WorkshopView view = workshop_view(setup, 4);
+  REQUIRE(view.estimate.answer.ok());
+  TrainingSetup ideal = setup;
+  ideal.stack = Stack::kIdeal;
+  for (const ActivationPoint& point : view.activation_curve) {
+    CAPTURE(point.micro_batch_sequences);
+    ideal.micro_batch_sequences = point.micro_batch_sequences;
+    CHECK(point.flash_attention_bytes == estimate_memory(ideal).bytes.activations_bytes);
+    CHECK(point.flash_attention_bytes > 0);
+  }
+}

@@ -39,6 +39,12 @@ export function logTicks(low, high) {
  * The charts' data for a workshop view, with the pinned estimate (the compare panel's) standing
  * to the left of the current one.
  */
+function chosenActivations({ estimate, activationCurve }) {
+  const point = activationCurve.find((candidate) => candidate.tokens === estimate.tokensPerMicroBatch);
+  if (!point) return estimate.bytes.activationsBytes;
+  return estimate.setup.flashAttention ? point.flashAttentionBytes : point.withoutFlashAttentionBytes;
+}
+
 export function chartData(view, pinned = null) {
   const { estimate, activationCurve } = view;
   const bars = (pinned ? [pinned, estimate] : [estimate]).map((shown) => ({
@@ -77,10 +83,12 @@ export function chartData(view, pinned = null) {
     activationRange: { low, high },
     activationTicks: logTicks(low, high),
     roomBytes: room,
+    // The ring sits on the curve at the chosen micro-batch: the activations as counted, which a
+    // training stack's peak may catch part-freed (the readout says what it holds then).
     choice: {
       flashAttention: estimate.setup.flashAttention,
       tokens: estimate.tokensPerMicroBatch,
-      bytes: estimate.bytes.activationsBytes,
+      bytes: chosenActivations(view),
     },
   };
 }

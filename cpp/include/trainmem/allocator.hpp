@@ -16,6 +16,8 @@
 #pragma once
 
 #include <cstddef>
+#include <set>
+#include <tuple>
 #include <vector>
 
 namespace trainmem {
@@ -56,8 +58,15 @@ class CachingAllocator {
     double size = 0;
     std::vector<std::size_t> blocks;  // indices into blocks_, in address order
   };
+  // A pool's cached free blocks, ordered as get_free_block searches them: by size, then address.
+  using FreeKey = std::tuple<double, std::size_t, double, std::size_t>;  // size, segment, offset,
+                                                                         // block
+  FreeKey key_of(std::size_t index) const;
+  std::set<FreeKey>& pool_of(std::size_t index);
   std::vector<Block> blocks_;
   std::vector<Segment> segments_;
+  std::set<FreeKey> small_free_;
+  std::set<FreeKey> large_free_;
   double allocated_ = 0;
   double reserved_ = 0;
   double peak_allocated_ = 0;
