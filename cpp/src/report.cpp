@@ -159,7 +159,12 @@ std::string timeline_to_json(const std::vector<TimelinePoint>& points) {
     list.push_back({{"phase", point.phase},
                     {"layer", point.layer},
                     {"bytes", number(point.bytes)},
-                    {"reservedBytes", number(point.reserved_bytes)}});
+                    {"reservedBytes", number(point.reserved_bytes)},
+                    {"statesBytes", number(point.states_bytes)},
+                    {"activationsBytes", number(point.activations_bytes)},
+                    {"logitsBytes", number(point.logits_bytes)},
+                    {"frameworkBytes", number(point.framework_bytes)},
+                    {"runtimeBytes", number(point.runtime_bytes)}});
   }
   return list.dump(2);
 }

@@ -80,7 +80,10 @@ class Step {
     if (handle >= blocks_.size()) blocks_.resize(handle + 1, {0, 0});
     blocks_[handle] = {tag, block};
     held_[tag] += block;
-    phase_peak_ = std::max(phase_peak_, allocator_.allocated_bytes());
+    if (allocator_.allocated_bytes() > phase_peak_) {
+      phase_peak_ = allocator_.allocated_bytes();
+      if (timeline_ != nullptr) at_phase_peak_ = held_;
+    }
     if (allocator_.allocated_bytes() > peak_) {
       peak_ = allocator_.allocated_bytes();
       at_peak_ = held_;
@@ -99,9 +102,25 @@ class Step {
   // outside the allocator.
   void mark(const char* phase, int layer) {
     if (timeline_ == nullptr) return;
-    timeline_->push_back(
-        {phase, layer, phase_peak_ + outside_, allocator_.reserved_bytes() + outside_});
+    TimelinePoint point;
+    point.phase = phase;
+    point.layer = layer;
+    point.bytes = phase_peak_ + outside_;
+    point.reserved_bytes = allocator_.reserved_bytes() + outside_;
+    const auto held = [&](std::size_t tag) {
+      return tag < at_phase_peak_.size() ? at_phase_peak_[tag] : 0.0;
+    };
+    point.states_bytes =
+        held(kWeights) + held(kGradients) + held(kMasterWeights) + held(kOptimizerStates);
+    point.activations_bytes = held(kActivations);
+    point.logits_bytes = held(kLogits);
+    point.runtime_bytes = held(kWorkspace) + outside_;
+    for (std::size_t tag = kFirstFrameworkTag; tag < at_phase_peak_.size(); ++tag) {
+      point.framework_bytes += held(tag);
+    }
+    timeline_->push_back(point);
     phase_peak_ = allocator_.allocated_bytes();
+    at_phase_peak_ = held_;
   }
   void record(std::vector<TimelinePoint>* timeline, double outside) {
     timeline_ = timeline;
@@ -127,6 +146,7 @@ class Step {
   std::vector<double> at_peak_ = std::vector<double>(kFirstFrameworkTag, 0);
   double peak_ = -1;
   double phase_peak_ = 0;
+  std::vector<double> at_phase_peak_;
   std::vector<StackTerm> terms_;
   std::vector<TimelinePoint>* timeline_ = nullptr;
   double outside_ = 0;

@@ -38,21 +38,28 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   const auto kept = [&](int layers) { return std::min(layers * kept_per_slot, kept_on_device); };
 
   std::vector<TimelinePoint> points;
-  points.push_back({"start", 0, states});
-  for (int layer = 1; layer <= slots; ++layer) {
-    points.push_back({"forward", layer, working + kept(layer)});
-  }
-  if (bytes.logits_bytes > 0)
-    points.push_back({"loss", slots, working + kept(slots) + bytes.logits_bytes});
+  const auto add = [&points](const char* phase, int layer, double held_states, double activations,
+                             double logits) {
+    TimelinePoint point;
+    point.phase = phase;
+    point.layer = layer;
+    point.states_bytes = held_states;
+    point.activations_bytes = activations;
+    point.logits_bytes = logits;
+    point.bytes = held_states + activations + logits;
+    point.reserved_bytes = point.bytes;
+    points.push_back(point);
+  };
+  add("start", 0, states, 0, 0);
+  for (int layer = 1; layer <= slots; ++layer) add("forward", layer, working, kept(layer), 0);
+  if (bytes.logits_bytes > 0) add("loss", slots, working, kept(slots), bytes.logits_bytes);
   for (int layer = slots; layer >= 1; --layer) {
     if (calc.layer.recompute_working_bytes > 0) {
-      points.push_back(
-          {"recompute", layer, working + kept(layer) + calc.layer.recompute_working_bytes});
+      add("recompute", layer, working, kept(layer) + calc.layer.recompute_working_bytes, 0);
     }
-    points.push_back({"backward", layer, working + kept(layer - 1)});
+    add("backward", layer, working, kept(layer - 1), 0);
   }
-  points.push_back({"optimizer", 0, states});
-  for (TimelinePoint& point : points) point.reserved_bytes = point.bytes;
+  add("optimizer", 0, states, 0, 0);
   return points;
 }
 

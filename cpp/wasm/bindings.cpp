@@ -255,7 +255,12 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("phase", &TimelinePoint::phase)
       .field("layer", &TimelinePoint::layer)
       .field("bytes", &TimelinePoint::bytes)
-      .field("reservedBytes", &TimelinePoint::reserved_bytes);
+      .field("reservedBytes", &TimelinePoint::reserved_bytes)
+      .field("statesBytes", &TimelinePoint::states_bytes)
+      .field("activationsBytes", &TimelinePoint::activations_bytes)
+      .field("logitsBytes", &TimelinePoint::logits_bytes)
+      .field("frameworkBytes", &TimelinePoint::framework_bytes)
+      .field("runtimeBytes", &TimelinePoint::runtime_bytes);
 
   value_object<FitCell>("FitCell")
       .field("sequenceLength", &FitCell::sequence_length)

@@ -2,6 +2,7 @@
 // shape, the ideal stack pinned to the plate, refusals, and totals that never grow with a degree.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -305,5 +306,37 @@ TEST_CASE("stack: the activations' curve counts the activations whole, as the id
     ideal.micro_batch_sequences = point.micro_batch_sequences;
     CHECK(point.flash_attention_bytes == estimate_memory(ideal).bytes.activations_bytes);
     CHECK(point.flash_attention_bytes > 0);
+  }
+}
+
+TEST_CASE("stack: the timeline holds each part where it is held, summing to each point") {
+  for (const Stack stack :
+       {Stack::kIdeal, Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed}) {
+    CAPTURE(choice_id(stack));
+    TrainingSetup setup = tiny(stack);
+    setup.logits = true;
+    setup.loss = stack == Stack::kMegatron || stack == Stack::kIdeal ? Loss::kVocabParallel
+                                                                     : Loss::kFp32Upcast;
+    setup.sequence_length = 1024;
+    const std::vector<TimelinePoint> points = memory_timeline(setup);
+    REQUIRE(!points.empty());
+    double framework = 0;
+    double reserved = 0;
+    for (const TimelinePoint& point : points) {
+      reserved = std::max(reserved, point.reserved_bytes);
+      CAPTURE(point.phase);
+      CHECK(point.states_bytes + point.activations_bytes + point.logits_bytes +
+                point.framework_bytes + point.runtime_bytes ==
+            doctest::Approx(point.bytes).epsilon(1e-12));
+      CHECK(point.reserved_bytes >= point.bytes);
+      framework = std::max(framework, point.framework_bytes);
+    }
+    const Estimate estimate = estimate_memory(setup);
+    CHECK(reserved == estimate.bytes.total_bytes);
+    CHECK(points.front().activations_bytes == 0);
+    // The framework's terms are held in the passes, not before them (the reduce bucket and
+    // FSDP2's gathered layers, root and reduce-scatter buffers; Megatron-LM holds none here).
+    CHECK(points.front().framework_bytes == 0);
+    CHECK((framework > 0) == (stack == Stack::kTorchtitan || stack == Stack::kDeepSpeed));
   }
 }

@@ -298,33 +298,50 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
 }
 
 /** The step's timeline: memory on the most loaded device, point by point, with its peak marked. */
+// The timeline's parts, stacked from the bottom: each TimelinePoint field with the colour of the
+// bar's term it belongs to.
+const termColor = (key) => TERMS.find((term) => term.key === key).color;
+const TIMELINE_PARTS = Object.freeze([
+  { key: 'statesBytes', label: 'Model states', color: termColor('weightsBytes') },
+  { key: 'activationsBytes', label: 'Activations', color: termColor('activationsBytes') },
+  { key: 'logitsBytes', label: 'Logits and loss', color: termColor('logitsBytes') },
+  { key: 'frameworkBytes', label: 'Framework buffers', color: termColor('frameworkBytes') },
+  { key: 'runtimeBytes', label: 'Runtime', color: termColor('runtimeBytes') },
+]);
+
 export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
   const colors = theme();
+  const ring = TIMELINE_PARTS.length;
+  const reserved = ring + 1;
   const chart = new Chart(canvas, {
-    type: 'line',
+    type: 'bar',
     plugins: [paperBackground, marks],
     data: {
       labels: [],
       datasets: [
-        {
-          label: 'Allocated',
+        // Each part a bar per moment, bars touching: a stacked area without Chart.js's Filler.
+        ...TIMELINE_PARTS.map((part) => ({
+          type: 'bar',
+          label: part.label,
           data: [],
-          borderColor: TERMS[4].color,
-          backgroundColor: TERMS[4].color,
-          pointRadius: 0,
-          borderWidth: 2,
-          stepped: false,
-        },
-        ringDataset('Peak', colors, 6),
+          backgroundColor: part.color,
+          stack: 'held',
+          barPercentage: 1,
+          categoryPercentage: 1,
+        })),
+        { ...ringDataset('Peak', colors, 6), type: 'line', stack: 'ring' },
         // Under a training stack: what the caching allocator has reserved by each moment.
         {
+          type: 'line',
           label: 'Reserved by the allocator',
           data: [],
           borderColor: colors.inkSoft,
           backgroundColor: colors.inkSoft,
           borderDash: [6, 4],
+          stack: 'reserved',
           pointRadius: 0,
           borderWidth: 1.5,
+          fill: false,
           hidden: true,
         },
       ],
@@ -339,13 +356,22 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
           ticks: { autoSkipPadding: 16, maxRotation: 0 },
           title: { display: true, text: 'One training step' },
         },
-        y: { beginAtZero: true, ticks: { callback: (value) => formatBytesShort(value) } },
+        y: { stacked: true, beginAtZero: true, ticks: { callback: (value) => formatBytesShort(value) } },
       },
       plugins: {
-        legend: { display: false, labels: { filter: (item) => item.datasetIndex !== 1 } },
+        legend: {
+          labels: {
+            boxWidth: 14,
+            // Only the parts the step holds, and the reserved line when it is drawn.
+            filter: (item, chartData) =>
+              item.datasetIndex !== ring &&
+              !chartData.datasets[item.datasetIndex].hidden &&
+              chartData.datasets[item.datasetIndex].data.some((bytes) => bytes > 0),
+          },
+        },
         tooltip: {
-          filter: (item) => item.datasetIndex !== 1,
-          callbacks: { label: (item) => formatBytes(item.parsed.y) },
+          filter: (item) => item.datasetIndex !== ring && item.parsed.y > 0,
+          callbacks: { label: (item) => `${item.dataset.label}: ${formatBytes(item.parsed.y)}` },
         },
         marks: { colors, labels: [] },
       },
@@ -356,12 +382,15 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
       chart.data.labels = points.map((point) =>
         point.layer > 0 ? `${point.phase} ${point.layer}` : point.phase,
       );
-      chart.data.datasets[0].data = points.map((point) => point.bytes);
-      chart.data.datasets[1].data = points.map((point, index) => (index === peakIndex ? point.bytes : null));
-      const reserved = points.some((point) => point.reservedBytes !== point.bytes);
-      chart.data.datasets[2].data = points.map((point) => point.reservedBytes);
-      chart.data.datasets[2].hidden = !reserved;
-      chart.options.plugins.legend.display = reserved;
+      TIMELINE_PARTS.forEach((part, index) => {
+        chart.data.datasets[index].data = points.map((point) => point[part.key]);
+      });
+      chart.data.datasets[ring].data = points.map((point, index) =>
+        index === peakIndex ? point.bytes : null,
+      );
+      const showReserved = points.some((point) => point.reservedBytes !== point.bytes);
+      chart.data.datasets[reserved].data = points.map((point) => point.reservedBytes);
+      chart.data.datasets[reserved].hidden = !showReserved;
       chart.options.plugins.marks.labels = [{ x: peakIndex, y: points[peakIndex].bytes, text: peakLabel }];
       chart.update('none');
     },

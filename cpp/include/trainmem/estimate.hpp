@@ -274,6 +274,13 @@ struct TimelinePoint {
   int layer = 0;      // the layer slot the point follows (0 for start and optimizer)
   double bytes = 0;
   double reserved_bytes = 0;
+  // `bytes` by what holds it then: the model states (and a dequantised layer), the activations,
+  // the logits and loss, and under a stack the framework's own terms and the runtime.
+  double states_bytes = 0;
+  double activations_bytes = 0;
+  double logits_bytes = 0;
+  double framework_bytes = 0;
+  double runtime_bytes = 0;
 };
 
 std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup);
