@@ -12,10 +12,13 @@ namespace trainmem {
 struct ActivationsPerLayer {
   double kept_bytes = 0;               // saved for the backward pass, per layer
   double recompute_working_bytes = 0;  // full recomputation: one layer rebuilt, less its input
-  double replicated_factor = 0;        // Korthikanti: the bracket's first part: 34, 10 + 24/t…
-  double score_factor = 0;             // Korthikanti: 5·a·s/(h·t), or 0
-  double saved_bytes_per_token = 0;    // llama-block: the saved tensors' sum, per token
-  double tokens_on_device = 0;         // s/c · b
+  // Expert parallelism: one mixture layer's all-to-all buffers (the send and the receive buffer
+  // of the dispatch or the combine), in flight while that layer runs, forward or rebuilt.
+  double dispatch_bytes = 0;
+  double replicated_factor = 0;      // Korthikanti: the bracket's first part: 34, 10 + 24/t…
+  double score_factor = 0;           // Korthikanti: 5·a·s/(h·t), or 0
+  double saved_bytes_per_token = 0;  // llama-block: the saved tensors' sum, per token
+  double tokens_on_device = 0;       // s/c · b
 };
 
 // Every activation model answers through this one signature (korthikanti.cpp, llama_block.cpp):
@@ -31,6 +34,10 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
                                                   int micro_batch_sequences, bool flash_attention);
 LayerActivations layer_activations_of(ActivationModel model);
+
+// What one layer holds beyond the kept activations while it runs: the layer rebuilt under full
+// recomputation and its all-to-all buffers under expert parallelism.
+double layer_working_bytes(const ActivationsPerLayer& layer);
 
 // The first problem with `setup` (whose model `shape` is, or nullptr when its id is unknown), in
 // the setting at fault's words; an ok answer when there is none (check.cpp).

@@ -201,18 +201,28 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
       calc.layer.kept_bytes += calc.lora_bytes_per_layer;
     }
   }
+  // Expert parallelism's all-to-all (estimate.hpp): one mixture layer's send and receive buffers
+  // of its own tokens' routed copies (over t with sequence parallelism, as the tokens are), in
+  // flight while that layer runs. With ep 1 there is no exchange: the permuted tokens are the
+  // experts' input.
+  if (shape.num_experts > 1 && layout.expert_parallel > 1) {
+    const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+    const double tokens = calc.layer.tokens_on_device / (layout.sequence_parallel ? t : 1);
+    calc.layer.dispatch_bytes = kAllToAllBuffersInFlight * tokens * shape.num_experts_per_token *
+                                capacity * shape.hidden_size * kBf16Bytes;
+  }
   calc.in_flight_factor = v > 1 ? 1 + (p - 1) / (p * v) : 1;
-  calc.first.activations_bytes = shape.num_layers * calc.layer.kept_bytes * calc.in_flight_factor +
-                                 calc.layer.recompute_working_bytes;
-  calc.last.activations_bytes =
-      calc.layers_per_stage * calc.layer.kept_bytes + calc.layer.recompute_working_bytes;
+  const double layer_working = layer_working_bytes(calc.layer);
+  calc.first.activations_bytes =
+      shape.num_layers * calc.layer.kept_bytes * calc.in_flight_factor + layer_working;
+  calc.last.activations_bytes = calc.layers_per_stage * calc.layer.kept_bytes + layer_working;
   // The logits and loss live on the last stage from the end of the forward pass until the output
   // layer's backward; full recomputation rebuilds the last transformer layer only after that, in
-  // the memory the logits freed. So that stage holds L·kept plus the larger of the two.
+  // the memory the logits freed, and a layer's all-to-all buffers are freed before the output
+  // layer runs. So that stage holds L·kept plus the larger of the two.
   StageMemory& logits_stage = p == 1 ? calc.first : calc.last;
   logits_stage.logits_bytes = logits_bytes(shape, setup, micro_batch_sequences);
-  logits_stage.activations_bytes -=
-      std::min(calc.layer.recompute_working_bytes, logits_stage.logits_bytes);
+  logits_stage.activations_bytes -= std::min(layer_working, logits_stage.logits_bytes);
 }
 
 MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
@@ -269,9 +279,10 @@ MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
   if (setup.offload_activations) {
     // torch.autograd.graph.save_on_cpu / torchtune's OffloadActivations: each layer's saved
     // tensors go to the host as the forward pass leaves it, and come back for its backward.
-    // The rebuilt layer under full recomputation stays too (less the logits' memory it reuses).
-    const double rebuilt = calc.layer.recompute_working_bytes -
-                           std::min(calc.layer.recompute_working_bytes, stage.logits_bytes);
+    // The rebuilt layer under full recomputation and a layer's all-to-all buffers stay too (less
+    // the logits' memory they reuse).
+    const double working = layer_working_bytes(calc.layer);
+    const double rebuilt = working - std::min(working, stage.logits_bytes);
     const double activations_kept =
         std::min(bytes.activations_bytes, kOffloadLayersInFlight * calc.layer.kept_bytes + rebuilt);
     host.activations_bytes = bytes.activations_bytes - activations_kept;
@@ -293,6 +304,10 @@ double shape_lora_parameters(const ModelShape& shape, const TrainingSetup& setup
 }
 
 }  // namespace
+
+double layer_working_bytes(const ActivationsPerLayer& layer) {
+  return layer.recompute_working_bytes + layer.dispatch_bytes;
+}
 
 LayerActivations layer_activations_of(ActivationModel model) {
   switch (model) {

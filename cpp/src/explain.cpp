@@ -141,13 +141,27 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
     activations += number(shape.hidden_size) + " × " +
                    number(kFullRecomputeBytesPerTokenPerHidden) +
                    (layout.sequence_parallel ? " / " + number(layout.tensor_parallel) : "") +
-                   " B + one layer rebuilt (" + format_bytes(layer.recompute_working_bytes) +
-                   (bytes.logits_bytes > 0 ? ", less the logits' memory it reuses" : "") + ")";
+                   " B + one layer rebuilt (" + format_bytes(layer.recompute_working_bytes) + ")";
   } else if (llama_block) {
     activations += number(layer.saved_bytes_per_token) + " B saved per token";
   } else {
     activations += number(shape.hidden_size) + " × (" + number(layer.replicated_factor) + " + " +
                    number(layer.score_factor) + ") B";
+  }
+  if (layer.dispatch_bytes > 0) {
+    // Expert parallelism's all-to-all: the send and receive buffers of one mixture layer.
+    const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+    activations += " + one layer's all-to-all buffers, " + number(kAllToAllBuffersInFlight) +
+                   " (send and receive) × " + number(layer.tokens_on_device) + " tokens" +
+                   (layout.sequence_parallel ? " / " + number(layout.tensor_parallel) : "") +
+                   " × " + number(shape.num_experts_per_token) + " experts" +
+                   (capacity != 1 ? " × capacity factor " + number(capacity) : "") + " × " +
+                   number(shape.hidden_size) + " × 2 B (" + format_bytes(layer.dispatch_bytes) +
+                   ")";
+  }
+  if (bytes.logits_bytes > 0 && layer_working_bytes(layer) > 0) {
+    activations += ", less the logits' memory " +
+                   std::string(layer.dispatch_bytes > 0 && full ? "they reuse" : "it reuses");
   }
   if (lora) {
     activations += ", each layer's " + number(calc.lora_bytes_per_layer) + " B of adapter " +
@@ -188,6 +202,12 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   }
   if (shape.num_experts > 1 && shape.num_dense_layers > 0) {
     activations_source += "; every layer counted as the larger of a dense and a mixture layer";
+  }
+  if (layer.dispatch_bytes > 0) {
+    activations_source +=
+        "; the dispatch's and the combine's all-to-all hold a send and a receive buffer of the "
+        "routed copies, BF16, transient, one layer at a time (Megatron-LM's "
+        "MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/token_dispatcher.py)";
   }
   terms.push_back({"activations", "Activations", activations, activations_source});
 

@@ -38,15 +38,18 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
 
   std::vector<TimelinePoint> points;
   points.push_back({"start", 0, states});
+  // Under expert parallelism each mixture layer holds its all-to-all buffers while it runs (an
+  // upper bound for a dense layer mixed in).
+  const double dispatch = calc.layer.dispatch_bytes;
   for (int layer = 1; layer <= slots; ++layer) {
-    points.push_back({"forward", layer, working + kept(layer)});
+    points.push_back({"forward", layer, working + kept(layer) + dispatch});
   }
   if (bytes.logits_bytes > 0)
     points.push_back({"loss", slots, working + kept(slots) + bytes.logits_bytes});
   for (int layer = slots; layer >= 1; --layer) {
     if (calc.layer.recompute_working_bytes > 0) {
       points.push_back(
-          {"recompute", layer, working + kept(layer) + calc.layer.recompute_working_bytes});
+          {"recompute", layer, working + kept(layer) + layer_working_bytes(calc.layer)});
     }
     points.push_back({"backward", layer, working + kept(layer - 1)});
   }
