@@ -61,6 +61,10 @@ struct StageMemory {
   double activations_bytes = 0;
   double logits_bytes = 0;
   double dequantization_bytes = 0;
+  // FP8 training: the FP8 GEMMs' weights on the device, their GEMMs, and the bytes they hold.
+  double fp8_weights = 0;
+  double fp8_gemms = 0;
+  double fp8_weights_bytes = 0;
 };
 
 struct Calculation {
@@ -77,6 +81,7 @@ struct Calculation {
   StageParameters layer_unit;
   StageParameters embedding_unit;
   double in_flight_factor = 0;    // layers' worth of activations on the first stage, over L
+  double fp8_weight_copies = 0;   // FP8 training: copies per weight held (0 under ZeRO-3)
   double zero_shards = 1;         // d·c
   double expert_zero_shards = 1;  // the routed experts' data-parallel group: d·t·c / (ep·etp)
   StageMemory first;

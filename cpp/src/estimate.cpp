@@ -10,6 +10,7 @@
 #include "calculation.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/fp8.hpp"
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
@@ -144,6 +145,29 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   calc.first.expert_parameters = stage_expert_parameters(0);
   calc.last.expert_parameters = stage_expert_parameters(shape.num_layers - calc.layers_per_stage);
 
+  // FP8 training (fp8.hpp): each stage's FP8 GEMMs hold an FP8 copy of their weights (and the
+  // transpose on Hopper) through the step, and each GEMM its scaling state. Under ZeRO-3 (FSDP)
+  // no copy is kept: each layer's weights are cast to FP8 when gathered (torchao's
+  // enable_fsdp_float8_all_gather casts each shard before the all-gather; Transformer Engine
+  // re-quantises the gathered weight in the backward pass), transient like the gathered BF16
+  // weights, which this estimate does not count either.
+  if (setup.precision == Precision::kFp8Mixed) {
+    calc.fp8_weight_copies = layout.zero_stage >= 3 ? 0 : fp8_weight_copies(setup.device_id);
+    const Fp8Layer mixture_layer = fp8_layer(shape, layout, false);
+    const Fp8Layer dense_layer = fp8_layer(shape, layout, true);
+    const auto fp8_stage = [&](double first_layer, StageMemory& stage) {
+      const double dense_here =
+          std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(calc.layers_per_stage));
+      const double mixture_here = calc.layers_per_stage - dense_here;
+      stage.fp8_weights = mixture_here * mixture_layer.weights + dense_here * dense_layer.weights;
+      stage.fp8_gemms = mixture_here * mixture_layer.gemms + dense_here * dense_layer.gemms;
+      stage.fp8_weights_bytes = calc.fp8_weight_copies * kFp8Bytes * stage.fp8_weights +
+                                kFp8ScalingBytesPerGemm * stage.fp8_gemms;
+    };
+    fp8_stage(0, calc.first);
+    fp8_stage(shape.num_layers - calc.layers_per_stage, calc.last);
+  }
+
   // LoRA: the base is frozen, its linear weights (split by t but the router) apart from the rest;
   // the adapters, split by t with their layers, are what trains.
   const LinearLayers linear = linear_layers(shape);
@@ -250,6 +274,7 @@ MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
   bytes.activations_bytes = stage.activations_bytes;
   bytes.logits_bytes = stage.logits_bytes;
   bytes.dequantization_bytes = stage.dequantization_bytes;
+  bytes.fp8_weights_bytes = stage.fp8_weights_bytes;
 
   // Offloading moves each term to the host whole, but what is in flight: every byte that leaves
   // the device is on the host. The host adds the FP32 gradients its optimiser step reads.
@@ -295,7 +320,7 @@ MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
   bytes.model_states_bytes = bytes.weights_bytes + bytes.gradients_bytes +
                              bytes.master_weights_bytes + bytes.optimizer_states_bytes;
   bytes.total_bytes = bytes.model_states_bytes + bytes.activations_bytes + bytes.logits_bytes +
-                      bytes.dequantization_bytes;
+                      bytes.dequantization_bytes + bytes.fp8_weights_bytes;
   return bytes;
 }
 

@@ -41,6 +41,7 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"activations", number(bytes.activations_bytes)},
         {"logits", number(bytes.logits_bytes)},
         {"dequantization", number(bytes.dequantization_bytes)},
+        {"fp8Weights", number(bytes.fp8_weights_bytes)},
         {"total", number(bytes.total_bytes)}}},
       {"device",
        {{"id", estimate.device.id},

@@ -27,7 +27,8 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   const bool first_stage = !calc.last_is_most_loaded;
   const int slots = static_cast<int>(first_stage ? calc.shape->num_layers : calc.layers_per_stage);
   const double kept_per_slot = calc.layer.kept_bytes * (first_stage ? calc.in_flight_factor : 1);
-  const double states = bytes.model_states_bytes;
+  // Held throughout: the model states, and under FP8 the weights' FP8 copies and scaling state.
+  const double states = bytes.model_states_bytes + bytes.fp8_weights_bytes;
   // During the passes: a quantised base's layer dequantised for its matmul.
   const double working = states + bytes.dequantization_bytes;
   // Offloaded activations: the device keeps only the layers in flight.

@@ -138,6 +138,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("activationsBytes", &MemoryBreakdown::activations_bytes)
       .field("logitsBytes", &MemoryBreakdown::logits_bytes)
       .field("dequantizationBytes", &MemoryBreakdown::dequantization_bytes)
+      .field("fp8WeightsBytes", &MemoryBreakdown::fp8_weights_bytes)
       .field("modelStatesBytes", &MemoryBreakdown::model_states_bytes)
       .field("totalBytes", &MemoryBreakdown::total_bytes);
 

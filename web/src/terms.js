@@ -27,4 +27,6 @@ export const TERMS = Object.freeze([
   { key: 'logitsBytes', label: 'Logits and loss', color: '#7a5c99', marks: 'rows' },
   // Under a quantised base (QLoRA): the BF16 copy of the layer being dequantised.
   { key: 'dequantizationBytes', label: 'Dequantised layer (BF16)', color: '#5f7684', marks: 'columns' },
+  // Under FP8 training (fp8-mixed): the FP8 copies of the linear weights and the scaling factors.
+  { key: 'fp8WeightsBytes', label: 'FP8 weights and scales', color: '#9a7b2f', marks: 'dots' },
 ]);

@@ -158,6 +158,9 @@ struct MemoryBreakdown {
   double logits_bytes = 0;
   // A quantised base (nf4, int8): the BF16 copy of the layer being dequantised for its matmul.
   double dequantization_bytes = 0;
+  // FP8 training (fp8-mixed): the FP8 copies of the linear weights (and their transposes on
+  // Hopper) and the recipe's scaling factors, held through the step (fp8.hpp).
+  double fp8_weights_bytes = 0;
   double model_states_bytes = 0;  // weights, gradients, master weights, optimiser states
   double total_bytes = 0;         // everything
 };

@@ -23,7 +23,8 @@ export function createNumbersPanel({ estimator }) {
       const shownTerms = TERMS.filter(
         (term) =>
           (term.key !== 'logitsBytes' || estimate.setup.logits) &&
-          (term.key !== 'dequantizationBytes' || estimate.bytes.dequantizationBytes > 0),
+          (term.key !== 'dequantizationBytes' || estimate.bytes.dequantizationBytes > 0) &&
+          (term.key !== 'fp8WeightsBytes' || estimate.setup.precision === 'fp8-mixed'),
       );
       fillTable(document.getElementById('breakdown-table').tBodies[0], [
         ...shownTerms.map((term) => [
