@@ -44,7 +44,7 @@ const std::vector<Choice>& choices<Precision>() {
        "Micikevicius et al., ICLR 2018; Rajbhandari et al., SC 2020"},
       {"bf16", "Pure BF16", "no master copy; optimiser state in BF16"},
       {"fp32", "FP32", "no master copy; everything in FP32"},
-      {"fp8-mixed", "FP8 linear layers, BF16 weights, FP32 master weights",
+      {"fp8-mixed", "FP8 with FP32 master weights",
        "Transformer Engine's DelayedScaling recipe (transformer_engine/pytorch/module/linear.py, "
        "layernorm_mlp.py); Micikevicius et al., \"FP8 Formats for Deep Learning\", "
        "arXiv:2209.05433"},
