@@ -201,6 +201,11 @@ std::string estimate_to_csv(const Estimate& estimate) {
   row("optimizer_states", csv_number(per.optimizer_states), bytes.optimizer_states_bytes);
   row("activations", "", bytes.activations_bytes);
   row("logits", "", bytes.logits_bytes);
+  // Terms that only some setups hold, so that the rows always add up to the total.
+  if (bytes.dequantization_bytes > 0) row("dequantization", "", bytes.dequantization_bytes);
+  if (estimate.setup.precision == Precision::kFp8Mixed) {
+    row("fp8_weights", "", bytes.fp8_weights_bytes);
+  }
   row("total", csv_number(per.total), bytes.total_bytes);
   return csv;
 }
