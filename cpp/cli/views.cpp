@@ -113,6 +113,9 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
     }
   }
   if (bytes.dequantization_bytes > 0) row("Dequantised layer (BF16)", bytes.dequantization_bytes);
+  if (setup.precision == Precision::kFp8Mixed) {
+    row("FP8 weights and scales (fp8-mixed)", bytes.fp8_weights_bytes);
+  }
   if (stack) {
     out << "  Held by the " << choices<Stack>()[static_cast<std::size_t>(setup.stack)].name
         << " stack at the step's peak:\n";
@@ -278,7 +281,11 @@ int print_saved_tensors(const TrainingSetup& setup, bool, std::ostream& out, std
   for (const SavedTensor& tensor : tensors) {
     const std::string elements =
         tensor.elements + (tensor.split > 1 ? " / " + format_count(tensor.split) : "");
-    out << "  " << padded(tensor.name, 44) << padded(tensor.dtype_bytes == 4 ? "FP32" : "BF16", 7)
+    out << "  " << padded(tensor.name, 44)
+        << padded(tensor.dtype_bytes == 4   ? "FP32"
+                  : tensor.dtype_bytes == 1 ? "FP8"
+                                            : "BF16",
+                  7)
         << padded(elements, 10) << std::right << std::setw(10) << bytes_text(tensor.bytes_per_token)
         << "  " << tensor.saved_by << "\n";
   }

@@ -12,10 +12,13 @@ namespace trainmem {
 struct ActivationsPerLayer {
   double kept_bytes = 0;               // saved for the backward pass, per layer
   double recompute_working_bytes = 0;  // full recomputation: one layer rebuilt, less its input
-  double replicated_factor = 0;        // Korthikanti: the bracket's first part: 34, 10 + 24/t…
-  double score_factor = 0;             // Korthikanti: 5·a·s/(h·t), or 0
-  double saved_bytes_per_token = 0;    // llama-block: the saved tensors' sum, per token
-  double tokens_on_device = 0;         // s/c · b
+  // Expert parallelism: one mixture layer's all-to-all buffers (the send and the receive buffer
+  // of the dispatch or the combine), in flight while that layer runs, forward or rebuilt.
+  double dispatch_bytes = 0;
+  double replicated_factor = 0;      // Korthikanti: the bracket's first part: 34, 10 + 24/t…
+  double score_factor = 0;           // Korthikanti: 5·a·s/(h·t), or 0
+  double saved_bytes_per_token = 0;  // llama-block: the saved tensors' sum, per token
+  double tokens_on_device = 0;       // s/c · b
 };
 
 // Every activation model answers through this one signature (korthikanti.cpp, llama_block.cpp):
@@ -31,6 +34,10 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
                                                   int micro_batch_sequences, bool flash_attention);
 LayerActivations layer_activations_of(ActivationModel model);
+
+// What one layer holds beyond the kept activations while it runs: the layer rebuilt under full
+// recomputation and its all-to-all buffers under expert parallelism.
+double layer_working_bytes(const ActivationsPerLayer& layer);
 
 // The first problem with `setup` (whose model `shape` is, or nullptr when its id is unknown), in
 // the setting at fault's words; an ok answer when there is none (check.cpp).
@@ -55,6 +62,10 @@ struct StageMemory {
   double activations_bytes = 0;
   double logits_bytes = 0;
   double dequantization_bytes = 0;
+  // FP8 training: the FP8 GEMMs' weights on the device, their GEMMs, and the bytes they hold.
+  double fp8_weights = 0;
+  double fp8_gemms = 0;
+  double fp8_weights_bytes = 0;
 };
 
 struct Calculation {
@@ -71,6 +82,7 @@ struct Calculation {
   StageParameters layer_unit;
   StageParameters embedding_unit;
   double in_flight_factor = 0;    // layers' worth of activations on the first stage, over L
+  double fp8_weight_copies = 0;   // FP8 training: copies per weight held (0 under ZeRO-3)
   double zero_shards = 1;         // d·c
   double expert_zero_shards = 1;  // the routed experts' data-parallel group: d·t·c / (ep·etp)
   StageMemory first;

@@ -6,6 +6,7 @@
 
 #include "calculation.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/fp8.hpp"
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
@@ -46,6 +47,40 @@ Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape
                    "Expert parallelism × expert tensor parallelism (" + std::to_string(ep) + " × " +
                        std::to_string(etp) + ") must divide d·t·c (" + format_count(stage_devices) +
                        "), the devices of a pipeline stage they are carved from.");
+  }
+  return {};
+}
+
+// FP8 training (fp8.hpp) is modelled as Transformer Engine runs it on Hopper and Blackwell,
+// training every parameter, with the weights on the device.
+Answer check_fp8(const TrainingSetup& setup) {
+  namespace id = setting_id;
+  if (setup.precision != Precision::kFp8Mixed) return {};
+  const std::string fp8 = "Precision fp8-mixed";
+  const std::string other_precisions = "bf16-mixed, bf16 or fp32";
+  if (fp8_weight_copies(setup.device_id) == 0) {
+    const Device& device = *find_device(setup.device_id);
+    const bool a100 = device.short_name == "A100";
+    return refusal(id::kPrecision,
+                   fp8 +
+                       " is modelled on the h100, h200, b200 and a custom device (Transformer "
+                       "Engine's FP8 recipes on Hopper and Blackwell); the " +
+                       device.name +
+                       (a100 ? " has no FP8 tensor cores" : "'s ROCm stack is not modelled") +
+                       ". Choose " + other_precisions + ", or one of those devices.");
+  }
+  if (setup.lora_rank > 0) {
+    return refusal(id::kPrecision, fp8 +
+                                       " is counted for training every parameter; a frozen LoRA "
+                                       "base in FP8 is not modelled. Choose " +
+                                       other_precisions + ", or set the LoRA rank to 0.");
+  }
+  if (setup.offload == Offload::kOptimizerAndWeights) {
+    return refusal(id::kPrecision,
+                   fp8 +
+                       " keeps FP8 copies of the weights on the device; offloading the weights "
+                       "with them is not modelled. Choose offload none or optimizer, or " +
+                       other_precisions + ".");
   }
   return {};
 }
@@ -223,6 +258,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "LoRA is counted on Llama-style blocks and plain mixtures of experts; " +
                        shape->name + what + ". Set the LoRA rank to 0.");
   }
+  const Answer fp8 = check_fp8(setup);
+  if (!fp8.ok()) return fp8;
   if (setup.lora_rank > 0 &&
       (layout.expert_parallel > 1 || expert_tensor_parallel_of(layout) != t)) {
     return refusal(id::kLoraRank,

@@ -10,6 +10,7 @@
 #include "calculation.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/fp8.hpp"
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
@@ -165,6 +166,29 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   calc.first.expert_parameters = stage_expert_parameters(0);
   calc.last.expert_parameters = stage_expert_parameters(shape.num_layers - calc.layers_per_stage);
 
+  // FP8 training (fp8.hpp): each stage's FP8 GEMMs hold an FP8 copy of their weights (and the
+  // transpose on Hopper) through the step, and each GEMM its scaling state. Under ZeRO-3 (FSDP)
+  // no copy is kept: each layer's weights are cast to FP8 when gathered (torchao's
+  // enable_fsdp_float8_all_gather casts each shard before the all-gather; Transformer Engine
+  // re-quantises the gathered weight in the backward pass), transient like the gathered BF16
+  // weights, which this estimate does not count either.
+  if (setup.precision == Precision::kFp8Mixed) {
+    calc.fp8_weight_copies = layout.zero_stage >= 3 ? 0 : fp8_weight_copies(setup.device_id);
+    const Fp8Layer mixture_layer = fp8_layer(shape, layout, false);
+    const Fp8Layer dense_layer = fp8_layer(shape, layout, true);
+    const auto fp8_stage = [&](double first_layer, StageMemory& stage) {
+      const double dense_here =
+          std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(calc.layers_per_stage));
+      const double mixture_here = calc.layers_per_stage - dense_here;
+      stage.fp8_weights = mixture_here * mixture_layer.weights + dense_here * dense_layer.weights;
+      stage.fp8_gemms = mixture_here * mixture_layer.gemms + dense_here * dense_layer.gemms;
+      stage.fp8_weights_bytes = calc.fp8_weight_copies * kFp8Bytes * stage.fp8_weights +
+                                kFp8ScalingBytesPerGemm * stage.fp8_gemms;
+    };
+    fp8_stage(0, calc.first);
+    fp8_stage(shape.num_layers - calc.layers_per_stage, calc.last);
+  }
+
   // LoRA: the base is frozen, its linear weights (split by t but the router) apart from the rest;
   // the adapters, split by t with their layers, are what trains.
   const LinearLayers linear = linear_layers(shape);
@@ -222,18 +246,28 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
       calc.layer.kept_bytes += calc.lora_bytes_per_layer;
     }
   }
+  // Expert parallelism's all-to-all (estimate.hpp): one mixture layer's send and receive buffers
+  // of its own tokens' routed copies (over t with sequence parallelism, as the tokens are), in
+  // flight while that layer runs. With ep 1 there is no exchange: the permuted tokens are the
+  // experts' input.
+  if (shape.num_experts > 1 && layout.expert_parallel > 1) {
+    const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+    const double tokens = calc.layer.tokens_on_device / (layout.sequence_parallel ? t : 1);
+    calc.layer.dispatch_bytes = kAllToAllBuffersInFlight * tokens * shape.num_experts_per_token *
+                                capacity * shape.hidden_size * kBf16Bytes;
+  }
   calc.in_flight_factor = v > 1 ? 1 + (p - 1) / (p * v) : 1;
-  calc.first.activations_bytes = shape.num_layers * calc.layer.kept_bytes * calc.in_flight_factor +
-                                 calc.layer.recompute_working_bytes;
-  calc.last.activations_bytes =
-      calc.layers_per_stage * calc.layer.kept_bytes + calc.layer.recompute_working_bytes;
+  const double layer_working = layer_working_bytes(calc.layer);
+  calc.first.activations_bytes =
+      shape.num_layers * calc.layer.kept_bytes * calc.in_flight_factor + layer_working;
+  calc.last.activations_bytes = calc.layers_per_stage * calc.layer.kept_bytes + layer_working;
   // The logits and loss live on the last stage from the end of the forward pass until the output
   // layer's backward; full recomputation rebuilds the last transformer layer only after that, in
-  // the memory the logits freed. So that stage holds L·kept plus the larger of the two.
+  // the memory the logits freed, and a layer's all-to-all buffers are freed before the output
+  // layer runs. So that stage holds L·kept plus the larger of the two.
   StageMemory& logits_stage = p == 1 ? calc.first : calc.last;
   logits_stage.logits_bytes = logits_bytes(shape, setup, micro_batch_sequences);
-  logits_stage.activations_bytes -=
-      std::min(calc.layer.recompute_working_bytes, logits_stage.logits_bytes);
+  logits_stage.activations_bytes -= std::min(layer_working, logits_stage.logits_bytes);
 }
 
 MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
@@ -263,6 +297,7 @@ MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
   bytes.activations_bytes = stage.activations_bytes;
   bytes.logits_bytes = stage.logits_bytes;
   bytes.dequantization_bytes = stage.dequantization_bytes;
+  bytes.fp8_weights_bytes = stage.fp8_weights_bytes;
 
   // Offloading moves each term to the host whole, but what is in flight: every byte that leaves
   // the device is on the host. The host adds the FP32 gradients its optimiser step reads.
@@ -292,9 +327,10 @@ MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
   if (setup.offload_activations) {
     // torch.autograd.graph.save_on_cpu / torchtune's OffloadActivations: each layer's saved
     // tensors go to the host as the forward pass leaves it, and come back for its backward.
-    // The rebuilt layer under full recomputation stays too (less the logits' memory it reuses).
-    const double rebuilt = calc.layer.recompute_working_bytes -
-                           std::min(calc.layer.recompute_working_bytes, stage.logits_bytes);
+    // The rebuilt layer under full recomputation and a layer's all-to-all buffers stay too (less
+    // the logits' memory they reuse).
+    const double working = layer_working_bytes(calc.layer);
+    const double rebuilt = working - std::min(working, stage.logits_bytes);
     const double activations_kept =
         std::min(bytes.activations_bytes, kOffloadLayersInFlight * calc.layer.kept_bytes + rebuilt);
     host.activations_bytes = bytes.activations_bytes - activations_kept;
@@ -307,7 +343,7 @@ MemoryBreakdown stage_bytes(const Calculation& calc, const StageMemory& stage,
   bytes.model_states_bytes = bytes.weights_bytes + bytes.gradients_bytes +
                              bytes.master_weights_bytes + bytes.optimizer_states_bytes;
   bytes.total_bytes = bytes.model_states_bytes + bytes.activations_bytes + bytes.logits_bytes +
-                      bytes.dequantization_bytes;
+                      bytes.dequantization_bytes + bytes.fp8_weights_bytes;
   return bytes;
 }
 
@@ -316,6 +352,10 @@ double shape_lora_parameters(const ModelShape& shape, const TrainingSetup& setup
 }
 
 }  // namespace
+
+double layer_working_bytes(const ActivationsPerLayer& layer) {
+  return layer.recompute_working_bytes + layer.dispatch_bytes;
+}
 
 LayerActivations layer_activations_of(ActivationModel model) {
   switch (model) {

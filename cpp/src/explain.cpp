@@ -6,6 +6,7 @@
 #include "trainmem/estimate.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/fp8.hpp"
 
 namespace trainmem {
 
@@ -177,13 +178,27 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
     activations += number(shape.hidden_size) + " × " +
                    number(kFullRecomputeBytesPerTokenPerHidden) +
                    (layout.sequence_parallel ? " / " + number(layout.tensor_parallel) : "") +
-                   " B + one layer rebuilt (" + format_bytes(layer.recompute_working_bytes) +
-                   (bytes.logits_bytes > 0 ? ", less the logits' memory it reuses" : "") + ")";
+                   " B + one layer rebuilt (" + format_bytes(layer.recompute_working_bytes) + ")";
   } else if (llama_block) {
     activations += number(layer.saved_bytes_per_token) + " B saved per token";
   } else {
     activations += number(shape.hidden_size) + " × (" + number(layer.replicated_factor) + " + " +
                    number(layer.score_factor) + ") B";
+  }
+  if (layer.dispatch_bytes > 0) {
+    // Expert parallelism's all-to-all: the send and receive buffers of one mixture layer.
+    const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+    activations += " + one layer's all-to-all buffers, " + number(kAllToAllBuffersInFlight) +
+                   " (send and receive) × " + number(layer.tokens_on_device) + " tokens" +
+                   (layout.sequence_parallel ? " / " + number(layout.tensor_parallel) : "") +
+                   " × " + number(shape.num_experts_per_token) + " experts" +
+                   (capacity != 1 ? " × capacity factor " + number(capacity) : "") + " × " +
+                   number(shape.hidden_size) + " × 2 B (" + format_bytes(layer.dispatch_bytes) +
+                   ")";
+  }
+  if (bytes.logits_bytes > 0 && layer_working_bytes(layer) > 0) {
+    activations += ", less the logits' memory " +
+                   std::string(layer.dispatch_bytes > 0 && full ? "they reuse" : "it reuses");
   }
   if (lora) {
     activations += ", each layer's " + number(calc.lora_bytes_per_layer) + " B of adapter " +
@@ -212,6 +227,18 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
                           " routing: section 4.1's MLP share (19) once more for each expert "
                           "past the first";
   }
+  if (setup.precision == Precision::kFp8Mixed) {
+    activations_source +=
+        llama_block
+            ? "; under fp8-mixed each linear layer's saved input in FP8, 1 B instead of 2 (the "
+              "saved tensors list which)"
+            : "; under fp8-mixed the linear layers' saved inputs in FP8, 1 B instead of 2: the "
+              "QKV and MLP inputs 2 to 1 each, fc2's input 8 to 4, the output projection's input "
+              "2 to 1, or 1 more beside FlashAttention's BF16 output";
+    activations_source +=
+        " (Transformer Engine's _Linear.forward and _LayerNormMLP.forward: saved_inputmat, ln_out "
+        "and act_out quantised; fc1_out, the norms' inputs and FlashAttention's tensors BF16)";
+  }
   if (setup.offload_activations) {
     activations_source +=
         "; offloaded as torch.autograd.graph.save_on_cpu and torchtune's "
@@ -224,6 +251,12 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
   }
   if (shape.num_experts > 1 && shape.num_dense_layers > 0) {
     activations_source += "; every layer counted as the larger of a dense and a mixture layer";
+  }
+  if (layer.dispatch_bytes > 0) {
+    activations_source +=
+        "; the dispatch's and the combine's all-to-all hold a send and a receive buffer of the "
+        "routed copies, BF16, transient, one layer at a time (Megatron-LM's "
+        "MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/token_dispatcher.py)";
   }
   terms.push_back({"activations", "Activations", activations, activations_source});
 
@@ -249,6 +282,30 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
              format_bytes(bytes.dequantization_bytes),
          "bitsandbytes' matmul_4bit and MatMul8bitLt dequantise the frozen weight to BF16 for "
          "the matmul and its backward, one layer at a time"});
+  }
+  if (setup.precision == Precision::kFp8Mixed) {
+    std::string fp8 = calc.fp8_weight_copies > 0
+                          ? number(calc.fp8_weight_copies) + " × 1 B × " +
+                                number(stage.fp8_weights) + " FP8 GEMM weights (" +
+                                (calc.fp8_weight_copies == kFp8WeightCopiesTnOnly
+                                     ? "each FP8 weight and its transpose"
+                                     : "the FP8 weight; no transpose on Blackwell") +
+                                ")"
+                          : "no FP8 weight copies held under ZeRO-3 (cast per gathered layer)";
+    fp8 += " + " + number(kFp8ScalingBytesPerGemm) + " B × " + number(stage.fp8_gemms) +
+           " GEMMs' scaling state (" + number(kFp8TensorsPerGemm) + " FP8 tensors × (" +
+           number(kFp8AmaxHistoryLength) +
+           " amax history + scale + scale_inv) × 4 B) = " + format_bytes(bytes.fp8_weights_bytes);
+    terms.push_back(
+        {"fp8Weights", "FP8 weights and scales", fp8,
+         "Transformer Engine keeps the BF16 parameter and an FP8 copy of each linear weight for "
+         "the step, with its transpose where cuBLAS runs only TN FP8 GEMMs (Hopper; "
+         "tests/pytorch/test_cpu_offloading.py, _estimate_cached_weight_size), and "
+         "DelayedScaling's amax history per FP8 tensor (module/base.py, set_meta_tensor; "
+         "amax_history_len 1,024); the router stays BF16. Under ZeRO-3 the weights are cast to "
+         "FP8 per gathered layer (torchao's enable_fsdp_float8_all_gather gathers 1 B per weight "
+         "instead of 2), transient like the gathered BF16 weights, which this estimate does not "
+         "count"});
   }
   if (setup.offload != Offload::kNone || setup.offload_activations) {
     std::string moved = "weights " + format_bytes(host.weights_bytes) + " + gradients " +

@@ -3,6 +3,7 @@
 // layer (estimate.hpp names each constant).
 #include "calculation.hpp"
 #include "trainmem/activations.hpp"
+#include "trainmem/fp8.hpp"
 
 namespace trainmem {
 
@@ -29,11 +30,28 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   const double kept_under_full =
       layer.tokens_on_device * layer_input_bytes_per_token(shape, layout);
 
+  // FP8 training (fp8.hpp): the linear layers' inputs are saved in FP8. Of section 4.1's shares,
+  // the QKV projection's input (2, not split by t) and the MLP's input (2, not split) become 1
+  // each, fc2's input (GeLU's output, 8 of the MLP's 16) becomes 4; the output projection's input
+  // (2, split) becomes 1, but where FlashAttention keeps its BF16 output for its own backward
+  // pass, the projection's FP8 copy comes beside it (+1). Q, K and V (FlashAttention's, BF16),
+  // fc1's output (the activation's BF16 input), the norms' inputs and the dropout masks stay.
+  const bool fp8 = setup.precision == Precision::kFp8Mixed;
+  const double freed = fp8 ? kFp8SavedInputBytesFreed : 0;
+  const bool attention_keeps_output = flash_attention && setup.recompute != Recompute::kSelective;
+  const double attention_output_change = !fp8 ? 0 : attention_keeps_output ? kFp8Bytes : -freed;
+  const double mlp_replicated = kKorthikantiMlpReplicatedBytesPerTokenPerHidden - freed;
+  const double mlp_sharded =
+      kKorthikantiMlpShardedBytesPerTokenPerHidden - kKorthikantiFc2InputWidthPerHidden * freed;
+  const double replicated = kKorthikantiReplicatedBytesPerTokenPerHidden - 2 * freed;
+  const double sharded = kKorthikantiShardedBytesPerTokenPerHidden -
+                         kKorthikantiFc2InputWidthPerHidden * freed + attention_output_change;
+
   // Top-k routing: each token's activations pass through k experts' MLPs, k - 1 more than a
   // dense layer's one (Korthikanti et al. 2023, section 4.1's MLP share; see estimate.hpp).
   const double extra_mlps = shape.num_experts_per_token - 1;
-  double extra_replicated = extra_mlps * kKorthikantiMlpReplicatedBytesPerTokenPerHidden;
-  double extra_sharded = extra_mlps * kKorthikantiMlpShardedBytesPerTokenPerHidden;
+  double extra_replicated = extra_mlps * mlp_replicated;
+  double extra_sharded = extra_mlps * mlp_sharded;
   if (shape.num_experts > 1 &&
       (shape.moe_ffn_hidden_size > 0 || shape.shared_expert_ffn_hidden_size > 0)) {
     // Experts of a width of their own, and shared experts: each MLP a token passes through
@@ -43,20 +61,16 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
     const double four_h = kKorthikantiFfnMultiple * shape.hidden_size;
     const double shared = shape.shared_expert_ffn_hidden_size > 0 ? 1 : 0;
     const double mlps = shape.num_experts_per_token + shared;
-    extra_replicated = (mlps - 1) * kKorthikantiMlpReplicatedBytesPerTokenPerHidden;
-    extra_sharded = kKorthikantiMlpShardedBytesPerTokenPerHidden *
-                    ((shape.num_experts_per_token * routed_expert_width(shape) +
-                      shape.shared_expert_ffn_hidden_size) /
-                         four_h -
-                     1);
+    extra_replicated = (mlps - 1) * mlp_replicated;
+    extra_sharded = mlp_sharded * ((shape.num_experts_per_token * routed_expert_width(shape) +
+                                    shape.shared_expert_ffn_hidden_size) /
+                                       four_h -
+                                   1);
   }
   if (layout.sequence_parallel) {
-    layer.replicated_factor =
-        (kKorthikantiBytesPerTokenPerHidden + extra_replicated + extra_sharded) / t;
+    layer.replicated_factor = (replicated + sharded + extra_replicated + extra_sharded) / t;
   } else {
-    layer.replicated_factor = kKorthikantiReplicatedBytesPerTokenPerHidden +
-                              kKorthikantiShardedBytesPerTokenPerHidden / t + extra_replicated +
-                              extra_sharded / t;
+    layer.replicated_factor = replicated + sharded / t + extra_replicated + extra_sharded / t;
   }
   // Expert tensor parallelism splits the routed experts' 16-shares over etp rather than t; a
   // capacity factor C pads the routed experts' shares (their 3 and 16 each) to C times.
@@ -66,10 +80,8 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
         shape.moe_ffn_hidden_size > 0
             ? routed_expert_width(shape) / (kKorthikantiFfnMultiple * shape.hidden_size)
             : 1;
-    const double routed_sharded =
-        kKorthikantiMlpShardedBytesPerTokenPerHidden * shape.num_experts_per_token * width_ratio;
-    const double routed_replicated =
-        kKorthikantiMlpReplicatedBytesPerTokenPerHidden * shape.num_experts_per_token;
+    const double routed_sharded = mlp_sharded * shape.num_experts_per_token * width_ratio;
+    const double routed_replicated = mlp_replicated * shape.num_experts_per_token;
     const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
     layer.replicated_factor +=
         routed_sharded * (capacity / etp - 1 / t) +

@@ -6,6 +6,7 @@
 
 #include "calculation.hpp"
 #include "trainmem/activations.hpp"
+#include "trainmem/fp8.hpp"
 
 namespace trainmem {
 
@@ -82,11 +83,25 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   const bool one_norm_for_both = parallel && shape.norms_per_layer == 1;
   // Learned positions are added to the embedding; rotary ones are applied to Q and K.
   const std::string after_rope = shape.num_position_embeddings > 0 ? "" : " after RoPE";
+  // FP8 training (fp8.hpp): each linear layer saves its input as the FP8 tensor it cast it to, a
+  // copy of its own; FlashAttention, the norms, the activation's input and the router stay BF16.
+  const bool fp8 = setup.precision == Precision::kFp8Mixed;
+  const double linear_input_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
+  const auto linear_input = [fp8](const std::string& name) {
+    return fp8 ? name + ", in FP8" : name;
+  };
 
   // Attention.
   add_norm("attention-norm", "Attention norm");
-  add("qkv-input", "Attention norm's output", "Q, K and V projections (one tensor for the three)",
-      "h", h, kBf16Bytes, whole);
+  // Latent attention's query and key/value projections are two linear layers: under FP8 each
+  // keeps an FP8 copy of the norm's output.
+  const bool two_copies = fp8 && latent_attention(shape);
+  add("qkv-input",
+      linear_input(two_copies ? "Attention norm's output, a copy for each of the query's and the "
+                                "key/value's projection"
+                              : "Attention norm's output"),
+      "Q, K and V projections (one tensor for the three)", two_copies ? "2·h" : "h",
+      two_copies ? 2 * h : h, linear_input_bytes, whole);
   // Who keeps Q, K and V: FlashAttention, the two matmuls without it, or, under selective
   // recomputation, the core attention, which keeps only its inputs to run again.
   const auto attention_keeper = [&](const char* without_flash_attention) -> std::string {
@@ -109,7 +124,8 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
       add(id + "-norm-input", name + " latent (RMSNorm's input)", "RMSNorm", rank_text, rank,
           kBf16Bytes, 1);
       add(id + "-norm-rstd", name + " latent's 1/RMS", "RMSNorm", "1", 1, kFp32Bytes, 1);
-      add(id + "-latent", name + " latent, normed", up, rank_text, rank, kBf16Bytes, 1);
+      add(id + "-latent", linear_input(name + " latent, normed"), up, rank_text, rank,
+          linear_input_bytes, 1);
     };
     if (shape.q_lora_rank > 0) {
       add_latent("query", "Query", shape.q_lora_rank, "r_q", "the query up-projection (q_b_proj)");
@@ -155,10 +171,19 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
           "softmax and the probabilities × values matmul", "a·s", a * s, kBf16Bytes, by_heads);
     }
   }
-  add("attention-output", "Attention output",
-      flash_attention && !selective ? "FlashAttention and the output projection"
-                                    : "the output projection",
-      output_elements, output_width, kBf16Bytes, by_heads);
+  const bool flash_keeps_output = flash_attention && !selective;
+  if (fp8 && flash_keeps_output) {
+    // FlashAttention's backward pass reads its BF16 output; the output projection keeps its FP8
+    // copy beside it.
+    add("attention-output", "Attention output", "FlashAttention", output_elements, output_width,
+        kBf16Bytes, by_heads);
+    add("attention-output-fp8", "Attention output, in FP8", "the output projection",
+        output_elements, output_width, kFp8Bytes, by_heads);
+  } else {
+    add("attention-output", linear_input("Attention output"),
+        flash_keeps_output ? "FlashAttention and the output projection" : "the output projection",
+        output_elements, output_width, linear_input_bytes, by_heads);
+  }
 
   // Norms past the two pre-norms save their inputs and 1/RMS as the pre-norms do: Gemma 2's
   // post-attention norm here, its post-MLP norm (and any further one) after the MLP.
@@ -181,16 +206,19 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
       add_norm("mlp-norm", "MLP norm");
     }
   }
-  if (routed_copies) {
+  // The router reads the norm's BF16 output; under FP8 the experts keep FP8 copies of their own.
+  if (routed_copies || (fp8 && shape.num_experts > 1)) {
     add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
   }
   const std::string mlp_input_readers =
       shape.gated_mlp ? "gate and up projections" : "up projection";
   if (routed_copies) {
-    add("mlp-input", "Experts' inputs (the norm's output" + top_k_text + ")", mlp_input_readers,
-        "h·top-k", h * top_k, kBf16Bytes, whole);
-  } else if (!one_norm_for_both) {
-    add("mlp-input", "MLP norm's output", mlp_input_readers, "h", h, kBf16Bytes, whole);
+    add("mlp-input", linear_input("Experts' inputs (the norm's output" + top_k_text + ")"),
+        mlp_input_readers, "h·top-k", h * top_k, linear_input_bytes, whole);
+  } else if (!one_norm_for_both || fp8) {
+    // Phi's MLP reads the tensor Q, K and V saved, but under FP8 keeps an FP8 copy of its own.
+    add("mlp-input", linear_input("MLP norm's output"), mlp_input_readers, "h", h,
+        linear_input_bytes, whole);
   }
   const std::string width_name =
       shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
@@ -201,24 +229,29 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
         by_expert_width);
     add("up-output", "Up projection's output" + top_k_text, "the fused activation × up",
         ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
-    add("product", "Activation × up" + top_k_text, "down projection", ffn_elements, f * top_k,
-        kBf16Bytes, by_expert_width);
+    add("product", linear_input("Activation × up" + top_k_text), "down projection", ffn_elements,
+        f * top_k, linear_input_bytes, by_expert_width);
   } else {
     // A plain MLP: the activation (GELU, ReLU) keeps its input, the down projection its output.
     add("up-output", "Up projection's output" + top_k_text, "the activation (GELU, ReLU)",
         ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
-    add("activation-output", "Activation's output" + top_k_text, "down projection", ffn_elements,
-        f * top_k, kBf16Bytes, by_expert_width);
+    add("activation-output", linear_input("Activation's output" + top_k_text), "down projection",
+        ffn_elements, f * top_k, linear_input_bytes, by_expert_width);
   }
   if (shared_f > 0) {
     // The shared experts' one MLP reads the norm's output that the router saved, and saves what
-    // a dense gated MLP saves (DeepseekV3MoE's shared_experts, Qwen2-MoE's shared_expert).
+    // a dense gated MLP saves (DeepseekV3MoE's shared_experts, Qwen2-MoE's shared_expert); under
+    // FP8 it keeps an FP8 copy of its input of its own.
+    if (fp8) {
+      add("shared-input", "Shared experts' input (the norm's output), in FP8",
+          "the shared experts' gate and up projections", "h", h, kFp8Bytes, whole);
+    }
     add("shared-gate-output", "Shared experts' gate projection output", "the fused activation × up",
         "f_s", shared_f, kBf16Bytes, by_heads);
     add("shared-up-output", "Shared experts' up projection output", "the fused activation × up",
         "f_s", shared_f, kBf16Bytes, by_heads);
-    add("shared-product", "Shared experts' activation × up", "down projection", "f_s", shared_f,
-        kBf16Bytes, by_heads);
+    add("shared-product", linear_input("Shared experts' activation × up"), "down projection", "f_s",
+        shared_f, linear_input_bytes, by_heads);
     if (shape.shared_expert_gate) {
       // Qwen2-MoE: sigmoid(shared_expert_gate(x)) · shared_expert(x) saves both factors.
       add("shared-output", "Shared expert's output", "the product with its gate", "h", h,

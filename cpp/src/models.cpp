@@ -370,12 +370,16 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
     // The router: h x E, replicated (Megatron-LM's TopKRouter); DeepSeek-V3's
     // e_score_correction_bias, a buffer of E that the checkpoint holds, beside it.
     matrix(h, experts, 1, P::kReplicated);
+    weights.back().high_precision = true;
     if (shape.router_bias) vector(experts, 1, P::kReplicated);
     // The shared experts (DeepseekV3MoE's shared_experts, Qwen2MoeSparseMoeBlock's
     // shared_expert): one MLP that TP splits as a dense one; Qwen2-MoE's shared_expert_gate,
     // h x 1, replicated like the router.
     if (shape.shared_expert_ffn_hidden_size > 0) mlp(shape.shared_expert_ffn_hidden_size, 1);
-    if (shape.shared_expert_gate) matrix(h, 1, 1, P::kReplicated);
+    if (shape.shared_expert_gate) {
+      matrix(h, 1, 1, P::kReplicated);
+      weights.back().high_precision = true;
+    }
   }
 
   // A LayerNorm holds a weight and a bias of h each; an RMSNorm its weight alone.

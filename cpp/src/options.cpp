@@ -44,6 +44,10 @@ const std::vector<Choice>& choices<Precision>() {
        "Micikevicius et al., ICLR 2018; Rajbhandari et al., SC 2020"},
       {"bf16", "Pure BF16", "no master copy; optimiser state in BF16"},
       {"fp32", "FP32", "no master copy; everything in FP32"},
+      {"fp8-mixed", "FP8 with FP32 master weights",
+       "Transformer Engine's DelayedScaling recipe (transformer_engine/pytorch/module/linear.py, "
+       "layernorm_mlp.py); Micikevicius et al., \"FP8 Formats for Deep Learning\", "
+       "arXiv:2209.05433"},
   };
   return choices;
 }
@@ -196,6 +200,7 @@ BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer,
       bytes.gradients = kFp32Bytes;
       break;
     case Precision::kBf16Mixed:
+    case Precision::kFp8Mixed:  // the BF16 parameter stays beside its FP8 copy (fp8.hpp)
       bytes.weights = kBf16Bytes;
       bytes.gradients = kBf16Bytes;
       bytes.master_weights = kFp32Bytes;

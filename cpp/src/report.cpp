@@ -53,6 +53,7 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"activations", number(bytes.activations_bytes)},
         {"logits", number(bytes.logits_bytes)},
         {"dequantization", number(bytes.dequantization_bytes)},
+        {"fp8Weights", number(bytes.fp8_weights_bytes)},
         {"framework", number(bytes.framework_bytes)},
         {"runtime", number(bytes.runtime_bytes)},
         {"allocatorCache", number(bytes.allocator_cache_bytes)},
@@ -227,6 +228,11 @@ std::string estimate_to_csv(const Estimate& estimate) {
   row("optimizer_states", csv_number(per.optimizer_states), bytes.optimizer_states_bytes);
   row("activations", "", bytes.activations_bytes);
   row("logits", "", bytes.logits_bytes);
+  // Terms that only some setups hold, so that the rows always add up to the total.
+  if (bytes.dequantization_bytes > 0) row("dequantization", "", bytes.dequantization_bytes);
+  if (estimate.setup.precision == Precision::kFp8Mixed) {
+    row("fp8_weights", "", bytes.fp8_weights_bytes);
+  }
   if (estimate.setup.stack != Stack::kIdeal) {
     row("framework", "", bytes.framework_bytes);
     row("runtime", "", bytes.runtime_bytes);

@@ -205,6 +205,8 @@ StepDevice device_of(const Calculation& calc, const TrainingSetup& setup) {
 Handles keep_slot(Step& step, const StepDevice& device) {
   Handles handles;
   for (const double bytes : device.kept_tensors) handles.push_back(step.take(kActivations, bytes));
+  // Under expert parallelism the layer's all-to-all buffers, while it runs.
+  step.give(step.take(kActivations, device.calc.layer.dispatch_bytes));
   return handles;
 }
 
@@ -248,7 +250,8 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
 // The stack-independent end of each layer's backward pass: the rebuilt layer (full
 // recomputation) and the slot's saved tensors freed.
 void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot) {
-  const auto rebuilt = step.take(kActivations, device.calc.layer.recompute_working_bytes);
+  // The rebuilt layer, and under expert parallelism its all-to-all buffers.
+  const auto rebuilt = step.take(kActivations, layer_working_bytes(device.calc.layer));
   if (device.calc.layer.recompute_working_bytes > 0) step.mark("recompute", slot);
   step.give(rebuilt);
   give_all(step, kept);

@@ -28,7 +28,8 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   const bool first_stage = !calc.last_is_most_loaded;
   const int slots = static_cast<int>(first_stage ? calc.shape->num_layers : calc.layers_per_stage);
   const double kept_per_slot = calc.layer.kept_bytes * (first_stage ? calc.in_flight_factor : 1);
-  const double states = bytes.model_states_bytes;
+  // Held throughout: the model states, and under FP8 the weights' FP8 copies and scaling state.
+  const double states = bytes.model_states_bytes + bytes.fp8_weights_bytes;
   // During the passes: a quantised base's layer dequantised for its matmul.
   const double working = states + bytes.dequantization_bytes;
   // Offloaded activations: the device keeps only the layers in flight.
@@ -51,11 +52,16 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
     points.push_back(point);
   };
   add("start", 0, states, 0, 0);
-  for (int layer = 1; layer <= slots; ++layer) add("forward", layer, working, kept(layer), 0);
+  // Under expert parallelism each mixture layer holds its all-to-all buffers while it runs (an
+  // upper bound for a dense layer mixed in).
+  const double dispatch = calc.layer.dispatch_bytes;
+  for (int layer = 1; layer <= slots; ++layer) {
+    add("forward", layer, working, kept(layer) + dispatch, 0);
+  }
   if (bytes.logits_bytes > 0) add("loss", slots, working, kept(slots), bytes.logits_bytes);
   for (int layer = slots; layer >= 1; --layer) {
     if (calc.layer.recompute_working_bytes > 0) {
-      add("recompute", layer, working, kept(layer) + calc.layer.recompute_working_bytes, 0);
+      add("recompute", layer, working, kept(layer) + layer_working_bytes(calc.layer), 0);
     }
     add("backward", layer, working, kept(layer - 1), 0);
   }

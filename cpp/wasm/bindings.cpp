@@ -140,6 +140,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("activationsBytes", &MemoryBreakdown::activations_bytes)
       .field("logitsBytes", &MemoryBreakdown::logits_bytes)
       .field("dequantizationBytes", &MemoryBreakdown::dequantization_bytes)
+      .field("fp8WeightsBytes", &MemoryBreakdown::fp8_weights_bytes)
       .field("frameworkBytes", &MemoryBreakdown::framework_bytes)
       .field("runtimeBytes", &MemoryBreakdown::runtime_bytes)
       .field("allocatorCacheBytes", &MemoryBreakdown::allocator_cache_bytes)

@@ -3,6 +3,7 @@
 // counted by hand on a tiny shape, read from config.json, and placed on pipeline stages.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -418,12 +419,44 @@ TEST_CASE(
 
 TEST_CASE(
     "expert parallelism does not divide the tokens: each device's routed activations stay "
-    "top-k copies of its own tokens") {
+    "top-k copies of its own tokens, and one layer's all-to-all buffers come on top") {
   TrainingSetup setup = tiny_expert_layout(4, 1, 1, 0);
   setup.activation_model = ActivationModel::kLlamaBlock;
   const double without = estimate_memory(setup).bytes.activations_bytes;
   setup.layout.expert_parallel = 4;
-  CHECK(estimate_memory(setup).bytes.activations_bytes == without);
+  // The send and the receive buffer of one all-to-all: 2 × 16 tokens × top-2 × h 16 × 2 B.
+  const double buffers = 2 * 16 * 2 * 16 * 2.0;
+  CHECK(estimate_memory(setup).bytes.activations_bytes == without + buffers);
+  // The saved tensors themselves are the same with ep 4 as with ep 1.
+  TrainingSetup ep1 = setup;
+  ep1.layout.expert_parallel = 1;
+  CHECK(saved_tensors_of(setup).bytes_per_token == saved_tensors_of(ep1).bytes_per_token);
+  // A capacity factor pads the buffers as it pads the experts' inputs; sequence parallelism
+  // splits them with the tokens.
+  setup.capacity_factor = 1.5;
+  const double padded = estimate_memory(setup).bytes.activations_bytes;
+  setup.layout.expert_parallel = 1;
+  CHECK(padded - estimate_memory(setup).bytes.activations_bytes == buffers * 1.5);
+  TrainingSetup split = tiny_expert_layout(2, 2, 2, 1);
+  split.layout.sequence_parallel = true;
+  split.activation_model = ActivationModel::kLlamaBlock;
+  TrainingSetup split_ep1 = split;
+  split_ep1.layout.expert_parallel = 1;
+  CHECK(estimate_memory(split).bytes.activations_bytes -
+            estimate_memory(split_ep1).bytes.activations_bytes ==
+        buffers / 2);
+  // The arithmetic names them and their source; the timeline's peak holds them.
+  const std::vector<TermArithmetic> terms = explain_estimate(split);
+  const auto activations = std::find_if(terms.begin(), terms.end(), [](const TermArithmetic& term) {
+    return term.term == "activations";
+  });
+  REQUIRE(activations != terms.end());
+  CHECK(activations->formula.find(" + one layer's all-to-all buffers, 2 (send and receive) × 16 "
+                                  "tokens / 2 × 2 experts × 16 × 2 B (") != std::string::npos);
+  CHECK(activations->source.find("MoEAlltoAllTokenDispatcher") != std::string::npos);
+  const std::vector<TimelinePoint> timeline = memory_timeline(split);
+  CHECK(timeline[timeline_peak(timeline)].bytes ==
+        doctest::Approx(estimate_memory(split).bytes.total_bytes));
 }
 
 TEST_CASE(

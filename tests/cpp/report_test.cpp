@@ -28,6 +28,24 @@ TEST_CASE("report: the CSV lists each term's bytes per parameter and bytes, then
         "total,16,164991401984\n");
 }
 
+TEST_CASE("report: under fp8-mixed the CSV adds the FP8 weights' row, and its rows add up") {
+  TrainingSetup setup;
+  setup.precision = Precision::kFp8Mixed;
+  // 2 × 6,979,321,856 FP8 GEMM weights + 20,520 B × 128 GEMMs; activations 29 · 8,192 · 4,096 · 32.
+  CHECK(setup_to_csv(setup) ==
+        "term,bytes_per_parameter,bytes\n"
+        "weights,2,16060522496\n"
+        "gradients,2,16060522496\n"
+        "master_weights,4,32121044992\n"
+        "optimizer_states,8,64242089984\n"
+        "activations,,31138512896\n"
+        "logits,,0\n"
+        "fp8_weights,,13961270272\n"
+        "total,16,173583963136\n");
+  const nlohmann::json json = nlohmann::json::parse(setup_to_json(setup));
+  CHECK(json["bytes"]["fp8Weights"] == 13961270272);
+}
+
 TEST_CASE("report: a refused setup is written as its message, never as numbers") {
   TrainingSetup setup;
   setup.layout.tensor_parallel = 3;

@@ -53,9 +53,12 @@ export function describe(estimator, estimate) {
     : ` (${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
       `${estimator.formatParameters(estimate.numParameters)} parameters)`;
   const dequantized =
-    bytes.dequantizationBytes > 0
+    (bytes.dequantizationBytes > 0
       ? `, ${format(bytes.dequantizationBytes)} for the layer being dequantised,`
-      : '';
+      : '') +
+    (setup.precision === 'fp8-mixed'
+      ? `, ${format(bytes.fp8WeightsBytes)} of FP8 weight copies and scales,`
+      : '');
   const states = `${format(bytes.modelStatesBytes)} of model states`;
   if (estimate.numDevices === 1) {
     return (

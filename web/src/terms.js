@@ -34,14 +34,22 @@ export const TERMS = Object.freeze([
     marks: 'columns',
     onlyWhenHeld: true,
   },
+  // Under FP8 training (fp8-mixed): the FP8 copies of the linear weights and the scaling factors.
+  {
+    key: 'fp8WeightsBytes',
+    label: 'FP8 weights and scales',
+    color: '#9a7b2f',
+    marks: 'dots',
+    onlyWhenHeld: true,
+  },
   // Under a training stack: what the framework holds beyond the terms above, the runtime (CUDA
   // context, NCCL, cuBLAS workspaces) and what the caching allocator keeps reserved.
-  { key: 'frameworkBytes', label: 'Framework buffers', color: '#b5523b', marks: 'dots', onlyWhenHeld: true },
+  { key: 'frameworkBytes', label: 'Framework buffers', color: '#b5523b', marks: 'cross', onlyWhenHeld: true },
   { key: 'runtimeBytes', label: 'Runtime', color: '#6b6b6b', marks: 'none', onlyWhenHeld: true },
   {
     key: 'allocatorCacheBytes',
     label: "Allocator's cache",
-    color: '#c9b458',
+    color: '#d9c77a',
     marks: 'rising',
     onlyWhenHeld: true,
   },

@@ -59,6 +59,17 @@ static_assert(kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
 // sequence parallelism). The router's s·b·E logits are left out, as Korthikanti leaves out
 // anything below s·b·h.
 
+// Expert parallelism's token dispatch (Megatron-LM's MoEAlltoAllTokenDispatcher,
+// megatron/core/transformer/moe/token_dispatcher.py): a mixture layer permutes each device's
+// tokens into k copies (times the capacity factor), h wide in BF16, and sends them to the experts'
+// devices with an all-to-all, which receives as many on balanced routing; the combine sends the
+// experts' outputs back the same way. Only the experts' input is saved for the backward pass (the
+// experts' first projection saves it: counted with the MLP); the permutation keeps an index map
+// and the routed probabilities, 12 bytes per copy (below s·b·h, as the router's logits, and not
+// counted). The send and the receive buffer of one all-to-all are transient: two buffers of
+// T·k·C·h BF16 values, one layer at a time.
+constexpr double kAllToAllBuffersInFlight = 2;
+
 // The output layer's logits and the loss (off in the plate's view), split over the vocabulary by
 // tensor parallelism (a vocabulary-sharded loss). Megatron-LM's vocab-parallel cross-entropy holds
 // the BF16 logits and their FP32 copy, 2 + 4 bytes per token per vocabulary entry. PyTorch's
@@ -150,6 +161,9 @@ struct MemoryBreakdown {
   double logits_bytes = 0;
   // A quantised base (nf4, int8): the BF16 copy of the layer being dequantised for its matmul.
   double dequantization_bytes = 0;
+  // FP8 training (fp8-mixed): the FP8 copies of the linear weights (and their transposes on
+  // Hopper) and the recipe's scaling factors, held through the step (fp8.hpp).
+  double fp8_weights_bytes = 0;
   // Under a stack (all 0 under ideal): what the framework holds beyond the terms above (buffers,
   // gathered layers, unsharded gradients: Estimate::stack_terms names each), the runtime (CUDA
   // context, NCCL, cuBLAS workspaces), and what the caching allocator keeps reserved beyond its

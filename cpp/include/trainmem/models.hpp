@@ -124,6 +124,9 @@ struct LayerWeight {
   bool matrix = true;
   WeightPlacement placement = WeightPlacement::kSplit;
   bool routed_expert = false;  // a routed expert's: expert parallelism places it (ep·etp)
+  // The router and a shared expert's gate: GEMMs that FP8 training leaves in BF16 (Megatron-LM's
+  // TopKRouter computes its logits outside Transformer Engine's FP8 modules).
+  bool high_precision = false;
 };
 
 // Every weight of one layer: of a mixture-of-experts layer (or the only kind of layer), or, with

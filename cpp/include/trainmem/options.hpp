@@ -44,7 +44,10 @@ std::vector<Choice> device_choices();  // the catalogue plus "custom"
 //   bf16-mixed  BF16 weights and gradients, FP32 master weights, FP32 optimiser state (the plate)
 //   bf16        BF16 everywhere, no master copy
 //   fp32        FP32 everywhere, no master copy
-enum class Precision { kBf16Mixed, kBf16, kFp32 };
+//   fp8-mixed   bf16-mixed's states, and the linear layers' GEMMs in FP8 as Transformer Engine's
+//               delayed-scaling recipe runs them: their saved inputs in FP8, an FP8 copy of each
+//               linear weight (and its transpose on Hopper), and scaling factors (fp8.hpp)
+enum class Precision { kBf16Mixed, kBf16, kFp32, kFp8Mixed };
 
 //   adam          two moments (Kingma and Ba, ICLR 2015)
 //   adam-8bit     two moments in 8 bits with an FP32 absmax per 2,048-value block (Dettmers et

@@ -1,0 +1,47 @@
+// FP8 training's weight copies and scaling state (fp8.hpp); its saved activations are counted by
+// each activation model (korthikanti.cpp, llama_block.cpp).
+#include "trainmem/fp8.hpp"
+
+namespace trainmem {
+
+double fp8_weight_copies(std::string_view device_id) {
+  if (device_id == "h100" || device_id == "h200" || device_id == kCustomDeviceId) {
+    return kFp8WeightCopiesTnOnly;
+  }
+  if (device_id == "b200") return kFp8WeightCopiesNonTn;
+  return 0;
+}
+
+Fp8Layer fp8_layer(const ModelShape& shape, const ParallelLayout& layout, bool dense_layer) {
+  const double t = layout.tensor_parallel;
+  const double ep = layout.expert_parallel;
+  const double experts_split = ep * expert_tensor_parallel_of(layout);
+  Fp8Layer layer;
+  for (const LayerWeight& weight : layer_weights(shape, dense_layer)) {
+    if (!weight.matrix || weight.high_precision) continue;
+    const double values = weight.rows * weight.cols * weight.copies;
+    if (weight.routed_expert) {
+      layer.weights += values / experts_split;
+    } else if (weight.placement == WeightPlacement::kSplit) {
+      layer.weights += values / t;
+    } else {
+      layer.weights += values;  // latent attention's down-projections, whole on every rank
+    }
+  }
+  constexpr double kGemmsPerMlp = 2;  // fused gate-and-up (or up), and down
+  if (latent_attention(shape)) {
+    layer.gemms = (shape.q_lora_rank > 0 ? 2 : 1) + 2 + 1;
+  } else {
+    layer.gemms = 2;  // fused QKV, the output projection
+  }
+  const bool mixture = shape.num_experts > 1 && !dense_layer;
+  if (mixture) {
+    layer.gemms += kGemmsPerMlp * shape.num_experts / ep;
+    if (shape.shared_expert_ffn_hidden_size > 0) layer.gemms += kGemmsPerMlp;
+  } else {
+    layer.gemms += kGemmsPerMlp;
+  }
+  return layer;
+}
+
+}  // namespace trainmem
