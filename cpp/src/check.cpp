@@ -94,13 +94,22 @@ namespace {
 // A stack is modelled for what its framework runs by default: full training in bf16-mixed, its own
 // sharding and its own loss. Anything else is refused rather than counted as something else.
 Answer check_stack(const TrainingSetup& setup) {
+  const bool torchtitan = setup.stack == Stack::kTorchtitan;
+  if (setup.fp8_all_gather && (!torchtitan || setup.precision != Precision::kFp8Mixed)) {
+    return refusal(id::kFp8AllGather,
+                   "FP8 all-gather is torchtitan's (FSDP2's) switch under FP8 training; choose "
+                   "the torchtitan stack and fp8-mixed precision, or turn it off.");
+  }
   if (setup.stack == Stack::kIdeal) return {};
   const ParallelLayout& layout = setup.layout;
   const std::string name = choices<Stack>()[static_cast<std::size_t>(setup.stack)].name;
-  if (setup.precision != Precision::kBf16Mixed) {
-    return refusal(id::kStack, "The " + name +
-                                   " stack is modelled for bf16-mixed precision; choose "
-                                   "bf16-mixed, or the ideal stack.");
+  // torchtitan trains in FP8 with torchao's Float8 (fp8.hpp, transformer_engine_fp8).
+  const bool fp8_here = torchtitan && setup.precision == Precision::kFp8Mixed;
+  if (setup.precision != Precision::kBf16Mixed && !fp8_here) {
+    return refusal(id::kStack, "The " + name + " stack is modelled for bf16-mixed precision" +
+                                   (torchtitan ? " and fp8-mixed (torchao's Float8)" : "") +
+                                   "; choose " + (torchtitan ? "one of them" : "bf16-mixed") +
+                                   ", or the ideal stack.");
   }
   if (setup.lora_rank > 0 || setup.offload != Offload::kNone || setup.offload_activations) {
     return refusal(id::kStack,

@@ -172,7 +172,7 @@ void calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash
   // enable_fsdp_float8_all_gather casts each shard before the all-gather; Transformer Engine
   // re-quantises the gathered weight in the backward pass), transient like the gathered BF16
   // weights, which this estimate does not count either.
-  if (setup.precision == Precision::kFp8Mixed) {
+  if (transformer_engine_fp8(setup)) {
     calc.fp8_weight_copies = layout.zero_stage >= 3 ? 0 : fp8_weight_copies(setup.device_id);
     const Fp8Layer mixture_layer = fp8_layer(shape, layout, false);
     const Fp8Layer dense_layer = fp8_layer(shape, layout, true);

@@ -227,7 +227,7 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
                           " routing: section 4.1's MLP share (19) once more for each expert "
                           "past the first";
   }
-  if (setup.precision == Precision::kFp8Mixed) {
+  if (transformer_engine_fp8(setup)) {
     activations_source +=
         llama_block
             ? "; under fp8-mixed each linear layer's saved input in FP8, 1 B instead of 2 (the "
@@ -283,7 +283,7 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
          "bitsandbytes' matmul_4bit and MatMul8bitLt dequantise the frozen weight to BF16 for "
          "the matmul and its backward, one layer at a time"});
   }
-  if (setup.precision == Precision::kFp8Mixed) {
+  if (transformer_engine_fp8(setup)) {
     std::string fp8 = calc.fp8_weight_copies > 0
                           ? number(calc.fp8_weight_copies) + " × 1 B × " +
                                 number(stage.fp8_weights) + " FP8 GEMM weights (" +

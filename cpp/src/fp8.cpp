@@ -12,6 +12,10 @@ double fp8_weight_copies(std::string_view device_id) {
   return 0;
 }
 
+bool transformer_engine_fp8(const TrainingSetup& setup) {
+  return setup.precision == Precision::kFp8Mixed && setup.stack != Stack::kTorchtitan;
+}
+
 Fp8Layer fp8_layer(const ModelShape& shape, const ParallelLayout& layout, bool dense_layer) {
   const double t = layout.tensor_parallel;
   const double ep = layout.expert_parallel;

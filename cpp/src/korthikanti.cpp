@@ -36,7 +36,7 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   // (2, split) becomes 1, but where FlashAttention keeps its BF16 output for its own backward
   // pass, the projection's FP8 copy comes beside it (+1). Q, K and V (FlashAttention's, BF16),
   // fc1's output (the activation's BF16 input), the norms' inputs and the dropout masks stay.
-  const bool fp8 = setup.precision == Precision::kFp8Mixed;
+  const bool fp8 = transformer_engine_fp8(setup);
   const double freed = fp8 ? kFp8SavedInputBytesFreed : 0;
   const bool attention_keeps_output = flash_attention && setup.recompute != Recompute::kSelective;
   const double attention_output_change = !fp8 ? 0 : attention_keeps_output ? kFp8Bytes : -freed;

@@ -85,7 +85,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   const std::string after_rope = shape.num_position_embeddings > 0 ? "" : " after RoPE";
   // FP8 training (fp8.hpp): each linear layer saves its input as the FP8 tensor it cast it to, a
   // copy of its own; FlashAttention, the norms, the activation's input and the router stay BF16.
-  const bool fp8 = setup.precision == Precision::kFp8Mixed;
+  const bool fp8 = transformer_engine_fp8(setup);
   const double linear_input_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
   const auto linear_input = [fp8](const std::string& name) {
     return fp8 ? name + ", in FP8" : name;

@@ -316,6 +316,15 @@ std::vector<Entry> make_entries() {
                    "What trains the model: the idealised step, or a framework's real holdings",
                    "stack")),
       enum_access<Stack, &TrainingSetup::stack>());
+  add(from(added(make(id::kFp8AllGather, "FP8 all-gather", kSwitch,
+                      "torchtitan under fp8-mixed: FSDP2 gathers the linear weights in FP8",
+                      "fp8AllGather")),
+           [](Setting& setting) {
+             setting.requires_setting = id::kStack;
+             setting.requires_value = "torchtitan";
+             setting.requires_reason = "FSDP2's FP8 all-gather is torchtitan's switch";
+           }),
+      number_access<bool, &TrainingSetup::fp8_all_gather>());
   return entries;
 }
 

@@ -11,6 +11,7 @@
 #include "calculation.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
+#include "trainmem/fp8.hpp"
 
 namespace trainmem {
 
@@ -309,7 +310,9 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   const ParallelLayout& layout = device.setup.layout;
   const std::string fsdp = "PyTorch's FSDP2, torch/distributed/_composable/fsdp/";
   const std::size_t gathered =
-      step.term("fsdp-gathered-layers", "Gathered layers (BF16)",
+      step.term("fsdp-gathered-layers",
+                device.setup.fp8_all_gather ? "Gathered layers (FP8 linear weights)"
+                                            : "Gathered layers (BF16)",
                 fsdp +
                     "_fsdp_collectives.py, foreach_all_gather and foreach_all_gather_copy_out; "
                     "_fsdp_param_group.py, the implicit forward prefetch");
@@ -330,6 +333,12 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   const double shards = device.calc.zero_shards;
   const double layer = device.layer_parameters;
   const int slots = device.slots;
+  // One block's gathered bytes: BF16, or with FP8 all-gather (torchao's
+  // enable_fsdp_float8_all_gather, fsdp_utils.py, WeightWithDynamicFloat8CastTensor) its linear
+  // weights in FP8, cast before the all-gather, and the rest (norms) in BF16.
+  const double fp8_weights =
+      device.setup.fp8_all_gather ? fp8_layer(*device.calc.shape, layout, false).weights : 0;
+  const double gathered_layer = kBf16Bytes * layer - (kBf16Bytes - kFp8Bytes) * fp8_weights;
 
   if (layout.pipeline_parallel > 1) {
     // Under pipelining torchtitan never reshards after forward, and the pipeline schedule holds
@@ -341,7 +350,8 @@ void torchtitan_step(Step& step, const StepDevice& device) {
                   fsdp +
                       "_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; "
                       "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync");
-    step.take(gathered, kBf16Bytes * device.parameters);
+    step.take(gathered, kBf16Bytes * device.parameters -
+                            (kBf16Bytes - kFp8Bytes) * fp8_weights * device.calc.layers_per_stage);
     step.take(accumulated, kFp32Bytes * device.parameters);
     step.mark("start", 0);
     std::vector<Handles> kept = forward_slots(step, device);
@@ -357,14 +367,14 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   step.mark("start", 0);
   const auto root_handle = step.take(root, kBf16Bytes * device.root_parameters);
   std::vector<Handles> copies(static_cast<std::size_t>(slots));
-  auto all_gather = step.take(gathered, kBf16Bytes * layer);
+  auto all_gather = step.take(gathered, gathered_layer);
   std::vector<Handles> kept(static_cast<std::size_t>(slots));
   for (int index = 0; index < slots; ++index) {
-    copies[index] = {step.take(gathered, kBf16Bytes * layer)};
+    copies[index] = {step.take(gathered, gathered_layer)};
     // The next block's all-gather goes out before this one runs; its copy-in frees this one's
     // all-gather output.
     if (index + 1 < slots) {
-      const auto next = step.take(gathered, kBf16Bytes * layer);
+      const auto next = step.take(gathered, gathered_layer);
       step.give(all_gather);
       all_gather = next;
     } else {
@@ -385,8 +395,8 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   CachingAllocator::Handle previous_reduce = step.take(reduce_input, 0);
   for (int index = slots - 1; index >= 0; --index) {
     if (copies[index].empty()) {
-      const auto output = step.take(gathered, kBf16Bytes * layer);
-      copies[index] = {step.take(gathered, kBf16Bytes * layer)};
+      const auto output = step.take(gathered, gathered_layer);
+      copies[index] = {step.take(gathered, gathered_layer)};
       step.give(output);
     }
     const auto layer_gradients = step.take(unsharded_gradients, kBf16Bytes * layer);

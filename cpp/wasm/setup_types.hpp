@@ -117,7 +117,8 @@ inline void register_setup_types() {
              &set_choice<Offload, &TrainingSetup::offload>)
       .field("offloadActivations", &TrainingSetup::offload_activations)
       .field("stack", &get_choice<Stack, &TrainingSetup::stack>,
-             &set_choice<Stack, &TrainingSetup::stack>);
+             &set_choice<Stack, &TrainingSetup::stack>)
+      .field("fp8AllGather", &TrainingSetup::fp8_all_gather);
 }
 
 }  // namespace trainmem

@@ -49,6 +49,7 @@ describe('Go further, in Chromium', () => {
       offload: 'none',
       'offload-activations': false,
       stack: 'ideal',
+      'fp8-all-gather': false,
     });
     assert.equal(await page.isDisabled('#device-gb'), true);
     assert.deepEqual(problems, []);

@@ -9,6 +9,7 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/fp8.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/report.hpp"
 #include "trainmem/settings.hpp"
@@ -339,4 +340,34 @@ TEST_CASE("stack: the timeline holds each part where it is held, summing to each
     CHECK(points.front().framework_bytes == 0);
     CHECK((framework > 0) == (stack == Stack::kTorchtitan || stack == Stack::kDeepSpeed));
   }
+}
+
+TEST_CASE("stack: torchtitan trains FP8 with torchao, gathering FP8 linear weights when asked") {
+  TrainingSetup setup = tiny(Stack::kTorchtitan);
+  setup.sequence_length = 4096;
+  TrainingSetup bf16 = setup;
+  setup.precision = Precision::kFp8Mixed;
+  const Estimate fp8 = estimate_memory(setup);
+  REQUIRE(fp8.answer.ok());
+  // torchao's Float8Linear saves its BF16 input and keeps no weight cache.
+  CHECK(fp8.bytes.activations_bytes == estimate_memory(bf16).bytes.activations_bytes);
+  CHECK(fp8.bytes.fp8_weights_bytes == 0);
+  setup.fp8_all_gather = true;
+  const Estimate gathered_fp8 = estimate_memory(setup);
+  REQUIRE(gathered_fp8.answer.ok());
+  // The tiny block's linear weights: Q 64·64, K and V 64·32 each, O 64·64, gate, up and down
+  // 64·224 each, 55,296 of its 55,424 parameters (the two norms' 128 stay BF16).
+  const double layer = 55424;
+  const double linear = 64 * 64 * 2 + 64 * 32 * 2 + 3 * 64 * 224;
+  CHECK(gathered_fp8.num_parameters == 2 * layer + 2 * 512 * 64 + 64);
+  const StackTerm* term = term_with_id(gathered_fp8, "fsdp-gathered-layers");
+  REQUIRE(term != nullptr);
+  CHECK(term->bytes == allocator_block_bytes(2 * layer - linear));
+  CHECK(term->label == "Gathered layers (FP8 linear weights)");
+  // Only torchtitan's switch, and only under FP8.
+  setup.precision = Precision::kBf16Mixed;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kFp8AllGather);
+  setup = tiny(Stack::kMegatron);
+  setup.precision = Precision::kFp8Mixed;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
 }

@@ -230,6 +230,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'offload',
         'offload-activations',
         'stack',
+        'fp8-all-gather',
       ],
     );
     const plate = core.defaultSetup();

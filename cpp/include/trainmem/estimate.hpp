@@ -150,6 +150,9 @@ struct TrainingSetup {
   // What trains the model (options.hpp): ideal counts the idealised step, the plate's; the others
   // add what their framework, the runtime and the caching allocator hold (stack.hpp).
   Stack stack = Stack::kIdeal;
+  // torchtitan's enable_fsdp_float8_all_gather (under fp8-mixed): FSDP2 gathers the linear
+  // weights in FP8, cast before the all-gather (torchao/float8/fsdp_utils.py).
+  bool fp8_all_gather = false;
 };
 
 struct MemoryBreakdown {

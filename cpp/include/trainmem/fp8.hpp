@@ -46,6 +46,13 @@ constexpr double kFp8ScalingBytesPerGemm =
 // A100, which has no FP8 tensor cores; the MI300X, whose ROCm stack is not modelled).
 double fp8_weight_copies(std::string_view device_id);
 
+// Whether fp8-mixed runs as Transformer Engine runs it (everything above): under every stack but
+// torchtitan's, where torchao's Float8Linear runs it instead (torchao/float8/float8_linear.py,
+// matmul_with_hp_or_float8_args: it saves the BF16 input and casts again in the backward pass,
+// with dynamic tensor-wise scales, no amax history and no weight cache; with
+// enable_fsdp_float8_all_gather, FSDP2 gathers the linear weights in FP8: stack.cpp).
+bool transformer_engine_fp8(const TrainingSetup& setup);
+
 // One layer's FP8 GEMMs on a device: the linear weights Transformer Engine runs in FP8 (every
 // weight matrix but the router's and a shared expert's gate; split by t, the routed experts' by
 // ep·etp, latent attention's down-projections whole), and the GEMMs that carry scaling state, as

@@ -47,6 +47,7 @@ constexpr const char* kBaseWeights = "base-weights";
 constexpr const char* kOffload = "offload";
 constexpr const char* kOffloadActivations = "offload-activations";
 constexpr const char* kStack = "stack";
+constexpr const char* kFp8AllGather = "fp8-all-gather";
 }  // namespace setting_id
 
 // Not a setting, but an input refused by the same name: a Hugging Face config.json (the CLI's
