@@ -47,6 +47,7 @@ export function createFitMapPanel({ estimator, render }) {
       ({ setup }) => estimator.fitMap(setup),
       (map, { setup }) => {
         const table = $('fit-map');
+        table.hidden = false; // empty until the first answer
         table.tHead.replaceChildren(headRow(map.microBatchSequences));
         const columns = map.microBatchSequences.length;
         fillTable(
