@@ -114,6 +114,18 @@ describe('exploration views, in Chromium', () => {
     await page.close();
   });
 
+  it('starts loading the on-demand module when a reader points at a view, before the click', async () => {
+    const { page, problems } = await harness.openPage();
+    const loaded = page.waitForResponse((response) => response.url().endsWith('/trainmem-json.js'));
+    await page.hover('#savings summary');
+    await loaded;
+    await page.waitForFunction(() => typeof globalThis.createTrainmemJsonModule === 'function');
+    await page.click('#savings summary');
+    await page.waitForSelector('#savings-list li');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('pins a configuration beside the current one, with the difference in words', async () => {
     const { page, problems } = await harness.openPage();
     await page.click('#pin');
