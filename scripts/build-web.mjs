@@ -39,6 +39,12 @@ function withDarkPalette(styles, dark) {
   );
 }
 
+/** An Emscripten module's script from build-wasm/, minified into dist/ as `name`. */
+const minifyGlue = (path, name) =>
+  readFile(path, 'utf8').then(async (glue) =>
+    writeFile(join(dist, name), (await transform(glue, { minify: true, target: 'es2020' })).code),
+  );
+
 await rm(dist, { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
 
@@ -75,9 +81,7 @@ await Promise.all([
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
   copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),
   // Emscripten's glue, minified as the page's own scripts are: a quarter fewer bytes.
-  readFile(wasmModule, 'utf8').then(async (glue) =>
-    writeFile(join(dist, 'trainmem.js'), (await transform(glue, { minify: true, target: 'es2020' })).code),
-  ),
+  minifyGlue(wasmModule, 'trainmem.js'),
   copyFile(wasmBinary, join(dist, 'trainmem.wasm')),
   // For file://, where no browser lets a page fetch its own files: the same bytes as a script.
   readFile(wasmBinary).then((bytes) =>
@@ -86,6 +90,7 @@ await Promise.all([
       `globalThis.trainmemWasmBase64 = '${bytes.toString('base64')}';\n`,
     ),
   ),
-  copyFile(jsonModule, join(dist, 'trainmem-json.js')),
+  // The on-demand module too (its embedded WebAssembly is a string that minifying leaves as it is).
+  minifyGlue(jsonModule, 'trainmem-json.js'),
 ]);
 console.log('build-web: wrote dist/');

@@ -45,6 +45,8 @@ describe('accessibility, in Chromium', () => {
     await page.click('#pin');
     await page.waitForSelector('#fit-map tbody tr');
     await page.waitForSelector('#savings-list li');
+    await page.waitForSelector('#fit-table tbody tr');
+    await page.waitForFunction(() => document.getElementById('timeline-summary').textContent !== '');
     await page.fill('#tp', '3');
     await page.press('#tp', 'Enter');
     assert.equal(await page.isVisible('#tp-error'), true);

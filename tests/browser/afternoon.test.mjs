@@ -136,6 +136,7 @@ describe("a student's afternoon, in Chromium", () => {
   it('on a phone, shows that wide tables scroll, and shows each choice whole', async () => {
     const { page, problems } = await harness.openPage({ viewport: { width: 390, height: 844 } });
     await page.click('#where-it-fits summary');
+    await page.waitForSelector('#fit-map tbody tr'); // once the on-demand module has loaded
     const cue = await page.$eval('#where-it-fits .table-scroll', (box) => ({
       scrolls: box.scrollWidth > box.clientWidth,
       background: getComputedStyle(box).backgroundImage,
@@ -164,6 +165,7 @@ describe("a student's afternoon, in Chromium", () => {
     const hint = (await page.textContent('.fit .hint')).replace(/\s+/g, ' ');
     assert.match(hint, /within one 8-device node.*keeps 4,096 tokens/);
     await page.click('#find-fit');
+    await page.waitForSelector('#fit-table tbody tr'); // once the on-demand module has loaded
     const rows = await tableRows(page, '#fit-table');
     assert.match(rows[0][0], /t 8 \(SP\) × p 1 × c 2 = 16 devices/);
     assert.match(rows[0][4], /^55: t 8 within one 8-device node/);

@@ -74,6 +74,58 @@ describe('exploration views, in Chromium', () => {
     await page.close();
   });
 
+  it('loads the exploration views on demand, and says so when they cannot load', async () => {
+    const { page, problems } = await harness.openPage();
+    const asked = [];
+    page.on('request', (request) => asked.push(new URL(request.url()).pathname));
+    // The first view never asks for the on-demand module; opening a view does.
+    const loaded = await page.evaluate(() =>
+      performance.getEntriesByType('resource').map((entry) => entry.name),
+    );
+    assert.ok(loaded.some((name) => name.endsWith('/trainmem.wasm')));
+    assert.ok(!loaded.some((name) => name.endsWith('/trainmem-json.js')));
+    await page.route('**/trainmem-json.js', (route) => route.abort());
+    await page.click('#savings summary');
+    await page.waitForFunction(() =>
+      /could not load/.test(document.getElementById('savings-status').textContent),
+    );
+    assert.match(
+      await page.textContent('#savings-status'),
+      /^This view could not load \(trainmem-json\.js did not load\); it tries again when a setting changes or when it is opened again\.$/,
+    );
+    assert.equal(await page.$$eval('#savings-list li', (items) => items.length), 0);
+    // The workshop goes on without it.
+    await page.selectOption('#recompute', 'full');
+    assert.match(await readout(page), /needs 131\.7 GB/);
+    // Once the module can load, opening the view again draws it.
+    await page.unroute('**/trainmem-json.js');
+    await page.click('#savings summary');
+    await page.click('#savings summary');
+    await page.waitForSelector('#savings-list li');
+    assert.equal(await page.textContent('#savings-status'), '');
+    await page.click('#arithmetic summary');
+    await page.waitForSelector('#arithmetic-list dt');
+    // Asked on opening and again on the change (both refused), then loaded once for every view.
+    assert.equal(asked.filter((path) => path.endsWith('/trainmem-json.js')).length, 3);
+    assert.deepEqual(
+      problems.filter((problem) => !/Failed to load resource/.test(problem)),
+      [],
+    );
+    await page.close();
+  });
+
+  it('starts loading the on-demand module when a reader points at a view, before the click', async () => {
+    const { page, problems } = await harness.openPage();
+    const loaded = page.waitForResponse((response) => response.url().endsWith('/trainmem-json.js'));
+    await page.hover('#savings summary');
+    await loaded;
+    await page.waitForFunction(() => typeof globalThis.createTrainmemJsonModule === 'function');
+    await page.click('#savings summary');
+    await page.waitForSelector('#savings-list li');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('pins a configuration beside the current one, with the difference in words', async () => {
     const { page, problems } = await harness.openPage();
     await page.click('#pin');

@@ -137,6 +137,7 @@ describe('Go further, in Chromium', () => {
   it('finds the fewest devices that fit, says why fewer cannot, and applies a layout', async () => {
     const { page, problems } = await harness.openPage();
     await page.click('#find-fit');
+    await page.waitForSelector('#fit-table tbody tr'); // once the on-demand module has loaded
     const summary = await page.textContent('#fit-summary');
     assert.match(summary, /fits on 2 × H100 80 GB at the fewest/);
     assert.match(

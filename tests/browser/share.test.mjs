@@ -127,6 +127,10 @@ describe('sharing and hosting, in Chromium', () => {
     assert.equal(await page.textContent('[data-figure="total-8b-no-flash"]'), '508.6 GB');
     await page.selectOption('#model', 'llama3-405b');
     assert.match(await readout(page), /Llama 3 405B needs 7\.1 TB/);
+    // The exploration views' module loads from disk too, when a view is opened.
+    await page.click('#where-it-fits summary');
+    await page.waitForSelector('#fit-map tbody tr');
+    assert.equal(await page.textContent('#where-it-fits-status'), '');
     assert.deepEqual(problems, []);
     await page.close();
   });
@@ -136,6 +140,11 @@ describe('sharing and hosting, in Chromium', () => {
     await page.goto(`${harness.url}api-example.html`);
     await page.waitForSelector('body[data-ready="true"]');
     assert.equal(await page.textContent('#result'), 'Llama 3 70B: 1.3 TB in all');
+    // The exploration views answer with promises, from the on-demand module.
+    assert.equal(
+      await page.textContent('#fewest'),
+      'It fits on 16 × H100 80 GB at the fewest: d 1 (ZeRO-3 over d·c = 2) × t 8 (SP) × p 1 × c 2 = 16 devices, recompute full',
+    );
     // What embind would truncate, wrap or throw on is refused with a message instead.
     const refused = await page.evaluate(async () => {
       const trainmem = await window.trainmem.load();
@@ -164,7 +173,7 @@ describe('sharing and hosting, in Chromium', () => {
         estimate.ok,
         estimate.bytes.activationsBytes,
         llama.bytes.activationsBytes,
-        trainmem.savedTensors(before).bytesPerToken,
+        (await trainmem.savedTensors(before)).bytesPerToken,
         (await trainmem.measured()).length,
       ];
     });

@@ -48,8 +48,10 @@ let jsonPromise = null;
 
 /**
  * The second module, loaded only when a reader asks for it: config.json in, JSON and CSV out,
- * and the measured cases. Resolves to {parseConfig(text), toJson(setup), toCsv(setup), measured(),
- * maxConfigBytes}.
+ * the measured cases, and the exploration views (makeEstimator's asynchronous members call
+ * `module`'s explainEstimate, savedTensors, memoryTimeline, rankSavings, fitMap and
+ * findFewestDevices). Resolves to {parseConfig(text), toJson(setup), toCsv(setup), measured(),
+ * maxConfigBytes, module}.
  */
 export function loadJsonTools() {
   if (!jsonPromise) {
@@ -73,6 +75,7 @@ export function loadJsonTools() {
         toJson: (setup) => json.setupToJson(setup),
         toCsv: (setup) => json.setupToCsv(setup),
         measured: () => json.compareMeasured(),
+        module: json,
       }));
     jsonPromise.catch(() => {
       jsonPromise = null; // let a later click try again
@@ -122,7 +125,25 @@ function withLaterFields(core, settings, setup) {
   return { ...setup, ...Object.fromEntries(missing.map((setting) => [setting.apiKey, value(setting)])) };
 }
 
-export function makeEstimator(core) {
+/**
+ * `value` with every Status of the on-demand module (`theirs`) replaced by the estimator's own
+ * (`ours`), so that an answer's `status` compares equal to the same Status whichever module gave it.
+ */
+function withOurStatus(value, theirs, ours) {
+  if (value instanceof theirs) return ours.values[value.value];
+  if (Array.isArray(value)) return value.map((item) => withOurStatus(item, theirs, ours));
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, withOurStatus(item, theirs, ours)]),
+  );
+}
+
+/**
+ * The page's and the API's estimator over trainmem.js's `core`. The exploration views live in the
+ * on-demand module, which `loadLater` loads once (loadJsonTools; the Node tests pass the module
+ * they loaded): those members answer with promises.
+ */
+export function makeEstimator(core, loadLater = loadJsonTools) {
   const settings = core.settings();
   /** The core's answer to a result, in the API's words: {ok, status, message, invalidField}. */
   const answered = (result) => ({
@@ -152,6 +173,21 @@ export function makeEstimator(core) {
     } catch (error) {
       return refused({ message: `The setup is incomplete: ${error.message}`, setting: 'setup' });
     }
+  };
+  /**
+   * orEmpty and guarded, in the on-demand module once it has loaded: a promise of the answer (its
+   * Status made ours), which rejects only when the module cannot load.
+   */
+  const inModule = (call) => (setup) =>
+    loadLater().then(({ module }) => withOurStatus(call(module, setup), module.Status, core.Status));
+  const orEmptyLater = (given, empty, call) => orEmpty(given, Promise.resolve(empty), inModule(call));
+  const guardedLater = (given, call) => {
+    const setup = withLaterFields(core, settings, given);
+    const problem = setupProblem(core, settings, setup);
+    if (problem) return Promise.resolve(refused(problem));
+    return loadLater().then(({ module }) =>
+      guarded(setup, (setup) => withOurStatus(call(module, setup), module.Status, core.Status)),
+    );
   };
   return {
     presets: core.presetModels(),
@@ -206,17 +242,19 @@ export function makeEstimator(core) {
     microBatchFromTokens: (tokens, sequenceLength, maxMicroBatchSequences) =>
       answered(core.microBatchFromTokens(tokens, sequenceLength, maxMicroBatchSequences)),
 
-    /** Each term's formula with this setup's numbers, and its source. */
-    explain: (setup) => orEmpty(setup, [], core.explainEstimate),
+    /** A promise of each term's formula with this setup's numbers, and its source. */
+    explain: (setup) => orEmptyLater(setup, [], (module, setup) => module.explainEstimate(setup)),
 
     /**
-     * The llama-block model's tensors for one layer of `setup`, per token on one device, and
-     * their sum: {inUse, caption, tensors: [{id, name, savedBy, elements, elementsPerToken,
-     * dtypeBytes, split, bytesPerToken}], bytesPerToken}; `inUse` when the setup counts its
-     * activations this way.
+     * A promise of the llama-block model's tensors for one layer of `setup`, per token on one
+     * device, and their sum: {inUse, caption, tensors: [{id, name, savedBy, elements,
+     * elementsPerToken, dtypeBytes, split, bytesPerToken}], bytesPerToken}; `inUse` when the setup
+     * counts its activations this way.
      */
     savedTensors: (setup) =>
-      orEmpty(setup, { inUse: false, caption: '', tensors: [], bytesPerToken: 0 }, core.savedTensors),
+      orEmptyLater(setup, { inUse: false, caption: '', tensors: [], bytesPerToken: 0 }, (module, setup) =>
+        module.savedTensors(setup),
+      ),
 
     /**
      * How close is this: a promise of every measured case against the estimate of its settings
@@ -226,18 +264,22 @@ export function makeEstimator(core) {
      */
     measured: () => loadJsonTools().then((tools) => tools.measured()),
 
-    /** The fewest devices that fit, their layouts, and why fewer cannot. */
+    /** A promise of the fewest devices that fit, their layouts, and why fewer cannot. */
     fewestDevices: (setup, maxLayouts) =>
-      guarded(setup, (setup) => core.findFewestDevices(setup, maxLayouts)),
+      guardedLater(setup, (module, setup) => module.findFewestDevices(setup, maxLayouts)),
 
-    /** Single changes ranked by the bytes each saves: {ok, baseline, savings: [...]}. */
-    savings: (setup) => guarded(setup, core.rankSavings),
+    /** A promise of single changes ranked by the bytes each saves: {ok, baseline, savings: [...]}. */
+    savings: (setup) => guardedLater(setup, (module, setup) => module.rankSavings(setup)),
 
-    /** The share of the device over sequence length × micro-batch: {ok, sequenceLengths, ...}. */
-    fitMap: (setup) => guarded(setup, core.fitMap),
+    /** A promise of the device's share over sequence length × micro-batch: {ok, sequenceLengths, ...}. */
+    fitMap: (setup) => guardedLater(setup, (module, setup) => module.fitMap(setup)),
 
-    /** Memory over one step: {points: [{phase, layer, bytes}], peakIndex}; the peak is the total. */
-    timeline: (setup) => orEmpty(setup, { points: [], peakIndex: 0 }, core.memoryTimeline),
+    /**
+     * A promise of memory over one step: {points: [{phase, layer, bytes}], peakIndex}; the peak is
+     * the total.
+     */
+    timeline: (setup) =>
+      orEmptyLater(setup, { points: [], peakIndex: 0 }, (module, setup) => module.memoryTimeline(setup)),
 
     /** The current estimate against a pinned one, in words. */
     compare: (pinned, current) => core.compareEstimates(pinned, current),

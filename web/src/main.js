@@ -4,7 +4,7 @@
 import { chartData } from './chart-data.js';
 import { createControls, showError, showNotice } from './controls.js';
 import { $, onOpen } from './dom.js';
-import { loadEstimator } from './estimator.js';
+import { loadEstimator, loadJsonTools } from './estimator.js';
 import { createArithmeticPanel } from './panels/arithmetic.js';
 import { createComparePanel } from './panels/compare.js';
 import { createConfigPanel } from './panels/config.js';
@@ -89,6 +89,14 @@ async function start() {
   ];
   for (const panel of panels) {
     if (panel.element) onOpen(panel.element, () => panel.update(store.get()));
+  }
+  // The exploration views come from the on-demand module: a reader who points at one, or tabs to
+  // it, is about to open it, so its loading starts then rather than on the click. (A failure is
+  // said, and retried, by the view that asks.)
+  for (const element of document.querySelectorAll('details.arithmetic > summary, #find-fit')) {
+    for (const type of ['pointerenter', 'focus']) {
+      element.addEventListener(type, () => loadJsonTools().catch(() => {}), { once: true });
+    }
   }
   const writeUrl = createUrlWriter(estimator, presentation);
   store.subscribe((state, how) => {

@@ -1,10 +1,11 @@
 // "Show the arithmetic": each term's formula with this setup's numbers and its source, and under
 // the llama-block model the tensors behind the activations term, one row each.
 import { $, fillTable } from '../dom.js';
+import { whenAnswered } from './later.js';
 
-function fillTerms(estimator, setup) {
+function fillTerms(terms) {
   $('arithmetic-list').replaceChildren(
-    ...estimator.explain(setup).flatMap((term) => {
+    ...terms.flatMap((term) => {
       const dt = document.createElement('dt');
       dt.textContent = term.label;
       const dd = document.createElement('dd');
@@ -19,8 +20,7 @@ function fillTerms(estimator, setup) {
   );
 }
 
-function fillSavedTensors(estimator, setup) {
-  const { inUse, caption, tensors, bytesPerToken } = estimator.savedTensors(setup);
+function fillSavedTensors(estimator, { inUse, caption, tensors, bytesPerToken }) {
   $('saved-tensors').hidden = !inUse;
   if (!inUse) return;
   const bytes = (value) => `${estimator.formatCount(value)} B`;
@@ -50,9 +50,13 @@ function fillSavedTensors(estimator, setup) {
 export function createArithmeticPanel({ estimator }) {
   return {
     element: $('arithmetic'),
-    update({ setup }) {
-      fillTerms(estimator, setup);
-      fillSavedTensors(estimator, setup);
-    },
+    update: whenAnswered(
+      $('arithmetic-status'),
+      ({ setup }) => Promise.all([estimator.explain(setup), estimator.savedTensors(setup)]),
+      ([terms, savedTensors]) => {
+        fillTerms(terms);
+        fillSavedTensors(estimator, savedTensors);
+      },
+    ),
   };
 }

@@ -14,9 +14,17 @@ export function createFewestPanel({ estimator, store, render, showError }) {
       (setting) => estimator.settingText(left, setting.id) === estimator.settingText(right, setting.id),
     );
 
-  function find() {
+  // The search runs in the on-demand module (trainmem-json.js), loaded on the first click.
+  async function find() {
     const { setup } = store.get();
-    const search = estimator.fewestDevices(setup, FIT_LAYOUTS_SHOWN);
+    let search;
+    $('fit-summary').textContent = 'Searching…';
+    try {
+      search = await estimator.fewestDevices(setup, FIT_LAYOUTS_SHOWN);
+    } catch (error) {
+      $('fit-summary').textContent = `The search could not load (${error.message}). Try again.`;
+      return;
+    }
     if (!search.ok) {
       showError(search.invalidField, search.message);
       return;

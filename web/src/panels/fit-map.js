@@ -2,6 +2,7 @@
 // the workshop.
 import { $, button, fillTable } from '../dom.js';
 import { plural } from '../format.js';
+import { whenAnswered } from './later.js';
 
 function headRow(microBatchSequences) {
   const head = document.createElement('tr');
@@ -41,20 +42,24 @@ export function createFitMapPanel({ estimator, render }) {
 
   return {
     element: $('where-it-fits'),
-    update({ setup }) {
-      const map = estimator.fitMap(setup);
-      const table = $('fit-map');
-      table.tHead.replaceChildren(headRow(map.microBatchSequences));
-      const columns = map.microBatchSequences.length;
-      fillTable(
-        table.tBodies[0],
-        map.sequenceLengths.map((sequenceLength, row) => [
-          estimator.formatCount(sequenceLength),
-          ...map.cells
-            .slice(row * columns, (row + 1) * columns)
-            .map((cell) => (cell.valid ? cellButton(cell, setup) : '—')),
-        ]),
-      );
-    },
+    update: whenAnswered(
+      $('where-it-fits-status'),
+      ({ setup }) => estimator.fitMap(setup),
+      (map, { setup }) => {
+        const table = $('fit-map');
+        table.hidden = false; // empty until the first answer
+        table.tHead.replaceChildren(headRow(map.microBatchSequences));
+        const columns = map.microBatchSequences.length;
+        fillTable(
+          table.tBodies[0],
+          map.sequenceLengths.map((sequenceLength, row) => [
+            estimator.formatCount(sequenceLength),
+            ...map.cells
+              .slice(row * columns, (row + 1) * columns)
+              .map((cell) => (cell.valid ? cellButton(cell, setup) : '—')),
+          ]),
+        );
+      },
+    ),
   };
 }

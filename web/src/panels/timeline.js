@@ -1,26 +1,30 @@
 // Memory over one training step, drawn on first opening (the first view does not need it).
 import { $ } from '../dom.js';
+import { whenAnswered } from './later.js';
 
 export function createTimelinePanel({ estimator, createTimelineChart }) {
   let chart = null;
   return {
     element: $('timeline'),
-    update({ setup }) {
-      chart ??= createTimelineChart($('timeline-chart'), {
-        formatBytes: estimator.formatBytes,
-        formatBytesShort: estimator.formatBytesShort,
-      });
-      const { points, peakIndex } = estimator.timeline(setup);
-      const peak = points[peakIndex];
-      const where = peak.layer > 0 ? `${peak.phase}, layer ${peak.layer}` : peak.phase;
-      chart.update(points, peakIndex, `Peak ${estimator.formatBytes(peak.bytes)}`);
-      $('timeline-summary').textContent =
-        setup.stack === 'ideal'
-          ? `Peak: ${estimator.formatBytes(peak.bytes)} at ${where}, the estimate's total; ` +
-            `the model states alone hold ${estimator.formatBytes(points[0].bytes)} throughout.`
-          : `Allocated peak: ${estimator.formatBytes(peak.bytes)} at ${where}, with the runtime ` +
-            `outside the allocator. What the caching allocator has reserved by the end of the step, ` +
-            `${estimator.formatBytes(points.at(-1).reservedBytes)}, is the estimate's total.`;
-    },
+    update: whenAnswered(
+      $('timeline-status'),
+      ({ setup }) => estimator.timeline(setup),
+      ({ points, peakIndex }, { setup }) => {
+        chart ??= createTimelineChart($('timeline-chart'), {
+          formatBytes: estimator.formatBytes,
+          formatBytesShort: estimator.formatBytesShort,
+        });
+        const peak = points[peakIndex];
+        const where = peak.layer > 0 ? `${peak.phase}, layer ${peak.layer}` : peak.phase;
+        chart.update(points, peakIndex, `Peak ${estimator.formatBytes(peak.bytes)}`);
+        $('timeline-summary').textContent =
+          setup.stack === 'ideal'
+            ? `Peak: ${estimator.formatBytes(peak.bytes)} at ${where}, the estimate's total; ` +
+              `the model states alone hold ${estimator.formatBytes(points[0].bytes)} throughout.`
+            : `Allocated peak: ${estimator.formatBytes(peak.bytes)} at ${where}, with the runtime ` +
+              `outside the allocator. What the caching allocator has reserved by the end of the step, ` +
+              `${estimator.formatBytes(points.at(-1).reservedBytes)}, is the estimate's total.`;
+      },
+    ),
   };
 }

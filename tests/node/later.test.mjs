@@ -1,0 +1,88 @@
+// The exploration views live in the on-demand module (trainmem-json.js), not in trainmem.wasm: the
+// estimator's members for them answer with promises, in the same words and with the same Status as
+// the rest of the API, and a refused setup is refused without loading anything.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { before, describe, it } from 'node:test';
+import { makeEstimator } from '../../web/src/estimator.js';
+
+const require = createRequire(import.meta.url);
+
+describe('the exploration views, from the on-demand module', () => {
+  let core;
+  let module;
+  let estimator;
+  let loads = 0;
+
+  before(async () => {
+    core = await require('../../build-wasm/trainmem.js')({
+      wasmBinary: readFileSync('build-wasm/trainmem.wasm'),
+    });
+    module = await require('../../build-wasm/trainmem-json.js')();
+    estimator = makeEstimator(core, () => {
+      loads += 1;
+      return Promise.resolve({ module });
+    });
+  });
+
+  it('leaves them out of trainmem.wasm', () => {
+    for (const name of ['explainEstimate', 'savedTensors', 'memoryTimeline', 'rankSavings', 'fitMap']) {
+      assert.equal(core[name], undefined, name);
+      assert.equal(typeof module[name], 'function', name);
+    }
+    assert.equal(core.findFewestDevices, undefined);
+  });
+
+  it("answers with promises, their Status the estimator's own, nested estimates too", async () => {
+    const setup = estimator.defaultSetup;
+    const savings = await estimator.savings(setup);
+    assert.equal(savings.ok, true);
+    assert.equal(savings.status, core.Status.OK);
+    assert.equal(savings.baseline.answer.status, core.Status.OK);
+    assert.ok(savings.savings.every((saving) => saving.estimate.answer.status === core.Status.OK));
+    assert.equal(savings.baseline.bytes.totalBytes, estimator.estimate(setup).bytes.totalBytes);
+
+    const fewest = await estimator.fewestDevices(setup, 4);
+    assert.equal(fewest.ok, true);
+    assert.equal(fewest.fewestDevices, 2); // 165.0 GB, on 80 GB devices with 10% kept free
+    assert.equal(fewest.layouts[0].numDevices, 2);
+    assert.ok(fewest.layouts.length > 0 && fewest.layouts.length <= 4);
+    assert.equal(fewest.costs.length, fewest.layouts.length);
+
+    const map = await estimator.fitMap(setup);
+    assert.equal(map.ok, true);
+    assert.equal(map.cells.length, map.sequenceLengths.length * map.microBatchSequences.length);
+
+    const { points, peakIndex } = await estimator.timeline(setup);
+    assert.equal(points[peakIndex].bytes, estimator.estimate(setup).bytes.totalBytes);
+
+    const terms = await estimator.explain(setup);
+    assert.ok(terms.some((term) => term.term === 'activations' || /ctivation/.test(term.label)));
+    const tensors = await estimator.savedTensors({ ...setup, activationModel: 'llama-block' });
+    assert.equal(tensors.bytesPerToken, 139400);
+  });
+
+  it('refuses a setup the API refuses, without loading the module', async () => {
+    const before = loads;
+    const refused = await estimator.savings({ ...estimator.defaultSetup, sequenceLength: 8192.7 });
+    assert.deepEqual(
+      [refused.ok, refused.status, refused.message, refused.invalidField],
+      [false, core.Status.INVALID_INPUT, 'sequenceLength must be a whole number; it is 8192.7.', 'setup'],
+    );
+    assert.deepEqual(await estimator.explain({ ...estimator.defaultSetup, recompute: 'sometimes' }), []);
+    assert.equal(loads, before);
+    // The core's own refusal comes through in its words.
+    const tooFew = await estimator.fitMap({ ...estimator.defaultSetup, modelId: 'llama3-7b' });
+    assert.equal(tooFew.ok, false);
+    assert.equal(tooFew.status, core.Status.INVALID_INPUT);
+    assert.match(tooFew.message, /^Model 'llama3-7b' is not known/);
+  });
+
+  it('rejects when the module cannot load, and keeps the rest of the estimator working', async () => {
+    const offline = makeEstimator(core, () => Promise.reject(new Error('trainmem-json.js did not load')));
+    await assert.rejects(offline.savings(offline.defaultSetup), /trainmem-json\.js did not load/);
+    await assert.rejects(offline.timeline(offline.defaultSetup), /did not load/);
+    assert.equal(offline.estimate(offline.defaultSetup).ok, true);
+  });
+});
