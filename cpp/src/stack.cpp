@@ -369,11 +369,12 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   std::vector<Handles> copies(static_cast<std::size_t>(slots));
   auto all_gather = step.take(gathered, gathered_layer);
   std::vector<Handles> kept(static_cast<std::size_t>(slots));
-  for (int index = 0; index < slots; ++index) {
+  const std::size_t count = static_cast<std::size_t>(slots);
+  for (std::size_t index = 0; index < count; ++index) {
     copies[index] = {step.take(gathered, gathered_layer)};
     // The next block's all-gather goes out before this one runs; its copy-in frees this one's
     // all-gather output.
-    if (index + 1 < slots) {
+    if (index + 1 < count) {
       const auto next = step.take(gathered, gathered_layer);
       step.give(all_gather);
       all_gather = next;
@@ -381,8 +382,8 @@ void torchtitan_step(Step& step, const StepDevice& device) {
       step.give(all_gather);
     }
     kept[index] = keep_slot(step, device);
-    if (reshard && index + 1 < slots) give_all(step, copies[index]);
-    step.mark("forward", index + 1);
+    if (reshard && index + 1 < count) give_all(step, copies[index]);
+    step.mark("forward", static_cast<int>(index) + 1);
   }
   const auto logits_gradient = loss_forward_and_backward(step, device);
   // The output layer's backward: its weight's unsharded gradient waits for the root's
@@ -393,21 +394,21 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   step.give(logits_gradient);
 
   CachingAllocator::Handle previous_reduce = step.take(reduce_input, 0);
-  for (int index = slots - 1; index >= 0; --index) {
+  for (std::size_t index = count; index-- > 0;) {
     if (copies[index].empty()) {
       const auto output = step.take(gathered, gathered_layer);
       copies[index] = {step.take(gathered, gathered_layer)};
       step.give(output);
     }
     const auto layer_gradients = step.take(unsharded_gradients, kBf16Bytes * layer);
-    layer_backward(step, device, kept[index], index + 1);
+    layer_backward(step, device, kept[index], static_cast<int>(index) + 1);
     const auto reduce = step.take(reduce_input, kFp32Bytes * layer);
     step.give(layer_gradients);
     step.take(kGradients, kFp32Bytes * layer / shards);
     step.give(previous_reduce);
     previous_reduce = reduce;
     give_all(step, copies[index]);
-    step.mark("backward", index + 1);
+    step.mark("backward", static_cast<int>(index) + 1);
   }
   // The root's post-backward: the embedding's gradient joins the output layer's, both reduced.
   const auto embedding_gradient =
