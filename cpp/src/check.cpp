@@ -100,6 +100,10 @@ Answer check_stack(const TrainingSetup& setup) {
                    "FP8 all-gather is torchtitan's (FSDP2's) switch under FP8 training; choose "
                    "the torchtitan stack and fp8-mixed precision, or turn it off.");
   }
+  if (setup.overlap_comm != OverlapComm::kDefault && setup.stack != Stack::kDeepSpeed) {
+    return refusal(id::kOverlapComm,
+                   "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.");
+  }
   if (setup.stack == Stack::kIdeal) return {};
   const ParallelLayout& layout = setup.layout;
   const std::string name = choices<Stack>()[static_cast<std::size_t>(setup.stack)].name;

@@ -111,6 +111,16 @@ const std::vector<Choice>& choices<Stack>() {
 }
 
 template <>
+const std::vector<Choice>& choices<OverlapComm>() {
+  static const std::vector<Choice> choices = {
+      {"default", "DeepSpeed's default", "on under ZeRO 3, off under ZeRO 1 and 2"},
+      {"on", "On", "overlap_comm: true, two reduce buckets under ZeRO 1 and 2"},
+      {"off", "Off", "overlap_comm: false"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<PipelineStage>() {
   static const std::vector<Choice> choices = {
       {"only", "The only stage", "no pipeline"},

@@ -325,6 +325,16 @@ std::vector<Entry> make_entries() {
              setting.requires_reason = "FSDP2's FP8 all-gather is torchtitan's switch";
            }),
       number_access<bool, &TrainingSetup::fp8_all_gather>());
+  add(from(added(choice(id::kOverlapComm, "Overlap communication", choices<OverlapComm>(),
+                        "DeepSpeed's overlap_comm: the gradient reduction overlapped with the "
+                        "backward pass",
+                        "overlapComm")),
+           [](Setting& setting) {
+             setting.requires_setting = id::kStack;
+             setting.requires_value = "deepspeed";
+             setting.requires_reason = "overlap_comm is DeepSpeed's switch";
+           }),
+      enum_access<OverlapComm, &TrainingSetup::overlap_comm>());
   return entries;
 }
 

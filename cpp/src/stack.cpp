@@ -49,6 +49,8 @@ constexpr double kNcclChannels = 16;
 // DeepSpeed's ZeRO defaults (deepspeed/runtime/zero/config.py), in elements.
 constexpr double kDeepSpeedReduceBucketElements = 5e8;    // reduce_bucket_size
 constexpr double kDeepSpeedPrefetchBucketElements = 5e7;  // stage3_prefetch_bucket_size
+constexpr double kDeepSpeedPersistenceThresholdElements =
+    1e5;  // stage3_param_persistence_threshold
 
 // The idealised terms, then the runtime's workspace, then each stack's own terms by index.
 enum Tag : std::size_t {
@@ -447,10 +449,24 @@ void deepspeed_step(Step& step, const StepDevice& device) {
   }
   const std::size_t bucket = step.term(
       "zero-reduce-bucket", "Reduce bucket (BF16)",
-      layout.zero_stage >= 3 ? "DeepSpeed, deepspeed/runtime/zero/stage3.py, "
-                               "DeepSpeedZeroOptimizer_Stage3.__init__: __ipg_bucket_flat_buffer"
-                             : "DeepSpeed, deepspeed/runtime/zero/stage_1_and_2.py, "
-                               "DeepSpeedZeroOptimizer.backward: ipg_buffer");
+      stage3 ? "DeepSpeed, deepspeed/runtime/zero/stage3.py, "
+               "DeepSpeedZeroOptimizer_Stage3.__init__: __ipg_bucket_flat_buffer"
+             : "DeepSpeed, deepspeed/runtime/zero/stage_1_and_2.py, "
+               "DeepSpeedZeroOptimizer.backward: ipg_buffer (and buf_1 with overlap_comm)");
+  const double bucket_bytes = kBf16Bytes * kDeepSpeedReduceBucketElements;
+  // ZeRO 3 keeps parameters below stage3_param_persistence_threshold gathered for the whole step
+  // (partition_parameters.py, ds_persist), beside their partitions: the norms' weights, each h
+  // wide, while h is under the threshold.
+  if (stage3 && device.calc.shape->hidden_size < kDeepSpeedPersistenceThresholdElements) {
+    const std::size_t persisted = step.term(
+        "zero3-persisted-parameters", "Small parameters kept gathered (BF16)",
+        "DeepSpeed, deepspeed/runtime/zero/partition_parameters.py, ds_persist for parameters "
+        "below stage3_param_persistence_threshold (1e5)");
+    step.take(persisted,
+              kBf16Bytes * (device.calc.layers_per_stage * device.calc.counts.norms_per_layer +
+                            device.calc.counts.final_norm));
+  }
+  if (stage3) step.take(bucket, bucket_bytes);
   const double prefetch = std::min(layer, kDeepSpeedPrefetchBucketElements);
   step.mark("start", 0);
   std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
@@ -465,7 +481,14 @@ void deepspeed_step(Step& step, const StepDevice& device) {
     step.mark("forward", static_cast<int>(index) + 1);
   }
   const auto logits_gradient = loss_forward_and_backward(step, device);
-  const auto ipg = step.take(bucket, kBf16Bytes * kDeepSpeedReduceBucketElements);
+  // ZeRO 1 and 2 allocate their bucket as the backward pass starts, two with overlap_comm.
+  const bool overlap = device.setup.overlap_comm == OverlapComm::kOn ||
+                       (device.setup.overlap_comm == OverlapComm::kDefault && stage3);
+  Handles buckets;
+  if (!stage3) {
+    buckets.push_back(step.take(bucket, bucket_bytes));
+    if (overlap) buckets.push_back(step.take(bucket, bucket_bytes));
+  }
   step.give(logits_gradient);
   for (int slot = device.slots; slot >= 1; --slot) {
     Handles in_flight;
@@ -480,7 +503,7 @@ void deepspeed_step(Step& step, const StepDevice& device) {
     give_all(step, in_flight);
     step.mark("backward", slot);
   }
-  step.give(ipg);
+  give_all(step, buckets);
 }
 
 // Devices that talk to others: one communicator per parallel group of more than one device.

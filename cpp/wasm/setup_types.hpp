@@ -118,7 +118,9 @@ inline void register_setup_types() {
       .field("offloadActivations", &TrainingSetup::offload_activations)
       .field("stack", &get_choice<Stack, &TrainingSetup::stack>,
              &set_choice<Stack, &TrainingSetup::stack>)
-      .field("fp8AllGather", &TrainingSetup::fp8_all_gather);
+      .field("fp8AllGather", &TrainingSetup::fp8_all_gather)
+      .field("overlapComm", &get_choice<OverlapComm, &TrainingSetup::overlap_comm>,
+             &set_choice<OverlapComm, &TrainingSetup::overlap_comm>);
 }
 
 }  // namespace trainmem

@@ -50,6 +50,7 @@ describe('Go further, in Chromium', () => {
       'offload-activations': false,
       stack: 'ideal',
       'fp8-all-gather': false,
+      'overlap-comm': 'default',
     });
     assert.equal(await page.isDisabled('#device-gb'), true);
     assert.deepEqual(problems, []);

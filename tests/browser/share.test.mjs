@@ -39,7 +39,8 @@ describe('sharing and hosting, in Chromium', () => {
         '&sequence-parallel=off&pp=1&vpp=1&cp=1&ep=1&etp=0&capacity-factor=0&recompute=selective&activations=llama-block' +
         '&optimizer=adam' +
         '&precision=bf16-mixed&logits=off&loss=vocab-parallel&device=h100&device-gb=80&headroom=10' +
-        '&lora-rank=0&lora-targets=attention&base-weights=bf16&offload=none&offload-activations=off&stack=ideal&fp8-all-gather=off',
+        '&lora-rank=0&lora-targets=attention&base-weights=bf16&offload=none&offload-activations=off&stack=ideal&fp8-all-gather=off' +
+        '&overlap-comm=default',
     );
     const text = await readout(page);
     const historyAfter = await page.evaluate(() => window.history.length);

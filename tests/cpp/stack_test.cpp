@@ -335,9 +335,10 @@ TEST_CASE("stack: the timeline holds each part where it is held, summing to each
     const Estimate estimate = estimate_memory(setup);
     CHECK(reserved == estimate.bytes.total_bytes);
     CHECK(points.front().activations_bytes == 0);
-    // The framework's terms are held in the passes, not before them (the reduce bucket and
-    // FSDP2's gathered layers, root and reduce-scatter buffers; Megatron-LM holds none here).
-    CHECK(points.front().framework_bytes == 0);
+    // FSDP2's gathered layers, root and reduce-scatter buffers are held in the passes, not
+    // before them; ZeRO 3 allocates its reduce bucket and keeps its small parameters whole from
+    // the start; Megatron-LM holds none here.
+    CHECK((points.front().framework_bytes > 0) == (stack == Stack::kDeepSpeed));
     CHECK((framework > 0) == (stack == Stack::kTorchtitan || stack == Stack::kDeepSpeed));
   }
 }
@@ -370,4 +371,28 @@ TEST_CASE("stack: torchtitan trains FP8 with torchao, gathering FP8 linear weigh
   setup = tiny(Stack::kMegatron);
   setup.precision = Precision::kFp8Mixed;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+}
+
+TEST_CASE(
+    "stack: DeepSpeed doubles its reduce bucket with overlap_comm, and ZeRO 3 persists norms") {
+  TrainingSetup setup = tiny(Stack::kDeepSpeed);
+  setup.layout.zero_stage = 2;
+  setup.overlap_comm = OverlapComm::kOn;
+  const Estimate doubled = estimate_memory(setup);
+  REQUIRE(doubled.answer.ok());
+  const StackTerm* buckets = term_with_id(doubled, "zero-reduce-bucket");
+  REQUIRE(buckets != nullptr);
+  CHECK(buckets->bytes == 2 * 1000341504.0);
+  // ZeRO 3: the bucket from the start, and the norms (two of 64 per layer, the final one) whole.
+  setup.layout.zero_stage = 3;
+  setup.overlap_comm = OverlapComm::kDefault;
+  const Estimate stage3 = estimate_memory(setup);
+  REQUIRE(stage3.answer.ok());
+  const StackTerm* persisted = term_with_id(stage3, "zero3-persisted-parameters");
+  REQUIRE(persisted != nullptr);
+  CHECK(persisted->bytes == allocator_block_bytes(2 * (2 * 128 + 64)));
+  // overlap_comm is DeepSpeed's switch alone.
+  setup = tiny(Stack::kMegatron);
+  setup.overlap_comm = OverlapComm::kOn;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kOverlapComm);
 }

@@ -234,6 +234,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'offload-activations',
         'stack',
         'fp8-all-gather',
+        'overlap-comm',
       ],
     );
     const plate = core.defaultSetup();

@@ -153,6 +153,8 @@ struct TrainingSetup {
   // torchtitan's enable_fsdp_float8_all_gather (under fp8-mixed): FSDP2 gathers the linear
   // weights in FP8, cast before the all-gather (torchao/float8/fsdp_utils.py).
   bool fp8_all_gather = false;
+  // DeepSpeed's overlap of the gradient reduction with the backward pass (options.hpp).
+  OverlapComm overlap_comm = OverlapComm::kDefault;
 };
 
 struct MemoryBreakdown {

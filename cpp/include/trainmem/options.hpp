@@ -122,6 +122,13 @@ enum class Offload { kNone, kOptimizer, kOptimizerAndWeights };
 // allocator's reserve.
 enum class Stack { kIdeal, kMegatron, kTorchtitan, kDeepSpeed };
 
+// DeepSpeed's overlap_comm (deepspeed/runtime/zero/config.py): by default on under ZeRO 3 and off
+// under ZeRO 1 and 2, where it doubles the reduce bucket ("Use double buffers to avoid data access
+// conflict", stage_1_and_2.py).
+//   default  DeepSpeed's default for the stage
+//   on, off  as set
+enum class OverlapComm { kDefault, kOn, kOff };
+
 // ---- Pipeline stages -------------------------------------------------------------------------
 
 // Which stage of a pipeline holds the most: the only one (no pipeline), the first or the last.
@@ -146,6 +153,8 @@ template <>
 const std::vector<Choice>& choices<Loss>();
 template <>
 const std::vector<Choice>& choices<Stack>();
+template <>
+const std::vector<Choice>& choices<OverlapComm>();
 template <>
 const std::vector<Choice>& choices<PipelineStage>();
 template <>

@@ -48,6 +48,7 @@ constexpr const char* kOffload = "offload";
 constexpr const char* kOffloadActivations = "offload-activations";
 constexpr const char* kStack = "stack";
 constexpr const char* kFp8AllGather = "fp8-all-gather";
+constexpr const char* kOverlapComm = "overlap-comm";
 }  // namespace setting_id
 
 // Not a setting, but an input refused by the same name: a Hugging Face config.json (the CLI's
