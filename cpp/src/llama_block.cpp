@@ -10,6 +10,24 @@
 
 namespace trainmem {
 
+namespace {
+
+// One saved tensor, its bytes per token on one device worked out.
+SavedTensor saved_tensor(std::string id, std::string name, std::string saved_by,
+                         std::string elements, double elements_per_token, double dtype_bytes,
+                         double split) {
+  return {std::move(id),
+          std::move(name),
+          std::move(saved_by),
+          std::move(elements),
+          elements_per_token,
+          dtype_bytes,
+          split,
+          elements_per_token * dtype_bytes / split};
+}
+
+}  // namespace
+
 double layer_input_bytes_per_token(const ModelShape& shape, const ParallelLayout& layout) {
   return kFullRecomputeBytesPerTokenPerHidden * shape.hidden_size /
          (layout.sequence_parallel ? layout.tensor_parallel : 1);
@@ -57,11 +75,11 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   }
 
   std::vector<SavedTensor> tensors;
-  const auto add = [&](std::string id, std::string name, std::string saved_by, std::string elements,
-                       double elements_per_token, double dtype_bytes, double split) {
-    tensors.push_back({std::move(id), std::move(name), std::move(saved_by), std::move(elements),
-                       elements_per_token, dtype_bytes, split,
-                       elements_per_token * dtype_bytes / split});
+  const auto add = [&tensors](std::string id, std::string name, std::string saved_by,
+                              std::string elements, double elements_per_token, double dtype_bytes,
+                              double split) {
+    tensors.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
+                                   std::move(elements), elements_per_token, dtype_bytes, split));
   };
   // RMSNorm saves its input and 1/RMS; LayerNorm (the GPT-style blocks' norms, with biases) its
   // input, mean and 1/σ (PyTorch's native_layer_norm and the fused kernels alike). A parallel
@@ -275,11 +293,11 @@ std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
   const double d = head_dim_of(shape);
   const double f = shape.ffn_hidden_size;
   std::vector<SavedTensor> tensors;
-  const auto add = [&](std::string id, std::string name, std::string saved_by, std::string elements,
-                       double elements_per_token, double dtype_bytes, double split) {
-    tensors.push_back({std::move(id), std::move(name), std::move(saved_by), std::move(elements),
-                       elements_per_token, dtype_bytes, split,
-                       elements_per_token * dtype_bytes / split});
+  const auto add = [&tensors](std::string id, std::string name, std::string saved_by,
+                              std::string elements, double elements_per_token, double dtype_bytes,
+                              double split) {
+    tensors.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
+                                   std::move(elements), elements_per_token, dtype_bytes, split));
   };
   add("block-input", "The block's input", "the checkpoint, to recompute the block", "h", h,
       kBf16Bytes, whole);

@@ -83,40 +83,48 @@ MeasuredCase loss_case(const std::string& file, int tokens, int vocab, double pe
 
 // ---- Published runs ----------------------------------------------------------------------------
 
-// torchtitan's December 2024 H100 benchmark, Table 2: Llama 3.1 8B (Llama 3 8B's shape) on 8
-// H100s, FSDP × CP, local batch 1, full activation checkpointing, torch.compile and Float8.
-// torchtitan's defaults: FSDP2 keeps FP32 parameters, gradients and AdamW moments sharded over
-// all 8 GPUs (dp_shard × cp), computes in BF16 (mixed_precision_param = bfloat16), and takes the
-// cross-entropy of the FP32-upcast logits.
-MeasuredCase torchtitan_table2(int fsdp, int cp, int sequence_length, double gibibytes) {
+// torchtitan's December 2024 H100 benchmark (benchmarks/llama3_h100_202412_torchtitan.md at
+// torchtitan 9dec370, torch 1963fc8): Llama 3.1 8B (Llama 3 8B's shape) on H100s of 96 GB, run
+// under the torchtitan stack with its defaults at that commit: FSDP2 (ZeRO 3) keeps FP32
+// parameters, gradients and AdamW moments sharded over dp_shard × cp and computes in BF16, and the
+// loss is the cross-entropy of the FP32-upcast logits. Its memory column is the reserved peak.
+MeasuredCase torchtitan_benchmark(int table, double gibibytes) {
   MeasuredCase measured;
-  measured.id = "torchtitan-2024-12-fsdp" + std::to_string(fsdp) + "-cp" + std::to_string(cp);
-  measured.title = "Llama 3.1 8B, FSDP " + std::to_string(fsdp) + " × CP " + std::to_string(cp) +
-                   ", " + std::to_string(sequence_length / 1024) +
-                   "K tokens, full recomputation, 8 H100s";
-  measured.citation = "torchtitan, Llama 3 benchmark on H100s, December 2024, Table 2";
-  measured.source =
-      "torchtitan, benchmarks/llama3_h100_202412_torchtitan.md, Table 2 (torchtitan 9dec370, "
-      "torch 1963fc8, December 2024)";
+  measured.citation =
+      "torchtitan, Llama 3 benchmark on H100s, December 2024, Table " + std::to_string(table);
+  measured.source = "torchtitan, benchmarks/llama3_h100_202412_torchtitan.md, Table " +
+                    std::to_string(table) + " (torchtitan 9dec370, torch 1963fc8, December 2024)";
   measured.statistic =
       "peak memory reserved by PyTorch's caching allocator, GiB (torchtitan's memory log)";
   measured.quantity = MeasuredQuantity::kReserved;
   TrainingSetup& setup = measured.setup;
   setup.stack = Stack::kTorchtitan;
   setup.model_id = "llama3-8b";
-  setup.sequence_length = sequence_length;
-  setup.micro_batch_sequences = 1;
   setup.flash_attention = true;
-  setup.layout.data_parallel = fsdp;
-  setup.layout.context_parallel = cp;
   setup.layout.zero_stage = 3;
-  setup.recompute = Recompute::kFull;
   setup.logits = true;
   setup.loss = Loss::kFp32Upcast;
   setup.device_id = kCustomDeviceId;
   setup.custom_capacity_gb = 96;  // the benchmark's H100s: 96 GB HBM2e
   measured.measured_bytes = gibibytes * kBytesPerGibibyte;
   measured.unit = MeasuredUnit::kGibibytes;
+  return measured;
+}
+
+// Table 2: FSDP × CP on 8 H100s, local batch 1, full activation checkpointing, torch.compile and
+// Float8.
+MeasuredCase torchtitan_table2(int fsdp, int cp, int sequence_length, double gibibytes) {
+  MeasuredCase measured = torchtitan_benchmark(2, gibibytes);
+  measured.id = "torchtitan-2024-12-fsdp" + std::to_string(fsdp) + "-cp" + std::to_string(cp);
+  measured.title = "Llama 3.1 8B, FSDP " + std::to_string(fsdp) + " × CP " + std::to_string(cp) +
+                   ", " + std::to_string(sequence_length / 1024) +
+                   "K tokens, full recomputation, 8 H100s";
+  TrainingSetup& setup = measured.setup;
+  setup.sequence_length = sequence_length;
+  setup.micro_batch_sequences = 1;
+  setup.layout.data_parallel = fsdp;
+  setup.layout.context_parallel = cp;
+  setup.recompute = Recompute::kFull;
   measured.note =
       "Settings from the table's title and torchtitan's defaults at that commit, run under the "
       "torchtitan stack: FSDP2 with FP32 sharded parameters, gradients and AdamW moments, BF16 "
@@ -129,40 +137,26 @@ MeasuredCase torchtitan_table2(int fsdp, int cp, int sequence_length, double gib
   return measured;
 }
 
-// The same benchmark's Tables 1 and 3: Llama 3.1 8B on FSDP alone, 8 or 128 GPUs, local batch 2
-// at the train config's 8,192 tokens, torchtitan's per-op selective recomputation (the config's
+// The same benchmark's Tables 1 and 3: FSDP alone on 8 or 128 GPUs, local batch 2 at the train
+// config's 8,192 tokens, torchtitan's per-op selective recomputation (the config's
 // selective_ac_option = "op"), without torch.compile or Float8 (the rows "FSDP").
 MeasuredCase torchtitan_fsdp_selective_op(int table, int devices, double gibibytes,
                                           std::string outside_goal) {
-  MeasuredCase measured;
+  MeasuredCase measured = torchtitan_benchmark(table, gibibytes);
   measured.id =
       "torchtitan-2024-12-table" + std::to_string(table) + "-fsdp" + std::to_string(devices);
   measured.title = "Llama 3.1 8B, FSDP " + std::to_string(devices) +
                    ", 2 × 8K tokens, per-op selective recomputation, " + std::to_string(devices) +
                    " H100s";
-  measured.citation = "torchtitan, Llama 3 benchmark on H100s, December 2024, Table " +
-                      std::to_string(table) + " (the row \"FSDP\")";
-  measured.source =
-      "torchtitan, benchmarks/llama3_h100_202412_torchtitan.md, Table " + std::to_string(table) +
-      " (torchtitan 9dec370, torch 1963fc8, December 2024); train_configs/llama3_8b.toml at that "
-      "commit for the sequence length and the recomputation";
-  measured.statistic =
-      "peak memory reserved by PyTorch's caching allocator, GiB (torchtitan's memory log)";
-  measured.quantity = MeasuredQuantity::kReserved;
+  measured.citation += " (the row \"FSDP\")";
+  measured.source +=
+      "; train_configs/llama3_8b.toml at that commit for the sequence length and the "
+      "recomputation";
   TrainingSetup& setup = measured.setup;
-  setup.stack = Stack::kTorchtitan;
-  setup.model_id = "llama3-8b";
   setup.sequence_length = 8192;
   setup.micro_batch_sequences = 2;
   setup.layout.data_parallel = devices;
-  setup.layout.zero_stage = 3;
   setup.recompute = Recompute::kSelectiveOp;
-  setup.logits = true;
-  setup.loss = Loss::kFp32Upcast;
-  setup.device_id = kCustomDeviceId;
-  setup.custom_capacity_gb = 96;
-  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
-  measured.unit = MeasuredUnit::kGibibytes;
   measured.note =
       "The table's settings and the config's: 8,192 tokens, local batch 2, per-op selective "
       "recomputation (torchtitan saves the matmuls' outputs but every second one and the "
