@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "trainmem/format.hpp"
+#include "trainmem/settings.hpp"
 
 namespace trainmem {
 
@@ -89,9 +90,12 @@ std::string usable_text(const Estimate& estimate) {
 }
 
 // Costs, in rough percent of a step, each with its source.
-constexpr double kFullRecomputeCost = 33;             // one more forward pass: a third more compute
-                                                      // (Korthikanti et al. 2023, section 5)
-constexpr double kSelectiveRecomputeCost = 3;         // the attention core again: 2 to 4% (ibid.)
+constexpr double kFullRecomputeCost = 33;      // one more forward pass: a third more compute
+                                               // (Korthikanti et al. 2023, section 5)
+constexpr double kSelectiveRecomputeCost = 3;  // the attention core again: 2 to 4% (ibid.)
+// torchtitan's per-op policy recomputes three of a block's seven matmuls (wk, wo, w3) and the
+// elementwise operations: 3/7 of the forward's matmuls, of the full recomputation's third.
+constexpr double kSelectiveOpRecomputeCost = kFullRecomputeCost * 3 / 7;
 constexpr double kTensorParallelCostPerDoubling = 3;  // two all-reduces per layer over NVLink
 constexpr double kContextParallelCostPerDoubling = 3;
 constexpr double kExpertParallelCostPerDoubling =
@@ -175,6 +179,9 @@ LayoutCost layout_cost(const Estimate& estimate) {
     add(kFullRecomputeCost, "full recomputation runs each forward pass twice");
   } else if (estimate.setup.recompute == Recompute::kSelective) {
     add(kSelectiveRecomputeCost, "selective recomputation redoes the attention core");
+  } else if (estimate.setup.recompute == Recompute::kSelectiveOp) {
+    add(kSelectiveOpRecomputeCost,
+        "per-op recomputation redoes three of each block's seven matmuls");
   }
   if (cost.reason.empty()) cost.reason = "data parallelism alone: nothing beyond its all-reduce";
   return cost;
@@ -182,7 +189,18 @@ LayoutCost layout_cost(const Estimate& estimate) {
 
 FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   FitSearch search;
-  const Estimate checked = estimate_memory(base);
+  Estimate checked = estimate_memory(base);
+  // A stack that needs data parallelism (torchtitan's FSDP2, DeepSpeed's ZeRO) refuses the single
+  // device the search starts from; the search chooses the layout, so the setup is checked on the
+  // smallest layout the stack takes instead.
+  if (!checked.answer.ok() && checked.answer.setting == setting_id::kStack) {
+    TrainingSetup probe = base;
+    probe.layout = ParallelLayout{};
+    probe.layout.data_parallel = 2;
+    probe.layout.zero_stage = base.stack == Stack::kMegatron ? 1 : 3;
+    const Estimate on_two = estimate_memory(probe);
+    if (on_two.answer.ok()) checked = on_two;
+  }
   if (!checked.answer.ok()) {
     search.answer = checked.answer;
     return search;

@@ -9,6 +9,7 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/fit.hpp"
 #include "trainmem/fp8.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/report.hpp"
@@ -395,4 +396,21 @@ TEST_CASE(
   setup = tiny(Stack::kMegatron);
   setup.overlap_comm = OverlapComm::kOn;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kOverlapComm);
+}
+
+TEST_CASE("stack: the fewest-devices search works from one device under a stack that needs many") {
+  TrainingSetup setup;
+  setup.stack = Stack::kTorchtitan;  // refused on one device: FSDP2 needs dp·cp of 2 or more
+  REQUIRE(estimate_memory(setup).answer.setting == setting_id::kStack);
+  const FitSearch search = find_fewest_devices(setup, 3);
+  REQUIRE(search.answer.ok());
+  REQUIRE(!search.layouts.empty());
+  for (const Estimate& layout : search.layouts) {
+    CHECK(layout.setup.stack == Stack::kTorchtitan);
+    CHECK(layout.answer.ok());
+    CHECK(layout.fits);
+  }
+  // A refusal the layout cannot mend stays a refusal.
+  setup.precision = Precision::kFp32;
+  CHECK(find_fewest_devices(setup, 3).answer.setting == setting_id::kStack);
 }
