@@ -207,7 +207,11 @@ StepDevice device_of(const Calculation& calc, const TrainingSetup& setup) {
 
 Handles keep_slot(Step& step, const StepDevice& device) {
   Handles handles;
+  // Under recomputation the block still makes, in its forward pass, the tensors it does not keep:
+  // the ones its backward pass rebuilds, alive while it runs.
+  const auto passing = step.take(kActivations, device.calc.layer.recompute_working_bytes);
   for (const double bytes : device.kept_tensors) handles.push_back(step.take(kActivations, bytes));
+  step.give(passing);
   // Under expert parallelism the layer's all-to-all buffers, while it runs.
   step.give(step.take(kActivations, device.calc.layer.dispatch_bytes));
   return handles;

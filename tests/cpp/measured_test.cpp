@@ -142,8 +142,10 @@ TEST_CASE(
   CHECK(estimate.num_devices == 8);
   CHECK(fsdp8.korthikanti_bytes == estimate.peak_reserved_bytes);
   CHECK(fsdp8.llama_block_estimate.peak_reserved_bytes == fsdp8.llama_block_bytes);
-  // Under full recomputation the rebuilt layer fits in the logits' memory: both models agree.
-  CHECK(fsdp8.korthikanti_bytes == fsdp8.llama_block_bytes);
+  // Under full recomputation the rebuilt layer fits in the logits' memory: both models agree on
+  // what is allocated, and within 0.1% on what is reserved (the block each makes and frees in its
+  // forward pass is their own layer's size).
+  CHECK(fsdp8.korthikanti_bytes == doctest::Approx(fsdp8.llama_block_bytes).epsilon(0.001));
   // Each row holds 32,768 tokens per GPU and shards the states over 8: one estimate for all four.
   for (const char* id : {"torchtitan-2024-12-fsdp4-cp2", "torchtitan-2024-12-fsdp2-cp4",
                          "torchtitan-2024-12-fsdp1-cp8"}) {
