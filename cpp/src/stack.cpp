@@ -207,8 +207,10 @@ StepDevice device_of(const Calculation& calc, const TrainingSetup& setup) {
 
 Handles keep_slot(Step& step, const StepDevice& device) {
   Handles handles;
-  // Under recomputation the block still makes, in its forward pass, the tensors it does not keep:
-  // the ones its backward pass rebuilds, alive while it runs.
+  // Under recomputation the block still makes, in its forward pass, the tensors it does not keep,
+  // each freed once used: counted as one block of what its backward pass rebuilds (the whole
+  // layer's saved tensors less what it keeps), a stand-in for its largest live set, which the
+  // replay does not follow operation by operation.
   const auto passing = step.take(kActivations, device.calc.layer.recompute_working_bytes);
   for (const double bytes : device.kept_tensors) handles.push_back(step.take(kActivations, bytes));
   step.give(passing);
