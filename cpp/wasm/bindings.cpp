@@ -17,12 +17,7 @@ namespace {
 
 using emscripten::val;
 
-template <typename T>
-val to_array(const std::vector<T>& items) {
-  val array = val::array();
-  for (const T& item : items) array.call<void>("push", item);
-  return array;
-}
+using trainmem::to_array;
 
 val preset_models_js() { return to_array(trainmem::preset_models()); }
 val settings_js() { return to_array(trainmem::settings()); }

@@ -6,6 +6,7 @@
 #include <emscripten/bind.h>
 
 #include <string>
+#include <vector>
 
 #include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
@@ -20,11 +21,16 @@ inline void set_most_loaded_stage_js(Estimate& estimate, std::string id) {
   choice_from_id(id, estimate.most_loaded_stage);
 }
 
-// A stack's terms, as a JavaScript array (estimates only travel out).
-inline emscripten::val stack_terms_js(const Estimate& estimate) {
+// A vector as a JavaScript array of its items' bound values (answers only travel out).
+template <typename T>
+emscripten::val to_array(const std::vector<T>& items) {
   emscripten::val array = emscripten::val::array();
-  for (const StackTerm& term : estimate.stack_terms) array.call<void>("push", term);
+  for (const T& item : items) array.call<void>("push", item);
   return array;
+}
+
+inline emscripten::val stack_terms_js(const Estimate& estimate) {
+  return to_array(estimate.stack_terms);
 }
 inline void ignore_stack_terms(Estimate&, emscripten::val) {}
 

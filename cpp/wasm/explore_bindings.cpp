@@ -16,12 +16,7 @@ namespace {
 
 using emscripten::val;
 
-template <typename T>
-val to_array(const std::vector<T>& items) {
-  val array = val::array();
-  for (const T& item : items) array.call<void>("push", item);
-  return array;
-}
+using trainmem::to_array;
 
 val explain_estimate_js(const trainmem::TrainingSetup& setup) {
   return to_array(trainmem::explain_estimate(setup));
