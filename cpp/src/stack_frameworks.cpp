@@ -1,0 +1,250 @@
+// Each framework's order of allocations and frees in one training step (stack_step.hpp), with the
+// sources docs/formulas.md quotes: Megatron-LM with Transformer Engine, torchtitan on FSDP2 and
+// DeepSpeed ZeRO.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "stack_step.hpp"
+#include "trainmem/fp8.hpp"
+
+namespace trainmem::replay {
+
+namespace {
+
+// DeepSpeed's ZeRO defaults (deepspeed/runtime/zero/config.py), in elements.
+constexpr double kDeepSpeedReduceBucketElements = 5e8;    // reduce_bucket_size
+constexpr double kDeepSpeedPrefetchBucketElements = 5e7;  // stage3_prefetch_bucket_size
+constexpr double kDeepSpeedPersistenceThresholdElements =
+    1e5;  // stage3_param_persistence_threshold
+
+}  // namespace
+
+// for the whole step (param_and_grad_buffer.py), the distributed optimiser's shards, and under
+// sequence parallelism the global memory buffer that gathers the output layer's input.
+void megatron_step(Step& step, const StepDevice& device) {
+  const MemoryBreakdown& bytes = device.bytes;
+  step.take(kWeights, bytes.weights_bytes);
+  step.take(kGradients, bytes.gradients_bytes);
+  step.take(kMasterWeights, bytes.master_weights_bytes);
+  step.take(kOptimizerStates, bytes.optimizer_states_bytes);
+  const ParallelLayout& layout = device.setup.layout;
+  if (layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0) {
+    const std::size_t buffer = step.term(
+        "megatron-gather-buffer", "Output layer's gather buffer (BF16)",
+        "Megatron-LM, megatron/core/tensor_parallel/layers.py, "
+        "LinearWithGradAccumulationAndAsyncCommunication.forward: get_global_memory_buffer()");
+    step.take(buffer, kBf16Bytes * device.setup.sequence_length / layout.context_parallel *
+                          device.setup.micro_batch_sequences * device.calc.shape->hidden_size);
+  }
+  step.mark("start", 0);
+  std::vector<Handles> kept = forward_slots(step, device);
+  step.give(loss_forward_and_backward(step, device));
+  backward_slots(step, device, kept);
+}
+
+// torchtitan on FSDP2 (torchtitan/parallelisms/parallelize_llama.py, apply_fsdp; FSDP2 in
+// torch/distributed/_composable/fsdp): FP32 sharded parameters and AdamW's moments for the whole
+// step, gradients created by each layer's reduce-scatter and freed by zero_grad; each block
+// gathered in BF16 for its passes, the next one's all-gather issued early; the root (embedding,
+// final norm, output layer) gathered from its forward pass to the end of its backward pass.
+void torchtitan_step(Step& step, const StepDevice& device) {
+  const MemoryBreakdown& bytes = device.bytes;
+  const ParallelLayout& layout = device.setup.layout;
+  const std::string fsdp = "PyTorch's FSDP2, torch/distributed/_composable/fsdp/";
+  const std::size_t gathered =
+      step.term("fsdp-gathered-layers",
+                device.setup.fp8_all_gather ? "Gathered layers (FP8 linear weights)"
+                                            : "Gathered layers (BF16)",
+                fsdp +
+                    "_fsdp_collectives.py, foreach_all_gather and foreach_all_gather_copy_out; "
+                    "_fsdp_param_group.py, the implicit forward prefetch");
+  const std::size_t root = step.term(
+      "fsdp-root", "Root module, unsharded (BF16)",
+      fsdp + "_fsdp_state.py, FSDPState._lazy_init: the root is not resharded after forward");
+  const std::size_t unsharded_gradients =
+      step.term("fsdp-unsharded-gradients", "Unsharded gradients (BF16)",
+                fsdp + "_fsdp_param_group.py, FSDPParamGroup.post_backward");
+  const std::size_t reduce_input = step.term(
+      "fsdp-reduce-scatter-input", "Reduce-scatter input (FP32)",
+      fsdp +
+          "_fsdp_collectives.py, foreach_reduce: reduce_scatter_input in reduce_dtype, kept "
+          "until the next post_backward (ReduceScatterState)");
+  step.take(kWeights, bytes.weights_bytes);
+  step.take(kMasterWeights, bytes.master_weights_bytes);
+  step.take(kOptimizerStates, bytes.optimizer_states_bytes);
+  const double shards = device.calc.zero_shards;
+  const double layer = device.layer_parameters;
+  const int slots = device.slots;
+  // One block's gathered bytes: BF16, or with FP8 all-gather (torchao's
+  // enable_fsdp_float8_all_gather, fsdp_utils.py, WeightWithDynamicFloat8CastTensor) its linear
+  // weights in FP8, cast before the all-gather, and the rest (norms) in BF16.
+  const double fp8_weights =
+      device.setup.fp8_all_gather ? fp8_layer(*device.calc.shape, layout, false).weights : 0;
+  const double gathered_layer = kBf16Bytes * layer - (kBf16Bytes - kFp8Bytes) * fp8_weights;
+
+  if (layout.pipeline_parallel > 1) {
+    // Under pipelining torchtitan never reshards after forward, and the pipeline schedule holds
+    // gradient synchronisation until the last micro-batch (torch/distributed/pipelining/stage.py,
+    // backward_maybe_with_nosync): the stage's parameters stay gathered and its gradients
+    // accumulate unsharded in FP32 (FSDPParam.to_accumulated_grad_if_needed).
+    const std::size_t accumulated =
+        step.term("fsdp-accumulated-gradients", "Accumulated gradients (FP32, unsharded)",
+                  fsdp +
+                      "_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; "
+                      "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync");
+    step.take(gathered, kBf16Bytes * device.parameters -
+                            (kBf16Bytes - kFp8Bytes) * fp8_weights * device.calc.layers_per_stage);
+    step.take(accumulated, kFp32Bytes * device.parameters);
+    step.mark("start", 0);
+    std::vector<Handles> kept = forward_slots(step, device);
+    step.give(loss_forward_and_backward(step, device));
+    backward_slots(step, device, kept);
+    step.take(kGradients, bytes.gradients_bytes);
+    return;
+  }
+
+  // ZeRO 3: reshard after forward but the last block (torchtitan keeps it for backward); ZeRO 2:
+  // reshard_after_forward=False, every block stays gathered until its backward.
+  const bool reshard = layout.zero_stage >= 3;
+  step.mark("start", 0);
+  const auto root_handle = step.take(root, kBf16Bytes * device.root_parameters);
+  std::vector<Handles> copies(static_cast<std::size_t>(slots));
+  auto all_gather = step.take(gathered, gathered_layer);
+  std::vector<Handles> kept(static_cast<std::size_t>(slots));
+  const std::size_t count = static_cast<std::size_t>(slots);
+  for (std::size_t index = 0; index < count; ++index) {
+    copies[index] = {step.take(gathered, gathered_layer)};
+    // The next block's all-gather goes out before this one runs; its copy-in frees this one's
+    // all-gather output.
+    if (index + 1 < count) {
+      const auto next = step.take(gathered, gathered_layer);
+      step.give(all_gather);
+      all_gather = next;
+    } else {
+      step.give(all_gather);
+    }
+    kept[index] = keep_slot(step, device);
+    if (reshard && index + 1 < count) give_all(step, copies[index]);
+    step.mark("forward", static_cast<int>(index) + 1);
+  }
+  const auto logits_gradient = loss_forward_and_backward(step, device);
+  // The output layer's backward: its weight's unsharded gradient waits for the root's
+  // reduce-scatter at the end of the backward pass.
+  const double head = device.calc.counts.output_head > 0 ? device.calc.counts.output_head
+                                                         : device.calc.counts.embedding;
+  const auto head_gradient = step.take(unsharded_gradients, kBf16Bytes * head);
+  step.give(logits_gradient);
+
+  CachingAllocator::Handle previous_reduce = step.take(reduce_input, 0);
+  for (std::size_t index = count; index-- > 0;) {
+    if (copies[index].empty()) {
+      const auto output = step.take(gathered, gathered_layer);
+      copies[index] = {step.take(gathered, gathered_layer)};
+      step.give(output);
+    }
+    const auto layer_gradients = step.take(unsharded_gradients, kBf16Bytes * layer);
+    layer_backward(step, device, kept[index], static_cast<int>(index) + 1);
+    const auto reduce = step.take(reduce_input, kFp32Bytes * layer);
+    step.give(layer_gradients);
+    step.take(kGradients, kFp32Bytes * layer / shards);
+    step.give(previous_reduce);
+    previous_reduce = reduce;
+    give_all(step, copies[index]);
+    step.mark("backward", static_cast<int>(index) + 1);
+  }
+  // The root's post-backward: the embedding's gradient joins the output layer's, both reduced.
+  const auto embedding_gradient =
+      step.take(unsharded_gradients, kBf16Bytes * (device.root_parameters - head));
+  const auto root_reduce = step.take(reduce_input, kFp32Bytes * device.root_parameters);
+  step.give(head_gradient);
+  step.give(embedding_gradient);
+  step.take(kGradients, kFp32Bytes * device.root_parameters / shards);
+  step.give(previous_reduce);
+  step.give(root_reduce);
+  step.give(root_handle);
+  step.mark("backward", 0);
+}
+
+// DeepSpeed ZeRO (deepspeed/runtime/zero/stage_1_and_2.py, stage3.py): the model states as the
+// stage shards them; the reduce bucket (ipg buffer) of reduce_bucket_size elements in BF16 through
+// the backward pass; under ZeRO 3 each layer gathered for its passes with the next prefetched
+// (stage3_prefetch_bucket_size), and the gradient partitions' flat buffer for the whole step.
+void deepspeed_step(Step& step, const StepDevice& device) {
+  const MemoryBreakdown& bytes = device.bytes;
+  const ParallelLayout& layout = device.setup.layout;
+  step.take(kWeights, bytes.weights_bytes);
+  step.take(kMasterWeights, bytes.master_weights_bytes);
+  step.take(kOptimizerStates, bytes.optimizer_states_bytes);
+  // ZeRO 2 and 3 hold their gradient partitions in a flat buffer for the step; ZeRO 0 and 1 keep
+  // each parameter's BF16 gradient, created in the backward pass.
+  const bool partitioned = layout.zero_stage >= 2;
+  if (partitioned) step.take(kGradients, bytes.gradients_bytes);
+  const bool stage3 = layout.zero_stage >= 3;
+  const double layer = device.layer_parameters;
+  std::size_t gathered = 0;
+  if (stage3) {
+    gathered = step.term("zero3-gathered-layers", "Gathered layers, prefetch (BF16)",
+                         "DeepSpeed, deepspeed/runtime/zero/partitioned_param_coordinator.py, "
+                         "fetch_sub_module (stage3_prefetch_bucket_size 5e7)");
+  }
+  const std::size_t bucket = step.term(
+      "zero-reduce-bucket", "Reduce bucket (BF16)",
+      stage3 ? "DeepSpeed, deepspeed/runtime/zero/stage3.py, "
+               "DeepSpeedZeroOptimizer_Stage3.__init__: __ipg_bucket_flat_buffer"
+             : "DeepSpeed, deepspeed/runtime/zero/stage_1_and_2.py, "
+               "DeepSpeedZeroOptimizer.backward: ipg_buffer (and buf_1 with overlap_comm)");
+  const double bucket_bytes = kBf16Bytes * kDeepSpeedReduceBucketElements;
+  // ZeRO 3 keeps parameters below stage3_param_persistence_threshold gathered for the whole step
+  // (partition_parameters.py, ds_persist), beside their partitions: the norms' weights, each h
+  // wide, while h is under the threshold.
+  if (stage3 && device.calc.shape->hidden_size < kDeepSpeedPersistenceThresholdElements) {
+    const std::size_t persisted = step.term(
+        "zero3-persisted-parameters", "Small parameters kept gathered (BF16)",
+        "DeepSpeed, deepspeed/runtime/zero/partition_parameters.py, ds_persist for parameters "
+        "below stage3_param_persistence_threshold (1e5)");
+    step.take(persisted,
+              kBf16Bytes * (device.calc.layers_per_stage * device.calc.counts.norms_per_layer +
+                            device.calc.counts.final_norm));
+  }
+  if (stage3) step.take(bucket, bucket_bytes);
+  const double prefetch = std::min(layer, kDeepSpeedPrefetchBucketElements);
+  step.mark("start", 0);
+  std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
+  for (std::size_t index = 0; index < kept.size(); ++index) {
+    Handles in_flight;
+    if (stage3) {
+      in_flight.push_back(step.take(gathered, kBf16Bytes * layer));
+      in_flight.push_back(step.take(gathered, kBf16Bytes * prefetch));
+    }
+    kept[index] = keep_slot(step, device);
+    give_all(step, in_flight);
+    step.mark("forward", static_cast<int>(index) + 1);
+  }
+  const auto logits_gradient = loss_forward_and_backward(step, device);
+  // ZeRO 1 and 2 allocate their bucket as the backward pass starts, two with overlap_comm.
+  const bool overlap = device.setup.overlap_comm == OverlapComm::kOn ||
+                       (device.setup.overlap_comm == OverlapComm::kDefault && stage3);
+  Handles buckets;
+  if (!stage3) {
+    buckets.push_back(step.take(bucket, bucket_bytes));
+    if (overlap) buckets.push_back(step.take(bucket, bucket_bytes));
+  }
+  step.give(logits_gradient);
+  for (int slot = device.slots; slot >= 1; --slot) {
+    Handles in_flight;
+    if (stage3) {
+      in_flight.push_back(step.take(gathered, kBf16Bytes * layer));
+      in_flight.push_back(step.take(gathered, kBf16Bytes * prefetch));
+      // The layer's unsharded gradients, copied into the bucket as they come.
+      in_flight.push_back(step.take(kGradients, kBf16Bytes * layer));
+    }
+    if (!partitioned) step.take(kGradients, bytes.gradients_bytes / device.slots);
+    layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot);
+    give_all(step, in_flight);
+    step.mark("backward", slot);
+  }
+  give_all(step, buckets);
+}
+
+}  // namespace trainmem::replay
