@@ -8,7 +8,7 @@
 namespace trainmem::replay {
 
 StepDevice device_of(const Calculation& calc, const TrainingSetup& setup) {
-  StepDevice device{calc, setup, calc.estimate.bytes, 0, 0, {}, 0, 0, 0, 0};
+  StepDevice device{calc, setup, calc.whole_terms, 0, 0, {}, 0, 0, 0, 0};
   const bool first = !calc.last_is_most_loaded;
   const StageMemory& stage = first ? calc.first : calc.last;
   device.slots = static_cast<int>(first ? calc.shape->num_layers : calc.layers_per_stage);

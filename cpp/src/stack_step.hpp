@@ -126,7 +126,7 @@ inline void give_all(Step& step, Handles& handles) {
 struct StepDevice {
   const Calculation& calc;
   const TrainingSetup& setup;
-  MemoryBreakdown bytes;  // the idealised terms under the stack's bytes per parameter
+  MemoryBreakdown bytes;  // the idealised terms, whole, under the stack's bytes per parameter
   int slots = 0;          // layers' worth of activations held (p micro-batches on stage 1)
   double kept_per_slot = 0;
   std::vector<double> kept_tensors;  // one slot's saved tensors, bytes

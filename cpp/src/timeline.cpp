@@ -17,8 +17,9 @@ std::size_t timeline_peak(const std::vector<TimelinePoint>& points) {
 
 std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   const Calculation calc =
-      calculate_estimate(setup, setup.micro_batch_sequences, setup.flash_attention);
+      calculate_estimate(setup, setup.micro_batch_sequences, setup.flash_attention, false);
   if (!calc.estimate.answer.ok()) return {};
+  // Under a stack the timeline is its replayed step (run here once, not also for the estimate).
   if (setup.stack != Stack::kIdeal) return stack_timeline(calc, setup);
   const Estimate& estimate = calc.estimate;
   const MemoryBreakdown& bytes = estimate.bytes;

@@ -335,6 +335,12 @@ TEST_CASE("stack: the timeline holds each part where it is held, summing to each
     }
     const Estimate estimate = estimate_memory(setup);
     CHECK(reserved == estimate.bytes.total_bytes);
+    // The timeline replays the very step the estimate does: its highest point is the allocated
+    // peak (with the runtime outside the allocator).
+    double outside = 0;
+    for (const StackTerm& term : estimate.stack_terms)
+      outside += term.in_allocator ? 0 : term.bytes;
+    CHECK(points[timeline_peak(points)].bytes == estimate.peak_allocated_bytes + outside);
     CHECK(points.front().activations_bytes == 0);
     // FSDP2's gathered layers, root and reduce-scatter buffers are held in the passes, not
     // before them; ZeRO 3 allocates its reduce bucket and keeps its small parameters whole from
