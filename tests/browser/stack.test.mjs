@@ -30,6 +30,8 @@ describe('Training stack, in Chromium', () => {
     assert.match(stack, /Root module, unsharded \(BF16\) 2\.1 GB/);
     assert.match(stack, /CUDA context 0\.4 GB \(outside the allocator\)/);
     assert.match(await readout(page), /needs 92\.1 GB on its most loaded device/);
+    // Under one device's worth yet refused by the headroom: the readout says which.
+    assert.match(await readout(page), /needs 0\.96 times its memory, more than the 86\.4 GB left usable\./);
     await page.click('.numbers summary');
     await page.waitForSelector('#breakdown-table tbody tr');
     const rows = (await tableRows(page, '#breakdown-table')).map((row) => row[0]);

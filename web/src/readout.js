@@ -72,7 +72,11 @@ export function describe(estimator, estimate) {
     setup.headroomPercent > 0 ? ` with ${estimator.formatPercent(setup.headroomPercent)} kept free` : '';
   const verdict = estimate.fits
     ? `It fits in one ${device.name}${headroom}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
-    : `It does not fit in one ${device.name}${headroom}: it needs ${estimator.formatWorth(estimate.devicesWorth)} times its memory.`;
+    : `It does not fit in one ${device.name}${headroom}: it needs ${estimator.formatWorth(estimate.devicesWorth)} times its memory` +
+      // Under one device's worth, it is the headroom that keeps it out: say so.
+      (estimate.devicesWorth <= 1
+        ? `, more than the ${estimator.formatBytes(estimate.usableBytes)} left usable.`
+        : '.');
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
     `${format(bytes.totalBytes)} on its most loaded device: ${states}${dequantized} and ${activations} ${verdict}`
