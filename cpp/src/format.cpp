@@ -1,13 +1,11 @@
 #include "trainmem/format.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <limits>
 
+#include "trainmem/decimal.hpp"
 #include "trainmem/estimate.hpp"
 
 namespace trainmem {
@@ -18,10 +16,11 @@ constexpr int kMaxDecimals = 3;
 constexpr double kLargestFormattedBytes = 1e30;  // a million yottabytes: beyond any estimate
 constexpr double kLargestFormattedCount = 1e15;  // still exact in a double, still readable
 
-std::string fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
+std::string fixed(double value, int decimals) { return fixed_decimal(value, decimals); }
+
+// "12.5" and " GB" -> "12.5 GB"; a value past fixed_decimal's domain stays "—", with no unit.
+std::string with_unit(const std::string& number, const char* unit) {
+  return number == "—" ? number : number + unit;
 }
 
 }  // namespace
@@ -31,8 +30,8 @@ std::string format_bytes(double bytes, int decimals) {
   decimals = std::clamp(decimals, 0, kMaxDecimals);
   const double rounding = std::pow(10.0, decimals);
   const double gigabytes = std::round(bytes / kBytesPerGigabyte * rounding) / rounding;
-  if (std::fabs(gigabytes) < 1000) return fixed(gigabytes, decimals) + " GB";
-  return fixed(bytes / kBytesPerTerabyte, decimals) + " TB";
+  if (std::fabs(gigabytes) < 1000) return with_unit(fixed(gigabytes, decimals), " GB");
+  return with_unit(fixed(bytes / kBytesPerTerabyte, decimals), " TB");
 }
 
 std::string format_bytes_short(double bytes) {
@@ -54,7 +53,7 @@ std::string format_worth(double devices_worth) {
   for (int decimals = 2; decimals <= kMaxDecimals && devices_worth != 1 && text == "1.0";
        ++decimals) {
     text = fixed(devices_worth, decimals);
-    if (std::strtod(text.c_str(), nullptr) == 1) text = "1.0";
+    if (parse_plain_decimal(text) == 1) text = "1.0";
   }
   // A small model's total, which one decimal would show as none of a device: more digits, and
   // below the last of them, a bound.
@@ -69,9 +68,8 @@ std::string format_worth(double devices_worth) {
 
 std::string format_percent(double percent) {
   if (!std::isfinite(percent)) return "—";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", percent);
-  std::string text = buffer;
+  std::string text = fixed(percent, 2);
+  if (text == "—") return text;
   while (text.back() == '0') text.pop_back();
   if (text.back() == '.') text.pop_back();
   return text + "%";
@@ -79,13 +77,13 @@ std::string format_percent(double percent) {
 
 std::string format_share(double fraction) {
   if (!std::isfinite(fraction)) return "—";
-  return fixed(fraction * 100, 0) + "%";
+  return with_unit(fixed(fraction * 100, 0), "%");
 }
 
 std::string format_parameters(double num_parameters) {
   if (!std::isfinite(num_parameters)) return "—";
-  if (num_parameters >= 1e9) return fixed(num_parameters / 1e9, 2) + " B";
-  return fixed(num_parameters / 1e6, 1) + " M";
+  if (num_parameters >= 1e9) return with_unit(fixed(num_parameters / 1e9, 2), " B");
+  return with_unit(fixed(num_parameters / 1e6, 1), " M");
 }
 
 std::string format_count(double count) {
@@ -158,20 +156,9 @@ int parse_whole_number(std::string_view typed) {
 }
 
 double parse_decimal(std::string_view typed) {
-  const std::string plain = without_group_commas(typed);
-  const std::string_view text = plain;
-  // std::from_chars for double is missing from Emscripten's libc++; strtod, held to the whole
-  // text and to a plain decimal start (no spaces, no "inf", no hex), reads the same numbers.
-  const double not_a_number = std::numeric_limits<double>::quiet_NaN();
-  const bool plain_start = !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) ||
-                                             text[0] == '-' || text[0] == '+' || text[0] == '.');
-  const bool hexadecimal = text.find_first_of("xX") != std::string_view::npos;
-  if (!plain_start || hexadecimal) return not_a_number;
-  const std::string copy(text);
-  char* end = nullptr;
-  const double value = std::strtod(copy.c_str(), &end);
-  const bool whole_text = end == copy.c_str() + copy.size();
-  return whole_text && std::isfinite(value) ? value : not_a_number;
+  // Not std::from_chars, which Emscripten's libc++ lacks for double, nor strtod: see decimal.hpp.
+  const double value = parse_plain_decimal(without_group_commas(typed));
+  return std::isfinite(value) ? value : std::numeric_limits<double>::quiet_NaN();
 }
 
 }  // namespace trainmem

@@ -1,11 +1,11 @@
 // The llama-block activation model: the tensors a Llama block saves for its backward pass, one by
 // one (docs/activations.md derives each).
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "calculation.hpp"
 #include "trainmem/activations.hpp"
+#include "trainmem/decimal.hpp"
 #include "trainmem/fp8.hpp"
 
 namespace trainmem {
@@ -68,11 +68,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   const bool keys_repeated = !flash_attention && !selective;
   std::string top_k_text =
       routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
-  if (capacity != 1) {
-    char factor[32];
-    std::snprintf(factor, sizeof factor, "%g", capacity);
-    top_k_text += " × capacity factor " + std::string(factor);
-  }
+  if (capacity != 1) top_k_text += " × capacity factor " + shortest_decimal(capacity);
 
   std::vector<SavedTensor> tensors;
   const auto add = [&tensors](std::string id, std::string name, std::string saved_by,

@@ -1,9 +1,8 @@
 #include "trainmem/settings.hpp"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
+#include "trainmem/decimal.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
@@ -350,20 +349,6 @@ const Entry* find_entry(std::string_view id) {
   return nullptr;
 }
 
-// The shortest decimal text that reads back as `value`: "80", "2.5", "0.1".
-std::string decimal_text(double value) {
-  char buffer[32];
-  if (std::trunc(value) == value && std::fabs(value) < 1e15) {
-    std::snprintf(buffer, sizeof buffer, "%.0f", value);
-    return buffer;
-  }
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value) break;
-  }
-  return buffer;
-}
-
 std::string text_of(const Entry& entry, const TrainingSetup& setup) {
   const Access& access = entry.access;
   if (access.id != nullptr) return access.id(setup);
@@ -372,12 +357,12 @@ std::string text_of(const Entry& entry, const TrainingSetup& setup) {
     case SettingKind::kSwitch:
       return value != 0 ? "on" : "off";
     case SettingKind::kDecimal:
-      return decimal_text(value);
+      return shortest_decimal(value);
     case SettingKind::kWhole:
     case SettingKind::kChoice:
       break;
   }
-  return decimal_text(value);
+  return shortest_decimal(value);
 }
 
 bool has_id(const std::vector<Choice>& choices, std::string_view id) {

@@ -84,6 +84,11 @@ TEST_CASE("formatting refuses what it cannot print truthfully") {
   CHECK(format_bytes(165e9, 400) == "165.000 GB");
   CHECK(format_count(1e300) == "—");
   CHECK(format_bytes(1e300) == "—");
+  // Past the exact decimals' domain (decimal.hpp) a dash, with no unit after it.
+  CHECK(format_share(1e40) == "—");
+  CHECK(format_percent(1e40) == "—");
+  CHECK(format_parameters(1e50) == "—");
+  CHECK(format_worth(1e40) == "—");
 }
 
 TEST_CASE("devices' worth has one decimal, and the digits that say which side of one device") {

@@ -38,9 +38,10 @@ std::string format_layout(const Estimate& estimate);
 
 // Text typed by a person, read the same way by the CLI and the page. A whole number that fits
 // an int, else kNotAWholeNumber (which every range check refuses); a decimal number, exponent
-// allowed ("8.192e3"), written in full with nothing around it, else NaN. Out-of-range text
-// ("1e999") counts as not a number. Commas grouping the whole part by threes, as format_count
-// writes it ("16,384"), are read too.
+// allowed ("8.192e3"), written in full with nothing around it, else NaN. Text outside
+// parse_plain_decimal's exact domain (decimal.hpp: more than 19 significant digits, a last digit
+// past the 21st decimal, "1e999") counts as not a number. Commas grouping the whole part by
+// threes, as format_count writes it ("16,384"), are read too.
 constexpr int kNotAWholeNumber = -1;
 int parse_whole_number(std::string_view text);
 double parse_decimal(std::string_view text);
