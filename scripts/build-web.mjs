@@ -1,10 +1,11 @@
 // Bundles the page into dist/: app.js (the charts and the Chart.js parts they register, drawn
 // first), workshop.js (the controls, the readout and the panels), the estimator trainmem.js with
 // trainmem.wasm (and trainmem-wasm.js, the same bytes for file://), the on-demand
-// trainmem-json.js, index.html with the plate's default view written in (first-view.mjs),
-// styles.css and favicon.svg; and the entry point for other pages, trainmem-api.js, with its
-// example api-example.html.
+// trainmem-json.js, index.html with the plate's default view written in (first-view.mjs) and its
+// stylesheet inside it, and favicon.svg; and the entry point for other pages, trainmem-api.js,
+// with its example api-example.html.
 import { build, transform } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -39,6 +40,24 @@ function withDarkPalette(styles, dark) {
   );
 }
 
+/**
+ * The page's stylesheet, minified, put inside index.html in place of its <link> (web/index.html
+ * links styles.css), with the sheet's hash added to the Content-Security-Policy's style-src so
+ * that this one inline sheet, and no other, applies. Why inside: the page's first paint then
+ * waits for nothing fetched, and happens while app.js is still on its way, not after it arrives
+ * and before it runs (README, "Speed and size").
+ */
+function withStylesInside(html, css) {
+  const link = '<link rel="stylesheet" href="styles.css" />';
+  const policy = /(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*style-src 'self')/;
+  if (!html.includes(link) || !policy.test(html)) {
+    throw new Error("build-web: web/index.html lacks styles.css's <link> or the policy's style-src 'self'");
+  }
+  if (css.includes('</')) throw new Error('build-web: the stylesheet would close its <style> element');
+  const hash = createHash('sha256').update(css).digest('base64');
+  return html.replace(policy, `$1 'sha256-${hash}'`).replace(link, () => `<style>${css}</style>`);
+}
+
 /** An Emscripten module's script from build-wasm/, minified into dist/ as `name`. */
 const minifyGlue = (path, name) =>
   readFile(path, 'utf8').then(async (glue) =>
@@ -66,16 +85,17 @@ await Promise.all([
 ]);
 const estimator = await loadCoreForNode(wasmModule, wasmBinary);
 
+const styles = Promise.all([
+  readFile(join(root, 'web', 'styles.css'), 'utf8'),
+  readFile(join(root, 'web', 'dark.css'), 'utf8'),
+])
+  .then(([sheet, dark]) => transform(withDarkPalette(sheet, dark), { loader: 'css', minify: true }))
+  .then(({ code }) => code.trim());
+
 await Promise.all([
-  readFile(join(root, 'web', 'index.html'), 'utf8').then((html) =>
-    writeFile(join(dist, 'index.html'), writeFirstView(html, estimator)),
+  Promise.all([readFile(join(root, 'web', 'index.html'), 'utf8'), styles]).then(([html, css]) =>
+    writeFile(join(dist, 'index.html'), withStylesInside(writeFirstView(html, estimator), css)),
   ),
-  Promise.all([
-    readFile(join(root, 'web', 'styles.css'), 'utf8'),
-    readFile(join(root, 'web', 'dark.css'), 'utf8'),
-  ])
-    .then(([styles, dark]) => transform(withDarkPalette(styles, dark), { loader: 'css', minify: true }))
-    .then(({ code }) => writeFile(join(dist, 'styles.css'), code)),
   copyFile(join(root, 'web', 'noscript.css'), join(dist, 'noscript.css')),
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
