@@ -69,6 +69,33 @@ describe('the first view', () => {
     await context.close();
   });
 
+  it('carries its stylesheet inside, let in by the policy through its hash, and fetches none', async () => {
+    const context = await browser.newContext();
+    await context.addInitScript(() => {
+      window.__violations = [];
+      document.addEventListener('securitypolicyviolation', (event) =>
+        window.__violations.push(`${event.violatedDirective} ${event.blockedURI}`),
+      );
+    });
+    const page = await context.newPage();
+    const stylesheets = [];
+    page.on(
+      'request',
+      (request) => request.resourceType() === 'stylesheet' && stylesheets.push(request.url()),
+    );
+    await page.goto(served.url);
+    await page.waitForSelector('body[data-ready="true"]');
+    assert.deepEqual(await page.evaluate(() => window.__violations), []);
+    assert.deepEqual(stylesheets, []);
+    // The sheet applies: the workshop's card and the page's paper colour (styles.css).
+    const styles = await page.evaluate(() => ({
+      paper: getComputedStyle(document.body).backgroundColor,
+      card: getComputedStyle(document.getElementById('workshop')).borderTopStyle,
+    }));
+    assert.deepEqual(styles, { paper: 'rgb(251, 249, 244)', card: 'solid' });
+    await context.close();
+  });
+
   it("is the core's live view: the same words once the estimator has taken over", async () => {
     const built = readFileSync('dist/index.html', 'utf8');
     const builtReadout = /<p class="readout" id="readout"[^>]*>([^<]*)<\/p>/.exec(built)[1];
