@@ -57,8 +57,17 @@ function start() {
   }
 
   globalThis.trainmemPage = { charts, createTimelineChart, presentation };
-  addOrderedScript('trainmem.js');
-  addOrderedScript('workshop.js');
+  // After the frame that shows the charts (asking for scripts takes the main thread a while), or
+  // in a tenth of a second where no frame comes (a hidden tab, a frame scrolled out of view).
+  let asked = false;
+  const loadTheRest = () => {
+    if (asked) return;
+    asked = true;
+    addOrderedScript('trainmem.js');
+    addOrderedScript('workshop.js');
+  };
+  requestAnimationFrame(() => setTimeout(loadTheRest));
+  setTimeout(loadTheRest, 100);
 }
 
 start();
