@@ -115,7 +115,8 @@ async function measureBytes(browser, url) {
       name: basename(new URL(fileUrl).pathname) || 'index.html',
       raw: body.length,
       gzip: gzipSync(body, { level: 9 }).length,
-      beforeCharts: fileUrl === page.url() || askedBeforeCharts.has(fileUrl),
+      // The document by its request: page.url() has the query the page writes as it runs.
+      beforeCharts: response.request().isNavigationRequest() || askedBeforeCharts.has(fileUrl),
     });
   }
   await context.close();
