@@ -25,7 +25,9 @@ std::string fixed_decimal(double value, int decimals);
 // strtod, for a plain decimal written in full: an optional sign, digits with at most one '.',
 // and an optional exponent ("8.192e3"). Exactly the double nearest the text (ties to even), as
 // strtod gives, where the text has at most 19 significant digits (zeros that only place the
-// point aside) and its value lies within 10^-21 and 2^127 (zero too); NaN for any other text.
+// point aside), its last nonzero digit no further than the 21st decimal ("1e-21", "1.5e-20"),
+// and its value below 2^128; zero in any form. NaN for any other text ("1e-400" included, which
+// strtod reads as zero).
 double parse_plain_decimal(std::string_view text);
 
 // The shortest text, in fixed notation, that parse_plain_decimal reads back as `value`: "80",
