@@ -12,8 +12,7 @@ namespace {
 // A GNU extension that GCC, Clang and Emscripten all have; __extension__ says so to -Wpedantic.
 __extension__ typedef unsigned __int128 Wide;
 
-constexpr int kMaxDigits = 19;         // significant digits parse_plain_decimal reads: below 2^64
-constexpr int kMaxFractionPlace = 21;  // 10^21 < 2^70 leaves a quotient of 57 bits (below)
+constexpr int kMaxDigits = 19;  // significant digits parse_plain_decimal reads: below 2^64
 constexpr int kMantissaBits = 53;
 
 constexpr Wide power_of_ten(int exponent) {
@@ -21,6 +20,10 @@ constexpr Wide power_of_ten(int exponent) {
   for (int i = 0; i < exponent; ++i) power *= 10;
   return power;
 }
+
+// parse_plain_decimal divides by up to 10^kMaxFixedDecimals and needs a quotient of 55 bits or
+// more from a dividend below 2^127; fixed_decimal multiplies a 53-bit mantissa by as much.
+static_assert(power_of_ten(kMaxFixedDecimals) < (Wide{1} << 70), "10^kMaxFixedDecimals < 2^70");
 
 int bit_length(Wide value) {
   int bits = 0;
@@ -160,7 +163,7 @@ double parse_plain_decimal(std::string_view text) {
     }
     magnitude = nearest_double(exact, false, 0);
   } else {
-    if (-place > kMaxFractionPlace) return not_a_number;
+    if (-place > kMaxFixedDecimals) return not_a_number;
     // whole / 10^-place: the quotient of whole · 2^shift, 57 bits or more, and whether the
     // division left a remainder.
     const Wide divisor = power_of_ten(-place);
@@ -168,12 +171,13 @@ double parse_plain_decimal(std::string_view text) {
     const Wide dividend = Wide{whole} << shift;
     magnitude = nearest_double(dividend / divisor, dividend % divisor != 0, -shift);
   }
-  if (!std::isfinite(magnitude)) return not_a_number;
+  // Below 2^127, where fixed_decimal writes every value whole (shortest_decimal).
+  if (magnitude >= std::ldexp(1.0, 127)) return not_a_number;
   return negative ? -magnitude : magnitude;
 }
 
 std::string shortest_decimal(double value) {
-  for (int decimals = 0; decimals < kMaxFixedDecimals; ++decimals) {
+  for (int decimals = 0; decimals <= kMaxFixedDecimals; ++decimals) {
     std::string text = fixed_decimal(value, decimals);
     if (parse_plain_decimal(text) == value) return text;
   }

@@ -67,8 +67,9 @@ TEST_CASE("fixed_decimal writes what printf writes for random values and decimal
   std::uniform_int_distribution<int> decimals(0, trainmem::kMaxFixedDecimals);
   for (int i = 0; i < kRandomCases; ++i) {
     const int places = decimals(random);
-    // Up to 10^18, and as small as printf writes as zero, at each scale.
-    const double value = random_double(random, -80, 60);
+    // Up to 2^56 (below 10^17, where every number of decimals is inside the domain), and as small
+    // as printf writes as zero, at each scale.
+    const double value = random_double(random, -80, 56);
     if (fixed_decimal(value, places) != printf_fixed(value, places)) {
       CAPTURE(value);
       CAPTURE(places);
@@ -190,6 +191,30 @@ TEST_CASE("parse_plain_decimal reads what strtod reads for random texts") {
   }
 }
 
+TEST_CASE("shortest_decimal finds a text that reads back for every value read from text") {
+  // Found by the fuzzer (fuzz_core: a setting's text reads back as the same value): 22 digits
+  // after the point, its last nonzero digit at the 21st.
+  const double fuzzed = parse_plain_decimal("0.0000000007777710000050");
+  REQUIRE(!std::isnan(fuzzed));
+  CHECK(parse_plain_decimal(shortest_decimal(fuzzed)) == fuzzed);
+  std::mt19937_64 random(31);
+  std::uniform_int_distribution<int> digit_count(1, 19);
+  std::uniform_int_distribution<int> digit(0, 9);
+  for (int i = 0; i < kRandomCases / 10; ++i) {
+    // Digits ending anywhere from the 21st decimal to the 18th power of ten.
+    std::string text;
+    const int count = digit_count(random);
+    for (int d = 0; d < count; ++d) text += static_cast<char>('0' + digit(random));
+    text += "e" + std::to_string(std::uniform_int_distribution<int>(-trainmem::kMaxFixedDecimals,
+                                                                    18 - count)(random));
+    const double value = parse_plain_decimal(text);
+    if (std::isnan(value) || parse_plain_decimal(shortest_decimal(value)) != value) {
+      CAPTURE(text);
+      REQUIRE(parse_plain_decimal(shortest_decimal(value)) == value);
+    }
+  }
+}
+
 TEST_CASE("shortest_decimal gives the fewest decimals that read back") {
   CHECK(shortest_decimal(80) == "80");
   CHECK(shortest_decimal(2.5) == "2.5");
@@ -199,7 +224,7 @@ TEST_CASE("shortest_decimal gives the fewest decimals that read back") {
   CHECK(shortest_decimal(1e15) == "1000000000000000");
   CHECK(shortest_decimal(-0.0) == "-0");
   std::mt19937_64 random(12);
-  // From 2^-10 (about 0.001) up, 17 significant digits fit in 20 decimals: every value has one.
+  // From 2^-10 (about 0.001) up, 17 significant digits fit in 21 decimals: every value has one.
   for (int i = 0; i < kRandomCases / 10; ++i) {
     const double value = std::fabs(random_double(random, -10, 40));
     const std::string text = shortest_decimal(value);

@@ -13,26 +13,30 @@
 
 namespace trainmem {
 
-// The most decimals fixed_decimal writes.
-constexpr int kMaxFixedDecimals = 20;
+// The most decimals fixed_decimal writes, and the furthest place after the point at which
+// parse_plain_decimal reads a digit: the same, so that every value read from text has a text
+// within reach of shortest_decimal.
+constexpr int kMaxFixedDecimals = 21;
 
 // printf("%.*f", decimals, value), to the character: the exact binary value rounded half to even,
 // a '-' for any negative value, -0.0 and those that round to zero included. Its domain:
 // decimals from 0 to kMaxFixedDecimals, and |value| * 10^decimals below 2^127 (so any |value|
-// below 10^18 at any number of decimals); outside it, and for infinities and NaN, "—".
+// below 10^17 at any number of decimals); outside it, and for infinities and NaN, "—".
 std::string fixed_decimal(double value, int decimals);
 
 // strtod, for a plain decimal written in full: an optional sign, digits with at most one '.',
 // and an optional exponent ("8.192e3"). Exactly the double nearest the text (ties to even), as
 // strtod gives, where the text has at most 19 significant digits (zeros that only place the
-// point aside), its last nonzero digit no further than the 21st decimal ("1e-21", "1.5e-20"),
-// and its value below 2^128; zero in any form. NaN for any other text ("1e-400" included, which
-// strtod reads as zero).
+// point aside), its last nonzero digit no further than the 21st decimal (kMaxFixedDecimals:
+// "1e-21", "1.5e-20"), and a value below 2^127; zero in any form. NaN for any other text
+// ("1e-400" included, which strtod reads as zero).
 double parse_plain_decimal(std::string_view text);
 
 // The shortest text, in fixed notation, that parse_plain_decimal reads back as `value`: "80",
-// "2.5", "0.1". Every value from 0.001 up to 10^18 has one (17 significant digits always read
-// back); a value with no such text within kMaxFixedDecimals decimals gets that many.
+// "2.5", "0.1". Every value parse_plain_decimal gives has one: the text it was read from has at
+// most kMaxFixedDecimals decimals, and `value` written to as many decimals lies no further from
+// `value` than that text does. So has every value from 0.00001 up to 10^18 (17 significant digits
+// always read back). Any other value gets kMaxFixedDecimals decimals, which may not read back.
 std::string shortest_decimal(double value);
 
 }  // namespace trainmem
