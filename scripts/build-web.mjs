@@ -1,7 +1,7 @@
 // Bundles the page into dist/: app.js (the charts and the Chart.js parts they register, drawn
 // first), workshop.js (the controls, the readout and the panels), the estimator trainmem.js with
 // trainmem.wasm (and trainmem-wasm.js, the same bytes for file://), the on-demand
-// trainmem-json.js, index.html with the plate's default view written in (first-view.mjs) and its
+// trainmem-json.js with trainmem-json.wasm (and trainmem-json-wasm.js), index.html with the plate's default view written in (first-view.mjs) and its
 // stylesheet inside it, and favicon.svg; and the entry point for other pages, trainmem-api.js,
 // with its example api-example.html.
 import { build, transform } from 'esbuild';
@@ -17,10 +17,11 @@ const dist = join(root, 'dist');
 const wasmModule = join(root, 'build-wasm', 'trainmem.js');
 const wasmBinary = join(root, 'build-wasm', 'trainmem.wasm');
 const jsonModule = join(root, 'build-wasm', 'trainmem-json.js');
+const jsonBinary = join(root, 'build-wasm', 'trainmem-json.wasm');
 
-if (![wasmModule, wasmBinary, jsonModule].every(existsSync)) {
+if (![wasmModule, wasmBinary, jsonModule, jsonBinary].every(existsSync)) {
   console.error(
-    'build-web: build-wasm/ lacks trainmem.js, trainmem.wasm or trainmem-json.js; run scripts/build.sh',
+    'build-web: build-wasm/ lacks trainmem.js, trainmem-json.js or their .wasm; run scripts/build.sh',
   );
   process.exit(1);
 }
@@ -100,17 +101,18 @@ await Promise.all([
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
   copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),
-  // Emscripten's glue, minified as the page's own scripts are: a quarter fewer bytes.
-  minifyGlue(wasmModule, 'trainmem.js'),
-  copyFile(wasmBinary, join(dist, 'trainmem.wasm')),
-  // For file://, where no browser lets a page fetch its own files: the same bytes as a script.
-  readFile(wasmBinary).then((bytes) =>
-    writeFile(
-      join(dist, 'trainmem-wasm.js'),
-      `globalThis.trainmemWasmBase64 = '${bytes.toString('base64')}';\n`,
+  // Each module: Emscripten's glue, minified as the page's own scripts are (a quarter fewer
+  // bytes); its WebAssembly; and for file://, where no browser lets a page fetch its own files,
+  // the same bytes as a script.
+  ...[
+    [wasmModule, wasmBinary, 'trainmem', 'trainmemWasmBase64'],
+    [jsonModule, jsonBinary, 'trainmem-json', 'trainmemJsonWasmBase64'],
+  ].flatMap(([glue, binary, name, global]) => [
+    minifyGlue(glue, `${name}.js`),
+    copyFile(binary, join(dist, `${name}.wasm`)),
+    readFile(binary).then((bytes) =>
+      writeFile(join(dist, `${name}-wasm.js`), `globalThis.${global} = '${bytes.toString('base64')}';\n`),
     ),
-  ),
-  // The on-demand module too (its embedded WebAssembly is a string that minifying leaves as it is).
-  minifyGlue(jsonModule, 'trainmem-json.js'),
+  ]),
 ]);
 console.log('build-web: wrote dist/');

@@ -19,7 +19,9 @@ describe('the exploration views, from the on-demand module', () => {
     core = await require('../../build-wasm/trainmem.js')({
       wasmBinary: readFileSync('build-wasm/trainmem.wasm'),
     });
-    module = await require('../../build-wasm/trainmem-json.js')();
+    module = await require('../../build-wasm/trainmem-json.js')({
+      wasmBinary: readFileSync('build-wasm/trainmem-json.wasm'),
+    });
     estimator = makeEstimator(core, () => {
       loads += 1;
       return Promise.resolve({ module });

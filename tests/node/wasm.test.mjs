@@ -103,7 +103,9 @@ describe('the trainmem WebAssembly module', () => {
 describe('the trainmem-json WebAssembly module', () => {
   let json;
   before(async () => {
-    json = await require('../../build-wasm/trainmem-json.js')();
+    json = await require('../../build-wasm/trainmem-json.js')({
+      wasmBinary: readFileSync('build-wasm/trainmem-json.wasm'),
+    });
   });
 
   it('reads a config.json into a shape the estimator takes', () => {
@@ -154,7 +156,9 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
   it('lists the saved tensors of one layer, 139,400 bytes per token for Llama 3 8B', async () => {
     // The saved tensors are an exploration view: in the on-demand module, with the estimator's
     // Llama-block arithmetic that the estimate below also counts with.
-    const json = await require('../../build-wasm/trainmem-json.js')();
+    const json = await require('../../build-wasm/trainmem-json.js')({
+      wasmBinary: readFileSync('build-wasm/trainmem-json.wasm'),
+    });
     const { tensors, bytesPerToken } = json.savedTensors(plateSetup({ activationModel: 'llama-block' }));
     assert.equal(tensors.length, 14);
     assert.equal(bytesPerToken, 139400);
@@ -184,7 +188,9 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
   });
 
   it('sets every measured case against both activation models, in words (trainmem-json)', async () => {
-    const json = await require('../../build-wasm/trainmem-json.js')();
+    const json = await require('../../build-wasm/trainmem-json.js')({
+      wasmBinary: readFileSync('build-wasm/trainmem-json.wasm'),
+    });
     const rows = json.compareMeasured();
     assert.equal(rows.length, 9);
     const tiny = rows.find((row) => row.id === 'harness-cpu-tiny-kernels-4x4');

@@ -15,16 +15,17 @@ function addScript(src) {
 }
 
 /**
- * The module's options: over http(s) it fetches trainmem.wasm itself and compiles it as it
- * streams. A page with an opaque origin cannot fetch its own files: opened from file://, or framed
- * in a sandbox without allow-same-origin (a fetch there is a cross-origin request that the server
- * would have to allow). There the bytes come from trainmem-wasm.js, a classic script, instead.
+ * A module's options: over http(s) its glue fetches its .wasm (trainmem.wasm, trainmem-json.wasm)
+ * from beside itself and compiles it as it streams. A page with an opaque origin cannot fetch its
+ * own files: opened from file://, or framed in a sandbox without allow-same-origin (a fetch there
+ * is a cross-origin request that the server would have to allow). There the bytes come from a
+ * classic script instead (trainmem-wasm.js, trainmem-json-wasm.js), which sets `global`.
  */
-async function moduleOptions() {
+async function moduleOptions(script, global) {
   const opaque = globalThis.location?.protocol === 'file:' || globalThis.origin === 'null';
   if (!opaque) return {};
-  if (typeof globalThis.trainmemWasmBase64 !== 'string') await addScript('trainmem-wasm.js');
-  const text = atob(globalThis.trainmemWasmBase64);
+  if (typeof globalThis[global] !== 'string') await addScript(script);
+  const text = atob(globalThis[global]);
   const wasmBinary = new Uint8Array(text.length);
   for (let index = 0; index < text.length; index += 1) wasmBinary[index] = text.charCodeAt(index);
   return { wasmBinary };
@@ -37,7 +38,7 @@ export function loadEstimator() {
     if (typeof factory !== 'function') {
       return Promise.reject(new Error('trainmem.js did not load'));
     }
-    modulePromise = moduleOptions()
+    modulePromise = moduleOptions('trainmem-wasm.js', 'trainmemWasmBase64')
       .then((options) => factory(options))
       .then((core) => makeEstimator(core));
   }
@@ -60,7 +61,8 @@ export function loadJsonTools() {
         ? Promise.resolve()
         : addScript('trainmem-json.js');
     jsonPromise = ready
-      .then(() => globalThis.createTrainmemJsonModule())
+      .then(() => moduleOptions('trainmem-json-wasm.js', 'trainmemJsonWasmBase64'))
+      .then((options) => globalThis.createTrainmemJsonModule(options))
       .then((json) => ({
         maxConfigBytes: json.maxConfigBytes,
         /** {ok, message, shape} for a config.json's text. */
