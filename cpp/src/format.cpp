@@ -16,8 +16,6 @@ constexpr int kMaxDecimals = 3;
 constexpr double kLargestFormattedBytes = 1e30;  // a million yottabytes: beyond any estimate
 constexpr double kLargestFormattedCount = 1e15;  // still exact in a double, still readable
 
-std::string fixed(double value, int decimals) { return fixed_decimal(value, decimals); }
-
 // "12.5" and " GB" -> "12.5 GB"; a value past fixed_decimal's domain stays "—", with no unit.
 std::string with_unit(const std::string& number, const char* unit) {
   return number == "—" ? number : number + unit;
@@ -30,8 +28,8 @@ std::string format_bytes(double bytes, int decimals) {
   decimals = std::clamp(decimals, 0, kMaxDecimals);
   const double rounding = std::pow(10.0, decimals);
   const double gigabytes = std::round(bytes / kBytesPerGigabyte * rounding) / rounding;
-  if (std::fabs(gigabytes) < 1000) return with_unit(fixed(gigabytes, decimals), " GB");
-  return with_unit(fixed(bytes / kBytesPerTerabyte, decimals), " TB");
+  if (std::fabs(gigabytes) < 1000) return with_unit(fixed_decimal(gigabytes, decimals), " GB");
+  return with_unit(fixed_decimal(bytes / kBytesPerTerabyte, decimals), " TB");
 }
 
 std::string format_bytes_short(double bytes) {
@@ -49,26 +47,27 @@ std::string format_worth(double devices_worth) {
   if (!std::isfinite(devices_worth)) return "—";
   // Where one decimal would show 1.0 for a total above or below one device, the digits that tell
   // which side it is on.
-  std::string text = fixed(devices_worth, 1);
+  std::string text = fixed_decimal(devices_worth, 1);
   for (int decimals = 2; decimals <= kMaxDecimals && devices_worth != 1 && text == "1.0";
        ++decimals) {
-    text = fixed(devices_worth, decimals);
+    text = fixed_decimal(devices_worth, decimals);
     if (parse_plain_decimal(text) == 1) text = "1.0";
   }
   // A small model's total, which one decimal would show as none of a device: more digits, and
   // below the last of them, a bound.
   for (int decimals = 2;
-       decimals <= kMaxDecimals && devices_worth > 0 && text == fixed(0, decimals - 1);
+       decimals <= kMaxDecimals && devices_worth > 0 && text == fixed_decimal(0, decimals - 1);
        ++decimals) {
-    text = fixed(devices_worth, decimals);
+    text = fixed_decimal(devices_worth, decimals);
   }
-  if (devices_worth > 0 && text == fixed(0, kMaxDecimals)) text = "< " + fixed(1e-3, kMaxDecimals);
+  if (devices_worth > 0 && text == fixed_decimal(0, kMaxDecimals))
+    text = "< " + fixed_decimal(1e-3, kMaxDecimals);
   return text;
 }
 
 std::string format_percent(double percent) {
   if (!std::isfinite(percent)) return "—";
-  std::string text = fixed(percent, 2);
+  std::string text = fixed_decimal(percent, 2);
   if (text == "—") return text;
   while (text.back() == '0') text.pop_back();
   if (text.back() == '.') text.pop_back();
@@ -77,18 +76,18 @@ std::string format_percent(double percent) {
 
 std::string format_share(double fraction) {
   if (!std::isfinite(fraction)) return "—";
-  return with_unit(fixed(fraction * 100, 0), "%");
+  return with_unit(fixed_decimal(fraction * 100, 0), "%");
 }
 
 std::string format_parameters(double num_parameters) {
   if (!std::isfinite(num_parameters)) return "—";
-  if (num_parameters >= 1e9) return with_unit(fixed(num_parameters / 1e9, 2), " B");
-  return with_unit(fixed(num_parameters / 1e6, 1), " M");
+  if (num_parameters >= 1e9) return with_unit(fixed_decimal(num_parameters / 1e9, 2), " B");
+  return with_unit(fixed_decimal(num_parameters / 1e6, 1), " M");
 }
 
 std::string format_count(double count) {
   if (!std::isfinite(count) || std::fabs(count) > kLargestFormattedCount) return "—";
-  std::string digits = fixed(std::round(std::fabs(count)), 0);
+  std::string digits = fixed_decimal(std::round(std::fabs(count)), 0);
   std::string grouped;
   const int length = static_cast<int>(digits.size());
   for (int i = 0; i < length; ++i) {
