@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "calculation.hpp"
+#include "estimate/calculation.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/fp8.hpp"
 #include "trainmem/settings.hpp"

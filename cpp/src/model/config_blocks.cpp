@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include "config_fields.hpp"
-#include "config_text.hpp"
+#include "model/config_fields.hpp"
+#include "model/config_text.hpp"
 #include "trainmem/format.hpp"
 
 namespace trainmem {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "calculation.hpp"
-#include "stack_step.hpp"
+#include "estimate/calculation.hpp"
+#include "stacks/stack_step.hpp"
 
 namespace trainmem {
 

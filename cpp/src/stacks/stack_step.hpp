@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "calculation.hpp"
+#include "estimate/calculation.hpp"
 #include "trainmem/allocator.hpp"
 
 namespace trainmem::replay {

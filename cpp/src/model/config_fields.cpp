@@ -1,9 +1,9 @@
-#include "config_fields.hpp"
+#include "model/config_fields.hpp"
 
 #include <cmath>
 #include <cstdint>
 
-#include "config_text.hpp"
+#include "model/config_text.hpp"
 #include "trainmem/format.hpp"
 
 namespace trainmem {

@@ -1,7 +1,7 @@
 // The plate's activation model: Korthikanti et al., "Reducing Activation Recomputation in Large
 // Transformer Models", MLSys 2023, equation 1 and Table 2, a GPT block's saved activations per
 // layer (estimate.hpp names each constant).
-#include "calculation.hpp"
+#include "estimate/calculation.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/fp8.hpp"
 

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "config_fields.hpp"
-#include "config_text.hpp"
+#include "model/config_fields.hpp"
+#include "model/config_text.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
 

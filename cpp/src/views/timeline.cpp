@@ -1,7 +1,7 @@
 // Memory over one training step on the most loaded device, from the estimate's own Calculation.
 #include <algorithm>
 
-#include "calculation.hpp"
+#include "estimate/calculation.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/fine_tuning.hpp"
 

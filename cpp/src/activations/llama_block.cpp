@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "calculation.hpp"
+#include "estimate/calculation.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/fp8.hpp"

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "calculation.hpp"
+#include "estimate/calculation.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/fp8.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "stack_step.hpp"
+#include "stacks/stack_step.hpp"
 #include "trainmem/fp8.hpp"
 
 namespace trainmem::replay {

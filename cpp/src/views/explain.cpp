@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "calculation.hpp"
+#include "estimate/calculation.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"

@@ -1,5 +1,5 @@
 // The pieces every framework's replayed step shares (stack_step.hpp).
-#include "stack_step.hpp"
+#include "stacks/stack_step.hpp"
 
 #include <algorithm>
 

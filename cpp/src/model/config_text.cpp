@@ -1,6 +1,6 @@
 // Text for config.json's messages and names: values quoted as ASCII JSON, and names cleaned of
 // what could break a line or reverse its direction.
-#include "config_text.hpp"
+#include "model/config_text.hpp"
 
 #include <cstdio>
 #include <cstdlib>
