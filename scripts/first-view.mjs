@@ -51,7 +51,7 @@ export function writeFirstView(html, estimator) {
   );
   page = setText(page, /<figcaption id="breakdown-title">/, breakdownTitle(estimate), 'figcaption');
 
-  const charts = chartData(view);
+  const charts = chartData(view, null, estimator.terms);
   const words = (values, format) => Object.fromEntries(values.map((value) => [String(value), format(value)]));
   const firstView = {
     charts,

@@ -244,7 +244,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!given.has(setting.id)) continue;
     const Setting* required = find_setting(setting.requires_setting);
     if (required != nullptr && required->kind == SettingKind::kChoice) {
-      apply_setting(setup, required->id, setting.requires_value);
+      const Answer selected = apply_setting(setup, required->id, setting.requires_value);
+      if (!selected.ok()) return refused(selected, err);
     }
     const Answer answer = apply_setting(setup, setting.id, given.texts.at(setting.id));
     if (!answer.ok()) return refused(quoted(answer), err);

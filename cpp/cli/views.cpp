@@ -10,6 +10,7 @@
 
 #include "cli.hpp"
 #include "trainmem/activations.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
@@ -17,6 +18,7 @@
 #include "trainmem/models.hpp"
 #include "trainmem/report.hpp"
 #include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
 
 namespace trainmem {
 
@@ -40,9 +42,42 @@ std::string fixed(double value, int decimals) {
 
 }  // namespace
 
-void print_breakdown(const Estimate& estimate, std::ostream& out) {
-  const MemoryBreakdown& bytes = estimate.bytes;
-  const BytesPerParameter& per = estimate.bytes_per_parameter;
+namespace {
+
+// The breakdown's lines: a label padded to its column, then the bytes.
+void print_row(std::ostream& out, const std::string& label, double value) {
+  out << "  " << std::left << std::setw(46) << label << std::right << std::setw(10)
+      << format_bytes(value) << "\n";
+}
+
+std::string per_parameter_text(double value) {
+  return std::string(value == std::trunc(value) ? fixed(value, 0) : fixed(value, 3)) +
+         " B/parameter";
+}
+
+// A model state's row label: the plate's recipe in the plate's words, LoRA's by what trains, any
+// other by its bytes per parameter.
+std::string state_label(const TermRow& row, const Estimate& estimate) {
+  const TrainingSetup& setup = estimate.setup;
+  const TrainingSetup plate;
+  const double per = bytes_per_parameter_of(estimate.bytes_per_parameter, row.term);
+  if (setup.lora_rank > 0) {
+    if (row.term == Term::kWeights) {
+      return "Weights (frozen base, " + choice_id(setup.base_weights) + ", and adapters)";
+    }
+    return std::string(row.label) + " (adapters, " + per_parameter_text(per) + ")";
+  }
+  const bool plate_recipe = setup.precision == plate.precision &&
+                            setup.optimizer == plate.optimizer && estimate.stack_terms.empty();
+  if (!plate_recipe) return std::string(row.label) + " (" + per_parameter_text(per) + ")";
+  if (row.term == Term::kOptimizerStates) {
+    return "Optimiser moments (Adam, FP32, " + per_parameter_text(per) + ")";
+  }
+  return std::string(row.label) + " (" + (per == kFp32Bytes ? "FP32, " : "BF16, ") +
+         per_parameter_text(per) + ")";
+}
+
+void print_header(const Estimate& estimate, std::ostream& out) {
   const TrainingSetup& setup = estimate.setup;
   const int sequences = setup.micro_batch_sequences;
   out << estimate.model_name << ": " << format_parameters(estimate.num_parameters)
@@ -63,7 +98,7 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
   const bool plate_recipe =
       setup.precision == plate.precision && setup.optimizer == plate.optimizer;
   if (estimate.num_devices > 1 || !plate_recipe || setup.recompute != plate.recompute) {
-    out << "Layout: " << format_layout(estimate) << "; " << choice_id(setup.optimizer) << ", "
+    out << "Layout: " << format_layout(setup) << "; " << choice_id(setup.optimizer) << ", "
         << choice_id(setup.precision) << "\nMost loaded device: "
         << (estimate.most_loaded_stage == PipelineStage::kOnly
                 ? "any"
@@ -71,67 +106,78 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
         << ", " << format_count(estimate.parameters_on_device) << " parameters before ZeRO\n";
   }
   out << "\n";
-  const auto row = [&out](const std::string& label, double value) {
-    out << "  " << std::left << std::setw(46) << label << std::right << std::setw(10)
-        << format_bytes(value) << "\n";
-  };
-  const auto per_parameter = [](double value) {
-    return std::string(value == std::trunc(value) ? fixed(value, 0) : fixed(value, 3)) +
-           " B/parameter";
-  };
-  const bool lora = setup.lora_rank > 0;
-  const bool stack = setup.stack != Stack::kIdeal;
-  if (plate_recipe && !lora && !stack) {
-    row("Weights (BF16, 2 B/parameter)", bytes.weights_bytes);
-    row("Gradients (BF16, 2 B/parameter)", bytes.gradients_bytes);
-    row("Master weights (FP32, 4 B/parameter)", bytes.master_weights_bytes);
-    row("Optimiser moments (Adam, FP32, 8 B/parameter)", bytes.optimizer_states_bytes);
-  } else if (lora) {
-    row("Weights (frozen base, " + choice_id(setup.base_weights) + ", and adapters)",
-        bytes.weights_bytes);
-    row("Gradients (adapters, " + per_parameter(per.gradients) + ")", bytes.gradients_bytes);
-    row("Master weights (adapters, " + per_parameter(per.master_weights) + ")",
-        bytes.master_weights_bytes);
-    row("Optimiser states (adapters, " + per_parameter(per.optimizer_states) + ")",
-        bytes.optimizer_states_bytes);
-  } else {
-    row("Weights (" + per_parameter(per.weights) + ")", bytes.weights_bytes);
-    row("Gradients (" + per_parameter(per.gradients) + ")", bytes.gradients_bytes);
-    row("Master weights (" + per_parameter(per.master_weights) + ")", bytes.master_weights_bytes);
-    row("Optimiser states (" + per_parameter(per.optimizer_states) + ")",
-        bytes.optimizer_states_bytes);
+}
+
+// Under a stack: its own terms and the runtime (those outside the allocator starred), then the
+// allocator's cache.
+void print_stack_terms(const Estimate& estimate, std::ostream& out) {
+  out << "  Held by the " << choice_name(estimate.setup.stack) << " stack at the step's peak:\n";
+  for (const StackTerm& term : estimate.stack_terms) {
+    if (term.bytes > 0)
+      print_row(out, "  " + term.label + (term.in_allocator ? "" : " *"), term.bytes);
   }
-  row(setup.activation_model == ActivationModel::kLlamaBlock
-          ? "Activations (Llama block, tensor by tensor)"
-          : "Activations (Korthikanti et al. 2023)",
-      bytes.activations_bytes);
-  if (setup.logits) {
-    if (estimate.most_loaded_stage == PipelineStage::kFirst) {
-      out << "  Logits and loss: held by the last pipeline stage, not this one\n";
-    } else {
-      row("Logits and loss", bytes.logits_bytes);
+  print_row(out, "  Allocator's cache (reserved, not allocated)",
+            estimate.bytes[Term::kAllocatorCache]);
+}
+
+void print_host(const Estimate& estimate, std::ostream& out) {
+  const TrainingSetup& setup = estimate.setup;
+  if (setup.offload == Offload::kNone && !setup.offload_activations) return;
+  out << "\n  Held in the host's memory instead (offload " << choice_id(setup.offload)
+      << (setup.offload_activations ? ", activations" : "") << "):\n";
+  for (const TermRow& row : kTerms) {
+    const double bytes = estimate.host[row.term];
+    if (!row.on_host || !(bytes > 0)) continue;
+    print_row(out,
+              row.term == Term::kFp32Gradients ? "FP32 gradients (the host's own copy)" : row.label,
+              bytes);
+  }
+  print_row(out, "Total in host memory", estimate.host.total());
+}
+
+}  // namespace
+
+void print_breakdown(const Estimate& estimate, std::ostream& out) {
+  const Breakdown& bytes = estimate.bytes;
+  const TrainingSetup& setup = estimate.setup;
+  print_header(estimate, out);
+  const bool stack = !estimate.stack_terms.empty();
+  for (const TermRow& row : kTerms) {
+    if (!row.on_device) continue;
+    const double held = bytes[row.term];
+    if (row.part == TermPart::kModelState) {
+      print_row(out, state_label(row, estimate), held);
+    } else if (row.term == Term::kActivations) {
+      print_row(out,
+                std::string(row.label) + (setup.activation_model == ActivationModel::kLlamaBlock
+                                              ? " (Llama block, tensor by tensor)"
+                                              : " (Korthikanti et al. 2023)"),
+                held);
+    } else if (row.term == Term::kLogits) {
+      if (!setup.logits) continue;
+      if (estimate.most_loaded_stage == PipelineStage::kFirst) {
+        out << "  " << row.label << ": held by the last pipeline stage, not this one\n";
+      } else {
+        print_row(out, row.label, held);
+      }
+    } else if (row.term == Term::kFramework && stack) {
+      print_stack_terms(estimate, out);  // the framework's, the runtime's and the cache's
+    } else if (!stack || (row.term != Term::kRuntime && row.term != Term::kAllocatorCache)) {
+      if (held > 0) print_row(out, row.label, held);
     }
-  }
-  if (bytes.dequantization_bytes > 0) row("Dequantised layer (BF16)", bytes.dequantization_bytes);
-  if (setup.precision == Precision::kFp8Mixed) {
-    row("FP8 weights and scales (fp8-mixed)", bytes.fp8_weights_bytes);
-  }
-  if (stack) {
-    out << "  Held by the " << choices<Stack>()[static_cast<std::size_t>(setup.stack)].name
-        << " stack at the step's peak:\n";
-    for (const StackTerm& term : estimate.stack_terms) {
-      if (term.bytes > 0) row("  " + term.label + (term.in_allocator ? "" : " *"), term.bytes);
-    }
-    row("  Allocator's cache (reserved, not allocated)", bytes.allocator_cache_bytes);
   }
   out << "  " << std::string(56, '-') << "\n";
-  row(lora ? std::string("Model states") : "Model states (" + per_parameter(per.total) + ")",
-      bytes.model_states_bytes);
-  row(estimate.num_devices > 1 ? "Total on the most loaded device" : "Total on one device",
-      bytes.total_bytes);
+  print_row(out,
+            setup.lora_rank > 0
+                ? std::string("Model states")
+                : "Model states (" + per_parameter_text(estimate.bytes_per_parameter.total) + ")",
+            bytes.model_states());
+  print_row(out,
+            estimate.num_devices > 1 ? "Total on the most loaded device" : "Total on one device",
+            bytes.total());
   if (stack) {
-    row("  Peak allocated (max_memory_allocated)", estimate.peak_allocated_bytes);
-    row("  Peak reserved (max_memory_reserved)", estimate.peak_reserved_bytes);
+    print_row(out, "  Peak allocated (max_memory_allocated)", estimate.peak_allocated_bytes);
+    print_row(out, "  Peak reserved (max_memory_reserved)", estimate.peak_reserved_bytes);
     out << "  * outside PyTorch's caching allocator: on the device, in neither peak\n";
   }
   out << "\n  " << format_worth(estimate.devices_worth) << " " << estimate.device.short_name
@@ -142,20 +188,7 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
         << format_bytes(estimate.usable_bytes) << " usable)";
   }
   out << "\n";
-  const HostMemory& host = estimate.host;
-  if (setup.offload != Offload::kNone || setup.offload_activations) {
-    out << "\n  Held in the host's memory instead (offload " << choice_id(setup.offload)
-        << (setup.offload_activations ? ", activations" : "") << "):\n";
-    if (host.weights_bytes > 0) row("Weights", host.weights_bytes);
-    if (host.gradients_bytes > 0) row("Gradients", host.gradients_bytes);
-    if (host.master_weights_bytes > 0) row("Master weights", host.master_weights_bytes);
-    if (host.optimizer_states_bytes > 0) row("Optimiser states", host.optimizer_states_bytes);
-    if (host.activations_bytes > 0) row("Activations", host.activations_bytes);
-    if (host.fp32_gradients_bytes > 0) {
-      row("FP32 gradients (the host's own copy)", host.fp32_gradients_bytes);
-    }
-    row("Total in host memory", host.total_bytes);
-  }
+  print_host(estimate, out);
 }
 
 namespace {
@@ -179,10 +212,10 @@ int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ost
   out << "Cheapest to run first; each layout's cost, in rough percent of a step, and why:\n\n";
   for (std::size_t index = 0; index < search.layouts.size(); ++index) {
     const Estimate& estimate = search.layouts[index];
-    out << "  " << std::left << std::setw(64) << format_layout(estimate) << std::right
-        << std::setw(10) << format_bytes(estimate.bytes.total_bytes) << "  (states "
-        << format_bytes(estimate.bytes.model_states_bytes) << ", activations "
-        << format_bytes(estimate.bytes.activations_bytes) << ")\n"
+    out << "  " << std::left << std::setw(64) << format_layout(estimate.setup) << std::right
+        << std::setw(10) << format_bytes(estimate.bytes.total()) << "  (states "
+        << format_bytes(estimate.bytes.model_states()) << ", activations "
+        << format_bytes(estimate.bytes[Term::kActivations]) << ")\n"
         << "    cost " << format_count(search.costs[index].score) << ": "
         << search.costs[index].reason << "\n";
   }
@@ -196,14 +229,14 @@ int print_savings(const TrainingSetup& setup, bool json, std::ostream& out, std:
     out << savings_to_json(list) << "\n";
     return kExitOk;
   }
-  out << list.baseline.model_name << ": " << format_bytes(list.baseline.bytes.total_bytes)
+  out << list.baseline.model_name << ": " << format_bytes(list.baseline.bytes.total())
       << " on the most loaded of " << format_count(list.baseline.num_devices)
       << (list.baseline.num_devices == 1 ? " device" : " devices")
       << ". Single changes, most saved first:\n\n";
   for (const Saving& saving : list.savings) {
     out << "  " << std::left << std::setw(58) << saving.label << std::right << std::setw(10)
         << format_bytes(saving.bytes_saved) << " saved  -> " << std::setw(10)
-        << format_bytes(saving.estimate.bytes.total_bytes);
+        << format_bytes(saving.estimate.bytes.total());
     if (saving.devices_added > 0)
       out << "  (+" << format_count(saving.devices_added) << " devices)";
     out << "\n";
@@ -226,13 +259,30 @@ int print_timeline(const TrainingSetup& setup, bool json, std::ostream& out, std
       << (stack ? " allocated (and the runtime outside the allocator); reserved, the last column, "
                   "ends at the estimate's total "
                 : " (the estimate's total)")
-      << (stack ? format_bytes(estimate.bytes.total_bytes) + ".\n\n" : ".\n\n");
+      << (stack ? format_bytes(estimate.bytes.total()) + ".\n\n" : ".\n\n");
   for (const TimelinePoint& point : points) {
     out << "  " << std::left << std::setw(10) << point.phase << std::right << std::setw(5)
         << (point.layer > 0 ? std::to_string(point.layer) : "") << std::setw(11)
         << format_bytes(point.bytes);
     if (stack) out << std::setw(11) << format_bytes(point.reserved_bytes);
     out << (point.bytes == peak ? "  <- peak" : "") << "\n";
+  }
+  return kExitOk;
+}
+
+int print_explain(const TrainingSetup& setup, bool json, std::ostream& out, std::ostream& err) {
+  const Estimate estimate = estimate_memory(setup);
+  if (!estimate.answer.ok()) return refused(estimate.answer, err);
+  const std::vector<TermArithmetic> terms = explain_estimate(setup);
+  if (json) {
+    out << explain_to_json(terms) << "\n";
+    return kExitOk;
+  }
+  out << estimate.model_name
+      << ": each term's arithmetic on the most loaded device, with this setup's numbers, and its "
+         "source.\n";
+  for (const TermArithmetic& term : terms) {
+    out << "\n" << term.label << "\n  " << term.formula << "\n  source: " << term.source << "\n";
   }
   return kExitOk;
 }
@@ -366,6 +416,9 @@ const std::vector<View>& views() {
        Uses::kSettings, print_savings},
       {"--timeline", "Memory over one training step on the most loaded device", true,
        Uses::kSettings, print_timeline},
+      {"--explain",
+       "Show the arithmetic: each term's formula with this setup's numbers, and its source", true,
+       Uses::kSettings, print_explain},
       {"--fit-map", "Where it fits: the share of the device over sequence length x micro-batch",
        true, Uses::kSettings, print_fit_map},
       {"--saved-tensors",

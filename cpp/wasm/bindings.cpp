@@ -28,7 +28,18 @@ val workshop_view_js(const trainmem::TrainingSetup& setup, int max_micro_batch_s
   val result = val::object();
   result.set("estimate", view.estimate);
   result.set("activationCurve", to_array(view.activation_curve));
+  // Every setting's text by its id, for the controls and the link: no call per setting.
+  val texts = val::object();
+  const std::vector<trainmem::Setting>& settings = trainmem::settings();
+  for (std::size_t index = 0; index < view.setting_texts.size(); ++index) {
+    texts.set(settings[index].id, view.setting_texts[index]);
+  }
+  result.set("settingTexts", texts);
   return result;
+}
+
+std::string format_layout_js(const trainmem::Estimate& estimate) {
+  return trainmem::format_layout(estimate.setup);
 }
 
 std::string format_bytes_js(double bytes, int decimals) {
@@ -118,6 +129,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("defaultSetup", &default_setup);
   function("presetModels", &preset_models_js);
   function("settings", &settings_js);
+  function("terms", &terms_js);
   function("changeSetting", &change_setting_js);
   function("settingText", &setting_text_js);
   function("checkChoice", &check_choice_js);
@@ -129,7 +141,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("formatBytesShort", &format_bytes_short);
   function("formatParameters", &format_parameters);
   function("formatCount", &format_count);
-  function("formatLayout", &format_layout);
+  function("formatLayout", &format_layout_js);
   function("formatShare", &format_share);
   function("formatWorth", &format_worth);
   function("formatPercent", &format_percent);

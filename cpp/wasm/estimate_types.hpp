@@ -11,6 +11,7 @@
 #include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
+#include "trainmem/terms.hpp"
 
 namespace trainmem {
 
@@ -29,37 +30,94 @@ emscripten::val to_array(const std::vector<T>& items) {
   return array;
 }
 
+// A term's key in the JavaScript API: its id and "Bytes" ("masterWeightsBytes").
+inline std::string api_key(const TermRow& row) { return std::string(row.id) + "Bytes"; }
+
+// A breakdown as a plain object of the terms held on the device (or the host), by their API keys,
+// then the model states (on the device) and the total: the table decides every key.
+inline emscripten::val breakdown_js(const Breakdown& bytes, bool on_host) {
+  emscripten::val object = emscripten::val::object();
+  for (const TermRow& row : kTerms) {
+    if (on_host ? row.on_host : row.on_device) object.set(api_key(row), bytes[row.term]);
+  }
+  if (!on_host) object.set("modelStatesBytes", bytes.model_states());
+  object.set("totalBytes", bytes.total());
+  return object;
+}
+// Back from JavaScript (an estimate handed in again, as compare's pinned one): each term's key.
+inline Breakdown breakdown_from_js(const emscripten::val& object) {
+  Breakdown bytes;
+  if (object.isUndefined() || object.isNull()) return bytes;
+  for (const TermRow& row : kTerms) {
+    const emscripten::val value = object[api_key(row)];
+    if (value.isNumber()) bytes[row.term] = value.as<double>();
+  }
+  return bytes;
+}
+inline emscripten::val device_bytes_js(const Estimate& estimate) {
+  return breakdown_js(estimate.bytes, false);
+}
+inline void set_device_bytes_js(Estimate& estimate, emscripten::val object) {
+  estimate.bytes = breakdown_from_js(object);
+}
+inline emscripten::val host_bytes_js(const Estimate& estimate) {
+  return breakdown_js(estimate.host, true);
+}
+inline void set_host_bytes_js(Estimate& estimate, emscripten::val object) {
+  estimate.host = breakdown_from_js(object);
+}
+inline emscripten::val held_js(const TimelinePoint& point) {
+  return breakdown_js(point.held, false);
+}
+inline void set_held_js(TimelinePoint& point, emscripten::val object) {
+  point.held = breakdown_from_js(object);
+}
+
 inline emscripten::val stack_terms_js(const Estimate& estimate) {
   return to_array(estimate.stack_terms);
 }
 inline void ignore_stack_terms(Estimate&, emscripten::val) {}
 
+// The table of terms (terms.hpp), for the page: {id, apiKey, label, phrase, part, onDevice,
+// onHost, listedWhenHeld, countedBy}, in order; `part` is "modelState", "activations", "logits",
+// "alongside", "stack" or "host".
+inline const char* term_part_js(TermPart part) {
+  switch (part) {
+    case TermPart::kModelState:
+      return "modelState";
+    case TermPart::kActivations:
+      return "activations";
+    case TermPart::kLogits:
+      return "logits";
+    case TermPart::kAlongside:
+      return "alongside";
+    case TermPart::kStack:
+      return "stack";
+    case TermPart::kHost:
+      break;
+  }
+  return "host";
+}
+inline emscripten::val terms_js() {
+  emscripten::val array = emscripten::val::array();
+  for (const TermRow& row : kTerms) {
+    emscripten::val term = emscripten::val::object();
+    term.set("id", std::string(row.id));
+    term.set("apiKey", api_key(row));
+    term.set("label", std::string(row.label));
+    term.set("phrase", std::string(row.phrase));
+    term.set("part", std::string(term_part_js(row.part)));
+    term.set("onDevice", row.on_device);
+    term.set("onHost", row.on_host);
+    term.set("listedWhenHeld", row.listed_when_held);
+    term.set("countedBy", std::string(row.counted_by));
+    array.call<void>("push", term);
+  }
+  return array;
+}
+
 inline void register_estimate_types() {
   using namespace emscripten;
-
-  value_object<MemoryBreakdown>("MemoryBreakdown")
-      .field("weightsBytes", &MemoryBreakdown::weights_bytes)
-      .field("gradientsBytes", &MemoryBreakdown::gradients_bytes)
-      .field("masterWeightsBytes", &MemoryBreakdown::master_weights_bytes)
-      .field("optimizerStatesBytes", &MemoryBreakdown::optimizer_states_bytes)
-      .field("activationsBytes", &MemoryBreakdown::activations_bytes)
-      .field("logitsBytes", &MemoryBreakdown::logits_bytes)
-      .field("dequantizationBytes", &MemoryBreakdown::dequantization_bytes)
-      .field("fp8WeightsBytes", &MemoryBreakdown::fp8_weights_bytes)
-      .field("frameworkBytes", &MemoryBreakdown::framework_bytes)
-      .field("runtimeBytes", &MemoryBreakdown::runtime_bytes)
-      .field("allocatorCacheBytes", &MemoryBreakdown::allocator_cache_bytes)
-      .field("modelStatesBytes", &MemoryBreakdown::model_states_bytes)
-      .field("totalBytes", &MemoryBreakdown::total_bytes);
-
-  value_object<HostMemory>("HostMemory")
-      .field("weightsBytes", &HostMemory::weights_bytes)
-      .field("gradientsBytes", &HostMemory::gradients_bytes)
-      .field("masterWeightsBytes", &HostMemory::master_weights_bytes)
-      .field("optimizerStatesBytes", &HostMemory::optimizer_states_bytes)
-      .field("activationsBytes", &HostMemory::activations_bytes)
-      .field("fp32GradientsBytes", &HostMemory::fp32_gradients_bytes)
-      .field("totalBytes", &HostMemory::total_bytes);
 
   value_object<BytesPerParameter>("BytesPerParameter")
       .field("weights", &BytesPerParameter::weights)
@@ -85,8 +143,8 @@ inline void register_estimate_types() {
       .field("mostLoadedStage", &most_loaded_stage_js, &set_most_loaded_stage_js)
       .field("bytesPerParameter", &Estimate::bytes_per_parameter)
       .field("tokensPerMicroBatch", &Estimate::tokens_per_micro_batch)
-      .field("bytes", &Estimate::bytes)
-      .field("host", &Estimate::host)
+      .field("bytes", &device_bytes_js, &set_device_bytes_js)
+      .field("host", &host_bytes_js, &set_host_bytes_js)
       .field("device", &Estimate::device)
       .field("numDevices", &Estimate::num_devices)
       .field("devicesWorth", &Estimate::devices_worth)
@@ -96,6 +154,13 @@ inline void register_estimate_types() {
       .field("peakAllocatedBytes", &Estimate::peak_allocated_bytes)
       .field("peakReservedBytes", &Estimate::peak_reserved_bytes)
       .field("stackTerms", &stack_terms_js, &ignore_stack_terms);
+
+  value_object<TimelinePoint>("TimelinePoint")
+      .field("phase", &TimelinePoint::phase)
+      .field("layer", &TimelinePoint::layer)
+      .field("bytes", &TimelinePoint::bytes)
+      .field("reservedBytes", &TimelinePoint::reserved_bytes)
+      .field("held", &held_js, &set_held_js);
 
   value_object<StackTerm>("StackTerm")
       .field("id", &StackTerm::id)

@@ -9,8 +9,10 @@
 #include "estimate_types.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
+#include "trainmem/timeline.hpp"
 
 namespace {
 
@@ -97,17 +99,6 @@ EMSCRIPTEN_BINDINGS(trainmem_explore) {
       .field("estimate", &Saving::estimate)
       .field("bytesSaved", &Saving::bytes_saved)
       .field("devicesAdded", &Saving::devices_added);
-
-  value_object<TimelinePoint>("TimelinePoint")
-      .field("phase", &TimelinePoint::phase)
-      .field("layer", &TimelinePoint::layer)
-      .field("bytes", &TimelinePoint::bytes)
-      .field("reservedBytes", &TimelinePoint::reserved_bytes)
-      .field("statesBytes", &TimelinePoint::states_bytes)
-      .field("activationsBytes", &TimelinePoint::activations_bytes)
-      .field("logitsBytes", &TimelinePoint::logits_bytes)
-      .field("frameworkBytes", &TimelinePoint::framework_bytes)
-      .field("runtimeBytes", &TimelinePoint::runtime_bytes);
 
   value_object<FitCell>("FitCell")
       .field("sequenceLength", &FitCell::sequence_length)

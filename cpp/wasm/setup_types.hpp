@@ -9,9 +9,9 @@
 #include <string>
 
 #include "trainmem/answer.hpp"
-#include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
+#include "trainmem/setup.hpp"
 
 namespace trainmem {
 

@@ -7,9 +7,11 @@
 #include <string>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
 
 using namespace trainmem;
 
@@ -158,7 +160,7 @@ TEST_CASE("llama-block: context parallelism holds s/c tokens, each still meets a
   CHECK(bytes.at("probabilities") == 2.0 * 4 * 128);  // per token a·s, not a·s/c
   const Estimate estimate = estimate_memory(setup);
   REQUIRE(estimate.answer.status == Status::kOk);
-  CHECK(estimate.bytes.activations_bytes == 2.0 * (128 / 4) * 3400);
+  CHECK(estimate.bytes[Term::kActivations] == 2.0 * (128 / 4) * 3400);
 }
 
 TEST_CASE("llama-block: Llama 3 8B saves 139,400 bytes per token per layer, 34.03·h") {
@@ -169,16 +171,16 @@ TEST_CASE("llama-block: Llama 3 8B saves 139,400 bytes per token per layer, 34.0
   CHECK(sum(tensors) == 139400);
   const Estimate estimate = estimate_memory(setup);
   REQUIRE(estimate.answer.status == Status::kOk);
-  CHECK(estimate.bytes.activations_bytes == 32.0 * 8192 * 139400);
-  CHECK(format_bytes(estimate.bytes.activations_bytes) == "36.5 GB");
+  CHECK(estimate.bytes[Term::kActivations] == 32.0 * 8192 * 139400);
+  CHECK(format_bytes(estimate.bytes[Term::kActivations]) == "36.5 GB");
   // 136 bytes per token per layer above Korthikanti's 34·h: 0.1%.
-  CHECK(estimate.bytes.activations_bytes - 32.0 * 8192 * 34 * 4096 == 32.0 * 8192 * 136);
+  CHECK(estimate.bytes[Term::kActivations] - 32.0 * 8192 * 34 * 4096 == 32.0 * 8192 * 136);
 }
 
 TEST_CASE("the plate's view keeps Korthikanti's model: 36.5 GB of activations for the 8B") {
   const TrainingSetup setup;
   CHECK(setup.activation_model == ActivationModel::kKorthikanti);
-  CHECK(estimate_memory(setup).bytes.activations_bytes == 32.0 * 8192 * 34 * 4096);
+  CHECK(estimate_memory(setup).bytes[Term::kActivations] == 32.0 * 8192 * 34 * 4096);
 }
 
 TEST_CASE("llama-block under full recomputation keeps each layer's input and rebuilds one layer") {
@@ -187,9 +189,9 @@ TEST_CASE("llama-block under full recomputation keeps each layer's input and reb
   const Estimate estimate = estimate_memory(setup);
   REQUIRE(estimate.answer.status == Status::kOk);
   const double tokens = 128;
-  CHECK(estimate.bytes.activations_bytes == 2 * tokens * 2 * 64 + tokens * (2264 - 2 * 64));
+  CHECK(estimate.bytes[Term::kActivations] == 2 * tokens * 2 * 64 + tokens * (2264 - 2 * 64));
   const auto timeline = memory_timeline(setup);
-  CHECK(timeline[timeline_peak(timeline)].bytes == estimate.bytes.total_bytes);
+  CHECK(timeline[timeline_peak(timeline)].bytes == estimate.bytes.total());
 }
 
 TEST_CASE("an unknown activation model is refused, naming the field and the choices") {
@@ -344,7 +346,7 @@ TEST_CASE("llama-block on a GPT block: the tiny shape's saved tensors match the 
   CHECK(sum(llama_block_saved_tensors(shape, setup, false)) == 280 - 8 + 2 * 2 * 4);
   // The estimate holds L layers of it for s tokens.
   const Estimate estimate = estimate_memory(setup);
-  CHECK(estimate.bytes.activations_bytes == 2 * 4 * 280);
+  CHECK(estimate.bytes[Term::kActivations] == 2 * 4 * 280);
 }
 
 TEST_CASE(
@@ -375,7 +377,7 @@ TEST_CASE("korthikanti: GPT-2 124M is the GPT block the 34·h + 5·a·s/h bracke
   setup.sequence_length = 1024;
   setup.flash_attention = false;
   const double layers = 12, s = 1024, h = 768, a = 12;
-  CHECK(estimate_memory(setup).bytes.activations_bytes == layers * s * h * (34 + 5 * a * s / h));
+  CHECK(estimate_memory(setup).bytes[Term::kActivations] == layers * s * h * (34 + 5 * a * s / h));
   setup.flash_attention = true;
-  CHECK(estimate_memory(setup).bytes.activations_bytes == layers * s * h * 34);
+  CHECK(estimate_memory(setup).bytes[Term::kActivations] == layers * s * h * 34);
 }

@@ -4,6 +4,7 @@
 
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/fit.hpp"
 
 using namespace trainmem;
@@ -24,11 +25,11 @@ void check_same_figures(const Estimate& left, const Estimate& right) {
   REQUIRE(right.answer.status == Status::kOk);
   CHECK(left.num_parameters == right.num_parameters);
   CHECK(left.parameters_on_device == right.parameters_on_device);
-  CHECK(left.bytes.weights_bytes == right.bytes.weights_bytes);
-  CHECK(left.bytes.optimizer_states_bytes == right.bytes.optimizer_states_bytes);
-  CHECK(left.bytes.activations_bytes == right.bytes.activations_bytes);
-  CHECK(left.bytes.logits_bytes == right.bytes.logits_bytes);
-  CHECK(left.bytes.total_bytes == right.bytes.total_bytes);
+  CHECK(left.bytes[Term::kWeights] == right.bytes[Term::kWeights]);
+  CHECK(left.bytes[Term::kOptimizerStates] == right.bytes[Term::kOptimizerStates]);
+  CHECK(left.bytes[Term::kActivations] == right.bytes[Term::kActivations]);
+  CHECK(left.bytes[Term::kLogits] == right.bytes[Term::kLogits]);
+  CHECK(left.bytes.total() == right.bytes.total());
 }
 
 }  // namespace
@@ -80,7 +81,7 @@ TEST_CASE("an unusable custom shape is refused as field 'config', naming the sha
   CHECK(estimate.answer.message ==
         "The custom model's shape is not usable: num_key_value_heads (5) must divide "
         "num_attention_heads (32).");
-  CHECK(estimate.bytes.total_bytes == 0);
+  CHECK(estimate.bytes.total() == 0);
 
   TrainingSetup empty;
   empty.model_id = kCustomModelId;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "trainmem/explain.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
 
@@ -40,18 +41,18 @@ TEST_CASE("model states are 16 bytes per parameter, split 2 + 2 + 4 + 8") {
   CHECK(estimate.bytes_per_parameter.master_weights == 4);
   CHECK(estimate.bytes_per_parameter.optimizer_states == 8);
   CHECK(estimate.bytes_per_parameter.total == kModelStateBytesPerParameter);
-  CHECK(estimate.bytes.weights_bytes == 2 * parameters);
-  CHECK(estimate.bytes.gradients_bytes == 2 * parameters);
-  CHECK(estimate.bytes.master_weights_bytes == 4 * parameters);
-  CHECK(estimate.bytes.optimizer_states_bytes == 8 * parameters);
+  CHECK(estimate.bytes[Term::kWeights] == 2 * parameters);
+  CHECK(estimate.bytes[Term::kGradients] == 2 * parameters);
+  CHECK(estimate.bytes[Term::kMasterWeights] == 4 * parameters);
+  CHECK(estimate.bytes[Term::kOptimizerStates] == 8 * parameters);
   CHECK(kModelStateBytesPerParameter == 16);
 }
 
 TEST_CASE("plate: Llama 3 8B's model states are 128.5 GB") {
   const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, true));
   REQUIRE(estimate.answer.status == Status::kOk);
-  CHECK(estimate.bytes.model_states_bytes == 16 * 8030261248.0);
-  CHECK(format_bytes(estimate.bytes.model_states_bytes) == "128.5 GB");
+  CHECK(estimate.bytes.model_states() == 16 * 8030261248.0);
+  CHECK(format_bytes(estimate.bytes.model_states()) == "128.5 GB");
 }
 
 TEST_CASE(
@@ -60,37 +61,37 @@ TEST_CASE(
   const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, true));
   REQUIRE(estimate.answer.status == Status::kOk);
   // 34 · s · b · h · L = 34 · 8192 · 1 · 4096 · 32
-  CHECK(estimate.bytes.activations_bytes == 36507222016.0);
-  CHECK(format_bytes(estimate.bytes.activations_bytes) == "36.5 GB");
-  CHECK(format_bytes(estimate.bytes.total_bytes) == "165.0 GB");
+  CHECK(estimate.bytes[Term::kActivations] == 36507222016.0);
+  CHECK(format_bytes(estimate.bytes[Term::kActivations]) == "36.5 GB");
+  CHECK(format_bytes(estimate.bytes.total()) == "165.0 GB");
   CHECK(estimate.devices_worth == doctest::Approx(164991401984.0 / 80e9));
   CHECK(std::round(estimate.devices_worth * 10) / 10 == 2.1);
   CHECK(estimate.device.capacity_bytes == 80e9);
   CHECK(estimate.tokens_per_micro_batch == 8192);
   CHECK(estimate.num_devices == 1);
   CHECK_FALSE(estimate.fits);
-  CHECK(estimate.bytes.logits_bytes == 0);
+  CHECK(estimate.bytes[Term::kLogits] == 0);
 }
 
 TEST_CASE("plate: without FlashAttention the 8B needs 508.6 GB") {
   const Estimate estimate = estimate_memory(setup_for("llama3-8b", 1, false));
   REQUIRE(estimate.answer.status == Status::kOk);
   // The score term 5·a·s/h = 5 · 32 · 8192 / 4096 = 320 joins the 34.
-  CHECK(estimate.bytes.activations_bytes == 354.0 * 8192 * 4096 * 32);
-  CHECK(format_bytes(estimate.bytes.total_bytes) == "508.6 GB");
+  CHECK(estimate.bytes[Term::kActivations] == 354.0 * 8192 * 4096 * 32);
+  CHECK(format_bytes(estimate.bytes.total()) == "508.6 GB");
 }
 
 TEST_CASE("plate: the 405B's states are 6.5 TB, about 88 H100s' worth with activations") {
   const Estimate estimate = estimate_memory(setup_for("llama3-405b", 1, true));
   REQUIRE(estimate.answer.status == Status::kOk);
-  CHECK(format_bytes(estimate.bytes.model_states_bytes) == "6.5 TB");
+  CHECK(format_bytes(estimate.bytes.model_states()) == "6.5 TB");
   CHECK(std::round(estimate.devices_worth) == 88);
 }
 
 TEST_CASE("plate: even the smallest Llama 3 needs over 100 GB") {
   for (const char* model_id : {"llama3-8b", "llama3-70b", "llama3-405b"}) {
     CAPTURE(model_id);
-    CHECK(estimate_memory(setup_for(model_id, 1, true)).bytes.total_bytes > 100e9);
+    CHECK(estimate_memory(setup_for(model_id, 1, true)).bytes.total() > 100e9);
   }
 }
 
@@ -98,10 +99,10 @@ TEST_CASE("the terms sum to the total") {
   for (const ModelShape& shape : preset_models()) {
     for (int sequences : {1, 3, 16}) {
       for (bool flash : {true, false}) {
-        const MemoryBreakdown b = estimate_memory(setup_for(shape.id, sequences, flash)).bytes;
-        CHECK(b.weights_bytes + b.gradients_bytes + b.master_weights_bytes +
-                  b.optimizer_states_bytes + b.activations_bytes + b.logits_bytes ==
-              b.total_bytes);
+        const Breakdown b = estimate_memory(setup_for(shape.id, sequences, flash)).bytes;
+        CHECK(b[Term::kWeights] + b[Term::kGradients] + b[Term::kMasterWeights] +
+                  b[Term::kOptimizerStates] + b[Term::kActivations] + b[Term::kLogits] ==
+              b.total());
       }
     }
   }
@@ -110,16 +111,16 @@ TEST_CASE("the terms sum to the total") {
 TEST_CASE("activations grow linearly with the sequences in a micro-batch, states do not") {
   const Estimate one = estimate_memory(setup_for("llama3-70b", 1, true));
   const Estimate four = estimate_memory(setup_for("llama3-70b", 4, true));
-  CHECK(four.bytes.activations_bytes == 4 * one.bytes.activations_bytes);
-  CHECK(four.bytes.model_states_bytes == one.bytes.model_states_bytes);
+  CHECK(four.bytes[Term::kActivations] == 4 * one.bytes[Term::kActivations]);
+  CHECK(four.bytes.model_states() == one.bytes.model_states());
   CHECK(four.tokens_per_micro_batch == 4 * 8192);
 }
 
 TEST_CASE("FlashAttention removes exactly the 5·a·s/h score term") {
   const double with_scores =
-      estimate_memory(setup_for("llama3-70b", 2, false)).bytes.activations_bytes;
+      estimate_memory(setup_for("llama3-70b", 2, false)).bytes[Term::kActivations];
   const double without_scores =
-      estimate_memory(setup_for("llama3-70b", 2, true)).bytes.activations_bytes;
+      estimate_memory(setup_for("llama3-70b", 2, true)).bytes[Term::kActivations];
   CHECK(with_scores - without_scores == 80 * 8192.0 * 2 * 8192 * (5.0 * 64 * 8192 / 8192));
 }
 
@@ -131,7 +132,7 @@ TEST_CASE("an unknown model is refused with a message listing the allowed ids") 
         "llama2-13b, llama2-70b, llama3.2-1b, llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, "
         "qwen2.5-72b, gemma2-9b, gpt2, gpt2-medium, gpt2-large, gpt2-xl, pythia-160m, "
         "qwen3-8b, qwen3-30b-a3b, deepseek-v3.");
-  CHECK(estimate.bytes.total_bytes == 0);
+  CHECK(estimate.bytes.total() == 0);
   CHECK(estimate.answer.setting == "model");
 }
 
@@ -162,7 +163,7 @@ TEST_CASE("the largest allowed inputs still give finite figures") {
   setup.sequence_length = kMaxSequenceLength;
   const Estimate estimate = estimate_memory(setup);
   REQUIRE(estimate.answer.status == Status::kOk);
-  CHECK(std::isfinite(estimate.bytes.total_bytes));
+  CHECK(std::isfinite(estimate.bytes.total()));
   CHECK(std::isfinite(estimate.devices_worth));
 }
 
@@ -193,7 +194,7 @@ TEST_CASE("the workshop view holds the estimate and one activation point per mic
   REQUIRE(view.activation_curve.size() == 16);
   CHECK(view.activation_curve.front().tokens == 8192);
   CHECK(view.activation_curve.back().tokens == 131072);
-  CHECK(view.activation_curve[2].flash_attention_bytes == view.estimate.bytes.activations_bytes);
+  CHECK(view.activation_curve[2].flash_attention_bytes == view.estimate.bytes[Term::kActivations]);
   CHECK(view.activation_curve[0].flash_attention_bytes == 36507222016.0);
   CHECK(view.activation_curve[0].without_flash_attention_bytes == 354.0 * 8192 * 4096 * 32);
 }
@@ -219,19 +220,18 @@ TEST_CASE("logits: a vocab-parallel loss holds 6 bytes per logit, an unfused FP3
   TrainingSetup setup;
   setup.logits = true;
   const double logits = 8192.0 * 128256;
-  CHECK(estimate_memory(setup).bytes.logits_bytes == 6 * logits);
+  CHECK(estimate_memory(setup).bytes[Term::kLogits] == 6 * logits);
   setup.loss = Loss::kFp32Upcast;
   const Estimate upcast = estimate_memory(setup);
   REQUIRE(upcast.answer.status == Status::kOk);
-  CHECK(upcast.bytes.logits_bytes == 12 * logits);
+  CHECK(upcast.bytes[Term::kLogits] == 12 * logits);
   const auto terms = explain_estimate(setup);
   REQUIRE(terms.size() == 6);
   CHECK(terms[5].formula.rfind("12 B × 8,192 tokens × 128,256 vocabulary = ", 0) == 0);
   CHECK(terms[5].source.find("FP32-upcast") != std::string::npos);
   // Without the logits the loss changes nothing.
   setup.logits = false;
-  CHECK(estimate_memory(setup).bytes.total_bytes ==
-        estimate_memory(TrainingSetup{}).bytes.total_bytes);
+  CHECK(estimate_memory(setup).bytes.total() == estimate_memory(TrainingSetup{}).bytes.total());
 }
 
 TEST_CASE("an unknown loss is refused, naming the field and the choices") {
@@ -263,8 +263,8 @@ TEST_CASE("the room left for activations is the usable memory less everything el
   sharded.logits = true;
   const Estimate estimate = estimate_memory(sharded);
   CHECK(estimate.activation_room_bytes ==
-        doctest::Approx(72e9 - estimate.bytes.model_states_bytes - estimate.bytes.logits_bytes));
-  CHECK(estimate.activation_room_bytes > estimate.bytes.activations_bytes);  // and they fit
+        doctest::Approx(72e9 - estimate.bytes.model_states() - estimate.bytes[Term::kLogits]));
+  CHECK(estimate.activation_room_bytes > estimate.bytes[Term::kActivations]);  // and they fit
 }
 
 TEST_CASE("a layout fits when its total leaves the headroom free, which the reader can set") {
@@ -281,7 +281,7 @@ TEST_CASE("a layout fits when its total leaves the headroom free, which the read
   const Estimate none_free = estimate_memory(setup);
   CHECK(none_free.usable_bytes == 55e9);
   CHECK(none_free.fits);
-  CHECK(none_free.bytes.total_bytes == kept_free.bytes.total_bytes);
+  CHECK(none_free.bytes.total() == kept_free.bytes.total());
   CHECK(apply_setting(setup, "headroom", "95").message ==
         "Headroom must be a percentage from 0 to 90.");
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/format.hpp"
 
 using namespace trainmem;
@@ -36,7 +37,7 @@ TrainingSetup dense_equivalent(int t, bool sp) {
 double activations(const TrainingSetup& setup) {
   const Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.status == Status::kOk, estimate.answer.message);
-  return estimate.bytes.activations_bytes;
+  return estimate.bytes[Term::kActivations];
 }
 
 }  // namespace

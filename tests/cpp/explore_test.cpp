@@ -4,6 +4,9 @@
 
 #include <algorithm>
 
+#include "trainmem/estimate.hpp"
+#include "trainmem/timeline.hpp"
+
 using namespace trainmem;
 
 TEST_CASE("savings: every saving is the difference of two estimates, most saved first") {
@@ -17,7 +20,7 @@ TEST_CASE("savings: every saving is the difference of two estimates, most saved 
     const Saving& saving = list.savings[i];
     CAPTURE(saving.change);
     const Estimate again = estimate_memory(saving.estimate.setup);
-    CHECK(saving.bytes_saved == list.baseline.bytes.total_bytes - again.bytes.total_bytes);
+    CHECK(saving.bytes_saved == list.baseline.bytes.total() - again.bytes.total());
     CHECK(saving.devices_added == again.num_devices - list.baseline.num_devices);
     CHECK(saving.bytes_saved > 0);
     if (i > 0) CHECK(list.savings[i - 1].bytes_saved >= saving.bytes_saved);
@@ -64,7 +67,7 @@ TEST_CASE("fit map: each cell is the estimate of its sequence length and micro-b
     cell_setup.micro_batch_sequences = cell.micro_batch_sequences;
     const Estimate estimate = estimate_memory(cell_setup);
     CHECK(cell.valid);
-    CHECK(cell.total_bytes == estimate.bytes.total_bytes);
+    CHECK(cell.total_bytes == estimate.bytes.total());
     CHECK(cell.fits == estimate.fits);
     CHECK(cell.devices_worth == estimate.devices_worth);
   }
@@ -127,7 +130,7 @@ TEST_CASE("timeline: its peak is the estimator's total, whatever the setup") {
             double peak = 0;
             for (const TimelinePoint& point : points) peak = std::max(peak, point.bytes);
             CHECK(points[timeline_peak(points)].bytes == peak);
-            CHECK(peak == doctest::Approx(estimate_memory(setup).bytes.total_bytes).epsilon(1e-12));
+            CHECK(peak == doctest::Approx(estimate_memory(setup).bytes.total()).epsilon(1e-12));
             CHECK(points.front().phase == "start");
             CHECK(points.back().phase == "optimizer");
             CHECK(points.back().bytes == points.front().bytes);
@@ -161,8 +164,8 @@ TEST_CASE("logits and full recomputation share the memory the logits free") {
   const double sbh = 8192.0 * 4096;
   const double logits = 6 * 8192.0 * 128256;
   const double working = (34 - 2) * sbh;
-  CHECK(estimate.bytes.logits_bytes == logits);
-  CHECK(estimate.bytes.activations_bytes + estimate.bytes.logits_bytes ==
+  CHECK(estimate.bytes[Term::kLogits] == logits);
+  CHECK(estimate.bytes[Term::kActivations] + estimate.bytes[Term::kLogits] ==
         32 * 2 * sbh + std::max(logits, working));
 }
 
@@ -192,8 +195,8 @@ TEST_CASE("savings: gradient accumulation keeps the gradient buffer and halves t
       std::find_if(list.savings.begin(), list.savings.end(),
                    [](const Saving& saving) { return saving.change == "micro-batch-half"; });
   REQUIRE(half != list.savings.end());
-  CHECK(half->estimate.bytes.gradients_bytes == list.baseline.bytes.gradients_bytes);
-  CHECK(half->estimate.bytes.activations_bytes * 2 == list.baseline.bytes.activations_bytes);
+  CHECK(half->estimate.bytes[Term::kGradients] == list.baseline.bytes[Term::kGradients]);
+  CHECK(half->estimate.bytes[Term::kActivations] * 2 == list.baseline.bytes[Term::kActivations]);
 }
 
 TEST_CASE("savings: a fine-tuning setup is offered NF4 and offloading, the plate's view is not") {

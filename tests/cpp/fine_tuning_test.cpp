@@ -7,8 +7,10 @@
 #include <cmath>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
 
 using namespace trainmem;
 
@@ -103,11 +105,11 @@ TEST_CASE("lora: the frozen base keeps its weights and nothing else, the adapter
   const Estimate estimate = estimate_memory(lora_setup("llama3-8b", 16, LoraTargets::kAllLinear));
   const double base = 8030261248.0;
   const double adapters = 41943040.0;
-  CHECK(estimate.bytes.weights_bytes == 2 * base + 2 * adapters);
-  CHECK(estimate.bytes.gradients_bytes == 2 * adapters);
-  CHECK(estimate.bytes.master_weights_bytes == 4 * adapters);
-  CHECK(estimate.bytes.optimizer_states_bytes == 8 * adapters);
-  CHECK(estimate.bytes.dequantization_bytes == 0);
+  CHECK(estimate.bytes[Term::kWeights] == 2 * base + 2 * adapters);
+  CHECK(estimate.bytes[Term::kGradients] == 2 * adapters);
+  CHECK(estimate.bytes[Term::kMasterWeights] == 4 * adapters);
+  CHECK(estimate.bytes[Term::kOptimizerStates] == 8 * adapters);
+  CHECK(estimate.bytes[Term::kDequantization] == 0);
   CHECK(estimate.parameters_on_device == base + adapters);
 }
 
@@ -117,17 +119,17 @@ TEST_CASE("lora: each adapter adds its r-wide BF16 intermediate to the activatio
   const Estimate attention = estimate_memory(lora_setup("llama3-8b", 16, LoraTargets::kAttention));
   const Estimate all_linear = estimate_memory(lora_setup("llama3-8b", 16, LoraTargets::kAllLinear));
   // 8,192 tokens × r 16 × 2 B × 4 (Q, K, V, O) or 7 adapted layers, in each of 32 layers.
-  CHECK(attention.bytes.activations_bytes - without.bytes.activations_bytes ==
+  CHECK(attention.bytes[Term::kActivations] - without.bytes[Term::kActivations] ==
         8192.0 * 16 * 2 * 4 * 32);
-  CHECK(all_linear.bytes.activations_bytes - without.bytes.activations_bytes ==
+  CHECK(all_linear.bytes[Term::kActivations] - without.bytes[Term::kActivations] ==
         8192.0 * 16 * 2 * 7 * 32);
   // Full recomputation keeps each layer's input only; the intermediates are rebuilt with it.
   TrainingSetup full = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
   full.recompute = Recompute::kFull;
   TrainingSetup full_without = full;
   full_without.lora_rank = 0;
-  CHECK(estimate_memory(full).bytes.activations_bytes -
-            estimate_memory(full_without).bytes.activations_bytes ==
+  CHECK(estimate_memory(full).bytes[Term::kActivations] -
+            estimate_memory(full_without).bytes[Term::kActivations] ==
         8192.0 * 16 * 2 * 7);
 }
 
@@ -155,13 +157,13 @@ TEST_CASE("qlora: the base's linear weights in NF4, the rest in BF16, and one la
   REQUIRE(estimate.answer.ok());
   const double linear = 32 * 218103808.0;
   const double rest = 8030261248.0 - linear;  // embeddings, output layer, norms
-  CHECK(estimate.bytes.weights_bytes ==
+  CHECK(estimate.bytes[Term::kWeights] ==
         doctest::Approx(0.515869140625 * linear + 2 * rest + 2 * 41943040.0));
   // The gate or up projection, 4,096 × 14,336, in BF16 while its matmul runs.
-  CHECK(estimate.bytes.dequantization_bytes == 2.0 * 4096 * 14336);
-  CHECK(estimate.bytes.total_bytes == estimate.bytes.model_states_bytes +
-                                          estimate.bytes.activations_bytes +
-                                          estimate.bytes.dequantization_bytes);
+  CHECK(estimate.bytes[Term::kDequantization] == 2.0 * 4096 * 14336);
+  CHECK(estimate.bytes.total() == estimate.bytes.model_states() +
+                                      estimate.bytes[Term::kActivations] +
+                                      estimate.bytes[Term::kDequantization]);
 }
 
 TEST_CASE("qlora: quantised base weights without LoRA are refused, naming base-weights") {
@@ -186,22 +188,22 @@ TEST_CASE(
         const Estimate on_device = estimate_memory(before);
         const Estimate offloaded = estimate_memory(after);
         REQUIRE(offloaded.answer.ok());
-        const MemoryBreakdown& was = on_device.bytes;
-        const MemoryBreakdown& is = offloaded.bytes;
-        const HostMemory& host = offloaded.host;
+        const Breakdown& was = on_device.bytes;
+        const Breakdown& is = offloaded.bytes;
+        const Breakdown& host = offloaded.host;
         CAPTURE(lora);
         CAPTURE(choice_id(offload));
         CAPTURE(activations);
-        CHECK(was.weights_bytes - is.weights_bytes == host.weights_bytes);
-        CHECK(was.gradients_bytes - is.gradients_bytes == host.gradients_bytes);
-        CHECK(was.master_weights_bytes - is.master_weights_bytes == host.master_weights_bytes);
-        CHECK(was.optimizer_states_bytes - is.optimizer_states_bytes ==
-              host.optimizer_states_bytes);
-        CHECK(was.activations_bytes - is.activations_bytes == host.activations_bytes);
-        CHECK(is.master_weights_bytes == 0);
-        CHECK(is.optimizer_states_bytes == 0);
-        CHECK(host.fp32_gradients_bytes == 4 * offloaded.trainable_parameters);
-        CHECK(was.total_bytes - is.total_bytes + host.fp32_gradients_bytes == host.total_bytes);
+        CHECK(was[Term::kWeights] - is[Term::kWeights] == host[Term::kWeights]);
+        CHECK(was[Term::kGradients] - is[Term::kGradients] == host[Term::kGradients]);
+        CHECK(was[Term::kMasterWeights] - is[Term::kMasterWeights] == host[Term::kMasterWeights]);
+        CHECK(was[Term::kOptimizerStates] - is[Term::kOptimizerStates] ==
+              host[Term::kOptimizerStates]);
+        CHECK(was[Term::kActivations] - is[Term::kActivations] == host[Term::kActivations]);
+        CHECK(is[Term::kMasterWeights] == 0);
+        CHECK(is[Term::kOptimizerStates] == 0);
+        CHECK(host[Term::kFp32Gradients] == 4 * offloaded.trainable_parameters);
+        CHECK(was.total() - is.total() + host[Term::kFp32Gradients] == host.total());
       }
     }
   }
@@ -214,17 +216,17 @@ TEST_CASE("offloading: the device keeps the two layers in flight") {
   const Estimate estimate = estimate_memory(setup);
   // Llama 3 8B's largest unit is its embedding, 128,256 × 4,096 in BF16; one layer's
   // activations are 34·s·h = 34 · 8,192 · 4,096 bytes (Korthikanti, FlashAttention on).
-  CHECK(estimate.bytes.weights_bytes == 2 * 2 * 128256.0 * 4096);
-  CHECK(estimate.bytes.gradients_bytes == 2 * 2 * 128256.0 * 4096);
-  CHECK(estimate.bytes.activations_bytes == 2 * 34.0 * 8192 * 4096);
+  CHECK(estimate.bytes[Term::kWeights] == 2 * 2 * 128256.0 * 4096);
+  CHECK(estimate.bytes[Term::kGradients] == 2 * 2 * 128256.0 * 4096);
+  CHECK(estimate.bytes[Term::kActivations] == 2 * 34.0 * 8192 * 4096);
 }
 
 TEST_CASE("fine-tuning: the defaults train every parameter on the device, as the plate does") {
   const Estimate estimate = estimate_memory(TrainingSetup{});
   CHECK(estimate.trainable_parameters == estimate.num_parameters);
-  CHECK(estimate.host.total_bytes == 0);
-  CHECK(estimate.bytes.dequantization_bytes == 0);
-  CHECK(estimate.bytes.total_bytes == 164991401984);
+  CHECK(estimate.host.total() == 0);
+  CHECK(estimate.bytes[Term::kDequantization] == 0);
+  CHECK(estimate.bytes.total() == 164991401984);
   CHECK(estimate.base_linear_bytes_per_parameter == 0);
 }
 
@@ -244,7 +246,7 @@ TEST_CASE("fine-tuning: the timeline's peak is the estimate's total, whatever is
         CAPTURE(logits);
         CAPTURE(offload_activations);
         CHECK(points[timeline_peak(points)].bytes ==
-              doctest::Approx(estimate_memory(setup).bytes.total_bytes).epsilon(1e-12));
+              doctest::Approx(estimate_memory(setup).bytes.total()).epsilon(1e-12));
       }
     }
   }
@@ -289,13 +291,13 @@ TEST_CASE("qlora: int8's scales are counted by the row, whole under tensor paral
   TrainingSetup setup = lora_setup("llama3-8b", 16, LoraTargets::kAllLinear);
   setup.base_weights = BaseWeights::kInt8;
   const double rest = 8030261248.0 - 32 * 218103808.0;
-  CHECK(estimate_memory(setup).bytes.weights_bytes ==
+  CHECK(estimate_memory(setup).bytes[Term::kWeights] ==
         32 * (218103808.0 + 4 * 43008) + 2 * rest + 2 * 41943040.0);
   // t 2 splits Q, K, V, gate and up by their rows, O and down by their columns: O's and down's
   // 4,096 rows each stay whole on every rank.
   setup.layout.tensor_parallel = 2;
   const double rows_per_rank = (4096 + 2 * 1024 + 2 * 14336) / 2.0 + 2 * 4096;
-  const double weights = estimate_memory(setup).bytes.weights_bytes;
+  const double weights = estimate_memory(setup).bytes[Term::kWeights];
   CHECK(weights == 32 * (218103808.0 / 2 + 4 * rows_per_rank) + 2 * 64128.0 * 4096 * 2 +
                        2 * 32 * 2 * 4096 + 2 * 4096 + 2 * 41943040.0 / 2);
   CHECK(std::trunc(weights) == weights);

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "trainmem/estimate.hpp"
+
 using namespace trainmem;
 
 TEST_CASE("fewest devices: Llama 3 8B at 8,192 tokens needs two H100s, and one cannot do") {
@@ -12,7 +14,7 @@ TEST_CASE("fewest devices: Llama 3 8B at 8,192 tokens needs two H100s, and one c
   for (const Estimate& layout : search.layouts) {
     CHECK(layout.num_devices == 2);
     CHECK(layout.fits);
-    CHECK(layout.bytes.total_bytes <= 80e9);
+    CHECK(layout.bytes.total() <= 80e9);
   }
   // Listed cheapest to run first, each with its cost and why.
   REQUIRE(search.costs.size() == search.layouts.size());

@@ -9,6 +9,7 @@
 
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/settings.hpp"
 
 using namespace trainmem;
@@ -79,7 +80,7 @@ double activations(TrainingSetup setup, ActivationModel model) {
   setup.activation_model = model;
   const Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
-  return estimate.bytes.activations_bytes;
+  return estimate.bytes[Term::kActivations];
 }
 
 }  // namespace
@@ -102,8 +103,8 @@ TEST_CASE("fp8-mixed is a precision of the table: the CLI flag and the URL value
 TEST_CASE("the plate's defaults are unchanged by FP8: bf16-mixed, 165.0 GB and no FP8 term") {
   const Estimate plate = estimate_memory(TrainingSetup{});
   CHECK(plate.setup.precision == Precision::kBf16Mixed);
-  CHECK(plate.bytes.total_bytes == 164991401984.0);
-  CHECK(plate.bytes.fp8_weights_bytes == 0);
+  CHECK(plate.bytes.total() == 164991401984.0);
+  CHECK(plate.bytes[Term::kFp8Weights] == 0);
 }
 
 TEST_CASE(
@@ -225,23 +226,23 @@ TEST_CASE(
   TrainingSetup setup = setup_of(tiny(), Precision::kFp8Mixed);
   Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
-  CHECK(estimate.bytes.fp8_weights_bytes == 2 * 1408 + 4 * 20520);
-  CHECK(estimate.bytes.total_bytes == estimate.bytes.model_states_bytes +
-                                          estimate.bytes.activations_bytes +
-                                          estimate.bytes.fp8_weights_bytes);
+  CHECK(estimate.bytes[Term::kFp8Weights] == 2 * 1408 + 4 * 20520);
+  CHECK(estimate.bytes.total() == estimate.bytes.model_states() +
+                                      estimate.bytes[Term::kActivations] +
+                                      estimate.bytes[Term::kFp8Weights]);
   setup.device_id = "b200";
-  CHECK(estimate_memory(setup).bytes.fp8_weights_bytes == 1408 + 4 * 20520);
+  CHECK(estimate_memory(setup).bytes[Term::kFp8Weights] == 1408 + 4 * 20520);
   // t = 2 splits the weights and keeps the GEMMs.
   setup.device_id = "h100";
   setup.layout.tensor_parallel = 2;
-  CHECK(estimate_memory(setup).bytes.fp8_weights_bytes == 2 * 1408 / 2 + 4 * 20520);
+  CHECK(estimate_memory(setup).bytes[Term::kFp8Weights] == 2 * 1408 / 2 + 4 * 20520);
   // ZeRO-3: no copy held between layers, the scaling state stays.
   setup.layout.tensor_parallel = 1;
   setup.layout.data_parallel = 2;
   setup.layout.zero_stage = 3;
-  CHECK(estimate_memory(setup).bytes.fp8_weights_bytes == 4 * 20520);
+  CHECK(estimate_memory(setup).bytes[Term::kFp8Weights] == 4 * 20520);
   // bf16-mixed holds none.
-  CHECK(estimate_memory(setup_of(tiny(), Precision::kBf16Mixed)).bytes.fp8_weights_bytes == 0);
+  CHECK(estimate_memory(setup_of(tiny(), Precision::kBf16Mixed)).bytes[Term::kFp8Weights] == 0);
 }
 
 TEST_CASE(
@@ -251,20 +252,20 @@ TEST_CASE(
   // experts 4 · 3 · 16 · 4 = 768, the shared expert 384 (not the router's 64): 2,176, and
   // 2 + 2 · 4 + 2 = 12 GEMMs.
   TrainingSetup setup = setup_of(tiny_mixture(), Precision::kFp8Mixed);
-  CHECK(estimate_memory(setup).bytes.fp8_weights_bytes ==
+  CHECK(estimate_memory(setup).bytes[Term::kFp8Weights] ==
         2 * (1408 + 2176) + (4 + 12) * kFp8ScalingBytesPerGemm);
   // ep 2 over d 2: half the routed experts, 384, and 2 + 2 · 2 + 2 = 8 GEMMs in the mixture.
   setup.layout.data_parallel = 2;
   setup.layout.expert_parallel = 2;
-  CHECK(estimate_memory(setup).bytes.fp8_weights_bytes ==
+  CHECK(estimate_memory(setup).bytes[Term::kFp8Weights] ==
         2 * (1408 + 1024 + 384 + 384) + (4 + 8) * kFp8ScalingBytesPerGemm);
   // Latent attention: q_a 128 and kv_a 96 whole, q_b 80, kv_b 64 and O 160 split; 5 GEMMs with
   // the MLP's 2... at t = 2 the split ones halve.
   TrainingSetup latent = setup_of(tiny_latent(), Precision::kFp8Mixed);
-  CHECK(estimate_memory(latent).bytes.fp8_weights_bytes ==
+  CHECK(estimate_memory(latent).bytes[Term::kFp8Weights] ==
         2 * (128 + 80 + 96 + 64 + 160 + 384) + 7 * kFp8ScalingBytesPerGemm);
   latent.layout.tensor_parallel = 2;
-  CHECK(estimate_memory(latent).bytes.fp8_weights_bytes ==
+  CHECK(estimate_memory(latent).bytes[Term::kFp8Weights] ==
         2 * (128 + 96 + (80 + 64 + 160 + 384) / 2.0) + 7 * kFp8ScalingBytesPerGemm);
 }
 

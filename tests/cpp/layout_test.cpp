@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
 
@@ -48,9 +49,9 @@ void check_refused(const TrainingSetup& setup, const std::string& field,
 
 TEST_CASE("with every degree at 1 the plate's figures come back exactly") {
   const Estimate estimate = ok(with_layout(1, 0, 1, false, 1, 1));
-  CHECK(estimate.bytes.model_states_bytes == 16 * kParameters8b);
-  CHECK(estimate.bytes.activations_bytes == 34 * kSbh * kLayers8b);
-  CHECK(format_bytes(estimate.bytes.total_bytes) == "165.0 GB");
+  CHECK(estimate.bytes.model_states() == 16 * kParameters8b);
+  CHECK(estimate.bytes[Term::kActivations] == 34 * kSbh * kLayers8b);
+  CHECK(format_bytes(estimate.bytes.total()) == "165.0 GB");
   CHECK(estimate.most_loaded_stage == PipelineStage::kOnly);
   CHECK(estimate.parameters_on_device == kParameters8b);
 }
@@ -59,8 +60,7 @@ TEST_CASE("with d = N and ZeRO-3 the states are exactly 16·P/N bytes") {
   for (int n : {2, 8, 64, 1000}) {
     CAPTURE(n);
     const Estimate estimate = ok(with_layout(n, 3, 1, false, 1, 1));
-    CHECK(estimate.bytes.model_states_bytes ==
-          doctest::Approx(16 * kParameters8b / n).epsilon(1e-15));
+    CHECK(estimate.bytes.model_states() == doctest::Approx(16 * kParameters8b / n).epsilon(1e-15));
     CHECK(estimate.num_devices == n);
   }
 }
@@ -68,15 +68,15 @@ TEST_CASE("with d = N and ZeRO-3 the states are exactly 16·P/N bytes") {
 TEST_CASE("ZeRO-1 shards the optimiser states and master weights, ZeRO-2 the gradients too") {
   const double d = 8;
   const Estimate stage1 = ok(with_layout(8, 1, 1, false, 1, 1));
-  CHECK(stage1.bytes.weights_bytes == 2 * kParameters8b);
-  CHECK(stage1.bytes.gradients_bytes == 2 * kParameters8b);
-  CHECK(stage1.bytes.master_weights_bytes == 4 * kParameters8b / d);
-  CHECK(stage1.bytes.optimizer_states_bytes == 8 * kParameters8b / d);
+  CHECK(stage1.bytes[Term::kWeights] == 2 * kParameters8b);
+  CHECK(stage1.bytes[Term::kGradients] == 2 * kParameters8b);
+  CHECK(stage1.bytes[Term::kMasterWeights] == 4 * kParameters8b / d);
+  CHECK(stage1.bytes[Term::kOptimizerStates] == 8 * kParameters8b / d);
   const Estimate stage2 = ok(with_layout(8, 2, 1, false, 1, 1));
-  CHECK(stage2.bytes.weights_bytes == 2 * kParameters8b);
-  CHECK(stage2.bytes.gradients_bytes == 2 * kParameters8b / d);
+  CHECK(stage2.bytes[Term::kWeights] == 2 * kParameters8b);
+  CHECK(stage2.bytes[Term::kGradients] == 2 * kParameters8b / d);
   const Estimate stage0 = ok(with_layout(8, 0, 1, false, 1, 1));
-  CHECK(stage0.bytes.model_states_bytes == 16 * kParameters8b);
+  CHECK(stage0.bytes.model_states() == 16 * kParameters8b);
 }
 
 TEST_CASE(
@@ -84,13 +84,13 @@ TEST_CASE(
   for (double t : {2.0, 4.0, 8.0}) {
     CAPTURE(t);
     const int degree = static_cast<int>(t);
-    CHECK(ok(with_layout(1, 0, degree, false, 1, 1)).bytes.activations_bytes ==
+    CHECK(ok(with_layout(1, 0, degree, false, 1, 1)).bytes[Term::kActivations] ==
           doctest::Approx(kLayers8b * kSbh * (10 + 24 / t)));
-    CHECK(ok(with_layout(1, 0, degree, true, 1, 1)).bytes.activations_bytes ==
+    CHECK(ok(with_layout(1, 0, degree, true, 1, 1)).bytes[Term::kActivations] ==
           doctest::Approx(kLayers8b * kSbh * 34 / t));
     TrainingSetup scores = with_layout(1, 0, degree, true, 1, 1);
     scores.flash_attention = false;
-    CHECK(ok(scores).bytes.activations_bytes ==
+    CHECK(ok(scores).bytes[Term::kActivations] ==
           doctest::Approx(kLayers8b * kSbh * (34 / t + 5 * 32 * kTokens / (kHidden8b * t))));
   }
 }
@@ -107,14 +107,14 @@ TEST_CASE("full recomputation keeps 2·s·b·h bytes per layer, plus one layer r
   TrainingSetup setup;
   setup.recompute = Recompute::kFull;
   // 32 layers' inputs, then the one layer being recomputed holds its other 34 - 2.
-  CHECK(ok(setup).bytes.activations_bytes == kLayers8b * 2 * kSbh + (34 - 2) * kSbh);
+  CHECK(ok(setup).bytes[Term::kActivations] == kLayers8b * 2 * kSbh + (34 - 2) * kSbh);
   TrainingSetup two_layers_more = setup;
   two_layers_more.model_id = "llama3-70b";
   const double sbh70 = kTokens * 8192;
-  CHECK(ok(two_layers_more).bytes.activations_bytes == 80 * 2 * sbh70 + 32 * sbh70);
+  CHECK(ok(two_layers_more).bytes[Term::kActivations] == 80 * 2 * sbh70 + 32 * sbh70);
   TrainingSetup sharded = with_layout(1, 0, 4, true, 1, 1);
   sharded.recompute = Recompute::kFull;
-  CHECK(ok(sharded).bytes.activations_bytes ==
+  CHECK(ok(sharded).bytes[Term::kActivations] ==
         kLayers8b * 2 * kSbh / 4 + (34.0 / 4 - 2.0 / 4) * kSbh);
 }
 
@@ -122,7 +122,7 @@ TEST_CASE("selective recomputation drops the score term, as FlashAttention does"
   TrainingSetup selective;
   selective.flash_attention = false;
   selective.recompute = Recompute::kSelective;
-  CHECK(ok(selective).bytes.activations_bytes == ok(TrainingSetup{}).bytes.activations_bytes);
+  CHECK(ok(selective).bytes[Term::kActivations] == ok(TrainingSetup{}).bytes[Term::kActivations]);
 }
 
 TEST_CASE("pipeline stages: the first holds p micro-batches of L/p layers and the embedding") {
@@ -132,7 +132,7 @@ TEST_CASE("pipeline stages: the first holds p micro-batches of L/p layers and th
   // First stage: 8 layers and the embedding; last: 8 layers, the head and the final norm.
   CHECK(estimate.most_loaded_stage == PipelineStage::kFirst);
   CHECK(estimate.parameters_on_device == 8 * layer + counts.embedding);
-  CHECK(estimate.bytes.activations_bytes == kLayers8b * 34 * kSbh);
+  CHECK(estimate.bytes[Term::kActivations] == kLayers8b * 34 * kSbh);
   CHECK(estimate.num_devices == 4);
 }
 
@@ -176,17 +176,17 @@ TEST_CASE("learned positions sit whole on the first stage, a head's bias split o
 TEST_CASE("the interleaved schedule adds (p-1)/(p·v) to the first stage's activations") {
   TrainingSetup setup = with_layout(1, 0, 1, false, 4, 1);
   setup.layout.virtual_pipeline_stages = 2;
-  CHECK(ok(setup).bytes.activations_bytes ==
+  CHECK(ok(setup).bytes[Term::kActivations] ==
         doctest::Approx(kLayers8b * 34 * kSbh * (1 + 3.0 / 8)));
 }
 
 TEST_CASE("context parallelism splits the sequence over c devices") {
   const Estimate estimate = ok(with_layout(1, 0, 1, false, 1, 4));
-  CHECK(estimate.bytes.activations_bytes == kLayers8b * 34 * kSbh / 4);
+  CHECK(estimate.bytes[Term::kActivations] == kLayers8b * 34 * kSbh / 4);
   TrainingSetup scores = with_layout(1, 0, 1, false, 1, 4);
   scores.flash_attention = false;
   // Each device's queries still meet all s keys: the score term keeps the full s.
-  CHECK(ok(scores).bytes.activations_bytes ==
+  CHECK(ok(scores).bytes[Term::kActivations] ==
         kLayers8b * (kTokens / 4) * kHidden8b * (34 + 5 * 32 * kTokens / kHidden8b));
 }
 
@@ -195,12 +195,12 @@ TEST_CASE("logits and loss: FP32 logits alone are about 4.2 GB per 8,192-token L
   setup.logits = true;
   const Estimate estimate = ok(setup);
   CHECK(format_bytes(kFp32Bytes * 8192 * 128256) == "4.2 GB");
-  CHECK(estimate.bytes.logits_bytes == (2 + 4) * 8192.0 * 128256);
-  CHECK(estimate.bytes.total_bytes ==
-        ok(TrainingSetup{}).bytes.total_bytes + estimate.bytes.logits_bytes);
+  CHECK(estimate.bytes[Term::kLogits] == (2 + 4) * 8192.0 * 128256);
+  CHECK(estimate.bytes.total() ==
+        ok(TrainingSetup{}).bytes.total() + estimate.bytes[Term::kLogits]);
   TrainingSetup split = with_layout(1, 0, 8, true, 1, 1);
   split.logits = true;
-  CHECK(ok(split).bytes.logits_bytes == (2 + 4) * 8192.0 * 128256 / 8);
+  CHECK(ok(split).bytes[Term::kLogits] == (2 + 4) * 8192.0 * 128256 / 8);
 }
 
 TEST_CASE("with the logits on, a pipeline's last stage can be the most loaded") {
@@ -211,7 +211,7 @@ TEST_CASE("with the logits on, a pipeline's last stage can be the most loaded") 
       Recompute::kFull;  // the first stage keeps only layer inputs; the last, 25 GB of logits
   const Estimate estimate = ok(setup);
   CHECK(estimate.most_loaded_stage == PipelineStage::kLast);
-  CHECK(estimate.bytes.logits_bytes > 0);
+  CHECK(estimate.bytes[Term::kLogits] > 0);
 }
 
 TEST_CASE("the device sets the capacity, devices' worth and whether it fits") {
@@ -220,7 +220,7 @@ TEST_CASE("the device sets the capacity, devices' worth and whether it fits") {
   const Estimate h200 = ok(setup);
   CHECK(h200.device.capacity_bytes == 141e9);
   CHECK(h200.fits);
-  CHECK(h200.devices_worth == h200.bytes.total_bytes / 141e9);
+  CHECK(h200.devices_worth == h200.bytes.total() / 141e9);
   setup.device_id = "custom";
   setup.custom_capacity_gb = 40;
   const Estimate custom = ok(setup);
@@ -262,7 +262,7 @@ TEST_CASE("the per-device total never grows when a parallel degree or the ZeRO s
                     const Estimate after = estimate_memory(grown);
                     if (after.answer.status != Status::kOk) continue;
                     CAPTURE(change);
-                    CHECK(after.bytes.total_bytes <= before.bytes.total_bytes);
+                    CHECK(after.bytes.total() <= before.bytes.total());
                   }
                 }
               }
@@ -381,9 +381,9 @@ TEST_CASE("more tokens never need less memory, and FlashAttention never needs mo
             const Estimate scores = estimate_memory(setup);
             if (flash.answer.status != Status::kOk)
               continue;  // a preset whose heads t does not divide
-            CHECK(flash.bytes.total_bytes >= previous);
-            CHECK(flash.bytes.total_bytes <= scores.bytes.total_bytes);
-            previous = flash.bytes.total_bytes;
+            CHECK(flash.bytes.total() >= previous);
+            CHECK(flash.bytes.total() <= scores.bytes.total());
+            previous = flash.bytes.total();
           }
         }
       }
@@ -410,5 +410,5 @@ TEST_CASE(
   setup.logits = true;
   const Estimate estimate = ok(setup);
   CHECK(estimate.parameters_on_device == std::trunc(estimate.parameters_on_device));
-  CHECK(estimate.bytes.logits_bytes == 6 * 8192.0 * 25129);  // ceil(50,257 / 2) rows
+  CHECK(estimate.bytes[Term::kLogits] == 6 * 8192.0 * 25129);  // ceil(50,257 / 2) rows
 }

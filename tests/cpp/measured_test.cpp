@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "trainmem/estimate.hpp"
 #include "trainmem/format.hpp"
 
 using namespace trainmem;

@@ -88,8 +88,8 @@ TEST_CASE(
           doctest::Approx(norm_difference).epsilon(1e-12));
 
     // Convention 1: with Megatron's parameter count, ours plus 2 more gradient bytes is theirs.
-    const double gradient_difference = kFp32Bytes - kBf16GradientBytesPerParameter;
-    const double ours_per_parameter = ours.bytes.model_states_bytes / ours.parameters_on_device;
+    const double gradient_difference = kFp32Bytes - kBf16Bytes;
+    const double ours_per_parameter = ours.bytes.model_states() / ours.parameters_on_device;
     CHECK((ours_per_parameter + gradient_difference) * theirs.parameters_on_most_loaded_shard ==
           doctest::Approx(theirs.weight_and_optimizer_bytes).epsilon(1e-12));
   }
@@ -122,7 +122,7 @@ TEST_CASE(
     REQUIRE(with_sp.answer.status == Status::kOk);
     const double mlp_scaling = s * b * h * (18 + 4 * f / h - 34) * L;  // convention 3
     const double output_layer = p == 1 ? s * b * h * 4 * (1 + V / h) : 0;
-    CHECK(with_sp.bytes.activations_bytes ==
+    CHECK(with_sp.bytes[Term::kActivations] ==
           doctest::Approx(theirs.activation_bytes_with_sp -
                           (mlp_scaling + embedding_terms + output_layer) / t)
               .epsilon(1e-12));
@@ -133,7 +133,7 @@ TEST_CASE(
       const Estimate without_sp = estimate_memory(setup);
       REQUIRE(without_sp.answer.status == Status::kOk);
       const double output = p == 1 ? (s * b * V / t + s * b * h) * 2 : 0;
-      CHECK(without_sp.bytes.activations_bytes ==
+      CHECK(without_sp.bytes[Term::kActivations] ==
             doctest::Approx(theirs.activation_bytes_without_sp / 1.05 - embedding_terms - output)
                 .epsilon(1e-12));
     }

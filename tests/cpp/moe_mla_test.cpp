@@ -10,8 +10,10 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/timeline.hpp"
 
 using namespace trainmem;
 
@@ -341,7 +343,7 @@ TEST_CASE(
   setup.sequence_length = 16;
   // Two routed experts of 4 and a shared one of 8, against one MLP of 4h = 64 in the 34:
   // 34 + 2·3 + 16·((2·4 + 8)/64 − 1) = 28 bytes per token per hidden, with FlashAttention.
-  CHECK(estimate_memory(setup).bytes.activations_bytes == doctest::Approx(16 * 16 * 28.0));
+  CHECK(estimate_memory(setup).bytes[Term::kActivations] == doctest::Approx(16 * 16 * 28.0));
 }
 
 namespace {
@@ -391,13 +393,13 @@ TEST_CASE(
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   const double experts = 768 / 4.0;
   const double others = estimate.parameters_on_device - experts;
-  CHECK(estimate.bytes.optimizer_states_bytes == doctest::Approx(8 * (others / 2 + experts / 1)));
-  CHECK(estimate.bytes.weights_bytes == 2 * estimate.parameters_on_device);
+  CHECK(estimate.bytes[Term::kOptimizerStates] == doctest::Approx(8 * (others / 2 + experts / 1)));
+  CHECK(estimate.bytes[Term::kWeights] == 2 * estimate.parameters_on_device);
   // ep 2: the experts' group is 2·2/2 = 2, as the others'.
   setup = tiny_expert_layout(2, 2, 2, 1);
   setup.layout.zero_stage = 1;
   const Estimate even = estimate_memory(setup);
-  CHECK(even.bytes.optimizer_states_bytes == doctest::Approx(8 * even.parameters_on_device / 2));
+  CHECK(even.bytes[Term::kOptimizerStates] == doctest::Approx(8 * even.parameters_on_device / 2));
 }
 
 TEST_CASE(
@@ -422,11 +424,11 @@ TEST_CASE(
     "top-k copies of its own tokens, and one layer's all-to-all buffers come on top") {
   TrainingSetup setup = tiny_expert_layout(4, 1, 1, 0);
   setup.activation_model = ActivationModel::kLlamaBlock;
-  const double without = estimate_memory(setup).bytes.activations_bytes;
+  const double without = estimate_memory(setup).bytes[Term::kActivations];
   setup.layout.expert_parallel = 4;
   // The send and the receive buffer of one all-to-all: 2 × 16 tokens × top-2 × h 16 × 2 B.
   const double buffers = 2 * 16 * 2 * 16 * 2.0;
-  CHECK(estimate_memory(setup).bytes.activations_bytes == without + buffers);
+  CHECK(estimate_memory(setup).bytes[Term::kActivations] == without + buffers);
   // The saved tensors themselves are the same with ep 4 as with ep 1.
   TrainingSetup ep1 = setup;
   ep1.layout.expert_parallel = 1;
@@ -434,16 +436,16 @@ TEST_CASE(
   // A capacity factor pads the buffers as it pads the experts' inputs; sequence parallelism
   // splits them with the tokens.
   setup.capacity_factor = 1.5;
-  const double padded = estimate_memory(setup).bytes.activations_bytes;
+  const double padded = estimate_memory(setup).bytes[Term::kActivations];
   setup.layout.expert_parallel = 1;
-  CHECK(padded - estimate_memory(setup).bytes.activations_bytes == buffers * 1.5);
+  CHECK(padded - estimate_memory(setup).bytes[Term::kActivations] == buffers * 1.5);
   TrainingSetup split = tiny_expert_layout(2, 2, 2, 1);
   split.layout.sequence_parallel = true;
   split.activation_model = ActivationModel::kLlamaBlock;
   TrainingSetup split_ep1 = split;
   split_ep1.layout.expert_parallel = 1;
-  CHECK(estimate_memory(split).bytes.activations_bytes -
-            estimate_memory(split_ep1).bytes.activations_bytes ==
+  CHECK(estimate_memory(split).bytes[Term::kActivations] -
+            estimate_memory(split_ep1).bytes[Term::kActivations] ==
         buffers / 2);
   // The arithmetic names them and their source; the timeline's peak holds them.
   const std::vector<TermArithmetic> terms = explain_estimate(split);
@@ -456,7 +458,7 @@ TEST_CASE(
   CHECK(activations->source.find("MoEAlltoAllTokenDispatcher") != std::string::npos);
   const std::vector<TimelinePoint> timeline = memory_timeline(split);
   CHECK(timeline[timeline_peak(timeline)].bytes ==
-        doctest::Approx(estimate_memory(split).bytes.total_bytes));
+        doctest::Approx(estimate_memory(split).bytes.total()));
 }
 
 TEST_CASE(
@@ -473,8 +475,8 @@ TEST_CASE(
   // Korthikanti: the routed 16-shares, 16 · 2 · 4/64 = 2, over etp = 1 rather than t = 2.
   TrainingSetup korthikanti = tiny_expert_layout(2, 2, 1, 1);
   TrainingSetup as_t = tiny_expert_layout(2, 2, 1, 0);
-  CHECK(estimate_memory(korthikanti).bytes.activations_bytes -
-            estimate_memory(as_t).bytes.activations_bytes ==
+  CHECK(estimate_memory(korthikanti).bytes[Term::kActivations] -
+            estimate_memory(as_t).bytes[Term::kActivations] ==
         doctest::Approx(16 * 16 * (2 - 2 / 2.0)));
 }
 
@@ -540,9 +542,9 @@ TEST_CASE(
   CHECK(saved.at("shared-gate-output") == 8);     // the shared expert sees every token once
   // Korthikanti: the routed shares, 2 · (3 + 16 · 4/64) = 8, grow by half: + 4.
   TrainingSetup korthikanti = tiny_expert_layout(1, 1, 1, 0);
-  const double dropless = estimate_memory(korthikanti).bytes.activations_bytes;
+  const double dropless = estimate_memory(korthikanti).bytes[Term::kActivations];
   korthikanti.capacity_factor = 1.5;
-  CHECK(estimate_memory(korthikanti).bytes.activations_bytes - dropless ==
+  CHECK(estimate_memory(korthikanti).bytes[Term::kActivations] - dropless ==
         doctest::Approx(16 * 16 * 4.0));
   TrainingSetup dense;
   dense.capacity_factor = 1;

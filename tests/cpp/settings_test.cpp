@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "trainmem/estimate.hpp"
 
 using namespace trainmem;
 

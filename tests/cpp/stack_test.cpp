@@ -14,6 +14,7 @@
 #include "trainmem/measured.hpp"
 #include "trainmem/report.hpp"
 #include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
 
 using namespace trainmem;
 
@@ -98,13 +99,13 @@ TEST_CASE("allocator: the unfused loss's freed blocks are too small for its back
 TEST_CASE("stack: ideal keeps the plate's figures, both peaks equal to its total") {
   const Estimate estimate = estimate_memory(TrainingSetup{});
   REQUIRE(estimate.answer.ok());
-  CHECK(estimate.bytes.total_bytes == 164991401984.0);
-  CHECK(estimate.peak_allocated_bytes == estimate.bytes.total_bytes);
-  CHECK(estimate.peak_reserved_bytes == estimate.bytes.total_bytes);
+  CHECK(estimate.bytes.total() == 164991401984.0);
+  CHECK(estimate.peak_allocated_bytes == estimate.bytes.total());
+  CHECK(estimate.peak_reserved_bytes == estimate.bytes.total());
   CHECK(estimate.stack_terms.empty());
-  CHECK(estimate.bytes.framework_bytes == 0);
-  CHECK(estimate.bytes.runtime_bytes == 0);
-  CHECK(estimate.bytes.allocator_cache_bytes == 0);
+  CHECK(estimate.bytes[Term::kFramework] == 0);
+  CHECK(estimate.bytes[Term::kRuntime] == 0);
+  CHECK(estimate.bytes[Term::kAllocatorCache] == 0);
   const nlohmann::json json = nlohmann::json::parse(estimate_to_json(estimate));
   CHECK(json["stack"] == "ideal");
   CHECK(json["peakAllocatedBytes"].is_number_integer());
@@ -120,15 +121,15 @@ TEST_CASE("stack: the JSON's peaks are top-level integers, and the terms sum to 
     const Estimate estimate = estimate_memory(setup);
     CAPTURE(choice_id(stack));
     REQUIRE(estimate.answer.ok());
-    const MemoryBreakdown& bytes = estimate.bytes;
+    const Breakdown& bytes = estimate.bytes;
     double outside = 0;
     for (const StackTerm& term : estimate.stack_terms)
       outside += term.in_allocator ? 0 : term.bytes;
-    CHECK(bytes.total_bytes == estimate.peak_reserved_bytes + outside);
+    CHECK(bytes.total() == estimate.peak_reserved_bytes + outside);
     CHECK(estimate.peak_reserved_bytes >= estimate.peak_allocated_bytes);
-    CHECK(bytes.model_states_bytes + bytes.activations_bytes + bytes.logits_bytes +
-              bytes.framework_bytes + bytes.runtime_bytes + bytes.allocator_cache_bytes ==
-          doctest::Approx(bytes.total_bytes).epsilon(1e-12));
+    CHECK(bytes.model_states() + bytes[Term::kActivations] + bytes[Term::kLogits] +
+              bytes[Term::kFramework] + bytes[Term::kRuntime] + bytes[Term::kAllocatorCache] ==
+          doctest::Approx(bytes.total()).epsilon(1e-12));
     const nlohmann::json json = nlohmann::json::parse(estimate_to_json(estimate));
     CHECK(json["peakAllocatedBytes"].is_number_integer());
     CHECK(json["peakReservedBytes"].is_number_integer());
@@ -143,10 +144,10 @@ TEST_CASE("stack: Megatron-LM holds FP32 main gradients, 6 + 12/d bytes per para
   const double parameters = estimate.num_parameters;
   CHECK(estimate.bytes_per_parameter.gradients == 4);
   // Each term is one block at the peak, rounded to 512 B by the allocator.
-  CHECK(estimate.bytes.weights_bytes == allocator_block_bytes(2 * parameters));
-  CHECK(estimate.bytes.gradients_bytes == allocator_block_bytes(4 * parameters));
-  CHECK(estimate.bytes.master_weights_bytes == allocator_block_bytes(4 * parameters / 2));
-  CHECK(estimate.bytes.optimizer_states_bytes == allocator_block_bytes(8 * parameters / 2));
+  CHECK(estimate.bytes[Term::kWeights] == allocator_block_bytes(2 * parameters));
+  CHECK(estimate.bytes[Term::kGradients] == allocator_block_bytes(4 * parameters));
+  CHECK(estimate.bytes[Term::kMasterWeights] == allocator_block_bytes(4 * parameters / 2));
+  CHECK(estimate.bytes[Term::kOptimizerStates] == allocator_block_bytes(8 * parameters / 2));
   const StackTerm* workspace = term_with_id(estimate, "cublas-workspace");
   REQUIRE(workspace != nullptr);
   CHECK(workspace->bytes == 33 * kMiB);  // 32 MiB cuBLAS + 1 MiB cuBLASLt on an H100
@@ -169,8 +170,8 @@ TEST_CASE("stack: torchtitan keeps FP32 shards, the root and the last block gath
   CHECK(root_term->bytes == allocator_block_bytes(2 * root));
   CHECK(estimate.bytes_per_parameter.weights == 4);
   CHECK(estimate.bytes_per_parameter.master_weights == 0);
-  CHECK(estimate.bytes.master_weights_bytes == 0);
-  CHECK(estimate.bytes.weights_bytes == allocator_block_bytes(4 * estimate.num_parameters / 2));
+  CHECK(estimate.bytes[Term::kMasterWeights] == 0);
+  CHECK(estimate.bytes[Term::kWeights] == allocator_block_bytes(4 * estimate.num_parameters / 2));
   // The last block, never resharded after forward, is the one gathered; its unsharded BF16
   // gradients are made, beside the output layer's, which wait for the root's reduce-scatter; no
   // sharded gradient exists yet (zero_grad frees them between steps).
@@ -181,14 +182,14 @@ TEST_CASE("stack: torchtitan keeps FP32 shards, the root and the last block gath
   const StackTerm* unsharded = term_with_id(estimate, "fsdp-unsharded-gradients");
   REQUIRE(unsharded != nullptr);
   CHECK(unsharded->bytes == allocator_block_bytes(2 * layer) + allocator_block_bytes(2 * 512 * 64));
-  CHECK(estimate.bytes.gradients_bytes == 0);
-  CHECK(estimate.bytes.activations_bytes == doctest::Approx(estimate_memory([&] {
-                                                              TrainingSetup ideal = setup;
-                                                              ideal.stack = Stack::kIdeal;
-                                                              return ideal;
-                                                            }())
-                                                                .bytes.activations_bytes)
-                                                .epsilon(1e-3));
+  CHECK(estimate.bytes[Term::kGradients] == 0);
+  CHECK(estimate.bytes[Term::kActivations] == doctest::Approx(estimate_memory([&] {
+                                                                TrainingSetup ideal = setup;
+                                                                ideal.stack = Stack::kIdeal;
+                                                                return ideal;
+                                                              }())
+                                                                  .bytes[Term::kActivations])
+                                                  .epsilon(1e-3));
 }
 
 TEST_CASE("stack: DeepSpeed's reduce bucket is 5e8 BF16 elements") {
@@ -236,7 +237,7 @@ TEST_CASE("stack: each stack's total never grows with a parallel degree") {
   const auto total = [](TrainingSetup setup) {
     const Estimate estimate = estimate_memory(setup);
     REQUIRE(estimate.answer.ok());
-    return estimate.bytes.total_bytes;
+    return estimate.bytes.total();
   };
   for (const Stack stack : {Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed}) {
     CAPTURE(choice_id(stack));
@@ -285,12 +286,12 @@ TEST_CASE("selective-op: torchtitan's policy keeps the input and four of seven m
   // Two layers of 128 tokens kept, and one layer's other tensors rebuilt in its backward pass.
   TrainingSetup none = setup;
   none.recompute = Recompute::kNone;
-  const double whole_layer = estimate_memory(none).bytes.activations_bytes / 2;
-  CHECK(llama_block.bytes.activations_bytes ==
+  const double whole_layer = estimate_memory(none).bytes[Term::kActivations] / 2;
+  CHECK(llama_block.bytes[Term::kActivations] ==
         doctest::Approx(2 * 128 * per_token + (whole_layer - 128 * per_token)));
   // Both activation models count the policy the same way: it is defined by the operations.
   setup.activation_model = ActivationModel::kKorthikanti;
-  CHECK(estimate_memory(setup).bytes.activations_bytes == llama_block.bytes.activations_bytes);
+  CHECK(estimate_memory(setup).bytes[Term::kActivations] == llama_block.bytes[Term::kActivations]);
   // Not a Llama-style block: refused.
   setup.model_id = "gpt2";
   CHECK(estimate_memory(setup).answer.setting == setting_id::kRecompute);
@@ -306,7 +307,7 @@ TEST_CASE("stack: the activations' curve counts the activations whole, as the id
   for (const ActivationPoint& point : view.activation_curve) {
     CAPTURE(point.micro_batch_sequences);
     ideal.micro_batch_sequences = point.micro_batch_sequences;
-    CHECK(point.flash_attention_bytes == estimate_memory(ideal).bytes.activations_bytes);
+    CHECK(point.flash_attention_bytes == estimate_memory(ideal).bytes[Term::kActivations]);
     CHECK(point.flash_attention_bytes > 0);
   }
 }
@@ -327,25 +328,23 @@ TEST_CASE("stack: the timeline holds each part where it is held, summing to each
     for (const TimelinePoint& point : points) {
       reserved = std::max(reserved, point.reserved_bytes);
       CAPTURE(point.phase);
-      CHECK(point.states_bytes + point.activations_bytes + point.logits_bytes +
-                point.framework_bytes + point.runtime_bytes ==
-            doctest::Approx(point.bytes).epsilon(1e-12));
+      CHECK(point.held.total() == doctest::Approx(point.bytes).epsilon(1e-12));
       CHECK(point.reserved_bytes >= point.bytes);
-      framework = std::max(framework, point.framework_bytes);
+      framework = std::max(framework, point.held[Term::kFramework]);
     }
     const Estimate estimate = estimate_memory(setup);
-    CHECK(reserved == estimate.bytes.total_bytes);
+    CHECK(reserved == estimate.bytes.total());
     // The timeline replays the very step the estimate does: its highest point is the allocated
     // peak (with the runtime outside the allocator).
     double outside = 0;
     for (const StackTerm& term : estimate.stack_terms)
       outside += term.in_allocator ? 0 : term.bytes;
     CHECK(points[timeline_peak(points)].bytes == estimate.peak_allocated_bytes + outside);
-    CHECK(points.front().activations_bytes == 0);
+    CHECK(points.front().held[Term::kActivations] == 0);
     // FSDP2's gathered layers, root and reduce-scatter buffers are held in the passes, not
     // before them; ZeRO 3 allocates its reduce bucket and keeps its small parameters whole from
     // the start; Megatron-LM holds none here.
-    CHECK((points.front().framework_bytes > 0) == (stack == Stack::kDeepSpeed));
+    CHECK((points.front().held[Term::kFramework] > 0) == (stack == Stack::kDeepSpeed));
     CHECK((framework > 0) == (stack == Stack::kTorchtitan || stack == Stack::kDeepSpeed));
   }
 }
@@ -358,8 +357,8 @@ TEST_CASE("stack: torchtitan trains FP8 with torchao, gathering FP8 linear weigh
   const Estimate fp8 = estimate_memory(setup);
   REQUIRE(fp8.answer.ok());
   // torchao's Float8Linear saves its BF16 input and keeps no weight cache.
-  CHECK(fp8.bytes.activations_bytes == estimate_memory(bf16).bytes.activations_bytes);
-  CHECK(fp8.bytes.fp8_weights_bytes == 0);
+  CHECK(fp8.bytes[Term::kActivations] == estimate_memory(bf16).bytes[Term::kActivations]);
+  CHECK(fp8.bytes[Term::kFp8Weights] == 0);
   setup.fp8_all_gather = true;
   const Estimate gathered_fp8 = estimate_memory(setup);
   REQUIRE(gathered_fp8.answer.ok());

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/timeline.hpp"
 
 using namespace trainmem;
 
@@ -83,16 +85,16 @@ std::vector<Case> cases() {
 }
 
 // The breakdown's field that an arithmetic term shows.
-double term_bytes(const MemoryBreakdown& bytes, const std::string& term) {
+double term_bytes(const Breakdown& bytes, const std::string& term) {
   const std::map<std::string, double> fields = {
-      {"weights", bytes.weights_bytes},
-      {"gradients", bytes.gradients_bytes},
-      {"masterWeights", bytes.master_weights_bytes},
-      {"optimizerStates", bytes.optimizer_states_bytes},
-      {"activations", bytes.activations_bytes},
-      {"logits", bytes.logits_bytes},
-      {"dequantization", bytes.dequantization_bytes},
-      {"fp8Weights", bytes.fp8_weights_bytes},
+      {"weights", bytes[Term::kWeights]},
+      {"gradients", bytes[Term::kGradients]},
+      {"masterWeights", bytes[Term::kMasterWeights]},
+      {"optimizerStates", bytes[Term::kOptimizerStates]},
+      {"activations", bytes[Term::kActivations]},
+      {"logits", bytes[Term::kLogits]},
+      {"dequantization", bytes[Term::kDequantization]},
+      {"fp8Weights", bytes[Term::kFp8Weights]},
   };
   const auto found = fields.find(term);
   REQUIRE_MESSAGE(found != fields.end(), "no breakdown field for the term " << term);
@@ -112,10 +114,10 @@ TEST_CASE("the timeline's peak is the estimate's total for fp8-mixed, ep and etp
     REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
     const std::vector<TimelinePoint> points = memory_timeline(each.setup);
     REQUIRE(!points.empty());
-    CHECK(points[timeline_peak(points)].bytes == doctest::Approx(estimate.bytes.total_bytes));
+    CHECK(points[timeline_peak(points)].bytes == doctest::Approx(estimate.bytes.total()));
     // Held throughout: the model states and, under FP8, the weights' FP8 copies.
     CHECK(points.front().bytes ==
-          doctest::Approx(estimate.bytes.model_states_bytes + estimate.bytes.fp8_weights_bytes));
+          doctest::Approx(estimate.bytes.model_states() + estimate.bytes[Term::kFp8Weights]));
   }
 }
 
@@ -136,7 +138,7 @@ TEST_CASE(
       sum += bytes;
       shown.push_back(term.term);
     }
-    CHECK(sum == doctest::Approx(estimate.bytes.total_bytes));
+    CHECK(sum == doctest::Approx(estimate.bytes.total()));
     // A term the total holds is never left out of the arithmetic.
     const bool fp8 = each.setup.precision == Precision::kFp8Mixed;
     CHECK((std::find(shown.begin(), shown.end(), "fp8Weights") != shown.end()) == fp8);
@@ -160,7 +162,7 @@ TEST_CASE(
       }
       found = true;
       REQUIRE(cell.valid);
-      CHECK(cell.total_bytes == estimate.bytes.total_bytes);
+      CHECK(cell.total_bytes == estimate.bytes.total());
       CHECK(cell.fits == estimate.fits);
     }
     CHECK(found);
@@ -174,13 +176,13 @@ TEST_CASE(
     CAPTURE(each.name);
     const SavingsList list = rank_savings(each.setup);
     REQUIRE(list.answer.ok());
-    CHECK(list.baseline.bytes.total_bytes == estimate_memory(each.setup).bytes.total_bytes);
+    CHECK(list.baseline.bytes.total() == estimate_memory(each.setup).bytes.total());
     CHECK(!list.savings.empty());
     for (const Saving& saving : list.savings) {
       CAPTURE(saving.change);
       const Estimate changed = estimate_memory(saving.estimate.setup);
       REQUIRE(changed.answer.ok());
-      CHECK(saving.bytes_saved == list.baseline.bytes.total_bytes - changed.bytes.total_bytes);
+      CHECK(saving.bytes_saved == list.baseline.bytes.total() - changed.bytes.total());
       CHECK(saving.estimate.setup.precision == each.setup.precision);
     }
   }
@@ -197,7 +199,7 @@ TEST_CASE(
     CHECK(layout.setup.precision == Precision::kFp8Mixed);
     const Estimate again = estimate_memory(layout.setup);
     CHECK(again.fits);
-    CHECK(again.bytes.total_bytes == layout.bytes.total_bytes);
+    CHECK(again.bytes.total() == layout.bytes.total());
   }
   // A precision the device cannot run is refused before the search.
   setup.device_id = "a100-80gb";

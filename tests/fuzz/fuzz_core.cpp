@@ -15,12 +15,14 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
 #include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
 
 namespace {
 
@@ -53,18 +55,18 @@ void check_estimate(const Estimate& estimate) {
             "a refusal names a setting");
     return;
   }
-  const MemoryBreakdown& b = estimate.bytes;
+  const Breakdown& b = estimate.bytes;
   for (double value :
-       {b.weights_bytes, b.gradients_bytes, b.master_weights_bytes, b.optimizer_states_bytes,
-        b.activations_bytes, b.logits_bytes, b.model_states_bytes, b.total_bytes,
+       {b[Term::kWeights], b[Term::kGradients], b[Term::kMasterWeights], b[Term::kOptimizerStates],
+        b[Term::kActivations], b[Term::kLogits], b.model_states(), b.total(),
         estimate.devices_worth, estimate.num_devices, estimate.parameters_on_device}) {
     require(std::isfinite(value), "every figure is finite");
     require(value >= 0, "every figure is non-negative");
   }
-  const double sum = b.weights_bytes + b.gradients_bytes + b.master_weights_bytes +
-                     b.optimizer_states_bytes + b.activations_bytes + b.logits_bytes;
-  require(std::fabs(sum - b.total_bytes) <= 1e-9 * b.total_bytes, "the terms sum to the total");
-  require(format_bytes(b.total_bytes).find("nan") == std::string::npos, "no nan on screen");
+  const double sum = b[Term::kWeights] + b[Term::kGradients] + b[Term::kMasterWeights] +
+                     b[Term::kOptimizerStates] + b[Term::kActivations] + b[Term::kLogits];
+  require(std::fabs(sum - b.total()) <= 1e-9 * b.total(), "the terms sum to the total");
+  require(format_bytes(b.total()).find("nan") == std::string::npos, "no nan on screen");
 }
 
 }  // namespace
@@ -159,7 +161,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
       peak = std::max(peak, point.bytes);
     }
     if (view.estimate.answer.ok()) {
-      require(std::fabs(peak - view.estimate.bytes.total_bytes) <= 1e-9 * peak,
+      require(std::fabs(peak - view.estimate.bytes.total()) <= 1e-9 * peak,
               "the timeline's peak is the total");
     }
     for (const FitCell& cell : fit_map(setup).cells) {

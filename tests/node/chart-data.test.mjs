@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chartData, linearTicks, logTicks } from '../../web/src/chart-data.js';
-import { TERMS } from '../../web/src/terms.js';
+import { TERM_STYLES } from '../../web/src/terms.js';
 import { loadCoreForNode } from '../../scripts/first-view.mjs';
 
 const GB = 1e9;
@@ -43,16 +43,34 @@ describe('chartData', () => {
 
   it('stacks every term of the estimate, so that the bar is the total', () => {
     const view = estimator.workshopView(estimator.defaultSetup, 16);
-    const data = chartData(view);
+    const data = chartData(view, null, estimator.terms);
     assert.equal(data.bars.length, 1);
-    assert.equal(data.bars[0].bytes.length, TERMS.length);
+    const deviceTerms = estimator.terms.filter((term) => term.onDevice);
+    assert.equal(data.bars[0].bytes.length, deviceTerms.length);
+    assert.deepEqual(
+      data.terms.map((term) => term.label),
+      deviceTerms.map((term) => term.label),
+    );
     const sum = data.bars[0].bytes.reduce((total, bytes) => total + bytes, 0);
     assert.equal(sum, view.estimate.bytes.totalBytes);
     assert.ok(data.breakdownTicks.at(-1) >= Math.max(sum, data.capacityBytes));
   });
 
+  it('gives every term of the core’s table a colour and marks of its own on the page', () => {
+    for (const term of estimator.terms) {
+      const style = TERM_STYLES[term.id];
+      assert.ok(style, `${term.id} has no colour in web/src/terms.js`);
+      assert.match(style.color, /^#[0-9a-f]{6}$/);
+    }
+    // No two terms a device holds look alike.
+    const looks = estimator.terms
+      .filter((term) => term.onDevice)
+      .map((term) => `${TERM_STYLES[term.id].color} ${TERM_STYLES[term.id].marks}`);
+    assert.equal(new Set(looks).size, looks.length);
+  });
+
   it('draws no room line when the model states alone fill the device, and one where they leave room', () => {
-    const plate = chartData(estimator.workshopView(estimator.defaultSetup, 16));
+    const plate = chartData(estimator.workshopView(estimator.defaultSetup, 16), null, estimator.terms);
     assert.equal(plate.roomBytes, null);
     const spread = estimator.workshopView(
       {
@@ -62,13 +80,13 @@ describe('chartData', () => {
       16,
     );
     assert.equal(spread.ok, true, spread.message);
-    const data = chartData(spread);
+    const data = chartData(spread, null, estimator.terms);
     assert.equal(data.roomBytes, spread.estimate.activationRoomBytes);
     assert.ok(data.roomBytes > data.activationRange.low && data.roomBytes < data.activationRange.high);
   });
 
   it('keeps both curves and the ring inside the activation axis', () => {
-    const data = chartData(estimator.workshopView(estimator.defaultSetup, 16));
+    const data = chartData(estimator.workshopView(estimator.defaultSetup, 16), null, estimator.terms);
     for (const point of data.curve) {
       for (const bytes of [point.flash, point.noFlash]) {
         assert.ok(bytes > data.activationRange.low && bytes < data.activationRange.high);

@@ -3,7 +3,7 @@
 // plate's default view into index.html as this same data, so that the charts show before the
 // WebAssembly arrives (scripts/build-web.mjs). The figures are the core's; here they are only
 // picked out and placed on axes.
-import { TERMS } from './terms.js';
+import { deviceTerms } from './terms.js';
 
 /** The steps an axis moves in, as multiples of a power of ten. */
 const NICE_STEPS = [1, 2, 2.5, 5, 10];
@@ -35,22 +35,24 @@ export function logTicks(low, high) {
   return values.length > LOG_TICKS ? values.filter((value) => Number.isInteger(Math.log10(value))) : values;
 }
 
-/**
- * The charts' data for a workshop view, with the pinned estimate (the compare panel's) standing
- * to the left of the current one.
- */
 function chosenActivations({ estimate, activationCurve }) {
   const point = activationCurve.find((candidate) => candidate.tokens === estimate.tokensPerMicroBatch);
   if (!point) return estimate.bytes.activationsBytes;
   return estimate.setup.flashAttention ? point.flashAttentionBytes : point.withoutFlashAttentionBytes;
 }
 
-export function chartData(view, pinned = null) {
+/**
+ * The charts' data for a workshop view, with the pinned estimate (the compare panel's) standing
+ * to the left of the current one; `terms` is the core's table of terms (estimator.terms).
+ */
+export function chartData(view, pinned = null, terms = []) {
   const { estimate, activationCurve } = view;
+  // The bars' terms: the core's table's device terms, in its order, with their colours.
+  const shownTerms = deviceTerms(terms);
   const bars = (pinned ? [pinned, estimate] : [estimate]).map((shown) => ({
     modelName: shown.modelName,
     numDevices: shown.numDevices,
-    bytes: TERMS.map((term) => shown.bytes[term.key]),
+    bytes: shownTerms.map((term) => shown.bytes[term.apiKey]),
   }));
   const capacity = estimate.device.capacityBytes;
   const top = Math.max(capacity, ...bars.map((bar) => bar.bytes.reduce((sum, bytes) => sum + bytes, 0)));
@@ -68,6 +70,14 @@ export function chartData(view, pinned = null) {
   const high = Math.max(...drawn) * LOG_MARGIN;
 
   return {
+    terms: shownTerms.map(({ id, label, color, marks, listedWhenHeld, countedBy }) => ({
+      id,
+      label,
+      color,
+      marks,
+      listedWhenHeld,
+      countedBy,
+    })),
     deviceName: estimate.device.name,
     capacityBytes: capacity,
     // Under LoRA the terms mix a frozen base with adapters: no one figure per parameter to quote.

@@ -15,7 +15,7 @@ import {
 } from 'chart.js';
 import { marks, paperBackground, ringDataset, termFill, theme } from './chart-parts.js';
 import { formatPerParameter } from './format.js';
-import { TERMS } from './terms.js';
+import { deviceTerms } from './terms.js';
 
 Chart.register(
   BarController,
@@ -46,8 +46,8 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   let breakdown = null;
   let activations = null;
   const legendText = (index) => {
-    const term = TERMS[index];
-    const bytes = data?.perParameter[term.perParameterKey];
+    const term = data.terms[index];
+    const bytes = data.perParameter[term.id];
     return bytes === undefined ? term.label : `${term.label} (${formatPerParameter(bytes)} B/param)`;
   };
   /** "Label: value", or the label alone where no value can be worded yet. */
@@ -72,20 +72,20 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
     interaction: { mode: 'nearest', intersect: false },
   };
 
+  /** One term's bars. */
+  const barDataset = (term) => ({
+    label: term.label,
+    data: [0],
+    backgroundColor: termFill(term),
+    borderColor: colors.card,
+    borderWidth: 1,
+    maxBarThickness: 140,
+  });
   const breakdownConfig = {
     type: 'bar',
     plugins: [paperBackground, marks],
-    data: {
-      labels: [''],
-      datasets: TERMS.map((term) => ({
-        label: term.label,
-        data: [0],
-        backgroundColor: termFill(term),
-        borderColor: colors.card,
-        borderWidth: 1,
-        maxBarThickness: 140,
-      })),
-    },
+    // A dataset per term of the core's table, made with the first data (barDatasets).
+    data: { labels: [''], datasets: [] },
     options: {
       ...common,
       interaction: { mode: 'point', intersect: true },
@@ -105,10 +105,15 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
           labels: {
             boxWidth: 14,
             padding: 10,
-            // Logits and a dequantised layer appear only when counted; state terms say their bytes
-            // per parameter.
-            filter: (item, chartData) =>
-              item.datasetIndex < 5 || chartData.datasets[item.datasetIndex].data.some((bytes) => bytes > 0),
+            // Terms held only sometimes (and those a switch counts) appear where some is held;
+            // state terms say their bytes per parameter.
+            filter: (item, chartData) => {
+              const term = data.terms[item.datasetIndex];
+              return (
+                (!term.listedWhenHeld && !term.countedBy) ||
+                chartData.datasets[item.datasetIndex].data.some((bytes) => bytes > 0)
+              );
+            },
             generateLabels: (chart) =>
               Chart.defaults.plugins.legend.labels.generateLabels(chart).map((item) => ({
                 ...item,
@@ -223,8 +228,12 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
       data.bars.length === 2
         ? [`Pinned: ${barLabel(data.bars[0])}`, `Now: ${barLabel(data.bars[1])}`]
         : [barLabel(data.bars[0])];
-    TERMS.forEach((term, index) => {
-      breakdownConfig.data.datasets[index].data = data.bars.map((bar) => bar.bytes[index]);
+    const datasets = breakdownConfig.data.datasets;
+    if (datasets.length !== data.terms.length) {
+      datasets.splice(0, datasets.length, ...data.terms.map(barDataset));
+    }
+    data.terms.forEach((term, index) => {
+      datasets[index].data = data.bars.map((bar) => bar.bytes[index]);
     });
     breakdownConfig.options.scales.y.max = data.breakdownTicks.at(-1);
     breakdownConfig.options.plugins.marks.lines = [
@@ -297,21 +306,15 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   };
 }
 
-/** The step's timeline: memory on the most loaded device, point by point, with its peak marked. */
-// The timeline's parts, stacked from the bottom: each TimelinePoint field with the colour of the
-// bar's term it belongs to.
-const termColor = (key) => TERMS.find((term) => term.key === key).color;
-const TIMELINE_PARTS = Object.freeze([
-  { key: 'statesBytes', label: 'Model states', color: termColor('weightsBytes') },
-  { key: 'activationsBytes', label: 'Activations', color: termColor('activationsBytes') },
-  { key: 'logitsBytes', label: 'Logits and loss', color: termColor('logitsBytes') },
-  { key: 'frameworkBytes', label: 'Framework buffers', color: termColor('frameworkBytes') },
-  { key: 'runtimeBytes', label: 'Runtime', color: termColor('runtimeBytes') },
-]);
-
-export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
+/**
+ * The step's timeline: memory on the most loaded device, point by point, by term (the core's
+ * table, `terms`), with its peak marked.
+ */
+export function createTimelineChart(canvas, { formatBytes, formatBytesShort, terms }) {
   const colors = theme();
-  const ring = TIMELINE_PARTS.length;
+  // Each term the device holds, stacked from the bottom in the table's order, drawn as its bar is.
+  const parts = deviceTerms(terms);
+  const ring = parts.length;
   const reserved = ring + 1;
   const chart = new Chart(canvas, {
     type: 'bar',
@@ -320,11 +323,11 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
       labels: [],
       datasets: [
         // Each part a bar per moment, bars touching: a stacked area without Chart.js's Filler.
-        ...TIMELINE_PARTS.map((part) => ({
+        ...parts.map((part) => ({
           type: 'bar',
           label: part.label,
           data: [],
-          backgroundColor: part.color,
+          backgroundColor: termFill(part),
           stack: 'held',
           barPercentage: 1,
           categoryPercentage: 1,
@@ -382,8 +385,8 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort }) {
       chart.data.labels = points.map((point) =>
         point.layer > 0 ? `${point.phase} ${point.layer}` : point.phase,
       );
-      TIMELINE_PARTS.forEach((part, index) => {
-        chart.data.datasets[index].data = points.map((point) => point[part.key]);
+      parts.forEach((part, index) => {
+        chart.data.datasets[index].data = points.map((point) => point.held[part.apiKey]);
       });
       chart.data.datasets[ring].data = points.map((point, index) =>
         index === peakIndex ? point.bytes : null,

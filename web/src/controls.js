@@ -1,5 +1,5 @@
 // The controls, from the core's table of settings: every element whose id is a setting's id reads
-// and shows that setting, through the core (changeSetting, settingText). index.html only places
+// and shows that setting, through the core (changeSetting, and the view's settingTexts). index.html only places
 // and labels them; the slider names the setting it moves in its data-setting attribute.
 import { $, put } from './dom.js';
 import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
@@ -63,7 +63,7 @@ export function createControls({ estimator, store, render }) {
    * and the notice says so when it cannot.
    */
   function change(id, text, how) {
-    const { setup } = store.get();
+    const { setup, view } = store.get();
     const read = (from, settingId, settingText) =>
       estimator.changeSetting(from, settingId, settingText, MAX_MICRO_BATCH_SEQUENCES);
     const result = read(setup, id, text);
@@ -72,20 +72,18 @@ export function createControls({ estimator, store, render }) {
       return;
     }
     let next = result.setup;
-    let notice = '';
     const kept = estimator.settings.find((setting) => setting.id === id)?.keeps;
-    if (kept) {
-      const before = estimator.settingText(setup, kept);
-      const keeping = read(next, kept, before);
-      if (keeping.ok) next = keeping.setup;
-      const after = estimator.settingText(next, kept);
-      const { name } = estimator.settings.find((setting) => setting.id === kept);
-      const shown = (value) =>
-        Number.isFinite(Number(value)) ? estimator.formatCount(Number(value)) : value;
-      if (after !== before)
-        notice = `${name} is now ${shown(after)}, not ${shown(before)}: ${keeping.message}`;
-    }
-    if (render(next, how)) showNotice(notice);
+    const before = kept ? view.settingTexts[kept] : '';
+    const keeping = kept ? read(next, kept, before) : null;
+    if (keeping?.ok) next = keeping.setup;
+    if (!render(next, how)) return;
+    // What the new view holds of the kept setting, which the core read with the rest.
+    const after = kept ? store.get().view.settingTexts[kept] : '';
+    const shown = (value) => (Number.isFinite(Number(value)) ? estimator.formatCount(Number(value)) : value);
+    const name = kept ? estimator.settings.find((setting) => setting.id === kept).name : '';
+    showNotice(
+      after !== before ? `${name} is now ${shown(after)}, not ${shown(before)}: ${keeping.message}` : '',
+    );
   }
 
   // Typed values are committed on Enter or when the field loses focus.
@@ -100,9 +98,13 @@ export function createControls({ estimator, store, render }) {
 
   let modelOptionsFor; // the custom model's name the menu was built for (null: none; unset: not yet)
 
-  /** Shows `setup` in every control; a control whose setting needs another is off meanwhile. */
-  function sync(setup, estimate) {
-    const text = (id) => estimator.settingText(setup, id);
+  /**
+   * Shows `setup` in every control, from the texts its view carries (no call per setting); a
+   * control whose setting needs another is off meanwhile.
+   */
+  function sync(setup, view) {
+    const { estimate } = view;
+    const text = (id) => view.settingTexts[id];
     if (model) {
       // The presets, and a model read from a config.json under its own name: rebuilt when that
       // name changes, not on every redraw.

@@ -105,7 +105,13 @@ function setupProblem(core, settings, setup) {
           setting: 'setup',
         };
       }
-    } else if (setting.kind === core.SettingKind.CHOICE && typeof value === 'string') {
+    } else if (
+      setting.kind === core.SettingKind.CHOICE &&
+      typeof value === 'string' &&
+      !setting.choices.some((choice) => choice.id === value)
+    ) {
+      // Not one of the table's choices: the core says whether a setup may hold it (the custom
+      // model) and, if not, why.
       const answer = core.checkChoice(setting.id, value);
       if (answer.status !== core.Status.OK) return answer;
     }
@@ -147,6 +153,7 @@ function withOurStatus(value, theirs, ours) {
  */
 export function makeEstimator(core, loadLater = loadJsonTools) {
   const settings = core.settings();
+  const terms = core.terms();
   /** The core's answer to a result, in the API's words: {ok, status, message, invalidField}. */
   const answered = (result) => ({
     ok: result.answer.status === core.Status.OK,
@@ -210,6 +217,11 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
      */
     settings,
     settingKinds: core.SettingKind,
+    /**
+     * The core's table of memory terms, in order: {id, apiKey, label, phrase, part, onDevice,
+     * onHost, listedWhenHeld, countedBy}; an estimate's `bytes` and `host` hold each at its apiKey.
+     */
+    terms,
     /** The allowed ids of each choice setting, by setting id: {device: [{id, name, source}], …}. */
     choices: Object.fromEntries(
       settings
@@ -229,7 +241,10 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
     /** Setting `id`'s value in `setup`, as text that changeSetting reads back. */
     settingText: (setup, id) => orEmpty(setup, '', (setup) => core.settingText(setup, id)),
 
-    /** Everything the workshop draws, from one call: {ok, message, estimate, activationCurve}. */
+    /**
+     * Everything the workshop draws, from one call: {ok, message, estimate, activationCurve,
+     * settingTexts}, `settingTexts` holding every setting's text by its id.
+     */
     workshopView(setup, maxMicroBatchSequences) {
       return guarded(setup, (setup) => {
         const view = core.workshopView(setup, maxMicroBatchSequences);

@@ -101,9 +101,9 @@ async function start() {
   const writeUrl = createUrlWriter(estimator, presentation);
   store.subscribe((state, how) => {
     const { estimate } = state.view;
-    controls.sync(state.setup, estimate);
+    controls.sync(state.setup, state.view);
     showReadout(estimator, estimate);
-    charts.draw(chartData(state.view, state.pinned));
+    charts.draw(chartData(state.view, state.pinned, estimator.terms));
     for (const panel of panels) {
       if (!panel.element || panel.element.open) panel.update(state);
     }

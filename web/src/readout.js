@@ -32,38 +32,45 @@ export function fillPlateFigures(figures) {
   }
 }
 
-/** The readout: the same numbers as the charts, in a sentence. */
+/** "a, b and c". */
+function listed(parts) {
+  return parts.length < 2 ? parts.join('') : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+}
+
+/** The readout: the same numbers as the charts, in a sentence, its terms the core's table's. */
 export function describe(estimator, estimate) {
   const { bytes, setup, device } = estimate;
   const format = estimator.formatBytes;
+  const onDevice = (part) => estimator.terms.filter((term) => term.onDevice && term.part === part);
+  const said = (term) => `${format(bytes[term.apiKey])} ${term.phrase}`;
+  // A term a switch counts (the logits) is said while the switch is on.
+  const counted = (term) => {
+    if (!term.countedBy) return true;
+    const { apiKey } = estimator.settings.find((setting) => setting.id === term.countedBy);
+    return apiKey.split('.').reduce((object, key) => object?.[key], setup) === true;
+  };
+  const stack = estimate.stackTerms.length > 0;
   const activations =
-    `${format(bytes.activationsBytes)} of activations` +
-    (setup.logits ? ` and ${format(bytes.logitsBytes)} of logits and loss` : '') +
+    [...onDevice('activations'), ...onDevice('logits')].filter(counted).map(said).join(' and ') +
     ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
     `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.` +
-    (setup.stack !== 'ideal'
-      ? ` Beside them, at the step's peak: ${format(bytes.frameworkBytes)} of the stack's own buffers, ` +
-        `${format(bytes.runtimeBytes)} of runtime and ${format(bytes.allocatorCacheBytes)} that the ` +
-        `caching allocator keeps reserved.`
-      : '');
+    (stack ? ` Beside them, at the step's peak: ${listed(onDevice('stack').map(said))}.` : '');
   const lora = setup.loraRank > 0;
-  const counted = lora
+  const counts = lora
     ? ` (a frozen base of ${estimator.formatParameters(estimate.numParameters)} parameters, ` +
       `${estimator.formatCount(estimate.trainableParameters)} of LoRA's trainable)`
     : ` (${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
       `${estimator.formatParameters(estimate.numParameters)} parameters)`;
-  const dequantized =
-    (bytes.dequantizationBytes > 0
-      ? `, ${format(bytes.dequantizationBytes)} for the layer being dequantised,`
-      : '') +
-    (setup.precision === 'fp8-mixed'
-      ? `, ${format(bytes.fp8WeightsBytes)} of FP8 weight copies and scales,`
-      : '');
+  // What is held alongside the states through the step, where some is.
+  const alongside = onDevice('alongside')
+    .filter((term) => bytes[term.apiKey] > 0)
+    .map((term) => `, ${said(term)},`)
+    .join('');
   const states = `${format(bytes.modelStatesBytes)} of model states`;
   if (estimate.numDevices === 1) {
     return (
       `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states}` +
-      `${counted}${dequantized} and ${activations} ` +
+      `${counts}${alongside} and ${activations} ` +
       `That is ${estimator.formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
       `at ${estimator.formatBytesShort(device.capacityBytes)} each.`
     );
@@ -79,7 +86,7 @@ export function describe(estimator, estimate) {
         : '.');
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
-    `${format(bytes.totalBytes)} on its most loaded device: ${states}${dequantized} and ${activations} ${verdict}`
+    `${format(bytes.totalBytes)} on its most loaded device: ${states}${alongside} and ${activations} ${verdict}`
   );
 }
 
@@ -88,29 +95,20 @@ export function describeHost(estimator, estimate) {
   const { host, bytes } = estimate;
   if (!(host.totalBytes > 0)) return '';
   const format = estimator.formatBytes;
-  const parts = [
-    ['weights', host.weightsBytes],
-    ['gradients', host.gradientsBytes],
-    ['master weights', host.masterWeightsBytes],
-    ['optimiser states', host.optimizerStatesBytes],
-    ['activations', host.activationsBytes],
-  ]
-    .filter(([, value]) => value > 0)
-    .map(([name, value]) => `${format(value)} of ${name}`);
-  const added =
-    host.fp32GradientsBytes > 0
-      ? `, and ${format(host.fp32GradientsBytes)} of FP32 gradients of its own`
-      : '';
+  const held = estimator.terms.filter((term) => term.onHost && host[term.apiKey] > 0);
+  const moved = held.filter((term) => term.part !== 'host');
+  const own = held.filter((term) => term.part === 'host');
+  const said = (term) => `${format(host[term.apiKey])} ${term.phrase}`;
   return (
     `Host memory: ${format(host.totalBytes)} beside the device's ${format(bytes.totalBytes)}. ` +
-    `Moved off the device: ${parts.join(', ')}${added}.`
+    `Moved off the device: ${moved.map(said).join(', ')}${own.map((term) => `, and ${said(term)}`).join('')}.`
   );
 }
 
 /** Under a training stack: the peaks PyTorch would report and what the stack holds, or ''. */
 export function describeStack(estimator, estimate) {
   const terms = estimate.stackTerms ?? [];
-  if (estimate.setup.stack === 'ideal' || terms.length === 0) return '';
+  if (terms.length === 0) return '';
   const format = estimator.formatBytes;
   const { bytes } = estimate;
   // Terms under 0.05 GB would read "0.0 GB": the arithmetic and the numbers table list them.

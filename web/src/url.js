@@ -18,16 +18,16 @@ function shown(text) {
 const linked = (estimator) => estimator.settings.filter((setting) => setting.inUrl);
 
 /**
- * The query string for `setup`: how the page is shown (embed=1, a theme other than auto), every
- * setting a link carries, and for a model read from a config.json, that config's text (minified),
- * which the core reads again when the link opens.
+ * The query string for a view: how the page is shown (embed=1, a theme other than auto), every
+ * setting a link carries (its text, from the view's `settingTexts`), and for a model read from a
+ * config.json, that config's text (minified), which the core reads again when the link opens.
  */
-export function toQuery(estimator, setup, { embedded, theme }, configText) {
+export function toQuery(estimator, settingTexts, { embedded, theme }, configText) {
   const params = new URLSearchParams();
   if (embedded) params.set(EMBED_KEY, '1');
   if (theme !== THEMES[0]) params.set(THEME_KEY, theme);
   for (const setting of linked(estimator)) {
-    params.set(setting.id, estimator.settingText(setup, setting.id));
+    params.set(setting.id, settingTexts[setting.id]);
     if (setting.id === estimator.modelSettingId && configText)
       params.set(estimator.configInputId, configText);
   }
@@ -122,10 +122,14 @@ const URL_WRITE_DELAY_MS = 200;
  */
 export function createUrlWriter(estimator, presentation) {
   let timer = 0;
-  const write = ({ setup, configText }) => {
+  const write = ({ setup, view, configText }) => {
     try {
       const custom = setup.modelId === estimator.customModelId;
-      history.replaceState(null, '', toQuery(estimator, setup, presentation, custom ? configText : null));
+      history.replaceState(
+        null,
+        '',
+        toQuery(estimator, view.settingTexts, presentation, custom ? configText : null),
+      );
     } catch {
       // Some hosts (a file:// page in some browsers) refuse; the view still works.
     }

@@ -1,14 +1,64 @@
-// The llama-block activation model: the tensors one Llama block saves for its backward pass, one
-// by one, in a standard implementation (docs/activations.md derives each and names its source).
+// The activation models' constants and the llama-block model's tensors: what one layer saves for
+// its backward pass, per Korthikanti et al. (the plate's model) or tensor by tensor for a Llama
+// block in a standard implementation (docs/activations.md derives each and names its source).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/setup.hpp"
 
 namespace trainmem {
+
+// Activations saved per layer (Korthikanti et al., "Reducing Activation Recomputation in Large
+// Transformer Models", MLSys 2023, equation 1 and Table 2), in bytes:
+//   no parallelism                 s·b·h·(34 + 5·a·s/h)
+//   tensor parallel t              s·b·h·(10 + 24/t + 5·a·s/(h·t))
+//   tensor and sequence parallel   s·b·h·(34/t + 5·a·s/(h·t))
+//   full recomputation             2·s·b·h per layer (2·s·b·h/t with sequence parallelism)
+// FlashAttention never materialises the a·s·s scores, which removes the 5·a·s/h term, as does
+// selective recomputation.
+constexpr double kKorthikantiBytesPerTokenPerHidden = 34;
+constexpr double kKorthikantiReplicatedBytesPerTokenPerHidden = 10;  // LayerNorms, dropout masks,
+                                                                     // inputs: not split by TP
+constexpr double kKorthikantiShardedBytesPerTokenPerHidden = 24;     // split by TP
+constexpr double kKorthikantiScoreBytesPerHeadPerTokenPair = 5;
+constexpr double kFullRecomputeBytesPerTokenPerHidden = 2;  // each layer's BF16 input
+
+// Korthikanti et al. 2023, section 4.1, split the 34 by block: attention 11 (input 2, Q and K 4,
+// V 2, output projection's input 2, dropout mask 1), MLP 19 (input 2, the two 8·s·b·h
+// intermediates of the 4h-wide MLP, dropout mask 1) and the two layer norms' inputs 4.
+constexpr double kKorthikantiAttentionBytesPerTokenPerHidden = 11;
+constexpr double kKorthikantiMlpBytesPerTokenPerHidden = 19;
+constexpr double kKorthikantiNormBytesPerTokenPerHidden = 4;
+static_assert(kKorthikantiAttentionBytesPerTokenPerHidden + kKorthikantiMlpBytesPerTokenPerHidden +
+                      kKorthikantiNormBytesPerTokenPerHidden ==
+                  kKorthikantiBytesPerTokenPerHidden,
+              "section 4.1's split must sum to equation 1's 34");
+// Under tensor parallelism without sequence parallelism the MLP's input (2) and dropout mask (1)
+// stay whole on every rank; its two 8·s·b·h intermediates are split over t.
+constexpr double kKorthikantiMlpReplicatedBytesPerTokenPerHidden = 3;
+constexpr double kKorthikantiMlpShardedBytesPerTokenPerHidden = 16;
+static_assert(kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
+                      kKorthikantiMlpShardedBytesPerTokenPerHidden ==
+                  kKorthikantiMlpBytesPerTokenPerHidden,
+              "the MLP's parts must sum to its 19");
+// A mixture of experts routing each token to its top k experts saves the MLP's activations k
+// times: k - 1 more MLP shares per layer, 19 (3 + 16/t under tensor parallelism, 19/t with
+// sequence parallelism). The router's s·b·E logits are left out, as Korthikanti leaves out
+// anything below s·b·h.
+
+// Expert parallelism's token dispatch (Megatron-LM's MoEAlltoAllTokenDispatcher,
+// megatron/core/transformer/moe/token_dispatcher.py): a mixture layer permutes each device's
+// tokens into k copies (times the capacity factor), h wide in BF16, and sends them to the experts'
+// devices with an all-to-all, which receives as many on balanced routing; the combine sends the
+// experts' outputs back the same way. Only the experts' input is saved for the backward pass (the
+// experts' first projection saves it: counted with the MLP); the permutation keeps an index map
+// and the routed probabilities, 12 bytes per copy (below s·b·h, as the router's logits, and not
+// counted). The send and the receive buffer of one all-to-all are transient: two buffers of
+// T·k·C·h BF16 values, one layer at a time.
+constexpr double kAllToAllBuffersInFlight = 2;
 
 // One tensor a layer keeps from its forward pass until its backward pass, per token.
 struct SavedTensor {
@@ -25,8 +75,8 @@ struct SavedTensor {
 // The tensors one layer of `shape` saves per token in the forward pass, on one device, for the
 // setup's attention (FlashAttention or not), recomputation and tensor/sequence parallelism.
 // Under full recomputation these are what the layer saves while it is rebuilt in the backward
-// pass; between passes only its input is kept (layer_input_bytes_per_token). The setup is assumed
-// valid (estimate_memory checks it). The model, in brief:
+// pass; between passes only its input is kept (2·h per token, over t with sequence parallelism).
+// The setup is assumed valid (estimate_memory checks it). The model, in brief:
 //   RMSNorm saves its BF16 input and its FP32 1/RMS per token; each projection saves its input,
 //   one tensor shared by Q, K and V, and one by gate and up; FlashAttention saves Q, K and V
 //   (K and V with their k heads), its output (which the output projection saves too) and an FP32
@@ -51,21 +101,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
 std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
                                                     const TrainingSetup& setup);
 
-// The saved tensors of a setup, for a table: none for a refused setup; `in_use` says whether the
-// setup counts its activations this way (the llama-block model), `caption` what the rows are.
-struct SavedTensorList {
-  bool in_use = false;
-  std::string caption;
-  std::vector<SavedTensor> tensors;
-  double bytes_per_token = 0;
-};
-SavedTensorList saved_tensors_of(const TrainingSetup& setup);
-
 // The tensors' sum: bytes per token per layer on one device.
 double saved_bytes_per_token(const std::vector<SavedTensor>& tensors);
-
-// What a layer keeps between passes under full recomputation: its BF16 input, 2·h per token
-// (over t with sequence parallelism), whichever activation model.
-double layer_input_bytes_per_token(const ModelShape& shape, const ParallelLayout& layout);
 
 }  // namespace trainmem

@@ -9,7 +9,7 @@ namespace trainmem {
 
 enum class Status { kOk, kInvalidInput };
 
-struct Answer {
+struct [[nodiscard]] Answer {
   Status status = Status::kOk;
   std::string message;  // empty when status is kOk
   std::string setting;  // the refused setting's id ("tp", "seq-len", …; "config" for a

@@ -5,10 +5,14 @@
 #include <string>
 #include <string_view>
 
-#include "trainmem/estimate.hpp"
+#include "trainmem/answer.hpp"
 #include "trainmem/models.hpp"
 
 namespace trainmem {
+
+// Not a setting, but an input refused by the same name as one: a Hugging Face config.json (the
+// CLI's --config, the page's config box, its URL key).
+constexpr const char* kConfigInputId = "config";
 
 // Bounds on the text, checked before it is parsed: a real config.json is a few kilobytes and a
 // few levels deep, and a hostile one must not exhaust memory or the stack.

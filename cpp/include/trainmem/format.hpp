@@ -6,8 +6,6 @@
 
 namespace trainmem {
 
-struct Estimate;
-
 // Decimal units, as the plate and the vendors' "80 GB" use: 1 GB = 10^9 bytes.
 constexpr double kBytesPerGigabyte = 1e9;
 constexpr double kBytesPerTerabyte = 1e12;
@@ -32,9 +30,6 @@ std::string format_share(double fraction);
 // "8.03 B" parameters; "8,192" for counts.
 std::string format_parameters(double num_parameters);
 std::string format_count(double count);
-
-// "d 8 (ZeRO-3 over d·c = 8) × t 8 (SP) × p 2 × c 1 = 128 devices, recompute selective".
-std::string format_layout(const Estimate& estimate);
 
 // Text typed by a person, read the same way by the CLI and the page. A whole number that fits
 // an int, else kNotAWholeNumber (which every range check refuses); a decimal number, exponent

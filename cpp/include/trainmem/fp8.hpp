@@ -4,10 +4,8 @@
 // optimiser's state stay as in bf16-mixed. docs/formulas.md ("FP8 training") derives each term.
 #pragma once
 
-#include <string_view>
-
-#include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/setup.hpp"
 
 namespace trainmem {
 
@@ -23,13 +21,8 @@ constexpr double kFp8SavedInputBytesFreed = kBf16Bytes - kFp8Bytes;
 constexpr double kKorthikantiFc2InputWidthPerHidden = 4;
 
 // The FP8 weight cache: Transformer Engine casts each weight once per step and keeps it (its
-// modules' FP8 workspaces, reused across micro-batches). cuBLAS on Hopper runs only TN FP8 GEMMs,
-// so the backward pass's dgrad GEMM needs the weight's transpose too, and the modules keep both:
-// 2 bytes per weight; where non-TN FP8 GEMMs run (compute capability 10.x, Blackwell) 1 byte
-// (Transformer Engine's tests/pytorch/test_cpu_offloading.py, _estimate_cached_weight_size, and
-// is_non_tn_fp8_gemm_supported).
-constexpr double kFp8WeightCopiesTnOnly = 2;  // the FP8 weight and its transpose
-constexpr double kFp8WeightCopiesNonTn = 1;   // the FP8 weight alone
+// modules' FP8 workspaces, reused across micro-batches): kFp8WeightCopiesTnOnly or
+// kFp8WeightCopiesNonTn bytes per weight, as the device's architecture row says (options.hpp).
 
 // DelayedScaling's state (transformer_engine/pytorch/module/base.py, set_meta_tensor; the recipe's
 // default amax_history_len in transformer_engine/common/recipe/__init__.py): per GEMM 3 FP8
@@ -41,17 +34,12 @@ constexpr double kFp8ScalingValuesPerTensor = kFp8AmaxHistoryLength + 2;
 constexpr double kFp8ScalingBytesPerGemm =
     kFp8TensorsPerGemm * kFp8ScalingValuesPerTensor * kFp32Bytes;  // 20,520
 
-// FP8 weight copies per linear weight on `device_id`: 2 on Hopper (H100, H200, and a custom
-// device, taken as Hopper), 1 on Blackwell (B200); 0 where FP8 training is not modelled (the
-// A100, which has no FP8 tensor cores; the MI300X, whose ROCm stack is not modelled).
-double fp8_weight_copies(std::string_view device_id);
-
-// Whether fp8-mixed runs as Transformer Engine runs it (everything above): under every stack but
-// torchtitan's, where torchao's Float8Linear runs it instead (torchao/float8/float8_linear.py,
-// matmul_with_hp_or_float8_args: it saves the BF16 input and casts again in the backward pass,
-// with dynamic tensor-wise scales, no amax history and no weight cache; with
-// enable_fsdp_float8_all_gather, FSDP2 gathers the linear weights in FP8: stack.cpp).
-bool transformer_engine_fp8(const TrainingSetup& setup);
+// FP8 weight copies per linear weight on the setup's device (its architecture's row): 2 on
+// Hopper (H100, H200) and Ada (a custom device is taken as Ada), 1 on Blackwell (B200); 0 where FP8
+// training is not modelled (the A100, which has no FP8 tensor cores; the MI300X, whose ROCm stack
+// is not modelled). Whether Transformer Engine runs fp8-mixed at all is the stack's (its row's
+// FP8 engine: stacks/stack_rows.hpp).
+double fp8_weight_copies(const TrainingSetup& setup);
 
 // One layer's FP8 GEMMs on a device: the linear weights Transformer Engine runs in FP8 (every
 // weight matrix but the router's and a shared expert's gate; split by t, the routed experts' by

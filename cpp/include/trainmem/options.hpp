@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trainmem/models.hpp"
+#include "trainmem/terms.hpp"
 
 namespace trainmem {
 
@@ -21,21 +22,52 @@ std::string ids_joined(const std::vector<Choice>& choices);
 
 // ---- Devices -------------------------------------------------------------------------------
 
+// What a device's architecture decides of an estimate, one row each (architecture_row).
+enum class Architecture { kAmpere, kAda, kHopper, kBlackwell, kCdna3 };
+
+// FP8 weight copies Transformer Engine keeps per linear weight (fp8.hpp): cuBLAS on Hopper runs
+// only TN FP8 GEMMs, so the backward pass's dgrad GEMM needs the weight's transpose too, and the
+// modules keep both; where non-TN FP8 GEMMs run (compute capability 10.x, Blackwell) the FP8
+// weight alone (Transformer Engine's tests/pytorch/test_cpu_offloading.py,
+// _estimate_cached_weight_size, and is_non_tn_fp8_gemm_supported).
+constexpr double kFp8WeightCopiesTnOnly = 2;  // the FP8 weight and its transpose
+constexpr double kFp8WeightCopiesNonTn = 1;   // the FP8 weight alone
+
+struct ArchitectureRow {
+  Architecture architecture;
+  const char* name;  // "Hopper"
+  // Transformer Engine's FP8 weight copies per weight; 0 where FP8 training is not modelled, and
+  // then why not, after the device's name: " has no FP8 tensor cores".
+  double fp8_weight_copies;
+  const char* fp8_refusal;
+  // PyTorch's cuBLAS workspace for each handle and stream, allocated through the caching
+  // allocator (aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize: ":4096:8",
+  // 32 MiB, on Hopper and Blackwell; ":4096:2:16:8", 8 MiB + 128 KiB, before them; 128 MiB on
+  // ROCm's gfx94x), and cuBLASLt's (parseCUDABlasLtWorkspaceSize: 1 MiB; hipBLASLt 76 MiB).
+  double cublas_workspace_bytes;
+  double cublaslt_workspace_bytes;
+};
+const ArchitectureRow& architecture_row(Architecture architecture);
+
 struct Device {
   std::string id;          // "h100"
   std::string name;        // "H100 80 GB"
   std::string short_name;  // "H100", for sentences: "2.1 H100s' worth"
   double capacity_bytes = 0;
+  Architecture architecture = Architecture::kHopper;
 };
 
 constexpr const char* kCustomDeviceId = "custom";
 constexpr double kMaxCustomCapacityGb = 100000;  // 100 TB: far above any accelerator
 
 // H100 80 GB, H200 141 GB, B200 192 GB, A100 40 and 80 GB, MI300X 192 GB, from the vendors'
-// datasheets, in decimal units as the vendors state them.
+// datasheets, in decimal units as the vendors state them. The custom device, of a capacity given
+// with it, is not among them (setup.hpp's device_of makes it). It is taken as Ada's row: FP8 as
+// on Hopper (a weight and its transpose), and PyTorch's default cuBLAS workspace before Hopper.
 const std::vector<Device>& device_catalog();
 const Device* find_device(std::string_view id);
 std::vector<Choice> device_choices();  // the catalogue plus "custom"
+constexpr Architecture kCustomDeviceArchitecture = Architecture::kAda;
 
 // ---- Precision and optimiser: bytes per parameter ----------------------------------------------
 
@@ -189,6 +221,21 @@ bool choice_from_id(std::string_view id, Enum& value) {
 
 constexpr double kBf16Bytes = 2;
 constexpr double kFp32Bytes = 4;
+
+// The plate's bytes per parameter, mixed-precision Adam (Rajbhandari et al., "ZeRO", SC 2020,
+// section 3.1: 2Ψ + 2Ψ + 12Ψ = 16Ψ bytes): BF16 weights and gradients, an FP32 master copy and
+// Adam's two FP32 moments.
+constexpr double kModelStateBytesPerParameter =
+    kBf16Bytes + kBf16Bytes + kFp32Bytes + 2 * kFp32Bytes;
+
+// The loss's bytes per logit (per token per vocabulary entry) at its peak. Megatron-LM's
+// vocab-parallel cross-entropy holds the BF16 logits and their FP32 copy, 2 + 4. PyTorch's unfused
+// cross_entropy(logits.float()) peaks in its backward pass with the FP32 log-softmax it saved,
+// that output's gradient and its input's gradient, 4 + 4 + 4 (the BF16 logits freed before the
+// backward pass, as torchtitan frees them); tests/data/loss-peak-cpu.json measures 12.00.
+constexpr double kLogitsBytesPerTokenPerVocab = kBf16Bytes + kFp32Bytes;
+constexpr double kFp32UpcastLossBytesPerTokenPerVocab = 3 * kFp32Bytes;
+double loss_bytes_per_logit(Loss loss);
 constexpr double kAdamMomentsPerParameter = 2;
 constexpr double kAdam8bitBytesPerMoment = 1;
 constexpr double kAdam8bitBlockSize = 2048;  // bitsandbytes' default block
@@ -201,6 +248,9 @@ struct BytesPerParameter {
   double optimizer_states = 0;
   double total = 0;
 };
+
+// A model state's bytes per parameter, by its term (0 for a term that is no model state).
+double bytes_per_parameter_of(const BytesPerParameter& bytes, Term term);
 
 // Bytes per parameter for a precision and an optimiser. Adafactor's factored state depends on the
 // shapes of the model's matrices, so the shape is needed.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/measured.hpp"
@@ -27,7 +28,10 @@ std::string savings_to_json(const SavingsList& list);
 // totalBytes, devicesWorth, fits}…]}.
 std::string fit_map_to_json(const FitMap& map);
 
-// [{phase, layer, bytes}…]: memory over one training step.
+// [{term, label, formula, source}…]: each term's arithmetic (--explain).
+std::string explain_to_json(const std::vector<TermArithmetic>& terms);
+
+// [{phase, layer, bytes, reservedBytes, held: {weights, …}}…]: memory over one training step.
 std::string timeline_to_json(const std::vector<TimelinePoint>& points);
 
 // [{id, title, source, statistic, quantity, measuredBytes, note, korthikantiBytes,

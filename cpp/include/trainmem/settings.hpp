@@ -9,8 +9,9 @@
 #include <vector>
 
 #include "trainmem/answer.hpp"
-#include "trainmem/estimate.hpp"
+#include "trainmem/config.hpp"
 #include "trainmem/options.hpp"
+#include "trainmem/setup.hpp"
 
 namespace trainmem {
 
@@ -50,10 +51,6 @@ constexpr const char* kStack = "stack";
 constexpr const char* kFp8AllGather = "fp8-all-gather";
 constexpr const char* kOverlapComm = "overlap-comm";
 }  // namespace setting_id
-
-// Not a setting, but an input refused by the same name: a Hugging Face config.json (the CLI's
-// --config, the page's config box).
-constexpr const char* kConfigInputId = "config";
 
 enum class SettingKind {
   kWhole,    // a whole number within [min, max]
@@ -108,7 +105,7 @@ Answer apply_setting(TrainingSetup& setup, std::string_view id, std::string_view
 
 // apply_setting on a copy, for callers that keep setups as values (the page): the changed setup,
 // or `setup` itself with the refusal.
-struct SettingChange {
+struct [[nodiscard]] SettingChange {
   Answer answer;
   TrainingSetup setup;
 };
@@ -126,6 +123,12 @@ Answer check_setting_values(const TrainingSetup& setup);
 // Whether choice setting `setting_id` may hold `id` in a setup: one of its choices, or an id no
 // text selects but a setup may hold (the custom model, given by a config.json).
 Answer check_choice(std::string_view setting_id, std::string_view id);
+
+// A micro-batch given in tokens (micro_batch_from_tokens reads it).
+struct [[nodiscard]] MicroBatchFromTokens {
+  Answer answer;
+  int micro_batch_sequences = 0;
+};
 
 // A micro-batch given in tokens, checked against the sequence length: a whole multiple of it,
 // from one sequence to `max_micro_batch_sequences`. Any double is safe to pass, NaN and

@@ -1,7 +1,10 @@
 // The plate's activation model: Korthikanti et al., "Reducing Activation Recomputation in Large
 // Transformer Models", MLSys 2023, equation 1 and Table 2, a GPT block's saved activations per
-// layer (estimate.hpp names each constant).
-#include "estimate/calculation.hpp"
+// layer (activations.hpp names each constant).
+#include <string>
+
+#include "activations/layer.hpp"
+#include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/fp8.hpp"
 
@@ -11,13 +14,46 @@ namespace trainmem {
 // projection's output, 8 for GeLU's).
 constexpr double kKorthikantiFfnMultiple = 4;
 
+namespace {
+
+// Where the model's words come from, and what a setup changes in them.
+std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& setup) {
+  std::string source = "Korthikanti et al., MLSys 2023, equation 1 and Table 2";
+  if (shape.num_experts > 1 &&
+      (shape.moe_ffn_hidden_size > 0 || shape.shared_expert_ffn_hidden_size > 0)) {
+    source += "; top-" + std::to_string(shape.num_experts_per_token) +
+              " routing and shared experts: section 4.1's MLP share (19) for each MLP a token "
+              "passes through, its 16 scaled by the MLP's width over 4h";
+  } else if (shape.num_experts_per_token > 1) {
+    source += "; top-" + std::to_string(shape.num_experts_per_token) +
+              " routing: section 4.1's MLP share (19) once more for each expert past the first";
+  }
+  if (transformer_engine_fp8(setup)) {
+    source +=
+        "; under fp8-mixed the linear layers' saved inputs in FP8, 1 B instead of 2: the QKV and "
+        "MLP inputs 2 to 1 each, fc2's input 8 to 4, the output projection's input 2 to 1, or 1 "
+        "more beside FlashAttention's BF16 output (Transformer Engine's _Linear.forward and "
+        "_LayerNormMLP.forward: saved_inputmat, ln_out and act_out quantised; fc1_out, the "
+        "norms' inputs and FlashAttention's tensors BF16)";
+  }
+  if (latent_attention(shape)) {
+    source +=
+        "; its attention share assumes heads of h/a, which latent attention does not keep: the "
+        "llama-block model counts latent attention's tensors";
+  }
+  return source;
+}
+
+}  // namespace
+
 ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
-                                                  int micro_batch_sequences, bool flash_attention) {
+                                                  int micro_batch_sequences, bool flash_attention,
+                                                  const Pen& pen) {
   // torchtitan's per-op policy is defined by the operations it saves, a Llama block's: both
   // models count it tensor by tensor (activations.hpp, selective_op_saved_tensors).
   if (setup.recompute == Recompute::kSelectiveOp) {
-    return llama_block_layer_activations(shape, setup, micro_batch_sequences, flash_attention);
+    return llama_block_layer_activations(shape, setup, micro_batch_sequences, flash_attention, pen);
   }
   const ParallelLayout& layout = setup.layout;
   const double t = layout.tensor_parallel;
@@ -27,8 +63,6 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
 
   ActivationsPerLayer layer;
   layer.tokens_on_device = s / layout.context_parallel * micro_batch_sequences;
-  const double kept_under_full =
-      layer.tokens_on_device * layer_input_bytes_per_token(shape, layout);
 
   // FP8 training (fp8.hpp): the linear layers' inputs are saved in FP8. Of section 4.1's shares,
   // the QKV projection's input (2, not split by t) and the MLP's input (2, not split) become 1
@@ -67,10 +101,11 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                                        four_h -
                                    1);
   }
+  double replicated_factor = 0;  // the bracket's first part: 34, 10 + 24/t…
   if (layout.sequence_parallel) {
-    layer.replicated_factor = (replicated + sharded + extra_replicated + extra_sharded) / t;
+    replicated_factor = (replicated + sharded + extra_replicated + extra_sharded) / t;
   } else {
-    layer.replicated_factor = replicated + sharded / t + extra_replicated + extra_sharded / t;
+    replicated_factor = replicated + sharded / t + extra_replicated + extra_sharded / t;
   }
   // Expert tensor parallelism splits the routed experts' 16-shares over etp rather than t; a
   // capacity factor C pads the routed experts' shares (their 3 and 16 each) to C times.
@@ -83,22 +118,26 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
     const double routed_sharded = mlp_sharded * shape.num_experts_per_token * width_ratio;
     const double routed_replicated = mlp_replicated * shape.num_experts_per_token;
     const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
-    layer.replicated_factor +=
-        routed_sharded * (capacity / etp - 1 / t) +
-        (capacity - 1) * routed_replicated / (layout.sequence_parallel ? t : 1);
+    replicated_factor += routed_sharded * (capacity / etp - 1 / t) +
+                         (capacity - 1) * routed_replicated / (layout.sequence_parallel ? t : 1);
   }
   const bool scores_stored = !flash_attention && setup.recompute == Recompute::kNone;
   const double score_factor = kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / (h * t);
-  layer.score_factor = scores_stored ? score_factor : 0;
 
-  const double unit = layer.tokens_on_device * h;  // bytes per unit of the bracket
+  if (pen.writing()) layer.source = korthikanti_source(shape, setup);
   if (setup.recompute == Recompute::kFull) {
-    layer.kept_bytes = kept_under_full;
-    const double rebuilt = unit * (layer.replicated_factor + (flash_attention ? 0 : score_factor));
+    layer.kept_per_token = layer_input_per_token(shape, layout, pen);
+    layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
+    const double rebuilt =
+        layer.tokens_on_device * h * (replicated_factor + (flash_attention ? 0 : score_factor));
     layer.recompute_working_bytes = rebuilt - layer.kept_bytes;
-  } else {
-    layer.kept_bytes = unit * (layer.replicated_factor + layer.score_factor);
+    return layer;
   }
+  // s·b·h·(34 + 5·a·s/h) and its variants, per token: h × (the bracket's two parts).
+  layer.kept_per_token =
+      pen.number(h) *
+      (pen.number(replicated_factor) + pen.number(scores_stored ? score_factor : 0)).in("B");
+  layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
   return layer;
 }
 

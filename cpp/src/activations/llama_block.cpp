@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "estimate/calculation.hpp"
+#include "activations/layer.hpp"
+#include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/fp8.hpp"
@@ -28,9 +29,11 @@ SavedTensor saved_tensor(std::string id, std::string name, std::string saved_by,
 
 }  // namespace
 
-double layer_input_bytes_per_token(const ModelShape& shape, const ParallelLayout& layout) {
-  return kFullRecomputeBytesPerTokenPerHidden * shape.hidden_size /
-         (layout.sequence_parallel ? layout.tensor_parallel : 1);
+Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layout,
+                             const Pen& pen) {
+  const Figure input =
+      pen.number(shape.hidden_size) * pen.number(kFullRecomputeBytesPerTokenPerHidden);
+  return (layout.sequence_parallel ? input / pen.number(layout.tensor_parallel) : input).in("B");
 }
 
 std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
@@ -316,48 +319,60 @@ double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
   return sum;
 }
 
-SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
-  SavedTensorList list;
-  if (!estimate_memory(setup).answer.ok()) return list;
-  list.in_use = setup.activation_model == ActivationModel::kLlamaBlock;
-  list.caption = setup.recompute == Recompute::kFull
-                     ? "The tensors one layer saves while it is rebuilt in the backward pass (full "
-                       "recomputation keeps only its input between passes), per token on one device"
-                     : "The tensors one layer saves for its backward pass, per token on one device";
+namespace {
+
+std::string llama_block_source(const TrainingSetup& setup) {
   if (setup.recompute == Recompute::kSelectiveOp) {
-    list.caption =
-        "The tensors torchtitan's per-op policy keeps of one layer for its backward pass (the rest "
-        "is recomputed), per token on one device";
-    list.tensors = selective_op_saved_tensors(*resolve_model(setup), setup);
-  } else {
-    list.tensors = llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
+    return "torchtitan's selective per-op recomputation: each block keeps its input and the "
+           "outputs of the matmuls but every second one, and of the attention kernel "
+           "(selective_op_saved_tensors, docs/activations.md); the rest rebuilt in the backward "
+           "pass";
   }
-  list.bytes_per_token = saved_bytes_per_token(list.tensors);
-  return list;
+  std::string source =
+      "the Llama block's saved tensors, one by one (docs/activations.md); the layer's input alone "
+      "under full recomputation (Chen et al. 2016)";
+  if (transformer_engine_fp8(setup)) {
+    source +=
+        "; under fp8-mixed each linear layer's saved input in FP8, 1 B instead of 2 (the saved "
+        "tensors list which) (Transformer Engine's _Linear.forward and _LayerNormMLP.forward: "
+        "saved_inputmat, ln_out and act_out quantised; fc1_out, the norms' inputs and "
+        "FlashAttention's tensors BF16)";
+  }
+  return source;
 }
+
+}  // namespace
 
 ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
-                                                  int micro_batch_sequences, bool flash_attention) {
+                                                  int micro_batch_sequences, bool flash_attention,
+                                                  const Pen& pen) {
   const ParallelLayout& layout = setup.layout;
   ActivationsPerLayer layer;
   layer.tokens_on_device =
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
-  layer.saved_bytes_per_token =
-      saved_bytes_per_token(llama_block_saved_tensors(shape, setup, flash_attention));
-  const double saved = layer.tokens_on_device * layer.saved_bytes_per_token;
+  if (pen.writing()) layer.source = llama_block_source(setup);
+  const double saved = layer.tokens_on_device * saved_bytes_per_token(llama_block_saved_tensors(
+                                                    shape, setup, flash_attention));
   if (setup.recompute == Recompute::kFull) {
-    layer.kept_bytes = layer.tokens_on_device * layer_input_bytes_per_token(shape, layout);
+    layer.kept_per_token = layer_input_per_token(shape, layout, pen);
+    layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
     layer.recompute_working_bytes = saved - layer.kept_bytes;
-  } else if (setup.recompute == Recompute::kSelectiveOp) {
+    return layer;
+  }
+  if (setup.recompute == Recompute::kSelectiveOp) {
     // Kept: what the policy saves. In the backward pass the block's other tensors are rebuilt
     // beside them (as a layer without recomputation saves them), one block at a time.
-    layer.saved_bytes_per_token = saved_bytes_per_token(selective_op_saved_tensors(shape, setup));
-    layer.kept_bytes = layer.tokens_on_device * layer.saved_bytes_per_token;
+    layer.kept_per_token = pen.count(
+        saved_bytes_per_token(selective_op_saved_tensors(shape, setup)), "B saved per token");
+    layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
     layer.recompute_working_bytes = std::max(0.0, saved - layer.kept_bytes);
-  } else {
-    layer.kept_bytes = saved;
+    return layer;
   }
+  layer.kept_per_token =
+      pen.count(saved_bytes_per_token(llama_block_saved_tensors(shape, setup, flash_attention)),
+                "B saved per token");
+  layer.kept_bytes = saved;
   return layer;
 }
 

@@ -10,7 +10,6 @@
 #include "model/config_fields.hpp"
 #include "model/config_text.hpp"
 #include "trainmem/format.hpp"
-#include "trainmem/settings.hpp"
 
 // Built with JSON_NOEXCEPTION under Emscripten, where exceptions are off: nothing here may reach a
 // throwing path of nlohmann::json. The text is parsed with allow_exceptions = false, every value's

@@ -11,12 +11,38 @@ std::string ids_joined(const std::vector<Choice>& choices) {
   return joined;
 }
 
+namespace {
+
+constexpr double kMebibyte = 1 << 20;
+
+}  // namespace
+
+const ArchitectureRow& architecture_row(Architecture architecture) {
+  static const ArchitectureRow rows[] = {
+      {Architecture::kAmpere, "Ampere", 0, " has no FP8 tensor cores", 8 * kMebibyte + 128 * 1024,
+       1 * kMebibyte},
+      // Ada (sm_89) runs FP8 GEMMs TN only, as Hopper does; PyTorch's cuBLAS workspace is the
+      // pre-Hopper default.
+      {Architecture::kAda, "Ada", kFp8WeightCopiesTnOnly, "", 8 * kMebibyte + 128 * 1024,
+       1 * kMebibyte},
+      {Architecture::kHopper, "Hopper", kFp8WeightCopiesTnOnly, "", 32 * kMebibyte, 1 * kMebibyte},
+      {Architecture::kBlackwell, "Blackwell", kFp8WeightCopiesNonTn, "", 32 * kMebibyte,
+       1 * kMebibyte},
+      {Architecture::kCdna3, "CDNA 3", 0, "'s ROCm stack is not modelled", 128 * kMebibyte,
+       76 * kMebibyte},
+  };
+  return rows[static_cast<std::size_t>(architecture)];
+}
+
 const std::vector<Device>& device_catalog() {
   // Capacities as printed in each vendor's datasheet; 1 GB = 10^9 bytes.
   static const std::vector<Device> devices = {
-      {"h100", "H100 80 GB", "H100", 80e9},      {"h200", "H200 141 GB", "H200", 141e9},
-      {"b200", "B200 192 GB", "B200", 192e9},    {"a100-40gb", "A100 40 GB", "A100", 40e9},
-      {"a100-80gb", "A100 80 GB", "A100", 80e9}, {"mi300x", "MI300X 192 GB", "MI300X", 192e9},
+      {"h100", "H100 80 GB", "H100", 80e9, Architecture::kHopper},
+      {"h200", "H200 141 GB", "H200", 141e9, Architecture::kHopper},
+      {"b200", "B200 192 GB", "B200", 192e9, Architecture::kBlackwell},
+      {"a100-40gb", "A100 40 GB", "A100", 40e9, Architecture::kAmpere},
+      {"a100-80gb", "A100 80 GB", "A100", 80e9, Architecture::kAmpere},
+      {"mi300x", "MI300X 192 GB", "MI300X", 192e9, Architecture::kCdna3},
   };
   return devices;
 }
@@ -35,6 +61,11 @@ std::vector<Choice> device_choices() {
   }
   choices.push_back({kCustomDeviceId, "Custom capacity", ""});
   return choices;
+}
+
+double loss_bytes_per_logit(Loss loss) {
+  return loss == Loss::kVocabParallel ? kLogitsBytesPerTokenPerVocab
+                                      : kFp32UpcastLossBytesPerTokenPerVocab;
 }
 
 template <>
@@ -194,6 +225,21 @@ double adafactor_values_per_parameter(const ModelShape& shape) {
 }
 
 }  // namespace
+
+double bytes_per_parameter_of(const BytesPerParameter& bytes, Term term) {
+  switch (term) {
+    case Term::kWeights:
+      return bytes.weights;
+    case Term::kGradients:
+      return bytes.gradients;
+    case Term::kMasterWeights:
+      return bytes.master_weights;
+    case Term::kOptimizerStates:
+      return bytes.optimizer_states;
+    default:
+      return 0;
+  }
+}
 
 BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer,
                                       const ModelShape& shape) {

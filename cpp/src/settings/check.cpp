@@ -1,10 +1,13 @@
 // The checks of a whole setup: each value within its setting's bounds (settings.cpp), then what
 // the settings must satisfy together: degrees that divide the model and the sequence, and switches
 // that need another setting.
+#include "settings/check.hpp"
+
 #include <cmath>
 #include <string>
 
-#include "estimate/calculation.hpp"
+#include "stacks/stack_rows.hpp"
+#include "trainmem/config.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/fp8.hpp"
 #include "trainmem/settings.hpp"
@@ -51,6 +54,17 @@ Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape
   return {};
 }
 
+// "h100, h200, b200 and a custom device": the devices whose architecture FP8 training is modelled
+// on (their rows).
+std::string fp8_devices() {
+  std::string devices;
+  for (const Device& device : device_catalog()) {
+    if (architecture_row(device.architecture).fp8_weight_copies == 0) continue;
+    devices += (devices.empty() ? "" : ", ") + device.id;
+  }
+  return devices + " and a custom device";
+}
+
 // FP8 training (fp8.hpp) is modelled as Transformer Engine runs it on Hopper and Blackwell,
 // training every parameter, with the weights on the device.
 Answer check_fp8(const TrainingSetup& setup) {
@@ -58,15 +72,12 @@ Answer check_fp8(const TrainingSetup& setup) {
   if (setup.precision != Precision::kFp8Mixed) return {};
   const std::string fp8 = "Precision fp8-mixed";
   const std::string other_precisions = "bf16-mixed, bf16 or fp32";
-  if (fp8_weight_copies(setup.device_id) == 0) {
-    const Device& device = *find_device(setup.device_id);
-    const bool a100 = device.short_name == "A100";
+  if (fp8_weight_copies(setup) == 0) {
+    const Device device = device_of(setup);
     return refusal(id::kPrecision,
-                   fp8 +
-                       " is modelled on the h100, h200, b200 and a custom device (Transformer "
-                       "Engine's FP8 recipes on Hopper and Blackwell); the " +
-                       device.name +
-                       (a100 ? " has no FP8 tensor cores" : "'s ROCm stack is not modelled") +
+                   fp8 + " is modelled on the " + fp8_devices() +
+                       " (Transformer Engine's FP8 recipes on Hopper and Blackwell); the " +
+                       device.name + architecture_row(device.architecture).fp8_refusal +
                        ". Choose " + other_precisions + ", or one of those devices.");
   }
   if (setup.lora_rank > 0) {
@@ -85,90 +96,55 @@ Answer check_fp8(const TrainingSetup& setup) {
   return {};
 }
 
-}  // namespace
-
-namespace id = setting_id;
-
-namespace {
-
-// A stack is modelled for what its framework runs by default: full training in bf16-mixed, its own
-// sharding and its own loss. Anything else is refused rather than counted as something else.
+// A stack is modelled for what its row says: its precisions, full training on the device, its
+// ZeRO stages, its loss and its layouts. Anything else is refused, in the row's words, rather than
+// counted as something else.
 Answer check_stack(const TrainingSetup& setup) {
-  const bool torchtitan = setup.stack == Stack::kTorchtitan;
-  if (setup.fp8_all_gather && (!torchtitan || setup.precision != Precision::kFp8Mixed)) {
+  namespace id = setting_id;
+  const StackRow& row = stack_row(setup.stack);
+  if (setup.fp8_all_gather && (!row.fp8_all_gather || setup.precision != Precision::kFp8Mixed)) {
     return refusal(id::kFp8AllGather,
                    "FP8 all-gather is torchtitan's (FSDP2's) switch under FP8 training; choose "
                    "the torchtitan stack and fp8-mixed precision, or turn it off.");
   }
-  if (setup.overlap_comm != OverlapComm::kDefault && setup.stack != Stack::kDeepSpeed) {
+  if (setup.overlap_comm != OverlapComm::kDefault && !row.overlap_comm) {
     return refusal(id::kOverlapComm,
                    "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.");
   }
-  if (setup.stack == Stack::kIdeal) return {};
+  if (row.step == nullptr) return {};  // the idealised step takes any setup
   const ParallelLayout& layout = setup.layout;
-  const std::string name = choices<Stack>()[static_cast<std::size_t>(setup.stack)].name;
-  // torchtitan trains in FP8 with torchao's Float8 (fp8.hpp, transformer_engine_fp8).
-  const bool fp8_here = torchtitan && setup.precision == Precision::kFp8Mixed;
+  const std::string name = choice_name(setup.stack);
+  const bool fp8_here = row.fp8 && setup.precision == Precision::kFp8Mixed;
   if (setup.precision != Precision::kBf16Mixed && !fp8_here) {
     return refusal(id::kStack, "The " + name + " stack is modelled for bf16-mixed precision" +
-                                   (torchtitan ? " and fp8-mixed (torchao's Float8)" : "") +
-                                   "; choose " + (torchtitan ? "one of them" : "bf16-mixed") +
+                                   (row.fp8 ? " and fp8-mixed (torchao's Float8)" : "") +
+                                   "; choose " + (row.fp8 ? "one of them" : "bf16-mixed") +
                                    ", or the ideal stack.");
   }
-  if (setup.lora_rank > 0 || setup.offload != Offload::kNone || setup.offload_activations) {
+  if (!row.fine_tuning &&
+      (setup.lora_rank > 0 || setup.offload != Offload::kNone || setup.offload_activations)) {
     return refusal(id::kStack,
                    "The " + name +
                        " stack is modelled for full training on the device; set the "
                        "LoRA rank to 0 and offload to none, or choose the ideal stack.");
   }
-  const long long shards = static_cast<long long>(layout.data_parallel) * layout.context_parallel;
-  switch (setup.stack) {
-    case Stack::kMegatron:
-      if (layout.zero_stage > 1) {
-        return refusal(id::kStack,
-                       "Megatron-LM's distributed optimiser shards the optimiser state and master "
-                       "weights (ZeRO 1); choose ZeRO 0 or 1, or the torchtitan or deepspeed "
-                       "stack.");
-      }
-      if (setup.logits && setup.loss != Loss::kVocabParallel) {
-        return refusal(id::kStack,
-                       "Megatron-LM computes the loss with its vocab-parallel cross-entropy; "
-                       "choose the vocab-parallel loss.");
-      }
-      break;
-    case Stack::kTorchtitan:
-      if (shards < 2 || layout.zero_stage < 2) {
-        return refusal(id::kStack,
-                       "torchtitan shards with FSDP2 over dp·cp devices: it needs data or context "
-                       "parallelism above 1 and ZeRO 3 (resharding after the forward pass) or 2 "
-                       "(not), or choose another stack.");
-      }
-      if (setup.logits && setup.loss != Loss::kFp32Upcast) {
-        return refusal(id::kStack,
-                       "torchtitan computes the loss as cross_entropy over FP32-upcast logits; "
-                       "choose the fp32-upcast loss.");
-      }
-      if (layout.tensor_parallel > 1 || layout.expert_parallel > 1) {
-        return refusal(id::kStack,
-                       "torchtitan is modelled on FSDP2 and context parallelism alone; set tp "
-                       "and ep to 1, or choose the megatron stack.");
-      }
-      break;
-    case Stack::kDeepSpeed:
-      if (layout.zero_stage == 0) {
-        return refusal(id::kStack,
-                       "DeepSpeed is modelled with ZeRO 1, 2 or 3 (without ZeRO its BF16 "
-                       "optimiser keeps FP32 gradients of its own); choose a ZeRO stage, which "
-                       "needs data or context parallelism above 1.");
-      }
-      break;
-    case Stack::kIdeal:
-      break;
+  const double shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
+  if (layout.zero_stage < row.min_zero_stage || layout.zero_stage > row.max_zero_stage ||
+      shards < row.min_shards) {
+    return refusal(id::kStack, row.zero_refusal);
+  }
+  if (row.own_loss && setup.logits && setup.loss != row.loss) {
+    return refusal(id::kStack, row.loss_refusal);
+  }
+  if (!row.tensor_parallel && (layout.tensor_parallel > 1 || layout.expert_parallel > 1)) {
+    return refusal(id::kStack, row.layout_refusal);
   }
   return {};
 }
 
 }  // namespace
+
+namespace id = setting_id;
 
 Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   if (setup.model_id == kCustomModelId) {

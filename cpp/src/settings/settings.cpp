@@ -320,7 +320,7 @@ std::vector<Entry> make_entries() {
                       "fp8AllGather")),
            [](Setting& setting) {
              setting.requires_setting = id::kStack;
-             setting.requires_value = "torchtitan";
+             setting.requires_value = choice_id(Stack::kTorchtitan);
              setting.requires_reason = "FSDP2's FP8 all-gather is torchtitan's switch";
            }),
       number_access<bool, &TrainingSetup::fp8_all_gather>());
@@ -330,7 +330,7 @@ std::vector<Entry> make_entries() {
                         "overlapComm")),
            [](Setting& setting) {
              setting.requires_setting = id::kStack;
-             setting.requires_value = "deepspeed";
+             setting.requires_value = choice_id(Stack::kDeepSpeed);
              setting.requires_reason = "overlap_comm is DeepSpeed's switch";
            }),
       enum_access<OverlapComm, &TrainingSetup::overlap_comm>());

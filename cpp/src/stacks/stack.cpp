@@ -1,39 +1,16 @@
-// What a real training stack holds (options.hpp's Stack): one training step of the most loaded
-// device replayed, allocation by allocation, through PyTorch's caching allocator's rules
-// (allocator.hpp), in the order the framework allocates and frees. The allocated peak is the
-// busiest moment of that step, each term as it stands then; the reserved peak adds what the
-// allocator keeps cached. docs/formulas.md derives each term and quotes its source.
-// The replay's pieces are in stack_step.hpp and each framework's order in stack_frameworks.cpp;
-// here are the runtime's terms and the estimate's entry points.
-#include <string>
-#include <vector>
+// The runtime every stack brings, and the replay of a stack's step (stack.hpp). Each framework's
+// order of allocations is in stack_frameworks.cpp, the pieces they share in stack_step.cpp.
+#include "stacks/stack.hpp"
 
-#include "estimate/calculation.hpp"
-#include "stacks/stack_step.hpp"
+#include <algorithm>
 
-namespace trainmem {
+#include "stacks/stack_rows.hpp"
+
+namespace trainmem::replay {
 
 namespace {
 
-using namespace replay;
-
 constexpr double kMebibyte = 1 << 20;
-
-// PyTorch's cuBLAS workspace for each handle and stream, allocated through the caching allocator
-// (aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize: ":4096:8", 32 MiB, on
-// Hopper and Blackwell; ":4096:2:16:8", 8 MiB + 128 KiB, before them; 128 MiB on ROCm's gfx94x),
-// and cuBLASLt's (parseCUDABlasLtWorkspaceSize: 1 MiB; hipBLASLt 76 MiB). One stream computes.
-struct BlasWorkspaces {
-  double cublas = 0;
-  double cublaslt = 0;
-};
-BlasWorkspaces blas_workspaces(const std::string& device_id) {
-  if (device_id == "mi300x") return {128 * kMebibyte, 76 * kMebibyte};
-  if (device_id == "h100" || device_id == "h200" || device_id == "b200") {
-    return {32 * kMebibyte, 1 * kMebibyte};
-  }
-  return {8 * kMebibyte + 128 * 1024, 1 * kMebibyte};  // A100 and a custom device
-}
 
 // The CUDA context with lazy module loading (CUDA 11.7 and later; PyTorch's default since 1.13,
 // pytorch/pytorch#86509): "around 400MB" (pytorch/pytorch#109888). Outside the allocator.
@@ -58,84 +35,59 @@ double communicators(const ParallelLayout& layout) {
 
 // The CUDA context and NCCL's buffers: on the device, outside the allocator.
 StackTerm cuda_context_term() {
-  return {"cuda-context", "CUDA context", kCudaContextBytes,
-          "pytorch/pytorch#86509 and #109888: about 400 MB with lazy module loading", false};
+  return {"cuda-context",
+          "CUDA context",
+          kCudaContextBytes,
+          "pytorch/pytorch#86509 and #109888: about 400 MB with lazy module loading",
+          false,
+          Term::kRuntime};
 }
 StackTerm nccl_term(const ParallelLayout& layout) {
-  return {"nccl-buffers", "NCCL buffers",
+  return {"nccl-buffers",
+          "NCCL buffers",
           communicators(layout) * kNcclChannels * kNcclConnectionBytes,
           "NCCL, src/init.cc: NCCL_BUFFSIZE, the LL and LL128 FIFOs, per channel and "
           "communicator",
-          false};
-}
-
-// One step of the stack through the allocator, recording its timeline when asked.
-Step simulate(const Calculation& calc, const TrainingSetup& setup,
-              std::vector<TimelinePoint>* timeline) {
-  const StepDevice device = device_of(calc, setup);
-  Step step;
-  step.record(timeline, cuda_context_term().bytes + nccl_term(setup.layout).bytes);
-  const BlasWorkspaces workspaces = blas_workspaces(setup.device_id);
-  step.take(kWorkspace, workspaces.cublas);
-  step.take(kWorkspace, workspaces.cublaslt);
-  switch (setup.stack) {
-    case Stack::kMegatron:
-      megatron_step(step, device);
-      break;
-    case Stack::kTorchtitan:
-      torchtitan_step(step, device);
-      break;
-    case Stack::kDeepSpeed:
-      deepspeed_step(step, device);
-      break;
-    case Stack::kIdeal:
-      break;
-  }
-  step.mark("optimizer", 0);
-  return step;
+          false,
+          Term::kRuntime};
 }
 
 }  // namespace
 
-std::vector<TimelinePoint> stack_timeline(const Calculation& calc, const TrainingSetup& setup) {
-  std::vector<TimelinePoint> points;
-  simulate(calc, setup, &points);
-  return points;
-}
-
-void apply_stack(Calculation& calc, const TrainingSetup& setup) {
-  Estimate& estimate = calc.estimate;
-  const Step step = simulate(calc, setup, nullptr);
-
-  MemoryBreakdown& bytes = estimate.bytes;
-  bytes.weights_bytes = step.at_peak(kWeights);
-  bytes.gradients_bytes = step.at_peak(kGradients);
-  bytes.master_weights_bytes = step.at_peak(kMasterWeights);
-  bytes.optimizer_states_bytes = step.at_peak(kOptimizerStates);
-  bytes.activations_bytes = step.at_peak(kActivations);
-  bytes.logits_bytes = step.at_peak(kLogits);
-  bytes.dequantization_bytes = 0;
-  estimate.stack_terms = step.terms_at_peak();
-  bytes.framework_bytes = 0;
-  for (const StackTerm& term : estimate.stack_terms) bytes.framework_bytes += term.bytes;
-
-  StackTerm workspace{"cublas-workspace", "cuBLAS workspaces", step.at_peak(kWorkspace),
-                      "PyTorch, aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize "
-                      "and getCUDABlasLtWorkspaceSize",
-                      true};
+Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) {
+  const TrainingSetup& setup = device.setup;
   const StackTerm context = cuda_context_term();
   const StackTerm nccl = nccl_term(setup.layout);
-  bytes.runtime_bytes = workspace.bytes + context.bytes + nccl.bytes;
-  estimate.stack_terms.push_back(workspace);
-  estimate.stack_terms.push_back(context);
-  estimate.stack_terms.push_back(nccl);
+  Step step;
+  step.record(timeline, context.bytes + nccl.bytes);
+  // PyTorch's cuBLAS and cuBLASLt workspaces, one stream computing (the device's architecture
+  // row gives their sizes).
+  const std::size_t workspace =
+      step.term("cublas-workspace", "cuBLAS workspaces",
+                "PyTorch, aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize and "
+                "getCUDABlasLtWorkspaceSize",
+                Term::kRuntime);
+  const ArchitectureRow& architecture = architecture_row(device_of(setup).architecture);
+  step.take(workspace, architecture.cublas_workspace_bytes);
+  step.take(workspace, architecture.cublaslt_workspace_bytes);
+  stack_row(setup.stack).step(step, device);
+  step.mark("optimizer", 0);
 
-  estimate.peak_allocated_bytes = step.peak_allocated();
-  estimate.peak_reserved_bytes = step.peak_reserved();
-  bytes.allocator_cache_bytes = estimate.peak_reserved_bytes - estimate.peak_allocated_bytes;
-  bytes.model_states_bytes = bytes.weights_bytes + bytes.gradients_bytes +
-                             bytes.master_weights_bytes + bytes.optimizer_states_bytes;
-  bytes.total_bytes = estimate.peak_reserved_bytes + context.bytes + nccl.bytes;
+  Replayed replayed;
+  for (const Term term : {Term::kWeights, Term::kGradients, Term::kMasterWeights,
+                          Term::kOptimizerStates, Term::kActivations, Term::kLogits}) {
+    replayed.at_peak[term] = step.at_peak(tag(term));
+  }
+  // The framework's terms first, then the runtime's.
+  replayed.terms = step.terms_at_peak();
+  std::stable_partition(replayed.terms.begin(), replayed.terms.end(),
+                        [](const StackTerm& term) { return term.term == Term::kFramework; });
+  replayed.terms.push_back(context);
+  replayed.terms.push_back(nccl);
+  replayed.peak_allocated = step.peak_allocated();
+  replayed.peak_reserved = step.peak_reserved();
+  replayed.outside_allocator = context.bytes + nccl.bytes;
+  return replayed;
 }
 
-}  // namespace trainmem
+}  // namespace trainmem::replay

@@ -1,11 +1,12 @@
 // Each framework's order of allocations and frees in one training step (stack_step.hpp), with the
 // sources docs/formulas.md quotes: Megatron-LM with Transformer Engine, torchtitan on FSDP2 and
 // DeepSpeed ZeRO.
+#include "stacks/stack_frameworks.hpp"
+
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "stacks/stack_step.hpp"
 #include "trainmem/fp8.hpp"
 
 namespace trainmem::replay {
@@ -20,14 +21,15 @@ constexpr double kDeepSpeedPersistenceThresholdElements =
 
 }  // namespace
 
+// Megatron-LM with Transformer Engine: the BF16 parameter buffer and the FP32 main-gradient buffer
 // for the whole step (param_and_grad_buffer.py), the distributed optimiser's shards, and under
 // sequence parallelism the global memory buffer that gathers the output layer's input.
 void megatron_step(Step& step, const StepDevice& device) {
-  const MemoryBreakdown& bytes = device.bytes;
-  step.take(kWeights, bytes.weights_bytes);
-  step.take(kGradients, bytes.gradients_bytes);
-  step.take(kMasterWeights, bytes.master_weights_bytes);
-  step.take(kOptimizerStates, bytes.optimizer_states_bytes);
+  const Breakdown& bytes = device.bytes;
+  step.take(tag(Term::kWeights), bytes[Term::kWeights]);
+  step.take(tag(Term::kGradients), bytes[Term::kGradients]);
+  step.take(tag(Term::kMasterWeights), bytes[Term::kMasterWeights]);
+  step.take(tag(Term::kOptimizerStates), bytes[Term::kOptimizerStates]);
   const ParallelLayout& layout = device.setup.layout;
   if (layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0) {
     const std::size_t buffer = step.term(
@@ -35,7 +37,7 @@ void megatron_step(Step& step, const StepDevice& device) {
         "Megatron-LM, megatron/core/tensor_parallel/layers.py, "
         "LinearWithGradAccumulationAndAsyncCommunication.forward: get_global_memory_buffer()");
     step.take(buffer, kBf16Bytes * device.setup.sequence_length / layout.context_parallel *
-                          device.setup.micro_batch_sequences * device.calc.shape->hidden_size);
+                          device.setup.micro_batch_sequences * device.shape.hidden_size);
   }
   step.mark("start", 0);
   std::vector<Handles> kept = forward_slots(step, device);
@@ -49,7 +51,7 @@ void megatron_step(Step& step, const StepDevice& device) {
 // gathered in BF16 for its passes, the next one's all-gather issued early; the root (embedding,
 // final norm, output layer) gathered from its forward pass to the end of its backward pass.
 void torchtitan_step(Step& step, const StepDevice& device) {
-  const MemoryBreakdown& bytes = device.bytes;
+  const Breakdown& bytes = device.bytes;
   const ParallelLayout& layout = device.setup.layout;
   const std::string fsdp = "PyTorch's FSDP2, torch/distributed/_composable/fsdp/";
   const std::size_t gathered =
@@ -70,17 +72,16 @@ void torchtitan_step(Step& step, const StepDevice& device) {
       fsdp +
           "_fsdp_collectives.py, foreach_reduce: reduce_scatter_input in reduce_dtype, kept "
           "until the next post_backward (ReduceScatterState)");
-  step.take(kWeights, bytes.weights_bytes);
-  step.take(kMasterWeights, bytes.master_weights_bytes);
-  step.take(kOptimizerStates, bytes.optimizer_states_bytes);
-  const double shards = device.calc.zero_shards;
+  step.take(tag(Term::kWeights), bytes[Term::kWeights]);
+  step.take(tag(Term::kMasterWeights), bytes[Term::kMasterWeights]);
+  step.take(tag(Term::kOptimizerStates), bytes[Term::kOptimizerStates]);
+  const double shards = device.zero_shards;
   const double layer = device.layer_parameters;
   const int slots = device.slots;
   // One block's gathered bytes: BF16, or with FP8 all-gather (torchao's
   // enable_fsdp_float8_all_gather, fsdp_utils.py, WeightWithDynamicFloat8CastTensor) its linear
   // weights in FP8, cast before the all-gather, and the rest (norms) in BF16.
-  const double fp8_weights =
-      device.setup.fp8_all_gather ? fp8_layer(*device.calc.shape, layout, false).weights : 0;
+  const double fp8_weights = device.setup.fp8_all_gather ? device.fp8_layer_weights : 0;
   const double gathered_layer = kBf16Bytes * layer - (kBf16Bytes - kFp8Bytes) * fp8_weights;
 
   if (layout.pipeline_parallel > 1) {
@@ -94,13 +95,13 @@ void torchtitan_step(Step& step, const StepDevice& device) {
                       "_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; "
                       "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync");
     step.take(gathered, kBf16Bytes * device.parameters -
-                            (kBf16Bytes - kFp8Bytes) * fp8_weights * device.calc.layers_per_stage);
+                            (kBf16Bytes - kFp8Bytes) * fp8_weights * device.layers_per_stage);
     step.take(accumulated, kFp32Bytes * device.parameters);
     step.mark("start", 0);
     std::vector<Handles> kept = forward_slots(step, device);
     step.give(loss_forward_and_backward(step, device));
     backward_slots(step, device, kept);
-    step.take(kGradients, bytes.gradients_bytes);
+    step.take(tag(Term::kGradients), bytes[Term::kGradients]);
     return;
   }
 
@@ -131,8 +132,8 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   const auto logits_gradient = loss_forward_and_backward(step, device);
   // The output layer's backward: its weight's unsharded gradient waits for the root's
   // reduce-scatter at the end of the backward pass.
-  const double head = device.calc.counts.output_head > 0 ? device.calc.counts.output_head
-                                                         : device.calc.counts.embedding;
+  const double head =
+      device.counts.output_head > 0 ? device.counts.output_head : device.counts.embedding;
   const auto head_gradient = step.take(unsharded_gradients, kBf16Bytes * head);
   step.give(logits_gradient);
 
@@ -147,7 +148,7 @@ void torchtitan_step(Step& step, const StepDevice& device) {
     layer_backward(step, device, kept[index], static_cast<int>(index) + 1);
     const auto reduce = step.take(reduce_input, kFp32Bytes * layer);
     step.give(layer_gradients);
-    step.take(kGradients, kFp32Bytes * layer / shards);
+    step.take(tag(Term::kGradients), kFp32Bytes * layer / shards);
     step.give(previous_reduce);
     previous_reduce = reduce;
     give_all(step, copies[index]);
@@ -159,7 +160,7 @@ void torchtitan_step(Step& step, const StepDevice& device) {
   const auto root_reduce = step.take(reduce_input, kFp32Bytes * device.root_parameters);
   step.give(head_gradient);
   step.give(embedding_gradient);
-  step.take(kGradients, kFp32Bytes * device.root_parameters / shards);
+  step.take(tag(Term::kGradients), kFp32Bytes * device.root_parameters / shards);
   step.give(previous_reduce);
   step.give(root_reduce);
   step.give(root_handle);
@@ -171,15 +172,15 @@ void torchtitan_step(Step& step, const StepDevice& device) {
 // the backward pass; under ZeRO 3 each layer gathered for its passes with the next prefetched
 // (stage3_prefetch_bucket_size), and the gradient partitions' flat buffer for the whole step.
 void deepspeed_step(Step& step, const StepDevice& device) {
-  const MemoryBreakdown& bytes = device.bytes;
+  const Breakdown& bytes = device.bytes;
   const ParallelLayout& layout = device.setup.layout;
-  step.take(kWeights, bytes.weights_bytes);
-  step.take(kMasterWeights, bytes.master_weights_bytes);
-  step.take(kOptimizerStates, bytes.optimizer_states_bytes);
+  step.take(tag(Term::kWeights), bytes[Term::kWeights]);
+  step.take(tag(Term::kMasterWeights), bytes[Term::kMasterWeights]);
+  step.take(tag(Term::kOptimizerStates), bytes[Term::kOptimizerStates]);
   // ZeRO 2 and 3 hold their gradient partitions in a flat buffer for the step; ZeRO 0 and 1 keep
   // each parameter's BF16 gradient, created in the backward pass.
   const bool partitioned = layout.zero_stage >= 2;
-  if (partitioned) step.take(kGradients, bytes.gradients_bytes);
+  if (partitioned) step.take(tag(Term::kGradients), bytes[Term::kGradients]);
   const bool stage3 = layout.zero_stage >= 3;
   const double layer = device.layer_parameters;
   std::size_t gathered = 0;
@@ -198,14 +199,13 @@ void deepspeed_step(Step& step, const StepDevice& device) {
   // ZeRO 3 keeps parameters below stage3_param_persistence_threshold gathered for the whole step
   // (partition_parameters.py, ds_persist), beside their partitions: the norms' weights, each h
   // wide, while h is under the threshold.
-  if (stage3 && device.calc.shape->hidden_size < kDeepSpeedPersistenceThresholdElements) {
+  if (stage3 && device.shape.hidden_size < kDeepSpeedPersistenceThresholdElements) {
     const std::size_t persisted = step.term(
         "zero3-persisted-parameters", "Small parameters kept gathered (BF16)",
         "DeepSpeed, deepspeed/runtime/zero/partition_parameters.py, ds_persist for parameters "
         "below stage3_param_persistence_threshold (1e5)");
-    step.take(persisted,
-              kBf16Bytes * (device.calc.layers_per_stage * device.calc.counts.norms_per_layer +
-                            device.calc.counts.final_norm));
+    step.take(persisted, kBf16Bytes * (device.layers_per_stage * device.counts.norms_per_layer +
+                                       device.counts.final_norm));
   }
   if (stage3) step.take(bucket, bucket_bytes);
   const double prefetch = std::min(layer, kDeepSpeedPrefetchBucketElements);
@@ -237,9 +237,9 @@ void deepspeed_step(Step& step, const StepDevice& device) {
       in_flight.push_back(step.take(gathered, kBf16Bytes * layer));
       in_flight.push_back(step.take(gathered, kBf16Bytes * prefetch));
       // The layer's unsharded gradients, copied into the bucket as they come.
-      in_flight.push_back(step.take(kGradients, kBf16Bytes * layer));
+      in_flight.push_back(step.take(tag(Term::kGradients), kBf16Bytes * layer));
     }
-    if (!partitioned) step.take(kGradients, bytes.gradients_bytes / device.slots);
+    if (!partitioned) step.take(tag(Term::kGradients), bytes[Term::kGradients] / device.slots);
     layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot);
     give_all(step, in_flight);
     step.mark("backward", slot);

@@ -1,39 +1,72 @@
-// The pieces every framework's replayed step shares (stack_step.hpp).
+// The step's bookkeeping, and the pieces every framework's replayed step shares (stack_step.hpp).
 #include "stacks/stack_step.hpp"
 
 #include <algorithm>
 
-#include "trainmem/activations.hpp"
-
 namespace trainmem::replay {
 
-StepDevice device_of(const Calculation& calc, const TrainingSetup& setup) {
-  StepDevice device{calc, setup, calc.whole_terms, 0, 0, {}, 0, 0, 0, 0};
-  const bool first = !calc.last_is_most_loaded;
-  const StageMemory& stage = first ? calc.first : calc.last;
-  device.slots = static_cast<int>(first ? calc.shape->num_layers : calc.layers_per_stage);
-  device.kept_per_slot = calc.layer.kept_bytes * (first ? calc.in_flight_factor : 1);
-  device.parameters = stage.parameters;
-  device.root_parameters = stage.root_parameters;
-  device.layer_parameters = (stage.parameters - stage.root_parameters) / calc.layers_per_stage;
-  device.logit_count = device.bytes.logits_bytes / logits_bytes_per_token_per_vocab(setup.loss);
-  // A slot's saved tensors one by one (the llama-block model names them), in their shares of the
-  // slot's bytes; one block for Korthikanti's sum or a recomputed layer's input.
-  const bool selective_op = setup.recompute == Recompute::kSelectiveOp;
-  if (selective_op || (setup.activation_model == ActivationModel::kLlamaBlock &&
-                       setup.recompute != Recompute::kFull)) {
-    const std::vector<SavedTensor> tensors =
-        selective_op ? selective_op_saved_tensors(*calc.shape, setup)
-                     : llama_block_saved_tensors(*calc.shape, setup, setup.flash_attention);
-    const double sum = saved_bytes_per_token(tensors);
-    for (const SavedTensor& tensor : tensors) {
-      if (sum > 0 && tensor.bytes_per_token > 0) {
-        device.kept_tensors.push_back(device.kept_per_slot * tensor.bytes_per_token / sum);
-      }
-    }
+std::size_t Step::term(std::string id, std::string label, std::string source, Term counted_in) {
+  terms_.push_back({std::move(id), std::move(label), 0, std::move(source), true, counted_in});
+  held_.resize(kFirstStackTag + terms_.size(), 0);
+  return kFirstStackTag + terms_.size() - 1;
+}
+
+CachingAllocator::Handle Step::take(std::size_t tag, double bytes) {
+  const double before = allocator_.allocated_bytes();
+  const CachingAllocator::Handle handle = allocator_.allocate(bytes);
+  if (!(bytes > 0)) return handle;  // nothing taken: a handle that frees nothing
+  const double block = allocator_.allocated_bytes() - before;
+  if (handle >= blocks_.size()) blocks_.resize(handle + 1, {0, 0});
+  blocks_[handle] = {tag, block};
+  held_[tag] += block;
+  if (allocator_.allocated_bytes() > phase_peak_) {
+    phase_peak_ = allocator_.allocated_bytes();
+    if (timeline_ != nullptr) at_phase_peak_ = held_;
   }
-  if (device.kept_tensors.empty()) device.kept_tensors.push_back(device.kept_per_slot);
-  return device;
+  if (allocator_.allocated_bytes() > peak_) {
+    peak_ = allocator_.allocated_bytes();
+    at_peak_ = held_;
+  }
+  return handle;
+}
+
+void Step::give(CachingAllocator::Handle handle) {
+  if (handle >= blocks_.size() || blocks_[handle].second == 0) return;
+  held_[blocks_[handle].first] -= blocks_[handle].second;
+  blocks_[handle].second = 0;
+  allocator_.free(handle);
+}
+
+Breakdown Step::by_term(const std::vector<double>& held) const {
+  Breakdown bytes;
+  for (std::size_t index = 0; index < held.size(); ++index) {
+    const Term term =
+        index < kFirstStackTag ? static_cast<Term>(index) : terms_[index - kFirstStackTag].term;
+    bytes[term] += held[index];
+  }
+  return bytes;
+}
+
+void Step::mark(const char* phase, int layer) {
+  if (timeline_ == nullptr) return;
+  TimelinePoint point;
+  point.phase = phase;
+  point.layer = layer;
+  point.bytes = phase_peak_ + outside_;
+  point.reserved_bytes = allocator_.reserved_bytes() + outside_;
+  point.held = by_term(at_phase_peak_);
+  point.held[Term::kRuntime] += outside_;
+  timeline_->push_back(point);
+  phase_peak_ = allocator_.allocated_bytes();
+  at_phase_peak_ = held_;
+}
+
+std::vector<StackTerm> Step::terms_at_peak() const {
+  std::vector<StackTerm> terms = terms_;
+  for (std::size_t index = 0; index < terms.size(); ++index) {
+    terms[index].bytes = at_peak(kFirstStackTag + index);
+  }
+  return terms;
 }
 
 Handles keep_slot(Step& step, const StepDevice& device) {
@@ -42,11 +75,13 @@ Handles keep_slot(Step& step, const StepDevice& device) {
   // each freed once used: counted as one block of what its backward pass rebuilds (the whole
   // layer's saved tensors less what it keeps), a stand-in for its largest live set, which the
   // replay does not follow operation by operation.
-  const auto passing = step.take(kActivations, device.calc.layer.recompute_working_bytes);
-  for (const double bytes : device.kept_tensors) handles.push_back(step.take(kActivations, bytes));
+  const auto passing = step.take(tag(Term::kActivations), device.recompute_working);
+  for (const double bytes : device.kept_tensors) {
+    handles.push_back(step.take(tag(Term::kActivations), bytes));
+  }
   step.give(passing);
   // Under expert parallelism the layer's all-to-all buffers, while it runs.
-  step.give(step.take(kActivations, device.calc.layer.dispatch_bytes));
+  step.give(step.take(tag(Term::kActivations), device.dispatch));
   return handles;
 }
 
@@ -60,29 +95,29 @@ Handles keep_slot(Step& step, const StepDevice& device) {
 // output layer's backward.
 CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice& device) {
   const double n = device.logit_count;
-  if (n <= 0) return step.take(kLogits, 0);
+  if (n <= 0) return step.take(tag(Term::kLogits), 0);
   const auto marked = [&](CachingAllocator::Handle gradient) {
     step.mark("loss", device.slots);
     return gradient;
   };
   if (device.setup.loss == Loss::kVocabParallel) {
-    const auto logits = step.take(kLogits, kBf16Bytes * n);
-    const auto softmax = step.take(kLogits, kFp32Bytes * n);
+    const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
+    const auto softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
     step.give(logits);
-    const auto gradient = step.take(kLogits, kBf16Bytes * n);
+    const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
     step.give(softmax);
     return marked(gradient);
   }
-  const auto logits = step.take(kLogits, kBf16Bytes * n);
-  const auto upcast = step.take(kLogits, kFp32Bytes * n);
-  const auto log_softmax = step.take(kLogits, kFp32Bytes * n);
+  const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
+  const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
   step.give(upcast);
   step.give(logits);
-  const auto output_gradient = step.take(kLogits, kFp32Bytes * n);
-  const auto input_gradient = step.take(kLogits, kFp32Bytes * n);
+  const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
   step.give(output_gradient);
   step.give(log_softmax);
-  const auto gradient = step.take(kLogits, kBf16Bytes * n);
+  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
   step.give(input_gradient);
   return marked(gradient);
 }
@@ -91,8 +126,9 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
 // recomputation) and the slot's saved tensors freed.
 void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot) {
   // The rebuilt layer, and under expert parallelism its all-to-all buffers.
-  const auto rebuilt = step.take(kActivations, layer_working_bytes(device.calc.layer));
-  if (device.calc.layer.recompute_working_bytes > 0) step.mark("recompute", slot);
+  const auto rebuilt =
+      step.take(tag(Term::kActivations), device.recompute_working + device.dispatch);
+  if (device.recompute_working > 0) step.mark("recompute", slot);
   step.give(rebuilt);
   give_all(step, kept);
 }

@@ -6,7 +6,6 @@
 #include <limits>
 
 #include "trainmem/decimal.hpp"
-#include "trainmem/estimate.hpp"
 
 namespace trainmem {
 
@@ -95,28 +94,6 @@ std::string format_count(double count) {
     grouped += digits[static_cast<std::size_t>(i)];
   }
   return (count < 0 ? "-" : "") + grouped;
-}
-
-std::string format_layout(const Estimate& estimate) {
-  const ParallelLayout& layout = estimate.setup.layout;
-  std::string text = "d " + std::to_string(layout.data_parallel);
-  if (layout.zero_stage > 0) {
-    text += " (ZeRO-" + std::to_string(layout.zero_stage) + " over d·c = " +
-            format_count(static_cast<double>(layout.data_parallel) * layout.context_parallel) + ")";
-  }
-  text += " × t " + std::to_string(layout.tensor_parallel);
-  if (layout.sequence_parallel) text += " (SP)";
-  text += " × p " + std::to_string(layout.pipeline_parallel);
-  if (layout.virtual_pipeline_stages > 1) {
-    text += " (" + std::to_string(layout.virtual_pipeline_stages) + " virtual)";
-  }
-  text += " × c " + std::to_string(layout.context_parallel) + " = " +
-          format_count(estimate.num_devices) + (estimate.num_devices == 1 ? " device" : " devices");
-  if (layout.expert_parallel > 1 || layout.expert_tensor_parallel > 0) {
-    text += ", experts over ep " + std::to_string(layout.expert_parallel) + " × etp " +
-            std::to_string(expert_tensor_parallel_of(layout));
-  }
-  return text + ", recompute " + choice_id(estimate.setup.recompute);
 }
 
 namespace {

@@ -147,7 +147,7 @@ SavingsList rank_savings(const TrainingSetup& setup) {
     saving.label = labelled.first;
     saving.estimate = estimate_memory(labelled.second);
     if (!saving.estimate.answer.ok()) continue;
-    saving.bytes_saved = list.baseline.bytes.total_bytes - saving.estimate.bytes.total_bytes;
+    saving.bytes_saved = list.baseline.bytes.total() - saving.estimate.bytes.total();
     saving.devices_added = saving.estimate.num_devices - list.baseline.num_devices;
     if (saving.bytes_saved > 0) list.savings.push_back(saving);
   }
@@ -178,7 +178,7 @@ FitMap fit_map(const TrainingSetup& setup) {
       cell.micro_batch_sequences = b;
       cell.valid = estimate.answer.ok();
       if (cell.valid) {
-        cell.total_bytes = estimate.bytes.total_bytes;
+        cell.total_bytes = estimate.bytes.total();
         cell.devices_worth = estimate.devices_worth;
         cell.fits = estimate.fits;
       }
@@ -192,14 +192,14 @@ std::string compare_estimates(const Estimate& pinned, const Estimate& current) {
   if (!pinned.answer.ok() || !current.answer.ok()) {
     return "Only two accepted configurations can be compared.";
   }
-  const double difference = current.bytes.total_bytes - pinned.bytes.total_bytes;
+  const double difference = current.bytes.total() - pinned.bytes.total();
   const std::string devices = [&] {
     if (current.num_devices == pinned.num_devices) return std::string();
     const auto count = [](double n) { return format_count(n) + (n == 1 ? " device" : " devices"); };
     return ", on " + count(current.num_devices) + " instead of " + count(pinned.num_devices);
   }();
-  const std::string both = " (" + format_bytes(current.bytes.total_bytes) + " against " +
-                           format_bytes(pinned.bytes.total_bytes) + devices + ")";
+  const std::string both = " (" + format_bytes(current.bytes.total()) + " against " +
+                           format_bytes(pinned.bytes.total()) + devices + ")";
   if (format_bytes(std::fabs(difference)) == format_bytes(0)) {
     return "This configuration needs the same memory on its most loaded device as the pinned one" +
            both + ".";

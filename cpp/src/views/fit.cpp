@@ -59,8 +59,8 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
   const double c = setup.layout.context_parallel;
   const double d0 = setup.layout.data_parallel;
   // shardable·(1/(d0·c) − 1/(2·d0·c)) = difference
-  const double shardable = (at_start.bytes.total_bytes - at_double.bytes.total_bytes) * 2 * d0 * c;
-  const double fixed = at_start.bytes.total_bytes - shardable / (d0 * c);
+  const double shardable = (at_start.bytes.total() - at_double.bytes.total()) * 2 * d0 * c;
+  const double fixed = at_start.bytes.total() - shardable / (d0 * c);
   if (fixed >= capacity || shardable <= 0) return candidate;
   const double per_device_budget = capacity - fixed;
   double d = std::ceil(shardable / (per_device_budget * c));
@@ -114,7 +114,7 @@ bool fewer_devices_then_cheaper(const Ranked& left, const Ranked& right) {
     return left.estimate.num_devices < right.estimate.num_devices;
   }
   if (left.cost.score != right.cost.score) return left.cost.score < right.cost.score;
-  return left.estimate.bytes.total_bytes < right.estimate.bytes.total_bytes;
+  return left.estimate.bytes.total() < right.estimate.bytes.total();
 }
 
 std::string points(double score) { return " (+" + format_count(score) + ")"; }
@@ -270,8 +270,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     setup.layout.data_parallel = static_cast<int>(d);
     const Estimate estimate = estimate_memory(setup);
     if (!estimate.answer.ok()) continue;
-    if (!search.has_best_smaller ||
-        estimate.bytes.total_bytes < search.best_smaller.bytes.total_bytes) {
+    if (!search.has_best_smaller || estimate.bytes.total() < search.best_smaller.bytes.total()) {
       search.best_smaller = estimate;
       search.has_best_smaller = true;
     }
@@ -282,7 +281,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
                            " devices nothing fits: the leanest layout, on " +
                            format_count(best.num_devices) +
                            (best.num_devices == 1 ? " device" : " devices") + ", still needs " +
-                           format_bytes(best.bytes.total_bytes) +
+                           format_bytes(best.bytes.total()) +
                            " on its most loaded device, over the " + usable_text(best) + ".";
   } else {
     search.why_not_fewer = "One device is the fewest there can be.";

@@ -178,15 +178,15 @@ double error_percent(double estimate, double measured) {
 double compared_bytes(const Estimate& estimate, MeasuredQuantity quantity) {
   switch (quantity) {
     case MeasuredQuantity::kActivations:
-      return estimate.bytes.activations_bytes;
+      return estimate.bytes[Term::kActivations];
     case MeasuredQuantity::kLogits:
-      return estimate.bytes.logits_bytes;
+      return estimate.bytes[Term::kLogits];
     case MeasuredQuantity::kReserved:
       return estimate.peak_reserved_bytes;
     case MeasuredQuantity::kTotal:
       break;
   }
-  return estimate.bytes.total_bytes;
+  return estimate.bytes.total();
 }
 
 }  // namespace

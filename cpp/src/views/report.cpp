@@ -33,11 +33,21 @@ nlohmann::ordered_json stack_terms_json(const std::vector<StackTerm>& terms) {
   return list;
 }
 
+// A breakdown's terms held on the device (or on the host), by their ids (terms.hpp), in the
+// table's order, then their total.
+nlohmann::ordered_json breakdown_json(const Breakdown& bytes, bool on_host, bool with_total) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (const TermRow& row : kTerms) {
+    if (on_host ? row.on_host : row.on_device) object[row.id] = number(bytes[row.term]);
+  }
+  if (with_total) object["total"] = number(bytes.total());
+  return object;
+}
+
 nlohmann::ordered_json to_json(const Estimate& estimate) {
-  const MemoryBreakdown& bytes = estimate.bytes;
   const ParallelLayout& layout = estimate.setup.layout;
   const BytesPerParameter& per = estimate.bytes_per_parameter;
-  const HostMemory& host = estimate.host;
+  const Breakdown& host = estimate.host;
   return {
       {"model", estimate.setup.model_id},
       {"modelName", estimate.model_name},
@@ -45,19 +55,7 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"tokensPerMicroBatch", number(estimate.tokens_per_micro_batch)},
       {"sequenceLength", estimate.setup.sequence_length},
       {"flashAttention", estimate.setup.flash_attention},
-      {"bytes",
-       {{"weights", number(bytes.weights_bytes)},
-        {"gradients", number(bytes.gradients_bytes)},
-        {"masterWeights", number(bytes.master_weights_bytes)},
-        {"optimizerStates", number(bytes.optimizer_states_bytes)},
-        {"activations", number(bytes.activations_bytes)},
-        {"logits", number(bytes.logits_bytes)},
-        {"dequantization", number(bytes.dequantization_bytes)},
-        {"fp8Weights", number(bytes.fp8_weights_bytes)},
-        {"framework", number(bytes.framework_bytes)},
-        {"runtime", number(bytes.runtime_bytes)},
-        {"allocatorCache", number(bytes.allocator_cache_bytes)},
-        {"total", number(bytes.total_bytes)}}},
+      {"bytes", breakdown_json(estimate.bytes, false, true)},
       {"stack", choice_id(estimate.setup.stack)},
       {"peakAllocatedBytes", number(estimate.peak_allocated_bytes)},
       {"peakReservedBytes", number(estimate.peak_reserved_bytes)},
@@ -102,15 +100,8 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"baseLinearBytesPerParameter", estimate.base_linear_bytes_per_parameter},
       {"offload", choice_id(estimate.setup.offload)},
       {"offloadActivations", estimate.setup.offload_activations},
-      {"hostBytes", number(host.total_bytes)},
-      {"host",
-       {{"weights", number(host.weights_bytes)},
-        {"gradients", number(host.gradients_bytes)},
-        {"masterWeights", number(host.master_weights_bytes)},
-        {"optimizerStates", number(host.optimizer_states_bytes)},
-        {"activations", number(host.activations_bytes)},
-        {"fp32Gradients", number(host.fp32_gradients_bytes)},
-        {"total", number(host.total_bytes)}}},
+      {"hostBytes", number(host.total())},
+      {"host", breakdown_json(host, true, true)},
   };
 }
 
@@ -161,11 +152,18 @@ std::string timeline_to_json(const std::vector<TimelinePoint>& points) {
                     {"layer", point.layer},
                     {"bytes", number(point.bytes)},
                     {"reservedBytes", number(point.reserved_bytes)},
-                    {"statesBytes", number(point.states_bytes)},
-                    {"activationsBytes", number(point.activations_bytes)},
-                    {"logitsBytes", number(point.logits_bytes)},
-                    {"frameworkBytes", number(point.framework_bytes)},
-                    {"runtimeBytes", number(point.runtime_bytes)}});
+                    {"held", breakdown_json(point.held, false, false)}});
+  }
+  return list.dump(2);
+}
+
+std::string explain_to_json(const std::vector<TermArithmetic>& terms) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const TermArithmetic& term : terms) {
+    list.push_back({{"term", term.term},
+                    {"label", term.label},
+                    {"formula", term.formula},
+                    {"source", term.source}});
   }
   return list.dump(2);
 }
@@ -215,31 +213,37 @@ std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons)
   return cases.dump(2);
 }
 
+namespace {
+
+// "masterWeights" -> "master_weights": a term's id as a CSV row names it.
+std::string snake_case(const std::string& id) {
+  std::string name;
+  for (const char c : id) {
+    if (c >= 'A' && c <= 'Z') {
+      name += '_';
+      name += static_cast<char>(c - 'A' + 'a');
+    } else {
+      name += c;
+    }
+  }
+  return name;
+}
+
+}  // namespace
+
 std::string estimate_to_csv(const Estimate& estimate) {
-  const MemoryBreakdown& bytes = estimate.bytes;
   const BytesPerParameter& per = estimate.bytes_per_parameter;
   std::string csv = "term,bytes_per_parameter,bytes\n";
-  const auto row = [&csv](const char* term, const std::string& per_parameter, double value) {
-    csv += std::string(term) + "," + per_parameter + "," + csv_number(value) + "\n";
-  };
-  row("weights", csv_number(per.weights), bytes.weights_bytes);
-  row("gradients", csv_number(per.gradients), bytes.gradients_bytes);
-  row("master_weights", csv_number(per.master_weights), bytes.master_weights_bytes);
-  row("optimizer_states", csv_number(per.optimizer_states), bytes.optimizer_states_bytes);
-  row("activations", "", bytes.activations_bytes);
-  row("logits", "", bytes.logits_bytes);
-  // Terms that only some setups hold, so that the rows always add up to the total.
-  if (bytes.dequantization_bytes > 0) row("dequantization", "", bytes.dequantization_bytes);
-  if (estimate.setup.precision == Precision::kFp8Mixed) {
-    row("fp8_weights", "", bytes.fp8_weights_bytes);
+  // Each term the device holds, those that only some setups hold where they do, so that the rows
+  // always add up to the total.
+  for (const TermRow& row : kTerms) {
+    const double bytes = estimate.bytes[row.term];
+    if (!row.on_device || (row.listed_when_held && !(bytes > 0))) continue;
+    const std::string per_parameter =
+        row.part == TermPart::kModelState ? csv_number(bytes_per_parameter_of(per, row.term)) : "";
+    csv += snake_case(row.id) + "," + per_parameter + "," + csv_number(bytes) + "\n";
   }
-  if (estimate.setup.stack != Stack::kIdeal) {
-    row("framework", "", bytes.framework_bytes);
-    row("runtime", "", bytes.runtime_bytes);
-    row("allocator_cache", "", bytes.allocator_cache_bytes);
-  }
-  row("total", csv_number(per.total), bytes.total_bytes);
-  return csv;
+  return csv + "total," + csv_number(per.total) + "," + csv_number(estimate.bytes.total()) + "\n";
 }
 
 std::string setup_to_json(const TrainingSetup& setup) {

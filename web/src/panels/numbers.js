@@ -1,14 +1,16 @@
 // "The numbers behind the charts": the charts' figures as tables, for screen readers and copying.
-import { TERMS } from '../terms.js';
+// The rows are the core's table of terms, as it lists them.
 import { fillTable } from '../dom.js';
 import { formatPerParameter } from '../format.js';
+import { listed } from '../terms.js';
 
-/** A term's bytes per parameter; under LoRA the base's and the adapters' apart. */
+/** A term's bytes per parameter, for the model states; under LoRA the base's and the adapters' apart. */
 function perParameter(estimate, term) {
-  if (!term.perParameterKey) return '—';
-  const adapters = formatPerParameter(estimate.bytesPerParameter[term.perParameterKey]);
+  if (term.part !== 'modelState') return '—';
+  const adapters = formatPerParameter(estimate.bytesPerParameter[term.id]);
   if (!(estimate.setup.loraRank > 0)) return adapters;
-  if (term.key === 'weightsBytes') {
+  // The weights hold the frozen base too, at its own bytes per parameter.
+  if (term.id === 'weights') {
     return `${formatPerParameter(estimate.baseLinearBytesPerParameter)} frozen linear, ${adapters} adapters`;
   }
   return `${adapters} per adapter parameter`;
@@ -16,20 +18,19 @@ function perParameter(estimate, term) {
 
 export function createNumbersPanel({ estimator }) {
   const element = document.querySelector('.numbers');
+  const deviceTerms = estimator.terms.filter((term) => term.onDevice);
   return {
     element,
     update({ view }) {
       const { estimate } = view;
-      const shownTerms = TERMS.filter(
-        (term) =>
-          (term.key !== 'logitsBytes' || estimate.setup.logits) &&
-          (!term.onlyWhenHeld || estimate.bytes[term.key] > 0),
+      const shownTerms = deviceTerms.filter((term) =>
+        listed(term, estimate.bytes[term.apiKey], view.settingTexts),
       );
       fillTable(document.getElementById('breakdown-table').tBodies[0], [
         ...shownTerms.map((term) => [
           term.label,
           perParameter(estimate, term),
-          estimator.formatBytes(estimate.bytes[term.key]),
+          estimator.formatBytes(estimate.bytes[term.apiKey]),
         ]),
         [
           'Total',

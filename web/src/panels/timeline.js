@@ -9,16 +9,18 @@ export function createTimelinePanel({ estimator, createTimelineChart }) {
     update: whenAnswered(
       $('timeline-status'),
       ({ setup }) => estimator.timeline(setup),
-      ({ points, peakIndex }, { setup }) => {
+      ({ points, peakIndex }, { view }) => {
         chart ??= createTimelineChart($('timeline-chart'), {
           formatBytes: estimator.formatBytes,
           formatBytesShort: estimator.formatBytesShort,
+          terms: estimator.terms,
         });
         const peak = points[peakIndex];
         const where = peak.layer > 0 ? `${peak.phase}, layer ${peak.layer}` : peak.phase;
         chart.update(points, peakIndex, `Peak ${estimator.formatBytes(peak.bytes)}`);
+        // A stack's replayed step names its own terms; the idealised step, none.
         $('timeline-summary').textContent =
-          setup.stack === 'ideal'
+          view.estimate.stackTerms.length === 0
             ? `Peak: ${estimator.formatBytes(peak.bytes)} at ${where}, the estimate's total; ` +
               `the model states alone hold ${estimator.formatBytes(points[0].bytes)} throughout.`
             : `Allocated peak: ${estimator.formatBytes(peak.bytes)} at ${where}, with the runtime ` +

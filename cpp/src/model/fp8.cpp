@@ -4,16 +4,8 @@
 
 namespace trainmem {
 
-double fp8_weight_copies(std::string_view device_id) {
-  if (device_id == "h100" || device_id == "h200" || device_id == kCustomDeviceId) {
-    return kFp8WeightCopiesTnOnly;
-  }
-  if (device_id == "b200") return kFp8WeightCopiesNonTn;
-  return 0;
-}
-
-bool transformer_engine_fp8(const TrainingSetup& setup) {
-  return setup.precision == Precision::kFp8Mixed && setup.stack != Stack::kTorchtitan;
+double fp8_weight_copies(const TrainingSetup& setup) {
+  return architecture_row(device_of(setup).architecture).fp8_weight_copies;
 }
 
 Fp8Layer fp8_layer(const ModelShape& shape, const ParallelLayout& layout, bool dense_layer) {

@@ -1,0 +1,110 @@
+// What to estimate: the model, the tokens, the layout, the recipe, the device and the training
+// stack. These are the types every part of the core reads, at the bottom of the house: they
+// include nothing of the arithmetic. Each field is a setting of settings.hpp's table, which reads
+// its default from here.
+#pragma once
+
+#include <string>
+
+#include "trainmem/models.hpp"
+#include "trainmem/options.hpp"
+
+namespace trainmem {
+
+// The plate's sequence length, and the bounds an input must keep to.
+constexpr int kPlateSequenceLength = 8192;
+constexpr int kMaxSequenceLength = 1 << 20;       // 1,048,576 tokens
+constexpr int kMaxMicroBatchSequences = 1 << 16;  // 65,536 sequences
+constexpr int kMaxParallelDegree = 1 << 16;       // any one of d, t, p, c, v
+constexpr int kMaxZeroStage = 3;                  // Rajbhandari et al.: stages 1 to 3
+constexpr double kDefaultHeadroomPercent = 10;    // of each device's memory kept free
+constexpr double kMaxHeadroomPercent = 90;
+constexpr double kMaxDevices = 1 << 24;  // d·t·p·c
+
+// How the model is spread over devices; all 1 is one device, the plate's view.
+struct ParallelLayout {
+  int data_parallel = 1;            // d
+  int zero_stage = 0;               // 0–3 (Rajbhandari et al.): what the d·c replicas shard
+  int tensor_parallel = 1;          // t
+  bool sequence_parallel = false;   // Korthikanti et al.: split what TP leaves whole, too
+  int pipeline_parallel = 1;        // p, 1F1B schedule
+  int virtual_pipeline_stages = 1;  // v > 1: the interleaved schedule (Narayanan et al. 2021)
+  int context_parallel = 1;         // c: the sequence split over c devices
+  // A mixture of experts' routed experts (Megatron-LM's expert parallelism): spread over ep
+  // devices and each split over etp, carved out of the same d·t·c devices; 0 for etp means t, as
+  // Megatron-LM's --expert-tensor-parallel-size defaults to --tensor-model-parallel-size.
+  int expert_parallel = 1;         // ep
+  int expert_tensor_parallel = 0;  // etp
+};
+
+constexpr double kMaxCapacityFactor = 16;
+
+// etp as the layout uses it: t when 0.
+inline int expert_tensor_parallel_of(const ParallelLayout& layout) {
+  return layout.expert_tensor_parallel > 0 ? layout.expert_tensor_parallel : layout.tensor_parallel;
+}
+
+// The layout's devices, d·t·p·c (expert parallelism is carved out of d·t·c).
+inline double num_devices(const ParallelLayout& layout) {
+  return static_cast<double>(layout.data_parallel) * layout.tensor_parallel *
+         layout.pipeline_parallel * layout.context_parallel;
+}
+
+// What to estimate. Defaults are the plate's view. Each field is a setting of settings.hpp's table
+// (which reads these defaults), except the custom model, which a config.json gives.
+struct TrainingSetup {
+  std::string model_id = "llama3-8b";  // a preset's id, or kCustomModelId
+  ModelShape custom_model;             // the model when model_id is kCustomModelId
+  int sequence_length = kPlateSequenceLength;
+  int micro_batch_sequences = 1;  // sequences per micro-batch
+  bool flash_attention = true;
+  ParallelLayout layout;
+  Recompute recompute = Recompute::kNone;
+  ActivationModel activation_model = ActivationModel::kKorthikanti;  // how activations are counted
+  Optimizer optimizer = Optimizer::kAdam;
+  Precision precision = Precision::kBf16Mixed;
+  bool logits = false;
+  Loss loss = Loss::kVocabParallel;  // how the loss over the logits is computed
+  std::string device_id = "h100";
+  double custom_capacity_gb = 80;  // used when device_id is "custom"
+  // The share of each device's memory kept free when asking whether a layout fits: what the
+  // estimate leaves out (the caching allocator's reserve and fragmentation, the CUDA context,
+  // communication buffers; How close is this? shows measured peaks 17% above the estimate) needs
+  // room. A stated margin (docs/formulas.md), to be replaced by a stack's reserved-peak estimate.
+  double headroom_percent = kDefaultHeadroomPercent;
+  // Fine-tuning (fine_tuning.hpp): LoRA adapters of this rank on `lora_targets` (0: every
+  // parameter trains), the frozen base's linear weights held as `base_weights`, and what is held
+  // in the host's memory instead of the device's.
+  int lora_rank = 0;
+  LoraTargets lora_targets = LoraTargets::kAttention;
+  BaseWeights base_weights = BaseWeights::kBf16;
+  Offload offload = Offload::kNone;
+  bool offload_activations = false;
+  // A mixture's routed tokens: 0 for dropless routing, counted at balanced load (each device's
+  // experts receive k copies of its tokens); C > 0 pads each expert's buffer to C times that
+  // (GShard's and Switch's capacity factor; Megatron-LM's --moe-expert-capacity-factor with
+  // --moe-pad-expert-input-to-capacity).
+  double capacity_factor = 0;
+  // What trains the model (options.hpp): ideal counts the idealised step, the plate's; the others
+  // add what their framework, the runtime and the caching allocator hold (stacks/).
+  Stack stack = Stack::kIdeal;
+  // torchtitan's enable_fsdp_float8_all_gather (under fp8-mixed): FSDP2 gathers the linear
+  // weights in FP8, cast before the all-gather (torchao/float8/fsdp_utils.py).
+  bool fp8_all_gather = false;
+  // DeepSpeed's overlap of the gradient reduction with the backward pass (options.hpp).
+  OverlapComm overlap_comm = OverlapComm::kDefault;
+};
+
+// The model a setup names: the preset with its model_id, or its custom_model when model_id is
+// kCustomModelId (checked by estimate_memory, not here); nullptr for an unknown id. Every entry
+// point finds its model through this one function.
+const ModelShape* resolve_model(const TrainingSetup& setup);
+
+// The device a setup names: a row of the catalogue, or the custom device with its own capacity,
+// named by it ("Custom 2.5 GB", never rounded to another size). The id must be known.
+Device device_of(const TrainingSetup& setup);
+
+// "d 8 (ZeRO-3 over d·c = 8) × t 8 (SP) × p 2 × c 1 = 128 devices, recompute selective".
+std::string format_layout(const TrainingSetup& setup);
+
+}  // namespace trainmem

@@ -1,0 +1,56 @@
+// One layer's activations on the most loaded device, as each activation model counts them
+// (korthikanti.cpp, llama_block.cpp): what the estimate's stages stack up (estimate/stage.cpp).
+#pragma once
+
+#include <string>
+
+#include "text/figure.hpp"
+#include "trainmem/models.hpp"
+#include "trainmem/setup.hpp"
+
+namespace trainmem {
+
+struct ActivationsPerLayer {
+  double tokens_on_device = 0;  // s/c · b
+  // Saved for the backward pass, per token: "4,096 × (34 + 0) B", "139,400 B saved per token";
+  // kept_bytes is tokens_on_device × kept_per_token.
+  Figure kept_per_token;
+  double kept_bytes = 0;
+  // Full recomputation (and per-op recomputation): what the layer makes beyond what it keeps, in
+  // its forward pass and again as it is rebuilt in its backward pass.
+  double recompute_working_bytes = 0;
+  // Expert parallelism: one mixture layer's all-to-all buffers (the send and the receive buffer
+  // of the dispatch or the combine), in flight while that layer runs, forward or rebuilt
+  // (estimate/stage.cpp counts them).
+  Figure dispatch;
+  std::string source;  // the model's, when the pen writes
+};
+
+// Every activation model answers through this one signature: one layer of `shape` under
+// `setup`'s layout and recomputation, for `micro_batch_sequences` sequences, with or without
+// FlashAttention, its per-token figure written by `pen`. The setup has passed check_setup.
+using LayerActivations = ActivationsPerLayer (*)(const ModelShape& shape,
+                                                 const TrainingSetup& setup,
+                                                 int micro_batch_sequences, bool flash_attention,
+                                                 const Pen& pen);
+ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
+                                                  const TrainingSetup& setup,
+                                                  int micro_batch_sequences, bool flash_attention,
+                                                  const Pen& pen);
+ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
+                                                  const TrainingSetup& setup,
+                                                  int micro_batch_sequences, bool flash_attention,
+                                                  const Pen& pen);
+LayerActivations layer_activations_of(ActivationModel model);
+
+// What a layer keeps between passes under full recomputation, whichever model: its BF16 input,
+// 2·h per token, over t with sequence parallelism: "4,096 × 2 / 2 B".
+Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layout, const Pen& pen);
+
+// What one layer holds beyond the kept activations while it runs: the layer rebuilt under full
+// recomputation and its all-to-all buffers under expert parallelism.
+inline double layer_working_bytes(const ActivationsPerLayer& layer) {
+  return layer.recompute_working_bytes + layer.dispatch.value();
+}
+
+}  // namespace trainmem

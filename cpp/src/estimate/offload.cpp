@@ -1,0 +1,128 @@
+// Offloading (offload.hpp).
+#include "estimate/offload.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "trainmem/fine_tuning.hpp"
+#include "trainmem/format.hpp"
+
+namespace trainmem {
+
+namespace {
+
+constexpr const char* kStatesOffloaded =
+    "offloaded to the host (Ren et al., \"ZeRO-Offload\", arXiv:2101.06840; DeepSpeed's "
+    "offload_optimizer and offload_param, FSDP's CPUOffload)";
+
+std::string lowercase_first(std::string text) {
+  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z')
+    text[0] = static_cast<char>(text[0] - 'A' + 'a');
+  return text;
+}
+
+// What the device keeps of each offloaded term.
+struct Kept {
+  double weights = 0;
+  double gradients = 0;
+  double activations = 0;
+};
+
+Kept kept_on_device(const Ledger& ledger, const TrainingSetup& setup, const Placement& placement,
+                    const BytesPerParameter& per, const BaseWeightBytes& base,
+                    const ActivationsPerLayer& layer) {
+  const Breakdown& device = ledger.device;
+  Kept kept{device[Term::kWeights], device[Term::kGradients], device[Term::kActivations]};
+  if (setup.offload == Offload::kOptimizerAndWeights) {
+    // The largest unit in flight: a layer, or the embedding (or output layer) on its own.
+    const Pen bare;
+    const double unit_weight_bytes =
+        std::max(weight_figure(bare, placement.layer_unit, per, base).value(),
+                 weight_figure(bare, placement.embedding_unit, per, base).value());
+    const double unit_gradient_bytes = per.gradients * std::max(placement.layer_unit.trainable,
+                                                                placement.embedding_unit.trainable);
+    kept.weights = std::min(kept.weights, kOffloadLayersInFlight * unit_weight_bytes);
+    kept.gradients = std::min(kept.gradients, kOffloadLayersInFlight * unit_gradient_bytes);
+  }
+  if (setup.offload_activations) {
+    // torch.autograd.graph.save_on_cpu / torchtune's OffloadActivations: each layer's saved
+    // tensors go to the host as the forward pass leaves it, and come back for its backward. The
+    // rebuilt layer under full recomputation and a layer's all-to-all buffers stay too (less the
+    // logits' memory they reuse).
+    const double working = layer_working_bytes(layer);
+    const double rebuilt = working - std::min(working, device[Term::kLogits]);
+    kept.activations =
+        std::min(kept.activations, kOffloadLayersInFlight * layer.kept_bytes + rebuilt);
+  }
+  return kept;
+}
+
+}  // namespace
+
+void offload_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement& placement,
+                     const StagePlacement& stage, const BytesPerParameter& per,
+                     const BaseWeightBytes& base, const ActivationsPerLayer& layer) {
+  if (setup.offload == Offload::kNone && !setup.offload_activations) return;
+  const Pen& pen = ledger.pen();
+  const Kept kept = kept_on_device(ledger, setup, placement, per, base, layer);
+  const bool states = setup.offload != Offload::kNone;
+  Breakdown moved;
+  moved[Term::kWeights] = ledger.device[Term::kWeights] - kept.weights;
+  moved[Term::kGradients] = ledger.device[Term::kGradients] - kept.gradients;
+  moved[Term::kMasterWeights] = states ? ledger.device[Term::kMasterWeights] : 0;
+  moved[Term::kOptimizerStates] = states ? ledger.device[Term::kOptimizerStates] : 0;
+  moved[Term::kActivations] = ledger.device[Term::kActivations] - kept.activations;
+
+  const std::string in_flight = number_text(kOffloadLayersInFlight) + " layers in flight";
+  for (const Term term : {Term::kWeights, Term::kGradients, Term::kMasterWeights,
+                          Term::kOptimizerStates, Term::kActivations}) {
+    const double bytes = moved[term];
+    const bool whole = term == Term::kMasterWeights || term == Term::kOptimizerStates;
+    const bool offloaded = term == Term::kActivations ? setup.offload_activations
+                           : whole                    ? states
+                                   : setup.offload == Offload::kOptimizerAndWeights;
+    if (offloaded) {
+      ledger.subtract(term,
+                      pen.said(bytes,
+                               [&] {
+                                 return "what the host holds" +
+                                        (whole ? std::string() : ", all but the " + in_flight) +
+                                        " (" + format_bytes(bytes) + ")";
+                               }),
+                      [&] {
+                        return term == Term::kActivations
+                                   ? "offloaded as torch.autograd.graph.save_on_cpu and "
+                                     "torchtune's OffloadActivations do"
+                                   : kStatesOffloaded;
+                      });
+    }
+    // The host's working names every state and the activations, held or not.
+    ledger.add_to_host(
+        term,
+        pen.said(bytes,
+                 [&] { return lowercase_first(term_row(term).label) + " " + format_bytes(bytes); }),
+        [&] {
+          return term != Term::kWeights
+                     ? std::string()
+                     : "what the device gave up, moved whole, but the " + in_flight +
+                           "; the FP32 gradients are the host's own (Ren et al., \"ZeRO-Offload\", "
+                           "arXiv:2101.06840; DeepSpeed's stage_1_and_2.py cpu_offload)";
+        });
+  }
+  if (states) {
+    // The host's optimiser step reads FP32 gradients of its own (DeepSpeed's pinned buffer).
+    const double experts = setup.lora_rank > 0 ? 0 : stage.expert_parameters;
+    const Figure gradients =
+        pen.bytes(kFp32Bytes) *
+        sharded(pen, placement, setup.layout.zero_stage >= 1, stage.split.trainable, experts);
+    ledger.add_to_host(Term::kFp32Gradients,
+                       pen.said(gradients.value(),
+                                [&] {
+                                  return "FP32 gradients " + gradients.text() + " (" +
+                                         format_bytes(gradients.value()) + ")";
+                                }),
+                       [] { return ""; });
+  }
+}
+
+}  // namespace trainmem

@@ -1,0 +1,50 @@
+// Where the parameters are: a pipeline stage's layers split by tensor and expert parallelism, the
+// embedding on the first stage and the output layer on the last, and under LoRA what trains
+// (the adapters) apart from the frozen base. The states' bytes (states.cpp) and offloading's
+// units in flight (offload.cpp) are counted on this.
+#pragma once
+
+#include "trainmem/fine_tuning.hpp"
+#include "trainmem/models.hpp"
+#include "trainmem/setup.hpp"
+
+namespace trainmem {
+
+// Under LoRA a stage's parameters split into the adapters, which train, and the frozen base: its
+// linear weights (which a quantised base holds in NF4 or int8) and the rest (embeddings, the
+// output layer, norms, biases: BF16, as bitsandbytes leaves them). Without LoRA every parameter
+// trains and the frozen counts are 0.
+struct StageParameters {
+  double trainable = 0;
+  double frozen_linear = 0;
+  double frozen_other = 0;
+  double frozen_linear_rows = 0;  // their output rows (int8 keeps one FP32 scale per row)
+};
+
+// One pipeline stage's share on one device.
+struct StagePlacement {
+  double first_layer = 0;
+  double parameters = 0;         // all of them, adapters included
+  double expert_parameters = 0;  // the routed experts' share of `parameters`
+  double root_parameters = 0;    // the embedding, positions, output layer and final norm here
+  StageParameters split;
+};
+
+struct Placement {
+  ParameterCounts counts;
+  LinearLayers linear;  // one layer's linear weights, whole
+  double layers_per_stage = 0;
+  double zero_shards = 1;         // d·c
+  double expert_zero_shards = 1;  // the routed experts' data-parallel group: d·t·c / (ep·etp)
+  // Offloading's units in flight: one layer's parameters on a device, and the embedding's.
+  StageParameters layer_unit;
+  StageParameters embedding_unit;
+  StagePlacement first;
+  StagePlacement last;
+};
+
+// The parameters of a checked setup on its first and last pipeline stages (the same stage
+// without a pipeline).
+Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup);
+
+}  // namespace trainmem

@@ -1,0 +1,104 @@
+// A training stack's step for the estimate (replay.hpp).
+#include "estimate/replay.hpp"
+
+#include "estimate/stage.hpp"
+#include "trainmem/activations.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/fp8.hpp"
+
+namespace trainmem {
+
+replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& shape,
+                               const Placement& placement, bool last_stage,
+                               const ActivationsPerLayer& layer, const Breakdown& whole) {
+  replay::StepDevice device{setup, shape, placement.counts, whole, 0, 0, {}, 0, 0, 0, 1, 0, 0, 0,
+                            0,     0};
+  const StagePlacement& stage = last_stage ? placement.last : placement.first;
+  device.slots = static_cast<int>(last_stage ? placement.layers_per_stage : shape.num_layers);
+  device.kept_per_slot = layer.kept_bytes * (last_stage ? 1 : in_flight_factor(setup.layout));
+  device.recompute_working = layer.recompute_working_bytes;
+  device.dispatch = layer.dispatch.value();
+  device.layers_per_stage = placement.layers_per_stage;
+  device.zero_shards = placement.zero_shards;
+  device.parameters = stage.parameters;
+  device.root_parameters = stage.root_parameters;
+  device.layer_parameters = (stage.parameters - stage.root_parameters) / placement.layers_per_stage;
+  device.logit_count = whole[Term::kLogits] / loss_bytes_per_logit(setup.loss);
+  device.fp8_layer_weights = fp8_layer(shape, setup.layout, false).weights;
+  // A slot's saved tensors one by one (the llama-block model names them), in their shares of the
+  // slot's bytes; one block for Korthikanti's sum or a recomputed layer's input.
+  const bool selective_op = setup.recompute == Recompute::kSelectiveOp;
+  if (selective_op || (setup.activation_model == ActivationModel::kLlamaBlock &&
+                       setup.recompute != Recompute::kFull)) {
+    const std::vector<SavedTensor> tensors =
+        selective_op ? selective_op_saved_tensors(shape, setup)
+                     : llama_block_saved_tensors(shape, setup, setup.flash_attention);
+    const double sum = saved_bytes_per_token(tensors);
+    for (const SavedTensor& tensor : tensors) {
+      if (sum > 0 && tensor.bytes_per_token > 0) {
+        device.kept_tensors.push_back(device.kept_per_slot * tensor.bytes_per_token / sum);
+      }
+    }
+  }
+  if (device.kept_tensors.empty()) device.kept_tensors.push_back(device.kept_per_slot);
+  return device;
+}
+
+namespace {
+
+// A stack's own term (or the runtime's), as a working of its own.
+Working stack_term_working(const StackTerm& term, const std::string& stack, const Pen& pen) {
+  Working working;
+  working.id = "stack-" + term.id;
+  working.label = term.label;
+  working.term = term.term;
+  working.lines.push_back({pen.said(term.bytes, [&] {
+    return format_bytes(term.bytes) +
+           (term.in_allocator ? " at the step's peak" : ", outside PyTorch's caching allocator");
+  })});
+  working.sources.push_back(stack + ": " + term.source);
+  working.shows_total = false;
+  return working;
+}
+
+}  // namespace
+
+StackHoldings apply_stack(Ledger& ledger, const replay::StepDevice& device) {
+  const replay::Replayed replayed = replay::replay(device);
+  const Pen& pen = ledger.pen();
+  for (const Term term : {Term::kWeights, Term::kGradients, Term::kMasterWeights,
+                          Term::kOptimizerStates, Term::kActivations, Term::kLogits}) {
+    ledger.device[term] = replayed.at_peak[term];
+    if (Working* working = ledger.find_working(term)) {
+      working->after = "; at the step's peak, in the allocator's blocks: " +
+                       format_bytes(replayed.at_peak[term]);
+    }
+  }
+  ledger.device[Term::kDequantization] = 0;
+  const std::string stack = choice_name(device.setup.stack);
+  for (const StackTerm& term : replayed.terms) {
+    ledger.device[term.term] += term.bytes;
+    ledger.add_working(stack_term_working(term, stack, pen));
+  }
+  StackHoldings holdings{replayed.terms, replayed.peak_allocated, replayed.peak_reserved};
+  const double cache = holdings.peak_reserved_bytes - holdings.peak_allocated_bytes;
+  ledger.device[Term::kAllocatorCache] = cache;
+  if (ledger.writing()) {
+    Working working;
+    working.id = term_row(Term::kAllocatorCache).id;
+    working.label = term_row(Term::kAllocatorCache).label;
+    working.term = Term::kAllocatorCache;
+    working.lines.push_back({pen.said(holdings.peak_reserved_bytes, [&] {
+      return "reserved peak " + format_bytes(holdings.peak_reserved_bytes);
+    }) - pen.said(holdings.peak_allocated_bytes, [&] {
+      return "allocated peak " + format_bytes(holdings.peak_allocated_bytes);
+    })});
+    working.sources.push_back(
+        "the step replayed through PyTorch's caching allocator's rules: 512 B rounding, 2 MiB and "
+        "20 MiB segments, best fit and splitting (c10/cuda/CUDACachingAllocator.cpp)");
+    ledger.add_working(working);
+  }
+  return holdings;
+}
+
+}  // namespace trainmem

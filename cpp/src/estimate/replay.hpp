@@ -1,0 +1,32 @@
+// A training stack's step for the estimate's most loaded stage (stacks/stack.hpp): what the
+// replay is told of the device, and what the estimate takes from it.
+#pragma once
+
+#include <vector>
+
+#include "activations/layer.hpp"
+#include "estimate/ledger.hpp"
+#include "estimate/placement.hpp"
+#include "stacks/stack.hpp"
+#include "trainmem/setup.hpp"
+
+namespace trainmem {
+
+// The most loaded stage (the last when `last_stage`), as the replay sees it: its whole terms, its
+// layer slots and their saved tensors, its parameters.
+replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& shape,
+                               const Placement& placement, bool last_stage,
+                               const ActivationsPerLayer& layer, const Breakdown& whole);
+
+struct StackHoldings {
+  std::vector<StackTerm> terms;  // the stack's own terms, then the runtime's
+  double peak_allocated_bytes = 0;
+  double peak_reserved_bytes = 0;
+};
+
+// Replays the setup's stack on `device`: the ledger's terms become what is held at the step's
+// allocated peak, with the stack's own terms, the runtime and the allocator's cache, each with its
+// working when the ledger writes.
+StackHoldings apply_stack(Ledger& ledger, const replay::StepDevice& device);
+
+}  // namespace trainmem

@@ -1,0 +1,259 @@
+// What a pipeline stage holds besides its model states (stage.hpp).
+#include "estimate/stage.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "stacks/stack_rows.hpp"
+#include "trainmem/activations.hpp"
+#include "trainmem/fine_tuning.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/fp8.hpp"
+
+namespace trainmem {
+
+namespace {
+
+// One of a mixture's dense layers, as a shape of its own: attention as the mixture's, an MLP of
+// intermediate_size.
+ModelShape dense_layer_shape(const ModelShape& shape) {
+  ModelShape dense = shape;
+  dense.num_experts = 1;
+  dense.num_experts_per_token = 1;
+  dense.moe_ffn_hidden_size = 0;
+  dense.shared_expert_ffn_hidden_size = 0;
+  dense.shared_expert_gate = false;
+  dense.router_bias = false;
+  dense.num_dense_layers = 0;
+  return dense;
+}
+
+// LoRA: each adapter saves its r-wide BF16 intermediate A·x for lora_B's gradient; its input x is
+// the frozen layer's, counted once already. Full recomputation rebuilds them with the layer.
+void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& setup, const Pen& pen,
+                               ActivationsPerLayer& layer) {
+  const Figure per_token =
+      pen.said(setup.lora_rank, [&] { return "r " + std::to_string(setup.lora_rank); }) *
+      pen.count(lora_modules_per_token(shape, setup.lora_targets), "adapters") *
+      pen.bytes(kBf16Bytes);
+  if (setup.recompute == Recompute::kFull) {
+    layer.recompute_working_bytes += layer.tokens_on_device * per_token.value();
+  } else {
+    layer.kept_per_token = layer.kept_per_token + per_token;
+    layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
+  }
+  if (pen.writing()) {
+    layer.source +=
+        "; each LoRA adapter saves its r-wide BF16 intermediate A·x for lora_B's "
+        "gradient (Hu et al., arXiv:2106.09685)";
+  }
+}
+
+// Expert parallelism's all-to-all (activations.hpp): one mixture layer's send and receive buffers
+// of its own tokens' routed copies (over t with sequence parallelism, as the tokens are), in
+// flight while that layer runs. With ep 1 there is no exchange: the permuted tokens are the
+// experts' input.
+Figure all_to_all_buffers(const ModelShape& shape, const TrainingSetup& setup,
+                          const ActivationsPerLayer& layer, const Pen& pen) {
+  const ParallelLayout& layout = setup.layout;
+  const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+  Figure tokens = pen.count(layer.tokens_on_device, "tokens");
+  if (layout.sequence_parallel) tokens = tokens / pen.number(layout.tensor_parallel);
+  Figure buffers = pen.said(kAllToAllBuffersInFlight, [] {
+    return number_text(kAllToAllBuffersInFlight) + " (send and receive)";
+  }) * tokens * pen.count(shape.num_experts_per_token, "experts");
+  if (capacity != 1) {
+    buffers =
+        buffers * pen.said(capacity, [&] { return "capacity factor " + number_text(capacity); });
+  }
+  buffers = buffers * pen.number(shape.hidden_size) * pen.bytes(kBf16Bytes);
+  return pen.said(buffers.value(), [&] {
+    return "one layer's all-to-all buffers, " + buffers.text() + " (" +
+           format_bytes(buffers.value()) + ")";
+  });
+}
+
+// The logits and the loss over them, split over the vocabulary by t (padded up to a multiple of
+// it, as Megatron-LM pads it).
+Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double tokens,
+                     const Pen& pen) {
+  const double t = setup.layout.tensor_parallel;
+  const double vocabulary = shape.vocab_size;
+  const Figure vocabulary_here =
+      t > 1 ? pen.said(std::ceil(vocabulary / t),
+                       [&] { return number_text(vocabulary) + " vocabulary / " + number_text(t); })
+            : pen.count(vocabulary, "vocabulary");
+  return pen.bytes(loss_bytes_per_logit(setup.loss)) * pen.count(tokens, "tokens") *
+         vocabulary_here;
+}
+
+const char* loss_source(Loss loss) {
+  return loss == Loss::kVocabParallel
+             ? "BF16 logits plus their FP32 copy for Megatron-LM's vocab-parallel cross-entropy"
+             : "an unfused cross-entropy over FP32-upcast logits: its saved log-softmax and two "
+               "gradients at the loss's backward (measured: tests/data/loss-peak-cpu.json)";
+}
+
+// The stage's activations, and on the stage that holds them the logits and the loss.
+void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
+                                const Placement& placement, StageRole role,
+                                const ActivationsPerLayer& layer) {
+  const Pen& pen = ledger.pen();
+  const bool first = role == StageRole::kFirst;
+  // Under 1F1B the first stage holds p micro-batches of L/p layers, L layers' worth; the last
+  // stage one micro-batch of its L/p.
+  Figure held = pen.count(first ? shape.num_layers : placement.layers_per_stage, "layers");
+  const double in_flight = first ? in_flight_factor(setup.layout) : 1;
+  if (in_flight != 1) {
+    held = held *
+           pen.said(in_flight, [&] { return number_text(in_flight) + " (interleaved schedule)"; });
+  }
+  ledger.add(Term::kActivations,
+             held * pen.count(layer.tokens_on_device, "tokens") * layer.kept_per_token,
+             [&] { return layer.source; });
+  if (layer.recompute_working_bytes > 0) {
+    ledger.add(Term::kActivations,
+               pen.said(layer.recompute_working_bytes,
+                        [&] {
+                          return "one layer rebuilt (" +
+                                 format_bytes(layer.recompute_working_bytes) + ")";
+                        }),
+               [] { return ""; });
+  }
+  if (layer.dispatch.value() > 0) {
+    ledger.add(Term::kActivations, layer.dispatch, [] {
+      return "the dispatch's and the combine's all-to-all hold a send and a receive buffer of the "
+             "routed copies, BF16, transient, one layer at a time (Megatron-LM's "
+             "MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/token_dispatcher.py)";
+    });
+  }
+  if (!setup.logits) return;
+  const bool holds_logits = setup.layout.pipeline_parallel == 1 || !first;
+  if (!holds_logits) {
+    ledger.add(Term::kLogits,
+               pen.said(0, [] { return "none here: the last pipeline stage holds them"; }),
+               [&] { return loss_source(setup.loss); });
+    return;
+  }
+  const Figure logits = logits_figure(shape, setup, layer.tokens_on_device, pen);
+  ledger.add(Term::kLogits, logits, [&] { return loss_source(setup.loss); });
+  // The logits and loss live on the last stage from the end of the forward pass until the output
+  // layer's backward; full recomputation rebuilds the last transformer layer only after that, in
+  // the memory the logits freed, and a layer's all-to-all buffers are freed before the output
+  // layer runs. So that stage holds L·kept plus the larger of the two.
+  const double reused = std::min(layer_working_bytes(layer), logits.value());
+  if (reused > 0) {
+    const bool both = layer.recompute_working_bytes > 0 && layer.dispatch.value() > 0;
+    ledger.subtract(Term::kActivations,
+                    pen.said(reused,
+                             [&] {
+                               return std::string("the logits' memory ") +
+                                      (both ? "they reuse" : "it reuses") + " (" +
+                                      format_bytes(reused) + ")";
+                             }),
+                    [] { return ""; });
+  }
+}
+
+// FP8 training (fp8.hpp): each stage's FP8 GEMMs hold an FP8 copy of their weights (and the
+// transpose on Hopper) through the step, and each GEMM its scaling state. Under ZeRO-3 (FSDP)
+// no copy is kept: each layer's weights are cast to FP8 when gathered (torchao's
+// enable_fsdp_float8_all_gather casts each shard before the all-gather; Transformer Engine
+// re-quantises the gathered weight in the backward pass), transient like the gathered BF16
+// weights, which this estimate does not count either.
+void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
+                     const Placement& placement, double first_layer) {
+  const Pen& pen = ledger.pen();
+  const ParallelLayout& layout = setup.layout;
+  const double copies = layout.zero_stage >= 3 ? 0 : fp8_weight_copies(setup);
+  const Fp8Layer mixture_layer = fp8_layer(shape, layout, false);
+  const Fp8Layer dense_layer = fp8_layer(shape, layout, true);
+  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
+  const double dense_here =
+      std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(placement.layers_per_stage));
+  const double mixture_here = placement.layers_per_stage - dense_here;
+  const double weights = mixture_here * mixture_layer.weights + dense_here * dense_layer.weights;
+  const double gemms = mixture_here * mixture_layer.gemms + dense_here * dense_layer.gemms;
+  const Figure cache =
+      copies > 0
+          ? pen.number(copies) * pen.bytes(kFp8Bytes) *
+                pen.count(weights, copies == kFp8WeightCopiesTnOnly
+                                       ? "FP8 GEMM weights (each FP8 weight and its transpose)"
+                                       : "FP8 GEMM weights (the FP8 weight; no transpose on "
+                                         "Blackwell)")
+          : pen.said(0, [] {
+              return "no FP8 weight copies held under ZeRO-3 (cast per gathered layer)";
+            });
+  const Figure scaling = pen.bytes(kFp8ScalingBytesPerGemm) * pen.said(gemms, [&] {
+    return number_text(gemms) + " GEMMs' scaling state (" + number_text(kFp8TensorsPerGemm) +
+           " FP8 tensors × (" + number_text(kFp8AmaxHistoryLength) +
+           " amax history + scale + scale_inv) × 4 B)";
+  });
+  ledger.add(Term::kFp8Weights, cache + scaling, [] {
+    return "Transformer Engine keeps the BF16 parameter and an FP8 copy of each linear weight for "
+           "the step, with its transpose where cuBLAS runs only TN FP8 GEMMs (Hopper; "
+           "tests/pytorch/test_cpu_offloading.py, _estimate_cached_weight_size), and "
+           "DelayedScaling's amax history per FP8 tensor (module/base.py, set_meta_tensor; "
+           "amax_history_len 1,024); the router stays BF16. Under ZeRO-3 the weights are cast to "
+           "FP8 per gathered layer (torchao's enable_fsdp_float8_all_gather gathers 1 B per "
+           "weight instead of 2), transient like the gathered BF16 weights, which this estimate "
+           "does not count";
+  });
+}
+
+}  // namespace
+
+ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSetup& setup,
+                                      int micro_batch_sequences, bool flash_attention,
+                                      const Pen& pen) {
+  const LayerActivations model = layer_activations_of(setup.activation_model);
+  ActivationsPerLayer layer = model(shape, setup, micro_batch_sequences, flash_attention, pen);
+  // A mixture with dense layers mixed in (first_k_dense_replace): every layer is counted as the
+  // larger of the two kinds, an upper bound that each stage's share of dense layers can only
+  // lower.
+  if (shape.num_experts > 1 && shape.num_dense_layers > 0) {
+    const ActivationsPerLayer dense =
+        model(dense_layer_shape(shape), setup, micro_batch_sequences, flash_attention, pen);
+    if (dense.kept_bytes + dense.recompute_working_bytes >
+        layer.kept_bytes + layer.recompute_working_bytes) {
+      layer = dense;
+    }
+    if (pen.writing()) {
+      layer.source += "; every layer counted as the larger of a dense and a mixture layer";
+    }
+  }
+  if (setup.lora_rank > 0) add_adapter_intermediates(shape, setup, pen, layer);
+  if (shape.num_experts > 1 && setup.layout.expert_parallel > 1) {
+    layer.dispatch = all_to_all_buffers(shape, setup, layer, pen);
+  }
+  return layer;
+}
+
+double in_flight_factor(const ParallelLayout& layout) {
+  const double p = layout.pipeline_parallel;
+  const double v = layout.virtual_pipeline_stages;
+  return v > 1 ? 1 + (p - 1) / (p * v) : 1;
+}
+
+void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
+                     const Placement& placement, StageRole role, const ActivationsPerLayer& layer) {
+  const Pen& pen = ledger.pen();
+  add_activations_and_logits(ledger, shape, setup, placement, role, layer);
+  if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16) {
+    // bitsandbytes dequantises one layer's frozen weight to BF16 at a time.
+    const Figure largest = pen.bytes(kBf16Bytes) * pen.count(placement.linear.largest_weight,
+                                                             "(the largest linear weight)");
+    const double t = setup.layout.tensor_parallel;
+    ledger.add(Term::kDequantization, t > 1 ? largest / pen.number(t) : largest, [] {
+      return "bitsandbytes' matmul_4bit and MatMul8bitLt dequantise the frozen weight to BF16 for "
+             "the matmul and its backward, one layer at a time";
+    });
+  }
+  if (transformer_engine_fp8(setup)) {
+    const StagePlacement& stage = role == StageRole::kFirst ? placement.first : placement.last;
+    add_fp8_weights(ledger, shape, setup, placement, stage.first_layer);
+  }
+}
+
+}  // namespace trainmem

@@ -1,0 +1,32 @@
+// What a pipeline stage holds besides its model states: the activations of the layers it has in
+// flight, the logits and the loss (on the stage that computes them), a quantised base's layer
+// being dequantised, and FP8 training's weight copies and scaling state.
+#pragma once
+
+#include "activations/layer.hpp"
+#include "estimate/ledger.hpp"
+#include "estimate/placement.hpp"
+#include "trainmem/setup.hpp"
+
+namespace trainmem {
+
+// One layer's activations under the setup's activation model, for `micro_batch_sequences`
+// sequences: a mixture's dense layers counted as the larger of the two kinds, LoRA's adapter
+// intermediates and expert parallelism's all-to-all buffers included.
+ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSetup& setup,
+                                      int micro_batch_sequences, bool flash_attention,
+                                      const Pen& pen);
+
+// Which stage: the first holds p micro-batches in flight under 1F1B; the last, the output layer.
+// Without a pipeline the two are one.
+enum class StageRole { kFirst, kLast };
+
+// Layers' worth of activations the first stage holds over L: 1 under 1F1B, (1 + (p-1)/(p·v)) under
+// the interleaved schedule (Megatron-LM's theoretical_memory_usage.py).
+double in_flight_factor(const ParallelLayout& layout);
+
+// The stage's activations, logits and loss, dequantised layer and FP8 weights, into `ledger`.
+void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
+                     const Placement& placement, StageRole role, const ActivationsPerLayer& layer);
+
+}  // namespace trainmem

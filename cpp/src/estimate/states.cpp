@@ -1,0 +1,145 @@
+// The model states (states.hpp): Rajbhandari et al., "ZeRO", SC 2020, for what each stage shards;
+// Hu et al., "LoRA", for what trains under it.
+#include "estimate/states.hpp"
+
+#include <string>
+
+#include "stacks/stack_rows.hpp"
+#include "trainmem/fine_tuning.hpp"
+
+namespace trainmem {
+
+namespace {
+
+constexpr const char* kZeroSource = "Rajbhandari et al., \"ZeRO\", SC 2020";
+constexpr const char* kLoraSource =
+    "Hu et al., \"LoRA\", arXiv:2106.09685: the base is frozen, only the adapters (PEFT's "
+    "lora_A, in × r, and lora_B, r × out) train";
+
+}  // namespace
+
+Figure sharded(const Pen& pen, const Placement& placement, bool shards, double count,
+               double experts) {
+  if (!shards) return pen.count(count, "parameters");
+  const Figure zero_shards = pen.count(placement.zero_shards, "ZeRO shards");
+  if (experts == 0 || placement.zero_shards == placement.expert_zero_shards) {
+    return pen.count(count, "parameters") / zero_shards;
+  }
+  const double expert_shards = placement.expert_zero_shards;
+  return pen.count(count - experts, "parameters") / zero_shards +
+         pen.count(experts, "routed experts'") /
+             pen.count(expert_shards, expert_shards == 1 ? "shard of their data-parallel group"
+                                                         : "shards of their data-parallel group");
+}
+
+namespace {
+
+std::string precision_source(const TrainingSetup& setup) {
+  return std::string(kZeroSource) + "; precision " + choice_id(setup.precision);
+}
+
+std::string base_weights_source(const TrainingSetup& setup) {
+  std::string source = kLoraSource;
+  if (setup.base_weights == BaseWeights::kNf4) {
+    source +=
+        "; NF4 with double quantisation, 4 + 8/64 + 32/(64·256) bits (Dettmers et al., "
+        "\"QLoRA\", arXiv:2305.14314; bitsandbytes' quantize_4bit, blocksize 64)";
+  } else if (setup.base_weights == BaseWeights::kInt8) {
+    source +=
+        "; int8, 1 B per weight and an FP32 scale per output row (bitsandbytes' Linear8bitLt)";
+  }
+  return source;
+}
+
+}  // namespace
+
+BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const TrainingSetup& setup) {
+  BytesPerParameter per = bytes_per_parameter(setup.precision, setup.optimizer, shape);
+  if (setup.lora_rank > 0 && setup.optimizer == Optimizer::kAdafactor) {
+    // The adapters' own factored state; one state value's bytes is SGD's one buffer's.
+    const double state_value_bytes =
+        bytes_per_parameter(setup.precision, Optimizer::kSgdMomentum, shape).optimizer_states;
+    per.optimizer_states =
+        state_value_bytes *
+        lora_adafactor_values_per_layer(shape, setup.lora_rank, setup.lora_targets) /
+        lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets);
+  }
+  // What the stack holds instead (its row: Megatron-LM's FP32 main gradients, FSDP2's FP32
+  // sharded parameters and no master copy).
+  const StackRow& row = stack_row(setup.stack);
+  if (row.weight_bytes > 0) per.weights = row.weight_bytes;
+  if (row.gradient_bytes > 0) per.gradients = row.gradient_bytes;
+  if (!row.master_weights) per.master_weights = 0;
+  per.total = per.weights + per.gradients + per.master_weights + per.optimizer_states;
+  return per;
+}
+
+BaseWeightBytes base_weight_bytes(const ModelShape& shape, const TrainingSetup& setup) {
+  BaseWeightBytes base;
+  if (setup.lora_rank == 0) return base;
+  base.per_parameter = base_linear_bytes_per_parameter(shape, setup.base_weights);
+  const bool int8 = setup.base_weights == BaseWeights::kInt8;
+  base.per_value = int8 ? kInt8BytesPerValue : base.per_parameter;
+  base.per_row = int8 ? kInt8ScaleBytesPerRow : 0;
+  return base;
+}
+
+Figure weight_figure(const Pen& pen, const StageParameters& parameters,
+                     const BytesPerParameter& per, const BaseWeightBytes& base) {
+  if (base.per_parameter == 0)
+    return pen.bytes(per.weights) * pen.count(parameters.trainable, "parameters");
+  Figure weights = pen.bytes(per.weights) * pen.count(parameters.trainable, "adapter") +
+                   pen.bytes(base.per_value) * pen.count(parameters.frozen_linear, "frozen linear");
+  if (base.per_row > 0) {
+    weights = weights +
+              pen.bytes(base.per_row) * pen.count(parameters.frozen_linear_rows, "rows' scales");
+  }
+  return weights +
+         pen.bytes(kBf16Bytes) * pen.count(parameters.frozen_other, "other frozen parameters");
+}
+
+void add_model_states(Ledger& ledger, const TrainingSetup& setup, const Placement& placement,
+                      const StagePlacement& stage, const BytesPerParameter& per,
+                      const BaseWeightBytes& base) {
+  const Pen& pen = ledger.pen();
+  // The stage from which ZeRO shards each state; FSDP2 shards the weights at either of its stages.
+  const int zero_stage = stack_row(setup.stack).shards_weights ? 3 : setup.layout.zero_stage;
+  const bool lora = setup.lora_rank > 0;
+  // The frozen base and the adapters shard alike (LoRA is kept to ep = 1 and etp = t, where the
+  // experts' group is everyone's: check.cpp).
+  const double experts = lora ? 0 : stage.expert_parameters;
+  const double trainable = stage.split.trainable;
+  if (lora) {
+    const Figure weights = weight_figure(pen, stage.split, per, base);
+    ledger.add(
+        Term::kWeights,
+        zero_stage >= 3 ? weights / pen.count(placement.zero_shards, "ZeRO shards") : weights,
+        [&] { return base_weights_source(setup); });
+  } else {
+    ledger.add(Term::kWeights,
+               pen.bytes(per.weights) *
+                   sharded(pen, placement, zero_stage >= 3, stage.parameters, experts),
+               [&] { return precision_source(setup); });
+  }
+  const auto trained_source = [&] {
+    return lora ? std::string(kLoraSource) : precision_source(setup);
+  };
+  ledger.add(
+      Term::kGradients,
+      pen.bytes(per.gradients) * sharded(pen, placement, zero_stage >= 2, trainable, experts),
+      trained_source);
+  ledger.add(
+      Term::kMasterWeights,
+      pen.bytes(per.master_weights) * sharded(pen, placement, zero_stage >= 1, trainable, experts),
+      [] { return "Micikevicius et al., \"Mixed Precision Training\", ICLR 2018"; });
+  ledger.add(Term::kOptimizerStates,
+             pen.bytes(per.optimizer_states) *
+                 sharded(pen, placement, zero_stage >= 1, trainable, experts),
+             [&] {
+               const Choice& optimizer =
+                   choices<Optimizer>()[static_cast<std::size_t>(setup.optimizer)];
+               return optimizer.name + ": " + optimizer.source;
+             });
+}
+
+}  // namespace trainmem

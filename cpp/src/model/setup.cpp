@@ -1,0 +1,46 @@
+// What a setup names: its model, its device, and its layout in words (setup.hpp).
+#include "trainmem/setup.hpp"
+
+#include "trainmem/format.hpp"
+
+namespace trainmem {
+
+const ModelShape* resolve_model(const TrainingSetup& setup) {
+  if (setup.model_id == kCustomModelId) return &setup.custom_model;
+  return find_preset(setup.model_id);
+}
+
+Device device_of(const TrainingSetup& setup) {
+  if (setup.device_id == kCustomDeviceId) {
+    // Named by its capacity as given: "Custom 2.5 GB", never rounded to another size.
+    const std::string gigabytes = format_bytes_short(setup.custom_capacity_gb * kBytesPerGigabyte);
+    return {kCustomDeviceId, "Custom " + gigabytes, "device", setup.custom_capacity_gb * 1e9,
+            kCustomDeviceArchitecture};
+  }
+  return *find_device(setup.device_id);
+}
+
+std::string format_layout(const TrainingSetup& setup) {
+  const ParallelLayout& layout = setup.layout;
+  std::string text = "d " + std::to_string(layout.data_parallel);
+  if (layout.zero_stage > 0) {
+    text += " (ZeRO-" + std::to_string(layout.zero_stage) + " over d·c = " +
+            format_count(static_cast<double>(layout.data_parallel) * layout.context_parallel) + ")";
+  }
+  text += " × t " + std::to_string(layout.tensor_parallel);
+  if (layout.sequence_parallel) text += " (SP)";
+  text += " × p " + std::to_string(layout.pipeline_parallel);
+  if (layout.virtual_pipeline_stages > 1) {
+    text += " (" + std::to_string(layout.virtual_pipeline_stages) + " virtual)";
+  }
+  const double devices = num_devices(layout);
+  text += " × c " + std::to_string(layout.context_parallel) + " = " + format_count(devices) +
+          (devices == 1 ? " device" : " devices");
+  if (layout.expert_parallel > 1 || layout.expert_tensor_parallel > 0) {
+    text += ", experts over ep " + std::to_string(layout.expert_parallel) + " × etp " +
+            std::to_string(expert_tensor_parallel_of(layout));
+  }
+  return text + ", recompute " + choice_id(setup.recompute);
+}
+
+}  // namespace trainmem

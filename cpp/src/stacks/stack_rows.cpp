@@ -1,0 +1,85 @@
+// The training stacks' rows (stack_rows.hpp). docs/formulas.md derives each holding.
+#include "stacks/stack_rows.hpp"
+
+#include "stacks/stack_frameworks.hpp"
+
+namespace trainmem {
+
+const StackRow& stack_row(Stack stack) {
+  static const StackRow rows[] = {
+      // The idealised step: the plate's terms and nothing else.
+      {Stack::kIdeal},
+      // Megatron-LM accumulates and reduces gradients in an FP32 main-gradient buffer
+      // (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce
+      // to be done in fp32"): 4 B, its docs' 6 + 12/d with the distributed optimiser (ZeRO 1).
+      [] {
+        StackRow row{Stack::kMegatron};
+        row.gradient_bytes = kFp32Bytes;
+        row.max_zero_stage = 1;
+        row.zero_refusal =
+            "Megatron-LM's distributed optimiser shards the optimiser state and master weights "
+            "(ZeRO 1); choose ZeRO 0 or 1, or the torchtitan or deepspeed stack.";
+        row.fp8 = false;
+        row.own_loss = true;
+        row.loss = Loss::kVocabParallel;
+        row.loss_refusal =
+            "Megatron-LM computes the loss with its vocab-parallel cross-entropy; choose the "
+            "vocab-parallel loss.";
+        row.fine_tuning = false;
+        row.step = replay::megatron_step;
+        return row;
+      }(),
+      // FSDP2 under torchtitan keeps the sharded parameters in FP32 and computes in BF16 copies
+      // gathered layer by layer (MixedPrecisionPolicy param_dtype bfloat16): the FP32 parameters
+      // are the weights and no master copy is kept; their gradients, reduce-scattered in FP32
+      // (reduce_dtype float32), are FP32 too.
+      [] {
+        StackRow row{Stack::kTorchtitan};
+        row.weight_bytes = kFp32Bytes;
+        row.gradient_bytes = kFp32Bytes;
+        row.master_weights = false;
+        row.shards_weights = true;
+        row.min_zero_stage = 2;
+        row.min_shards = 2;
+        row.zero_refusal =
+            "torchtitan shards with FSDP2 over dp·cp devices: it needs data or context "
+            "parallelism above 1 and ZeRO 3 (resharding after the forward pass) or 2 (not), or "
+            "choose another stack.";
+        row.fp8_engine = Fp8Engine::kTorchao;
+        row.own_loss = true;
+        row.loss = Loss::kFp32Upcast;
+        row.loss_refusal =
+            "torchtitan computes the loss as cross_entropy over FP32-upcast logits; choose the "
+            "fp32-upcast loss.";
+        row.tensor_parallel = false;
+        row.layout_refusal =
+            "torchtitan is modelled on FSDP2 and context parallelism alone; set tp and ep to 1, "
+            "or choose the megatron stack.";
+        row.fine_tuning = false;
+        row.fp8_all_gather = true;
+        row.step = replay::torchtitan_step;
+        return row;
+      }(),
+      [] {
+        StackRow row{Stack::kDeepSpeed};
+        row.min_zero_stage = 1;
+        row.zero_refusal =
+            "DeepSpeed is modelled with ZeRO 1, 2 or 3 (without ZeRO its BF16 optimiser keeps "
+            "FP32 gradients of its own); choose a ZeRO stage, which needs data or context "
+            "parallelism above 1.";
+        row.fp8 = false;
+        row.fine_tuning = false;
+        row.overlap_comm = true;
+        row.step = replay::deepspeed_step;
+        return row;
+      }(),
+  };
+  return rows[static_cast<std::size_t>(stack)];
+}
+
+bool transformer_engine_fp8(const TrainingSetup& setup) {
+  return setup.precision == Precision::kFp8Mixed &&
+         stack_row(setup.stack).fp8_engine == Fp8Engine::kTransformerEngine;
+}
+
+}  // namespace trainmem

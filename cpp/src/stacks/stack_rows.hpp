@@ -1,0 +1,57 @@
+// Each training stack's traits, one row each: what its framework holds per parameter, how it
+// shards, how it runs FP8 and the loss, what it is modelled for (check.cpp refuses the rest with
+// the row's words), and its replayed step. Adding a stack is adding a row (and its step).
+#pragma once
+
+#include "stacks/stack_step.hpp"
+#include "trainmem/options.hpp"
+#include "trainmem/setup.hpp"
+
+namespace trainmem {
+
+// Who runs fp8-mixed's GEMMs: Transformer Engine's delayed-scaling recipe (fp8.hpp: FP8 weight
+// copies, scaling state, FP8 saved inputs), or torchao's Float8Linear (torchao/float8/
+// float8_linear.py, matmul_with_hp_or_float8_args: it saves the BF16 input and casts again in the
+// backward pass, with dynamic tensor-wise scales, no amax history and no weight cache).
+enum class Fp8Engine { kTransformerEngine, kTorchao };
+
+struct StackRow {
+  Stack stack;
+  // Bytes per parameter the framework holds where they differ from the precision's (0: the
+  // precision's), and whether it keeps a master copy.
+  double weight_bytes = 0;
+  double gradient_bytes = 0;
+  bool master_weights = true;
+  // FSDP2 shards the parameters at either of its ZeRO stages, 2 or 3: the weights are counted as
+  // ZeRO 3 shards them.
+  bool shards_weights = false;
+  // Modelled for: ZeRO stages from `min_zero_stage` to `max_zero_stage` over at least
+  // `min_shards` data- and context-parallel devices, full training on the device in bf16-mixed
+  // (and fp8-mixed where `fp8`), tensor and expert parallelism where `tensor_parallel`, and its
+  // own loss where `own_loss`. Each refusal's words.
+  int min_zero_stage = 0;
+  int max_zero_stage = 3;
+  double min_shards = 1;
+  const char* zero_refusal = "";
+  bool fp8 = true;
+  Fp8Engine fp8_engine = Fp8Engine::kTransformerEngine;
+  bool own_loss = false;
+  Loss loss = Loss::kVocabParallel;
+  const char* loss_refusal = "";
+  bool tensor_parallel = true;
+  const char* layout_refusal = "";
+  bool fine_tuning = true;  // LoRA and offloading
+  // Its switches: FSDP2's FP8 all-gather (torchtitan), overlap_comm (DeepSpeed).
+  bool fp8_all_gather = false;
+  bool overlap_comm = false;
+  // The replayed step; none for the idealised step.
+  void (*step)(replay::Step&, const replay::StepDevice&) = nullptr;
+};
+
+const StackRow& stack_row(Stack stack);
+
+// Whether fp8-mixed runs as Transformer Engine runs it (fp8.hpp): under a stack whose FP8 engine
+// it is.
+bool transformer_engine_fp8(const TrainingSetup& setup);
+
+}  // namespace trainmem
