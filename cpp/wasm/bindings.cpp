@@ -30,9 +30,8 @@ val workshop_view_js(const trainmem::TrainingSetup& setup, int max_micro_batch_s
   result.set("activationCurve", to_array(view.activation_curve));
   // Every setting's text by its id, for the controls and the link: no call per setting.
   val texts = val::object();
-  const std::vector<trainmem::Setting>& settings = trainmem::settings();
-  for (std::size_t index = 0; index < view.setting_texts.size(); ++index) {
-    texts.set(settings[index].id, view.setting_texts[index]);
+  for (const trainmem::Setting& setting : trainmem::settings()) {
+    texts.set(setting.id, trainmem::setting_text(setup, setting.id));
   }
   result.set("settingTexts", texts);
   return result;

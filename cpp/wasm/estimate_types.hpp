@@ -99,18 +99,19 @@ inline const char* term_part_js(TermPart part) {
   return "host";
 }
 inline emscripten::val terms_js() {
-  emscripten::val array = emscripten::val::array();
+  using emscripten::val;
+  val array = val::array();
   for (const TermRow& row : kTerms) {
-    emscripten::val term = emscripten::val::object();
-    term.set("id", std::string(row.id));
-    term.set("apiKey", api_key(row));
-    term.set("label", std::string(row.label));
-    term.set("phrase", std::string(row.phrase));
-    term.set("part", std::string(term_part_js(row.part)));
+    val term = val::object();
+    term.set("id", val(row.id));
+    term.set("apiKey", val(api_key(row)));
+    term.set("label", val(row.label));
+    term.set("phrase", val(row.phrase));
+    term.set("part", val(term_part_js(row.part)));
     term.set("onDevice", row.on_device);
     term.set("onHost", row.on_host);
     term.set("listedWhenHeld", row.listed_when_held);
-    term.set("countedBy", std::string(row.counted_by));
+    term.set("countedBy", val(row.counted_by));
     array.call<void>("push", term);
   }
   return array;
@@ -154,13 +155,6 @@ inline void register_estimate_types() {
       .field("peakAllocatedBytes", &Estimate::peak_allocated_bytes)
       .field("peakReservedBytes", &Estimate::peak_reserved_bytes)
       .field("stackTerms", &stack_terms_js, &ignore_stack_terms);
-
-  value_object<TimelinePoint>("TimelinePoint")
-      .field("phase", &TimelinePoint::phase)
-      .field("layer", &TimelinePoint::layer)
-      .field("bytes", &TimelinePoint::bytes)
-      .field("reservedBytes", &TimelinePoint::reserved_bytes)
-      .field("held", &held_js, &set_held_js);
 
   value_object<StackTerm>("StackTerm")
       .field("id", &StackTerm::id)

@@ -100,6 +100,13 @@ EMSCRIPTEN_BINDINGS(trainmem_explore) {
       .field("bytesSaved", &Saving::bytes_saved)
       .field("devicesAdded", &Saving::devices_added);
 
+  value_object<TimelinePoint>("TimelinePoint")
+      .field("phase", &TimelinePoint::phase)
+      .field("layer", &TimelinePoint::layer)
+      .field("bytes", &TimelinePoint::bytes)
+      .field("reservedBytes", &TimelinePoint::reserved_bytes)
+      .field("held", &held_js, &set_held_js);
+
   value_object<FitCell>("FitCell")
       .field("sequenceLength", &FitCell::sequence_length)
       .field("microBatchSequences", &FitCell::micro_batch_sequences)

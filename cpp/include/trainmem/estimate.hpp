@@ -62,14 +62,12 @@ struct ActivationPoint {
   double without_flash_attention_bytes = 0;
 };
 
-// Everything the plate's workshop draws, from one call: the estimate for `setup`, activations
-// with and without FlashAttention for 1..max_micro_batch_sequences sequences, and every setting's
-// text as settings.hpp's setting_text writes it (in the table's order), so that the page needs no
-// further call to show its controls and its link.
+// Everything the plate's workshop draws, from one call: the estimate for `setup`, and
+// activations with and without FlashAttention for 1..max_micro_batch_sequences sequences. (The
+// page's binding adds every setting's text, so that one call gives it all it shows.)
 struct [[nodiscard]] WorkshopView {
   Estimate estimate;
   std::vector<ActivationPoint> activation_curve;
-  std::vector<std::string> setting_texts;
 };
 
 WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences);

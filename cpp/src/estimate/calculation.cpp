@@ -48,10 +48,10 @@ Calculation calculate(const TrainingSetup& setup, int micro_batch_sequences, boo
   }
   calc.whole_terms = calc.ledger.device;
   if (stack_row(setup.stack).step != nullptr && options.replay_stack) {
-    const StackHoldings holdings =
+    StackHoldings holdings =
         apply_stack(calc.ledger, step_device(setup, shape, calc.placement, calc.last_is_most_loaded,
                                              calc.layer, calc.whole_terms));
-    calc.stack_terms = holdings.terms;
+    calc.stack_terms = std::move(holdings.terms);
     calc.peak_allocated_bytes = holdings.peak_allocated_bytes;
     calc.peak_reserved_bytes = holdings.peak_reserved_bytes;
   } else {

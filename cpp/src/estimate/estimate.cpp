@@ -12,7 +12,7 @@ namespace trainmem {
 namespace {
 
 Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool flash_attention) {
-  const Calculation calc = calculate(setup, micro_batch_sequences, flash_attention);
+  Calculation calc = calculate(setup, micro_batch_sequences, flash_attention);
   Estimate estimate;
   estimate.setup = setup;
   estimate.answer = calc.answer;
@@ -46,7 +46,7 @@ Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool
       estimate.usable_bytes - (total - estimate.bytes[Term::kActivations]);
   estimate.peak_allocated_bytes = calc.peak_allocated_bytes;
   estimate.peak_reserved_bytes = calc.peak_reserved_bytes;
-  estimate.stack_terms = calc.stack_terms;
+  estimate.stack_terms = std::move(calc.stack_terms);
   return estimate;
 }
 
@@ -57,7 +57,7 @@ Estimate estimate_memory(const TrainingSetup& setup) {
 }
 
 WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences) {
-  WorkshopView view{estimate_memory(setup), {}, {}};
+  WorkshopView view{estimate_memory(setup), {}};
   if (!view.estimate.answer.ok()) return view;
   if (max_micro_batch_sequences < 1 || max_micro_batch_sequences > kMaxMicroBatchSequences) {
     view.estimate.answer =
@@ -77,9 +77,6 @@ WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_seque
     point.without_flash_attention_bytes =
         calculate(setup, sequences, false, whole).whole_terms[Term::kActivations];
     view.activation_curve.push_back(point);
-  }
-  for (const Setting& setting : settings()) {
-    view.setting_texts.push_back(setting_text(setup, setting.id));
   }
   return view;
 }

@@ -33,6 +33,14 @@ std::string Working::source() const {
   return text;
 }
 
+#if TRAINMEM_WRITES_WORDS
+
+void Ledger::add_working(Working working) {
+  if (writing()) workings_.push_back(std::move(working));
+}
+
+const std::vector<Working>& Ledger::workings() const { return workings_; }
+
 Working* Ledger::find_working(Term term) {
   const auto found = std::find_if(workings_.begin(), workings_.end(), [&](const Working& each) {
     return !each.host && each.id == term_row(term).id;
@@ -70,5 +78,27 @@ void Ledger::record(Working& working, const Figure& figure, bool subtracted, std
     working.sources.push_back(std::move(source));
   }
 }
+
+#else  // no workings where words are never written
+
+void Ledger::add_working(Working) {}
+
+const std::vector<Working>& Ledger::workings() const {
+  static const std::vector<Working> none;
+  return none;
+}
+
+Working* Ledger::find_working(Term) { return nullptr; }
+
+Working& Ledger::working(Term) {
+  static Working none;
+  return none;
+}
+
+Working& Ledger::host_working() { return working(Term::kFp32Gradients); }
+
+void Ledger::record(Working&, const Figure&, bool, std::string) {}
+
+#endif
 
 }  // namespace trainmem

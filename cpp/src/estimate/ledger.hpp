@@ -71,14 +71,13 @@ class Ledger {
 
   // A working of its own, for what the estimate adds beyond the table's terms (a stack's own
   // terms, the allocator's cache): its lines are not added here.
-  void add_working(Working working) {
-    if (writing()) workings_.push_back(std::move(working));
-  }
+  void add_working(Working working);
 
   // The working of `term`, made when first asked for (the pen writes); or the one there is, if any.
   Working& working(Term term);
   Working* find_working(Term term);
-  const std::vector<Working>& workings() const { return workings_; }
+  // Every working, in the order the terms were first computed.
+  const std::vector<Working>& workings() const;
 
   Breakdown device;
   Breakdown host;
@@ -88,7 +87,9 @@ class Ledger {
   static void record(Working& working, const Figure& figure, bool subtracted, std::string source);
 
   Pen pen_;
-  std::vector<Working> workings_;
+#if TRAINMEM_WRITES_WORDS
+  std::vector<Working> workings_;  // none where words are never written
+#endif
 };
 
 }  // namespace trainmem

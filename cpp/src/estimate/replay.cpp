@@ -75,10 +75,11 @@ StackHoldings apply_stack(Ledger& ledger, const replay::StepDevice& device) {
     }
   }
   ledger.device[Term::kDequantization] = 0;
-  const std::string stack = choice_name(device.setup.stack);
   for (const StackTerm& term : replayed.terms) {
     ledger.device[term.term] += term.bytes;
-    ledger.add_working(stack_term_working(term, stack, pen));
+    if (ledger.writing()) {
+      ledger.add_working(stack_term_working(term, choice_name(device.setup.stack), pen));
+    }
   }
   StackHoldings holdings{replayed.terms, replayed.peak_allocated, replayed.peak_reserved};
   const double cache = holdings.peak_reserved_bytes - holdings.peak_allocated_bytes;

@@ -2,8 +2,6 @@
 // order of allocations is in stack_frameworks.cpp, the pieces they share in stack_step.cpp.
 #include "stacks/stack.hpp"
 
-#include <algorithm>
-
 #include "stacks/stack_rows.hpp"
 
 namespace trainmem::replay {
@@ -79,9 +77,11 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
     replayed.at_peak[term] = step.at_peak(tag(term));
   }
   // The framework's terms first, then the runtime's.
-  replayed.terms = step.terms_at_peak();
-  std::stable_partition(replayed.terms.begin(), replayed.terms.end(),
-                        [](const StackTerm& term) { return term.term == Term::kFramework; });
+  for (const Term term : {Term::kFramework, Term::kRuntime}) {
+    for (const StackTerm& held : step.terms_at_peak()) {
+      if (held.term == term) replayed.terms.push_back(held);
+    }
+  }
   replayed.terms.push_back(context);
   replayed.terms.push_back(nccl);
   replayed.peak_allocated = step.peak_allocated();

@@ -21,6 +21,17 @@ namespace trainmem {
 
 inline constexpr bool kWritesWords = TRAINMEM_WRITES_WORDS;
 
+// A figure's words: a string, or nothing at all where words are never written.
+#if TRAINMEM_WRITES_WORDS
+using FigureText = std::string;
+#else
+struct FigureText {
+  FigureText() = default;
+  explicit FigureText(const std::string&) {}
+  bool empty() const { return true; }
+};
+#endif
+
 class Figure {
  public:
   Figure() = default;
@@ -29,31 +40,40 @@ class Figure {
 
   double value() const { return value_; }
   // Empty unless a writing pen made the figure.
-  const std::string& text() const { return text_; }
+  const std::string& text() const;
 
   // "a + b", "a − b", "a × b", "a / b": a sum in a product or a quotient is put in parentheses.
-  friend Figure operator+(const Figure& left, const Figure& right);
-  friend Figure operator-(const Figure& left, const Figure& right);
-  friend Figure operator*(const Figure& left, const Figure& right);
-  friend Figure operator/(const Figure& left, const Figure& right);
+  friend Figure operator+(const Figure& left, const Figure& right) {
+    if constexpr (!kWritesWords) return Figure(left.value_ + right.value_);
+    return joined(left.value_ + right.value_, left, " + ", right, Binding::kSum);
+  }
+  friend Figure operator-(const Figure& left, const Figure& right) {
+    if constexpr (!kWritesWords) return Figure(left.value_ - right.value_);
+    return joined(left.value_ - right.value_, left, " − ", right, Binding::kDifference);
+  }
+  friend Figure operator*(const Figure& left, const Figure& right) {
+    if constexpr (!kWritesWords) return Figure(left.value_ * right.value_);
+    return joined(left.value_ * right.value_, left, " × ", right, Binding::kProduct);
+  }
+  friend Figure operator/(const Figure& left, const Figure& right) {
+    if constexpr (!kWritesWords) return Figure(left.value_ / right.value_);
+    return joined(left.value_ / right.value_, left, " / ", right, Binding::kQuotient);
+  }
 
   // The same value followed by a unit: "(34 + 0) B", read as one factor.
   Figure in(std::string_view unit) const;
-  // The same value with words of its own ("one layer rebuilt (1.2 GB)"), when it has words.
-  Figure called(std::string text) const;
 
  private:
   friend class Pen;
-  enum class Binding : unsigned char { kAtom, kProduct, kSum };
+  enum class Binding : unsigned char { kAtom, kProduct, kQuotient, kSum, kDifference };
   Figure(double value, std::string text, Binding binding)
       : value_(value), text_(std::move(text)), binding_(binding) {}
-  static std::string operand(const Figure& figure, bool in_product);
   static Figure joined(double value, const Figure& left, const char* sign, const Figure& right,
                        Binding binding);
 
   double value_ = 0;
-  std::string text_;
-  Binding binding_ = Binding::kAtom;
+  FigureText text_;
+  [[maybe_unused]] Binding binding_ = Binding::kAtom;
 };
 
 // Makes figures: with words when it writes, as bare values when it does not.
@@ -63,13 +83,13 @@ class Pen {
   bool writing() const { return kWritesWords && writing_; }
 
   // "4,096"; a fraction to three significant digits: "1.44".
-  Figure number(double value) const;
+  Figure number(double value) const { return writing() ? written(value, {}) : Figure(value); }
   // "32 layers", "8,192 tokens".
-  Figure count(double value, std::string_view unit) const;
+  Figure count(double value, std::string_view unit) const {
+    return writing() ? written(value, unit) : Figure(value);
+  }
   // "2 B": bytes per something (a parameter, a token, a logit).
   Figure bytes(double value) const { return count(value, "B"); }
-  // "1.2 GB": bytes as the totals are written (format_bytes).
-  Figure amount(double bytes) const;
   // A value described in words: `words()` is called only when the pen writes.
   template <typename Words>
   Figure said(double value, Words words) const {
@@ -78,6 +98,8 @@ class Pen {
   }
 
  private:
+  // The value in words, and its unit after it when there is one.
+  static Figure written(double value, std::string_view unit);
   bool writing_ = false;
 };
 
