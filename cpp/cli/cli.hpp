@@ -5,11 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace trainmem {
+#include "views.hpp"
 
-// Exit statuses: 0 success, 2 bad input (one line on `err` naming the flag and what is allowed).
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
+namespace trainmem {
 
 // `args` excludes the program name.
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

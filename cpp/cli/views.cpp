@@ -8,7 +8,6 @@
 #include <iomanip>
 #include <sstream>
 
-#include "cli.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/explain.hpp"
 #include "trainmem/explore.hpp"
@@ -253,7 +252,7 @@ int print_timeline(const TrainingSetup& setup, bool json, std::ostream& out, std
     return kExitOk;
   }
   const double peak = points[timeline_peak(points)].bytes;
-  const bool stack = setup.stack != Stack::kIdeal;
+  const bool stack = !estimate.stack_terms.empty();
   out << estimate.model_name << ": memory on the most loaded device through one step; peak "
       << format_bytes(peak)
       << (stack ? " allocated (and the runtime outside the allocator); reserved, the last column, "

@@ -12,6 +12,10 @@
 
 namespace trainmem {
 
+// Exit statuses: 0 success, 2 bad input (one line on `err` naming the flag and what is allowed).
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+
 void print_breakdown(const Estimate& estimate, std::ostream& out);
 void print_models(std::ostream& out);
 

@@ -9,6 +9,7 @@
 
 #include "trainmem/config.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/terms.hpp"
 
 using namespace trainmem;
 
@@ -411,6 +412,46 @@ TEST_CASE("cli: --timeline prints memory through one step, its peak the estimate
   for (const nlohmann::json& point : json) peak = std::max(peak, point["bytes"].get<double>());
   CHECK(peak == 164991401984.0);
   CHECK(json.front()["phase"] == "start");
+}
+
+TEST_CASE("cli: --explain prints each term's arithmetic and its source, and --json the same list") {
+  const CliRun table = run({"--explain"});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("Weights\n  2 B × 8,030,261,248 parameters = 16.1 GB\n  source: ") !=
+        std::string::npos);
+  CHECK(table.out.find("32 layers × 8,192 tokens × 4,096 × (34 + 0) B = 36.5 GB") !=
+        std::string::npos);
+  const CliRun json_run = run({"--explain", "--json", "--logits"});
+  REQUIRE(json_run.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(json_run.out);
+  REQUIRE(json.is_array());
+  REQUIRE(json.size() == 6);
+  CHECK(json[5]["term"] == "logits");
+  CHECK(json[5]["formula"] == "6 B × 8,192 tokens × 128,256 vocabulary = 6.3 GB");
+  CHECK(!json[5]["source"].get<std::string>().empty());
+  CHECK(run({"--explain", "--tp", "3"}).status == 2);
+}
+
+TEST_CASE("cli: the JSON's terms are the table's, on the device and on the host") {
+  const CliRun result = run({"--lora-rank", "16", "--offload", "optimizer", "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::ordered_json json = nlohmann::ordered_json::parse(result.out);
+  std::vector<std::string> device;
+  std::vector<std::string> host;
+  for (const TermRow& row : kTerms) {
+    if (row.on_device) device.push_back(row.id);
+    if (row.on_host) host.push_back(row.id);
+  }
+  device.push_back("total");
+  host.push_back("total");
+  std::vector<std::string> device_keys;
+  for (const auto& [key, value] : json["bytes"].items()) device_keys.push_back(key);
+  std::vector<std::string> host_keys;
+  for (const auto& [key, value] : json["host"].items()) host_keys.push_back(key);
+  CHECK(device_keys == device);
+  CHECK(host_keys == host);
+  CHECK(json["host"]["fp32Gradients"].get<double>() > 0);
+  CHECK(json["hostBytes"] == json["host"]["total"]);
 }
 
 TEST_CASE("cli: --activations llama-block counts the Llama block's saved tensors") {

@@ -17,6 +17,32 @@ TEST_CASE("the device catalogue carries the vendors' capacities in decimal bytes
   CHECK(ids_joined(device_choices()) == "h100, h200, b200, a100-40gb, a100-80gb, mi300x, custom");
 }
 
+TEST_CASE("each device carries its architecture's row: FP8 weight copies and cuBLAS workspaces") {
+  constexpr double kMiB = 1 << 20;
+  const auto row_of = [](const char* id) -> const ArchitectureRow& {
+    return architecture_row(find_device(id)->architecture);
+  };
+  CHECK(row_of("h100").fp8_weight_copies == 2);  // each FP8 weight and its transpose
+  CHECK(row_of("h200").fp8_weight_copies == 2);
+  CHECK(row_of("b200").fp8_weight_copies == 1);  // non-TN FP8 GEMMs: no transpose
+  CHECK(row_of("a100-80gb").fp8_weight_copies == 0);
+  CHECK(row_of("mi300x").fp8_weight_copies == 0);
+  CHECK(row_of("h100").cublas_workspace_bytes == 32 * kMiB);
+  CHECK(row_of("a100-40gb").cublas_workspace_bytes == 8 * kMiB + 128 * 1024);
+  CHECK(row_of("mi300x").cublas_workspace_bytes == 128 * kMiB);
+  CHECK(row_of("mi300x").cublaslt_workspace_bytes == 76 * kMiB);
+  // A custom device, of a capacity given with it, is taken as Ada's row: FP8 as on Hopper, and
+  // PyTorch's pre-Hopper workspace.
+  TrainingSetup custom;
+  custom.device_id = kCustomDeviceId;
+  custom.custom_capacity_gb = 24;
+  const Device device = device_of(custom);
+  CHECK(device.name == "Custom 24 GB");
+  CHECK(device.capacity_bytes == 24e9);
+  CHECK(architecture_row(device.architecture).fp8_weight_copies == 2);
+  CHECK(architecture_row(device.architecture).cublas_workspace_bytes == 8 * kMiB + 128 * 1024);
+}
+
 TEST_CASE("each precision and optimiser states its bytes per parameter") {
   const ModelShape& shape = *find_preset("llama3-8b");
   const BytesPerParameter adam =

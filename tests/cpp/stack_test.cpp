@@ -9,6 +9,7 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/fp8.hpp"
 #include "trainmem/measured.hpp"
@@ -295,6 +296,46 @@ TEST_CASE("selective-op: torchtitan's policy keeps the input and four of seven m
   // Not a Llama-style block: refused.
   setup.model_id = "gpt2";
   CHECK(estimate_memory(setup).answer.setting == setting_id::kRecompute);
+}
+
+TEST_CASE(
+    "selective-op: the arithmetic writes the policy's tensors and its source, whichever model") {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(2);
+  setup.sequence_length = 128;
+  setup.recompute = Recompute::kSelectiveOp;
+  for (const ActivationModel model :
+       {ActivationModel::kKorthikanti, ActivationModel::kLlamaBlock}) {
+    setup.activation_model = model;
+    const std::vector<TermArithmetic> terms = explain_estimate(setup);
+    REQUIRE(terms.size() >= 5);
+    CHECK(terms[4].term == "activations");
+    // Not Korthikanti's bracket, which the policy does not count by: its 1,040 B per token.
+    CHECK(terms[4].formula.rfind(
+              "2 layers × 128 tokens × 1,040 B saved per token + one layer rebuilt (", 0) == 0);
+    CHECK(terms[4].source.rfind("torchtitan's selective per-op recomputation", 0) == 0);
+  }
+}
+
+TEST_CASE("stack: under FSDP2's ZeRO 2 the weights' arithmetic says the shards it counts") {
+  TrainingSetup setup = tiny(Stack::kTorchtitan);
+  setup.layout.zero_stage = 2;
+  const std::vector<TermArithmetic> terms = explain_estimate(setup);
+  REQUIRE(!terms.empty());
+  CHECK(terms[0].term == "weights");
+  CHECK(terms[0].formula.find(" ZeRO shards = ") != std::string::npos);
+}
+
+TEST_CASE("stack: each stack's row names its step; the idealised step has none") {
+  CHECK(estimate_memory(tiny(Stack::kIdeal)).stack_terms.empty());
+  for (const Stack stack : {Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed}) {
+    CAPTURE(choice_id(stack));
+    const Estimate estimate = estimate_memory(tiny(stack));
+    REQUIRE(estimate.answer.ok());
+    CHECK(!estimate.stack_terms.empty());
+    CHECK(estimate.peak_reserved_bytes >= estimate.peak_allocated_bytes);
+  }
 }
 
 TEST_CASE("stack: the activations' curve counts the activations whole, as the ideal step does") {

@@ -73,6 +73,40 @@ describe('the trainmem WebAssembly module', () => {
     assert.equal(view.activationCurve[0].withoutFlashAttentionBytes, 354 * 8192 * 4096 * 32);
   });
 
+  it("carries every setting's text with the view, as settingText writes each", () => {
+    const setup = plateSetup({ microBatchSequences: 2, recompute: 'selective' });
+    const view = core.workshopView(setup, 16);
+    const ids = core.settings().map((setting) => setting.id);
+    assert.deepEqual(Object.keys(view.settingTexts), ids);
+    for (const id of ids) assert.equal(view.settingTexts[id], core.settingText(setup, id), id);
+    assert.equal(view.settingTexts.tokens, '16384');
+    assert.equal(view.settingTexts.recompute, 'selective');
+  });
+
+  it("gives the table of terms, and each estimate's bytes by the table's keys", () => {
+    const terms = core.terms();
+    assert.deepEqual(
+      terms.slice(0, 5).map((term) => term.id),
+      ['weights', 'gradients', 'masterWeights', 'optimizerStates', 'activations'],
+    );
+    const estimate = core.estimateMemory(
+      plateSetup({ stack: 'deepspeed', layout: { ...plateSetup().layout, dataParallel: 2, zeroStage: 3 } }),
+    );
+    assert.equal(estimate.answer.status, core.Status.OK, estimate.answer.message);
+    const onDevice = terms.filter((term) => term.onDevice);
+    assert.deepEqual(Object.keys(estimate.bytes), [
+      ...onDevice.map((term) => term.apiKey),
+      'modelStatesBytes',
+      'totalBytes',
+    ]);
+    const sum = onDevice.reduce((total, term) => total + estimate.bytes[term.apiKey], 0);
+    assert.equal(sum, estimate.bytes.totalBytes);
+    assert.deepEqual(Object.keys(estimate.host), [
+      ...terms.filter((term) => term.onHost).map((term) => term.apiKey),
+      'totalBytes',
+    ]);
+  });
+
   it('refuses a choice it does not know as the setup crosses into the core', () => {
     assert.throws(
       () => core.estimateMemory(plateSetup({ recompute: 'sometimes' })),
@@ -136,6 +170,60 @@ describe('the trainmem-json WebAssembly module', () => {
     assert.equal(deep.answer.status, json.Status.INVALID_INPUT);
     const proto = json.parseHfConfig('{"__proto__": {"polluted": 1}}');
     assert.equal(proto.answer.status, json.Status.INVALID_INPUT);
+  });
+
+  it("gives the figures the estimator gives, though only it leaves out the arithmetic's words", () => {
+    // trainmem.wasm is built without the words each step writes when asked (text/figure.hpp);
+    // the on-demand module with them. Every figure must be the same.
+    const setups = [
+      core.defaultSetup(),
+      plateSetup({ flashAttention: false, logits: true, loss: 'fp32-upcast' }),
+      plateSetup({
+        loraRank: 16,
+        loraTargets: 'all-linear',
+        baseWeights: 'nf4',
+        offload: 'optimizer',
+        offloadActivations: true,
+      }),
+      plateSetup({ precision: 'fp8-mixed', deviceId: 'b200', activationModel: 'llama-block' }),
+      plateSetup({
+        modelId: 'mixtral-8x7b',
+        layout: { ...plateSetup().layout, dataParallel: 8, expertParallel: 8, zeroStage: 1 },
+      }),
+      plateSetup({
+        stack: 'torchtitan',
+        recompute: 'selective-op',
+        logits: true,
+        loss: 'fp32-upcast',
+        layout: { ...plateSetup().layout, dataParallel: 8, zeroStage: 2 },
+      }),
+      plateSetup({
+        modelId: 'llama3-70b',
+        logits: true,
+        recompute: 'full',
+        layout: {
+          ...plateSetup().layout,
+          dataParallel: 4,
+          zeroStage: 1,
+          tensorParallel: 8,
+          sequenceParallel: true,
+          pipelineParallel: 4,
+          virtualPipelineStages: 2,
+        },
+      }),
+    ];
+    const terms = core.terms();
+    for (const setup of setups) {
+      const lean = core.estimateMemory(setup);
+      assert.equal(lean.answer.status, core.Status.OK, lean.answer.message);
+      const written = JSON.parse(json.setupToJson(setup));
+      for (const term of terms.filter((each) => each.onDevice)) {
+        assert.equal(lean.bytes[term.apiKey], written.bytes[term.id], `${term.id}`);
+      }
+      assert.equal(lean.bytes.totalBytes, written.bytes.total);
+      assert.equal(lean.host.totalBytes, written.host.total);
+      assert.equal(lean.peakReservedBytes, written.peakReservedBytes);
+    }
   });
 
   it("writes the CLI's JSON and a CSV for a setup", () => {

@@ -146,17 +146,11 @@ Answer check_stack(const TrainingSetup& setup) {
 
 namespace id = setting_id;
 
-Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
-  if (setup.model_id == kCustomModelId) {
-    const std::string problem = model_shape_problem(*shape);
-    if (!problem.empty())
-      return refusal(kConfigInputId, "The custom model's shape is not usable: " + problem);
-  }
-  // The model is the table's first setting: an unknown one is refused before anything below reads
-  // its shape.
-  const Answer values = check_setting_values(setup);
-  if (!values.ok()) return values;
+namespace {
 
+// The layout against the model and the sequence: degrees that divide what they split, switches
+// that need another degree, and ZeRO's replicas.
+Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
   const ParallelLayout& layout = setup.layout;
   const int t = layout.tensor_parallel;
   if (shape->num_attention_heads % t != 0 || shape->num_key_value_heads % t != 0 ||
@@ -218,6 +212,11 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "ZeRO shards the model states over data-parallel replicas; a ZeRO stage "
                    "above 0 needs data or context parallelism above 1.");
   }
+  return {};
+}
+
+// LoRA and a quantised base, on the blocks fine_tuning.cpp counts adapters on.
+Answer check_lora(const TrainingSetup& setup, const ModelShape* shape) {
   if (setup.base_weights != BaseWeights::kBf16 && setup.lora_rank == 0) {
     return refusal(id::kBaseWeights,
                    "Base weights in " + choice_id(setup.base_weights) +
@@ -247,6 +246,27 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "LoRA is counted on Llama-style blocks and plain mixtures of experts; " +
                        shape->name + what + ". Set the LoRA rank to 0.");
   }
+  return {};
+}
+
+}  // namespace
+
+Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
+  if (setup.model_id == kCustomModelId) {
+    const std::string problem = model_shape_problem(*shape);
+    if (!problem.empty())
+      return refusal(kConfigInputId, "The custom model's shape is not usable: " + problem);
+  }
+  // The model is the table's first setting: an unknown one is refused before anything below reads
+  // its shape.
+  const Answer values = check_setting_values(setup);
+  if (!values.ok()) return values;
+  const Answer layout_answer = check_layout(setup, shape);
+  if (!layout_answer.ok()) return layout_answer;
+  const Answer lora = check_lora(setup, shape);
+  if (!lora.ok()) return lora;
+  const ParallelLayout& layout = setup.layout;
+  const int t = layout.tensor_parallel;
   const Answer fp8 = check_fp8(setup);
   if (!fp8.ok()) return fp8;
   if (setup.lora_rank > 0 &&

@@ -16,6 +16,7 @@ const StackRow& stack_row(Stack stack) {
         StackRow row{Stack::kMegatron};
         row.gradient_bytes = kFp32Bytes;
         row.max_zero_stage = 1;
+        row.first_zero_stage = 1;
         row.zero_refusal =
             "Megatron-LM's distributed optimiser shards the optimiser state and master weights "
             "(ZeRO 1); choose ZeRO 0 or 1, or the torchtitan or deepspeed stack.";

@@ -31,6 +31,9 @@ struct StackRow {
   // own loss where `own_loss`. Each refusal's words.
   int min_zero_stage = 0;
   int max_zero_stage = 3;
+  // The ZeRO stage the fewest-devices search tries the stack at first, on two devices, when the
+  // setup's own layout is refused (fit.cpp).
+  int first_zero_stage = 3;
   double min_shards = 1;
   const char* zero_refusal = "";
   bool fp8 = true;

@@ -15,74 +15,65 @@ constexpr int kMapLargestMicroBatch = 16;      // the plate's slider
 
 }  // namespace
 
-SavingsList rank_savings(const TrainingSetup& setup) {
-  SavingsList list;
-  list.baseline = estimate_memory(setup);
-  if (!list.baseline.answer.ok()) {
-    list.answer = list.baseline.answer;
-    return list;
-  }
+namespace {
 
-  std::vector<std::pair<std::string, std::pair<std::string, TrainingSetup>>> changes;
-  const auto add = [&changes](const std::string& change, const std::string& label,
-                              const TrainingSetup& changed) {
-    changes.push_back({change, {label, changed}});
-  };
+// One change to try: its id, its words and the changed setup.
+struct Change {
+  std::string change;
+  std::string label;
+  TrainingSetup setup;
+};
+
+// FlashAttention, recomputation, ZeRO and doubling a parallel degree.
+void add_layout_changes(const TrainingSetup& setup, std::vector<Change>& changes) {
   const ParallelLayout& layout = setup.layout;
-  TrainingSetup changed = setup;
-
+  const auto add = [&](std::string change, std::string label, const auto& edit) {
+    TrainingSetup changed = setup;
+    edit(changed);
+    changes.push_back({std::move(change), std::move(label), changed});
+  };
   if (!setup.flash_attention) {
-    changed = setup;
-    changed.flash_attention = true;
-    add("flash-attention", "Turn on FlashAttention", changed);
+    add("flash-attention", "Turn on FlashAttention",
+        [](TrainingSetup& changed) { changed.flash_attention = true; });
   }
   for (Recompute recompute : {Recompute::kSelective, Recompute::kFull}) {
     if (setup.recompute == recompute) continue;
-    changed = setup;
-    changed.recompute = recompute;
-    add("recompute-" + choice_id(recompute), choice_name(recompute) + " recomputation", changed);
+    add("recompute-" + choice_id(recompute), choice_name(recompute) + " recomputation",
+        [&](TrainingSetup& changed) { changed.recompute = recompute; });
   }
   if (layout.zero_stage < kMaxZeroStage) {
-    changed = setup;
-    changed.layout.zero_stage = layout.zero_stage + 1;
-    if (static_cast<long long>(layout.data_parallel) * layout.context_parallel == 1) {
-      changed.layout.data_parallel = 2;  // ZeRO needs replicas to shard over
-      add("zero-next",
-          "ZeRO-" + std::to_string(changed.layout.zero_stage) + " over 2 data-parallel devices",
-          changed);
-    } else {
-      add("zero-next", "ZeRO-" + std::to_string(changed.layout.zero_stage), changed);
-    }
+    const int next = layout.zero_stage + 1;
+    const bool no_replicas =
+        static_cast<long long>(layout.data_parallel) * layout.context_parallel == 1;
+    add("zero-next",
+        "ZeRO-" + std::to_string(next) + (no_replicas ? " over 2 data-parallel devices" : ""),
+        [&](TrainingSetup& changed) {
+          changed.layout.zero_stage = next;
+          if (no_replicas) changed.layout.data_parallel = 2;  // ZeRO needs replicas to shard over
+        });
   }
   if (layout.zero_stage > 0) {
-    changed = setup;
-    changed.layout.data_parallel = layout.data_parallel * 2;
-    add("dp-double",
-        "Double data parallelism (d " + std::to_string(changed.layout.data_parallel) + ")",
-        changed);
+    add("dp-double", "Double data parallelism (d " + std::to_string(layout.data_parallel * 2) + ")",
+        [](TrainingSetup& changed) { changed.layout.data_parallel *= 2; });
   }
-  changed = setup;
-  changed.layout.tensor_parallel = layout.tensor_parallel * 2;
-  changed.layout.sequence_parallel = true;
   add("tp-double",
-      "Double tensor parallelism (t " + std::to_string(changed.layout.tensor_parallel) +
+      "Double tensor parallelism (t " + std::to_string(layout.tensor_parallel * 2) +
           ", sequence parallel)",
-      changed);
-  changed = setup;
-  changed.layout.pipeline_parallel = layout.pipeline_parallel * 2;
+      [](TrainingSetup& changed) {
+        changed.layout.tensor_parallel *= 2;
+        changed.layout.sequence_parallel = true;
+      });
   add("pp-double",
-      "Double pipeline parallelism (p " + std::to_string(changed.layout.pipeline_parallel) + ")",
-      changed);
-  changed = setup;
-  changed.layout.context_parallel = layout.context_parallel * 2;
+      "Double pipeline parallelism (p " + std::to_string(layout.pipeline_parallel * 2) + ")",
+      [](TrainingSetup& changed) { changed.layout.pipeline_parallel *= 2; });
   add("cp-double",
-      "Double context parallelism (c " + std::to_string(changed.layout.context_parallel) + ")",
-      changed);
+      "Double context parallelism (c " + std::to_string(layout.context_parallel * 2) + ")",
+      [](TrainingSetup& changed) { changed.layout.context_parallel *= 2; });
   const ModelShape* shape = resolve_model(setup);
   if (shape != nullptr && shape->num_experts > 1 &&
       shape->num_experts % (2 * layout.expert_parallel) == 0) {
     // Expert parallelism is carved from the d·t·c devices: d grows until they hold ep·etp.
-    changed = setup;
+    TrainingSetup changed = setup;
     changed.layout.expert_parallel = layout.expert_parallel * 2;
     const int experts = changed.layout.expert_parallel * expert_tensor_parallel_of(layout);
     while ((static_cast<long long>(changed.layout.data_parallel) * layout.tensor_parallel *
@@ -92,60 +83,74 @@ SavingsList rank_savings(const TrainingSetup& setup) {
       changed.layout.data_parallel *= 2;
     }
     const bool more_devices = changed.layout.data_parallel != layout.data_parallel;
-    add("ep-double",
-        "Double expert parallelism (ep " + std::to_string(changed.layout.expert_parallel) +
-            (more_devices ? ", d " + std::to_string(changed.layout.data_parallel) : "") + ")",
-        changed);
+    changes.push_back(
+        {"ep-double",
+         "Double expert parallelism (ep " + std::to_string(changed.layout.expert_parallel) +
+             (more_devices ? ", d " + std::to_string(changed.layout.data_parallel) : "") + ")",
+         changed});
   }
+}
+
+// 8-bit Adam, a smaller micro-batch, and fine-tuning's: a quantised base and offloading.
+void add_recipe_changes(const TrainingSetup& setup, std::vector<Change>& changes) {
+  const auto add = [&](std::string change, std::string label, const auto& edit) {
+    TrainingSetup changed = setup;
+    edit(changed);
+    changes.push_back({std::move(change), std::move(label), changed});
+  };
   if (setup.optimizer != Optimizer::kAdam8bit) {
-    changed = setup;
-    changed.optimizer = Optimizer::kAdam8bit;
-    add(choice_id(Optimizer::kAdam8bit), choice_name(Optimizer::kAdam8bit), changed);
+    add(choice_id(Optimizer::kAdam8bit), choice_name(Optimizer::kAdam8bit),
+        [](TrainingSetup& changed) { changed.optimizer = Optimizer::kAdam8bit; });
   }
   if (setup.micro_batch_sequences > 1) {
     // Gradient accumulation: two half micro-batches per step train on the same batch; the
     // gradient buffer is the same, the activations halve.
-    changed = setup;
-    changed.micro_batch_sequences = setup.micro_batch_sequences / 2;
+    const int half = setup.micro_batch_sequences / 2;
     add("micro-batch-half",
-        "Halve the micro-batch and accumulate gradients over two (" +
-            std::to_string(changed.micro_batch_sequences) +
-            (changed.micro_batch_sequences == 1 ? " sequence)" : " sequences)"),
-        changed);
+        "Halve the micro-batch and accumulate gradients over two (" + std::to_string(half) +
+            (half == 1 ? " sequence)" : " sequences)"),
+        [&](TrainingSetup& changed) { changed.micro_batch_sequences = half; });
   }
   // Fine-tuning's savings, offered once a setup fine-tunes or offloads (the plate's pre-training
   // view keeps its own list): a quantised base, and what offloading moves to the host.
   const bool fine_tuning =
       setup.lora_rank > 0 || setup.offload != Offload::kNone || setup.offload_activations;
   if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kNf4) {
-    changed = setup;
-    changed.base_weights = BaseWeights::kNf4;
-    add("base-weights-nf4", "Hold the frozen base in NF4 (QLoRA)", changed);
+    add("base-weights-nf4", "Hold the frozen base in NF4 (QLoRA)",
+        [](TrainingSetup& changed) { changed.base_weights = BaseWeights::kNf4; });
   }
-  if (fine_tuning) {
-    for (Offload offload : {Offload::kOptimizer, Offload::kOptimizerAndWeights}) {
-      if (setup.offload >= offload) continue;
-      changed = setup;
-      changed.offload = offload;
-      add("offload-" + choice_id(offload),
-          offload == Offload::kOptimizer
-              ? "Offload the optimiser state and master weights to the host"
-              : "Offload the weights and gradients too, but the layers in flight",
-          changed);
-    }
-    if (!setup.offload_activations) {
-      changed = setup;
-      changed.offload_activations = true;
-      add("offload-activations", "Offload the activations to the host, but the layers in flight",
-          changed);
-    }
+  if (!fine_tuning) return;
+  for (Offload offload : {Offload::kOptimizer, Offload::kOptimizerAndWeights}) {
+    if (setup.offload >= offload) continue;
+    add("offload-" + choice_id(offload),
+        offload == Offload::kOptimizer
+            ? "Offload the optimiser state and master weights to the host"
+            : "Offload the weights and gradients too, but the layers in flight",
+        [&](TrainingSetup& changed) { changed.offload = offload; });
   }
+  if (!setup.offload_activations) {
+    add("offload-activations", "Offload the activations to the host, but the layers in flight",
+        [](TrainingSetup& changed) { changed.offload_activations = true; });
+  }
+}
 
-  for (const auto& [change, labelled] : changes) {
+}  // namespace
+
+SavingsList rank_savings(const TrainingSetup& setup) {
+  SavingsList list;
+  list.baseline = estimate_memory(setup);
+  if (!list.baseline.answer.ok()) {
+    list.answer = list.baseline.answer;
+    return list;
+  }
+  std::vector<Change> changes;
+  add_layout_changes(setup, changes);
+  add_recipe_changes(setup, changes);
+  for (const Change& change : changes) {
     Saving saving;
-    saving.change = change;
-    saving.label = labelled.first;
-    saving.estimate = estimate_memory(labelled.second);
+    saving.change = change.change;
+    saving.label = change.label;
+    saving.estimate = estimate_memory(change.setup);
     if (!saving.estimate.answer.ok()) continue;
     saving.bytes_saved = list.baseline.bytes.total() - saving.estimate.bytes.total();
     saving.devices_added = saving.estimate.num_devices - list.baseline.num_devices;

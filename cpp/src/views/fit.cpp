@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "stacks/stack_rows.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
 
@@ -197,7 +198,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     TrainingSetup probe = base;
     probe.layout = ParallelLayout{};
     probe.layout.data_parallel = 2;
-    probe.layout.zero_stage = base.stack == Stack::kMegatron ? 1 : 3;
+    probe.layout.zero_stage = stack_row(base.stack).first_zero_stage;
     const Estimate on_two = estimate_memory(probe);
     if (on_two.answer.ok()) checked = on_two;
   }

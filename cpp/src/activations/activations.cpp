@@ -1,4 +1,7 @@
-// Which activation model counts a setup's layers (layer.hpp).
+// Which activation model counts a setup's layers (layer.hpp); the models themselves are
+// korthikanti.cpp and llama_block.cpp.
+#include "trainmem/activations.hpp"
+
 #include "activations/layer.hpp"
 
 namespace trainmem {
