@@ -1,9 +1,10 @@
 // Bundles the page into dist/: app.js (the charts and the Chart.js parts they register, drawn
-// first), workshop.js (the controls, the readout and the panels), the estimator trainmem.js with
+// first), workshop.js (the controls, the readout and the panels the first view shows), explore.js
+// (the exploration views' panels, loaded when a reader opens one), the estimator trainmem.js with
 // trainmem.wasm (and trainmem-wasm.js, the same bytes for file://), the on-demand
 // trainmem-json.js with trainmem-json.wasm (and trainmem-json-wasm.js), index.html with the plate's default view written in (first-view.mjs) and its
 // stylesheet inside it, and favicon.svg; and the entry point for other pages, trainmem-api.js,
-// with its example api-example.html.
+// with its example api-example.html and its types, trainmem-api.d.ts.
 import { build, transform } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -82,6 +83,7 @@ const bundle = (entry, outfile) =>
 await Promise.all([
   bundle('first-view.js', 'app.js'),
   bundle('main.js', 'workshop.js'),
+  bundle('explore.js', 'explore.js'),
   bundle('api.js', 'trainmem-api.js'),
 ]);
 const estimator = await loadCoreForNode(wasmModule, wasmBinary);
@@ -101,6 +103,7 @@ await Promise.all([
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
   copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),
+  copyFile(join(root, 'web', 'trainmem-api.d.ts'), join(dist, 'trainmem-api.d.ts')),
   // Each module: Emscripten's glue, minified as the page's own scripts are (a quarter fewer
   // bytes); its WebAssembly; and for file://, where no browser lets a page fetch its own files,
   // the same bytes as a script.

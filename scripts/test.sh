@@ -2,16 +2,44 @@
 # Runs every test: formatting; the C++ core and CLI under ctest, plainly, then built to
 # WebAssembly and run under Node, then under address and undefined-behaviour sanitizers; a bounded
 # libFuzzer run; the WebAssembly modules under Node; and the built page in Debian's Chromium.
-# Installs what is missing first (see scripts/setup.sh).
+# Installs what is missing first (see scripts/setup.sh). Each phase says how long it took, and the
+# end lists them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+timings=()
+phase_name=""
+phase_start=$SECONDS
+test_start=$SECONDS
+# Ends the phase under way (saying its time) and, given a name, starts the next.
+phase() {
+  if [ -n "$phase_name" ]; then
+    local took=$((SECONDS - phase_start))
+    timings+=("$(printf '%5d s  %s' "$took" "$phase_name")")
+    echo "-- $phase_name: ${took} s"
+  fi
+  phase_name="${1:-}"
+  phase_start=$SECONDS
+  [ -z "$phase_name" ] || echo "== $phase_name"
+}
+summary() {
+  local status=$?
+  phase
+  echo "== Each phase's time (total $((SECONDS - test_start)) s)"
+  printf '%s\n' "${timings[@]}"
+  return $status
+}
+trap summary EXIT
+
+phase "Installing what is missing"
 bash scripts/setup.sh --browser
+phase "Building (native, WebAssembly, the page)"
 bash scripts/build.sh
 
-echo "== Formatting"
+phase "Formatting"
 bash scripts/lint.sh
 
-echo "== C++ core and CLI (ctest)"
+phase "C++ core and CLI (ctest)"
 ctest --test-dir build --output-on-failure
 # Every doctest case is one ctest test (plus the two CLI runs): a name CMake splits in two, at a
 # ';', would pass without running.
@@ -22,19 +50,19 @@ if [ "$((cases + 2))" != "$listed" ]; then
   exit 1
 fi
 
-echo "== C++ core and CLI built to WebAssembly, under Node (doctest)"
+phase "C++ core and CLI built to WebAssembly, under Node (doctest)"
 # The same suites against the page's core objects; only this script builds them (em++ needs acorn).
 NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH} \
   cmake --build build-wasm --target trainmem_tests -j "$(nproc 2>/dev/null || echo 2)"
 node build-wasm/trainmem_tests.js --no-colors
 
-echo "== C++ core and CLI under address and undefined-behaviour sanitizers (ctest)"
+phase "C++ core and CLI under address and undefined-behaviour sanitizers (ctest)"
 cmake -S . -B build-asan -DTRAINMEM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j "$(nproc 2>/dev/null || echo 2)"
 ctest --test-dir build-asan --output-on-failure
 
-echo "== Fuzzing the core for ${FUZZ_SECONDS:-60} s (libFuzzer)"
+phase "Fuzzing the core for ${FUZZ_SECONDS:-60} s (libFuzzer)"
 bash scripts/fuzz.sh
 
-echo "== WebAssembly module and page (node --test)"
+phase "WebAssembly modules, the API's types and the page (node --test)"
 node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs

@@ -432,6 +432,26 @@ TEST_CASE("cli: --explain prints each term's arithmetic and its source, and --js
   CHECK(run({"--explain", "--tp", "3"}).status == 2);
 }
 
+TEST_CASE("cli: the docs' worked example is the core's own arithmetic") {
+  std::ifstream file(std::string(TRAINMEM_SOURCE_DIR) + "/docs/formulas.md");
+  REQUIRE(file);
+  std::stringstream docs;
+  docs << file.rdbuf();
+  const nlohmann::json plate = nlohmann::json::parse(run({"--explain", "--json"}).out);
+  const nlohmann::json scores =
+      nlohmann::json::parse(run({"--explain", "--json", "--no-flash-attention", "--logits"}).out);
+  std::vector<nlohmann::json> shown(plate.begin(), plate.end());
+  shown.push_back(scores[4]);
+  shown.push_back(scores[5]);
+  for (const nlohmann::json& term : shown) {
+    const std::string label = term["label"];
+    const std::string line =
+        label + std::string(19 - label.size(), ' ') + term["formula"].get<std::string>();
+    CAPTURE(line);
+    CHECK(docs.str().find("\n" + line + "\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("cli: the JSON's terms are the table's, on the device and on the host") {
   const CliRun result = run({"--lora-rank", "16", "--offload", "optimizer", "--json"});
   REQUIRE(result.status == 0);

@@ -70,13 +70,12 @@ export function chartData(view, pinned = null, terms = []) {
   const high = Math.max(...drawn) * LOG_MARGIN;
 
   return {
-    terms: shownTerms.map(({ id, label, color, marks, listedWhenHeld, countedBy }) => ({
+    // Each bar's term: its id (its colour is the page's), its label, and whether the legend always
+    // lists it (or only where some is held).
+    terms: shownTerms.map(({ id, label, listedWhenHeld, countedBy }) => ({
       id,
       label,
-      color,
-      marks,
-      listedWhenHeld,
-      countedBy,
+      always: !listedWhenHeld && !countedBy,
     })),
     deviceName: estimate.device.name,
     capacityBytes: capacity,

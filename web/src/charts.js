@@ -15,7 +15,7 @@ import {
 } from 'chart.js';
 import { marks, paperBackground, ringDataset, termFill, theme } from './chart-parts.js';
 import { formatPerParameter } from './format.js';
-import { deviceTerms } from './terms.js';
+import { deviceTerms, styled } from './terms.js';
 
 Chart.register(
   BarController,
@@ -76,7 +76,7 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   const barDataset = (term) => ({
     label: term.label,
     data: [0],
-    backgroundColor: termFill(term),
+    backgroundColor: termFill(styled(term)),
     borderColor: colors.card,
     borderWidth: 1,
     maxBarThickness: 140,
@@ -107,13 +107,9 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
             padding: 10,
             // Terms held only sometimes (and those a switch counts) appear where some is held;
             // state terms say their bytes per parameter.
-            filter: (item, chartData) => {
-              const term = data.terms[item.datasetIndex];
-              return (
-                (!term.listedWhenHeld && !term.countedBy) ||
-                chartData.datasets[item.datasetIndex].data.some((bytes) => bytes > 0)
-              );
-            },
+            filter: (item, chartData) =>
+              data.terms[item.datasetIndex].always ||
+              chartData.datasets[item.datasetIndex].data.some((bytes) => bytes > 0),
             generateLabels: (chart) =>
               Chart.defaults.plugins.legend.labels.generateLabels(chart).map((item) => ({
                 ...item,

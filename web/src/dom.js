@@ -57,3 +57,14 @@ export function downloadText(filename, type, text) {
 export function onOpen(panel, fill) {
   panel.addEventListener('toggle', () => panel.open && fill());
 }
+
+/** Adds a classic script once; resolves when it has run, rejects when it cannot load. */
+export function addScript(src) {
+  return new Promise((resolve, reject) => {
+    const script = document.createElement('script');
+    script.src = src;
+    script.onload = resolve;
+    script.onerror = () => reject(new Error(`${src} did not load`));
+    document.head.append(script);
+  });
+}

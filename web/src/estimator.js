@@ -1,18 +1,9 @@
 // The one door to the C++ core. The module loads once (a memoised promise); every figure the
 // page shows comes through here, and nothing here does arithmetic of its own.
 
-let modulePromise = null;
+import { addScript } from './dom.js';
 
-/** Adds a classic script once; resolves when it has run. */
-function addScript(src) {
-  return new Promise((resolve, reject) => {
-    const script = document.createElement('script');
-    script.src = src;
-    script.onload = resolve;
-    script.onerror = () => reject(new Error(`${src} did not load`));
-    document.head.append(script);
-  });
-}
+let modulePromise = null;
 
 /**
  * A module's options: over http(s) its glue fetches its .wasm (trainmem.wasm, trainmem-json.wasm)

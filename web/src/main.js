@@ -4,17 +4,12 @@
 import { chartData } from './chart-data.js';
 import { createControls, showError, showNotice } from './controls.js';
 import { $, onOpen } from './dom.js';
-import { loadEstimator, loadJsonTools } from './estimator.js';
-import { createArithmeticPanel } from './panels/arithmetic.js';
+import { loadEstimator } from './estimator.js';
+import { createLaterPanels, preload } from './later-panels.js';
 import { createComparePanel } from './panels/compare.js';
 import { createConfigPanel } from './panels/config.js';
 import { createExports } from './panels/exports.js';
-import { createFewestPanel } from './panels/fewest.js';
-import { createFitMapPanel } from './panels/fit-map.js';
-import { createMeasuredPanel } from './panels/measured.js';
 import { createNumbersPanel } from './panels/numbers.js';
-import { createSavingsPanel } from './panels/savings.js';
-import { createTimelinePanel } from './panels/timeline.js';
 import { fillPlateFigures, plateFigures, showReadout } from './readout.js';
 import { createStore, MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 import { createUrlWriter, fromQuery } from './url.js';
@@ -76,26 +71,16 @@ async function start() {
   const context = { estimator, store, render, showError, createTimelineChart };
   const controls = createControls(context);
   const config = createConfigPanel(context);
-  // The panels redraw while they are open, and when they open; those without a <details> always.
-  const panels = [
-    createNumbersPanel(context),
-    createArithmeticPanel(context),
-    createMeasuredPanel(context),
-    createTimelinePanel(context),
-    createSavingsPanel(context),
-    createFitMapPanel(context),
-    createFewestPanel(context),
-    createComparePanel(context),
-  ];
-  for (const panel of panels) {
-    if (panel.element) onOpen(panel.element, () => panel.update(store.get()));
-  }
-  // The exploration views come from the on-demand module: a reader who points at one, or tabs to
-  // it, is about to open it, so its loading starts then rather than on the click. (A failure is
-  // said, and retried, by the view that asks.)
+  // The numbers redraw while they are open, and when they open; the comparison always.
+  const numbers = createNumbersPanel(context);
+  onOpen(numbers.element, () => numbers.update(store.get()));
+  const compare = createComparePanel(context);
+  // The exploration views: their panels' code and module load when a reader points at one, or
+  // tabs to it, about to open it (a failure is said, and retried, by the view that asks).
+  const later = createLaterPanels(context);
   for (const element of document.querySelectorAll('details.arithmetic > summary, #find-fit')) {
     for (const type of ['pointerenter', 'focus']) {
-      element.addEventListener(type, () => loadJsonTools().catch(() => {}), { once: true });
+      element.addEventListener(type, preload, { once: true });
     }
   }
   const writeUrl = createUrlWriter(estimator, presentation);
@@ -104,9 +89,9 @@ async function start() {
     controls.sync(state.setup, state.view);
     showReadout(estimator, estimate);
     charts.draw(chartData(state.view, state.pinned, estimator.terms));
-    for (const panel of panels) {
-      if (!panel.element || panel.element.open) panel.update(state);
-    }
+    if (numbers.element.open) numbers.update(state);
+    compare.update(state);
+    later.update(state);
     writeUrl(state, how);
     document.body.dataset.ready = 'true';
   });

@@ -35,7 +35,10 @@ Figure sharded(const Pen& pen, const Placement& placement, bool shards, double c
 namespace {
 
 std::string precision_source(const TrainingSetup& setup) {
-  return std::string(kZeroSource) + "; precision " + choice_id(setup.precision);
+  std::string source = std::string(kZeroSource) + "; precision " + choice_id(setup.precision);
+  const StackRow& row = stack_row(setup.stack);
+  if (*row.state_source != '\0') source += "; " + std::string(row.state_source);
+  return source;
 }
 
 std::string base_weights_source(const TrainingSetup& setup) {
@@ -131,7 +134,11 @@ void add_model_states(Ledger& ledger, const TrainingSetup& setup, const Placemen
   ledger.add(
       Term::kMasterWeights,
       pen.bytes(per.master_weights) * sharded(pen, placement, zero_stage >= 1, trainable, experts),
-      [] { return "Micikevicius et al., \"Mixed Precision Training\", ICLR 2018"; });
+      [&] {
+        const StackRow& row = stack_row(setup.stack);
+        return std::string("Micikevicius et al., \"Mixed Precision Training\", ICLR 2018") +
+               (row.master_weights ? "" : "; " + std::string(row.state_source));
+      });
   ledger.add(Term::kOptimizerStates,
              pen.bytes(per.optimizer_states) *
                  sharded(pen, placement, zero_stage >= 1, trainable, experts),

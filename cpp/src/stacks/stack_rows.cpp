@@ -15,6 +15,9 @@ const StackRow& stack_row(Stack stack) {
       [] {
         StackRow row{Stack::kMegatron};
         row.gradient_bytes = kFp32Bytes;
+        row.state_source =
+            "Megatron-LM accumulates and reduces the gradients in an FP32 main-gradient buffer "
+            "(megatron/training/arguments.py)";
         row.max_zero_stage = 1;
         row.first_zero_stage = 1;
         row.zero_refusal =
@@ -39,6 +42,10 @@ const StackRow& stack_row(Stack stack) {
         row.weight_bytes = kFp32Bytes;
         row.gradient_bytes = kFp32Bytes;
         row.master_weights = false;
+        row.state_source =
+            "FSDP2 under torchtitan keeps the sharded parameters in FP32 with no master copy, and "
+            "reduce-scatters FP32 gradients (MixedPrecisionPolicy: param_dtype bfloat16, "
+            "reduce_dtype float32)";
         row.shards_weights = true;
         row.min_zero_stage = 2;
         row.min_shards = 2;

@@ -22,6 +22,7 @@ struct StackRow {
   double weight_bytes = 0;
   double gradient_bytes = 0;
   bool master_weights = true;
+  const char* state_source = "";  // why, where they differ
   // FSDP2 shards the parameters at either of its ZeRO stages, 2 or 3: the weights are counted as
   // ZeRO 3 shards them.
   bool shards_weights = false;

@@ -49,7 +49,6 @@ function fillSavedTensors(estimator, { inUse, caption, tensors, bytesPerToken })
 
 export function createArithmeticPanel({ estimator }) {
   return {
-    element: $('arithmetic'),
     update: whenAnswered(
       $('arithmetic-status'),
       ({ setup }) => Promise.all([estimator.explain(setup), estimator.savedTensors(setup)]),

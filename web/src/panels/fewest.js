@@ -59,10 +59,8 @@ export function createFewestPanel({ estimator, store, render, showError }) {
     table.hidden = false;
     searched = { setup, summary };
   }
-  $('find-fit').addEventListener('click', find);
-
   return {
-    element: null, // always on view
+    find,
     update({ setup }) {
       if (searched === null) return;
       const stale = !sameSearch(searched.setup, setup);

@@ -41,7 +41,6 @@ export function createFitMapPanel({ estimator, render }) {
   }
 
   return {
-    element: $('where-it-fits'),
     update: whenAnswered(
       $('where-it-fits-status'),
       ({ setup }) => estimator.fitMap(setup),

@@ -56,10 +56,8 @@ function runRows(run, group) {
 }
 
 export function createMeasuredPanel({ estimator }) {
-  const element = $('measured');
   let filled = false;
   return {
-    element,
     async update() {
       if (filled) return;
       filled = true;

@@ -4,7 +4,6 @@ import { whenAnswered } from './later.js';
 
 export function createSavingsPanel({ estimator, render }) {
   return {
-    element: $('savings'),
     update: whenAnswered(
       $('savings-status'),
       ({ setup }) => estimator.savings(setup),

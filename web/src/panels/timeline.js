@@ -5,7 +5,6 @@ import { whenAnswered } from './later.js';
 export function createTimelinePanel({ estimator, createTimelineChart }) {
   let chart = null;
   return {
-    element: $('timeline'),
     update: whenAnswered(
       $('timeline-status'),
       ({ setup }) => estimator.timeline(setup),

@@ -1,0 +1,323 @@
+// The JavaScript entry point's types (trainmem-api.js; docs/api.md says what each member does).
+// Copied into dist/ beside trainmem-api.js for other plates; scripts/test.sh type-checks
+// web/api-example.js against it, so a member renamed in the page's estimator (web/src/estimator.js)
+// and not here fails the tests.
+export {};
+
+declare global {
+  interface Window {
+    trainmem: {
+      /** Loads the WebAssembly estimator once; later calls share the same promise. */
+      load(): Promise<Trainmem.Api>;
+    };
+  }
+
+  namespace Trainmem {
+    type Choice = { id: string; name: string; source: string };
+
+    type ParallelLayout = {
+      dataParallel: number;
+      zeroStage: number;
+      tensorParallel: number;
+      sequenceParallel: boolean;
+      pipelineParallel: number;
+      virtualPipelineStages: number;
+      contextParallel: number;
+      expertParallel: number;
+      expertTensorParallel: number;
+    };
+
+    /** A model's shape: a preset, or read from a config.json (customModel). */
+    type ModelShape = {
+      id: string;
+      name: string;
+      source: string;
+      numLayers: number;
+      hiddenSize: number;
+      ffnHiddenSize: number;
+      numAttentionHeads: number;
+      numKeyValueHeads: number;
+      vocabSize: number;
+      tiedEmbeddings: boolean;
+      headDim: number;
+      attentionQkvBias: boolean;
+      attentionOutputBias: boolean;
+      mlpBias: boolean;
+      normsPerLayer: number;
+      numExperts: number;
+      numExpertsPerToken: number;
+      gatedMlp: boolean;
+      normBias: boolean;
+      numPositionEmbeddings: number;
+      outputHeadBias: boolean;
+      parallelAttentionMlp: boolean;
+      moeFfnHiddenSize: number;
+      sharedExpertFfnHiddenSize: number;
+      sharedExpertGate: boolean;
+      routerBias: boolean;
+      numDenseLayers: number;
+      qkNorm: boolean;
+      qLoraRank: number;
+      kvLoraRank: number;
+      qkNopeHeadDim: number;
+      qkRopeHeadDim: number;
+      vHeadDim: number;
+    };
+
+    /** What to estimate; `defaultSetup` has every field. Choices are their ids. */
+    type TrainingSetup = {
+      modelId: string;
+      customModel: ModelShape;
+      sequenceLength: number;
+      microBatchSequences: number;
+      flashAttention: boolean;
+      layout: ParallelLayout;
+      recompute: 'none' | 'selective' | 'full' | 'selective-op';
+      activationModel: 'korthikanti' | 'llama-block';
+      optimizer: 'adam' | 'adam-8bit' | 'adafactor' | 'sgd-momentum';
+      precision: 'bf16-mixed' | 'bf16' | 'fp32' | 'fp8-mixed';
+      logits: boolean;
+      loss: 'vocab-parallel' | 'fp32-upcast';
+      deviceId: string;
+      customCapacityGb: number;
+      headroomPercent: number;
+      loraRank: number;
+      loraTargets: 'attention' | 'all-linear';
+      baseWeights: 'bf16' | 'nf4' | 'int8';
+      offload: 'none' | 'optimizer' | 'optimizer-and-weights';
+      offloadActivations: boolean;
+      capacityFactor: number;
+      stack: 'ideal' | 'megatron' | 'torchtitan' | 'deepspeed';
+      fp8AllGather: boolean;
+      overlapComm: 'default' | 'on' | 'off';
+    };
+
+    /** The core's own answer, nested in its results: {status, message, setting}. */
+    type Answer = { status: unknown; message: string; setting: string };
+
+    /** What the API answers with: `ok`, and when refused the core's message and the field at fault. */
+    type Answered = { ok: boolean; status: unknown; message: string; invalidField: string };
+
+    /** A row of the core's table of memory terms (cpp/include/trainmem/terms.hpp). */
+    type Term = {
+      id: string;
+      apiKey: string;
+      label: string;
+      phrase: string;
+      part: 'modelState' | 'activations' | 'logits' | 'alongside' | 'stack' | 'host';
+      onDevice: boolean;
+      onHost: boolean;
+      listedWhenHeld: boolean;
+      countedBy: string;
+    };
+
+    /** Bytes by term, at each term's apiKey ("weightsBytes"), with their sums. */
+    type Breakdown = {
+      weightsBytes: number;
+      gradientsBytes: number;
+      masterWeightsBytes: number;
+      optimizerStatesBytes: number;
+      activationsBytes: number;
+      totalBytes: number;
+      [apiKey: string]: number;
+    };
+
+    type Device = { id: string; name: string; shortName: string; capacityBytes: number };
+
+    type BytesPerParameter = {
+      weights: number;
+      gradients: number;
+      masterWeights: number;
+      optimizerStates: number;
+      total: number;
+    };
+
+    type StackTerm = {
+      id: string;
+      label: string;
+      bytes: number;
+      source: string;
+      inAllocator: boolean;
+    };
+
+    type EstimateFields = {
+      setup: TrainingSetup;
+      modelName: string;
+      numParameters: number;
+      parametersOnDevice: number;
+      trainableParameters: number;
+      baseLinearBytesPerParameter: number;
+      mostLoadedStage: 'only' | 'first' | 'last';
+      bytesPerParameter: BytesPerParameter;
+      tokensPerMicroBatch: number;
+      bytes: Breakdown & { modelStatesBytes: number };
+      host: Breakdown;
+      device: Device;
+      numDevices: number;
+      devicesWorth: number;
+      usableBytes: number;
+      fits: boolean;
+      activationRoomBytes: number;
+      peakAllocatedBytes: number;
+      peakReservedBytes: number;
+      stackTerms: StackTerm[];
+    };
+
+    /** An estimate as nested in a result (layouts, savings, the workshop's view). */
+    type Estimate = EstimateFields & { answer: Answer };
+
+    type ActivationPoint = {
+      microBatchSequences: number;
+      tokens: number;
+      flashAttentionBytes: number;
+      withoutFlashAttentionBytes: number;
+    };
+
+    type Setting = {
+      id: string;
+      name: string;
+      kind: unknown;
+      min: number;
+      max: number;
+      choices: Choice[];
+      allowed: string;
+      defaultText: string;
+      help: string;
+      apiKey: string;
+      requiresSetting: string;
+      requiresValue: string;
+      requiresReason: string;
+      excludes: string;
+      keeps: string;
+      inUrl: boolean;
+      chosenByFit: boolean;
+      defaultedInApi: boolean;
+    };
+
+    type TermArithmetic = { term: string; label: string; formula: string; source: string };
+
+    type SavedTensor = {
+      id: string;
+      name: string;
+      savedBy: string;
+      elements: string;
+      elementsPerToken: number;
+      dtypeBytes: number;
+      split: number;
+      bytesPerToken: number;
+    };
+
+    type TimelinePoint = {
+      phase: string;
+      layer: number;
+      bytes: number;
+      reservedBytes: number;
+      held: Breakdown;
+    };
+
+    type LayoutCost = { score: number; reason: string };
+
+    type FitSearch = Answered & {
+      layouts: Estimate[];
+      costs: LayoutCost[];
+      fewestDevices: number;
+      hasBestSmaller: boolean;
+      bestSmaller: Estimate;
+      whyNotFewer: string;
+    };
+
+    type Saving = {
+      change: string;
+      label: string;
+      estimate: Estimate;
+      bytesSaved: number;
+      devicesAdded: number;
+    };
+
+    type FitCell = {
+      sequenceLength: number;
+      microBatchSequences: number;
+      valid: boolean;
+      totalBytes: number;
+      devicesWorth: number;
+      fits: boolean;
+    };
+
+    type MeasuredCase = {
+      id: string;
+      title: string;
+      citation: string;
+      source: string;
+      statistic: string;
+      quantity: string;
+      measured: string;
+      korthikanti: string;
+      llamaBlock: string;
+      korthikantiError: string;
+      llamaBlockError: string;
+      note: string;
+      ok: boolean;
+    };
+
+    /** What `window.trainmem.load()` resolves to (docs/api.md). */
+    type Api = {
+      defaultSetup: TrainingSetup;
+      presets: ModelShape[];
+      customModelId: string;
+      modelSettingId: string;
+      configInputId: string;
+      devicesPerNode: number;
+      minTokensPerContextShard: number;
+      settings: Setting[];
+      settingKinds: unknown;
+      terms: Term[];
+      choices: { [settingId: string]: Choice[] };
+      changeSetting(
+        setup: TrainingSetup,
+        id: string,
+        text: string,
+        maxMicroBatchSequences?: number,
+      ): Answered & { setup: TrainingSetup };
+      settingText(setup: TrainingSetup, id: string): string;
+      workshopView(
+        setup: TrainingSetup,
+        maxMicroBatchSequences: number,
+      ): Answered & {
+        estimate: Estimate;
+        activationCurve: ActivationPoint[];
+        settingTexts: { [settingId: string]: string };
+      };
+      estimate(setup: TrainingSetup): Answered & EstimateFields;
+      microBatchFromTokens(
+        tokens: number,
+        sequenceLength: number,
+        maxMicroBatchSequences: number,
+      ): Answered & { microBatchSequences: number };
+      explain(setup: TrainingSetup): Promise<TermArithmetic[]>;
+      savedTensors(setup: TrainingSetup): Promise<{
+        inUse: boolean;
+        caption: string;
+        tensors: SavedTensor[];
+        bytesPerToken: number;
+      }>;
+      measured(): Promise<MeasuredCase[]>;
+      fewestDevices(setup: TrainingSetup, maxLayouts: number): Promise<FitSearch>;
+      timeline(setup: TrainingSetup): Promise<{ points: TimelinePoint[]; peakIndex: number }>;
+      savings(setup: TrainingSetup): Promise<Answered & { baseline: Estimate; savings: Saving[] }>;
+      fitMap(
+        setup: TrainingSetup,
+      ): Promise<Answered & { sequenceLengths: number[]; microBatchSequences: number[]; cells: FitCell[] }>;
+      compare(pinned: EstimateFields, current: EstimateFields): string;
+      formatBytes(bytes: number, decimals?: number): string;
+      formatBytesShort(bytes: number): string;
+      formatParameters(count: number): string;
+      formatCount(count: number): string;
+      formatLayout(estimate: EstimateFields): string;
+      formatShare(fraction: number): string;
+      formatWorth(devicesWorth: number): string;
+      formatPercent(percent: number): string;
+      parseWholeNumber(text: string): number;
+      parseDecimal(text: string): number;
+    };
+  }
+}
