@@ -104,7 +104,7 @@ declare global {
       apiKey: string;
       label: string;
       phrase: string;
-      part: 'modelState' | 'activations' | 'logits' | 'alongside' | 'stack' | 'host';
+      part: 'modelState' | 'activations' | 'logits' | 'alongside' | 'inPasses' | 'stack' | 'host';
       onDevice: boolean;
       onHost: boolean;
       listedWhenHeld: boolean;

@@ -80,7 +80,7 @@ inline void ignore_stack_terms(Estimate&, emscripten::val) {}
 
 // The table of terms (terms.hpp), for the page: {id, apiKey, label, phrase, part, onDevice,
 // onHost, listedWhenHeld, countedBy}, in order; `part` is "modelState", "activations", "logits",
-// "alongside", "stack" or "host".
+// "alongside", "inPasses", "stack" or "host".
 inline const char* term_part_js(TermPart part) {
   switch (part) {
     case TermPart::kModelState:
@@ -91,6 +91,8 @@ inline const char* term_part_js(TermPart part) {
       return "logits";
     case TermPart::kAlongside:
       return "alongside";
+    case TermPart::kInPasses:
+      return "inPasses";
     case TermPart::kStack:
       return "stack";
     case TermPart::kHost:

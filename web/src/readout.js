@@ -61,8 +61,8 @@ export function describe(estimator, estimate) {
       `${estimator.formatCount(estimate.trainableParameters)} of LoRA's trainable)`
     : ` (${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
       `${estimator.formatParameters(estimate.numParameters)} parameters)`;
-  // What is held alongside the states through the step, where some is.
-  const alongside = onDevice('alongside')
+  // What is held alongside the states through the step or its passes, where some is.
+  const alongside = [...onDevice('alongside'), ...onDevice('inPasses')]
     .filter((term) => bytes[term.apiKey] > 0)
     .map((term) => `, ${said(term)},`)
     .join('');

@@ -28,10 +28,12 @@ enum class Term : std::size_t {
 };
 inline constexpr std::size_t kNumTerms = 12;
 
-// What a term is part of, for the views that group terms: the model states; the activations; the
-// logits and loss; what is held alongside them through the step (a dequantised layer, FP8 weight
-// copies); what a training stack holds beside its step's terms; what only the host holds.
-enum class TermPart { kModelState, kActivations, kLogits, kAlongside, kStack, kHost };
+// What a term is part of, and so when in a step it is held (the timeline reads it): the model
+// states; the activations; the logits and loss; what is held alongside the states through the
+// step (FP8 weight copies); what is held only while a layer computes, in either pass (a
+// dequantised layer); what a training stack holds beside its step's terms; what only the host
+// holds.
+enum class TermPart { kModelState, kActivations, kLogits, kAlongside, kInPasses, kStack, kHost };
 
 struct TermRow {
   Term term;
@@ -65,7 +67,7 @@ inline constexpr std::array<TermRow, kNumTerms> kTerms = {{
      false, false, "logits"},
     // A quantised base (QLoRA): the BF16 copy of the layer being dequantised for its matmul.
     {Term::kDequantization, "dequantization", "Dequantised layer (BF16)",
-     "for the layer being dequantised", TermPart::kAlongside, true, false, true, ""},
+     "for the layer being dequantised", TermPart::kInPasses, true, false, true, ""},
     // FP8 training: the linear weights' FP8 copies and the recipe's scaling state (fp8.hpp).
     {Term::kFp8Weights, "fp8Weights", "FP8 weights and scales", "of FP8 weight copies and scales",
      TermPart::kAlongside, true, false, true, ""},

@@ -32,10 +32,13 @@ std::vector<TimelinePoint> ideal_timeline(const Calculation& calc, const Trainin
                                     : slots * kept_per_slot;
   const auto kept = [&](int layers) { return std::min(layers * kept_per_slot, kept_on_device); };
 
-  Breakdown states;  // held throughout
+  Breakdown states;  // held throughout, and what is added while a layer computes
+  Breakdown in_passes;
   for (const TermRow& row : kTerms) {
-    if (row.part == TermPart::kModelState || row.term == Term::kFp8Weights)
+    if (row.part == TermPart::kModelState || row.part == TermPart::kAlongside) {
       states[row.term] = bytes[row.term];
+    }
+    if (row.part == TermPart::kInPasses) in_passes[row.term] = bytes[row.term];
   }
   std::vector<TimelinePoint> points;
   const auto add = [&](const char* phase, int layer, bool passes, double activations,
@@ -44,7 +47,9 @@ std::vector<TimelinePoint> ideal_timeline(const Calculation& calc, const Trainin
     point.phase = phase;
     point.layer = layer;
     point.held = states;
-    if (passes) point.held[Term::kDequantization] = bytes[Term::kDequantization];
+    if (passes) {
+      for (const TermRow& row : kTerms) point.held[row.term] += in_passes[row.term];
+    }
     point.held[Term::kActivations] = activations;
     point.held[Term::kLogits] = logits;
     point.bytes = point.held.total();
