@@ -327,7 +327,7 @@ TEST_CASE("stack: under FSDP2's ZeRO 2 the weights' arithmetic says the shards i
   CHECK(terms[0].formula.find(" ZeRO shards = ") != std::string::npos);
 }
 
-TEST_CASE("stack: each stack's row names its step; the idealised step has none") {
+TEST_CASE("stack: each stack's row names its step, and the idealised step has none") {
   CHECK(estimate_memory(tiny(Stack::kIdeal)).stack_terms.empty());
   for (const Stack stack : {Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed}) {
     CAPTURE(choice_id(stack));

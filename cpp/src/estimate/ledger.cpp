@@ -22,7 +22,6 @@ std::string Working::formula() const {
       text += (line.subtracted ? ", less " : " + ") + line.figure.text();
     }
   }
-  text += note;
   if (shows_total) text += " = " + format_bytes(bytes());
   return text + after;
 }

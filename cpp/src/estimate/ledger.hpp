@@ -28,7 +28,6 @@ struct Working {
   bool host = false;  // the host's memory, all its terms together
   std::vector<Line> lines;
   std::vector<std::string> sources;
-  std::string note;         // said after the lines: ", each layer's … in it"
   std::string after;        // said after the total: "; at the step's peak …"
   bool shows_total = true;  // "… = 36.5 GB"; a single amount needs none
 
@@ -56,12 +55,6 @@ class Ledger {
     device[term] -= figure.value();
     if (writing()) record(working(term), figure, true, source());
   }
-  // Words said of a term beyond its lines (nothing unless the pen writes).
-  template <typename Words>
-  void note(Term term, Words words) {
-    if (writing()) working(term).note += words();
-  }
-
   // The host's memory: `figure` of `term` held there, a line of the host's working.
   template <typename Source>
   void add_to_host(Term term, const Figure& figure, Source source) {

@@ -73,7 +73,7 @@ void offload_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement
   moved[Term::kOptimizerStates] = states ? ledger.device[Term::kOptimizerStates] : 0;
   moved[Term::kActivations] = ledger.device[Term::kActivations] - kept.activations;
 
-  const std::string in_flight = number_text(kOffloadLayersInFlight) + " layers in flight";
+  const auto in_flight = [] { return number_text(kOffloadLayersInFlight) + " layers in flight"; };
   for (const Term term : {Term::kWeights, Term::kGradients, Term::kMasterWeights,
                           Term::kOptimizerStates, Term::kActivations}) {
     const double bytes = moved[term];
@@ -86,7 +86,7 @@ void offload_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement
                       pen.said(bytes,
                                [&] {
                                  return "what the host holds" +
-                                        (whole ? std::string() : ", all but the " + in_flight) +
+                                        (whole ? std::string() : ", all but the " + in_flight()) +
                                         " (" + format_bytes(bytes) + ")";
                                }),
                       [&] {
@@ -104,7 +104,7 @@ void offload_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement
         [&] {
           return term != Term::kWeights
                      ? std::string()
-                     : "what the device gave up, moved whole, but the " + in_flight +
+                     : "what the device gave up, moved whole, but the " + in_flight() +
                            "; the FP32 gradients are the host's own (Ren et al., \"ZeRO-Offload\", "
                            "arXiv:2101.06840; DeepSpeed's stage_1_and_2.py cpu_offload)";
         });
