@@ -21,6 +21,7 @@ const DIST = join(ROOT, 'dist');
 const LOADS = 31; // fresh loads per page and per CPU setting; the median is reported (this machine is noisy)
 const THROTTLE_RATE = 4; // CDP Emulation.setCPUThrottlingRate
 const DRAG_STEPS = 200;
+const DRAG_ROUNDS = 5; // drags per page, in pairs; the medians are reported, as for the loads
 const VIEWPORT = { width: 1280, height: 900 };
 const KB = 1000;
 
@@ -156,6 +157,28 @@ async function medianTimesToCharts(browser, pages, throttleRate) {
 }
 
 /**
+ * DRAG_ROUNDS drags of each page, in pairs (the page, then the baseline), as for the loads: each
+ * page's median p50 and p95, and the medians of the pairs' ratios. One drag's p95 is its tenth
+ * slowest step, which one busy moment of the machine moves by a fifth.
+ */
+async function medianDrags(browser, pages) {
+  const drags = { page: [], baseline: [] };
+  for (let round = 0; round < DRAG_ROUNDS; round += 1) {
+    for (const [name, url] of Object.entries(pages)) drags[name].push(await measureDrag(browser, url));
+  }
+  const summary = (name) => ({
+    p50: median(drags[name].map((drag) => drag.p50)),
+    p95: median(drags[name].map((drag) => drag.p95)),
+  });
+  const ratio = (key) => median(drags.page.map((drag, round) => drag[key] / drags.baseline[round][key]));
+  return {
+    page: summary('page'),
+    baseline: summary('baseline'),
+    ratio: { p50: ratio('p50'), p95: ratio('p95') },
+  };
+}
+
+/**
  * Drags #tokens-slider back and forth over DRAG_STEPS steps. Each step sets the value, dispatches
  * 'input', and times from just before the dispatch to the next requestAnimationFrame callback.
  * Steps start at phases spread evenly over the frame (golden-ratio offsets after a frame), as a
@@ -226,7 +249,7 @@ function machineLines(browserVersion) {
   return [
     `trainmem benchmark, ${date} UTC`,
     `Chromium ${browserVersion}; ${cpu}; ${availableParallelism()} cores; Node ${process.version}`,
-    `Medians of ${LOADS} fresh loads each (the times' ratio: the median of paired loads' ratios); ${DRAG_STEPS}-step slider drag; 1 KB = 1,000 bytes.`,
+    `Medians of ${LOADS} fresh loads each (the times' ratio: the median of paired loads' ratios); medians of ${DRAG_ROUNDS} paired ${DRAG_STEPS}-step slider drags; 1 KB = 1,000 bytes.`,
   ];
 }
 
@@ -261,7 +284,11 @@ function tableRows({ bytes, unthrottled, throttled, drag, core }) {
   });
   const gzip = total('gzip');
   const gzipBeforeCharts = total('gzip', (list) => list.filter((file) => file.beforeCharts));
-  const dragPercentile = (key) => ({ page: drag.page[key], baseline: drag.baseline[key] });
+  const dragPercentile = (key) => ({
+    page: drag.page[key],
+    baseline: drag.baseline[key],
+    ratio: drag.ratio[key],
+  });
   return [
     ...names.flatMap((name) => [
       row(`${name}, raw`, sizes(name, 'raw'), formatKB),
@@ -355,7 +382,7 @@ async function main() {
       throttled: await progress(`time to charts, ${THROTTLE_RATE}× throttle`, () =>
         medianTimesToCharts(browser, pages, THROTTLE_RATE),
       ),
-      drag: await progress('slider drag', () => onEach(pages, (url) => measureDrag(browser, url))),
+      drag: await progress('slider drag', () => medianDrags(browser, pages)),
       core: await progress('core throughput', () => measureCore(browser, pageUrl)),
     };
     const rows = tableRows(results);

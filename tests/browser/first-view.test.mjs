@@ -187,6 +187,63 @@ describe('the right chart', () => {
     await page.close();
   });
 
+  it('moves the ring along its curve as the micro-batch is dragged, and hides it with its curve', async () => {
+    const { page } = await harness.openPage();
+    // Ink of the ring's border: dark pixels just inside its right edge, where only it is that dark.
+    const inkedAt = ({ x, y, outerRadius }) =>
+      page.evaluate(
+        ({ px, py }) => {
+          const canvas = document.getElementById('activations-chart');
+          const scale = canvas.width / canvas.getBoundingClientRect().width;
+          const size = Math.ceil(4 * scale);
+          const { data } = canvas
+            .getContext('2d')
+            .getImageData(Math.round((px - 2) * scale), Math.round((py - 2) * scale), size, size);
+          for (let index = 0; index < data.length; index += 4) {
+            if (data[index + 3] > 200 && data[index] + data[index + 1] + data[index + 2] < 3 * 90)
+              return true;
+          }
+          return false;
+        },
+        { px: x + outerRadius - 1.25, py: y },
+      );
+    const drag = (sequences) =>
+      page.evaluate((value) => {
+        const slider = document.getElementById('tokens-slider');
+        slider.value = String(value);
+        slider.dispatchEvent(new Event('input'));
+      }, sequences);
+    const before = await geometry(page);
+    await drag(5);
+    const moved = await geometry(page);
+    assert.deepEqual(moved.flash, before.flash, 'the curves stay where they were');
+    assert.ok(
+      Math.abs(moved.ring.x - moved.flash[4].x) < 0.5 && Math.abs(moved.ring.y - moved.flash[4].y) < 0.5,
+    );
+    assert.equal(await inkedAt(moved.ring), true, 'the ring is drawn where it now is');
+    assert.equal(await inkedAt(before.ring), false, 'and no longer where it was');
+    // Without FlashAttention the ring is on the other curve, at the same micro-batch.
+    await page.uncheck('#flash-attention');
+    const other = await geometry(page);
+    assert.ok(
+      Math.abs(other.ring.x - other.noFlash[4].x) < 0.5 && Math.abs(other.ring.y - other.noFlash[4].y) < 0.5,
+    );
+    assert.equal(await inkedAt(other.ring), true);
+    // A click on the curve's name in the legend hides the curve and its ring; another brings both back.
+    const canvas = await page.locator('#activations-chart').boundingBox();
+    const legendClick = async () => {
+      const centre = other.legendCentres['Without FlashAttention'];
+      await page.mouse.click(canvas.x + centre.x, canvas.y + centre.y);
+    };
+    await legendClick();
+    assert.equal((await geometry(page)).ring.shown, false);
+    assert.equal(await inkedAt(other.ring), false);
+    await legendClick();
+    assert.equal((await geometry(page)).ring.shown, true);
+    assert.equal(await inkedAt(other.ring), true);
+    await page.close();
+  });
+
   it("names the device's line in the legend, clear of the curves, when the device has room", async () => {
     const { page } = await harness.openPage({ query: '?dp=8&zero=3&tp=2&sequence-parallel=on' });
     assert.ok((await geometry(page)).legend.includes('Room for activations on one H100 80 GB'));

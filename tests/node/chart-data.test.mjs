@@ -41,19 +41,49 @@ describe('chartData', () => {
     estimator = await loadCoreForNode(built('trainmem.js'), built('trainmem.wasm'));
   });
 
-  it('stacks every term of the estimate, so that the bar is the total', () => {
+  it('stacks every term the estimate holds, so that the bar is the total', () => {
     const view = estimator.workshopView(estimator.defaultSetup, 16);
     const data = chartData(view, null, estimator.terms);
     assert.equal(data.bars.length, 1);
-    const deviceTerms = estimator.terms.filter((term) => term.onDevice);
-    assert.equal(data.bars[0].bytes.length, deviceTerms.length);
-    assert.deepEqual(
-      data.terms.map((term) => term.label),
-      deviceTerms.map((term) => term.label),
+    // The terms always listed, and of those held only sometimes, the ones held: no bar of zero.
+    const drawn = estimator.terms.filter(
+      (term) =>
+        term.onDevice && (!(term.listedWhenHeld || term.countedBy) || view.estimate.bytes[term.apiKey] > 0),
     );
+    assert.deepEqual(
+      data.terms.map((term) => term.id),
+      drawn.map((term) => term.id),
+    );
+    assert.ok(data.terms.length < estimator.terms.filter((term) => term.onDevice).length);
+    assert.equal(data.bars[0].bytes.length, drawn.length);
     const sum = data.bars[0].bytes.reduce((total, bytes) => total + bytes, 0);
     assert.equal(sum, view.estimate.bytes.totalBytes);
     assert.ok(data.breakdownTicks.at(-1) >= Math.max(sum, data.capacityBytes));
+  });
+
+  it('draws a term either bar holds in both, the pinned one and the current one', () => {
+    const plate = estimator.workshopView(estimator.defaultSetup, 16);
+    const stack = estimator.workshopView({ ...estimator.defaultSetup, stack: 'megatron' }, 16);
+    assert.equal(stack.ok, true, stack.message);
+    assert.ok(stack.estimate.bytes.runtimeBytes > 0 && plate.estimate.bytes.runtimeBytes === 0);
+    for (const [current, pinned] of [
+      [plate, stack.estimate],
+      [stack, plate.estimate],
+    ]) {
+      const data = chartData(current, pinned, estimator.terms);
+      const runtime = data.terms.findIndex((term) => term.id === 'runtime');
+      assert.ok(runtime >= 0, 'the runtime term is drawn');
+      assert.deepEqual(
+        data.bars.map((bar) => bar.bytes[runtime] > 0),
+        [pinned === stack.estimate, current === stack],
+      );
+      data.bars.forEach((bar, index) =>
+        assert.equal(
+          bar.bytes.reduce((total, bytes) => total + bytes, 0),
+          [pinned, current.estimate][index].bytes.totalBytes,
+        ),
+      );
+    }
   });
 
   it('gives every term of the core’s table a colour and marks of its own on the page', () => {

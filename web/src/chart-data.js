@@ -47,9 +47,15 @@ function chosenActivations({ estimate, activationCurve }) {
  */
 export function chartData(view, pinned = null, terms = []) {
   const { estimate, activationCurve } = view;
-  // The bars' terms: the core's table's device terms, in its order, with their colours.
-  const shownTerms = deviceTerms(terms);
-  const bars = (pinned ? [pinned, estimate] : [estimate]).map((shown) => ({
+  const estimates = pinned ? [pinned, estimate] : [estimate];
+  // The bars' terms: the core's table's device terms, in its order, those always listed and those
+  // held only sometimes where some bar holds them. A term not drawn costs Chart.js a dataset on
+  // every redraw, so it gets none.
+  const shownTerms = deviceTerms(terms).filter(
+    (term) =>
+      !(term.listedWhenHeld || term.countedBy) || estimates.some((shown) => shown.bytes[term.apiKey] > 0),
+  );
+  const bars = estimates.map((shown) => ({
     modelName: shown.modelName,
     numDevices: shown.numDevices,
     bytes: shownTerms.map((term) => shown.bytes[term.apiKey]),
@@ -70,13 +76,8 @@ export function chartData(view, pinned = null, terms = []) {
   const high = Math.max(...drawn) * LOG_MARGIN;
 
   return {
-    // Each bar's term: its id (its colour is the page's), its label, and whether the legend always
-    // lists it (or only where some is held).
-    terms: shownTerms.map(({ id, label, listedWhenHeld, countedBy }) => ({
-      id,
-      label,
-      always: !listedWhenHeld && !countedBy,
-    })),
+    // Each bar's term: its id (its colour is the page's) and its label.
+    terms: shownTerms.map(({ id, label }) => ({ id, label })),
     deviceName: estimate.device.name,
     capacityBytes: capacity,
     // Under LoRA the terms mix a frozen base with adapters: no one figure per parameter to quote.

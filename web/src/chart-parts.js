@@ -1,7 +1,7 @@
 // The charts' parts that Chart.js does not draw itself: each term's fill with its own marks, the
 // page's palette, the card behind an exported PNG, the device's dashed line and the timeline's peak
-// label (the `marks` plugin), and a ring around one chosen point. charts.js builds the charts from
-// them.
+// label (the `marks` plugin), and a ring around one chosen point (ringMark). charts.js builds the
+// charts from them.
 import { Chart } from 'chart.js';
 
 const PATTERN_SIZE = 10;
@@ -115,6 +115,51 @@ function drawLineLabel(chart, text, y, colors) {
   });
 }
 
+/** A ring's line width, in CSS pixels. */
+const RING_BORDER = 2.5;
+
+/**
+ * A ring of `radius` around one point of a chart: ink, hollow, drawn over the data and past the
+ * plot's edge. Its `plugin` draws it, from set({x, y, dataset}); set() before a plain
+ * chart.render() moves it, without updating a dataset (an option would be read as it was at the
+ * last update). A ring on a series (`dataset`, its index) hides with it, as a legend click may
+ * hide it. `overflow` is the room it needs past the plot, as Chart.js leaves for a point of its
+ * size (getMaxOverflow): the chart's layout.padding on a side with no axis.
+ */
+export function ringMark(colors, radius) {
+  let ring = null;
+  /** Where the ring is drawn, in CSS pixels, and whether it shows. */
+  const place = (chart) => ({
+    x: chart.scales.x.getPixelForValue(ring.x),
+    y: chart.scales.y.getPixelForValue(ring.y),
+    outerRadius: radius + RING_BORDER / 2,
+    shown: ring.dataset === undefined || chart.isDatasetVisible(ring.dataset),
+  });
+  return {
+    set(next) {
+      ring = next;
+    },
+    place,
+    overflow: radius + RING_BORDER,
+    plugin: {
+      id: 'ring',
+      afterDatasetsDraw(chart) {
+        if (!ring) return;
+        const { x, y, shown } = place(chart);
+        if (!shown) return;
+        const { ctx } = chart;
+        ctx.save();
+        ctx.strokeStyle = colors.ink;
+        ctx.lineWidth = RING_BORDER;
+        ctx.beginPath();
+        ctx.arc(x, y, radius, 0, 2 * Math.PI);
+        ctx.stroke();
+        ctx.restore();
+      },
+    },
+  };
+}
+
 /**
  * Marks over the data (options.plugins.marks): dashed lines across the plot at `lines[].y`, each
  * labelled at its left end, above it; and labels above points, `labels[]` at (x, y).
@@ -146,19 +191,3 @@ export const marks = {
     ctx.restore();
   },
 };
-
-/** A ring around one point: a dataset of that point alone, drawn past the plot's edge. */
-export function ringDataset(label, colors, radius) {
-  return {
-    label,
-    data: [],
-    showLine: false,
-    pointRadius: radius,
-    pointHoverRadius: radius,
-    pointBorderWidth: 2.5,
-    pointBorderColor: colors.ink,
-    pointBackgroundColor: 'rgba(0,0,0,0)',
-    borderColor: colors.ink,
-    clip: false,
-  };
-}

@@ -13,7 +13,7 @@ import {
   PointElement,
   Tooltip,
 } from 'chart.js';
-import { marks, paperBackground, ringDataset, termFill, theme } from './chart-parts.js';
+import { marks, paperBackground, ringMark, termFill, theme } from './chart-parts.js';
 import { formatPerParameter } from './format.js';
 import { deviceTerms, styled } from './terms.js';
 
@@ -33,7 +33,9 @@ Chart.register(
 const FLASH_COLOR = '#3d8b57';
 const NO_FLASH_COLOR = '#b8433a';
 
-const SERIES = { flash: 0, noFlash: 1, room: 2, ring: 3 };
+const SERIES = { flash: 0, noFlash: 1, room: 2 };
+const CHOICE_RING_RADIUS = 7;
+const PEAK_RING_RADIUS = 6;
 
 /**
  * The workshop's two charts, drawn from chartData() (chart-data.js). Tick labels and tooltips are
@@ -45,6 +47,8 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   let data = null;
   let breakdown = null;
   let activations = null;
+  let shownIds = null; // the terms the bar chart has datasets for, as "id,id,…"
+  let curvesDrawn = null; // what the right chart last updated for, bar its ring (curvesKey)
   const legendText = (index) => {
     const term = data.terms[index];
     const bytes = data.perParameter[term.id];
@@ -57,6 +61,8 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   };
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
   const colors = theme();
+  // The ring marks the chosen micro-batch on its own curve, and hides with it.
+  const choiceRing = ringMark(colors, CHOICE_RING_RADIUS);
   Chart.defaults.color = colors.inkSoft;
   Chart.defaults.borderColor = colors.grid;
   Chart.defaults.plugins.paperBackground = { color: colors.card };
@@ -84,7 +90,7 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   const breakdownConfig = {
     type: 'bar',
     plugins: [paperBackground, marks],
-    // A dataset per term of the core's table, made with the first data (barDatasets).
+    // A dataset per term chartData() draws (barDataset), made anew when those terms change.
     data: { labels: [''], datasets: [] },
     options: {
       ...common,
@@ -105,11 +111,7 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
           labels: {
             boxWidth: 14,
             padding: 10,
-            // Terms held only sometimes (and those a switch counts) appear where some is held;
-            // state terms say their bytes per parameter.
-            filter: (item, chartData) =>
-              data.terms[item.datasetIndex].always ||
-              chartData.datasets[item.datasetIndex].data.some((bytes) => bytes > 0),
+            // The terms chartData() draws; state terms say their bytes per parameter.
             generateLabels: (chart) =>
               Chart.defaults.plugins.legend.labels.generateLabels(chart).map((item) => ({
                 ...item,
@@ -127,7 +129,7 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
 
   const activationsConfig = {
     type: 'line',
-    plugins: [paperBackground],
+    plugins: [paperBackground, choiceRing.plugin],
     data: {
       datasets: [
         {
@@ -158,11 +160,12 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
           pointRadius: 0,
           pointHoverRadius: 0,
         },
-        ringDataset('Your choice', colors, 7),
       ],
     },
     options: {
       ...common,
+      // Room for the ring at the curves' right end, past the plot.
+      layout: { padding: { right: choiceRing.overflow } },
       scales: {
         x: {
           type: 'linear',
@@ -185,18 +188,10 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
           labels: {
             boxWidth: 14,
             padding: 10,
-            filter: (item, chartData) =>
-              item.datasetIndex < SERIES.room ||
-              (item.datasetIndex === SERIES.room && chartData.datasets[SERIES.room].data.length > 0),
-          },
-          // The ring marks the chosen micro-batch on its own curve, and hides with it.
-          onClick(event, item, legend) {
-            Chart.defaults.plugins.legend.onClick.call(this, event, item, legend);
-            showRing();
+            filter: (item, chartData) => chartData.datasets[item.datasetIndex].data.length > 0,
           },
         },
         tooltip: {
-          filter: (item) => item.datasetIndex !== SERIES.ring,
           callbacks: {
             title: (items) => (items.length ? `${format.formatCount(items[0].parsed.x)} tokens` : ''),
             label: (item) => tooltipLabel(item.dataset.label, item.parsed.y),
@@ -206,12 +201,16 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
     },
   };
 
-  /** The ring shows while its curve does (a legend click may hide it); once the charts exist. */
-  function showRing() {
-    const series = data.choice.flashAttention ? SERIES.flash : SERIES.noFlash;
-    activations.setDatasetVisibility(SERIES.ring, activations.isDatasetVisible(series));
-    activations.update('none');
-  }
+  /** All the right chart draws but its ring, as a key: while it holds, a redraw moves the ring. */
+  const curvesKey = (next) =>
+    JSON.stringify([
+      next.curve,
+      next.roomBytes,
+      next.deviceName,
+      next.tokenTicks,
+      next.activationRange,
+      next.activationTicks,
+    ]);
 
   /** Puts chartData() `next` into both charts' data and options. */
   function apply(next) {
@@ -225,8 +224,10 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
         ? [`Pinned: ${barLabel(data.bars[0])}`, `Now: ${barLabel(data.bars[1])}`]
         : [barLabel(data.bars[0])];
     const datasets = breakdownConfig.data.datasets;
-    if (datasets.length !== data.terms.length) {
+    const ids = data.terms.map((term) => term.id).join();
+    if (ids !== shownIds) {
       datasets.splice(0, datasets.length, ...data.terms.map(barDataset));
+      shownIds = ids;
     }
     data.terms.forEach((term, index) => {
       datasets[index].data = data.bars.map((bar) => bar.bytes[index]);
@@ -246,43 +247,59 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
           { x: curve.at(-1).tokens, y: data.roomBytes },
         ]
       : [];
-    sets[SERIES.ring].data = [{ x: data.choice.tokens, y: data.choice.bytes }];
     sets[SERIES.room].label = `Room for activations on one ${data.deviceName}`;
     const { x, y } = activationsConfig.options.scales;
     x.min = curve[0].tokens;
     x.max = curve.at(-1).tokens;
     y.min = data.activationRange.low;
     y.max = data.activationRange.high;
+    choiceRing.set({
+      x: data.choice.tokens,
+      y: data.choice.bytes,
+      dataset: data.choice.flashAttention ? SERIES.flash : SERIES.noFlash,
+    });
   }
 
-  /** Draws chartData() `next` in both charts. */
+  /**
+   * Draws chartData() `next` in both charts. Where the right chart's curves, line and axes are as
+   * they were (a drag of the micro-batch moves only its ring), it is drawn again without an update,
+   * which costs Chart.js a third of the time.
+   */
   function draw(next) {
     apply(next);
     breakdown.update('none');
-    showRing();
+    const key = curvesKey(next);
+    if (key === curvesDrawn) {
+      activations.render();
+    } else {
+      activations.update('none');
+      curvesDrawn = key;
+    }
   }
 
   // Built with the first view's data already in place, each chart renders once, not twice.
   if (initial) apply(initial);
   breakdown = new Chart(breakdownCanvas, breakdownConfig);
   activations = new Chart(activationsCanvas, activationsConfig);
+  if (initial) curvesDrawn = curvesKey(initial);
 
   return {
     draw,
     /** Words the axes and tooltips with `next` from the next draw on. */
     setFormatters(next) {
       format = next;
+      curvesDrawn = null; // the ticks' words are made in an update
     },
     /** A chart as a PNG data URL: "breakdown" or "activations". */
     toPng: (which) => (which === 'breakdown' ? breakdown : activations).toBase64Image('image/png'),
     /**
      * Where the right chart draws what, in CSS pixels: its canvas, its plot area, the curves'
-     * points, the ring and the legend's words (the browser tests read it).
+     * points, the ring and the legend's words and places (the browser tests read it).
      */
     activationsGeometry() {
       const points = (series) =>
         activations.getDatasetMeta(series).data.map((point) => ({ x: point.x, y: point.y }));
-      const ring = activations.getDatasetMeta(SERIES.ring).data[0];
+      const ring = choiceRing.place(activations);
       const { top, bottom, left, right } = activations.chartArea;
       return {
         width: activations.width,
@@ -290,13 +307,15 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
         plot: { top, bottom, left, right },
         flash: points(SERIES.flash),
         noFlash: points(SERIES.noFlash),
-        ring: {
-          x: ring.x,
-          y: ring.y,
-          outerRadius: ring.options.radius + ring.options.borderWidth / 2,
-          shown: activations.isDatasetVisible(SERIES.ring),
-        },
+        ring,
         legend: activations.legend.legendItems.map((item) => item.text),
+        // Where to click each of the legend's words, by its words.
+        legendCentres: Object.fromEntries(
+          activations.legend.legendItems.map((item, index) => {
+            const box = activations.legend.legendHitBoxes[index];
+            return [item.text, { x: box.left + box.width / 2, y: box.top + box.height / 2 }];
+          }),
+        ),
       };
     },
   };
@@ -310,11 +329,11 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
   const colors = theme();
   // Each term the device holds, stacked from the bottom in the table's order, drawn as its bar is.
   const parts = deviceTerms(terms);
-  const ring = parts.length;
-  const reserved = ring + 1;
+  const reserved = parts.length;
+  const peakRing = ringMark(colors, PEAK_RING_RADIUS);
   const chart = new Chart(canvas, {
     type: 'bar',
-    plugins: [paperBackground, marks],
+    plugins: [paperBackground, peakRing.plugin, marks],
     data: {
       labels: [],
       datasets: [
@@ -328,7 +347,6 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
           barPercentage: 1,
           categoryPercentage: 1,
         })),
-        { ...ringDataset('Peak', colors, 6), type: 'line', stack: 'ring' },
         // Under a training stack: what the caching allocator has reserved by each moment.
         {
           type: 'line',
@@ -349,6 +367,7 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
       responsive: true,
       maintainAspectRatio: false,
       animation: false,
+      layout: { padding: { right: peakRing.overflow } },
       interaction: { mode: 'index', intersect: false },
       scales: {
         x: {
@@ -363,13 +382,12 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
             boxWidth: 14,
             // Only the parts the step holds, and the reserved line when it is drawn.
             filter: (item, chartData) =>
-              item.datasetIndex !== ring &&
               !chartData.datasets[item.datasetIndex].hidden &&
               chartData.datasets[item.datasetIndex].data.some((bytes) => bytes > 0),
           },
         },
         tooltip: {
-          filter: (item) => item.datasetIndex !== ring && item.parsed.y > 0,
+          filter: (item) => item.parsed.y > 0,
           callbacks: { label: (item) => `${item.dataset.label}: ${formatBytes(item.parsed.y)}` },
         },
         marks: { colors, labels: [] },
@@ -384,9 +402,7 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
       parts.forEach((part, index) => {
         chart.data.datasets[index].data = points.map((point) => point.held[part.apiKey]);
       });
-      chart.data.datasets[ring].data = points.map((point, index) =>
-        index === peakIndex ? point.bytes : null,
-      );
+      peakRing.set({ x: peakIndex, y: points[peakIndex].bytes });
       const showReserved = points.some((point) => point.reservedBytes !== point.bytes);
       chart.data.datasets[reserved].data = points.map((point) => point.reservedBytes);
       chart.data.datasets[reserved].hidden = !showReserved;

@@ -18,11 +18,17 @@ export function showNotice(text) {
   notice.hidden = !text;
 }
 
+/** Whether a message may be showing: until the first call clears them, any the page was built with. */
+let messageShown = true;
+
 /**
  * Shows `message` by the control of setting `field` (or clears every message). While a message
  * shows, the readout and the charts are marked as still showing the last valid settings.
  */
 export function showError(field, message) {
+  // Every accepted change clears the messages: where none shows, a drag touches no element.
+  if (!message && !messageShown) return;
+  messageShown = Boolean(message);
   $('stale-note').hidden = !message;
   document.body.classList.toggle('stale', Boolean(message));
   for (const element of document.querySelectorAll('.error')) {
