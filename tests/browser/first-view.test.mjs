@@ -23,6 +23,26 @@ const painted = (page, id) =>
     return false;
   }, id);
 
+/**
+ * Whether the right chart has dark ink (the ring's, darker than the curves and the grid) within
+ * 2 CSS pixels of each of `points` ({x, y} in CSS pixels), in order.
+ */
+const inkedAt = (page, points) =>
+  page.evaluate((places) => {
+    const canvas = document.getElementById('activations-chart');
+    const scale = canvas.width / canvas.getBoundingClientRect().width;
+    const size = Math.ceil(4 * scale);
+    return places.map(({ x, y }) => {
+      const { data } = canvas
+        .getContext('2d')
+        .getImageData(Math.round((x - 2) * scale), Math.round((y - 2) * scale), size, size);
+      for (let index = 0; index < data.length; index += 4) {
+        if (data[index + 3] > 200 && data[index] + data[index + 1] + data[index + 2] < 3 * 90) return true;
+      }
+      return false;
+    });
+  }, points);
+
 describe('the first view', () => {
   let harness;
   let served;
@@ -164,49 +184,20 @@ describe('the right chart', () => {
     assert.ok(ring.x - ring.outerRadius >= 0 && ring.x + ring.outerRadius <= width, `ring at x ${ring.x}`);
     assert.ok(ring.y - ring.outerRadius >= 0 && ring.y + ring.outerRadius <= height, `ring at y ${ring.y}`);
     // Drawn past the plot's edge, not cut by it: dark ink on the ring's far left and bottom.
-    const inked = await page.evaluate(
-      ({ x, y, radius }) => {
-        const canvas = document.getElementById('activations-chart');
-        const scale = canvas.width / canvas.getBoundingClientRect().width;
-        const dark = (px, py) => {
-          const size = Math.ceil(4 * scale);
-          const { data } = canvas
-            .getContext('2d')
-            .getImageData(Math.round((px - 2) * scale), Math.round((py - 2) * scale), size, size);
-          for (let index = 0; index < data.length; index += 4) {
-            if (data[index + 3] > 200 && data[index] + data[index + 1] + data[index + 2] < 3 * 90)
-              return true;
-          }
-          return false;
-        };
-        return { left: dark(x - radius, y), bottom: dark(x, y + radius) };
-      },
-      { x: ring.x, y: ring.y, radius: ring.outerRadius - 1.25 },
-    );
-    assert.deepEqual(inked, { left: true, bottom: true });
+    const radius = ring.outerRadius - 1.25;
+    const inked = await inkedAt(page, [
+      { x: ring.x - radius, y: ring.y },
+      { x: ring.x, y: ring.y + radius },
+    ]);
+    assert.deepEqual(inked, [true, true]);
     await page.close();
   });
 
   it('moves the ring along its curve as the micro-batch is dragged, and hides it with its curve', async () => {
     const { page } = await harness.openPage();
-    // Ink of the ring's border: dark pixels just inside its right edge, where only it is that dark.
-    const inkedAt = ({ x, y, outerRadius }) =>
-      page.evaluate(
-        ({ px, py }) => {
-          const canvas = document.getElementById('activations-chart');
-          const scale = canvas.width / canvas.getBoundingClientRect().width;
-          const size = Math.ceil(4 * scale);
-          const { data } = canvas
-            .getContext('2d')
-            .getImageData(Math.round((px - 2) * scale), Math.round((py - 2) * scale), size, size);
-          for (let index = 0; index < data.length; index += 4) {
-            if (data[index + 3] > 200 && data[index] + data[index + 1] + data[index + 2] < 3 * 90)
-              return true;
-          }
-          return false;
-        },
-        { px: x + outerRadius - 1.25, py: y },
-      );
+    // Ink of the ring's border just inside its right edge, where only it is that dark.
+    const ringInked = async (ring) =>
+      (await inkedAt(page, [{ x: ring.x + ring.outerRadius - 1.25, y: ring.y }]))[0];
     const drag = (sequences) =>
       page.evaluate((value) => {
         const slider = document.getElementById('tokens-slider');
@@ -220,27 +211,30 @@ describe('the right chart', () => {
     assert.ok(
       Math.abs(moved.ring.x - moved.flash[4].x) < 0.5 && Math.abs(moved.ring.y - moved.flash[4].y) < 0.5,
     );
-    assert.equal(await inkedAt(moved.ring), true, 'the ring is drawn where it now is');
-    assert.equal(await inkedAt(before.ring), false, 'and no longer where it was');
+    assert.equal(await ringInked(moved.ring), true, 'the ring is drawn where it now is');
+    assert.equal(await ringInked(before.ring), false, 'and no longer where it was');
     // Without FlashAttention the ring is on the other curve, at the same micro-batch.
     await page.uncheck('#flash-attention');
     const other = await geometry(page);
     assert.ok(
       Math.abs(other.ring.x - other.noFlash[4].x) < 0.5 && Math.abs(other.ring.y - other.noFlash[4].y) < 0.5,
     );
-    assert.equal(await inkedAt(other.ring), true);
+    assert.equal(await ringInked(other.ring), true);
     // A click on the curve's name in the legend hides the curve and its ring; another brings both back.
     const canvas = await page.locator('#activations-chart').boundingBox();
-    const legendClick = async () => {
+    // Chart.js handles a click at the next animation frame: wait for the ring to show or hide.
+    const legendClick = async (shown) => {
       const centre = other.legendCentres['Without FlashAttention'];
       await page.mouse.click(canvas.x + centre.x, canvas.y + centre.y);
+      await page.waitForFunction(
+        (expected) => globalThis.trainmemPage.charts.activationsGeometry().ring.shown === expected,
+        shown,
+      );
     };
-    await legendClick();
-    assert.equal((await geometry(page)).ring.shown, false);
-    assert.equal(await inkedAt(other.ring), false);
-    await legendClick();
-    assert.equal((await geometry(page)).ring.shown, true);
-    assert.equal(await inkedAt(other.ring), true);
+    await legendClick(false);
+    assert.equal(await ringInked(other.ring), false);
+    await legendClick(true);
+    assert.equal(await ringInked(other.ring), true);
     await page.close();
   });
 
