@@ -1,7 +1,8 @@
 // The JavaScript entry point's types (trainmem-api.js; docs/api.md says what each member does).
-// Copied into dist/ beside trainmem-api.js for other plates; scripts/test.sh type-checks
-// web/api-example.js against it, so a member renamed in the page's estimator (web/src/estimator.js)
-// and not here fails the tests.
+// Copied into dist/ beside trainmem-api.js for other plates. tests/node/api-types.test.mjs
+// type-checks web/api-example.js against it, and the estimator's real answers, field by field, so
+// that a member or a field renamed in the page's estimator (web/src/estimator.js) or in the
+// bindings, and not here, fails the tests.
 export {};
 
 declare global {
@@ -97,6 +98,13 @@ declare global {
 
     /** What the API answers with: `ok`, and when refused the core's message and the field at fault. */
     type Answered = { ok: boolean; status: unknown; message: string; invalidField: string };
+
+    /**
+     * An answer with `Fields`: all of them when `ok`. A refused setup has them only where the core
+     * itself refused it; one the API's own checks refuse (a missing field, a fraction, an unknown
+     * choice) has none: read them after `ok`.
+     */
+    type Result<Fields> = (Answered & { ok: true } & Fields) | (Answered & { ok: false } & Partial<Fields>);
 
     /** A row of the core's table of memory terms (cpp/include/trainmem/terms.hpp). */
     type Term = {
@@ -217,14 +225,14 @@ declare global {
 
     type LayoutCost = { score: number; reason: string };
 
-    type FitSearch = Answered & {
+    type FitSearch = Result<{
       layouts: Estimate[];
       costs: LayoutCost[];
       fewestDevices: number;
       hasBestSmaller: boolean;
       bestSmaller: Estimate;
       whyNotFewer: string;
-    };
+    }>;
 
     type Saving = {
       change: string;
@@ -255,8 +263,11 @@ declare global {
       llamaBlock: string;
       korthikantiError: string;
       llamaBlockError: string;
+      korthikantiErrorPercent: number;
+      llamaBlockErrorPercent: number;
       note: string;
       ok: boolean;
+      message: string;
     };
 
     /** What `window.trainmem.load()` resolves to (docs/api.md). */
@@ -277,22 +288,22 @@ declare global {
         id: string,
         text: string,
         maxMicroBatchSequences?: number,
-      ): Answered & { setup: TrainingSetup };
+      ): Result<{ setup: TrainingSetup }>;
       settingText(setup: TrainingSetup, id: string): string;
       workshopView(
         setup: TrainingSetup,
         maxMicroBatchSequences: number,
-      ): Answered & {
+      ): Result<{
         estimate: Estimate;
         activationCurve: ActivationPoint[];
         settingTexts: { [settingId: string]: string };
-      };
-      estimate(setup: TrainingSetup): Answered & EstimateFields;
+      }>;
+      estimate(setup: TrainingSetup): Result<EstimateFields>;
       microBatchFromTokens(
         tokens: number,
         sequenceLength: number,
         maxMicroBatchSequences: number,
-      ): Answered & { microBatchSequences: number };
+      ): Result<{ microBatchSequences: number }>;
       explain(setup: TrainingSetup): Promise<TermArithmetic[]>;
       savedTensors(setup: TrainingSetup): Promise<{
         inUse: boolean;
@@ -303,10 +314,10 @@ declare global {
       measured(): Promise<MeasuredCase[]>;
       fewestDevices(setup: TrainingSetup, maxLayouts: number): Promise<FitSearch>;
       timeline(setup: TrainingSetup): Promise<{ points: TimelinePoint[]; peakIndex: number }>;
-      savings(setup: TrainingSetup): Promise<Answered & { baseline: Estimate; savings: Saving[] }>;
+      savings(setup: TrainingSetup): Promise<Result<{ baseline: Estimate; savings: Saving[] }>>;
       fitMap(
         setup: TrainingSetup,
-      ): Promise<Answered & { sequenceLengths: number[]; microBatchSequences: number[]; cells: FitCell[] }>;
+      ): Promise<Result<{ sequenceLengths: number[]; microBatchSequences: number[]; cells: FitCell[] }>>;
       compare(pinned: EstimateFields, current: EstimateFields): string;
       formatBytes(bytes: number, decimals?: number): string;
       formatBytesShort(bytes: number): string;

@@ -114,6 +114,31 @@ describe('exploration views, in Chromium', () => {
     await page.close();
   });
 
+  it('says so when the panels’ own code cannot load, and tries again on the next click', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.route('**/explore.js', (route) => route.abort());
+    await page.click('#find-fit');
+    await page.waitForFunction(() =>
+      /could not load/.test(document.getElementById('fit-summary').textContent),
+    );
+    assert.equal(
+      await page.textContent('#fit-summary'),
+      'The search could not load (explore.js did not load). Try again.',
+    );
+    // The workshop goes on without it, and a change asks nothing of the panel that was not made.
+    await page.selectOption('#recompute', 'full');
+    assert.match(await readout(page), /needs 131\.7 GB/);
+    await page.unroute('**/explore.js');
+    await page.click('#find-fit');
+    await page.waitForSelector('#fit-table tbody tr');
+    assert.match(await page.textContent('#fit-summary'), /at the fewest/);
+    assert.deepEqual(
+      problems.filter((problem) => !/Failed to load resource/.test(problem)),
+      [],
+    );
+    await page.close();
+  });
+
   it('starts loading the on-demand module when a reader points at a view, before the click', async () => {
     const { page, problems } = await harness.openPage();
     const loaded = page.waitForResponse((response) => response.url().endsWith('/trainmem-json.js'));

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import { serveFolder } from '../../scripts/serve.mjs';
 import { launchOptions } from './chromium.mjs';
-import { FORBIDDEN_TEXT, startHarness } from './harness.mjs';
+import { FORBIDDEN_TEXT, commit, startHarness } from './harness.mjs';
 
 const PLATE_READOUT =
   'Llama 3 8B needs 165.0 GB to train on one device: 128.5 GB of model states (16 bytes × 8.03 B ' +
@@ -221,11 +221,10 @@ describe('the right chart', () => {
     );
     assert.equal(await ringInked(other.ring), true);
     // A click on the curve's name in the legend hides the curve and its ring; another brings both back.
-    const canvas = await page.locator('#activations-chart').boundingBox();
     // Chart.js handles a click at the next animation frame: wait for the ring to show or hide.
     const legendClick = async (shown) => {
       const centre = other.legendCentres['Without FlashAttention'];
-      await page.mouse.click(canvas.x + centre.x, canvas.y + centre.y);
+      await page.locator('#activations-chart').click({ position: centre });
       await page.waitForFunction(
         (expected) => globalThis.trainmemPage.charts.activationsGeometry().ring.shown === expected,
         shown,
@@ -235,6 +234,19 @@ describe('the right chart', () => {
     assert.equal(await ringInked(other.ring), false);
     await legendClick(true);
     assert.equal(await ringInked(other.ring), true);
+    // After moves of the ring alone, a layout that leaves room redraws the chart whole: the room's
+    // line and its name, the axis it needs, and the ring on the curve where it now lies.
+    await page.check('#flash-attention');
+    await drag(9);
+    await commit(page, '#dp', '8');
+    await page.selectOption('#zero', '3');
+    const spread = await geometry(page);
+    assert.ok(spread.legend.includes('Room for activations on one H100 80 GB'), spread.legend.join());
+    assert.notDeepEqual(spread.flash, moved.flash, 'the curves are drawn anew');
+    assert.ok(
+      Math.abs(spread.ring.x - spread.flash[8].x) < 0.5 && Math.abs(spread.ring.y - spread.flash[8].y) < 0.5,
+    );
+    assert.equal(await ringInked(spread.ring), true);
     await page.close();
   });
 

@@ -96,6 +96,31 @@ describe('the plate page in Chromium', () => {
     await page.close();
   });
 
+  it('keeps a term the reader hid in the bar chart’s legend hidden while other terms come and go', async () => {
+    const { page, problems } = await harness.openPage();
+    const legend = () => page.evaluate(() => globalThis.trainmemPage.charts.breakdownLegend());
+    const hidden = async (start) =>
+      (await legend()).items.find((item) => item.text.startsWith(start))?.hidden;
+    const { centres } = await legend();
+    const weights = Object.keys(centres).find((text) => text.startsWith('Weights'));
+    await page.locator('#breakdown-chart').click({ position: centres[weights] });
+    // Chart.js handles a click at the next animation frame.
+    await page.waitForFunction(
+      () =>
+        globalThis.trainmemPage.charts.breakdownLegend().items.find((item) => item.text.startsWith('Weights'))
+          .hidden,
+    );
+    // The logits and loss bring a term of their own into the bar, and take it away.
+    await page.check('#logits');
+    assert.equal(await hidden('Logits'), false);
+    assert.equal(await hidden('Weights'), true, 'the weights stay hidden as the logits come');
+    await page.uncheck('#logits');
+    assert.equal(await hidden('Logits'), undefined);
+    assert.equal(await hidden('Weights'), true, 'and as they go');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('refuses bad tokens with a message by the field and keeps the last good view', async () => {
     const { page, problems } = await openPage();
     await page.fill('#tokens-slider', '2');

@@ -45,17 +45,28 @@ describe('chartData', () => {
     const view = estimator.workshopView(estimator.defaultSetup, 16);
     const data = chartData(view, null, estimator.terms);
     assert.equal(data.bars.length, 1);
-    // The terms always listed, and of those held only sometimes, the ones held: no bar of zero.
-    const drawn = estimator.terms.filter(
-      (term) =>
-        term.onDevice && (!(term.listedWhenHeld || term.countedBy) || view.estimate.bytes[term.apiKey] > 0),
-    );
+    // The plate's five terms: the logits are not counted, and nothing else is held.
     assert.deepEqual(
       data.terms.map((term) => term.id),
-      drawn.map((term) => term.id),
+      ['weights', 'gradients', 'masterWeights', 'optimizerStates', 'activations'],
     );
-    assert.ok(data.terms.length < estimator.terms.filter((term) => term.onDevice).length);
-    assert.equal(data.bars[0].bytes.length, drawn.length);
+    assert.equal(data.bars[0].bytes.length, 5);
+    // Under torchtitan with the logits counted, the stack's terms and the logits join them.
+    const stack = estimator.workshopView(
+      {
+        ...estimator.defaultSetup,
+        stack: 'torchtitan',
+        logits: true,
+        loss: 'fp32-upcast',
+        layout: { ...estimator.defaultSetup.layout, dataParallel: 8, zeroStage: 3 },
+      },
+      16,
+    );
+    assert.equal(stack.ok, true, stack.message);
+    const held = chartData(stack, null, estimator.terms).terms.map((term) => term.id);
+    for (const id of ['logits', 'framework', 'runtime', 'allocatorCache']) assert.ok(held.includes(id), id);
+    assert.ok(!held.includes('fp8Weights') && !held.includes('dequantization'));
+    assert.throws(() => chartData(view, null, []), /table of terms/);
     const sum = data.bars[0].bytes.reduce((total, bytes) => total + bytes, 0);
     assert.equal(sum, view.estimate.bytes.totalBytes);
     assert.ok(data.breakdownTicks.at(-1) >= Math.max(sum, data.capacityBytes));

@@ -45,7 +45,8 @@ function chosenActivations({ estimate, activationCurve }) {
  * The charts' data for a workshop view, with the pinned estimate (the compare panel's) standing
  * to the left of the current one; `terms` is the core's table of terms (estimator.terms).
  */
-export function chartData(view, pinned = null, terms = []) {
+export function chartData(view, pinned, terms) {
+  if (!terms?.length) throw new TypeError('chartData needs the core’s table of terms (estimator.terms)');
   const { estimate, activationCurve } = view;
   const estimates = pinned ? [pinned, estimate] : [estimate];
   // The bars' terms: the core's table's device terms, in its order, those always listed and those

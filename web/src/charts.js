@@ -1,5 +1,7 @@
-// The plate's two charts. Each is created once; a redraw replaces the datasets' arrays and calls
-// chart.update('none'). Only the Chart.js parts used here are registered.
+// The plate's two charts and the timeline's. Each is created once. A redraw gives the bar chart a
+// dataset per term it draws (each term's own, kept from draw to draw) and updates it; the
+// activation chart is updated where its curves or axes change and only rendered again where its
+// ring alone moves. Only the Chart.js parts used here are registered.
 import {
   BarController,
   BarElement,
@@ -37,6 +39,15 @@ const SERIES = { flash: 0, noFlash: 1, room: 2 };
 const CHOICE_RING_RADIUS = 7;
 const PEAK_RING_RADIUS = 6;
 
+/** Where to click each of a chart's legend entries, in CSS pixels, by its words. */
+const legendCentres = (chart) =>
+  Object.fromEntries(
+    chart.legend.legendItems.map((item, index) => {
+      const box = chart.legend.legendHitBoxes[index];
+      return [item.text, { x: box.left + box.width / 2, y: box.top + box.height / 2 }];
+    }),
+  );
+
 /**
  * The workshop's two charts, drawn from chartData() (chart-data.js). Tick labels and tooltips are
  * worded by `formatters` ({formatBytes, formatBytesShort, formatCount}); setFormatters replaces
@@ -48,6 +59,7 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   let breakdown = null;
   let activations = null;
   let shownIds = null; // the terms the bar chart has datasets for, as "id,id,…"
+  const barSets = new Map(); // each term's dataset, by id, made when first drawn
   let curvesDrawn = null; // what the right chart last updated for, bar its ring (curvesKey)
   const legendText = (index) => {
     const term = data.terms[index];
@@ -90,7 +102,7 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   const breakdownConfig = {
     type: 'bar',
     plugins: [paperBackground, marks],
-    // A dataset per term chartData() draws (barDataset), made anew when those terms change.
+    // A dataset per term chartData() draws: each term's own (barSets), set in place by apply().
     data: { labels: [''], datasets: [] },
     options: {
       ...common,
@@ -226,7 +238,13 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
     const datasets = breakdownConfig.data.datasets;
     const ids = data.terms.map((term) => term.id).join();
     if (ids !== shownIds) {
-      datasets.splice(0, datasets.length, ...data.terms.map(barDataset));
+      // Chart.js forgets what a legend click hid with a dataset it no longer draws: the dataset
+      // keeps it, so that a term the reader hid stays hidden as other terms come and go.
+      datasets.forEach((set, index) => {
+        set.hidden = !breakdown.isDatasetVisible(index);
+      });
+      for (const term of data.terms) if (!barSets.has(term.id)) barSets.set(term.id, barDataset(term));
+      datasets.splice(0, datasets.length, ...data.terms.map((term) => barSets.get(term.id)));
       shownIds = ids;
     }
     data.terms.forEach((term, index) => {
@@ -309,15 +327,14 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
         noFlash: points(SERIES.noFlash),
         ring,
         legend: activations.legend.legendItems.map((item) => item.text),
-        // Where to click each of the legend's words, by its words.
-        legendCentres: Object.fromEntries(
-          activations.legend.legendItems.map((item, index) => {
-            const box = activations.legend.legendHitBoxes[index];
-            return [item.text, { x: box.left + box.width / 2, y: box.top + box.height / 2 }];
-          }),
-        ),
+        legendCentres: legendCentres(activations),
       };
     },
+    /** The bar chart's legend: each entry's words and whether its term is hidden, and where to click. */
+    breakdownLegend: () => ({
+      items: breakdown.legend.legendItems.map(({ text, hidden }) => ({ text, hidden })),
+      centres: legendCentres(breakdown),
+    }),
   };
 }
 

@@ -42,8 +42,8 @@ let jsonPromise = null;
  * The second module, loaded only when a reader asks for it: config.json in, JSON and CSV out,
  * the measured cases, and the exploration views (makeEstimator's asynchronous members call
  * `module`'s explainEstimate, savedTensors, memoryTimeline, rankSavings, fitMap and
- * findFewestDevices). Resolves to {parseConfig(text), toJson(setup), toCsv(setup), measured(),
- * maxConfigBytes, module}.
+ * findFewestDevices, and compareMeasured). Resolves to {parseConfig(text), toJson(setup),
+ * toCsv(setup), maxConfigBytes, module}.
  */
 export function loadJsonTools() {
   if (!jsonPromise) {
@@ -67,7 +67,6 @@ export function loadJsonTools() {
         },
         toJson: (setup) => json.setupToJson(setup),
         toCsv: (setup) => json.setupToCsv(setup),
-        measured: () => json.compareMeasured(),
         module: json,
       }));
     jsonPromise.catch(() => {
@@ -145,13 +144,16 @@ function withOurStatus(value, theirs, ours) {
 export function makeEstimator(core, loadLater = loadJsonTools) {
   const settings = core.settings();
   const terms = core.terms();
-  /** The core's answer to a result, in the API's words: {ok, status, message, invalidField}. */
-  const answered = (result) => ({
-    ok: result.answer.status === core.Status.OK,
-    status: result.answer.status,
-    message: result.answer.message,
-    invalidField: result.answer.setting,
-    ...result,
+  /**
+   * The core's answer to a result, in the API's words: {ok, status, message, invalidField} and the
+   * result's fields (the core's own `answer` stays only on the estimates nested in them).
+   */
+  const answered = ({ answer, ...fields }) => ({
+    ok: answer.status === core.Status.OK,
+    status: answer.status,
+    message: answer.message,
+    invalidField: answer.setting,
+    ...fields,
   });
   const refused = (problem) => ({
     ok: false,
@@ -203,8 +205,9 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
     defaultSetup: core.defaultSetup(),
     /**
      * The core's table of settings: {id, name, kind, min, max, choices, allowed, defaultText, help,
-     * apiKey, requiresSetting, requiresValue, requiresReason, excludes, inUrl, chosenByFit}, each
-     * id the page control's id and the URL key. `kind` is one of `settingKinds`.
+     * apiKey, requiresSetting, requiresValue, requiresReason, excludes, keeps, inUrl, chosenByFit,
+     * defaultedInApi}, each id the page control's id and the URL key. `kind` is one of
+     * `settingKinds`.
      */
     settings,
     settingKinds: core.SettingKind,
@@ -267,10 +270,11 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
     /**
      * How close is this: a promise of every measured case against the estimate of its settings
      * under both activation models, its figures in words: [{id, title, source, statistic,
-     * quantity, measured, korthikanti, llamaBlock, korthikantiError, llamaBlockError, note, ...}].
+     * quantity, measured, korthikanti, llamaBlock, korthikantiError, llamaBlockError, their
+     * percentages korthikantiErrorPercent and llamaBlockErrorPercent, note, ok, message}].
      * The cases come with the on-demand module (trainmem-json.js).
      */
-    measured: () => loadJsonTools().then((tools) => tools.measured()),
+    measured: () => loadLater().then(({ module }) => module.compareMeasured()),
 
     /** A promise of the fewest devices that fit, their layouts, and why fewer cannot. */
     fewestDevices: (setup, maxLayouts) =>
@@ -283,8 +287,9 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
     fitMap: (setup) => guardedLater(setup, (module, setup) => module.fitMap(setup)),
 
     /**
-     * A promise of memory over one step: {points: [{phase, layer, bytes}], peakIndex}; the peak is
-     * the total.
+     * A promise of memory over one step: {points: [{phase, layer, bytes, reservedBytes, held}],
+     * peakIndex}; the peak is the estimate's total under the ideal stack, and its allocated peak
+     * under a training stack (the total is then what the allocator has reserved by the step's end).
      */
     timeline: (setup) =>
       orEmptyLater(setup, { points: [], peakIndex: 0 }, (module, setup) => module.memoryTimeline(setup)),

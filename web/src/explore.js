@@ -1,6 +1,7 @@
 // The exploration views' panels (explore.js), loaded with the on-demand module when a reader first
-// opens or points at one (main.js): the arithmetic, the measured runs, the step's timeline, what
-// saves the most, where it fits and the fewest devices. The first view needs none of their code.
+// opens one (later-panels.js) or points at one (main.js starts the loading): the arithmetic, the
+// measured runs, the step's timeline, what saves the most, where it fits and the fewest devices.
+// The first view needs none of their code.
 import { createArithmeticPanel } from './panels/arithmetic.js';
 import { createFewestPanel } from './panels/fewest.js';
 import { createFitMapPanel } from './panels/fit-map.js';

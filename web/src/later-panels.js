@@ -38,7 +38,8 @@ const DETAILS = Object.freeze([
 /**
  * The exploration panels over `context` ({estimator, store, render, showError,
  * createTimelineChart}), each made the first time it is needed. `update(state)` redraws those that
- * are open (and the fewest devices' table, once searched).
+ * are open, and the fewest devices' panel once it has been made (it redraws its table once a search
+ * has run).
  */
 export function createLaterPanels(context) {
   const made = new Map(); // constructor name -> a promise of the panel
@@ -75,7 +76,12 @@ export function createLaterPanels(context) {
   return {
     update(state) {
       for (const each of details) if (each.element.open) show(each, state);
-      if (made.has(fewest)) made.get(fewest).then((shown) => shown.update(state));
+      // A panel that could not be made said so where it was asked for; it is made again then.
+      if (made.has(fewest))
+        made
+          .get(fewest)
+          .then((shown) => shown.update(state))
+          .catch(() => {});
     },
   };
 }
