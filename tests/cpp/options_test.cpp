@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/fp8.hpp"
 
 using namespace trainmem;
 
@@ -15,6 +16,14 @@ TEST_CASE("the device catalogue carries the vendors' capacities in decimal bytes
   CHECK(find_device("mi300x")->capacity_bytes == 192e9);
   CHECK(find_device("custom") == nullptr);
   CHECK(ids_joined(device_choices()) == "h100, h200, b200, a100-40gb, a100-80gb, mi300x, custom");
+}
+
+TEST_CASE("the architectures' rows stand each at its architecture's place") {
+  for (std::size_t index = 0; index < static_cast<std::size_t>(Architecture::kCount); ++index) {
+    CAPTURE(index);
+    CHECK(architecture_row(static_cast<Architecture>(index)).architecture ==
+          static_cast<Architecture>(index));
+  }
 }
 
 TEST_CASE("each device carries its architecture's row: FP8 weight copies and cuBLAS workspaces") {
@@ -41,6 +50,18 @@ TEST_CASE("each device carries its architecture's row: FP8 weight copies and cuB
   CHECK(device.capacity_bytes == 24e9);
   CHECK(architecture_row(device.architecture).fp8_weight_copies == 2);
   CHECK(architecture_row(device.architecture).cublas_workspace_bytes == 8 * kMiB + 128 * 1024);
+}
+
+TEST_CASE("a device id the checks refuse names no device's figures: no memory, no FP8 copies") {
+  TrainingSetup setup;
+  setup.device_id = "h100-sxm";
+  const Device device = device_of(setup);
+  CHECK(device.name == "h100-sxm");
+  CHECK(device.capacity_bytes == 0);
+  CHECK(fp8_weight_copies(setup) == 0);
+  const Estimate estimate = estimate_memory(setup);
+  CHECK(estimate.answer.status == Status::kInvalidInput);
+  CHECK(estimate.answer.setting == "device");
 }
 
 TEST_CASE("each precision and optimiser states its bytes per parameter") {

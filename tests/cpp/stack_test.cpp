@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
@@ -325,6 +326,18 @@ TEST_CASE("stack: under FSDP2's ZeRO 2 the weights' arithmetic says the shards i
   REQUIRE(!terms.empty());
   CHECK(terms[0].term == "weights");
   CHECK(terms[0].formula.find(" ZeRO shards = ") != std::string::npos);
+}
+
+TEST_CASE("stack: a row for each stack, at its stack's place, and a choice for each") {
+  constexpr std::size_t kStacks = static_cast<std::size_t>(Stack::kCount);
+  CHECK(choices<Stack>().size() == kStacks);
+  for (std::size_t index = 0; index < kStacks; ++index) {
+    const Stack stack = static_cast<Stack>(index);
+    CAPTURE(choice_id(stack));
+    CHECK(stack_row(stack).stack == stack);
+  }
+  CHECK(std::string(fp8_engine_name(stack_row(Stack::kTorchtitan).fp8_engine)) ==
+        "torchao's Float8");
 }
 
 TEST_CASE("stack: each stack's row names its step, and the idealised step has none") {

@@ -19,7 +19,7 @@ constexpr const char* kConfigInputId = "config";
 constexpr int kMaxConfigBytes = 1 << 20;  // 1 MiB
 constexpr int kMaxConfigDepth = 64;       // nested objects and arrays
 
-struct ConfigParse {
+struct [[nodiscard]] ConfigParse {
   Answer answer;     // refused: the setting "config", one line starting "config.json: "
   ModelShape shape;  // id kCustomModelId, ready for TrainingSetup::custom_model
 };

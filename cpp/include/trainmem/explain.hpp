@@ -20,7 +20,8 @@ struct TermArithmetic {
   std::string source;
 };
 
-// The terms in the table's order (the host's memory last); empty for a refused setup.
+// The terms in the order the estimate computes them (the table's as each step adds them, then a
+// stack's own and the allocator's cache; the host's memory last); empty for a refused setup.
 std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup);
 
 // The saved tensors of a setup, for a table: none for a refused setup; `in_use` says whether the

@@ -18,7 +18,7 @@ struct Saving {
   double devices_added = 0;  // changed device count − baseline device count
 };
 
-struct SavingsList {
+struct [[nodiscard]] SavingsList {
   Answer answer;  // the base setup's: refused, nothing else is filled
   Estimate baseline;
   std::vector<Saving> savings;  // the changes that save bytes, most saved first
@@ -38,7 +38,7 @@ struct FitCell {
   bool fits = false;
 };
 
-struct FitMap {
+struct [[nodiscard]] FitMap {
   Answer answer;                           // the base setup's: refused, nothing else is filled
   std::vector<int> sequence_lengths;       // rows: 1,024 to 131,072, doubling
   std::vector<int> micro_batch_sequences;  // columns: 1 to 16, doubling

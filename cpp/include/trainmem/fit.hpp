@@ -24,7 +24,7 @@ constexpr int kMicroBatchesPerStep = 16;         // for the pipeline bubble: per
 
 LayoutCost layout_cost(const Estimate& estimate);
 
-struct FitSearch {
+struct [[nodiscard]] FitSearch {
   Answer answer;  // the base setup's: refused, nothing else is filled
   // The layouts with the fewest devices that fit, cheapest to run first (layout_cost), then lowest
   // per-device total (at most max_layouts). Each is a full estimate: its setup holds the layout

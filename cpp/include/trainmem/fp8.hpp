@@ -38,7 +38,7 @@ constexpr double kFp8ScalingBytesPerGemm =
 // Hopper (H100, H200) and Ada (a custom device is taken as Ada), 1 on Blackwell (B200); 0 where FP8
 // training is not modelled (the A100, which has no FP8 tensor cores; the MI300X, whose ROCm stack
 // is not modelled). Whether Transformer Engine runs fp8-mixed at all is the stack's (its row's
-// FP8 engine: stacks/stack_rows.hpp).
+// FP8 engine, cpp/src/stacks/stack_rows.hpp). An unknown device (refused by the checks): 0.
 double fp8_weight_copies(const TrainingSetup& setup);
 
 // One layer's FP8 GEMMs on a device: the linear weights Transformer Engine runs in FP8 (every

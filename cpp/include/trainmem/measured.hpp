@@ -11,9 +11,9 @@ namespace trainmem {
 
 // What a measured figure counts, and so which of the estimate's figures it is set against.
 enum class MeasuredQuantity {
-  kActivations,  // the activations alone: set against Estimate::bytes.activations_bytes
-  kTotal,        // the device's whole peak: set against Estimate::bytes.total_bytes
-  kLogits,       // the loss over the logits alone: set against Estimate::bytes.logits_bytes
+  kActivations,  // the activations alone: set against Estimate::bytes[Term::kActivations]
+  kTotal,        // the device's whole peak: set against Estimate::bytes.total()
+  kLogits,       // the loss over the logits alone: set against Estimate::bytes[Term::kLogits]
   // PyTorch's caching allocator's reserved peak (torch.cuda.max_memory_reserved): set against
   // Estimate::peak_reserved_bytes, which the run's stack estimates
   kReserved,
@@ -54,7 +54,7 @@ ModelShape harness_tiny_shape(int layers);
 // published runs whose settings are stated in full.
 const std::vector<MeasuredCase>& measured_cases();
 
-struct MeasuredComparison {
+struct [[nodiscard]] MeasuredComparison {
   MeasuredCase measured;
   Answer answer;                 // refused only if the core refused the case's own setup (a bug)
   double korthikanti_bytes = 0;  // the estimate's figure (activations or total) of each model

@@ -23,7 +23,7 @@ std::string ids_joined(const std::vector<Choice>& choices);
 // ---- Devices -------------------------------------------------------------------------------
 
 // What a device's architecture decides of an estimate, one row each (architecture_row).
-enum class Architecture { kAmpere, kAda, kHopper, kBlackwell, kCdna3 };
+enum class Architecture { kAmpere, kAda, kHopper, kBlackwell, kCdna3, kCount /* not one */ };
 
 // FP8 weight copies Transformer Engine keeps per linear weight (fp8.hpp): cuBLAS on Hopper runs
 // only TN FP8 GEMMs, so the backward pass's dgrad GEMM needs the weight's transpose too, and the
@@ -152,7 +152,7 @@ enum class Offload { kNone, kOptimizer, kOptimizerAndWeights };
 //   deepspeed   DeepSpeed ZeRO 1-3: its gradient buckets and, under ZeRO 3, its prefetched layers
 // Every stack but ideal adds the runtime (CUDA context, NCCL, cuBLAS) and the caching
 // allocator's reserve.
-enum class Stack { kIdeal, kMegatron, kTorchtitan, kDeepSpeed };
+enum class Stack { kIdeal, kMegatron, kTorchtitan, kDeepSpeed, kCount /* not one */ };
 
 // DeepSpeed's overlap_comm (deepspeed/runtime/zero/config.py): by default on under ZeRO 3 and off
 // under ZeRO 1 and 2, where it doubles the reduce bucket ("Use double buffers to avoid data access

@@ -101,7 +101,9 @@ struct TrainingSetup {
 const ModelShape* resolve_model(const TrainingSetup& setup);
 
 // The device a setup names: a row of the catalogue, or the custom device with its own capacity,
-// named by it ("Custom 2.5 GB", never rounded to another size). The id must be known.
+// named by it ("Custom 2.5 GB", never rounded to another size). An unknown id, which the checks
+// refuse (check_setup), names a device of no memory and no FP8 weight copies: never another
+// device's figures.
 Device device_of(const TrainingSetup& setup);
 
 // "d 8 (ZeRO-3 over d·c = 8) × t 8 (SP) × p 2 × c 1 = 128 devices, recompute selective".

@@ -25,8 +25,9 @@ enum class Term : std::size_t {
   kRuntime,
   kAllocatorCache,
   kFp32Gradients,
+  kCount,  // not a term: how many there are
 };
-inline constexpr std::size_t kNumTerms = 12;
+inline constexpr std::size_t kNumTerms = static_cast<std::size_t>(Term::kCount);
 
 // What a term is part of, and so when in a step it is held (the timeline reads it): the model
 // states; the activations; the logits and loss; what is held alongside the states through the
@@ -82,6 +83,18 @@ inline constexpr std::array<TermRow, kNumTerms> kTerms = {{
     {Term::kFp32Gradients, "fp32Gradients", "FP32 gradients", "of FP32 gradients of its own",
      TermPart::kHost, false, true, true, ""},
 }};
+
+// Each row at its term's place, each named: a row missing or out of order fails the build.
+constexpr bool terms_in_order() {
+  for (std::size_t index = 0; index < kNumTerms; ++index) {
+    const TermRow& row = kTerms[index];
+    if (static_cast<std::size_t>(row.term) != index || row.id == nullptr || row.label == nullptr ||
+        row.phrase == nullptr || row.counted_by == nullptr)
+      return false;
+  }
+  return true;
+}
+static_assert(terms_in_order(), "kTerms: one row per Term, in the enum's order");
 
 constexpr const TermRow& term_row(Term term) { return kTerms[static_cast<std::size_t>(term)]; }
 

@@ -82,7 +82,7 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                          kKorthikantiFc2InputWidthPerHidden * freed + attention_output_change;
 
   // Top-k routing: each token's activations pass through k experts' MLPs, k - 1 more than a
-  // dense layer's one (Korthikanti et al. 2023, section 4.1's MLP share; see estimate.hpp).
+  // dense layer's one (Korthikanti et al. 2023, section 4.1's MLP share; see activations.hpp).
   const double extra_mlps = shape.num_experts_per_token - 1;
   double extra_replicated = extra_mlps * mlp_replicated;
   double extra_sharded = extra_mlps * mlp_sharded;

@@ -352,8 +352,9 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
   layer.tokens_on_device =
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
   if (pen.writing()) layer.source = llama_block_source(setup);
-  const double saved = layer.tokens_on_device * saved_bytes_per_token(llama_block_saved_tensors(
-                                                    shape, setup, flash_attention));
+  const double saved_per_token =
+      saved_bytes_per_token(llama_block_saved_tensors(shape, setup, flash_attention));
+  const double saved = layer.tokens_on_device * saved_per_token;
   if (setup.recompute == Recompute::kFull) {
     layer.kept_per_token = layer_input_per_token(shape, layout, pen);
     layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
@@ -369,9 +370,7 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
     layer.recompute_working_bytes = std::max(0.0, saved - layer.kept_bytes);
     return layer;
   }
-  layer.kept_per_token =
-      pen.count(saved_bytes_per_token(llama_block_saved_tensors(shape, setup, flash_attention)),
-                "B saved per token");
+  layer.kept_per_token = pen.count(saved_per_token, "B saved per token");
   layer.kept_bytes = saved;
   return layer;
 }

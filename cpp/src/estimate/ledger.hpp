@@ -66,8 +66,7 @@ class Ledger {
   // terms, the allocator's cache): its lines are not added here.
   void add_working(Working working);
 
-  // The working of `term`, made when first asked for (the pen writes); or the one there is, if any.
-  Working& working(Term term);
+  // The working of `term`, if there is one.
   Working* find_working(Term term);
   // Every working, in the order the terms were first computed.
   const std::vector<Working>& workings() const;
@@ -76,6 +75,8 @@ class Ledger {
   Breakdown host;
 
  private:
+  // The working of `term`, made when first asked for (the pen writes).
+  Working& working(Term term);
   Working& host_working();
   static void record(Working& working, const Figure& figure, bool subtracted, std::string source);
 

@@ -74,7 +74,6 @@ StackHoldings apply_stack(Ledger& ledger, const replay::StepDevice& device) {
                        format_bytes(replayed.at_peak[term]);
     }
   }
-  ledger.device[Term::kDequantization] = 0;
   for (const StackTerm& term : replayed.terms) {
     ledger.device[term.term] += term.bytes;
     if (ledger.writing()) {

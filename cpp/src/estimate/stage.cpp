@@ -82,7 +82,12 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
   const double vocabulary = shape.vocab_size;
   const Figure vocabulary_here =
       t > 1 ? pen.said(std::ceil(vocabulary / t),
-                       [&] { return number_text(vocabulary) + " vocabulary / " + number_text(t); })
+                       [&] {
+                         // "⌈32,001 vocabulary / 2⌉" where t does not divide it: the padded share.
+                         const bool even = std::fmod(vocabulary, t) == 0;
+                         return std::string(even ? "" : "⌈") + number_text(vocabulary) +
+                                " vocabulary / " + number_text(t) + (even ? "" : "⌉");
+                       })
             : pen.count(vocabulary, "vocabulary");
   return pen.bytes(loss_bytes_per_logit(setup.loss)) * pen.count(tokens, "tokens") *
          vocabulary_here;

@@ -1,5 +1,7 @@
 #include "trainmem/options.hpp"
 
+#include <iterator>
+
 namespace trainmem {
 
 std::string ids_joined(const std::vector<Choice>& choices) {
@@ -31,6 +33,8 @@ const ArchitectureRow& architecture_row(Architecture architecture) {
       {Architecture::kCdna3, "CDNA 3", 0, "'s ROCm stack is not modelled", 128 * kMebibyte,
        76 * kMebibyte},
   };
+  static_assert(std::size(rows) == static_cast<std::size_t>(Architecture::kCount),
+                "a row for each architecture, in the enum's order");
   return rows[static_cast<std::size_t>(architecture)];
 }
 

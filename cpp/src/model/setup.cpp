@@ -17,7 +17,8 @@ Device device_of(const TrainingSetup& setup) {
     return {kCustomDeviceId, "Custom " + gigabytes, "device", setup.custom_capacity_gb * 1e9,
             kCustomDeviceArchitecture};
   }
-  return *find_device(setup.device_id);
+  if (const Device* device = find_device(setup.device_id)) return *device;
+  return {setup.device_id, setup.device_id, "device", 0, Architecture::kAmpere};  // no FP8 copies
 }
 
 std::string format_layout(const TrainingSetup& setup) {

@@ -14,13 +14,14 @@
 
 namespace trainmem {
 
+namespace id = setting_id;
+
 namespace {
 
 // Expert parallelism (Megatron-LM's parallel_state.py): ep must divide the experts, etp each
 // expert's width, and ep·etp the d·t·c devices of a pipeline stage, whose expert data-parallel
 // group is what is left, d·t·c / (ep·etp).
 Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape) {
-  namespace id = setting_id;
   const int ep = layout.expert_parallel;
   const int etp = expert_tensor_parallel_of(layout);
   const bool mixture = shape.num_experts > 1;
@@ -68,7 +69,6 @@ std::string fp8_devices() {
 // FP8 training (fp8.hpp) is modelled as Transformer Engine runs it on Hopper and Blackwell,
 // training every parameter, with the weights on the device.
 Answer check_fp8(const TrainingSetup& setup) {
-  namespace id = setting_id;
   if (setup.precision != Precision::kFp8Mixed) return {};
   const std::string fp8 = "Precision fp8-mixed";
   const std::string other_precisions = "bf16-mixed, bf16 or fp32";
@@ -100,7 +100,6 @@ Answer check_fp8(const TrainingSetup& setup) {
 // ZeRO stages, its loss and its layouts. Anything else is refused, in the row's words, rather than
 // counted as something else.
 Answer check_stack(const TrainingSetup& setup) {
-  namespace id = setting_id;
   const StackRow& row = stack_row(setup.stack);
   if (setup.fp8_all_gather && (!row.fp8_all_gather || setup.precision != Precision::kFp8Mixed)) {
     return refusal(id::kFp8AllGather,
@@ -116,10 +115,12 @@ Answer check_stack(const TrainingSetup& setup) {
   const std::string name = choice_name(setup.stack);
   const bool fp8_here = row.fp8 && setup.precision == Precision::kFp8Mixed;
   if (setup.precision != Precision::kBf16Mixed && !fp8_here) {
-    return refusal(id::kStack, "The " + name + " stack is modelled for bf16-mixed precision" +
-                                   (row.fp8 ? " and fp8-mixed (torchao's Float8)" : "") +
-                                   "; choose " + (row.fp8 ? "one of them" : "bf16-mixed") +
-                                   ", or the ideal stack.");
+    return refusal(
+        id::kStack,
+        "The " + name + " stack is modelled for bf16-mixed precision" +
+            (row.fp8 ? std::string(" and fp8-mixed (") + fp8_engine_name(row.fp8_engine) + ")"
+                     : "") +
+            "; choose " + (row.fp8 ? "one of them" : "bf16-mixed") + ", or the ideal stack.");
   }
   if (!row.fine_tuning &&
       (setup.lora_rank > 0 || setup.offload != Offload::kNone || setup.offload_activations)) {
@@ -143,8 +144,6 @@ Answer check_stack(const TrainingSetup& setup) {
 }
 
 }  // namespace
-
-namespace id = setting_id;
 
 namespace {
 

@@ -86,7 +86,6 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
   replayed.terms.push_back(nccl);
   replayed.peak_allocated = step.peak_allocated();
   replayed.peak_reserved = step.peak_reserved();
-  replayed.outside_allocator = context.bytes + nccl.bytes;
   return replayed;
 }
 

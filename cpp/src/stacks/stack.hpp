@@ -19,7 +19,6 @@ struct Replayed {
   Breakdown at_peak;  // the idealised terms at the allocated peak (weights to logits)
   double peak_allocated = 0;
   double peak_reserved = 0;
-  double outside_allocator = 0;  // the runtime's memory that PyTorch's allocator never sees
 };
 
 // The device's step under its setup's stack, recording the timeline into `timeline` when given.

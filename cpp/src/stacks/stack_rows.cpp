@@ -1,9 +1,15 @@
 // The training stacks' rows (stack_rows.hpp). docs/formulas.md derives each holding.
 #include "stacks/stack_rows.hpp"
 
+#include <iterator>
+
 #include "stacks/stack_frameworks.hpp"
 
 namespace trainmem {
+
+const char* fp8_engine_name(Fp8Engine engine) {
+  return engine == Fp8Engine::kTorchao ? "torchao's Float8" : "Transformer Engine";
+}
 
 const StackRow& stack_row(Stack stack) {
   static const StackRow rows[] = {
@@ -82,6 +88,8 @@ const StackRow& stack_row(Stack stack) {
         return row;
       }(),
   };
+  static_assert(std::size(rows) == static_cast<std::size_t>(Stack::kCount),
+                "a row for each stack, in the enum's order");
   return rows[static_cast<std::size_t>(stack)];
 }
 

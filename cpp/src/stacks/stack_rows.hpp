@@ -15,6 +15,9 @@ namespace trainmem {
 // backward pass, with dynamic tensor-wise scales, no amax history and no weight cache).
 enum class Fp8Engine { kTransformerEngine, kTorchao };
 
+// The engine as a sentence names it: "Transformer Engine", "torchao's Float8".
+const char* fp8_engine_name(Fp8Engine engine);
+
 struct StackRow {
   Stack stack;
   // Bytes per parameter the framework holds where they differ from the precision's (0: the

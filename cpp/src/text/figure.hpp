@@ -104,7 +104,8 @@ class Pen {
 };
 
 // A fraction to three significant digits, as C's "%.3g" writes it ("1.44", "4.65e+04"); a whole
-// number with separators ("8,192").
+// number with separators ("8,192"). Words only: the build without them (TRAINMEM_WITHOUT_WORDS)
+// writes every number as a whole one and carries no printf.
 std::string number_text(double value);
 
 }  // namespace trainmem
