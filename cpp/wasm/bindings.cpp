@@ -34,6 +34,10 @@ val workshop_view_js(const trainmem::TrainingSetup& setup, int max_micro_batch_s
     texts.set(setting.id, trainmem::setting_text(setup, setting.id));
   }
   result.set("settingTexts", texts);
+  val left_out = val::object();
+  left_out.set("bytes", view.logits_left_out_bytes);
+  left_out.set("loss", trainmem::choice_id(view.logits_left_out_loss));
+  result.set("logitsLeftOut", left_out);
   return result;
 }
 
@@ -110,7 +114,8 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("microBatchSequences", &ActivationPoint::micro_batch_sequences)
       .field("tokens", &ActivationPoint::tokens)
       .field("flashAttentionBytes", &ActivationPoint::flash_attention_bytes)
-      .field("withoutFlashAttentionBytes", &ActivationPoint::without_flash_attention_bytes);
+      .field("withoutFlashAttentionBytes", &ActivationPoint::without_flash_attention_bytes)
+      .field("roomBytes", &ActivationPoint::room_bytes);
 
   value_object<MicroBatchFromTokens>("MicroBatchFromTokens")
       .field("answer", &MicroBatchFromTokens::answer)
@@ -134,6 +139,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
   function("checkChoice", &check_choice_js);
   function("estimateMemory", &estimate_memory);
   function("workshopView", &workshop_view_js);
+  function("withLogitsAsRun", &trainmem::with_logits_as_run);
   function("compareEstimates", &compare_estimates);
   function("microBatchFromTokens", &micro_batch_from_tokens);
   function("formatBytes", &format_bytes_js);

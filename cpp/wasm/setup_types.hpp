@@ -61,6 +61,7 @@ inline void register_setup_types() {
       .field("gatedMlp", &ModelShape::gated_mlp)
       .field("normBias", &ModelShape::norm_bias)
       .field("numPositionEmbeddings", &ModelShape::num_position_embeddings)
+      .field("maxPositions", &ModelShape::max_positions)
       .field("outputHeadBias", &ModelShape::output_head_bias)
       .field("parallelAttentionMlp", &ModelShape::parallel_attention_mlp)
       .field("moeFfnHiddenSize", &ModelShape::moe_ffn_hidden_size)

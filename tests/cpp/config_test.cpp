@@ -691,6 +691,7 @@ TEST_CASE("each preset's published config.json parses to exactly that preset's s
     CHECK(shape.gated_mlp == preset->gated_mlp);
     CHECK(shape.norm_bias == preset->norm_bias);
     CHECK(shape.num_position_embeddings == preset->num_position_embeddings);
+    CHECK(shape.max_positions == preset->max_positions);
     CHECK(shape.output_head_bias == preset->output_head_bias);
     CHECK(shape.parallel_attention_mlp == preset->parallel_attention_mlp);
     CHECK(shape.moe_ffn_hidden_size == preset->moe_ffn_hidden_size);

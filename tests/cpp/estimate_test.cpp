@@ -199,6 +199,57 @@ TEST_CASE("the workshop view holds the estimate and one activation point per mic
   CHECK(view.activation_curve[0].without_flash_attention_bytes == 354.0 * 8192 * 4096 * 32);
 }
 
+TEST_CASE("the room line is the estimate's room, flat without the logits") {
+  const WorkshopView plate = workshop_view(TrainingSetup{}, 16);
+  REQUIRE(plate.estimate.answer.ok());
+  for (const ActivationPoint& point : plate.activation_curve) {
+    CHECK(point.room_bytes == plate.estimate.activation_room_bytes);
+  }
+}
+
+TEST_CASE("with the logits counted, the room line falls by what the logits grow with the tokens") {
+  TrainingSetup setup;
+  setup.model_id = "llama3.2-1b";
+  setup.device_id = "b200";
+  setup.logits = true;
+  setup.micro_batch_sequences = 2;
+  const WorkshopView view = workshop_view(setup, 16);
+  REQUIRE(view.estimate.answer.ok());
+  const double logits_per_sequence = 6.0 * 8192 * 128256;  // vocab-parallel: 6 B a logit
+  const std::vector<ActivationPoint>& curve = view.activation_curve;
+  CHECK(curve[1].room_bytes == view.estimate.activation_room_bytes);
+  CHECK(curve[0].room_bytes == doctest::Approx(curve[1].room_bytes + logits_per_sequence));
+  CHECK(curve[15].room_bytes == doctest::Approx(curve[1].room_bytes - 14 * logits_per_sequence));
+}
+
+TEST_CASE("the view says what leaving out the logits leaves out, counted as a run computes them") {
+  const WorkshopView plate = workshop_view(TrainingSetup{}, 16);
+  // Llama 3 8B at 8,192 tokens: an unfused FP32-upcast loss holds 12 B a logit (12.6 GB).
+  CHECK(plate.logits_left_out_bytes == 12.0 * 8192 * 128256);
+  CHECK(plate.logits_left_out_loss == Loss::kFp32Upcast);
+  TrainingSetup megatron;
+  megatron.stack = Stack::kMegatron;
+  const WorkshopView under_megatron = workshop_view(megatron, 16);
+  REQUIRE(under_megatron.estimate.answer.ok());
+  CHECK(under_megatron.logits_left_out_loss == Loss::kVocabParallel);
+  CHECK(under_megatron.logits_left_out_bytes > 0);
+  TrainingSetup counted;
+  counted.logits = true;
+  CHECK(workshop_view(counted, 16).logits_left_out_bytes == 0);
+}
+
+TEST_CASE("logits as a run computes them: the stack's own loss, else an FP32 upcast") {
+  const TrainingSetup plain = with_logits_as_run(TrainingSetup{});
+  CHECK(plain.logits);
+  CHECK(plain.loss == Loss::kFp32Upcast);
+  TrainingSetup megatron;
+  megatron.stack = Stack::kMegatron;
+  CHECK(with_logits_as_run(megatron).loss == Loss::kVocabParallel);
+  TrainingSetup torchtitan;
+  torchtitan.stack = Stack::kTorchtitan;
+  CHECK(with_logits_as_run(torchtitan).loss == Loss::kFp32Upcast);
+}
+
 TEST_CASE("an invalid setup gives a workshop view with the message and no curve") {
   const WorkshopView view = workshop_view(setup_for("nope", 1, true), 16);
   CHECK(view.estimate.answer.status == Status::kInvalidInput);
@@ -284,4 +335,28 @@ TEST_CASE("a layout fits when its total leaves the headroom free, which the read
   CHECK(none_free.bytes.total() == kept_free.bytes.total());
   CHECK(apply_setting(setup, "headroom", "95").message ==
         "Headroom must be a percentage from 0 to 90.");
+}
+
+TEST_CASE("a sequence past GPT-2's learned positions is refused; at them it runs") {
+  TrainingSetup setup;
+  setup.model_id = "gpt2";
+  const Estimate beyond = estimate_memory(setup);  // the plate's 8,192 tokens
+  CHECK(beyond.answer.status == Status::kInvalidInput);
+  CHECK(beyond.answer.setting == setting_id::kSequenceLength);
+  CHECK(beyond.answer.message ==
+        "GPT-2 124M has 1,024 learned positions: its sequence length can be at most 1,024 tokens.");
+  setup.sequence_length = 1024;
+  const Estimate at = estimate_memory(setup);
+  REQUIRE(at.answer.ok());
+  CHECK(at.max_positions == 1024);
+}
+
+TEST_CASE(
+    "a rotary model's max_position_embeddings travels with its estimate, and bounds nothing") {
+  TrainingSetup setup;
+  setup.sequence_length = 16384;  // past Meta-Llama-3-8B's 8,192: counted, and the page says so
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  CHECK(estimate.max_positions == 8192);
+  CHECK(find_preset("deepseek-v3")->max_positions == 163840);
 }

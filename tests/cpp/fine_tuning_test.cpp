@@ -35,6 +35,7 @@ TrainingSetup lora_setup(const std::string& model_id, int rank, LoraTargets targ
   setup.model_id = model_id;
   setup.lora_rank = rank;
   setup.lora_targets = targets;
+  if (model_id == "gpt2") setup.sequence_length = 1024;  // its 1,024 learned positions
   return setup;
 }
 

@@ -139,6 +139,7 @@ TEST_CASE("pipeline stages: the first holds p micro-batches of L/p layers and th
 TEST_CASE("learned positions sit whole on the first stage, a head's bias split on the last") {
   TrainingSetup gpt2 = with_layout(1, 0, 2, false, 2, 1);
   gpt2.model_id = "gpt2";
+  gpt2.sequence_length = 1024;  // its 1,024 learned positions
   const ParameterCounts counts = parameter_counts(*find_preset("gpt2"));
   const double layer =
       counts.attention_and_mlp_per_layer / 2 + counts.norms_per_layer + counts.replicated_per_layer;

@@ -18,6 +18,7 @@ struct [[nodiscard]] Estimate {
   Answer answer;  // refused: the setting at fault ("model", "config", "tp", …) and why
   TrainingSetup setup;
   std::string model_name;
+  int max_positions = 0;  // the model's longest sequence (ModelShape::max_positions); 0: unknown
   double num_parameters = 0;        // the whole model
   double parameters_on_device = 0;  // on the most loaded device, before ZeRO sharding
   double trainable_parameters = 0;  // the whole model: every parameter, or LoRA's adapters
@@ -60,7 +61,16 @@ struct ActivationPoint {
   double tokens = 0;
   double flash_attention_bytes = 0;
   double without_flash_attention_bytes = 0;
+  // What the device has left for activations at this many tokens, once it holds every other term
+  // at this many tokens (the logits grow with them); below zero where they alone exceed it.
+  double room_bytes = 0;
 };
+
+// The setup with the output layer's logits and loss counted as a real run computes them: the
+// stack's own loss where it has one (Megatron-LM's vocab-parallel cross-entropy, torchtitan's
+// FP32 upcast), otherwise an unfused cross-entropy over FP32-upcast logits, as Hugging Face
+// transformers' causal-LM loss computes it (loss_utils.py, ForCausalLMLoss: logits.float()).
+TrainingSetup with_logits_as_run(TrainingSetup setup);
 
 // Everything the plate's workshop draws, from one call: the estimate for `setup`, and
 // activations with and without FlashAttention for 1..max_micro_batch_sequences sequences. (The
@@ -68,6 +78,10 @@ struct ActivationPoint {
 struct [[nodiscard]] WorkshopView {
   Estimate estimate;
   std::vector<ActivationPoint> activation_curve;
+  // Where the logits and loss are not counted: how much more the most loaded device would hold
+  // with them counted as a run computes them (with_logits_as_run), and that loss. 0 where counted.
+  double logits_left_out_bytes = 0;
+  Loss logits_left_out_loss = Loss::kVocabParallel;
 };
 
 WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences);

@@ -39,7 +39,9 @@ struct ModelShape {
   bool norm_bias = false;  // LayerNorm: every norm, the final one too, has a bias of h
   int num_position_embeddings = 0;  // learned absolute positions (GPT-2's wpe): rows of h; 0 for
                                     // rotary or no position parameters
-  bool output_head_bias = false;    // a bias of V on the output head (Phi's lm_head)
+  int max_positions = 0;  // the longest sequence the model takes: its learned positions, or
+                          // max_position_embeddings for rotary ones; 0 where no source gives it
+  bool output_head_bias = false;        // a bias of V on the output head (Phi's lm_head)
   bool parallel_attention_mlp = false;  // attention and MLP both read the layer's input
                                         // (GPT-NeoX's use_parallel_residual, Phi): no weights, but
                                         // the MLP's norm shares its input (one norm: its output)

@@ -3,6 +3,7 @@
 #include "trainmem/estimate.hpp"
 
 #include "estimate/calculation.hpp"
+#include "stacks/stack_rows.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
@@ -21,6 +22,7 @@ Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool
   estimate.setup.micro_batch_sequences = micro_batch_sequences;
   estimate.setup.flash_attention = flash_attention;
   estimate.model_name = shape.name;
+  estimate.max_positions = shape.max_positions;
   estimate.num_parameters = count_parameters(shape);
   estimate.bytes_per_parameter = calc.per;
   estimate.tokens_per_micro_batch =
@@ -56,6 +58,23 @@ Estimate estimate_memory(const TrainingSetup& setup) {
   return estimate_of(setup, setup.micro_batch_sequences, setup.flash_attention);
 }
 
+TrainingSetup with_logits_as_run(TrainingSetup setup) {
+  const StackRow& row = stack_row(setup.stack);
+  setup.logits = true;
+  setup.loss = row.own_loss ? row.loss : Loss::kFp32Upcast;
+  return setup;
+}
+
+namespace {
+
+// Every term on the device but the activations, counted whole, at `sequences` sequences.
+double held_beside_activations(const TrainingSetup& setup, int sequences) {
+  const Breakdown whole = calculate(setup, sequences, true, {false, false}).whole_terms;
+  return whole.total() - whole[Term::kActivations];
+}
+
+}  // namespace
+
 WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences) {
   WorkshopView view{estimate_memory(setup), {}};
   if (!view.estimate.answer.ok()) return view;
@@ -67,16 +86,28 @@ WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_seque
   }
   view.activation_curve.reserve(static_cast<std::size_t>(max_micro_batch_sequences));
   const CalculationOptions whole{false, false};
+  // The room at the chosen micro-batch is the estimate's; at another, it moves by what the other
+  // terms grow or shrink with the tokens (nothing, without the logits).
+  const double held_now = held_beside_activations(setup, setup.micro_batch_sequences);
   for (int sequences = 1; sequences <= max_micro_batch_sequences; ++sequences) {
     ActivationPoint point;
     point.micro_batch_sequences = sequences;
     point.tokens = static_cast<double>(setup.sequence_length) * sequences;
     // The activations as counted, whole: under a stack, whatever moment its peak falls at.
-    point.flash_attention_bytes =
-        calculate(setup, sequences, true, whole).whole_terms[Term::kActivations];
+    const Breakdown flash = calculate(setup, sequences, true, whole).whole_terms;
+    point.flash_attention_bytes = flash[Term::kActivations];
     point.without_flash_attention_bytes =
         calculate(setup, sequences, false, whole).whole_terms[Term::kActivations];
+    point.room_bytes = view.estimate.activation_room_bytes -
+                       (flash.total() - flash[Term::kActivations] - held_now);
     view.activation_curve.push_back(point);
+  }
+  if (!setup.logits) {
+    const Estimate counted = estimate_memory(with_logits_as_run(setup));
+    if (counted.answer.ok()) {
+      view.logits_left_out_bytes = counted.bytes.total() - view.estimate.bytes.total();
+      view.logits_left_out_loss = counted.setup.loss;
+    }
   }
   return view;
 }

@@ -477,6 +477,25 @@ std::string read_deepseek_v3_block(const Json& config, ModelShape& shape) {
   return {};
 }
 
+std::string read_block(const Json& config, const std::string& model_type, Block block,
+                       ModelShape& shape) {
+  switch (block) {
+    case Block::kGpt2:
+      return read_gpt2_block(config, shape);
+    case Block::kGptNeoX:
+      return read_gpt_neox_block(config, shape);
+    case Block::kOpt:
+      return read_opt_block(config, shape);
+    case Block::kPhi:
+      return read_phi_block(config, shape);
+    case Block::kDeepseekV3:
+      return read_deepseek_v3_block(config, shape);
+    case Block::kLlama:
+      break;
+  }
+  return read_llama_block(config, model_type, shape);
+}
+
 }  // namespace
 
 bool model_type_reads(const std::string& model_type, std::string_view key) {
@@ -519,21 +538,18 @@ std::string read_block_shape(const Json& config, const std::string& model_type, 
   }
   const std::string activation_problem = check_activations(config);
   if (!activation_problem.empty()) return activation_problem;
-  switch (block) {
-    case Block::kGpt2:
-      return read_gpt2_block(config, shape);
-    case Block::kGptNeoX:
-      return read_gpt_neox_block(config, shape);
-    case Block::kOpt:
-      return read_opt_block(config, shape);
-    case Block::kPhi:
-      return read_phi_block(config, shape);
-    case Block::kDeepseekV3:
-      return read_deepseek_v3_block(config, shape);
-    case Block::kLlama:
-      break;
+  const std::string problem = read_block(config, model_type, block, shape);
+  if (!problem.empty()) return problem;
+  // The longest sequence: learned positions have a row each (OPT's two extra rows are fairseq's
+  // offset, not positions); a rotary model's config gives max_position_embeddings.
+  if (block == Block::kGpt2) {
+    shape.max_positions = shape.num_position_embeddings;
+  } else if (block == Block::kOpt) {
+    shape.max_positions = shape.num_position_embeddings - kOptPositionOffset;
+  } else {
+    return read_optional(config, kMaxPositions, shape.max_positions);
   }
-  return read_llama_block(config, model_type, shape);
+  return {};
 }
 
 }  // namespace trainmem

@@ -1,6 +1,7 @@
 #include "trainmem/models.hpp"
 
 #include <numeric>
+#include <utility>
 
 #include "trainmem/format.hpp"
 
@@ -101,6 +102,7 @@ ModelShape gpt_block(ModelShape shape, int num_position_embeddings) {
   shape.gated_mlp = false;
   shape.norm_bias = true;
   shape.num_position_embeddings = num_position_embeddings;
+  shape.max_positions = num_position_embeddings;
   return shape;
 }
 
@@ -115,7 +117,7 @@ ModelShape gpt2(const char* id, const char* name, const char* source, int layers
 
 // Fields in ModelShape's order: id, name, source, L, h, f, a, k, V, tied.
 std::vector<ModelShape> make_presets() {
-  return {
+  std::vector<ModelShape> presets = {
       {"llama3-8b", "Llama 3 8B", kLlama3Source, 32, 4096, 14336, 32, 8, kLlama3VocabSize, false},
       {"llama3-70b", "Llama 3 70B", kLlama3Source, 80, 8192, 28672, 64, 8, kLlama3VocabSize, false},
       {"llama3-405b", "Llama 3 405B", kLlama3Source, 126, 16384, 53248, 128, 8, kLlama3VocabSize,
@@ -167,6 +169,22 @@ std::vector<ModelShape> make_presets() {
       deepseek_v3({"deepseek-v3", "DeepSeek-V3 671B", "deepseek-ai/DeepSeek-V3 config.json", 61,
                    7168, 18432, 128, 128, kDeepseekV3VocabSize, false}),
   };
+  // Each rotary model's max_position_embeddings, from its config.json (the Llama 3 sizes: Meta's
+  // Meta-Llama-3-8B and -70B, and Llama-3.1-405B); GPT-2's are its learned positions.
+  const std::pair<const char*, int> max_positions[] = {
+      {"llama3-8b", 8192},      {"llama3-70b", 8192},    {"llama3-405b", 131072},
+      {"llama2-7b", 4096},      {"llama2-13b", 4096},    {"llama2-70b", 4096},
+      {"llama3.2-1b", 131072},  {"llama3.2-3b", 131072}, {"mistral-7b", 32768},
+      {"mixtral-8x7b", 32768},  {"qwen2.5-7b", 131072},  {"qwen2.5-72b", 131072},
+      {"gemma2-9b", 8192},      {"pythia-160m", 2048},   {"qwen3-8b", 40960},
+      {"qwen3-30b-a3b", 40960}, {"deepseek-v3", 163840},
+  };
+  for (ModelShape& preset : presets) {
+    for (const auto& [id, positions] : max_positions) {
+      if (preset.id == id) preset.max_positions = positions;
+    }
+  }
+  return presets;
 }
 
 bool in_range(int value, int low, int high) { return value >= low && value <= high; }

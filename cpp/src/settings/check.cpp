@@ -260,6 +260,15 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   // its shape.
   const Answer values = check_setting_values(setup);
   if (!values.ok()) return values;
+  // Learned positions have a row each and no more: a longer sequence cannot run at all. (A rotary
+  // model's max_position_embeddings bounds what it was trained on; the page notes a longer one.)
+  if (shape->num_position_embeddings > 0 && shape->max_positions > 0 &&
+      setup.sequence_length > shape->max_positions) {
+    return refusal(id::kSequenceLength,
+                   shape->name + " has " + format_count(shape->max_positions) +
+                       " learned positions: its sequence length can be at most " +
+                       format_count(shape->max_positions) + " tokens.");
+  }
   const Answer layout_answer = check_layout(setup, shape);
   if (!layout_answer.ok()) return layout_answer;
   const Answer lora = check_lora(setup, shape);
