@@ -42,7 +42,12 @@ export function writeFirstView(html, estimator) {
       (_, open, close) => `${open}${escapeText(figure)}${close}`,
     );
   }
-  page = setText(page, /<p class="readout" id="readout"[^>]*>/, describe(estimator, estimate), 'p');
+  page = setText(
+    page,
+    /<p class="readout" id="readout"[^>]*>/,
+    describe(estimator, estimate, view.logitsLeftOut),
+    'p',
+  );
   page = setText(
     page,
     /<p class="chart-note" id="activations-note">/,

@@ -50,6 +50,8 @@ declare global {
       gatedMlp: boolean;
       normBias: boolean;
       numPositionEmbeddings: number;
+      /** The longest sequence: learned positions, or a rotary model's max_position_embeddings; 0 unknown. */
+      maxPositions: number;
       outputHeadBias: boolean;
       parallelAttentionMlp: boolean;
       moeFfnHiddenSize: number;
@@ -151,6 +153,8 @@ declare global {
     type EstimateFields = {
       setup: TrainingSetup;
       modelName: string;
+      /** The model's longest sequence: its learned positions or max_position_embeddings; 0 when unknown. */
+      maxPositions: number;
       numParameters: number;
       parametersOnDevice: number;
       trainableParameters: number;
@@ -179,6 +183,8 @@ declare global {
       tokens: number;
       flashAttentionBytes: number;
       withoutFlashAttentionBytes: number;
+      /** What the device has left for activations at this many tokens; below 0 where nothing is. */
+      roomBytes: number;
     };
 
     type Setting = {
@@ -297,7 +303,11 @@ declare global {
         estimate: Estimate;
         activationCurve: ActivationPoint[];
         settingTexts: { [settingId: string]: string };
+        /** Not counted: how much more the logits and loss would add, and under which loss (0 when counted). */
+        logitsLeftOut: { bytes: number; loss: string };
       }>;
+      /** `setup` with the logits and loss counted as a run computes them (the stack's loss, else FP32 upcast). */
+      withLogitsAsRun(setup: TrainingSetup): TrainingSetup;
       estimate(setup: TrainingSetup): Result<EstimateFields>;
       microBatchFromTokens(
         tokens: number,

@@ -41,9 +41,23 @@ describe('Fine-tuning, in Chromium', () => {
   it('LoRA counts the trainable parameters, and the link keeps the rank and targets', async () => {
     const { page, problems } = await harness.openPage();
     await commit(page, '#lora-rank', '16');
+    // Leaving the plate's view for fine-tuning counts the logits as the run computes them, in words.
+    assert.match(
+      await page.textContent('#url-notice'),
+      /^The logits and the loss now count, as this run computes them \(FP32 upcast, unfused\): 12\.6 GB more\./,
+    );
+    assert.equal(await page.isChecked('#logits'), true);
+    assert.equal(await page.inputValue('#loss'), 'fp32-upcast');
     await page.selectOption('#lora-targets', 'all-linear');
+    assert.match(await readout(page), /^Llama 3 8B needs 65\.9 GB to train on one device/);
+    // Unticked, they stay out: the reader's choice.
+    await page.uncheck('#logits');
+    await commit(page, '#lora-rank', '32');
+    await commit(page, '#lora-rank', '16');
+    assert.equal(await page.isChecked('#logits'), false);
     const text = await readout(page);
     assert.match(text, /^Llama 3 8B needs 53\.3 GB to train on one device/);
+    assert.match(text, /Not counted: the output layer's logits and loss, 12\.6 GB more/);
     assert.match(text, /a frozen base of 8\.03 B parameters, 41,943,040 of LoRA's trainable/);
     const query = new URL(page.url()).searchParams;
     assert.equal(query.get('lora-rank'), '16');

@@ -12,7 +12,8 @@ import { FORBIDDEN_TEXT, commit, startHarness } from './harness.mjs';
 const PLATE_READOUT =
   'Llama 3 8B needs 165.0 GB to train on one device: 128.5 GB of model states (16 bytes × 8.03 B ' +
   'parameters) and 36.5 GB of activations for 8,192 tokens per micro-batch (1 sequence), ' +
-  "FlashAttention on. That is 2.1 H100s' worth of memory, at 80 GB each.";
+  "FlashAttention on. That is 2.1 H100s' worth of memory, at 80 GB each. Not counted: the output " +
+  "layer's logits and loss, 12.6 GB more as a run computes them (loss: FP32 upcast, unfused).";
 
 /** Whether a canvas has any pixel that is not fully transparent. */
 const painted = (page, id) =>

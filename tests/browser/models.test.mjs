@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import { bodyText, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
+import { bodyText, commit, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
 
 const MISTRAL_7B = JSON.stringify({
   _name_or_path: 'mistralai/Mistral-7B-v0.1',
@@ -93,13 +93,16 @@ describe('any model and the downloads, in Chromium', () => {
     const { page, problems } = await harness.openPage();
     await pasteConfig(page, MISTRAL_7B);
     await page.waitForFunction(() => document.getElementById('readout').textContent.includes('Mistral'));
-    assert.match(await readout(page), /^mistralai\/Mistral-7B-v0\.1 needs 152\.4 GB to train on one device/);
+    // A config of the reader's own is a practitioner's run: the logits count, said in words.
+    assert.match(await readout(page), /^mistralai\/Mistral-7B-v0\.1 needs 155\.5 GB to train on one device/);
+    assert.match(await page.textContent('#url-notice'), /^The logits and the loss now count/);
     assert.equal(await page.inputValue('#model'), 'custom');
     const url = new URL(page.url());
     assert.equal(url.searchParams.get('model'), 'custom');
     assert.equal(JSON.parse(url.searchParams.get('config')).hidden_size, 4096);
 
-    // Back to the plate's view keeps the reader's model.
+    const pasted = await readout(page);
+    // Back to the plate's view keeps the reader's model (and leaves the logits out again).
     await page.click('#reset-further');
     assert.match(await readout(page), /^mistralai\/Mistral-7B-v0\.1 needs 152\.4 GB/);
 
@@ -107,7 +110,7 @@ describe('any model and the downloads, in Chromium', () => {
     await reopened.page.waitForFunction(() =>
       document.getElementById('readout').textContent.includes('Mistral'),
     );
-    assert.equal(await readout(reopened.page), await readout(page));
+    assert.equal(await readout(reopened.page), pasted);
     assert.deepEqual([...problems, ...reopened.problems], []);
     await page.close();
     await reopened.page.close();
@@ -115,7 +118,13 @@ describe('any model and the downloads, in Chromium', () => {
 
   it('reads a pasted GPT-2 config.json by its own field names and shows its parameter count', async () => {
     const { page, problems } = await harness.openPage();
+    // GPT-2's 1,024 learned positions bound its sequence: past them the config is refused, by the
+    // sequence length's control.
     await pasteConfig(page, GPT2);
+    await page.waitForSelector('#seq-len-error:not([hidden])');
+    assert.match(await page.textContent('#seq-len-error'), /has 1,024 learned positions/);
+    await commit(page, '#seq-len', '1024');
+    await page.click('#use-config');
     await page.waitForFunction(() =>
       document.getElementById('readout').textContent.includes('GPT2LMHeadModel'),
     );
@@ -145,7 +154,7 @@ describe('any model and the downloads, in Chromium', () => {
     await reopened.page.waitForFunction(() =>
       document.getElementById('readout').textContent.includes('DeepseekV3ForCausalLM'),
     );
-    assert.equal(await readout(reopened.page), await readout(page));
+    assert.equal(await readout(reopened.page), pasted);
     assert.deepEqual([...problems, ...reopened.problems], []);
     await page.close();
     await reopened.page.close();

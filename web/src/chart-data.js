@@ -64,15 +64,16 @@ export function chartData(view, pinned, terms) {
   const capacity = estimate.device.capacityBytes;
   const top = Math.max(capacity, ...bars.map((bar) => bar.bytes.reduce((sum, bytes) => sum + bytes, 0)));
 
+  // The right chart's line: what the device has left for activations at each micro-batch once it
+  // holds everything else at it (the logits grow with the tokens); none where that alone exceeds it.
   const curve = activationCurve.map((point) => ({
     tokens: point.tokens,
     flash: point.flashAttentionBytes,
     noFlash: point.withoutFlashAttentionBytes,
+    room: point.roomBytes > 0 ? point.roomBytes : null,
   }));
-  // The right chart's line: what the device has left for activations once it holds the model
-  // states (and logits); none when they alone exceed it.
   const room = estimate.activationRoomBytes > 0 ? estimate.activationRoomBytes : null;
-  const drawn = [...curve.flatMap((point) => [point.flash, point.noFlash]), ...(room ? [room] : [])];
+  const drawn = curve.flatMap((point) => [point.flash, point.noFlash, ...(point.room ? [point.room] : [])]);
   const low = Math.min(...drawn) / LOG_MARGIN;
   const high = Math.max(...drawn) * LOG_MARGIN;
 

@@ -217,7 +217,6 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   const curvesKey = (next) =>
     JSON.stringify([
       next.curve,
-      next.roomBytes,
       next.deviceName,
       next.tokenTicks,
       next.activationRange,
@@ -259,12 +258,9 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
     const sets = activationsConfig.data.datasets;
     sets[SERIES.flash].data = curve.map((point) => ({ x: point.tokens, y: point.flash }));
     sets[SERIES.noFlash].data = curve.map((point) => ({ x: point.tokens, y: point.noFlash }));
-    sets[SERIES.room].data = data.roomBytes
-      ? [
-          { x: curve[0].tokens, y: data.roomBytes },
-          { x: curve.at(-1).tokens, y: data.roomBytes },
-        ]
-      : [];
+    sets[SERIES.room].data = curve
+      .filter((point) => point.room)
+      .map((point) => ({ x: point.tokens, y: point.room }));
     sets[SERIES.room].label = `Room for activations on one ${data.deviceName}`;
     const { x, y } = activationsConfig.options.scales;
     x.min = curve[0].tokens;

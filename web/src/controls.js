@@ -2,6 +2,7 @@
 // and shows that setting, through the core (changeSetting, and the view's settingTexts). index.html only places
 // and labels them; the slider names the setting it moves in its data-setting attribute.
 import { $, put } from './dom.js';
+import { plural } from './format.js';
 import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 
 /** The settings that have a control on the page, each with its element. */
@@ -20,17 +21,24 @@ export function showNotice(text) {
 
 /** Whether a message may be showing: until the first call clears them, any the page was built with. */
 let messageShown = true;
+/** The latest input refused, {field, message}, until the next accepted change; or null. */
+let refusal = null;
+/** The reader's pending choices, as createControls's `choices` holds them. */
+let pendingChoices = () => [];
 
-/**
- * Shows `message` by the control of setting `field` (or clears every message). While a message
- * shows, the readout and the charts are marked as still showing the last valid settings.
- */
-export function showError(field, message) {
+/** "Not applied yet", with why, by each pending choice's control; and the latest refusal by its own. */
+function showMessages() {
+  const messages = pendingChoices().map(([id, entry]) => ({
+    field: id,
+    text: `Not applied yet: ${entry.message} It applies by itself once the rest allows it.`,
+    pending: true,
+  }));
+  if (refusal) messages.push({ field: refusal.field, text: refusal.message });
   // Every accepted change clears the messages: where none shows, a drag touches no element.
-  if (!message && !messageShown) return;
-  messageShown = Boolean(message);
-  $('stale-note').hidden = !message;
-  document.body.classList.toggle('stale', Boolean(message));
+  if (messages.length === 0 && !messageShown) return;
+  messageShown = messages.length > 0;
+  $('stale-note').hidden = !messageShown;
+  document.body.classList.toggle('stale', messageShown);
   for (const element of document.querySelectorAll('.error')) {
     element.textContent = '';
     element.hidden = true;
@@ -38,23 +46,39 @@ export function showError(field, message) {
   for (const element of document.querySelectorAll('[aria-invalid="true"]')) {
     element.setAttribute('aria-invalid', 'false');
   }
-  if (!message) return;
-  // A setting with no message box of its own (the model, the micro-batch) speaks in the workshop's.
-  const box = $(`${field}-error`) ?? document.querySelector('[data-error-default]');
-  box.textContent = message;
-  box.hidden = false;
-  $(field)?.setAttribute('aria-invalid', 'true');
+  for (const element of document.querySelectorAll('[data-pending]')) delete element.dataset.pending;
+  for (const { field, text, pending } of messages) {
+    // A setting with no message box of its own (the model, the micro-batch) speaks in the workshop's.
+    const box = $(`${field}-error`) ?? document.querySelector('[data-error-default]');
+    box.textContent = box.hidden ? text : `${box.textContent} ${text}`;
+    box.hidden = false;
+    $(field)?.setAttribute('aria-invalid', 'true');
+    if (pending && $(field)) $(field).dataset.pending = 'true';
+  }
 }
 
 /**
- * Wires every control: a change is read by the core and drawn by `render` (which returns whether
- * the core accepted it), or refused with its message by the control.
+ * Shows `message` by the control of setting `field` (or clears it), beside any pending choice's.
+ * While a message shows, the readout and the charts are marked as still showing the last valid
+ * settings.
  */
-export function createControls({ estimator, store, render }) {
+export function showError(field, message) {
+  refusal = message ? { field, message } : null;
+  showMessages();
+}
+
+/**
+ * Wires every control: a change is read by the core and drawn by `render` (which returns the
+ * sentences it said, or null where the core refused the setup); a choice the setup refuses is held
+ * pending by `choices` (choices.js) and shown so, a value that cannot be read is refused with its
+ * message by the control.
+ */
+export function createControls({ estimator, store, render, choices }) {
   const { SWITCH, CHOICE } = estimator.settingKinds;
   const controls = placed(estimator);
   const slider = $('tokens-slider');
   const model = controls.find(({ setting }) => setting.id === estimator.modelSettingId);
+  pendingChoices = choices.pending;
 
   for (const { setting, element } of controls) {
     if (setting.kind === CHOICE && element.tagName === 'SELECT' && element !== model?.element) {
@@ -62,14 +86,35 @@ export function createControls({ estimator, store, render }) {
     }
   }
   slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
+  const settingOf = (id) => estimator.settings.find((setting) => setting.id === id);
+  const shown = (value) => (Number.isFinite(Number(value)) ? estimator.formatCount(Number(value)) : value);
 
   /**
-   * Reads `text` as setting `id` of the current setup; draws it or says why not. A setting the
-   * changed one keeps (the tokens, when the sequence length changes) keeps its value if it can,
-   * and the notice says so when it cannot.
+   * What a change did to the setting it keeps (the tokens, when the sequence length changes): kept
+   * as it was, or moved where it cannot be, with why. '' for a setting that keeps none.
+   */
+  function keptWords(kept, before, keeping) {
+    if (!kept) return '';
+    const { view } = store.get();
+    const after = view.settingTexts[kept];
+    const name = settingOf(kept).name;
+    if (after !== before) return `${name} is now ${shown(after)}, not ${shown(before)}: ${keeping.message}`;
+    const { microBatchSequences, sequenceLength } = view.estimate.setup;
+    return (
+      `${name} stays ${shown(after)}: ${plural(microBatchSequences, 'sequence')} of ` +
+      `${estimator.formatCount(sequenceLength)} tokens.`
+    );
+  }
+
+  /**
+   * Reads `text` as setting `id` of the current setup; draws it, holds it pending where the rest
+   * of the setup refuses it, or says why it cannot be read. A setting the changed one keeps (the
+   * tokens, when the sequence length changes) keeps its value if it can, and the notice says what
+   * became of it.
    */
   function change(id, text, how) {
     const { setup, view } = store.get();
+    choices.touch(id);
     const read = (from, settingId, settingText) =>
       estimator.changeSetting(from, settingId, settingText, MAX_MICRO_BATCH_SEQUENCES);
     const result = read(setup, id, text);
@@ -78,18 +123,19 @@ export function createControls({ estimator, store, render }) {
       return;
     }
     let next = result.setup;
-    const kept = estimator.settings.find((setting) => setting.id === id)?.keeps;
+    const kept = settingOf(id)?.keeps;
     const before = kept ? view.settingTexts[kept] : '';
     const keeping = kept ? read(next, kept, before) : null;
     if (keeping?.ok) next = keeping.setup;
-    if (!render(next, how)) return;
-    // What the new view holds of the kept setting, which the core read with the rest.
-    const after = kept ? store.get().view.settingTexts[kept] : '';
-    const shown = (value) => (Number.isFinite(Number(value)) ? estimator.formatCount(Number(value)) : value);
-    const name = kept ? estimator.settings.find((setting) => setting.id === kept).name : '';
-    showNotice(
-      after !== before ? `${name} is now ${shown(after)}, not ${shown(before)}: ${keeping.message}` : '',
-    );
+    const said = render(next, how);
+    if (said === null) {
+      // Refused as the setup stands: held, shown as chosen, and applied once the rest allows it.
+      choices.hold(id, text, { invalidField: refusal.field, message: refusal.message });
+      showError('', '');
+      sync(setup, view);
+      return;
+    }
+    showNotice([keptWords(kept, before, keeping), ...said].filter(Boolean).join(' '));
   }
 
   // Typed values are committed on Enter or when the field loses focus.
@@ -111,6 +157,10 @@ export function createControls({ estimator, store, render }) {
   function sync(setup, view) {
     const { estimate } = view;
     const text = (id) => view.settingTexts[id];
+    // What the reader chose: the view's setting, or the choice held pending in its place.
+    const chosen = (id) => choices.pendingText(id) ?? text(id);
+    const asking = new Set(choices.pending().flatMap(([id, entry]) => [id, entry.field]));
+    if (refusal) asking.add(refusal.field);
     if (model) {
       // The presets, and a model read from a config.json under its own name: rebuilt when that
       // name changes, not on every redraw.
@@ -123,10 +173,12 @@ export function createControls({ estimator, store, render }) {
       }
     }
     for (const { setting, element } of controls) {
-      if (setting.kind === SWITCH) put(element, 'checked', text(setting.id) === 'on');
-      else put(element, 'value', text(setting.id));
+      if (setting.kind === SWITCH) put(element, 'checked', chosen(setting.id) === 'on');
+      else put(element, 'value', chosen(setting.id));
+      // Off while the setting it needs is not chosen, unless a message asks the reader to change it.
       if (setting.requiresSetting) {
-        put(element, 'disabled', text(setting.requiresSetting) !== setting.requiresValue);
+        const asked = asking.has(setting.id);
+        put(element, 'disabled', !asked && chosen(setting.requiresSetting) !== setting.requiresValue);
       }
     }
     put(slider, 'value', text(slider.dataset.setting));

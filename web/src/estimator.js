@@ -237,7 +237,8 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
 
     /**
      * Everything the workshop draws, from one call: {ok, message, estimate, activationCurve,
-     * settingTexts}, `settingTexts` holding every setting's text by its id.
+     * settingTexts, logitsLeftOut}, `settingTexts` holding every setting's text by its id, and
+     * `logitsLeftOut` {bytes, loss} what counting the logits as a run does would add (0 when counted).
      */
     workshopView(setup, maxMicroBatchSequences) {
       return guarded(setup, (setup) => {
@@ -245,6 +246,12 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
         return { answer: view.estimate.answer, ...view };
       });
     },
+
+    /**
+     * `setup` with the output layer's logits and loss counted as a run computes them: the stack's
+     * own loss, else an unfused cross-entropy over FP32-upcast logits (Hugging Face's).
+     */
+    withLogitsAsRun: (setup) => orEmpty(setup, setup, core.withLogitsAsRun),
 
     /** One estimate: {ok, message, ...Estimate}. */
     estimate: (setup) => guarded(setup, core.estimateMemory),

@@ -2,6 +2,7 @@
 // setup -> one call into the core (workshopView) -> the charts, the readout, the controls, the open
 // panels and the URL, each a listener of the store. Nothing here computes a figure; the core does.
 import { chartData } from './chart-data.js';
+import { createChoices } from './choices.js';
 import { createControls, showError, showNotice } from './controls.js';
 import { $, onOpen } from './dom.js';
 import { loadEstimator } from './estimator.js';
@@ -49,27 +50,32 @@ async function start() {
   showNotice([...presentation.notices, ...fromLink.notices].join(' '));
 
   const store = createStore({});
+  const choices = createChoices(estimator);
+  // A link restores what its sender saw: nothing in it changes unless the reader changes it.
+  if (fromLink.linked) choices.touchAll();
   /**
-   * Draws `next` if the core accepts it, with whatever else `extra` sets in the store (the config
-   * text) or says of the change (a slider drag; `reveal`: a button far from the workshop asked for
-   * it, so the readout, which screen readers announce, is brought into view); otherwise keeps the
-   * last good view and says why.
+   * Draws `next` if the core accepts it, with every pending choice it now lets in, and whatever
+   * else `extra` sets in the store (the config text) or says of the change (a slider drag;
+   * `reveal`: a button far from the workshop asked for it, so the readout, which screen readers
+   * announce, is brought into view); returns the sentences it said of what else changed.
+   * Otherwise keeps the last good view, says why, and returns null.
    */
   function render(next, extra = {}) {
-    const view = estimator.workshopView(next, MAX_MICRO_BATCH_SEQUENCES);
-    if (!view.ok) {
-      showError(view.invalidField, view.message);
-      return false;
+    const settled = choices.settle(store.get().setup, next);
+    if (!settled.view.ok) {
+      showError(settled.view.invalidField, settled.view.message);
+      return null;
     }
     showError('', '');
     const { dragging = false, reveal = false, ...patch } = extra;
-    store.set({ ...patch, setup: next, view }, { dragging });
+    store.set({ ...patch, setup: settled.setup, view: settled.view }, { dragging });
+    if (settled.said.length > 0) showNotice(settled.said.join(' '));
     if (reveal) $('readout').scrollIntoView({ block: 'center' });
-    return true;
+    return settled.said;
   }
 
   const context = { estimator, store, render, showError, createTimelineChart };
-  const controls = createControls(context);
+  const controls = createControls({ ...context, choices });
   const config = createConfigPanel(context);
   // The numbers redraw while they are open, and when they open; the comparison always.
   const numbers = createNumbersPanel(context);
@@ -85,9 +91,8 @@ async function start() {
   }
   const writeUrl = createUrlWriter(estimator, presentation);
   store.subscribe((state, how) => {
-    const { estimate } = state.view;
     controls.sync(state.setup, state.view);
-    showReadout(estimator, estimate);
+    showReadout(estimator, state.view);
     charts.draw(chartData(state.view, state.pinned, estimator.terms));
     if (numbers.element.open) numbers.update(state);
     compare.update(state);
@@ -100,8 +105,9 @@ async function start() {
   // Back to the plate's view: every setting under "Go further" to its default.
   $('reset-further').addEventListener('click', () => {
     let setup = store.get().setup;
-    for (const setting of estimator.settings) {
-      if (!$('further-controls').contains($(setting.id))) continue;
+    const further = estimator.settings.filter((setting) => $('further-controls').contains($(setting.id)));
+    choices.forget(further.map((setting) => setting.id));
+    for (const setting of further) {
       setup = estimator.changeSetting(
         setup,
         setting.id,

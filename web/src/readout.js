@@ -37,8 +37,35 @@ function listed(parts) {
   return parts.length < 2 ? parts.join('') : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
 }
 
-/** The readout: the same numbers as the charts, in a sentence, its terms the core's table's. */
-export function describe(estimator, estimate) {
+/**
+ * What the readout leaves out, with its size: the output layer's logits and loss, where they are
+ * not counted ('' where they are). `leftOut` is the view's logitsLeftOut.
+ */
+export function describeLeftOut(estimator, leftOut) {
+  if (!(leftOut?.bytes > 0)) return '';
+  const loss = estimator.choices.loss.find((choice) => choice.id === leftOut.loss);
+  return (
+    ` Not counted: the output layer's logits and loss, ${estimator.formatBytes(leftOut.bytes)} more ` +
+    `as a run computes them (loss: ${loss.name}).`
+  );
+}
+
+/** A sequence past a rotary model's max_position_embeddings: said, since it is counted as if it ran. */
+export function describePositions(estimator, estimate) {
+  const { maxPositions, setup } = estimate;
+  if (!(maxPositions > 0) || setup.sequenceLength <= maxPositions) return '';
+  return (
+    ` Beyond its positions: ${estimate.modelName} takes sequences of up to ` +
+    `${estimator.formatCount(maxPositions)} tokens (max_position_embeddings); one of ` +
+    `${estimator.formatCount(setup.sequenceLength)} needs its RoPE extended first, and is counted as if it were.`
+  );
+}
+
+/**
+ * The readout: the same numbers as the charts, in a sentence, its terms the core's table's, and
+ * what it leaves out (the view's logitsLeftOut).
+ */
+export function describe(estimator, estimate, leftOut) {
   const { bytes, setup, device } = estimate;
   const format = estimator.formatBytes;
   const onDevice = (part) => estimator.terms.filter((term) => term.onDevice && term.part === part);
@@ -72,7 +99,9 @@ export function describe(estimator, estimate) {
       `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states}` +
       `${counts}${alongside} and ${activations} ` +
       `That is ${estimator.formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
-      `at ${estimator.formatBytesShort(device.capacityBytes)} each.`
+      `at ${estimator.formatBytesShort(device.capacityBytes)} each.` +
+      describeLeftOut(estimator, leftOut) +
+      describePositions(estimator, estimate)
     );
   }
   const headroom =
@@ -86,7 +115,9 @@ export function describe(estimator, estimate) {
         : '.');
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
-    `${format(bytes.totalBytes)} on its most loaded device: ${states}${alongside} and ${activations} ${verdict}`
+    `${format(bytes.totalBytes)} on its most loaded device: ${states}${alongside} and ${activations} ${verdict}` +
+    describeLeftOut(estimator, leftOut) +
+    describePositions(estimator, estimate)
   );
 }
 
@@ -134,7 +165,8 @@ export function describeRoom(estimator, estimate) {
     (setup.logits ? ` and ${estimator.formatBytes(bytes.logitsBytes)} of logits` : '');
   return estimate.activationRoomBytes > 0
     ? `Dashed line: what one ${device.name} has left for activations once it holds ${held}: ` +
-        `${estimator.formatBytes(estimate.activationRoomBytes)}.`
+        `${estimator.formatBytes(estimate.activationRoomBytes)}` +
+        (setup.logits ? ' here, less as the logits grow with the tokens.' : '.')
     : `No room for activations: ${held} alone exceed one ${device.name}, so no micro-batch leaves room ` +
         'for activations.';
 }
@@ -143,11 +175,11 @@ export function describeRoom(estimator, estimate) {
 export const breakdownTitle = (estimate) =>
   estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
 
-/** Writes the readout, the left chart's title and the right chart's note for `estimate`. */
-export function showReadout(estimator, estimate) {
+/** Writes the readout, the left chart's title and the right chart's note for the view's estimate. */
+export function showReadout(estimator, { estimate, logitsLeftOut }) {
   // Text is replaced only where it changed: a drag changes the readout alone.
   const show = (id, text) => put($(id), 'textContent', text);
-  show('readout', describe(estimator, estimate));
+  show('readout', describe(estimator, estimate, logitsLeftOut));
   const host = describeHost(estimator, estimate);
   show('host-readout', host);
   put($('host-readout'), 'hidden', !host);

@@ -54,7 +54,8 @@ export function readPresentation(search) {
 /**
  * The setup a query describes, on the core's defaults, with a notice for each value dropped. A
  * custom model comes back as `configText`, for the caller to have the core read (asynchronously).
- * @returns {{setup: object, notices: string[], configText: string | null}}
+ * `linked`: whether the query set any setting.
+ * @returns {{setup: object, notices: string[], configText: string | null, linked: boolean}}
  */
 export function fromQuery(search, estimator, maxMicroBatchSequences) {
   const params = new URLSearchParams(search);
@@ -109,7 +110,7 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
     given.delete(estimate.invalidField);
     setup = read(defaults);
   }
-  return { setup, notices, configText };
+  return { setup, notices, configText, linked: given.size > 0 || configText !== null };
 }
 
 const URL_WRITE_DELAY_MS = 200;

@@ -1,0 +1,175 @@
+// The reader's choices, in Chromium: no choice is dropped without a word. Every setting's every
+// choice is set from the plate's view and from saved views, then a second, unrelated change is
+// made, as a reader's next step; the choice must still show (applied, or held pending with why),
+// every other control it moved must be named in words, and no message may ask for a control the
+// page has disabled.
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { loadCoreForNode } from '../../scripts/first-view.mjs';
+import { bodyText, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
+
+const SAVED_VIEWS = {
+  "the plate's view": '',
+  'torchtitan on 8 devices': '?dp=8&zero=3&stack=torchtitan&logits=on&loss=fp32-upcast',
+  'QLoRA with its loss': '?lora-rank=16&base-weights=nf4&logits=on&loss=fp32-upcast&offload=optimizer',
+  'torchtitan in FP8 with its all-gather':
+    '?dp=8&zero=3&stack=torchtitan&precision=fp8-mixed&fp8-all-gather=on&logits=on&loss=fp32-upcast',
+  'a mixture of experts': '?model=mixtral-8x7b&dp=8&ep=8&zero=1&tp=2&sequence-parallel=on',
+};
+
+/** Numbers a reader might type, by setting (each within the core's bounds). */
+const TYPED = {
+  'seq-len': ['1024', '4096', '32768'],
+  tokens: ['16384', '65536'],
+  'capacity-factor': ['1.25'],
+  'device-gb': ['24', '141'],
+  headroom: ['0', '25'],
+};
+
+/** The walk, run in the page: returns every choice the page dropped or explained wrongly. */
+function walk(plan) {
+  const failures = [];
+  const $ = (id) => document.getElementById(id);
+  const valueOf = (id) => ($(id).type === 'checkbox' ? ($(id).checked ? 'on' : 'off') : $(id).value);
+  const set = (id, text) => {
+    if ($(id).type === 'checkbox') $(id).checked = text === 'on';
+    else $(id).value = text;
+    $(id).dispatchEvent(new Event('change', { bubbles: true }));
+  };
+  const messages = () =>
+    [...document.querySelectorAll('.error, #url-notice')]
+      .filter((element) => !element.hidden && element.textContent.trim())
+      .map((element) => element.textContent);
+  const mentions = (texts, name) => texts.some((text) => text.toLowerCase().includes(name.toLowerCase()));
+  const values = () => Object.fromEntries(plan.map(({ id }) => [id, valueOf(id)]));
+  const original = values();
+  // The view back as it was: the page may hold a restored choice pending until the rest is back.
+  const restore = () => {
+    for (let round = 0; round < 3; round += 1) {
+      for (const { id } of plan) if (valueOf(id) !== original[id]) set(id, original[id]);
+    }
+  };
+  const nudge = original.headroom === '11' ? '12' : '11';
+
+  for (const { id, name, texts } of plan) {
+    for (const text of texts) {
+      if (text === original[id] || $(id).disabled) continue;
+      const before = values();
+      set(id, text);
+      const said = messages();
+      const chose = `${id}=${text}`;
+      // Whatever else moved is said in words, by its setting's name.
+      for (const other of plan) {
+        if (other.id !== id && valueOf(other.id) !== before[other.id] && !mentions(said, other.name)) {
+          failures.push(`${chose} moved ${other.id} without a word (${said.join(' | ') || 'nothing said'})`);
+        }
+      }
+      // The reader's next step, elsewhere: the choice must survive it, applied or held with why.
+      if (id !== 'headroom') set('headroom', nudge);
+      const after = messages();
+      if (valueOf(id) !== text) {
+        failures.push(`${chose} was dropped without a word: it shows ${valueOf(id)}`);
+      } else if ($(id).dataset.pending === 'true' && !mentions(after, 'Not applied yet')) {
+        failures.push(`${chose} is held pending with nothing said`);
+      }
+      // No message asks for a control the reader cannot change.
+      for (const other of plan) {
+        if ($(other.id).disabled && mentions([...said, ...after], other.name)) {
+          failures.push(
+            `${chose}: a message names ${other.id}, which is disabled (${[...said, ...after].join(' | ')})`,
+          );
+        }
+      }
+      restore();
+      const back = values();
+      const differs = plan
+        .filter(({ id: other }) => back[other] !== original[other])
+        .map(({ id: other }) => other);
+      if (differs.length > 0 || document.querySelector('[data-pending]')) {
+        failures.push(
+          `${chose}: the view did not come back (${differs.join(', ') || 'a choice still pending'})`,
+        );
+        return failures;
+      }
+    }
+  }
+  return failures;
+}
+
+describe('The reader’s choices, in Chromium', () => {
+  let harness;
+  let plan;
+
+  before(async () => {
+    harness = await startHarness();
+    const built = (file) => fileURLToPath(new URL(`../../build-wasm/${file}`, import.meta.url));
+    const estimator = await loadCoreForNode(built('trainmem.js'), built('trainmem.wasm'));
+    const { WHOLE, SWITCH, CHOICE } = estimator.settingKinds;
+    // Every setting with a control: each of its choices, both sides of a switch, and a few numbers.
+    plan = estimator.settings.map((setting) => {
+      let texts = TYPED[setting.id];
+      if (setting.kind === CHOICE) texts = setting.choices.map((choice) => choice.id);
+      else if (setting.kind === SWITCH) texts = ['on', 'off'];
+      else if (!texts && setting.kind === WHOLE) {
+        texts = [setting.min, 2, 8].filter((value) => value <= setting.max).map(String);
+      }
+      return { id: setting.id, name: setting.name, texts: texts ?? [] };
+    });
+  });
+
+  after(async () => {
+    await harness?.close();
+  });
+
+  for (const [view, query] of Object.entries(SAVED_VIEWS)) {
+    it(`from ${view}, every choice of every setting shows or says why, and survives the next change`, async () => {
+      const { page, problems } = await harness.openPage({ query });
+      const controls = await page.evaluate(
+        (ids) => ids.filter((id) => document.getElementById(id)?.matches('input, select')),
+        plan.map(({ id }) => id),
+      );
+      // The model menu's choices are the page's (a config.json adds one).
+      const placed = plan.filter(({ id }) => controls.includes(id));
+      assert.ok(placed.length >= 30, `${placed.length} controls`);
+      const failures = await page.evaluate(walk, placed);
+      assert.deepEqual(failures, []);
+      assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+      assert.deepEqual(problems, []);
+      await page.close();
+    });
+  }
+
+  it('holds a stack the layout refuses, and applies it in words once the layout allows it', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.selectOption('#stack', 'torchtitan');
+    assert.equal(await page.getAttribute('#stack', 'data-pending'), 'true');
+    assert.match(await page.textContent('#stack-error'), /^Not applied yet: .*It applies by itself/);
+    assert.match(await readout(page), /^Llama 3 8B needs 165\.0 GB to train on one device/);
+    await page.fill('#dp', '8');
+    await page.press('#dp', 'Enter');
+    // Still pending while ZeRO is 0, if torchtitan needs it sharded; then ZeRO-3 lets it in.
+    await page.selectOption('#zero', '3');
+    assert.equal(await page.inputValue('#stack'), 'torchtitan');
+    assert.equal(await page.getAttribute('#stack', 'data-pending'), null);
+    assert.match(await page.textContent('#url-notice'), /Applied your earlier choice.*Stack: torchtitan/);
+    assert.equal(await page.isVisible('#stack-readout'), true);
+    assert.equal(await page.isVisible('#stale-note'), false);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('under torchtitan, ticking the logits asks for a loss the reader can then choose', async () => {
+    const { page, problems } = await harness.openPage({ query: '?dp=8&zero=3&stack=torchtitan' });
+    await page.check('#logits');
+    assert.match(await page.textContent('#logits-error'), /fp32-upcast loss/);
+    assert.equal(await page.isChecked('#logits'), true);
+    assert.equal(await page.isEnabled('#loss'), true);
+    await page.selectOption('#loss', 'fp32-upcast');
+    assert.equal(await page.getAttribute('#logits', 'data-pending'), null);
+    assert.match(await readout(page), /of logits/);
+    assert.match(await page.textContent('#url-notice'), /Applied your earlier choice.*Logits: on/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});

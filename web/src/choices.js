@@ -1,0 +1,112 @@
+// The reader's choices, kept: a choice the core refuses in the setup of the moment (the torchtitan
+// stack on one device) is held pending, shown on its control, and applied by itself, in words, once
+// the rest of the setup lets it; and a setting the reader never touched changes only with a
+// sentence saying so. Nothing here reads a choice's meaning: the core says what is allowed
+// (workshopView), and what a run computes (withLogitsAsRun).
+import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
+
+/** The logits' switch: the one setting the page may turn on by itself, and says so. */
+const LOGITS_SETTING = 'logits';
+
+export function createChoices(estimator) {
+  const settingOf = (id) => estimator.settings.find((setting) => setting.id === id);
+  /** Pending choices by setting id, in the order chosen: {text, field, message}. */
+  const pending = new Map();
+  /** The settings the reader has set: a link sets them all (it restores what its sender saw). */
+  const touched = new Set();
+  const viewOf = (setup) => estimator.workshopView(setup, MAX_MICRO_BATCH_SEQUENCES);
+  const read = (setup, id, text) => estimator.changeSetting(setup, id, text, MAX_MICRO_BATCH_SEQUENCES);
+
+  /** "Stack: torchtitan" — the setting's name and the choice's, as the controls show them. */
+  function named(id, text) {
+    const setting = settingOf(id);
+    const choice = setting.choices?.find((candidate) => candidate.id === text);
+    return `${setting.name}: ${choice ? choice.name : text}`;
+  }
+
+  /** The reader's practitioner's setups: a training stack, fine-tuning, or their own config. */
+  function practitioners(setup) {
+    const plate = estimator.defaultSetup;
+    return setup.stack !== plate.stack || setup.loraRank > 0 || setup.modelId === estimator.customModelId;
+  }
+
+  /**
+   * Once the reader leaves the plate's view for a practitioner's setup, the logits and the loss
+   * count, as that run computes them, unless the reader has set the switch: said in `said`.
+   */
+  function countLogits(before, setup, view, said) {
+    if (touched.has(LOGITS_SETTING) || setup.logits || !view.logitsLeftOut?.bytes) return { setup, view };
+    if (before && practitioners(before)) return { setup, view };
+    if (!practitioners(setup)) return { setup, view };
+    const counted = estimator.withLogitsAsRun(setup);
+    const countedView = viewOf(counted);
+    if (!countedView.ok) return { setup, view };
+    const loss = settingOf('loss').choices.find((choice) => choice.id === countedView.settingTexts.loss);
+    said.push(
+      `The logits and the loss now count, as this run computes them (${loss.name}): ` +
+        `${estimator.formatBytes(view.logitsLeftOut.bytes)} more. Untick the logits to leave them out, ` +
+        'as the plate does.',
+    );
+    return { setup: counted, view: countedView };
+  }
+
+  return {
+    /**
+     * The view to draw for `next` (the reader's change on `before`): refused as it stands, or
+     * accepted with every pending choice that it now lets in, and the logits counted where the
+     * reader has left the plate's view. {view, setup, said: [sentences]}.
+     */
+    settle(before, next) {
+      let view = viewOf(next);
+      if (!view.ok) return { view, setup: next, said: [] };
+      let setup = next;
+      const applied = [];
+      // A pending choice may wait on another: try them all again until none more goes in.
+      for (let progress = pending.size > 0; progress;) {
+        progress = false;
+        for (const [id, entry] of pending) {
+          const change = read(setup, id, entry.text);
+          const tried = change.ok ? viewOf(change.setup) : change;
+          if (!tried.ok) {
+            Object.assign(entry, { field: tried.invalidField, message: tried.message });
+            continue;
+          }
+          ({ setup } = change);
+          view = tried;
+          applied.push(named(id, entry.text));
+          pending.delete(id);
+          progress = true;
+        }
+      }
+      const said = applied.length
+        ? [
+            `Applied your earlier choice${applied.length > 1 ? 's' : ''}, which the setup now allows: ${applied.join('; ')}.`,
+          ]
+        : [];
+      return { ...countLogits(before, setup, view, said), said };
+    },
+    /** Holds the reader's `text` for setting `id`, which the core refused for `refusal`. */
+    hold(id, text, refusal) {
+      pending.set(id, { text, field: refusal.invalidField, message: refusal.message });
+    },
+    /** The reader set `id` again: whatever it held pending goes. */
+    touch(id) {
+      touched.add(id);
+      pending.delete(id);
+    },
+    /** A link opened: it set every setting as its sender saw it. */
+    touchAll() {
+      for (const setting of estimator.settings) touched.add(setting.id);
+    },
+    /** Back to the plate's view: nothing pending, and nothing set by the reader under Go further. */
+    forget(ids) {
+      for (const id of ids) {
+        touched.delete(id);
+        pending.delete(id);
+      }
+    },
+    /** The pending choices: [[id, {text, field, message}]], in the order chosen. */
+    pending: () => [...pending],
+    pendingText: (id) => pending.get(id)?.text,
+  };
+}
