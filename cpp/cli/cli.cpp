@@ -83,6 +83,7 @@ struct Given {
   std::map<std::string, bool> views;  // by flag
   bool json = false;
   bool list_models = false;
+  bool list_devices = false;
 
   bool has(const std::string& id) const { return settings.at(id)->count() > 0; }
 };
@@ -109,6 +110,8 @@ void register_flags(CLI::App& app, Given& given) {
   for (const View& view : views()) app.add_flag(view.flag, given.views[view.flag], view.help);
   app.add_flag("--json", given.json, "Print JSON instead of a table");
   app.add_flag("--list-models", given.list_models, "List the model presets and exit");
+  app.add_flag("--list-devices", given.list_devices,
+               "List the devices, their memory and its source, and exit");
 }
 
 // A switch's text from its flag: --logits is "on", --no-flash-attention "off".
@@ -202,6 +205,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   if (given.list_models) {
     print_models(out);
+    return kExitOk;
+  }
+  if (given.list_devices) {
+    print_devices(out);
     return kExitOk;
   }
 

@@ -1,5 +1,6 @@
 // What the `trainmem` command prints: the breakdown, and each view (--fit, --savings, --timeline,
-// --fit-map, --saved-tensors, --compare-measured, --list-models), as a table or as JSON.
+// --fit-map, --saved-tensors, --compare-measured, --list-models, --list-devices), as a table or as
+// JSON.
 #include "views.hpp"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "trainmem/format.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/options.hpp"
 #include "trainmem/report.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
@@ -384,6 +386,17 @@ void print_models(std::ostream& out) {
   for (const ModelShape& shape : preset_models()) {
     out << std::setw(14) << shape.id << std::setw(15) << shape.name << std::setw(12)
         << format_parameters(count_parameters(shape)) << shape.source << "\n";
+  }
+}
+
+void print_devices(std::ostream& out) {
+  out << std::left << std::setw(11) << "id" << std::setw(20) << "name" << std::setw(9) << "memory"
+      << std::setw(20) << "architecture"
+      << "source\n";
+  for (const Device& device : device_catalog()) {
+    out << std::setw(11) << device.id << std::setw(20) << device.name << std::setw(9)
+        << format_bytes_short(device.capacity_bytes) << std::setw(20)
+        << architecture_row(device.architecture).name << device.source << "\n";
   }
 }
 

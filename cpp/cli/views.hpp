@@ -18,6 +18,7 @@ constexpr int kExitBadInput = 2;
 
 void print_breakdown(const Estimate& estimate, std::ostream& out);
 void print_models(std::ostream& out);
+void print_devices(std::ostream& out);  // id, name, memory, architecture and source
 
 struct View {
   const char* flag;  // "--fit"

@@ -57,6 +57,27 @@ describe('Go further, in Chromium', () => {
     await page.close();
   });
 
+  it("offers the core's devices, each titled with its source, and an L40S holds 48 GB", async () => {
+    const { page, problems } = await harness.openPage();
+    const options = await page.$$eval('#device option', (elements) =>
+      elements.map((e) => ({ id: e.value, name: e.textContent, title: e.title })),
+    );
+    assert.equal(options.length, 16, 'fifteen devices and a custom capacity');
+    assert.deepEqual(
+      options.find(({ id }) => id === 'l40s'),
+      { id: 'l40s', name: 'L40S 48 GB', title: 'NVIDIA L40S datasheet: 48 GB GDDR6 with ECC' },
+    );
+    assert.equal(options.find(({ id }) => id === 'rtx-5090').name, 'RTX 5090 32 GB');
+    for (const option of options.filter(({ id }) => id !== 'custom')) {
+      assert.match(option.title, /GB/, `${option.id}: its source prints its memory`);
+    }
+    await page.selectOption('#device', 'l40s');
+    assert.equal(await page.isDisabled('#device-gb'), true, 'a listed device has its own memory');
+    assert.match(await readout(page), /That is 3\.4 L40Ss' worth of memory, at 48 GB each\./);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('a layout redraws both charts for the most loaded device', async () => {
     const { page, problems } = await harness.openPage();
     const before = await canvases(page);

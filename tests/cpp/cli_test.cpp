@@ -9,6 +9,7 @@
 
 #include "trainmem/config.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/options.hpp"
 #include "trainmem/terms.hpp"
 
 using namespace trainmem;
@@ -130,6 +131,39 @@ TEST_CASE("cli: --json prints one object in the documented schema") {
   CHECK(json["devices"] == 1);
   CHECK(json["fits"] == false);
   CHECK(json["bytesPerParameter"]["total"] == 16);
+}
+
+TEST_CASE("cli: --device l40s is an L40S's 48 GB, in the table and in the JSON") {
+  const CliRun table = run({"--device", "l40s"});
+  REQUIRE(table.status == 0);
+  CHECK(table.out.find("s' worth: the total over one L40S 48 GB (1 GB = 10^9 bytes)") !=
+        std::string::npos);
+  const CliRun result = run({"--device", "l40s", "--json"});
+  REQUIRE(result.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  CHECK(json["device"]["id"] == "l40s");
+  CHECK(json["device"]["name"] == "L40S 48 GB");
+  CHECK(json["device"]["capacityBytes"] == 48e9);
+  CHECK(json["devicesWorth"].get<double>() == doctest::Approx(164991401984.0 / 48e9));
+  const CliRun rtx = run({"--device", "rtx-5090", "--json"});
+  REQUIRE(rtx.status == 0);
+  CHECK(nlohmann::json::parse(rtx.out)["device"]["capacityBytes"] == 32e9);
+}
+
+TEST_CASE("cli: --list-devices lists every device with its memory, architecture and source") {
+  const CliRun result = run({"--list-devices"});
+  CHECK(result.status == 0);
+  for (const Device& device : device_catalog()) {
+    CAPTURE(device.id);
+    CHECK(result.out.find(device.id + " ") != std::string::npos);
+    CHECK(result.out.find(device.source + "\n") != std::string::npos);
+  }
+  CHECK(result.out.find("l40s       L40S 48 GB          48 GB    Ada                 NVIDIA L40S "
+                        "datasheet: 48 GB GDDR6 with ECC\n") != std::string::npos);
+  CHECK(result.out.find("rtx-5090   RTX 5090 32 GB      32 GB    Blackwell (sm_120)  ") !=
+        std::string::npos);
+  CHECK(count_lines(result.out) == 1 + static_cast<int>(device_catalog().size()));
+  CHECK(run({"--help"}).out.find("--list-devices") != std::string::npos);
 }
 
 TEST_CASE("cli: --list-models lists every preset with its parameter count") {

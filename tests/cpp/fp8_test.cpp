@@ -232,6 +232,15 @@ TEST_CASE(
                                       estimate.bytes[Term::kFp8Weights]);
   setup.device_id = "b200";
   CHECK(estimate_memory(setup).bytes[Term::kFp8Weights] == 1408 + 4 * 20520);
+  setup.device_id = "b300";  // compute capability 10.3: non-TN FP8 GEMMs, as on the B200
+  CHECK(estimate_memory(setup).bytes[Term::kFp8Weights] == 1408 + 4 * 20520);
+  // Ada and the RTX 5090's sm_120 run only TN FP8 GEMMs, as Hopper does: the copy and its
+  // transpose.
+  for (const char* device : {"l40s", "l4", "rtx-4090", "rtx-5090", "h20", "h100-96gb"}) {
+    CAPTURE(device);
+    setup.device_id = device;
+    CHECK(estimate_memory(setup).bytes[Term::kFp8Weights] == 2 * 1408 + 4 * 20520);
+  }
   // t = 2 splits the weights and keeps the GEMMs.
   setup.device_id = "h100";
   setup.layout.tensor_parallel = 2;
@@ -308,14 +317,22 @@ TEST_CASE("FP8 is refused where it is not modelled, naming the precision and wha
   CHECK(estimate.answer.status == Status::kInvalidInput);
   CHECK(estimate.answer.setting == setting_id::kPrecision);
   CHECK(estimate.answer.message ==
-        "Precision fp8-mixed is modelled on the h100, h200, b200 and a custom device (Transformer "
-        "Engine's FP8 recipes on Hopper and Blackwell); the A100 80 GB has no FP8 tensor cores. "
-        "Choose bf16-mixed, bf16 or fp32, or one of those devices.");
+        "Precision fp8-mixed is modelled on the h100, h100-96gb, h200, h20, b200, b300, l40s, l4, "
+        "rtx-4090, rtx-5090 and a custom device (Transformer Engine's FP8 recipes on Ada, Hopper "
+        "and Blackwell); the A100 80 GB has no FP8 tensor cores. Choose bf16-mixed, bf16 or "
+        "fp32, or one of those devices.");
   setup.device_id = "mi300x";
   CHECK(estimate_memory(setup).answer.message ==
-        "Precision fp8-mixed is modelled on the h100, h200, b200 and a custom device (Transformer "
-        "Engine's FP8 recipes on Hopper and Blackwell); the MI300X 192 GB's ROCm stack is not "
-        "modelled. Choose bf16-mixed, bf16 or fp32, or one of those devices.");
+        "Precision fp8-mixed is modelled on the h100, h100-96gb, h200, h20, b200, b300, l40s, l4, "
+        "rtx-4090, rtx-5090 and a custom device (Transformer Engine's FP8 recipes on Ada, Hopper "
+        "and Blackwell); the MI300X 192 GB's ROCm stack is not modelled. Choose bf16-mixed, bf16 "
+        "or fp32, or one of those devices.");
+  setup.device_id = "a10g";  // Ampere (sm_86), as the A100
+  CHECK(estimate_memory(setup).answer.message.find("the A10G 24 GB has no FP8 tensor cores.") !=
+        std::string::npos);
+  setup.device_id = "mi325x";  // CDNA 3, as the MI300X
+  CHECK(estimate_memory(setup).answer.message.find(
+            "the MI325X 256 GB's ROCm stack is not modelled.") != std::string::npos);
   setup.device_id = kCustomDeviceId;
   CHECK(estimate_memory(setup).answer.ok());
   setup.device_id = "h100";

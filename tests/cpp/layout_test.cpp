@@ -330,8 +330,9 @@ TEST_CASE("layouts that make no sense are refused, naming the field") {
   TrainingSetup names;
   names.device_id = "tpu";
   check_refused(names, "device",
-                "Device 'tpu' is not known; choose one of h100, h200, b200, a100-40gb, a100-80gb, "
-                "mi300x, custom.");
+                "Device 'tpu' is not known; choose one of h100, h100-96gb, h200, h20, b200, b300, "
+                "a100-40gb, a100-80gb, mi300x, mi325x, l40s, l4, a10g, rtx-4090, rtx-5090, "
+                "custom.");
   names = TrainingSetup{};
   names.device_id = "custom";
   for (double gigabytes : {0.0, -1.0, 1e9, std::numeric_limits<double>::quiet_NaN()}) {

@@ -14,8 +14,42 @@ TEST_CASE("the device catalogue carries the vendors' capacities in decimal bytes
   CHECK(find_device("a100-40gb")->capacity_bytes == 40e9);
   CHECK(find_device("a100-80gb")->capacity_bytes == 80e9);
   CHECK(find_device("mi300x")->capacity_bytes == 192e9);
+  CHECK(find_device("h100-96gb")->capacity_bytes == 96e9);
+  CHECK(find_device("h20")->capacity_bytes == 96e9);
+  CHECK(find_device("b300")->capacity_bytes == 288e9);
+  CHECK(find_device("mi325x")->capacity_bytes == 256e9);
+  CHECK(find_device("l40s")->capacity_bytes == 48e9);
+  CHECK(find_device("l4")->capacity_bytes == 24e9);
+  CHECK(find_device("a10g")->capacity_bytes == 24e9);
+  CHECK(find_device("rtx-4090")->capacity_bytes == 24e9);
+  CHECK(find_device("rtx-5090")->capacity_bytes == 32e9);
   CHECK(find_device("custom") == nullptr);
-  CHECK(ids_joined(device_choices()) == "h100, h200, b200, a100-40gb, a100-80gb, mi300x, custom");
+  CHECK(ids_joined(device_choices()) ==
+        "h100, h100-96gb, h200, h20, b200, b300, a100-40gb, a100-80gb, mi300x, mi325x, l40s, l4, "
+        "a10g, rtx-4090, rtx-5090, custom");
+}
+
+TEST_CASE("each device names the page that prints its memory, and the choices carry it") {
+  const std::vector<Choice> choices = device_choices();
+  REQUIRE(choices.size() == device_catalog().size() + 1);  // and the custom device
+  std::vector<std::string> sources;
+  for (std::size_t index = 0; index < device_catalog().size(); ++index) {
+    const Device& device = device_catalog()[index];
+    CAPTURE(device.id);
+    CHECK(choices[index].id == device.id);
+    CHECK(choices[index].source == device.source);
+    // The figure the device is named by is the one its source prints: "48 GB" for the L40S.
+    const std::string gigabytes = std::to_string(static_cast<int>(device.capacity_bytes / 1e9));
+    CHECK(device.name.find(gigabytes + " GB") != std::string::npos);
+    CHECK(device.source.find(gigabytes + " GB") != std::string::npos);
+    CHECK(device.source.find(device.short_name) != std::string::npos);
+    for (const std::string& other : sources) CHECK(device.source != other);
+    sources.push_back(device.source);
+  }
+  CHECK(find_device("h100-96gb")->source.find("GH200") != std::string::npos);
+  CHECK(find_device("a10g")->source.find("Amazon EC2 G5") != std::string::npos);
+  CHECK(choices.back().id == kCustomDeviceId);
+  CHECK(choices.back().source.empty());
 }
 
 TEST_CASE("the architectures' rows stand each at its architecture's place") {
@@ -40,6 +74,27 @@ TEST_CASE("each device carries its architecture's row: FP8 weight copies and cuB
   CHECK(row_of("a100-40gb").cublas_workspace_bytes == 8 * kMiB + 128 * 1024);
   CHECK(row_of("mi300x").cublas_workspace_bytes == 128 * kMiB);
   CHECK(row_of("mi300x").cublaslt_workspace_bytes == 76 * kMiB);
+  // The devices added for issue 27, each on its architecture's row.
+  CHECK(find_device("h100-96gb")->architecture == Architecture::kHopper);
+  CHECK(find_device("h20")->architecture == Architecture::kHopper);
+  CHECK(find_device("b300")->architecture == Architecture::kBlackwell);
+  CHECK(find_device("mi325x")->architecture == Architecture::kCdna3);
+  CHECK(find_device("l40s")->architecture == Architecture::kAda);
+  CHECK(find_device("l4")->architecture == Architecture::kAda);
+  CHECK(find_device("rtx-4090")->architecture == Architecture::kAda);
+  CHECK(find_device("a10g")->architecture == Architecture::kAmpere);
+  CHECK(find_device("rtx-5090")->architecture == Architecture::kBlackwellSm120);
+  // Ada (sm_89): FP8 TN only, and PyTorch's workspace before Hopper.
+  CHECK(row_of("l40s").fp8_weight_copies == 2);
+  CHECK(row_of("l40s").cublas_workspace_bytes == 8 * kMiB + 128 * 1024);
+  CHECK(row_of("a10g").fp8_weight_copies == 0);  // Ampere's sm_86: no FP8 tensor cores
+  CHECK(row_of("b300").fp8_weight_copies == 1);  // sm_103: non-TN FP8 GEMMs, as sm_100
+  CHECK(row_of("b300").cublas_workspace_bytes == 32 * kMiB);
+  // sm_120: TN-only FP8 GEMMs as on Hopper (not Blackwell's 10.x), Hopper's 32 MiB workspace.
+  CHECK(row_of("rtx-5090").fp8_weight_copies == 2);
+  CHECK(row_of("rtx-5090").cublas_workspace_bytes == 32 * kMiB);
+  CHECK(row_of("rtx-5090").cublaslt_workspace_bytes == 1 * kMiB);
+  CHECK(row_of("mi325x").cublas_workspace_bytes == 128 * kMiB);  // gfx942, as the MI300X
   // A custom device, of a capacity given with it, is taken as Ada's row: FP8 as on Hopper, and
   // PyTorch's pre-Hopper workspace.
   TrainingSetup custom;

@@ -55,8 +55,9 @@ TEST_CASE("report: a refused setup is written as its message, never as numbers")
   setup.device_id = "say \"hi\"";
   setup.layout.tensor_parallel = 1;
   CHECK(setup_to_csv(setup) ==
-        "error\n\"Device 'say \"\"hi\"\"' is not known; choose one of h100, h200, b200, "
-        "a100-40gb, a100-80gb, mi300x, custom.\"\n");
+        "error\n\"Device 'say \"\"hi\"\"' is not known; choose one of h100, h100-96gb, h200, "
+        "h20, b200, b300, a100-40gb, a100-80gb, mi300x, mi325x, l40s, l4, a10g, rtx-4090, "
+        "rtx-5090, custom.\"\n");
 }
 
 TEST_CASE("report: the fit JSON lists the layouts with the fewest devices") {

@@ -275,6 +275,39 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     );
   });
 
+  it("lists the core's devices with the source of each one's memory, and estimates on them", () => {
+    const devices = core.settings().find((setting) => setting.id === 'device').choices;
+    assert.deepEqual(
+      devices.map((choice) => choice.id),
+      [
+        'h100',
+        'h100-96gb',
+        'h200',
+        'h20',
+        'b200',
+        'b300',
+        'a100-40gb',
+        'a100-80gb',
+        'mi300x',
+        'mi325x',
+        'l40s',
+        'l4',
+        'a10g',
+        'rtx-4090',
+        'rtx-5090',
+        'custom',
+      ],
+    );
+    assert.deepEqual(
+      devices.find((choice) => choice.id === 'mi325x'),
+      { id: 'mi325x', name: 'MI325X 256 GB', source: 'AMD Instinct MI325X data sheet: 256 GB HBM3E' },
+    );
+    assert.equal(new Set(devices.map((choice) => choice.source)).size, devices.length);
+    const l40s = core.estimateMemory(plateSetup({ deviceId: 'l40s' }));
+    assert.equal(l40s.device.capacityBytes, 48e9);
+    assert.equal(l40s.devicesWorth, l40s.bytes.totalBytes / 48e9);
+  });
+
   it('sets every measured case against both activation models, in words (trainmem-json)', async () => {
     const json = await require('../../build-wasm/trainmem-json.js')({
       wasmBinary: readFileSync('build-wasm/trainmem-json.wasm'),

@@ -80,9 +80,11 @@ export function createControls({ estimator, store, render, choices }) {
   const model = controls.find(({ setting }) => setting.id === estimator.modelSettingId);
   pendingChoices = choices.pending;
 
+  // Each option carries its choice's source as its title: a device's datasheet, a recipe's paper.
+  const option = (choice) => Object.assign(new Option(choice.name, choice.id), { title: choice.source });
   for (const { setting, element } of controls) {
     if (setting.kind === CHOICE && element.tagName === 'SELECT' && element !== model?.element) {
-      element.replaceChildren(...setting.choices.map((choice) => new Option(choice.name, choice.id)));
+      element.replaceChildren(...setting.choices.map(option));
     }
   }
   slider.max = String(MAX_MICRO_BATCH_SEQUENCES);

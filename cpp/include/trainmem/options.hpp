@@ -22,14 +22,25 @@ std::string ids_joined(const std::vector<Choice>& choices);
 
 // ---- Devices -------------------------------------------------------------------------------
 
-// What a device's architecture decides of an estimate, one row each (architecture_row).
-enum class Architecture { kAmpere, kAda, kHopper, kBlackwell, kCdna3, kCount /* not one */ };
+// What a device's architecture decides of an estimate, one row each (architecture_row). Blackwell
+// is compute capability 10.x (B200, B300); the GeForce and RTX PRO Blackwell parts are 12.0
+// (sm_120), which Transformer Engine treats apart from 10.x, so they have a row of their own.
+enum class Architecture {
+  kAmpere,
+  kAda,
+  kHopper,
+  kBlackwell,
+  kBlackwellSm120,
+  kCdna3,
+  kCount /* not one */
+};
 
 // FP8 weight copies Transformer Engine keeps per linear weight (fp8.hpp): cuBLAS on Hopper runs
 // only TN FP8 GEMMs, so the backward pass's dgrad GEMM needs the weight's transpose too, and the
-// modules keep both; where non-TN FP8 GEMMs run (compute capability 10.x, Blackwell) the FP8
-// weight alone (Transformer Engine's tests/pytorch/test_cpu_offloading.py,
-// _estimate_cached_weight_size, and is_non_tn_fp8_gemm_supported).
+// modules keep both; where non-TN FP8 GEMMs run (compute capability 10.x and 11.x, Blackwell, but
+// not 12.x) the FP8 weight alone (Transformer Engine's tests/pytorch/test_cpu_offloading.py,
+// _estimate_cached_weight_size, and transformer_engine/common/transformer_engine.cpp,
+// nvte_is_non_tn_fp8_gemm_supported: 100 <= sm < 120 or sm >= 130).
 constexpr double kFp8WeightCopiesTnOnly = 2;  // the FP8 weight and its transpose
 constexpr double kFp8WeightCopiesNonTn = 1;   // the FP8 weight alone
 
@@ -42,8 +53,9 @@ struct ArchitectureRow {
   const char* fp8_refusal;
   // PyTorch's cuBLAS workspace for each handle and stream, allocated through the caching
   // allocator (aten/src/ATen/cuda/CublasHandlePool.cpp, parseChosenWorkspaceSize: ":4096:8",
-  // 32 MiB, on Hopper and Blackwell; ":4096:2:16:8", 8 MiB + 128 KiB, before them; 128 MiB on
-  // ROCm's gfx94x), and cuBLASLt's (parseCUDABlasLtWorkspaceSize: 1 MiB; hipBLASLt 76 MiB).
+  // 32 MiB, on compute capability 9.x to 12.x, Hopper and Blackwell; ":4096:2:16:8",
+  // 8 MiB + 128 KiB, before them; 128 MiB on ROCm's gfx94x), and cuBLASLt's
+  // (parseCUDABlasLtWorkspaceSize: 1 MiB; hipBLASLt 76 MiB).
   double cublas_workspace_bytes;
   double cublaslt_workspace_bytes;
 };
@@ -55,15 +67,19 @@ struct Device {
   std::string short_name;  // "H100", for sentences: "2.1 H100s' worth"
   double capacity_bytes = 0;
   Architecture architecture = Architecture::kHopper;
+  // Where the capacity is printed: the vendor's datasheet or product page, by name; "" for a
+  // device the catalogue does not hold.
+  std::string source;
 };
 
 constexpr const char* kCustomDeviceId = "custom";
 constexpr double kMaxCustomCapacityGb = 100000;  // 100 TB: far above any accelerator
 
-// H100 80 GB, H200 141 GB, B200 192 GB, A100 40 and 80 GB, MI300X 192 GB, from the vendors'
-// datasheets, in decimal units as the vendors state them. The custom device, of a capacity given
-// with it, is not among them (setup.hpp's device_of makes it). It is taken as Ada's row: FP8 as
-// on Hopper (a weight and its transpose), and PyTorch's default cuBLAS workspace before Hopper.
+// The devices people train on, each with its capacity as its vendor prints it, in decimal units
+// (1 GB = 10^9 bytes), and the datasheet or product page that prints it (options.cpp; the table in
+// docs/formulas.md, "Devices"). The custom device, of a capacity given with it, is not among them
+// (setup.hpp's device_of makes it). It is taken as Ada's row: FP8 as on Hopper (a weight and its
+// transpose), and PyTorch's default cuBLAS workspace before Hopper.
 const std::vector<Device>& device_catalog();
 const Device* find_device(std::string_view id);
 std::vector<Choice> device_choices();  // the catalogue plus "custom"

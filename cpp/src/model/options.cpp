@@ -30,6 +30,11 @@ const ArchitectureRow& architecture_row(Architecture architecture) {
       {Architecture::kHopper, "Hopper", kFp8WeightCopiesTnOnly, "", 32 * kMebibyte, 1 * kMebibyte},
       {Architecture::kBlackwell, "Blackwell", kFp8WeightCopiesNonTn, "", 32 * kMebibyte,
        1 * kMebibyte},
+      // Blackwell's 12.0 (GeForce RTX 50, RTX PRO): cuBLAS runs only TN FP8 GEMMs there, as on
+      // Hopper (nvte_is_non_tn_fp8_gemm_supported is false below 13.0 outside 10.x and 11.x), and
+      // PyTorch gives it Hopper's 32 MiB workspace (use32mb: major 9, 10, 11 or 12).
+      {Architecture::kBlackwellSm120, "Blackwell (sm_120)", kFp8WeightCopiesTnOnly, "",
+       32 * kMebibyte, 1 * kMebibyte},
       {Architecture::kCdna3, "CDNA 3", 0, "'s ROCm stack is not modelled", 128 * kMebibyte,
        76 * kMebibyte},
   };
@@ -39,14 +44,42 @@ const ArchitectureRow& architecture_row(Architecture architecture) {
 }
 
 const std::vector<Device>& device_catalog() {
-  // Capacities as printed in each vendor's datasheet; 1 GB = 10^9 bytes.
+  // Capacities as each vendor prints them, 1 GB = 10^9 bytes; each with the page that prints it.
+  // Memory sold in binary sizes (GDDR, and HBM stacks) is printed in "GB" too: 24 GB is taken as
+  // 24 x 10^9 bytes, as 80 GB is for the H100.
   static const std::vector<Device> devices = {
-      {"h100", "H100 80 GB", "H100", 80e9, Architecture::kHopper},
-      {"h200", "H200 141 GB", "H200", 141e9, Architecture::kHopper},
-      {"b200", "B200 192 GB", "B200", 192e9, Architecture::kBlackwell},
-      {"a100-40gb", "A100 40 GB", "A100", 40e9, Architecture::kAmpere},
-      {"a100-80gb", "A100 80 GB", "A100", 80e9, Architecture::kAmpere},
-      {"mi300x", "MI300X 192 GB", "MI300X", 192e9, Architecture::kCdna3},
+      {"h100", "H100 80 GB", "H100", 80e9, Architecture::kHopper,
+       "NVIDIA H100 Tensor Core GPU datasheet: H100 SXM, 80 GB HBM3"},
+      {"h100-96gb", "H100 96 GB (GH200)", "H100", 96e9, Architecture::kHopper,
+       "NVIDIA GH200 Grace Hopper Superchip datasheet: its H100 with 96 GB HBM3 (the H100 NVL "
+       "has 94 GB; the GH200 with HBM3e, 144 GB)"},
+      {"h200", "H200 141 GB", "H200", 141e9, Architecture::kHopper,
+       "NVIDIA H200 Tensor Core GPU datasheet: 141 GB HBM3e"},
+      {"h20", "H20 96 GB", "H20", 96e9, Architecture::kHopper,
+       "NVIDIA's HGX H20 specification of November 2023, as the press reported it: 96 GB HBM3 "
+       "(no NVIDIA datasheet for it was found)"},
+      {"b200", "B200 192 GB", "B200", 192e9, Architecture::kBlackwell,
+       "NVIDIA Blackwell architecture technical brief: B200, 192 GB HBM3e"},
+      {"b300", "B300 288 GB", "B300", 288e9, Architecture::kBlackwell,
+       "NVIDIA HGX B300 and Blackwell Ultra product pages: 288 GB HBM3e per GPU"},
+      {"a100-40gb", "A100 40 GB", "A100", 40e9, Architecture::kAmpere,
+       "NVIDIA A100 Tensor Core GPU datasheet: A100 40 GB, HBM2"},
+      {"a100-80gb", "A100 80 GB", "A100", 80e9, Architecture::kAmpere,
+       "NVIDIA A100 Tensor Core GPU datasheet: A100 80 GB, HBM2e"},
+      {"mi300x", "MI300X 192 GB", "MI300X", 192e9, Architecture::kCdna3,
+       "AMD Instinct MI300X data sheet: 192 GB HBM3"},
+      {"mi325x", "MI325X 256 GB", "MI325X", 256e9, Architecture::kCdna3,
+       "AMD Instinct MI325X data sheet: 256 GB HBM3E"},
+      {"l40s", "L40S 48 GB", "L40S", 48e9, Architecture::kAda,
+       "NVIDIA L40S datasheet: 48 GB GDDR6 with ECC"},
+      {"l4", "L4 24 GB", "L4", 24e9, Architecture::kAda,
+       "NVIDIA L4 Tensor Core GPU datasheet: 24 GB GDDR6"},
+      {"a10g", "A10G 24 GB", "A10G", 24e9, Architecture::kAmpere,
+       "Amazon EC2 G5 instances (AWS): 24 GB of memory per NVIDIA A10G"},
+      {"rtx-4090", "RTX 4090 24 GB", "RTX 4090", 24e9, Architecture::kAda,
+       "NVIDIA GeForce RTX 4090 specifications: 24 GB GDDR6X"},
+      {"rtx-5090", "RTX 5090 32 GB", "RTX 5090", 32e9, Architecture::kBlackwellSm120,
+       "NVIDIA GeForce RTX 5090 specifications: 32 GB GDDR7"},
   };
   return devices;
 }
@@ -61,7 +94,7 @@ const Device* find_device(std::string_view id) {
 std::vector<Choice> device_choices() {
   std::vector<Choice> choices;
   for (const Device& device : device_catalog()) {
-    choices.push_back({device.id, device.name, "vendor datasheet"});
+    choices.push_back({device.id, device.name, device.source});
   }
   choices.push_back({kCustomDeviceId, "Custom capacity", ""});
   return choices;

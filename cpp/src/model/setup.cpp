@@ -13,12 +13,14 @@ const ModelShape* resolve_model(const TrainingSetup& setup) {
 Device device_of(const TrainingSetup& setup) {
   if (setup.device_id == kCustomDeviceId) {
     // Named by its capacity as given: "Custom 2.5 GB", never rounded to another size.
-    const std::string gigabytes = format_bytes_short(setup.custom_capacity_gb * kBytesPerGigabyte);
-    return {kCustomDeviceId, "Custom " + gigabytes, "device", setup.custom_capacity_gb * 1e9,
-            kCustomDeviceArchitecture};
+    const std::string name =
+        "Custom " + format_bytes_short(setup.custom_capacity_gb * kBytesPerGigabyte);
+    const double capacity_bytes = setup.custom_capacity_gb * 1e9;
+    return {kCustomDeviceId, name, "device", capacity_bytes, kCustomDeviceArchitecture, ""};
   }
   if (const Device* device = find_device(setup.device_id)) return *device;
-  return {setup.device_id, setup.device_id, "device", 0, Architecture::kAmpere};  // no FP8 copies
+  // A device the checks refuse: no memory, and no FP8 copies.
+  return {setup.device_id, setup.device_id, "device", 0, Architecture::kAmpere, ""};
 }
 
 std::string format_layout(const TrainingSetup& setup) {

@@ -55,8 +55,8 @@ Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape
   return {};
 }
 
-// "h100, h200, b200 and a custom device": the devices whose architecture FP8 training is modelled
-// on (their rows).
+// "h100, h100-96gb, ..., rtx-5090 and a custom device": the devices whose architecture FP8
+// training is modelled on (their rows).
 std::string fp8_devices() {
   std::string devices;
   for (const Device& device : device_catalog()) {
@@ -66,7 +66,7 @@ std::string fp8_devices() {
   return devices + " and a custom device";
 }
 
-// FP8 training (fp8.hpp) is modelled as Transformer Engine runs it on Hopper and Blackwell,
+// FP8 training (fp8.hpp) is modelled as Transformer Engine runs it on Ada, Hopper and Blackwell,
 // training every parameter, with the weights on the device.
 Answer check_fp8(const TrainingSetup& setup) {
   if (setup.precision != Precision::kFp8Mixed) return {};
@@ -76,7 +76,7 @@ Answer check_fp8(const TrainingSetup& setup) {
     const Device device = device_of(setup);
     return refusal(id::kPrecision,
                    fp8 + " is modelled on the " + fp8_devices() +
-                       " (Transformer Engine's FP8 recipes on Hopper and Blackwell); the " +
+                       " (Transformer Engine's FP8 recipes on Ada, Hopper and Blackwell); the " +
                        device.name + architecture_row(device.architecture).fp8_refusal +
                        ". Choose " + other_precisions + ", or one of those devices.");
   }
