@@ -35,6 +35,15 @@ export function toQuery(estimator, settingTexts, { embedded, theme }, configText
 }
 
 /**
+ * The query string for the store's `state` (its setup, the core's view of it, a custom model's
+ * config text), shown as `presentation` asks: the address bar's, and the embed snippet's.
+ */
+export function viewQuery(estimator, { setup, view, configText }, presentation) {
+  const custom = setup.modelId === estimator.customModelId;
+  return toQuery(estimator, view.settingTexts, presentation, custom ? configText : null);
+}
+
+/**
  * How the query asks the page to be shown, read before the estimator loads: embedded (embed=1,
  * the workshop alone, for a host page's frame) and its theme, with a notice for a theme that is
  * not one of THEMES.
@@ -123,14 +132,9 @@ const URL_WRITE_DELAY_MS = 200;
  */
 export function createUrlWriter(estimator, presentation) {
   let timer = 0;
-  const write = ({ setup, view, configText }) => {
+  const write = (state) => {
     try {
-      const custom = setup.modelId === estimator.customModelId;
-      history.replaceState(
-        null,
-        '',
-        toQuery(estimator, view.settingTexts, presentation, custom ? configText : null),
-      );
+      history.replaceState(null, '', viewQuery(estimator, state, presentation));
     } catch {
       // Some hosts (a file:// page in some browsers) refuse; the view still works.
     }

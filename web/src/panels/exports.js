@@ -1,10 +1,11 @@
 // Downloads: each chart as PNG, the breakdown as CSV or as JSON in the CLI's schema (written by the
-// core, in trainmem-json.js).
+// core, in trainmem-json.js); the link to this view, and the frame that embeds it (embed.js).
 import { loadJsonTools } from '../estimator.js';
 import { showNotice } from '../controls.js';
 import { $, download, downloadText } from '../dom.js';
+import { createEmbedPanel } from './embed.js';
 
-export function createExports({ store, charts }) {
+export function createExports({ estimator, store, charts }) {
   const fileStem = () => {
     const { setup } = store.get();
     return `trainmem-${setup.modelId}-${setup.microBatchSequences}x${setup.sequenceLength}`;
@@ -36,4 +37,5 @@ export function createExports({ store, charts }) {
   $('export-json').addEventListener('click', () =>
     exportText('json', 'application/json', (tools) => tools.toJson(store.get().setup)),
   );
+  createEmbedPanel({ estimator, store });
 }

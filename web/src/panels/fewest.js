@@ -5,6 +5,19 @@ import { $, button, fillTable } from '../dom.js';
 
 const FIT_LAYOUTS_SHOWN = 8;
 
+/**
+ * Gives each figure and reason its column's name (data-label): in a narrow box each layout is a
+ * card, its cells stacked, and the stylesheet shows the name beside each one.
+ */
+function labelCells(table) {
+  const names = [...table.tHead.rows[0].cells].map((cell) => cell.textContent.trim());
+  for (const row of table.tBodies[0].rows) {
+    for (const cell of row.querySelectorAll('td:not(:last-child)')) {
+      cell.dataset.label = names[cell.cellIndex];
+    }
+  }
+}
+
 export function createFewestPanel({ estimator, store, render, showError }) {
   let searched = null; // {setup, summary}: what the table answers
   const kept = estimator.settings.filter((setting) => !setting.chosenByFit);
@@ -56,6 +69,7 @@ export function createFewestPanel({ estimator, store, render, showError }) {
         button('Use', () => render(layout.setup, { reveal: true }), `Use ${estimator.formatLayout(layout)}`),
       ]),
     );
+    labelCells(table);
     table.hidden = false;
     searched = { setup, summary };
   }
