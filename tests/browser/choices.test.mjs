@@ -159,6 +159,26 @@ describe('The reader’s choices, in Chromium', () => {
     await page.close();
   });
 
+  it('never shows a model past its positions without a word', async () => {
+    const { page, problems } = await harness.openPage({ query: '?seq-len=16384' });
+    assert.match(
+      await readout(page),
+      /Beyond its positions: Llama 3 8B takes sequences of up to 8,192 tokens \(max_position_embeddings\); one of 16,384 needs its RoPE extended first/,
+    );
+    await page.selectOption('#model', 'gpt2');
+    assert.equal(await page.getAttribute('#model', 'data-pending'), 'true');
+    assert.match(await page.textContent('[data-error-default]'), /GPT-2 124M has 1,024 learned positions/);
+    await page.fill('#seq-len', '1024');
+    await page.press('#seq-len', 'Enter');
+    assert.match(await readout(page), /^GPT-2 124M needs/);
+    assert.doesNotMatch(await readout(page), /Beyond its positions/);
+    const notice = await page.textContent('#url-notice');
+    assert.match(notice, /Tokens per micro-batch stays 16,384: 16 sequences of 1,024 tokens\./);
+    assert.match(notice, /Applied your earlier choice, which the setup now allows: Model: GPT-2 124M\./);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('under torchtitan, ticking the logits asks for a loss the reader can then choose', async () => {
     const { page, problems } = await harness.openPage({ query: '?dp=8&zero=3&stack=torchtitan' });
     await page.check('#logits');
