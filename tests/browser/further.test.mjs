@@ -83,7 +83,12 @@ describe('Go further, in Chromium', () => {
     const goodCharts = await canvases(page);
     const cases = [
       ['#tp', '3', 'tp', /^Tensor parallelism 3 must divide the 32 attention heads/],
-      ['#pp', '5', 'pp', /^Pipeline parallelism 5 must divide the 32 layers of Llama 3 8B\.$/],
+      [
+        '#pp',
+        '5',
+        'pp',
+        /^Pipeline parallelism 5 must divide the 32 layers of Llama 3 8B, or set the first and last pipeline stages' layers so that the stages between split the rest evenly\.$/,
+      ],
       ['#dp', 'abc', 'dp', /^Data parallelism must be a whole number from 1 to 65,536\.$/],
       ['#cp', '1e400', 'cp', /^Context parallelism must be a whole number from 1 to 65,536\.$/],
       ['#seq-len', '-1', 'seq-len', /^Sequence length must be a whole number of tokens/],
