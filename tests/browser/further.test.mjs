@@ -30,6 +30,8 @@ describe('Go further, in Chromium', () => {
       'sequence-parallel': false,
       pp: '1',
       vpp: '1',
+      'pp-first-layers': '0',
+      'pp-last-layers': '0',
       cp: '1',
       ep: '1',
       etp: '0',
@@ -89,6 +91,12 @@ describe('Go further, in Chromium', () => {
         'pp',
         /^Pipeline parallelism 5 must divide the 32 layers of Llama 3 8B, or set the first and last pipeline stages' layers so that the stages between split the rest evenly\.$/,
       ],
+      [
+        '#pp-first-layers',
+        '3',
+        'pp-first-layers',
+        /^The first pipeline stage's layers split a pipeline; they need pipeline parallelism above 1, or 0 for one stage\.$/,
+      ],
       ['#dp', 'abc', 'dp', /^Data parallelism must be a whole number from 1 to 65,536\.$/],
       ['#cp', '1e400', 'cp', /^Context parallelism must be a whole number from 1 to 65,536\.$/],
       ['#seq-len', '-1', 'seq-len', /^Sequence length must be a whole number of tokens/],
@@ -115,6 +123,26 @@ describe('Go further, in Chromium', () => {
     assert.match(await readout(page), /Custom 40 GB|at 40 GB each/);
     assert.equal(await page.isVisible('.error:not([hidden])'), false, 'a good value clears the messages');
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("splits a pipeline unevenly from the first and last stages' layers, as Megatron-LM does", async () => {
+    const { page, problems } = await harness.openPage();
+    await commit(page, '#pp', '4');
+    const even = await readout(page);
+    await commit(page, '#pp-first-layers', '5');
+    // 27 layers left for 3 stages: 9 each, the last among them.
+    assert.equal(await page.isVisible('.error:not([hidden])'), false);
+    await commit(page, '#pp-last-layers', '8');
+    assert.match(
+      await page.textContent('#pp-first-layers-error'),
+      /^The first and last pipeline stages' layers \(5 and 8\) leave 19 of the 32 layers of Llama 3 8B to 2 stages/,
+    );
+    await commit(page, '#pp-last-layers', '9');
+    assert.equal(await page.isVisible('.error:not([hidden])'), false, 'a good split clears the message');
+    assert.notEqual(await readout(page), even);
+    assert.match(new URL(page.url()).search, /&pp-first-layers=5&pp-last-layers=9&/);
     assert.deepEqual(problems, []);
     await page.close();
   });
