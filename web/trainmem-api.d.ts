@@ -23,6 +23,9 @@ declare global {
       sequenceParallel: boolean;
       pipelineParallel: number;
       virtualPipelineStages: number;
+      /** Uneven pipeline stages: the first and last stages' layers; 0 is an even share. */
+      pipelineFirstStageLayers: number;
+      pipelineLastStageLayers: number;
       contextParallel: number;
       expertParallel: number;
       expertTensorParallel: number;
@@ -159,7 +162,7 @@ declare global {
       parametersOnDevice: number;
       trainableParameters: number;
       baseLinearBytesPerParameter: number;
-      mostLoadedStage: 'only' | 'first' | 'last';
+      mostLoadedStage: 'only' | 'first' | 'last' | 'middle';
       bytesPerParameter: BytesPerParameter;
       tokensPerMicroBatch: number;
       bytes: Breakdown & { modelStatesBytes: number };

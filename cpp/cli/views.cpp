@@ -103,7 +103,9 @@ void print_header(const Estimate& estimate, std::ostream& out) {
         << choice_id(setup.precision) << "\nMost loaded device: "
         << (estimate.most_loaded_stage == PipelineStage::kOnly
                 ? "any"
-                : "the " + choice_id(estimate.most_loaded_stage) + " pipeline stage")
+                : std::string(estimate.most_loaded_stage == PipelineStage::kMiddle ? "a "
+                                                                                   : "the ") +
+                      choice_id(estimate.most_loaded_stage) + " pipeline stage")
         << ", " << format_count(estimate.parameters_on_device) << " parameters before ZeRO\n";
   }
   out << "\n";
@@ -156,7 +158,8 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
                 held);
     } else if (row.term == Term::kLogits) {
       if (!setup.logits) continue;
-      if (estimate.most_loaded_stage == PipelineStage::kFirst) {
+      if (estimate.most_loaded_stage == PipelineStage::kFirst ||
+          estimate.most_loaded_stage == PipelineStage::kMiddle) {
         out << "  " << row.label << ": held by the last pipeline stage, not this one\n";
       } else {
         print_row(out, row.label, held);

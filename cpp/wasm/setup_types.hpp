@@ -83,6 +83,8 @@ inline void register_setup_types() {
       .field("sequenceParallel", &ParallelLayout::sequence_parallel)
       .field("pipelineParallel", &ParallelLayout::pipeline_parallel)
       .field("virtualPipelineStages", &ParallelLayout::virtual_pipeline_stages)
+      .field("pipelineFirstStageLayers", &ParallelLayout::pipeline_first_stage_layers)
+      .field("pipelineLastStageLayers", &ParallelLayout::pipeline_last_stage_layers)
       .field("contextParallel", &ParallelLayout::context_parallel)
       .field("expertParallel", &ParallelLayout::expert_parallel)
       .field("expertTensorParallel", &ParallelLayout::expert_tensor_parallel);

@@ -30,6 +30,8 @@ describe('Go further, in Chromium', () => {
       'sequence-parallel': false,
       pp: '1',
       vpp: '1',
+      'pp-first-layers': '0',
+      'pp-last-layers': '0',
       cp: '1',
       ep: '1',
       etp: '0',
@@ -109,7 +111,13 @@ describe('Go further, in Chromium', () => {
         '#pp',
         '5',
         'pp',
-        /^Not applied yet: Pipeline parallelism 5 must divide the 32 layers of Llama 3 8B\. It/,
+        /^Not applied yet: Pipeline parallelism 5 must divide the 32 layers of Llama 3 8B, or set the first and last pipeline stages' layers so that the stages between split the rest evenly\. It applies/,
+      ],
+      [
+        '#pp-first-layers',
+        '3',
+        'pp-first-layers',
+        /^Not applied yet: The first pipeline stage's layers split a pipeline; they need pipeline parallelism above 1, or 0 for one stage\. It applies/,
       ],
       ['#dp', 'abc', 'dp', /^Data parallelism must be a whole number from 1 to 65,536\.$/],
       ['#cp', '1e400', 'cp', /^Context parallelism must be a whole number from 1 to 65,536\.$/],
@@ -145,6 +153,26 @@ describe('Go further, in Chromium', () => {
     assert.deepEqual(await shown(), []);
     assert.equal(await page.isVisible('#stale-note'), false);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("splits a pipeline unevenly from the first and last stages' layers, as Megatron-LM does", async () => {
+    const { page, problems } = await harness.openPage();
+    await commit(page, '#pp', '4');
+    const even = await readout(page);
+    await commit(page, '#pp-first-layers', '5');
+    // 27 layers left for 3 stages: 9 each, the last among them.
+    assert.equal(await page.isVisible('.error:not([hidden])'), false);
+    await commit(page, '#pp-last-layers', '8');
+    assert.match(
+      await page.textContent('#pp-first-layers-error'),
+      /^The first and last pipeline stages' layers \(5 and 8\) leave 19 of the 32 layers of Llama 3 8B to 2 stages/,
+    );
+    await commit(page, '#pp-last-layers', '9');
+    assert.equal(await page.isVisible('.error:not([hidden])'), false, 'a good split clears the message');
+    assert.notEqual(await readout(page), even);
+    assert.match(new URL(page.url()).search, /&pp-first-layers=5&pp-last-layers=9&/);
     assert.deepEqual(problems, []);
     await page.close();
   });

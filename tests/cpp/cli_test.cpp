@@ -125,6 +125,8 @@ TEST_CASE("cli: --json prints one object in the documented schema") {
                                          {"sequenceParallel", false},
                                          {"pp", 1},
                                          {"vpp", 1},
+                                         {"ppFirstLayers", 32},
+                                         {"ppLastLayers", 32},
                                          {"cp", 1},
                                          {"ep", 1},
                                          {"etp", 1}});

@@ -102,7 +102,9 @@ TEST_CASE("a custom model's layout is checked against its own shape") {
   setup.layout.pipeline_parallel = 4;
   const Estimate estimate = estimate_memory(setup);
   CHECK(estimate.answer.setting == "pp");
-  CHECK(estimate.answer.message == "Pipeline parallelism 4 must divide the 30 layers of My model.");
+  CHECK(estimate.answer.message ==
+        "Pipeline parallelism 4 must divide the 30 layers of My model, or set the first and last "
+        "pipeline stages' layers so that the stages between split the rest evenly.");
 }
 
 TEST_CASE("a parsed config.json feeds the workshop view, the arithmetic and the device search") {

@@ -103,3 +103,117 @@ TEST_CASE("layout costs: each stated term, and plain data parallelism costs noth
         std::string::npos);
   CHECK(cost.score == doctest::Approx(3 * 4 + 100 + 100.0 * 3 / 19 + 33));
 }
+
+TEST_CASE("fewest devices: DeepSeek-V3's search puts expert parallelism first") {
+  TrainingSetup setup;
+  setup.model_id = "deepseek-v3";
+  const FitSearch search = find_fewest_devices(setup, 10);
+  REQUIRE(search.answer.status == Status::kOk);
+  // ZeRO-3 over 152 devices holds the fewest, but gathers all 256 experts of every layer each
+  // pass; eight devices more take expert parallelism within a node, and less device time a step.
+  CHECK(search.fewest_devices == 152);
+  REQUIRE_FALSE(search.layouts.empty());
+  const ParallelLayout& first = search.layouts.front().setup.layout;
+  CHECK(first.expert_parallel > 1);
+  CHECK(search.layouts.front().num_devices == 160);
+  CHECK(search.costs.front().reason.find("8 devices more than the fewest") != std::string::npos);
+  // The cheapest layout on the fewest devices is listed too, its ZeRO-3 gathers costed whole.
+  bool fewest_listed = false;
+  for (std::size_t i = 0; i < search.layouts.size(); ++i) {
+    const Estimate& layout = search.layouts[i];
+    CHECK(layout.fits);
+    CHECK(layout.num_devices <= search.fewest_devices + kDevicesPerNode);
+    if (layout.num_devices == search.fewest_devices) {
+      fewest_listed = true;
+      CHECK(search.costs[i].reason.find("(all 256 experts)") != std::string::npos);
+    }
+  }
+  CHECK(fewest_listed);
+}
+
+TEST_CASE("fewest devices: a layout on more devices is listed only for less device time") {
+  TrainingSetup setup;
+  setup.model_id = "deepseek-v3";
+  const FitSearch search = find_fewest_devices(setup, 10);
+  REQUIRE(search.answer.status == Status::kOk);
+  double fewest_device_time = 0;
+  for (std::size_t i = 0; i < search.layouts.size(); ++i) {
+    if (search.layouts[i].num_devices == search.fewest_devices) {
+      fewest_device_time = search.fewest_devices * (1 + search.costs[i].score / 100);
+    }
+  }
+  REQUIRE(fewest_device_time > 0);
+  for (std::size_t i = 0; i < search.layouts.size(); ++i) {
+    const double device_time = search.layouts[i].num_devices * (1 + search.costs[i].score / 100);
+    CHECK(device_time <= fewest_device_time);
+    if (i > 0) {
+      CHECK(device_time >= search.layouts[i - 1].num_devices *
+                               (1 + search.costs[i - 1].score / 100));  // least first
+    }
+  }
+}
+
+TEST_CASE("fewest devices: 126 layers split over p 16 as Llama 3 405B's were, 7 + 14 × 8 + 7") {
+  TrainingSetup setup;
+  setup.model_id = "llama3-405b";
+  setup.stack = Stack::kMegatron;
+  const FitSearch search = find_fewest_devices(setup, 5);
+  REQUIRE(search.answer.status == Status::kOk);
+  // 16 does not divide 126: before uneven stages the fewest was p 18 on 144 devices.
+  CHECK(search.fewest_devices == 128);
+  const ParallelLayout& first = search.layouts.front().setup.layout;
+  CHECK(first.pipeline_parallel == 16);
+  CHECK(first.pipeline_first_stage_layers == 7);
+  CHECK(first.pipeline_last_stage_layers == 7);
+  CHECK(format_layout(search.layouts.front().setup).find("p 16 (7 + 14 × 8 + 7 layers)") !=
+        std::string::npos);
+  CHECK(search.costs.front().reason.find(
+            "uneven stages: the fullest holds 8 layers where 126 over 16 would be 7.9") !=
+        std::string::npos);
+}
+
+TEST_CASE("layout costs: ZeRO-3 on a mixture gathers every expert it holds, not the k it uses") {
+  TrainingSetup setup;
+  setup.model_id = "mixtral-8x7b";
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  const ParameterCounts counts = parameter_counts(*find_preset("mixtral-8x7b"));
+  // Per layer, the parts every token uses and the routed experts; a token uses 2 of the 8.
+  const double shared = counts.attention_and_mlp_per_layer - counts.routed_experts_per_layer +
+                        counts.replicated_per_layer + counts.norms_per_layer;
+  const double routed = counts.routed_experts_per_layer;
+  const double gathered = (shared + routed) / (shared + routed * 2 / 8);
+  const LayoutCost whole = layout_cost(estimate_memory(setup));
+  CHECK(whole.score == doctest::Approx(10 * gathered));
+  CHECK(whole.reason.find("(all 8 experts)") != std::string::npos);
+  // Over ep 4 each device holds 2 experts, and gathers no more than it computes with.
+  setup.layout.expert_parallel = 4;
+  const LayoutCost spread = layout_cost(estimate_memory(setup));
+  CHECK(spread.score ==
+        doctest::Approx(3 * 2 + 10 * (shared + routed / 4) / (shared + routed / 4)));
+  CHECK(spread.reason.find("ep 4 within one 8-device node") != std::string::npos);
+  CHECK(spread.reason.find("(its 2 experts of 8)") != std::string::npos);
+}
+
+TEST_CASE("layout costs: expert parallelism across nodes pays its all-to-alls unhidden") {
+  TrainingSetup setup;
+  setup.model_id = "deepseek-v3";
+  setup.layout.data_parallel = 32;
+  setup.layout.zero_stage = 1;
+  setup.layout.expert_parallel = 16;
+  const ParameterCounts counts = parameter_counts(*find_preset("deepseek-v3"));
+  // DeepSeek-V3's 58 mixture layers' share of the compute per token (8 of 256 experts each), and
+  // its 3 dense layers'.
+  const double shared = counts.attention_and_mlp_per_layer - counts.routed_experts_per_layer +
+                        counts.replicated_per_layer - counts.routed_experts_replicated_per_layer +
+                        counts.norms_per_layer;
+  const double mixture =
+      58 *
+      (shared +
+       (counts.routed_experts_per_layer + counts.routed_experts_replicated_per_layer) * 8 / 256);
+  const double dense = 3 * (counts.dense_attention_and_mlp_per_layer +
+                            counts.dense_replicated_per_layer + counts.norms_per_layer);
+  const LayoutCost cost = layout_cost(estimate_memory(setup));
+  CHECK(cost.score == doctest::Approx(3 * 4 + 100 * mixture / (mixture + dense)));
+  CHECK(cost.reason.find("ep 16 spans nodes of 8") != std::string::npos);
+}

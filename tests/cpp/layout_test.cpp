@@ -286,7 +286,9 @@ TEST_CASE("layouts that make no sense are refused, naming the field") {
                 "Sequence parallelism splits what tensor parallelism leaves whole; it needs tensor "
                 "parallelism above 1.");
   check_refused(with_layout(1, 0, 1, false, 5, 1), "pp",
-                "Pipeline parallelism 5 must divide the 32 layers of Llama 3 8B.");
+                "Pipeline parallelism 5 must divide the 32 layers of Llama 3 8B, or set the first "
+                "and last pipeline stages' layers so that the stages between split the rest "
+                "evenly.");
   check_refused(with_layout(1, 1, 1, false, 1, 1), "zero",
                 "ZeRO shards the model states over data-parallel replicas; a ZeRO stage above 0 "
                 "needs data or context parallelism above 1.");

@@ -133,6 +133,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   setup.logits = data.ConsumeBool();
   setup.device_id = pick_id(data, device_choices());
   setup.custom_capacity_gb = data.ConsumeFloatingPoint<double>();
+  setup.layout.pipeline_first_stage_layers = small_or_any(data);
+  setup.layout.pipeline_last_stage_layers = small_or_any(data);
 
   if (mode == 2) {
     const WorkshopView view = workshop_view(setup, small_or_any(data));

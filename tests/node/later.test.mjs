@@ -65,6 +65,14 @@ describe('the exploration views, from the on-demand module', () => {
     assert.equal(tensors.bytesPerToken, 139400);
   });
 
+  it("plans DeepSeek-V3's experts: the fewest devices' search leads with expert parallelism", async () => {
+    const search = await estimator.fewestDevices({ ...estimator.defaultSetup, modelId: 'deepseek-v3' }, 8);
+    assert.equal(search.ok, true);
+    assert.equal(search.fewestDevices, 152);
+    assert.ok(search.layouts[0].setup.layout.expertParallel > 1);
+    assert.ok(search.layouts.some((layout) => layout.numDevices === 152));
+  });
+
   it('refuses a setup the API refuses, without loading the module', async () => {
     const before = loads;
     const refused = await estimator.savings({ ...estimator.defaultSetup, sequenceLength: 8192.7 });

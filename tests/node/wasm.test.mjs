@@ -341,6 +341,8 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'sequence-parallel',
         'pp',
         'vpp',
+        'pp-first-layers',
+        'pp-last-layers',
         'cp',
         'ep',
         'etp',

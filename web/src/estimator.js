@@ -111,16 +111,27 @@ function setupProblem(core, settings, setup) {
 
 /**
  * Fields added to TrainingSetup after the API was first published (the table's defaultedInApi:
- * activationModel, loss, headroomPercent) get the core's default when a setup lacks them, which
- * keeps an older caller's estimate what it was.
+ * activationModel, loss, headroomPercent, and in the layout expertParallel and the uneven stages'
+ * layers) get the core's default when a setup lacks them, which keeps an older caller's estimate
+ * what it was. An apiKey names its place, one object deep: "layout.expertParallel".
  */
 function withLaterFields(core, settings, setup) {
   if (typeof setup !== 'object' || setup === null) return setup;
-  const missing = settings.filter((setting) => setting.defaultedInApi && setup[setting.apiKey] === undefined);
+  const at = (path) => path.split('.').reduce((object, key) => object?.[key], setup);
+  const missing = settings.filter((setting) => setting.defaultedInApi && at(setting.apiKey) === undefined);
   if (missing.length === 0) return setup;
   const value = (setting) =>
     setting.kind === core.SettingKind.CHOICE ? setting.defaultText : Number(setting.defaultText);
-  return { ...setup, ...Object.fromEntries(missing.map((setting) => [setting.apiKey, value(setting)])) };
+  const filled = { ...setup };
+  for (const setting of missing) {
+    const [outer, inner] = setting.apiKey.split('.');
+    if (inner === undefined) {
+      filled[outer] = value(setting);
+    } else if (typeof filled[outer] === 'object' && filled[outer] !== null) {
+      filled[outer] = { ...filled[outer], [inner]: value(setting) };
+    }
+  }
+  return filled;
 }
 
 /**

@@ -26,8 +26,11 @@ LayoutCost layout_cost(const Estimate& estimate);
 
 struct [[nodiscard]] FitSearch {
   Answer answer;  // the base setup's: refused, nothing else is filled
-  // The layouts with the fewest devices that fit, cheapest to run first (layout_cost), then lowest
-  // per-device total (at most max_layouts). Each is a full estimate: its setup holds the layout
+  // The layouts with the fewest devices that fit, and those on up to a node more (kDevicesPerNode)
+  // that take less device time a step, devices × (1 + cost / 100), than the cheapest on the fewest
+  // (their cost's reason says so): least device time first, which among equally many devices is
+  // the cheapest to run (layout_cost), then the lowest per-device total; at most max_layouts, the
+  // cheapest on the fewest always among them. Each is a full estimate: its setup holds the layout
   // and recomputation. costs[i] is layouts[i]'s cost.
   std::vector<Estimate> layouts;
   std::vector<LayoutCost> costs;
@@ -40,9 +43,12 @@ struct [[nodiscard]] FitSearch {
 };
 
 // Searches d·t·p·c layouts (t over the divisors of the heads, key/value heads and FFN width;
-// p over the divisors of the layers; c over the powers of two dividing the sequence; sequence
-// parallelism on whenever t > 1), every ZeRO stage and every recomputation choice, keeping the
-// model, micro-batch, precision, optimiser, FlashAttention, logits and device of `base`.
+// p over the divisors of the layers, and the powers of two that do not divide them, split
+// unevenly as Megatron-LM users do: the middle stages ⌈L/p⌉ layers, the first and last the rest;
+// c over the powers of two dividing the sequence; sequence parallelism on whenever t > 1), for a
+// mixture ep over the powers of two dividing the experts and etp as t or 1, every ZeRO stage and
+// every recomputation choice, keeping the model, micro-batch, precision, optimiser,
+// FlashAttention, logits and device of `base`.
 FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts);
 
 }  // namespace trainmem

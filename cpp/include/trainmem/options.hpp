@@ -179,8 +179,9 @@ enum class OverlapComm { kDefault, kOn, kOff };
 
 // ---- Pipeline stages -------------------------------------------------------------------------
 
-// Which stage of a pipeline holds the most: the only one (no pipeline), the first or the last.
-enum class PipelineStage { kOnly, kFirst, kLast };
+// Which stage of a pipeline holds the most: the only one (no pipeline), the first, the last, or
+// under uneven stages one in the middle.
+enum class PipelineStage { kOnly, kFirst, kLast, kMiddle };
 
 // ---- Each choice's id, name and source --------------------------------------------------------
 

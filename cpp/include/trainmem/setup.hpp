@@ -35,6 +35,12 @@ struct ParallelLayout {
   // Megatron-LM's --expert-tensor-parallel-size defaults to --tensor-model-parallel-size.
   int expert_parallel = 1;         // ep
   int expert_tensor_parallel = 0;  // etp
+  // Uneven pipeline stages (Megatron-LM's --decoder-first-pipeline-num-layers and
+  // --decoder-last-pipeline-num-layers): the layers of the first and of the last stage, the rest
+  // split evenly over the stages between; 0 for either means it takes the middle stages' share.
+  // Both 0 is the even split, L/p layers a stage.
+  int pipeline_first_stage_layers = 0;
+  int pipeline_last_stage_layers = 0;
 };
 
 constexpr double kMaxCapacityFactor = 16;
@@ -42,6 +48,30 @@ constexpr double kMaxCapacityFactor = 16;
 // etp as the layout uses it: t when 0.
 inline int expert_tensor_parallel_of(const ParallelLayout& layout) {
   return layout.expert_tensor_parallel > 0 ? layout.expert_tensor_parallel : layout.tensor_parallel;
+}
+
+// How a pipeline splits its layers (Megatron-LM's get_num_layers_to_build): the first and last
+// stages' layers as set, and what is left split evenly over the stages without a count of their
+// own. `middle` is 0 when no stage is left (p 2 with both set); `even` when neither is set. The
+// split of a checked setup is whole; check.cpp refuses one that is not.
+struct PipelineSplit {
+  double first = 0;
+  double middle = 0;  // each middle stage's layers
+  double last = 0;
+  bool even = true;
+};
+inline PipelineSplit pipeline_split(const ParallelLayout& layout, int num_layers) {
+  const double p = layout.pipeline_parallel;
+  const int first = layout.pipeline_first_stage_layers;
+  const int last = layout.pipeline_last_stage_layers;
+  PipelineSplit split;
+  split.even = first == 0 && last == 0;
+  const double stages_left = p - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+  split.middle =
+      stages_left > 0 ? (static_cast<double>(num_layers) - first - last) / stages_left : 0;
+  split.first = first > 0 ? first : split.middle;
+  split.last = last > 0 ? last : split.middle;
+  return split;
 }
 
 // The layout's devices, d·t·p·c (expert parallelism is carved out of d·t·c).

@@ -12,13 +12,11 @@ namespace trainmem {
 namespace {
 
 // Everything one pipeline stage holds on its device, and what it gives the host.
-Ledger stage_ledger(const Calculation& calc, const TrainingSetup& setup, StageRole role,
-                    bool writing) {
+Ledger stage_ledger(const Calculation& calc, const TrainingSetup& setup,
+                    const StagePlacement& stage, bool writing) {
   Ledger ledger(writing);
-  const StagePlacement& stage =
-      role == StageRole::kFirst ? calc.placement.first : calc.placement.last;
   add_model_states(ledger, setup, calc.placement, stage, calc.per, calc.base);
-  add_stage_terms(ledger, *calc.shape, setup, calc.placement, role, calc.layer);
+  add_stage_terms(ledger, *calc.shape, setup, calc.placement, stage, calc.layer);
   offload_to_host(ledger, setup, calc.placement, stage, calc.per, calc.base, calc.layer);
   return ledger;
 }
@@ -38,19 +36,27 @@ Calculation calculate(const TrainingSetup& setup, int micro_batch_sequences, boo
   calc.layer =
       layer_activations(shape, setup, micro_batch_sequences, flash_attention, Pen(options.writing));
 
-  // The first stage holds the most activations, the last the output layer: the most loaded is
-  // whichever holds more (without a pipeline the two are one).
-  calc.ledger = stage_ledger(calc, setup, StageRole::kFirst, options.writing);
+  // The first stage holds the most activations, the last the output layer, and under uneven
+  // stages a middle stage may hold more layers than either: the most loaded is whichever holds
+  // the most (without a pipeline the first and the last are one).
+  calc.ledger = stage_ledger(calc, setup, calc.placement.first, options.writing);
+  calc.most_loaded = calc.placement.first;
   if (setup.layout.pipeline_parallel > 1) {
-    Ledger last = stage_ledger(calc, setup, StageRole::kLast, options.writing);
-    calc.last_is_most_loaded = last.device.total() > calc.ledger.device.total();
-    if (calc.last_is_most_loaded) calc.ledger = std::move(last);
+    std::vector<const StagePlacement*> others = {&calc.placement.last};
+    for (const StagePlacement& middle : calc.placement.middle) others.push_back(&middle);
+    for (const StagePlacement* stage : others) {
+      Ledger other = stage_ledger(calc, setup, *stage, options.writing);
+      if (other.device.total() > calc.ledger.device.total()) {
+        calc.ledger = std::move(other);
+        calc.most_loaded = *stage;
+      }
+    }
   }
   calc.whole_terms = calc.ledger.device;
   if (stack_row(setup.stack).step != nullptr && options.replay_stack) {
-    StackHoldings holdings =
-        apply_stack(calc.ledger, step_device(setup, shape, calc.placement, calc.last_is_most_loaded,
-                                             calc.layer, calc.whole_terms));
+    StackHoldings holdings = apply_stack(
+        calc.ledger,
+        step_device(setup, shape, calc.placement, calc.most_loaded, calc.layer, calc.whole_terms));
     calc.stack_terms = std::move(holdings.terms);
     calc.peak_allocated_bytes = holdings.peak_allocated_bytes;
     calc.peak_reserved_bytes = holdings.peak_reserved_bytes;

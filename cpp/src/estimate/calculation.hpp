@@ -23,7 +23,7 @@ struct Calculation {
   BytesPerParameter per;  // bytes per trained parameter, as the stack holds them
   BaseWeightBytes base;   // the frozen base's linear weights (LoRA)
   ActivationsPerLayer layer;
-  bool last_is_most_loaded = false;
+  StagePlacement most_loaded;  // the stage whose terms the ledger holds
   // The most loaded stage's terms (and, when written, their workings); under a stack, as they
   // stand at the step's allocated peak, with the stack's own terms.
   Ledger ledger;
@@ -32,10 +32,6 @@ struct Calculation {
   std::vector<StackTerm> stack_terms;
   double peak_allocated_bytes = 0;
   double peak_reserved_bytes = 0;
-
-  const StagePlacement& stage() const {
-    return last_is_most_loaded ? placement.last : placement.first;
-  }
 };
 
 // What to calculate: `writing` for the workings' words; without `replay_stack` a stack's step is

@@ -34,9 +34,11 @@ Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool
           ? shape.num_layers * lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets)
           : estimate.num_parameters;
   estimate.base_linear_bytes_per_parameter = calc.base.per_parameter;
-  estimate.parameters_on_device = calc.stage().parameters;
+  estimate.parameters_on_device = calc.most_loaded.parameters;
+  const StageRole role = calc.most_loaded.role;
   estimate.most_loaded_stage = setup.layout.pipeline_parallel == 1 ? PipelineStage::kOnly
-                               : calc.last_is_most_loaded          ? PipelineStage::kLast
+                               : role == StageRole::kLast          ? PipelineStage::kLast
+                               : role == StageRole::kMiddle        ? PipelineStage::kMiddle
                                                                    : PipelineStage::kFirst;
   estimate.device = device_of(setup);
   estimate.num_devices = num_devices(setup.layout);

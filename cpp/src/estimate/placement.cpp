@@ -8,7 +8,7 @@ namespace trainmem {
 
 namespace {
 
-// The layers' parameters on a stage that starts at `first_layer`: their matrices split by t and
+// The parameters of a stage's `layers` layers from `first_layer` on: their matrices split by t and
 // their norms kept whole; a mixture's routed experts spread over ep and split over etp (Megatron-
 // LM's parallel_state.py), attention, the shared experts and the dense layers split by t, the
 // router whole. A mixture's dense layers are its first num_dense_layers (DeepSeek-V3's
@@ -18,7 +18,7 @@ struct StageLayers {
   double expert_parameters = 0;
 };
 StageLayers stage_layers(const ModelShape& shape, const ParallelLayout& layout,
-                         const Placement& placement, double first_layer) {
+                         const Placement& placement, double first_layer, double layers) {
   const ParameterCounts& counts = placement.counts;
   const double t = layout.tensor_parallel;
   const double ep = layout.expert_parallel;
@@ -26,19 +26,18 @@ StageLayers stage_layers(const ModelShape& shape, const ParallelLayout& layout,
   const double routed_per_layer = counts.routed_experts_per_layer / (ep * etp) +
                                   counts.routed_experts_replicated_per_layer / ep;
   const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
-  const double dense_here =
-      std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(placement.layers_per_stage));
-  const double mixture_here = placement.layers_per_stage - dense_here;
-  StageLayers layers;
-  layers.parameters =
+  const double dense_here = std::clamp(dense_layers - first_layer, 0.0, layers);
+  const double mixture_here = layers - dense_here;
+  StageLayers held;
+  held.parameters =
       mixture_here * ((counts.attention_and_mlp_per_layer - counts.routed_experts_per_layer) / t +
                       counts.replicated_per_layer - counts.routed_experts_replicated_per_layer +
                       routed_per_layer) +
       dense_here *
           (counts.dense_attention_and_mlp_per_layer / t + counts.dense_replicated_per_layer) +
-      placement.layers_per_stage * counts.norms_per_layer;
-  layers.expert_parameters = mixture_here * routed_per_layer;
-  return layers;
+      layers * counts.norms_per_layer;
+  held.expert_parameters = mixture_here * routed_per_layer;
+  return held;
 }
 
 // LoRA: the base is frozen, its linear weights (split by t but the router) apart from the rest;
@@ -55,11 +54,13 @@ void split_for_lora(const ModelShape& shape, const TrainingSetup& setup,
   placement.layer_unit = {adapters_per_layer, linear_per_layer,
                           parameters_per_layer - linear_per_layer, rows_per_layer};
   placement.embedding_unit = {0, 0, embedding, 0};
-  for (StagePlacement* stage : {&placement.first, &placement.last}) {
-    stage->split.frozen_linear = placement.layers_per_stage * linear_per_layer;
-    stage->split.frozen_linear_rows = placement.layers_per_stage * rows_per_layer;
+  std::vector<StagePlacement*> stages = {&placement.first, &placement.last};
+  for (StagePlacement& middle : placement.middle) stages.push_back(&middle);
+  for (StagePlacement* stage : stages) {
+    stage->split.frozen_linear = stage->layers * linear_per_layer;
+    stage->split.frozen_linear_rows = stage->layers * rows_per_layer;
     stage->split.frozen_other = stage->parameters - stage->split.frozen_linear;
-    stage->split.trainable = placement.layers_per_stage * adapters_per_layer;
+    stage->split.trainable = stage->layers * adapters_per_layer;
     stage->parameters += stage->split.trainable;
   }
 }
@@ -70,10 +71,10 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   const ParallelLayout& layout = setup.layout;
   const double t = layout.tensor_parallel;
   const double p = layout.pipeline_parallel;
+  const PipelineSplit split = pipeline_split(layout, shape.num_layers);
   Placement placement;
   placement.counts = parameter_counts(shape);
   placement.linear = linear_layers(shape);
-  placement.layers_per_stage = shape.num_layers / p;
   placement.zero_shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
   // The routed experts' ZeRO shards are their own data-parallel group, the world over ep·etp·p.
   placement.expert_zero_shards =
@@ -91,28 +92,52 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   const double head =
       (head_matrix_here ? embedding : 0) + (shape.output_head_bias ? vocab_rows_per_rank : 0);
   const double last_extra = head + counts.final_norm;
-  const double last_first_layer = shape.num_layers - placement.layers_per_stage;
-  const StageLayers first = stage_layers(shape, layout, placement, 0);
-  const StageLayers last = stage_layers(shape, layout, placement, last_first_layer);
+  // Under 1F1B stage i holds p - i micro-batches in flight (Narayanan et al. 2021).
+  const auto stage_at = [&](StageRole role, double index, double first_layer, double layers) {
+    StagePlacement stage;
+    stage.role = role;
+    stage.first_layer = first_layer;
+    stage.layers = layers;
+    stage.micro_batches_in_flight = p - index;
+    const StageLayers held = stage_layers(shape, layout, placement, first_layer, layers);
+    stage.parameters = held.parameters;
+    stage.expert_parameters = held.expert_parameters;
+    return stage;
+  };
+  placement.first = stage_at(StageRole::kFirst, 0, 0, split.first);
+  const double first_layers_parameters = placement.first.parameters;
   placement.first.root_parameters =
       embedding + counts.position_embedding + (p == 1 ? last_extra : 0);
   placement.first.parameters =
-      first.parameters + embedding + counts.position_embedding + (p == 1 ? last_extra : 0);
-  placement.first.expert_parameters = first.expert_parameters;
-  placement.last.first_layer = last_first_layer;
+      first_layers_parameters + embedding + counts.position_embedding + (p == 1 ? last_extra : 0);
+  placement.last = stage_at(StageRole::kLast, p - 1, shape.num_layers - split.last, split.last);
   placement.last.root_parameters = p == 1 ? placement.first.root_parameters : last_extra;
-  placement.last.parameters = last.parameters + last_extra;
-  placement.last.expert_parameters = last.expert_parameters;
+  placement.last.parameters += last_extra;
+  if (!split.even && p > 2) {
+    placement.middle.push_back(stage_at(StageRole::kMiddle, 1, split.first, split.middle));
+    // A mixture's dense layers in the second stage: the first middle stage past them holds more
+    // parameters, if fewer micro-batches.
+    const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
+    if (dense_layers > split.first && split.middle > 0) {
+      const double index = 1 + std::ceil((dense_layers - split.first) / split.middle);
+      if (index <= p - 2) {
+        placement.middle.push_back(stage_at(
+            StageRole::kMiddle, index, split.first + (index - 1) * split.middle, split.middle));
+      }
+    }
+  }
 
   // One layer's parameters on the first stage, on average: offloading's unit in flight.
-  const double parameters_per_layer = first.parameters / placement.layers_per_stage;
+  const double parameters_per_layer = first_layers_parameters / placement.first.layers;
   placement.layer_unit = {parameters_per_layer, 0, 0, 0};
   placement.embedding_unit = {embedding, 0, 0, 0};
   if (setup.lora_rank > 0) {
     split_for_lora(shape, setup, parameters_per_layer, embedding, placement);
   } else {
-    placement.first.split.trainable = placement.first.parameters;
-    placement.last.split.trainable = placement.last.parameters;
+    for (StagePlacement* stage : {&placement.first, &placement.last}) {
+      stage->split.trainable = stage->parameters;
+    }
+    for (StagePlacement& stage : placement.middle) stage.split.trainable = stage.parameters;
   }
   return placement;
 }

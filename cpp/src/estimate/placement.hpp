@@ -4,6 +4,8 @@
 // units in flight (offload.cpp) are counted on this.
 #pragma once
 
+#include <vector>
+
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/setup.hpp"
@@ -21,19 +23,26 @@ struct StageParameters {
   double frozen_linear_rows = 0;  // their output rows (int8 keeps one FP32 scale per row)
 };
 
+// Which stage: the first holds p micro-batches in flight under 1F1B and the embedding; the last,
+// the output layer; a middle stage i (from 0), p - i micro-batches. Without a pipeline the first
+// and the last are one.
+enum class StageRole { kFirst, kMiddle, kLast };
+
 // One pipeline stage's share on one device.
 struct StagePlacement {
+  StageRole role = StageRole::kFirst;
   double first_layer = 0;
-  double parameters = 0;         // all of them, adapters included
-  double expert_parameters = 0;  // the routed experts' share of `parameters`
-  double root_parameters = 0;    // the embedding, positions, output layer and final norm here
+  double layers = 0;
+  double micro_batches_in_flight = 1;  // under 1F1B, p - i on stage i
+  double parameters = 0;               // all of them, adapters included
+  double expert_parameters = 0;        // the routed experts' share of `parameters`
+  double root_parameters = 0;          // the embedding, positions, output layer and final norm here
   StageParameters split;
 };
 
 struct Placement {
   ParameterCounts counts;
-  LinearLayers linear;  // one layer's linear weights, whole
-  double layers_per_stage = 0;
+  LinearLayers linear;            // one layer's linear weights, whole
   double zero_shards = 1;         // d·c
   double expert_zero_shards = 1;  // the routed experts' data-parallel group: d·t·c / (ep·etp)
   // Offloading's units in flight: one layer's parameters on a device, and the embedding's.
@@ -41,10 +50,16 @@ struct Placement {
   StageParameters embedding_unit;
   StagePlacement first;
   StagePlacement last;
+  // Under uneven stages, the middle stages that may be the most loaded: the second stage (the
+  // most micro-batches in flight after the first) and, when a mixture's dense layers reach into
+  // it, the first middle stage of mixture layers alone. Empty under an even split, whose figures
+  // stay those of the first and last stages: there a middle stage holds the first's layers with
+  // fewer micro-batches and no embedding (unless a mixture's dense layers lighten the first).
+  std::vector<StagePlacement> middle;
 };
 
 // The parameters of a checked setup on its first and last pipeline stages (the same stage
-// without a pipeline).
+// without a pipeline), and the middle stages that may be the most loaded.
 Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup);
 
 }  // namespace trainmem

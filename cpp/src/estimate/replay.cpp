@@ -9,20 +9,22 @@
 namespace trainmem {
 
 replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& shape,
-                               const Placement& placement, bool last_stage,
+                               const Placement& placement, const StagePlacement& stage,
                                const ActivationsPerLayer& layer, const Breakdown& whole) {
   replay::StepDevice device{setup, shape, placement.counts, whole, 0, 0, {}, 0, 0, 0, 1, 0, 0, 0,
                             0,     0};
-  const StagePlacement& stage = last_stage ? placement.last : placement.first;
-  device.slots = static_cast<int>(last_stage ? placement.layers_per_stage : shape.num_layers);
-  device.kept_per_slot = layer.kept_bytes * (last_stage ? 1 : in_flight_factor(setup.layout));
+  // Its micro-batches in flight times its layers (L on the first stage of an even split), each
+  // slot a layer's saved tensors, times the interleaved schedule's factor on the first stage.
+  const bool first = stage.role == StageRole::kFirst;
+  device.slots = static_cast<int>(stage.micro_batches_in_flight * stage.layers);
+  device.kept_per_slot = layer.kept_bytes * (first ? in_flight_factor(setup.layout) : 1);
   device.recompute_working = layer.recompute_working_bytes;
   device.dispatch = layer.dispatch.value();
-  device.layers_per_stage = placement.layers_per_stage;
+  device.layers_per_stage = stage.layers;
   device.zero_shards = placement.zero_shards;
   device.parameters = stage.parameters;
   device.root_parameters = stage.root_parameters;
-  device.layer_parameters = (stage.parameters - stage.root_parameters) / placement.layers_per_stage;
+  device.layer_parameters = (stage.parameters - stage.root_parameters) / stage.layers;
   device.logit_count = whole[Term::kLogits] / loss_bytes_per_logit(setup.loss);
   device.fp8_layer_weights = fp8_layer(shape, setup.layout, false).weights;
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the

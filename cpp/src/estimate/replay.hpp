@@ -12,10 +12,10 @@
 
 namespace trainmem {
 
-// The most loaded stage (the last when `last_stage`), as the replay sees it: its whole terms, its
-// layer slots and their saved tensors, its parameters.
+// The most loaded stage, `stage`, as the replay sees it: its whole terms, its layer slots and their
+// saved tensors, its parameters.
 replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& shape,
-                               const Placement& placement, bool last_stage,
+                               const Placement& placement, const StagePlacement& stage,
                                const ActivationsPerLayer& layer, const Breakdown& whole);
 
 struct StackHoldings {

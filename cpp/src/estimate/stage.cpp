@@ -102,13 +102,17 @@ const char* loss_source(Loss loss) {
 
 // The stage's activations, and on the stage that holds them the logits and the loss.
 void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
-                                const Placement& placement, StageRole role,
-                                const ActivationsPerLayer& layer) {
+                                const StagePlacement& stage, const ActivationsPerLayer& layer) {
   const Pen& pen = ledger.pen();
-  const bool first = role == StageRole::kFirst;
-  // Under 1F1B the first stage holds p micro-batches of L/p layers, L layers' worth; the last
-  // stage one micro-batch of its L/p.
-  Figure held = pen.count(first ? shape.num_layers : placement.layers_per_stage, "layers");
+  const bool first = stage.role == StageRole::kFirst;
+  // Under 1F1B the first stage of an even split holds p micro-batches of L/p layers, L layers'
+  // worth; the last stage one micro-batch of its L/p. Under uneven stages, stage i holds p - i
+  // micro-batches of its own layers.
+  Figure held = pen.count(first ? shape.num_layers : stage.layers, "layers");
+  if (!pipeline_split(setup.layout, shape.num_layers).even && stage.micro_batches_in_flight > 1) {
+    held = pen.count(stage.micro_batches_in_flight, "micro-batches in flight") *
+           pen.count(stage.layers, "layers");
+  }
   const double in_flight = first ? in_flight_factor(setup.layout) : 1;
   if (in_flight != 1) {
     held = held *
@@ -134,7 +138,7 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
     });
   }
   if (!setup.logits) return;
-  const bool holds_logits = setup.layout.pipeline_parallel == 1 || !first;
+  const bool holds_logits = setup.layout.pipeline_parallel == 1 || stage.role == StageRole::kLast;
   if (!holds_logits) {
     ledger.add(Term::kLogits,
                pen.said(0, [] { return "none here: the last pipeline stage holds them"; }),
@@ -168,16 +172,15 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
 // re-quantises the gathered weight in the backward pass), transient like the gathered BF16
 // weights, which this estimate does not count either.
 void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
-                     const Placement& placement, double first_layer) {
+                     const StagePlacement& stage) {
   const Pen& pen = ledger.pen();
   const ParallelLayout& layout = setup.layout;
   const double copies = layout.zero_stage >= 3 ? 0 : fp8_weight_copies(setup);
   const Fp8Layer mixture_layer = fp8_layer(shape, layout, false);
   const Fp8Layer dense_layer = fp8_layer(shape, layout, true);
   const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
-  const double dense_here =
-      std::clamp(dense_layers - first_layer, 0.0, static_cast<double>(placement.layers_per_stage));
-  const double mixture_here = placement.layers_per_stage - dense_here;
+  const double dense_here = std::clamp(dense_layers - stage.first_layer, 0.0, stage.layers);
+  const double mixture_here = stage.layers - dense_here;
   const double weights = mixture_here * mixture_layer.weights + dense_here * dense_layer.weights;
   const double gemms = mixture_here * mixture_layer.gemms + dense_here * dense_layer.gemms;
   const Figure cache =
@@ -241,10 +244,16 @@ double in_flight_factor(const ParallelLayout& layout) {
   return v > 1 ? 1 + (p - 1) / (p * v) : 1;
 }
 
+double stage_activation_slots(const ParallelLayout& layout, const StagePlacement& stage) {
+  const double slots = stage.micro_batches_in_flight * stage.layers;
+  return stage.role == StageRole::kFirst ? slots * in_flight_factor(layout) : slots;
+}
+
 void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
-                     const Placement& placement, StageRole role, const ActivationsPerLayer& layer) {
+                     const Placement& placement, const StagePlacement& stage,
+                     const ActivationsPerLayer& layer) {
   const Pen& pen = ledger.pen();
-  add_activations_and_logits(ledger, shape, setup, placement, role, layer);
+  add_activations_and_logits(ledger, shape, setup, stage, layer);
   if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16) {
     // bitsandbytes dequantises one layer's frozen weight to BF16 at a time.
     const Figure largest = pen.bytes(kBf16Bytes) * pen.count(placement.linear.largest_weight,
@@ -255,10 +264,7 @@ void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetu
              "the matmul and its backward, one layer at a time";
     });
   }
-  if (transformer_engine_fp8(setup)) {
-    const StagePlacement& stage = role == StageRole::kFirst ? placement.first : placement.last;
-    add_fp8_weights(ledger, shape, setup, placement, stage.first_layer);
-  }
+  if (transformer_engine_fp8(setup)) add_fp8_weights(ledger, shape, setup, stage);
 }
 
 }  // namespace trainmem

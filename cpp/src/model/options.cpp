@@ -194,6 +194,8 @@ const std::vector<Choice>& choices<PipelineStage>() {
       {"only", "The only stage", "no pipeline"},
       {"first", "The first pipeline stage", "it holds p micro-batches in flight under 1F1B"},
       {"last", "The last pipeline stage", "it holds the output layer, the logits and the loss"},
+      {"middle", "A middle pipeline stage",
+       "under uneven stages it holds more layers than the first and the last"},
   };
   return choices;
 }

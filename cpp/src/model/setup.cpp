@@ -36,6 +36,21 @@ std::string format_layout(const TrainingSetup& setup) {
   if (layout.virtual_pipeline_stages > 1) {
     text += " (" + std::to_string(layout.virtual_pipeline_stages) + " virtual)";
   }
+  // Uneven stages: "(6 + 6 × 8 + 7 layers)", the stages without a count of their own in between.
+  const int first = layout.pipeline_first_stage_layers;
+  const int last = layout.pipeline_last_stage_layers;
+  if (const ModelShape* shape = resolve_model(setup); shape != nullptr && (first > 0 || last > 0)) {
+    const PipelineSplit split = pipeline_split(layout, shape->num_layers);
+    const int shared = layout.pipeline_parallel - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+    std::string parts = first > 0 ? std::to_string(first) : "";
+    if (shared > 0) {
+      parts += (parts.empty() ? "" : " + ") +
+               (shared > 1 ? std::to_string(shared) + " × " : std::string()) +
+               format_count(split.middle);
+    }
+    if (last > 0) parts += (parts.empty() ? "" : " + ") + std::to_string(last);
+    text += " (" + parts + " layers)";
+  }
   const double devices = num_devices(layout);
   text += " × c " + std::to_string(layout.context_parallel) + " = " + format_count(devices) +
           (devices == 1 ? " device" : " devices");

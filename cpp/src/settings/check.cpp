@@ -3,8 +3,11 @@
 // that need another setting.
 #include "settings/check.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "stacks/stack_rows.hpp"
 #include "trainmem/config.hpp"
@@ -53,6 +56,75 @@ Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape
                        "), the devices of a pipeline stage they are carved from.");
   }
   return {};
+}
+
+// Uneven pipeline stages, by Megatron-LM's rule (TransformerConfig.__post_init__): the first and
+// last stages' layers as set, each above 0, and the rest split evenly over the stages left, each
+// taking at least one; none left, and nothing may be. Not modelled with the interleaved schedule.
+Answer check_uneven_stages(const ParallelLayout& layout, const ModelShape& shape) {
+  const int first = layout.pipeline_first_stage_layers;
+  const int last = layout.pipeline_last_stage_layers;
+  const char* at_fault = first > 0 ? id::kPipelineFirstLayers : id::kPipelineLastLayers;
+  const std::string named = first > 0 && last > 0 ? "The first and last pipeline stages' layers"
+                            : first > 0           ? "The first pipeline stage's layers"
+                                                  : "The last pipeline stage's layers";
+  const int p = layout.pipeline_parallel;
+  if (p == 1) {
+    return refusal(at_fault, named +
+                                 " split a pipeline; they need pipeline parallelism above 1, or "
+                                 "0 for one stage.");
+  }
+  if (layout.virtual_pipeline_stages > 1) {
+    return refusal(at_fault, named +
+                                 " are not modelled with the interleaved schedule; set them to 0 "
+                                 "(an even split), or the virtual stages to 1.");
+  }
+  const long long stages_left = p - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
+  const long long layers_left = static_cast<long long>(shape.num_layers) - first - last;
+  const bool even = stages_left == 0 ? layers_left == 0
+                                     : layers_left >= stages_left && layers_left % stages_left == 0;
+  if (even) return {};
+  std::string text = named + " (" + (first > 0 ? std::to_string(first) : "") +
+                     (first > 0 && last > 0 ? " and " : "") +
+                     (last > 0 ? std::to_string(last) : "") + ") leave " +
+                     std::to_string(std::max(layers_left, 0LL)) + " of the " +
+                     std::to_string(shape.num_layers) + " layers of " + shape.name + " to ";
+  if (stages_left == 0) {
+    return refusal(at_fault, text + "no stage: with p " + std::to_string(p) +
+                                 " they must add up to " + std::to_string(shape.num_layers) + ".");
+  }
+  text += std::to_string(stages_left) + (stages_left == 1 ? " stage" : " stages") +
+          ", which must take an equal whole number each, at least one (Megatron-LM's rule)";
+  // The sums of the set stages' layers that leave each other stage k layers, the three nearest
+  // the sum given.
+  const long long given = static_cast<long long>(first) + last;
+  std::vector<long long> allowed;
+  for (long long k = 1; shape.num_layers - k * stages_left >= (first > 0) + (last > 0); ++k) {
+    allowed.push_back(shape.num_layers - k * stages_left);
+  }
+  std::sort(allowed.begin(), allowed.end(), [given](long long left, long long right) {
+    return std::llabs(left - given) != std::llabs(right - given)
+               ? std::llabs(left - given) < std::llabs(right - given)
+               : left < right;
+  });
+  allowed.resize(std::min<std::size_t>(allowed.size(), 3));
+  std::sort(allowed.begin(), allowed.end());
+  std::string sums;
+  for (std::size_t index = 0; index < allowed.size(); ++index) {
+    sums += (index == 0                    ? ""
+             : index + 1 == allowed.size() ? " or "
+                                           : ", ") +
+            std::to_string(allowed[index]);
+  }
+  if (sums.empty()) {
+    return refusal(at_fault, text + "; with p " + std::to_string(p) +
+                                 " no split does. Choose a "
+                                 "smaller pipeline parallelism.");
+  }
+  return refusal(at_fault,
+                 text + ": with p " + std::to_string(p) + ", " +
+                     (first > 0 && last > 0 ? "their layers must add up to " : "it must hold ") +
+                     sums + ".");
 }
 
 // "h100, h100-96gb, ..., rtx-5090 and a custom device": the devices whose architecture FP8
@@ -178,18 +250,27 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
                    "tensor parallelism above 1.");
   }
   const int p = layout.pipeline_parallel;
-  if (shape->num_layers % p != 0) {
+  const int v = layout.virtual_pipeline_stages;
+  const bool uneven =
+      layout.pipeline_first_stage_layers > 0 || layout.pipeline_last_stage_layers > 0;
+  if (uneven) {
+    const Answer stages = check_uneven_stages(layout, *shape);
+    if (!stages.ok()) return stages;
+  } else if (shape->num_layers % p != 0) {
     return refusal(id::kPipelineParallel,
                    "Pipeline parallelism " + std::to_string(p) + " must divide the " +
-                       std::to_string(shape->num_layers) + " layers of " + shape->name + ".");
+                       std::to_string(shape->num_layers) + " layers of " + shape->name +
+                       (p < shape->num_layers
+                            ? ", or set the first and last pipeline stages' layers so that the "
+                              "stages between split the rest evenly."
+                            : "."));
   }
-  const int v = layout.virtual_pipeline_stages;
   if (v > 1 && p == 1) {
     return refusal(id::kVirtualPipelineStages,
                    "Virtual pipeline stages interleave a pipeline; they need pipeline "
                    "parallelism above 1.");
   }
-  if (shape->num_layers % (static_cast<long long>(p) * v) != 0) {
+  if (!uneven && shape->num_layers % (static_cast<long long>(p) * v) != 0) {
     return refusal(id::kVirtualPipelineStages,
                    "Pipeline parallelism times virtual stages (" + std::to_string(p) + " × " +
                        std::to_string(v) + ") must divide the " +

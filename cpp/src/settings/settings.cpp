@@ -204,6 +204,27 @@ std::vector<Entry> make_entries() {
   add(degree(id::kVirtualPipelineStages, "Virtual pipeline stages",
              "Virtual stages per device: the interleaved schedule", "layout.virtualPipelineStages"),
       layout_access<int, &ParallelLayout::virtual_pipeline_stages>());
+  // Megatron-LM's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers.
+  const auto stage_layers = [](const char* id, const char* name, const char* help,
+                               const char* api_key) {
+    Setting setting =
+        whole(id, name, help, api_key, 0, kMaxParallelDegree,
+              std::string(name) + " must be a whole number from 0 (the even split) to " +
+                  format_count(kMaxParallelDegree) + ".");
+    setting.defaulted_in_api = true;
+    setting.chosen_by_fit = true;
+    return setting;
+  };
+  add(stage_layers(id::kPipelineFirstLayers, "First pipeline stage's layers",
+                   "Layers on the first pipeline stage; the stages without a count of their own "
+                   "split the rest evenly (0: an even share)",
+                   "layout.pipelineFirstStageLayers"),
+      layout_access<int, &ParallelLayout::pipeline_first_stage_layers>());
+  add(stage_layers(id::kPipelineLastLayers, "Last pipeline stage's layers",
+                   "Layers on the last pipeline stage; the stages without a count of their own "
+                   "split the rest evenly (0: an even share)",
+                   "layout.pipelineLastStageLayers"),
+      layout_access<int, &ParallelLayout::pipeline_last_stage_layers>());
   add(degree(id::kContextParallel, "Context parallelism", "Context-parallel degree c",
              "layout.contextParallel"),
       layout_access<int, &ParallelLayout::context_parallel>());

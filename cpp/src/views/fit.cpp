@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "stacks/stack_rows.hpp"
+#include "trainmem/decimal.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
 
@@ -24,6 +25,31 @@ std::vector<int> divisors_up_to(int value, int limit) {
   return divisors;
 }
 
+// A pipeline's degree and, where p does not divide the layers, its uneven split.
+struct PipelineChoice {
+  int p = 1;
+  int first_layers = 0;  // both 0: the even split
+  int last_layers = 0;
+};
+
+// Every p that divides the layers, split evenly; and each power of two that does not, split as
+// Megatron-LM users split DeepSeek-V3's 61 layers over 8 or 16 stages: the middle stages ⌈L/p⌉
+// layers each, the first and last stages the rest between them, the first the fewer (it holds p
+// micro-batches in flight, the last one). A p whose rest would leave either of them no layer is
+// not tried.
+std::vector<PipelineChoice> pipeline_choices(int num_layers) {
+  std::vector<PipelineChoice> choices;
+  for (int p : divisors_up_to(num_layers, num_layers)) choices.push_back({p, 0, 0});
+  for (int p = 2; p <= num_layers; p *= 2) {
+    if (num_layers % p == 0) continue;
+    const int middle = (num_layers + p - 1) / p;
+    const int rest = num_layers - (p - 2) * middle;  // at most 2·middle, as middle is ⌈L/p⌉
+    if (rest < 2) continue;
+    choices.push_back({p, rest / 2, rest - rest / 2});
+  }
+  return choices;
+}
+
 // A layout's per-device memory falls with d only through ZeRO's sharding: total(d) = fixed +
 // shardable / (d·c). The smallest d that fits follows from two estimates, checked by a third.
 struct Candidate {
@@ -38,14 +64,24 @@ int data_parallel_step(const ParallelLayout& layout) {
   return experts / std::gcd(experts, others);
 }
 
-Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
+// The d the search starts from: the step, and at least 2 where ZeRO has nothing else to shard
+// over.
+int smallest_data_parallel(const ParallelLayout& layout) {
+  const int step_d = data_parallel_step(layout);
+  return layout.zero_stage > 0 && layout.context_parallel == 1 && step_d == 1 ? 2 : step_d;
+}
+
+// The layout's devices but d's: t·p·c.
+double devices_but_data_parallel(const ParallelLayout& layout) {
+  return static_cast<double>(layout.tensor_parallel) * layout.pipeline_parallel *
+         layout.context_parallel;
+}
+
+// The smallest d at which `setup` fits on at most `max_devices`.
+Candidate smallest_data_parallel_that_fits(TrainingSetup setup, double max_devices) {
   Candidate candidate;
   const int step_d = data_parallel_step(setup.layout);
-  setup.layout.data_parallel = step_d;
-  if (setup.layout.zero_stage > 0 && setup.layout.context_parallel == 1 &&
-      setup.layout.data_parallel == 1) {
-    setup.layout.data_parallel = 2;
-  }
+  setup.layout.data_parallel = smallest_data_parallel(setup.layout);
   const Estimate at_start = estimate_memory(setup);
   if (!at_start.answer.ok()) return candidate;
   const double capacity = at_start.usable_bytes;
@@ -67,9 +103,8 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup) {
   double d = std::ceil(shardable / (per_device_budget * c));
   d = std::max(d, d0);
   d = std::ceil(d / step_d) * step_d;
-  const double others = static_cast<double>(setup.layout.tensor_parallel) *
-                        setup.layout.pipeline_parallel * setup.layout.context_parallel;
-  if (d > kMaxParallelDegree || d * others > kMaxDevices) return candidate;
+  const double others = devices_but_data_parallel(setup.layout);
+  if (d > kMaxParallelDegree || d * others > std::min(kMaxDevices, max_devices)) return candidate;
   // Rounding can leave the closed form a hair off; step until the estimate itself fits.
   for (int step = 0; step < 3; ++step) {
     setup.layout.data_parallel = static_cast<int>(d);
@@ -97,13 +132,50 @@ constexpr double kSelectiveRecomputeCost = 3;  // the attention core again: 2 to
 // torchtitan's per-op policy recomputes three of a block's seven matmuls (wk, wo, w3) and the
 // elementwise operations: 3/7 of the forward's matmuls, of the full recomputation's third.
 constexpr double kSelectiveOpRecomputeCost = kFullRecomputeCost * 3 / 7;
-constexpr double kTensorParallelCostPerDoubling = 3;  // two all-reduces per layer over NVLink
-constexpr double kContextParallelCostPerDoubling = 3;
-constexpr double kExpertParallelCostPerDoubling =
-    3;  // the dispatch and combine all-to-alls  // the ring's K/V exchange, overlapped
+constexpr double kTensorParallelCostPerDoubling = 3;   // two all-reduces per layer over NVLink
+constexpr double kContextParallelCostPerDoubling = 3;  // the ring's K/V exchange, overlapped
+constexpr double kExpertParallelCostPerDoubling = 3;   // the dispatch and combine all-to-alls
 constexpr double kZero3Cost = 10;  // weights gathered for each forward and backward: 1.5× the
                                    // communication of ZeRO-1/2 (Rajbhandari et al. 2020)
 constexpr double kOffTheFastPathCost = 100;  // across nodes, or an exchange left unhidden
+// Expert parallelism across nodes: "the communication overhead introduced by cross-node expert
+// parallelism results in an inefficient computation-to-communication ratio of approximately 1:1"
+// (DeepSeek-V3, arXiv:2412.19437, 3.2.1), so its all-to-alls, unhidden, take as long again as the
+// mixture layers compute: the off-the-fast-path cost, over those layers' share of the compute.
+constexpr double kCrossNodeAllToAllPerCompute = 1;
+
+// What one device of a layout holds and computes with, in parameters, over the whole model: for
+// ZeRO-3's gathers and expert parallelism's exchange. A dense layer gathers what it computes
+// with; a mixture layer holds E/ep routed experts (split over etp) and computes with k of the E
+// for each of its tokens (at balanced load, a device's experts take k copies of its tokens).
+struct ParametersPerToken {
+  double gathered = 0;          // held before ZeRO's sharding: what ZeRO-3 gathers each pass
+  double computed = 0;          // what each token's matmuls use
+  double mixture_computed = 0;  // of which, in the mixture layers
+};
+ParametersPerToken parameters_per_token(const ModelShape& shape, const ParallelLayout& layout) {
+  const ParameterCounts counts = parameter_counts(shape);
+  const double t = layout.tensor_parallel;
+  const double ep = layout.expert_parallel;
+  const double etp = expert_tensor_parallel_of(layout);
+  const bool mixture = shape.num_experts > 1;
+  const double mixture_layers = shape.num_layers - (mixture ? shape.num_dense_layers : 0);
+  const double dense_layers = shape.num_layers - mixture_layers;
+  const double routed =
+      counts.routed_experts_per_layer / etp + counts.routed_experts_replicated_per_layer;
+  const double others = (counts.attention_and_mlp_per_layer - counts.routed_experts_per_layer) / t +
+                        counts.replicated_per_layer - counts.routed_experts_replicated_per_layer +
+                        counts.norms_per_layer;
+  const double dense = counts.dense_attention_and_mlp_per_layer / t +
+                       counts.dense_replicated_per_layer + counts.norms_per_layer;
+  const double active_share =
+      mixture ? static_cast<double>(shape.num_experts_per_token) / shape.num_experts : 1;
+  ParametersPerToken per_token;
+  per_token.mixture_computed = mixture_layers * (others + routed * active_share);
+  per_token.computed = per_token.mixture_computed + dense_layers * dense;
+  per_token.gathered = mixture_layers * (others + routed / ep) + dense_layers * dense;
+  return per_token;
+}
 
 struct Ranked {
   Estimate estimate;
@@ -118,12 +190,32 @@ bool fewer_devices_then_cheaper(const Ranked& left, const Ranked& right) {
   return left.estimate.bytes.total() < right.estimate.bytes.total();
 }
 
+// A step's device time, in devices' worth of a step without costs: devices × (1 + cost).
+double device_time(const Ranked& ranked) {
+  return ranked.estimate.num_devices * (1 + ranked.cost.score / 100);
+}
+
+bool less_device_time(const Ranked& left, const Ranked& right) {
+  if (device_time(left) != device_time(right)) return device_time(left) < device_time(right);
+  return left.estimate.bytes.total() < right.estimate.bytes.total();
+}
+
 std::string points(double score) { return " (+" + format_count(score) + ")"; }
+
+// "7.6", "2": to one decimal, none when it is 0.
+std::string one_decimal(double value) {
+  std::string text = fixed_decimal(value, 1);
+  if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0) text.resize(text.size() - 2);
+  return text;
+}
 
 }  // namespace
 
 LayoutCost layout_cost(const Estimate& estimate) {
   const ParallelLayout& layout = estimate.setup.layout;
+  const ModelShape* shape = resolve_model(estimate.setup);
+  if (shape == nullptr) return {};
+  const ParametersPerToken per_token = parameters_per_token(*shape, layout);
   LayoutCost cost;
   const auto add = [&cost](double score, const std::string& reason) {
     cost.score += score;
@@ -144,9 +236,26 @@ LayoutCost layout_cost(const Estimate& estimate) {
   }
   const int ep = layout.expert_parallel;
   if (ep > 1) {
-    add(kExpertParallelCostPerDoubling * std::log2(ep),
-        "ep " + std::to_string(ep) +
-            ": two all-to-alls per mixture layer, dispatching tokens to their experts and back");
+    // Megatron-LM orders an expert-parallel group's ranks etp first, then ep: it spans ep·etp
+    // neighbouring devices.
+    const int group = ep * expert_tensor_parallel_of(layout);
+    const std::string exchange =
+        "two all-to-alls per mixture layer, dispatching tokens to their experts and back";
+    if (group <= kDevicesPerNode) {
+      add(kExpertParallelCostPerDoubling * std::log2(ep),
+          "ep " + std::to_string(ep) + " within one " + std::to_string(kDevicesPerNode) +
+              "-device node: " + exchange + " over NVLink");
+    } else {
+      const double mixture_share = per_token.mixture_computed / per_token.computed;
+      add(kExpertParallelCostPerDoubling * std::log2(ep) +
+              kOffTheFastPathCost * kCrossNodeAllToAllPerCompute * mixture_share,
+          "ep " + std::to_string(ep) + (group == ep ? "" : " × etp " + std::to_string(group / ep)) +
+              " spans nodes of " + std::to_string(kDevicesPerNode) + ": " + exchange +
+              " cross the network, about as long as the layers compute (DeepSeek-V3 measured "
+              "1:1), unless overlapped with other work as its DualPipe does; the mixture layers "
+              "hold " +
+              format_share(mixture_share) + " of the compute");
+    }
   }
   const int c = layout.context_parallel;
   if (c > 1) {
@@ -172,9 +281,32 @@ LayoutCost layout_cost(const Estimate& estimate) {
                           format_count(100 * bubble) + "% of a step at " +
                           std::to_string(kMicroBatchesPerStep) +
                           " micro-batches, and a step needs at least " + std::to_string(p));
+    // Uneven stages: the pipeline runs at its fullest stage's pace.
+    const PipelineSplit split = pipeline_split(layout, shape->num_layers);
+    const double fullest = std::max({split.first, split.middle, split.last});
+    const double even = static_cast<double>(shape->num_layers) / p;
+    if (!split.even && fullest > even) {
+      add(100 * (fullest / even - 1), "uneven stages: the fullest holds " + format_count(fullest) +
+                                          " layers where " + format_count(shape->num_layers) +
+                                          " over " + std::to_string(p) + " would be " +
+                                          one_decimal(even) + ", and sets the pipeline's pace");
+    }
   }
   if (layout.zero_stage == 3) {
-    add(kZero3Cost, "ZeRO-3 gathers the weights for every forward and backward pass");
+    const double gathered = per_token.gathered / per_token.computed;
+    if (shape->num_experts == 1) {
+      add(kZero3Cost, "ZeRO-3 gathers the weights for every forward and backward pass");
+    } else {
+      // A mixture's device gathers every routed expert it holds, of which its tokens use k of E:
+      // the gathers grow with what is held, the compute that hides them with what is used.
+      add(kZero3Cost * gathered,
+          "ZeRO-3 gathers the weights for every forward and backward pass, and a mixture's every "
+          "routed expert on the device: " +
+              one_decimal(gathered) + " times the weights its tokens compute with" +
+              (ep > 1 ? " (its " + format_count(shape->num_experts / ep) + " experts of " +
+                            format_count(shape->num_experts) + ")"
+                      : " (all " + format_count(shape->num_experts) + " experts)"));
+    }
   }
   if (estimate.setup.recompute == Recompute::kFull) {
     add(kFullRecomputeCost, "full recomputation runs each forward pass twice");
@@ -207,38 +339,49 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     return search;
   }
   const ModelShape& shape = *resolve_model(base);
-  // The search leaves etp at 0 (as t), so t divides the routed experts' width too.
-  const int heads_gcd = shape.num_experts > 1 ? std::gcd(tensor_parallel_widths_gcd(shape),
-                                                         routed_expert_width(shape))
-                                              : tensor_parallel_widths_gcd(shape);
+  const bool mixture = shape.num_experts > 1;
+  // t divides the routed experts' width too, for etp 0 (as t).
+  const int heads_gcd =
+      mixture ? std::gcd(tensor_parallel_widths_gcd(shape), routed_expert_width(shape))
+              : tensor_parallel_widths_gcd(shape);
   // Expert parallelism: powers of two that divide the experts (1 for a dense model).
   std::vector<int> expert_degrees;
   for (int ep = 1; ep <= std::min(shape.num_experts, kMaxExpertParallel); ep *= 2) {
     if (shape.num_experts % ep == 0) expert_degrees.push_back(ep);
   }
 
-  std::vector<Ranked> fitting;
-  std::vector<TrainingSetup> layouts_tried;
+  // Every layout to try, d aside, with the fewest devices it can take.
+  struct Trial {
+    ParallelLayout layout;
+    Recompute recompute;
+    double min_devices;
+  };
+  std::vector<Trial> trials;
   for (int t : divisors_up_to(heads_gcd, kMaxTensorParallel)) {
-    for (int p : divisors_up_to(shape.num_layers, shape.num_layers)) {
+    // etp as t (0), and for a mixture with t above 1 also 1: each expert whole, Megatron-LM's
+    // advice for fine-grained experts.
+    std::vector<int> expert_tensor_degrees = {0};
+    if (mixture && t > 1) expert_tensor_degrees.push_back(1);
+    for (const PipelineChoice& pipeline : pipeline_choices(shape.num_layers)) {
       for (int c = 1; c <= kMaxContextParallel && base.sequence_length % c == 0; c *= 2) {
         for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
           for (std::size_t recompute = 0; recompute < choices<Recompute>().size(); ++recompute) {
             for (int ep : expert_degrees) {
-              TrainingSetup setup = base;
-              setup.layout = ParallelLayout{};
-              setup.layout.expert_parallel = ep;
-              setup.layout.tensor_parallel = t;
-              setup.layout.sequence_parallel = t > 1;
-              setup.layout.pipeline_parallel = p;
-              setup.layout.context_parallel = c;
-              setup.layout.zero_stage = zero;
-              setup.recompute = static_cast<Recompute>(recompute);
-              const Candidate candidate = smallest_data_parallel_that_fits(setup);
-              if (candidate.fits) {
-                fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
+              for (int etp : expert_tensor_degrees) {
+                ParallelLayout layout;
+                layout.expert_parallel = ep;
+                layout.expert_tensor_parallel = etp;
+                layout.tensor_parallel = t;
+                layout.sequence_parallel = t > 1;
+                layout.pipeline_parallel = pipeline.p;
+                layout.pipeline_first_stage_layers = pipeline.first_layers;
+                layout.pipeline_last_stage_layers = pipeline.last_layers;
+                layout.context_parallel = c;
+                layout.zero_stage = zero;
+                trials.push_back(
+                    {layout, static_cast<Recompute>(recompute),
+                     devices_but_data_parallel(layout) * smallest_data_parallel(layout)});
               }
-              layouts_tried.push_back(setup);
             }
           }
         }
@@ -246,17 +389,68 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     }
   }
 
+  // Fewest devices first, so that once a layout fits, those that cannot come within a node of it
+  // (the most a cheaper layout may take, below) are not estimated at all.
+  std::stable_sort(trials.begin(), trials.end(), [](const Trial& left, const Trial& right) {
+    return left.min_devices < right.min_devices;
+  });
+  std::vector<Ranked> fitting;
+  std::vector<TrainingSetup> layouts_tried;
+  double most_devices_listed = kMaxDevices;
+  for (const Trial& trial : trials) {
+    if (trial.min_devices > most_devices_listed) break;
+    TrainingSetup setup = base;
+    setup.layout = trial.layout;
+    setup.recompute = trial.recompute;
+    const Candidate candidate = smallest_data_parallel_that_fits(setup, most_devices_listed);
+    if (candidate.fits) {
+      fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
+      most_devices_listed =
+          std::min(most_devices_listed, candidate.estimate.num_devices + kDevicesPerNode);
+    }
+    layouts_tried.push_back(setup);
+  }
+
   if (fitting.empty()) {
     search.why_not_fewer = "No layout of up to " + format_count(kMaxDevices) + " " +
                            checked.device.short_name + "s fits this micro-batch.";
     return search;
   }
+  // The layouts on the fewest devices, and those on up to a node more that take less device time
+  // a step than the cheapest on the fewest: a few more devices can save more than they cost, as
+  // expert parallelism does for a mixture that ZeRO-3 would gather whole. Least device time first,
+  // which among equally many devices is the cheapest first; the cheapest on the fewest always
+  // among those listed.
   std::sort(fitting.begin(), fitting.end(), fewer_devices_then_cheaper);
-  search.fewest_devices = fitting.front().estimate.num_devices;
+  const Ranked cheapest_on_fewest = fitting.front();
+  search.fewest_devices = cheapest_on_fewest.estimate.num_devices;
+  std::vector<Ranked> listed;
   for (const Ranked& ranked : fitting) {
-    if (ranked.estimate.num_devices != search.fewest_devices ||
-        static_cast<int>(search.layouts.size()) >= std::max(1, max_layouts)) {
-      break;
+    const double devices = ranked.estimate.num_devices;
+    const bool cheaper_nearby = devices <= search.fewest_devices + kDevicesPerNode &&
+                                device_time(ranked) < device_time(cheapest_on_fewest);
+    if (devices == search.fewest_devices || cheaper_nearby) listed.push_back(ranked);
+  }
+  std::stable_sort(listed.begin(), listed.end(), less_device_time);
+  const std::size_t shown = static_cast<std::size_t>(std::max(1, max_layouts));
+  if (listed.size() > shown) {
+    listed.resize(shown);
+    if (listed.back().estimate.num_devices > search.fewest_devices &&
+        std::none_of(listed.begin(), listed.end(), [&](const Ranked& ranked) {
+          return ranked.estimate.num_devices == search.fewest_devices;
+        })) {
+      listed.back() = cheapest_on_fewest;
+    }
+  }
+  for (Ranked& ranked : listed) {
+    const double more = ranked.estimate.num_devices - search.fewest_devices;
+    if (more > 0) {
+      ranked.cost.reason += "; " + format_count(more) + (more == 1 ? " device" : " devices") +
+                            " more than the fewest, for less device time a step: " +
+                            format_count(ranked.estimate.num_devices) + " × " +
+                            one_decimal(1 + ranked.cost.score / 100) + " against " +
+                            format_count(search.fewest_devices) + " × " +
+                            one_decimal(1 + cheapest_on_fewest.cost.score / 100);
     }
     search.layouts.push_back(ranked.estimate);
     search.costs.push_back(ranked.cost);

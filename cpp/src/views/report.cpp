@@ -46,6 +46,10 @@ nlohmann::ordered_json breakdown_json(const Breakdown& bytes, bool on_host, bool
 
 nlohmann::ordered_json to_json(const Estimate& estimate) {
   const ParallelLayout& layout = estimate.setup.layout;
+  // The layers on the first and last stages (each L/p under an even split).
+  const ModelShape* shape = resolve_model(estimate.setup);
+  const PipelineSplit stage_split =
+      shape != nullptr ? pipeline_split(layout, shape->num_layers) : PipelineSplit{};
   const BytesPerParameter& per = estimate.bytes_per_parameter;
   const Breakdown& host = estimate.host;
   return {
@@ -72,6 +76,8 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
         {"sequenceParallel", layout.sequence_parallel},
         {"pp", layout.pipeline_parallel},
         {"vpp", layout.virtual_pipeline_stages},
+        {"ppFirstLayers", number(stage_split.first)},
+        {"ppLastLayers", number(stage_split.last)},
         {"cp", layout.context_parallel},
         {"ep", layout.expert_parallel},
         {"etp", expert_tensor_parallel_of(layout)}}},

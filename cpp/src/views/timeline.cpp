@@ -21,11 +21,11 @@ std::vector<TimelinePoint> ideal_timeline(const Calculation& calc, const Trainin
   const Breakdown& bytes = calc.ledger.device;
   // The most loaded device's layer slots: under 1F1B the first stage holds L layers' worth (p
   // micro-batches of L/p layers, times the interleaved schedule's factor), the last L/p.
-  const bool first_stage = !calc.last_is_most_loaded;
-  const int slots =
-      static_cast<int>(first_stage ? calc.shape->num_layers : calc.placement.layers_per_stage);
+  const StagePlacement& stage = calc.most_loaded;
+  const int slots = static_cast<int>(stage.micro_batches_in_flight * stage.layers);
   const double kept_per_slot =
-      calc.layer.kept_bytes * (first_stage ? in_flight_factor(setup.layout) : 1);
+      calc.layer.kept_bytes *
+      (stage.role == StageRole::kFirst ? in_flight_factor(setup.layout) : 1);
   // Offloaded activations: the device keeps only the layers in flight.
   const double kept_on_device = setup.offload_activations
                                     ? kOffloadLayersInFlight * calc.layer.kept_bytes
@@ -90,8 +90,8 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   if (stack_row(setup.stack).step == nullptr) return ideal_timeline(calc, setup);
   // Under a stack the timeline is its replayed step (run here once, not also for the estimate).
   std::vector<TimelinePoint> points;
-  replay::replay(step_device(setup, *calc.shape, calc.placement, calc.last_is_most_loaded,
-                             calc.layer, calc.whole_terms),
+  replay::replay(step_device(setup, *calc.shape, calc.placement, calc.most_loaded, calc.layer,
+                             calc.whole_terms),
                  &points);
   return points;
 }

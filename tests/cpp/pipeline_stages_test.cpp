@@ -1,0 +1,180 @@
+// Uneven pipeline stages (Megatron-LM's --decoder-first-pipeline-num-layers and
+// --decoder-last-pipeline-num-layers): each stage's layers, micro-batches in flight and parameters
+// against figures worked by hand, and the refusals of splits Megatron-LM refuses.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/settings.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+constexpr double kTokens = 8192;
+constexpr double kHidden8b = 4096;
+constexpr double kSbh = kTokens * kHidden8b;  // s·b·h for one 8,192-token sequence of the 8B
+constexpr double kKorthikantiPerLayer = 34;   // 34·s·b·h bytes a layer, FlashAttention on
+
+TrainingSetup pipeline_of_8b(int p, int first_layers, int last_layers) {
+  TrainingSetup setup;
+  setup.layout.pipeline_parallel = p;
+  setup.layout.pipeline_first_stage_layers = first_layers;
+  setup.layout.pipeline_last_stage_layers = last_layers;
+  return setup;
+}
+
+Estimate ok(const TrainingSetup& setup) {
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.status == Status::kOk, estimate.answer.message);
+  return estimate;
+}
+
+// One Llama 3 8B layer's parameters, with t = 1.
+double layer_8b() {
+  const ParameterCounts counts = parameter_counts(*find_preset("llama3-8b"));
+  return counts.attention_and_mlp_per_layer + counts.norms_per_layer;
+}
+
+void check_refused(const TrainingSetup& setup, const std::string& setting,
+                   const std::string& message) {
+  const Estimate estimate = estimate_memory(setup);
+  CHECK(estimate.answer.status == Status::kInvalidInput);
+  CHECK(estimate.answer.setting == setting);
+  CHECK(estimate.answer.message == message);
+}
+
+}  // namespace
+
+TEST_CASE("uneven stages: the first stage holds p micro-batches of its own k layers") {
+  // p 2 over 32 layers: 20 on the first stage, 12 on the last. The first holds 2 micro-batches of
+  // 20 layers (40 layers' worth) and the embedding; the last, one of 12 and the output layer.
+  const Estimate estimate = ok(pipeline_of_8b(2, 20, 12));
+  const ParameterCounts counts = parameter_counts(*find_preset("llama3-8b"));
+  CHECK(estimate.most_loaded_stage == PipelineStage::kFirst);
+  CHECK(estimate.parameters_on_device == 20 * layer_8b() + counts.embedding);
+  CHECK(estimate.bytes[Term::kActivations] == 2 * 20 * kKorthikantiPerLayer * kSbh);
+}
+
+TEST_CASE("uneven stages: a lighter first stage leaves a middle stage the most loaded") {
+  // p 4 over 32 layers: 5 on the first, 9 on the last, (32 - 14) / 2 = 9 on each middle stage.
+  // The second stage holds p - 1 = 3 micro-batches of 9 layers (27 layers' worth), more than the
+  // first's 4 × 5 = 20; its 9 layers outweigh the first's 5 and the embedding.
+  const Estimate estimate = ok(pipeline_of_8b(4, 5, 9));
+  CHECK(estimate.most_loaded_stage == PipelineStage::kMiddle);
+  CHECK(estimate.parameters_on_device == 9 * layer_8b());
+  CHECK(estimate.bytes[Term::kActivations] == 3 * 9 * kKorthikantiPerLayer * kSbh);
+  CHECK(estimate.bytes[Term::kWeights] == 2 * 9 * layer_8b());
+}
+
+TEST_CASE("uneven stages: a heavy last stage holds its k layers and the output layer") {
+  // p 2: 4 layers on the first, 28 on the last. The last holds one micro-batch of 28 layers.
+  TrainingSetup setup = pipeline_of_8b(2, 4, 28);
+  const Estimate estimate = ok(setup);
+  const ParameterCounts counts = parameter_counts(*find_preset("llama3-8b"));
+  CHECK(estimate.most_loaded_stage == PipelineStage::kLast);
+  CHECK(estimate.parameters_on_device ==
+        28 * layer_8b() + counts.embedding + counts.final_norm);  // untied output layer
+  CHECK(estimate.bytes[Term::kActivations] == 28 * kKorthikantiPerLayer * kSbh);
+}
+
+TEST_CASE("uneven stages: the first stage's layers alone leave the rest to the other stages") {
+  // p 4 with 2 layers on the first stage: the three others take 10 each, the last among them.
+  TrainingSetup setup = pipeline_of_8b(4, 2, 0);
+  const Estimate estimate = ok(setup);
+  CHECK(estimate.most_loaded_stage == PipelineStage::kMiddle);
+  CHECK(estimate.bytes[Term::kActivations] == 3 * 10 * kKorthikantiPerLayer * kSbh);
+  CHECK(format_layout(setup) ==
+        "d 1 × t 1 × p 4 (2 + 3 × 10 layers) × c 1 = 4 devices, recompute none");
+}
+
+TEST_CASE("uneven stages: an even split written out is the even split") {
+  const Estimate written = ok(pipeline_of_8b(4, 8, 8));
+  const Estimate even = ok(pipeline_of_8b(4, 0, 0));
+  CHECK(written.bytes.total() == even.bytes.total());
+  CHECK(written.most_loaded_stage == even.most_loaded_stage);
+  CHECK(written.parameters_on_device == even.parameters_on_device);
+}
+
+TEST_CASE("uneven stages: a mixture's dense layers leave the first all-mixture stage heaviest") {
+  // DeepSeek-V3, p 16 with 1 layer on the first stage: 60 / 15 = 4 on each other stage. Its 3
+  // dense layers are layers 0 to 2: the second stage holds 2 of them, the third none. Without
+  // ZeRO the third stage's 4 mixture layers, 256 experts each, outweigh the second's in-flight
+  // micro-batch more.
+  TrainingSetup setup;
+  setup.model_id = "deepseek-v3";
+  setup.layout.pipeline_parallel = 16;
+  setup.layout.pipeline_first_stage_layers = 1;
+  const Estimate estimate = ok(setup);
+  const ParameterCounts counts = parameter_counts(*find_preset("deepseek-v3"));
+  CHECK(estimate.most_loaded_stage == PipelineStage::kMiddle);
+  CHECK(estimate.parameters_on_device ==
+        doctest::Approx(4 * (counts.attention_and_mlp_per_layer + counts.replicated_per_layer +
+                             counts.norms_per_layer)));
+}
+
+TEST_CASE("uneven stages: splits Megatron-LM refuses are refused, naming the setting") {
+  check_refused(pipeline_of_8b(1, 4, 0), "pp-first-layers",
+                "The first pipeline stage's layers split a pipeline; they need pipeline "
+                "parallelism above 1, or 0 for one stage.");
+  check_refused(pipeline_of_8b(1, 0, 4), "pp-last-layers",
+                "The last pipeline stage's layers split a pipeline; they need pipeline parallelism "
+                "above 1, or 0 for one stage.");
+  TrainingSetup interleaved = pipeline_of_8b(4, 5, 9);
+  interleaved.layout.virtual_pipeline_stages = 2;
+  check_refused(interleaved, "pp-first-layers",
+                "The first and last pipeline stages' layers are not modelled with the interleaved "
+                "schedule; set them to 0 (an even split), or the virtual stages to 1.");
+  check_refused(pipeline_of_8b(4, 5, 8), "pp-first-layers",
+                "The first and last pipeline stages' layers (5 and 8) leave 19 of the 32 layers of "
+                "Llama 3 8B to 2 stages, which must take an equal whole number each, at least one "
+                "(Megatron-LM's rule): with p 4, their layers must add up to 10, 12 or 14.");
+  check_refused(pipeline_of_8b(2, 10, 10), "pp-first-layers",
+                "The first and last pipeline stages' layers (10 and 10) leave 12 of the 32 layers "
+                "of Llama 3 8B to no stage: with p 2 they must add up to 32.");
+  check_refused(pipeline_of_8b(4, 0, 40), "pp-last-layers",
+                "The last pipeline stage's layers (40) leave 0 of the 32 layers of Llama 3 8B to 3 "
+                "stages, which must take an equal whole number each, at least one (Megatron-LM's "
+                "rule): with p 4, it must hold 23, 26 or 29.");
+  // 61 layers on p 8 cannot split evenly; Megatron-LM users give the first and last stages fewer.
+  TrainingSetup deepseek;
+  deepseek.model_id = "deepseek-v3";
+  deepseek.layout.pipeline_parallel = 8;
+  check_refused(deepseek, "pp",
+                "Pipeline parallelism 8 must divide the 61 layers of DeepSeek-V3 671B, or set the "
+                "first and last pipeline stages' layers so that the stages between split the rest "
+                "evenly.");
+  deepseek.layout.pipeline_first_stage_layers = 6;
+  deepseek.layout.pipeline_last_stage_layers = 7;
+  CHECK(estimate_memory(deepseek).answer.ok());
+}
+
+TEST_CASE("uneven stages: the CLI's flags set the layout, and their text reads back the same") {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int status = run_cli({"--model", "deepseek-v3", "--pp", "8", "--pp-first-layers", "6",
+                              "--pp-last-layers", "7", "--dp", "4", "--ep", "4", "--json"},
+                             out, err);
+  REQUIRE_MESSAGE(status == 0, err.str());
+  const nlohmann::json json = nlohmann::json::parse(out.str());
+  CHECK(json["layout"]["pp"] == 8);
+  CHECK(json["layout"]["ppFirstLayers"] == 6);
+  CHECK(json["layout"]["ppLastLayers"] == 7);
+  CHECK(json["mostLoadedStage"] == "middle");
+
+  TrainingSetup setup;
+  CHECK(apply_setting(setup, "pp-first-layers", "6").ok());
+  CHECK(apply_setting(setup, "pp-last-layers", "7").ok());
+  CHECK(setup.layout.pipeline_first_stage_layers == 6);
+  CHECK(setup.layout.pipeline_last_stage_layers == 7);
+  CHECK(setting_text(setup, "pp-first-layers") == "6");
+  CHECK(setting_text(setup, "pp-last-layers") == "7");
+  const Answer negative = apply_setting(setup, "pp-first-layers", "-1");
+  CHECK(negative.setting == "pp-first-layers");
+  CHECK(negative.message ==
+        "First pipeline stage's layers must be a whole number from 0 (the even split) to 65,536.");
+  CHECK(setup.layout.pipeline_first_stage_layers == 6);
+}
