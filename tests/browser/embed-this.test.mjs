@@ -14,6 +14,8 @@ import { commit, FORBIDDEN_TEXT, startHarness } from './harness.mjs';
  * the whole snippet in the last test. (A DOMParser here would count as the page's own inline style.)
  */
 async function frameOf(page) {
+  // The panel fills its snippet on the <details> toggle event, a task after the click.
+  await page.waitForFunction(() => document.getElementById('embed-code').value !== '');
   const snippet = await page.inputValue('#embed-code');
   const [, src] = snippet.match(/<iframe id="trainmem" [^>]*src="([^"]*)"/);
   assert.doesNotMatch(src.replaceAll('&amp;', ''), /&/, 'every & written as &amp;');
