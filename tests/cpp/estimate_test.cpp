@@ -337,7 +337,7 @@ TEST_CASE("a layout fits when its total leaves the headroom free, which the read
         "Headroom must be a percentage from 0 to 90.");
 }
 
-TEST_CASE("a sequence past GPT-2's learned positions is refused; at them it runs") {
+TEST_CASE("a sequence past GPT-2's learned positions is refused, and one at them runs") {
   TrainingSetup setup;
   setup.model_id = "gpt2";
   const Estimate beyond = estimate_memory(setup);  // the plate's 8,192 tokens
