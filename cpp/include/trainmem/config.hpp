@@ -40,6 +40,24 @@ struct [[nodiscard]] ConfigParse {
 // transformers' elementwise ones, is refused. The name is _name_or_path, else the first of
 // architectures, else model_type, else "Custom model". Optional fields may be null. Any input is
 // safe: each problem gives kInvalidInput and a message naming the field and what is allowed.
-ConfigParse parse_hf_config(std::string_view text);
+//
+// Today's families: "phi3" (fused projections, counted as Llama's), "gemma3_text" (q/k norms of
+// head_dim, four norms per layer, tied), "olmo2" (q/k norms over the whole projections),
+// "smollm3" (tied by default), "granite", "cohere2" (one LayerNorm without a bias, attention and
+// MLP side by side, tied), "glm4_moe", "gpt_oss", "llama4_text", "kimi_k2" (DeepSeek-V3's
+// architecture), and the Qwen2-VL text towers. A multimodal config ("gemma3", "llama4", "mistral3",
+// "qwen2_5_vl", "qwen2_vl") is read for its text tower, text_config, when `text_tower`; with a
+// vision_config it is refused otherwise, naming the way to ask for the text tower alone.
+ConfigParse parse_hf_config(std::string_view text, bool text_tower = false);
+
+struct [[nodiscard]] ConfigText {
+  Answer answer;     // refused as parse_hf_config refuses, naming the field
+  std::string text;  // the text tower's own config.json, which parse_hf_config reads as itself
+};
+
+// A multimodal config's text tower as a config.json of its own: its text_config with a
+// model_type, the defaults its class gives and a name ending "(text tower)". What the page keeps
+// (and links carry) once the reader asks for the text tower alone.
+ConfigText text_tower_config_text(std::string_view text);
 
 }  // namespace trainmem

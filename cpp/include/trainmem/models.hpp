@@ -54,7 +54,16 @@ struct ModelShape {
   bool router_bias = false;               // DeepSeek-V3's e_score_correction_bias: E per MoE layer
   int num_dense_layers = 0;  // first_k_dense_replace: the first layers hold a dense MLP of f
                              // instead of the mixture (Qwen3-MoE's mlp_only_layers = [0, …])
+  int moe_layer_step = 1;    // past the first num_dense_layers, layer i (from 0) is a mixture when
+                             // i + 1 is a multiple of this, else dense (Llama 4's
+                             // interleave_moe_layer_step, Qwen2-MoE's decoder_sparse_step)
   bool qk_norm = false;      // Qwen3's q_norm and k_norm: an RMSNorm of d on every head
+  bool qk_norm_whole = false;    // OLMo 2's q_norm and k_norm: RMSNorms over the whole projections,
+                                 // a·d and k·d wide
+  bool attention_sinks = false;  // gpt-oss's sinks: one learned logit per head in every layer
+  int num_mtp_layers = 0;        // num_nextn_predict_layers: multi-token-prediction modules the
+                                 // checkpoint adds after the main model (DeepSeek-V3, GLM-4.5); not
+                                 // among its parameters unless a setup trains them (setup.hpp)
   // Multi-head latent attention (DeepSeek-V2 and V3), in use when kv_lora_rank > 0: queries
   // through a latent of q_lora_rank (0: one q_proj), keys and values through one of
   // kv_lora_rank, a rotary key of qk_rope_head_dim shared by the heads.
@@ -63,10 +72,19 @@ struct ModelShape {
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
+  std::string family = {};  // the menu's group for a preset: "Llama", "Qwen", …; empty for a config
 };
 
 // Whether the shape's attention is multi-head latent attention.
 inline bool latent_attention(const ModelShape& shape) { return shape.kv_lora_rank > 0; }
+
+// How many of the `count` layers from layer `first` on (from 0) hold a dense MLP: all of them
+// without a mixture; else the first num_dense_layers, and past them those whose number + 1 is not
+// a multiple of moe_layer_step.
+double dense_layers_between(const ModelShape& shape, double first, double count);
+
+// Whether a mixture of experts has dense layers among its layers (first or interleaved).
+bool mixes_dense_layers(const ModelShape& shape);
 
 // The model id that selects a setup's own shape rather than a preset.
 constexpr const char* kCustomModelId = "custom";
@@ -173,12 +191,22 @@ ParameterCounts parameter_counts(const ModelShape& shape);
 //   today's MoE (E > 1)  routed experts E · 3·h·f_e (f_e = moe_intermediate_size), one shared
 //                        MLP 3·h·f_s, + h with its gate, + E with the router's bias; the first
 //                        num_dense_layers layers hold a dense 3·h·f MLP and no router instead
-//   q/k norms            + 2·d per layer (Qwen3)
+//   q/k norms            + 2·d per layer (Qwen3), + a·d + k·d over the whole projections (OLMo 2)
+//   attention sinks      + a per layer (gpt-oss)
+//   interleaved mixtures past the first num_dense_layers, layer i is a mixture only when i + 1 is
+//                        a multiple of moe_layer_step (Llama 4 Maverick: every second layer)
 //   latent attention     q: h·r_q + r_q + r_q·a·(d_nope + d_rope), or h·a·(d_nope + d_rope)
 //                        kv: h·(r_kv + d_rope) + r_kv + r_kv·a·(d_nope + d_v);  O: a·d_v·h
 double count_parameters(const ModelShape& shape);
 
 // The parameters one token passes through: the same count with top-k of the E routed experts.
 double count_active_parameters(const ModelShape& shape);
+
+// The multi-token-prediction modules' parameters (DeepSeek-V3's, arXiv:2412.19437 section 2.2;
+// Megatron-LM's MultiTokenPredictionLayer): per module the norms of the hidden state and of the
+// next token's embedding (2·h), their projection eh_proj (2·h x h), one transformer layer of the
+// model's mixture kind and a final norm (h); the embedding and output head are the main model's,
+// shared. 0 without such modules.
+double count_mtp_parameters(const ModelShape& shape);
 
 }  // namespace trainmem

@@ -12,7 +12,8 @@ namespace {
 // their norms kept whole; a mixture's routed experts spread over ep and split over etp (Megatron-
 // LM's parallel_state.py), attention, the shared experts and the dense layers split by t, the
 // router whole. A mixture's dense layers are its first num_dense_layers (DeepSeek-V3's
-// first_k_dense_replace): the first stage holds as many of them as it can.
+// first_k_dense_replace), and past them those its interleave step leaves (Llama 4 Maverick's
+// every other layer).
 struct StageLayers {
   double parameters = 0;
   double expert_parameters = 0;
@@ -25,8 +26,7 @@ StageLayers stage_layers(const ModelShape& shape, const ParallelLayout& layout,
   const double etp = expert_tensor_parallel_of(layout);
   const double routed_per_layer = counts.routed_experts_per_layer / (ep * etp) +
                                   counts.routed_experts_replicated_per_layer / ep;
-  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
-  const double dense_here = std::clamp(dense_layers - first_layer, 0.0, layers);
+  const double dense_here = dense_layers_between(shape, first_layer, layers);
   const double mixture_here = layers - dense_here;
   StageLayers held;
   held.parameters =
@@ -113,12 +113,19 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   placement.last = stage_at(StageRole::kLast, p - 1, shape.num_layers - split.last, split.last);
   placement.last.root_parameters = p == 1 ? placement.first.root_parameters : last_extra;
   placement.last.parameters += last_extra;
-  if (!split.even && p > 2) {
+  // A mixture whose dense layers are interleaved (Llama 4 Maverick's): stages of an odd number of
+  // layers alternate between more dense and more mixture layers, so the second and third stages,
+  // even ones too, are weighed against the first.
+  const bool interleaved = shape.num_experts > 1 && shape.moe_layer_step > 1;
+  if ((!split.even || interleaved) && p > 2) {
     placement.middle.push_back(stage_at(StageRole::kMiddle, 1, split.first, split.middle));
     // A mixture's dense layers in the second stage: the first middle stage past them holds more
     // parameters, if fewer micro-batches.
     const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
-    if (dense_layers > split.first && split.middle > 0) {
+    if (interleaved && p > 3) {
+      placement.middle.push_back(
+          stage_at(StageRole::kMiddle, 2, split.first + split.middle, split.middle));
+    } else if (dense_layers > split.first && split.middle > 0) {
       const double index = 1 + std::ceil((dense_layers - split.first) / split.middle);
       if (index <= p - 2) {
         placement.middle.push_back(stage_at(

@@ -54,7 +54,8 @@ struct Placement {
   // most micro-batches in flight after the first) and, when a mixture's dense layers reach into
   // it, the first middle stage of mixture layers alone. Empty under an even split, whose figures
   // stay those of the first and last stages: there a middle stage holds the first's layers with
-  // fewer micro-batches and no embedding (unless a mixture's dense layers lighten the first).
+  // fewer micro-batches and no embedding (unless a mixture's dense layers lighten the first) —
+  // except for a mixture with interleaved dense layers, whose second and third stages are here.
   std::vector<StagePlacement> middle;
 };
 

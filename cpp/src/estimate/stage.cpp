@@ -26,6 +26,7 @@ ModelShape dense_layer_shape(const ModelShape& shape) {
   dense.shared_expert_gate = false;
   dense.router_bias = false;
   dense.num_dense_layers = 0;
+  dense.moe_layer_step = 1;
   return dense;
 }
 
@@ -109,7 +110,8 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
   // worth; the last stage one micro-batch of its L/p. Under uneven stages, stage i holds p - i
   // micro-batches of its own layers.
   Figure held = pen.count(first ? shape.num_layers : stage.layers, "layers");
-  if (!pipeline_split(setup.layout, shape.num_layers).even && stage.micro_batches_in_flight > 1) {
+  const bool even = pipeline_split(setup.layout, shape.num_layers).even;
+  if ((!even || stage.role == StageRole::kMiddle) && stage.micro_batches_in_flight > 1) {
     held = pen.count(stage.micro_batches_in_flight, "micro-batches in flight") *
            pen.count(stage.layers, "layers");
   }
@@ -178,8 +180,7 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
   const double copies = layout.zero_stage >= 3 ? 0 : fp8_weight_copies(setup);
   const Fp8Layer mixture_layer = fp8_layer(shape, layout, false);
   const Fp8Layer dense_layer = fp8_layer(shape, layout, true);
-  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
-  const double dense_here = std::clamp(dense_layers - stage.first_layer, 0.0, stage.layers);
+  const double dense_here = dense_layers_between(shape, stage.first_layer, stage.layers);
   const double mixture_here = stage.layers - dense_here;
   const double weights = mixture_here * mixture_layer.weights + dense_here * dense_layer.weights;
   const double gemms = mixture_here * mixture_layer.gemms + dense_here * dense_layer.gemms;
@@ -217,10 +218,10 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
                                       const Pen& pen) {
   const LayerActivations model = layer_activations_of(setup.activation_model);
   ActivationsPerLayer layer = model(shape, setup, micro_batch_sequences, flash_attention, pen);
-  // A mixture with dense layers mixed in (first_k_dense_replace): every layer is counted as the
-  // larger of the two kinds, an upper bound that each stage's share of dense layers can only
-  // lower.
-  if (shape.num_experts > 1 && shape.num_dense_layers > 0) {
+  // A mixture with dense layers mixed in (first_k_dense_replace, an interleave step): every layer
+  // is counted as the larger of the two kinds, an upper bound that each stage's share of dense
+  // layers can only lower.
+  if (mixes_dense_layers(shape)) {
     const ActivationsPerLayer dense =
         model(dense_layer_shape(shape), setup, micro_batch_sequences, flash_attention, pen);
     if (dense.kept_bytes + dense.recompute_working_bytes >

@@ -24,22 +24,6 @@ constexpr const char* kMessagePrefix = "config.json: ";
 constexpr const char* kDefaultModelName = "Custom model";
 constexpr const char* kConfigSource = "config.json";
 
-// Fields of architectures whose parameters a ModelShape cannot hold; refused rather than
-// counted wrong.
-struct UnsupportedField {
-  const char* key;
-  const char* what;
-  const char* read_for;  // the model types whose reader reads it (config_blocks.cpp)
-};
-constexpr UnsupportedField kUnsupportedFields[] = {
-    {"moe_intermediate_size", "experts of a width of their own",
-     "qwen2_moe, qwen3_moe and deepseek_v3"},
-    {"shared_expert_intermediate_size", "shared experts", "qwen2_moe"},
-    {"n_shared_experts", "shared experts", "deepseek_v3"},
-    {"q_lora_rank", "low-rank latent attention", "deepseek_v3"},
-    {"kv_lora_rank", "low-rank latent attention", "deepseek_v3"},
-};
-
 ConfigParse refuse(const std::string& message) {
   ConfigParse result;
   result.answer = refusal(kConfigInputId, kMessagePrefix + message);
@@ -205,8 +189,19 @@ std::string name_of(const Json& config, const std::string& model_type) {
   return type_name.empty() ? kDefaultModelName : type_name;
 }
 
+// A clean name and a suffix within kMaxModelNameBytes, the name cut at a character's start.
+std::string with_suffix(std::string name, const std::string& suffix) {
+  const std::size_t room = kMaxModelNameBytes - suffix.size();
+  if (name.size() > room) {
+    std::size_t cut = room;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+    name.resize(cut);
+  }
+  return name + suffix;
+}
+
 // Reads the shape from a parsed top-level object; returns the first problem, or "".
-std::string read_shape(const Json& config, ModelShape& shape) {
+std::string read_shape(const Json& config, bool text_tower, ModelShape& shape) {
   std::string model_type;
   if (const Json* type = present(config, "model_type")) {
     if (!type->is_string()) {
@@ -214,31 +209,22 @@ std::string read_shape(const Json& config, ModelShape& shape) {
     }
     model_type = type->get<std::string>();
   }
-  for (const UnsupportedField& field : kUnsupportedFields) {
-    if (model_type_reads(model_type, field.key)) continue;
-    const Json* value = present(config, field.key);
-    if (value != nullptr && !(value->is_number() && value->get<double>() == 0)) {
-      return quoted(field.key) + " (" + field.what +
-             ") is not read for this model_type: trainmem reads it for " + field.read_for + ".";
-    }
-  }
-
   if (config.find("hidden_size") == config.end() && config.contains("text_config")) {
     return "'hidden_size' is missing; this looks like a multimodal config, whose text model's "
            "fields sit under 'text_config': give trainmem a text model's config.json.";
   }
-  const std::string problem = read_block_shape(config, model_type, shape);
+  const std::string problem = read_block_shape(config, model_type, text_tower, shape);
   if (!problem.empty()) return problem;
 
   shape.id = kCustomModelId;
   shape.name = name_of(config, model_type);
+  if (multimodal_model_type(model_type)) shape.name = with_suffix(shape.name, " (text tower)");
   shape.source = kConfigSource;
   return model_shape_problem(shape);
 }
 
-}  // namespace
-
-ConfigParse parse_hf_config(std::string_view text) {
+// The text parsed into a top-level object, or the refusal.
+ConfigParse parse_object(std::string_view text, Json& config) {
   if (text.size() > static_cast<std::size_t>(kMaxConfigBytes)) {
     return refuse("the text is " + format_count(static_cast<double>(text.size())) +
                   " bytes; at most " + format_count(kMaxConfigBytes) + " (1 MiB) are allowed.");
@@ -253,16 +239,47 @@ ConfigParse parse_hf_config(std::string_view text) {
     return refuse("objects and arrays nest more than " + std::to_string(kMaxConfigDepth) +
                   " deep; a config.json needs a few levels.");
   }
-  const Json config = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  config = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded()) return refuse_unparsed(text);
   if (!config.is_object()) {
     return refuse("the top level must be a JSON object, {…}; it is " + describe(config) + ".");
   }
   if (has_proto_key(config)) return refuse("a '__proto__' key is not allowed.");
+  return {};
+}
 
-  ConfigParse result;
-  const std::string problem = read_shape(config, result.shape);
+std::string model_type_of(const Json& config) {
+  const Json* type = present(config, "model_type");
+  return type != nullptr && type->is_string() ? type->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+ConfigParse parse_hf_config(std::string_view text, bool text_tower) {
+  Json config;
+  ConfigParse result = parse_object(text, config);
+  if (result.answer.status != Status::kOk) return result;
+  const std::string problem = read_shape(config, text_tower, result.shape);
   if (!problem.empty()) return refuse(problem);
+  return result;
+}
+
+ConfigText text_tower_config_text(std::string_view text) {
+  Json config;
+  ConfigText result;
+  result.answer = parse_object(text, config).answer;
+  if (result.answer.status != Status::kOk) return result;
+  Json tower;
+  const std::string problem = text_tower_config(config, model_type_of(config), tower);
+  if (!problem.empty()) {
+    result.answer = refuse(problem).answer;
+    return result;
+  }
+  // Every string in `tower` came from a parse that accepted only valid UTF-8, so dump's strict
+  // handler has nothing to refuse (it cannot throw here, as exceptions are off).
+  result.text = tower.dump();
+  // The text tower must read as itself.
+  if (parse_hf_config(result.text).answer.status != Status::kOk) result.text.clear();
   return result;
 }
 

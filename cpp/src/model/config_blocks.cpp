@@ -4,82 +4,16 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "model/config_fields.hpp"
+#include "model/config_readers.hpp"
 #include "model/config_text.hpp"
 #include "trainmem/format.hpp"
 
 namespace trainmem {
 
 namespace {
-
-// The Llama family's fields.
-constexpr WholeField kHiddenSize = {"hidden_size", 1, kMaxModelWidth};
-constexpr WholeField kNumLayers = {"num_hidden_layers", 1, kMaxModelLayers};
-constexpr WholeField kNumHeads = {"num_attention_heads", 1, kMaxModelWidth};
-constexpr WholeField kNumKeyValueHeads = {"num_key_value_heads", 1, kMaxModelWidth};
-constexpr WholeField kIntermediateSize = {"intermediate_size", 1, kMaxModelWidth};
-constexpr WholeField kVocabSize = {"vocab_size", 1, kMaxVocabSize};
-constexpr WholeField kHeadDim = {"head_dim", 1, kMaxModelWidth};
-constexpr WholeField kNumLocalExperts = {"num_local_experts", 1, kMaxExperts};
-constexpr WholeField kNumExperts = {"num_experts", 1, kMaxExperts};
-constexpr WholeField kNumExpertsPerToken = {"num_experts_per_tok", 1, kMaxExperts};
-// GPT-2's names (transformers' GPT2Config): n_embd, n_layer, n_head, n_inner, n_positions.
-constexpr WholeField kNEmbd = {"n_embd", 1, kMaxModelWidth};
-constexpr WholeField kNLayer = {"n_layer", 1, kMaxModelLayers};
-constexpr WholeField kNHead = {"n_head", 1, kMaxModelWidth};
-constexpr WholeField kNInner = {"n_inner", 1, kMaxModelWidth};
-constexpr WholeField kNPositions = {"n_positions", 1, kMaxPositionEmbeddings};
-// OPT's (OPTConfig): ffn_dim, max_position_embeddings, word_embed_proj_dim.
-constexpr WholeField kFfnDim = {"ffn_dim", 1, kMaxModelWidth};
-constexpr WholeField kMaxPositions = {"max_position_embeddings", 1, kMaxPositionEmbeddings};
-constexpr WholeField kWordEmbedProjDim = {"word_embed_proj_dim", 1, kMaxModelWidth};
-// Today's mixtures of experts (Qwen2-MoE, Qwen3-MoE, DeepSeek-V3) and latent attention.
-constexpr WholeField kMoeIntermediateSize = {"moe_intermediate_size", 1, kMaxModelWidth};
-constexpr WholeField kSharedExpertIntermediateSize = {"shared_expert_intermediate_size", 0,
-                                                      kMaxModelWidth};
-constexpr WholeField kDecoderSparseStep = {"decoder_sparse_step", 1, kMaxModelLayers};
-constexpr WholeField kNRoutedExperts = {"n_routed_experts", 2, kMaxExperts};
-constexpr WholeField kNSharedExperts = {"n_shared_experts", 0, kMaxExperts};
-constexpr WholeField kFirstKDenseReplace = {"first_k_dense_replace", 0, kMaxModelLayers};
-constexpr WholeField kMoeLayerFreq = {"moe_layer_freq", 1, kMaxModelLayers};
-constexpr WholeField kNumNextnPredictLayers = {"num_nextn_predict_layers", 0, kMaxModelLayers};
-constexpr WholeField kQLoraRank = {"q_lora_rank", 1, kMaxModelWidth};
-constexpr WholeField kKvLoraRank = {"kv_lora_rank", 1, kMaxModelWidth};
-constexpr WholeField kQkNopeHeadDim = {"qk_nope_head_dim", 0, kMaxModelWidth};
-constexpr WholeField kQkRopeHeadDim = {"qk_rope_head_dim", 0, kMaxModelWidth};
-constexpr WholeField kVHeadDim = {"v_head_dim", 1, kMaxModelWidth};
-constexpr WholeField kWholeFields[] = {kHiddenSize,
-                                       kNumLayers,
-                                       kNumHeads,
-                                       kNumKeyValueHeads,
-                                       kIntermediateSize,
-                                       kVocabSize,
-                                       kHeadDim,
-                                       kNumLocalExperts,
-                                       kNumExperts,
-                                       kNumExpertsPerToken,
-                                       kNEmbd,
-                                       kNLayer,
-                                       kNHead,
-                                       kNInner,
-                                       kNPositions,
-                                       kFfnDim,
-                                       kMaxPositions,
-                                       kWordEmbedProjDim,
-                                       kMoeIntermediateSize,
-                                       kSharedExpertIntermediateSize,
-                                       kDecoderSparseStep,
-                                       kNRoutedExperts,
-                                       kNSharedExperts,
-                                       kFirstKDenseReplace,
-                                       kMoeLayerFreq,
-                                       kNumNextnPredictLayers,
-                                       kQLoraRank,
-                                       kKvLoraRank,
-                                       kQkNopeHeadDim,
-                                       kQkRopeHeadDim,
-                                       kVHeadDim};
 
 // GPT2MLP's width when n_inner is null: 4 · n_embd (transformers' GPT2MLP, inner_dim).
 constexpr int kGpt2FfnMultiple = 4;
@@ -90,46 +24,108 @@ constexpr int kOptPositionOffset = 2;
 // (transformers' PhiDecoderLayer: input_layernorm only).
 constexpr int kPhiNormsPerLayer = 1;
 
-// The architectures whose weights trainmem counts, by model_type. Everything a Llama-family type
-// implies beyond its fields is set in read_llama_block.
-enum class Block { kLlama, kGpt2, kGptNeoX, kOpt, kPhi, kDeepseekV3 };
+// The architectures whose weights trainmem counts, by model_type, and what each type implies
+// beyond its fields (transformers' modeling_<type>.py and configuration_<type>.py):
+// - tie_word_embeddings' default: true for Gemma's, SmolLM3's and Cohere's configs;
+// - Q, K and V biases whatever attention_bias says (Qwen2's attention: Qwen2, Qwen2-MoE and the
+//   Qwen2-VL text towers), or biases on Q, K, V and O when it says so (every other type);
+// - query and key norms: per head (Qwen3's, Gemma 3's; GLM-4.5's when use_qk_norm) or over the
+//   whole projections (OLMo 2's);
+// - norms per layer: 4 in Gemma 2 and 3, 1 in Cohere's (attention and MLP side by side);
+// - a multimodal config's text tower (text_config) type where that object names none.
+enum class Block {
+  kLlama,
+  kGpt2,
+  kGptNeoX,
+  kOpt,
+  kPhi,
+  kDeepseekV3,
+  kGlm4Moe,
+  kGptOss,
+  kLlama4,
+  kMultimodal,
+};
+enum class QkNorm { kNone, kPerHead, kWhole };
+enum class QwenExperts { kNone, kPlain, kShared };  // Qwen3-MoE's, Qwen2-MoE's (a shared expert)
 struct ModelType {
   const char* name;
   Block block;
+  bool tied = false;
+  bool qkv_bias = false;
+  QkNorm qk_norm = QkNorm::kNone;
+  int norms_per_layer = 2;
+  QwenExperts qwen_experts = QwenExperts::kNone;
+  const char* text_type = nullptr;  // kMultimodal: text_config's type when it names none
+  bool text_at_top = false;         // kMultimodal: the text fields may sit at the top level
 };
+constexpr int kCohereNormsPerLayer = 1;  // CohereDecoderLayer: input_layernorm only
+constexpr int kGemma3NormsPerLayer = 4;  // as Gemma 2's
 constexpr ModelType kModelTypes[] = {
-    {"llama", Block::kLlama},     {"mistral", Block::kLlama},
-    {"mixtral", Block::kLlama},   {"qwen2", Block::kLlama},
-    {"gemma", Block::kLlama},     {"gemma2", Block::kLlama},
-    {"gpt2", Block::kGpt2},       {"gpt_neox", Block::kGptNeoX},
-    {"opt", Block::kOpt},         {"phi", Block::kPhi},
-    {"qwen3", Block::kLlama},     {"qwen3_moe", Block::kLlama},
-    {"qwen2_moe", Block::kLlama}, {"deepseek_v3", Block::kDeepseekV3},
+    {"llama", Block::kLlama},
+    {"mistral", Block::kLlama},
+    {"mixtral", Block::kLlama},
+    {"qwen2", Block::kLlama, false, true},
+    {"gemma", Block::kLlama, true},
+    {"gemma2", Block::kLlama, true, false, QkNorm::kNone, kGemma2NormsPerLayer},
+    {"gpt2", Block::kGpt2},
+    {"gpt_neox", Block::kGptNeoX},
+    {"opt", Block::kOpt},
+    {"phi", Block::kPhi},
+    {"qwen3", Block::kLlama, false, false, QkNorm::kPerHead},
+    {"qwen3_moe", Block::kLlama, false, false, QkNorm::kPerHead, 2, QwenExperts::kPlain},
+    {"qwen2_moe", Block::kLlama, false, true, QkNorm::kNone, 2, QwenExperts::kShared},
+    {"deepseek_v3", Block::kDeepseekV3},
+    // Kimi K2's config names its own type; its architecture is DeepseekV3ForCausalLM.
+    {"kimi_k2", Block::kDeepseekV3},
+    // Phi-3 and Phi-4 fuse Q, K, V (qkv_proj) and gate and up (gate_up_proj): the same weights.
+    {"phi3", Block::kLlama},
+    {"gemma3_text", Block::kLlama, true, false, QkNorm::kPerHead, kGemma3NormsPerLayer},
+    {"olmo2", Block::kLlama, false, false, QkNorm::kWhole},
+    {"smollm3", Block::kLlama, true},
+    {"granite", Block::kLlama},
+    {"cohere2", Block::kLlama, true, false, QkNorm::kNone, kCohereNormsPerLayer},
+    {"qwen2_5_vl_text", Block::kLlama, false, true},
+    {"qwen2_vl_text", Block::kLlama, false, true},
+    {"glm4_moe", Block::kGlm4Moe},
+    {"gpt_oss", Block::kGptOss},
+    {"llama4_text", Block::kLlama4},
+    // Multimodal configs: the language model under text_config, a vision tower beside it.
+    {"gemma3", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
+     "gemma3_text"},
+    {"llama4", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
+     "llama4_text"},
+    {"mistral3", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone, "mistral"},
+    {"qwen2_5_vl", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
+     "qwen2_5_vl_text", true},
+    {"qwen2_vl", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
+     "qwen2_vl_text", true},
 };
+
+const ModelType* model_type_row(const std::string& name) {
+  for (const ModelType& type : kModelTypes) {
+    if (name == type.name) return &type;
+  }
+  return nullptr;
+}
 
 // The fields of today's mixtures of experts and of latent attention, each read by the model
 // types listed with it; config.cpp refuses them in any other config.
 struct TypedField {
   const char* key;
-  const char* model_types[3];
+  const char* what;
+  const char* model_types[5];
 };
 constexpr TypedField kTypedFields[] = {
-    {"moe_intermediate_size", {"qwen2_moe", "qwen3_moe", "deepseek_v3"}},
-    {"shared_expert_intermediate_size", {"qwen2_moe", nullptr, nullptr}},
-    {"n_shared_experts", {"deepseek_v3", nullptr, nullptr}},
-    {"q_lora_rank", {"deepseek_v3", nullptr, nullptr}},
-    {"kv_lora_rank", {"deepseek_v3", nullptr, nullptr}},
+    {"moe_intermediate_size",
+     "experts of a width of their own",
+     {"qwen2_moe", "qwen3_moe", "deepseek_v3", "kimi_k2", "glm4_moe"}},
+    {"shared_expert_intermediate_size", "shared experts", {"qwen2_moe"}},
+    {"n_shared_experts", "shared experts", {"deepseek_v3", "kimi_k2", "glm4_moe"}},
+    {"q_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2"}},
+    {"kv_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2"}},
+    {"intermediate_size_mlp", "dense layers of a width of their own", {"llama4_text"}},
+    {"interleave_moe_layer_step", "dense layers between the mixture's", {"llama4_text"}},
 };
-
-// transformers' Qwen2Attention gives Q, K and V a bias and O none, whatever attention_bias says;
-// Gemma and Gemma 2 configs tie the embeddings unless they say otherwise (GemmaConfig and
-// Gemma2Config default tie_word_embeddings to true); Gemma 2 has four norms per layer.
-constexpr const char* kQwen2ModelType = "qwen2";
-constexpr const char* kQwen2MoeModelType = "qwen2_moe";
-constexpr const char* kQwen3ModelType = "qwen3";
-constexpr const char* kQwen3MoeModelType = "qwen3_moe";
-constexpr const char* kGemmaModelType = "gemma";
-constexpr const char* kGemma2ModelType = "gemma2";
 
 // The activations of transformers' ACT2FN that hold no parameters and act on each element alone
 // (activations.py). Which MLP a block has comes from its model_type, never from this name; a name
@@ -157,7 +153,7 @@ std::string joined(const Names& names, const char* last_separator) {
 std::string model_type_names() {
   const char* names[std::size(kModelTypes)];
   for (std::size_t i = 0; i < std::size(kModelTypes); ++i) names[i] = kModelTypes[i].name;
-  return joined(names, " and ");
+  return joined(names, " or ");
 }
 
 std::string check_activations(const Json& config) {
@@ -176,99 +172,24 @@ std::string check_activations(const Json& config) {
   return {};
 }
 
-// A true/false field that must keep one value, for a variant trainmem does not count.
-std::string require_boolean(const Json& config, const char* key, bool required, const char* what) {
-  bool value = required;
-  std::string problem = read_boolean(config, key, value);
-  if (!problem.empty()) return problem;
-  if (value != required) {
-    return quoted(key) + " must be " + (required ? "true" : "false") + " (absent or null means " +
-           (required ? "true" : "false") + "): trainmem does not count " + what + ".";
-  }
-  return {};
-}
-
-// The first problem a series of reads met.
-class Problems {
- public:
-  void add(std::string found) {
-    if (first_.empty()) first_ = std::move(found);
-  }
-  bool any() const { return !first_.empty(); }
-  const std::string& first() const { return first_; }
-
- private:
-  std::string first_;
-};
-
-// Qwen2-MoE's and Qwen3-MoE's experts (transformers' Qwen2MoeSparseMoeBlock and
-// Qwen3MoeSparseMoeBlock): E experts of moe_intermediate_size, a gate (the router) of h x E with
-// no bias; Qwen2-MoE adds a shared_expert of shared_expert_intermediate_size and its
-// shared_expert_gate, h x 1. A layer is dense (an MLP of intermediate_size) when it is listed in
-// mlp_only_layers or (layer + 1) is not a multiple of decoder_sparse_step; trainmem places dense
-// layers first, so it reads mlp_only_layers = [0, 1, …, k - 1] and decoder_sparse_step 1.
-std::string read_qwen_moe_fields(const Json& config, bool shared_expert, ModelShape& shape) {
+std::string read_llama_block(const Json& config, const ModelType& type, ModelShape& shape) {
   Problems problems;
-  problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
-  if (shared_expert) {
-    problems.add(
-        read_required(config, kSharedExpertIntermediateSize, shape.shared_expert_ffn_hidden_size));
-    shape.shared_expert_gate = shape.shared_expert_ffn_hidden_size > 0;
-  }
-  int sparse_step = 1;
-  problems.add(read_optional(config, kDecoderSparseStep, sparse_step));
-  if (problems.any()) return problems.first();
-  if (sparse_step != 1) {
-    return "'decoder_sparse_step' must be 1 (absent or null means 1); it is " +
-           std::to_string(sparse_step) +
-           ": trainmem places a mixture's dense layers first and does not count dense layers "
-           "between its sparse ones.";
-  }
-  if (const Json* layers = present(config, "mlp_only_layers")) {
-    const std::string allowed_layers =
-        "'mlp_only_layers' must list the first layers in order, [0, 1, …, k - 1] (or be "
-        "empty): trainmem places a mixture's dense layers first";
-    if (!layers->is_array()) return allowed_layers + "; it is " + describe(*layers) + ".";
-    int expected = 0;
-    for (const Json& layer : *layers) {
-      if (!layer.is_number_integer() || layer.get<std::int64_t>() != expected ||
-          expected >= shape.num_layers) {
-        return allowed_layers + "; it holds " + describe(layer) + " where " +
-               std::to_string(expected) + " would be.";
-      }
-      ++expected;
-    }
-    shape.num_dense_layers = expected;
-  }
-  return {};
-}
-
-std::string read_llama_block(const Json& config, const std::string& model_type, ModelShape& shape) {
-  Problems problems;
-  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
-  problems.add(read_required(config, kNumLayers, shape.num_layers));
-  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
-  shape.num_key_value_heads = shape.num_attention_heads;  // transformers' default: no GQA
-  problems.add(read_optional(config, kNumKeyValueHeads, shape.num_key_value_heads));
-  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
-  problems.add(read_required(config, kVocabSize, shape.vocab_size));
-  problems.add(read_optional(config, kHeadDim, shape.head_dim));
-
-  const bool gemma = model_type == kGemmaModelType || model_type == kGemma2ModelType;
-  shape.tied_embeddings = gemma;
+  read_llama_widths(config, shape, problems);
+  shape.tied_embeddings = type.tied;
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
   bool attention_bias = false;
   problems.add(read_boolean(config, "attention_bias", attention_bias));
-  // Qwen2-MoE's attention is Qwen2's (transformers' Qwen2MoeAttention).
-  const bool qwen2_attention = model_type == kQwen2ModelType || model_type == kQwen2MoeModelType;
-  shape.attention_qkv_bias = attention_bias || qwen2_attention;
-  shape.attention_output_bias = attention_bias && !qwen2_attention;
-  // transformers' Qwen3Attention and Qwen3MoeAttention: q_norm and k_norm of head_dim.
-  shape.qk_norm = model_type == kQwen3ModelType || model_type == kQwen3MoeModelType;
+  shape.attention_qkv_bias = attention_bias || type.qkv_bias;
+  shape.attention_output_bias = attention_bias && !type.qkv_bias;
+  shape.qk_norm = type.qk_norm == QkNorm::kPerHead;
+  shape.qk_norm_whole = type.qk_norm == QkNorm::kWhole;
   problems.add(read_boolean(config, "mlp_bias", shape.mlp_bias));
-  if (model_type == kGemma2ModelType) shape.norms_per_layer = kGemma2NormsPerLayer;
+  shape.norms_per_layer = type.norms_per_layer;
+  // Cohere's one norm feeds attention and the MLP side by side, a LayerNorm without a bias.
+  shape.parallel_attention_mlp = type.norms_per_layer == kCohereNormsPerLayer;
 
-  const bool qwen_moe = model_type == kQwen2MoeModelType || model_type == kQwen3MoeModelType;
+  const bool qwen_moe = type.qwen_experts != QwenExperts::kNone;
+  const std::string model_type = type.name;
   if (qwen_moe && present(config, kNumExperts.key) == nullptr) {
     // Qwen2MoeConfig and Qwen3MoeConfig default to 60 and 128 experts: never guessed at.
     return "'num_experts' is missing; a " + model_type + " config must give its experts, " +
@@ -286,7 +207,7 @@ std::string read_llama_block(const Json& config, const std::string& model_type, 
   problems.add(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
   if (problems.any() || shape.num_experts == 1) return problems.first();
   if (qwen_moe) {
-    return read_qwen_moe_fields(config, model_type == kQwen2MoeModelType, shape);
+    return read_qwen_moe_fields(config, type.qwen_experts == QwenExperts::kShared, shape);
   }
   return {};
 }
@@ -412,74 +333,40 @@ std::string read_phi_block(const Json& config, ModelShape& shape) {
   return problems.first();
 }
 
-// A field that a config must hold, where null means none (0): DeepSeek's q_lora_rank, null when
-// queries have no latent (transformers' DeepseekV3Attention then builds one q_proj).
-std::string read_required_or_null(const Json& config, const WholeField& field, int& out) {
-  const auto found = config.find(field.key);
-  if (found != config.end() && found->is_null()) {
-    out = 0;
-    return {};
+// The model types that read a typed field: "qwen2_moe, qwen3_moe and deepseek_v3".
+std::string types_reading(const TypedField& field) {
+  std::vector<const char*> names;
+  for (const char* type : field.model_types) {
+    if (type != nullptr) names.push_back(type);
   }
-  return read_required(config, field, out);
+  return joined(names, " and ");
 }
 
-// transformers' DeepseekV3ForCausalLM: embed_tokens; per layer input_layernorm, latent attention
-// (DeepseekV3Attention), post_attention_layernorm, and either a dense MLP of intermediate_size
-// (the first first_k_dense_replace layers) or DeepseekV3MoE: n_routed_experts experts of
-// moe_intermediate_size, a router (DeepseekV3TopkRouter: a weight of E x h and the buffer
-// e_score_correction_bias of E) and shared_experts, one MLP of moe_intermediate_size ·
-// n_shared_experts; norm; lm_head. The multi-token-prediction module that the checkpoint adds
-// (num_nextn_predict_layers, model.layers.61 in DeepSeek-V3: 11.5B more) is not part of the
-// model transformers builds, and not counted.
-std::string read_deepseek_v3_block(const Json& config, ModelShape& shape) {
-  Problems problems;
-  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
-  problems.add(read_required(config, kNumLayers, shape.num_layers));
-  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
-  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
-  problems.add(read_required(config, kVocabSize, shape.vocab_size));
-  problems.add(read_required_or_null(config, kQLoraRank, shape.q_lora_rank));
-  problems.add(read_required(config, kKvLoraRank, shape.kv_lora_rank));
-  problems.add(read_required(config, kQkNopeHeadDim, shape.qk_nope_head_dim));
-  problems.add(read_required(config, kQkRopeHeadDim, shape.qk_rope_head_dim));
-  problems.add(read_required(config, kVHeadDim, shape.v_head_dim));
-  problems.add(read_required(config, kNRoutedExperts, shape.num_experts));
-  problems.add(read_required(config, kNumExpertsPerToken, shape.num_experts_per_token));
-  problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
-  int shared_experts = 0;
-  problems.add(read_required(config, kNSharedExperts, shared_experts));
-  problems.add(read_required(config, kFirstKDenseReplace, shape.num_dense_layers));
-  int moe_layer_freq = 1;
-  problems.add(read_optional(config, kMoeLayerFreq, moe_layer_freq));
-  int next_token_layers = 0;
-  problems.add(read_optional(config, kNumNextnPredictLayers, next_token_layers));
-  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
-  problems.add(
-      require_boolean(config, "attention_bias", false, "biases on latent attention's projections"));
-  if (problems.any()) return problems.first();
-  if (moe_layer_freq != 1) {
-    return "'moe_layer_freq' must be 1 (absent or null means 1); it is " +
-           std::to_string(moe_layer_freq) +
-           ": trainmem counts every layer past first_k_dense_replace as a mixture.";
+// A field of today's mixtures or of latent attention in a config whose type does not read it:
+// refused rather than left out of the count.
+std::string check_typed_fields(const Json& config, const std::string& model_type) {
+  for (const TypedField& field : kTypedFields) {
+    if (model_type_reads(model_type, field.key)) continue;
+    const Json* value = present(config, field.key);
+    if (value != nullptr && !(value->is_number() && value->get<double>() == 0)) {
+      return quoted(field.key) + " (" + field.what +
+             ") is not read for this model_type: trainmem reads it for " + types_reading(field) +
+             ".";
+    }
   }
-  if (shape.num_dense_layers >= shape.num_layers) {
-    return "'first_k_dense_replace' (" + std::to_string(shape.num_dense_layers) +
-           ") must be below num_hidden_layers (" + std::to_string(shape.num_layers) + ").";
-  }
-  // Latent attention has no key/value heads of its own; each of the a heads reads the latent.
-  shape.num_key_value_heads = shape.num_attention_heads;
-  shape.router_bias = true;
-  if (static_cast<double>(shared_experts) * shape.moe_ffn_hidden_size > kMaxModelWidth) {
-    return "'n_shared_experts' (" + std::to_string(shared_experts) +
-           ") times moe_intermediate_size must be at most " + format_count(kMaxModelWidth) + ".";
-  }
-  shape.shared_expert_ffn_hidden_size = shared_experts * shape.moe_ffn_hidden_size;
   return {};
 }
 
-std::string read_block(const Json& config, const std::string& model_type, Block block,
-                       ModelShape& shape) {
-  switch (block) {
+std::string multimodal_type_names() {
+  std::vector<const char*> names;
+  for (const ModelType& type : kModelTypes) {
+    if (type.block == Block::kMultimodal) names.push_back(type.name);
+  }
+  return joined(names, " or ");
+}
+
+std::string read_block(const Json& config, const ModelType& type, ModelShape& shape) {
+  switch (type.block) {
     case Block::kGpt2:
       return read_gpt2_block(config, shape);
     case Block::kGptNeoX:
@@ -490,13 +377,77 @@ std::string read_block(const Json& config, const std::string& model_type, Block 
       return read_phi_block(config, shape);
     case Block::kDeepseekV3:
       return read_deepseek_v3_block(config, shape);
+    case Block::kGlm4Moe:
+      return read_glm4_moe_block(config, shape);
+    case Block::kGptOss:
+      return read_gpt_oss_block(config, shape);
+    case Block::kLlama4:
+      return read_llama4_block(config, shape);
     case Block::kLlama:
+    case Block::kMultimodal:
       break;
   }
-  return read_llama_block(config, model_type, shape);
+  return read_llama_block(config, type, shape);
+}
+
+// Gemma 3's multimodal configs leave out what Gemma3TextConfig gives by default: its 8 heads, 4
+// key/value heads, head_dim 256 and 262,208 embedding rows (262,144 tokens and 64 rows the
+// vision checkpoints add).
+void add_gemma3_text_defaults(Json& text) {
+  const std::pair<const char*, int> defaults[] = {{"num_attention_heads", 8},
+                                                  {"num_key_value_heads", 4},
+                                                  {"head_dim", 256},
+                                                  {"vocab_size", 262208}};
+  for (const auto& [key, value] : defaults) {
+    if (text.find(key) == text.end()) text[key] = value;
+  }
+}
+
+// A multimodal config's text tower, as a config of its own: text_config (or, for the Qwen2-VL
+// family's older configs, the top level without vision_config), with its model_type (the row's
+// when it names none), the top level's tie_word_embeddings where it gives none, and a name that
+// says what it is. Returns the problem, or "".
+std::string text_tower_of(const Json& config, const ModelType& type, Json& text) {
+  const auto nested = config.find("text_config");
+  if (nested != config.end() && nested->is_object()) {
+    text = *nested;
+  } else if (type.text_at_top && present(config, kHiddenSize.key) != nullptr) {
+    text = config;
+    text.erase("vision_config");
+  } else {
+    return "'text_config' must be an object holding the language model's fields in a " +
+           std::string(type.name) + " config; it is " +
+           (nested == config.end() ? std::string("missing") : describe(*nested)) + ".";
+  }
+  const Json* text_type = present(text, "model_type");
+  if (text_type == nullptr ||
+      (text_type->is_string() && text_type->get<std::string>() == type.name)) {
+    text["model_type"] = type.text_type;
+  }
+  if (const Json* tie = present(config, "tie_word_embeddings");
+      tie != nullptr && present(text, "tie_word_embeddings") == nullptr) {
+    text["tie_word_embeddings"] = *tie;
+  }
+  const auto name = config.find("_name_or_path");
+  if (name != config.end() && name->is_string() && !name->get<std::string>().empty()) {
+    text["_name_or_path"] = name->get<std::string>() + " (text tower)";
+  }
+  text.erase("text_config");
+  return {};
 }
 
 }  // namespace
+
+void read_llama_widths(const Json& config, ModelShape& shape, Problems& problems) {
+  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
+  problems.add(read_required(config, kNumLayers, shape.num_layers));
+  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
+  shape.num_key_value_heads = shape.num_attention_heads;  // transformers' default: no GQA
+  problems.add(read_optional(config, kNumKeyValueHeads, shape.num_key_value_heads));
+  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
+  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  problems.add(read_optional(config, kHeadDim, shape.head_dim));
+}
 
 bool model_type_reads(const std::string& model_type, std::string_view key) {
   for (const TypedField& field : kTypedFields) {
@@ -508,6 +459,32 @@ bool model_type_reads(const std::string& model_type, std::string_view key) {
   return false;
 }
 
+bool multimodal_model_type(const std::string& model_type) {
+  const ModelType* type = model_type_row(model_type);
+  return type != nullptr && type->block == Block::kMultimodal;
+}
+
+std::string text_tower_config(const Json& config, const std::string& model_type, Json& text) {
+  const ModelType* type = model_type_row(model_type);
+  if (type == nullptr || type->block != Block::kMultimodal) {
+    return "'model_type' must be a multimodal one (" + multimodal_type_names() +
+           ") for a text tower; it is " + describe(Json(model_type)) + ".";
+  }
+  const std::string problem = text_tower_of(config, *type, text);
+  if (!problem.empty()) return "in the text tower: " + problem;
+  const Json* text_type = present(text, "model_type");
+  const ModelType* text_row = text_type != nullptr && text_type->is_string()
+                                  ? model_type_row(text_type->get<std::string>())
+                                  : nullptr;
+  if (text_row == nullptr || text_row->block == Block::kMultimodal) {
+    return "'text_config' must be a language model's config whose model_type trainmem reads; its "
+           "model_type is " +
+           (text_type != nullptr ? describe(*text_type) : std::string("missing")) + ".";
+  }
+  if (std::string_view(text_row->name) == "gemma3_text") add_gemma3_text_defaults(text);
+  return {};
+}
+
 const WholeField* whole_field_named(std::string_view key) {
   for (const WholeField& field : kWholeFields) {
     if (key == field.key) return &field;
@@ -515,8 +492,10 @@ const WholeField* whole_field_named(std::string_view key) {
   return nullptr;
 }
 
-std::string read_block_shape(const Json& config, const std::string& model_type, ModelShape& shape) {
-  Block block = Block::kLlama;
+std::string read_block_shape(const Json& config, const std::string& model_type, bool text_tower,
+                             ModelShape& shape) {
+  constexpr ModelType kLlamaStyle = {"", Block::kLlama};
+  const ModelType* type = &kLlamaStyle;
   if (model_type.empty()) {
     // Without a model_type the Llama family's fields are read; GPT-2's names say otherwise.
     if (present(config, kNEmbd.key) != nullptr) {
@@ -524,27 +503,37 @@ std::string read_block_shape(const Json& config, const std::string& model_type, 
              "such as \"gpt2\".";
     }
   } else {
-    bool known = false;
-    for (const ModelType& type : kModelTypes) {
-      if (model_type == type.name) {
-        block = type.block;
-        known = true;
-      }
-    }
-    if (!known) {
+    type = model_type_row(model_type);
+    if (type == nullptr) {
       return "'model_type' must be one of " + model_type_names() +
              " (or absent, for a Llama-style block); it is " + describe(Json(model_type)) + ".";
     }
   }
+  if (type->block == Block::kMultimodal) {
+    const Json* vision = present(config, "vision_config");
+    if (vision != nullptr && !text_tower) {
+      const Json* vision_type = vision->is_object() ? present(*vision, "model_type") : nullptr;
+      return "'vision_config' describes a vision tower" +
+             (vision_type != nullptr ? " (" + describe(*vision_type) + ")" : std::string()) +
+             ", which trainmem does not count; ask for the text tower alone (the CLI's "
+             "--text-tower, the page's \"Text tower alone\").";
+    }
+    Json text;
+    const std::string problem = text_tower_config(config, model_type, text);
+    if (!problem.empty()) return problem;
+    return read_block_shape(text, text["model_type"].get<std::string>(), false, shape);
+  }
+  const std::string typed_problem = check_typed_fields(config, model_type);
+  if (!typed_problem.empty()) return typed_problem;
   const std::string activation_problem = check_activations(config);
   if (!activation_problem.empty()) return activation_problem;
-  const std::string problem = read_block(config, model_type, block, shape);
+  const std::string problem = read_block(config, *type, shape);
   if (!problem.empty()) return problem;
   // The longest sequence: learned positions have a row each (OPT's two extra rows are fairseq's
   // offset, not positions); a rotary model's config gives max_position_embeddings.
-  if (block == Block::kGpt2) {
+  if (type->block == Block::kGpt2) {
     shape.max_positions = shape.num_position_embeddings;
-  } else if (block == Block::kOpt) {
+  } else if (type->block == Block::kOpt) {
     shape.max_positions = shape.num_position_embeddings - kOptPositionOffset;
   } else {
     return read_optional(config, kMaxPositions, shape.max_positions);

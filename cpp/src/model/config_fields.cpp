@@ -77,4 +77,24 @@ std::string read_boolean(const Json& config, const char* key, bool& out) {
   return {};
 }
 
+std::string read_required_or_null(const Json& config, const WholeField& field, int& out) {
+  const auto found = config.find(field.key);
+  if (found != config.end() && found->is_null()) {
+    out = 0;
+    return {};
+  }
+  return read_required(config, field, out);
+}
+
+std::string require_boolean(const Json& config, const char* key, bool required, const char* what) {
+  bool value = required;
+  std::string problem = read_boolean(config, key, value);
+  if (!problem.empty()) return problem;
+  if (value != required) {
+    return quoted(key) + " must be " + (required ? "true" : "false") + " (absent or null means " +
+           (required ? "true" : "false") + "): trainmem does not count " + what + ".";
+  }
+  return {};
+}
+
 }  // namespace trainmem

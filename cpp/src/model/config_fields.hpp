@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "trainmem/models.hpp"
 
@@ -19,6 +20,82 @@ struct WholeField {
   int low;
   int high;
 };
+
+// Every whole-number field the readers know, by architecture.
+// The Llama family's fields.
+inline constexpr WholeField kHiddenSize = {"hidden_size", 1, kMaxModelWidth};
+inline constexpr WholeField kNumLayers = {"num_hidden_layers", 1, kMaxModelLayers};
+inline constexpr WholeField kNumHeads = {"num_attention_heads", 1, kMaxModelWidth};
+inline constexpr WholeField kNumKeyValueHeads = {"num_key_value_heads", 1, kMaxModelWidth};
+inline constexpr WholeField kIntermediateSize = {"intermediate_size", 1, kMaxModelWidth};
+inline constexpr WholeField kVocabSize = {"vocab_size", 1, kMaxVocabSize};
+inline constexpr WholeField kHeadDim = {"head_dim", 1, kMaxModelWidth};
+inline constexpr WholeField kNumLocalExperts = {"num_local_experts", 1, kMaxExperts};
+inline constexpr WholeField kNumExperts = {"num_experts", 1, kMaxExperts};
+inline constexpr WholeField kNumExpertsPerToken = {"num_experts_per_tok", 1, kMaxExperts};
+// GPT-2's names (transformers' GPT2Config): n_embd, n_layer, n_head, n_inner, n_positions.
+inline constexpr WholeField kNEmbd = {"n_embd", 1, kMaxModelWidth};
+inline constexpr WholeField kNLayer = {"n_layer", 1, kMaxModelLayers};
+inline constexpr WholeField kNHead = {"n_head", 1, kMaxModelWidth};
+inline constexpr WholeField kNInner = {"n_inner", 1, kMaxModelWidth};
+inline constexpr WholeField kNPositions = {"n_positions", 1, kMaxPositionEmbeddings};
+// OPT's (OPTConfig): ffn_dim, max_position_embeddings, word_embed_proj_dim.
+inline constexpr WholeField kFfnDim = {"ffn_dim", 1, kMaxModelWidth};
+inline constexpr WholeField kMaxPositions = {"max_position_embeddings", 1, kMaxPositionEmbeddings};
+inline constexpr WholeField kWordEmbedProjDim = {"word_embed_proj_dim", 1, kMaxModelWidth};
+// Today's mixtures of experts (Qwen2-MoE, Qwen3-MoE, DeepSeek-V3) and latent attention.
+inline constexpr WholeField kMoeIntermediateSize = {"moe_intermediate_size", 1, kMaxModelWidth};
+inline constexpr WholeField kSharedExpertIntermediateSize = {"shared_expert_intermediate_size", 0,
+                                                             kMaxModelWidth};
+inline constexpr WholeField kDecoderSparseStep = {"decoder_sparse_step", 1, kMaxModelLayers};
+inline constexpr WholeField kNRoutedExperts = {"n_routed_experts", 2, kMaxExperts};
+inline constexpr WholeField kNSharedExperts = {"n_shared_experts", 0, kMaxExperts};
+inline constexpr WholeField kFirstKDenseReplace = {"first_k_dense_replace", 0, kMaxModelLayers};
+inline constexpr WholeField kMoeLayerFreq = {"moe_layer_freq", 1, kMaxModelLayers};
+inline constexpr WholeField kNumNextnPredictLayers = {"num_nextn_predict_layers", 0,
+                                                      kMaxModelLayers};
+inline constexpr WholeField kQLoraRank = {"q_lora_rank", 1, kMaxModelWidth};
+inline constexpr WholeField kKvLoraRank = {"kv_lora_rank", 1, kMaxModelWidth};
+inline constexpr WholeField kQkNopeHeadDim = {"qk_nope_head_dim", 0, kMaxModelWidth};
+inline constexpr WholeField kQkRopeHeadDim = {"qk_rope_head_dim", 0, kMaxModelWidth};
+inline constexpr WholeField kVHeadDim = {"v_head_dim", 1, kMaxModelWidth};
+// Today's families: Llama 4's dense layers and interleave step.
+inline constexpr WholeField kIntermediateSizeMlp = {"intermediate_size_mlp", 1, kMaxModelWidth};
+inline constexpr WholeField kInterleaveMoeLayerStep = {"interleave_moe_layer_step", 1,
+                                                       kMaxModelLayers};
+inline constexpr WholeField kWholeFields[] = {kHiddenSize,
+                                              kNumLayers,
+                                              kNumHeads,
+                                              kNumKeyValueHeads,
+                                              kIntermediateSize,
+                                              kVocabSize,
+                                              kHeadDim,
+                                              kNumLocalExperts,
+                                              kNumExperts,
+                                              kNumExpertsPerToken,
+                                              kNEmbd,
+                                              kNLayer,
+                                              kNHead,
+                                              kNInner,
+                                              kNPositions,
+                                              kFfnDim,
+                                              kMaxPositions,
+                                              kWordEmbedProjDim,
+                                              kMoeIntermediateSize,
+                                              kSharedExpertIntermediateSize,
+                                              kDecoderSparseStep,
+                                              kNRoutedExperts,
+                                              kNSharedExperts,
+                                              kFirstKDenseReplace,
+                                              kMoeLayerFreq,
+                                              kNumNextnPredictLayers,
+                                              kQLoraRank,
+                                              kKvLoraRank,
+                                              kQkNopeHeadDim,
+                                              kQkRopeHeadDim,
+                                              kVHeadDim,
+                                              kIntermediateSizeMlp,
+                                              kInterleaveMoeLayerStep};
 
 // "'hidden_size'"
 std::string quoted(const char* key);
@@ -37,6 +114,25 @@ std::string read_optional(const Json& config, const WholeField& field, int& out)
 // An optional true/false field: absent or null leaves `out` as it is.
 std::string read_boolean(const Json& config, const char* key, bool& out);
 
+// A field that a config must hold, where null means none (0): DeepSeek's q_lora_rank, null when
+// queries have no latent (transformers' DeepseekV3Attention then builds one q_proj).
+std::string read_required_or_null(const Json& config, const WholeField& field, int& out);
+// A true/false field that must keep one value, for a variant trainmem does not count.
+std::string require_boolean(const Json& config, const char* key, bool required, const char* what);
+
+// The first problem a series of reads met.
+class Problems {
+ public:
+  void add(std::string found) {
+    if (first_.empty()) first_ = std::move(found);
+  }
+  bool any() const { return !first_.empty(); }
+  const std::string& first() const { return first_; }
+
+ private:
+  std::string first_;
+};
+
 // The whole-number field of any architecture with this key (for a number too large for JSON's
 // 64-bit numbers, refused before the text parses), or nullptr.
 const WholeField* whole_field_named(std::string_view key);
@@ -46,7 +142,16 @@ const WholeField* whole_field_named(std::string_view key);
 bool model_type_reads(const std::string& model_type, std::string_view key);
 
 // Reads the shape's numbers and flags for the config's model_type ("" when it has none: the Llama
-// family's fields); returns the first problem, or "".
-std::string read_block_shape(const Json& config, const std::string& model_type, ModelShape& shape);
+// family's fields); returns the first problem, or "". A multimodal config's text tower is read
+// when `text_tower`; one with a vision tower is refused otherwise.
+std::string read_block_shape(const Json& config, const std::string& model_type, bool text_tower,
+                             ModelShape& shape);
+
+// Whether model_type is a multimodal one (gemma3, llama4, mistral3, qwen2_5_vl, qwen2_vl).
+bool multimodal_model_type(const std::string& model_type);
+
+// A multimodal config's text tower as a config of its own (its text_config, with a model_type
+// and the defaults its class gives); returns the problem, or "".
+std::string text_tower_config(const Json& config, const std::string& model_type, Json& text);
 
 }  // namespace trainmem

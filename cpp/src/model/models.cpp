@@ -1,5 +1,7 @@
 #include "trainmem/models.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -238,6 +240,8 @@ std::string model_shape_problem(const ModelShape& shape) {
       {"moe_intermediate_size", shape.moe_ffn_hidden_size, 0, kMaxModelWidth},
       {"shared_expert_intermediate_size", shape.shared_expert_ffn_hidden_size, 0, kMaxModelWidth},
       {"first_k_dense_replace", shape.num_dense_layers, 0, shape.num_layers},
+      {"interleave_moe_layer_step", shape.moe_layer_step, 1, shape.num_layers},
+      {"num_nextn_predict_layers", shape.num_mtp_layers, 0, kMaxModelLayers},
       {"q_lora_rank", shape.q_lora_rank, 0, kMaxModelWidth},
       {"kv_lora_rank", shape.kv_lora_rank, 0, kMaxModelWidth},
       {"qk_nope_head_dim", shape.qk_nope_head_dim, 0, kMaxModelWidth},
@@ -256,10 +260,22 @@ std::string model_shape_problem(const ModelShape& shape) {
   }
   const bool mixture_fields = shape.moe_ffn_hidden_size > 0 ||
                               shape.shared_expert_ffn_hidden_size > 0 || shape.shared_expert_gate ||
-                              shape.router_bias || shape.num_dense_layers > 0;
+                              shape.router_bias || shape.num_dense_layers > 0 ||
+                              shape.moe_layer_step > 1;
   if (shape.num_experts == 1 && mixture_fields) {
-    return "moe_intermediate_size, shared experts, a router bias and first_k_dense_replace "
-           "describe a mixture of experts; num_local_experts must be above 1 for them.";
+    return "moe_intermediate_size, shared experts, a router bias, first_k_dense_replace and "
+           "interleaved dense layers describe a mixture of experts; num_local_experts must be "
+           "above 1 for them.";
+  }
+  if (shape.num_experts > 1 &&
+      dense_layers_between(shape, 0, shape.num_layers) >= shape.num_layers) {
+    return "A mixture of experts needs at least one mixture layer: first_k_dense_replace and the "
+           "interleave step leave none of its " +
+           format_count(shape.num_layers) + " layers.";
+  }
+  if (shape.qk_norm && shape.qk_norm_whole) {
+    return "Query and key norms are per head (Qwen3's) or over the whole projections (OLMo 2's), "
+           "not both.";
   }
   if (shape.shared_expert_gate && shape.shared_expert_ffn_hidden_size == 0) {
     return "A shared expert's gate needs a shared expert: shared_expert_intermediate_size must be "
@@ -363,8 +379,11 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
   }
   if (shape.attention_output_bias) vector(h, 1, P::kReplicated);
   // Qwen3's q_norm and k_norm (transformers' Qwen3Attention): one RMSNorm of d each, shared by
-  // the heads.
+  // the heads. OLMo 2's (Olmo2Attention) normalise the whole projections: a·d and k·d.
   if (shape.qk_norm) vector(head_dim, 2, P::kNorm);
+  if (shape.qk_norm_whole) vector(query_width + key_value_width, 1, P::kNorm);
+  // gpt-oss's sinks (GptOssAttention.sinks): a learned logit per head, split with the heads.
+  if (shape.attention_sinks) vector(a, 1, P::kSplit);
 
   // The MLP: a gated MLP's column-parallel gate and up, or a plain MLP's up alone, each with
   // its row-parallel down; the biases of gate and up split, down's whole.
@@ -439,9 +458,28 @@ ParameterCounts parameter_counts(const ModelShape& shape) {
   return counts;
 }
 
+double dense_layers_between(const ModelShape& shape, double first, double count) {
+  if (shape.num_experts <= 1) return count;
+  const double end = first + count;
+  const double k = shape.num_dense_layers;
+  const double leading = std::clamp(std::min(end, k) - first, 0.0, count);
+  const double step = shape.moe_layer_step;
+  if (step <= 1) return leading;
+  // Past the first k: layers i in [from, end) with (i + 1) a multiple of step are mixtures.
+  const double from = std::max(first, k);
+  if (end <= from) return leading;
+  const double mixtures = std::floor(end / step) - std::floor(from / step);
+  return leading + (end - from) - mixtures;
+}
+
+bool mixes_dense_layers(const ModelShape& shape) {
+  return shape.num_experts > 1 && dense_layers_between(shape, 0, shape.num_layers) > 0;
+}
+
 double count_parameters(const ModelShape& shape) {
   const ParameterCounts counts = parameter_counts(shape);
-  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
+  const double dense_layers =
+      shape.num_experts > 1 ? dense_layers_between(shape, 0, shape.num_layers) : 0;
   const double mixture_layers = shape.num_layers - dense_layers;
   return mixture_layers * (counts.attention_and_mlp_per_layer + counts.replicated_per_layer) +
          dense_layers *
@@ -458,9 +496,22 @@ double count_active_parameters(const ModelShape& shape) {
   const double column_projections = shape.gated_mlp ? 2 : 1;
   double expert = (column_projections + 1) * h * width;
   if (shape.mlp_bias) expert += column_projections * width + h;
-  const double mixture_layers = shape.num_layers - shape.num_dense_layers;
+  const double mixture_layers = shape.num_layers - dense_layers_between(shape, 0, shape.num_layers);
   return count_parameters(shape) -
          mixture_layers * (shape.num_experts - shape.num_experts_per_token) * expert;
+}
+
+double count_mtp_parameters(const ModelShape& shape) {
+  if (shape.num_mtp_layers == 0) return 0;
+  const ParameterCounts counts = parameter_counts(shape);
+  const double h = shape.hidden_size;
+  const bool mixture = shape.num_experts > 1;
+  const double layer =
+      (mixture ? counts.attention_and_mlp_per_layer + counts.replicated_per_layer
+               : counts.dense_attention_and_mlp_per_layer + counts.dense_replicated_per_layer) +
+      counts.norms_per_layer;
+  const double module = 2 * counts.final_norm + 2 * h * h + layer + counts.final_norm;
+  return shape.num_mtp_layers * module;
 }
 
 }  // namespace trainmem

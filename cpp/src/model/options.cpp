@@ -254,7 +254,7 @@ double adafactor_values_per_parameter(const ModelShape& shape) {
     }
     return values;
   };
-  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
+  const double dense_layers = dense_layers_between(shape, 0, shape.num_layers);
   const double per_layers = (shape.num_layers - dense_layers) * values_per_layer(false) +
                             dense_layers * values_per_layer(true);
   double once = (v + h) * (shape.tied_embeddings ? 1 : 2) + per_norm;

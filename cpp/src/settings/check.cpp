@@ -316,7 +316,7 @@ Answer check_lora(const TrainingSetup& setup, const ModelShape* shape) {
   // or dense layers mixed in; and its frozen base shards as one group, as with ep = 1, etp = t.
   const bool extended_mixture = shape->moe_ffn_hidden_size > 0 ||
                                 shape->shared_expert_ffn_hidden_size > 0 ||
-                                shape->num_dense_layers > 0;
+                                mixes_dense_layers(*shape);
   if (setup.lora_rank > 0 && (latent_attention(*shape) || extended_mixture)) {
     const std::string what =
         latent_attention(*shape)

@@ -159,7 +159,8 @@ ParametersPerToken parameters_per_token(const ModelShape& shape, const ParallelL
   const double ep = layout.expert_parallel;
   const double etp = expert_tensor_parallel_of(layout);
   const bool mixture = shape.num_experts > 1;
-  const double mixture_layers = shape.num_layers - (mixture ? shape.num_dense_layers : 0);
+  const double mixture_layers =
+      shape.num_layers - (mixture ? dense_layers_between(shape, 0, shape.num_layers) : 0);
   const double dense_layers = shape.num_layers - mixture_layers;
   const double routed =
       counts.routed_experts_per_layer / etp + counts.routed_experts_replicated_per_layer;

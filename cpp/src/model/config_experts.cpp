@@ -1,0 +1,217 @@
+// The readers of mixtures of experts whose fields are their own: Qwen2-MoE's and Qwen3-MoE's,
+// DeepSeek-V3's (and Kimi K2's), GLM-4.5's, gpt-oss's and Llama 4's. Each counts what transformers
+// builds for its model_type (modeling_<type>.py), and refuses what a shape cannot hold by name.
+#include <cstdint>
+#include <string>
+
+#include "model/config_fields.hpp"
+#include "model/config_readers.hpp"
+#include "model/config_text.hpp"
+#include "trainmem/format.hpp"
+
+namespace trainmem {
+
+namespace {
+
+// DeepSeek's experts (DeepseekV3MoE, Glm4MoeMoE): n_routed_experts of moe_intermediate_size, top
+// num_experts_per_tok, n_shared_experts as one MLP, the first first_k_dense_replace layers dense,
+// and the multi-token-prediction modules after the main model.
+void read_deepseek_experts(const Json& config, ModelShape& shape, Problems& problems) {
+  problems.add(read_required(config, kNRoutedExperts, shape.num_experts));
+  problems.add(read_required(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
+  problems.add(read_required(config, kFirstKDenseReplace, shape.num_dense_layers));
+  int moe_layer_freq = 1;
+  problems.add(read_optional(config, kMoeLayerFreq, moe_layer_freq));
+  problems.add(read_optional(config, kNumNextnPredictLayers, shape.num_mtp_layers));
+  if (!problems.any() && moe_layer_freq != 1) {
+    problems.add("'moe_layer_freq' must be 1 (absent or null means 1); it is " +
+                 std::to_string(moe_layer_freq) +
+                 ": trainmem counts every layer past first_k_dense_replace as a mixture.");
+  }
+}
+
+// The shared experts, one MLP of n_shared_experts · moe_intermediate_size, and the router's
+// e_score_correction_bias (E per mixture layer, in the checkpoint beside the router's weight).
+std::string deepseek_shared_experts(const Json& config, ModelShape& shape) {
+  int shared_experts = 0;
+  const std::string problem = read_required(config, kNSharedExperts, shared_experts);
+  if (!problem.empty()) return problem;
+  if (shape.num_dense_layers >= shape.num_layers) {
+    return "'first_k_dense_replace' (" + std::to_string(shape.num_dense_layers) +
+           ") must be below num_hidden_layers (" + std::to_string(shape.num_layers) + ").";
+  }
+  shape.router_bias = true;
+  if (static_cast<double>(shared_experts) * shape.moe_ffn_hidden_size > kMaxModelWidth) {
+    return "'n_shared_experts' (" + std::to_string(shared_experts) +
+           ") times moe_intermediate_size must be at most " + format_count(kMaxModelWidth) + ".";
+  }
+  shape.shared_expert_ffn_hidden_size = shared_experts * shape.moe_ffn_hidden_size;
+  return {};
+}
+
+}  // namespace
+
+// Qwen2-MoE's and Qwen3-MoE's experts (transformers' Qwen2MoeSparseMoeBlock and
+// Qwen3MoeSparseMoeBlock): E experts of moe_intermediate_size, a gate (the router) of h x E with
+// no bias; Qwen2-MoE adds a shared_expert of shared_expert_intermediate_size and its
+// shared_expert_gate, h x 1. A layer is dense (an MLP of intermediate_size) when it is listed in
+// mlp_only_layers or (layer + 1) is not a multiple of decoder_sparse_step; trainmem places dense
+// layers first, so it reads mlp_only_layers = [0, 1, …, k - 1] and decoder_sparse_step 1.
+std::string read_qwen_moe_fields(const Json& config, bool shared_expert, ModelShape& shape) {
+  Problems problems;
+  problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
+  if (shared_expert) {
+    problems.add(
+        read_required(config, kSharedExpertIntermediateSize, shape.shared_expert_ffn_hidden_size));
+    shape.shared_expert_gate = shape.shared_expert_ffn_hidden_size > 0;
+  }
+  int sparse_step = 1;
+  problems.add(read_optional(config, kDecoderSparseStep, sparse_step));
+  if (problems.any()) return problems.first();
+  if (sparse_step != 1) {
+    return "'decoder_sparse_step' must be 1 (absent or null means 1); it is " +
+           std::to_string(sparse_step) +
+           ": trainmem places a mixture's dense layers first and does not count dense layers "
+           "between its sparse ones.";
+  }
+  if (const Json* layers = present(config, "mlp_only_layers")) {
+    const std::string allowed_layers =
+        "'mlp_only_layers' must list the first layers in order, [0, 1, …, k - 1] (or be "
+        "empty): trainmem places a mixture's dense layers first";
+    if (!layers->is_array()) return allowed_layers + "; it is " + describe(*layers) + ".";
+    int expected = 0;
+    for (const Json& layer : *layers) {
+      if (!layer.is_number_integer() || layer.get<std::int64_t>() != expected ||
+          expected >= shape.num_layers) {
+        return allowed_layers + "; it holds " + describe(layer) + " where " +
+               std::to_string(expected) + " would be.";
+      }
+      ++expected;
+    }
+    shape.num_dense_layers = expected;
+  }
+  return {};
+}
+
+// transformers' DeepseekV3ForCausalLM: embed_tokens; per layer input_layernorm, latent attention
+// (DeepseekV3Attention), post_attention_layernorm, and either a dense MLP of intermediate_size
+// (the first first_k_dense_replace layers) or DeepseekV3MoE: n_routed_experts experts of
+// moe_intermediate_size, a router (DeepseekV3TopkRouter: a weight of E x h and the buffer
+// e_score_correction_bias of E) and shared_experts, one MLP of moe_intermediate_size ·
+// n_shared_experts; norm; lm_head. The multi-token-prediction modules the checkpoint adds
+// (num_nextn_predict_layers, model.layers.61 in DeepSeek-V3) are not part of the model transformers
+// builds: the shape keeps their number, and a setup counts them when it trains them.
+std::string read_deepseek_v3_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  problems.add(read_required(config, kHiddenSize, shape.hidden_size));
+  problems.add(read_required(config, kNumLayers, shape.num_layers));
+  problems.add(read_required(config, kNumHeads, shape.num_attention_heads));
+  problems.add(read_required(config, kIntermediateSize, shape.ffn_hidden_size));
+  problems.add(read_required(config, kVocabSize, shape.vocab_size));
+  problems.add(read_required_or_null(config, kQLoraRank, shape.q_lora_rank));
+  problems.add(read_required(config, kKvLoraRank, shape.kv_lora_rank));
+  problems.add(read_required(config, kQkNopeHeadDim, shape.qk_nope_head_dim));
+  problems.add(read_required(config, kQkRopeHeadDim, shape.qk_rope_head_dim));
+  problems.add(read_required(config, kVHeadDim, shape.v_head_dim));
+  read_deepseek_experts(config, shape, problems);
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  problems.add(
+      require_boolean(config, "attention_bias", false, "biases on latent attention's projections"));
+  if (problems.any()) return problems.first();
+  // Latent attention has no key/value heads of its own; each of the a heads reads the latent.
+  shape.num_key_value_heads = shape.num_attention_heads;
+  return deepseek_shared_experts(config, shape);
+}
+
+// transformers' Glm4MoeForCausalLM (GLM-4.5, GLM-4.5-Air): grouped-query attention whose Q, K and
+// V carry biases when attention_bias (O never), with q_norm and k_norm of head_dim when
+// use_qk_norm (Glm4MoeAttention); DeepSeek-V3's experts, router and dense first layers; partial
+// rotary positions hold no parameters. The multi-token-prediction layer the checkpoint adds is
+// not built (Glm4MoeModel ignores model.layers.92 and .46), and kept as DeepSeek-V3's is.
+std::string read_glm4_moe_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  read_llama_widths(config, shape, problems);
+  read_deepseek_experts(config, shape, problems);
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  problems.add(read_boolean(config, "attention_bias", shape.attention_qkv_bias));
+  problems.add(read_boolean(config, "use_qk_norm", shape.qk_norm));
+  if (problems.any()) return problems.first();
+  return deepseek_shared_experts(config, shape);
+}
+
+// transformers' GptOssForCausalLM (gpt-oss-20b, -120b): attention whose Q, K, V and O carry biases
+// (attention_bias, true by default) and a sink logit per head (GptOssAttention.sinks); a mixture
+// of num_local_experts experts of intermediate_size with biases (GptOssExperts: gate_up_proj and
+// its bias, down_proj and its bias), a router with a bias (GptOssTopKRouter); two RMSNorms; an
+// untied lm_head. The checkpoint stores the experts in MXFP4, which transformers cannot train:
+// training loads them dequantised to BF16 (Mxfp4Config(dequantize=True)), and so they are counted.
+std::string read_gpt_oss_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  read_llama_widths(config, shape, problems);
+  problems.add(read_required(config, kNumLocalExperts, shape.num_experts));
+  problems.add(read_required(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  bool attention_bias = true;
+  problems.add(read_boolean(config, "attention_bias", attention_bias));
+  shape.attention_qkv_bias = attention_bias;
+  shape.attention_output_bias = attention_bias;
+  shape.mlp_bias = true;
+  shape.router_bias = true;
+  shape.attention_sinks = true;
+  if (!problems.any() && shape.num_experts < 2) {
+    problems.add("'num_local_experts' must be 2 or more for gpt_oss, a mixture of experts; it is " +
+                 std::to_string(shape.num_experts) + ".");
+  }
+  return problems.first();
+}
+
+// transformers' Llama4ForCausalLM (the text tower of Llama 4 Scout and Maverick): Llama's
+// attention (L2 query and key norms, without weights, when use_qk_norm); the layers in moe_layers
+// (every interleave_moe_layer_step-th: range(step - 1, L, step)) hold Llama4TextMoe, experts of
+// intermediate_size without biases, a router of h x E without one and a shared expert of
+// intermediate_size; the others a dense MLP of intermediate_size_mlp. An explicit moe_layers
+// other than the step's is refused.
+std::string read_llama4_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  read_llama_widths(config, shape, problems);
+  int expert_width = 0;
+  problems.add(read_required(config, kIntermediateSize, expert_width));
+  problems.add(read_required(config, kIntermediateSizeMlp, shape.ffn_hidden_size));
+  problems.add(read_required(config, kNumLocalExperts, shape.num_experts));
+  problems.add(read_required(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  problems.add(read_optional(config, kInterleaveMoeLayerStep, shape.moe_layer_step));
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  bool attention_bias = false;
+  problems.add(read_boolean(config, "attention_bias", attention_bias));
+  shape.attention_qkv_bias = attention_bias;
+  shape.attention_output_bias = attention_bias;
+  if (problems.any()) return problems.first();
+  shape.moe_ffn_hidden_size = expert_width;
+  shape.shared_expert_ffn_hidden_size = expert_width;
+  if (shape.num_experts < 2) {
+    return "'num_local_experts' must be 2 or more for llama4_text, a mixture of experts; it is " +
+           std::to_string(shape.num_experts) + ".";
+  }
+  if (const Json* layers = present(config, "moe_layers")) {
+    const std::string allowed_layers =
+        "'moe_layers' must list every interleave_moe_layer_step-th layer (" +
+        std::to_string(shape.moe_layer_step) + "), from layer " +
+        std::to_string(shape.moe_layer_step - 1) + " on";
+    if (!layers->is_array()) return allowed_layers + "; it is " + describe(*layers) + ".";
+    std::int64_t expected = shape.moe_layer_step - 1;
+    for (const Json& layer : *layers) {
+      if (!layer.is_number_integer() || layer.get<std::int64_t>() != expected) {
+        return allowed_layers + "; it holds " + describe(layer) + " where " +
+               std::to_string(expected) + " would be.";
+      }
+      expected += shape.moe_layer_step;
+    }
+    if (expected < shape.num_layers) {
+      return allowed_layers + "; it stops before layer " + std::to_string(expected) + ".";
+    }
+  }
+  return {};
+}
+
+}  // namespace trainmem

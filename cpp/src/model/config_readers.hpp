@@ -1,0 +1,24 @@
+// Inside the config.json reader: the readers of each architecture's fields, shared between
+// config_blocks.cpp (the table of model types, the Llama family's and the GPT-style blocks) and
+// config_experts.cpp (the mixtures of experts with fields of their own). Not part of the public
+// API.
+#pragma once
+
+#include <string>
+
+#include "model/config_fields.hpp"
+
+namespace trainmem {
+
+// hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default the heads),
+// intermediate_size, vocab_size and head_dim, as the Llama family names them.
+void read_llama_widths(const Json& config, ModelShape& shape, Problems& problems);
+
+// Qwen2-MoE's (with a shared expert) and Qwen3-MoE's experts.
+std::string read_qwen_moe_fields(const Json& config, bool shared_expert, ModelShape& shape);
+std::string read_deepseek_v3_block(const Json& config, ModelShape& shape);
+std::string read_glm4_moe_block(const Json& config, ModelShape& shape);
+std::string read_gpt_oss_block(const Json& config, ModelShape& shape);
+std::string read_llama4_block(const Json& config, ModelShape& shape);
+
+}  // namespace trainmem
