@@ -383,12 +383,29 @@ int print_compare_measured(const TrainingSetup&, bool json, std::ostream& out, s
 }  // namespace
 
 void print_models(std::ostream& out) {
-  out << std::left << std::setw(14) << "id" << std::setw(15) << "name" << std::setw(12)
-      << "parameters"
-      << "source\n";
+  // Columns as wide as their longest entry, so that no name runs into its count; a heading for
+  // each family.
+  std::size_t id_width = 2;
+  std::size_t name_width = 4;
   for (const ModelShape& shape : preset_models()) {
-    out << std::setw(14) << shape.id << std::setw(15) << shape.name << std::setw(12)
-        << format_parameters(count_parameters(shape)) << shape.source << "\n";
+    id_width = std::max(id_width, shape.id.size());
+    name_width = std::max(name_width, shape.name.size());
+  }
+  const int id_column = static_cast<int>(id_width) + 2;
+  const int name_column = static_cast<int>(name_width) + 2;
+  constexpr int kCountColumn = 12;
+  out << std::left << "  " << std::setw(id_column) << "id" << std::setw(name_column) << "name"
+      << std::setw(kCountColumn) << "parameters"
+      << "source\n";
+  std::string family;
+  for (const ModelShape& shape : preset_models()) {
+    if (shape.family != family) {
+      family = shape.family;
+      out << family << "\n";
+    }
+    out << "  " << std::setw(id_column) << shape.id << std::setw(name_column) << shape.name
+        << std::setw(kCountColumn) << format_parameters(count_parameters(shape)) << shape.source
+        << "\n";
   }
 }
 

@@ -59,15 +59,18 @@ TEST_CASE("an unknown preset id finds nothing") {
   CHECK(find_preset("llama3-7b") == nullptr);
   CHECK(find_preset("") == nullptr);
   CHECK(preset_ids_joined() ==
-        "llama3-8b, llama3-70b, llama3-405b, llama2-7b, llama2-13b, llama2-70b, llama3.2-1b, "
-        "llama3.2-3b, mistral-7b, mixtral-8x7b, qwen2.5-7b, qwen2.5-72b, gemma2-9b, gpt2, "
-        "gpt2-medium, gpt2-large, gpt2-xl, pythia-160m, "
-        "qwen3-8b, qwen3-30b-a3b, deepseek-v3");
+        "llama3-8b, llama3-70b, llama3-405b, llama3.1-8b, llama3.1-70b, llama3.3-70b, "
+        "llama3.2-1b, llama3.2-3b, llama4-scout, llama4-maverick, llama2-7b, llama2-13b, "
+        "llama2-70b, qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b, qwen3-14b, qwen3-32b, "
+        "qwen3-30b-a3b, qwen3-235b-a22b, qwen2.5-7b, qwen2.5-72b, deepseek-v3, kimi-k2, glm4.5, "
+        "glm4.5-air, gemma3-1b, gemma3-4b, gemma3-12b, gemma3-27b, gemma2-9b, mistral-7b, "
+        "mixtral-8x7b, gpt-oss-20b, gpt-oss-120b, gpt2, gpt2-medium, gpt2-large, gpt2-xl, phi-4, "
+        "olmo2-7b, olmo2-13b, olmo2-32b, pythia-160m");
 }
 
 TEST_CASE("the plate's three Llama 3 presets come first, and every preset names its source") {
   const std::vector<ModelShape>& presets = preset_models();
-  REQUIRE(presets.size() == 21);
+  REQUIRE(presets.size() == 45);
   CHECK(presets[0].id == "llama3-8b");
   CHECK(presets[1].id == "llama3-70b");
   CHECK(presets[2].id == "llama3-405b");
@@ -81,7 +84,12 @@ TEST_CASE("the plate's three Llama 3 presets come first, and every preset names 
     CAPTURE(presets[i].id);
     const std::string& source = presets[i].source;
     CHECK(source.size() > std::string(" config.json").size());
-    CHECK(source.substr(source.size() - 12) == " config.json");
+    // A multimodal model's preset is its text tower: "… config.json, text_config".
+    const std::string text_tower = " config.json, text_config";
+    const bool tower = source.size() > text_tower.size() &&
+                       source.substr(source.size() - text_tower.size()) == text_tower;
+    CHECK((tower || source.substr(source.size() - 12) == " config.json"));
+    CHECK_FALSE(presets[i].family.empty());
     CHECK(model_shape_problem(presets[i]).empty());
   }
   CHECK(find_preset("mistral-7b")->source == "mistralai/Mistral-7B-v0.1 config.json");
@@ -132,6 +140,32 @@ TEST_CASE("every preset's derived count is the count its authors publish, exactl
       // 11.5B unique parameters that the hub's total of 685B adds). This exact figure is the
       // shape's count, which rounds to the published one (see the next test).
       {"deepseek-v3", 671026419200.0},
+      // Today's families (tests/cpp/families_test.cpp gives each figure's source, and holds those
+      // published only rounded to their rounding). Llama 3.1 and 3.3 have Llama 3's shapes.
+      {"llama3.1-8b", 8030261248.0},
+      {"llama3.1-70b", 70553706496.0},
+      {"llama3.3-70b", 70553706496.0},
+      {"llama4-scout", 107769861120.0},
+      {"llama4-maverick", 400711848960.0},
+      {"qwen3-0.6b", 596049920.0},
+      {"qwen3-1.7b", 1720574976.0},
+      {"qwen3-4b", 4022468096.0},
+      {"qwen3-14b", 14768307200.0},
+      {"qwen3-32b", 32762123264.0},
+      {"qwen3-235b-a22b", 235093634560.0},
+      {"kimi-k2", 1026408232448.0},
+      {"glm4.5", 352797829024.0},
+      {"glm4.5-air", 106852251264.0},
+      {"gemma3-1b", 999885952.0},
+      {"gemma3-4b", 3880263168.0},
+      {"gemma3-12b", 11766034176.0},
+      {"gemma3-27b", 27009346304.0},
+      {"gpt-oss-20b", 20914757184.0},
+      {"gpt-oss-120b", 116829156672.0},
+      {"phi-4", 14659507200.0},
+      {"olmo2-7b", 7298617344.0},
+      {"olmo2-13b", 13716198400.0},
+      {"olmo2-32b", 32234279936.0},
   };
   CHECK(std::size(published) == preset_models().size());
   for (const Published& model : published) {

@@ -143,10 +143,11 @@ TEST_CASE("uneven stages: splits Megatron-LM refuses are refused, naming the set
   TrainingSetup deepseek;
   deepseek.model_id = "deepseek-v3";
   deepseek.layout.pipeline_parallel = 8;
-  check_refused(deepseek, "pp",
-                "Pipeline parallelism 8 must divide the 61 layers of DeepSeek-V3 671B, or set the "
-                "first and last pipeline stages' layers so that the stages between split the rest "
-                "evenly.");
+  check_refused(
+      deepseek, "pp",
+      "Pipeline parallelism 8 must divide the 61 layers of DeepSeek-V3 / R1 671B, or set the "
+      "first and last pipeline stages' layers so that the stages between split the rest "
+      "evenly.");
   deepseek.layout.pipeline_first_stage_layers = 6;
   deepseek.layout.pipeline_last_stage_layers = 7;
   CHECK(estimate_memory(deepseek).answer.ok());

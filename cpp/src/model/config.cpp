@@ -209,7 +209,8 @@ std::string read_shape(const Json& config, bool text_tower, ModelShape& shape) {
     }
     model_type = type->get<std::string>();
   }
-  if (config.find("hidden_size") == config.end() && config.contains("text_config")) {
+  if (!multimodal_model_type(model_type) && config.find("hidden_size") == config.end() &&
+      config.contains("text_config")) {
     return "'hidden_size' is missing; this looks like a multimodal config, whose text model's "
            "fields sit under 'text_config': give trainmem a text model's config.json.";
   }

@@ -391,13 +391,14 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
 }
 
 // Gemma 3's multimodal configs leave out what Gemma3TextConfig gives by default: its 8 heads, 4
-// key/value heads, head_dim 256 and 262,208 embedding rows (262,144 tokens and 64 rows the
-// vision checkpoints add).
+// key/value heads, head_dim 256, 262,208 embedding rows (262,144 tokens and 64 rows the vision
+// checkpoints add) and 131,072 positions.
 void add_gemma3_text_defaults(Json& text) {
   const std::pair<const char*, int> defaults[] = {{"num_attention_heads", 8},
                                                   {"num_key_value_heads", 4},
                                                   {"head_dim", 256},
-                                                  {"vocab_size", 262208}};
+                                                  {"vocab_size", 262208},
+                                                  {"max_position_embeddings", 131072}};
   for (const auto& [key, value] : defaults) {
     if (text.find(key) == text.end()) text[key] = value;
   }

@@ -1,0 +1,256 @@
+// Today's families: each reader on a tiny shape counted by hand, the presets against the totals
+// their authors publish, multimodal configs' text towers, and the multi-token-prediction modules.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "hub_configs.hpp"
+#include "trainmem/config.hpp"
+#include "trainmem/models.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+double count_of(const std::string& text, bool text_tower = false) {
+  const ConfigParse result = parse_hf_config(text, text_tower);
+  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
+  return count_parameters(result.shape);
+}
+
+// A tiny Llama-style config of the given type: h 8, 2 heads of 4, 1 key/value head, an MLP of 16,
+// a vocabulary of 10, untied unless the type ties by default.
+std::string tiny(const std::string& model_type, const std::string& more = "") {
+  return R"({"model_type": ")" + model_type +
+         R"(", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2,
+             "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 16,
+             "vocab_size": 10)" +
+         (more.empty() ? "" : ", " + more) + "}";
+}
+
+// Llama's count of tiny(): per layer Q 64, K 32, V 32, O 64, MLP 3·8·16 = 384, 2 norms 16: 592;
+// twice, with the embedding 80, the head 80 and the final norm 8.
+constexpr double kTinyLlama = 2 * 592 + 80 + 80 + 8;  // 1,352
+
+}  // namespace
+
+TEST_CASE("each new model_type's weights on a tiny shape, counted by hand") {
+  CHECK(count_of(tiny("llama")) == kTinyLlama);
+  // Phi-3's fused qkv_proj and gate_up_proj hold the same weights as Llama's.
+  CHECK(count_of(tiny("phi3")) == kTinyLlama);
+  CHECK(count_of(tiny("granite", R"("tie_word_embeddings": false)")) == kTinyLlama);
+  // SmolLM3 ties by default (SmolLM3Config): one matrix of 80 fewer.
+  CHECK(count_of(tiny("smollm3")) == kTinyLlama - 80);
+  // OLMo 2: q_norm over a·d = 8 and k_norm over k·d = 4, per layer.
+  CHECK(count_of(tiny("olmo2")) == kTinyLlama + 2 * (8 + 4));
+  // Gemma 3: q_norm and k_norm of head_dim (4 each), four norms of 8 instead of two, tied.
+  CHECK(count_of(tiny("gemma3_text")) == kTinyLlama + 2 * (2 * 4 + 2 * 8) - 80);
+  // Cohere 2: one LayerNorm without a bias per layer (attention and MLP side by side), tied.
+  CHECK(count_of(tiny("cohere2")) == kTinyLlama - 2 * 8 - 80);
+  // The Qwen2-VL text towers: Qwen2's Q, K and V biases (8 + 4 + 4).
+  CHECK(count_of(tiny("qwen2_5_vl_text")) == kTinyLlama + 2 * 16);
+}
+
+TEST_CASE("gpt-oss by hand: biased attention and a sink per head, biased experts and router") {
+  // Per layer: attention 192 + biases (Q 8, K 4, V 4, O 8) + 2 sinks = 218; 4 experts of 6, each
+  // gate_up 8·12 + 12 and down 6·8 + 8 = 164; a router of 8·4 + 4; two norms 16: 926.
+  const std::string config = tiny("gpt_oss", R"("num_local_experts": 4, "num_experts_per_tok": 2)");
+  std::string six = config;
+  six.replace(six.find("\"intermediate_size\": 16"), 23, "\"intermediate_size\": 6");
+  CHECK(count_of(six) == 2 * (218 + 4 * 164 + 36 + 16) + 80 + 80 + 8);
+}
+
+TEST_CASE("Llama 4 by hand: every second layer a mixture with a shared expert, dense between") {
+  // 4 layers, interleave step 2: layers 1 and 3 hold 4 experts of 6 (4·3·8·6 = 576), a router of
+  // 32 and a shared expert of 6 (144); layers 0 and 2 a dense MLP of intermediate_size_mlp 16
+  // (384). Attention 192 and norms 16 in each.
+  const std::string config = R"({"model_type": "llama4_text", "hidden_size": 8,
+    "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4,
+    "intermediate_size": 6, "intermediate_size_mlp": 16, "num_local_experts": 4,
+    "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "vocab_size": 10})";
+  CHECK(count_of(config) == 2 * (208 + 576 + 32 + 144) + 2 * (208 + 384) + 168);
+  // An explicit moe_layers must be the step's.
+  std::string listed = config;
+  listed.insert(listed.size() - 1, R"(, "moe_layers": [1, 3])");
+  CHECK(count_of(listed) == count_of(config));
+  std::string other = config;
+  other.insert(other.size() - 1, R"(, "moe_layers": [0, 2])");
+  const ConfigParse refused = parse_hf_config(other);
+  CHECK(refused.answer.message ==
+        "config.json: 'moe_layers' must list every interleave_moe_layer_step-th layer (2), from "
+        "layer 1 on; it holds 0 where 1 would be.");
+}
+
+TEST_CASE("GLM-4.5 by hand: Q/K/V biases and per-head norms, DeepSeek's experts, one MTP layer") {
+  // 3 layers: attention 192 + biases 16 + q/k norms 2·4 = 216, norms 16; layer 0 dense (384),
+  // layers 1 and 2 hold 4 experts of 6 (576), a router of 32 with its bias of 4, a shared expert
+  // (144).
+  const std::string config = R"({"model_type": "glm4_moe", "hidden_size": 8,
+    "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4,
+    "intermediate_size": 16, "moe_intermediate_size": 6, "n_routed_experts": 4,
+    "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
+    "attention_bias": true, "use_qk_norm": true, "num_nextn_predict_layers": 1,
+    "vocab_size": 10})";
+  const ConfigParse result = parse_hf_config(config);
+  REQUIRE(result.answer.status == Status::kOk);
+  const double mixture_layer = 216 + 16 + 576 + 36 + 144;  // 988
+  CHECK(count_parameters(result.shape) == (216 + 16 + 384) + 2 * mixture_layer + 168);
+  // The MTP module: enorm and hnorm (16), eh_proj 2·8·8 (128), one mixture layer, a final norm.
+  CHECK(result.shape.num_mtp_layers == 1);
+  CHECK(count_mtp_parameters(result.shape) == 16 + 128 + mixture_layer + 8);
+}
+
+TEST_CASE("which layers are dense: the first k, then those the interleave step leaves") {
+  ModelShape shape = *find_preset("qwen3-30b-a3b");
+  shape.num_layers = 10;
+  shape.num_dense_layers = 2;
+  shape.moe_layer_step = 3;  // past layer 1, layers 2, 5 and 8 are mixtures
+  CHECK(dense_layers_between(shape, 0, 10) == 7);
+  CHECK(dense_layers_between(shape, 2, 3) == 2);
+  CHECK(dense_layers_between(shape, 5, 1) == 0);
+  CHECK(dense_layers_between(shape, 0, 1) == 1);
+  CHECK(mixes_dense_layers(shape));
+  shape.num_dense_layers = 0;
+  shape.moe_layer_step = 1;
+  CHECK_FALSE(mixes_dense_layers(shape));
+  CHECK(dense_layers_between(*find_preset("llama3-8b"), 3, 5) == 5);  // no mixture: all dense
+}
+
+TEST_CASE("each of today's presets counts to the total its authors publish") {
+  struct Published {
+    const char* id;
+    double total;      // as published
+    double precision;  // its last digit's place: 1 when exact
+  };
+  const Published published[] = {
+      // The hub's safetensors totals (Hugging Face's model metadata).
+      {"llama3.1-8b", 8030261248.0, 1},
+      {"llama3.1-70b", 70553706496.0, 1},
+      {"gemma3-1b", 999885952.0, 1},
+      {"gpt-oss-20b", 20914757184.0, 1},    // model card arXiv:2508.10925, Table 1: 20.91B
+      {"gpt-oss-120b", 116829156672.0, 1},  // 116.83B
+      {"phi-4", 14659507200.0, 1},
+      {"olmo2-7b", 7298617344.0, 1},
+      {"olmo2-13b", 13716198400.0, 1},
+      {"olmo2-32b", 32234279936.0, 1},
+      // The Qwen3 model cards: 0.6B, 1.7B, 4.0B, 14.8B, 32.8B, 235B.
+      {"qwen3-0.6b", 0.6e9, 0.1e9},
+      {"qwen3-1.7b", 1.7e9, 0.1e9},
+      {"qwen3-4b", 4.0e9, 0.1e9},
+      {"qwen3-14b", 14.8e9, 0.1e9},
+      {"qwen3-32b", 32.8e9, 0.1e9},
+      {"qwen3-235b-a22b", 235e9, 1e9},
+      // Kimi K2's README: "1 trillion total parameters". Its technical report's 1.04T is about
+      // one mixture layer (17B) above what its config.json builds; not explained here.
+      {"kimi-k2", 1e12, 0.1e12},
+  };
+  for (const Published& model : published) {
+    CAPTURE(model.id);
+    const ModelShape* shape = find_preset(model.id);
+    REQUIRE(shape != nullptr);
+    const double rounded = std::round(count_parameters(*shape) / model.precision) * model.precision;
+    CHECK(rounded == doctest::Approx(model.total).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("a multimodal preset is its text tower: with the published vision tower, the total") {
+  // The hub's totals less the vision tower and projector that transformers builds beside the text
+  // tower (SiglipVisionModel without its head and Gemma3MultiModalProjector; Llama4VisionModel,
+  // its adapter and Llama4MultiModalProjector), which trainmem does not count.
+  struct Multimodal {
+    const char* id;
+    double total;
+    double vision_and_projector;
+  };
+  const Multimodal models[] = {
+      {"gemma3-4b", 4300079472.0, 416866032.0 + 2950272.0},
+      {"gemma3-12b", 12187325040.0, 416866032.0 + 4424832.0},
+      {"gemma3-27b", 27432406640.0, 416866032.0 + 6194304.0},
+      {"llama4-scout", 108641793536.0, 850960896.0 + 20971520.0},
+      {"llama4-maverick", 401583781376.0, 850960896.0 + 20971520.0},
+  };
+  for (const Multimodal& model : models) {
+    CAPTURE(model.id);
+    CHECK(count_parameters(*find_preset(model.id)) == model.total - model.vision_and_projector);
+    CHECK(count_of(hub_config(model.id), true) == count_parameters(*find_preset(model.id)));
+  }
+}
+
+TEST_CASE("a multimodal config is read for its text tower only when asked, and says how to ask") {
+  const ConfigParse refused = parse_hf_config(hub_config("gemma3-4b"));
+  CHECK(refused.answer.status == Status::kInvalidInput);
+  CHECK(refused.answer.message ==
+        "config.json: 'vision_config' describes a vision tower (\"siglip_vision_model\"), which "
+        "trainmem does not count; ask for the text tower alone (the CLI's --text-tower, the "
+        "page's \"Text tower alone\").");
+  const ConfigParse tower = parse_hf_config(hub_config("gemma3-4b"), true);
+  REQUIRE(tower.answer.status == Status::kOk);
+  CHECK(tower.shape.name == "google/gemma-3-4b-pt (text tower)");
+  // The text tower as a config of its own reads to the same shape, under the same name.
+  const ConfigText text = text_tower_config_text(hub_config("gemma3-4b"));
+  REQUIRE(text.answer.status == Status::kOk);
+  const ConfigParse again = parse_hf_config(text.text);
+  REQUIRE(again.answer.status == Status::kOk);
+  CHECK(count_parameters(again.shape) == count_parameters(tower.shape));
+  CHECK(again.shape.name == tower.shape.name);
+  // A text model is no multimodal one.
+  CHECK(text_tower_config_text(hub_config("llama3-8b")).answer.message ==
+        "config.json: 'model_type' must be a multimodal one (gemma3, llama4, mistral3, qwen2_5_vl "
+        "or qwen2_vl) for a text tower; it is \"llama\".");
+  // Qwen2.5-VL's hub config keeps the text fields at the top level: Qwen2.5 7B's count.
+  const std::string qwen_vl = R"({"model_type": "qwen2_5_vl", "hidden_size": 3584,
+    "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
+    "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": false,
+    "vision_config": {"depth": 32, "hidden_size": 1280}})";
+  CHECK(count_of(qwen_vl, true) == 7615616512.0);
+  // Mistral Small 3.1: the text tower names its own type, mistral, untied by default.
+  const std::string mistral3 = R"({"model_type": "mistral3", "text_config": {
+    "model_type": "mistral", "hidden_size": 5120, "intermediate_size": 32768,
+    "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "head_dim": 128, "vocab_size": 131072}, "vision_config": {"model_type": "pixtral"}})";
+  CHECK(count_of(mistral3, true) == 23572403200.0);
+}
+
+TEST_CASE("DeepSeek-V3's and GLM-4.5's multi-token prediction, against their published counts") {
+  const ModelShape& deepseek = *find_preset("deepseek-v3");
+  // README_WEIGHTS.md: model.layers.61 holds enorm, hnorm, eh_proj, a mixture layer and
+  // shared_head's norm, besides copies of the embedding and head. Its "11.5B unique parameters"
+  // and the hub's 685B (with the copies, and FP8 scales this count leaves out).
+  CHECK(deepseek.num_mtp_layers == 1);
+  CHECK(count_mtp_parameters(deepseek) == 11610068224.0);
+  const double copies = 2.0 * deepseek.vocab_size * deepseek.hidden_size;
+  CHECK(count_parameters(deepseek) + count_mtp_parameters(deepseek) + copies == 684489845504.0);
+  // GLM-4.5's report (arXiv:2508.06471, Table 1) counts "the parameters of MTP layers but not word
+  // embeddings and the output layer": 355B. (GLM-4.5-Air's 106B does not follow that rule: it is
+  // 108.0B so counted, and transformers builds 106.85B.)
+  const ModelShape& glm = *find_preset("glm4.5");
+  const ParameterCounts counts = parameter_counts(glm);
+  const double reported =
+      count_parameters(glm) - counts.embedding - counts.output_head + count_mtp_parameters(glm);
+  CHECK(std::round(reported / 1e9) == 355);
+}
+
+TEST_CASE("gpt-oss's active parameters as its model card counts them") {
+  // arXiv:2508.10925, Table 1: 5.13B and 3.61B active, "unembedding parameters are counted towards
+  // active, but not embeddings".
+  for (const auto& [id, active] :
+       {std::pair{"gpt-oss-120b", 5132849472.0}, std::pair{"gpt-oss-20b", 3608307264.0}}) {
+    CAPTURE(id);
+    const ModelShape& shape = *find_preset(id);
+    CHECK(count_active_parameters(shape) - parameter_counts(shape).embedding == active);
+  }
+}
+
+TEST_CASE("the presets sit in family groups, each group together") {
+  std::vector<std::string> seen;
+  for (const ModelShape& shape : preset_models()) {
+    CAPTURE(shape.id);
+    REQUIRE_FALSE(shape.family.empty());
+    if (seen.empty() || seen.back() != shape.family) {
+      for (const std::string& family : seen) CHECK(family != shape.family);
+      seen.push_back(shape.family);
+    }
+  }
+  CHECK(seen.front() == "Llama");
+}
