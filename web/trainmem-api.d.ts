@@ -62,12 +62,22 @@ declare global {
       sharedExpertGate: boolean;
       routerBias: boolean;
       numDenseLayers: number;
+      /** Past the first numDenseLayers, layer i is a mixture when i + 1 is a multiple of this (Llama 4). */
+      moeLayerStep: number;
       qkNorm: boolean;
+      /** OLMo 2's q/k norms over the whole projections. */
+      qkNormWhole: boolean;
+      /** gpt-oss's learned sink logit per head. */
+      attentionSinks: boolean;
+      /** Multi-token-prediction modules the checkpoint adds (num_nextn_predict_layers). */
+      numMtpLayers: number;
       qLoraRank: number;
       kvLoraRank: number;
       qkNopeHeadDim: number;
       qkRopeHeadDim: number;
       vHeadDim: number;
+      /** The menu's group for a preset ("Llama", "Qwen", …); "" for a config.json. */
+      family: string;
     };
 
     /** What to estimate; `defaultSetup` has every field. Choices are their ids. */
@@ -84,6 +94,8 @@ declare global {
       precision: 'bf16-mixed' | 'bf16' | 'fp32' | 'fp8-mixed';
       logits: boolean;
       loss: 'vocab-parallel' | 'fp32-upcast';
+      /** Train the model's multi-token-prediction modules (a model with numMtpLayers above 0). */
+      mtp: boolean;
       deviceId: string;
       customCapacityGb: number;
       headroomPercent: number;
@@ -158,7 +170,10 @@ declare global {
       modelName: string;
       /** The model's longest sequence: its learned positions or max_position_embeddings; 0 when unknown. */
       maxPositions: number;
+      /** The whole model's parameters, its multi-token-prediction modules' with them when trained (`mtp`). */
       numParameters: number;
+      /** The model's multi-token-prediction modules' parameters, trained or not; 0 without them. */
+      mtpParameters: number;
       parametersOnDevice: number;
       trainableParameters: number;
       baseLinearBytesPerParameter: number;

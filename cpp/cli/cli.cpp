@@ -80,6 +80,8 @@ struct Given {
   std::map<std::string, bool> switches;          // by setting id: the flag's value
   std::string config_path;
   CLI::Option* config = nullptr;
+  bool text_tower = false;
+  CLI::Option* text_tower_flag = nullptr;
   std::map<std::string, bool> views;  // by flag
   bool json = false;
   bool list_models = false;
@@ -107,6 +109,9 @@ void register_flags(CLI::App& app, Given& given) {
   }
   given.config = app.add_option("--config", given.config_path,
                                 "A Hugging Face config.json (at most 1 MiB) instead of --model");
+  given.text_tower_flag =
+      app.add_flag("--text-tower", given.text_tower,
+                   "With --config: a multimodal config's text tower (text_config) alone");
   for (const View& view : views()) app.add_flag(view.flag, given.views[view.flag], view.help);
   app.add_flag("--json", given.json, "Print JSON instead of a table");
   app.add_flag("--list-models", given.list_models, "List the model presets and exit");
@@ -138,6 +143,9 @@ std::vector<std::string> given_flags(const Given& given) {
 std::string conflict(const Given& given, const View* view, const View* second_view) {
   if (given.config->count() > 0 && given.has(setting_id::kModel)) {
     return "--config: give either --model or --config, not both";
+  }
+  if (given.text_tower_flag->count() > 0 && given.config->count() == 0) {
+    return "--text-tower: give it with --config, a multimodal config.json";
   }
   for (const Setting& setting : settings()) {
     if (given.has(setting.id) && !setting.excludes.empty() && given.has(setting.excludes)) {
@@ -233,7 +241,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (given.config->count() > 0) {
     const ConfigFile file = read_config_file(given.config_path);
     if (!file.ok) return bad_input(err, "--config: " + file.problem);
-    const ConfigParse parse = parse_hf_config(file.text);
+    const ConfigParse parse = parse_hf_config(file.text, given.text_tower);
     if (!parse.answer.ok()) return bad_input(err, "--config: " + parse.answer.message);
     setup.model_id = kCustomModelId;
     setup.custom_model = parse.shape;

@@ -46,8 +46,12 @@ val compare_measured_js() {
   return rows;
 }
 
-trainmem::ConfigParse parse_hf_config_js(const std::string& text) {
-  return trainmem::parse_hf_config(text);
+trainmem::ConfigParse parse_hf_config_js(const std::string& text, bool text_tower) {
+  return trainmem::parse_hf_config(text, text_tower);
+}
+
+trainmem::ConfigText text_tower_config_js(const std::string& text) {
+  return trainmem::text_tower_config_text(text);
 }
 
 }  // namespace
@@ -61,10 +65,14 @@ EMSCRIPTEN_BINDINGS(trainmem_json) {
   value_object<ConfigParse>("ConfigParse")
       .field("answer", &ConfigParse::answer)
       .field("shape", &ConfigParse::shape);
+  value_object<ConfigText>("ConfigText")
+      .field("answer", &ConfigText::answer)
+      .field("text", &ConfigText::text);
 
   constant("maxConfigBytes", kMaxConfigBytes);
 
   function("parseHfConfig", &parse_hf_config_js);
+  function("textTowerConfig", &text_tower_config_js);
   function("setupToJson", &setup_to_json);
   function("setupToCsv", &setup_to_csv);
   function("compareMeasured", &compare_measured_js);

@@ -69,12 +69,17 @@ inline void register_setup_types() {
       .field("sharedExpertGate", &ModelShape::shared_expert_gate)
       .field("routerBias", &ModelShape::router_bias)
       .field("numDenseLayers", &ModelShape::num_dense_layers)
+      .field("moeLayerStep", &ModelShape::moe_layer_step)
       .field("qkNorm", &ModelShape::qk_norm)
+      .field("qkNormWhole", &ModelShape::qk_norm_whole)
+      .field("attentionSinks", &ModelShape::attention_sinks)
+      .field("numMtpLayers", &ModelShape::num_mtp_layers)
       .field("qLoraRank", &ModelShape::q_lora_rank)
       .field("kvLoraRank", &ModelShape::kv_lora_rank)
       .field("qkNopeHeadDim", &ModelShape::qk_nope_head_dim)
       .field("qkRopeHeadDim", &ModelShape::qk_rope_head_dim)
-      .field("vHeadDim", &ModelShape::v_head_dim);
+      .field("vHeadDim", &ModelShape::v_head_dim)
+      .field("family", &ModelShape::family);
 
   value_object<ParallelLayout>("ParallelLayout")
       .field("dataParallel", &ParallelLayout::data_parallel)
@@ -108,6 +113,7 @@ inline void register_setup_types() {
       .field("logits", &TrainingSetup::logits)
       .field("loss", &get_choice<Loss, &TrainingSetup::loss>,
              &set_choice<Loss, &TrainingSetup::loss>)
+      .field("mtp", &TrainingSetup::mtp)
       .field("deviceId", &TrainingSetup::device_id)
       .field("customCapacityGb", &TrainingSetup::custom_capacity_gb)
       .field("headroomPercent", &TrainingSetup::headroom_percent)

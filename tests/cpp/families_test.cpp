@@ -7,6 +7,7 @@
 
 #include "hub_configs.hpp"
 #include "trainmem/config.hpp"
+#include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
 
 using namespace trainmem;
@@ -253,4 +254,41 @@ TEST_CASE("the presets sit in family groups, each group together") {
     }
   }
   CHECK(seen.front() == "Llama");
+}
+
+TEST_CASE("training the MTP module: its states, one more layer's activations, its own logits") {
+  // The tiny GLM-4.5 above: 2,760 parameters and an MTP module of 1,140, three layers.
+  const ConfigParse parsed = parse_hf_config(R"({"model_type": "glm4_moe", "hidden_size": 8,
+    "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4,
+    "intermediate_size": 16, "moe_intermediate_size": 6, "n_routed_experts": 4,
+    "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1,
+    "attention_bias": true, "use_qk_norm": true, "num_nextn_predict_layers": 1,
+    "vocab_size": 10})");
+  REQUIRE(parsed.answer.status == Status::kOk);
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = parsed.shape;
+  setup.logits = true;
+  const Estimate without = estimate_memory(setup);
+  REQUIRE(without.answer.ok());
+  CHECK(without.mtp_parameters == 1140);
+  CHECK(without.num_parameters == 2760);
+  setup.mtp = true;
+  const Estimate with = estimate_memory(setup);
+  REQUIRE(with.answer.ok());
+  CHECK(with.num_parameters == 2760 + 1140);
+  // 16 B per parameter: BF16 weights and gradients, FP32 master weights and Adam's two moments.
+  CHECK(with.bytes[Term::kWeights] - without.bytes[Term::kWeights] == 2 * 1140);
+  CHECK(with.bytes[Term::kOptimizerStates] - without.bytes[Term::kOptimizerStates] == 8 * 1140);
+  // Four layers' activations where three were; twice the logits and their loss.
+  CHECK(with.bytes[Term::kActivations] ==
+        doctest::Approx(without.bytes[Term::kActivations] * 4 / 3));
+  CHECK(with.bytes[Term::kLogits] == 2 * without.bytes[Term::kLogits]);
+  // A model without MTP modules refuses the switch, naming it.
+  setup.model_id = "llama3-8b";
+  const Estimate refused = estimate_memory(setup);
+  CHECK(refused.answer.setting == "mtp");
+  CHECK(refused.answer.message ==
+        "Llama 3 8B has no multi-token-prediction modules (num_nextn_predict_layers 0): untick "
+        "multi-token prediction.");
 }

@@ -82,6 +82,23 @@ std::vector<Case> cases() {
     s.layout.pipeline_parallel = 61;
     s.layout.zero_stage = 1;
   });
+  add("DeepSeek-V3 with its MTP module, Megatron-LM, ep 64, p 61, logits", [](TrainingSetup& s) {
+    s.model_id = "deepseek-v3";
+    s.stack = Stack::kMegatron;
+    s.mtp = true;
+    s.logits = true;
+    s.layout.data_parallel = 64;
+    s.layout.expert_parallel = 64;
+    s.layout.pipeline_parallel = 61;
+    s.layout.zero_stage = 1;
+  });
+  add("Llama 4 Maverick, interleaved mixture, ep 8, p 16", [](TrainingSetup& s) {
+    s.model_id = "llama4-maverick";
+    s.layout.data_parallel = 8;
+    s.layout.expert_parallel = 8;
+    s.layout.pipeline_parallel = 16;
+    s.layout.zero_stage = 1;
+  });
   add("Megatron-LM, t 2 with SP, logits", [](TrainingSetup& s) {
     s.stack = Stack::kMegatron;
     s.layout.data_parallel = 8;

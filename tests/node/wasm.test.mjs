@@ -152,6 +152,7 @@ describe('the trainmem-json WebAssembly module', () => {
         intermediate_size: 14336,
         vocab_size: 128256,
       }),
+      false,
     );
     assert.equal(parsed.answer.status, json.Status.OK);
     const estimate = core.estimateMemory({
@@ -162,13 +163,67 @@ describe('the trainmem-json WebAssembly module', () => {
     assert.equal(estimate.numParameters, 8030261248);
   });
 
+  it("carries today's shapes through JavaScript whole: gpt-oss's sinks and biased experts", () => {
+    const parsed = json.parseHfConfig(
+      JSON.stringify({
+        model_type: 'gpt_oss',
+        hidden_size: 2880,
+        intermediate_size: 2880,
+        num_hidden_layers: 24,
+        num_attention_heads: 64,
+        num_key_value_heads: 8,
+        head_dim: 64,
+        num_local_experts: 32,
+        num_experts_per_tok: 4,
+        vocab_size: 201088,
+      }),
+      false,
+    );
+    assert.equal(parsed.answer.status, json.Status.OK);
+    assert.equal(parsed.shape.attentionSinks, true);
+    const estimate = core.estimateMemory({
+      ...core.defaultSetup(),
+      modelId: 'custom',
+      customModel: parsed.shape,
+    });
+    assert.equal(estimate.numParameters, 20914757184); // openai/gpt-oss-20b: 20.91B
+  });
+
+  it("reads a multimodal config's text tower only when asked, and gives it as a config of its own", () => {
+    const gemma3 = JSON.stringify({
+      model_type: 'gemma3',
+      _name_or_path: 'google/gemma-3-4b-pt',
+      text_config: {
+        model_type: 'gemma3_text',
+        hidden_size: 2560,
+        intermediate_size: 10240,
+        num_hidden_layers: 34,
+      },
+      vision_config: { model_type: 'siglip_vision_model' },
+    });
+    assert.match(
+      json.parseHfConfig(gemma3, false).answer.message,
+      /'vision_config' describes a vision tower/,
+    );
+    const tower = json.textTowerConfig(gemma3);
+    assert.equal(tower.answer.status, json.Status.OK);
+    const parsed = json.parseHfConfig(tower.text, false);
+    assert.equal(parsed.shape.name, 'google/gemma-3-4b-pt (text tower)');
+    const estimate = core.estimateMemory({
+      ...core.defaultSetup(),
+      modelId: 'custom',
+      customModel: parsed.shape,
+    });
+    assert.equal(estimate.numParameters, 3880263168); // 4,300,079,472 less SigLIP and the projector
+  });
+
   it('refuses a hostile config.json with a message naming the field', () => {
-    const wrongType = json.parseHfConfig('{"hidden_size": "4096"}');
+    const wrongType = json.parseHfConfig('{"hidden_size": "4096"}', false);
     assert.equal(wrongType.answer.status, json.Status.INVALID_INPUT);
     assert.match(wrongType.answer.message, /^config\.json: 'hidden_size'/);
-    const deep = json.parseHfConfig('['.repeat(100000));
+    const deep = json.parseHfConfig('['.repeat(100000), false);
     assert.equal(deep.answer.status, json.Status.INVALID_INPUT);
-    const proto = json.parseHfConfig('{"__proto__": {"polluted": 1}}');
+    const proto = json.parseHfConfig('{"__proto__": {"polluted": 1}}', false);
     assert.equal(proto.answer.status, json.Status.INVALID_INPUT);
   });
 

@@ -168,9 +168,18 @@ export function createControls({ estimator, store, render, choices }) {
       // name changes, not on every redraw.
       const custom = setup.modelId === estimator.customModelId ? setup.customModel.name : null;
       if (custom !== modelOptionsFor) {
-        const options = estimator.presets.map((preset) => new Option(preset.name, preset.id));
-        if (custom !== null) options.push(new Option(`${custom} (config.json)`, estimator.customModelId));
-        model.element.replaceChildren(...options);
+        // One group per family, in the core's order (the plate's Llama 3 sizes first).
+        const groups = [];
+        for (const preset of estimator.presets) {
+          if (groups.at(-1)?.label !== preset.family) {
+            const group = document.createElement('optgroup');
+            group.label = preset.family;
+            groups.push(group);
+          }
+          groups.at(-1).append(new Option(preset.name, preset.id));
+        }
+        if (custom !== null) groups.push(new Option(`${custom} (config.json)`, estimator.customModelId));
+        model.element.replaceChildren(...groups);
         modelOptionsFor = custom;
       }
     }

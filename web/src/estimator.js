@@ -42,7 +42,7 @@ let jsonPromise = null;
  * The second module, loaded only when a reader asks for it: config.json in, JSON and CSV out,
  * the measured cases, and the exploration views (makeEstimator's asynchronous members call
  * `module`'s explainEstimate, savedTensors, memoryTimeline, rankSavings, fitMap and
- * findFewestDevices, and compareMeasured). Resolves to {parseConfig(text), toJson(setup),
+ * findFewestDevices, and compareMeasured). Resolves to {parseConfig(text), textTowerConfig(text), toJson(setup),
  * toCsv(setup), maxConfigBytes, module}.
  */
 export function loadJsonTools() {
@@ -58,11 +58,20 @@ export function loadJsonTools() {
         maxConfigBytes: json.maxConfigBytes,
         /** {ok, message, shape} for a config.json's text. */
         parseConfig(text) {
-          const parsed = json.parseHfConfig(text);
+          const parsed = json.parseHfConfig(text, false);
           return {
             ok: parsed.answer.status === json.Status.OK,
             message: parsed.answer.message,
             shape: parsed.shape,
+          };
+        },
+        /** A multimodal config's text tower as a config.json of its own (or the refusal). */
+        textTowerConfig(text) {
+          const tower = json.textTowerConfig(text);
+          return {
+            ok: tower.answer.status === json.Status.OK,
+            message: tower.answer.message,
+            text: tower.text,
           };
         },
         toJson: (setup) => json.setupToJson(setup),

@@ -50,6 +50,16 @@ export function describeLeftOut(estimator, leftOut) {
   );
 }
 
+/** A model's multi-token-prediction modules, where they are not trained: said, with their count. */
+export function describeMtp(estimator, estimate) {
+  if (!(estimate.mtpParameters > 0) || estimate.setup.mtp) return '';
+  return (
+    ` Not trained: ${estimate.modelName}'s multi-token-prediction modules ` +
+    `(${estimator.formatParameters(estimate.mtpParameters)} parameters), which transformers does not build; ` +
+    'tick "Multi-token prediction" to train them as DeepSeek and Megatron-LM do.'
+  );
+}
+
 /** A sequence past a rotary model's max_position_embeddings: said, since it is counted as if it ran. */
 export function describePositions(estimator, estimate) {
   const { maxPositions, setup } = estimate;
@@ -101,6 +111,7 @@ export function describe(estimator, estimate, leftOut) {
       `That is ${estimator.formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
       `at ${estimator.formatBytesShort(device.capacityBytes)} each.` +
       describeLeftOut(estimator, leftOut) +
+      describeMtp(estimator, estimate) +
       describePositions(estimator, estimate)
     );
   }
@@ -117,6 +128,7 @@ export function describe(estimator, estimate, leftOut) {
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
     `${format(bytes.totalBytes)} on its most loaded device: ${states}${alongside} and ${activations} ${verdict}` +
     describeLeftOut(estimator, leftOut) +
+    describeMtp(estimator, estimate) +
     describePositions(estimator, estimate)
   );
 }

@@ -19,7 +19,10 @@ struct [[nodiscard]] Estimate {
   TrainingSetup setup;
   std::string model_name;
   int max_positions = 0;  // the model's longest sequence (ModelShape::max_positions); 0: unknown
-  double num_parameters = 0;        // the whole model
+  double num_parameters = 0;  // the whole model (with its MTP modules when trained)
+  // The model's multi-token-prediction modules (count_mtp_parameters), trained or not: a readout
+  // says what it leaves out.
+  double mtp_parameters = 0;
   double parameters_on_device = 0;  // on the most loaded device, before ZeRO sharding
   double trainable_parameters = 0;  // the whole model: every parameter, or LoRA's adapters
   // The frozen base's linear weights under LoRA, bytes per parameter (2, NF4's 0.516, int8's

@@ -41,6 +41,7 @@ constexpr const char* kOptimizer = "optimizer";
 constexpr const char* kPrecision = "precision";
 constexpr const char* kLogits = "logits";
 constexpr const char* kLoss = "loss";
+constexpr const char* kMtp = "mtp";
 constexpr const char* kDevice = "device";
 constexpr const char* kDeviceCapacity = "device-gb";
 constexpr const char* kHeadroom = "headroom";

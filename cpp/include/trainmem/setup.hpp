@@ -95,6 +95,10 @@ struct TrainingSetup {
   Precision precision = Precision::kBf16Mixed;
   bool logits = false;
   Loss loss = Loss::kVocabParallel;  // how the loss over the logits is computed
+  // Train the model's multi-token-prediction modules (DeepSeek-V3's num_nextn_predict_layers,
+  // Megatron-LM's --mtp-num-layers): their weights and states, a layer's activations and their
+  // logits each, on the last pipeline stage.
+  bool mtp = false;
   std::string device_id = "h100";
   double custom_capacity_gb = 80;  // used when device_id is "custom"
   // The share of each device's memory kept free when asking whether a layout fits: what the

@@ -23,7 +23,8 @@ Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool
   estimate.setup.flash_attention = flash_attention;
   estimate.model_name = shape.name;
   estimate.max_positions = shape.max_positions;
-  estimate.num_parameters = count_parameters(shape);
+  estimate.mtp_parameters = count_mtp_parameters(shape);
+  estimate.num_parameters = count_parameters(shape) + (setup.mtp ? estimate.mtp_parameters : 0);
   estimate.bytes_per_parameter = calc.per;
   estimate.tokens_per_micro_batch =
       static_cast<double>(setup.sequence_length) * micro_batch_sequences;

@@ -113,6 +113,23 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   placement.last = stage_at(StageRole::kLast, p - 1, shape.num_layers - split.last, split.last);
   placement.last.root_parameters = p == 1 ? placement.first.root_parameters : last_extra;
   placement.last.parameters += last_extra;
+  // Multi-token prediction, trained: each module on the last stage (Megatron-LM's placement unless
+  // a layout says otherwise), one layer of the mixture's kind split as the stage's own, eh_proj
+  // (2·h x h, column-parallel over t) and three norms (enorm, hnorm, the final one); with a
+  // pipeline the stage keeps a replica of the embedding (Megatron-LM's GPTModel builds one where
+  // mtp_process).
+  if (setup.mtp && shape.num_mtp_layers > 0) {
+    StagePlacement& holder = p == 1 ? placement.first : placement.last;
+    const double modules = shape.num_mtp_layers;
+    const StageLayers held = stage_layers(shape, layout, placement, shape.num_layers, modules);
+    const double h = shape.hidden_size;
+    const double extra =
+        modules * (2 * h * h / t + 3 * counts.final_norm) + (p > 1 ? embedding : 0);
+    holder.mtp_layers = modules;
+    holder.root_parameters += held.parameters + extra;
+    holder.parameters += held.parameters + extra;
+    holder.expert_parameters += held.expert_parameters;
+  }
   // A mixture whose dense layers are interleaved (Llama 4 Maverick's): stages of an odd number of
   // layers alternate between more dense and more mixture layers, so the second and third stages,
   // even ones too, are weighed against the first.

@@ -37,6 +37,8 @@ struct StagePlacement {
   double parameters = 0;               // all of them, adapters included
   double expert_parameters = 0;        // the routed experts' share of `parameters`
   double root_parameters = 0;          // the embedding, positions, output layer and final norm here
+                                       // (and the multi-token-prediction modules, trained)
+  double mtp_layers = 0;  // the multi-token-prediction modules here, each a layer's activations
   StageParameters split;
 };
 

@@ -16,7 +16,7 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   // Its micro-batches in flight times its layers (L on the first stage of an even split), each
   // slot a layer's saved tensors, times the interleaved schedule's factor on the first stage.
   const bool first = stage.role == StageRole::kFirst;
-  device.slots = static_cast<int>(stage.micro_batches_in_flight * stage.layers);
+  device.slots = static_cast<int>(stage.micro_batches_in_flight * stage.layers + stage.mtp_layers);
   device.kept_per_slot = layer.kept_bytes * (first ? in_flight_factor(setup.layout) : 1);
   device.recompute_working = layer.recompute_working_bytes;
   device.dispatch = layer.dispatch.value();

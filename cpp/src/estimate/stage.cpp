@@ -120,6 +120,8 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
     held = held *
            pen.said(in_flight, [&] { return number_text(in_flight) + " (interleaved schedule)"; });
   }
+  // Each multi-token-prediction module runs one more layer over the sequence, saved as one.
+  if (stage.mtp_layers > 0) held = held + pen.count(stage.mtp_layers, "MTP layers");
   ledger.add(Term::kActivations,
              held * pen.count(layer.tokens_on_device, "tokens") * layer.kept_per_token,
              [&] { return layer.source; });
@@ -147,7 +149,14 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
                [&] { return loss_source(setup.loss); });
     return;
   }
-  const Figure logits = logits_figure(shape, setup, layer.tokens_on_device, pen);
+  Figure logits = logits_figure(shape, setup, layer.tokens_on_device, pen);
+  // Each multi-token-prediction module computes its own logits and loss, held with the main ones
+  // until the backward pass (Megatron-LM's process_mtp_loss).
+  if (stage.mtp_layers > 0) {
+    logits = logits * pen.said(1 + stage.mtp_layers, [&] {
+      return "(1 + " + number_text(stage.mtp_layers) + " MTP modules)";
+    });
+  }
   ledger.add(Term::kLogits, logits, [&] { return loss_source(setup.loss); });
   // The logits and loss live on the last stage from the end of the forward pass until the output
   // layer's backward; full recomputation rebuilds the last transformer layer only after that, in
@@ -247,7 +256,8 @@ double in_flight_factor(const ParallelLayout& layout) {
 
 double stage_activation_slots(const ParallelLayout& layout, const StagePlacement& stage) {
   const double slots = stage.micro_batches_in_flight * stage.layers;
-  return stage.role == StageRole::kFirst ? slots * in_flight_factor(layout) : slots;
+  return (stage.role == StageRole::kFirst ? slots * in_flight_factor(layout) : slots) +
+         stage.mtp_layers;
 }
 
 void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,

@@ -350,6 +350,16 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                        " learned positions: its sequence length can be at most " +
                        format_count(shape->max_positions) + " tokens.");
   }
+  if (setup.mtp && shape->num_mtp_layers == 0) {
+    return refusal(id::kMtp, shape->name +
+                                 " has no multi-token-prediction modules (num_nextn_predict_layers "
+                                 "0): untick multi-token prediction.");
+  }
+  if (setup.mtp && setup.lora_rank > 0) {
+    return refusal(id::kMtp,
+                   "Multi-token prediction is counted for full training, not LoRA's: untick it or "
+                   "set the LoRA rank to 0.");
+  }
   const Answer layout_answer = check_layout(setup, shape);
   if (!layout_answer.ok()) return layout_answer;
   const Answer lora = check_lora(setup, shape);

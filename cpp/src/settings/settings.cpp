@@ -280,6 +280,9 @@ std::vector<Entry> make_entries() {
              setting.defaulted_in_api = true;
            }),
       enum_access<Loss, &TrainingSetup::loss>());
+  add(make(id::kMtp, "Multi-token prediction", kSwitch,
+           "Train the model's multi-token-prediction modules (DeepSeek-V3's, GLM-4.5's)", "mtp"),
+      number_access<bool, &TrainingSetup::mtp>());
   add(choice(id::kDevice, "Device", device_choices(), "Device", "deviceId"),
       id_access<&TrainingSetup::device_id>());
   add(from(make(id::kDeviceCapacity, "Custom capacity", SettingKind::kDecimal,

@@ -22,7 +22,8 @@ std::vector<TimelinePoint> ideal_timeline(const Calculation& calc, const Trainin
   // The most loaded device's layer slots: under 1F1B the first stage holds L layers' worth (p
   // micro-batches of L/p layers, times the interleaved schedule's factor), the last L/p.
   const StagePlacement& stage = calc.most_loaded;
-  const int slots = static_cast<int>(stage.micro_batches_in_flight * stage.layers);
+  const int slots =
+      static_cast<int>(stage.micro_batches_in_flight * stage.layers + stage.mtp_layers);
   const double kept_per_slot =
       calc.layer.kept_bytes *
       (stage.role == StageRole::kFirst ? in_flight_factor(setup.layout) : 1);

@@ -6,9 +6,21 @@ import { $ } from '../dom.js';
 export function createConfigPanel({ estimator, store, render, showError }) {
   const configText = $(estimator.configInputId);
 
-  async function useConfig(text) {
+  const textTower = $('config-text-tower');
+
+  async function useConfig(given) {
     try {
       const tools = await loadJsonTools();
+      let text = given;
+      // The text tower alone: the core gives it as a config.json of its own, which links carry.
+      if (textTower.checked) {
+        const tower = tools.textTowerConfig(given);
+        if (!tower.ok) {
+          showError(estimator.configInputId, tower.message);
+          return;
+        }
+        text = tower.text;
+      }
       const parsed = tools.parseConfig(text);
       if (!parsed.ok) {
         showError(estimator.configInputId, parsed.message);
@@ -63,6 +75,7 @@ export function createConfigPanel({ estimator, store, render, showError }) {
     /** Reads a config.json that a link carried. */
     open(text) {
       configText.value = text;
+      textTower.checked = false; // a link carries a text tower as a config of its own
       useConfig(text);
     },
   };
