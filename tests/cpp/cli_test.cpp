@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "hub_configs.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
@@ -376,6 +377,30 @@ TEST_CASE("cli: --config works with layouts and --fit, and layouts are checked a
       {"--config", config.path(), "--tp", "16"},
       "trainmem: --tp: '16' is not allowed. Tensor parallelism 16 must divide the 32 "
       "attention heads, 8 key/value heads and 14,336 FFN width of MixtralForCausalLM.\n");
+}
+
+TEST_CASE("cli: a multimodal config exits 2 naming --text-tower, which reads its language model") {
+  const TempFile config("gemma3.json", hub_config("gemma3-4b"));
+  check_bad_input({"--config", config.path()},
+                  "trainmem: --config: config.json: 'vision_config' describes a vision tower "
+                  "(\"siglip_vision_model\"), which trainmem does not count; ask for the text "
+                  "tower alone (the CLI's --text-tower, the page's \"Text tower alone\").\n");
+  const CliRun tower = run({"--config", config.path(), "--text-tower", "--json"});
+  REQUIRE(tower.status == 0);
+  const nlohmann::json json = nlohmann::json::parse(tower.out);
+  CHECK(json["modelName"] == "google/gemma-3-4b-pt (text tower)");
+  CHECK(json["parameters"] == 3880263168.0);
+  check_bad_input({"--model", "gemma3-4b", "--text-tower"},
+                  "trainmem: --text-tower: give it with --config, a multimodal config.json\n");
+}
+
+TEST_CASE("cli: --mtp trains DeepSeek-V3's MTP module, and is refused for a model without one") {
+  const CliRun with = run({"--model", "deepseek-v3", "--mtp", "--json"});
+  REQUIRE(with.status == 0);
+  CHECK(nlohmann::json::parse(with.out)["parameters"] == 671026419200.0 + 11610068224.0);
+  check_bad_input({"--mtp"},
+                  "trainmem: --mtp: Llama 3 8B has no multi-token-prediction "
+                  "modules (num_nextn_predict_layers 0): untick multi-token prediction.\n");
 }
 
 TEST_CASE("cli: --config and --model together exit 2") {

@@ -75,12 +75,31 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   FuzzedDataProvider data(bytes, size);
   const int mode = data.ConsumeIntegralInRange<int>(0, 3);
 
-  if (mode == 0) {  // config.json text
-    const ConfigParse parsed = parse_hf_config(data.ConsumeRemainingBytesAsString());
-    if (!parsed.answer.ok()) {
-      require(!parsed.answer.message.empty(), "a refused config has a message");
+  if (mode == 0) {  // config.json text, whole and as a multimodal config's text tower
+    const std::string text = data.ConsumeRemainingBytesAsString();
+    for (const bool text_tower : {false, true}) {
+      const ConfigParse parsed = parse_hf_config(text, text_tower);
+      if (!parsed.answer.ok()) {
+        require(!parsed.answer.message.empty(), "a refused config has a message");
+      } else {
+        require(std::isfinite(count_parameters(parsed.shape)),
+                "a parsed config has a finite count");
+        require(std::isfinite(count_mtp_parameters(parsed.shape)), "its MTP count is finite");
+      }
+    }
+    // The text tower as a config of its own reads as the text tower does.
+    const ConfigText tower = text_tower_config_text(text);
+    if (tower.answer.ok() && !tower.text.empty()) {
+      const ConfigParse own = parse_hf_config(tower.text);
+      const ConfigParse asked = parse_hf_config(text, true);
+      require(own.answer.ok() == asked.answer.ok(), "a text tower reads alike either way");
+      if (own.answer.ok() && asked.answer.ok()) {
+        require(count_parameters(own.shape) == count_parameters(asked.shape),
+                "a text tower counts alike either way");
+      }
     } else {
-      require(std::isfinite(count_parameters(parsed.shape)), "a parsed config has a finite count");
+      require(!tower.answer.ok() ? !tower.answer.message.empty() : true,
+              "a refused text tower has a message");
     }
     return 0;
   }
@@ -135,6 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   setup.custom_capacity_gb = data.ConsumeFloatingPoint<double>();
   setup.layout.pipeline_first_stage_layers = small_or_any(data);
   setup.layout.pipeline_last_stage_layers = small_or_any(data);
+  setup.mtp = data.ConsumeBool();
 
   if (mode == 2) {
     const WorkshopView view = workshop_view(setup, small_or_any(data));
