@@ -60,6 +60,22 @@ function withStylesInside(html, css) {
   return html.replace(policy, `$1 'sha256-${hash}'`).replace(link, () => `<style>${css}</style>`);
 }
 
+/**
+ * index.html without what only its source needs: its comments, and the indentation after each line
+ * break (a run of white space with a line break in it becomes that line break). HTML collapses such
+ * a run to one space wherever it is shown, so the page reads and lays out the same; the page has no
+ * <pre> and no text inside a <textarea>, where white space would be kept, and the build says so if
+ * it ever gains one. About 1 KB gzipped.
+ */
+function withoutIndentation(html) {
+  if (/<pre[\s>]/.test(html) || /<textarea[^>]*>[^<]/.test(html)) {
+    throw new Error(
+      'build-web: web/index.html has a <pre> or a <textarea> with text: its white space matters',
+    );
+  }
+  return html.replace(/<!--[\s\S]*?-->/g, '').replace(/[ \t]*\n\s*/g, '\n');
+}
+
 /** An Emscripten module's script from build-wasm/, minified into dist/ as `name`. */
 const minifyGlue = (path, name) =>
   readFile(path, 'utf8').then(async (glue) =>
@@ -97,7 +113,10 @@ const styles = Promise.all([
 
 await Promise.all([
   Promise.all([readFile(join(root, 'web', 'index.html'), 'utf8'), styles]).then(([html, css]) =>
-    writeFile(join(dist, 'index.html'), withStylesInside(writeFirstView(html, estimator), css)),
+    writeFile(
+      join(dist, 'index.html'),
+      withStylesInside(writeFirstView(withoutIndentation(html), estimator), css),
+    ),
   ),
   copyFile(join(root, 'web', 'noscript.css'), join(dist, 'noscript.css')),
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),

@@ -14,9 +14,10 @@ namespace trainmem {
 namespace {
 
 // One saved tensor, its bytes per token on one device worked out.
-SavedTensor saved_tensor(std::string id, std::string name, std::string saved_by,
-                         std::string elements, double elements_per_token, double dtype_bytes,
-                         double split) {
+// The words (id, name, saved_by, elements) are kept only where words are written (figure.hpp): the
+// page's estimator sums the bytes alone.
+SavedTensor saved_tensor(Words id, Words name, Words saved_by, Words elements,
+                         double elements_per_token, double dtype_bytes, double split) {
   return {std::move(id),
           std::move(name),
           std::move(saved_by),
@@ -69,14 +70,13 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
   // recomputing the core attention (selective) saves them before the repeat.
   const bool keys_repeated = !flash_attention && !selective;
-  std::string top_k_text =
+  Words top_k_text =
       routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
   if (capacity != 1) top_k_text += " × capacity factor " + shortest_decimal(capacity);
 
   std::vector<SavedTensor> tensors;
-  const auto add = [&tensors](std::string id, std::string name, std::string saved_by,
-                              std::string elements, double elements_per_token, double dtype_bytes,
-                              double split) {
+  const auto add = [&tensors](Words id, Words name, Words saved_by, Words elements,
+                              double elements_per_token, double dtype_bytes, double split) {
     tensors.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
                                    std::move(elements), elements_per_token, dtype_bytes, split));
   };
@@ -84,13 +84,13 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   // input, mean and 1/σ (PyTorch's native_layer_norm and the fused kernels alike). A parallel
   // block's MLP norm reads the layer's input, which the attention norm has saved already.
   const bool layer_norm = shape.norm_bias;
-  const std::string norm_kind = layer_norm ? "LayerNorm" : "RMSNorm";
-  const auto add_norm_statistics = [&](const std::string& id, const std::string& name) {
+  const Words norm_kind = layer_norm ? "LayerNorm" : "RMSNorm";
+  const auto add_norm_statistics = [&](const Words& id, const Words& name) {
     if (layer_norm) add(id + "-mean", name + "'s mean", norm_kind, "1", 1, kFp32Bytes, whole);
     add(id + "-rstd", name + (layer_norm ? "'s 1/σ" : "'s 1/RMS"), norm_kind, "1", 1, kFp32Bytes,
         whole);
   };
-  const auto add_norm = [&](const std::string& id, const std::string& name) {
+  const auto add_norm = [&](const Words& id, const Words& name) {
     add(id + "-input", name + "'s input", norm_kind, "h", h, kBf16Bytes, whole);
     add_norm_statistics(id, name);
   };
@@ -99,12 +99,12 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   // the tensor Q, K and V saved.
   const bool one_norm_for_both = parallel && shape.norms_per_layer == 1;
   // Learned positions are added to the embedding; rotary ones are applied to Q and K.
-  const std::string after_rope = shape.num_position_embeddings > 0 ? "" : " after RoPE";
+  const Words after_rope = shape.num_position_embeddings > 0 ? "" : " after RoPE";
   // FP8 training (fp8.hpp): each linear layer saves its input as the FP8 tensor it cast it to, a
   // copy of its own; FlashAttention, the norms, the activation's input and the router stay BF16.
   const bool fp8 = transformer_engine_fp8(setup);
   const double linear_input_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
-  const auto linear_input = [fp8](const std::string& name) {
+  const auto linear_input = [fp8](const Words& name) -> Words {
     return fp8 ? name + ", in FP8" : name;
   };
 
@@ -121,11 +121,11 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
       two_copies ? 2 * h : h, linear_input_bytes, whole);
   // Who keeps Q, K and V: FlashAttention, the two matmuls without it, or, under selective
   // recomputation, the core attention, which keeps only its inputs to run again.
-  const auto attention_keeper = [&](const char* without_flash_attention) -> std::string {
+  const auto attention_keeper = [&](const char* without_flash_attention) -> Words {
     if (selective) return "the core attention, to recompute it";
     return flash_attention ? "FlashAttention" : without_flash_attention;
   };
-  std::string output_elements = "a·d";
+  Words output_elements = "a·d";
   double output_width = a * d;
   if (latent_attention(shape)) {
     // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, equations 9 to 19;
@@ -136,8 +136,8 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     // d_nope + d_rope wide per head: the rotary key, one per token, is repeated to every head.
     const double qk_head_dim = static_cast<double>(shape.qk_nope_head_dim) + shape.qk_rope_head_dim;
     const double v_head_dim = shape.v_head_dim;
-    const auto add_latent = [&](const std::string& id, const std::string& name, double rank,
-                                const std::string& rank_text, const std::string& up) {
+    const auto add_latent = [&](const Words& id, const Words& name, double rank,
+                                const Words& rank_text, const Words& up) {
       add(id + "-norm-input", name + " latent (RMSNorm's input)", "RMSNorm", rank_text, rank,
           kBf16Bytes, 1);
       add(id + "-norm-rstd", name + " latent's 1/RMS", "RMSNorm", "1", 1, kFp32Bytes, 1);
@@ -172,7 +172,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     }
     add("query", "Queries" + after_rope, attention_keeper("the scores' matmul"), "a·d", a * d,
         kBf16Bytes, by_heads);
-    const std::string kv_elements = keys_repeated ? "a·d" : "k·d";
+    const Words kv_elements = keys_repeated ? "a·d" : "k·d";
     const double kv_width = (keys_repeated ? a : k) * d;
     add("key", "Keys" + after_rope + (keys_repeated ? ", repeated to every head" : ""),
         attention_keeper("the scores' matmul"), kv_elements, kv_width, kBf16Bytes, by_heads);
@@ -205,9 +205,9 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   // Norms past the two pre-norms save their inputs and 1/RMS as the pre-norms do: Gemma 2's
   // post-attention norm here, its post-MLP norm (and any further one) after the MLP.
   const auto add_further_norm = [&](int number) {
-    const std::string name = number == 3   ? "Post-attention norm"
-                             : number == 4 ? "Post-MLP norm"
-                                           : "Norm " + std::to_string(number);
+    const Words name = number == 3   ? "Post-attention norm"
+                       : number == 4 ? "Post-MLP norm"
+                                     : "Norm " + std::to_string(number);
     add_norm("norm-" + std::to_string(number), name);
   };
   if (shape.norms_per_layer >= 3) add_further_norm(3);
@@ -227,8 +227,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   if (routed_copies || (fp8 && shape.num_experts > 1)) {
     add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
   }
-  const std::string mlp_input_readers =
-      shape.gated_mlp ? "gate and up projections" : "up projection";
+  const Words mlp_input_readers = shape.gated_mlp ? "gate and up projections" : "up projection";
   if (routed_copies) {
     add("mlp-input", linear_input("Experts' inputs (the norm's output" + top_k_text + ")"),
         mlp_input_readers, "h·top-k", h * top_k, linear_input_bytes, whole);
@@ -237,9 +236,8 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     add("mlp-input", linear_input("MLP norm's output"), mlp_input_readers, "h", h,
         linear_input_bytes, whole);
   }
-  const std::string width_name =
-      shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
-  const std::string ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
+  const Words width_name = shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
+  const Words ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
   if (shape.gated_mlp) {
     add("gate-output", "Gate projection's output" + top_k_text,
         "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k, kBf16Bytes,
@@ -292,9 +290,8 @@ std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
   const double d = head_dim_of(shape);
   const double f = shape.ffn_hidden_size;
   std::vector<SavedTensor> tensors;
-  const auto add = [&tensors](std::string id, std::string name, std::string saved_by,
-                              std::string elements, double elements_per_token, double dtype_bytes,
-                              double split) {
+  const auto add = [&tensors](Words id, Words name, Words saved_by, Words elements,
+                              double elements_per_token, double dtype_bytes, double split) {
     tensors.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
                                    std::move(elements), elements_per_token, dtype_bytes, split));
   };

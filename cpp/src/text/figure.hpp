@@ -32,6 +32,21 @@ struct FigureText {
 };
 #endif
 
+// Words that only describe (a saved tensor's name, what saves it): a string, or, where words are
+// never written, nothing at all, so that neither the text nor the work of joining it is carried.
+#if TRAINMEM_WRITES_WORDS
+using Words = std::string;
+#else
+struct Words {
+  Words() = default;
+  Words(const char*) {}         // NOLINT(google-explicit-constructor): stands in for std::string
+  Words(const std::string&) {}  // NOLINT(google-explicit-constructor)
+  Words& operator+=(const Words&) { return *this; }
+  friend Words operator+(const Words&, const Words&) { return {}; }
+  operator std::string() const { return {}; }  // NOLINT(google-explicit-constructor)
+};
+#endif
+
 class Figure {
  public:
   Figure() = default;
