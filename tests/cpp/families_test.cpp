@@ -195,7 +195,9 @@ TEST_CASE("a multimodal config is read for its text tower only when asked, and s
   REQUIRE(again.answer.status == Status::kOk);
   CHECK(count_parameters(again.shape) == count_parameters(tower.shape));
   CHECK(again.shape.name == tower.shape.name);
-  // A text model is no multimodal one.
+  // A text model is no multimodal one: asked for its text tower, it says so, either way.
+  CHECK(parse_hf_config(hub_config("llama3-8b"), true).answer.message ==
+        text_tower_config_text(hub_config("llama3-8b")).answer.message);
   CHECK(text_tower_config_text(hub_config("llama3-8b")).answer.message ==
         "config.json: 'model_type' must be a multimodal one (gemma3, llama4, mistral3, qwen2_5_vl "
         "or qwen2_vl) for a text tower; it is \"llama\".");

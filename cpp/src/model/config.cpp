@@ -214,6 +214,10 @@ std::string read_shape(const Json& config, bool text_tower, ModelShape& shape) {
     return "'hidden_size' is missing; this looks like a multimodal config, whose text model's "
            "fields sit under 'text_config': give trainmem a text model's config.json.";
   }
+  if (text_tower && !multimodal_model_type(model_type)) {
+    Json unused;
+    return text_tower_config(config, model_type, unused);  // names the multimodal types
+  }
   const std::string problem = read_block_shape(config, model_type, text_tower, shape);
   if (!problem.empty()) return problem;
 

@@ -1,0 +1,326 @@
+// Today's families in Chromium: one config.json of each pasted and counted, a multimodal config read
+// for its text tower once the reader asks (and a link keeping it), the model menu in family groups,
+// and DeepSeek-V3's multi-token-prediction module said when left out and counted when trained.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bodyText, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
+
+// Each family's weight-bearing config.json fields, written here from the models' hub configs.
+const PHI_4 = JSON.stringify({
+  _name_or_path: 'microsoft/phi-4',
+  model_type: 'phi3',
+  hidden_size: 5120,
+  intermediate_size: 17920,
+  num_hidden_layers: 40,
+  num_attention_heads: 40,
+  num_key_value_heads: 10,
+  vocab_size: 100352,
+  tie_word_embeddings: false,
+  max_position_embeddings: 16384,
+});
+const OLMO2_7B = JSON.stringify({
+  _name_or_path: 'allenai/OLMo-2-1124-7B',
+  model_type: 'olmo2',
+  hidden_size: 4096,
+  intermediate_size: 11008,
+  num_hidden_layers: 32,
+  num_attention_heads: 32,
+  num_key_value_heads: 32,
+  vocab_size: 100352,
+  tie_word_embeddings: false,
+  max_position_embeddings: 4096,
+});
+const SMOLLM3_3B = JSON.stringify({
+  _name_or_path: 'HuggingFaceTB/SmolLM3-3B',
+  model_type: 'smollm3',
+  hidden_size: 2048,
+  intermediate_size: 11008,
+  num_hidden_layers: 36,
+  num_attention_heads: 16,
+  num_key_value_heads: 4,
+  vocab_size: 128256,
+  max_position_embeddings: 65536,
+});
+const GRANITE_33_8B = JSON.stringify({
+  _name_or_path: 'ibm-granite/granite-3.3-8b-instruct',
+  model_type: 'granite',
+  hidden_size: 4096,
+  intermediate_size: 12800,
+  num_hidden_layers: 40,
+  num_attention_heads: 32,
+  num_key_value_heads: 8,
+  vocab_size: 49159,
+  tie_word_embeddings: true,
+  max_position_embeddings: 131072,
+  embedding_multiplier: 12.0,
+  residual_multiplier: 0.22,
+  attention_multiplier: 0.0078125,
+  logits_scaling: 16.0,
+});
+const COMMAND_R7B = JSON.stringify({
+  _name_or_path: 'CohereForAI/c4ai-command-r7b-12-2024',
+  model_type: 'cohere2',
+  hidden_size: 4096,
+  intermediate_size: 14336,
+  num_hidden_layers: 32,
+  num_attention_heads: 32,
+  num_key_value_heads: 8,
+  vocab_size: 256000,
+  sliding_window: 4096,
+  logit_scale: 0.25,
+});
+const GLM45_AIR = JSON.stringify({
+  _name_or_path: 'zai-org/GLM-4.5-Air',
+  model_type: 'glm4_moe',
+  hidden_size: 4096,
+  intermediate_size: 10944,
+  moe_intermediate_size: 1408,
+  num_hidden_layers: 46,
+  num_attention_heads: 96,
+  num_key_value_heads: 8,
+  head_dim: 128,
+  n_routed_experts: 128,
+  n_shared_experts: 1,
+  num_experts_per_tok: 8,
+  first_k_dense_replace: 1,
+  attention_bias: true,
+  use_qk_norm: false,
+  num_nextn_predict_layers: 1,
+  vocab_size: 151552,
+  tie_word_embeddings: false,
+});
+const GPT_OSS_20B = JSON.stringify({
+  _name_or_path: 'openai/gpt-oss-20b',
+  model_type: 'gpt_oss',
+  hidden_size: 2880,
+  intermediate_size: 2880,
+  num_hidden_layers: 24,
+  num_attention_heads: 64,
+  num_key_value_heads: 8,
+  head_dim: 64,
+  num_local_experts: 32,
+  num_experts_per_tok: 4,
+  vocab_size: 201088,
+  tie_word_embeddings: false,
+  attention_bias: true,
+  sliding_window: 128,
+});
+const KIMI_K2 = JSON.stringify({
+  _name_or_path: 'moonshotai/Kimi-K2-Instruct',
+  model_type: 'kimi_k2',
+  hidden_size: 7168,
+  intermediate_size: 18432,
+  moe_intermediate_size: 2048,
+  num_hidden_layers: 61,
+  num_attention_heads: 64,
+  num_key_value_heads: 64,
+  q_lora_rank: 1536,
+  kv_lora_rank: 512,
+  qk_nope_head_dim: 128,
+  qk_rope_head_dim: 64,
+  v_head_dim: 128,
+  n_routed_experts: 384,
+  n_shared_experts: 1,
+  num_experts_per_tok: 8,
+  first_k_dense_replace: 1,
+  num_nextn_predict_layers: 0,
+  vocab_size: 163840,
+  tie_word_embeddings: false,
+});
+const GEMMA3_4B = JSON.stringify({
+  _name_or_path: 'google/gemma-3-4b-pt',
+  model_type: 'gemma3',
+  text_config: {
+    model_type: 'gemma3_text',
+    hidden_size: 2560,
+    intermediate_size: 10240,
+    num_hidden_layers: 34,
+    sliding_window: 1024,
+  },
+  vision_config: {
+    model_type: 'siglip_vision_model',
+    hidden_size: 1152,
+    intermediate_size: 4304,
+    num_hidden_layers: 27,
+  },
+});
+const LLAMA4_SCOUT = JSON.stringify({
+  _name_or_path: 'meta-llama/Llama-4-Scout-17B-16E',
+  model_type: 'llama4',
+  tie_word_embeddings: false,
+  text_config: {
+    model_type: 'llama4_text',
+    hidden_size: 5120,
+    intermediate_size: 8192,
+    intermediate_size_mlp: 16384,
+    num_hidden_layers: 48,
+    num_attention_heads: 40,
+    num_key_value_heads: 8,
+    head_dim: 128,
+    vocab_size: 202048,
+    num_local_experts: 16,
+    num_experts_per_tok: 1,
+    interleave_moe_layer_step: 1,
+    max_position_embeddings: 262144,
+  },
+  vision_config: { model_type: 'llama4_vision_model', hidden_size: 1408 },
+});
+const MISTRAL_SMALL_31 = JSON.stringify({
+  _name_or_path: 'mistralai/Mistral-Small-3.1-24B-Base-2503',
+  model_type: 'mistral3',
+  text_config: {
+    model_type: 'mistral',
+    hidden_size: 5120,
+    intermediate_size: 32768,
+    num_hidden_layers: 40,
+    num_attention_heads: 32,
+    num_key_value_heads: 8,
+    head_dim: 128,
+    vocab_size: 131072,
+  },
+  vision_config: { model_type: 'pixtral', hidden_size: 1024 },
+});
+const QWEN25_VL_7B = JSON.stringify({
+  _name_or_path: 'Qwen/Qwen2.5-VL-7B-Instruct',
+  model_type: 'qwen2_5_vl',
+  hidden_size: 3584,
+  intermediate_size: 18944,
+  num_hidden_layers: 28,
+  num_attention_heads: 28,
+  num_key_value_heads: 4,
+  vocab_size: 152064,
+  tie_word_embeddings: false,
+  vision_config: { depth: 32, hidden_size: 1280, out_hidden_size: 3584 },
+});
+
+// Each config, the name it reads under and its count as the readout writes it (tests/cpp holds the
+// exact totals to the published ones).
+const TEXT_MODELS = [
+  [PHI_4, 'microsoft/phi-4', '14.66 B'],
+  [OLMO2_7B, 'allenai/OLMo-2-1124-7B', '7.30 B'],
+  [SMOLLM3_3B, 'HuggingFaceTB/SmolLM3-3B', '3.08 B'],
+  [GRANITE_33_8B, 'ibm-granite/granite-3.3-8b-instruct', '8.17 B'],
+  [COMMAND_R7B, 'CohereForAI/c4ai-command-r7b-12-2024', '8.03 B'],
+  [GLM45_AIR, 'zai-org/GLM-4.5-Air', '106.85 B'],
+  [GPT_OSS_20B, 'openai/gpt-oss-20b', '20.91 B'],
+  [KIMI_K2, 'moonshotai/Kimi-K2-Instruct', '1026.41 B'],
+];
+const MULTIMODAL = [
+  [GEMMA3_4B, 'google/gemma-3-4b-pt (text tower)', '3.88 B', 'siglip_vision_model'],
+  [LLAMA4_SCOUT, 'meta-llama/Llama-4-Scout-17B-16E (text tower)', '107.77 B', 'llama4_vision_model'],
+  [MISTRAL_SMALL_31, 'mistralai/Mistral-Small-3.1-24B-Base-2503 (text tower)', '23.57 B', 'pixtral'],
+  [QWEN25_VL_7B, 'Qwen/Qwen2.5-VL-7B-Instruct (text tower)', '7.62 B', null],
+];
+
+const escaped = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+describe("today's families, in Chromium", () => {
+  let harness;
+
+  before(async () => {
+    harness = await startHarness();
+  });
+
+  after(async () => {
+    await harness.close();
+  });
+
+  async function use(page, text) {
+    await page.fill('#config', text);
+    await page.click('#use-config');
+  }
+
+  async function readsAs(page, name, count) {
+    await page.waitForFunction(
+      (expected) => document.getElementById('readout').textContent.startsWith(expected),
+      name,
+    );
+    assert.match(await readout(page), new RegExp(`× ${escaped(count)} parameters\\)`));
+    assert.equal(await page.isHidden('#config-error'), true);
+  }
+
+  it("reads one config.json of each of today's text families to its count", async () => {
+    const { page, problems } = await harness.openPage();
+    for (const [text, name, count] of TEXT_MODELS) {
+      await use(page, text);
+      await readsAs(page, name, count);
+    }
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('reads a multimodal config for its text tower once asked, and a link keeps it', async () => {
+    const { page, problems } = await harness.openPage();
+    for (const [text, name, count, vision] of MULTIMODAL) {
+      await page.uncheck('#config-text-tower');
+      const before = await readout(page);
+      await use(page, text);
+      // Refused by its control, naming the vision tower and the way to the text tower; the view stays.
+      await page.waitForSelector('#config-error:not([hidden])');
+      const refusal = await page.textContent('#config-error');
+      assert.match(refusal, /'vision_config' describes a vision tower/);
+      if (vision) assert.ok(refusal.includes(vision));
+      assert.match(refusal, /"Text tower alone"/);
+      assert.equal(await readout(page), before);
+      await page.check('#config-text-tower');
+      await use(page, text);
+      await readsAs(page, name, count);
+    }
+    // The link carries the text tower as a config of its own: the reopened page counts the same.
+    const reopened = await harness.openPage({ query: new URL(page.url()).search });
+    await reopened.page.waitForFunction(() =>
+      document.getElementById('readout').textContent.includes('(text tower)'),
+    );
+    assert.equal(await readout(reopened.page), await readout(page));
+    assert.deepEqual([...problems, ...reopened.problems], []);
+    await page.close();
+    await reopened.page.close();
+  });
+
+  it("groups the model menu by family, the plate's Llama 3 sizes first", async () => {
+    const { page, problems } = await harness.openPage();
+    const groups = await page.$$eval('#model optgroup', (elements) =>
+      elements.map((group) => [group.label, group.querySelectorAll('option').length]),
+    );
+    assert.deepEqual(
+      groups.map(([label]) => label),
+      ['Llama', 'Qwen', 'DeepSeek and Kimi', 'GLM', 'Gemma', 'Mistral', 'OpenAI', 'Others'],
+    );
+    assert.equal(
+      await page.$$eval('#model optgroup:first-child option', (options) => options[0].value),
+      'llama3-8b',
+    );
+    assert.equal(await page.inputValue('#model'), 'llama3-8b');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("says DeepSeek-V3's MTP module is left out, and counts it once the reader trains it", async () => {
+    const { page, problems } = await harness.openPage({ query: '?model=deepseek-v3' });
+    await page.waitForFunction(() => document.getElementById('readout').textContent.includes('DeepSeek-V3'));
+    assert.match(
+      await readout(page),
+      /Not trained: DeepSeek-V3 \/ R1 671B's multi-token-prediction modules \(11\.61 B parameters\)/,
+    );
+    await page.check('#mtp');
+    await page.waitForFunction(() => document.getElementById('readout').textContent.includes('682.64 B'));
+    assert.doesNotMatch(await readout(page), /Not trained/);
+    // A model without one is held pending, with the reason by the model's menu;
+    // unticking it lets the model in, said in words.
+    await page.selectOption('#model', 'llama3-8b');
+    assert.equal(await page.getAttribute('#model', 'data-pending'), 'true');
+    assert.match(
+      await page.textContent('[data-error-default]'),
+      /Llama 3 8B has no multi-token-prediction modules/,
+    );
+    await page.uncheck('#mtp');
+    await page.waitForFunction(() => document.getElementById('readout').textContent.startsWith('Llama 3 8B'));
+    assert.match(
+      await page.textContent('#url-notice'),
+      /Applied your earlier choice, which the setup now allows: Model: Llama 3 8B\./,
+    );
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
