@@ -3,7 +3,7 @@
 // and DeepSeek-V3's multi-token-prediction module said when left out and counted when trained.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bodyText, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
+import { bodyText, commit, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
 
 // Each family's weight-bearing config.json fields, written here from the models' hub configs.
 const PHI_4 = JSON.stringify({
@@ -292,6 +292,25 @@ describe("today's families, in Chromium", () => {
       'llama3-8b',
     );
     assert.equal(await page.inputValue('#model'), 'llama3-8b');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("brings a sequence the reader never set within GPT-2's learned positions, and says so", async () => {
+    const { page, problems } = await harness.openPage();
+    await page.selectOption('#model', 'gpt2');
+    await page.waitForFunction(() =>
+      document.getElementById('readout').textContent.startsWith('GPT-2 124M needs'),
+    );
+    assert.equal(await page.inputValue('#seq-len'), '1024');
+    assert.match(
+      await page.textContent('#url-notice'),
+      /Sequence length is now 1,024 tokens: GPT-2 124M has 1,024 learned positions\. Set it to choose another\./,
+    );
+    // A sequence the reader set stays theirs: the model waits, and the message names the positions.
+    await commit(page, '#seq-len', '2048');
+    assert.match(await readout(page), /^GPT-2 124M needs/);
+    assert.match(await page.textContent('#seq-len-error'), /GPT-2 124M has 1,024 learned positions/);
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -23,6 +23,7 @@ describe('Go further, in Chromium', () => {
     );
     assert.deepEqual(values, {
       'config-file': '',
+      'config-text-tower': false,
       'seq-len': '8192',
       dp: '1',
       zero: '0',
@@ -42,6 +43,7 @@ describe('Go further, in Chromium', () => {
       activations: 'korthikanti',
       logits: false,
       loss: 'vocab-parallel',
+      mtp: false,
       device: 'h100',
       'device-gb': '80',
       headroom: '10',

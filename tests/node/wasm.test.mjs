@@ -408,6 +408,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'precision',
         'logits',
         'loss',
+        'mtp',
         'device',
         'device-gb',
         'headroom',

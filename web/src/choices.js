@@ -5,8 +5,10 @@
 // (workshopView), and what a run computes (withLogitsAsRun).
 import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 
-/** The logits' switch: the one setting the page may turn on by itself, and says so. */
+/** The logits' switch: a setting the page may turn on by itself, and says so. */
 const LOGITS_SETTING = 'logits';
+/** The sequence length: brought within a model's learned positions, if the reader never set it. */
+const SEQUENCE_SETTING = 'seq-len';
 
 export function createChoices(estimator) {
   const settingOf = (id) => estimator.settings.find((setting) => setting.id === id);
@@ -50,6 +52,28 @@ export function createChoices(estimator) {
     return { setup: counted, view: countedView };
   }
 
+  /**
+   * A model with learned positions (GPT-2's 1,024) refuses a longer sequence. If the reader never
+   * set the sequence length, it comes within them, said in `said`; otherwise the refusal stands.
+   */
+  function withinPositions(setup, refusal, said) {
+    if (refusal.invalidField !== SEQUENCE_SETTING || touched.has(SEQUENCE_SETTING)) return null;
+    const shape =
+      setup.modelId === estimator.customModelId
+        ? setup.customModel
+        : estimator.presets.find((preset) => preset.id === setup.modelId);
+    if (!(shape?.numPositionEmbeddings > 0 && shape.maxPositions > 0)) return null;
+    const positions = estimator.formatCount(shape.maxPositions);
+    const change = read(setup, SEQUENCE_SETTING, String(shape.maxPositions));
+    const view = change.ok ? viewOf(change.setup) : change;
+    if (!view.ok) return null;
+    said.push(
+      `Sequence length is now ${positions} tokens: ${shape.name} has ${positions} learned positions. ` +
+        'Set it to choose another.',
+    );
+    return { setup: change.setup, view };
+  }
+
   return {
     /**
      * The view to draw for `next` (the reader's change on `before`): refused as it stands, or
@@ -58,8 +82,13 @@ export function createChoices(estimator) {
      */
     settle(before, next) {
       let view = viewOf(next);
-      if (!view.ok) return { view, setup: next, said: [] };
       let setup = next;
+      const fitted = [];
+      if (!view.ok) {
+        const within = withinPositions(next, view, fitted);
+        if (!within) return { view, setup: next, said: [] };
+        ({ setup, view } = within);
+      }
       const applied = [];
       // A pending choice may wait on another: try them all again until none more goes in.
       for (let progress = pending.size > 0; progress;) {
@@ -80,9 +109,10 @@ export function createChoices(estimator) {
       }
       const said = applied.length
         ? [
+            ...fitted,
             `Applied your earlier choice${applied.length > 1 ? 's' : ''}, which the setup now allows: ${applied.join('; ')}.`,
           ]
-        : [];
+        : fitted;
       return { ...countLogits(before, setup, view, said), said };
     },
     /** Holds the reader's `text` for setting `id`, which the core refused for `refusal`. */

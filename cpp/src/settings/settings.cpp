@@ -280,8 +280,10 @@ std::vector<Entry> make_entries() {
              setting.defaulted_in_api = true;
            }),
       enum_access<Loss, &TrainingSetup::loss>());
-  add(make(id::kMtp, "Multi-token prediction", kSwitch,
-           "Train the model's multi-token-prediction modules (DeepSeek-V3's, GLM-4.5's)", "mtp"),
+  add(from(make(id::kMtp, "Multi-token prediction", kSwitch,
+                "Train the model's multi-token-prediction modules (DeepSeek-V3's, GLM-4.5's)",
+                "mtp"),
+           [](Setting& setting) { setting.defaulted_in_api = true; }),
       number_access<bool, &TrainingSetup::mtp>());
   add(choice(id::kDevice, "Device", device_choices(), "Device", "deviceId"),
       id_access<&TrainingSetup::device_id>());
