@@ -78,6 +78,8 @@ declare global {
       vHeadDim: number;
       /** The menu's group for a preset ("Llama", "Qwen", …); "" for a config.json. */
       family: string;
+      /** A multimodal model's vision tower and projector, counted from its vision_config; 0 for a text model. */
+      visionParameters: number;
     };
 
     /** What to estimate; `defaultSetup` has every field. Choices are their ids. */
@@ -96,6 +98,8 @@ declare global {
       loss: 'vocab-parallel' | 'fp32-upcast';
       /** Train the model's multi-token-prediction modules (a model with numMtpLayers above 0). */
       mtp: boolean;
+      /** Train a multimodal model's vision tower and projector (frozen otherwise). */
+      trainVision: boolean;
       deviceId: string;
       customCapacityGb: number;
       headroomPercent: number;
@@ -174,6 +178,8 @@ declare global {
       numParameters: number;
       /** The model's multi-token-prediction modules' parameters, trained or not; 0 without them. */
       mtpParameters: number;
+      /** A multimodal model's vision tower and projector, among numParameters; 0 for a text model. */
+      visionParameters: number;
       parametersOnDevice: number;
       trainableParameters: number;
       baseLinearBytesPerParameter: number;

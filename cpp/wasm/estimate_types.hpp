@@ -141,6 +141,7 @@ inline void register_estimate_types() {
       .field("modelName", &Estimate::model_name)
       .field("maxPositions", &Estimate::max_positions)
       .field("mtpParameters", &Estimate::mtp_parameters)
+      .field("visionParameters", &Estimate::vision_parameters)
       .field("numParameters", &Estimate::num_parameters)
       .field("parametersOnDevice", &Estimate::parameters_on_device)
       .field("trainableParameters", &Estimate::trainable_parameters)

@@ -79,7 +79,8 @@ inline void register_setup_types() {
       .field("qkNopeHeadDim", &ModelShape::qk_nope_head_dim)
       .field("qkRopeHeadDim", &ModelShape::qk_rope_head_dim)
       .field("vHeadDim", &ModelShape::v_head_dim)
-      .field("family", &ModelShape::family);
+      .field("family", &ModelShape::family)
+      .field("visionParameters", &ModelShape::vision_parameters);
 
   value_object<ParallelLayout>("ParallelLayout")
       .field("dataParallel", &ParallelLayout::data_parallel)
@@ -114,6 +115,7 @@ inline void register_setup_types() {
       .field("loss", &get_choice<Loss, &TrainingSetup::loss>,
              &set_choice<Loss, &TrainingSetup::loss>)
       .field("mtp", &TrainingSetup::mtp)
+      .field("trainVision", &TrainingSetup::train_vision)
       .field("deviceId", &TrainingSetup::device_id)
       .field("customCapacityGb", &TrainingSetup::custom_capacity_gb)
       .field("headroomPercent", &TrainingSetup::headroom_percent)

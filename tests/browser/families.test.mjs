@@ -142,6 +142,10 @@ const GEMMA3_4B = JSON.stringify({
     hidden_size: 1152,
     intermediate_size: 4304,
     num_hidden_layers: 27,
+    num_attention_heads: 16,
+    image_size: 896,
+    patch_size: 14,
+    vision_use_head: false,
   },
 });
 const LLAMA4_SCOUT = JSON.stringify({
@@ -163,11 +167,23 @@ const LLAMA4_SCOUT = JSON.stringify({
     interleave_moe_layer_step: 1,
     max_position_embeddings: 262144,
   },
-  vision_config: { model_type: 'llama4_vision_model', hidden_size: 1408 },
+  vision_config: {
+    model_type: 'llama4_vision_model',
+    hidden_size: 1408,
+    intermediate_size: 5632,
+    num_hidden_layers: 34,
+    num_attention_heads: 16,
+    image_size: 336,
+    patch_size: 14,
+    projector_input_dim: 4096,
+    projector_output_dim: 4096,
+    vision_output_dim: 4096,
+  },
 });
 const MISTRAL_SMALL_31 = JSON.stringify({
   _name_or_path: 'mistralai/Mistral-Small-3.1-24B-Base-2503',
   model_type: 'mistral3',
+  spatial_merge_size: 2,
   text_config: {
     model_type: 'mistral',
     hidden_size: 5120,
@@ -178,7 +194,15 @@ const MISTRAL_SMALL_31 = JSON.stringify({
     head_dim: 128,
     vocab_size: 131072,
   },
-  vision_config: { model_type: 'pixtral', hidden_size: 1024 },
+  vision_config: {
+    model_type: 'pixtral',
+    hidden_size: 1024,
+    intermediate_size: 4096,
+    num_hidden_layers: 24,
+    num_attention_heads: 16,
+    head_dim: 64,
+    patch_size: 14,
+  },
 });
 const QWEN25_VL_7B = JSON.stringify({
   _name_or_path: 'Qwen/Qwen2.5-VL-7B-Instruct',
@@ -190,7 +214,16 @@ const QWEN25_VL_7B = JSON.stringify({
   num_key_value_heads: 4,
   vocab_size: 152064,
   tie_word_embeddings: false,
-  vision_config: { depth: 32, hidden_size: 1280, out_hidden_size: 3584 },
+  vision_config: {
+    depth: 32,
+    hidden_size: 1280,
+    intermediate_size: 3420,
+    out_hidden_size: 3584,
+    patch_size: 14,
+    temporal_patch_size: 2,
+    spatial_merge_size: 2,
+    in_chans: 3,
+  },
 });
 
 // Each config, the name it reads under and its count as the readout writes it (tests/cpp holds the
@@ -205,12 +238,24 @@ const TEXT_MODELS = [
   [GPT_OSS_20B, 'openai/gpt-oss-20b', '20.91 B'],
   [KIMI_K2, 'moonshotai/Kimi-K2-Instruct', '1026.41 B'],
 ];
+// Each multimodal config, its name, its count with the vision tower and the text tower's alone.
 const MULTIMODAL = [
-  [GEMMA3_4B, 'google/gemma-3-4b-pt (text tower)', '3.88 B', 'siglip_vision_model'],
-  [LLAMA4_SCOUT, 'meta-llama/Llama-4-Scout-17B-16E (text tower)', '107.77 B', 'llama4_vision_model'],
-  [MISTRAL_SMALL_31, 'mistralai/Mistral-Small-3.1-24B-Base-2503 (text tower)', '23.57 B', 'pixtral'],
-  [QWEN25_VL_7B, 'Qwen/Qwen2.5-VL-7B-Instruct (text tower)', '7.62 B', null],
+  [GEMMA3_4B, 'google/gemma-3-4b-pt', '4.30 B', '3.88 B'],
+  [LLAMA4_SCOUT, 'meta-llama/Llama-4-Scout-17B-16E', '108.64 B', '107.77 B'],
+  [MISTRAL_SMALL_31, 'mistralai/Mistral-Small-3.1-24B-Base-2503', '24.01 B', '23.57 B'],
+  [QWEN25_VL_7B, 'Qwen/Qwen2.5-VL-7B-Instruct', '8.29 B', '7.62 B'],
 ];
+// Qwen2-VL's vision tower is one trainmem does not count.
+const QWEN2_VL = JSON.stringify({
+  model_type: 'qwen2_vl',
+  hidden_size: 1536,
+  intermediate_size: 8960,
+  num_hidden_layers: 28,
+  num_attention_heads: 12,
+  num_key_value_heads: 2,
+  vocab_size: 151936,
+  vision_config: { model_type: 'qwen2_vl', depth: 32, embed_dim: 1280 },
+});
 
 const escaped = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -250,22 +295,19 @@ describe("today's families, in Chromium", () => {
     await page.close();
   });
 
-  it('reads a multimodal config for its text tower once asked, and a link keeps it', async () => {
+  it('counts a multimodal config with its vision tower, or its text tower once asked; a link keeps it', async () => {
     const { page, problems } = await harness.openPage();
-    for (const [text, name, count, vision] of MULTIMODAL) {
+    for (const [text, name, whole, textTower] of MULTIMODAL) {
       await page.uncheck('#config-text-tower');
-      const before = await readout(page);
       await use(page, text);
-      // Refused by its control, naming the vision tower and the way to the text tower; the view stays.
-      await page.waitForSelector('#config-error:not([hidden])');
-      const refusal = await page.textContent('#config-error');
-      assert.match(refusal, /'vision_config' describes a vision tower/);
-      if (vision) assert.ok(refusal.includes(vision));
-      assert.match(refusal, /"Text tower alone"/);
-      assert.equal(await readout(page), before);
+      await readsAs(page, name, whole);
+      assert.match(
+        await readout(page),
+        /vision tower and projector \([\d.]+ [MB] parameters\) are held frozen/,
+      );
       await page.check('#config-text-tower');
       await use(page, text);
-      await readsAs(page, name, count);
+      await readsAs(page, `${name} (text tower)`, textTower);
     }
     // The link carries the text tower as a config of its own: the reopened page counts the same.
     const reopened = await harness.openPage({ query: new URL(page.url()).search });
@@ -273,9 +315,41 @@ describe("today's families, in Chromium", () => {
       document.getElementById('readout').textContent.includes('(text tower)'),
     );
     assert.equal(await readout(reopened.page), await readout(page));
+    // A vision tower trainmem does not count is refused by the config's control, naming the way to
+    // the text tower; the view stays.
+    await page.uncheck('#config-text-tower');
+    const before = await readout(page);
+    await use(page, QWEN2_VL);
+    await page.waitForSelector('#config-error:not([hidden])');
+    assert.match(
+      await page.textContent('#config-error'),
+      /'vision_config' describes a vision tower \("qwen2_vl"\) that trainmem does not count; .*"Text tower alone"/,
+    );
+    assert.equal(await readout(page), before);
     assert.deepEqual([...problems, ...reopened.problems], []);
     await page.close();
     await reopened.page.close();
+  });
+
+  it('trains the vision tower when asked, and refuses to for a text model', async () => {
+    const { page, problems } = await harness.openPage();
+    await use(page, GEMMA3_4B);
+    await readsAs(page, 'google/gemma-3-4b-pt', '4.30 B');
+    const frozen = await readout(page);
+    await page.check('#train-vision');
+    await page.waitForFunction((before) => document.getElementById('readout').textContent !== before, frozen);
+    assert.match(
+      await readout(page),
+      /vision tower and projector \([\d.]+ [MB] parameters\) train with the rest/,
+    );
+    await page.selectOption('#model', 'llama3-8b');
+    assert.equal(await page.getAttribute('#model', 'data-pending'), 'true');
+    assert.match(
+      await page.textContent('[data-error-default]'),
+      /Llama 3 8B has no vision tower counted here/,
+    );
+    assert.deepEqual(problems, []);
+    await page.close();
   });
 
   it("groups the model menu by family, the plate's Llama 3 sizes first", async () => {

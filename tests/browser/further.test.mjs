@@ -24,6 +24,7 @@ describe('Go further, in Chromium', () => {
     assert.deepEqual(values, {
       'config-file': '',
       'config-text-tower': false,
+      'train-vision': false,
       'seq-len': '8192',
       dp: '1',
       zero: '0',

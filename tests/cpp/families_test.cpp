@@ -175,19 +175,22 @@ TEST_CASE("a multimodal preset is its text tower: with the published vision towe
     CAPTURE(model.id);
     CHECK(count_parameters(*find_preset(model.id)) == model.total - model.vision_and_projector);
     CHECK(count_of(hub_config(model.id), true) == count_parameters(*find_preset(model.id)));
+    CHECK(count_of(hub_config(model.id)) == model.total);  // its vision tower counted too
   }
 }
 
-TEST_CASE("a multimodal config is read for its text tower only when asked, and says how to ask") {
-  const ConfigParse refused = parse_hf_config(hub_config("gemma3-4b"));
-  CHECK(refused.answer.status == Status::kInvalidInput);
-  CHECK(refused.answer.message ==
-        "config.json: 'vision_config' describes a vision tower (\"siglip_vision_model\"), which "
-        "trainmem does not count; ask for the text tower alone (the CLI's --text-tower, the "
-        "page's \"Text tower alone\").");
+TEST_CASE(
+    "a multimodal config counts its vision tower as transformers builds it, or its text alone") {
+  // Gemma 3 4B whole: the text tower, SigLIP without its head and the projector, the hub's total.
+  const ConfigParse whole = parse_hf_config(hub_config("gemma3-4b"));
+  REQUIRE_MESSAGE(whole.answer.status == Status::kOk, whole.answer.message);
+  CHECK(whole.shape.name == "google/gemma-3-4b-pt");
+  CHECK(whole.shape.vision_parameters == 416866032.0 + 2950272.0);
+  CHECK(count_parameters(whole.shape) == 4300079472.0);
   const ConfigParse tower = parse_hf_config(hub_config("gemma3-4b"), true);
   REQUIRE(tower.answer.status == Status::kOk);
   CHECK(tower.shape.name == "google/gemma-3-4b-pt (text tower)");
+  CHECK(tower.shape.vision_parameters == 0);
   // The text tower as a config of its own reads to the same shape, under the same name.
   const ConfigText text = text_tower_config_text(hub_config("gemma3-4b"));
   REQUIRE(text.answer.status == Status::kOk);
@@ -205,14 +208,34 @@ TEST_CASE("a multimodal config is read for its text tower only when asked, and s
   const std::string qwen_vl = R"({"model_type": "qwen2_5_vl", "hidden_size": 3584,
     "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
     "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": false,
-    "vision_config": {"depth": 32, "hidden_size": 1280}})";
+    "vision_config": {"depth": 32, "hidden_size": 1280, "intermediate_size": 3420,
+                      "out_hidden_size": 3584, "patch_size": 14, "temporal_patch_size": 2,
+                      "spatial_merge_size": 2, "in_chans": 3}})";
   CHECK(count_of(qwen_vl, true) == 7615616512.0);
+  CHECK(count_of(qwen_vl) == 8292166656.0);  // with its vision tower: the hub's total
   // Mistral Small 3.1: the text tower names its own type, mistral, untied by default.
   const std::string mistral3 = R"({"model_type": "mistral3", "text_config": {
     "model_type": "mistral", "hidden_size": 5120, "intermediate_size": 32768,
     "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
-    "head_dim": 128, "vocab_size": 131072}, "vision_config": {"model_type": "pixtral"}})";
+    "head_dim": 128, "vocab_size": 131072}, "vision_config": {"model_type": "pixtral",
+    "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
+    "num_attention_heads": 16, "head_dim": 64, "patch_size": 14}, "spatial_merge_size": 2})";
   CHECK(count_of(mistral3, true) == 23572403200.0);
+  CHECK(count_of(mistral3) == 24011361280.0);  // Pixtral and the projector: the hub's total
+  // A tower trainmem does not count is refused, naming the way to the text tower.
+  const ConfigParse qwen2_vl = parse_hf_config(R"({"model_type": "qwen2_vl", "hidden_size": 8,
+    "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10,
+    "vision_config": {"model_type": "qwen2_vl", "depth": 32}})");
+  CHECK(qwen2_vl.answer.message ==
+        "config.json: 'vision_config' describes a vision tower (\"qwen2_vl\") that trainmem does "
+        "not count; ask for the text tower alone (the CLI's --text-tower, the page's \"Text tower "
+        "alone\").");
+  // SigLIP's pooling head, which Gemma 3 leaves out, is refused by name.
+  std::string with_head = hub_config("gemma3-4b");
+  with_head.replace(with_head.find("\"vision_use_head\": false"), 24, "\"vision_use_head\": true");
+  CHECK(parse_hf_config(with_head).answer.message ==
+        "config.json: in the vision tower (vision_config): 'vision_use_head' must be false: "
+        "trainmem does not count SigLIP's pooling head, which Gemma 3 leaves out.");
 }
 
 TEST_CASE("DeepSeek-V3's and GLM-4.5's multi-token prediction, against their published counts") {
@@ -293,4 +316,34 @@ TEST_CASE("training the MTP module: its states, one more layer's activations, it
   CHECK(refused.answer.message ==
         "Llama 3 8B has no multi-token-prediction modules (num_nextn_predict_layers 0): untick "
         "multi-token prediction.");
+}
+
+TEST_CASE("a vision tower is held frozen, its weights alone, unless the setup trains it") {
+  const ConfigParse whole = parse_hf_config(hub_config("gemma3-4b"));
+  REQUIRE(whole.answer.status == Status::kOk);
+  const double vision = whole.shape.vision_parameters;
+  const double total = count_parameters(whole.shape);
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = whole.shape;
+  const Estimate frozen = estimate_memory(setup);
+  REQUIRE(frozen.answer.ok());
+  CHECK(frozen.vision_parameters == vision);
+  CHECK(frozen.num_parameters == total);
+  CHECK(frozen.trainable_parameters == total - vision);
+  CHECK(frozen.bytes[Term::kWeights] == 2 * total);
+  CHECK(frozen.bytes[Term::kGradients] == 2 * (total - vision));
+  CHECK(frozen.bytes[Term::kOptimizerStates] == 8 * (total - vision));
+  setup.train_vision = true;
+  const Estimate trained = estimate_memory(setup);
+  REQUIRE(trained.answer.ok());
+  CHECK(trained.trainable_parameters == total);
+  CHECK(trained.bytes[Term::kGradients] == 2 * total);
+  CHECK(trained.bytes[Term::kMasterWeights] == 4 * total);
+  // A text model has none to train: refused by the switch's name.
+  setup.model_id = "llama3-8b";
+  const Estimate refused = estimate_memory(setup);
+  CHECK(refused.answer.setting == "train-vision");
+  CHECK(refused.answer.message ==
+        "Llama 3 8B has no vision tower counted here: untick training the vision tower.");
 }

@@ -725,7 +725,10 @@ const HubConfig kTodayConfigs[] = {
     "num_hidden_layers": 34,
     "num_attention_heads": 16,
     "image_size": 336,
-    "patch_size": 14
+    "patch_size": 14,
+    "projector_input_dim": 4096,
+    "projector_output_dim": 4096,
+    "vision_output_dim": 4096
   }
 })",
      true},
@@ -763,7 +766,10 @@ const HubConfig kTodayConfigs[] = {
     "num_hidden_layers": 34,
     "num_attention_heads": 16,
     "image_size": 336,
-    "patch_size": 14
+    "patch_size": 14,
+    "projector_input_dim": 4096,
+    "projector_output_dim": 4096,
+    "vision_output_dim": 4096
   }
 })",
      true},

@@ -155,6 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   setup.layout.pipeline_first_stage_layers = small_or_any(data);
   setup.layout.pipeline_last_stage_layers = small_or_any(data);
   setup.mtp = data.ConsumeBool();
+  setup.train_vision = data.ConsumeBool();
 
   if (mode == 2) {
     const WorkshopView view = workshop_view(setup, small_or_any(data));

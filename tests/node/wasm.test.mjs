@@ -409,6 +409,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'logits',
         'loss',
         'mtp',
+        'train-vision',
         'device',
         'device-gb',
         'headroom',

@@ -60,6 +60,15 @@ export function describeMtp(estimator, estimate) {
   );
 }
 
+/** A multimodal model's vision tower: frozen or trained, and what of it is not counted. */
+export function describeVision(estimator, estimate) {
+  if (!(estimate.visionParameters > 0)) return '';
+  const count = estimator.formatParameters(estimate.visionParameters);
+  return estimate.setup.trainVision
+    ? ` Its vision tower and projector (${count} parameters) train with the rest; images' activations are not counted.`
+    : ` Its vision tower and projector (${count} parameters) are held frozen, their weights alone; images' activations are not counted.`;
+}
+
 /** A sequence past a rotary model's max_position_embeddings: said, since it is counted as if it ran. */
 export function describePositions(estimator, estimate) {
   const { maxPositions, setup } = estimate;
@@ -112,6 +121,7 @@ export function describe(estimator, estimate, leftOut) {
       `at ${estimator.formatBytesShort(device.capacityBytes)} each.` +
       describeLeftOut(estimator, leftOut) +
       describeMtp(estimator, estimate) +
+      describeVision(estimator, estimate) +
       describePositions(estimator, estimate)
     );
   }
@@ -129,6 +139,7 @@ export function describe(estimator, estimate, leftOut) {
     `${format(bytes.totalBytes)} on its most loaded device: ${states}${alongside} and ${activations} ${verdict}` +
     describeLeftOut(estimator, leftOut) +
     describeMtp(estimator, estimate) +
+    describeVision(estimator, estimate) +
     describePositions(estimator, estimate)
   );
 }

@@ -23,8 +23,11 @@ struct [[nodiscard]] Estimate {
   // The model's multi-token-prediction modules (count_mtp_parameters), trained or not: a readout
   // says what it leaves out.
   double mtp_parameters = 0;
+  // A multimodal model's vision tower and projector (among num_parameters); 0 for a text model.
+  double vision_parameters = 0;
   double parameters_on_device = 0;  // on the most loaded device, before ZeRO sharding
-  double trainable_parameters = 0;  // the whole model: every parameter, or LoRA's adapters
+  double trainable_parameters =
+      0;  // every parameter (a frozen vision tower's aside), or LoRA's adapters
   // The frozen base's linear weights under LoRA, bytes per parameter (2, NF4's 0.516, int8's
   // 1 + 4/in); 0 without LoRA.
   double base_linear_bytes_per_parameter = 0;

@@ -73,6 +73,10 @@ struct ModelShape {
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
   std::string family = {};  // the menu's group for a preset: "Llama", "Qwen", …; empty for a config
+  // A multimodal model's vision tower and projector, as transformers builds them beside the text
+  // tower (config_vision.cpp): their parameters, whole on the first pipeline stage, frozen unless
+  // a setup trains them; 0 for a text model.
+  double vision_parameters = 0;
 };
 
 // Whether the shape's attention is multi-head latent attention.
@@ -197,6 +201,7 @@ ParameterCounts parameter_counts(const ModelShape& shape);
 //                        a multiple of moe_layer_step (Llama 4 Maverick: every second layer)
 //   latent attention     q: h·r_q + r_q + r_q·a·(d_nope + d_rope), or h·a·(d_nope + d_rope)
 //                        kv: h·(r_kv + d_rope) + r_kv + r_kv·a·(d_nope + d_v);  O: a·d_v·h
+//   a vision tower       + vision_parameters (a multimodal model's, with its projector)
 double count_parameters(const ModelShape& shape);
 
 // The parameters one token passes through: the same count with top-k of the E routed experts.

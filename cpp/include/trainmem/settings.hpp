@@ -42,6 +42,7 @@ constexpr const char* kPrecision = "precision";
 constexpr const char* kLogits = "logits";
 constexpr const char* kLoss = "loss";
 constexpr const char* kMtp = "mtp";
+constexpr const char* kTrainVision = "train-vision";
 constexpr const char* kDevice = "device";
 constexpr const char* kDeviceCapacity = "device-gb";
 constexpr const char* kHeadroom = "headroom";

@@ -99,6 +99,9 @@ struct TrainingSetup {
   // Megatron-LM's --mtp-num-layers): their weights and states, a layer's activations and their
   // logits each, on the last pipeline stage.
   bool mtp = false;
+  // Train a multimodal model's vision tower and projector (vision_parameters) with the rest; it is
+  // held frozen otherwise, its weights alone. Images' activations are not counted.
+  bool train_vision = false;
   std::string device_id = "h100";
   double custom_capacity_gb = 80;  // used when device_id is "custom"
   // The share of each device's memory kept free when asking whether a layout fits: what the

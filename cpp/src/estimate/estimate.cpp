@@ -24,6 +24,7 @@ Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool
   estimate.model_name = shape.name;
   estimate.max_positions = shape.max_positions;
   estimate.mtp_parameters = count_mtp_parameters(shape);
+  estimate.vision_parameters = shape.vision_parameters;
   estimate.num_parameters = count_parameters(shape) + (setup.mtp ? estimate.mtp_parameters : 0);
   estimate.bytes_per_parameter = calc.per;
   estimate.tokens_per_micro_batch =
@@ -33,7 +34,7 @@ Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool
   estimate.trainable_parameters =
       setup.lora_rank > 0
           ? shape.num_layers * lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets)
-          : estimate.num_parameters;
+          : estimate.num_parameters - (setup.train_vision ? 0 : shape.vision_parameters);
   estimate.base_linear_bytes_per_parameter = calc.base.per_parameter;
   estimate.parameters_on_device = calc.most_loaded.parameters;
   const StageRole role = calc.most_loaded.role;

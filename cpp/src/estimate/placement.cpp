@@ -110,6 +110,9 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
       embedding + counts.position_embedding + (p == 1 ? last_extra : 0);
   placement.first.parameters =
       first_layers_parameters + embedding + counts.position_embedding + (p == 1 ? last_extra : 0);
+  // A multimodal model's vision tower and projector, whole beside the embedding.
+  placement.first.root_parameters += shape.vision_parameters;
+  placement.first.parameters += shape.vision_parameters;
   placement.last = stage_at(StageRole::kLast, p - 1, shape.num_layers - split.last, split.last);
   placement.last.root_parameters = p == 1 ? placement.first.root_parameters : last_extra;
   placement.last.parameters += last_extra;
@@ -160,6 +163,11 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   } else {
     for (StagePlacement* stage : {&placement.first, &placement.last}) {
       stage->split.trainable = stage->parameters;
+    }
+    // A frozen vision tower holds its weights alone: no gradient, master copy or optimiser state.
+    if (!setup.train_vision) {
+      placement.first.split.trainable -= shape.vision_parameters;
+      placement.first.split.frozen_other = shape.vision_parameters;
     }
     for (StagePlacement& stage : placement.middle) stage.split.trainable = stage.parameters;
   }

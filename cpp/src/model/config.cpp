@@ -223,7 +223,7 @@ std::string read_shape(const Json& config, bool text_tower, ModelShape& shape) {
 
   shape.id = kCustomModelId;
   shape.name = name_of(config, model_type);
-  if (multimodal_model_type(model_type)) shape.name = with_suffix(shape.name, " (text tower)");
+  if (text_tower) shape.name = with_suffix(shape.name, " (text tower)");
   shape.source = kConfigSource;
   return model_shape_problem(shape);
 }

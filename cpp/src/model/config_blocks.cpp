@@ -55,8 +55,9 @@ struct ModelType {
   QkNorm qk_norm = QkNorm::kNone;
   int norms_per_layer = 2;
   QwenExperts qwen_experts = QwenExperts::kNone;
-  const char* text_type = nullptr;  // kMultimodal: text_config's type when it names none
-  bool text_at_top = false;         // kMultimodal: the text fields may sit at the top level
+  const char* text_type = nullptr;          // kMultimodal: text_config's type when it names none
+  bool text_at_top = false;                 // kMultimodal: the text fields may sit at the top level
+  VisionTower vision = VisionTower::kNone;  // kMultimodal: the vision tower counted
 };
 constexpr int kCohereNormsPerLayer = 1;  // CohereDecoderLayer: input_layernorm only
 constexpr int kGemma3NormsPerLayer = 4;  // as Gemma 2's
@@ -91,12 +92,13 @@ constexpr ModelType kModelTypes[] = {
     {"llama4_text", Block::kLlama4},
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     {"gemma3", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "gemma3_text"},
+     "gemma3_text", false, VisionTower::kSiglip},
     {"llama4", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "llama4_text"},
-    {"mistral3", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone, "mistral"},
+     "llama4_text", false, VisionTower::kLlama4},
+    {"mistral3", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone, "mistral",
+     false, VisionTower::kPixtral},
     {"qwen2_5_vl", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "qwen2_5_vl_text", true},
+     "qwen2_5_vl_text", true, VisionTower::kQwen25Vl},
     {"qwen2_vl", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
      "qwen2_vl_text", true},
 };
@@ -511,18 +513,14 @@ std::string read_block_shape(const Json& config, const std::string& model_type, 
     }
   }
   if (type->block == Block::kMultimodal) {
-    const Json* vision = present(config, "vision_config");
-    if (vision != nullptr && !text_tower) {
-      const Json* vision_type = vision->is_object() ? present(*vision, "model_type") : nullptr;
-      return "'vision_config' describes a vision tower" +
-             (vision_type != nullptr ? " (" + describe(*vision_type) + ")" : std::string()) +
-             ", which trainmem does not count; ask for the text tower alone (the CLI's "
-             "--text-tower, the page's \"Text tower alone\").";
-    }
+    // The text tower, then (unless it alone is asked for) the vision tower beside it.
     Json text;
-    const std::string problem = text_tower_config(config, model_type, text);
-    if (!problem.empty()) return problem;
-    return read_block_shape(text, text["model_type"].get<std::string>(), false, shape);
+    std::string problem = text_tower_config(config, model_type, text);
+    if (problem.empty()) {
+      problem = read_block_shape(text, text["model_type"].get<std::string>(), false, shape);
+    }
+    if (!problem.empty() || text_tower) return problem;
+    return read_vision_tower(config, type->vision, shape.hidden_size, shape.vision_parameters);
   }
   const std::string typed_problem = check_typed_fields(config, model_type);
   if (!typed_problem.empty()) return typed_problem;

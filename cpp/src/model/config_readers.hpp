@@ -21,4 +21,13 @@ std::string read_glm4_moe_block(const Json& config, ModelShape& shape);
 std::string read_gpt_oss_block(const Json& config, ModelShape& shape);
 std::string read_llama4_block(const Json& config, ModelShape& shape);
 
+// The vision towers trainmem counts, each with its multimodal type's projector.
+enum class VisionTower { kNone, kSiglip, kPixtral, kQwen25Vl, kLlama4 };
+
+// A multimodal config's vision tower and projector (config_vision.cpp): their parameters in
+// `parameters`, 0 without a vision_config; the problem, or "". A tower of kind kNone is refused,
+// naming the way to the text tower alone.
+std::string read_vision_tower(const Json& config, VisionTower tower, double text_hidden,
+                              double& parameters);
+
 }  // namespace trainmem

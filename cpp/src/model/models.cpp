@@ -673,7 +673,7 @@ double count_parameters(const ModelShape& shape) {
          dense_layers *
              (counts.dense_attention_and_mlp_per_layer + counts.dense_replicated_per_layer) +
          shape.num_layers * counts.norms_per_layer + counts.embedding + counts.position_embedding +
-         counts.output_head + counts.final_norm;
+         counts.output_head + counts.final_norm + shape.vision_parameters;
 }
 
 double count_active_parameters(const ModelShape& shape) {

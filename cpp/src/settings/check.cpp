@@ -355,6 +355,16 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                                  " has no multi-token-prediction modules (num_nextn_predict_layers "
                                  "0): untick multi-token prediction.");
   }
+  if (setup.train_vision && shape->vision_parameters == 0) {
+    return refusal(id::kTrainVision, shape->name +
+                                         " has no vision tower counted here: untick training "
+                                         "the vision tower.");
+  }
+  if (setup.train_vision && setup.lora_rank > 0) {
+    return refusal(id::kTrainVision,
+                   "Under LoRA the vision tower stays frozen: untick training it or set the LoRA "
+                   "rank to 0.");
+  }
   if (setup.mtp && setup.lora_rank > 0) {
     return refusal(id::kMtp,
                    "Multi-token prediction is counted for full training, not LoRA's: untick it or "

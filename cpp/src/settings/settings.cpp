@@ -285,6 +285,11 @@ std::vector<Entry> make_entries() {
                 "mtp"),
            [](Setting& setting) { setting.defaulted_in_api = true; }),
       number_access<bool, &TrainingSetup::mtp>());
+  add(from(make(id::kTrainVision, "Train the vision tower", kSwitch,
+                "Train a multimodal model's vision tower and projector; frozen otherwise",
+                "trainVision"),
+           [](Setting& setting) { setting.defaulted_in_api = true; }),
+      number_access<bool, &TrainingSetup::train_vision>());
   add(choice(id::kDevice, "Device", device_choices(), "Device", "deviceId"),
       id_access<&TrainingSetup::device_id>());
   add(from(make(id::kDeviceCapacity, "Custom capacity", SettingKind::kDecimal,
