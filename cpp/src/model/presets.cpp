@@ -1,0 +1,401 @@
+// The presets: each model's shape from its config.json (Llama 3's from its paper), by family, in
+// the order the menu shows them.
+#include <utility>
+#include <vector>
+
+#include "trainmem/models.hpp"
+
+namespace trainmem {
+
+namespace {
+
+// Llama 3 configurations: Dubey et al., "The Llama 3 Herd of Models", arXiv:2407.21783,
+// Table 3. Vocabulary 128,256; input embedding and output head untied.
+constexpr int kLlama3VocabSize = 128256;
+constexpr const char* kLlama3Source = "Llama 3 paper, arXiv:2407.21783, Table 3";
+
+// The others: each model's config.json on the Hugging Face hub, field for field
+// (tests/cpp/config_test.cpp parses those texts and finds these shapes).
+constexpr int kLlama2VocabSize = 32000;   // Llama 2's SentencePiece vocabulary
+constexpr int kMistralVocabSize = 32000;  // Mistral 7B v0.1 and Mixtral 8x7B
+constexpr int kQwen25VocabSize = 152064;  // Qwen2.5 7B and 72B (embedding rows, padded)
+constexpr int kGemma2VocabSize = 256000;
+// GPT-2: Radford et al. 2019, "Language Models are Unsupervised Multitask Learners", Table 2 (the
+// four sizes), and openai-community/gpt2{,-medium,-large,-xl} config.json: a byte-level BPE of
+// 50,257 tokens and 1,024 learned positions (n_positions).
+constexpr int kGpt2VocabSize = 50257;
+constexpr int kGpt2Positions = 1024;
+constexpr int kGpt2FfnMultiple = 4;  // GPT2MLP's width when n_inner is null: 4 · n_embd
+// Pythia: EleutherAI/pythia-160m config.json; 50,304 embedding rows (GPT-NeoX-20B's tokenizer,
+// padded).
+constexpr int kPythiaVocabSize = 50304;
+
+constexpr int kQwen3VocabSize = 151936;  // Qwen3 8B and 30B-A3B (embedding rows, padded)
+constexpr int kDeepseekV3VocabSize = 129280;
+
+// What sets a preset apart from the Llama family's defaults.
+ModelShape with_head_dim(ModelShape shape, int head_dim) {
+  shape.head_dim = head_dim;
+  return shape;
+}
+
+ModelShape with_experts(ModelShape shape, int num_experts, int num_experts_per_token) {
+  shape.num_experts = num_experts;
+  shape.num_experts_per_token = num_experts_per_token;
+  return shape;
+}
+
+ModelShape with_qkv_bias(ModelShape shape) {
+  shape.attention_qkv_bias = true;  // model_type qwen2: Q, K and V carry biases, O does not
+  return shape;
+}
+
+ModelShape with_norms_per_layer(ModelShape shape, int norms_per_layer) {
+  shape.norms_per_layer = norms_per_layer;
+  return shape;
+}
+
+ModelShape with_parallel_attention_mlp(ModelShape shape) {
+  shape.parallel_attention_mlp = true;
+  return shape;
+}
+
+// Qwen3's attention (model_type qwen3 and qwen3_moe): 128-wide heads with q_norm and k_norm.
+ModelShape qwen3(ModelShape shape) {
+  shape.head_dim = 128;
+  shape.qk_norm = true;
+  return shape;
+}
+
+// A mixture whose experts have a width of their own (moe_intermediate_size).
+ModelShape with_fine_grained_experts(ModelShape shape, int num_experts, int num_experts_per_token,
+                                     int expert_width) {
+  shape = with_experts(shape, num_experts, num_experts_per_token);
+  shape.moe_ffn_hidden_size = expert_width;
+  return shape;
+}
+
+// DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json; Liu et al., "DeepSeek-V3 Technical Report",
+// arXiv:2412.19437, section 4.2): latent attention with q_lora_rank 1,536, kv_lora_rank 512,
+// 128 + 64 query/key and 128 value dimensions per head; 256 routed experts of 2,048, top-8, one
+// shared expert, the router's e_score_correction_bias; the first 3 of 61 layers dense.
+ModelShape deepseek_v3(ModelShape shape) {
+  shape = with_fine_grained_experts(shape, 256, 8, 2048);
+  shape.shared_expert_ffn_hidden_size = 2048;
+  shape.router_bias = true;
+  shape.num_dense_layers = 3;
+  shape.num_mtp_layers = 1;
+  shape.q_lora_rank = 1536;
+  shape.kv_lora_rank = 512;
+  shape.qk_nope_head_dim = 128;
+  shape.qk_rope_head_dim = 64;
+  shape.v_head_dim = 128;
+  return shape;
+}
+
+// A GPT-style block (transformers' GPT2Block, GPTNeoXLayer): every projection has a bias, the
+// MLP is a plain one (up, an elementwise GELU, down), the norms are LayerNorms with biases, and
+// `num_position_embeddings` learned positions (0 for rotary ones) sit beside the embedding.
+ModelShape gpt_block(ModelShape shape, int num_position_embeddings) {
+  shape.attention_qkv_bias = true;
+  shape.attention_output_bias = true;
+  shape.mlp_bias = true;
+  shape.gated_mlp = false;
+  shape.norm_bias = true;
+  shape.num_position_embeddings = num_position_embeddings;
+  shape.max_positions = num_position_embeddings;
+  return shape;
+}
+
+// GPT-2 of width h, depth L and a heads: f = 4·h, one matrix for embedding and head
+// (GPT2LMHeadModel ties lm_head to wte).
+ModelShape gpt2(const char* id, const char* name, const char* source, int layers, int hidden,
+                int heads) {
+  return gpt_block({id, name, source, layers, hidden, kGpt2FfnMultiple * hidden, heads, heads,
+                    kGpt2VocabSize, true},
+                   kGpt2Positions);
+}
+
+// Today's families (each preset's config.json on the Hugging Face hub, field for field; the totals
+// they make are checked against the published ones in tests/cpp/models_test.cpp).
+constexpr int kLlama4VocabSize = 202048;
+constexpr int kGemma3VocabSize = 262144;        // Gemma 3 1B
+constexpr int kGemma3VisionVocabSize = 262208;  // the multimodal sizes: 64 rows more
+constexpr int kGlm45VocabSize = 151552;
+constexpr int kGptOssVocabSize = 201088;
+constexpr int kOlmo2VocabSize = 100352;
+constexpr int kPhi4VocabSize = 100352;
+constexpr int kKimiK2VocabSize = 163840;
+
+// Gemma 3's layers (transformers' Gemma3DecoderLayer): Gemma 2's four norms and q_norm and k_norm
+// of head_dim; the embeddings tied.
+ModelShape gemma3(ModelShape shape, int head_dim) {
+  shape.head_dim = head_dim;
+  shape.norms_per_layer = kGemma2NormsPerLayer;
+  shape.qk_norm = true;
+  return shape;
+}
+
+// Llama 4's text tower (Llama4TextDecoderLayer): 128-wide heads; mixture layers of E experts of
+// 8,192, top-1, and a shared expert of 8,192; dense layers (every other one in Maverick) of 16,384.
+ModelShape llama4(ModelShape shape, int num_experts, int moe_layer_step) {
+  shape = with_fine_grained_experts(with_head_dim(shape, 128), num_experts, 1, 8192);
+  shape.shared_expert_ffn_hidden_size = 8192;
+  shape.moe_layer_step = moe_layer_step;
+  return shape;
+}
+
+// GLM-4.5 (Glm4MoeForCausalLM): 128-wide heads with Q, K and V biases; DeepSeek-V3's experts,
+// one shared, the router's bias; first dense layers; one multi-token-prediction layer.
+ModelShape glm45(ModelShape shape, int num_experts, int expert_width, int dense_layers,
+                 bool qk_norm) {
+  shape = with_fine_grained_experts(with_qkv_bias(with_head_dim(shape, 128)), num_experts, 8,
+                                    expert_width);
+  shape.shared_expert_ffn_hidden_size = expert_width;
+  shape.router_bias = true;
+  shape.num_dense_layers = dense_layers;
+  shape.qk_norm = qk_norm;
+  shape.num_mtp_layers = 1;
+  return shape;
+}
+
+// gpt-oss (GptOssForCausalLM): 64 heads of 64 with biases on Q, K, V and O and a sink each; E
+// experts of 2,880 with biases, top-4, a router with a bias.
+ModelShape gpt_oss(ModelShape shape, int num_experts) {
+  shape = with_experts(with_head_dim(shape, 64), num_experts, 4);
+  shape.attention_qkv_bias = true;
+  shape.attention_output_bias = true;
+  shape.mlp_bias = true;
+  shape.router_bias = true;
+  shape.attention_sinks = true;
+  return shape;
+}
+
+// OLMo 2 (Olmo2Attention): q_norm and k_norm over the whole projections.
+ModelShape olmo2(ModelShape shape) {
+  shape.qk_norm_whole = true;
+  return shape;
+}
+
+// Kimi K2 (moonshotai/Kimi-K2-Instruct config.json, model_type kimi_k2: DeepSeek-V3's
+// architecture): 64 heads, 384 routed experts of 2,048, one shared, only the first layer dense.
+ModelShape kimi_k2(ModelShape shape) {
+  shape = deepseek_v3(shape);
+  shape.num_experts = 384;
+  shape.num_dense_layers = 1;
+  shape.num_mtp_layers = 0;
+  return shape;
+}
+
+// A family's presets, in the order its menu group shows them.
+void add_family(std::vector<ModelShape>& presets, const char* family,
+                std::vector<ModelShape> shapes) {
+  for (ModelShape& shape : shapes) {
+    shape.family = family;
+    presets.push_back(std::move(shape));
+  }
+}
+
+// Fields in ModelShape's order: id, name, source, L, h, f, a, k, V, tied.
+std::vector<ModelShape> make_presets() {
+  std::vector<ModelShape> presets;
+  add_family(
+      presets, "Llama",
+      {
+          {"llama3-8b", "Llama 3 8B", kLlama3Source, 32, 4096, 14336, 32, 8, kLlama3VocabSize,
+           false},
+          {"llama3-70b", "Llama 3 70B", kLlama3Source, 80, 8192, 28672, 64, 8, kLlama3VocabSize,
+           false},
+          {"llama3-405b", "Llama 3 405B", kLlama3Source, 126, 16384, 53248, 128, 8,
+           kLlama3VocabSize, false},
+          with_head_dim({"llama3.1-8b", "Llama 3.1 8B", "meta-llama/Llama-3.1-8B config.json", 32,
+                         4096, 14336, 32, 8, kLlama3VocabSize, false},
+                        128),
+          with_head_dim({"llama3.1-70b", "Llama 3.1 70B", "meta-llama/Llama-3.1-70B config.json",
+                         80, 8192, 28672, 64, 8, kLlama3VocabSize, false},
+                        128),
+          with_head_dim(
+              {"llama3.3-70b", "Llama 3.3 70B", "meta-llama/Llama-3.3-70B-Instruct config.json", 80,
+               8192, 28672, 64, 8, kLlama3VocabSize, false},
+              128),
+          with_head_dim({"llama3.2-1b", "Llama 3.2 1B", "meta-llama/Llama-3.2-1B config.json", 16,
+                         2048, 8192, 32, 8, kLlama3VocabSize, true},
+                        64),
+          with_head_dim({"llama3.2-3b", "Llama 3.2 3B", "meta-llama/Llama-3.2-3B config.json", 28,
+                         3072, 8192, 24, 8, kLlama3VocabSize, true},
+                        128),
+          llama4({"llama4-scout", "Llama 4 Scout 17B-16E (text)",
+                  "meta-llama/Llama-4-Scout-17B-16E config.json, text_config", 48, 5120, 16384, 40,
+                  8, kLlama4VocabSize, false},
+                 16, 1),
+          llama4({"llama4-maverick", "Llama 4 Maverick 17B-128E (text)",
+                  "meta-llama/Llama-4-Maverick-17B-128E config.json, text_config", 48, 5120, 16384,
+                  40, 8, kLlama4VocabSize, false},
+                 128, 2),
+          {"llama2-7b", "Llama 2 7B", "meta-llama/Llama-2-7b-hf config.json", 32, 4096, 11008, 32,
+           32, kLlama2VocabSize, false},
+          {"llama2-13b", "Llama 2 13B", "meta-llama/Llama-2-13b-hf config.json", 40, 5120, 13824,
+           40, 40, kLlama2VocabSize, false},
+          {"llama2-70b", "Llama 2 70B", "meta-llama/Llama-2-70b-hf config.json", 80, 8192, 28672,
+           64, 8, kLlama2VocabSize, false},
+      });
+  add_family(presets, "Qwen",
+             {
+                 qwen3({"qwen3-0.6b", "Qwen3 0.6B", "Qwen/Qwen3-0.6B config.json", 28, 1024, 3072,
+                        16, 8, kQwen3VocabSize, true}),
+                 qwen3({"qwen3-1.7b", "Qwen3 1.7B", "Qwen/Qwen3-1.7B config.json", 28, 2048, 6144,
+                        16, 8, kQwen3VocabSize, true}),
+                 qwen3({"qwen3-4b", "Qwen3 4B", "Qwen/Qwen3-4B config.json", 36, 2560, 9728, 32, 8,
+                        kQwen3VocabSize, true}),
+                 qwen3({"qwen3-8b", "Qwen3 8B", "Qwen/Qwen3-8B config.json", 36, 4096, 12288, 32, 8,
+                        kQwen3VocabSize, false}),
+                 qwen3({"qwen3-14b", "Qwen3 14B", "Qwen/Qwen3-14B config.json", 40, 5120, 17408, 40,
+                        8, kQwen3VocabSize, false}),
+                 qwen3({"qwen3-32b", "Qwen3 32B", "Qwen/Qwen3-32B config.json", 64, 5120, 25600, 64,
+                        8, kQwen3VocabSize, false}),
+                 with_fine_grained_experts(
+                     qwen3({"qwen3-30b-a3b", "Qwen3 30B-A3B", "Qwen/Qwen3-30B-A3B config.json", 48,
+                            2048, 6144, 32, 4, kQwen3VocabSize, false}),
+                     128, 8, 768),
+                 with_fine_grained_experts(qwen3({"qwen3-235b-a22b", "Qwen3 235B-A22B",
+                                                  "Qwen/Qwen3-235B-A22B config.json", 94, 4096,
+                                                  12288, 64, 4, kQwen3VocabSize, false}),
+                                           128, 8, 1536),
+                 with_qkv_bias({"qwen2.5-7b", "Qwen2.5 7B", "Qwen/Qwen2.5-7B config.json", 28, 3584,
+                                18944, 28, 4, kQwen25VocabSize, false}),
+                 with_qkv_bias({"qwen2.5-72b", "Qwen2.5 72B", "Qwen/Qwen2.5-72B config.json", 80,
+                                8192, 29568, 64, 8, kQwen25VocabSize, false}),
+             });
+  add_family(presets, "DeepSeek and Kimi",
+             {
+                 // The main model; the checkpoint's multi-token-prediction module is counted when
+                 // a setup trains it. DeepSeek-R1 has the same shape.
+                 deepseek_v3({"deepseek-v3", "DeepSeek-V3 / R1 671B",
+                              "deepseek-ai/DeepSeek-V3 config.json", 61, 7168, 18432, 128, 128,
+                              kDeepseekV3VocabSize, false}),
+                 kimi_k2({"kimi-k2", "Kimi K2 1T", "moonshotai/Kimi-K2-Instruct config.json", 61,
+                          7168, 18432, 64, 64, kKimiK2VocabSize, false}),
+             });
+  add_family(presets, "GLM",
+             {
+                 glm45({"glm4.5", "GLM-4.5 355B", "zai-org/GLM-4.5 config.json", 92, 5120, 12288,
+                        96, 8, kGlm45VocabSize, false},
+                       160, 1536, 3, true),
+                 glm45({"glm4.5-air", "GLM-4.5-Air 106B", "zai-org/GLM-4.5-Air config.json", 46,
+                        4096, 10944, 96, 8, kGlm45VocabSize, false},
+                       128, 1408, 1, false),
+             });
+  add_family(
+      presets, "Gemma",
+      {
+          gemma3({"gemma3-1b", "Gemma 3 1B", "google/gemma-3-1b-pt config.json", 26, 1152, 6912, 4,
+                  1, kGemma3VocabSize, true},
+                 256),
+          gemma3({"gemma3-4b", "Gemma 3 4B (text)", "google/gemma-3-4b-pt config.json, text_config",
+                  34, 2560, 10240, 8, 4, kGemma3VisionVocabSize, true},
+                 256),
+          gemma3(
+              {"gemma3-12b", "Gemma 3 12B (text)", "google/gemma-3-12b-pt config.json, text_config",
+               48, 3840, 15360, 16, 8, kGemma3VisionVocabSize, true},
+              256),
+          gemma3(
+              {"gemma3-27b", "Gemma 3 27B (text)", "google/gemma-3-27b-pt config.json, text_config",
+               62, 5376, 21504, 32, 16, kGemma3VisionVocabSize, true},
+              128),
+          with_norms_per_layer(
+              with_head_dim({"gemma2-9b", "Gemma 2 9B", "google/gemma-2-9b config.json", 42, 3584,
+                             14336, 16, 8, kGemma2VocabSize, true},
+                            256),
+              kGemma2NormsPerLayer),
+      });
+  add_family(
+      presets, "Mistral",
+      {
+          {"mistral-7b", "Mistral 7B", "mistralai/Mistral-7B-v0.1 config.json", 32, 4096, 14336, 32,
+           8, kMistralVocabSize, false},
+          with_experts({"mixtral-8x7b", "Mixtral 8x7B", "mistralai/Mixtral-8x7B-v0.1 config.json",
+                        32, 4096, 14336, 32, 8, kMistralVocabSize, false},
+                       8, 2),
+      });
+  add_family(
+      presets, "OpenAI",
+      {
+          gpt_oss({"gpt-oss-20b", "gpt-oss-20b", "openai/gpt-oss-20b config.json", 24, 2880, 2880,
+                   64, 8, kGptOssVocabSize, false},
+                  32),
+          gpt_oss({"gpt-oss-120b", "gpt-oss-120b", "openai/gpt-oss-120b config.json", 36, 2880,
+                   2880, 64, 8, kGptOssVocabSize, false},
+                  128),
+          gpt2("gpt2", "GPT-2 124M", "openai-community/gpt2 config.json", 12, 768, 12),
+          gpt2("gpt2-medium", "GPT-2 355M", "openai-community/gpt2-medium config.json", 24, 1024,
+               16),
+          gpt2("gpt2-large", "GPT-2 774M", "openai-community/gpt2-large config.json", 36, 1280, 20),
+          gpt2("gpt2-xl", "GPT-2 1.5B", "openai-community/gpt2-xl config.json", 48, 1600, 25),
+      });
+  add_family(presets, "Others",
+             {
+                 {"phi-4", "Phi-4 14B", "microsoft/phi-4 config.json", 40, 5120, 17920, 40, 10,
+                  kPhi4VocabSize, false},
+                 olmo2({"olmo2-7b", "OLMo 2 7B", "allenai/OLMo-2-1124-7B config.json", 32, 4096,
+                        11008, 32, 32, kOlmo2VocabSize, false}),
+                 olmo2({"olmo2-13b", "OLMo 2 13B", "allenai/OLMo-2-1124-13B config.json", 40, 5120,
+                        13824, 40, 40, kOlmo2VocabSize, false}),
+                 olmo2({"olmo2-32b", "OLMo 2 32B", "allenai/OLMo-2-0325-32B config.json", 64, 5120,
+                        27648, 40, 8, kOlmo2VocabSize, false}),
+                 // GPT-NeoX: rotary positions (no parameters), an untied embed_out, and attention
+                 // and MLP side by side (use_parallel_residual).
+                 with_parallel_attention_mlp(
+                     gpt_block({"pythia-160m", "Pythia 160M", "EleutherAI/pythia-160m config.json",
+                                12, 768, 3072, 12, 12, kPythiaVocabSize, false},
+                               0)),
+             });
+  // Each rotary model's max_position_embeddings, from its config.json (the Llama 3 sizes: Meta's
+  // Meta-Llama-3-8B and -70B, and Llama-3.1-405B); GPT-2's are its learned positions.
+  const std::pair<const char*, int> max_positions[] = {
+      {"llama3-8b", 8192},          {"llama3-70b", 8192},     {"llama3-405b", 131072},
+      {"llama3.1-8b", 131072},      {"llama3.1-70b", 131072}, {"llama3.3-70b", 131072},
+      {"llama2-7b", 4096},          {"llama2-13b", 4096},     {"llama2-70b", 4096},
+      {"llama3.2-1b", 131072},      {"llama3.2-3b", 131072},  {"llama4-scout", 262144},
+      {"llama4-maverick", 1048576}, {"mistral-7b", 32768},    {"mixtral-8x7b", 32768},
+      {"qwen2.5-7b", 131072},       {"qwen2.5-72b", 131072},  {"gemma2-9b", 8192},
+      {"gemma3-1b", 32768},         {"gemma3-4b", 131072},    {"gemma3-12b", 131072},
+      {"gemma3-27b", 131072},       {"pythia-160m", 2048},    {"qwen3-0.6b", 40960},
+      {"qwen3-1.7b", 40960},        {"qwen3-4b", 40960},      {"qwen3-8b", 40960},
+      {"qwen3-14b", 40960},         {"qwen3-32b", 40960},     {"qwen3-30b-a3b", 40960},
+      {"qwen3-235b-a22b", 40960},   {"deepseek-v3", 163840},  {"kimi-k2", 131072},
+      {"glm4.5", 131072},           {"glm4.5-air", 131072},   {"gpt-oss-20b", 131072},
+      {"gpt-oss-120b", 131072},     {"phi-4", 16384},         {"olmo2-7b", 4096},
+      {"olmo2-13b", 4096},          {"olmo2-32b", 4096},
+  };
+  for (ModelShape& preset : presets) {
+    for (const auto& [id, positions] : max_positions) {
+      if (preset.id == id) preset.max_positions = positions;
+    }
+  }
+  return presets;
+}
+
+}  // namespace
+
+const std::vector<ModelShape>& preset_models() {
+  static const std::vector<ModelShape> presets = make_presets();
+  return presets;
+}
+
+const ModelShape* find_preset(std::string_view id) {
+  for (const ModelShape& shape : preset_models()) {
+    if (shape.id == id) return &shape;
+  }
+  return nullptr;
+}
+
+std::string preset_ids_joined() {
+  std::string joined;
+  for (const ModelShape& shape : preset_models()) {
+    if (!joined.empty()) joined += ", ";
+    joined += shape.id;
+  }
+  return joined;
+}
+
+}  // namespace trainmem
