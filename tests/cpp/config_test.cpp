@@ -329,10 +329,10 @@ TEST_CASE("architectures a shape cannot hold are refused, not counted wrong") {
                                "moe_intermediate_size": 768)"),
                 "config.json: 'moe_intermediate_size' (experts of a width of their own) "
                 "is not read for this model_type: trainmem reads it for qwen2_moe, qwen3_moe, "
-                "deepseek_v3, kimi_k2 and glm4_moe.");
+                "deepseek_v3, kimi_k2, glm4_moe and deepseek_v2.");
   check_refused(config_with(R"("kv_lora_rank": 512)"),
                 "config.json: 'kv_lora_rank' (low-rank latent attention) is not read for this "
-                "model_type: trainmem reads it for deepseek_v3 and kimi_k2.");
+                "model_type: trainmem reads it for deepseek_v3, kimi_k2 and deepseek_v2.");
   check_refused(
       config_with(R"("intermediate_size_mlp": 16384)"),
       "config.json: 'intermediate_size_mlp' (dense layers of a width of their own) is not "
@@ -622,12 +622,13 @@ TEST_CASE("Phi-2: one LayerNorm per layer and a biased head make 2,779,683,840 p
 }
 
 TEST_CASE("a model_type trainmem does not know is refused, naming those it reads") {
-  check_refused(config_with(R"("model_type": "falcon")"),
-                "config.json: 'model_type' must be one of llama, mistral, mixtral, qwen2, gemma, "
-                "gemma2, gpt2, gpt_neox, opt, phi, qwen3, qwen3_moe, qwen2_moe, deepseek_v3, "
-                "kimi_k2, phi3, gemma3_text, olmo2, smollm3, granite, cohere2, qwen2_5_vl_text, "
-                "qwen2_vl_text, glm4_moe, gpt_oss, llama4_text, gemma3, llama4, mistral3, "
-                "qwen2_5_vl or qwen2_vl (or absent, for a Llama-style block); it is \"falcon\".");
+  check_refused(
+      config_with(R"("model_type": "falcon")"),
+      "config.json: 'model_type' must be one of llama, mistral, mixtral, qwen2, gemma, "
+      "gemma2, gpt2, gpt_neox, opt, phi, qwen3, qwen3_moe, qwen2_moe, deepseek_v3, "
+      "deepseek_v2, kimi_k2, phi3, gemma3_text, olmo2, smollm3, granite, cohere2, qwen2_5_vl_text, "
+      "qwen2_vl_text, glm4_moe, gpt_oss, llama4_text, gemma3, llama4, mistral3, "
+      "qwen2_5_vl or qwen2_vl (or absent, for a Llama-style block); it is \"falcon\".");
   // GPT-2's names without a model_type are not guessed at.
   check_refused(R"({"n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257})",
                 "config.json: 'model_type' is missing; a config with GPT-2's 'n_embd' must say its "

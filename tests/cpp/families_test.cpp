@@ -347,3 +347,27 @@ TEST_CASE("a vision tower is held frozen, its weights alone, unless the setup tr
   CHECK(refused.answer.message ==
         "Llama 3 8B has no vision tower counted here: untick training the vision tower.");
 }
+
+TEST_CASE(
+    "DeepSeek-V2 and V2-Lite read to their published totals: no router bias, V2-Lite no q latent") {
+  const std::string common = R"("model_type": "deepseek_v2", "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "n_shared_experts": 2,
+    "num_experts_per_tok": 6, "first_k_dense_replace": 1, "moe_layer_freq": 1,
+    "vocab_size": 102400, "tie_word_embeddings": false)";
+  // deepseek-ai/DeepSeek-V2: "236B total parameters".
+  const ConfigParse v2 = parse_hf_config(R"({"hidden_size": 5120, "num_hidden_layers": 60,
+    "num_attention_heads": 128, "num_key_value_heads": 128, "intermediate_size": 12288,
+    "moe_intermediate_size": 1536, "n_routed_experts": 160, "q_lora_rank": 1536, )" +
+                                         common + "}");
+  REQUIRE_MESSAGE(v2.answer.status == Status::kOk, v2.answer.message);
+  CHECK_FALSE(v2.shape.router_bias);
+  CHECK(count_parameters(v2.shape) == 235741434880.0);
+  // deepseek-ai/DeepSeek-V2-Lite: 15.7B on its model card.
+  const ConfigParse lite = parse_hf_config(R"({"hidden_size": 2048, "num_hidden_layers": 27,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "intermediate_size": 10944,
+    "moe_intermediate_size": 1408, "n_routed_experts": 64, "q_lora_rank": null, )" +
+                                           common + "}");
+  REQUIRE_MESSAGE(lite.answer.status == Status::kOk, lite.answer.message);
+  CHECK(lite.shape.q_lora_rank == 0);
+  CHECK(count_parameters(lite.shape) == 15706484224.0);
+}

@@ -39,6 +39,7 @@ enum class Block {
   kGptNeoX,
   kOpt,
   kPhi,
+  kDeepseekV2,
   kDeepseekV3,
   kGlm4Moe,
   kGptOss,
@@ -76,6 +77,8 @@ constexpr ModelType kModelTypes[] = {
     {"qwen3_moe", Block::kLlama, false, false, QkNorm::kPerHead, 2, QwenExperts::kPlain},
     {"qwen2_moe", Block::kLlama, false, true, QkNorm::kNone, 2, QwenExperts::kShared},
     {"deepseek_v3", Block::kDeepseekV3},
+    // DeepSeek-V2 and V2-Lite: V3's latent attention and experts without the router's bias.
+    {"deepseek_v2", Block::kDeepseekV2},
     // Kimi K2's config names its own type; its architecture is DeepseekV3ForCausalLM.
     {"kimi_k2", Block::kDeepseekV3},
     // Phi-3 and Phi-4 fuse Q, K, V (qkv_proj) and gate and up (gate_up_proj): the same weights.
@@ -115,16 +118,16 @@ const ModelType* model_type_row(const std::string& name) {
 struct TypedField {
   const char* key;
   const char* what;
-  const char* model_types[5];
+  const char* model_types[6];
 };
 constexpr TypedField kTypedFields[] = {
     {"moe_intermediate_size",
      "experts of a width of their own",
-     {"qwen2_moe", "qwen3_moe", "deepseek_v3", "kimi_k2", "glm4_moe"}},
+     {"qwen2_moe", "qwen3_moe", "deepseek_v3", "kimi_k2", "glm4_moe", "deepseek_v2"}},
     {"shared_expert_intermediate_size", "shared experts", {"qwen2_moe"}},
-    {"n_shared_experts", "shared experts", {"deepseek_v3", "kimi_k2", "glm4_moe"}},
-    {"q_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2"}},
-    {"kv_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2"}},
+    {"n_shared_experts", "shared experts", {"deepseek_v3", "kimi_k2", "glm4_moe", "deepseek_v2"}},
+    {"q_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2", "deepseek_v2"}},
+    {"kv_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2", "deepseek_v2"}},
     {"intermediate_size_mlp", "dense layers of a width of their own", {"llama4_text"}},
     {"interleave_moe_layer_step", "dense layers between the mixture's", {"llama4_text"}},
 };
@@ -379,6 +382,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_phi_block(config, shape);
     case Block::kDeepseekV3:
       return read_deepseek_v3_block(config, shape);
+    case Block::kDeepseekV2:
+      return read_deepseek_v2_block(config, shape);
     case Block::kGlm4Moe:
       return read_glm4_moe_block(config, shape);
     case Block::kGptOss:

@@ -124,6 +124,15 @@ std::string read_deepseek_v3_block(const Json& config, ModelShape& shape) {
   return deepseek_shared_experts(config, shape);
 }
 
+// transformers' DeepseekV2ForCausalLM (DeepSeek-V2, V2-Lite): DeepSeek-V3's latent attention
+// (V2-Lite without a query latent: q_lora_rank null) and experts, whose router (DeepseekV2Moe.gate,
+// a Linear of h x E) has no bias.
+std::string read_deepseek_v2_block(const Json& config, ModelShape& shape) {
+  const std::string problem = read_deepseek_v3_block(config, shape);
+  shape.router_bias = false;
+  return problem;
+}
+
 // transformers' Glm4MoeForCausalLM (GLM-4.5, GLM-4.5-Air): grouped-query attention whose Q, K and
 // V carry biases when attention_bias (O never), with q_norm and k_norm of head_dim when
 // use_qk_norm (Glm4MoeAttention); DeepSeek-V3's experts, router and dense first layers; partial

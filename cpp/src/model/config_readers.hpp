@@ -17,6 +17,7 @@ void read_llama_widths(const Json& config, ModelShape& shape, Problems& problems
 // Qwen2-MoE's (with a shared expert) and Qwen3-MoE's experts.
 std::string read_qwen_moe_fields(const Json& config, bool shared_expert, ModelShape& shape);
 std::string read_deepseek_v3_block(const Json& config, ModelShape& shape);
+std::string read_deepseek_v2_block(const Json& config, ModelShape& shape);
 std::string read_glm4_moe_block(const Json& config, ModelShape& shape);
 std::string read_gpt_oss_block(const Json& config, ModelShape& shape);
 std::string read_llama4_block(const Json& config, ModelShape& shape);
