@@ -379,7 +379,7 @@ describe("today's families, in Chromium", () => {
     assert.equal(await page.inputValue('#seq-len'), '1024');
     assert.match(
       await page.textContent('#url-notice'),
-      /Sequence length is now 1,024 tokens: GPT-2 124M has 1,024 learned positions\. Set it to choose another\./,
+      /Sequence length is now 1,024 tokens: GPT-2 124M has 1,024 learned positions\. Tokens per micro-batch stays 8,192: 8 sequences of 1,024 tokens\. Set the sequence length to choose another\./,
     );
     // A sequence the reader set stays theirs: the model waits, and the message names the positions.
     await commit(page, '#seq-len', '2048');

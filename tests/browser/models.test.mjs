@@ -118,8 +118,9 @@ describe('any model and the downloads, in Chromium', () => {
 
   it('reads a pasted GPT-2 config.json by its own field names and shows its parameter count', async () => {
     const { page, problems } = await harness.openPage();
-    // GPT-2's 1,024 learned positions bound its sequence: past them the config is refused, by the
-    // sequence length's control.
+    // GPT-2's 1,024 learned positions bound its sequence: a sequence the reader set past them
+    // refuses the config, by the sequence length's control.
+    await commit(page, '#seq-len', '2048');
     await pasteConfig(page, GPT2);
     await page.waitForSelector('#seq-len-error:not([hidden])');
     assert.match(await page.textContent('#seq-len-error'), /has 1,024 learned positions/);

@@ -64,12 +64,22 @@ export function createChoices(estimator) {
         : estimator.presets.find((preset) => preset.id === setup.modelId);
     if (!(shape?.numPositionEmbeddings > 0 && shape.maxPositions > 0)) return null;
     const positions = estimator.formatCount(shape.maxPositions);
-    const change = read(setup, SEQUENCE_SETTING, String(shape.maxPositions));
-    const view = change.ok ? viewOf(change.setup) : change;
+    let change = read(setup, SEQUENCE_SETTING, String(shape.maxPositions));
+    if (!change.ok) return null;
+    // The tokens per micro-batch stay, as when the reader sets the sequence length, if they can.
+    const kept = settingOf(SEQUENCE_SETTING).keeps;
+    const tokens = setup.sequenceLength * setup.microBatchSequences;
+    const keeping = kept ? read(change.setup, kept, String(tokens)) : null;
+    if (keeping?.ok) change = keeping;
+    const view = viewOf(change.setup);
     if (!view.ok) return null;
+    const { microBatchSequences, sequenceLength } = view.estimate.setup;
+    const perBatch = estimator.formatCount(microBatchSequences * sequenceLength);
     said.push(
       `Sequence length is now ${positions} tokens: ${shape.name} has ${positions} learned positions. ` +
-        'Set it to choose another.',
+        `${settingOf(kept).name} ${keeping?.ok ? 'stays' : 'is now'} ${perBatch}: ` +
+        `${microBatchSequences} sequence${microBatchSequences === 1 ? '' : 's'} of ${positions} tokens. ` +
+        'Set the sequence length to choose another.',
     );
     return { setup: change.setup, view };
   }
