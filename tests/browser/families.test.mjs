@@ -238,12 +238,13 @@ const TEXT_MODELS = [
   [GPT_OSS_20B, 'openai/gpt-oss-20b', '20.91 B'],
   [KIMI_K2, 'moonshotai/Kimi-K2-Instruct', '1026.41 B'],
 ];
-// Each multimodal config, its name, its count with the vision tower and the text tower's alone.
+// Each multimodal config, its name, its trained parameters beside the frozen vision tower (the text
+// tower's own) and the text tower's count alone.
 const MULTIMODAL = [
-  [GEMMA3_4B, 'google/gemma-3-4b-pt', '4.30 B', '3.88 B'],
-  [LLAMA4_SCOUT, 'meta-llama/Llama-4-Scout-17B-16E', '108.64 B', '107.77 B'],
-  [MISTRAL_SMALL_31, 'mistralai/Mistral-Small-3.1-24B-Base-2503', '24.01 B', '23.57 B'],
-  [QWEN25_VL_7B, 'Qwen/Qwen2.5-VL-7B-Instruct', '8.29 B', '7.62 B'],
+  [GEMMA3_4B, 'google/gemma-3-4b-pt', '3.88 B', '3.88 B'],
+  [LLAMA4_SCOUT, 'meta-llama/Llama-4-Scout-17B-16E', '107.77 B', '107.77 B'],
+  [MISTRAL_SMALL_31, 'mistralai/Mistral-Small-3.1-24B-Base-2503', '23.57 B', '23.57 B'],
+  [QWEN25_VL_7B, 'Qwen/Qwen2.5-VL-7B-Instruct', '7.62 B', '7.62 B'],
 ];
 // Qwen2-VL's vision tower is one trainmem does not count.
 const QWEN2_VL = JSON.stringify({
@@ -300,7 +301,15 @@ describe("today's families, in Chromium", () => {
     for (const [text, name, whole, textTower] of MULTIMODAL) {
       await page.uncheck('#config-text-tower');
       await use(page, text);
-      await readsAs(page, name, whole);
+      // Frozen, the tower holds its weights alone beside the language model's full states.
+      await page.waitForFunction(
+        (expected) => document.getElementById('readout').textContent.startsWith(expected),
+        name,
+      );
+      assert.match(
+        await readout(page),
+        new RegExp(`× ${escaped(whole)} trained parameters and 2 × [\\d.]+ [MB] frozen\\)`),
+      );
       assert.match(
         await readout(page),
         /vision tower and projector \([\d.]+ [MB] parameters\) are held frozen/,
@@ -334,10 +343,12 @@ describe("today's families, in Chromium", () => {
   it('trains the vision tower when asked, and refuses to for a text model', async () => {
     const { page, problems } = await harness.openPage();
     await use(page, GEMMA3_4B);
-    await readsAs(page, 'google/gemma-3-4b-pt', '4.30 B');
+    await page.waitForFunction(() => document.getElementById('readout').textContent.includes('frozen'));
     const frozen = await readout(page);
     await page.check('#train-vision');
     await page.waitForFunction((before) => document.getElementById('readout').textContent !== before, frozen);
+    // Trained, every parameter holds its 16 bytes: the hub's 4.30 B.
+    assert.match(await readout(page), /× 4\.30 B parameters\)/);
     assert.match(
       await readout(page),
       /vision tower and projector \([\d.]+ [MB] parameters\) train with the rest/,

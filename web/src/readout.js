@@ -102,11 +102,18 @@ export function describe(estimator, estimate, leftOut) {
     `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.` +
     (stack ? ` Beside them, at the step's peak: ${listed(onDevice('stack').map(said))}.` : '');
   const lora = setup.loraRank > 0;
+  // A frozen vision tower holds its weights alone, beside the trained parameters' full states.
+  const frozenVision = !lora && estimate.visionParameters > 0 && !setup.trainVision;
   const counts = lora
     ? ` (a frozen base of ${estimator.formatParameters(estimate.numParameters)} parameters, ` +
       `${estimator.formatCount(estimate.trainableParameters)} of LoRA's trainable)`
-    : ` (${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
-      `${estimator.formatParameters(estimate.numParameters)} parameters)`;
+    : frozenVision
+      ? ` (${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
+        `${estimator.formatParameters(estimate.trainableParameters)} trained parameters and ` +
+        `${formatPerParameter(estimate.bytesPerParameter.weights)} × ` +
+        `${estimator.formatParameters(estimate.visionParameters)} frozen)`
+      : ` (${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
+        `${estimator.formatParameters(estimate.numParameters)} parameters)`;
   // What is held alongside the states through the step or its passes, where some is.
   const alongside = [...onDevice('alongside'), ...onDevice('inPasses')]
     .filter((term) => bytes[term.apiKey] > 0)
