@@ -379,7 +379,8 @@ TEST_CASE("cli: --config works with layouts and --fit, and layouts are checked a
       "attention heads, 8 key/value heads and 14,336 FFN width of MixtralForCausalLM.\n");
 }
 
-TEST_CASE("cli: a multimodal config counts its vision tower; --text-tower its language model") {
+TEST_CASE(
+    "cli: a multimodal config counts its vision tower, and --text-tower its language model alone") {
   const TempFile config("gemma3.json", hub_config("gemma3-4b"));
   const CliRun whole = run({"--config", config.path(), "--json"});
   REQUIRE(whole.status == 0);
