@@ -260,11 +260,15 @@ TEST_CASE("DeepSeek-V3's and GLM-4.5's multi-token prediction, against their pub
 TEST_CASE("gpt-oss's active parameters as its model card counts them") {
   // arXiv:2508.10925, Table 1: 5.13B and 3.61B active, "unembedding parameters are counted towards
   // active, but not embeddings".
-  for (const auto& [id, active] :
-       {std::pair{"gpt-oss-120b", 5132849472.0}, std::pair{"gpt-oss-20b", 3608307264.0}}) {
-    CAPTURE(id);
-    const ModelShape& shape = *find_preset(id);
-    CHECK(count_active_parameters(shape) - parameter_counts(shape).embedding == active);
+  struct Active {
+    const char* id;
+    double parameters;
+  };
+  for (const Active& model :
+       {Active{"gpt-oss-120b", 5132849472.0}, Active{"gpt-oss-20b", 3608307264.0}}) {
+    CAPTURE(model.id);
+    const ModelShape& shape = *find_preset(model.id);
+    CHECK(count_active_parameters(shape) - parameter_counts(shape).embedding == model.parameters);
   }
 }
 
