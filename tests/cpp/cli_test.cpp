@@ -394,6 +394,13 @@ TEST_CASE(
                   "trainmem: --text-tower: give it with --config, a multimodal config.json\n");
 }
 
+TEST_CASE("cli: GPT-2 at the plate's 8,192 tokens exits 2 naming its 1,024 learned positions") {
+  check_bad_input(
+      {"--model", "gpt2"},
+      "trainmem: --seq-len: GPT-2 124M has 1,024 learned positions: a sequence of 8,192 "
+      "tokens is past them; its sequence length can be at most 1,024 tokens.\n");
+}
+
 TEST_CASE("cli: --mtp trains DeepSeek-V3's MTP module, and is refused for a model without one") {
   const CliRun with = run({"--model", "deepseek-v3", "--mtp", "--json"});
   REQUIRE(with.status == 0);

@@ -341,7 +341,8 @@ TEST_CASE("a sequence past GPT-2's learned positions is refused, and one at them
   CHECK(beyond.answer.status == Status::kInvalidInput);
   CHECK(beyond.answer.setting == setting_id::kSequenceLength);
   CHECK(beyond.answer.message ==
-        "GPT-2 124M has 1,024 learned positions: its sequence length can be at most 1,024 tokens.");
+        "GPT-2 124M has 1,024 learned positions: a sequence of 8,192 tokens is past them; its "
+        "sequence length can be at most 1,024 tokens.");
   setup.sequence_length = 1024;
   const Estimate at = estimate_memory(setup);
   REQUIRE(at.answer.ok());

@@ -347,7 +347,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
       setup.sequence_length > shape->max_positions) {
     return refusal(id::kSequenceLength,
                    shape->name + " has " + format_count(shape->max_positions) +
-                       " learned positions: its sequence length can be at most " +
+                       " learned positions: a sequence of " + format_count(setup.sequence_length) +
+                       " tokens is past them; its sequence length can be at most " +
                        format_count(shape->max_positions) + " tokens.");
   }
   if (setup.mtp && shape->num_mtp_layers == 0) {
