@@ -3,6 +3,7 @@
 // the rest of the setup lets it; and a setting the reader never touched changes only with a
 // sentence saying so. Nothing here reads a choice's meaning: the core says what is allowed
 // (workshopView), and what a run computes (withLogitsAsRun).
+import { tokensInSequences } from './format.js';
 import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 
 /** The logits' switch: a setting the page may turn on by itself, and says so. */
@@ -73,13 +74,15 @@ export function createChoices(estimator) {
     if (keeping?.ok) change = keeping;
     const view = viewOf(change.setup);
     if (!view.ok) return null;
-    const { microBatchSequences, sequenceLength } = view.estimate.setup;
-    const perBatch = estimator.formatCount(microBatchSequences * sequenceLength);
     said.push(
       `Sequence length is now ${positions} tokens: ${shape.name} has ${positions} learned positions. ` +
-        `${settingOf(kept).name} ${keeping?.ok ? 'stays' : 'is now'} ${perBatch}: ` +
-        `${microBatchSequences} sequence${microBatchSequences === 1 ? '' : 's'} of ${positions} tokens. ` +
-        'Set the sequence length to choose another.',
+        tokensInSequences(
+          estimator,
+          settingOf(kept).name,
+          keeping?.ok ? 'stays' : 'is now',
+          view.estimate.setup,
+        ) +
+        ' Set the sequence length to choose another.',
     );
     return { setup: change.setup, view };
   }

@@ -2,7 +2,7 @@
 // and shows that setting, through the core (changeSetting, and the view's settingTexts). index.html only places
 // and labels them; the slider names the setting it moves in its data-setting attribute.
 import { $, put } from './dom.js';
-import { plural } from './format.js';
+import { tokensInSequences } from './format.js';
 import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 
 /** The settings that have a control on the page, each with its element. */
@@ -101,11 +101,7 @@ export function createControls({ estimator, store, render, choices }) {
     const after = view.settingTexts[kept];
     const name = settingOf(kept).name;
     if (after !== before) return `${name} is now ${shown(after)}, not ${shown(before)}: ${keeping.message}`;
-    const { microBatchSequences, sequenceLength } = view.estimate.setup;
-    return (
-      `${name} stays ${shown(after)}: ${plural(microBatchSequences, 'sequence')} of ` +
-      `${estimator.formatCount(sequenceLength)} tokens.`
-    );
+    return tokensInSequences(estimator, name, 'stays', view.estimate.setup);
   }
 
   /**

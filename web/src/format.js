@@ -6,6 +6,17 @@ export function plural(count, noun) {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
+/**
+ * "Tokens per micro-batch stays 8,192: 8 sequences of 1,024 tokens." — what the tokens did when
+ * the sequence length changed, from the setup now shown.
+ */
+export function tokensInSequences(estimator, name, verb, { microBatchSequences, sequenceLength }) {
+  return (
+    `${name} ${verb} ${estimator.formatCount(microBatchSequences * sequenceLength)}: ` +
+    `${plural(microBatchSequences, 'sequence')} of ${estimator.formatCount(sequenceLength)} tokens.`
+  );
+}
+
 /** "2", "2.004": bytes per parameter, whole where whole. */
 export function formatPerParameter(bytes) {
   if (!Number.isFinite(bytes)) return '—';

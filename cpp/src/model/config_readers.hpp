@@ -1,7 +1,7 @@
 // Inside the config.json reader: the readers of each architecture's fields, shared between
-// config_blocks.cpp (the table of model types, the Llama family's and the GPT-style blocks) and
-// config_experts.cpp (the mixtures of experts with fields of their own). Not part of the public
-// API.
+// config_blocks.cpp (the table of model types and the Llama family's), config_gpt.cpp (the
+// GPT-style blocks) and config_experts.cpp (the mixtures of experts with fields of their own).
+// Not part of the public API.
 #pragma once
 
 #include <string>
@@ -13,6 +13,16 @@ namespace trainmem {
 // hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default the heads),
 // intermediate_size, vocab_size and head_dim, as the Llama family names them.
 void read_llama_widths(const Json& config, ModelShape& shape, Problems& problems);
+
+// OPTLearnedPositionalEmbedding keeps max_position_embeddings + 2 rows: fairseq's offset for the
+// padding index (transformers' modeling_opt.py, `self.offset = 2`).
+constexpr int kOptPositionOffset = 2;
+
+// The GPT-style blocks (config_gpt.cpp).
+std::string read_gpt2_block(const Json& config, ModelShape& shape);
+std::string read_gpt_neox_block(const Json& config, ModelShape& shape);
+std::string read_opt_block(const Json& config, ModelShape& shape);
+std::string read_phi_block(const Json& config, ModelShape& shape);
 
 // Qwen2-MoE's (with a shared expert) and Qwen3-MoE's experts.
 std::string read_qwen_moe_fields(const Json& config, bool shared_expert, ModelShape& shape);
