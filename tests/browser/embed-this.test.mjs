@@ -61,6 +61,8 @@ describe('"Embed this", in Chromium', () => {
     // Copied as shown.
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.click('#copy-embed');
+    // The clipboard answers asynchronously: the status follows it (a busy machine lags the click).
+    await page.waitForFunction(() => document.getElementById('embed-status').textContent !== '');
     assert.equal(await page.textContent('#embed-status'), 'The frame copied.');
     assert.equal(
       await page.evaluate(() => navigator.clipboard.readText()),
