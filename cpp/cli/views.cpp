@@ -192,6 +192,7 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
         << format_bytes(estimate.usable_bytes) << " usable)";
   }
   out << "\n";
+  for (const std::string& note : estimate.notes) out << "  Note: " << note << "\n";
   print_host(estimate, out);
 }
 

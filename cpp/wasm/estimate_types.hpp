@@ -77,6 +77,8 @@ inline emscripten::val stack_terms_js(const Estimate& estimate) {
   return to_array(estimate.stack_terms);
 }
 inline void ignore_stack_terms(Estimate&, emscripten::val) {}
+inline emscripten::val notes_js(const Estimate& estimate) { return to_array(estimate.notes); }
+inline void ignore_notes(Estimate&, emscripten::val) {}
 
 // The table of terms (terms.hpp), for the page: {id, apiKey, label, phrase, part, onDevice,
 // onHost, listedWhenHeld, countedBy}, in order; `part` is "modelState", "activations", "logits",
@@ -159,7 +161,8 @@ inline void register_estimate_types() {
       .field("activationRoomBytes", &Estimate::activation_room_bytes)
       .field("peakAllocatedBytes", &Estimate::peak_allocated_bytes)
       .field("peakReservedBytes", &Estimate::peak_reserved_bytes)
-      .field("stackTerms", &stack_terms_js, &ignore_stack_terms);
+      .field("stackTerms", &stack_terms_js, &ignore_stack_terms)
+      .field("notes", &notes_js, &ignore_notes);
 
   value_object<StackTerm>("StackTerm")
       .field("id", &StackTerm::id)

@@ -131,7 +131,11 @@ inline void register_setup_types() {
              &set_choice<Stack, &TrainingSetup::stack>)
       .field("fp8AllGather", &TrainingSetup::fp8_all_gather)
       .field("overlapComm", &get_choice<OverlapComm, &TrainingSetup::overlap_comm>,
-             &set_choice<OverlapComm, &TrainingSetup::overlap_comm>);
+             &set_choice<OverlapComm, &TrainingSetup::overlap_comm>)
+      .field("makeVocabSizeDivisibleBy", &TrainingSetup::make_vocab_size_divisible_by)
+      .field("nullTokenizer", &TrainingSetup::null_tokenizer)
+      .field("cpCommType", &get_choice<CpCommType, &TrainingSetup::cp_comm_type>,
+             &set_choice<CpCommType, &TrainingSetup::cp_comm_type>);
 }
 
 }  // namespace trainmem

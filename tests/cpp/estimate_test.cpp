@@ -287,7 +287,9 @@ TEST_CASE("an unknown loss is refused, naming the field and the choices") {
   const Answer answer = apply_setting(setup, "loss", "focal");
   CHECK(answer.status == Status::kInvalidInput);
   CHECK(answer.setting == "loss");
-  CHECK(answer.message == "Loss 'focal' is not known; choose one of vocab-parallel, fp32-upcast.");
+  CHECK(answer.message ==
+        "Loss 'focal' is not known; choose one of vocab-parallel, fp32-upcast, native-fused, "
+        "te-fused.");
 }
 
 TEST_CASE("a custom device is named by the capacity given, never rounded to another size") {

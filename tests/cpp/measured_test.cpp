@@ -155,7 +155,9 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("measured: each published run under its stack is within 10 percent, or says why not") {
+TEST_CASE(
+    "measured: each published run under its stack is within its goal (10 percent, Megatron-LM's "
+    "2 allocated and 5 reserved), or says why not") {
   int published = 0;
   for (const MeasuredComparison& comparison : compare_measured()) {
     if (comparison.measured.setup.stack == Stack::kIdeal) continue;
@@ -163,16 +165,17 @@ TEST_CASE("measured: each published run under its stack is within 10 percent, or
     CAPTURE(comparison.measured.id);
     REQUIRE(comparison.answer.ok());
     const double error = std::fabs(comparison.llama_block_error_percent);
+    const double goal = comparison.measured.goal_percent;
+    CHECK(std::fabs(comparison.korthikanti_error_percent) <= 10);
     if (comparison.measured.outside_goal.empty()) {
-      CHECK(error <= 10);
-      CHECK(std::fabs(comparison.korthikanti_error_percent) <= 10);
+      CHECK(error <= goal);
     } else {
       // A case that meets the goal drops its reason; the note carries it to the reader.
-      CHECK(error > 10);
+      CHECK(error > goal);
       CHECK(comparison.measured.note.find(comparison.measured.outside_goal) != std::string::npos);
     }
   }
-  CHECK(published == 6);
+  CHECK(published == 6 + 2 * 19);
 }
 
 TEST_CASE("measured: errors are signed percentages to one decimal") {

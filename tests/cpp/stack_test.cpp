@@ -149,7 +149,11 @@ TEST_CASE("stack: Megatron-LM holds FP32 main gradients, 6 + 12/d bytes per para
   CHECK(estimate.bytes[Term::kWeights] == allocator_block_bytes(2 * parameters));
   CHECK(estimate.bytes[Term::kGradients] == allocator_block_bytes(4 * parameters));
   CHECK(estimate.bytes[Term::kMasterWeights] == allocator_block_bytes(4 * parameters / 2));
-  CHECK(estimate.bytes[Term::kOptimizerStates] == allocator_block_bytes(8 * parameters / 2));
+  // Adam's moments, made by the first step's optimizer step, one block a layer (and one for the
+  // embedding, output layer and final norm) each.
+  const double blocks = 2 * (setup.custom_model.num_layers + 1);
+  CHECK(estimate.bytes[Term::kOptimizerStates] >= 8 * parameters / 2);
+  CHECK(estimate.bytes[Term::kOptimizerStates] < 8 * parameters / 2 + blocks * 512);
   const StackTerm* workspace = term_with_id(estimate, "cublas-workspace");
   REQUIRE(workspace != nullptr);
   CHECK(workspace->bytes == 33 * kMiB);  // 32 MiB cuBLAS + 1 MiB cuBLASLt on an H100
@@ -397,9 +401,11 @@ TEST_CASE("stack: the timeline holds each part where it is held, summing to each
     CHECK(points.front().held[Term::kActivations] == 0);
     // FSDP2's gathered layers, root and reduce-scatter buffers are held in the passes, not
     // before them; ZeRO 3 allocates its reduce bucket and keeps its small parameters whole from
-    // the start; Megatron-LM holds none here.
-    CHECK((points.front().held[Term::kFramework] > 0) == (stack == Stack::kDeepSpeed));
-    CHECK((framework > 0) == (stack == Stack::kTorchtitan || stack == Stack::kDeepSpeed));
+    // the start; Megatron-LM holds Transformer Engine's cached weight gradients, made by the
+    // step before.
+    CHECK((points.front().held[Term::kFramework] > 0) ==
+          (stack == Stack::kDeepSpeed || stack == Stack::kMegatron));
+    CHECK((framework > 0) == (stack != Stack::kIdeal));
   }
 }
 

@@ -61,6 +61,13 @@ static_assert(kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
 constexpr double kAllToAllBuffersInFlight = 2;
 
 // One tensor a layer keeps from its forward pass until its backward pass, per token.
+// Whether the attention's output is saved once more before its all-to-all back: context
+// parallelism over all-to-all (Megatron-LM's --cp-comm-type a2a) under Transformer Engine 2.8 on
+// (context_parallel.py, AttnFuncWithCPAndQKVOA2A.forward: out_part).
+inline bool cp_all_to_all_saves_output(const TrainingSetup& setup) {
+  return setup.cp_comm_type == CpCommType::kA2a && setup.layout.context_parallel > 1;
+}
+
 struct SavedTensor {
   std::string id;                 // "attention-norm-input", "log-sum-exp", …
   std::string name;               // for people: "Attention norm's input"

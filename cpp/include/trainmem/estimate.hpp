@@ -55,6 +55,10 @@ struct [[nodiscard]] Estimate {
   double peak_allocated_bytes = 0;
   double peak_reserved_bytes = 0;
   std::vector<StackTerm> stack_terms;  // empty under ideal
+  // What the stack did to the setup before it ran it, a sentence each: Megatron-LM's padded
+  // vocabulary, its sequence parallelism turned off at t 1 (the figures above are of the setup as
+  // run; `setup` stays as asked).
+  std::vector<std::string> notes;
 };
 
 // The whole estimate; an invalid setup gives an answer with status kInvalidInput, a message and

@@ -17,6 +17,8 @@ enum class MeasuredQuantity {
   // PyTorch's caching allocator's reserved peak (torch.cuda.max_memory_reserved): set against
   // Estimate::peak_reserved_bytes, which the run's stack estimates
   kReserved,
+  // Its allocated peak (torch.cuda.max_memory_allocated): Estimate::peak_allocated_bytes
+  kAllocated,
 };
 
 // The unit a figure was published in; the estimate is shown in it too, like against like.
@@ -25,7 +27,8 @@ enum class MeasuredUnit {
   kGibibytes,  // "83.9 GiB": 2^30 bytes, as PyTorch's and torchtitan's logs count
 };
 
-// "activations", "total" or "logits": the quantity's id in JSON, on the page and in the CLI.
+// "activations", "total", "logits", "reserved" or "allocated": the quantity's id in JSON, on the
+// page and in the CLI.
 std::string quantity_id(MeasuredQuantity quantity);
 
 struct MeasuredCase {
@@ -41,9 +44,11 @@ struct MeasuredCase {
   // What to know in reading the comparison: settings taken from defaults, what trainmem does not
   // model, why the error is what it is.
   std::string note;
-  // Empty for a case the estimate is meant to meet within ±10% under its stack; otherwise why it
-  // does not yet (the note says it too). The measured test holds each case to its word.
+  // Empty for a case the estimate is meant to meet within ±goal_percent under its stack (the
+  // llama-block model; Korthikanti's within ±10%); otherwise why it does not yet (the note says it
+  // too). The measured test holds each case to its word.
   std::string outside_goal;
+  double goal_percent = 10;
 };
 
 // The measurement harness's --tiny shape (scripts/measure/measure.py's PRESETS["tiny"]) with

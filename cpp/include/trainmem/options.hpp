@@ -131,8 +131,16 @@ enum class ActivationModel { kKorthikanti, kLlamaBlock };
 //                   before the backward pass: at the loss's backward the FP32 log-softmax it
 //                   saved, that output's gradient and its input's gradient, 12 bytes per logit
 //                   (tests/data/loss-peak-cpu.json measures 12.00)
-// Either is split over the vocabulary by tensor parallelism (a vocabulary-sharded loss).
-enum class Loss { kVocabParallel, kFp32Upcast };
+//   native-fused    Megatron-LM's --cross-entropy-loss-fusion with --cross-entropy-fusion-impl
+//                   native (megatron/core/fusions/fused_cross_entropy.py): the same FP32 copy
+//                   turned into the softmax and saved, 6 bytes per logit
+//   te-fused        --cross-entropy-fusion-impl te: Transformer Engine's parallel_cross_entropy
+//                   (transformer_engine/pytorch/cross_entropy.py, TE 2.0 to 2.17) computes the
+//                   gradient in the forward pass and writes it over the BF16 logits, which it
+//                   saves: 2 bytes per logit, no FP32 copy (TE 2.18 keeps an FP32 gradient instead,
+//                   and Megatron-Core 0.19 refuses the te implementation)
+// Each is split over the vocabulary by tensor parallelism (a vocabulary-sharded loss).
+enum class Loss { kVocabParallel, kFp32Upcast, kNativeFused, kTeFused };
 
 // ---- Fine-tuning ------------------------------------------------------------------------------
 
@@ -177,6 +185,16 @@ enum class Stack { kIdeal, kMegatron, kTorchtitan, kDeepSpeed, kCount /* not one
 //   on, off  as set
 enum class OverlapComm { kDefault, kOn, kOff };
 
+// How context parallelism exchanges attention's tensors under Megatron-LM with Transformer Engine
+// (--cp-comm-type; transformer_engine/pytorch/attention/dot_product_attention/
+// context_parallel.py):
+//   p2p  the ring (AttnFuncWithCPAndKVP2P): keys and values passed round, nothing saved beyond
+//        FlashAttention's tensors (Megatron-LM's default)
+//   a2a  all-to-all (AttnFuncWithCPAndQKVOA2A): the heads exchanged for the whole sequence, and
+//        from TE 2.8 the attention's output before its all-to-all back saved besides, 2·a·d/t
+//        bytes per token per layer
+enum class CpCommType { kP2p, kA2a };
+
 // ---- Pipeline stages -------------------------------------------------------------------------
 
 // Which stage of a pipeline holds the most: the only one (no pipeline), the first, the last, or
@@ -204,6 +222,8 @@ template <>
 const std::vector<Choice>& choices<Stack>();
 template <>
 const std::vector<Choice>& choices<OverlapComm>();
+template <>
+const std::vector<Choice>& choices<CpCommType>();
 template <>
 const std::vector<Choice>& choices<PipelineStage>();
 template <>
@@ -252,6 +272,7 @@ constexpr double kModelStateBytesPerParameter =
 // backward pass, as torchtitan frees them); tests/data/loss-peak-cpu.json measures 12.00.
 constexpr double kLogitsBytesPerTokenPerVocab = kBf16Bytes + kFp32Bytes;
 constexpr double kFp32UpcastLossBytesPerTokenPerVocab = 3 * kFp32Bytes;
+constexpr double kTeFusedLossBytesPerTokenPerVocab = kBf16Bytes;
 double loss_bytes_per_logit(Loss loss);
 constexpr double kAdamMomentsPerParameter = 2;
 constexpr double kAdam8bitBytesPerMoment = 1;

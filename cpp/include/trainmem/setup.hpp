@@ -20,6 +20,8 @@ constexpr int kMaxZeroStage = 3;                  // Rajbhandari et al.: stages 
 constexpr double kDefaultHeadroomPercent = 10;    // of each device's memory kept free
 constexpr double kMaxHeadroomPercent = 90;
 constexpr double kMaxDevices = 1 << 24;  // d·t·p·c
+// Megatron-LM's --make-vocab-size-divisible-by default (megatron/training/arguments.py).
+constexpr int kMegatronVocabSizeDivisibleBy = 128;
 
 // How the model is spread over devices; all 1 is one device, the plate's view.
 struct ParallelLayout {
@@ -130,6 +132,12 @@ struct TrainingSetup {
   bool fp8_all_gather = false;
   // DeepSpeed's overlap of the gradient reduction with the backward pass (options.hpp).
   OverlapComm overlap_comm = OverlapComm::kDefault;
+  // Megatron-LM's vocabulary padding (stacks/stack_run.hpp): --make-vocab-size-divisible-by, and
+  // --tokenizer-type NullTokenizer, whose vocabulary is --vocab-size and its end-of-document token.
+  int make_vocab_size_divisible_by = kMegatronVocabSizeDivisibleBy;
+  bool null_tokenizer = false;
+  // Megatron-LM's --cp-comm-type under context parallelism (options.hpp).
+  CpCommType cp_comm_type = CpCommType::kP2p;
 };
 
 // The model a setup names: the preset with its model_id, or its custom_model when model_id is

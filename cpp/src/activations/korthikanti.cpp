@@ -78,8 +78,14 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   const double mlp_sharded =
       kKorthikantiMlpShardedBytesPerTokenPerHidden - kKorthikantiFc2InputWidthPerHidden * freed;
   const double replicated = kKorthikantiReplicatedBytesPerTokenPerHidden - 2 * freed;
+  // Context parallelism over all-to-all (TE 2.8 on) saves the attention's output once more, before
+  // it is exchanged back: 2 bytes for each of its a·d values, split over t.
+  const double all_to_all_output = attention_keeps_output && cp_all_to_all_saves_output(setup)
+                                       ? kBf16Bytes * a * head_dim_of(shape) / h
+                                       : 0;
   const double sharded = kKorthikantiShardedBytesPerTokenPerHidden -
-                         kKorthikantiFc2InputWidthPerHidden * freed + attention_output_change;
+                         kKorthikantiFc2InputWidthPerHidden * freed + attention_output_change +
+                         all_to_all_output;
 
   // Top-k routing: each token's activations pass through k experts' MLPs, k - 1 more than a
   // dense layer's one (Korthikanti et al. 2023, section 4.1's MLP share; see activations.hpp).

@@ -201,6 +201,11 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
         flash_keeps_output ? "FlashAttention and the output projection" : "the output projection",
         output_elements, output_width, linear_input_bytes, by_heads);
   }
+  if (flash_keeps_output && cp_all_to_all_saves_output(setup)) {
+    add("attention-output-before-all-to-all", "Attention output before its all-to-all",
+        "Transformer Engine's context-parallel all-to-all (TE 2.8 on)", output_elements,
+        output_width, kBf16Bytes, by_heads);
+  }
 
   // Norms past the two pre-norms save their inputs and 1/RMS as the pre-norms do: Gemma 2's
   // post-attention norm here, its post-MLP norm (and any further one) after the MLP.

@@ -6,6 +6,7 @@
 #include "estimate/stage.hpp"
 #include "settings/check.hpp"
 #include "stacks/stack_rows.hpp"
+#include "stacks/stack_run.hpp"
 
 namespace trainmem {
 
@@ -23,12 +24,19 @@ Ledger stage_ledger(const Calculation& calc, const TrainingSetup& setup,
 
 }  // namespace
 
-Calculation calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash_attention,
+Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, bool flash_attention,
                       CalculationOptions options) {
   Calculation calc;
-  calc.shape = resolve_model(setup);
-  calc.answer = check_setup(setup, calc.shape);
+  calc.shape = resolve_model(asked);
+  calc.answer = check_setup(asked, calc.shape);
   if (!calc.answer.ok()) return calc;
+  StackRun run = stack_run(asked, *calc.shape);
+  calc.notes = std::move(run.notes);
+  if (run.shape != nullptr) {
+    calc.built_shape = std::move(run.shape);
+    calc.shape = calc.built_shape.get();
+  }
+  const TrainingSetup& setup = run.setup;
   const ModelShape& shape = *calc.shape;
   calc.placement = place_parameters(shape, setup);
   calc.per = state_bytes_per_parameter(shape, setup);

@@ -5,6 +5,8 @@
 // (views/timeline.cpp) all read this one Calculation. Not part of the public API.
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "activations/layer.hpp"
@@ -17,8 +19,14 @@
 namespace trainmem {
 
 struct Calculation {
-  Answer answer;                      // refused: nothing below is filled
-  const ModelShape* shape = nullptr;  // the setup's model (resolve_model), as long as it lives
+  Answer answer;  // refused: nothing below is filled
+  // The setup's model as its stack builds it (stacks/stack_run.hpp): resolve_model's, as long as
+  // it lives, or `built_shape` (a padded vocabulary).
+  const ModelShape* shape = nullptr;
+  std::shared_ptr<const ModelShape> built_shape;
+  // What the stack did to the setup before it ran it (stack_run.hpp), a sentence each; the
+  // arithmetic below is of the setup as run.
+  std::vector<std::string> notes;
   Placement placement;
   BytesPerParameter per;  // bytes per trained parameter, as the stack holds them
   BaseWeightBytes base;   // the frozen base's linear weights (LoRA)

@@ -53,6 +53,7 @@ Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool
   estimate.peak_allocated_bytes = calc.peak_allocated_bytes;
   estimate.peak_reserved_bytes = calc.peak_reserved_bytes;
   estimate.stack_terms = std::move(calc.stack_terms);
+  estimate.notes = std::move(calc.notes);
   return estimate;
 }
 
@@ -65,7 +66,7 @@ Estimate estimate_memory(const TrainingSetup& setup) {
 TrainingSetup with_logits_as_run(TrainingSetup setup) {
   const StackRow& row = stack_row(setup.stack);
   setup.logits = true;
-  setup.loss = row.own_loss ? row.loss : Loss::kFp32Upcast;
+  setup.loss = row.losses.empty() ? Loss::kFp32Upcast : row.losses.front();
   return setup;
 }
 

@@ -27,6 +27,12 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.layer_parameters = (stage.parameters - stage.root_parameters) / stage.layers;
   device.logit_count = whole[Term::kLogits] / loss_bytes_per_logit(setup.loss);
   device.fp8_layer_weights = fp8_layer(shape, setup.layout, false).weights;
+  const double dense = shape.num_experts > 1
+                           ? dense_layers_between(shape, stage.first_layer, stage.layers)
+                           : stage.layers;
+  device.dense_layers = dense;
+  device.mixture_layers = stage.layers - dense;
+  device.output_layer = setup.layout.pipeline_parallel == 1 || stage.role == StageRole::kLast;
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the
   // slot's bytes; one block for Korthikanti's sum or a recomputed layer's input.
   const bool selective_op = setup.recompute == Recompute::kSelectiveOp;

@@ -95,10 +95,22 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
 }
 
 const char* loss_source(Loss loss) {
-  return loss == Loss::kVocabParallel
-             ? "BF16 logits plus their FP32 copy for Megatron-LM's vocab-parallel cross-entropy"
-             : "an unfused cross-entropy over FP32-upcast logits: its saved log-softmax and two "
-               "gradients at the loss's backward (measured: tests/data/loss-peak-cpu.json)";
+  switch (loss) {
+    case Loss::kFp32Upcast:
+      return "an unfused cross-entropy over FP32-upcast logits: its saved log-softmax and two "
+             "gradients at the loss's backward (measured: tests/data/loss-peak-cpu.json)";
+    case Loss::kNativeFused:
+      return "BF16 logits plus their FP32 copy, turned into the softmax and saved, for "
+             "Megatron-LM's "
+             "fused cross-entropy (megatron/core/fusions/fused_cross_entropy.py)";
+    case Loss::kTeFused:
+      return "the BF16 logits alone: Transformer Engine's parallel_cross_entropy (TE 2.0 to 2.17, "
+             "transformer_engine/pytorch/triton/cross_entropy.py) writes the gradient over them in "
+             "the forward pass and saves them";
+    case Loss::kVocabParallel:
+      break;
+  }
+  return "BF16 logits plus their FP32 copy for Megatron-LM's vocab-parallel cross-entropy";
 }
 
 // The stage's activations, and on the stage that holds them the logits and the loss.

@@ -101,8 +101,16 @@ std::vector<Choice> device_choices() {
 }
 
 double loss_bytes_per_logit(Loss loss) {
-  return loss == Loss::kVocabParallel ? kLogitsBytesPerTokenPerVocab
-                                      : kFp32UpcastLossBytesPerTokenPerVocab;
+  switch (loss) {
+    case Loss::kFp32Upcast:
+      return kFp32UpcastLossBytesPerTokenPerVocab;
+    case Loss::kTeFused:
+      return kTeFusedLossBytesPerTokenPerVocab;
+    case Loss::kVocabParallel:
+    case Loss::kNativeFused:
+      break;
+  }
+  return kLogitsBytesPerTokenPerVocab;
 }
 
 template <>
@@ -162,6 +170,10 @@ const std::vector<Choice>& choices<Loss>() {
        "Megatron-LM's vocab-parallel cross-entropy"},
       {"fp32-upcast", "FP32 upcast, unfused",
        "cross_entropy(logits.float()) with the BF16 logits freed first, as torchtitan writes it"},
+      {"native-fused", "Fused, native (Megatron-LM)",
+       "Megatron-LM's --cross-entropy-loss-fusion --cross-entropy-fusion-impl native"},
+      {"te-fused", "Fused, Transformer Engine (Megatron-LM)",
+       "Megatron-LM's --cross-entropy-loss-fusion --cross-entropy-fusion-impl te, TE 2.0 to 2.17"},
   };
   return choices;
 }
@@ -184,6 +196,17 @@ const std::vector<Choice>& choices<OverlapComm>() {
       {"default", "DeepSpeed's default", "on under ZeRO 3, off under ZeRO 1 and 2"},
       {"on", "On", "overlap_comm: true, two reduce buckets under ZeRO 1 and 2"},
       {"off", "Off", "overlap_comm: false"},
+  };
+  return choices;
+}
+
+template <>
+const std::vector<Choice>& choices<CpCommType>() {
+  static const std::vector<Choice> choices = {
+      {"p2p", "Ring (p2p)", "Transformer Engine's AttnFuncWithCPAndKVP2P, Megatron-LM's default"},
+      {"a2a", "All-to-all (a2a)",
+       "Transformer Engine's AttnFuncWithCPAndQKVOA2A: the output before its all-to-all saved "
+       "too (TE 2.8 on)"},
   };
   return choices;
 }

@@ -178,6 +178,17 @@ Answer check_stack(const TrainingSetup& setup) {
                    "FP8 all-gather is torchtitan's (FSDP2's) switch under FP8 training; choose "
                    "the torchtitan stack and fp8-mixed precision, or turn it off.");
   }
+  if (!row.pads_vocabulary &&
+      (setup.make_vocab_size_divisible_by != kMegatronVocabSizeDivisibleBy ||
+       setup.null_tokenizer)) {
+    return refusal(setup.null_tokenizer ? id::kNullTokenizer : id::kVocabDivisibleBy,
+                   "The vocabulary's padding and the NullTokenizer are Megatron-LM's; choose the "
+                   "megatron stack, or leave them at their defaults (128, off).");
+  }
+  if (setup.cp_comm_type != CpCommType::kP2p && !row.cp_comm_type) {
+    return refusal(id::kCpCommType,
+                   "--cp-comm-type is Megatron-LM's; choose the megatron stack, or p2p.");
+  }
   if (setup.overlap_comm != OverlapComm::kDefault && !row.overlap_comm) {
     return refusal(id::kOverlapComm,
                    "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.");
@@ -206,7 +217,8 @@ Answer check_stack(const TrainingSetup& setup) {
       shards < row.min_shards) {
     return refusal(id::kStack, row.zero_refusal);
   }
-  if (row.own_loss && setup.logits && setup.loss != row.loss) {
+  if (!row.losses.empty() && setup.logits &&
+      std::find(row.losses.begin(), row.losses.end(), setup.loss) == row.losses.end()) {
     return refusal(id::kStack, row.loss_refusal);
   }
   if (!row.tensor_parallel && (layout.tensor_parallel > 1 || layout.expert_parallel > 1)) {
@@ -244,7 +256,8 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
     return refusal(id::kCapacityFactor,
                    "A capacity factor needs a mixture of experts; " + shape->name + " has none.");
   }
-  if (layout.sequence_parallel && t == 1) {
+  const StackRow& row = stack_row(setup.stack);
+  if (layout.sequence_parallel && t == 1 && !row.drops_lone_sequence_parallel) {
     return refusal(id::kSequenceParallel,
                    "Sequence parallelism splits what tensor parallelism leaves whole; it needs "
                    "tensor parallelism above 1.");
@@ -282,12 +295,24 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
                                              " must divide the sequence length " +
                                              format_count(setup.sequence_length) + ".");
   }
+  // The all-to-all exchanges heads for tokens: each tensor-parallel rank's heads, and its key/value
+  // heads, split over c (context_parallel.py, AttnFuncWithCPAndQKVOA2A.forward's assertion).
+  if (setup.cp_comm_type == CpCommType::kA2a && c > 1 &&
+      ((shape->num_attention_heads / t) % c != 0 || (shape->num_key_value_heads / t) % c != 0)) {
+    return refusal(id::kCpCommType,
+                   "The all-to-all splits each tensor-parallel rank's heads over the context: c " +
+                       std::to_string(c) + " must divide the " +
+                       std::to_string(shape->num_attention_heads / t) + " attention heads and " +
+                       std::to_string(shape->num_key_value_heads / t) +
+                       " key/value heads of a rank; choose p2p, or a smaller c.");
+  }
   const double num_devices = static_cast<double>(layout.data_parallel) * t * p * c;
   if (num_devices > kMaxDevices) {
     return refusal(id::kDataParallel, "The layout's d·t·p·c devices must number at most " +
                                           format_count(kMaxDevices) + ".");
   }
-  if (layout.zero_stage > 0 && static_cast<long long>(layout.data_parallel) * c == 1) {
+  if (layout.zero_stage > 0 && static_cast<long long>(layout.data_parallel) * c == 1 &&
+      !row.zero_over_one_rank) {
     return refusal(id::kZeroStage,
                    "ZeRO shards the model states over data-parallel replicas; a ZeRO stage "
                    "above 0 needs data or context parallelism above 1.");

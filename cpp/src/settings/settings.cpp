@@ -365,6 +365,32 @@ std::vector<Entry> make_entries() {
              setting.requires_reason = "overlap_comm is DeepSpeed's switch";
            }),
       enum_access<OverlapComm, &TrainingSetup::overlap_comm>());
+  // Megatron-LM's vocabulary padding (stacks/stack_run.hpp).
+  const auto megatrons = [](const char* reason) {
+    return [reason](Setting& setting) {
+      setting.requires_setting = id::kStack;
+      setting.requires_value = choice_id(Stack::kMegatron);
+      setting.requires_reason = reason;
+    };
+  };
+  add(from(added(whole(id::kVocabDivisibleBy, "Vocabulary padded to a multiple of",
+                       "Megatron-LM's --make-vocab-size-divisible-by: the vocabulary is padded "
+                       "to a multiple of it × t",
+                       "makeVocabSizeDivisibleBy", 1, kMaxParallelDegree)),
+           megatrons("the vocabulary's padding is Megatron-LM's")),
+      number_access<int, &TrainingSetup::make_vocab_size_divisible_by>());
+  add(from(added(make(id::kNullTokenizer, "NullTokenizer", kSwitch,
+                      "Megatron-LM's --tokenizer-type NullTokenizer before Megatron-Core 0.18: "
+                      "the vocabulary gains its end-of-document token before padding",
+                      "nullTokenizer")),
+           megatrons("the NullTokenizer is Megatron-LM's")),
+      number_access<bool, &TrainingSetup::null_tokenizer>());
+  add(from(added(choice(id::kCpCommType, "Context-parallel exchange", choices<CpCommType>(),
+                        "Megatron-LM's --cp-comm-type: how context parallelism exchanges "
+                        "attention's tensors",
+                        "cpCommType")),
+           megatrons("--cp-comm-type is Megatron-LM's")),
+      enum_access<CpCommType, &TrainingSetup::cp_comm_type>());
   return entries;
 }
 

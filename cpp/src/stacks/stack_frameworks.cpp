@@ -4,7 +4,10 @@
 #include "stacks/stack_frameworks.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainmem/fp8.hpp"
@@ -21,6 +24,51 @@ constexpr double kDeepSpeedPersistenceThresholdElements =
 
 }  // namespace
 
+double te_cached_wgrad_bytes(const StepDevice& device) {
+  const ModelShape& shape = device.shape;
+  const ParallelLayout& layout = device.setup.layout;
+  const double t = layout.tensor_parallel;
+  const double etp = expert_tensor_parallel_of(layout);
+  const double h = shape.hidden_size;
+  std::set<std::pair<double, double>> shapes;  // (rows, columns) on the rank
+  const auto add = [&](double rows, double columns) {
+    if (rows > 0 && columns > 0) shapes.insert({rows, columns});
+  };
+  const double a = shape.num_attention_heads;
+  if (latent_attention(shape)) {
+    // Megatron-LM's MLASelfAttention: the down projections whole on every rank, the up
+    // projections and the output split over t.
+    const double qk = shape.qk_nope_head_dim + shape.qk_rope_head_dim;
+    if (shape.q_lora_rank > 0) {
+      add(shape.q_lora_rank, h);
+      add(a * qk / t, shape.q_lora_rank);
+    } else {
+      add(a * qk / t, h);
+    }
+    add(shape.kv_lora_rank + shape.qk_rope_head_dim, h);
+    add(a * (shape.qk_nope_head_dim + shape.v_head_dim) / t, shape.kv_lora_rank);
+    add(h, a * shape.v_head_dim / t);
+  } else {
+    const double d = head_dim_of(shape);
+    add((a + 2.0 * shape.num_key_value_heads) * d / t, h);  // linear_qkv
+    add(h, a * d / t);                                      // linear_proj
+  }
+  const double gates = shape.gated_mlp ? 2 : 1;
+  const auto mlp = [&](double width, double split) {
+    add(gates * width / split, h);  // linear_fc1
+    add(h, width / split);          // linear_fc2
+  };
+  if (device.dense_layers > 0) mlp(shape.ffn_hidden_size, t);
+  if (device.mixture_layers > 0) {
+    mlp(shape.moe_ffn_hidden_size > 0 ? shape.moe_ffn_hidden_size : shape.ffn_hidden_size, etp);
+    mlp(shape.shared_expert_ffn_hidden_size, t);
+  }
+  if (device.output_layer) add(std::ceil(static_cast<double>(shape.vocab_size) / t), h);
+  double elements = 0;
+  for (const auto& [rows, columns] : shapes) elements += rows * columns;
+  return kBf16Bytes * elements;
+}
+
 // Megatron-LM with Transformer Engine: the BF16 parameter buffer and the FP32 main-gradient buffer
 // for the whole step (param_and_grad_buffer.py), the distributed optimiser's shards, and under
 // sequence parallelism the global memory buffer that gathers the output layer's input.
@@ -29,7 +77,6 @@ void megatron_step(Step& step, const StepDevice& device) {
   step.take(tag(Term::kWeights), bytes[Term::kWeights]);
   step.take(tag(Term::kGradients), bytes[Term::kGradients]);
   step.take(tag(Term::kMasterWeights), bytes[Term::kMasterWeights]);
-  step.take(tag(Term::kOptimizerStates), bytes[Term::kOptimizerStates]);
   const ParallelLayout& layout = device.setup.layout;
   if (layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0) {
     const std::size_t buffer = step.term(
@@ -39,8 +86,35 @@ void megatron_step(Step& step, const StepDevice& device) {
     step.take(buffer, kBf16Bytes * device.setup.sequence_length / layout.context_parallel *
                           device.setup.micro_batch_sequences * device.shape.hidden_size);
   }
-  step.mark("start", 0);
+  // Cached by the first step's backward pass, held through every later step's.
+  const std::size_t cached_wgrads = step.term(
+      "te-cached-wgrads", "Cached weight gradients (BF16)",
+      "Transformer Engine 2.3 on, transformer_engine/pytorch/module/base.py, get_dummy_wgrad: one "
+      "per linear weight shape (the output layer's too, Megatron-Core 0.14 on, "
+      "tensor_parallel/layers.py), under gradient-accumulation fusion");
+  // The first step: Adam's moments do not exist until its optimizer step makes them
+  // (torch.optim's lazy state), one per parameter, in the blocks its activations left cached; the
+  // weight-gradient caches appear in its backward pass, the output layer's first.
+  step.warming_up(true);
   std::vector<Handles> kept = forward_slots(step, device);
+  const auto logits_gradient = loss_forward_and_backward(step, device);
+  const double cached_bytes = te_cached_wgrad_bytes(device);
+  step.take(cached_wgrads, cached_bytes);
+  step.give(logits_gradient);
+  backward_slots(step, device, kept);
+  const double layers = device.layers_per_stage;
+  const double states = bytes[Term::kOptimizerStates];
+  const double root_share = device.parameters > 0 ? device.root_parameters / device.parameters : 0;
+  for (int moment = 0; moment < 2; ++moment) {
+    for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
+      step.take(tag(Term::kOptimizerStates), states * (1 - root_share) / layers / 2);
+    }
+    step.take(tag(Term::kOptimizerStates), states * root_share / 2);
+  }
+  step.warming_up(false);
+  // The step the timeline shows, every later one alike.
+  step.mark("start", 0);
+  kept = forward_slots(step, device);
   step.give(loss_forward_and_backward(step, device));
   backward_slots(step, device, kept);
 }

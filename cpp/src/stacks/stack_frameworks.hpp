@@ -7,6 +7,16 @@
 
 namespace trainmem::replay {
 
+// Transformer Engine's cached weight gradients (TE 2.3 on, transformer_engine/pytorch/module/
+// base.py, get_dummy_wgrad): under Megatron-LM's gradient-accumulation fusion each linear layer's
+// backward pass writes into the FP32 main gradient and hands autograd an uninitialised BF16
+// tensor of its weight's shape, one per distinct shape, cached for the run. The shapes a device's
+// backward pass meets, each once: its layers' linear weights on a tensor-parallel rank (the
+// attention's, the dense MLP's, the shared experts', and each routed expert's, one buffer for all
+// of them from TE 2.10, grouped_linear.py), and the output layer's (Megatron-LM's own
+// ColumnParallelLinear shares TE's cache from Megatron-Core 0.14, tensor_parallel/layers.py).
+double te_cached_wgrad_bytes(const StepDevice& device);
+
 void megatron_step(Step& step, const StepDevice& device);
 void torchtitan_step(Step& step, const StepDevice& device);
 void deepspeed_step(Step& step, const StepDevice& device);

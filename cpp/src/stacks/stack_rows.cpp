@@ -30,11 +30,15 @@ const StackRow& stack_row(Stack stack) {
             "Megatron-LM's distributed optimiser shards the optimiser state and master weights "
             "(ZeRO 1); choose ZeRO 0 or 1, or the torchtitan or deepspeed stack.";
         row.fp8 = false;
-        row.own_loss = true;
-        row.loss = Loss::kVocabParallel;
+        row.losses = {Loss::kVocabParallel, Loss::kNativeFused, Loss::kTeFused};
         row.loss_refusal =
-            "Megatron-LM computes the loss with its vocab-parallel cross-entropy; choose the "
-            "vocab-parallel loss.";
+            "Megatron-LM computes the loss with its vocab-parallel cross-entropy, unfused or fused "
+            "(native or Transformer Engine's); choose the vocab-parallel, native-fused or "
+            "te-fused loss.";
+        row.zero_over_one_rank = true;
+        row.drops_lone_sequence_parallel = true;
+        row.pads_vocabulary = true;
+        row.cp_comm_type = true;
         row.fine_tuning = false;
         row.step = replay::megatron_step;
         return row;
@@ -60,8 +64,7 @@ const StackRow& stack_row(Stack stack) {
             "parallelism above 1 and ZeRO 3 (resharding after the forward pass) or 2 (not), or "
             "choose another stack.";
         row.fp8_engine = Fp8Engine::kTorchao;
-        row.own_loss = true;
-        row.loss = Loss::kFp32Upcast;
+        row.losses = {Loss::kFp32Upcast};
         row.loss_refusal =
             "torchtitan computes the loss as cross_entropy over FP32-upcast logits; choose the "
             "fp32-upcast loss.";

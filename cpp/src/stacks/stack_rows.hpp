@@ -3,6 +3,8 @@
 // the row's words), and its replayed step. Adding a stack is adding a row (and its step).
 #pragma once
 
+#include <vector>
+
 #include "stacks/stack_step.hpp"
 #include "trainmem/options.hpp"
 #include "trainmem/setup.hpp"
@@ -42,15 +44,26 @@ struct StackRow {
   const char* zero_refusal = "";
   bool fp8 = true;
   Fp8Engine fp8_engine = Fp8Engine::kTransformerEngine;
-  bool own_loss = false;
-  Loss loss = Loss::kVocabParallel;
+  // The losses it computes, its default first; empty: any (the ideal step, DeepSpeed).
+  std::vector<Loss> losses = {};
   const char* loss_refusal = "";
   bool tensor_parallel = true;
   const char* layout_refusal = "";
   bool fine_tuning = true;  // LoRA and offloading
-  // Its switches: FSDP2's FP8 all-gather (torchtitan), overlap_comm (DeepSpeed).
+  // Megatron-LM's own rules (megatron/training/arguments.py, validate_args): its distributed
+  // optimiser runs over one data-parallel rank, sharding nothing; it turns sequence parallelism
+  // off at tensor parallelism 1; and it pads the vocabulary to a multiple of
+  // --make-vocab-size-divisible-by × t (megatron/training/tokenizer/tokenizer.py,
+  // _vocab_size_with_padding), which the settings make-vocab-size-divisible-by and
+  // null-tokenizer set (stack_run.hpp).
+  bool zero_over_one_rank = false;
+  bool drops_lone_sequence_parallel = false;
+  bool pads_vocabulary = false;
+  // Its switches: FSDP2's FP8 all-gather (torchtitan), overlap_comm (DeepSpeed), --cp-comm-type
+  // (Megatron-LM).
   bool fp8_all_gather = false;
   bool overlap_comm = false;
+  bool cp_comm_type = false;
   // The replayed step; none for the idealised step.
   void (*step)(replay::Step&, const replay::StepDevice&) = nullptr;
 };

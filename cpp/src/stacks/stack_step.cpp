@@ -48,7 +48,7 @@ Breakdown Step::by_term(const std::vector<double>& held) const {
 }
 
 void Step::mark(const char* phase, int layer) {
-  if (timeline_ == nullptr) return;
+  if (timeline_ == nullptr || warming_) return;
   TimelinePoint point;
   point.phase = phase;
   point.layer = layer;
@@ -86,9 +86,11 @@ Handles keep_slot(Step& step, const StepDevice& device) {
 }
 
 // The loss's allocations in order, each a multiple of the logits on the device. Megatron-LM's
-// vocab-parallel cross-entropy (cross_entropy.py): the BF16 logits, their FP32 copy turned into
-// the softmax in place and saved; the BF16 logits die with the forward pass; the backward pass
-// turns the softmax into the gradient in place and casts it to BF16. cross_entropy over FP32-upcast
+// vocab-parallel cross-entropy (cross_entropy.py), unfused or fused natively
+// (fused_cross_entropy.py): the BF16 logits, their FP32 copy turned into the softmax in place and
+// saved; the BF16 logits die with the forward pass; the backward pass turns the softmax into the
+// gradient in place and casts it to BF16. Transformer Engine's fused loss: the BF16 logits alone,
+// overwritten by their gradient. cross_entropy over FP32-upcast
 // logits (torchtitan's train.py): the BF16 logits, the FP32 copy, the FP32 log-softmax it saves;
 // the copy and (del pred) the logits freed; backward: the log-softmax output's gradient, the
 // input's, then the BF16 cast. Returns the handle of the logits' BF16 gradient, freed by the
@@ -100,7 +102,12 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
     step.mark("loss", device.slots);
     return gradient;
   };
-  if (device.setup.loss == Loss::kVocabParallel) {
+  if (device.setup.loss == Loss::kTeFused) {
+    // The kernel writes the gradient over the logits and saves them; the backward pass scales it
+    // in place and hands the same tensor to the output layer.
+    return marked(step.take(tag(Term::kLogits), kBf16Bytes * n));
+  }
+  if (device.setup.loss == Loss::kVocabParallel || device.setup.loss == Loss::kNativeFused) {
     const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
     const auto softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
     step.give(logits);

@@ -33,6 +33,11 @@ struct StepDevice {
   double parameters = 0;
   double logit_count = 0;        // logits on the device: tokens × vocabulary / t
   double fp8_layer_weights = 0;  // one layer's linear weights that FP8 all-gather gathers in FP8
+  // The stage's layers of each kind (a mixture's dense layers, its mixture layers), and whether
+  // it holds the output layer: which linear layers' shapes its backward pass meets.
+  double dense_layers = 0;
+  double mixture_layers = 0;
+  bool output_layer = true;
 };
 
 // Tags: each of the first kNumTerms is its Term; a stack's own terms follow, one tag each.
@@ -58,6 +63,13 @@ class Step {
     timeline_ = timeline;
     outside_ = outside;
   }
+  // A step before the one the timeline shows (its marks record nothing), replayed for what it
+  // leaves in the allocator's cache; `false` resumes the timeline from here.
+  void warming_up(bool warming) {
+    warming_ = warming;
+    phase_peak_ = allocator_.allocated_bytes();
+    at_phase_peak_ = held_;
+  }
 
   double at_peak(std::size_t tag) const { return tag < at_peak_.size() ? at_peak_[tag] : 0; }
   double peak_allocated() const { return allocator_.peak_allocated_bytes(); }
@@ -78,6 +90,7 @@ class Step {
   std::vector<double> at_phase_peak_;
   std::vector<StackTerm> terms_;
   std::vector<TimelinePoint>* timeline_ = nullptr;
+  bool warming_ = false;
   double outside_ = 0;
 };
 

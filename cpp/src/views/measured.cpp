@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "trainmem/format.hpp"
+#include "views/measured_runs.hpp"
 
 namespace trainmem {
 
@@ -183,6 +184,8 @@ double compared_bytes(const Estimate& estimate, MeasuredQuantity quantity) {
       return estimate.bytes[Term::kLogits];
     case MeasuredQuantity::kReserved:
       return estimate.peak_reserved_bytes;
+    case MeasuredQuantity::kAllocated:
+      return estimate.peak_allocated_bytes;
     case MeasuredQuantity::kTotal:
       break;
   }
@@ -199,6 +202,8 @@ std::string quantity_id(MeasuredQuantity quantity) {
       return "logits";
     case MeasuredQuantity::kReserved:
       return "reserved";
+    case MeasuredQuantity::kAllocated:
+      return "allocated";
     case MeasuredQuantity::kTotal:
       break;
   }
@@ -223,7 +228,7 @@ const std::vector<MeasuredCase>& measured_cases() {
   static const std::vector<MeasuredCase> cases = [] {
     const std::string kernels = "tests/data/measure-cpu-tiny.json";
     const std::string reference_code = "tests/data/measure-cpu-tiny-eager.json";
-    return std::vector<MeasuredCase>{
+    std::vector<MeasuredCase> all{
         harness_case(kernels, true, 4, 4, 6963232),
         harness_case(reference_code, false, 4, 4, 9977888),
         loss_case("tests/data/loss-peak-cpu.json", 2048, 32768, 805330944),
@@ -234,6 +239,8 @@ const std::vector<MeasuredCase>& measured_cases() {
         torchtitan_fsdp_selective_op(1, 8, 82.4, ""),
         torchtitan_fsdp_selective_op(3, 128, 67.0, ""),
     };
+    for (MeasuredCase& measured : simumax_b200_cases()) all.push_back(std::move(measured));
+    return all;
   }();
   return cases;
 }

@@ -64,6 +64,7 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"peakAllocatedBytes", number(estimate.peak_allocated_bytes)},
       {"peakReservedBytes", number(estimate.peak_reserved_bytes)},
       {"stackTerms", stack_terms_json(estimate.stack_terms)},
+      {"notes", estimate.notes},
       {"device",
        {{"id", estimate.device.id},
         {"name", estimate.device.name},

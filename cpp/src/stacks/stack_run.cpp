@@ -1,0 +1,67 @@
+// A setup as its stack runs it (stack_run.hpp).
+#include "stacks/stack_run.hpp"
+
+#include <cmath>
+
+#include "stacks/stack_rows.hpp"
+#include "trainmem/format.hpp"
+
+namespace trainmem {
+
+double padded_vocabulary(const TrainingSetup& setup, double vocabulary) {
+  // megatron/training/tokenizer/tokenizer.py: _NullTokenizer.vocab_size is --vocab-size + 1, its
+  // end-of-document token, up to Megatron-Core 0.17 (0.18, commit c9dfe34798, drops the + 1);
+  // _vocab_size_with_padding rounds up to make_vocab_size_divisible_by ×
+  // tensor_model_parallel_size. (A Hugging Face tokenizer's vocabulary is len(tokenizer), which
+  // the config's vocab_size stands for here.)
+  const double tokens = vocabulary + (setup.null_tokenizer ? 1 : 0);
+  const double multiple =
+      static_cast<double>(setup.make_vocab_size_divisible_by) * setup.layout.tensor_parallel;
+  return std::ceil(tokens / multiple) * multiple;
+}
+
+StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
+  StackRun run;
+  run.setup = setup;
+  const StackRow& row = stack_row(setup.stack);
+  ParallelLayout& layout = run.setup.layout;
+  if (row.drops_lone_sequence_parallel && layout.sequence_parallel && layout.tensor_parallel == 1) {
+    layout.sequence_parallel = false;
+    run.notes.push_back(
+        "Megatron-LM turns sequence parallelism off at tensor parallelism 1 "
+        "(arguments.py), so it is counted off.");
+  }
+  if (row.zero_over_one_rank && layout.zero_stage > 0 &&
+      static_cast<double>(layout.data_parallel) * layout.context_parallel == 1) {
+    run.notes.push_back(
+        "Megatron-LM's distributed optimiser over one data-parallel rank shards nothing: every "
+        "device keeps its whole master weights and optimiser states.");
+  }
+  if (row.pads_vocabulary) {
+    const double padded = padded_vocabulary(setup, shape.vocab_size);
+    if (padded != shape.vocab_size) {
+      auto built = std::make_shared<ModelShape>(shape);
+      built->vocab_size = static_cast<int>(padded);
+      const double rows = padded - shape.vocab_size;
+      const double matrices = shape.tied_embeddings ? 1 : 2;
+      const std::string tokenizer =
+          setup.null_tokenizer ? " and the NullTokenizer's end-of-document token" : "";
+      const std::string multiple =
+          format_count(setup.make_vocab_size_divisible_by) +
+          (layout.tensor_parallel > 1
+               ? " × tensor parallelism " + std::to_string(layout.tensor_parallel)
+               : std::string());
+      run.notes.push_back(
+          "Megatron-LM pads the vocabulary of " + format_count(shape.vocab_size) + tokenizer +
+          " to " + format_count(padded) + " rows, a multiple of " + multiple +
+          " (--make-vocab-size-divisible-by): " +
+          format_count(rows * shape.hidden_size * matrices) + " parameters more in the " +
+          (shape.tied_embeddings ? "tied embedding" : "embedding and output layer") + ", and " +
+          format_count(rows) + " more logits per token.");
+      run.shape = std::move(built);
+    }
+  }
+  return run;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,179 @@
+// SimuMax v1.2's B200 release set (measured_runs.hpp): Megatron-LM runs measured on 8 B200s, each
+// set against the estimate under the megatron stack.
+#include <string>
+
+#include "trainmem/models.hpp"
+#include "views/measured_runs.hpp"
+
+namespace trainmem {
+
+namespace {
+
+constexpr double kMebibyte = 1024.0 * 1024.0;
+
+// The runs' models, cut to a few layers as the runs cut them (--num-layers): Llama 3 70B to 12,
+// 405B to 4; DeepSeek-V2 and V3 to 4, the first dense (--moe-layer-freq ([0]*1+[1]*3)), without
+// DeepSeek-V3's multi-token prediction, and routed by a softmax (no router bias), as the runs'
+// --moe-router-score-function softmax routes them.
+// (SimuMax's 405B launcher gives it 16 query groups, where Llama 3 405B has 8 key/value heads.)
+ModelShape cut_llama(const char* preset, int layers, int key_value_heads) {
+  ModelShape shape = *find_preset(preset);
+  shape.id = kCustomModelId;
+  shape.name += ", " + std::to_string(layers) + " layers";
+  shape.num_layers = layers;
+  shape.num_key_value_heads = key_value_heads;
+  return shape;
+}
+
+ModelShape cut_deepseek(bool v3) {
+  ModelShape shape = *find_preset("deepseek-v3");
+  shape.id = kCustomModelId;
+  shape.num_layers = 4;
+  shape.num_dense_layers = 1;
+  shape.num_mtp_layers = 0;
+  shape.router_bias = false;
+  if (v3) {
+    shape.name = "DeepSeek-V3, 4 layers";
+    return shape;
+  }
+  // SimuMax's deepseekv2 launcher: h 5120, dense FFN 12288, 160 experts of 1536, top 6, two
+  // shared experts (3072), vocabulary 102,400; the same latent attention.
+  shape.name = "DeepSeek-V2, 4 layers";
+  shape.hidden_size = 5120;
+  shape.ffn_hidden_size = 12288;
+  shape.num_experts = 160;
+  shape.num_experts_per_token = 6;
+  shape.moe_ffn_hidden_size = 1536;
+  shape.shared_expert_ffn_hidden_size = 3072;
+  shape.vocab_size = 102400;
+  return shape;
+}
+
+struct Run {
+  const char* name;  // the case's name in SimuMax's table
+  ModelShape shape;
+  int sequence_length;
+  int t, p, ep, c, d;
+  double allocated_mebibytes;  // the maximum over the eight ranks, as Megatron-LM logs it (MB)
+  double reserved_mebibytes;
+  const char* allocated_note;  // why the estimate misses the goal, "" where it meets it
+  const char* reserved_note;
+};
+
+MeasuredCase run_case(const Run& run, bool reserved) {
+  MeasuredCase measured;
+  measured.id = std::string("simumax-b200-") + run.name + (reserved ? "-reserved" : "-allocated");
+  measured.title = run.shape.name + ", " + std::to_string(run.sequence_length / 1024) +
+                   "K tokens, t " + std::to_string(run.t) + " × p " + std::to_string(run.p) +
+                   " × c " + std::to_string(run.c) + " × d " + std::to_string(run.d) +
+                   (run.ep > 1 ? ", ep " + std::to_string(run.ep) : std::string()) +
+                   (reserved ? ", reserved" : ", allocated");
+  measured.citation = "SimuMax v1.2, Megatron-LM on 8 B200s with Transformer Engine 2.11";
+  measured.source =
+      std::string("MooreThreads/SimuMax 4dcaae5, docs/b200/b200_release_v1.2_summary.json, ") +
+      run.name +
+      " (peak_memory_by_rank_mb; Megatron-LM 23e00ed, core_r0.14.0; Transformer Engine "
+      "2.11.0+c188b533; launchers simu_tools/megatron_scripts/run_llama3.sh and "
+      "run_deepseekv2.sh)";
+  measured.statistic = reserved ? "the most of torch.cuda.max_memory_reserved over the 8 ranks"
+                                : "the most of torch.cuda.max_memory_allocated over the 8 ranks";
+  measured.quantity = reserved ? MeasuredQuantity::kReserved : MeasuredQuantity::kAllocated;
+  measured.unit = MeasuredUnit::kGibibytes;
+  measured.measured_bytes =
+      (reserved ? run.reserved_mebibytes : run.allocated_mebibytes) * kMebibyte;
+  measured.goal_percent = reserved ? 5 : 2;
+  TrainingSetup& setup = measured.setup;
+  setup.stack = Stack::kMegatron;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = run.shape;
+  setup.sequence_length = run.sequence_length;
+  setup.micro_batch_sequences = 1;  // --micro-batch-size 1, 4 micro-batches a step
+  setup.flash_attention = true;
+  ParallelLayout& layout = setup.layout;
+  layout.tensor_parallel = run.t;
+  layout.sequence_parallel = run.t > 1;  // --sequence-parallel, which Megatron-LM drops at t 1
+  layout.pipeline_parallel = run.p;
+  layout.expert_parallel = run.ep;
+  layout.context_parallel = run.c;
+  layout.data_parallel = run.d;
+  layout.zero_stage = 1;  // --use-distributed-optimizer
+  setup.logits = true;
+  setup.loss = Loss::kTeFused;  // --cross-entropy-loss-fusion --cross-entropy-fusion-impl te
+  setup.null_tokenizer = true;  // --tokenizer-type NullTokenizer, core_r0.14.0: V + 1, padded
+  setup.cp_comm_type = CpCommType::kA2a;  // the launcher's CP_COMM_TYPE=a2a
+  // --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity: each expert's buffer
+  // padded to its balanced share, so the memory does not follow the routing.
+  if (run.ep > 1) setup.capacity_factor = 1;
+  setup.device_id = "b200";
+  const std::string miss = reserved ? run.reserved_note : run.allocated_note;
+  measured.note =
+      "The launchers' settings: BF16 with FP32 gradient accumulation, the distributed optimiser, "
+      "no recomputation, no dropout, FlashAttention, the TE fused cross-entropy (SimuMax's "
+      "\"_cef\"), the NullTokenizer's vocabulary padded to 128 × t, mock data, one micro-batch "
+      "of one sequence at a time. Measured over three steps, Adam's moments made in the first; "
+      "the allocated peak is close across ranks, the reserved one differs by up to 7 GiB "
+      "between ranks of one run" +
+      (miss.empty() ? std::string() : ". " + miss);
+  measured.outside_goal = miss;
+  return measured;
+}
+
+}  // namespace
+
+std::vector<MeasuredCase> simumax_b200_cases() {
+  const ModelShape llama70 = cut_llama("llama3-70b", 12, 8);
+  const ModelShape llama405 = cut_llama("llama3-405b", 4, 16);
+  const ModelShape v2 = cut_deepseek(false);
+  const ModelShape v3 = cut_deepseek(true);
+  const char* fragmentation =
+      "Not modelled: the blocks each operation makes and frees inside a layer, which leave the "
+      "allocator's segments split (the replay keeps a layer's saved tensors alone)";
+  const Run runs[] = {
+      {"llama3_70b_l12_tp1_pp2_dp4_mbc4_cef", llama70, 4096, 1, 2, 1, 1, 4, 68149.20, 72586, "",
+       fragmentation},
+      {"llama3_70b_tp2_pp1_dp4_l12_mbc4_cef", llama70, 4096, 2, 1, 1, 1, 4, 62136.40, 64026, "",
+       ""},
+      {"llama3_70b_l12_tp4_pp1_dp2_mbc4_cef", llama70, 4096, 4, 1, 1, 1, 2, 40009.77, 41140, "",
+       ""},
+      {"llama3_70b_l12_tp8_pp1_dp1_mbc4_cef", llama70, 4096, 8, 1, 1, 1, 1, 28965.36, 29816, "",
+       ""},
+      {"deepseekv2_tp1_ep8_pp1_dp8_l4_mbc4_cef", v2, 4096, 1, 1, 8, 1, 8, 46730.00, 49962, "",
+       fragmentation},
+      {"deepseekv2_tp1_ep4_pp2_dp4_l4_mbc4_cef", v2, 4096, 1, 2, 4, 1, 4, 45775.80, 48176, "", ""},
+      {"deepseekv3_l4_tp1_ep8_pp1_dp8_mbc4_cef", v3, 4096, 1, 1, 8, 1, 8, 106803.80, 112824, "",
+       fragmentation},
+      {"deepseekv3_l4_tp1_ep4_pp2_dp4_mbc4_cef", v3, 4096, 1, 2, 4, 1, 4, 116737.92, 121460, "",
+       ""},
+      {"llama3_405b_l4_tp1_pp2_dp4_mbc4_cef", llama405, 4096, 1, 2, 1, 1, 4, 89173.40, 94474, "",
+       fragmentation},
+      {"llama3_405b_l4_tp2_pp1_dp4_mbc4_cef", llama405, 4096, 2, 1, 1, 1, 4, 83549.85, 86734, "",
+       ""},
+      {"llama3_405b_l4_tp4_pp1_dp2_mbc4_cef", llama405, 4096, 4, 1, 1, 1, 2, 54158.11, 55966, "",
+       ""},
+      {"llama3_405b_l4_tp8_pp1_dp1_mbc4_cef", llama405, 4096, 8, 1, 1, 1, 1, 39499.85, 40788, "",
+       ""},
+      {"llama3_70b_l12_tp2_cp4_pp1_dp1_seq32768_mbc4_cef", llama70, 32768, 2, 1, 1, 4, 1, 70070.56,
+       72020, "", ""},
+      {"llama3_70b_l12_tp1_cp8_pp1_dp1_seq32768_mbc4_cef", llama70, 32768, 1, 1, 1, 8, 1, 107017.11,
+       114626, "", fragmentation},
+      {"llama3_405b_l4_tp2_cp4_pp1_dp1_seq32768_mbc4_cef", llama405, 32768, 2, 1, 1, 4, 1, 89113.80,
+       93340, "", ""},
+      {"llama3_405b_l4_tp1_cp8_pp1_dp1_seq32768_mbc4_cef", llama405, 32768, 1, 1, 1, 8, 1,
+       142557.52, 155790, "", fragmentation},
+      {"llama3_70b_l12_tp2_cp4_pp1_dp1_seq131072_mbc4_cef", llama70, 131072, 2, 1, 1, 4, 1,
+       115371.98, 124310, "", fragmentation},
+      {"llama3_70b_l12_tp1_cp8_pp1_dp1_seq131072_mbc4_cef", llama70, 131072, 1, 1, 1, 8, 1,
+       151539.40, 163480, "", fragmentation},
+      {"llama3_405b_l4_tp2_cp4_pp1_dp1_seq131072_mbc4_cef", llama405, 131072, 2, 1, 1, 4, 1,
+       120962.51, 130562,
+       "Not modelled: the copies the context-parallel all-to-all makes of each exchanged tensor "
+       "in the attention's passes, largest at 32,768 tokens a device",
+       fragmentation},
+  };
+  std::vector<MeasuredCase> cases;
+  for (const Run& run : runs) cases.push_back(run_case(run, false));
+  for (const Run& run : runs) cases.push_back(run_case(run, true));
+  return cases;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,226 @@
+// Megatron-LM as Transformer Engine 2 runs it: TE's cached weight gradients, its fused
+// cross-entropy, context parallelism over all-to-all, and Megatron-LM's own acceptance rules
+// (the distributed optimiser over one rank, sequence parallelism at t 1, the padded vocabulary),
+// each worked by hand on the measurement harness's tiny shape.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "trainmem/activations.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/measured.hpp"
+#include "trainmem/settings.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+// h 64, f 224, 4 heads of 16, 2 key/value heads, vocabulary 512, untied; two layers.
+TrainingSetup tiny_megatron() {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(2);
+  setup.sequence_length = 128;
+  setup.stack = Stack::kMegatron;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 1;
+  return setup;
+}
+
+const StackTerm* term_with_id(const Estimate& estimate, const std::string& id) {
+  for (const StackTerm& term : estimate.stack_terms) {
+    if (term.id == id) return &term;
+  }
+  return nullptr;
+}
+
+bool notes_say(const Estimate& estimate, const std::string& words) {
+  for (const std::string& note : estimate.notes) {
+    if (note.find(words) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("megatron: TE caches one BF16 weight gradient per linear shape, the output layer's too") {
+  TrainingSetup setup = tiny_megatron();
+  // QKV (16·(4 + 2·2) = 128) × 64, the output projection 64 × 64, fc1 448 × 64, fc2 64 × 224,
+  // the output layer 512 × 64: one buffer each, whatever the number of layers.
+  const double by_hand = 2 * (128 * 64 + 64 * 64 + 448 * 64 + 64 * 224 + 512 * 64);
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const StackTerm* cached = term_with_id(estimate, "te-cached-wgrads");
+  REQUIRE(cached != nullptr);
+  CHECK(cached->bytes == by_hand);  // 162,816 B: a whole number of 512-byte blocks
+  setup.custom_model.num_layers = 4;
+  CHECK(term_with_id(estimate_memory(setup), "te-cached-wgrads")->bytes == by_hand);
+  // Tensor parallelism splits each shape's rows or columns.
+  setup.layout.tensor_parallel = 2;
+  setup.layout.data_parallel = 1;
+  setup.layout.zero_stage = 0;
+  CHECK(term_with_id(estimate_memory(setup), "te-cached-wgrads")->bytes == by_hand / 2);
+  // Equal shapes share a buffer: at f 64, fc1 (128 × 64) is QKV's shape and fc2 (64 × 64) the
+  // output projection's.
+  setup = tiny_megatron();
+  setup.custom_model.ffn_hidden_size = 64;
+  CHECK(term_with_id(estimate_memory(setup), "te-cached-wgrads")->bytes ==
+        2 * (128 * 64 + 64 * 64 + 512 * 64));
+}
+
+TEST_CASE("megatron: Transformer Engine's fused loss holds 2 bytes a logit, the others 6") {
+  TrainingSetup setup = tiny_megatron();
+  setup.logits = true;
+  const double logits = 128.0 * 512;  // tokens × vocabulary
+  setup.loss = Loss::kTeFused;
+  const Estimate fused = estimate_memory(setup);
+  REQUIRE(fused.answer.ok());
+  CHECK(fused.bytes[Term::kLogits] ==
+        2 * logits);  // the BF16 logits, overwritten by their gradient
+  for (const Loss loss : {Loss::kVocabParallel, Loss::kNativeFused}) {
+    CAPTURE(choice_id(loss));
+    setup.loss = loss;
+    const Estimate unfused = estimate_memory(setup);
+    REQUIRE(unfused.answer.ok());
+    CHECK(unfused.bytes[Term::kLogits] == 6 * logits);  // and their FP32 copy, the softmax
+  }
+  // The ideal step counts the fused loss the same; torchtitan does not run it.
+  setup.stack = Stack::kIdeal;
+  setup.loss = Loss::kTeFused;
+  setup.layout.zero_stage = 0;
+  CHECK(estimate_memory(setup).bytes[Term::kLogits] == 2 * logits);
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.zero_stage = 3;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+}
+
+TEST_CASE("megatron: context parallelism over all-to-all saves the attention's output once more") {
+  TrainingSetup setup = tiny_megatron();
+  setup.layout.context_parallel = 2;
+  setup.layout.data_parallel = 1;
+  for (const ActivationModel model :
+       {ActivationModel::kLlamaBlock, ActivationModel::kKorthikanti}) {
+    CAPTURE(choice_id(model));
+    setup.activation_model = model;
+    setup.stack = Stack::kIdeal;
+    setup.layout.zero_stage = 0;
+    const double ring = estimate_memory(setup).bytes[Term::kActivations];
+    setup.stack = Stack::kMegatron;
+    setup.cp_comm_type = CpCommType::kA2a;
+    // The ideal step is the same layout's activations: the all-to-all adds a·d = 64 BF16 values
+    // a token, 64 tokens a device, on each of two layers.
+    setup.stack = Stack::kIdeal;
+    CHECK(estimate_memory(setup).answer.setting == setting_id::kCpCommType);
+    setup.stack = Stack::kMegatron;
+    setup.layout.zero_stage = 1;
+    TrainingSetup ideal_like = setup;
+    ideal_like.cp_comm_type = CpCommType::kP2p;
+    const Estimate all_to_all = estimate_memory(setup);
+    REQUIRE(all_to_all.answer.ok());
+    const Estimate p2p = estimate_memory(ideal_like);
+    CHECK(ring > 0);
+    CHECK(all_to_all.peak_allocated_bytes - p2p.peak_allocated_bytes ==
+          doctest::Approx(2.0 * 64 * 64 * 2).epsilon(0.02));
+    setup.cp_comm_type = CpCommType::kP2p;
+  }
+  // Each rank's heads must split over c: 2 key/value heads over c 4 do not.
+  setup.cp_comm_type = CpCommType::kA2a;
+  setup.layout.context_parallel = 4;
+  const Estimate refused = estimate_memory(setup);
+  CHECK(refused.answer.setting == setting_id::kCpCommType);
+  CHECK(refused.answer.message.find("c 4 must divide the 4 attention heads and 2 key/value") !=
+        std::string::npos);
+}
+
+TEST_CASE("megatron: the saved tensors name the output kept before the all-to-all") {
+  TrainingSetup setup = tiny_megatron();
+  setup.layout.context_parallel = 2;
+  setup.layout.data_parallel = 1;
+  setup.cp_comm_type = CpCommType::kA2a;
+  const auto tensors = llama_block_saved_tensors(setup.custom_model, setup, true);
+  bool found = false;
+  for (const SavedTensor& tensor : tensors) {
+    if (tensor.id == "attention-output-before-all-to-all") {
+      found = true;
+      CHECK(tensor.bytes_per_token == 2 * 64);
+    }
+  }
+  CHECK(found);
+}
+
+TEST_CASE("megatron: its distributed optimiser runs over one rank, sharding nothing") {
+  TrainingSetup setup = tiny_megatron();
+  setup.layout.data_parallel = 1;
+  const Estimate one_rank = estimate_memory(setup);
+  REQUIRE(one_rank.answer.ok());
+  CHECK(notes_say(one_rank, "distributed optimiser over one data-parallel rank shards nothing"));
+  setup.layout.zero_stage = 0;
+  const Estimate plain = estimate_memory(setup);
+  CHECK(one_rank.bytes.model_states() == plain.bytes.model_states());
+  CHECK(plain.notes.empty());
+  // Elsewhere ZeRO over one replica is refused.
+  setup.stack = Stack::kIdeal;
+  setup.layout.zero_stage = 1;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kZeroStage);
+}
+
+TEST_CASE("megatron: sequence parallelism at t 1 is turned off and said, as Megatron-LM does") {
+  TrainingSetup setup = tiny_megatron();
+  const Estimate without = estimate_memory(setup);
+  setup.layout.sequence_parallel = true;
+  const Estimate dropped = estimate_memory(setup);
+  REQUIRE(dropped.answer.ok());
+  CHECK(dropped.setup.layout.sequence_parallel);  // the setup stays as asked
+  CHECK(notes_say(dropped, "turns sequence parallelism off at tensor parallelism 1"));
+  CHECK(dropped.bytes.total() == without.bytes.total());
+  setup.stack = Stack::kIdeal;
+  setup.layout.zero_stage = 0;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kSequenceParallel);
+}
+
+TEST_CASE("megatron: the vocabulary is padded to a multiple of 128 × t, the NullTokenizer's + 1") {
+  TrainingSetup setup = tiny_megatron();
+  const Estimate even = estimate_memory(setup);  // 512 is a multiple of 128: no padding
+  REQUIRE(even.answer.ok());
+  CHECK(even.notes.empty());
+  setup.null_tokenizer = true;  // 513 rows, padded to 640
+  const Estimate padded = estimate_memory(setup);
+  REQUIRE(padded.answer.ok());
+  CHECK(padded.num_parameters - even.num_parameters == 128 * 64 * 2);  // embedding and output
+  CHECK(notes_say(padded,
+                  "pads the vocabulary of 512 and the NullTokenizer's end-of-document "
+                  "token to 640 rows, a multiple of 128"));
+  // Under t 2 the multiple is 256: 513 → 768.
+  setup.layout.tensor_parallel = 2;
+  setup.layout.data_parallel = 1;
+  setup.layout.zero_stage = 0;
+  CHECK(notes_say(estimate_memory(setup), "to 768 rows, a multiple of 128 × tensor parallelism 2"));
+  setup.null_tokenizer = false;
+  setup.make_vocab_size_divisible_by = 100;  // 512 → 600
+  const Estimate hundred = estimate_memory(setup);
+  CHECK(notes_say(hundred, "to 600 rows"));
+  setup.logits = true;
+  setup.make_vocab_size_divisible_by = kMegatronVocabSizeDivisibleBy;
+  const double unpadded_logits = estimate_memory(setup).bytes[Term::kLogits];
+  setup.make_vocab_size_divisible_by = 100;
+  CHECK(estimate_memory(setup).bytes[Term::kLogits] ==
+        doctest::Approx(unpadded_logits * 600 / 512).epsilon(0.01));
+  // The padding is Megatron-LM's: elsewhere a setting other than its default is refused.
+  setup.stack = Stack::kIdeal;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kVocabDivisibleBy);
+  setup.make_vocab_size_divisible_by = kMegatronVocabSizeDivisibleBy;
+  setup.null_tokenizer = true;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kNullTokenizer);
+}
+
+TEST_CASE(
+    "megatron: the reserved peak follows the first step, whose optimizer step makes Adam's "
+    "moments in the cache its activations left") {
+  TrainingSetup setup = tiny_megatron();
+  setup.sequence_length = 4096;
+  setup.micro_batch_sequences = 4;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  // The moments take the freed activations' blocks; the next step's activations need new ones.
+  CHECK(estimate.peak_reserved_bytes > estimate.peak_allocated_bytes);
+}
