@@ -95,7 +95,7 @@ declare global {
       optimizer: 'adam' | 'adam-8bit' | 'adafactor' | 'sgd-momentum';
       precision: 'bf16-mixed' | 'bf16' | 'fp32' | 'fp8-mixed';
       logits: boolean;
-      loss: 'vocab-parallel' | 'fp32-upcast';
+      loss: 'vocab-parallel' | 'fp32-upcast' | 'native-fused' | 'te-fused';
       /** Train the model's multi-token-prediction modules (a model with numMtpLayers above 0). */
       mtp: boolean;
       /** Train a multimodal model's vision tower and projector (frozen otherwise). */
@@ -112,6 +112,12 @@ declare global {
       stack: 'ideal' | 'megatron' | 'torchtitan' | 'deepspeed';
       fp8AllGather: boolean;
       overlapComm: 'default' | 'on' | 'off';
+      /** Megatron-LM's --make-vocab-size-divisible-by (128): the vocabulary padded to a multiple of it × t. */
+      makeVocabSizeDivisibleBy: number;
+      /** Megatron-LM's NullTokenizer before Megatron-Core 0.18: the vocabulary gains its end-of-document token. */
+      eodToken: boolean;
+      /** Megatron-LM's --cp-comm-type under context parallelism. */
+      cpCommType: 'p2p' | 'a2a';
     };
 
     /** The core's own answer, nested in its results: {status, message, setting}. */
@@ -197,6 +203,8 @@ declare global {
       peakAllocatedBytes: number;
       peakReservedBytes: number;
       stackTerms: StackTerm[];
+      /** What the stack did to the setup before it ran it, a sentence each (Megatron-LM's padded vocabulary). */
+      notes: string[];
     };
 
     /** An estimate as nested in a result (layouts, savings, the workshop's view). */

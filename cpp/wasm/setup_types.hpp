@@ -133,7 +133,7 @@ inline void register_setup_types() {
       .field("overlapComm", &get_choice<OverlapComm, &TrainingSetup::overlap_comm>,
              &set_choice<OverlapComm, &TrainingSetup::overlap_comm>)
       .field("makeVocabSizeDivisibleBy", &TrainingSetup::make_vocab_size_divisible_by)
-      .field("nullTokenizer", &TrainingSetup::null_tokenizer)
+      .field("eodToken", &TrainingSetup::eod_token)
       .field("cpCommType", &get_choice<CpCommType, &TrainingSetup::cp_comm_type>,
              &set_choice<CpCommType, &TrainingSetup::cp_comm_type>);
 }

@@ -56,6 +56,9 @@ describe('Go further, in Chromium', () => {
       stack: 'ideal',
       'fp8-all-gather': false,
       'overlap-comm': 'default',
+      'cp-comm-type': 'p2p',
+      'make-vocab-size-divisible-by': '128',
+      'eod-token': false,
     });
     assert.equal(await page.isDisabled('#device-gb'), true);
     assert.deepEqual(problems, []);

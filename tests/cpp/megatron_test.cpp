@@ -183,7 +183,7 @@ TEST_CASE("megatron: the vocabulary is padded to a multiple of 128 × t, the Nul
   const Estimate even = estimate_memory(setup);  // 512 is a multiple of 128: no padding
   REQUIRE(even.answer.ok());
   CHECK(even.notes.empty());
-  setup.null_tokenizer = true;  // 513 rows, padded to 640
+  setup.eod_token = true;  // 513 rows, padded to 640
   const Estimate padded = estimate_memory(setup);
   REQUIRE(padded.answer.ok());
   CHECK(padded.num_parameters - even.num_parameters == 128 * 64 * 2);  // embedding and output
@@ -195,7 +195,7 @@ TEST_CASE("megatron: the vocabulary is padded to a multiple of 128 × t, the Nul
   setup.layout.data_parallel = 1;
   setup.layout.zero_stage = 0;
   CHECK(notes_say(estimate_memory(setup), "to 768 rows, a multiple of 128 × tensor parallelism 2"));
-  setup.null_tokenizer = false;
+  setup.eod_token = false;
   setup.make_vocab_size_divisible_by = 100;  // 512 → 600
   const Estimate hundred = estimate_memory(setup);
   CHECK(notes_say(hundred, "to 600 rows"));
@@ -209,8 +209,8 @@ TEST_CASE("megatron: the vocabulary is padded to a multiple of 128 × t, the Nul
   setup.stack = Stack::kIdeal;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kVocabDivisibleBy);
   setup.make_vocab_size_divisible_by = kMegatronVocabSizeDivisibleBy;
-  setup.null_tokenizer = true;
-  CHECK(estimate_memory(setup).answer.setting == setting_id::kNullTokenizer);
+  setup.eod_token = true;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kEodToken);
 }
 
 TEST_CASE(

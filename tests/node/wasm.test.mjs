@@ -316,6 +316,21 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     assert.equal(estimate.bytes.activationsBytes, 32 * 8192 * 139400);
   });
 
+  it("says in notes what Megatron-LM does to a setup before it runs it, and none elsewhere", () => {
+    const megatron = plateSetup({
+      stack: 'megatron',
+      eodToken: true,
+      layout: { ...core.defaultSetup().layout, tensorParallel: 8, sequenceParallel: true },
+    });
+    const padded = core.estimateMemory(megatron);
+    assert.deepEqual(padded.notes, [
+      "Megatron-LM pads the vocabulary of 128,256 and the NullTokenizer's end-of-document token to " +
+        '129,024 rows, a multiple of 128 × tensor parallelism 8 (--make-vocab-size-divisible-by): ' +
+        '6,291,456 parameters more in the embedding and output layer, and 768 more logits per token.',
+    ]);
+    assert.deepEqual(core.estimateMemory(plateSetup()).notes, []);
+  });
+
   it('counts an unfused FP32-upcast loss at 12 bytes per logit', () => {
     const logits = 8192 * 128256;
     const fused = core.estimateMemory(plateSetup({ logits: true }));
@@ -327,7 +342,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         .settings()
         .find((setting) => setting.id === 'loss')
         .choices.map((choice) => choice.id),
-      ['vocab-parallel', 'fp32-upcast'],
+      ['vocab-parallel', 'fp32-upcast', 'native-fused', 'te-fused'],
     );
   });
 
@@ -369,7 +384,11 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
       wasmBinary: readFileSync('build-wasm/trainmem-json.wasm'),
     });
     const rows = json.compareMeasured();
-    assert.equal(rows.length, 9);
+    // Our nine, then SimuMax's 19 Megatron-LM runs, each allocated and reserved.
+    assert.equal(rows.length, 9 + 2 * 19);
+    const megatron = rows.find((row) => row.id === 'simumax-b200-llama3_70b_l12_tp8_pp1_dp1_mbc4_cef-allocated');
+    assert.equal(megatron.measured, '28.3 GiB');
+    assert.equal(megatron.quantity, 'allocated');
     const tiny = rows.find((row) => row.id === 'harness-cpu-tiny-kernels-4x4');
     assert.deepEqual(
       [tiny.measured, tiny.korthikanti, tiny.korthikantiError, tiny.llamaBlock, tiny.llamaBlockError],
@@ -422,6 +441,9 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'stack',
         'fp8-all-gather',
         'overlap-comm',
+        'make-vocab-size-divisible-by',
+        'eod-token',
+        'cp-comm-type',
       ],
     );
     const plate = core.defaultSetup();

@@ -126,10 +126,7 @@ export function describe(estimator, estimate, leftOut) {
       `${counts}${alongside} and ${activations} ` +
       `That is ${estimator.formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
       `at ${estimator.formatBytesShort(device.capacityBytes)} each.` +
-      describeLeftOut(estimator, leftOut) +
-      describeMtp(estimator, estimate) +
-      describeVision(estimator, estimate) +
-      describePositions(estimator, estimate)
+      afterwords(estimator, estimate, leftOut)
     );
   }
   const headroom =
@@ -144,10 +141,23 @@ export function describe(estimator, estimate, leftOut) {
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
     `${format(bytes.totalBytes)} on its most loaded device: ${states}${alongside} and ${activations} ${verdict}` +
+    afterwords(estimator, estimate, leftOut)
+  );
+}
+
+/** What the stack did to the setup before it ran it (Megatron-LM's padded vocabulary…), in the core's words. */
+export function describeNotes(estimate) {
+  return estimate.notes.map((note) => ` ${note}`).join('');
+}
+
+/** The sentences after the readout's: what it leaves out, and what the stack changed. */
+function afterwords(estimator, estimate, leftOut) {
+  return (
     describeLeftOut(estimator, leftOut) +
     describeMtp(estimator, estimate) +
     describeVision(estimator, estimate) +
-    describePositions(estimator, estimate)
+    describePositions(estimator, estimate) +
+    describeNotes(estimate)
   );
 }
 

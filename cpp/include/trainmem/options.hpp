@@ -58,6 +58,10 @@ struct ArchitectureRow {
   // (parseCUDABlasLtWorkspaceSize: 1 MiB; hipBLASLt 76 MiB).
   double cublas_workspace_bytes;
   double cublaslt_workspace_bytes;
+  // Transformer Engine's own cuBLAS workspace (pytorch/cpp_extensions/gemm.py, module/base.py to
+  // TE 2.9, get_cublas_workspace_size_bytes): 32 MiB + 1 KiB where the device's major compute
+  // capability is 9 or more (Hopper, Blackwell; HIP reports gfx942 as 9.4), 4 MiB before.
+  double te_cublas_workspace_bytes;
 };
 const ArchitectureRow& architecture_row(Architecture architecture);
 

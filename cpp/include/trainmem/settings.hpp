@@ -55,7 +55,7 @@ constexpr const char* kStack = "stack";
 constexpr const char* kFp8AllGather = "fp8-all-gather";
 constexpr const char* kOverlapComm = "overlap-comm";
 constexpr const char* kVocabDivisibleBy = "make-vocab-size-divisible-by";
-constexpr const char* kNullTokenizer = "null-tokenizer";
+constexpr const char* kEodToken = "eod-token";
 constexpr const char* kCpCommType = "cp-comm-type";
 }  // namespace setting_id
 

@@ -135,7 +135,7 @@ struct TrainingSetup {
   // Megatron-LM's vocabulary padding (stacks/stack_run.hpp): --make-vocab-size-divisible-by, and
   // --tokenizer-type NullTokenizer, whose vocabulary is --vocab-size and its end-of-document token.
   int make_vocab_size_divisible_by = kMegatronVocabSizeDivisibleBy;
-  bool null_tokenizer = false;
+  bool eod_token = false;
   // Megatron-LM's --cp-comm-type under context parallelism (options.hpp).
   CpCommType cp_comm_type = CpCommType::kP2p;
 };

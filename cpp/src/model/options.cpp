@@ -19,24 +19,27 @@ constexpr double kMebibyte = 1 << 20;
 
 }  // namespace
 
+constexpr double kTeCublasWorkspaceBytes = 32 * kMebibyte + 1024;
+
 const ArchitectureRow& architecture_row(Architecture architecture) {
   static const ArchitectureRow rows[] = {
       {Architecture::kAmpere, "Ampere", 0, " has no FP8 tensor cores", 8 * kMebibyte + 128 * 1024,
-       1 * kMebibyte},
+       1 * kMebibyte, 4 * kMebibyte},
       // Ada (sm_89) runs FP8 GEMMs TN only, as Hopper does; PyTorch's cuBLAS workspace is the
       // pre-Hopper default.
       {Architecture::kAda, "Ada", kFp8WeightCopiesTnOnly, "", 8 * kMebibyte + 128 * 1024,
-       1 * kMebibyte},
-      {Architecture::kHopper, "Hopper", kFp8WeightCopiesTnOnly, "", 32 * kMebibyte, 1 * kMebibyte},
+       1 * kMebibyte, 4 * kMebibyte},
+      {Architecture::kHopper, "Hopper", kFp8WeightCopiesTnOnly, "", 32 * kMebibyte, 1 * kMebibyte,
+       kTeCublasWorkspaceBytes},
       {Architecture::kBlackwell, "Blackwell", kFp8WeightCopiesNonTn, "", 32 * kMebibyte,
-       1 * kMebibyte},
+       1 * kMebibyte, kTeCublasWorkspaceBytes},
       // Blackwell's 12.0 (GeForce RTX 50, RTX PRO): cuBLAS runs only TN FP8 GEMMs there, as on
       // Hopper (nvte_is_non_tn_fp8_gemm_supported is false below 13.0 outside 10.x and 11.x), and
       // PyTorch gives it Hopper's 32 MiB workspace (use32mb: major 9, 10, 11 or 12).
       {Architecture::kBlackwellSm120, "Blackwell (sm_120)", kFp8WeightCopiesTnOnly, "",
-       32 * kMebibyte, 1 * kMebibyte},
+       32 * kMebibyte, 1 * kMebibyte, kTeCublasWorkspaceBytes},
       {Architecture::kCdna3, "CDNA 3", 0, "'s ROCm stack is not modelled", 128 * kMebibyte,
-       76 * kMebibyte},
+       76 * kMebibyte, kTeCublasWorkspaceBytes},
   };
   static_assert(std::size(rows) == static_cast<std::size_t>(Architecture::kCount),
                 "a row for each architecture, in the enum's order");
@@ -170,9 +173,9 @@ const std::vector<Choice>& choices<Loss>() {
        "Megatron-LM's vocab-parallel cross-entropy"},
       {"fp32-upcast", "FP32 upcast, unfused",
        "cross_entropy(logits.float()) with the BF16 logits freed first, as torchtitan writes it"},
-      {"native-fused", "Fused, native (Megatron-LM)",
+      {"native-fused", "Native fused (Megatron-LM)",
        "Megatron-LM's --cross-entropy-loss-fusion --cross-entropy-fusion-impl native"},
-      {"te-fused", "Fused, Transformer Engine (Megatron-LM)",
+      {"te-fused", "TE fused (Megatron-LM)",
        "Megatron-LM's --cross-entropy-loss-fusion --cross-entropy-fusion-impl te, TE 2.0 to 2.17"},
   };
   return choices;

@@ -180,8 +180,8 @@ Answer check_stack(const TrainingSetup& setup) {
   }
   if (!row.pads_vocabulary &&
       (setup.make_vocab_size_divisible_by != kMegatronVocabSizeDivisibleBy ||
-       setup.null_tokenizer)) {
-    return refusal(setup.null_tokenizer ? id::kNullTokenizer : id::kVocabDivisibleBy,
+       setup.eod_token)) {
+    return refusal(setup.eod_token ? id::kEodToken : id::kVocabDivisibleBy,
                    "The vocabulary's padding and the NullTokenizer are Megatron-LM's; choose the "
                    "megatron stack, or leave them at their defaults (128, off).");
   }

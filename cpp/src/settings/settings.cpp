@@ -379,12 +379,12 @@ std::vector<Entry> make_entries() {
                        "makeVocabSizeDivisibleBy", 1, kMaxParallelDegree)),
            megatrons("the vocabulary's padding is Megatron-LM's")),
       number_access<int, &TrainingSetup::make_vocab_size_divisible_by>());
-  add(from(added(make(id::kNullTokenizer, "NullTokenizer", kSwitch,
+  add(from(added(make(id::kEodToken, "NullTokenizer's end-of-document token", kSwitch,
                       "Megatron-LM's --tokenizer-type NullTokenizer before Megatron-Core 0.18: "
-                      "the vocabulary gains its end-of-document token before padding",
-                      "nullTokenizer")),
+                      "its end-of-document token joins the vocabulary before padding",
+                      "eodToken")),
            megatrons("the NullTokenizer is Megatron-LM's")),
-      number_access<bool, &TrainingSetup::null_tokenizer>());
+      number_access<bool, &TrainingSetup::eod_token>());
   add(from(added(choice(id::kCpCommType, "Context-parallel exchange", choices<CpCommType>(),
                         "Megatron-LM's --cp-comm-type: how context parallelism exchanges "
                         "attention's tensors",

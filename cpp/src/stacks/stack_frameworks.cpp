@@ -92,6 +92,18 @@ void megatron_step(Step& step, const StepDevice& device) {
       "Transformer Engine 2.3 on, transformer_engine/pytorch/module/base.py, get_dummy_wgrad: one "
       "per linear weight shape (the output layer's too, Megatron-Core 0.14 on, "
       "tensor_parallel/layers.py), under gradient-accumulation fusion");
+  // Transformer Engine's cuBLAS workspaces, cached: one for its GEMMs, and one for each of its
+  // four compute streams once a grouped GEMM (the experts') runs.
+  const std::size_t te_workspaces = step.term(
+      "te-cublas-workspaces", "Transformer Engine's cuBLAS workspaces",
+      "Transformer Engine, pytorch/cpp_extensions/gemm.py, get_cublas_workspace (one, and "
+      "get_num_cublas_streams() = 4 more for grouped GEMMs)",
+      Term::kRuntime);
+  const double workspace =
+      architecture_row(device_of(device.setup).architecture).te_cublas_workspace_bytes;
+  for (int stream = 0; stream < (device.mixture_layers > 0 ? 5 : 1); ++stream) {
+    step.take(te_workspaces, workspace);
+  }
   // The first step: Adam's moments do not exist until its optimizer step makes them
   // (torch.optim's lazy state), one per parameter, in the blocks its activations left cached; the
   // weight-gradient caches appear in its backward pass, the output layer's first.

@@ -55,7 +55,7 @@ struct StackRow {
   // off at tensor parallelism 1; and it pads the vocabulary to a multiple of
   // --make-vocab-size-divisible-by × t (megatron/training/tokenizer/tokenizer.py,
   // _vocab_size_with_padding), which the settings make-vocab-size-divisible-by and
-  // null-tokenizer set (stack_run.hpp).
+  // eod-token set (stack_run.hpp).
   bool zero_over_one_rank = false;
   bool drops_lone_sequence_parallel = false;
   bool pads_vocabulary = false;

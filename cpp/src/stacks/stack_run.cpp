@@ -14,7 +14,7 @@ double padded_vocabulary(const TrainingSetup& setup, double vocabulary) {
   // _vocab_size_with_padding rounds up to make_vocab_size_divisible_by ×
   // tensor_model_parallel_size. (A Hugging Face tokenizer's vocabulary is len(tokenizer), which
   // the config's vocab_size stands for here.)
-  const double tokens = vocabulary + (setup.null_tokenizer ? 1 : 0);
+  const double tokens = vocabulary + (setup.eod_token ? 1 : 0);
   const double multiple =
       static_cast<double>(setup.make_vocab_size_divisible_by) * setup.layout.tensor_parallel;
   return std::ceil(tokens / multiple) * multiple;
@@ -45,7 +45,7 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
       const double rows = padded - shape.vocab_size;
       const double matrices = shape.tied_embeddings ? 1 : 2;
       const std::string tokenizer =
-          setup.null_tokenizer ? " and the NullTokenizer's end-of-document token" : "";
+          setup.eod_token ? " and the NullTokenizer's end-of-document token" : "";
       const std::string multiple =
           format_count(setup.make_vocab_size_divisible_by) +
           (layout.tensor_parallel > 1

@@ -7,6 +7,7 @@ const QUANTITY = {
   logits: 'The loss',
   total: 'Whole device',
   reserved: 'Reserved by the allocator',
+  allocated: 'Allocated by PyTorch',
 };
 
 function cell(tag, text) {
