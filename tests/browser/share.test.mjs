@@ -182,7 +182,14 @@ describe('sharing and hosting, in Chromium', () => {
       ];
     });
     // The measured cases: our nine, and SimuMax's 19 Megatron-LM runs, allocated and reserved.
-    assert.deepEqual(older, ['korthikanti', true, 32 * 8192 * 34 * 4096, 32 * 8192 * 139400, 139400, 9 + 2 * 19]);
+    assert.deepEqual(older, [
+      'korthikanti',
+      true,
+      32 * 8192 * 34 * 4096,
+      32 * 8192 * 139400,
+      139400,
+      9 + 2 * 19,
+    ]);
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -109,8 +109,13 @@ describe('the Llama block and measured memory, in Chromium', () => {
     // Our nine, then SimuMax's 19 Megatron-LM runs, allocated under one heading, reserved under one.
     assert.equal(rows.length, 9 + 2 * 19);
     assert.equal(headings.length, 6 + 2);
-    assert.match(headings[6], /^Allocated by PyTorch: the most of torch\.cuda\.max_memory_allocated over the 8 ranks\./);
-    const megatron = rows.find((row) => row[0] === 'Llama 3 70B, 12 layers, 4K tokens, t 8 × p 1 × c 1 × d 1, allocated');
+    assert.match(
+      headings[6],
+      /^Allocated by PyTorch: the most of torch\.cuda\.max_memory_allocated over the 8 ranks\./,
+    );
+    const megatron = rows.find(
+      (row) => row[0] === 'Llama 3 70B, 12 layers, 4K tokens, t 8 × p 1 × c 1 × d 1, allocated',
+    );
     assert.equal(megatron[1], '28.3 GiB');
     assert.match(
       headings[3],

@@ -316,7 +316,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     assert.equal(estimate.bytes.activationsBytes, 32 * 8192 * 139400);
   });
 
-  it("says in notes what Megatron-LM does to a setup before it runs it, and none elsewhere", () => {
+  it('says in notes what Megatron-LM does to a setup before it runs it, and none elsewhere', () => {
     const megatron = plateSetup({
       stack: 'megatron',
       eodToken: true,
@@ -386,7 +386,9 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     const rows = json.compareMeasured();
     // Our nine, then SimuMax's 19 Megatron-LM runs, each allocated and reserved.
     assert.equal(rows.length, 9 + 2 * 19);
-    const megatron = rows.find((row) => row.id === 'simumax-b200-llama3_70b_l12_tp8_pp1_dp1_mbc4_cef-allocated');
+    const megatron = rows.find(
+      (row) => row.id === 'simumax-b200-llama3_70b_l12_tp8_pp1_dp1_mbc4_cef-allocated',
+    );
     assert.equal(megatron.measured, '28.3 GiB');
     assert.equal(megatron.quantity, 'allocated');
     const tiny = rows.find((row) => row.id === 'harness-cpu-tiny-kernels-4x4');

@@ -179,8 +179,7 @@ Answer check_stack(const TrainingSetup& setup) {
                    "the torchtitan stack and fp8-mixed precision, or turn it off.");
   }
   if (!row.pads_vocabulary &&
-      (setup.make_vocab_size_divisible_by != kMegatronVocabSizeDivisibleBy ||
-       setup.eod_token)) {
+      (setup.make_vocab_size_divisible_by != kMegatronVocabSizeDivisibleBy || setup.eod_token)) {
     return refusal(setup.eod_token ? id::kEodToken : id::kVocabDivisibleBy,
                    "The vocabulary's padding and the NullTokenizer are Megatron-LM's; choose the "
                    "megatron stack, or leave them at their defaults (128, off).");
