@@ -92,6 +92,8 @@ declare global {
       layout: ParallelLayout;
       recompute: 'none' | 'selective' | 'full' | 'selective-op';
       activationModel: 'korthikanti' | 'llama-block';
+      /** Dropout's masks: as the activation model's source assumes, none, or on (its probability changes no byte). */
+      dropout: 'model' | 'off' | 'on';
       optimizer: 'adam' | 'adam-8bit' | 'adafactor' | 'sgd-momentum';
       precision: 'bf16-mixed' | 'bf16' | 'fp32' | 'fp8-mixed';
       logits: boolean;

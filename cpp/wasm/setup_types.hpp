@@ -107,6 +107,8 @@ inline void register_setup_types() {
              &set_choice<Recompute, &TrainingSetup::recompute>)
       .field("activationModel", &get_choice<ActivationModel, &TrainingSetup::activation_model>,
              &set_choice<ActivationModel, &TrainingSetup::activation_model>)
+      .field("dropout", &get_choice<Dropout, &TrainingSetup::dropout>,
+             &set_choice<Dropout, &TrainingSetup::dropout>)
       .field("optimizer", &get_choice<Optimizer, &TrainingSetup::optimizer>,
              &set_choice<Optimizer, &TrainingSetup::optimizer>)
       .field("precision", &get_choice<Precision, &TrainingSetup::precision>,

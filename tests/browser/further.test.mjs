@@ -42,6 +42,7 @@ describe('Go further, in Chromium', () => {
       optimizer: 'adam',
       precision: 'bf16-mixed',
       activations: 'korthikanti',
+      dropout: 'model',
       logits: false,
       loss: 'vocab-parallel',
       mtp: false,

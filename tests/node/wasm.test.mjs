@@ -426,6 +426,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'capacity-factor',
         'recompute',
         'activations',
+        'dropout',
         'optimizer',
         'precision',
         'logits',

@@ -24,6 +24,11 @@ constexpr double kKorthikantiReplicatedBytesPerTokenPerHidden = 10;  // LayerNor
                                                                      // inputs: not split by TP
 constexpr double kKorthikantiShardedBytesPerTokenPerHidden = 24;     // split by TP
 constexpr double kKorthikantiScoreBytesPerHeadPerTokenPair = 5;
+// Without dropout (section 4.1's terms less the masks): the attention output's and the MLP's 1-byte
+// masks leave the replicated 10 (8), the MLP's mask its 3 (2); the scores keep the softmax's 2 of
+// their 5 (the probabilities' mask, 1, and their dropped copy, 2, go).
+constexpr double kKorthikantiDropoutMaskBytesPerTokenPerHidden = 1;  // each of two
+constexpr double kKorthikantiScoreBytesWithoutDropout = 2;
 constexpr double kFullRecomputeBytesPerTokenPerHidden = 2;  // each layer's BF16 input
 
 // Korthikanti et al. 2023, section 4.1, split the 34 by block: attention 11 (input 2, Q and K 4,
@@ -64,6 +69,15 @@ constexpr double kAllToAllBuffersInFlight = 2;
 // Whether the attention's output is saved once more before its all-to-all back: context
 // parallelism over all-to-all (Megatron-LM's --cp-comm-type a2a) under Transformer Engine 2.8 on
 // (context_parallel.py, AttnFuncWithCPAndQKVOA2A.forward: out_part).
+// Whether the layers save dropout's masks: in Korthikanti's formula unless dropout is off (its GPT
+// block drops out, as published), in the Llama block only when it is on (options.hpp, Dropout).
+inline bool korthikanti_dropout(const TrainingSetup& setup) {
+  return setup.dropout != Dropout::kOff;
+}
+inline bool llama_block_dropout(const TrainingSetup& setup) {
+  return setup.dropout == Dropout::kOn;
+}
+
 inline bool cp_all_to_all_saves_output(const TrainingSetup& setup) {
   return setup.cp_comm_type == CpCommType::kA2a && setup.layout.context_parallel > 1;
 }

@@ -127,6 +127,19 @@ enum class Recompute { kNone, kSelective, kFull, kSelectiveOp };
 //                grouped-query attention with RoPE, a gated MLP, no dropout): docs/activations.md
 enum class ActivationModel { kKorthikanti, kLlamaBlock };
 
+// Dropout on the residual branches (after the attention's output projection and after the MLP)
+// and on the attention probabilities. Its probability changes no byte: each dropout saves a 1-byte
+// mask per element (and on the probabilities, their dropped copy too), whatever p > 0 is.
+//   model  as each activation model's source: Korthikanti's GPT block with dropout (its 34 and
+//          5·a·s/h count the masks), the Llama block without (Llama trains without it)
+//   off    p = 0 in both models: Korthikanti's replicated 10 becomes 8 (no masks after the
+//          attention and the MLP) and the scores' 5 becomes 2 (the softmax alone), as section 4.1
+//          derives them
+//   on     p > 0 in both models: the Llama block saves the two residual masks (h each) and,
+//          without FlashAttention, the probabilities' mask and dropped copy (3·a·s); FlashAttention
+//          regenerates its mask from the RNG state and saves none
+enum class Dropout { kModel, kOff, kOn };
+
 // ---- The loss's implementation ----------------------------------------------------------------
 
 //   vocab-parallel  Megatron-LM's vocab-parallel cross-entropy: the BF16 logits and their FP32
@@ -220,6 +233,8 @@ template <>
 const std::vector<Choice>& choices<Recompute>();
 template <>
 const std::vector<Choice>& choices<ActivationModel>();
+template <>
+const std::vector<Choice>& choices<Dropout>();
 template <>
 const std::vector<Choice>& choices<Loss>();
 template <>

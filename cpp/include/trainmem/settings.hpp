@@ -37,6 +37,7 @@ constexpr const char* kExpertTensorParallel = "etp";
 constexpr const char* kCapacityFactor = "capacity-factor";
 constexpr const char* kRecompute = "recompute";
 constexpr const char* kActivationModel = "activations";
+constexpr const char* kDropout = "dropout";
 constexpr const char* kOptimizer = "optimizer";
 constexpr const char* kPrecision = "precision";
 constexpr const char* kLogits = "logits";

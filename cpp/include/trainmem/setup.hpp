@@ -93,6 +93,7 @@ struct TrainingSetup {
   ParallelLayout layout;
   Recompute recompute = Recompute::kNone;
   ActivationModel activation_model = ActivationModel::kKorthikanti;  // how activations are counted
+  Dropout dropout = Dropout::kModel;  // whether the layers save dropout masks (options.hpp)
   Optimizer optimizer = Optimizer::kAdam;
   Precision precision = Precision::kBf16Mixed;
   bool logits = false;

@@ -19,6 +19,11 @@ namespace {
 // Where the model's words come from, and what a setup changes in them.
 std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& setup) {
   std::string source = "Korthikanti et al., MLSys 2023, equation 1 and Table 2";
+  if (!korthikanti_dropout(setup)) {
+    source +=
+        "; without dropout, section 4.1's terms less its masks: 32 of the 34 (the attention's and "
+        "the MLP's 1-byte masks go) and 2·a·s/h of the scores' 5 (the softmax alone)";
+  }
   if (shape.num_experts > 1 &&
       (shape.moe_ffn_hidden_size > 0 || shape.shared_expert_ffn_hidden_size > 0)) {
     source += "; top-" + std::to_string(shape.num_experts_per_token) +
@@ -74,10 +79,13 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   const double freed = fp8 ? kFp8SavedInputBytesFreed : 0;
   const bool attention_keeps_output = flash_attention && setup.recompute != Recompute::kSelective;
   const double attention_output_change = !fp8 ? 0 : attention_keeps_output ? kFp8Bytes : -freed;
-  const double mlp_replicated = kKorthikantiMlpReplicatedBytesPerTokenPerHidden - freed;
+  // Without dropout, the residuals' two masks go (each MLP's one of them).
+  const double masks =
+      korthikanti_dropout(setup) ? 0 : kKorthikantiDropoutMaskBytesPerTokenPerHidden;
+  const double mlp_replicated = kKorthikantiMlpReplicatedBytesPerTokenPerHidden - freed - masks;
   const double mlp_sharded =
       kKorthikantiMlpShardedBytesPerTokenPerHidden - kKorthikantiFc2InputWidthPerHidden * freed;
-  const double replicated = kKorthikantiReplicatedBytesPerTokenPerHidden - 2 * freed;
+  const double replicated = kKorthikantiReplicatedBytesPerTokenPerHidden - 2 * freed - 2 * masks;
   // Context parallelism over all-to-all (TE 2.8 on) saves the attention's output once more, before
   // it is exchanged back: 2 bytes for each of its a·d values, split over t.
   const double all_to_all_output = attention_keeps_output && cp_all_to_all_saves_output(setup)
@@ -128,7 +136,9 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                          (capacity - 1) * routed_replicated / (layout.sequence_parallel ? t : 1);
   }
   const bool scores_stored = !flash_attention && setup.recompute == Recompute::kNone;
-  const double score_factor = kKorthikantiScoreBytesPerHeadPerTokenPair * a * s / (h * t);
+  const double score_bytes = korthikanti_dropout(setup) ? kKorthikantiScoreBytesPerHeadPerTokenPair
+                                                        : kKorthikantiScoreBytesWithoutDropout;
+  const double score_factor = score_bytes * a * s / (h * t);
 
   if (pen.writing()) layer.source = korthikanti_source(shape, setup);
   if (setup.recompute == Recompute::kFull) {

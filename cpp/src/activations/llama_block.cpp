@@ -186,6 +186,13 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     } else {
       add("probabilities", "Attention probabilities (softmax output)",
           "softmax and the probabilities × values matmul", "a·s", a * s, kBf16Bytes, by_heads);
+      if (llama_block_dropout(setup)) {
+        // Dropout on the probabilities: its mask, and the dropped copy the matmul reads.
+        add("probabilities-dropout-mask", "Probabilities' dropout mask (1 byte)", "dropout", "a·s",
+            a * s, 1, by_heads);
+        add("dropped-probabilities", "Dropped probabilities", "the probabilities × values matmul",
+            "a·s", a * s, kBf16Bytes, by_heads);
+      }
     }
   }
   const bool flash_keeps_output = flash_attention && !selective;
@@ -200,6 +207,10 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     add("attention-output", linear_input("Attention output"),
         flash_keeps_output ? "FlashAttention and the output projection" : "the output projection",
         output_elements, output_width, linear_input_bytes, by_heads);
+  }
+  if (llama_block_dropout(setup)) {
+    add("attention-dropout-mask", "Dropout mask after the attention (1 byte)", "dropout", "h", h, 1,
+        whole);
   }
   if (flash_keeps_output && cp_all_to_all_saves_output(setup)) {
     add("attention-output-before-all-to-all", "Attention output before its all-to-all",
@@ -280,6 +291,9 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
           kBf16Bytes, whole);
     }
   }
+  if (llama_block_dropout(setup)) {
+    add("mlp-dropout-mask", "Dropout mask after the MLP (1 byte)", "dropout", "h", h, 1, whole);
+  }
   for (int number = 4; number <= shape.norms_per_layer; ++number) add_further_norm(number);
   return tensors;
 }
@@ -333,6 +347,11 @@ std::string llama_block_source(const TrainingSetup& setup) {
   std::string source =
       "the Llama block's saved tensors, one by one (docs/activations.md); the layer's input alone "
       "under full recomputation (Chen et al. 2016)";
+  if (llama_block_dropout(setup)) {
+    source +=
+        "; with dropout, its 1-byte masks (and without FlashAttention the dropped "
+        "probabilities)";
+  }
   if (transformer_engine_fp8(setup)) {
     source +=
         "; under fp8-mixed each linear layer's saved input in FP8, 1 B instead of 2 (the saved "

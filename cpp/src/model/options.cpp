@@ -167,6 +167,18 @@ const std::vector<Choice>& choices<ActivationModel>() {
 }
 
 template <>
+const std::vector<Choice>& choices<Dropout>() {
+  static const std::vector<Choice> choices = {
+      {"model", "As the activation model assumes",
+       "Korthikanti's GPT block with dropout, the Llama block without"},
+      {"off", "None (p = 0)", "no dropout masks in either model"},
+      {"on", "On (p > 0)",
+       "a 1-byte mask per element after the attention and the MLP, and on the probabilities"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<Loss>() {
   static const std::vector<Choice> choices = {
       {"vocab-parallel", "Vocab-parallel (Megatron-LM)",

@@ -24,6 +24,9 @@ struct Access {
   // a config.json gives): whether `id` may stand in a setup.
   bool (*holds)(const std::string& id) = nullptr;
   bool always_valid = false;  // an enum class field, which holds only its choices: nothing to check
+  // A choice that also reads other text as one of its ids (dropout's probability); the text itself
+  // where it does not.
+  std::string (*read_as)(std::string_view text) = nullptr;
 };
 
 struct Entry {
@@ -265,6 +268,24 @@ std::vector<Entry> make_entries() {
                   "Activation model", "activationModel"),
            [](Setting& setting) { setting.defaulted_in_api = true; }),
       enum_access<ActivationModel, &TrainingSetup::activation_model>());
+  add(from(choice(id::kDropout, "Dropout", choices<Dropout>(),
+                  "Dropout on the residuals and the attention probabilities: model, off, on, or "
+                  "its probability (0 is off, above 0 on; the masks' bytes do not depend on it)",
+                  "dropout"),
+           [](Setting& setting) {
+             setting.defaulted_in_api = true;
+             setting.allowed =
+                 "Dropout must be model, off, on, or a probability from 0 to below 1.";
+           }),
+      [] {
+        Access access = enum_access<Dropout, &TrainingSetup::dropout>();
+        access.read_as = [](std::string_view text) {
+          const double p = parse_decimal(text);
+          if (!(p >= 0 && p < 1)) return std::string(text);
+          return choice_id(p == 0 ? Dropout::kOff : Dropout::kOn);
+        };
+        return access;
+      }());
   add(choice(id::kOptimizer, "Optimizer", choices<Optimizer>(), "Optimizer", "optimizer"),
       enum_access<Optimizer, &TrainingSetup::optimizer>());
   add(choice(id::kPrecision, "Precision", choices<Precision>(), "Precision", "precision"),
@@ -497,12 +518,17 @@ Answer apply_setting(TrainingSetup& setup, std::string_view id, std::string_view
   const Setting& setting = entry->setting;
   const Access& access = entry->access;
   switch (setting.kind) {
-    case SettingKind::kChoice:
-      if (!has_id(setting.choices, text)) {
-        return refusal(setting.id, unknown_choice_message(setting, text));
+    case SettingKind::kChoice: {
+      const std::string chosen =
+          access.read_as != nullptr ? access.read_as(text) : std::string(text);
+      if (!has_id(setting.choices, chosen)) {
+        return refusal(setting.id, access.read_as != nullptr
+                                       ? setting.allowed
+                                       : unknown_choice_message(setting, text));
       }
-      access.set_id(setup, std::string(text));
+      access.set_id(setup, chosen);
       return {};
+    }
     case SettingKind::kSwitch:
       if (text != "on" && text != "off") return refusal(setting.id, "use on or off.");
       access.set_number(setup, text == "on" ? 1 : 0);
