@@ -166,7 +166,11 @@ TEST_CASE(
     REQUIRE(comparison.answer.ok());
     const double error = std::fabs(comparison.llama_block_error_percent);
     const double goal = comparison.measured.goal_percent;
-    CHECK(std::fabs(comparison.korthikanti_error_percent) <= 10);
+    // Korthikanti's formula assumes heads of h/a, which latent attention does not keep (its
+    // source says so): held to 10% elsewhere.
+    if (!latent_attention(*resolve_model(comparison.measured.setup))) {
+      CHECK(std::fabs(comparison.korthikanti_error_percent) <= 10);
+    }
     if (comparison.measured.outside_goal.empty()) {
       CHECK(error <= goal);
     } else {

@@ -108,6 +108,7 @@ MeasuredCase run_case(const Run& run, bool reserved) {
   layout.context_parallel = run.c;
   layout.data_parallel = run.d;
   layout.zero_stage = 1;  // --use-distributed-optimizer
+  setup.dropout = Dropout::kOff;  // --attention-dropout 0 --hidden-dropout 0
   setup.logits = true;
   setup.loss = Loss::kTeFused;  // --cross-entropy-loss-fusion --cross-entropy-fusion-impl te
   setup.eod_token = true;       // --tokenizer-type NullTokenizer, core_r0.14.0: V + 1, padded
