@@ -97,7 +97,9 @@ declare global {
       optimizer: 'adam' | 'adam-8bit' | 'adafactor' | 'sgd-momentum';
       precision: 'bf16-mixed' | 'bf16' | 'fp32' | 'fp8-mixed';
       logits: boolean;
-      loss: 'vocab-parallel' | 'fp32-upcast' | 'native-fused' | 'te-fused';
+      loss: 'vocab-parallel' | 'fp32-upcast' | 'native-fused' | 'te-fused' | 'chunked' | 'fused-linear';
+      /** The chunked loss's chunks (torchtune's num_output_chunks, 8). */
+      lossChunks: number;
       /** Train the model's multi-token-prediction modules (a model with numMtpLayers above 0). */
       mtp: boolean;
       /** Train a multimodal model's vision tower and projector (frozen otherwise). */

@@ -259,6 +259,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!given.has(setting.id)) continue;
     const Setting* required = find_setting(setting.requires_setting);
     if (required != nullptr && required->kind == SettingKind::kChoice) {
+      // The flag brings its choice with it, but never over one given otherwise.
+      if (given.has(required->id) && given.texts.at(required->id) != setting.requires_value) {
+        err << "trainmem: " << flag_of(setting) << ": " << setting.requires_reason << "; it needs "
+            << flag_of(*required) << " " << setting.requires_value << ", not "
+            << given.texts.at(required->id) << "\n";
+        return kExitBadInput;
+      }
       const Answer selected = apply_setting(setup, required->id, setting.requires_value);
       if (!selected.ok()) return refused(selected, err);
     }

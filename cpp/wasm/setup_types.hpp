@@ -116,6 +116,7 @@ inline void register_setup_types() {
       .field("logits", &TrainingSetup::logits)
       .field("loss", &get_choice<Loss, &TrainingSetup::loss>,
              &set_choice<Loss, &TrainingSetup::loss>)
+      .field("lossChunks", &TrainingSetup::loss_chunks)
       .field("mtp", &TrainingSetup::mtp)
       .field("trainVision", &TrainingSetup::train_vision)
       .field("deviceId", &TrainingSetup::device_id)

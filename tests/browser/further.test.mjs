@@ -45,6 +45,7 @@ describe('Go further, in Chromium', () => {
       dropout: 'model',
       logits: false,
       loss: 'vocab-parallel',
+      'loss-chunks': '8',
       mtp: false,
       device: 'h100',
       'device-gb': '80',

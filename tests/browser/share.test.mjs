@@ -38,7 +38,7 @@ describe('sharing and hosting, in Chromium', () => {
       '?model=llama3-70b&seq-len=8192&tokens=24576&flash-attention=off&dp=8&zero=2&tp=1' +
         '&sequence-parallel=off&pp=1&vpp=1&pp-first-layers=0&pp-last-layers=0&cp=1&ep=1&etp=0&capacity-factor=0&recompute=selective&activations=llama-block&dropout=model' +
         '&optimizer=adam' +
-        '&precision=bf16-mixed&logits=off&loss=vocab-parallel&mtp=off&train-vision=off&device=h100&device-gb=80&headroom=10' +
+        '&precision=bf16-mixed&logits=off&loss=vocab-parallel&loss-chunks=8&mtp=off&train-vision=off&device=h100&device-gb=80&headroom=10' +
         '&lora-rank=0&lora-targets=attention&base-weights=bf16&offload=none&offload-activations=off&stack=ideal&fp8-all-gather=off' +
         '&overlap-comm=default&make-vocab-size-divisible-by=128&eod-token=off&cp-comm-type=p2p',
     );

@@ -722,3 +722,17 @@ TEST_CASE("cli: fine-tuning flags out of bounds or unknown exit 2 with one line 
   CHECK(offload.status == 2);
   CHECK(offload.err.find("optimizer-and-weights") != std::string::npos);
 }
+
+TEST_CASE("cli: a flag that brings its choice never overrides that choice given otherwise") {
+  const CliRun chunks = run({"--loss-chunks", "4", "--logits", "--loss", "vocab-parallel"});
+  CHECK(chunks.status == kExitBadInput);
+  CHECK(chunks.out.empty());
+  CHECK(chunks.err ==
+        "trainmem: --loss-chunks: the chunks are the chunked loss's; it needs --loss chunked, not "
+        "vocab-parallel\n");
+  const CliRun overlap = run({"--overlap-comm", "on", "--stack", "torchtitan", "--dp", "2"});
+  CHECK(overlap.status == kExitBadInput);
+  CHECK(count_lines(overlap.err) == 1);
+  // Given alone, it brings its choice.
+  CHECK(run({"--loss-chunks", "4", "--logits"}).status == kExitOk);
+}

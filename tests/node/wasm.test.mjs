@@ -342,7 +342,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         .settings()
         .find((setting) => setting.id === 'loss')
         .choices.map((choice) => choice.id),
-      ['vocab-parallel', 'fp32-upcast', 'native-fused', 'te-fused'],
+      ['vocab-parallel', 'fp32-upcast', 'native-fused', 'te-fused', 'chunked', 'fused-linear'],
     );
   });
 
@@ -431,6 +431,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'precision',
         'logits',
         'loss',
+        'loss-chunks',
         'mtp',
         'train-vision',
         'device',

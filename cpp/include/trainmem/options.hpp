@@ -156,8 +156,20 @@ enum class Dropout { kModel, kOff, kOn };
 //                   gradient in the forward pass and writes it over the BF16 logits, which it
 //                   saves: 2 bytes per logit, no FP32 copy (TE 2.18 keeps an FP32 gradient instead,
 //                   and Megatron-Core 0.19 refuses the te implementation)
-// Each is split over the vocabulary by tensor parallelism (a vocabulary-sharded loss).
-enum class Loss { kVocabParallel, kFp32Upcast, kNativeFused, kTeFused };
+//   chunked         torchtune's CEWithChunkedOutputLoss (torchtune/modules/loss/
+//                   ce_chunked_output_loss.py): the output layer's logits in n chunks, each upcast
+//                   to FP32 and passed through cross_entropy in turn, eager: the BF16 chunks, every
+//                   chunk's saved FP32 log-softmax and the last chunk's upcast copy, 6 + 4/n bytes
+//                   per logit at its forward peak (4 + 8/n in its backward pass; 12 at n = 1)
+//   fused-linear    Liger's fused linear cross-entropy (liger_kernel/ops/
+//                   fused_linear_cross_entropy.py): the output layer and the loss in one, over
+//                   chunks of tokens whose logits are about as large as the hidden state; its
+//                   forward pass computes the gradients: the hidden state's (2·T·h), a chunk's
+//                   logits (2·c·V) and the per-token loss (4·T), never the whole logits (the output
+//                   layer's weight gradient it makes is the gradient the states count)
+// The others are split over the vocabulary by tensor parallelism (a vocabulary-sharded loss);
+// chunked and fused-linear run on a whole output layer (t = 1).
+enum class Loss { kVocabParallel, kFp32Upcast, kNativeFused, kTeFused, kChunked, kFusedLinear };
 
 // ---- Fine-tuning ------------------------------------------------------------------------------
 
@@ -292,7 +304,15 @@ constexpr double kModelStateBytesPerParameter =
 constexpr double kLogitsBytesPerTokenPerVocab = kBf16Bytes + kFp32Bytes;
 constexpr double kFp32UpcastLossBytesPerTokenPerVocab = 3 * kFp32Bytes;
 constexpr double kTeFusedLossBytesPerTokenPerVocab = kBf16Bytes;
-double loss_bytes_per_logit(Loss loss);
+// torchtune's default num_output_chunks.
+constexpr int kDefaultLossChunks = 8;
+constexpr int kMaxLossChunks = 1024;
+// Bytes per logit at the loss's peak; `chunks` for the chunked loss. The fused linear loss holds
+// no whole logits: 0 here, fused_linear_loss_bytes counts it.
+double loss_bytes_per_logit(Loss loss, int chunks = kDefaultLossChunks);
+// Liger's chunk of tokens (fused_linear_cross_entropy_forward): the next power of two of
+// ⌈T / ⌈V/h⌉⌉, at most T.
+double fused_linear_chunk_tokens(double tokens, double vocabulary, double hidden);
 constexpr double kAdamMomentsPerParameter = 2;
 constexpr double kAdam8bitBytesPerMoment = 1;
 constexpr double kAdam8bitBlockSize = 2048;  // bitsandbytes' default block

@@ -42,6 +42,7 @@ constexpr const char* kOptimizer = "optimizer";
 constexpr const char* kPrecision = "precision";
 constexpr const char* kLogits = "logits";
 constexpr const char* kLoss = "loss";
+constexpr const char* kLossChunks = "loss-chunks";
 constexpr const char* kMtp = "mtp";
 constexpr const char* kTrainVision = "train-vision";
 constexpr const char* kDevice = "device";

@@ -97,7 +97,8 @@ struct TrainingSetup {
   Optimizer optimizer = Optimizer::kAdam;
   Precision precision = Precision::kBf16Mixed;
   bool logits = false;
-  Loss loss = Loss::kVocabParallel;  // how the loss over the logits is computed
+  Loss loss = Loss::kVocabParallel;      // how the loss over the logits is computed
+  int loss_chunks = kDefaultLossChunks;  // the chunked loss's chunks (num_output_chunks)
   // Train the model's multi-token-prediction modules (DeepSeek-V3's num_nextn_predict_layers,
   // Megatron-LM's --mtp-num-layers): their weights and states, a layer's activations and their
   // logits each, on the last pipeline stage.

@@ -1,6 +1,8 @@
 // A training stack's step for the estimate (replay.hpp).
 #include "estimate/replay.hpp"
 
+#include <cmath>
+
 #include "estimate/stage.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/format.hpp"
@@ -25,7 +27,13 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.parameters = stage.parameters;
   device.root_parameters = stage.root_parameters;
   device.layer_parameters = (stage.parameters - stage.root_parameters) / stage.layers;
-  device.logit_count = whole[Term::kLogits] / loss_bytes_per_logit(setup.loss);
+  // The loss's tokens (its own and each multi-token-prediction module's) on the stage that holds
+  // the logits, and their logits on this device.
+  if (whole[Term::kLogits] > 0) {
+    device.loss_tokens = layer.tokens_on_device * (1 + stage.mtp_layers);
+    device.logit_count = device.loss_tokens * std::ceil(static_cast<double>(shape.vocab_size) /
+                                                        setup.layout.tensor_parallel);
+  }
   device.fp8_layer_weights = fp8_layer(shape, setup.layout, false).weights;
   const double dense = shape.num_experts > 1
                            ? dense_layers_between(shape, stage.first_layer, stage.layers)

@@ -90,6 +90,27 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
                                 " vocabulary / " + number_text(t) + (even ? "" : "⌉");
                        })
             : pen.count(vocabulary, "vocabulary");
+  if (setup.loss == Loss::kFusedLinear) {
+    // Liger: the hidden state's gradient, one chunk's logits and the per-token loss (t is 1).
+    const double h = shape.hidden_size;
+    const double chunk = fused_linear_chunk_tokens(tokens, vocabulary, h);
+    return pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h") +
+           pen.bytes(kBf16Bytes) *
+               pen.said(
+                   chunk,
+                   [&] { return number_text(chunk) + " tokens a chunk (Liger's chunk_size)"; }) *
+               vocabulary_here +
+           pen.bytes(kFp32Bytes) * pen.count(tokens, "tokens");
+  }
+  if (setup.loss == Loss::kChunked) {
+    const double n = setup.loss_chunks;
+    const double per_logit = loss_bytes_per_logit(setup.loss, setup.loss_chunks);
+    const bool forward = per_logit == kBf16Bytes + kFp32Bytes + kFp32Bytes / n;
+    return pen.said(
+               per_logit,
+               [&] { return (forward ? "(2 + 4 + 4/" : "(4 + 8/") + number_text(n) + ") B"; }) *
+           pen.count(tokens, "tokens") * vocabulary_here;
+  }
   return pen.bytes(loss_bytes_per_logit(setup.loss)) * pen.count(tokens, "tokens") *
          vocabulary_here;
 }
@@ -103,6 +124,15 @@ const char* loss_source(Loss loss) {
       return "BF16 logits plus their FP32 copy, turned into the softmax and saved, for "
              "Megatron-LM's "
              "fused cross-entropy (megatron/core/fusions/fused_cross_entropy.py)";
+    case Loss::kChunked:
+      return "torchtune's CEWithChunkedOutputLoss, eager (torchtune/modules/loss/"
+             "ce_chunked_output_loss.py): the BF16 chunks, each chunk's saved FP32 log-softmax and "
+             "the last chunk's FP32 copy at its forward peak; its backward peak, 4 + 8/n, is lower "
+             "from 2 chunks on";
+    case Loss::kFusedLinear:
+      return "Liger's fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py, "
+             "fused_linear_cross_entropy_forward): grad_input, one chunk's logits and loss_1d; its "
+             "grad_weight is the output layer's gradient, counted with the states";
     case Loss::kTeFused:
       return "the BF16 logits alone: Transformer Engine's parallel_cross_entropy (TE 2.0 to 2.17, "
              "transformer_engine/pytorch/triton/cross_entropy.py) writes the gradient over them in "

@@ -1,5 +1,7 @@
 #include "trainmem/options.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <iterator>
 
 namespace trainmem {
@@ -103,12 +105,20 @@ std::vector<Choice> device_choices() {
   return choices;
 }
 
-double loss_bytes_per_logit(Loss loss) {
+double loss_bytes_per_logit(Loss loss, int chunks) {
   switch (loss) {
     case Loss::kFp32Upcast:
       return kFp32UpcastLossBytesPerTokenPerVocab;
     case Loss::kTeFused:
       return kTeFusedLossBytesPerTokenPerVocab;
+    case Loss::kChunked: {
+      // Forward: the BF16 chunks (2), every chunk's saved log-softmax (4) and the last one's
+      // upcast copy (4/n); backward: the log-softmax left (4) and one chunk's two FP32 gradients.
+      const double n = chunks;
+      return std::max(kBf16Bytes + kFp32Bytes + kFp32Bytes / n, kFp32Bytes + 2 * kFp32Bytes / n);
+    }
+    case Loss::kFusedLinear:
+      return 0;
     case Loss::kVocabParallel:
     case Loss::kNativeFused:
       break;
@@ -166,6 +176,12 @@ const std::vector<Choice>& choices<ActivationModel>() {
   return choices;
 }
 
+double fused_linear_chunk_tokens(double tokens, double vocabulary, double hidden) {
+  const double inc_factor = std::ceil(vocabulary / hidden);
+  const double chunk = std::exp2(std::ceil(std::log2(std::ceil(tokens / inc_factor))));
+  return std::min(chunk, tokens);
+}
+
 template <>
 const std::vector<Choice>& choices<Dropout>() {
   static const std::vector<Choice> choices = {
@@ -189,6 +205,12 @@ const std::vector<Choice>& choices<Loss>() {
        "Megatron-LM's --cross-entropy-loss-fusion --cross-entropy-fusion-impl native"},
       {"te-fused", "TE fused (Megatron-LM)",
        "Megatron-LM's --cross-entropy-loss-fusion --cross-entropy-fusion-impl te, TE 2.0 to 2.17"},
+      {"chunked", "Chunked (torchtune)",
+       "torchtune's CEWithChunkedOutputLoss: the logits in --loss-chunks chunks, each upcast "
+       "in turn"},
+      {"fused-linear", "Fused linear (Liger)",
+       "Liger's fused linear cross-entropy: the output layer and the loss in one, over chunks of "
+       "tokens; the logits never whole"},
   };
   return choices;
 }

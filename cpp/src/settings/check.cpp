@@ -397,6 +397,21 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   }
   const Answer layout_answer = check_layout(setup, shape);
   if (!layout_answer.ok()) return layout_answer;
+  if (setup.loss_chunks != kDefaultLossChunks && setup.loss != Loss::kChunked) {
+    return refusal(id::kLossChunks,
+                   "The chunks are the chunked loss's; choose the chunked loss, or leave them at " +
+                       std::to_string(kDefaultLossChunks) + ".");
+  }
+  if (setup.logits && (setup.loss == Loss::kChunked || setup.loss == Loss::kFusedLinear) &&
+      setup.layout.tensor_parallel > 1) {
+    return refusal(id::kLoss, std::string(setup.loss == Loss::kChunked
+                                              ? "torchtune's chunked loss gathers the logits "
+                                                "whole under tensor parallelism (full_tensor)"
+                                              : "Liger's fused linear loss takes the whole output "
+                                                "layer") +
+                                  ", which is not modelled: set tensor parallelism to 1, or "
+                                  "choose a vocab-parallel loss.");
+  }
   const Answer lora = check_lora(setup, shape);
   if (!lora.ok()) return lora;
   const ParallelLayout& layout = setup.layout;

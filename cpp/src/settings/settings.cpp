@@ -301,6 +301,16 @@ std::vector<Entry> make_entries() {
              setting.defaulted_in_api = true;
            }),
       enum_access<Loss, &TrainingSetup::loss>());
+  add(from(whole(id::kLossChunks, "Loss chunks",
+                 "The chunked loss's chunks: torchtune's num_output_chunks", "lossChunks", 1,
+                 kMaxLossChunks),
+           [](Setting& setting) {
+             setting.requires_setting = id::kLoss;
+             setting.requires_value = choice_id(Loss::kChunked);
+             setting.requires_reason = "the chunks are the chunked loss's";
+             setting.defaulted_in_api = true;
+           }),
+      number_access<int, &TrainingSetup::loss_chunks>());
   add(from(make(id::kMtp, "Multi-token prediction", kSwitch,
                 "Train the model's multi-token-prediction modules (DeepSeek-V3's, GLM-4.5's)",
                 "mtp"),

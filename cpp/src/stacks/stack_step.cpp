@@ -102,6 +102,47 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
     step.mark("loss", device.slots);
     return gradient;
   };
+  if (device.setup.loss == Loss::kFusedLinear) {
+    // Liger: grad_input and loss_1d for the whole step's tokens, one chunk's logits at a time;
+    // grad_input is the hidden state's gradient, which the final norm's backward frees.
+    const double h = device.shape.hidden_size;
+    const double vocabulary = device.shape.vocab_size;
+    const double tokens = device.loss_tokens;
+    const auto hidden_gradient = step.take(tag(Term::kLogits), kBf16Bytes * tokens * h);
+    const auto loss = step.take(tag(Term::kLogits), kFp32Bytes * tokens);
+    const double chunk = fused_linear_chunk_tokens(tokens, vocabulary, h);
+    step.give(step.take(tag(Term::kLogits), kBf16Bytes * chunk * vocabulary));
+    step.give(loss);
+    return marked(hidden_gradient);
+  }
+  if (device.setup.loss == Loss::kChunked) {
+    // torchtune: the BF16 chunks; each upcast, its log-softmax saved, the copy freed; the chunks
+    // freed (del logits); the backward pass chunk by chunk, last first.
+    const int chunks = device.setup.loss_chunks;
+    const double part = n / chunks;
+    Handles bf16(static_cast<std::size_t>(chunks));
+    Handles saved(static_cast<std::size_t>(chunks));
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      bf16[static_cast<std::size_t>(chunk)] = step.take(tag(Term::kLogits), kBf16Bytes * part);
+    }
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * part);
+      saved[static_cast<std::size_t>(chunk)] = step.take(tag(Term::kLogits), kFp32Bytes * part);
+      step.give(upcast);
+    }
+    give_all(step, bf16);
+    CachingAllocator::Handle gradient = step.take(tag(Term::kLogits), 0);
+    for (int chunk = chunks; chunk-- > 0;) {
+      const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * part);
+      const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * part);
+      step.give(output_gradient);
+      step.give(saved[static_cast<std::size_t>(chunk)]);
+      step.give(gradient);  // the previous chunk's, through the output layer
+      gradient = step.take(tag(Term::kLogits), kBf16Bytes * part);
+      step.give(input_gradient);
+    }
+    return marked(gradient);
+  }
   if (device.setup.loss == Loss::kTeFused) {
     // The kernel writes the gradient over the logits and saves them; the backward pass scales it
     // in place and hands the same tensor to the output layer.

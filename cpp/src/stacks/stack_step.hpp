@@ -31,6 +31,7 @@ struct StepDevice {
   double layer_parameters = 0;  // one layer's on the device, unsharded
   double root_parameters = 0;   // the embedding, output layer and final norm here
   double parameters = 0;
+  double loss_tokens = 0;        // the loss's tokens on the device (0 where it holds no logits)
   double logit_count = 0;        // logits on the device: tokens × vocabulary / t
   double fp8_layer_weights = 0;  // one layer's linear weights that FP8 all-gather gathers in FP8
   // The stage's layers of each kind (a mixture's dense layers, its mixture layers), and whether

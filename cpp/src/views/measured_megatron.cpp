@@ -107,7 +107,7 @@ MeasuredCase run_case(const Run& run, bool reserved) {
   layout.expert_parallel = run.ep;
   layout.context_parallel = run.c;
   layout.data_parallel = run.d;
-  layout.zero_stage = 1;  // --use-distributed-optimizer
+  layout.zero_stage = 1;          // --use-distributed-optimizer
   setup.dropout = Dropout::kOff;  // --attention-dropout 0 --hidden-dropout 0
   setup.logits = true;
   setup.loss = Loss::kTeFused;  // --cross-entropy-loss-fusion --cross-entropy-fusion-impl te
