@@ -109,6 +109,8 @@ declare global {
       headroomPercent: number;
       loraRank: number;
       loraTargets: 'attention' | 'all-linear';
+      /** PEFT's lora_dropout, from 0 to below 1: above 0 each adapter saves a dropped copy of its input. */
+      loraDropout: number;
       baseWeights: 'bf16' | 'nf4' | 'int8';
       offload: 'none' | 'optimizer' | 'optimizer-and-weights';
       offloadActivations: boolean;

@@ -125,6 +125,7 @@ inline void register_setup_types() {
       .field("loraRank", &TrainingSetup::lora_rank)
       .field("loraTargets", &get_choice<LoraTargets, &TrainingSetup::lora_targets>,
              &set_choice<LoraTargets, &TrainingSetup::lora_targets>)
+      .field("loraDropout", &TrainingSetup::lora_dropout)
       .field("baseWeights", &get_choice<BaseWeights, &TrainingSetup::base_weights>,
              &set_choice<BaseWeights, &TrainingSetup::base_weights>)
       .field("offload", &get_choice<Offload, &TrainingSetup::offload>,

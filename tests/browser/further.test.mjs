@@ -52,6 +52,7 @@ describe('Go further, in Chromium', () => {
       headroom: '10',
       'lora-rank': '0',
       'lora-targets': 'attention',
+      'lora-dropout': '0',
       'base-weights': 'bf16',
       offload: 'none',
       'offload-activations': false,

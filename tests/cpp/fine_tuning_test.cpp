@@ -57,6 +57,30 @@ TEST_CASE("lora: a tiny shape's adapters, counted by hand") {
   CHECK(estimate.trainable_parameters == 2 * 4096);
 }
 
+TEST_CASE("lora: with lora_dropout each adapter saves a dropped copy of its input and a mask") {
+  // Inputs a token passes, tiny shape: q, k, v read 64 each and o 64 (4 heads of 16): 256 on the
+  // attention; gate and up 64 each and down 128: 256 more on all linear layers.
+  const ModelShape shape = tiny_shape();
+  CHECK(lora_input_features_per_token(shape, LoraTargets::kAttention) == 256);
+  CHECK(lora_input_features_per_token(shape, LoraTargets::kAllLinear) == 512);
+  TrainingSetup setup = lora_setup(kCustomModelId, 4, LoraTargets::kAllLinear);
+  setup.custom_model = shape;
+  setup.sequence_length = 16;
+  const Estimate without = estimate_memory(setup);
+  setup.lora_dropout = 0.05;
+  const Estimate with = estimate_memory(setup);
+  REQUIRE(with.answer.ok());
+  // 2 layers × 16 tokens × 512 inputs × (2 + 1) B; the probability changes no byte.
+  CHECK(with.bytes[Term::kActivations] - without.bytes[Term::kActivations] == 2 * 16 * 512 * 3);
+  setup.lora_dropout = 0.5;
+  CHECK(estimate_memory(setup).bytes[Term::kActivations] == with.bytes[Term::kActivations]);
+  // It is the adapters': refused without LoRA, and a probability below 1.
+  setup.lora_rank = 0;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kLoraDropout);
+  CHECK(!apply_setting(setup, setting_id::kLoraDropout, "1").ok());
+  CHECK(apply_setting(setup, setting_id::kLoraDropout, "0.1").ok());
+}
+
 // PEFT's print_trainable_parameters() prints "trainable params: T || all params: A": A is the
 // base's count plus the adapters'. Both lines below are printed by get_peft_model with
 // LoraConfig(r=16, target_modules="all-linear" or the seven projections, bias="none"), as quoted

@@ -439,6 +439,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'headroom',
         'lora-rank',
         'lora-targets',
+        'lora-dropout',
         'base-weights',
         'offload',
         'offload-activations',

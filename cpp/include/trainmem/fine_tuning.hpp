@@ -62,6 +62,16 @@ double lora_adafactor_values_per_layer(const ModelShape& shape, int rank, LoraTa
 // saves its r-wide intermediate A·x for lora_B's weight gradient.
 double lora_modules_per_token(const ModelShape& shape, LoraTargets targets);
 
+// The adapted modules' input features, summed over a layer's adapters a token passes through:
+// q, k and v read h each and o reads a·d; with all-linear each of the token's experts' gate and up
+// read h and its down f (f_e), and a mixture's router h.
+double lora_input_features_per_token(const ModelShape& shape, LoraTargets targets);
+// PEFT's lora_dropout above 0 (nn.Dropout in place of nn.Identity, peft/tuners/lora/layer.py,
+// Linear.forward: lora_B(lora_A(dropout(x)))): each adapter saves its own dropped copy of its
+// input for lora_A's weight gradient (BF16, 2 B) and the dropout's 1-byte mask.
+constexpr double kLoraDropoutBytesPerInputFeature = kBf16Bytes + 1;
+constexpr double kMaxLoraDropout = 1;  // a probability below 1
+
 // The frozen base's linear weights, bytes per parameter: 2 (BF16), NF4's 0.515869140625, or
 // int8's 1 + 4·rows/weights of the model's layers.
 double base_linear_bytes_per_parameter(const ModelShape& shape, BaseWeights base);

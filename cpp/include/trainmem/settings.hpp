@@ -50,6 +50,7 @@ constexpr const char* kDeviceCapacity = "device-gb";
 constexpr const char* kHeadroom = "headroom";
 constexpr const char* kLoraRank = "lora-rank";
 constexpr const char* kLoraTargets = "lora-targets";
+constexpr const char* kLoraDropout = "lora-dropout";
 constexpr const char* kBaseWeights = "base-weights";
 constexpr const char* kOffload = "offload";
 constexpr const char* kOffloadActivations = "offload-activations";
@@ -75,6 +76,7 @@ struct Setting {
   double min = 0;  // whole and decimal: the bounds
   double max = 0;
   bool min_exclusive = false;   // a decimal that must be more than min (a capacity)
+  bool max_exclusive = false;   // a decimal that must be less than max (a probability)
   std::vector<Choice> choices;  // choice: the allowed values
   std::string allowed;          // whole and decimal: the sentence that says what is allowed
   std::string default_text;     // TrainingSetup{}'s value, as setting_text writes it

@@ -118,6 +118,7 @@ struct TrainingSetup {
   // in the host's memory instead of the device's.
   int lora_rank = 0;
   LoraTargets lora_targets = LoraTargets::kAttention;
+  double lora_dropout = 0;  // PEFT's lora_dropout: above 0 each adapter saves a dropped input
   BaseWeights base_weights = BaseWeights::kBf16;
   Offload offload = Offload::kNone;
   bool offload_activations = false;

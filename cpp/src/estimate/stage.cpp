@@ -34,10 +34,17 @@ ModelShape dense_layer_shape(const ModelShape& shape) {
 // the frozen layer's, counted once already. Full recomputation rebuilds them with the layer.
 void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& setup, const Pen& pen,
                                ActivationsPerLayer& layer) {
-  const Figure per_token =
+  Figure per_token =
       pen.said(setup.lora_rank, [&] { return "r " + std::to_string(setup.lora_rank); }) *
       pen.count(lora_modules_per_token(shape, setup.lora_targets), "adapters") *
       pen.bytes(kBf16Bytes);
+  // PEFT's lora_dropout: each adapter's own dropped copy of its input and the mask.
+  if (setup.lora_dropout > 0) {
+    per_token = per_token + pen.count(lora_input_features_per_token(shape, setup.lora_targets),
+                                      "adapted inputs") *
+                                pen.said(kLoraDropoutBytesPerInputFeature,
+                                         [] { return "(2 + 1) B (dropped copy and mask)"; });
+  }
   if (setup.recompute == Recompute::kFull) {
     layer.recompute_working_bytes += layer.tokens_on_device * per_token.value();
   } else {
@@ -48,6 +55,11 @@ void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& set
     layer.source +=
         "; each LoRA adapter saves its r-wide BF16 intermediate A·x for lora_B's "
         "gradient (Hu et al., arXiv:2106.09685)";
+    if (setup.lora_dropout > 0) {
+      layer.source +=
+          ", and under lora_dropout its own dropped copy of its input with the dropout's mask "
+          "(peft/tuners/lora/layer.py, Linear.forward: lora_B(lora_A(dropout(x))))";
+    }
   }
 }
 

@@ -78,6 +78,17 @@ double lora_modules_per_token(const ModelShape& shape, LoraTargets targets) {
   return modules;
 }
 
+double lora_input_features_per_token(const ModelShape& shape, LoraTargets targets) {
+  const double h = shape.hidden_size;
+  double features = 3 * h + shape.num_attention_heads * head_dim_of(shape);
+  if (targets == LoraTargets::kAllLinear) {
+    const double f = routed_expert_width(shape);
+    features += shape.num_experts_per_token * (2 * h + f);
+    if (shape.num_experts > 1) features += h;
+  }
+  return features;
+}
+
 double base_linear_bytes_per_parameter(const ModelShape& shape, BaseWeights base) {
   switch (base) {
     case BaseWeights::kNf4:

@@ -321,6 +321,16 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
 
 // LoRA and a quantised base, on the blocks fine_tuning.cpp counts adapters on.
 Answer check_lora(const TrainingSetup& setup, const ModelShape* shape) {
+  if (setup.lora_dropout > 0 && setup.lora_rank == 0) {
+    return refusal(id::kLoraDropout,
+                   "LoRA dropout is the adapters'; it needs LoRA (a LoRA rank above 0), or set it "
+                   "to 0.");
+  }
+  if (setup.lora_dropout > 0 && setup.layout.tensor_parallel > 1) {
+    return refusal(id::kLoraDropout,
+                   "LoRA dropout is counted on a whole layer (tensor parallelism 1); set it to 0 "
+                   "or tensor parallelism to 1.");
+  }
   if (setup.base_weights != BaseWeights::kBf16 && setup.lora_rank == 0) {
     return refusal(id::kBaseWeights,
                    "Base weights in " + choice_id(setup.base_weights) +

@@ -363,6 +363,17 @@ std::vector<Entry> make_entries() {
   add(added(choice(id::kLoraTargets, "LoRA targets", choices<LoraTargets>(),
                    "The layers LoRA's adapters sit on", "loraTargets")),
       enum_access<LoraTargets, &TrainingSetup::lora_targets>());
+  add(from(added(make(id::kLoraDropout, "LoRA dropout", SettingKind::kDecimal,
+                      "PEFT's lora_dropout: above 0 each adapter saves a dropped copy of its "
+                      "input and a 1-byte mask",
+                      "loraDropout")),
+           [](Setting& setting) {
+             setting.min = 0;
+             setting.max = kMaxLoraDropout;
+             setting.max_exclusive = true;
+             setting.allowed = "LoRA dropout must be a probability from 0 to below 1.";
+           }),
+      number_access<double, &TrainingSetup::lora_dropout>());
   add(added(choice(id::kBaseWeights, "Base weights", choices<BaseWeights>(),
                    "How LoRA's frozen base linear weights are held", "baseWeights")),
       enum_access<BaseWeights, &TrainingSetup::base_weights>());
@@ -462,7 +473,8 @@ bool has_id(const std::vector<Choice>& choices, std::string_view id) {
 
 bool number_allowed(const Setting& setting, double value) {
   const bool above_min = setting.min_exclusive ? value > setting.min : value >= setting.min;
-  return above_min && value <= setting.max;  // false for NaN
+  const bool below_max = setting.max_exclusive ? value < setting.max : value <= setting.max;
+  return above_min && below_max;  // false for NaN
 }
 
 }  // namespace
