@@ -114,6 +114,8 @@ declare global {
       baseWeights: 'bf16' | 'nf4' | 'int8';
       offload: 'none' | 'optimizer' | 'optimizer-and-weights';
       offloadActivations: boolean;
+      /** The host's memory per node in GB, shared by its devices (up to 8); 0 leaves it unchecked. */
+      hostCapacityGb: number;
       capacityFactor: number;
       stack: 'ideal' | 'megatron' | 'torchtitan' | 'deepspeed';
       fp8AllGather: boolean;
@@ -200,6 +202,11 @@ declare global {
       tokensPerMicroBatch: number;
       bytes: Breakdown & { modelStatesBytes: number };
       host: Breakdown;
+      /** The devices that share the host (up to 8 of the layout's), what they offload together, the host's memory, and whether it holds it. */
+      hostDevices: number;
+      hostNodeBytes: number;
+      hostCapacityBytes: number;
+      hostFits: boolean;
       device: Device;
       numDevices: number;
       devicesWorth: number;

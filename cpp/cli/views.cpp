@@ -136,6 +136,14 @@ void print_host(const Estimate& estimate, std::ostream& out) {
               bytes);
   }
   print_row(out, "Total in host memory", estimate.host.total());
+  if (estimate.host_capacity_bytes > 0) {
+    out << "  The node's host, shared by " << format_count(estimate.host_devices)
+        << (estimate.host_devices == 1 ? " device: " : " devices: ")
+        << format_bytes(estimate.host_node_bytes)
+        << (estimate.host_fits ? ", within its " : ", more than its ")
+        << format_bytes(estimate.host_capacity_bytes)
+        << (estimate.host_fits ? "; the host holds it\n" : "; the host does not hold it\n");
+  }
 }
 
 }  // namespace

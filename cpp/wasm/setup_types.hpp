@@ -131,6 +131,7 @@ inline void register_setup_types() {
       .field("offload", &get_choice<Offload, &TrainingSetup::offload>,
              &set_choice<Offload, &TrainingSetup::offload>)
       .field("offloadActivations", &TrainingSetup::offload_activations)
+      .field("hostCapacityGb", &TrainingSetup::host_capacity_gb)
       .field("stack", &get_choice<Stack, &TrainingSetup::stack>,
              &set_choice<Stack, &TrainingSetup::stack>)
       .field("fp8AllGather", &TrainingSetup::fp8_all_gather)

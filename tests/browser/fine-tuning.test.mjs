@@ -88,6 +88,15 @@ describe('Fine-tuning, in Chromium', () => {
     assert.match(host, /^Host memory: 34\.5 GB beside the device's 8\.2 GB\./);
     assert.match(host, /34\.3 GB of activations/);
     assert.match(host, /FP32 gradients of its own/);
+    assert.doesNotMatch(host, /holds it/); // no host memory given: not checked
+    // Given the host's memory, the readout answers for it: one device's 34.5 GB, within 32 GB? No.
+    await page.fill('#host-gb', '32');
+    await page.press('#host-gb', 'Enter');
+    await page.waitForFunction(() => document.getElementById('host-readout').textContent.includes('host'));
+    assert.match(
+      await page.textContent('#host-readout'),
+      /Its node's 1 device needs 34\.5 GB of the host's 32\.0 GB: the host does not hold it\./,
+    );
     await page.click('.numbers summary');
     await page.waitForSelector('#breakdown-table tbody tr');
     const rows = await tableRows(page, '#breakdown-table');

@@ -56,6 +56,7 @@ describe('Go further, in Chromium', () => {
       'base-weights': 'bf16',
       offload: 'none',
       'offload-activations': false,
+      'host-gb': '0',
       stack: 'ideal',
       'fp8-all-gather': false,
       'overlap-comm': 'default',

@@ -39,7 +39,7 @@ describe('sharing and hosting, in Chromium', () => {
         '&sequence-parallel=off&pp=1&vpp=1&pp-first-layers=0&pp-last-layers=0&cp=1&ep=1&etp=0&capacity-factor=0&recompute=selective&activations=llama-block&dropout=model' +
         '&optimizer=adam' +
         '&precision=bf16-mixed&logits=off&loss=vocab-parallel&loss-chunks=8&mtp=off&train-vision=off&device=h100&device-gb=80&headroom=10' +
-        '&lora-rank=0&lora-targets=attention&lora-dropout=0&base-weights=bf16&offload=none&offload-activations=off&stack=ideal&fp8-all-gather=off' +
+        '&lora-rank=0&lora-targets=attention&lora-dropout=0&base-weights=bf16&offload=none&offload-activations=off&host-gb=0&stack=ideal&fp8-all-gather=off' +
         '&overlap-comm=default&make-vocab-size-divisible-by=128&eod-token=off&cp-comm-type=p2p',
     );
     const text = await readout(page);

@@ -81,6 +81,27 @@ TEST_CASE("lora: with lora_dropout each adapter saves a dropped copy of its inpu
   CHECK(apply_setting(setup, setting_id::kLoraDropout, "0.1").ok());
 }
 
+TEST_CASE("host: the node's devices share its host, which holds their offloaded states or not") {
+  TrainingSetup setup = lora_setup(kCustomModelId, 0, LoraTargets::kAttention);
+  setup.custom_model = tiny_shape();
+  setup.sequence_length = 16;
+  setup.offload = Offload::kOptimizer;
+  setup.layout.data_parallel = 16;  // two nodes: the host is shared by 8 devices
+  Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  CHECK(estimate.host_devices == 8);
+  CHECK(estimate.host_node_bytes == 8 * estimate.host.total());
+  CHECK(estimate.host_fits);                                // unchecked: no host memory given
+  setup.host_capacity_gb = estimate.host_node_bytes / 1e9;  // exactly enough
+  CHECK(estimate_memory(setup).host_fits);
+  setup.host_capacity_gb = estimate.host_node_bytes / 1e9 * 0.99;
+  CHECK_FALSE(estimate_memory(setup).host_fits);
+  setup.layout.data_parallel = 2;  // one node of two devices
+  estimate = estimate_memory(setup);
+  CHECK(estimate.host_devices == 2);
+  CHECK(estimate.host_fits);
+}
+
 // PEFT's print_trainable_parameters() prints "trainable params: T || all params: A": A is the
 // base's count plus the adapters'. Both lines below are printed by get_peft_model with
 // LoraConfig(r=16, target_modules="all-linear" or the seven projections, bias="none"), as quoted

@@ -443,6 +443,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'base-weights',
         'offload',
         'offload-activations',
+        'host-gb',
         'stack',
         'fp8-all-gather',
         'overlap-comm',

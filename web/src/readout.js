@@ -170,9 +170,16 @@ export function describeHost(estimator, estimate) {
   const moved = held.filter((term) => term.part !== 'host');
   const own = held.filter((term) => term.part === 'host');
   const said = (term) => `${format(host[term.apiKey])} ${term.phrase}`;
+  const node =
+    estimate.hostCapacityBytes > 0
+      ? ` Its node's ${plural(estimate.hostDevices, 'device')} ${estimate.hostDevices === 1 ? 'needs' : 'need'} ` +
+        `${format(estimate.hostNodeBytes)} of the host's ` +
+        `${format(estimate.hostCapacityBytes)}: ${estimate.hostFits ? 'the host holds it' : 'the host does not hold it'}.`
+      : '';
   return (
     `Host memory: ${format(host.totalBytes)} beside the device's ${format(bytes.totalBytes)}. ` +
-    `Moved off the device: ${moved.map(said).join(', ')}${own.map((term) => `, and ${said(term)}`).join('')}.`
+    `Moved off the device: ${moved.map(said).join(', ')}${own.map((term) => `, and ${said(term)}`).join('')}.` +
+    node
   );
 }
 

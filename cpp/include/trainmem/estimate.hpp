@@ -40,6 +40,12 @@ struct [[nodiscard]] Estimate {
   // What that device's host holds instead (offloading): each term the device gave up, and the
   // FP32 gradients the host's optimiser step reads.
   Breakdown host;
+  // The host is shared by the node's devices (up to kDevicesPerNode of the layout's): what they
+  // all offload, and whether it is within the host's memory (true when it is not given).
+  double host_devices = 0;
+  double host_node_bytes = 0;
+  double host_capacity_bytes = 0;  // setup.host_capacity_gb, in bytes; 0: not checked
+  bool host_fits = true;
   Device device;
   double num_devices = 1;    // d·t·p·c
   double devices_worth = 0;  // most loaded device's total / its capacity

@@ -18,7 +18,7 @@ struct LayoutCost {
 };
 
 // The stated assumptions behind LayoutCost.
-constexpr int kDevicesPerNode = 8;               // an HGX node's NVLink domain (H100, H200, B200)
+// kDevicesPerNode (setup.hpp): an HGX node's NVLink domain.
 constexpr int kMinTokensPerContextShard = 4096;  // fewer, and the ring exchange is not hidden
 constexpr int kMicroBatchesPerStep = 16;         // for the pipeline bubble: per pipeline, per step
 

@@ -54,6 +54,7 @@ constexpr const char* kLoraDropout = "lora-dropout";
 constexpr const char* kBaseWeights = "base-weights";
 constexpr const char* kOffload = "offload";
 constexpr const char* kOffloadActivations = "offload-activations";
+constexpr const char* kHostCapacity = "host-gb";
 constexpr const char* kStack = "stack";
 constexpr const char* kFp8AllGather = "fp8-all-gather";
 constexpr const char* kOverlapComm = "overlap-comm";

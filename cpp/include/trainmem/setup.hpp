@@ -20,6 +20,10 @@ constexpr int kMaxZeroStage = 3;                  // Rajbhandari et al.: stages 
 constexpr double kDefaultHeadroomPercent = 10;    // of each device's memory kept free
 constexpr double kMaxHeadroomPercent = 90;
 constexpr double kMaxDevices = 1 << 24;  // d·t·p·c
+// An HGX node's devices (H100, H200, B200): its NVLink domain, and the devices that share its
+// host's memory.
+constexpr int kDevicesPerNode = 8;
+constexpr double kMaxHostCapacityGb = 1e6;
 // Megatron-LM's --make-vocab-size-divisible-by default (megatron/training/arguments.py).
 constexpr int kMegatronVocabSizeDivisibleBy = 128;
 
@@ -122,6 +126,9 @@ struct TrainingSetup {
   BaseWeights base_weights = BaseWeights::kBf16;
   Offload offload = Offload::kNone;
   bool offload_activations = false;
+  // The host's memory per node in GB (10^9 bytes), which its devices (up to kDevicesPerNode)
+  // share: what offloading holds there is checked against it; 0 leaves it unchecked.
+  double host_capacity_gb = 0;
   // A mixture's routed tokens: 0 for dropless routing, counted at balanced load (each device's
   // experts receive k copies of its tokens); C > 0 pads each expert's buffer to C times that
   // (GShard's and Switch's capacity factor; Megatron-LM's --moe-expert-capacity-factor with

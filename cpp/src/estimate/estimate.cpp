@@ -2,6 +2,8 @@
 // view of it.
 #include "trainmem/estimate.hpp"
 
+#include <algorithm>
+
 #include "estimate/calculation.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/fine_tuning.hpp"
@@ -31,6 +33,11 @@ Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool
       static_cast<double>(setup.sequence_length) * micro_batch_sequences;
   estimate.bytes = calc.ledger.device;
   estimate.host = calc.ledger.host;
+  estimate.host_devices = std::min(num_devices(setup.layout), static_cast<double>(kDevicesPerNode));
+  estimate.host_node_bytes = estimate.host.total() * estimate.host_devices;
+  estimate.host_capacity_bytes = setup.host_capacity_gb * 1e9;
+  estimate.host_fits =
+      estimate.host_capacity_bytes == 0 || estimate.host_node_bytes <= estimate.host_capacity_bytes;
   estimate.trainable_parameters =
       setup.lora_rank > 0
           ? shape.num_layers * lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets)

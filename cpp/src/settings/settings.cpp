@@ -384,6 +384,17 @@ std::vector<Entry> make_entries() {
                  "Hold the saved activations in the host's memory but the layers in flight",
                  "offloadActivations")),
       number_access<bool, &TrainingSetup::offload_activations>());
+  add(from(added(make(id::kHostCapacity, "Host memory", SettingKind::kDecimal,
+                      "The host's memory per node in GB (10^9 bytes), shared by its devices: "
+                      "what offloading holds is checked against it (0: not checked)",
+                      "hostCapacityGb")),
+           [](Setting& setting) {
+             setting.min = 0;
+             setting.max = kMaxHostCapacityGb;
+             setting.allowed = "Host memory must be from 0 (not checked) to " +
+                               format_count(kMaxHostCapacityGb) + " GB.";
+           }),
+      number_access<double, &TrainingSetup::host_capacity_gb>());
   add(added(choice(id::kStack, "Stack", choices<Stack>(),
                    "What trains the model: the idealised step, or a framework's real holdings",
                    "stack")),

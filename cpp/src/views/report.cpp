@@ -108,6 +108,10 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"offload", choice_id(estimate.setup.offload)},
       {"offloadActivations", estimate.setup.offload_activations},
       {"hostBytes", number(host.total())},
+      {"hostDevices", estimate.host_devices},
+      {"hostNodeBytes", number(estimate.host_node_bytes)},
+      {"hostCapacityBytes", number(estimate.host_capacity_bytes)},
+      {"hostFits", estimate.host_fits},
       {"host", breakdown_json(host, true, true)},
   };
 }
