@@ -32,7 +32,7 @@ double activations(const TrainingSetup& setup) {
 }  // namespace
 
 TEST_CASE(
-    "dropout: Korthikanti's 34 counts its masks; without dropout it is 32, the scores' 5 two") {
+    "dropout: Korthikanti's 34 counts its masks, and without dropout it is 32, the scores' 5 two") {
   const double tokens = 128, h = 64, a = 4, s = 128, layers = 2;
   for (const Dropout with : {Dropout::kModel, Dropout::kOn}) {
     CHECK(activations(tiny(ActivationModel::kKorthikanti, with)) == layers * tokens * h * 34);
