@@ -41,6 +41,7 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.dense_layers = dense;
   device.mixture_layers = stage.layers - dense;
   device.output_layer = setup.layout.pipeline_parallel == 1 || stage.role == StageRole::kLast;
+  device.embedding = setup.layout.pipeline_parallel == 1 || stage.role == StageRole::kFirst;
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the
   // slot's bytes; one block for Korthikanti's sum or a recomputed layer's input.
   const bool selective_op = setup.recompute == Recompute::kSelectiveOp;

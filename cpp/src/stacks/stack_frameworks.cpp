@@ -24,20 +24,28 @@ constexpr double kDeepSpeedPersistenceThresholdElements =
 
 }  // namespace
 
-double te_cached_wgrad_bytes(const StepDevice& device) {
+namespace {
+
+using WeightShape = std::pair<double, double>;  // (rows, columns) on a rank
+
+// One layer's linear weights on a tensor-parallel rank, each tensor once, as Megatron-LM's
+// Transformer Engine layer spec builds them: the attention's (MLASelfAttention's down projections
+// whole on every rank, its up projections and output split over t), and a dense layer's MLP or a
+// mixture layer's experts (TE's GroupedLinear keeps weight0 … weightN-1, one tensor per local
+// expert, split over etp) and shared experts (over t).
+std::vector<WeightShape> layer_weight_shapes(const StepDevice& device, bool mixture) {
   const ModelShape& shape = device.shape;
   const ParallelLayout& layout = device.setup.layout;
   const double t = layout.tensor_parallel;
-  const double etp = expert_tensor_parallel_of(layout);
   const double h = shape.hidden_size;
-  std::set<std::pair<double, double>> shapes;  // (rows, columns) on the rank
-  const auto add = [&](double rows, double columns) {
-    if (rows > 0 && columns > 0) shapes.insert({rows, columns});
-  };
   const double a = shape.num_attention_heads;
+  std::vector<WeightShape> shapes;
+  const auto add = [&](double rows, double columns, double copies = 1) {
+    for (int copy = 0; rows > 0 && columns > 0 && copy < static_cast<int>(copies); ++copy) {
+      shapes.push_back({rows, columns});
+    }
+  };
   if (latent_attention(shape)) {
-    // Megatron-LM's MLASelfAttention: the down projections whole on every rank, the up
-    // projections and the output split over t.
     const double qk = shape.qk_nope_head_dim + shape.qk_rope_head_dim;
     if (shape.q_lora_rank > 0) {
       add(shape.q_lora_rank, h);
@@ -54,16 +62,58 @@ double te_cached_wgrad_bytes(const StepDevice& device) {
     add(h, a * d / t);                                      // linear_proj
   }
   const double gates = shape.gated_mlp ? 2 : 1;
-  const auto mlp = [&](double width, double split) {
-    add(gates * width / split, h);  // linear_fc1
-    add(h, width / split);          // linear_fc2
+  const auto mlp = [&](double width, double split, double copies) {
+    add(gates * width / split, h, copies);  // linear_fc1
+    add(h, width / split, copies);          // linear_fc2
   };
-  if (device.dense_layers > 0) mlp(shape.ffn_hidden_size, t);
-  if (device.mixture_layers > 0) {
-    mlp(shape.moe_ffn_hidden_size > 0 ? shape.moe_ffn_hidden_size : shape.ffn_hidden_size, etp);
-    mlp(shape.shared_expert_ffn_hidden_size, t);
+  if (!mixture) {
+    mlp(shape.ffn_hidden_size, t, 1);
+  } else {
+    mlp(routed_expert_width(shape), expert_tensor_parallel_of(layout),
+        static_cast<double>(shape.num_experts) / layout.expert_parallel);
+    mlp(shape.shared_expert_ffn_hidden_size, t, 1);
   }
-  if (device.output_layer) add(std::ceil(static_cast<double>(shape.vocab_size) / t), h);
+  return shapes;
+}
+
+// The output layer's, or the embedding's: the vocabulary split over t.
+WeightShape vocabulary_shape(const StepDevice& device) {
+  return {
+      std::ceil(static_cast<double>(device.shape.vocab_size) / device.setup.layout.tensor_parallel),
+      static_cast<double>(device.shape.hidden_size)};
+}
+
+// The device's weight tensors in the order the model builds them, elements each: the embedding
+// (first stage), each layer's, the output layer (last stage).
+std::vector<double> weight_tensor_elements(const StepDevice& device) {
+  std::vector<double> elements;
+  const WeightShape vocabulary = vocabulary_shape(device);
+  if (device.embedding) elements.push_back(vocabulary.first * vocabulary.second);
+  const auto layers = [&](double count, bool mixture) {
+    const std::vector<WeightShape> shapes = layer_weight_shapes(device, mixture);
+    for (int layer = 0; layer < static_cast<int>(count); ++layer) {
+      for (const auto& [rows, columns] : shapes) elements.push_back(rows * columns);
+    }
+  };
+  layers(device.dense_layers, false);
+  layers(device.mixture_layers, true);
+  // A tied output layer on the embedding's stage is the embedding itself.
+  if (device.output_layer && !(device.embedding && device.shape.tied_embeddings)) {
+    elements.push_back(vocabulary.first * vocabulary.second);
+  }
+  return elements;
+}
+
+}  // namespace
+
+double te_cached_wgrad_bytes(const StepDevice& device) {
+  std::set<WeightShape> shapes;
+  for (const bool mixture : {false, true}) {
+    if ((mixture ? device.mixture_layers : device.dense_layers) > 0) {
+      for (const WeightShape& shape : layer_weight_shapes(device, mixture)) shapes.insert(shape);
+    }
+  }
+  if (device.output_layer) shapes.insert(vocabulary_shape(device));
   double elements = 0;
   for (const auto& [rows, columns] : shapes) elements += rows * columns;
   return kBf16Bytes * elements;
@@ -74,10 +124,32 @@ double te_cached_wgrad_bytes(const StepDevice& device) {
 // sequence parallelism the global memory buffer that gathers the output layer's input.
 void megatron_step(Step& step, const StepDevice& device) {
   const Breakdown& bytes = device.bytes;
-  step.take(tag(Term::kWeights), bytes[Term::kWeights]);
-  step.take(tag(Term::kGradients), bytes[Term::kGradients]);
-  step.take(tag(Term::kMasterWeights), bytes[Term::kMasterWeights]);
   const ParallelLayout& layout = device.setup.layout;
+  // Building the model: each parameter its own BF16 tensor (the norms, biases and router in one
+  // block beside them). Under the distributed optimiser DDP moves them into one contiguous buffer
+  // and frees them, their blocks left in the cache (param_and_grad_buffer.py); the FP32 main
+  // gradients are one buffer; the optimiser then clones each parameter's shard into FP32
+  // (distrib_optimizer.py, shard_fp32_from_float16_groups), one block each.
+  const std::vector<double> tensors = weight_tensor_elements(device);
+  double elements = 0;
+  for (const double tensor : tensors) elements += tensor;
+  const double weights = bytes[Term::kWeights];
+  const double rest = std::max(0.0, weights - kBf16Bytes * elements);
+  Handles built;
+  for (const double tensor : tensors) {
+    built.push_back(step.take(tag(Term::kWeights), kBf16Bytes * tensor));
+  }
+  built.push_back(step.take(tag(Term::kWeights), rest));
+  const bool buffered = layout.zero_stage > 0;
+  if (buffered) step.take(tag(Term::kWeights), weights);
+  step.take(tag(Term::kGradients), bytes[Term::kGradients]);
+  if (buffered) give_all(step, built);
+  const double master = bytes[Term::kMasterWeights];
+  const double total = kBf16Bytes * elements + rest;
+  for (const double tensor : tensors) {
+    step.take(tag(Term::kMasterWeights), master * kBf16Bytes * tensor / total);
+  }
+  step.take(tag(Term::kMasterWeights), master * rest / total);
   if (layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0) {
     const std::size_t buffer = step.term(
         "megatron-gather-buffer", "Output layer's gather buffer (BF16)",

@@ -39,6 +39,7 @@ struct StepDevice {
   double dense_layers = 0;
   double mixture_layers = 0;
   bool output_layer = true;
+  bool embedding = true;
 };
 
 // Tags: each of the first kNumTerms is its Term; a stack's own terms follow, one tag each.
