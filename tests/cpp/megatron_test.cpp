@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "stacks/stack_run.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/measured.hpp"
@@ -205,6 +206,13 @@ TEST_CASE("megatron: the vocabulary is padded to a multiple of 128 × t, the Nul
   setup.make_vocab_size_divisible_by = 100;
   CHECK(estimate_memory(setup).bytes[Term::kLogits] ==
         doctest::Approx(unpadded_logits * 600 / 512).epsilon(0.01));
+  // Padding past the largest vocabulary is refused, not counted as rows no model holds.
+  TrainingSetup wide = tiny_megatron();
+  wide.custom_model.vocab_size = kMaxVocabSize - 1;
+  CHECK(padded_vocabulary(wide, wide.custom_model.vocab_size) == kMaxVocabSize);
+  CHECK(estimate_memory(wide).answer.ok());
+  wide.make_vocab_size_divisible_by = 100;  // 16,777,300
+  CHECK(estimate_memory(wide).answer.setting == setting_id::kVocabDivisibleBy);
   // The padding is Megatron-LM's: elsewhere a setting other than its default is refused.
   setup.stack = Stack::kIdeal;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kVocabDivisibleBy);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stacks/stack_rows.hpp"
+#include "stacks/stack_run.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/fp8.hpp"
@@ -407,6 +408,14 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   }
   const Answer layout_answer = check_layout(setup, shape);
   if (!layout_answer.ok()) return layout_answer;
+  if (stack_row(setup.stack).pads_vocabulary &&
+      padded_vocabulary(setup, shape->vocab_size) > kMaxVocabSize) {
+    return refusal(id::kVocabDivisibleBy,
+                   "Padded to a multiple of " + format_count(setup.make_vocab_size_divisible_by) +
+                       " × t " + std::to_string(setup.layout.tensor_parallel) +
+                       ", the vocabulary would pass " + format_count(kMaxVocabSize) +
+                       " rows; choose a smaller multiple.");
+  }
   if (setup.loss_chunks != kDefaultLossChunks && setup.loss != Loss::kChunked) {
     return refusal(id::kLossChunks,
                    "The chunks are the chunked loss's; choose the chunked loss, or leave them at " +
