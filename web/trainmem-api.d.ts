@@ -80,6 +80,14 @@ declare global {
       family: string;
       /** A multimodal model's vision tower and projector, counted from its vision_config; 0 for a text model. */
       visionParameters: number;
+      /** Whether a config.json set its dropout (a preset states none: dropout "model" then follows each activation model's source). */
+      dropoutStated: boolean;
+      /** The config's dropout after the attention and the MLP is above 0. */
+      residualDropout: boolean;
+      /** The config's dropout on the attention probabilities is above 0. */
+      probabilityDropout: boolean;
+      /** The config's dropout keys and values, as the estimate's note says them. */
+      dropoutSaid: string;
     };
 
     /** What to estimate; `defaultSetup` has every field. Choices are their ids. */

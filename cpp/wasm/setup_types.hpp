@@ -80,7 +80,11 @@ inline void register_setup_types() {
       .field("qkRopeHeadDim", &ModelShape::qk_rope_head_dim)
       .field("vHeadDim", &ModelShape::v_head_dim)
       .field("family", &ModelShape::family)
-      .field("visionParameters", &ModelShape::vision_parameters);
+      .field("visionParameters", &ModelShape::vision_parameters)
+      .field("dropoutStated", &ModelShape::dropout_stated)
+      .field("residualDropout", &ModelShape::residual_dropout)
+      .field("probabilityDropout", &ModelShape::probability_dropout)
+      .field("dropoutSaid", &ModelShape::dropout_said);
 
   value_object<ParallelLayout>("ParallelLayout")
       .field("dataParallel", &ParallelLayout::data_parallel)

@@ -355,8 +355,19 @@ TEST_CASE("cli: --config reads a Hugging Face config.json and estimates it as mo
   CHECK(json["model"] == "custom");
   CHECK(json["modelName"] == "MixtralForCausalLM");
   CHECK(json["parameters"] == 46702792704.0);
-  // Top-2 of 8 experts: 34 + 19 bytes per token per hidden unit in each of 32 layers.
-  CHECK(json["bytes"]["activations"] == 53 * 8192.0 * 4096 * 32);
+  // Top-2 of 8 experts without dropout, as MixtralConfig's attention_dropout default of 0.0 sets
+  // (Mixtral's block has no residual dropout): 32 + 18 bytes per token per hidden unit in each of
+  // 32 layers, section 4.1's 34 + 19 less the 1-byte masks; the note says so.
+  CHECK(json["bytes"]["activations"] == 50 * 8192.0 * 4096 * 32);
+  REQUIRE(json["notes"].size() == 1);
+  CHECK(json["notes"][0] ==
+        "Dropout as the config sets it: attention_dropout absent (0 by default); the block has no "
+        "residual dropout.");
+  // --dropout on puts the masks back: Korthikanti's published 34 + 19.
+  const nlohmann::json on =
+      nlohmann::json::parse(run({"--config", config.path(), "--dropout", "on", "--json"}).out);
+  CHECK(on["bytes"]["activations"] == 53 * 8192.0 * 4096 * 32);
+  CHECK(on["notes"].empty());
 
   const CliRun table = run({"--config", config.path()});
   REQUIRE(table.status == 0);

@@ -65,23 +65,36 @@ static_assert(kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
 // T·k·C·h BF16 values, one layer at a time.
 constexpr double kAllToAllBuffersInFlight = 2;
 
-// One tensor a layer keeps from its forward pass until its backward pass, per token.
+// Whether the layers save dropout's masks (options.hpp, Dropout): as --dropout says; under
+// "model", as the model's config sets it (config_dropout.cpp: the residual dropout after the
+// attention and the MLP, the probabilities' own), and where no config says (a preset) as each
+// activation model's source does: Korthikanti's GPT block drops out, as published
+// (`source_drops` true); the Llama block does not.
+inline bool drops_out(const TrainingSetup& setup, bool stated, bool config_drops,
+                      bool source_drops) {
+  if (setup.dropout != Dropout::kModel) return setup.dropout == Dropout::kOn;
+  return stated ? config_drops : source_drops;
+}
+inline bool residual_dropout(const ModelShape& shape, const TrainingSetup& setup,
+                             bool source_drops) {
+  return drops_out(setup, shape.dropout_stated, shape.residual_dropout, source_drops);
+}
+inline bool probability_dropout(const ModelShape& shape, const TrainingSetup& setup,
+                                bool source_drops) {
+  return drops_out(setup, shape.dropout_stated, shape.probability_dropout, source_drops);
+}
+// Korthikanti's GPT block drops out as published; the Llama block does not.
+constexpr bool kKorthikantiDropsOut = true;
+constexpr bool kLlamaBlockDropsOut = false;
+
 // Whether the attention's output is saved once more before its all-to-all back: context
 // parallelism over all-to-all (Megatron-LM's --cp-comm-type a2a) under Transformer Engine 2.8 on
 // (context_parallel.py, AttnFuncWithCPAndQKVOA2A.forward: out_part).
-// Whether the layers save dropout's masks: in Korthikanti's formula unless dropout is off (its GPT
-// block drops out, as published), in the Llama block only when it is on (options.hpp, Dropout).
-inline bool korthikanti_dropout(const TrainingSetup& setup) {
-  return setup.dropout != Dropout::kOff;
-}
-inline bool llama_block_dropout(const TrainingSetup& setup) {
-  return setup.dropout == Dropout::kOn;
-}
-
 inline bool cp_all_to_all_saves_output(const TrainingSetup& setup) {
   return setup.cp_comm_type == CpCommType::kA2a && setup.layout.context_parallel > 1;
 }
 
+// One tensor a layer keeps from its forward pass until its backward pass, per token.
 struct SavedTensor {
   std::string id;                 // "attention-norm-input", "log-sum-exp", …
   std::string name;               // for people: "Attention norm's input"

@@ -77,6 +77,13 @@ struct ModelShape {
   // tower (config_vision.cpp): their parameters, whole on the first pipeline stage, frozen unless
   // a setup trains them; 0 for a text model.
   double vision_parameters = 0;
+  // The dropout a config.json sets (config_dropout.cpp), which --dropout model follows
+  // (options.hpp, Dropout); a preset states none, and each activation model then follows its own
+  // source.
+  bool dropout_stated = false;
+  bool residual_dropout = false;     // p > 0 on the attention's and the MLP's outputs
+  bool probability_dropout = false;  // p > 0 on the attention probabilities
+  std::string dropout_said = {};     // the config's dropout keys and values, as a note says them
 };
 
 // Whether the shape's attention is multi-head latent attention.

@@ -130,8 +130,10 @@ enum class ActivationModel { kKorthikanti, kLlamaBlock };
 // Dropout on the residual branches (after the attention's output projection and after the MLP)
 // and on the attention probabilities. Its probability changes no byte: each dropout saves a 1-byte
 // mask per element (and on the probabilities, their dropped copy too), whatever p > 0 is.
-//   model  as each activation model's source: Korthikanti's GPT block with dropout (its 34 and
-//          5·a·s/h count the masks), the Llama block without (Llama trains without it)
+//   model  as the model's config.json sets it (config_dropout.cpp: residual dropout and the
+//          probabilities' each on or off); with a preset, as each activation model's source:
+//          Korthikanti's GPT block with dropout (its 34 and 5·a·s/h count the masks), the Llama
+//          block without (Llama trains without it)
 //   off    p = 0 in both models: Korthikanti's replicated 10 becomes 8 (no masks after the
 //          attention and the MLP) and the scores' 5 becomes 2 (the softmax alone), as section 4.1
 //          derives them

@@ -19,10 +19,16 @@ namespace {
 // Where the model's words come from, and what a setup changes in them.
 std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& setup) {
   std::string source = "Korthikanti et al., MLSys 2023, equation 1 and Table 2";
-  if (!korthikanti_dropout(setup)) {
+  const bool residual = residual_dropout(shape, setup, kKorthikantiDropsOut);
+  const bool probabilities = probability_dropout(shape, setup, kKorthikantiDropsOut);
+  if (!residual) {
     source +=
-        "; without dropout, section 4.1's terms less its masks: 32 of the 34 (the attention's and "
-        "the MLP's 1-byte masks go) and 2·a·s/h of the scores' 5 (the softmax alone)";
+        "; without residual dropout, section 4.1's terms less its masks: 32 of the 34 (the "
+        "attention's and the MLP's 1-byte masks go)";
+  }
+  if (!probabilities) {
+    source +=
+        "; without dropout on the probabilities, 2·a·s/h of the scores' 5 (the softmax alone)";
   }
   if (shape.num_experts > 1 &&
       (shape.moe_ffn_hidden_size > 0 || shape.shared_expert_ffn_hidden_size > 0)) {
@@ -80,8 +86,9 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   const bool attention_keeps_output = flash_attention && setup.recompute != Recompute::kSelective;
   const double attention_output_change = !fp8 ? 0 : attention_keeps_output ? kFp8Bytes : -freed;
   // Without dropout, the residuals' two masks go (each MLP's one of them).
-  const double masks =
-      korthikanti_dropout(setup) ? 0 : kKorthikantiDropoutMaskBytesPerTokenPerHidden;
+  const double masks = residual_dropout(shape, setup, kKorthikantiDropsOut)
+                           ? 0
+                           : kKorthikantiDropoutMaskBytesPerTokenPerHidden;
   const double mlp_replicated = kKorthikantiMlpReplicatedBytesPerTokenPerHidden - freed - masks;
   const double mlp_sharded =
       kKorthikantiMlpShardedBytesPerTokenPerHidden - kKorthikantiFc2InputWidthPerHidden * freed;
@@ -136,8 +143,9 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                          (capacity - 1) * routed_replicated / (layout.sequence_parallel ? t : 1);
   }
   const bool scores_stored = !flash_attention && setup.recompute == Recompute::kNone;
-  const double score_bytes = korthikanti_dropout(setup) ? kKorthikantiScoreBytesPerHeadPerTokenPair
-                                                        : kKorthikantiScoreBytesWithoutDropout;
+  const double score_bytes = probability_dropout(shape, setup, kKorthikantiDropsOut)
+                                 ? kKorthikantiScoreBytesPerHeadPerTokenPair
+                                 : kKorthikantiScoreBytesWithoutDropout;
   const double score_factor = score_bytes * a * s / (h * t);
 
   if (pen.writing()) layer.source = korthikanti_source(shape, setup);

@@ -186,7 +186,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     } else {
       add("probabilities", "Attention probabilities (softmax output)",
           "softmax and the probabilities × values matmul", "a·s", a * s, kBf16Bytes, by_heads);
-      if (llama_block_dropout(setup)) {
+      if (probability_dropout(shape, setup, kLlamaBlockDropsOut)) {
         // Dropout on the probabilities: its mask, and the dropped copy the matmul reads.
         add("probabilities-dropout-mask", "Probabilities' dropout mask (1 byte)", "dropout", "a·s",
             a * s, 1, by_heads);
@@ -208,7 +208,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
         flash_keeps_output ? "FlashAttention and the output projection" : "the output projection",
         output_elements, output_width, linear_input_bytes, by_heads);
   }
-  if (llama_block_dropout(setup)) {
+  if (residual_dropout(shape, setup, kLlamaBlockDropsOut)) {
     add("attention-dropout-mask", "Dropout mask after the attention (1 byte)", "dropout", "h", h, 1,
         whole);
   }
@@ -291,7 +291,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
           kBf16Bytes, whole);
     }
   }
-  if (llama_block_dropout(setup)) {
+  if (residual_dropout(shape, setup, kLlamaBlockDropsOut)) {
     add("mlp-dropout-mask", "Dropout mask after the MLP (1 byte)", "dropout", "h", h, 1, whole);
   }
   for (int number = 4; number <= shape.norms_per_layer; ++number) add_further_norm(number);
@@ -337,7 +337,7 @@ double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
 
 namespace {
 
-std::string llama_block_source(const TrainingSetup& setup) {
+std::string llama_block_source(const ModelShape& shape, const TrainingSetup& setup) {
   if (setup.recompute == Recompute::kSelectiveOp) {
     return "torchtitan's selective per-op recomputation: each block keeps its input and the "
            "outputs of the matmuls but every second one, and of the attention kernel "
@@ -347,7 +347,8 @@ std::string llama_block_source(const TrainingSetup& setup) {
   std::string source =
       "the Llama block's saved tensors, one by one (docs/activations.md); the layer's input alone "
       "under full recomputation (Chen et al. 2016)";
-  if (llama_block_dropout(setup)) {
+  if (residual_dropout(shape, setup, kLlamaBlockDropsOut) ||
+      probability_dropout(shape, setup, kLlamaBlockDropsOut)) {
     source +=
         "; with dropout, its 1-byte masks (and without FlashAttention the dropped "
         "probabilities)";
@@ -372,7 +373,7 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
   ActivationsPerLayer layer;
   layer.tokens_on_device =
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
-  if (pen.writing()) layer.source = llama_block_source(setup);
+  if (pen.writing()) layer.source = llama_block_source(shape, setup);
   const double saved_per_token =
       saved_bytes_per_token(llama_block_saved_tensors(shape, setup, flash_attention));
   const double saved = layer.tokens_on_device * saved_per_token;

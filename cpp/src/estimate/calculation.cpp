@@ -32,6 +32,9 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
   if (!calc.answer.ok()) return calc;
   StackRun run = stack_run(asked, *calc.shape);
   calc.notes = std::move(run.notes);
+  if (asked.dropout == Dropout::kModel && calc.shape->dropout_stated) {
+    calc.notes.push_back("Dropout as the config sets it: " + calc.shape->dropout_said + ".");
+  }
   if (run.shape != nullptr) {
     calc.built_shape = std::move(run.shape);
     calc.shape = calc.built_shape.get();

@@ -365,6 +365,32 @@ std::string text_tower_config(const Json& config, const std::string& model_type,
   return {};
 }
 
+namespace {
+
+// Each block's dropout keys (config_dropout.cpp), with its config class's defaults.
+DropoutKeys dropout_keys(const ModelType& type) {
+  constexpr DropoutKey kAttentionDropout = {"attention_dropout", 0};
+  switch (type.block) {
+    case Block::kGpt2:
+      return {{"resid_pdrop", 0.1}, {"attn_pdrop", 0.1}, {"embd_pdrop", 0.1}};
+    case Block::kGptNeoX:
+      return {{"hidden_dropout", 0}, kAttentionDropout, {"hidden_dropout", 0}};
+    case Block::kOpt:
+      return {{"dropout", 0.1}, kAttentionDropout, {}, {"activation_dropout", "layerdrop"}};
+    case Block::kPhi:
+      return {{"resid_pdrop", 0}, kAttentionDropout, {"embd_pdrop", 0}};
+    default:
+      break;
+  }
+  // Phi-3's block (Phi3DecoderLayer) drops out after its attention and its MLP.
+  if (std::string_view(type.name) == "phi3") {
+    return {{"resid_pdrop", 0}, kAttentionDropout, {"embd_pdrop", 0}};
+  }
+  return {{}, kAttentionDropout, {}};
+}
+
+}  // namespace
+
 const WholeField* whole_field_named(std::string_view key) {
   for (const WholeField& field : kWholeFields) {
     if (key == field.key) return &field;
@@ -405,6 +431,8 @@ std::string read_block_shape(const Json& config, const std::string& model_type, 
   if (!activation_problem.empty()) return activation_problem;
   const std::string problem = read_block(config, *type, shape);
   if (!problem.empty()) return problem;
+  const std::string dropout_problem = read_dropout(config, dropout_keys(*type), shape);
+  if (!dropout_problem.empty()) return dropout_problem;
   // The longest sequence: learned positions have a row each (OPT's two extra rows are fairseq's
   // offset, not positions); a rotary model's config gives max_position_embeddings.
   if (type->block == Block::kGpt2) {

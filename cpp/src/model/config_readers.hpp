@@ -32,6 +32,21 @@ std::string read_glm4_moe_block(const Json& config, ModelShape& shape);
 std::string read_gpt_oss_block(const Json& config, ModelShape& shape);
 std::string read_llama4_block(const Json& config, ModelShape& shape);
 
+// A dropout probability's key, and its config class's default where the key is absent.
+struct DropoutKey {
+  const char* key = nullptr;  // null: the block has no such dropout
+  double absent = 0;
+};
+// The keys of one architecture's dropout (config_dropout.cpp), and those it refuses above 0.
+struct DropoutKeys {
+  DropoutKey residual;       // after the attention and after the MLP
+  DropoutKey probabilities;  // on the attention probabilities
+  DropoutKey embedding;      // on the embedding's output (the residual's key where it is shared)
+  const char* refused[2] = {nullptr, nullptr};
+};
+// The dropout the config sets, into shape's dropout fields; the problem, or "".
+std::string read_dropout(const Json& config, const DropoutKeys& keys, ModelShape& shape);
+
 // The vision towers trainmem counts, each with its multimodal type's projector.
 enum class VisionTower { kNone, kSiglip, kPixtral, kQwen25Vl, kLlama4 };
 

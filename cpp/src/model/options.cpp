@@ -185,8 +185,9 @@ double fused_linear_chunk_tokens(double tokens, double vocabulary, double hidden
 template <>
 const std::vector<Choice>& choices<Dropout>() {
   static const std::vector<Choice> choices = {
-      {"model", "As the activation model assumes",
-       "Korthikanti's GPT block with dropout, the Llama block without"},
+      {"model", "As the model sets it",
+       "a config.json's own dropout keys; with a preset, Korthikanti's GPT block with dropout and "
+       "the Llama block without"},
       {"off", "None (p = 0)", "no dropout masks in either model"},
       {"on", "On (p > 0)",
        "a 1-byte mask per element after the attention and the MLP, and on the probabilities"},
