@@ -106,8 +106,8 @@ describe('the Llama block and measured memory, in Chromium', () => {
     // A heading row per source and way of measuring, then its runs.
     const headings = all.filter((row) => row.length === 1).map(([text]) => text);
     const rows = all.filter((row) => row.length === 4);
-    // Our nine, then SimuMax's 19 Megatron-LM runs, allocated under one heading, reserved under one.
-    assert.equal(rows.length, 9 + 2 * 19);
+    // Our eleven, then SimuMax's 19 Megatron-LM runs, allocated under one heading, reserved under one.
+    assert.equal(rows.length, 11 + 2 * 19);
     assert.equal(headings.length, 6 + 2);
     assert.match(
       headings[6],

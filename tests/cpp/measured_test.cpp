@@ -167,8 +167,9 @@ TEST_CASE(
     const double error = std::fabs(comparison.llama_block_error_percent);
     const double goal = comparison.measured.goal_percent;
     // Korthikanti's formula assumes heads of h/a, which latent attention does not keep (its
-    // source says so): held to 10% elsewhere.
-    if (!latent_attention(*resolve_model(comparison.measured.setup))) {
+    // source says so): held to 10% elsewhere, unless the note says why not.
+    if (!latent_attention(*resolve_model(comparison.measured.setup)) &&
+        comparison.measured.outside_goal.empty()) {
       CHECK(std::fabs(comparison.korthikanti_error_percent) <= 10);
     }
     if (comparison.measured.outside_goal.empty()) {
@@ -179,7 +180,7 @@ TEST_CASE(
       CHECK(comparison.measured.note.find(comparison.measured.outside_goal) != std::string::npos);
     }
   }
-  CHECK(published == 6 + 2 * 19);
+  CHECK(published == 8 + 2 * 19);
 }
 
 TEST_CASE("measured: errors are signed percentages to one decimal") {

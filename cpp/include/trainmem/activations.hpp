@@ -28,6 +28,9 @@ constexpr double kKorthikantiScoreBytesPerHeadPerTokenPair = 5;
 // masks leave the replicated 10 (8), the MLP's mask its 3 (2); the scores keep the softmax's 2 of
 // their 5 (the probabilities' mask, 1, and their dropped copy, 2, go).
 constexpr double kKorthikantiDropoutMaskBytesPerTokenPerHidden = 1;  // each of two
+// Of the replicated 10, the two inputs the projections read (the QKV projection's and the MLP's,
+// 2 each): DTensor's sequence parallelism (torchtitan) saves them all-gathered, whole on each rank.
+constexpr double kKorthikantiGatheredInputBytesPerTokenPerHidden = 4;
 constexpr double kKorthikantiScoreBytesWithoutDropout = 2;
 constexpr double kFullRecomputeBytesPerTokenPerHidden = 2;  // each layer's BF16 input
 

@@ -306,6 +306,12 @@ constexpr double kModelStateBytesPerParameter =
 constexpr double kLogitsBytesPerTokenPerVocab = kBf16Bytes + kFp32Bytes;
 constexpr double kFp32UpcastLossBytesPerTokenPerVocab = 3 * kFp32Bytes;
 constexpr double kTeFusedLossBytesPerTokenPerVocab = kBf16Bytes;
+// The same cross_entropy under DTensor's loss_parallel (torchtitan above tp 1;
+// torch/distributed/tensor/parallel/loss.py) runs its own handlers over each rank's V/t logits:
+// _log_softmax holds the BF16 logits, their FP32 copy, the shifted logits and their exp (2 + 4 + 4
+// + 4 = 14); _nll_loss_and_log_softmax_backward holds the saved log-softmax, zeros_like of it,
+// its exp and their sum (4 + 4 + 4 + 4 = 16), the peak.
+constexpr double kLossParallelBytesPerTokenPerVocab = 4 * kFp32Bytes;
 // torchtune's default num_output_chunks.
 constexpr int kDefaultLossChunks = 8;
 constexpr int kMaxLossChunks = 1024;

@@ -30,6 +30,12 @@ std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& set
     source +=
         "; without dropout on the probabilities, 2·a·s/h of the scores' 5 (the softmax alone)";
   }
+  if (saves_gathered_inputs(setup)) {
+    source +=
+        "; under DTensor's sequence parallelism (torchtitan's apply_tp) the QKV projection's and "
+        "the MLP's inputs are saved all-gathered: 4 of the 34 whole on every rank, the rest "
+        "split by t";
+  }
   if (shape.num_experts > 1 &&
       (shape.moe_ffn_hidden_size > 0 || shape.shared_expert_ffn_hidden_size > 0)) {
     source += "; top-" + std::to_string(shape.num_experts_per_token) +
@@ -125,6 +131,11 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   double replicated_factor = 0;  // the bracket's first part: 34, 10 + 24/t…
   if (layout.sequence_parallel) {
     replicated_factor = (replicated + sharded + extra_replicated + extra_sharded) / t;
+    // DTensor keeps the projections' all-gathered inputs whole (dense models only: the stack
+    // refuses a mixture).
+    if (saves_gathered_inputs(setup)) {
+      replicated_factor += kKorthikantiGatheredInputBytesPerTokenPerHidden * (1 - 1 / t);
+    }
   } else {
     replicated_factor = replicated + sharded / t + extra_replicated + extra_sharded / t;
   }

@@ -60,6 +60,11 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   // stream) is whole on every tensor-parallel rank unless sequence parallelism splits it; the
   // attention heads and the MLP's width are split over t.
   const double whole = layout.sequence_parallel ? t : 1;
+  // DTensor's sequence parallelism (torchtitan) saves the all-gathered norm outputs that the
+  // projections read, whole on every rank (stack_rows.hpp, dtensor_tensor_parallel).
+  const bool gathered = saves_gathered_inputs(setup);
+  const double projections_input = gathered ? 1 : whole;
+  const Words gathered_text = gathered ? ", all-gathered (DTensor)" : "";
   const double by_heads = t;
   // A mixture's routed experts split their width over etp (t unless set); the shared experts,
   // like a dense MLP, over t.
@@ -116,9 +121,9 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   add("qkv-input",
       linear_input(two_copies ? "Attention norm's output, a copy for each of the query's and the "
                                 "key/value's projection"
-                              : "Attention norm's output"),
+                              : "Attention norm's output" + gathered_text),
       "Q, K and V projections (one tensor for the three)", two_copies ? "2·h" : "h",
-      two_copies ? 2 * h : h, linear_input_bytes, whole);
+      two_copies ? 2 * h : h, linear_input_bytes, projections_input);
   // Who keeps Q, K and V: FlashAttention, the two matmuls without it, or, under selective
   // recomputation, the core attention, which keeps only its inputs to run again.
   const auto attention_keeper = [&](const char* without_flash_attention) -> Words {
@@ -249,8 +254,8 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
         mlp_input_readers, "h·top-k", h * top_k, linear_input_bytes, whole);
   } else if (!one_norm_for_both || fp8) {
     // Phi's MLP reads the tensor Q, K and V saved, but under FP8 keeps an FP8 copy of its own.
-    add("mlp-input", linear_input("MLP norm's output"), mlp_input_readers, "h", h,
-        linear_input_bytes, whole);
+    add("mlp-input", linear_input("MLP norm's output" + gathered_text), mlp_input_readers, "h", h,
+        linear_input_bytes, projections_input);
   }
   const Words width_name = shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
   const Words ffn_elements = routed_copies ? width_name + "·top-k" : width_name;

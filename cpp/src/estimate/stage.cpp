@@ -123,6 +123,13 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
                [&] { return (forward ? "(2 + 4 + 4/" : "(4 + 8/") + number_text(n) + ") B"; }) *
            pen.count(tokens, "tokens") * vocabulary_here;
   }
+  if (setup.loss == Loss::kFp32Upcast && saves_gathered_inputs(setup)) {
+    // DTensor's loss_parallel, and the output layer's all-gathered input (2·h a token, whole on
+    // every rank) held from its forward pass to its backward pass.
+    return pen.bytes(kLossParallelBytesPerTokenPerVocab) * pen.count(tokens, "tokens") *
+               vocabulary_here +
+           pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(shape.hidden_size, "h");
+  }
   return pen.bytes(loss_bytes_per_logit(setup.loss)) * pen.count(tokens, "tokens") *
          vocabulary_here;
 }
@@ -211,7 +218,15 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
       return "(1 + " + number_text(stage.mtp_layers) + " MTP modules)";
     });
   }
-  ledger.add(Term::kLogits, logits, [&] { return loss_source(setup.loss); });
+  ledger.add(Term::kLogits, logits, [&]() -> std::string {
+    if (setup.loss == Loss::kFp32Upcast && saves_gathered_inputs(setup)) {
+      return "cross_entropy over FP32-upcast logits under DTensor's loss_parallel (torch/"
+             "distributed/tensor/parallel/loss.py): the saved log-softmax, zeros_like of it, its "
+             "exp and their sum at its backward peak (_nll_loss_and_log_softmax_backward), 16 B "
+             "a logit; and the output layer's all-gathered input, 2·h a token whole on every rank";
+    }
+    return loss_source(setup.loss);
+  });
   // The logits and loss live on the last stage from the end of the forward pass until the output
   // layer's backward; full recomputation rebuilds the last transformer layer only after that, in
   // the memory the logits freed, and a layer's all-to-all buffers are freed before the output

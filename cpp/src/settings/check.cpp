@@ -172,7 +172,7 @@ Answer check_fp8(const TrainingSetup& setup) {
 // A stack is modelled for what its row says: its precisions, full training on the device, its
 // ZeRO stages, its loss and its layouts. Anything else is refused, in the row's words, rather than
 // counted as something else.
-Answer check_stack(const TrainingSetup& setup) {
+Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   const StackRow& row = stack_row(setup.stack);
   if (setup.fp8_all_gather && (!row.fp8_all_gather || setup.precision != Precision::kFp8Mixed)) {
     return refusal(id::kFp8AllGather,
@@ -223,6 +223,16 @@ Answer check_stack(const TrainingSetup& setup) {
   }
   if (!row.tensor_parallel && (layout.tensor_parallel > 1 || layout.expert_parallel > 1)) {
     return refusal(id::kStack, row.layout_refusal);
+  }
+  if (!row.expert_parallel && shape.num_experts > 1 &&
+      (layout.tensor_parallel > 1 || layout.expert_parallel > 1)) {
+    return refusal(id::kStack, row.expert_refusal);
+  }
+  if (row.dtensor_tensor_parallel && layout.tensor_parallel > 1 && !layout.sequence_parallel) {
+    return refusal(id::kSequenceParallel,
+                   "torchtitan runs tensor parallelism with sequence parallelism always on (its "
+                   "norms are SequenceParallel, apply_tp); turn sequence parallelism on, or "
+                   "choose the megatron stack.");
   }
   return {};
 }
@@ -452,7 +462,15 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "block (Q, K, V and O, a gated MLP); " +
                        shape->name + " is not one. Choose none, selective or full.");
   }
-  return check_stack(setup);
+  // torchtitan's per-op policy under its tensor parallelism saves the reduce-scatters' outputs
+  // and recomputes the all-gathers (_save_list): not modelled.
+  if (setup.recompute == Recompute::kSelectiveOp && saves_gathered_inputs(setup)) {
+    return refusal(id::kRecompute,
+                   "Selective per-op recomputation under torchtitan's tensor parallelism (its "
+                   "policy saves the reduce-scatters' outputs) is not modelled; choose none or "
+                   "full recomputation, or tp 1.");
+  }
+  return check_stack(setup, *shape);
 }
 
 }  // namespace trainmem

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "stacks/stack_rows.hpp"
 #include "trainmem/fp8.hpp"
 
 namespace trainmem::replay {
@@ -203,6 +204,19 @@ void megatron_step(Step& step, const StepDevice& device) {
   backward_slots(step, device, kept);
 }
 
+namespace {
+
+// Under DTensor's tensor parallelism (torchtitan's apply_tp: the output layer is ColwiseParallel
+// with input_layouts Shard(1)) the output layer saves its all-gathered input, 2·h a token whole on
+// every rank, from its forward pass to its backward pass.
+CachingAllocator::Handle take_head_input(Step& step, const StepDevice& device) {
+  const bool held = saves_gathered_inputs(device.setup) && device.logit_count > 0;
+  return step.take(tag(Term::kLogits),
+                   held ? kBf16Bytes * device.loss_tokens * device.shape.hidden_size : 0);
+}
+
+}  // namespace
+
 // torchtitan on FSDP2 (torchtitan/parallelisms/parallelize_llama.py, apply_fsdp; FSDP2 in
 // torch/distributed/_composable/fsdp): FP32 sharded parameters and AdamW's moments for the whole
 // step, gradients created by each layer's reduce-scatter and freed by zero_grad; each block
@@ -257,7 +271,9 @@ void torchtitan_step(Step& step, const StepDevice& device) {
     step.take(accumulated, kFp32Bytes * device.parameters);
     step.mark("start", 0);
     std::vector<Handles> kept = forward_slots(step, device);
+    const auto head_input = take_head_input(step, device);
     step.give(loss_forward_and_backward(step, device));
+    step.give(head_input);
     backward_slots(step, device, kept);
     step.take(tag(Term::kGradients), bytes[Term::kGradients]);
     return;
@@ -287,6 +303,7 @@ void torchtitan_step(Step& step, const StepDevice& device) {
     if (reshard && index + 1 < count) give_all(step, copies[index]);
     step.mark("forward", static_cast<int>(index) + 1);
   }
+  const auto head_input = take_head_input(step, device);
   const auto logits_gradient = loss_forward_and_backward(step, device);
   // The output layer's backward: its weight's unsharded gradient waits for the root's
   // reduce-scatter at the end of the backward pass.
@@ -294,6 +311,7 @@ void torchtitan_step(Step& step, const StepDevice& device) {
       device.counts.output_head > 0 ? device.counts.output_head : device.counts.embedding;
   const auto head_gradient = step.take(unsharded_gradients, kBf16Bytes * head);
   step.give(logits_gradient);
+  step.give(head_input);
 
   CachingAllocator::Handle previous_reduce = step.take(reduce_input, 0);
   for (std::size_t index = count; index-- > 0;) {

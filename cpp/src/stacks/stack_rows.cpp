@@ -68,10 +68,12 @@ const StackRow& stack_row(Stack stack) {
         row.loss_refusal =
             "torchtitan computes the loss as cross_entropy over FP32-upcast logits; choose the "
             "fp32-upcast loss.";
-        row.tensor_parallel = false;
-        row.layout_refusal =
-            "torchtitan is modelled on FSDP2 and context parallelism alone; set tp and ep to 1, "
-            "or choose the megatron stack.";
+        row.expert_parallel = false;
+        row.expert_refusal =
+            "torchtitan's tensor parallelism is modelled for dense models as its Llama plan runs "
+            "it (apply_tp), and its mixtures of experts not at all; set tp and ep to 1 for a "
+            "mixture of experts, or choose the megatron stack.";
+        row.dtensor_tensor_parallel = true;
         row.fine_tuning = false;
         row.fp8_all_gather = true;
         row.step = replay::torchtitan_step;
@@ -94,6 +96,10 @@ const StackRow& stack_row(Stack stack) {
   static_assert(std::size(rows) == static_cast<std::size_t>(Stack::kCount),
                 "a row for each stack, in the enum's order");
   return rows[static_cast<std::size_t>(stack)];
+}
+
+bool saves_gathered_inputs(const TrainingSetup& setup) {
+  return stack_row(setup.stack).dtensor_tensor_parallel && setup.layout.tensor_parallel > 1;
 }
 
 bool transformer_engine_fp8(const TrainingSetup& setup) {

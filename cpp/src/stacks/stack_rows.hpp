@@ -49,6 +49,14 @@ struct StackRow {
   const char* loss_refusal = "";
   bool tensor_parallel = true;
   const char* layout_refusal = "";
+  // Expert parallelism, and tensor parallelism for mixtures of experts; refused with its words.
+  bool expert_parallel = true;
+  const char* expert_refusal = "";
+  // Tensor parallelism as DTensor runs it (torchtitan's apply_tp, torch/distributed/tensor/
+  // parallel/style.py): sequence parallelism always on, and each norm's output all-gathered
+  // (PrepareModuleInput, Shard(1) to Replicate) before Q, K, V and gate and up, which save the
+  // gathered tensor, whole on every rank; Megatron-LM saves its shard and gathers it again.
+  bool dtensor_tensor_parallel = false;
   bool fine_tuning = true;  // LoRA and offloading
   // Megatron-LM's own rules (megatron/training/arguments.py, validate_args): its distributed
   // optimiser runs over one data-parallel rank, sharding nothing; it turns sequence parallelism
@@ -73,5 +81,9 @@ const StackRow& stack_row(Stack stack);
 // Whether fp8-mixed runs as Transformer Engine runs it (fp8.hpp): under a stack whose FP8 engine
 // it is.
 bool transformer_engine_fp8(const TrainingSetup& setup);
+
+// Whether the layers save their all-gathered inputs whole (StackRow::dtensor_tensor_parallel):
+// under DTensor's tensor parallelism above 1.
+bool saves_gathered_inputs(const TrainingSetup& setup);
 
 }  // namespace trainmem

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "stacks/stack_rows.hpp"
+
 namespace trainmem::replay {
 
 std::size_t Step::term(std::string id, std::string label, std::string source, Term counted_in) {
@@ -158,6 +160,29 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
   }
   const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
   const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  if (saves_gathered_inputs(device.setup)) {
+    // DTensor's loss_parallel (torch/distributed/tensor/parallel/loss.py): _log_softmax's shifted
+    // logits and their exp, whose sum is all-reduced; the log-softmax from the shifted ones.
+    const auto shifted = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    step.give(step.take(tag(Term::kLogits), kFp32Bytes * n));
+    const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    step.give(shifted);
+    step.give(upcast);
+    step.give(logits);
+    // _nll_loss_and_log_softmax_backward: (zeros_like(x) with -1 at the targets + exp(x)) × the
+    // loss's gradient; its log-softmax backward is a cast to FP32, a no-op; then the BF16 cast.
+    const auto zeros = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    const auto exp = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    const auto sum = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    step.give(exp);
+    const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    step.give(sum);
+    step.give(zeros);
+    step.give(log_softmax);
+    const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
+    step.give(input_gradient);
+    return marked(gradient);
+  }
   const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
   step.give(upcast);
   step.give(logits);

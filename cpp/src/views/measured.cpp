@@ -172,6 +172,48 @@ MeasuredCase torchtitan_fsdp_selective_op(int table, int devices, double gibibyt
   return measured;
 }
 
+// Why Table 4's row without async TP is outside 10%.
+constexpr const char* kTable4Miss =
+    "Outside 10%: the estimate's peak is at the loss. Async TP, which changes only what happens "
+    "inside the compiled blocks, takes 4.3 GiB off the measured peak, so that peak sits inside a "
+    "block's recomputation or backward pass, where compile's and Float8's buffers, not modelled, "
+    "are held";
+
+// Table 4: 2D, FSDP 32 × TP 8 on 256 H100s, Llama 3.1 70B, local batch 16 at the 70B config's
+// 8,192 tokens, full activation checkpointing, torch.compile and Float8; the second row with async
+// TP. Under torchtitan's tensor parallelism (apply_tp): sequence parallelism, the projections'
+// all-gathered inputs saved whole, and the loss under loss_parallel.
+MeasuredCase torchtitan_table4(bool async_tp, double gibibytes, std::string outside_goal) {
+  MeasuredCase measured = torchtitan_benchmark(4, gibibytes);
+  measured.id = std::string("torchtitan-2024-12-table4-2d") + (async_tp ? "-async-tp" : "");
+  measured.title = std::string("Llama 3.1 70B, FSDP 32 × TP 8") + (async_tp ? ", async TP" : "") +
+                   ", 16 × 8K tokens, full recomputation, 256 H100s";
+  measured.citation += std::string(" (the row \"2D") + (async_tp ? " + AsyncTP" : "") + "\")";
+  measured.source +=
+      "; train_configs/llama3_70b.toml at that commit for the sequence length and the "
+      "recomputation";
+  TrainingSetup& setup = measured.setup;
+  setup.model_id = "llama3-70b";
+  setup.sequence_length = 8192;
+  setup.micro_batch_sequences = 16;
+  setup.layout.data_parallel = 32;
+  setup.layout.tensor_parallel = 8;
+  setup.layout.sequence_parallel = true;
+  setup.recompute = Recompute::kFull;
+  measured.note =
+      "The table's settings and the 70B config's: 8,192 tokens, local batch 16, full "
+      "recomputation, run under the torchtitan stack with its tensor parallelism: the norms "
+      "sequence-parallel, the projections' all-gathered inputs saved whole (DTensor), the "
+      "cross-entropy over FP32-upcast logits under loss_parallel, each rank's 16,032 of the "
+      "128,256 logits, 16 bytes a logit at its backward peak (31.3 GiB at 131,072 tokens). Not "
+      "modelled: torch.compile and the Float8 linear layers (which change only what a block saves "
+      "while it is rebuilt), and async TP's symmetric-memory workspace, which is outside the "
+      "caching allocator" +
+      (outside_goal.empty() ? std::string() : ". " + outside_goal);
+  measured.outside_goal = std::move(outside_goal);
+  return measured;
+}
+
 double error_percent(double estimate, double measured) {
   return (estimate - measured) / measured * 100;
 }
@@ -238,6 +280,8 @@ const std::vector<MeasuredCase>& measured_cases() {
         torchtitan_table2(1, 8, 262144, 84.5),
         torchtitan_fsdp_selective_op(1, 8, 82.4, ""),
         torchtitan_fsdp_selective_op(3, 128, 67.0, ""),
+        torchtitan_table4(false, 71.9, kTable4Miss),
+        torchtitan_table4(true, 67.6, ""),
     };
     for (MeasuredCase& measured : simumax_b200_cases()) all.push_back(std::move(measured));
     return all;

@@ -1,0 +1,128 @@
+// torchtitan's tensor parallelism as DTensor runs it (issue 30's item 3): sequence parallelism on,
+// the projections' all-gathered inputs saved whole, the loss under loss_parallel, the output
+// layer's gathered input; what it does not run refused by name; and the fewest-devices search
+// trying it.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "estimate/calculation.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/fit.hpp"
+#include "trainmem/measured.hpp"
+#include "trainmem/settings.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+constexpr double kTokens = 128, kH = 64, kLayers = 2;
+
+// The harness's tiny shape (h 64, a 4, k 2, d 16, f 224, 2 layers, 128 tokens) under `stack` on
+// d 2 × t 2 with sequence parallelism.
+TrainingSetup tiny_tp(Stack stack, ActivationModel model) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(static_cast<int>(kLayers));
+  setup.custom_model.ffn_hidden_size = 256;  // t 2 divides it
+  setup.sequence_length = static_cast<int>(kTokens);
+  setup.activation_model = model;
+  setup.stack = stack;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = stack == Stack::kMegatron ? 1 : 3;
+  setup.layout.tensor_parallel = 2;
+  setup.layout.sequence_parallel = true;
+  return setup;
+}
+
+Estimate estimated(const TrainingSetup& setup) {
+  Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  return estimate;
+}
+
+// The device's terms whole, before the stack's replay frees any (under a stack, an estimate's
+// terms are those held at the step's peak).
+Breakdown whole(const TrainingSetup& setup) {
+  const Calculation calc =
+      calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false});
+  REQUIRE_MESSAGE(calc.answer.ok(), calc.answer.message);
+  return calc.whole_terms;
+}
+
+}  // namespace
+
+TEST_CASE("torchtitan tp: the projections' all-gathered inputs are saved whole on every rank") {
+  // The Llama block: Q, K and V's input and gate and up's, h each in BF16, whole rather than over
+  // t = 2 as Megatron-LM's sequence parallelism saves them.
+  const double torchtitan =
+      whole(tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock))[Term::kActivations];
+  const double megatron =
+      whole(tiny_tp(Stack::kMegatron, ActivationModel::kLlamaBlock))[Term::kActivations];
+  CHECK(torchtitan - megatron == kLayers * kTokens * 2 * (2 * kH) * (1 - 1.0 / 2));
+  // Korthikanti's: 34/t of which the two inputs' 4 stay whole: 34/2 + 4·(1 - 1/2) = 19.
+  CHECK(whole(tiny_tp(Stack::kTorchtitan, ActivationModel::kKorthikanti))[Term::kActivations] ==
+        kLayers * kTokens * kH * 19);
+  CHECK(whole(tiny_tp(Stack::kMegatron, ActivationModel::kKorthikanti))[Term::kActivations] ==
+        kLayers * kTokens * kH * 17);
+  // At t 1 nothing is gathered: the two stacks' activations agree.
+  TrainingSetup one = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  one.layout.tensor_parallel = 1;
+  one.layout.sequence_parallel = false;
+  TrainingSetup megatron_one = tiny_tp(Stack::kMegatron, ActivationModel::kLlamaBlock);
+  megatron_one.layout.tensor_parallel = 1;
+  megatron_one.layout.sequence_parallel = false;
+  CHECK(whole(one)[Term::kActivations] == whole(megatron_one)[Term::kActivations]);
+}
+
+TEST_CASE("torchtitan tp: loss_parallel holds 16 bytes a logit, beside the gathered head input") {
+  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  setup.custom_model.vocab_size = 64000;  // the loss is the step's peak
+  const double logits = kTokens * 64000 / 2;
+  CHECK(whole(setup)[Term::kLogits] == 16 * logits + 2 * kTokens * kH);
+  // The replay holds them at the loss's backward peak, the step's: the saved log-softmax,
+  // zeros_like, exp and their sum, and the output layer's all-gathered input.
+  CHECK(estimated(setup).bytes[Term::kLogits] >= 16 * logits + 2 * kTokens * kH);
+  // At t 1, plain cross_entropy: 12 bytes a logit, no gathered input.
+  setup.layout.tensor_parallel = 1;
+  setup.layout.sequence_parallel = false;
+  CHECK(whole(setup)[Term::kLogits] == 12 * kTokens * 64000);
+}
+
+TEST_CASE("torchtitan tp: what it does not run is refused, naming the setting") {
+  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.layout.sequence_parallel = false;
+  Answer refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kSequenceParallel);
+  CHECK(refused.message ==
+        "torchtitan runs tensor parallelism with sequence parallelism always on (its norms are "
+        "SequenceParallel, apply_tp); turn sequence parallelism on, or choose the megatron "
+        "stack.");
+  setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.recompute = Recompute::kSelectiveOp;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kRecompute);
+  setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.custom_model.num_experts = 4;
+  setup.custom_model.num_experts_per_token = 2;
+  refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kStack);
+  CHECK(refused.message.find("its mixtures of experts not at all") != std::string::npos);
+}
+
+TEST_CASE("torchtitan tp: the fewest-devices search tries tensor parallelism under the stack") {
+  TrainingSetup setup;
+  setup.model_id = "llama3-405b";
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.zero_stage = 3;
+  setup.layout.data_parallel = 2;
+  setup.logits = false;
+  const FitSearch search = find_fewest_devices(setup, 4);
+  REQUIRE(search.answer.ok());
+  REQUIRE(!search.layouts.empty());
+  // Without tensor parallelism it took 504 H100s; with it, as Megatron-LM's does, far fewer.
+  CHECK(search.fewest_devices < 504);
+  CHECK(search.layouts[0].setup.layout.tensor_parallel > 1);
+  CHECK(search.layouts[0].setup.layout.sequence_parallel);
+}
