@@ -38,6 +38,46 @@ describe('Fine-tuning, in Chromium', () => {
     await page.close();
   });
 
+  it('a way in at the top of Go further: a link to the group, and QLoRA on a 24 GB GPU in one click', async () => {
+    const { page, problems } = await harness.openPage();
+    // The link reaches the group without reading Go further top to bottom.
+    assert.equal(await page.getAttribute('#fine-tuning-way-in a', 'href'), '#fine-tuning');
+    assert.equal(await page.$eval('#fine-tuning legend', (legend) => legend.textContent), 'Fine-tuning');
+    await page.click('#try-qlora');
+    await page.waitForFunction(() => document.getElementById('readout').textContent.includes('LoRA'));
+    const values = await page.$$eval(
+      '#device, #lora-rank, #lora-targets, #base-weights, #recompute',
+      (elements) => Object.fromEntries(elements.map((e) => [e.id, e.value])),
+    );
+    assert.deepEqual(values, {
+      device: 'rtx-4090',
+      'lora-rank': '16',
+      'lora-targets': 'all-linear',
+      'base-weights': 'nf4',
+      recompute: 'full',
+    });
+    // Every setting it changed is said, and the logits it brought in too.
+    assert.match(
+      await page.textContent('#url-notice'),
+      /^Set for fine-tuning with QLoRA: Device: RTX 4090 24 GB; LoRA rank: 16; LoRA targets: All linear layers; Base weights: NF4 \(QLoRA\); Recomputation: Full\. .*The logits and the loss now count/,
+    );
+    // The consumer GPU's 24 GB is the capacity the readout and the charts measure against.
+    assert.match(
+      await readout(page),
+      /^Llama 3 8B needs 21\.2 GB to train on one device: .*0\.9 RTX 4090s' worth of memory, at 24 GB each\.$/,
+    );
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'fine-tuning');
+    const url = new URL(page.url());
+    assert.equal(url.searchParams.get('lora-rank'), '16');
+    assert.equal(url.searchParams.get('device'), 'rtx-4090');
+    // The reader set them: Back to the plate's view puts them back.
+    await page.click('#reset-further');
+    assert.match(await readout(page), /^Llama 3 8B needs 165\.0 GB to train on one device/);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('LoRA counts the trainable parameters, and the link keeps the rank and targets', async () => {
     const { page, problems } = await harness.openPage();
     await commit(page, '#lora-rank', '16');

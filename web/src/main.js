@@ -15,6 +15,15 @@ import { fillPlateFigures, plateFigures, showReadout } from './readout.js';
 import { createStore, MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 import { createUrlWriter, fromQuery } from './url.js';
 
+/** The settings the QLoRA way in sets, by id, each with its choice's text. */
+const QLORA_WAY_IN = Object.freeze([
+  ['device', 'rtx-4090'],
+  ['lora-rank', '16'],
+  ['lora-targets', 'all-linear'],
+  ['base-weights', 'nf4'],
+  ['recompute', 'full'],
+]);
+
 /** "Go further", kept out of the first view as a template (index.html), put in its place. */
 function placeFurther() {
   const template = $('further-template');
@@ -116,6 +125,31 @@ async function start() {
       ).setup;
     }
     render(setup);
+  });
+  // A way in for a fine-tuner: QLoRA as most fine-tuning on one consumer GPU runs it (adapters
+  // on every linear layer, the base in NF4, gradient checkpointing) on a 24 GB GPU, each setting
+  // the reader's from then on, and said in words.
+  $('try-qlora').addEventListener('click', () => {
+    let setup = store.get().setup;
+    const set = [];
+    for (const [id, text] of QLORA_WAY_IN) {
+      const change = estimator.changeSetting(setup, id, text, MAX_MICRO_BATCH_SEQUENCES);
+      if (!change.ok) continue;
+      setup = change.setup;
+      choices.touch(id);
+      const setting = estimator.settings.find((each) => each.id === id);
+      const choice = setting.choices?.find((each) => each.id === text);
+      set.push(`${setting.name}: ${choice ? choice.name : text}`);
+    }
+    const said = render(setup, { reveal: true });
+    if (said === null) return;
+    showNotice(
+      [
+        `Set for fine-tuning with QLoRA: ${set.join('; ')}. Change any of them under Fine-tuning, Device and Recipe.`,
+        ...said,
+      ].join(' '),
+    );
+    $('fine-tuning').focus({ preventScroll: true });
   });
   for (const form of document.querySelectorAll('form')) {
     form.addEventListener('submit', (event) => event.preventDefault());
