@@ -134,6 +134,8 @@ declare global {
       eodToken: boolean;
       /** Megatron-LM's --cp-comm-type under context parallelism. */
       cpCommType: 'p2p' | 'a2a';
+      /** torchtitan's torch.compile: off, the blocks, or the blocks and the loss. */
+      compile: 'off' | 'blocks' | 'blocks-and-loss';
     };
 
     /** The core's own answer, nested in its results: {status, message, setting}. */

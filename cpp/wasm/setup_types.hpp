@@ -144,7 +144,9 @@ inline void register_setup_types() {
       .field("makeVocabSizeDivisibleBy", &TrainingSetup::make_vocab_size_divisible_by)
       .field("eodToken", &TrainingSetup::eod_token)
       .field("cpCommType", &get_choice<CpCommType, &TrainingSetup::cp_comm_type>,
-             &set_choice<CpCommType, &TrainingSetup::cp_comm_type>);
+             &set_choice<CpCommType, &TrainingSetup::cp_comm_type>)
+      .field("compile", &get_choice<Compile, &TrainingSetup::compile>,
+             &set_choice<Compile, &TrainingSetup::compile>);
 }
 
 }  // namespace trainmem

@@ -61,6 +61,7 @@ describe('Go further, in Chromium', () => {
       'fp8-all-gather': false,
       'overlap-comm': 'default',
       'cp-comm-type': 'p2p',
+      compile: 'off',
       'make-vocab-size-divisible-by': '128',
       'eod-token': false,
     });

@@ -126,3 +126,59 @@ TEST_CASE("torchtitan tp: the fewest-devices search tries tensor parallelism und
   CHECK(search.layouts[0].setup.layout.tensor_parallel > 1);
   CHECK(search.layouts[0].setup.layout.sequence_parallel);
 }
+
+TEST_CASE("compile: compiled blocks under full recomputation save what eager ones save") {
+  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.recompute = Recompute::kFull;
+  const Estimate eager = estimated(setup);
+  setup.compile = Compile::kBlocks;
+  const Estimate compiled = estimated(setup);
+  CHECK(compiled.peak_allocated_bytes == eager.peak_allocated_bytes);
+  CHECK(compiled.peak_reserved_bytes == eager.peak_reserved_bytes);
+}
+
+TEST_CASE("compile: the compiled loss keeps the BF16 logits and their gradient, 4 B a logit") {
+  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.layout.tensor_parallel = 1;
+  setup.layout.sequence_parallel = false;
+  setup.recompute = Recompute::kFull;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  setup.custom_model.vocab_size = 64000;
+  setup.compile = Compile::kBlocks;
+  CHECK(whole(setup)[Term::kLogits] == 12 * kTokens * 64000);
+  const double eager_loss_peak = estimated(setup).peak_allocated_bytes;
+  setup.compile = Compile::kBlocksAndLoss;
+  // 2 + 2 bytes a logit, and each token's FP32 max and log-sum-exp.
+  CHECK(whole(setup)[Term::kLogits] == 4 * kTokens * 64000 + 8 * kTokens);
+  // The replayed step's peak was the eager loss's; compiled, it is lower.
+  CHECK(estimated(setup).peak_allocated_bytes < eager_loss_peak);
+}
+
+TEST_CASE("compile: where it is not modelled, it is refused by its setting") {
+  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.compile = Compile::kBlocks;
+  // Inductor's choice without full recomputation.
+  Answer refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kCompile);
+  CHECK(refused.message.rfind("Under torch.compile trainmem models full recomputation", 0) == 0);
+  // The compiled loss under loss_parallel.
+  setup.recompute = Recompute::kFull;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  setup.compile = Compile::kBlocksAndLoss;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kCompile);
+  // A stack that does not compile.
+  TrainingSetup megatron = tiny_tp(Stack::kMegatron, ActivationModel::kLlamaBlock);
+  megatron.recompute = Recompute::kFull;
+  megatron.compile = Compile::kBlocks;
+  refused = estimate_memory(megatron).answer;
+  CHECK(refused.setting == setting_id::kCompile);
+  CHECK(refused.message ==
+        "torch.compile is modelled as torchtitan runs it; choose the torchtitan stack, or off.");
+  // The setting reads its ids and refuses others by name.
+  TrainingSetup plain;
+  CHECK(apply_setting(plain, setting_id::kCompile, "blocks-and-loss").ok());
+  CHECK(plain.compile == Compile::kBlocksAndLoss);
+  CHECK(!apply_setting(plain, setting_id::kCompile, "max-autotune").ok());
+}

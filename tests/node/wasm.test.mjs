@@ -450,6 +450,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'make-vocab-size-divisible-by',
         'eod-token',
         'cp-comm-type',
+        'compile',
       ],
     );
     const plate = core.defaultSetup();

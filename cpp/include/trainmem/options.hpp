@@ -226,6 +226,18 @@ enum class OverlapComm { kDefault, kOn, kOff };
 //        bytes per token per layer
 enum class CpCommType { kP2p, kA2a };
 
+// What torch.compile compiles under torchtitan (job config: training.compile at the end of 2024,
+// the blocks alone; compile.components = ["model", "loss"] from 2025):
+//   off              eager
+//   blocks           each transformer block (apply_compile, after activation checkpointing):
+//                    under full recomputation a compiled block saves its input alone, as eager;
+//                    what Inductor's min-cut partitioner saves under none, selective or per-op
+//                    selective recomputation is not modelled (refused)
+//   blocks-and-loss  the loss too: one fused kernel reads the BF16 logits, keeps them and each
+//                    token's max and log-sum-exp (FP32) for the backward pass, which writes the
+//                    logits' BF16 gradient directly: no FP32 copy of the logits
+enum class Compile { kOff, kBlocks, kBlocksAndLoss };
+
 // ---- Pipeline stages -------------------------------------------------------------------------
 
 // Which stage of a pipeline holds the most: the only one (no pipeline), the first, the last, or
@@ -257,6 +269,8 @@ template <>
 const std::vector<Choice>& choices<OverlapComm>();
 template <>
 const std::vector<Choice>& choices<CpCommType>();
+template <>
+const std::vector<Choice>& choices<Compile>();
 template <>
 const std::vector<Choice>& choices<PipelineStage>();
 template <>
@@ -312,6 +326,11 @@ constexpr double kTeFusedLossBytesPerTokenPerVocab = kBf16Bytes;
 // + 4 = 14); _nll_loss_and_log_softmax_backward holds the saved log-softmax, zeros_like of it,
 // its exp and their sum (4 + 4 + 4 + 4 = 16), the peak.
 constexpr double kLossParallelBytesPerTokenPerVocab = 4 * kFp32Bytes;
+// The compiled loss (Compile::kBlocksAndLoss): the BF16 logits it saves and their BF16 gradient,
+// and each token's FP32 max and log-sum-exp (the partitioner saves the reductions' outputs,
+// torch._functorch.config.ban_recompute_reductions, and recomputes the pointwise ops).
+constexpr double kCompiledLossBytesPerTokenPerVocab = 2 * kBf16Bytes;
+constexpr double kCompiledLossBytesPerToken = 2 * kFp32Bytes;
 // torchtune's default num_output_chunks.
 constexpr int kDefaultLossChunks = 8;
 constexpr int kMaxLossChunks = 1024;

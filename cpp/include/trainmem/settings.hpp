@@ -61,6 +61,7 @@ constexpr const char* kOverlapComm = "overlap-comm";
 constexpr const char* kVocabDivisibleBy = "make-vocab-size-divisible-by";
 constexpr const char* kEodToken = "eod-token";
 constexpr const char* kCpCommType = "cp-comm-type";
+constexpr const char* kCompile = "compile";
 }  // namespace setting_id
 
 enum class SettingKind {

@@ -148,6 +148,8 @@ struct TrainingSetup {
   bool eod_token = false;
   // Megatron-LM's --cp-comm-type under context parallelism (options.hpp).
   CpCommType cp_comm_type = CpCommType::kP2p;
+  // What torch.compile compiles (options.hpp): the torchtitan stack's.
+  Compile compile = Compile::kOff;
 };
 
 // The model a setup names: the preset with its model_id, or its custom_model when model_id is

@@ -123,6 +123,12 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
                [&] { return (forward ? "(2 + 4 + 4/" : "(4 + 8/") + number_text(n) + ") B"; }) *
            pen.count(tokens, "tokens") * vocabulary_here;
   }
+  if (setup.loss == Loss::kFp32Upcast && setup.compile == Compile::kBlocksAndLoss) {
+    // The compiled loss: the BF16 logits and their BF16 gradient, and two FP32 values a token.
+    return pen.bytes(kCompiledLossBytesPerTokenPerVocab) * pen.count(tokens, "tokens") *
+               vocabulary_here +
+           pen.bytes(kCompiledLossBytesPerToken) * pen.count(tokens, "tokens");
+  }
   if (setup.loss == Loss::kFp32Upcast && saves_gathered_inputs(setup)) {
     // DTensor's loss_parallel, and the output layer's all-gathered input (2·h a token, whole on
     // every rank) held from its forward pass to its backward pass.
@@ -219,6 +225,12 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
     });
   }
   ledger.add(Term::kLogits, logits, [&]() -> std::string {
+    if (setup.loss == Loss::kFp32Upcast && setup.compile == Compile::kBlocksAndLoss) {
+      return "cross_entropy over FP32-upcast logits compiled with the model (torchtitan's "
+             "compile.components): Inductor fuses the upcast into the softmax, keeps the BF16 "
+             "logits and each token's FP32 max and log-sum-exp, and writes the BF16 gradient in "
+             "the backward pass: 4 B a logit, 8 a token";
+    }
     if (setup.loss == Loss::kFp32Upcast && saves_gathered_inputs(setup)) {
       return "cross_entropy over FP32-upcast logits under DTensor's loss_parallel (torch/"
              "distributed/tensor/parallel/loss.py): the saved log-softmax, zeros_like of it, its "

@@ -239,6 +239,19 @@ const std::vector<Choice>& choices<OverlapComm>() {
 }
 
 template <>
+const std::vector<Choice>& choices<Compile>() {
+  static const std::vector<Choice> choices = {
+      {"off", "Off (eager)", "PyTorch's eager mode"},
+      {"blocks", "The blocks",
+       "torchtitan's training.compile at the end of 2024: each transformer block"},
+      {"blocks-and-loss", "Blocks and loss",
+       "torchtitan's compile.components = [\"model\", \"loss\"] (2025 on): the loss fused, "
+       "with no FP32 copy of the logits"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<CpCommType>() {
   static const std::vector<Choice> choices = {
       {"p2p", "Ring (p2p)", "Transformer Engine's AttnFuncWithCPAndKVP2P, Megatron-LM's default"},

@@ -189,6 +189,26 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     return refusal(id::kCpCommType,
                    "--cp-comm-type is Megatron-LM's; choose the megatron stack, or p2p.");
   }
+  if (setup.compile != Compile::kOff) {
+    if (!row.compiles) {
+      return refusal(id::kCompile,
+                     "torch.compile is modelled as torchtitan runs it; choose the torchtitan "
+                     "stack, or off.");
+    }
+    if (setup.recompute != Recompute::kFull) {
+      return refusal(id::kCompile,
+                     "Under torch.compile trainmem models full recomputation, where a compiled "
+                     "block saves its input alone, as eager; what Inductor's min-cut partitioner "
+                     "saves under none, selective or per-op selective recomputation is not "
+                     "modelled. Choose full recomputation, or compile off.");
+    }
+    if (setup.compile == Compile::kBlocksAndLoss && setup.logits &&
+        setup.layout.tensor_parallel > 1) {
+      return refusal(id::kCompile,
+                     "The compiled loss under tensor parallelism (DTensor's loss_parallel) is not "
+                     "modelled; choose the blocks alone, or tp 1.");
+    }
+  }
   if (setup.overlap_comm != OverlapComm::kDefault && !row.overlap_comm) {
     return refusal(id::kOverlapComm,
                    "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.");

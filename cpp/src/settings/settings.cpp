@@ -444,6 +444,15 @@ std::vector<Entry> make_entries() {
                         "cpCommType")),
            megatrons("--cp-comm-type is Megatron-LM's")),
       enum_access<CpCommType, &TrainingSetup::cp_comm_type>());
+  add(from(added(choice(id::kCompile, "torch.compile", choices<Compile>(),
+                        "torchtitan's torch.compile: the transformer blocks, or the loss too",
+                        "compile")),
+           [](Setting& setting) {
+             setting.requires_setting = id::kStack;
+             setting.requires_value = choice_id(Stack::kTorchtitan);
+             setting.requires_reason = "torch.compile is modelled as torchtitan runs it";
+           }),
+      enum_access<Compile, &TrainingSetup::compile>());
   return entries;
 }
 

@@ -74,6 +74,7 @@ const StackRow& stack_row(Stack stack) {
             "it (apply_tp), and its mixtures of experts not at all; set tp and ep to 1 for a "
             "mixture of experts, or choose the megatron stack.";
         row.dtensor_tensor_parallel = true;
+        row.compiles = true;
         row.fine_tuning = false;
         row.fp8_all_gather = true;
         row.step = replay::torchtitan_step;

@@ -72,6 +72,7 @@ struct StackRow {
   bool fp8_all_gather = false;
   bool overlap_comm = false;
   bool cp_comm_type = false;
+  bool compiles = false;  // torch.compile (torchtitan)
   // The replayed step; none for the idealised step.
   void (*step)(replay::Step&, const replay::StepDevice&) = nullptr;
 };

@@ -158,6 +158,17 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
     step.give(softmax);
     return marked(gradient);
   }
+  if (device.setup.compile == Compile::kBlocksAndLoss) {
+    // The compiled loss: the BF16 logits and each token's max and log-sum-exp kept; the backward
+    // kernel writes the BF16 gradient.
+    const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
+    const auto rows =
+        step.take(tag(Term::kLogits), kCompiledLossBytesPerToken * device.loss_tokens);
+    const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
+    step.give(rows);
+    step.give(logits);
+    return marked(gradient);
+  }
   const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
   const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
   if (saves_gathered_inputs(device.setup)) {

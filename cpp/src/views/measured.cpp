@@ -126,6 +126,7 @@ MeasuredCase torchtitan_table2(int fsdp, int cp, int sequence_length, double gib
   setup.layout.data_parallel = fsdp;
   setup.layout.context_parallel = cp;
   setup.recompute = Recompute::kFull;
+  setup.compile = Compile::kBlocks;  // training.compile at that commit: the blocks alone
   measured.note =
       "Settings from the table's title and torchtitan's defaults at that commit, run under the "
       "torchtitan stack: FSDP2 with FP32 sharded parameters, gradients and AdamW moments, BF16 "
@@ -134,8 +135,10 @@ MeasuredCase torchtitan_table2(int fsdp, int cp, int sequence_length, double gib
       "logits freed first (12 bytes per logit at its peak: 47.0 GiB of the estimate at 32,768 "
       "tokens × 128,256 logits). The caching allocator's rules leave about 17 GiB reserved beyond "
       "the allocated peak: the loss's 16 GB FP32 blocks and each block's 4 GB of forward "
-      "intermediates, freed and wanted again at other sizes. "
-      "Not modelled: torch.compile and the Float8 linear layers, which change what is saved";
+      "intermediates, freed and wanted again at other sizes. torch.compile of the blocks (that "
+      "commit's training.compile) under full recomputation: each compiled block saves its input "
+      "alone, as eager. Not modelled: the Float8 linear layers, which change what a block saves "
+      "while it is rebuilt";
   return measured;
 }
 
@@ -200,15 +203,17 @@ MeasuredCase torchtitan_table4(bool async_tp, double gibibytes, std::string outs
   setup.layout.tensor_parallel = 8;
   setup.layout.sequence_parallel = true;
   setup.recompute = Recompute::kFull;
+  setup.compile = Compile::kBlocks;
   measured.note =
       "The table's settings and the 70B config's: 8,192 tokens, local batch 16, full "
       "recomputation, run under the torchtitan stack with its tensor parallelism: the norms "
       "sequence-parallel, the projections' all-gathered inputs saved whole (DTensor), the "
       "cross-entropy over FP32-upcast logits under loss_parallel, each rank's 16,032 of the "
-      "128,256 logits, 16 bytes a logit at its backward peak (31.3 GiB at 131,072 tokens). Not "
-      "modelled: torch.compile and the Float8 linear layers (which change only what a block saves "
-      "while it is rebuilt), and async TP's symmetric-memory workspace, which is outside the "
-      "caching allocator" +
+      "128,256 logits, 16 bytes a logit at its backward peak (31.3 GiB at 131,072 tokens); "
+      "torch.compile of the blocks, which under full recomputation save their input alone. Not "
+      "modelled: the Float8 linear layers (which change only what a block saves while it is "
+      "rebuilt), and async TP's symmetric-memory workspace, which is outside the caching "
+      "allocator" +
       (outside_goal.empty() ? std::string() : ". " + outside_goal);
   measured.outside_goal = std::move(outside_goal);
   return measured;
