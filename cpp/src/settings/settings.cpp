@@ -399,32 +399,28 @@ std::vector<Entry> make_entries() {
                    "What trains the model: the idealised step, or a framework's real holdings",
                    "stack")),
       enum_access<Stack, &TrainingSetup::stack>());
+  // A setting of one stack's: the page enables it under that stack alone.
+  const auto only_under = [](Stack stack, const char* reason) {
+    return [stack, reason](Setting& setting) {
+      setting.requires_setting = id::kStack;
+      setting.requires_value = choice_id(stack);
+      setting.requires_reason = reason;
+    };
+  };
   add(from(added(make(id::kFp8AllGather, "FP8 all-gather", kSwitch,
                       "torchtitan under fp8-mixed: FSDP2 gathers the linear weights in FP8",
                       "fp8AllGather")),
-           [](Setting& setting) {
-             setting.requires_setting = id::kStack;
-             setting.requires_value = choice_id(Stack::kTorchtitan);
-             setting.requires_reason = "FSDP2's FP8 all-gather is torchtitan's switch";
-           }),
+           only_under(Stack::kTorchtitan, "FSDP2's FP8 all-gather is torchtitan's switch")),
       number_access<bool, &TrainingSetup::fp8_all_gather>());
   add(from(added(choice(id::kOverlapComm, "Overlap communication", choices<OverlapComm>(),
                         "DeepSpeed's overlap_comm: the gradient reduction overlapped with the "
                         "backward pass",
                         "overlapComm")),
-           [](Setting& setting) {
-             setting.requires_setting = id::kStack;
-             setting.requires_value = choice_id(Stack::kDeepSpeed);
-             setting.requires_reason = "overlap_comm is DeepSpeed's switch";
-           }),
+           only_under(Stack::kDeepSpeed, "overlap_comm is DeepSpeed's switch")),
       enum_access<OverlapComm, &TrainingSetup::overlap_comm>());
   // Megatron-LM's vocabulary padding (stacks/stack_run.hpp).
-  const auto megatrons = [](const char* reason) {
-    return [reason](Setting& setting) {
-      setting.requires_setting = id::kStack;
-      setting.requires_value = choice_id(Stack::kMegatron);
-      setting.requires_reason = reason;
-    };
+  const auto megatrons = [&only_under](const char* reason) {
+    return only_under(Stack::kMegatron, reason);
   };
   add(from(added(whole(id::kVocabDivisibleBy, "Vocabulary padded to a multiple of",
                        "Megatron-LM's --make-vocab-size-divisible-by: the vocabulary is padded "
@@ -447,11 +443,7 @@ std::vector<Entry> make_entries() {
   add(from(added(choice(id::kCompile, "torch.compile", choices<Compile>(),
                         "torchtitan's torch.compile: the transformer blocks, or the loss too",
                         "compile")),
-           [](Setting& setting) {
-             setting.requires_setting = id::kStack;
-             setting.requires_value = choice_id(Stack::kTorchtitan);
-             setting.requires_reason = "torch.compile is modelled as torchtitan runs it";
-           }),
+           only_under(Stack::kTorchtitan, "torch.compile is modelled as torchtitan runs it")),
       enum_access<Compile, &TrainingSetup::compile>());
   return entries;
 }
