@@ -160,7 +160,9 @@ TEST_CASE(
     "2 allocated and 5 reserved), or says why not") {
   int published = 0;
   for (const MeasuredComparison& comparison : compare_measured()) {
-    if (comparison.measured.setup.stack == Stack::kIdeal) continue;
+    // Our own CPU runs are pinned by the tests above; every published run is held here.
+    const std::string& id = comparison.measured.id;
+    if (id.rfind("harness-", 0) == 0 || id.rfind("loss-peak-", 0) == 0) continue;
     ++published;
     CAPTURE(comparison.measured.id);
     REQUIRE(comparison.answer.ok());
@@ -180,7 +182,7 @@ TEST_CASE(
       CHECK(comparison.measured.note.find(comparison.measured.outside_goal) != std::string::npos);
     }
   }
-  CHECK(published == 8 + 2 * 19);
+  CHECK(published == 10 + 2 * 19);
 }
 
 TEST_CASE("measured: errors are signed percentages to one decimal") {
@@ -193,4 +195,5 @@ TEST_CASE("measured: errors are signed percentages to one decimal") {
 TEST_CASE("measured: figures are written in the unit they were published in") {
   CHECK(format_as_measured(6963232, MeasuredUnit::kBytes) == "6,963,232 B");
   CHECK(format_as_measured(83.9 * 1024 * 1024 * 1024, MeasuredUnit::kGibibytes) == "83.9 GiB");
+  CHECK(format_as_measured(36.6e9, MeasuredUnit::kGigabytes) == "36.6 GB");
 }

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "estimate/calculation.hpp"
+#include "estimate/replay.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
@@ -234,9 +236,18 @@ TEST_CASE("stack: what a stack is not modelled for is refused, naming the stack"
   setup = tiny(Stack::kTorchtitan);
   setup.logits = true;  // the vocab-parallel loss by default: not torchtitan's
   CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
-  setup = tiny(Stack::kDeepSpeed);
+  setup = tiny(Stack::kMegatron);
   setup.lora_rank = 8;
-  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+  CHECK(
+      estimate_memory(setup).answer.message ==
+      "The Megatron-LM stack is modelled for full training; set the LoRA rank to 0, or choose the "
+      "ideal or deepspeed stack.");
+  setup = tiny(Stack::kDeepSpeed);
+  setup.offload = Offload::kOptimizer;
+  CHECK(
+      estimate_memory(setup).answer.message ==
+      "The DeepSpeed ZeRO stack is modelled with everything on the device; set offload to none, or "
+      "choose the ideal stack.");
 }
 
 TEST_CASE("stack: each stack's total never grows with a parallel degree") {
@@ -478,4 +489,43 @@ TEST_CASE("stack: the fewest-devices search works from one device under a stack 
   // A refusal the layout cannot mend stays a refusal.
   setup.precision = Precision::kFp32;
   CHECK(find_fewest_devices(setup, 3).answer.setting == setting_id::kStack);
+}
+
+TEST_CASE("deepspeed: LoRA gathers each layer as stored, the quantised base in NF4") {
+  TrainingSetup setup = tiny(Stack::kDeepSpeed);
+  setup.lora_rank = 8;
+  setup.lora_targets = LoraTargets::kAllLinear;
+  setup.base_weights = BaseWeights::kNf4;
+  const Calculation calc = calculate(setup, 1, true, {false, false});
+  REQUIRE(calc.answer.ok());
+  const replay::StepDevice device = step_device(setup, *calc.shape, calc.placement,
+                                                calc.most_loaded, calc.layer, calc.whole_terms);
+  // A layer's linear weights, Q 64·64, K and V 64·32, O 64·64, gate, up and down 64·224: 55,296
+  // in NF4 (0.515869140625 B); its two norms (128) and adapters (10,496: r·(in + out) over the
+  // seven) in BF16.
+  CHECK(device.layer_trainable_parameters == 10496);
+  CHECK(device.layer_weight_bytes == 55296 * 0.515869140625 + 2 * (128 + 10496));
+}
+
+TEST_CASE("deepspeed: QLoRA under ZeRO 3 holds the whole quantised model before partitioning it") {
+  // Llama 2 7B at 128 tokens: its weights, not the 1 GB reduce bucket, make the peak.
+  TrainingSetup setup = tiny(Stack::kDeepSpeed);
+  setup.model_id = "llama2-7b";
+  setup.lora_rank = 8;
+  setup.base_weights = BaseWeights::kNf4;
+  const Breakdown whole = calculate(setup, 1, true, {false, false}).whole_terms;
+  const Estimate quantised = estimate_memory(setup);
+  REQUIRE(quantised.answer.ok());
+  // Each of the d = 2 ranks loads the whole model (transformers: no zero.Init for a quantised
+  // one): at least twice its shard, and its blocks stay reserved.
+  CHECK(quantised.peak_allocated_bytes >= 2 * whole[Term::kWeights]);
+  CHECK(quantised.peak_reserved_bytes >= 2 * whole[Term::kWeights]);
+  // The timeline starts with the step: the load is before it.
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  REQUIRE(!points.empty());
+  CHECK(points.front().phase == "start");
+  // A BF16 base is built under zero.Init, partitioned as it is made: no such load.
+  setup.base_weights = BaseWeights::kBf16;
+  const Breakdown bf16_whole = calculate(setup, 1, true, {false, false}).whole_terms;
+  CHECK(estimate_memory(setup).peak_allocated_bytes < 2 * bf16_whole[Term::kWeights]);
 }

@@ -25,6 +25,7 @@ enum class MeasuredQuantity {
 enum class MeasuredUnit {
   kBytes,      // "7,880,736 B"
   kGibibytes,  // "83.9 GiB": 2^30 bytes, as PyTorch's and torchtitan's logs count
+  kGigabytes,  // "36.6 GB": 10^9 bytes, as the PEFT docs write it
 };
 
 // "activations", "total", "logits", "reserved" or "allocated": the quantity's id in JSON, on the

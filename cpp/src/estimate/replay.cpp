@@ -5,6 +5,7 @@
 
 #include "estimate/stage.hpp"
 #include "trainmem/activations.hpp"
+#include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/fp8.hpp"
 
@@ -27,6 +28,19 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.parameters = stage.parameters;
   device.root_parameters = stage.root_parameters;
   device.layer_parameters = (stage.parameters - stage.root_parameters) / stage.layers;
+  device.layer_weight_bytes = kBf16Bytes * device.layer_parameters;
+  device.layer_trainable_parameters = device.layer_parameters;
+  if (setup.lora_rank > 0) {
+    // The frozen base's linear weights in their storage (QLoRA's NF4 packed in BF16, as
+    // bnb_4bit_quant_storage lets ZeRO and FSDP shard them); the rest of the layer, its norms and
+    // the adapters (among the stage's parameters), in BF16.
+    const double t = setup.layout.tensor_parallel;
+    const double linear = linear_layers(shape).weights / t;
+    device.layer_weight_bytes = kBf16Bytes * (device.layer_parameters - linear) +
+                                base_linear_bytes_per_parameter(shape, setup.base_weights) * linear;
+    device.layer_trainable_parameters =
+        lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets) / t;
+  }
   // The loss's tokens (its own and each multi-token-prediction module's) on the stage that holds
   // the logits, and their logits on this device.
   if (whole[Term::kLogits] > 0) {
@@ -83,8 +97,9 @@ Working stack_term_working(const StackTerm& term, const std::string& stack, cons
 StackHoldings apply_stack(Ledger& ledger, const replay::StepDevice& device) {
   const replay::Replayed replayed = replay::replay(device);
   const Pen& pen = ledger.pen();
-  for (const Term term : {Term::kWeights, Term::kGradients, Term::kMasterWeights,
-                          Term::kOptimizerStates, Term::kActivations, Term::kLogits}) {
+  for (const Term term :
+       {Term::kWeights, Term::kGradients, Term::kMasterWeights, Term::kOptimizerStates,
+        Term::kActivations, Term::kLogits, Term::kDequantization}) {
     ledger.device[term] = replayed.at_peak[term];
     if (Working* working = ledger.find_working(term)) {
       working->after = "; at the step's peak, in the allocator's blocks: " +

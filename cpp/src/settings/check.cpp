@@ -225,12 +225,15 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                      : "") +
             "; choose " + (row.fp8 ? "one of them" : "bf16-mixed") + ", or the ideal stack.");
   }
-  if (!row.fine_tuning &&
-      (setup.lora_rank > 0 || setup.offload != Offload::kNone || setup.offload_activations)) {
-    return refusal(id::kStack,
-                   "The " + name +
-                       " stack is modelled for full training on the device; set the "
-                       "LoRA rank to 0 and offload to none, or choose the ideal stack.");
+  if (!row.fine_tuning && setup.lora_rank > 0) {
+    return refusal(id::kStack, "The " + name +
+                                   " stack is modelled for full training; set the LoRA rank to 0, "
+                                   "or choose the ideal or deepspeed stack.");
+  }
+  if (!row.offloading && (setup.offload != Offload::kNone || setup.offload_activations)) {
+    return refusal(id::kStack, "The " + name +
+                                   " stack is modelled with everything on the device; set "
+                                   "offload to none, or choose the ideal stack.");
   }
   const double shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
   if (layout.zero_stage < row.min_zero_stage || layout.zero_stage > row.max_zero_stage ||

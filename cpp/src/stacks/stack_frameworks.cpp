@@ -350,6 +350,21 @@ void torchtitan_step(Step& step, const StepDevice& device) {
 void deepspeed_step(Step& step, const StepDevice& device) {
   const Breakdown& bytes = device.bytes;
   const ParallelLayout& layout = device.setup.layout;
+  const bool stage3 = layout.zero_stage >= 3;
+  // transformers builds a quantised model outside deepspeed.zero.Init (modeling_utils.py,
+  // get_init_context: zero.Init only for a model that is not quantised), so under ZeRO 3 each
+  // rank holds the whole quantised model until DeepSpeed partitions it: its blocks stay in the
+  // allocator's cache for the step.
+  const bool loads_whole = stage3 && device.setup.lora_rank > 0 &&
+                           device.setup.base_weights != BaseWeights::kBf16 &&
+                           device.zero_shards > 1;
+  if (loads_whole) {
+    // Partitioned parameter by parameter: each one's shard copied out and the whole freed, so the
+    // peak is the whole model (the shards reuse its cached blocks).
+    step.warming_up(true);
+    step.give(step.take(tag(Term::kWeights), bytes[Term::kWeights] * device.zero_shards));
+    step.warming_up(false);
+  }
   step.take(tag(Term::kWeights), bytes[Term::kWeights]);
   step.take(tag(Term::kMasterWeights), bytes[Term::kMasterWeights]);
   step.take(tag(Term::kOptimizerStates), bytes[Term::kOptimizerStates]);
@@ -357,8 +372,8 @@ void deepspeed_step(Step& step, const StepDevice& device) {
   // each parameter's BF16 gradient, created in the backward pass.
   const bool partitioned = layout.zero_stage >= 2;
   if (partitioned) step.take(tag(Term::kGradients), bytes[Term::kGradients]);
-  const bool stage3 = layout.zero_stage >= 3;
-  const double layer = device.layer_parameters;
+  const double layer_bytes = device.layer_weight_bytes;
+  const double trainable = device.layer_trainable_parameters;
   std::size_t gathered = 0;
   if (stage3) {
     gathered = step.term("zero3-gathered-layers", "Gathered layers, prefetch (BF16)",
@@ -384,14 +399,18 @@ void deepspeed_step(Step& step, const StepDevice& device) {
                                        device.counts.final_norm));
   }
   if (stage3) step.take(bucket, bucket_bytes);
-  const double prefetch = std::min(layer, kDeepSpeedPrefetchBucketElements);
+  // The prefetch bucket counts elements; a layer's bytes per element are its storage's.
+  const double prefetch_bytes =
+      layer_bytes * std::min(1.0, kDeepSpeedPrefetchBucketElements / device.layer_parameters);
+  // QLoRA dequantises one linear weight at a time to BF16 (bitsandbytes), in both passes.
+  const auto dequantised = step.take(tag(Term::kDequantization), bytes[Term::kDequantization]);
   step.mark("start", 0);
   std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
   for (std::size_t index = 0; index < kept.size(); ++index) {
     Handles in_flight;
     if (stage3) {
-      in_flight.push_back(step.take(gathered, kBf16Bytes * layer));
-      in_flight.push_back(step.take(gathered, kBf16Bytes * prefetch));
+      in_flight.push_back(step.take(gathered, layer_bytes));
+      in_flight.push_back(step.take(gathered, prefetch_bytes));
     }
     kept[index] = keep_slot(step, device);
     give_all(step, in_flight);
@@ -410,16 +429,18 @@ void deepspeed_step(Step& step, const StepDevice& device) {
   for (int slot = device.slots; slot >= 1; --slot) {
     Handles in_flight;
     if (stage3) {
-      in_flight.push_back(step.take(gathered, kBf16Bytes * layer));
-      in_flight.push_back(step.take(gathered, kBf16Bytes * prefetch));
-      // The layer's unsharded gradients, copied into the bucket as they come.
-      in_flight.push_back(step.take(tag(Term::kGradients), kBf16Bytes * layer));
+      in_flight.push_back(step.take(gathered, layer_bytes));
+      in_flight.push_back(step.take(gathered, prefetch_bytes));
+      // The layer's unsharded gradients (its adapters' under LoRA), copied into the bucket as
+      // they come.
+      in_flight.push_back(step.take(tag(Term::kGradients), kBf16Bytes * trainable));
     }
     if (!partitioned) step.take(tag(Term::kGradients), bytes[Term::kGradients] / device.slots);
     layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot);
     give_all(step, in_flight);
     step.mark("backward", slot);
   }
+  step.give(dequantised);
   give_all(step, buckets);
 }
 

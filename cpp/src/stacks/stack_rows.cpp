@@ -40,6 +40,7 @@ const StackRow& stack_row(Stack stack) {
         row.pads_vocabulary = true;
         row.cp_comm_type = true;
         row.fine_tuning = false;
+        row.offloading = false;
         row.step = replay::megatron_step;
         return row;
       }(),
@@ -76,6 +77,7 @@ const StackRow& stack_row(Stack stack) {
         row.dtensor_tensor_parallel = true;
         row.compiles = true;
         row.fine_tuning = false;
+        row.offloading = false;
         row.fp8_all_gather = true;
         row.step = replay::torchtitan_step;
         return row;
@@ -88,7 +90,9 @@ const StackRow& stack_row(Stack stack) {
             "FP32 gradients of its own); choose a ZeRO stage, which needs data or context "
             "parallelism above 1.";
         row.fp8 = false;
-        row.fine_tuning = false;
+        // LoRA and QLoRA as transformers, PEFT and accelerate run them under ZeRO (the frozen
+        // base sharded like any 16-bit tensor); ZeRO-Offload is not replayed.
+        row.offloading = false;
         row.overlap_comm = true;
         row.step = replay::deepspeed_step;
         return row;

@@ -57,7 +57,8 @@ struct StackRow {
   // (PrepareModuleInput, Shard(1) to Replicate) before Q, K, V and gate and up, which save the
   // gathered tensor, whole on every rank; Megatron-LM saves its shard and gathers it again.
   bool dtensor_tensor_parallel = false;
-  bool fine_tuning = true;  // LoRA and offloading
+  bool fine_tuning = true;  // LoRA and a quantised base
+  bool offloading = true;   // offloading to the host
   // Megatron-LM's own rules (megatron/training/arguments.py, validate_args): its distributed
   // optimiser runs over one data-parallel rank, sharding nothing; it turns sequence parallelism
   // off at tensor parallelism 1; and it pads the vocabulary to a multiple of

@@ -29,7 +29,11 @@ struct StepDevice {
   double layers_per_stage = 0;
   double zero_shards = 1;       // d·c
   double layer_parameters = 0;  // one layer's on the device, unsharded
-  double root_parameters = 0;   // the embedding, output layer and final norm here
+  // One layer's weights as held, unsharded (a quantised base's linear weights in their storage,
+  // LoRA's adapters beside them), and its trainable parameters (the adapters under LoRA).
+  double layer_weight_bytes = 0;
+  double layer_trainable_parameters = 0;
+  double root_parameters = 0;  // the embedding, output layer and final norm here
   double parameters = 0;
   double loss_tokens = 0;        // the loss's tokens on the device (0 where it holds no logits)
   double logit_count = 0;        // logits on the device: tokens × vocabulary / t
