@@ -136,6 +136,8 @@ declare global {
       cpCommType: 'p2p' | 'a2a';
       /** torchtitan's torch.compile: off, the blocks, or the blocks and the loss. */
       compile: 'off' | 'blocks' | 'blocks-and-loss';
+      /** torchtune's optimizer_in_bwd: each parameter stepped, and its gradient freed, in the backward pass. */
+      optimizerInBackward: boolean;
     };
 
     /** The core's own answer, nested in its results: {status, message, setting}. */

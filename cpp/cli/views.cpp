@@ -62,6 +62,9 @@ std::string state_label(const TermRow& row, const Estimate& estimate) {
   const TrainingSetup& setup = estimate.setup;
   const TrainingSetup plate;
   const double per = bytes_per_parameter_of(estimate.bytes_per_parameter, row.term);
+  if (setup.optimizer_in_backward && row.term == Term::kGradients) {
+    return "Gradients (largest parameter's, " + fixed(per, 0) + " B each)";
+  }
   if (setup.lora_rank > 0) {
     if (row.term == Term::kWeights) {
       return "Weights (frozen base, " + choice_id(setup.base_weights) + ", and adapters)";
@@ -182,7 +185,8 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
   print_row(out,
             setup.lora_rank > 0
                 ? std::string("Model states")
-                : "Model states (" + per_parameter_text(estimate.bytes_per_parameter.total) + ")",
+                : "Model states (" + per_parameter_text(estimate.bytes_per_parameter.total) +
+                      (setup.optimizer_in_backward ? " and one gradient)" : ")"),
             bytes.model_states());
   print_row(out,
             estimate.num_devices > 1 ? "Total on the most loaded device" : "Total on one device",

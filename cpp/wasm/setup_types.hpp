@@ -146,7 +146,8 @@ inline void register_setup_types() {
       .field("cpCommType", &get_choice<CpCommType, &TrainingSetup::cp_comm_type>,
              &set_choice<CpCommType, &TrainingSetup::cp_comm_type>)
       .field("compile", &get_choice<Compile, &TrainingSetup::compile>,
-             &set_choice<Compile, &TrainingSetup::compile>);
+             &set_choice<Compile, &TrainingSetup::compile>)
+      .field("optimizerInBackward", &TrainingSetup::optimizer_in_backward);
 }
 
 }  // namespace trainmem

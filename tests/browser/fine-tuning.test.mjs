@@ -78,6 +78,25 @@ describe('Fine-tuning, in Chromium', () => {
     await page.close();
   });
 
+  it("torchtune's optimizer in backward holds the largest parameter's gradient, said in the readout", async () => {
+    const { page, problems } = await harness.openPage({ query: '?precision=bf16' });
+    await page.check('#optimizer-in-backward');
+    await page.waitForFunction(() => document.getElementById('readout').textContent.includes('largest one'));
+    assert.match(
+      await readout(page),
+      /\(6 bytes × 8\.03 B parameters and the largest one's gradient, 1\.1 GB, stepped in the backward pass\)/,
+    );
+    assert.equal(new URL(page.url()).searchParams.get('optimizer-in-backward'), 'on');
+    // Two devices: held pending by the control the reader changed, saying why; the view kept.
+    const before = await readout(page);
+    await commit(page, '#dp', '2');
+    await page.waitForFunction(() => document.getElementById('dp-error').textContent !== '');
+    assert.match(await page.textContent('#dp-error'), /^Not applied yet: .*single-device full training/);
+    assert.equal(await readout(page), before);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('LoRA counts the trainable parameters, and the link keeps the rank and targets', async () => {
     const { page, problems } = await harness.openPage();
     await commit(page, '#lora-rank', '16');

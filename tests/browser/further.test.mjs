@@ -62,6 +62,7 @@ describe('Go further, in Chromium', () => {
       'overlap-comm': 'default',
       'cp-comm-type': 'p2p',
       compile: 'off',
+      'optimizer-in-backward': false,
       'make-vocab-size-divisible-by': '128',
       'eod-token': false,
     });

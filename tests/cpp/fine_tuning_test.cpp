@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "trainmem/estimate.hpp"
 #include "trainmem/explain.hpp"
@@ -347,4 +348,36 @@ TEST_CASE("qlora: int8's scales are counted by the row, whole under tensor paral
   CHECK(weights == 32 * (218103808.0 / 2 + 4 * rows_per_rank) + 2 * 64128.0 * 4096 * 2 +
                        2 * 32 * 2 * 4096 + 2 * 4096 + 2 * 41943040.0 / 2);
   CHECK(std::trunc(weights) == weights);
+}
+
+TEST_CASE("optimizer in backward: the largest parameter's gradient is the most held at once") {
+  TrainingSetup setup;  // Llama 3 8B on one device
+  setup.precision = Precision::kBf16;
+  const Estimate stepped_after = estimate_memory(setup);
+  setup.optimizer_in_backward = true;
+  const Estimate stepped_in = estimate_memory(setup);
+  REQUIRE(stepped_in.answer.ok());
+  // The embedding (and the untied output layer), 128,256 × 4,096, BF16 (pure bf16: 2 B).
+  CHECK(stepped_in.bytes[Term::kGradients] == 2 * 128256.0 * 4096);
+  CHECK(stepped_after.bytes[Term::kGradients] == 2 * 8030261248.0);
+  // The gradients leave the bytes per parameter: 2 B of weights and Adam's two BF16 moments.
+  CHECK(stepped_in.bytes_per_parameter.total == 6);
+  CHECK(stepped_in.bytes[Term::kActivations] == stepped_after.bytes[Term::kActivations]);
+}
+
+TEST_CASE("optimizer in backward: refused beyond torchtune's single-device full training") {
+  for (const auto& change : std::vector<void (*)(TrainingSetup&)>{
+           [](TrainingSetup& s) { s.layout.data_parallel = 2; },
+           [](TrainingSetup& s) { s.lora_rank = 8; },
+           [](TrainingSetup& s) { s.offload = Offload::kOptimizer; },
+       }) {
+    TrainingSetup setup;
+    setup.optimizer_in_backward = true;
+    change(setup);
+    const Answer refused = estimate_memory(setup).answer;
+    CHECK(refused.setting == setting_id::kOptimizerInBackward);
+    CHECK(refused.message.rfind("The optimizer's step in the backward pass is modelled as "
+                                "torchtune's single-device full training runs it",
+                                0) == 0);
+  }
 }

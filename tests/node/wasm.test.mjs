@@ -451,6 +451,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'eod-token',
         'cp-comm-type',
         'compile',
+        'optimizer-in-backward',
       ],
     );
     const plate = core.defaultSetup();

@@ -113,7 +113,10 @@ export function describe(estimator, estimate, leftOut) {
         `${formatPerParameter(estimate.bytesPerParameter.weights)} × ` +
         `${estimator.formatParameters(estimate.visionParameters)} frozen)`
       : ` (${formatPerParameter(estimate.bytesPerParameter.total)} bytes × ` +
-        `${estimator.formatParameters(estimate.numParameters)} parameters)`;
+        `${estimator.formatParameters(estimate.numParameters)} parameters` +
+        (setup.optimizerInBackward
+          ? ` and the largest one's gradient, ${format(bytes.gradientsBytes)}, stepped in the backward pass)`
+          : ')');
   // What is held alongside the states through the step or its passes, where some is.
   const alongside = [...onDevice('alongside'), ...onDevice('inPasses')]
     .filter((term) => bytes[term.apiKey] > 0)

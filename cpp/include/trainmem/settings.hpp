@@ -62,6 +62,7 @@ constexpr const char* kVocabDivisibleBy = "make-vocab-size-divisible-by";
 constexpr const char* kEodToken = "eod-token";
 constexpr const char* kCpCommType = "cp-comm-type";
 constexpr const char* kCompile = "compile";
+constexpr const char* kOptimizerInBackward = "optimizer-in-backward";
 }  // namespace setting_id
 
 enum class SettingKind {

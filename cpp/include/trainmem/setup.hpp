@@ -150,6 +150,10 @@ struct TrainingSetup {
   CpCommType cp_comm_type = CpCommType::kP2p;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
+  // The optimiser's step in the backward pass (torchtune's optimizer_in_bwd): each parameter is
+  // stepped by its gradient's hook and the gradient freed, so the largest parameter's gradient is
+  // the most held at once. On one device, training every parameter, under the ideal stack.
+  bool optimizer_in_backward = false;
 };
 
 // The model a setup names: the preset with its model_id, or its custom_model when model_id is

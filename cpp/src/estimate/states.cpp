@@ -2,10 +2,12 @@
 // Hu et al., "LoRA", for what trains under it.
 #include "estimate/states.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "stacks/stack_rows.hpp"
 #include "trainmem/fine_tuning.hpp"
+#include "trainmem/format.hpp"
 
 namespace trainmem {
 
@@ -74,6 +76,9 @@ BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const Train
   if (row.gradient_bytes > 0) per.gradients = row.gradient_bytes;
   if (!row.master_weights) per.master_weights = 0;
   per.total = per.weights + per.gradients + per.master_weights + per.optimizer_states;
+  // Stepped in the backward pass, the gradients no longer grow with the parameters: the largest
+  // parameter's alone is held (add_model_states).
+  if (setup.optimizer_in_backward) per.total -= per.gradients;
   return per;
 }
 
@@ -127,10 +132,29 @@ void add_model_states(Ledger& ledger, const TrainingSetup& setup, const Placemen
   const auto trained_source = [&] {
     return lora ? std::string(kLoraSource) : precision_source(setup);
   };
-  ledger.add(
-      Term::kGradients,
-      pen.bytes(per.gradients) * sharded(pen, placement, zero_stage >= 2, trainable, experts),
-      trained_source);
+  if (setup.optimizer_in_backward) {
+    // Each gradient is stepped and freed by its own hook: at most the largest parameter's is
+    // held (one device, every parameter trained: check.cpp).
+    const ParameterCounts& counts = placement.counts;
+    const double largest =
+        std::max({counts.embedding, counts.output_head, placement.linear.largest_weight});
+    ledger.add(
+        Term::kGradients,
+        pen.bytes(per.gradients) *
+            pen.said(largest, [&] { return format_count(largest) + " parameters, the largest"; }),
+        [] {
+          return std::string(
+              "torchtune's optimizer_in_bwd (torchtune/training/memory.py, "
+              "register_optim_in_bwd_hooks): each parameter's optimizer steps in its "
+              "post-accumulate-grad hook and the gradient is freed; the largest parameter's "
+              "gradient is the most held at once");
+        });
+  } else {
+    ledger.add(
+        Term::kGradients,
+        pen.bytes(per.gradients) * sharded(pen, placement, zero_stage >= 2, trainable, experts),
+        trained_source);
+  }
   ledger.add(
       Term::kMasterWeights,
       pen.bytes(per.master_weights) * sharded(pen, placement, zero_stage >= 1, trainable, experts),

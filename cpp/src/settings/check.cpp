@@ -493,6 +493,16 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "policy saves the reduce-scatters' outputs) is not modelled; choose none or "
                    "full recomputation, or tp 1.");
   }
+  // torchtune runs the step in the backward pass in its single-device recipes, full training
+  // (full_finetune_single_device.py: optimizer_in_bwd).
+  if (setup.optimizer_in_backward &&
+      (num_devices(setup.layout) > 1 || setup.lora_rank > 0 || setup.stack != Stack::kIdeal ||
+       setup.offload != Offload::kNone)) {
+    return refusal(id::kOptimizerInBackward,
+                   "The optimizer's step in the backward pass is modelled as torchtune's "
+                   "single-device full training runs it: one device, no LoRA, no offloading, "
+                   "under the ideal stack; turn it off, or set those.");
+  }
   return check_stack(setup, *shape);
 }
 

@@ -445,6 +445,11 @@ std::vector<Entry> make_entries() {
                         "compile")),
            only_under(Stack::kTorchtitan, "torch.compile is modelled as torchtitan runs it")),
       enum_access<Compile, &TrainingSetup::compile>());
+  add(added(make(id::kOptimizerInBackward, "Optimizer in backward", kSwitch,
+                 "torchtune's optimizer_in_bwd: each parameter stepped as its gradient is made, "
+                 "which is then freed",
+                 "optimizerInBackward")),
+      number_access<bool, &TrainingSetup::optimizer_in_backward>());
   return entries;
 }
 
