@@ -217,3 +217,29 @@ TEST_CASE("layout costs: expert parallelism across nodes pays its all-to-alls un
   CHECK(cost.score == doctest::Approx(3 * 4 + 100 * mixture / (mixture + dense)));
   CHECK(cost.reason.find("ep 16 spans nodes of 8") != std::string::npos);
 }
+
+TEST_CASE(
+    "fit: given the host's memory, the search tries offloading, and keeps to what the host holds") {
+  TrainingSetup setup;  // Llama 3 8B, 8,192 tokens
+  setup.device_id = "rtx-4090";
+  const FitSearch on_device = find_fewest_devices(setup, 4);
+  REQUIRE(on_device.answer.ok());
+  CHECK(on_device.fewest_devices > 1);
+  for (const Estimate& layout : on_device.layouts) CHECK(layout.setup.offload == Offload::kNone);
+
+  setup.host_capacity_gb = 512;
+  const FitSearch offloaded = find_fewest_devices(setup, 4);
+  REQUIRE(offloaded.answer.ok());
+  CHECK(offloaded.fewest_devices == 1);
+  REQUIRE(!offloaded.layouts.empty());
+  CHECK(offloaded.layouts[0].setup.offload != Offload::kNone);
+  CHECK(offloaded.layouts[0].host_fits);
+  CHECK(offloaded.costs[0].reason.find("PCIe") != std::string::npos);
+  CHECK(format_layout(offloaded.layouts[0].setup).find(", offload optimizer") != std::string::npos);
+
+  // A host too small for what it would hold: no offloaded layout.
+  setup.host_capacity_gb = 1;
+  const FitSearch small_host = find_fewest_devices(setup, 4);
+  CHECK(small_host.fewest_devices == on_device.fewest_devices);
+  for (const Estimate& layout : small_host.layouts) CHECK(layout.setup.offload == Offload::kNone);
+}

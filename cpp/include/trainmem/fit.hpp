@@ -47,8 +47,9 @@ struct [[nodiscard]] FitSearch {
 // unevenly as Megatron-LM users do: the middle stages ⌈L/p⌉ layers, the first and last the rest;
 // c over the powers of two dividing the sequence; sequence parallelism on whenever t > 1), for a
 // mixture ep over the powers of two dividing the experts and etp as t or 1, every ZeRO stage and
-// every recomputation choice, keeping the model, micro-batch, precision, optimiser,
-// FlashAttention, logits and device of `base`.
+// every recomputation choice, and offloading too where `base` gives the host's memory and offloads
+// nothing (a layout then counts only when the host holds what it offloads), keeping the model,
+// micro-batch, precision, optimiser, FlashAttention, logits and device of `base`.
 FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts);
 
 }  // namespace trainmem

@@ -58,7 +58,9 @@ std::string format_layout(const TrainingSetup& setup) {
     text += ", experts over ep " + std::to_string(layout.expert_parallel) + " × etp " +
             std::to_string(expert_tensor_parallel_of(layout));
   }
-  return text + ", recompute " + choice_id(setup.recompute);
+  text += ", recompute " + choice_id(setup.recompute);
+  if (setup.offload != Offload::kNone) text += ", offload " + choice_id(setup.offload);
+  return text;
 }
 
 }  // namespace trainmem

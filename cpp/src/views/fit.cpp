@@ -137,6 +137,12 @@ constexpr double kContextParallelCostPerDoubling = 3;  // the ring's K/V exchang
 constexpr double kExpertParallelCostPerDoubling = 3;   // the dispatch and combine all-to-alls
 constexpr double kZero3Cost = 10;  // weights gathered for each forward and backward: 1.5× the
                                    // communication of ZeRO-1/2 (Rajbhandari et al. 2020)
+// Offloading (a stated margin, not a measurement): the optimiser's step runs on the host's CPUs
+// and each step's gradients and updated weights cross PCIe, which ZeRO-Offload overlaps with the
+// backward pass only in part (Ren et al., USENIX ATC 2021); the weights offloaded too cross it for
+// every forward and backward pass.
+constexpr double kOffloadOptimizerCost = 25;
+constexpr double kOffloadWeightsCost = 75;
 constexpr double kOffTheFastPathCost = 100;  // across nodes, or an exchange left unhidden
 // Expert parallelism across nodes: "the communication overhead introduced by cross-node expert
 // parallelism results in an inefficient computation-to-communication ratio of approximately 1:1"
@@ -317,6 +323,13 @@ LayoutCost layout_cost(const Estimate& estimate) {
     add(kSelectiveOpRecomputeCost,
         "per-op recomputation redoes three of each block's seven matmuls");
   }
+  if (estimate.setup.offload == Offload::kOptimizer) {
+    add(kOffloadOptimizerCost,
+        "the optimizer's step runs on the host, its gradients and weights over PCIe each step");
+  } else if (estimate.setup.offload == Offload::kOptimizerAndWeights) {
+    add(kOffloadWeightsCost,
+        "the weights cross PCIe for every pass, and the optimizer's step runs on the host");
+  }
   if (cost.reason.empty()) cost.reason = "data parallelism alone: nothing beyond its all-reduce";
   return cost;
 }
@@ -355,8 +368,17 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   struct Trial {
     ParallelLayout layout;
     Recompute recompute;
+    Offload offload;
     double min_devices;
   };
+  // Offloading too, where the reader has given the host's memory to hold it and chosen none
+  // (a chosen offload is kept), under a stack that offloads.
+  std::vector<Offload> offloads = {base.offload};
+  if (base.host_capacity_gb > 0 && base.offload == Offload::kNone &&
+      stack_row(base.stack).offloading && !base.optimizer_in_backward) {
+    offloads.push_back(Offload::kOptimizer);
+    offloads.push_back(Offload::kOptimizerAndWeights);
+  }
   std::vector<Trial> trials;
   for (int t : divisors_up_to(heads_gcd, kMaxTensorParallel)) {
     // etp as t (0), and for a mixture with t above 1 also 1: each expert whole, Megatron-LM's
@@ -379,9 +401,11 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
                 layout.pipeline_last_stage_layers = pipeline.last_layers;
                 layout.context_parallel = c;
                 layout.zero_stage = zero;
-                trials.push_back(
-                    {layout, static_cast<Recompute>(recompute),
-                     devices_but_data_parallel(layout) * smallest_data_parallel(layout)});
+                for (const Offload offload : offloads) {
+                  trials.push_back(
+                      {layout, static_cast<Recompute>(recompute), offload,
+                       devices_but_data_parallel(layout) * smallest_data_parallel(layout)});
+                }
               }
             }
           }
@@ -403,8 +427,10 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     TrainingSetup setup = base;
     setup.layout = trial.layout;
     setup.recompute = trial.recompute;
+    setup.offload = trial.offload;
     const Candidate candidate = smallest_data_parallel_that_fits(setup, most_devices_listed);
-    if (candidate.fits) {
+    // What it offloads must fit in the host's memory too.
+    if (candidate.fits && candidate.estimate.host_fits) {
       fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
       most_devices_listed =
           std::min(most_devices_listed, candidate.estimate.num_devices + kDevicesPerNode);
