@@ -193,7 +193,8 @@ MeasuredCase peft_70b_qlora(bool zero3, double gigabytes, std::string outside_go
                     " and examples/sft (PEFT 0.10, March 2024: PR #1550)";
   measured.statistic =
       "\"the memory consumed per GPU\", GB, as the docs state it (which counter is not said)";
-  measured.quantity = MeasuredQuantity::kReserved;
+  // Under its stack, the reserved peak; the ideal step has none, only its whole total.
+  measured.quantity = zero3 ? MeasuredQuantity::kReserved : MeasuredQuantity::kTotal;
   TrainingSetup& setup = measured.setup;
   setup.model_id = "llama2-70b";
   setup.stack = zero3 ? Stack::kDeepSpeed : Stack::kIdeal;
