@@ -214,7 +214,8 @@ MeasuredCase peft_70b_qlora(bool zero3, double gigabytes, std::string outside_go
   measured.unit = MeasuredUnit::kGigabytes;
   measured.note =
       zero3 ? "Run under the deepspeed stack: transformers builds a quantised model outside "
-              "deepspeed.zero.Init (modeling_utils.py, get_init_context), so each GPU holds the "
+              "DeepSpeed's zero.Init (its from_pretrained uses it for other models only), so each "
+              "GPU holds the "
               "whole NF4 model, 36.6 GB, until DeepSpeed partitions it, and the step reuses those "
               "cached blocks: the peak is the load's. The docs do not say which counter they read; "
               "read as GiB it would be 7% more"
