@@ -136,17 +136,28 @@ Setting choice(const char* id, const char* name, std::vector<Choice> choices,
   return setting;
 }
 
-std::vector<Entry> make_entries() {
-  std::vector<Entry> entries;
+using Entries = std::vector<Entry>;
+constexpr SettingKind kSwitch = SettingKind::kSwitch;
+
+// `setting` as `change` leaves it.
+template <typename Change>
+Setting from(Setting setting, const Change& change) {
+  change(setting);
+  return setting;
+}
+
+// A setting added after the API was published: a setup written without it gets its default.
+Setting added(Setting setting) {
+  setting.defaulted_in_api = true;
+  return setting;
+}
+
+// Each group's settings, in the table's order (the URL's and the page's).
+// The model, the sequence and the micro-batch.
+void add_model_and_batch(Entries& entries) {
   const auto add = [&entries](Setting setting, Access access) {
     entries.push_back({std::move(setting), access});
   };
-  const auto from = [](Setting setting, const auto& change) {
-    change(setting);
-    return setting;
-  };
-  constexpr SettingKind kSwitch = SettingKind::kSwitch;
-
   Access model = id_access<&TrainingSetup::model_id>();
   model.holds = [](const std::string& id) {
     return id == kCustomModelId || find_preset(id) != nullptr;
@@ -183,6 +194,13 @@ std::vector<Entry> make_entries() {
   add(make(id::kFlashAttention, "FlashAttention", kSwitch,
            "FlashAttention: without it, keep the attention-score term", "flashAttention"),
       number_access<bool, &TrainingSetup::flash_attention>());
+}
+
+// The parallel layout.
+void add_layout(Entries& entries) {
+  const auto add = [&entries](Setting setting, Access access) {
+    entries.push_back({std::move(setting), access});
+  };
   add(degree(id::kDataParallel, "Data parallelism", "Data-parallel degree d",
              "layout.dataParallel"),
       layout_access<int, &ParallelLayout::data_parallel>());
@@ -260,6 +278,13 @@ std::vector<Entry> make_entries() {
              setting.defaulted_in_api = true;
            }),
       number_access<double, &TrainingSetup::capacity_factor>());
+}
+
+// The recipe, the device and its headroom.
+void add_recipe_and_device(Entries& entries) {
+  const auto add = [&entries](Setting setting, Access access) {
+    entries.push_back({std::move(setting), access});
+  };
   add(from(choice(id::kRecompute, "Recomputation", choices<Recompute>(), "Activation recomputation",
                   "recompute"),
            [](Setting& setting) { setting.chosen_by_fit = true; }),
@@ -348,11 +373,13 @@ std::vector<Entry> make_entries() {
              setting.defaulted_in_api = true;
            }),
       number_access<double, &TrainingSetup::headroom_percent>());
-  // Fine-tuning (fine_tuning.hpp), added after the API was published: a setup without them
-  // trains every parameter, on the device, as before.
-  const auto added = [](Setting setting) {
-    setting.defaulted_in_api = true;
-    return setting;
+}
+
+// Fine-tuning (fine_tuning.hpp), added after the API was published: a setup without it trains
+// every parameter, on the device, as before.
+void add_fine_tuning(Entries& entries) {
+  const auto add = [&entries](Setting setting, Access access) {
+    entries.push_back({std::move(setting), access});
   };
   add(added(whole(id::kLoraRank, "LoRA rank",
                   "LoRA's rank r: adapters train, the base is frozen (0: every parameter trains)",
@@ -395,6 +422,13 @@ std::vector<Entry> make_entries() {
                                format_count(kMaxHostCapacityGb) + " GB.";
            }),
       number_access<double, &TrainingSetup::host_capacity_gb>());
+}
+
+// The training stack and its frameworks' own switches.
+void add_stack_settings(Entries& entries) {
+  const auto add = [&entries](Setting setting, Access access) {
+    entries.push_back({std::move(setting), access});
+  };
   add(added(choice(id::kStack, "Stack", choices<Stack>(),
                    "What trains the model: the idealised step, or a framework's real holdings",
                    "stack")),
@@ -450,6 +484,15 @@ std::vector<Entry> make_entries() {
                  "which is then freed",
                  "optimizerInBackward")),
       number_access<bool, &TrainingSetup::optimizer_in_backward>());
+}
+
+std::vector<Entry> make_entries() {
+  Entries entries;
+  add_model_and_batch(entries);
+  add_layout(entries);
+  add_recipe_and_device(entries);
+  add_fine_tuning(entries);
+  add_stack_settings(entries);
   return entries;
 }
 
