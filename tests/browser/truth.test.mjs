@@ -106,11 +106,11 @@ describe('the Llama block and measured memory, in Chromium', () => {
     // A heading row per source and way of measuring, then its runs.
     const headings = all.filter((row) => row.length === 1).map(([text]) => text);
     const rows = all.filter((row) => row.length === 4);
-    // Our thirteen, then SimuMax's 19 Megatron-LM runs, allocated under one heading, reserved under one.
-    assert.equal(rows.length, 13 + 2 * 19);
-    assert.equal(headings.length, 10 + 2);
+    // Our seventeen, then SimuMax's 19 Megatron-LM runs, allocated under one heading, reserved under one.
+    assert.equal(rows.length, 17 + 2 * 19);
+    assert.equal(headings.length, 14 + 2);
     assert.match(
-      headings[10],
+      headings[14],
       /^Allocated by PyTorch: the most of torch\.cuda\.max_memory_allocated over the 8 ranks\./,
     );
     const megatron = rows.find(
