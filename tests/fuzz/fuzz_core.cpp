@@ -146,9 +146,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   setup.layout.context_parallel = small_or_any(data);
   // Choices held as enum classes are set through their text, as every edge sets them.
   for (const char* id : {setting_id::kRecompute, setting_id::kActivationModel,
-                         setting_id::kOptimizer, setting_id::kPrecision, setting_id::kLoss}) {
-    apply_setting(setup, id, pick_id(data, find_setting(id)->choices));
+                         setting_id::kOptimizer, setting_id::kPrecision, setting_id::kLoss,
+                         setting_id::kDropout, setting_id::kStack, setting_id::kCompile}) {
+    // A refused choice leaves the setup as it was, which the estimate then checks.
+    static_cast<void>(apply_setting(setup, id, pick_id(data, find_setting(id)->choices)));
   }
+  setup.optimizer_in_backward = data.ConsumeBool();
   setup.logits = data.ConsumeBool();
   setup.device_id = pick_id(data, device_choices());
   setup.custom_capacity_gb = data.ConsumeFloatingPoint<double>();
