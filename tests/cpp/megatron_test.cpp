@@ -1,16 +1,19 @@
 // Megatron-LM as Transformer Engine 2 runs it: TE's cached weight gradients, its fused
-// cross-entropy, context parallelism over all-to-all, and Megatron-LM's own acceptance rules
-// (the distributed optimiser over one rank, sequence parallelism at t 1, the padded vocabulary),
-// each worked by hand on the measurement harness's tiny shape.
+// cross-entropy, context parallelism over all-to-all, the gradients its backward pass makes, and
+// Megatron-LM's own acceptance rules (the distributed optimiser over one rank, sequence parallelism
+// at t 1, the padded vocabulary), each worked by hand on the measurement harness's tiny shape.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "stacks/stack_run.hpp"
 #include "trainmem/activations.hpp"
+#include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
 
 using namespace trainmem;
 
@@ -231,4 +234,81 @@ TEST_CASE(
   REQUIRE(estimate.answer.ok());
   // The moments take the freed activations' blocks; the next step's activations need new ones.
   CHECK(estimate.peak_reserved_bytes > estimate.peak_allocated_bytes);
+}
+
+namespace {
+
+const TimelinePoint& point_at(const std::vector<TimelinePoint>& points, const std::string& phase,
+                              int layer) {
+  for (const TimelinePoint& point : points) {
+    if (point.phase == phase && point.layer == layer) return point;
+  }
+  FAIL("no point " << phase << " " << layer);
+  return points.front();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "megatron: the backward pass makes the output layer's input gradient, whole before its "
+    "reduce-scatter, and the embedding's weight gradient") {
+  TrainingSetup setup = tiny_megatron();
+  setup.logits = true;
+  setup.loss = Loss::kTeFused;
+  const double tokens = 128;
+  const double h = 64;
+  const double vocabulary = 512;
+  for (const int t : {1, 2}) {
+    CAPTURE(t);
+    setup.layout.tensor_parallel = t;
+    setup.layout.sequence_parallel = t > 1;
+    setup.layout.data_parallel = 2 / t;
+    setup.layout.zero_stage = t > 1 ? 0 : 1;
+    const std::vector<TimelinePoint> points = memory_timeline(setup);
+    const TimelinePoint& loss = point_at(points, "loss", 2);
+    const TimelinePoint& last = point_at(points, "backward", 2);
+    // With the logits' gradient still held, the output layer's input gradient, 2·T·h bytes whole
+    // on every rank, and under sequence parallelism its reduce-scattered part, 2·T·h/t.
+    CHECK(last.held[Term::kLogits] == 2 * tokens * vocabulary / t);
+    const double input_gradient = 2 * tokens * h + (t > 1 ? 2 * tokens * h / t : 0);
+    CHECK(last.held[Term::kActivations] - loss.held[Term::kActivations] == input_gradient);
+    CHECK(last.bytes - loss.bytes == input_gradient);
+    // The embedding's backward pass: its dense BF16 weight gradient, V/t × h, beside the
+    // gradient it reads, gathered whole (2·T·h); both freed once it joins the main gradient.
+    const TimelinePoint& embedding = point_at(points, "backward", 0);
+    const TimelinePoint& start = point_at(points, "start", 0);
+    CHECK(embedding.held[Term::kGradients] - start.held[Term::kGradients] ==
+          2 * vocabulary / t * h);
+    CHECK(embedding.held[Term::kActivations] == 2 * tokens * h);
+    CHECK(point_at(points, "optimizer", 0).held[Term::kActivations] == 0);
+  }
+}
+
+TEST_CASE("megatron: each operation's backward pass makes one gradient the size of what it saved") {
+  TrainingSetup setup = tiny_megatron();
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  const std::vector<SavedTensor> saved =
+      llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
+  REQUIRE(saved.size() >= 2);
+  // The last layer's backward pass, from its output's gradient (2·T·h) on: at each saved tensor,
+  // from the last, the gradient it makes, the one it was handed and every tensor not yet freed.
+  const double tokens = 128;
+  double kept = 0;
+  const auto block = [&](const SavedTensor& tensor) {
+    return allocator_block_bytes(tokens * tensor.bytes_per_token);  // 512-byte blocks
+  };
+  for (const SavedTensor& tensor : saved) kept += block(tensor);
+  double handed = 2 * tokens * 64;
+  double highest = 0;
+  for (std::size_t index = saved.size(); index-- > 0;) {
+    const double made = block(saved[index]);
+    highest = std::max(highest, kept + handed + made);
+    kept -= made;
+    handed = made;
+  }
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  const TimelinePoint& first_layer = point_at(points, "forward", 1);
+  const TimelinePoint& last = point_at(points, "backward", 2);
+  // Above the first layer's saved tensors, which stay held through the last layer's backward pass.
+  CHECK(last.held[Term::kActivations] - first_layer.held[Term::kActivations] == highest);
 }

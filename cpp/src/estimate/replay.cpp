@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "estimate/stage.hpp"
+#include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
@@ -14,8 +15,8 @@ namespace trainmem {
 replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& shape,
                                const Placement& placement, const StagePlacement& stage,
                                const ActivationsPerLayer& layer, const Breakdown& whole) {
-  replay::StepDevice device{setup, shape, placement.counts, whole, 0, 0, {}, 0, 0, 0, 1, 0, 0, 0,
-                            0,     0};
+  replay::StepDevice device{
+      setup, shape, placement.counts, whole, 0, 0, {}, {}, 0, 0, 0, 1, 0, 0, 0, 0, 0};
   // Its micro-batches in flight times its layers (L on the first stage of an even split), each
   // slot a layer's saved tensors, times the interleaved schedule's factor on the first stage.
   const bool first = stage.role == StageRole::kFirst;
@@ -56,6 +57,7 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.mixture_layers = stage.layers - dense;
   device.output_layer = setup.layout.pipeline_parallel == 1 || stage.role == StageRole::kLast;
   device.embedding = setup.layout.pipeline_parallel == 1 || stage.role == StageRole::kFirst;
+  device.tokens = layer.tokens_on_device;
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the
   // slot's bytes; one block for Korthikanti's sum or a recomputed layer's input.
   const bool selective_op = setup.recompute == Recompute::kSelectiveOp;
@@ -72,6 +74,17 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
     }
   }
   if (device.kept_tensors.empty()) device.kept_tensors.push_back(device.kept_per_slot);
+  if (stack_row(setup.stack).follows_gradients) {
+    // A rebuilt layer saves what a layer saves without recomputation.
+    TrainingSetup rebuilt = setup;
+    if (rebuilt.recompute == Recompute::kFull) rebuilt.recompute = Recompute::kNone;
+    for (const SavedTensor& tensor :
+         llama_block_saved_tensors(shape, rebuilt, setup.flash_attention)) {
+      if (tensor.bytes_per_token > 0) {
+        device.gradient_tensors.push_back(layer.tokens_on_device * tensor.bytes_per_token);
+      }
+    }
+  }
   return device;
 }
 

@@ -177,16 +177,67 @@ void megatron_step(Step& step, const StepDevice& device) {
   for (int stream = 0; stream < (device.mixture_layers > 0 ? 5 : 1); ++stream) {
     step.take(te_workspaces, workspace);
   }
-  // The first step: Adam's moments do not exist until its optimizer step makes them
-  // (torch.optim's lazy state), one per parameter, in the blocks its activations left cached; the
-  // weight-gradient caches appear in its backward pass, the output layer's first.
-  step.warming_up(true);
-  std::vector<Handles> kept = forward_slots(step, device);
-  const auto logits_gradient = loss_forward_and_backward(step, device);
+  // The gradients the backward pass makes and frees: the activations' (the residual stream's and
+  // each operation's), and the embedding's weight gradient before it joins the main gradient.
+  Flowing flowing;
+  flowing.tag = step.term("megatron-activation-gradients", "Activation gradients (BF16)",
+                          "autograd's backward pass: each operation's input gradient, the size of "
+                          "the tensor it saved; Megatron-LM, tensor_parallel/layers.py, "
+                          "LinearWithGradAccumulationAndAsyncCommunication.backward (the output "
+                          "layer's input gradient, whole before its reduce-scatter)",
+                          Term::kActivations);
+  const std::size_t embedding_gradient = step.term(
+      "megatron-embedding-gradient", "Embedding's weight gradient (BF16)",
+      "PyTorch's embedding_dense_backward: a dense gradient of the embedding's weight; "
+      "Megatron-LM, "
+      "distributed/distributed_data_parallel.py, _make_backward_post_hook: main_grad.add_(grad), "
+      "then grad = None",
+      Term::kGradients);
   const double cached_bytes = te_cached_wgrad_bytes(device);
-  step.take(cached_wgrads, cached_bytes);
-  step.give(logits_gradient);
-  backward_slots(step, device, kept);
+  const double h = device.shape.hidden_size;
+  const double between_blocks = layout.sequence_parallel ? layout.tensor_parallel : 1;
+  // One micro-batch's forward and backward passes; `first` for the first step's, in whose backward
+  // pass the weight-gradient caches appear, the output layer's first.
+  const auto micro_batch = [&](bool first) {
+    std::vector<Handles> kept = forward_slots(step, device);
+    const auto logits_gradient = loss_forward_and_backward(step, device);
+    if (first) step.take(cached_wgrads, cached_bytes);
+    if (device.logit_count > 0) {
+      // The output layer's input gradient, whole on every rank, then reduce-scattered to the
+      // sequence-parallel part the final norm's backward pass reads.
+      const auto whole = step.take(flowing.tag, kBf16Bytes * device.tokens * h);
+      flowing.gradient =
+          between_blocks > 1
+              ? step.take(flowing.tag, kBf16Bytes * device.tokens * h / between_blocks)
+              : whole;
+      if (between_blocks > 1) step.give(whole);
+    } else {
+      // Received from the next pipeline stage.
+      flowing.gradient = step.take(flowing.tag, kBf16Bytes * device.tokens * h / between_blocks);
+    }
+    step.give(logits_gradient);
+    backward_slots(step, device, kept, &flowing);
+    if (device.embedding) {
+      // Under sequence parallelism the embedding's output was scattered: its gradient is gathered
+      // back whole before the embedding's backward pass.
+      const auto gathered = between_blocks > 1
+                                ? step.take(flowing.tag, kBf16Bytes * device.tokens * h)
+                                : flowing.gradient;
+      if (between_blocks > 1) step.give(flowing.gradient);
+      const WeightShape vocabulary = vocabulary_shape(device);
+      const auto weight_gradient =
+          step.take(embedding_gradient, kBf16Bytes * vocabulary.first * vocabulary.second);
+      step.give(gathered);
+      step.give(weight_gradient);
+    } else {
+      step.give(flowing.gradient);  // sent to the previous stage
+    }
+    step.mark("backward", 0);
+  };
+  // The first step: Adam's moments do not exist until its optimizer step makes them
+  // (torch.optim's lazy state), one per parameter, in the blocks its activations left cached.
+  step.warming_up(true);
+  micro_batch(true);
   const double layers = device.layers_per_stage;
   const double states = bytes[Term::kOptimizerStates];
   const double root_share = device.parameters > 0 ? device.root_parameters / device.parameters : 0;
@@ -196,12 +247,13 @@ void megatron_step(Step& step, const StepDevice& device) {
     }
     step.take(tag(Term::kOptimizerStates), states * root_share / 2);
   }
+  // A micro-batch with the moments made, for the blocks it leaves cached: the cache then stops
+  // growing, and the micro-batch the timeline shows is as every later one (the panel's runs
+  // replayed with eight such micro-batches in place of one reserve no more).
+  micro_batch(false);
   step.warming_up(false);
-  // The step the timeline shows, every later one alike.
   step.mark("start", 0);
-  kept = forward_slots(step, device);
-  step.give(loss_forward_and_backward(step, device));
-  backward_slots(step, device, kept);
+  micro_batch(false);
 }
 
 namespace {

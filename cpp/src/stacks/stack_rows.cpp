@@ -39,6 +39,7 @@ const StackRow& stack_row(Stack stack) {
         row.drops_lone_sequence_parallel = true;
         row.pads_vocabulary = true;
         row.cp_comm_type = true;
+        row.follows_gradients = true;
         row.fine_tuning = false;
         row.offloading = false;
         row.step = replay::megatron_step;

@@ -74,6 +74,9 @@ struct StackRow {
   bool overlap_comm = false;
   bool cp_comm_type = false;
   bool compiles = false;  // torch.compile (torchtitan)
+  // Whether its replay follows the activations' gradients through the backward pass (the
+  // StepDevice's gradient_tensors).
+  bool follows_gradients = false;
   // The replayed step; none for the idealised step.
   void (*step)(replay::Step&, const replay::StepDevice&) = nullptr;
 };

@@ -208,11 +208,28 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
 
 // The stack-independent end of each layer's backward pass: the rebuilt layer (full
 // recomputation) and the slot's saved tensors freed.
-void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot) {
+void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot,
+                    Flowing* flowing) {
   // The rebuilt layer, and under expert parallelism its all-to-all buffers.
   const auto rebuilt =
       step.take(tag(Term::kActivations), device.recompute_working + device.dispatch);
   if (device.recompute_working > 0) step.mark("recompute", slot);
+  if (flowing != nullptr) {
+    // Autograd runs the operations' backward passes last first: each makes the gradient of its
+    // input (the tensor it saved, mostly), then the tensor it saved and the gradient it was handed
+    // are freed. A stand-in for each operation's own gradients, one per tensor the layer saves,
+    // that tensor's size: the replay does not follow the operations one by one. Where the slot
+    // keeps one block (Korthikanti's sum, a recomputed layer's input) it is freed at the end.
+    const std::vector<double>& gradients = device.gradient_tensors;
+    const bool one_by_one = kept.size() == gradients.size();
+    for (std::size_t index = gradients.size(); index-- > 0;) {
+      const auto gradient = step.take(flowing->tag, gradients[index]);
+      step.give(flowing->gradient);
+      if (one_by_one) step.give(kept[index]);
+      flowing->gradient = gradient;
+    }
+    if (one_by_one) kept.clear();  // given: a handle may name another block once its is freed
+  }
   step.give(rebuilt);
   give_all(step, kept);
 }
@@ -228,9 +245,10 @@ std::vector<Handles> forward_slots(Step& step, const StepDevice& device) {
 }
 
 // The backward pass's slots, last first, each marked once its memory is freed.
-void backward_slots(Step& step, const StepDevice& device, std::vector<Handles>& kept) {
+void backward_slots(Step& step, const StepDevice& device, std::vector<Handles>& kept,
+                    Flowing* flowing) {
   for (int slot = static_cast<int>(kept.size()); slot >= 1; --slot) {
-    layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot);
+    layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot, flowing);
     step.mark("backward", slot);
   }
 }

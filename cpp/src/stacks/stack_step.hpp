@@ -24,8 +24,12 @@ struct StepDevice {
   int slots = 0;             // layers' worth of activations held (p micro-batches on stage 1)
   double kept_per_slot = 0;  // one slot's saved activations
   std::vector<double> kept_tensors;  // one slot's saved tensors, bytes, in the order made
-  double recompute_working = 0;      // what a recomputed layer makes beyond what it keeps
-  double dispatch = 0;               // a mixture layer's all-to-all buffers, while it runs
+  // The gradients one layer's backward pass makes, one per tensor a layer saves without
+  // recomputation (the llama block's, whichever model counts what is kept), bytes, in the forward
+  // pass's order; empty where the stack's replay does not follow them.
+  std::vector<double> gradient_tensors;
+  double recompute_working = 0;  // what a recomputed layer makes beyond what it keeps
+  double dispatch = 0;           // a mixture layer's all-to-all buffers, while it runs
   double layers_per_stage = 0;
   double zero_shards = 1;       // d·c
   double layer_parameters = 0;  // one layer's on the device, unsharded
@@ -44,6 +48,7 @@ struct StepDevice {
   double mixture_layers = 0;
   bool output_layer = true;
   bool embedding = true;
+  double tokens = 0;  // a micro-batch's tokens on the device: s/c sequences' worth
 };
 
 // Tags: each of the first kNumTerms is its Term; a stack's own terms follow, one tag each.
@@ -115,11 +120,21 @@ Handles keep_slot(Step& step, const StepDevice& device);
 // layer's backward frees.
 CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice& device);
 
-// The end of a slot's backward pass: the rebuilt layer, then its saved tensors freed.
-void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot);
+// The gradient flowing back through the layers, where a stack's replay follows it: the tag it is
+// held under, and the block that holds it now.
+struct Flowing {
+  std::size_t tag = 0;
+  CachingAllocator::Handle gradient = 0;
+};
+
+// The end of a slot's backward pass: the rebuilt layer, then its saved tensors freed; with
+// `flowing`, each freed as its operation's backward pass makes the gradient it passes on.
+void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot,
+                    Flowing* flowing = nullptr);
 
 // The forward pass's slots, each marked; the backward pass's, last first, each marked.
 std::vector<Handles> forward_slots(Step& step, const StepDevice& device);
-void backward_slots(Step& step, const StepDevice& device, std::vector<Handles>& kept);
+void backward_slots(Step& step, const StepDevice& device, std::vector<Handles>& kept,
+                    Flowing* flowing = nullptr);
 
 }  // namespace trainmem::replay
