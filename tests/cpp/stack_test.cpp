@@ -76,6 +76,25 @@ TEST_CASE("allocator: requests round to 512 B and take 2 MiB, 20 MiB or rounded 
   CHECK(allocator.peak_allocated_bytes() == 1024 + 20 * kMiB);
 }
 
+TEST_CASE("allocator: a block freed on one stream is cached for that stream alone") {
+  CachingAllocator allocator;
+  const auto exchanged = allocator.allocate(30 * kMiB, 1);
+  allocator.free(exchanged);
+  CHECK(allocator.reserved_bytes() == 30 * kMiB);
+  // The compute stream cannot take stream 1's cached block: a segment of its own.
+  const auto computed = allocator.allocate(30 * kMiB);
+  CHECK(allocator.reserved_bytes() == 60 * kMiB);
+  allocator.free(computed);
+  // Each stream takes its own again, split as ever: 12 of the 30 MiB, 18 left cached.
+  allocator.allocate(12 * kMiB, 1);
+  allocator.allocate(12 * kMiB);
+  CHECK(allocator.reserved_bytes() == 60 * kMiB);
+  allocator.allocate(18 * kMiB, 1);
+  CHECK(allocator.reserved_bytes() == 60 * kMiB);
+  allocator.allocate(20 * kMiB, 1);  // stream 0's 18 MiB left over does not serve stream 1
+  CHECK(allocator.reserved_bytes() == 80 * kMiB);
+}
+
 TEST_CASE("allocator: the unfused loss's freed blocks are too small for its backward pass") {
   // In units of the logits' BF16 size: the logits (2), their FP32 copy (4) and the saved
   // log-softmax (4); the copy and the logits freed; then two FP32 gradients (4, 4). The first

@@ -107,6 +107,9 @@ struct SavedTensor {
   double dtype_bytes = 0;         // 2 (BF16) or 4 (FP32)
   double split = 1;               // the tensor-parallel split on one device: 1 or t
   double bytes_per_token = 0;     // elements_per_token × dtype_bytes / split
+  // Made by context parallelism's all-to-all (Transformer Engine's flash_attn_a2a_communicate):
+  // Q, K and V after it, and the output the projection reads after the one back.
+  bool exchanged = false;
 };
 
 // The tensors one layer of `shape` saves per token in the forward pass, on one device, for the

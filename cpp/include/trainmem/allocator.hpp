@@ -11,8 +11,11 @@
 //     more than 1 MiB in the large pool (should_split);
 //   - a freed block merges with free neighbours in its segment (try_merge_blocks) and stays
 //     cached: reserved, not allocated.
-// One stream; no max_split_size_mb, no expandable segments, and the cache is never emptied (a run
-// that fits never hits the out-of-memory path that releases it).
+//   - a block is cached for the stream that allocated its segment, and only a request on that
+//     stream takes it (BlockComparatorSize orders the pools by stream first; get_free_block
+//     returns nothing of another stream's).
+// No max_split_size_mb, no expandable segments, no frees delayed by record_stream, and the cache
+// is never emptied (a run that fits never hits the out-of-memory path that releases it).
 #pragma once
 
 #include <cstddef>
@@ -37,8 +40,10 @@ double allocator_segment_bytes(double block_bytes);
 class CachingAllocator {
  public:
   using Handle = std::size_t;
-  // A request of `bytes` (0 is a valid request that takes no memory); the handle frees it.
-  Handle allocate(double bytes);
+  using Stream = int;  // 0: the compute stream
+  // A request of `bytes` on `stream` (0 is a valid request that takes no memory); the handle
+  // frees it.
+  Handle allocate(double bytes, Stream stream = 0);
   void free(Handle handle);
 
   double allocated_bytes() const { return allocated_; }
@@ -54,13 +59,14 @@ class CachingAllocator {
     bool free = true;
   };
   struct Segment {
+    Stream stream = 0;
     bool small = false;
     double size = 0;
     std::vector<std::size_t> blocks;  // indices into blocks_, in address order
   };
-  // A pool's cached free blocks, ordered as get_free_block searches them: by size, then address.
-  using FreeKey = std::tuple<double, std::size_t, double, std::size_t>;  // size, segment, offset,
-                                                                         // block
+  // A pool's cached free blocks, ordered as get_free_block searches them: by stream, size, then
+  // address (stream, size, segment, offset, block).
+  using FreeKey = std::tuple<Stream, double, std::size_t, double, std::size_t>;
   FreeKey key_of(std::size_t index) const;
   std::set<FreeKey>& pool_of(std::size_t index);
   std::vector<Block> blocks_;

@@ -115,6 +115,14 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
 
   // Attention.
   add_norm("attention-norm", "Attention norm");
+  // Under context parallelism over all-to-all, FlashAttention keeps Q, K and V as the all-to-all
+  // made them, and the output projection the output as the one back made it.
+  const bool exchanged = flash_attention && !selective && cp_all_to_all_saves_output(setup);
+  const auto exchange_last = [&tensors, exchanged](std::size_t count) {
+    for (std::size_t index = 0; exchanged && index < count; ++index) {
+      tensors[tensors.size() - 1 - index].exchanged = true;
+    }
+  };
   // Latent attention's query and key/value projections are two linear layers: under FP8 each
   // keeps an FP8 copy of the norm's output.
   const bool two_copies = fp8 && latent_attention(shape);
@@ -161,6 +169,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
         by_heads);
     add("value", "Values", attention_keeper("the probabilities × values matmul"), "a·d_v",
         a * v_head_dim, kBf16Bytes, by_heads);
+    exchange_last(3);
     output_elements = "a·d_v";
     output_width = a * v_head_dim;
   } else {
@@ -184,6 +193,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     add("value", keys_repeated ? "Values, repeated to every head" : "Values",
         attention_keeper("the probabilities × values matmul"), kv_elements, kv_width, kBf16Bytes,
         by_heads);
+    exchange_last(3);
   }
   if (!selective) {
     if (flash_attention) {
@@ -212,6 +222,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     add("attention-output", linear_input("Attention output"),
         flash_keeps_output ? "FlashAttention and the output projection" : "the output projection",
         output_elements, output_width, linear_input_bytes, by_heads);
+    exchange_last(1);
   }
   if (residual_dropout(shape, setup, kLlamaBlockDropsOut)) {
     add("attention-dropout-mask", "Dropout mask after the attention (1 byte)", "dropout", "h", h, 1,

@@ -69,11 +69,12 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
     const double sum = saved_bytes_per_token(tensors);
     for (const SavedTensor& tensor : tensors) {
       if (sum > 0 && tensor.bytes_per_token > 0) {
-        device.kept_tensors.push_back(device.kept_per_slot * tensor.bytes_per_token / sum);
+        device.kept_tensors.push_back(
+            {device.kept_per_slot * tensor.bytes_per_token / sum, tensor.exchanged});
       }
     }
   }
-  if (device.kept_tensors.empty()) device.kept_tensors.push_back(device.kept_per_slot);
+  if (device.kept_tensors.empty()) device.kept_tensors.push_back({device.kept_per_slot, false});
   if (stack_row(setup.stack).follows_gradients) {
     // A rebuilt layer saves what a layer saves without recomputation.
     TrainingSetup rebuilt = setup;
@@ -81,7 +82,8 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
     for (const SavedTensor& tensor :
          llama_block_saved_tensors(shape, rebuilt, setup.flash_attention)) {
       if (tensor.bytes_per_token > 0) {
-        device.gradient_tensors.push_back(layer.tokens_on_device * tensor.bytes_per_token);
+        device.gradient_tensors.push_back(
+            {layer.tokens_on_device * tensor.bytes_per_token, tensor.exchanged});
       }
     }
   }

@@ -27,28 +27,30 @@ double allocator_segment_bytes(double block_bytes) {
 
 CachingAllocator::FreeKey CachingAllocator::key_of(std::size_t index) const {
   const Block& block = blocks_[index];
-  return {block.size, block.segment, block.offset, index};
+  return {segments_[block.segment].stream, block.size, block.segment, block.offset, index};
 }
 
 std::set<CachingAllocator::FreeKey>& CachingAllocator::pool_of(std::size_t index) {
   return segments_[blocks_[index].segment].small ? small_free_ : large_free_;
 }
 
-CachingAllocator::Handle CachingAllocator::allocate(double bytes) {
+CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream) {
   if (!(bytes > 0)) return kNothing;
   const double size = allocator_block_bytes(bytes);
   const bool small = size <= kAllocatorSmallSizeBytes;
 
-  // Best fit among the cached free blocks of the request's pool: the smallest that holds it, the
-  // lowest address among equals (get_free_block's lower_bound over (size, address)).
+  // Best fit among the cached free blocks of the request's pool and stream: the smallest that
+  // holds it, the lowest address among equals (get_free_block's lower_bound over (stream, size,
+  // address)).
   std::set<FreeKey>& pool = small ? small_free_ : large_free_;
   std::size_t best = kNothing;
-  const auto found = pool.lower_bound({size, 0, 0, 0});
-  if (found != pool.end()) {
-    best = std::get<3>(*found);
+  const auto found = pool.lower_bound({stream, size, 0, 0, 0});
+  if (found != pool.end() && std::get<0>(*found) == stream) {
+    best = std::get<4>(*found);
     pool.erase(found);
   } else {
     Segment segment;
+    segment.stream = stream;
     segment.small = small;
     segment.size = allocator_segment_bytes(size);
     Block block;

@@ -13,9 +13,10 @@ std::size_t Step::term(std::string id, std::string label, std::string source, Te
   return kFirstStackTag + terms_.size() - 1;
 }
 
-CachingAllocator::Handle Step::take(std::size_t tag, double bytes) {
+CachingAllocator::Handle Step::take(std::size_t tag, double bytes,
+                                    CachingAllocator::Stream stream) {
   const double before = allocator_.allocated_bytes();
-  const CachingAllocator::Handle handle = allocator_.allocate(bytes);
+  const CachingAllocator::Handle handle = allocator_.allocate(bytes, stream);
   if (!(bytes > 0)) return handle;  // nothing taken: a handle that frees nothing
   const double block = allocator_.allocated_bytes() - before;
   if (handle >= blocks_.size()) blocks_.resize(handle + 1, {0, 0});
@@ -30,6 +31,20 @@ CachingAllocator::Handle Step::take(std::size_t tag, double bytes) {
     at_peak_ = held_;
   }
   return handle;
+}
+
+// Transformer Engine's flash_attn_a2a_communicate (context_parallel.py): each exchanged tensor's
+// input made contiguous and a buffer it is received into, on the compute stream; then, on
+// cp_stream, the received chunks reordered into the tensor that is kept (index_select), whose
+// block is cached for that stream alone; the buffer and the copy freed.
+CachingAllocator::Handle Step::take(std::size_t tag, const SlotTensor& tensor) {
+  if (!tensor.exchanged) return take(tag, tensor.bytes);
+  const auto input = take(tag, tensor.bytes);
+  const auto received = take(tag, tensor.bytes);
+  const auto kept = take(tag, tensor.bytes, kExchangeStream);
+  give(received);
+  give(input);
+  return kept;
 }
 
 void Step::give(CachingAllocator::Handle handle) {
@@ -78,8 +93,8 @@ Handles keep_slot(Step& step, const StepDevice& device) {
   // layer's saved tensors less what it keeps), a stand-in for its largest live set, which the
   // replay does not follow operation by operation.
   const auto passing = step.take(tag(Term::kActivations), device.recompute_working);
-  for (const double bytes : device.kept_tensors) {
-    handles.push_back(step.take(tag(Term::kActivations), bytes));
+  for (const SlotTensor& tensor : device.kept_tensors) {
+    handles.push_back(step.take(tag(Term::kActivations), tensor));
   }
   step.give(passing);
   // Under expert parallelism the layer's all-to-all buffers, while it runs.
@@ -220,7 +235,7 @@ void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slo
     // are freed. A stand-in for each operation's own gradients, one per tensor the layer saves,
     // that tensor's size: the replay does not follow the operations one by one. Where the slot
     // keeps one block (Korthikanti's sum, a recomputed layer's input) it is freed at the end.
-    const std::vector<double>& gradients = device.gradient_tensors;
+    const std::vector<SlotTensor>& gradients = device.gradient_tensors;
     const bool one_by_one = kept.size() == gradients.size();
     for (std::size_t index = gradients.size(); index-- > 0;) {
       const auto gradient = step.take(flowing->tag, gradients[index]);

@@ -15,6 +15,17 @@
 
 namespace trainmem::replay {
 
+// The streams the replay allocates on: the compute stream, and the one Transformer Engine's
+// context-parallel all-to-all reorders its outputs on (cp_stream).
+inline constexpr CachingAllocator::Stream kComputeStream = 0;
+inline constexpr CachingAllocator::Stream kExchangeStream = 1;
+
+// One tensor of a slot: its bytes, and whether context parallelism's all-to-all makes it.
+struct SlotTensor {
+  double bytes = 0;
+  bool exchanged = false;
+};
+
 // What the step needs to know of the most loaded device.
 struct StepDevice {
   const TrainingSetup& setup;
@@ -23,11 +34,11 @@ struct StepDevice {
   Breakdown bytes;           // the idealised terms, whole, under the stack's bytes per parameter
   int slots = 0;             // layers' worth of activations held (p micro-batches on stage 1)
   double kept_per_slot = 0;  // one slot's saved activations
-  std::vector<double> kept_tensors;  // one slot's saved tensors, bytes, in the order made
+  std::vector<SlotTensor> kept_tensors;  // one slot's saved tensors, in the order made
   // The gradients one layer's backward pass makes, one per tensor a layer saves without
-  // recomputation (the llama block's, whichever model counts what is kept), bytes, in the forward
-  // pass's order; empty where the stack's replay does not follow them.
-  std::vector<double> gradient_tensors;
+  // recomputation (the llama block's, whichever model counts what is kept), in the forward pass's
+  // order; empty where the stack's replay does not follow them.
+  std::vector<SlotTensor> gradient_tensors;
   double recompute_working = 0;  // what a recomputed layer makes beyond what it keeps
   double dispatch = 0;           // a mixture layer's all-to-all buffers, while it runs
   double layers_per_stage = 0;
@@ -64,7 +75,10 @@ class Step {
   std::size_t term(std::string id, std::string label, std::string source,
                    Term counted_in = Term::kFramework);
 
-  CachingAllocator::Handle take(std::size_t tag, double bytes);
+  CachingAllocator::Handle take(std::size_t tag, double bytes,
+                                CachingAllocator::Stream stream = kComputeStream);
+  // A slot's tensor; one the all-to-all makes comes through it (stack_step.cpp).
+  CachingAllocator::Handle take(std::size_t tag, const SlotTensor& tensor);
   void give(CachingAllocator::Handle handle);
 
   // Records the phase just ended: its busiest moment and what is reserved, each with the memory
