@@ -151,14 +151,15 @@ TEST_CASE("megatron: the saved tensors name the output kept before the all-to-al
     // The all-to-all makes Q, K and V for FlashAttention and, back, the output the projection
     // reads: the replay takes those through it, their blocks cached for its stream.
     CAPTURE(tensor.id);
-    CHECK(tensor.exchanged == (tensor.id == "query" || tensor.id == "key" || tensor.id == "value" ||
-                               tensor.id == "attention-output"));
+    const bool into = tensor.id == "query" || tensor.id == "key" || tensor.id == "value";
+    CHECK((tensor.exchange == Exchange::kIntoAttention) == into);
+    CHECK((tensor.exchange == Exchange::kOutOfAttention) == (tensor.id == "attention-output"));
   }
   CHECK(found);
   // Over the ring nothing is exchanged.
   setup.cp_comm_type = CpCommType::kP2p;
   for (const SavedTensor& tensor : llama_block_saved_tensors(setup.custom_model, setup, true)) {
-    CHECK_FALSE(tensor.exchanged);
+    CHECK(tensor.exchange == Exchange::kNone);
   }
 }
 

@@ -97,6 +97,9 @@ inline bool cp_all_to_all_saves_output(const TrainingSetup& setup) {
   return setup.cp_comm_type == CpCommType::kA2a && setup.layout.context_parallel > 1;
 }
 
+// Which way context parallelism's all-to-all made a tensor, if it did.
+enum class Exchange { kNone, kIntoAttention, kOutOfAttention };
+
 // One tensor a layer keeps from its forward pass until its backward pass, per token.
 struct SavedTensor {
   std::string id;                 // "attention-norm-input", "log-sum-exp", …
@@ -108,8 +111,8 @@ struct SavedTensor {
   double split = 1;               // the tensor-parallel split on one device: 1 or t
   double bytes_per_token = 0;     // elements_per_token × dtype_bytes / split
   // Made by context parallelism's all-to-all (Transformer Engine's flash_attn_a2a_communicate):
-  // Q, K and V after it, and the output the projection reads after the one back.
-  bool exchanged = false;
+  // Q, K and V into the attention, and the output the projection reads, out of it.
+  Exchange exchange = Exchange::kNone;
 };
 
 // The tensors one layer of `shape` saves per token in the forward pass, on one device, for the

@@ -118,9 +118,9 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   // Under context parallelism over all-to-all, FlashAttention keeps Q, K and V as the all-to-all
   // made them, and the output projection the output as the one back made it.
   const bool exchanged = flash_attention && !selective && cp_all_to_all_saves_output(setup);
-  const auto exchange_last = [&tensors, exchanged](std::size_t count) {
+  const auto exchange_last = [&tensors, exchanged](std::size_t count, Exchange way) {
     for (std::size_t index = 0; exchanged && index < count; ++index) {
-      tensors[tensors.size() - 1 - index].exchanged = true;
+      tensors[tensors.size() - 1 - index].exchange = way;
     }
   };
   // Latent attention's query and key/value projections are two linear layers: under FP8 each
@@ -169,7 +169,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
         by_heads);
     add("value", "Values", attention_keeper("the probabilities × values matmul"), "a·d_v",
         a * v_head_dim, kBf16Bytes, by_heads);
-    exchange_last(3);
+    exchange_last(3, Exchange::kIntoAttention);
     output_elements = "a·d_v";
     output_width = a * v_head_dim;
   } else {
@@ -193,7 +193,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     add("value", keys_repeated ? "Values, repeated to every head" : "Values",
         attention_keeper("the probabilities × values matmul"), kv_elements, kv_width, kBf16Bytes,
         by_heads);
-    exchange_last(3);
+    exchange_last(3, Exchange::kIntoAttention);
   }
   if (!selective) {
     if (flash_attention) {
@@ -222,7 +222,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
     add("attention-output", linear_input("Attention output"),
         flash_keeps_output ? "FlashAttention and the output projection" : "the output projection",
         output_elements, output_width, linear_input_bytes, by_heads);
-    exchange_last(1);
+    exchange_last(1, Exchange::kOutOfAttention);
   }
   if (residual_dropout(shape, setup, kLlamaBlockDropsOut)) {
     add("attention-dropout-mask", "Dropout mask after the attention (1 byte)", "dropout", "h", h, 1,

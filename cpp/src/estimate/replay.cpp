@@ -70,11 +70,12 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
     for (const SavedTensor& tensor : tensors) {
       if (sum > 0 && tensor.bytes_per_token > 0) {
         device.kept_tensors.push_back(
-            {device.kept_per_slot * tensor.bytes_per_token / sum, tensor.exchanged});
+            {device.kept_per_slot * tensor.bytes_per_token / sum, tensor.exchange});
       }
     }
   }
-  if (device.kept_tensors.empty()) device.kept_tensors.push_back({device.kept_per_slot, false});
+  if (device.kept_tensors.empty())
+    device.kept_tensors.push_back({device.kept_per_slot, Exchange::kNone});
   if (stack_row(setup.stack).follows_gradients) {
     // A rebuilt layer saves what a layer saves without recomputation.
     TrainingSetup rebuilt = setup;
@@ -83,7 +84,7 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
          llama_block_saved_tensors(shape, rebuilt, setup.flash_attention)) {
       if (tensor.bytes_per_token > 0) {
         device.gradient_tensors.push_back(
-            {layer.tokens_on_device * tensor.bytes_per_token, tensor.exchanged});
+            {layer.tokens_on_device * tensor.bytes_per_token, tensor.exchange});
       }
     }
   }

@@ -38,7 +38,7 @@ CachingAllocator::Handle Step::take(std::size_t tag, double bytes,
 // cp_stream, the received chunks reordered into the tensor that is kept (index_select), whose
 // block is cached for that stream alone; the buffer and the copy freed.
 CachingAllocator::Handle Step::take(std::size_t tag, const SlotTensor& tensor) {
-  if (!tensor.exchanged) return take(tag, tensor.bytes);
+  if (tensor.exchange == Exchange::kNone) return take(tag, tensor.bytes);
   const auto input = take(tag, tensor.bytes);
   const auto received = take(tag, tensor.bytes);
   const auto kept = take(tag, tensor.bytes, kExchangeStream);
@@ -88,14 +88,22 @@ std::vector<StackTerm> Step::terms_at_peak() const {
 
 Handles keep_slot(Step& step, const StepDevice& device) {
   Handles handles;
+  // Q, K and V as the layer made them, the all-to-all's inputs: held until the attention's output
+  // has come back (Megatron-LM's Attention.forward keeps them to its end).
+  Handles originals;
   // Under recomputation the block still makes, in its forward pass, the tensors it does not keep,
   // each freed once used: counted as one block of what its backward pass rebuilds (the whole
   // layer's saved tensors less what it keeps), a stand-in for its largest live set, which the
   // replay does not follow operation by operation.
   const auto passing = step.take(tag(Term::kActivations), device.recompute_working);
   for (const SlotTensor& tensor : device.kept_tensors) {
+    if (tensor.exchange == Exchange::kIntoAttention) {
+      originals.push_back(step.take(tag(Term::kActivations), tensor.bytes));
+    }
     handles.push_back(step.take(tag(Term::kActivations), tensor));
+    if (tensor.exchange == Exchange::kOutOfAttention) give_all(step, originals);
   }
+  give_all(step, originals);
   step.give(passing);
   // Under expert parallelism the layer's all-to-all buffers, while it runs.
   step.give(step.take(tag(Term::kActivations), device.dispatch));
@@ -238,7 +246,12 @@ void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slo
     const std::vector<SlotTensor>& gradients = device.gradient_tensors;
     const bool one_by_one = kept.size() == gradients.size();
     for (std::size_t index = gradients.size(); index-- > 0;) {
+      // A gradient the all-to-all exchanges is made first on the compute stream (FlashAttention's
+      // dq, dk and dv; the projection's input gradient), freed once exchanged.
+      const bool exchanged = gradients[index].exchange != Exchange::kNone;
+      const auto made = step.take(flowing->tag, exchanged ? gradients[index].bytes : 0);
       const auto gradient = step.take(flowing->tag, gradients[index]);
+      step.give(made);
       step.give(flowing->gradient);
       if (one_by_one) step.give(kept[index]);
       flowing->gradient = gradient;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/setup.hpp"
@@ -23,7 +24,7 @@ inline constexpr CachingAllocator::Stream kExchangeStream = 1;
 // One tensor of a slot: its bytes, and whether context parallelism's all-to-all makes it.
 struct SlotTensor {
   double bytes = 0;
-  bool exchanged = false;
+  Exchange exchange = Exchange::kNone;
 };
 
 // What the step needs to know of the most loaded device.
@@ -77,7 +78,8 @@ class Step {
 
   CachingAllocator::Handle take(std::size_t tag, double bytes,
                                 CachingAllocator::Stream stream = kComputeStream);
-  // A slot's tensor; one the all-to-all makes comes through it (stack_step.cpp).
+  // A slot's tensor; one the all-to-all makes comes through it, from a tensor of the same size
+  // the caller holds (stack_step.cpp).
   CachingAllocator::Handle take(std::size_t tag, const SlotTensor& tensor);
   void give(CachingAllocator::Handle handle);
 
