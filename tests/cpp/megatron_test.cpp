@@ -282,16 +282,18 @@ TEST_CASE(
     // on every rank, and under sequence parallelism its reduce-scattered part, 2·T·h/t.
     CHECK(last.held[Term::kLogits] == 2 * tokens * vocabulary / t);
     const double input_gradient = 2 * tokens * h + (t > 1 ? 2 * tokens * h / t : 0);
-    CHECK(last.held[Term::kActivations] - loss.held[Term::kActivations] == input_gradient);
+    CHECK(last.held[Term::kFramework] - loss.held[Term::kFramework] == input_gradient);
     CHECK(last.bytes - loss.bytes == input_gradient);
     // The embedding's backward pass: its dense BF16 weight gradient, V/t × h, beside the
     // gradient it reads, gathered whole (2·T·h); both freed once it joins the main gradient.
     const TimelinePoint& embedding = point_at(points, "backward", 0);
     const TimelinePoint& start = point_at(points, "start", 0);
-    CHECK(embedding.held[Term::kGradients] - start.held[Term::kGradients] ==
-          2 * vocabulary / t * h);
-    CHECK(embedding.held[Term::kActivations] == 2 * tokens * h);
-    CHECK(point_at(points, "optimizer", 0).held[Term::kActivations] == 0);
+    // Both are the stack's own (its Framework term, beside its cached weight gradients and
+    // buffers, which the step holds throughout); no activation is left.
+    CHECK(embedding.held[Term::kFramework] - start.held[Term::kFramework] ==
+          2 * vocabulary / t * h + 2 * tokens * h);
+    CHECK(embedding.held[Term::kActivations] == 0);
+    CHECK(point_at(points, "optimizer", 0).held[Term::kFramework] == start.held[Term::kFramework]);
   }
 }
 
@@ -320,6 +322,10 @@ TEST_CASE("megatron: each operation's backward pass makes one gradient the size 
   const std::vector<TimelinePoint> points = memory_timeline(setup);
   const TimelinePoint& first_layer = point_at(points, "forward", 1);
   const TimelinePoint& last = point_at(points, "backward", 2);
-  // Above the first layer's saved tensors, which stay held through the last layer's backward pass.
-  CHECK(last.held[Term::kActivations] - first_layer.held[Term::kActivations] == highest);
+  // Above the first layer's saved tensors, which stay held through the last layer's backward pass
+  // (the gradients are the stack's Framework term).
+  const auto held = [](const TimelinePoint& point) {
+    return point.held[Term::kActivations] + point.held[Term::kFramework];
+  };
+  CHECK(held(last) - held(first_layer) == highest);
 }

@@ -184,15 +184,13 @@ void megatron_step(Step& step, const StepDevice& device) {
                           "autograd's backward pass: each operation's input gradient, the size of "
                           "the tensor it saved; Megatron-LM, tensor_parallel/layers.py, "
                           "LinearWithGradAccumulationAndAsyncCommunication.backward (the output "
-                          "layer's input gradient, whole before its reduce-scatter)",
-                          Term::kActivations);
+                          "layer's input gradient, whole before its reduce-scatter)");
   const std::size_t embedding_gradient = step.term(
       "megatron-embedding-gradient", "Embedding's weight gradient (BF16)",
       "PyTorch's embedding_dense_backward: a dense gradient of the embedding's weight; "
       "Megatron-LM, "
       "distributed/distributed_data_parallel.py, _make_backward_post_hook: main_grad.add_(grad), "
-      "then grad = None",
-      Term::kGradients);
+      "then grad = None");
   const double cached_bytes = te_cached_wgrad_bytes(device);
   const double h = device.shape.hidden_size;
   const double between_blocks = layout.sequence_parallel ? layout.tensor_parallel : 1;
