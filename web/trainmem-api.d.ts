@@ -257,6 +257,7 @@ declare global {
       apiKey: string;
       requiresSetting: string;
       requiresValue: string;
+      requiresAlso: string;
       requiresReason: string;
       excludes: string;
       keeps: string;

@@ -260,14 +260,20 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const Setting* required = find_setting(setting.requires_setting);
     if (required != nullptr && required->kind == SettingKind::kChoice) {
       // The flag brings its choice with it, but never over one given otherwise.
-      if (given.has(required->id) && given.texts.at(required->id) != setting.requires_value) {
+      const bool also = !setting.requires_also.empty() && given.has(required->id) &&
+                        given.texts.at(required->id) == setting.requires_also;
+      if (given.has(required->id) && given.texts.at(required->id) != setting.requires_value &&
+          !also) {
         err << "trainmem: " << flag_of(setting) << ": " << setting.requires_reason << "; it needs "
-            << flag_of(*required) << " " << setting.requires_value << ", not "
+            << flag_of(*required) << " " << setting.requires_value
+            << (setting.requires_also.empty() ? "" : " or " + setting.requires_also) << ", not "
             << given.texts.at(required->id) << "\n";
         return kExitBadInput;
       }
-      const Answer selected = apply_setting(setup, required->id, setting.requires_value);
-      if (!selected.ok()) return refused(selected, err);
+      if (!also) {
+        const Answer selected = apply_setting(setup, required->id, setting.requires_value);
+        if (!selected.ok()) return refused(selected, err);
+      }
     }
     const Answer answer = apply_setting(setup, setting.id, given.texts.at(setting.id));
     if (!answer.ok()) return refused(quoted(answer), err);

@@ -99,6 +99,7 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("apiKey", &Setting::api_key)
       .field("requiresSetting", &Setting::requires_setting)
       .field("requiresValue", &Setting::requires_value)
+      .field("requiresAlso", &Setting::requires_also)
       .field("requiresReason", &Setting::requires_reason)
       .field("excludes", &Setting::excludes)
       .field("keeps", &Setting::keeps)

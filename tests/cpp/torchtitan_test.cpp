@@ -175,7 +175,8 @@ TEST_CASE("compile: where it is not modelled, it is refused by its setting") {
   refused = estimate_memory(megatron).answer;
   CHECK(refused.setting == setting_id::kCompile);
   CHECK(refused.message ==
-        "torch.compile is modelled as torchtitan runs it; choose the torchtitan stack, or off.");
+        "torch.compile is modelled as torchtitan and torchtune run it; choose one of those "
+        "stacks, or off.");
   // The setting reads its ids and refuses others by name.
   TrainingSetup plain;
   CHECK(apply_setting(plain, setting_id::kCompile, "blocks-and-loss").ok());

@@ -185,7 +185,9 @@ export function createControls({ estimator, store, render, choices }) {
       // Off while the setting it needs is not chosen, unless a message asks the reader to change it.
       if (setting.requiresSetting) {
         const asked = asking.has(setting.id);
-        put(element, 'disabled', !asked && chosen(setting.requiresSetting) !== setting.requiresValue);
+        const chosenValue = chosen(setting.requiresSetting);
+        const allowed = chosenValue === setting.requiresValue || chosenValue === setting.requiresAlso;
+        put(element, 'disabled', !asked && !allowed);
       }
     }
     put(slider, 'value', text(slider.dataset.setting));

@@ -225,8 +225,8 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
     defaultSetup: core.defaultSetup(),
     /**
      * The core's table of settings: {id, name, kind, min, max, choices, allowed, defaultText, help,
-     * apiKey, requiresSetting, requiresValue, requiresReason, excludes, keeps, inUrl, chosenByFit,
-     * defaultedInApi}, each id the page control's id and the URL key. `kind` is one of
+     * apiKey, requiresSetting, requiresValue, requiresAlso, requiresReason, excludes, keeps, inUrl,
+     * chosenByFit, defaultedInApi}, each id the page control's id and the URL key. `kind` is one of
      * `settingKinds`.
      */
     settings,

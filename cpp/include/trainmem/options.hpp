@@ -205,9 +205,12 @@ enum class Offload { kNone, kOptimizer, kOptimizerAndWeights };
 //   torchtitan  torchtitan on FSDP2: FP32 sharded parameters, the layers gathered in flight, the
 //               root module unsharded, gradients freed between steps
 //   deepspeed   DeepSpeed ZeRO 1-3: its gradient buckets and, under ZeRO 3, its prefetched layers
+//   torchtune   torchtune's single-device recipes: one dtype throughout (no master copy), the
+//               gradients made in the backward pass and freed after the optimiser's step (or in
+//               it, optimizer_in_bwd), LoRA and QLoRA, activation offloading, compile
 // Every stack but ideal adds the runtime (CUDA context, NCCL, cuBLAS) and the caching
 // allocator's reserve.
-enum class Stack { kIdeal, kMegatron, kTorchtitan, kDeepSpeed, kCount /* not one */ };
+enum class Stack { kIdeal, kMegatron, kTorchtitan, kDeepSpeed, kTorchtune, kCount /* not one */ };
 
 // DeepSpeed's overlap_comm (deepspeed/runtime/zero/config.py): by default on under ZeRO 3 and off
 // under ZeRO 1 and 2, where it doubles the reduce bucket ("Use double buffers to avoid data access

@@ -91,6 +91,7 @@ struct Setting {
   // selects a choice itself (--device-gb means --device custom) and asks for a switch.
   std::string requires_setting;
   std::string requires_value;
+  std::string requires_also;    // a second value that allows it too (compile: torchtune's stack)
   std::string requires_reason;  // "the loss is counted with the logits"
   std::string excludes;         // another setting that says the same: not both in one command
   // On the page, a change of this setting keeps that one's value where it can: a new sequence

@@ -224,6 +224,9 @@ const std::vector<Choice>& choices<Stack>() {
        "Megatron-LM with Transformer Engine and its distributed optimiser"},
       {"torchtitan", "torchtitan (FSDP2)", "torchtitan on PyTorch's FSDP2 (fully_shard)"},
       {"deepspeed", "DeepSpeed ZeRO", "DeepSpeed's ZeRO stages 1 to 3"},
+      {"torchtune", "torchtune (one device)",
+       "torchtune's single-device recipes: full_finetune_single_device and "
+       "lora_finetune_single_device"},
   };
   return choices;
 }

@@ -192,8 +192,8 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   if (setup.compile != Compile::kOff) {
     if (!row.compiles) {
       return refusal(id::kCompile,
-                     "torch.compile is modelled as torchtitan runs it; choose the torchtitan "
-                     "stack, or off.");
+                     "torch.compile is modelled as torchtitan and torchtune run it; choose one of "
+                     "those stacks, or off.");
     }
     if (setup.recompute != Recompute::kFull) {
       return refusal(id::kCompile,
@@ -217,7 +217,14 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   const ParallelLayout& layout = setup.layout;
   const std::string name = choice_name(setup.stack);
   const bool fp8_here = row.fp8 && setup.precision == Precision::kFp8Mixed;
-  if (setup.precision != Precision::kBf16Mixed && !fp8_here) {
+  if (row.single_dtype) {
+    if (setup.precision != Precision::kBf16 && setup.precision != Precision::kFp32) {
+      return refusal(id::kPrecision,
+                     "The " + name +
+                         " stack trains in its config's one dtype, with no mixed precision and "
+                         "no master copy; choose bf16 (its default) or fp32 precision.");
+    }
+  } else if (setup.precision != Precision::kBf16Mixed && !fp8_here) {
     return refusal(
         id::kStack,
         "The " + name + " stack is modelled for bf16-mixed precision" +
@@ -230,10 +237,26 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                                    " stack is modelled for full training; set the LoRA rank to 0, "
                                    "or choose the ideal or deepspeed stack.");
   }
-  if (!row.offloading && (setup.offload != Offload::kNone || setup.offload_activations)) {
-    return refusal(id::kStack, "The " + name +
-                                   " stack is modelled with everything on the device; set "
-                                   "offload to none, or choose the ideal stack.");
+  const bool activations_alone = row.offloads_activations_only && setup.offload == Offload::kNone;
+  if (!row.offloading && !activations_alone &&
+      (setup.offload != Offload::kNone || setup.offload_activations)) {
+    return refusal(id::kStack, "The " + name + " stack is modelled with everything on the device" +
+                                   (row.offloads_activations_only ? " but the activations" : "") +
+                                   "; set offload to none, or choose the ideal stack.");
+  }
+  if (activations_alone && setup.offload_activations && setup.recompute != Recompute::kFull) {
+    return refusal(id::kOffloadActivations,
+                   "torchtune offloads the activations under activation checkpointing alone "
+                   "(enable_activation_offloading needs enable_activation_checkpointing); choose "
+                   "full recomputation, or turn offloading off.");
+  }
+  if (row.single_device && num_devices(layout) > 1) {
+    return refusal(id::kStack, row.layout_refusal);
+  }
+  if (row.single_dtype && setup.lora_rank > 0 && setup.base_weights == BaseWeights::kInt8) {
+    return refusal(id::kBaseWeights,
+                   "torchtune's QLoRA holds the base in NF4 (torchao's NF4Tensor); choose bf16 "
+                   "or nf4 base weights, or another stack.");
   }
   const double shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
   if (layout.zero_stage < row.min_zero_stage || layout.zero_stage > row.max_zero_stage ||
@@ -496,12 +519,13 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   // torchtune runs the step in the backward pass in its single-device recipes, full training
   // (full_finetune_single_device.py: optimizer_in_bwd).
   if (setup.optimizer_in_backward &&
-      (num_devices(setup.layout) > 1 || setup.lora_rank > 0 || setup.stack != Stack::kIdeal ||
+      (num_devices(setup.layout) > 1 || setup.lora_rank > 0 ||
+       (setup.stack != Stack::kIdeal && !stack_row(setup.stack).steps_in_backward) ||
        setup.offload != Offload::kNone)) {
     return refusal(id::kOptimizerInBackward,
                    "The optimizer's step in the backward pass is modelled as torchtune's "
                    "single-device full training runs it: one device, no LoRA, no offloading, "
-                   "under the ideal stack; turn it off, or set those.");
+                   "under the ideal or torchtune stack; turn it off, or set those.");
   }
   return check_stack(setup, *shape);
 }

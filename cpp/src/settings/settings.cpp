@@ -474,10 +474,16 @@ void add_stack_settings(Entries& entries) {
                         "cpCommType")),
            megatrons("--cp-comm-type is Megatron-LM's")),
       enum_access<CpCommType, &TrainingSetup::cp_comm_type>());
-  add(from(added(choice(id::kCompile, "torch.compile", choices<Compile>(),
-                        "torchtitan's torch.compile: the transformer blocks, or the loss too",
-                        "compile")),
-           only_under(Stack::kTorchtitan, "torch.compile is modelled as torchtitan runs it")),
+  add(from(added(choice(
+               id::kCompile, "torch.compile", choices<Compile>(),
+               "torch.compile as torchtitan and torchtune run it: the transformer blocks, or the "
+               "loss too",
+               "compile")),
+           [&only_under](Setting& setting) {
+             only_under(Stack::kTorchtitan,
+                        "torch.compile is modelled as torchtitan and torchtune run it")(setting);
+             setting.requires_also = choice_id(Stack::kTorchtune);
+           }),
       enum_access<Compile, &TrainingSetup::compile>());
   add(added(make(id::kOptimizerInBackward, "Optimizer in backward", kSwitch,
                  "torchtune's optimizer_in_bwd: each parameter stepped as its gradient is made, "

@@ -98,6 +98,39 @@ const StackRow& stack_row(Stack stack) {
         row.step = replay::deepspeed_step;
         return row;
       }(),
+      // torchtune's single-device recipes (full_finetune_single_device.py,
+      // lora_finetune_single_device.py): the model in the config's dtype (bf16: the weights,
+      // their gradients and AdamW's moments in BF16, no master copy), one device.
+      [] {
+        StackRow row{Stack::kTorchtune};
+        row.state_source =
+            "torchtune trains in one dtype (its config's dtype: bf16), no master copy "
+            "(full_finetune_single_device.py)";
+        row.max_zero_stage = 0;
+        row.first_zero_stage = 0;
+        row.zero_refusal =
+            "torchtune's single-device recipes shard nothing; set ZeRO to 0, or choose the "
+            "torchtitan or deepspeed stack.";
+        row.fp8 = false;
+        row.losses = {Loss::kFp32Upcast, Loss::kChunked};
+        row.loss_refusal =
+            "torchtune computes the loss with PyTorch's cross-entropy over FP32-upcast logits or "
+            "with CEWithChunkedOutputLoss; choose the fp32-upcast or chunked loss.";
+        row.tensor_parallel = false;
+        row.layout_refusal =
+            "torchtune's single-device recipes run on one device; set every parallel degree to "
+            "1, or choose the torchtitan stack.";
+        row.expert_parallel = false;
+        row.offloading = false;
+        row.offloads_activations_only = true;
+        row.single_device = true;
+        row.single_dtype = true;
+        row.steps_in_backward = true;
+        row.compiles = true;
+        row.follows_gradients = true;
+        row.step = replay::torchtune_step;
+        return row;
+      }(),
   };
   static_assert(std::size(rows) == static_cast<std::size_t>(Stack::kCount),
                 "a row for each stack, in the enum's order");

@@ -59,6 +59,14 @@ struct StackRow {
   bool dtensor_tensor_parallel = false;
   bool fine_tuning = true;  // LoRA and a quantised base
   bool offloading = true;   // offloading to the host
+  // torchtune's: the saved activations offloaded (never the optimiser), under activation
+  // checkpointing alone (enable_activation_offloading needs enable_activation_checkpointing).
+  bool offloads_activations_only = false;
+  // torchtune's: one device, and one dtype for every tensor (dtype: bf16 or fp32; no mixed
+  // precision, no master copy).
+  bool single_device = false;
+  bool single_dtype = false;
+  bool steps_in_backward = false;  // torchtune's optimizer_in_bwd
   // Megatron-LM's own rules (megatron/training/arguments.py, validate_args): its distributed
   // optimiser runs over one data-parallel rank, sharding nothing; it turns sequence parallelism
   // off at tensor parallelism 1; and it pads the vocabulary to a multiple of

@@ -140,6 +140,32 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
     step.give(loss);
     return marked(hidden_gradient);
   }
+  if (device.setup.loss == Loss::kChunked && device.setup.compile == Compile::kBlocksAndLoss) {
+    // torchtune's compiled CEWithChunkedOutputLoss (compute_cross_entropy compiled, training/
+    // _compile.py compile_loss): the model's BF16 chunks, which each chunk's fused kernel keeps
+    // with its tokens' max and log-sum-exp (FP32); the backward pass, chunk by chunk, last first,
+    // writes each chunk's BF16 gradient, which its output projection reads, and frees the chunk.
+    const int chunks = device.setup.loss_chunks;
+    const double part = n / chunks;
+    Handles bf16(static_cast<std::size_t>(chunks));
+    Handles rows(static_cast<std::size_t>(chunks));
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      bf16[static_cast<std::size_t>(chunk)] = step.take(tag(Term::kLogits), kBf16Bytes * part);
+    }
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      rows[static_cast<std::size_t>(chunk)] =
+          step.take(tag(Term::kLogits), kCompiledLossBytesPerToken * device.loss_tokens / chunks);
+    }
+    CachingAllocator::Handle gradient = step.take(tag(Term::kLogits), 0);
+    for (int chunk = chunks; chunk-- > 0;) {
+      const auto chunk_gradient = step.take(tag(Term::kLogits), kBf16Bytes * part);
+      step.give(rows[static_cast<std::size_t>(chunk)]);
+      step.give(bf16[static_cast<std::size_t>(chunk)]);
+      step.give(gradient);  // the previous chunk's, through the output projection
+      gradient = chunk_gradient;
+    }
+    return marked(gradient);
+  }
   if (device.setup.loss == Loss::kChunked) {
     // torchtune: the BF16 chunks; each upcast, its log-softmax saved, the copy freed; the chunks
     // freed (del logits); the backward pass chunk by chunk, last first.

@@ -439,8 +439,13 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   }
 
   if (fitting.empty()) {
-    search.why_not_fewer = "No layout of up to " + format_count(kMaxDevices) + " " +
-                           checked.device.short_name + "s fits this micro-batch.";
+    // A stack that runs on one device has no other layout to try.
+    const StackRow& row = stack_row(base.stack);
+    search.why_not_fewer =
+        row.single_device
+            ? "It does not fit on one " + checked.device.short_name + ". " + row.layout_refusal
+            : "No layout of up to " + format_count(kMaxDevices) + " " + checked.device.short_name +
+                  "s fits this micro-batch.";
     return search;
   }
   // The layouts on the fewest devices, and those on up to a node more that take less device time
