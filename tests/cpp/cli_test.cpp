@@ -747,3 +747,14 @@ TEST_CASE("cli: a flag that brings its choice never overrides that choice given 
   // Given alone, it brings its choice.
   CHECK(run({"--loss-chunks", "4", "--logits"}).status == kExitOk);
 }
+
+TEST_CASE("cli: --compile runs under torchtitan or torchtune, and names both under another stack") {
+  const CliRun torchtune = run({"--model", "llama3.2-1b", "--stack", "torchtune", "--precision",
+                                "bf16", "--recompute", "full", "--compile", "blocks"});
+  CHECK(torchtune.status == 0);
+  const CliRun other = run({"--stack", "deepspeed", "--compile", "blocks"});
+  CHECK(other.status == 2);
+  CHECK(other.err.find("it needs --stack torchtitan or torchtune, not deepspeed") !=
+        std::string::npos);
+  CHECK(count_lines(other.err) == 1);
+}

@@ -562,11 +562,12 @@ void torchtune_step(Step& step, const StepDevice& device) {
     for (std::size_t index = kept.size(); index-- > 0;) {
       bring_back(index);
       if (index > 0) bring_back(index - 1);
+      // The layer's gradients, made as its backward pass runs (taken before it, as torchtitan's).
+      const auto layer_gradient =
+          step.take(tag(Term::kGradients), gradient_bytes * device.layer_trainable_parameters);
       const auto dequantised = step.take(tag(Term::kDequantization), bytes[Term::kDequantization]);
       layer_backward(step, device, kept[index], static_cast<int>(index) + 1, &flowing);
       step.give(dequantised);
-      const auto layer_gradient =
-          step.take(tag(Term::kGradients), gradient_bytes * device.layer_trainable_parameters);
       if (in_backward) {
         if (first) {
           step.take(tag(Term::kOptimizerStates), state_bytes * device.layer_trainable_parameters);

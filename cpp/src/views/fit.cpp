@@ -443,7 +443,10 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     const StackRow& row = stack_row(base.stack);
     search.why_not_fewer =
         row.single_device
-            ? "It does not fit on one " + checked.device.short_name + ". " + row.layout_refusal
+            ? "It does not fit on one " + checked.device.short_name + ", and the " +
+                  choice_name(base.stack) +
+                  " stack runs on one alone; a stack that spreads it (torchtitan, DeepSpeed, "
+                  "Megatron-LM) can use more."
             : "No layout of up to " + format_count(kMaxDevices) + " " + checked.device.short_name +
                   "s fits this micro-batch.";
     return search;

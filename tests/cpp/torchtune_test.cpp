@@ -1,0 +1,151 @@
+// torchtune's single-device recipes (--stack torchtune), each holding worked by hand on the
+// measurement harness's tiny shape: the gradients made in the backward pass and freed after the
+// step, optimizer_in_bwd's one gradient at a time, activation offloading's layers in flight, the
+// compiled chunked loss, and what the stack refuses.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "trainmem/allocator.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/measured.hpp"
+#include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+// h 64, f 224, 4 heads of 16, 2 key/value heads, vocabulary 512, untied: 55,424 parameters a
+// layer (Q 64 × 64, K and V 32 × 64 each, the output 64 × 64, the MLP 3 × 224 × 64, two norms of
+// 64) and 65,600 in the embedding, the output layer and the final norm.
+constexpr double kLayerParameters = 55424;
+constexpr double kRootParameters = 65600;
+
+TrainingSetup tiny_torchtune(int layers) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(layers);
+  setup.sequence_length = 128;
+  setup.stack = Stack::kTorchtune;
+  setup.precision = Precision::kBf16;
+  setup.recompute = Recompute::kFull;
+  return setup;
+}
+
+const TimelinePoint& point_at(const std::vector<TimelinePoint>& points, const std::string& phase,
+                              int layer) {
+  for (const TimelinePoint& point : points) {
+    if (point.phase == phase && point.layer == layer) return point;
+  }
+  FAIL("no point " << phase << " " << layer);
+  return points.front();
+}
+
+}  // namespace
+
+TEST_CASE("torchtune: gradients are made in the backward pass and freed after the step") {
+  const TrainingSetup setup = tiny_torchtune(2);
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  // BF16 throughout (dtype: bf16): AdamW's two moments, 4 B a parameter, made by the first step,
+  // one block a layer and one for the rest; no gradient before the backward pass.
+  const TimelinePoint& start = point_at(points, "start", 0);
+  CHECK(start.held[Term::kGradients] == 0);
+  CHECK(start.held[Term::kMasterWeights] == 0);
+  CHECK(start.held[Term::kOptimizerStates] == 2 * allocator_block_bytes(4 * kLayerParameters) +
+                                                  allocator_block_bytes(4 * kRootParameters));
+  // At the end of the backward pass every gradient, 2 B a parameter (none at the start of the
+  // next step, above: zero_grad(set_to_none=True) freed them).
+  const double all =
+      2 * allocator_block_bytes(2 * kLayerParameters) + allocator_block_bytes(2 * kRootParameters);
+  CHECK(point_at(points, "backward", 0).held[Term::kGradients] == all);
+  CHECK(estimate.bytes_per_parameter.master_weights == 0);
+}
+
+TEST_CASE("torchtune: under optimizer_in_bwd a layer's gradient is freed by its step") {
+  TrainingSetup setup = tiny_torchtune(2);
+  setup.optimizer_in_backward = true;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  // The output layer's gradient from its backward pass to the end (the embedding's joins it in an
+  // untied model: counted with it), and the layer's own, stepped and freed.
+  for (const int layer : {2, 1}) {
+    CAPTURE(layer);
+    CHECK(point_at(points, "backward", layer).held[Term::kGradients] ==
+          allocator_block_bytes(2 * kRootParameters) + allocator_block_bytes(2 * kLayerParameters));
+  }
+  CHECK(point_at(points, "start", 0).held[Term::kGradients] == 0);
+}
+
+TEST_CASE("torchtune: offloaded, the device keeps the inputs of the two layers in flight") {
+  TrainingSetup setup = tiny_torchtune(4);
+  const std::vector<TimelinePoint> kept = memory_timeline(setup);
+  setup.offload_activations = true;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  const std::vector<TimelinePoint> offloaded = memory_timeline(setup);
+  // Under activation checkpointing a layer keeps its input, 2·T·h = 16,384 B. At the fourth
+  // layer's busiest moment the device holds all four, or, offloaded, the two in flight and the
+  // one being copied out.
+  const double input = 2 * 128 * 64;
+  CHECK(point_at(kept, "forward", 4).held[Term::kActivations] -
+            point_at(offloaded, "forward", 4).held[Term::kActivations] ==
+        input);
+}
+
+TEST_CASE("torchtune: the compiled chunked loss keeps the BF16 logits and 8 bytes a token") {
+  TrainingSetup setup = tiny_torchtune(2);
+  setup.logits = true;
+  setup.loss = Loss::kChunked;
+  setup.compile = Compile::kBlocksAndLoss;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  // Eight chunks of 16 tokens × 512 logits in BF16 (16,384 B), each with its tokens' max and
+  // log-sum-exp (8 B × 16: one 512-byte block), and at the backward pass's start the last chunk's
+  // BF16 gradient.
+  const double chunk = 2 * 16 * 512;
+  CHECK(point_at(points, "loss", 2).held[Term::kLogits] == 8 * chunk + 8 * 512 + chunk);
+  // Eager, each chunk's FP32 log-softmax is saved instead: twice the logits' bytes more.
+  setup.compile = Compile::kBlocks;
+  CHECK(point_at(memory_timeline(setup), "loss", 2).held[Term::kLogits] >
+        8 * chunk + 8 * 2 * chunk);
+}
+
+TEST_CASE("torchtune: what its single-device recipes do not run is refused, by name") {
+  const auto refused_by = [](const TrainingSetup& setup) {
+    return estimate_memory(setup).answer.setting;
+  };
+  TrainingSetup setup = tiny_torchtune(2);
+  setup.precision = Precision::kBf16Mixed;
+  CHECK(refused_by(setup) == setting_id::kPrecision);
+  setup = tiny_torchtune(2);
+  setup.layout.data_parallel = 2;
+  CHECK(refused_by(setup) == setting_id::kStack);
+  setup = tiny_torchtune(2);
+  setup.offload = Offload::kOptimizer;
+  CHECK(refused_by(setup) == setting_id::kStack);
+  setup = tiny_torchtune(2);
+  setup.recompute = Recompute::kNone;
+  setup.offload_activations = true;
+  CHECK(refused_by(setup) == setting_id::kOffloadActivations);
+  setup = tiny_torchtune(2);
+  setup.lora_rank = 8;
+  setup.base_weights = BaseWeights::kInt8;
+  CHECK(refused_by(setup) == setting_id::kBaseWeights);
+  setup.base_weights = BaseWeights::kNf4;
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.optimizer_in_backward = true;  // torchtune's LoRA recipe has no optimizer_in_bwd
+  CHECK(refused_by(setup) == setting_id::kOptimizerInBackward);
+  setup = tiny_torchtune(2);
+  setup.logits = true;
+  setup.loss = Loss::kVocabParallel;
+  CHECK(refused_by(setup) == setting_id::kStack);
+  // What it runs: FP32 training, compile, optimizer_in_bwd.
+  setup = tiny_torchtune(2);
+  setup.precision = Precision::kFp32;
+  setup.compile = Compile::kBlocksAndLoss;
+  setup.optimizer_in_backward = true;
+  CHECK(estimate_memory(setup).answer.ok());
+}
