@@ -11,4 +11,8 @@ namespace trainmem {
 // run's allocated and reserved peaks (measured_megatron.cpp).
 std::vector<MeasuredCase> simumax_b200_cases();
 
+// torchtune's "Optimization flags" table: Llama 3.2 3B on one A100, each technique added to the
+// rows above, the peak active memory (measured_torchtune.cpp).
+std::vector<MeasuredCase> torchtune_flags_cases();
+
 }  // namespace trainmem
