@@ -125,7 +125,7 @@ declare global {
       /** The host's memory per node in GB, shared by its devices (up to 8); 0 leaves it unchecked. */
       hostCapacityGb: number;
       capacityFactor: number;
-      stack: 'ideal' | 'megatron' | 'torchtitan' | 'deepspeed';
+      stack: 'ideal' | 'megatron' | 'torchtitan' | 'deepspeed' | 'torchtune';
       fp8AllGather: boolean;
       overlapComm: 'default' | 'on' | 'off';
       /** Megatron-LM's --make-vocab-size-divisible-by (128): the vocabulary padded to a multiple of it × t. */
