@@ -511,10 +511,15 @@ void torchtune_step(Step& step, const StepDevice& device) {
   const bool in_backward = setup.optimizer_in_backward;
   // The model as loaded: each layer (a quantised base in its storage, LoRA's adapters beside it),
   // and the embedding, final norm and output layer.
-  const double root_weights =
-      std::max(0.0, bytes[Term::kWeights] - layers * device.layer_weight_bytes);
+  // Full training holds every parameter in the model's dtype (BF16 or FP32); LoRA holds its base
+  // as stored (layer_weight_bytes).
+  const double layer_weights =
+      lora || device.parameters <= 0
+          ? device.layer_weight_bytes
+          : bytes[Term::kWeights] / device.parameters * device.layer_parameters;
+  const double root_weights = std::max(0.0, bytes[Term::kWeights] - layers * layer_weights);
   for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
-    step.take(tag(Term::kWeights), device.layer_weight_bytes);
+    step.take(tag(Term::kWeights), layer_weights);
   }
   step.take(tag(Term::kWeights), root_weights);
   // What is trained, and each trained parameter's gradient and state, in bytes per parameter.
