@@ -218,11 +218,14 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   const std::string name = choice_name(setup.stack);
   const bool fp8_here = row.fp8 && setup.precision == Precision::kFp8Mixed;
   if (row.single_dtype) {
-    if (setup.precision != Precision::kBf16 && setup.precision != Precision::kFp32) {
+    // FP32 training would keep FP32 activations, which the activation models (BF16) do not
+    // count: refused rather than undercounted.
+    if (setup.precision != Precision::kBf16) {
       return refusal(id::kPrecision,
                      "The " + name +
-                         " stack trains in its config's one dtype, with no mixed precision and "
-                         "no master copy; choose bf16 (its default) or fp32 precision.");
+                         " stack is modelled for its configs' dtype, bf16: the weights, gradients "
+                         "and AdamW's moments in BF16, no mixed precision and no master copy "
+                         "(fp32's FP32 activations are not counted); choose bf16 precision.");
     }
   } else if (setup.precision != Precision::kBf16Mixed && !fp8_here) {
     return refusal(

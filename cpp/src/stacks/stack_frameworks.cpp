@@ -510,9 +510,8 @@ void torchtune_step(Step& step, const StepDevice& device) {
   const bool lora = setup.lora_rank > 0;
   const bool in_backward = setup.optimizer_in_backward;
   // The model as loaded: each layer (a quantised base in its storage, LoRA's adapters beside it),
-  // and the embedding, final norm and output layer.
-  // Full training holds every parameter in the model's dtype (BF16 or FP32); LoRA holds its base
-  // as stored (layer_weight_bytes).
+  // and the embedding, final norm and output layer; under full training every parameter in the
+  // model's dtype.
   const double layer_weights =
       lora || device.parameters <= 0
           ? device.layer_weight_bytes
