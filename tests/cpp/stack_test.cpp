@@ -140,10 +140,10 @@ TEST_CASE("stack: ideal keeps the plate's figures, both peaks equal to its total
 TEST_CASE("stack: the JSON's peaks are top-level integers, and the terms sum to the total") {
   // The fourth: Megatron-LM at t 2 with TE's fused loss, whose peak is in the output layer's
   // backward pass, where the stack's own gradients are held.
-  for (int index = 0; index < 4; ++index) {
-    const Stack stack =
-        index < 3 ? std::array{Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed}[index]
-                  : Stack::kMegatron;
+  const std::array<Stack, 4> stacks{Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed,
+                                    Stack::kMegatron};
+  for (std::size_t index = 0; index < stacks.size(); ++index) {
+    const Stack stack = stacks[index];
     TrainingSetup setup = tiny(stack);
     setup.logits = true;
     setup.loss = stack == Stack::kMegatron ? Loss::kVocabParallel : Loss::kFp32Upcast;
