@@ -360,3 +360,17 @@ TEST_CASE(
   CHECK(estimate.max_positions == 8192);
   CHECK(find_preset("deepseek-v3")->max_positions == 163840);
 }
+
+TEST_CASE("under fp32 the estimate says its activations are counted at 16-bit sizes") {
+  TrainingSetup setup;
+  setup.precision = Precision::kFp32;
+  const Estimate fp32 = estimate_memory(setup);
+  REQUIRE(fp32.answer.ok());
+  bool said = false;
+  for (const std::string& note : fp32.notes) {
+    said = said || note.find("counted at their 16-bit sizes") != std::string::npos;
+  }
+  CHECK(said);
+  setup.precision = Precision::kBf16;
+  CHECK(estimate_memory(setup).notes.empty());
+}

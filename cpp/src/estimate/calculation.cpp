@@ -35,6 +35,12 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
   if (asked.dropout == Dropout::kModel && calc.shape->dropout_stated) {
     calc.notes.push_back("Dropout as the config sets it: " + calc.shape->dropout_said + ".");
   }
+  // Both activation models count 16-bit activations; FP32 training keeps them in FP32.
+  if (asked.precision == Precision::kFp32) {
+    calc.notes.push_back(
+        "Under fp32 the activations and logits are counted at their 16-bit sizes, as both "
+        "activation models define them; FP32 training keeps them in FP32, up to twice as much.");
+  }
   if (run.shape != nullptr) {
     calc.built_shape = std::move(run.shape);
     calc.shape = calc.built_shape.get();
