@@ -8,6 +8,7 @@
 #include <string>
 
 #include "stacks/stack_run.hpp"
+#include "timeline_points.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
@@ -246,19 +247,6 @@ TEST_CASE(
   // The moments take the freed activations' blocks; the next step's activations need new ones.
   CHECK(estimate.peak_reserved_bytes > estimate.peak_allocated_bytes);
 }
-
-namespace {
-
-const TimelinePoint& point_at(const std::vector<TimelinePoint>& points, const std::string& phase,
-                              int layer) {
-  for (const TimelinePoint& point : points) {
-    if (point.phase == phase && point.layer == layer) return point;
-  }
-  FAIL("no point " << phase << " " << layer);
-  return points.front();
-}
-
-}  // namespace
 
 TEST_CASE(
     "megatron: the backward pass makes the output layer's input gradient, whole before its "

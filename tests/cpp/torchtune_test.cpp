@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "timeline_points.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/measured.hpp"
@@ -32,15 +33,6 @@ TrainingSetup tiny_torchtune(int layers) {
   setup.precision = Precision::kBf16;
   setup.recompute = Recompute::kFull;
   return setup;
-}
-
-const TimelinePoint& point_at(const std::vector<TimelinePoint>& points, const std::string& phase,
-                              int layer) {
-  for (const TimelinePoint& point : points) {
-    if (point.phase == phase && point.layer == layer) return point;
-  }
-  FAIL("no point " << phase << " " << layer);
-  return points.front();
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Each framework's replayed step (stack_frameworks.cpp): the order in which Megatron-LM,
-// torchtitan, DeepSpeed and torchtune allocate and free in one training step. stack_rows.cpp names
-// each stack's.
+// Each framework's replayed step (stack_frameworks.cpp; torchtune's, stack_torchtune.cpp): the
+// order in which Megatron-LM, torchtitan, DeepSpeed and torchtune allocate and free in one training
+// step. stack_rows.cpp names each stack's.
 #pragma once
 
 #include "stacks/stack_step.hpp"
