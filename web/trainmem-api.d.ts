@@ -105,7 +105,14 @@ declare global {
       optimizer: 'adam' | 'adam-8bit' | 'adafactor' | 'sgd-momentum';
       precision: 'bf16-mixed' | 'bf16' | 'fp32' | 'fp8-mixed';
       logits: boolean;
-      loss: 'vocab-parallel' | 'fp32-upcast' | 'native-fused' | 'te-fused' | 'chunked' | 'fused-linear';
+      loss:
+        | 'vocab-parallel'
+        | 'fp32-upcast'
+        | 'native-fused'
+        | 'te-fused'
+        | 'chunked'
+        | 'fused-linear'
+        | 'fp32-shifted';
       /** The chunked loss's chunks (torchtune's num_output_chunks, 8). */
       lossChunks: number;
       /** Train the model's multi-token-prediction modules (a model with numMtpLayers above 0). */
@@ -125,7 +132,7 @@ declare global {
       /** The host's memory per node in GB, shared by its devices (up to 8); 0 leaves it unchecked. */
       hostCapacityGb: number;
       capacityFactor: number;
-      stack: 'ideal' | 'megatron' | 'torchtitan' | 'deepspeed' | 'torchtune';
+      stack: 'ideal' | 'megatron' | 'torchtitan' | 'deepspeed' | 'torchtune' | 'hf';
       fp8AllGather: boolean;
       overlapComm: 'default' | 'on' | 'off';
       /** Megatron-LM's --make-vocab-size-divisible-by (128): the vocabulary padded to a multiple of it × t. */

@@ -139,9 +139,10 @@ TEST_CASE("stack: ideal keeps the plate's figures, both peaks equal to its total
 
 TEST_CASE("stack: the JSON's peaks are top-level integers, and the terms sum to the total") {
   // The fourth: Megatron-LM at t 2 with TE's fused loss, whose peak is in the output layer's
-  // backward pass, where the stack's own gradients are held.
-  const std::array<Stack, 4> stacks{Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed,
-                                    Stack::kMegatron};
+  // backward pass, where the stack's own gradients are held. The fifth and sixth: QLoRA under
+  // transformers (DDP) and torchtune, whose dequantised weight is a term of its own.
+  const std::array<Stack, 6> stacks{Stack::kMegatron, Stack::kTorchtitan, Stack::kDeepSpeed,
+                                    Stack::kMegatron, Stack::kHf,         Stack::kTorchtune};
   for (std::size_t index = 0; index < stacks.size(); ++index) {
     const Stack stack = stacks[index];
     TrainingSetup setup = tiny(stack);
@@ -154,6 +155,13 @@ TEST_CASE("stack: the JSON's peaks are top-level integers, and the terms sum to 
       setup.layout.data_parallel = 1;
       setup.layout.zero_stage = 0;
     }
+    if (index >= 4) {
+      setup.precision = Precision::kBf16;
+      setup.layout.zero_stage = 0;
+      setup.layout.data_parallel = index == 4 ? 2 : 1;
+      setup.lora_rank = 4;
+      setup.base_weights = BaseWeights::kNf4;
+    }
     const Estimate estimate = estimate_memory(setup);
     CAPTURE(choice_id(stack));
     REQUIRE(estimate.answer.ok());
@@ -164,7 +172,8 @@ TEST_CASE("stack: the JSON's peaks are top-level integers, and the terms sum to 
     CHECK(bytes.total() == estimate.peak_reserved_bytes + outside);
     CHECK(estimate.peak_reserved_bytes >= estimate.peak_allocated_bytes);
     CHECK(bytes.model_states() + bytes[Term::kActivations] + bytes[Term::kLogits] +
-              bytes[Term::kFramework] + bytes[Term::kRuntime] + bytes[Term::kAllocatorCache] ==
+              bytes[Term::kDequantization] + bytes[Term::kFramework] + bytes[Term::kRuntime] +
+              bytes[Term::kAllocatorCache] ==
           doctest::Approx(bytes.total()).epsilon(1e-12));
     const nlohmann::json json = nlohmann::json::parse(estimate_to_json(estimate));
     CHECK(json["peakAllocatedBytes"].is_number_integer());

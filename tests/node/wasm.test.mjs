@@ -342,7 +342,15 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         .settings()
         .find((setting) => setting.id === 'loss')
         .choices.map((choice) => choice.id),
-      ['vocab-parallel', 'fp32-upcast', 'native-fused', 'te-fused', 'chunked', 'fused-linear'],
+      [
+        'vocab-parallel',
+        'fp32-upcast',
+        'native-fused',
+        'te-fused',
+        'chunked',
+        'fused-linear',
+        'fp32-shifted',
+      ],
     );
   });
 

@@ -169,9 +169,23 @@ enum class Dropout { kModel, kOff, kOn };
 //                   forward pass computes the gradients: the hidden state's (2·T·h), a chunk's
 //                   logits (2·c·V) and the per-token loss (4·T), never the whole logits (the output
 //                   layer's weight gradient it makes is the gradient the states count)
+//   fp32-shifted    transformers 4.46 to 4.48's ForCausalLMLoss (src/transformers/loss/
+//                   loss_utils.py; LlamaForCausalLM.forward before it): the logits upcast, then
+//                   shifted into a contiguous FP32 copy (logits[..., :-1, :].contiguous()) before
+//                   cross_entropy; at its forward peak the BF16 logits, the upcast, the shifted
+//                   copy and the saved log-softmax, 2 + 4 + 4 + 4 = 14 bytes per logit (4.49 shifts
+//                   the labels instead, transformers PR #35646: fp32-upcast)
 // The others are split over the vocabulary by tensor parallelism (a vocabulary-sharded loss);
 // chunked and fused-linear run on a whole output layer (t = 1).
-enum class Loss { kVocabParallel, kFp32Upcast, kNativeFused, kTeFused, kChunked, kFusedLinear };
+enum class Loss {
+  kVocabParallel,
+  kFp32Upcast,
+  kNativeFused,
+  kTeFused,
+  kChunked,
+  kFusedLinear,
+  kFp32Shifted
+};
 
 // ---- Fine-tuning ------------------------------------------------------------------------------
 
@@ -208,9 +222,21 @@ enum class Offload { kNone, kOptimizer, kOptimizerAndWeights };
 //   torchtune   torchtune's single-device recipes: one dtype throughout (no master copy), the
 //               gradients made in the backward pass and freed after the optimiser's step (or in
 //               it, optimizer_in_bwd), LoRA and QLoRA, activation offloading, compile
+//   hf          transformers' Trainer (or TRL's SFTTrainer) with PEFT and bitsandbytes, on one
+//               device or under DDP: the model loaded in BF16, PEFT's adapters in FP32, the
+//               gradients made in the backward pass and freed after the step, AdamW's foreach
+//               step, DDP's gradient buckets, transformers' loss
 // Every stack but ideal adds the runtime (CUDA context, NCCL, cuBLAS) and the caching
 // allocator's reserve.
-enum class Stack { kIdeal, kMegatron, kTorchtitan, kDeepSpeed, kTorchtune, kCount /* not one */ };
+enum class Stack {
+  kIdeal,
+  kMegatron,
+  kTorchtitan,
+  kDeepSpeed,
+  kTorchtune,
+  kHf,
+  kCount /* not one */
+};
 
 // DeepSpeed's overlap_comm (deepspeed/runtime/zero/config.py): by default on under ZeRO 3 and off
 // under ZeRO 1 and 2, where it doubles the reduce bucket ("Use double buffers to avoid data access
@@ -322,6 +348,9 @@ constexpr double kModelStateBytesPerParameter =
 // backward pass, as torchtitan frees them); tests/data/loss-peak-cpu.json measures 12.00.
 constexpr double kLogitsBytesPerTokenPerVocab = kBf16Bytes + kFp32Bytes;
 constexpr double kFp32UpcastLossBytesPerTokenPerVocab = 3 * kFp32Bytes;
+// transformers 4.46 to 4.48 (fp32-shifted): the BF16 logits, the upcast, its shifted contiguous
+// copy and the saved log-softmax at the forward peak.
+constexpr double kFp32ShiftedLossBytesPerTokenPerVocab = kBf16Bytes + 3 * kFp32Bytes;
 constexpr double kTeFusedLossBytesPerTokenPerVocab = kBf16Bytes;
 // The same cross_entropy under DTensor's loss_parallel (torchtitan above tp 1;
 // torch/distributed/tensor/parallel/loss.py) runs its own handlers over each rank's V/t logits:

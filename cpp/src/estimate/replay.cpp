@@ -41,6 +41,10 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
                                 base_linear_bytes_per_parameter(shape, setup.base_weights) * linear;
     device.layer_trainable_parameters =
         lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets) / t;
+    // PEFT's adapters in FP32 (StackRow::fp32_adapters).
+    if (stack_row(setup.stack).fp32_adapters) {
+      device.layer_weight_bytes += (kFp32Bytes - kBf16Bytes) * device.layer_trainable_parameters;
+    }
   }
   // The loss's tokens (its own and each multi-token-prediction module's) on the stage that holds
   // the logits, and their logits on this device.

@@ -38,12 +38,20 @@ void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& set
       pen.said(setup.lora_rank, [&] { return "r " + std::to_string(setup.lora_rank); }) *
       pen.count(lora_modules_per_token(shape, setup.lora_targets), "adapters") *
       pen.bytes(kBf16Bytes);
-  // PEFT's lora_dropout: each adapter's own dropped copy of its input and the mask.
-  if (setup.lora_dropout > 0) {
-    per_token = per_token + pen.count(lora_input_features_per_token(shape, setup.lora_targets),
-                                      "adapted inputs") *
-                                pen.said(kLoraDropoutBytesPerInputFeature,
-                                         [] { return "(2 + 1) B (dropped copy and mask)"; });
+  // PEFT's lora_dropout: each adapter's own dropped copy of its input and the mask. With FP32
+  // adapters under bf16 autocast (StackRow::fp32_adapters) PEFT casts each adapter's input to FP32
+  // (_cast_input_dtype) and the autocast casts it back for lora_A, which saves that BF16 copy,
+  // with dropout or without.
+  const bool casts = stack_row(setup.stack).fp32_adapters;
+  if (setup.lora_dropout > 0 || casts) {
+    const bool masks = setup.lora_dropout > 0;
+    per_token =
+        per_token +
+        pen.count(lora_input_features_per_token(shape, setup.lora_targets), "adapted inputs") *
+            pen.said(masks ? kLoraDropoutBytesPerInputFeature : kBf16Bytes, [&] {
+              return std::string(masks ? "(2 + 1) B (dropped copy and mask)"
+                                       : "2 B (autocast's BF16 copy of the FP32 input)");
+            });
   }
   if (setup.recompute == Recompute::kFull) {
     layer.recompute_working_bytes += layer.tokens_on_device * per_token.value();
@@ -59,6 +67,11 @@ void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& set
       layer.source +=
           ", and under lora_dropout its own dropped copy of its input with the dropout's mask "
           "(peft/tuners/lora/layer.py, Linear.forward: lora_B(lora_A(dropout(x))))";
+    } else if (casts) {
+      layer.source +=
+          ", and the BF16 copy of its input that bf16 autocast makes for the FP32 lora_A "
+          "(peft/tuners/lora/layer.py, Linear.forward: _cast_input_dtype to FP32, then "
+          "lora_A under autocast)";
     }
   }
 }
@@ -145,6 +158,11 @@ const char* loss_source(Loss loss) {
     case Loss::kFp32Upcast:
       return "an unfused cross-entropy over FP32-upcast logits: its saved log-softmax and two "
              "gradients at the loss's backward (measured: tests/data/loss-peak-cpu.json)";
+    case Loss::kFp32Shifted:
+      return "transformers 4.46 to 4.48's ForCausalLMLoss (src/transformers/loss/loss_utils.py): "
+             "the BF16 logits, their FP32 upcast, its shifted contiguous copy and the saved "
+             "log-softmax at its forward peak (4.49 shifts the labels instead: transformers PR "
+             "#35646)";
     case Loss::kNativeFused:
       return "BF16 logits plus their FP32 copy, turned into the softmax and saved, for "
              "Megatron-LM's "

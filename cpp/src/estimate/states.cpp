@@ -59,11 +59,16 @@ std::string base_weights_source(const TrainingSetup& setup) {
 }  // namespace
 
 BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const TrainingSetup& setup) {
-  BytesPerParameter per = bytes_per_parameter(setup.precision, setup.optimizer, shape);
+  const StackRow& row = stack_row(setup.stack);
+  // PEFT's adapters in FP32 (StackRow::fp32_adapters): what trains is held as FP32 training holds
+  // it.
+  const Precision trained =
+      setup.lora_rank > 0 && row.fp32_adapters ? Precision::kFp32 : setup.precision;
+  BytesPerParameter per = bytes_per_parameter(trained, setup.optimizer, shape);
   if (setup.lora_rank > 0 && setup.optimizer == Optimizer::kAdafactor) {
     // The adapters' own factored state; one state value's bytes is SGD's one buffer's.
     const double state_value_bytes =
-        bytes_per_parameter(setup.precision, Optimizer::kSgdMomentum, shape).optimizer_states;
+        bytes_per_parameter(trained, Optimizer::kSgdMomentum, shape).optimizer_states;
     per.optimizer_states =
         state_value_bytes *
         lora_adafactor_values_per_layer(shape, setup.lora_rank, setup.lora_targets) /
@@ -71,7 +76,6 @@ BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const Train
   }
   // What the stack holds instead (its row: Megatron-LM's FP32 main gradients, FSDP2's FP32
   // sharded parameters and no master copy).
-  const StackRow& row = stack_row(setup.stack);
   if (row.weight_bytes > 0) per.weights = row.weight_bytes;
   if (row.gradient_bytes > 0) per.gradients = row.gradient_bytes;
   if (!row.master_weights) per.master_weights = 0;

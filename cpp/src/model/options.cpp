@@ -109,6 +109,8 @@ double loss_bytes_per_logit(Loss loss, int chunks) {
   switch (loss) {
     case Loss::kFp32Upcast:
       return kFp32UpcastLossBytesPerTokenPerVocab;
+    case Loss::kFp32Shifted:
+      return kFp32ShiftedLossBytesPerTokenPerVocab;
     case Loss::kTeFused:
       return kTeFusedLossBytesPerTokenPerVocab;
     case Loss::kChunked: {
@@ -212,6 +214,9 @@ const std::vector<Choice>& choices<Loss>() {
       {"fused-linear", "Fused linear (Liger)",
        "Liger's fused linear cross-entropy: the output layer and the loss in one, over chunks of "
        "tokens; the logits never whole"},
+      {"fp32-shifted", "FP32 upcast, shifted (transformers 4.46-4.48)",
+       "transformers 4.46 to 4.48's ForCausalLMLoss: the FP32 logits shifted into a contiguous "
+       "copy before cross_entropy"},
   };
   return choices;
 }
@@ -227,6 +232,9 @@ const std::vector<Choice>& choices<Stack>() {
       {"torchtune", "torchtune (one device)",
        "torchtune's single-device recipes: full_finetune_single_device and "
        "lora_finetune_single_device"},
+      {"hf", "Hugging Face (Trainer + PEFT)",
+       "transformers' Trainer or TRL's SFTTrainer with PEFT and bitsandbytes, on one device or "
+       "under DDP"},
   };
   return choices;
 }

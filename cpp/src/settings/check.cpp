@@ -221,11 +221,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     // FP32 training would keep FP32 activations, which the activation models (BF16) do not
     // count: refused rather than undercounted.
     if (setup.precision != Precision::kBf16) {
-      return refusal(id::kPrecision,
-                     "The " + name +
-                         " stack is modelled for its configs' dtype, bf16: the weights, gradients "
-                         "and AdamW's moments in BF16, no mixed precision and no master copy "
-                         "(fp32's FP32 activations are not counted); choose bf16 precision.");
+      return refusal(id::kPrecision, row.precision_refusal);
     }
   } else if (setup.precision != Precision::kBf16Mixed && !fp8_here) {
     return refusal(
@@ -256,7 +252,11 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   if (row.single_device && num_devices(layout) > 1) {
     return refusal(id::kStack, row.layout_refusal);
   }
-  if (row.single_dtype && setup.lora_rank > 0 && setup.base_weights == BaseWeights::kInt8) {
+  if (row.data_parallel_only && (layout.tensor_parallel > 1 || layout.pipeline_parallel > 1 ||
+                                 layout.context_parallel > 1 || layout.expert_parallel > 1)) {
+    return refusal(id::kStack, row.layout_refusal);
+  }
+  if (!row.int8_base && setup.lora_rank > 0 && setup.base_weights == BaseWeights::kInt8) {
     return refusal(id::kBaseWeights,
                    "torchtune's QLoRA holds the base in NF4 (torchao's NF4Tensor); choose bf16 "
                    "or nf4 base weights, or another stack.");
@@ -480,13 +480,17 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "The chunks are the chunked loss's; choose the chunked loss, or leave them at " +
                        std::to_string(kDefaultLossChunks) + ".");
   }
-  if (setup.logits && (setup.loss == Loss::kChunked || setup.loss == Loss::kFusedLinear) &&
+  if (setup.logits &&
+      (setup.loss == Loss::kChunked || setup.loss == Loss::kFusedLinear ||
+       setup.loss == Loss::kFp32Shifted) &&
       setup.layout.tensor_parallel > 1) {
-    return refusal(id::kLoss, std::string(setup.loss == Loss::kChunked
-                                              ? "torchtune's chunked loss gathers the logits "
-                                                "whole under tensor parallelism (full_tensor)"
-                                              : "Liger's fused linear loss takes the whole output "
-                                                "layer") +
+    const char* why = setup.loss == Loss::kChunked
+                          ? "torchtune's chunked loss gathers the logits whole under tensor "
+                            "parallelism (full_tensor)"
+                      : setup.loss == Loss::kFusedLinear
+                          ? "Liger's fused linear loss takes the whole output layer"
+                          : "transformers' shifted loss runs over the whole logits";
+    return refusal(id::kLoss, std::string(why) +
                                   ", which is not modelled: set tensor parallelism to 1, or "
                                   "choose a vocab-parallel loss.");
   }

@@ -1,5 +1,6 @@
-// Each framework's replayed step (stack_frameworks.cpp; torchtune's, stack_torchtune.cpp): the
-// order in which Megatron-LM, torchtitan, DeepSpeed and torchtune allocate and free in one training
+// Each framework's replayed step (stack_frameworks.cpp; torchtune's, stack_torchtune.cpp;
+// transformers', stack_hf.cpp): the order in which Megatron-LM, torchtitan, DeepSpeed, torchtune
+// and transformers allocate and free in one training
 // step. stack_rows.cpp names each stack's.
 #pragma once
 
@@ -21,5 +22,6 @@ void megatron_step(Step& step, const StepDevice& device);
 void torchtitan_step(Step& step, const StepDevice& device);
 void deepspeed_step(Step& step, const StepDevice& device);
 void torchtune_step(Step& step, const StepDevice& device);
+void hf_step(Step& step, const StepDevice& device);
 
 }  // namespace trainmem::replay

@@ -125,10 +125,58 @@ const StackRow& stack_row(Stack stack) {
         row.offloads_activations_only = true;
         row.single_device = true;
         row.single_dtype = true;
+        row.precision_refusal =
+            "The torchtune stack is modelled for its configs' dtype, bf16: the weights, gradients "
+            "and AdamW's moments in BF16, no mixed precision and no master copy (fp32's FP32 "
+            "activations are not counted); choose bf16 precision.";
+        row.int8_base = false;
         row.steps_in_backward = true;
         row.compiles = true;
         row.follows_gradients = true;
         row.step = replay::torchtune_step;
+        return row;
+      }(),
+      // transformers' Trainer (or TRL's SFTTrainer) with PEFT and bitsandbytes, under accelerate
+      // (transformers 4.46 on, PEFT 0.12 on): the model loaded in BF16 (torch_dtype=
+      // torch.bfloat16) and run under Trainer's bf16 autocast; under full training its weights,
+      // gradients and AdamW's moments in BF16, no master copy; under LoRA PEFT's adapters in FP32
+      // (autocast_adapter_dtype, peft/tuners/tuners_utils.py, _cast_adapter_dtype), with FP32
+      // gradients and moments.
+      [] {
+        StackRow row{Stack::kHf};
+        row.state_source =
+            "transformers loads the model in BF16 (torch_dtype=torch.bfloat16), no master copy; "
+            "PEFT upcasts the adapters to FP32 (autocast_adapter_dtype), so their gradients and "
+            "AdamW's moments are FP32";
+        row.max_zero_stage = 0;
+        row.first_zero_stage = 0;
+        row.zero_refusal =
+            "The hf stack is modelled on one device or under DDP, which shards nothing; set ZeRO "
+            "to 0, or choose the deepspeed stack (transformers and PEFT under DeepSpeed's ZeRO); "
+            "FSDP under accelerate is not modelled.";
+        row.fp8 = false;
+        row.losses = {Loss::kFp32Upcast, Loss::kFp32Shifted, Loss::kFusedLinear};
+        row.loss_refusal =
+            "transformers computes the loss with ForCausalLMLoss over FP32-upcast logits (4.49 "
+            "on; 4.46 to 4.48 shifted a copy of them), or with Liger's fused linear loss under "
+            "use_liger_kernel; choose the fp32-upcast, fp32-shifted or fused-linear loss.";
+        row.tensor_parallel = false;
+        row.data_parallel_only = true;
+        row.layout_refusal =
+            "The hf stack is modelled with data parallelism alone (DDP under accelerate); set "
+            "tp, pp, cp and ep to 1, or choose another stack.";
+        row.expert_parallel = false;
+        row.offloading = false;
+        row.single_dtype = true;
+        row.precision_refusal =
+            "The hf stack is modelled with the model loaded in BF16 (torch_dtype=torch.bfloat16) "
+            "under Trainer's bf16 autocast, no master copy (a model loaded in FP32, and FP32's "
+            "activations, are not modelled); choose bf16 precision.";
+        row.fp32_adapters = true;
+        row.ddp_buckets = true;
+        row.foreach_step = true;
+        row.follows_gradients = true;
+        row.step = replay::hf_step;
         return row;
       }(),
   };

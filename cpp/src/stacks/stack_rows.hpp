@@ -67,6 +67,21 @@ struct StackRow {
   bool single_device = false;
   bool single_dtype = false;
   bool steps_in_backward = false;  // torchtune's optimizer_in_bwd
+  // The words that refuse any precision but bf16, under single_dtype.
+  const char* precision_refusal = "";
+  bool int8_base = true;  // bitsandbytes' LLM.int8() base weights under LoRA
+  // Data parallelism alone (DDP): tensor, pipeline, context and expert parallelism refused with
+  // layout_refusal.
+  bool data_parallel_only = false;
+  // transformers, PEFT and accelerate: the adapters upcast to FP32 (PEFT's
+  // autocast_adapter_dtype, on by default), with their gradients and AdamW's moments; each
+  // adapter's FP32 input cast to BF16 by the autocast and saved (stage.cpp); DDP's gradient
+  // buckets beside the gradients (torch/nn/parallel/distributed.py: gradient_as_bucket_view off);
+  // torch.optim.AdamW's foreach step (transformers' adamw_torch), one temporary the size of the
+  // second moments.
+  bool fp32_adapters = false;
+  bool ddp_buckets = false;
+  bool foreach_step = false;
   // Megatron-LM's own rules (megatron/training/arguments.py, validate_args): its distributed
   // optimiser runs over one data-parallel rank, sharding nothing; it turns sequence parallelism
   // off at tensor parallelism 1; and it pads the vocabulary to a multiple of

@@ -194,6 +194,29 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
     }
     return marked(gradient);
   }
+  if (device.setup.loss == Loss::kFp32Shifted) {
+    // transformers 4.46 to 4.48 (loss/loss_utils.py, ForCausalLMLoss): the BF16 logits, held by
+    // the model's output until Trainer.compute_loss returns; their upcast and its shifted
+    // contiguous copy, freed as the loss function returns; the log-softmax cross_entropy saves.
+    // Backward: the log-softmax output's gradient, its input's, written by the slice's backward
+    // into zeros of the whole logits, then the BF16 cast.
+    const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
+    const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    const auto shifted = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    step.give(shifted);
+    step.give(upcast);
+    step.give(logits);
+    const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    step.give(output_gradient);
+    step.give(log_softmax);
+    const auto whole = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    step.give(input_gradient);
+    const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
+    step.give(whole);
+    return marked(gradient);
+  }
   if (device.setup.loss == Loss::kTeFused) {
     // The kernel writes the gradient over the logits and saves them; the backward pass scales it
     // in place and hands the same tensor to the output layer.

@@ -1,0 +1,180 @@
+// transformers' Trainer with PEFT and bitsandbytes (--stack hf), each holding worked by hand on
+// the measurement harness's tiny shape: PEFT's FP32 adapters and the autocast's BF16 copy of their
+// input, DDP's gradient buckets, AdamW's foreach temporary, transformers 4.46-4.48's shifted
+// loss, and what the stack refuses.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "estimate/stage.hpp"
+#include "text/figure.hpp"
+#include "timeline_points.hpp"
+#include "trainmem/allocator.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/fine_tuning.hpp"
+#include "trainmem/measured.hpp"
+#include "trainmem/timeline.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+// h 64, f 224, 4 heads of 16, 2 key/value heads, vocabulary 512, untied: 55,424 parameters a
+// layer and 65,600 in the embedding, the output layer and the final norm (torchtune_test.cpp).
+constexpr double kLayerParameters = 55424;
+constexpr double kRootParameters = 65600;
+// LoRA r 4 on the attention projections: Q (64 + 64) · 4, K and V (64 + 32) · 4 each, the
+// output (64 + 64) · 4.
+constexpr double kAdaptersPerLayer = 512 + 384 + 384 + 512;
+
+TrainingSetup tiny_hf(int layers) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(layers);
+  setup.sequence_length = 128;
+  setup.stack = Stack::kHf;
+  setup.precision = Precision::kBf16;
+  setup.recompute = Recompute::kFull;
+  return setup;
+}
+
+TrainingSetup tiny_lora(int layers) {
+  TrainingSetup setup = tiny_hf(layers);
+  setup.lora_rank = 4;
+  setup.lora_targets = LoraTargets::kAttention;
+  return setup;
+}
+
+const StackTerm* find_term(const Estimate& estimate, const std::string& id) {
+  for (const StackTerm& term : estimate.stack_terms) {
+    if (term.id == id) return &term;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("hf: PEFT's adapters, their gradients and AdamW's moments are FP32 beside a BF16 base") {
+  const TrainingSetup setup = tiny_lora(2);
+  CHECK(lora_parameters_per_layer(setup.custom_model, 4, LoraTargets::kAttention) ==
+        kAdaptersPerLayer);
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  CHECK(estimate.bytes_per_parameter.weights == 4);
+  CHECK(estimate.bytes_per_parameter.gradients == 4);
+  CHECK(estimate.bytes_per_parameter.master_weights == 0);
+  CHECK(estimate.bytes_per_parameter.optimizer_states == 8);
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  const TimelinePoint& start = point_at(points, "start", 0);
+  // One block a layer: its BF16 base and norms and its FP32 adapters; one for the rest.
+  CHECK(start.held[Term::kWeights] ==
+        2 * allocator_block_bytes(2 * kLayerParameters + 4 * kAdaptersPerLayer) +
+            allocator_block_bytes(2 * kRootParameters));
+  CHECK(start.held[Term::kOptimizerStates] == 2 * allocator_block_bytes(8 * kAdaptersPerLayer));
+  CHECK(start.held[Term::kGradients] == 0);  // model.zero_grad() freed them after the step
+  CHECK(point_at(points, "backward", 1).held[Term::kGradients] ==
+        2 * allocator_block_bytes(4 * kAdaptersPerLayer));
+}
+
+TEST_CASE("hf: each adapter saves the autocast's BF16 copy of its FP32 input, dropout or not") {
+  TrainingSetup setup = tiny_lora(2);
+  setup.recompute = Recompute::kNone;
+  TrainingSetup ideal = setup;
+  ideal.stack = Stack::kIdeal;
+  const ModelShape& shape = setup.custom_model;
+  const Pen pen;
+  const double tokens = 128;
+  // Q, K and V read the norm's output and the output projection the attention's: 4·h a token.
+  const double features = lora_input_features_per_token(shape, LoraTargets::kAttention);
+  CHECK(features == 4 * 64);
+  const double hf = layer_activations(shape, setup, 1, true, pen).kept_bytes;
+  CHECK(hf - layer_activations(shape, ideal, 1, true, pen).kept_bytes == 2 * tokens * features);
+  // Under dropout both keep the dropped BF16 copy and its 1-byte mask.
+  setup.lora_dropout = 0.1;
+  ideal.lora_dropout = 0.1;
+  CHECK(layer_activations(shape, setup, 1, true, pen).kept_bytes - hf == 1 * tokens * features);
+  CHECK(layer_activations(shape, setup, 1, true, pen).kept_bytes ==
+        layer_activations(shape, ideal, 1, true, pen).kept_bytes);
+}
+
+TEST_CASE("hf: DDP's buckets hold a copy of every trained gradient from the wrapping on") {
+  TrainingSetup setup = tiny_lora(2);
+  CHECK(find_term(estimate_memory(setup), "ddp-gradient-buckets") == nullptr);
+  setup.layout.data_parallel = 2;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const StackTerm* buckets = find_term(estimate, "ddp-gradient-buckets");
+  REQUIRE(buckets != nullptr);
+  CHECK(buckets->bytes == allocator_block_bytes(4 * 2 * kAdaptersPerLayer));
+  CHECK(buckets->term == Term::kFramework);
+}
+
+TEST_CASE("hf: AdamW's foreach step holds a temporary the size of the second moments") {
+  const TrainingSetup setup = tiny_hf(2);  // full training, BF16 moments
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  const double trained = 2 * kLayerParameters + kRootParameters;
+  const TimelinePoint& step = point_at(points, "optimizer", 0);
+  CHECK(step.held[Term::kFramework] == allocator_block_bytes(2 * trained));
+  CHECK(step.held[Term::kGradients] == 2 * allocator_block_bytes(2 * kLayerParameters) +
+                                           allocator_block_bytes(2 * kRootParameters));
+  // Under 8-bit Adam (bitsandbytes) there is no foreach temporary.
+  TrainingSetup eight = setup;
+  eight.optimizer = Optimizer::kAdam8bit;
+  CHECK(point_at(memory_timeline(eight), "optimizer", 0).held[Term::kFramework] == 0);
+}
+
+TEST_CASE("hf: transformers 4.46-4.48 shift a contiguous FP32 copy of the logits, 14 B a logit") {
+  TrainingSetup setup = tiny_lora(2);
+  setup.logits = true;
+  const double logits = 128.0 * 512;
+  setup.loss = Loss::kFp32Shifted;
+  const Estimate shifted = estimate_memory(setup);
+  REQUIRE(shifted.answer.ok());
+  // The BF16 logits, the upcast, the shifted copy and the saved log-softmax, at once.
+  CHECK(point_at(memory_timeline(setup), "loss", 2).held[Term::kLogits] == 14 * logits);
+  // 4.49 on (fp32-upcast): the log-softmax's two gradients at its backward peak, 12.
+  setup.loss = Loss::kFp32Upcast;
+  CHECK(point_at(memory_timeline(setup), "loss", 2).held[Term::kLogits] == 12 * logits);
+  // Its ideal figure is its forward peak.
+  TrainingSetup ideal = setup;
+  ideal.stack = Stack::kIdeal;
+  ideal.loss = Loss::kFp32Shifted;
+  ideal.precision = Precision::kBf16Mixed;
+  CHECK(estimate_memory(ideal).bytes[Term::kLogits] == 14 * logits);
+}
+
+TEST_CASE("hf: what the stack is not modelled for is refused by name") {
+  const auto refused = [](TrainingSetup setup, const std::string& setting) {
+    const Estimate estimate = estimate_memory(setup);
+    CAPTURE(estimate.answer.message);
+    CHECK(estimate.answer.status == Status::kInvalidInput);
+    CHECK(estimate.answer.setting == setting);
+    CHECK(estimate.answer.message.find("undefined") == std::string::npos);
+  };
+  TrainingSetup mixed = tiny_lora(2);
+  mixed.precision = Precision::kBf16Mixed;
+  refused(mixed, "precision");
+  TrainingSetup sharded = tiny_lora(2);
+  sharded.layout.data_parallel = 2;
+  sharded.layout.zero_stage = 3;
+  refused(sharded, "stack");
+  TrainingSetup piped = tiny_lora(2);
+  piped.layout.pipeline_parallel = 2;
+  refused(piped, "stack");
+  TrainingSetup chunked = tiny_lora(2);
+  chunked.logits = true;
+  chunked.loss = Loss::kChunked;
+  refused(chunked, "stack");
+  TrainingSetup in_backward = tiny_hf(2);
+  in_backward.optimizer_in_backward = true;
+  refused(in_backward, "optimizer-in-backward");
+  // The shifted loss runs over the whole logits: refused under tensor parallelism anywhere.
+  TrainingSetup split = tiny_hf(2);
+  split.stack = Stack::kIdeal;
+  split.precision = Precision::kBf16Mixed;
+  split.logits = true;
+  split.loss = Loss::kFp32Shifted;
+  split.layout.tensor_parallel = 2;
+  refused(split, "loss");
+}
