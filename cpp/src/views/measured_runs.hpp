@@ -15,4 +15,8 @@ std::vector<MeasuredCase> simumax_b200_cases();
 // rows above, the peak active memory (measured_torchtune.cpp).
 std::vector<MeasuredCase> torchtune_flags_cases();
 
+// fms-acceleration's A100 table: LoRA and QLoRA on Mistral 7B through transformers' Trainer, TRL
+// and PEFT, the peak allocated memory (measured_hf.cpp).
+std::vector<MeasuredCase> fms_acceleration_cases();
+
 }  // namespace trainmem
