@@ -110,6 +110,27 @@ TEST_CASE("hf: DDP's buckets hold a copy of every trained gradient from the wrap
   CHECK(buckets->term == Term::kFramework);
 }
 
+TEST_CASE("hf: under accelerate's FSDP a device holds shards, the root gathered and a layer") {
+  TrainingSetup setup = tiny_lora(2);
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  CHECK(find_term(estimate, "ddp-gradient-buckets") == nullptr);
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  const double layer = 2 * kLayerParameters + 4 * kAdaptersPerLayer;
+  const double root = 2 * kRootParameters;
+  // Each unit's flat parameter sharded over the 2 devices, the adapters' state with them.
+  const TimelinePoint& start = point_at(points, "start", 0);
+  CHECK(start.held[Term::kWeights] ==
+        2 * allocator_block_bytes(layer / 2) + allocator_block_bytes(root / 2));
+  CHECK(start.held[Term::kOptimizerStates] == 2 * allocator_block_bytes(8 * kAdaptersPerLayer / 2));
+  CHECK(start.held[Term::kFramework] == 0);
+  // In the forward pass the root unit, gathered for the step, and the layer running.
+  CHECK(point_at(points, "forward", 1).held[Term::kFramework] ==
+        allocator_block_bytes(root) + allocator_block_bytes(layer));
+}
+
 TEST_CASE("hf: AdamW's foreach step holds a temporary the size of the second moments") {
   const TrainingSetup setup = tiny_hf(2);  // full training, BF16 moments
   const std::vector<TimelinePoint> points = memory_timeline(setup);
@@ -155,10 +176,15 @@ TEST_CASE("hf: what the stack is not modelled for is refused by name") {
   TrainingSetup mixed = tiny_lora(2);
   mixed.precision = Precision::kBf16Mixed;
   refused(mixed, "precision");
-  TrainingSetup sharded = tiny_lora(2);
+  // accelerate's FSDP: FULL_SHARD (ZeRO 3) for LoRA; full training is upcast to FP32 there.
+  TrainingSetup sharded = tiny_hf(2);
   sharded.layout.data_parallel = 2;
   sharded.layout.zero_stage = 3;
   refused(sharded, "stack");
+  TrainingSetup grad_op = tiny_lora(2);
+  grad_op.layout.data_parallel = 2;
+  grad_op.layout.zero_stage = 2;
+  refused(grad_op, "stack");
   TrainingSetup piped = tiny_lora(2);
   piped.layout.pipeline_parallel = 2;
   refused(piped, "stack");

@@ -20,25 +20,45 @@ namespace trainmem::replay {
 // torch.optim.AdamW's step (adamw_torch: foreach, its state made by the first step, and
 // _multi_tensor_adam's exp_avg_sq_sqrt, one temporary the size of the second moments), and
 // model.zero_grad(), which frees the gradients (set_to_none).
+//
+// Under ZeRO 3, accelerate's FSDP (FSDP1, FULL_SHARD, transformer-based wrapping with PEFT's
+// policy, which makes each adapter a unit of its own; torch/distributed/fsdp): each unit's flat
+// parameter sharded over the d devices; a layer gathered whole for its forward pass and freed after
+// it (reshard after forward; limit_all_gathers keeps one in flight), and in the backward pass with
+// the next one prefetched (BACKWARD_PRE); the root unit (the embedding, the final norm and the
+// output layer) gathered for the whole step, as FSDP1 leaves the root unsharded after the forward
+// pass; each layer's adapters' gradients made whole, then reduce-scattered into their shard.
 void hf_step(Step& step, const StepDevice& device) {
   const Breakdown& bytes = device.bytes;
   const TrainingSetup& setup = device.setup;
   const double layers = device.layers_per_stage;
   const bool lora = setup.lora_rank > 0;
-  const double layer_weights =
+  const bool fsdp = setup.layout.zero_stage >= 3;
+  const double shards = fsdp ? device.zero_shards : 1;
+  // A layer's and the root's weights whole; each device holds 1/shards of them.
+  const double layer_whole =
       lora || device.parameters <= 0
           ? device.layer_weight_bytes
-          : bytes[Term::kWeights] / device.parameters * device.layer_parameters;
-  const double root_weights = std::max(0.0, bytes[Term::kWeights] - layers * layer_weights);
+          : bytes[Term::kWeights] * shards / device.parameters * device.layer_parameters;
+  const double root_whole = std::max(0.0, bytes[Term::kWeights] * shards - layers * layer_whole);
   for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
-    step.take(tag(Term::kWeights), layer_weights);
+    step.take(tag(Term::kWeights), layer_whole / shards);
   }
-  step.take(tag(Term::kWeights), root_weights);
+  step.take(tag(Term::kWeights), root_whole / shards);
   const double root_trained = lora ? 0 : device.root_parameters;
   const double trained = layers * device.layer_trainable_parameters + root_trained;
+  // Per trained parameter on this device (a shard's share under FSDP).
   const double state_bytes = trained > 0 ? bytes[Term::kOptimizerStates] / trained : 0;
   const double gradient_bytes = trained > 0 ? bytes[Term::kGradients] / trained : 0;
-  if (num_devices(setup.layout) > 1) {
+  std::size_t gathered = 0;
+  if (fsdp) {
+    gathered = step.term("fsdp-gathered-units", "Gathered units (FSDP)",
+                         "torch/distributed/fsdp/_flat_param.py, FlatParamHandle.unshard: a "
+                         "unit's flat parameter all-gathered whole; the root unit for the step, "
+                         "a layer for its forward pass and, with the next one prefetched, its "
+                         "backward pass");
+  }
+  if (num_devices(setup.layout) > 1 && !fsdp) {
     const std::size_t buckets = step.term(
         "ddp-gradient-buckets", "DDP's gradient buckets",
         "torch/nn/parallel/distributed.py (Reducer): every trained parameter's gradient copied "
@@ -59,14 +79,18 @@ void hf_step(Step& step, const StepDevice& device) {
                           "autograd's backward pass: each operation's input gradient, the size of "
                           "the tensor it saved, and the output layer's input gradient");
   const double h = device.shape.hidden_size;
+  const auto gather = [&](double whole) { return step.take(gathered, fsdp ? whole : 0); };
   const auto micro_batch = [&](bool first) {
     Handles gradients;
+    const auto root = gather(root_whole);
     std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
     for (std::size_t index = 0; index < kept.size(); ++index) {
+      const auto layer = gather(layer_whole);
       // bitsandbytes dequantises a 4-bit weight for its matmul and frees it (MatMul4Bit).
       const auto dequantised = step.take(tag(Term::kDequantization), bytes[Term::kDequantization]);
       kept[index] = keep_slot(step, device);
       step.give(dequantised);
+      step.give(layer);
       step.mark("forward", static_cast<int>(index) + 1);
     }
     const auto logits_gradient = loss_forward_and_backward(step, device);
@@ -74,14 +98,23 @@ void hf_step(Step& step, const StepDevice& device) {
     flowing.gradient = step.take(flowing.tag, kBf16Bytes * device.tokens * h);
     step.give(logits_gradient);
     for (std::size_t index = kept.size(); index-- > 0;) {
+      Handles in_flight;
+      in_flight.push_back(gather(layer_whole));
+      if (index > 0) in_flight.push_back(gather(layer_whole));  // the next one, prefetched
+      // The layer's gradients, whole, reduce-scattered into their shard under FSDP.
+      in_flight.push_back(
+          step.take(tag(Term::kGradients),
+                    fsdp ? gradient_bytes * shards * device.layer_trainable_parameters : 0));
       gradients.push_back(
           step.take(tag(Term::kGradients), gradient_bytes * device.layer_trainable_parameters));
       const auto dequantised = step.take(tag(Term::kDequantization), bytes[Term::kDequantization]);
       layer_backward(step, device, kept[index], static_cast<int>(index) + 1, &flowing);
       step.give(dequantised);
+      give_all(step, in_flight);
       step.mark("backward", static_cast<int>(index) + 1);
     }
     step.give(flowing.gradient);
+    step.give(root);
     gradients.push_back(root_gradient);
     step.mark("backward", 0);
     // The optimizer's step, then model.zero_grad().

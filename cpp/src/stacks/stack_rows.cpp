@@ -148,12 +148,12 @@ const StackRow& stack_row(Stack stack) {
             "transformers loads the model in BF16 (torch_dtype=torch.bfloat16), no master copy; "
             "PEFT upcasts the adapters to FP32 (autocast_adapter_dtype), so their gradients and "
             "AdamW's moments are FP32";
-        row.max_zero_stage = 0;
         row.first_zero_stage = 0;
         row.zero_refusal =
-            "The hf stack is modelled on one device or under DDP, which shards nothing; set ZeRO "
-            "to 0, or choose the deepspeed stack (transformers and PEFT under DeepSpeed's ZeRO); "
-            "FSDP under accelerate is not modelled.";
+            "The hf stack is modelled on one device or under DDP (ZeRO 0), and under accelerate's "
+            "FSDP with FULL_SHARD (ZeRO 3, over d above 1) for LoRA; choose one of those, or the "
+            "deepspeed stack for transformers and PEFT under DeepSpeed's ZeRO.";
+        row.full_shard_only = true;
         row.fp8 = false;
         row.losses = {Loss::kFp32Upcast, Loss::kFp32Shifted, Loss::kFusedLinear};
         row.loss_refusal =
