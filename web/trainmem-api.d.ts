@@ -145,6 +145,8 @@ declare global {
       compile: 'off' | 'blocks' | 'blocks-and-loss';
       /** torchtune's optimizer_in_bwd: each parameter stepped, and its gradient freed, in the backward pass. */
       optimizerInBackward: boolean;
+      /** bitsandbytes' paged AdamW under the hf stack: the larger parameters' state outside PyTorch's allocator. */
+      pagedOptimizer: boolean;
     };
 
     /** The core's own answer, nested in its results: {status, message, setting}. */

@@ -147,7 +147,8 @@ inline void register_setup_types() {
              &set_choice<CpCommType, &TrainingSetup::cp_comm_type>)
       .field("compile", &get_choice<Compile, &TrainingSetup::compile>,
              &set_choice<Compile, &TrainingSetup::compile>)
-      .field("optimizerInBackward", &TrainingSetup::optimizer_in_backward);
+      .field("optimizerInBackward", &TrainingSetup::optimizer_in_backward)
+      .field("pagedOptimizer", &TrainingSetup::paged_optimizer);
 }
 
 }  // namespace trainmem

@@ -63,6 +63,7 @@ describe('Go further, in Chromium', () => {
       'cp-comm-type': 'p2p',
       compile: 'off',
       'optimizer-in-backward': false,
+      'paged-optimizer': false,
       'make-vocab-size-divisible-by': '128',
       'eod-token': false,
     });

@@ -145,6 +145,38 @@ TEST_CASE("hf: AdamW's foreach step holds a temporary the size of the second mom
   CHECK(point_at(memory_timeline(eight), "optimizer", 0).held[Term::kFramework] == 0);
 }
 
+TEST_CASE(
+    "hf: a paged optimiser keeps the state of matrices of 10^5 elements outside the allocator") {
+  // bitsandbytes pages a parameter's state from 10^5 elements: on the tiny shape with a vocabulary
+  // of 2,048 only the embedding and the output layer, 2,048 × 64 = 131,072 each.
+  TrainingSetup setup = tiny_hf(2);
+  setup.custom_model.vocab_size = 2048;
+  setup.paged_optimizer = true;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const double head = 2048.0 * 64;
+  const StackTerm* paged = find_term(estimate, "paged-optimizer-state");
+  REQUIRE(paged != nullptr);
+  CHECK_FALSE(paged->in_allocator);
+  CHECK(paged->term == Term::kOptimizerStates);
+  CHECK(paged->bytes == 4 * 2 * head);  // BF16 moments, 2 + 2 B a parameter
+  // The rest stays in the allocator: a block a layer and one for the final norm's 64.
+  const TimelinePoint& start = point_at(memory_timeline(setup), "start", 0);
+  CHECK(start.held[Term::kOptimizerStates] == 2 * allocator_block_bytes(4 * kLayerParameters) +
+                                                  allocator_block_bytes(4 * 64) + paged->bytes);
+  // Paged, the optimiser is bitsandbytes': no foreach temporary at the step.
+  CHECK(point_at(memory_timeline(setup), "optimizer", 0).held[Term::kFramework] == 0);
+  // The adapters' matrices, r × in and out × r, each once split over the shards.
+  const ModelShape& shape = setup.custom_model;
+  CHECK(lora_parameters_in_matrices_of_at_least(shape, 4, LoraTargets::kAttention, 128, 1) ==
+        kAdaptersPerLayer);
+  CHECK(linear_parameters_in_matrices_of_at_least(shape, 1e4, 1) == 3 * 224 * 64);  // the MLP's
+  CHECK(linear_parameters_in_matrices_of_at_least(shape, 1e5, 1) == 0);
+  CHECK(lora_parameters_in_matrices_of_at_least(shape, 4, LoraTargets::kAttention, 200, 1) ==
+        512 + 256 + 256 + 512);
+  CHECK(lora_parameters_in_matrices_of_at_least(shape, 4, LoraTargets::kAttention, 200, 2) == 0);
+}
+
 TEST_CASE("hf: transformers 4.46-4.48 shift a contiguous FP32 copy of the logits, 14 B a logit") {
   TrainingSetup setup = tiny_lora(2);
   setup.logits = true;
@@ -192,6 +224,15 @@ TEST_CASE("hf: what the stack is not modelled for is refused by name") {
   chunked.logits = true;
   chunked.loss = Loss::kChunked;
   refused(chunked, "stack");
+  TrainingSetup paged_ideal = tiny_hf(2);
+  paged_ideal.stack = Stack::kIdeal;
+  paged_ideal.precision = Precision::kBf16Mixed;
+  paged_ideal.paged_optimizer = true;
+  refused(paged_ideal, "paged-optimizer");
+  TrainingSetup paged_adafactor = tiny_hf(2);
+  paged_adafactor.paged_optimizer = true;
+  paged_adafactor.optimizer = Optimizer::kAdafactor;
+  refused(paged_adafactor, "paged-optimizer");
   TrainingSetup in_backward = tiny_hf(2);
   in_backward.optimizer_in_backward = true;
   refused(in_backward, "optimizer-in-backward");

@@ -461,6 +461,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'cp-comm-type',
         'compile',
         'optimizer-in-backward',
+        'paged-optimizer',
       ],
     );
     const plate = core.defaultSetup();

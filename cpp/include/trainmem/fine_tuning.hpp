@@ -53,6 +53,17 @@ LinearLayers linear_layers(const ModelShape& shape);
 //   all-linear  that, + E·(2·r·(h + f) + r·(f + h)), + r·(h + E) for a router
 double lora_parameters_per_layer(const ModelShape& shape, int rank, LoraTargets targets);
 
+// The adapters' parameters of one layer in matrices of at least `min_elements` once split over
+// `shards` (bitsandbytes pages the state of those: TrainingSetup::paged_optimizer).
+double lora_parameters_in_matrices_of_at_least(const ModelShape& shape, int rank,
+                                               LoraTargets targets, double min_elements,
+                                               double shards);
+
+// One layer's linear weights (Q, K, V, O, each expert's gate, up and down, a router) in matrices of
+// at least `min_elements` once split over `shards`.
+double linear_parameters_in_matrices_of_at_least(const ModelShape& shape, double min_elements,
+                                                 double shards);
+
 // Adafactor's factored state over the adapters of one layer: per matrix of rows × columns a row
 // vector and a column vector (Shazeer and Stern 2018), so 2·r + in + out values per adapted layer.
 double lora_adafactor_values_per_layer(const ModelShape& shape, int rank, LoraTargets targets);
@@ -71,6 +82,10 @@ double lora_input_features_per_token(const ModelShape& shape, LoraTargets target
 // input for lora_A's weight gradient (BF16, 2 B) and the dropout's 1-byte mask.
 constexpr double kLoraDropoutBytesPerInputFeature = kBf16Bytes + 1;
 constexpr double kMaxLoraDropout = 1;  // a probability below 1
+// bitsandbytes' paged optimisers page the state of a parameter of at least 10^5 elements
+// (bitsandbytes/optim/optimizer.py, Optimizer8bit.get_state_buffer: p.numel() < 1e5 stays in
+// torch.zeros_like).
+constexpr double kPagedStateMinElements = 1e5;
 
 // The frozen base's linear weights, bytes per parameter: 2 (BF16), NF4's 0.515869140625, or
 // int8's 1 + 4·rows/weights of the model's layers.

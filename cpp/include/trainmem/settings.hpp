@@ -63,6 +63,7 @@ constexpr const char* kEodToken = "eod-token";
 constexpr const char* kCpCommType = "cp-comm-type";
 constexpr const char* kCompile = "compile";
 constexpr const char* kOptimizerInBackward = "optimizer-in-backward";
+constexpr const char* kPagedOptimizer = "paged-optimizer";
 }  // namespace setting_id
 
 enum class SettingKind {

@@ -154,6 +154,11 @@ struct TrainingSetup {
   // stepped by its gradient's hook and the gradient freed, so the largest parameter's gradient is
   // the most held at once. On one device, training every parameter, under the ideal stack.
   bool optimizer_in_backward = false;
+  // bitsandbytes' paged optimisers (transformers' optim paged_adamw_32bit and paged_adamw_8bit;
+  // bitsandbytes/optim/optimizer.py, Optimizer8bit.get_state_buffer): the state of each parameter
+  // of 10^5 elements or more in cudaMallocManaged memory, outside PyTorch's caching allocator. On
+  // the device until memory runs short, when its pages move to the host. The hf stack's.
+  bool paged_optimizer = false;
 };
 
 // The model a setup names: the preset with its model_id, or its custom_model when model_id is

@@ -80,6 +80,30 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   }
   if (device.kept_tensors.empty())
     device.kept_tensors.push_back({device.kept_per_slot, Exchange::kNone});
+  if (setup.paged_optimizer) {
+    // bitsandbytes pages the state of each parameter (an FSDP unit's flat shard) of 10^5
+    // elements or more: under LoRA the adapters' larger matrices; under full training every
+    // weight but the norms' (h each), the embedding and output layer among them.
+    const double shards = setup.layout.zero_stage >= 3 ? placement.zero_shards : 1;
+    if (setup.lora_rank > 0) {
+      device.layer_paged_parameters = lora_parameters_in_matrices_of_at_least(
+          shape, setup.lora_rank, setup.lora_targets, kPagedStateMinElements, shards);
+    } else {
+      // Each linear weight, and the embedding and output layer (V × h each), where large enough;
+      // the norms are h each.
+      device.layer_paged_parameters =
+          linear_parameters_in_matrices_of_at_least(shape, kPagedStateMinElements, shards);
+      const double matrix = static_cast<double>(shape.vocab_size) * shape.hidden_size;
+      device.root_paged_parameters = matrix / shards >= kPagedStateMinElements
+                                         ? device.root_parameters - placement.counts.final_norm
+                                         : 0;
+    }
+    const double trained = device.layers_per_stage * device.layer_trainable_parameters +
+                           (setup.lora_rank > 0 ? 0 : device.root_parameters);
+    const double paged =
+        device.layers_per_stage * device.layer_paged_parameters + device.root_paged_parameters;
+    device.paged_state = trained > 0 ? whole[Term::kOptimizerStates] / trained * paged : 0;
+  }
   if (stack_row(setup.stack).follows_gradients) {
     // A rebuilt layer saves what a layer saves without recomputation.
     TrainingSetup rebuilt = setup;

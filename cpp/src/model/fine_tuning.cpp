@@ -58,6 +58,29 @@ double lora_parameters_per_layer(const ModelShape& shape, int rank, LoraTargets 
   return parameters;
 }
 
+double lora_parameters_in_matrices_of_at_least(const ModelShape& shape, int rank,
+                                               LoraTargets targets, double min_elements,
+                                               double shards) {
+  double parameters = 0;
+  for (const LinearModule& module : adapted_modules(shape, targets)) {
+    // lora_A, r × in, and lora_B, out × r.
+    for (const double size : {rank * module.in, rank * module.out}) {
+      if (size / shards >= min_elements) parameters += module.count * size;
+    }
+  }
+  return parameters;
+}
+
+double linear_parameters_in_matrices_of_at_least(const ModelShape& shape, double min_elements,
+                                                 double shards) {
+  double parameters = 0;
+  for (const LinearModule& module : adapted_modules(shape, LoraTargets::kAllLinear)) {
+    const double size = module.in * module.out;
+    if (size / shards >= min_elements) parameters += module.count * size;
+  }
+  return parameters;
+}
+
 double lora_adafactor_values_per_layer(const ModelShape& shape, int rank, LoraTargets targets) {
   double values = 0;
   for (const LinearModule& module : adapted_modules(shape, targets)) {

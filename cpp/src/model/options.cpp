@@ -214,7 +214,7 @@ const std::vector<Choice>& choices<Loss>() {
       {"fused-linear", "Fused linear (Liger)",
        "Liger's fused linear cross-entropy: the output layer and the loss in one, over chunks of "
        "tokens; the logits never whole"},
-      {"fp32-shifted", "FP32 upcast, shifted (transformers 4.46-4.48)",
+      {"fp32-shifted", "Shifted FP32 (HF 4.46-4.48)",
        "transformers 4.46 to 4.48's ForCausalLMLoss: the FP32 logits shifted into a contiguous "
        "copy before cross_entropy"},
   };

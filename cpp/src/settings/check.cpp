@@ -209,6 +209,18 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                      "modelled; choose the blocks alone, or tp 1.");
     }
   }
+  if (setup.paged_optimizer) {
+    if (!row.fp32_adapters) {
+      return refusal(id::kPagedOptimizer,
+                     "Paged optimisers are modelled as transformers' Trainer runs them "
+                     "(paged_adamw_32bit, paged_adamw_8bit); choose the hf stack, or turn it off.");
+    }
+    if (setup.optimizer != Optimizer::kAdam && setup.optimizer != Optimizer::kAdam8bit) {
+      return refusal(id::kPagedOptimizer,
+                     "bitsandbytes pages AdamW's state (32-bit or 8-bit); choose adam or "
+                     "adam-8bit, or turn paging off.");
+    }
+  }
   if (setup.overlap_comm != OverlapComm::kDefault && !row.overlap_comm) {
     return refusal(id::kOverlapComm,
                    "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.");

@@ -490,6 +490,15 @@ void add_stack_settings(Entries& entries) {
                  "which is then freed",
                  "optimizerInBackward")),
       number_access<bool, &TrainingSetup::optimizer_in_backward>());
+  add(from(added(make(id::kPagedOptimizer, "Paged optimizer", kSwitch,
+                      "bitsandbytes' paged AdamW (transformers' paged_adamw_32bit and "
+                      "paged_adamw_8bit): the state of each parameter of 10^5 elements or more "
+                      "outside PyTorch's allocator, paged to the host when the device runs short",
+                      "pagedOptimizer")),
+           only_under(Stack::kHf,
+                      "paged optimisers are modelled as transformers' Trainer runs "
+                      "them")),
+      number_access<bool, &TrainingSetup::paged_optimizer>());
 }
 
 std::vector<Entry> make_entries() {

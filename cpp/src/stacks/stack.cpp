@@ -56,8 +56,21 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
   const TrainingSetup& setup = device.setup;
   const StackTerm context = cuda_context_term();
   const StackTerm nccl = nccl_term(setup.layout);
+  // bitsandbytes' paged optimiser state, made by the first step and held since (the step
+  // reported is a later one): on the device, outside the allocator.
+  const StackTerm paged{"paged-optimizer-state",
+                        "Optimiser states, paged (counted above)",
+                        device.paged_state,
+                        "bitsandbytes, bitsandbytes/optim/optimizer.py, "
+                        "Optimizer8bit.get_state_buffer: the state of each parameter of 10^5 "
+                        "elements or more in cudaMallocManaged memory (GlobalPageManager), on the "
+                        "device until memory runs short",
+                        false,
+                        Term::kOptimizerStates};
   Step step;
-  step.record(timeline, context.bytes + nccl.bytes);
+  Breakdown outside;
+  for (const StackTerm* term : {&context, &nccl, &paged}) outside[term->term] += term->bytes;
+  step.record(timeline, outside);
   // PyTorch's cuBLAS and cuBLASLt workspaces, one stream computing (the device's architecture
   // row gives their sizes).
   const std::size_t workspace =
@@ -78,6 +91,7 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
     replayed.at_peak[term] = step.at_peak(tag(term));
   }
   // The framework's terms first, then the runtime's.
+  if (paged.bytes > 0) replayed.terms.push_back(paged);
   for (const Term term : {Term::kFramework, Term::kRuntime}) {
     for (const StackTerm& held : step.terms_at_peak()) {
       if (held.term == term) replayed.terms.push_back(held);

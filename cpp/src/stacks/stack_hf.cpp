@@ -19,7 +19,8 @@ namespace trainmem::replay {
 // pass, which makes each trained parameter's gradient as it reaches its layer; then
 // torch.optim.AdamW's step (adamw_torch: foreach, its state made by the first step, and
 // _multi_tensor_adam's exp_avg_sq_sqrt, one temporary the size of the second moments), and
-// model.zero_grad(), which frees the gradients (set_to_none).
+// model.zero_grad(), which frees the gradients (set_to_none). A paged optimiser's state of the
+// larger parameters is outside the allocator (stack.cpp); the rest is taken here.
 //
 // Under ZeRO 3, accelerate's FSDP (FSDP1, FULL_SHARD, transformer-based wrapping with PEFT's
 // policy, which makes each adapter a unit of its own; torch/distributed/fsdp): each unit's flat
@@ -66,9 +67,11 @@ void hf_step(Step& step, const StepDevice& device) {
         "(gradient_as_bucket_view off, accelerate's default)");
     step.take(buckets, gradient_bytes * trained);
   }
-  // AdamW's foreach step: exp_avg_sq_sqrt, the second moments' size.
-  const double step_temporary =
-      setup.optimizer == Optimizer::kAdam ? state_bytes / kAdamMomentsPerParameter * trained : 0;
+  // AdamW's foreach step: exp_avg_sq_sqrt, the second moments' size (bitsandbytes' optimisers,
+  // 8-bit or paged, step each parameter in one kernel: none).
+  const double step_temporary = setup.optimizer == Optimizer::kAdam && !setup.paged_optimizer
+                                    ? state_bytes / kAdamMomentsPerParameter * trained
+                                    : 0;
   const std::size_t temporary =
       step.term("adamw-foreach-temporary", "AdamW's step temporary",
                 "torch/optim/adam.py, _multi_tensor_adam (transformers' adamw_torch, foreach): "
@@ -120,9 +123,11 @@ void hf_step(Step& step, const StepDevice& device) {
     // The optimizer's step, then model.zero_grad().
     if (first) {
       for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
-        step.take(tag(Term::kOptimizerStates), state_bytes * device.layer_trainable_parameters);
+        step.take(tag(Term::kOptimizerStates), state_bytes * (device.layer_trainable_parameters -
+                                                              device.layer_paged_parameters));
       }
-      step.take(tag(Term::kOptimizerStates), state_bytes * root_trained);
+      step.take(tag(Term::kOptimizerStates),
+                state_bytes * (root_trained - device.root_paged_parameters));
     }
     step.give(step.take(temporary, step_temporary));
     give_all(step, gradients);

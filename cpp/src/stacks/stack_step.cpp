@@ -69,10 +69,10 @@ void Step::mark(const char* phase, int layer) {
   TimelinePoint point;
   point.phase = phase;
   point.layer = layer;
-  point.bytes = phase_peak_ + outside_;
-  point.reserved_bytes = allocator_.reserved_bytes() + outside_;
+  point.bytes = phase_peak_ + outside_.total();
+  point.reserved_bytes = allocator_.reserved_bytes() + outside_.total();
   point.held = by_term(at_phase_peak_);
-  point.held[Term::kRuntime] += outside_;
+  for (const TermRow& row : kTerms) point.held[row.term] += outside_[row.term];
   timeline_->push_back(point);
   phase_peak_ = allocator_.allocated_bytes();
   at_phase_peak_ = held_;

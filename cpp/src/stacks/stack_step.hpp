@@ -61,6 +61,11 @@ struct StepDevice {
   bool output_layer = true;
   bool embedding = true;
   double tokens = 0;  // a micro-batch's tokens on the device: s/c sequences' worth
+  // The optimiser's state that bitsandbytes pages (TrainingSetup::paged_optimizer), outside the
+  // allocator, and the trained parameters it belongs to: one layer's, and the rest's.
+  double paged_state = 0;
+  double layer_paged_parameters = 0;
+  double root_paged_parameters = 0;
 };
 
 // Tags: each of the first kNumTerms is its Term; a stack's own terms follow, one tag each.
@@ -86,7 +91,8 @@ class Step {
   // Records the phase just ended: its busiest moment and what is reserved, each with the memory
   // outside the allocator.
   void mark(const char* phase, int layer);
-  void record(std::vector<TimelinePoint>* timeline, double outside) {
+  // `outside`: what is on the device outside the allocator, by term.
+  void record(std::vector<TimelinePoint>* timeline, const Breakdown& outside) {
     timeline_ = timeline;
     outside_ = outside;
   }
@@ -118,7 +124,7 @@ class Step {
   std::vector<StackTerm> terms_;
   std::vector<TimelinePoint>* timeline_ = nullptr;
   bool warming_ = false;
-  double outside_ = 0;
+  Breakdown outside_;
 };
 
 using Handles = std::vector<CachingAllocator::Handle>;
