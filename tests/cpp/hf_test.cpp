@@ -4,6 +4,7 @@
 // loss, and what the stack refuses.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,16 @@ TEST_CASE("hf: under accelerate's FSDP a device holds shards, the root gathered 
   // In the forward pass the root unit, gathered for the step, and the layer running.
   CHECK(point_at(points, "forward", 1).held[Term::kFramework] ==
         allocator_block_bytes(root) + allocator_block_bytes(layer));
+  // Full training: at the step each device holds its shards of the weights, the gradients,
+  // AdamW's BF16 moments and the foreach temporary, 2 + 2 + 4 + 2 B a parameter over 2.
+  TrainingSetup full = tiny_hf(2);
+  full.layout.data_parallel = 2;
+  full.layout.zero_stage = 3;
+  const TimelinePoint& step = point_at(memory_timeline(full), "optimizer", 0);
+  const double trained = 2 * kLayerParameters + kRootParameters;
+  CHECK(step.held[Term::kFramework] == allocator_block_bytes(2 * trained / 2));
+  CHECK(step.held[Term::kGradients] == 2 * allocator_block_bytes(2 * kLayerParameters / 2) +
+                                           allocator_block_bytes(2 * kRootParameters / 2));
 }
 
 TEST_CASE("hf: AdamW's foreach step holds a temporary the size of the second moments") {
@@ -208,11 +219,16 @@ TEST_CASE("hf: what the stack is not modelled for is refused by name") {
   TrainingSetup mixed = tiny_lora(2);
   mixed.precision = Precision::kBf16Mixed;
   refused(mixed, "precision");
-  // accelerate's FSDP: FULL_SHARD (ZeRO 3) for LoRA; full training is upcast to FP32 there.
+  // accelerate's FSDP: FULL_SHARD (ZeRO 3) alone; full training under it is counted in BF16, and
+  // the estimate says that bf16=True would upcast it.
   TrainingSetup sharded = tiny_hf(2);
   sharded.layout.data_parallel = 2;
   sharded.layout.zero_stage = 3;
-  refused(sharded, "stack");
+  const Estimate full = estimate_memory(sharded);
+  REQUIRE(full.answer.ok());
+  CHECK(std::count_if(full.notes.begin(), full.notes.end(), [](const std::string& note) {
+          return note.find("upcasts them to FP32") != std::string::npos;
+        }) == 1);
   TrainingSetup grad_op = tiny_lora(2);
   grad_op.layout.data_parallel = 2;
   grad_op.layout.zero_stage = 2;

@@ -41,6 +41,16 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
         "Under fp32 the activations and logits are counted at their 16-bit sizes, as both "
         "activation models define them; FP32 training keeps them in FP32, up to twice as much.");
   }
+  // accelerate's FSDP under the hf stack, full training: counted in the model's BF16 (its
+  // mixed_precision "no"); under bf16=True accelerate upcasts the trained parameters to FP32.
+  if (stack_row(asked.stack).full_shard_only && asked.layout.zero_stage >= 3 &&
+      asked.lora_rank == 0) {
+    calc.notes.push_back(
+        "Under accelerate's FSDP the trained parameters are counted in BF16, as accelerate keeps "
+        "them with mixed precision off; with bf16=True it upcasts them to FP32 "
+        "(Accelerator.prepare_model), twice the weights, gradients and moments, which is not "
+        "counted.");
+  }
   if (run.shape != nullptr) {
     calc.built_shape = std::move(run.shape);
     calc.shape = calc.built_shape.get();

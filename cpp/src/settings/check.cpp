@@ -278,8 +278,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
       shards < row.min_shards) {
     return refusal(id::kStack, row.zero_refusal);
   }
-  if (row.full_shard_only && layout.zero_stage != 0 &&
-      (layout.zero_stage != 3 || setup.lora_rank == 0)) {
+  if (row.full_shard_only && layout.zero_stage != 0 && layout.zero_stage != 3) {
     return refusal(id::kStack, row.zero_refusal);
   }
   if (!row.losses.empty() && setup.logits &&

@@ -97,7 +97,10 @@ void hf_step(Step& step, const StepDevice& device) {
       step.mark("forward", static_cast<int>(index) + 1);
     }
     const auto logits_gradient = loss_forward_and_backward(step, device);
-    const auto root_gradient = step.take(tag(Term::kGradients), gradient_bytes * root_trained);
+    // The root unit's gradients (full training), whole under FSDP until its reduce-scatter at the
+    // end of the backward pass.
+    const auto root_gradient =
+        step.take(tag(Term::kGradients), gradient_bytes * shards * root_trained);
     flowing.gradient = step.take(flowing.tag, kBf16Bytes * device.tokens * h);
     step.give(logits_gradient);
     for (std::size_t index = kept.size(); index-- > 0;) {
@@ -118,7 +121,12 @@ void hf_step(Step& step, const StepDevice& device) {
     }
     step.give(flowing.gradient);
     step.give(root);
-    gradients.push_back(root_gradient);
+    if (fsdp) {
+      step.give(root_gradient);
+      gradients.push_back(step.take(tag(Term::kGradients), gradient_bytes * root_trained));
+    } else {
+      gradients.push_back(root_gradient);
+    }
     step.mark("backward", 0);
     // The optimizer's step, then model.zero_grad().
     if (first) {

@@ -151,8 +151,8 @@ const StackRow& stack_row(Stack stack) {
         row.first_zero_stage = 0;
         row.zero_refusal =
             "The hf stack is modelled on one device or under DDP (ZeRO 0), and under accelerate's "
-            "FSDP with FULL_SHARD (ZeRO 3, over d above 1) for LoRA; choose one of those, or the "
-            "deepspeed stack for transformers and PEFT under DeepSpeed's ZeRO.";
+            "FSDP with FULL_SHARD (ZeRO 3, over d above 1); choose one of those, or the deepspeed "
+            "stack for transformers and PEFT under DeepSpeed's ZeRO.";
         row.full_shard_only = true;
         row.fp8 = false;
         row.losses = {Loss::kFp32Upcast, Loss::kFp32Shifted, Loss::kFusedLinear};

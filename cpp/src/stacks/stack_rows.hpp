@@ -80,9 +80,8 @@ struct StackRow {
   // torch.optim.AdamW's foreach step (transformers' adamw_torch), one temporary the size of the
   // second moments.
   bool fp32_adapters = false;
-  // accelerate's FSDP1 as the hf stack runs it: ZeRO 0 (DDP) or 3 (FULL_SHARD) alone, and ZeRO 3
-  // for LoRA alone (full training's trained parameters are upcast to FP32 by accelerate,
-  // which is not modelled); refused with zero_refusal.
+  // accelerate's FSDP1 as the hf stack runs it: ZeRO 0 (DDP) or 3 (FULL_SHARD) alone; refused
+  // with zero_refusal.
   bool full_shard_only = false;
   bool ddp_buckets = false;
   bool foreach_step = false;
