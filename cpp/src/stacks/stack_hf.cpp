@@ -33,24 +33,18 @@ void hf_step(Step& step, const StepDevice& device) {
   const Breakdown& bytes = device.bytes;
   const TrainingSetup& setup = device.setup;
   const double layers = device.layers_per_stage;
-  const bool lora = setup.lora_rank > 0;
   const bool fsdp = setup.layout.zero_stage >= 3;
   const double shards = fsdp ? device.zero_shards : 1;
-  // A layer's and the root's weights whole; each device holds 1/shards of them.
-  const double layer_whole =
-      lora || device.parameters <= 0
-          ? device.layer_weight_bytes
-          : bytes[Term::kWeights] * shards / device.parameters * device.layer_parameters;
-  const double root_whole = std::max(0.0, bytes[Term::kWeights] * shards - layers * layer_whole);
-  for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
-    step.take(tag(Term::kWeights), layer_whole / shards);
-  }
-  step.take(tag(Term::kWeights), root_whole / shards);
-  const double root_trained = lora ? 0 : device.root_parameters;
-  const double trained = layers * device.layer_trainable_parameters + root_trained;
+  // Each device holds 1/shards of each layer and of the rest.
+  const ModelWeights model = load_model(step, device, shards);
+  const double layer_whole = model.layer;
+  const double root_whole = model.root;
   // Per trained parameter on this device (a shard's share under FSDP).
-  const double state_bytes = trained > 0 ? bytes[Term::kOptimizerStates] / trained : 0;
-  const double gradient_bytes = trained > 0 ? bytes[Term::kGradients] / trained : 0;
+  const Trained counts = trained_parameters(device);
+  const double root_trained = counts.root;
+  const double trained = counts.all;
+  const double state_bytes = counts.state_bytes;
+  const double gradient_bytes = counts.gradient_bytes;
   std::size_t gathered = 0;
   if (fsdp) {
     gathered = step.term("fsdp-gathered-units", "Gathered units (FSDP)",

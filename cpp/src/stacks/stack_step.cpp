@@ -86,6 +86,32 @@ std::vector<StackTerm> Step::terms_at_peak() const {
   return terms;
 }
 
+ModelWeights load_model(Step& step, const StepDevice& device, double shards) {
+  const Breakdown& bytes = device.bytes;
+  const double layers = device.layers_per_stage;
+  ModelWeights whole;
+  whole.layer = device.setup.lora_rank > 0 || device.parameters <= 0
+                    ? device.layer_weight_bytes
+                    : bytes[Term::kWeights] * shards / device.parameters * device.layer_parameters;
+  whole.root = std::max(0.0, bytes[Term::kWeights] * shards - layers * whole.layer);
+  for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
+    step.take(tag(Term::kWeights), whole.layer / shards);
+  }
+  step.take(tag(Term::kWeights), whole.root / shards);
+  return whole;
+}
+
+Trained trained_parameters(const StepDevice& device) {
+  Trained trained;
+  trained.root = device.setup.lora_rank > 0 ? 0 : device.root_parameters;
+  trained.all = device.layers_per_stage * device.layer_trainable_parameters + trained.root;
+  if (trained.all > 0) {
+    trained.gradient_bytes = device.bytes[Term::kGradients] / trained.all;
+    trained.state_bytes = device.bytes[Term::kOptimizerStates] / trained.all;
+  }
+  return trained;
+}
+
 Handles keep_slot(Step& step, const StepDevice& device) {
   Handles handles;
   // Q, K and V as the layer made them, the all-to-all's inputs: held until the attention's output

@@ -134,6 +134,26 @@ inline void give_all(Step& step, Handles& handles) {
   handles.clear();
 }
 
+// The model as loaded, one block a layer and one for the rest (the embedding, final norm and output
+// layer), each 1/shards of its whole; the whole of a layer's weights and the rest's (a quantised
+// base in its storage with LoRA's adapters beside it, or under full training every parameter at
+// the weights' bytes per parameter).
+struct ModelWeights {
+  double layer = 0;
+  double root = 0;
+};
+ModelWeights load_model(Step& step, const StepDevice& device, double shards = 1);
+
+// What trains on the device (the adapters under LoRA, every parameter otherwise) and each trained
+// parameter's gradient and optimiser state bytes, as the terms hold them.
+struct Trained {
+  double root = 0;  // the embedding's, final norm's and output layer's
+  double all = 0;
+  double gradient_bytes = 0;
+  double state_bytes = 0;
+};
+Trained trained_parameters(const StepDevice& device);
+
 // A slot's saved tensors, taken as its forward pass makes them (and, under recomputation, what
 // the block makes but does not keep, freed as it ends).
 Handles keep_slot(Step& step, const StepDevice& device);

@@ -20,28 +20,16 @@ void torchtune_step(Step& step, const StepDevice& device) {
   const Breakdown& bytes = device.bytes;
   const TrainingSetup& setup = device.setup;
   const double layers = device.layers_per_stage;
-  const bool lora = setup.lora_rank > 0;
   const bool in_backward = setup.optimizer_in_backward;
-  // The model as loaded: each layer (a quantised base in its storage, LoRA's adapters beside it),
-  // and the embedding, final norm and output layer; under full training every parameter in the
-  // model's dtype.
-  const double layer_weights =
-      lora || device.parameters <= 0
-          ? device.layer_weight_bytes
-          : bytes[Term::kWeights] / device.parameters * device.layer_parameters;
-  const double root_weights = std::max(0.0, bytes[Term::kWeights] - layers * layer_weights);
-  for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
-    step.take(tag(Term::kWeights), layer_weights);
-  }
-  step.take(tag(Term::kWeights), root_weights);
-  // What is trained, and each trained parameter's gradient and state, in bytes per parameter.
-  const double root_trained = lora ? 0 : device.root_parameters;
-  const double trained = layers * device.layer_trainable_parameters + root_trained;
-  const double state_bytes = trained > 0 ? bytes[Term::kOptimizerStates] / trained : 0;
+  load_model(step, device);
+  // What is trained, and each trained parameter's state, in bytes per parameter.
+  const Trained trained = trained_parameters(device);
+  const double root_trained = trained.root;
+  const double state_bytes = trained.state_bytes;
   // A gradient has its parameter's dtype (the model's, or the adapters').
   const double gradient_bytes =
       in_backward ? (device.parameters > 0 ? bytes[Term::kWeights] / device.parameters : 0)
-                  : (trained > 0 ? bytes[Term::kGradients] / trained : 0);
+                  : trained.gradient_bytes;
   Flowing flowing;
   flowing.tag = step.term("torchtune-activation-gradients", "Activation gradients",
                           "autograd's backward pass: each operation's input gradient, the size of "
