@@ -1,10 +1,8 @@
 // transformers' Trainer with PEFT and bitsandbytes, replayed (stack_frameworks.hpp): the order in
 // which it allocates and frees in one training step, with the sources docs/formulas.md quotes.
-#include <algorithm>
 #include <vector>
 
 #include "stacks/stack_frameworks.hpp"
-#include "trainmem/fine_tuning.hpp"
 
 namespace trainmem::replay {
 

@@ -1,6 +1,5 @@
 // torchtune's single-device recipes replayed (stack_frameworks.hpp): the order in which they
 // allocate and free in one training step, with the sources docs/formulas.md quotes.
-#include <algorithm>
 #include <vector>
 
 #include "stacks/stack_frameworks.hpp"
