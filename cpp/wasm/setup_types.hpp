@@ -148,7 +148,8 @@ inline void register_setup_types() {
       .field("compile", &get_choice<Compile, &TrainingSetup::compile>,
              &set_choice<Compile, &TrainingSetup::compile>)
       .field("optimizerInBackward", &TrainingSetup::optimizer_in_backward)
-      .field("pagedOptimizer", &TrainingSetup::paged_optimizer);
+      .field("pagedOptimizer", &TrainingSetup::paged_optimizer)
+      .field("kbitPrep", &TrainingSetup::kbit_prep);
 }
 
 }  // namespace trainmem

@@ -64,6 +64,7 @@ describe('Go further, in Chromium', () => {
       compile: 'off',
       'optimizer-in-backward': false,
       'paged-optimizer': false,
+      'kbit-prep': false,
       'make-vocab-size-divisible-by': '128',
       'eod-token': false,
     });

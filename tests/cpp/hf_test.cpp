@@ -188,6 +188,54 @@ TEST_CASE(
   CHECK(lora_parameters_in_matrices_of_at_least(shape, 4, LoraTargets::kAttention, 200, 2) == 0);
 }
 
+TEST_CASE(
+    "hf: prepare_model_for_kbit_training keeps the rest of the base and the residual in FP32") {
+  TrainingSetup setup = tiny_lora(2);
+  setup.base_weights = BaseWeights::kNf4;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  TrainingSetup prepared = setup;
+  prepared.kbit_prep = true;
+  REQUIRE(estimate_memory(prepared).answer.ok());
+  const std::vector<TimelinePoint> before = memory_timeline(setup);
+  const std::vector<TimelinePoint> after = memory_timeline(prepared);
+  // The rest of the base (a layer's two norms of 64; the embedding, output layer and final norm)
+  // 4 B a parameter instead of 2; the NF4 linear weights and the FP32 adapters as they were.
+  const double linear = 55424 - 2 * 64;
+  const double nf4 = linear * kNf4BytesPerParameter;
+  CHECK(point_at(after, "start", 0).held[Term::kWeights] ==
+        2 * allocator_block_bytes(4 * 2 * 64 + 4 * kAdaptersPerLayer + nf4) +
+            allocator_block_bytes(4 * kRootParameters));
+  CHECK(point_at(before, "start", 0).held[Term::kWeights] ==
+        2 * allocator_block_bytes(2 * 2 * 64 + 4 * kAdaptersPerLayer + nf4) +
+            allocator_block_bytes(2 * kRootParameters));
+  // Each checkpointed layer keeps its FP32 input, 4·h a token: 2 × 128 × 64 × 4 B at the loss.
+  CHECK(point_at(after, "loss", 2).held[Term::kActivations] ==
+        2 * allocator_block_bytes(4 * 128 * 64));
+  CHECK(point_at(before, "loss", 2).held[Term::kActivations] ==
+        2 * allocator_block_bytes(2 * 128 * 64));
+  // And the output layer's BF16 copy, which autocast casts afresh, from its forward pass to its
+  // backward pass: 2 × 512 × 64.
+  CHECK(point_at(after, "loss", 2).held[Term::kFramework] == allocator_block_bytes(2 * 512 * 64));
+  CHECK(point_at(before, "loss", 2).held[Term::kFramework] == 0);
+}
+
+TEST_CASE("hf: the QLoRA row's note says what --kbit-prep would give it, and it does") {
+  const std::vector<MeasuredCase>& cases = measured_cases();
+  const auto row = std::find_if(cases.begin(), cases.end(), [](const MeasuredCase& measured) {
+    return measured.id == "fms-mistral-7b-qlora-1x4";
+  });
+  REQUIRE(row != cases.end());
+  TrainingSetup prepared = row->setup;
+  prepared.kbit_prep = true;
+  const Estimate estimate = estimate_memory(prepared);
+  REQUIRE(estimate.answer.ok());
+  const double error = 100 * (estimate.peak_allocated_bytes / row->measured_bytes - 1);
+  CHECK(row->note.find("the estimate is 19.6 GiB, " + format_error_percent(error)) !=
+        std::string::npos);
+  CHECK(format_error_percent(error) == "+1.7%");
+}
+
 TEST_CASE("hf: transformers 4.46-4.48 shift a contiguous FP32 copy of the logits, 14 B a logit") {
   TrainingSetup setup = tiny_lora(2);
   setup.logits = true;
@@ -249,6 +297,14 @@ TEST_CASE("hf: what the stack is not modelled for is refused by name") {
   paged_adafactor.paged_optimizer = true;
   paged_adafactor.optimizer = Optimizer::kAdafactor;
   refused(paged_adafactor, "paged-optimizer");
+  TrainingSetup kbit_full = tiny_hf(2);  // no quantised base to prepare
+  kbit_full.kbit_prep = true;
+  refused(kbit_full, "kbit-prep");
+  TrainingSetup kbit_none = tiny_lora(2);
+  kbit_none.base_weights = BaseWeights::kNf4;
+  kbit_none.recompute = Recompute::kNone;
+  kbit_none.kbit_prep = true;
+  refused(kbit_none, "kbit-prep");
   TrainingSetup in_backward = tiny_hf(2);
   in_backward.optimizer_in_backward = true;
   refused(in_backward, "optimizer-in-backward");

@@ -462,6 +462,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'compile',
         'optimizer-in-backward',
         'paged-optimizer',
+        'kbit-prep',
       ],
     );
     const plate = core.defaultSetup();

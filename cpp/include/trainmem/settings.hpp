@@ -64,6 +64,7 @@ constexpr const char* kCpCommType = "cp-comm-type";
 constexpr const char* kCompile = "compile";
 constexpr const char* kOptimizerInBackward = "optimizer-in-backward";
 constexpr const char* kPagedOptimizer = "paged-optimizer";
+constexpr const char* kKbitPrep = "kbit-prep";
 }  // namespace setting_id
 
 enum class SettingKind {

@@ -159,6 +159,11 @@ struct TrainingSetup {
   // of 10^5 elements or more in cudaMallocManaged memory, outside PyTorch's caching allocator. On
   // the device until memory runs short, when its pages move to the host. The hf stack's.
   bool paged_optimizer = false;
+  // PEFT's prepare_model_for_kbit_training (peft/utils/other.py), as QLoRA scripts call it: every
+  // parameter that is not 4- or 8-bit (the embedding, the norms, the output layer) upcast to FP32,
+  // so the residual stream runs in FP32, and gradient checkpointing on. The hf stack's, for a
+  // quantised base under full recomputation.
+  bool kbit_prep = false;
 };
 
 // The model a setup names: the preset with its model_id, or its custom_model when model_id is

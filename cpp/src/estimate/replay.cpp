@@ -37,14 +37,16 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
     // the adapters (among the stage's parameters), in BF16.
     const double t = setup.layout.tensor_parallel;
     const double linear = linear_layers(shape).weights / t;
-    device.layer_weight_bytes = kBf16Bytes * (device.layer_parameters - linear) +
-                                base_linear_bytes_per_parameter(shape, setup.base_weights) * linear;
     device.layer_trainable_parameters =
         lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets) / t;
-    // PEFT's adapters in FP32 (StackRow::fp32_adapters).
-    if (stack_row(setup.stack).fp32_adapters) {
-      device.layer_weight_bytes += (kFp32Bytes - kBf16Bytes) * device.layer_trainable_parameters;
-    }
+    // The norms in BF16 (FP32 under prepare_model_for_kbit_training), the adapters in BF16 (FP32,
+    // StackRow::fp32_adapters).
+    const double adapters = device.layer_trainable_parameters;
+    const double adapter_bytes = stack_row(setup.stack).fp32_adapters ? kFp32Bytes : kBf16Bytes;
+    const double other_bytes = setup.kbit_prep ? kFp32Bytes : kBf16Bytes;
+    device.layer_weight_bytes = other_bytes * (device.layer_parameters - linear - adapters) +
+                                adapter_bytes * adapters +
+                                base_linear_bytes_per_parameter(shape, setup.base_weights) * linear;
   }
   // The loss's tokens (its own and each multi-token-prediction module's) on the stage that holds
   // the logits, and their logits on this device.

@@ -340,6 +340,20 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
       layer.source += "; every layer counted as the larger of a dense and a mixture layer";
     }
   }
+  if (setup.kbit_prep) {
+    // prepare_model_for_kbit_training upcasts the embedding to FP32, and the FP32 norms and the
+    // 4-bit layers (bitsandbytes' Linear4bit returns its input's dtype) keep the residual stream
+    // in FP32: each layer's input, the one tensor a checkpointed layer keeps, is FP32.
+    layer.kept_per_token = layer.kept_per_token * pen.said(kFp32Bytes / kBf16Bytes, [] {
+      return std::string("2 (the residual stream in FP32)");
+    });
+    layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
+    if (pen.writing()) {
+      layer.source +=
+          "; under prepare_model_for_kbit_training (peft/utils/other.py) the embedding and norms "
+          "are FP32, so each layer's input is FP32";
+    }
+  }
   if (setup.lora_rank > 0) add_adapter_intermediates(shape, setup, pen, layer);
   if (shape.num_experts > 1 && setup.layout.expert_parallel > 1) {
     layer.dispatch = all_to_all_buffers(shape, setup, layer, pen);

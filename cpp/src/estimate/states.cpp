@@ -93,6 +93,7 @@ BaseWeightBytes base_weight_bytes(const ModelShape& shape, const TrainingSetup& 
   const bool int8 = setup.base_weights == BaseWeights::kInt8;
   base.per_value = int8 ? kInt8BytesPerValue : base.per_parameter;
   base.per_row = int8 ? kInt8ScaleBytesPerRow : 0;
+  base.others = setup.kbit_prep ? kFp32Bytes : kBf16Bytes;
   return base;
 }
 
@@ -107,7 +108,7 @@ Figure weight_figure(const Pen& pen, const StageParameters& parameters,
               pen.bytes(base.per_row) * pen.count(parameters.frozen_linear_rows, "rows' scales");
   }
   return weights +
-         pen.bytes(kBf16Bytes) * pen.count(parameters.frozen_other, "other frozen parameters");
+         pen.bytes(base.others) * pen.count(parameters.frozen_other, "other frozen parameters");
 }
 
 void add_model_states(Ledger& ledger, const TrainingSetup& setup, const Placement& placement,

@@ -20,6 +20,9 @@ struct BaseWeightBytes {
   double per_parameter = 0;
   double per_value = 0;
   double per_row = 0;
+  // The rest of the base (the embedding, the norms, the output layer): BF16, or FP32 under
+  // prepare_model_for_kbit_training.
+  double others = 0;
 };
 BaseWeightBytes base_weight_bytes(const ModelShape& shape, const TrainingSetup& setup);
 

@@ -221,6 +221,24 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                      "adam-8bit, or turn paging off.");
     }
   }
+  if (setup.kbit_prep) {
+    if (!row.fp32_adapters) {
+      return refusal(id::kKbitPrep,
+                     "prepare_model_for_kbit_training is modelled as transformers' Trainer runs "
+                     "it; choose the hf stack, or turn it off.");
+    }
+    if (setup.lora_rank == 0 || setup.base_weights == BaseWeights::kBf16) {
+      return refusal(id::kKbitPrep,
+                     "prepare_model_for_kbit_training prepares a quantised base for LoRA; set a "
+                     "LoRA rank and nf4 or int8 base weights, or turn it off.");
+    }
+    if (setup.recompute != Recompute::kFull) {
+      return refusal(id::kKbitPrep,
+                     "prepare_model_for_kbit_training turns gradient checkpointing on "
+                     "(use_gradient_checkpointing=True), which is modelled; choose full "
+                     "recomputation, or turn it off.");
+    }
+  }
   if (setup.overlap_comm != OverlapComm::kDefault && !row.overlap_comm) {
     return refusal(id::kOverlapComm,
                    "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.");

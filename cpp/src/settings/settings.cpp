@@ -499,6 +499,15 @@ void add_stack_settings(Entries& entries) {
                       "paged optimisers are modelled as transformers' Trainer runs "
                       "them")),
       number_access<bool, &TrainingSetup::paged_optimizer>());
+  add(from(added(make(id::kKbitPrep, "prepare_model_for_kbit_training", kSwitch,
+                      "PEFT's prepare_model_for_kbit_training: the embedding, norms and output "
+                      "layer upcast to FP32, so the residual stream runs in FP32, with gradient "
+                      "checkpointing",
+                      "kbitPrep")),
+           only_under(Stack::kHf,
+                      "prepare_model_for_kbit_training is modelled as transformers' "
+                      "Trainer runs it")),
+      number_access<bool, &TrainingSetup::kbit_prep>());
 }
 
 std::vector<Entry> make_entries() {

@@ -74,6 +74,16 @@ void hf_step(Step& step, const StepDevice& device) {
                           "autograd's backward pass: each operation's input gradient, the size of "
                           "the tensor it saved, and the output layer's input gradient");
   const double h = device.shape.hidden_size;
+  // Under prepare_model_for_kbit_training the output layer's weight is FP32 and frozen: bf16
+  // autocast casts it to BF16 for each forward pass (a frozen weight's cast is not cached) and
+  // autograd saves that copy for the input's gradient, to the output layer's backward pass.
+  const double output_copy = setup.kbit_prep && device.output_layer && device.logit_count > 0
+                                 ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) * h
+                                 : 0;
+  const std::size_t cast = step.term(
+      "autocast-output-layer", "Output layer's BF16 copy (autocast)",
+      "torch.autocast's cached_cast (aten/src/ATen/autocast_mode.cpp): a weight that needs no "
+      "gradient is cast afresh for F.linear, and the copy is saved for the input's gradient");
   const auto gather = [&](double whole) { return step.take(gathered, fsdp ? whole : 0); };
   const auto micro_batch = [&](bool first) {
     Handles gradients;
@@ -88,6 +98,7 @@ void hf_step(Step& step, const StepDevice& device) {
       step.give(layer);
       step.mark("forward", static_cast<int>(index) + 1);
     }
+    const auto output_weight = step.take(cast, output_copy);
     const auto logits_gradient = loss_forward_and_backward(step, device);
     // The root unit's gradients (full training), whole under FSDP until its reduce-scatter at the
     // end of the backward pass.
@@ -95,6 +106,7 @@ void hf_step(Step& step, const StepDevice& device) {
         step.take(tag(Term::kGradients), gradient_bytes * shards * root_trained);
     flowing.gradient = step.take(flowing.tag, kBf16Bytes * device.tokens * h);
     step.give(logits_gradient);
+    step.give(output_weight);
     for (std::size_t index = kept.size(); index-- > 0;) {
       Handles in_flight;
       in_flight.push_back(gather(layer_whole));

@@ -92,10 +92,11 @@ MeasuredCase fms_row(Method method, int devices, int sequences, double gibibytes
         "Outside 10%: the QLoRA rows (NF4 with double quantisation, bf16 autocast) hold 4.4 GiB "
         "more than the estimate at 4 sequences and 8.8 GiB more at 8 (34.46 GiB measured), about "
         "290 KB a token either way, while the LoRA rows beside them are within 2%. That is near "
-        "one more hidden state a layer (8 KB a token a layer at h 4,096), or an FP32 residual "
-        "stream (which PEFT's prepare_model_for_kbit_training would make, but TRL skips it for a "
-        "model loaded on the CPU for FSDP, and the end-of-run memory, 4.01 GiB, shows no FP32 "
-        "embedding); which it is, the table does not say";
+        "an FP32 residual stream (8 KB a token a layer at h 4,096): with --kbit-prep "
+        "(prepare_model_for_kbit_training) the estimate is 19.6 GiB, +1.7%. It is not set here: "
+        "TRL skips that preparation for a model loaded on the CPU for FSDP, and the end-of-run "
+        "memory, 4.01 GiB, shows no FP32 embedding; what makes the residual FP32, if it is that, "
+        "the table does not say";
     measured.note += ". " + measured.outside_goal;
   }
   return measured;
