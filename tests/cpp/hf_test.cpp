@@ -220,6 +220,34 @@ TEST_CASE(
   CHECK(point_at(before, "loss", 2).held[Term::kFramework] == 0);
 }
 
+TEST_CASE("hf: a model loaded in FP32 under bf16 autocast holds 20 B a parameter at AdamW's step") {
+  TrainingSetup setup = tiny_hf(2);
+  setup.precision = Precision::kBf16Mixed;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  CHECK(estimate.bytes_per_parameter.weights == 4);
+  CHECK(estimate.bytes_per_parameter.gradients == 4);
+  CHECK(estimate.bytes_per_parameter.master_weights == 0);
+  CHECK(estimate.bytes_per_parameter.optimizer_states == 8);
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  // The step: FP32 weights, gradients and moments, and the foreach temporary of FP32 second
+  // moments, 4 B a parameter.
+  const double trained = 2 * kLayerParameters + kRootParameters;
+  CHECK(point_at(points, "optimizer", 0).held[Term::kFramework] ==
+        allocator_block_bytes(4 * trained));
+  // At the loss autocast's cache holds each layer's linear weights in BF16 (the norms are not
+  // cast) and the output layer's, until the forward pass returns.
+  const double linear = kLayerParameters - 2 * 64;
+  CHECK(point_at(points, "loss", 2).held[Term::kFramework] ==
+        2 * allocator_block_bytes(2 * linear) + allocator_block_bytes(2 * 512 * 64));
+  // bf16: no copies.
+  TrainingSetup bf16 = setup;
+  bf16.precision = Precision::kBf16;
+  CHECK(point_at(memory_timeline(bf16), "loss", 2).held[Term::kFramework] == 0);
+}
+
 TEST_CASE("hf: the QLoRA row's note says what --kbit-prep would give it, and it does") {
   const std::vector<MeasuredCase>& cases = measured_cases();
   const auto row = std::find_if(cases.begin(), cases.end(), [](const MeasuredCase& measured) {
@@ -264,9 +292,18 @@ TEST_CASE("hf: what the stack is not modelled for is refused by name") {
     CHECK(estimate.answer.setting == setting);
     CHECK(estimate.answer.message.find("undefined") == std::string::npos);
   };
+  // bf16-mixed (loaded in FP32 under autocast) for full training on one device or DDP alone.
   TrainingSetup mixed = tiny_lora(2);
   mixed.precision = Precision::kBf16Mixed;
   refused(mixed, "precision");
+  TrainingSetup mixed_fsdp = tiny_hf(2);
+  mixed_fsdp.precision = Precision::kBf16Mixed;
+  mixed_fsdp.layout.data_parallel = 2;
+  mixed_fsdp.layout.zero_stage = 3;
+  refused(mixed_fsdp, "precision");
+  TrainingSetup fp32 = tiny_hf(2);
+  fp32.precision = Precision::kFp32;
+  refused(fp32, "precision");
   // accelerate's FSDP: FULL_SHARD (ZeRO 3) alone; full training under it is counted in BF16, and
   // the estimate says that bf16=True would upcast it.
   TrainingSetup sharded = tiny_hf(2);

@@ -60,10 +60,12 @@ std::string base_weights_source(const TrainingSetup& setup) {
 
 BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const TrainingSetup& setup) {
   const StackRow& row = stack_row(setup.stack);
-  // PEFT's adapters in FP32 (StackRow::fp32_adapters): what trains is held as FP32 training holds
-  // it.
-  const Precision trained =
-      setup.lora_rank > 0 && row.fp32_adapters ? Precision::kFp32 : setup.precision;
+  // PEFT's adapters in FP32 (StackRow::fp32_adapters), and a model the hf stack loads in FP32
+  // (bf16-mixed: FP32 weights under bf16 autocast, no master copy): what trains is held as FP32
+  // training holds it.
+  const bool fp32_trained =
+      row.fp32_adapters && (setup.lora_rank > 0 || setup.precision == Precision::kBf16Mixed);
+  const Precision trained = fp32_trained ? Precision::kFp32 : setup.precision;
   BytesPerParameter per = bytes_per_parameter(trained, setup.optimizer, shape);
   if (setup.lora_rank > 0 && setup.optimizer == Optimizer::kAdafactor) {
     // The adapters' own factored state; one state value's bytes is SGD's one buffer's.

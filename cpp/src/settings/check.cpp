@@ -249,8 +249,11 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   const bool fp8_here = row.fp8 && setup.precision == Precision::kFp8Mixed;
   if (row.single_dtype) {
     // FP32 training would keep FP32 activations, which the activation models (BF16) do not
-    // count: refused rather than undercounted.
-    if (setup.precision != Precision::kBf16) {
+    // count: refused rather than undercounted. The hf stack also runs a model loaded in FP32
+    // under bf16 autocast (bf16-mixed), for full training without FSDP.
+    const bool fp32_loaded = row.fp32_adapters && setup.precision == Precision::kBf16Mixed &&
+                             setup.lora_rank == 0 && setup.layout.zero_stage == 0;
+    if (setup.precision != Precision::kBf16 && !fp32_loaded) {
       return refusal(id::kPrecision, row.precision_refusal);
     }
   } else if (setup.precision != Precision::kBf16Mixed && !fp8_here) {

@@ -74,23 +74,34 @@ void hf_step(Step& step, const StepDevice& device) {
                           "autograd's backward pass: each operation's input gradient, the size of "
                           "the tensor it saved, and the output layer's input gradient");
   const double h = device.shape.hidden_size;
-  // Under prepare_model_for_kbit_training the output layer's weight is FP32 and frozen: bf16
-  // autocast casts it to BF16 for each forward pass (a frozen weight's cast is not cached) and
-  // autograd saves that copy for the input's gradient, to the output layer's backward pass.
-  const double output_copy = setup.kbit_prep && device.output_layer && device.logit_count > 0
-                                 ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) * h
-                                 : 0;
+  // Loaded in FP32 under bf16 autocast (bf16-mixed, full training): autocast caches the BF16
+  // copy of each weight that needs a gradient until the model's forward pass returns, and
+  // autograd saves each copy for its layer's input gradient, unless the layer is rebuilt
+  // (gradient checkpointing), which casts its own again. Under prepare_model_for_kbit_training
+  // the output layer's FP32 weight is frozen: autocast casts it afresh each forward pass (a
+  // frozen weight's cast is not cached), and autograd saves that copy too.
+  const bool mixed = setup.precision == Precision::kBf16Mixed;
+  const bool rebuilt = setup.recompute == Recompute::kFull;
+  const double layer_copy =
+      mixed ? kBf16Bytes * (device.layer_parameters - device.counts.norms_per_layer) : 0;
+  const double output_copy =
+      (setup.kbit_prep || mixed) && device.output_layer && device.logit_count > 0
+          ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) * h
+          : 0;
   const std::size_t cast = step.term(
-      "autocast-output-layer", "Output layer's BF16 copy (autocast)",
-      "torch.autocast's cached_cast (aten/src/ATen/autocast_mode.cpp): a weight that needs no "
-      "gradient is cast afresh for F.linear, and the copy is saved for the input's gradient");
+      "autocast-weight-copies", "Autocast's BF16 weight copies",
+      "torch.autocast's cached_cast (aten/src/ATen/autocast_mode.cpp): an FP32 weight cast to "
+      "BF16 for F.linear, cached to the end of the forward pass when it needs a gradient, and "
+      "saved by autograd for the input's gradient");
   const auto gather = [&](double whole) { return step.take(gathered, fsdp ? whole : 0); };
   const auto micro_batch = [&](bool first) {
     Handles gradients;
     const auto root = gather(root_whole);
     std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
+    Handles copies(kept.size());
     for (std::size_t index = 0; index < kept.size(); ++index) {
       const auto layer = gather(layer_whole);
+      copies[index] = step.take(cast, layer_copy);
       // bitsandbytes dequantises a 4-bit weight for its matmul and frees it (MatMul4Bit).
       const auto dequantised = step.take(tag(Term::kDequantization), bytes[Term::kDequantization]);
       kept[index] = keep_slot(step, device);
@@ -99,7 +110,11 @@ void hf_step(Step& step, const StepDevice& device) {
       step.mark("forward", static_cast<int>(index) + 1);
     }
     const auto output_weight = step.take(cast, output_copy);
-    const auto logits_gradient = loss_forward_and_backward(step, device);
+    // Where the forward pass returns, autocast's cache is cleared: a rebuilt layer's copies were
+    // saved by no one.
+    const auto logits_gradient = loss_forward_and_backward(step, device, [&] {
+      if (rebuilt) give_all(step, copies);
+    });
     // The root unit's gradients (full training), whole under FSDP until its reduce-scatter at the
     // end of the backward pass.
     const auto root_gradient =
@@ -118,6 +133,9 @@ void hf_step(Step& step, const StepDevice& device) {
       gradients.push_back(
           step.take(tag(Term::kGradients), gradient_bytes * device.layer_trainable_parameters));
       const auto dequantised = step.take(tag(Term::kDequantization), bytes[Term::kDequantization]);
+      // A rebuilt layer casts its weights again; a kept one's copies are freed with it.
+      in_flight.push_back(step.take(cast, rebuilt ? layer_copy : 0));
+      if (!rebuilt) in_flight.push_back(copies[index]);
       layer_backward(step, device, kept[index], static_cast<int>(index) + 1, &flowing);
       step.give(dequantised);
       give_all(step, in_flight);

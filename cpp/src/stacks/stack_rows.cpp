@@ -169,9 +169,10 @@ const StackRow& stack_row(Stack stack) {
         row.offloading = false;
         row.single_dtype = true;
         row.precision_refusal =
-            "The hf stack is modelled with the model loaded in BF16 (torch_dtype=torch.bfloat16) "
-            "under Trainer's bf16 autocast, no master copy (a model loaded in FP32, and FP32's "
-            "activations, are not modelled); choose bf16 precision.";
+            "The hf stack is modelled with the model loaded in BF16 (torch_dtype=torch.bfloat16, "
+            "bf16 precision), or for full training on one device or under DDP in FP32 under "
+            "Trainer's bf16 autocast (bf16-mixed); LoRA on an FP32 base, FSDP's mixed precision, "
+            "fp32 and fp8-mixed are not modelled; choose bf16 precision.";
         row.fp32_adapters = true;
         row.ddp_buckets = true;
         row.foreach_step = true;

@@ -146,9 +146,16 @@ Handles keep_slot(Step& step, const StepDevice& device) {
 // the copy and (del pred) the logits freed; backward: the log-softmax output's gradient, the
 // input's, then the BF16 cast. Returns the handle of the logits' BF16 gradient, freed by the
 // output layer's backward.
-CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice& device) {
+CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice& device,
+                                                   const std::function<void()>& forward_done) {
+  const auto returned = [&] {
+    if (forward_done) forward_done();
+  };
   const double n = device.logit_count;
-  if (n <= 0) return step.take(tag(Term::kLogits), 0);
+  if (n <= 0) {
+    returned();
+    return step.take(tag(Term::kLogits), 0);
+  }
   const auto marked = [&](CachingAllocator::Handle gradient) {
     step.mark("loss", device.slots);
     return gradient;
@@ -164,6 +171,7 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
     const double chunk = fused_linear_chunk_tokens(tokens, vocabulary, h);
     step.give(step.take(tag(Term::kLogits), kBf16Bytes * chunk * vocabulary));
     step.give(loss);
+    returned();
     return marked(hidden_gradient);
   }
   if (device.setup.loss == Loss::kChunked && device.setup.compile == Compile::kBlocksAndLoss) {
@@ -232,6 +240,7 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
     const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
     step.give(shifted);
     step.give(upcast);
+    returned();
     step.give(logits);
     const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
     const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
@@ -294,6 +303,7 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
   }
   const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
   step.give(upcast);
+  returned();
   step.give(logits);
   const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
   const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);

@@ -5,6 +5,7 @@
 // StepDevice gives it: it stands below the estimate that builds one (estimate/replay.cpp).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -160,7 +161,10 @@ Handles keep_slot(Step& step, const StepDevice& device);
 
 // The loss's allocations in order; the handle of the logits' BF16 gradient, which the output
 // layer's backward frees.
-CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice& device);
+// `forward_done`, if given, runs where the model's forward pass returns, after the loss's forward
+// pass (the FP32-upcast losses and Liger's: the hf stack's autocast ends there).
+CachingAllocator::Handle loss_forward_and_backward(
+    Step& step, const StepDevice& device, const std::function<void()>& forward_done = nullptr);
 
 // The gradient flowing back through the layers, where a stack's replay follows it: the tag it is
 // held under, and the block that holds it now.
