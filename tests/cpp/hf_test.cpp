@@ -135,7 +135,8 @@ TEST_CASE("hf: under accelerate's FSDP a device holds shards, the root gathered 
   TrainingSetup full = tiny_hf(2);
   full.layout.data_parallel = 2;
   full.layout.zero_stage = 3;
-  const TimelinePoint& step = point_at(memory_timeline(full), "optimizer", 0);
+  const std::vector<TimelinePoint> full_points = memory_timeline(full);
+  const TimelinePoint& step = point_at(full_points, "optimizer", 0);
   const double trained = 2 * kLayerParameters + kRootParameters;
   CHECK(step.held[Term::kFramework] == allocator_block_bytes(2 * trained / 2));
   CHECK(step.held[Term::kGradients] == 2 * allocator_block_bytes(2 * kLayerParameters / 2) +
@@ -172,11 +173,12 @@ TEST_CASE(
   CHECK(paged->term == Term::kOptimizerStates);
   CHECK(paged->bytes == 4 * 2 * head);  // BF16 moments, 2 + 2 B a parameter
   // The rest stays in the allocator: a block a layer and one for the final norm's 64.
-  const TimelinePoint& start = point_at(memory_timeline(setup), "start", 0);
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  const TimelinePoint& start = point_at(points, "start", 0);
   CHECK(start.held[Term::kOptimizerStates] == 2 * allocator_block_bytes(4 * kLayerParameters) +
                                                   allocator_block_bytes(4 * 64) + paged->bytes);
   // Paged, the optimiser is bitsandbytes': no foreach temporary at the step.
-  CHECK(point_at(memory_timeline(setup), "optimizer", 0).held[Term::kFramework] == 0);
+  CHECK(point_at(points, "optimizer", 0).held[Term::kFramework] == 0);
   // The adapters' matrices, r × in and out × r, each once split over the shards.
   const ModelShape& shape = setup.custom_model;
   CHECK(lora_parameters_in_matrices_of_at_least(shape, 4, LoraTargets::kAttention, 128, 1) ==
