@@ -228,30 +228,6 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
     }
     return marked(gradient);
   }
-  if (device.setup.loss == Loss::kFp32Shifted) {
-    // transformers 4.46 to 4.48 (loss/loss_utils.py, ForCausalLMLoss): the BF16 logits, held by
-    // the model's output until Trainer.compute_loss returns; their upcast and its shifted
-    // contiguous copy, freed as the loss function returns; the log-softmax cross_entropy saves.
-    // Backward: the log-softmax output's gradient, its input's, written by the slice's backward
-    // into zeros of the whole logits, then the BF16 cast.
-    const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
-    const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    const auto shifted = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    step.give(shifted);
-    step.give(upcast);
-    returned();
-    step.give(logits);
-    const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    step.give(output_gradient);
-    step.give(log_softmax);
-    const auto whole = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    step.give(input_gradient);
-    const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
-    step.give(whole);
-    return marked(gradient);
-  }
   if (device.setup.loss == Loss::kTeFused) {
     // The kernel writes the gradient over the logits and saves them; the backward pass scales it
     // in place and hands the same tensor to the output layer.
@@ -301,14 +277,26 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
     step.give(input_gradient);
     return marked(gradient);
   }
+  // transformers 4.46 to 4.48 (fp32-shifted; loss/loss_utils.py, ForCausalLMLoss) shift the upcast
+  // into a contiguous copy before cross_entropy, freed with the upcast as the loss function
+  // returns; the BF16 logits live in the model's output until Trainer.compute_loss returns. In the
+  // backward pass the slice's gradient is written into zeros of the whole logits.
+  const bool shifts = device.setup.loss == Loss::kFp32Shifted;
+  const auto shifted = step.take(tag(Term::kLogits), shifts ? kFp32Bytes * n : 0);
   const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(shifted);
   step.give(upcast);
   returned();
   step.give(logits);
   const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
   step.give(output_gradient);
   step.give(log_softmax);
+  if (shifts) {
+    const auto whole = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    step.give(input_gradient);
+    input_gradient = whole;
+  }
   const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
   step.give(input_gradient);
   return marked(gradient);
