@@ -100,11 +100,9 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
                                          ? device.root_parameters - placement.counts.final_norm
                                          : 0;
     }
-    const double trained = device.layers_per_stage * device.layer_trainable_parameters +
-                           (setup.lora_rank > 0 ? 0 : device.root_parameters);
     const double paged =
         device.layers_per_stage * device.layer_paged_parameters + device.root_paged_parameters;
-    device.paged_state = trained > 0 ? whole[Term::kOptimizerStates] / trained * paged : 0;
+    device.paged_state = replay::trained_parameters(device).state_bytes * paged;
   }
   if (stack_row(setup.stack).follows_gradients) {
     // A rebuilt layer saves what a layer saves without recomputation.

@@ -64,7 +64,8 @@ BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const Train
   // (bf16-mixed: FP32 weights under bf16 autocast, no master copy): what trains is held as FP32
   // training holds it.
   const bool fp32_trained =
-      row.fp32_adapters && (setup.lora_rank > 0 || setup.precision == Precision::kBf16Mixed);
+      setup.lora_rank > 0 ? row.fp32_adapters
+                          : row.transformers_loading && setup.precision == Precision::kBf16Mixed;
   const Precision trained = fp32_trained ? Precision::kFp32 : setup.precision;
   BytesPerParameter per = bytes_per_parameter(trained, setup.optimizer, shape);
   if (setup.lora_rank > 0 && setup.optimizer == Optimizer::kAdafactor) {

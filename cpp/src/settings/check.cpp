@@ -210,7 +210,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     }
   }
   if (setup.paged_optimizer) {
-    if (!row.fp32_adapters) {
+    if (!row.transformers_loading) {
       return refusal(id::kPagedOptimizer,
                      "Paged optimisers are modelled as transformers' Trainer runs them "
                      "(paged_adamw_32bit, paged_adamw_8bit); choose the hf stack, or turn it off.");
@@ -222,7 +222,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     }
   }
   if (setup.kbit_prep) {
-    if (!row.fp32_adapters) {
+    if (!row.transformers_loading) {
       return refusal(id::kKbitPrep,
                      "prepare_model_for_kbit_training is modelled as transformers' Trainer runs "
                      "it; choose the hf stack, or turn it off.");
@@ -251,7 +251,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     // FP32 training would keep FP32 activations, which the activation models (BF16) do not
     // count: refused rather than undercounted. The hf stack also runs a model loaded in FP32
     // under bf16 autocast (bf16-mixed), for full training without FSDP.
-    const bool fp32_loaded = row.fp32_adapters && setup.precision == Precision::kBf16Mixed &&
+    const bool fp32_loaded = row.transformers_loading && setup.precision == Precision::kBf16Mixed &&
                              setup.lora_rank == 0 && setup.layout.zero_stage == 0;
     if (setup.precision != Precision::kBf16 && !fp32_loaded) {
       return refusal(id::kPrecision, row.precision_refusal);

@@ -174,8 +174,7 @@ const StackRow& stack_row(Stack stack) {
             "Trainer's bf16 autocast (bf16-mixed); LoRA on an FP32 base, FSDP's mixed precision, "
             "fp32 and fp8-mixed are not modelled; choose bf16 precision.";
         row.fp32_adapters = true;
-        row.ddp_buckets = true;
-        row.foreach_step = true;
+        row.transformers_loading = true;
         row.follows_gradients = true;
         row.step = replay::hf_step;
         return row;

@@ -73,18 +73,16 @@ struct StackRow {
   // Data parallelism alone (DDP): tensor, pipeline, context and expert parallelism refused with
   // layout_refusal.
   bool data_parallel_only = false;
-  // transformers, PEFT and accelerate: the adapters upcast to FP32 (PEFT's
-  // autocast_adapter_dtype, on by default), with their gradients and AdamW's moments; each
-  // adapter's FP32 input cast to BF16 by the autocast and saved (stage.cpp); DDP's gradient
-  // buckets beside the gradients (torch/nn/parallel/distributed.py: gradient_as_bucket_view off);
-  // torch.optim.AdamW's foreach step (transformers' adamw_torch), one temporary the size of the
-  // second moments.
+  // PEFT's: the adapters upcast to FP32 (autocast_adapter_dtype, on by default), with their
+  // gradients and AdamW's moments; each adapter's FP32 input cast to BF16 by the autocast and
+  // saved (stage.cpp).
   bool fp32_adapters = false;
+  // transformers' loading and bitsandbytes' switches: a model loaded in FP32 under bf16 autocast
+  // (bf16-mixed, full training without FSDP), paged optimisers, prepare_model_for_kbit_training.
+  bool transformers_loading = false;
   // accelerate's FSDP1 as the hf stack runs it: ZeRO 0 (DDP) or 3 (FULL_SHARD) alone; refused
   // with zero_refusal.
   bool full_shard_only = false;
-  bool ddp_buckets = false;
-  bool foreach_step = false;
   // Megatron-LM's own rules (megatron/training/arguments.py, validate_args): its distributed
   // optimiser runs over one data-parallel rank, sharding nothing; it turns sequence parallelism
   // off at tensor parallelism 1; and it pads the vocabulary to a multiple of
