@@ -313,9 +313,14 @@ TEST_CASE("stack: each stack's total never grows with a parallel degree") {
       more = base;
       more.layout.context_parallel = degree;
       CHECK(total(more) <= total(base));
+      // torchtitan's pipeline keeps each stage's gradients unsharded in FP32 and, on the last
+      // stage, every micro-batch's logits (output_chunks): on two stages it may hold more than
+      // FSDP alone does, so its deeper pipelines are held against two stages.
+      TrainingSetup fewer = base;
+      if (stack == Stack::kTorchtitan) fewer.layout.pipeline_parallel = 2;
       more = base;
       more.layout.pipeline_parallel = degree;
-      CHECK(total(more) <= total(base));
+      CHECK(total(more) <= total(fewer));
       if (stack != Stack::kTorchtitan && degree > 2) {
         TrainingSetup two = base;
         two.layout.tensor_parallel = 2;

@@ -183,3 +183,41 @@ TEST_CASE("compile: where it is not modelled, it is refused by its setting") {
   CHECK(plain.compile == Compile::kBlocksAndLoss);
   CHECK(!apply_setting(plain, setting_id::kCompile, "max-autotune").ok());
 }
+
+TEST_CASE("torchtitan pp: the schedule keeps receive buffers, outputs and input gradients") {
+  // The tiny shape's 2 layers over p 2 (one each), d 2 under FSDP2, full recomputation, and
+  // torchtitan's default of p = 2 micro-batches, each of 8,192 tokens: a stage boundary is
+  // 8,192 tokens × h 64 in BF16, 1 MiB.
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(static_cast<int>(kLayers));
+  setup.sequence_length = 8192;
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  setup.layout.pipeline_parallel = 2;
+  setup.recompute = Recompute::kFull;
+  const double boundary = 2 * 8192 * kH;
+  const auto pipeline_buffers = [](const Estimate& estimate) {
+    double bytes = -1;
+    for (const StackTerm& term : estimate.stack_terms) {
+      if (term.id == "pipeline-buffers") bytes = term.bytes;
+    }
+    return bytes;
+  };
+  // Without the logits the first stage holds the most: both micro-batches in flight, their two
+  // outputs in output_chunks, and the two receive buffers for their gradients, made once.
+  const Estimate first = estimated(setup);
+  CHECK(first.most_loaded_stage == PipelineStage::kFirst);
+  CHECK(pipeline_buffers(first) == 4 * boundary);
+  // With them the last stage does: its two receive buffers, and at its second micro-batch the
+  // first's BF16 logits (8,192 × 512 × 2 B) in output_chunks and its input's gradient in .grad.
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  const Estimate last = estimated(setup);
+  CHECK(last.most_loaded_stage == PipelineStage::kLast);
+  CHECK(pipeline_buffers(last) == 2 * boundary + 2 * 8192 * 512 + boundary);
+  // Without a pipeline there is no schedule, and nothing of its own.
+  setup.layout.pipeline_parallel = 1;
+  CHECK(pipeline_buffers(estimated(setup)) == -1);
+}

@@ -66,30 +66,39 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
   // The first stage holds the most activations, the last the output layer, and under uneven
   // stages a middle stage may hold more layers than either: the most loaded is whichever holds
   // the most (without a pipeline the first and the last are one).
-  calc.ledger = stage_ledger(calc, setup, calc.placement.first, options.writing);
-  calc.most_loaded = calc.placement.first;
+  // Under a stack's replay each stage's step is replayed and the most loaded is the one whose
+  // reserved peak is highest, as a run's peak is read as the highest over its ranks: a stack's
+  // pipeline schedule may hold on the last stage what the idealised terms do not count.
+  const bool replayed = stack_row(setup.stack).step != nullptr && options.replay_stack;
+  std::vector<const StagePlacement*> stages = {&calc.placement.first};
   if (setup.layout.pipeline_parallel > 1) {
-    std::vector<const StagePlacement*> others = {&calc.placement.last};
-    for (const StagePlacement& middle : calc.placement.middle) others.push_back(&middle);
-    for (const StagePlacement* stage : others) {
-      Ledger other = stage_ledger(calc, setup, *stage, options.writing);
-      if (other.device.total() > calc.ledger.device.total()) {
-        calc.ledger = std::move(other);
-        calc.most_loaded = *stage;
-      }
-    }
+    stages.push_back(&calc.placement.last);
+    for (const StagePlacement& middle : calc.placement.middle) stages.push_back(&middle);
   }
-  calc.whole_terms = calc.ledger.device;
-  if (stack_row(setup.stack).step != nullptr && options.replay_stack) {
-    StackHoldings holdings = apply_stack(
-        calc.ledger,
-        step_device(setup, shape, calc.placement, calc.most_loaded, calc.layer, calc.whole_terms));
+  bool chosen = false;
+  for (const StagePlacement* stage : stages) {
+    Ledger ledger = stage_ledger(calc, setup, *stage, options.writing);
+    const Breakdown whole = ledger.device;
+    if (!replayed) {
+      if (chosen && whole.total() <= calc.ledger.device.total()) continue;
+      calc.ledger = std::move(ledger);
+      calc.whole_terms = whole;
+      calc.most_loaded = *stage;
+      calc.peak_allocated_bytes = whole.total();
+      calc.peak_reserved_bytes = whole.total();
+      chosen = true;
+      continue;
+    }
+    StackHoldings holdings =
+        apply_stack(ledger, step_device(setup, shape, calc.placement, *stage, calc.layer, whole));
+    if (chosen && holdings.peak_reserved_bytes <= calc.peak_reserved_bytes) continue;
+    calc.ledger = std::move(ledger);
+    calc.whole_terms = whole;
+    calc.most_loaded = *stage;
     calc.stack_terms = std::move(holdings.terms);
     calc.peak_allocated_bytes = holdings.peak_allocated_bytes;
     calc.peak_reserved_bytes = holdings.peak_reserved_bytes;
-  } else {
-    calc.peak_allocated_bytes = calc.ledger.device.total();
-    calc.peak_reserved_bytes = calc.peak_allocated_bytes;
+    chosen = true;
   }
   return calc;
 }

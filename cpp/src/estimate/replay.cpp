@@ -64,6 +64,10 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.output_layer = setup.layout.pipeline_parallel == 1 || stage.role == StageRole::kLast;
   device.embedding = setup.layout.pipeline_parallel == 1 || stage.role == StageRole::kFirst;
   device.tokens = layer.tokens_on_device;
+  device.pipeline_micro_batches = setup.layout.pipeline_parallel;
+  device.micro_batches_in_flight = stage.micro_batches_in_flight;
+  device.stage_boundary_bytes = kBf16Bytes * layer.tokens_on_device * shape.hidden_size /
+                                (setup.layout.sequence_parallel ? setup.layout.tensor_parallel : 1);
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the
   // slot's bytes; one block for Korthikanti's sum or a recomputed layer's input.
   const bool selective_op = setup.recompute == Recompute::kSelectiveOp;

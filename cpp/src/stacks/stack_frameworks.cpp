@@ -265,6 +265,43 @@ CachingAllocator::Handle take_head_input(Step& step, const StepDevice& device) {
                    held ? kBf16Bytes * device.loss_tokens * device.shape.hidden_size : 0);
 }
 
+// torch.distributed.pipelining's own buffers (torch/distributed/pipelining/stage.py, as torch
+// 1963fc8 runs torchtitan's December 2024 benchmark), at the stage's busiest moment under 1F1B:
+// the steady state's last forward passes, its k micro-batches in flight, the n - k before them
+// done (n = p, torchtitan's default pipeline_parallel_microbatches).
+// - _prepare_forward_infra makes a receive buffer for each micro-batch on every stage but the
+//   first, and _prepare_backward_infra one for each micro-batch's incoming gradient on every
+//   stage but the last; both are kept from step to step.
+// - forward_one_chunk keeps each micro-batch's output in output_chunks (the last stage's are its
+//   logits), and stage_backward leaves each micro-batch's input gradient in its receive buffer's
+//   .grad, until the next step's clear_runtime_states.
+// The held handles are given back by the caller at the end of the step: the last micro-batches'
+// outputs, taken after the forward pass, among them.
+struct PipelineBuffers {
+  Handles done;       // the finished micro-batches' outputs and input gradients
+  Handles in_flight;  // the outputs of the micro-batches in flight
+};
+
+PipelineBuffers take_pipeline_buffers(Step& step, const StepDevice& device, std::size_t buffers) {
+  const double n = device.pipeline_micro_batches;
+  const double done = n - device.micro_batches_in_flight;
+  const double boundary = device.stage_boundary_bytes;
+  const bool first = device.embedding;
+  const bool last = device.output_layer;
+  // Receive buffers, made once.
+  step.warming_up(true);
+  if (!first) step.take(buffers, n * boundary);
+  if (!last) step.take(buffers, n * boundary);
+  step.warming_up(false);
+  PipelineBuffers held;
+  const double output = last ? kBf16Bytes * device.logit_count : boundary;
+  for (double index = 0; index < done; ++index) {
+    held.done.push_back(step.take(buffers, output));
+    if (!first) held.done.push_back(step.take(buffers, boundary));
+  }
+  return held;
+}
+
 }  // namespace
 
 // torchtitan on FSDP2 (torchtitan/parallelisms/parallelize_llama.py, apply_fsdp; FSDP2 in
@@ -316,16 +353,30 @@ void torchtitan_step(Step& step, const StepDevice& device) {
                   fsdp +
                       "_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; "
                       "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync");
+    const std::size_t buffers = step.term(
+        "pipeline-buffers", "Pipeline schedule's buffers (BF16)",
+        "torch/distributed/pipelining/stage.py: the receive buffers (_prepare_forward_infra, "
+        "_prepare_backward_infra), output_chunks and the receive buffers' .grad, kept until "
+        "clear_runtime_states");
     step.take(gathered, kBf16Bytes * device.parameters -
                             (kBf16Bytes - kFp8Bytes) * fp8_weights * device.layers_per_stage);
     step.take(accumulated, kFp32Bytes * device.parameters);
+    PipelineBuffers pipeline = take_pipeline_buffers(step, device, buffers);
     step.mark("start", 0);
     std::vector<Handles> kept = forward_slots(step, device);
+    // The outputs of the micro-batches in flight (the last stage's logits are the loss's).
+    if (!device.output_layer) {
+      for (double index = 0; index < device.micro_batches_in_flight; ++index) {
+        pipeline.in_flight.push_back(step.take(buffers, device.stage_boundary_bytes));
+      }
+    }
     const auto head_input = take_head_input(step, device);
     step.give(loss_forward_and_backward(step, device));
     step.give(head_input);
     backward_slots(step, device, kept);
     step.take(tag(Term::kGradients), bytes[Term::kGradients]);
+    give_all(step, pipeline.in_flight);
+    give_all(step, pipeline.done);
     return;
   }
 
