@@ -264,6 +264,15 @@ constexpr const char* kFsdpMiss =
     "Outside 10%: the estimate is 5.1 GB under the docs' figure; the fms-acceleration rows under "
     "FSDP over 2 GPUs are 10% under too, so FSDP1 holds something a token that is not found yet";
 
+// Why Tables 5 and 6 are outside 10%.
+constexpr const char* kThreeDMiss =
+    "Outside 10%: the estimate is 17 to 27% under, 14 to 24 GB a GPU that the replay does not "
+    "find. Not modelled: the compiled Float8 blocks' buffers while a block is rebuilt (async TP "
+    "alone moves Table 4's peak by 4.3 GiB), what the first step leaves in the allocator's cache "
+    "on each rank, and the spread between ranks (the highest is measured, one rank replayed per "
+    "stage). The interleaved row (72.7 GiB) is not asked: torchtitan splits its 16 virtual "
+    "stages 7, fourteen of 8, 7, and uneven stages are not modelled with virtual stages";
+
 // Why Table 4's row without async TP is outside 10%.
 constexpr const char* kTable4Miss =
     "Outside 10%: the estimate's peak is at the loss. Async TP, which changes only what happens "
@@ -305,6 +314,56 @@ MeasuredCase torchtitan_table4(bool async_tp, double gibibytes, std::string outs
       "allocator" +
       (outside_goal.empty() ? std::string() : ". " + outside_goal);
   measured.outside_goal = std::move(outside_goal);
+  return measured;
+}
+
+// Tables 5 and 6: Llama 3.1 405B on 512 H100s, FSDP × TP 8 × PP 8 (and CP in Table 6), full
+// activation checkpointing, torch.compile, Float8 with FP8 all-gather and async TP, as the 405B
+// config at that commit sets them (train_configs/llama3_405b.toml). The 1F1B schedule over
+// torchtitan's split of the 126 layers (pipelining_utils.py, generate_split_points: 15, six of
+// 16, 15) and its default of p micro-batches (build_pipeline_schedule), so Table 5's local batch
+// of 32 runs as 8 micro-batches of 4 sequences and Table 6's of 8 as 8 of 1.
+MeasuredCase torchtitan_3d(int table, int fsdp, int cp, int sequence_length, double gibibytes) {
+  MeasuredCase measured = torchtitan_benchmark(table, gibibytes);
+  const bool four_d = table == 6;
+  const int local_batch = four_d ? 8 : 32;
+  const int micro_batches = 8;
+  measured.id = "torchtitan-2024-12-table" + std::to_string(table) + "-fsdp" +
+                std::to_string(fsdp) + "-tp8-pp8" + (four_d ? "-cp" + std::to_string(cp) : "");
+  measured.title =
+      "Llama 3.1 405B, FSDP " + std::to_string(fsdp) + " × TP 8 × PP 8" +
+      (four_d ? " × CP " + std::to_string(cp) : "") + ", 1F1B, " + std::to_string(micro_batches) +
+      " × " + std::to_string(local_batch / micro_batches) + " × " +
+      std::to_string(sequence_length / 1024) + "K tokens, full recomputation, 512 H100s";
+  if (!four_d) measured.citation += " (the row \"1F1B\")";
+  measured.source +=
+      "; train_configs/llama3_405b.toml, parallelisms/pipelining_utils.py (generate_split_points, "
+      "build_pipeline_schedule) and pipeline_llama.py at that commit";
+  TrainingSetup& setup = measured.setup;
+  setup.model_id = "llama3-405b";
+  setup.sequence_length = sequence_length;
+  setup.micro_batch_sequences = local_batch / micro_batches;
+  setup.layout.data_parallel = fsdp;
+  setup.layout.context_parallel = cp;
+  setup.layout.tensor_parallel = 8;
+  setup.layout.sequence_parallel = true;
+  setup.layout.pipeline_parallel = 8;
+  setup.layout.pipeline_first_stage_layers = 15;
+  setup.layout.pipeline_last_stage_layers = 15;
+  setup.recompute = Recompute::kFull;
+  setup.compile = Compile::kBlocks;
+  setup.precision = Precision::kFp8Mixed;  // torchao's Float8
+  setup.fp8_all_gather = true;
+  measured.note =
+      "The table's settings and the 405B config's, run under the torchtitan stack: 1F1B over "
+      "torchtitan's split (15, six stages of 16, 15 layers) with its default of 8 micro-batches; "
+      "under the pipeline FSDP2 keeps each stage's layers gathered (the linear weights in FP8) "
+      "and accumulates its gradients unsharded in FP32 until the last micro-batch; torch's "
+      "pipelining keeps a receive buffer per micro-batch, every micro-batch's output and its "
+      "input's gradient until the step ends; each stage is replayed and the highest reserved peak "
+      "kept, as the table takes the highest over its GPUs. " +
+      std::string(kThreeDMiss);
+  measured.outside_goal = kThreeDMiss;
   return measured;
 }
 
@@ -380,6 +439,11 @@ const std::vector<MeasuredCase>& measured_cases() {
         torchtitan_compiled_selective_op(3, 128, true, 61.8, 67.0),
         torchtitan_table4(false, 71.9, kTable4Miss),
         torchtitan_table4(true, 67.6, ""),
+        torchtitan_3d(5, 8, 1, 8192, 82.5),
+        torchtitan_3d(6, 8, 1, 32768, 75.3),
+        torchtitan_3d(6, 4, 2, 65536, 75.9),
+        torchtitan_3d(6, 2, 4, 131072, 77.1),
+        torchtitan_3d(6, 1, 8, 262144, 84.9),
         peft_70b_qlora(true, 36.6, ""),
         peft_70b_qlora(false, 35.6, kFsdpMiss),
     };
