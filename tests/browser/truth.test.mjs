@@ -106,18 +106,19 @@ describe('the Llama block and measured memory, in Chromium', () => {
     // A heading row per source and way of measuring, then its runs.
     const headings = all.filter((row) => row.length === 1).map(([text]) => text);
     const rows = all.filter((row) => row.length === 4);
-    // Our seventeen, then SimuMax's 19 Megatron-LM runs, allocated under one heading, reserved
+    // Our twenty-three (torchtitan's 3D and 4D runs under three headings: Table 5's two rows,
+    // Table 6's four), then SimuMax's 19 Megatron-LM runs, allocated under one heading, reserved
     // under one, then torchtune's six flags rows under three (full fine-tuning, the 8-bit row's
     // reason, LoRA), then fms-acceleration's eleven Hugging Face rows under six (full fine-tuning, LoRA
     // and QLoRA's reason on one GPU; full fine-tuning, LoRA, and at more tokens with its reason
     // under FSDP).
-    assert.equal(rows.length, 22 + 2 * 19 + 6 + 11);
-    assert.equal(headings.length, 16 + 2 + 3 + 6);
+    assert.equal(rows.length, 23 + 2 * 19 + 6 + 11);
+    assert.equal(headings.length, 17 + 2 + 3 + 6);
     const qlora = rows.find((row) => row[0] === 'Llama 3.2 3B, 2 × 4K tokens packed, one A100, QLoRA r 64');
     assert.deepEqual(qlora.slice(1), ['4.6 GiB', '4.9 GiB (+7.3%)', '4.9 GiB (+7.3%)']);
-    assert.match(headings[18], /^Allocated by PyTorch: Peak Memory Active: .*under the torchtune stack/);
+    assert.match(headings[19], /^Allocated by PyTorch: Peak Memory Active: .*under the torchtune stack/);
     assert.match(
-      headings[16],
+      headings[17],
       /^Allocated by PyTorch: the most of torch\.cuda\.max_memory_allocated over the 8 ranks\./,
     );
     const megatron = rows.find(

@@ -182,7 +182,7 @@ TEST_CASE(
       CHECK(comparison.measured.note.find(comparison.measured.outside_goal) != std::string::npos);
     }
   }
-  CHECK(published == 19 + 2 * 19 + 6 + 11);
+  CHECK(published == 20 + 2 * 19 + 6 + 11);
 }
 
 TEST_CASE("measured: errors are signed percentages to one decimal") {

@@ -3,10 +3,12 @@
 // against figures worked by hand, and the refusals of splits Megatron-LM refuses.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli.hpp"
+#include "estimate/placement.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/settings.hpp"
 
@@ -126,8 +128,23 @@ TEST_CASE("uneven stages: splits Megatron-LM refuses are refused, naming the set
   TrainingSetup interleaved = pipeline_of_8b(4, 5, 9);
   interleaved.layout.virtual_pipeline_stages = 2;
   check_refused(interleaved, "pp-first-layers",
-                "The first and last pipeline stages' layers are not modelled with the interleaved "
-                "schedule; set them to 0 (an even split), or the virtual stages to 1.");
+                "With 2 virtual stages a device, the first stage's 5 layers must split evenly "
+                "over them (Megatron-LM's rule).");
+  interleaved.layout.pipeline_first_stage_layers = 4;
+  interleaved.layout.pipeline_last_stage_layers = 10;
+  check_refused(interleaved, "pp-first-layers",
+                "With 2 virtual stages a device, the middle stages' 9 layers must split evenly "
+                "over them (Megatron-LM's rule).");
+  // torchtitan splits the virtual stages themselves (generate_split_points): any split that
+  // gives each virtual stage a layer.
+  interleaved.layout.pipeline_first_stage_layers = 5;
+  interleaved.layout.pipeline_last_stage_layers = 9;
+  interleaved.stack = Stack::kTorchtitan;
+  interleaved.layout.data_parallel = 2;
+  interleaved.layout.zero_stage = 3;
+  interleaved.logits = true;
+  interleaved.loss = Loss::kFp32Upcast;
+  CHECK(estimate_memory(interleaved).answer.ok());
   check_refused(pipeline_of_8b(4, 5, 8), "pp-first-layers",
                 "The first and last pipeline stages' layers (5 and 8) leave 19 of the 32 layers of "
                 "Llama 3 8B to 2 stages, which must take an equal whole number each, at least one "
@@ -178,4 +195,42 @@ TEST_CASE("uneven stages: the CLI's flags set the layout, and their text reads b
   CHECK(negative.message ==
         "First pipeline stage's layers must be a whole number from 0 (the even split) to 65,536.");
   CHECK(setup.layout.pipeline_first_stage_layers == 6);
+}
+
+TEST_CASE("interleaved: each device holds its warm-up's chunks, the last (v - 1)·p + 1 of them") {
+  // p 8, v 2: device i's warm-up runs (2 - 1)·8 + 2·(7 - i) chunks and the steady state one
+  // more, each half of the device's layers.
+  ParallelLayout layout;
+  layout.pipeline_parallel = 8;
+  layout.virtual_pipeline_stages = 2;
+  const double unbounded = std::numeric_limits<double>::infinity();
+  // The first: 23 chunks, 8 · (1 + 7/16) micro-batches (Megatron-LM's factor).
+  CHECK(micro_batches_in_flight(layout, unbounded, 0) == 11.5);
+  CHECK(micro_batches_in_flight(layout, unbounded, 1) == 10.5);
+  // The last: 9 chunks, 4.5 micro-batches of its layers, not one.
+  CHECK(micro_batches_in_flight(layout, unbounded, 7) == 4.5);
+  // torchtitan's 8 micro-batches a step cap the warm-up at all 16 chunks on the first four.
+  for (const double device : {0.0, 1.0, 2.0, 3.0}) {
+    CHECK(micro_batches_in_flight(layout, 8, device) == 8);
+  }
+  CHECK(micro_batches_in_flight(layout, 8, 4) == 7.5);
+  CHECK(micro_batches_in_flight(layout, 8, 7) == 4.5);
+  // 1F1B: p - i, at most the step's micro-batches.
+  layout.virtual_pipeline_stages = 1;
+  CHECK(micro_batches_in_flight(layout, unbounded, 0) == 8);
+  CHECK(micro_batches_in_flight(layout, unbounded, 7) == 1);
+  CHECK(micro_batches_in_flight(layout, 4, 0) == 4);
+
+  // The estimate's last stage under Megatron-LM's interleaving: Llama 3 8B, p 4, v 2, full
+  // recomputation, no logits: 4·2 - 4 + 1 = 5 chunks of its 8 layers' halves, 2.5 micro-batches
+  // of 8 layers, 20 layers' worth of 2·s·h each, and one layer rebuilt.
+  TrainingSetup setup;
+  setup.layout.pipeline_parallel = 4;
+  setup.layout.virtual_pipeline_stages = 2;
+  setup.recompute = Recompute::kFull;
+  const Placement placement = place_parameters(*find_preset("llama3-8b"), setup);
+  CHECK(placement.last.micro_batches_in_flight == 2.5);
+  CHECK(activation_slots(placement.last) == 20);
+  CHECK(placement.first.micro_batches_in_flight == 5.5);
+  CHECK(activation_slots(placement.first) == doctest::Approx(32 * (1 + 3.0 / 8)));
 }

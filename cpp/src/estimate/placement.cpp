@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "stacks/stack_rows.hpp"
 
 namespace trainmem {
 
@@ -67,6 +70,15 @@ void split_for_lora(const ModelShape& shape, const TrainingSetup& setup,
 
 }  // namespace
 
+double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_batches,
+                               double index) {
+  const double p = layout.pipeline_parallel;
+  const double v = layout.virtual_pipeline_stages;
+  if (v <= 1) return std::min(step_micro_batches, p - index);
+  const double chunks = (v - 1) * p + 2 * (p - 1 - index) + 1;
+  return std::min(step_micro_batches * v, chunks) / v;
+}
+
 Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) {
   const ParallelLayout& layout = setup.layout;
   const double t = layout.tensor_parallel;
@@ -92,13 +104,16 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   const double head =
       (head_matrix_here ? embedding : 0) + (shape.output_head_bias ? vocab_rows_per_rank : 0);
   const double last_extra = head + counts.final_norm;
-  // Under 1F1B stage i holds p - i micro-batches in flight (Narayanan et al. 2021).
+  // A step's micro-batches: p under torch's pipelining as torchtitan runs it, else as many as
+  // the schedule fills.
+  const double step_micro_batches =
+      stack_row(setup.stack).torch_pipelining ? p : std::numeric_limits<double>::infinity();
   const auto stage_at = [&](StageRole role, double index, double first_layer, double layers) {
     StagePlacement stage;
     stage.role = role;
     stage.first_layer = first_layer;
     stage.layers = layers;
-    stage.micro_batches_in_flight = p - index;
+    stage.micro_batches_in_flight = micro_batches_in_flight(layout, step_micro_batches, index);
     const StageLayers held = stage_layers(shape, layout, placement, first_layer, layers);
     stage.parameters = held.parameters;
     stage.expert_parameters = held.expert_parameters;

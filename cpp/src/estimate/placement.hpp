@@ -4,6 +4,8 @@
 // units in flight (offload.cpp) are counted on this.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "trainmem/fine_tuning.hpp"
@@ -33,7 +35,7 @@ struct StagePlacement {
   StageRole role = StageRole::kFirst;
   double first_layer = 0;
   double layers = 0;
-  double micro_batches_in_flight = 1;  // under 1F1B, p - i on stage i
+  double micro_batches_in_flight = 1;  // micro_batches_in_flight(): under 1F1B, p - i
   double parameters = 0;               // all of them, adapters included
   double expert_parameters = 0;        // the routed experts' share of `parameters`
   double root_parameters = 0;          // the embedding, positions, output layer and final norm here
@@ -64,5 +66,34 @@ struct Placement {
 // The parameters of a checked setup on its first and last pipeline stages (the same stage
 // without a pipeline), and the middle stages that may be the most loaded.
 Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup);
+
+// The micro-batches' worth of its layers that pipeline stage `index` (from 0) holds at its
+// busiest, in a step of `step_micro_batches` (infinite: as many as the schedule fills). Under
+// 1F1B, p - i (Narayanan et al. 2021). Under the interleaved schedule, v virtual stages a device:
+// its warm-up runs (v - 1)·p + 2·(p - 1 - i) chunks, each 1/v of the device's layers, and the
+// steady state one more before the first backward pass (Megatron-LM's
+// forward_backward_pipelining_with_interleaving with microbatch_group_size_per_vp_stage p; torch's
+// ScheduleInterleaved1F1B, p micro-batches a round), at most the step's n·v; on the first stage
+// p·(1 + (p - 1)/(p·v)) micro-batches (Narayanan et al. 2021, section 2.2).
+double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_batches,
+                               double index);
+
+// The layers' worth of activations a stage holds at its busiest: its micro-batches in flight
+// times its layers, and one for each multi-token-prediction module.
+inline double activation_slots(const StagePlacement& stage) {
+  return stage.micro_batches_in_flight * stage.layers + stage.mtp_layers;
+}
+
+// The same as whole slots for a step's replay: `count` slots, each `scale` of a layer's saved
+// tensors (the interleaved schedule holds a fraction of a micro-batch's layers).
+struct WholeSlots {
+  int count = 1;
+  double scale = 1;
+};
+inline WholeSlots whole_slots(const StagePlacement& stage) {
+  const double exact = activation_slots(stage);
+  const double count = std::max(1.0, std::ceil(exact - 1e-9));
+  return {static_cast<int>(count), exact / count};
+}
 
 }  // namespace trainmem

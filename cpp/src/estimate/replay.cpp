@@ -18,10 +18,11 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   replay::StepDevice device{
       setup, shape, placement.counts, whole, 0, 0, {}, {}, 0, 0, 0, 1, 0, 0, 0, 0, 0};
   // Its micro-batches in flight times its layers (L on the first stage of an even split), each
-  // slot a layer's saved tensors, times the interleaved schedule's factor on the first stage.
-  const bool first = stage.role == StageRole::kFirst;
-  device.slots = static_cast<int>(stage.micro_batches_in_flight * stage.layers + stage.mtp_layers);
-  device.kept_per_slot = layer.kept_bytes * (first ? in_flight_factor(setup.layout) : 1);
+  // slot a layer's saved tensors (a share of them where the interleaved schedule holds a fraction
+  // of a micro-batch's layers).
+  const WholeSlots slots = whole_slots(stage);
+  device.slots = slots.count;
+  device.kept_per_slot = layer.kept_bytes * slots.scale;
   device.recompute_working = layer.recompute_working_bytes;
   device.dispatch = layer.dispatch.value();
   device.layers_per_stage = stage.layers;
@@ -65,6 +66,7 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.embedding = setup.layout.pipeline_parallel == 1 || stage.role == StageRole::kFirst;
   device.tokens = layer.tokens_on_device;
   device.pipeline_micro_batches = setup.layout.pipeline_parallel;
+  device.virtual_stages = setup.layout.virtual_pipeline_stages;
   device.micro_batches_in_flight = stage.micro_batches_in_flight;
   device.stage_boundary_bytes = kBf16Bytes * layer.tokens_on_device * shape.hidden_size /
                                 (setup.layout.sequence_parallel ? setup.layout.tensor_parallel : 1);

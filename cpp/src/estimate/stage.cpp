@@ -193,17 +193,22 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
   const bool first = stage.role == StageRole::kFirst;
   // Under 1F1B the first stage of an even split holds p micro-batches of L/p layers, L layers'
   // worth; the last stage one micro-batch of its L/p. Under uneven stages, stage i holds p - i
-  // micro-batches of its own layers.
-  Figure held = pen.count(first ? shape.num_layers : stage.layers, "layers");
+  // micro-batches of its own layers; under the interleaved schedule, its chunks in flight
+  // (placement.hpp, micro_batches_in_flight).
+  const double in_flight = stage.micro_batches_in_flight;
+  const int v = setup.layout.virtual_pipeline_stages;
   const bool even = pipeline_split(setup.layout, shape.num_layers).even;
-  if ((!even || stage.role == StageRole::kMiddle) && stage.micro_batches_in_flight > 1) {
-    held = pen.count(stage.micro_batches_in_flight, "micro-batches in flight") *
-           pen.count(stage.layers, "layers");
-  }
-  const double in_flight = first ? in_flight_factor(setup.layout) : 1;
-  if (in_flight != 1) {
-    held = held *
-           pen.said(in_flight, [&] { return number_text(in_flight) + " (interleaved schedule)"; });
+  Figure held = pen.count(stage.layers, "layers");
+  if (v > 1) {
+    held = pen.said(in_flight, [&] {
+      return number_text(in_flight) + " micro-batches' worth in flight (" +
+             number_text(in_flight * v) + " chunks of the interleaved schedule, " +
+             std::to_string(v) + " a device)";
+    }) * held;
+  } else if (first && even && in_flight == setup.layout.pipeline_parallel) {
+    held = pen.count(shape.num_layers, "layers");
+  } else if (in_flight > 1) {
+    held = pen.count(in_flight, "micro-batches in flight") * held;
   }
   // Each multi-token-prediction module runs one more layer over the sequence, saved as one.
   if (stage.mtp_layers > 0) held = held + pen.count(stage.mtp_layers, "MTP layers");
@@ -359,18 +364,6 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
     layer.dispatch = all_to_all_buffers(shape, setup, layer, pen);
   }
   return layer;
-}
-
-double in_flight_factor(const ParallelLayout& layout) {
-  const double p = layout.pipeline_parallel;
-  const double v = layout.virtual_pipeline_stages;
-  return v > 1 ? 1 + (p - 1) / (p * v) : 1;
-}
-
-double stage_activation_slots(const ParallelLayout& layout, const StagePlacement& stage) {
-  const double slots = stage.micro_batches_in_flight * stage.layers;
-  return (stage.role == StageRole::kFirst ? slots * in_flight_factor(layout) : slots) +
-         stage.mtp_layers;
 }
 
 void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,

@@ -17,14 +17,6 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
                                       int micro_batch_sequences, bool flash_attention,
                                       const Pen& pen);
 
-// Layers' worth of activations the first stage holds over L: 1 under 1F1B, (1 + (p-1)/(p·v)) under
-// the interleaved schedule (Megatron-LM's theoretical_memory_usage.py).
-double in_flight_factor(const ParallelLayout& layout);
-
-// Layers' worth of activations `stage` holds: its micro-batches in flight times its layers, times
-// the interleaved schedule's factor on the first stage (L on the first stage of an even split).
-double stage_activation_slots(const ParallelLayout& layout, const StagePlacement& stage);
-
 // The stage's activations, logits and loss, dequantised layer and FP8 weights, into `ledger`.
 void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
                      const Placement& placement, const StagePlacement& stage,

@@ -61,8 +61,11 @@ Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape
 
 // Uneven pipeline stages, by Megatron-LM's rule (TransformerConfig.__post_init__): the first and
 // last stages' layers as set, each above 0, and the rest split evenly over the stages left, each
-// taking at least one; none left, and nothing may be. Not modelled with the interleaved schedule.
-Answer check_uneven_stages(const ParallelLayout& layout, const ModelShape& shape) {
+// taking at least one; none left, and nothing may be. With virtual stages each device's layers
+// split evenly over them, unless `any_virtual_split` (torchtitan's generate_split_points splits
+// the virtual stages themselves unevenly).
+Answer check_uneven_stages(const ParallelLayout& layout, const ModelShape& shape,
+                           bool any_virtual_split) {
   const int first = layout.pipeline_first_stage_layers;
   const int last = layout.pipeline_last_stage_layers;
   const char* at_fault = first > 0 ? id::kPipelineFirstLayers : id::kPipelineLastLayers;
@@ -75,16 +78,30 @@ Answer check_uneven_stages(const ParallelLayout& layout, const ModelShape& shape
                                  " split a pipeline; they need pipeline parallelism above 1, or "
                                  "0 for one stage.");
   }
-  if (layout.virtual_pipeline_stages > 1) {
-    return refusal(at_fault, named +
-                                 " are not modelled with the interleaved schedule; set them to 0 "
-                                 "(an even split), or the virtual stages to 1.");
-  }
   const long long stages_left = p - (first > 0 ? 1 : 0) - (last > 0 ? 1 : 0);
   const long long layers_left = static_cast<long long>(shape.num_layers) - first - last;
   const bool even = stages_left == 0 ? layers_left == 0
                                      : layers_left >= stages_left && layers_left % stages_left == 0;
-  if (even) return {};
+  if (even) {
+    // Each device's layers over its virtual stages: evenly by Megatron-LM's rule, at least one each
+    // by torchtitan's.
+    const int v = layout.virtual_pipeline_stages;
+    if (v == 1) return {};
+    const long long middle = stages_left > 0 ? layers_left / stages_left : 0;
+    const std::pair<const char*, long long> stages[] = {
+        {"first stage's", first}, {"last stage's", last}, {"middle stages'", middle}};
+    for (const auto& [whose, layers] : stages) {
+      if (layers == 0) continue;
+      const bool splits = any_virtual_split ? layers >= v : layers % v == 0;
+      if (splits) continue;
+      return refusal(at_fault, "With " + std::to_string(v) + " virtual stages a device, the " +
+                                   whose + " " + std::to_string(layers) + " layers " +
+                                   (any_virtual_split ? "cannot give each one layer at least."
+                                                      : "must split evenly over them "
+                                                        "(Megatron-LM's rule)."));
+    }
+    return {};
+  }
   std::string text = named + " (" + (first > 0 ? std::to_string(first) : "") +
                      (first > 0 && last > 0 ? " and " : "") +
                      (last > 0 ? std::to_string(last) : "") + ") leave " +
@@ -362,7 +379,8 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
   const bool uneven =
       layout.pipeline_first_stage_layers > 0 || layout.pipeline_last_stage_layers > 0;
   if (uneven) {
-    const Answer stages = check_uneven_stages(layout, *shape);
+    const Answer stages =
+        check_uneven_stages(layout, *shape, stack_row(setup.stack).torch_pipelining);
     if (!stages.ok()) return stages;
   } else if (shape->num_layers % p != 0) {
     return refusal(id::kPipelineParallel,

@@ -266,40 +266,56 @@ CachingAllocator::Handle take_head_input(Step& step, const StepDevice& device) {
 }
 
 // torch.distributed.pipelining's own buffers (torch/distributed/pipelining/stage.py, as torch
-// 1963fc8 runs torchtitan's December 2024 benchmark), at the stage's busiest moment under 1F1B:
-// the steady state's last forward passes, its k micro-batches in flight, the n - k before them
-// done (n = p, torchtitan's default pipeline_parallel_microbatches).
+// 1963fc8 runs torchtitan's December 2024 benchmark), at the device's busiest moment: the steady
+// state's last forward pass, its c chunks in flight and the n·v - c before them done (n = p
+// micro-batches, torchtitan's default pipeline_parallel_microbatches; v virtual stages a device,
+// each a PipelineStage of its own).
 // - _prepare_forward_infra makes a receive buffer for each micro-batch on every stage but the
 //   first, and _prepare_backward_infra one for each micro-batch's incoming gradient on every
 //   stage but the last; both are kept from step to step.
 // - forward_one_chunk keeps each micro-batch's output in output_chunks (the last stage's are its
 //   logits), and stage_backward leaves each micro-batch's input gradient in its receive buffer's
 //   .grad, until the next step's clear_runtime_states.
-// The held handles are given back by the caller at the end of the step: the last micro-batches'
-// outputs, taken after the forward pass, among them.
+// With n = p the chunks done are the last virtual stage's first (the interleaved schedule's
+// backward passes run the device's virtual stages from the last, p micro-batches each): on the
+// last device they are the n - 1 micro-batches before the last forward pass, whose outputs are
+// logits; on the first device none is done.
 struct PipelineBuffers {
-  Handles done;       // the finished micro-batches' outputs and input gradients
-  Handles in_flight;  // the outputs of the micro-batches in flight
+  Handles done;       // the finished chunks' outputs and input gradients
+  Handles in_flight;  // the outputs of the chunks in flight
 };
 
 PipelineBuffers take_pipeline_buffers(Step& step, const StepDevice& device, std::size_t buffers) {
   const double n = device.pipeline_micro_batches;
-  const double done = n - device.micro_batches_in_flight;
+  const double v = device.virtual_stages;
   const double boundary = device.stage_boundary_bytes;
+  // This device holds the pipeline's first stage (no input to receive) or its last (no gradient).
   const bool first = device.embedding;
   const bool last = device.output_layer;
   // Receive buffers, made once.
   step.warming_up(true);
-  if (!first) step.take(buffers, n * boundary);
-  if (!last) step.take(buffers, n * boundary);
+  step.take(buffers, (v - (first ? 1 : 0)) * n * boundary);
+  step.take(buffers, (v - (last ? 1 : 0)) * n * boundary);
   step.warming_up(false);
   PipelineBuffers held;
+  const long done = std::lround(n * v - device.micro_batches_in_flight * v);
   const double output = last ? kBf16Bytes * device.logit_count : boundary;
-  for (double index = 0; index < done; ++index) {
+  for (long index = 0; index < done; ++index) {
     held.done.push_back(step.take(buffers, output));
     if (!first) held.done.push_back(step.take(buffers, boundary));
   }
   return held;
+}
+
+// The outputs of the chunks in flight, taken after the forward pass: the hidden state's (the last
+// forward pass's on the last device is the logits, the loss's).
+void take_outputs_in_flight(Step& step, const StepDevice& device, std::size_t buffers,
+                            PipelineBuffers& held) {
+  const double chunks = device.micro_batches_in_flight * device.virtual_stages;
+  const long outputs = std::lround(chunks - (device.output_layer ? 1 : 0));
+  for (long index = 0; index < outputs; ++index) {
+    held.in_flight.push_back(step.take(buffers, device.stage_boundary_bytes));
+  }
 }
 
 }  // namespace
@@ -364,12 +380,7 @@ void torchtitan_step(Step& step, const StepDevice& device) {
     PipelineBuffers pipeline = take_pipeline_buffers(step, device, buffers);
     step.mark("start", 0);
     std::vector<Handles> kept = forward_slots(step, device);
-    // The outputs of the micro-batches in flight (the last stage's logits are the loss's).
-    if (!device.output_layer) {
-      for (double index = 0; index < device.micro_batches_in_flight; ++index) {
-        pipeline.in_flight.push_back(step.take(buffers, device.stage_boundary_bytes));
-      }
-    }
+    take_outputs_in_flight(step, device, buffers, pipeline);
     const auto head_input = take_head_input(step, device);
     step.give(loss_forward_and_backward(step, device));
     step.give(head_input);

@@ -77,6 +77,7 @@ const StackRow& stack_row(Stack stack) {
             "mixture of experts, or choose the megatron stack.";
         row.dtensor_tensor_parallel = true;
         row.compiles = true;
+        row.torch_pipelining = true;
         row.fine_tuning = false;
         row.offloading = false;
         row.fp8_all_gather = true;

@@ -98,6 +98,13 @@ struct StackRow {
   bool overlap_comm = false;
   bool cp_comm_type = false;
   bool compiles = false;  // torch.compile (torchtitan)
+  // torch.distributed.pipelining as torchtitan runs it: p micro-batches a step
+  // (build_pipeline_schedule: pipeline_parallel_microbatches unset), which cut its schedules'
+  // warm-up, and the virtual stages split unevenly (generate_split_points), so the first and last
+  // stages' layers are each device's whatever the virtual stages; elsewhere a step runs as many
+  // micro-batches as the schedule fills, and Megatron-LM's rule splits each device's layers evenly
+  // over its virtual stages.
+  bool torch_pipelining = false;
   // Whether its replay follows the activations' gradients through the backward pass (the
   // StepDevice's gradient_tensors).
   bool follows_gradients = false;

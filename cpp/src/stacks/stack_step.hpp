@@ -67,10 +67,12 @@ struct StepDevice {
   double paged_state = 0;
   double layer_paged_parameters = 0;
   double root_paged_parameters = 0;
-  // Under a pipeline: the schedule's micro-batches a step (p, torchtitan's default), this
-  // stage's in flight under 1F1B, and the bytes of the hidden state one micro-batch passes from
-  // stage to stage on this device (BF16, split over t under sequence parallelism).
+  // Under a pipeline: the schedule's micro-batches a step (p, torchtitan's default), the virtual
+  // stages a device, this stage's micro-batches' worth in flight (placement.hpp), and the bytes of
+  // the hidden state one micro-batch passes from stage to stage on this device (BF16, split over t
+  // under sequence parallelism).
   double pipeline_micro_batches = 1;
+  double virtual_stages = 1;
   double micro_batches_in_flight = 1;
   double stage_boundary_bytes = 0;
 };

@@ -270,8 +270,7 @@ constexpr const char* kThreeDMiss =
     "find. Not modelled: the compiled Float8 blocks' buffers while a block is rebuilt (async TP "
     "alone moves Table 4's peak by 4.3 GiB), what the first step leaves in the allocator's cache "
     "on each rank, and the spread between ranks (the highest is measured, one rank replayed per "
-    "stage). The interleaved row (72.7 GiB) is not asked: torchtitan splits its 16 virtual "
-    "stages 7, fourteen of 8, 7, and uneven stages are not modelled with virtual stages";
+    "stage). The interleaved row, measured 9.8 GiB lower, is estimated higher than this one";
 
 // Why Table 4's row without async TP is outside 10%.
 constexpr const char* kTable4Miss =
@@ -323,19 +322,24 @@ MeasuredCase torchtitan_table4(bool async_tp, double gibibytes, std::string outs
 // torchtitan's split of the 126 layers (pipelining_utils.py, generate_split_points: 15, six of
 // 16, 15) and its default of p micro-batches (build_pipeline_schedule), so Table 5's local batch
 // of 32 runs as 8 micro-batches of 4 sequences and Table 6's of 8 as 8 of 1.
-MeasuredCase torchtitan_3d(int table, int fsdp, int cp, int sequence_length, double gibibytes) {
+MeasuredCase torchtitan_3d(int table, int fsdp, int cp, int sequence_length, double gibibytes,
+                           bool interleaved = false) {
   MeasuredCase measured = torchtitan_benchmark(table, gibibytes);
   const bool four_d = table == 6;
   const int local_batch = four_d ? 8 : 32;
   const int micro_batches = 8;
   measured.id = "torchtitan-2024-12-table" + std::to_string(table) + "-fsdp" +
-                std::to_string(fsdp) + "-tp8-pp8" + (four_d ? "-cp" + std::to_string(cp) : "");
+                std::to_string(fsdp) + "-tp8-pp8" + (four_d ? "-cp" + std::to_string(cp) : "") +
+                (interleaved ? "-interleaved" : "");
   measured.title =
       "Llama 3.1 405B, FSDP " + std::to_string(fsdp) + " × TP 8 × PP 8" +
-      (four_d ? " × CP " + std::to_string(cp) : "") + ", 1F1B, " + std::to_string(micro_batches) +
-      " × " + std::to_string(local_batch / micro_batches) + " × " +
-      std::to_string(sequence_length / 1024) + "K tokens, full recomputation, 512 H100s";
-  if (!four_d) measured.citation += " (the row \"1F1B\")";
+      (four_d ? " × CP " + std::to_string(cp) : "") +
+      (interleaved ? ", interleaved 1F1B, " : ", 1F1B, ") + std::to_string(micro_batches) + " × " +
+      std::to_string(local_batch / micro_batches) + " × " + std::to_string(sequence_length / 1024) +
+      "K tokens, full recomputation, 512 H100s";
+  if (!four_d) {
+    measured.citation += interleaved ? " (the row \"Interleaved 1F1B\")" : " (the row \"1F1B\")";
+  }
   measured.source +=
       "; train_configs/llama3_405b.toml, parallelisms/pipelining_utils.py (generate_split_points, "
       "build_pipeline_schedule) and pipeline_llama.py at that commit";
@@ -354,6 +358,22 @@ MeasuredCase torchtitan_3d(int table, int fsdp, int cp, int sequence_length, dou
   setup.compile = Compile::kBlocks;
   setup.precision = Precision::kFp8Mixed;  // torchao's Float8
   setup.fp8_all_gather = true;
+  if (interleaved) {
+    // Two virtual stages a device (generate_split_points for a multi-stage schedule): 7, fourteen
+    // of 8 and 7 layers, so each device's are those of 1F1B's split.
+    setup.layout.virtual_pipeline_stages = 2;
+    measured.note =
+        "The table's settings and the 405B config's, run under the torchtitan stack: "
+        "ScheduleInterleaved1F1B over torchtitan's split of 16 virtual stages (7, fourteen of 8, "
+        "7 layers; two a device) with its default of 8 micro-batches, whose warm-up runs every "
+        "forward pass on the first four devices; the pipeline's buffers and FSDP2's holdings as "
+        "the 1F1B row's. The last device is the most loaded: its first virtual stage's 8 "
+        "micro-batches in flight, one of its second's, and the 7 logits before it in "
+        "output_chunks. Within 10%, but no evidence: the estimate holds more under this schedule "
+        "than under 1F1B, where the table measures 9.8 GiB more, and the 1F1B rows are 17 to 27% "
+        "under";
+    return measured;
+  }
   measured.note =
       "The table's settings and the 405B config's, run under the torchtitan stack: 1F1B over "
       "torchtitan's split (15, six stages of 16, 15 layers) with its default of 8 micro-batches; "
@@ -440,6 +460,7 @@ const std::vector<MeasuredCase>& measured_cases() {
         torchtitan_table4(false, 71.9, kTable4Miss),
         torchtitan_table4(true, 67.6, ""),
         torchtitan_3d(5, 8, 1, 8192, 82.5),
+        torchtitan_3d(5, 8, 1, 8192, 72.7, true),
         torchtitan_3d(6, 8, 1, 32768, 75.3),
         torchtitan_3d(6, 4, 2, 65536, 75.9),
         torchtitan_3d(6, 2, 4, 131072, 77.1),

@@ -20,13 +20,10 @@ namespace {
 std::vector<TimelinePoint> ideal_timeline(const Calculation& calc, const TrainingSetup& setup) {
   const Breakdown& bytes = calc.ledger.device;
   // The most loaded device's layer slots: under 1F1B the first stage holds L layers' worth (p
-  // micro-batches of L/p layers, times the interleaved schedule's factor), the last L/p.
-  const StagePlacement& stage = calc.most_loaded;
-  const int slots =
-      static_cast<int>(stage.micro_batches_in_flight * stage.layers + stage.mtp_layers);
-  const double kept_per_slot =
-      calc.layer.kept_bytes *
-      (stage.role == StageRole::kFirst ? in_flight_factor(setup.layout) : 1);
+  // micro-batches of L/p layers), the last L/p; under the interleaved schedule its chunks'.
+  const WholeSlots whole = whole_slots(calc.most_loaded);
+  const int slots = whole.count;
+  const double kept_per_slot = calc.layer.kept_bytes * whole.scale;
   // Offloaded activations: the device keeps only the layers in flight.
   const double kept_on_device = setup.offload_activations
                                     ? kOffloadLayersInFlight * calc.layer.kept_bytes
