@@ -4,6 +4,7 @@
 #include "cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -12,9 +13,11 @@
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/launch.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/report.hpp"
 #include "trainmem/settings.hpp"
+#include "trainmem/verdict.hpp"
 #include "views.hpp"
 
 namespace trainmem {
@@ -82,6 +85,10 @@ struct Given {
   CLI::Option* config = nullptr;
   bool text_tower = false;
   CLI::Option* text_tower_flag = nullptr;
+  std::string launch_path;
+  CLI::Option* launch = nullptr;
+  int world_size = 0;
+  CLI::Option* world_size_flag = nullptr;
   std::map<std::string, bool> views;  // by flag
   bool json = false;
   bool list_models = false;
@@ -112,6 +119,14 @@ void register_flags(CLI::App& app, Given& given) {
   given.text_tower_flag =
       app.add_flag("--text-tower", given.text_tower,
                    "With --config: a multimodal config's text tower (text_config) alone");
+  given.launch = app.add_option(
+      "--launch", given.launch_path,
+      "A run's launch config (at most 1 MiB): torchtitan's TOML job config. Prints the verdict, "
+      "fits, uncertain or does not fit, and exits 0, 1 or 3 for it");
+  given.world_size_flag =
+      app.add_option("--world-size", given.world_size,
+                     "With --launch: the devices torchrun starts, where the file leaves them out")
+          ->check(CLI::Range(1, 1'000'000));
   for (const View& view : views()) app.add_flag(view.flag, given.views[view.flag], view.help);
   app.add_flag("--json", given.json, "Print JSON instead of a table");
   app.add_flag("--list-models", given.list_models, "List the model presets and exit");
@@ -143,6 +158,28 @@ std::vector<std::string> given_flags(const Given& given) {
 std::string conflict(const Given& given, const View* view, const View* second_view) {
   if (given.config->count() > 0 && given.has(setting_id::kModel)) {
     return "--config: give either --model or --config, not both";
+  }
+  if (given.world_size_flag->count() > 0 && given.launch->count() == 0) {
+    return "--world-size: give it with --launch, a launch config that leaves the devices out";
+  }
+  if (given.launch->count() > 0) {
+    if (given.config->count() > 0)
+      return "--config: the launch config names the model; drop --config";
+    if (view != nullptr) {
+      return std::string(view->flag) + ": --launch answers with its estimate and verdict; drop " +
+             view->flag;
+    }
+    // What the file cannot say: the device, the headroom, the activation model, the host.
+    const std::vector<std::string> beside = {setting_id::kDevice, setting_id::kDeviceCapacity,
+                                             setting_id::kHeadroom, setting_id::kActivationModel,
+                                             setting_id::kHostCapacity};
+    for (const Setting& setting : settings()) {
+      if (given.has(setting.id) &&
+          std::find(beside.begin(), beside.end(), setting.id) == beside.end()) {
+        return flag_of(setting) + ": the launch config sets it; drop " + flag_of(setting) +
+               " (beside --launch: --device, --device-gb, --headroom, --activations, --host-gb)";
+      }
+    }
   }
   if (given.text_tower_flag->count() > 0 && given.config->count() == 0) {
     return "--text-tower: give it with --config, a multimodal config.json";
@@ -279,6 +316,29 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!answer.ok()) return refused(quoted(answer), err);
   }
 
+  if (given.launch->count() > 0) {
+    const ConfigFile file = read_config_file(given.launch_path);
+    if (!file.ok) return bad_input(err, "--launch: " + file.problem);
+    LaunchContext context;
+    context.world_size = given.world_size;
+    const LaunchConfig launch = read_launch_config(file.text, setup, context);
+    if (!launch.answer.ok()) return bad_input(err, "--launch: " + launch.answer.message);
+    const Estimate estimate = estimate_memory(launch.setup);
+    if (!estimate.answer.ok()) {
+      return bad_input(err, "--launch: the file's setup is refused: " + estimate.answer.message);
+    }
+    const VerdictAnswer verdict = verdict_of(estimate, given.has(setting_id::kHeadroom));
+    if (given.json) {
+      out << launch_to_json(estimate, launch, verdict) << "\n";
+    } else {
+      print_launch(launch, out);
+      print_breakdown(estimate, out);
+      print_verdict(verdict, out);
+    }
+    return verdict.verdict == Verdict::kFits        ? kExitOk
+           : verdict.verdict == Verdict::kUncertain ? kExitUncertain
+                                                    : kExitDoesNotFit;
+  }
   if (view != nullptr) return view->print(setup, given.json, out, err);
   const Estimate estimate = estimate_memory(setup);
   if (!estimate.answer.ok()) return refused(quoted(estimate.answer), err);

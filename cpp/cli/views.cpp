@@ -395,6 +395,30 @@ int print_compare_measured(const TrainingSetup&, bool json, std::ostream& out, s
 
 }  // namespace
 
+void print_launch(const LaunchConfig& launch, std::ostream& out) {
+  out << "Launch config: " << launch.kind << "\n";
+  for (const std::string& note : launch.notes) out << "  " << note << "\n";
+  if (launch.not_understood.empty()) {
+    out << "  Every key it sets is read, or has no bearing on the device's memory.\n\n";
+    return;
+  }
+  out << "  Set in the file and not understood, so left out of the estimate:\n";
+  for (const std::string& key : launch.not_understood) out << "    " << key << "\n";
+  out << "\n";
+}
+
+void print_verdict(const VerdictAnswer& verdict, std::ostream& out) {
+  std::string verdict_line = verdict_words(verdict.verdict);
+  verdict_line[0] = static_cast<char>(verdict_line[0] - 'a' + 'A');
+  out << "\nVerdict: " << verdict_line << ". " << verdict.reason << "\n";
+  if (!verdict.from_band) return;
+  out << "  The band's runs (the estimate's error against each):\n";
+  for (std::size_t index = 0; index < verdict.band.case_ids.size(); ++index) {
+    out << "    " << format_error_percent(verdict.band.case_errors_percent[index]) << "  "
+        << verdict.band.case_titles[index] << "\n";
+  }
+}
+
 void print_models(std::ostream& out) {
   // Columns as wide as their longest entry, so that no name runs into its count; a heading for
   // each family.

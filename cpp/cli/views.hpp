@@ -8,15 +8,24 @@
 
 #include "trainmem/answer.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/launch.hpp"
 #include "trainmem/settings.hpp"
+#include "trainmem/verdict.hpp"
 
 namespace trainmem {
 
-// Exit statuses: 0 success, 2 bad input (one line on `err` naming the flag and what is allowed).
+// Exit statuses: 0 success, 2 bad input (one line on `err` naming the flag and what is allowed);
+// under --launch, 0 fits, 1 uncertain and 3 does not fit, so that a launch script can gate on it.
 constexpr int kExitOk = 0;
+constexpr int kExitUncertain = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitDoesNotFit = 3;
 
 void print_breakdown(const Estimate& estimate, std::ostream& out);
+// A launch config as read: its kind, what it read, what it set that is not understood, notes.
+void print_launch(const LaunchConfig& launch, std::ostream& out);
+// The verdict and its band, with the runs it comes from.
+void print_verdict(const VerdictAnswer& verdict, std::ostream& out);
 void print_models(std::ostream& out);
 void print_devices(std::ostream& out);  // id, name, memory, architecture and source
 

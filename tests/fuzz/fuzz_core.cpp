@@ -1,6 +1,6 @@
 // libFuzzer target over the core's public entry points: estimates for arbitrary setups, the
 // fewest-devices search, the workshop view, the timeline, the savings, the fit map, comparisons,
-// the typed-text parsers and config.json parsing. Any
+// the typed-text parsers, config.json parsing and launch configs with their verdict. Any
 // input must give a status and a message, never a crash, a NaN, an infinity or terms that do
 // not add up. Build and run: scripts/fuzz.sh.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -19,10 +19,12 @@
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/launch.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
+#include "trainmem/verdict.hpp"
 
 namespace {
 
@@ -73,7 +75,7 @@ void check_estimate(const Estimate& estimate) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t size) {
   FuzzedDataProvider data(bytes, size);
-  const int mode = data.ConsumeIntegralInRange<int>(0, 3);
+  const int mode = data.ConsumeIntegralInRange<int>(0, 4);
 
   if (mode == 0) {  // config.json text, whole and as a multimodal config's text tower
     const std::string text = data.ConsumeRemainingBytesAsString();
@@ -100,6 +102,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     } else {
       require(!tower.answer.ok() ? !tower.answer.message.empty() : true,
               "a refused text tower has a message");
+    }
+    return 0;
+  }
+  if (mode == 4) {  // a launch config's text, with or without the world size
+    LaunchContext context;
+    context.world_size = data.ConsumeIntegralInRange<int>(0, 4096);
+    const std::string text = data.ConsumeRemainingBytesAsString();
+    const LaunchConfig launch = read_launch_config(text, TrainingSetup{}, context);
+    if (!launch.answer.ok()) {
+      require(!launch.answer.message.empty(), "a refused launch config has a message");
+      return 0;
+    }
+    const Estimate estimate = estimate_memory(launch.setup);
+    check_estimate(estimate);
+    if (estimate.answer.ok()) {
+      const VerdictAnswer verdict = verdict_of(estimate, false);
+      require(std::isfinite(verdict.likely_low_bytes) && std::isfinite(verdict.likely_high_bytes),
+              "the verdict's likely figures are finite");
+      require(verdict.likely_low_bytes <= verdict.likely_high_bytes, "its band is ordered");
     }
     return 0;
   }

@@ -8,12 +8,22 @@
 #include "trainmem/explain.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
+#include "trainmem/launch.hpp"
 #include "trainmem/measured.hpp"
+#include "trainmem/verdict.hpp"
 
 namespace trainmem {
 
 // One JSON object, camelCase keys, byte counts as JSON integers: the schema the README documents.
 std::string estimate_to_json(const Estimate& estimate);
+
+// {verdict, fromBand, bandPercent: [low, high] or null, bandCases: [{id, title, errorPercent}…],
+// likelyLowBytes, likelyHighBytes, limitBytes, reason}.
+std::string verdict_to_json(const VerdictAnswer& verdict);
+
+// The estimate's object with "launch": {kind, read, notUnderstood, notes} and "verdict" (above).
+std::string launch_to_json(const Estimate& estimate, const LaunchConfig& launch,
+                           const VerdictAnswer& verdict);
 
 // term,bytes_per_parameter,bytes rows for the breakdown, then the total.
 std::string estimate_to_csv(const Estimate& estimate);

@@ -127,6 +127,45 @@ std::string csv_number(double value) {
 
 std::string estimate_to_json(const Estimate& estimate) { return to_json(estimate).dump(2); }
 
+namespace {
+
+nlohmann::json verdict_json(const VerdictAnswer& verdict) {
+  nlohmann::json json;
+  json["verdict"] = verdict_words(verdict.verdict);
+  json["fromBand"] = verdict.from_band;
+  json["bandPercent"] =
+      verdict.from_band
+          ? nlohmann::json::array({verdict.band.low_percent, verdict.band.high_percent})
+          : nlohmann::json(nullptr);
+  nlohmann::json cases = nlohmann::json::array();
+  for (std::size_t index = 0; index < verdict.band.case_ids.size(); ++index) {
+    cases.push_back({{"id", verdict.band.case_ids[index]},
+                     {"title", verdict.band.case_titles[index]},
+                     {"errorPercent", verdict.band.case_errors_percent[index]}});
+  }
+  json["bandCases"] = cases;
+  json["likelyLowBytes"] = std::llround(verdict.likely_low_bytes);
+  json["likelyHighBytes"] = std::llround(verdict.likely_high_bytes);
+  json["limitBytes"] = std::llround(verdict.limit_bytes);
+  json["reason"] = verdict.reason;
+  return json;
+}
+
+}  // namespace
+
+std::string verdict_to_json(const VerdictAnswer& verdict) { return verdict_json(verdict).dump(2); }
+
+std::string launch_to_json(const Estimate& estimate, const LaunchConfig& launch,
+                           const VerdictAnswer& verdict) {
+  nlohmann::json json = to_json(estimate);
+  json["launch"] = {{"kind", launch.kind},
+                    {"read", launch.read},
+                    {"notUnderstood", launch.not_understood},
+                    {"notes", launch.notes}};
+  json["verdict"] = verdict_json(verdict);
+  return json.dump(2);
+}
+
 std::string fit_to_json(const TrainingSetup& setup, const FitSearch& search) {
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
   for (std::size_t index = 0; index < search.layouts.size(); ++index) {

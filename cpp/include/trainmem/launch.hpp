@@ -1,0 +1,35 @@
+// A run's own launch config, read into the setup the controls make: "read my launch config, and
+// stop me before I spend GPU hours". What the file sets that the estimate does not understand is
+// listed by name, never dropped; what it cannot model, or a file that contradicts itself, is
+// refused with the keys at fault.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainmem/answer.hpp"
+#include "trainmem/setup.hpp"
+
+namespace trainmem {
+
+struct LaunchConfig {
+  Answer answer;  // refused: the message names the file's keys at fault
+  TrainingSetup setup;
+  std::string kind;               // "torchtitan job config (TOML, torchtitan 9dec370)"
+  std::vector<std::string> read;  // each key read into the setup: "training.seq_len = 8192"
+  std::vector<std::string> not_understood;  // each key set that is neither read nor of no bearing
+  std::vector<std::string> notes;           // what to know: defaults taken, what is outside
+};
+
+// What the file leaves to the launch: torchrun's world size (0: not given).
+struct LaunchContext {
+  int world_size = 0;
+};
+
+// Reads `text` over `base` (the device, the headroom and what else the file does not say), as the
+// kind of file it is. Read now: torchtitan's TOML job config as of torchtitan 9dec370 (December
+// 2024, its benchmark's commit).
+LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& base,
+                                const LaunchContext& context);
+
+}  // namespace trainmem

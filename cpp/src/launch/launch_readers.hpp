@@ -1,0 +1,13 @@
+// Each launch config's reader (launch.hpp reads any of them).
+#pragma once
+
+#include <string>
+
+#include "trainmem/launch.hpp"
+
+namespace trainmem {
+
+LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& base,
+                                  const LaunchContext& context);
+
+}  // namespace trainmem

@@ -1,0 +1,522 @@
+// torchtitan's TOML job config, read into the setup (launch.hpp), as torchtitan 9dec370 (December
+// 2024, the commit of its published benchmark) reads it: torchtitan/config_manager.py's keys and
+// defaults, torchtitan/parallelisms/parallel_dims.py's mesh, pipelining_utils.py's split and
+// schedule, train.py's loss.
+#define TOML_EXCEPTIONS 0
+#define TOML_ENABLE_FORMATTERS 0
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "launch/launch_readers.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/models.hpp"
+#include "trainmem/settings.hpp"
+
+namespace trainmem {
+
+namespace {
+
+constexpr const char* kKind = "torchtitan job config (TOML, torchtitan 9dec370)";
+
+// Keys with no bearing on the device's memory: logging, profiling, data, the learning rate's
+// schedule, checkpoints (written from the host), timeouts. Read and set aside.
+const std::set<std::string>& no_bearing() {
+  static const std::set<std::string> keys = {"job.config_file",
+                                             "job.dump_folder",
+                                             "job.description",
+                                             "job.use_for_integration_test",
+                                             "job.print_args",
+                                             "profiling.enable_profiling",
+                                             "profiling.save_traces_folder",
+                                             "profiling.profile_freq",
+                                             "profiling.enable_memory_snapshot",
+                                             "profiling.save_memory_snapshot_folder",
+                                             "metrics.log_freq",
+                                             "metrics.enable_tensorboard",
+                                             "metrics.disable_color_printing",
+                                             "metrics.save_tb_folder",
+                                             "metrics.rank_0_only",
+                                             "metrics.enable_wandb",
+                                             "model.tokenizer_path",
+                                             "optimizer.lr",
+                                             "optimizer.fused",
+                                             "training.dataset",
+                                             "training.dataset_path",
+                                             "training.warmup_steps",
+                                             "training.max_norm",
+                                             "training.steps",
+                                             "training.gc_freq",
+                                             "training.seed",
+                                             "training.deterministic",
+                                             "checkpoint.enable_checkpoint",
+                                             "checkpoint.folder",
+                                             "checkpoint.interval_type",
+                                             "checkpoint.interval",
+                                             "checkpoint.model_weights_only",
+                                             "checkpoint.export_dtype",
+                                             "checkpoint.create_seed_checkpoint",
+                                             "checkpoint.async_mode",
+                                             "checkpoint.keep_latest_k",
+                                             "checkpoint.load_step",
+                                             "float8.precompute_float8_dynamic_scale_for_fsdp",
+                                             "comm.init_timeout_seconds",
+                                             "comm.train_timeout_seconds",
+                                             "comm.trace_buf_size",
+                                             "memory_estimation.enabled",
+                                             "memory_estimation.disable_fake_mode",
+                                             "experimental.enable_async_tensor_parallel"};
+  return keys;
+}
+
+// The file's keys, "section.key", and a reader of each with its type; the first fault is kept.
+class Keys {
+ public:
+  explicit Keys(const toml::table& file) {
+    for (const auto& [section, node] : file) {
+      const std::string name(section.str());
+      const toml::table* table = node.as_table();
+      if (table == nullptr) {
+        stray_.push_back(name);
+        continue;
+      }
+      for (const auto& [key, value] : *table) {
+        keys_[name + "." + std::string(key.str())] = &value;
+      }
+    }
+  }
+
+  bool has(const std::string& key) const { return keys_.count(key) > 0; }
+
+  std::optional<long long> integer(const std::string& key) {
+    const toml::node* node = take(key);
+    if (node == nullptr) return std::nullopt;
+    if (const auto value = node->value_exact<std::int64_t>()) return *value;
+    fault(key, key + " must be a whole number.");
+    return std::nullopt;
+  }
+  std::optional<bool> flag(const std::string& key) {
+    const toml::node* node = take(key);
+    if (node == nullptr) return std::nullopt;
+    if (const auto value = node->value_exact<bool>()) return *value;
+    fault(key, key + " must be true or false.");
+    return std::nullopt;
+  }
+  std::optional<std::string> text(const std::string& key) {
+    const toml::node* node = take(key);
+    if (node == nullptr) return std::nullopt;
+    if (const auto value = node->value_exact<std::string>()) return *value;
+    fault(key, key + " must be a string.");
+    return std::nullopt;
+  }
+  std::optional<std::vector<std::string>> texts(const std::string& key) {
+    const toml::node* node = take(key);
+    if (node == nullptr) return std::nullopt;
+    std::vector<std::string> values;
+    const toml::array* array = node->as_array();
+    if (array != nullptr) {
+      for (const toml::node& item : *array) {
+        const auto value = item.value_exact<std::string>();
+        if (!value) break;
+        values.push_back(*value);
+      }
+    }
+    if (array == nullptr || values.size() != array->size()) {
+      fault(key, key + " must be a list of strings.");
+      return std::nullopt;
+    }
+    return values;
+  }
+
+  void fault(const std::string& key, std::string message) {
+    if (answer.ok()) answer = refusal(key, std::move(message));
+  }
+
+  // What was set and neither read nor of no bearing, in the file's order of sections.
+  std::vector<std::string> left() const {
+    std::vector<std::string> names = stray_;
+    for (const auto& [key, node] : keys_) {
+      if (taken_.count(key) == 0 && no_bearing().count(key) == 0) names.push_back(key);
+    }
+    return names;
+  }
+
+  Answer answer;
+  std::vector<std::string> read;
+
+ private:
+  const toml::node* take(const std::string& key) {
+    const auto found = keys_.find(key);
+    if (found == keys_.end()) return nullptr;
+    if (taken_.insert(key).second) read.push_back(key + " = " + value_text(*found->second));
+    return found->second;
+  }
+
+  // A value as the file writes it, near enough: 8192, true, "full", ["layers.8", …].
+  static std::string value_text(const toml::node& node) {
+    if (const auto value = node.value_exact<std::int64_t>()) return std::to_string(*value);
+    if (const auto value = node.value_exact<bool>()) return *value ? "true" : "false";
+    if (const auto value = node.value_exact<std::string>()) return "\"" + *value + "\"";
+    if (const toml::array* array = node.as_array()) {
+      std::string text;
+      for (const toml::node& item : *array) {
+        text += (text.empty() ? "" : ", ") + value_text(item);
+      }
+      return "[" + text + "]";
+    }
+    return "…";
+  }
+
+  std::map<std::string, const toml::node*> keys_;
+  std::set<std::string> taken_;
+  std::vector<std::string> stray_;
+};
+
+std::string quoted(const std::string& text) { return "\"" + text + "\""; }
+
+// torchtitan's llama3 flavors (torchtitan/models/llama/__init__.py): Llama 3.1's shapes, which
+// are Llama 3's.
+std::optional<std::string> llama3_preset(const std::string& flavor) {
+  if (flavor == "8B") return "llama3-8b";
+  if (flavor == "70B") return "llama3-70b";
+  if (flavor == "405B") return "llama3-405b";
+  return std::nullopt;
+}
+
+// Each stage's layers from split points "layers.N" (pipeline_llama_manual_split keeps layers from
+// one point, inclusive, to the next).
+std::optional<std::vector<int>> stages_of(const std::vector<std::string>& points, int layers) {
+  std::vector<int> stages;
+  int start = 0;
+  for (const std::string& point : points) {
+    const std::string prefix = "layers.";
+    if (point.rfind(prefix, 0) != 0) return std::nullopt;
+    const std::string number = point.substr(prefix.size());
+    if (number.empty() || number.size() > 4 ||
+        !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return std::nullopt;
+    }
+    const int at = std::stoi(number);
+    if (at <= start || at >= layers) return std::nullopt;
+    stages.push_back(at - start);
+    start = at;
+  }
+  stages.push_back(layers - start);
+  return stages;
+}
+
+// generate_split_points (pipelining_utils.py): the first stage ⌊L/S⌋ layers, each stage between
+// one more while L mod S lasts, the last the rest.
+std::vector<int> generated_stages(int layers, int stages) {
+  const int base = layers / stages;
+  int extra = layers % stages;
+  std::vector<int> split;
+  int used = 0;
+  for (int index = 0; index + 1 < stages; ++index) {
+    int here = base;
+    if (index > 0 && extra > 0) {
+      ++here;
+      --extra;
+    }
+    split.push_back(here);
+    used += here;
+  }
+  split.push_back(layers - used);
+  return split;
+}
+
+}  // namespace
+
+LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& base,
+                                  const LaunchContext& context) {
+  LaunchConfig launch;
+  launch.kind = kKind;
+  launch.setup = base;
+  const toml::parse_result parsed = toml::parse(text);
+  if (!parsed) {
+    const toml::parse_error& error = parsed.error();
+    launch.answer = refusal("launch", "The TOML does not parse at line " +
+                                          std::to_string(error.source().begin.line) + ": " +
+                                          std::string(error.description()) + ".");
+    return launch;
+  }
+  Keys keys(parsed.table());
+  TrainingSetup& setup = launch.setup;
+  // torchtitan's step: FSDP2 over dp_shard × cp, the FP32-upcast loss over the logits.
+  setup.stack = Stack::kTorchtitan;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  setup.flash_attention = true;
+  setup.layout = ParallelLayout{};
+  setup.layout.zero_stage = 3;
+
+  // The model.
+  const std::string name = keys.text("model.name").value_or("llama");
+  const std::string flavor = keys.text("model.flavor").value_or("debugmodel");
+  if (name != "llama3") {
+    keys.fault("model.name", "model.name " + quoted(name) +
+                                 " is not read: torchtitan's \"llama3\" flavors 8B, 70B and 405B "
+                                 "are.");
+  } else if (const auto preset = llama3_preset(flavor)) {
+    setup.model_id = *preset;
+  } else {
+    keys.fault("model.flavor", "model.flavor " + quoted(flavor) +
+                                   " is not read: 8B, 70B and 405B are (Llama 3.1's shapes).");
+  }
+  const std::string norm = keys.text("model.norm_type").value_or("rmsnorm");
+  if (norm != "rmsnorm" && norm != "fused_rmsnorm") {
+    keys.fault("model.norm_type", "model.norm_type " + quoted(norm) +
+                                      " is not modelled: Llama's RMSNorm is (rmsnorm, "
+                                      "fused_rmsnorm).");
+  }
+  const std::string optimizer = keys.text("optimizer.name").value_or("AdamW");
+  if (optimizer != "AdamW" && optimizer != "Adam") {
+    keys.fault("optimizer.name",
+               "optimizer.name " + quoted(optimizer) + " is not modelled: AdamW and Adam are.");
+  }
+  if (keys.flag("optimizer.early_step_in_backward").value_or(false)) {
+    keys.fault("optimizer.early_step_in_backward",
+               "optimizer.early_step_in_backward is not modelled under torchtitan.");
+  }
+
+  // The batch and the mesh (parallel_dims.py: dp_replicate × dp_shard × cp × tp × pp).
+  const long long batch = keys.integer("training.batch_size").value_or(8);
+  const long long sequence = keys.integer("training.seq_len").value_or(2048);
+  const long long replicate = keys.integer("training.data_parallel_replicate_degree").value_or(1);
+  long long shard = keys.integer("training.data_parallel_shard_degree").value_or(-1);
+  const long long tp = keys.integer("training.tensor_parallel_degree").value_or(1);
+  const long long pp = keys.integer("experimental.pipeline_parallel_degree").value_or(1);
+  const long long cp = keys.integer("experimental.context_parallel_degree").value_or(1);
+  for (const auto& [key, value] : {std::pair<const char*, long long>{"training.batch_size", batch},
+                                   {"training.seq_len", sequence},
+                                   {"training.data_parallel_replicate_degree", replicate},
+                                   {"training.tensor_parallel_degree", tp},
+                                   {"experimental.pipeline_parallel_degree", pp},
+                                   {"experimental.context_parallel_degree", cp}}) {
+    if (value < 1 || value > 1'000'000) keys.fault(key, std::string(key) + " must be at least 1.");
+  }
+  if (replicate > 1) {
+    keys.fault("training.data_parallel_replicate_degree",
+               "training.data_parallel_replicate_degree " + std::to_string(replicate) +
+                   " (HSDP) is not modelled: set it to 1.");
+  }
+  if (keys.answer.ok() && shard == -1) {
+    const long long others = replicate * tp * pp * cp;
+    if (context.world_size < 1) {
+      keys.fault("training.data_parallel_shard_degree",
+                 "training.data_parallel_shard_degree -1 takes the devices the others leave, and "
+                 "the file does not say how many devices run: give the world size (--world-size).");
+    } else if (context.world_size % others != 0) {
+      keys.fault("training.data_parallel_shard_degree",
+                 "The world size " + std::to_string(context.world_size) +
+                     " is not a whole multiple of the other degrees' product " +
+                     std::to_string(others) + " (replicate × tensor × pipeline × context).");
+    } else {
+      shard = context.world_size / others;
+      launch.notes.push_back("training.data_parallel_shard_degree -1: " + std::to_string(shard) +
+                             ", the world size " + std::to_string(context.world_size) +
+                             " over the other degrees' " + std::to_string(others) + ".");
+    }
+  } else if (keys.answer.ok() && shard < 1) {
+    keys.fault("training.data_parallel_shard_degree",
+               "training.data_parallel_shard_degree must be -1 or at least 1.");
+  } else if (keys.answer.ok() && context.world_size > 0 &&
+             context.world_size != replicate * shard * tp * pp * cp) {
+    keys.fault("training.data_parallel_shard_degree",
+               "The degrees (replicate × shard × tensor × pipeline × context = " +
+                   std::to_string(replicate * shard * tp * pp * cp) +
+                   ") do not make the world size " + std::to_string(context.world_size) + ".");
+  }
+  if (keys.flag("training.enable_cpu_offload").value_or(false)) {
+    keys.fault("training.enable_cpu_offload",
+               "training.enable_cpu_offload (FSDP2's CPU offload) is not modelled under "
+               "torchtitan.");
+  }
+  if (keys.flag("training.disable_loss_parallel").value_or(false) && tp > 1) {
+    keys.fault("training.disable_loss_parallel",
+               "training.disable_loss_parallel with tensor parallelism is not modelled: "
+               "torchtitan's loss_parallel is.");
+  }
+  const std::string param = keys.text("training.mixed_precision_param").value_or("bfloat16");
+  const std::string reduce = keys.text("training.mixed_precision_reduce").value_or("float32");
+  if (param != "bfloat16") {
+    keys.fault("training.mixed_precision_param", "training.mixed_precision_param " + quoted(param) +
+                                                     " is not modelled: \"bfloat16\" is.");
+  }
+  if (reduce != "float32") {
+    keys.fault(
+        "training.mixed_precision_reduce",
+        "training.mixed_precision_reduce " + quoted(reduce) + " is not modelled: \"float32\" is.");
+  }
+  setup.compile = keys.flag("training.compile").value_or(false) ? Compile::kBlocks : Compile::kOff;
+  if (keys.flag("experimental.enable_compiled_autograd").value_or(false)) {
+    keys.fault("experimental.enable_compiled_autograd",
+               "experimental.enable_compiled_autograd is not modelled.");
+  }
+  const std::string rotate =
+      keys.text("experimental.context_parallel_rotate_method").value_or("allgather");
+  if (rotate != "allgather") {
+    keys.fault("experimental.context_parallel_rotate_method",
+               "experimental.context_parallel_rotate_method " + quoted(rotate) +
+                   " is not modelled: \"allgather\" is.");
+  }
+
+  // The pipeline: its schedule, split and micro-batches.
+  const std::string schedule =
+      keys.text("experimental.pipeline_parallel_schedule").value_or("1F1B");
+  const bool interleaved = schedule == "Interleaved1F1B";
+  if (schedule != "1F1B" && !interleaved) {
+    keys.fault("experimental.pipeline_parallel_schedule",
+               "experimental.pipeline_parallel_schedule " + quoted(schedule) +
+                   " is not modelled: \"1F1B\" and \"Interleaved1F1B\" are.");
+  }
+  if (!keys.text("experimental.pipeline_parallel_schedule_csv").value_or("").empty()) {
+    keys.fault("experimental.pipeline_parallel_schedule_csv",
+               "experimental.pipeline_parallel_schedule_csv (a schedule of its own) is not "
+               "modelled.");
+  }
+  const auto points = keys.texts("experimental.pipeline_parallel_split_points");
+  const long long micro_batches =
+      keys.integer("experimental.pipeline_parallel_microbatches").value_or(pp);
+  if (micro_batches != pp) {
+    keys.fault("experimental.pipeline_parallel_microbatches",
+               "experimental.pipeline_parallel_microbatches " + std::to_string(micro_batches) +
+                   " is not modelled: torchtitan's default, the pipeline's degree (" +
+                   std::to_string(pp) + "), is.");
+  }
+  if (keys.answer.ok() && batch % micro_batches != 0) {
+    keys.fault("training.batch_size", "training.batch_size " + std::to_string(batch) +
+                                          " must split into the pipeline's " +
+                                          std::to_string(micro_batches) + " micro-batches.");
+  }
+
+  // Recomputation.
+  const std::string mode = keys.text("activation_checkpoint.mode").value_or("selective");
+  const std::string option = keys.text("activation_checkpoint.selective_ac_option").value_or("2");
+  if (mode == "none") {
+    setup.recompute = Recompute::kNone;
+  } else if (mode == "full") {
+    setup.recompute = Recompute::kFull;
+  } else if (mode == "selective" && option == "op") {
+    setup.recompute = Recompute::kSelectiveOp;
+  } else if (mode == "selective") {
+    keys.fault("activation_checkpoint.selective_ac_option",
+               "activation_checkpoint.selective_ac_option " + quoted(option) +
+                   " (every layer's checkpoint at that interval, torchtitan's default) is not "
+                   "modelled: \"op\" is, or mode \"full\" or \"none\".");
+  } else {
+    keys.fault("activation_checkpoint.mode", "activation_checkpoint.mode " + quoted(mode) +
+                                                 " is not one of \"none\", \"selective\" and "
+                                                 "\"full\".");
+  }
+
+  // Float8 (torchao).
+  const bool float8 = keys.flag("float8.enable_float8_linear").value_or(false);
+  const bool float8_gather = keys.flag("float8.enable_fsdp_float8_all_gather").value_or(false);
+  if (float8_gather && !float8) {
+    keys.fault("float8.enable_fsdp_float8_all_gather",
+               "float8.enable_fsdp_float8_all_gather needs float8.enable_float8_linear, which "
+               "the file leaves off.");
+  }
+  for (const char* key : {"float8.scaling_type_input", "float8.scaling_type_weight",
+                          "float8.scaling_type_grad_output"}) {
+    const std::string scaling = keys.text(key).value_or("dynamic");
+    if (scaling != "dynamic") {
+      keys.fault(key, std::string(key) + " " + quoted(scaling) +
+                          " is not modelled: \"dynamic\" is (no amax history).");
+    }
+  }
+  if (float8) setup.precision = Precision::kFp8Mixed;
+  setup.fp8_all_gather = float8_gather;
+
+  launch.not_understood = keys.left();
+  launch.read = keys.read;
+  if (!keys.answer.ok()) {
+    launch.answer = keys.answer;
+    return launch;
+  }
+  setup.sequence_length = static_cast<int>(sequence);
+  setup.micro_batch_sequences = static_cast<int>(batch / micro_batches);
+  setup.layout.data_parallel = static_cast<int>(shard);
+  setup.layout.tensor_parallel = static_cast<int>(tp);
+  setup.layout.sequence_parallel = tp > 1;
+  setup.layout.pipeline_parallel = static_cast<int>(pp);
+  setup.layout.context_parallel = static_cast<int>(cp);
+
+  // The split: each device's layers, as the first, the last and an even share between.
+  if (pp > 1) {
+    const ModelShape* shape = find_preset(setup.model_id);
+    const int layers = shape != nullptr ? shape->num_layers : 0;
+    const int per_device = interleaved ? 2 : 1;
+    std::vector<int> stages;
+    if (points) {
+      const auto split = stages_of(*points, layers);
+      if (!split) {
+        launch.answer = refusal("experimental.pipeline_parallel_split_points",
+                                "experimental.pipeline_parallel_split_points must name layers "
+                                "\"layers.N\" in order, each inside the model's " +
+                                    std::to_string(layers) + ".");
+        return launch;
+      }
+      stages = *split;
+    } else {
+      stages = generated_stages(layers, static_cast<int>(pp) * per_device);
+    }
+    if (stages.size() % static_cast<std::size_t>(pp) != 0) {
+      launch.answer = refusal("experimental.pipeline_parallel_split_points",
+                              "The split's " + std::to_string(stages.size()) +
+                                  " stages do not share out over the pipeline's " +
+                                  std::to_string(pp) + " devices.");
+      return launch;
+    }
+    const int virtual_stages = static_cast<int>(stages.size() / static_cast<std::size_t>(pp));
+    if (virtual_stages > 1 && !interleaved) {
+      launch.answer = refusal("experimental.pipeline_parallel_split_points",
+                              "The split's " + std::to_string(stages.size()) +
+                                  " stages make more than one a device, which the \"1F1B\" "
+                                  "schedule does not run: \"Interleaved1F1B\" does.");
+      return launch;
+    }
+    // Device d holds stages d, d + p, … (stage_ids_this_rank, "loop").
+    std::vector<int> devices(static_cast<std::size_t>(pp), 0);
+    for (std::size_t index = 0; index < stages.size(); ++index) {
+      devices[index % static_cast<std::size_t>(pp)] += stages[index];
+    }
+    const std::vector<int> middle(devices.begin() + 1, devices.end() - 1);
+    if (!middle.empty() && !std::all_of(middle.begin(), middle.end(),
+                                        [&](int count) { return count == middle.front(); })) {
+      launch.answer = refusal(
+          points ? "experimental.pipeline_parallel_split_points"
+                 : "experimental.pipeline_parallel_degree",
+          "The split leaves the devices between the first and the last unequal layers, which "
+          "is not modelled: set split points that give them an equal share.");
+      return launch;
+    }
+    const bool even = std::all_of(devices.begin(), devices.end(),
+                                  [&](int count) { return count == devices.front(); });
+    setup.layout.virtual_pipeline_stages = virtual_stages;
+    if (!even) {
+      setup.layout.pipeline_first_stage_layers = devices.front();
+      setup.layout.pipeline_last_stage_layers = devices.back();
+    }
+    std::string split_text;
+    for (const int count : stages)
+      split_text += (split_text.empty() ? "" : ", ") + std::to_string(count);
+    launch.notes.push_back("The pipeline's stages hold " + split_text + " layers" +
+                           (virtual_stages > 1 ? ", two a device" : "") +
+                           (points ? " (the file's split points)." : " (torchtitan's split)."));
+  }
+  if (keys.has("experimental.enable_async_tensor_parallel")) {
+    launch.notes.push_back(
+        "Async TP's symmetric memory is outside PyTorch's caching allocator and not counted.");
+  }
+  return launch;
+}
+
+}  // namespace trainmem

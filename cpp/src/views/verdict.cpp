@@ -1,0 +1,119 @@
+// Fits, uncertain or does not fit (verdict.hpp).
+#include "trainmem/verdict.hpp"
+
+#include <algorithm>
+
+#include "stacks/stack_rows.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/measured.hpp"
+
+namespace trainmem {
+
+const char* verdict_words(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kFits:
+      return "fits";
+    case Verdict::kDoesNotFit:
+      return "does not fit";
+    case Verdict::kUncertain:
+      break;
+  }
+  return "uncertain";
+}
+
+namespace {
+
+// Every measured case against the estimate, once: the cases and the core do not change.
+const std::vector<MeasuredComparison>& comparisons() {
+  static const std::vector<MeasuredComparison> all = compare_measured();
+  return all;
+}
+
+bool is_device_peak(MeasuredQuantity quantity) {
+  return quantity == MeasuredQuantity::kReserved || quantity == MeasuredQuantity::kAllocated ||
+         quantity == MeasuredQuantity::kTotal;
+}
+
+std::string percent_text(double percent) { return format_error_percent(percent); }
+
+}  // namespace
+
+ErrorBand error_band(Stack stack, ActivationModel model) {
+  ErrorBand band;
+  for (const MeasuredComparison& comparison : comparisons()) {
+    const MeasuredCase& measured = comparison.measured;
+    if (measured.setup.stack != stack || !is_device_peak(measured.quantity) ||
+        !comparison.answer.ok()) {
+      continue;
+    }
+    const double error = model == ActivationModel::kKorthikanti
+                             ? comparison.korthikanti_error_percent
+                             : comparison.llama_block_error_percent;
+    band.case_ids.push_back(measured.id);
+    band.case_titles.push_back(measured.title);
+    band.case_errors_percent.push_back(error);
+  }
+  if (static_cast<int>(band.case_ids.size()) < kMinBandCases) return ErrorBand{};
+  const auto [low, high] =
+      std::minmax_element(band.case_errors_percent.begin(), band.case_errors_percent.end());
+  band.low_percent = *low;
+  band.high_percent = *high;
+  return band;
+}
+
+VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked) {
+  VerdictAnswer answer;
+  const double total = estimate.bytes.total();
+  const double capacity = estimate.device.capacity_bytes;
+  const std::string stack = choice_name(estimate.setup.stack);
+  if (!headroom_asked)
+    answer.band = error_band(estimate.setup.stack, estimate.setup.activation_model);
+  answer.from_band = !answer.band.case_ids.empty();
+  if (!answer.from_band) {
+    // The headroom decides: the estimate against the device's usable share.
+    answer.likely_low_bytes = total;
+    answer.likely_high_bytes = total;
+    answer.limit_bytes = estimate.usable_bytes;
+    answer.verdict = total <= answer.limit_bytes ? Verdict::kFits : Verdict::kDoesNotFit;
+    const std::string kept = format_count(estimate.setup.headroom_percent) + "% of " +
+                             estimate.device.name + " kept free";
+    answer.reason =
+        (headroom_asked
+             ? "The headroom asked for decides: "
+             : "Fewer than " + format_count(kMinBandCases) + " published runs measure the " +
+                   stack + " stack, so the headroom stands in for their spread: ") +
+        format_bytes(total) + (answer.verdict == Verdict::kFits ? " within " : " over ") +
+        format_bytes(answer.limit_bytes) + " (" + kept + ").";
+    return answer;
+  }
+  // A run measured e% below its estimate is estimate / (1 + e/100): the highest error gives the
+  // lowest likely figure.
+  answer.likely_low_bytes = total / (1 + answer.band.high_percent / 100);
+  answer.likely_high_bytes = total / (1 + answer.band.low_percent / 100);
+  answer.limit_bytes = capacity;
+  answer.verdict = answer.likely_high_bytes <= capacity ? Verdict::kFits
+                   : answer.likely_low_bytes > capacity ? Verdict::kDoesNotFit
+                                                        : Verdict::kUncertain;
+  const std::string band = "the estimate's error against the " +
+                           format_count(static_cast<double>(answer.band.case_ids.size())) +
+                           " published runs of the " + stack + " stack, " +
+                           percent_text(answer.band.low_percent) + " to " +
+                           percent_text(answer.band.high_percent);
+  const std::string likely = "likely " + format_bytes(answer.likely_low_bytes) + " to " +
+                             format_bytes(answer.likely_high_bytes) + " against the " +
+                             format_bytes(capacity) + " of " + estimate.device.name;
+  switch (answer.verdict) {
+    case Verdict::kFits:
+      answer.reason = "Even at the low end of " + band + ", it fits: " + likely + ".";
+      break;
+    case Verdict::kDoesNotFit:
+      answer.reason = "Even at the high end of " + band + ", it does not fit: " + likely + ".";
+      break;
+    case Verdict::kUncertain:
+      answer.reason = "Within " + band + ", it may or may not fit: " + likely + ".";
+      break;
+  }
+  return answer;
+}
+
+}  // namespace trainmem

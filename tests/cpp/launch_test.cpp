@@ -1,0 +1,284 @@
+// Launch configs in, verdicts out (issue 28): torchtitan's TOML job config read into the setup the
+// flags make, what it sets and the estimate does not understand listed, what it cannot model and
+// what contradicts itself refused by key; the verdict from the stack's measured band; the CLI's
+// exit codes; and the examples under docs/examples.
+#include "trainmem/launch.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cli.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/measured.hpp"
+#include "trainmem/verdict.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+std::string example(const std::string& name) {
+  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/" + name);
+  REQUIRE_MESSAGE(in.good(), name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+LaunchConfig read(const std::string& text, int world_size = 0) {
+  LaunchContext context;
+  context.world_size = world_size;
+  return read_launch_config(text, TrainingSetup{}, context);
+}
+
+LaunchConfig read_ok(const std::string& text, int world_size = 0) {
+  LaunchConfig launch = read(text, world_size);
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  return launch;
+}
+
+void check_refused(const std::string& text, const std::string& key, const std::string& message,
+                   int world_size = 8) {
+  const LaunchConfig launch = read(text, world_size);
+  CAPTURE(text);
+  CHECK_FALSE(launch.answer.ok());
+  CHECK(launch.answer.setting == key);
+  CHECK(launch.answer.message == message);
+}
+
+// A small job config: Llama 3.1 8B, FSDP over the world, full recomputation; `extra` appended.
+std::string job(const std::string& extra) {
+  return "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nbatch_size = 2\nseq_len = "
+         "4096\n[activation_checkpoint]\nmode = \"full\"\n" +
+         extra;
+}
+
+int cli(const std::vector<std::string>& args, std::string* out_text = nullptr) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int status = run_cli(args, out, err);
+  if (out_text != nullptr) *out_text = out.str() + err.str();
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("launch: torchtitan's 3D example opens to Table 5's setup, figure for figure") {
+  // The example writes Table 5's 1F1B run as its job config; the measured case sets it by hand.
+  TrainingSetup measured;
+  for (const MeasuredCase& each : measured_cases()) {
+    if (each.id == "torchtitan-2024-12-table5-fsdp8-tp8-pp8") measured = each.setup;
+  }
+  REQUIRE(measured.model_id == "llama3-405b");
+  // What the file does not say, the device, as the case sets it.
+  TrainingSetup base;
+  base.device_id = measured.device_id;
+  base.custom_capacity_gb = measured.custom_capacity_gb;
+  const LaunchConfig launch =
+      read_launch_config(example("torchtitan-llama3-405b-3d.toml"), base, LaunchContext{});
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.not_understood.empty());
+  const TrainingSetup& read = launch.setup;
+  CHECK(read.stack == Stack::kTorchtitan);
+  CHECK(read.layout.data_parallel == 8);
+  CHECK(read.layout.tensor_parallel == 8);
+  CHECK(read.layout.sequence_parallel);
+  CHECK(read.layout.pipeline_parallel == 8);
+  // generate_split_points: 126 layers over 8 stages, 15, six of 16, 15.
+  CHECK(read.layout.pipeline_first_stage_layers == 15);
+  CHECK(read.layout.pipeline_last_stage_layers == 15);
+  // The local batch of 32 over the pipeline's 8 micro-batches.
+  CHECK(read.micro_batch_sequences == 4);
+  CHECK(read.compile == Compile::kBlocks);
+  CHECK(read.precision == Precision::kFp8Mixed);
+  CHECK(read.fp8_all_gather);
+  const Estimate from_file = estimate_memory(read);
+  const Estimate from_case = estimate_memory(measured);
+  REQUIRE(from_file.answer.ok());
+  REQUIRE(from_case.answer.ok());
+  CHECK(from_file.bytes.total() == from_case.bytes.total());
+  CHECK(from_file.peak_reserved_bytes == from_case.peak_reserved_bytes);
+}
+
+TEST_CASE("launch: the 8B example opens to the flags' setup, the shard degree from the world") {
+  const LaunchConfig launch = read_ok(example("torchtitan-llama3-8b-fsdp.toml"), 8);
+  TrainingSetup flags;
+  flags.stack = Stack::kTorchtitan;
+  flags.model_id = "llama3-8b";
+  flags.sequence_length = 8192;
+  flags.layout.data_parallel = 8;
+  flags.layout.zero_stage = 3;
+  flags.recompute = Recompute::kFull;
+  flags.compile = Compile::kBlocks;
+  flags.logits = true;
+  flags.loss = Loss::kFp32Upcast;
+  const Estimate from_file = estimate_memory(launch.setup);
+  const Estimate from_flags = estimate_memory(flags);
+  REQUIRE(from_file.answer.ok());
+  REQUIRE(from_flags.answer.ok());
+  CHECK(from_file.bytes.total() == from_flags.bytes.total());
+  CHECK(from_file.peak_reserved_bytes == from_flags.peak_reserved_bytes);
+  // Each key read is listed with its value; the metrics' and the learning rate's are not.
+  CHECK(std::find(launch.read.begin(), launch.read.end(), "training.seq_len = 8192") !=
+        launch.read.end());
+  CHECK(std::find(launch.read.begin(), launch.read.end(), "optimizer.lr = 3e-4") ==
+        launch.read.end());
+}
+
+TEST_CASE("launch: what the file sets and the estimate does not understand is listed by name") {
+  const LaunchConfig launch =
+      read_ok(job("mystery = 1\n[float8]\nscaling_factor = 2\n[novel]\nknob = true\n"), 8);
+  CHECK(launch.not_understood == std::vector<std::string>{"activation_checkpoint.mystery",
+                                                          "float8.scaling_factor", "novel.knob"});
+  // Keys with no bearing on the device's memory are read and set aside, not listed.
+  const LaunchConfig quiet =
+      read_ok(job("[metrics]\nlog_freq = 5\n[checkpoint]\nenable_checkpoint = true\n"), 8);
+  CHECK(quiet.not_understood.empty());
+}
+
+TEST_CASE("launch: what it cannot model, and a file at odds with itself, are refused by key") {
+  check_refused(job("[float8]\nenable_fsdp_float8_all_gather = true\n"),
+                "float8.enable_fsdp_float8_all_gather",
+                "float8.enable_fsdp_float8_all_gather needs float8.enable_float8_linear, which the "
+                "file leaves off.");
+  // torchtitan's default recomputation, every second layer, is not modelled.
+  check_refused(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n", "activation_checkpoint.selective_ac_option",
+      "activation_checkpoint.selective_ac_option \"2\" (every layer's checkpoint at that "
+      "interval, torchtitan's default) is not modelled: \"op\" is, or mode \"full\" or \"none\".");
+  check_refused(job("[experimental]\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "
+                    "\"ZBVZeroBubble\"\n"),
+                "experimental.pipeline_parallel_schedule",
+                "experimental.pipeline_parallel_schedule \"ZBVZeroBubble\" is not modelled: "
+                "\"1F1B\" and \"Interleaved1F1B\" are.");
+  check_refused(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\n"
+      "data_parallel_shard_degree = 3\n[activation_checkpoint]\nmode = \"full\"\n",
+      "training.data_parallel_shard_degree",
+      "The degrees (replicate × shard × tensor × pipeline × context = 3) do not make the "
+      "world size 8.");
+  check_refused(job(""), "training.data_parallel_shard_degree",
+                "training.data_parallel_shard_degree -1 takes the devices the others leave, and "
+                "the file does not say how many devices run: give the world size (--world-size).",
+                0);
+  check_refused(job("[experimental]\npipeline_parallel_degree = 4\n"), "training.batch_size",
+                "training.batch_size 2 must split into the pipeline's 4 micro-batches.");
+  check_refused("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nseq_len = \"long\"\n",
+                "training.seq_len", "training.seq_len must be a whole number.");
+  check_refused("[training\n", "launch",
+                "The TOML does not parse at line 1: Error while parsing table header: expected "
+                "']', saw '\\n'.");
+  check_refused("{\"train_batch_size\": 8}", "launch",
+                "This looks like a JSON config (DeepSpeed's?), which is not read yet: torchtitan's "
+                "TOML job configs are.");
+}
+
+TEST_CASE("launch: the interleaved schedule runs two virtual stages a device") {
+  // 126 layers over 16 virtual stages: 7, fourteen of 8, 7; each device's, 15, six of 16, 15.
+  const LaunchConfig launch = read_ok(
+      "[model]\nname = \"llama3\"\nflavor = \"405B\"\n[training]\nbatch_size = 8\n"
+      "data_parallel_shard_degree = 2\ntensor_parallel_degree = 8\n[experimental]\n"
+      "pipeline_parallel_degree = 8\npipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+      "[activation_checkpoint]\nmode = \"full\"\n");
+  CHECK(launch.setup.layout.virtual_pipeline_stages == 2);
+  CHECK(launch.setup.layout.pipeline_first_stage_layers == 15);
+  CHECK(launch.setup.layout.pipeline_last_stage_layers == 15);
+  CHECK(estimate_memory(launch.setup).answer.ok());
+  // Split points that leave the devices between unequal are refused.
+  check_refused(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nbatch_size = 4\n"
+      "[activation_checkpoint]\nmode = \"full\"\n[experimental]\n"
+      "pipeline_parallel_degree = 4\npipeline_parallel_split_points = [\"layers.8\", "
+      "\"layers.15\", \"layers.24\"]\n",
+      "experimental.pipeline_parallel_split_points",
+      "The split leaves the devices between the first and the last unequal layers, "
+      "which is not modelled: set split points that give them an equal share.");
+}
+
+TEST_CASE("verdict: the band is the spread of the stack's published errors") {
+  const ErrorBand band = error_band(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  REQUIRE(band.case_ids.size() >= static_cast<std::size_t>(kMinBandCases));
+  double low = 1e9;
+  double high = -1e9;
+  for (const MeasuredComparison& comparison : compare_measured()) {
+    if (comparison.measured.setup.stack != Stack::kTorchtitan) continue;
+    low = std::min(low, comparison.llama_block_error_percent);
+    high = std::max(high, comparison.llama_block_error_percent);
+  }
+  CHECK(band.low_percent == low);
+  CHECK(band.high_percent == high);
+  // The idealised step has no published run of a whole device: no band.
+  CHECK(error_band(Stack::kIdeal, ActivationModel::kKorthikanti).case_ids.empty());
+}
+
+TEST_CASE("verdict: fits, uncertain and does not fit against the likely range") {
+  TrainingSetup setup;
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  setup.recompute = Recompute::kFull;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  setup.device_id = kCustomDeviceId;
+  const ErrorBand band = error_band(Stack::kTorchtitan, setup.activation_model);
+  const auto verdict = [&](double gigabytes) {
+    TrainingSetup on = setup;
+    on.custom_capacity_gb = gigabytes;
+    const Estimate estimate = estimate_memory(on);
+    REQUIRE(estimate.answer.ok());
+    return verdict_of(estimate, false);
+  };
+  const VerdictAnswer roomy = verdict(1000);
+  const double total = roomy.likely_low_bytes * (1 + band.high_percent / 100);
+  // The likely range: the total over 1 + each end of the band.
+  CHECK(roomy.likely_high_bytes == doctest::Approx(total / (1 + band.low_percent / 100)));
+  CHECK(roomy.verdict == Verdict::kFits);
+  CHECK(roomy.from_band);
+  const double middle = (roomy.likely_low_bytes + roomy.likely_high_bytes) / 2 / 1e9;
+  CHECK(verdict(middle).verdict == Verdict::kUncertain);
+  CHECK(verdict(roomy.likely_low_bytes / 1e9 * 0.99).verdict == Verdict::kDoesNotFit);
+  // The headroom, asked for, decides alone: 10% of the device kept free.
+  TrainingSetup asked = setup;
+  asked.custom_capacity_gb = middle;
+  const VerdictAnswer headroom = verdict_of(estimate_memory(asked), true);
+  CHECK_FALSE(headroom.from_band);
+  CHECK(headroom.limit_bytes == doctest::Approx(middle * 1e9 * 0.9));
+}
+
+TEST_CASE("launch: the CLI exits 0, 1 or 3 for the verdict, and 2 for bad input") {
+  const std::string path = std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/";
+  std::string text;
+  // The 8B example fits on 8 H100s; on 20 GB devices it may not; on 10 GB it does not.
+  CHECK(cli({"--launch", path + "torchtitan-llama3-8b-fsdp.toml", "--world-size", "8"}, &text) ==
+        0);
+  CHECK(text.find("Verdict: Fits.") != std::string::npos);
+  CHECK(cli({"--launch", path + "torchtitan-llama3-8b-fsdp.toml", "--world-size", "8",
+             "--device-gb", "40"},
+            &text) == 1);
+  CHECK(text.find("Verdict: Uncertain.") != std::string::npos);
+  CHECK(cli({"--launch", path + "torchtitan-llama3-8b-fsdp.toml", "--world-size", "8",
+             "--device-gb", "20"},
+            &text) == 3);
+  CHECK(text.find("Verdict: Does not fit.") != std::string::npos);
+  // Table 5's run fits on the benchmark's 96 GB H100s.
+  CHECK(cli({"--launch", path + "torchtitan-llama3-405b-3d.toml", "--device", "h100-96gb"}) == 0);
+  CHECK(cli({"--launch", path + "torchtitan-llama3-8b-fsdp.toml"}, &text) == 2);
+  CHECK(text ==
+        "trainmem: --launch: training.data_parallel_shard_degree -1 takes the devices the "
+        "others leave, and the file does not say how many devices run: give the world size "
+        "(--world-size).\n");
+  CHECK(cli({"--launch", path + "torchtitan-llama3-8b-fsdp.toml", "--tp", "2"}, &text) == 2);
+  CHECK(cli({"--world-size", "8"}, &text) == 2);
+  CHECK(text ==
+        "trainmem: --world-size: give it with --launch, a launch config that leaves the devices "
+        "out\n");
+  // The JSON carries the launch and the verdict with its band and cases.
+  CHECK(cli({"--launch", path + "torchtitan-llama3-8b-fsdp.toml", "--world-size", "8", "--json"},
+            &text) == 0);
+  CHECK(text.find("\"verdict\": \"fits\"") != std::string::npos);
+  CHECK(text.find("\"bandCases\"") != std::string::npos);
+  CHECK(text.find("\"notUnderstood\": []") != std::string::npos);
+}
