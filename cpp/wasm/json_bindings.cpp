@@ -1,13 +1,18 @@
-// The second WebAssembly module, loaded by the page only when asked: config.json in, JSON and
-// CSV out, and "How close is this?" (its cases' notes are text the first view does not need).
-// The embind layer only; the work is in config.cpp, report.cpp and measured.cpp.
+// The second WebAssembly module, loaded by the page only when asked: config.json and launch
+// configs in, JSON and CSV out, "How close is this?" (its cases' notes are text the first view
+// does not need) and the verdict with its band. The embind layer only; the work is in config.cpp,
+// launch.cpp, report.cpp, measured.cpp and verdict.cpp.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include "setup_types.hpp"
 #include "trainmem/config.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/launch.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/report.hpp"
+#include "trainmem/verdict.hpp"
 
 namespace {
 
@@ -46,6 +51,52 @@ val compare_measured_js() {
   return rows;
 }
 
+val strings(const std::vector<std::string>& texts) {
+  val array = val::array();
+  for (const std::string& text : texts) array.call<void>("push", text);
+  return array;
+}
+
+// A launch config read over `setup` (the device and what else the file does not say):
+// {answer, setup, kind, read, notUnderstood, notes}.
+val read_launch_js(const std::string& text, const trainmem::TrainingSetup& setup,
+                   int world_size) {
+  trainmem::LaunchContext context;
+  context.world_size = world_size;
+  const trainmem::LaunchConfig launch = trainmem::read_launch_config(text, setup, context);
+  val out = val::object();
+  out.set("answer", launch.answer);
+  out.set("setup", launch.setup);
+  out.set("kind", launch.kind);
+  out.set("read", strings(launch.read));
+  out.set("notUnderstood", strings(launch.not_understood));
+  out.set("notes", strings(launch.notes));
+  return out;
+}
+
+// The verdict on `setup`'s estimate, in words: {answer, verdict, reason, fromBand, band: [{title,
+// error}…]}; the headroom decides where `headroom_asked`.
+val verdict_js(const trainmem::TrainingSetup& setup, bool headroom_asked) {
+  val out = val::object();
+  const trainmem::Estimate estimate = trainmem::estimate_memory(setup);
+  out.set("answer", estimate.answer);
+  if (!estimate.answer.ok()) return out;
+  const trainmem::VerdictAnswer verdict = trainmem::verdict_of(estimate, headroom_asked);
+  out.set("verdict", std::string(trainmem::verdict_words(verdict.verdict)));
+  out.set("reason", verdict.reason);
+  out.set("fromBand", verdict.from_band);
+  val band = val::array();
+  for (std::size_t index = 0; index < verdict.band.case_ids.size(); ++index) {
+    val row = val::object();
+    row.set("id", verdict.band.case_ids[index]);
+    row.set("title", verdict.band.case_titles[index]);
+    row.set("error", trainmem::format_error_percent(verdict.band.case_errors_percent[index]));
+    band.call<void>("push", row);
+  }
+  out.set("band", band);
+  return out;
+}
+
 trainmem::ConfigParse parse_hf_config_js(const std::string& text, bool text_tower) {
   return trainmem::parse_hf_config(text, text_tower);
 }
@@ -76,4 +127,6 @@ EMSCRIPTEN_BINDINGS(trainmem_json) {
   function("setupToJson", &setup_to_json);
   function("setupToCsv", &setup_to_csv);
   function("compareMeasured", &compare_measured_js);
+  function("readLaunchConfig", &read_launch_js);
+  function("launchVerdict", &verdict_js);
 }

@@ -42,8 +42,9 @@ let jsonPromise = null;
  * The second module, loaded only when a reader asks for it: config.json in, JSON and CSV out,
  * the measured cases, and the exploration views (makeEstimator's asynchronous members call
  * `module`'s explainEstimate, savedTensors, memoryTimeline, rankSavings, fitMap and
- * findFewestDevices, and compareMeasured). Resolves to {parseConfig(text), textTowerConfig(text), toJson(setup),
- * toCsv(setup), maxConfigBytes, module}.
+ * findFewestDevices, and compareMeasured). Resolves to {parseConfig(text), textTowerConfig(text),
+ * readLaunch(text, setup, worldSize), verdict(setup), toJson(setup), toCsv(setup), maxConfigBytes,
+ * module}.
  */
 export function loadJsonTools() {
   if (!jsonPromise) {
@@ -72,6 +73,34 @@ export function loadJsonTools() {
             ok: tower.answer.status === json.Status.OK,
             message: tower.answer.message,
             text: tower.text,
+          };
+        },
+        /**
+         * A launch config read over `setup`: {ok, message, setup, kind, read, notUnderstood, notes}.
+         * `worldSize` is torchrun's, where the file leaves it out (0: not given).
+         */
+        readLaunch(text, setup, worldSize) {
+          const read = json.readLaunchConfig(text, setup, worldSize);
+          return {
+            ok: read.answer.status === json.Status.OK,
+            message: read.answer.message,
+            setup: read.setup,
+            kind: read.kind,
+            read: read.read,
+            notUnderstood: read.notUnderstood,
+            notes: read.notes,
+          };
+        },
+        /** The verdict on `setup`: {ok, message, verdict, reason, fromBand, band: [{title, error}]}. */
+        verdict(setup) {
+          const verdict = json.launchVerdict(setup, false);
+          return {
+            ok: verdict.answer.status === json.Status.OK,
+            message: verdict.answer.message,
+            verdict: verdict.verdict,
+            reason: verdict.reason,
+            fromBand: verdict.fromBand,
+            band: verdict.band,
           };
         },
         toJson: (setup) => json.setupToJson(setup),

@@ -10,6 +10,7 @@ import { createLaterPanels, preload } from './later-panels.js';
 import { createComparePanel } from './panels/compare.js';
 import { createConfigPanel } from './panels/config.js';
 import { createExports } from './panels/exports.js';
+import { createLaunchPanel } from './panels/launch.js';
 import { createNumbersPanel } from './panels/numbers.js';
 import { fillPlateFigures, plateFigures, showReadout } from './readout.js';
 import { createStore, MAX_MICRO_BATCH_SEQUENCES } from './store.js';
@@ -86,6 +87,7 @@ async function start() {
   const context = { estimator, store, render, showError, createTimelineChart };
   const controls = createControls({ ...context, choices });
   const config = createConfigPanel(context);
+  const launch = createLaunchPanel({ ...context, choices });
   // The numbers redraw while they are open, and when they open; the comparison always.
   const numbers = createNumbersPanel(context);
   onOpen(numbers.element, () => numbers.update(store.get()));
@@ -105,6 +107,7 @@ async function start() {
     charts.draw(chartData(state.view, state.pinned, estimator.terms));
     if (numbers.element.open) numbers.update(state);
     compare.update(state);
+    launch.update(state);
     later.update(state);
     writeUrl(state, how);
     document.body.dataset.ready = 'true';

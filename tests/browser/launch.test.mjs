@@ -1,0 +1,91 @@
+// Will my run fit? In Chromium: a torchtitan job config pasted (the one under docs/examples) or
+// chosen becomes the workshop's setup, each change said in words, with the verdict and the runs
+// its band comes from; the verdict follows the device the reader picks after; a file the core
+// refuses, or one that sets what it does not understand, says so and keeps the last good view.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { bodyText, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
+
+const EXAMPLE = new URL('../../docs/examples/torchtitan-llama3-8b-fsdp.toml', import.meta.url);
+
+describe('the launch config', () => {
+  let harness;
+  before(async () => {
+    harness = await startHarness();
+  });
+  after(async () => {
+    await harness?.close();
+  });
+
+  async function openLaunch(page, text, worldSize) {
+    if (!(await page.$eval('#launch-panel', (panel) => panel.open)))
+      await page.click('#launch-panel summary');
+    await page.fill('#launch', text);
+    await page.fill('#launch-world-size', worldSize);
+    await page.click('#use-launch');
+  }
+
+  it('reads a torchtitan job config into the workshop and gives its verdict with its band', async () => {
+    const { page, problems } = await harness.openPage();
+    await openLaunch(page, await readFile(EXAMPLE, 'utf8'), '8');
+    await page.waitForSelector('#launch-result:not([hidden])');
+    // Its settings became the workshop's, said in words.
+    assert.equal(await page.inputValue('#stack'), 'torchtitan');
+    assert.equal(await page.inputValue('#dp'), '8');
+    assert.equal(await page.inputValue('#recompute'), 'full');
+    const notice = await page.textContent('#url-notice');
+    assert.match(notice, /^Read from the launch config: .*Stack: torchtitan \(FSDP2\)/);
+    assert.match(notice, /Data parallelism: 8/);
+    // The verdict, its reason, and the published runs of the stack.
+    assert.match(
+      await page.textContent('#launch-verdict'),
+      /^Fits\. Even at the low end of the estimate's error against the \d+ published runs of the torchtitan/,
+    );
+    assert.ok((await page.$$('#launch-band tr')).length >= 3);
+    assert.match(await page.textContent('#launch-read'), /training\.data_parallel_shard_degree -1: 8/);
+    assert.equal(await page.isHidden('#launch-unknown'), true);
+    // The verdict follows the device the reader picks: on an RTX 4090 it does not fit.
+    await page.selectOption('#device', 'rtx-4090');
+    await page.waitForFunction(
+      () => document.getElementById('launch-verdict').dataset.verdict === 'does not fit',
+    );
+    assert.match(await page.textContent('#launch-verdict'), /^Does not fit\./);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('lists what it does not understand, and refuses what it cannot model by key', async () => {
+    const { page, problems } = await harness.openPage();
+    const text = await readFile(EXAMPLE, 'utf8');
+    await openLaunch(page, `${text}\n[novel]\nknob = 1\n`, '8');
+    await page.waitForSelector('#launch-unknown:not([hidden])');
+    assert.match(await page.textContent('#launch-unknown'), /not understood.*: novel\.knob\.$/);
+    const shown = await readout(page);
+    // A schedule it does not model: refused by its key, the last good view kept.
+    await openLaunch(
+      page,
+      text.replace(
+        'pipeline_parallel_degree = 1',
+        'pipeline_parallel_degree = 1\npipeline_parallel_schedule = "ZBVZeroBubble"',
+      ),
+      '8',
+    );
+    await page.waitForSelector('#launch-error:not([hidden])');
+    assert.match(
+      await page.textContent('#launch-error'),
+      /pipeline_parallel_schedule "ZBVZeroBubble" is not modelled/,
+    );
+    assert.equal(await readout(page), shown);
+    // Without the world size, -1 cannot be read: said, nothing changed.
+    await openLaunch(page, text, '');
+    await page.waitForFunction(() =>
+      /give the world size/.test(document.getElementById('launch-error').textContent),
+    );
+    assert.equal(await readout(page), shown);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});

@@ -1,0 +1,133 @@
+// Will my run fit? A run's launch config (torchtitan's TOML job config), pasted, dropped or
+// chosen, read by the core (trainmem-json.js, loaded when first asked): its settings become the
+// workshop's, each said in words, and the verdict (fits, uncertain, does not fit, from the spread
+// of the estimate's errors against the stack's published runs) follows the workshop's setup from
+// then on.
+import { showNotice } from '../controls.js';
+import { loadJsonTools } from '../estimator.js';
+import { $, onOpen } from '../dom.js';
+
+/** What a launch config cannot say, which stays the reader's: the device, the headroom, the host. */
+const BESIDE_THE_FILE = new Set(['device', 'device-gb', 'headroom', 'activations', 'host-gb']);
+
+export function createLaunchPanel({ estimator, store, render, showError, choices }) {
+  const panel = $('launch-panel');
+  const text = $('launch');
+  const worldSize = $('launch-world-size');
+  const result = $('launch-result');
+  let tools = null;
+  let opened = null; // the launch config read: {kind, notes, notUnderstood}
+
+  /** The settings whose text differs between two setups, each as "Name: text". */
+  function changes(before, after) {
+    const said = [];
+    for (const setting of estimator.settings) {
+      const now = estimator.settingText(after, setting.id);
+      if (estimator.settingText(before, setting.id) === now) continue;
+      const choice = setting.choices?.find((each) => each.id === now);
+      said.push(`${setting.name}: ${choice ? choice.name : now}`);
+    }
+    return said;
+  }
+
+  async function useLaunch(given) {
+    try {
+      tools = await loadJsonTools();
+    } catch (error) {
+      showError('launch', `The launch-config reader could not load (${error.message}).`);
+      return;
+    }
+    const typed = worldSize.value.trim().replaceAll(',', '');
+    const world = typed === '' ? 0 : Number(typed);
+    if (!Number.isInteger(world) || world < 0 || world > 1_000_000) {
+      showError('launch', 'The world size must be a whole number of devices up to 1,000,000, or left empty.');
+      return;
+    }
+    const before = store.get().setup;
+    const read = tools.readLaunch(given, before, world);
+    if (!read.ok) {
+      showError('launch', read.message);
+      return;
+    }
+    // The file's settings are the reader's now: nothing held pending for them applies over it.
+    for (const setting of estimator.settings) {
+      if (!BESIDE_THE_FILE.has(setting.id)) choices.touch(setting.id);
+    }
+    const said = render(read.setup);
+    if (said === null) return; // refused by the core: the last good view stays, and says why
+    const changed = changes(before, store.get().setup);
+    showNotice(
+      [
+        changed.length > 0
+          ? `Read from the launch config: ${changed.join('; ')}.`
+          : 'The launch config sets what the workshop already shows.',
+        ...said,
+      ].join(' '),
+    );
+    opened = read;
+    $('launch-read').textContent = [
+      `Read as a ${read.kind}.`,
+      ...read.notes,
+      'The device and the headroom stay as you set them.',
+    ].join(' ');
+    const unknown = $('launch-unknown');
+    unknown.hidden = read.notUnderstood.length === 0;
+    unknown.textContent = `Set in the file and not understood, so left out of the estimate: ${read.notUnderstood.join(', ')}.`;
+    result.hidden = false;
+    update(store.get());
+  }
+
+  /** The verdict on the workshop's setup, once a launch config is open. */
+  function update(state) {
+    if (opened === null || tools === null || !state.view.ok) return;
+    const verdict = tools.verdict(state.setup);
+    if (!verdict.ok) return;
+    const words = verdict.verdict.charAt(0).toUpperCase() + verdict.verdict.slice(1);
+    const line = $('launch-verdict');
+    line.dataset.verdict = verdict.verdict;
+    line.replaceChildren(
+      Object.assign(document.createElement('strong'), { textContent: `${words}.` }),
+      ` ${verdict.reason}`,
+    );
+    $('launch-band').replaceChildren(
+      ...verdict.band.map(({ title, error }) => {
+        const row = document.createElement('tr');
+        const run = Object.assign(document.createElement('th'), { scope: 'row', textContent: title });
+        row.append(run, Object.assign(document.createElement('td'), { textContent: error }));
+        return row;
+      }),
+    );
+    $('launch-band').closest('details').hidden = verdict.band.length === 0;
+  }
+
+  async function useFile(file) {
+    if (!file) return;
+    if (file.size > 1 << 20) {
+      showError(
+        'launch',
+        `The file is ${estimator.formatCount(file.size)} bytes; at most 1,048,576 are read.`,
+      );
+      return;
+    }
+    const given = await file.text();
+    text.value = given;
+    useLaunch(given);
+  }
+
+  $('use-launch').addEventListener('click', () => useLaunch(text.value));
+  $('launch-file').addEventListener('change', (event) => useFile(event.target.files[0]));
+  text.addEventListener('dragover', (event) => {
+    event.preventDefault();
+    text.classList.add('dragging');
+  });
+  text.addEventListener('dragleave', () => text.classList.remove('dragging'));
+  text.addEventListener('drop', (event) => {
+    event.preventDefault();
+    text.classList.remove('dragging');
+    useFile(event.dataTransfer.files[0]);
+  });
+  // The reader is about to paste: the reader's module starts loading.
+  onOpen(panel, () => loadJsonTools().catch(() => {}));
+
+  return { update };
+}
