@@ -59,8 +59,7 @@ val strings(const std::vector<std::string>& texts) {
 
 // A launch config read over `setup` (the device and what else the file does not say):
 // {answer, setup, kind, read, notUnderstood, notes}.
-val read_launch_js(const std::string& text, const trainmem::TrainingSetup& setup,
-                   int world_size) {
+val read_launch_js(const std::string& text, const trainmem::TrainingSetup& setup, int world_size) {
   trainmem::LaunchContext context;
   context.world_size = world_size;
   const trainmem::LaunchConfig launch = trainmem::read_launch_config(text, setup, context);

@@ -149,6 +149,7 @@ inline void register_setup_types() {
              &set_choice<Compile, &TrainingSetup::compile>)
       .field("optimizerInBackward", &TrainingSetup::optimizer_in_backward)
       .field("pagedOptimizer", &TrainingSetup::paged_optimizer)
+      .field("expandableSegments", &TrainingSetup::expandable_segments)
       .field("kbitPrep", &TrainingSetup::kbit_prep);
 }
 

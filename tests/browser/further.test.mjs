@@ -65,6 +65,7 @@ describe('Go further, in Chromium', () => {
       'optimizer-in-backward': false,
       'paged-optimizer': false,
       'kbit-prep': false,
+      'expandable-segments': false,
       'make-vocab-size-divisible-by': '128',
       'eod-token': false,
     });

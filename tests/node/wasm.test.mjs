@@ -463,6 +463,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'optimizer-in-backward',
         'paged-optimizer',
         'kbit-prep',
+        'expandable-segments',
       ],
     );
     const plate = core.defaultSetup();

@@ -14,8 +14,14 @@
 //   - a block is cached for the stream that allocated its segment, and only a request on that
 //     stream takes it (BlockComparatorSize orders the pools by stream first; get_free_block
 //     returns nothing of another stream's).
-// No max_split_size_mb, no expandable segments, no frees delayed by record_stream, and the cache
-// is never emptied (a run that fits never hits the out-of-memory path that releases it).
+// With PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (AllocatorConfig), each stream's pool is
+// one segment of reserved address space, mapped page by page as it grows (ExpandableSegment, with
+// pages of kSmallBuffer in the small pool and kLargeBuffer in the large one): a request no cached
+// block holds maps what the free block at the segment's end lacks, rounded up to pages
+// (find_expandable_block, try_allocate_expandable_block, map_block), and a block is split
+// whenever at least 512 B remain (should_split).
+// No max_split_size_mb, no frees delayed by record_stream, and the cache is never emptied (a run
+// that fits never hits the out-of-memory path that releases it).
 #pragma once
 
 #include <cstddef>
@@ -37,10 +43,16 @@ double allocator_block_bytes(double request_bytes);
 // get_allocation_size: the segment cudaMalloc'd when no cached block holds a block of this size.
 double allocator_segment_bytes(double block_bytes);
 
+// PYTORCH_CUDA_ALLOC_CONF's settings that the replay follows.
+struct AllocatorConfig {
+  bool expandable_segments = false;
+};
+
 class CachingAllocator {
  public:
   using Handle = std::size_t;
   using Stream = int;  // 0: the compute stream
+  explicit CachingAllocator(AllocatorConfig config = {}) : config_(config) {}
   // A request of `bytes` on `stream` (0 is a valid request that takes no memory); the handle
   // frees it.
   Handle allocate(double bytes, Stream stream = 0);
@@ -69,6 +81,10 @@ class CachingAllocator {
   using FreeKey = std::tuple<Stream, double, std::size_t, double, std::size_t>;
   FreeKey key_of(std::size_t index) const;
   std::set<FreeKey>& pool_of(std::size_t index);
+  // Under expandable segments: the block that holds `size` at the end of the stream's segment of
+  // its pool, the segment grown by whole pages as needed.
+  std::size_t grow_expandable(double size, Stream stream, bool small);
+  AllocatorConfig config_;
   std::vector<Block> blocks_;
   std::vector<Segment> segments_;
   std::set<FreeKey> small_free_;

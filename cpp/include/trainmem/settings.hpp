@@ -65,6 +65,7 @@ constexpr const char* kCompile = "compile";
 constexpr const char* kOptimizerInBackward = "optimizer-in-backward";
 constexpr const char* kPagedOptimizer = "paged-optimizer";
 constexpr const char* kKbitPrep = "kbit-prep";
+constexpr const char* kExpandableSegments = "expandable-segments";
 }  // namespace setting_id
 
 enum class SettingKind {

@@ -164,6 +164,10 @@ struct TrainingSetup {
   // so the residual stream runs in FP32, and gradient checkpointing on. The hf stack's, for a
   // quantised base under full recomputation.
   bool kbit_prep = false;
+  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: PyTorch's caching allocator maps each
+  // stream's pool as one growing segment (allocator.hpp), which changes the reserved peak. The
+  // stacks' (each replays its step through the allocator); the idealised step has none.
+  bool expandable_segments = false;
 };
 
 // The model a setup names: the preset with its model_id, or its custom_model when model_id is

@@ -226,6 +226,12 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                      "modelled; choose the blocks alone, or tp 1.");
     }
   }
+  if (setup.expandable_segments && row.step == nullptr) {
+    return refusal(id::kExpandableSegments,
+                   "Expandable segments change PyTorch's caching allocator, which a training "
+                   "stack's replay follows and the idealised step has none of; choose a stack, or "
+                   "turn them off.");
+  }
   if (setup.paged_optimizer) {
     if (!row.transformers_loading) {
       return refusal(id::kPagedOptimizer,

@@ -508,6 +508,12 @@ void add_stack_settings(Entries& entries) {
                       "prepare_model_for_kbit_training is modelled as transformers' "
                       "Trainer runs it")),
       number_access<bool, &TrainingSetup::kbit_prep>());
+  add(added(
+          make(id::kExpandableSegments, "Expandable segments", kSwitch,
+               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the caching allocator maps each "
+               "stream's memory as one segment that grows page by page",
+               "expandableSegments")),
+      number_access<bool, &TrainingSetup::expandable_segments>());
 }
 
 std::vector<Entry> make_entries() {

@@ -48,6 +48,8 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream)
   if (found != pool.end() && std::get<0>(*found) == stream) {
     best = std::get<4>(*found);
     pool.erase(found);
+  } else if (config_.expandable_segments) {
+    best = grow_expandable(size, stream, small);
   } else {
     Segment segment;
     segment.stream = stream;
@@ -63,11 +65,12 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream)
     reserved_ += segment.size;
   }
 
-  // should_split: the small pool splits off any remainder of a block's worth, the large pool only
-  // a remainder of more than 1 MiB; otherwise the request takes the whole block.
+  // should_split: the small pool splits off any remainder of a block's worth, and so does the
+  // large pool under expandable segments; otherwise the large pool only a remainder of more than
+  // 1 MiB, and the request takes the whole block.
   const double remaining = blocks_[best].size - size;
-  const bool split =
-      small ? remaining >= kAllocatorMinBlockBytes : remaining > kAllocatorSmallSizeBytes;
+  const bool split = small || config_.expandable_segments ? remaining >= kAllocatorMinBlockBytes
+                                                          : remaining > kAllocatorSmallSizeBytes;
   if (split) {
     Block rest;
     rest.segment = blocks_[best].segment;
@@ -90,6 +93,45 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream)
   if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
   if (reserved_ > peak_reserved_) peak_reserved_ = reserved_;
   return best;
+}
+
+std::size_t CachingAllocator::grow_expandable(double size, Stream stream, bool small) {
+  // The stream's segment of this pool: its address space reserved once, mapped as it grows.
+  std::size_t segment_index = segments_.size();
+  for (std::size_t index = 0; index < segments_.size(); ++index) {
+    if (segments_[index].stream == stream && segments_[index].small == small) {
+      segment_index = index;
+    }
+  }
+  if (segment_index == segments_.size()) {
+    Segment segment;
+    segment.stream = stream;
+    segment.small = small;
+    segments_.push_back(segment);
+  }
+  // The free block at its end, if any, takes the request with the pages mapped after it.
+  std::vector<std::size_t>& order = segments_[segment_index].blocks;
+  std::size_t tail = kNothing;
+  if (!order.empty() && blocks_[order.back()].free) {
+    tail = order.back();
+    pool_of(tail).erase(key_of(tail));
+  }
+  const double held = tail == kNothing ? 0 : blocks_[tail].size;
+  const double page = small ? kAllocatorSmallBufferBytes : kAllocatorLargeBufferBytes;
+  const double mapped = round_up(size - held, page);
+  segments_[segment_index].size += mapped;
+  reserved_ += mapped;
+  if (tail != kNothing) {
+    blocks_[tail].size += mapped;
+    return tail;
+  }
+  Block block;
+  block.segment = segment_index;
+  block.offset = segments_[segment_index].size - mapped;
+  block.size = mapped;
+  blocks_.push_back(block);
+  order.push_back(blocks_.size() - 1);
+  return blocks_.size() - 1;
 }
 
 void CachingAllocator::free(Handle handle) {

@@ -67,7 +67,9 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
                         "device until memory runs short",
                         false,
                         Term::kOptimizerStates};
-  Step step;
+  AllocatorConfig allocator;
+  allocator.expandable_segments = setup.expandable_segments;
+  Step step(allocator);
   Breakdown outside;
   for (const StackTerm* term : {&context, &nccl, &paged}) outside[term->term] += term->bytes;
   step.record(timeline, outside);

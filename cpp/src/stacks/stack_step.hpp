@@ -85,6 +85,8 @@ inline constexpr std::size_t kFirstStackTag = kNumTerms;
 // allocated peak; and, when asked, its timeline.
 class Step {
  public:
+  explicit Step(AllocatorConfig config = {}) : allocator_(config) {}
+
   // A term of the stack's own, counted in the table's term `counted_in` (its buffers, or the
   // runtime): its tag.
   std::size_t term(std::string id, std::string label, std::string source,
