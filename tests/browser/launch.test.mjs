@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { bodyText, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
 
 const EXAMPLE = new URL('../../docs/examples/torchtitan-llama3-8b-fsdp.toml', import.meta.url);
+const MEGATRON = new URL('../../docs/examples/megatron-llama3-8b.sh', import.meta.url);
 
 describe('the launch config', () => {
   let harness;
@@ -51,6 +52,26 @@ describe('the launch config', () => {
       () => document.getElementById('launch-verdict').dataset.verdict === 'does not fit',
     );
     assert.match(await page.textContent('#launch-verdict'), /^Does not fit\./);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('reads a Megatron-LM launch line: its model, layout and recipe, under the megatron stack', async () => {
+    const { page, problems } = await harness.openPage();
+    await openLaunch(page, await readFile(MEGATRON, 'utf8'), '');
+    await page.waitForSelector('#launch-result:not([hidden])');
+    assert.equal(await page.inputValue('#stack'), 'megatron');
+    assert.equal(await page.inputValue('#tp'), '2');
+    assert.equal(await page.inputValue('#pp'), '2');
+    assert.equal(await page.inputValue('#model'), 'custom');
+    // Llama 3 8B's shape, counted from the line.
+    assert.match(await readout(page), /8\.03 B parameters|× 8\.03 B/);
+    assert.match(await page.textContent('#launch-unknown'), /--overlap-grad-reduce/);
+    assert.match(
+      await page.textContent('#launch-verdict'),
+      /^Fits\. .*published runs of the Megatron-LM stack/,
+    );
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();

@@ -173,7 +173,7 @@ TEST_CASE("launch: what it cannot model, and a file at odds with itself, are ref
                 "']', saw '\\n'.");
   check_refused("{\"train_batch_size\": 8}", "launch",
                 "This looks like a JSON config (DeepSpeed's?), which is not read yet: torchtitan's "
-                "TOML job configs are.");
+                "TOML job configs and Megatron-LM's pretrain_gpt.py lines are.");
 }
 
 TEST_CASE("launch: the interleaved schedule runs two virtual stages a device") {
@@ -263,6 +263,8 @@ TEST_CASE("launch: the CLI exits 0, 1 or 3 for the verdict, and 2 for bad input"
              "--device-gb", "20"},
             &text) == 3);
   CHECK(text.find("Verdict: Does not fit.") != std::string::npos);
+  CHECK(cli({"--launch", path + "megatron-llama3-8b.sh"}, &text) == 0);
+  CHECK(text.find("Launch config: Megatron-LM launch line (pretrain_gpt.py)") != std::string::npos);
   // Table 5's run fits on the benchmark's 96 GB H100s.
   CHECK(cli({"--launch", path + "torchtitan-llama3-405b-3d.toml", "--device", "h100-96gb"}) == 0);
   CHECK(cli({"--launch", path + "torchtitan-llama3-8b-fsdp.toml"}, &text) == 2);
@@ -281,4 +283,50 @@ TEST_CASE("launch: the CLI exits 0, 1 or 3 for the verdict, and 2 for bad input"
   CHECK(text.find("\"verdict\": \"fits\"") != std::string::npos);
   CHECK(text.find("\"bandCases\"") != std::string::npos);
   CHECK(text.find("\"notUnderstood\": []") != std::string::npos);
+}
+
+TEST_CASE("launch: Megatron-LM's example line opens to the flags' setup") {
+  const LaunchConfig launch = read_ok(example("megatron-llama3-8b.sh"));
+  CHECK(launch.kind == "Megatron-LM launch line (pretrain_gpt.py)");
+  CHECK(launch.not_understood == std::vector<std::string>{"--overlap-grad-reduce"});
+  TrainingSetup flags;
+  flags.stack = Stack::kMegatron;
+  flags.model_id = "llama3-8b";
+  flags.layout.data_parallel = 4;  // torchrun's 8 × 2 over t 2 · p 2
+  flags.layout.zero_stage = 1;
+  flags.layout.tensor_parallel = 2;
+  flags.layout.sequence_parallel = true;
+  flags.layout.pipeline_parallel = 2;
+  flags.recompute = Recompute::kFull;
+  flags.dropout = Dropout::kOff;
+  flags.logits = true;
+  flags.loss = Loss::kTeFused;
+  const Estimate from_line = estimate_memory(launch.setup);
+  const Estimate from_flags = estimate_memory(flags);
+  REQUIRE_MESSAGE(from_line.answer.ok(), from_line.answer.message);
+  REQUIRE(from_flags.answer.ok());
+  CHECK(from_line.num_parameters == from_flags.num_parameters);
+  CHECK(from_line.bytes.total() == from_flags.bytes.total());
+  CHECK(from_line.peak_reserved_bytes == from_flags.peak_reserved_bytes);
+}
+
+TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --seq-length 4096 --swiglu --normalization RMSNorm "
+      "--position-embedding-type rope --disable-bias-linear --bf16 ";
+  CHECK(read_ok(line + "--vocab-size 32000").setup.layout.data_parallel == 8);
+  check_refused(line, "--vocab-size",
+                "The vocabulary is the tokenizer's, which the line does not give "
+                "('GPT2BPETokenizer'): add --vocab-size N, its size before Megatron-LM's padding.");
+  check_refused(line + "--vocab-size 32000 --num-experts 8", "--num-experts",
+                "--num-experts is not read from a launch line yet: dense models in BF16 or FP8 "
+                "under Megatron-LM's own DDP are.");
+  check_refused("torchrun pretrain_gpt.py --num-layers $LAYERS", "launch",
+                "The line uses the shell's variables ('$LAYERS'): expand them first, as the shell "
+                "would (echo the command).");
+  check_refused(line + "--vocab-size 32000 --recompute-granularity full --recompute-method block",
+                "--recompute-method",
+                "Full recomputation is read as --recompute-method uniform with "
+                "--recompute-num-layers 1 (every layer's input kept); others are not modelled.");
 }

@@ -27,16 +27,20 @@ LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& ba
     launch.setup = base;
     launch.answer = refusal("launch",
                             "This looks like a JSON config (DeepSpeed's?), which is not read yet: "
-                            "torchtitan's TOML job configs are.");
+                            "torchtitan's TOML job configs and Megatron-LM's pretrain_gpt.py "
+                            "lines are.");
     return launch;
   }
-  if (text.find("pretrain_gpt.py") != std::string::npos ||
-      text.find("torchrun") != std::string::npos) {
+  if (text.find("pretrain_gpt.py") != std::string::npos) {
+    return read_megatron_args(text, base, context);
+  }
+  if (text.find("torchrun") != std::string::npos || text.find("--") == start) {
     LaunchConfig launch;
     launch.setup = base;
     launch.answer = refusal("launch",
-                            "This looks like a launch line (Megatron-LM's?), which is not read "
-                            "yet: torchtitan's TOML job configs are.");
+                            "This looks like a launch line, but not of Megatron-LM's "
+                            "pretrain_gpt.py, the one read; torchtitan's TOML job configs are "
+                            "read too.");
     return launch;
   }
   return read_torchtitan_toml(text, base, context);

@@ -1,0 +1,487 @@
+// Megatron-LM's launch line (`torchrun … pretrain_gpt.py --…`), read into the setup (launch.hpp),
+// by megatron/training/arguments.py's flags and defaults: a dense Llama-style model (SwiGLU,
+// RMSNorm, rotary positions, no linear biases but Q, K and V's), its layout, recomputation,
+// precision and loss, under the megatron stack. The model's shape is written as the Llama
+// config.json it is and read by the config reader, so that one reader builds every shape.
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "launch/launch_readers.hpp"
+#include "trainmem/config.hpp"
+#include "trainmem/models.hpp"
+
+namespace trainmem {
+
+namespace {
+
+constexpr const char* kKind = "Megatron-LM launch line (pretrain_gpt.py)";
+
+// The flags read without a value.
+const std::set<std::string>& switches() {
+  static const std::set<std::string> flags = {"--group-query-attention",
+                                              "--swiglu",
+                                              "--disable-bias-linear",
+                                              "--add-qkv-bias",
+                                              "--untie-embeddings-and-output-weights",
+                                              "--sequence-parallel",
+                                              "--use-distributed-optimizer",
+                                              "--bf16",
+                                              "--fp16",
+                                              "--recompute-activations",
+                                              "--cross-entropy-loss-fusion",
+                                              "--use-flash-attn",
+                                              "--use-mcore-models",
+                                              "--no-masked-softmax-fusion",
+                                              "--no-bias-gelu-fusion",
+                                              "--no-bias-dropout-fusion",
+                                              "--no-gradient-accumulation-fusion",
+                                              "--overlap-grad-reduce",
+                                              "--overlap-param-gather",
+                                              "--no-load-optim",
+                                              "--no-load-rng",
+                                              "--no-save-optim",
+                                              "--no-save-rng",
+                                              "--mock-data",
+                                              "--use-rotary-position-embeddings",
+                                              "--no-position-embedding",
+                                              "--log-throughput",
+                                              "--log-timers-to-tensorboard",
+                                              "--log-memory-to-tensorboard",
+                                              "--log-validation-ppl-to-tensorboard",
+                                              "--tensorboard-log-interval",
+                                              "--manual-gc",
+                                              "--no-rope-fusion",
+                                              "--use-torch-fsdp2"};
+  return flags;
+}
+
+// Flags with no bearing on the device's memory: data, logging, checkpoints, the learning rate and
+// its schedule, the optimiser's hyper-parameters, initialisation, timeouts.
+bool no_bearing(const std::string& flag) {
+  static const std::set<std::string> flags = {"--global-batch-size",
+                                              "--train-iters",
+                                              "--train-samples",
+                                              "--lr",
+                                              "--min-lr",
+                                              "--lr-decay-style",
+                                              "--lr-decay-iters",
+                                              "--lr-warmup-iters",
+                                              "--lr-warmup-fraction",
+                                              "--weight-decay",
+                                              "--clip-grad",
+                                              "--adam-beta1",
+                                              "--adam-beta2",
+                                              "--adam-eps",
+                                              "--init-method-std",
+                                              "--seed",
+                                              "--data-path",
+                                              "--split",
+                                              "--data-cache-path",
+                                              "--save",
+                                              "--load",
+                                              "--save-interval",
+                                              "--eval-interval",
+                                              "--eval-iters",
+                                              "--log-interval",
+                                              "--tensorboard-dir",
+                                              "--wandb-project",
+                                              "--wandb-exp-name",
+                                              "--distributed-backend",
+                                              "--distributed-timeout-minutes",
+                                              "--tokenizer-type",
+                                              "--tokenizer-model",
+                                              "--vocab-file",
+                                              "--merge-file",
+                                              "--mock-data",
+                                              "--use-mcore-models",
+                                              "--log-throughput",
+                                              "--log-timers-to-tensorboard",
+                                              "--log-memory-to-tensorboard",
+                                              "--log-validation-ppl-to-tensorboard",
+                                              "--tensorboard-log-interval",
+                                              "--no-load-optim",
+                                              "--no-load-rng",
+                                              "--no-save-optim",
+                                              "--no-save-rng",
+                                              "--rotary-base",
+                                              "--norm-epsilon",
+                                              "--use-rotary-position-embeddings",
+                                              "--manual-gc",
+                                              "--exit-duration-in-mins",
+                                              "--rampup-batch-size",
+                                              "--attention-softmax-in-fp32",
+                                              "--no-rope-fusion"};
+  return flags.count(flag) > 0;
+}
+
+struct Flags {
+  std::map<std::string, std::string> values;  // "--num-layers" -> "32"; a switch -> ""
+  std::vector<std::string> order;
+  std::set<std::string> taken;
+  Answer answer;
+
+  bool has(const std::string& flag) {
+    if (values.count(flag) == 0) return false;
+    taken.insert(flag);
+    return true;
+  }
+  std::optional<long long> whole(const std::string& flag) {
+    if (!has(flag)) return std::nullopt;
+    const std::string& text = values[flag];
+    if (text.empty() || text.size() > 12 ||
+        text.find_first_not_of("0123456789") != std::string::npos) {
+      fault(flag, flag + " must be a whole number; it is '" + text.substr(0, 40) + "'.");
+      return std::nullopt;
+    }
+    return std::stoll(text);
+  }
+  std::optional<double> decimal(const std::string& flag) {
+    if (!has(flag)) return std::nullopt;
+    const std::string& text = values[flag];
+    if (text.empty() || text.size() > 24 ||
+        text.find_first_not_of("0123456789.eE-+") != std::string::npos) {
+      fault(flag, flag + " must be a number; it is '" + text.substr(0, 40) + "'.");
+      return std::nullopt;
+    }
+    const double value = std::strtod(text.c_str(), nullptr);
+    if (!std::isfinite(value)) fault(flag, flag + " must be a number.");
+    return value;
+  }
+  std::string text(const std::string& flag, const std::string& otherwise) {
+    return has(flag) ? values[flag] : otherwise;
+  }
+  void fault(const std::string& flag, std::string message) {
+    if (answer.ok()) answer = refusal(flag, std::move(message));
+  }
+};
+
+// The command's words from pretrain_gpt.py on, the shell's line continuations joined, and
+// torchrun's own (--nproc_per_node, --nnodes) before it.
+struct Command {
+  std::vector<std::string> words;
+  long long nproc = 0;
+  long long nnodes = 1;
+  std::string problem;
+};
+
+Command command_of(const std::string& text) {
+  Command command;
+  std::string joined;
+  for (std::size_t index = 0; index < text.size(); ++index) {
+    if (text[index] == '\\' && index + 1 < text.size() &&
+        (text[index + 1] == '\n' || text[index + 1] == '\r')) {
+      ++index;
+      if (text[index] == '\r' && index + 1 < text.size() && text[index + 1] == '\n') ++index;
+      joined += ' ';
+      continue;
+    }
+    joined += text[index];
+  }
+  // The line that runs pretrain_gpt.py.
+  std::size_t at = joined.find("pretrain_gpt.py");
+  const std::size_t line_start = joined.rfind('\n', at);
+  const std::size_t line_end = joined.find('\n', at);
+  const std::string line =
+      joined.substr(line_start == std::string::npos ? 0 : line_start + 1,
+                    (line_end == std::string::npos ? joined.size() : line_end) -
+                        (line_start == std::string::npos ? 0 : line_start + 1));
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : line) {
+    if (c == ' ' || c == '\t' || c == '\r') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(word);
+  bool after = false;
+  for (std::size_t index = 0; index < words.size(); ++index) {
+    const std::string& each = words[index];
+    if (each.find('$') != std::string::npos || each.find('`') != std::string::npos) {
+      command.problem = "The line uses the shell's variables ('" + each.substr(0, 40) +
+                        "'): expand them first, as the shell would (echo the command).";
+      return command;
+    }
+    if (!after) {
+      if (each.size() >= 15 && each.compare(each.size() - 15, 15, "pretrain_gpt.py") == 0) {
+        after = true;
+        continue;
+      }
+      const auto value = [&](const std::string& flag) -> std::optional<long long> {
+        std::string count;
+        if (each.rfind(flag + "=", 0) == 0) count = each.substr(flag.size() + 1);
+        if (each == flag && index + 1 < words.size()) count = words[index + 1];
+        if (count.empty() || count.size() > 6 ||
+            count.find_first_not_of("0123456789") != std::string::npos) {
+          return std::nullopt;
+        }
+        return std::stoll(count);
+      };
+      for (const char* flag : {"--nproc_per_node", "--nproc-per-node"}) {
+        if (const auto count = value(flag)) command.nproc = *count;
+      }
+      if (const auto count = value("--nnodes")) command.nnodes = *count;
+      continue;
+    }
+    command.words.push_back(each);
+  }
+  return command;
+}
+
+}  // namespace
+
+LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& base,
+                                const LaunchContext& context) {
+  LaunchConfig launch;
+  launch.kind = kKind;
+  launch.setup = base;
+  const Command command = command_of(text);
+  if (!command.problem.empty()) {
+    launch.answer = refusal("launch", command.problem);
+    return launch;
+  }
+  Flags flags;
+  for (std::size_t index = 0; index < command.words.size(); ++index) {
+    std::string word = command.words[index];
+    if (word.rfind("--", 0) != 0) {
+      launch.answer = refusal("launch", "'" + word.substr(0, 40) +
+                                            "' stands where a flag was expected; each of "
+                                            "pretrain_gpt.py's arguments is a --flag.");
+      return launch;
+    }
+    std::string value;
+    const std::size_t equals = word.find('=');
+    if (equals != std::string::npos) {
+      value = word.substr(equals + 1);
+      word = word.substr(0, equals);
+    } else if (switches().count(word) == 0 && index + 1 < command.words.size() &&
+               command.words[index + 1].rfind("--", 0) != 0) {
+      value = command.words[++index];
+      // A flag of several values (--data-path 1 a 0.5 b): the rest up to the next flag.
+      while (index + 1 < command.words.size() && command.words[index + 1].rfind("--", 0) != 0) {
+        value += " " + command.words[++index];
+      }
+    }
+    if (flags.values.count(word) == 0) flags.order.push_back(word);
+    flags.values[word] = value;
+  }
+
+  // The model: a dense Llama-style decoder, written as the config.json it is.
+  const auto layers = flags.whole("--num-layers");
+  const auto hidden = flags.whole("--hidden-size");
+  const auto heads = flags.whole("--num-attention-heads");
+  const auto sequence = flags.whole("--seq-length");
+  const auto vocabulary = flags.whole("--vocab-size");
+  for (const auto& [flag, value] :
+       {std::pair<const char*, std::optional<long long>>{"--num-layers", layers},
+        {"--hidden-size", hidden},
+        {"--num-attention-heads", heads},
+        {"--seq-length", sequence}}) {
+    if (!value && flags.answer.ok()) {
+      flags.fault(flag, std::string(flag) + " is not given; pretrain_gpt.py needs it.");
+    }
+  }
+  if (!vocabulary && flags.answer.ok()) {
+    flags.fault("--vocab-size",
+                "The vocabulary is the tokenizer's, which the line does not give ('" +
+                    flags.text("--tokenizer-type", "GPT2BPETokenizer") +
+                    "'): add --vocab-size N, its size before Megatron-LM's padding.");
+  }
+  if (!flags.has("--swiglu")) {
+    flags.fault("--swiglu",
+                "Only Llama-style models are read from a launch line: --swiglu "
+                "(a gated MLP) is missing.");
+  }
+  if (flags.text("--normalization", "LayerNorm") != "RMSNorm") {
+    flags.fault("--normalization",
+                "Only Llama-style models are read from a launch line: "
+                "--normalization RMSNorm.");
+  }
+  if (flags.text("--position-embedding-type", "learned_absolute") != "rope") {
+    flags.fault("--position-embedding-type",
+                "Only Llama-style models are read from a launch "
+                "line: --position-embedding-type rope.");
+  }
+  if (!flags.has("--disable-bias-linear")) {
+    flags.fault("--disable-bias-linear",
+                "Only Llama-style models are read from a launch line: "
+                "--disable-bias-linear (no biases but Q, K and V's).");
+  }
+  for (const char* flag : {"--num-experts", "--moe-router-topk", "--multi-latent-attention",
+                           "--mtp-num-layers", "--fp16", "--use-torch-fsdp2"}) {
+    if (flags.has(flag)) {
+      flags.fault(flag, std::string(flag) +
+                            " is not read from a launch line yet: dense models "
+                            "in BF16 or FP8 under Megatron-LM's own DDP are.");
+    }
+  }
+  if (flags.text("--transformer-impl", "transformer_engine") != "transformer_engine") {
+    flags.fault("--transformer-impl",
+                "--transformer-impl local is not modelled: Transformer Engine's layers are.");
+  }
+  if (!flags.answer.ok()) {
+    launch.answer = flags.answer;
+    return launch;
+  }
+  const long long query_groups =
+      flags.has("--group-query-attention") ? flags.whole("--num-query-groups").value_or(1) : *heads;
+  nlohmann::json config = {
+      {"model_type", "llama"},
+      {"hidden_size", *hidden},
+      {"num_hidden_layers", *layers},
+      {"num_attention_heads", *heads},
+      {"num_key_value_heads", query_groups},
+      {"intermediate_size", flags.whole("--ffn-hidden-size").value_or(4 * *hidden)},
+      {"vocab_size", *vocabulary},
+      {"tie_word_embeddings", !flags.has("--untie-embeddings-and-output-weights")},
+      {"attention_bias", flags.has("--add-qkv-bias")},
+      {"max_position_embeddings", flags.whole("--max-position-embeddings").value_or(*sequence)},
+      {"attention_dropout", 0.0}};
+  if (const auto channels = flags.whole("--kv-channels")) config["head_dim"] = *channels;
+  if (!flags.answer.ok()) {
+    launch.answer = flags.answer;
+    return launch;
+  }
+  const ConfigParse shape = parse_hf_config(config.dump());
+  if (!shape.answer.ok()) {
+    launch.answer = refusal("launch", "The line's model: " + shape.answer.message);
+    return launch;
+  }
+  TrainingSetup& setup = launch.setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = shape.shape;
+  setup.custom_model.name = std::to_string(*layers) + "-layer model of width " +
+                            std::to_string(*hidden) + " (the launch line's)";
+  setup.stack = Stack::kMegatron;
+  setup.logits = true;
+  setup.sequence_length = static_cast<int>(*sequence);
+  setup.micro_batch_sequences = static_cast<int>(flags.whole("--micro-batch-size").value_or(1));
+  setup.make_vocab_size_divisible_by =
+      static_cast<int>(flags.whole("--make-vocab-size-divisible-by").value_or(128));
+
+  // Dropout: Megatron-LM's 0.1 on both unless set; the estimate counts one probability for both.
+  const double hidden_dropout = flags.decimal("--hidden-dropout").value_or(0.1);
+  const double attention_dropout = flags.decimal("--attention-dropout").value_or(0.1);
+  if ((hidden_dropout == 0) != (attention_dropout == 0)) {
+    flags.fault("--attention-dropout",
+                "--hidden-dropout and --attention-dropout are counted "
+                "together: set both to 0, or both above.");
+  }
+  setup.dropout = hidden_dropout > 0 ? Dropout::kOn : Dropout::kOff;
+
+  // The layout: d from the world over t·p·c.
+  const long long t = flags.whole("--tensor-model-parallel-size").value_or(1);
+  const long long p = flags.whole("--pipeline-model-parallel-size").value_or(1);
+  const long long c = flags.whole("--context-parallel-size").value_or(1);
+  long long world = context.world_size;
+  if (world == 0 && command.nproc > 0) world = command.nproc * command.nnodes;
+  if (world == 0) {
+    flags.fault("--tensor-model-parallel-size",
+                "The data-parallel degree is the world size over t·p·c, and neither the line "
+                "(torchrun's --nproc_per_node and --nnodes) nor --world-size gives it.");
+  } else if (t < 1 || p < 1 || c < 1 || world % (t * p * c) != 0) {
+    flags.fault("--tensor-model-parallel-size", "The world size " + std::to_string(world) +
+                                                    " is not a whole multiple of t·p·c (" +
+                                                    std::to_string(t * p * c) + ").");
+  }
+  if (!flags.answer.ok()) {
+    launch.answer = flags.answer;
+    return launch;
+  }
+  ParallelLayout& layout = setup.layout;
+  layout = ParallelLayout{};
+  layout.data_parallel = static_cast<int>(world / (t * p * c));
+  layout.tensor_parallel = static_cast<int>(t);
+  layout.pipeline_parallel = static_cast<int>(p);
+  layout.context_parallel = static_cast<int>(c);
+  layout.sequence_parallel = flags.has("--sequence-parallel");
+  layout.zero_stage = flags.has("--use-distributed-optimizer") ? 1 : 0;
+  if (const auto per_stage = flags.whole("--num-layers-per-virtual-pipeline-stage")) {
+    if (*per_stage < 1 || *layers % (p * *per_stage) != 0) {
+      flags.fault("--num-layers-per-virtual-pipeline-stage",
+                  "--num-layers-per-virtual-pipeline-stage must divide each stage's layers.");
+    } else {
+      layout.virtual_pipeline_stages = static_cast<int>(*layers / (p * *per_stage));
+    }
+  }
+  if (const auto stages = flags.whole("--virtual-pipeline-model-parallel-size")) {
+    layout.virtual_pipeline_stages = static_cast<int>(*stages);
+  }
+  layout.pipeline_first_stage_layers =
+      static_cast<int>(flags.whole("--decoder-first-pipeline-num-layers").value_or(0));
+  layout.pipeline_last_stage_layers =
+      static_cast<int>(flags.whole("--decoder-last-pipeline-num-layers").value_or(0));
+
+  // Recomputation.
+  const std::string granularity = flags.text(
+      "--recompute-granularity", flags.has("--recompute-activations") ? "selective" : "");
+  if (granularity == "selective") {
+    setup.recompute = Recompute::kSelective;
+  } else if (granularity == "full") {
+    const std::string method = flags.text("--recompute-method", "");
+    const long long count = flags.whole("--recompute-num-layers").value_or(1);
+    if (method != "uniform" || count != 1) {
+      flags.fault("--recompute-method",
+                  "Full recomputation is read as --recompute-method uniform with "
+                  "--recompute-num-layers 1 (every layer's input kept); others are not modelled.");
+    }
+    setup.recompute = Recompute::kFull;
+  } else if (!granularity.empty()) {
+    flags.fault("--recompute-granularity", "--recompute-granularity must be full or selective.");
+  }
+
+  // Precision, the loss, attention.
+  const bool fp8 = flags.has("--fp8-format");
+  setup.precision = fp8                   ? Precision::kFp8Mixed
+                    : flags.has("--bf16") ? Precision::kBf16Mixed
+                                          : Precision::kFp32;
+  if (fp8 && !flags.has("--bf16")) {
+    flags.fault("--fp8-format", "--fp8-format is read with --bf16, as Megatron-LM runs FP8.");
+  }
+  if (flags.has("--cross-entropy-loss-fusion")) {
+    const std::string impl = flags.text("--cross-entropy-fusion-impl", "native");
+    setup.loss = impl == "te" ? Loss::kTeFused : Loss::kNativeFused;
+    if (impl != "te" && impl != "native") {
+      flags.fault("--cross-entropy-fusion-impl",
+                  "--cross-entropy-fusion-impl must be native or te.");
+    }
+  } else {
+    setup.loss = Loss::kVocabParallel;
+  }
+  const std::string backend = flags.text("--attention-backend", "auto");
+  setup.flash_attention = backend != "unfused" && backend != "local";
+  flags.has("--use-flash-attn");
+  if (const auto optimizer = flags.text("--optimizer", "adam"); optimizer != "adam") {
+    flags.fault("--optimizer", "--optimizer " + optimizer + " is not modelled here: adam is.");
+  }
+  if (!flags.answer.ok()) {
+    launch.answer = flags.answer;
+    return launch;
+  }
+  for (const std::string& flag : flags.order) {
+    if (flags.taken.count(flag) > 0) {
+      launch.read.push_back(flag + (flags.values[flag].empty() ? "" : " " + flags.values[flag]));
+    } else if (!no_bearing(flag)) {
+      launch.not_understood.push_back(flag);
+    }
+  }
+  launch.notes.push_back("The model, " + setup.custom_model.name + ", from the line's shape (" +
+                         std::to_string(*vocabulary) + " tokens before padding).");
+  launch.notes.push_back("d " + std::to_string(layout.data_parallel) + ": the world size " +
+                         std::to_string(world) + " over t·p·c " + std::to_string(t * p * c) + ".");
+  if (!flags.values.count("--hidden-dropout") || !flags.values.count("--attention-dropout")) {
+    launch.notes.push_back(
+        "Dropout as Megatron-LM's default, 0.1, where the line does not set it.");
+  }
+  return launch;
+}
+
+}  // namespace trainmem
