@@ -65,8 +65,11 @@ describe('the launch config', () => {
     assert.equal(await page.inputValue('#tp'), '2');
     assert.equal(await page.inputValue('#pp'), '2');
     assert.equal(await page.inputValue('#model'), 'custom');
-    // Llama 3 8B's shape, counted from the line.
-    assert.match(await readout(page), /8\.03 B parameters|× 8\.03 B/);
+    // Llama 3 8B's shape from the line, over t 2 × p 2 and d 4 (torchrun's 16 devices).
+    assert.match(
+      await readout(page),
+      /^Spread over d 4 \(ZeRO-1 over d·c = 4\) × t 2 \(SP\) × p 2 × c 1 = 16 devices, recompute full, 32-layer model of width 4096 \(the launch line's\) needs/,
+    );
     assert.match(await page.textContent('#launch-unknown'), /--overlap-grad-reduce/);
     assert.match(
       await page.textContent('#launch-verdict'),
