@@ -10,6 +10,24 @@ export function put(element, property, value) {
   if (element[property] !== value) element[property] = value;
 }
 
+/**
+ * A text area that takes a file dropped on it, as its file input takes one chosen: `use` gets the
+ * File (or nothing), and the area is outlined while a file is over it.
+ */
+export function takeFiles(area, fileInput, use) {
+  fileInput.addEventListener('change', (event) => use(event.target.files[0]));
+  area.addEventListener('dragover', (event) => {
+    event.preventDefault();
+    area.classList.add('dragging');
+  });
+  area.addEventListener('dragleave', () => area.classList.remove('dragging'));
+  area.addEventListener('drop', (event) => {
+    event.preventDefault();
+    area.classList.remove('dragging');
+    use(event.dataTransfer.files[0]);
+  });
+}
+
 /** Builds a table body from rows of cells: text, or a ready-made element (never HTML). */
 export function fillTable(tbody, rows) {
   tbody.replaceChildren(

@@ -1,7 +1,7 @@
 // Any model: a config.json pasted, dropped or chosen, read by the core (trainmem-json.js, loaded
 // when first asked). Its minified text is kept in the store, so that links carry it.
 import { loadJsonTools } from '../estimator.js';
-import { $ } from '../dom.js';
+import { $, takeFiles } from '../dom.js';
 
 export function createConfigPanel({ estimator, store, render, showError }) {
   const configText = $(estimator.configInputId);
@@ -57,17 +57,7 @@ export function createConfigPanel({ estimator, store, render, showError }) {
   }
 
   $('use-config').addEventListener('click', () => useConfig(configText.value));
-  $('config-file').addEventListener('change', (event) => useConfigFile(event.target.files[0]));
-  configText.addEventListener('dragover', (event) => {
-    event.preventDefault();
-    configText.classList.add('dragging');
-  });
-  configText.addEventListener('dragleave', () => configText.classList.remove('dragging'));
-  configText.addEventListener('drop', (event) => {
-    event.preventDefault();
-    configText.classList.remove('dragging');
-    useConfigFile(event.dataTransfer.files[0]);
-  });
+  takeFiles(configText, $('config-file'), useConfigFile);
 
   return {
     element: null,

@@ -5,7 +5,7 @@
 // then on.
 import { showNotice } from '../controls.js';
 import { loadJsonTools } from '../estimator.js';
-import { $, onOpen } from '../dom.js';
+import { $, onOpen, takeFiles } from '../dom.js';
 
 /** What a launch config cannot say, which stays the reader's: the device, the headroom, the host. */
 const BESIDE_THE_FILE = new Set(['device', 'device-gb', 'headroom', 'activations', 'host-gb']);
@@ -115,17 +115,7 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
   }
 
   $('use-launch').addEventListener('click', () => useLaunch(text.value));
-  $('launch-file').addEventListener('change', (event) => useFile(event.target.files[0]));
-  text.addEventListener('dragover', (event) => {
-    event.preventDefault();
-    text.classList.add('dragging');
-  });
-  text.addEventListener('dragleave', () => text.classList.remove('dragging'));
-  text.addEventListener('drop', (event) => {
-    event.preventDefault();
-    text.classList.remove('dragging');
-    useFile(event.dataTransfer.files[0]);
-  });
+  takeFiles(text, $('launch-file'), useFile);
   // The reader is about to paste: the reader's module starts loading.
   onOpen(panel, () => loadJsonTools().catch(() => {}));
 
