@@ -236,45 +236,48 @@ Command command_of(const std::string& text) {
   return command;
 }
 
-}  // namespace
-
-LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& base,
-                                const LaunchContext& context) {
-  LaunchConfig launch;
-  launch.kind = kKind;
-  launch.setup = base;
-  const Command command = command_of(text);
-  if (!command.problem.empty()) {
-    launch.answer = refusal("launch", command.problem);
-    return launch;
-  }
+// The line's flags, each with its value ("" for a switch), in the order given.
+Flags parse_flags(const std::vector<std::string>& words) {
   Flags flags;
-  for (std::size_t index = 0; index < command.words.size(); ++index) {
-    std::string word = command.words[index];
+  for (std::size_t index = 0; index < words.size(); ++index) {
+    std::string word = words[index];
     if (word.rfind("--", 0) != 0) {
-      launch.answer = refusal("launch", "'" + word.substr(0, 40) +
-                                            "' stands where a flag was expected; each of "
-                                            "pretrain_gpt.py's arguments is a --flag.");
-      return launch;
+      flags.fault("launch", "'" + word.substr(0, 40) +
+                                "' stands where a flag was expected; each of pretrain_gpt.py's "
+                                "arguments is a --flag.");
+      return flags;
     }
     std::string value;
     const std::size_t equals = word.find('=');
     if (equals != std::string::npos) {
       value = word.substr(equals + 1);
       word = word.substr(0, equals);
-    } else if (switches().count(word) == 0 && index + 1 < command.words.size() &&
-               command.words[index + 1].rfind("--", 0) != 0) {
-      value = command.words[++index];
+    } else if (switches().count(word) == 0 && index + 1 < words.size() &&
+               words[index + 1].rfind("--", 0) != 0) {
+      value = words[++index];
       // A flag of several values (--data-path 1 a 0.5 b): the rest up to the next flag.
-      while (index + 1 < command.words.size() && command.words[index + 1].rfind("--", 0) != 0) {
-        value += " " + command.words[++index];
+      while (index + 1 < words.size() && words[index + 1].rfind("--", 0) != 0) {
+        value += " " + words[++index];
       }
     }
     if (flags.values.count(word) == 0) flags.order.push_back(word);
     flags.values[word] = value;
   }
 
-  // The model: a dense Llama-style decoder, written as the config.json it is.
+  return flags;
+}
+
+// The line's model, a dense Llama-style decoder, with what the setup and the notes need.
+struct LineModel {
+  ModelShape shape;
+  long long layers = 0;
+  long long sequence = 0;
+  long long vocabulary = 0;
+};
+
+// The model: written as the config.json it is and read by the config reader; nothing where the
+// flags refuse it.
+std::optional<LineModel> read_model(Flags& flags) {
   const auto layers = flags.whole("--num-layers");
   const auto hidden = flags.whole("--hidden-size");
   const auto heads = flags.whole("--num-attention-heads");
@@ -327,10 +330,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
     flags.fault("--transformer-impl",
                 "--transformer-impl local is not modelled: Transformer Engine's layers are.");
   }
-  if (!flags.answer.ok()) {
-    launch.answer = flags.answer;
-    return launch;
-  }
+  if (!flags.answer.ok()) return {};
   const long long query_groups =
       flags.has("--group-query-attention") ? flags.whole("--num-query-groups").value_or(1) : *heads;
   nlohmann::json config = {
@@ -346,43 +346,28 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
       {"max_position_embeddings", flags.whole("--max-position-embeddings").value_or(*sequence)},
       {"attention_dropout", 0.0}};
   if (const auto channels = flags.whole("--kv-channels")) config["head_dim"] = *channels;
-  if (!flags.answer.ok()) {
-    launch.answer = flags.answer;
-    return launch;
-  }
+  if (!flags.answer.ok()) return {};
+  LineModel model;
   const ConfigParse shape = parse_hf_config(config.dump());
   if (!shape.answer.ok()) {
-    launch.answer = refusal("launch", "The line's model: " + shape.answer.message);
-    return launch;
+    flags.fault("launch", "The line's model: " + shape.answer.message);
+    return {};
   }
-  TrainingSetup& setup = launch.setup;
-  setup.model_id = kCustomModelId;
-  setup.custom_model = shape.shape;
-  setup.custom_model.name = std::to_string(*layers) + "-layer model of width " +
-                            std::to_string(*hidden) + " (the launch line's)";
-  setup.stack = Stack::kMegatron;
-  setup.logits = true;
-  setup.sequence_length = static_cast<int>(*sequence);
-  setup.micro_batch_sequences = static_cast<int>(flags.whole("--micro-batch-size").value_or(1));
-  setup.make_vocab_size_divisible_by =
-      static_cast<int>(flags.whole("--make-vocab-size-divisible-by").value_or(128));
+  model.shape = shape.shape;
+  model.shape.name = std::to_string(*layers) + "-layer model of width " + std::to_string(*hidden) +
+                     " (the launch line's)";
+  model.layers = *layers;
+  model.sequence = *sequence;
+  model.vocabulary = *vocabulary;
+  return model;
+}
 
-  // Dropout: Megatron-LM's 0.1 on both unless set; the estimate counts one probability for both.
-  const double hidden_dropout = flags.decimal("--hidden-dropout").value_or(0.1);
-  const double attention_dropout = flags.decimal("--attention-dropout").value_or(0.1);
-  if ((hidden_dropout == 0) != (attention_dropout == 0)) {
-    flags.fault("--attention-dropout",
-                "--hidden-dropout and --attention-dropout are counted "
-                "together: set both to 0, or both above.");
-  }
-  setup.dropout = hidden_dropout > 0 ? Dropout::kOn : Dropout::kOff;
-
-  // The layout: d from the world over t·p·c.
+// The layout: d from the world size over t·p·c, the pipeline's virtual and uneven stages, the
+// distributed optimizer as ZeRO 1.
+void read_layout(Flags& flags, long long world, long long layers, ParallelLayout& layout) {
   const long long t = flags.whole("--tensor-model-parallel-size").value_or(1);
   const long long p = flags.whole("--pipeline-model-parallel-size").value_or(1);
   const long long c = flags.whole("--context-parallel-size").value_or(1);
-  long long world = context.world_size;
-  if (world == 0 && command.nproc > 0) world = command.nproc * command.nnodes;
   if (world == 0) {
     flags.fault("--tensor-model-parallel-size",
                 "The data-parallel degree is the world size over t·p·c, and neither the line "
@@ -392,11 +377,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
                                                     " is not a whole multiple of t·p·c (" +
                                                     std::to_string(t * p * c) + ").");
   }
-  if (!flags.answer.ok()) {
-    launch.answer = flags.answer;
-    return launch;
-  }
-  ParallelLayout& layout = setup.layout;
+  if (!flags.answer.ok()) return;
   layout = ParallelLayout{};
   layout.data_parallel = static_cast<int>(world / (t * p * c));
   layout.tensor_parallel = static_cast<int>(t);
@@ -405,11 +386,11 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   layout.sequence_parallel = flags.has("--sequence-parallel");
   layout.zero_stage = flags.has("--use-distributed-optimizer") ? 1 : 0;
   if (const auto per_stage = flags.whole("--num-layers-per-virtual-pipeline-stage")) {
-    if (*per_stage < 1 || *layers % (p * *per_stage) != 0) {
+    if (*per_stage < 1 || layers % (p * *per_stage) != 0) {
       flags.fault("--num-layers-per-virtual-pipeline-stage",
                   "--num-layers-per-virtual-pipeline-stage must divide each stage's layers.");
     } else {
-      layout.virtual_pipeline_stages = static_cast<int>(*layers / (p * *per_stage));
+      layout.virtual_pipeline_stages = static_cast<int>(layers / (p * *per_stage));
     }
   }
   if (const auto stages = flags.whole("--virtual-pipeline-model-parallel-size")) {
@@ -419,8 +400,10 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
       static_cast<int>(flags.whole("--decoder-first-pipeline-num-layers").value_or(0));
   layout.pipeline_last_stage_layers =
       static_cast<int>(flags.whole("--decoder-last-pipeline-num-layers").value_or(0));
+}
 
-  // Recomputation.
+// --recompute-activations, --recompute-granularity and its method.
+void read_recompute(Flags& flags, TrainingSetup& setup) {
   const std::string granularity = flags.text(
       "--recompute-granularity", flags.has("--recompute-activations") ? "selective" : "");
   if (granularity == "selective") {
@@ -437,6 +420,20 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   } else if (!granularity.empty()) {
     flags.fault("--recompute-granularity", "--recompute-granularity must be full or selective.");
   }
+}
+
+// Dropout, precision, the loss, attention and the optimiser.
+void read_recipe(Flags& flags, TrainingSetup& setup) {
+  // Dropout: Megatron-LM's 0.1 on both unless set; the estimate counts one probability for
+  // both.
+  const double hidden_dropout = flags.decimal("--hidden-dropout").value_or(0.1);
+  const double attention_dropout = flags.decimal("--attention-dropout").value_or(0.1);
+  if ((hidden_dropout == 0) != (attention_dropout == 0)) {
+    flags.fault("--attention-dropout",
+                "--hidden-dropout and --attention-dropout are counted "
+                "together: set both to 0, or both above.");
+  }
+  setup.dropout = hidden_dropout > 0 ? Dropout::kOn : Dropout::kOff;
 
   // Precision, the loss, attention.
   const bool fp8 = flags.has("--fp8-format");
@@ -462,10 +459,47 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   if (const auto optimizer = flags.text("--optimizer", "adam"); optimizer != "adam") {
     flags.fault("--optimizer", "--optimizer " + optimizer + " is not modelled here: adam is.");
   }
+}
+
+}  // namespace
+
+LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& base,
+                                const LaunchContext& context) {
+  LaunchConfig launch;
+  launch.kind = kKind;
+  launch.setup = base;
+  const Command command = command_of(text);
+  if (!command.problem.empty()) {
+    launch.answer = refusal("launch", command.problem);
+    return launch;
+  }
+  Flags flags = parse_flags(command.words);
+  const std::optional<LineModel> model = flags.answer.ok() ? read_model(flags) : std::nullopt;
+  if (!flags.answer.ok() || !model) {
+    launch.answer = flags.answer;
+    return launch;
+  }
+  TrainingSetup& setup = launch.setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = model->shape;
+  setup.stack = Stack::kMegatron;
+  setup.logits = true;
+  setup.sequence_length = static_cast<int>(model->sequence);
+  setup.micro_batch_sequences = static_cast<int>(flags.whole("--micro-batch-size").value_or(1));
+  setup.make_vocab_size_divisible_by =
+      static_cast<int>(flags.whole("--make-vocab-size-divisible-by").value_or(128));
+  long long world = context.world_size;
+  if (world == 0 && command.nproc > 0) world = command.nproc * command.nnodes;
+  read_layout(flags, world, model->layers, setup.layout);
+  read_recompute(flags, setup);
+  read_recipe(flags, setup);
   if (!flags.answer.ok()) {
     launch.answer = flags.answer;
     return launch;
   }
+  const ParallelLayout& layout = setup.layout;
+  const long long tpc = static_cast<long long>(layout.tensor_parallel) * layout.pipeline_parallel *
+                        layout.context_parallel;
   for (const std::string& flag : flags.order) {
     if (flags.taken.count(flag) > 0) {
       launch.read.push_back(flag + (flags.values[flag].empty() ? "" : " " + flags.values[flag]));
@@ -474,9 +508,9 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
     }
   }
   launch.notes.push_back("The model, " + setup.custom_model.name + ", from the line's shape (" +
-                         std::to_string(*vocabulary) + " tokens before padding).");
+                         std::to_string(model->vocabulary) + " tokens before padding).");
   launch.notes.push_back("d " + std::to_string(layout.data_parallel) + ": the world size " +
-                         std::to_string(world) + " over t·p·c " + std::to_string(t * p * c) + ".");
+                         std::to_string(world) + " over t·p·c " + std::to_string(tpc) + ".");
   if (!flags.values.count("--hidden-dropout") || !flags.values.count("--attention-dropout")) {
     launch.notes.push_back(
         "Dropout as Megatron-LM's default, 0.1, where the line does not set it.");

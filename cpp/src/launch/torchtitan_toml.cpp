@@ -231,32 +231,26 @@ std::vector<int> generated_stages(int layers, int stages) {
   return split;
 }
 
-}  // namespace
+// The batch and the mesh, as parallel_dims.py builds it: dp_replicate × dp_shard × cp × tp × pp.
+struct Mesh {
+  long long batch = 8;
+  long long sequence = 2048;
+  long long replicate = 1;
+  long long shard = -1;
+  long long tp = 1;
+  long long pp = 1;
+  long long cp = 1;
+};
 
-LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& base,
-                                  const LaunchContext& context) {
-  LaunchConfig launch;
-  launch.kind = kKind;
-  launch.setup = base;
-  const toml::parse_result parsed = toml::parse(text);
-  if (!parsed) {
-    const toml::parse_error& error = parsed.error();
-    launch.answer = refusal("launch", "The TOML does not parse at line " +
-                                          std::to_string(error.source().begin.line) + ": " +
-                                          std::string(error.description()) + ".");
-    return launch;
-  }
-  Keys keys(parsed.table());
-  TrainingSetup& setup = launch.setup;
-  // torchtitan's step: FSDP2 over dp_shard × cp, the FP32-upcast loss over the logits.
-  setup.stack = Stack::kTorchtitan;
-  setup.logits = true;
-  setup.loss = Loss::kFp32Upcast;
-  setup.flash_attention = true;
-  setup.layout = ParallelLayout{};
-  setup.layout.zero_stage = 3;
+// The pipeline's schedule, its split points if set, and its micro-batches a step.
+struct Schedule {
+  bool interleaved = false;
+  std::optional<std::vector<std::string>> points;
+  long long micro_batches = 1;
+};
 
-  // The model.
+// The model and the optimiser (model.*, optimizer.*).
+void read_model(Keys& keys, TrainingSetup& setup) {
   const std::string name = keys.text("model.name").value_or("llama");
   const std::string flavor = keys.text("model.flavor").value_or("debugmodel");
   if (name != "llama3") {
@@ -284,30 +278,34 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
     keys.fault("optimizer.early_step_in_backward",
                "optimizer.early_step_in_backward is not modelled under torchtitan.");
   }
+}
 
-  // The batch and the mesh (parallel_dims.py: dp_replicate × dp_shard × cp × tp × pp).
-  const long long batch = keys.integer("training.batch_size").value_or(8);
-  const long long sequence = keys.integer("training.seq_len").value_or(2048);
-  const long long replicate = keys.integer("training.data_parallel_replicate_degree").value_or(1);
-  long long shard = keys.integer("training.data_parallel_shard_degree").value_or(-1);
-  const long long tp = keys.integer("training.tensor_parallel_degree").value_or(1);
-  const long long pp = keys.integer("experimental.pipeline_parallel_degree").value_or(1);
-  const long long cp = keys.integer("experimental.context_parallel_degree").value_or(1);
-  for (const auto& [key, value] : {std::pair<const char*, long long>{"training.batch_size", batch},
-                                   {"training.seq_len", sequence},
-                                   {"training.data_parallel_replicate_degree", replicate},
-                                   {"training.tensor_parallel_degree", tp},
-                                   {"experimental.pipeline_parallel_degree", pp},
-                                   {"experimental.context_parallel_degree", cp}}) {
+// The degrees; data_parallel_shard_degree -1 takes the world size the others leave.
+Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string>& notes) {
+  Mesh mesh;
+  mesh.batch = keys.integer("training.batch_size").value_or(8);
+  mesh.sequence = keys.integer("training.seq_len").value_or(2048);
+  mesh.replicate = keys.integer("training.data_parallel_replicate_degree").value_or(1);
+  mesh.shard = keys.integer("training.data_parallel_shard_degree").value_or(-1);
+  mesh.tp = keys.integer("training.tensor_parallel_degree").value_or(1);
+  mesh.pp = keys.integer("experimental.pipeline_parallel_degree").value_or(1);
+  mesh.cp = keys.integer("experimental.context_parallel_degree").value_or(1);
+  for (const auto& [key, value] :
+       {std::pair<const char*, long long>{"training.batch_size", mesh.batch},
+        {"training.seq_len", mesh.sequence},
+        {"training.data_parallel_replicate_degree", mesh.replicate},
+        {"training.tensor_parallel_degree", mesh.tp},
+        {"experimental.pipeline_parallel_degree", mesh.pp},
+        {"experimental.context_parallel_degree", mesh.cp}}) {
     if (value < 1 || value > 1'000'000) keys.fault(key, std::string(key) + " must be at least 1.");
   }
-  if (replicate > 1) {
+  if (mesh.replicate > 1) {
     keys.fault("training.data_parallel_replicate_degree",
-               "training.data_parallel_replicate_degree " + std::to_string(replicate) +
+               "training.data_parallel_replicate_degree " + std::to_string(mesh.replicate) +
                    " (HSDP) is not modelled: set it to 1.");
   }
-  if (keys.answer.ok() && shard == -1) {
-    const long long others = replicate * tp * pp * cp;
+  if (keys.answer.ok() && mesh.shard == -1) {
+    const long long others = mesh.replicate * mesh.tp * mesh.pp * mesh.cp;
     if (context.world_size < 1) {
       keys.fault("training.data_parallel_shard_degree",
                  "training.data_parallel_shard_degree -1 takes the devices the others leave, and "
@@ -318,21 +316,27 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
                      " is not a whole multiple of the other degrees' product " +
                      std::to_string(others) + " (replicate × tensor × pipeline × context).");
     } else {
-      shard = context.world_size / others;
-      launch.notes.push_back("training.data_parallel_shard_degree -1: " + std::to_string(shard) +
-                             ", the world size " + std::to_string(context.world_size) +
-                             " over the other degrees' " + std::to_string(others) + ".");
+      mesh.shard = context.world_size / others;
+      notes.push_back("training.data_parallel_shard_degree -1: " + std::to_string(mesh.shard) +
+                      ", the world size " + std::to_string(context.world_size) +
+                      " over the other degrees' " + std::to_string(others) + ".");
     }
-  } else if (keys.answer.ok() && shard < 1) {
+  } else if (keys.answer.ok() && mesh.shard < 1) {
     keys.fault("training.data_parallel_shard_degree",
                "training.data_parallel_shard_degree must be -1 or at least 1.");
   } else if (keys.answer.ok() && context.world_size > 0 &&
-             context.world_size != replicate * shard * tp * pp * cp) {
+             context.world_size != mesh.replicate * mesh.shard * mesh.tp * mesh.pp * mesh.cp) {
     keys.fault("training.data_parallel_shard_degree",
                "The degrees (replicate × shard × tensor × pipeline × context = " +
-                   std::to_string(replicate * shard * tp * pp * cp) +
+                   std::to_string(mesh.replicate * mesh.shard * mesh.tp * mesh.pp * mesh.cp) +
                    ") do not make the world size " + std::to_string(context.world_size) + ".");
   }
+  return mesh;
+}
+
+// What each device's step holds besides: FSDP2's precision and offload, the loss's parallelism,
+// compile, context parallelism's exchange.
+void read_step(Keys& keys, long long tp, TrainingSetup& setup) {
   if (keys.flag("training.enable_cpu_offload").value_or(false)) {
     keys.fault("training.enable_cpu_offload",
                "training.enable_cpu_offload (FSDP2's CPU offload) is not modelled under "
@@ -366,14 +370,15 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
                "experimental.context_parallel_rotate_method " + quoted(rotate) +
                    " is not modelled: \"allgather\" is.");
   }
+}
 
-  // The pipeline: its schedule, split and micro-batches.
-  const std::string schedule =
-      keys.text("experimental.pipeline_parallel_schedule").value_or("1F1B");
-  const bool interleaved = schedule == "Interleaved1F1B";
-  if (schedule != "1F1B" && !interleaved) {
+Schedule read_schedule(Keys& keys, const Mesh& mesh) {
+  Schedule schedule;
+  const std::string name = keys.text("experimental.pipeline_parallel_schedule").value_or("1F1B");
+  schedule.interleaved = name == "Interleaved1F1B";
+  if (name != "1F1B" && !schedule.interleaved) {
     keys.fault("experimental.pipeline_parallel_schedule",
-               "experimental.pipeline_parallel_schedule " + quoted(schedule) +
+               "experimental.pipeline_parallel_schedule " + quoted(name) +
                    " is not modelled: \"1F1B\" and \"Interleaved1F1B\" are.");
   }
   if (!keys.text("experimental.pipeline_parallel_schedule_csv").value_or("").empty()) {
@@ -381,22 +386,27 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
                "experimental.pipeline_parallel_schedule_csv (a schedule of its own) is not "
                "modelled.");
   }
-  const auto points = keys.texts("experimental.pipeline_parallel_split_points");
-  const long long micro_batches =
-      keys.integer("experimental.pipeline_parallel_microbatches").value_or(pp);
-  if (micro_batches != pp) {
+  schedule.points = keys.texts("experimental.pipeline_parallel_split_points");
+  schedule.micro_batches =
+      keys.integer("experimental.pipeline_parallel_microbatches").value_or(mesh.pp);
+  if (schedule.micro_batches != mesh.pp) {
     keys.fault("experimental.pipeline_parallel_microbatches",
-               "experimental.pipeline_parallel_microbatches " + std::to_string(micro_batches) +
+               "experimental.pipeline_parallel_microbatches " +
+                   std::to_string(schedule.micro_batches) +
                    " is not modelled: torchtitan's default, the pipeline's degree (" +
-                   std::to_string(pp) + "), is.");
+                   std::to_string(mesh.pp) + "), is.");
   }
-  if (keys.answer.ok() && batch % micro_batches != 0) {
-    keys.fault("training.batch_size", "training.batch_size " + std::to_string(batch) +
+  if (keys.answer.ok() && mesh.batch % schedule.micro_batches != 0) {
+    keys.fault("training.batch_size", "training.batch_size " + std::to_string(mesh.batch) +
                                           " must split into the pipeline's " +
-                                          std::to_string(micro_batches) + " micro-batches.");
+                                          std::to_string(schedule.micro_batches) +
+                                          " micro-batches.");
   }
+  return schedule;
+}
 
-  // Recomputation.
+// activation_checkpoint.*: none, full, or torchtitan's per-op selective policy.
+void read_recompute(Keys& keys, TrainingSetup& setup) {
   const std::string mode = keys.text("activation_checkpoint.mode").value_or("selective");
   const std::string option = keys.text("activation_checkpoint.selective_ac_option").value_or("2");
   if (mode == "none") {
@@ -415,8 +425,10 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
                                                  " is not one of \"none\", \"selective\" and "
                                                  "\"full\".");
   }
+}
 
-  // Float8 (torchao).
+// float8.*: torchao's Float8 linear layers and FSDP2's FP8 all-gather.
+void read_float8(Keys& keys, TrainingSetup& setup) {
   const bool float8 = keys.flag("float8.enable_float8_linear").value_or(false);
   const bool float8_gather = keys.flag("float8.enable_fsdp_float8_all_gather").value_or(false);
   if (float8_gather && !float8) {
@@ -434,83 +446,117 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
   }
   if (float8) setup.precision = Precision::kFp8Mixed;
   setup.fp8_all_gather = float8_gather;
+}
 
+// Each device's layers from the split (the file's points, or generate_split_points'), as the
+// first, the last and an even share between; a split this cannot hold is refused.
+Answer split_pipeline(const Mesh& mesh, const Schedule& schedule, TrainingSetup& setup,
+                      std::vector<std::string>& notes) {
+  const ModelShape* shape = find_preset(setup.model_id);
+  const int layers = shape != nullptr ? shape->num_layers : 0;
+  const int per_device = schedule.interleaved ? 2 : 1;
+  std::vector<int> stages;
+  if (schedule.points) {
+    const auto split = stages_of(*schedule.points, layers);
+    if (!split) {
+      return refusal("experimental.pipeline_parallel_split_points",
+                     "experimental.pipeline_parallel_split_points must name layers "
+                     "\"layers.N\" in order, each inside the model's " +
+                         std::to_string(layers) + ".");
+    }
+    stages = *split;
+  } else {
+    stages = generated_stages(layers, static_cast<int>(mesh.pp) * per_device);
+  }
+  if (stages.size() % static_cast<std::size_t>(mesh.pp) != 0) {
+    return refusal("experimental.pipeline_parallel_split_points",
+                   "The split's " + std::to_string(stages.size()) +
+                       " stages do not share out over the pipeline's " + std::to_string(mesh.pp) +
+                       " devices.");
+  }
+  const int virtual_stages = static_cast<int>(stages.size() / static_cast<std::size_t>(mesh.pp));
+  if (virtual_stages > 1 && !schedule.interleaved) {
+    return refusal("experimental.pipeline_parallel_split_points",
+                   "The split's " + std::to_string(stages.size()) +
+                       " stages make more than one a device, which the \"1F1B\" "
+                       "schedule does not run: \"Interleaved1F1B\" does.");
+  }
+  // Device d holds stages d, d + p, … (stage_ids_this_rank, "loop").
+  std::vector<int> devices(static_cast<std::size_t>(mesh.pp), 0);
+  for (std::size_t index = 0; index < stages.size(); ++index) {
+    devices[index % static_cast<std::size_t>(mesh.pp)] += stages[index];
+  }
+  const std::vector<int> middle(devices.begin() + 1, devices.end() - 1);
+  if (!middle.empty() && !std::all_of(middle.begin(), middle.end(),
+                                      [&](int count) { return count == middle.front(); })) {
+    return refusal(
+        schedule.points ? "experimental.pipeline_parallel_split_points"
+                        : "experimental.pipeline_parallel_degree",
+        "The split leaves the devices between the first and the last unequal layers, which "
+        "is not modelled: set split points that give them an equal share.");
+  }
+  const bool even = std::all_of(devices.begin(), devices.end(),
+                                [&](int count) { return count == devices.front(); });
+  setup.layout.virtual_pipeline_stages = virtual_stages;
+  if (!even) {
+    setup.layout.pipeline_first_stage_layers = devices.front();
+    setup.layout.pipeline_last_stage_layers = devices.back();
+  }
+  std::string split_text;
+  for (const int count : stages)
+    split_text += (split_text.empty() ? "" : ", ") + std::to_string(count);
+  notes.push_back("The pipeline's stages hold " + split_text + " layers" +
+                  (virtual_stages > 1 ? ", two a device" : "") +
+                  (schedule.points ? " (the file's split points)." : " (torchtitan's split)."));
+  return {};
+}
+
+}  // namespace
+
+LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& base,
+                                  const LaunchContext& context) {
+  LaunchConfig launch;
+  launch.kind = kKind;
+  launch.setup = base;
+  const toml::parse_result parsed = toml::parse(text);
+  if (!parsed) {
+    const toml::parse_error& error = parsed.error();
+    launch.answer = refusal("launch", "The TOML does not parse at line " +
+                                          std::to_string(error.source().begin.line) + ": " +
+                                          std::string(error.description()) + ".");
+    return launch;
+  }
+  Keys keys(parsed.table());
+  TrainingSetup& setup = launch.setup;
+  // torchtitan's step: FSDP2 over dp_shard × cp, the FP32-upcast loss over the logits.
+  setup.stack = Stack::kTorchtitan;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  setup.flash_attention = true;
+  setup.layout = ParallelLayout{};
+  setup.layout.zero_stage = 3;
+  read_model(keys, setup);
+  const Mesh mesh = read_mesh(keys, context, launch.notes);
+  read_step(keys, mesh.tp, setup);
+  const Schedule schedule = read_schedule(keys, mesh);
+  read_recompute(keys, setup);
+  read_float8(keys, setup);
   launch.not_understood = keys.left();
   launch.read = keys.read;
   if (!keys.answer.ok()) {
     launch.answer = keys.answer;
     return launch;
   }
-  setup.sequence_length = static_cast<int>(sequence);
-  setup.micro_batch_sequences = static_cast<int>(batch / micro_batches);
-  setup.layout.data_parallel = static_cast<int>(shard);
-  setup.layout.tensor_parallel = static_cast<int>(tp);
-  setup.layout.sequence_parallel = tp > 1;
-  setup.layout.pipeline_parallel = static_cast<int>(pp);
-  setup.layout.context_parallel = static_cast<int>(cp);
-
-  // The split: each device's layers, as the first, the last and an even share between.
-  if (pp > 1) {
-    const ModelShape* shape = find_preset(setup.model_id);
-    const int layers = shape != nullptr ? shape->num_layers : 0;
-    const int per_device = interleaved ? 2 : 1;
-    std::vector<int> stages;
-    if (points) {
-      const auto split = stages_of(*points, layers);
-      if (!split) {
-        launch.answer = refusal("experimental.pipeline_parallel_split_points",
-                                "experimental.pipeline_parallel_split_points must name layers "
-                                "\"layers.N\" in order, each inside the model's " +
-                                    std::to_string(layers) + ".");
-        return launch;
-      }
-      stages = *split;
-    } else {
-      stages = generated_stages(layers, static_cast<int>(pp) * per_device);
-    }
-    if (stages.size() % static_cast<std::size_t>(pp) != 0) {
-      launch.answer = refusal("experimental.pipeline_parallel_split_points",
-                              "The split's " + std::to_string(stages.size()) +
-                                  " stages do not share out over the pipeline's " +
-                                  std::to_string(pp) + " devices.");
-      return launch;
-    }
-    const int virtual_stages = static_cast<int>(stages.size() / static_cast<std::size_t>(pp));
-    if (virtual_stages > 1 && !interleaved) {
-      launch.answer = refusal("experimental.pipeline_parallel_split_points",
-                              "The split's " + std::to_string(stages.size()) +
-                                  " stages make more than one a device, which the \"1F1B\" "
-                                  "schedule does not run: \"Interleaved1F1B\" does.");
-      return launch;
-    }
-    // Device d holds stages d, d + p, … (stage_ids_this_rank, "loop").
-    std::vector<int> devices(static_cast<std::size_t>(pp), 0);
-    for (std::size_t index = 0; index < stages.size(); ++index) {
-      devices[index % static_cast<std::size_t>(pp)] += stages[index];
-    }
-    const std::vector<int> middle(devices.begin() + 1, devices.end() - 1);
-    if (!middle.empty() && !std::all_of(middle.begin(), middle.end(),
-                                        [&](int count) { return count == middle.front(); })) {
-      launch.answer = refusal(
-          points ? "experimental.pipeline_parallel_split_points"
-                 : "experimental.pipeline_parallel_degree",
-          "The split leaves the devices between the first and the last unequal layers, which "
-          "is not modelled: set split points that give them an equal share.");
-      return launch;
-    }
-    const bool even = std::all_of(devices.begin(), devices.end(),
-                                  [&](int count) { return count == devices.front(); });
-    setup.layout.virtual_pipeline_stages = virtual_stages;
-    if (!even) {
-      setup.layout.pipeline_first_stage_layers = devices.front();
-      setup.layout.pipeline_last_stage_layers = devices.back();
-    }
-    std::string split_text;
-    for (const int count : stages)
-      split_text += (split_text.empty() ? "" : ", ") + std::to_string(count);
-    launch.notes.push_back("The pipeline's stages hold " + split_text + " layers" +
-                           (virtual_stages > 1 ? ", two a device" : "") +
-                           (points ? " (the file's split points)." : " (torchtitan's split)."));
+  setup.sequence_length = static_cast<int>(mesh.sequence);
+  setup.micro_batch_sequences = static_cast<int>(mesh.batch / schedule.micro_batches);
+  setup.layout.data_parallel = static_cast<int>(mesh.shard);
+  setup.layout.tensor_parallel = static_cast<int>(mesh.tp);
+  setup.layout.sequence_parallel = mesh.tp > 1;
+  setup.layout.pipeline_parallel = static_cast<int>(mesh.pp);
+  setup.layout.context_parallel = static_cast<int>(mesh.cp);
+  if (mesh.pp > 1) {
+    launch.answer = split_pipeline(mesh, schedule, setup, launch.notes);
+    if (!launch.answer.ok()) return launch;
   }
   if (keys.has("experimental.enable_async_tensor_parallel")) {
     launch.notes.push_back(
