@@ -171,6 +171,13 @@ TEST_CASE("launch: what it cannot model, and a file at odds with itself, are ref
   check_refused("[training\n", "launch",
                 "The TOML does not parse at line 1: Error while parsing table header: expected "
                 "']', saw '\\n'.");
+  // Beyond ASCII only in strings and comments (and refused before toml++, which would reach
+  // undefined behaviour asking whether U+00E9 outside a string is whitespace).
+  check_refused(job("[job]\ndescription = \"x\" \u00e9\n"), "launch",
+                "The TOML does not parse at line 10: a character beyond ASCII outside a string "
+                "or a comment.");
+  CHECK(read_ok(job("[job]\ndescription = \"caf\u00e9 \u00d7 2\" # \u00e9t\u00e9\n"), 8)
+            .not_understood.empty());
   check_refused("{\"train_batch_size\": 8}", "launch",
                 "This looks like a JSON config (DeepSpeed's?), which is not read yet: torchtitan's "
                 "TOML job configs and Megatron-LM's pretrain_gpt.py lines are.");

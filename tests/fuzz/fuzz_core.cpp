@@ -65,9 +65,23 @@ void check_estimate(const Estimate& estimate) {
     require(std::isfinite(value), "every figure is finite");
     require(value >= 0, "every figure is non-negative");
   }
-  const double sum = b[Term::kWeights] + b[Term::kGradients] + b[Term::kMasterWeights] +
-                     b[Term::kOptimizerStates] + b[Term::kActivations] + b[Term::kLogits];
-  require(std::fabs(sum - b.total()) <= 1e-9 * b.total(), "the terms sum to the total");
+  // Every term, a stack's buffers, runtime and cache among them, finite and non-negative.
+  for (const TermRow& row : kTerms) {
+    require(std::isfinite(b[row.term]) && b[row.term] >= 0, "every term is finite, non-negative");
+  }
+  if (estimate.stack_terms.empty()) {
+    const double sum = b[Term::kWeights] + b[Term::kGradients] + b[Term::kMasterWeights] +
+                       b[Term::kOptimizerStates] + b[Term::kActivations] + b[Term::kLogits] +
+                       b[Term::kDequantization] + b[Term::kFp8Weights];
+    require(std::fabs(sum - b.total()) <= 1e-9 * b.total(), "the terms sum to the total");
+  } else {
+    // A stack's replay: allocated within reserved, reserved within the total (the runtime
+    // outside the allocator is beside it).
+    require(std::isfinite(estimate.peak_reserved_bytes), "the reserved peak is finite");
+    require(estimate.peak_allocated_bytes <= estimate.peak_reserved_bytes,
+            "allocated within reserved");
+    require(estimate.peak_reserved_bytes <= b.total() * (1 + 1e-9), "reserved within the total");
+  }
   require(format_bytes(b.total()).find("nan") == std::string::npos, "no nan on screen");
 }
 
