@@ -121,7 +121,9 @@ void register_flags(CLI::App& app, Given& given) {
                    "With --config: a multimodal config's text tower (text_config) alone");
   given.launch = app.add_option(
       "--launch", given.launch_path,
-      "A run's launch config (at most 1 MiB): torchtitan's TOML job config. Prints the verdict, "
+      "A run's launch config (at most 1 MiB): torchtitan's TOML job config, Megatron-LM's "
+      "pretrain_gpt.py line, or DeepSpeed's JSON config (with --model or --config, --seq-len, "
+      "--recompute). Prints the verdict, "
       "fits, uncertain or does not fit, and exits 0, 1 or 3 for it");
   given.world_size_flag =
       app.add_option("--world-size", given.world_size,
@@ -162,24 +164,9 @@ std::string conflict(const Given& given, const View* view, const View* second_vi
   if (given.world_size_flag->count() > 0 && given.launch->count() == 0) {
     return "--world-size: give it with --launch, a launch config that leaves the devices out";
   }
-  if (given.launch->count() > 0) {
-    if (given.config->count() > 0)
-      return "--config: the launch config names the model; drop --config";
-    if (view != nullptr) {
-      return std::string(view->flag) + ": --launch answers with its estimate and verdict; drop " +
-             view->flag;
-    }
-    // What the file cannot say: the device, the headroom, the activation model, the host.
-    const std::vector<std::string> beside = {setting_id::kDevice, setting_id::kDeviceCapacity,
-                                             setting_id::kHeadroom, setting_id::kActivationModel,
-                                             setting_id::kHostCapacity};
-    for (const Setting& setting : settings()) {
-      if (given.has(setting.id) &&
-          std::find(beside.begin(), beside.end(), setting.id) == beside.end()) {
-        return flag_of(setting) + ": the launch config sets it; drop " + flag_of(setting) +
-               " (beside --launch: --device, --device-gb, --headroom, --activations, --host-gb)";
-      }
-    }
+  if (given.launch->count() > 0 && view != nullptr) {
+    return std::string(view->flag) + ": --launch answers with its estimate and verdict; drop " +
+           view->flag;
   }
   if (given.text_tower_flag->count() > 0 && given.config->count() == 0) {
     return "--text-tower: give it with --config, a multimodal config.json";
@@ -204,8 +191,9 @@ std::string conflict(const Given& given, const View* view, const View* second_vi
   }
   for (const Setting& setting : settings()) {
     const Setting* required = find_setting(setting.requires_setting);
+    // A launch config sets its own switches (the logits under --loss).
     if (given.has(setting.id) && required != nullptr && required->kind == SettingKind::kSwitch &&
-        !given.has(required->id)) {
+        !given.has(required->id) && given.launch->count() == 0) {
       return flag_of(setting) + ": " + setting.requires_reason + "; add " + flag_of(*required) +
              " or drop " + flag_of(setting);
     }
@@ -224,6 +212,34 @@ std::string conflict(const Given& given, const View* view, const View* second_vi
     if (uses == View::Uses::kChoosesLayout && setting.chosen_by_fit && given.has(setting.id)) {
       return flag_of(setting) + ": " + view->flag +
              " searches the layouts and recomputation itself; drop " + flag_of(setting);
+    }
+  }
+  return "";
+}
+
+// The first flag given beside --launch that the file sets itself, or an empty string. No file
+// says the device, the headroom, the activation model or the host; what else it leaves to the
+// reader (a DeepSpeed config's model and tokens) is the launch's `leaves`.
+std::string launch_conflict(const Given& given, const LaunchConfig& launch) {
+  std::vector<std::string> beside = {setting_id::kDevice, setting_id::kDeviceCapacity,
+                                     setting_id::kHeadroom, setting_id::kActivationModel,
+                                     setting_id::kHostCapacity};
+  beside.insert(beside.end(), launch.leaves.begin(), launch.leaves.end());
+  const bool model_left =
+      std::find(beside.begin(), beside.end(), setting_id::kModel) != beside.end();
+  if (given.config->count() > 0 && !model_left) {
+    return "--config: the launch config names the model; drop --config";
+  }
+  std::string allowed;
+  for (const std::string& id : beside) {
+    allowed += (allowed.empty() ? "" : ", ") + flag_of(*find_setting(id));
+    if (id == setting_id::kModel) allowed += ", --config";
+  }
+  for (const Setting& setting : settings()) {
+    if (given.has(setting.id) &&
+        std::find(beside.begin(), beside.end(), setting.id) == beside.end()) {
+      return flag_of(setting) + ": the launch config sets it; drop " + flag_of(setting) +
+             " (beside this --launch: " + allowed + ")";
     }
   }
   return "";
@@ -323,6 +339,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     context.world_size = given.world_size;
     const LaunchConfig launch = read_launch_config(file.text, setup, context);
     if (!launch.answer.ok()) return bad_input(err, "--launch: " + launch.answer.message);
+    if (const std::string beside = launch_conflict(given, launch); !beside.empty()) {
+      return bad_input(err, beside);
+    }
     const Estimate estimate = estimate_memory(launch.setup);
     if (!estimate.answer.ok()) {
       return bad_input(err, "--launch: the file's setup is refused: " + estimate.answer.message);

@@ -58,7 +58,7 @@ val strings(const std::vector<std::string>& texts) {
 }
 
 // A launch config read over `setup` (the device and what else the file does not say):
-// {answer, setup, kind, read, notUnderstood, notes}.
+// {answer, setup, kind, read, notUnderstood, notes, leaves}.
 val read_launch_js(const std::string& text, const trainmem::TrainingSetup& setup, int world_size) {
   trainmem::LaunchContext context;
   context.world_size = world_size;
@@ -70,6 +70,7 @@ val read_launch_js(const std::string& text, const trainmem::TrainingSetup& setup
   out.set("read", strings(launch.read));
   out.set("notUnderstood", strings(launch.not_understood));
   out.set("notes", strings(launch.notes));
+  out.set("leaves", strings(launch.leaves));
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/verdict.hpp"
@@ -178,9 +179,6 @@ TEST_CASE("launch: what it cannot model, and a file at odds with itself, are ref
                 "or a comment.");
   CHECK(read_ok(job("[job]\ndescription = \"caf\u00e9 \u00d7 2\" # \u00e9t\u00e9\n"), 8)
             .not_understood.empty());
-  check_refused("{\"train_batch_size\": 8}", "launch",
-                "This looks like a JSON config (DeepSpeed's?), which is not read yet: torchtitan's "
-                "TOML job configs and Megatron-LM's pretrain_gpt.py lines are.");
 }
 
 TEST_CASE("launch: the interleaved schedule runs two virtual stages a device") {
@@ -336,4 +334,180 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                 "--recompute-method",
                 "Full recomputation is read as --recompute-method uniform with "
                 "--recompute-num-layers 1 (every layer's input kept); others are not modelled.");
+}
+
+namespace {
+
+// The reader's setup beside a DeepSpeed config: the example's Llama 3.1 8B config.json, 4,096
+// tokens, full recomputation, the FP32-upcast loss.
+TrainingSetup deepspeed_base() {
+  TrainingSetup base;
+  const ConfigParse model = parse_hf_config(example("llama3.1-8b-config.json"));
+  REQUIRE_MESSAGE(model.answer.ok(), model.answer.message);
+  base.model_id = kCustomModelId;
+  base.custom_model = model.shape;
+  base.sequence_length = 4096;
+  base.recompute = Recompute::kFull;
+  base.loss = Loss::kFp32Upcast;
+  return base;
+}
+
+LaunchConfig read_deepspeed(const std::string& text, int world_size = 0) {
+  LaunchContext context;
+  context.world_size = world_size;
+  return read_launch_config(text, deepspeed_base(), context);
+}
+
+void check_deepspeed_refused(const std::string& text, const std::string& key,
+                             const std::string& message, int world_size = 8) {
+  const LaunchConfig launch = read_deepspeed(text, world_size);
+  CAPTURE(text);
+  CHECK_FALSE(launch.answer.ok());
+  CHECK(launch.answer.setting == key);
+  CHECK(launch.answer.message == message);
+}
+
+}  // namespace
+
+TEST_CASE("launch: DeepSpeed's example with a config.json opens to the flags' setup") {
+  const LaunchConfig launch = read_deepspeed(example("deepspeed-zero3.json"));
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.kind == "DeepSpeed config (JSON, DeepSpeed edaa722)");
+  CHECK(launch.not_understood.empty());
+  CHECK(launch.setup.overlap_comm == OverlapComm::kOn);
+  // The flags: --stack deepspeed --zero 3 --dp 8 (train_batch_size 64 over 2 × 4) --micro-batch 2
+  // --overlap-comm on --logits, beside the reader's model, tokens, recomputation and loss.
+  TrainingSetup flags = deepspeed_base();
+  flags.stack = Stack::kDeepSpeed;
+  flags.layout.data_parallel = 8;
+  flags.layout.zero_stage = 3;
+  flags.micro_batch_sequences = 2;
+  flags.overlap_comm = OverlapComm::kOn;
+  flags.logits = true;
+  const Estimate from_file = estimate_memory(launch.setup);
+  const Estimate from_flags = estimate_memory(flags);
+  REQUIRE_MESSAGE(from_file.answer.ok(), from_file.answer.message);
+  REQUIRE(from_flags.answer.ok());
+  CHECK(from_file.num_parameters == from_flags.num_parameters);
+  CHECK(from_file.bytes.total() == from_flags.bytes.total());
+  CHECK(from_file.peak_reserved_bytes == from_flags.peak_reserved_bytes);
+  CHECK(std::find(launch.read.begin(), launch.read.end(), "zero_optimization.stage = 3") !=
+        launch.read.end());
+  // What the file leaves stays the reader's, and is said.
+  CHECK(std::find(launch.leaves.begin(), launch.leaves.end(), "model") != launch.leaves.end());
+  CHECK(launch.notes.front().find("The model (LlamaForCausalLM), the sequence (4,096 tokens)") ==
+        0);
+}
+
+TEST_CASE("launch: DeepSpeed's batch rule gives the devices, or refuses the file by key") {
+  const std::string zero2 = R"("zero_optimization": {"stage": 2}, "bf16": {"enabled": true})";
+  // train_batch_size = micro × accumulation × devices: the devices from the three.
+  CHECK(read_deepspeed("{\"train_batch_size\": 32, \"train_micro_batch_size_per_gpu\": 1, "
+                       "\"gradient_accumulation_steps\": 2, " +
+                       zero2 + "}")
+            .setup.layout.data_parallel == 16);
+  // The micro-batch from the others, as DeepSpeed works it out.
+  CHECK(read_deepspeed(
+            "{\"train_batch_size\": 32, \"gradient_accumulation_steps\": 2, " + zero2 + "}", 8)
+            .setup.micro_batch_sequences == 2);
+  check_deepspeed_refused("{\"train_micro_batch_size_per_gpu\": 1, " + zero2 + "}",
+                          "train_batch_size",
+                          "The file does not say how many devices run (train_batch_size = "
+                          "train_micro_batch_size_per_gpu × gradient_accumulation_steps × the "
+                          "devices): give the world size (--world-size).",
+                          0);
+  check_deepspeed_refused(
+      "{\"train_batch_size\": 30, \"train_micro_batch_size_per_gpu\": 2, "
+      "\"gradient_accumulation_steps\": 2, " +
+          zero2 + "}",
+      "train_batch_size",
+      "train_batch_size 30 is not train_micro_batch_size_per_gpu × "
+      "gradient_accumulation_steps × the devices (2 × 2 × 8), as DeepSpeed "
+      "requires.");
+}
+
+TEST_CASE("launch: a DeepSpeed config's keys are read, listed, or refused by key") {
+  const std::string batch = R"("train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, )";
+  // Unknown keys are listed by their path; ZeRO 3's knobs have no bearing under ZeRO 2.
+  const LaunchConfig listed =
+      read_deepspeed("{" + batch +
+                         R"("activation_checkpointing": {"partition_activations": true},
+             "zero_optimization": {"stage": 2, "mystery": 1, "stage3_prefetch_bucket_size": 1e6,
+                                   "allgather_bucket_size": 2e8}})",
+                     8);
+  REQUIRE_MESSAGE(listed.answer.ok(), listed.answer.message);
+  CHECK(listed.not_understood ==
+        std::vector<std::string>{"zero_optimization.mystery", "activation_checkpointing"});
+  CHECK(listed.setup.overlap_comm == OverlapComm::kDefault);
+  check_deepspeed_refused("{" + batch + R"("zero_optimization": {"stage": 3,
+                          "stage3_prefetch_bucket_size": 1e6}})",
+                          "zero_optimization.stage3_prefetch_bucket_size",
+                          "zero_optimization.stage3_prefetch_bucket_size 1,000,000 is not "
+                          "modelled: the deepspeed stack replays DeepSpeed's default, "
+                          "50,000,000.");
+  check_deepspeed_refused("{" + batch + R"("zero_optimization": {"stage": 2,
+                          "reduce_bucket_size": "auto"}})",
+                          "zero_optimization.reduce_bucket_size",
+                          "zero_optimization.reduce_bucket_size is \"auto\", which transformers' "
+                          "Trainer fills from its TrainingArguments: give the value it runs with.");
+  check_deepspeed_refused(R"({"train_micro_batch_size_per_gpu": 1, "fp16": {"enabled": true}})",
+                          "fp16.enabled",
+                          "fp16.enabled: FP16 mixed precision (its loss scaler) is not modelled; "
+                          "bf16 is.");
+  check_deepspeed_refused("{" + batch + R"("optimizer": {"type": "Lion"}})", "optimizer.type",
+                          "optimizer.type \"Lion\" is not modelled under DeepSpeed: Adam and "
+                          "AdamW are.");
+  check_deepspeed_refused("{" + batch + R"("zero_optimization": {"stage": 2, "stage": 3}})",
+                          "stage",
+                          "'\"stage\"' is given twice in one object, which DeepSpeed refuses.");
+  check_deepspeed_refused("{" + batch + R"("sequence_parallel_size": 4})", "sequence_parallel_size",
+                          "DeepSpeed-Ulysses' sequence parallelism is not modelled; the deepspeed "
+                          "stack runs ZeRO over data parallelism alone.");
+  check_deepspeed_refused("{\"train_micro_batch_size_per_gpu\": 1,", "launch",
+                          "DeepSpeed config: the text is not valid JSON (line 1, column 38).");
+  // ZeRO-Offload is read as what it is; the stack then refuses it by name.
+  const LaunchConfig offload = read_deepspeed(
+      "{" + batch + R"("zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}})",
+      8);
+  REQUIRE(offload.answer.ok());
+  CHECK(offload.setup.offload == Offload::kOptimizer);
+  CHECK_FALSE(estimate_memory(offload.setup).answer.ok());
+}
+
+TEST_CASE("launch: beside a DeepSpeed config the CLI takes the model and the tokens") {
+  const std::string path = std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/";
+  std::string from_file;
+  std::string from_flags;
+  CHECK(
+      cli({"--launch", path + "deepspeed-zero3.json", "--config", path + "llama3.1-8b-config.json",
+           "--seq-len", "4096", "--recompute", "full", "--loss", "fp32-upcast", "--json"},
+          &from_file) == 0);
+  CHECK(cli({"--stack",        "deepspeed", "--zero",        "3",
+             "--dp",           "8",         "--micro-batch", "2",
+             "--overlap-comm", "on",        "--config",      path + "llama3.1-8b-config.json",
+             "--seq-len",      "4096",      "--recompute",   "full",
+             "--logits",       "--loss",    "fp32-upcast",   "--json"},
+            &from_flags) == 0);
+  // The estimate's JSON is the flags' (the launch's output carries it with the verdict).
+  const auto field = [](const std::string& text, const std::string& key) {
+    const std::size_t at = text.find("\"" + key + "\": ");
+    REQUIRE(at != std::string::npos);
+    return text.substr(at, text.find_first_of(",\n", at) - at);
+  };
+  for (const char* key : {"total", "peakAllocatedBytes", "peakReservedBytes", "parameters"}) {
+    CHECK(field(from_file, key) == field(from_flags, key));
+  }
+  // A flag the file sets is refused, naming what may stand beside it.
+  std::string text;
+  CHECK(cli({"--launch", path + "deepspeed-zero3.json", "--model", "llama3-8b", "--zero", "2"},
+            &text) == 2);
+  CHECK(text.rfind("trainmem: --zero: the launch config sets it; drop --zero (beside this "
+                   "--launch: --device, --device-gb, --headroom, --activations, --host-gb, "
+                   "--model, --config, --seq-len",
+                   0) == 0);
+  // A torchtitan job config names its model.
+  CHECK(cli({"--launch", path + "torchtitan-llama3-8b-fsdp.toml", "--world-size", "8", "--config",
+             path + "llama3.1-8b-config.json"},
+            &text) == 2);
+  CHECK(text == "trainmem: --config: the launch config names the model; drop --config\n");
 }

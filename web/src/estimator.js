@@ -76,8 +76,10 @@ export function loadJsonTools() {
           };
         },
         /**
-         * A launch config read over `setup`: {ok, message, setup, kind, read, notUnderstood, notes}.
-         * `worldSize` is torchrun's, where the file leaves it out (0: not given).
+         * A launch config read over `setup`: {ok, message, setup, kind, read, notUnderstood, notes,
+         * leaves}. `worldSize` is torchrun's, where the file leaves it out (0: not given); `leaves`
+         * are the ids of the settings the file does not say (a DeepSpeed config's model), which
+         * stay the reader's.
          */
         readLaunch(text, setup, worldSize) {
           const read = json.readLaunchConfig(text, setup, worldSize);
@@ -89,6 +91,7 @@ export function loadJsonTools() {
             read: read.read,
             notUnderstood: read.notUnderstood,
             notes: read.notes,
+            leaves: read.leaves,
           };
         },
         /** The verdict on `setup`: {ok, message, verdict, reason, fromBand, band: [{title, error}]}. */

@@ -107,7 +107,7 @@ async function start() {
     charts.draw(chartData(state.view, state.pinned, estimator.terms));
     if (numbers.element.open) numbers.update(state);
     compare.update(state);
-    launch.update(state);
+    launch.update(state, how);
     later.update(state);
     writeUrl(state, how);
     document.body.dataset.ready = 'true';

@@ -19,6 +19,10 @@ struct LaunchConfig {
   std::vector<std::string> read;  // each key read into the setup: "training.seq_len = 8192"
   std::vector<std::string> not_understood;  // each key set that is neither read nor of no bearing
   std::vector<std::string> notes;           // what to know: defaults taken, what is outside
+  // The settings (settings.hpp ids) the file does not say, which stay as the reader set them, as
+  // the device, the headroom, the activation model and the host do under every file: a DeepSpeed
+  // config's model, tokens and recomputation. Empty where the file says the whole run.
+  std::vector<std::string> leaves;
 };
 
 // What the file leaves to the launch: torchrun's world size (0: not given).
@@ -27,8 +31,9 @@ struct LaunchContext {
 };
 
 // Reads `text` over `base` (the device, the headroom and what else the file does not say), as the
-// kind of file it is. Read now: torchtitan's TOML job config as of torchtitan 9dec370 (December
-// 2024, its benchmark's commit).
+// kind of file it is: torchtitan's TOML job config as of torchtitan 9dec370 (December 2024, its
+// benchmark's commit), Megatron-LM's pretrain_gpt.py line, and DeepSpeed's JSON config, whose
+// model, tokens and recomputation are `base`'s.
 LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& base,
                                 const LaunchContext& context);
 

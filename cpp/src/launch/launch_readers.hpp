@@ -7,6 +7,8 @@
 
 namespace trainmem {
 
+LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& base,
+                                 const LaunchContext& context);
 LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& base,
                                 const LaunchContext& context);
 LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& base,

@@ -24,9 +24,9 @@ constexpr const char* kMessagePrefix = "config.json: ";
 constexpr const char* kDefaultModelName = "Custom model";
 constexpr const char* kConfigSource = "config.json";
 
-ConfigParse refuse(const std::string& message) {
+ConfigParse refuse(const std::string& message, std::string_view prefix = kMessagePrefix) {
   ConfigParse result;
-  result.answer = refusal(kConfigInputId, kMessagePrefix + message);
+  result.answer = refusal(kConfigInputId, std::string(prefix) + message);
   return result;
 }
 
@@ -131,7 +131,7 @@ std::string line_and_column(std::string_view text, std::size_t index) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
-ConfigParse refuse_unparsed(std::string_view text) {
+ConfigParse refuse_unparsed(std::string_view text, std::string_view prefix) {
   ErrorLocator locator;
   Json::sax_parse(text, &locator);
   // The parser reports how many characters it read, the offending one included; past the end
@@ -145,16 +145,19 @@ ConfigParse refuse_unparsed(std::string_view text) {
     const std::size_t start =
         index + 1 >= locator.token.size() ? index + 1 - locator.token.size() : 0;
     const std::string number_at = line_and_column(text, start);
-    if (locator.error_depth == 1) {
+    if (locator.error_depth == 1 && prefix == kMessagePrefix) {
       if (const WholeField* field = whole_field_named(locator.top_level_key)) {
         return refuse(quoted(field->key) + " must be " + allowed(*field) + "; it is " +
-                      locator.token.substr(0, kMaxQuotedValueBytes) + ".");
+                          locator.token.substr(0, kMaxQuotedValueBytes) + ".",
+                      prefix);
       }
     }
-    return refuse("the number at " + number_at + " is too large for JSON's 64-bit numbers.");
+    return refuse("the number at " + number_at + " is too large for JSON's 64-bit numbers.",
+                  prefix);
   }
-  if (locator.ill_formed_utf8) return refuse("the text is not valid UTF-8 (" + where + ").");
-  return refuse("the text is not valid JSON (" + where + ").");
+  if (locator.ill_formed_utf8)
+    return refuse("the text is not valid UTF-8 (" + where + ").", prefix);
+  return refuse("the text is not valid JSON (" + where + ").", prefix);
 }
 
 // ---- After parsing -----------------------------------------------------------------------------
@@ -228,31 +231,6 @@ std::string read_shape(const Json& config, bool text_tower, ModelShape& shape) {
   return model_shape_problem(shape);
 }
 
-// The text parsed into a top-level object, or the refusal.
-ConfigParse parse_object(std::string_view text, Json& config) {
-  if (text.size() > static_cast<std::size_t>(kMaxConfigBytes)) {
-    return refuse("the text is " + format_count(static_cast<double>(text.size())) +
-                  " bytes; at most " + format_count(kMaxConfigBytes) + " (1 MiB) are allowed.");
-  }
-  if (only_whitespace(text)) return refuse("the text is empty; it must be a JSON object.");
-  // nlohmann::json reads a NUL byte as the end of the text; JSON allows none anywhere.
-  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
-    return refuse("the text holds a NUL byte (" + line_and_column(text, nul) +
-                  "), which JSON does not allow.");
-  }
-  if (!nesting_within(text, kMaxConfigDepth)) {
-    return refuse("objects and arrays nest more than " + std::to_string(kMaxConfigDepth) +
-                  " deep; a config.json needs a few levels.");
-  }
-  config = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded()) return refuse_unparsed(text);
-  if (!config.is_object()) {
-    return refuse("the top level must be a JSON object, {…}; it is " + describe(config) + ".");
-  }
-  if (has_proto_key(config)) return refuse("a '__proto__' key is not allowed.");
-  return {};
-}
-
 std::string model_type_of(const Json& config) {
   const Json* type = present(config, "model_type");
   return type != nullptr && type->is_string() ? type->get<std::string>() : std::string();
@@ -260,9 +238,37 @@ std::string model_type_of(const Json& config) {
 
 }  // namespace
 
+ConfigParse parse_json_object(std::string_view text, Json& config, std::string_view prefix) {
+  if (text.size() > static_cast<std::size_t>(kMaxConfigBytes)) {
+    return refuse("the text is " + format_count(static_cast<double>(text.size())) +
+                      " bytes; at most " + format_count(kMaxConfigBytes) + " (1 MiB) are allowed.",
+                  prefix);
+  }
+  if (only_whitespace(text)) return refuse("the text is empty; it must be a JSON object.", prefix);
+  // nlohmann::json reads a NUL byte as the end of the text; JSON allows none anywhere.
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return refuse("the text holds a NUL byte (" + line_and_column(text, nul) +
+                      "), which JSON does not allow.",
+                  prefix);
+  }
+  if (!nesting_within(text, kMaxConfigDepth)) {
+    return refuse("objects and arrays nest more than " + std::to_string(kMaxConfigDepth) +
+                      " deep; a config.json needs a few levels.",
+                  prefix);
+  }
+  config = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded()) return refuse_unparsed(text, prefix);
+  if (!config.is_object()) {
+    return refuse("the top level must be a JSON object, {…}; it is " + describe(config) + ".",
+                  prefix);
+  }
+  if (has_proto_key(config)) return refuse("a '__proto__' key is not allowed.", prefix);
+  return {};
+}
+
 ConfigParse parse_hf_config(std::string_view text, bool text_tower) {
   Json config;
-  ConfigParse result = parse_object(text, config);
+  ConfigParse result = parse_json_object(text, config, kMessagePrefix);
   if (result.answer.status != Status::kOk) return result;
   const std::string problem = read_shape(config, text_tower, result.shape);
   if (!problem.empty()) return refuse(problem);
@@ -272,7 +278,7 @@ ConfigParse parse_hf_config(std::string_view text, bool text_tower) {
 ConfigText text_tower_config_text(std::string_view text) {
   Json config;
   ConfigText result;
-  result.answer = parse_object(text, config).answer;
+  result.answer = parse_json_object(text, config, kMessagePrefix).answer;
   if (result.answer.status != Status::kOk) return result;
   Json tower;
   const std::string problem = text_tower_config(config, model_type_of(config), tower);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace trainmem {
 
@@ -22,6 +23,15 @@ std::string json_number_text(double number);
 
 // A refused value as the message shows it: JSON text, ASCII only, cut short.
 std::string describe(const nlohmann::json& value);
+
+struct ConfigParse;
+
+// `text` parsed into a top-level JSON object, as config.json's is (at most 1 MiB, no NUL byte,
+// nested at most kMaxConfigDepth, valid UTF-8, no '__proto__' key), or the refusal, its message
+// starting with `prefix` ("config.json: ") and naming where the parse failed. Other JSON files
+// the core reads (DeepSpeed's config) are read through it too.
+ConfigParse parse_json_object(std::string_view text, nlohmann::json& config,
+                              std::string_view prefix);
 
 // A name without controls or bidirectional marks, trimmed, at most kMaxModelNameBytes bytes.
 std::string clean_name(const std::string& text);

@@ -1,5 +1,5 @@
-// Will my run fit? A run's launch config (torchtitan's TOML job config), pasted, dropped or
-// chosen, read by the core (trainmem-json.js, loaded when first asked): its settings become the
+// Will my run fit? A run's launch config (torchtitan's TOML job config, Megatron-LM's launch line,
+// DeepSpeed's JSON config), pasted, dropped or chosen, read by the core (trainmem-json.js, loaded when first asked): its settings become the
 // workshop's, each said in words, and the verdict (fits, uncertain, does not fit, from the spread
 // of the estimate's errors against the stack's published runs) follows the workshop's setup from
 // then on.
@@ -9,6 +9,8 @@ import { $, onOpen, takeFiles } from '../dom.js';
 
 /** What a launch config cannot say, which stays the reader's: the device, the headroom, the host. */
 const BESIDE_THE_FILE = new Set(['device', 'device-gb', 'headroom', 'activations', 'host-gb']);
+/** How long after a slider's last move the verdict, a second estimate, is worked out again. */
+const VERDICT_DELAY_MS = 150;
 
 export function createLaunchPanel({ estimator, store, render, showError, choices }) {
   const panel = $('launch-panel');
@@ -17,6 +19,7 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
   const result = $('launch-result');
   let tools = null;
   let opened = null; // the launch config read: {kind, notes, notUnderstood}
+  let pending = 0; // the timer of a verdict put off while a slider moves
 
   /** The settings whose text differs between two setups, each as "Name: text". */
   function changes(before, after) {
@@ -50,8 +53,10 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
       return;
     }
     // The file's settings are the reader's now: nothing held pending for them applies over it.
+    // What it leaves (a DeepSpeed config's model and tokens) stays as the reader has it.
+    const leaves = new Set(read.leaves);
     for (const setting of estimator.settings) {
-      if (!BESIDE_THE_FILE.has(setting.id)) choices.touch(setting.id);
+      if (!BESIDE_THE_FILE.has(setting.id) && !leaves.has(setting.id)) choices.touch(setting.id);
     }
     const said = render(read.setup);
     if (said === null) return; // refused by the core: the last good view stays, and says why
@@ -77,9 +82,22 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
     update(store.get());
   }
 
-  /** The verdict on the workshop's setup, once a launch config is open. */
-  function update(state) {
-    if (opened === null || tools === null || !state.view.ok) return;
+  /**
+   * The verdict on the workshop's setup, once a launch config is open; while a slider moves, once
+   * it rests.
+   */
+  function update(state, how = {}) {
+    if (opened === null || tools === null) return;
+    clearTimeout(pending);
+    if (how.dragging) {
+      pending = setTimeout(() => showVerdict(store.get()), VERDICT_DELAY_MS);
+      return;
+    }
+    showVerdict(state);
+  }
+
+  function showVerdict(state) {
+    if (!state.view.ok) return;
     const verdict = tools.verdict(state.setup);
     if (!verdict.ok) return;
     const words = verdict.verdict.charAt(0).toUpperCase() + verdict.verdict.slice(1);
