@@ -9,6 +9,8 @@ import { bodyText, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
 
 const EXAMPLE = new URL('../../docs/examples/torchtitan-llama3-8b-fsdp.toml', import.meta.url);
 const MEGATRON = new URL('../../docs/examples/megatron-llama3-8b.sh', import.meta.url);
+const DEEPSPEED = new URL('../../docs/examples/deepspeed-zero3.json', import.meta.url);
+const LLAMA_CONFIG = new URL('../../docs/examples/llama3.1-8b-config.json', import.meta.url);
 
 describe('the launch config', () => {
   let harness;
@@ -75,6 +77,42 @@ describe('the launch config', () => {
       await page.textContent('#launch-verdict'),
       /^Fits\. .*published runs of the Megatron-LM stack/,
     );
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("reads a DeepSpeed config over the reader's own model and tokens, which stay", async () => {
+    const { page, problems } = await harness.openPage({ query: '?recompute=full' });
+    // The reader's model (a config.json) and sequence length, set before the file.
+    await page.fill('#config', await readFile(LLAMA_CONFIG, 'utf8'));
+    await page.click('#use-config');
+    await page.waitForFunction(() =>
+      document.getElementById('readout').textContent.includes('LlamaForCausalLM'),
+    );
+    await page.fill('#seq-len', '4096');
+    await page.press('#seq-len', 'Enter');
+    await openLaunch(page, await readFile(DEEPSPEED, 'utf8'), '');
+    await page.waitForSelector('#launch-result:not([hidden])');
+    // The file's: ZeRO 3 over the 8 devices train_batch_size gives, 2 sequences a micro-batch.
+    assert.equal(await page.inputValue('#stack'), 'deepspeed');
+    assert.equal(await page.inputValue('#zero'), '3');
+    assert.equal(await page.inputValue('#dp'), '8');
+    assert.equal(await page.inputValue('#overlap-comm'), 'on');
+    // The reader's: the model, the tokens and recomputation.
+    assert.equal(await page.inputValue('#model'), 'custom');
+    assert.equal(await page.inputValue('#seq-len'), '4096');
+    assert.equal(await page.inputValue('#recompute'), 'full');
+    assert.match(
+      await readout(page),
+      /^Spread over d 8 \(ZeRO-3 over d·c = 8\) × t 1 × p 1 × c 1 = 8 devices, recompute full, LlamaForCausalLM needs/,
+    );
+    assert.match(await page.textContent('#url-notice'), /^Read from the launch config: .*Stack: DeepSpeed/);
+    assert.match(
+      await page.textContent('#launch-read'),
+      /^Read as a DeepSpeed config \(JSON, DeepSpeed edaa722\)\. The model \(LlamaForCausalLM\), the sequence \(4,096 tokens\)/,
+    );
+    assert.match(await page.textContent('#launch-verdict'), /^Fits\./);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();
