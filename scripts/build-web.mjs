@@ -1,6 +1,7 @@
 // Bundles the page into dist/: app.js (the charts and the Chart.js parts they register, drawn
 // first), workshop.js (the controls, the readout and the panels the first view shows), explore.js
-// (the exploration views' panels, loaded when a reader opens one), the estimator trainmem.js with
+// (the exploration views' panels, loaded when a reader opens one), yaml.js (the launch panel's YAML
+// parser, loaded when it opens), the estimator trainmem.js with
 // trainmem.wasm (and trainmem-wasm.js, the same bytes for file://), the on-demand
 // trainmem-json.js with trainmem-json.wasm (and trainmem-json-wasm.js), index.html with the plate's default view written in (first-view.mjs) and its
 // stylesheet inside it, and favicon.svg; and the entry point for other pages, trainmem-api.js,
@@ -100,6 +101,7 @@ await Promise.all([
   bundle('first-view.js', 'app.js'),
   bundle('main.js', 'workshop.js'),
   bundle('explore.js', 'explore.js'),
+  bundle('yaml.js', 'yaml.js'),
   bundle('api.js', 'trainmem-api.js'),
 ]);
 const estimator = await loadCoreForNode(wasmModule, wasmBinary);

@@ -22,6 +22,7 @@ command -v npm >/dev/null || missing+=(npm)
 [ -f /usr/include/nlohmann/json.hpp ] || missing+=(nlohmann-json3-dev)
 [ -f /usr/include/CLI/CLI.hpp ] || missing+=(libcli11-dev)
 [ -f /usr/include/toml++/toml.h ] || missing+=(libtomlplusplus-dev)
+[ -f /usr/include/yaml-cpp/yaml.h ] || missing+=(libyaml-cpp-dev)
 if [ "$want_browser" = 1 ]; then
   command -v chromium >/dev/null || missing+=(chromium)
   fc-list 2>/dev/null | grep -qi dejavu || missing+=(fonts-dejavu-core)

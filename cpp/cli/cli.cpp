@@ -19,6 +19,7 @@
 #include "trainmem/settings.hpp"
 #include "trainmem/verdict.hpp"
 #include "views.hpp"
+#include "yaml_json.hpp"
 
 namespace trainmem {
 
@@ -122,8 +123,8 @@ void register_flags(CLI::App& app, Given& given) {
   given.launch = app.add_option(
       "--launch", given.launch_path,
       "A run's launch config (at most 1 MiB): torchtitan's TOML job config, Megatron-LM's "
-      "pretrain_gpt.py line, or DeepSpeed's JSON config (with --model or --config, --seq-len, "
-      "--recompute). Prints the verdict, "
+      "pretrain_gpt.py line, DeepSpeed's JSON config (with --model or --config, --seq-len, "
+      "--recompute), or axolotl's YAML config. Prints the verdict, "
       "fits, uncertain or does not fit, and exits 0, 1 or 3 for it");
   given.world_size_flag =
       app.add_option("--world-size", given.world_size,
@@ -337,6 +338,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!file.ok) return bad_input(err, "--launch: " + file.problem);
     LaunchContext context;
     context.world_size = given.world_size;
+#ifdef TRAINMEM_YAML
+    context.read_yaml = yaml_to_json;
+#endif
     const LaunchConfig launch = read_launch_config(file.text, setup, context);
     if (!launch.answer.ok()) return bad_input(err, "--launch: " + launch.answer.message);
     if (const std::string beside = launch_conflict(given, launch); !beside.empty()) {

@@ -57,11 +57,21 @@ val strings(const std::vector<std::string>& texts) {
   return array;
 }
 
-// A launch config read over `setup` (the device and what else the file does not say):
+// A launch config read over `setup` (the device and what else the file does not say), YAML with
+// the page's parser `yaml_to_json` (a function; anything else: YAML is refused):
 // {answer, setup, kind, read, notUnderstood, notes, leaves}.
-val read_launch_js(const std::string& text, const trainmem::TrainingSetup& setup, int world_size) {
+val read_launch_js(const std::string& text, const trainmem::TrainingSetup& setup, int world_size,
+                   val yaml_to_json) {
   trainmem::LaunchContext context;
   context.world_size = world_size;
+  // The page's YAML parser (web/src/yaml.js): text in, {json, problem} out.
+  if (yaml_to_json.typeOf().as<std::string>() == "function") {
+    context.read_yaml = [yaml_to_json](const std::string& yaml) {
+      const val parsed = yaml_to_json(yaml);
+      return trainmem::YamlAsJson{parsed["json"].as<std::string>(),
+                                  parsed["problem"].as<std::string>()};
+    };
+  }
   const trainmem::LaunchConfig launch = trainmem::read_launch_config(text, setup, context);
   val out = val::object();
   out.set("answer", launch.answer);

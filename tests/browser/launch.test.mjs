@@ -11,6 +11,7 @@ const EXAMPLE = new URL('../../docs/examples/torchtitan-llama3-8b-fsdp.toml', im
 const MEGATRON = new URL('../../docs/examples/megatron-llama3-8b.sh', import.meta.url);
 const DEEPSPEED = new URL('../../docs/examples/deepspeed-zero3.json', import.meta.url);
 const LLAMA_CONFIG = new URL('../../docs/examples/llama3.1-8b-config.json', import.meta.url);
+const AXOLOTL = new URL('../../docs/examples/axolotl-llama3.1-8b-qlora.yml', import.meta.url);
 
 describe('the launch config', () => {
   let harness;
@@ -113,6 +114,34 @@ describe('the launch config', () => {
       /^Read as a DeepSpeed config \(JSON, DeepSpeed edaa722\)\. The model \(LlamaForCausalLM\), the sequence \(4,096 tokens\)/,
     );
     assert.match(await page.textContent('#launch-verdict'), /^Fits\./);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("reads an axolotl config with the page's YAML parser, as the CLI reads it", async () => {
+    const { page, problems } = await harness.openPage();
+    await openLaunch(page, await readFile(AXOLOTL, 'utf8'), '2');
+    await page.waitForSelector('#launch-result:not([hidden])');
+    assert.equal(await page.inputValue('#stack'), 'hf');
+    assert.equal(await page.inputValue('#model'), 'llama3.1-8b');
+    assert.equal(await page.inputValue('#dp'), '2');
+    assert.equal(await page.inputValue('#lora-rank'), '16');
+    assert.equal(await page.inputValue('#base-weights'), 'nf4');
+    assert.equal(await page.inputValue('#loss'), 'fused-linear');
+    assert.equal(await page.inputValue('#optimizer'), 'adam-8bit');
+    assert.match(
+      await page.textContent('#launch-read'),
+      /^Read as an axolotl config \(YAML, axolotl 067b021\)\./,
+    );
+    assert.equal(await page.isHidden('#launch-unknown'), true);
+    assert.match(await page.textContent('#launch-verdict'), /^Fits\./);
+    const shown = await readout(page);
+    // A YAML that does not parse: its line, and the last good view kept.
+    await openLaunch(page, 'base_model: meta-llama/Llama-3.1-8B\ndatasets: [a,\n', '');
+    await page.waitForSelector('#launch-error:not([hidden])');
+    assert.match(await page.textContent('#launch-error'), /^The YAML does not parse: line \d+, column \d+: /);
+    assert.equal(await readout(page), shown);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();

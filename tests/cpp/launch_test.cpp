@@ -16,6 +16,7 @@
 #include "trainmem/estimate.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/verdict.hpp"
+#include "yaml_json.hpp"
 
 using namespace trainmem;
 
@@ -179,6 +180,17 @@ TEST_CASE("launch: what it cannot model, and a file at odds with itself, are ref
                 "or a comment.");
   CHECK(read_ok(job("[job]\ndescription = \"caf\u00e9 \u00d7 2\" # \u00e9t\u00e9\n"), 8)
             .not_understood.empty());
+}
+
+TEST_CASE("launch: a control character in a TOML file is refused by its line") {
+  // TOML allows none but the tab; a NUL would end toml++'s view of the text early.
+  check_refused(job("[job]\ndump_folder = 5\x01\n"), "launch",
+                "The TOML does not parse at line 10: a control character, which TOML does not "
+                "allow.");
+  check_refused(job(std::string("[job]\ndump_folder = 5") + '\0' + "{\"a\": \"\u02e0\"}\n"),
+                "launch",
+                "The TOML does not parse at line 10: a control character, which TOML does not "
+                "allow.");
 }
 
 TEST_CASE("launch: the interleaved schedule runs two virtual stages a device") {
@@ -511,3 +523,140 @@ TEST_CASE("launch: beside a DeepSpeed config the CLI takes the model and the tok
             &text) == 2);
   CHECK(text == "trainmem: --config: the launch config names the model; drop --config\n");
 }
+
+#ifdef TRAINMEM_YAML  // yaml-cpp: the native build's YAML parser (the page's: tests/browser)
+
+namespace {
+
+LaunchConfig read_axolotl(const std::string& text, TrainingSetup base = {}, int world_size = 0) {
+  LaunchContext context;
+  context.world_size = world_size;
+  context.read_yaml = yaml_to_json;
+  return read_launch_config(text, base, context);
+}
+
+// A small axolotl config: LoRA on Llama 3.2 1B's every linear layer; `extra` appended.
+std::string axolotl(const std::string& extra) {
+  return "base_model: meta-llama/Llama-3.2-1B\nadapter: lora\nlora_r: 8\nlora_target_linear: "
+         "true\nsequence_len: 2048\nbf16: true\n" +
+         extra;
+}
+
+void check_axolotl_refused(const std::string& text, const std::string& key,
+                           const std::string& message) {
+  const LaunchConfig launch = read_axolotl(text);
+  CAPTURE(text);
+  CHECK_FALSE(launch.answer.ok());
+  CHECK(launch.answer.setting == key);
+  CHECK(launch.answer.message == message);
+}
+
+}  // namespace
+
+TEST_CASE("launch: axolotl's QLoRA example opens to the flags' setup") {
+  const LaunchConfig launch = read_axolotl(example("axolotl-llama3.1-8b-qlora.yml"));
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.kind == "axolotl config (YAML, axolotl 067b021)");
+  CHECK(launch.not_understood.empty());
+  // --stack hf --model llama3.1-8b --seq-len 4096 --micro-batch 2 --lora-rank 16 --lora-targets
+  // all-linear --lora-dropout 0.05 --base-weights nf4 --kbit-prep --recompute full --optimizer
+  // adam-8bit --paged-optimizer --precision bf16 --logits --loss fused-linear
+  TrainingSetup flags;
+  flags.stack = Stack::kHf;
+  flags.model_id = "llama3.1-8b";
+  flags.sequence_length = 4096;
+  flags.micro_batch_sequences = 2;
+  flags.lora_rank = 16;
+  flags.lora_targets = LoraTargets::kAllLinear;
+  flags.lora_dropout = 0.05;
+  flags.base_weights = BaseWeights::kNf4;
+  flags.kbit_prep = true;
+  flags.recompute = Recompute::kFull;
+  flags.optimizer = Optimizer::kAdam8bit;
+  flags.paged_optimizer = true;
+  flags.precision = Precision::kBf16;
+  flags.logits = true;
+  flags.loss = Loss::kFusedLinear;
+  const Estimate from_file = estimate_memory(launch.setup);
+  const Estimate from_flags = estimate_memory(flags);
+  REQUIRE_MESSAGE(from_file.answer.ok(), from_file.answer.message);
+  REQUIRE_MESSAGE(from_flags.answer.ok(), from_flags.answer.message);
+  CHECK(from_file.num_parameters == from_flags.num_parameters);
+  CHECK(from_file.bytes.total() == from_flags.bytes.total());
+  CHECK(from_file.peak_reserved_bytes == from_flags.peak_reserved_bytes);
+  CHECK(std::find(launch.read.begin(), launch.read.end(), "lora_dropout: 0.05") !=
+        launch.read.end());
+  // Under DDP over the world size given.
+  CHECK(read_axolotl(example("axolotl-llama3.1-8b-qlora.yml"), {}, 4).setup.layout.data_parallel ==
+        4);
+}
+
+TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or refused by key") {
+  // The failsafe schema's strings, coerced as axolotl's pydantic model coerces them.
+  const LaunchConfig read = read_axolotl(axolotl(
+      "micro_batch_size: \"4\"\ngradient_checkpointing: yes\nlora_dropout: 1e-1\nnovel_knob: 3\n"
+      "wandb_project:\n"));
+  REQUIRE_MESSAGE(read.answer.ok(), read.answer.message);
+  CHECK(read.setup.micro_batch_sequences == 4);
+  CHECK(read.setup.recompute == Recompute::kFull);
+  CHECK(read.setup.lora_dropout == doctest::Approx(0.1));
+  CHECK(read.setup.model_id == "llama3.2-1b");
+  CHECK(read.setup.optimizer == Optimizer::kAdam);  // axolotl's default, adamw_torch_fused
+  CHECK(read.not_understood == std::vector<std::string>{"novel_knob"});
+  check_axolotl_refused(axolotl("lora_modules_to_save:\n  - embed_tokens\n"),
+                        "lora_modules_to_save",
+                        "lora_modules_to_save trains whole modules (the embedding, the output "
+                        "layer) beside the adapters, which is not modelled.");
+  check_axolotl_refused(axolotl("deepspeed: deepspeed_configs/zero3_bf16.json\n"), "deepspeed",
+                        "deepspeed is not read from an axolotl config yet: DDP is. Under "
+                        "DeepSpeed, open its JSON config instead, with the model set.");
+  check_axolotl_refused(axolotl("load_in_4bit: true\n"), "gradient_checkpointing",
+                        "LoRA on a quantised base runs prepare_model_for_kbit_training, modelled "
+                        "with gradient checkpointing on: set gradient_checkpointing: true.");
+  check_axolotl_refused(
+      "base_model: meta-llama/Llama-3.2-1B\nadapter: lora\nlora_r: 8\nlora_target_modules:\n  - "
+      "q_proj\n  - v_proj\nbf16: true\n",
+      "lora_target_modules",
+      "LoRA is modelled on the four attention projections (q_proj, k_proj, v_proj, o_proj) or on "
+      "every linear layer (lora_target_linear: true); these targets are not.");
+  check_axolotl_refused(axolotl("micro_batch_size: two\n"), "micro_batch_size",
+                        "micro_batch_size must be a whole number from 1 to 65,536; it is 'two'.");
+  check_axolotl_refused(axolotl("lora_r: 16\n"), "launch",
+                        "The YAML does not parse: line 7, column 1: the key 'lora_r' is given "
+                        "twice in one mapping.");
+  check_axolotl_refused(axolotl("datasets: [a,\n"), "launch",
+                        "The YAML does not parse: line 8, column 1: end of sequence flow not "
+                        "found.");
+  check_axolotl_refused("model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 2\n",
+                        "base_model",
+                        "This looks like a TrainingArguments or TRL config (model_name_or_path), "
+                        "which is not read yet: axolotl's YAML configs are.");
+  check_axolotl_refused("base_model: someone/Mystery-7B\nbf16: true\n", "base_model",
+                        "base_model 'someone/Mystery-7B' is not one of the presets: open its "
+                        "config.json (--config, or Any model on the page) and read the file "
+                        "again.");
+  // A model that is not a preset: the reader's config.json, said.
+  TrainingSetup base;
+  const ConfigParse model = parse_hf_config(example("llama3.1-8b-config.json"));
+  REQUIRE(model.answer.ok());
+  base.model_id = kCustomModelId;
+  base.custom_model = model.shape;
+  const LaunchConfig custom = read_axolotl("base_model: someone/Mystery-8B\nbf16: true\n", base);
+  REQUIRE_MESSAGE(custom.answer.ok(), custom.answer.message);
+  CHECK(custom.setup.model_id == kCustomModelId);
+  CHECK(custom.leaves == std::vector<std::string>{"model"});
+}
+
+TEST_CASE("launch: the CLI reads an axolotl config, and --config beside one that names none") {
+  const std::string path = std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/";
+  std::string text;
+  CHECK(cli({"--launch", path + "axolotl-llama3.1-8b-qlora.yml", "--world-size", "2"}, &text) == 0);
+  CHECK(text.find("Launch config: axolotl config (YAML, axolotl 067b021)") != std::string::npos);
+  CHECK(text.find("Layout: d 2 × t 1") != std::string::npos);
+  CHECK(cli({"--launch", path + "axolotl-llama3.1-8b-qlora.yml", "--config",
+             path + "llama3.1-8b-config.json"},
+            &text) == 2);
+  CHECK(text == "trainmem: --config: the launch config names the model; drop --config\n");
+}
+
+#endif  // TRAINMEM_YAML

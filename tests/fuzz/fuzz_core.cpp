@@ -20,6 +20,7 @@
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/launch.hpp"
+#include "yaml_json.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
 #include "trainmem/settings.hpp"
@@ -122,6 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   if (mode == 4) {  // a launch config's text, with or without the world size
     LaunchContext context;
     context.world_size = data.ConsumeIntegralInRange<int>(0, 4096);
+    context.read_yaml = yaml_to_json;
     const std::string text = data.ConsumeRemainingBytesAsString();
     const LaunchConfig launch = read_launch_config(text, TrainingSetup{}, context);
     if (!launch.answer.ok()) {

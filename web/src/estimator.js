@@ -79,10 +79,11 @@ export function loadJsonTools() {
          * A launch config read over `setup`: {ok, message, setup, kind, read, notUnderstood, notes,
          * leaves}. `worldSize` is torchrun's, where the file leaves it out (0: not given); `leaves`
          * are the ids of the settings the file does not say (a DeepSpeed config's model), which
-         * stay the reader's.
+         * stay the reader's. `yamlToJson` reads YAML (loadYamlTools's); without it YAML is
+         * refused.
          */
-        readLaunch(text, setup, worldSize) {
-          const read = json.readLaunchConfig(text, setup, worldSize);
+        readLaunch(text, setup, worldSize, yamlToJson = null) {
+          const read = json.readLaunchConfig(text, setup, worldSize, yamlToJson);
           return {
             ok: read.answer.status === json.Status.OK,
             message: read.answer.message,
@@ -115,6 +116,24 @@ export function loadJsonTools() {
     });
   }
   return jsonPromise;
+}
+
+let yamlPromise = null;
+
+/**
+ * The YAML parser for launch configs (yaml.js, the npm package yaml), loaded once: resolves to
+ * its toJson(text), which gives {json, problem}.
+ */
+export function loadYamlTools() {
+  if (!yamlPromise) {
+    yamlPromise = (globalThis.trainmemYaml ? Promise.resolve() : addScript('yaml.js')).then(
+      () => globalThis.trainmemYaml.toJson,
+    );
+    yamlPromise.catch(() => {
+      yamlPromise = null;
+    });
+  }
+  return yamlPromise;
 }
 
 const INT_LIMIT = 2 ** 31;

@@ -4,6 +4,7 @@
 // refused with the keys at fault.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,15 +26,26 @@ struct LaunchConfig {
   std::vector<std::string> leaves;
 };
 
-// What the file leaves to the launch: torchrun's world size (0: not given).
+// A YAML document as JSON text, every scalar a string as YAML's failsafe schema reads it, or the
+// parser's problem ("line 3, column 5: …"). Each front end brings its parser (yaml-cpp natively,
+// the npm package yaml on the page); the core reads the JSON, once.
+struct YamlAsJson {
+  std::string json;
+  std::string problem;
+};
+using YamlReader = std::function<YamlAsJson(const std::string& yaml)>;
+
+// What the file leaves to the launch: torchrun's world size (0: not given); and the front end's
+// YAML parser (none: a YAML file is refused).
 struct LaunchContext {
   int world_size = 0;
+  YamlReader read_yaml;
 };
 
 // Reads `text` over `base` (the device, the headroom and what else the file does not say), as the
 // kind of file it is: torchtitan's TOML job config as of torchtitan 9dec370 (December 2024, its
-// benchmark's commit), Megatron-LM's pretrain_gpt.py line, and DeepSpeed's JSON config, whose
-// model, tokens and recomputation are `base`'s.
+// benchmark's commit), Megatron-LM's pretrain_gpt.py line, DeepSpeed's JSON config, whose
+// model, tokens and recomputation are `base`'s, and axolotl's YAML config.
 LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& base,
                                 const LaunchContext& context);
 

@@ -577,8 +577,20 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
   LaunchConfig launch;
   launch.kind = kKind;
   launch.setup = base;
-  if (const int line = line_with_stray_unicode(text); line > 0) {
-    launch.answer = refusal("launch", "The TOML does not parse at line " + std::to_string(line) +
+  // TOML allows no control character but the tab, anywhere (its spec; a NUL also ends toml++'s
+  // view of the text early, past the guard below).
+  int line = 1;
+  for (const char c : text) {
+    if (c == '\n') ++line;
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\t' && c != '\n' && c != '\r') || byte == 0x7f) {
+      launch.answer = refusal("launch", "The TOML does not parse at line " + std::to_string(line) +
+                                            ": a control character, which TOML does not allow.");
+      return launch;
+    }
+  }
+  if (const int stray = line_with_stray_unicode(text); stray > 0) {
+    launch.answer = refusal("launch", "The TOML does not parse at line " + std::to_string(stray) +
                                           ": a character beyond ASCII outside a string or a "
                                           "comment.");
     return launch;

@@ -1,10 +1,10 @@
 // Will my run fit? A run's launch config (torchtitan's TOML job config, Megatron-LM's launch line,
-// DeepSpeed's JSON config), pasted, dropped or chosen, read by the core (trainmem-json.js, loaded when first asked): its settings become the
+// DeepSpeed's JSON config, axolotl's YAML config), pasted, dropped or chosen, read by the core (trainmem-json.js, loaded when first asked): its settings become the
 // workshop's, each said in words, and the verdict (fits, uncertain, does not fit, from the spread
 // of the estimate's errors against the stack's published runs) follows the workshop's setup from
 // then on.
 import { showNotice } from '../controls.js';
-import { loadJsonTools } from '../estimator.js';
+import { loadJsonTools, loadYamlTools } from '../estimator.js';
 import { $, onOpen, takeFiles } from '../dom.js';
 
 /** What a launch config cannot say, which stays the reader's: the device, the headroom, the host. */
@@ -34,8 +34,9 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
   }
 
   async function useLaunch(given) {
+    let yamlToJson;
     try {
-      tools = await loadJsonTools();
+      [tools, yamlToJson] = await Promise.all([loadJsonTools(), loadYamlTools()]);
     } catch (error) {
       showError('launch', `The launch-config reader could not load (${error.message}).`);
       return;
@@ -47,7 +48,7 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
       return;
     }
     const before = store.get().setup;
-    const read = tools.readLaunch(given, before, world);
+    const read = tools.readLaunch(given, before, world, yamlToJson);
     if (!read.ok) {
       showError('launch', read.message);
       return;
@@ -71,7 +72,7 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
     );
     opened = read;
     $('launch-read').textContent = [
-      `Read as a ${read.kind}.`,
+      `Read as ${/^[aeiou]/i.test(read.kind) ? 'an' : 'a'} ${read.kind}.`,
       ...read.notes,
       'The device and the headroom stay as you set them.',
     ].join(' ');
@@ -135,7 +136,10 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
   $('use-launch').addEventListener('click', () => useLaunch(text.value));
   takeFiles(text, $('launch-file'), useFile);
   // The reader is about to paste: the reader's module starts loading.
-  onOpen(panel, () => loadJsonTools().catch(() => {}));
+  onOpen(panel, () => {
+    loadJsonTools().catch(() => {});
+    loadYamlTools().catch(() => {});
+  });
 
   return { update };
 }

@@ -1,0 +1,536 @@
+// axolotl's YAML config, read into the setup (launch.hpp) by axolotl's keys and defaults
+// (axolotl-ai-cloud/axolotl 067b021, July 2026: src/axolotl/utils/schemas/, utils/config/
+// __init__.py normalize_config, loaders/model.py): the model, the batch, LoRA or QLoRA with
+// bitsandbytes, gradient checkpointing, the optimiser and the loss, under the hf stack
+// (transformers' Trainer with PEFT, which axolotl runs), on one device or under DDP.
+//
+// The front end turns the YAML into JSON, every scalar a string (YAML's failsafe schema; yaml-cpp
+// natively, the npm package yaml on the page); each key is then read as axolotl's pydantic model
+// coerces it, so that both front ends read a file alike.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "launch/launch_readers.hpp"
+#include "model/config_text.hpp"
+#include "trainmem/config.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/settings.hpp"
+
+namespace trainmem {
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kKind = "axolotl config (YAML, axolotl 067b021)";
+
+// Keys with no bearing on the device's memory: data, evaluation, logging, saving, the learning
+// rate's schedule, the tokenizer's, hub uploads.
+const std::set<std::string>& no_bearing_keys() {
+  static const std::set<std::string> keys = {"base_model_config",
+                                             "model_type",
+                                             "tokenizer_type",
+                                             "tokenizer_config",
+                                             "tokenizer_use_fast",
+                                             "trust_remote_code",
+                                             "datasets",
+                                             "test_datasets",
+                                             "dataset_prepared_path",
+                                             "val_set_size",
+                                             "output_dir",
+                                             "hub_model_id",
+                                             "hub_strategy",
+                                             "push_dataset_to_hub",
+                                             "lora_model_dir",
+                                             "lora_alpha",
+                                             "num_epochs",
+                                             "max_steps",
+                                             "learning_rate",
+                                             "lr_scheduler",
+                                             "lr_scheduler_kwargs",
+                                             "cosine_min_lr_ratio",
+                                             "warmup_steps",
+                                             "warmup_ratio",
+                                             "weight_decay",
+                                             "max_grad_norm",
+                                             "adam_beta1",
+                                             "adam_beta2",
+                                             "adam_epsilon",
+                                             "logging_steps",
+                                             "evals_per_epoch",
+                                             "eval_steps",
+                                             "saves_per_epoch",
+                                             "save_steps",
+                                             "save_strategy",
+                                             "save_total_limit",
+                                             "save_first_step",
+                                             "eval_strategy",
+                                             "evaluation_strategy",
+                                             "eval_sample_packing",
+                                             "eval_batch_size",
+                                             "early_stopping_patience",
+                                             "resume_from_checkpoint",
+                                             "auto_resume_from_checkpoints",
+                                             "local_rank",
+                                             "wandb_project",
+                                             "wandb_entity",
+                                             "wandb_watch",
+                                             "wandb_name",
+                                             "wandb_run_id",
+                                             "wandb_log_model",
+                                             "mlflow_tracking_uri",
+                                             "mlflow_experiment_name",
+                                             "use_tensorboard",
+                                             "special_tokens",
+                                             "tokens",
+                                             "chat_template",
+                                             "default_system_message",
+                                             "train_on_inputs",
+                                             "group_by_length",
+                                             "seed",
+                                             "strict",
+                                             "debug",
+                                             "tf32",
+                                             "loss_watchdog_threshold",
+                                             "loss_watchdog_patience",
+                                             "shuffle_merged_datasets",
+                                             "dataset_processes",
+                                             "dataset_num_proc",
+                                             "dataloader_num_workers",
+                                             "dataloader_pin_memory",
+                                             "dataloader_prefetch_factor",
+                                             "remove_unused_columns",
+                                             "gradient_checkpointing_kwargs",
+                                             "pad_to_sequence_len",
+                                             "sample_packing_eff_est",
+                                             "sample_packing_group_size",
+                                             "sample_packing_bin_size",
+                                             "multipack_real_batches",
+                                             "ddp_timeout",
+                                             "ddp_find_unused_parameters",
+                                             "ddp_bucket_cap_mb",
+                                             "include_tokens_per_second",
+                                             "profiler_steps",
+                                             "torch_compile_backend",
+                                             "hf_use_auth_token",
+                                             "is_llama_derived_model",
+                                             "is_mistral_derived_model",
+                                             "is_qwen_derived_model",
+                                             "plugins",
+                                             "liger_rope",
+                                             "liger_rms_norm",
+                                             "liger_layer_norm",
+                                             "liger_cross_entropy",
+                                             "flash_attn_cross_entropy",
+                                             "flash_attn_rms_norm",
+                                             "flash_attn_fuse_mlp",
+                                             "sequence_len_overflow_handling",
+                                             "excess_length_strategy",
+                                             "lora_fan_in_fan_out",
+                                             "peft_use_rslora",
+                                             "unfrozen_parameters"};
+  return keys;
+}
+
+// A scalar as the front end writes it: the failsafe schema's string ("" for an empty value, "~"
+// and "null" for YAML's null, which yaml-cpp writes as JSON's null).
+std::optional<std::string> scalar_of(const Json& value) {
+  if (value.is_null()) return std::nullopt;
+  if (!value.is_string()) return std::string();
+  const std::string text = value.get<std::string>();
+  if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
+    return std::nullopt;
+  }
+  return text;
+}
+
+struct Reader {
+  const Json& config;
+  LaunchConfig& launch;
+  std::set<std::string> taken;
+
+  void fault(const std::string& key, const std::string& message) {
+    if (launch.answer.ok()) launch.answer = refusal(key, message);
+  }
+  // The key's text: nothing where it is absent or null; refused where it is a list or a mapping.
+  std::optional<std::string> text(const std::string& key) {
+    const auto found = config.find(key);
+    if (found == config.end()) return std::nullopt;
+    taken.insert(key);
+    if (found->is_object() || found->is_array()) {
+      fault(key, key + " must be a single value.");
+      return std::nullopt;
+    }
+    return scalar_of(*found);
+  }
+  // A switch as pydantic reads a bool: true, yes, on, 1 and their opposites, in any case.
+  std::optional<bool> flag(const std::string& key) {
+    const std::optional<std::string> value = text(key);
+    if (!value) return std::nullopt;
+    std::string lower = *value;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    static const std::set<std::string> yes = {"true", "yes", "on", "1", "y", "t"};
+    static const std::set<std::string> no = {"false", "no", "off", "0", "n", "f"};
+    if (yes.count(lower) > 0 || no.count(lower) > 0) {
+      launch.read.push_back(key + ": " + *value);
+      return yes.count(lower) > 0;
+    }
+    fault(key, key + " must be true or false; it is '" + value->substr(0, 40) + "'.");
+    return std::nullopt;
+  }
+  // A number as pydantic reads one from text: whole where `whole`, within [least, most].
+  std::optional<double> number(const std::string& key, bool whole, double least, double most) {
+    const std::optional<std::string> value = text(key);
+    if (!value) return std::nullopt;
+    char* end = nullptr;
+    const double parsed = std::strtod(value->c_str(), &end);
+    const bool numeric = end != value->c_str() && *end == '\0' && std::isfinite(parsed) &&
+                         value->find_first_of("xXpP") == std::string::npos;
+    if (!numeric || (whole && parsed != std::floor(parsed)) || parsed < least || parsed > most) {
+      fault(key, key + " must be " + (whole ? "a whole number" : "a number") + " from " +
+                     format_count(least) + " to " + format_count(most) + "; it is '" +
+                     value->substr(0, 40) + "'.");
+      return std::nullopt;
+    }
+    launch.read.push_back(key + ": " + *value);
+    return parsed;
+  }
+  // A list of names (or one name).
+  std::optional<std::vector<std::string>> names(const std::string& key) {
+    const auto found = config.find(key);
+    if (found == config.end()) return std::nullopt;
+    taken.insert(key);
+    std::vector<std::string> out;
+    if (found->is_array()) {
+      for (const Json& each : *found) {
+        const std::optional<std::string> name = scalar_of(each);
+        if (name) out.push_back(*name);
+      }
+    } else if (const std::optional<std::string> name = scalar_of(*found)) {
+      out.push_back(*name);
+    }
+    if (out.empty()) return std::nullopt;
+    std::string shown;
+    for (const std::string& name : out) shown += (shown.empty() ? "" : ", ") + name;
+    launch.read.push_back(key + ": " + shown);
+    return out;
+  }
+};
+
+// base_model: a preset whose config.json is that hub repository's (by its id, or by its name
+// under another owner, as re-uploads are); otherwise the reader's own config.json.
+void read_model(Reader& reader, TrainingSetup& setup) {
+  const std::optional<std::string> base = reader.text("base_model");
+  if (!base) {
+    reader.fault("base_model",
+                 reader.config.contains("model_name_or_path")
+                     ? "This looks like a TrainingArguments or TRL config (model_name_or_path), "
+                       "which is not read yet: axolotl's YAML configs are."
+                     : "base_model is not given; axolotl needs it.");
+    return;
+  }
+  const auto lower = [](std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+  };
+  const auto name_of = [](const std::string& id) { return id.substr(id.rfind('/') + 1); };
+  const std::string wanted = lower(*base);
+  const ModelShape* by_id = nullptr;
+  const ModelShape* by_name = nullptr;
+  constexpr const char* kSuffix = " config.json";
+  for (const ModelShape& preset : preset_models()) {
+    const std::string& source = preset.source;
+    const std::size_t suffix = source.size() >= 12 ? source.size() - 12 : 0;
+    if (source.size() < 12 || source.compare(suffix, 12, kSuffix) != 0) continue;
+    const std::string repository = lower(source.substr(0, suffix));
+    if (repository == wanted) by_id = &preset;
+    if (name_of(repository) == name_of(wanted) && by_name == nullptr) by_name = &preset;
+  }
+  const ModelShape* preset = by_id != nullptr ? by_id : by_name;
+  if (preset != nullptr) {
+    setup.model_id = preset->id;
+    reader.launch.read.push_back("base_model: " + *base);
+    reader.launch.notes.push_back(
+        "The model, " + preset->name + ", from base_model" +
+        (by_id != nullptr ? ""
+                          : " by its name (the preset's config.json is " +
+                                preset->source.substr(0, preset->source.size() - 12) + "'s)") +
+        ".");
+    return;
+  }
+  if (setup.model_id != kCustomModelId) {
+    reader.fault("base_model", "base_model '" + base->substr(0, 80) +
+                                   "' is not one of the presets: open its config.json "
+                                   "(--config, or Any model on the page) and read the file "
+                                   "again.");
+    return;
+  }
+  reader.launch.leaves.push_back(setting_id::kModel);
+  reader.launch.notes.push_back("base_model " + base->substr(0, 80) +
+                                " is not one of the presets: the config.json opened (" +
+                                setup.custom_model.name + ") is taken as its.");
+}
+
+// The batch: sequence_len tokens a sequence (packed or padded to it at most), micro_batch_size
+// sequences a step on each device.
+void read_batch(Reader& reader, TrainingSetup& setup) {
+  // axolotl's defaults: 512 tokens, one sequence (utils/schemas/config.py, training.py).
+  setup.sequence_length =
+      static_cast<int>(reader.number("sequence_len", true, 1, kMaxSequenceLength).value_or(512));
+  setup.micro_batch_sequences = static_cast<int>(
+      reader.number("micro_batch_size", true, 1, kMaxMicroBatchSequences).value_or(1));
+  reader.number("gradient_accumulation_steps", true, 1, 1e9);
+  reader.flag("sample_packing");
+  if (reader.text("batch_size")) {
+    reader.fault("batch_size",
+                 "batch_size is axolotl's older way to set the batch; give micro_batch_size and "
+                 "gradient_accumulation_steps.");
+  }
+}
+
+// The precision (normalize_config): bf16 (true or auto, which axolotl resolves to true on a
+// device with BF16) loads the model in BF16; fp16 is not modelled; otherwise FP32.
+void read_precision(Reader& reader, bool adapter, TrainingSetup& setup) {
+  const std::optional<std::string> bf16 = reader.text("bf16");
+  bool on = false;
+  if (bf16 && *bf16 == "auto") {
+    on = true;
+    reader.launch.read.push_back("bf16: auto");
+    reader.launch.notes.push_back(
+        "bf16: auto, read as true: axolotl's choice on a device with "
+        "BF16 (A100, H100 and later).");
+  } else if (bf16) {
+    reader.taken.erase("bf16");
+    on = reader.flag("bf16").value_or(false);
+  }
+  if (reader.flag("fp16").value_or(false) || reader.flag("float16").value_or(false)) {
+    reader.fault("fp16", "fp16: FP16 mixed precision is not modelled; bf16 is.");
+    return;
+  }
+  on = reader.flag("bfloat16").value_or(false) || on;
+  // Full training in BF16 keeps one dtype (AdamW's moments follow the weights), as does LoRA's
+  // frozen base; in FP32 the Trainer trains in FP32.
+  setup.precision = on ? Precision::kBf16 : Precision::kFp32;
+  if (!on && adapter) {
+    reader.fault("bf16",
+                 "LoRA on a base loaded in FP32 is not modelled: set bf16: true (or auto).");
+  }
+}
+
+// adapter, the bitsandbytes base and LoRA's rank, targets and dropout.
+void read_adapter(Reader& reader, TrainingSetup& setup) {
+  const std::string adapter = reader.text("adapter").value_or("");
+  const bool four = reader.flag("load_in_4bit").value_or(false);
+  const bool eight = reader.flag("load_in_8bit").value_or(false);
+  if (!adapter.empty() && adapter != "lora" && adapter != "qlora") {
+    reader.fault("adapter", "adapter '" + adapter.substr(0, 40) +
+                                "' is not modelled: lora and qlora are (or none, for full "
+                                "fine-tuning).");
+    return;
+  }
+  if (four && eight) {
+    reader.fault("load_in_8bit", "load_in_4bit and load_in_8bit are both set; choose one.");
+    return;
+  }
+  if (adapter == "qlora" && !four) {
+    reader.fault("adapter", "adapter: qlora loads the base in 4 bits: set load_in_4bit: true.");
+    return;
+  }
+  if (adapter.empty()) {
+    if (four || eight) {
+      reader.fault(four ? "load_in_4bit" : "load_in_8bit",
+                   "A quantised base cannot be fully fine-tuned: set adapter: lora or qlora.");
+    }
+    setup.lora_rank = 0;
+    return;
+  }
+  reader.launch.read.push_back("adapter: " + adapter);
+  // axolotl's 4-bit base: NF4 with double quantisation (loaders/model.py, BitsAndBytesConfig).
+  setup.base_weights = four ? BaseWeights::kNf4 : eight ? BaseWeights::kInt8 : BaseWeights::kBf16;
+  const std::optional<double> rank = reader.number("lora_r", true, 1, 65536);
+  if (!rank) {
+    reader.fault("lora_r", "lora_r, LoRA's rank, is not given.");
+    return;
+  }
+  setup.lora_rank = static_cast<int>(*rank);
+  setup.lora_dropout = reader.number("lora_dropout", false, 0, 0.99).value_or(0);
+  const bool linear = reader.flag("lora_target_linear").value_or(false);
+  const std::optional<std::vector<std::string>> modules = reader.names("lora_target_modules");
+  const std::set<std::string> attention = {"q_proj", "k_proj", "v_proj", "o_proj"};
+  const std::set<std::string> all_linear = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                            "gate_proj", "up_proj", "down_proj"};
+  const std::set<std::string> given =
+      modules ? std::set<std::string>(modules->begin(), modules->end()) : std::set<std::string>();
+  if (linear || given == all_linear || given == std::set<std::string>{"all-linear"}) {
+    setup.lora_targets = LoraTargets::kAllLinear;
+  } else if (given == attention) {
+    setup.lora_targets = LoraTargets::kAttention;
+  } else {
+    reader.fault("lora_target_modules",
+                 "LoRA is modelled on the four attention projections (q_proj, k_proj, v_proj, "
+                 "o_proj) or on every linear layer (lora_target_linear: true); " +
+                     std::string(modules ? "these targets are not" : "PEFT's own default is not") +
+                     ".");
+  }
+  if (reader.names("lora_modules_to_save")) {
+    reader.fault("lora_modules_to_save",
+                 "lora_modules_to_save trains whole modules (the embedding, the output layer) "
+                 "beside the adapters, which is not modelled.");
+  }
+  if (reader.flag("peft_use_dora").value_or(false)) {
+    reader.fault("peft_use_dora", "DoRA is not modelled: LoRA is.");
+  }
+}
+
+// gradient_checkpointing: true is full recomputation (every layer's input kept); its offloading
+// forms are not modelled.
+void read_checkpointing(Reader& reader, TrainingSetup& setup) {
+  const std::optional<std::string> value = reader.text("gradient_checkpointing");
+  if (value && (*value == "offload" || *value == "offload_disk")) {
+    reader.fault("gradient_checkpointing",
+                 "gradient_checkpointing: " + *value +
+                     " offloads the checkpoints, which is not modelled; true or false is.");
+    return;
+  }
+  if (value) reader.taken.erase("gradient_checkpointing");
+  setup.recompute =
+      reader.flag("gradient_checkpointing").value_or(false) ? Recompute::kFull : Recompute::kNone;
+}
+
+// optimizer: transformers' names, as axolotl passes them to TrainingArguments (its default
+// adamw_torch_fused).
+void read_optimizer(Reader& reader, TrainingSetup& setup) {
+  const std::string name = reader.text("optimizer").value_or("adamw_torch_fused");
+  static const std::set<std::string> adam = {"adamw_torch", "adamw_torch_fused", "adamw_hf",
+                                             "adamw_apex_fused"};
+  static const std::set<std::string> adam8 = {"adamw_bnb_8bit", "adamw_8bit"};
+  setup.paged_optimizer = name.rfind("paged_", 0) == 0;
+  if (adam.count(name) > 0 || name == "paged_adamw_32bit" || name == "paged_adamw") {
+    setup.optimizer = Optimizer::kAdam;
+  } else if (adam8.count(name) > 0 || name == "paged_adamw_8bit") {
+    setup.optimizer = Optimizer::kAdam8bit;
+  } else if (name == "adafactor") {
+    setup.optimizer = Optimizer::kAdafactor;
+  } else {
+    reader.fault("optimizer", "optimizer " + name.substr(0, 40) +
+                                  " is not modelled: adamw_torch(_fused), adamw_bnb_8bit, "
+                                  "paged_adamw_32bit, paged_adamw_8bit and adafactor are.");
+    return;
+  }
+  if (reader.taken.count("optimizer") > 0) {
+    reader.launch.read.push_back("optimizer: " + name);
+  } else {
+    reader.launch.notes.push_back("optimizer: axolotl's default, adamw_torch_fused (AdamW).");
+  }
+}
+
+// Attention's kernel and the loss: FlashAttention 2 or SDPA save no scores; Liger's fused linear
+// cross-entropy never makes the whole logits; otherwise transformers' ForCausalLMLoss.
+void read_kernels(Reader& reader, TrainingSetup& setup) {
+  const std::optional<std::string> attention = reader.text("attn_implementation");
+  const bool flash = reader.flag("flash_attention").value_or(false);
+  const bool sdp = reader.flag("sdp_attention").value_or(false);
+  if (attention) {
+    reader.launch.read.push_back("attn_implementation: " + *attention);
+    setup.flash_attention = *attention != "eager";
+  } else {
+    setup.flash_attention = flash || sdp;
+  }
+  if (reader.flag("xformers_attention").value_or(false)) setup.flash_attention = true;
+  setup.logits = true;
+  setup.loss = reader.flag("liger_fused_linear_cross_entropy").value_or(false) ? Loss::kFusedLinear
+                                                                               : Loss::kFp32Upcast;
+  if (reader.flag("cut_cross_entropy").value_or(false)) {
+    reader.fault("cut_cross_entropy",
+                 "Cut Cross-Entropy is not modelled; Liger's fused linear "
+                 "cross-entropy is.");
+  }
+}
+
+// What the hf stack does not run: DeepSpeed, FSDP and axolotl's other parallelisms.
+void refuse_distribution(Reader& reader) {
+  for (const char* key : {"deepspeed", "fsdp", "fsdp_config", "fsdp_version"}) {
+    const auto found = reader.config.find(key);
+    if (found == reader.config.end() || (found->is_string() && !scalar_of(*found))) continue;
+    reader.taken.insert(key);
+    if (found->is_array() && found->empty()) continue;
+    reader.fault(key, std::string(key) +
+                          " is not read from an axolotl config yet: DDP is. Under DeepSpeed, "
+                          "open its JSON config instead, with the model set.");
+    return;
+  }
+  for (const char* key : {"tensor_parallel_size", "context_parallel_size", "dp_shard_size",
+                          "sequence_parallel_degree"}) {
+    if (reader.number(key, true, 1, kMaxParallelDegree).value_or(1) > 1) {
+      reader.fault(key, std::string(key) + " above 1 is not modelled under axolotl: DDP is.");
+    }
+  }
+}
+
+}  // namespace
+
+LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup& base,
+                               const LaunchContext& context) {
+  LaunchConfig launch;
+  launch.kind = kKind;
+  launch.setup = base;
+  Json config;
+  const ConfigParse parsed = parse_json_object(json_text, config, "axolotl config: ");
+  if (!parsed.answer.ok()) {
+    launch.answer = refusal("launch", parsed.answer.message);
+    return launch;
+  }
+  TrainingSetup& setup = launch.setup;
+  const TrainingSetup defaults;
+  setup.stack = Stack::kHf;
+  setup.layout = ParallelLayout{};
+  setup.layout.data_parallel = std::max(1, context.world_size);
+  setup.overlap_comm = defaults.overlap_comm;
+  setup.compile = defaults.compile;
+  setup.fp8_all_gather = defaults.fp8_all_gather;
+  setup.cp_comm_type = defaults.cp_comm_type;
+  setup.make_vocab_size_divisible_by = defaults.make_vocab_size_divisible_by;
+  setup.eod_token = defaults.eod_token;
+  setup.optimizer_in_backward = defaults.optimizer_in_backward;
+  setup.offload = defaults.offload;
+  setup.offload_activations = defaults.offload_activations;
+  setup.dropout = Dropout::kModel;
+  Reader reader{config, launch, {}};
+  read_model(reader, setup);
+  read_batch(reader, setup);
+  read_adapter(reader, setup);
+  read_precision(reader, setup.lora_rank > 0, setup);
+  read_checkpointing(reader, setup);
+  read_optimizer(reader, setup);
+  read_kernels(reader, setup);
+  refuse_distribution(reader);
+  // prepare_model_for_kbit_training, as loaders/model.py calls it for LoRA on a quantised base
+  // (not under FSDP or ZeRO 3), with gradient checkpointing as set.
+  setup.kbit_prep = setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16;
+  if (setup.kbit_prep && setup.recompute != Recompute::kFull) {
+    reader.fault("gradient_checkpointing",
+                 "LoRA on a quantised base runs prepare_model_for_kbit_training, modelled with "
+                 "gradient checkpointing on: set gradient_checkpointing: true.");
+  }
+  if (!launch.answer.ok()) return launch;
+  for (const auto& [key, value] : config.items()) {
+    if (reader.taken.count(key) > 0 || no_bearing_keys().count(key) > 0) continue;
+    // Keys left empty (axolotl's examples keep wandb_project: and the like) set nothing.
+    if ((value.is_string() && !scalar_of(value)) || value.is_null()) continue;
+    launch.not_understood.push_back(key);
+  }
+  launch.notes.push_back(
+      context.world_size > 0
+          ? "d " + std::to_string(context.world_size) + ": the world size given, under DDP."
+          : "One device: the file does not say how many run (give the world size for DDP).");
+  return launch;
+}
+
+}  // namespace trainmem
