@@ -20,12 +20,12 @@
 #include "trainmem/fit.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/launch.hpp"
-#include "yaml_json.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
 #include "trainmem/verdict.hpp"
+#include "yaml_json.hpp"
 
 namespace {
 
