@@ -161,7 +161,8 @@ std::string launch_to_json(const Estimate& estimate, const LaunchConfig& launch,
   json["launch"] = {{"kind", launch.kind},
                     {"read", launch.read},
                     {"notUnderstood", launch.not_understood},
-                    {"notes", launch.notes}};
+                    {"notes", launch.notes},
+                    {"leaves", launch.leaves}};
   json["verdict"] = verdict_json(verdict);
   return json.dump(2);
 }
