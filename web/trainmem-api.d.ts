@@ -148,6 +148,7 @@ declare global {
       /** bitsandbytes' paged AdamW under the hf stack: the larger parameters' state outside PyTorch's allocator. */
       pagedOptimizer: boolean;
       expandableSegments: boolean;
+      maxSplitSizeMb: number;
       /** PEFT's prepare_model_for_kbit_training under the hf stack: the embedding, norms and output layer in FP32. */
       kbitPrep: boolean;
     };

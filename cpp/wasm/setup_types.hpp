@@ -150,6 +150,7 @@ inline void register_setup_types() {
       .field("optimizerInBackward", &TrainingSetup::optimizer_in_backward)
       .field("pagedOptimizer", &TrainingSetup::paged_optimizer)
       .field("expandableSegments", &TrainingSetup::expandable_segments)
+      .field("maxSplitSizeMb", &TrainingSetup::max_split_size_mb)
       .field("kbitPrep", &TrainingSetup::kbit_prep);
 }
 

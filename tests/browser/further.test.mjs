@@ -66,6 +66,7 @@ describe('Go further, in Chromium', () => {
       'paged-optimizer': false,
       'kbit-prep': false,
       'expandable-segments': false,
+      'max-split-size-mb': '0',
       'make-vocab-size-divisible-by': '128',
       'eod-token': false,
     });

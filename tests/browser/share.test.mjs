@@ -40,7 +40,7 @@ describe('sharing and hosting, in Chromium', () => {
         '&optimizer=adam' +
         '&precision=bf16-mixed&logits=off&loss=vocab-parallel&loss-chunks=8&mtp=off&train-vision=off&device=h100&device-gb=80&headroom=10' +
         '&lora-rank=0&lora-targets=attention&lora-dropout=0&base-weights=bf16&offload=none&offload-activations=off&host-gb=0&stack=ideal&fp8-all-gather=off' +
-        '&overlap-comm=default&make-vocab-size-divisible-by=128&eod-token=off&cp-comm-type=p2p&compile=off&optimizer-in-backward=off&paged-optimizer=off&kbit-prep=off&expandable-segments=off',
+        '&overlap-comm=default&make-vocab-size-divisible-by=128&eod-token=off&cp-comm-type=p2p&compile=off&optimizer-in-backward=off&paged-optimizer=off&kbit-prep=off&expandable-segments=off&max-split-size-mb=0',
     );
     const text = await readout(page);
     const historyAfter = await page.evaluate(() => window.history.length);

@@ -137,6 +137,60 @@ TEST_CASE("allocator: expandable segments change a stack's reserved peak, not wh
   CHECK(ideal.answer.setting == "expandable-segments");
 }
 
+TEST_CASE("allocator: max_split_size_mb keeps oversize blocks whole for smaller requests") {
+  AllocatorConfig limited;
+  limited.max_split_size_bytes = 100 * kMiB;
+  // Without it: 50 MiB takes the cached 200 MiB block and splits it; nothing more is reserved.
+  CachingAllocator open;
+  open.free(open.allocate(200 * kMiB));
+  open.allocate(50 * kMiB);
+  CHECK(open.reserved_bytes() == 200 * kMiB);
+  CHECK(open.allocated_bytes() == 50 * kMiB);
+  // With a 100 MiB limit the 200 MiB block is oversize: a 50 MiB request takes a segment of its
+  // own (get_free_block), 250 MiB reserved.
+  CachingAllocator kept(limited);
+  kept.free(kept.allocate(200 * kMiB));
+  const auto small = kept.allocate(50 * kMiB);
+  CHECK(kept.reserved_bytes() == 250 * kMiB);
+  // A request over the limit takes an oversize block that leaves under 20 MiB, whole (no split:
+  // should_split), 200 MiB allocated for 190 asked; one that would leave 20 or more cannot.
+  kept.free(small);
+  const auto large = kept.allocate(190 * kMiB);
+  CHECK(kept.allocated_bytes() == 200 * kMiB);
+  CHECK(kept.reserved_bytes() == 250 * kMiB);
+  kept.free(large);
+  kept.allocate(180 * kMiB);
+  CHECK(kept.reserved_bytes() == 430 * kMiB);
+  // A block under the limit is split as before: 50 MiB out of the cached 60.
+  CachingAllocator under(limited);
+  under.free(under.allocate(60 * kMiB));
+  under.allocate(40 * kMiB);
+  CHECK(under.allocated_bytes() == 40 * kMiB);
+  CHECK(under.reserved_bytes() == 60 * kMiB);
+}
+
+TEST_CASE("allocator: max_split_size_mb changes a stack's reserved peak, and is checked") {
+  TrainingSetup setup;
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  setup.recompute = Recompute::kFull;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  const Estimate open = estimate_memory(setup);
+  setup.max_split_size_mb = 128;
+  const Estimate limited = estimate_memory(setup);
+  REQUIRE(open.answer.ok());
+  REQUIRE_MESSAGE(limited.answer.ok(), limited.answer.message);
+  CHECK(limited.peak_reserved_bytes != open.peak_reserved_bytes);
+  CHECK(limited.peak_allocated_bytes >= open.peak_allocated_bytes);
+  setup.max_split_size_mb = 20;
+  CHECK(estimate_memory(setup).answer.setting == "max-split-size-mb");
+  setup.max_split_size_mb = 128;
+  setup.stack = Stack::kIdeal;
+  CHECK(estimate_memory(setup).answer.setting == "max-split-size-mb");
+}
+
 TEST_CASE("allocator: a block freed on one stream is cached for that stream alone") {
   CachingAllocator allocator;
   const auto exchanged = allocator.allocate(30 * kMiB, 1);

@@ -464,6 +464,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'paged-optimizer',
         'kbit-prep',
         'expandable-segments',
+        'max-split-size-mb',
       ],
     );
     const plate = core.defaultSetup();

@@ -20,8 +20,13 @@
 // block holds maps what the free block at the segment's end lacks, rounded up to pages
 // (find_expandable_block, try_allocate_expandable_block, map_block), and a block is split
 // whenever at least 512 B remain (should_split).
-// No max_split_size_mb, no frees delayed by record_stream, and the cache is never emptied (a run
-// that fits never hits the out-of-memory path that releases it).
+// With max_split_size_mb (AllocatorConfig), a block of at least that size is "oversize": a
+// request under it never takes one (get_free_block), and a request of it or more takes one only
+// when it leaves less than 20 MiB (kLargeBuffer) over; outside expandable segments a block is split
+// only for a request under it (should_split).
+// No frees delayed by record_stream, and the cache is never emptied (a run that fits never hits
+// the out-of-memory path that releases it, nor garbage_collection_threshold, which acts only under
+// torch.cuda.set_per_process_memory_fraction: malloc's `set_fraction &&`).
 #pragma once
 
 #include <cstddef>
@@ -46,6 +51,7 @@ double allocator_segment_bytes(double block_bytes);
 // PYTORCH_CUDA_ALLOC_CONF's settings that the replay follows.
 struct AllocatorConfig {
   bool expandable_segments = false;
+  double max_split_size_bytes = 0;  // max_split_size_mb × 2^20; 0: no limit (PyTorch's default)
 };
 
 class CachingAllocator {

@@ -26,6 +26,10 @@ constexpr int kDevicesPerNode = 8;
 constexpr double kMaxHostCapacityGb = 1e6;
 // Megatron-LM's --make-vocab-size-divisible-by default (megatron/training/arguments.py).
 constexpr int kMegatronVocabSizeDivisibleBy = 128;
+// PyTorch's max_split_size_mb must be above kLargeBuffer's 20 MiB (CUDAAllocatorConfig); a bound
+// of our own above it, 16 TiB.
+constexpr int kMinAllocatorSplitMb = 21;
+constexpr int kMaxAllocatorSplitMb = 1 << 24;
 
 // How the model is spread over devices; all 1 is one device, the plate's view.
 struct ParallelLayout {
@@ -168,6 +172,10 @@ struct TrainingSetup {
   // stream's pool as one growing segment (allocator.hpp), which changes the reserved peak. The
   // stacks' (each replays its step through the allocator); the idealised step has none.
   bool expandable_segments = false;
+  // PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:N: blocks of N MiB or more are not split for smaller
+  // requests (allocator.hpp); 0 is PyTorch's default, no limit. Above 20 when set, as PyTorch
+  // requires. The stacks' too.
+  int max_split_size_mb = 0;
 };
 
 // The model a setup names: the preset with its model_id, or its custom_model when model_id is

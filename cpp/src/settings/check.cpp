@@ -232,6 +232,17 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                    "stack's replay follows and the idealised step has none of; choose a stack, or "
                    "turn them off.");
   }
+  if (setup.max_split_size_mb > 0 && setup.max_split_size_mb < kMinAllocatorSplitMb) {
+    return refusal(id::kMaxSplitSize,
+                   "PyTorch requires max_split_size_mb above 20 (its 20 MiB segments); set 21 or "
+                   "more, or 0 for no limit.");
+  }
+  if (setup.max_split_size_mb > 0 && row.step == nullptr) {
+    return refusal(id::kMaxSplitSize,
+                   "max_split_size_mb changes PyTorch's caching allocator, which a training "
+                   "stack's replay follows and the idealised step has none of; choose a stack, or "
+                   "set it to 0.");
+  }
   if (setup.paged_optimizer) {
     if (!row.transformers_loading) {
       return refusal(id::kPagedOptimizer,

@@ -514,6 +514,15 @@ void add_stack_settings(Entries& entries) {
                "stream's memory as one segment that grows page by page",
                "expandableSegments")),
       number_access<bool, &TrainingSetup::expandable_segments>());
+  add(from(added(whole(id::kMaxSplitSize, "Largest block split (MiB)",
+                       "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb: blocks this large or larger are "
+                       "not split for smaller requests (0: no limit, PyTorch's default)",
+                       "maxSplitSizeMb", 0, kMaxAllocatorSplitMb)),
+           [](Setting& setting) {
+             setting.allowed = "The largest block split must be 0 (no limit) or from 21 to " +
+                               format_count(kMaxAllocatorSplitMb) + " MiB.";
+           }),
+      number_access<int, &TrainingSetup::max_split_size_mb>());
 }
 
 std::vector<Entry> make_entries() {

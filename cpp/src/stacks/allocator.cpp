@@ -44,7 +44,16 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream)
   // address)).
   std::set<FreeKey>& pool = small ? small_free_ : large_free_;
   std::size_t best = kNothing;
-  const auto found = pool.lower_bound({stream, size, 0, 0, 0});
+  auto found = pool.lower_bound({stream, size, 0, 0, 0});
+  // max_split_size_mb: an oversize block serves no request under the limit, and a request over it
+  // only when less than kLargeBuffer would be left (get_free_block).
+  const double limit = config_.max_split_size_bytes > 0 ? config_.max_split_size_bytes
+                                                        : std::numeric_limits<double>::infinity();
+  if (found != pool.end() && std::get<0>(*found) == stream &&
+      ((size < limit && std::get<1>(*found) >= limit) ||
+       (size >= limit && std::get<1>(*found) >= size + kAllocatorLargeBufferBytes))) {
+    found = pool.end();
+  }
   if (found != pool.end() && std::get<0>(*found) == stream) {
     best = std::get<4>(*found);
     pool.erase(found);
@@ -67,10 +76,11 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream)
 
   // should_split: the small pool splits off any remainder of a block's worth, and so does the
   // large pool under expandable segments; otherwise the large pool only a remainder of more than
-  // 1 MiB, and the request takes the whole block.
+  // 1 MiB, for a request under max_split_size, and the request takes the whole block.
   const double remaining = blocks_[best].size - size;
-  const bool split = small || config_.expandable_segments ? remaining >= kAllocatorMinBlockBytes
-                                                          : remaining > kAllocatorSmallSizeBytes;
+  const bool split = small || config_.expandable_segments
+                         ? remaining >= kAllocatorMinBlockBytes
+                         : size < limit && remaining > kAllocatorSmallSizeBytes;
   if (split) {
     Block rest;
     rest.segment = blocks_[best].segment;

@@ -69,6 +69,7 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
                         Term::kOptimizerStates};
   AllocatorConfig allocator;
   allocator.expandable_segments = setup.expandable_segments;
+  allocator.max_split_size_bytes = setup.max_split_size_mb * kMebibyte;
   Step step(allocator);
   Breakdown outside;
   for (const StackTerm* term : {&context, &nccl, &paged}) outside[term->term] += term->bytes;
