@@ -218,14 +218,11 @@ std::string conflict(const Given& given, const View* view, const View* second_vi
   return "";
 }
 
-// The first flag given beside --launch that the file sets itself, or an empty string. No file
-// says the device, the headroom, the activation model or the host; what else it leaves to the
-// reader (a DeepSpeed config's model and tokens) is the launch's `leaves`.
+// The first flag given beside --launch that the file sets itself, or an empty string: each
+// setting the file leaves (the launch's `leaves`: the device, the headroom and the like under
+// every file, a DeepSpeed config's model and tokens too) may stand beside it.
 std::string launch_conflict(const Given& given, const LaunchConfig& launch) {
-  std::vector<std::string> beside = {setting_id::kDevice, setting_id::kDeviceCapacity,
-                                     setting_id::kHeadroom, setting_id::kActivationModel,
-                                     setting_id::kHostCapacity};
-  beside.insert(beside.end(), launch.leaves.begin(), launch.leaves.end());
+  const std::vector<std::string>& beside = launch.leaves;
   const bool model_left =
       std::find(beside.begin(), beside.end(), setting_id::kModel) != beside.end();
   if (given.config->count() > 0 && !model_left) {

@@ -515,7 +515,7 @@ TEST_CASE("launch: beside a DeepSpeed config the CLI takes the model and the tok
             &text) == 2);
   CHECK(text.rfind("trainmem: --zero: the launch config sets it; drop --zero (beside this "
                    "--launch: --device, --device-gb, --headroom, --activations, --host-gb, "
-                   "--model, --config, --seq-len",
+                   "--expandable-segments, --max-split-size-mb, --model, --config, --seq-len",
                    0) == 0);
   // A torchtitan job config names its model.
   CHECK(cli({"--launch", path + "torchtitan-llama3-8b-fsdp.toml", "--world-size", "8", "--config",
@@ -644,7 +644,17 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   const LaunchConfig custom = read_axolotl("base_model: someone/Mystery-8B\nbf16: true\n", base);
   REQUIRE_MESSAGE(custom.answer.ok(), custom.answer.message);
   CHECK(custom.setup.model_id == kCustomModelId);
-  CHECK(custom.leaves == std::vector<std::string>{"model"});
+  CHECK(custom.leaves.back() == "model");
+  // What no file says stays the reader's; what the file's tool sets is its own default, whatever
+  // the workshop held before (here LoRA's targets and an offload the hf stack would refuse).
+  base.lora_targets = LoraTargets::kAttention;
+  base.offload = Offload::kOptimizer;
+  base.device_id = "a100-40gb";
+  const LaunchConfig fresh = read_axolotl(axolotl(""), base);
+  REQUIRE_MESSAGE(fresh.answer.ok(), fresh.answer.message);
+  CHECK(fresh.setup.device_id == "a100-40gb");
+  CHECK(fresh.setup.offload == Offload::kNone);
+  CHECK(fresh.setup.lora_targets == LoraTargets::kAllLinear);
 }
 
 TEST_CASE("launch: the CLI reads an axolotl config, and --config beside one that names none") {

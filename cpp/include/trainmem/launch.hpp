@@ -20,9 +20,10 @@ struct LaunchConfig {
   std::vector<std::string> read;  // each key read into the setup: "training.seq_len = 8192"
   std::vector<std::string> not_understood;  // each key set that is neither read nor of no bearing
   std::vector<std::string> notes;           // what to know: defaults taken, what is outside
-  // The settings (settings.hpp ids) the file does not say, which stay as the reader set them, as
-  // the device, the headroom, the activation model and the host do under every file: a DeepSpeed
-  // config's model, tokens and recomputation. Empty where the file says the whole run.
+  // The settings (settings.hpp ids) the file does not say, which stay as the reader set them: under
+  // every file the device, the headroom, the activation model, the host and the allocator's
+  // settings (the environment's PYTORCH_CUDA_ALLOC_CONF); a DeepSpeed config's model, tokens and
+  // recomputation too. Every other setting is the file's, or its tool's default.
   std::vector<std::string> leaves;
 };
 

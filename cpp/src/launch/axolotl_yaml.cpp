@@ -480,7 +480,11 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
                                const LaunchContext& context) {
   LaunchConfig launch;
   launch.kind = kKind;
-  launch.setup = base;
+  launch.leaves = left_by_every_file();
+  // The reader's model, which base_model replaces unless it is no preset.
+  std::vector<std::string> from_base = launch.leaves;
+  from_base.push_back(setting_id::kModel);
+  launch.setup = setup_beside(base, from_base);
   Json config;
   const ConfigParse parsed = parse_json_object(json_text, config, "axolotl config: ");
   if (!parsed.answer.ok()) {
@@ -488,20 +492,8 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
     return launch;
   }
   TrainingSetup& setup = launch.setup;
-  const TrainingSetup defaults;
   setup.stack = Stack::kHf;
-  setup.layout = ParallelLayout{};
   setup.layout.data_parallel = std::max(1, context.world_size);
-  setup.overlap_comm = defaults.overlap_comm;
-  setup.compile = defaults.compile;
-  setup.fp8_all_gather = defaults.fp8_all_gather;
-  setup.cp_comm_type = defaults.cp_comm_type;
-  setup.make_vocab_size_divisible_by = defaults.make_vocab_size_divisible_by;
-  setup.eod_token = defaults.eod_token;
-  setup.optimizer_in_backward = defaults.optimizer_in_backward;
-  setup.offload = defaults.offload;
-  setup.offload_activations = defaults.offload_activations;
-  setup.dropout = Dropout::kModel;
   Reader reader{config, launch, {}};
   read_model(reader, setup);
   read_batch(reader, setup);

@@ -400,7 +400,7 @@ std::vector<std::string> left_to_the_reader() {
           id::kLoss,           id::kLossChunks,     id::kMtp,
           id::kTrainVision,    id::kLoraRank,       id::kLoraTargets,
           id::kLoraDropout,    id::kBaseWeights,    id::kOffloadActivations,
-          id::kCapacityFactor, id::kKbitPrep,       id::kExpandableSegments};
+          id::kCapacityFactor, id::kKbitPrep};
 }
 
 }  // namespace
@@ -409,7 +409,9 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
                                  const LaunchContext& context) {
   LaunchConfig launch;
   launch.kind = kKind;
-  launch.setup = base;
+  launch.leaves = left_by_every_file();
+  for (const std::string& id : left_to_the_reader()) launch.leaves.push_back(id);
+  launch.setup = setup_beside(base, launch.leaves);
   Json config;
   const ConfigParse parsed = parse_json_object(text, config, "DeepSpeed config: ");
   if (!parsed.answer.ok()) {
@@ -422,19 +424,9 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
     return launch;
   }
   // The setup the file makes: the deepspeed stack over data parallelism alone; the model, the
-  // tokens and recomputation as the reader has them.
+  // tokens and recomputation as the reader has them, the rest DeepSpeed's defaults.
   TrainingSetup& setup = launch.setup;
-  const TrainingSetup defaults;
   setup.stack = Stack::kDeepSpeed;
-  setup.layout = ParallelLayout{};
-  setup.overlap_comm = OverlapComm::kDefault;
-  setup.compile = defaults.compile;
-  setup.fp8_all_gather = defaults.fp8_all_gather;
-  setup.cp_comm_type = defaults.cp_comm_type;
-  setup.make_vocab_size_divisible_by = defaults.make_vocab_size_divisible_by;
-  setup.eod_token = defaults.eod_token;
-  setup.optimizer_in_backward = defaults.optimizer_in_backward;
-  setup.paged_optimizer = defaults.paged_optimizer;
   // Every training step computes the logits; how the loss is taken over them is the script's.
   setup.logits = true;
   Reader reader{launch};
@@ -460,7 +452,6 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
       launch.not_understood.push_back(key);
     }
   }
-  launch.leaves = left_to_the_reader();
   const ModelShape* model = resolve_model(setup);
   launch.notes.insert(
       launch.notes.begin(),

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "launch/launch_readers.hpp"
+#include "trainmem/settings.hpp"
 
 namespace trainmem {
 
@@ -43,6 +44,29 @@ LaunchConfig refused(const TrainingSetup& base, const std::string& message) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& left_by_every_file() {
+  namespace id = setting_id;
+  static const std::vector<std::string> ids = {
+      id::kDevice,       id::kDeviceCapacity,     id::kHeadroom,    id::kActivationModel,
+      id::kHostCapacity, id::kExpandableSegments, id::kMaxSplitSize};
+  return ids;
+}
+
+TrainingSetup setup_beside(const TrainingSetup& base, const std::vector<std::string>& leaves) {
+  TrainingSetup setup;
+  for (const Setting& setting : settings()) {
+    if (std::find(leaves.begin(), leaves.end(), setting.id) == leaves.end()) continue;
+    if (setting.id == setting_id::kModel) {
+      setup.model_id = base.model_id;
+      setup.custom_model = base.custom_model;
+    } else if (setting.id != setting_id::kTokens) {  // the tokens are the sequence's and batch's
+      // A value read back from the setup it came from: apply_setting takes it as it was.
+      static_cast<void>(apply_setting(setup, setting.id, setting_text(base, setting.id)));
+    }
+  }
+  return setup;
+}
 
 LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& base,
                                 const LaunchContext& context) {

@@ -2,10 +2,19 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "trainmem/launch.hpp"
 
 namespace trainmem {
+
+// The settings no launch config says, in the table's order: the device and its memory, the
+// headroom, the activation model, the host's memory and the allocator's settings.
+const std::vector<std::string>& left_by_every_file();
+
+// What a reader starts from: the defaults, with `base`'s value of each setting in `leaves` (the
+// model's shape too, where "model" is among them).
+TrainingSetup setup_beside(const TrainingSetup& base, const std::vector<std::string>& leaves);
 
 // axolotl's config, as the front end's YAML parser wrote it in JSON.
 LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup& base,

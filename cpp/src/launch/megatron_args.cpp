@@ -467,7 +467,8 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
                                 const LaunchContext& context) {
   LaunchConfig launch;
   launch.kind = kKind;
-  launch.setup = base;
+  launch.leaves = left_by_every_file();
+  launch.setup = setup_beside(base, launch.leaves);
   const Command command = command_of(text);
   if (!command.problem.empty()) {
     launch.answer = refusal("launch", command.problem);

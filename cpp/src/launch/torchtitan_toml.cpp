@@ -576,7 +576,8 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
                                   const LaunchContext& context) {
   LaunchConfig launch;
   launch.kind = kKind;
-  launch.setup = base;
+  launch.leaves = left_by_every_file();
+  launch.setup = setup_beside(base, launch.leaves);
   // TOML allows no control character but the tab, anywhere (its spec; a NUL also ends toml++'s
   // view of the text early, past the guard below).
   int line = 1;

@@ -7,8 +7,6 @@ import { showNotice } from '../controls.js';
 import { loadJsonTools, loadYamlTools } from '../estimator.js';
 import { $, onOpen, takeFiles } from '../dom.js';
 
-/** What a launch config cannot say, which stays the reader's: the device, the headroom, the host. */
-const BESIDE_THE_FILE = new Set(['device', 'device-gb', 'headroom', 'activations', 'host-gb']);
 /** How long after a slider's last move the verdict, a second estimate, is worked out again. */
 const VERDICT_DELAY_MS = 150;
 
@@ -54,10 +52,11 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
       return;
     }
     // The file's settings are the reader's now: nothing held pending for them applies over it.
-    // What it leaves (a DeepSpeed config's model and tokens) stays as the reader has it.
+    // What it leaves (the device and the headroom; a DeepSpeed config's model and tokens) stays
+    // as the reader has it.
     const leaves = new Set(read.leaves);
     for (const setting of estimator.settings) {
-      if (!BESIDE_THE_FILE.has(setting.id) && !leaves.has(setting.id)) choices.touch(setting.id);
+      if (!leaves.has(setting.id)) choices.touch(setting.id);
     }
     const said = render(read.setup);
     if (said === null) return; // refused by the core: the last good view stays, and says why
