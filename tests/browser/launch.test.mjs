@@ -114,6 +114,20 @@ describe('the launch config', () => {
       /^Read as a DeepSpeed config \(JSON, DeepSpeed edaa722\)\. The model \(LlamaForCausalLM\), the sequence \(4,096 tokens\)/,
     );
     assert.match(await page.textContent('#launch-verdict'), /^Fits\./);
+    // A file the reader reads but the stack refuses (ZeRO-Offload) says why under the panel, and
+    // the last good view stays.
+    const shown = await readout(page);
+    const offload = (await readFile(DEEPSPEED, 'utf8')).replace(
+      '"stage": 3,',
+      '"stage": 3, "offload_optimizer": {"device": "cpu"},',
+    );
+    await openLaunch(page, offload, '');
+    await page.waitForSelector('#launch-error:not([hidden])');
+    assert.match(
+      await page.textContent('#launch-error'),
+      /^The file's setup is refused as the workshop would run it: .*offload/i,
+    );
+    assert.equal(await readout(page), shown);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();

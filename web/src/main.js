@@ -68,16 +68,18 @@ async function start() {
    * else `extra` sets in the store (the config text) or says of the change (a slider drag;
    * `reveal`: a button far from the workshop asked for it, so the readout, which screen readers
    * announce, is brought into view); returns the sentences it said of what else changed.
-   * Otherwise keeps the last good view, says why, and returns null.
+   * Otherwise keeps the last good view, says why (beside the control at fault, or under
+   * `refusedAt.field` with its `prefix`, for a change made from afar), and returns null.
    */
   function render(next, extra = {}) {
+    const { dragging = false, reveal = false, refusedAt = null, ...patch } = extra;
     const settled = choices.settle(store.get().setup, next);
     if (!settled.view.ok) {
-      showError(settled.view.invalidField, settled.view.message);
+      if (refusedAt) showError(refusedAt.field, `${refusedAt.prefix}${settled.view.message}`);
+      else showError(settled.view.invalidField, settled.view.message);
       return null;
     }
     showError('', '');
-    const { dragging = false, reveal = false, ...patch } = extra;
     store.set({ ...patch, setup: settled.setup, view: settled.view }, { dragging });
     if (settled.said.length > 0) showNotice(settled.said.join(' '));
     if (reveal) $('readout').scrollIntoView({ block: 'center' });

@@ -400,7 +400,7 @@ std::vector<std::string> left_to_the_reader() {
           id::kLoss,           id::kLossChunks,     id::kMtp,
           id::kTrainVision,    id::kLoraRank,       id::kLoraTargets,
           id::kLoraDropout,    id::kBaseWeights,    id::kOffloadActivations,
-          id::kCapacityFactor, id::kKbitPrep};
+          id::kCapacityFactor};
 }
 
 }  // namespace

@@ -58,7 +58,9 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
     for (const setting of estimator.settings) {
       if (!leaves.has(setting.id)) choices.touch(setting.id);
     }
-    const said = render(read.setup);
+    const said = render(read.setup, {
+      refusedAt: { field: 'launch', prefix: "The file's setup is refused as the workshop would run it: " },
+    });
     if (said === null) return; // refused by the core: the last good view stays, and says why
     const changed = changes(before, store.get().setup);
     showNotice(
