@@ -66,6 +66,19 @@ int cli(const std::vector<std::string>& args, std::string* out_text = nullptr) {
   return status;
 }
 
+// The file's setup and the flags' (or a measured case's) give the same figures: parameters,
+// total and both peaks.
+void check_same_figures(const TrainingSetup& from_file, const TrainingSetup& from_flags) {
+  const Estimate file = estimate_memory(from_file);
+  const Estimate flags = estimate_memory(from_flags);
+  REQUIRE_MESSAGE(file.answer.ok(), file.answer.message);
+  REQUIRE_MESSAGE(flags.answer.ok(), flags.answer.message);
+  CHECK(file.num_parameters == flags.num_parameters);
+  CHECK(file.bytes.total() == flags.bytes.total());
+  CHECK(file.peak_allocated_bytes == flags.peak_allocated_bytes);
+  CHECK(file.peak_reserved_bytes == flags.peak_reserved_bytes);
+}
+
 }  // namespace
 
 TEST_CASE("launch: torchtitan's 3D example opens to Table 5's setup, figure for figure") {
@@ -97,12 +110,7 @@ TEST_CASE("launch: torchtitan's 3D example opens to Table 5's setup, figure for 
   CHECK(read.compile == Compile::kBlocks);
   CHECK(read.precision == Precision::kFp8Mixed);
   CHECK(read.fp8_all_gather);
-  const Estimate from_file = estimate_memory(read);
-  const Estimate from_case = estimate_memory(measured);
-  REQUIRE(from_file.answer.ok());
-  REQUIRE(from_case.answer.ok());
-  CHECK(from_file.bytes.total() == from_case.bytes.total());
-  CHECK(from_file.peak_reserved_bytes == from_case.peak_reserved_bytes);
+  check_same_figures(read, measured);
 }
 
 TEST_CASE("launch: the 8B example opens to the flags' setup, the shard degree from the world") {
@@ -117,12 +125,7 @@ TEST_CASE("launch: the 8B example opens to the flags' setup, the shard degree fr
   flags.compile = Compile::kBlocks;
   flags.logits = true;
   flags.loss = Loss::kFp32Upcast;
-  const Estimate from_file = estimate_memory(launch.setup);
-  const Estimate from_flags = estimate_memory(flags);
-  REQUIRE(from_file.answer.ok());
-  REQUIRE(from_flags.answer.ok());
-  CHECK(from_file.bytes.total() == from_flags.bytes.total());
-  CHECK(from_file.peak_reserved_bytes == from_flags.peak_reserved_bytes);
+  check_same_figures(launch.setup, flags);
   // Each key read is listed with its value; the metrics' and the learning rate's are not.
   CHECK(std::find(launch.read.begin(), launch.read.end(), "training.seq_len = 8192") !=
         launch.read.end());
@@ -318,13 +321,7 @@ TEST_CASE("launch: Megatron-LM's example line opens to the flags' setup") {
   flags.dropout = Dropout::kOff;
   flags.logits = true;
   flags.loss = Loss::kTeFused;
-  const Estimate from_line = estimate_memory(launch.setup);
-  const Estimate from_flags = estimate_memory(flags);
-  REQUIRE_MESSAGE(from_line.answer.ok(), from_line.answer.message);
-  REQUIRE(from_flags.answer.ok());
-  CHECK(from_line.num_parameters == from_flags.num_parameters);
-  CHECK(from_line.bytes.total() == from_flags.bytes.total());
-  CHECK(from_line.peak_reserved_bytes == from_flags.peak_reserved_bytes);
+  check_same_figures(launch.setup, flags);
 }
 
 TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
@@ -396,13 +393,7 @@ TEST_CASE("launch: DeepSpeed's example with a config.json opens to the flags' se
   flags.micro_batch_sequences = 2;
   flags.overlap_comm = OverlapComm::kOn;
   flags.logits = true;
-  const Estimate from_file = estimate_memory(launch.setup);
-  const Estimate from_flags = estimate_memory(flags);
-  REQUIRE_MESSAGE(from_file.answer.ok(), from_file.answer.message);
-  REQUIRE(from_flags.answer.ok());
-  CHECK(from_file.num_parameters == from_flags.num_parameters);
-  CHECK(from_file.bytes.total() == from_flags.bytes.total());
-  CHECK(from_file.peak_reserved_bytes == from_flags.peak_reserved_bytes);
+  check_same_figures(launch.setup, flags);
   CHECK(std::find(launch.read.begin(), launch.read.end(), "zero_optimization.stage = 3") !=
         launch.read.end());
   // What the file leaves stays the reader's, and is said.
@@ -577,13 +568,7 @@ TEST_CASE("launch: axolotl's QLoRA example opens to the flags' setup") {
   flags.precision = Precision::kBf16;
   flags.logits = true;
   flags.loss = Loss::kFusedLinear;
-  const Estimate from_file = estimate_memory(launch.setup);
-  const Estimate from_flags = estimate_memory(flags);
-  REQUIRE_MESSAGE(from_file.answer.ok(), from_file.answer.message);
-  REQUIRE_MESSAGE(from_flags.answer.ok(), from_flags.answer.message);
-  CHECK(from_file.num_parameters == from_flags.num_parameters);
-  CHECK(from_file.bytes.total() == from_flags.bytes.total());
-  CHECK(from_file.peak_reserved_bytes == from_flags.peak_reserved_bytes);
+  check_same_figures(launch.setup, flags);
   CHECK(std::find(launch.read.begin(), launch.read.end(), "lora_dropout: 0.05") !=
         launch.read.end());
   // Under DDP over the world size given.

@@ -27,6 +27,19 @@ namespace {
 
 constexpr double kMiB = 1 << 20;
 
+// Llama 3 8B under torchtitan over 8 devices, full recomputation, the FP32-upcast loss: a step
+// whose loss leaves the allocator's segments in pieces.
+TrainingSetup torchtitan_8b_on_8() {
+  TrainingSetup setup;
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  setup.recompute = Recompute::kFull;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  return setup;
+}
+
 const StackTerm* term_with_id(const Estimate& estimate, const std::string& id) {
   for (const StackTerm& term : estimate.stack_terms) {
     if (term.id == id) return &term;
@@ -114,13 +127,7 @@ TEST_CASE("allocator: expandable segments grow one segment a page at a time") {
 }
 
 TEST_CASE("allocator: expandable segments change a stack's reserved peak, not what it holds") {
-  TrainingSetup setup;
-  setup.stack = Stack::kTorchtitan;
-  setup.layout.data_parallel = 8;
-  setup.layout.zero_stage = 3;
-  setup.recompute = Recompute::kFull;
-  setup.logits = true;
-  setup.loss = Loss::kFp32Upcast;
+  TrainingSetup setup = torchtitan_8b_on_8();
   const Estimate cached = estimate_memory(setup);
   setup.expandable_segments = true;
   const Estimate expanded = estimate_memory(setup);
@@ -170,13 +177,7 @@ TEST_CASE("allocator: max_split_size_mb keeps oversize blocks whole for smaller 
 }
 
 TEST_CASE("allocator: max_split_size_mb changes a stack's reserved peak, and is checked") {
-  TrainingSetup setup;
-  setup.stack = Stack::kTorchtitan;
-  setup.layout.data_parallel = 8;
-  setup.layout.zero_stage = 3;
-  setup.recompute = Recompute::kFull;
-  setup.logits = true;
-  setup.loss = Loss::kFp32Upcast;
+  TrainingSetup setup = torchtitan_8b_on_8();
   const Estimate open = estimate_memory(setup);
   setup.max_split_size_mb = 128;
   const Estimate limited = estimate_memory(setup);
