@@ -48,7 +48,14 @@ describe('Training stack, in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('timeline-summary').textContent !== '');
     assert.match(
       await page.textContent('#timeline-summary'),
-      /^Allocated peak: 74\.2 GB at loss, layer 32.*reserved by the end of the step, 92\.1 GB, is the estimate's total\./,
+      /^Allocated peak: 74\.2 GB at loss, layer 32.*reserved by the end of the step, 92\.1 GB, is the estimate's total\. With expandable segments it would reserve \d+\.\d GB \(the dotted line\)\.$/,
+    );
+    // Turned on, the step's own line is the expandable one, and the other is without them.
+    await page.check('#expandable-segments');
+    await page.waitForFunction(() =>
+      /Without expandable segments it would reserve 92\.1 GB/.test(
+        document.getElementById('timeline-summary').textContent,
+      ),
     );
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);

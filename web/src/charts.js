@@ -374,6 +374,20 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
           fill: false,
           hidden: true,
         },
+        // Beside it: what it would reserve with expandable segments the other way round.
+        {
+          type: 'line',
+          label: 'Reserved, expandable segments toggled',
+          data: [],
+          borderColor: colors.ink,
+          backgroundColor: colors.ink,
+          borderDash: [2, 3],
+          stack: 'toggled',
+          pointRadius: 0,
+          borderWidth: 1.5,
+          fill: false,
+          hidden: true,
+        },
       ],
     },
     options: {
@@ -408,7 +422,11 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
     },
   });
   return {
-    update(points, peakIndex, peakLabel) {
+    /**
+     * Draws the step's `points`; `toggled`, the same step's points with expandable segments the
+     * other way round (labelled `toggledLabel`), draws its reserved line beside (none: hidden).
+     */
+    update(points, peakIndex, peakLabel, toggled = [], toggledLabel = '') {
       chart.data.labels = points.map((point) =>
         point.layer > 0 ? `${point.phase} ${point.layer}` : point.phase,
       );
@@ -419,6 +437,10 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
       const showReserved = points.some((point) => point.reservedBytes !== point.bytes);
       chart.data.datasets[reserved].data = points.map((point) => point.reservedBytes);
       chart.data.datasets[reserved].hidden = !showReserved;
+      const other = chart.data.datasets[reserved + 1];
+      other.data = toggled.length === points.length ? toggled.map((point) => point.reservedBytes) : [];
+      other.label = toggledLabel;
+      other.hidden = other.data.length === 0;
       chart.options.plugins.marks.labels = [{ x: peakIndex, y: points[peakIndex].bytes, text: peakLabel }];
       chart.update('none');
     },

@@ -7,8 +7,16 @@ export function createTimelinePanel({ estimator, createTimelineChart }) {
   return {
     update: whenAnswered(
       $('timeline-status'),
-      ({ setup }) => estimator.timeline(setup),
-      ({ points, peakIndex }, { view }) => {
+      // Under a stack, the step twice: as set, and with expandable segments the other way round,
+      // so that the allocator's setting shows what it changes (a refusal of the other: none).
+      async ({ setup, view }) => {
+        const asSet = await estimator.timeline(setup);
+        if (view.estimate.stackTerms.length === 0) return { asSet, toggled: null };
+        const other = { ...setup, expandableSegments: !setup.expandableSegments };
+        const toggled = await estimator.timeline(other).catch(() => null);
+        return { asSet, toggled: toggled?.points?.length ? toggled : null };
+      },
+      ({ asSet: { points, peakIndex }, toggled }, { setup, view }) => {
         chart ??= createTimelineChart($('timeline-chart'), {
           formatBytes: estimator.formatBytes,
           formatBytesShort: estimator.formatBytesShort,
@@ -16,7 +24,18 @@ export function createTimelinePanel({ estimator, createTimelineChart }) {
         });
         const peak = points[peakIndex];
         const where = peak.layer > 0 ? `${peak.phase}, layer ${peak.layer}` : peak.phase;
-        chart.update(points, peakIndex, `Peak ${estimator.formatBytes(peak.bytes)}`);
+        const otherWay = setup.expandableSegments
+          ? 'without expandable segments'
+          : 'with expandable segments';
+        chart.update(
+          points,
+          peakIndex,
+          `Peak ${estimator.formatBytes(peak.bytes)}`,
+          toggled?.points ?? [],
+          `Reserved ${otherWay}`,
+        );
+        const reservedAtEnd = points.at(-1).reservedBytes;
+        const toggledAtEnd = toggled?.points.at(-1).reservedBytes;
         // A stack's replayed step names its own terms; the idealised step, none.
         $('timeline-summary').textContent =
           view.estimate.stackTerms.length === 0
@@ -24,7 +43,11 @@ export function createTimelinePanel({ estimator, createTimelineChart }) {
               `the model states alone hold ${estimator.formatBytes(points[0].bytes)} throughout.`
             : `Allocated peak: ${estimator.formatBytes(peak.bytes)} at ${where}, with the runtime ` +
               `outside the allocator. What the caching allocator has reserved by the end of the step, ` +
-              `${estimator.formatBytes(points.at(-1).reservedBytes)}, is the estimate's total.`;
+              `${estimator.formatBytes(reservedAtEnd)}, is the estimate's total.` +
+              (toggledAtEnd === undefined
+                ? ''
+                : ` ${otherWay.charAt(0).toUpperCase()}${otherWay.slice(1)} it would reserve ` +
+                  `${estimator.formatBytes(toggledAtEnd)} (the dotted line).`);
       },
     ),
   };
