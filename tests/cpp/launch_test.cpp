@@ -640,6 +640,13 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   CHECK(fresh.setup.device_id == "a100-40gb");
   CHECK(fresh.setup.offload == Offload::kNone);
   CHECK(fresh.setup.lora_targets == LoraTargets::kAllLinear);
+  // Full fine-tuning: LoRA's keys are set aside, not listed.
+  const LaunchConfig full =
+      read_axolotl("base_model: meta-llama/Llama-3.2-1B\nbf16: true\nlora_r: 8\n", base);
+  REQUIRE_MESSAGE(full.answer.ok(), full.answer.message);
+  CHECK(full.setup.lora_rank == 0);
+  CHECK(full.setup.precision == Precision::kBf16);
+  CHECK(full.not_understood.empty());
 }
 
 TEST_CASE("launch: the CLI reads an axolotl config, and --config beside one that names none") {

@@ -348,6 +348,11 @@ void read_adapter(Reader& reader, TrainingSetup& setup) {
       reader.fault(four ? "load_in_4bit" : "load_in_8bit",
                    "A quantised base cannot be fully fine-tuned: set adapter: lora or qlora.");
     }
+    // Without an adapter axolotl trains every parameter and reads none of LoRA's keys.
+    for (const char* key : {"lora_r", "lora_dropout", "lora_target_linear", "lora_target_modules",
+                            "lora_modules_to_save", "peft_use_dora"}) {
+      if (reader.config.contains(key)) reader.taken.insert(key);
+    }
     setup.lora_rank = 0;
     return;
   }
