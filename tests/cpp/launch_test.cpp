@@ -442,6 +442,14 @@ TEST_CASE("launch: a DeepSpeed config's keys are read, listed, or refused by key
   CHECK(listed.not_understood ==
         std::vector<std::string>{"zero_optimization.mystery", "activation_checkpointing"});
   CHECK(listed.setup.overlap_comm == OverlapComm::kDefault);
+  // Without an optimizer section the script's optimiser is the reader's, and may stand beside.
+  TrainingSetup sgd = deepspeed_base();
+  sgd.optimizer = Optimizer::kSgdMomentum;
+  const LaunchConfig script =
+      read_launch_config("{" + batch + R"("zero_optimization": {"stage": 2}})", sgd, {8, {}});
+  REQUIRE(script.answer.ok());
+  CHECK(script.setup.optimizer == Optimizer::kSgdMomentum);
+  CHECK(script.leaves.back() == "optimizer");
   check_deepspeed_refused("{" + batch + R"("zero_optimization": {"stage": 3,
                           "stage3_prefetch_bucket_size": 1e6}})",
                           "zero_optimization.stage3_prefetch_bucket_size",

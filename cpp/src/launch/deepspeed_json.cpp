@@ -332,13 +332,15 @@ void read_precision(Reader& reader, const Json& config, TrainingSetup& setup) {
 
 // optimizer.type: Adam and AdamW (DeepSpeed's FusedAdam or CPU Adam); with no optimizer section
 // the training script's own, which stays the reader's.
-void read_optimizer(Reader& reader, const Json& config, TrainingSetup& setup) {
+void read_optimizer(Reader& reader, const Json& config, const TrainingSetup& base,
+                    TrainingSetup& setup) {
   const Json* section = reader.section(config, "", "optimizer");
   if (section == nullptr) {
+    setup.optimizer = base.optimizer;
+    reader.launch.leaves.push_back(setting_id::kOptimizer);
     reader.launch.notes.push_back(
         "The optimiser is the training script's (the file has no optimizer section): the one "
         "set stays.");
-    static_cast<void>(setup);
     return;
   }
   const auto type = section->find("type");
@@ -433,7 +435,7 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
   read_batch(reader, config, context.world_size, setup);
   read_zero(reader, config, setup);
   read_precision(reader, config, setup);
-  read_optimizer(reader, config, setup);
+  read_optimizer(reader, config, base, setup);
   refuse_other_parallelism(reader, config);
   if (!launch.answer.ok()) return launch;
   static const std::set<std::string> read_keys = {"train_batch_size",
