@@ -648,6 +648,14 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   CHECK(fresh.setup.device_id == "a100-40gb");
   CHECK(fresh.setup.offload == Offload::kNone);
   CHECK(fresh.setup.lora_targets == LoraTargets::kAllLinear);
+  // Attention: transformers' SDPA unless eager is asked for, by name or by a legacy flag.
+  CHECK(read_axolotl(axolotl("")).setup.flash_attention);
+  CHECK_FALSE(read_axolotl(axolotl("eager_attention: true\n")).setup.flash_attention);
+  CHECK_FALSE(read_axolotl(axolotl("attn_implementation: eager\n")).setup.flash_attention);
+  check_axolotl_refused(axolotl("attn_implementation: sdpa\nflash_attention: true\n"),
+                        "flash_attention",
+                        "flash_attention cannot stand beside attn_implementation, as axolotl "
+                        "refuses: set only attn_implementation.");
   // Full fine-tuning: LoRA's keys are set aside, not listed.
   const LaunchConfig full =
       read_axolotl("base_model: meta-llama/Llama-3.2-1B\nbf16: true\nlora_r: 8\n", base);

@@ -436,19 +436,32 @@ void read_optimizer(Reader& reader, TrainingSetup& setup) {
   }
 }
 
-// Attention's kernel and the loss: FlashAttention 2 or SDPA save no scores; Liger's fused linear
+// Attention's kernel and the loss. attn_implementation, or a legacy flag axolotl maps to one
+// (utils/schemas/enums.py, LEGACY_ATTN_FLAG_TO_IMPL; both at once it refuses), or else
+// transformers' default, SDPA: only eager attention saves the scores. Liger's fused linear
 // cross-entropy never makes the whole logits; otherwise transformers' ForCausalLMLoss.
 void read_kernels(Reader& reader, TrainingSetup& setup) {
-  const std::optional<std::string> attention = reader.text("attn_implementation");
-  const bool flash = reader.flag("flash_attention").value_or(false);
-  const bool sdp = reader.flag("sdp_attention").value_or(false);
-  if (attention) {
-    reader.launch.read.push_back("attn_implementation: " + *attention);
-    setup.flash_attention = *attention != "eager";
-  } else {
-    setup.flash_attention = flash || sdp;
+  const std::optional<std::string> chosen = reader.text("attn_implementation");
+  std::optional<std::string> attention = chosen;
+  static const std::vector<std::pair<const char*, const char*>> legacy = {
+      {"xformers_attention", "xformers"},
+      {"sage_attention", "sage"},
+      {"flex_attention", "flex_attention"},
+      {"flash_attention", "flash_attention_2"},
+      {"sdp_attention", "sdpa"},
+      {"eager_attention", "eager"}};
+  for (const auto& [flag, implementation] : legacy) {
+    if (!reader.flag(flag).value_or(false)) continue;
+    if (chosen) {
+      reader.fault(flag, std::string(flag) +
+                             " cannot stand beside attn_implementation, as axolotl refuses: set "
+                             "only attn_implementation.");
+      return;
+    }
+    if (!attention) attention = implementation;  // the first in axolotl's order
   }
-  if (reader.flag("xformers_attention").value_or(false)) setup.flash_attention = true;
+  if (chosen) reader.launch.read.push_back("attn_implementation: " + *chosen);
+  setup.flash_attention = attention.value_or("sdpa") != "eager";
   setup.logits = true;
   setup.loss = reader.flag("liger_fused_linear_cross_entropy").value_or(false) ? Loss::kFusedLinear
                                                                                : Loss::kFp32Upcast;
