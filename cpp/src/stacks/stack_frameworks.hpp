@@ -1,5 +1,5 @@
-// Each framework's replayed step (stack_frameworks.cpp; torchtune's, stack_torchtune.cpp;
-// transformers', stack_hf.cpp): the order in which Megatron-LM, torchtitan, DeepSpeed, torchtune
+// Each framework's replayed step (stack_frameworks.cpp; torchtitan's, stack_torchtitan.cpp;
+// torchtune's, stack_torchtune.cpp; transformers', stack_hf.cpp): the order in which Megatron-LM, torchtitan, DeepSpeed, torchtune
 // and transformers allocate and free in one training
 // step. stack_rows.cpp names each stack's.
 #pragma once

@@ -1,0 +1,215 @@
+// torchtitan's order of allocations and frees in one training step (stack_frameworks.hpp), with
+// the sources docs/formulas.md quotes: FSDP2, DTensor's tensor parallelism and
+// torch.distributed.pipelining's own buffers.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "stacks/stack_frameworks.hpp"
+#include "stacks/stack_rows.hpp"
+#include "trainmem/fp8.hpp"
+
+namespace trainmem::replay {
+
+namespace {
+
+// Under DTensor's tensor parallelism (torchtitan's apply_tp: the output layer is ColwiseParallel
+// with input_layouts Shard(1)) the output layer saves its all-gathered input, 2·h a token whole on
+// every rank, from its forward pass to its backward pass.
+CachingAllocator::Handle take_head_input(Step& step, const StepDevice& device) {
+  const bool held = saves_gathered_inputs(device.setup) && device.logit_count > 0;
+  return step.take(tag(Term::kLogits),
+                   held ? kBf16Bytes * device.loss_tokens * device.shape.hidden_size : 0);
+}
+
+// torch.distributed.pipelining's own buffers (torch/distributed/pipelining/stage.py, as torch
+// 1963fc8 runs torchtitan's December 2024 benchmark), at the device's busiest moment: the steady
+// state's last forward pass, its c chunks in flight and the n·v - c before them done (n = p
+// micro-batches, torchtitan's default pipeline_parallel_microbatches; v virtual stages a device,
+// each a PipelineStage of its own).
+// - _prepare_forward_infra makes a receive buffer for each micro-batch on every stage but the
+//   first, and _prepare_backward_infra one for each micro-batch's incoming gradient on every
+//   stage but the last; both are kept from step to step.
+// - forward_one_chunk keeps each micro-batch's output in output_chunks (the last stage's are its
+//   logits), and stage_backward leaves each micro-batch's input gradient in its receive buffer's
+//   .grad, until the next step's clear_runtime_states.
+// With n = p the chunks done are the last virtual stage's first (the interleaved schedule's
+// backward passes run the device's virtual stages from the last, p micro-batches each): on the
+// last device they are the n - 1 micro-batches before the last forward pass, whose outputs are
+// logits; on the first device none is done.
+struct PipelineBuffers {
+  Handles done;       // the finished chunks' outputs and input gradients
+  Handles in_flight;  // the outputs of the chunks in flight
+};
+
+PipelineBuffers take_pipeline_buffers(Step& step, const StepDevice& device, std::size_t buffers) {
+  const double n = device.pipeline_micro_batches;
+  const double v = device.virtual_stages;
+  const double boundary = device.stage_boundary_bytes;
+  // This device holds the pipeline's first stage (no input to receive) or its last (no gradient).
+  const bool first = device.embedding;
+  const bool last = device.output_layer;
+  // Receive buffers, made once.
+  step.warming_up(true);
+  step.take(buffers, (v - (first ? 1 : 0)) * n * boundary);
+  step.take(buffers, (v - (last ? 1 : 0)) * n * boundary);
+  step.warming_up(false);
+  PipelineBuffers held;
+  const long done = std::lround(n * v - device.micro_batches_in_flight * v);
+  const double output = last ? kBf16Bytes * device.logit_count : boundary;
+  for (long index = 0; index < done; ++index) {
+    held.done.push_back(step.take(buffers, output));
+    if (!first) held.done.push_back(step.take(buffers, boundary));
+  }
+  return held;
+}
+
+// The outputs of the chunks in flight, taken after the forward pass: the hidden state's (the last
+// forward pass's on the last device is the logits, the loss's).
+void take_outputs_in_flight(Step& step, const StepDevice& device, std::size_t buffers,
+                            PipelineBuffers& held) {
+  const double chunks = device.micro_batches_in_flight * device.virtual_stages;
+  const long outputs = std::lround(chunks - (device.output_layer ? 1 : 0));
+  for (long index = 0; index < outputs; ++index) {
+    held.in_flight.push_back(step.take(buffers, device.stage_boundary_bytes));
+  }
+}
+
+}  // namespace
+
+// torchtitan on FSDP2 (torchtitan/parallelisms/parallelize_llama.py, apply_fsdp; FSDP2 in
+// torch/distributed/_composable/fsdp): FP32 sharded parameters and AdamW's moments for the whole
+// step, gradients created by each layer's reduce-scatter and freed by zero_grad; each block
+// gathered in BF16 for its passes, the next one's all-gather issued early; the root (embedding,
+// final norm, output layer) gathered from its forward pass to the end of its backward pass.
+void torchtitan_step(Step& step, const StepDevice& device) {
+  const Breakdown& bytes = device.bytes;
+  const ParallelLayout& layout = device.setup.layout;
+  const std::string fsdp = "PyTorch's FSDP2, torch/distributed/_composable/fsdp/";
+  const std::size_t gathered =
+      step.term("fsdp-gathered-layers",
+                device.setup.fp8_all_gather ? "Gathered layers (FP8 linear weights)"
+                                            : "Gathered layers (BF16)",
+                fsdp +
+                    "_fsdp_collectives.py, foreach_all_gather and foreach_all_gather_copy_out; "
+                    "_fsdp_param_group.py, the implicit forward prefetch");
+  const std::size_t root = step.term(
+      "fsdp-root", "Root module, unsharded (BF16)",
+      fsdp + "_fsdp_state.py, FSDPState._lazy_init: the root is not resharded after forward");
+  const std::size_t unsharded_gradients =
+      step.term("fsdp-unsharded-gradients", "Unsharded gradients (BF16)",
+                fsdp + "_fsdp_param_group.py, FSDPParamGroup.post_backward");
+  const std::size_t reduce_input = step.term(
+      "fsdp-reduce-scatter-input", "Reduce-scatter input (FP32)",
+      fsdp +
+          "_fsdp_collectives.py, foreach_reduce: reduce_scatter_input in reduce_dtype, kept "
+          "until the next post_backward (ReduceScatterState)");
+  step.take(tag(Term::kWeights), bytes[Term::kWeights]);
+  step.take(tag(Term::kMasterWeights), bytes[Term::kMasterWeights]);
+  step.take(tag(Term::kOptimizerStates), bytes[Term::kOptimizerStates]);
+  const double shards = device.zero_shards;
+  const double layer = device.layer_parameters;
+  const int slots = device.slots;
+  // One block's gathered bytes: BF16, or with FP8 all-gather (torchao's
+  // enable_fsdp_float8_all_gather, fsdp_utils.py, WeightWithDynamicFloat8CastTensor) its linear
+  // weights in FP8, cast before the all-gather, and the rest (norms) in BF16.
+  const double fp8_weights = device.setup.fp8_all_gather ? device.fp8_layer_weights : 0;
+  const double gathered_layer = kBf16Bytes * layer - (kBf16Bytes - kFp8Bytes) * fp8_weights;
+
+  if (layout.pipeline_parallel > 1) {
+    // Under pipelining torchtitan never reshards after forward, and the pipeline schedule holds
+    // gradient synchronisation until the last micro-batch (torch/distributed/pipelining/stage.py,
+    // backward_maybe_with_nosync): the stage's parameters stay gathered and its gradients
+    // accumulate unsharded in FP32 (FSDPParam.to_accumulated_grad_if_needed).
+    const std::size_t accumulated =
+        step.term("fsdp-accumulated-gradients", "Accumulated gradients (FP32, unsharded)",
+                  fsdp +
+                      "_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; "
+                      "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync");
+    const std::size_t buffers = step.term(
+        "pipeline-buffers", "Pipeline schedule's buffers (BF16)",
+        "torch/distributed/pipelining/stage.py: the receive buffers (_prepare_forward_infra, "
+        "_prepare_backward_infra), output_chunks and the receive buffers' .grad, kept until "
+        "clear_runtime_states");
+    step.take(gathered, kBf16Bytes * device.parameters -
+                            (kBf16Bytes - kFp8Bytes) * fp8_weights * device.layers_per_stage);
+    step.take(accumulated, kFp32Bytes * device.parameters);
+    PipelineBuffers pipeline = take_pipeline_buffers(step, device, buffers);
+    step.mark("start", 0);
+    std::vector<Handles> kept = forward_slots(step, device);
+    take_outputs_in_flight(step, device, buffers, pipeline);
+    const auto head_input = take_head_input(step, device);
+    step.give(loss_forward_and_backward(step, device));
+    step.give(head_input);
+    backward_slots(step, device, kept);
+    step.take(tag(Term::kGradients), bytes[Term::kGradients]);
+    give_all(step, pipeline.in_flight);
+    give_all(step, pipeline.done);
+    return;
+  }
+
+  // ZeRO 3: reshard after forward but the last block (torchtitan keeps it for backward); ZeRO 2:
+  // reshard_after_forward=False, every block stays gathered until its backward.
+  const bool reshard = layout.zero_stage >= 3;
+  step.mark("start", 0);
+  const auto root_handle = step.take(root, kBf16Bytes * device.root_parameters);
+  std::vector<Handles> copies(static_cast<std::size_t>(slots));
+  auto all_gather = step.take(gathered, gathered_layer);
+  std::vector<Handles> kept(static_cast<std::size_t>(slots));
+  const std::size_t count = static_cast<std::size_t>(slots);
+  for (std::size_t index = 0; index < count; ++index) {
+    copies[index] = {step.take(gathered, gathered_layer)};
+    // The next block's all-gather goes out before this one runs; its copy-in frees this one's
+    // all-gather output.
+    if (index + 1 < count) {
+      const auto next = step.take(gathered, gathered_layer);
+      step.give(all_gather);
+      all_gather = next;
+    } else {
+      step.give(all_gather);
+    }
+    kept[index] = keep_slot(step, device);
+    if (reshard && index + 1 < count) give_all(step, copies[index]);
+    step.mark("forward", static_cast<int>(index) + 1);
+  }
+  const auto head_input = take_head_input(step, device);
+  const auto logits_gradient = loss_forward_and_backward(step, device);
+  // The output layer's backward: its weight's unsharded gradient waits for the root's
+  // reduce-scatter at the end of the backward pass.
+  const double head =
+      device.counts.output_head > 0 ? device.counts.output_head : device.counts.embedding;
+  const auto head_gradient = step.take(unsharded_gradients, kBf16Bytes * head);
+  step.give(logits_gradient);
+  step.give(head_input);
+
+  CachingAllocator::Handle previous_reduce = step.take(reduce_input, 0);
+  for (std::size_t index = count; index-- > 0;) {
+    if (copies[index].empty()) {
+      const auto output = step.take(gathered, gathered_layer);
+      copies[index] = {step.take(gathered, gathered_layer)};
+      step.give(output);
+    }
+    const auto layer_gradients = step.take(unsharded_gradients, kBf16Bytes * layer);
+    layer_backward(step, device, kept[index], static_cast<int>(index) + 1);
+    const auto reduce = step.take(reduce_input, kFp32Bytes * layer);
+    step.give(layer_gradients);
+    step.take(tag(Term::kGradients), kFp32Bytes * layer / shards);
+    step.give(previous_reduce);
+    previous_reduce = reduce;
+    give_all(step, copies[index]);
+    step.mark("backward", static_cast<int>(index) + 1);
+  }
+  // The root's post-backward: the embedding's gradient joins the output layer's, both reduced.
+  const auto embedding_gradient =
+      step.take(unsharded_gradients, kBf16Bytes * (device.root_parameters - head));
+  const auto root_reduce = step.take(reduce_input, kFp32Bytes * device.root_parameters);
+  step.give(head_gradient);
+  step.give(embedding_gradient);
+  step.take(tag(Term::kGradients), kFp32Bytes * device.root_parameters / shards);
+  step.give(previous_reduce);
+  step.give(root_reduce);
+  step.give(root_handle);
+  step.mark("backward", 0);
+}
+
+}  // namespace trainmem::replay
