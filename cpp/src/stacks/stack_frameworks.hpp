@@ -1,7 +1,7 @@
-// Each framework's replayed step (stack_frameworks.cpp; torchtitan's, stack_torchtitan.cpp;
-// torchtune's, stack_torchtune.cpp; transformers', stack_hf.cpp): the order in which Megatron-LM, torchtitan, DeepSpeed, torchtune
-// and transformers allocate and free in one training
-// step. stack_rows.cpp names each stack's.
+// Each framework's replayed step: the order in which Megatron-LM and DeepSpeed
+// (stack_frameworks.cpp), torchtitan (stack_torchtitan.cpp), torchtune (stack_torchtune.cpp) and
+// transformers (stack_hf.cpp) allocate and free in one training step. stack_rows.cpp names each
+// stack's.
 #pragma once
 
 #include "stacks/stack_step.hpp"
