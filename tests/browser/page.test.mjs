@@ -150,6 +150,13 @@ describe('the plate page in Chromium', () => {
     const { page, problems } = await openPage({ viewport: { width: 390, height: 844 } });
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
+    // No text runs past its own box either (a long environment variable in a hint, cut off).
+    const cut = await page.evaluate(() =>
+      [...document.querySelectorAll('.hint, label, .error')]
+        .filter((element) => element.clientWidth > 0 && element.scrollWidth > element.clientWidth + 1)
+        .map((element) => element.id || element.textContent.slice(0, 40)),
+    );
+    assert.deepEqual(cut, []);
     assert.match(await readout(page), /165\.0 GB/);
     assert.deepEqual(problems, []);
     await page.close();
