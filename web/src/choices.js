@@ -132,6 +132,7 @@ export function createChoices(estimator) {
     hold(id, text, refusal) {
       pending.set(id, { text, field: refusal.invalidField, message: refusal.message });
     },
+    named,
     /** The reader set `id` again: whatever it held pending goes. */
     touch(id) {
       touched.add(id);

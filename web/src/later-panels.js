@@ -37,7 +37,7 @@ const DETAILS = Object.freeze([
 
 /**
  * The exploration panels over `context` ({estimator, store, render, showError,
- * createTimelineChart}), each made the first time it is needed. `update(state)` redraws those that
+ * createTimelineChart}), each made the first time it is needed. `update(state, how)` redraws those that
  * are open, and the fewest devices' panel once it has been made (it redraws its table once a search
  * has run).
  */
@@ -55,10 +55,10 @@ export function createLaterPanels(context) {
     return made.get(create);
   };
   const details = DETAILS.map(([id, create]) => ({ element: $(id), status: $(`${id}-status`), create }));
-  const show = ({ status, create }, state) => {
+  const show = ({ status, create }, state, how = {}) => {
     if (!made.has(create)) status.textContent = 'Loading…';
     panel(create)
-      .then((shown) => shown.update(state))
+      .then((shown) => shown.update(state, how))
       .catch((error) => {
         status.textContent = `This view could not load (${error.message}); it tries again when a setting changes or when it is opened again.`;
       });
@@ -74,8 +74,9 @@ export function createLaterPanels(context) {
       }),
   );
   return {
-    update(state) {
-      for (const each of details) if (each.element.open) show(each, state);
+    /** `how`: the store's word on the change ({dragging: true} while a slider moves). */
+    update(state, how = {}) {
+      for (const each of details) if (each.element.open) show(each, state, how);
       // A panel that could not be made said so where it was asked for; it is made again then.
       if (made.has(fewest))
         made

@@ -110,7 +110,7 @@ async function start() {
     if (numbers.element.open) numbers.update(state);
     compare.update(state);
     launch.update(state, how);
-    later.update(state);
+    later.update(state, how);
     writeUrl(state, how);
     document.body.dataset.ready = 'true';
   });
@@ -142,9 +142,7 @@ async function start() {
       if (!change.ok) continue;
       setup = change.setup;
       choices.touch(id);
-      const setting = estimator.settings.find((each) => each.id === id);
-      const choice = setting.choices?.find((each) => each.id === text);
-      set.push(`${setting.name}: ${choice ? choice.name : text}`);
+      set.push(choices.named(id, text));
     }
     const said = render(setup, { reveal: true });
     if (said === null) return;

@@ -34,8 +34,6 @@ bool is_device_peak(MeasuredQuantity quantity) {
          quantity == MeasuredQuantity::kTotal;
 }
 
-std::string percent_text(double percent) { return format_error_percent(percent); }
-
 }  // namespace
 
 ErrorBand error_band(Stack stack, ActivationModel model) {
@@ -97,8 +95,8 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked) {
   const std::string band = "the estimate's error against the " +
                            format_count(static_cast<double>(answer.band.case_ids.size())) +
                            " published runs of the " + stack + " stack, " +
-                           percent_text(answer.band.low_percent) + " to " +
-                           percent_text(answer.band.high_percent);
+                           format_error_percent(answer.band.low_percent) + " to " +
+                           format_error_percent(answer.band.high_percent);
   const std::string likely = "likely " + format_bytes(answer.likely_low_bytes) + " to " +
                              format_bytes(answer.likely_high_bytes) + " against the " +
                              format_bytes(capacity) + " of " + estimate.device.name;

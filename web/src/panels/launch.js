@@ -24,9 +24,7 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
     const said = [];
     for (const setting of estimator.settings) {
       const now = estimator.settingText(after, setting.id);
-      if (estimator.settingText(before, setting.id) === now) continue;
-      const choice = setting.choices?.find((each) => each.id === now);
-      said.push(`${setting.name}: ${choice ? choice.name : now}`);
+      if (estimator.settingText(before, setting.id) !== now) said.push(choices.named(setting.id, now));
     }
     return said;
   }

@@ -8,10 +8,11 @@ export function createTimelinePanel({ estimator, createTimelineChart }) {
     update: whenAnswered(
       $('timeline-status'),
       // Under a stack, the step twice: as set, and with expandable segments the other way round,
-      // so that the allocator's setting shows what it changes (a refusal of the other: none).
-      async ({ setup, view }) => {
+      // so that the allocator's setting shows what it changes (a refusal of the other: none); not
+      // while a slider moves, which would replay the step twice a frame: once it rests.
+      async ({ setup, view }, { dragging = false }) => {
         const asSet = await estimator.timeline(setup);
-        if (view.estimate.stackTerms.length === 0) return { asSet, toggled: null };
+        if (view.estimate.stackTerms.length === 0 || dragging) return { asSet, toggled: null };
         const other = { ...setup, expandableSegments: !setup.expandableSegments };
         const toggled = await estimator.timeline(other).catch(() => null);
         return { asSet, toggled: toggled?.points?.length ? toggled : null };
