@@ -342,6 +342,10 @@ declare global {
       llamaBlockError: string;
       korthikantiErrorPercent: number;
       llamaBlockErrorPercent: number;
+      /** Another tool's estimate of the same run, published with it ("" where there is none). */
+      otherEstimateName: string;
+      otherEstimate: string;
+      otherEstimateError: string;
       note: string;
       ok: boolean;
       message: string;
@@ -393,6 +397,7 @@ declare global {
         bytesPerToken: number;
       }>;
       measured(): Promise<MeasuredCase[]>;
+      measuredStanding(): Promise<string[]>;
       fewestDevices(setup: TrainingSetup, maxLayouts: number): Promise<FitSearch>;
       timeline(setup: TrainingSetup): Promise<{ points: TimelinePoint[]; peakIndex: number }>;
       savings(setup: TrainingSetup): Promise<Result<{ baseline: Estimate; savings: Saving[] }>>;

@@ -384,8 +384,19 @@ int print_compare_measured(const TrainingSetup&, bool json, std::ostream& out, s
         << format_error_percent(comparison.korthikanti_error_percent) << "\n";
     out << "  Llama block   " << std::setw(16) << figure(comparison.llama_block_bytes) << "  "
         << format_error_percent(comparison.llama_block_error_percent) << "\n";
+    if (!measured.other_estimate_name.empty()) {
+      out << "  " << padded(measured.other_estimate_name, 14) << std::right << std::setw(16)
+          << figure(measured.other_estimate_bytes) << "  "
+          << format_error_percent(comparison.other_estimate_error_percent)
+          << "  (its own estimate, published with the measurement)\n";
+    }
     out << "  source: " << measured.source << "\n";
     out << "  note: " << measured.note << "\n";
+  }
+  const std::vector<std::string> standing = standing_against_other_estimates(comparisons);
+  if (!standing.empty()) {
+    out << "\nAgainst another tool's estimates of the same runs (whole errors, the Llama block):\n";
+    for (const std::string& sentence : standing) out << "  " << sentence << "\n";
   }
   out << "\nA measured peak also holds what no estimate here counts: the caching allocator's "
          "reserve and\nfragmentation, the CUDA context and library workspaces, communication "

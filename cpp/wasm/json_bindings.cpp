@@ -18,11 +18,17 @@ namespace {
 
 using emscripten::val;
 
+// The measured cases never change: compared once, when first asked for.
+const std::vector<trainmem::MeasuredComparison>& comparisons() {
+  static const std::vector<trainmem::MeasuredComparison> all = trainmem::compare_measured();
+  return all;
+}
+
 // "How close is this?": each measured case with its figures already in words, as the CLI prints
 // them.
 val compare_measured_js() {
   val rows = val::array();
-  for (const trainmem::MeasuredComparison& comparison : trainmem::compare_measured()) {
+  for (const trainmem::MeasuredComparison& comparison : comparisons()) {
     const trainmem::MeasuredCase& measured = comparison.measured;
     const auto figure = [&](double bytes) {
       return trainmem::format_as_measured(bytes, measured.unit);
@@ -46,6 +52,13 @@ val compare_measured_js() {
             trainmem::format_error_percent(comparison.llama_block_error_percent));
     row.set("korthikantiErrorPercent", comparison.korthikanti_error_percent);
     row.set("llamaBlockErrorPercent", comparison.llama_block_error_percent);
+    // Another tool's estimate of the same run, published with it; "" where there is none.
+    const bool other = !measured.other_estimate_name.empty();
+    row.set("otherEstimateName", measured.other_estimate_name);
+    row.set("otherEstimate", other ? figure(measured.other_estimate_bytes) : std::string());
+    row.set("otherEstimateError",
+            other ? trainmem::format_error_percent(comparison.other_estimate_error_percent)
+                  : std::string());
     rows.call<void>("push", row);
   }
   return rows;
@@ -55,6 +68,12 @@ val strings(const std::vector<std::string>& texts) {
   val array = val::array();
   for (const std::string& text : texts) array.call<void>("push", text);
   return array;
+}
+
+// Where trainmem stands against another tool's estimates of the same measured runs, a sentence
+// for each tool and quantity.
+val measured_standing_js() {
+  return strings(trainmem::standing_against_other_estimates(comparisons()));
 }
 
 // A launch config read over `setup` (the device and what else the file does not say), YAML with
@@ -137,6 +156,7 @@ EMSCRIPTEN_BINDINGS(trainmem_json) {
   function("setupToJson", &setup_to_json);
   function("setupToCsv", &setup_to_csv);
   function("compareMeasured", &compare_measured_js);
+  function("measuredStanding", &measured_standing_js);
   function("readLaunchConfig", &read_launch_js);
   function("launchVerdict", &verdict_js);
 }

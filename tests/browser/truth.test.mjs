@@ -121,10 +121,19 @@ describe('the Llama block and measured memory, in Chromium', () => {
       headings[17],
       /^Allocated by PyTorch: the most of torch\.cuda\.max_memory_allocated over the 8 ranks\./,
     );
-    const megatron = rows.find(
-      (row) => row[0] === 'Llama 3 70B, 12 layers, 4K tokens, t 8 × p 1 × c 1 × d 1, allocated',
+    const megatron = rows.find((row) =>
+      row[0].startsWith('Llama 3 70B, 12 layers, 4K tokens, t 8 × p 1 × c 1 × d 1, allocated'),
     );
     assert.equal(megatron[1], '28.3 GiB');
+    // SimuMax's own estimate under the run's name, and where trainmem stands against it.
+    assert.match(megatron[0], /SimuMax v1\.2's own estimate: 28\.2 GiB \(−0\.4%\)$/);
+    const standing = await page.locator('#measured-standing li').allTextContents();
+    assert.equal(standing.length, 2);
+    assert.match(standing[0], /^Allocated, 19 runs: trainmem's median error \d+\.\d%, its worst /);
+    assert.match(
+      standing[1],
+      /^Reserved, 19 runs: .*; SimuMax v1\.2's median \d+\.\d%, its worst \d+\.\d%\.$/,
+    );
     assert.match(
       headings[3],
       /^Reserved by the allocator: peak memory reserved .*under the torchtitan stack.*torch\.compile of the blocks.*Not modelled: the Float8/,

@@ -602,6 +602,11 @@ TEST_CASE("cli: --compare-measured sets every measured case against both activat
   CHECK(result.out.find("83.9 GiB") != std::string::npos);
   CHECK(result.out.find("+39.3%") != std::string::npos);
   CHECK(result.out.find("CUDA context") != std::string::npos);
+  // SimuMax's own estimate beside its run, and where trainmem stands against it.
+  CHECK(result.out.find("  SimuMax v1.2         118.9 GiB  \u22122.0%  (its own estimate") !=
+        std::string::npos);
+  CHECK(result.out.find("Against another tool's estimates of the same runs") != std::string::npos);
+  CHECK(result.out.find("  Reserved, 19 runs: trainmem's median error ") != std::string::npos);
 
   const CliRun json_run = run({"--compare-measured", "--json"});
   REQUIRE(json_run.status == kExitOk);
@@ -611,6 +616,9 @@ TEST_CASE("cli: --compare-measured sets every measured case against both activat
     CHECK(item.contains("llamaBlockErrorPercent"));
     CHECK(item.contains("korthikantiErrorPercent"));
     CHECK(item.at("estimate").at("activationModel") == "llama-block");
+    const bool simumax = item.at("id").get<std::string>().rfind("simumax-b200-", 0) == 0;
+    CHECK(item.contains("otherEstimate") == simumax);
+    if (simumax) CHECK(item.at("otherEstimate").at("name") == "SimuMax v1.2");
   }
 }
 

@@ -197,3 +197,64 @@ TEST_CASE("measured: figures are written in the unit they were published in") {
   CHECK(format_as_measured(83.9 * 1024 * 1024 * 1024, MeasuredUnit::kGibibytes) == "83.9 GiB");
   CHECK(format_as_measured(36.6e9, MeasuredUnit::kGigabytes) == "36.6 GB");
 }
+
+TEST_CASE(
+    "measured: SimuMax's own estimate stands beside each of its runs, read as GiB, with its "
+    "error") {
+  int with_other = 0;
+  for (const MeasuredComparison& comparison : compare_measured()) {
+    const MeasuredCase& measured = comparison.measured;
+    const bool simumax = measured.id.rfind("simumax-b200-", 0) == 0;
+    CAPTURE(measured.id);
+    // Only SimuMax's table publishes another tool's estimate beside its measurement.
+    CHECK(measured.other_estimate_name.empty() != simumax);
+    if (!simumax) continue;
+    ++with_other;
+    CHECK(measured.other_estimate_name == "SimuMax v1.2");
+    CHECK(measured.other_estimate_bytes > 0);
+    CHECK(comparison.other_estimate_error_percent ==
+          doctest::Approx((measured.other_estimate_bytes - measured.measured_bytes) /
+                          measured.measured_bytes * 100));
+  }
+  CHECK(with_other == 2 * 19);
+  // The summary's perf_peak_reserved_gib for Llama 3 70B at 128K tokens, t 2 × c 4.
+  const auto all = compare_measured();
+  const MeasuredComparison& long_context = comparison_with_id(
+      all, "simumax-b200-llama3_70b_l12_tp2_cp4_pp1_dp1_seq131072_mbc4_cef-reserved");
+  CHECK(long_context.measured.other_estimate_bytes == 118.94 * 1024 * 1024 * 1024);
+  CHECK(format_error_percent(long_context.other_estimate_error_percent) == "\u22122.0%");
+}
+
+TEST_CASE(
+    "measured: the standing against another tool takes whole errors, a median and a worst for "
+    "each tool and quantity, and skips runs the core refused") {
+  const auto run = [](MeasuredQuantity quantity, const char* tool, double ours, double theirs,
+                      bool refused = false) {
+    MeasuredComparison comparison;
+    comparison.measured.quantity = quantity;
+    comparison.measured.other_estimate_name = tool;
+    comparison.llama_block_error_percent = ours;
+    comparison.other_estimate_error_percent = theirs;
+    if (refused) comparison.answer = refusal("seq-len", "refused");
+    return comparison;
+  };
+  const std::vector<MeasuredComparison> runs = {
+      run(MeasuredQuantity::kAllocated, "Tool", -1.0, 0.5),
+      run(MeasuredQuantity::kReserved, "Tool", 4.0, -3.0),
+      run(MeasuredQuantity::kAllocated, "Tool", 3.0, -0.25),
+      run(MeasuredQuantity::kAllocated, "Tool", 0.25, 2.0),
+      run(MeasuredQuantity::kAllocated, "Tool", 2.0, -1.0),
+      run(MeasuredQuantity::kAllocated, "Tool", 50.0, 50.0, true),
+      run(MeasuredQuantity::kAllocated, "", 50.0, 50.0),
+  };
+  const std::vector<std::string> standing = standing_against_other_estimates(runs);
+  REQUIRE(standing.size() == 2);
+  // Allocated: ours 0.25, 1, 2, 3 (median 1.5, worst 3); theirs 0.25, 0.5, 1, 2 (0.75, 2).
+  CHECK(standing[0] ==
+        "Allocated, 4 runs: trainmem's median error 1.5%, its worst 3.0%; Tool's median 0.8%, its "
+        "worst 2.0%.");
+  CHECK(standing[1] ==
+        "Reserved, 1 run: trainmem's median error 4.0%, its worst 4.0%; Tool's median 3.0%, its "
+        "worst 3.0%.");
+  CHECK(standing_against_other_estimates({}).empty());
+}

@@ -400,6 +400,13 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     );
     assert.equal(megatron.measured, '28.3 GiB');
     assert.equal(megatron.quantity, 'allocated');
+    assert.deepEqual(
+      [megatron.otherEstimateName, megatron.otherEstimate, megatron.otherEstimateError],
+      ['SimuMax v1.2', '28.2 GiB', '−0.4%'],
+    );
+    const standing = json.measuredStanding();
+    assert.equal(standing.length, 2);
+    assert.match(standing[1], /^Reserved, 19 runs: trainmem's median error/);
     const tiny = rows.find((row) => row.id === 'harness-cpu-tiny-kernels-4x4');
     assert.deepEqual(
       [tiny.measured, tiny.korthikanti, tiny.korthikantiError, tiny.llamaBlock, tiny.llamaBlockError],
@@ -407,6 +414,8 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     );
     for (const row of rows) {
       assert.ok(row.ok, row.id);
+      // Another tool's estimate only where its table published one, and never "undefined".
+      assert.equal(row.otherEstimateName === '', !row.id.startsWith('simumax-b200-'), row.id);
       assert.ok(Number.isFinite(row.llamaBlockErrorPercent), row.id);
     }
   });

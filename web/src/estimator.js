@@ -349,10 +349,18 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
      * How close is this: a promise of every measured case against the estimate of its settings
      * under both activation models, its figures in words: [{id, title, source, statistic,
      * quantity, measured, korthikanti, llamaBlock, korthikantiError, llamaBlockError, their
-     * percentages korthikantiErrorPercent and llamaBlockErrorPercent, note, ok, message}].
+     * percentages korthikantiErrorPercent and llamaBlockErrorPercent, another tool's estimate
+     * published with the run (otherEstimateName, otherEstimate, otherEstimateError; "" where
+     * there is none), note, ok, message}].
      * The cases come with the on-demand module (trainmem-json.js).
      */
     measured: () => loadLater().then(({ module }) => module.compareMeasured()),
+
+    /**
+     * A promise of where trainmem stands against another tool's estimates of the same measured
+     * runs (SimuMax's, of its Megatron-LM runs): one sentence for each tool and quantity.
+     */
+    measuredStanding: () => loadLater().then(({ module }) => module.measuredStanding()),
 
     /** A promise of the fewest devices that fit, their layouts, and why fewer cannot. */
     fewestDevices: (setup, maxLayouts) =>

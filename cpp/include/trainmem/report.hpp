@@ -45,8 +45,9 @@ std::string explain_to_json(const std::vector<TermArithmetic>& terms);
 std::string timeline_to_json(const std::vector<TimelinePoint>& points);
 
 // [{id, title, source, statistic, quantity, measuredBytes, note, korthikantiBytes,
-// llamaBlockBytes, korthikantiErrorPercent, llamaBlockErrorPercent, estimate}…]: "How close is
-// this?", with each case's estimate (llama-block) and so its settings in full.
+// llamaBlockBytes, korthikantiErrorPercent, llamaBlockErrorPercent, estimate, otherEstimate:
+// {name, bytes, errorPercent} where another tool's estimate was published with the run}…]: "How
+// close is this?", with each case's estimate (llama-block) and so its settings in full.
 std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons);
 
 // For the page: estimate `setup`, then write it; a refused setup gives {"error": message}.

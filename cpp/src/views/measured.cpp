@@ -1,5 +1,7 @@
 #include "trainmem/measured.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -497,9 +499,69 @@ std::vector<MeasuredComparison> compare_measured() {
       comparison.llama_block_error_percent =
           error_percent(comparison.llama_block_bytes, measured.measured_bytes);
     }
+    if (!measured.other_estimate_name.empty()) {
+      comparison.other_estimate_error_percent =
+          error_percent(measured.other_estimate_bytes, measured.measured_bytes);
+    }
     comparisons.push_back(std::move(comparison));
   }
   return comparisons;
+}
+
+namespace {
+
+// The median of `values` (not empty): the middle one, or the mean of the two middle ones.
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// "0.2%": a whole error to one decimal.
+std::string whole_percent(double percent) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", std::round(std::fabs(percent) * 10) / 10);
+  return buffer;
+}
+
+}  // namespace
+
+std::vector<std::string> standing_against_other_estimates(
+    const std::vector<MeasuredComparison>& comparisons) {
+  struct Errors {
+    std::string tool;
+    MeasuredQuantity quantity;
+    std::vector<double> ours, theirs;
+  };
+  std::vector<Errors> groups;
+  for (const MeasuredComparison& comparison : comparisons) {
+    const MeasuredCase& measured = comparison.measured;
+    if (measured.other_estimate_name.empty() || !comparison.answer.ok()) continue;
+    auto group = std::find_if(groups.begin(), groups.end(), [&](const Errors& errors) {
+      return errors.tool == measured.other_estimate_name && errors.quantity == measured.quantity;
+    });
+    if (group == groups.end()) {
+      groups.push_back({measured.other_estimate_name, measured.quantity, {}, {}});
+      group = groups.end() - 1;
+    }
+    group->ours.push_back(std::fabs(comparison.llama_block_error_percent));
+    group->theirs.push_back(std::fabs(comparison.other_estimate_error_percent));
+  }
+  std::vector<std::string> sentences;
+  for (const Errors& errors : groups) {
+    std::string quantity = quantity_id(errors.quantity);
+    quantity[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(quantity[0])));
+    const auto worst = [](const std::vector<double>& values) {
+      return *std::max_element(values.begin(), values.end());
+    };
+    const std::size_t runs = errors.ours.size();
+    sentences.push_back(quantity + ", " + std::to_string(runs) + (runs == 1 ? " run" : " runs") +
+                        ": trainmem's median error " + whole_percent(median(errors.ours)) +
+                        ", its worst " + whole_percent(worst(errors.ours)) + "; " + errors.tool +
+                        "'s median " + whole_percent(median(errors.theirs)) + ", its worst " +
+                        whole_percent(worst(errors.theirs)) + ".");
+  }
+  return sentences;
 }
 
 std::string format_error_percent(double percent) {

@@ -259,6 +259,13 @@ std::string measured_to_json(const std::vector<MeasuredComparison>& comparisons)
       item["llamaBlockErrorPercent"] = comparison.llama_block_error_percent;
       item["estimate"] = to_json(comparison.llama_block_estimate);
     }
+    if (!measured.other_estimate_name.empty()) {
+      item["otherEstimate"] = {
+          {"name", measured.other_estimate_name},
+          {"bytes", number(measured.other_estimate_bytes)},
+          {"errorPercent", comparison.other_estimate_error_percent},
+      };
+    }
     cases.push_back(std::move(item));
   }
   return cases.dump(2);

@@ -36,6 +36,15 @@ function runRows(run, group) {
   const tr = document.createElement('tr');
   const title = cell('th', run.title);
   title.scope = 'row';
+  // Another tool's estimate of the run, published with the measurement, under the run's name.
+  if (run.otherEstimateName) {
+    const other = cell(
+      'span',
+      `${run.otherEstimateName}'s own estimate: ${run.otherEstimate} (${run.otherEstimateError})`,
+    );
+    other.className = 'other-estimate';
+    title.append(other);
+  }
   // The figure, then its error on a line of its own (one line apart when there is room).
   const estimate = (figure, error) => {
     const td = cell('td', run.ok ? figure : run.message);
@@ -79,6 +88,19 @@ export function createMeasuredPanel({ estimator }) {
         rows.push(...made.rows);
       }
       $('measured-table').tBodies[0].replaceChildren(...rows);
+      // Where the estimate stands against another tool's, over the runs that published one.
+      const standing = await estimator.measuredStanding();
+      if (standing.length > 0) {
+        const list = document.createElement('ul');
+        list.append(...standing.map((sentence) => cell('li', sentence)));
+        $('measured-standing').replaceChildren(
+          cell(
+            'p',
+            "Against another tool's estimates of the same runs (whole errors, trainmem's under the Llama block):",
+          ),
+          list,
+        );
+      }
     },
   };
 }
