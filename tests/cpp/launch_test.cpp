@@ -343,6 +343,21 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                 "--recompute-method",
                 "Full recomputation is read as --recompute-method uniform with "
                 "--recompute-num-layers 1 (every layer's input kept); others are not modelled.");
+  // Degrees are bounded before they are multiplied: t·p of 2^32 each once wrapped to 0 and
+  // divided the world by it.
+  check_refused(line +
+                    "--vocab-size 32000 --tensor-model-parallel-size 4294967296 "
+                    "--pipeline-model-parallel-size 4294967296",
+                "--tensor-model-parallel-size",
+                "--tensor-model-parallel-size must be 1 to 65,536; it is 4294967296.");
+  check_refused(
+      "torchrun --nproc_per_node 999999 --nnodes 999999 pretrain_gpt.py " +
+          line.substr(std::string("torchrun --nproc_per_node 8 pretrain_gpt.py ").size()) +
+          "--vocab-size 32000",
+      "--tensor-model-parallel-size",
+      "The world size 999998000001 over t·p·c (1) leaves more than 65,536 "
+      "data-parallel ranks.",
+      0);
 }
 
 namespace {
@@ -427,6 +442,33 @@ TEST_CASE("launch: DeepSpeed's batch rule gives the devices, or refuses the file
       "train_batch_size 30 is not train_micro_batch_size_per_gpu × "
       "gradient_accumulation_steps × the devices (2 × 2 × 8), as DeepSpeed "
       "requires.");
+  // Products past 2^63 are never formed: a micro-batch × accumulation of 2^64 once wrapped to 0
+  // and divided by it; another wrapped to exactly the batch, which DeepSpeed's unbounded
+  // integers refuse.
+  check_deepspeed_refused(
+      "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": "
+      "4294967296, \"gradient_accumulation_steps\": 4294967296, " +
+          zero2 + "}",
+      "train_batch_size",
+      "The file does not say how many devices run (train_batch_size = "
+      "train_micro_batch_size_per_gpu × gradient_accumulation_steps × the "
+      "devices): give the world size (--world-size).",
+      0);
+  check_deepspeed_refused(
+      "{\"train_batch_size\": 33554432, \"train_micro_batch_size_per_gpu\": "
+      "65536, \"gradient_accumulation_steps\": 549755813889, " +
+          zero2 + "}",
+      "train_batch_size",
+      "train_batch_size 33554432 is not train_micro_batch_size_per_gpu × "
+      "gradient_accumulation_steps × the devices (65536 × 549755813889 × "
+      "512), as DeepSpeed requires.",
+      512);
+  check_deepspeed_refused(
+      "{\"train_batch_size\": 262144, \"train_micro_batch_size_per_gpu\": "
+      "131072, " +
+          zero2 + "}",
+      "train_micro_batch_size_per_gpu",
+      "train_micro_batch_size_per_gpu 131072 is over 65,536 sequences.", 2);
 }
 
 TEST_CASE("launch: a DeepSpeed config's keys are read, listed, or refused by key") {
@@ -476,6 +518,44 @@ TEST_CASE("launch: a DeepSpeed config's keys are read, listed, or refused by key
                           "stack runs ZeRO over data parallelism alone.");
   check_deepspeed_refused("{\"train_micro_batch_size_per_gpu\": 1,", "launch",
                           "DeepSpeed config: the text is not valid JSON (line 1, column 38).");
+  // bf16: DeepSpeed reads bfloat16 only where bf16 is absent (get_bfloat16_config); the ZeRO
+  // optimiser's BF16 master weights and states are refused; other keys in it are listed.
+  CHECK(read_deepspeed(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {},
+                           "bfloat16": {"enabled": true}})",
+                       8)
+            .setup.precision == Precision::kFp32);
+  CHECK(read_deepspeed(R"({"train_micro_batch_size_per_gpu": 1, "bfloat16": {"enabled": true}})", 8)
+            .setup.precision == Precision::kBf16Mixed);
+  check_deepspeed_refused(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true,
+                          "bf16_master_weights_and_grads": true}})",
+                          "bf16.bf16_master_weights_and_grads",
+                          "bf16.bf16_master_weights_and_grads is not modelled: the deepspeed "
+                          "stack holds the master weights, gradients and optimiser states in "
+                          "FP32.");
+  CHECK(read_deepspeed(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true,
+                           "check_grad_overflow": false, "mystery": 1}})",
+                       8)
+            .not_understood == std::vector<std::string>{"bf16.mystery"});
+  check_deepspeed_refused("{" + batch + R"("elasticity": {"enabled": true}})", "elasticity.enabled",
+                          "elasticity.enabled: DeepSpeed's elastic training chooses the batch for "
+                          "the devices it finds, which is not modelled; give the batch it runs "
+                          "with.");
+  check_deepspeed_refused("{" + batch + R"("zero_optimization": {"stage": 3,
+                          "offload_optimizer": {"device": "cpu"},
+                          "offload_param": {"device": "nvme"}}})",
+                          "zero_optimization.offload_param.device",
+                          "zero_optimization.offload_param.device nvme: ZeRO-Infinity's NVMe "
+                          "offload is not modelled; the host's memory is.");
+  // The deprecated switch is its section with the device cpu, and never beside it.
+  CHECK(
+      read_deepspeed("{" + batch + R"("zero_optimization": {"stage": 2, "cpu_offload": true}})", 8)
+          .setup.offload == Offload::kOptimizer);
+  check_deepspeed_refused("{" + batch + R"("zero_optimization": {"stage": 2, "cpu_offload": true,
+                          "offload_optimizer": {"device": "cpu"}}})",
+                          "zero_optimization.cpu_offload",
+                          "zero_optimization.cpu_offload and zero_optimization.offload_optimizer "
+                          "are given together, which DeepSpeed refuses: give offload_optimizer "
+                          "alone.");
   // ZeRO-Offload is read as what it is; the stack then refuses it by name.
   const LaunchConfig offload = read_deepspeed(
       "{" + batch + R"("zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}})",

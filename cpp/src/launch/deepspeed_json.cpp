@@ -106,6 +106,9 @@ const std::set<std::string>& zero_no_bearing_keys() {
   return keys;
 }
 
+// The largest whole number read (a batch, a bucket): 10^12.
+constexpr long long kMaxWhole = 1000000000000LL;
+
 // The number as DeepSpeed reads it (pp_int: 5e8 is whole), or nothing for another type.
 std::optional<double> number_of(const Json& value) {
   if (value.is_number_integer() || value.is_number_unsigned() || value.is_number_float()) {
@@ -138,7 +141,7 @@ struct Reader {
     if (refuse_auto(name, *found)) return std::nullopt;
     const std::optional<double> number = number_of(*found);
     if (!number || *number != std::floor(*number) || *number < static_cast<double>(least) ||
-        *number > 1e12) {
+        *number > static_cast<double>(kMaxWhole)) {
       fault(name, name + " must be a whole number of at least " + std::to_string(least) +
                       "; it is " + describe(*found) + ".");
       return std::nullopt;
@@ -185,9 +188,17 @@ void read_batch(Reader& reader, const Json& config, long long world, TrainingSet
                  "gives neither.");
     return;
   }
+  // Each whole number is at most 10^12: a product is formed only where it cannot pass that, so
+  // none overflows (DeepSpeed's integers are Python's, unbounded).
+  const auto product = [](long long a, long long b) -> std::optional<long long> {
+    if (b != 0 && a > kMaxWhole / b) return std::nullopt;
+    return a * b;
+  };
   if (world == 0) {
-    if (train && micro && steps && *train % (*micro * *steps) == 0) {
-      world = *train / (*micro * *steps);
+    const std::optional<long long> per_device =
+        train && micro && steps ? product(*micro, *steps) : std::nullopt;
+    if (per_device && *train % *per_device == 0) {
+      world = *train / *per_device;
       reader.launch.notes.push_back(
           "d " + std::to_string(world) +
           ": train_batch_size over train_micro_batch_size_per_gpu × gradient_accumulation_steps.");
@@ -204,8 +215,10 @@ void read_batch(Reader& reader, const Json& config, long long world, TrainingSet
   long long micro_batch = micro.value_or(0);
   if (!micro) micro_batch = *train / world / steps.value_or(1);
   const long long accumulation = steps.value_or(train && micro ? *train / *micro / world : 1);
-  if (micro_batch < 1 || accumulation < 1 ||
-      (train && *train != micro_batch * accumulation * world)) {
+  const std::optional<long long> per_device = product(micro_batch, accumulation);
+  const std::optional<long long> total =
+      per_device ? product(*per_device, world) : std::optional<long long>();
+  if (micro_batch < 1 || accumulation < 1 || (train && (!total || *train != *total))) {
     reader.fault("train_batch_size",
                  "train_batch_size " + std::to_string(train.value_or(0)) +
                      " is not train_micro_batch_size_per_gpu × gradient_accumulation_steps × "
@@ -214,17 +227,38 @@ void read_batch(Reader& reader, const Json& config, long long world, TrainingSet
                      std::to_string(world) + "), as DeepSpeed requires.");
     return;
   }
-  if (world > kMaxParallelDegree || micro_batch > kMaxMicroBatchSequences) {
-    reader.fault("train_batch_size", "The devices or the micro-batch are out of range.");
+  if (world > kMaxParallelDegree) {
+    reader.fault("train_batch_size", "d " + std::to_string(world) +
+                                         " devices, from the batch, is over " +
+                                         format_count(kMaxParallelDegree) + ".");
+    return;
+  }
+  if (micro_batch > kMaxMicroBatchSequences) {
+    reader.fault("train_micro_batch_size_per_gpu",
+                 "train_micro_batch_size_per_gpu " + std::to_string(micro_batch) + " is over " +
+                     format_count(kMaxMicroBatchSequences) + " sequences.");
     return;
   }
   setup.layout.data_parallel = static_cast<int>(world);
   setup.micro_batch_sequences = static_cast<int>(micro_batch);
 }
 
-// Where ZeRO-Offload puts a state: its section's device, "none" when absent.
-std::string offload_device(Reader& reader, const Json& zero, const std::string& key) {
+// Where ZeRO-Offload puts a state: its section's device, "none" when absent; or its deprecated
+// switch `alias` (cpu_offload, cpu_offload_param), which DeepSpeed reads as the section with the
+// device cpu (zero/config.py, new_param_fn), and refuses beside the section (config_utils.py,
+// _process_deprecated_field).
+std::string offload_device(Reader& reader, const Json& zero, const std::string& key,
+                           const std::string& alias) {
   const Json* section = reader.section(zero, "zero_optimization.", key);
+  if (const auto old = reader.flag(zero, "zero_optimization.", alias)) {
+    if (section != nullptr) {
+      reader.fault("zero_optimization." + alias,
+                   "zero_optimization." + alias + " and zero_optimization." + key +
+                       " are given together, which DeepSpeed refuses: give " + key + " alone.");
+      return "none";
+    }
+    return *old ? "cpu" : "none";
+  }
   if (section == nullptr) return "none";
   const std::string name = "zero_optimization." + key + ".device";
   const auto found = section->find("device");
@@ -258,11 +292,16 @@ void read_zero(Reader& reader, const Json& config, TrainingSetup& setup) {
   if (const auto overlap = reader.flag(*zero, "zero_optimization.", "overlap_comm")) {
     setup.overlap_comm = *overlap ? OverlapComm::kOn : OverlapComm::kOff;
   }
-  const std::string optimizer = offload_device(reader, *zero, "offload_optimizer");
-  const std::string parameters = offload_device(reader, *zero, "offload_param");
+  const std::string optimizer = offload_device(reader, *zero, "offload_optimizer", "cpu_offload");
+  const std::string parameters =
+      offload_device(reader, *zero, "offload_param", "cpu_offload_param");
   if (optimizer == "nvme" || parameters == "nvme") {
-    reader.fault("zero_optimization.offload_optimizer.device",
-                 "ZeRO-Infinity's NVMe offload is not modelled: the host's memory is.");
+    const std::string name = std::string("zero_optimization.") +
+                             (optimizer == "nvme" ? "offload_optimizer" : "offload_param") +
+                             ".device";
+    reader.fault(name, name +
+                           " nvme: ZeRO-Infinity's NVMe offload is not modelled; the host's "
+                           "memory is.");
   } else if (parameters != "none" && optimizer == "none") {
     reader.fault("zero_optimization.offload_param.device",
                  "zero_optimization.offload_param without offload_optimizer is not modelled: "
@@ -273,7 +312,8 @@ void read_zero(Reader& reader, const Json& config, TrainingSetup& setup) {
                                         : Offload::kNone;
   for (const auto& [key, value] : zero->items()) {
     if (key == "stage" || key == "overlap_comm" || key == "offload_optimizer" ||
-        key == "offload_param" || zero_no_bearing_keys().count(key) > 0) {
+        key == "offload_param" || key == "cpu_offload" || key == "cpu_offload_param" ||
+        zero_no_bearing_keys().count(key) > 0) {
       continue;
     }
     const std::string name = "zero_optimization." + key;
@@ -306,10 +346,31 @@ void read_zero(Reader& reader, const Json& config, TrainingSetup& setup) {
 
 // bf16 (or its old name bfloat16), fp16 and amp: the precision.
 void read_precision(Reader& reader, const Json& config, TrainingSetup& setup) {
+  // DeepSpeed reads bfloat16 only where bf16 is absent or null (precision_config.py,
+  // get_bfloat16_config).
+  const auto named = config.find("bf16");
+  const std::string read_as = named != config.end() && !named->is_null() ? "bf16" : "bfloat16";
   bool bf16 = false;
-  for (const char* key : {"bf16", "bfloat16"}) {
-    if (const Json* section = reader.section(config, "", key)) {
-      bf16 = reader.flag(*section, std::string(key) + ".", "enabled").value_or(false) || bf16;
+  if (const Json* section = reader.section(config, "", read_as)) {
+    const std::string path = read_as + ".";
+    bf16 = reader.flag(*section, path, "enabled").value_or(false);
+    for (const auto& [name, value] : section->items()) {
+      if (name == "enabled") continue;
+      if (name == "bf16_master_weights_and_grads" || name == "bf16_optimizer_states") {
+        // DeepSpeedBF16Config: the ZeRO optimiser's master weights and gradients, or its
+        // states, in BF16 (runtime/base_optimizer.py), which the stack does not replay.
+        if (reader.flag(*section, path, name).value_or(false)) {
+          reader.fault(path + name, path + name +
+                                        " is not modelled: the deepspeed stack holds the master "
+                                        "weights, gradients and optimiser states in FP32.");
+          return;
+        }
+      } else if (name == "immediate_grad_update" || name == "check_grad_overflow") {
+        // When the gradients are applied and whether overflow is checked: no memory of their own.
+        reader.launch.read.push_back(path + name + " = " + describe(value));
+      } else {
+        reader.launch.not_understood.push_back(path + name);
+      }
     }
   }
   for (const char* key : {"fp16", "amp"}) {
@@ -362,6 +423,15 @@ void read_optimizer(Reader& reader, const Json& config, const TrainingSetup& bas
 // What DeepSpeed runs that the deepspeed stack does not: tensor (AutoTP) and sequence (Ulysses)
 // parallelism, refused by key when above 1.
 void refuse_other_parallelism(Reader& reader, const Json& config) {
+  // Elastic training works the batch out anew for the devices it finds (runtime/config.py,
+  // compute_elastic_config), replacing the batch keys read here.
+  if (const Json* section = reader.section(config, "", "elasticity")) {
+    if (reader.flag(*section, "elasticity.", "enabled").value_or(false)) {
+      reader.fault("elasticity.enabled",
+                   "elasticity.enabled: DeepSpeed's elastic training chooses the batch for the "
+                   "devices it finds, which is not modelled; give the batch it runs with.");
+    }
+  }
   if (const Json* section = reader.section(config, "", "tensor_parallel")) {
     if (reader.whole(*section, "tensor_parallel.", "autotp_size", 0).value_or(0) > 1) {
       reader.fault("tensor_parallel.autotp_size",
@@ -448,7 +518,8 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
                                                   "amp",
                                                   "optimizer",
                                                   "tensor_parallel",
-                                                  "sequence_parallel_size"};
+                                                  "sequence_parallel_size",
+                                                  "elasticity"};
   for (const auto& [key, value] : config.items()) {
     if (read_keys.count(key) == 0 && no_bearing_keys().count(key) == 0) {
       launch.not_understood.push_back(key);

@@ -14,6 +14,7 @@
 
 #include "launch/launch_readers.hpp"
 #include "trainmem/config.hpp"
+#include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
 
 namespace trainmem {
@@ -368,14 +369,31 @@ void read_layout(Flags& flags, long long world, long long layers, ParallelLayout
   const long long t = flags.whole("--tensor-model-parallel-size").value_or(1);
   const long long p = flags.whole("--pipeline-model-parallel-size").value_or(1);
   const long long c = flags.whole("--context-parallel-size").value_or(1);
+  // Each degree at most 2^16 before any product of them is formed (a product of three 12-digit
+  // degrees passes 2^63).
+  for (const auto& [flag, degree] :
+       {std::pair<const char*, long long>{"--tensor-model-parallel-size", t},
+        {"--pipeline-model-parallel-size", p},
+        {"--context-parallel-size", c}}) {
+    if (degree < 1 || degree > kMaxParallelDegree) {
+      flags.fault(flag, std::string(flag) + " must be 1 to " + format_count(kMaxParallelDegree) +
+                            "; it is " + std::to_string(degree) + ".");
+      return;
+    }
+  }
   if (world == 0) {
     flags.fault("--tensor-model-parallel-size",
                 "The data-parallel degree is the world size over t·p·c, and neither the line "
                 "(torchrun's --nproc_per_node and --nnodes) nor --world-size gives it.");
-  } else if (t < 1 || p < 1 || c < 1 || world % (t * p * c) != 0) {
+  } else if (world % (t * p * c) != 0) {
     flags.fault("--tensor-model-parallel-size", "The world size " + std::to_string(world) +
                                                     " is not a whole multiple of t·p·c (" +
                                                     std::to_string(t * p * c) + ").");
+  } else if (world / (t * p * c) > kMaxParallelDegree) {
+    flags.fault("--tensor-model-parallel-size",
+                "The world size " + std::to_string(world) + " over t·p·c (" +
+                    std::to_string(t * p * c) + ") leaves more than " +
+                    format_count(kMaxParallelDegree) + " data-parallel ranks.");
   }
   if (!flags.answer.ok()) return;
   layout = ParallelLayout{};
