@@ -638,8 +638,9 @@ TEST_CASE("launch: axolotl's QLoRA example opens to the flags' setup") {
   CHECK(launch.kind == "axolotl config (YAML, axolotl 067b021)");
   CHECK(launch.not_understood.empty());
   // --stack hf --model llama3.1-8b --seq-len 4096 --micro-batch 2 --lora-rank 16 --lora-targets
-  // all-linear --lora-dropout 0.05 --base-weights nf4 --kbit-prep --recompute full --optimizer
-  // adam-8bit --paged-optimizer --precision bf16 --logits --loss fused-linear
+  // all-linear --lora-dropout 0.05 --base-weights nf4 --recompute full --optimizer adam-8bit
+  // --paged-optimizer --precision bf16 --logits --loss fused-linear: without --kbit-prep, whose
+  // FP32 embedding, norms and output layer axolotl casts back to BF16.
   TrainingSetup flags;
   flags.stack = Stack::kHf;
   flags.model_id = "llama3.1-8b";
@@ -649,7 +650,6 @@ TEST_CASE("launch: axolotl's QLoRA example opens to the flags' setup") {
   flags.lora_targets = LoraTargets::kAllLinear;
   flags.lora_dropout = 0.05;
   flags.base_weights = BaseWeights::kNf4;
-  flags.kbit_prep = true;
   flags.recompute = Recompute::kFull;
   flags.optimizer = Optimizer::kAdam8bit;
   flags.paged_optimizer = true;
@@ -683,9 +683,38 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   check_axolotl_refused(axolotl("deepspeed: deepspeed_configs/zero3_bf16.json\n"), "deepspeed",
                         "deepspeed is not read from an axolotl config yet: DDP is. Under "
                         "DeepSpeed, open its JSON config instead, with the model set.");
-  check_axolotl_refused(axolotl("load_in_4bit: true\n"), "gradient_checkpointing",
-                        "LoRA on a quantised base runs prepare_model_for_kbit_training, modelled "
-                        "with gradient checkpointing on: set gradient_checkpointing: true.");
+  // bitsandbytes' 4-bit base is qlora's alone; lora with load_in_4bit is an FP32 base.
+  check_axolotl_refused(axolotl("load_in_4bit: true\n"), "load_in_4bit",
+                        "adapter: lora with load_in_4bit loads the base unquantised, which "
+                        "prepare_model_for_kbit_training then upcasts to FP32; that is not "
+                        "modelled: set adapter: qlora for a 4-bit base.");
+  CHECK(read_axolotl(axolotl("load_in_8bit: true\n")).setup.base_weights == BaseWeights::kInt8);
+  CHECK_FALSE(read_axolotl(axolotl("load_in_8bit: true\n")).setup.kbit_prep);
+  check_axolotl_refused(axolotl("unfrozen_parameters:\n  - ^lm_head.weight$\n"),
+                        "unfrozen_parameters",
+                        "unfrozen_parameters trains only the parameters it names, which is not "
+                        "modelled: full fine-tuning or LoRA's adapters are.");
+  // Liger's keys count only with its plugin listed; without it axolotl drops them.
+  CHECK(read_axolotl(axolotl("liger_fused_linear_cross_entropy: true\n")).setup.loss ==
+        Loss::kFp32Upcast);
+  CHECK(read_axolotl(axolotl("plugins:\n  - axolotl.integrations.liger.LigerPlugin\n"
+                             "liger_fused_linear_cross_entropy: true\n"))
+            .setup.loss == Loss::kFusedLinear);
+  check_axolotl_refused(axolotl("plugins:\n  - axolotl.integrations.liger.LigerPlugin\n"
+                                "liger_cross_entropy: true\n"),
+                        "liger_cross_entropy",
+                        "Liger's cross-entropy over the whole logits is not modelled; its fused "
+                        "linear cross-entropy is.");
+  // bf16 not given is axolotl's auto; given as null, FP32 (refused under LoRA).
+  CHECK(read_axolotl("base_model: meta-llama/Llama-3.2-1B\nadapter: lora\nlora_r: 8\n"
+                     "lora_target_linear: true\n")
+            .setup.precision == Precision::kBf16);
+  check_axolotl_refused(
+      "base_model: meta-llama/Llama-3.2-1B\nadapter: lora\nlora_r: 8\n"
+      "lora_target_linear: true\nbf16:\n",
+      "bf16",
+      "LoRA on a base loaded in FP32 is not modelled: set bf16: true (or "
+      "auto).");
   check_axolotl_refused(
       "base_model: meta-llama/Llama-3.2-1B\nadapter: lora\nlora_r: 8\nlora_target_modules:\n  - "
       "q_proj\n  - v_proj\nbf16: true\n",
@@ -714,7 +743,8 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   REQUIRE(model.answer.ok());
   base.model_id = kCustomModelId;
   base.custom_model = model.shape;
-  const LaunchConfig custom = read_axolotl("base_model: someone/Mystery-8B\nbf16: true\n", base);
+  const LaunchConfig custom = read_axolotl(
+      "base_model: someone/Mystery-8B\nbf16: true\nattn_implementation: flash_attention_2\n", base);
   REQUIRE_MESSAGE(custom.answer.ok(), custom.answer.message);
   CHECK(custom.setup.model_id == kCustomModelId);
   CHECK(custom.leaves.back() == "model");
@@ -732,17 +762,31 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   CHECK(read_axolotl(axolotl("")).setup.flash_attention);
   CHECK_FALSE(read_axolotl(axolotl("eager_attention: true\n")).setup.flash_attention);
   CHECK_FALSE(read_axolotl(axolotl("attn_implementation: eager\n")).setup.flash_attention);
+  check_axolotl_refused(axolotl("attn_implementation: flash\n"), "attn_implementation",
+                        "attn_implementation 'flash' is not one axolotl accepts and trainmem "
+                        "models: eager, sdpa, flash_attention_2, flash_attention_3, "
+                        "flex_attention, xformers, sage, or a hub kernel's path with flash-attn.");
+  CHECK(read_axolotl(axolotl("attn_implementation: kernels-community/flash-attn3\n")).answer.ok());
   check_axolotl_refused(axolotl("attn_implementation: sdpa\nflash_attention: true\n"),
                         "flash_attention",
                         "flash_attention cannot stand beside attn_implementation, as axolotl "
                         "refuses: set only attn_implementation.");
   // Full fine-tuning: LoRA's keys are set aside, not listed.
-  const LaunchConfig full =
-      read_axolotl("base_model: meta-llama/Llama-3.2-1B\nbf16: true\nlora_r: 8\n", base);
+  const LaunchConfig full = read_axolotl(
+      "base_model: meta-llama/Llama-3.2-1B\nbf16: true\nlora_r: 8\n"
+      "attn_implementation: flash_attention_2\n",
+      base);
   REQUIRE_MESSAGE(full.answer.ok(), full.answer.message);
   CHECK(full.setup.lora_rank == 0);
   CHECK(full.setup.precision == Precision::kBf16);
   CHECK(full.not_understood.empty());
+  // Under SDPA (or eager, or none named) axolotl keeps the embedding, the output layer and the
+  // norms of a full fine-tune in FP32.
+  check_axolotl_refused("base_model: meta-llama/Llama-3.2-1B\nbf16: true\n", "attn_implementation",
+                        "Full fine-tuning under transformers' default SDPA keeps the embedding, "
+                        "the output layer and the norms in FP32 beside the BF16 layers (axolotl's "
+                        "loaders/model.py), which is not modelled: attn_implementation "
+                        "flash_attention_2 casts them to BF16.");
 }
 
 TEST_CASE("launch: the CLI reads an axolotl config, and --config beside one that names none") {

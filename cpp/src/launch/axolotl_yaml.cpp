@@ -123,19 +123,16 @@ const std::set<std::string>& no_bearing_keys() {
                                              "is_llama_derived_model",
                                              "is_mistral_derived_model",
                                              "is_qwen_derived_model",
-                                             "plugins",
                                              "liger_rope",
                                              "liger_rms_norm",
                                              "liger_layer_norm",
-                                             "liger_cross_entropy",
                                              "flash_attn_cross_entropy",
                                              "flash_attn_rms_norm",
                                              "flash_attn_fuse_mlp",
                                              "sequence_len_overflow_handling",
                                              "excess_length_strategy",
                                              "lora_fan_in_fan_out",
-                                             "peft_use_rslora",
-                                             "unfrozen_parameters"};
+                                             "peft_use_rslora"};
   return keys;
 }
 
@@ -295,18 +292,22 @@ void read_batch(Reader& reader, TrainingSetup& setup) {
   }
 }
 
-// The precision (normalize_config): bf16 (true or auto, which axolotl resolves to true on a
-// device with BF16) loads the model in BF16; fp16 is not modelled; otherwise FP32.
+// The precision (normalize_config): bf16 (true or auto, its default, which axolotl resolves to
+// true on a device with BF16) loads the model in BF16; fp16 is not modelled; otherwise FP32.
 void read_precision(Reader& reader, bool adapter, TrainingSetup& setup) {
   const std::optional<std::string> bf16 = reader.text("bf16");
   bool on = false;
-  if (bf16 && *bf16 == "auto") {
+  if (!bf16 && reader.config.contains("bf16")) {
+    // Given as null: resolve_dtype leaves it unset, and the Trainer runs in FP32.
+  } else if (!bf16 || *bf16 == "auto") {
+    // bf16's default is auto (schemas/config.py), which resolve_dtype makes true on a device
+    // with BF16.
     on = true;
-    reader.launch.read.push_back("bf16: auto");
+    if (bf16) reader.launch.read.push_back("bf16: auto");
     reader.launch.notes.push_back(
-        "bf16: auto, read as true: axolotl's choice on a device with "
-        "BF16 (A100, H100 and later).");
-  } else if (bf16) {
+        std::string(bf16 ? "bf16: auto" : "bf16, not given, is auto (axolotl's default)") +
+        ", read as true: axolotl's choice on a device with BF16 (A100, H100 and later).");
+  } else {
     reader.taken.erase("bf16");
     on = reader.flag("bf16").value_or(false);
   }
@@ -341,6 +342,19 @@ void read_adapter(Reader& reader, TrainingSetup& setup) {
   }
   if (adapter == "qlora" && !four) {
     reader.fault("adapter", "adapter: qlora loads the base in 4 bits: set load_in_4bit: true.");
+    return;
+  }
+  if (adapter == "lora" && four) {
+    // bitsandbytes' 4-bit config is made for qlora alone (loaders/model.py, _set_quantization_
+    // config); prepare_model_for_kbit_training then upcasts the unquantised base to FP32.
+    reader.fault("load_in_4bit",
+                 "adapter: lora with load_in_4bit loads the base unquantised, which "
+                 "prepare_model_for_kbit_training then upcasts to FP32; that is not modelled: set "
+                 "adapter: qlora for a 4-bit base.");
+    return;
+  }
+  if (adapter == "qlora" && eight) {
+    reader.fault("load_in_8bit", "adapter: qlora cannot load in 8 bits, as axolotl refuses.");
     return;
   }
   if (adapter.empty()) {
@@ -442,6 +456,28 @@ void read_optimizer(Reader& reader, TrainingSetup& setup) {
 // cross-entropy never makes the whole logits; otherwise transformers' ForCausalLMLoss.
 void read_kernels(Reader& reader, TrainingSetup& setup) {
   const std::optional<std::string> chosen = reader.text("attn_implementation");
+  if (chosen) {
+    // As axolotl validates it (schemas/config.py, validate_attn_implementation; enums.py): a
+    // canonical name or a hub kernel's path; the short forms refused.
+    static const std::set<std::string> canonical = {
+        "eager",    "sdpa", "flash_attention_2", "flash_attention_3", "flex_attention",
+        "xformers", "sage"};
+    const bool flash_hub =
+        chosen->find('/') != std::string::npos && chosen->find("flash-attn") != std::string::npos;
+    if (*chosen == "fp8") {
+      reader.fault("attn_implementation",
+                   "attn_implementation fp8 (SDPA replaced by an FP8 kernel) is not modelled.");
+      return;
+    }
+    if (canonical.count(*chosen) == 0 && !flash_hub) {
+      reader.fault("attn_implementation",
+                   "attn_implementation '" + chosen->substr(0, 60) +
+                       "' is not one axolotl accepts and trainmem models: eager, sdpa, "
+                       "flash_attention_2, flash_attention_3, flex_attention, xformers, sage, or a "
+                       "hub kernel's path with flash-attn.");
+      return;
+    }
+  }
   std::optional<std::string> attention = chosen;
   static const std::vector<std::pair<const char*, const char*>> legacy = {
       {"xformers_attention", "xformers"},
@@ -462,9 +498,42 @@ void read_kernels(Reader& reader, TrainingSetup& setup) {
   }
   if (chosen) reader.launch.read.push_back("attn_implementation: " + *chosen);
   setup.flash_attention = attention.value_or("sdpa") != "eager";
+  // Full fine-tuning outside FSDP keeps the embedding, the output layer and the norms in FP32
+  // unless the attention needs them cast (loaders/model.py, _configure_embedding_dtypes;
+  // attn_needs_dtype_cast: not for eager, sdpa or none) or Cut Cross-Entropy runs.
+  const bool cast = attention && *attention != "eager" && *attention != "sdpa";
+  if (setup.lora_rank == 0 && setup.precision == Precision::kBf16 && !cast) {
+    reader.fault("attn_implementation",
+                 "Full fine-tuning under " +
+                     attention.value_or(std::string("transformers' default SDPA")) +
+                     " keeps the embedding, the output layer and the norms in FP32 beside the "
+                     "BF16 layers (axolotl's loaders/model.py), which is not modelled: "
+                     "attn_implementation flash_attention_2 casts them to BF16.");
+    return;
+  }
   setup.logits = true;
-  setup.loss = reader.flag("liger_fused_linear_cross_entropy").value_or(false) ? Loss::kFusedLinear
-                                                                               : Loss::kFp32Upcast;
+  // Liger's keys are axolotl's only with its plugin listed (utils/config/__init__.py,
+  // validate_config merges the plugins' arguments; without, pydantic drops them).
+  bool liger = false;
+  if (const auto plugins = reader.names("plugins")) {
+    for (const std::string& plugin : *plugins) {
+      const std::string suffix = "LigerPlugin";
+      liger = liger || (plugin.size() >= suffix.size() &&
+                        plugin.compare(plugin.size() - suffix.size(), suffix.size(), suffix) == 0);
+    }
+  }
+  const bool fused = reader.flag("liger_fused_linear_cross_entropy").value_or(false);
+  setup.loss = fused && liger ? Loss::kFusedLinear : Loss::kFp32Upcast;
+  if (fused && !liger) {
+    reader.launch.notes.push_back(
+        "liger_fused_linear_cross_entropy is dropped: axolotl reads it only with the Liger plugin "
+        "in plugins (axolotl.integrations.liger.LigerPlugin).");
+  }
+  if (liger && reader.flag("liger_cross_entropy").value_or(false)) {
+    reader.fault("liger_cross_entropy",
+                 "Liger's cross-entropy over the whole logits is not modelled; its fused linear "
+                 "cross-entropy is.");
+  }
   if (reader.flag("cut_cross_entropy").value_or(false)) {
     reader.fault("cut_cross_entropy",
                  "Cut Cross-Entropy is not modelled; Liger's fused linear "
@@ -472,8 +541,16 @@ void read_kernels(Reader& reader, TrainingSetup& setup) {
   }
 }
 
-// What the hf stack does not run: DeepSpeed, FSDP and axolotl's other parallelisms.
+// What the hf stack does not run: DeepSpeed, FSDP and axolotl's other parallelisms; and
+// unfrozen_parameters, which freezes all but the names it matches (utils/freeze.py,
+// freeze_layers_except), so that the trained parameters are not the adapter's or the model's.
 void refuse_distribution(Reader& reader) {
+  if (const auto unfrozen = reader.names("unfrozen_parameters")) {
+    reader.fault("unfrozen_parameters",
+                 "unfrozen_parameters trains only the parameters it names, which is not "
+                 "modelled: full fine-tuning or LoRA's adapters are.");
+    return;
+  }
   for (const char* key : {"deepspeed", "fsdp", "fsdp_config", "fsdp_version"}) {
     const auto found = reader.config.find(key);
     if (found == reader.config.end() || (found->is_string() && !scalar_of(*found))) continue;
@@ -521,13 +598,15 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
   read_optimizer(reader, setup);
   read_kernels(reader, setup);
   refuse_distribution(reader);
-  // prepare_model_for_kbit_training, as loaders/model.py calls it for LoRA on a quantised base
-  // (not under FSDP or ZeRO 3), with gradient checkpointing as set.
-  setup.kbit_prep = setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16;
-  if (setup.kbit_prep && setup.recompute != Recompute::kFull) {
-    reader.fault("gradient_checkpointing",
-                 "LoRA on a quantised base runs prepare_model_for_kbit_training, modelled with "
-                 "gradient checkpointing on: set gradient_checkpointing: true.");
+  // loaders/model.py calls prepare_model_for_kbit_training for LoRA on a quantised base, whose
+  // FP32 upcast of the embedding, the norms and the output layer axolotl then undoes for any
+  // adapter (_configure_embedding_dtypes: needs_fa2_dtype, the modules back to torch_dtype): they
+  // stay BF16, as the residual stream does.
+  setup.kbit_prep = false;
+  if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16) {
+    launch.notes.push_back(
+        "prepare_model_for_kbit_training's FP32 embedding, norms and output layer are cast back "
+        "to BF16 by axolotl (loaders/model.py, _configure_embedding_dtypes).");
   }
   if (!launch.answer.ok()) return launch;
   for (const auto& [key, value] : config.items()) {
