@@ -321,6 +321,7 @@ TEST_CASE("launch: Megatron-LM's example line opens to the flags' setup") {
   flags.dropout = Dropout::kOff;
   flags.logits = true;
   flags.loss = Loss::kTeFused;
+  flags.eod_token = true;  // --tokenizer-type NullTokenizer: --vocab-size + 1 before the padding
   check_same_figures(launch.setup, flags);
 }
 
@@ -328,7 +329,7 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   const std::string line =
       "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
       "--num-attention-heads 32 --seq-length 4096 --swiglu --normalization RMSNorm "
-      "--position-embedding-type rope --disable-bias-linear --bf16 ";
+      "--position-embedding-type rope --disable-bias-linear --bf16 --micro-batch-size 1 ";
   CHECK(read_ok(line + "--vocab-size 32000").setup.layout.data_parallel == 8);
   check_refused(line, "--vocab-size",
                 "The vocabulary is the tokenizer's, which the line does not give "
@@ -350,6 +351,39 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                     "--pipeline-model-parallel-size 4294967296",
                 "--tensor-model-parallel-size",
                 "--tensor-model-parallel-size must be 1 to 65,536; it is 4294967296.");
+  // Megatron-LM's own defaults and rules: --ffn-hidden-size two thirds of 4h under --swiglu, down
+  // to a multiple of 64; --use-rotary-position-embeddings is rope; --recompute-activations is
+  // selective whatever the granularity; the virtual stages by their count a rank.
+  const LaunchConfig defaults =
+      read_ok(line + "--vocab-size 32000 --recompute-activations --recompute-granularity full");
+  CHECK(defaults.setup.custom_model.ffn_hidden_size == 10880);
+  CHECK(defaults.setup.recompute == Recompute::kSelective);
+  CHECK_FALSE(defaults.setup.eod_token);
+  std::string legacy = line + "--vocab-size 32000 --use-rotary-position-embeddings";
+  legacy.replace(legacy.find("--position-embedding-type rope "), 31, "");
+  CHECK(read_ok(legacy).answer.ok());
+  CHECK(read_ok(line + "--vocab-size 32000 --pipeline-model-parallel-size 4 "
+                       "--num-virtual-stages-per-pipeline-rank 2",
+                32)
+            .setup.layout.virtual_pipeline_stages == 2);
+  check_refused(line + "--vocab-size 32000 --micro-batch-size 4294967297", "--micro-batch-size",
+                "--micro-batch-size must be 1 to 65,536; it is 4294967297.");
+  check_refused(line + "--vocab-size 32000 --max-position-embeddings 2048",
+                "--max-position-embeddings",
+                "--max-position-embeddings 2048 is under --seq-length 4096, which Megatron-LM "
+                "refuses.");
+  check_refused(line + "--vocab-size 32000 --context-parallel-size 8 --seq-length 4100",
+                "--context-parallel-size",
+                "--seq-length 4100 is not a multiple of 2 × --context-parallel-size (16), as "
+                "Megatron-LM requires.");
+  check_refused(
+      "torchrun --nproc_per_node 8 --nnodes 2:4 pretrain_gpt.py " +
+          line.substr(std::string("torchrun --nproc_per_node 8 pretrain_gpt.py ").size()) +
+          "--vocab-size 32000",
+      "--nnodes",
+      "torchrun's --nnodes is a range or not a number: give the world size "
+      "(--world-size).",
+      0);
   check_refused(
       "torchrun --nproc_per_node 999999 --nnodes 999999 pretrain_gpt.py " +
           line.substr(std::string("torchrun --nproc_per_node 8 pretrain_gpt.py ").size()) +

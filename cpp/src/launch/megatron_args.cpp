@@ -1,8 +1,9 @@
 // Megatron-LM's launch line (`torchrun … pretrain_gpt.py --…`), read into the setup (launch.hpp),
-// by megatron/training/arguments.py's flags and defaults: a dense Llama-style model (SwiGLU,
-// RMSNorm, rotary positions, no linear biases but Q, K and V's), its layout, recomputation,
-// precision and loss, under the megatron stack. The model's shape is written as the Llama
-// config.json it is and read by the config reader, so that one reader builds every shape.
+// by megatron/training/arguments.py's flags and defaults (Megatron-LM 23e00ed, core_r0.14.0): a
+// dense Llama-style model (SwiGLU, RMSNorm, rotary positions, no linear biases but Q, K and V's),
+// its layout, recomputation, precision and loss, under the megatron stack. The model's shape is
+// written as the Llama config.json it is and read by the config reader, so that one reader builds
+// every shape.
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -55,7 +56,6 @@ const std::set<std::string>& switches() {
                                               "--log-timers-to-tensorboard",
                                               "--log-memory-to-tensorboard",
                                               "--log-validation-ppl-to-tensorboard",
-                                              "--tensorboard-log-interval",
                                               "--manual-gc",
                                               "--no-rope-fusion",
                                               "--use-torch-fsdp2"};
@@ -95,7 +95,6 @@ bool no_bearing(const std::string& flag) {
                                               "--wandb-exp-name",
                                               "--distributed-backend",
                                               "--distributed-timeout-minutes",
-                                              "--tokenizer-type",
                                               "--tokenizer-model",
                                               "--vocab-file",
                                               "--merge-file",
@@ -112,7 +111,6 @@ bool no_bearing(const std::string& flag) {
                                               "--no-save-rng",
                                               "--rotary-base",
                                               "--norm-epsilon",
-                                              "--use-rotary-position-embeddings",
                                               "--manual-gc",
                                               "--exit-duration-in-mins",
                                               "--rampup-batch-size",
@@ -141,6 +139,17 @@ struct Flags {
       return std::nullopt;
     }
     return std::stoll(text);
+  }
+  // A whole number within [least, most], refused by its flag outside.
+  std::optional<long long> bounded(const std::string& flag, long long least, long long most) {
+    const std::optional<long long> value = whole(flag);
+    if (value && (*value < least || *value > most)) {
+      fault(flag, flag + " must be " + format_count(static_cast<double>(least)) + " to " +
+                      format_count(static_cast<double>(most)) + "; it is " +
+                      std::to_string(*value) + ".");
+      return std::nullopt;
+    }
+    return value;
   }
   std::optional<double> decimal(const std::string& flag) {
     if (!has(flag)) return std::nullopt;
@@ -229,7 +238,11 @@ Command command_of(const std::string& text) {
       for (const char* flag : {"--nproc_per_node", "--nproc-per-node"}) {
         if (const auto count = value(flag)) command.nproc = *count;
       }
-      if (const auto count = value("--nnodes")) command.nnodes = *count;
+      if (const auto count = value("--nnodes")) {
+        command.nnodes = *count;
+      } else if (each == "--nnodes" || each.rfind("--nnodes=", 0) == 0) {
+        command.nnodes = -1;  // a range (2:4) or no number: the world is not known
+      }
       continue;
     }
     command.words.push_back(each);
@@ -282,7 +295,7 @@ std::optional<LineModel> read_model(Flags& flags) {
   const auto layers = flags.whole("--num-layers");
   const auto hidden = flags.whole("--hidden-size");
   const auto heads = flags.whole("--num-attention-heads");
-  const auto sequence = flags.whole("--seq-length");
+  const auto sequence = flags.bounded("--seq-length", 1, kMaxSequenceLength);
   const auto vocabulary = flags.whole("--vocab-size");
   for (const auto& [flag, value] :
        {std::pair<const char*, std::optional<long long>>{"--num-layers", layers},
@@ -309,7 +322,9 @@ std::optional<LineModel> read_model(Flags& flags) {
                 "Only Llama-style models are read from a launch line: "
                 "--normalization RMSNorm.");
   }
-  if (flags.text("--position-embedding-type", "learned_absolute") != "rope") {
+  // The legacy switch sets rope (validate_args).
+  const bool legacy_rope = flags.has("--use-rotary-position-embeddings");
+  if (!legacy_rope && flags.text("--position-embedding-type", "learned_absolute") != "rope") {
     flags.fault("--position-embedding-type",
                 "Only Llama-style models are read from a launch "
                 "line: --position-embedding-type rope.");
@@ -331,6 +346,14 @@ std::optional<LineModel> read_model(Flags& flags) {
     flags.fault("--transformer-impl",
                 "--transformer-impl local is not modelled: Transformer Engine's layers are.");
   }
+  // validate_args: the positions cover the sequence.
+  const auto positions = flags.whole("--max-position-embeddings");
+  if (positions && sequence && *positions < *sequence) {
+    flags.fault("--max-position-embeddings",
+                "--max-position-embeddings " + std::to_string(*positions) +
+                    " is under --seq-length " + std::to_string(*sequence) +
+                    ", which Megatron-LM refuses.");
+  }
   if (!flags.answer.ok()) return {};
   const long long query_groups =
       flags.has("--group-query-attention") ? flags.whole("--num-query-groups").value_or(1) : *heads;
@@ -340,11 +363,12 @@ std::optional<LineModel> read_model(Flags& flags) {
       {"num_hidden_layers", *layers},
       {"num_attention_heads", *heads},
       {"num_key_value_heads", query_groups},
-      {"intermediate_size", flags.whole("--ffn-hidden-size").value_or(4 * *hidden)},
+      // validate_args under --swiglu: two thirds of 4h, down to a multiple of 64.
+      {"intermediate_size", flags.whole("--ffn-hidden-size").value_or(*hidden * 8 / 3 / 64 * 64)},
       {"vocab_size", *vocabulary},
       {"tie_word_embeddings", !flags.has("--untie-embeddings-and-output-weights")},
       {"attention_bias", flags.has("--add-qkv-bias")},
-      {"max_position_embeddings", flags.whole("--max-position-embeddings").value_or(*sequence)},
+      {"max_position_embeddings", positions.value_or(*sequence)},
       {"attention_dropout", 0.0}};
   if (const auto channels = flags.whole("--kv-channels")) config["head_dim"] = *channels;
   if (!flags.answer.ok()) return {};
@@ -365,7 +389,8 @@ std::optional<LineModel> read_model(Flags& flags) {
 
 // The layout: d from the world size over t·p·c, the pipeline's virtual and uneven stages, the
 // distributed optimizer as ZeRO 1.
-void read_layout(Flags& flags, long long world, long long layers, ParallelLayout& layout) {
+void read_layout(Flags& flags, long long world, long long layers, long long sequence,
+                 ParallelLayout& layout) {
   const long long t = flags.whole("--tensor-model-parallel-size").value_or(1);
   const long long p = flags.whole("--pipeline-model-parallel-size").value_or(1);
   const long long c = flags.whole("--context-parallel-size").value_or(1);
@@ -396,6 +421,13 @@ void read_layout(Flags& flags, long long world, long long layers, ParallelLayout
                     format_count(kMaxParallelDegree) + " data-parallel ranks.");
   }
   if (!flags.answer.ok()) return;
+  if (c > 1 && sequence % (2 * c) != 0) {
+    flags.fault("--context-parallel-size",
+                "--seq-length " + std::to_string(sequence) +
+                    " is not a multiple of 2 × --context-parallel-size (" + std::to_string(2 * c) +
+                    "), as Megatron-LM requires.");
+    return;
+  }
   layout = ParallelLayout{};
   layout.data_parallel = static_cast<int>(world / (t * p * c));
   layout.tensor_parallel = static_cast<int>(t);
@@ -411,19 +443,38 @@ void read_layout(Flags& flags, long long world, long long layers, ParallelLayout
       layout.virtual_pipeline_stages = static_cast<int>(layers / (p * *per_stage));
     }
   }
-  if (const auto stages = flags.whole("--virtual-pipeline-model-parallel-size")) {
-    layout.virtual_pipeline_stages = static_cast<int>(*stages);
+  if (const auto stages = flags.whole("--num-virtual-stages-per-pipeline-rank")) {
+    if (flags.has("--num-layers-per-virtual-pipeline-stage")) {
+      flags.fault("--num-virtual-stages-per-pipeline-rank",
+                  "--num-virtual-stages-per-pipeline-rank cannot stand beside "
+                  "--num-layers-per-virtual-pipeline-stage, as Megatron-LM refuses: give one.");
+    } else if (*stages < 1 || *stages > kMaxParallelDegree) {
+      flags.fault("--num-virtual-stages-per-pipeline-rank",
+                  "--num-virtual-stages-per-pipeline-rank must be 1 to " +
+                      format_count(kMaxParallelDegree) + ".");
+    } else {
+      layout.virtual_pipeline_stages = static_cast<int>(*stages);
+    }
   }
-  layout.pipeline_first_stage_layers =
-      static_cast<int>(flags.whole("--decoder-first-pipeline-num-layers").value_or(0));
-  layout.pipeline_last_stage_layers =
-      static_cast<int>(flags.whole("--decoder-last-pipeline-num-layers").value_or(0));
+  for (const auto& [flag, stage_layers] :
+       {std::pair<const char*, int*>{"--decoder-first-pipeline-num-layers",
+                                     &layout.pipeline_first_stage_layers},
+        {"--decoder-last-pipeline-num-layers", &layout.pipeline_last_stage_layers}}) {
+    const auto count = flags.whole(flag);
+    if (count && (*count < 1 || *count > layers)) {
+      flags.fault(flag, std::string(flag) + " must be 1 to the model's " + std::to_string(layers) +
+                            " layers.");
+    } else if (count) {
+      *stage_layers = static_cast<int>(*count);
+    }
+  }
 }
 
 // --recompute-activations, --recompute-granularity and its method.
 void read_recompute(Flags& flags, TrainingSetup& setup) {
-  const std::string granularity = flags.text(
-      "--recompute-granularity", flags.has("--recompute-activations") ? "selective" : "");
+  // --recompute-activations sets selective whatever the granularity says (validate_args).
+  const std::string given = flags.text("--recompute-granularity", "");
+  const std::string granularity = flags.has("--recompute-activations") ? "selective" : given;
   if (granularity == "selective") {
     setup.recompute = Recompute::kSelective;
   } else if (granularity == "full") {
@@ -503,13 +554,26 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   setup.custom_model = model->shape;
   setup.stack = Stack::kMegatron;
   setup.logits = true;
-  setup.sequence_length = static_cast<int>(model->sequence);
-  setup.micro_batch_sequences = static_cast<int>(flags.whole("--micro-batch-size").value_or(1));
-  setup.make_vocab_size_divisible_by =
-      static_cast<int>(flags.whole("--make-vocab-size-divisible-by").value_or(128));
   long long world = context.world_size;
-  if (world == 0 && command.nproc > 0) world = command.nproc * command.nnodes;
-  read_layout(flags, world, model->layers, setup.layout);
+  if (world == 0 && command.nproc > 0 && command.nnodes > 0) world = command.nproc * command.nnodes;
+  setup.sequence_length = static_cast<int>(model->sequence);
+  // validate_args asserts a micro-batch; each figure bounded before it is narrowed.
+  const auto micro_batch = flags.bounded("--micro-batch-size", 1, kMaxMicroBatchSequences);
+  if (!micro_batch && flags.answer.ok()) {
+    flags.fault("--micro-batch-size", "--micro-batch-size is not given; pretrain_gpt.py needs it.");
+  }
+  setup.micro_batch_sequences = static_cast<int>(micro_batch.value_or(1));
+  setup.make_vocab_size_divisible_by =
+      static_cast<int>(flags.bounded("--make-vocab-size-divisible-by", 1, 1 << 20).value_or(128));
+  // The NullTokenizer's end-of-document token joins the vocabulary (tokenizer.py,
+  // _NullTokenizer.vocab_size: --vocab-size + 1), before the padding.
+  setup.eod_token = flags.text("--tokenizer-type", "GPT2BPETokenizer") == "NullTokenizer";
+  if (const auto nodes = command.nnodes; nodes < 0 && world == 0) {
+    flags.fault("--nnodes",
+                "torchrun's --nnodes is a range or not a number: give the world size "
+                "(--world-size).");
+  }
+  read_layout(flags, world, model->layers, model->sequence, setup.layout);
   read_recompute(flags, setup);
   read_recipe(flags, setup);
   if (!flags.answer.ok()) {
