@@ -335,7 +335,7 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                 "The vocabulary is the tokenizer's, which the line does not give "
                 "('GPT2BPETokenizer'): add --vocab-size N, its size before Megatron-LM's padding.");
   check_refused(line + "--vocab-size 32000 --num-experts 8", "--num-experts",
-                "--num-experts is not read from a launch line yet: dense models in BF16 or FP8 "
+                "--num-experts is not read from a launch line yet: dense models in BF16 "
                 "under Megatron-LM's own DDP are.");
   check_refused("torchrun pretrain_gpt.py --num-layers $LAYERS", "launch",
                 "The line uses the shell's variables ('$LAYERS'): expand them first, as the shell "
@@ -366,6 +366,19 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                        "--num-virtual-stages-per-pipeline-rank 2",
                 32)
             .setup.layout.virtual_pipeline_stages == 2);
+  // The shell around the line: a comment naming pretrain_gpt.py above it, quotes, a pipe after.
+  const LaunchConfig shell =
+      read_ok("# Launch pretrain_gpt.py on one node\n" + line +
+              "--vocab-size 32000 --normalization \"RMSNorm\" 2>&1 | tee log.txt\n");
+  CHECK(shell.setup.custom_model.vocab_size == 32000);
+  check_refused(line + "--vocab-size 32000 --fp8-format hybrid", "--fp8-format",
+                "--fp8-format: FP8 training under Megatron-LM's step is not modelled yet; BF16 "
+                "(--bf16) is.");
+  std::string fp32 = line + "--vocab-size 32000";
+  fp32.replace(fp32.find("--bf16 "), 7, "");
+  check_refused(fp32, "--bf16",
+                "Without --bf16 (or --fp16) Megatron-LM trains in FP32, which its step is not "
+                "modelled for: add --bf16.");
   check_refused(line + "--vocab-size 32000 --micro-batch-size 4294967297", "--micro-batch-size",
                 "--micro-batch-size must be 1 to 65,536; it is 4294967297.");
   check_refused(line + "--vocab-size 32000 --max-position-embeddings 2048",
