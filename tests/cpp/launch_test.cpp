@@ -145,10 +145,41 @@ TEST_CASE("launch: what the file sets and the estimate does not understand is li
 }
 
 TEST_CASE("launch: what it cannot model, and a file at odds with itself, are refused by key") {
-  check_refused(job("[float8]\nenable_fsdp_float8_all_gather = true\n"),
-                "float8.enable_fsdp_float8_all_gather",
-                "float8.enable_fsdp_float8_all_gather needs float8.enable_float8_linear, which the "
-                "file leaves off.");
+  // Without Float8 linear layers torchtitan reads none of float8's other keys.
+  const LaunchConfig unread = read_ok(job("[float8]\nenable_fsdp_float8_all_gather = true\n"), 8);
+  CHECK_FALSE(unread.setup.fp8_all_gather);
+  CHECK(unread.setup.precision != Precision::kFp8Mixed);
+  // FSDP2 gathers in FP8 only where it shards; without FSDP the run is FP32, refused.
+  const LaunchConfig cp_only =
+      read_ok(job("[float8]\nenable_float8_linear = true\nenable_fsdp_float8_all_gather = true\n"
+                  "[experimental]\ncontext_parallel_degree = 8\n"),
+              8);
+  CHECK(cp_only.setup.precision == Precision::kFp8Mixed);
+  CHECK_FALSE(cp_only.setup.fp8_all_gather);
+  check_refused(job(""), "training.data_parallel_shard_degree",
+                "training.data_parallel_shard_degree 1 without context parallelism runs without "
+                "FSDP, and so in FP32 (no MixedPrecisionPolicy), which is not modelled under "
+                "torchtitan.",
+                1);
+  // Degrees are bounded before their product is formed.
+  check_refused(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\n"
+      "data_parallel_shard_degree = 4294967304\n",
+      "training.data_parallel_shard_degree",
+      "training.data_parallel_shard_degree must be -1 or 1 to 1,000,000; it is "
+      "4294967304.",
+      0);
+  // Split points as one comma-separated string, as config_manager.py's string_list reads them;
+  // a leading zero names no layer.
+  const LaunchConfig split = read_ok(job("[experimental]\npipeline_parallel_degree = 2\n"
+                                         "pipeline_parallel_split_points = \"layers.16\"\n"),
+                                     8);
+  CHECK(split.setup.layout.pipeline_parallel == 2);
+  check_refused(job("[experimental]\npipeline_parallel_degree = 2\n"
+                    "pipeline_parallel_split_points = [\"layers.08\"]\n"),
+                "experimental.pipeline_parallel_split_points",
+                "experimental.pipeline_parallel_split_points must name layers \"layers.N\" in "
+                "order, each inside the model's 32.");
   // torchtitan's default recomputation, every second layer, is not modelled.
   check_refused(
       "[model]\nname = \"llama3\"\nflavor = \"8B\"\n", "activation_checkpoint.selective_ac_option",

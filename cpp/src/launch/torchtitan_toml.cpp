@@ -119,6 +119,17 @@ class Keys {
     const toml::node* node = take(key);
     if (node == nullptr) return std::nullopt;
     std::vector<std::string> values;
+    // A string is its comma-separated list (config_manager.py, string_list).
+    if (const auto joined = node->value_exact<std::string>()) {
+      std::size_t start = 0;
+      while (true) {
+        const std::size_t comma = joined->find(',', start);
+        values.push_back(joined->substr(start, comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      return values;
+    }
     const toml::array* array = node->as_array();
     if (array != nullptr) {
       for (const toml::node& item : *array) {
@@ -198,7 +209,8 @@ std::optional<std::vector<int>> stages_of(const std::vector<std::string>& points
     const std::string prefix = "layers.";
     if (point.rfind(prefix, 0) != 0) return std::nullopt;
     const std::string number = point.substr(prefix.size());
-    if (number.empty() || number.size() > 4 ||
+    // torchtitan matches the names as text (pipeline_llama.py): "layers.08" names no layer.
+    if (number.empty() || number.size() > 4 || (number.size() > 1 && number[0] == '0') ||
         !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return std::nullopt;
     }
@@ -280,6 +292,9 @@ void read_model(Keys& keys, TrainingSetup& setup) {
   }
 }
 
+// The largest degree read (torchtitan's own have no bound; Python's integers do not overflow).
+constexpr long long kMaxDegree = 1'000'000;
+
 // The degrees; data_parallel_shard_degree -1 takes the world size the others leave.
 Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string>& notes) {
   Mesh mesh;
@@ -297,7 +312,15 @@ Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string
         {"training.tensor_parallel_degree", mesh.tp},
         {"experimental.pipeline_parallel_degree", mesh.pp},
         {"experimental.context_parallel_degree", mesh.cp}}) {
-    if (value < 1 || value > 1'000'000) keys.fault(key, std::string(key) + " must be at least 1.");
+    if (value < 1 || value > kMaxDegree) {
+      keys.fault(
+          key, std::string(key) + " must be 1 to 1,000,000; it is " + std::to_string(value) + ".");
+    }
+  }
+  if (mesh.shard != -1 && (mesh.shard < 1 || mesh.shard > kMaxDegree)) {
+    keys.fault("training.data_parallel_shard_degree",
+               "training.data_parallel_shard_degree must be -1 or 1 to 1,000,000; it is " +
+                   std::to_string(mesh.shard) + ".");
   }
   if (mesh.replicate > 1) {
     keys.fault("training.data_parallel_replicate_degree",
@@ -321,15 +344,26 @@ Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string
                       ", the world size " + std::to_string(context.world_size) +
                       " over the other degrees' " + std::to_string(others) + ".");
     }
-  } else if (keys.answer.ok() && mesh.shard < 1) {
+  } else if (keys.answer.ok() && context.world_size > 0) {
+    // Each degree is at most 10^6 and replicate is 1 here: the product in a double is exact up
+    // to 2^53 and never overflows.
+    const double degrees = static_cast<double>(mesh.replicate) * static_cast<double>(mesh.shard) *
+                           static_cast<double>(mesh.tp) * static_cast<double>(mesh.pp) *
+                           static_cast<double>(mesh.cp);
+    if (degrees != static_cast<double>(context.world_size)) {
+      keys.fault("training.data_parallel_shard_degree",
+                 "The degrees (replicate × shard × tensor × pipeline × context = " +
+                     format_count(degrees) + ") do not make the world size " +
+                     std::to_string(context.world_size) + ".");
+    }
+  }
+  // Without FSDP (no sharding, no context parallelism) torchtitan sets no MixedPrecisionPolicy
+  // (parallelize_llama.py): the run is FP32.
+  if (keys.answer.ok() && mesh.shard == 1 && mesh.cp == 1) {
     keys.fault("training.data_parallel_shard_degree",
-               "training.data_parallel_shard_degree must be -1 or at least 1.");
-  } else if (keys.answer.ok() && context.world_size > 0 &&
-             context.world_size != mesh.replicate * mesh.shard * mesh.tp * mesh.pp * mesh.cp) {
-    keys.fault("training.data_parallel_shard_degree",
-               "The degrees (replicate × shard × tensor × pipeline × context = " +
-                   std::to_string(mesh.replicate * mesh.shard * mesh.tp * mesh.pp * mesh.cp) +
-                   ") do not make the world size " + std::to_string(context.world_size) + ".");
+               "training.data_parallel_shard_degree 1 without context parallelism runs without "
+               "FSDP, and so in FP32 (no MixedPrecisionPolicy), which is not modelled under "
+               "torchtitan.");
   }
   return mesh;
 }
@@ -387,8 +421,10 @@ Schedule read_schedule(Keys& keys, const Mesh& mesh) {
                "modelled.");
   }
   schedule.points = keys.texts("experimental.pipeline_parallel_split_points");
+  // Read under a pipeline alone (train.py, pipelining_utils.py).
   schedule.micro_batches =
       keys.integer("experimental.pipeline_parallel_microbatches").value_or(mesh.pp);
+  if (mesh.pp == 1) schedule.micro_batches = 1;
   if (schedule.micro_batches != mesh.pp) {
     keys.fault("experimental.pipeline_parallel_microbatches",
                "experimental.pipeline_parallel_microbatches " +
@@ -408,7 +444,10 @@ Schedule read_schedule(Keys& keys, const Mesh& mesh) {
 // activation_checkpoint.*: none, full, or torchtitan's per-op selective policy.
 void read_recompute(Keys& keys, TrainingSetup& setup) {
   const std::string mode = keys.text("activation_checkpoint.mode").value_or("selective");
-  const std::string option = keys.text("activation_checkpoint.selective_ac_option").value_or("2");
+  // The option is read in selective mode alone (parallelize_llama.py, apply_ac).
+  const std::string option =
+      mode == "selective" ? keys.text("activation_checkpoint.selective_ac_option").value_or("2")
+                          : std::string();
   if (mode == "none") {
     setup.recompute = Recompute::kNone;
   } else if (mode == "full") {
@@ -431,11 +470,8 @@ void read_recompute(Keys& keys, TrainingSetup& setup) {
 void read_float8(Keys& keys, TrainingSetup& setup) {
   const bool float8 = keys.flag("float8.enable_float8_linear").value_or(false);
   const bool float8_gather = keys.flag("float8.enable_fsdp_float8_all_gather").value_or(false);
-  if (float8_gather && !float8) {
-    keys.fault("float8.enable_fsdp_float8_all_gather",
-               "float8.enable_fsdp_float8_all_gather needs float8.enable_float8_linear, which "
-               "the file leaves off.");
-  }
+  // Without Float8 linear layers float8.py reads none of the rest.
+  if (!float8) return;
   for (const char* key : {"float8.scaling_type_input", "float8.scaling_type_weight",
                           "float8.scaling_type_grad_output"}) {
     const std::string scaling = keys.text(key).value_or("dynamic");
@@ -444,7 +480,7 @@ void read_float8(Keys& keys, TrainingSetup& setup) {
                           " is not modelled: \"dynamic\" is (no amax history).");
     }
   }
-  if (float8) setup.precision = Precision::kFp8Mixed;
+  setup.precision = Precision::kFp8Mixed;
   setup.fp8_all_gather = float8_gather;
 }
 
@@ -619,6 +655,20 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
   const Schedule schedule = read_schedule(keys, mesh);
   read_recompute(keys, setup);
   read_float8(keys, setup);
+  // FSDP2 gathers in FP8 only where it shards over dp_shard (float8.py: dp_shard_enabled).
+  if (setup.fp8_all_gather && mesh.shard == 1) {
+    setup.fp8_all_gather = false;
+    launch.notes.push_back(
+        "float8.enable_fsdp_float8_all_gather is dropped: torchtitan gathers in FP8 only when "
+        "data_parallel_shard_degree is above 1.");
+  }
+  // Async TP needs training.compile under tensor parallelism (parallelize_llama.py).
+  const bool async_tp = keys.flag("experimental.enable_async_tensor_parallel").value_or(false);
+  if (async_tp && mesh.tp > 1 && setup.compile == Compile::kOff) {
+    keys.fault("experimental.enable_async_tensor_parallel",
+               "experimental.enable_async_tensor_parallel needs training.compile, as torchtitan "
+               "requires.");
+  }
   launch.not_understood = keys.left();
   launch.read = keys.read;
   if (!keys.answer.ok()) {
@@ -636,7 +686,7 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
     launch.answer = split_pipeline(mesh, schedule, setup, launch.notes);
     if (!launch.answer.ok()) return launch;
   }
-  if (keys.has("experimental.enable_async_tensor_parallel")) {
+  if (async_tp && mesh.tp > 1) {
     launch.notes.push_back(
         "Async TP's symmetric memory is outside PyTorch's caching allocator and not counted.");
   }
