@@ -692,10 +692,12 @@ LaunchConfig read_axolotl(const std::string& text, TrainingSetup base = {}, int 
   return read_launch_config(text, base, context);
 }
 
-// A small axolotl config: LoRA on Llama 3.2 1B's every linear layer; `extra` appended.
+// A small axolotl config: LoRA on Llama 3.2 1B's every linear layer, PEFT's layers (axolotl's
+// fused kernels off); `extra` appended.
 std::string axolotl(const std::string& extra) {
   return "base_model: meta-llama/Llama-3.2-1B\nadapter: lora\nlora_r: 8\nlora_target_linear: "
-         "true\nsequence_len: 2048\nbf16: true\n" +
+         "true\nsequence_len: 2048\nbf16: true\nlora_mlp_kernel: false\nlora_qkv_kernel: "
+         "false\nlora_o_kernel: false\n" +
          extra;
 }
 
@@ -768,6 +770,21 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
                         "modelled: set adapter: qlora for a 4-bit base.");
   CHECK(read_axolotl(axolotl("load_in_8bit: true\n")).setup.base_weights == BaseWeights::kInt8);
   CHECK_FALSE(read_axolotl(axolotl("load_in_8bit: true\n")).setup.kbit_prep);
+  // axolotl's fused LoRA kernels, on unless one is set or LoRA runs on an 8-bit base: noted
+  // under gradient checkpointing, refused without it.
+  const std::string kernels =
+      "base_model: meta-llama/Llama-3.2-1B\nadapter: lora\nlora_r: 8\nlora_target_linear: "
+      "true\nbf16: true\n";
+  check_axolotl_refused(kernels, "lora_mlp_kernel",
+                        "axolotl's fused LoRA kernels, on by default, save other tensors than "
+                        "PEFT's layers, which is not modelled without gradient checkpointing: set "
+                        "gradient_checkpointing: true, or the lora_*_kernel keys to false.");
+  const LaunchConfig noted = read_axolotl(kernels + "gradient_checkpointing: true\n");
+  REQUIRE_MESSAGE(noted.answer.ok(), noted.answer.message);
+  CHECK(std::any_of(noted.notes.begin(), noted.notes.end(), [](const std::string& note) {
+    return note.rfind("axolotl's fused LoRA kernels (on by default)", 0) == 0;
+  }));
+  CHECK(read_axolotl(kernels + "load_in_8bit: true\n").answer.ok());
   check_axolotl_refused(axolotl("unfrozen_parameters:\n  - ^lm_head.weight$\n"),
                         "unfrozen_parameters",
                         "unfrozen_parameters trains only the parameters it names, which is not "
@@ -802,10 +819,10 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   check_axolotl_refused(axolotl("micro_batch_size: two\n"), "micro_batch_size",
                         "micro_batch_size must be a whole number from 1 to 65,536; it is 'two'.");
   check_axolotl_refused(axolotl("lora_r: 16\n"), "launch",
-                        "The YAML does not parse: line 7, column 1: the key 'lora_r' is given "
+                        "The YAML does not parse: line 10, column 1: the key 'lora_r' is given "
                         "twice in one mapping.");
   check_axolotl_refused(axolotl("datasets: [a,\n"), "launch",
-                        "The YAML does not parse: line 8, column 1: end of sequence flow not "
+                        "The YAML does not parse: line 11, column 1: end of sequence flow not "
                         "found.");
   check_axolotl_refused("model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 2\n",
                         "base_model",

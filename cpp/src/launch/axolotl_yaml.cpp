@@ -541,6 +541,40 @@ void read_kernels(Reader& reader, TrainingSetup& setup) {
   }
 }
 
+// axolotl's fused LoRA kernels (kernels/lora.py), which it switches on for lora and qlora unless
+// one of them is set, or LoRA runs on an 8-bit base (schemas/config.py,
+// check_auto_enable_lora_kernels): they save other tensors than PEFT's layers. Under gradient
+// checkpointing only the layer being rebuilt holds them, and the estimate counts PEFT's; without
+// it, they are not modelled.
+void read_lora_kernels(Reader& reader, const TrainingSetup& setup) {
+  if (setup.lora_rank == 0) return;
+  std::optional<std::string> first_on;
+  bool set = false;
+  for (const char* key :
+       {"lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel", "lora_embedding_kernel"}) {
+    if (const auto on = reader.flag(key)) {
+      set = true;
+      if (*on && !first_on) first_on = key;
+    }
+  }
+  const bool automatic = !set && setup.base_weights != BaseWeights::kInt8 &&
+                         !reader.flag("trust_remote_code").value_or(false);
+  if (!first_on && !automatic) return;
+  const std::string key = first_on.value_or("lora_mlp_kernel");
+  if (setup.recompute != Recompute::kFull) {
+    reader.fault(key, "axolotl's fused LoRA kernels" +
+                          std::string(automatic ? ", on by default," : "") +
+                          " save other tensors than PEFT's layers, which is not modelled without "
+                          "gradient checkpointing: set gradient_checkpointing: true, or the "
+                          "lora_*_kernel keys to false.");
+    return;
+  }
+  reader.launch.notes.push_back(
+      "axolotl's fused LoRA kernels" + std::string(automatic ? " (on by default)" : "") +
+      " hold other tensors than PEFT's layers while a layer is rebuilt; the estimate counts "
+      "PEFT's.");
+}
+
 // What the hf stack does not run: DeepSpeed, FSDP and axolotl's other parallelisms; and
 // unfrozen_parameters, which freezes all but the names it matches (utils/freeze.py,
 // freeze_layers_except), so that the trained parameters are not the adapter's or the model's.
@@ -598,6 +632,7 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
   read_optimizer(reader, setup);
   read_kernels(reader, setup);
   refuse_distribution(reader);
+  read_lora_kernels(reader, setup);
   // loaders/model.py calls prepare_model_for_kbit_training for LoRA on a quantised base, whose
   // FP32 upcast of the embedding, the norms and the output layer axolotl then undoes for any
   // adapter (_configure_embedding_dtypes: needs_fa2_dtype, the modules back to torch_dtype): they
