@@ -655,3 +655,53 @@ TEST_CASE("an activation that is not one of transformers' elementwise ones is re
             count_parameters(parsed(pythia + R"("attention_bias": false})")) ==
         12 * (3 * 768 + 768));
 }
+
+TEST_CASE(
+    "experts are read where transformers builds them: mixtral (8 and 2 by default), Qwen's "
+    "mixtures, or a block without a model_type") {
+  // MixtralConfig's defaults when the config leaves them out.
+  const ModelShape mixtral = parsed(config_with(R"("model_type": "mixtral")"));
+  CHECK(mixtral.num_experts == 8);
+  CHECK(mixtral.num_experts_per_token == 2);
+  CHECK(parsed(config_with(R"("model_type": "mixtral", "num_local_experts": 4)"))
+            .num_experts_per_token == 2);
+  // A named dense family builds one MLP a layer: more experts than one are refused.
+  check_refused(config_with(R"("model_type": "mistral", "num_local_experts": 8,
+                               "num_experts_per_tok": 2)"),
+                "config.json: 'num_local_experts' is not read for a mistral config: transformers "
+                "builds one MLP a layer there (a mixture of experts is model_type mixtral, "
+                "qwen2_moe or qwen3_moe).");
+  check_refused(config_with(R"("model_type": "qwen2", "num_experts": 4, "num_experts_per_tok": 2)"),
+                "config.json: 'num_experts' is not read for a qwen2 config: transformers builds "
+                "one MLP a layer there (a mixture of experts is model_type mixtral, qwen2_moe or "
+                "qwen3_moe).");
+  CHECK(parsed(config_with(R"("model_type": "llama", "num_local_experts": 1)")).num_experts == 1);
+}
+
+TEST_CASE("biases are counted where transformers' modeling code reads them from the config") {
+  const std::string biased = R"("attention_bias": true, "mlp_bias": true)";
+  // Mistral's and Phi-3's layers are built with bias=False whatever the config says.
+  for (const char* type : {"mistral", "mixtral", "phi3"}) {
+    CAPTURE(type);
+    const ModelShape shape =
+        parsed(config_with(std::string(R"("model_type": ")") + type + "\", " + biased));
+    CHECK_FALSE(shape.attention_qkv_bias);
+    CHECK_FALSE(shape.attention_output_bias);
+    CHECK_FALSE(shape.mlp_bias);
+  }
+  // Qwen 3's attention reads attention_bias; its MLP has none.
+  const ModelShape qwen3 = parsed(config_with(R"("model_type": "qwen3", )" + biased));
+  CHECK(qwen3.attention_output_bias);
+  CHECK_FALSE(qwen3.mlp_bias);
+  // Llama's reads both.
+  CHECK(parsed(config_with(R"("model_type": "llama", )" + biased)).mlp_bias);
+}
+
+TEST_CASE("a multimodal config without its vision_config is refused, not counted without a tower") {
+  check_refused(R"({"model_type": "gemma3", "text_config": {"hidden_size": 2560,
+                   "intermediate_size": 10240, "num_hidden_layers": 34,
+                   "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+                   "vocab_size": 262208}})",
+                "config.json: 'vision_config' is missing; transformers would build its default "
+                "vision tower, which is not counted: give the vision_config of the checkpoint.");
+}

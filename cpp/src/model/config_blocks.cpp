@@ -175,19 +175,46 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   read_llama_widths(config, shape, problems);
   shape.tied_embeddings = type.tied;
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  // transformers builds some families without the biases a config may name (bias=False in their
+  // modeling code): Mistral's, Mixtral's and Phi-3's attention and MLP, and the MLP of every
+  // family but Llama's and Granite's (and the Llama-style block without a model_type).
+  const std::string name = type.name;
+  const bool attention_bias_read = name != "mistral" && name != "mixtral" && name != "phi3";
+  const bool mlp_bias_read = name.empty() || name == "llama" || name == "granite";
   bool attention_bias = false;
   problems.add(read_boolean(config, "attention_bias", attention_bias));
+  attention_bias = attention_bias && attention_bias_read;
   shape.attention_qkv_bias = attention_bias || type.qkv_bias;
   shape.attention_output_bias = attention_bias && !type.qkv_bias;
   shape.qk_norm = type.qk_norm == QkNorm::kPerHead;
   shape.qk_norm_whole = type.qk_norm == QkNorm::kWhole;
   problems.add(read_boolean(config, "mlp_bias", shape.mlp_bias));
+  shape.mlp_bias = shape.mlp_bias && mlp_bias_read;
   shape.norms_per_layer = type.norms_per_layer;
   // Cohere's one norm feeds attention and the MLP side by side, a LayerNorm without a bias.
   shape.parallel_attention_mlp = type.norms_per_layer == kCohereNormsPerLayer;
 
   const bool qwen_moe = type.qwen_experts != QwenExperts::kNone;
   const std::string model_type = type.name;
+  const bool mixtral = model_type == "mixtral";
+  // A named dense family builds one MLP a layer whatever the config says of experts (its
+  // modeling code reads no expert count): more than one is refused rather than counted.
+  if (!model_type.empty() && !mixtral && !qwen_moe) {
+    for (const WholeField* field : {&kNumLocalExperts, &kNumExperts}) {
+      const Json* value = present(config, field->key);
+      if (value != nullptr && value->is_number() && value->get<double>() > 1) {
+        return quoted(field->key) + " is not read for a " + model_type +
+               " config: transformers builds one MLP a layer there (a mixture of experts is "
+               "model_type mixtral, qwen2_moe or qwen3_moe).";
+      }
+    }
+  }
+  if (mixtral && present(config, kNumLocalExperts.key) == nullptr &&
+      present(config, kNumExperts.key) == nullptr) {
+    // MixtralConfig's defaults: 8 experts, 2 a token.
+    shape.num_experts = 8;
+    if (present(config, kNumExpertsPerToken.key) == nullptr) shape.num_experts_per_token = 2;
+  }
   if (qwen_moe && present(config, kNumExperts.key) == nullptr) {
     // Qwen2MoeConfig and Qwen3MoeConfig default to 60 and 128 experts: never guessed at.
     return "'num_experts' is missing; a " + model_type + " config must give its experts, " +
@@ -197,7 +224,9 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
       present(config, kNumLocalExperts.key) != nullptr ? kNumLocalExperts : kNumExperts;
   problems.add(read_optional(config, experts_field, shape.num_experts));
   if (problems.any()) return problems.first();
-  if (shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
+  if (mixtral && shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
+    shape.num_experts_per_token = std::min(2, shape.num_experts);  // MixtralConfig's default
+  } else if (shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
     return "'num_experts_per_tok' is missing; a mixture of " + std::to_string(shape.num_experts) +
            " experts needs its top-k, a whole number from 1 to " +
            std::to_string(shape.num_experts) + ".";

@@ -149,6 +149,12 @@ std::string llama4_vision(const Json& vision, double text_hidden, double& parame
 std::string read_vision_tower(const Json& config, VisionTower tower, double text_hidden,
                               double& parameters) {
   const Json* vision = present(config, "vision_config");
+  if (vision == nullptr && tower != VisionTower::kNone) {
+    // transformers then builds its default tower (Gemma3Config: SiglipVisionConfig()), whose
+    // size is not the checkpoint's to say.
+    return "'vision_config' is missing; transformers would build its default vision tower, which "
+           "is not counted: give the vision_config of the checkpoint.";
+  }
   if (vision == nullptr) return {};
   if (!vision->is_object()) {
     return "'vision_config' must be an object; it is " + describe(*vision) + ".";
