@@ -78,7 +78,7 @@ constexpr const char* kReservedMiss =
     "parameter buffer (laid out in reverse, one bucket without --overlap-grad-reduce), so a rank's "
     "FP32 master weights and Adam moments are its slice's tensors whole, the output layer's and "
     "the embedding's on the end ranks, where the replay takes an even share of every tensor on one "
-    "rank. Replayed slice by slice, the two 128K runs come within 3%, but 405B at c 8 overshoots "
+    "rank. Replayed slice by slice, the two 128K runs come within 4%, but 405B at c 8 overshoots "
     "by 6.5% and two 4K runs by 5 to 6%, so the even share stays until the cache reuse that keeps "
     "those runs lower is found. Ruled out: the blocks each operation makes and frees inside a "
     "layer, which move these runs by under 2 GiB";
