@@ -497,6 +497,10 @@ TEST_CASE("launch: DeepSpeed's example with a config.json opens to the flags' se
 
 TEST_CASE("launch: DeepSpeed's batch rule gives the devices, or refuses the file by key") {
   const std::string zero2 = R"("zero_optimization": {"stage": 2}, "bf16": {"enabled": true})";
+  const std::string no_world =
+      "The file does not say how many devices run (train_batch_size = "
+      "train_micro_batch_size_per_gpu × gradient_accumulation_steps × the devices): give the "
+      "world size (--world-size).";
   // train_batch_size = micro × accumulation × devices: the devices from the three.
   CHECK(read_deepspeed("{\"train_batch_size\": 32, \"train_micro_batch_size_per_gpu\": 1, "
                        "\"gradient_accumulation_steps\": 2, " +
@@ -507,11 +511,7 @@ TEST_CASE("launch: DeepSpeed's batch rule gives the devices, or refuses the file
             "{\"train_batch_size\": 32, \"gradient_accumulation_steps\": 2, " + zero2 + "}", 8)
             .setup.micro_batch_sequences == 2);
   check_deepspeed_refused("{\"train_micro_batch_size_per_gpu\": 1, " + zero2 + "}",
-                          "train_batch_size",
-                          "The file does not say how many devices run (train_batch_size = "
-                          "train_micro_batch_size_per_gpu × gradient_accumulation_steps × the "
-                          "devices): give the world size (--world-size).",
-                          0);
+                          "train_batch_size", no_world, 0);
   check_deepspeed_refused(
       "{\"train_batch_size\": 30, \"train_micro_batch_size_per_gpu\": 2, "
       "\"gradient_accumulation_steps\": 2, " +
@@ -527,11 +527,7 @@ TEST_CASE("launch: DeepSpeed's batch rule gives the devices, or refuses the file
       "{\"train_batch_size\": 64, \"train_micro_batch_size_per_gpu\": "
       "4294967296, \"gradient_accumulation_steps\": 4294967296, " +
           zero2 + "}",
-      "train_batch_size",
-      "The file does not say how many devices run (train_batch_size = "
-      "train_micro_batch_size_per_gpu × gradient_accumulation_steps × the "
-      "devices): give the world size (--world-size).",
-      0);
+      "train_batch_size", no_world, 0);
   check_deepspeed_refused(
       "{\"train_batch_size\": 33554432, \"train_micro_batch_size_per_gpu\": "
       "65536, \"gradient_accumulation_steps\": 549755813889, " +
