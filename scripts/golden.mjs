@@ -27,18 +27,99 @@ if (!base) {
 const BASES = [
   [],
   ['--model', 'llama3-70b', '--dp', '8', '--zero', '3', '--tp', '4', '--sequence-parallel', '--pp', '2'],
-  ['--stack', 'megatron', '--tp', '2', '--sequence-parallel', '--pp', '2', '--dp', '4', '--zero', '1', '--logits'],
-  ['--stack', 'torchtitan', '--dp', '8', '--zero', '3', '--recompute', 'full', '--logits', '--loss', 'fp32-upcast'],
-  ['--stack', 'hf', '--precision', 'bf16', '--lora-rank', '16', '--base-weights', 'nf4', '--recompute', 'full', '--device', 'rtx-4090'],
+  [
+    '--stack',
+    'megatron',
+    '--tp',
+    '2',
+    '--sequence-parallel',
+    '--pp',
+    '2',
+    '--dp',
+    '4',
+    '--zero',
+    '1',
+    '--logits',
+  ],
+  [
+    '--stack',
+    'torchtitan',
+    '--dp',
+    '8',
+    '--zero',
+    '3',
+    '--recompute',
+    'full',
+    '--logits',
+    '--loss',
+    'fp32-upcast',
+  ],
+  [
+    '--stack',
+    'hf',
+    '--precision',
+    'bf16',
+    '--lora-rank',
+    '16',
+    '--base-weights',
+    'nf4',
+    '--recompute',
+    'full',
+    '--device',
+    'rtx-4090',
+  ],
   ['--stack', 'deepspeed', '--dp', '8', '--zero', '3', '--recompute', 'selective'],
   ['--stack', 'torchtune', '--precision', 'bf16', '--recompute', 'full', '--logits', '--loss', 'chunked'],
-  ['--model', 'deepseek-v3', '--dp', '64', '--ep', '8', '--pp', '8', '--pp-first-layers', '6', '--pp-last-layers', '7', '--zero', '1'],
+  [
+    '--model',
+    'deepseek-v3',
+    '--dp',
+    '64',
+    '--ep',
+    '8',
+    '--pp',
+    '8',
+    '--pp-first-layers',
+    '6',
+    '--pp-last-layers',
+    '7',
+    '--zero',
+    '1',
+  ],
   ['--model', 'mixtral-8x7b', '--dp', '8', '--ep', '8', '--zero', '1', '--capacity-factor', '1.25'],
-  ['--lora-rank', '8', '--offload', 'optimizer', '--host-gb', '512', '--offload-activations', '--recompute', 'full'],
+  [
+    '--lora-rank',
+    '8',
+    '--offload',
+    'optimizer',
+    '--host-gb',
+    '512',
+    '--offload-activations',
+    '--recompute',
+    'full',
+  ],
   ['--precision', 'fp8-mixed', '--tp', '4', '--sequence-parallel', '--cp', '2', '--dp', '2', '--zero', '1'],
-  ['--activations', 'llama-block', '--no-flash-attention', '--dropout', 'on', '--seq-len', '4096', '--micro-batch', '2'],
+  [
+    '--activations',
+    'llama-block',
+    '--no-flash-attention',
+    '--dropout',
+    'on',
+    '--seq-len',
+    '4096',
+    '--micro-batch',
+    '2',
+  ],
 ];
-const VIEWS = [[], ['--json'], ['--explain', '--json'], ['--timeline', '--json'], ['--savings', '--json'], ['--fit-map', '--json'], ['--saved-tensors']];
+const VIEWS = [
+  [],
+  ['--json'],
+  ['--explain', '--json'],
+  ['--timeline', '--json'],
+  ['--savings', '--json'],
+  ['--fit-map', '--json'],
+  ['--saved-tensors'],
+];
 
 function loadModule(dir, name, factory) {
   const create = require(join(dir, 'build-wasm', `${name}.js`));
@@ -50,14 +131,19 @@ function valuesOf(setting, kinds) {
   if (setting.kind === kinds.SWITCH) return ['on', 'off'];
   if (setting.kind === kinds.CHOICE) return setting.choices.map((choice) => choice.id);
   const values = new Set([setting.defaultText, String(setting.min), String(setting.max)]);
-  if (setting.kind === kinds.WHOLE) values.add(String(Math.min(setting.max, 2 * Math.max(1, Number(setting.defaultText)))));
+  if (setting.kind === kinds.WHOLE)
+    values.add(String(Math.min(setting.max, 2 * Math.max(1, Number(setting.defaultText)))));
   else values.add(String((setting.min + Math.min(setting.max, 100)) / 2));
   return [...values];
 }
 
 const flagOf = (setting, text, kinds) =>
   setting.kind === kinds.SWITCH
-    ? [setting.id === 'flash-attention' ? `--no-flash-attention=${text === 'on' ? 'false' : 'true'}` : `--${setting.id}=${text === 'on' ? 'true' : 'false'}`]
+    ? [
+        setting.id === 'flash-attention'
+          ? `--no-flash-attention=${text === 'on' ? 'false' : 'true'}`
+          : `--${setting.id}=${text === 'on' ? 'true' : 'false'}`,
+      ]
     : [`--${setting.id}`, text];
 
 function cases(core) {
@@ -69,12 +155,18 @@ function cases(core) {
     if (index < 3) list.push([...flags, '--fit', '--json']);
     for (const setting of settings) {
       if (setting.id === 'model' && index > 0) continue;
-      for (const text of valuesOf(setting, kinds)) list.push([...flags, ...flagOf(setting, text, kinds), '--json']);
+      for (const text of valuesOf(setting, kinds))
+        list.push([...flags, ...flagOf(setting, text, kinds), '--json']);
     }
   }
   const examples = join(here, 'docs', 'examples');
   for (const file of readdirSync(examples).filter((name) => !name.endsWith('config.json'))) {
-    for (const extra of [[], ['--world-size', '8'], ['--device', 'rtx-4090'], ['--config', join(examples, 'llama3.1-8b-config.json')]]) {
+    for (const extra of [
+      [],
+      ['--world-size', '8'],
+      ['--device', 'rtx-4090'],
+      ['--config', join(examples, 'llama3.1-8b-config.json')],
+    ]) {
       list.push(['--launch', join(examples, file), ...extra]);
       list.push(['--launch', join(examples, file), ...extra, '--json']);
     }
@@ -94,7 +186,13 @@ function setupOf(core, args) {
   let setup = core.defaultSetup();
   for (let index = 0; index < args.length; index += 1) {
     const flag = args[index];
-    if (!flag.startsWith('--') || ['--json', '--explain', '--timeline', '--savings', '--fit-map', '--saved-tensors', '--fit'].includes(flag)) continue;
+    if (
+      !flag.startsWith('--') ||
+      ['--json', '--explain', '--timeline', '--savings', '--fit-map', '--saved-tensors', '--fit'].includes(
+        flag,
+      )
+    )
+      continue;
     let [id, text] = flag.slice(2).split('=');
     if (id === 'no-flash-attention') [id, text] = ['flash-attention', text === 'false' ? 'on' : 'off'];
     const setting = core.settings().find((candidate) => candidate.id === id);
@@ -108,7 +206,14 @@ function setupOf(core, args) {
   return setup;
 }
 
-const stable = (value) => JSON.stringify(value, (key, item) => (item && item.constructor?.name === 'Object' ? Object.fromEntries(Object.entries(item).sort()) : typeof item === 'object' && item !== null && 'value' in item && Object.keys(item).length === 1 ? item.value : item));
+const stable = (value) =>
+  JSON.stringify(value, (key, item) =>
+    item && item.constructor?.name === 'Object'
+      ? Object.fromEntries(Object.entries(item).sort())
+      : typeof item === 'object' && item !== null && 'value' in item && Object.keys(item).length === 1
+        ? item.value
+        : item,
+  );
 
 function apiOutputs(core, json, args) {
   const setup = setupOf(core, args);
@@ -141,8 +246,18 @@ for (const [index, args] of all.entries()) {
       console.log(`--- ${what}: trainmem ${args.join(' ')}`);
       const lines = [before.split('\n'), after.split('\n')];
       const first = lines[0].findIndex((line, at) => line !== lines[1][at]);
-      console.log(`  before: ${lines[0].slice(first, first + 3).join('\n          ').slice(0, 600)}`);
-      console.log(`  after:  ${lines[1].slice(first, first + 3).join('\n          ').slice(0, 600)}`);
+      console.log(
+        `  before: ${lines[0]
+          .slice(first, first + 3)
+          .join('\n          ')
+          .slice(0, 600)}`,
+      );
+      console.log(
+        `  after:  ${lines[1]
+          .slice(first, first + 3)
+          .join('\n          ')
+          .slice(0, 600)}`,
+      );
     }
   }
   if ((index + 1) % 500 === 0) console.error(`golden: ${index + 1} of ${all.length} cases`);
