@@ -3,9 +3,10 @@
 // an earlier commit, built with scripts/build.sh). A restructuring that changes no arithmetic
 // must print the same, byte for byte.
 //
-//   node scripts/golden.mjs BASE_DIR [--cases N]
+//   node scripts/golden.mjs BASE_DIR [--cli-only]
 //
-// BASE_DIR is the root of the other checkout, with its build/trainmem and build-wasm/ built. The
+// BASE_DIR is the root of the other checkout, with its build/trainmem and build-wasm/ built
+// (build/trainmem alone, here and there, with --cli-only). The
 // cases come from the table of settings: each base setup below with every setting at each of a
 // few values (every choice, each bound and the default), each base under every view the CLI
 // prints, and each launch example. Prints each difference (the first 20 in full) and exits 1 if
@@ -18,6 +19,7 @@ import { join, resolve } from 'node:path';
 const require = createRequire(import.meta.url);
 const here = resolve(new URL('..', import.meta.url).pathname);
 const base = process.argv[2] && resolve(process.argv[2]);
+const cliOnly = process.argv.includes('--cli-only');
 if (!base) {
   console.error('usage: node scripts/golden.mjs BASE_DIR (a built checkout to compare with)');
   process.exit(2);
@@ -226,19 +228,20 @@ function apiOutputs(core, json, args) {
   });
 }
 
-const [baseCore, hereCore, baseJson, hereJson] = await Promise.all([
+// The cases come from the other build's table, the setups from each build's own core.
+const [baseCore, baseJson] = await Promise.all([
   loadModule(base, 'trainmem'),
-  loadModule(here, 'trainmem'),
   loadModule(base, 'trainmem-json'),
-  loadModule(here, 'trainmem-json'),
 ]);
+const [hereCore, hereJson] = cliOnly
+  ? [null, null]
+  : await Promise.all([loadModule(here, 'trainmem'), loadModule(here, 'trainmem-json')]);
 const all = cases(baseCore);
 let differences = 0;
 for (const [index, args] of all.entries()) {
-  const pairs = [
-    ['CLI', run(base, args), run(here, args)],
-    ['API', apiOutputs(baseCore, baseJson, args), apiOutputs(hereCore, hereJson, args)],
-  ];
+  const pairs = [['CLI', run(base, args), run(here, args)]];
+  if (!cliOnly)
+    pairs.push(['API', apiOutputs(baseCore, baseJson, args), apiOutputs(hereCore, hereJson, args)]);
   for (const [what, before, after] of pairs) {
     if (before === after) continue;
     differences += 1;
@@ -262,5 +265,7 @@ for (const [index, args] of all.entries()) {
   }
   if ((index + 1) % 500 === 0) console.error(`golden: ${index + 1} of ${all.length} cases`);
 }
-console.log(`golden: ${all.length} cases, each through the CLI and the API: ${differences} differences`);
+console.log(
+  `golden: ${all.length} cases, each through the CLI${cliOnly ? '' : ' and the API'}: ${differences} differences`,
+);
 process.exit(differences === 0 ? 0 : 1);
