@@ -3,9 +3,11 @@
 // (the exploration views' panels, loaded when a reader opens one), yaml.js (the launch panel's YAML
 // parser, loaded when it opens), the estimator trainmem.js with
 // trainmem.wasm (and trainmem-wasm.js, the same bytes for file://), the on-demand
-// trainmem-json.js with trainmem-json.wasm (and trainmem-json-wasm.js), index.html with the plate's default view written in (first-view.mjs) and its
-// stylesheet inside it, and favicon.svg; and the entry point for other pages, trainmem-api.js,
-// with its example api-example.html and its types, trainmem-api.d.ts.
+// trainmem-json.js with trainmem-json.wasm (and trainmem-json-wasm.js), index.html with the
+// settings' controls made from the core's table (settings-page.mjs), the plate's default view
+// written in (first-view.mjs) and its stylesheet inside it, and favicon.svg; and the entry point
+// for other pages, trainmem-api.js, with its example api-example.html and its types,
+// trainmem-api.d.ts (the setup's types made from the table too).
 import { build, transform } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadCoreForNode, writeFirstView } from './first-view.mjs';
+import { withSettingControls, withSetupTypes } from './settings-page.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -117,14 +120,25 @@ await Promise.all([
   Promise.all([readFile(join(root, 'web', 'index.html'), 'utf8'), styles]).then(([html, css]) =>
     writeFile(
       join(dist, 'index.html'),
-      withStylesInside(writeFirstView(withoutIndentation(html), estimator), css),
+      withStylesInside(
+        writeFirstView(
+          withoutIndentation(withSettingControls(html, estimator.settings, estimator.settingKinds)),
+          estimator,
+        ),
+        css,
+      ),
     ),
   ),
   copyFile(join(root, 'web', 'noscript.css'), join(dist, 'noscript.css')),
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
   copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),
-  copyFile(join(root, 'web', 'trainmem-api.d.ts'), join(dist, 'trainmem-api.d.ts')),
+  readFile(join(root, 'web', 'trainmem-api.d.ts'), 'utf8').then((declaration) =>
+    writeFile(
+      join(dist, 'trainmem-api.d.ts'),
+      withSetupTypes(declaration, estimator.settings, estimator.settingKinds),
+    ),
+  ),
   // Each module: Emscripten's glue, minified as the page's own scripts are (a quarter fewer
   // bytes); its WebAssembly; and for file://, where no browser lets a page fetch its own files,
   // the same bytes as a script.

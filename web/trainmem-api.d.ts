@@ -1,8 +1,9 @@
 // The JavaScript entry point's types (trainmem-api.js; docs/api.md says what each member does).
-// Copied into dist/ beside trainmem-api.js for other plates. tests/node/api-types.test.mjs
-// type-checks web/api-example.js against it, and the estimator's real answers, field by field, so
-// that a member or a field renamed in the page's estimator (web/src/estimator.js) or in the
-// bindings, and not here, fails the tests.
+// Written into dist/ beside trainmem-api.js for other plates, with the setup's types made from the
+// core's table of settings at the marker line (scripts/settings-page.mjs). tests/node/api-types.test.mjs
+// type-checks web/api-example.js against the written one (dist/trainmem-api.d.ts), and the
+// estimator's real answers, field by field, so that a member or a field renamed in the page's
+// estimator (web/src/estimator.js) or in the bindings, and not here, fails the tests.
 export {};
 
 declare global {
@@ -15,21 +16,6 @@ declare global {
 
   namespace Trainmem {
     type Choice = { id: string; name: string; source: string };
-
-    type ParallelLayout = {
-      dataParallel: number;
-      zeroStage: number;
-      tensorParallel: number;
-      sequenceParallel: boolean;
-      pipelineParallel: number;
-      virtualPipelineStages: number;
-      /** Uneven pipeline stages: the first and last stages' layers; 0 is an even share. */
-      pipelineFirstStageLayers: number;
-      pipelineLastStageLayers: number;
-      contextParallel: number;
-      expertParallel: number;
-      expertTensorParallel: number;
-    };
 
     /** A model's shape: a preset, or read from a config.json (customModel). */
     type ModelShape = {
@@ -90,68 +76,7 @@ declare global {
       dropoutSaid: string;
     };
 
-    /** What to estimate; `defaultSetup` has every field. Choices are their ids. */
-    type TrainingSetup = {
-      modelId: string;
-      customModel: ModelShape;
-      sequenceLength: number;
-      microBatchSequences: number;
-      flashAttention: boolean;
-      layout: ParallelLayout;
-      recompute: 'none' | 'selective' | 'full' | 'selective-op';
-      activationModel: 'korthikanti' | 'llama-block';
-      /** Dropout's masks: as the activation model's source assumes, none, or on (its probability changes no byte). */
-      dropout: 'model' | 'off' | 'on';
-      optimizer: 'adam' | 'adam-8bit' | 'adafactor' | 'sgd-momentum';
-      precision: 'bf16-mixed' | 'bf16' | 'fp32' | 'fp8-mixed';
-      logits: boolean;
-      loss:
-        | 'vocab-parallel'
-        | 'fp32-upcast'
-        | 'native-fused'
-        | 'te-fused'
-        | 'chunked'
-        | 'fused-linear'
-        | 'fp32-shifted';
-      /** The chunked loss's chunks (torchtune's num_output_chunks, 8). */
-      lossChunks: number;
-      /** Train the model's multi-token-prediction modules (a model with numMtpLayers above 0). */
-      mtp: boolean;
-      /** Train a multimodal model's vision tower and projector (frozen otherwise). */
-      trainVision: boolean;
-      deviceId: string;
-      customCapacityGb: number;
-      headroomPercent: number;
-      loraRank: number;
-      loraTargets: 'attention' | 'all-linear';
-      /** PEFT's lora_dropout, from 0 to below 1: above 0 each adapter saves a dropped copy of its input. */
-      loraDropout: number;
-      baseWeights: 'bf16' | 'nf4' | 'int8';
-      offload: 'none' | 'optimizer' | 'optimizer-and-weights';
-      offloadActivations: boolean;
-      /** The host's memory per node in GB, shared by its devices (up to 8); 0 leaves it unchecked. */
-      hostCapacityGb: number;
-      capacityFactor: number;
-      stack: 'ideal' | 'megatron' | 'torchtitan' | 'deepspeed' | 'torchtune' | 'hf';
-      fp8AllGather: boolean;
-      overlapComm: 'default' | 'on' | 'off';
-      /** Megatron-LM's --make-vocab-size-divisible-by (128): the vocabulary padded to a multiple of it × t. */
-      makeVocabSizeDivisibleBy: number;
-      /** Megatron-LM's NullTokenizer before Megatron-Core 0.18: the vocabulary gains its end-of-document token. */
-      eodToken: boolean;
-      /** Megatron-LM's --cp-comm-type under context parallelism. */
-      cpCommType: 'p2p' | 'a2a';
-      /** torchtitan's torch.compile: off, the blocks, or the blocks and the loss. */
-      compile: 'off' | 'blocks' | 'blocks-and-loss';
-      /** torchtune's optimizer_in_bwd: each parameter stepped, and its gradient freed, in the backward pass. */
-      optimizerInBackward: boolean;
-      /** bitsandbytes' paged AdamW under the hf stack: the larger parameters' state outside PyTorch's allocator. */
-      pagedOptimizer: boolean;
-      expandableSegments: boolean;
-      maxSplitSizeMb: number;
-      /** PEFT's prepare_model_for_kbit_training under the hf stack: the embedding, norms and output layer in FP32. */
-      kbitPrep: boolean;
-    };
+    // The setup types: written here by the build, from the core’s table of settings.
 
     /** The core's own answer, nested in its results: {status, message, setting}. */
     type Answer = { status: unknown; message: string; setting: string };
@@ -264,19 +189,28 @@ declare global {
       min: number;
       max: number;
       choices: Choice[];
+      /** A choice held as its id (the model, the device): a setup may hold an id beyond its choices. */
+      heldAsId: boolean;
       allowed: string;
       defaultText: string;
       help: string;
       apiKey: string;
       requiresSetting: string;
-      requiresValue: string;
-      requiresAlso: string;
+      /** The values of requiresSetting under which it is used (the stacks that have a framework's switch). */
+      requiresValues: string[];
       requiresReason: string;
       excludes: string;
       keeps: string;
       inUrl: boolean;
       chosenByFit: boolean;
       defaultedInApi: boolean;
+      /** Where the page shows its control: a fieldset of "Go further" (empty: placed by hand, or none). */
+      section: string;
+      /** The control's label and hint on the page, in HTML (the label is the name where empty). */
+      label: string;
+      hint: string;
+      /** A whole number shown as a menu: each value's words, from min. */
+      valueWords: string[];
     };
 
     type TermArithmetic = { term: string; label: string; formula: string; source: string };

@@ -75,6 +75,15 @@ ConfigFile read_config_file(const std::string& path) {
   return file;
 }
 
+// "a", "a or b", "a, b or c".
+std::string words_or(const std::vector<std::string>& words) {
+  std::string text;
+  for (std::size_t index = 0; index < words.size(); ++index) {
+    text += (index == 0 ? "" : index + 1 == words.size() ? " or " : ", ") + words[index];
+  }
+  return text;
+}
+
 // The flags as given: each setting's text as typed, so that each message can quote the input;
 // the core reads the text. A switch's flag is read as "on" or "off" (--no-flash-attention=false
 // too).
@@ -310,19 +319,18 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (!given.has(setting.id)) continue;
     const Setting* required = find_setting(setting.requires_setting);
     if (required != nullptr && required->kind == SettingKind::kChoice) {
-      // The flag brings its choice with it, but never over one given otherwise.
-      const bool also = !setting.requires_also.empty() && given.has(required->id) &&
-                        given.texts.at(required->id) == setting.requires_also;
-      if (given.has(required->id) && given.texts.at(required->id) != setting.requires_value &&
-          !also) {
+      // The flag brings its choice with it (the first that allows it), but never over one given
+      // otherwise.
+      const std::vector<std::string>& values = setting.requires_values;
+      if (given.has(required->id) &&
+          std::find(values.begin(), values.end(), given.texts.at(required->id)) == values.end()) {
         err << "trainmem: " << flag_of(setting) << ": " << setting.requires_reason << "; it needs "
-            << flag_of(*required) << " " << setting.requires_value
-            << (setting.requires_also.empty() ? "" : " or " + setting.requires_also) << ", not "
+            << flag_of(*required) << " " << words_or(values) << ", not "
             << given.texts.at(required->id) << "\n";
         return kExitBadInput;
       }
-      if (!also) {
-        const Answer selected = apply_setting(setup, required->id, setting.requires_value);
+      if (!given.has(required->id)) {
+        const Answer selected = apply_setting(setup, required->id, values.front());
         if (!selected.ok()) return refused(selected, err);
       }
     }

@@ -22,7 +22,11 @@ using trainmem::to_array;
 val preset_models_js() { return to_array(trainmem::preset_models()); }
 val settings_js() { return to_array(trainmem::settings()); }
 val choices_of_setting_js(const trainmem::Setting& setting) { return to_array(setting.choices); }
-void ignore_choices(trainmem::Setting&, val) {}  // settings only travel out
+val requires_values_js(const trainmem::Setting& setting) {
+  return to_array(setting.requires_values);
+}
+val value_words_js(const trainmem::Setting& setting) { return to_array(setting.value_words); }
+void ignore_list(trainmem::Setting&, val) {}  // settings only travel out
 val workshop_view_js(const trainmem::TrainingSetup& setup, int max_micro_batch_sequences) {
   const trainmem::WorkshopView view = trainmem::workshop_view(setup, max_micro_batch_sequences);
   val result = val::object();
@@ -92,20 +96,24 @@ EMSCRIPTEN_BINDINGS(trainmem) {
       .field("kind", &Setting::kind)
       .field("min", &Setting::min)
       .field("max", &Setting::max)
-      .field("choices", &choices_of_setting_js, &ignore_choices)
+      .field("choices", &choices_of_setting_js, &ignore_list)
+      .field("heldAsId", &Setting::held_as_id)
       .field("allowed", &Setting::allowed)
       .field("defaultText", &Setting::default_text)
       .field("help", &Setting::help)
       .field("apiKey", &Setting::api_key)
       .field("requiresSetting", &Setting::requires_setting)
-      .field("requiresValue", &Setting::requires_value)
-      .field("requiresAlso", &Setting::requires_also)
+      .field("requiresValues", &requires_values_js, &ignore_list)
       .field("requiresReason", &Setting::requires_reason)
       .field("excludes", &Setting::excludes)
       .field("keeps", &Setting::keeps)
       .field("inUrl", &Setting::in_url)
       .field("chosenByFit", &Setting::chosen_by_fit)
-      .field("defaultedInApi", &Setting::defaulted_in_api);
+      .field("defaultedInApi", &Setting::defaulted_in_api)
+      .field("section", &Setting::section)
+      .field("label", &Setting::label)
+      .field("hint", &Setting::hint)
+      .field("valueWords", &value_words_js, &ignore_list);
 
   value_object<SettingChange>("SettingChange")
       .field("answer", &SettingChange::answer)

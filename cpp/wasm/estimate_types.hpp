@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "setup_types.hpp"  // first: the setup crosses as setup_types.hpp says
 #include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"

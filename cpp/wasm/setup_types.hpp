@@ -6,28 +6,106 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "trainmem/answer.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/options.hpp"
+#include "trainmem/settings.hpp"
 #include "trainmem/setup.hpp"
 
 namespace trainmem {
 
-// A choice field as its id. An id that is not among its choices throws a JavaScript Error that
-// names them (the JavaScript API checks each choice first and answers with the core's message).
-template <typename Enum, Enum TrainingSetup::*field>
-std::string get_choice(const TrainingSetup& setup) {
-  return choice_id(setup.*field);
+// Throws a JavaScript error of the given type ("TypeError", "Error") that says `message`.
+[[noreturn]] inline void throw_js(const char* type, const std::string& message) {
+  emscripten::val::global(type).new_(message).throw_();
+  __builtin_unreachable();
 }
-template <typename Enum, Enum TrainingSetup::*field>
-void set_choice(TrainingSetup& setup, std::string id) {
-  if (!choice_from_id(id, setup.*field)) {
-    emscripten::val::global("Error")
-        .new_(std::string("'" + id + "' is not one of " + ids_joined(choices<Enum>())))
-        .throw_();
+
+// A setup crosses as a plain JavaScript object whose fields are the table of settings' api keys
+// (settings.hpp), "layout." ones inside `layout`, and its custom model as `customModel`: a
+// setting added to the table crosses with no line here. Whole numbers, decimals and switches are
+// numbers and booleans; a choice is its id.
+inline emscripten::val setup_to_js(const TrainingSetup& setup) {
+  using emscripten::val;
+  val object = val::object();
+  const std::vector<Setting>& table = settings();
+  for (std::size_t index = 0; index < table.size(); ++index) {
+    const Setting& setting = table[index];
+    if (setting.api_key.empty()) continue;
+    const std::size_t dot = setting.api_key.find('.');
+    val holder = object;
+    if (dot != std::string::npos) {
+      const std::string parent = setting.api_key.substr(0, dot);
+      if (object[parent].isUndefined()) object.set(parent, val::object());
+      holder = object[parent];
+    }
+    const std::string key =
+        dot == std::string::npos ? setting.api_key : setting.api_key.substr(dot + 1);
+    if (setting.kind == SettingKind::kChoice) {
+      holder.set(key, setting_text(setup, setting.id));
+    } else if (setting.kind == SettingKind::kSwitch) {
+      holder.set(key, setting_number(setup, index) != 0);
+    } else {
+      holder.set(key, setting_number(setup, index));
+    }
   }
+  object.set("customModel", setup.custom_model);
+  return object;
+}
+
+// The setup a JavaScript object gives, every setting read at its api key. A field the table
+// marks as added after the API was published may be missing (it keeps its default); any other
+// missing field, a number where a choice's id belongs, a fraction where a whole number does or an
+// id its choice does not hold throws a TypeError or an Error that names the field.
+inline TrainingSetup setup_from_js(const emscripten::val& object) {
+  using emscripten::val;
+  if (object.isNull() || object.typeOf().as<std::string>() != "object") {
+    throw_js("TypeError", "A setup must be an object");
+  }
+  TrainingSetup setup;
+  const std::vector<Setting>& table = settings();
+  for (std::size_t index = 0; index < table.size(); ++index) {
+    const Setting& setting = table[index];
+    if (setting.api_key.empty()) continue;
+    const std::size_t dot = setting.api_key.find('.');
+    val holder = object;
+    if (dot != std::string::npos) {
+      holder = object[setting.api_key.substr(0, dot)];
+      if (holder.isUndefined() || holder.isNull()) {
+        if (setting.defaulted_in_api) continue;
+        throw_js("TypeError", "Missing field:  \"" + setting.api_key.substr(0, dot) + "\"");
+      }
+    }
+    const std::string key =
+        dot == std::string::npos ? setting.api_key : setting.api_key.substr(dot + 1);
+    const val value = holder[key];
+    if (value.isUndefined()) {
+      if (setting.defaulted_in_api) continue;
+      throw_js("TypeError", "Missing field:  \"" + key + "\"");
+    }
+    if (setting.kind == SettingKind::kChoice) {
+      if (!value.isString()) {
+        throw_js("TypeError", setting.api_key + " must be one of " + ids_joined(setting.choices));
+      }
+      const std::string id = value.as<std::string>();
+      if (!set_setting_choice(setup, index, id)) {
+        throw_js("Error", "'" + id + "' is not one of " + ids_joined(setting.choices));
+      }
+    } else if (setting.kind == SettingKind::kSwitch) {
+      set_setting_number(setup, index, value.as<bool>() ? 1 : 0);
+    } else if (!value.isNumber() || !set_setting_number(setup, index, value.as<double>())) {
+      throw_js("TypeError", "Cannot convert \"" + value.call<std::string>("toString") + "\" to " +
+                                (setting.kind == SettingKind::kWhole ? "int" : "double") + " for " +
+                                setting.api_key);
+    }
+  }
+  const val custom_model = object["customModel"];
+  if (custom_model.isUndefined()) throw_js("TypeError", "Missing field:  \"customModel\"");
+  setup.custom_model = custom_model.as<ModelShape>();
+  return setup;
 }
 
 inline void register_setup_types() {
@@ -85,73 +163,33 @@ inline void register_setup_types() {
       .field("residualDropout", &ModelShape::residual_dropout)
       .field("probabilityDropout", &ModelShape::probability_dropout)
       .field("dropoutSaid", &ModelShape::dropout_said);
-
-  value_object<ParallelLayout>("ParallelLayout")
-      .field("dataParallel", &ParallelLayout::data_parallel)
-      .field("zeroStage", &ParallelLayout::zero_stage)
-      .field("tensorParallel", &ParallelLayout::tensor_parallel)
-      .field("sequenceParallel", &ParallelLayout::sequence_parallel)
-      .field("pipelineParallel", &ParallelLayout::pipeline_parallel)
-      .field("virtualPipelineStages", &ParallelLayout::virtual_pipeline_stages)
-      .field("pipelineFirstStageLayers", &ParallelLayout::pipeline_first_stage_layers)
-      .field("pipelineLastStageLayers", &ParallelLayout::pipeline_last_stage_layers)
-      .field("contextParallel", &ParallelLayout::context_parallel)
-      .field("expertParallel", &ParallelLayout::expert_parallel)
-      .field("expertTensorParallel", &ParallelLayout::expert_tensor_parallel);
-
-  value_object<TrainingSetup>("TrainingSetup")
-      .field("modelId", &TrainingSetup::model_id)
-      .field("capacityFactor", &TrainingSetup::capacity_factor)
-      .field("customModel", &TrainingSetup::custom_model)
-      .field("sequenceLength", &TrainingSetup::sequence_length)
-      .field("microBatchSequences", &TrainingSetup::micro_batch_sequences)
-      .field("flashAttention", &TrainingSetup::flash_attention)
-      .field("layout", &TrainingSetup::layout)
-      .field("recompute", &get_choice<Recompute, &TrainingSetup::recompute>,
-             &set_choice<Recompute, &TrainingSetup::recompute>)
-      .field("activationModel", &get_choice<ActivationModel, &TrainingSetup::activation_model>,
-             &set_choice<ActivationModel, &TrainingSetup::activation_model>)
-      .field("dropout", &get_choice<Dropout, &TrainingSetup::dropout>,
-             &set_choice<Dropout, &TrainingSetup::dropout>)
-      .field("optimizer", &get_choice<Optimizer, &TrainingSetup::optimizer>,
-             &set_choice<Optimizer, &TrainingSetup::optimizer>)
-      .field("precision", &get_choice<Precision, &TrainingSetup::precision>,
-             &set_choice<Precision, &TrainingSetup::precision>)
-      .field("logits", &TrainingSetup::logits)
-      .field("loss", &get_choice<Loss, &TrainingSetup::loss>,
-             &set_choice<Loss, &TrainingSetup::loss>)
-      .field("lossChunks", &TrainingSetup::loss_chunks)
-      .field("mtp", &TrainingSetup::mtp)
-      .field("trainVision", &TrainingSetup::train_vision)
-      .field("deviceId", &TrainingSetup::device_id)
-      .field("customCapacityGb", &TrainingSetup::custom_capacity_gb)
-      .field("headroomPercent", &TrainingSetup::headroom_percent)
-      .field("loraRank", &TrainingSetup::lora_rank)
-      .field("loraTargets", &get_choice<LoraTargets, &TrainingSetup::lora_targets>,
-             &set_choice<LoraTargets, &TrainingSetup::lora_targets>)
-      .field("loraDropout", &TrainingSetup::lora_dropout)
-      .field("baseWeights", &get_choice<BaseWeights, &TrainingSetup::base_weights>,
-             &set_choice<BaseWeights, &TrainingSetup::base_weights>)
-      .field("offload", &get_choice<Offload, &TrainingSetup::offload>,
-             &set_choice<Offload, &TrainingSetup::offload>)
-      .field("offloadActivations", &TrainingSetup::offload_activations)
-      .field("hostCapacityGb", &TrainingSetup::host_capacity_gb)
-      .field("stack", &get_choice<Stack, &TrainingSetup::stack>,
-             &set_choice<Stack, &TrainingSetup::stack>)
-      .field("fp8AllGather", &TrainingSetup::fp8_all_gather)
-      .field("overlapComm", &get_choice<OverlapComm, &TrainingSetup::overlap_comm>,
-             &set_choice<OverlapComm, &TrainingSetup::overlap_comm>)
-      .field("makeVocabSizeDivisibleBy", &TrainingSetup::make_vocab_size_divisible_by)
-      .field("eodToken", &TrainingSetup::eod_token)
-      .field("cpCommType", &get_choice<CpCommType, &TrainingSetup::cp_comm_type>,
-             &set_choice<CpCommType, &TrainingSetup::cp_comm_type>)
-      .field("compile", &get_choice<Compile, &TrainingSetup::compile>,
-             &set_choice<Compile, &TrainingSetup::compile>)
-      .field("optimizerInBackward", &TrainingSetup::optimizer_in_backward)
-      .field("pagedOptimizer", &TrainingSetup::paged_optimizer)
-      .field("expandableSegments", &TrainingSetup::expandable_segments)
-      .field("maxSplitSizeMb", &TrainingSetup::max_split_size_mb)
-      .field("kbitPrep", &TrainingSetup::kbit_prep);
 }
 
 }  // namespace trainmem
+
+// The setup crosses through setup_to_js and setup_from_js wherever it stands: an argument, an
+// answer, or a field of a value object (an estimate's setup). Embind sees it as a JavaScript value.
+namespace emscripten::internal {
+template <>
+struct TypeID<trainmem::TrainingSetup> {
+  static constexpr TYPEID get() { return TypeID<val>::get(); }
+};
+template <>
+struct TypeID<const trainmem::TrainingSetup> : TypeID<trainmem::TrainingSetup> {};
+template <>
+struct TypeID<trainmem::TrainingSetup&> : TypeID<trainmem::TrainingSetup> {};
+template <>
+struct TypeID<const trainmem::TrainingSetup&> : TypeID<trainmem::TrainingSetup> {};
+template <>
+struct TypeID<trainmem::TrainingSetup&&> : TypeID<trainmem::TrainingSetup> {};
+template <>
+struct BindingType<trainmem::TrainingSetup> {
+  typedef EM_VAL WireType;
+  static WireType toWireType(const trainmem::TrainingSetup& setup) {
+    return BindingType<val>::toWireType(trainmem::setup_to_js(setup));
+  }
+  static trainmem::TrainingSetup fromWireType(WireType handle) {
+    return trainmem::setup_from_js(BindingType<val>::fromWireType(handle));
+  }
+};
+}  // namespace emscripten::internal

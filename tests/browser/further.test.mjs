@@ -3,7 +3,16 @@
 // arithmetic, and find the fewest devices that fit.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bodyText, canvases, commit, FORBIDDEN_TEXT, readout, startHarness, tableRows } from './harness.mjs';
+import {
+  bodyText,
+  canvases,
+  commit,
+  coreEstimator,
+  FORBIDDEN_TEXT,
+  readout,
+  startHarness,
+  tableRows,
+} from './harness.mjs';
 
 describe('Go further, in Chromium', () => {
   let harness;
@@ -21,55 +30,20 @@ describe('Go further, in Chromium', () => {
     const values = await page.$$eval('#further-controls input, #further-controls select', (elements) =>
       Object.fromEntries(elements.map((e) => [e.id, e.type === 'checkbox' ? e.checked : e.value])),
     );
+    // Every setting the core's table places in "Go further", at its default; and the config's own.
+    const { settings, settingKinds } = await coreEstimator();
+    const defaults = settings
+      .filter((setting) => setting.section)
+      .map((setting) => [
+        setting.id,
+        setting.kind === settingKinds.SWITCH ? setting.defaultText === 'on' : setting.defaultText,
+      ]);
     assert.deepEqual(values, {
       'config-file': '',
       'config-text-tower': false,
-      'train-vision': false,
-      'seq-len': '8192',
-      dp: '1',
-      zero: '0',
-      tp: '1',
-      'sequence-parallel': false,
-      pp: '1',
-      vpp: '1',
-      'pp-first-layers': '0',
-      'pp-last-layers': '0',
-      cp: '1',
-      ep: '1',
-      etp: '0',
-      'capacity-factor': '0',
-      recompute: 'none',
-      optimizer: 'adam',
-      precision: 'bf16-mixed',
-      activations: 'korthikanti',
-      dropout: 'model',
-      logits: false,
-      loss: 'vocab-parallel',
-      'loss-chunks': '8',
-      mtp: false,
-      device: 'h100',
-      'device-gb': '80',
-      headroom: '10',
-      'lora-rank': '0',
-      'lora-targets': 'attention',
-      'lora-dropout': '0',
-      'base-weights': 'bf16',
-      offload: 'none',
-      'offload-activations': false,
-      'host-gb': '0',
-      stack: 'ideal',
-      'fp8-all-gather': false,
-      'overlap-comm': 'default',
-      'cp-comm-type': 'p2p',
-      compile: 'off',
-      'optimizer-in-backward': false,
-      'paged-optimizer': false,
-      'kbit-prep': false,
-      'expandable-segments': false,
-      'max-split-size-mb': '0',
-      'make-vocab-size-divisible-by': '128',
-      'eod-token': false,
+      ...Object.fromEntries(defaults),
     });
+    assert.ok(defaults.length > 40, 'the controls come from the table');
     assert.equal(await page.isDisabled('#device-gb'), true);
     assert.deepEqual(problems, []);
     await page.close();

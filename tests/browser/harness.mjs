@@ -2,10 +2,21 @@
 // record every console error, page error and request off the page's origin.
 import { chromium } from 'playwright-core';
 import { serveFolder } from '../../scripts/serve.mjs';
+import { fileURLToPath } from 'node:url';
+import { loadCoreForNode } from '../../scripts/first-view.mjs';
 import { launchOptions } from './chromium.mjs';
 
 /** Text that must never reach the screen. */
 export const FORBIDDEN_TEXT = /\bNaN\b|\bInfinity\b|\bundefined\b|\bnull\b/;
+
+let estimatorPromise = null;
+
+/** The core the page runs, under Node: its table of settings, for tests that walk every setting. */
+export function coreEstimator() {
+  const built = (file) => fileURLToPath(new URL(`../../build-wasm/${file}`, import.meta.url));
+  estimatorPromise ??= loadCoreForNode(built('trainmem.js'), built('trainmem.wasm'));
+  return estimatorPromise;
+}
 
 export async function startHarness() {
   const { server, url } = await serveFolder('dist');

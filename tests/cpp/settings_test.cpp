@@ -116,8 +116,11 @@ TEST_CASE("settings: requirements and exclusions name settings that exist") {
     if (!setting.requires_setting.empty()) {
       const Setting* required = find_setting(setting.requires_setting);
       REQUIRE(required != nullptr);
-      TrainingSetup setup;
-      CHECK(apply_setting(setup, required->id, setting.requires_value).ok());
+      REQUIRE_FALSE(setting.requires_values.empty());
+      for (const std::string& value : setting.requires_values) {
+        TrainingSetup setup;
+        CHECK(apply_setting(setup, required->id, value).ok());
+      }
       CHECK_FALSE(setting.requires_reason.empty());
     }
     if (!setting.excludes.empty()) CHECK(find_setting(setting.excludes) != nullptr);

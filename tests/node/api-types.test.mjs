@@ -1,5 +1,6 @@
-// The JavaScript entry point's declaration (web/trainmem-api.d.ts): the example page type-checks
-// against it, a misuse does not, and it names every member the estimator has and no other.
+// The JavaScript entry point's declaration as the build writes it (dist/trainmem-api.d.ts, its setup
+// types made from the core's table of settings): the example page type-checks against it, a misuse
+// does not, and it names every member the estimator has and no other.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -11,7 +12,7 @@ import { createRequire } from 'node:module';
 import { makeEstimator } from '../../web/src/estimator.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const declaration = join(root, 'web', 'trainmem-api.d.ts');
+const declaration = join(root, 'dist', 'trainmem-api.d.ts');
 
 /** tsc over `files` with the declaration: {code, output}. */
 function typeCheck(files) {

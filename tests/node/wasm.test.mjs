@@ -422,59 +422,20 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
 
   it('reads every setting from text as the CLI does, and refuses what its table refuses', () => {
     const settings = core.settings();
+    // Each setting once, by an id that is a flag and a URL key, and each field of the API's setup
+    // a setting's: the bindings carry the setup by the table alone.
+    const ids = settings.map((setting) => setting.id);
+    assert.equal(new Set(ids).size, ids.length);
+    for (const id of ids) assert.match(id, /^[a-z0-9]+(-[a-z0-9]+)*$/);
+    const fields = Object.entries(core.defaultSetup()).flatMap(([key, value]) =>
+      key === 'layout' ? Object.keys(value).map((inner) => `layout.${inner}`) : [key],
+    );
     assert.deepEqual(
-      settings.map((setting) => setting.id),
-      [
-        'model',
-        'seq-len',
-        'tokens',
-        'micro-batch',
-        'flash-attention',
-        'dp',
-        'zero',
-        'tp',
-        'sequence-parallel',
-        'pp',
-        'vpp',
-        'pp-first-layers',
-        'pp-last-layers',
-        'cp',
-        'ep',
-        'etp',
-        'capacity-factor',
-        'recompute',
-        'activations',
-        'dropout',
-        'optimizer',
-        'precision',
-        'logits',
-        'loss',
-        'loss-chunks',
-        'mtp',
-        'train-vision',
-        'device',
-        'device-gb',
-        'headroom',
-        'lora-rank',
-        'lora-targets',
-        'lora-dropout',
-        'base-weights',
-        'offload',
-        'offload-activations',
-        'host-gb',
-        'stack',
-        'fp8-all-gather',
-        'overlap-comm',
-        'make-vocab-size-divisible-by',
-        'eod-token',
-        'cp-comm-type',
-        'compile',
-        'optimizer-in-backward',
-        'paged-optimizer',
-        'kbit-prep',
-        'expandable-segments',
-        'max-split-size-mb',
-      ],
+      fields.filter((field) => field !== 'customModel').sort(),
+      settings
+        .filter((setting) => setting.apiKey)
+        .map((setting) => setting.apiKey)
+        .sort(),
     );
     const plate = core.defaultSetup();
     for (const setting of settings) {

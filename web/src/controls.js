@@ -186,7 +186,7 @@ export function createControls({ estimator, store, render, choices }) {
       if (setting.requiresSetting) {
         const asked = asking.has(setting.id);
         const chosenValue = chosen(setting.requiresSetting);
-        const allowed = chosenValue === setting.requiresValue || chosenValue === setting.requiresAlso;
+        const allowed = setting.requiresValues.includes(chosenValue);
         put(element, 'disabled', !asked && !allowed);
       }
     }

@@ -4,6 +4,7 @@
 // what a new one touches.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,6 +77,13 @@ enum class SettingKind {
   kChoice,   // one of `choices`, by id
 };
 
+// A rule a setting's value keeps with the rest of the setup, checked by check_setup whenever the
+// setting is not at its default: prepare_model_for_kbit_training needs a quantised base.
+struct SettingRule {
+  bool (*holds)(const TrainingSetup& setup) = nullptr;
+  std::string refusal;  // the message when it does not hold
+};
+
 struct Setting {
   std::string id;    // "seq-len": the CLI's --seq-len, the URL key and the page control's id
   std::string name;  // "Sequence length": how messages name it
@@ -85,19 +93,27 @@ struct Setting {
   bool min_exclusive = false;   // a decimal that must be more than min (a capacity)
   bool max_exclusive = false;   // a decimal that must be less than max (a probability)
   std::vector<Choice> choices;  // choice: the allowed values
-  std::string allowed;          // whole and decimal: the sentence that says what is allowed
-  std::string default_text;     // TrainingSetup{}'s value, as setting_text writes it
-  std::string help;             // one line, for the CLI's --help
-  std::string api_key;          // where the JavaScript API's TrainingSetup holds it
+  // A choice held as its id (the model, the device), which a setup may also hold beyond its
+  // choices (a config.json's model) and the JavaScript API types as a string; the others are enum
+  // classes.
+  bool held_as_id = false;
+  std::string allowed;       // whole and decimal: the sentence that says what is allowed
+  std::string default_text;  // TrainingSetup{}'s value, as setting_text writes it
+  std::string help;          // one line, for the CLI's --help
+  std::string api_key;       // where the JavaScript API's TrainingSetup holds it
                         // ("layout.dataParallel"); empty for a setting derived from others (tokens)
-  // Used only while another setting has a given value: the loss only with the logits on, a
-  // custom capacity only with the custom device. The page disables the control meanwhile; the CLI
-  // selects a choice itself (--device-gb means --device custom) and asks for a switch.
+  // Used only while another setting has one of the given values: the loss only with the logits
+  // on, a custom capacity only with the custom device, torch.compile only under the stacks that
+  // compile. The page disables the control meanwhile; the CLI selects the first value itself
+  // (--device-gb means --device custom) and asks for a switch.
   std::string requires_setting;
-  std::string requires_value;
-  std::string requires_also;    // a second value that allows it too (compile: torchtune's stack)
+  std::vector<std::string> requires_values;
   std::string requires_reason;  // "the loss is counted with the logits"
-  std::string excludes;         // another setting that says the same: not both in one command
+  // A framework's own setting (requires_setting is the stack): held at anything but its default
+  // under another stack, it is refused with these words rather than ignored.
+  std::string refused_elsewhere;
+  std::vector<SettingRule> rules;  // what its value needs of the rest of the setup
+  std::string excludes;            // another setting that says the same: not both in one command
   // On the page, a change of this setting keeps that one's value where it can: a new sequence
   // length keeps the tokens per micro-batch when they are a whole number of the new sequences.
   std::string keeps;
@@ -106,6 +122,15 @@ struct Setting {
   // Added to the JavaScript API's setup after it was published: a setup written without it gets
   // the default, which keeps that caller's estimate what it was.
   bool defaulted_in_api = false;
+  // Where the page shows its control, built from this row (scripts/build-web.mjs): the fieldset
+  // of "Go further" whose data-section is `section` (none: the page places it by hand, as the
+  // workshop's own controls, or not at all), under `label` (the name where empty) with `hint`
+  // beside it, both HTML; a whole number with `value_words` is a menu, each value's words from
+  // `min` (ZeRO's stages).
+  std::string section;
+  std::string label;
+  std::string hint;
+  std::vector<std::string> value_words;
 };
 
 // Every setting, in the order they are applied: a later one may read an earlier one (tokens reads
@@ -154,6 +179,17 @@ struct [[nodiscard]] MicroBatchFromTokens {
 // infinities included. The setting "tokens" reads its text through this.
 MicroBatchFromTokens micro_batch_from_tokens(double tokens, int sequence_length,
                                              int max_micro_batch_sequences);
+
+// The value of the setting at `index` of settings(), for the bindings, which carry numbers as
+// numbers: a whole number, a decimal, or a switch as 1 or 0 (0 for a choice, whose value is its
+// id, setting_text).
+double setting_number(const TrainingSetup& setup, std::size_t index);
+// Writes it, unchecked but for the field's type: `value` a whole number within an int for a whole
+// setting (check_setup judges the bounds). False, and `setup` unchanged, for any other.
+bool set_setting_number(TrainingSetup& setup, std::size_t index, double value);
+// Writes a choice's id: false, and `setup` unchanged, for an id its field cannot hold (a choice
+// held as an enum); the model and the device hold any id, which check_setup judges.
+bool set_setting_choice(TrainingSetup& setup, std::size_t index, const std::string& id);
 
 // For messages: "'text' is not known; choose one of a, b, c." after the setting's name.
 std::string unknown_choice_message(const Setting& setting, std::string_view text);

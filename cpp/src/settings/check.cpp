@@ -186,97 +186,30 @@ Answer check_fp8(const TrainingSetup& setup) {
   return {};
 }
 
+// Each setting's own rules (settings.cpp's rows), for a setting held at anything but its
+// default: a framework's switch under a stack that has it, and what its value needs of the rest.
+Answer check_setting_rules(const TrainingSetup& setup) {
+  for (const Setting& setting : settings()) {
+    if (setting.refused_elsewhere.empty() && setting.rules.empty()) continue;
+    if (setting_text(setup, setting.id) == setting.default_text) continue;
+    const std::vector<std::string>& allowing = setting.requires_values;
+    if (!setting.refused_elsewhere.empty() &&
+        std::find(allowing.begin(), allowing.end(),
+                  setting_text(setup, setting.requires_setting)) == allowing.end()) {
+      return refusal(setting.id, setting.refused_elsewhere);
+    }
+    for (const SettingRule& rule : setting.rules) {
+      if (!rule.holds(setup)) return refusal(setting.id, rule.refusal);
+    }
+  }
+  return {};
+}
+
 // A stack is modelled for what its row says: its precisions, full training on the device, its
 // ZeRO stages, its loss and its layouts. Anything else is refused, in the row's words, rather than
 // counted as something else.
 Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   const StackRow& row = stack_row(setup.stack);
-  if (setup.fp8_all_gather && (!row.fp8_all_gather || setup.precision != Precision::kFp8Mixed)) {
-    return refusal(id::kFp8AllGather,
-                   "FP8 all-gather is torchtitan's (FSDP2's) switch under FP8 training; choose "
-                   "the torchtitan stack and fp8-mixed precision, or turn it off.");
-  }
-  if (!row.pads_vocabulary &&
-      (setup.make_vocab_size_divisible_by != kMegatronVocabSizeDivisibleBy || setup.eod_token)) {
-    return refusal(setup.eod_token ? id::kEodToken : id::kVocabDivisibleBy,
-                   "The vocabulary's padding and the NullTokenizer are Megatron-LM's; choose the "
-                   "megatron stack, or leave them at their defaults (128, off).");
-  }
-  if (setup.cp_comm_type != CpCommType::kP2p && !row.cp_comm_type) {
-    return refusal(id::kCpCommType,
-                   "--cp-comm-type is Megatron-LM's; choose the megatron stack, or p2p.");
-  }
-  if (setup.compile != Compile::kOff) {
-    if (!row.compiles) {
-      return refusal(id::kCompile,
-                     "torch.compile is modelled as torchtitan and torchtune run it; choose one of "
-                     "those stacks, or off.");
-    }
-    if (setup.recompute != Recompute::kFull) {
-      return refusal(id::kCompile,
-                     "Under torch.compile trainmem models full recomputation, where a compiled "
-                     "block saves its input alone, as eager; what Inductor's min-cut partitioner "
-                     "saves under none, selective or per-op selective recomputation is not "
-                     "modelled. Choose full recomputation, or compile off.");
-    }
-    if (setup.compile == Compile::kBlocksAndLoss && setup.logits &&
-        setup.layout.tensor_parallel > 1) {
-      return refusal(id::kCompile,
-                     "The compiled loss under tensor parallelism (DTensor's loss_parallel) is not "
-                     "modelled; choose the blocks alone, or tp 1.");
-    }
-  }
-  if (setup.expandable_segments && row.step == nullptr) {
-    return refusal(id::kExpandableSegments,
-                   "Expandable segments change PyTorch's caching allocator, which a training "
-                   "stack's replay follows and the idealised step has none of; choose a stack, or "
-                   "turn them off.");
-  }
-  if (setup.max_split_size_mb > 0 && setup.max_split_size_mb < kMinAllocatorSplitMb) {
-    return refusal(id::kMaxSplitSize,
-                   "PyTorch requires max_split_size_mb above 20 (its 20 MiB segments); set 21 or "
-                   "more, or 0 for no limit.");
-  }
-  if (setup.max_split_size_mb > 0 && row.step == nullptr) {
-    return refusal(id::kMaxSplitSize,
-                   "max_split_size_mb changes PyTorch's caching allocator, which a training "
-                   "stack's replay follows and the idealised step has none of; choose a stack, or "
-                   "set it to 0.");
-  }
-  if (setup.paged_optimizer) {
-    if (!row.transformers_loading) {
-      return refusal(id::kPagedOptimizer,
-                     "Paged optimisers are modelled as transformers' Trainer runs them "
-                     "(paged_adamw_32bit, paged_adamw_8bit); choose the hf stack, or turn it off.");
-    }
-    if (setup.optimizer != Optimizer::kAdam && setup.optimizer != Optimizer::kAdam8bit) {
-      return refusal(id::kPagedOptimizer,
-                     "bitsandbytes pages AdamW's state (32-bit or 8-bit); choose adam or "
-                     "adam-8bit, or turn paging off.");
-    }
-  }
-  if (setup.kbit_prep) {
-    if (!row.transformers_loading) {
-      return refusal(id::kKbitPrep,
-                     "prepare_model_for_kbit_training is modelled as transformers' Trainer runs "
-                     "it; choose the hf stack, or turn it off.");
-    }
-    if (setup.lora_rank == 0 || setup.base_weights == BaseWeights::kBf16) {
-      return refusal(id::kKbitPrep,
-                     "prepare_model_for_kbit_training prepares a quantised base for LoRA; set a "
-                     "LoRA rank and nf4 or int8 base weights, or turn it off.");
-    }
-    if (setup.recompute != Recompute::kFull) {
-      return refusal(id::kKbitPrep,
-                     "prepare_model_for_kbit_training turns gradient checkpointing on "
-                     "(use_gradient_checkpointing=True), which is modelled; choose full "
-                     "recomputation, or turn it off.");
-    }
-  }
-  if (setup.overlap_comm != OverlapComm::kDefault && !row.overlap_comm) {
-    return refusal(id::kOverlapComm,
-                   "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.");
-  }
   if (row.step == nullptr) return {};  // the idealised step takes any setup
   const ParallelLayout& layout = setup.layout;
   const std::string name = choice_name(setup.stack);
@@ -594,17 +527,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "policy saves the reduce-scatters' outputs) is not modelled; choose none or "
                    "full recomputation, or tp 1.");
   }
-  // torchtune runs the step in the backward pass in its single-device recipes, full training
-  // (full_finetune_single_device.py: optimizer_in_bwd).
-  if (setup.optimizer_in_backward &&
-      (num_devices(setup.layout) > 1 || setup.lora_rank > 0 ||
-       (setup.stack != Stack::kIdeal && !stack_row(setup.stack).steps_in_backward) ||
-       setup.offload != Offload::kNone)) {
-    return refusal(id::kOptimizerInBackward,
-                   "The optimizer's step in the backward pass is modelled as torchtune's "
-                   "single-device full training runs it: one device, no LoRA, no offloading, "
-                   "under the ideal or torchtune stack; turn it off, or set those.");
-  }
+  const Answer rules = check_setting_rules(setup);
+  if (!rules.ok()) return rules;
   return check_stack(setup, *shape);
 }
 

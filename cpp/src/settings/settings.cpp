@@ -1,7 +1,13 @@
+// The table of settings (settings.hpp): each setting one row, its field, words, bounds, owners,
+// rules and place on the page written once, here. The CLI's flags, the bindings, the JavaScript
+// API's types, the URL and the page's controls are made from these rows.
 #include "trainmem/settings.hpp"
 
 #include <cmath>
+#include <initializer_list>
+#include <type_traits>
 
+#include "stacks/stack_rows.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
@@ -14,24 +20,20 @@ namespace {
 namespace id = setting_id;
 
 // How a setting reads and writes its field of a TrainingSetup: numbers (a switch is 1 or 0) or a
-// choice's id. A choice's setter is given only ids among its choices.
+// choice's id.
 struct Access {
   double (*number)(const TrainingSetup&) = nullptr;
   void (*set_number)(TrainingSetup&, double) = nullptr;
   std::string (*id)(const TrainingSetup&) = nullptr;
-  void (*set_id)(TrainingSetup&, const std::string&) = nullptr;
+  bool (*set_id)(TrainingSetup&, const std::string&) = nullptr;  // false: not an id it holds
   // A choice whose field may also hold an id that no typed text selects (the custom model, which
   // a config.json gives): whether `id` may stand in a setup.
   bool (*holds)(const std::string& id) = nullptr;
   bool always_valid = false;  // an enum class field, which holds only its choices: nothing to check
+  bool whole = false;         // an int field
   // A choice that also reads other text as one of its ids (dropout's probability); the text itself
   // where it does not.
   std::string (*read_as)(std::string_view text) = nullptr;
-};
-
-struct Entry {
-  Setting setting;
-  Access access;
 };
 
 std::string range_text(double low, double high) {
@@ -55,474 +57,637 @@ std::vector<Choice> model_choices() {
   return choices;
 }
 
-// A choice setting over an enum class, by member pointer.
-template <typename Enum, Enum TrainingSetup::*field>
-Access enum_access() {
+// The field a member pointer names, in a TrainingSetup or in its layout.
+template <typename Class>
+struct Holder;
+template <>
+struct Holder<TrainingSetup> {
+  static TrainingSetup& of(TrainingSetup& setup) { return setup; }
+  static const TrainingSetup& of(const TrainingSetup& setup) { return setup; }
+};
+template <>
+struct Holder<ParallelLayout> {
+  static ParallelLayout& of(TrainingSetup& setup) { return setup.layout; }
+  static const ParallelLayout& of(const TrainingSetup& setup) { return setup.layout; }
+};
+template <typename Member>
+struct MemberOf;
+template <typename Class, typename Field>
+struct MemberOf<Field Class::*> {
+  using holder = Class;
+  using field = Field;
+};
+
+// How the setting at `member` is read and written: a bool is a switch, an int a whole number, a
+// double a decimal, an enum class a choice of its choices<>() and a string a choice held as its
+// id (the model, the device).
+template <auto member>
+Access access_of() {
+  using Class = typename MemberOf<decltype(member)>::holder;
+  using Field = typename MemberOf<decltype(member)>::field;
   Access access;
-  access.id = [](const TrainingSetup& setup) { return choice_id(setup.*field); };
-  access.set_id = [](TrainingSetup& setup, const std::string& id) {
-    choice_from_id(id, setup.*field);
-  };
-  access.always_valid = true;
+  if constexpr (std::is_enum_v<Field>) {
+    access.id = [](const TrainingSetup& setup) {
+      return choice_id(Holder<Class>::of(setup).*member);
+    };
+    access.set_id = [](TrainingSetup& setup, const std::string& id) {
+      return choice_from_id(id, Holder<Class>::of(setup).*member);
+    };
+    access.always_valid = true;
+  } else if constexpr (std::is_same_v<Field, std::string>) {
+    access.id = [](const TrainingSetup& setup) { return Holder<Class>::of(setup).*member; };
+    access.set_id = [](TrainingSetup& setup, const std::string& id) {
+      Holder<Class>::of(setup).*member = id;
+      return true;
+    };
+  } else {
+    access.number = [](const TrainingSetup& setup) {
+      return static_cast<double>(Holder<Class>::of(setup).*member);
+    };
+    access.set_number = [](TrainingSetup& setup, double value) {
+      Holder<Class>::of(setup).*member = static_cast<Field>(value);
+    };
+    access.whole = std::is_same_v<Field, int>;
+  }
   return access;
 }
 
-// A choice setting held as its id: the model, the device.
-template <std::string TrainingSetup::*field>
-Access id_access() {
-  Access access;
-  access.id = [](const TrainingSetup& setup) { return setup.*field; };
-  access.set_id = [](TrainingSetup& setup, const std::string& id) { setup.*field = id; };
-  return access;
+template <typename Field>
+constexpr SettingKind kind_of() {
+  if constexpr (std::is_same_v<Field, bool>) return SettingKind::kSwitch;
+  if constexpr (std::is_same_v<Field, int>) return SettingKind::kWhole;
+  if constexpr (std::is_same_v<Field, double>) return SettingKind::kDecimal;
+  return SettingKind::kChoice;
 }
 
-// A number or a switch (1 or 0) of the setup, or of its layout, by member pointer.
-template <typename Field, Field TrainingSetup::*field>
-Access number_access() {
-  Access access;
-  access.number = [](const TrainingSetup& setup) { return static_cast<double>(setup.*field); };
-  access.set_number = [](TrainingSetup& setup, double value) {
-    setup.*field = static_cast<Field>(value);
-  };
-  return access;
-}
-template <typename Field, Field ParallelLayout::*field>
-Access layout_access() {
-  Access access;
-  access.number = [](const TrainingSetup& setup) {
-    return static_cast<double>(setup.layout.*field);
-  };
-  access.set_number = [](TrainingSetup& setup, double value) {
-    setup.layout.*field = static_cast<Field>(value);
-  };
-  return access;
-}
-
-Setting make(const char* id, const char* name, SettingKind kind, std::string help,
-             const char* api_key) {
+// One row of the table, written as a chain: row<&TrainingSetup::field>(id, name, help, api key),
+// then what sets it apart.
+struct Entry {
   Setting setting;
-  setting.id = id;
-  setting.name = name;
-  setting.kind = kind;
-  setting.help = std::move(help);
-  setting.api_key = api_key;
-  return setting;
-}
+  Access access;
 
-// A whole number from `min` to `max`; `allowed` says so, or "{name} must be a whole number …".
-Setting whole(const char* id, const char* name, const char* help, const char* api_key, double min,
-              double max, std::string allowed = "") {
-  Setting setting = make(id, name, SettingKind::kWhole, help, api_key);
-  setting.min = min;
-  setting.max = max;
-  setting.allowed = allowed.empty()
-                        ? setting.name + " must be a whole number " + range_text(min, max) + "."
-                        : std::move(allowed);
-  return setting;
-}
+  // A whole number or decimal from `min` to `max`; `allowed` says so, or "{name} must be a whole
+  // number from … to …".
+  Entry& bounds(double min, double max, std::string allowed = "") {
+    setting.min = min;
+    setting.max = max;
+    setting.allowed = allowed.empty()
+                          ? setting.name + " must be a whole number " + range_text(min, max) + "."
+                          : std::move(allowed);
+    return *this;
+  }
+  // A choice among `choices`, listed in its help.
+  Entry& among(std::vector<Choice> choices) {
+    setting.choices = std::move(choices);
+    setting.help += ": " + ids_joined(setting.choices);
+    return *this;
+  }
+  // A parallel degree, from 1 to kMaxParallelDegree, that the fewest-devices search chooses.
+  Entry& degree() { return bounds(1, kMaxParallelDegree).fit(); }
+  Entry& fit() {
+    setting.chosen_by_fit = true;
+    return *this;
+  }
+  // Added to the JavaScript API after it was published: a setup without it gets the default.
+  Entry& later() {
+    setting.defaulted_in_api = true;
+    return *this;
+  }
+  Entry& requires_value(const char* setting_id, std::string value, const char* reason) {
+    setting.requires_setting = setting_id;
+    setting.requires_values = {std::move(value)};
+    setting.requires_reason = reason;
+    return *this;
+  }
+  // A framework's own setting: the page enables it under those stacks alone, and a value but its
+  // default under another is refused with `refusal`.
+  Entry& only_under(std::initializer_list<Stack> stacks, const char* reason, const char* refusal) {
+    setting.requires_setting = id::kStack;
+    setting.requires_values.clear();
+    for (Stack stack : stacks) setting.requires_values.push_back(choice_id(stack));
+    setting.requires_reason = reason;
+    setting.refused_elsewhere = refusal;
+    return *this;
+  }
+  Entry& rule(bool (*holds)(const TrainingSetup&), const char* refusal) {
+    setting.rules.push_back({holds, refusal});
+    return *this;
+  }
+  Entry& page(const char* section, const char* label = "", const char* hint = "") {
+    setting.section = section;
+    setting.label = label;
+    setting.hint = hint;
+    return *this;
+  }
+  Entry& menu(std::vector<std::string> value_words) {
+    setting.value_words = std::move(value_words);
+    return *this;
+  }
+  template <typename Change>
+  Entry& with(const Change& change) {
+    change(setting, access);
+    return *this;
+  }
+};
 
-// A parallel degree, from 1 to kMaxParallelDegree, that the fewest-devices search chooses.
-Setting degree(const char* id, const char* name, const char* help, const char* api_key) {
-  Setting setting = whole(id, name, help, api_key, 1, kMaxParallelDegree);
-  setting.chosen_by_fit = true;
-  return setting;
-}
-
-Setting choice(const char* id, const char* name, std::vector<Choice> choices,
-               const std::string& help, const char* api_key) {
-  Setting setting = make(id, name, SettingKind::kChoice, help, api_key);
-  setting.choices = std::move(choices);
-  setting.help += ": " + ids_joined(setting.choices);
-  return setting;
+template <auto member>
+Entry row(const char* id, const char* name, std::string help, const char* api_key) {
+  Entry entry;
+  entry.setting.id = id;
+  entry.setting.name = name;
+  entry.setting.kind = kind_of<typename MemberOf<decltype(member)>::field>();
+  entry.setting.help = std::move(help);
+  entry.setting.api_key = api_key;
+  entry.access = access_of<member>();
+  entry.setting.held_as_id =
+      std::is_same_v<typename MemberOf<decltype(member)>::field, std::string>;
+  return entry;
 }
 
 using Entries = std::vector<Entry>;
-constexpr SettingKind kSwitch = SettingKind::kSwitch;
 
-// `setting` as `change` leaves it.
-template <typename Change>
-Setting from(Setting setting, const Change& change) {
-  change(setting);
-  return setting;
-}
-
-// A setting added after the API was published: a setup written without it gets its default.
-Setting added(Setting setting) {
-  setting.defaulted_in_api = true;
-  return setting;
-}
+// The rules of a stack's allocator settings: a stack's replay has an allocator; the idealised
+// step has none.
+bool replays(const TrainingSetup& setup) { return stack_row(setup.stack).step != nullptr; }
 
 // Each group's settings, in the table's order (the URL's and the page's).
 // The model, the sequence and the micro-batch.
 void add_model_and_batch(Entries& entries) {
-  const auto add = [&entries](Setting setting, Access access) {
-    entries.push_back({std::move(setting), access});
-  };
-  Access model = id_access<&TrainingSetup::model_id>();
-  model.holds = [](const std::string& id) {
+  Entry model = row<&TrainingSetup::model_id>(id::kModel, "Model", "Model", "modelId");
+  model.access.holds = [](const std::string& id) {
     return id == kCustomModelId || find_preset(id) != nullptr;
   };
-  add(choice(id::kModel, "Model", model_choices(), "Model", "modelId"), model);
-  add(from(whole(id::kSequenceLength, "Sequence length", "Sequence length in tokens",
-                 "sequenceLength", 1, kMaxSequenceLength,
-                 "Sequence length must be a whole number of tokens " +
-                     range_text(1, kMaxSequenceLength) + "."),
-           [](Setting& setting) { setting.keeps = id::kTokens; }),
-      number_access<int, &TrainingSetup::sequence_length>());
+  entries.push_back(model.among(model_choices()));
+  entries.push_back(row<&TrainingSetup::sequence_length>(id::kSequenceLength, "Sequence length",
+                                                         "Sequence length in tokens",
+                                                         "sequenceLength")
+                        .bounds(1, kMaxSequenceLength,
+                                "Sequence length must be a whole number of tokens " +
+                                    range_text(1, kMaxSequenceLength) + ".")
+                        .with([](Setting& setting, Access&) { setting.keeps = id::kTokens; })
+                        .page("batch", "Sequence length (tokens)"));
   // Tokens per micro-batch: the micro-batch again, in tokens, a whole multiple of the sequence
-  // length (apply_setting reads it through micro_batch_from_tokens).
-  Access tokens;
-  tokens.number = [](const TrainingSetup& setup) {
+  // length (apply_setting reads it through micro_batch_from_tokens; no field of its own).
+  Entry tokens;
+  tokens.setting.id = id::kTokens;
+  tokens.setting.name = "Tokens per micro-batch";
+  tokens.setting.help = "Tokens per micro-batch: a whole multiple of the sequence length";
+  tokens.access.number = [](const TrainingSetup& setup) {
     return static_cast<double>(setup.sequence_length) * setup.micro_batch_sequences;
   };
-  add(from(make(id::kTokens, "Tokens per micro-batch", SettingKind::kWhole,
-                "Tokens per micro-batch: a whole multiple of the sequence length", ""),
-           [](Setting& setting) {
-             setting.min = 1;
-             setting.max = static_cast<double>(kMaxSequenceLength) * kMaxMicroBatchSequences;
-             setting.allowed =
-                 "Tokens per micro-batch must be a whole multiple of the sequence length.";
-             setting.excludes = id::kMicroBatch;
-           }),
-      tokens);
-  add(from(whole(id::kMicroBatch, "Micro-batch", "Sequences per micro-batch", "microBatchSequences",
-                 1, kMaxMicroBatchSequences,
-                 "Micro-batch must hold a whole number of sequences " +
-                     range_text(1, kMaxMicroBatchSequences) + "."),
-           [](Setting& setting) { setting.in_url = false; }),  // links give tokens
-      number_access<int, &TrainingSetup::micro_batch_sequences>());
-  add(make(id::kFlashAttention, "FlashAttention", kSwitch,
-           "FlashAttention: without it, keep the attention-score term", "flashAttention"),
-      number_access<bool, &TrainingSetup::flash_attention>());
+  tokens.bounds(1, static_cast<double>(kMaxSequenceLength) * kMaxMicroBatchSequences,
+                "Tokens per micro-batch must be a whole multiple of the sequence length.");
+  tokens.setting.excludes = id::kMicroBatch;
+  entries.push_back(tokens);
+  entries.push_back(row<&TrainingSetup::micro_batch_sequences>(id::kMicroBatch, "Micro-batch",
+                                                               "Sequences per micro-batch",
+                                                               "microBatchSequences")
+                        .bounds(1, kMaxMicroBatchSequences,
+                                "Micro-batch must hold a whole number of sequences " +
+                                    range_text(1, kMaxMicroBatchSequences) + ".")
+                        // Links give the tokens.
+                        .with([](Setting& setting, Access&) { setting.in_url = false; }));
+  entries.push_back(row<&TrainingSetup::flash_attention>(
+      id::kFlashAttention, "FlashAttention",
+      "FlashAttention: without it, keep the attention-score term", "flashAttention"));
 }
 
 // The parallel layout.
 void add_layout(Entries& entries) {
-  const auto add = [&entries](Setting setting, Access access) {
-    entries.push_back({std::move(setting), access});
-  };
-  add(degree(id::kDataParallel, "Data parallelism", "Data-parallel degree d",
-             "layout.dataParallel"),
-      layout_access<int, &ParallelLayout::data_parallel>());
-  add(from(degree(id::kZeroStage, "ZeRO stage", "ZeRO stage, sharded over d·c", "layout.zeroStage"),
-           [](Setting& setting) {
-             setting.min = 0;
-             setting.max = kMaxZeroStage;
-             setting.allowed = "ZeRO stage must be " + each_of(0, kMaxZeroStage) + ".";
-             setting.help += ": " + each_of(0, kMaxZeroStage);
-           }),
-      layout_access<int, &ParallelLayout::zero_stage>());
-  add(degree(id::kTensorParallel, "Tensor parallelism", "Tensor-parallel degree t",
-             "layout.tensorParallel"),
-      layout_access<int, &ParallelLayout::tensor_parallel>());
-  add(from(make(id::kSequenceParallel, "Sequence parallelism", kSwitch,
-                "Sequence parallelism with tensor parallelism", "layout.sequenceParallel"),
-           [](Setting& setting) { setting.chosen_by_fit = true; }),
-      layout_access<bool, &ParallelLayout::sequence_parallel>());
-  add(degree(id::kPipelineParallel, "Pipeline parallelism", "Pipeline-parallel degree p, 1F1B",
-             "layout.pipelineParallel"),
-      layout_access<int, &ParallelLayout::pipeline_parallel>());
-  add(degree(id::kVirtualPipelineStages, "Virtual pipeline stages",
-             "Virtual stages per device: the interleaved schedule", "layout.virtualPipelineStages"),
-      layout_access<int, &ParallelLayout::virtual_pipeline_stages>());
+  const auto add = [&entries](Entry entry) { entries.push_back(std::move(entry)); };
+  add(row<&ParallelLayout::data_parallel>(id::kDataParallel, "Data parallelism",
+                                          "Data-parallel degree d", "layout.dataParallel")
+          .degree()
+          .page("layout", "Data parallel, <var>d</var>"));
+  add(row<&ParallelLayout::zero_stage>(id::kZeroStage, "ZeRO stage",
+                                       "ZeRO stage, sharded over d·c: " + each_of(0, kMaxZeroStage),
+                                       "layout.zeroStage")
+          .bounds(0, kMaxZeroStage, "ZeRO stage must be " + each_of(0, kMaxZeroStage) + ".")
+          .fit()
+          .page("layout", "ZeRO stage")
+          .menu({"0 — nothing sharded", "1 — optimiser states", "2 — and gradients",
+                 "3 — and weights"}));
+  add(row<&ParallelLayout::tensor_parallel>(id::kTensorParallel, "Tensor parallelism",
+                                            "Tensor-parallel degree t", "layout.tensorParallel")
+          .degree()
+          .page("layout", "Tensor parallel, <var>t</var>"));
+  add(row<&ParallelLayout::sequence_parallel>(id::kSequenceParallel, "Sequence parallelism",
+                                              "Sequence parallelism with tensor parallelism",
+                                              "layout.sequenceParallel")
+          .fit()
+          .page("layout"));
+  add(row<&ParallelLayout::pipeline_parallel>(id::kPipelineParallel, "Pipeline parallelism",
+                                              "Pipeline-parallel degree p, 1F1B",
+                                              "layout.pipelineParallel")
+          .degree()
+          .page("layout", "Pipeline parallel, <var>p</var>"));
+  add(row<&ParallelLayout::virtual_pipeline_stages>(
+          id::kVirtualPipelineStages, "Virtual pipeline stages",
+          "Virtual stages per device: the interleaved schedule", "layout.virtualPipelineStages")
+          .degree()
+          .page("layout", "Virtual stages per device"));
   // Megatron-LM's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers.
-  const auto stage_layers = [](const char* id, const char* name, const char* help,
-                               const char* api_key) {
-    Setting setting =
-        whole(id, name, help, api_key, 0, kMaxParallelDegree,
-              std::string(name) + " must be a whole number from 0 (the even split) to " +
-                  format_count(kMaxParallelDegree) + ".");
-    setting.defaulted_in_api = true;
-    setting.chosen_by_fit = true;
-    return setting;
+  const auto stage_layers = [](Entry entry, const char* label) {
+    const std::string name = entry.setting.name;
+    return entry
+        .bounds(0, kMaxParallelDegree,
+                name + " must be a whole number from 0 (the even split) to " +
+                    format_count(kMaxParallelDegree) + ".")
+        .later()
+        .fit()
+        .page("layout", label);
   };
-  add(stage_layers(id::kPipelineFirstLayers, "First pipeline stage's layers",
-                   "Layers on the first pipeline stage; the stages without a count of their own "
-                   "split the rest evenly (0: an even share)",
-                   "layout.pipelineFirstStageLayers"),
-      layout_access<int, &ParallelLayout::pipeline_first_stage_layers>());
-  add(stage_layers(id::kPipelineLastLayers, "Last pipeline stage's layers",
-                   "Layers on the last pipeline stage; the stages without a count of their own "
-                   "split the rest evenly (0: an even share)",
-                   "layout.pipelineLastStageLayers"),
-      layout_access<int, &ParallelLayout::pipeline_last_stage_layers>());
-  add(degree(id::kContextParallel, "Context parallelism", "Context-parallel degree c",
-             "layout.contextParallel"),
-      layout_access<int, &ParallelLayout::context_parallel>());
-  add(from(degree(id::kExpertParallel, "Expert parallelism",
-                  "Expert-parallel degree ep: the routed experts spread over ep of the d·t·c "
-                  "devices",
-                  "layout.expertParallel"),
-           [](Setting& setting) { setting.defaulted_in_api = true; }),
-      layout_access<int, &ParallelLayout::expert_parallel>());
-  add(from(whole(id::kExpertTensorParallel, "Expert tensor parallelism",
-                 "Expert tensor-parallel degree etp: each routed expert split over etp; 0 means t",
-                 "layout.expertTensorParallel", 0, kMaxParallelDegree,
-                 "Expert tensor parallelism must be a whole number from 0 (as tensor parallelism) "
-                 "to " +
-                     format_count(kMaxParallelDegree) + "."),
-           [](Setting& setting) {
-             setting.defaulted_in_api = true;
-             setting.chosen_by_fit = true;
-           }),
-      layout_access<int, &ParallelLayout::expert_tensor_parallel>());
-  add(from(make(id::kCapacityFactor, "Capacity factor", SettingKind::kDecimal,
-                "Each expert's token buffer as a multiple of balanced routing's (0: dropless, at "
-                "balanced load)",
-                "capacityFactor"),
-           [](Setting& setting) {
-             setting.min = 0;
-             setting.max = kMaxCapacityFactor;
-             setting.allowed = "Capacity factor must be a number from 0 (dropless) to " +
-                               format_count(kMaxCapacityFactor) + ".";
-             setting.defaulted_in_api = true;
-           }),
-      number_access<double, &TrainingSetup::capacity_factor>());
+  add(stage_layers(row<&ParallelLayout::pipeline_first_stage_layers>(
+                       id::kPipelineFirstLayers, "First pipeline stage's layers",
+                       "Layers on the first pipeline stage; the stages without a count of their "
+                       "own split the rest evenly (0: an even share)",
+                       "layout.pipelineFirstStageLayers"),
+                   "First stage's layers (0: even)"));
+  add(stage_layers(row<&ParallelLayout::pipeline_last_stage_layers>(
+                       id::kPipelineLastLayers, "Last pipeline stage's layers",
+                       "Layers on the last pipeline stage; the stages without a count of their "
+                       "own split the rest evenly (0: an even share)",
+                       "layout.pipelineLastStageLayers"),
+                   "Last stage's layers (0: even)"));
+  add(row<&ParallelLayout::context_parallel>(id::kContextParallel, "Context parallelism",
+                                             "Context-parallel degree c", "layout.contextParallel")
+          .degree()
+          .page("layout", "Context parallel, <var>c</var>"));
+  add(row<&ParallelLayout::expert_parallel>(id::kExpertParallel, "Expert parallelism",
+                                            "Expert-parallel degree ep: the routed experts spread "
+                                            "over ep of the d·t·c devices",
+                                            "layout.expertParallel")
+          .degree()
+          .later()
+          .page("layout", "Expert parallel, <var>ep</var>"));
+  add(row<&ParallelLayout::expert_tensor_parallel>(
+          id::kExpertTensorParallel, "Expert tensor parallelism",
+          "Expert tensor-parallel degree etp: each routed expert split over etp; 0 means t",
+          "layout.expertTensorParallel")
+          .bounds(0, kMaxParallelDegree,
+                  "Expert tensor parallelism must be a whole number from 0 (as tensor "
+                  "parallelism) to " +
+                      format_count(kMaxParallelDegree) + ".")
+          .later()
+          .fit()
+          .page("layout", "Expert tensor parallel, <var>etp</var> (0: as <var>t</var>)"));
+  add(row<&TrainingSetup::capacity_factor>(id::kCapacityFactor, "Capacity factor",
+                                           "Each expert's token buffer as a multiple of balanced "
+                                           "routing's (0: dropless, at balanced load)",
+                                           "capacityFactor")
+          .bounds(0, kMaxCapacityFactor,
+                  "Capacity factor must be a number from 0 (dropless) to " +
+                      format_count(kMaxCapacityFactor) + ".")
+          .later()
+          .page("layout", "Experts' capacity factor (0: dropless)"));
 }
 
 // The recipe, the device and its headroom.
 void add_recipe_and_device(Entries& entries) {
-  const auto add = [&entries](Setting setting, Access access) {
-    entries.push_back({std::move(setting), access});
-  };
-  add(from(choice(id::kRecompute, "Recomputation", choices<Recompute>(), "Activation recomputation",
-                  "recompute"),
-           [](Setting& setting) { setting.chosen_by_fit = true; }),
-      enum_access<Recompute, &TrainingSetup::recompute>());
-  add(from(choice(id::kActivationModel, "Activation model", choices<ActivationModel>(),
-                  "Activation model", "activationModel"),
-           [](Setting& setting) { setting.defaulted_in_api = true; }),
-      enum_access<ActivationModel, &TrainingSetup::activation_model>());
-  add(from(choice(id::kDropout, "Dropout", choices<Dropout>(),
-                  "Dropout on the residuals and the attention probabilities: model, off, on, or "
-                  "its probability (0 is off, above 0 on; the masks' bytes do not depend on it)",
-                  "dropout"),
-           [](Setting& setting) {
-             setting.defaulted_in_api = true;
-             setting.allowed =
-                 "Dropout must be model, off, on, or a probability from 0 to below 1.";
-           }),
-      [] {
-        Access access = enum_access<Dropout, &TrainingSetup::dropout>();
-        access.read_as = [](std::string_view text) {
-          const double p = parse_decimal(text);
-          if (!(p >= 0 && p < 1)) return std::string(text);
-          return choice_id(p == 0 ? Dropout::kOff : Dropout::kOn);
-        };
-        return access;
-      }());
-  add(choice(id::kOptimizer, "Optimizer", choices<Optimizer>(), "Optimizer", "optimizer"),
-      enum_access<Optimizer, &TrainingSetup::optimizer>());
-  add(choice(id::kPrecision, "Precision", choices<Precision>(), "Precision", "precision"),
-      enum_access<Precision, &TrainingSetup::precision>());
-  add(make(id::kLogits, "Logits", kSwitch, "Count the output layer's logits and the loss",
-           "logits"),
-      number_access<bool, &TrainingSetup::logits>());
-  add(from(choice(id::kLoss, "Loss", choices<Loss>(), "How the loss is computed", "loss"),
-           [](Setting& setting) {
-             setting.requires_setting = id::kLogits;
-             setting.requires_value = "on";
-             setting.requires_reason = "the loss is counted with the logits";
-             setting.defaulted_in_api = true;
-           }),
-      enum_access<Loss, &TrainingSetup::loss>());
-  add(from(whole(id::kLossChunks, "Loss chunks",
-                 "The chunked loss's chunks: torchtune's num_output_chunks", "lossChunks", 1,
-                 kMaxLossChunks),
-           [](Setting& setting) {
-             setting.requires_setting = id::kLoss;
-             setting.requires_value = choice_id(Loss::kChunked);
-             setting.requires_reason = "the chunks are the chunked loss's";
-             setting.defaulted_in_api = true;
-           }),
-      number_access<int, &TrainingSetup::loss_chunks>());
-  add(from(make(id::kMtp, "Multi-token prediction", kSwitch,
-                "Train the model's multi-token-prediction modules (DeepSeek-V3's, GLM-4.5's)",
-                "mtp"),
-           [](Setting& setting) { setting.defaulted_in_api = true; }),
-      number_access<bool, &TrainingSetup::mtp>());
-  add(from(make(id::kTrainVision, "Train the vision tower", kSwitch,
-                "Train a multimodal model's vision tower and projector; frozen otherwise",
-                "trainVision"),
-           [](Setting& setting) { setting.defaulted_in_api = true; }),
-      number_access<bool, &TrainingSetup::train_vision>());
-  add(choice(id::kDevice, "Device", device_choices(), "Device", "deviceId"),
-      id_access<&TrainingSetup::device_id>());
-  add(from(make(id::kDeviceCapacity, "Custom capacity", SettingKind::kDecimal,
-                "A custom device's memory in GB (10^9 bytes)", "customCapacityGb"),
-           [](Setting& setting) {
-             setting.min = 0;
-             setting.min_exclusive = true;
-             setting.max = kMaxCustomCapacityGb;
-             setting.allowed = "A custom device's memory must be more than 0 GB and at most " +
-                               format_count(kMaxCustomCapacityGb) + " GB.";
-             setting.requires_setting = id::kDevice;
-             setting.requires_value = kCustomDeviceId;
-             setting.requires_reason = "a capacity is given for the custom device";
-             setting.excludes = id::kDevice;
-           }),
-      number_access<double, &TrainingSetup::custom_capacity_gb>());
-  add(from(make(id::kHeadroom, "Headroom", SettingKind::kDecimal,
-                "Percent of each device's memory kept free when asking whether it fits",
-                "headroomPercent"),
-           [](Setting& setting) {
-             setting.min = 0;
-             setting.max = kMaxHeadroomPercent;
-             setting.allowed = "Headroom must be a percentage from 0 to " +
-                               format_count(kMaxHeadroomPercent) + ".";
-             setting.defaulted_in_api = true;
-           }),
-      number_access<double, &TrainingSetup::headroom_percent>());
+  const auto add = [&entries](Entry entry) { entries.push_back(std::move(entry)); };
+  add(row<&TrainingSetup::recompute>(id::kRecompute, "Recomputation", "Activation recomputation",
+                                     "recompute")
+          .among(choices<Recompute>())
+          .fit()
+          .page("recipe", "Activation recomputation"));
+  add(row<&TrainingSetup::activation_model>(id::kActivationModel, "Activation model",
+                                            "Activation model", "activationModel")
+          .among(choices<ActivationModel>())
+          .later()
+          .page("recipe", "",
+                "The plate uses Korthikanti's GPT-block model. Counted tensor by tensor, a Llama "
+                "block run by fused kernels saves <span "
+                "data-figure=\"llama-block-activations-8b\">…</span> for Llama&nbsp;3 8B at 8,192 "
+                "tokens, against the plate's <span data-figure=\"activations-8b\">…</span>: other "
+                "tensors, nearly the same sum. See the arithmetic below."));
+  add(row<&TrainingSetup::dropout>(
+          id::kDropout, "Dropout",
+          "Dropout on the residuals and the attention probabilities: model, off, on, or its "
+          "probability (0 is off, above 0 on; the masks' bytes do not depend on it)",
+          "dropout")
+          .among(choices<Dropout>())
+          .later()
+          .with([](Setting& setting, Access& access) {
+            setting.allowed = "Dropout must be model, off, on, or a probability from 0 to below 1.";
+            access.read_as = [](std::string_view text) {
+              const double p = parse_decimal(text);
+              if (!(p >= 0 && p < 1)) return std::string(text);
+              return choice_id(p == 0 ? Dropout::kOff : Dropout::kOn);
+            };
+          })
+          .page("recipe", "",
+                "Korthikanti's GPT block drops out; Llama trains without. Each dropout keeps a "
+                "1-byte mask per value, whatever its probability."));
+  add(row<&TrainingSetup::optimizer>(id::kOptimizer, "Optimizer", "Optimizer", "optimizer")
+          .among(choices<Optimizer>())
+          .page("recipe", "Optimiser"));
+  add(row<&TrainingSetup::precision>(id::kPrecision, "Precision", "Precision", "precision")
+          .among(choices<Precision>())
+          .page("recipe"));
+  add(row<&TrainingSetup::logits>(id::kLogits, "Logits",
+                                  "Count the output layer's logits and the loss", "logits")
+          .page("recipe", "Logits and loss"));
+  add(row<&TrainingSetup::loss>(id::kLoss, "Loss", "How the loss is computed", "loss")
+          .among(choices<Loss>())
+          .requires_value(id::kLogits, "on", "the loss is counted with the logits")
+          .later()
+          .page("recipe", "",
+                "With the logits: Megatron-LM's vocab-parallel cross-entropy holds 6 bytes per "
+                "logit; PyTorch's <code>cross_entropy(logits.float())</code> peaks at 12 (14 in "
+                "transformers 4.46 to 4.48, which shifts a copy of the logits), torchtune's "
+                "chunked one at 6 + 4/n, and Transformer Engine's fused one at 2. Liger's fused "
+                "linear loss never makes the logits whole."));
+  add(row<&TrainingSetup::loss_chunks>(id::kLossChunks, "Loss chunks",
+                                       "The chunked loss's chunks: torchtune's num_output_chunks",
+                                       "lossChunks")
+          .bounds(1, kMaxLossChunks)
+          .requires_value(id::kLoss, choice_id(Loss::kChunked), "the chunks are the chunked loss's")
+          .later()
+          .page("recipe", "Loss chunks, <var>n</var>"));
+  add(row<&TrainingSetup::mtp>(
+          id::kMtp, "Multi-token prediction",
+          "Train the model's multi-token-prediction modules (DeepSeek-V3's, GLM-4.5's)", "mtp")
+          .later()
+          .page("recipe", "",
+                "DeepSeek-V3's and GLM-4.5's extra layer, trained with its own logits and loss."));
+  add(row<&TrainingSetup::train_vision>(
+          id::kTrainVision, "Train the vision tower",
+          "Train a multimodal model's vision tower and projector; frozen otherwise", "trainVision")
+          .later()
+          .page("model", "", "Frozen otherwise: its weights alone."));
+  add(row<&TrainingSetup::device_id>(id::kDevice, "Device", "Device", "deviceId")
+          .among(device_choices())
+          .page("device"));
+  add(row<&TrainingSetup::custom_capacity_gb>(id::kDeviceCapacity, "Custom capacity",
+                                              "A custom device's memory in GB (10^9 bytes)",
+                                              "customCapacityGb")
+          .bounds(0, kMaxCustomCapacityGb,
+                  "A custom device's memory must be more than 0 GB and at most " +
+                      format_count(kMaxCustomCapacityGb) + " GB.")
+          .requires_value(id::kDevice, kCustomDeviceId, "a capacity is given for the custom device")
+          .with([](Setting& setting, Access&) {
+            setting.min_exclusive = true;
+            setting.excludes = id::kDevice;
+          })
+          .page("device", "Custom memory (GB)"));
+  add(row<&TrainingSetup::headroom_percent>(
+          id::kHeadroom, "Headroom",
+          "Percent of each device's memory kept free when asking whether it fits",
+          "headroomPercent")
+          .bounds(
+              0, kMaxHeadroomPercent,
+              "Headroom must be a percentage from 0 to " + format_count(kMaxHeadroomPercent) + ".")
+          .later()
+          .page("device", "Headroom kept free (%)",
+                "A layout fits when its total leaves this share of the device free: the ideal "
+                "step leaves out the allocator's reserve, the CUDA context and communication "
+                "buffers, which a training stack counts."));
 }
 
 // Fine-tuning (fine_tuning.hpp), added after the API was published: a setup without it trains
 // every parameter, on the device, as before.
 void add_fine_tuning(Entries& entries) {
-  const auto add = [&entries](Setting setting, Access access) {
-    entries.push_back({std::move(setting), access});
-  };
-  add(added(whole(id::kLoraRank, "LoRA rank",
-                  "LoRA's rank r: adapters train, the base is frozen (0: every parameter trains)",
-                  "loraRank", 0, kMaxLoraRank,
+  const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
+  add(row<&TrainingSetup::lora_rank>(
+          id::kLoraRank, "LoRA rank",
+          "LoRA's rank r: adapters train, the base is frozen (0: every parameter trains)",
+          "loraRank")
+          .bounds(0, kMaxLoraRank,
                   "LoRA rank must be a whole number from 0 (no LoRA) to " +
-                      format_count(kMaxLoraRank) + ".")),
-      number_access<int, &TrainingSetup::lora_rank>());
-  add(added(choice(id::kLoraTargets, "LoRA targets", choices<LoraTargets>(),
-                   "The layers LoRA's adapters sit on", "loraTargets")),
-      enum_access<LoraTargets, &TrainingSetup::lora_targets>());
-  add(from(added(make(id::kLoraDropout, "LoRA dropout", SettingKind::kDecimal,
-                      "PEFT's lora_dropout: above 0 each adapter saves a dropped copy of its "
-                      "input and a 1-byte mask",
-                      "loraDropout")),
-           [](Setting& setting) {
-             setting.min = 0;
-             setting.max = kMaxLoraDropout;
-             setting.max_exclusive = true;
-             setting.allowed = "LoRA dropout must be a probability from 0 to below 1.";
-           }),
-      number_access<double, &TrainingSetup::lora_dropout>());
-  add(added(choice(id::kBaseWeights, "Base weights", choices<BaseWeights>(),
-                   "How LoRA's frozen base linear weights are held", "baseWeights")),
-      enum_access<BaseWeights, &TrainingSetup::base_weights>());
-  add(added(choice(id::kOffload, "Offload", choices<Offload>(),
-                   "What is held in the host's memory instead of the device's", "offload")),
-      enum_access<Offload, &TrainingSetup::offload>());
-  add(added(make(id::kOffloadActivations, "Offload activations", kSwitch,
-                 "Hold the saved activations in the host's memory but the layers in flight",
-                 "offloadActivations")),
-      number_access<bool, &TrainingSetup::offload_activations>());
-  add(from(added(make(id::kHostCapacity, "Host memory", SettingKind::kDecimal,
-                      "The host's memory per node in GB (10^9 bytes), shared by its devices: "
-                      "what offloading holds is checked against it (0: not checked)",
-                      "hostCapacityGb")),
-           [](Setting& setting) {
-             setting.min = 0;
-             setting.max = kMaxHostCapacityGb;
-             setting.allowed = "Host memory must be from 0 (not checked) to " +
-                               format_count(kMaxHostCapacityGb) + " GB.";
-           }),
-      number_access<double, &TrainingSetup::host_capacity_gb>());
+                      format_count(kMaxLoraRank) + ".")
+          .page("fine-tuning", "LoRA rank, <var>r</var>",
+                "0 trains every parameter. Above 0 the base is frozen, holding its weights only, "
+                "and the adapters alone keep gradients, master weights and optimiser state."));
+  add(row<&TrainingSetup::lora_targets>(id::kLoraTargets, "LoRA targets",
+                                        "The layers LoRA's adapters sit on", "loraTargets")
+          .among(choices<LoraTargets>())
+          .page("fine-tuning"));
+  add(row<&TrainingSetup::lora_dropout>(
+          id::kLoraDropout, "LoRA dropout",
+          "PEFT's lora_dropout: above 0 each adapter saves a dropped copy of its input and a "
+          "1-byte mask",
+          "loraDropout")
+          .bounds(0, kMaxLoraDropout, "LoRA dropout must be a probability from 0 to below 1.")
+          .with([](Setting& setting, Access&) { setting.max_exclusive = true; })
+          .page("fine-tuning", "LoRA dropout, <var>p</var>",
+                "PEFT's <code>lora_dropout</code>: above 0 each adapter keeps its own dropped "
+                "copy of its input."));
+  add(row<&TrainingSetup::base_weights>(id::kBaseWeights, "Base weights",
+                                        "How LoRA's frozen base linear weights are held",
+                                        "baseWeights")
+          .among(choices<BaseWeights>())
+          .page("fine-tuning", "",
+                "With LoRA: QLoRA's NF4 holds 0.516 bytes per weight (bitsandbytes' blocks of 64, "
+                "their scales in 8 bits); the embeddings and output layer stay BF16."));
+  add(row<&TrainingSetup::offload>(id::kOffload, "Offload",
+                                   "What is held in the host's memory instead of the device's",
+                                   "offload")
+          .among(choices<Offload>())
+          .page("fine-tuning", "Offload to the host"));
+  add(row<&TrainingSetup::offload_activations>(
+          id::kOffloadActivations, "Offload activations",
+          "Hold the saved activations in the host's memory but the layers in flight",
+          "offloadActivations")
+          .page("fine-tuning"));
+  add(row<&TrainingSetup::host_capacity_gb>(
+          id::kHostCapacity, "Host memory",
+          "The host's memory per node in GB (10^9 bytes), shared by its devices: what offloading "
+          "holds is checked against it (0: not checked)",
+          "hostCapacityGb")
+          .bounds(0, kMaxHostCapacityGb,
+                  "Host memory must be from 0 (not checked) to " +
+                      format_count(kMaxHostCapacityGb) + " GB.")
+          .page("fine-tuning", "Host memory per node, GB",
+                "Shared by the node's devices (up to 8): does it hold what they offload? 0 leaves "
+                "it unchecked."));
 }
 
-// The training stack and its frameworks' own switches.
+// The training stack and its frameworks' own switches, each under the stacks that have it.
 void add_stack_settings(Entries& entries) {
-  const auto add = [&entries](Setting setting, Access access) {
-    entries.push_back({std::move(setting), access});
-  };
-  add(added(choice(id::kStack, "Stack", choices<Stack>(),
-                   "What trains the model: the idealised step, or a framework's real holdings",
-                   "stack")),
-      enum_access<Stack, &TrainingSetup::stack>());
-  // A setting of one stack's: the page enables it under that stack alone.
-  const auto only_under = [](Stack stack, const char* reason) {
-    return [stack, reason](Setting& setting) {
-      setting.requires_setting = id::kStack;
-      setting.requires_value = choice_id(stack);
-      setting.requires_reason = reason;
-    };
-  };
-  add(from(added(make(id::kFp8AllGather, "FP8 all-gather", kSwitch,
-                      "torchtitan under fp8-mixed: FSDP2 gathers the linear weights in FP8",
-                      "fp8AllGather")),
-           only_under(Stack::kTorchtitan, "FSDP2's FP8 all-gather is torchtitan's switch")),
-      number_access<bool, &TrainingSetup::fp8_all_gather>());
-  add(from(added(choice(id::kOverlapComm, "Overlap communication", choices<OverlapComm>(),
-                        "DeepSpeed's overlap_comm: the gradient reduction overlapped with the "
-                        "backward pass",
-                        "overlapComm")),
-           only_under(Stack::kDeepSpeed, "overlap_comm is DeepSpeed's switch")),
-      enum_access<OverlapComm, &TrainingSetup::overlap_comm>());
+  const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
+  add(row<&TrainingSetup::stack>(
+          id::kStack, "Stack",
+          "What trains the model: the idealised step, or a framework's real holdings", "stack")
+          .among(choices<Stack>())
+          .page("stack", "",
+                "The ideal step counts the terms above and nothing else. A framework adds what it "
+                "really holds, the runtime and the allocator's cache, and gives the peaks PyTorch "
+                "reports. torchtune's single-device recipes, and transformers' Trainer with PEFT "
+                "(one device, DDP, or FSDP as ZeRO 3), load the model in bf16: bf16 precision "
+                "(the hf stack also bf16-mixed: the model in FP32 under autocast, for full "
+                "training). PEFT keeps the adapters in FP32."));
+  constexpr const char* kFp8AllGatherRefusal =
+      "FP8 all-gather is torchtitan's (FSDP2's) switch under FP8 training; choose the torchtitan "
+      "stack and fp8-mixed precision, or turn it off.";
+  add(row<&TrainingSetup::fp8_all_gather>(
+          id::kFp8AllGather, "FP8 all-gather",
+          "torchtitan under fp8-mixed: FSDP2 gathers the linear weights in FP8", "fp8AllGather")
+          .only_under({Stack::kTorchtitan}, "FSDP2's FP8 all-gather is torchtitan's switch",
+                      kFp8AllGatherRefusal)
+          .rule([](const TrainingSetup& setup) { return setup.precision == Precision::kFp8Mixed; },
+                kFp8AllGatherRefusal)
+          .page("stack", "",
+                "torchtitan under fp8-mixed: FSDP2 gathers the linear weights in FP8."));
+  add(row<&TrainingSetup::overlap_comm>(id::kOverlapComm, "Overlap communication",
+                                        "DeepSpeed's overlap_comm: the gradient reduction "
+                                        "overlapped with the backward pass",
+                                        "overlapComm")
+          .among(choices<OverlapComm>())
+          .only_under({Stack::kDeepSpeed}, "overlap_comm is DeepSpeed's switch",
+                      "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.")
+          .page("stack", "DeepSpeed's overlap_comm"));
   // Megatron-LM's vocabulary padding (stacks/stack_run.hpp).
-  const auto megatrons = [&only_under](const char* reason) {
-    return only_under(Stack::kMegatron, reason);
-  };
-  add(from(added(whole(id::kVocabDivisibleBy, "Vocabulary padded to a multiple of",
-                       "Megatron-LM's --make-vocab-size-divisible-by: the vocabulary is padded "
-                       "to a multiple of it × t",
-                       "makeVocabSizeDivisibleBy", 1, kMaxParallelDegree)),
-           megatrons("the vocabulary's padding is Megatron-LM's")),
-      number_access<int, &TrainingSetup::make_vocab_size_divisible_by>());
-  add(from(added(make(id::kEodToken, "NullTokenizer's end-of-document token", kSwitch,
-                      "Megatron-LM's --tokenizer-type NullTokenizer before Megatron-Core 0.18: "
-                      "its end-of-document token joins the vocabulary before padding",
-                      "eodToken")),
-           megatrons("the NullTokenizer is Megatron-LM's")),
-      number_access<bool, &TrainingSetup::eod_token>());
-  add(from(added(choice(id::kCpCommType, "Context-parallel exchange", choices<CpCommType>(),
-                        "Megatron-LM's --cp-comm-type: how context parallelism exchanges "
-                        "attention's tensors",
-                        "cpCommType")),
-           megatrons("--cp-comm-type is Megatron-LM's")),
-      enum_access<CpCommType, &TrainingSetup::cp_comm_type>());
-  add(from(added(choice(
-               id::kCompile, "torch.compile", choices<Compile>(),
-               "torch.compile as torchtitan and torchtune run it: the transformer blocks, or the "
-               "loss too",
-               "compile")),
-           [&only_under](Setting& setting) {
-             only_under(Stack::kTorchtitan,
-                        "torch.compile is modelled as torchtitan and torchtune run it")(setting);
-             setting.requires_also = choice_id(Stack::kTorchtune);
-           }),
-      enum_access<Compile, &TrainingSetup::compile>());
-  add(added(make(id::kOptimizerInBackward, "Optimizer in backward", kSwitch,
-                 "torchtune's optimizer_in_bwd: each parameter stepped as its gradient is made, "
-                 "which is then freed",
-                 "optimizerInBackward")),
-      number_access<bool, &TrainingSetup::optimizer_in_backward>());
-  add(from(added(make(id::kPagedOptimizer, "Paged optimizer", kSwitch,
-                      "bitsandbytes' paged AdamW (transformers' paged_adamw_32bit and "
-                      "paged_adamw_8bit): the state of each parameter of 10^5 elements or more "
-                      "outside PyTorch's allocator, paged to the host when the device runs short",
-                      "pagedOptimizer")),
-           only_under(Stack::kHf,
-                      "paged optimisers are modelled as transformers' Trainer runs "
-                      "them")),
-      number_access<bool, &TrainingSetup::paged_optimizer>());
-  add(from(added(make(id::kKbitPrep, "prepare_model_for_kbit_training", kSwitch,
-                      "PEFT's prepare_model_for_kbit_training: the embedding, norms and output "
-                      "layer upcast to FP32, so the residual stream runs in FP32, with gradient "
-                      "checkpointing",
-                      "kbitPrep")),
-           only_under(Stack::kHf,
-                      "prepare_model_for_kbit_training is modelled as transformers' "
-                      "Trainer runs it")),
-      number_access<bool, &TrainingSetup::kbit_prep>());
-  add(added(
-          make(id::kExpandableSegments, "Expandable segments", kSwitch,
-               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the caching allocator maps each "
-               "stream's memory as one segment that grows page by page",
-               "expandableSegments")),
-      number_access<bool, &TrainingSetup::expandable_segments>());
-  add(from(added(whole(id::kMaxSplitSize, "Largest block split (MiB)",
-                       "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb: blocks this large or larger are "
-                       "not split for smaller requests (0: no limit, PyTorch's default)",
-                       "maxSplitSizeMb", 0, kMaxAllocatorSplitMb)),
-           [](Setting& setting) {
-             setting.allowed = "The largest block split must be 0 (no limit) or from 21 to " +
-                               format_count(kMaxAllocatorSplitMb) + " MiB.";
-           }),
-      number_access<int, &TrainingSetup::max_split_size_mb>());
+  constexpr const char* kPaddingRefusal =
+      "The vocabulary's padding and the NullTokenizer are Megatron-LM's; choose the megatron "
+      "stack, or leave them at their defaults (128, off).";
+  add(row<&TrainingSetup::make_vocab_size_divisible_by>(
+          id::kVocabDivisibleBy, "Vocabulary padded to a multiple of",
+          "Megatron-LM's --make-vocab-size-divisible-by: the vocabulary is padded to a multiple "
+          "of it × t",
+          "makeVocabSizeDivisibleBy")
+          .bounds(1, kMaxParallelDegree)
+          .only_under({Stack::kMegatron}, "the vocabulary's padding is Megatron-LM's",
+                      kPaddingRefusal)
+          .page("stack", "Megatron-LM pads the vocabulary to a multiple of",
+                "--make-vocab-size-divisible-by, times the tensor parallelism: 128 by default."));
+  add(row<&TrainingSetup::eod_token>(
+          id::kEodToken, "NullTokenizer's end-of-document token",
+          "Megatron-LM's --tokenizer-type NullTokenizer before Megatron-Core 0.18: its "
+          "end-of-document token joins the vocabulary before padding",
+          "eodToken")
+          .only_under({Stack::kMegatron}, "the NullTokenizer is Megatron-LM's", kPaddingRefusal)
+          .page("stack", "NullTokenizer's EOD token",
+                "Megatron-Core before 0.18 adds its end-of-document (EOD) token to the "
+                "vocabulary before padding it."));
+  add(row<&TrainingSetup::cp_comm_type>(
+          id::kCpCommType, "Context-parallel exchange",
+          "Megatron-LM's --cp-comm-type: how context parallelism exchanges attention's tensors",
+          "cpCommType")
+          .among(choices<CpCommType>())
+          .only_under({Stack::kMegatron}, "--cp-comm-type is Megatron-LM's",
+                      "--cp-comm-type is Megatron-LM's; choose the megatron stack, or p2p.")
+          .page("stack", "Megatron-LM's context-parallel exchange",
+                "--cp-comm-type: the all-to-all keeps the attention's output a second time (TE "
+                "2.8 on)."));
+  add(row<&TrainingSetup::compile>(id::kCompile, "torch.compile",
+                                   "torch.compile as torchtitan and torchtune run it: the "
+                                   "transformer blocks, or the loss too",
+                                   "compile")
+          .among(choices<Compile>())
+          .only_under({Stack::kTorchtitan, Stack::kTorchtune},
+                      "torch.compile is modelled as torchtitan and torchtune run it",
+                      "torch.compile is modelled as torchtitan and torchtune run it; choose one of "
+                      "those stacks, or off.")
+          .rule([](const TrainingSetup& setup) { return setup.recompute == Recompute::kFull; },
+                "Under torch.compile trainmem models full recomputation, where a compiled block "
+                "saves its input alone, as eager; what Inductor's min-cut partitioner saves under "
+                "none, selective or per-op selective recomputation is not modelled. Choose full "
+                "recomputation, or compile off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return !(setup.compile == Compile::kBlocksAndLoss && setup.logits &&
+                         setup.layout.tensor_parallel > 1);
+              },
+              "The compiled loss under tensor parallelism (DTensor's loss_parallel) is not "
+              "modelled; choose the blocks alone, or tp 1.")
+          .page("stack", "",
+                "torchtitan's and torchtune's: the blocks (torchtitan at the end of 2024), or the "
+                "loss too, with no FP32 copy of the logits. Under full recomputation."));
+  // torchtune runs the step in the backward pass in its single-device recipes, full training
+  // (full_finetune_single_device.py: optimizer_in_bwd).
+  add(row<&TrainingSetup::optimizer_in_backward>(
+          id::kOptimizerInBackward, "Optimizer in backward",
+          "torchtune's optimizer_in_bwd: each parameter stepped as its gradient is made, which is "
+          "then freed",
+          "optimizerInBackward")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return num_devices(setup.layout) == 1 && setup.lora_rank == 0 &&
+                       (setup.stack == Stack::kIdeal || stack_row(setup.stack).steps_in_backward) &&
+                       setup.offload == Offload::kNone;
+              },
+              "The optimizer's step in the backward pass is modelled as torchtune's single-device "
+              "full training runs it: one device, no LoRA, no offloading, under the ideal or "
+              "torchtune stack; turn it off, or set those.")
+          .page("recipe", "",
+                "torchtune's: each gradient is stepped and freed as it is made, on one device."));
+  add(row<&TrainingSetup::paged_optimizer>(
+          id::kPagedOptimizer, "Paged optimizer",
+          "bitsandbytes' paged AdamW (transformers' paged_adamw_32bit and paged_adamw_8bit): the "
+          "state of each parameter of 10^5 elements or more outside PyTorch's allocator, paged to "
+          "the host when the device runs short",
+          "pagedOptimizer")
+          .only_under({Stack::kHf},
+                      "paged optimisers are modelled as transformers' Trainer runs them",
+                      "Paged optimisers are modelled as transformers' Trainer runs them "
+                      "(paged_adamw_32bit, paged_adamw_8bit); choose the hf stack, or turn it off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.optimizer == Optimizer::kAdam ||
+                       setup.optimizer == Optimizer::kAdam8bit;
+              },
+              "bitsandbytes pages AdamW's state (32-bit or 8-bit); choose adam or adam-8bit, or "
+              "turn paging off.")
+          .page("stack", "",
+                "The hf stack's bitsandbytes paged AdamW: the larger parameters' state outside "
+                "PyTorch's allocator, paged to the host when the device runs short."));
+  add(row<&TrainingSetup::kbit_prep>(
+          id::kKbitPrep, "prepare_model_for_kbit_training",
+          "PEFT's prepare_model_for_kbit_training: the embedding, norms and output layer upcast "
+          "to FP32, so the residual stream runs in FP32, with gradient checkpointing",
+          "kbitPrep")
+          .only_under(
+              {Stack::kHf},
+              "prepare_model_for_kbit_training is modelled as transformers' Trainer runs it",
+              "prepare_model_for_kbit_training is modelled as transformers' Trainer runs "
+              "it; choose the hf stack, or turn it off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16;
+              },
+              "prepare_model_for_kbit_training prepares a quantised base for LoRA; set a LoRA "
+              "rank and nf4 or int8 base weights, or turn it off.")
+          .rule([](const TrainingSetup& setup) { return setup.recompute == Recompute::kFull; },
+                "prepare_model_for_kbit_training turns gradient checkpointing on "
+                "(use_gradient_checkpointing=True), which is modelled; choose full "
+                "recomputation, or turn it off.")
+          .page("stack", "",
+                "The hf stack's QLoRA preparation: the embedding, norms and output layer in FP32, "
+                "so the residual stream runs in FP32, under gradient checkpointing."));
+  // PyTorch's caching allocator's settings (allocator.hpp), which any stack's replay follows.
+  add(row<&TrainingSetup::expandable_segments>(
+          id::kExpandableSegments, "Expandable segments",
+          "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the caching allocator maps each "
+          "stream's memory as one segment that grows page by page",
+          "expandableSegments")
+          .rule(replays,
+                "Expandable segments change PyTorch's caching allocator, which a training stack's "
+                "replay follows and the idealised step has none of; choose a stack, or turn them "
+                "off.")
+          .page("stack", "",
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, under any stack: the allocator "
+                "grows one segment a page at a time, which changes the reserved peak."));
+  add(row<&TrainingSetup::max_split_size_mb>(
+          id::kMaxSplitSize, "Largest block split (MiB)",
+          "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb: blocks this large or larger are not split "
+          "for smaller requests (0: no limit, PyTorch's default)",
+          "maxSplitSizeMb")
+          .bounds(0, kMaxAllocatorSplitMb,
+                  "The largest block split must be 0 (no limit) or from 21 to " +
+                      format_count(kMaxAllocatorSplitMb) + " MiB.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.max_split_size_mb >= kMinAllocatorSplitMb;
+              },
+              "PyTorch requires max_split_size_mb above 20 (its 20 MiB segments); set 21 or more, "
+              "or 0 for no limit.")
+          .rule(replays,
+                "max_split_size_mb changes PyTorch's caching allocator, which a training stack's "
+                "replay follows and the idealised step has none of; choose a stack, or set it to "
+                "0.")
+          .page("stack", "Largest block the allocator splits (MiB)",
+                "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb, under any stack: blocks this large are "
+                "kept whole for smaller requests. 0: no limit, PyTorch's default."));
 }
 
 std::vector<Entry> make_entries() {
@@ -697,6 +862,25 @@ Answer check_choice(std::string_view setting_id, std::string_view id) {
   const bool held = entry->access.holds != nullptr ? entry->access.holds(std::string(id))
                                                    : has_id(entry->setting.choices, id);
   return held ? Answer{} : refusal(entry->setting.id, unknown_choice_message(entry->setting, id));
+}
+
+double setting_number(const TrainingSetup& setup, std::size_t index) {
+  const Access& access = entries().at(index).access;
+  return access.number != nullptr ? access.number(setup) : 0;
+}
+
+bool set_setting_number(TrainingSetup& setup, std::size_t index, double value) {
+  const Access& access = entries().at(index).access;
+  if (access.set_number == nullptr || !std::isfinite(value)) return false;
+  constexpr double kIntLimit = 2147483648.0;  // 2^31: an int holds less
+  if (access.whole && !(std::fabs(value) < kIntLimit && std::trunc(value) == value)) return false;
+  access.set_number(setup, value);
+  return true;
+}
+
+bool set_setting_choice(TrainingSetup& setup, std::size_t index, const std::string& id) {
+  const Access& access = entries().at(index).access;
+  return access.set_id != nullptr && access.set_id(setup, id);
 }
 
 Answer check_setting_values(const TrainingSetup& setup) {

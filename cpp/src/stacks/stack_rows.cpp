@@ -38,7 +38,6 @@ const StackRow& stack_row(Stack stack) {
         row.zero_over_one_rank = true;
         row.drops_lone_sequence_parallel = true;
         row.pads_vocabulary = true;
-        row.cp_comm_type = true;
         row.follows_gradients = true;
         row.fine_tuning = false;
         row.offloading = false;
@@ -76,11 +75,9 @@ const StackRow& stack_row(Stack stack) {
             "it (apply_tp), and its mixtures of experts not at all; set tp and ep to 1 for a "
             "mixture of experts, or choose the megatron stack.";
         row.dtensor_tensor_parallel = true;
-        row.compiles = true;
         row.torch_pipelining = true;
         row.fine_tuning = false;
         row.offloading = false;
-        row.fp8_all_gather = true;
         row.step = replay::torchtitan_step;
         return row;
       }(),
@@ -95,7 +92,6 @@ const StackRow& stack_row(Stack stack) {
         // LoRA and QLoRA as transformers, PEFT and accelerate run them under ZeRO (the frozen
         // base sharded like any 16-bit tensor); ZeRO-Offload is not replayed.
         row.offloading = false;
-        row.overlap_comm = true;
         row.step = replay::deepspeed_step;
         return row;
       }(),
@@ -132,7 +128,6 @@ const StackRow& stack_row(Stack stack) {
             "activations are not counted); choose bf16 precision.";
         row.int8_base = false;
         row.steps_in_backward = true;
-        row.compiles = true;
         row.follows_gradients = true;
         row.step = replay::torchtune_step;
         return row;

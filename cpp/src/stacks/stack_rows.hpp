@@ -77,8 +77,8 @@ struct StackRow {
   // gradients and AdamW's moments; each adapter's FP32 input cast to BF16 by the autocast and
   // saved (stage.cpp).
   bool fp32_adapters = false;
-  // transformers' loading and bitsandbytes' switches: a model loaded in FP32 under bf16 autocast
-  // (bf16-mixed, full training without FSDP), paged optimisers, prepare_model_for_kbit_training.
+  // transformers' loading: a model loaded in FP32 under bf16 autocast (bf16-mixed, full training
+  // without FSDP).
   bool transformers_loading = false;
   // accelerate's FSDP1 as the hf stack runs it: ZeRO 0 (DDP) or 3 (FULL_SHARD) alone; refused
   // with zero_refusal.
@@ -92,12 +92,8 @@ struct StackRow {
   bool zero_over_one_rank = false;
   bool drops_lone_sequence_parallel = false;
   bool pads_vocabulary = false;
-  // Its switches: FSDP2's FP8 all-gather (torchtitan), overlap_comm (DeepSpeed), --cp-comm-type
-  // (Megatron-LM).
-  bool fp8_all_gather = false;
-  bool overlap_comm = false;
-  bool cp_comm_type = false;
-  bool compiles = false;  // torch.compile (torchtitan)
+  // Its frameworks' own switches (torch.compile, overlap_comm, …) are settings whose rows name the
+  // stacks that have them (settings.cpp).
   // torch.distributed.pipelining as torchtitan runs it: p micro-batches a step
   // (build_pipeline_schedule: pipeline_parallel_microbatches unset), which cut its schedules'
   // warm-up, and the virtual stages split unevenly (generate_split_points), so the first and last

@@ -1,6 +1,10 @@
 // Memory over one training step, drawn on first opening (the first view does not need it).
 import { $ } from '../dom.js';
+import { MAX_MICRO_BATCH_SEQUENCES } from '../store.js';
 import { whenAnswered } from './later.js';
+
+/** The allocator's setting the step is also replayed the other way round under (the table's id). */
+const EXPANDABLE = 'expandable-segments';
 
 export function createTimelinePanel({ estimator, createTimelineChart }) {
   let chart = null;
@@ -13,8 +17,13 @@ export function createTimelinePanel({ estimator, createTimelineChart }) {
       async ({ setup, view }, { dragging = false }) => {
         const asSet = await estimator.timeline(setup);
         if (view.estimate.stackTerms.length === 0 || dragging) return { asSet, toggled: null };
-        const other = { ...setup, expandableSegments: !setup.expandableSegments };
-        const toggled = await estimator.timeline(other).catch(() => null);
+        const other = estimator.changeSetting(
+          setup,
+          EXPANDABLE,
+          estimator.settingText(setup, EXPANDABLE) === 'on' ? 'off' : 'on',
+          MAX_MICRO_BATCH_SEQUENCES,
+        );
+        const toggled = other.ok ? await estimator.timeline(other.setup).catch(() => null) : null;
         return { asSet, toggled: toggled?.points?.length ? toggled : null };
       },
       ({ asSet: { points, peakIndex }, toggled }, { setup, view }) => {
@@ -25,9 +34,10 @@ export function createTimelinePanel({ estimator, createTimelineChart }) {
         });
         const peak = points[peakIndex];
         const where = peak.layer > 0 ? `${peak.phase}, layer ${peak.layer}` : peak.phase;
-        const otherWay = setup.expandableSegments
-          ? 'without expandable segments'
-          : 'with expandable segments';
+        const otherWay =
+          estimator.settingText(setup, EXPANDABLE) === 'on'
+            ? 'without expandable segments'
+            : 'with expandable segments';
         chart.update(
           points,
           peakIndex,
