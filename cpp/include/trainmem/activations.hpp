@@ -116,7 +116,8 @@ struct SavedTensor {
 };
 
 // The tensors one layer of `shape` saves per token in the forward pass, on one device, for the
-// setup's attention (FlashAttention or not), recomputation and tensor/sequence parallelism.
+// setup's attention (FlashAttention or not), recomputation, tensor/sequence parallelism and what
+// its stack does to them (the estimate answers it: estimate/stage.cpp).
 // Under full recomputation these are what the layer saves while it is rebuilt in the backward
 // pass; between passes only its input is kept (2·h per token, over t with sequence parallelism).
 // The setup is assumed valid (estimate_memory checks it). The model, in brief:

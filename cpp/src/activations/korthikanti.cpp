@@ -4,7 +4,6 @@
 #include <string>
 
 #include "activations/layer.hpp"
-#include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/fp8.hpp"
 
@@ -17,7 +16,8 @@ constexpr double kKorthikantiFfnMultiple = 4;
 namespace {
 
 // Where the model's words come from, and what a setup changes in them.
-std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& setup) {
+std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& setup,
+                               const LayerStack& stack) {
   std::string source = "Korthikanti et al., MLSys 2023, equation 1 and Table 2";
   const bool residual = residual_dropout(shape, setup, kKorthikantiDropsOut);
   const bool probabilities = probability_dropout(shape, setup, kKorthikantiDropsOut);
@@ -30,7 +30,7 @@ std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& set
     source +=
         "; without dropout on the probabilities, 2·a·s/h of the scores' 5 (the softmax alone)";
   }
-  if (saves_gathered_inputs(setup)) {
+  if (stack.saves_gathered_inputs) {
     source +=
         "; under DTensor's sequence parallelism (torchtitan's apply_tp) the QKV projection's and "
         "the MLP's inputs are saved all-gathered: 4 of the 34 whole on every rank, the rest "
@@ -45,7 +45,7 @@ std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& set
     source += "; top-" + std::to_string(shape.num_experts_per_token) +
               " routing: section 4.1's MLP share (19) once more for each expert past the first";
   }
-  if (transformer_engine_fp8(setup)) {
+  if (stack.transformer_engine_fp8) {
     source +=
         "; under fp8-mixed the linear layers' saved inputs in FP8, 1 B instead of 2: the QKV and "
         "MLP inputs 2 to 1 each, fc2's input 8 to 4, the output projection's input 2 to 1, or 1 "
@@ -65,12 +65,14 @@ std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& set
 
 ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
+                                                  const LayerStack& stack,
                                                   int micro_batch_sequences, bool flash_attention,
                                                   const Pen& pen) {
   // torchtitan's per-op policy is defined by the operations it saves, a Llama block's: both
   // models count it tensor by tensor (activations.hpp, selective_op_saved_tensors).
   if (setup.recompute == Recompute::kSelectiveOp) {
-    return llama_block_layer_activations(shape, setup, micro_batch_sequences, flash_attention, pen);
+    return llama_block_layer_activations(shape, setup, stack, micro_batch_sequences,
+                                         flash_attention, pen);
   }
   const ParallelLayout& layout = setup.layout;
   const double t = layout.tensor_parallel;
@@ -87,7 +89,7 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   // (2, split) becomes 1, but where FlashAttention keeps its BF16 output for its own backward
   // pass, the projection's FP8 copy comes beside it (+1). Q, K and V (FlashAttention's, BF16),
   // fc1's output (the activation's BF16 input), the norms' inputs and the dropout masks stay.
-  const bool fp8 = transformer_engine_fp8(setup);
+  const bool fp8 = stack.transformer_engine_fp8;
   const double freed = fp8 ? kFp8SavedInputBytesFreed : 0;
   const bool attention_keeps_output = flash_attention && setup.recompute != Recompute::kSelective;
   const double attention_output_change = !fp8 ? 0 : attention_keeps_output ? kFp8Bytes : -freed;
@@ -133,7 +135,7 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
     replicated_factor = (replicated + sharded + extra_replicated + extra_sharded) / t;
     // DTensor keeps the projections' all-gathered inputs whole (dense models only: the stack
     // refuses a mixture).
-    if (saves_gathered_inputs(setup)) {
+    if (stack.saves_gathered_inputs) {
       replicated_factor += kKorthikantiGatheredInputBytesPerTokenPerHidden * (1 - 1 / t);
     }
   } else {
@@ -159,7 +161,7 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                                  : kKorthikantiScoreBytesWithoutDropout;
   const double score_factor = score_bytes * a * s / (h * t);
 
-  if (pen.writing()) layer.source = korthikanti_source(shape, setup);
+  if (pen.writing()) layer.source = korthikanti_source(shape, setup, stack);
   if (setup.recompute == Recompute::kFull) {
     layer.kept_per_token = layer_input_per_token(shape, layout, pen);
     layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();

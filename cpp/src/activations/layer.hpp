@@ -3,12 +3,25 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "text/figure.hpp"
+#include "trainmem/activations.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/setup.hpp"
 
 namespace trainmem {
+
+// What the training stack does to a layer's saved tensors, handed down as data by the estimate,
+// which reads the stack's row (estimate/stage.cpp, layer_stack_of): the activation models stand
+// below the stacks and never ask their table.
+struct LayerStack {
+  // DTensor's tensor parallelism above 1 (torchtitan's apply_tp): the projections' all-gathered
+  // inputs saved whole on every rank (stack_rows.hpp, dtensor_tensor_parallel).
+  bool saves_gathered_inputs = false;
+  // fp8-mixed as Transformer Engine runs it (fp8.hpp): the linear layers save their inputs in FP8.
+  bool transformer_engine_fp8 = false;
+};
 
 struct ActivationsPerLayer {
   double tokens_on_device = 0;  // s/c · b
@@ -27,20 +40,28 @@ struct ActivationsPerLayer {
 };
 
 // Every activation model answers through this one signature: one layer of `shape` under
-// `setup`'s layout and recomputation, for `micro_batch_sequences` sequences, with or without
-// FlashAttention, its per-token figure written by `pen`. The setup has passed check_setup.
+// `setup`'s layout and recomputation and what `stack` does to it, for `micro_batch_sequences`
+// sequences, with or without FlashAttention, its per-token figure written by `pen`. The setup has
+// passed check_setup.
 using LayerActivations = ActivationsPerLayer (*)(const ModelShape& shape,
                                                  const TrainingSetup& setup,
-                                                 int micro_batch_sequences, bool flash_attention,
-                                                 const Pen& pen);
+                                                 const LayerStack& stack, int micro_batch_sequences,
+                                                 bool flash_attention, const Pen& pen);
 ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
+                                                  const LayerStack& stack,
                                                   int micro_batch_sequences, bool flash_attention,
                                                   const Pen& pen);
 ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
+                                                  const LayerStack& stack,
                                                   int micro_batch_sequences, bool flash_attention,
                                                   const Pen& pen);
+
+// The llama-block model's tensors under `stack` (activations.hpp's llama_block_saved_tensors,
+// which the estimate answers with the setup's own stack).
+std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                             const LayerStack& stack, bool flash_attention);
 LayerActivations layer_activations_of(ActivationModel model);
 
 // What a layer keeps between passes under full recomputation, whichever model: its BF16 input,

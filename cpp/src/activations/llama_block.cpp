@@ -4,7 +4,6 @@
 #include <string>
 
 #include "activations/layer.hpp"
-#include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/fp8.hpp"
@@ -37,9 +36,8 @@ Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layo
   return (layout.sequence_parallel ? input / pen.number(layout.tensor_parallel) : input).in("B");
 }
 
-std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
-                                                   const TrainingSetup& setup,
-                                                   bool flash_attention) {
+std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                             const LayerStack& stack, bool flash_attention) {
   const ParallelLayout& layout = setup.layout;
   const double t = layout.tensor_parallel;
   const double h = shape.hidden_size;
@@ -62,7 +60,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   const double whole = layout.sequence_parallel ? t : 1;
   // DTensor's sequence parallelism (torchtitan) saves the all-gathered norm outputs that the
   // projections read, whole on every rank (stack_rows.hpp, dtensor_tensor_parallel).
-  const bool gathered = saves_gathered_inputs(setup);
+  const bool gathered = stack.saves_gathered_inputs;
   const double projections_input = gathered ? 1 : whole;
   const Words gathered_text = gathered ? ", all-gathered (DTensor)" : "";
   const double by_heads = t;
@@ -107,7 +105,7 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   const Words after_rope = shape.num_position_embeddings > 0 ? "" : " after RoPE";
   // FP8 training (fp8.hpp): each linear layer saves its input as the FP8 tensor it cast it to, a
   // copy of its own; FlashAttention, the norms, the activation's input and the router stay BF16.
-  const bool fp8 = transformer_engine_fp8(setup);
+  const bool fp8 = stack.transformer_engine_fp8;
   const double linear_input_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
   const auto linear_input = [fp8](const Words& name) -> Words {
     return fp8 ? name + ", in FP8" : name;
@@ -353,7 +351,8 @@ double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
 
 namespace {
 
-std::string llama_block_source(const ModelShape& shape, const TrainingSetup& setup) {
+std::string llama_block_source(const ModelShape& shape, const TrainingSetup& setup,
+                               const LayerStack& stack) {
   if (setup.recompute == Recompute::kSelectiveOp) {
     return "torchtitan's selective per-op recomputation: each block keeps its input and the "
            "outputs of the matmuls but every second one, and of the attention kernel "
@@ -369,7 +368,7 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
         "; with dropout, its 1-byte masks (and without FlashAttention the dropped "
         "probabilities)";
   }
-  if (transformer_engine_fp8(setup)) {
+  if (stack.transformer_engine_fp8) {
     source +=
         "; under fp8-mixed each linear layer's saved input in FP8, 1 B instead of 2 (the saved "
         "tensors list which) (Transformer Engine's _Linear.forward and _LayerNormMLP.forward: "
@@ -383,15 +382,16 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
 
 ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,
+                                                  const LayerStack& stack,
                                                   int micro_batch_sequences, bool flash_attention,
                                                   const Pen& pen) {
   const ParallelLayout& layout = setup.layout;
   ActivationsPerLayer layer;
   layer.tokens_on_device =
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
-  if (pen.writing()) layer.source = llama_block_source(shape, setup);
+  if (pen.writing()) layer.source = llama_block_source(shape, setup, stack);
   const double saved_per_token =
-      saved_bytes_per_token(llama_block_saved_tensors(shape, setup, flash_attention));
+      saved_bytes_per_token(llama_block_tensors(shape, setup, stack, flash_attention));
   const double saved = layer.tokens_on_device * saved_per_token;
   if (setup.recompute == Recompute::kFull) {
     layer.kept_per_token = layer_input_per_token(shape, layout, pen);

@@ -326,17 +326,32 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
 
 }  // namespace
 
+LayerStack layer_stack_of(const TrainingSetup& setup) {
+  LayerStack stack;
+  stack.saves_gathered_inputs = saves_gathered_inputs(setup);
+  stack.transformer_engine_fp8 = transformer_engine_fp8(setup);
+  return stack;
+}
+
+std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
+                                                   const TrainingSetup& setup,
+                                                   bool flash_attention) {
+  return llama_block_tensors(shape, setup, layer_stack_of(setup), flash_attention);
+}
+
 ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                       int micro_batch_sequences, bool flash_attention,
                                       const Pen& pen) {
   const LayerActivations model = layer_activations_of(setup.activation_model);
-  ActivationsPerLayer layer = model(shape, setup, micro_batch_sequences, flash_attention, pen);
+  const LayerStack stack = layer_stack_of(setup);
+  ActivationsPerLayer layer =
+      model(shape, setup, stack, micro_batch_sequences, flash_attention, pen);
   // A mixture with dense layers mixed in (first_k_dense_replace, an interleave step): every layer
   // is counted as the larger of the two kinds, an upper bound that each stage's share of dense
   // layers can only lower.
   if (mixes_dense_layers(shape)) {
     const ActivationsPerLayer dense =
-        model(dense_layer_shape(shape), setup, micro_batch_sequences, flash_attention, pen);
+        model(dense_layer_shape(shape), setup, stack, micro_batch_sequences, flash_attention, pen);
     if (dense.kept_bytes + dense.recompute_working_bytes >
         layer.kept_bytes + layer.recompute_working_bytes) {
       layer = dense;

@@ -10,6 +10,10 @@
 
 namespace trainmem {
 
+// What the setup's stack does to a layer's saved tensors (its row, stacks/stack_rows.hpp), for the
+// activation models, which stand below the stacks.
+LayerStack layer_stack_of(const TrainingSetup& setup);
+
 // One layer's activations under the setup's activation model, for `micro_batch_sequences`
 // sequences: a mixture's dense layers counted as the larger of the two kinds, LoRA's adapter
 // intermediates and expert parallelism's all-to-all buffers included.
