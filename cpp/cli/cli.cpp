@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
@@ -254,6 +256,106 @@ std::string launch_conflict(const Given& given, const LaunchConfig& launch) {
 
 }  // namespace
 
+namespace {
+
+// The answer given as a refusal, quoting the text typed for its setting where there was one.
+Answer quoted(const Given& given, const Answer& answer) {
+  const Setting* setting = find_setting(answer.setting);
+  if (setting == nullptr || setting->kind == SettingKind::kSwitch || !given.has(setting->id)) {
+    return answer;
+  }
+  Answer with_text = answer;
+  with_text.message = "'" + given.texts.at(setting->id) + "' is not allowed. " + answer.message;
+  return with_text;
+}
+
+// The view asked for, and a second one if two were (a conflict the checks refuse).
+std::pair<const View*, const View*> views_asked(const Given& given) {
+  const View* view = nullptr;
+  const View* second_view = nullptr;
+  for (const View& candidate : views()) {
+    if (!given.views.at(candidate.flag)) continue;
+    if (view == nullptr) {
+      view = &candidate;
+    } else if (second_view == nullptr) {
+      second_view = &candidate;
+    }
+  }
+  return {view, second_view};
+}
+
+// The setup the flags give, through the core, one given setting at a time in the table's order;
+// a setting whose choice another requires is selected first (--device-gb selects --device
+// custom). The exit status of a refusal, said on `err`, where there is one.
+std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::ostream& err) {
+  if (given.config->count() > 0) {
+    const ConfigFile file = read_config_file(given.config_path);
+    if (!file.ok) return bad_input(err, "--config: " + file.problem);
+    const ConfigParse parse = parse_hf_config(file.text, given.text_tower);
+    if (!parse.answer.ok()) return bad_input(err, "--config: " + parse.answer.message);
+    setup.model_id = kCustomModelId;
+    setup.custom_model = parse.shape;
+  }
+  for (const Setting& setting : settings()) {
+    if (!given.has(setting.id)) continue;
+    const Setting* required = find_setting(setting.requires_setting);
+    if (required != nullptr && required->kind == SettingKind::kChoice) {
+      // The flag brings its choice with it (the first that allows it), but never over one given
+      // otherwise.
+      const std::vector<std::string>& values = setting.requires_values;
+      if (given.has(required->id) &&
+          std::find(values.begin(), values.end(), given.texts.at(required->id)) == values.end()) {
+        err << "trainmem: " << flag_of(setting) << ": " << setting.requires_reason << "; it needs "
+            << flag_of(*required) << " " << words_or(values) << ", not "
+            << given.texts.at(required->id) << "\n";
+        return kExitBadInput;
+      }
+      if (!given.has(required->id)) {
+        const Answer selected = apply_setting(setup, required->id, values.front());
+        if (!selected.ok()) return refused(selected, err);
+      }
+    }
+    const Answer answer = apply_setting(setup, setting.id, given.texts.at(setting.id));
+    if (!answer.ok()) return refused(quoted(given, answer), err);
+  }
+  return std::nullopt;
+}
+
+// A run's own launch config read over the flags' setup, its estimate and its verdict, whose exit
+// status is the verdict's.
+int run_launch(const Given& given, const TrainingSetup& setup, std::ostream& out,
+               std::ostream& err) {
+  const ConfigFile file = read_config_file(given.launch_path);
+  if (!file.ok) return bad_input(err, "--launch: " + file.problem);
+  LaunchContext context;
+  context.world_size = given.world_size;
+#ifdef TRAINMEM_YAML
+  context.read_yaml = yaml_to_json;
+#endif
+  const LaunchConfig launch = read_launch_config(file.text, setup, context);
+  if (!launch.answer.ok()) return bad_input(err, "--launch: " + launch.answer.message);
+  if (const std::string beside = launch_conflict(given, launch); !beside.empty()) {
+    return bad_input(err, beside);
+  }
+  const Estimate estimate = estimate_memory(launch.setup);
+  if (!estimate.answer.ok()) {
+    return bad_input(err, "--launch: the file's setup is refused: " + estimate.answer.message);
+  }
+  const VerdictAnswer verdict = verdict_of(estimate, given.has(setting_id::kHeadroom));
+  if (given.json) {
+    out << launch_to_json(estimate, launch, verdict) << "\n";
+  } else {
+    print_launch(launch, out);
+    print_breakdown(estimate, out);
+    print_verdict(verdict, out);
+  }
+  return verdict.verdict == Verdict::kFits        ? kExitOk
+         : verdict.verdict == Verdict::kUncertain ? kExitUncertain
+                                                  : kExitDoesNotFit;
+}
+
+}  // namespace
+
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CLI::App app{
       "trainmem: the memory to train a model, per device (Plate XIV.1, \"Where the Memory "
@@ -282,94 +384,16 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   // Check what was given together: at most one view, and no flags that contradict each other.
   read_switches(given);
-  const View* view = nullptr;
-  const View* second_view = nullptr;
-  for (const View& candidate : views()) {
-    if (!given.views[candidate.flag]) continue;
-    if (view == nullptr) {
-      view = &candidate;
-    } else if (second_view == nullptr) {
-      second_view = &candidate;
-    }
-  }
+  const auto [view, second_view] = views_asked(given);
   const std::string problem = conflict(given, view, second_view);
   if (!problem.empty()) return bad_input(err, problem);
 
-  // Build the setup through the core, one given setting at a time in the table's order; a setting
-  // whose choice another requires is selected first (--device-gb selects --device custom).
   TrainingSetup setup;
-  if (given.config->count() > 0) {
-    const ConfigFile file = read_config_file(given.config_path);
-    if (!file.ok) return bad_input(err, "--config: " + file.problem);
-    const ConfigParse parse = parse_hf_config(file.text, given.text_tower);
-    if (!parse.answer.ok()) return bad_input(err, "--config: " + parse.answer.message);
-    setup.model_id = kCustomModelId;
-    setup.custom_model = parse.shape;
-  }
-  const auto quoted = [&given](const Answer& answer) {
-    const Setting* setting = find_setting(answer.setting);
-    if (setting == nullptr || setting->kind == SettingKind::kSwitch || !given.has(setting->id)) {
-      return answer;
-    }
-    Answer with_text = answer;
-    with_text.message = "'" + given.texts.at(setting->id) + "' is not allowed. " + answer.message;
-    return with_text;
-  };
-  for (const Setting& setting : settings()) {
-    if (!given.has(setting.id)) continue;
-    const Setting* required = find_setting(setting.requires_setting);
-    if (required != nullptr && required->kind == SettingKind::kChoice) {
-      // The flag brings its choice with it (the first that allows it), but never over one given
-      // otherwise.
-      const std::vector<std::string>& values = setting.requires_values;
-      if (given.has(required->id) &&
-          std::find(values.begin(), values.end(), given.texts.at(required->id)) == values.end()) {
-        err << "trainmem: " << flag_of(setting) << ": " << setting.requires_reason << "; it needs "
-            << flag_of(*required) << " " << words_or(values) << ", not "
-            << given.texts.at(required->id) << "\n";
-        return kExitBadInput;
-      }
-      if (!given.has(required->id)) {
-        const Answer selected = apply_setting(setup, required->id, values.front());
-        if (!selected.ok()) return refused(selected, err);
-      }
-    }
-    const Answer answer = apply_setting(setup, setting.id, given.texts.at(setting.id));
-    if (!answer.ok()) return refused(quoted(answer), err);
-  }
-
-  if (given.launch->count() > 0) {
-    const ConfigFile file = read_config_file(given.launch_path);
-    if (!file.ok) return bad_input(err, "--launch: " + file.problem);
-    LaunchContext context;
-    context.world_size = given.world_size;
-#ifdef TRAINMEM_YAML
-    context.read_yaml = yaml_to_json;
-#endif
-    const LaunchConfig launch = read_launch_config(file.text, setup, context);
-    if (!launch.answer.ok()) return bad_input(err, "--launch: " + launch.answer.message);
-    if (const std::string beside = launch_conflict(given, launch); !beside.empty()) {
-      return bad_input(err, beside);
-    }
-    const Estimate estimate = estimate_memory(launch.setup);
-    if (!estimate.answer.ok()) {
-      return bad_input(err, "--launch: the file's setup is refused: " + estimate.answer.message);
-    }
-    const VerdictAnswer verdict = verdict_of(estimate, given.has(setting_id::kHeadroom));
-    if (given.json) {
-      out << launch_to_json(estimate, launch, verdict) << "\n";
-    } else {
-      print_launch(launch, out);
-      print_breakdown(estimate, out);
-      print_verdict(verdict, out);
-    }
-    return verdict.verdict == Verdict::kFits        ? kExitOk
-           : verdict.verdict == Verdict::kUncertain ? kExitUncertain
-                                                    : kExitDoesNotFit;
-  }
+  if (const std::optional<int> refusal = build_setup(given, setup, err)) return *refusal;
+  if (given.launch->count() > 0) return run_launch(given, setup, out, err);
   if (view != nullptr) return view->print(setup, given.json, out, err);
   const Estimate estimate = estimate_memory(setup);
-  if (!estimate.answer.ok()) return refused(quoted(estimate.answer), err);
+  if (!estimate.answer.ok()) return refused(quoted(given, estimate.answer), err);
   if (given.json) {
     out << estimate_to_json(estimate) << "\n";
   } else {

@@ -502,8 +502,8 @@ void add_fine_tuning(Entries& entries) {
                 "it unchecked."));
 }
 
-// The training stack and its frameworks' own switches, each under the stacks that have it.
-void add_stack_settings(Entries& entries) {
+// The training stack.
+void add_stack(Entries& entries) {
   const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
   add(row<&TrainingSetup::stack>(
           id::kStack, "Stack",
@@ -516,6 +516,12 @@ void add_stack_settings(Entries& entries) {
                 "(one device, DDP, or FSDP as ZeRO 3), load the model in bf16: bf16 precision "
                 "(the hf stack also bf16-mixed: the model in FP32 under autocast, for full "
                 "training). PEFT keeps the adapters in FP32."));
+}
+
+// torchtitan's, DeepSpeed's and Megatron-LM's own switches, and torch.compile, each under the
+// stacks that have it.
+void add_distributed_switches(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
   constexpr const char* kFp8AllGatherRefusal =
       "FP8 all-gather is torchtitan's (FSDP2's) switch under FP8 training; choose the torchtitan "
       "stack and fp8-mixed precision, or turn it off.";
@@ -593,6 +599,11 @@ void add_stack_settings(Entries& entries) {
           .page("stack", "",
                 "torchtitan's and torchtune's: the blocks (torchtitan at the end of 2024), or the "
                 "loss too, with no FP32 copy of the logits. Under full recomputation."));
+}
+
+// torchtune's and transformers' switches, and PyTorch's caching allocator's settings.
+void add_single_device_switches(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
   // torchtune runs the step in the backward pass in its single-device recipes, full training
   // (full_finetune_single_device.py: optimizer_in_bwd).
   add(row<&TrainingSetup::optimizer_in_backward>(
@@ -696,7 +707,9 @@ std::vector<Entry> make_entries() {
   add_layout(entries);
   add_recipe_and_device(entries);
   add_fine_tuning(entries);
-  add_stack_settings(entries);
+  add_stack(entries);
+  add_distributed_switches(entries);
+  add_single_device_switches(entries);
   return entries;
 }
 
