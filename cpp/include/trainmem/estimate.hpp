@@ -102,4 +102,10 @@ struct [[nodiscard]] WorkshopView {
 
 WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences);
 
+// The same two for the plate's view alone, as the first view's module answers them (its settings
+// but the plate's at their defaults, under the idealised step; any other setup is refused): the
+// same figures as estimate_memory and workshop_view give such a setup.
+Estimate plate_estimate(const TrainingSetup& setup);
+WorkshopView plate_workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences);
+
 }  // namespace trainmem

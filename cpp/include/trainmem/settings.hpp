@@ -117,7 +117,11 @@ struct Setting {
   // On the page, a change of this setting keeps that one's value where it can: a new sequence
   // length keeps the tokens per micro-batch when they are a whole number of the new sequences.
   std::string keeps;
-  bool in_url = true;          // false: the link gives it another way (micro-batch by tokens)
+  bool in_url = true;  // false: the link gives it another way (micro-batch by tokens)
+  // One the plate's view answers for (plate_estimate): the model, the sequence, the micro-batch
+  // and FlashAttention, the first view's module's own settings, and the logits and the loss,
+  // which its workshop view counts as a run computes them. The rest stand at their defaults there.
+  bool plate = false;
   bool chosen_by_fit = false;  // the fewest-devices search chooses it itself
   // Added to the JavaScript API's setup after it was published: a setup written without it gets
   // the default, which keeps that caller's estimate what it was.

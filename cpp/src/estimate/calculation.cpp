@@ -22,16 +22,70 @@ Ledger stage_ledger(const Calculation& calc, const TrainingSetup& setup,
   return ledger;
 }
 
-}  // namespace
+// The placement, the bytes per parameter and one layer's activations of a checked setup, as run.
+void place_and_count(Calculation& calc, const TrainingSetup& setup, int micro_batch_sequences,
+                     bool flash_attention, CalculationOptions options) {
+  const ModelShape& shape = *calc.shape;
+  calc.placement = place_parameters(shape, setup);
+  calc.per = state_bytes_per_parameter(shape, setup);
+  calc.base = base_weight_bytes(shape, setup);
+  calc.layer =
+      layer_activations(shape, setup, micro_batch_sequences, flash_attention, Pen(options.writing));
+}
 
-Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, bool flash_attention,
-                      CalculationOptions options) {
-  Calculation calc;
-  calc.shape = resolve_model(asked);
-  calc.answer = check_setup(asked, calc.shape);
-  if (!calc.answer.ok()) return calc;
-  StackRun run = stack_run(asked, *calc.shape);
-  calc.notes = std::move(run.notes);
+// The pipeline's stages: the first holds the most activations, the last the output layer, and
+// under uneven stages a middle stage may hold more layers than either (without a pipeline the
+// first and the last are one).
+std::vector<const StagePlacement*> stages_of(const Calculation& calc, const TrainingSetup& setup) {
+  std::vector<const StagePlacement*> stages = {&calc.placement.first};
+  if (setup.layout.pipeline_parallel > 1) {
+    stages.push_back(&calc.placement.last);
+    for (const StagePlacement& middle : calc.placement.middle) stages.push_back(&middle);
+  }
+  return stages;
+}
+
+// The idealised step: the most loaded stage is the one whose terms add up to the most.
+void choose_idealised_stage(Calculation& calc, const TrainingSetup& setup, bool writing) {
+  bool chosen = false;
+  for (const StagePlacement* stage : stages_of(calc, setup)) {
+    Ledger ledger = stage_ledger(calc, setup, *stage, writing);
+    const Breakdown whole = ledger.device;
+    if (chosen && whole.total() <= calc.ledger.device.total()) continue;
+    calc.ledger = std::move(ledger);
+    calc.whole_terms = whole;
+    calc.most_loaded = *stage;
+    calc.peak_allocated_bytes = whole.total();
+    calc.peak_reserved_bytes = whole.total();
+    chosen = true;
+  }
+}
+
+// Under a stack's replay each stage's step is replayed and the most loaded is the one whose
+// reserved peak is highest, as a run's peak is read as the highest over its ranks: a stack's
+// pipeline schedule may hold on the last stage what the idealised terms do not count.
+void choose_replayed_stage(Calculation& calc, const TrainingSetup& setup, bool writing) {
+  bool chosen = false;
+  for (const StagePlacement* stage : stages_of(calc, setup)) {
+    Ledger ledger = stage_ledger(calc, setup, *stage, writing);
+    const Breakdown whole = ledger.device;
+    StackHoldings holdings = apply_stack(
+        ledger, step_device(setup, *calc.shape, calc.placement, *stage, calc.layer, whole));
+    if (chosen && holdings.peak_reserved_bytes <= calc.peak_reserved_bytes) continue;
+    calc.ledger = std::move(ledger);
+    calc.whole_terms = whole;
+    calc.most_loaded = *stage;
+    calc.stack_terms = std::move(holdings.terms);
+    calc.peak_allocated_bytes = holdings.peak_allocated_bytes;
+    calc.peak_reserved_bytes = holdings.peak_reserved_bytes;
+    chosen = true;
+  }
+}
+
+// The sentences said of a setup beside its arithmetic: what its stack did to it, and what the
+// activation models leave out of it.
+void add_notes(Calculation& calc, const TrainingSetup& asked, std::vector<std::string> run_notes) {
+  calc.notes = std::move(run_notes);
   if (asked.dropout == Dropout::kModel && calc.shape->dropout_stated) {
     calc.notes.push_back("Dropout as the config sets it: " + calc.shape->dropout_said + ".");
   }
@@ -51,55 +105,41 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
         "(Accelerator.prepare_model), twice the weights, gradients and moments, which is not "
         "counted.");
   }
+}
+
+}  // namespace
+
+Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, bool flash_attention,
+                      CalculationOptions options) {
+  Calculation calc;
+  calc.shape = resolve_model(asked);
+  calc.answer = check_setup(asked, calc.shape);
+  if (!calc.answer.ok()) return calc;
+  StackRun run = stack_run(asked, *calc.shape);
+  add_notes(calc, asked, std::move(run.notes));
   if (run.shape != nullptr) {
     calc.built_shape = std::move(run.shape);
     calc.shape = calc.built_shape.get();
   }
   const TrainingSetup& setup = run.setup;
-  const ModelShape& shape = *calc.shape;
-  calc.placement = place_parameters(shape, setup);
-  calc.per = state_bytes_per_parameter(shape, setup);
-  calc.base = base_weight_bytes(shape, setup);
-  calc.layer =
-      layer_activations(shape, setup, micro_batch_sequences, flash_attention, Pen(options.writing));
+  place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
+  if (stack_row(setup.stack).replayed && options.replay_stack) {
+    choose_replayed_stage(calc, setup, options.writing);
+  } else {
+    choose_idealised_stage(calc, setup, options.writing);
+  }
+  return calc;
+}
 
-  // The first stage holds the most activations, the last the output layer, and under uneven
-  // stages a middle stage may hold more layers than either: the most loaded is whichever holds
-  // the most (without a pipeline the first and the last are one).
-  // Under a stack's replay each stage's step is replayed and the most loaded is the one whose
-  // reserved peak is highest, as a run's peak is read as the highest over its ranks: a stack's
-  // pipeline schedule may hold on the last stage what the idealised terms do not count.
-  const bool replayed = stack_row(setup.stack).step != nullptr && options.replay_stack;
-  std::vector<const StagePlacement*> stages = {&calc.placement.first};
-  if (setup.layout.pipeline_parallel > 1) {
-    stages.push_back(&calc.placement.last);
-    for (const StagePlacement& middle : calc.placement.middle) stages.push_back(&middle);
-  }
-  bool chosen = false;
-  for (const StagePlacement* stage : stages) {
-    Ledger ledger = stage_ledger(calc, setup, *stage, options.writing);
-    const Breakdown whole = ledger.device;
-    if (!replayed) {
-      if (chosen && whole.total() <= calc.ledger.device.total()) continue;
-      calc.ledger = std::move(ledger);
-      calc.whole_terms = whole;
-      calc.most_loaded = *stage;
-      calc.peak_allocated_bytes = whole.total();
-      calc.peak_reserved_bytes = whole.total();
-      chosen = true;
-      continue;
-    }
-    StackHoldings holdings =
-        apply_stack(ledger, step_device(setup, shape, calc.placement, *stage, calc.layer, whole));
-    if (chosen && holdings.peak_reserved_bytes <= calc.peak_reserved_bytes) continue;
-    calc.ledger = std::move(ledger);
-    calc.whole_terms = whole;
-    calc.most_loaded = *stage;
-    calc.stack_terms = std::move(holdings.terms);
-    calc.peak_allocated_bytes = holdings.peak_allocated_bytes;
-    calc.peak_reserved_bytes = holdings.peak_reserved_bytes;
-    chosen = true;
-  }
+Calculation calculate_plate(const TrainingSetup& setup, int micro_batch_sequences,
+                            bool flash_attention, CalculationOptions options) {
+  Calculation calc;
+  calc.shape = resolve_model(setup);
+  calc.answer = check_plate_setup(setup, calc.shape);
+  if (!calc.answer.ok()) return calc;
+  add_notes(calc, setup, {});
+  place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
+  choose_idealised_stage(calc, setup, options.writing);
   return calc;
 }
 

@@ -55,4 +55,15 @@ struct CalculationOptions {
 Calculation calculate(const TrainingSetup& setup, int micro_batch_sequences, bool flash_attention,
                       CalculationOptions options = {});
 
+// The plate's view alone (the first view's module, trainmem.wasm, carries this and not the
+// rest): a setup whose every setting but the plate's (Setting::plate) stands at its default,
+// under the idealised step. The same stages as `calculate`, without a stack's run or replay, so
+// the same Calculation for such a setup (tests/cpp/plate_test.cpp); any other is refused.
+Calculation calculate_plate(const TrainingSetup& setup, int micro_batch_sequences,
+                            bool flash_attention, CalculationOptions options = {});
+
+// Either of the two, for the estimate and the workshop's view written over it (estimate.cpp).
+using Calculator = Calculation (*)(const TrainingSetup& setup, int micro_batch_sequences,
+                                   bool flash_attention, CalculationOptions options);
+
 }  // namespace trainmem

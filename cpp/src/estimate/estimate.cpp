@@ -14,8 +14,9 @@ namespace trainmem {
 
 namespace {
 
-Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool flash_attention) {
-  Calculation calc = calculate(setup, micro_batch_sequences, flash_attention);
+Estimate estimate_of(Calculator calculator, const TrainingSetup& setup, int micro_batch_sequences,
+                     bool flash_attention) {
+  Calculation calc = calculator(setup, micro_batch_sequences, flash_attention, {});
   Estimate estimate;
   estimate.setup = setup;
   estimate.answer = calc.answer;
@@ -66,10 +67,6 @@ Estimate estimate_of(const TrainingSetup& setup, int micro_batch_sequences, bool
 
 }  // namespace
 
-Estimate estimate_memory(const TrainingSetup& setup) {
-  return estimate_of(setup, setup.micro_batch_sequences, setup.flash_attention);
-}
-
 TrainingSetup with_logits_as_run(TrainingSetup setup) {
   const StackRow& row = stack_row(setup.stack);
   setup.logits = true;
@@ -80,15 +77,18 @@ TrainingSetup with_logits_as_run(TrainingSetup setup) {
 namespace {
 
 // Every term on the device but the activations, counted whole, at `sequences` sequences.
-double held_beside_activations(const TrainingSetup& setup, int sequences) {
-  const Breakdown whole = calculate(setup, sequences, true, {false, false}).whole_terms;
+double held_beside_activations(Calculator calculator, const TrainingSetup& setup, int sequences) {
+  const Breakdown whole = calculator(setup, sequences, true, {false, false}).whole_terms;
   return whole.total() - whole[Term::kActivations];
 }
 
-}  // namespace
+Estimate estimate_with(Calculator calculator, const TrainingSetup& setup) {
+  return estimate_of(calculator, setup, setup.micro_batch_sequences, setup.flash_attention);
+}
 
-WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences) {
-  WorkshopView view{estimate_memory(setup), {}};
+WorkshopView view_with(Calculator calculator, const TrainingSetup& setup,
+                       int max_micro_batch_sequences) {
+  WorkshopView view{estimate_with(calculator, setup), {}};
   if (!view.estimate.answer.ok()) return view;
   if (max_micro_batch_sequences < 1 || max_micro_batch_sequences > kMaxMicroBatchSequences) {
     view.estimate.answer =
@@ -100,28 +100,44 @@ WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_seque
   const CalculationOptions whole{false, false};
   // The room at the chosen micro-batch is the estimate's; at another, it moves by what the other
   // terms grow or shrink with the tokens (nothing, without the logits).
-  const double held_now = held_beside_activations(setup, setup.micro_batch_sequences);
+  const double held_now = held_beside_activations(calculator, setup, setup.micro_batch_sequences);
   for (int sequences = 1; sequences <= max_micro_batch_sequences; ++sequences) {
     ActivationPoint point;
     point.micro_batch_sequences = sequences;
     point.tokens = static_cast<double>(setup.sequence_length) * sequences;
     // The activations as counted, whole: under a stack, whatever moment its peak falls at.
-    const Breakdown flash = calculate(setup, sequences, true, whole).whole_terms;
+    const Breakdown flash = calculator(setup, sequences, true, whole).whole_terms;
     point.flash_attention_bytes = flash[Term::kActivations];
     point.without_flash_attention_bytes =
-        calculate(setup, sequences, false, whole).whole_terms[Term::kActivations];
+        calculator(setup, sequences, false, whole).whole_terms[Term::kActivations];
     point.room_bytes = view.estimate.activation_room_bytes -
                        (flash.total() - flash[Term::kActivations] - held_now);
     view.activation_curve.push_back(point);
   }
   if (!setup.logits) {
-    const Estimate counted = estimate_memory(with_logits_as_run(setup));
+    const Estimate counted = estimate_with(calculator, with_logits_as_run(setup));
     if (counted.answer.ok()) {
       view.logits_left_out_bytes = counted.bytes.total() - view.estimate.bytes.total();
       view.logits_left_out_loss = counted.setup.loss;
     }
   }
   return view;
+}
+
+}  // namespace
+
+Estimate estimate_memory(const TrainingSetup& setup) { return estimate_with(calculate, setup); }
+
+WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences) {
+  return view_with(calculate, setup, max_micro_batch_sequences);
+}
+
+Estimate plate_estimate(const TrainingSetup& setup) {
+  return estimate_with(calculate_plate, setup);
+}
+
+WorkshopView plate_workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences) {
+  return view_with(calculate_plate, setup, max_micro_batch_sequences);
 }
 
 }  // namespace trainmem

@@ -210,7 +210,7 @@ Answer check_setting_rules(const TrainingSetup& setup) {
 // counted as something else.
 Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   const StackRow& row = stack_row(setup.stack);
-  if (row.step == nullptr) return {};  // the idealised step takes any setup
+  if (!row.replayed) return {};  // the idealised step takes any setup
   const ParallelLayout& layout = setup.layout;
   const std::string name = choice_name(setup.stack);
   const bool fp8_here = row.fp8 && setup.precision == Precision::kFp8Mixed;
@@ -429,7 +429,11 @@ Answer check_lora(const TrainingSetup& setup, const ModelShape* shape) {
 
 }  // namespace
 
-Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
+namespace {
+
+// What check_setup asks first: a custom model's shape, each value within its setting's bounds,
+// and the sequence within a model's learned positions.
+Answer check_model_and_values(const TrainingSetup& setup, const ModelShape* shape) {
   if (setup.model_id == kCustomModelId) {
     const std::string problem = model_shape_problem(*shape);
     if (!problem.empty())
@@ -449,6 +453,23 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                        " tokens is past them; its sequence length can be at most " +
                        format_count(shape->max_positions) + " tokens.");
   }
+  return {};
+}
+
+}  // namespace
+
+Answer check_plate_setup(const TrainingSetup& setup, const ModelShape* shape) {
+  for (const Setting& setting : settings()) {
+    if (setting.plate || setting_text(setup, setting.id) == setting.default_text) continue;
+    return refusal(setting.id,
+                   setting.name + " is beyond the plate's view, which the full estimator answers.");
+  }
+  return check_model_and_values(setup, shape);
+}
+
+Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
+  const Answer model_and_values = check_model_and_values(setup, shape);
+  if (!model_and_values.ok()) return model_and_values;
   if (setup.mtp && shape->num_mtp_layers == 0) {
     return refusal(id::kMtp, shape->name +
                                  " has no multi-token-prediction modules (num_nextn_predict_layers "

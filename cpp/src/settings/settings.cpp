@@ -208,11 +208,12 @@ using Entries = std::vector<Entry>;
 
 // The rules of a stack's allocator settings: a stack's replay has an allocator; the idealised
 // step has none.
-bool replays(const TrainingSetup& setup) { return stack_row(setup.stack).step != nullptr; }
+bool replays(const TrainingSetup& setup) { return stack_row(setup.stack).replayed; }
 
 // Each group's settings, in the table's order (the URL's and the page's).
-// The model, the sequence and the micro-batch.
+// The plate's own: the model, the sequence, the micro-batch and FlashAttention.
 void add_model_and_batch(Entries& entries) {
+  const std::size_t first = entries.size();
   Entry model = row<&TrainingSetup::model_id>(id::kModel, "Model", "Model", "modelId");
   model.access.holds = [](const std::string& id) {
     return id == kCustomModelId || find_preset(id) != nullptr;
@@ -250,6 +251,8 @@ void add_model_and_batch(Entries& entries) {
   entries.push_back(row<&TrainingSetup::flash_attention>(
       id::kFlashAttention, "FlashAttention",
       "FlashAttention: without it, keep the attention-score term", "flashAttention"));
+  for (std::size_t index = first; index < entries.size(); ++index)
+    entries[index].setting.plate = true;
 }
 
 // The parallel layout.
@@ -386,11 +389,13 @@ void add_recipe_and_device(Entries& entries) {
           .page("recipe"));
   add(row<&TrainingSetup::logits>(id::kLogits, "Logits",
                                   "Count the output layer's logits and the loss", "logits")
+          .with([](Setting& setting, Access&) { setting.plate = true; })
           .page("recipe", "Logits and loss"));
   add(row<&TrainingSetup::loss>(id::kLoss, "Loss", "How the loss is computed", "loss")
           .among(choices<Loss>())
           .requires_value(id::kLogits, "on", "the loss is counted with the logits")
           .later()
+          .with([](Setting& setting, Access&) { setting.plate = true; })
           .page("recipe", "",
                 "With the logits: Megatron-LM's vocab-parallel cross-entropy holds 6 bytes per "
                 "logit; PyTorch's <code>cross_entropy(logits.float())</code> peaks at 12 (14 in "

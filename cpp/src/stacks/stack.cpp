@@ -2,6 +2,7 @@
 // order of allocations is in stack_frameworks.cpp, the pieces they share in stack_step.cpp.
 #include "stacks/stack.hpp"
 
+#include "stacks/stack_frameworks.hpp"
 #include "stacks/stack_rows.hpp"
 
 namespace trainmem::replay {
@@ -20,6 +21,26 @@ constexpr double kCudaContextBytes = 400e6;
 // (NVLS's 16 on Hopper; a ring over NVLink uses up to 32). Outside the allocator.
 constexpr double kNcclConnectionBytes = 4 * kMebibyte + 512 * 1024 + 120.0 * 640 * 8 * 8;
 constexpr double kNcclChannels = 16;
+
+// Each framework's order of allocations in a step (stack_frameworks.hpp): what a stack whose row
+// is replayed runs.
+void step_of(Stack stack, Step& step, const StepDevice& device) {
+  switch (stack) {
+    case Stack::kMegatron:
+      return megatron_step(step, device);
+    case Stack::kTorchtitan:
+      return torchtitan_step(step, device);
+    case Stack::kDeepSpeed:
+      return deepspeed_step(step, device);
+    case Stack::kTorchtune:
+      return torchtune_step(step, device);
+    case Stack::kHf:
+      return hf_step(step, device);
+    case Stack::kIdeal:
+    case Stack::kCount:
+      break;
+  }
+}
 
 // Devices that talk to others: one communicator per parallel group of more than one device.
 double communicators(const ParallelLayout& layout) {
@@ -84,7 +105,7 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
   const ArchitectureRow& architecture = architecture_row(device_of(setup).architecture);
   step.take(workspace, architecture.cublas_workspace_bytes);
   step.take(workspace, architecture.cublaslt_workspace_bytes);
-  stack_row(setup.stack).step(step, device);
+  step_of(setup.stack, step, device);
   step.mark("optimizer", 0);
 
   Replayed replayed;

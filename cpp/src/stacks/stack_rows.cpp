@@ -3,8 +3,6 @@
 
 #include <iterator>
 
-#include "stacks/stack_frameworks.hpp"
-
 namespace trainmem {
 
 const char* fp8_engine_name(Fp8Engine engine) {
@@ -41,7 +39,7 @@ const StackRow& stack_row(Stack stack) {
         row.follows_gradients = true;
         row.fine_tuning = false;
         row.offloading = false;
-        row.step = replay::megatron_step;
+        row.replayed = true;
         return row;
       }(),
       // FSDP2 under torchtitan keeps the sharded parameters in FP32 and computes in BF16 copies
@@ -78,7 +76,7 @@ const StackRow& stack_row(Stack stack) {
         row.torch_pipelining = true;
         row.fine_tuning = false;
         row.offloading = false;
-        row.step = replay::torchtitan_step;
+        row.replayed = true;
         return row;
       }(),
       [] {
@@ -92,7 +90,7 @@ const StackRow& stack_row(Stack stack) {
         // LoRA and QLoRA as transformers, PEFT and accelerate run them under ZeRO (the frozen
         // base sharded like any 16-bit tensor); ZeRO-Offload is not replayed.
         row.offloading = false;
-        row.step = replay::deepspeed_step;
+        row.replayed = true;
         return row;
       }(),
       // torchtune's single-device recipes (full_finetune_single_device.py,
@@ -129,7 +127,7 @@ const StackRow& stack_row(Stack stack) {
         row.int8_base = false;
         row.steps_in_backward = true;
         row.follows_gradients = true;
-        row.step = replay::torchtune_step;
+        row.replayed = true;
         return row;
       }(),
       // transformers' Trainer (or TRL's SFTTrainer) with PEFT and bitsandbytes, under accelerate
@@ -172,7 +170,7 @@ const StackRow& stack_row(Stack stack) {
         row.fp32_adapters = true;
         row.transformers_loading = true;
         row.follows_gradients = true;
-        row.step = replay::hf_step;
+        row.replayed = true;
         return row;
       }(),
   };

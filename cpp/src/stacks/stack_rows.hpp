@@ -5,7 +5,6 @@
 
 #include <vector>
 
-#include "stacks/stack_step.hpp"
 #include "trainmem/options.hpp"
 #include "trainmem/setup.hpp"
 
@@ -104,8 +103,10 @@ struct StackRow {
   // Whether its replay follows the activations' gradients through the backward pass (the
   // StepDevice's gradient_tensors).
   bool follows_gradients = false;
-  // The replayed step; none for the idealised step.
-  void (*step)(replay::Step&, const replay::StepDevice&) = nullptr;
+  // Whether its step is replayed through the allocator (stack.cpp, each framework's step); not the
+  // idealised step's. The steps stand apart from these traits, which the first view's arithmetic
+  // reads without them.
+  bool replayed = false;
 };
 
 const StackRow& stack_row(Stack stack);

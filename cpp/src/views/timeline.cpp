@@ -85,7 +85,7 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   const Calculation calc =
       calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false});
   if (!calc.answer.ok()) return {};
-  if (stack_row(setup.stack).step == nullptr) return ideal_timeline(calc, setup);
+  if (!stack_row(setup.stack).replayed) return ideal_timeline(calc, setup);
   // Under a stack the timeline is its replayed step (run here once, not also for the estimate).
   std::vector<TimelinePoint> points;
   replay::replay(step_device(setup, *calc.shape, calc.placement, calc.most_loaded, calc.layer,

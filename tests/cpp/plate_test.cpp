@@ -1,0 +1,85 @@
+// The plate's view alone (plate_estimate, plate_workshop_view: what the first view's module,
+// trainmem.wasm, answers with) gives exactly what the full estimate gives, over every preset, the
+// plate's tokens and sequences, with and without FlashAttention; and it refuses, by name, any
+// setting beyond the plate's.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <utility>
+
+#include "trainmem/estimate.hpp"
+#include "trainmem/models.hpp"
+#include "trainmem/report.hpp"
+#include "trainmem/settings.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+constexpr int kPlateMicroBatches = 16;  // the page's slider: 1 to 16 sequences (web/src/store.js)
+
+// The view in words and figures: the estimate as the CLI's JSON writes it, the right chart's
+// curve and what the logits would add.
+std::string written(const WorkshopView& view) {
+  std::string text = estimate_to_json(view.estimate) + "\n";
+  for (const ActivationPoint& point : view.activation_curve) {
+    text += std::to_string(point.tokens) + " " + std::to_string(point.flash_attention_bytes) + " " +
+            std::to_string(point.without_flash_attention_bytes) + " " +
+            std::to_string(point.room_bytes) + "\n";
+  }
+  return text + std::to_string(view.logits_left_out_bytes) + " " +
+         choice_id(view.logits_left_out_loss) + " " + view.estimate.answer.message;
+}
+
+}  // namespace
+
+TEST_CASE("plate: the plate's view gives the full estimate's figures for every preset") {
+  int compared = 0;
+  for (const ModelShape& shape : preset_models()) {
+    for (const char* sequence : {"8192", "2048", "1024"}) {
+      for (const char* sequences : {"1", "3", "16"}) {
+        for (const char* flash : {"on", "off"}) {
+          TrainingSetup setup;
+          REQUIRE(apply_setting(setup, setting_id::kModel, shape.id).ok());
+          REQUIRE(apply_setting(setup, setting_id::kSequenceLength, sequence).ok());
+          REQUIRE(apply_setting(setup, setting_id::kMicroBatch, sequences).ok());
+          REQUIRE(apply_setting(setup, setting_id::kFlashAttention, flash).ok());
+          CAPTURE(shape.id);
+          CAPTURE(sequence);
+          CAPTURE(sequences);
+          CAPTURE(flash);
+          CHECK(written(plate_workshop_view(setup, kPlateMicroBatches)) ==
+                written(workshop_view(setup, kPlateMicroBatches)));
+          ++compared;
+        }
+      }
+    }
+  }
+  CHECK(compared == static_cast<int>(preset_models().size()) * 18);
+}
+
+TEST_CASE("plate: a refusal is the full estimate's, word for word") {
+  TrainingSetup setup;
+  REQUIRE(apply_setting(setup, setting_id::kModel, "gpt2").ok());  // 1,024 learned positions
+  const Estimate plate = plate_estimate(setup);
+  const Estimate full = estimate_memory(setup);
+  REQUIRE_FALSE(full.answer.ok());
+  CHECK(plate.answer.setting == full.answer.setting);
+  CHECK(plate.answer.message == full.answer.message);
+}
+
+TEST_CASE("plate: a setting beyond the plate's view is refused by name, never estimated") {
+  for (const auto& [id, text] : {std::pair<const char*, const char*>{"dp", "2"},
+                                 {"stack", "megatron"},
+                                 {"recompute", "full"},
+                                 {"device", "b200"},
+                                 {"lora-rank", "8"}}) {
+    TrainingSetup setup;
+    REQUIRE(apply_setting(setup, id, text).ok());
+    const Estimate plate = plate_estimate(setup);
+    CAPTURE(id);
+    CHECK_FALSE(plate.answer.ok());
+    CHECK(plate.answer.setting == id);
+    CHECK(plate.answer.message.find("beyond the plate's view") != std::string::npos);
+  }
+}
