@@ -1,0 +1,473 @@
+// Every setting beyond the plate's (setting_rows.hpp): the layout, the recipe, the device,
+// fine-tuning and the training stacks' own, each with its words, owners, rules and place on the
+// page.
+#include <cmath>
+
+#include "settings/setting_rows.hpp"
+#include "stacks/stack_rows.hpp"
+#include "trainmem/decimal.hpp"
+#include "trainmem/fine_tuning.hpp"
+#include "trainmem/models.hpp"
+
+namespace trainmem::setting_rows {
+
+namespace {
+
+// The rules of a stack's allocator settings: a stack's replay has an allocator; the idealised
+// step has none.
+bool replays(const TrainingSetup& setup) { return stack_row(setup.stack).replayed; }
+
+}  // namespace
+
+// The parallel layout.
+void add_layout(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(std::move(entry)); };
+  add(row<&ParallelLayout::data_parallel>(id::kDataParallel, "Data parallelism",
+                                          "Data-parallel degree d", "layout.dataParallel")
+          .degree()
+          .page("layout", "Data parallel, <var>d</var>"));
+  add(row<&ParallelLayout::zero_stage>(id::kZeroStage, "ZeRO stage",
+                                       "ZeRO stage, sharded over d·c: " + each_of(0, kMaxZeroStage),
+                                       "layout.zeroStage")
+          .bounds(0, kMaxZeroStage, "ZeRO stage must be " + each_of(0, kMaxZeroStage) + ".")
+          .fit()
+          .page("layout", "ZeRO stage")
+          .menu({"0 — nothing sharded", "1 — optimiser states", "2 — and gradients",
+                 "3 — and weights"}));
+  add(row<&ParallelLayout::tensor_parallel>(id::kTensorParallel, "Tensor parallelism",
+                                            "Tensor-parallel degree t", "layout.tensorParallel")
+          .degree()
+          .page("layout", "Tensor parallel, <var>t</var>"));
+  add(row<&ParallelLayout::sequence_parallel>(id::kSequenceParallel, "Sequence parallelism",
+                                              "Sequence parallelism with tensor parallelism",
+                                              "layout.sequenceParallel")
+          .fit()
+          .page("layout"));
+  add(row<&ParallelLayout::pipeline_parallel>(id::kPipelineParallel, "Pipeline parallelism",
+                                              "Pipeline-parallel degree p, 1F1B",
+                                              "layout.pipelineParallel")
+          .degree()
+          .page("layout", "Pipeline parallel, <var>p</var>"));
+  add(row<&ParallelLayout::virtual_pipeline_stages>(
+          id::kVirtualPipelineStages, "Virtual pipeline stages",
+          "Virtual stages per device: the interleaved schedule", "layout.virtualPipelineStages")
+          .degree()
+          .page("layout", "Virtual stages per device"));
+  // Megatron-LM's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers.
+  const auto stage_layers = [](Entry entry, const char* label) {
+    const std::string name = entry.setting.name;
+    return entry
+        .bounds(0, kMaxParallelDegree,
+                name + " must be a whole number from 0 (the even split) to " +
+                    format_count(kMaxParallelDegree) + ".")
+        .later()
+        .fit()
+        .page("layout", label);
+  };
+  add(stage_layers(row<&ParallelLayout::pipeline_first_stage_layers>(
+                       id::kPipelineFirstLayers, "First pipeline stage's layers",
+                       "Layers on the first pipeline stage; the stages without a count of their "
+                       "own split the rest evenly (0: an even share)",
+                       "layout.pipelineFirstStageLayers"),
+                   "First stage's layers (0: even)"));
+  add(stage_layers(row<&ParallelLayout::pipeline_last_stage_layers>(
+                       id::kPipelineLastLayers, "Last pipeline stage's layers",
+                       "Layers on the last pipeline stage; the stages without a count of their "
+                       "own split the rest evenly (0: an even share)",
+                       "layout.pipelineLastStageLayers"),
+                   "Last stage's layers (0: even)"));
+  add(row<&ParallelLayout::context_parallel>(id::kContextParallel, "Context parallelism",
+                                             "Context-parallel degree c", "layout.contextParallel")
+          .degree()
+          .page("layout", "Context parallel, <var>c</var>"));
+  add(row<&ParallelLayout::expert_parallel>(id::kExpertParallel, "Expert parallelism",
+                                            "Expert-parallel degree ep: the routed experts spread "
+                                            "over ep of the d·t·c devices",
+                                            "layout.expertParallel")
+          .degree()
+          .later()
+          .page("layout", "Expert parallel, <var>ep</var>"));
+  add(row<&ParallelLayout::expert_tensor_parallel>(
+          id::kExpertTensorParallel, "Expert tensor parallelism",
+          "Expert tensor-parallel degree etp: each routed expert split over etp; 0 means t",
+          "layout.expertTensorParallel")
+          .bounds(0, kMaxParallelDegree,
+                  "Expert tensor parallelism must be a whole number from 0 (as tensor "
+                  "parallelism) to " +
+                      format_count(kMaxParallelDegree) + ".")
+          .later()
+          .fit()
+          .page("layout", "Expert tensor parallel, <var>etp</var> (0: as <var>t</var>)"));
+  add(row<&TrainingSetup::capacity_factor>(id::kCapacityFactor, "Capacity factor",
+                                           "Each expert's token buffer as a multiple of balanced "
+                                           "routing's (0: dropless, at balanced load)",
+                                           "capacityFactor")
+          .bounds(0, kMaxCapacityFactor,
+                  "Capacity factor must be a number from 0 (dropless) to " +
+                      format_count(kMaxCapacityFactor) + ".")
+          .later()
+          .page("layout", "Experts' capacity factor (0: dropless)"));
+}
+
+// The recipe, the device and its headroom.
+void add_recipe_and_device(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(std::move(entry)); };
+  add(row<&TrainingSetup::recompute>(id::kRecompute, "Recomputation", "Activation recomputation",
+                                     "recompute")
+          .among(choices<Recompute>())
+          .fit()
+          .page("recipe", "Activation recomputation"));
+  add(row<&TrainingSetup::activation_model>(id::kActivationModel, "Activation model",
+                                            "Activation model", "activationModel")
+          .among(choices<ActivationModel>())
+          .later()
+          .page("recipe", "",
+                "The plate uses Korthikanti's GPT-block model. Counted tensor by tensor, a Llama "
+                "block run by fused kernels saves <span "
+                "data-figure=\"llama-block-activations-8b\">…</span> for Llama&nbsp;3 8B at 8,192 "
+                "tokens, against the plate's <span data-figure=\"activations-8b\">…</span>: other "
+                "tensors, nearly the same sum. See the arithmetic below."));
+  add(row<&TrainingSetup::dropout>(
+          id::kDropout, "Dropout",
+          "Dropout on the residuals and the attention probabilities: model, off, on, or its "
+          "probability (0 is off, above 0 on; the masks' bytes do not depend on it)",
+          "dropout")
+          .among(choices<Dropout>())
+          .later()
+          .with([](Setting& setting, Access& access) {
+            setting.allowed = "Dropout must be model, off, on, or a probability from 0 to below 1.";
+            access.read_as = [](std::string_view text) {
+              const double p = parse_decimal(text);
+              if (!(p >= 0 && p < 1)) return std::string(text);
+              return choice_id(p == 0 ? Dropout::kOff : Dropout::kOn);
+            };
+          })
+          .page("recipe", "",
+                "Korthikanti's GPT block drops out; Llama trains without. Each dropout keeps a "
+                "1-byte mask per value, whatever its probability."));
+  add(row<&TrainingSetup::optimizer>(id::kOptimizer, "Optimizer", "Optimizer", "optimizer")
+          .among(choices<Optimizer>())
+          .page("recipe", "Optimiser"));
+  add(row<&TrainingSetup::precision>(id::kPrecision, "Precision", "Precision", "precision")
+          .among(choices<Precision>())
+          .page("recipe"));
+  add(row<&TrainingSetup::logits>(id::kLogits, "Logits",
+                                  "Count the output layer's logits and the loss", "logits")
+          .with([](Setting& setting, Access&) { setting.plate = true; })
+          .page("recipe", "Logits and loss"));
+  add(row<&TrainingSetup::loss>(id::kLoss, "Loss", "How the loss is computed", "loss")
+          .among(choices<Loss>())
+          .requires_value(id::kLogits, "on", "the loss is counted with the logits")
+          .later()
+          .with([](Setting& setting, Access&) { setting.plate = true; })
+          .page("recipe", "",
+                "With the logits: Megatron-LM's vocab-parallel cross-entropy holds 6 bytes per "
+                "logit; PyTorch's <code>cross_entropy(logits.float())</code> peaks at 12 (14 in "
+                "transformers 4.46 to 4.48, which shifts a copy of the logits), torchtune's "
+                "chunked one at 6 + 4/n, and Transformer Engine's fused one at 2. Liger's fused "
+                "linear loss never makes the logits whole."));
+  add(row<&TrainingSetup::loss_chunks>(id::kLossChunks, "Loss chunks",
+                                       "The chunked loss's chunks: torchtune's num_output_chunks",
+                                       "lossChunks")
+          .bounds(1, kMaxLossChunks)
+          .requires_value(id::kLoss, choice_id(Loss::kChunked), "the chunks are the chunked loss's")
+          .later()
+          .page("recipe", "Loss chunks, <var>n</var>"));
+  add(row<&TrainingSetup::mtp>(
+          id::kMtp, "Multi-token prediction",
+          "Train the model's multi-token-prediction modules (DeepSeek-V3's, GLM-4.5's)", "mtp")
+          .later()
+          .page("recipe", "",
+                "DeepSeek-V3's and GLM-4.5's extra layer, trained with its own logits and loss."));
+  add(row<&TrainingSetup::train_vision>(
+          id::kTrainVision, "Train the vision tower",
+          "Train a multimodal model's vision tower and projector; frozen otherwise", "trainVision")
+          .later()
+          .page("model", "", "Frozen otherwise: its weights alone."));
+  add(row<&TrainingSetup::device_id>(id::kDevice, "Device", "Device", "deviceId")
+          .among(device_choices())
+          .page("device"));
+  add(row<&TrainingSetup::custom_capacity_gb>(id::kDeviceCapacity, "Custom capacity",
+                                              "A custom device's memory in GB (10^9 bytes)",
+                                              "customCapacityGb")
+          .bounds(0, kMaxCustomCapacityGb,
+                  "A custom device's memory must be more than 0 GB and at most " +
+                      format_count(kMaxCustomCapacityGb) + " GB.")
+          .requires_value(id::kDevice, kCustomDeviceId, "a capacity is given for the custom device")
+          .with([](Setting& setting, Access&) {
+            setting.min_exclusive = true;
+            setting.excludes = id::kDevice;
+          })
+          .page("device", "Custom memory (GB)"));
+  add(row<&TrainingSetup::headroom_percent>(
+          id::kHeadroom, "Headroom",
+          "Percent of each device's memory kept free when asking whether it fits",
+          "headroomPercent")
+          .bounds(
+              0, kMaxHeadroomPercent,
+              "Headroom must be a percentage from 0 to " + format_count(kMaxHeadroomPercent) + ".")
+          .later()
+          .page("device", "Headroom kept free (%)",
+                "A layout fits when its total leaves this share of the device free: the ideal "
+                "step leaves out the allocator's reserve, the CUDA context and communication "
+                "buffers, which a training stack counts."));
+}
+
+// Fine-tuning (fine_tuning.hpp), added after the API was published: a setup without it trains
+// every parameter, on the device, as before.
+void add_fine_tuning(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
+  add(row<&TrainingSetup::lora_rank>(
+          id::kLoraRank, "LoRA rank",
+          "LoRA's rank r: adapters train, the base is frozen (0: every parameter trains)",
+          "loraRank")
+          .bounds(0, kMaxLoraRank,
+                  "LoRA rank must be a whole number from 0 (no LoRA) to " +
+                      format_count(kMaxLoraRank) + ".")
+          .page("fine-tuning", "LoRA rank, <var>r</var>",
+                "0 trains every parameter. Above 0 the base is frozen, holding its weights only, "
+                "and the adapters alone keep gradients, master weights and optimiser state."));
+  add(row<&TrainingSetup::lora_targets>(id::kLoraTargets, "LoRA targets",
+                                        "The layers LoRA's adapters sit on", "loraTargets")
+          .among(choices<LoraTargets>())
+          .page("fine-tuning"));
+  add(row<&TrainingSetup::lora_dropout>(
+          id::kLoraDropout, "LoRA dropout",
+          "PEFT's lora_dropout: above 0 each adapter saves a dropped copy of its input and a "
+          "1-byte mask",
+          "loraDropout")
+          .bounds(0, kMaxLoraDropout, "LoRA dropout must be a probability from 0 to below 1.")
+          .with([](Setting& setting, Access&) { setting.max_exclusive = true; })
+          .page("fine-tuning", "LoRA dropout, <var>p</var>",
+                "PEFT's <code>lora_dropout</code>: above 0 each adapter keeps its own dropped "
+                "copy of its input."));
+  add(row<&TrainingSetup::base_weights>(id::kBaseWeights, "Base weights",
+                                        "How LoRA's frozen base linear weights are held",
+                                        "baseWeights")
+          .among(choices<BaseWeights>())
+          .page("fine-tuning", "",
+                "With LoRA: QLoRA's NF4 holds 0.516 bytes per weight (bitsandbytes' blocks of 64, "
+                "their scales in 8 bits); the embeddings and output layer stay BF16."));
+  add(row<&TrainingSetup::offload>(id::kOffload, "Offload",
+                                   "What is held in the host's memory instead of the device's",
+                                   "offload")
+          .among(choices<Offload>())
+          .page("fine-tuning", "Offload to the host"));
+  add(row<&TrainingSetup::offload_activations>(
+          id::kOffloadActivations, "Offload activations",
+          "Hold the saved activations in the host's memory but the layers in flight",
+          "offloadActivations")
+          .page("fine-tuning"));
+  add(row<&TrainingSetup::host_capacity_gb>(
+          id::kHostCapacity, "Host memory",
+          "The host's memory per node in GB (10^9 bytes), shared by its devices: what offloading "
+          "holds is checked against it (0: not checked)",
+          "hostCapacityGb")
+          .bounds(0, kMaxHostCapacityGb,
+                  "Host memory must be from 0 (not checked) to " +
+                      format_count(kMaxHostCapacityGb) + " GB.")
+          .page("fine-tuning", "Host memory per node, GB",
+                "Shared by the node's devices (up to 8): does it hold what they offload? 0 leaves "
+                "it unchecked."));
+}
+
+// The training stack.
+void add_stack(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
+  add(row<&TrainingSetup::stack>(
+          id::kStack, "Stack",
+          "What trains the model: the idealised step, or a framework's real holdings", "stack")
+          .among(choices<Stack>())
+          .page("stack", "",
+                "The ideal step counts the terms above and nothing else. A framework adds what it "
+                "really holds, the runtime and the allocator's cache, and gives the peaks PyTorch "
+                "reports. torchtune's single-device recipes, and transformers' Trainer with PEFT "
+                "(one device, DDP, or FSDP as ZeRO 3), load the model in bf16: bf16 precision "
+                "(the hf stack also bf16-mixed: the model in FP32 under autocast, for full "
+                "training). PEFT keeps the adapters in FP32."));
+}
+
+// torchtitan's, DeepSpeed's and Megatron-LM's own switches, and torch.compile, each under the
+// stacks that have it.
+void add_distributed_switches(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
+  constexpr const char* kFp8AllGatherRefusal =
+      "FP8 all-gather is torchtitan's (FSDP2's) switch under FP8 training; choose the torchtitan "
+      "stack and fp8-mixed precision, or turn it off.";
+  add(row<&TrainingSetup::fp8_all_gather>(
+          id::kFp8AllGather, "FP8 all-gather",
+          "torchtitan under fp8-mixed: FSDP2 gathers the linear weights in FP8", "fp8AllGather")
+          .only_under({Stack::kTorchtitan}, "FSDP2's FP8 all-gather is torchtitan's switch",
+                      kFp8AllGatherRefusal)
+          .rule([](const TrainingSetup& setup) { return setup.precision == Precision::kFp8Mixed; },
+                kFp8AllGatherRefusal)
+          .page("stack", "",
+                "torchtitan under fp8-mixed: FSDP2 gathers the linear weights in FP8."));
+  add(row<&TrainingSetup::overlap_comm>(id::kOverlapComm, "Overlap communication",
+                                        "DeepSpeed's overlap_comm: the gradient reduction "
+                                        "overlapped with the backward pass",
+                                        "overlapComm")
+          .among(choices<OverlapComm>())
+          .only_under({Stack::kDeepSpeed}, "overlap_comm is DeepSpeed's switch",
+                      "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.")
+          .page("stack", "DeepSpeed's overlap_comm"));
+  // Megatron-LM's vocabulary padding (stacks/stack_run.hpp).
+  constexpr const char* kPaddingRefusal =
+      "The vocabulary's padding and the NullTokenizer are Megatron-LM's; choose the megatron "
+      "stack, or leave them at their defaults (128, off).";
+  add(row<&TrainingSetup::make_vocab_size_divisible_by>(
+          id::kVocabDivisibleBy, "Vocabulary padded to a multiple of",
+          "Megatron-LM's --make-vocab-size-divisible-by: the vocabulary is padded to a multiple "
+          "of it × t",
+          "makeVocabSizeDivisibleBy")
+          .bounds(1, kMaxParallelDegree)
+          .only_under({Stack::kMegatron}, "the vocabulary's padding is Megatron-LM's",
+                      kPaddingRefusal)
+          .page("stack", "Megatron-LM pads the vocabulary to a multiple of",
+                "--make-vocab-size-divisible-by, times the tensor parallelism: 128 by default."));
+  add(row<&TrainingSetup::eod_token>(
+          id::kEodToken, "NullTokenizer's end-of-document token",
+          "Megatron-LM's --tokenizer-type NullTokenizer before Megatron-Core 0.18: its "
+          "end-of-document token joins the vocabulary before padding",
+          "eodToken")
+          .only_under({Stack::kMegatron}, "the NullTokenizer is Megatron-LM's", kPaddingRefusal)
+          .page("stack", "NullTokenizer's EOD token",
+                "Megatron-Core before 0.18 adds its end-of-document (EOD) token to the "
+                "vocabulary before padding it."));
+  add(row<&TrainingSetup::cp_comm_type>(
+          id::kCpCommType, "Context-parallel exchange",
+          "Megatron-LM's --cp-comm-type: how context parallelism exchanges attention's tensors",
+          "cpCommType")
+          .among(choices<CpCommType>())
+          .only_under({Stack::kMegatron}, "--cp-comm-type is Megatron-LM's",
+                      "--cp-comm-type is Megatron-LM's; choose the megatron stack, or p2p.")
+          .page("stack", "Megatron-LM's context-parallel exchange",
+                "--cp-comm-type: the all-to-all keeps the attention's output a second time (TE "
+                "2.8 on)."));
+  add(row<&TrainingSetup::compile>(id::kCompile, "torch.compile",
+                                   "torch.compile as torchtitan and torchtune run it: the "
+                                   "transformer blocks, or the loss too",
+                                   "compile")
+          .among(choices<Compile>())
+          .only_under({Stack::kTorchtitan, Stack::kTorchtune},
+                      "torch.compile is modelled as torchtitan and torchtune run it",
+                      "torch.compile is modelled as torchtitan and torchtune run it; choose one of "
+                      "those stacks, or off.")
+          .rule([](const TrainingSetup& setup) { return setup.recompute == Recompute::kFull; },
+                "Under torch.compile trainmem models full recomputation, where a compiled block "
+                "saves its input alone, as eager; what Inductor's min-cut partitioner saves under "
+                "none, selective or per-op selective recomputation is not modelled. Choose full "
+                "recomputation, or compile off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return !(setup.compile == Compile::kBlocksAndLoss && setup.logits &&
+                         setup.layout.tensor_parallel > 1);
+              },
+              "The compiled loss under tensor parallelism (DTensor's loss_parallel) is not "
+              "modelled; choose the blocks alone, or tp 1.")
+          .page("stack", "",
+                "torchtitan's and torchtune's: the blocks (torchtitan at the end of 2024), or the "
+                "loss too, with no FP32 copy of the logits. Under full recomputation."));
+}
+
+// torchtune's and transformers' switches, and PyTorch's caching allocator's settings.
+void add_single_device_switches(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
+  // torchtune runs the step in the backward pass in its single-device recipes, full training
+  // (full_finetune_single_device.py: optimizer_in_bwd).
+  add(row<&TrainingSetup::optimizer_in_backward>(
+          id::kOptimizerInBackward, "Optimizer in backward",
+          "torchtune's optimizer_in_bwd: each parameter stepped as its gradient is made, which is "
+          "then freed",
+          "optimizerInBackward")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return num_devices(setup.layout) == 1 && setup.lora_rank == 0 &&
+                       (setup.stack == Stack::kIdeal || stack_row(setup.stack).steps_in_backward) &&
+                       setup.offload == Offload::kNone;
+              },
+              "The optimizer's step in the backward pass is modelled as torchtune's single-device "
+              "full training runs it: one device, no LoRA, no offloading, under the ideal or "
+              "torchtune stack; turn it off, or set those.")
+          .page("recipe", "",
+                "torchtune's: each gradient is stepped and freed as it is made, on one device."));
+  add(row<&TrainingSetup::paged_optimizer>(
+          id::kPagedOptimizer, "Paged optimizer",
+          "bitsandbytes' paged AdamW (transformers' paged_adamw_32bit and paged_adamw_8bit): the "
+          "state of each parameter of 10^5 elements or more outside PyTorch's allocator, paged to "
+          "the host when the device runs short",
+          "pagedOptimizer")
+          .only_under({Stack::kHf},
+                      "paged optimisers are modelled as transformers' Trainer runs them",
+                      "Paged optimisers are modelled as transformers' Trainer runs them "
+                      "(paged_adamw_32bit, paged_adamw_8bit); choose the hf stack, or turn it off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.optimizer == Optimizer::kAdam ||
+                       setup.optimizer == Optimizer::kAdam8bit;
+              },
+              "bitsandbytes pages AdamW's state (32-bit or 8-bit); choose adam or adam-8bit, or "
+              "turn paging off.")
+          .page("stack", "",
+                "The hf stack's bitsandbytes paged AdamW: the larger parameters' state outside "
+                "PyTorch's allocator, paged to the host when the device runs short."));
+  add(row<&TrainingSetup::kbit_prep>(
+          id::kKbitPrep, "prepare_model_for_kbit_training",
+          "PEFT's prepare_model_for_kbit_training: the embedding, norms and output layer upcast "
+          "to FP32, so the residual stream runs in FP32, with gradient checkpointing",
+          "kbitPrep")
+          .only_under(
+              {Stack::kHf},
+              "prepare_model_for_kbit_training is modelled as transformers' Trainer runs it",
+              "prepare_model_for_kbit_training is modelled as transformers' Trainer runs "
+              "it; choose the hf stack, or turn it off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16;
+              },
+              "prepare_model_for_kbit_training prepares a quantised base for LoRA; set a LoRA "
+              "rank and nf4 or int8 base weights, or turn it off.")
+          .rule([](const TrainingSetup& setup) { return setup.recompute == Recompute::kFull; },
+                "prepare_model_for_kbit_training turns gradient checkpointing on "
+                "(use_gradient_checkpointing=True), which is modelled; choose full "
+                "recomputation, or turn it off.")
+          .page("stack", "",
+                "The hf stack's QLoRA preparation: the embedding, norms and output layer in FP32, "
+                "so the residual stream runs in FP32, under gradient checkpointing."));
+  // PyTorch's caching allocator's settings (allocator.hpp), which any stack's replay follows.
+  add(row<&TrainingSetup::expandable_segments>(
+          id::kExpandableSegments, "Expandable segments",
+          "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the caching allocator maps each "
+          "stream's memory as one segment that grows page by page",
+          "expandableSegments")
+          .rule(replays,
+                "Expandable segments change PyTorch's caching allocator, which a training stack's "
+                "replay follows and the idealised step has none of; choose a stack, or turn them "
+                "off.")
+          .page("stack", "",
+                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, under any stack: the allocator "
+                "grows one segment a page at a time, which changes the reserved peak."));
+  add(row<&TrainingSetup::max_split_size_mb>(
+          id::kMaxSplitSize, "Largest block split (MiB)",
+          "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb: blocks this large or larger are not split "
+          "for smaller requests (0: no limit, PyTorch's default)",
+          "maxSplitSizeMb")
+          .bounds(0, kMaxAllocatorSplitMb,
+                  "The largest block split must be 0 (no limit) or from 21 to " +
+                      format_count(kMaxAllocatorSplitMb) + " MiB.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.max_split_size_mb >= kMinAllocatorSplitMb;
+              },
+              "PyTorch requires max_split_size_mb above 20 (its 20 MiB segments); set 21 or more, "
+              "or 0 for no limit.")
+          .rule(replays,
+                "max_split_size_mb changes PyTorch's caching allocator, which a training stack's "
+                "replay follows and the idealised step has none of; choose a stack, or set it to "
+                "0.")
+          .page("stack", "Largest block the allocator splits (MiB)",
+                "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb, under any stack: blocks this large are "
+                "kept whole for smaller requests. 0: no limit, PyTorch's default."));
+}
+
+}  // namespace trainmem::setting_rows
