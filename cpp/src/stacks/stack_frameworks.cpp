@@ -121,17 +121,15 @@ double te_cached_wgrad_bytes(const StepDevice& device) {
   return kBf16Bytes * elements;
 }
 
-// Megatron-LM with Transformer Engine: the BF16 parameter buffer and the FP32 main-gradient buffer
-// for the whole step (param_and_grad_buffer.py), the distributed optimiser's shards, and under
-// sequence parallelism the global memory buffer that gathers the output layer's input.
-void megatron_step(Step& step, const StepDevice& device) {
+namespace {
+
+// Building the model: each parameter its own BF16 tensor (the norms, biases and router in one
+// block beside them). Under the distributed optimiser DDP moves them into one contiguous buffer
+// and frees them, their blocks left in the cache (param_and_grad_buffer.py); the FP32 main
+// gradients are one buffer; the optimiser then clones each parameter's shard into FP32
+// (distrib_optimizer.py, shard_fp32_from_float16_groups), one block each.
+void build_megatron_model(Step& step, const StepDevice& device) {
   const Breakdown& bytes = device.bytes;
-  const ParallelLayout& layout = device.setup.layout;
-  // Building the model: each parameter its own BF16 tensor (the norms, biases and router in one
-  // block beside them). Under the distributed optimiser DDP moves them into one contiguous buffer
-  // and frees them, their blocks left in the cache (param_and_grad_buffer.py); the FP32 main
-  // gradients are one buffer; the optimiser then clones each parameter's shard into FP32
-  // (distrib_optimizer.py, shard_fp32_from_float16_groups), one block each.
   const std::vector<double> tensors = weight_tensor_elements(device);
   double elements = 0;
   for (const double tensor : tensors) elements += tensor;
@@ -142,7 +140,7 @@ void megatron_step(Step& step, const StepDevice& device) {
     built.push_back(step.take(tag(Term::kWeights), kBf16Bytes * tensor));
   }
   built.push_back(step.take(tag(Term::kWeights), rest));
-  const bool buffered = layout.zero_stage > 0;
+  const bool buffered = device.setup.layout.zero_stage > 0;
   if (buffered) step.take(tag(Term::kWeights), weights);
   step.take(tag(Term::kGradients), bytes[Term::kGradients]);
   if (buffered) give_all(step, built);
@@ -152,93 +150,119 @@ void megatron_step(Step& step, const StepDevice& device) {
     step.take(tag(Term::kMasterWeights), master * kBf16Bytes * tensor / total);
   }
   step.take(tag(Term::kMasterWeights), master * rest / total);
-  if (layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0) {
-    const std::size_t buffer = step.term(
-        "megatron-gather-buffer", "Output layer's gather buffer (BF16)",
-        "Megatron-LM, megatron/core/tensor_parallel/layers.py, "
-        "LinearWithGradAccumulationAndAsyncCommunication.forward: get_global_memory_buffer()");
-    step.take(buffer, kBf16Bytes * device.setup.sequence_length / layout.context_parallel *
-                          device.setup.micro_batch_sequences * device.shape.hidden_size);
-  }
+}
+
+// Under sequence parallelism the global memory buffer that gathers the output layer's input.
+void take_output_gather_buffer(Step& step, const StepDevice& device) {
+  const ParallelLayout& layout = device.setup.layout;
+  if (!(layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0)) return;
+  const std::size_t buffer = step.term(
+      "megatron-gather-buffer", "Output layer's gather buffer (BF16)",
+      "Megatron-LM, megatron/core/tensor_parallel/layers.py, "
+      "LinearWithGradAccumulationAndAsyncCommunication.forward: get_global_memory_buffer()");
+  step.take(buffer, kBf16Bytes * device.setup.sequence_length / layout.context_parallel *
+                        device.setup.micro_batch_sequences * device.shape.hidden_size);
+}
+
+// Megatron-LM's own terms beyond the gather buffer, in the order the step lists them.
+struct MegatronTerms {
+  std::size_t cached_wgrads = 0;
+  std::size_t te_workspaces = 0;
+  std::size_t activation_gradients = 0;
+  std::size_t embedding_gradient = 0;
+};
+
+MegatronTerms megatron_terms(Step& step) {
+  MegatronTerms terms;
   // Cached by the first step's backward pass, held through every later step's.
-  const std::size_t cached_wgrads = step.term(
+  terms.cached_wgrads = step.term(
       "te-cached-wgrads", "Cached weight gradients (BF16)",
       "Transformer Engine 2.3 on, transformer_engine/pytorch/module/base.py, get_dummy_wgrad: one "
       "per linear weight shape (the output layer's too, Megatron-Core 0.14 on, "
       "tensor_parallel/layers.py), under gradient-accumulation fusion");
-  // Transformer Engine's cuBLAS workspaces, cached: one for its GEMMs, and one for each of its
-  // four compute streams once a grouped GEMM (the experts') runs.
-  const std::size_t te_workspaces = step.term(
+  terms.te_workspaces = step.term(
       "te-cublas-workspaces", "Transformer Engine's cuBLAS workspaces",
       "Transformer Engine, pytorch/cpp_extensions/gemm.py, get_cublas_workspace (one, and "
       "get_num_cublas_streams() = 4 more for grouped GEMMs)",
       Term::kRuntime);
-  const double workspace =
-      architecture_row(device_of(device.setup).architecture).te_cublas_workspace_bytes;
-  for (int stream = 0; stream < (device.mixture_layers > 0 ? 5 : 1); ++stream) {
-    step.take(te_workspaces, workspace);
-  }
   // The gradients the backward pass makes and frees: the activations' (the residual stream's and
   // each operation's), and the embedding's weight gradient before it joins the main gradient.
-  Flowing flowing;
-  flowing.tag = step.term("megatron-activation-gradients", "Activation gradients (BF16)",
-                          "autograd's backward pass: each operation's input gradient, the size of "
-                          "the tensor it saved; Megatron-LM, tensor_parallel/layers.py, "
-                          "LinearWithGradAccumulationAndAsyncCommunication.backward (the output "
-                          "layer's input gradient, whole before its reduce-scatter)");
-  const std::size_t embedding_gradient = step.term(
+  terms.activation_gradients =
+      step.term("megatron-activation-gradients", "Activation gradients (BF16)",
+                "autograd's backward pass: each operation's input gradient, the size of "
+                "the tensor it saved; Megatron-LM, tensor_parallel/layers.py, "
+                "LinearWithGradAccumulationAndAsyncCommunication.backward (the output "
+                "layer's input gradient, whole before its reduce-scatter)");
+  terms.embedding_gradient = step.term(
       "megatron-embedding-gradient", "Embedding's weight gradient (BF16)",
       "PyTorch's embedding_dense_backward: a dense gradient of the embedding's weight; "
       "Megatron-LM, "
       "distributed/distributed_data_parallel.py, _make_backward_post_hook: main_grad.add_(grad), "
       "then grad = None");
-  const double cached_bytes = te_cached_wgrad_bytes(device);
-  const double h = device.shape.hidden_size;
-  const double between_blocks = layout.sequence_parallel ? layout.tensor_parallel : 1;
-  // One micro-batch's forward and backward passes; `first` for the first step's, in whose backward
-  // pass the weight-gradient caches appear, the output layer's first.
-  const auto micro_batch = [&](bool first) {
-    std::vector<Handles> kept = forward_slots(step, device);
-    const auto logits_gradient = loss_forward_and_backward(step, device);
-    if (first) step.take(cached_wgrads, cached_bytes);
-    if (device.logit_count > 0) {
-      // The output layer's input gradient, whole on every rank, then reduce-scattered to the
-      // sequence-parallel part the final norm's backward pass reads.
-      const auto whole = step.take(flowing.tag, kBf16Bytes * device.tokens * h);
-      flowing.gradient =
-          between_blocks > 1
-              ? step.take(flowing.tag, kBf16Bytes * device.tokens * h / between_blocks)
-              : whole;
-      if (between_blocks > 1) step.give(whole);
-    } else {
-      // Received from the next pipeline stage.
-      flowing.gradient = step.take(flowing.tag, kBf16Bytes * device.tokens * h / between_blocks);
-    }
-    step.give(logits_gradient);
-    backward_slots(step, device, kept, &flowing);
-    if (device.embedding) {
-      // Under sequence parallelism the embedding's output was scattered: its gradient is gathered
-      // back whole before the embedding's backward pass.
-      const auto gathered = between_blocks > 1
-                                ? step.take(flowing.tag, kBf16Bytes * device.tokens * h)
-                                : flowing.gradient;
-      if (between_blocks > 1) step.give(flowing.gradient);
-      const WeightShape vocabulary = vocabulary_shape(device);
-      const auto weight_gradient =
-          step.take(embedding_gradient, kBf16Bytes * vocabulary.first * vocabulary.second);
-      step.give(gathered);
-      step.give(weight_gradient);
-    } else {
-      step.give(flowing.gradient);  // sent to the previous stage
-    }
-    step.mark("backward", 0);
-  };
-  // The first step: Adam's moments do not exist until its optimizer step makes them
-  // (torch.optim's lazy state), one per parameter, in the blocks its activations left cached.
-  step.warming_up(true);
-  micro_batch(true);
+  return terms;
+}
+
+// Transformer Engine's cuBLAS workspaces, cached: one for its GEMMs, and one for each of its
+// four compute streams once a grouped GEMM (the experts') runs.
+void take_te_workspaces(Step& step, const StepDevice& device, std::size_t te_workspaces) {
+  const double workspace =
+      architecture_row(device_of(device.setup).architecture).te_cublas_workspace_bytes;
+  for (int stream = 0; stream < (device.mixture_layers > 0 ? 5 : 1); ++stream) {
+    step.take(te_workspaces, workspace);
+  }
+}
+
+// What the hidden state between blocks is split over: t under sequence parallelism.
+double between_blocks_split(const ParallelLayout& layout) {
+  return layout.sequence_parallel ? layout.tensor_parallel : 1;
+}
+
+// The output layer's backward pass: the gradient it passes to the last block (the handle).
+CachingAllocator::Handle megatron_output_layer_backward(Step& step, const StepDevice& device,
+                                                        std::size_t activation_gradients) {
+  const double hidden_bytes = kBf16Bytes * device.tokens * device.shape.hidden_size;
+  const double between_blocks = between_blocks_split(device.setup.layout);
+  if (device.logit_count <= 0) {
+    // Received from the next pipeline stage.
+    return step.take(activation_gradients, hidden_bytes / between_blocks);
+  }
+  // The output layer's input gradient, whole on every rank, then reduce-scattered to the
+  // sequence-parallel part the final norm's backward pass reads.
+  const auto whole = step.take(activation_gradients, hidden_bytes);
+  const auto gradient =
+      between_blocks > 1 ? step.take(activation_gradients, hidden_bytes / between_blocks) : whole;
+  if (between_blocks > 1) step.give(whole);
+  return gradient;
+}
+
+// The embedding's backward pass, on the first stage; elsewhere the gradient is sent to the
+// previous stage.
+void megatron_embedding_backward(Step& step, const StepDevice& device, const MegatronTerms& terms,
+                                 CachingAllocator::Handle gradient) {
+  if (!device.embedding) {
+    step.give(gradient);  // sent to the previous stage
+    return;
+  }
+  // Under sequence parallelism the embedding's output was scattered: its gradient is gathered
+  // back whole before the embedding's backward pass.
+  const double between_blocks = between_blocks_split(device.setup.layout);
+  const auto gathered = between_blocks > 1
+                            ? step.take(terms.activation_gradients,
+                                        kBf16Bytes * device.tokens * device.shape.hidden_size)
+                            : gradient;
+  if (between_blocks > 1) step.give(gradient);
+  const WeightShape vocabulary = vocabulary_shape(device);
+  const auto weight_gradient =
+      step.take(terms.embedding_gradient, kBf16Bytes * vocabulary.first * vocabulary.second);
+  step.give(gathered);
+  step.give(weight_gradient);
+}
+
+// The first step's optimizer step: Adam's moments do not exist until it makes them (torch.optim's
+// lazy state), one per parameter, in the blocks its activations left cached.
+void make_adam_moments(Step& step, const StepDevice& device) {
   const double layers = device.layers_per_stage;
-  const double states = bytes[Term::kOptimizerStates];
+  const double states = device.bytes[Term::kOptimizerStates];
   const double root_share = device.parameters > 0 ? device.root_parameters / device.parameters : 0;
   for (int moment = 0; moment < 2; ++moment) {
     for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
@@ -246,13 +270,40 @@ void megatron_step(Step& step, const StepDevice& device) {
     }
     step.take(tag(Term::kOptimizerStates), states * root_share / 2);
   }
+}
+
+// One micro-batch's forward and backward passes; `first` for the first step's, in whose backward
+// pass the weight-gradient caches appear, the output layer's first, and whose optimizer step
+// makes Adam's moments.
+void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTerms& terms,
+                          bool first) {
+  std::vector<Handles> kept = forward_slots(step, device);
+  const auto logits_gradient = loss_forward_and_backward(step, device);
+  if (first) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
+  Flowing flowing;
+  flowing.tag = terms.activation_gradients;
+  flowing.gradient = megatron_output_layer_backward(step, device, terms.activation_gradients);
+  step.give(logits_gradient);
+  backward_slots(step, device, kept, &flowing);
+  megatron_embedding_backward(step, device, terms, flowing.gradient);
+  step.mark("backward", 0);
+  if (first) make_adam_moments(step, device);
+}
+
+}  // namespace
+
+// Megatron-LM with Transformer Engine: the BF16 parameter buffer and the FP32 main-gradient buffer
+// for the whole step (param_and_grad_buffer.py), the distributed optimiser's shards, and under
+// sequence parallelism the global memory buffer that gathers the output layer's input.
+void megatron_step(Step& step, const StepDevice& device) {
+  build_megatron_model(step, device);
+  take_output_gather_buffer(step, device);
+  const MegatronTerms terms = megatron_terms(step);
+  take_te_workspaces(step, device, terms.te_workspaces);
   // A micro-batch with the moments made, for the blocks it leaves cached: the cache then stops
   // growing, and the micro-batch the timeline shows is as every later one (the panel's runs
   // replayed with eight such micro-batches in place of one reserve no more).
-  micro_batch(false);
-  step.warming_up(false);
-  step.mark("start", 0);
-  micro_batch(false);
+  replay_after_warm_up(step, [&](bool first) { megatron_micro_batch(step, device, terms, first); });
 }
 
 // DeepSpeed ZeRO (deepspeed/runtime/zero/stage_1_and_2.py, stage3.py): the model states as the

@@ -377,6 +377,15 @@ void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slo
   give_all(step, kept);
 }
 
+void replay_after_warm_up(Step& step, const std::function<void(bool first)>& micro_batch) {
+  step.warming_up(true);
+  micro_batch(true);
+  micro_batch(false);
+  step.warming_up(false);
+  step.mark("start", 0);
+  micro_batch(false);
+}
+
 // The forward pass's slots, each marked.
 std::vector<Handles> forward_slots(Step& step, const StepDevice& device) {
   std::vector<Handles> kept(static_cast<std::size_t>(device.slots));

@@ -188,6 +188,12 @@ struct Flowing {
 void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot,
                     Flowing* flowing = nullptr);
 
+// The step the timeline shows, after two it does not: the first step's micro-batch (`first`: its
+// optimizer step makes the optimizer's state, lazily as torch.optim's _init_group does) and one
+// more, for the blocks they leave in the allocator's cache, which then stops growing; then, from
+// the mark "start", the micro-batch the timeline shows, as every later one.
+void replay_after_warm_up(Step& step, const std::function<void(bool first)>& micro_batch);
+
 // The forward pass's slots, each marked; the backward pass's, last first, each marked.
 std::vector<Handles> forward_slots(Step& step, const StepDevice& device);
 void backward_slots(Step& step, const StepDevice& device, std::vector<Handles>& kept,
