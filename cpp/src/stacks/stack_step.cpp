@@ -101,6 +101,12 @@ ModelWeights load_model(Step& step, const StepDevice& device, double shards) {
   return whole;
 }
 
+void take_model_states(Step& step, const StepDevice& device) {
+  step.take(tag(Term::kWeights), device.bytes[Term::kWeights]);
+  step.take(tag(Term::kMasterWeights), device.bytes[Term::kMasterWeights]);
+  step.take(tag(Term::kOptimizerStates), device.bytes[Term::kOptimizerStates]);
+}
+
 Trained trained_parameters(const StepDevice& device) {
   Trained trained;
   trained.root = device.setup.lora_rank > 0 ? 0 : device.root_parameters;

@@ -155,6 +155,10 @@ struct ModelWeights {
 };
 ModelWeights load_model(Step& step, const StepDevice& device, double shards = 1);
 
+// The model states as the terms hold them, each one block for the whole step: the weights, the
+// master weights and the optimizer's state (ZeRO's shards, FSDP's).
+void take_model_states(Step& step, const StepDevice& device);
+
 // What trains on the device (the adapters under LoRA, every parameter otherwise) and each trained
 // parameter's gradient and optimiser state bytes, as the terms hold them.
 struct Trained {
