@@ -121,17 +121,15 @@ double te_cached_wgrad_bytes(const StepDevice& device) {
   return kBf16Bytes * elements;
 }
 
-// Megatron-LM with Transformer Engine: the BF16 parameter buffer and the FP32 main-gradient buffer
-// for the whole step (param_and_grad_buffer.py), the distributed optimiser's shards, and under
-// sequence parallelism the global memory buffer that gathers the output layer's input.
-void megatron_step(Step& step, const StepDevice& device) {
+namespace {
+
+// Building the model: each parameter its own BF16 tensor (the norms, biases and router in one
+// block beside them). Under the distributed optimiser DDP moves them into one contiguous buffer
+// and frees them, their blocks left in the cache (param_and_grad_buffer.py); the FP32 main
+// gradients are one buffer; the optimiser then clones each parameter's shard into FP32
+// (distrib_optimizer.py, shard_fp32_from_float16_groups), one block each.
+void build_megatron_model(Step& step, const StepDevice& device) {
   const Breakdown& bytes = device.bytes;
-  const ParallelLayout& layout = device.setup.layout;
-  // Building the model: each parameter its own BF16 tensor (the norms, biases and router in one
-  // block beside them). Under the distributed optimiser DDP moves them into one contiguous buffer
-  // and frees them, their blocks left in the cache (param_and_grad_buffer.py); the FP32 main
-  // gradients are one buffer; the optimiser then clones each parameter's shard into FP32
-  // (distrib_optimizer.py, shard_fp32_from_float16_groups), one block each.
   const std::vector<double> tensors = weight_tensor_elements(device);
   double elements = 0;
   for (const double tensor : tensors) elements += tensor;
@@ -142,7 +140,7 @@ void megatron_step(Step& step, const StepDevice& device) {
     built.push_back(step.take(tag(Term::kWeights), kBf16Bytes * tensor));
   }
   built.push_back(step.take(tag(Term::kWeights), rest));
-  const bool buffered = layout.zero_stage > 0;
+  const bool buffered = device.setup.layout.zero_stage > 0;
   if (buffered) step.take(tag(Term::kWeights), weights);
   step.take(tag(Term::kGradients), bytes[Term::kGradients]);
   if (buffered) give_all(step, built);
@@ -152,93 +150,119 @@ void megatron_step(Step& step, const StepDevice& device) {
     step.take(tag(Term::kMasterWeights), master * kBf16Bytes * tensor / total);
   }
   step.take(tag(Term::kMasterWeights), master * rest / total);
-  if (layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0) {
-    const std::size_t buffer = step.term(
-        "megatron-gather-buffer", "Output layer's gather buffer (BF16)",
-        "Megatron-LM, megatron/core/tensor_parallel/layers.py, "
-        "LinearWithGradAccumulationAndAsyncCommunication.forward: get_global_memory_buffer()");
-    step.take(buffer, kBf16Bytes * device.setup.sequence_length / layout.context_parallel *
-                          device.setup.micro_batch_sequences * device.shape.hidden_size);
-  }
+}
+
+// Under sequence parallelism the global memory buffer that gathers the output layer's input.
+void take_output_gather_buffer(Step& step, const StepDevice& device) {
+  const ParallelLayout& layout = device.setup.layout;
+  if (!(layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0)) return;
+  const std::size_t buffer = step.term(
+      "megatron-gather-buffer", "Output layer's gather buffer (BF16)",
+      "Megatron-LM, megatron/core/tensor_parallel/layers.py, "
+      "LinearWithGradAccumulationAndAsyncCommunication.forward: get_global_memory_buffer()");
+  step.take(buffer, kBf16Bytes * device.setup.sequence_length / layout.context_parallel *
+                        device.setup.micro_batch_sequences * device.shape.hidden_size);
+}
+
+// Megatron-LM's own terms beyond the gather buffer, in the order the step lists them.
+struct MegatronTerms {
+  std::size_t cached_wgrads = 0;
+  std::size_t te_workspaces = 0;
+  std::size_t activation_gradients = 0;
+  std::size_t embedding_gradient = 0;
+};
+
+MegatronTerms megatron_terms(Step& step) {
+  MegatronTerms terms;
   // Cached by the first step's backward pass, held through every later step's.
-  const std::size_t cached_wgrads = step.term(
+  terms.cached_wgrads = step.term(
       "te-cached-wgrads", "Cached weight gradients (BF16)",
       "Transformer Engine 2.3 on, transformer_engine/pytorch/module/base.py, get_dummy_wgrad: one "
       "per linear weight shape (the output layer's too, Megatron-Core 0.14 on, "
       "tensor_parallel/layers.py), under gradient-accumulation fusion");
-  // Transformer Engine's cuBLAS workspaces, cached: one for its GEMMs, and one for each of its
-  // four compute streams once a grouped GEMM (the experts') runs.
-  const std::size_t te_workspaces = step.term(
+  terms.te_workspaces = step.term(
       "te-cublas-workspaces", "Transformer Engine's cuBLAS workspaces",
       "Transformer Engine, pytorch/cpp_extensions/gemm.py, get_cublas_workspace (one, and "
       "get_num_cublas_streams() = 4 more for grouped GEMMs)",
       Term::kRuntime);
-  const double workspace =
-      architecture_row(device_of(device.setup).architecture).te_cublas_workspace_bytes;
-  for (int stream = 0; stream < (device.mixture_layers > 0 ? 5 : 1); ++stream) {
-    step.take(te_workspaces, workspace);
-  }
   // The gradients the backward pass makes and frees: the activations' (the residual stream's and
   // each operation's), and the embedding's weight gradient before it joins the main gradient.
-  Flowing flowing;
-  flowing.tag = step.term("megatron-activation-gradients", "Activation gradients (BF16)",
-                          "autograd's backward pass: each operation's input gradient, the size of "
-                          "the tensor it saved; Megatron-LM, tensor_parallel/layers.py, "
-                          "LinearWithGradAccumulationAndAsyncCommunication.backward (the output "
-                          "layer's input gradient, whole before its reduce-scatter)");
-  const std::size_t embedding_gradient = step.term(
+  terms.activation_gradients =
+      step.term("megatron-activation-gradients", "Activation gradients (BF16)",
+                "autograd's backward pass: each operation's input gradient, the size of "
+                "the tensor it saved; Megatron-LM, tensor_parallel/layers.py, "
+                "LinearWithGradAccumulationAndAsyncCommunication.backward (the output "
+                "layer's input gradient, whole before its reduce-scatter)");
+  terms.embedding_gradient = step.term(
       "megatron-embedding-gradient", "Embedding's weight gradient (BF16)",
       "PyTorch's embedding_dense_backward: a dense gradient of the embedding's weight; "
       "Megatron-LM, "
       "distributed/distributed_data_parallel.py, _make_backward_post_hook: main_grad.add_(grad), "
       "then grad = None");
-  const double cached_bytes = te_cached_wgrad_bytes(device);
-  const double h = device.shape.hidden_size;
-  const double between_blocks = layout.sequence_parallel ? layout.tensor_parallel : 1;
-  // One micro-batch's forward and backward passes; `first` for the first step's, in whose backward
-  // pass the weight-gradient caches appear, the output layer's first.
-  const auto micro_batch = [&](bool first) {
-    std::vector<Handles> kept = forward_slots(step, device);
-    const auto logits_gradient = loss_forward_and_backward(step, device);
-    if (first) step.take(cached_wgrads, cached_bytes);
-    if (device.logit_count > 0) {
-      // The output layer's input gradient, whole on every rank, then reduce-scattered to the
-      // sequence-parallel part the final norm's backward pass reads.
-      const auto whole = step.take(flowing.tag, kBf16Bytes * device.tokens * h);
-      flowing.gradient =
-          between_blocks > 1
-              ? step.take(flowing.tag, kBf16Bytes * device.tokens * h / between_blocks)
-              : whole;
-      if (between_blocks > 1) step.give(whole);
-    } else {
-      // Received from the next pipeline stage.
-      flowing.gradient = step.take(flowing.tag, kBf16Bytes * device.tokens * h / between_blocks);
-    }
-    step.give(logits_gradient);
-    backward_slots(step, device, kept, &flowing);
-    if (device.embedding) {
-      // Under sequence parallelism the embedding's output was scattered: its gradient is gathered
-      // back whole before the embedding's backward pass.
-      const auto gathered = between_blocks > 1
-                                ? step.take(flowing.tag, kBf16Bytes * device.tokens * h)
-                                : flowing.gradient;
-      if (between_blocks > 1) step.give(flowing.gradient);
-      const WeightShape vocabulary = vocabulary_shape(device);
-      const auto weight_gradient =
-          step.take(embedding_gradient, kBf16Bytes * vocabulary.first * vocabulary.second);
-      step.give(gathered);
-      step.give(weight_gradient);
-    } else {
-      step.give(flowing.gradient);  // sent to the previous stage
-    }
-    step.mark("backward", 0);
-  };
-  // The first step: Adam's moments do not exist until its optimizer step makes them
-  // (torch.optim's lazy state), one per parameter, in the blocks its activations left cached.
-  step.warming_up(true);
-  micro_batch(true);
+  return terms;
+}
+
+// Transformer Engine's cuBLAS workspaces, cached: one for its GEMMs, and one for each of its
+// four compute streams once a grouped GEMM (the experts') runs.
+void take_te_workspaces(Step& step, const StepDevice& device, std::size_t te_workspaces) {
+  const double workspace =
+      architecture_row(device_of(device.setup).architecture).te_cublas_workspace_bytes;
+  for (int stream = 0; stream < (device.mixture_layers > 0 ? 5 : 1); ++stream) {
+    step.take(te_workspaces, workspace);
+  }
+}
+
+// What the hidden state between blocks is split over: t under sequence parallelism.
+double between_blocks_split(const ParallelLayout& layout) {
+  return layout.sequence_parallel ? layout.tensor_parallel : 1;
+}
+
+// The output layer's backward pass: the gradient it passes to the last block (the handle).
+CachingAllocator::Handle megatron_output_layer_backward(Step& step, const StepDevice& device,
+                                                        std::size_t activation_gradients) {
+  const double hidden_bytes = kBf16Bytes * device.tokens * device.shape.hidden_size;
+  const double between_blocks = between_blocks_split(device.setup.layout);
+  if (device.logit_count <= 0) {
+    // Received from the next pipeline stage.
+    return step.take(activation_gradients, hidden_bytes / between_blocks);
+  }
+  // The output layer's input gradient, whole on every rank, then reduce-scattered to the
+  // sequence-parallel part the final norm's backward pass reads.
+  const auto whole = step.take(activation_gradients, hidden_bytes);
+  const auto gradient =
+      between_blocks > 1 ? step.take(activation_gradients, hidden_bytes / between_blocks) : whole;
+  if (between_blocks > 1) step.give(whole);
+  return gradient;
+}
+
+// The embedding's backward pass, on the first stage; elsewhere the gradient is sent to the
+// previous stage.
+void megatron_embedding_backward(Step& step, const StepDevice& device, const MegatronTerms& terms,
+                                 CachingAllocator::Handle gradient) {
+  if (!device.embedding) {
+    step.give(gradient);  // sent to the previous stage
+    return;
+  }
+  // Under sequence parallelism the embedding's output was scattered: its gradient is gathered
+  // back whole before the embedding's backward pass.
+  const double between_blocks = between_blocks_split(device.setup.layout);
+  const auto gathered = between_blocks > 1
+                            ? step.take(terms.activation_gradients,
+                                        kBf16Bytes * device.tokens * device.shape.hidden_size)
+                            : gradient;
+  if (between_blocks > 1) step.give(gradient);
+  const WeightShape vocabulary = vocabulary_shape(device);
+  const auto weight_gradient =
+      step.take(terms.embedding_gradient, kBf16Bytes * vocabulary.first * vocabulary.second);
+  step.give(gathered);
+  step.give(weight_gradient);
+}
+
+// The first step's optimizer step: Adam's moments do not exist until it makes them (torch.optim's
+// lazy state), one per parameter, in the blocks its activations left cached.
+void make_adam_moments(Step& step, const StepDevice& device) {
   const double layers = device.layers_per_stage;
-  const double states = bytes[Term::kOptimizerStates];
+  const double states = device.bytes[Term::kOptimizerStates];
   const double root_share = device.parameters > 0 ? device.root_parameters / device.parameters : 0;
   for (int moment = 0; moment < 2; ++moment) {
     for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
@@ -246,112 +270,190 @@ void megatron_step(Step& step, const StepDevice& device) {
     }
     step.take(tag(Term::kOptimizerStates), states * root_share / 2);
   }
+}
+
+// One micro-batch's forward and backward passes; `first` for the first step's, in whose backward
+// pass the weight-gradient caches appear, the output layer's first, and whose optimizer step
+// makes Adam's moments.
+void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTerms& terms,
+                          bool first) {
+  std::vector<Handles> kept = forward_slots(step, device);
+  const auto logits_gradient = loss_forward_and_backward(step, device);
+  if (first) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
+  Flowing flowing;
+  flowing.tag = terms.activation_gradients;
+  flowing.gradient = megatron_output_layer_backward(step, device, terms.activation_gradients);
+  step.give(logits_gradient);
+  backward_slots(step, device, kept, &flowing);
+  megatron_embedding_backward(step, device, terms, flowing.gradient);
+  step.mark("backward", 0);
+  if (first) make_adam_moments(step, device);
+}
+
+}  // namespace
+
+// Megatron-LM with Transformer Engine: the BF16 parameter buffer and the FP32 main-gradient buffer
+// for the whole step (param_and_grad_buffer.py), the distributed optimiser's shards, and under
+// sequence parallelism the global memory buffer that gathers the output layer's input.
+void megatron_step(Step& step, const StepDevice& device) {
+  build_megatron_model(step, device);
+  take_output_gather_buffer(step, device);
+  const MegatronTerms terms = megatron_terms(step);
+  take_te_workspaces(step, device, terms.te_workspaces);
   // A micro-batch with the moments made, for the blocks it leaves cached: the cache then stops
   // growing, and the micro-batch the timeline shows is as every later one (the panel's runs
   // replayed with eight such micro-batches in place of one reserve no more).
-  micro_batch(false);
-  step.warming_up(false);
-  step.mark("start", 0);
-  micro_batch(false);
+  replay_after_warm_up(step, [&](bool first) { megatron_micro_batch(step, device, terms, first); });
 }
+
+namespace {
+
+// transformers builds a quantised model outside deepspeed.zero.Init (modeling_utils.py,
+// get_init_context: zero.Init only for a model that is not quantised), so under ZeRO 3 each
+// rank holds the whole quantised model until DeepSpeed partitions it: its blocks stay in the
+// allocator's cache for the step.
+void load_whole_quantised_model(Step& step, const StepDevice& device) {
+  const bool loads_whole = device.setup.layout.zero_stage >= 3 && device.setup.lora_rank > 0 &&
+                           device.setup.base_weights != BaseWeights::kBf16 &&
+                           device.zero_shards > 1;
+  if (!loads_whole) return;
+  // Partitioned parameter by parameter: each one's shard copied out and the whole freed, so the
+  // peak is the whole model (the shards reuse its cached blocks).
+  step.warming_up(true);
+  step.give(step.take(tag(Term::kWeights), device.bytes[Term::kWeights] * device.zero_shards));
+  step.warming_up(false);
+}
+
+// The model states as the stage shards them. ZeRO 2 and 3 hold their gradient partitions in a
+// flat buffer for the step; ZeRO 0 and 1 keep each parameter's BF16 gradient, created in the
+// backward pass.
+void take_zero_model_states(Step& step, const StepDevice& device) {
+  take_model_states(step, device);
+  if (device.setup.layout.zero_stage >= 2) {
+    step.take(tag(Term::kGradients), device.bytes[Term::kGradients]);
+  }
+}
+
+// DeepSpeed's own terms, and what its passes take.
+struct DeepSpeedPlan {
+  bool stage3 = false;
+  bool partitioned = false;  // the gradients in ZeRO 2 and 3's flat buffer
+  std::size_t gathered = 0;  // under ZeRO 3
+  std::size_t bucket = 0;
+  double bucket_bytes = kBf16Bytes * kDeepSpeedReduceBucketElements;
+  double layer_bytes = 0;
+  double prefetch_bytes = 0;
+};
+
+DeepSpeedPlan deepspeed_plan(Step& step, const StepDevice& device) {
+  DeepSpeedPlan plan;
+  plan.stage3 = device.setup.layout.zero_stage >= 3;
+  plan.partitioned = device.setup.layout.zero_stage >= 2;
+  if (plan.stage3) {
+    plan.gathered = step.term("zero3-gathered-layers", "Gathered layers, prefetch (BF16)",
+                              "DeepSpeed, deepspeed/runtime/zero/partitioned_param_coordinator.py, "
+                              "fetch_sub_module (stage3_prefetch_bucket_size 5e7)");
+  }
+  plan.bucket = step.term(
+      "zero-reduce-bucket", "Reduce bucket (BF16)",
+      plan.stage3 ? "DeepSpeed, deepspeed/runtime/zero/stage3.py, "
+                    "DeepSpeedZeroOptimizer_Stage3.__init__: __ipg_bucket_flat_buffer"
+                  : "DeepSpeed, deepspeed/runtime/zero/stage_1_and_2.py, "
+                    "DeepSpeedZeroOptimizer.backward: ipg_buffer (and buf_1 with overlap_comm)");
+  plan.layer_bytes = device.layer_weight_bytes;
+  // The prefetch bucket counts elements; a layer's bytes per element are its storage's.
+  plan.prefetch_bytes =
+      plan.layer_bytes * std::min(1.0, kDeepSpeedPrefetchBucketElements / device.layer_parameters);
+  return plan;
+}
+
+// ZeRO 3 keeps parameters below stage3_param_persistence_threshold gathered for the whole step
+// (partition_parameters.py, ds_persist), beside their partitions: the norms' weights, each h
+// wide, while h is under the threshold.
+void take_persisted_parameters(Step& step, const StepDevice& device, const DeepSpeedPlan& plan) {
+  if (!(plan.stage3 && device.shape.hidden_size < kDeepSpeedPersistenceThresholdElements)) return;
+  const std::size_t persisted = step.term(
+      "zero3-persisted-parameters", "Small parameters kept gathered (BF16)",
+      "DeepSpeed, deepspeed/runtime/zero/partition_parameters.py, ds_persist for parameters "
+      "below stage3_param_persistence_threshold (1e5)");
+  step.take(persisted, kBf16Bytes * (device.layers_per_stage * device.counts.norms_per_layer +
+                                     device.counts.final_norm));
+}
+
+// Under ZeRO 3, the layer gathered for its pass and the next prefetched.
+Handles gather_layer_and_prefetch(Step& step, const DeepSpeedPlan& plan) {
+  Handles in_flight;
+  if (plan.stage3) {
+    in_flight.push_back(step.take(plan.gathered, plan.layer_bytes));
+    in_flight.push_back(step.take(plan.gathered, plan.prefetch_bytes));
+  }
+  return in_flight;
+}
+
+std::vector<Handles> deepspeed_forward_pass(Step& step, const StepDevice& device,
+                                            const DeepSpeedPlan& plan) {
+  std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
+  for (std::size_t index = 0; index < kept.size(); ++index) {
+    Handles in_flight = gather_layer_and_prefetch(step, plan);
+    kept[index] = keep_slot(step, device);
+    give_all(step, in_flight);
+    step.mark("forward", static_cast<int>(index) + 1);
+  }
+  return kept;
+}
+
+// ZeRO 1 and 2 allocate their bucket as the backward pass starts, two with overlap_comm.
+Handles take_reduce_buckets(Step& step, const StepDevice& device, const DeepSpeedPlan& plan) {
+  const bool overlap = device.setup.overlap_comm == OverlapComm::kOn ||
+                       (device.setup.overlap_comm == OverlapComm::kDefault && plan.stage3);
+  Handles buckets;
+  if (!plan.stage3) {
+    buckets.push_back(step.take(plan.bucket, plan.bucket_bytes));
+    if (overlap) buckets.push_back(step.take(plan.bucket, plan.bucket_bytes));
+  }
+  return buckets;
+}
+
+void deepspeed_backward_pass(Step& step, const StepDevice& device, const DeepSpeedPlan& plan,
+                             std::vector<Handles>& kept) {
+  for (int slot = device.slots; slot >= 1; --slot) {
+    Handles in_flight = gather_layer_and_prefetch(step, plan);
+    if (plan.stage3) {
+      // The layer's unsharded gradients (its adapters' under LoRA), copied into the bucket as
+      // they come.
+      in_flight.push_back(
+          step.take(tag(Term::kGradients), kBf16Bytes * device.layer_trainable_parameters));
+    }
+    if (!plan.partitioned) {
+      step.take(tag(Term::kGradients), device.bytes[Term::kGradients] / device.slots);
+    }
+    layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot);
+    give_all(step, in_flight);
+    step.mark("backward", slot);
+  }
+}
+
+}  // namespace
 
 // DeepSpeed ZeRO (deepspeed/runtime/zero/stage_1_and_2.py, stage3.py): the model states as the
 // stage shards them; the reduce bucket (ipg buffer) of reduce_bucket_size elements in BF16 through
 // the backward pass; under ZeRO 3 each layer gathered for its passes with the next prefetched
 // (stage3_prefetch_bucket_size), and the gradient partitions' flat buffer for the whole step.
 void deepspeed_step(Step& step, const StepDevice& device) {
-  const Breakdown& bytes = device.bytes;
-  const ParallelLayout& layout = device.setup.layout;
-  const bool stage3 = layout.zero_stage >= 3;
-  // transformers builds a quantised model outside deepspeed.zero.Init (modeling_utils.py,
-  // get_init_context: zero.Init only for a model that is not quantised), so under ZeRO 3 each
-  // rank holds the whole quantised model until DeepSpeed partitions it: its blocks stay in the
-  // allocator's cache for the step.
-  const bool loads_whole = stage3 && device.setup.lora_rank > 0 &&
-                           device.setup.base_weights != BaseWeights::kBf16 &&
-                           device.zero_shards > 1;
-  if (loads_whole) {
-    // Partitioned parameter by parameter: each one's shard copied out and the whole freed, so the
-    // peak is the whole model (the shards reuse its cached blocks).
-    step.warming_up(true);
-    step.give(step.take(tag(Term::kWeights), bytes[Term::kWeights] * device.zero_shards));
-    step.warming_up(false);
-  }
-  step.take(tag(Term::kWeights), bytes[Term::kWeights]);
-  step.take(tag(Term::kMasterWeights), bytes[Term::kMasterWeights]);
-  step.take(tag(Term::kOptimizerStates), bytes[Term::kOptimizerStates]);
-  // ZeRO 2 and 3 hold their gradient partitions in a flat buffer for the step; ZeRO 0 and 1 keep
-  // each parameter's BF16 gradient, created in the backward pass.
-  const bool partitioned = layout.zero_stage >= 2;
-  if (partitioned) step.take(tag(Term::kGradients), bytes[Term::kGradients]);
-  const double layer_bytes = device.layer_weight_bytes;
-  const double trainable = device.layer_trainable_parameters;
-  std::size_t gathered = 0;
-  if (stage3) {
-    gathered = step.term("zero3-gathered-layers", "Gathered layers, prefetch (BF16)",
-                         "DeepSpeed, deepspeed/runtime/zero/partitioned_param_coordinator.py, "
-                         "fetch_sub_module (stage3_prefetch_bucket_size 5e7)");
-  }
-  const std::size_t bucket = step.term(
-      "zero-reduce-bucket", "Reduce bucket (BF16)",
-      stage3 ? "DeepSpeed, deepspeed/runtime/zero/stage3.py, "
-               "DeepSpeedZeroOptimizer_Stage3.__init__: __ipg_bucket_flat_buffer"
-             : "DeepSpeed, deepspeed/runtime/zero/stage_1_and_2.py, "
-               "DeepSpeedZeroOptimizer.backward: ipg_buffer (and buf_1 with overlap_comm)");
-  const double bucket_bytes = kBf16Bytes * kDeepSpeedReduceBucketElements;
-  // ZeRO 3 keeps parameters below stage3_param_persistence_threshold gathered for the whole step
-  // (partition_parameters.py, ds_persist), beside their partitions: the norms' weights, each h
-  // wide, while h is under the threshold.
-  if (stage3 && device.shape.hidden_size < kDeepSpeedPersistenceThresholdElements) {
-    const std::size_t persisted = step.term(
-        "zero3-persisted-parameters", "Small parameters kept gathered (BF16)",
-        "DeepSpeed, deepspeed/runtime/zero/partition_parameters.py, ds_persist for parameters "
-        "below stage3_param_persistence_threshold (1e5)");
-    step.take(persisted, kBf16Bytes * (device.layers_per_stage * device.counts.norms_per_layer +
-                                       device.counts.final_norm));
-  }
-  if (stage3) step.take(bucket, bucket_bytes);
-  // The prefetch bucket counts elements; a layer's bytes per element are its storage's.
-  const double prefetch_bytes =
-      layer_bytes * std::min(1.0, kDeepSpeedPrefetchBucketElements / device.layer_parameters);
+  load_whole_quantised_model(step, device);
+  take_zero_model_states(step, device);
+  const DeepSpeedPlan plan = deepspeed_plan(step, device);
+  take_persisted_parameters(step, device, plan);
+  if (plan.stage3) step.take(plan.bucket, plan.bucket_bytes);
   // QLoRA dequantises one linear weight at a time to BF16 (bitsandbytes), in both passes.
-  const auto dequantised = step.take(tag(Term::kDequantization), bytes[Term::kDequantization]);
+  const auto dequantised =
+      step.take(tag(Term::kDequantization), device.bytes[Term::kDequantization]);
   step.mark("start", 0);
-  std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
-  for (std::size_t index = 0; index < kept.size(); ++index) {
-    Handles in_flight;
-    if (stage3) {
-      in_flight.push_back(step.take(gathered, layer_bytes));
-      in_flight.push_back(step.take(gathered, prefetch_bytes));
-    }
-    kept[index] = keep_slot(step, device);
-    give_all(step, in_flight);
-    step.mark("forward", static_cast<int>(index) + 1);
-  }
+  std::vector<Handles> kept = deepspeed_forward_pass(step, device, plan);
   const auto logits_gradient = loss_forward_and_backward(step, device);
-  // ZeRO 1 and 2 allocate their bucket as the backward pass starts, two with overlap_comm.
-  const bool overlap = device.setup.overlap_comm == OverlapComm::kOn ||
-                       (device.setup.overlap_comm == OverlapComm::kDefault && stage3);
-  Handles buckets;
-  if (!stage3) {
-    buckets.push_back(step.take(bucket, bucket_bytes));
-    if (overlap) buckets.push_back(step.take(bucket, bucket_bytes));
-  }
+  Handles buckets = take_reduce_buckets(step, device, plan);
   step.give(logits_gradient);
-  for (int slot = device.slots; slot >= 1; --slot) {
-    Handles in_flight;
-    if (stage3) {
-      in_flight.push_back(step.take(gathered, layer_bytes));
-      in_flight.push_back(step.take(gathered, prefetch_bytes));
-      // The layer's unsharded gradients (its adapters' under LoRA), copied into the bucket as
-      // they come.
-      in_flight.push_back(step.take(tag(Term::kGradients), kBf16Bytes * trainable));
-    }
-    if (!partitioned) step.take(tag(Term::kGradients), bytes[Term::kGradients] / device.slots);
-    layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot);
-    give_all(step, in_flight);
-    step.mark("backward", slot);
-  }
+  deepspeed_backward_pass(step, device, plan, kept);
   step.give(dequantised);
   give_all(step, buckets);
 }

@@ -101,6 +101,12 @@ ModelWeights load_model(Step& step, const StepDevice& device, double shards) {
   return whole;
 }
 
+void take_model_states(Step& step, const StepDevice& device) {
+  step.take(tag(Term::kWeights), device.bytes[Term::kWeights]);
+  step.take(tag(Term::kMasterWeights), device.bytes[Term::kMasterWeights]);
+  step.take(tag(Term::kOptimizerStates), device.bytes[Term::kOptimizerStates]);
+}
+
 Trained trained_parameters(const StepDevice& device) {
   Trained trained;
   trained.root = device.setup.lora_rank > 0 ? 0 : device.root_parameters;
@@ -136,157 +142,165 @@ Handles keep_slot(Step& step, const StepDevice& device) {
   return handles;
 }
 
-// The loss's allocations in order, each a multiple of the logits on the device. Megatron-LM's
-// vocab-parallel cross-entropy (cross_entropy.py), unfused or fused natively
+namespace {
+
+// Where the model's forward pass returns, in the losses that reach it before their backward pass.
+void forward_returned(const std::function<void()>& forward_done) {
+  if (forward_done) forward_done();
+}
+
+// Liger's fused linear cross-entropy: grad_input and loss_1d for the whole step's tokens, one
+// chunk's logits at a time; grad_input is the hidden state's gradient, which the final norm's
+// backward frees.
+CachingAllocator::Handle liger_fused_linear_loss(Step& step, const StepDevice& device,
+                                                 const std::function<void()>& forward_done) {
+  const double h = device.shape.hidden_size;
+  const double vocabulary = device.shape.vocab_size;
+  const double tokens = device.loss_tokens;
+  const auto hidden_gradient = step.take(tag(Term::kLogits), kBf16Bytes * tokens * h);
+  const auto loss = step.take(tag(Term::kLogits), kFp32Bytes * tokens);
+  const double chunk = fused_linear_chunk_tokens(tokens, vocabulary, h);
+  step.give(step.take(tag(Term::kLogits), kBf16Bytes * chunk * vocabulary));
+  step.give(loss);
+  forward_returned(forward_done);
+  return hidden_gradient;
+}
+
+// torchtune's compiled CEWithChunkedOutputLoss (compute_cross_entropy compiled, training/
+// _compile.py compile_loss): the model's BF16 chunks, which each chunk's fused kernel keeps with
+// its tokens' max and log-sum-exp (FP32); the backward pass, chunk by chunk, last first, writes
+// each chunk's BF16 gradient, which its output projection reads, and frees the chunk.
+CachingAllocator::Handle compiled_chunked_loss(Step& step, const StepDevice& device) {
+  const int chunks = device.setup.loss_chunks;
+  const double part = device.logit_count / chunks;
+  Handles bf16(static_cast<std::size_t>(chunks));
+  Handles rows(static_cast<std::size_t>(chunks));
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    bf16[static_cast<std::size_t>(chunk)] = step.take(tag(Term::kLogits), kBf16Bytes * part);
+  }
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    rows[static_cast<std::size_t>(chunk)] =
+        step.take(tag(Term::kLogits), kCompiledLossBytesPerToken * device.loss_tokens / chunks);
+  }
+  CachingAllocator::Handle gradient = step.take(tag(Term::kLogits), 0);
+  for (int chunk = chunks; chunk-- > 0;) {
+    const auto chunk_gradient = step.take(tag(Term::kLogits), kBf16Bytes * part);
+    step.give(rows[static_cast<std::size_t>(chunk)]);
+    step.give(bf16[static_cast<std::size_t>(chunk)]);
+    step.give(gradient);  // the previous chunk's, through the output projection
+    gradient = chunk_gradient;
+  }
+  return gradient;
+}
+
+// torchtune's CEWithChunkedOutputLoss: the BF16 chunks; each upcast, its log-softmax saved, the
+// copy freed; the chunks freed (del logits); the backward pass chunk by chunk, last first.
+CachingAllocator::Handle chunked_loss(Step& step, const StepDevice& device) {
+  const int chunks = device.setup.loss_chunks;
+  const double part = device.logit_count / chunks;
+  Handles bf16(static_cast<std::size_t>(chunks));
+  Handles saved(static_cast<std::size_t>(chunks));
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    bf16[static_cast<std::size_t>(chunk)] = step.take(tag(Term::kLogits), kBf16Bytes * part);
+  }
+  for (int chunk = 0; chunk < chunks; ++chunk) {
+    const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * part);
+    saved[static_cast<std::size_t>(chunk)] = step.take(tag(Term::kLogits), kFp32Bytes * part);
+    step.give(upcast);
+  }
+  give_all(step, bf16);
+  CachingAllocator::Handle gradient = step.take(tag(Term::kLogits), 0);
+  for (int chunk = chunks; chunk-- > 0;) {
+    const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * part);
+    const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * part);
+    step.give(output_gradient);
+    step.give(saved[static_cast<std::size_t>(chunk)]);
+    step.give(gradient);  // the previous chunk's, through the output layer
+    gradient = step.take(tag(Term::kLogits), kBf16Bytes * part);
+    step.give(input_gradient);
+  }
+  return gradient;
+}
+
+// Transformer Engine's fused loss: the BF16 logits alone, overwritten by their gradient. The
+// kernel writes the gradient over the logits and saves them; the backward pass scales it in place
+// and hands the same tensor to the output layer.
+CachingAllocator::Handle te_fused_loss(Step& step, const StepDevice& device) {
+  return step.take(tag(Term::kLogits), kBf16Bytes * device.logit_count);
+}
+
+// Megatron-LM's vocab-parallel cross-entropy (cross_entropy.py), unfused or fused natively
 // (fused_cross_entropy.py): the BF16 logits, their FP32 copy turned into the softmax in place and
 // saved; the BF16 logits die with the forward pass; the backward pass turns the softmax into the
-// gradient in place and casts it to BF16. Transformer Engine's fused loss: the BF16 logits alone,
-// overwritten by their gradient. cross_entropy over FP32-upcast
-// logits (torchtitan's train.py): the BF16 logits, the FP32 copy, the FP32 log-softmax it saves;
-// the copy and (del pred) the logits freed; backward: the log-softmax output's gradient, the
-// input's, then the BF16 cast. Returns the handle of the logits' BF16 gradient, freed by the
-// output layer's backward.
-CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice& device,
-                                                   const std::function<void()>& forward_done) {
-  const auto returned = [&] {
-    if (forward_done) forward_done();
-  };
+// gradient in place and casts it to BF16.
+CachingAllocator::Handle vocab_parallel_loss(Step& step, const StepDevice& device) {
   const double n = device.logit_count;
-  if (n <= 0) {
-    returned();
-    return step.take(tag(Term::kLogits), 0);
-  }
-  const auto marked = [&](CachingAllocator::Handle gradient) {
-    step.mark("loss", device.slots);
-    return gradient;
-  };
-  if (device.setup.loss == Loss::kFusedLinear) {
-    // Liger: grad_input and loss_1d for the whole step's tokens, one chunk's logits at a time;
-    // grad_input is the hidden state's gradient, which the final norm's backward frees.
-    const double h = device.shape.hidden_size;
-    const double vocabulary = device.shape.vocab_size;
-    const double tokens = device.loss_tokens;
-    const auto hidden_gradient = step.take(tag(Term::kLogits), kBf16Bytes * tokens * h);
-    const auto loss = step.take(tag(Term::kLogits), kFp32Bytes * tokens);
-    const double chunk = fused_linear_chunk_tokens(tokens, vocabulary, h);
-    step.give(step.take(tag(Term::kLogits), kBf16Bytes * chunk * vocabulary));
-    step.give(loss);
-    returned();
-    return marked(hidden_gradient);
-  }
-  if (device.setup.loss == Loss::kChunked && device.setup.compile == Compile::kBlocksAndLoss) {
-    // torchtune's compiled CEWithChunkedOutputLoss (compute_cross_entropy compiled, training/
-    // _compile.py compile_loss): the model's BF16 chunks, which each chunk's fused kernel keeps
-    // with its tokens' max and log-sum-exp (FP32); the backward pass, chunk by chunk, last first,
-    // writes each chunk's BF16 gradient, which its output projection reads, and frees the chunk.
-    const int chunks = device.setup.loss_chunks;
-    const double part = n / chunks;
-    Handles bf16(static_cast<std::size_t>(chunks));
-    Handles rows(static_cast<std::size_t>(chunks));
-    for (int chunk = 0; chunk < chunks; ++chunk) {
-      bf16[static_cast<std::size_t>(chunk)] = step.take(tag(Term::kLogits), kBf16Bytes * part);
-    }
-    for (int chunk = 0; chunk < chunks; ++chunk) {
-      rows[static_cast<std::size_t>(chunk)] =
-          step.take(tag(Term::kLogits), kCompiledLossBytesPerToken * device.loss_tokens / chunks);
-    }
-    CachingAllocator::Handle gradient = step.take(tag(Term::kLogits), 0);
-    for (int chunk = chunks; chunk-- > 0;) {
-      const auto chunk_gradient = step.take(tag(Term::kLogits), kBf16Bytes * part);
-      step.give(rows[static_cast<std::size_t>(chunk)]);
-      step.give(bf16[static_cast<std::size_t>(chunk)]);
-      step.give(gradient);  // the previous chunk's, through the output projection
-      gradient = chunk_gradient;
-    }
-    return marked(gradient);
-  }
-  if (device.setup.loss == Loss::kChunked) {
-    // torchtune: the BF16 chunks; each upcast, its log-softmax saved, the copy freed; the chunks
-    // freed (del logits); the backward pass chunk by chunk, last first.
-    const int chunks = device.setup.loss_chunks;
-    const double part = n / chunks;
-    Handles bf16(static_cast<std::size_t>(chunks));
-    Handles saved(static_cast<std::size_t>(chunks));
-    for (int chunk = 0; chunk < chunks; ++chunk) {
-      bf16[static_cast<std::size_t>(chunk)] = step.take(tag(Term::kLogits), kBf16Bytes * part);
-    }
-    for (int chunk = 0; chunk < chunks; ++chunk) {
-      const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * part);
-      saved[static_cast<std::size_t>(chunk)] = step.take(tag(Term::kLogits), kFp32Bytes * part);
-      step.give(upcast);
-    }
-    give_all(step, bf16);
-    CachingAllocator::Handle gradient = step.take(tag(Term::kLogits), 0);
-    for (int chunk = chunks; chunk-- > 0;) {
-      const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * part);
-      const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * part);
-      step.give(output_gradient);
-      step.give(saved[static_cast<std::size_t>(chunk)]);
-      step.give(gradient);  // the previous chunk's, through the output layer
-      gradient = step.take(tag(Term::kLogits), kBf16Bytes * part);
-      step.give(input_gradient);
-    }
-    return marked(gradient);
-  }
-  if (device.setup.loss == Loss::kTeFused) {
-    // The kernel writes the gradient over the logits and saves them; the backward pass scales it
-    // in place and hands the same tensor to the output layer.
-    return marked(step.take(tag(Term::kLogits), kBf16Bytes * n));
-  }
-  if (device.setup.loss == Loss::kVocabParallel || device.setup.loss == Loss::kNativeFused) {
-    const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
-    const auto softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    step.give(logits);
-    const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
-    step.give(softmax);
-    return marked(gradient);
-  }
-  if (device.setup.compile == Compile::kBlocksAndLoss) {
-    // The compiled loss: the BF16 logits and each token's max and log-sum-exp kept; the backward
-    // kernel writes the BF16 gradient.
-    const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
-    const auto rows =
-        step.take(tag(Term::kLogits), kCompiledLossBytesPerToken * device.loss_tokens);
-    const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
-    step.give(rows);
-    step.give(logits);
-    return marked(gradient);
-  }
+  const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
+  const auto softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(logits);
+  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
+  step.give(softmax);
+  return gradient;
+}
+
+// The compiled loss: the BF16 logits and each token's max and log-sum-exp kept; the backward
+// kernel writes the BF16 gradient.
+CachingAllocator::Handle compiled_loss(Step& step, const StepDevice& device) {
+  const double n = device.logit_count;
+  const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
+  const auto rows = step.take(tag(Term::kLogits), kCompiledLossBytesPerToken * device.loss_tokens);
+  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
+  step.give(rows);
+  step.give(logits);
+  return gradient;
+}
+
+// cross_entropy over FP32-upcast logits under DTensor's loss_parallel (torch/distributed/tensor/
+// parallel/loss.py): the BF16 logits and the FP32 copy; _log_softmax's shifted logits and their
+// exp, whose sum is all-reduced; the log-softmax from the shifted ones.
+CachingAllocator::Handle dtensor_loss_parallel(Step& step, const StepDevice& device) {
+  const double n = device.logit_count;
   const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
   const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  if (saves_gathered_inputs(device.setup)) {
-    // DTensor's loss_parallel (torch/distributed/tensor/parallel/loss.py): _log_softmax's shifted
-    // logits and their exp, whose sum is all-reduced; the log-softmax from the shifted ones.
-    const auto shifted = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    step.give(step.take(tag(Term::kLogits), kFp32Bytes * n));
-    const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    step.give(shifted);
-    step.give(upcast);
-    step.give(logits);
-    // _nll_loss_and_log_softmax_backward: (zeros_like(x) with -1 at the targets + exp(x)) × the
-    // loss's gradient; its log-softmax backward is a cast to FP32, a no-op; then the BF16 cast.
-    const auto zeros = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    const auto exp = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    const auto sum = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    step.give(exp);
-    const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    step.give(sum);
-    step.give(zeros);
-    step.give(log_softmax);
-    const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
-    step.give(input_gradient);
-    return marked(gradient);
-  }
-  // transformers 4.46 to 4.48 (fp32-shifted; loss/loss_utils.py, ForCausalLMLoss) shift the upcast
-  // into a contiguous copy before cross_entropy, freed with the upcast as the loss function
-  // returns; the BF16 logits live in the model's output until Trainer.compute_loss returns. In the
-  // backward pass the slice's gradient is written into zeros of the whole logits.
+  const auto shifted = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(step.take(tag(Term::kLogits), kFp32Bytes * n));
+  const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(shifted);
+  step.give(upcast);
+  step.give(logits);
+  // _nll_loss_and_log_softmax_backward: (zeros_like(x) with -1 at the targets + exp(x)) × the
+  // loss's gradient; its log-softmax backward is a cast to FP32, a no-op; then the BF16 cast.
+  const auto zeros = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  const auto exp = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  const auto sum = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(exp);
+  const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(sum);
+  step.give(zeros);
+  step.give(log_softmax);
+  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
+  step.give(input_gradient);
+  return gradient;
+}
+
+// cross_entropy over FP32-upcast logits (torchtitan's train.py): the BF16 logits, the FP32 copy,
+// the FP32 log-softmax it saves; the copy and (del pred) the logits freed; backward: the
+// log-softmax output's gradient, the input's, then the BF16 cast. transformers 4.46 to 4.48
+// (fp32-shifted; loss/loss_utils.py, ForCausalLMLoss) shift the upcast into a contiguous copy
+// before cross_entropy, freed with the upcast as the loss function returns; the BF16 logits live
+// in the model's output until Trainer.compute_loss returns. In the backward pass the slice's
+// gradient is written into zeros of the whole logits.
+CachingAllocator::Handle upcast_loss(Step& step, const StepDevice& device,
+                                     const std::function<void()>& forward_done) {
+  const double n = device.logit_count;
+  const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
+  const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
   const bool shifts = device.setup.loss == Loss::kFp32Shifted;
   const auto shifted = step.take(tag(Term::kLogits), shifts ? kFp32Bytes * n : 0);
   const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
   step.give(shifted);
   step.give(upcast);
-  returned();
+  forward_returned(forward_done);
   step.give(logits);
   const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
   auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
@@ -299,7 +313,41 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
   }
   const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
   step.give(input_gradient);
-  return marked(gradient);
+  return gradient;
+}
+
+// The loss the setup chooses, forward and backward: the handle of the logits' BF16 gradient.
+CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
+                                     const std::function<void()>& forward_done) {
+  const Loss loss = device.setup.loss;
+  const bool compiled = device.setup.compile == Compile::kBlocksAndLoss;
+  if (loss == Loss::kFusedLinear) return liger_fused_linear_loss(step, device, forward_done);
+  if (loss == Loss::kChunked) {
+    return compiled ? compiled_chunked_loss(step, device) : chunked_loss(step, device);
+  }
+  if (loss == Loss::kTeFused) return te_fused_loss(step, device);
+  if (loss == Loss::kVocabParallel || loss == Loss::kNativeFused) {
+    return vocab_parallel_loss(step, device);
+  }
+  if (compiled) return compiled_loss(step, device);
+  if (saves_gathered_inputs(device.setup)) return dtensor_loss_parallel(step, device);
+  return upcast_loss(step, device, forward_done);
+}
+
+}  // namespace
+
+// The loss's allocations in order, each a multiple of the logits on the device (each loss's above,
+// with its source), then marked. Returns the handle of the logits' BF16 gradient, freed by the
+// output layer's backward.
+CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice& device,
+                                                   const std::function<void()>& forward_done) {
+  if (device.logit_count <= 0) {
+    forward_returned(forward_done);
+    return step.take(tag(Term::kLogits), 0);
+  }
+  const CachingAllocator::Handle gradient = chosen_loss(step, device, forward_done);
+  step.mark("loss", device.slots);
+  return gradient;
 }
 
 // The stack-independent end of each layer's backward pass: the rebuilt layer (full
@@ -333,6 +381,15 @@ void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slo
   }
   step.give(rebuilt);
   give_all(step, kept);
+}
+
+void replay_after_warm_up(Step& step, const std::function<void(bool first)>& micro_batch) {
+  step.warming_up(true);
+  micro_batch(true);
+  micro_batch(false);
+  step.warming_up(false);
+  step.mark("start", 0);
+  micro_batch(false);
 }
 
 // The forward pass's slots, each marked.

@@ -155,6 +155,10 @@ struct ModelWeights {
 };
 ModelWeights load_model(Step& step, const StepDevice& device, double shards = 1);
 
+// The model states as the terms hold them, each one block for the whole step: the weights, the
+// master weights and the optimizer's state (ZeRO's shards, FSDP's).
+void take_model_states(Step& step, const StepDevice& device);
+
 // What trains on the device (the adapters under LoRA, every parameter otherwise) and each trained
 // parameter's gradient and optimiser state bytes, as the terms hold them.
 struct Trained {
@@ -187,6 +191,12 @@ struct Flowing {
 // `flowing`, each freed as its operation's backward pass makes the gradient it passes on.
 void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot,
                     Flowing* flowing = nullptr);
+
+// The step the timeline shows, after two it does not: the first step's micro-batch (`first`: its
+// optimizer step makes the optimizer's state, lazily as torch.optim's _init_group does) and one
+// more, for the blocks they leave in the allocator's cache, which then stops growing; then, from
+// the mark "start", the micro-batch the timeline shows, as every later one.
+void replay_after_warm_up(Step& step, const std::function<void(bool first)>& micro_batch);
 
 // The forward pass's slots, each marked; the backward pass's, last first, each marked.
 std::vector<Handles> forward_slots(Step& step, const StepDevice& device);

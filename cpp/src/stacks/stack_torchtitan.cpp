@@ -75,6 +75,170 @@ void take_outputs_in_flight(Step& step, const StepDevice& device, std::size_t bu
   }
 }
 
+// Where FSDP2's own words come from: a file of torch/distributed/_composable/fsdp/.
+std::string fsdp_source(const char* file_and_function) {
+  return std::string("PyTorch's FSDP2, torch/distributed/_composable/fsdp/") + file_and_function;
+}
+
+// FSDP2's own terms, in the order the step lists them.
+struct FsdpTerms {
+  std::size_t gathered = 0;
+  std::size_t root = 0;
+  std::size_t unsharded_gradients = 0;
+  std::size_t reduce_input = 0;
+};
+
+FsdpTerms fsdp_terms(Step& step, const StepDevice& device) {
+  FsdpTerms terms;
+  terms.gathered = step.term("fsdp-gathered-layers",
+                             device.setup.fp8_all_gather ? "Gathered layers (FP8 linear weights)"
+                                                         : "Gathered layers (BF16)",
+                             fsdp_source("_fsdp_collectives.py, foreach_all_gather and "
+                                         "foreach_all_gather_copy_out; "
+                                         "_fsdp_param_group.py, the implicit forward prefetch"));
+  terms.root = step.term(
+      "fsdp-root", "Root module, unsharded (BF16)",
+      fsdp_source("_fsdp_state.py, FSDPState._lazy_init: the root is not resharded after forward"));
+  terms.unsharded_gradients =
+      step.term("fsdp-unsharded-gradients", "Unsharded gradients (BF16)",
+                fsdp_source("_fsdp_param_group.py, FSDPParamGroup.post_backward"));
+  terms.reduce_input = step.term(
+      "fsdp-reduce-scatter-input", "Reduce-scatter input (FP32)",
+      fsdp_source("_fsdp_collectives.py, foreach_reduce: reduce_scatter_input in reduce_dtype, "
+                  "kept until the next post_backward (ReduceScatterState)"));
+  return terms;
+}
+
+// One layer's linear weights that FSDP2 gathers in FP8: with FP8 all-gather (torchao's
+// enable_fsdp_float8_all_gather, fsdp_utils.py, WeightWithDynamicFloat8CastTensor) its linear
+// weights, cast before the all-gather; none otherwise.
+double fp8_gathered_weights(const StepDevice& device) {
+  return device.setup.fp8_all_gather ? device.fp8_layer_weights : 0;
+}
+
+// The output layer's parameters (the embedding's, tied).
+double output_head_parameters(const StepDevice& device) {
+  return device.counts.output_head > 0 ? device.counts.output_head : device.counts.embedding;
+}
+
+// Under pipelining torchtitan never reshards after forward, and the pipeline schedule holds
+// gradient synchronisation until the last micro-batch (torch/distributed/pipelining/stage.py,
+// backward_maybe_with_nosync): the stage's parameters stay gathered and its gradients
+// accumulate unsharded in FP32 (FSDPParam.to_accumulated_grad_if_needed).
+void torchtitan_pipelined_step(Step& step, const StepDevice& device, const FsdpTerms& terms) {
+  const std::size_t accumulated =
+      step.term("fsdp-accumulated-gradients", "Accumulated gradients (FP32, unsharded)",
+                fsdp_source("_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; "
+                            "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync"));
+  const std::size_t buffers = step.term(
+      "pipeline-buffers", "Pipeline schedule's buffers (BF16)",
+      "torch/distributed/pipelining/stage.py: the receive buffers (_prepare_forward_infra, "
+      "_prepare_backward_infra), output_chunks and the receive buffers' .grad, kept until "
+      "clear_runtime_states");
+  step.take(terms.gathered, kBf16Bytes * device.parameters - (kBf16Bytes - kFp8Bytes) *
+                                                                 fp8_gathered_weights(device) *
+                                                                 device.layers_per_stage);
+  step.take(accumulated, kFp32Bytes * device.parameters);
+  PipelineBuffers pipeline = take_pipeline_buffers(step, device, buffers);
+  step.mark("start", 0);
+  std::vector<Handles> kept = forward_slots(step, device);
+  take_outputs_in_flight(step, device, buffers, pipeline);
+  const auto head_input = take_head_input(step, device);
+  step.give(loss_forward_and_backward(step, device));
+  step.give(head_input);
+  backward_slots(step, device, kept);
+  step.take(tag(Term::kGradients), device.bytes[Term::kGradients]);
+  give_all(step, pipeline.in_flight);
+  give_all(step, pipeline.done);
+}
+
+// One block's gathered bytes: BF16, or with FP8 all-gather its linear weights in FP8 and the rest
+// (norms) in BF16.
+double gathered_layer_bytes(const StepDevice& device) {
+  return kBf16Bytes * device.layer_parameters -
+         (kBf16Bytes - kFp8Bytes) * fp8_gathered_weights(device);
+}
+
+// What the forward pass leaves for the backward pass: each slot's saved tensors, and each block's
+// gathered parameters where it is not resharded.
+struct FsdpForward {
+  std::vector<Handles> kept;
+  std::vector<Handles> copies;
+};
+
+// ZeRO 3: reshard after forward but the last block (torchtitan keeps it for backward); ZeRO 2:
+// reshard_after_forward=False, every block stays gathered until its backward.
+FsdpForward fsdp_forward_pass(Step& step, const StepDevice& device, const FsdpTerms& terms) {
+  const bool reshard = device.setup.layout.zero_stage >= 3;
+  const double gathered_layer = gathered_layer_bytes(device);
+  const std::size_t count = static_cast<std::size_t>(device.slots);
+  FsdpForward forward;
+  forward.copies.resize(count);
+  auto all_gather = step.take(terms.gathered, gathered_layer);
+  forward.kept.resize(count);
+  for (std::size_t index = 0; index < count; ++index) {
+    forward.copies[index] = {step.take(terms.gathered, gathered_layer)};
+    // The next block's all-gather goes out before this one runs; its copy-in frees this one's
+    // all-gather output.
+    if (index + 1 < count) {
+      const auto next = step.take(terms.gathered, gathered_layer);
+      step.give(all_gather);
+      all_gather = next;
+    } else {
+      step.give(all_gather);
+    }
+    forward.kept[index] = keep_slot(step, device);
+    if (reshard && index + 1 < count) give_all(step, forward.copies[index]);
+    step.mark("forward", static_cast<int>(index) + 1);
+  }
+  return forward;
+}
+
+// The blocks' backward passes, last first: each gathered again where it was resharded, its
+// gradients made unsharded and reduce-scattered. Returns the last reduce-scatter's input, kept
+// until the next post_backward (the root's).
+CachingAllocator::Handle fsdp_backward_pass(Step& step, const StepDevice& device,
+                                            const FsdpTerms& terms, FsdpForward& forward) {
+  const double layer = device.layer_parameters;
+  const double gathered_layer = gathered_layer_bytes(device);
+  CachingAllocator::Handle previous_reduce = step.take(terms.reduce_input, 0);
+  for (std::size_t index = forward.kept.size(); index-- > 0;) {
+    if (forward.copies[index].empty()) {
+      const auto output = step.take(terms.gathered, gathered_layer);
+      forward.copies[index] = {step.take(terms.gathered, gathered_layer)};
+      step.give(output);
+    }
+    const auto layer_gradients = step.take(terms.unsharded_gradients, kBf16Bytes * layer);
+    layer_backward(step, device, forward.kept[index], static_cast<int>(index) + 1);
+    const auto reduce = step.take(terms.reduce_input, kFp32Bytes * layer);
+    step.give(layer_gradients);
+    step.take(tag(Term::kGradients), kFp32Bytes * layer / device.zero_shards);
+    step.give(previous_reduce);
+    previous_reduce = reduce;
+    give_all(step, forward.copies[index]);
+    step.mark("backward", static_cast<int>(index) + 1);
+  }
+  return previous_reduce;
+}
+
+// The root's post-backward: the embedding's gradient joins the output layer's, both reduced; the
+// root resharded at last.
+void fsdp_root_post_backward(Step& step, const StepDevice& device, const FsdpTerms& terms,
+                             CachingAllocator::Handle root, CachingAllocator::Handle head_gradient,
+                             CachingAllocator::Handle previous_reduce) {
+  const double root_parameters = device.root_parameters;
+  const auto embedding_gradient = step.take(
+      terms.unsharded_gradients, kBf16Bytes * (root_parameters - output_head_parameters(device)));
+  const auto root_reduce = step.take(terms.reduce_input, kFp32Bytes * root_parameters);
+  step.give(head_gradient);
+  step.give(embedding_gradient);
+  step.take(tag(Term::kGradients), kFp32Bytes * root_parameters / device.zero_shards);
+  step.give(previous_reduce);
+  step.give(root_reduce);
+  step.give(root);
+  step.mark("backward", 0);
+}
+
 }  // namespace
 
 // torchtitan on FSDP2 (torchtitan/parallelisms/parallelize_llama.py, apply_fsdp; FSDP2 in
@@ -83,133 +247,25 @@ void take_outputs_in_flight(Step& step, const StepDevice& device, std::size_t bu
 // gathered in BF16 for its passes, the next one's all-gather issued early; the root (embedding,
 // final norm, output layer) gathered from its forward pass to the end of its backward pass.
 void torchtitan_step(Step& step, const StepDevice& device) {
-  const Breakdown& bytes = device.bytes;
-  const ParallelLayout& layout = device.setup.layout;
-  const std::string fsdp = "PyTorch's FSDP2, torch/distributed/_composable/fsdp/";
-  const std::size_t gathered =
-      step.term("fsdp-gathered-layers",
-                device.setup.fp8_all_gather ? "Gathered layers (FP8 linear weights)"
-                                            : "Gathered layers (BF16)",
-                fsdp +
-                    "_fsdp_collectives.py, foreach_all_gather and foreach_all_gather_copy_out; "
-                    "_fsdp_param_group.py, the implicit forward prefetch");
-  const std::size_t root = step.term(
-      "fsdp-root", "Root module, unsharded (BF16)",
-      fsdp + "_fsdp_state.py, FSDPState._lazy_init: the root is not resharded after forward");
-  const std::size_t unsharded_gradients =
-      step.term("fsdp-unsharded-gradients", "Unsharded gradients (BF16)",
-                fsdp + "_fsdp_param_group.py, FSDPParamGroup.post_backward");
-  const std::size_t reduce_input = step.term(
-      "fsdp-reduce-scatter-input", "Reduce-scatter input (FP32)",
-      fsdp +
-          "_fsdp_collectives.py, foreach_reduce: reduce_scatter_input in reduce_dtype, kept "
-          "until the next post_backward (ReduceScatterState)");
-  step.take(tag(Term::kWeights), bytes[Term::kWeights]);
-  step.take(tag(Term::kMasterWeights), bytes[Term::kMasterWeights]);
-  step.take(tag(Term::kOptimizerStates), bytes[Term::kOptimizerStates]);
-  const double shards = device.zero_shards;
-  const double layer = device.layer_parameters;
-  const int slots = device.slots;
-  // One block's gathered bytes: BF16, or with FP8 all-gather (torchao's
-  // enable_fsdp_float8_all_gather, fsdp_utils.py, WeightWithDynamicFloat8CastTensor) its linear
-  // weights in FP8, cast before the all-gather, and the rest (norms) in BF16.
-  const double fp8_weights = device.setup.fp8_all_gather ? device.fp8_layer_weights : 0;
-  const double gathered_layer = kBf16Bytes * layer - (kBf16Bytes - kFp8Bytes) * fp8_weights;
-
-  if (layout.pipeline_parallel > 1) {
-    // Under pipelining torchtitan never reshards after forward, and the pipeline schedule holds
-    // gradient synchronisation until the last micro-batch (torch/distributed/pipelining/stage.py,
-    // backward_maybe_with_nosync): the stage's parameters stay gathered and its gradients
-    // accumulate unsharded in FP32 (FSDPParam.to_accumulated_grad_if_needed).
-    const std::size_t accumulated =
-        step.term("fsdp-accumulated-gradients", "Accumulated gradients (FP32, unsharded)",
-                  fsdp +
-                      "_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; "
-                      "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync");
-    const std::size_t buffers = step.term(
-        "pipeline-buffers", "Pipeline schedule's buffers (BF16)",
-        "torch/distributed/pipelining/stage.py: the receive buffers (_prepare_forward_infra, "
-        "_prepare_backward_infra), output_chunks and the receive buffers' .grad, kept until "
-        "clear_runtime_states");
-    step.take(gathered, kBf16Bytes * device.parameters -
-                            (kBf16Bytes - kFp8Bytes) * fp8_weights * device.layers_per_stage);
-    step.take(accumulated, kFp32Bytes * device.parameters);
-    PipelineBuffers pipeline = take_pipeline_buffers(step, device, buffers);
-    step.mark("start", 0);
-    std::vector<Handles> kept = forward_slots(step, device);
-    take_outputs_in_flight(step, device, buffers, pipeline);
-    const auto head_input = take_head_input(step, device);
-    step.give(loss_forward_and_backward(step, device));
-    step.give(head_input);
-    backward_slots(step, device, kept);
-    step.take(tag(Term::kGradients), bytes[Term::kGradients]);
-    give_all(step, pipeline.in_flight);
-    give_all(step, pipeline.done);
+  const FsdpTerms terms = fsdp_terms(step, device);
+  take_model_states(step, device);
+  if (device.setup.layout.pipeline_parallel > 1) {
+    torchtitan_pipelined_step(step, device, terms);
     return;
   }
-
-  // ZeRO 3: reshard after forward but the last block (torchtitan keeps it for backward); ZeRO 2:
-  // reshard_after_forward=False, every block stays gathered until its backward.
-  const bool reshard = layout.zero_stage >= 3;
   step.mark("start", 0);
-  const auto root_handle = step.take(root, kBf16Bytes * device.root_parameters);
-  std::vector<Handles> copies(static_cast<std::size_t>(slots));
-  auto all_gather = step.take(gathered, gathered_layer);
-  std::vector<Handles> kept(static_cast<std::size_t>(slots));
-  const std::size_t count = static_cast<std::size_t>(slots);
-  for (std::size_t index = 0; index < count; ++index) {
-    copies[index] = {step.take(gathered, gathered_layer)};
-    // The next block's all-gather goes out before this one runs; its copy-in frees this one's
-    // all-gather output.
-    if (index + 1 < count) {
-      const auto next = step.take(gathered, gathered_layer);
-      step.give(all_gather);
-      all_gather = next;
-    } else {
-      step.give(all_gather);
-    }
-    kept[index] = keep_slot(step, device);
-    if (reshard && index + 1 < count) give_all(step, copies[index]);
-    step.mark("forward", static_cast<int>(index) + 1);
-  }
+  const auto root = step.take(terms.root, kBf16Bytes * device.root_parameters);
+  FsdpForward forward = fsdp_forward_pass(step, device, terms);
   const auto head_input = take_head_input(step, device);
   const auto logits_gradient = loss_forward_and_backward(step, device);
   // The output layer's backward: its weight's unsharded gradient waits for the root's
   // reduce-scatter at the end of the backward pass.
-  const double head =
-      device.counts.output_head > 0 ? device.counts.output_head : device.counts.embedding;
-  const auto head_gradient = step.take(unsharded_gradients, kBf16Bytes * head);
+  const auto head_gradient =
+      step.take(terms.unsharded_gradients, kBf16Bytes * output_head_parameters(device));
   step.give(logits_gradient);
   step.give(head_input);
-
-  CachingAllocator::Handle previous_reduce = step.take(reduce_input, 0);
-  for (std::size_t index = count; index-- > 0;) {
-    if (copies[index].empty()) {
-      const auto output = step.take(gathered, gathered_layer);
-      copies[index] = {step.take(gathered, gathered_layer)};
-      step.give(output);
-    }
-    const auto layer_gradients = step.take(unsharded_gradients, kBf16Bytes * layer);
-    layer_backward(step, device, kept[index], static_cast<int>(index) + 1);
-    const auto reduce = step.take(reduce_input, kFp32Bytes * layer);
-    step.give(layer_gradients);
-    step.take(tag(Term::kGradients), kFp32Bytes * layer / shards);
-    step.give(previous_reduce);
-    previous_reduce = reduce;
-    give_all(step, copies[index]);
-    step.mark("backward", static_cast<int>(index) + 1);
-  }
-  // The root's post-backward: the embedding's gradient joins the output layer's, both reduced.
-  const auto embedding_gradient =
-      step.take(unsharded_gradients, kBf16Bytes * (device.root_parameters - head));
-  const auto root_reduce = step.take(reduce_input, kFp32Bytes * device.root_parameters);
-  step.give(head_gradient);
-  step.give(embedding_gradient);
-  step.take(tag(Term::kGradients), kFp32Bytes * device.root_parameters / shards);
-  step.give(previous_reduce);
-  step.give(root_reduce);
-  step.give(root_handle);
-  step.mark("backward", 0);
+  const auto last_reduce = fsdp_backward_pass(step, device, terms, forward);
+  fsdp_root_post_backward(step, device, terms, root, head_gradient, last_reduce);
 }
 
 }  // namespace trainmem::replay
