@@ -48,8 +48,8 @@ struct KeyDialect {
   // The refusal of a value whatever type is asked of it (DeepSpeed's "auto"), or nothing; nullptr
   // where there is none.
   std::optional<std::string> (*refused)(const std::string& name, const nlohmann::json& value);
-  // Whether a list or a table refused where one value is read is refused as "must be a single
-  // value" rather than as the type asked (axolotl's text-only values).
+  // Whether a list or a table refused where a type is asked is refused as not "a single value"
+  // rather than as not the type (axolotl's, every value of which is text).
   bool single_values;
 };
 
