@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "launch/key_reader.hpp"
 #include "launch/launch_readers.hpp"
 #include "model/config_text.hpp"
 #include "trainmem/config.hpp"
@@ -148,86 +149,106 @@ std::optional<std::string> scalar_of(const Json& value) {
   return text;
 }
 
-struct Reader {
-  const Json& config;
-  LaunchConfig& launch;
-  std::set<std::string> taken;
+// A value's names: a list's, or the one it is (the empty and the null left out).
+std::vector<std::string> names_of(const Json& value) {
+  std::vector<std::string> names;
+  if (value.is_array()) {
+    for (const Json& each : value) {
+      if (const std::optional<std::string> name = scalar_of(each)) names.push_back(*name);
+    }
+  } else if (const std::optional<std::string> name = scalar_of(value)) {
+    names.push_back(*name);
+  }
+  return names;
+}
 
-  void fault(const std::string& key, const std::string& message) {
-    if (launch.answer.ok()) launch.answer = refusal(key, message);
-  }
-  // The key's text: nothing where it is absent or null; refused where it is a list or a mapping.
-  std::optional<std::string> text(const std::string& key) {
-    const auto found = config.find(key);
-    if (found == config.end()) return std::nullopt;
-    taken.insert(key);
-    if (found->is_object() || found->is_array()) {
-      fault(key, key + " must be a single value.");
-      return std::nullopt;
-    }
-    return scalar_of(*found);
-  }
-  // A switch as pydantic reads a bool: true, yes, on, 1 and their opposites, in any case.
-  std::optional<bool> flag(const std::string& key) {
-    const std::optional<std::string> value = text(key);
-    if (!value) return std::nullopt;
-    std::string lower = *value;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    static const std::set<std::string> yes = {"true", "yes", "on", "1", "y", "t"};
-    static const std::set<std::string> no = {"false", "no", "off", "0", "n", "f"};
-    if (yes.count(lower) > 0 || no.count(lower) > 0) {
-      launch.read.push_back(key + ": " + *value);
-      return yes.count(lower) > 0;
-    }
-    fault(key, key + " must be true or false; it is '" + value->substr(0, 40) + "'.");
-    return std::nullopt;
-  }
-  // A number as pydantic reads one from text: whole where `whole`, within [least, most].
-  std::optional<double> number(const std::string& key, bool whole, double least, double most) {
-    const std::optional<std::string> value = text(key);
-    if (!value) return std::nullopt;
-    char* end = nullptr;
-    const double parsed = std::strtod(value->c_str(), &end);
-    const bool numeric = end != value->c_str() && *end == '\0' && std::isfinite(parsed) &&
-                         value->find_first_of("xXpP") == std::string::npos;
-    if (!numeric || (whole && parsed != std::floor(parsed)) || parsed < least || parsed > most) {
-      fault(key, key + " must be " + (whole ? "a whole number" : "a number") + " from " +
-                     format_count(least) + " to " + format_count(most) + "; it is '" +
-                     value->substr(0, 40) + "'.");
-      return std::nullopt;
-    }
-    launch.read.push_back(key + ": " + *value);
-    return parsed;
-  }
-  // A list of names (or one name).
-  std::optional<std::vector<std::string>> names(const std::string& key) {
-    const auto found = config.find(key);
-    if (found == config.end()) return std::nullopt;
-    taken.insert(key);
-    std::vector<std::string> out;
-    if (found->is_array()) {
-      for (const Json& each : *found) {
-        const std::optional<std::string> name = scalar_of(each);
-        if (name) out.push_back(*name);
-      }
-    } else if (const std::optional<std::string> name = scalar_of(*found)) {
-      out.push_back(*name);
-    }
-    if (out.empty()) return std::nullopt;
-    std::string shown;
-    for (const std::string& name : out) shown += (shown.empty() ? "" : ", ") + name;
-    launch.read.push_back(key + ": " + shown);
-    return out;
-  }
-};
+// A key left empty (axolotl's examples keep wandb_project: and the like) or null sets nothing: it
+// reads as absent, and is not listed as not understood.
+bool sets_nothing(const Json& value) {
+  return value.is_null() || (value.is_string() && !scalar_of(value));
+}
+
+// Each value accepted is listed as the file writes it, "lora_r: 16" ("lora_target_modules: q_proj,
+// v_proj"); a refusal quotes the text's first bytes, and refuses a list or a mapping where one
+// value is read as such.
+const KeyDialect kDialect = {
+    ListRead::kOnAccept,
+    [](const std::string& name, const Json& value) {
+      std::string shown;
+      for (const std::string& each : names_of(value)) shown += (shown.empty() ? "" : ", ") + each;
+      return name + ": " + shown;
+    },
+    [](const Json& value) {
+      return "'" + scalar_of(value).value_or("").substr(0, kMaxQuotedValueBytes) + "'";
+    },
+    nullptr, true};
+
+// The key's text, which the reader lists itself once it knows what it made of it. The front ends
+// write every scalar as text; a JSON number or boolean reads as "".
+const ValueType<std::string>& given_text() {
+  static const ValueType<std::string> type{"a single value",
+                                           [](const Json& value) -> std::optional<std::string> {
+                                             if (value.is_object() || value.is_array())
+                                               return std::nullopt;
+                                             return scalar_of(value).value_or("");
+                                           },
+                                           &sets_nothing, false};
+  return type;
+}
+
+// A switch as pydantic reads a bool: true, yes, on, 1 and their opposites, in any case.
+const ValueType<bool>& pydantic_bool() {
+  static const ValueType<bool> type{
+      "true or false",
+      [](const Json& value) -> std::optional<bool> {
+        std::string lower = scalar_of(value).value_or("");
+        for (char& c : lower) {
+          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+        static const std::set<std::string> yes = {"true", "yes", "on", "1", "y", "t"};
+        static const std::set<std::string> no = {"false", "no", "off", "0", "n", "f"};
+        if (yes.count(lower) > 0) return true;
+        if (no.count(lower) > 0) return false;
+        return std::nullopt;
+      },
+      &sets_nothing};
+  return type;
+}
+
+// A number as pydantic reads one from text: whole where `whole`, within [least, most].
+ValueType<double> pydantic_number(bool whole, double least, double most) {
+  return {std::string(whole ? "a whole number" : "a number") + " from " + format_count(least) +
+              " to " + format_count(most),
+          [whole, least, most](const Json& value) -> std::optional<double> {
+            const std::string text = scalar_of(value).value_or("");
+            char* end = nullptr;
+            const double parsed = std::strtod(text.c_str(), &end);
+            const bool numeric = end != text.c_str() && *end == '\0' && std::isfinite(parsed) &&
+                                 text.find_first_of("xXpP") == std::string::npos;
+            if (!numeric || (whole && parsed != std::floor(parsed)) || parsed < least ||
+                parsed > most) {
+              return std::nullopt;
+            }
+            return parsed;
+          },
+          &sets_nothing};
+}
+
+// A list of names, or one name.
+const ValueType<std::vector<std::string>>& name_list() {
+  static const ValueType<std::vector<std::string>> type{
+      "names", [](const Json& value) { return std::optional(names_of(value)); },
+      [](const Json& value) { return names_of(value).empty(); }};
+  return type;
+}
 
 // base_model: a preset whose config.json is that hub repository's (by its id, or by its name
 // under another owner, as re-uploads are); otherwise the reader's own config.json.
-void read_model(Reader& reader, TrainingSetup& setup) {
-  const std::optional<std::string> base = reader.text("base_model");
+void read_model(KeyReader& reader, TrainingSetup& setup) {
+  const std::optional<std::string> base = reader.get("base_model", given_text());
   if (!base) {
     reader.fault("base_model",
-                 reader.config.contains("model_name_or_path")
+                 reader.find("model_name_or_path") != nullptr
                      ? "This looks like a TrainingArguments or TRL config (model_name_or_path), "
                        "which is not read yet: axolotl's YAML configs are."
                      : "base_model is not given; axolotl needs it.");
@@ -253,8 +274,8 @@ void read_model(Reader& reader, TrainingSetup& setup) {
   const ModelShape* preset = by_id != nullptr ? by_id : by_name;
   if (preset != nullptr) {
     setup.model_id = preset->id;
-    reader.launch.read.push_back("base_model: " + *base);
-    reader.launch.notes.push_back(
+    reader.list_read("base_model");
+    reader.launch().notes.push_back(
         "The model, " + preset->name + ", from base_model" +
         (by_id != nullptr ? ""
                           : " by its name (the preset's config.json is " +
@@ -269,23 +290,24 @@ void read_model(Reader& reader, TrainingSetup& setup) {
                                    "again.");
     return;
   }
-  reader.launch.leaves.push_back(setting_id::kModel);
-  reader.launch.notes.push_back("base_model " + base->substr(0, 80) +
-                                " is not one of the presets: the config.json opened (" +
-                                setup.custom_model.name + ") is taken as its.");
+  reader.launch().leaves.push_back(setting_id::kModel);
+  reader.launch().notes.push_back("base_model " + base->substr(0, 80) +
+                                  " is not one of the presets: the config.json opened (" +
+                                  setup.custom_model.name + ") is taken as its.");
 }
 
 // The batch: sequence_len tokens a sequence (packed or padded to it at most), micro_batch_size
 // sequences a step on each device.
-void read_batch(Reader& reader, TrainingSetup& setup) {
+void read_batch(KeyReader& reader, TrainingSetup& setup) {
   // axolotl's defaults: 512 tokens, one sequence (utils/schemas/config.py, training.py).
-  setup.sequence_length =
-      static_cast<int>(reader.number("sequence_len", true, 1, kMaxSequenceLength).value_or(512));
+  setup.sequence_length = static_cast<int>(
+      reader.get("sequence_len", pydantic_number(true, 1, kMaxSequenceLength)).value_or(512));
   setup.micro_batch_sequences = static_cast<int>(
-      reader.number("micro_batch_size", true, 1, kMaxMicroBatchSequences).value_or(1));
-  reader.number("gradient_accumulation_steps", true, 1, 1e9);
-  reader.flag("sample_packing");
-  if (reader.text("batch_size")) {
+      reader.get("micro_batch_size", pydantic_number(true, 1, kMaxMicroBatchSequences))
+          .value_or(1));
+  reader.get("gradient_accumulation_steps", pydantic_number(true, 1, 1e9));
+  reader.get("sample_packing", pydantic_bool());
+  if (reader.get("batch_size", given_text())) {
     reader.fault("batch_size",
                  "batch_size is axolotl's older way to set the batch; give micro_batch_size and "
                  "gradient_accumulation_steps.");
@@ -294,28 +316,28 @@ void read_batch(Reader& reader, TrainingSetup& setup) {
 
 // The precision (normalize_config): bf16 (true or auto, its default, which axolotl resolves to
 // true on a device with BF16) loads the model in BF16; fp16 is not modelled; otherwise FP32.
-void read_precision(Reader& reader, bool adapter, TrainingSetup& setup) {
-  const std::optional<std::string> bf16 = reader.text("bf16");
+void read_precision(KeyReader& reader, bool adapter, TrainingSetup& setup) {
+  const std::optional<std::string> bf16 = reader.get("bf16", given_text());
   bool on = false;
-  if (!bf16 && reader.config.contains("bf16")) {
+  if (!bf16 && reader.find("bf16") != nullptr) {
     // Given as null: resolve_dtype leaves it unset, and the Trainer runs in FP32.
   } else if (!bf16 || *bf16 == "auto") {
     // bf16's default is auto (schemas/config.py), which resolve_dtype makes true on a device
     // with BF16.
     on = true;
-    if (bf16) reader.launch.read.push_back("bf16: auto");
-    reader.launch.notes.push_back(
+    if (bf16) reader.list_read("bf16");
+    reader.launch().notes.push_back(
         std::string(bf16 ? "bf16: auto" : "bf16, not given, is auto (axolotl's default)") +
         ", read as true: axolotl's choice on a device with BF16 (A100, H100 and later).");
   } else {
-    reader.taken.erase("bf16");
-    on = reader.flag("bf16").value_or(false);
+    on = reader.get("bf16", pydantic_bool()).value_or(false);
   }
-  if (reader.flag("fp16").value_or(false) || reader.flag("float16").value_or(false)) {
+  if (reader.get("fp16", pydantic_bool()).value_or(false) ||
+      reader.get("float16", pydantic_bool()).value_or(false)) {
     reader.fault("fp16", "fp16: FP16 mixed precision is not modelled; bf16 is.");
     return;
   }
-  on = reader.flag("bfloat16").value_or(false) || on;
+  on = reader.get("bfloat16", pydantic_bool()).value_or(false) || on;
   // Full training in BF16 keeps one dtype (AdamW's moments follow the weights), as does LoRA's
   // frozen base; in FP32 the Trainer trains in FP32.
   setup.precision = on ? Precision::kBf16 : Precision::kFp32;
@@ -326,10 +348,10 @@ void read_precision(Reader& reader, bool adapter, TrainingSetup& setup) {
 }
 
 // adapter, the bitsandbytes base and LoRA's rank, targets and dropout.
-void read_adapter(Reader& reader, TrainingSetup& setup) {
-  const std::string adapter = reader.text("adapter").value_or("");
-  const bool four = reader.flag("load_in_4bit").value_or(false);
-  const bool eight = reader.flag("load_in_8bit").value_or(false);
+void read_adapter(KeyReader& reader, TrainingSetup& setup) {
+  const std::string adapter = reader.get("adapter", given_text()).value_or("");
+  const bool four = reader.get("load_in_4bit", pydantic_bool()).value_or(false);
+  const bool eight = reader.get("load_in_8bit", pydantic_bool()).value_or(false);
   if (!adapter.empty() && adapter != "lora" && adapter != "qlora") {
     reader.fault("adapter", "adapter '" + adapter.substr(0, 40) +
                                 "' is not modelled: lora and qlora are (or none, for full "
@@ -365,23 +387,24 @@ void read_adapter(Reader& reader, TrainingSetup& setup) {
     // Without an adapter axolotl trains every parameter and reads none of LoRA's keys.
     for (const char* key : {"lora_r", "lora_dropout", "lora_target_linear", "lora_target_modules",
                             "lora_modules_to_save", "peft_use_dora"}) {
-      if (reader.config.contains(key)) reader.taken.insert(key);
+      reader.take(key);
     }
     setup.lora_rank = 0;
     return;
   }
-  reader.launch.read.push_back("adapter: " + adapter);
+  reader.list_read("adapter");
   // axolotl's 4-bit base: NF4 with double quantisation (loaders/model.py, BitsAndBytesConfig).
   setup.base_weights = four ? BaseWeights::kNf4 : eight ? BaseWeights::kInt8 : BaseWeights::kBf16;
-  const std::optional<double> rank = reader.number("lora_r", true, 1, 65536);
+  const std::optional<double> rank = reader.get("lora_r", pydantic_number(true, 1, 65536));
   if (!rank) {
     reader.fault("lora_r", "lora_r, LoRA's rank, is not given.");
     return;
   }
   setup.lora_rank = static_cast<int>(*rank);
-  setup.lora_dropout = reader.number("lora_dropout", false, 0, 0.99).value_or(0);
-  const bool linear = reader.flag("lora_target_linear").value_or(false);
-  const std::optional<std::vector<std::string>> modules = reader.names("lora_target_modules");
+  setup.lora_dropout = reader.get("lora_dropout", pydantic_number(false, 0, 0.99)).value_or(0);
+  const bool linear = reader.get("lora_target_linear", pydantic_bool()).value_or(false);
+  const std::optional<std::vector<std::string>> modules =
+      reader.get("lora_target_modules", name_list());
   const std::set<std::string> attention = {"q_proj", "k_proj", "v_proj", "o_proj"};
   const std::set<std::string> all_linear = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
                                             "gate_proj", "up_proj", "down_proj"};
@@ -398,35 +421,35 @@ void read_adapter(Reader& reader, TrainingSetup& setup) {
                      std::string(modules ? "these targets are not" : "PEFT's own default is not") +
                      ".");
   }
-  if (reader.names("lora_modules_to_save")) {
+  if (reader.get("lora_modules_to_save", name_list())) {
     reader.fault("lora_modules_to_save",
                  "lora_modules_to_save trains whole modules (the embedding, the output layer) "
                  "beside the adapters, which is not modelled.");
   }
-  if (reader.flag("peft_use_dora").value_or(false)) {
+  if (reader.get("peft_use_dora", pydantic_bool()).value_or(false)) {
     reader.fault("peft_use_dora", "DoRA is not modelled: LoRA is.");
   }
 }
 
 // gradient_checkpointing: true is full recomputation (every layer's input kept); its offloading
 // forms are not modelled.
-void read_checkpointing(Reader& reader, TrainingSetup& setup) {
-  const std::optional<std::string> value = reader.text("gradient_checkpointing");
+void read_checkpointing(KeyReader& reader, TrainingSetup& setup) {
+  const std::optional<std::string> value = reader.get("gradient_checkpointing", given_text());
   if (value && (*value == "offload" || *value == "offload_disk")) {
     reader.fault("gradient_checkpointing",
                  "gradient_checkpointing: " + *value +
                      " offloads the checkpoints, which is not modelled; true or false is.");
     return;
   }
-  if (value) reader.taken.erase("gradient_checkpointing");
-  setup.recompute =
-      reader.flag("gradient_checkpointing").value_or(false) ? Recompute::kFull : Recompute::kNone;
+  setup.recompute = reader.get("gradient_checkpointing", pydantic_bool()).value_or(false)
+                        ? Recompute::kFull
+                        : Recompute::kNone;
 }
 
 // optimizer: transformers' names, as axolotl passes them to TrainingArguments (its default
 // adamw_torch_fused).
-void read_optimizer(Reader& reader, TrainingSetup& setup) {
-  const std::string name = reader.text("optimizer").value_or("adamw_torch_fused");
+void read_optimizer(KeyReader& reader, TrainingSetup& setup) {
+  const std::string name = reader.get("optimizer", given_text()).value_or("adamw_torch_fused");
   static const std::set<std::string> adam = {"adamw_torch", "adamw_torch_fused", "adamw_hf",
                                              "adamw_apex_fused"};
   static const std::set<std::string> adam8 = {"adamw_bnb_8bit", "adamw_8bit"};
@@ -443,10 +466,11 @@ void read_optimizer(Reader& reader, TrainingSetup& setup) {
                                   "paged_adamw_32bit, paged_adamw_8bit and adafactor are.");
     return;
   }
-  if (reader.taken.count("optimizer") > 0) {
-    reader.launch.read.push_back("optimizer: " + name);
+  if (reader.taken("optimizer")) {
+    // The optimiser read, axolotl's default where the key is given empty.
+    reader.launch().read.push_back("optimizer: " + name);
   } else {
-    reader.launch.notes.push_back("optimizer: axolotl's default, adamw_torch_fused (AdamW).");
+    reader.launch().notes.push_back("optimizer: axolotl's default, adamw_torch_fused (AdamW).");
   }
 }
 
@@ -454,8 +478,8 @@ void read_optimizer(Reader& reader, TrainingSetup& setup) {
 // (utils/schemas/enums.py, LEGACY_ATTN_FLAG_TO_IMPL; both at once it refuses), or else
 // transformers' default, SDPA: only eager attention saves the scores. Liger's fused linear
 // cross-entropy never makes the whole logits; otherwise transformers' ForCausalLMLoss.
-void read_kernels(Reader& reader, TrainingSetup& setup) {
-  const std::optional<std::string> chosen = reader.text("attn_implementation");
+void read_kernels(KeyReader& reader, TrainingSetup& setup) {
+  const std::optional<std::string> chosen = reader.get("attn_implementation", given_text());
   if (chosen) {
     // As axolotl validates it (schemas/config.py, validate_attn_implementation; enums.py): a
     // canonical name or a hub kernel's path; the short forms refused.
@@ -487,7 +511,7 @@ void read_kernels(Reader& reader, TrainingSetup& setup) {
       {"sdp_attention", "sdpa"},
       {"eager_attention", "eager"}};
   for (const auto& [flag, implementation] : legacy) {
-    if (!reader.flag(flag).value_or(false)) continue;
+    if (!reader.get(flag, pydantic_bool()).value_or(false)) continue;
     if (chosen) {
       reader.fault(flag, std::string(flag) +
                              " cannot stand beside attn_implementation, as axolotl refuses: set "
@@ -496,7 +520,7 @@ void read_kernels(Reader& reader, TrainingSetup& setup) {
     }
     if (!attention) attention = implementation;  // the first in axolotl's order
   }
-  if (chosen) reader.launch.read.push_back("attn_implementation: " + *chosen);
+  if (chosen) reader.list_read("attn_implementation");
   setup.flash_attention = attention.value_or("sdpa") != "eager";
   // Full fine-tuning outside FSDP keeps the embedding, the output layer and the norms in FP32
   // unless the attention needs them cast (loaders/model.py, _configure_embedding_dtypes;
@@ -515,26 +539,27 @@ void read_kernels(Reader& reader, TrainingSetup& setup) {
   // Liger's keys are axolotl's only with its plugin listed (utils/config/__init__.py,
   // validate_config merges the plugins' arguments; without, pydantic drops them).
   bool liger = false;
-  if (const auto plugins = reader.names("plugins")) {
+  if (const auto plugins = reader.get("plugins", name_list())) {
     for (const std::string& plugin : *plugins) {
       const std::string suffix = "LigerPlugin";
       liger = liger || (plugin.size() >= suffix.size() &&
                         plugin.compare(plugin.size() - suffix.size(), suffix.size(), suffix) == 0);
     }
   }
-  const bool fused = reader.flag("liger_fused_linear_cross_entropy").value_or(false);
+  const bool fused =
+      reader.get("liger_fused_linear_cross_entropy", pydantic_bool()).value_or(false);
   setup.loss = fused && liger ? Loss::kFusedLinear : Loss::kFp32Upcast;
   if (fused && !liger) {
-    reader.launch.notes.push_back(
+    reader.launch().notes.push_back(
         "liger_fused_linear_cross_entropy is dropped: axolotl reads it only with the Liger plugin "
         "in plugins (axolotl.integrations.liger.LigerPlugin).");
   }
-  if (liger && reader.flag("liger_cross_entropy").value_or(false)) {
+  if (liger && reader.get("liger_cross_entropy", pydantic_bool()).value_or(false)) {
     reader.fault("liger_cross_entropy",
                  "Liger's cross-entropy over the whole logits is not modelled; its fused linear "
                  "cross-entropy is.");
   }
-  if (reader.flag("cut_cross_entropy").value_or(false)) {
+  if (reader.get("cut_cross_entropy", pydantic_bool()).value_or(false)) {
     reader.fault("cut_cross_entropy",
                  "Cut Cross-Entropy is not modelled; Liger's fused linear "
                  "cross-entropy is.");
@@ -546,19 +571,19 @@ void read_kernels(Reader& reader, TrainingSetup& setup) {
 // check_auto_enable_lora_kernels): they save other tensors than PEFT's layers. Under gradient
 // checkpointing only the layer being rebuilt holds them, and the estimate counts PEFT's; without
 // it, they are not modelled.
-void read_lora_kernels(Reader& reader, const TrainingSetup& setup) {
+void read_lora_kernels(KeyReader& reader, const TrainingSetup& setup) {
   if (setup.lora_rank == 0) return;
   std::optional<std::string> first_on;
   bool set = false;
   for (const char* key :
        {"lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel", "lora_embedding_kernel"}) {
-    if (const auto on = reader.flag(key)) {
+    if (const auto on = reader.get(key, pydantic_bool())) {
       set = true;
       if (*on && !first_on) first_on = key;
     }
   }
   const bool automatic = !set && setup.base_weights != BaseWeights::kInt8 &&
-                         !reader.flag("trust_remote_code").value_or(false);
+                         !reader.get("trust_remote_code", pydantic_bool()).value_or(false);
   if (!first_on && !automatic) return;
   const std::string key = first_on.value_or("lora_mlp_kernel");
   if (setup.recompute != Recompute::kFull) {
@@ -569,7 +594,7 @@ void read_lora_kernels(Reader& reader, const TrainingSetup& setup) {
                           "lora_*_kernel keys to false.");
     return;
   }
-  reader.launch.notes.push_back(
+  reader.launch().notes.push_back(
       "axolotl's fused LoRA kernels" + std::string(automatic ? " (on by default)" : "") +
       " hold other tensors than PEFT's layers while a layer is rebuilt; the estimate counts "
       "PEFT's.");
@@ -578,17 +603,17 @@ void read_lora_kernels(Reader& reader, const TrainingSetup& setup) {
 // What the hf stack does not run: DeepSpeed, FSDP and axolotl's other parallelisms; and
 // unfrozen_parameters, which freezes all but the names it matches (utils/freeze.py,
 // freeze_layers_except), so that the trained parameters are not the adapter's or the model's.
-void refuse_distribution(Reader& reader) {
-  if (const auto unfrozen = reader.names("unfrozen_parameters")) {
+void refuse_distribution(KeyReader& reader) {
+  if (const auto unfrozen = reader.get("unfrozen_parameters", name_list())) {
     reader.fault("unfrozen_parameters",
                  "unfrozen_parameters trains only the parameters it names, which is not "
                  "modelled: full fine-tuning or LoRA's adapters are.");
     return;
   }
   for (const char* key : {"deepspeed", "fsdp", "fsdp_config", "fsdp_version"}) {
-    const auto found = reader.config.find(key);
-    if (found == reader.config.end() || (found->is_string() && !scalar_of(*found))) continue;
-    reader.taken.insert(key);
+    const Json* found = reader.find(key);
+    if (found == nullptr || (found->is_string() && !scalar_of(*found))) continue;
+    reader.take(key);
     if (found->is_array() && found->empty()) continue;
     reader.fault(key, std::string(key) +
                           " is not read from an axolotl config yet: DDP is. Under DeepSpeed, "
@@ -597,7 +622,7 @@ void refuse_distribution(Reader& reader) {
   }
   for (const char* key : {"tensor_parallel_size", "context_parallel_size", "dp_shard_size",
                           "sequence_parallel_degree"}) {
-    if (reader.number(key, true, 1, kMaxParallelDegree).value_or(1) > 1) {
+    if (reader.get(key, pydantic_number(true, 1, kMaxParallelDegree)).value_or(1) > 1) {
       reader.fault(key, std::string(key) + " above 1 is not modelled under axolotl: DDP is.");
     }
   }
@@ -623,7 +648,7 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
   TrainingSetup& setup = launch.setup;
   setup.stack = Stack::kHf;
   setup.layout.data_parallel = std::max(1, context.world_size);
-  Reader reader{config, launch, {}};
+  KeyReader reader(launch, kDialect, keys_of(config));
   read_model(reader, setup);
   read_batch(reader, setup);
   read_adapter(reader, setup);
@@ -644,12 +669,7 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
         "to BF16 by axolotl (loaders/model.py, _configure_embedding_dtypes).");
   }
   if (!launch.answer.ok()) return launch;
-  for (const auto& [key, value] : config.items()) {
-    if (reader.taken.count(key) > 0 || no_bearing_keys().count(key) > 0) continue;
-    // Keys left empty (axolotl's examples keep wandb_project: and the like) set nothing.
-    if ((value.is_string() && !scalar_of(value)) || value.is_null()) continue;
-    launch.not_understood.push_back(key);
-  }
+  reader.list_unread(no_bearing_keys(), &sets_nothing);
   launch.notes.push_back(
       context.world_size > 0
           ? "d " + std::to_string(context.world_size) + ": the world size given, under DDP."

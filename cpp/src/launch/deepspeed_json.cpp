@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "launch/key_reader.hpp"
 #include "launch/launch_readers.hpp"
 #include "model/config_text.hpp"
 #include "trainmem/config.hpp"
@@ -118,70 +119,58 @@ std::optional<double> number_of(const Json& value) {
   return std::nullopt;
 }
 
-struct Reader {
-  LaunchConfig& launch;
+// "auto" is transformers' Trainer's to fill from its TrainingArguments; the config alone does not
+// say it, whatever the key.
+std::optional<std::string> auto_refusal(const std::string& name, const Json& value) {
+  if (!value.is_string() || value.get<std::string>() != "auto") return std::nullopt;
+  return name +
+         " is \"auto\", which transformers' Trainer fills from its TrainingArguments: give the "
+         "value it runs with.";
+}
 
-  void fault(const std::string& key, const std::string& message) {
-    if (launch.answer.ok()) launch.answer = refusal(key, message);
-  }
-  // "auto" is transformers' Trainer's to fill from its TrainingArguments; the config alone does
-  // not say it.
-  bool refuse_auto(const std::string& key, const Json& value) {
-    if (!value.is_string() || value.get<std::string>() != "auto") return false;
-    fault(key, key +
-                   " is \"auto\", which transformers' Trainer fills from its TrainingArguments: "
-                   "give the value it runs with.");
-    return true;
-  }
-  std::optional<long long> whole(const Json& object, const std::string& path,
-                                 const std::string& key, long long least) {
-    const auto found = object.find(key);
-    if (found == object.end() || found->is_null()) return std::nullopt;
-    const std::string name = path + key;
-    if (refuse_auto(name, *found)) return std::nullopt;
-    const std::optional<double> number = number_of(*found);
-    if (!number || *number != std::floor(*number) || *number < static_cast<double>(least) ||
-        *number > static_cast<double>(kMaxWhole)) {
-      fault(name, name + " must be a whole number of at least " + std::to_string(least) +
-                      "; it is " + describe(*found) + ".");
-      return std::nullopt;
-    }
-    launch.read.push_back(name + " = " + describe(*found));
-    return static_cast<long long>(*number);
-  }
-  std::optional<bool> flag(const Json& object, const std::string& path, const std::string& key) {
-    const auto found = object.find(key);
-    if (found == object.end() || found->is_null()) return std::nullopt;
-    const std::string name = path + key;
-    if (refuse_auto(name, *found)) return std::nullopt;
-    if (!found->is_boolean()) {
-      fault(name, name + " must be true or false; it is " + describe(*found) + ".");
-      return std::nullopt;
-    }
-    launch.read.push_back(name + " = " + describe(*found));
-    return found->get<bool>();
-  }
-  // An object's value, or nothing (refused) when the key holds something else.
-  const Json* section(const Json& object, const std::string& path, const std::string& key) {
-    const auto found = object.find(key);
-    if (found == object.end() || found->is_null()) return nullptr;
-    if (!found->is_object()) {
-      fault(path + key, path + key + " must be an object, {…}; it is " + describe(*found) + ".");
-      return nullptr;
-    }
-    return &*found;
-  }
-};
+// Each value accepted is listed as "zero_optimization.stage = 3", and a refused one quoted as
+// JSON.
+const KeyDialect kDialect = {
+    ListRead::kOnAccept,
+    [](const std::string& name, const Json& value) { return name + " = " + describe(value); },
+    &describe, &auto_refusal, false};
+
+// A whole number of at least `least`, at most kMaxWhole.
+ValueType<long long> whole_number(long long least) {
+  return {"a whole number of at least " + std::to_string(least),
+          [least](const Json& value) -> std::optional<long long> {
+            const std::optional<double> number = number_of(value);
+            if (!number || *number != std::floor(*number) || *number < static_cast<double>(least) ||
+                *number > static_cast<double>(kMaxWhole)) {
+              return std::nullopt;
+            }
+            return static_cast<long long>(*number);
+          }};
+}
+
+// ZeRO-Offload's device; null is refused as a device, not read as absent.
+const ValueType<std::string>& offload_device_type() {
+  static const ValueType<std::string> type{
+      "none, cpu or nvme",
+      [](const Json& value) -> std::optional<std::string> {
+        if (!value.is_string()) return std::nullopt;
+        const std::string device = value.get<std::string>();
+        if (device != "none" && device != "cpu" && device != "nvme") return std::nullopt;
+        return device;
+      },
+      nullptr};
+  return type;
+}
 
 // DeepSpeed's batch rule (runtime/config.py, _set_batch_related_parameters and _batch_assertion):
 // train_batch_size = train_micro_batch_size_per_gpu × gradient_accumulation_steps × the
 // data-parallel world, each missing one worked out from the others; the world from the three
 // when the launch does not give it.
-void read_batch(Reader& reader, const Json& config, long long world, TrainingSetup& setup) {
-  const auto train = reader.whole(config, "", "train_batch_size", 1);
-  const auto micro = reader.whole(config, "", "train_micro_batch_size_per_gpu", 1);
-  const auto steps = reader.whole(config, "", "gradient_accumulation_steps", 1);
-  if (!reader.launch.answer.ok()) return;
+void read_batch(KeyReader& reader, long long world, TrainingSetup& setup) {
+  const auto train = reader.get("train_batch_size", whole_number(1));
+  const auto micro = reader.get("train_micro_batch_size_per_gpu", whole_number(1));
+  const auto steps = reader.get("gradient_accumulation_steps", whole_number(1));
+  if (!reader.ok()) return;
   if (!train && !micro) {
     reader.fault("train_micro_batch_size_per_gpu",
                  "DeepSpeed needs train_batch_size or train_micro_batch_size_per_gpu; the file "
@@ -199,7 +188,7 @@ void read_batch(Reader& reader, const Json& config, long long world, TrainingSet
         train && micro && steps ? product(*micro, *steps) : std::nullopt;
     if (per_device && *train % *per_device == 0) {
       world = *train / *per_device;
-      reader.launch.notes.push_back(
+      reader.launch().notes.push_back(
           "d " + std::to_string(world) +
           ": train_batch_size over train_micro_batch_size_per_gpu × gradient_accumulation_steps.");
     } else {
@@ -210,7 +199,7 @@ void read_batch(Reader& reader, const Json& config, long long world, TrainingSet
       return;
     }
   } else {
-    reader.launch.notes.push_back("d " + std::to_string(world) + ": the world size given.");
+    reader.launch().notes.push_back("d " + std::to_string(world) + ": the world size given.");
   }
   long long micro_batch = micro.value_or(0);
   if (!micro) micro_batch = *train / world / steps.value_or(1);
@@ -247,54 +236,40 @@ void read_batch(Reader& reader, const Json& config, long long world, TrainingSet
 // switch `alias` (cpu_offload, cpu_offload_param), which DeepSpeed reads as the section with the
 // device cpu (zero/config.py, new_param_fn), and refuses beside the section (config_utils.py,
 // _process_deprecated_field).
-std::string offload_device(Reader& reader, const Json& zero, const std::string& key,
-                           const std::string& alias) {
-  const Json* section = reader.section(zero, "zero_optimization.", key);
-  if (const auto old = reader.flag(zero, "zero_optimization.", alias)) {
-    if (section != nullptr) {
-      reader.fault("zero_optimization." + alias,
-                   "zero_optimization." + alias + " and zero_optimization." + key +
-                       " are given together, which DeepSpeed refuses: give " + key + " alone.");
+std::string offload_device(KeyReader& zero, const std::string& key, const std::string& alias) {
+  std::optional<KeyReader> section = zero.section(key);
+  if (const auto old = zero.get(alias, json_boolean())) {
+    if (section) {
+      zero.fault(zero.name(alias), zero.name(alias) + " and " + zero.name(key) +
+                                       " are given together, which DeepSpeed refuses: give " + key +
+                                       " alone.");
       return "none";
     }
     return *old ? "cpu" : "none";
   }
-  if (section == nullptr) return "none";
-  const std::string name = "zero_optimization." + key + ".device";
-  const auto found = section->find("device");
-  if (found == section->end()) return "none";
-  if (reader.refuse_auto(name, *found)) return "none";
-  if (!found->is_string() ||
-      (found->get<std::string>() != "none" && found->get<std::string>() != "cpu" &&
-       found->get<std::string>() != "nvme")) {
-    reader.fault(name, name + " must be none, cpu or nvme; it is " + describe(*found) + ".");
-    return "none";
-  }
-  reader.launch.read.push_back(name + " = " + describe(*found));
-  return found->get<std::string>();
+  if (!section) return "none";
+  return section->get("device", offload_device_type()).value_or("none");
 }
 
 // zero_optimization: the stage, overlap_comm, ZeRO-Offload, and the knobs replayed at their
 // defaults only.
-void read_zero(Reader& reader, const Json& config, TrainingSetup& setup) {
-  LaunchConfig& launch = reader.launch;
-  const Json* zero = reader.section(config, "", "zero_optimization");
-  if (zero == nullptr) {
+void read_zero(KeyReader& reader, TrainingSetup& setup) {
+  std::optional<KeyReader> zero = reader.section("zero_optimization");
+  if (!zero) {
     setup.layout.zero_stage = 0;
     return;
   }
-  const long long stage = reader.whole(*zero, "zero_optimization.", "stage", 0).value_or(0);
+  const long long stage = zero->get("stage", whole_number(0)).value_or(0);
   if (stage > kMaxZeroStage) {
     reader.fault("zero_optimization.stage", "zero_optimization.stage must be 0, 1, 2 or 3.");
     return;
   }
   setup.layout.zero_stage = static_cast<int>(stage);
-  if (const auto overlap = reader.flag(*zero, "zero_optimization.", "overlap_comm")) {
+  if (const auto overlap = zero->get("overlap_comm", json_boolean())) {
     setup.overlap_comm = *overlap ? OverlapComm::kOn : OverlapComm::kOff;
   }
-  const std::string optimizer = offload_device(reader, *zero, "offload_optimizer", "cpu_offload");
-  const std::string parameters =
-      offload_device(reader, *zero, "offload_param", "cpu_offload_param");
+  const std::string optimizer = offload_device(*zero, "offload_optimizer", "cpu_offload");
+  const std::string parameters = offload_device(*zero, "offload_param", "cpu_offload_param");
   if (optimizer == "nvme" || parameters == "nvme") {
     const std::string name = std::string("zero_optimization.") +
                              (optimizer == "nvme" ? "offload_optimizer" : "offload_param") +
@@ -310,23 +285,23 @@ void read_zero(Reader& reader, const Json& config, TrainingSetup& setup) {
   setup.offload = parameters != "none"  ? Offload::kOptimizerAndWeights
                   : optimizer != "none" ? Offload::kOptimizer
                                         : Offload::kNone;
-  for (const auto& [key, value] : zero->items()) {
-    if (key == "stage" || key == "overlap_comm" || key == "offload_optimizer" ||
-        key == "offload_param" || key == "cpu_offload" || key == "cpu_offload_param" ||
-        zero_no_bearing_keys().count(key) > 0) {
-      continue;
-    }
-    const std::string name = "zero_optimization." + key;
+  // The rest, each in the file's order: set aside, not understood, or held to its default.
+  for (const auto& [key, value] : zero->keys()) {
+    if (zero->taken(key) || zero_no_bearing_keys().count(key) > 0) continue;
+    const std::string name = zero->name(key);
     const FixedKey* fixed = nullptr;
     for (const FixedKey& each : fixed_keys()) {
       if (key == each.key) fixed = &each;
     }
     if (fixed == nullptr) {
-      launch.not_understood.push_back(name);
+      zero->list_not_understood(key);
       continue;
     }
     if (fixed->stage3 && stage < 3) continue;  // read by ZeRO 3 alone
-    if (reader.refuse_auto(name, value)) return;
+    if (const std::optional<std::string> refused = auto_refusal(name, value)) {
+      reader.fault(name, *refused);
+      return;
+    }
     const std::optional<double> number = number_of(value);
     const bool as_default = fixed->is_switch
                                 ? value.is_boolean() && value.get<bool>() == (fixed->value != 0)
@@ -340,43 +315,44 @@ void read_zero(Reader& reader, const Json& config, TrainingSetup& setup) {
                              shown + ".");
       return;
     }
-    launch.read.push_back(name + " = " + describe(value));
+    zero->list_read(key);
   }
 }
 
 // bf16 (or its old name bfloat16), fp16 and amp: the precision.
-void read_precision(Reader& reader, const Json& config, TrainingSetup& setup) {
+void read_precision(KeyReader& reader, TrainingSetup& setup) {
   // DeepSpeed reads bfloat16 only where bf16 is absent or null (precision_config.py,
-  // get_bfloat16_config).
-  const auto named = config.find("bf16");
-  const std::string read_as = named != config.end() && !named->is_null() ? "bf16" : "bfloat16";
+  // get_bfloat16_config); both names are its.
+  const Json* named = reader.take("bf16");
+  reader.take("bfloat16");
+  const std::string read_as = named != nullptr && !named->is_null() ? "bf16" : "bfloat16";
   bool bf16 = false;
-  if (const Json* section = reader.section(config, "", read_as)) {
-    const std::string path = read_as + ".";
-    bf16 = reader.flag(*section, path, "enabled").value_or(false);
-    for (const auto& [name, value] : section->items()) {
-      if (name == "enabled") continue;
-      if (name == "bf16_master_weights_and_grads" || name == "bf16_optimizer_states") {
+  if (std::optional<KeyReader> section = reader.section(read_as)) {
+    bf16 = section->get("enabled", json_boolean()).value_or(false);
+    for (const FileKey& each : section->keys()) {
+      const std::string& key = each.key;
+      if (key == "enabled") continue;
+      if (key == "bf16_master_weights_and_grads" || key == "bf16_optimizer_states") {
         // DeepSpeedBF16Config: the ZeRO optimiser's master weights and gradients, or its
         // states, in BF16 (runtime/base_optimizer.py), which the stack does not replay.
-        if (reader.flag(*section, path, name).value_or(false)) {
-          reader.fault(path + name, path + name +
-                                        " is not modelled: the deepspeed stack holds the master "
-                                        "weights, gradients and optimiser states in FP32.");
+        if (section->get(key, json_boolean()).value_or(false)) {
+          reader.fault(section->name(key), section->name(key) +
+                                               " is not modelled: the deepspeed stack holds the "
+                                               "master weights, gradients and optimiser states "
+                                               "in FP32.");
           return;
         }
-      } else if (name == "immediate_grad_update" || name == "check_grad_overflow") {
+      } else if (key == "immediate_grad_update" || key == "check_grad_overflow") {
         // When the gradients are applied and whether overflow is checked: no memory of their own.
-        reader.launch.read.push_back(path + name + " = " + describe(value));
+        section->list_read(key);
       } else {
-        reader.launch.not_understood.push_back(path + name);
+        section->list_not_understood(key);
       }
     }
   }
   for (const char* key : {"fp16", "amp"}) {
-    const Json* section = reader.section(config, "", key);
-    if (section != nullptr &&
-        reader.flag(*section, std::string(key) + ".", "enabled").value_or(false)) {
+    std::optional<KeyReader> section = reader.section(key);
+    if (section && section->get("enabled", json_boolean()).value_or(false)) {
       reader.fault(std::string(key) + ".enabled",
                    std::string(key) + ".enabled: " +
                        (std::string(key) == "fp16" ? "FP16 mixed precision (its loss scaler)"
@@ -387,25 +363,24 @@ void read_precision(Reader& reader, const Json& config, TrainingSetup& setup) {
   }
   setup.precision = bf16 ? Precision::kBf16Mixed : Precision::kFp32;
   if (!bf16) {
-    reader.launch.notes.push_back("FP32 throughout: the file enables neither bf16 nor fp16.");
+    reader.launch().notes.push_back("FP32 throughout: the file enables neither bf16 nor fp16.");
   }
 }
 
 // optimizer.type: Adam and AdamW (DeepSpeed's FusedAdam or CPU Adam); with no optimizer section
 // the training script's own, which stays the reader's.
-void read_optimizer(Reader& reader, const Json& config, const TrainingSetup& base,
-                    TrainingSetup& setup) {
-  const Json* section = reader.section(config, "", "optimizer");
-  if (section == nullptr) {
+void read_optimizer(KeyReader& reader, const TrainingSetup& base, TrainingSetup& setup) {
+  std::optional<KeyReader> section = reader.section("optimizer");
+  if (!section) {
     setup.optimizer = base.optimizer;
-    reader.launch.leaves.push_back(setting_id::kOptimizer);
-    reader.launch.notes.push_back(
+    reader.launch().leaves.push_back(setting_id::kOptimizer);
+    reader.launch().notes.push_back(
         "The optimiser is the training script's (the file has no optimizer section): the one "
         "set stays.");
     return;
   }
-  const auto type = section->find("type");
-  if (type == section->end() || !type->is_string()) {
+  const Json* type = section->take("type");
+  if (type == nullptr || !type->is_string()) {
     reader.fault("optimizer.type", "optimizer.type must name DeepSpeed's optimiser (Adam, AdamW).");
     return;
   }
@@ -416,30 +391,30 @@ void read_optimizer(Reader& reader, const Json& config, const TrainingSetup& bas
                                        " is not modelled under DeepSpeed: Adam and AdamW are.");
     return;
   }
-  reader.launch.read.push_back("optimizer.type = " + describe(*type));
+  section->list_read("type");
   setup.optimizer = Optimizer::kAdam;
 }
 
 // What DeepSpeed runs that the deepspeed stack does not: tensor (AutoTP) and sequence (Ulysses)
 // parallelism, refused by key when above 1.
-void refuse_other_parallelism(Reader& reader, const Json& config) {
+void refuse_other_parallelism(KeyReader& reader) {
   // Elastic training works the batch out anew for the devices it finds (runtime/config.py,
   // compute_elastic_config), replacing the batch keys read here.
-  if (const Json* section = reader.section(config, "", "elasticity")) {
-    if (reader.flag(*section, "elasticity.", "enabled").value_or(false)) {
+  if (std::optional<KeyReader> section = reader.section("elasticity")) {
+    if (section->get("enabled", json_boolean()).value_or(false)) {
       reader.fault("elasticity.enabled",
                    "elasticity.enabled: DeepSpeed's elastic training chooses the batch for the "
                    "devices it finds, which is not modelled; give the batch it runs with.");
     }
   }
-  if (const Json* section = reader.section(config, "", "tensor_parallel")) {
-    if (reader.whole(*section, "tensor_parallel.", "autotp_size", 0).value_or(0) > 1) {
+  if (std::optional<KeyReader> section = reader.section("tensor_parallel")) {
+    if (section->get("autotp_size", whole_number(0)).value_or(0) > 1) {
       reader.fault("tensor_parallel.autotp_size",
                    "DeepSpeed's AutoTP is not modelled; the deepspeed stack runs ZeRO over data "
                    "parallelism alone.");
     }
   }
-  if (reader.whole(config, "", "sequence_parallel_size", 1).value_or(1) > 1) {
+  if (reader.get("sequence_parallel_size", whole_number(1)).value_or(1) > 1) {
     reader.fault("sequence_parallel_size",
                  "DeepSpeed-Ulysses' sequence parallelism is not modelled; the deepspeed stack "
                  "runs ZeRO over data parallelism alone.");
@@ -501,30 +476,14 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
   setup.stack = Stack::kDeepSpeed;
   // Every training step computes the logits; how the loss is taken over them is the script's.
   setup.logits = true;
-  Reader reader{launch};
-  read_batch(reader, config, context.world_size, setup);
-  read_zero(reader, config, setup);
-  read_precision(reader, config, setup);
-  read_optimizer(reader, config, base, setup);
-  refuse_other_parallelism(reader, config);
+  KeyReader reader(launch, kDialect, keys_of(config));
+  read_batch(reader, context.world_size, setup);
+  read_zero(reader, setup);
+  read_precision(reader, setup);
+  read_optimizer(reader, base, setup);
+  refuse_other_parallelism(reader);
   if (!launch.answer.ok()) return launch;
-  static const std::set<std::string> read_keys = {"train_batch_size",
-                                                  "train_micro_batch_size_per_gpu",
-                                                  "gradient_accumulation_steps",
-                                                  "zero_optimization",
-                                                  "bf16",
-                                                  "bfloat16",
-                                                  "fp16",
-                                                  "amp",
-                                                  "optimizer",
-                                                  "tensor_parallel",
-                                                  "sequence_parallel_size",
-                                                  "elasticity"};
-  for (const auto& [key, value] : config.items()) {
-    if (read_keys.count(key) == 0 && no_bearing_keys().count(key) == 0) {
-      launch.not_understood.push_back(key);
-    }
-  }
+  reader.list_unread(no_bearing_keys());
   const ModelShape* model = resolve_model(setup);
   launch.notes.insert(
       launch.notes.begin(),

@@ -5,15 +5,17 @@
 // written as the Llama config.json it is and read by the config reader, so that one reader builds
 // every shape.
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "launch/key_reader.hpp"
 #include "launch/launch_readers.hpp"
+#include "model/config_text.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
@@ -64,7 +66,7 @@ const std::set<std::string>& switches() {
 
 // Flags with no bearing on the device's memory: data, logging, checkpoints, the learning rate and
 // its schedule, the optimiser's hyper-parameters, initialisation, timeouts.
-bool no_bearing(const std::string& flag) {
+const std::set<std::string>& no_bearing() {
   static const std::set<std::string> flags = {"--global-batch-size",
                                               "--train-iters",
                                               "--train-samples",
@@ -116,60 +118,71 @@ bool no_bearing(const std::string& flag) {
                                               "--rampup-batch-size",
                                               "--attention-softmax-in-fp32",
                                               "--no-rope-fusion"};
-  return flags.count(flag) > 0;
+  return flags;
 }
 
-struct Flags {
-  std::map<std::string, std::string> values;  // "--num-layers" -> "32"; a switch -> ""
-  std::vector<std::string> order;
-  std::set<std::string> taken;
-  Answer answer;
+// Each flag read is listed once the line is read, in the line's order, with its value
+// ("--num-layers 32"; a switch alone); a refusal quotes the value's first bytes.
+const KeyDialect kDialect = {
+    ListRead::kInFileOrder,
+    [](const std::string& name, const nlohmann::json& value) {
+      const std::string& text = value.get_ref<const std::string&>();
+      return name + (text.empty() ? "" : " " + text);
+    },
+    [](const nlohmann::json& value) {
+      return "'" + value.get_ref<const std::string&>().substr(0, kMaxQuotedValueBytes) + "'";
+    },
+    nullptr, false};
 
-  bool has(const std::string& flag) {
-    if (values.count(flag) == 0) return false;
-    taken.insert(flag);
-    return true;
-  }
-  std::optional<long long> whole(const std::string& flag) {
-    if (!has(flag)) return std::nullopt;
-    const std::string& text = values[flag];
-    if (text.empty() || text.size() > 12 ||
-        text.find_first_not_of("0123456789") != std::string::npos) {
-      fault(flag, flag + " must be a whole number; it is '" + text.substr(0, 40) + "'.");
-      return std::nullopt;
-    }
-    return std::stoll(text);
-  }
-  // A whole number within [least, most], refused by its flag outside.
-  std::optional<long long> bounded(const std::string& flag, long long least, long long most) {
-    const std::optional<long long> value = whole(flag);
-    if (value && (*value < least || *value > most)) {
-      fault(flag, flag + " must be " + format_count(static_cast<double>(least)) + " to " +
-                      format_count(static_cast<double>(most)) + "; it is " +
-                      std::to_string(*value) + ".");
-      return std::nullopt;
-    }
-    return value;
-  }
-  std::optional<double> decimal(const std::string& flag) {
-    if (!has(flag)) return std::nullopt;
-    const std::string& text = values[flag];
-    if (text.empty() || text.size() > 24 ||
-        text.find_first_not_of("0123456789.eE-+") != std::string::npos) {
-      fault(flag, flag + " must be a number; it is '" + text.substr(0, 40) + "'.");
-      return std::nullopt;
-    }
-    const double value = std::strtod(text.c_str(), nullptr);
-    if (!std::isfinite(value)) fault(flag, flag + " must be a number.");
-    return value;
-  }
-  std::string text(const std::string& flag, const std::string& otherwise) {
-    return has(flag) ? values[flag] : otherwise;
-  }
-  void fault(const std::string& flag, std::string message) {
-    if (answer.ok()) answer = refusal(flag, std::move(message));
-  }
-};
+// The most digits a whole number is read with (10^12 - 1 is far inside a long long) and the most
+// characters a number is.
+constexpr std::size_t kMaxWholeDigits = 12;
+constexpr std::size_t kMaxNumberChars = 24;
+
+// A flag's value: its text; digits alone as a whole number; or a number, as strtod reads it.
+const ValueType<std::string>& flag_text() {
+  static const ValueType<std::string> type{
+      "text", [](const nlohmann::json& value) { return std::optional(value.get<std::string>()); }};
+  return type;
+}
+const ValueType<long long>& whole_number() {
+  static const ValueType<long long> type{
+      "a whole number", [](const nlohmann::json& value) -> std::optional<long long> {
+        const std::string& text = value.get_ref<const std::string&>();
+        if (text.empty() || text.size() > kMaxWholeDigits ||
+            text.find_first_not_of("0123456789") != std::string::npos) {
+          return std::nullopt;
+        }
+        return std::stoll(text);
+      }};
+  return type;
+}
+const ValueType<double>& decimal_number() {
+  static const ValueType<double> type{
+      "a number", [](const nlohmann::json& value) -> std::optional<double> {
+        const std::string& text = value.get_ref<const std::string&>();
+        if (text.empty() || text.size() > kMaxNumberChars ||
+            text.find_first_not_of("0123456789.eE-+") != std::string::npos) {
+          return std::nullopt;
+        }
+        return std::strtod(text.c_str(), nullptr);
+      }};
+  return type;
+}
+
+// A whole number within [least, most], refused by its flag outside.
+std::optional<long long> bounded(KeyReader& flags, const std::string& flag, long long least,
+                                 long long most) {
+  const std::optional<long long> value = flags.get(flag, whole_number());
+  if (value && !flags.within(flag, *value, least, most)) return std::nullopt;
+  return value;
+}
+// A number, refused where it is not finite (1e999).
+std::optional<double> decimal(KeyReader& flags, const std::string& flag) {
+  const std::optional<double> value = flags.get(flag, decimal_number());
+  if (value && !std::isfinite(*value)) flags.fault(flag, flag + " must be a number.");
+  return value;
+}
 
 // The command's words from pretrain_gpt.py on, the shell's line continuations joined, and
 // torchrun's own (--nproc_per_node, --nnodes) before it.
@@ -275,15 +288,15 @@ Command command_of(const std::string& text) {
   return command;
 }
 
-// The line's flags, each with its value ("" for a switch), in the order given.
-Flags parse_flags(const std::vector<std::string>& words) {
-  Flags flags;
+// The line's flags, each with its value ("" for a switch), in the order given; or the problem.
+FileKeys flags_of(const std::vector<std::string>& words, std::string& problem) {
+  FileKeys flags;
   for (std::size_t index = 0; index < words.size(); ++index) {
     std::string word = words[index];
     if (word.rfind("--", 0) != 0) {
-      flags.fault("launch", "'" + word.substr(0, 40) +
-                                "' stands where a flag was expected; each of pretrain_gpt.py's "
-                                "arguments is a --flag.");
+      problem = "'" + word.substr(0, 40) +
+                "' stands where a flag was expected; each of pretrain_gpt.py's arguments is a "
+                "--flag.";
       return flags;
     }
     std::string value;
@@ -299,10 +312,8 @@ Flags parse_flags(const std::vector<std::string>& words) {
         value += " " + words[++index];
       }
     }
-    if (flags.values.count(word) == 0) flags.order.push_back(word);
-    flags.values[word] = value;
+    flags.push_back({word, value});
   }
-
   return flags;
 }
 
@@ -316,25 +327,25 @@ struct LineModel {
 
 // The model: written as the config.json it is and read by the config reader; nothing where the
 // flags refuse it.
-std::optional<LineModel> read_model(Flags& flags) {
-  const auto layers = flags.whole("--num-layers");
-  const auto hidden = flags.whole("--hidden-size");
-  const auto heads = flags.whole("--num-attention-heads");
-  const auto sequence = flags.bounded("--seq-length", 1, kMaxSequenceLength);
-  const auto vocabulary = flags.whole("--vocab-size");
+std::optional<LineModel> read_model(KeyReader& flags) {
+  const auto layers = flags.get("--num-layers", whole_number());
+  const auto hidden = flags.get("--hidden-size", whole_number());
+  const auto heads = flags.get("--num-attention-heads", whole_number());
+  const auto sequence = bounded(flags, "--seq-length", 1, kMaxSequenceLength);
+  const auto vocabulary = flags.get("--vocab-size", whole_number());
   for (const auto& [flag, value] :
        {std::pair<const char*, std::optional<long long>>{"--num-layers", layers},
         {"--hidden-size", hidden},
         {"--num-attention-heads", heads},
         {"--seq-length", sequence}}) {
-    if (!value && flags.answer.ok()) {
+    if (!value && flags.ok()) {
       flags.fault(flag, std::string(flag) + " is not given; pretrain_gpt.py needs it.");
     }
   }
-  if (!vocabulary && flags.answer.ok()) {
+  if (!vocabulary && flags.ok()) {
     flags.fault("--vocab-size",
                 "The vocabulary is the tokenizer's, which the line does not give ('" +
-                    flags.text("--tokenizer-type", "GPT2BPETokenizer") +
+                    flags.get("--tokenizer-type", flag_text()).value_or("GPT2BPETokenizer") +
                     "'): add --vocab-size N, its size before Megatron-LM's padding.");
   }
   if (!flags.has("--swiglu")) {
@@ -342,14 +353,15 @@ std::optional<LineModel> read_model(Flags& flags) {
                 "Only Llama-style models are read from a launch line: --swiglu "
                 "(a gated MLP) is missing.");
   }
-  if (flags.text("--normalization", "LayerNorm") != "RMSNorm") {
+  if (flags.get("--normalization", flag_text()).value_or("LayerNorm") != "RMSNorm") {
     flags.fault("--normalization",
                 "Only Llama-style models are read from a launch line: "
                 "--normalization RMSNorm.");
   }
   // The legacy switch sets rope (validate_args).
   const bool legacy_rope = flags.has("--use-rotary-position-embeddings");
-  if (!legacy_rope && flags.text("--position-embedding-type", "learned_absolute") != "rope") {
+  if (!legacy_rope &&
+      flags.get("--position-embedding-type", flag_text()).value_or("learned_absolute") != "rope") {
     flags.fault("--position-embedding-type",
                 "Only Llama-style models are read from a launch "
                 "line: --position-embedding-type rope.");
@@ -367,21 +379,23 @@ std::optional<LineModel> read_model(Flags& flags) {
                             "in BF16 under Megatron-LM's own DDP are.");
     }
   }
-  if (flags.text("--transformer-impl", "transformer_engine") != "transformer_engine") {
+  if (flags.get("--transformer-impl", flag_text()).value_or("transformer_engine") !=
+      "transformer_engine") {
     flags.fault("--transformer-impl",
                 "--transformer-impl local is not modelled: Transformer Engine's layers are.");
   }
   // validate_args: the positions cover the sequence.
-  const auto positions = flags.whole("--max-position-embeddings");
+  const auto positions = flags.get("--max-position-embeddings", whole_number());
   if (positions && sequence && *positions < *sequence) {
     flags.fault("--max-position-embeddings",
                 "--max-position-embeddings " + std::to_string(*positions) +
                     " is under --seq-length " + std::to_string(*sequence) +
                     ", which Megatron-LM refuses.");
   }
-  if (!flags.answer.ok()) return {};
-  const long long query_groups =
-      flags.has("--group-query-attention") ? flags.whole("--num-query-groups").value_or(1) : *heads;
+  if (!flags.ok()) return {};
+  const long long query_groups = flags.has("--group-query-attention")
+                                     ? flags.get("--num-query-groups", whole_number()).value_or(1)
+                                     : *heads;
   nlohmann::json config = {
       {"model_type", "llama"},
       {"hidden_size", *hidden},
@@ -389,14 +403,16 @@ std::optional<LineModel> read_model(Flags& flags) {
       {"num_attention_heads", *heads},
       {"num_key_value_heads", query_groups},
       // validate_args under --swiglu: two thirds of 4h, down to a multiple of 64.
-      {"intermediate_size", flags.whole("--ffn-hidden-size").value_or(*hidden * 8 / 3 / 64 * 64)},
+      {"intermediate_size",
+       flags.get("--ffn-hidden-size", whole_number()).value_or(*hidden * 8 / 3 / 64 * 64)},
       {"vocab_size", *vocabulary},
       {"tie_word_embeddings", !flags.has("--untie-embeddings-and-output-weights")},
       {"attention_bias", flags.has("--add-qkv-bias")},
       {"max_position_embeddings", positions.value_or(*sequence)},
       {"attention_dropout", 0.0}};
-  if (const auto channels = flags.whole("--kv-channels")) config["head_dim"] = *channels;
-  if (!flags.answer.ok()) return {};
+  if (const auto channels = flags.get("--kv-channels", whole_number()))
+    config["head_dim"] = *channels;
+  if (!flags.ok()) return {};
   LineModel model;
   const ConfigParse shape = parse_hf_config(config.dump());
   if (!shape.answer.ok()) {
@@ -414,22 +430,18 @@ std::optional<LineModel> read_model(Flags& flags) {
 
 // The layout: d from the world size over t·p·c, the pipeline's virtual and uneven stages, the
 // distributed optimizer as ZeRO 1.
-void read_layout(Flags& flags, long long world, long long layers, long long sequence,
+void read_layout(KeyReader& flags, long long world, long long layers, long long sequence,
                  ParallelLayout& layout) {
-  const long long t = flags.whole("--tensor-model-parallel-size").value_or(1);
-  const long long p = flags.whole("--pipeline-model-parallel-size").value_or(1);
-  const long long c = flags.whole("--context-parallel-size").value_or(1);
+  const long long t = flags.get("--tensor-model-parallel-size", whole_number()).value_or(1);
+  const long long p = flags.get("--pipeline-model-parallel-size", whole_number()).value_or(1);
+  const long long c = flags.get("--context-parallel-size", whole_number()).value_or(1);
   // Each degree at most 2^16 before any product of them is formed (a product of three 12-digit
   // degrees passes 2^63).
   for (const auto& [flag, degree] :
        {std::pair<const char*, long long>{"--tensor-model-parallel-size", t},
         {"--pipeline-model-parallel-size", p},
         {"--context-parallel-size", c}}) {
-    if (degree < 1 || degree > kMaxParallelDegree) {
-      flags.fault(flag, std::string(flag) + " must be 1 to " + format_count(kMaxParallelDegree) +
-                            "; it is " + std::to_string(degree) + ".");
-      return;
-    }
+    if (!flags.within(flag, degree, 1, kMaxParallelDegree)) return;
   }
   if (world == 0) {
     flags.fault("--tensor-model-parallel-size",
@@ -445,7 +457,7 @@ void read_layout(Flags& flags, long long world, long long layers, long long sequ
                     std::to_string(t * p * c) + ") leaves more than " +
                     format_count(kMaxParallelDegree) + " data-parallel ranks.");
   }
-  if (!flags.answer.ok()) return;
+  if (!flags.ok()) return;
   if (c > 1 && sequence % (2 * c) != 0) {
     flags.fault("--context-parallel-size",
                 "--seq-length " + std::to_string(sequence) +
@@ -460,7 +472,7 @@ void read_layout(Flags& flags, long long world, long long layers, long long sequ
   layout.context_parallel = static_cast<int>(c);
   layout.sequence_parallel = flags.has("--sequence-parallel");
   layout.zero_stage = flags.has("--use-distributed-optimizer") ? 1 : 0;
-  if (const auto per_stage = flags.whole("--num-layers-per-virtual-pipeline-stage")) {
+  if (const auto per_stage = flags.get("--num-layers-per-virtual-pipeline-stage", whole_number())) {
     if (*per_stage < 1 || layers % (p * *per_stage) != 0) {
       flags.fault("--num-layers-per-virtual-pipeline-stage",
                   "--num-layers-per-virtual-pipeline-stage must divide each stage's layers.");
@@ -468,7 +480,7 @@ void read_layout(Flags& flags, long long world, long long layers, long long sequ
       layout.virtual_pipeline_stages = static_cast<int>(layers / (p * *per_stage));
     }
   }
-  if (const auto stages = flags.whole("--num-virtual-stages-per-pipeline-rank")) {
+  if (const auto stages = flags.get("--num-virtual-stages-per-pipeline-rank", whole_number())) {
     if (flags.has("--num-layers-per-virtual-pipeline-stage")) {
       flags.fault("--num-virtual-stages-per-pipeline-rank",
                   "--num-virtual-stages-per-pipeline-rank cannot stand beside "
@@ -485,7 +497,7 @@ void read_layout(Flags& flags, long long world, long long layers, long long sequ
        {std::pair<const char*, int*>{"--decoder-first-pipeline-num-layers",
                                      &layout.pipeline_first_stage_layers},
         {"--decoder-last-pipeline-num-layers", &layout.pipeline_last_stage_layers}}) {
-    const auto count = flags.whole(flag);
+    const auto count = flags.get(flag, whole_number());
     if (count && (*count < 1 || *count > layers)) {
       flags.fault(flag, std::string(flag) + " must be 1 to the model's " + std::to_string(layers) +
                             " layers.");
@@ -496,15 +508,15 @@ void read_layout(Flags& flags, long long world, long long layers, long long sequ
 }
 
 // --recompute-activations, --recompute-granularity and its method.
-void read_recompute(Flags& flags, TrainingSetup& setup) {
+void read_recompute(KeyReader& flags, TrainingSetup& setup) {
   // --recompute-activations sets selective whatever the granularity says (validate_args).
-  const std::string given = flags.text("--recompute-granularity", "");
+  const std::string given = flags.get("--recompute-granularity", flag_text()).value_or("");
   const std::string granularity = flags.has("--recompute-activations") ? "selective" : given;
   if (granularity == "selective") {
     setup.recompute = Recompute::kSelective;
   } else if (granularity == "full") {
-    const std::string method = flags.text("--recompute-method", "");
-    const long long count = flags.whole("--recompute-num-layers").value_or(1);
+    const std::string method = flags.get("--recompute-method", flag_text()).value_or("");
+    const long long count = flags.get("--recompute-num-layers", whole_number()).value_or(1);
     if (method != "uniform" || count != 1) {
       flags.fault("--recompute-method",
                   "Full recomputation is read as --recompute-method uniform with "
@@ -517,11 +529,11 @@ void read_recompute(Flags& flags, TrainingSetup& setup) {
 }
 
 // Dropout, precision, the loss, attention and the optimiser.
-void read_recipe(Flags& flags, TrainingSetup& setup) {
+void read_recipe(KeyReader& flags, TrainingSetup& setup) {
   // Dropout: Megatron-LM's 0.1 on both unless set; the estimate counts one probability for
   // both.
-  const double hidden_dropout = flags.decimal("--hidden-dropout").value_or(0.1);
-  const double attention_dropout = flags.decimal("--attention-dropout").value_or(0.1);
+  const double hidden_dropout = decimal(flags, "--hidden-dropout").value_or(0.1);
+  const double attention_dropout = decimal(flags, "--attention-dropout").value_or(0.1);
   if ((hidden_dropout == 0) != (attention_dropout == 0)) {
     flags.fault("--attention-dropout",
                 "--hidden-dropout and --attention-dropout are counted "
@@ -543,7 +555,8 @@ void read_recipe(Flags& flags, TrainingSetup& setup) {
   }
   setup.precision = Precision::kBf16Mixed;
   if (flags.has("--cross-entropy-loss-fusion")) {
-    const std::string impl = flags.text("--cross-entropy-fusion-impl", "native");
+    const std::string impl =
+        flags.get("--cross-entropy-fusion-impl", flag_text()).value_or("native");
     setup.loss = impl == "te" ? Loss::kTeFused : Loss::kNativeFused;
     if (impl != "te" && impl != "native") {
       flags.fault("--cross-entropy-fusion-impl",
@@ -552,10 +565,11 @@ void read_recipe(Flags& flags, TrainingSetup& setup) {
   } else {
     setup.loss = Loss::kVocabParallel;
   }
-  const std::string backend = flags.text("--attention-backend", "auto");
+  const std::string backend = flags.get("--attention-backend", flag_text()).value_or("auto");
   setup.flash_attention = backend != "unfused" && backend != "local";
   flags.has("--use-flash-attn");
-  if (const auto optimizer = flags.text("--optimizer", "adam"); optimizer != "adam") {
+  if (const auto optimizer = flags.get("--optimizer", flag_text()).value_or("adam");
+      optimizer != "adam") {
     flags.fault("--optimizer", "--optimizer " + optimizer + " is not modelled here: adam is.");
   }
 }
@@ -573,12 +587,14 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
     launch.answer = refusal("launch", command.problem);
     return launch;
   }
-  Flags flags = parse_flags(command.words);
-  const std::optional<LineModel> model = flags.answer.ok() ? read_model(flags) : std::nullopt;
-  if (!flags.answer.ok() || !model) {
-    launch.answer = flags.answer;
+  std::string problem;
+  KeyReader flags(launch, kDialect, flags_of(command.words, problem));
+  if (!problem.empty()) {
+    launch.answer = refusal("launch", problem);
     return launch;
   }
+  const std::optional<LineModel> model = read_model(flags);
+  if (!model) return launch;
   TrainingSetup& setup = launch.setup;
   setup.model_id = kCustomModelId;
   setup.custom_model = model->shape;
@@ -588,16 +604,17 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   if (world == 0 && command.nproc > 0 && command.nnodes > 0) world = command.nproc * command.nnodes;
   setup.sequence_length = static_cast<int>(model->sequence);
   // validate_args asserts a micro-batch; each figure bounded before it is narrowed.
-  const auto micro_batch = flags.bounded("--micro-batch-size", 1, kMaxMicroBatchSequences);
-  if (!micro_batch && flags.answer.ok()) {
+  const auto micro_batch = bounded(flags, "--micro-batch-size", 1, kMaxMicroBatchSequences);
+  if (!micro_batch && flags.ok()) {
     flags.fault("--micro-batch-size", "--micro-batch-size is not given; pretrain_gpt.py needs it.");
   }
   setup.micro_batch_sequences = static_cast<int>(micro_batch.value_or(1));
   setup.make_vocab_size_divisible_by =
-      static_cast<int>(flags.bounded("--make-vocab-size-divisible-by", 1, 1 << 20).value_or(128));
+      static_cast<int>(bounded(flags, "--make-vocab-size-divisible-by", 1, 1 << 20).value_or(128));
   // The NullTokenizer's end-of-document token joins the vocabulary (tokenizer.py,
   // _NullTokenizer.vocab_size: --vocab-size + 1), before the padding.
-  setup.eod_token = flags.text("--tokenizer-type", "GPT2BPETokenizer") == "NullTokenizer";
+  setup.eod_token =
+      flags.get("--tokenizer-type", flag_text()).value_or("GPT2BPETokenizer") == "NullTokenizer";
   if (const auto nodes = command.nnodes; nodes < 0 && world == 0) {
     flags.fault("--nnodes",
                 "torchrun's --nnodes is a range or not a number: give the world size "
@@ -606,25 +623,16 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   read_layout(flags, world, model->layers, model->sequence, setup.layout);
   read_recompute(flags, setup);
   read_recipe(flags, setup);
-  if (!flags.answer.ok()) {
-    launch.answer = flags.answer;
-    return launch;
-  }
+  if (!flags.ok()) return launch;
+  flags.list_unread(no_bearing());
   const ParallelLayout& layout = setup.layout;
   const long long tpc = static_cast<long long>(layout.tensor_parallel) * layout.pipeline_parallel *
                         layout.context_parallel;
-  for (const std::string& flag : flags.order) {
-    if (flags.taken.count(flag) > 0) {
-      launch.read.push_back(flag + (flags.values[flag].empty() ? "" : " " + flags.values[flag]));
-    } else if (!no_bearing(flag)) {
-      launch.not_understood.push_back(flag);
-    }
-  }
   launch.notes.push_back("The model, " + setup.custom_model.name + ", from the line's shape (" +
                          std::to_string(model->vocabulary) + " tokens before padding).");
   launch.notes.push_back("d " + std::to_string(layout.data_parallel) + ": the world size " +
                          std::to_string(world) + " over t·p·c " + std::to_string(tpc) + ".");
-  if (!flags.values.count("--hidden-dropout") || !flags.values.count("--attention-dropout")) {
+  if (flags.find("--hidden-dropout") == nullptr || flags.find("--attention-dropout") == nullptr) {
     launch.notes.push_back(
         "Dropout as Megatron-LM's default, 0.1, where the line does not set it.");
   }

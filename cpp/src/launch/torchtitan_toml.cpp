@@ -9,11 +9,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "launch/key_reader.hpp"
 #include "launch/launch_readers.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
@@ -75,119 +78,90 @@ const std::set<std::string>& no_bearing() {
   return keys;
 }
 
-// The file's keys, "section.key", and a reader of each with its type; the first fault is kept.
-class Keys {
- public:
-  explicit Keys(const toml::table& file) {
-    for (const auto& [section, node] : file) {
-      const std::string name(section.str());
-      const toml::table* table = node.as_table();
-      if (table == nullptr) {
-        stray_.push_back(name);
-        continue;
-      }
-      for (const auto& [key, value] : *table) {
-        keys_[name + "." + std::string(key.str())] = &value;
-      }
+// A value as the file writes it, near enough: 8192, true, "full", ["layers.8", …].
+std::string value_text(const nlohmann::json& value) {
+  if (value.is_number_integer()) return std::to_string(value.get<long long>());
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_string()) return "\"" + value.get<std::string>() + "\"";
+  if (value.is_array()) {
+    std::string text;
+    for (const nlohmann::json& item : value) text += (text.empty() ? "" : ", ") + value_text(item);
+    return "[" + text + "]";
+  }
+  return "…";
+}
+
+// Each key read is listed when first looked up, as "section.key = value"; a refusal names the key
+// and the type, not the value.
+const KeyDialect kDialect = {ListRead::kOnTake,
+                             [](const std::string& name, const nlohmann::json& value) {
+                               return name + " = " + value_text(value);
+                             },
+                             nullptr, nullptr, false};
+
+// A TOML value as JSON. A date or a time, which no key reads, stands as an empty table: a value of
+// none of the types read, shown as "…" as a table is.
+nlohmann::json json_of(const toml::node& node) {
+  if (const auto value = node.value_exact<std::int64_t>()) return *value;
+  if (const auto value = node.value_exact<bool>()) return *value;
+  if (const auto value = node.value_exact<std::string>()) return *value;
+  if (const auto value = node.value_exact<double>()) return *value;
+  nlohmann::json json = nlohmann::json::object();
+  if (const toml::array* array = node.as_array()) {
+    json = nlohmann::json::array();
+    for (const toml::node& item : *array) json.push_back(json_of(item));
+  } else if (const toml::table* table = node.as_table()) {
+    for (const auto& [key, value] : *table) json[std::string(key.str())] = json_of(value);
+  }
+  return json;
+}
+
+// The file's keys, "section.key", by name; a top-level key outside any table is not understood.
+FileKeys section_keys(const toml::table& file, std::vector<std::string>& stray) {
+  std::map<std::string, nlohmann::json> keys;
+  for (const auto& [section, node] : file) {
+    const std::string name(section.str());
+    const toml::table* table = node.as_table();
+    if (table == nullptr) {
+      stray.push_back(name);
+      continue;
+    }
+    for (const auto& [key, value] : *table) {
+      keys[name + "." + std::string(key.str())] = json_of(value);
     }
   }
+  FileKeys listed;
+  for (auto& [key, value] : keys) listed.push_back({key, std::move(value)});
+  return listed;
+}
 
-  bool has(const std::string& key) const { return keys_.count(key) > 0; }
-
-  std::optional<long long> integer(const std::string& key) {
-    const toml::node* node = take(key);
-    if (node == nullptr) return std::nullopt;
-    if (const auto value = node->value_exact<std::int64_t>()) return *value;
-    fault(key, key + " must be a whole number.");
-    return std::nullopt;
-  }
-  std::optional<bool> flag(const std::string& key) {
-    const toml::node* node = take(key);
-    if (node == nullptr) return std::nullopt;
-    if (const auto value = node->value_exact<bool>()) return *value;
-    fault(key, key + " must be true or false.");
-    return std::nullopt;
-  }
-  std::optional<std::string> text(const std::string& key) {
-    const toml::node* node = take(key);
-    if (node == nullptr) return std::nullopt;
-    if (const auto value = node->value_exact<std::string>()) return *value;
-    fault(key, key + " must be a string.");
-    return std::nullopt;
-  }
-  std::optional<std::vector<std::string>> texts(const std::string& key) {
-    const toml::node* node = take(key);
-    if (node == nullptr) return std::nullopt;
-    std::vector<std::string> values;
-    // A string is its comma-separated list (config_manager.py, string_list).
-    if (const auto joined = node->value_exact<std::string>()) {
-      std::size_t start = 0;
-      while (true) {
-        const std::size_t comma = joined->find(',', start);
-        values.push_back(joined->substr(start, comma - start));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-      return values;
-    }
-    const toml::array* array = node->as_array();
-    if (array != nullptr) {
-      for (const toml::node& item : *array) {
-        const auto value = item.value_exact<std::string>();
-        if (!value) break;
-        values.push_back(*value);
-      }
-    }
-    if (array == nullptr || values.size() != array->size()) {
-      fault(key, key + " must be a list of strings.");
-      return std::nullopt;
-    }
-    return values;
-  }
-
-  void fault(const std::string& key, std::string message) {
-    if (answer.ok()) answer = refusal(key, std::move(message));
-  }
-
-  // What was set and neither read nor of no bearing, in the file's order of sections.
-  std::vector<std::string> left() const {
-    std::vector<std::string> names = stray_;
-    for (const auto& [key, node] : keys_) {
-      if (taken_.count(key) == 0 && no_bearing().count(key) == 0) names.push_back(key);
-    }
-    return names;
-  }
-
-  Answer answer;
-  std::vector<std::string> read;
-
- private:
-  const toml::node* take(const std::string& key) {
-    const auto found = keys_.find(key);
-    if (found == keys_.end()) return nullptr;
-    if (taken_.insert(key).second) read.push_back(key + " = " + value_text(*found->second));
-    return found->second;
-  }
-
-  // A value as the file writes it, near enough: 8192, true, "full", ["layers.8", …].
-  static std::string value_text(const toml::node& node) {
-    if (const auto value = node.value_exact<std::int64_t>()) return std::to_string(*value);
-    if (const auto value = node.value_exact<bool>()) return *value ? "true" : "false";
-    if (const auto value = node.value_exact<std::string>()) return "\"" + *value + "\"";
-    if (const toml::array* array = node.as_array()) {
-      std::string text;
-      for (const toml::node& item : *array) {
-        text += (text.empty() ? "" : ", ") + value_text(item);
-      }
-      return "[" + text + "]";
-    }
-    return "…";
-  }
-
-  std::map<std::string, const toml::node*> keys_;
-  std::set<std::string> taken_;
-  std::vector<std::string> stray_;
-};
+// A list of strings, or a string read as its comma-separated list (config_manager.py,
+// string_list).
+const ValueType<std::vector<std::string>>& string_list() {
+  static const ValueType<std::vector<std::string>> type{
+      "a list of strings",
+      [](const nlohmann::json& value) -> std::optional<std::vector<std::string>> {
+        std::vector<std::string> values;
+        if (value.is_string()) {
+          const std::string joined = value.get<std::string>();
+          std::size_t start = 0;
+          while (true) {
+            const std::size_t comma = joined.find(',', start);
+            values.push_back(joined.substr(start, comma - start));
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+          }
+          return values;
+        }
+        if (!value.is_array()) return std::nullopt;
+        for (const nlohmann::json& item : value) {
+          if (!item.is_string()) return std::nullopt;
+          values.push_back(item.get<std::string>());
+        }
+        return values;
+      }};
+  return type;
+}
 
 std::string quoted(const std::string& text) { return "\"" + text + "\""; }
 
@@ -262,9 +236,9 @@ struct Schedule {
 };
 
 // The model and the optimiser (model.*, optimizer.*).
-void read_model(Keys& keys, TrainingSetup& setup) {
-  const std::string name = keys.text("model.name").value_or("llama");
-  const std::string flavor = keys.text("model.flavor").value_or("debugmodel");
+void read_model(KeyReader& keys, TrainingSetup& setup) {
+  const std::string name = keys.get("model.name", json_string()).value_or("llama");
+  const std::string flavor = keys.get("model.flavor", json_string()).value_or("debugmodel");
   if (name != "llama3") {
     keys.fault("model.name", "model.name " + quoted(name) +
                                  " is not read: torchtitan's \"llama3\" flavors 8B, 70B and 405B "
@@ -275,18 +249,18 @@ void read_model(Keys& keys, TrainingSetup& setup) {
     keys.fault("model.flavor", "model.flavor " + quoted(flavor) +
                                    " is not read: 8B, 70B and 405B are (Llama 3.1's shapes).");
   }
-  const std::string norm = keys.text("model.norm_type").value_or("rmsnorm");
+  const std::string norm = keys.get("model.norm_type", json_string()).value_or("rmsnorm");
   if (norm != "rmsnorm" && norm != "fused_rmsnorm") {
     keys.fault("model.norm_type", "model.norm_type " + quoted(norm) +
                                       " is not modelled: Llama's RMSNorm is (rmsnorm, "
                                       "fused_rmsnorm).");
   }
-  const std::string optimizer = keys.text("optimizer.name").value_or("AdamW");
+  const std::string optimizer = keys.get("optimizer.name", json_string()).value_or("AdamW");
   if (optimizer != "AdamW" && optimizer != "Adam") {
     keys.fault("optimizer.name",
                "optimizer.name " + quoted(optimizer) + " is not modelled: AdamW and Adam are.");
   }
-  if (keys.flag("optimizer.early_step_in_backward").value_or(false)) {
+  if (keys.get("optimizer.early_step_in_backward", json_boolean()).value_or(false)) {
     keys.fault("optimizer.early_step_in_backward",
                "optimizer.early_step_in_backward is not modelled under torchtitan.");
   }
@@ -296,15 +270,15 @@ void read_model(Keys& keys, TrainingSetup& setup) {
 constexpr long long kMaxDegree = 1'000'000;
 
 // The degrees; data_parallel_shard_degree -1 takes the world size the others leave.
-Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string>& notes) {
+Mesh read_mesh(KeyReader& keys, const LaunchContext& context, std::vector<std::string>& notes) {
   Mesh mesh;
-  mesh.batch = keys.integer("training.batch_size").value_or(8);
-  mesh.sequence = keys.integer("training.seq_len").value_or(2048);
-  mesh.replicate = keys.integer("training.data_parallel_replicate_degree").value_or(1);
-  mesh.shard = keys.integer("training.data_parallel_shard_degree").value_or(-1);
-  mesh.tp = keys.integer("training.tensor_parallel_degree").value_or(1);
-  mesh.pp = keys.integer("experimental.pipeline_parallel_degree").value_or(1);
-  mesh.cp = keys.integer("experimental.context_parallel_degree").value_or(1);
+  mesh.batch = keys.get("training.batch_size", json_integer()).value_or(8);
+  mesh.sequence = keys.get("training.seq_len", json_integer()).value_or(2048);
+  mesh.replicate = keys.get("training.data_parallel_replicate_degree", json_integer()).value_or(1);
+  mesh.shard = keys.get("training.data_parallel_shard_degree", json_integer()).value_or(-1);
+  mesh.tp = keys.get("training.tensor_parallel_degree", json_integer()).value_or(1);
+  mesh.pp = keys.get("experimental.pipeline_parallel_degree", json_integer()).value_or(1);
+  mesh.cp = keys.get("experimental.context_parallel_degree", json_integer()).value_or(1);
   for (const auto& [key, value] :
        {std::pair<const char*, long long>{"training.batch_size", mesh.batch},
         {"training.seq_len", mesh.sequence},
@@ -312,10 +286,7 @@ Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string
         {"training.tensor_parallel_degree", mesh.tp},
         {"experimental.pipeline_parallel_degree", mesh.pp},
         {"experimental.context_parallel_degree", mesh.cp}}) {
-    if (value < 1 || value > kMaxDegree) {
-      keys.fault(
-          key, std::string(key) + " must be 1 to 1,000,000; it is " + std::to_string(value) + ".");
-    }
+    keys.within(key, value, 1, kMaxDegree);
   }
   if (mesh.shard != -1 && (mesh.shard < 1 || mesh.shard > kMaxDegree)) {
     keys.fault("training.data_parallel_shard_degree",
@@ -327,7 +298,7 @@ Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string
                "training.data_parallel_replicate_degree " + std::to_string(mesh.replicate) +
                    " (HSDP) is not modelled: set it to 1.");
   }
-  if (keys.answer.ok() && mesh.shard == -1) {
+  if (keys.ok() && mesh.shard == -1) {
     const long long others = mesh.replicate * mesh.tp * mesh.pp * mesh.cp;
     if (context.world_size < 1) {
       keys.fault("training.data_parallel_shard_degree",
@@ -344,7 +315,7 @@ Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string
                       ", the world size " + std::to_string(context.world_size) +
                       " over the other degrees' " + std::to_string(others) + ".");
     }
-  } else if (keys.answer.ok() && context.world_size > 0) {
+  } else if (keys.ok() && context.world_size > 0) {
     // Each degree is at most 10^6 and replicate is 1 here: the product in a double is exact up
     // to 2^53 and never overflows.
     const double degrees = static_cast<double>(mesh.replicate) * static_cast<double>(mesh.shard) *
@@ -359,7 +330,7 @@ Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string
   }
   // Without FSDP (no sharding, no context parallelism) torchtitan sets no MixedPrecisionPolicy
   // (parallelize_llama.py): the run is FP32.
-  if (keys.answer.ok() && mesh.shard == 1 && mesh.cp == 1) {
+  if (keys.ok() && mesh.shard == 1 && mesh.cp == 1) {
     keys.fault("training.data_parallel_shard_degree",
                "training.data_parallel_shard_degree 1 without context parallelism runs without "
                "FSDP, and so in FP32 (no MixedPrecisionPolicy), which is not modelled under "
@@ -370,19 +341,21 @@ Mesh read_mesh(Keys& keys, const LaunchContext& context, std::vector<std::string
 
 // What each device's step holds besides: FSDP2's precision and offload, the loss's parallelism,
 // compile, context parallelism's exchange.
-void read_step(Keys& keys, long long tp, TrainingSetup& setup) {
-  if (keys.flag("training.enable_cpu_offload").value_or(false)) {
+void read_step(KeyReader& keys, long long tp, TrainingSetup& setup) {
+  if (keys.get("training.enable_cpu_offload", json_boolean()).value_or(false)) {
     keys.fault("training.enable_cpu_offload",
                "training.enable_cpu_offload (FSDP2's CPU offload) is not modelled under "
                "torchtitan.");
   }
-  if (keys.flag("training.disable_loss_parallel").value_or(false) && tp > 1) {
+  if (keys.get("training.disable_loss_parallel", json_boolean()).value_or(false) && tp > 1) {
     keys.fault("training.disable_loss_parallel",
                "training.disable_loss_parallel with tensor parallelism is not modelled: "
                "torchtitan's loss_parallel is.");
   }
-  const std::string param = keys.text("training.mixed_precision_param").value_or("bfloat16");
-  const std::string reduce = keys.text("training.mixed_precision_reduce").value_or("float32");
+  const std::string param =
+      keys.get("training.mixed_precision_param", json_string()).value_or("bfloat16");
+  const std::string reduce =
+      keys.get("training.mixed_precision_reduce", json_string()).value_or("float32");
   if (param != "bfloat16") {
     keys.fault("training.mixed_precision_param", "training.mixed_precision_param " + quoted(param) +
                                                      " is not modelled: \"bfloat16\" is.");
@@ -392,13 +365,14 @@ void read_step(Keys& keys, long long tp, TrainingSetup& setup) {
         "training.mixed_precision_reduce",
         "training.mixed_precision_reduce " + quoted(reduce) + " is not modelled: \"float32\" is.");
   }
-  setup.compile = keys.flag("training.compile").value_or(false) ? Compile::kBlocks : Compile::kOff;
-  if (keys.flag("experimental.enable_compiled_autograd").value_or(false)) {
+  setup.compile = keys.get("training.compile", json_boolean()).value_or(false) ? Compile::kBlocks
+                                                                               : Compile::kOff;
+  if (keys.get("experimental.enable_compiled_autograd", json_boolean()).value_or(false)) {
     keys.fault("experimental.enable_compiled_autograd",
                "experimental.enable_compiled_autograd is not modelled.");
   }
   const std::string rotate =
-      keys.text("experimental.context_parallel_rotate_method").value_or("allgather");
+      keys.get("experimental.context_parallel_rotate_method", json_string()).value_or("allgather");
   if (rotate != "allgather") {
     keys.fault("experimental.context_parallel_rotate_method",
                "experimental.context_parallel_rotate_method " + quoted(rotate) +
@@ -406,24 +380,27 @@ void read_step(Keys& keys, long long tp, TrainingSetup& setup) {
   }
 }
 
-Schedule read_schedule(Keys& keys, const Mesh& mesh) {
+Schedule read_schedule(KeyReader& keys, const Mesh& mesh) {
   Schedule schedule;
-  const std::string name = keys.text("experimental.pipeline_parallel_schedule").value_or("1F1B");
+  const std::string name =
+      keys.get("experimental.pipeline_parallel_schedule", json_string()).value_or("1F1B");
   schedule.interleaved = name == "Interleaved1F1B";
   if (name != "1F1B" && !schedule.interleaved) {
     keys.fault("experimental.pipeline_parallel_schedule",
                "experimental.pipeline_parallel_schedule " + quoted(name) +
                    " is not modelled: \"1F1B\" and \"Interleaved1F1B\" are.");
   }
-  if (!keys.text("experimental.pipeline_parallel_schedule_csv").value_or("").empty()) {
+  if (!keys.get("experimental.pipeline_parallel_schedule_csv", json_string())
+           .value_or("")
+           .empty()) {
     keys.fault("experimental.pipeline_parallel_schedule_csv",
                "experimental.pipeline_parallel_schedule_csv (a schedule of its own) is not "
                "modelled.");
   }
-  schedule.points = keys.texts("experimental.pipeline_parallel_split_points");
+  schedule.points = keys.get("experimental.pipeline_parallel_split_points", string_list());
   // Read under a pipeline alone (train.py, pipelining_utils.py).
   schedule.micro_batches =
-      keys.integer("experimental.pipeline_parallel_microbatches").value_or(mesh.pp);
+      keys.get("experimental.pipeline_parallel_microbatches", json_integer()).value_or(mesh.pp);
   if (mesh.pp == 1) schedule.micro_batches = 1;
   if (schedule.micro_batches != mesh.pp) {
     keys.fault("experimental.pipeline_parallel_microbatches",
@@ -432,7 +409,7 @@ Schedule read_schedule(Keys& keys, const Mesh& mesh) {
                    " is not modelled: torchtitan's default, the pipeline's degree (" +
                    std::to_string(mesh.pp) + "), is.");
   }
-  if (keys.answer.ok() && mesh.batch % schedule.micro_batches != 0) {
+  if (keys.ok() && mesh.batch % schedule.micro_batches != 0) {
     keys.fault("training.batch_size", "training.batch_size " + std::to_string(mesh.batch) +
                                           " must split into the pipeline's " +
                                           std::to_string(schedule.micro_batches) +
@@ -442,12 +419,14 @@ Schedule read_schedule(Keys& keys, const Mesh& mesh) {
 }
 
 // activation_checkpoint.*: none, full, or torchtitan's per-op selective policy.
-void read_recompute(Keys& keys, TrainingSetup& setup) {
-  const std::string mode = keys.text("activation_checkpoint.mode").value_or("selective");
+void read_recompute(KeyReader& keys, TrainingSetup& setup) {
+  const std::string mode =
+      keys.get("activation_checkpoint.mode", json_string()).value_or("selective");
   // The option is read in selective mode alone (parallelize_llama.py, apply_ac).
   const std::string option =
-      mode == "selective" ? keys.text("activation_checkpoint.selective_ac_option").value_or("2")
-                          : std::string();
+      mode == "selective"
+          ? keys.get("activation_checkpoint.selective_ac_option", json_string()).value_or("2")
+          : std::string();
   if (mode == "none") {
     setup.recompute = Recompute::kNone;
   } else if (mode == "full") {
@@ -467,14 +446,15 @@ void read_recompute(Keys& keys, TrainingSetup& setup) {
 }
 
 // float8.*: torchao's Float8 linear layers and FSDP2's FP8 all-gather.
-void read_float8(Keys& keys, TrainingSetup& setup) {
-  const bool float8 = keys.flag("float8.enable_float8_linear").value_or(false);
-  const bool float8_gather = keys.flag("float8.enable_fsdp_float8_all_gather").value_or(false);
+void read_float8(KeyReader& keys, TrainingSetup& setup) {
+  const bool float8 = keys.get("float8.enable_float8_linear", json_boolean()).value_or(false);
+  const bool float8_gather =
+      keys.get("float8.enable_fsdp_float8_all_gather", json_boolean()).value_or(false);
   // Without Float8 linear layers float8.py reads none of the rest.
   if (!float8) return;
   for (const char* key : {"float8.scaling_type_input", "float8.scaling_type_weight",
                           "float8.scaling_type_grad_output"}) {
-    const std::string scaling = keys.text(key).value_or("dynamic");
+    const std::string scaling = keys.get(key, json_string()).value_or("dynamic");
     if (scaling != "dynamic") {
       keys.fault(key, std::string(key) + " " + quoted(scaling) +
                           " is not modelled: \"dynamic\" is (no amax history).");
@@ -640,7 +620,9 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
                                           std::string(error.description()) + ".");
     return launch;
   }
-  Keys keys(parsed.table());
+  std::vector<std::string> stray;
+  KeyReader keys(launch, kDialect, section_keys(parsed.table(), stray));
+  for (const std::string& key : stray) keys.list_not_understood(key);
   TrainingSetup& setup = launch.setup;
   // torchtitan's step: FSDP2 over dp_shard × cp, the FP32-upcast loss over the logits.
   setup.stack = Stack::kTorchtitan;
@@ -663,18 +645,15 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
         "data_parallel_shard_degree is above 1.");
   }
   // Async TP needs training.compile under tensor parallelism (parallelize_llama.py).
-  const bool async_tp = keys.flag("experimental.enable_async_tensor_parallel").value_or(false);
+  const bool async_tp =
+      keys.get("experimental.enable_async_tensor_parallel", json_boolean()).value_or(false);
   if (async_tp && mesh.tp > 1 && setup.compile == Compile::kOff) {
     keys.fault("experimental.enable_async_tensor_parallel",
                "experimental.enable_async_tensor_parallel needs training.compile, as torchtitan "
                "requires.");
   }
-  launch.not_understood = keys.left();
-  launch.read = keys.read;
-  if (!keys.answer.ok()) {
-    launch.answer = keys.answer;
-    return launch;
-  }
+  keys.list_unread(no_bearing());
+  if (!keys.ok()) return launch;
   setup.sequence_length = static_cast<int>(mesh.sequence);
   setup.micro_batch_sequences = static_cast<int>(mesh.batch / schedule.micro_batches);
   setup.layout.data_parallel = static_cast<int>(mesh.shard);
