@@ -17,15 +17,10 @@ namespace trainmem {
 
 namespace {
 
-// The architectures whose weights trainmem counts, by model_type, and what each type implies
-// beyond its fields (transformers' modeling_<type>.py and configuration_<type>.py):
-// - tie_word_embeddings' default: true for Gemma's, SmolLM3's and Cohere's configs;
-// - Q, K and V biases whatever attention_bias says (Qwen2's attention: Qwen2, Qwen2-MoE and the
-//   Qwen2-VL text towers), or biases on Q, K, V and O when it says so (every other type);
-// - query and key norms: per head (Qwen3's, Gemma 3's; GLM-4.5's when use_qk_norm) or over the
-//   whole projections (OLMo 2's);
-// - norms per layer: 4 in Gemma 2 and 3, 1 in Cohere's (attention and MLP side by side);
-// - a multimodal config's text tower (text_config) type where that object names none.
+// The architectures whose weights trainmem counts, by model_type: each a row of kModelTypes,
+// whose columns say what the type implies beyond its config's fields, each from transformers'
+// modeling_<type>.py or configuration_<type>.py as its comment names. Adding a model type means
+// adding a row; no code below asks for a type by its name.
 enum class Block {
   kLlama,
   kGpt2,
@@ -43,61 +38,125 @@ enum class QkNorm { kNone, kPerHead, kWhole };
 enum class QwenExperts { kNone, kPlain, kShared };  // Qwen3-MoE's, Qwen2-MoE's (a shared expert)
 struct ModelType {
   const char* name;
-  Block block;
+  Block block;  // which reader reads its fields
+  // tie_word_embeddings' default: true in GemmaConfig, Gemma2Config, Gemma3TextConfig,
+  // SmolLM3Config and Cohere2Config (configuration_<type>.py).
   bool tied = false;
+  // Biases on Q, K and V whatever attention_bias says (Qwen2Attention in modeling_qwen2.py, and
+  // modeling_qwen2_moe.py's and the Qwen2-VL text towers' alike); otherwise attention_bias puts
+  // biases on Q, K, V and O.
   bool qkv_bias = false;
+  // Whether attention_bias is read at all: MistralAttention, MixtralAttention and Phi3Attention
+  // build their projections with bias=False (modeling_mistral.py, modeling_mixtral.py,
+  // modeling_phi3.py) whatever the config says.
+  bool reads_attention_bias = true;
+  // Whether mlp_bias is read: LlamaMLP and GraniteMLP take bias=config.mlp_bias
+  // (modeling_llama.py, modeling_granite.py); every other family's MLP has bias=False.
+  bool reads_mlp_bias = false;
+  // Query and key norms: per head (Qwen3Attention, Gemma3Attention: modeling_qwen3.py,
+  // modeling_gemma3.py) or over the whole projections (Olmo2Attention, modeling_olmo2.py).
   QkNorm qk_norm = QkNorm::kNone;
+  // Norms per layer: 4 in Gemma2DecoderLayer and Gemma3DecoderLayer, 1 in Cohere2DecoderLayer.
   int norms_per_layer = 2;
+  // Attention and the MLP read one norm's output side by side (Cohere2DecoderLayer,
+  // modeling_cohere2.py: input_layernorm only, a LayerNorm without a bias).
+  bool parallel_attention_mlp = false;
   QwenExperts qwen_experts = QwenExperts::kNone;
   const char* text_type = nullptr;          // kMultimodal: text_config's type when it names none
   bool text_at_top = false;                 // kMultimodal: the text fields may sit at the top level
   VisionTower vision = VisionTower::kNone;  // kMultimodal: the vision tower counted
 };
-constexpr int kCohereNormsPerLayer = 1;  // CohereDecoderLayer: input_layernorm only
+
+// A row of kModelTypes: its name and block, then by name each column that differs from the
+// defaults above.
+class Row {
+  ModelType type_;
+
+  // This row with one column set (defined before the setters, for clang's constant evaluation).
+  template <typename T>
+  constexpr Row with(T ModelType::*column, T value) const {
+    Row row = *this;
+    row.type_.*column = value;
+    return row;
+  }
+
+ public:
+  constexpr Row(const char* name, Block block) : type_{name, block} {}
+  constexpr operator ModelType() const { return type_; }  // NOLINT(google-explicit-constructor)
+
+  constexpr Row tied() const { return with(&ModelType::tied, true); }
+  constexpr Row qkv_bias() const { return with(&ModelType::qkv_bias, true); }
+  constexpr Row ignores_attention_bias() const {
+    return with(&ModelType::reads_attention_bias, false);
+  }
+  constexpr Row reads_mlp_bias() const { return with(&ModelType::reads_mlp_bias, true); }
+  constexpr Row qk_norm(QkNorm norm) const { return with(&ModelType::qk_norm, norm); }
+  constexpr Row norms_per_layer(int norms) const {
+    return with(&ModelType::norms_per_layer, norms);
+  }
+  constexpr Row parallel_attention_mlp() const {
+    return with(&ModelType::parallel_attention_mlp, true);
+  }
+  constexpr Row qwen_experts(QwenExperts kind) const {
+    return with(&ModelType::qwen_experts, kind);
+  }
+  constexpr Row text_type(const char* type) const { return with(&ModelType::text_type, type); }
+  constexpr Row text_at_top() const { return with(&ModelType::text_at_top, true); }
+  constexpr Row vision(VisionTower tower) const { return with(&ModelType::vision, tower); }
+};
+
+constexpr int kCohereNormsPerLayer = 1;  // Cohere2DecoderLayer: input_layernorm only
 constexpr int kGemma3NormsPerLayer = 4;  // as Gemma 2's
 constexpr ModelType kModelTypes[] = {
-    {"llama", Block::kLlama},
-    {"mistral", Block::kLlama},
-    {"mixtral", Block::kLlama},
-    {"qwen2", Block::kLlama, false, true},
-    {"gemma", Block::kLlama, true},
-    {"gemma2", Block::kLlama, true, false, QkNorm::kNone, kGemma2NormsPerLayer},
-    {"gpt2", Block::kGpt2},
-    {"gpt_neox", Block::kGptNeoX},
-    {"opt", Block::kOpt},
-    {"phi", Block::kPhi},
-    {"qwen3", Block::kLlama, false, false, QkNorm::kPerHead},
-    {"qwen3_moe", Block::kLlama, false, false, QkNorm::kPerHead, 2, QwenExperts::kPlain},
-    {"qwen2_moe", Block::kLlama, false, true, QkNorm::kNone, 2, QwenExperts::kShared},
-    {"deepseek_v3", Block::kDeepseekV3},
+    Row("llama", Block::kLlama).reads_mlp_bias(),
+    Row("mistral", Block::kLlama).ignores_attention_bias(),
+    Row("mixtral", Block::kLlama).ignores_attention_bias(),
+    Row("qwen2", Block::kLlama).qkv_bias(),
+    Row("gemma", Block::kLlama).tied(),
+    Row("gemma2", Block::kLlama).tied().norms_per_layer(kGemma2NormsPerLayer),
+    Row("gpt2", Block::kGpt2),
+    Row("gpt_neox", Block::kGptNeoX),
+    Row("opt", Block::kOpt),
+    Row("phi", Block::kPhi),
+    Row("qwen3", Block::kLlama).qk_norm(QkNorm::kPerHead),
+    Row("qwen3_moe", Block::kLlama).qk_norm(QkNorm::kPerHead).qwen_experts(QwenExperts::kPlain),
+    Row("qwen2_moe", Block::kLlama).qkv_bias().qwen_experts(QwenExperts::kShared),
+    Row("deepseek_v3", Block::kDeepseekV3),
     // DeepSeek-V2 and V2-Lite: V3's latent attention and experts without the router's bias.
-    {"deepseek_v2", Block::kDeepseekV2},
+    Row("deepseek_v2", Block::kDeepseekV2),
     // Kimi K2's config names its own type; its architecture is DeepseekV3ForCausalLM.
-    {"kimi_k2", Block::kDeepseekV3},
+    Row("kimi_k2", Block::kDeepseekV3),
     // Phi-3 and Phi-4 fuse Q, K, V (qkv_proj) and gate and up (gate_up_proj): the same weights.
-    {"phi3", Block::kLlama},
-    {"gemma3_text", Block::kLlama, true, false, QkNorm::kPerHead, kGemma3NormsPerLayer},
-    {"olmo2", Block::kLlama, false, false, QkNorm::kWhole},
-    {"smollm3", Block::kLlama, true},
-    {"granite", Block::kLlama},
-    {"cohere2", Block::kLlama, true, false, QkNorm::kNone, kCohereNormsPerLayer},
-    {"qwen2_5_vl_text", Block::kLlama, false, true},
-    {"qwen2_vl_text", Block::kLlama, false, true},
-    {"glm4_moe", Block::kGlm4Moe},
-    {"gpt_oss", Block::kGptOss},
-    {"llama4_text", Block::kLlama4},
+    Row("phi3", Block::kLlama).ignores_attention_bias(),
+    Row("gemma3_text", Block::kLlama)
+        .tied()
+        .qk_norm(QkNorm::kPerHead)
+        .norms_per_layer(kGemma3NormsPerLayer),
+    Row("olmo2", Block::kLlama).qk_norm(QkNorm::kWhole),
+    Row("smollm3", Block::kLlama).tied(),
+    Row("granite", Block::kLlama).reads_mlp_bias(),
+    Row("cohere2", Block::kLlama)
+        .tied()
+        .norms_per_layer(kCohereNormsPerLayer)
+        .parallel_attention_mlp(),
+    Row("qwen2_5_vl_text", Block::kLlama).qkv_bias(),
+    Row("qwen2_vl_text", Block::kLlama).qkv_bias(),
+    Row("glm4_moe", Block::kGlm4Moe),
+    Row("gpt_oss", Block::kGptOss),
+    Row("llama4_text", Block::kLlama4),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
-    {"gemma3", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "gemma3_text", false, VisionTower::kSiglip},
-    {"llama4", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "llama4_text", false, VisionTower::kLlama4},
-    {"mistral3", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone, "mistral",
-     false, VisionTower::kPixtral},
-    {"qwen2_5_vl", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "qwen2_5_vl_text", true, VisionTower::kQwen25Vl},
-    {"qwen2_vl", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "qwen2_vl_text", true},
+    Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
+    Row("llama4", Block::kMultimodal).text_type("llama4_text").vision(VisionTower::kLlama4),
+    Row("mistral3", Block::kMultimodal).text_type("mistral").vision(VisionTower::kPixtral),
+    Row("qwen2_5_vl", Block::kMultimodal)
+        .text_type("qwen2_5_vl_text")
+        .text_at_top()
+        .vision(VisionTower::kQwen25Vl),
+    Row("qwen2_vl", Block::kMultimodal).text_type("qwen2_vl_text").text_at_top(),
 };
+
+// A config without a model_type: the Llama family's fields, mlp_bias read as LlamaMLP reads it.
+constexpr ModelType kLlamaStyle = Row("", Block::kLlama).reads_mlp_bias();
 
 const ModelType* model_type_row(const std::string& name) {
   for (const ModelType& type : kModelTypes) {
@@ -176,23 +235,18 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   shape.tied_embeddings = type.tied;
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
   // transformers builds some families without the biases a config may name (bias=False in their
-  // modeling code): Mistral's, Mixtral's and Phi-3's attention and MLP, and the MLP of every
-  // family but Llama's and Granite's (and the Llama-style block without a model_type).
-  const std::string name = type.name;
-  const bool attention_bias_read = name != "mistral" && name != "mixtral" && name != "phi3";
-  const bool mlp_bias_read = name.empty() || name == "llama" || name == "granite";
+  // modeling code): the row says whether attention_bias and mlp_bias are read.
   bool attention_bias = false;
   problems.add(read_boolean(config, "attention_bias", attention_bias));
-  attention_bias = attention_bias && attention_bias_read;
+  attention_bias = attention_bias && type.reads_attention_bias;
   shape.attention_qkv_bias = attention_bias || type.qkv_bias;
   shape.attention_output_bias = attention_bias && !type.qkv_bias;
   shape.qk_norm = type.qk_norm == QkNorm::kPerHead;
   shape.qk_norm_whole = type.qk_norm == QkNorm::kWhole;
   problems.add(read_boolean(config, "mlp_bias", shape.mlp_bias));
-  shape.mlp_bias = shape.mlp_bias && mlp_bias_read;
+  shape.mlp_bias = shape.mlp_bias && type.reads_mlp_bias;
   shape.norms_per_layer = type.norms_per_layer;
-  // Cohere's one norm feeds attention and the MLP side by side, a LayerNorm without a bias.
-  shape.parallel_attention_mlp = type.norms_per_layer == kCohereNormsPerLayer;
+  shape.parallel_attention_mlp = type.parallel_attention_mlp;
 
   const bool qwen_moe = type.qwen_experts != QwenExperts::kNone;
   const std::string model_type = type.name;
@@ -429,7 +483,6 @@ const WholeField* whole_field_named(std::string_view key) {
 
 std::string read_block_shape(const Json& config, const std::string& model_type, bool text_tower,
                              ModelShape& shape) {
-  constexpr ModelType kLlamaStyle = {"", Block::kLlama};
   const ModelType* type = &kLlamaStyle;
   if (model_type.empty()) {
     // Without a model_type the Llama family's fields are read; GPT-2's names say otherwise.
