@@ -3,6 +3,7 @@
 // the choice of reader for each type (the GPT-style blocks' in config_gpt.cpp, the mixtures' with
 // fields of their own in config_experts.cpp). A model_type not listed here is refused, never read
 // as another's.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -35,7 +36,13 @@ enum class Block {
   kMultimodal,
 };
 enum class QkNorm { kNone, kPerHead, kWhole };
-enum class QwenExperts { kNone, kPlain, kShared };  // Qwen3-MoE's, Qwen2-MoE's (a shared expert)
+// The experts a Llama-style block reads (num_local_experts or num_experts, num_experts_per_tok).
+enum class Experts {
+  kNone,        // one MLP a layer: its modeling code reads no expert count
+  kCounted,     // as many as the config gives (MixtralSparseMoeBlock, modeling_mixtral.py)
+  kQwen,        // Qwen3MoeSparseMoeBlock (modeling_qwen3_moe.py): num_experts, never defaulted
+  kQwenShared,  // Qwen2MoeSparseMoeBlock (modeling_qwen2_moe.py): Qwen3-MoE's and a shared expert
+};
 struct ModelType {
   const char* name;
   Block block;  // which reader reads its fields
@@ -61,7 +68,12 @@ struct ModelType {
   // Attention and the MLP read one norm's output side by side (Cohere2DecoderLayer,
   // modeling_cohere2.py: input_layernorm only, a LayerNorm without a bias).
   bool parallel_attention_mlp = false;
-  QwenExperts qwen_experts = QwenExperts::kNone;
+  // The experts the block reads, and the counts its config class gives where the config gives
+  // neither num_local_experts nor num_experts (0: no default): MixtralConfig's 8 experts, 2 a
+  // token (configuration_mixtral.py). A dense family refuses more than one expert.
+  Experts experts = Experts::kNone;
+  int default_num_experts = 0;
+  int default_num_experts_per_token = 0;
   const char* text_type = nullptr;          // kMultimodal: text_config's type when it names none
   bool text_at_top = false;                 // kMultimodal: the text fields may sit at the top level
   VisionTower vision = VisionTower::kNone;  // kMultimodal: the vision tower counted
@@ -97,20 +109,27 @@ class Row {
   constexpr Row parallel_attention_mlp() const {
     return with(&ModelType::parallel_attention_mlp, true);
   }
-  constexpr Row qwen_experts(QwenExperts kind) const {
-    return with(&ModelType::qwen_experts, kind);
+  constexpr Row experts(Experts kind) const { return with(&ModelType::experts, kind); }
+  constexpr Row expert_defaults(int num_experts, int num_experts_per_token) const {
+    return with(&ModelType::default_num_experts, num_experts)
+        .with(&ModelType::default_num_experts_per_token, num_experts_per_token);
   }
   constexpr Row text_type(const char* type) const { return with(&ModelType::text_type, type); }
   constexpr Row text_at_top() const { return with(&ModelType::text_at_top, true); }
   constexpr Row vision(VisionTower tower) const { return with(&ModelType::vision, tower); }
 };
 
-constexpr int kCohereNormsPerLayer = 1;  // Cohere2DecoderLayer: input_layernorm only
-constexpr int kGemma3NormsPerLayer = 4;  // as Gemma 2's
+constexpr int kCohereNormsPerLayer = 1;        // Cohere2DecoderLayer: input_layernorm only
+constexpr int kGemma3NormsPerLayer = 4;        // as Gemma 2's
+constexpr int kMixtralNumExperts = 8;          // MixtralConfig's num_local_experts
+constexpr int kMixtralNumExpertsPerToken = 2;  // MixtralConfig's num_experts_per_tok
 constexpr ModelType kModelTypes[] = {
     Row("llama", Block::kLlama).reads_mlp_bias(),
     Row("mistral", Block::kLlama).ignores_attention_bias(),
-    Row("mixtral", Block::kLlama).ignores_attention_bias(),
+    Row("mixtral", Block::kLlama)
+        .ignores_attention_bias()
+        .experts(Experts::kCounted)
+        .expert_defaults(kMixtralNumExperts, kMixtralNumExpertsPerToken),
     Row("qwen2", Block::kLlama).qkv_bias(),
     Row("gemma", Block::kLlama).tied(),
     Row("gemma2", Block::kLlama).tied().norms_per_layer(kGemma2NormsPerLayer),
@@ -119,8 +138,8 @@ constexpr ModelType kModelTypes[] = {
     Row("opt", Block::kOpt),
     Row("phi", Block::kPhi),
     Row("qwen3", Block::kLlama).qk_norm(QkNorm::kPerHead),
-    Row("qwen3_moe", Block::kLlama).qk_norm(QkNorm::kPerHead).qwen_experts(QwenExperts::kPlain),
-    Row("qwen2_moe", Block::kLlama).qkv_bias().qwen_experts(QwenExperts::kShared),
+    Row("qwen3_moe", Block::kLlama).qk_norm(QkNorm::kPerHead).experts(Experts::kQwen),
+    Row("qwen2_moe", Block::kLlama).qkv_bias().experts(Experts::kQwenShared),
     Row("deepseek_v3", Block::kDeepseekV3),
     // DeepSeek-V2 and V2-Lite: V3's latent attention and experts without the router's bias.
     Row("deepseek_v2", Block::kDeepseekV2),
@@ -155,8 +174,10 @@ constexpr ModelType kModelTypes[] = {
     Row("qwen2_vl", Block::kMultimodal).text_type("qwen2_vl_text").text_at_top(),
 };
 
-// A config without a model_type: the Llama family's fields, mlp_bias read as LlamaMLP reads it.
-constexpr ModelType kLlamaStyle = Row("", Block::kLlama).reads_mlp_bias();
+// A config without a model_type: the Llama family's fields, mlp_bias read as LlamaMLP reads it,
+// and as many experts as it gives.
+constexpr ModelType kLlamaStyle =
+    Row("", Block::kLlama).reads_mlp_bias().experts(Experts::kCounted);
 
 const ModelType* model_type_row(const std::string& name) {
   for (const ModelType& type : kModelTypes) {
@@ -213,6 +234,17 @@ std::string model_type_names() {
   return joined(names, " or ");
 }
 
+// The model types whose Llama-style block reads expert counts, in alphabetical order: "mixtral,
+// qwen2_moe or qwen3_moe".
+std::string llama_mixture_names() {
+  std::vector<std::string> names;
+  for (const ModelType& type : kModelTypes) {
+    if (type.experts != Experts::kNone) names.emplace_back(type.name);
+  }
+  std::sort(names.begin(), names.end());
+  return joined(names, " or ");
+}
+
 std::string check_activations(const Json& config) {
   for (const char* key : kActivationKeys) {
     const Json* value = present(config, key);
@@ -248,26 +280,29 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   shape.norms_per_layer = type.norms_per_layer;
   shape.parallel_attention_mlp = type.parallel_attention_mlp;
 
-  const bool qwen_moe = type.qwen_experts != QwenExperts::kNone;
+  const bool qwen_moe = type.experts == Experts::kQwen || type.experts == Experts::kQwenShared;
+  const bool expert_defaults = type.default_num_experts > 0;
   const std::string model_type = type.name;
-  const bool mixtral = model_type == "mixtral";
-  // A named dense family builds one MLP a layer whatever the config says of experts (its
-  // modeling code reads no expert count): more than one is refused rather than counted.
-  if (!model_type.empty() && !mixtral && !qwen_moe) {
+  // A dense family builds one MLP a layer whatever the config says of experts (its modeling code
+  // reads no expert count): more than one is refused rather than counted.
+  if (type.experts == Experts::kNone) {
     for (const WholeField* field : {&kNumLocalExperts, &kNumExperts}) {
       const Json* value = present(config, field->key);
       if (value != nullptr && value->is_number() && value->get<double>() > 1) {
         return quoted(field->key) + " is not read for a " + model_type +
                " config: transformers builds one MLP a layer there (a mixture of experts is "
-               "model_type mixtral, qwen2_moe or qwen3_moe).";
+               "model_type " +
+               llama_mixture_names() + ").";
       }
     }
   }
-  if (mixtral && present(config, kNumLocalExperts.key) == nullptr &&
+  if (expert_defaults && present(config, kNumLocalExperts.key) == nullptr &&
       present(config, kNumExperts.key) == nullptr) {
-    // MixtralConfig's defaults: 8 experts, 2 a token.
-    shape.num_experts = 8;
-    if (present(config, kNumExpertsPerToken.key) == nullptr) shape.num_experts_per_token = 2;
+    // The config class's defaults (the row's), where the config names no count.
+    shape.num_experts = type.default_num_experts;
+    if (present(config, kNumExpertsPerToken.key) == nullptr) {
+      shape.num_experts_per_token = type.default_num_experts_per_token;
+    }
   }
   if (qwen_moe && present(config, kNumExperts.key) == nullptr) {
     // Qwen2MoeConfig and Qwen3MoeConfig default to 60 and 128 experts: never guessed at.
@@ -278,8 +313,9 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
       present(config, kNumLocalExperts.key) != nullptr ? kNumLocalExperts : kNumExperts;
   problems.add(read_optional(config, experts_field, shape.num_experts));
   if (problems.any()) return problems.first();
-  if (mixtral && shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
-    shape.num_experts_per_token = std::min(2, shape.num_experts);  // MixtralConfig's default
+  if (expert_defaults && shape.num_experts > 1 &&
+      present(config, kNumExpertsPerToken.key) == nullptr) {
+    shape.num_experts_per_token = std::min(type.default_num_experts_per_token, shape.num_experts);
   } else if (shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
     return "'num_experts_per_tok' is missing; a mixture of " + std::to_string(shape.num_experts) +
            " experts needs its top-k, a whole number from 1 to " +
@@ -288,7 +324,7 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   problems.add(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
   if (problems.any() || shape.num_experts == 1) return problems.first();
   if (qwen_moe) {
-    return read_qwen_moe_fields(config, type.qwen_experts == QwenExperts::kShared, shape);
+    return read_qwen_moe_fields(config, type.experts == Experts::kQwenShared, shape);
   }
   return {};
 }
