@@ -43,6 +43,14 @@ enum class Experts {
   kQwen,        // Qwen3MoeSparseMoeBlock (modeling_qwen3_moe.py): num_experts, never defaulted
   kQwenShared,  // Qwen2MoeSparseMoeBlock (modeling_qwen2_moe.py): Qwen3-MoE's and a shared expert
 };
+// The fields of today's mixtures of experts and of latent attention that only some model types
+// read, as bits of a row's typed_fields (kTypedFields names their keys); a config of any other
+// type that gives one is refused.
+constexpr unsigned kExpertWidth = 1u << 0;        // moe_intermediate_size
+constexpr unsigned kQwenSharedExpert = 1u << 1;   // shared_expert_intermediate_size
+constexpr unsigned kSharedExpertCount = 1u << 2;  // n_shared_experts
+constexpr unsigned kLatentAttention = 1u << 3;    // q_lora_rank, kv_lora_rank
+constexpr unsigned kInterleavedDense = 1u << 4;  // intermediate_size_mlp, interleave_moe_layer_step
 struct ModelType {
   const char* name;
   Block block;  // which reader reads its fields
@@ -74,6 +82,10 @@ struct ModelType {
   Experts experts = Experts::kNone;
   int default_num_experts = 0;
   int default_num_experts_per_token = 0;
+  // The typed fields its modeling_<type>.py reads (kExpertWidth, …), and its place when a refusal
+  // of one lists the types that read it (1 first; 0 when it reads none).
+  unsigned typed_fields = 0;
+  int typed_fields_rank = 0;
   const char* text_type = nullptr;          // kMultimodal: text_config's type when it names none
   bool text_at_top = false;                 // kMultimodal: the text fields may sit at the top level
   VisionTower vision = VisionTower::kNone;  // kMultimodal: the vision tower counted
@@ -114,6 +126,9 @@ class Row {
     return with(&ModelType::default_num_experts, num_experts)
         .with(&ModelType::default_num_experts_per_token, num_experts_per_token);
   }
+  constexpr Row reads(unsigned fields, int rank) const {
+    return with(&ModelType::typed_fields, fields).with(&ModelType::typed_fields_rank, rank);
+  }
   constexpr Row text_type(const char* type) const { return with(&ModelType::text_type, type); }
   constexpr Row text_at_top() const { return with(&ModelType::text_at_top, true); }
   constexpr Row vision(VisionTower tower) const { return with(&ModelType::vision, tower); }
@@ -123,6 +138,10 @@ constexpr int kCohereNormsPerLayer = 1;        // Cohere2DecoderLayer: input_lay
 constexpr int kGemma3NormsPerLayer = 4;        // as Gemma 2's
 constexpr int kMixtralNumExperts = 8;          // MixtralConfig's num_local_experts
 constexpr int kMixtralNumExpertsPerToken = 2;  // MixtralConfig's num_experts_per_tok
+// DeepseekV3ForCausalLM's experts and latent attention (modeling_deepseek_v3.py), as V2's.
+constexpr unsigned kDeepseekFields = kExpertWidth | kSharedExpertCount | kLatentAttention;
+// Each row names the columns it sets; reads(fields, n): the typed fields it reads, and its place n
+// among their readers in a refusal.
 constexpr ModelType kModelTypes[] = {
     Row("llama", Block::kLlama).reads_mlp_bias(),
     Row("mistral", Block::kLlama).ignores_attention_bias(),
@@ -138,13 +157,19 @@ constexpr ModelType kModelTypes[] = {
     Row("opt", Block::kOpt),
     Row("phi", Block::kPhi),
     Row("qwen3", Block::kLlama).qk_norm(QkNorm::kPerHead),
-    Row("qwen3_moe", Block::kLlama).qk_norm(QkNorm::kPerHead).experts(Experts::kQwen),
-    Row("qwen2_moe", Block::kLlama).qkv_bias().experts(Experts::kQwenShared),
-    Row("deepseek_v3", Block::kDeepseekV3),
+    Row("qwen3_moe", Block::kLlama)
+        .qk_norm(QkNorm::kPerHead)
+        .experts(Experts::kQwen)
+        .reads(kExpertWidth, 2),
+    Row("qwen2_moe", Block::kLlama)
+        .qkv_bias()
+        .experts(Experts::kQwenShared)
+        .reads(kExpertWidth | kQwenSharedExpert, 1),
+    Row("deepseek_v3", Block::kDeepseekV3).reads(kDeepseekFields, 3),
     // DeepSeek-V2 and V2-Lite: V3's latent attention and experts without the router's bias.
-    Row("deepseek_v2", Block::kDeepseekV2),
+    Row("deepseek_v2", Block::kDeepseekV2).reads(kDeepseekFields, 6),
     // Kimi K2's config names its own type; its architecture is DeepseekV3ForCausalLM.
-    Row("kimi_k2", Block::kDeepseekV3),
+    Row("kimi_k2", Block::kDeepseekV3).reads(kDeepseekFields, 4),
     // Phi-3 and Phi-4 fuse Q, K, V (qkv_proj) and gate and up (gate_up_proj): the same weights.
     Row("phi3", Block::kLlama).ignores_attention_bias(),
     Row("gemma3_text", Block::kLlama)
@@ -160,9 +185,10 @@ constexpr ModelType kModelTypes[] = {
         .parallel_attention_mlp(),
     Row("qwen2_5_vl_text", Block::kLlama).qkv_bias(),
     Row("qwen2_vl_text", Block::kLlama).qkv_bias(),
-    Row("glm4_moe", Block::kGlm4Moe),
+    // Glm4MoeMoE: DeepSeek-V3's experts (modeling_glm4_moe.py), with grouped-query attention.
+    Row("glm4_moe", Block::kGlm4Moe).reads(kExpertWidth | kSharedExpertCount, 5),
     Row("gpt_oss", Block::kGptOss),
-    Row("llama4_text", Block::kLlama4),
+    Row("llama4_text", Block::kLlama4).reads(kInterleavedDense, 7),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
     Row("llama4", Block::kMultimodal).text_type("llama4_text").vision(VisionTower::kLlama4),
@@ -186,23 +212,37 @@ const ModelType* model_type_row(const std::string& name) {
   return nullptr;
 }
 
-// The fields of today's mixtures of experts and of latent attention, each read by the model
-// types listed with it; config.cpp refuses them in any other config.
+// Each type that reads a typed field has a place of its own among their readers.
+constexpr bool typed_field_readers_ranked() {
+  for (const ModelType& type : kModelTypes) {
+    if ((type.typed_fields != 0) != (type.typed_fields_rank > 0)) return false;
+    for (const ModelType& other : kModelTypes) {
+      if (&other != &type && type.typed_fields_rank > 0 &&
+          other.typed_fields_rank == type.typed_fields_rank) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+static_assert(typed_field_readers_ranked(),
+              "a row reading typed fields needs a rank of its own, and only such a row");
+
+// The typed fields' keys, each with what it describes and the bit of typed_fields that says a
+// model type reads it.
 struct TypedField {
   const char* key;
   const char* what;
-  const char* model_types[6];
+  unsigned read_as;
 };
 constexpr TypedField kTypedFields[] = {
-    {"moe_intermediate_size",
-     "experts of a width of their own",
-     {"qwen2_moe", "qwen3_moe", "deepseek_v3", "kimi_k2", "glm4_moe", "deepseek_v2"}},
-    {"shared_expert_intermediate_size", "shared experts", {"qwen2_moe"}},
-    {"n_shared_experts", "shared experts", {"deepseek_v3", "kimi_k2", "glm4_moe", "deepseek_v2"}},
-    {"q_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2", "deepseek_v2"}},
-    {"kv_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2", "deepseek_v2"}},
-    {"intermediate_size_mlp", "dense layers of a width of their own", {"llama4_text"}},
-    {"interleave_moe_layer_step", "dense layers between the mixture's", {"llama4_text"}},
+    {kMoeIntermediateSize.key, "experts of a width of their own", kExpertWidth},
+    {kSharedExpertIntermediateSize.key, "shared experts", kQwenSharedExpert},
+    {kNSharedExperts.key, "shared experts", kSharedExpertCount},
+    {kQLoraRank.key, "low-rank latent attention", kLatentAttention},
+    {kKvLoraRank.key, "low-rank latent attention", kLatentAttention},
+    {kIntermediateSizeMlp.key, "dense layers of a width of their own", kInterleavedDense},
+    {kInterleaveMoeLayerStep.key, "dense layers between the mixture's", kInterleavedDense},
 };
 
 // The activations of transformers' ACT2FN that hold no parameters and act on each element alone
@@ -329,20 +369,26 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   return {};
 }
 
-// The model types that read a typed field: "qwen2_moe, qwen3_moe and deepseek_v3".
+// The model types that read a typed field, by their rows' ranks: "qwen2_moe, qwen3_moe and
+// deepseek_v3".
 std::string types_reading(const TypedField& field) {
-  std::vector<const char*> names;
-  for (const char* type : field.model_types) {
-    if (type != nullptr) names.push_back(type);
+  std::vector<const ModelType*> readers;
+  for (const ModelType& type : kModelTypes) {
+    if ((type.typed_fields & field.read_as) != 0) readers.push_back(&type);
   }
+  std::sort(readers.begin(), readers.end(), [](const ModelType* a, const ModelType* b) {
+    return a->typed_fields_rank < b->typed_fields_rank;
+  });
+  std::vector<const char*> names;
+  for (const ModelType* type : readers) names.push_back(type->name);
   return joined(names, " and ");
 }
 
 // A field of today's mixtures or of latent attention in a config whose type does not read it:
 // refused rather than left out of the count.
-std::string check_typed_fields(const Json& config, const std::string& model_type) {
+std::string check_typed_fields(const Json& config, const ModelType& type) {
   for (const TypedField& field : kTypedFields) {
-    if (model_type_reads(model_type, field.key)) continue;
+    if ((type.typed_fields & field.read_as) != 0) continue;
     const Json* value = present(config, field.key);
     if (value != nullptr && !(value->is_number() && value->get<double>() == 0)) {
       return quoted(field.key) + " (" + field.what +
@@ -448,16 +494,6 @@ void read_llama_widths(const Json& config, ModelShape& shape, Problems& problems
   problems.add(read_optional(config, kHeadDim, shape.head_dim));
 }
 
-bool model_type_reads(const std::string& model_type, std::string_view key) {
-  for (const TypedField& field : kTypedFields) {
-    if (key != field.key) continue;
-    for (const char* type : field.model_types) {
-      if (type != nullptr && model_type == type) return true;
-    }
-  }
-  return false;
-}
-
 bool multimodal_model_type(const std::string& model_type) {
   const ModelType* type = model_type_row(model_type);
   return type != nullptr && type->block == Block::kMultimodal;
@@ -543,7 +579,7 @@ std::string read_block_shape(const Json& config, const std::string& model_type, 
     if (!problem.empty() || text_tower) return problem;
     return read_vision_tower(config, type->vision, shape.hidden_size, shape.vision_parameters);
   }
-  const std::string typed_problem = check_typed_fields(config, model_type);
+  const std::string typed_problem = check_typed_fields(config, *type);
   if (!typed_problem.empty()) return typed_problem;
   const std::string activation_problem = check_activations(config);
   if (!activation_problem.empty()) return activation_problem;
