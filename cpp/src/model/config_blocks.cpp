@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "model/config_fields.hpp"
@@ -43,6 +42,7 @@ enum class Experts {
   kQwen,        // Qwen3MoeSparseMoeBlock (modeling_qwen3_moe.py): num_experts, never defaulted
   kQwenShared,  // Qwen2MoeSparseMoeBlock (modeling_qwen2_moe.py): Qwen3-MoE's and a shared expert
 };
+
 // The fields of today's mixtures of experts and of latent attention that only some model types
 // read, as bits of a row's typed_fields (kTypedFields names their keys); a config of any other
 // type that gives one is refused.
@@ -51,6 +51,39 @@ constexpr unsigned kQwenSharedExpert = 1u << 1;   // shared_expert_intermediate_
 constexpr unsigned kSharedExpertCount = 1u << 2;  // n_shared_experts
 constexpr unsigned kLatentAttention = 1u << 3;    // q_lora_rank, kv_lora_rank
 constexpr unsigned kInterleavedDense = 1u << 4;  // intermediate_size_mlp, interleave_moe_layer_step
+
+// Each family's dropout keys, with its config class's defaults (configuration_<type>.py), as
+// config_dropout.cpp reads them.
+constexpr DropoutKey kAttentionDropout = {"attention_dropout", 0};
+// The Llama family's: attention_dropout on the probabilities alone, no residual dropout.
+constexpr DropoutKeys kLlamaDropout = {{}, kAttentionDropout, {}};
+// GPT2Config's: resid_pdrop, attn_pdrop and embd_pdrop.
+constexpr DropoutKeys kGpt2Dropout = {
+    {"resid_pdrop", 0.1}, {"attn_pdrop", 0.1}, {"embd_pdrop", 0.1}};
+// GPTNeoXConfig's: hidden_dropout after attention, after the MLP and on the embedding's output.
+constexpr DropoutKeys kGptNeoXDropout = {
+    {"hidden_dropout", 0}, kAttentionDropout, {"hidden_dropout", 0}};
+// OPTConfig's: dropout after attention and the MLP; activation_dropout and layerdrop refused.
+constexpr DropoutKeys kOptDropout = {
+    {"dropout", 0.1}, kAttentionDropout, {}, {"activation_dropout", "layerdrop"}};
+// PhiConfig's and Phi3Config's: PhiDecoderLayer's resid_dropout, and Phi3DecoderLayer's after its
+// attention and its MLP (resid_attn_dropout, resid_mlp_dropout).
+constexpr DropoutKeys kPhiDropout = {{"resid_pdrop", 0}, kAttentionDropout, {"embd_pdrop", 0}};
+
+// A field a multimodal config's text_config may leave to its text model's config class.
+struct TextDefault {
+  const char* key;
+  int value;
+};
+// Gemma3TextConfig's defaults (configuration_gemma3.py), which Gemma 3's multimodal configs leave
+// out: 8 heads, 4 key/value heads, head_dim 256, 262,208 embedding rows (262,144 tokens and 64
+// rows the vision checkpoints add) and 131,072 positions.
+constexpr TextDefault kGemma3TextDefaults[] = {{"num_attention_heads", 8},
+                                               {"num_key_value_heads", 4},
+                                               {"head_dim", 256},
+                                               {"vocab_size", 262208},
+                                               {"max_position_embeddings", 131072}};
+
 struct ModelType {
   const char* name;
   Block block;  // which reader reads its fields
@@ -86,6 +119,12 @@ struct ModelType {
   // of one lists the types that read it (1 first; 0 when it reads none).
   unsigned typed_fields = 0;
   int typed_fields_rank = 0;
+  // Its dropout keys and their defaults (modeling_<type>.py, configuration_<type>.py).
+  const DropoutKeys* dropout = &kLlamaDropout;
+  // The fields its config class gives by default that a multimodal config's text_config may
+  // leave out (configuration_<type>.py): added when a text tower of this type is read out of one.
+  const TextDefault* text_defaults = nullptr;
+  std::size_t num_text_defaults = 0;
   const char* text_type = nullptr;          // kMultimodal: text_config's type when it names none
   bool text_at_top = false;                 // kMultimodal: the text fields may sit at the top level
   VisionTower vision = VisionTower::kNone;  // kMultimodal: the vision tower counted
@@ -129,6 +168,11 @@ class Row {
   constexpr Row reads(unsigned fields, int rank) const {
     return with(&ModelType::typed_fields, fields).with(&ModelType::typed_fields_rank, rank);
   }
+  constexpr Row dropout(const DropoutKeys& keys) const { return with(&ModelType::dropout, &keys); }
+  template <std::size_t N>
+  constexpr Row text_defaults(const TextDefault (&defaults)[N]) const {
+    return with(&ModelType::text_defaults, &defaults[0]).with(&ModelType::num_text_defaults, N);
+  }
   constexpr Row text_type(const char* type) const { return with(&ModelType::text_type, type); }
   constexpr Row text_at_top() const { return with(&ModelType::text_at_top, true); }
   constexpr Row vision(VisionTower tower) const { return with(&ModelType::vision, tower); }
@@ -152,10 +196,10 @@ constexpr ModelType kModelTypes[] = {
     Row("qwen2", Block::kLlama).qkv_bias(),
     Row("gemma", Block::kLlama).tied(),
     Row("gemma2", Block::kLlama).tied().norms_per_layer(kGemma2NormsPerLayer),
-    Row("gpt2", Block::kGpt2),
-    Row("gpt_neox", Block::kGptNeoX),
-    Row("opt", Block::kOpt),
-    Row("phi", Block::kPhi),
+    Row("gpt2", Block::kGpt2).dropout(kGpt2Dropout),
+    Row("gpt_neox", Block::kGptNeoX).dropout(kGptNeoXDropout),
+    Row("opt", Block::kOpt).dropout(kOptDropout),
+    Row("phi", Block::kPhi).dropout(kPhiDropout),
     Row("qwen3", Block::kLlama).qk_norm(QkNorm::kPerHead),
     Row("qwen3_moe", Block::kLlama)
         .qk_norm(QkNorm::kPerHead)
@@ -171,11 +215,12 @@ constexpr ModelType kModelTypes[] = {
     // Kimi K2's config names its own type; its architecture is DeepseekV3ForCausalLM.
     Row("kimi_k2", Block::kDeepseekV3).reads(kDeepseekFields, 4),
     // Phi-3 and Phi-4 fuse Q, K, V (qkv_proj) and gate and up (gate_up_proj): the same weights.
-    Row("phi3", Block::kLlama).ignores_attention_bias(),
+    Row("phi3", Block::kLlama).ignores_attention_bias().dropout(kPhiDropout),
     Row("gemma3_text", Block::kLlama)
         .tied()
         .qk_norm(QkNorm::kPerHead)
-        .norms_per_layer(kGemma3NormsPerLayer),
+        .norms_per_layer(kGemma3NormsPerLayer)
+        .text_defaults(kGemma3TextDefaults),
     Row("olmo2", Block::kLlama).qk_norm(QkNorm::kWhole),
     Row("smollm3", Block::kLlama).tied(),
     Row("granite", Block::kLlama).reads_mlp_bias(),
@@ -434,17 +479,12 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
   return read_llama_block(config, type, shape);
 }
 
-// Gemma 3's multimodal configs leave out what Gemma3TextConfig gives by default: its 8 heads, 4
-// key/value heads, head_dim 256, 262,208 embedding rows (262,144 tokens and 64 rows the vision
-// checkpoints add) and 131,072 positions.
-void add_gemma3_text_defaults(Json& text) {
-  const std::pair<const char*, int> defaults[] = {{"num_attention_heads", 8},
-                                                  {"num_key_value_heads", 4},
-                                                  {"head_dim", 256},
-                                                  {"vocab_size", 262208},
-                                                  {"max_position_embeddings", 131072}};
-  for (const auto& [key, value] : defaults) {
-    if (text.find(key) == text.end()) text[key] = value;
+// The fields the text tower's config class gives by default (its row's text_defaults), where the
+// multimodal config's text_config leaves them out.
+void add_text_defaults(const ModelType& type, Json& text) {
+  for (std::size_t i = 0; i < type.num_text_defaults; ++i) {
+    const TextDefault& field = type.text_defaults[i];
+    if (text.find(field.key) == text.end()) text[field.key] = field.value;
   }
 }
 
@@ -516,35 +556,9 @@ std::string text_tower_config(const Json& config, const std::string& model_type,
            "model_type is " +
            (text_type != nullptr ? describe(*text_type) : std::string("missing")) + ".";
   }
-  if (std::string_view(text_row->name) == "gemma3_text") add_gemma3_text_defaults(text);
+  add_text_defaults(*text_row, text);
   return {};
 }
-
-namespace {
-
-// Each block's dropout keys (config_dropout.cpp), with its config class's defaults.
-DropoutKeys dropout_keys(const ModelType& type) {
-  constexpr DropoutKey kAttentionDropout = {"attention_dropout", 0};
-  switch (type.block) {
-    case Block::kGpt2:
-      return {{"resid_pdrop", 0.1}, {"attn_pdrop", 0.1}, {"embd_pdrop", 0.1}};
-    case Block::kGptNeoX:
-      return {{"hidden_dropout", 0}, kAttentionDropout, {"hidden_dropout", 0}};
-    case Block::kOpt:
-      return {{"dropout", 0.1}, kAttentionDropout, {}, {"activation_dropout", "layerdrop"}};
-    case Block::kPhi:
-      return {{"resid_pdrop", 0}, kAttentionDropout, {"embd_pdrop", 0}};
-    default:
-      break;
-  }
-  // Phi-3's block (Phi3DecoderLayer) drops out after its attention and its MLP.
-  if (std::string_view(type.name) == "phi3") {
-    return {{"resid_pdrop", 0}, kAttentionDropout, {"embd_pdrop", 0}};
-  }
-  return {{}, kAttentionDropout, {}};
-}
-
-}  // namespace
 
 const WholeField* whole_field_named(std::string_view key) {
   for (const WholeField& field : kWholeFields) {
@@ -585,7 +599,7 @@ std::string read_block_shape(const Json& config, const std::string& model_type, 
   if (!activation_problem.empty()) return activation_problem;
   const std::string problem = read_block(config, *type, shape);
   if (!problem.empty()) return problem;
-  const std::string dropout_problem = read_dropout(config, dropout_keys(*type), shape);
+  const std::string dropout_problem = read_dropout(config, *type->dropout, shape);
   if (!dropout_problem.empty()) return dropout_problem;
   // The longest sequence: learned positions have a row each (OPT's two extra rows are fairseq's
   // offset, not positions); a rotary model's config gives max_position_embeddings.
