@@ -4,6 +4,7 @@
 // fields of their own in config_experts.cpp). A model_type not listed here is refused, never read
 // as another's.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -135,7 +136,8 @@ struct ModelType {
 class Row {
   ModelType type_;
 
-  // This row with one column set (defined before the setters, for clang's constant evaluation).
+  // This row with one column set. Defined before the setters: clang will not evaluate a constexpr
+  // member template whose body it has not yet seen.
   template <typename T>
   constexpr Row with(T ModelType::*column, T value) const {
     Row row = *this;
