@@ -3,9 +3,10 @@
 // the choice of reader for each type (the GPT-style blocks' in config_gpt.cpp, the mixtures' with
 // fields of their own in config_experts.cpp). A model_type not listed here is refused, never read
 // as another's.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "model/config_fields.hpp"
@@ -17,15 +18,10 @@ namespace trainmem {
 
 namespace {
 
-// The architectures whose weights trainmem counts, by model_type, and what each type implies
-// beyond its fields (transformers' modeling_<type>.py and configuration_<type>.py):
-// - tie_word_embeddings' default: true for Gemma's, SmolLM3's and Cohere's configs;
-// - Q, K and V biases whatever attention_bias says (Qwen2's attention: Qwen2, Qwen2-MoE and the
-//   Qwen2-VL text towers), or biases on Q, K, V and O when it says so (every other type);
-// - query and key norms: per head (Qwen3's, Gemma 3's; GLM-4.5's when use_qk_norm) or over the
-//   whole projections (OLMo 2's);
-// - norms per layer: 4 in Gemma 2 and 3, 1 in Cohere's (attention and MLP side by side);
-// - a multimodal config's text tower (text_config) type where that object names none.
+// The architectures whose weights trainmem counts, by model_type: each a row of kModelTypes,
+// whose columns say what the type implies beyond its config's fields, each from transformers'
+// modeling_<type>.py or configuration_<type>.py as its comment names. Adding a model type means
+// adding a row; no code below asks for a type by its name.
 enum class Block {
   kLlama,
   kGpt2,
@@ -40,64 +36,221 @@ enum class Block {
   kMultimodal,
 };
 enum class QkNorm { kNone, kPerHead, kWhole };
-enum class QwenExperts { kNone, kPlain, kShared };  // Qwen3-MoE's, Qwen2-MoE's (a shared expert)
+// The experts a Llama-style block reads (num_local_experts or num_experts, num_experts_per_tok).
+enum class Experts {
+  kNone,        // one MLP a layer: its modeling code reads no expert count
+  kCounted,     // as many as the config gives (MixtralSparseMoeBlock, modeling_mixtral.py)
+  kQwen,        // Qwen3MoeSparseMoeBlock (modeling_qwen3_moe.py): num_experts, never defaulted
+  kQwenShared,  // Qwen2MoeSparseMoeBlock (modeling_qwen2_moe.py): Qwen3-MoE's and a shared expert
+};
+
+// The fields of today's mixtures of experts and of latent attention that only some model types
+// read, as bits of a row's typed_fields (kTypedFields names their keys); a config of any other
+// type that gives one is refused.
+constexpr unsigned kExpertWidth = 1u << 0;        // moe_intermediate_size
+constexpr unsigned kQwenSharedExpert = 1u << 1;   // shared_expert_intermediate_size
+constexpr unsigned kSharedExpertCount = 1u << 2;  // n_shared_experts
+constexpr unsigned kLatentAttention = 1u << 3;    // q_lora_rank, kv_lora_rank
+constexpr unsigned kInterleavedDense = 1u << 4;  // intermediate_size_mlp, interleave_moe_layer_step
+
+// Each family's dropout keys, with its config class's defaults (configuration_<type>.py), as
+// config_dropout.cpp reads them.
+constexpr DropoutKey kAttentionDropout = {"attention_dropout", 0};
+// The Llama family's: attention_dropout on the probabilities alone, no residual dropout.
+constexpr DropoutKeys kLlamaDropout = {{}, kAttentionDropout, {}};
+// GPT2Config's: resid_pdrop, attn_pdrop and embd_pdrop.
+constexpr DropoutKeys kGpt2Dropout = {
+    {"resid_pdrop", 0.1}, {"attn_pdrop", 0.1}, {"embd_pdrop", 0.1}};
+// GPTNeoXConfig's: hidden_dropout after attention, after the MLP and on the embedding's output.
+constexpr DropoutKeys kGptNeoXDropout = {
+    {"hidden_dropout", 0}, kAttentionDropout, {"hidden_dropout", 0}};
+// OPTConfig's: dropout after attention and the MLP; activation_dropout and layerdrop refused.
+constexpr DropoutKeys kOptDropout = {
+    {"dropout", 0.1}, kAttentionDropout, {}, {"activation_dropout", "layerdrop"}};
+// PhiConfig's and Phi3Config's: PhiDecoderLayer's resid_dropout, and Phi3DecoderLayer's after its
+// attention and its MLP (resid_attn_dropout, resid_mlp_dropout).
+constexpr DropoutKeys kPhiDropout = {{"resid_pdrop", 0}, kAttentionDropout, {"embd_pdrop", 0}};
+
+// A field a multimodal config's text_config may leave to its text model's config class.
+struct TextDefault {
+  const char* key;
+  int value;
+};
+// Gemma3TextConfig's defaults (configuration_gemma3.py), which Gemma 3's multimodal configs leave
+// out: 8 heads, 4 key/value heads, head_dim 256, 262,208 embedding rows (262,144 tokens and 64
+// rows the vision checkpoints add) and 131,072 positions.
+constexpr TextDefault kGemma3TextDefaults[] = {{"num_attention_heads", 8},
+                                               {"num_key_value_heads", 4},
+                                               {"head_dim", 256},
+                                               {"vocab_size", 262208},
+                                               {"max_position_embeddings", 131072}};
+
 struct ModelType {
   const char* name;
-  Block block;
+  Block block;  // which reader reads its fields
+  // tie_word_embeddings' default: true in GemmaConfig, Gemma2Config, Gemma3TextConfig,
+  // SmolLM3Config and Cohere2Config (configuration_<type>.py).
   bool tied = false;
+  // Biases on Q, K and V whatever attention_bias says (Qwen2Attention in modeling_qwen2.py, and
+  // modeling_qwen2_moe.py's and the Qwen2-VL text towers' alike); otherwise attention_bias puts
+  // biases on Q, K, V and O.
   bool qkv_bias = false;
+  // Whether attention_bias is read at all: MistralAttention, MixtralAttention and Phi3Attention
+  // build their projections with bias=False (modeling_mistral.py, modeling_mixtral.py,
+  // modeling_phi3.py) whatever the config says.
+  bool reads_attention_bias = true;
+  // Whether mlp_bias is read: LlamaMLP and GraniteMLP take bias=config.mlp_bias
+  // (modeling_llama.py, modeling_granite.py); every other family's MLP has bias=False.
+  bool reads_mlp_bias = false;
+  // Query and key norms: per head (Qwen3Attention, Gemma3Attention: modeling_qwen3.py,
+  // modeling_gemma3.py) or over the whole projections (Olmo2Attention, modeling_olmo2.py).
   QkNorm qk_norm = QkNorm::kNone;
+  // Norms per layer: 4 in Gemma2DecoderLayer and Gemma3DecoderLayer, 1 in Cohere2DecoderLayer.
   int norms_per_layer = 2;
-  QwenExperts qwen_experts = QwenExperts::kNone;
+  // Attention and the MLP read one norm's output side by side (Cohere2DecoderLayer,
+  // modeling_cohere2.py: input_layernorm only, a LayerNorm without a bias).
+  bool parallel_attention_mlp = false;
+  // The experts the block reads, and the counts its config class gives where the config gives
+  // neither num_local_experts nor num_experts (0: no default): MixtralConfig's 8 experts, 2 a
+  // token (configuration_mixtral.py). A dense family refuses more than one expert.
+  Experts experts = Experts::kNone;
+  int default_num_experts = 0;
+  int default_num_experts_per_token = 0;
+  // The typed fields its modeling_<type>.py reads (kExpertWidth, …), and its place when a refusal
+  // of one lists the types that read it (1 first; 0 when it reads none).
+  unsigned typed_fields = 0;
+  int typed_fields_rank = 0;
+  // Its dropout keys and their defaults (modeling_<type>.py, configuration_<type>.py).
+  const DropoutKeys* dropout = &kLlamaDropout;
+  // The fields its config class gives by default that a multimodal config's text_config may
+  // leave out (configuration_<type>.py): added when a text tower of this type is read out of one.
+  const TextDefault* text_defaults = nullptr;
+  std::size_t num_text_defaults = 0;
   const char* text_type = nullptr;          // kMultimodal: text_config's type when it names none
   bool text_at_top = false;                 // kMultimodal: the text fields may sit at the top level
   VisionTower vision = VisionTower::kNone;  // kMultimodal: the vision tower counted
 };
-constexpr int kCohereNormsPerLayer = 1;  // CohereDecoderLayer: input_layernorm only
-constexpr int kGemma3NormsPerLayer = 4;  // as Gemma 2's
-constexpr ModelType kModelTypes[] = {
-    {"llama", Block::kLlama},
-    {"mistral", Block::kLlama},
-    {"mixtral", Block::kLlama},
-    {"qwen2", Block::kLlama, false, true},
-    {"gemma", Block::kLlama, true},
-    {"gemma2", Block::kLlama, true, false, QkNorm::kNone, kGemma2NormsPerLayer},
-    {"gpt2", Block::kGpt2},
-    {"gpt_neox", Block::kGptNeoX},
-    {"opt", Block::kOpt},
-    {"phi", Block::kPhi},
-    {"qwen3", Block::kLlama, false, false, QkNorm::kPerHead},
-    {"qwen3_moe", Block::kLlama, false, false, QkNorm::kPerHead, 2, QwenExperts::kPlain},
-    {"qwen2_moe", Block::kLlama, false, true, QkNorm::kNone, 2, QwenExperts::kShared},
-    {"deepseek_v3", Block::kDeepseekV3},
-    // DeepSeek-V2 and V2-Lite: V3's latent attention and experts without the router's bias.
-    {"deepseek_v2", Block::kDeepseekV2},
-    // Kimi K2's config names its own type; its architecture is DeepseekV3ForCausalLM.
-    {"kimi_k2", Block::kDeepseekV3},
-    // Phi-3 and Phi-4 fuse Q, K, V (qkv_proj) and gate and up (gate_up_proj): the same weights.
-    {"phi3", Block::kLlama},
-    {"gemma3_text", Block::kLlama, true, false, QkNorm::kPerHead, kGemma3NormsPerLayer},
-    {"olmo2", Block::kLlama, false, false, QkNorm::kWhole},
-    {"smollm3", Block::kLlama, true},
-    {"granite", Block::kLlama},
-    {"cohere2", Block::kLlama, true, false, QkNorm::kNone, kCohereNormsPerLayer},
-    {"qwen2_5_vl_text", Block::kLlama, false, true},
-    {"qwen2_vl_text", Block::kLlama, false, true},
-    {"glm4_moe", Block::kGlm4Moe},
-    {"gpt_oss", Block::kGptOss},
-    {"llama4_text", Block::kLlama4},
-    // Multimodal configs: the language model under text_config, a vision tower beside it.
-    {"gemma3", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "gemma3_text", false, VisionTower::kSiglip},
-    {"llama4", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "llama4_text", false, VisionTower::kLlama4},
-    {"mistral3", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone, "mistral",
-     false, VisionTower::kPixtral},
-    {"qwen2_5_vl", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "qwen2_5_vl_text", true, VisionTower::kQwen25Vl},
-    {"qwen2_vl", Block::kMultimodal, false, false, QkNorm::kNone, 2, QwenExperts::kNone,
-     "qwen2_vl_text", true},
+
+// A row of kModelTypes: its name and block, then by name each column that differs from the
+// defaults above.
+class Row {
+  ModelType type_;
+
+  // This row with one column set. Defined before the setters: clang will not evaluate a constexpr
+  // member template whose body it has not yet seen.
+  template <typename T>
+  constexpr Row with(T ModelType::*column, T value) const {
+    Row row = *this;
+    row.type_.*column = value;
+    return row;
+  }
+
+ public:
+  constexpr Row(const char* name, Block block) : type_{name, block} {}
+  constexpr operator ModelType() const { return type_; }  // NOLINT(google-explicit-constructor)
+
+  constexpr Row tied() const { return with(&ModelType::tied, true); }
+  constexpr Row qkv_bias() const { return with(&ModelType::qkv_bias, true); }
+  constexpr Row ignores_attention_bias() const {
+    return with(&ModelType::reads_attention_bias, false);
+  }
+  constexpr Row reads_mlp_bias() const { return with(&ModelType::reads_mlp_bias, true); }
+  constexpr Row qk_norm(QkNorm norm) const { return with(&ModelType::qk_norm, norm); }
+  constexpr Row norms_per_layer(int norms) const {
+    return with(&ModelType::norms_per_layer, norms);
+  }
+  constexpr Row parallel_attention_mlp() const {
+    return with(&ModelType::parallel_attention_mlp, true);
+  }
+  constexpr Row experts(Experts kind) const { return with(&ModelType::experts, kind); }
+  constexpr Row expert_defaults(int num_experts, int num_experts_per_token) const {
+    return with(&ModelType::default_num_experts, num_experts)
+        .with(&ModelType::default_num_experts_per_token, num_experts_per_token);
+  }
+  constexpr Row reads(unsigned fields, int rank) const {
+    return with(&ModelType::typed_fields, fields).with(&ModelType::typed_fields_rank, rank);
+  }
+  constexpr Row dropout(const DropoutKeys& keys) const { return with(&ModelType::dropout, &keys); }
+  template <std::size_t N>
+  constexpr Row text_defaults(const TextDefault (&defaults)[N]) const {
+    return with(&ModelType::text_defaults, &defaults[0]).with(&ModelType::num_text_defaults, N);
+  }
+  constexpr Row text_type(const char* type) const { return with(&ModelType::text_type, type); }
+  constexpr Row text_at_top() const { return with(&ModelType::text_at_top, true); }
+  constexpr Row vision(VisionTower tower) const { return with(&ModelType::vision, tower); }
 };
+
+constexpr int kCohereNormsPerLayer = 1;        // Cohere2DecoderLayer: input_layernorm only
+constexpr int kGemma3NormsPerLayer = 4;        // as Gemma 2's
+constexpr int kMixtralNumExperts = 8;          // MixtralConfig's num_local_experts
+constexpr int kMixtralNumExpertsPerToken = 2;  // MixtralConfig's num_experts_per_tok
+// DeepseekV3ForCausalLM's experts and latent attention (modeling_deepseek_v3.py), as V2's.
+constexpr unsigned kDeepseekFields = kExpertWidth | kSharedExpertCount | kLatentAttention;
+// Each row names the columns it sets; reads(fields, n): the typed fields it reads, and its place n
+// among their readers in a refusal.
+constexpr ModelType kModelTypes[] = {
+    Row("llama", Block::kLlama).reads_mlp_bias(),
+    Row("mistral", Block::kLlama).ignores_attention_bias(),
+    Row("mixtral", Block::kLlama)
+        .ignores_attention_bias()
+        .experts(Experts::kCounted)
+        .expert_defaults(kMixtralNumExperts, kMixtralNumExpertsPerToken),
+    Row("qwen2", Block::kLlama).qkv_bias(),
+    Row("gemma", Block::kLlama).tied(),
+    Row("gemma2", Block::kLlama).tied().norms_per_layer(kGemma2NormsPerLayer),
+    Row("gpt2", Block::kGpt2).dropout(kGpt2Dropout),
+    Row("gpt_neox", Block::kGptNeoX).dropout(kGptNeoXDropout),
+    Row("opt", Block::kOpt).dropout(kOptDropout),
+    Row("phi", Block::kPhi).dropout(kPhiDropout),
+    Row("qwen3", Block::kLlama).qk_norm(QkNorm::kPerHead),
+    Row("qwen3_moe", Block::kLlama)
+        .qk_norm(QkNorm::kPerHead)
+        .experts(Experts::kQwen)
+        .reads(kExpertWidth, 2),
+    Row("qwen2_moe", Block::kLlama)
+        .qkv_bias()
+        .experts(Experts::kQwenShared)
+        .reads(kExpertWidth | kQwenSharedExpert, 1),
+    Row("deepseek_v3", Block::kDeepseekV3).reads(kDeepseekFields, 3),
+    // DeepSeek-V2 and V2-Lite: V3's latent attention and experts without the router's bias.
+    Row("deepseek_v2", Block::kDeepseekV2).reads(kDeepseekFields, 6),
+    // Kimi K2's config names its own type; its architecture is DeepseekV3ForCausalLM.
+    Row("kimi_k2", Block::kDeepseekV3).reads(kDeepseekFields, 4),
+    // Phi-3 and Phi-4 fuse Q, K, V (qkv_proj) and gate and up (gate_up_proj): the same weights.
+    Row("phi3", Block::kLlama).ignores_attention_bias().dropout(kPhiDropout),
+    Row("gemma3_text", Block::kLlama)
+        .tied()
+        .qk_norm(QkNorm::kPerHead)
+        .norms_per_layer(kGemma3NormsPerLayer)
+        .text_defaults(kGemma3TextDefaults),
+    Row("olmo2", Block::kLlama).qk_norm(QkNorm::kWhole),
+    Row("smollm3", Block::kLlama).tied(),
+    Row("granite", Block::kLlama).reads_mlp_bias(),
+    Row("cohere2", Block::kLlama)
+        .tied()
+        .norms_per_layer(kCohereNormsPerLayer)
+        .parallel_attention_mlp(),
+    Row("qwen2_5_vl_text", Block::kLlama).qkv_bias(),
+    Row("qwen2_vl_text", Block::kLlama).qkv_bias(),
+    // Glm4MoeMoE: DeepSeek-V3's experts (modeling_glm4_moe.py), with grouped-query attention.
+    Row("glm4_moe", Block::kGlm4Moe).reads(kExpertWidth | kSharedExpertCount, 5),
+    Row("gpt_oss", Block::kGptOss),
+    Row("llama4_text", Block::kLlama4).reads(kInterleavedDense, 7),
+    // Multimodal configs: the language model under text_config, a vision tower beside it.
+    Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
+    Row("llama4", Block::kMultimodal).text_type("llama4_text").vision(VisionTower::kLlama4),
+    Row("mistral3", Block::kMultimodal).text_type("mistral").vision(VisionTower::kPixtral),
+    Row("qwen2_5_vl", Block::kMultimodal)
+        .text_type("qwen2_5_vl_text")
+        .text_at_top()
+        .vision(VisionTower::kQwen25Vl),
+    Row("qwen2_vl", Block::kMultimodal).text_type("qwen2_vl_text").text_at_top(),
+};
+
+// A config without a model_type: the Llama family's fields, mlp_bias read as LlamaMLP reads it,
+// and as many experts as it gives.
+constexpr ModelType kLlamaStyle =
+    Row("", Block::kLlama).reads_mlp_bias().experts(Experts::kCounted);
 
 const ModelType* model_type_row(const std::string& name) {
   for (const ModelType& type : kModelTypes) {
@@ -106,23 +259,37 @@ const ModelType* model_type_row(const std::string& name) {
   return nullptr;
 }
 
-// The fields of today's mixtures of experts and of latent attention, each read by the model
-// types listed with it; config.cpp refuses them in any other config.
+// Each type that reads a typed field has a place of its own among their readers.
+constexpr bool typed_field_readers_ranked() {
+  for (const ModelType& type : kModelTypes) {
+    if ((type.typed_fields != 0) != (type.typed_fields_rank > 0)) return false;
+    for (const ModelType& other : kModelTypes) {
+      if (&other != &type && type.typed_fields_rank > 0 &&
+          other.typed_fields_rank == type.typed_fields_rank) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+static_assert(typed_field_readers_ranked(),
+              "a row reading typed fields needs a rank of its own, and only such a row");
+
+// The typed fields' keys, each with what it describes and the bit of typed_fields that says a
+// model type reads it.
 struct TypedField {
   const char* key;
   const char* what;
-  const char* model_types[6];
+  unsigned read_as;
 };
 constexpr TypedField kTypedFields[] = {
-    {"moe_intermediate_size",
-     "experts of a width of their own",
-     {"qwen2_moe", "qwen3_moe", "deepseek_v3", "kimi_k2", "glm4_moe", "deepseek_v2"}},
-    {"shared_expert_intermediate_size", "shared experts", {"qwen2_moe"}},
-    {"n_shared_experts", "shared experts", {"deepseek_v3", "kimi_k2", "glm4_moe", "deepseek_v2"}},
-    {"q_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2", "deepseek_v2"}},
-    {"kv_lora_rank", "low-rank latent attention", {"deepseek_v3", "kimi_k2", "deepseek_v2"}},
-    {"intermediate_size_mlp", "dense layers of a width of their own", {"llama4_text"}},
-    {"interleave_moe_layer_step", "dense layers between the mixture's", {"llama4_text"}},
+    {kMoeIntermediateSize.key, "experts of a width of their own", kExpertWidth},
+    {kSharedExpertIntermediateSize.key, "shared experts", kQwenSharedExpert},
+    {kNSharedExperts.key, "shared experts", kSharedExpertCount},
+    {kQLoraRank.key, "low-rank latent attention", kLatentAttention},
+    {kKvLoraRank.key, "low-rank latent attention", kLatentAttention},
+    {kIntermediateSizeMlp.key, "dense layers of a width of their own", kInterleavedDense},
+    {kInterleaveMoeLayerStep.key, "dense layers between the mixture's", kInterleavedDense},
 };
 
 // The activations of transformers' ACT2FN that hold no parameters and act on each element alone
@@ -154,6 +321,17 @@ std::string model_type_names() {
   return joined(names, " or ");
 }
 
+// The model types whose Llama-style block reads expert counts, in alphabetical order: "mixtral,
+// qwen2_moe or qwen3_moe".
+std::string llama_mixture_names() {
+  std::vector<std::string> names;
+  for (const ModelType& type : kModelTypes) {
+    if (type.experts != Experts::kNone) names.emplace_back(type.name);
+  }
+  std::sort(names.begin(), names.end());
+  return joined(names, " or ");
+}
+
 std::string check_activations(const Json& config) {
   for (const char* key : kActivationKeys) {
     const Json* value = present(config, key);
@@ -176,44 +354,42 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   shape.tied_embeddings = type.tied;
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
   // transformers builds some families without the biases a config may name (bias=False in their
-  // modeling code): Mistral's, Mixtral's and Phi-3's attention and MLP, and the MLP of every
-  // family but Llama's and Granite's (and the Llama-style block without a model_type).
-  const std::string name = type.name;
-  const bool attention_bias_read = name != "mistral" && name != "mixtral" && name != "phi3";
-  const bool mlp_bias_read = name.empty() || name == "llama" || name == "granite";
+  // modeling code): the row says whether attention_bias and mlp_bias are read.
   bool attention_bias = false;
   problems.add(read_boolean(config, "attention_bias", attention_bias));
-  attention_bias = attention_bias && attention_bias_read;
+  attention_bias = attention_bias && type.reads_attention_bias;
   shape.attention_qkv_bias = attention_bias || type.qkv_bias;
   shape.attention_output_bias = attention_bias && !type.qkv_bias;
   shape.qk_norm = type.qk_norm == QkNorm::kPerHead;
   shape.qk_norm_whole = type.qk_norm == QkNorm::kWhole;
   problems.add(read_boolean(config, "mlp_bias", shape.mlp_bias));
-  shape.mlp_bias = shape.mlp_bias && mlp_bias_read;
+  shape.mlp_bias = shape.mlp_bias && type.reads_mlp_bias;
   shape.norms_per_layer = type.norms_per_layer;
-  // Cohere's one norm feeds attention and the MLP side by side, a LayerNorm without a bias.
-  shape.parallel_attention_mlp = type.norms_per_layer == kCohereNormsPerLayer;
+  shape.parallel_attention_mlp = type.parallel_attention_mlp;
 
-  const bool qwen_moe = type.qwen_experts != QwenExperts::kNone;
+  const bool qwen_moe = type.experts == Experts::kQwen || type.experts == Experts::kQwenShared;
+  const bool expert_defaults = type.default_num_experts > 0;
   const std::string model_type = type.name;
-  const bool mixtral = model_type == "mixtral";
-  // A named dense family builds one MLP a layer whatever the config says of experts (its
-  // modeling code reads no expert count): more than one is refused rather than counted.
-  if (!model_type.empty() && !mixtral && !qwen_moe) {
+  // A dense family builds one MLP a layer whatever the config says of experts (its modeling code
+  // reads no expert count): more than one is refused rather than counted.
+  if (type.experts == Experts::kNone) {
     for (const WholeField* field : {&kNumLocalExperts, &kNumExperts}) {
       const Json* value = present(config, field->key);
       if (value != nullptr && value->is_number() && value->get<double>() > 1) {
         return quoted(field->key) + " is not read for a " + model_type +
                " config: transformers builds one MLP a layer there (a mixture of experts is "
-               "model_type mixtral, qwen2_moe or qwen3_moe).";
+               "model_type " +
+               llama_mixture_names() + ").";
       }
     }
   }
-  if (mixtral && present(config, kNumLocalExperts.key) == nullptr &&
+  if (expert_defaults && present(config, kNumLocalExperts.key) == nullptr &&
       present(config, kNumExperts.key) == nullptr) {
-    // MixtralConfig's defaults: 8 experts, 2 a token.
-    shape.num_experts = 8;
-    if (present(config, kNumExpertsPerToken.key) == nullptr) shape.num_experts_per_token = 2;
+    // The config class's defaults (the row's), where the config names no count.
+    shape.num_experts = type.default_num_experts;
+    if (present(config, kNumExpertsPerToken.key) == nullptr) {
+      shape.num_experts_per_token = type.default_num_experts_per_token;
+    }
   }
   if (qwen_moe && present(config, kNumExperts.key) == nullptr) {
     // Qwen2MoeConfig and Qwen3MoeConfig default to 60 and 128 experts: never guessed at.
@@ -224,8 +400,9 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
       present(config, kNumLocalExperts.key) != nullptr ? kNumLocalExperts : kNumExperts;
   problems.add(read_optional(config, experts_field, shape.num_experts));
   if (problems.any()) return problems.first();
-  if (mixtral && shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
-    shape.num_experts_per_token = std::min(2, shape.num_experts);  // MixtralConfig's default
+  if (expert_defaults && shape.num_experts > 1 &&
+      present(config, kNumExpertsPerToken.key) == nullptr) {
+    shape.num_experts_per_token = std::min(type.default_num_experts_per_token, shape.num_experts);
   } else if (shape.num_experts > 1 && present(config, kNumExpertsPerToken.key) == nullptr) {
     return "'num_experts_per_tok' is missing; a mixture of " + std::to_string(shape.num_experts) +
            " experts needs its top-k, a whole number from 1 to " +
@@ -234,25 +411,31 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   problems.add(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
   if (problems.any() || shape.num_experts == 1) return problems.first();
   if (qwen_moe) {
-    return read_qwen_moe_fields(config, type.qwen_experts == QwenExperts::kShared, shape);
+    return read_qwen_moe_fields(config, type.experts == Experts::kQwenShared, shape);
   }
   return {};
 }
 
-// The model types that read a typed field: "qwen2_moe, qwen3_moe and deepseek_v3".
+// The model types that read a typed field, by their rows' ranks: "qwen2_moe, qwen3_moe and
+// deepseek_v3".
 std::string types_reading(const TypedField& field) {
-  std::vector<const char*> names;
-  for (const char* type : field.model_types) {
-    if (type != nullptr) names.push_back(type);
+  std::vector<const ModelType*> readers;
+  for (const ModelType& type : kModelTypes) {
+    if ((type.typed_fields & field.read_as) != 0) readers.push_back(&type);
   }
+  std::sort(readers.begin(), readers.end(), [](const ModelType* a, const ModelType* b) {
+    return a->typed_fields_rank < b->typed_fields_rank;
+  });
+  std::vector<const char*> names;
+  for (const ModelType* type : readers) names.push_back(type->name);
   return joined(names, " and ");
 }
 
 // A field of today's mixtures or of latent attention in a config whose type does not read it:
 // refused rather than left out of the count.
-std::string check_typed_fields(const Json& config, const std::string& model_type) {
+std::string check_typed_fields(const Json& config, const ModelType& type) {
   for (const TypedField& field : kTypedFields) {
-    if (model_type_reads(model_type, field.key)) continue;
+    if ((type.typed_fields & field.read_as) != 0) continue;
     const Json* value = present(config, field.key);
     if (value != nullptr && !(value->is_number() && value->get<double>() == 0)) {
       return quoted(field.key) + " (" + field.what +
@@ -298,17 +481,12 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
   return read_llama_block(config, type, shape);
 }
 
-// Gemma 3's multimodal configs leave out what Gemma3TextConfig gives by default: its 8 heads, 4
-// key/value heads, head_dim 256, 262,208 embedding rows (262,144 tokens and 64 rows the vision
-// checkpoints add) and 131,072 positions.
-void add_gemma3_text_defaults(Json& text) {
-  const std::pair<const char*, int> defaults[] = {{"num_attention_heads", 8},
-                                                  {"num_key_value_heads", 4},
-                                                  {"head_dim", 256},
-                                                  {"vocab_size", 262208},
-                                                  {"max_position_embeddings", 131072}};
-  for (const auto& [key, value] : defaults) {
-    if (text.find(key) == text.end()) text[key] = value;
+// The fields the text tower's config class gives by default (its row's text_defaults), where the
+// multimodal config's text_config leaves them out.
+void add_text_defaults(const ModelType& type, Json& text) {
+  for (std::size_t i = 0; i < type.num_text_defaults; ++i) {
+    const TextDefault& field = type.text_defaults[i];
+    if (text.find(field.key) == text.end()) text[field.key] = field.value;
   }
 }
 
@@ -358,16 +536,6 @@ void read_llama_widths(const Json& config, ModelShape& shape, Problems& problems
   problems.add(read_optional(config, kHeadDim, shape.head_dim));
 }
 
-bool model_type_reads(const std::string& model_type, std::string_view key) {
-  for (const TypedField& field : kTypedFields) {
-    if (key != field.key) continue;
-    for (const char* type : field.model_types) {
-      if (type != nullptr && model_type == type) return true;
-    }
-  }
-  return false;
-}
-
 bool multimodal_model_type(const std::string& model_type) {
   const ModelType* type = model_type_row(model_type);
   return type != nullptr && type->block == Block::kMultimodal;
@@ -390,35 +558,9 @@ std::string text_tower_config(const Json& config, const std::string& model_type,
            "model_type is " +
            (text_type != nullptr ? describe(*text_type) : std::string("missing")) + ".";
   }
-  if (std::string_view(text_row->name) == "gemma3_text") add_gemma3_text_defaults(text);
+  add_text_defaults(*text_row, text);
   return {};
 }
-
-namespace {
-
-// Each block's dropout keys (config_dropout.cpp), with its config class's defaults.
-DropoutKeys dropout_keys(const ModelType& type) {
-  constexpr DropoutKey kAttentionDropout = {"attention_dropout", 0};
-  switch (type.block) {
-    case Block::kGpt2:
-      return {{"resid_pdrop", 0.1}, {"attn_pdrop", 0.1}, {"embd_pdrop", 0.1}};
-    case Block::kGptNeoX:
-      return {{"hidden_dropout", 0}, kAttentionDropout, {"hidden_dropout", 0}};
-    case Block::kOpt:
-      return {{"dropout", 0.1}, kAttentionDropout, {}, {"activation_dropout", "layerdrop"}};
-    case Block::kPhi:
-      return {{"resid_pdrop", 0}, kAttentionDropout, {"embd_pdrop", 0}};
-    default:
-      break;
-  }
-  // Phi-3's block (Phi3DecoderLayer) drops out after its attention and its MLP.
-  if (std::string_view(type.name) == "phi3") {
-    return {{"resid_pdrop", 0}, kAttentionDropout, {"embd_pdrop", 0}};
-  }
-  return {{}, kAttentionDropout, {}};
-}
-
-}  // namespace
 
 const WholeField* whole_field_named(std::string_view key) {
   for (const WholeField& field : kWholeFields) {
@@ -429,7 +571,6 @@ const WholeField* whole_field_named(std::string_view key) {
 
 std::string read_block_shape(const Json& config, const std::string& model_type, bool text_tower,
                              ModelShape& shape) {
-  constexpr ModelType kLlamaStyle = {"", Block::kLlama};
   const ModelType* type = &kLlamaStyle;
   if (model_type.empty()) {
     // Without a model_type the Llama family's fields are read; GPT-2's names say otherwise.
@@ -454,13 +595,13 @@ std::string read_block_shape(const Json& config, const std::string& model_type, 
     if (!problem.empty() || text_tower) return problem;
     return read_vision_tower(config, type->vision, shape.hidden_size, shape.vision_parameters);
   }
-  const std::string typed_problem = check_typed_fields(config, model_type);
+  const std::string typed_problem = check_typed_fields(config, *type);
   if (!typed_problem.empty()) return typed_problem;
   const std::string activation_problem = check_activations(config);
   if (!activation_problem.empty()) return activation_problem;
   const std::string problem = read_block(config, *type, shape);
   if (!problem.empty()) return problem;
-  const std::string dropout_problem = read_dropout(config, dropout_keys(*type), shape);
+  const std::string dropout_problem = read_dropout(config, *type->dropout, shape);
   if (!dropout_problem.empty()) return dropout_problem;
   // The longest sequence: learned positions have a row each (OPT's two extra rows are fairseq's
   // offset, not positions); a rotary model's config gives max_position_embeddings.

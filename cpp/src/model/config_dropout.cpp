@@ -1,8 +1,8 @@
 // The dropout a config.json sets (config_readers.hpp, read_dropout). Each key is read as the
 // transformers model that owns it applies it (modeling_<type>.py), with its config class's
 // default where the key is absent (configuration_<type>.py):
-// - the Llama family and every type after it in config_blocks.cpp's table: attention_dropout
-//   (0.0) on the probabilities alone; their blocks hold no residual dropout;
+// - the Llama family and every row of config_blocks.cpp's table that names no other keys:
+//   attention_dropout (0.0) on the probabilities alone; their blocks hold no residual dropout;
 // - GPT-2: resid_pdrop, attn_pdrop and embd_pdrop (each 0.1);
 // - GPT-NeoX: hidden_dropout (0.0) after the attention, after the MLP and on the embedding's
 //   output (emb_dropout), attention_dropout (0.0);

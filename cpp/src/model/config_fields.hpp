@@ -137,10 +137,6 @@ class Problems {
 // 64-bit numbers, refused before the text parses), or nullptr.
 const WholeField* whole_field_named(std::string_view key);
 
-// Whether the config reader for `model_type` reads the field `key` (today's mixtures of experts
-// and latent attention: moe_intermediate_size, shared experts, q_lora_rank, kv_lora_rank).
-bool model_type_reads(const std::string& model_type, std::string_view key);
-
 // Reads the shape's numbers and flags for the config's model_type ("" when it has none: the Llama
 // family's fields); returns the first problem, or "". A multimodal config's text tower is read
 // when `text_tower`; one with a vision tower is refused otherwise.
