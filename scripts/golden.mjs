@@ -8,8 +8,8 @@
 // BASE_DIR is the root of the other checkout, with its build/trainmem and build-wasm/ built
 // (build/trainmem alone, here and there, with --cli-only). The
 // cases come from the table of settings: each base setup below with every setting at each of a
-// few values (every choice, each bound and the default), each base under every view the CLI
-// prints, and each launch example. Prints each difference (the first 20 in full) and exits 1 if
+// few values (every choice, each bound and the default; under a stack, with its replayed step's
+// timeline too), each base under every view the CLI prints, and each launch example. Prints each difference (the first 20 in full) and exits 1 if
 // there is any.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -157,8 +157,13 @@ function cases(core) {
     if (index < 3) list.push([...flags, '--fit', '--json']);
     for (const setting of settings) {
       if (setting.id === 'model' && index > 0) continue;
-      for (const text of valuesOf(setting, kinds))
+      for (const text of valuesOf(setting, kinds)) {
         list.push([...flags, ...flagOf(setting, text, kinds), '--json']);
+        // Under a stack, the replayed step allocation by allocation too: an order changed
+        // without moving a peak shows in the timeline.
+        if (flags.includes('--stack'))
+          list.push([...flags, ...flagOf(setting, text, kinds), '--timeline', '--json']);
+      }
     }
   }
   const examples = join(here, 'docs', 'examples');
