@@ -460,25 +460,20 @@ std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
   const double k = shape.num_key_value_heads;
   const double d = head_dim_of(shape);
   const double f = shape.ffn_hidden_size;
-  std::vector<SavedTensor> tensors;
-  const auto add = [&tensors](Words id, Words name, Words saved_by, Words elements,
-                              double elements_per_token, double dtype_bytes, double split) {
-    tensors.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
-                                   std::move(elements), elements_per_token, dtype_bytes, split));
-  };
-  add("block-input", "The block's input", "the checkpoint, to recompute the block", "h", h,
-      kBf16Bytes, whole);
-  add("query", "Queries before RoPE (wq's output)", "matmul 1 of 7, saved", "a·d", a * d,
-      kBf16Bytes, t);
-  add("value", "Values (wv's output)", "matmul 3 of 7, saved", "k·d", k * d, kBf16Bytes, t);
-  add("attention-output", "Attention's output", "the attention kernel, saved", "a·d", a * d,
-      kBf16Bytes, t);
-  add("log-sum-exp", "Attention's log-sum-exp (FP32)", "the attention kernel, saved", "a", a,
-      kFp32Bytes, t);
-  add("gate", "Gate projection's output (w1)", "matmul 5 of 7, saved", "f", f, kBf16Bytes, t);
-  add("mlp-output", "Down projection's output (w2)", "matmul 7 of 7, saved", "h", h, kBf16Bytes,
-      whole);
-  return tensors;
+  SavedTensors saved;
+  saved.add("block-input", "The block's input", "the checkpoint, to recompute the block", "h", h,
+            kBf16Bytes, whole);
+  saved.add("query", "Queries before RoPE (wq's output)", "matmul 1 of 7, saved", "a·d", a * d,
+            kBf16Bytes, t);
+  saved.add("value", "Values (wv's output)", "matmul 3 of 7, saved", "k·d", k * d, kBf16Bytes, t);
+  saved.add("attention-output", "Attention's output", "the attention kernel, saved", "a·d", a * d,
+            kBf16Bytes, t);
+  saved.add("log-sum-exp", "Attention's log-sum-exp (FP32)", "the attention kernel, saved", "a", a,
+            kFp32Bytes, t);
+  saved.add("gate", "Gate projection's output (w1)", "matmul 5 of 7, saved", "f", f, kBf16Bytes, t);
+  saved.add("mlp-output", "Down projection's output (w2)", "matmul 7 of 7, saved", "h", h,
+            kBf16Bytes, whole);
+  return std::move(saved.list);
 }
 
 double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
