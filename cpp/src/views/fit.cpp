@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "stacks/stack_rows.hpp"
 #include "trainmem/decimal.hpp"
@@ -216,120 +217,152 @@ std::string one_decimal(double value) {
   return text;
 }
 
+// Adds one cost and its reason to a layout's cost.
+void add_cost(LayoutCost& cost, double score, const std::string& reason) {
+  cost.score += score;
+  cost.reason += (cost.reason.empty() ? "" : "; ") + reason + points(score);
+}
+
+void add_tensor_parallel_cost(const ParallelLayout& layout, LayoutCost& cost) {
+  const int t = layout.tensor_parallel;
+  if (t <= 1) return;
+  const double doublings = std::log2(t);
+  if (t <= kDevicesPerNode) {
+    add_cost(cost, kTensorParallelCostPerDoubling * doublings,
+             "t " + std::to_string(t) + " within one " + std::to_string(kDevicesPerNode) +
+                 "-device node: its all-reduces stay on NVLink");
+  } else {
+    add_cost(cost, kTensorParallelCostPerDoubling * doublings + kOffTheFastPathCost,
+             "t " + std::to_string(t) + " spans nodes of " + std::to_string(kDevicesPerNode) +
+                 ": its all-reduces, two per layer, leave NVLink");
+  }
+}
+
+void add_expert_parallel_cost(const ParallelLayout& layout, const ParametersPerToken& per_token,
+                              LayoutCost& cost) {
+  const int ep = layout.expert_parallel;
+  if (ep <= 1) return;
+  // Megatron-LM orders an expert-parallel group's ranks etp first, then ep: it spans ep·etp
+  // neighbouring devices.
+  const int group = ep * expert_tensor_parallel_of(layout);
+  const std::string exchange =
+      "two all-to-alls per mixture layer, dispatching tokens to their experts and back";
+  if (group <= kDevicesPerNode) {
+    add_cost(cost, kExpertParallelCostPerDoubling * std::log2(ep),
+             "ep " + std::to_string(ep) + " within one " + std::to_string(kDevicesPerNode) +
+                 "-device node: " + exchange + " over NVLink");
+  } else {
+    const double mixture_share = per_token.mixture_computed / per_token.computed;
+    add_cost(cost,
+             kExpertParallelCostPerDoubling * std::log2(ep) +
+                 kOffTheFastPathCost * kCrossNodeAllToAllPerCompute * mixture_share,
+             "ep " + std::to_string(ep) +
+                 (group == ep ? "" : " × etp " + std::to_string(group / ep)) + " spans nodes of " +
+                 std::to_string(kDevicesPerNode) + ": " + exchange +
+                 " cross the network, about as long as the layers compute (DeepSeek-V3 measured "
+                 "1:1), unless overlapped with other work as its DualPipe does; the mixture "
+                 "layers hold " +
+                 format_share(mixture_share) + " of the compute");
+  }
+}
+
+void add_context_parallel_cost(const TrainingSetup& setup, LayoutCost& cost) {
+  const int c = setup.layout.context_parallel;
+  if (c <= 1) return;
+  const double tokens_per_shard = static_cast<double>(setup.sequence_length) / c;
+  if (tokens_per_shard >= kMinTokensPerContextShard) {
+    add_cost(cost, kContextParallelCostPerDoubling * std::log2(c),
+             "c " + std::to_string(c) + ": " + format_count(tokens_per_shard) +
+                 " tokens of the sequence per device, enough to hide the ring's exchange");
+  } else {
+    add_cost(cost, kContextParallelCostPerDoubling * std::log2(c) + kOffTheFastPathCost,
+             "c " + std::to_string(c) + " leaves " + format_count(tokens_per_shard) +
+                 " tokens of the sequence per device, fewer than " +
+                 format_count(kMinTokensPerContextShard) +
+                 ": too little to hide the ring's exchange");
+  }
+}
+
+void add_pipeline_cost(const ParallelLayout& layout, const ModelShape& shape, LayoutCost& cost) {
+  const int p = layout.pipeline_parallel;
+  if (p <= 1) return;
+  // The 1F1B bubble, (p - 1) / (m + p - 1) of the step (Narayanan et al. 2021), shrunk v times
+  // by the interleaved schedule; a step needs at least p micro-batches.
+  const double v = layout.virtual_pipeline_stages;
+  const double bubble = (p - 1) / (v * kMicroBatchesPerStep + p - 1);
+  add_cost(cost, 100 * bubble,
+           "p " + std::to_string(p) + ": a pipeline bubble of " + format_count(100 * bubble) +
+               "% of a step at " + std::to_string(kMicroBatchesPerStep) +
+               " micro-batches, and a step needs at least " + std::to_string(p));
+  // Uneven stages: the pipeline runs at its fullest stage's pace.
+  const PipelineSplit split = pipeline_split(layout, shape.num_layers);
+  const double fullest = std::max({split.first, split.middle, split.last});
+  const double even = static_cast<double>(shape.num_layers) / p;
+  if (!split.even && fullest > even) {
+    add_cost(cost, 100 * (fullest / even - 1),
+             "uneven stages: the fullest holds " + format_count(fullest) + " layers where " +
+                 format_count(shape.num_layers) + " over " + std::to_string(p) + " would be " +
+                 one_decimal(even) + ", and sets the pipeline's pace");
+  }
+}
+
+void add_zero3_cost(const ParallelLayout& layout, const ModelShape& shape,
+                    const ParametersPerToken& per_token, LayoutCost& cost) {
+  if (layout.zero_stage != 3) return;
+  const double gathered = per_token.gathered / per_token.computed;
+  if (shape.num_experts == 1) {
+    add_cost(cost, kZero3Cost, "ZeRO-3 gathers the weights for every forward and backward pass");
+    return;
+  }
+  // A mixture's device gathers every routed expert it holds, of which its tokens use k of E:
+  // the gathers grow with what is held, the compute that hides them with what is used.
+  const int ep = layout.expert_parallel;
+  add_cost(cost, kZero3Cost * gathered,
+           "ZeRO-3 gathers the weights for every forward and backward pass, and a mixture's every "
+           "routed expert on the device: " +
+               one_decimal(gathered) + " times the weights its tokens compute with" +
+               (ep > 1 ? " (its " + format_count(shape.num_experts / ep) + " experts of " +
+                             format_count(shape.num_experts) + ")"
+                       : " (all " + format_count(shape.num_experts) + " experts)"));
+}
+
+void add_recompute_cost(Recompute recompute, LayoutCost& cost) {
+  if (recompute == Recompute::kFull) {
+    add_cost(cost, kFullRecomputeCost, "full recomputation runs each forward pass twice");
+  } else if (recompute == Recompute::kSelective) {
+    add_cost(cost, kSelectiveRecomputeCost, "selective recomputation redoes the attention core");
+  } else if (recompute == Recompute::kSelectiveOp) {
+    add_cost(cost, kSelectiveOpRecomputeCost,
+             "per-op recomputation redoes three of each block's seven matmuls");
+  }
+}
+
+void add_offload_cost(Offload offload, LayoutCost& cost) {
+  if (offload == Offload::kOptimizer) {
+    add_cost(cost, kOffloadOptimizerCost,
+             "the optimizer's step runs on the host, its gradients and weights over PCIe each "
+             "step");
+  } else if (offload == Offload::kOptimizerAndWeights) {
+    add_cost(cost, kOffloadWeightsCost,
+             "the weights cross PCIe for every pass, and the optimizer's step runs on the host");
+  }
+}
+
 }  // namespace
 
 LayoutCost layout_cost(const Estimate& estimate) {
-  const ParallelLayout& layout = estimate.setup.layout;
-  const ModelShape* shape = resolve_model(estimate.setup);
+  const TrainingSetup& setup = estimate.setup;
+  const ModelShape* shape = resolve_model(setup);
   if (shape == nullptr) return {};
-  const ParametersPerToken per_token = parameters_per_token(*shape, layout);
+  const ParametersPerToken per_token = parameters_per_token(*shape, setup.layout);
   LayoutCost cost;
-  const auto add = [&cost](double score, const std::string& reason) {
-    cost.score += score;
-    cost.reason += (cost.reason.empty() ? "" : "; ") + reason + points(score);
-  };
-  const int t = layout.tensor_parallel;
-  if (t > 1) {
-    const double doublings = std::log2(t);
-    if (t <= kDevicesPerNode) {
-      add(kTensorParallelCostPerDoubling * doublings,
-          "t " + std::to_string(t) + " within one " + std::to_string(kDevicesPerNode) +
-              "-device node: its all-reduces stay on NVLink");
-    } else {
-      add(kTensorParallelCostPerDoubling * doublings + kOffTheFastPathCost,
-          "t " + std::to_string(t) + " spans nodes of " + std::to_string(kDevicesPerNode) +
-              ": its all-reduces, two per layer, leave NVLink");
-    }
-  }
-  const int ep = layout.expert_parallel;
-  if (ep > 1) {
-    // Megatron-LM orders an expert-parallel group's ranks etp first, then ep: it spans ep·etp
-    // neighbouring devices.
-    const int group = ep * expert_tensor_parallel_of(layout);
-    const std::string exchange =
-        "two all-to-alls per mixture layer, dispatching tokens to their experts and back";
-    if (group <= kDevicesPerNode) {
-      add(kExpertParallelCostPerDoubling * std::log2(ep),
-          "ep " + std::to_string(ep) + " within one " + std::to_string(kDevicesPerNode) +
-              "-device node: " + exchange + " over NVLink");
-    } else {
-      const double mixture_share = per_token.mixture_computed / per_token.computed;
-      add(kExpertParallelCostPerDoubling * std::log2(ep) +
-              kOffTheFastPathCost * kCrossNodeAllToAllPerCompute * mixture_share,
-          "ep " + std::to_string(ep) + (group == ep ? "" : " × etp " + std::to_string(group / ep)) +
-              " spans nodes of " + std::to_string(kDevicesPerNode) + ": " + exchange +
-              " cross the network, about as long as the layers compute (DeepSeek-V3 measured "
-              "1:1), unless overlapped with other work as its DualPipe does; the mixture layers "
-              "hold " +
-              format_share(mixture_share) + " of the compute");
-    }
-  }
-  const int c = layout.context_parallel;
-  if (c > 1) {
-    const double tokens_per_shard = static_cast<double>(estimate.setup.sequence_length) / c;
-    if (tokens_per_shard >= kMinTokensPerContextShard) {
-      add(kContextParallelCostPerDoubling * std::log2(c),
-          "c " + std::to_string(c) + ": " + format_count(tokens_per_shard) +
-              " tokens of the sequence per device, enough to hide the ring's exchange");
-    } else {
-      add(kContextParallelCostPerDoubling * std::log2(c) + kOffTheFastPathCost,
-          "c " + std::to_string(c) + " leaves " + format_count(tokens_per_shard) +
-              " tokens of the sequence per device, fewer than " +
-              format_count(kMinTokensPerContextShard) + ": too little to hide the ring's exchange");
-    }
-  }
-  const int p = layout.pipeline_parallel;
-  if (p > 1) {
-    // The 1F1B bubble, (p - 1) / (m + p - 1) of the step (Narayanan et al. 2021), shrunk v times
-    // by the interleaved schedule; a step needs at least p micro-batches.
-    const double v = layout.virtual_pipeline_stages;
-    const double bubble = (p - 1) / (v * kMicroBatchesPerStep + p - 1);
-    add(100 * bubble, "p " + std::to_string(p) + ": a pipeline bubble of " +
-                          format_count(100 * bubble) + "% of a step at " +
-                          std::to_string(kMicroBatchesPerStep) +
-                          " micro-batches, and a step needs at least " + std::to_string(p));
-    // Uneven stages: the pipeline runs at its fullest stage's pace.
-    const PipelineSplit split = pipeline_split(layout, shape->num_layers);
-    const double fullest = std::max({split.first, split.middle, split.last});
-    const double even = static_cast<double>(shape->num_layers) / p;
-    if (!split.even && fullest > even) {
-      add(100 * (fullest / even - 1), "uneven stages: the fullest holds " + format_count(fullest) +
-                                          " layers where " + format_count(shape->num_layers) +
-                                          " over " + std::to_string(p) + " would be " +
-                                          one_decimal(even) + ", and sets the pipeline's pace");
-    }
-  }
-  if (layout.zero_stage == 3) {
-    const double gathered = per_token.gathered / per_token.computed;
-    if (shape->num_experts == 1) {
-      add(kZero3Cost, "ZeRO-3 gathers the weights for every forward and backward pass");
-    } else {
-      // A mixture's device gathers every routed expert it holds, of which its tokens use k of E:
-      // the gathers grow with what is held, the compute that hides them with what is used.
-      add(kZero3Cost * gathered,
-          "ZeRO-3 gathers the weights for every forward and backward pass, and a mixture's every "
-          "routed expert on the device: " +
-              one_decimal(gathered) + " times the weights its tokens compute with" +
-              (ep > 1 ? " (its " + format_count(shape->num_experts / ep) + " experts of " +
-                            format_count(shape->num_experts) + ")"
-                      : " (all " + format_count(shape->num_experts) + " experts)"));
-    }
-  }
-  if (estimate.setup.recompute == Recompute::kFull) {
-    add(kFullRecomputeCost, "full recomputation runs each forward pass twice");
-  } else if (estimate.setup.recompute == Recompute::kSelective) {
-    add(kSelectiveRecomputeCost, "selective recomputation redoes the attention core");
-  } else if (estimate.setup.recompute == Recompute::kSelectiveOp) {
-    add(kSelectiveOpRecomputeCost,
-        "per-op recomputation redoes three of each block's seven matmuls");
-  }
-  if (estimate.setup.offload == Offload::kOptimizer) {
-    add(kOffloadOptimizerCost,
-        "the optimizer's step runs on the host, its gradients and weights over PCIe each step");
-  } else if (estimate.setup.offload == Offload::kOptimizerAndWeights) {
-    add(kOffloadWeightsCost,
-        "the weights cross PCIe for every pass, and the optimizer's step runs on the host");
-  }
+  add_tensor_parallel_cost(setup.layout, cost);
+  add_expert_parallel_cost(setup.layout, per_token, cost);
+  add_context_parallel_cost(setup, cost);
+  add_pipeline_cost(setup.layout, *shape, cost);
+  add_zero3_cost(setup.layout, *shape, per_token, cost);
+  add_recompute_cost(setup.recompute, cost);
+  add_offload_cost(setup.offload, cost);
   if (cost.reason.empty()) cost.reason = "data parallelism alone: nothing beyond its all-reduce";
   return cost;
 }
