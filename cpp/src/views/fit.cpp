@@ -367,8 +367,10 @@ LayoutCost layout_cost(const Estimate& estimate) {
   return cost;
 }
 
-FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
-  FitSearch search;
+namespace {
+
+// The base setup, checked where the search starts: refused or not, as estimate_memory answers.
+Estimate checked_base(const TrainingSetup& base) {
   Estimate checked = estimate_memory(base);
   // A stack that needs data parallelism (torchtitan's FSDP2, DeepSpeed's ZeRO) refuses the single
   // device the search starts from; the search chooses the layout, so the setup is checked on the
@@ -381,48 +383,65 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     const Estimate on_two = estimate_memory(probe);
     if (on_two.answer.ok()) checked = on_two;
   }
-  if (!checked.answer.ok()) {
-    search.answer = checked.answer;
-    return search;
-  }
-  const ModelShape& shape = *resolve_model(base);
-  const bool mixture = shape.num_experts > 1;
-  // t divides the routed experts' width too, for etp 0 (as t).
-  const int heads_gcd =
-      mixture ? std::gcd(tensor_parallel_widths_gcd(shape), routed_expert_width(shape))
-              : tensor_parallel_widths_gcd(shape);
-  // Expert parallelism: powers of two that divide the experts (1 for a dense model).
-  std::vector<int> expert_degrees;
-  for (int ep = 1; ep <= std::min(shape.num_experts, kMaxExpertParallel); ep *= 2) {
-    if (shape.num_experts % ep == 0) expert_degrees.push_back(ep);
-  }
+  return checked;
+}
 
-  // Every layout to try, d aside, with the fewest devices it can take.
-  struct Trial {
-    ParallelLayout layout;
-    Recompute recompute;
-    Offload offload;
-    double min_devices;
-  };
+// The degrees and choices the search combines, d aside.
+struct CandidateDegrees {
+  std::vector<int> tensor;               // t: the divisors of the widths it splits
+  std::vector<PipelineChoice> pipeline;  // p, and its uneven split (pipeline_choices)
+  std::vector<int> context;              // c: the powers of two dividing the sequence
+  std::vector<int> expert;               // ep: the powers of two dividing the experts
+  std::vector<Offload> offloads;         // the base's, and the others where the host can hold them
+};
+
+CandidateDegrees candidate_degrees(const TrainingSetup& base, const ModelShape& shape) {
+  CandidateDegrees degrees;
+  // t divides the routed experts' width too, for etp 0 (as t).
+  const int heads_gcd = shape.num_experts > 1 ? std::gcd(tensor_parallel_widths_gcd(shape),
+                                                         routed_expert_width(shape))
+                                              : tensor_parallel_widths_gcd(shape);
+  degrees.tensor = divisors_up_to(heads_gcd, kMaxTensorParallel);
+  degrees.pipeline = pipeline_choices(shape.num_layers);
+  for (int c = 1; c <= kMaxContextParallel && base.sequence_length % c == 0; c *= 2) {
+    degrees.context.push_back(c);
+  }
+  // Expert parallelism: powers of two that divide the experts (1 for a dense model).
+  for (int ep = 1; ep <= std::min(shape.num_experts, kMaxExpertParallel); ep *= 2) {
+    if (shape.num_experts % ep == 0) degrees.expert.push_back(ep);
+  }
   // Offloading too, where the reader has given the host's memory to hold it and chosen none
   // (a chosen offload is kept), under a stack that offloads.
-  std::vector<Offload> offloads = {base.offload};
+  degrees.offloads = {base.offload};
   if (base.host_capacity_gb > 0 && base.offload == Offload::kNone &&
       stack_row(base.stack).offloading && !base.optimizer_in_backward) {
-    offloads.push_back(Offload::kOptimizer);
-    offloads.push_back(Offload::kOptimizerAndWeights);
+    degrees.offloads.push_back(Offload::kOptimizer);
+    degrees.offloads.push_back(Offload::kOptimizerAndWeights);
   }
+  return degrees;
+}
+
+// A layout to try, d aside, with the fewest devices it can take.
+struct Trial {
+  ParallelLayout layout;
+  Recompute recompute;
+  Offload offload;
+  double min_devices;
+};
+
+// Every combination of the candidate degrees, every ZeRO stage and every recomputation choice.
+std::vector<Trial> layouts_to_try(const CandidateDegrees& degrees, bool mixture) {
   std::vector<Trial> trials;
-  for (int t : divisors_up_to(heads_gcd, kMaxTensorParallel)) {
+  for (int t : degrees.tensor) {
     // etp as t (0), and for a mixture with t above 1 also 1: each expert whole, Megatron-LM's
     // advice for fine-grained experts.
     std::vector<int> expert_tensor_degrees = {0};
     if (mixture && t > 1) expert_tensor_degrees.push_back(1);
-    for (const PipelineChoice& pipeline : pipeline_choices(shape.num_layers)) {
-      for (int c = 1; c <= kMaxContextParallel && base.sequence_length % c == 0; c *= 2) {
+    for (const PipelineChoice& pipeline : degrees.pipeline) {
+      for (int c : degrees.context) {
         for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
           for (std::size_t recompute = 0; recompute < choices<Recompute>().size(); ++recompute) {
-            for (int ep : expert_degrees) {
+            for (int ep : degrees.expert) {
               for (int etp : expert_tensor_degrees) {
                 ParallelLayout layout;
                 layout.expert_parallel = ep;
@@ -434,7 +453,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
                 layout.pipeline_last_stage_layers = pipeline.last_layers;
                 layout.context_parallel = c;
                 layout.zero_stage = zero;
-                for (const Offload offload : offloads) {
+                for (const Offload offload : degrees.offloads) {
                   trials.push_back(
                       {layout, static_cast<Recompute>(recompute), offload,
                        devices_but_data_parallel(layout) * smallest_data_parallel(layout)});
@@ -446,14 +465,23 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
       }
     }
   }
+  return trials;
+}
 
+// What trying the layouts found: those that fit, each at its smallest d, and every setup tried.
+struct Tried {
+  std::vector<Ranked> fitting;
+  std::vector<TrainingSetup> setups;
+};
+
+// Each trial at the smallest d that fits on the fewest devices a listed layout may take.
+Tried try_layouts(const TrainingSetup& base, std::vector<Trial> trials) {
   // Fewest devices first, so that once a layout fits, those that cannot come within a node of it
-  // (the most a cheaper layout may take, below) are not estimated at all.
+  // (the most a cheaper layout may take, list_layouts) are not estimated at all.
   std::stable_sort(trials.begin(), trials.end(), [](const Trial& left, const Trial& right) {
     return left.min_devices < right.min_devices;
   });
-  std::vector<Ranked> fitting;
-  std::vector<TrainingSetup> layouts_tried;
+  Tried tried;
   double most_devices_listed = kMaxDevices;
   for (const Trial& trial : trials) {
     if (trial.min_devices > most_devices_listed) break;
@@ -464,31 +492,34 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     const Candidate candidate = smallest_data_parallel_that_fits(setup, most_devices_listed);
     // What it offloads must fit in the host's memory too.
     if (candidate.fits && candidate.estimate.host_fits) {
-      fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
+      tried.fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
       most_devices_listed =
           std::min(most_devices_listed, candidate.estimate.num_devices + kDevicesPerNode);
     }
-    layouts_tried.push_back(setup);
+    tried.setups.push_back(setup);
   }
+  return tried;
+}
 
-  if (fitting.empty()) {
-    // A stack that runs on one device has no other layout to try.
-    const StackRow& row = stack_row(base.stack);
-    search.why_not_fewer =
-        row.single_device
-            ? "It does not fit on one " + checked.device.short_name + ", and the " +
-                  choice_name(base.stack) +
-                  " stack runs on one alone; a stack that spreads it (torchtitan, DeepSpeed, "
-                  "Megatron-LM) can use more."
-            : "No layout of up to " + format_count(kMaxDevices) + " " + checked.device.short_name +
-                  "s fits this micro-batch.";
-    return search;
-  }
-  // The layouts on the fewest devices, and those on up to a node more that take less device time
-  // a step than the cheapest on the fewest: a few more devices can save more than they cost, as
-  // expert parallelism does for a mixture that ZeRO-3 would gather whole. Least device time first,
-  // which among equally many devices is the cheapest first; the cheapest on the fewest always
-  // among those listed.
+// Why no layout fits, where none does.
+std::string why_nothing_fits(const TrainingSetup& base, const Estimate& checked) {
+  // A stack that runs on one device has no other layout to try.
+  const StackRow& row = stack_row(base.stack);
+  return row.single_device
+             ? "It does not fit on one " + checked.device.short_name + ", and the " +
+                   choice_name(base.stack) +
+                   " stack runs on one alone; a stack that spreads it (torchtitan, DeepSpeed, "
+                   "Megatron-LM) can use more."
+             : "No layout of up to " + format_count(kMaxDevices) + " " + checked.device.short_name +
+                   "s fits this micro-batch.";
+}
+
+// The layouts on the fewest devices, and those on up to a node more that take less device time
+// a step than the cheapest on the fewest: a few more devices can save more than they cost, as
+// expert parallelism does for a mixture that ZeRO-3 would gather whole. Least device time first,
+// which among equally many devices is the cheapest first; the cheapest on the fewest always
+// among those listed. Fills the search's fewest devices, layouts and costs.
+void list_layouts(std::vector<Ranked> fitting, int max_layouts, FitSearch& search) {
   std::sort(fitting.begin(), fitting.end(), fewer_devices_then_cheaper);
   const Ranked cheapest_on_fewest = fitting.front();
   search.fewest_devices = cheapest_on_fewest.estimate.num_devices;
@@ -523,8 +554,11 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     search.layouts.push_back(ranked.estimate);
     search.costs.push_back(ranked.cost);
   }
+}
 
-  // Why not fewer: each tried layout at the largest d that stays below the fewest count.
+// Why not fewer: each tried layout at the largest d that stays below the fewest count. Fills the
+// search's best smaller layout and its words.
+void explain_why_not_fewer(const std::vector<TrainingSetup>& layouts_tried, FitSearch& search) {
   for (TrainingSetup setup : layouts_tried) {
     const double others = static_cast<double>(setup.layout.tensor_parallel) *
                           setup.layout.pipeline_parallel * setup.layout.context_parallel;
@@ -538,17 +572,37 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
       search.has_best_smaller = true;
     }
   }
-  if (search.has_best_smaller) {
-    const Estimate& best = search.best_smaller;
-    search.why_not_fewer = "With fewer than " + format_count(search.fewest_devices) +
-                           " devices nothing fits: the leanest layout, on " +
-                           format_count(best.num_devices) +
-                           (best.num_devices == 1 ? " device" : " devices") + ", still needs " +
-                           format_bytes(best.bytes.total()) +
-                           " on its most loaded device, over the " + usable_text(best) + ".";
-  } else {
+  if (!search.has_best_smaller) {
     search.why_not_fewer = "One device is the fewest there can be.";
+    return;
   }
+  const Estimate& best = search.best_smaller;
+  search.why_not_fewer = "With fewer than " + format_count(search.fewest_devices) +
+                         " devices nothing fits: the leanest layout, on " +
+                         format_count(best.num_devices) +
+                         (best.num_devices == 1 ? " device" : " devices") + ", still needs " +
+                         format_bytes(best.bytes.total()) +
+                         " on its most loaded device, over the " + usable_text(best) + ".";
+}
+
+}  // namespace
+
+FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
+  FitSearch search;
+  const Estimate checked = checked_base(base);
+  if (!checked.answer.ok()) {
+    search.answer = checked.answer;
+    return search;
+  }
+  const ModelShape& shape = *resolve_model(base);
+  const CandidateDegrees degrees = candidate_degrees(base, shape);
+  Tried tried = try_layouts(base, layouts_to_try(degrees, shape.num_experts > 1));
+  if (tried.fitting.empty()) {
+    search.why_not_fewer = why_nothing_fits(base, checked);
+    return search;
+  }
+  list_layouts(std::move(tried.fitting), max_layouts, search);
+  explain_why_not_fewer(tried.setups, search);
   return search;
 }
 
