@@ -2,6 +2,8 @@
 // one (docs/activations.md derives each).
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "activations/layer.hpp"
 #include "trainmem/activations.hpp"
@@ -27,6 +29,384 @@ SavedTensor saved_tensor(Words id, Words name, Words saved_by, Words elements,
           elements_per_token * dtype_bytes / split};
 }
 
+// The tensors a block saves, in the order they are added.
+struct SavedTensors {
+  std::vector<SavedTensor> list;
+
+  void add(Words id, Words name, Words saved_by, Words elements, double elements_per_token,
+           double dtype_bytes, double split) {
+    list.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
+                                std::move(elements), elements_per_token, dtype_bytes, split));
+  }
+};
+
+// One Llama block under a setup and a stack: what its steps share, worked out once, and the steps
+// that add its saved tensors, each one part of the block (llama_block_tensors runs them in the
+// block's order).
+struct LlamaBlock {
+  LlamaBlock(const ModelShape& model, const TrainingSetup& training, const LayerStack& stack,
+             bool with_flash_attention);
+
+  // The steps, in the block's order.
+  void add_attention_norm(SavedTensors& saved) const;
+  void add_attention_input(SavedTensors& saved) const;
+  void add_latent_queries_keys_values(SavedTensors& saved) const;
+  void add_queries_keys_values(SavedTensors& saved) const;
+  void add_attention_scores(SavedTensors& saved) const;
+  void add_attention_output(SavedTensors& saved) const;
+  void add_residual_dropout_mask(SavedTensors& saved, const Words& id, const Words& name) const;
+  void add_attention_output_before_all_to_all(SavedTensors& saved) const;
+  void add_further_norm(SavedTensors& saved, int number) const;
+  void add_mlp_norm(SavedTensors& saved) const;
+  void add_mlp_input(SavedTensors& saved) const;
+  void add_mlp(SavedTensors& saved) const;
+  void add_shared_experts(SavedTensors& saved) const;
+
+  // What the steps share.
+  void add_norm(SavedTensors& saved, const Words& id, const Words& name) const;
+  void add_norm_statistics(SavedTensors& saved, const Words& id, const Words& name) const;
+  void exchange_last(SavedTensors& saved, std::size_t count, Exchange way) const;
+  Words attention_keeper(const char* without_flash_attention) const;
+  Words linear_input(const Words& name) const;
+
+  // Worked out once, by the constructor, which says why each is so.
+  const ModelShape& shape;
+  const TrainingSetup& setup;
+  bool flash_attention = false;
+  double h = 0;         // the hidden size
+  double a = 0;         // attention heads
+  double k = 0;         // key/value heads
+  double d = 0;         // a head's width
+  double f = 0;         // the MLP's width, or each routed expert's
+  double shared_f = 0;  // the shared experts' width (0: none)
+  double s = 0;         // the sequence's tokens
+  double top_k = 1;     // routed copies per token
+  bool routed_copies = false;
+  Words top_k_text;              // " × 8 experts", "" without routed copies
+  double whole = 1;              // the split of what sits between the blocks: 1 or t
+  double projections_input = 1;  // the split of the projections' saved input: 1 or whole
+  Words gathered_text;
+  double by_heads = 1;         // the attention heads' split (and the MLP's width): t
+  double by_expert_width = 1;  // the routed experts' width's split: etp, or t
+  bool selective = false;
+  bool keys_repeated = false;
+  bool layer_norm = false;
+  Words norm_kind;
+  bool parallel = false;
+  bool one_norm_for_both = false;
+  Words after_rope;
+  bool fp8 = false;
+  double linear_input_bytes = kBf16Bytes;
+  bool exchanged = false;
+  bool flash_keeps_output = false;
+  bool all_to_all_saves_output = false;
+  Words output_elements;  // the attention output's elements per token: "a·d", "a·d_v"
+  double output_width = 0;
+  bool residual_masks = false;
+};
+
+LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
+                       const LayerStack& stack, bool with_flash_attention)
+    : shape(model), setup(training), flash_attention(with_flash_attention) {
+  const ParallelLayout& layout = setup.layout;
+  const double t = layout.tensor_parallel;
+  h = shape.hidden_size;
+  a = shape.num_attention_heads;
+  k = shape.num_key_value_heads;
+  d = head_dim_of(shape);
+  // Each routed expert's width (moe_intermediate_size), or the dense MLP's.
+  f = shape.num_experts > 1 ? routed_expert_width(shape) : shape.ffn_hidden_size;
+  shared_f = shape.num_experts > 1 ? shape.shared_expert_ffn_hidden_size : 0;
+  s = setup.sequence_length;
+  // Routed copies per token: top-k, times the capacity factor when buffers are padded to it.
+  const double capacity =
+      shape.num_experts > 1 && setup.capacity_factor > 0 ? setup.capacity_factor : 1;
+  top_k = shape.num_experts_per_token * capacity;
+  routed_copies = shape.num_experts_per_token > 1 || capacity != 1;
+
+  // Megatron-LM's split: what sits between the blocks (norms, their outputs, the residual
+  // stream) is whole on every tensor-parallel rank unless sequence parallelism splits it; the
+  // attention heads and the MLP's width are split over t.
+  whole = layout.sequence_parallel ? t : 1;
+  // DTensor's sequence parallelism (torchtitan) saves the all-gathered norm outputs that the
+  // projections read, whole on every rank (stack_rows.hpp, dtensor_tensor_parallel).
+  const bool gathered = stack.saves_gathered_inputs;
+  projections_input = gathered ? 1 : whole;
+  gathered_text = gathered ? ", all-gathered (DTensor)" : "";
+  by_heads = t;
+  // A mixture's routed experts split their width over etp (t unless set); the shared experts,
+  // like a dense MLP, over t.
+  by_expert_width = shape.num_experts > 1 ? expert_tensor_parallel_of(layout) : by_heads;
+  // A rebuilt layer (full recomputation) saves what a layer saves with no recomputation.
+  selective = setup.recompute == Recompute::kSelective;
+  // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
+  // recomputing the core attention (selective) saves them before the repeat.
+  keys_repeated = !flash_attention && !selective;
+  top_k_text =
+      routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
+  if (capacity != 1) top_k_text += " × capacity factor " + shortest_decimal(capacity);
+
+  // RMSNorm saves its input and 1/RMS; LayerNorm (the GPT-style blocks' norms, with biases) its
+  // input, mean and 1/σ (PyTorch's native_layer_norm and the fused kernels alike). A parallel
+  // block's MLP norm reads the layer's input, which the attention norm has saved already.
+  layer_norm = shape.norm_bias;
+  norm_kind = layer_norm ? "LayerNorm" : "RMSNorm";
+  parallel = shape.parallel_attention_mlp;
+  // Phi's one norm feeds both attention and the MLP: the MLP saves no norm of its own and reads
+  // the tensor Q, K and V saved.
+  one_norm_for_both = parallel && shape.norms_per_layer == 1;
+  // Learned positions are added to the embedding; rotary ones are applied to Q and K.
+  after_rope = shape.num_position_embeddings > 0 ? "" : " after RoPE";
+  // FP8 training (fp8.hpp): each linear layer saves its input as the FP8 tensor it cast it to, a
+  // copy of its own; FlashAttention, the norms, the activation's input and the router stay BF16.
+  fp8 = stack.transformer_engine_fp8;
+  linear_input_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
+
+  // Under context parallelism over all-to-all, FlashAttention keeps Q, K and V as the all-to-all
+  // made them, and the output projection the output as the one back made it.
+  all_to_all_saves_output = cp_all_to_all_saves_output(setup);
+  exchanged = flash_attention && !selective && all_to_all_saves_output;
+  flash_keeps_output = flash_attention && !selective;
+  // Latent attention's values are d_v wide per head (add_latent_queries_keys_values).
+  output_elements = latent_attention(shape) ? "a·d_v" : "a·d";
+  output_width = latent_attention(shape) ? a * shape.v_head_dim : a * d;
+  residual_masks = residual_dropout(shape, setup, kLlamaBlockDropsOut);
+}
+
+// RMSNorm's input and 1/RMS, or LayerNorm's input, mean and 1/σ (the constructor says whose).
+void LlamaBlock::add_norm(SavedTensors& saved, const Words& id, const Words& name) const {
+  saved.add(id + "-input", name + "'s input", norm_kind, "h", h, kBf16Bytes, whole);
+  add_norm_statistics(saved, id, name);
+}
+
+void LlamaBlock::add_norm_statistics(SavedTensors& saved, const Words& id,
+                                     const Words& name) const {
+  if (layer_norm) saved.add(id + "-mean", name + "'s mean", norm_kind, "1", 1, kFp32Bytes, whole);
+  saved.add(id + "-rstd", name + (layer_norm ? "'s 1/σ" : "'s 1/RMS"), norm_kind, "1", 1,
+            kFp32Bytes, whole);
+}
+
+// Marks the last `count` tensors as made by context parallelism's all-to-all, where it makes them.
+void LlamaBlock::exchange_last(SavedTensors& saved, std::size_t count, Exchange way) const {
+  for (std::size_t index = 0; exchanged && index < count; ++index) {
+    saved.list[saved.list.size() - 1 - index].exchange = way;
+  }
+}
+
+// Who keeps Q, K and V: FlashAttention, the two matmuls without it, or, under selective
+// recomputation, the core attention, which keeps only its inputs to run again.
+Words LlamaBlock::attention_keeper(const char* without_flash_attention) const {
+  if (selective) return "the core attention, to recompute it";
+  return flash_attention ? "FlashAttention" : without_flash_attention;
+}
+
+// A linear layer's saved input, named as FP8 where it keeps an FP8 copy.
+Words LlamaBlock::linear_input(const Words& name) const { return fp8 ? name + ", in FP8" : name; }
+
+void LlamaBlock::add_attention_norm(SavedTensors& saved) const {
+  add_norm(saved, "attention-norm", "Attention norm");
+}
+
+// The norm's output, which the Q, K and V projections read.
+void LlamaBlock::add_attention_input(SavedTensors& saved) const {
+  // Latent attention's query and key/value projections are two linear layers: under FP8 each
+  // keeps an FP8 copy of the norm's output.
+  const bool two_copies = fp8 && latent_attention(shape);
+  saved.add("qkv-input",
+            linear_input(two_copies ? "Attention norm's output, a copy for each of the query's "
+                                      "and the key/value's projection"
+                                    : "Attention norm's output" + gathered_text),
+            "Q, K and V projections (one tensor for the three)", two_copies ? "2·h" : "h",
+            two_copies ? 2 * h : h, linear_input_bytes, projections_input);
+}
+
+void LlamaBlock::add_latent_queries_keys_values(SavedTensors& saved) const {
+  // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, equations 9 to 19;
+  // transformers' DeepseekV3Attention): the down-projections' outputs, the compressed latents,
+  // pass through RMSNorms (q_a_layernorm, kv_a_layernorm), which save them and 1/RMS, and into
+  // the up-projections, which save the norms' outputs. The down-projections are whole on every
+  // TP rank (Megatron-LM's MLASelfAttention), so are their latents. Queries and keys are
+  // d_nope + d_rope wide per head: the rotary key, one per token, is repeated to every head.
+  const double qk_head_dim = static_cast<double>(shape.qk_nope_head_dim) + shape.qk_rope_head_dim;
+  const double v_head_dim = shape.v_head_dim;
+  const auto add_latent = [&](const Words& id, const Words& name, double rank,
+                              const Words& rank_text, const Words& up) {
+    saved.add(id + "-norm-input", name + " latent (RMSNorm's input)", "RMSNorm", rank_text, rank,
+              kBf16Bytes, 1);
+    saved.add(id + "-norm-rstd", name + " latent's 1/RMS", "RMSNorm", "1", 1, kFp32Bytes, 1);
+    saved.add(id + "-latent", linear_input(name + " latent, normed"), up, rank_text, rank,
+              linear_input_bytes, 1);
+  };
+  if (shape.q_lora_rank > 0) {
+    add_latent("query", "Query", shape.q_lora_rank, "r_q", "the query up-projection (q_b_proj)");
+  }
+  add_latent("key-value", "Key/value", shape.kv_lora_rank, "r_kv",
+             "the key/value up-projection (kv_b_proj)");
+  saved.add("query", "Queries, the rotary part after RoPE", attention_keeper("the scores' matmul"),
+            "a·(d_nope + d_rope)", a * qk_head_dim, kBf16Bytes, by_heads);
+  saved.add("key", "Keys, the shared rotary key after RoPE repeated to every head",
+            attention_keeper("the scores' matmul"), "a·(d_nope + d_rope)", a * qk_head_dim,
+            kBf16Bytes, by_heads);
+  saved.add("value", "Values", attention_keeper("the probabilities × values matmul"), "a·d_v",
+            a * v_head_dim, kBf16Bytes, by_heads);
+  exchange_last(saved, 3, Exchange::kIntoAttention);
+}
+
+void LlamaBlock::add_queries_keys_values(SavedTensors& saved) const {
+  if (shape.qk_norm) {
+    // Qwen3's q_norm and k_norm: RMSNorms over each head's d, before RoPE; each saves its
+    // input and a 1/RMS per head.
+    saved.add("query-norm-input", "Query norm's input (Q's output)", "RMSNorm", "a·d", a * d,
+              kBf16Bytes, by_heads);
+    saved.add("query-norm-rstd", "Query norm's 1/RMS, per head", "RMSNorm", "a", a, kFp32Bytes,
+              by_heads);
+    saved.add("key-norm-input", "Key norm's input (K's output)", "RMSNorm", "k·d", k * d,
+              kBf16Bytes, by_heads);
+    saved.add("key-norm-rstd", "Key norm's 1/RMS, per head", "RMSNorm", "k", k, kFp32Bytes,
+              by_heads);
+  }
+  saved.add("query", "Queries" + after_rope, attention_keeper("the scores' matmul"), "a·d", a * d,
+            kBf16Bytes, by_heads);
+  const Words kv_elements = keys_repeated ? "a·d" : "k·d";
+  const double kv_width = (keys_repeated ? a : k) * d;
+  saved.add("key", "Keys" + after_rope + (keys_repeated ? ", repeated to every head" : ""),
+            attention_keeper("the scores' matmul"), kv_elements, kv_width, kBf16Bytes, by_heads);
+  saved.add("value", keys_repeated ? "Values, repeated to every head" : "Values",
+            attention_keeper("the probabilities × values matmul"), kv_elements, kv_width,
+            kBf16Bytes, by_heads);
+  exchange_last(saved, 3, Exchange::kIntoAttention);
+}
+
+// What the softmax keeps: FlashAttention's log-sum-exp, or without it the probabilities (and
+// their dropout); selective recomputation keeps neither.
+void LlamaBlock::add_attention_scores(SavedTensors& saved) const {
+  if (selective) return;
+  if (flash_attention) {
+    saved.add("log-sum-exp", "Softmax log-sum-exp", "FlashAttention", "a", a, kFp32Bytes, by_heads);
+    return;
+  }
+  saved.add("probabilities", "Attention probabilities (softmax output)",
+            "softmax and the probabilities × values matmul", "a·s", a * s, kBf16Bytes, by_heads);
+  if (probability_dropout(shape, setup, kLlamaBlockDropsOut)) {
+    // Dropout on the probabilities: its mask, and the dropped copy the matmul reads.
+    saved.add("probabilities-dropout-mask", "Probabilities' dropout mask (1 byte)", "dropout",
+              "a·s", a * s, 1, by_heads);
+    saved.add("dropped-probabilities", "Dropped probabilities", "the probabilities × values matmul",
+              "a·s", a * s, kBf16Bytes, by_heads);
+  }
+}
+
+void LlamaBlock::add_attention_output(SavedTensors& saved) const {
+  if (fp8 && flash_keeps_output) {
+    // FlashAttention's backward pass reads its BF16 output; the output projection keeps its FP8
+    // copy beside it.
+    saved.add("attention-output", "Attention output", "FlashAttention", output_elements,
+              output_width, kBf16Bytes, by_heads);
+    saved.add("attention-output-fp8", "Attention output, in FP8", "the output projection",
+              output_elements, output_width, kFp8Bytes, by_heads);
+  } else {
+    saved.add(
+        "attention-output", linear_input("Attention output"),
+        flash_keeps_output ? "FlashAttention and the output projection" : "the output projection",
+        output_elements, output_width, linear_input_bytes, by_heads);
+    exchange_last(saved, 1, Exchange::kOutOfAttention);
+  }
+}
+
+// Residual dropout's 1-byte mask, after the attention and after the MLP.
+void LlamaBlock::add_residual_dropout_mask(SavedTensors& saved, const Words& id,
+                                           const Words& name) const {
+  if (residual_masks) saved.add(id, name, "dropout", "h", h, 1, whole);
+}
+
+void LlamaBlock::add_attention_output_before_all_to_all(SavedTensors& saved) const {
+  if (flash_keeps_output && all_to_all_saves_output) {
+    saved.add("attention-output-before-all-to-all", "Attention output before its all-to-all",
+              "Transformer Engine's context-parallel all-to-all (TE 2.8 on)", output_elements,
+              output_width, kBf16Bytes, by_heads);
+  }
+}
+
+// Norms past the two pre-norms save their inputs and 1/RMS as the pre-norms do: Gemma 2's
+// post-attention norm after the attention, its post-MLP norm (and any further one) after the MLP.
+void LlamaBlock::add_further_norm(SavedTensors& saved, int number) const {
+  const Words name = number == 3   ? "Post-attention norm"
+                     : number == 4 ? "Post-MLP norm"
+                                   : "Norm " + std::to_string(number);
+  add_norm(saved, "norm-" + std::to_string(number), name);
+}
+
+void LlamaBlock::add_mlp_norm(SavedTensors& saved) const {
+  if (one_norm_for_both) return;
+  if (parallel) {
+    add_norm_statistics(saved, "mlp-norm", "MLP norm");
+  } else {
+    add_norm(saved, "mlp-norm", "MLP norm");
+  }
+}
+
+// The norm's output: the router's, and the MLP's or each routed expert's copy of it.
+void LlamaBlock::add_mlp_input(SavedTensors& saved) const {
+  // The router reads the norm's BF16 output; under FP8 the experts keep FP8 copies of their own.
+  if (routed_copies || (fp8 && shape.num_experts > 1)) {
+    saved.add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
+  }
+  const Words mlp_input_readers = shape.gated_mlp ? "gate and up projections" : "up projection";
+  if (routed_copies) {
+    saved.add("mlp-input", linear_input("Experts' inputs (the norm's output" + top_k_text + ")"),
+              mlp_input_readers, "h·top-k", h * top_k, linear_input_bytes, whole);
+  } else if (!one_norm_for_both || fp8) {
+    // Phi's MLP reads the tensor Q, K and V saved, but under FP8 keeps an FP8 copy of its own.
+    saved.add("mlp-input", linear_input("MLP norm's output" + gathered_text), mlp_input_readers,
+              "h", h, linear_input_bytes, projections_input);
+  }
+}
+
+// The MLP's own tensors, or the routed experts', top-k copies of them.
+void LlamaBlock::add_mlp(SavedTensors& saved) const {
+  const Words width_name = shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
+  const Words ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
+  if (shape.gated_mlp) {
+    saved.add("gate-output", "Gate projection's output" + top_k_text,
+              "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k,
+              kBf16Bytes, by_expert_width);
+    saved.add("up-output", "Up projection's output" + top_k_text, "the fused activation × up",
+              ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
+    saved.add("product", linear_input("Activation × up" + top_k_text), "down projection",
+              ffn_elements, f * top_k, linear_input_bytes, by_expert_width);
+  } else {
+    // A plain MLP: the activation (GELU, ReLU) keeps its input, the down projection its output.
+    saved.add("up-output", "Up projection's output" + top_k_text, "the activation (GELU, ReLU)",
+              ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
+    saved.add("activation-output", linear_input("Activation's output" + top_k_text),
+              "down projection", ffn_elements, f * top_k, linear_input_bytes, by_expert_width);
+  }
+}
+
+void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
+  if (shared_f <= 0) return;
+  // The shared experts' one MLP reads the norm's output that the router saved, and saves what
+  // a dense gated MLP saves (DeepseekV3MoE's shared_experts, Qwen2-MoE's shared_expert); under
+  // FP8 it keeps an FP8 copy of its input of its own.
+  if (fp8) {
+    saved.add("shared-input", "Shared experts' input (the norm's output), in FP8",
+              "the shared experts' gate and up projections", "h", h, kFp8Bytes, whole);
+  }
+  saved.add("shared-gate-output", "Shared experts' gate projection output",
+            "the fused activation × up", "f_s", shared_f, kBf16Bytes, by_heads);
+  saved.add("shared-up-output", "Shared experts' up projection output", "the fused activation × up",
+            "f_s", shared_f, kBf16Bytes, by_heads);
+  saved.add("shared-product", linear_input("Shared experts' activation × up"), "down projection",
+            "f_s", shared_f, linear_input_bytes, by_heads);
+  if (shape.shared_expert_gate) {
+    // Qwen2-MoE: sigmoid(shared_expert_gate(x)) · shared_expert(x) saves both factors.
+    saved.add("shared-output", "Shared expert's output", "the product with its gate", "h", h,
+              kBf16Bytes, whole);
+    saved.add("shared-gate", "Shared expert's sigmoid gate", "the product with its gate", "1", 1,
+              kBf16Bytes, whole);
+  }
+}
+
 }  // namespace
 
 Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layout,
@@ -38,278 +418,36 @@ Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layo
 
 std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const TrainingSetup& setup,
                                              const LayerStack& stack, bool flash_attention) {
-  const ParallelLayout& layout = setup.layout;
-  const double t = layout.tensor_parallel;
-  const double h = shape.hidden_size;
-  const double a = shape.num_attention_heads;
-  const double k = shape.num_key_value_heads;
-  const double d = head_dim_of(shape);
-  // Each routed expert's width (moe_intermediate_size), or the dense MLP's.
-  const double f = shape.num_experts > 1 ? routed_expert_width(shape) : shape.ffn_hidden_size;
-  const double shared_f = shape.num_experts > 1 ? shape.shared_expert_ffn_hidden_size : 0;
-  const double s = setup.sequence_length;
-  // Routed copies per token: top-k, times the capacity factor when buffers are padded to it.
-  const double capacity =
-      shape.num_experts > 1 && setup.capacity_factor > 0 ? setup.capacity_factor : 1;
-  const double top_k = shape.num_experts_per_token * capacity;
-  const bool routed_copies = shape.num_experts_per_token > 1 || capacity != 1;
-
-  // Megatron-LM's split: what sits between the blocks (norms, their outputs, the residual
-  // stream) is whole on every tensor-parallel rank unless sequence parallelism splits it; the
-  // attention heads and the MLP's width are split over t.
-  const double whole = layout.sequence_parallel ? t : 1;
-  // DTensor's sequence parallelism (torchtitan) saves the all-gathered norm outputs that the
-  // projections read, whole on every rank (stack_rows.hpp, dtensor_tensor_parallel).
-  const bool gathered = stack.saves_gathered_inputs;
-  const double projections_input = gathered ? 1 : whole;
-  const Words gathered_text = gathered ? ", all-gathered (DTensor)" : "";
-  const double by_heads = t;
-  // A mixture's routed experts split their width over etp (t unless set); the shared experts,
-  // like a dense MLP, over t.
-  const double by_expert_width =
-      shape.num_experts > 1 ? expert_tensor_parallel_of(layout) : by_heads;
-  // A rebuilt layer (full recomputation) saves what a layer saves with no recomputation.
-  const bool selective = setup.recompute == Recompute::kSelective;
-  // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
-  // recomputing the core attention (selective) saves them before the repeat.
-  const bool keys_repeated = !flash_attention && !selective;
-  Words top_k_text =
-      routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
-  if (capacity != 1) top_k_text += " × capacity factor " + shortest_decimal(capacity);
-
-  std::vector<SavedTensor> tensors;
-  const auto add = [&tensors](Words id, Words name, Words saved_by, Words elements,
-                              double elements_per_token, double dtype_bytes, double split) {
-    tensors.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
-                                   std::move(elements), elements_per_token, dtype_bytes, split));
-  };
-  // RMSNorm saves its input and 1/RMS; LayerNorm (the GPT-style blocks' norms, with biases) its
-  // input, mean and 1/σ (PyTorch's native_layer_norm and the fused kernels alike). A parallel
-  // block's MLP norm reads the layer's input, which the attention norm has saved already.
-  const bool layer_norm = shape.norm_bias;
-  const Words norm_kind = layer_norm ? "LayerNorm" : "RMSNorm";
-  const auto add_norm_statistics = [&](const Words& id, const Words& name) {
-    if (layer_norm) add(id + "-mean", name + "'s mean", norm_kind, "1", 1, kFp32Bytes, whole);
-    add(id + "-rstd", name + (layer_norm ? "'s 1/σ" : "'s 1/RMS"), norm_kind, "1", 1, kFp32Bytes,
-        whole);
-  };
-  const auto add_norm = [&](const Words& id, const Words& name) {
-    add(id + "-input", name + "'s input", norm_kind, "h", h, kBf16Bytes, whole);
-    add_norm_statistics(id, name);
-  };
-  const bool parallel = shape.parallel_attention_mlp;
-  // Phi's one norm feeds both attention and the MLP: the MLP saves no norm of its own and reads
-  // the tensor Q, K and V saved.
-  const bool one_norm_for_both = parallel && shape.norms_per_layer == 1;
-  // Learned positions are added to the embedding; rotary ones are applied to Q and K.
-  const Words after_rope = shape.num_position_embeddings > 0 ? "" : " after RoPE";
-  // FP8 training (fp8.hpp): each linear layer saves its input as the FP8 tensor it cast it to, a
-  // copy of its own; FlashAttention, the norms, the activation's input and the router stay BF16.
-  const bool fp8 = stack.transformer_engine_fp8;
-  const double linear_input_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
-  const auto linear_input = [fp8](const Words& name) -> Words {
-    return fp8 ? name + ", in FP8" : name;
-  };
-
+  const LlamaBlock block(shape, setup, stack, flash_attention);
+  SavedTensors saved;
   // Attention.
-  add_norm("attention-norm", "Attention norm");
-  // Under context parallelism over all-to-all, FlashAttention keeps Q, K and V as the all-to-all
-  // made them, and the output projection the output as the one back made it.
-  const bool exchanged = flash_attention && !selective && cp_all_to_all_saves_output(setup);
-  const auto exchange_last = [&tensors, exchanged](std::size_t count, Exchange way) {
-    for (std::size_t index = 0; exchanged && index < count; ++index) {
-      tensors[tensors.size() - 1 - index].exchange = way;
-    }
-  };
-  // Latent attention's query and key/value projections are two linear layers: under FP8 each
-  // keeps an FP8 copy of the norm's output.
-  const bool two_copies = fp8 && latent_attention(shape);
-  add("qkv-input",
-      linear_input(two_copies ? "Attention norm's output, a copy for each of the query's and the "
-                                "key/value's projection"
-                              : "Attention norm's output" + gathered_text),
-      "Q, K and V projections (one tensor for the three)", two_copies ? "2·h" : "h",
-      two_copies ? 2 * h : h, linear_input_bytes, projections_input);
-  // Who keeps Q, K and V: FlashAttention, the two matmuls without it, or, under selective
-  // recomputation, the core attention, which keeps only its inputs to run again.
-  const auto attention_keeper = [&](const char* without_flash_attention) -> Words {
-    if (selective) return "the core attention, to recompute it";
-    return flash_attention ? "FlashAttention" : without_flash_attention;
-  };
-  Words output_elements = "a·d";
-  double output_width = a * d;
+  block.add_attention_norm(saved);
+  block.add_attention_input(saved);
   if (latent_attention(shape)) {
-    // Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434, equations 9 to 19;
-    // transformers' DeepseekV3Attention): the down-projections' outputs, the compressed latents,
-    // pass through RMSNorms (q_a_layernorm, kv_a_layernorm), which save them and 1/RMS, and into
-    // the up-projections, which save the norms' outputs. The down-projections are whole on every
-    // TP rank (Megatron-LM's MLASelfAttention), so are their latents. Queries and keys are
-    // d_nope + d_rope wide per head: the rotary key, one per token, is repeated to every head.
-    const double qk_head_dim = static_cast<double>(shape.qk_nope_head_dim) + shape.qk_rope_head_dim;
-    const double v_head_dim = shape.v_head_dim;
-    const auto add_latent = [&](const Words& id, const Words& name, double rank,
-                                const Words& rank_text, const Words& up) {
-      add(id + "-norm-input", name + " latent (RMSNorm's input)", "RMSNorm", rank_text, rank,
-          kBf16Bytes, 1);
-      add(id + "-norm-rstd", name + " latent's 1/RMS", "RMSNorm", "1", 1, kFp32Bytes, 1);
-      add(id + "-latent", linear_input(name + " latent, normed"), up, rank_text, rank,
-          linear_input_bytes, 1);
-    };
-    if (shape.q_lora_rank > 0) {
-      add_latent("query", "Query", shape.q_lora_rank, "r_q", "the query up-projection (q_b_proj)");
-    }
-    add_latent("key-value", "Key/value", shape.kv_lora_rank, "r_kv",
-               "the key/value up-projection (kv_b_proj)");
-    add("query", "Queries, the rotary part after RoPE", attention_keeper("the scores' matmul"),
-        "a·(d_nope + d_rope)", a * qk_head_dim, kBf16Bytes, by_heads);
-    add("key", "Keys, the shared rotary key after RoPE repeated to every head",
-        attention_keeper("the scores' matmul"), "a·(d_nope + d_rope)", a * qk_head_dim, kBf16Bytes,
-        by_heads);
-    add("value", "Values", attention_keeper("the probabilities × values matmul"), "a·d_v",
-        a * v_head_dim, kBf16Bytes, by_heads);
-    exchange_last(3, Exchange::kIntoAttention);
-    output_elements = "a·d_v";
-    output_width = a * v_head_dim;
+    block.add_latent_queries_keys_values(saved);
   } else {
-    if (shape.qk_norm) {
-      // Qwen3's q_norm and k_norm: RMSNorms over each head's d, before RoPE; each saves its
-      // input and a 1/RMS per head.
-      add("query-norm-input", "Query norm's input (Q's output)", "RMSNorm", "a·d", a * d,
-          kBf16Bytes, by_heads);
-      add("query-norm-rstd", "Query norm's 1/RMS, per head", "RMSNorm", "a", a, kFp32Bytes,
-          by_heads);
-      add("key-norm-input", "Key norm's input (K's output)", "RMSNorm", "k·d", k * d, kBf16Bytes,
-          by_heads);
-      add("key-norm-rstd", "Key norm's 1/RMS, per head", "RMSNorm", "k", k, kFp32Bytes, by_heads);
-    }
-    add("query", "Queries" + after_rope, attention_keeper("the scores' matmul"), "a·d", a * d,
-        kBf16Bytes, by_heads);
-    const Words kv_elements = keys_repeated ? "a·d" : "k·d";
-    const double kv_width = (keys_repeated ? a : k) * d;
-    add("key", "Keys" + after_rope + (keys_repeated ? ", repeated to every head" : ""),
-        attention_keeper("the scores' matmul"), kv_elements, kv_width, kBf16Bytes, by_heads);
-    add("value", keys_repeated ? "Values, repeated to every head" : "Values",
-        attention_keeper("the probabilities × values matmul"), kv_elements, kv_width, kBf16Bytes,
-        by_heads);
-    exchange_last(3, Exchange::kIntoAttention);
+    block.add_queries_keys_values(saved);
   }
-  if (!selective) {
-    if (flash_attention) {
-      add("log-sum-exp", "Softmax log-sum-exp", "FlashAttention", "a", a, kFp32Bytes, by_heads);
-    } else {
-      add("probabilities", "Attention probabilities (softmax output)",
-          "softmax and the probabilities × values matmul", "a·s", a * s, kBf16Bytes, by_heads);
-      if (probability_dropout(shape, setup, kLlamaBlockDropsOut)) {
-        // Dropout on the probabilities: its mask, and the dropped copy the matmul reads.
-        add("probabilities-dropout-mask", "Probabilities' dropout mask (1 byte)", "dropout", "a·s",
-            a * s, 1, by_heads);
-        add("dropped-probabilities", "Dropped probabilities", "the probabilities × values matmul",
-            "a·s", a * s, kBf16Bytes, by_heads);
-      }
-    }
-  }
-  const bool flash_keeps_output = flash_attention && !selective;
-  if (fp8 && flash_keeps_output) {
-    // FlashAttention's backward pass reads its BF16 output; the output projection keeps its FP8
-    // copy beside it.
-    add("attention-output", "Attention output", "FlashAttention", output_elements, output_width,
-        kBf16Bytes, by_heads);
-    add("attention-output-fp8", "Attention output, in FP8", "the output projection",
-        output_elements, output_width, kFp8Bytes, by_heads);
-  } else {
-    add("attention-output", linear_input("Attention output"),
-        flash_keeps_output ? "FlashAttention and the output projection" : "the output projection",
-        output_elements, output_width, linear_input_bytes, by_heads);
-    exchange_last(1, Exchange::kOutOfAttention);
-  }
-  if (residual_dropout(shape, setup, kLlamaBlockDropsOut)) {
-    add("attention-dropout-mask", "Dropout mask after the attention (1 byte)", "dropout", "h", h, 1,
-        whole);
-  }
-  if (flash_keeps_output && cp_all_to_all_saves_output(setup)) {
-    add("attention-output-before-all-to-all", "Attention output before its all-to-all",
-        "Transformer Engine's context-parallel all-to-all (TE 2.8 on)", output_elements,
-        output_width, kBf16Bytes, by_heads);
-  }
-
-  // Norms past the two pre-norms save their inputs and 1/RMS as the pre-norms do: Gemma 2's
-  // post-attention norm here, its post-MLP norm (and any further one) after the MLP.
-  const auto add_further_norm = [&](int number) {
-    const Words name = number == 3   ? "Post-attention norm"
-                       : number == 4 ? "Post-MLP norm"
-                                     : "Norm " + std::to_string(number);
-    add_norm("norm-" + std::to_string(number), name);
-  };
-  if (shape.norms_per_layer >= 3) add_further_norm(3);
+  block.add_attention_scores(saved);
+  block.add_attention_output(saved);
+  block.add_residual_dropout_mask(saved, "attention-dropout-mask",
+                                  "Dropout mask after the attention (1 byte)");
+  block.add_attention_output_before_all_to_all(saved);
+  if (shape.norms_per_layer >= 3) block.add_further_norm(saved, 3);
 
   // MLP, fused (Megatron-LM's bias-SwiGLU fusion, Transformer Engine's LayerNormMLP, Liger): gate
   // and up share their input and save their outputs, from which the backward pass recomputes the
   // activation and the product; down saves the product. With experts the router saves the norm's
   // output and each routed expert its own copy of it.
-  if (!one_norm_for_both) {
-    if (parallel) {
-      add_norm_statistics("mlp-norm", "MLP norm");
-    } else {
-      add_norm("mlp-norm", "MLP norm");
-    }
+  block.add_mlp_norm(saved);
+  block.add_mlp_input(saved);
+  block.add_mlp(saved);
+  block.add_shared_experts(saved);
+  block.add_residual_dropout_mask(saved, "mlp-dropout-mask", "Dropout mask after the MLP (1 byte)");
+  for (int number = 4; number <= shape.norms_per_layer; ++number) {
+    block.add_further_norm(saved, number);
   }
-  // The router reads the norm's BF16 output; under FP8 the experts keep FP8 copies of their own.
-  if (routed_copies || (fp8 && shape.num_experts > 1)) {
-    add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
-  }
-  const Words mlp_input_readers = shape.gated_mlp ? "gate and up projections" : "up projection";
-  if (routed_copies) {
-    add("mlp-input", linear_input("Experts' inputs (the norm's output" + top_k_text + ")"),
-        mlp_input_readers, "h·top-k", h * top_k, linear_input_bytes, whole);
-  } else if (!one_norm_for_both || fp8) {
-    // Phi's MLP reads the tensor Q, K and V saved, but under FP8 keeps an FP8 copy of its own.
-    add("mlp-input", linear_input("MLP norm's output" + gathered_text), mlp_input_readers, "h", h,
-        linear_input_bytes, projections_input);
-  }
-  const Words width_name = shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
-  const Words ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
-  if (shape.gated_mlp) {
-    add("gate-output", "Gate projection's output" + top_k_text,
-        "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k, kBf16Bytes,
-        by_expert_width);
-    add("up-output", "Up projection's output" + top_k_text, "the fused activation × up",
-        ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
-    add("product", linear_input("Activation × up" + top_k_text), "down projection", ffn_elements,
-        f * top_k, linear_input_bytes, by_expert_width);
-  } else {
-    // A plain MLP: the activation (GELU, ReLU) keeps its input, the down projection its output.
-    add("up-output", "Up projection's output" + top_k_text, "the activation (GELU, ReLU)",
-        ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
-    add("activation-output", linear_input("Activation's output" + top_k_text), "down projection",
-        ffn_elements, f * top_k, linear_input_bytes, by_expert_width);
-  }
-  if (shared_f > 0) {
-    // The shared experts' one MLP reads the norm's output that the router saved, and saves what
-    // a dense gated MLP saves (DeepseekV3MoE's shared_experts, Qwen2-MoE's shared_expert); under
-    // FP8 it keeps an FP8 copy of its input of its own.
-    if (fp8) {
-      add("shared-input", "Shared experts' input (the norm's output), in FP8",
-          "the shared experts' gate and up projections", "h", h, kFp8Bytes, whole);
-    }
-    add("shared-gate-output", "Shared experts' gate projection output", "the fused activation × up",
-        "f_s", shared_f, kBf16Bytes, by_heads);
-    add("shared-up-output", "Shared experts' up projection output", "the fused activation × up",
-        "f_s", shared_f, kBf16Bytes, by_heads);
-    add("shared-product", linear_input("Shared experts' activation × up"), "down projection", "f_s",
-        shared_f, linear_input_bytes, by_heads);
-    if (shape.shared_expert_gate) {
-      // Qwen2-MoE: sigmoid(shared_expert_gate(x)) · shared_expert(x) saves both factors.
-      add("shared-output", "Shared expert's output", "the product with its gate", "h", h,
-          kBf16Bytes, whole);
-      add("shared-gate", "Shared expert's sigmoid gate", "the product with its gate", "1", 1,
-          kBf16Bytes, whole);
-    }
-  }
-  if (residual_dropout(shape, setup, kLlamaBlockDropsOut)) {
-    add("mlp-dropout-mask", "Dropout mask after the MLP (1 byte)", "dropout", "h", h, 1, whole);
-  }
-  for (int number = 4; number <= shape.norms_per_layer; ++number) add_further_norm(number);
-  return tensors;
+  return std::move(saved.list);
 }
 
 std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
@@ -322,25 +460,20 @@ std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
   const double k = shape.num_key_value_heads;
   const double d = head_dim_of(shape);
   const double f = shape.ffn_hidden_size;
-  std::vector<SavedTensor> tensors;
-  const auto add = [&tensors](Words id, Words name, Words saved_by, Words elements,
-                              double elements_per_token, double dtype_bytes, double split) {
-    tensors.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
-                                   std::move(elements), elements_per_token, dtype_bytes, split));
-  };
-  add("block-input", "The block's input", "the checkpoint, to recompute the block", "h", h,
-      kBf16Bytes, whole);
-  add("query", "Queries before RoPE (wq's output)", "matmul 1 of 7, saved", "a·d", a * d,
-      kBf16Bytes, t);
-  add("value", "Values (wv's output)", "matmul 3 of 7, saved", "k·d", k * d, kBf16Bytes, t);
-  add("attention-output", "Attention's output", "the attention kernel, saved", "a·d", a * d,
-      kBf16Bytes, t);
-  add("log-sum-exp", "Attention's log-sum-exp (FP32)", "the attention kernel, saved", "a", a,
-      kFp32Bytes, t);
-  add("gate", "Gate projection's output (w1)", "matmul 5 of 7, saved", "f", f, kBf16Bytes, t);
-  add("mlp-output", "Down projection's output (w2)", "matmul 7 of 7, saved", "h", h, kBf16Bytes,
-      whole);
-  return tensors;
+  SavedTensors saved;
+  saved.add("block-input", "The block's input", "the checkpoint, to recompute the block", "h", h,
+            kBf16Bytes, whole);
+  saved.add("query", "Queries before RoPE (wq's output)", "matmul 1 of 7, saved", "a·d", a * d,
+            kBf16Bytes, t);
+  saved.add("value", "Values (wv's output)", "matmul 3 of 7, saved", "k·d", k * d, kBf16Bytes, t);
+  saved.add("attention-output", "Attention's output", "the attention kernel, saved", "a·d", a * d,
+            kBf16Bytes, t);
+  saved.add("log-sum-exp", "Attention's log-sum-exp (FP32)", "the attention kernel, saved", "a", a,
+            kFp32Bytes, t);
+  saved.add("gate", "Gate projection's output (w1)", "matmul 5 of 7, saved", "f", f, kBf16Bytes, t);
+  saved.add("mlp-output", "Down projection's output (w2)", "matmul 7 of 7, saved", "h", h,
+            kBf16Bytes, whole);
+  return std::move(saved.list);
 }
 
 double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {

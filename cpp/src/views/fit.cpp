@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "stacks/stack_rows.hpp"
 #include "trainmem/decimal.hpp"
@@ -216,126 +217,160 @@ std::string one_decimal(double value) {
   return text;
 }
 
+// Adds one cost and its reason to a layout's cost.
+void add_cost(LayoutCost& cost, double score, const std::string& reason) {
+  cost.score += score;
+  cost.reason += (cost.reason.empty() ? "" : "; ") + reason + points(score);
+}
+
+void add_tensor_parallel_cost(const ParallelLayout& layout, LayoutCost& cost) {
+  const int t = layout.tensor_parallel;
+  if (t <= 1) return;
+  const double doublings = std::log2(t);
+  if (t <= kDevicesPerNode) {
+    add_cost(cost, kTensorParallelCostPerDoubling * doublings,
+             "t " + std::to_string(t) + " within one " + std::to_string(kDevicesPerNode) +
+                 "-device node: its all-reduces stay on NVLink");
+  } else {
+    add_cost(cost, kTensorParallelCostPerDoubling * doublings + kOffTheFastPathCost,
+             "t " + std::to_string(t) + " spans nodes of " + std::to_string(kDevicesPerNode) +
+                 ": its all-reduces, two per layer, leave NVLink");
+  }
+}
+
+void add_expert_parallel_cost(const ParallelLayout& layout, const ParametersPerToken& per_token,
+                              LayoutCost& cost) {
+  const int ep = layout.expert_parallel;
+  if (ep <= 1) return;
+  // Megatron-LM orders an expert-parallel group's ranks etp first, then ep: it spans ep·etp
+  // neighbouring devices.
+  const int group = ep * expert_tensor_parallel_of(layout);
+  const std::string exchange =
+      "two all-to-alls per mixture layer, dispatching tokens to their experts and back";
+  if (group <= kDevicesPerNode) {
+    add_cost(cost, kExpertParallelCostPerDoubling * std::log2(ep),
+             "ep " + std::to_string(ep) + " within one " + std::to_string(kDevicesPerNode) +
+                 "-device node: " + exchange + " over NVLink");
+  } else {
+    const double mixture_share = per_token.mixture_computed / per_token.computed;
+    add_cost(cost,
+             kExpertParallelCostPerDoubling * std::log2(ep) +
+                 kOffTheFastPathCost * kCrossNodeAllToAllPerCompute * mixture_share,
+             "ep " + std::to_string(ep) +
+                 (group == ep ? "" : " × etp " + std::to_string(group / ep)) + " spans nodes of " +
+                 std::to_string(kDevicesPerNode) + ": " + exchange +
+                 " cross the network, about as long as the layers compute (DeepSeek-V3 measured "
+                 "1:1), unless overlapped with other work as its DualPipe does; the mixture "
+                 "layers hold " +
+                 format_share(mixture_share) + " of the compute");
+  }
+}
+
+void add_context_parallel_cost(const TrainingSetup& setup, LayoutCost& cost) {
+  const int c = setup.layout.context_parallel;
+  if (c <= 1) return;
+  const double tokens_per_shard = static_cast<double>(setup.sequence_length) / c;
+  if (tokens_per_shard >= kMinTokensPerContextShard) {
+    add_cost(cost, kContextParallelCostPerDoubling * std::log2(c),
+             "c " + std::to_string(c) + ": " + format_count(tokens_per_shard) +
+                 " tokens of the sequence per device, enough to hide the ring's exchange");
+  } else {
+    add_cost(cost, kContextParallelCostPerDoubling * std::log2(c) + kOffTheFastPathCost,
+             "c " + std::to_string(c) + " leaves " + format_count(tokens_per_shard) +
+                 " tokens of the sequence per device, fewer than " +
+                 format_count(kMinTokensPerContextShard) +
+                 ": too little to hide the ring's exchange");
+  }
+}
+
+void add_pipeline_cost(const ParallelLayout& layout, const ModelShape& shape, LayoutCost& cost) {
+  const int p = layout.pipeline_parallel;
+  if (p <= 1) return;
+  // The 1F1B bubble, (p - 1) / (m + p - 1) of the step (Narayanan et al. 2021), shrunk v times
+  // by the interleaved schedule; a step needs at least p micro-batches.
+  const double v = layout.virtual_pipeline_stages;
+  const double bubble = (p - 1) / (v * kMicroBatchesPerStep + p - 1);
+  add_cost(cost, 100 * bubble,
+           "p " + std::to_string(p) + ": a pipeline bubble of " + format_count(100 * bubble) +
+               "% of a step at " + std::to_string(kMicroBatchesPerStep) +
+               " micro-batches, and a step needs at least " + std::to_string(p));
+  // Uneven stages: the pipeline runs at its fullest stage's pace.
+  const PipelineSplit split = pipeline_split(layout, shape.num_layers);
+  const double fullest = std::max({split.first, split.middle, split.last});
+  const double even = static_cast<double>(shape.num_layers) / p;
+  if (!split.even && fullest > even) {
+    add_cost(cost, 100 * (fullest / even - 1),
+             "uneven stages: the fullest holds " + format_count(fullest) + " layers where " +
+                 format_count(shape.num_layers) + " over " + std::to_string(p) + " would be " +
+                 one_decimal(even) + ", and sets the pipeline's pace");
+  }
+}
+
+void add_zero3_cost(const ParallelLayout& layout, const ModelShape& shape,
+                    const ParametersPerToken& per_token, LayoutCost& cost) {
+  if (layout.zero_stage != 3) return;
+  const double gathered = per_token.gathered / per_token.computed;
+  if (shape.num_experts == 1) {
+    add_cost(cost, kZero3Cost, "ZeRO-3 gathers the weights for every forward and backward pass");
+    return;
+  }
+  // A mixture's device gathers every routed expert it holds, of which its tokens use k of E:
+  // the gathers grow with what is held, the compute that hides them with what is used.
+  const int ep = layout.expert_parallel;
+  add_cost(cost, kZero3Cost * gathered,
+           "ZeRO-3 gathers the weights for every forward and backward pass, and a mixture's every "
+           "routed expert on the device: " +
+               one_decimal(gathered) + " times the weights its tokens compute with" +
+               (ep > 1 ? " (its " + format_count(shape.num_experts / ep) + " experts of " +
+                             format_count(shape.num_experts) + ")"
+                       : " (all " + format_count(shape.num_experts) + " experts)"));
+}
+
+void add_recompute_cost(Recompute recompute, LayoutCost& cost) {
+  if (recompute == Recompute::kFull) {
+    add_cost(cost, kFullRecomputeCost, "full recomputation runs each forward pass twice");
+  } else if (recompute == Recompute::kSelective) {
+    add_cost(cost, kSelectiveRecomputeCost, "selective recomputation redoes the attention core");
+  } else if (recompute == Recompute::kSelectiveOp) {
+    add_cost(cost, kSelectiveOpRecomputeCost,
+             "per-op recomputation redoes three of each block's seven matmuls");
+  }
+}
+
+void add_offload_cost(Offload offload, LayoutCost& cost) {
+  if (offload == Offload::kOptimizer) {
+    add_cost(cost, kOffloadOptimizerCost,
+             "the optimizer's step runs on the host, its gradients and weights over PCIe each "
+             "step");
+  } else if (offload == Offload::kOptimizerAndWeights) {
+    add_cost(cost, kOffloadWeightsCost,
+             "the weights cross PCIe for every pass, and the optimizer's step runs on the host");
+  }
+}
+
 }  // namespace
 
 LayoutCost layout_cost(const Estimate& estimate) {
-  const ParallelLayout& layout = estimate.setup.layout;
-  const ModelShape* shape = resolve_model(estimate.setup);
+  const TrainingSetup& setup = estimate.setup;
+  const ModelShape* shape = resolve_model(setup);
   if (shape == nullptr) return {};
-  const ParametersPerToken per_token = parameters_per_token(*shape, layout);
+  const ParametersPerToken per_token = parameters_per_token(*shape, setup.layout);
   LayoutCost cost;
-  const auto add = [&cost](double score, const std::string& reason) {
-    cost.score += score;
-    cost.reason += (cost.reason.empty() ? "" : "; ") + reason + points(score);
-  };
-  const int t = layout.tensor_parallel;
-  if (t > 1) {
-    const double doublings = std::log2(t);
-    if (t <= kDevicesPerNode) {
-      add(kTensorParallelCostPerDoubling * doublings,
-          "t " + std::to_string(t) + " within one " + std::to_string(kDevicesPerNode) +
-              "-device node: its all-reduces stay on NVLink");
-    } else {
-      add(kTensorParallelCostPerDoubling * doublings + kOffTheFastPathCost,
-          "t " + std::to_string(t) + " spans nodes of " + std::to_string(kDevicesPerNode) +
-              ": its all-reduces, two per layer, leave NVLink");
-    }
-  }
-  const int ep = layout.expert_parallel;
-  if (ep > 1) {
-    // Megatron-LM orders an expert-parallel group's ranks etp first, then ep: it spans ep·etp
-    // neighbouring devices.
-    const int group = ep * expert_tensor_parallel_of(layout);
-    const std::string exchange =
-        "two all-to-alls per mixture layer, dispatching tokens to their experts and back";
-    if (group <= kDevicesPerNode) {
-      add(kExpertParallelCostPerDoubling * std::log2(ep),
-          "ep " + std::to_string(ep) + " within one " + std::to_string(kDevicesPerNode) +
-              "-device node: " + exchange + " over NVLink");
-    } else {
-      const double mixture_share = per_token.mixture_computed / per_token.computed;
-      add(kExpertParallelCostPerDoubling * std::log2(ep) +
-              kOffTheFastPathCost * kCrossNodeAllToAllPerCompute * mixture_share,
-          "ep " + std::to_string(ep) + (group == ep ? "" : " × etp " + std::to_string(group / ep)) +
-              " spans nodes of " + std::to_string(kDevicesPerNode) + ": " + exchange +
-              " cross the network, about as long as the layers compute (DeepSeek-V3 measured "
-              "1:1), unless overlapped with other work as its DualPipe does; the mixture layers "
-              "hold " +
-              format_share(mixture_share) + " of the compute");
-    }
-  }
-  const int c = layout.context_parallel;
-  if (c > 1) {
-    const double tokens_per_shard = static_cast<double>(estimate.setup.sequence_length) / c;
-    if (tokens_per_shard >= kMinTokensPerContextShard) {
-      add(kContextParallelCostPerDoubling * std::log2(c),
-          "c " + std::to_string(c) + ": " + format_count(tokens_per_shard) +
-              " tokens of the sequence per device, enough to hide the ring's exchange");
-    } else {
-      add(kContextParallelCostPerDoubling * std::log2(c) + kOffTheFastPathCost,
-          "c " + std::to_string(c) + " leaves " + format_count(tokens_per_shard) +
-              " tokens of the sequence per device, fewer than " +
-              format_count(kMinTokensPerContextShard) + ": too little to hide the ring's exchange");
-    }
-  }
-  const int p = layout.pipeline_parallel;
-  if (p > 1) {
-    // The 1F1B bubble, (p - 1) / (m + p - 1) of the step (Narayanan et al. 2021), shrunk v times
-    // by the interleaved schedule; a step needs at least p micro-batches.
-    const double v = layout.virtual_pipeline_stages;
-    const double bubble = (p - 1) / (v * kMicroBatchesPerStep + p - 1);
-    add(100 * bubble, "p " + std::to_string(p) + ": a pipeline bubble of " +
-                          format_count(100 * bubble) + "% of a step at " +
-                          std::to_string(kMicroBatchesPerStep) +
-                          " micro-batches, and a step needs at least " + std::to_string(p));
-    // Uneven stages: the pipeline runs at its fullest stage's pace.
-    const PipelineSplit split = pipeline_split(layout, shape->num_layers);
-    const double fullest = std::max({split.first, split.middle, split.last});
-    const double even = static_cast<double>(shape->num_layers) / p;
-    if (!split.even && fullest > even) {
-      add(100 * (fullest / even - 1), "uneven stages: the fullest holds " + format_count(fullest) +
-                                          " layers where " + format_count(shape->num_layers) +
-                                          " over " + std::to_string(p) + " would be " +
-                                          one_decimal(even) + ", and sets the pipeline's pace");
-    }
-  }
-  if (layout.zero_stage == 3) {
-    const double gathered = per_token.gathered / per_token.computed;
-    if (shape->num_experts == 1) {
-      add(kZero3Cost, "ZeRO-3 gathers the weights for every forward and backward pass");
-    } else {
-      // A mixture's device gathers every routed expert it holds, of which its tokens use k of E:
-      // the gathers grow with what is held, the compute that hides them with what is used.
-      add(kZero3Cost * gathered,
-          "ZeRO-3 gathers the weights for every forward and backward pass, and a mixture's every "
-          "routed expert on the device: " +
-              one_decimal(gathered) + " times the weights its tokens compute with" +
-              (ep > 1 ? " (its " + format_count(shape->num_experts / ep) + " experts of " +
-                            format_count(shape->num_experts) + ")"
-                      : " (all " + format_count(shape->num_experts) + " experts)"));
-    }
-  }
-  if (estimate.setup.recompute == Recompute::kFull) {
-    add(kFullRecomputeCost, "full recomputation runs each forward pass twice");
-  } else if (estimate.setup.recompute == Recompute::kSelective) {
-    add(kSelectiveRecomputeCost, "selective recomputation redoes the attention core");
-  } else if (estimate.setup.recompute == Recompute::kSelectiveOp) {
-    add(kSelectiveOpRecomputeCost,
-        "per-op recomputation redoes three of each block's seven matmuls");
-  }
-  if (estimate.setup.offload == Offload::kOptimizer) {
-    add(kOffloadOptimizerCost,
-        "the optimizer's step runs on the host, its gradients and weights over PCIe each step");
-  } else if (estimate.setup.offload == Offload::kOptimizerAndWeights) {
-    add(kOffloadWeightsCost,
-        "the weights cross PCIe for every pass, and the optimizer's step runs on the host");
-  }
+  add_tensor_parallel_cost(setup.layout, cost);
+  add_expert_parallel_cost(setup.layout, per_token, cost);
+  add_context_parallel_cost(setup, cost);
+  add_pipeline_cost(setup.layout, *shape, cost);
+  add_zero3_cost(setup.layout, *shape, per_token, cost);
+  add_recompute_cost(setup.recompute, cost);
+  add_offload_cost(setup.offload, cost);
   if (cost.reason.empty()) cost.reason = "data parallelism alone: nothing beyond its all-reduce";
   return cost;
 }
 
-FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
-  FitSearch search;
+namespace {
+
+// The base setup, checked where the search starts: refused or not, as estimate_memory answers.
+Estimate checked_base(const TrainingSetup& base) {
   Estimate checked = estimate_memory(base);
   // A stack that needs data parallelism (torchtitan's FSDP2, DeepSpeed's ZeRO) refuses the single
   // device the search starts from; the search chooses the layout, so the setup is checked on the
@@ -348,48 +383,65 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     const Estimate on_two = estimate_memory(probe);
     if (on_two.answer.ok()) checked = on_two;
   }
-  if (!checked.answer.ok()) {
-    search.answer = checked.answer;
-    return search;
-  }
-  const ModelShape& shape = *resolve_model(base);
-  const bool mixture = shape.num_experts > 1;
-  // t divides the routed experts' width too, for etp 0 (as t).
-  const int heads_gcd =
-      mixture ? std::gcd(tensor_parallel_widths_gcd(shape), routed_expert_width(shape))
-              : tensor_parallel_widths_gcd(shape);
-  // Expert parallelism: powers of two that divide the experts (1 for a dense model).
-  std::vector<int> expert_degrees;
-  for (int ep = 1; ep <= std::min(shape.num_experts, kMaxExpertParallel); ep *= 2) {
-    if (shape.num_experts % ep == 0) expert_degrees.push_back(ep);
-  }
+  return checked;
+}
 
-  // Every layout to try, d aside, with the fewest devices it can take.
-  struct Trial {
-    ParallelLayout layout;
-    Recompute recompute;
-    Offload offload;
-    double min_devices;
-  };
+// The degrees and choices the search combines, d aside.
+struct CandidateDegrees {
+  std::vector<int> tensor;               // t: the divisors of the widths it splits
+  std::vector<PipelineChoice> pipeline;  // p, and its uneven split (pipeline_choices)
+  std::vector<int> context;              // c: the powers of two dividing the sequence
+  std::vector<int> expert;               // ep: the powers of two dividing the experts
+  std::vector<Offload> offloads;         // the base's, and the others where the host can hold them
+};
+
+CandidateDegrees candidate_degrees(const TrainingSetup& base, const ModelShape& shape) {
+  CandidateDegrees degrees;
+  // t divides the routed experts' width too, for etp 0 (as t).
+  const int heads_gcd = shape.num_experts > 1 ? std::gcd(tensor_parallel_widths_gcd(shape),
+                                                         routed_expert_width(shape))
+                                              : tensor_parallel_widths_gcd(shape);
+  degrees.tensor = divisors_up_to(heads_gcd, kMaxTensorParallel);
+  degrees.pipeline = pipeline_choices(shape.num_layers);
+  for (int c = 1; c <= kMaxContextParallel && base.sequence_length % c == 0; c *= 2) {
+    degrees.context.push_back(c);
+  }
+  // Expert parallelism: powers of two that divide the experts (1 for a dense model).
+  for (int ep = 1; ep <= std::min(shape.num_experts, kMaxExpertParallel); ep *= 2) {
+    if (shape.num_experts % ep == 0) degrees.expert.push_back(ep);
+  }
   // Offloading too, where the reader has given the host's memory to hold it and chosen none
   // (a chosen offload is kept), under a stack that offloads.
-  std::vector<Offload> offloads = {base.offload};
+  degrees.offloads = {base.offload};
   if (base.host_capacity_gb > 0 && base.offload == Offload::kNone &&
       stack_row(base.stack).offloading && !base.optimizer_in_backward) {
-    offloads.push_back(Offload::kOptimizer);
-    offloads.push_back(Offload::kOptimizerAndWeights);
+    degrees.offloads.push_back(Offload::kOptimizer);
+    degrees.offloads.push_back(Offload::kOptimizerAndWeights);
   }
+  return degrees;
+}
+
+// A layout to try, d aside, with the fewest devices it can take.
+struct Trial {
+  ParallelLayout layout;
+  Recompute recompute;
+  Offload offload;
+  double min_devices;
+};
+
+// Every combination of the candidate degrees, every ZeRO stage and every recomputation choice.
+std::vector<Trial> layouts_to_try(const CandidateDegrees& degrees, bool mixture) {
   std::vector<Trial> trials;
-  for (int t : divisors_up_to(heads_gcd, kMaxTensorParallel)) {
+  for (int t : degrees.tensor) {
     // etp as t (0), and for a mixture with t above 1 also 1: each expert whole, Megatron-LM's
     // advice for fine-grained experts.
     std::vector<int> expert_tensor_degrees = {0};
     if (mixture && t > 1) expert_tensor_degrees.push_back(1);
-    for (const PipelineChoice& pipeline : pipeline_choices(shape.num_layers)) {
-      for (int c = 1; c <= kMaxContextParallel && base.sequence_length % c == 0; c *= 2) {
+    for (const PipelineChoice& pipeline : degrees.pipeline) {
+      for (int c : degrees.context) {
         for (int zero = 0; zero <= kMaxZeroStage; ++zero) {
           for (std::size_t recompute = 0; recompute < choices<Recompute>().size(); ++recompute) {
-            for (int ep : expert_degrees) {
+            for (int ep : degrees.expert) {
               for (int etp : expert_tensor_degrees) {
                 ParallelLayout layout;
                 layout.expert_parallel = ep;
@@ -401,7 +453,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
                 layout.pipeline_last_stage_layers = pipeline.last_layers;
                 layout.context_parallel = c;
                 layout.zero_stage = zero;
-                for (const Offload offload : offloads) {
+                for (const Offload offload : degrees.offloads) {
                   trials.push_back(
                       {layout, static_cast<Recompute>(recompute), offload,
                        devices_but_data_parallel(layout) * smallest_data_parallel(layout)});
@@ -413,14 +465,23 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
       }
     }
   }
+  return trials;
+}
 
+// What trying the layouts found: those that fit, each at its smallest d, and every setup tried.
+struct Tried {
+  std::vector<Ranked> fitting;
+  std::vector<TrainingSetup> setups;
+};
+
+// Each trial at the smallest d that fits on the fewest devices a listed layout may take.
+Tried try_layouts(const TrainingSetup& base, std::vector<Trial> trials) {
   // Fewest devices first, so that once a layout fits, those that cannot come within a node of it
-  // (the most a cheaper layout may take, below) are not estimated at all.
+  // (the most a cheaper layout may take, list_layouts) are not estimated at all.
   std::stable_sort(trials.begin(), trials.end(), [](const Trial& left, const Trial& right) {
     return left.min_devices < right.min_devices;
   });
-  std::vector<Ranked> fitting;
-  std::vector<TrainingSetup> layouts_tried;
+  Tried tried;
   double most_devices_listed = kMaxDevices;
   for (const Trial& trial : trials) {
     if (trial.min_devices > most_devices_listed) break;
@@ -431,31 +492,34 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     const Candidate candidate = smallest_data_parallel_that_fits(setup, most_devices_listed);
     // What it offloads must fit in the host's memory too.
     if (candidate.fits && candidate.estimate.host_fits) {
-      fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
+      tried.fitting.push_back({candidate.estimate, layout_cost(candidate.estimate)});
       most_devices_listed =
           std::min(most_devices_listed, candidate.estimate.num_devices + kDevicesPerNode);
     }
-    layouts_tried.push_back(setup);
+    tried.setups.push_back(setup);
   }
+  return tried;
+}
 
-  if (fitting.empty()) {
-    // A stack that runs on one device has no other layout to try.
-    const StackRow& row = stack_row(base.stack);
-    search.why_not_fewer =
-        row.single_device
-            ? "It does not fit on one " + checked.device.short_name + ", and the " +
-                  choice_name(base.stack) +
-                  " stack runs on one alone; a stack that spreads it (torchtitan, DeepSpeed, "
-                  "Megatron-LM) can use more."
-            : "No layout of up to " + format_count(kMaxDevices) + " " + checked.device.short_name +
-                  "s fits this micro-batch.";
-    return search;
-  }
-  // The layouts on the fewest devices, and those on up to a node more that take less device time
-  // a step than the cheapest on the fewest: a few more devices can save more than they cost, as
-  // expert parallelism does for a mixture that ZeRO-3 would gather whole. Least device time first,
-  // which among equally many devices is the cheapest first; the cheapest on the fewest always
-  // among those listed.
+// Why no layout fits, where none does.
+std::string why_nothing_fits(const TrainingSetup& base, const Estimate& checked) {
+  // A stack that runs on one device has no other layout to try.
+  const StackRow& row = stack_row(base.stack);
+  return row.single_device
+             ? "It does not fit on one " + checked.device.short_name + ", and the " +
+                   choice_name(base.stack) +
+                   " stack runs on one alone; a stack that spreads it (torchtitan, DeepSpeed, "
+                   "Megatron-LM) can use more."
+             : "No layout of up to " + format_count(kMaxDevices) + " " + checked.device.short_name +
+                   "s fits this micro-batch.";
+}
+
+// The layouts on the fewest devices, and those on up to a node more that take less device time
+// a step than the cheapest on the fewest: a few more devices can save more than they cost, as
+// expert parallelism does for a mixture that ZeRO-3 would gather whole. Least device time first,
+// which among equally many devices is the cheapest first; the cheapest on the fewest always
+// among those listed. Fills the search's fewest devices, layouts and costs.
+void list_layouts(std::vector<Ranked> fitting, int max_layouts, FitSearch& search) {
   std::sort(fitting.begin(), fitting.end(), fewer_devices_then_cheaper);
   const Ranked cheapest_on_fewest = fitting.front();
   search.fewest_devices = cheapest_on_fewest.estimate.num_devices;
@@ -490,8 +554,11 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     search.layouts.push_back(ranked.estimate);
     search.costs.push_back(ranked.cost);
   }
+}
 
-  // Why not fewer: each tried layout at the largest d that stays below the fewest count.
+// Why not fewer: each tried layout at the largest d that stays below the fewest count. Fills the
+// search's best smaller layout and its words.
+void explain_why_not_fewer(const std::vector<TrainingSetup>& layouts_tried, FitSearch& search) {
   for (TrainingSetup setup : layouts_tried) {
     const double others = static_cast<double>(setup.layout.tensor_parallel) *
                           setup.layout.pipeline_parallel * setup.layout.context_parallel;
@@ -505,17 +572,37 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
       search.has_best_smaller = true;
     }
   }
-  if (search.has_best_smaller) {
-    const Estimate& best = search.best_smaller;
-    search.why_not_fewer = "With fewer than " + format_count(search.fewest_devices) +
-                           " devices nothing fits: the leanest layout, on " +
-                           format_count(best.num_devices) +
-                           (best.num_devices == 1 ? " device" : " devices") + ", still needs " +
-                           format_bytes(best.bytes.total()) +
-                           " on its most loaded device, over the " + usable_text(best) + ".";
-  } else {
+  if (!search.has_best_smaller) {
     search.why_not_fewer = "One device is the fewest there can be.";
+    return;
   }
+  const Estimate& best = search.best_smaller;
+  search.why_not_fewer = "With fewer than " + format_count(search.fewest_devices) +
+                         " devices nothing fits: the leanest layout, on " +
+                         format_count(best.num_devices) +
+                         (best.num_devices == 1 ? " device" : " devices") + ", still needs " +
+                         format_bytes(best.bytes.total()) +
+                         " on its most loaded device, over the " + usable_text(best) + ".";
+}
+
+}  // namespace
+
+FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
+  FitSearch search;
+  const Estimate checked = checked_base(base);
+  if (!checked.answer.ok()) {
+    search.answer = checked.answer;
+    return search;
+  }
+  const ModelShape& shape = *resolve_model(base);
+  const CandidateDegrees degrees = candidate_degrees(base, shape);
+  Tried tried = try_layouts(base, layouts_to_try(degrees, shape.num_experts > 1));
+  if (tried.fitting.empty()) {
+    search.why_not_fewer = why_nothing_fits(base, checked);
+    return search;
+  }
+  list_layouts(std::move(tried.fitting), max_layouts, search);
+  explain_why_not_fewer(tried.setups, search);
   return search;
 }
 
