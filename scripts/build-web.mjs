@@ -1,12 +1,13 @@
 // Bundles the page into dist/: app.js (the charts and the Chart.js parts they register, drawn
-// first), workshop.js (the controls, the readout and the panels the first view shows), explore.js
-// (the exploration views' panels, loaded when a reader opens one), yaml.js (the launch panel's YAML
-// parser, loaded when it opens), the estimator trainmem.js with
-// trainmem.wasm (and trainmem-wasm.js, the same bytes for file://), the on-demand
-// trainmem-json.js with trainmem-json.wasm (and trainmem-json-wasm.js), index.html with the
-// settings' controls made from the core's table (settings-page.mjs), the plate's default view
-// written in (first-view.mjs) and its stylesheet inside it, and favicon.svg; and the entry point
-// for other pages, trainmem-api.js, with its example api-example.html and its types,
+// first), workshop.js (the controls, the readout and the panels the first view shows), further.js
+// (Go further: its body, web/further.html with each setting's control from the core's table, and
+// its panels, loaded when a reader opens it), explore.js (the exploration views' panels, loaded
+// when a reader opens one), yaml.js (the launch panel's YAML parser, loaded when it opens), the
+// first view's estimator trainmem.js with trainmem.wasm (the plate's view alone; trainmem-wasm.js,
+// the same bytes for file://), the full module trainmem-full.js with trainmem-full.wasm (and
+// trainmem-full-wasm.js), loaded with Go further, index.html with the plate's default view written
+// in (first-view.mjs) and its stylesheet inside it, and favicon.svg; and the entry point for
+// other pages, trainmem-api.js, with its example api-example.html and its types,
 // trainmem-api.d.ts (the setup's types made from the table too).
 import { build, transform } from 'esbuild';
 import { createHash } from 'node:crypto';
@@ -21,12 +22,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const wasmModule = join(root, 'build-wasm', 'trainmem.js');
 const wasmBinary = join(root, 'build-wasm', 'trainmem.wasm');
-const jsonModule = join(root, 'build-wasm', 'trainmem-json.js');
-const jsonBinary = join(root, 'build-wasm', 'trainmem-json.wasm');
+const fullModule = join(root, 'build-wasm', 'trainmem-full.js');
+const fullBinary = join(root, 'build-wasm', 'trainmem-full.wasm');
 
-if (![wasmModule, wasmBinary, jsonModule, jsonBinary].every(existsSync)) {
+if (![wasmModule, wasmBinary, fullModule, fullBinary].every(existsSync)) {
   console.error(
-    'build-web: build-wasm/ lacks trainmem.js, trainmem-json.js or their .wasm; run scripts/build.sh',
+    'build-web: build-wasm/ lacks trainmem.js, trainmem-full.js or their .wasm; run scripts/build.sh',
   );
   process.exit(1);
 }
@@ -89,7 +90,23 @@ const minifyGlue = (path, name) =>
 await rm(dist, { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
 
-const bundle = (entry, outfile) =>
+// The first view's estimator (the plate's view alone) writes the first view; the full one, whose
+// table has every setting, writes the settings' controls and the API's setup types.
+const [estimator, full] = await Promise.all([
+  loadCoreForNode(wasmModule, wasmBinary),
+  loadCoreForNode(fullModule, fullBinary),
+]);
+// Go further's body: web/further.html with each setting's control in its fieldset, without its
+// comments and indentation, bundled into further.js.
+const furtherHtml = withoutIndentation(
+  withSettingControls(
+    await readFile(join(root, 'web', 'further.html'), 'utf8'),
+    full.settings,
+    full.settingKinds,
+  ),
+);
+
+const bundle = (entry, outfile, define = {}) =>
   build({
     entryPoints: [join(root, 'web', 'src', entry)],
     outfile: join(dist, outfile),
@@ -99,15 +116,16 @@ const bundle = (entry, outfile) =>
     target: ['es2020'],
     legalComments: 'linked',
     logLevel: 'warning',
+    define,
   });
 await Promise.all([
   bundle('first-view.js', 'app.js'),
   bundle('main.js', 'workshop.js'),
+  bundle('further.js', 'further.js', { 'globalThis.FURTHER_HTML': JSON.stringify(furtherHtml) }),
   bundle('explore.js', 'explore.js'),
   bundle('yaml.js', 'yaml.js'),
   bundle('api.js', 'trainmem-api.js'),
 ]);
-const estimator = await loadCoreForNode(wasmModule, wasmBinary);
 
 const styles = Promise.all([
   readFile(join(root, 'web', 'styles.css'), 'utf8'),
@@ -120,13 +138,7 @@ await Promise.all([
   Promise.all([readFile(join(root, 'web', 'index.html'), 'utf8'), styles]).then(([html, css]) =>
     writeFile(
       join(dist, 'index.html'),
-      withStylesInside(
-        writeFirstView(
-          withoutIndentation(withSettingControls(html, estimator.settings, estimator.settingKinds)),
-          estimator,
-        ),
-        css,
-      ),
+      withStylesInside(writeFirstView(withoutIndentation(html), estimator), css),
     ),
   ),
   copyFile(join(root, 'web', 'noscript.css'), join(dist, 'noscript.css')),
@@ -134,17 +146,14 @@ await Promise.all([
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),
   copyFile(join(root, 'web', 'api-example.js'), join(dist, 'api-example.js')),
   readFile(join(root, 'web', 'trainmem-api.d.ts'), 'utf8').then((declaration) =>
-    writeFile(
-      join(dist, 'trainmem-api.d.ts'),
-      withSetupTypes(declaration, estimator.settings, estimator.settingKinds),
-    ),
+    writeFile(join(dist, 'trainmem-api.d.ts'), withSetupTypes(declaration, full.settings, full.settingKinds)),
   ),
   // Each module: Emscripten's glue, minified as the page's own scripts are (a quarter fewer
   // bytes); its WebAssembly; and for file://, where no browser lets a page fetch its own files,
   // the same bytes as a script.
   ...[
     [wasmModule, wasmBinary, 'trainmem', 'trainmemWasmBase64'],
-    [jsonModule, jsonBinary, 'trainmem-json', 'trainmemJsonWasmBase64'],
+    [fullModule, fullBinary, 'trainmem-full', 'trainmemFullWasmBase64'],
   ].flatMap(([glue, binary, name, global]) => [
     minifyGlue(glue, `${name}.js`),
     copyFile(binary, join(dist, `${name}.wasm`)),

@@ -12,7 +12,7 @@
 // timeline too), each base under every view the CLI prints, and each launch example. Prints each difference (the first 20 in full) and exits 1 if
 // there is any.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 
@@ -233,14 +233,19 @@ function apiOutputs(core, json, args) {
   });
 }
 
+/**
+ * A build's estimator and its JSON writer: the full module (trainmem-full) where it has one, or,
+ * in a build from before the first view's module held the plate's view alone (9a300c7 and
+ * earlier), trainmem and trainmem-json.
+ */
+const modulesOf = (dir) =>
+  existsSync(join(dir, 'build-wasm', 'trainmem-full.wasm'))
+    ? loadModule(dir, 'trainmem-full').then((full) => [full, full])
+    : Promise.all([loadModule(dir, 'trainmem'), loadModule(dir, 'trainmem-json')]);
+
 // The cases come from the other build's table, the setups from each build's own core.
-const [baseCore, baseJson] = await Promise.all([
-  loadModule(base, 'trainmem'),
-  loadModule(base, 'trainmem-json'),
-]);
-const [hereCore, hereJson] = cliOnly
-  ? [null, null]
-  : await Promise.all([loadModule(here, 'trainmem'), loadModule(here, 'trainmem-json')]);
+const [baseCore, baseJson] = await modulesOf(base);
+const [hereCore, hereJson] = cliOnly ? [null, null] : await modulesOf(here);
 const all = cases(baseCore);
 let differences = 0;
 for (const [index, args] of all.entries()) {

@@ -5,7 +5,7 @@ window.trainmem.load().then(async (trainmem) => {
   document.getElementById('result').textContent = estimate.ok
     ? `${estimate.modelName}: ${trainmem.formatBytes(estimate.bytes.totalBytes)} in all`
     : estimate.message;
-  // The exploration views answer with promises: they come from trainmem-json.js, which the first
+  // The exploration views answer with promises: they come from trainmem-full.js, which the first
   // of them loads from beside the page.
   try {
     const search = await trainmem.fewestDevices(setup, 1);

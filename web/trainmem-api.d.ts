@@ -204,6 +204,8 @@ declare global {
       inUrl: boolean;
       chosenByFit: boolean;
       defaultedInApi: boolean;
+      /** One the plate's view answers for: the first view's module carries these alone. */
+      plate: boolean;
       /** Where the page shows its control: a fieldset of "Go further" (empty: placed by hand, or none). */
       section: string;
       /** The control's label and hint on the page, in HTML (the label is the name where empty). */
@@ -287,6 +289,8 @@ declare global {
 
     /** What `window.trainmem.load()` resolves to (docs/api.md). */
     type Api = {
+      /** Whether it answers every setup (the full module, as window.trainmem.load() gives it). */
+      full: boolean;
       defaultSetup: TrainingSetup;
       presets: ModelShape[];
       customModelId: string;

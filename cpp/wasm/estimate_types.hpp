@@ -1,5 +1,5 @@
 // An estimate's value types, which both WebAssembly modules pass out: trainmem.js's estimates, and
-// the on-demand module's (trainmem-json.js) exploration views, whose answers hold estimates.
+// the full module's (trainmem-full.js) exploration views, whose answers hold estimates.
 // Registered once per module, from here, after register_setup_types().
 #pragma once
 

@@ -1,4 +1,4 @@
-// The exploration views, in the on-demand module (trainmem-json.js) rather than in trainmem.wasm:
+// The exploration views, in the full module (trainmem-full.js) rather than in trainmem.wasm:
 // "Show the arithmetic", the saved tensors, memory over one step, what saves the most, where it
 // fits and the fewest devices. The default view needs none of them, and they are a quarter of the
 // estimator's code; the page loads them when a reader opens one. The embind layer only; the work is

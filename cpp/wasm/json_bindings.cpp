@@ -1,10 +1,12 @@
-// The second WebAssembly module, loaded by the page only when asked: config.json and launch
-// configs in, JSON and CSV out, "How close is this?" (its cases' notes are text the first view
-// does not need) and the verdict with its band. The embind layer only; the work is in config.cpp,
-// launch.cpp, report.cpp, measured.cpp and verdict.cpp.
+// The full module (trainmem-full.js), loaded by the page when a reader goes further, and by
+// other pages (trainmem-api.js): the estimator over every setup (estimator_bindings.hpp),
+// config.json and launch configs in, JSON and CSV out, "How close is this?" and the verdict with
+// its band; its exploration views are explore_bindings.cpp's. The embind layer only; the work is
+// in config.cpp, launch.cpp, report.cpp, measured.cpp and verdict.cpp.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include "estimator_bindings.hpp"
 #include "setup_types.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
@@ -141,6 +143,7 @@ EMSCRIPTEN_BINDINGS(trainmem_json) {
   using namespace trainmem;
 
   register_setup_types();
+  estimator_js::register_estimator<estimate_memory, workshop_view>();
 
   value_object<ConfigParse>("ConfigParse")
       .field("answer", &ConfigParse::answer)

@@ -4,10 +4,8 @@
 // every other control it moved must be named in words, and no message may ask for a control the
 // page has disabled.
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { loadCoreForNode } from '../../scripts/first-view.mjs';
-import { bodyText, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
+import { bodyText, coreEstimator, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
 
 const SAVED_VIEWS = {
   "the plate's view": '',
@@ -103,8 +101,7 @@ describe('The reader’s choices, in Chromium', () => {
 
   before(async () => {
     harness = await startHarness();
-    const built = (file) => fileURLToPath(new URL(`../../build-wasm/${file}`, import.meta.url));
-    const estimator = await loadCoreForNode(built('trainmem.js'), built('trainmem.wasm'));
+    const estimator = await coreEstimator();
     const { WHOLE, SWITCH, CHOICE } = estimator.settingKinds;
     // Every setting with a control: each of its choices, both sides of a switch, and a few numbers.
     plan = estimator.settings.map((setting) => {

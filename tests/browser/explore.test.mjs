@@ -74,39 +74,40 @@ describe('exploration views, in Chromium', () => {
     await page.close();
   });
 
-  it('loads the exploration views on demand, and says so when they cannot load', async () => {
-    const { page, problems } = await harness.openPage();
+  it('loads Go further and the full module when a reader opens it, and says so when they cannot', async () => {
+    const { page, problems } = await harness.openPage({ further: false });
     const asked = [];
     page.on('request', (request) => asked.push(new URL(request.url()).pathname));
-    // The first view never asks for the on-demand module; opening a view does.
+    // The first view asks for neither the full module nor Go further's code.
     const loaded = await page.evaluate(() =>
       performance.getEntriesByType('resource').map((entry) => entry.name),
     );
     assert.ok(loaded.some((name) => name.endsWith('/trainmem.wasm')));
-    assert.ok(!loaded.some((name) => name.endsWith('/trainmem-json.js')));
-    await page.route('**/trainmem-json.js', (route) => route.abort());
-    await page.click('#savings summary');
+    for (const file of ['/trainmem-full.js', '/trainmem-full.wasm', '/further.js', '/explore.js']) {
+      assert.ok(!loaded.some((name) => name.endsWith(file)), file);
+    }
+    await page.route('**/trainmem-full.js', (route) => route.abort());
+    await page.click('#open-further');
     await page.waitForFunction(() =>
-      /could not load/.test(document.getElementById('savings-status').textContent),
+      /could not load/.test(document.getElementById('further-status').textContent),
     );
-    assert.match(
-      await page.textContent('#savings-status'),
-      /^This view could not load \(trainmem-json\.js did not load\); it tries again when a setting changes or when it is opened again\.$/,
+    assert.equal(
+      await page.textContent('#further-status'),
+      'Go further could not load (trainmem-full.js did not load). Try again.',
     );
-    assert.equal(await page.$$eval('#savings-list li', (items) => items.length), 0);
+    assert.equal(await page.getAttribute('#open-further', 'aria-expanded'), 'false');
     // The workshop goes on without it.
-    await page.selectOption('#recompute', 'full');
-    assert.match(await readout(page), /needs 131\.7 GB/);
-    // Once the module can load, opening the view again draws it.
-    await page.unroute('**/trainmem-json.js');
-    await page.click('#savings summary');
+    await page.uncheck('#flash-attention');
+    assert.match(await readout(page), /needs 508\.6 GB/);
+    // Once the module can load, the button opens Go further, on the view as it stands.
+    await page.unroute('**/trainmem-full.js');
+    await page.click('#open-further');
+    await page.waitForSelector('#further-controls');
     await page.click('#savings summary');
     await page.waitForSelector('#savings-list li');
-    assert.equal(await page.textContent('#savings-status'), '');
-    await page.click('#arithmetic summary');
-    await page.waitForSelector('#arithmetic-list dt');
-    // Asked on opening and again on the change (both refused), then loaded once for every view.
-    assert.equal(asked.filter((path) => path.endsWith('/trainmem-json.js')).length, 3);
+    assert.match(await readout(page), /needs 508\.6 GB/);
+    assert.equal(await page.isVisible('#open-further'), false);
+    assert.equal(asked.filter((path) => path.endsWith('/trainmem-full.js')).length, 2);
     assert.deepEqual(
       problems.filter((problem) => !/Failed to load resource/.test(problem)),
       [],
@@ -139,12 +140,12 @@ describe('exploration views, in Chromium', () => {
     await page.close();
   });
 
-  it('starts loading the on-demand module when a reader points at a view, before the click', async () => {
+  it('starts loading the views’ code when a reader points at one, before the click', async () => {
     const { page, problems } = await harness.openPage();
-    const loaded = page.waitForResponse((response) => response.url().endsWith('/trainmem-json.js'));
+    const loaded = page.waitForResponse((response) => response.url().endsWith('/explore.js'));
     await page.hover('#savings summary');
     await loaded;
-    await page.waitForFunction(() => typeof globalThis.createTrainmemJsonModule === 'function');
+    await page.waitForFunction(() => typeof globalThis.trainmemExplore === 'object');
     await page.click('#savings summary');
     await page.waitForSelector('#savings-list li');
     assert.deepEqual(problems, []);

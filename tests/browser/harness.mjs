@@ -11,10 +11,10 @@ export const FORBIDDEN_TEXT = /\bNaN\b|\bInfinity\b|\bundefined\b|\bnull\b/;
 
 let estimatorPromise = null;
 
-/** The core the page runs, under Node: its table of settings, for tests that walk every setting. */
+/** The full core the page goes on with, under Node: its table of every setting, for the tests. */
 export function coreEstimator() {
   const built = (file) => fileURLToPath(new URL(`../../build-wasm/${file}`, import.meta.url));
-  estimatorPromise ??= loadCoreForNode(built('trainmem.js'), built('trainmem.wasm'));
+  estimatorPromise ??= loadCoreForNode(built('trainmem-full.js'), built('trainmem-full.wasm'));
   return estimatorPromise;
 }
 
@@ -23,8 +23,11 @@ export async function startHarness() {
   const browser = await chromium.launch(launchOptions);
   const origin = new URL(url).origin;
 
-  /** Opens the page (with `query`, if any) once its first view is drawn. */
-  async function openPage({ viewport = { width: 1280, height: 900 }, query = '' } = {}) {
+  /**
+   * Opens the page (with `query`, if any) once its first view is drawn, and Go further as a reader
+   * opens it (its button), unless `further` is false: the first view alone.
+   */
+  async function openPage({ viewport = { width: 1280, height: 900 }, query = '', further = true } = {}) {
     const context = await browser.newContext({ viewport });
     const page = await context.newPage();
     const problems = [];
@@ -42,6 +45,7 @@ export async function startHarness() {
     });
     await page.goto(url + query);
     await page.waitForSelector('body[data-ready="true"]');
+    if (further) await openFurther(page);
     return { page, problems };
   }
 
@@ -53,6 +57,15 @@ export async function startHarness() {
       server.close();
     },
   };
+}
+
+/** Opens Go further as a reader does, where its button shows (not embedded, not opened by a link). */
+export async function openFurther(page) {
+  const opener = page.locator('#open-further');
+  if (!(await opener.isVisible())) return;
+  await opener.click();
+  await page.waitForSelector('#further-controls');
+  await page.waitForSelector('body[data-ready="true"]');
 }
 
 export const readout = (page) => page.textContent('#readout');

@@ -8,7 +8,15 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { serveFolder } from '../../scripts/serve.mjs';
-import { bodyText, commit, coreEstimator, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
+import {
+  bodyText,
+  commit,
+  coreEstimator,
+  FORBIDDEN_TEXT,
+  openFurther,
+  readout,
+  startHarness,
+} from './harness.mjs';
 
 describe('sharing and hosting, in Chromium', () => {
   let harness;
@@ -141,7 +149,8 @@ describe('sharing and hosting, in Chromium', () => {
     assert.equal(await page.textContent('[data-figure="total-8b-no-flash"]'), '508.6 GB');
     await page.selectOption('#model', 'llama3-405b');
     assert.match(await readout(page), /Llama 3 405B needs 7\.1 TB/);
-    // The exploration views' module loads from disk too, when a view is opened.
+    // Go further and the full module load from disk too, when a reader opens it.
+    await openFurther(page);
     await page.click('#where-it-fits summary');
     await page.waitForSelector('#fit-map tbody tr');
     assert.equal(await page.textContent('#where-it-fits-status'), '');

@@ -9,6 +9,7 @@
 
 #include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/options.hpp"
 #include "trainmem/report.hpp"
 #include "trainmem/settings.hpp"
 
@@ -56,6 +57,21 @@ TEST_CASE("plate: the plate's view gives the full estimate's figures for every p
     }
   }
   CHECK(compared == static_cast<int>(preset_models().size()) * 18);
+}
+
+TEST_CASE("plate: with the logits counted, each loss as the full estimate counts it") {
+  for (const char* model : {"llama3-8b", "llama3-405b", "deepseek-v3", "mixtral-8x7b", "gpt2"}) {
+    for (const Choice& loss : choices<Loss>()) {
+      TrainingSetup setup;
+      REQUIRE(apply_setting(setup, setting_id::kModel, model).ok());
+      REQUIRE(apply_setting(setup, setting_id::kLogits, "on").ok());
+      REQUIRE(apply_setting(setup, setting_id::kLoss, loss.id).ok());
+      CAPTURE(model);
+      CAPTURE(loss.id);
+      CHECK(written(plate_workshop_view(setup, kPlateMicroBatches)) ==
+            written(workshop_view(setup, kPlateMicroBatches)));
+    }
+  }
 }
 
 TEST_CASE("plate: a refusal is the full estimate's, word for word") {

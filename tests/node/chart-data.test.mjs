@@ -38,7 +38,7 @@ describe('chartData', () => {
   let estimator;
   before(async () => {
     const built = (file) => fileURLToPath(new URL(`../../build-wasm/${file}`, import.meta.url));
-    estimator = await loadCoreForNode(built('trainmem.js'), built('trainmem.wasm'));
+    estimator = await loadCoreForNode(built('trainmem-full.js'), built('trainmem-full.wasm'));
   });
 
   it('stacks every term the estimate holds, so that the bar is the total', () => {

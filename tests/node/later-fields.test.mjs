@@ -12,8 +12,8 @@ describe('setups written before a field existed', () => {
   let estimator;
 
   before(async () => {
-    const core = await require('../../build-wasm/trainmem.js')({
-      wasmBinary: readFileSync('build-wasm/trainmem.wasm'),
+    const core = await require('../../build-wasm/trainmem-full.js')({
+      wasmBinary: readFileSync('build-wasm/trainmem-full.wasm'),
     });
     estimator = makeEstimator(core, () => Promise.reject(new Error('not needed')));
   });

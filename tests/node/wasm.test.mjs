@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { before, describe, it } from 'node:test';
 
 const require = createRequire(import.meta.url);
-const createTrainmemModule = require('../../build-wasm/trainmem.js');
+const createTrainmemModule = require('../../build-wasm/trainmem-full.js');
 
 let core;
 
@@ -22,7 +22,7 @@ const plateSetup = (overrides = {}) => ({
 describe('the trainmem WebAssembly module', () => {
   before(async () => {
     // Emscripten 3.1.6 under Node 20 would fetch the .wasm by path; hand it the bytes.
-    core = await createTrainmemModule({ wasmBinary: readFileSync('build-wasm/trainmem.wasm') });
+    core = await createTrainmemModule({ wasmBinary: readFileSync('build-wasm/trainmem-full.wasm') });
   });
 
   it('lists the presets, the three Llama 3 sizes first, with their shapes', () => {
@@ -134,11 +134,11 @@ describe('the trainmem WebAssembly module', () => {
   });
 });
 
-describe('the trainmem-json WebAssembly module', () => {
+describe('the trainmem-full WebAssembly module', () => {
   let json;
   before(async () => {
-    json = await require('../../build-wasm/trainmem-json.js')({
-      wasmBinary: readFileSync('build-wasm/trainmem-json.wasm'),
+    json = await require('../../build-wasm/trainmem-full.js')({
+      wasmBinary: readFileSync('build-wasm/trainmem-full.wasm'),
     });
   });
 
@@ -294,14 +294,14 @@ describe('the trainmem-json WebAssembly module', () => {
 
 describe('the WebAssembly modules: the Llama block and the measured cases', () => {
   before(async () => {
-    core ??= await createTrainmemModule({ wasmBinary: readFileSync('build-wasm/trainmem.wasm') });
+    core ??= await createTrainmemModule({ wasmBinary: readFileSync('build-wasm/trainmem-full.wasm') });
   });
 
   it('lists the saved tensors of one layer, 139,400 bytes per token for Llama 3 8B', async () => {
     // The saved tensors are an exploration view: in the on-demand module, with the estimator's
     // Llama-block arithmetic that the estimate below also counts with.
-    const json = await require('../../build-wasm/trainmem-json.js')({
-      wasmBinary: readFileSync('build-wasm/trainmem-json.wasm'),
+    const json = await require('../../build-wasm/trainmem-full.js')({
+      wasmBinary: readFileSync('build-wasm/trainmem-full.wasm'),
     });
     const { tensors, bytesPerToken } = json.savedTensors(plateSetup({ activationModel: 'llama-block' }));
     assert.equal(tensors.length, 14);
@@ -387,9 +387,9 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     assert.equal(l40s.devicesWorth, l40s.bytes.totalBytes / 48e9);
   });
 
-  it('sets every measured case against both activation models, in words (trainmem-json)', async () => {
-    const json = await require('../../build-wasm/trainmem-json.js')({
-      wasmBinary: readFileSync('build-wasm/trainmem-json.wasm'),
+  it('sets every measured case against both activation models, in words (trainmem-full)', async () => {
+    const json = await require('../../build-wasm/trainmem-full.js')({
+      wasmBinary: readFileSync('build-wasm/trainmem-full.wasm'),
     });
     const rows = json.compareMeasured();
     // Our seventeen, then SimuMax's 19 Megatron-LM runs, each allocated and reserved, then

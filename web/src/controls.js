@@ -5,11 +5,11 @@ import { $, put } from './dom.js';
 import { tokensInSequences } from './format.js';
 import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 
-/** The settings that have a control on the page, each with its element. */
-function placed(estimator) {
+/** The settings that have a control inside `root`, each with its element. */
+function placed(estimator, root) {
   return estimator.settings
     .map((setting) => ({ setting, element: $(setting.id) }))
-    .filter(({ element }) => element);
+    .filter(({ element }) => element && root.contains(element));
 }
 
 /** Shows `text` in the workshop's notice, or hides it when `text` is empty. */
@@ -68,15 +68,16 @@ export function showError(field, message) {
 }
 
 /**
- * Wires every control: a change is read by the core and drawn by `render` (which returns the
- * sentences it said, or null where the core refused the setup); a choice the setup refuses is held
- * pending by `choices` (choices.js) and shown so, a value that cannot be read is refused with its
- * message by the control.
+ * Wires every control inside `root` (the workshop's form, or Go further's once it is there): a
+ * change is read by the core and drawn by `render` (which returns the sentences it said, or null
+ * where the core refused the setup); a choice the setup refuses is held pending by `choices`
+ * (choices.js) and shown so, a value that cannot be read is refused with its message by the
+ * control.
  */
-export function createControls({ estimator, store, render, choices }) {
+export function createControls({ estimator, store, render, choices, root }) {
   const { SWITCH, CHOICE } = estimator.settingKinds;
-  const controls = placed(estimator);
-  const slider = $('tokens-slider');
+  const controls = placed(estimator, root);
+  const slider = root.querySelector('#tokens-slider');
   const model = controls.find(({ setting }) => setting.id === estimator.modelSettingId);
   pendingChoices = choices.pending;
 
@@ -87,7 +88,7 @@ export function createControls({ estimator, store, render, choices }) {
       element.replaceChildren(...setting.choices.map(option));
     }
   }
-  slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
+  if (slider) slider.max = String(MAX_MICRO_BATCH_SEQUENCES);
   const settingOf = (id) => estimator.settings.find((setting) => setting.id === id);
   const shown = (value) => (Number.isFinite(Number(value)) ? estimator.formatCount(Number(value)) : value);
 
@@ -142,9 +143,9 @@ export function createControls({ estimator, store, render, choices }) {
       change(setting.id, setting.kind === SWITCH ? (element.checked ? 'on' : 'off') : element.value.trim()),
     );
   }
-  slider.addEventListener('input', () => change(slider.dataset.setting, slider.value, { dragging: true }));
+  slider?.addEventListener('input', () => change(slider.dataset.setting, slider.value, { dragging: true }));
   // The end of a drag (or a key press) writes the URL at once.
-  slider.addEventListener('change', () => change(slider.dataset.setting, slider.value));
+  slider?.addEventListener('change', () => change(slider.dataset.setting, slider.value));
 
   let modelOptionsFor; // the custom model's name the menu was built for (null: none; unset: not yet)
 
@@ -190,6 +191,7 @@ export function createControls({ estimator, store, render, choices }) {
         put(element, 'disabled', !asked && !allowed);
       }
     }
+    if (!slider) return;
     put(slider, 'value', text(slider.dataset.setting));
     const tokens = `${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens`;
     if (slider.getAttribute('aria-valuetext') !== tokens) slider.setAttribute('aria-valuetext', tokens);

@@ -1,4 +1,6 @@
-// The one door to the C++ core. The module loads once (a memoised promise); every figure the
+// The one door to the C++ core. The page starts with the first view's module (trainmem.js: the
+// plate's view alone) and goes on with the full one (trainmem-full.js: every setting, stack, reader
+// and view) once a reader asks for more; each loads once (a memoised promise). Every figure the
 // page shows comes through here, and nothing here does arithmetic of its own.
 
 import { addScript } from './dom.js';
@@ -6,11 +8,11 @@ import { addScript } from './dom.js';
 let modulePromise = null;
 
 /**
- * A module's options: over http(s) its glue fetches its .wasm (trainmem.wasm, trainmem-json.wasm)
+ * A module's options: over http(s) its glue fetches its .wasm (trainmem.wasm, trainmem-full.wasm)
  * from beside itself and compiles it as it streams. A page with an opaque origin cannot fetch its
  * own files: opened from file://, or framed in a sandbox without allow-same-origin (a fetch there
  * is a cross-origin request that the server would have to allow). There the bytes come from a
- * classic script instead (trainmem-wasm.js, trainmem-json-wasm.js), which sets `global`.
+ * classic script instead (trainmem-wasm.js, trainmem-full-wasm.js), which sets `global`.
  */
 async function moduleOptions(script, global) {
   const opaque = globalThis.location?.protocol === 'file:' || globalThis.origin === 'null';
@@ -22,7 +24,7 @@ async function moduleOptions(script, global) {
   return { wasmBinary };
 }
 
-/** Loads the WebAssembly estimator once; later calls share the same promise. */
+/** Loads the first view's estimator (the plate's view alone) once; later calls share it. */
 export function loadEstimator() {
   if (!modulePromise) {
     const factory = globalThis.createTrainmemModule;
@@ -36,25 +38,24 @@ export function loadEstimator() {
   return modulePromise;
 }
 
-let jsonPromise = null;
+let fullPromise = null;
 
 /**
- * The second module, loaded only when a reader asks for it: config.json in, JSON and CSV out,
- * the measured cases, and the exploration views (makeEstimator's asynchronous members call
- * `module`'s explainEstimate, savedTensors, memoryTimeline, rankSavings, fitMap and
- * findFewestDevices, and compareMeasured). Resolves to {parseConfig(text), textTowerConfig(text),
- * readLaunch(text, setup, worldSize), verdict(setup), toJson(setup), toCsv(setup), maxConfigBytes,
- * module}.
+ * The full module, loaded when a reader goes further (a setting beyond the plate's view, a
+ * config.json, a launch config, a download, an exploration view) and once only: a promise of
+ * {parseConfig(text), textTowerConfig(text), readLaunch(text, setup, worldSize), verdict(setup),
+ * toJson(setup), toCsv(setup), maxConfigBytes, module}, `module` the whole core (an estimator's
+ * core as well: makeEstimator(module)).
  */
-export function loadJsonTools() {
-  if (!jsonPromise) {
+export function loadFullTools() {
+  if (!fullPromise) {
     const ready =
-      typeof globalThis.createTrainmemJsonModule === 'function'
+      typeof globalThis.createTrainmemFullModule === 'function'
         ? Promise.resolve()
-        : addScript('trainmem-json.js');
-    jsonPromise = ready
-      .then(() => moduleOptions('trainmem-json-wasm.js', 'trainmemJsonWasmBase64'))
-      .then((options) => globalThis.createTrainmemJsonModule(options))
+        : addScript('trainmem-full.js');
+    fullPromise = ready
+      .then(() => moduleOptions('trainmem-full-wasm.js', 'trainmemFullWasmBase64'))
+      .then((options) => globalThis.createTrainmemFullModule(options))
       .then((json) => ({
         maxConfigBytes: json.maxConfigBytes,
         /** {ok, message, shape} for a config.json's text. */
@@ -111,11 +112,29 @@ export function loadJsonTools() {
         toCsv: (setup) => json.setupToCsv(setup),
         module: json,
       }));
-    jsonPromise.catch(() => {
-      jsonPromise = null; // let a later click try again
+    fullPromise.catch(() => {
+      fullPromise = null; // let a later click try again
     });
   }
-  return jsonPromise;
+  return fullPromise;
+}
+
+/**
+ * The page's `estimator` goes on over the full module, in place, so that everything that holds it
+ * asks the full core from then on; a promise of the same estimator. The setups it made before
+ * (the first view's, which name the plate's settings alone) convert through `fullSetup`.
+ */
+export function upgradeEstimator(estimator) {
+  return loadFullTools().then(({ module }) => {
+    if (estimator.full) return estimator;
+    Object.assign(estimator, makeEstimator(module, loadFullTools));
+    return estimator;
+  });
+}
+
+/** The estimator over the full module, for other pages (trainmem-api.js). */
+export function loadFullEstimator() {
+  return loadFullTools().then(({ module }) => makeEstimator(module, loadFullTools));
 }
 
 let yamlPromise = null;
@@ -209,10 +228,10 @@ function withOurStatus(value, theirs, ours) {
 
 /**
  * The page's and the API's estimator over trainmem.js's `core`. The exploration views live in the
- * on-demand module, which `loadLater` loads once (loadJsonTools; the Node tests pass the module
+ * on-demand module, which `loadLater` loads once (loadFullTools; the Node tests pass the module
  * they loaded): those members answer with promises.
  */
-export function makeEstimator(core, loadLater = loadJsonTools) {
+export function makeEstimator(core, loadLater = loadFullTools) {
   const settings = core.settings();
   const terms = core.terms();
   /**
@@ -263,6 +282,8 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
     );
   };
   return {
+    /** Whether this estimator answers every setup (the full module), or the plate's view alone. */
+    full: typeof core.explainEstimate === 'function',
     presets: core.presetModels(),
     customModelId: core.customModelId,
     /** The id of the setting that names the model (a custom model comes with a config.json). */
@@ -352,7 +373,7 @@ export function makeEstimator(core, loadLater = loadJsonTools) {
      * percentages korthikantiErrorPercent and llamaBlockErrorPercent, another tool's estimate
      * published with the run (otherEstimateName, otherEstimate, otherEstimateError; "" where
      * there is none), note, ok, message}].
-     * The cases come with the on-demand module (trainmem-json.js).
+     * The cases come with the on-demand module (trainmem-full.js).
      */
     measured: () => loadLater().then(({ module }) => module.compareMeasured()),
 

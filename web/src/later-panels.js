@@ -1,9 +1,8 @@
 // The exploration views' panels: the arithmetic, the measured runs, the step's timeline, what saves
 // the most, where it fits and the fewest devices. Their code (explore.js) and the module that
-// answers them (trainmem-json.js) load when a reader first points at, opens or asks for one; the
+// answers them (trainmem-full.js) load when a reader first points at, opens or asks for one; the
 // first view needs neither.
 import { $, addScript, onOpen } from './dom.js';
-import { loadJsonTools } from './estimator.js';
 
 let explorePromise = null;
 
@@ -20,10 +19,9 @@ function loadExplore() {
   return explorePromise;
 }
 
-/** Starts loading the panels and their module, for a reader about to open one. */
+/** Starts loading the panels' code, for a reader about to open one (the module is here already). */
 export function preload() {
   loadExplore().catch(() => {});
-  loadJsonTools().catch(() => {});
 }
 
 /** The <details> panels, by element id, with the constructor that makes each. */
@@ -46,7 +44,7 @@ export function createLaterPanels(context) {
   const panel = (create) => {
     if (!made.has(create)) {
       // Made once both its code and the module that answers it are here.
-      const making = Promise.all([loadExplore(), loadJsonTools()]).then(([explore]) =>
+      const making = Promise.all([loadExplore(), context.loadFullTools()]).then(([explore]) =>
         explore[create](context),
       );
       making.catch(() => made.delete(create));

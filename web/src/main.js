@@ -1,34 +1,31 @@
 // The workshop (workshop.js, loaded by app.js once the charts are up): a control -> the store's
 // setup -> one call into the core (workshopView) -> the charts, the readout, the controls, the open
 // panels and the URL, each a listener of the store. Nothing here computes a figure; the core does.
+// It starts over the first view's module (the plate's view alone); a reader who goes further (Go
+// further opened, or a link that carries more than the plate's settings) brings the full module
+// and further.js, and the same estimator goes on over it.
 import { chartData } from './chart-data.js';
 import { createChoices } from './choices.js';
 import { createControls, showError, showNotice } from './controls.js';
-import { $, onOpen } from './dom.js';
-import { loadEstimator } from './estimator.js';
-import { createLaterPanels, preload } from './later-panels.js';
+import { $, addScript, onOpen } from './dom.js';
+import { loadEstimator, loadFullTools, loadYamlTools, upgradeEstimator } from './estimator.js';
 import { createComparePanel } from './panels/compare.js';
-import { createConfigPanel } from './panels/config.js';
 import { createExports } from './panels/exports.js';
-import { createLaunchPanel } from './panels/launch.js';
 import { createNumbersPanel } from './panels/numbers.js';
 import { fillPlateFigures, plateFigures, showReadout } from './readout.js';
 import { createStore, MAX_MICRO_BATCH_SEQUENCES } from './store.js';
-import { createUrlWriter, fromQuery } from './url.js';
+import { createUrlWriter, fromQuery, PRESENTATION_KEYS } from './url.js';
 
-/** The settings the QLoRA way in sets, by id, each with its choice's text. */
-const QLORA_WAY_IN = Object.freeze([
-  ['device', 'rtx-4090'],
-  ['lora-rank', '16'],
-  ['lora-targets', 'all-linear'],
-  ['base-weights', 'nf4'],
-  ['recompute', 'full'],
-]);
-
-/** "Go further", kept out of the first view as a template (index.html), put in its place. */
-function placeFurther() {
-  const template = $('further-template');
-  template.replaceWith(template.content);
+/**
+ * Whether a query asks for more than the plate's view: a key that is not one of the first view's
+ * settings (`settings`, the plate's module's table) nor how the page is shown. The full module
+ * reads it; an unknown key is then refused there, with a notice.
+ */
+function goesFurther(search, settings) {
+  const plate = new Set(settings.map((setting) => setting.id));
+  return [...new URLSearchParams(search).keys()].some(
+    (key) => !plate.has(key) && !PRESENTATION_KEYS.includes(key),
+  );
 }
 
 async function start() {
@@ -38,11 +35,12 @@ async function start() {
   }
   // The charts, the theme and the embedded layout are app.js's (first-view.js).
   const { charts, createTimelineChart, presentation } = globalThis.trainmemPage;
-  placeFurther();
   performance.mark('trainmem:core-start');
   let estimator;
   try {
     estimator = await loadEstimator();
+    // A link beyond the plate's view is read by the full module, which answers it.
+    if (goesFurther(location.search, estimator.settings)) await upgradeEstimator(estimator);
   } catch (error) {
     $('readout').textContent =
       `The estimator could not load (${error.message}). Reload the page to try again.`;
@@ -86,74 +84,90 @@ async function start() {
     return settled.said;
   }
 
-  const context = { estimator, store, render, showError, createTimelineChart };
-  const controls = createControls({ ...context, choices });
-  const config = createConfigPanel(context);
-  const launch = createLaunchPanel({ ...context, choices });
+  const context = {
+    estimator,
+    store,
+    render,
+    showError,
+    showNotice,
+    choices,
+    createControls,
+    createTimelineChart,
+    loadFullTools,
+    loadYamlTools,
+  };
+  const controls = createControls({ ...context, root: $('controls') });
   // The numbers redraw while they are open, and when they open; the comparison always.
   const numbers = createNumbersPanel(context);
   onOpen(numbers.element, () => numbers.update(store.get()));
   const compare = createComparePanel(context);
-  // The exploration views: their panels' code and module load when a reader points at one, or
-  // tabs to it, about to open it (a failure is said, and retried, by the view that asks).
-  const later = createLaterPanels(context);
-  for (const element of document.querySelectorAll('details.arithmetic > summary, #find-fit')) {
-    for (const type of ['pointerenter', 'focus']) {
-      element.addEventListener(type, preload, { once: true });
-    }
-  }
   const writeUrl = createUrlWriter(estimator, presentation);
+  let further = null; // Go further, once it is in place: {update(state, how), openConfig(text)}
+  // A link that carries Go further's settings opens it before the page says it is ready.
+  const linkOpensFurther = estimator.full && (!presentation.embedded || fromLink.configText !== null);
   store.subscribe((state, how) => {
     controls.sync(state.setup, state.view);
     showReadout(estimator, state.view);
     charts.draw(chartData(state.view, state.pinned, estimator.terms));
     if (numbers.element.open) numbers.update(state);
     compare.update(state);
-    launch.update(state, how);
-    later.update(state, how);
+    further?.update(state, how);
     writeUrl(state, how);
-    document.body.dataset.ready = 'true';
+    if (!linkOpensFurther || further) document.body.dataset.ready = 'true';
   });
   createExports({ ...context, charts });
 
-  // Back to the plate's view: every setting under "Go further" to its default.
-  $('reset-further').addEventListener('click', () => {
-    let setup = store.get().setup;
-    const further = estimator.settings.filter((setting) => $('further-controls').contains($(setting.id)));
-    choices.forget(further.map((setting) => setting.id));
-    for (const setting of further) {
-      setup = estimator.changeSetting(
-        setup,
-        setting.id,
-        setting.defaultText,
-        MAX_MICRO_BATCH_SEQUENCES,
-      ).setup;
-    }
-    render(setup);
-  });
-  // A way in for a fine-tuner: QLoRA as most fine-tuning on one consumer GPU runs it (adapters
-  // on every linear layer, the base in NF4, gradient checkpointing) on a 24 GB GPU, each setting
-  // the reader's from then on, and said in words.
-  $('try-qlora').addEventListener('click', () => {
-    let setup = store.get().setup;
-    const set = [];
-    for (const [id, text] of QLORA_WAY_IN) {
-      const change = estimator.changeSetting(setup, id, text, MAX_MICRO_BATCH_SEQUENCES);
-      if (!change.ok) continue;
-      setup = change.setup;
-      choices.touch(id);
-      set.push(choices.named(id, text));
-    }
-    const said = render(setup, { reveal: true });
-    if (said === null) return;
-    showNotice(
-      [
-        `Set for fine-tuning with QLoRA: ${set.join('; ')}. Change any of them under Fine-tuning, Device and Recipe.`,
-        ...said,
-      ].join(' '),
-    );
-    $('fine-tuning').focus({ preventScroll: true });
-  });
+  /**
+   * The full module under the page, with the view redrawn by it: the setup and the pinned
+   * estimate (made by the first view's module, which names the plate's settings alone) take the
+   * full core's defaults for the rest.
+   */
+  async function goFurther() {
+    if (estimator.full) return;
+    await upgradeEstimator(estimator);
+    const full = (setup) => ({
+      ...estimator.defaultSetup,
+      ...setup,
+      layout: { ...estimator.defaultSetup.layout, ...setup.layout },
+    });
+    const { setup, pinned } = store.get();
+    const next = full(setup);
+    const view = estimator.workshopView(next, MAX_MICRO_BATCH_SEQUENCES);
+    const repinned = pinned && estimator.workshopView(full(pinned.setup), MAX_MICRO_BATCH_SEQUENCES);
+    store.set({ setup: next, view, pinned: repinned?.ok ? repinned.estimate : null });
+  }
+
+  const opener = $('open-further');
+  const status = $('further-status');
+  let opening = null;
+  /** Go further in place (its code, its body and the full module), once; a failure is said. */
+  function openFurther() {
+    opening ??= (async () => {
+      opener.setAttribute('aria-expanded', 'true');
+      opener.disabled = true;
+      status.textContent = 'Loading…';
+      try {
+        await Promise.all([
+          goFurther(),
+          globalThis.trainmemFurther ? Promise.resolve() : addScript('further.js'),
+        ]);
+        further = globalThis.trainmemFurther.start(context);
+        fillPlateFigures(plateFigures(estimator), $('further-body'));
+        $('further-body').hidden = false;
+        opener.closest('p').hidden = true;
+        status.textContent = '';
+        store.set({});
+      } catch (error) {
+        status.textContent = `Go further could not load (${error.message}). Try again.`;
+        opener.setAttribute('aria-expanded', 'false');
+        opener.disabled = false;
+        opening = null;
+        throw error;
+      }
+    })();
+    return opening;
+  }
+  opener.addEventListener('click', () => openFurther().catch(() => {}));
   for (const form of document.querySelectorAll('form')) {
     form.addEventListener('submit', (event) => event.preventDefault());
   }
@@ -162,7 +176,14 @@ async function start() {
   render(fromLink.setup);
   performance.measure('trainmem:first-estimate', 'trainmem:first-estimate-start');
   performance.mark('trainmem:core-ready');
-  if (fromLink.configText !== null) config.open(fromLink.configText);
+  // A link that carries Go further's settings shows them (unless the page is embedded, which
+  // shows the workshop alone); a custom model's config.json is read by its panel there.
+  if (linkOpensFurther) {
+    await openFurther().catch(() => {
+      document.body.dataset.ready = 'true';
+    });
+    if (fromLink.configText !== null) further?.openConfig(fromLink.configText);
+  }
 }
 
 start();

@@ -9,8 +9,16 @@ export function plateFigures(estimator) {
   const eightB = plate({});
   const eightBNoFlash = plate({ flashAttention: false });
   const fourOFiveB = plate({ modelId: 'llama3-405b' });
-  const eightBLlamaBlock = plate({ activationModel: 'llama-block' });
+  // The Llama block's figure needs the activation models' setting, which the full module alone has.
+  const llamaBlock = estimator.full
+    ? {
+        'llama-block-activations-8b': estimator.formatBytes(
+          plate({ activationModel: 'llama-block' }).bytes.activationsBytes,
+        ),
+      }
+    : {};
   return {
+    ...llamaBlock,
     'params-8b': estimator.formatParameters(eightB.numParameters),
     'states-8b': estimator.formatBytes(eightB.bytes.modelStatesBytes),
     'activations-8b': estimator.formatBytes(eightB.bytes.activationsBytes),
@@ -19,15 +27,14 @@ export function plateFigures(estimator) {
     'total-8b-no-flash': estimator.formatBytes(eightBNoFlash.bytes.totalBytes),
     'states-405b': estimator.formatBytes(fourOFiveB.bytes.modelStatesBytes),
     'worth-405b': fourOFiveB.devicesWorth.toFixed(0),
-    'llama-block-activations-8b': estimator.formatBytes(eightBLlamaBlock.bytes.activationsBytes),
     'devices-per-node': estimator.formatCount(estimator.devicesPerNode),
     'min-tokens-per-shard': estimator.formatCount(estimator.minTokensPerContextShard),
   };
 }
 
-/** Writes plateFigures() into the prose's [data-figure] elements. */
-export function fillPlateFigures(figures) {
-  for (const element of document.querySelectorAll('[data-figure]')) {
+/** Writes plateFigures() into the [data-figure] elements inside `root` (the whole page, or Go further). */
+export function fillPlateFigures(figures, root = document) {
+  for (const element of root.querySelectorAll('[data-figure]')) {
     element.textContent = figures[element.dataset.figure] ?? '—';
   }
 }
@@ -89,12 +96,9 @@ export function describe(estimator, estimate, leftOut) {
   const format = estimator.formatBytes;
   const onDevice = (part) => estimator.terms.filter((term) => term.onDevice && term.part === part);
   const said = (term) => `${format(bytes[term.apiKey])} ${term.phrase}`;
-  // A term a switch counts (the logits) is said while the switch is on.
-  const counted = (term) => {
-    if (!term.countedBy) return true;
-    const { apiKey } = estimator.settings.find((setting) => setting.id === term.countedBy);
-    return apiKey.split('.').reduce((object, key) => object?.[key], setup) === true;
-  };
+  // A term a switch counts (the logits) is said while the switch is on (never in the first
+  // view's module, whose setups hold the plate's settings alone).
+  const counted = (term) => !term.countedBy || estimator.settingText(setup, term.countedBy) === 'on';
   const stack = estimate.stackTerms.length > 0;
   const activations =
     [...onDevice('activations'), ...onDevice('logits')].filter(counted).map(said).join(' and ') +

@@ -109,8 +109,8 @@ void add_layout(Entries& entries) {
           .page("layout", "Experts' capacity factor (0: dropless)"));
 }
 
-// The recipe, the device and its headroom.
-void add_recipe_and_device(Entries& entries) {
+// The recipe: recomputation, the activation model, dropout, the optimiser and the precision.
+void add_recipe(Entries& entries) {
   const auto add = [&entries](Entry entry) { entries.push_back(std::move(entry)); };
   add(row<&TrainingSetup::recompute>(id::kRecompute, "Recomputation", "Activation recomputation",
                                      "recompute")
@@ -151,21 +151,12 @@ void add_recipe_and_device(Entries& entries) {
   add(row<&TrainingSetup::precision>(id::kPrecision, "Precision", "Precision", "precision")
           .among(choices<Precision>())
           .page("recipe"));
-  add(row<&TrainingSetup::logits>(id::kLogits, "Logits",
-                                  "Count the output layer's logits and the loss", "logits")
-          .with([](Setting& setting, Access&) { setting.plate = true; })
-          .page("recipe", "Logits and loss"));
-  add(row<&TrainingSetup::loss>(id::kLoss, "Loss", "How the loss is computed", "loss")
-          .among(choices<Loss>())
-          .requires_value(id::kLogits, "on", "the loss is counted with the logits")
-          .later()
-          .with([](Setting& setting, Access&) { setting.plate = true; })
-          .page("recipe", "",
-                "With the logits: Megatron-LM's vocab-parallel cross-entropy holds 6 bytes per "
-                "logit; PyTorch's <code>cross_entropy(logits.float())</code> peaks at 12 (14 in "
-                "transformers 4.46 to 4.48, which shifts a copy of the logits), torchtune's "
-                "chunked one at 6 + 4/n, and Transformer Engine's fused one at 2. Liger's fused "
-                "linear loss never makes the logits whole."));
+}
+
+// After the logits and the loss (the plate's, rows_plate.cpp): the loss's chunks, what the model
+// trains beside its layers, and the device and its headroom.
+void add_loss_chunks_and_device(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(std::move(entry)); };
   add(row<&TrainingSetup::loss_chunks>(id::kLossChunks, "Loss chunks",
                                        "The chunked loss's chunks: torchtune's num_output_chunks",
                                        "lossChunks")

@@ -1,5 +1,5 @@
 // The plate's own settings (setting_rows.hpp): the model, the sequence, the micro-batch and
-// FlashAttention, the rows the first view's module carries.
+// FlashAttention, and the logits and the loss, the rows the first view's module carries.
 #include "settings/setting_rows.hpp"
 #include "trainmem/models.hpp"
 
@@ -58,6 +58,29 @@ void add_model_and_batch(Entries& entries) {
   entries.push_back(row<&TrainingSetup::flash_attention>(
       id::kFlashAttention, "FlashAttention",
       "FlashAttention: without it, keep the attention-score term", "flashAttention"));
+  for (std::size_t index = first; index < entries.size(); ++index)
+    entries[index].setting.plate = true;
+}
+
+// The logits and the loss, which the plate's view answers for: its readout says what counting them
+// as a run computes them would add (with_logits_as_run), in the loss's words. Go further shows
+// their controls (in the recipe).
+void add_logits_and_loss(Entries& entries) {
+  const std::size_t first = entries.size();
+  const auto add = [&entries](Entry entry) { entries.push_back(std::move(entry)); };
+  add(row<&TrainingSetup::logits>(id::kLogits, "Logits",
+                                  "Count the output layer's logits and the loss", "logits")
+          .page("recipe", "Logits and loss"));
+  add(row<&TrainingSetup::loss>(id::kLoss, "Loss", "How the loss is computed", "loss")
+          .among(choices<Loss>())
+          .requires_value(id::kLogits, "on", "the loss is counted with the logits")
+          .later()
+          .page("recipe", "",
+                "With the logits: Megatron-LM's vocab-parallel cross-entropy holds 6 bytes per "
+                "logit; PyTorch's <code>cross_entropy(logits.float())</code> peaks at 12 (14 in "
+                "transformers 4.46 to 4.48, which shifts a copy of the logits), torchtune's "
+                "chunked one at 6 + 4/n, and Transformer Engine's fused one at 2. Liger's fused "
+                "linear loss never makes the logits whole."));
   for (std::size_t index = first; index < entries.size(); ++index)
     entries[index].setting.plate = true;
 }

@@ -199,10 +199,13 @@ Entry row(const char* id, const char* name, std::string help, const char* api_ke
 using Entries = std::vector<Entry>;
 
 // The groups of rows, in the table's order (the URL's and the page's): the plate's own
-// (rows_plate.cpp), then the rest (rows_further.cpp).
+// (rows_plate.cpp: the model and the batch, the logits and the loss) among the rest
+// (rows_further.cpp).
 void add_model_and_batch(Entries& entries);
 void add_layout(Entries& entries);
-void add_recipe_and_device(Entries& entries);
+void add_recipe(Entries& entries);
+void add_logits_and_loss(Entries& entries);
+void add_loss_chunks_and_device(Entries& entries);
 void add_fine_tuning(Entries& entries);
 void add_stack(Entries& entries);
 void add_distributed_switches(Entries& entries);

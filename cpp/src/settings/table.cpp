@@ -9,7 +9,9 @@ const std::vector<Entry>& entries() {
     Entries all;
     add_model_and_batch(all);
     add_layout(all);
-    add_recipe_and_device(all);
+    add_recipe(all);
+    add_logits_and_loss(all);
+    add_loss_chunks_and_device(all);
     add_fine_tuning(all);
     add_stack(all);
     add_distributed_switches(all);

@@ -9,6 +9,7 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> table = [] {
     Entries plate;
     add_model_and_batch(plate);
+    add_logits_and_loss(plate);
     return plate;
   }();
   return table;

@@ -1,16 +1,15 @@
-// Any model: a config.json pasted, dropped or chosen, read by the core (trainmem-json.js, loaded
+// Any model: a config.json pasted, dropped or chosen, read by the core (trainmem-full.js, loaded
 // when first asked). Its minified text is kept in the store, so that links carry it.
-import { loadJsonTools } from '../estimator.js';
 import { $, takeFiles } from '../dom.js';
 
-export function createConfigPanel({ estimator, store, render, showError }) {
+export function createConfigPanel({ estimator, store, render, showError, loadFullTools }) {
   const configText = $(estimator.configInputId);
 
   const textTower = $('config-text-tower');
 
   async function useConfig(given) {
     try {
-      const tools = await loadJsonTools();
+      const tools = await loadFullTools();
       let text = given;
       // The text tower alone: the core gives it as a config.json of its own, which links carry.
       if (textTower.checked) {
@@ -39,7 +38,7 @@ export function createConfigPanel({ estimator, store, render, showError }) {
     if (!file) return;
     let tools;
     try {
-      tools = await loadJsonTools();
+      tools = await loadFullTools();
     } catch (error) {
       showError(estimator.configInputId, `The config reader could not load (${error.message}).`);
       return;

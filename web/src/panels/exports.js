@@ -1,6 +1,6 @@
 // Downloads: each chart as PNG, the breakdown as CSV or as JSON in the CLI's schema (written by the
-// core, in trainmem-json.js); the link to this view, and the frame that embeds it (embed.js).
-import { loadJsonTools } from '../estimator.js';
+// core, in trainmem-full.js); the link to this view, and the frame that embeds it (embed.js).
+import { loadFullTools } from '../estimator.js';
 import { showNotice } from '../controls.js';
 import { $, download, downloadText } from '../dom.js';
 import { createEmbedPanel } from './embed.js';
@@ -17,7 +17,7 @@ export function createExports({ estimator, store, charts }) {
     download(`${fileStem()}-activations.png`, charts.toPng('activations')),
   );
   const exportText = (extension, type, write) =>
-    loadJsonTools()
+    loadFullTools()
       .then((tools) => downloadText(`${fileStem()}.${extension}`, type, write(tools)))
       .catch((error) => showNotice(`The download could not be made (${error.message}).`));
   $('export-csv').addEventListener('click', () =>

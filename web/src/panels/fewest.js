@@ -27,7 +27,7 @@ export function createFewestPanel({ estimator, store, render, showError }) {
       (setting) => estimator.settingText(left, setting.id) === estimator.settingText(right, setting.id),
     );
 
-  // The search runs in the on-demand module (trainmem-json.js), loaded on the first click.
+  // The search runs in the on-demand module (trainmem-full.js), loaded on the first click.
   async function find() {
     const { setup } = store.get();
     let search;

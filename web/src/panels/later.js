@@ -1,4 +1,4 @@
-// The exploration views come from the on-demand module (trainmem-json.js), loaded when a reader
+// The exploration views come from the on-demand module (trainmem-full.js), loaded when a reader
 // first opens one: an update asks, and fills its panel with the answer once it comes.
 /**
  * An update that calls `ask(state, how)` (a promise of the core's answer; `how` says whether a slider

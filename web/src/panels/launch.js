@@ -1,16 +1,23 @@
 // Will my run fit? A run's launch config (torchtitan's TOML job config, Megatron-LM's launch line,
-// DeepSpeed's JSON config, axolotl's YAML config), pasted, dropped or chosen, read by the core (trainmem-json.js, loaded when first asked): its settings become the
+// DeepSpeed's JSON config, axolotl's YAML config), pasted, dropped or chosen, read by the core (trainmem-full.js, loaded when first asked): its settings become the
 // workshop's, each said in words, and the verdict (fits, uncertain, does not fit, from the spread
 // of the estimate's errors against the stack's published runs) follows the workshop's setup from
 // then on.
-import { showNotice } from '../controls.js';
-import { loadJsonTools, loadYamlTools } from '../estimator.js';
 import { $, onOpen, takeFiles } from '../dom.js';
 
 /** How long after a slider's last move the verdict, a second estimate, is worked out again. */
 const VERDICT_DELAY_MS = 150;
 
-export function createLaunchPanel({ estimator, store, render, showError, choices }) {
+export function createLaunchPanel({
+  estimator,
+  store,
+  render,
+  showError,
+  showNotice,
+  choices,
+  loadFullTools,
+  loadYamlTools,
+}) {
   const panel = $('launch-panel');
   const text = $('launch');
   const worldSize = $('launch-world-size');
@@ -32,7 +39,7 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
   async function useLaunch(given) {
     let yamlToJson;
     try {
-      [tools, yamlToJson] = await Promise.all([loadJsonTools(), loadYamlTools()]);
+      [tools, yamlToJson] = await Promise.all([loadFullTools(), loadYamlTools()]);
     } catch (error) {
       showError('launch', `The launch-config reader could not load (${error.message}).`);
       return;
@@ -136,7 +143,7 @@ export function createLaunchPanel({ estimator, store, render, showError, choices
   takeFiles(text, $('launch-file'), useFile);
   // The reader is about to paste: the reader's module starts loading.
   onOpen(panel, () => {
-    loadJsonTools().catch(() => {});
+    loadFullTools().catch(() => {});
     loadYamlTools().catch(() => {});
   });
 
