@@ -85,11 +85,14 @@ TEST_CASE("plate: a refusal is the full estimate's, word for word") {
 }
 
 TEST_CASE("plate: a setting beyond the plate's view is refused by name, never estimated") {
-  for (const auto& [id, text] : {std::pair<const char*, const char*>{"dp", "2"},
-                                 {"stack", "megatron"},
-                                 {"recompute", "full"},
-                                 {"device", "b200"},
-                                 {"lora-rank", "8"}}) {
+  for (const std::pair<const char*, const char*>& change :
+       {std::pair<const char*, const char*>{"dp", "2"},
+        {"stack", "megatron"},
+        {"recompute", "full"},
+        {"device", "b200"},
+        {"lora-rank", "8"}}) {
+    const char* id = change.first;
+    const char* text = change.second;
     TrainingSetup setup;
     REQUIRE(apply_setting(setup, id, text).ok());
     const Estimate plate = plate_estimate(setup);
