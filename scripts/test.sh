@@ -40,39 +40,39 @@ bash scripts/build.sh
 phase "Formatting"
 bash scripts/lint.sh
 
-phase "C++ core and CLI (doctest, and the CLI's ctest runs)"
-# The suites in one process; ctest lists each doctest case as a test of its own for a developer
-# (ctest --test-dir build), and a name CMake splits in two, at a ';', would pass there without
-# running: the counts must agree.
-build/trainmem_tests --no-colors
-cases=$(build/trainmem_tests --count --no-colors | sed -n 's/.*current filters: \([0-9]*\).*/\1/p')
-listed=$(ctest --test-dir build -N | sed -n 's/^Total Tests: \([0-9]*\)$/\1/p')
-if [ "$((cases + 2))" != "$listed" ]; then
-  echo "ctest lists $listed tests for $cases doctest cases and 2 CLI runs: is a ';' in a test name?" >&2
-  exit 1
-fi
-ctest --test-dir build --output-on-failure --no-tests=error -R '^cli\.'
-
 # The search for the fewest devices over Llama 3 405B under Megatron-LM replays some 8,000 steps:
-# 4 s natively, 51 s in the page's -Oz core and 85 s under the sanitizers. It runs natively above;
-# the builds below run the same search code in the smaller searches of fit_test.cpp.
-slow_case='fewest devices: 126 layers*'
+# 4 s natively, 51 s in the page's -Oz core and 85 s under the sanitizers. It runs natively; the
+# WebAssembly and sanitized builds run the same search code in the smaller searches of fit_test.cpp.
+jobs=$(nproc 2>/dev/null || echo 2)
+export jobs
+export slow_case='fewest devices: 126 layers*'
+source scripts/side-by-side.sh
 
-phase "C++ core and CLI built to WebAssembly, under Node (doctest)"
-# The same suites against the page's core objects; only this script builds them (em++ needs acorn).
-NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH} \
-  cmake --build build-wasm --target trainmem_tests -j "$(nproc 2>/dev/null || echo 2)"
-node build-wasm/trainmem_tests.js --no-colors --test-case-exclude="$slow_case"
+phase "The suites built to WebAssembly, and sanitized with the fuzz targets (clang), side by side"
+# The same suites against the page's core objects (only this script builds them; em++ needs
+# acorn); and one sanitized build (build-sanitize, flags in CMakeLists.txt) that serves the suites
+# and the fuzz targets: the core is compiled once, with libFuzzer's coverage, and linked into both.
+side_by_side \
+  'NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH} cmake --build build-wasm --target trainmem_tests -j "$jobs"' \
+  'CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null && cmake --build build-sanitize -j "$jobs"'
 
-phase "C++ core and CLI under address and undefined-behaviour sanitizers, and the fuzz targets (clang)"
-# One sanitized build (build-sanitize, flags in CMakeLists.txt) serves the suites here and the fuzz
-# targets below: the core is compiled once, with libFuzzer's coverage, and linked into both.
-CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null
-cmake --build build-sanitize -j "$(nproc 2>/dev/null || echo 2)"
-# The suites in one process, not one process a case as ctest runs them (each sanitized start
-# costs a quarter of a second); the sanitizers see the same code run. Then the two CLI runs.
-build-sanitize/trainmem_tests --no-colors --test-case-exclude="$slow_case"
-ctest --test-dir build-sanitize --output-on-failure --no-tests=error -R '^cli\.'
+phase "The C++ core and CLI's suites: native, WebAssembly under Node, sanitized; side by side"
+# Each build's suites in one process (each single-threaded, so two run at once). ctest lists each
+# doctest case as a test of its own for a developer (ctest --test-dir build), and a name CMake
+# splits in two, at a ';', would pass there without running: the counts must agree. Under the
+# sanitizers, one process, not one a case (each sanitized start costs a quarter of a second).
+side_by_side '
+  build/trainmem_tests --no-colors
+  cases=$(build/trainmem_tests --count --no-colors | sed -n "s/.*current filters: \([0-9]*\).*/\1/p")
+  listed=$(ctest --test-dir build -N | sed -n "s/^Total Tests: \([0-9]*\)$/\1/p")
+  if [ "$((cases + 2))" != "$listed" ]; then
+    echo "ctest lists $listed tests for $cases doctest cases and 2 CLI runs: is a ; in a test name?" >&2
+    exit 1
+  fi
+  ctest --test-dir build --output-on-failure --no-tests=error -R "^cli\."
+  build-sanitize/trainmem_tests --no-colors --test-case-exclude="$slow_case"
+  ctest --test-dir build-sanitize --output-on-failure --no-tests=error -R "^cli\."' \
+  'node build-wasm/trainmem_tests.js --no-colors --test-case-exclude="$slow_case"'
 
 phase "Fuzzing the core's entries for ${FUZZ_SECONDS:-45} s (libFuzzer)"
 bash scripts/fuzz.sh
