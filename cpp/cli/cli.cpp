@@ -135,8 +135,8 @@ void register_flags(CLI::App& app, Given& given) {
       "--launch", given.launch_path,
       "A run's launch config (at most 1 MiB): torchtitan's TOML job config, Megatron-LM's "
       "pretrain_gpt.py line, DeepSpeed's JSON config (with --model or --config, --seq-len, "
-      "--recompute), or axolotl's YAML config. Prints the verdict, "
-      "fits, uncertain or does not fit, and exits 0, 1 or 3 for it");
+      "--recompute), or axolotl's YAML config. Its keys that are not understood withhold the "
+      "verdict (uncertain, naming them)");
   given.world_size_flag =
       app.add_option("--world-size", given.world_size,
                      "With --launch: the devices torchrun starts, where the file leaves them out")
@@ -321,6 +321,13 @@ std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::os
   return std::nullopt;
 }
 
+// The verdict's exit status: 0 fits, 1 uncertain, 3 does not fit (2 is bad input).
+int exit_status(const VerdictAnswer& verdict) {
+  return verdict.verdict == Verdict::kFits        ? kExitOk
+         : verdict.verdict == Verdict::kUncertain ? kExitUncertain
+                                                  : kExitDoesNotFit;
+}
+
 // A run's own launch config read over the flags' setup, its estimate and its verdict, whose exit
 // status is the verdict's.
 int run_launch(const Given& given, const TrainingSetup& setup, std::ostream& out,
@@ -341,7 +348,8 @@ int run_launch(const Given& given, const TrainingSetup& setup, std::ostream& out
   if (!estimate.answer.ok()) {
     return bad_input(err, "--launch: the file's setup is refused: " + estimate.answer.message);
   }
-  const VerdictAnswer verdict = verdict_of(estimate, given.has(setting_id::kHeadroom));
+  const VerdictAnswer verdict =
+      verdict_of(estimate, given.has(setting_id::kHeadroom), launch.not_understood);
   if (given.json) {
     out << launch_to_json(estimate, launch, verdict) << "\n";
   } else {
@@ -349,9 +357,7 @@ int run_launch(const Given& given, const TrainingSetup& setup, std::ostream& out
     print_breakdown(estimate, out);
     print_verdict(verdict, out);
   }
-  return verdict.verdict == Verdict::kFits        ? kExitOk
-         : verdict.verdict == Verdict::kUncertain ? kExitUncertain
-                                                  : kExitDoesNotFit;
+  return exit_status(verdict);
 }
 
 }  // namespace
@@ -360,7 +366,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   CLI::App app{
       "trainmem: the memory to train a model, per device (Plate XIV.1, \"Where the Memory "
       "Goes\").\nModel states (ZeRO, Rajbhandari et al. 2020) plus activations (Korthikanti et al. "
-      "2023). 1 GB = 10^9 bytes.",
+      "2023). 1 GB = 10^9 bytes.\nAn estimate ends with its verdict, from the flags as from a "
+      "launch config: exit status 0 fits, 1 uncertain, 3 does not fit; 2 is bad input.",
       "trainmem"};
   Given given;
   register_flags(app, given);
@@ -394,12 +401,15 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (view != nullptr) return view->print(setup, given.json, out, err);
   const Estimate estimate = estimate_memory(setup);
   if (!estimate.answer.ok()) return refused(quoted(given, estimate.answer), err);
+  // The verdict, as under --launch: a script gates on the flags' run as on a file's.
+  const VerdictAnswer verdict = verdict_of(estimate, given.has(setting_id::kHeadroom));
   if (given.json) {
-    out << estimate_to_json(estimate) << "\n";
+    out << estimate_to_json(estimate, verdict) << "\n";
   } else {
     print_breakdown(estimate, out);
+    print_verdict(verdict, out);
   }
-  return kExitOk;
+  return exit_status(verdict);
 }
 
 }  // namespace trainmem

@@ -106,13 +106,16 @@ val read_launch_js(const std::string& text, const trainmem::TrainingSetup& setup
 }
 
 // The verdict on `setup`'s estimate, in words: {answer, verdict, reason, fromBand, band: [{title,
-// error}…]}; the headroom decides where `headroom_asked`.
-val verdict_js(const trainmem::TrainingSetup& setup, bool headroom_asked) {
+// error}…]}; the headroom decides where `headroom_asked`; the launch config's keys not understood
+// (an array of strings) withhold it.
+val verdict_js(const trainmem::TrainingSetup& setup, bool headroom_asked,
+               const val& not_understood) {
   val out = val::object();
   const trainmem::Estimate estimate = trainmem::estimate_memory(setup);
   out.set("answer", estimate.answer);
   if (!estimate.answer.ok()) return out;
-  const trainmem::VerdictAnswer verdict = trainmem::verdict_of(estimate, headroom_asked);
+  const trainmem::VerdictAnswer verdict = trainmem::verdict_of(
+      estimate, headroom_asked, emscripten::vecFromJSArray<std::string>(not_understood));
   out.set("verdict", std::string(trainmem::verdict_words(verdict.verdict)));
   out.set("reason", verdict.reason);
   out.set("fromBand", verdict.from_band);

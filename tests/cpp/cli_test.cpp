@@ -83,7 +83,7 @@ void check_bad_input(const std::vector<std::string>& args, const std::string& ex
 
 TEST_CASE("cli: the default breakdown is the plate's 8B view") {
   const CliRun result = run({"--model", "llama3-8b", "--tokens", "8192"});
-  CHECK(result.status == 0);
+  CHECK(result.status == kExitDoesNotFit);
   CHECK(result.err.empty());
   CHECK(result.out.find("Llama 3 8B: 8.03 B parameters, 8,192 tokens per micro-batch") !=
         std::string::npos);
@@ -96,14 +96,14 @@ TEST_CASE("cli: the default breakdown is the plate's 8B view") {
 
 TEST_CASE("cli: --no-flash-attention keeps the score term") {
   const CliRun result = run({"--no-flash-attention"});
-  CHECK(result.status == 0);
+  CHECK(result.status == kExitDoesNotFit);
   CHECK(result.out.find("508.6 GB") != std::string::npos);
   CHECK(result.out.find("FlashAttention off") != std::string::npos);
 }
 
 TEST_CASE("cli: --json prints one object in the documented schema") {
   const CliRun result = run({"--model", "llama3-8b", "--tokens", "16384", "--json"});
-  REQUIRE(result.status == 0);
+  REQUIRE(result.status == kExitDoesNotFit);
   const nlohmann::json json = nlohmann::json::parse(result.out);
   CHECK(json["model"] == "llama3-8b");
   CHECK(json["modelName"] == "Llama 3 8B");
@@ -140,18 +140,18 @@ TEST_CASE("cli: --json prints one object in the documented schema") {
 
 TEST_CASE("cli: --device l40s is an L40S's 48 GB, in the table and in the JSON") {
   const CliRun table = run({"--device", "l40s"});
-  REQUIRE(table.status == 0);
+  REQUIRE(table.status == kExitDoesNotFit);
   CHECK(table.out.find("s' worth: the total over one L40S 48 GB (1 GB = 10^9 bytes)") !=
         std::string::npos);
   const CliRun result = run({"--device", "l40s", "--json"});
-  REQUIRE(result.status == 0);
+  REQUIRE(result.status == kExitDoesNotFit);
   const nlohmann::json json = nlohmann::json::parse(result.out);
   CHECK(json["device"]["id"] == "l40s");
   CHECK(json["device"]["name"] == "L40S 48 GB");
   CHECK(json["device"]["capacityBytes"] == 48e9);
   CHECK(json["devicesWorth"].get<double>() == doctest::Approx(164991401984.0 / 48e9));
   const CliRun rtx = run({"--device", "rtx-5090", "--json"});
-  REQUIRE(rtx.status == 0);
+  REQUIRE(rtx.status == kExitDoesNotFit);
   CHECK(nlohmann::json::parse(rtx.out)["device"]["capacityBytes"] == 32e9);
 }
 
@@ -290,7 +290,7 @@ TEST_CASE("cli: sequence length, micro-batch, device and recipe flags reach the 
   CHECK(json["devices"] == 64);
 
   const CliRun tokens = run({"--seq-len", "4096", "--tokens", "16384", "--json"});
-  REQUIRE(tokens.status == 0);
+  REQUIRE(tokens.status == kExitDoesNotFit);
   CHECK(nlohmann::json::parse(tokens.out)["tokensPerMicroBatch"] == 16384);
 }
 
@@ -349,7 +349,7 @@ TEST_CASE("cli: --fit lists the fewest devices that fit, and why fewer cannot") 
 TEST_CASE("cli: --config reads a Hugging Face config.json and estimates it as model 'custom'") {
   const TempFile config("mixtral.json", kMixtralConfig);
   const CliRun result = run({"--config", config.path(), "--json"});
-  REQUIRE(result.status == 0);
+  REQUIRE(result.status == kExitDoesNotFit);
   CHECK(result.err.empty());
   const nlohmann::json json = nlohmann::json::parse(result.out);
   CHECK(json["model"] == "custom");
@@ -370,7 +370,7 @@ TEST_CASE("cli: --config reads a Hugging Face config.json and estimates it as mo
   CHECK(on["notes"].empty());
 
   const CliRun table = run({"--config", config.path()});
-  REQUIRE(table.status == 0);
+  REQUIRE(table.status == kExitDoesNotFit);
   CHECK(table.out.rfind("MixtralForCausalLM: 46.70 B parameters, 8,192 tokens per micro-batch",
                         0) == 0);
 }
@@ -395,10 +395,10 @@ TEST_CASE(
     "cli: a multimodal config counts its vision tower, and --text-tower its language model alone") {
   const TempFile config("gemma3.json", hub_config("gemma3-4b"));
   const CliRun whole = run({"--config", config.path(), "--json"});
-  REQUIRE(whole.status == 0);
+  REQUIRE(whole.status == kExitDoesNotFit);
   CHECK(nlohmann::json::parse(whole.out)["parameters"] == 4300079472.0);
   const CliRun tower = run({"--config", config.path(), "--text-tower", "--json"});
-  REQUIRE(tower.status == 0);
+  REQUIRE(tower.status == kExitDoesNotFit);
   const nlohmann::json json = nlohmann::json::parse(tower.out);
   CHECK(json["modelName"] == "google/gemma-3-4b-pt (text tower)");
   CHECK(json["parameters"] == 3880263168.0);
@@ -415,7 +415,7 @@ TEST_CASE("cli: GPT-2 at the plate's 8,192 tokens exits 2 naming its 1,024 learn
 
 TEST_CASE("cli: --mtp trains DeepSeek-V3's MTP module, and is refused for a model without one") {
   const CliRun with = run({"--model", "deepseek-v3", "--mtp", "--json"});
-  REQUIRE(with.status == 0);
+  REQUIRE(with.status == kExitDoesNotFit);
   CHECK(nlohmann::json::parse(with.out)["parameters"] == 671026419200.0 + 11610068224.0);
   check_bad_input({"--mtp"},
                   "trainmem: --mtp: Llama 3 8B has no multi-token-prediction "
@@ -564,7 +564,7 @@ TEST_CASE("cli: the JSON's terms are the table's, on the device and on the host"
 
 TEST_CASE("cli: --activations llama-block counts the Llama block's saved tensors") {
   const CliRun result = run({"--activations", "llama-block", "--json"});
-  REQUIRE(result.status == kExitOk);
+  REQUIRE(result.status == kExitDoesNotFit);
   const auto json = nlohmann::json::parse(result.out);
   CHECK(json.at("activationModel") == "llama-block");
   CHECK(json.at("bytes").at("activations").get<double>() == 32.0 * 8192 * 139400);
@@ -633,7 +633,7 @@ TEST_CASE("cli: --compare-measured refuses settings of its own, naming the flag"
 
 TEST_CASE("cli: --loss fp32-upcast counts 12 bytes per logit, an unknown loss exits 2") {
   const CliRun result = run({"--logits", "--loss", "fp32-upcast", "--json"});
-  REQUIRE(result.status == kExitOk);
+  REQUIRE(result.status == kExitDoesNotFit);
   const auto json = nlohmann::json::parse(result.out);
   CHECK(json.at("loss") == "fp32-upcast");
   CHECK(json.at("bytes").at("logits").get<double>() == 12.0 * 8192 * 128256);
@@ -668,7 +668,7 @@ TEST_CASE(
 
 TEST_CASE("cli: the worth near one device has the digits that decide it, and the headroom shows") {
   const CliRun near = run({"--device-gb", "160", "--headroom", "0"});
-  REQUIRE(near.status == kExitOk);
+  REQUIRE(near.status == kExitDoesNotFit);
   CHECK(near.out.find("1.03 devices' worth: the total over one Custom 160 GB") !=
         std::string::npos);
   CHECK(near.out.find("; it does not fit\n") != std::string::npos);
@@ -753,7 +753,7 @@ TEST_CASE("cli: a flag that brings its choice never overrides that choice given 
   CHECK(overlap.status == kExitBadInput);
   CHECK(count_lines(overlap.err) == 1);
   // Given alone, it brings its choice.
-  CHECK(run({"--loss-chunks", "4", "--logits"}).status == kExitOk);
+  CHECK(run({"--loss-chunks", "4", "--logits"}).status == kExitDoesNotFit);
 }
 
 TEST_CASE("cli: --compile runs under torchtitan or torchtune, and names both under another stack") {
@@ -765,4 +765,52 @@ TEST_CASE("cli: --compile runs under torchtitan or torchtune, and names both und
   CHECK(other.err.find("it needs --stack torchtitan or torchtune, not deepspeed") !=
         std::string::npos);
   CHECK(count_lines(other.err) == 1);
+}
+
+TEST_CASE("cli: a run set up by flags alone ends with its verdict, and exits 0, 1 or 3 for it") {
+  // The plate's 405B on one H100: 88 of them, and a script gating on the exit status stops.
+  const CliRun huge = run({"--model", "llama3-405b"});
+  CHECK(huge.status == kExitDoesNotFit);
+  CHECK(huge.out.find("\nVerdict: Does not fit.") != std::string::npos);
+  // Llama 3.2 1B at 1,024 tokens: 20 GB of states and a little more, on an 80 GB device.
+  const CliRun small = run({"--model", "llama3.2-1b", "--seq-len", "1024"});
+  CHECK(small.status == kExitOk);
+  CHECK(small.out.find("\nVerdict: Fits.") != std::string::npos);
+  // Within the band of torchtitan's published runs (−26.5% to +3.6%), 8B under FSDP over 8 on
+  // 30 GB devices may or may not fit: 1.
+  const CliRun band = run({"--stack", "torchtitan", "--model", "llama3.1-8b", "--dp", "8", "--zero",
+                           "3", "--recompute", "full", "--device-gb", "30"});
+  CHECK(band.status == kExitUncertain);
+  CHECK(band.out.find("\nVerdict: Uncertain. Within the estimate's error") != std::string::npos);
+  // The JSON carries it.
+  const CliRun json_run = run({"--model", "llama3.2-1b", "--seq-len", "1024", "--json"});
+  CHECK(json_run.status == kExitOk);
+  const nlohmann::json json = nlohmann::json::parse(json_run.out);
+  CHECK(json["verdict"]["verdict"] == "fits");
+  CHECK(json["verdict"]["withheldFor"] == nlohmann::json::array());
+  CHECK(json["bytes"]["total"] == json["verdict"]["likelyLowBytes"]);
+}
+
+TEST_CASE("cli: a launch config's key not understood withholds the verdict and is named") {
+  // The 8B example fits on 8 H100s; a key the reader does not know may change that, so no verdict.
+  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) +
+                   "/docs/examples/torchtitan-llama3-8b-fsdp.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  const TempFile file("unknown-key.toml",
+                      text.str() + "\n[memory_tricks]\nkeep_everything_twice = true\n");
+  const CliRun plain = run({"--launch", file.path(), "--world-size", "8"});
+  CHECK(plain.status == kExitUncertain);
+  CHECK(plain.out.find("\nVerdict: Uncertain. Cannot tell: the launch config sets "
+                       "memory_tricks.keep_everything_twice, which is not understood") !=
+        std::string::npos);
+  const CliRun json = run({"--launch", file.path(), "--world-size", "8", "--json"});
+  CHECK(json.status == kExitUncertain);
+  const nlohmann::json parsed = nlohmann::json::parse(json.out);
+  CHECK(parsed["verdict"]["verdict"] == "uncertain");
+  CHECK(parsed["verdict"]["withheldFor"] ==
+        nlohmann::json::array({"memory_tricks.keep_everything_twice"}));
+  // Without the key, the verdict stands.
+  const TempFile known("known-keys.toml", text.str());
+  CHECK(run({"--launch", known.path(), "--world-size", "8"}).status == kExitOk);
 }

@@ -176,7 +176,7 @@ TEST_CASE("uneven stages: the CLI's flags set the layout, and their text reads b
   const int status = run_cli({"--model", "deepseek-v3", "--pp", "8", "--pp-first-layers", "6",
                               "--pp-last-layers", "7", "--dp", "4", "--ep", "4", "--json"},
                              out, err);
-  REQUIRE_MESSAGE(status == 0, err.str());
+  REQUIRE_MESSAGE(status == 3, err.str());  // answered: 671 B over 32 H100s does not fit
   const nlohmann::json json = nlohmann::json::parse(out.str());
   CHECK(json["layout"]["pp"] == 8);
   CHECK(json["layout"]["ppFirstLayers"] == 6);

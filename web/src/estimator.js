@@ -96,9 +96,12 @@ export function loadFullTools() {
             leaves: read.leaves,
           };
         },
-        /** The verdict on `setup`: {ok, message, verdict, reason, fromBand, band: [{title, error}]}. */
-        verdict(setup) {
-          const verdict = json.launchVerdict(setup, false);
+        /**
+         * The verdict on `setup`: {ok, message, verdict, reason, fromBand, band: [{title, error}]};
+         * withheld (uncertain, saying why) while `notUnderstood`, a launch config's keys, is not empty.
+         */
+        verdict(setup, notUnderstood = []) {
+          const verdict = json.launchVerdict(setup, false, notUnderstood);
           return {
             ok: verdict.answer.status === json.Status.OK,
             message: verdict.answer.message,

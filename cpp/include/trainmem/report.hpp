@@ -16,9 +16,11 @@ namespace trainmem {
 
 // One JSON object, camelCase keys, byte counts as JSON integers: the schema the README documents.
 std::string estimate_to_json(const Estimate& estimate);
+// The same object with "verdict" (below): the CLI's answer for a run set up by flags.
+std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verdict);
 
 // {verdict, fromBand, bandPercent: [low, high] or null, bandCases: [{id, title, errorPercent}…],
-// likelyLowBytes, likelyHighBytes, limitBytes, reason}.
+// likelyLowBytes, likelyHighBytes, limitBytes, reason, withheldFor: [key…]}.
 std::string verdict_to_json(const VerdictAnswer& verdict);
 
 // The estimate's object with "launch": {kind, read, notUnderstood, notes} and "verdict" (above).

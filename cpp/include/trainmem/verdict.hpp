@@ -44,10 +44,16 @@ struct VerdictAnswer {
   double likely_high_bytes = 0;
   double limit_bytes = 0;  // the device's memory, or its usable share under the headroom
   std::string reason;      // one sentence: why this verdict
+  // The launch config's keys that bear on memory and are not understood: while there are any, the
+  // verdict is withheld (uncertain, and the reason names them) whatever the estimate says.
+  std::vector<std::string> withheld_for;
 };
 
 // The verdict on `estimate` (which must be ok). With `headroom_asked` the headroom setting
 // decides, as before; otherwise the stack's band, or the headroom where the stack has no band.
-VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked);
+// A launch config's keys `not_understood` withhold it: an estimate that leaves out what a file
+// sets cannot say whether the run fits, so it says it cannot tell and names them.
+VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
+                         const std::vector<std::string>& not_understood = {});
 
 }  // namespace trainmem

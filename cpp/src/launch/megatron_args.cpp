@@ -65,9 +65,14 @@ const std::set<std::string>& switches() {
 }
 
 // Flags with no bearing on the device's memory: data, logging, checkpoints, the learning rate and
-// its schedule, the optimiser's hyper-parameters, initialisation, timeouts.
+// its schedule, the optimiser's hyper-parameters, initialisation, timeouts; and when the gradients'
+// and parameters' collectives launch (--overlap-grad-reduce, --overlap-param-gather:
+// megatron/core/distributed/param_and_grad_buffer.py allocates each buffer whole either way, and
+// the bucket's reduce-scatter or all-gather runs in place in it).
 const std::set<std::string>& no_bearing() {
   static const std::set<std::string> flags = {"--global-batch-size",
+                                              "--overlap-grad-reduce",
+                                              "--overlap-param-gather",
                                               "--train-iters",
                                               "--train-samples",
                                               "--lr",

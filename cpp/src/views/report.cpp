@@ -129,15 +129,15 @@ std::string estimate_to_json(const Estimate& estimate) { return to_json(estimate
 
 namespace {
 
-nlohmann::json verdict_json(const VerdictAnswer& verdict) {
-  nlohmann::json json;
+nlohmann::ordered_json verdict_json(const VerdictAnswer& verdict) {
+  nlohmann::ordered_json json;
   json["verdict"] = verdict_words(verdict.verdict);
   json["fromBand"] = verdict.from_band;
   json["bandPercent"] =
       verdict.from_band
-          ? nlohmann::json::array({verdict.band.low_percent, verdict.band.high_percent})
-          : nlohmann::json(nullptr);
-  nlohmann::json cases = nlohmann::json::array();
+          ? nlohmann::ordered_json::array({verdict.band.low_percent, verdict.band.high_percent})
+          : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json cases = nlohmann::ordered_json::array();
   for (std::size_t index = 0; index < verdict.band.case_ids.size(); ++index) {
     cases.push_back({{"id", verdict.band.case_ids[index]},
                      {"title", verdict.band.case_titles[index]},
@@ -148,6 +148,7 @@ nlohmann::json verdict_json(const VerdictAnswer& verdict) {
   json["likelyHighBytes"] = std::llround(verdict.likely_high_bytes);
   json["limitBytes"] = std::llround(verdict.limit_bytes);
   json["reason"] = verdict.reason;
+  json["withheldFor"] = verdict.withheld_for;
   return json;
 }
 
@@ -155,9 +156,15 @@ nlohmann::json verdict_json(const VerdictAnswer& verdict) {
 
 std::string verdict_to_json(const VerdictAnswer& verdict) { return verdict_json(verdict).dump(2); }
 
+std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verdict) {
+  nlohmann::ordered_json json = to_json(estimate);
+  json["verdict"] = verdict_json(verdict);
+  return json.dump(2);
+}
+
 std::string launch_to_json(const Estimate& estimate, const LaunchConfig& launch,
                            const VerdictAnswer& verdict) {
-  nlohmann::json json = to_json(estimate);
+  nlohmann::ordered_json json = to_json(estimate);
   json["launch"] = {{"kind", launch.kind},
                     {"read", launch.read},
                     {"notUnderstood", launch.not_understood},

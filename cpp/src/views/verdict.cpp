@@ -59,8 +59,41 @@ ErrorBand error_band(Stack stack, ActivationModel model) {
   return band;
 }
 
-VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked) {
+namespace {
+
+// "a, b and 3 more": the first few keys, for a sentence.
+std::string keys_named(const std::vector<std::string>& keys) {
+  constexpr std::size_t kNamed = 4;
+  std::string text;
+  for (std::size_t index = 0; index < keys.size() && index < kNamed; ++index) {
+    text += (index == 0 ? "" : index + 1 == keys.size() ? " and " : ", ") + keys[index];
+  }
+  if (keys.size() > kNamed)
+    text += " and " + format_count(static_cast<double>(keys.size() - kNamed)) + " more";
+  return text;
+}
+
+}  // namespace
+
+VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
+                         const std::vector<std::string>& not_understood) {
   VerdictAnswer answer;
+  if (!not_understood.empty()) {
+    // No verdict on a setup the file may not be: the estimate stands, said as the file's figure
+    // without what it leaves out.
+    answer.withheld_for = not_understood;
+    answer.likely_low_bytes = estimate.bytes.total();
+    answer.likely_high_bytes = answer.likely_low_bytes;
+    answer.limit_bytes = estimate.device.capacity_bytes;
+    answer.reason = "Cannot tell: the launch config sets " + keys_named(not_understood) +
+                    (not_understood.size() == 1 ? ", which is" : ", which are") +
+                    " not understood and may change the memory, so the estimate of " +
+                    format_bytes(answer.likely_low_bytes) + " leaves " +
+                    (not_understood.size() == 1 ? "it" : "them") + " out. For a verdict, remove " +
+                    (not_understood.size() == 1 ? "it" : "them") + " from the file and set what " +
+                    (not_understood.size() == 1 ? "it does" : "they do") + " with the settings.";
+    return answer;
+  }
   const double total = estimate.bytes.total();
   const double capacity = estimate.device.capacity_bytes;
   const std::string stack = choice_name(estimate.setup.stack);

@@ -84,7 +84,9 @@ export function createLaunchPanel({
     ].join(' ');
     const unknown = $('launch-unknown');
     unknown.hidden = read.notUnderstood.length === 0;
-    unknown.textContent = `Set in the file and not understood, so left out of the estimate: ${read.notUnderstood.join(', ')}.`;
+    unknown.textContent =
+      `Set in the file and not understood, so left out of the estimate, and no verdict while ` +
+      `they stay: ${read.notUnderstood.join(', ')}.`;
     result.hidden = false;
     update(store.get());
   }
@@ -105,7 +107,7 @@ export function createLaunchPanel({
 
   function showVerdict(state) {
     if (!state.view.ok) return;
-    const verdict = tools.verdict(state.setup);
+    const verdict = tools.verdict(state.setup, opened.notUnderstood);
     if (!verdict.ok) return;
     const words = verdict.verdict.charAt(0).toUpperCase() + verdict.verdict.slice(1);
     const line = $('launch-verdict');
