@@ -15,6 +15,7 @@
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/hub.hpp"
 #include "trainmem/launch.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/report.hpp"
@@ -315,7 +316,14 @@ std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::os
         if (!selected.ok()) return refused(selected, err);
       }
     }
-    const Answer answer = apply_setting(setup, setting.id, given.texts.at(setting.id));
+    std::string text = given.texts.at(setting.id);
+    // --model takes a hub repository's id too: meta-llama/Meta-Llama-3-8B is llama3-8b.
+    if (setting.id == setting_id::kModel && find_preset(text) == nullptr) {
+      if (const HubMatch match = preset_for_hub_id(text); match.preset != nullptr) {
+        text = match.preset->id;
+      }
+    }
+    const Answer answer = apply_setting(setup, setting.id, text);
     if (!answer.ok()) return refused(quoted(given, answer), err);
   }
   return std::nullopt;

@@ -828,6 +828,14 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
                         "base_model 'someone/Mystery-7B' is not one of the presets: open its "
                         "config.json (--config, or Any model on the page) and read the file "
                         "again.");
+  // Llama 3 8B's own repository, the base of axolotl's examples, and a mirror of it.
+  for (const char* name : {"meta-llama/Meta-Llama-3-8B", "NousResearch/Meta-Llama-3-8B"}) {
+    std::string text = axolotl("");
+    text.replace(text.find("meta-llama/Llama-3.2-1B"), 23, name);
+    const LaunchConfig llama = read_axolotl(text);
+    REQUIRE_MESSAGE(llama.answer.ok(), llama.answer.message);
+    CHECK(llama.setup.model_id == "llama3-8b");
+  }
   // A model that is not a preset: the reader's config.json, said.
   TrainingSetup base;
   const ConfigParse model = parse_hf_config(example("llama3.1-8b-config.json"));

@@ -22,6 +22,7 @@
 #include "model/config_text.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/hub.hpp"
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
@@ -254,32 +255,14 @@ void read_model(KeyReader& reader, TrainingSetup& setup) {
                      : "base_model is not given; axolotl needs it.");
     return;
   }
-  const auto lower = [](std::string text) {
-    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-  };
-  const auto name_of = [](const std::string& id) { return id.substr(id.rfind('/') + 1); };
-  const std::string wanted = lower(*base);
-  const ModelShape* by_id = nullptr;
-  const ModelShape* by_name = nullptr;
-  constexpr const char* kSuffix = " config.json";
-  for (const ModelShape& preset : preset_models()) {
-    const std::string& source = preset.source;
-    const std::size_t suffix = source.size() >= 12 ? source.size() - 12 : 0;
-    if (source.size() < 12 || source.compare(suffix, 12, kSuffix) != 0) continue;
-    const std::string repository = lower(source.substr(0, suffix));
-    if (repository == wanted) by_id = &preset;
-    if (name_of(repository) == name_of(wanted) && by_name == nullptr) by_name = &preset;
-  }
-  const ModelShape* preset = by_id != nullptr ? by_id : by_name;
-  if (preset != nullptr) {
-    setup.model_id = preset->id;
+  const HubMatch match = preset_for_hub_id(*base);
+  if (match.preset != nullptr) {
+    setup.model_id = match.preset->id;
     reader.list_read("base_model");
     reader.launch().notes.push_back(
-        "The model, " + preset->name + ", from base_model" +
-        (by_id != nullptr ? ""
-                          : " by its name (the preset's config.json is " +
-                                preset->source.substr(0, preset->source.size() - 12) + "'s)") +
+        "The model, " + match.preset->name + ", from base_model" +
+        (match.by_name ? " by its name (the preset's config.json is " + match.repository + "'s)"
+                       : "") +
         ".");
     return;
   }

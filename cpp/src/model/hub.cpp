@@ -1,0 +1,125 @@
+// The presets by their hub repositories (hub.hpp). Each repository listed holds the preset's shape
+// field for field: its config.json has the same layers, widths, heads, vocabulary and tying as the
+// preset's source (an instruct or chat model is its base's post-training, the same shape). Where a
+// later release changed the shape under the same family name it is not listed: Mistral-7B v0.3
+// (a 32,768-token vocabulary), DeepSeek-V3.2 (its sparse-attention indexer).
+#include "trainmem/hub.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+#include <vector>
+
+namespace trainmem {
+
+namespace {
+
+struct HubRepositories {
+  const char* preset;
+  std::vector<const char*> repositories;
+};
+
+const std::vector<HubRepositories>& hub_repositories() {
+  static const std::vector<HubRepositories> table = {
+      // Llama 3 and 3.1 (Meta renamed the 3.1 repositories from Meta-Llama-3.1-* to Llama-3.1-*;
+      // both names resolve). 405B was released as Llama 3.1's: the paper's shape, 128K positions.
+      {"llama3-8b", {"meta-llama/Meta-Llama-3-8B", "meta-llama/Meta-Llama-3-8B-Instruct"}},
+      {"llama3-70b", {"meta-llama/Meta-Llama-3-70B", "meta-llama/Meta-Llama-3-70B-Instruct"}},
+      {"llama3-405b",
+       {"meta-llama/Llama-3.1-405B", "meta-llama/Llama-3.1-405B-Instruct",
+        "meta-llama/Meta-Llama-3.1-405B", "meta-llama/Meta-Llama-3.1-405B-Instruct"}},
+      {"llama3.1-8b",
+       {"meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct",
+        "meta-llama/Meta-Llama-3.1-8B", "meta-llama/Meta-Llama-3.1-8B-Instruct"}},
+      {"llama3.1-70b",
+       {"meta-llama/Llama-3.1-70B", "meta-llama/Llama-3.1-70B-Instruct",
+        "meta-llama/Meta-Llama-3.1-70B", "meta-llama/Meta-Llama-3.1-70B-Instruct"}},
+      {"llama3.3-70b", {"meta-llama/Llama-3.3-70B-Instruct"}},
+      {"llama3.2-1b", {"meta-llama/Llama-3.2-1B", "meta-llama/Llama-3.2-1B-Instruct"}},
+      {"llama3.2-3b", {"meta-llama/Llama-3.2-3B", "meta-llama/Llama-3.2-3B-Instruct"}},
+      {"llama4-scout",
+       {"meta-llama/Llama-4-Scout-17B-16E", "meta-llama/Llama-4-Scout-17B-16E-Instruct"}},
+      {"llama4-maverick",
+       {"meta-llama/Llama-4-Maverick-17B-128E", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"}},
+      {"llama2-7b", {"meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-7b-chat-hf"}},
+      {"llama2-13b", {"meta-llama/Llama-2-13b-hf", "meta-llama/Llama-2-13b-chat-hf"}},
+      {"llama2-70b", {"meta-llama/Llama-2-70b-hf", "meta-llama/Llama-2-70b-chat-hf"}},
+      // Qwen3: the post-trained model under the bare name, the base with -Base.
+      {"qwen3-0.6b", {"Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B-Base"}},
+      {"qwen3-1.7b", {"Qwen/Qwen3-1.7B", "Qwen/Qwen3-1.7B-Base"}},
+      {"qwen3-4b", {"Qwen/Qwen3-4B", "Qwen/Qwen3-4B-Base"}},
+      {"qwen3-8b", {"Qwen/Qwen3-8B", "Qwen/Qwen3-8B-Base"}},
+      {"qwen3-14b", {"Qwen/Qwen3-14B", "Qwen/Qwen3-14B-Base"}},
+      {"qwen3-32b", {"Qwen/Qwen3-32B"}},
+      {"qwen3-30b-a3b",
+       {"Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-30B-A3B-Base", "Qwen/Qwen3-30B-A3B-Instruct-2507",
+        "Qwen/Qwen3-30B-A3B-Thinking-2507"}},
+      {"qwen3-235b-a22b",
+       {"Qwen/Qwen3-235B-A22B", "Qwen/Qwen3-235B-A22B-Instruct-2507",
+        "Qwen/Qwen3-235B-A22B-Thinking-2507"}},
+      {"qwen2.5-7b", {"Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B-Instruct"}},
+      {"qwen2.5-72b", {"Qwen/Qwen2.5-72B", "Qwen/Qwen2.5-72B-Instruct"}},
+      {"deepseek-v3",
+       {"deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V3-Base", "deepseek-ai/DeepSeek-V3-0324",
+        "deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-R1-0528"}},
+      {"kimi-k2",
+       {"moonshotai/Kimi-K2-Instruct", "moonshotai/Kimi-K2-Base",
+        "moonshotai/Kimi-K2-Instruct-0905"}},
+      {"glm4.5", {"zai-org/GLM-4.5", "zai-org/GLM-4.5-Base"}},
+      {"glm4.5-air", {"zai-org/GLM-4.5-Air", "zai-org/GLM-4.5-Air-Base"}},
+      {"gemma3-1b", {"google/gemma-3-1b-pt", "google/gemma-3-1b-it"}},
+      {"gemma3-4b", {"google/gemma-3-4b-pt", "google/gemma-3-4b-it"}},
+      {"gemma3-12b", {"google/gemma-3-12b-pt", "google/gemma-3-12b-it"}},
+      {"gemma3-27b", {"google/gemma-3-27b-pt", "google/gemma-3-27b-it"}},
+      {"gemma2-9b", {"google/gemma-2-9b", "google/gemma-2-9b-it"}},
+      {"mistral-7b", {"mistralai/Mistral-7B-v0.1", "mistralai/Mistral-7B-Instruct-v0.1"}},
+      {"mixtral-8x7b", {"mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x7B-Instruct-v0.1"}},
+      {"gpt-oss-20b", {"openai/gpt-oss-20b"}},
+      {"gpt-oss-120b", {"openai/gpt-oss-120b"}},
+      // GPT-2's repositories were first published without an owner ("gpt2"), since moved.
+      {"gpt2", {"openai-community/gpt2"}},
+      {"gpt2-medium", {"openai-community/gpt2-medium"}},
+      {"gpt2-large", {"openai-community/gpt2-large"}},
+      {"gpt2-xl", {"openai-community/gpt2-xl"}},
+      {"phi-4", {"microsoft/phi-4"}},
+      {"olmo2-7b",
+       {"allenai/OLMo-2-1124-7B", "allenai/OLMo-2-1124-7B-SFT", "allenai/OLMo-2-1124-7B-DPO",
+        "allenai/OLMo-2-1124-7B-Instruct"}},
+      {"olmo2-13b",
+       {"allenai/OLMo-2-1124-13B", "allenai/OLMo-2-1124-13B-SFT", "allenai/OLMo-2-1124-13B-DPO",
+        "allenai/OLMo-2-1124-13B-Instruct"}},
+      {"olmo2-32b",
+       {"allenai/OLMo-2-0325-32B", "allenai/OLMo-2-0325-32B-SFT", "allenai/OLMo-2-0325-32B-DPO",
+        "allenai/OLMo-2-0325-32B-Instruct"}},
+      {"pythia-160m", {"EleutherAI/pythia-160m", "EleutherAI/pythia-160m-deduped"}},
+  };
+  return table;
+}
+
+std::string lower(std::string_view text) {
+  std::string lowered(text);
+  for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lowered;
+}
+
+std::string name_of(const std::string& id) { return id.substr(id.rfind('/') + 1); }
+
+}  // namespace
+
+HubMatch preset_for_hub_id(std::string_view id) {
+  // A local path or a URL to the repository is not an id: "./Meta-Llama-3-8B" is read by name.
+  const std::string wanted = lower(id);
+  HubMatch by_name;
+  for (const HubRepositories& each : hub_repositories()) {
+    for (const char* repository : each.repositories) {
+      const std::string listed = lower(repository);
+      if (listed == wanted) return {find_preset(each.preset), repository, false};
+      if (by_name.preset == nullptr && !wanted.empty() && name_of(listed) == name_of(wanted)) {
+        by_name = {find_preset(each.preset), repository, true};
+      }
+    }
+  }
+  return by_name;
+}
+
+}  // namespace trainmem
