@@ -133,6 +133,103 @@ TEST_CASE("launch: the 8B example opens to the flags' setup, the shard degree fr
         launch.read.end());
 }
 
+TEST_CASE("launch: a torchtitan v0.2.2 job config is read by v0.2.2's keys, and named so") {
+  const LaunchConfig launch = read_ok(example("torchtitan-v0.2.2-llama3-8b.toml"), 8);
+  CHECK(launch.kind == "torchtitan job config (TOML, torchtitan v0.2.2, 238fa99)");
+  CHECK(launch.not_understood.empty());
+  TrainingSetup flags;
+  flags.stack = Stack::kTorchtitan;
+  flags.model_id = "llama3-8b";
+  flags.sequence_length = 8192;
+  flags.micro_batch_sequences = 2;  // training.local_batch_size, the default 8 no more
+  flags.layout.data_parallel = 8;
+  flags.layout.zero_stage = 3;
+  flags.recompute = Recompute::kSelectiveOp;
+  flags.logits = true;
+  flags.loss = Loss::kFp32Upcast;
+  check_same_figures(launch.setup, flags);
+  // [parallelism]'s degrees are read: tensor parallelism 2 over the 8 leaves FSDP 4.
+  std::string text = example("torchtitan-v0.2.2-llama3-8b.toml");
+  text.replace(text.find("tensor_parallel_degree = 1"), 26, "tensor_parallel_degree = 2");
+  text.replace(text.find("mode = \"selective\""), 18, "mode = \"full\"");
+  text.replace(text.find("enable = false\ncomponents"), 14, "enable = true");
+  const LaunchConfig tp = read_ok(text, 8);
+  CHECK(tp.setup.layout.tensor_parallel == 2);
+  CHECK(tp.setup.layout.sequence_parallel);
+  CHECK(tp.setup.layout.data_parallel == 4);
+  CHECK(tp.setup.recompute == Recompute::kFull);
+  // compile.components "model" and "loss": the blocks and the loss compiled.
+  CHECK(tp.setup.compile == Compile::kBlocksAndLoss);
+}
+
+TEST_CASE("launch: torchtitan v0.2.2's pipeline split, micro-batches and converters") {
+  const auto v022 = [](const std::string& extra) {
+    return "[model]\nname = \"llama3\"\nflavor = \"405B\"\n[activation_checkpoint]\nmode = "
+           "\"full\"\n[training]\nlocal_batch_size = 8\n" +
+           extra;
+  };
+  // 126 layers, the embedding and the output counted one each: 128 over 16 stages of 8, the
+  // first and last 7; two stages a device under Interleaved1F1B: 15, six of 16, 15.
+  const LaunchConfig interleaved =
+      read_ok(v022("[parallelism]\npipeline_parallel_degree = 8\ntensor_parallel_degree = 8\n"
+                   "pipeline_parallel_schedule = \"Interleaved1F1B\"\n"),
+              512);
+  CHECK(interleaved.setup.layout.virtual_pipeline_stages == 2);
+  CHECK(interleaved.setup.layout.pipeline_first_stage_layers == 15);
+  CHECK(interleaved.setup.layout.pipeline_last_stage_layers == 15);
+  // local_batch_size 8 in micro-batches of 1: under 1F1B, 8 over a pipeline of 4 holds 4 in
+  // flight, as the degree's own count does.
+  const LaunchConfig one_f_one_b = read_ok(
+      v022("[parallelism]\npipeline_parallel_degree = 4\ntensor_parallel_degree = 8\n"), 512);
+  CHECK(one_f_one_b.setup.micro_batch_sequences == 1);
+  check_refused(v022("[parallelism]\npipeline_parallel_degree = 4\n"
+                     "pipeline_parallel_microbatch_size = 4\n"),
+                "parallelism.pipeline_parallel_microbatch_size",
+                "The pipeline's 2 micro-batches a step (training.local_batch_size over "
+                "parallelism.pipeline_parallel_microbatch_size) are not modelled: at least the "
+                "pipeline's degree (4) are.",
+                512);
+  // Float8 by its converter's name, then or now; MXFP8 is not modelled.
+  const LaunchConfig float8 = read_ok(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = "
+      "[\"quantize.linear.float8\"]\n[activation_checkpoint]\nmode = \"full\"\n"
+      "[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\nfilter_fqns = "
+      "[\"output\"]\n",
+      8);
+  CHECK(float8.setup.precision == Precision::kFp8Mixed);
+  CHECK(float8.setup.fp8_all_gather);
+  check_refused(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]\n"
+      "[activation_checkpoint]\nmode = \"full\"\n",
+      "model.converters",
+      "model.converters \"quantize.linear.mx\" is not modelled: \"quantize.linear.float8\" "
+      "(torchao's Float8 linear layers, tensorwise) is.");
+}
+
+TEST_CASE("launch: a torchtitan file of two versions, or its launch line, is refused by name") {
+  check_refused(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nbatch_size = 2\n"
+      "[parallelism]\ntensor_parallel_degree = 2\n",
+      "training.batch_size",
+      "training.batch_size is a key of torchtitan's job config before v0.2.2, and "
+      "parallelism.tensor_parallel_degree one of v0.2.2's (or of the months between, March 2025 "
+      "to January 2026, when the keys moved a table at a time): files of 9dec370 (December 2024) "
+      "and of v0.2.2 (February 2026) are read. Write the file in one of them.");
+  const LaunchConfig registry =
+      read("NGPU=8 MODULE=llama3 CONFIG=llama3_8b ./run_train.sh --training.steps 10\n");
+  REQUIRE_FALSE(registry.answer.ok());
+  CHECK(registry.answer.message.rfind(
+            "This is torchtitan's launch line since 9810191 (February 2026), whose configs are "
+            "Python functions (llama3_8b of llama3,",
+            0) == 0);
+  const LaunchConfig toml_line = read(
+      "CONFIG_FILE=./train_configs/llama3_8b.toml NGPU=8 ./run_train.sh --training.steps 10\n");
+  REQUIRE_FALSE(toml_line.answer.ok());
+  CHECK(toml_line.answer.message.rfind("This is torchtitan's launch line for a TOML job config "
+                                       "(./train_configs/llama3_8b.toml): open that file itself.",
+                                       0) == 0);
+}
+
 TEST_CASE("launch: what the file sets and the estimate does not understand is listed by name") {
   const LaunchConfig launch =
       read_ok(job("mystery = 1\n[float8]\nscaling_factor = 2\n[novel]\nknob = true\n"), 8);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "launch/launch_readers.hpp"
 #include "trainmem/settings.hpp"
@@ -34,6 +35,55 @@ bool looks_like_yaml(const std::string& text) {
     at = end + 1;
   }
   return false;
+}
+
+// The word after `flag` ("--config llama3_8b", "--config=llama3_8b", "CONFIG=llama3_8b"), or "".
+std::string word_after(const std::string& text, const std::string& flag) {
+  std::size_t at = text.find(flag);
+  while (at != std::string::npos && at > 0 && flag[0] != '-' &&
+         (std::isalnum(static_cast<unsigned char>(text[at - 1])) != 0 || text[at - 1] == '_')) {
+    at = text.find(flag, at + 1);  // CONFIG= inside CONFIG_FILE= or MY_CONFIG=
+  }
+  if (at == std::string::npos) return "";
+  std::size_t begin = at + flag.size();
+  if (begin < text.size() && (text[begin] == '=' || text[begin] == ' ')) ++begin;
+  std::size_t end = begin;
+  while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end])) == 0) ++end;
+  std::string word = text.substr(begin, std::min<std::size_t>(end - begin, 80));
+  word.erase(std::remove(word.begin(), word.end(), '"'), word.end());
+  word.erase(std::remove(word.begin(), word.end(), '\''), word.end());
+  return word;
+}
+
+// torchtitan's launch line (run_train.sh, or torchrun -m torchtitan.train): refused, by the version
+// it is of. Since 9810191 (February 2026) it names a Python config (--module, --config) in
+// config_registry.py; before, a TOML file (CONFIG_FILE=, --job.config_file), read when opened
+// itself.
+std::optional<std::string> torchtitan_launch_line(const std::string& text) {
+  if (text.find("torchtitan.train") == std::string::npos &&
+      text.find("run_train.sh") == std::string::npos) {
+    return std::nullopt;
+  }
+  std::string toml = word_after(text, "--job.config_file");
+  if (toml.empty()) toml = word_after(text, "CONFIG_FILE=");
+  if (!toml.empty()) {
+    return "This is torchtitan's launch line for a TOML job config (" + toml +
+           "): open that file itself. Its overrides on the line (--section.key value) are not "
+           "read: write them into the file.";
+  }
+  std::string module = word_after(text, "--module");
+  if (module.empty()) module = word_after(text, "MODULE=");
+  std::string config = word_after(text, "--config");
+  if (config.empty()) config = word_after(text, "CONFIG=");
+  return "This is torchtitan's launch line since 9810191 (February 2026), whose configs are Python "
+         "functions (" +
+         (config.empty() ? std::string("--config")
+                         : config + (module.empty() ? "" : " of " + module)) +
+         ", in config_registry.py or torchtitan_recipes), not files. It is not read: their "
+         "defaults have moved release by release since (the loss chunked over 8 since 786e26f, "
+         "April 2026; batches counted in tokens since 73aed7f, August 2026), and the line does "
+         "not say which it runs. torchtitan's TOML job configs, 9dec370's and v0.2.2's, are "
+         "read.";
 }
 
 LaunchConfig refused(const TrainingSetup& base, const std::string& message) {
@@ -85,6 +135,9 @@ LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& ba
   }
   if (text.find("pretrain_gpt.py") != std::string::npos) {
     return read_megatron_args(text, base, context);
+  }
+  if (const std::optional<std::string> torchtitan = torchtitan_launch_line(text)) {
+    return refused(base, *torchtitan);
   }
   if (text.find("torchrun") != std::string::npos || text.find("--") == start) {
     LaunchConfig launch;
