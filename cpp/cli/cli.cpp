@@ -329,6 +329,18 @@ std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::os
   return std::nullopt;
 }
 
+// "The hf stack runs its own where no flag chose: --loss fp32-upcast, --precision bf16."
+std::string brought_sentence(const TrainingSetup& setup,
+                             const std::vector<BroughtSetting>& brought) {
+  std::string flags;
+  for (const BroughtSetting& each : brought) {
+    flags +=
+        (flags.empty() ? "" : ", ") + flag_of(*find_setting(each.setting_id)) + " " + each.text;
+  }
+  return "The " + choice_name(setup.stack) + " stack runs its own where no flag chose: " + flags +
+         " (give the flag to choose otherwise).";
+}
+
 // The verdict's exit status: 0 fits, 1 uncertain, 3 does not fit (2 is bad input).
 int exit_status(const VerdictAnswer& verdict) {
   return verdict.verdict == Verdict::kFits        ? kExitOk
@@ -406,13 +418,21 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   TrainingSetup setup;
   if (const std::optional<int> refusal = build_setup(given, setup, err)) return *refusal;
   if (given.launch->count() > 0) return run_launch(given, setup, out, err);
+  // The stack's own loss and precision where no flag chose them, said.
+  const std::vector<BroughtSetting> brought =
+      bring_stack_defaults(setup, [&](const std::string& id) { return given.has(id); });
+  if (!given.json && !brought.empty()) out << brought_sentence(setup, brought) << "\n\n";
   if (view != nullptr) return view->print(setup, given.json, out, err);
   const Estimate estimate = estimate_memory(setup);
   if (!estimate.answer.ok()) return refused(quoted(given, estimate.answer), err);
   // The verdict, as under --launch: a script gates on the flags' run as on a file's.
   const VerdictAnswer verdict = verdict_of(estimate, given.has(setting_id::kHeadroom));
   if (given.json) {
-    out << estimate_to_json(estimate, verdict) << "\n";
+    std::vector<std::pair<std::string, std::string>> flags;
+    for (const BroughtSetting& each : brought) {
+      flags.emplace_back(flag_of(*find_setting(each.setting_id)), each.text);
+    }
+    out << estimate_to_json(estimate, verdict, flags) << "\n";
   } else {
     print_breakdown(estimate, out);
     print_verdict(verdict, out);

@@ -6,6 +6,10 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "estimator_bindings.hpp"
 #include "setup_types.hpp"
 #include "trainmem/config.hpp"
@@ -14,6 +18,7 @@
 #include "trainmem/launch.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/report.hpp"
+#include "trainmem/settings.hpp"
 #include "trainmem/verdict.hpp"
 
 namespace {
@@ -131,6 +136,27 @@ val verdict_js(const trainmem::TrainingSetup& setup, bool headroom_asked,
   return out;
 }
 
+// What the setup's stack brings where the reader has not chosen (the settings' ids `chosen`, an
+// array of strings): {setup, brought: [{settingId, text}…]}.
+val bring_stack_defaults_js(const trainmem::TrainingSetup& given, const val& chosen) {
+  trainmem::TrainingSetup setup = given;
+  const std::vector<std::string> ids = emscripten::vecFromJSArray<std::string>(chosen);
+  const std::vector<trainmem::BroughtSetting> brought = trainmem::bring_stack_defaults(
+      setup,
+      [&](const std::string& id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); });
+  val out = val::object();
+  out.set("setup", setup);
+  val list = val::array();
+  for (const trainmem::BroughtSetting& each : brought) {
+    val row = val::object();
+    row.set("settingId", each.setting_id);
+    row.set("text", each.text);
+    list.call<void>("push", row);
+  }
+  out.set("brought", list);
+  return out;
+}
+
 trainmem::ConfigParse parse_hf_config_js(const std::string& text, bool text_tower) {
   return trainmem::parse_hf_config(text, text_tower);
 }
@@ -165,4 +191,5 @@ EMSCRIPTEN_BINDINGS(trainmem_json) {
   function("measuredStanding", &measured_standing_js);
   function("readLaunchConfig", &read_launch_js);
   function("launchVerdict", &verdict_js);
+  function("bringStackDefaults", &bring_stack_defaults_js);
 }

@@ -814,3 +814,26 @@ TEST_CASE("cli: a launch config's key not understood withholds the verdict and i
   const TempFile known("known-keys.toml", text.str());
   CHECK(run({"--launch", known.path(), "--world-size", "8"}).status == kExitOk);
 }
+
+TEST_CASE("cli: a stack brings its own loss and precision where no flag chose them, and says so") {
+  // QLoRA under the hf stack with the logits: transformers' loss and the model loaded in BF16,
+  // where the workshop's defaults (Megatron-LM's loss, bf16-mixed) would be refused twice.
+  const CliRun qlora = run({"--stack", "hf", "--lora-rank", "16", "--base-weights", "nf4",
+                            "--logits", "--model", "llama3-8b", "--seq-len", "1024"});
+  CHECK(qlora.status != kExitBadInput);
+  CHECK(qlora.out.rfind("The Hugging Face (Trainer + PEFT) stack runs its own where no flag "
+                        "chose: --loss fp32-upcast, --precision bf16 (give the flag to choose "
+                        "otherwise).\n",
+                        0) == 0);
+  const CliRun json =
+      run({"--stack", "torchtune", "--model", "llama3.2-1b", "--seq-len", "1024", "--json"});
+  CHECK(json.status != kExitBadInput);
+  const nlohmann::json parsed = nlohmann::json::parse(json.out);
+  CHECK(parsed["brought"] == nlohmann::json::array({{{"flag", "--precision"}, {"value", "bf16"}}}));
+  // A choice the reader made is never changed: the stack refuses it, naming it.
+  const CliRun chosen = run({"--stack", "hf", "--lora-rank", "16", "--precision", "bf16-mixed"});
+  CHECK(chosen.status == kExitBadInput);
+  CHECK(chosen.err.rfind("trainmem: --precision: ", 0) == 0);
+  // The ideal stack brings nothing.
+  CHECK(run({"--model", "llama3.2-1b", "--seq-len", "1024"}).out.rfind("Llama 3.2 1B", 0) == 0);
+}

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -592,6 +593,62 @@ TEST_CASE("launch: DeepSpeed's example with a config.json opens to the flags' se
         0);
 }
 
+TEST_CASE("launch: a Trainer's DeepSpeed config, \"auto\" throughout, opens in one read") {
+  // Hugging Face's ZeRO-3 config in its BF16 form: every "auto" the Trainer fills, filled from
+  // the settings beside the file, as TrainingArguments and the model would.
+  const std::string trainer = R"({
+    "bf16": {"enabled": "auto"}, "fp16": {"enabled": "auto", "loss_scale": 0},
+    "optimizer": {"type": "AdamW", "params": {"lr": "auto", "betas": "auto", "eps": "auto",
+                                              "weight_decay": "auto"}},
+    "scheduler": {"type": "WarmupLR", "params": {"warmup_min_lr": "auto",
+                                                 "warmup_max_lr": "auto",
+                                                 "warmup_num_steps": "auto"}},
+    "zero_optimization": {"stage": 3, "overlap_comm": true, "contiguous_gradients": true,
+                          "sub_group_size": 1e9, "reduce_bucket_size": "auto",
+                          "stage3_prefetch_bucket_size": "auto",
+                          "stage3_param_persistence_threshold": "auto",
+                          "stage3_max_live_parameters": 1e9, "stage3_max_reuse_distance": 1e9,
+                          "stage3_gather_16bit_weights_on_model_save": true},
+    "gradient_accumulation_steps": "auto", "gradient_clipping": "auto",
+    "train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto"})";
+  TrainingSetup base = deepspeed_base();
+  base.micro_batch_sequences = 2;    // per_device_train_batch_size
+  base.loss = Loss::kVocabParallel;  // Megatron-LM's, which transformers never runs
+  const LaunchConfig launch = read_launch_config(trainer, base, {8, {}});
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.not_understood.empty());
+  const double h = 4096;
+  CHECK(launch.setup.zero_reduce_bucket == h * h);
+  CHECK(launch.setup.zero_prefetch_bucket == std::floor(0.9 * h * h));
+  CHECK(launch.setup.zero_persistence_threshold == 10 * h);
+  CHECK(launch.setup.micro_batch_sequences == 2);
+  CHECK(launch.setup.layout.data_parallel == 8);
+  CHECK(launch.setup.precision == Precision::kBf16Mixed);
+  // The loss is the Trainer's: transformers' FP32-upcast ForCausalLMLoss.
+  CHECK(launch.setup.loss == Loss::kFp32Upcast);
+  TrainingSetup flags = deepspeed_base();
+  flags.stack = Stack::kDeepSpeed;
+  flags.layout.data_parallel = 8;
+  flags.layout.zero_stage = 3;
+  flags.micro_batch_sequences = 2;
+  flags.overlap_comm = OverlapComm::kOn;
+  flags.logits = true;
+  flags.zero_reduce_bucket = h * h;
+  flags.zero_prefetch_bucket = std::floor(0.9 * h * h);
+  flags.zero_persistence_threshold = 10 * h;
+  check_same_figures(launch.setup, flags);
+  // Without the world size, train_batch_size "auto" takes the data-parallel degree set.
+  base.layout.data_parallel = 4;
+  CHECK(read_launch_config(trainer, base, {}).setup.layout.data_parallel == 4);
+  // Its FP16 form has no bf16 section: the Trainer leaves DeepSpeed in FP32, said.
+  std::string fp16_form = trainer;
+  const std::string bf16_section = "\"bf16\": {\"enabled\": \"auto\"}, ";
+  fp16_form.replace(fp16_form.find(bf16_section), bf16_section.size(), "");
+  const LaunchConfig fp32 = read_launch_config(fp16_form, base, {8, {}});
+  REQUIRE_FALSE(fp32.answer.ok());
+  CHECK(fp32.answer.setting == "bf16");
+}
+
 TEST_CASE("launch: DeepSpeed's batch rule gives the devices, or refuses the file by key") {
   const std::string zero2 = R"("zero_optimization": {"stage": 2}, "bf16": {"enabled": true})";
   const std::string no_world =
@@ -663,17 +720,27 @@ TEST_CASE("launch: a DeepSpeed config's keys are read, listed, or refused by key
   REQUIRE(script.answer.ok());
   CHECK(script.setup.optimizer == Optimizer::kSgdMomentum);
   CHECK(script.leaves.back() == "optimizer");
-  check_deepspeed_refused("{" + batch + R"("zero_optimization": {"stage": 3,
-                          "stage3_prefetch_bucket_size": 1e6}})",
-                          "zero_optimization.stage3_prefetch_bucket_size",
-                          "zero_optimization.stage3_prefetch_bucket_size 1,000,000 is not "
-                          "modelled: the deepspeed stack replays DeepSpeed's default, "
-                          "50,000,000.");
+  // The buckets are settings: DeepSpeed's own examples' 5e7, read.
+  const LaunchConfig buckets = read_deepspeed("{" + batch + R"("zero_optimization": {"stage": 3,
+                          "stage3_prefetch_bucket_size": 1e6, "reduce_bucket_size": 5e7,
+                          "stage3_param_persistence_threshold": 0}})",
+                                              8);
+  REQUIRE_MESSAGE(buckets.answer.ok(), buckets.answer.message);
+  CHECK(buckets.setup.zero_prefetch_bucket == 1e6);
+  CHECK(buckets.setup.zero_reduce_bucket == 5e7);
+  CHECK(buckets.setup.zero_persistence_threshold == 0);
   check_deepspeed_refused("{" + batch + R"("zero_optimization": {"stage": 2,
-                          "reduce_bucket_size": "auto"}})",
+                          "reduce_bucket_size": 0}})",
                           "zero_optimization.reduce_bucket_size",
-                          "zero_optimization.reduce_bucket_size is \"auto\", which transformers' "
-                          "Trainer fills from its TrainingArguments: give the value it runs with.");
+                          "zero_optimization.reduce_bucket_size must be a whole number of at "
+                          "least 1; it is 0.");
+  check_deepspeed_refused("{" + batch + R"("zero_optimization": {"stage": 2,
+                          "contiguous_gradients": "auto"}})",
+                          "zero_optimization.contiguous_gradients",
+                          "zero_optimization.contiguous_gradients is \"auto\", which transformers' "
+                          "Trainer does not fill here (it fills the batch, clipping, the "
+                          "optimiser's and schedule's numbers, bf16 and fp16, and the buckets "
+                          "from the model's width): give the value it runs with.");
   check_deepspeed_refused(R"({"train_micro_batch_size_per_gpu": 1, "fp16": {"enabled": true}})",
                           "fp16.enabled",
                           "fp16.enabled: FP16 mixed precision (its loss scaler) is not modelled; "
@@ -925,6 +992,18 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
                         "base_model 'someone/Mystery-7B' is not one of the presets: open its "
                         "config.json (--config, or Any model on the page) and read the file "
                         "again.");
+  // Listing the Cut Cross-Entropy plugin turns it on (its cut_cross_entropy defaults to true):
+  // refused by name, never read as the FP32-upcast logits.
+  check_axolotl_refused(
+      axolotl("plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n"),
+      "plugins",
+      "plugins lists axolotl's CutCrossEntropyPlugin, whose cut_cross_entropy is on unless set "
+      "false: it computes the loss without the logits (Wijmans et al. 2024), which is not "
+      "modelled; Liger's fused linear cross-entropy is.");
+  CHECK(read_axolotl(axolotl("plugins:\n  - "
+                             "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n"
+                             "cut_cross_entropy: false\n"))
+            .answer.ok());
   // Llama 3 8B's own repository, the base of axolotl's examples, and a mirror of it.
   for (const char* name : {"meta-llama/Meta-Llama-3-8B", "NousResearch/Meta-Llama-3-8B"}) {
     std::string text = axolotl("");

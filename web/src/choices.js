@@ -94,9 +94,20 @@ export function createChoices(estimator) {
      * reader has left the plate's view. {view, setup, said: [sentences]}.
      */
     settle(before, next) {
+      // The stack's own loss and precision, where the reader has chosen neither: said.
+      const stacked = estimator.bringStackDefaults(next, [...touched]);
+      const fitted = [];
+      if (stacked.brought.length > 0) {
+        next = stacked.setup;
+        const stack = settingOf('stack').choices.find((choice) => choice.id === next.stack);
+        fitted.push(
+          `The ${stack ? stack.name : next.stack} stack runs its own: ` +
+            `${stacked.brought.map(({ settingId, text }) => named(settingId, text)).join('; ')}. ` +
+            'Set them to choose otherwise.',
+        );
+      }
       let view = viewOf(next);
       let setup = next;
-      const fitted = [];
       if (!view.ok) {
         const within = withinPositions(next, view, fitted);
         if (!within) return { view, setup: next, said: [] };

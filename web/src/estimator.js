@@ -348,6 +348,16 @@ export function makeEstimator(core, loadLater = loadFullTools) {
      */
     withLogitsAsRun: (setup) => orEmpty(setup, setup, core.withLogitsAsRun),
 
+    /**
+     * What the setup's stack brings where the reader has not chosen (`chosen`, setting ids): its
+     * loss and its precision where the setup's are not what it runs: {setup, brought: [{settingId,
+     * text}]}. The plate's view has no stack to choose: nothing there.
+     */
+    bringStackDefaults: (setup, chosen) =>
+      typeof core.bringStackDefaults === 'function'
+        ? orEmpty(setup, { setup, brought: [] }, (setup) => core.bringStackDefaults(setup, chosen))
+        : { setup, brought: [] },
+
     /** One estimate: {ok, message, ...Estimate}. */
     estimate: (setup) => guarded(setup, core.estimateMemory),
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "trainmem/estimate.hpp"
 #include "trainmem/explain.hpp"
@@ -16,8 +18,10 @@ namespace trainmem {
 
 // One JSON object, camelCase keys, byte counts as JSON integers: the schema the README documents.
 std::string estimate_to_json(const Estimate& estimate);
-// The same object with "verdict" (below): the CLI's answer for a run set up by flags.
-std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verdict);
+// The same object with "verdict" (below), and "brought": [{flag, value}…], what the stack filled
+// in where no flag chose (bring_stack_defaults): the CLI's answer for a run set up by flags.
+std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verdict,
+                             const std::vector<std::pair<std::string, std::string>>& brought = {});
 
 // {verdict, fromBand, bandPercent: [low, high] or null, bandCases: [{id, title, errorPercent}…],
 // likelyLowBytes, likelyHighBytes, limitBytes, reason, withheldFor: [key…]}.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,9 @@ constexpr const char* kHostCapacity = "host-gb";
 constexpr const char* kStack = "stack";
 constexpr const char* kFp8AllGather = "fp8-all-gather";
 constexpr const char* kOverlapComm = "overlap-comm";
+constexpr const char* kReduceBucket = "reduce-bucket";
+constexpr const char* kPrefetchBucket = "prefetch-bucket";
+constexpr const char* kPersistenceThreshold = "persistence-threshold";
 constexpr const char* kVocabDivisibleBy = "make-vocab-size-divisible-by";
 constexpr const char* kEodToken = "eod-token";
 constexpr const char* kCpCommType = "cp-comm-type";
@@ -194,6 +198,20 @@ bool set_setting_number(TrainingSetup& setup, std::size_t index, double value);
 // Writes a choice's id: false, and `setup` unchanged, for an id its field cannot hold (a choice
 // held as an enum); the model and the device hold any id, which check_setup judges.
 bool set_setting_choice(TrainingSetup& setup, std::size_t index, const std::string& id);
+
+// A stack brings its own: what choosing `setup.stack` fills in of what the reader left. Where the
+// reader has not chosen a setting (`chosen` says which they have) and the setup holds a value the
+// stack does not run, the stack's own: the loss, under the logits (the stack's first, as
+// with_logits_as_run takes it: transformers' FP32-upcast ForCausalLMLoss under hf), and the
+// precision, where the stack trains in one dtype (bf16: torchtune's configs, transformers' model
+// loaded in BF16). Each setting so changed is applied to `setup` and returned with its new text;
+// a choice the reader made is never changed (the core's check refuses it, naming it).
+struct BroughtSetting {
+  std::string setting_id;
+  std::string text;
+};
+std::vector<BroughtSetting> bring_stack_defaults(
+    TrainingSetup& setup, const std::function<bool(const std::string&)>& chosen);
 
 // For messages: "'text' is not known; choose one of a, b, c." after the setting's name.
 std::string unknown_choice_message(const Setting& setting, std::string_view text);

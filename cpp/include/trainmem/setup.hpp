@@ -30,6 +30,12 @@ constexpr int kMegatronVocabSizeDivisibleBy = 128;
 // of our own above it, 16 TiB.
 constexpr int kMinAllocatorSplitMb = 21;
 constexpr int kMaxAllocatorSplitMb = 1 << 24;
+// DeepSpeed's bucket defaults, in elements (deepspeed/runtime/zero/config.py, DeepSpeedZeroConfig:
+// reduce_bucket_size, prefetch_bucket_size, param_persistence_threshold), and the largest read.
+constexpr double kDeepSpeedReduceBucket = 5e8;
+constexpr double kDeepSpeedPrefetchBucket = 5e7;
+constexpr double kDeepSpeedPersistenceThreshold = 1e5;
+constexpr double kMaxDeepSpeedBucket = 1e12;
 
 // How the model is spread over devices; all 1 is one device, the plate's view.
 struct ParallelLayout {
@@ -146,6 +152,13 @@ struct TrainingSetup {
   bool fp8_all_gather = false;
   // DeepSpeed's overlap of the gradient reduction with the backward pass (options.hpp).
   OverlapComm overlap_comm = OverlapComm::kDefault;
+  // DeepSpeed's buckets, in elements (runtime/zero/config.py's defaults): reduce_bucket_size, the
+  // gradients reduced at once (ZeRO 1 to 3); stage3_prefetch_bucket_size, the parameters gathered
+  // ahead; stage3_param_persistence_threshold, parameters this small or smaller kept gathered
+  // (ZeRO 3). transformers' Trainer fills "auto" with h², 0.9·h² and 10·h.
+  double zero_reduce_bucket = kDeepSpeedReduceBucket;
+  double zero_prefetch_bucket = kDeepSpeedPrefetchBucket;
+  double zero_persistence_threshold = kDeepSpeedPersistenceThreshold;
   // Megatron-LM's vocabulary padding (stacks/stack_run.hpp): --make-vocab-size-divisible-by, and
   // --tokenizer-type NullTokenizer, whose vocabulary is --vocab-size and its end-of-document token.
   int make_vocab_size_divisible_by = kMegatronVocabSizeDivisibleBy;

@@ -522,11 +522,15 @@ void read_kernels(KeyReader& reader, TrainingSetup& setup) {
   // Liger's keys are axolotl's only with its plugin listed (utils/config/__init__.py,
   // validate_config merges the plugins' arguments; without, pydantic drops them).
   bool liger = false;
+  bool cut = false;
+  const auto ends_with = [](const std::string& text, const std::string& suffix) {
+    return text.size() >= suffix.size() &&
+           text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
   if (const auto plugins = reader.get("plugins", name_list())) {
     for (const std::string& plugin : *plugins) {
-      const std::string suffix = "LigerPlugin";
-      liger = liger || (plugin.size() >= suffix.size() &&
-                        plugin.compare(plugin.size() - suffix.size(), suffix.size(), suffix) == 0);
+      liger = liger || ends_with(plugin, "LigerPlugin");
+      cut = cut || ends_with(plugin, "CutCrossEntropyPlugin");
     }
   }
   const bool fused =
@@ -542,10 +546,16 @@ void read_kernels(KeyReader& reader, TrainingSetup& setup) {
                  "Liger's cross-entropy over the whole logits is not modelled; its fused linear "
                  "cross-entropy is.");
   }
-  if (reader.get("cut_cross_entropy", pydantic_bool()).value_or(false)) {
-    reader.fault("cut_cross_entropy",
-                 "Cut Cross-Entropy is not modelled; Liger's fused linear "
-                 "cross-entropy is.");
+  // The Cut Cross-Entropy plugin's cut_cross_entropy defaults to true
+  // (integrations/cut_cross_entropy/args.py, CutCrossEntropyArgs): listing the plugin turns it on.
+  if (reader.get("cut_cross_entropy", pydantic_bool()).value_or(cut)) {
+    reader.fault(reader.find("cut_cross_entropy") != nullptr ? "cut_cross_entropy" : "plugins",
+                 std::string(reader.find("cut_cross_entropy") != nullptr
+                                 ? "cut_cross_entropy"
+                                 : "plugins lists axolotl's CutCrossEntropyPlugin, whose "
+                                   "cut_cross_entropy is on unless set false: it") +
+                     " computes the loss without the logits (Wijmans et al. 2024), which is not "
+                     "modelled; Liger's fused linear cross-entropy is.");
   }
 }
 

@@ -3,6 +3,7 @@
 // the ZeRO stage and its switches, the precision and the optimiser, under the deepspeed stack.
 // The file names no model, sequence or recomputation (the training script does): those stay the
 // reader's, the model from --model or --config (or the page's model), and are said in the notes.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include "launch/key_reader.hpp"
 #include "launch/launch_readers.hpp"
 #include "model/config_text.hpp"
+#include "stacks/stack_rows.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
@@ -65,12 +67,7 @@ const std::vector<FixedKey>& fixed_keys() {
   static const std::vector<FixedKey> keys = {
       {"contiguous_gradients", 1, true, false},
       {"reduce_scatter", 1, true, false},
-      {"reduce_bucket_size", 5e8, false, false},
       {"use_multi_rank_bucket_allreduce", 1, true, false},
-      {"stage3_prefetch_bucket_size", 5e7, false, true},
-      {"prefetch_bucket_size", 5e7, false, true},
-      {"stage3_param_persistence_threshold", 1e5, false, true},
-      {"param_persistence_threshold", 1e5, false, true},
       {"stage3_max_live_parameters", 1e9, false, true},
       {"max_live_parameters", 1e9, false, true},
       {"stage3_max_reuse_distance", 1e9, false, true},
@@ -124,8 +121,91 @@ std::optional<double> number_of(const Json& value) {
 std::optional<std::string> auto_refusal(const std::string& name, const Json& value) {
   if (!value.is_string() || value.get<std::string>() != "auto") return std::nullopt;
   return name +
-         " is \"auto\", which transformers' Trainer fills from its TrainingArguments: give the "
-         "value it runs with.";
+         " is \"auto\", which transformers' Trainer does not fill here (it fills the batch, "
+         "clipping, the optimiser's and schedule's numbers, bf16 and fp16, and the buckets from "
+         "the model's width): give the value it runs with.";
+}
+
+// transformers' Trainer (integrations/deepspeed.py, HfTrainerDeepSpeedConfig:
+// trainer_config_process and trainer_config_finalize, transformers 4.46 to 5.x) fills each "auto"
+// from its TrainingArguments and the model: here from the settings beside the file, which stand for
+// them. What bears on memory is read from the setup; the rest (the learning rate, clipping, the
+// schedule) is set aside, as its numbers would be.
+struct TrainerFill {
+  bool trainer = false;             // the file has an "auto": a Trainer's, which fills it
+  bool batch_from_setup = false;    // train_batch_size "auto": the world from the settings
+  std::vector<std::string> filled;  // "zero_optimization.reduce_bucket_size = 16777216 (h²)"
+};
+
+// Replaces each "auto" the Trainer fills; one it does not fill stays, refused by name as read.
+TrainerFill fill_trainer_autos(Json& config, const TrainingSetup& base) {
+  TrainerFill fill;
+  const auto is_auto = [](const Json& value) {
+    return value.is_string() && value.get<std::string>() == "auto";
+  };
+  // A pre-pass: any "auto" at all makes the file a Trainer's.
+  std::vector<const Json*> pending{&config};
+  while (!pending.empty() && !fill.trainer) {
+    const Json* node = pending.back();
+    pending.pop_back();
+    if (is_auto(*node)) fill.trainer = true;
+    if (node->is_object() || node->is_array()) {
+      for (const Json& child : *node) pending.push_back(&child);
+    }
+  }
+  if (!fill.trainer) return fill;
+  const ModelShape* model = resolve_model(base);
+  const double h = model != nullptr ? model->hidden_size : 0;
+  const auto set = [&](Json& parent, const std::string& key, const Json& value,
+                       const std::string& name, const std::string& why) {
+    if (!parent.is_object() || !parent.contains(key) || !is_auto(parent[key])) return;
+    parent[key] = value;
+    fill.filled.push_back(name + " = " + describe(value) + " (" + why + ")");
+  };
+  const auto drop = [&](Json& parent, const std::string& key) {
+    if (parent.is_object() && parent.contains(key) && is_auto(parent[key])) parent.erase(key);
+  };
+  set(config, "train_micro_batch_size_per_gpu", base.micro_batch_sequences,
+      "train_micro_batch_size_per_gpu", "per_device_train_batch_size: the micro-batch set");
+  fill.batch_from_setup =
+      config.contains("train_batch_size") && is_auto(config["train_batch_size"]);
+  drop(config, "train_batch_size");             // world × micro-batch × accumulation
+  drop(config, "gradient_accumulation_steps");  // holds no more at the peak
+  drop(config, "gradient_clipping");
+  for (const char* section : {"optimizer", "scheduler"}) {
+    if (config.contains(section) && config[section].is_object() &&
+        config[section].contains("params") && config[section]["params"].is_object()) {
+      Json& params = config[section]["params"];
+      std::vector<std::string> autos;
+      for (const auto& [key, value] : params.items()) {
+        if (is_auto(value)) autos.push_back(key);
+      }
+      for (const std::string& key : autos) params.erase(key);  // the learning rate's numbers
+    }
+  }
+  const bool bf16 = base.precision == Precision::kBf16 || base.precision == Precision::kBf16Mixed;
+  if (config.contains("bf16")) {
+    set(config["bf16"], "enabled", bf16, "bf16.enabled",
+        "TrainingArguments' bf16: the precision set, " + choice_id(base.precision));
+  }
+  if (config.contains("fp16")) {
+    set(config["fp16"], "enabled", false, "fp16.enabled",
+        "TrainingArguments' fp16: off, as the precision set is not FP16");
+  }
+  if (config.contains("zero_optimization") && config["zero_optimization"].is_object() && h > 0) {
+    Json& zero = config["zero_optimization"];
+    const bool stage3 =
+        zero.contains("stage") && zero["stage"].is_number() && zero["stage"].get<double>() == 3;
+    set(zero, "reduce_bucket_size", static_cast<long long>(h * h),
+        "zero_optimization.reduce_bucket_size", "h², h = " + format_count(h));
+    if (stage3) {
+      set(zero, "stage3_prefetch_bucket_size", static_cast<long long>(0.9 * h * h),
+          "zero_optimization.stage3_prefetch_bucket_size", "0.9·h²");
+      set(zero, "stage3_param_persistence_threshold", static_cast<long long>(10 * h),
+          "zero_optimization.stage3_param_persistence_threshold", "10·h");
+    }
+  }
+  return fill;
 }
 
 // Each value accepted is listed as "zero_optimization.stage = 3", and a refused one quoted as
@@ -268,6 +348,22 @@ void read_zero(KeyReader& reader, TrainingSetup& setup) {
   if (const auto overlap = zero->get("overlap_comm", json_boolean())) {
     setup.overlap_comm = *overlap ? OverlapComm::kOn : OverlapComm::kOff;
   }
+  // The buckets (settings of their own), each under either of its names (zero/config.py's
+  // aliases); the stage-3 ones read by ZeRO 3 alone.
+  const auto bucket = [&](double& field, const char* key, const char* alias, long long least) {
+    for (const char* name : {key, alias}) {
+      if (name == nullptr) continue;
+      if (const auto value = zero->get(name, whole_number(least))) {
+        field = static_cast<double>(*value);
+      }
+    }
+  };
+  bucket(setup.zero_reduce_bucket, "reduce_bucket_size", nullptr, 1);
+  if (stage == 3) {
+    bucket(setup.zero_prefetch_bucket, "stage3_prefetch_bucket_size", "prefetch_bucket_size", 1);
+    bucket(setup.zero_persistence_threshold, "stage3_param_persistence_threshold",
+           "param_persistence_threshold", 0);
+  }
   const std::string optimizer = offload_device(*zero, "offload_optimizer", "cpu_offload");
   const std::string parameters = offload_device(*zero, "offload_param", "cpu_offload_param");
   if (optimizer == "nvme" || parameters == "nvme") {
@@ -288,6 +384,11 @@ void read_zero(KeyReader& reader, TrainingSetup& setup) {
   // The rest, each in the file's order: set aside, not understood, or held to its default.
   for (const auto& [key, value] : zero->keys()) {
     if (zero->taken(key) || zero_no_bearing_keys().count(key) > 0) continue;
+    if (stage < 3 &&
+        (key == "stage3_prefetch_bucket_size" || key == "prefetch_bucket_size" ||
+         key == "stage3_param_persistence_threshold" || key == "param_persistence_threshold")) {
+      continue;  // read by ZeRO 3 alone
+    }
     const std::string name = zero->name(key);
     const FixedKey* fixed = nullptr;
     for (const FixedKey& each : fixed_keys()) {
@@ -320,7 +421,7 @@ void read_zero(KeyReader& reader, TrainingSetup& setup) {
 }
 
 // bf16 (or its old name bfloat16), fp16 and amp: the precision.
-void read_precision(KeyReader& reader, TrainingSetup& setup) {
+void read_precision(KeyReader& reader, bool trainer, TrainingSetup& setup) {
   // DeepSpeed reads bfloat16 only where bf16 is absent or null (precision_config.py,
   // get_bfloat16_config); both names are its.
   const Json* named = reader.take("bf16");
@@ -362,8 +463,18 @@ void read_precision(KeyReader& reader, TrainingSetup& setup) {
     }
   }
   setup.precision = bf16 ? Precision::kBf16Mixed : Precision::kFp32;
+  if (!bf16 && trainer && reader.find("bf16") == nullptr && reader.find("bfloat16") == nullptr) {
+    reader.fault("bf16",
+                 "The file has no bf16 section, so transformers' Trainer enables neither bf16 nor "
+                 "fp16 in it and DeepSpeed trains in FP32, which the deepspeed stack does not "
+                 "model: add \"bf16\": {\"enabled\": \"auto\"}, as transformers' bf16 configs "
+                 "have, to train in BF16.");
+    return;
+  }
   if (!bf16) {
-    reader.launch().notes.push_back("FP32 throughout: the file enables neither bf16 nor fp16.");
+    reader.launch().notes.push_back(
+        "FP32 throughout: the file enables neither bf16 nor fp16 (transformers' Trainer fills "
+        "bf16.enabled \"auto\" from its bf16 only where the file has a bf16 section).");
   }
 }
 
@@ -439,6 +550,13 @@ std::string duplicate_key(const std::string& text) {
   return reparsed.is_discarded() ? std::string() : found;
 }
 
+// "a; b; c".
+std::string join(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : "; ") + part;
+  return text;
+}
+
 // What the file leaves to the reader, as the settings' ids.
 std::vector<std::string> left_to_the_reader() {
   namespace id = setting_id;
@@ -476,10 +594,33 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
   setup.stack = Stack::kDeepSpeed;
   // Every training step computes the logits; how the loss is taken over them is the script's.
   setup.logits = true;
+  const TrainerFill trainer = fill_trainer_autos(config, base);
+  long long world = context.world_size;
+  if (trainer.trainer) {
+    launch.notes.push_back(
+        "\"auto\" is transformers' Trainer's to fill, from its TrainingArguments and the model: "
+        "filled from the settings beside the file" +
+        (trainer.filled.empty() ? std::string(".") : ": " + join(trainer.filled) + ".") +
+        " The learning rate's, clipping's and the schedule's numbers have no bearing.");
+    if (trainer.batch_from_setup && world == 0) {
+      world = base.layout.data_parallel;
+      launch.notes.push_back("d " + std::to_string(world) +
+                             ": train_batch_size is \"auto\", the Trainer's world size: the "
+                             "data-parallel degree set.");
+    }
+    // The Trainer's loss is transformers' (ForCausalLMLoss over FP32-upcast logits), or Liger's
+    // fused linear loss: one of those set beside the file stays, any other is transformers'.
+    const StackRow& hf = stack_row(Stack::kHf);
+    if (std::find(hf.losses.begin(), hf.losses.end(), setup.loss) == hf.losses.end()) {
+      setup.loss = Loss::kFp32Upcast;
+      launch.notes.push_back(
+          "The loss is transformers' Trainer's: ForCausalLMLoss over FP32-upcast logits.");
+    }
+  }
   KeyReader reader(launch, kDialect, keys_of(config));
-  read_batch(reader, context.world_size, setup);
+  read_batch(reader, world, setup);
   read_zero(reader, setup);
-  read_precision(reader, setup);
+  read_precision(reader, trainer.trainer, setup);
   read_optimizer(reader, base, setup);
   refuse_other_parallelism(reader);
   if (!launch.answer.ok()) return launch;
@@ -489,8 +630,10 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
       launch.notes.begin(),
       "The model (" + (model != nullptr ? model->name : std::string("none")) + "), the sequence (" +
           format_count(setup.sequence_length) +
-          " tokens), recomputation and the loss are the reader's: a DeepSpeed config names none of "
-          "them. The logits are counted, as every training step makes them.");
+          (trainer.trainer ? " tokens) and recomputation are the reader's"
+                           : " tokens), recomputation and the loss are the reader's") +
+          ": a DeepSpeed config names none of them. The logits are counted, as every training "
+          "step makes them.");
   return launch;
 }
 

@@ -302,6 +302,41 @@ void add_distributed_switches(Entries& entries) {
           .only_under({Stack::kDeepSpeed}, "overlap_comm is DeepSpeed's switch",
                       "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.")
           .page("stack", "DeepSpeed's overlap_comm"));
+  // DeepSpeed's buckets (stacks/stack_frameworks.cpp replays each).
+  constexpr const char* kBucketReason = "DeepSpeed's buckets are its own";
+  constexpr const char* kBucketRefusal =
+      "DeepSpeed's bucket sizes and persistence threshold are its own; choose the deepspeed stack, "
+      "or leave them at DeepSpeed's defaults (5e8, 5e7, 1e5).";
+  const std::string bucket_bounds = "from 1 to " + format_count(kMaxDeepSpeedBucket) + " elements.";
+  add(row<&TrainingSetup::zero_reduce_bucket>(
+          id::kReduceBucket, "Reduce bucket (elements)",
+          "DeepSpeed's reduce_bucket_size: the gradients reduced at once, in elements (default "
+          "5e8; transformers fills \"auto\" with h²)",
+          "zeroReduceBucket")
+          .bounds(1, kMaxDeepSpeedBucket, "The reduce bucket must be " + bucket_bounds)
+          .only_under({Stack::kDeepSpeed}, kBucketReason, kBucketRefusal)
+          .later()
+          .page("stack", "DeepSpeed's reduce_bucket_size (elements)"));
+  add(row<&TrainingSetup::zero_prefetch_bucket>(
+          id::kPrefetchBucket, "Prefetch bucket (elements)",
+          "DeepSpeed's stage3_prefetch_bucket_size under ZeRO 3: the parameters gathered ahead, in "
+          "elements (default 5e7; transformers fills \"auto\" with 0.9·h²)",
+          "zeroPrefetchBucket")
+          .bounds(1, kMaxDeepSpeedBucket, "The prefetch bucket must be " + bucket_bounds)
+          .only_under({Stack::kDeepSpeed}, kBucketReason, kBucketRefusal)
+          .later()
+          .page("stack", "DeepSpeed's stage3_prefetch_bucket_size (elements)"));
+  add(row<&TrainingSetup::zero_persistence_threshold>(
+          id::kPersistenceThreshold, "Persistence threshold (elements)",
+          "DeepSpeed's stage3_param_persistence_threshold under ZeRO 3: parameters this small or "
+          "smaller stay gathered (default 1e5; transformers fills \"auto\" with 10·h)",
+          "zeroPersistenceThreshold")
+          .bounds(0, kMaxDeepSpeedBucket,
+                  "The persistence threshold must be from 0 to " +
+                      format_count(kMaxDeepSpeedBucket) + " elements.")
+          .only_under({Stack::kDeepSpeed}, kBucketReason, kBucketRefusal)
+          .later()
+          .page("stack", "DeepSpeed's stage3_param_persistence_threshold (elements)"));
   // Megatron-LM's vocabulary padding (stacks/stack_run.hpp).
   constexpr const char* kPaddingRefusal =
       "The vocabulary's padding and the NullTokenizer are Megatron-LM's; choose the megatron "

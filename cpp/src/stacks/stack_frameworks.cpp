@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "stacks/stack_rows.hpp"
+#include "trainmem/format.hpp"
 #include "trainmem/fp8.hpp"
 
 namespace trainmem::replay {
@@ -19,10 +20,6 @@ namespace trainmem::replay {
 namespace {
 
 // DeepSpeed's ZeRO defaults (deepspeed/runtime/zero/config.py), in elements.
-constexpr double kDeepSpeedReduceBucketElements = 5e8;    // reduce_bucket_size
-constexpr double kDeepSpeedPrefetchBucketElements = 5e7;  // stage3_prefetch_bucket_size
-constexpr double kDeepSpeedPersistenceThresholdElements =
-    1e5;  // stage3_param_persistence_threshold
 
 }  // namespace
 
@@ -340,19 +337,22 @@ struct DeepSpeedPlan {
   bool partitioned = false;  // the gradients in ZeRO 2 and 3's flat buffer
   std::size_t gathered = 0;  // under ZeRO 3
   std::size_t bucket = 0;
-  double bucket_bytes = kBf16Bytes * kDeepSpeedReduceBucketElements;
+  double bucket_bytes = 0;
   double layer_bytes = 0;
   double prefetch_bytes = 0;
 };
 
 DeepSpeedPlan deepspeed_plan(Step& step, const StepDevice& device) {
   DeepSpeedPlan plan;
-  plan.stage3 = device.setup.layout.zero_stage >= 3;
-  plan.partitioned = device.setup.layout.zero_stage >= 2;
+  const TrainingSetup& setup = device.setup;
+  plan.stage3 = setup.layout.zero_stage >= 3;
+  plan.partitioned = setup.layout.zero_stage >= 2;
+  plan.bucket_bytes = kBf16Bytes * setup.zero_reduce_bucket;
   if (plan.stage3) {
     plan.gathered = step.term("zero3-gathered-layers", "Gathered layers, prefetch (BF16)",
                               "DeepSpeed, deepspeed/runtime/zero/partitioned_param_coordinator.py, "
-                              "fetch_sub_module (stage3_prefetch_bucket_size 5e7)");
+                              "fetch_sub_module (stage3_prefetch_bucket_size " +
+                                  format_count(setup.zero_prefetch_bucket) + ")");
   }
   plan.bucket = step.term(
       "zero-reduce-bucket", "Reduce bucket (BF16)",
@@ -363,7 +363,7 @@ DeepSpeedPlan deepspeed_plan(Step& step, const StepDevice& device) {
   plan.layer_bytes = device.layer_weight_bytes;
   // The prefetch bucket counts elements; a layer's bytes per element are its storage's.
   plan.prefetch_bytes =
-      plan.layer_bytes * std::min(1.0, kDeepSpeedPrefetchBucketElements / device.layer_parameters);
+      plan.layer_bytes * std::min(1.0, setup.zero_prefetch_bucket / device.layer_parameters);
   return plan;
 }
 
@@ -371,11 +371,13 @@ DeepSpeedPlan deepspeed_plan(Step& step, const StepDevice& device) {
 // (partition_parameters.py, ds_persist), beside their partitions: the norms' weights, each h
 // wide, while h is under the threshold.
 void take_persisted_parameters(Step& step, const StepDevice& device, const DeepSpeedPlan& plan) {
-  if (!(plan.stage3 && device.shape.hidden_size < kDeepSpeedPersistenceThresholdElements)) return;
+  const double threshold = device.setup.zero_persistence_threshold;
+  if (!(plan.stage3 && device.shape.hidden_size <= threshold)) return;
   const std::size_t persisted = step.term(
       "zero3-persisted-parameters", "Small parameters kept gathered (BF16)",
       "DeepSpeed, deepspeed/runtime/zero/partition_parameters.py, ds_persist for parameters "
-      "below stage3_param_persistence_threshold (1e5)");
+      "of stage3_param_persistence_threshold (" +
+          format_count(threshold) + ") elements or fewer");
   step.take(persisted, kBf16Bytes * (device.layers_per_stage * device.counts.norms_per_layer +
                                      device.counts.final_norm));
 }

@@ -156,8 +156,12 @@ nlohmann::ordered_json verdict_json(const VerdictAnswer& verdict) {
 
 std::string verdict_to_json(const VerdictAnswer& verdict) { return verdict_json(verdict).dump(2); }
 
-std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verdict) {
+std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verdict,
+                             const std::vector<std::pair<std::string, std::string>>& brought) {
   nlohmann::ordered_json json = to_json(estimate);
+  nlohmann::ordered_json filled = nlohmann::ordered_json::array();
+  for (const auto& [flag, value] : brought) filled.push_back({{"flag", flag}, {"value", value}});
+  json["brought"] = filled;
   json["verdict"] = verdict_json(verdict);
   return json.dump(2);
 }

@@ -1,0 +1,33 @@
+// A stack brings its own (settings.hpp, bring_stack_defaults): the loss and the precision it runs,
+// in place of values the reader left that it does not run.
+#include <algorithm>
+
+#include "settings/check.hpp"
+#include "stacks/stack_rows.hpp"
+#include "trainmem/settings.hpp"
+
+namespace trainmem {
+
+std::vector<BroughtSetting> bring_stack_defaults(
+    TrainingSetup& setup, const std::function<bool(const std::string&)>& chosen) {
+  namespace id = setting_id;
+  std::vector<BroughtSetting> brought;
+  const StackRow& row = stack_row(setup.stack);
+  if (!row.replayed) return brought;
+  if (!chosen(id::kLoss) && setup.logits && !row.losses.empty() &&
+      std::find(row.losses.begin(), row.losses.end(), setup.loss) == row.losses.end()) {
+    setup.loss = row.losses.front();
+    brought.push_back({id::kLoss, setting_text(setup, id::kLoss)});
+  }
+  // The precision where the core's check refuses it for this stack, and bf16 is what it runs.
+  if (!chosen(id::kPrecision) && row.single_dtype && setup.precision != Precision::kBf16) {
+    const Answer checked = check_setup(setup, resolve_model(setup));
+    if (!checked.ok() && checked.setting == id::kPrecision) {
+      setup.precision = Precision::kBf16;
+      brought.push_back({id::kPrecision, setting_text(setup, id::kPrecision)});
+    }
+  }
+  return brought;
+}
+
+}  // namespace trainmem
