@@ -321,6 +321,14 @@ declare global {
       }>;
       /** `setup` with the logits and loss counted as a run computes them (the stack's loss, else FP32 upcast). */
       withLogitsAsRun(setup: TrainingSetup): TrainingSetup;
+      /**
+       * What the setup's stack brings where the settings `chosen` (ids) were not chosen: its loss
+       * and its precision where the setup's are not what it runs, each listed with its new text.
+       */
+      bringStackDefaults(
+        setup: TrainingSetup,
+        chosen: string[],
+      ): { setup: TrainingSetup; brought: { settingId: string; text: string }[] };
       estimate(setup: TrainingSetup): Result<EstimateFields>;
       microBatchFromTokens(
         tokens: number,

@@ -71,6 +71,28 @@ describe('Training stack, in Chromium', () => {
     await page.close();
   });
 
+  it('a stack brings its own precision where the reader never chose one, and says so', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.selectOption('#stack', 'torchtune');
+    await page.waitForFunction(() => document.getElementById('precision').value === 'bf16');
+    assert.match(
+      await page.textContent('#url-notice'),
+      /The torchtune \(one device\) stack runs its own: Precision: Pure BF16\. Set them to choose otherwise\./,
+    );
+    assert.equal(await page.isVisible('#stack-error'), false);
+    // A precision the reader chose is theirs: the stack refuses it, by its control.
+    await page.selectOption('#stack', 'ideal');
+    await page.selectOption('#precision', 'bf16-mixed');
+    await page.selectOption('#stack', 'torchtune');
+    assert.equal(await page.inputValue('#precision'), 'bf16-mixed');
+    const refusals = await page.$$eval('#stack-error, #precision-error', (lines) =>
+      lines.filter((line) => !line.hidden).map((line) => line.textContent),
+    );
+    assert.match(refusals.join(' '), /bf16 precision/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('refuses torchtitan on one device by its control, keeping the last good view', async () => {
     const { page, problems } = await harness.openPage();
     const before = await readout(page);
