@@ -126,12 +126,17 @@ inline void check_estimate(const Estimate& estimate) {
 }
 
 // The verdict on an accepted estimate: finite, its band ordered.
-inline void check_verdict(const Estimate& estimate) {
+// The verdict on `estimate`; a launch config's keys `not_understood` withhold it.
+inline void check_verdict(const Estimate& estimate,
+                          const std::vector<std::string>& not_understood = {}) {
   if (!estimate.answer.ok()) return;
-  const VerdictAnswer verdict = verdict_of(estimate, false);
+  const VerdictAnswer verdict = verdict_of(estimate, false, not_understood);
   require(std::isfinite(verdict.likely_low_bytes) && std::isfinite(verdict.likely_high_bytes),
           "the verdict's likely figures are finite");
   require(verdict.likely_low_bytes <= verdict.likely_high_bytes, "its band is ordered");
+  require(not_understood.empty() ||
+              (verdict.verdict == Verdict::kUncertain && verdict.withheld_for == not_understood),
+          "a key not understood withholds the verdict");
 }
 
 }  // namespace trainmem::fuzz

@@ -27,7 +27,7 @@ inline int fuzz_launch(const std::uint8_t* bytes, std::size_t size, LaunchReader
   }
   const Estimate estimate = estimate_memory(launch.setup);
   check_estimate(estimate);
-  check_verdict(estimate);
+  check_verdict(estimate, launch.not_understood);
   return 0;
 }
 
