@@ -984,10 +984,10 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   check_axolotl_refused(axolotl("datasets: [a,\n"), "launch",
                         "The YAML does not parse: line 11, column 1: end of sequence flow not "
                         "found.");
-  check_axolotl_refused("model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 2\n",
-                        "base_model",
-                        "This looks like a TrainingArguments or TRL config (model_name_or_path), "
-                        "which is not read yet: axolotl's YAML configs are.");
+  // model_name_or_path, and no base_model: TRL's config, read as TRL reads it (its default loss
+  // refused, below).
+  CHECK(read_axolotl("model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 2\n")
+            .answer.setting == "use_liger_kernel");
   check_axolotl_refused("base_model: someone/Mystery-7B\nbf16: true\n", "base_model",
                         "base_model 'someone/Mystery-7B' is not one of the presets: open its "
                         "config.json (--config, or Any model on the page) and read the file "
@@ -1077,3 +1077,90 @@ TEST_CASE("launch: the CLI reads an axolotl config, and --config beside one that
 }
 
 #endif  // TRAINMEM_YAML
+
+namespace {
+
+// TRL's example: LoRA r 16 on every linear layer of Llama 3 8B in BF16, Liger's fused loss.
+const char* const kTrlSft =
+    "model_name_or_path: meta-llama/Meta-Llama-3-8B\n"
+    "dtype: bfloat16\n"
+    "dataset_name: trl-lib/Capybara\n"
+    "max_length: 2048\n"
+    "per_device_train_batch_size: 2\n"
+    "gradient_accumulation_steps: 8\n"
+    "learning_rate: 2.0e-4\n"
+    "use_peft: true\n"
+    "lora_r: 16\n"
+    "lora_alpha: 32\n"
+    "lora_target_modules: all-linear\n"
+    "use_liger_kernel: true\n"
+    "output_dir: ./out\n";
+
+void check_trl_refused(const std::string& text, const std::string& key,
+                       const std::string& message) {
+  const LaunchConfig launch = read_axolotl(text);
+  CAPTURE(text);
+  CHECK_FALSE(launch.answer.ok());
+  CHECK(launch.answer.setting == key);
+  CHECK(launch.answer.message == message);
+}
+
+}  // namespace
+
+TEST_CASE("launch: TRL's SFT config opens to the flags' setup, by TRL v1.9.0's defaults") {
+  const LaunchConfig launch = read_axolotl(kTrlSft);
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.kind == "TRL config (YAML, trl sft --config; TRL v1.9.0)");
+  CHECK(launch.not_understood.empty());
+  // The flags: --stack hf --model llama3-8b --seq-len 2048 --micro-batch 2 --precision bf16
+  // --lora-rank 16 --lora-targets all-linear --lora-dropout 0.05 (ModelConfig's default)
+  // --recompute full (TRL's gradient checkpointing) --logits --loss fused-linear (Liger's).
+  TrainingSetup flags;
+  flags.stack = Stack::kHf;
+  flags.model_id = "llama3-8b";
+  flags.sequence_length = 2048;
+  flags.micro_batch_sequences = 2;
+  flags.precision = Precision::kBf16;
+  flags.lora_rank = 16;
+  flags.lora_targets = LoraTargets::kAllLinear;
+  flags.lora_dropout = 0.05;
+  flags.recompute = Recompute::kFull;
+  flags.logits = true;
+  flags.loss = Loss::kFusedLinear;
+  check_same_figures(launch.setup, flags);
+  // num_processes, accelerate launch's, in the same file: DDP over them.
+  const LaunchConfig ddp = read_axolotl(std::string(kTrlSft) + "num_processes: 4\n");
+  REQUIRE(ddp.answer.ok());
+  CHECK(ddp.setup.layout.data_parallel == 4);
+}
+
+TEST_CASE(
+    "launch: what TRL's config sets that is not modelled, or another version's key, is named") {
+  const std::string base = "model_name_or_path: meta-llama/Meta-Llama-3-8B\n";
+  check_trl_refused(base, "use_liger_kernel",
+                    "SFTTrainer's chunked_nll loss (TRL's default since v1.7: the output layer in "
+                    "FP32 chunks of 256 tokens, the logits never whole) is not modelled yet; "
+                    "Liger's fused linear loss is: set use_liger_kernel: true.");
+  check_trl_refused(base + "loss_type: nll\n", "loss_type",
+                    "loss_type nll keeps the whole logits, upcast by transformers and again by "
+                    "accelerate, and SFTTrainer takes their entropy and accuracy beside the loss, "
+                    "which is not modelled; Liger's fused linear loss is: set use_liger_kernel: "
+                    "true.");
+  check_trl_refused(base + "torch_dtype: bfloat16\n", "torch_dtype",
+                    "torch_dtype is ModelConfig's key before TRL v0.27 (January 2026; now dtype), "
+                    "and TRL v1.9.0 hands it to accelerate launch: this reader reads v1.9.0's "
+                    "keys.");
+  check_trl_refused(base + "max_seq_length: 512\n", "max_seq_length",
+                    "max_seq_length is SFTConfig's key before TRL v0.15 (now max_length): this "
+                    "reader reads TRL v1.9.0's keys.");
+  check_trl_refused(base + "num_generations: 8\n", "num_generations",
+                    "num_generations is GRPOConfig's: preference and RL trainers (a reference "
+                    "model, a rollout engine) are not modelled yet; SFTConfig's keys are read.");
+  check_trl_refused(std::string(kTrlSft) + "load_in_4bit: true\n", "load_in_4bit",
+                    "SFTTrainer casts a quantised base's adapters to BF16, which the hf stack "
+                    "(PEFT's FP32 adapters) does not model yet: LoRA on a BF16 base is read.");
+  // A key the reader does not know withholds the verdict, named.
+  const LaunchConfig unknown = read_axolotl(std::string(kTrlSft) + "mystery_knob: 3\n");
+  REQUIRE(unknown.answer.ok());
+  CHECK(unknown.not_understood == std::vector<std::string>{"mystery_knob"});
+}

@@ -19,6 +19,7 @@
 
 #include "launch/key_reader.hpp"
 #include "launch/launch_readers.hpp"
+#include "launch/yaml_keys.hpp"
 #include "model/config_text.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/format.hpp"
@@ -30,6 +31,7 @@ namespace trainmem {
 namespace {
 
 using Json = nlohmann::json;
+using namespace yaml_keys;
 
 constexpr const char* kKind = "axolotl config (YAML, axolotl 067b021)";
 
@@ -138,145 +140,15 @@ const std::set<std::string>& no_bearing_keys() {
   return keys;
 }
 
-// A scalar as the front end writes it: the failsafe schema's string ("" for an empty value, "~"
-// and "null" for YAML's null, which yaml-cpp writes as JSON's null).
-std::optional<std::string> scalar_of(const Json& value) {
-  if (value.is_null()) return std::nullopt;
-  if (!value.is_string()) return std::string();
-  const std::string text = value.get<std::string>();
-  if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
-    return std::nullopt;
-  }
-  return text;
-}
-
-// A value's names: a list's, or the one it is (the empty and the null left out).
-std::vector<std::string> names_of(const Json& value) {
-  std::vector<std::string> names;
-  if (value.is_array()) {
-    for (const Json& each : value) {
-      if (const std::optional<std::string> name = scalar_of(each)) names.push_back(*name);
-    }
-  } else if (const std::optional<std::string> name = scalar_of(value)) {
-    names.push_back(*name);
-  }
-  return names;
-}
-
-// A key left empty (axolotl's examples keep wandb_project: and the like) or null sets nothing: it
-// reads as absent, and is not listed as not understood.
-bool sets_nothing(const Json& value) {
-  return value.is_null() || (value.is_string() && !scalar_of(value));
-}
-
-// Each value accepted is listed as the file writes it, "lora_r: 16" ("lora_target_modules: q_proj,
-// v_proj"); a refusal quotes the text's first bytes, and refuses a list or a mapping where one
-// value is read as such.
-const KeyDialect kDialect = {
-    ListRead::kOnAccept,
-    [](const std::string& name, const Json& value) {
-      std::string shown;
-      for (const std::string& each : names_of(value)) shown += (shown.empty() ? "" : ", ") + each;
-      return name + ": " + shown;
-    },
-    [](const Json& value) {
-      return "'" + scalar_of(value).value_or("").substr(0, kMaxQuotedValueBytes) + "'";
-    },
-    nullptr, true};
-
-// The key's text, which the reader lists itself once it knows what it made of it. The front ends
-// write every scalar as text; a JSON number or boolean reads as "".
-const ValueType<std::string>& given_text() {
-  static const ValueType<std::string> type{"a single value",
-                                           [](const Json& value) -> std::optional<std::string> {
-                                             if (value.is_object() || value.is_array())
-                                               return std::nullopt;
-                                             return scalar_of(value).value_or("");
-                                           },
-                                           &sets_nothing, false};
-  return type;
-}
-
-// A switch as pydantic reads a bool: true, yes, on, 1 and their opposites, in any case.
-const ValueType<bool>& pydantic_bool() {
-  static const ValueType<bool> type{
-      "true or false",
-      [](const Json& value) -> std::optional<bool> {
-        std::string lower = scalar_of(value).value_or("");
-        for (char& c : lower) {
-          c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        }
-        static const std::set<std::string> yes = {"true", "yes", "on", "1", "y", "t"};
-        static const std::set<std::string> no = {"false", "no", "off", "0", "n", "f"};
-        if (yes.count(lower) > 0) return true;
-        if (no.count(lower) > 0) return false;
-        return std::nullopt;
-      },
-      &sets_nothing};
-  return type;
-}
-
-// A number as pydantic reads one from text: whole where `whole`, within [least, most].
-ValueType<double> pydantic_number(bool whole, double least, double most) {
-  return {std::string(whole ? "a whole number" : "a number") + " from " + format_count(least) +
-              " to " + format_count(most),
-          [whole, least, most](const Json& value) -> std::optional<double> {
-            const std::string text = scalar_of(value).value_or("");
-            char* end = nullptr;
-            const double parsed = std::strtod(text.c_str(), &end);
-            const bool numeric = end != text.c_str() && *end == '\0' && std::isfinite(parsed) &&
-                                 text.find_first_of("xXpP") == std::string::npos;
-            if (!numeric || (whole && parsed != std::floor(parsed)) || parsed < least ||
-                parsed > most) {
-              return std::nullopt;
-            }
-            return parsed;
-          },
-          &sets_nothing};
-}
-
-// A list of names, or one name.
-const ValueType<std::vector<std::string>>& name_list() {
-  static const ValueType<std::vector<std::string>> type{
-      "names", [](const Json& value) { return std::optional(names_of(value)); },
-      [](const Json& value) { return names_of(value).empty(); }};
-  return type;
-}
-
 // base_model: a preset whose config.json is that hub repository's (by its id, or by its name
 // under another owner, as re-uploads are); otherwise the reader's own config.json.
 void read_model(KeyReader& reader, TrainingSetup& setup) {
   const std::optional<std::string> base = reader.get("base_model", given_text());
   if (!base) {
-    reader.fault("base_model",
-                 reader.find("model_name_or_path") != nullptr
-                     ? "This looks like a TrainingArguments or TRL config (model_name_or_path), "
-                       "which is not read yet: axolotl's YAML configs are."
-                     : "base_model is not given; axolotl needs it.");
+    reader.fault("base_model", "base_model is not given; axolotl needs it.");
     return;
   }
-  const HubMatch match = preset_for_hub_id(*base);
-  if (match.preset != nullptr) {
-    setup.model_id = match.preset->id;
-    reader.list_read("base_model");
-    reader.launch().notes.push_back(
-        "The model, " + match.preset->name + ", from base_model" +
-        (match.by_name ? " by its name (the preset's config.json is " + match.repository + "'s)"
-                       : "") +
-        ".");
-    return;
-  }
-  if (setup.model_id != kCustomModelId) {
-    reader.fault("base_model", "base_model '" + base->substr(0, 80) +
-                                   "' is not one of the presets: open its config.json "
-                                   "(--config, or Any model on the page) and read the file "
-                                   "again.");
-    return;
-  }
-  reader.launch().leaves.push_back(setting_id::kModel);
-  reader.launch().notes.push_back("base_model " + base->substr(0, 80) +
-                                  " is not one of the presets: the config.json opened (" +
-                                  setup.custom_model.name + ") is taken as its.");
+  yaml_keys::read_hub_model(reader, "base_model", *base, setup);
 }
 
 // The batch: sequence_len tokens a sequence (packed or padded to it at most), micro_batch_size
@@ -284,12 +156,11 @@ void read_model(KeyReader& reader, TrainingSetup& setup) {
 void read_batch(KeyReader& reader, TrainingSetup& setup) {
   // axolotl's defaults: 512 tokens, one sequence (utils/schemas/config.py, training.py).
   setup.sequence_length = static_cast<int>(
-      reader.get("sequence_len", pydantic_number(true, 1, kMaxSequenceLength)).value_or(512));
+      reader.get("sequence_len", text_number(true, 1, kMaxSequenceLength)).value_or(512));
   setup.micro_batch_sequences = static_cast<int>(
-      reader.get("micro_batch_size", pydantic_number(true, 1, kMaxMicroBatchSequences))
-          .value_or(1));
-  reader.get("gradient_accumulation_steps", pydantic_number(true, 1, 1e9));
-  reader.get("sample_packing", pydantic_bool());
+      reader.get("micro_batch_size", text_number(true, 1, kMaxMicroBatchSequences)).value_or(1));
+  reader.get("gradient_accumulation_steps", text_number(true, 1, 1e9));
+  reader.get("sample_packing", text_bool());
   if (reader.get("batch_size", given_text())) {
     reader.fault("batch_size",
                  "batch_size is axolotl's older way to set the batch; give micro_batch_size and "
@@ -313,14 +184,14 @@ void read_precision(KeyReader& reader, bool adapter, TrainingSetup& setup) {
         std::string(bf16 ? "bf16: auto" : "bf16, not given, is auto (axolotl's default)") +
         ", read as true: axolotl's choice on a device with BF16 (A100, H100 and later).");
   } else {
-    on = reader.get("bf16", pydantic_bool()).value_or(false);
+    on = reader.get("bf16", text_bool()).value_or(false);
   }
-  if (reader.get("fp16", pydantic_bool()).value_or(false) ||
-      reader.get("float16", pydantic_bool()).value_or(false)) {
+  if (reader.get("fp16", text_bool()).value_or(false) ||
+      reader.get("float16", text_bool()).value_or(false)) {
     reader.fault("fp16", "fp16: FP16 mixed precision is not modelled; bf16 is.");
     return;
   }
-  on = reader.get("bfloat16", pydantic_bool()).value_or(false) || on;
+  on = reader.get("bfloat16", text_bool()).value_or(false) || on;
   // Full training in BF16 keeps one dtype (AdamW's moments follow the weights), as does LoRA's
   // frozen base; in FP32 the Trainer trains in FP32.
   setup.precision = on ? Precision::kBf16 : Precision::kFp32;
@@ -333,8 +204,8 @@ void read_precision(KeyReader& reader, bool adapter, TrainingSetup& setup) {
 // adapter, the bitsandbytes base and LoRA's rank, targets and dropout.
 void read_adapter(KeyReader& reader, TrainingSetup& setup) {
   const std::string adapter = reader.get("adapter", given_text()).value_or("");
-  const bool four = reader.get("load_in_4bit", pydantic_bool()).value_or(false);
-  const bool eight = reader.get("load_in_8bit", pydantic_bool()).value_or(false);
+  const bool four = reader.get("load_in_4bit", text_bool()).value_or(false);
+  const bool eight = reader.get("load_in_8bit", text_bool()).value_or(false);
   if (!adapter.empty() && adapter != "lora" && adapter != "qlora") {
     reader.fault("adapter", "adapter '" + adapter.substr(0, 40) +
                                 "' is not modelled: lora and qlora are (or none, for full "
@@ -378,14 +249,14 @@ void read_adapter(KeyReader& reader, TrainingSetup& setup) {
   reader.list_read("adapter");
   // axolotl's 4-bit base: NF4 with double quantisation (loaders/model.py, BitsAndBytesConfig).
   setup.base_weights = four ? BaseWeights::kNf4 : eight ? BaseWeights::kInt8 : BaseWeights::kBf16;
-  const std::optional<double> rank = reader.get("lora_r", pydantic_number(true, 1, 65536));
+  const std::optional<double> rank = reader.get("lora_r", text_number(true, 1, 65536));
   if (!rank) {
     reader.fault("lora_r", "lora_r, LoRA's rank, is not given.");
     return;
   }
   setup.lora_rank = static_cast<int>(*rank);
-  setup.lora_dropout = reader.get("lora_dropout", pydantic_number(false, 0, 0.99)).value_or(0);
-  const bool linear = reader.get("lora_target_linear", pydantic_bool()).value_or(false);
+  setup.lora_dropout = reader.get("lora_dropout", text_number(false, 0, 0.99)).value_or(0);
+  const bool linear = reader.get("lora_target_linear", text_bool()).value_or(false);
   const std::optional<std::vector<std::string>> modules =
       reader.get("lora_target_modules", name_list());
   const std::set<std::string> attention = {"q_proj", "k_proj", "v_proj", "o_proj"};
@@ -409,7 +280,7 @@ void read_adapter(KeyReader& reader, TrainingSetup& setup) {
                  "lora_modules_to_save trains whole modules (the embedding, the output layer) "
                  "beside the adapters, which is not modelled.");
   }
-  if (reader.get("peft_use_dora", pydantic_bool()).value_or(false)) {
+  if (reader.get("peft_use_dora", text_bool()).value_or(false)) {
     reader.fault("peft_use_dora", "DoRA is not modelled: LoRA is.");
   }
 }
@@ -424,7 +295,7 @@ void read_checkpointing(KeyReader& reader, TrainingSetup& setup) {
                      " offloads the checkpoints, which is not modelled; true or false is.");
     return;
   }
-  setup.recompute = reader.get("gradient_checkpointing", pydantic_bool()).value_or(false)
+  setup.recompute = reader.get("gradient_checkpointing", text_bool()).value_or(false)
                         ? Recompute::kFull
                         : Recompute::kNone;
 }
@@ -494,7 +365,7 @@ void read_kernels(KeyReader& reader, TrainingSetup& setup) {
       {"sdp_attention", "sdpa"},
       {"eager_attention", "eager"}};
   for (const auto& [flag, implementation] : legacy) {
-    if (!reader.get(flag, pydantic_bool()).value_or(false)) continue;
+    if (!reader.get(flag, text_bool()).value_or(false)) continue;
     if (chosen) {
       reader.fault(flag, std::string(flag) +
                              " cannot stand beside attn_implementation, as axolotl refuses: set "
@@ -533,22 +404,21 @@ void read_kernels(KeyReader& reader, TrainingSetup& setup) {
       cut = cut || ends_with(plugin, "CutCrossEntropyPlugin");
     }
   }
-  const bool fused =
-      reader.get("liger_fused_linear_cross_entropy", pydantic_bool()).value_or(false);
+  const bool fused = reader.get("liger_fused_linear_cross_entropy", text_bool()).value_or(false);
   setup.loss = fused && liger ? Loss::kFusedLinear : Loss::kFp32Upcast;
   if (fused && !liger) {
     reader.launch().notes.push_back(
         "liger_fused_linear_cross_entropy is dropped: axolotl reads it only with the Liger plugin "
         "in plugins (axolotl.integrations.liger.LigerPlugin).");
   }
-  if (liger && reader.get("liger_cross_entropy", pydantic_bool()).value_or(false)) {
+  if (liger && reader.get("liger_cross_entropy", text_bool()).value_or(false)) {
     reader.fault("liger_cross_entropy",
                  "Liger's cross-entropy over the whole logits is not modelled; its fused linear "
                  "cross-entropy is.");
   }
   // The Cut Cross-Entropy plugin's cut_cross_entropy defaults to true
   // (integrations/cut_cross_entropy/args.py, CutCrossEntropyArgs): listing the plugin turns it on.
-  if (reader.get("cut_cross_entropy", pydantic_bool()).value_or(cut)) {
+  if (reader.get("cut_cross_entropy", text_bool()).value_or(cut)) {
     reader.fault(reader.find("cut_cross_entropy") != nullptr ? "cut_cross_entropy" : "plugins",
                  std::string(reader.find("cut_cross_entropy") != nullptr
                                  ? "cut_cross_entropy"
@@ -570,13 +440,13 @@ void read_lora_kernels(KeyReader& reader, const TrainingSetup& setup) {
   bool set = false;
   for (const char* key :
        {"lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel", "lora_embedding_kernel"}) {
-    if (const auto on = reader.get(key, pydantic_bool())) {
+    if (const auto on = reader.get(key, text_bool())) {
       set = true;
       if (*on && !first_on) first_on = key;
     }
   }
   const bool automatic = !set && setup.base_weights != BaseWeights::kInt8 &&
-                         !reader.get("trust_remote_code", pydantic_bool()).value_or(false);
+                         !reader.get("trust_remote_code", text_bool()).value_or(false);
   if (!first_on && !automatic) return;
   const std::string key = first_on.value_or("lora_mlp_kernel");
   if (setup.recompute != Recompute::kFull) {
@@ -615,7 +485,7 @@ void refuse_distribution(KeyReader& reader) {
   }
   for (const char* key : {"tensor_parallel_size", "context_parallel_size", "dp_shard_size",
                           "sequence_parallel_degree"}) {
-    if (reader.get(key, pydantic_number(true, 1, kMaxParallelDegree)).value_or(1) > 1) {
+    if (reader.get(key, text_number(true, 1, kMaxParallelDegree)).value_or(1) > 1) {
       reader.fault(key, std::string(key) + " above 1 is not modelled under axolotl: DDP is.");
     }
   }

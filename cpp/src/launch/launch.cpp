@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "launch/launch_readers.hpp"
@@ -153,6 +154,12 @@ LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& ba
     const YamlAsJson parsed = context.read_yaml(text);
     if (!parsed.problem.empty()) {
       return refused(base, "The YAML does not parse: " + parsed.problem.substr(0, 300));
+    }
+    // TRL's (and TrainingArguments') configs name the model model_name_or_path; axolotl's,
+    // base_model.
+    const nlohmann::json keys = nlohmann::json::parse(parsed.json, nullptr, false);
+    if (keys.is_object() && keys.contains("model_name_or_path") && !keys.contains("base_model")) {
+      return read_trl_yaml(parsed.json, base, context);
     }
     return read_axolotl_yaml(parsed.json, base, context);
   }

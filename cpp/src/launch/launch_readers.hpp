@@ -23,6 +23,9 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
                                  const LaunchContext& context);
 LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& base,
                                 const LaunchContext& context);
+// TRL's YAML config (trl sft --config), as the front end's YAML parser wrote it in JSON.
+LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& base,
+                           const LaunchContext& context);
 LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& base,
                                   const LaunchContext& context);
 

@@ -1,5 +1,5 @@
 // Will my run fit? A run's launch config (torchtitan's TOML job config, Megatron-LM's launch line,
-// DeepSpeed's JSON config, axolotl's YAML config), pasted, dropped or chosen, read by the core (trainmem-full.js, loaded when first asked): its settings become the
+// DeepSpeed's JSON config, axolotl's or TRL's YAML config), pasted, dropped or chosen, read by the core (trainmem-full.js, loaded when first asked): its settings become the
 // workshop's, each said in words, and the verdict (fits, uncertain, does not fit, from the spread
 // of the estimate's errors against the stack's published runs) follows the workshop's setup from
 // then on.
