@@ -419,8 +419,15 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (const std::optional<int> refusal = build_setup(given, setup, err)) return *refusal;
   if (given.launch->count() > 0) return run_launch(given, setup, out, err);
   // The stack's own loss and precision where no flag chose them, said.
-  const std::vector<BroughtSetting> brought =
-      bring_stack_defaults(setup, [&](const std::string& id) { return given.has(id); });
+  // A flag chooses its setting, and the choice it brings with it (--loss-chunks: the chunked loss).
+  const auto chosen = [&](const std::string& id) {
+    if (given.has(id)) return true;
+    for (const Setting& setting : settings()) {
+      if (given.has(setting.id) && setting.requires_setting == id) return true;
+    }
+    return false;
+  };
+  const std::vector<BroughtSetting> brought = bring_stack_defaults(setup, chosen);
   if (!given.json && !brought.empty()) out << brought_sentence(setup, brought) << "\n\n";
   if (view != nullptr) return view->print(setup, given.json, out, err);
   const Estimate estimate = estimate_memory(setup);

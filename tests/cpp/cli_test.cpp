@@ -834,6 +834,12 @@ TEST_CASE("cli: a stack brings its own loss and precision where no flag chose th
   const CliRun chosen = run({"--stack", "hf", "--lora-rank", "16", "--precision", "bf16-mixed"});
   CHECK(chosen.status == kExitBadInput);
   CHECK(chosen.err.rfind("trainmem: --precision: ", 0) == 0);
+  // Nor one a flag brought with it: --loss-chunks chooses the chunked loss, which Megatron-LM
+  // refuses under tensor parallelism, named.
+  const CliRun chunks = run({"--stack", "megatron", "--tp", "2", "--sequence-parallel", "--dp", "4",
+                             "--zero", "1", "--logits", "--loss-chunks", "8"});
+  CHECK(chunks.status == kExitBadInput);
+  CHECK(chunks.err.rfind("trainmem: --loss: ", 0) == 0);
   // The ideal stack brings nothing.
   CHECK(run({"--model", "llama3.2-1b", "--seq-len", "1024"}).out.rfind("Llama 3.2 1B", 0) == 0);
 }
