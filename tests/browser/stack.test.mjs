@@ -71,6 +71,22 @@ describe('Training stack, in Chromium', () => {
     await page.close();
   });
 
+  it('under a stack the readout ends with the verdict, as the CLI does, from the settings alone', async () => {
+    const { page, problems } = await harness.openPage();
+    assert.equal(await page.isHidden('#stack-verdict'), true);
+    await page.selectOption('#stack', 'megatron');
+    await page.waitForSelector('#stack-verdict:not([hidden])');
+    // Llama 3 8B whole on one H100: even the band's low end is over its 80 GB.
+    assert.match(
+      await page.textContent('#stack-verdict'),
+      /^Verdict: Does not fit\. Even at the high end of the estimate's error against the \d+ published runs of the Megatron-LM stack/,
+    );
+    await page.selectOption('#stack', 'ideal');
+    await page.waitForSelector('#stack-verdict', { state: 'hidden' });
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('a stack brings its own precision where the reader never chose one, and says so', async () => {
     const { page, problems } = await harness.openPage();
     await page.selectOption('#stack', 'torchtune');

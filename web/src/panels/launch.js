@@ -92,11 +92,10 @@ export function createLaunchPanel({
   }
 
   /**
-   * The verdict on the workshop's setup, once a launch config is open; while a slider moves, once
-   * it rests.
+   * The verdict on the workshop's setup, under a training stack (beside the readout) and once a
+   * launch config is open (in its panel); while a slider moves, once it rests.
    */
   function update(state, how = {}) {
-    if (opened === null || tools === null) return;
     clearTimeout(pending);
     if (how.dragging) {
       pending = setTimeout(() => showVerdict(store.get()), VERDICT_DELAY_MS);
@@ -105,9 +104,39 @@ export function createLaunchPanel({
     showVerdict(state);
   }
 
+  /**
+   * Under a stack with its published runs, the verdict beside the readout, as the CLI ends every
+   * estimate with it: from the settings as from a file (whose keys not understood withhold it).
+   */
+  function showStackVerdict(state, verdict) {
+    const line = $('stack-verdict');
+    const shown = verdict !== null && state.setup.stack !== estimator.defaultSetup.stack;
+    line.hidden = !shown;
+    if (!shown) return;
+    const words = verdict.verdict.charAt(0).toUpperCase() + verdict.verdict.slice(1);
+    line.dataset.verdict = verdict.verdict;
+    line.textContent = `Verdict: ${words}. ${verdict.reason}`;
+  }
+
   function showVerdict(state) {
     if (!state.view.ok) return;
-    const verdict = tools.verdict(state.setup, opened.notUnderstood);
+    if (tools === null) {
+      // The full module is in place under Go further: its tools answer at once.
+      if (state.setup.stack === estimator.defaultSetup.stack) {
+        showStackVerdict(state, null);
+        return;
+      }
+      loadFullTools()
+        .then((loaded) => {
+          tools = loaded;
+          showVerdict(store.get());
+        })
+        .catch(() => showStackVerdict(state, null));
+      return;
+    }
+    const verdict = tools.verdict(state.setup, opened?.notUnderstood ?? []);
+    showStackVerdict(state, verdict.ok ? verdict : null);
+    if (opened === null) return;
     if (!verdict.ok) return;
     const words = verdict.verdict.charAt(0).toUpperCase() + verdict.verdict.slice(1);
     const line = $('launch-verdict');
