@@ -1076,8 +1076,6 @@ TEST_CASE("launch: the CLI reads an axolotl config, and --config beside one that
   CHECK(text == "trainmem: --config: the launch config names the model; drop --config\n");
 }
 
-#endif  // TRAINMEM_YAML
-
 namespace {
 
 // TRL's example: LoRA r 16 on every linear layer of Llama 3 8B in BF16, Liger's fused loss.
@@ -1164,3 +1162,5 @@ TEST_CASE(
   REQUIRE(unknown.answer.ok());
   CHECK(unknown.not_understood == std::vector<std::string>{"mystery_knob"});
 }
+
+#endif  // TRAINMEM_YAML
