@@ -794,13 +794,23 @@ TEST_CASE("launch: a DeepSpeed config's keys are read, listed, or refused by key
                           "zero_optimization.cpu_offload and zero_optimization.offload_optimizer "
                           "are given together, which DeepSpeed refuses: give offload_optimizer "
                           "alone.");
-  // ZeRO-Offload is read as what it is; the stack then refuses it by name.
+  // ZeRO-Offload is read as what it is, and the stack runs it.
   const LaunchConfig offload = read_deepspeed(
       "{" + batch + R"("zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}})",
       8);
   REQUIRE(offload.answer.ok());
   CHECK(offload.setup.offload == Offload::kOptimizer);
-  CHECK_FALSE(estimate_memory(offload.setup).answer.ok());
+  CHECK(estimate_memory(offload.setup).answer.ok());
+  // ZeRO 3 with the optimiser and the parameters offloaded, on one device: DeepSpeed's way to
+  // fine-tune an 8B model on one GPU.
+  const LaunchConfig one = read_deepspeed(
+      "{" + batch + R"("zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"},
+                          "offload_param": {"device": "cpu"}}})",
+      1);
+  REQUIRE_MESSAGE(one.answer.ok(), one.answer.message);
+  CHECK(one.setup.layout.data_parallel == 1);
+  CHECK(one.setup.offload == Offload::kOptimizerAndWeights);
+  CHECK(estimate_memory(one.setup).answer.ok());
 }
 
 TEST_CASE("launch: beside a DeepSpeed config the CLI takes the model and the tokens") {

@@ -399,11 +399,56 @@ TEST_CASE("stack: what a stack is not modelled for is refused, naming the stack"
       "The Megatron-LM stack is modelled for full training; set the LoRA rank to 0, or choose the "
       "ideal or deepspeed stack.");
   setup = tiny(Stack::kDeepSpeed);
+  setup.layout.zero_stage = 1;
   setup.offload = Offload::kOptimizer;
-  CHECK(
-      estimate_memory(setup).answer.message ==
-      "The DeepSpeed ZeRO stack is modelled with everything on the device; set offload to none, or "
-      "choose the ideal stack.");
+  CHECK(estimate_memory(setup).answer.message ==
+        "DeepSpeed's offload_optimizer is modelled under ZeRO 2 and 3 (ZeRO-Offload with ZeRO 1 is "
+        "not); choose ZeRO 2 or 3.");
+  setup.layout.zero_stage = 2;
+  setup.offload = Offload::kOptimizerAndWeights;
+  CHECK(estimate_memory(setup).answer.message ==
+        "DeepSpeed offloads the parameters (offload_param) under ZeRO 3 alone, as it requires; "
+        "choose ZeRO 3.");
+  setup.offload = Offload::kNone;
+  setup.offload_activations = true;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kOffloadActivations);
+}
+
+TEST_CASE("stack: DeepSpeed's ZeRO-Offload keeps no gradient partition on the device") {
+  // Llama 3 8B under ZeRO 3 on one device, 4K tokens, full recomputation, transformers' loss.
+  TrainingSetup setup;
+  setup.stack = Stack::kDeepSpeed;
+  setup.layout.zero_stage = 3;
+  setup.sequence_length = 4096;
+  setup.recompute = Recompute::kFull;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  const Estimate whole = estimate_memory(setup);
+  REQUIRE_MESSAGE(whole.answer.ok(), whole.answer.message);
+  CHECK(!whole.notes.empty());  // ZeRO over one rank, said
+  setup.offload = Offload::kOptimizer;
+  const Estimate optimizer = estimate_memory(setup);
+  REQUIRE(optimizer.answer.ok());
+  const double n = whole.num_parameters;
+  // The master weights, Adam's moments and the BF16 gradients' partition leave the device
+  // (4 + 8 + 2 B a parameter); the BF16 weights stay.
+  CHECK(optimizer.bytes[Term::kGradients] == 0);
+  CHECK(optimizer.bytes[Term::kMasterWeights] == 0);
+  CHECK(optimizer.bytes[Term::kOptimizerStates] == 0);
+  CHECK(optimizer.bytes[Term::kWeights] == doctest::Approx(2 * n));
+  CHECK(optimizer.host[Term::kGradients] == doctest::Approx(2 * n));
+  CHECK(optimizer.host[Term::kFp32Gradients] == doctest::Approx(4 * n));
+  CHECK(whole.bytes.total() - optimizer.bytes.total() > 13.9 * n);
+  // The parameters too: none stays on the device but the layers fetched for their passes (the
+  // output layer's at the loss), and the host holds 20 B a parameter.
+  setup.offload = Offload::kOptimizerAndWeights;
+  const Estimate both = estimate_memory(setup);
+  REQUIRE(both.answer.ok());
+  CHECK(both.bytes[Term::kWeights] == 0);
+  CHECK(both.host.total() == doctest::Approx(20 * n));
+  const double output_layer = 2.0 * 128256 * 4096;
+  CHECK(both.bytes.total() > output_layer);
+  CHECK(both.bytes.total() < optimizer.bytes.total() - 2 * n + 2 * output_layer + 2e9);
 }
 
 TEST_CASE("stack: each stack's total never grows with a parallel degree") {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "stacks/stack_rows.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 
@@ -33,6 +34,16 @@ Kept kept_on_device(const Ledger& ledger, const TrainingSetup& setup, const Plac
                     const ActivationsPerLayer& layer) {
   const Breakdown& device = ledger.device;
   Kept kept{device[Term::kWeights], device[Term::kGradients], device[Term::kActivations]};
+  if (stack_row(setup.stack).zero_offload && setup.offload != Offload::kNone) {
+    // DeepSpeed's: the gradient partitions live on the host (stage3.py: grad_partitions_flat_buffer
+    // on self.device, cpu under offload_optimizer; stage_1_and_2.py: each reduced gradient copied
+    // into the host's FP32 buffer), and offloaded parameters keep no partition on the device
+    // (partition_parameters.py: ds_tensor on the remote device); the replay holds the layers in
+    // flight, fetched and their gradients bucketed (stack_frameworks.cpp).
+    kept.gradients = 0;
+    if (setup.offload == Offload::kOptimizerAndWeights) kept.weights = 0;
+    return kept;
+  }
   if (setup.offload == Offload::kOptimizerAndWeights) {
     // The largest unit in flight: a layer, or the embedding (or output layer) on its own.
     const Pen bare;
@@ -78,15 +89,21 @@ void offload_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement
                           Term::kOptimizerStates, Term::kActivations}) {
     const double bytes = moved[term];
     const bool whole = term == Term::kMasterWeights || term == Term::kOptimizerStates;
+    // DeepSpeed's gradients go to the host with the optimiser (kept_on_device).
+    const bool zero_offload = stack_row(setup.stack).zero_offload && states;
     const bool offloaded = term == Term::kActivations ? setup.offload_activations
                            : whole                    ? states
-                                   : setup.offload == Offload::kOptimizerAndWeights;
+                           : term == Term::kGradients && zero_offload
+                               ? true
+                               : setup.offload == Offload::kOptimizerAndWeights;
+    // Under DeepSpeed a moved state moves whole: its layers in flight are the replay's.
+    const bool all = whole || (zero_offload && term != Term::kActivations);
     if (offloaded) {
       ledger.subtract(term,
                       pen.said(bytes,
                                [&] {
                                  return "what the host holds" +
-                                        (whole ? std::string() : ", all but the " + in_flight()) +
+                                        (all ? std::string() : ", all but the " + in_flight()) +
                                         " (" + format_bytes(bytes) + ")";
                                }),
                       [&] {

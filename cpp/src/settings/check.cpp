@@ -236,6 +236,24 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                                    " stack is modelled for full training; set the LoRA rank to 0, "
                                    "or choose the ideal or deepspeed stack.");
   }
+  if (row.zero_offload) {
+    if (setup.offload_activations) {
+      return refusal(id::kOffloadActivations,
+                     "DeepSpeed offloads the optimiser's states and the parameters "
+                     "(offload_optimizer, offload_param), not the activations; turn activation "
+                     "offloading off.");
+    }
+    if (setup.offload == Offload::kOptimizer && layout.zero_stage < 2) {
+      return refusal(id::kOffload,
+                     "DeepSpeed's offload_optimizer is modelled under ZeRO 2 and 3 (ZeRO-Offload "
+                     "with ZeRO 1 is not); choose ZeRO 2 or 3.");
+    }
+    if (setup.offload == Offload::kOptimizerAndWeights && layout.zero_stage < 3) {
+      return refusal(id::kOffload,
+                     "DeepSpeed offloads the parameters (offload_param) under ZeRO 3 alone, as it "
+                     "requires; choose ZeRO 3.");
+    }
+  }
   const bool activations_alone = row.offloads_activations_only && setup.offload == Offload::kNone;
   if (!row.offloading && !activations_alone &&
       (setup.offload != Offload::kNone || setup.offload_activations)) {

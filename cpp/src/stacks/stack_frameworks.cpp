@@ -335,6 +335,7 @@ void take_zero_model_states(Step& step, const StepDevice& device) {
 struct DeepSpeedPlan {
   bool stage3 = false;
   bool partitioned = false;  // the gradients in ZeRO 2 and 3's flat buffer
+  bool offloaded = false;    // ZeRO-Offload: the gradients' partition on the host
   std::size_t gathered = 0;  // under ZeRO 3
   std::size_t bucket = 0;
   double bucket_bytes = 0;
@@ -347,6 +348,7 @@ DeepSpeedPlan deepspeed_plan(Step& step, const StepDevice& device) {
   const TrainingSetup& setup = device.setup;
   plan.stage3 = setup.layout.zero_stage >= 3;
   plan.partitioned = setup.layout.zero_stage >= 2;
+  plan.offloaded = setup.offload != Offload::kNone;
   plan.bucket_bytes = kBf16Bytes * setup.zero_reduce_bucket;
   if (plan.stage3) {
     plan.gathered = step.term("zero3-gathered-layers", "Gathered layers, prefetch (BF16)",
@@ -420,9 +422,9 @@ void deepspeed_backward_pass(Step& step, const StepDevice& device, const DeepSpe
                              std::vector<Handles>& kept) {
   for (int slot = device.slots; slot >= 1; --slot) {
     Handles in_flight = gather_layer_and_prefetch(step, plan);
-    if (plan.stage3) {
+    if (plan.stage3 || plan.offloaded) {
       // The layer's unsharded gradients (its adapters' under LoRA), copied into the bucket as
-      // they come.
+      // they come (and from it to the host under ZeRO-Offload).
       in_flight.push_back(
           step.take(tag(Term::kGradients), kBf16Bytes * device.layer_trainable_parameters));
     }
@@ -452,9 +454,22 @@ void deepspeed_step(Step& step, const StepDevice& device) {
       step.take(tag(Term::kDequantization), device.bytes[Term::kDequantization]);
   step.mark("start", 0);
   std::vector<Handles> kept = deepspeed_forward_pass(step, device, plan);
+  // Offloaded parameters keep no partition on the device: the output layer is fetched whole for
+  // the loss (BF16), and under full training its gradient made there before the bucket takes it.
+  Handles output;
+  const bool fetched =
+      plan.stage3 && device.setup.offload == Offload::kOptimizerAndWeights && device.output_layer;
+  const double output_bytes =
+      fetched ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) * device.shape.hidden_size
+              : 0;
+  if (fetched) output.push_back(step.take(plan.gathered, output_bytes));
   const auto logits_gradient = loss_forward_and_backward(step, device);
+  if (fetched && device.setup.lora_rank == 0) {
+    output.push_back(step.take(tag(Term::kGradients), output_bytes));
+  }
   Handles buckets = take_reduce_buckets(step, device, plan);
   step.give(logits_gradient);
+  give_all(step, output);
   deepspeed_backward_pass(step, device, plan, kept);
   step.give(dequantised);
   give_all(step, buckets);

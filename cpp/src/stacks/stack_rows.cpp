@@ -34,6 +34,9 @@ const StackRow& stack_row(Stack stack) {
             "(native or Transformer Engine's); choose the vocab-parallel, native-fused or "
             "te-fused loss.";
         row.zero_over_one_rank = true;
+        row.one_rank_note =
+            "Megatron-LM's distributed optimiser over one data-parallel rank shards nothing: every "
+            "device keeps its whole master weights and optimiser states.";
         row.drops_lone_sequence_parallel = true;
         row.pads_vocabulary = true;
         row.follows_gradients = true;
@@ -84,12 +87,16 @@ const StackRow& stack_row(Stack stack) {
         row.min_zero_stage = 1;
         row.zero_refusal =
             "DeepSpeed is modelled with ZeRO 1, 2 or 3 (without ZeRO its BF16 optimiser keeps "
-            "FP32 gradients of its own); choose a ZeRO stage, which needs data or context "
-            "parallelism above 1.";
+            "FP32 gradients of its own); choose a ZeRO stage.";
         row.fp8 = false;
         // LoRA and QLoRA as transformers, PEFT and accelerate run them under ZeRO (the frozen
-        // base sharded like any 16-bit tensor); ZeRO-Offload is not replayed.
-        row.offloading = false;
+        // base sharded like any 16-bit tensor); ZeRO-Offload of the optimiser (ZeRO 2 and 3) and
+        // of the parameters (ZeRO 3), on one device or more.
+        row.zero_offload = true;
+        row.zero_over_one_rank = true;
+        row.one_rank_note =
+            "DeepSpeed's ZeRO over one data-parallel rank partitions the states whole: nothing is "
+            "sharded, and its buffers and offloading run as on more.";
         row.replayed = true;
         return row;
       }(),

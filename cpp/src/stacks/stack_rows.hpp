@@ -61,6 +61,12 @@ struct StackRow {
   // torchtune's: the saved activations offloaded (never the optimiser), under activation
   // checkpointing alone (enable_activation_offloading needs enable_activation_checkpointing).
   bool offloads_activations_only = false;
+  // DeepSpeed's ZeRO-Offload (runtime/zero/stage_1_and_2.py cpu_offload, stage3.py
+  // offload_optimizer and offload_param): the states alone, never the activations; the optimiser's
+  // under ZeRO 2 or 3, the parameters' too under ZeRO 3. No gradient partition stays on the device
+  // (each layer's gradients pass through the reduce bucket to the host's buffer), and offloaded
+  // parameters keep no partition there either (each layer is fetched whole for its passes).
+  bool zero_offload = false;
   // torchtune's: one device, and one dtype for every tensor (dtype: bf16 or fp32; no mixed
   // precision, no master copy).
   bool single_device = false;
@@ -89,6 +95,7 @@ struct StackRow {
   // _vocab_size_with_padding), which the settings make-vocab-size-divisible-by and
   // eod-token set (stack_run.hpp).
   bool zero_over_one_rank = false;
+  const char* one_rank_note = "";  // said where ZeRO runs over one rank
   bool drops_lone_sequence_parallel = false;
   bool pads_vocabulary = false;
   // Its frameworks' own switches (torch.compile, overlap_comm, …) are settings whose rows name the

@@ -33,9 +33,7 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
   }
   if (row.zero_over_one_rank && layout.zero_stage > 0 &&
       static_cast<double>(layout.data_parallel) * layout.context_parallel == 1) {
-    run.notes.push_back(
-        "Megatron-LM's distributed optimiser over one data-parallel rank shards nothing: every "
-        "device keeps its whole master weights and optimiser states.");
+    run.notes.push_back(row.one_rank_note);
   }
   if (row.pads_vocabulary) {
     const double padded = padded_vocabulary(setup, shape.vocab_size);
