@@ -97,7 +97,10 @@ export function createLaunchPanel({
    */
   function update(state, how = {}) {
     clearTimeout(pending);
-    if (how.dragging) {
+    // Without a file, the verdict beside the readout waits for the setup to rest: its first answer
+    // sets every published run against the estimate (a fifth of a second), which a reader's change
+    // of control should not wait for.
+    if (how.dragging || opened === null) {
       pending = setTimeout(() => showVerdict(store.get()), VERDICT_DELAY_MS);
       return;
     }
