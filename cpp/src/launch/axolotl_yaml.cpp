@@ -259,15 +259,10 @@ void read_adapter(KeyReader& reader, TrainingSetup& setup) {
   const bool linear = reader.get("lora_target_linear", text_bool()).value_or(false);
   const std::optional<std::vector<std::string>> modules =
       reader.get("lora_target_modules", name_list());
-  const std::set<std::string> attention = {"q_proj", "k_proj", "v_proj", "o_proj"};
-  const std::set<std::string> all_linear = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
-                                            "gate_proj", "up_proj", "down_proj"};
-  const std::set<std::string> given =
-      modules ? std::set<std::string>(modules->begin(), modules->end()) : std::set<std::string>();
-  if (linear || given == all_linear || given == std::set<std::string>{"all-linear"}) {
-    setup.lora_targets = LoraTargets::kAllLinear;
-  } else if (given == attention) {
-    setup.lora_targets = LoraTargets::kAttention;
+  const std::optional<LoraTargets> targets =
+      linear ? std::optional(LoraTargets::kAllLinear) : lora_targets_of(modules);
+  if (targets) {
+    setup.lora_targets = *targets;
   } else {
     reader.fault("lora_target_modules",
                  "LoRA is modelled on the four attention projections (q_proj, k_proj, v_proj, "

@@ -174,15 +174,8 @@ void read_adapter(KeyReader& reader, TrainingSetup& setup) {
   setup.lora_dropout = reader.get("lora_dropout", text_number(false, 0, 0.99)).value_or(0.05);
   const std::optional<std::vector<std::string>> modules =
       reader.get("lora_target_modules", name_list());
-  const std::set<std::string> attention = {"q_proj", "k_proj", "v_proj", "o_proj"};
-  const std::set<std::string> all_linear = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
-                                            "gate_proj", "up_proj", "down_proj"};
-  const std::set<std::string> given =
-      modules ? std::set<std::string>(modules->begin(), modules->end()) : std::set<std::string>();
-  if (given == all_linear || given == std::set<std::string>{"all-linear"}) {
-    setup.lora_targets = LoraTargets::kAllLinear;
-  } else if (given == attention) {
-    setup.lora_targets = LoraTargets::kAttention;
+  if (const std::optional<LoraTargets> targets = lora_targets_of(modules)) {
+    setup.lora_targets = *targets;
   } else {
     reader.fault("lora_target_modules",
                  "LoRA is modelled on the four attention projections (q_proj, k_proj, v_proj, "

@@ -119,6 +119,19 @@ const ValueType<std::vector<std::string>>& name_list() {
   return type;
 }
 
+std::optional<LoraTargets> lora_targets_of(const std::optional<std::vector<std::string>>& modules) {
+  if (!modules) return std::nullopt;
+  const std::set<std::string> given(modules->begin(), modules->end());
+  const std::set<std::string> attention = {"q_proj", "k_proj", "v_proj", "o_proj"};
+  const std::set<std::string> all_linear = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
+                                            "gate_proj", "up_proj", "down_proj"};
+  if (given == all_linear || given == std::set<std::string>{"all-linear"}) {
+    return LoraTargets::kAllLinear;
+  }
+  if (given == attention) return LoraTargets::kAttention;
+  return std::nullopt;
+}
+
 void read_hub_model(KeyReader& reader, const std::string& key, const std::string& id,
                     TrainingSetup& setup) {
   const HubMatch match = preset_for_hub_id(id);

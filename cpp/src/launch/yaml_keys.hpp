@@ -40,6 +40,11 @@ ValueType<double> text_number(bool whole, double least, double most);
 // A list of names, or one name.
 const ValueType<std::vector<std::string>>& name_list();
 
+// LoRA's targets as PEFT's target_modules names them: every linear layer ("all-linear", or the
+// seven projections), or the four attention projections; nothing for other modules or none given
+// (PEFT's own default, q_proj and v_proj for Llama), which is not modelled.
+std::optional<LoraTargets> lora_targets_of(const std::optional<std::vector<std::string>>& modules);
+
 // The model a hub repository's id names (`key`: axolotl's base_model, TRL's model_name_or_path): a
 // preset that repository holds (by its id, or by its name under another owner), said in the
 // notes; otherwise the config.json the reader opened, or a refusal asking for it.
