@@ -757,19 +757,31 @@ TEST_CASE("launch: a DeepSpeed config's keys are read, listed, or refused by key
   check_deepspeed_refused("{\"train_micro_batch_size_per_gpu\": 1,", "launch",
                           "DeepSpeed config: the text is not valid JSON (line 1, column 38).");
   // bf16: DeepSpeed reads bfloat16 only where bf16 is absent (get_bfloat16_config); the ZeRO
-  // optimiser's BF16 master weights and states are refused; other keys in it are listed.
+  // optimiser's BF16 master weights with its BF16 states are bf16-master, either alone refused;
+  // other keys in it are listed.
   CHECK(read_deepspeed(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {},
                            "bfloat16": {"enabled": true}})",
                        8)
             .setup.precision == Precision::kFp32);
   CHECK(read_deepspeed(R"({"train_micro_batch_size_per_gpu": 1, "bfloat16": {"enabled": true}})", 8)
             .setup.precision == Precision::kBf16Mixed);
+  const LaunchConfig master = read_deepspeed(R"({"train_micro_batch_size_per_gpu": 1,
+      "zero_optimization": {"stage": 2}, "bf16": {"enabled": true,
+      "bf16_master_weights_and_grads": true, "bf16_optimizer_states": true}})",
+                                             8);
+  REQUIRE_MESSAGE(master.answer.ok(), master.answer.message);
+  CHECK(master.setup.precision == Precision::kBf16Master);
   check_deepspeed_refused(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true,
                           "bf16_master_weights_and_grads": true}})",
                           "bf16.bf16_master_weights_and_grads",
-                          "bf16.bf16_master_weights_and_grads is not modelled: the deepspeed "
-                          "stack holds the master weights, gradients and optimiser states in "
-                          "FP32.");
+                          "bf16.bf16_master_weights_and_grads without bf16_optimizer_states (FP32 "
+                          "moments on the host under ZeRO-Offload) is not modelled; with "
+                          "bf16_optimizer_states it is (precision bf16-master).");
+  check_deepspeed_refused(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true,
+                          "bf16_optimizer_states": true}})",
+                          "bf16.bf16_optimizer_states",
+                          "bf16.bf16_optimizer_states requires "
+                          "bf16.bf16_master_weights_and_grads, as DeepSpeed asserts; set both.");
   CHECK(read_deepspeed(R"({"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true,
                            "check_grad_overflow": false, "mystery": 1}})",
                        8)

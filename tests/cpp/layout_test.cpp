@@ -326,9 +326,9 @@ TEST_CASE("layouts that make no sense are refused, naming the field") {
   check_text_refused("optimizer", "lion",
                      "Optimizer 'lion' is not known; choose one of adam, adam-8bit, adafactor, "
                      "sgd-momentum.");
-  check_text_refused(
-      "precision", "fp8",
-      "Precision 'fp8' is not known; choose one of bf16-mixed, bf16, fp32, fp8-mixed.");
+  check_text_refused("precision", "fp8",
+                     "Precision 'fp8' is not known; choose one of bf16-mixed, bf16, fp32, "
+                     "fp8-mixed, bf16-master.");
   TrainingSetup names;
   names.device_id = "tpu";
   check_refused(names, "device",

@@ -371,6 +371,43 @@ TEST_CASE("stack: DeepSpeed's reduce bucket is 5e8 BF16 elements") {
   CHECK(bucket->bytes == 1000341504.0);
 }
 
+TEST_CASE("stack: DeepSpeed's BF16 master weights and states are 2 and 4 B a parameter") {
+  // bf16_master_weights_and_grads with bf16_optimizer_states: the master partition cloned in BF16
+  // (stage_1_and_2.py) and Adam's moments in its dtype, against bf16-mixed's 4 and 8.
+  TrainingSetup setup = tiny(Stack::kDeepSpeed);
+  setup.layout.data_parallel = 4;
+  setup.layout.zero_stage = 1;
+  const Estimate mixed = estimate_memory(setup);
+  setup.precision = Precision::kBf16Master;
+  const Estimate master = estimate_memory(setup);
+  REQUIRE_MESSAGE(master.answer.ok(), master.answer.message);
+  REQUIRE(mixed.answer.ok());
+  CHECK(master.bytes_per_parameter.master_weights == 2);
+  CHECK(master.bytes_per_parameter.optimizer_states == 4);
+  // Halved, but for the allocator's 512 B blocks.
+  CHECK(master.bytes[Term::kMasterWeights] ==
+        doctest::Approx(mixed.bytes[Term::kMasterWeights] / 2).epsilon(0.01));
+  CHECK(master.bytes[Term::kOptimizerStates] ==
+        doctest::Approx(mixed.bytes[Term::kOptimizerStates] / 2).epsilon(0.01));
+  CHECK(master.bytes[Term::kWeights] == mixed.bytes[Term::kWeights]);
+  // Another stack, or the host's step under offloading, is refused rather than miscounted.
+  setup.offload = Offload::kOptimizer;
+  setup.layout.zero_stage = 2;
+  CHECK(estimate_memory(setup).answer.message ==
+        "Offloading under bf16-master (the host's step on BF16 gradients and moments) is not "
+        "modelled; set offload to none, or choose bf16-mixed.");
+  setup = tiny(Stack::kMegatron);
+  setup.precision = Precision::kBf16Master;
+  CHECK(estimate_memory(setup).answer.message ==
+        "The Megatron-LM stack is modelled for bf16-mixed precision; choose bf16-mixed, or the "
+        "ideal stack.");
+  setup = tiny(Stack::kDeepSpeed);
+  setup.precision = Precision::kBf16;
+  CHECK(estimate_memory(setup).answer.message ==
+        "The DeepSpeed ZeRO stack is modelled for bf16-mixed precision and bf16-master (its BF16 "
+        "master weights and optimiser state); choose one of them, or the ideal stack.");
+}
+
 TEST_CASE("stack: what a stack is not modelled for is refused, naming the stack") {
   TrainingSetup setup = tiny(Stack::kMegatron);
   setup.layout.zero_stage = 3;

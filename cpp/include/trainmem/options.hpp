@@ -99,7 +99,10 @@ constexpr Architecture kCustomDeviceArchitecture = Architecture::kAda;
 //   fp8-mixed   bf16-mixed's states, and the linear layers' GEMMs in FP8 as Transformer Engine's
 //               delayed-scaling recipe runs them: their saved inputs in FP8, an FP8 copy of each
 //               linear weight (and its transpose on Hopper), and scaling factors (fp8.hpp)
-enum class Precision { kBf16Mixed, kBf16, kFp32, kFp8Mixed };
+//   bf16-master BF16 weights and gradients, a BF16 master copy and BF16 optimiser state:
+//   DeepSpeed's
+//               bf16_master_weights_and_grads with bf16_optimizer_states (ZeRO 1 to 3)
+enum class Precision { kBf16Mixed, kBf16, kFp32, kFp8Mixed, kBf16Master };
 
 //   adam          two moments (Kingma and Ba, ICLR 2015)
 //   adam-8bit     two moments in 8 bits with an FP32 absmax per 2,048-value block (Dettmers et

@@ -183,7 +183,8 @@ TrainerFill fill_trainer_autos(Json& config, const TrainingSetup& base) {
       for (const std::string& key : autos) params.erase(key);  // the learning rate's numbers
     }
   }
-  const bool bf16 = base.precision == Precision::kBf16 || base.precision == Precision::kBf16Mixed;
+  const bool bf16 = base.precision == Precision::kBf16 || base.precision == Precision::kBf16Mixed ||
+                    base.precision == Precision::kBf16Master;
   if (config.contains("bf16")) {
     set(config["bf16"], "enabled", bf16, "bf16.enabled",
         "TrainingArguments' bf16: the precision set, " + choice_id(base.precision));
@@ -428,21 +429,19 @@ void read_precision(KeyReader& reader, bool trainer, TrainingSetup& setup) {
   reader.take("bfloat16");
   const std::string read_as = named != nullptr && !named->is_null() ? "bf16" : "bfloat16";
   bool bf16 = false;
+  // DeepSpeedBF16Config (runtime/precision_config.py): the ZeRO optimiser's master weights and
+  // gradients in BF16, and its states too (runtime/base_optimizer.py, _configure_master_weights).
+  bool master = false;
+  bool states = false;
   if (std::optional<KeyReader> section = reader.section(read_as)) {
     bf16 = section->get("enabled", json_boolean()).value_or(false);
     for (const FileKey& each : section->keys()) {
       const std::string& key = each.key;
       if (key == "enabled") continue;
-      if (key == "bf16_master_weights_and_grads" || key == "bf16_optimizer_states") {
-        // DeepSpeedBF16Config: the ZeRO optimiser's master weights and gradients, or its
-        // states, in BF16 (runtime/base_optimizer.py), which the stack does not replay.
-        if (section->get(key, json_boolean()).value_or(false)) {
-          reader.fault(section->name(key), section->name(key) +
-                                               " is not modelled: the deepspeed stack holds the "
-                                               "master weights, gradients and optimiser states "
-                                               "in FP32.");
-          return;
-        }
+      if (key == "bf16_master_weights_and_grads") {
+        master = section->get(key, json_boolean()).value_or(false);
+      } else if (key == "bf16_optimizer_states") {
+        states = section->get(key, json_boolean()).value_or(false);
       } else if (key == "immediate_grad_update" || key == "check_grad_overflow") {
         // When the gradients are applied and whether overflow is checked: no memory of their own.
         section->list_read(key);
@@ -462,7 +461,26 @@ void read_precision(KeyReader& reader, bool trainer, TrainingSetup& setup) {
       return;
     }
   }
-  setup.precision = bf16 ? Precision::kBf16Mixed : Precision::kFp32;
+  if (bf16 && states && !master) {
+    // DeepSpeed asserts it (runtime/config.py, _do_error_check).
+    reader.fault(read_as + ".bf16_optimizer_states",
+                 read_as + ".bf16_optimizer_states requires " + read_as +
+                     ".bf16_master_weights_and_grads, as DeepSpeed asserts; set both.");
+    return;
+  }
+  if (bf16 && master && !states) {
+    // FP32 moments beside a BF16 master copy: DeepSpeed runs it only under ZeRO-Offload with
+    // DeepSpeedCPUAdam, which the stack does not replay.
+    reader.fault(read_as + ".bf16_master_weights_and_grads",
+                 read_as +
+                     ".bf16_master_weights_and_grads without bf16_optimizer_states (FP32 "
+                     "moments on the host under ZeRO-Offload) is not modelled; with "
+                     "bf16_optimizer_states it is (precision bf16-master).");
+    return;
+  }
+  setup.precision = !bf16              ? Precision::kFp32
+                    : master && states ? Precision::kBf16Master
+                                       : Precision::kBf16Mixed;
   if (!bf16 && trainer && reader.find("bf16") == nullptr && reader.find("bfloat16") == nullptr) {
     reader.fault("bf16",
                  "The file has no bf16 section, so transformers' Trainer enables neither bf16 nor "

@@ -139,6 +139,10 @@ const std::vector<Choice>& choices<Precision>() {
        "Transformer Engine's DelayedScaling recipe (transformer_engine/pytorch/module/linear.py, "
        "layernorm_mlp.py); Micikevicius et al., \"FP8 Formats for Deep Learning\", "
        "arXiv:2209.05433"},
+      {"bf16-master", "BF16 with BF16 master weights",
+       "DeepSpeed's bf16_master_weights_and_grads and bf16_optimizer_states "
+       "(deepspeed/runtime/base_optimizer.py, _configure_master_weights; "
+       "zero/stage_1_and_2.py: the master partition cloned in BF16)"},
   };
   return choices;
 }
@@ -384,6 +388,12 @@ BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer,
       bytes.weights = kBf16Bytes;
       bytes.gradients = kBf16Bytes;
       bytes.master_weights = kFp32Bytes;
+      break;
+    case Precision::kBf16Master:  // a master copy all the same, cloned in BF16, and BF16 moments
+      bytes.weights = kBf16Bytes;
+      bytes.gradients = kBf16Bytes;
+      bytes.master_weights = kBf16Bytes;
+      state_value_bytes = kBf16Bytes;
       break;
   }
 

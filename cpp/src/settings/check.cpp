@@ -210,6 +210,13 @@ Answer check_setting_rules(const TrainingSetup& setup) {
 // counted as something else.
 Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   const StackRow& row = stack_row(setup.stack);
+  // The host's step under bf16-master reads BF16 gradients and moments (DeepSpeedCPUAdam with
+  // fp32_optimizer_states off), which the host's FP32 gradients do not count.
+  if (setup.precision == Precision::kBf16Master && setup.offload != Offload::kNone) {
+    return refusal(id::kOffload,
+                   "Offloading under bf16-master (the host's step on BF16 gradients and moments) "
+                   "is not modelled; set offload to none, or choose bf16-mixed.");
+  }
   if (!row.replayed) return {};  // the idealised step takes any setup
   const ParallelLayout& layout = setup.layout;
   const std::string name = choice_name(setup.stack);
@@ -223,13 +230,17 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     if (setup.precision != Precision::kBf16 && !fp32_loaded) {
       return refusal(id::kPrecision, row.precision_refusal);
     }
-  } else if (setup.precision != Precision::kBf16Mixed && !fp8_here) {
+  } else if (setup.precision != Precision::kBf16Mixed && !fp8_here &&
+             !(row.bf16_master && setup.precision == Precision::kBf16Master)) {
+    const bool two = row.fp8 || row.bf16_master;
     return refusal(
         id::kStack,
         "The " + name + " stack is modelled for bf16-mixed precision" +
             (row.fp8 ? std::string(" and fp8-mixed (") + fp8_engine_name(row.fp8_engine) + ")"
                      : "") +
-            "; choose " + (row.fp8 ? "one of them" : "bf16-mixed") + ", or the ideal stack.");
+            (row.bf16_master ? " and bf16-master (its BF16 master weights and optimiser state)"
+                             : "") +
+            "; choose " + (two ? "one of them" : "bf16-mixed") + ", or the ideal stack.");
   }
   if (!row.fine_tuning && setup.lora_rank > 0) {
     return refusal(id::kStack, "The " + name +

@@ -85,6 +85,7 @@ const StackRow& stack_row(Stack stack) {
       [] {
         StackRow row{Stack::kDeepSpeed};
         row.min_zero_stage = 1;
+        row.bf16_master = true;
         row.zero_refusal =
             "DeepSpeed is modelled with ZeRO 1, 2 or 3 (without ZeRO its BF16 optimiser keeps "
             "FP32 gradients of its own); choose a ZeRO stage.";

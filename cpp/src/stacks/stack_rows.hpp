@@ -42,6 +42,8 @@ struct StackRow {
   double min_shards = 1;
   const char* zero_refusal = "";
   bool fp8 = true;
+  // DeepSpeed's BF16 master weights and optimiser state (bf16-master), under its ZeRO stages.
+  bool bf16_master = false;
   Fp8Engine fp8_engine = Fp8Engine::kTransformerEngine;
   // The losses it computes, its default first; empty: any (the ideal step, DeepSpeed).
   std::vector<Loss> losses = {};
