@@ -143,6 +143,38 @@ TEST_CASE("hf: under accelerate's FSDP a device holds shards, the root gathered 
                                            allocator_block_bytes(2 * kRootParameters / 2));
 }
 
+TEST_CASE("hf: under FSDP's mixed precision the shards are FP32, gathered and reduced in BF16") {
+  // accelerate upcasts each trained flat parameter to FP32 (Accelerator.prepare_model); FSDP's
+  // MixedPrecision gathers BF16 units and makes BF16 gradients, reduce-scattered into FP32 shards.
+  TrainingSetup setup = tiny_hf(2);
+  setup.precision = Precision::kBf16Mixed;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(std::count_if(estimate.notes.begin(), estimate.notes.end(), [](const std::string& note) {
+          return note.find("held in FP32 shards") != std::string::npos;
+        }) == 1);
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  const double layer = kLayerParameters;
+  const double root = kRootParameters;
+  CHECK(point_at(points, "start", 0).held[Term::kWeights] ==
+        2 * allocator_block_bytes(4 * layer / 2) + allocator_block_bytes(4 * root / 2));
+  // The root unit and the layer running, gathered in BF16; autocast copies nothing.
+  CHECK(point_at(points, "forward", 1).held[Term::kFramework] ==
+        allocator_block_bytes(2 * root) + allocator_block_bytes(2 * layer));
+  // At AdamW's step: FP32 gradients' and moments' shards, and the foreach temporary.
+  const TimelinePoint& step = point_at(points, "optimizer", 0);
+  CHECK(step.held[Term::kGradients] ==
+        2 * allocator_block_bytes(4 * layer / 2) + allocator_block_bytes(4 * root / 2));
+  CHECK(step.held[Term::kFramework] == allocator_block_bytes(4 * (2 * layer + root) / 2));
+  // Against mixed precision off (bf16): every state doubled but the weights' gather.
+  TrainingSetup off = setup;
+  off.precision = Precision::kBf16;
+  CHECK(estimate.bytes[Term::kOptimizerStates] ==
+        doctest::Approx(2 * estimate_memory(off).bytes[Term::kOptimizerStates]).epsilon(0.01));
+}
+
 TEST_CASE("hf: AdamW's foreach step holds a temporary the size of the second moments") {
   const TrainingSetup setup = tiny_hf(2);  // full training, BF16 moments
   const std::vector<TimelinePoint> points = memory_timeline(setup);
@@ -294,15 +326,10 @@ TEST_CASE("hf: what the stack is not modelled for is refused by name") {
     CHECK(estimate.answer.setting == setting);
     CHECK(estimate.answer.message.find("undefined") == std::string::npos);
   };
-  // bf16-mixed (loaded in FP32 under autocast) for full training on one device or DDP alone.
+  // bf16-mixed (loaded in FP32 under autocast, or FSDP's FP32 shards) for full training alone.
   TrainingSetup mixed = tiny_lora(2);
   mixed.precision = Precision::kBf16Mixed;
   refused(mixed, "precision");
-  TrainingSetup mixed_fsdp = tiny_hf(2);
-  mixed_fsdp.precision = Precision::kBf16Mixed;
-  mixed_fsdp.layout.data_parallel = 2;
-  mixed_fsdp.layout.zero_stage = 3;
-  refused(mixed_fsdp, "precision");
   TrainingSetup fp32 = tiny_hf(2);
   fp32.precision = Precision::kFp32;
   refused(fp32, "precision");

@@ -226,7 +226,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     // count: refused rather than undercounted. The hf stack also runs a model loaded in FP32
     // under bf16 autocast (bf16-mixed), for full training without FSDP.
     const bool fp32_loaded = row.transformers_loading && setup.precision == Precision::kBf16Mixed &&
-                             setup.lora_rank == 0 && setup.layout.zero_stage == 0;
+                             setup.lora_rank == 0;
     if (setup.precision != Precision::kBf16 && !fp32_loaded) {
       return refusal(id::kPrecision, row.precision_refusal);
     }

@@ -16,6 +16,11 @@ struct HfPlan {
   // Per trained parameter on this device (a shard's share under FSDP).
   Trained trained;
   std::size_t gathered = 0;  // under FSDP
+  // A unit's gathered bytes per byte stored, and a trained parameter's unsharded gradient, in
+  // bytes: under FSDP's mixed precision (accelerate's, bf16-mixed) the FP32 shards are gathered
+  // and their gradients made in BF16 (MixedPrecision param_dtype and reduce_dtype bfloat16).
+  double gathered_per_stored = 1;
+  double unsharded_gradient_bytes = 0;
   bool ddp = false;
   std::size_t ddp_buckets = 0;
   std::size_t temporary = 0;
@@ -40,6 +45,11 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   plan.shards = hf_shards(device);
   plan.model = model;
   plan.trained = trained_parameters(device);
+  const bool mixed = setup.precision == Precision::kBf16Mixed;
+  const bool fsdp_mixed = plan.fsdp && mixed;
+  plan.gathered_per_stored = fsdp_mixed ? kBf16Bytes / kFp32Bytes : 1;
+  plan.unsharded_gradient_bytes =
+      fsdp_mixed ? kBf16Bytes : plan.trained.gradient_bytes * plan.shards;
   if (plan.fsdp) {
     plan.gathered = step.term("fsdp-gathered-units", "Gathered units (FSDP)",
                               "torch/distributed/fsdp/_flat_param.py, FlatParamHandle.unshard: a "
@@ -74,15 +84,17 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   // autograd saves each copy for its layer's input gradient, unless the layer is rebuilt
   // (gradient checkpointing), which casts its own again. Under prepare_model_for_kbit_training
   // the output layer's FP32 weight is frozen: autocast casts it afresh each forward pass (a
-  // frozen weight's cast is not cached), and autograd saves that copy too.
-  const bool mixed = setup.precision == Precision::kBf16Mixed;
+  // frozen weight's cast is not cached), and autograd saves that copy too. Under FSDP's mixed
+  // precision the gathered weights are BF16 already: autocast casts none.
   plan.rebuilt = setup.recompute == Recompute::kFull;
-  plan.layer_copy =
-      mixed ? kBf16Bytes * (device.layer_parameters - device.counts.norms_per_layer) : 0;
-  plan.output_copy = (setup.kbit_prep || mixed) && device.output_layer && device.logit_count > 0
-                         ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) *
-                               static_cast<double>(device.shape.hidden_size)
-                         : 0;
+  plan.layer_copy = mixed && !fsdp_mixed
+                        ? kBf16Bytes * (device.layer_parameters - device.counts.norms_per_layer)
+                        : 0;
+  plan.output_copy =
+      (setup.kbit_prep || (mixed && !fsdp_mixed)) && device.output_layer && device.logit_count > 0
+          ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) *
+                static_cast<double>(device.shape.hidden_size)
+          : 0;
   plan.cast = step.term(
       "autocast-weight-copies", "Autocast's BF16 weight copies",
       "torch.autocast's cached_cast (aten/src/ATen/autocast_mode.cpp): an FP32 weight cast to "
@@ -93,7 +105,7 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
 
 // A unit gathered whole under FSDP; nothing without it.
 CachingAllocator::Handle gather_unit(Step& step, const HfPlan& plan, double whole) {
-  return step.take(plan.gathered, plan.fsdp ? whole : 0);
+  return step.take(plan.gathered, plan.fsdp ? whole * plan.gathered_per_stored : 0);
 }
 
 // What the forward pass leaves for the backward pass: each slot's saved tensors, and each layer's
@@ -126,6 +138,7 @@ HfForward hf_forward_pass(Step& step, const StepDevice& device, const HfPlan& pl
 Handles hf_backward_pass(Step& step, const StepDevice& device, const HfPlan& plan,
                          HfForward& forward, Flowing& flowing) {
   const double gradient_bytes = plan.trained.gradient_bytes;
+  const double unsharded_bytes = plan.unsharded_gradient_bytes;
   Handles gradients;
   for (std::size_t index = forward.kept.size(); index-- > 0;) {
     Handles in_flight;
@@ -133,9 +146,9 @@ Handles hf_backward_pass(Step& step, const StepDevice& device, const HfPlan& pla
     // The next one, prefetched.
     if (index > 0) in_flight.push_back(gather_unit(step, plan, plan.model.layer));
     // The layer's gradients, whole, reduce-scattered into their shard under FSDP.
-    in_flight.push_back(step.take(
-        tag(Term::kGradients),
-        plan.fsdp ? gradient_bytes * plan.shards * device.layer_trainable_parameters : 0));
+    in_flight.push_back(
+        step.take(tag(Term::kGradients),
+                  plan.fsdp ? unsharded_bytes * device.layer_trainable_parameters : 0));
     gradients.push_back(
         step.take(tag(Term::kGradients), gradient_bytes * device.layer_trainable_parameters));
     const auto dequantised =
@@ -188,8 +201,8 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
   });
   // The root unit's gradients (full training), whole under FSDP until its reduce-scatter at the
   // end of the backward pass.
-  const auto root_gradient = step.take(
-      tag(Term::kGradients), plan.trained.gradient_bytes * plan.shards * plan.trained.root);
+  const auto root_gradient =
+      step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.trained.root);
   Flowing flowing;
   flowing.tag = plan.activation_gradients;
   flowing.gradient = step.take(flowing.tag, kBf16Bytes * device.tokens * device.shape.hidden_size);
@@ -225,7 +238,11 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
 // it (reshard after forward; limit_all_gathers keeps one in flight), and in the backward pass with
 // the next one prefetched (BACKWARD_PRE); the root unit (the embedding, the final norm and the
 // output layer) gathered for the whole step, as FSDP1 leaves the root unsharded after the forward
-// pass; each layer's adapters' gradients made whole, then reduce-scattered into their shard.
+// pass; each layer's adapters' gradients made whole, then reduce-scattered into their shard. Under
+// bf16 mixed precision (bf16-mixed, full training) accelerate upcasts each trained flat parameter
+// to FP32 (Accelerator.prepare_model, "Upcasted low precision parameters … because mixed precision
+// turned on in FSDP"), and FSDP's MixedPrecision gathers the units and makes their gradients in
+// BF16, reduce-scattered into the FP32 shards.
 void hf_step(Step& step, const StepDevice& device) {
   const ModelWeights model = load_model(step, device, hf_shards(device));
   const HfPlan plan = hf_plan(step, device, model);

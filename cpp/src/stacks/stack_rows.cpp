@@ -172,9 +172,10 @@ const StackRow& stack_row(Stack stack) {
         row.single_dtype = true;
         row.precision_refusal =
             "The hf stack is modelled with the model loaded in BF16 (torch_dtype=torch.bfloat16, "
-            "bf16 precision), or for full training on one device or under DDP in FP32 under "
-            "Trainer's bf16 autocast (bf16-mixed); LoRA on an FP32 base, FSDP's mixed precision, "
-            "fp32 and fp8-mixed are not modelled; choose bf16 precision.";
+            "bf16 precision), or for full training in FP32 under bf16 mixed precision "
+            "(bf16-mixed: Trainer's autocast, or under FSDP accelerate's FP32 shards computed in "
+            "BF16); LoRA on an FP32 base, fp32 and fp8-mixed are not modelled; choose bf16 "
+            "precision.";
         row.fp32_adapters = true;
         row.transformers_loading = true;
         row.follows_gradients = true;
