@@ -12,6 +12,7 @@ const MEGATRON = new URL('../../docs/examples/megatron-llama3-8b.sh', import.met
 const DEEPSPEED = new URL('../../docs/examples/deepspeed-zero3.json', import.meta.url);
 const LLAMA_CONFIG = new URL('../../docs/examples/llama3.1-8b-config.json', import.meta.url);
 const AXOLOTL = new URL('../../docs/examples/axolotl-llama3.1-8b-qlora.yml', import.meta.url);
+const ACCELERATE = new URL('../../docs/examples/accelerate-fsdp1.yaml', import.meta.url);
 
 describe('the launch config', () => {
   let harness;
@@ -172,6 +173,17 @@ describe('the launch config', () => {
       await page.textContent('#launch-read'),
       /^Read as an axolotl config \(YAML, axolotl 067b021\)\./,
     );
+    assert.equal(await page.isHidden('#launch-unknown'), true);
+    assert.match(await page.textContent('#launch-verdict'), /^Fits\./);
+    // An accelerate config: how the processes train (FSDP1 over 8), the run's LoRA staying.
+    await openLaunch(page, await readFile(ACCELERATE, 'utf8'), '');
+    await page.waitForFunction(() =>
+      /^Read as an accelerate config/.test(document.getElementById('launch-read').textContent),
+    );
+    assert.equal(await page.inputValue('#dp'), '8');
+    assert.equal(await page.inputValue('#zero'), '3');
+    assert.equal(await page.inputValue('#lora-rank'), '16');
+    assert.equal(await page.inputValue('#precision'), 'bf16');
     assert.equal(await page.isHidden('#launch-unknown'), true);
     assert.match(await page.textContent('#launch-verdict'), /^Fits\./);
     const shown = await readout(page);

@@ -1185,4 +1185,134 @@ TEST_CASE(
   CHECK(unknown.not_understood == std::vector<std::string>{"mystery_knob"});
 }
 
+namespace {
+
+// accelerate's config: DDP over 4 processes, bf16 mixed precision; `extra` appended.
+std::string accelerate(const std::string& extra) {
+  return "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmixed_precision: "
+         "bf16\nnum_machines: 1\nnum_processes: 4\nmachine_rank: 0\nuse_cpu: false\n" +
+         extra;
+}
+
+}  // namespace
+
+TEST_CASE("launch: accelerate's FSDP1 config opens to the flags' setup, upcast to FP32 shards") {
+  const std::string path = std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/";
+  TrainingSetup base;
+  base.model_id = "llama3-8b";
+  base.sequence_length = 4096;
+  base.micro_batch_sequences = 2;
+  const LaunchConfig launch = read_axolotl(example("accelerate-fsdp1.yaml"), base);
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.kind == "accelerate config (YAML; accelerate v1.14.0)");
+  CHECK(launch.not_understood.empty());
+  // The flags: --stack hf --dp 8 --zero 3 (FULL_SHARD) --precision bf16-mixed (mixed_precision
+  // bf16: accelerate's FP32 upcast) --recompute full (fsdp_activation_checkpointing) --logits
+  // --loss fp32-upcast (the Trainer's), beside the model and tokens the script says.
+  TrainingSetup flags = base;
+  flags.stack = Stack::kHf;
+  flags.layout.data_parallel = 8;
+  flags.layout.zero_stage = 3;
+  flags.precision = Precision::kBf16Mixed;
+  flags.recompute = Recompute::kFull;
+  flags.logits = true;
+  flags.loss = Loss::kFp32Upcast;
+  check_same_figures(launch.setup, flags);
+  // The recomputation is the file's: a flag for it is refused beside the file.
+  std::string text;
+  CHECK(cli({"--launch", path + "accelerate-fsdp1.yaml", "--recompute", "none"}, &text) == 2);
+  CHECK(text.find("--recompute: the launch config sets it") != std::string::npos);
+  // In the CLI, beside the script's tokens, as the flags.
+  std::string from_file;
+  std::string from_flags;
+  cli({"--launch", path + "accelerate-fsdp1.yaml", "--seq-len", "4096", "--micro-batch", "2",
+       "--json"},
+      &from_file);
+  cli({"--stack", "hf", "--dp", "8", "--zero", "3", "--precision", "bf16-mixed", "--seq-len",
+       "4096", "--micro-batch", "2", "--recompute", "full", "--logits", "--loss", "fp32-upcast",
+       "--json"},
+      &from_flags);
+  for (const char* key : {"\"peakAllocatedBytes\"", "\"peakReservedBytes\""}) {
+    const std::size_t file_at = from_file.find(key);
+    const std::size_t flags_at = from_flags.find(key);
+    REQUIRE(file_at != std::string::npos);
+    REQUIRE(flags_at != std::string::npos);
+    CHECK(from_file.substr(file_at, 40) == from_flags.substr(flags_at, 40));
+  }
+}
+
+TEST_CASE("launch: accelerate's keys are read as v1.14.0 reads them, set aside, or refused") {
+  TrainingSetup lora;
+  lora.lora_rank = 16;
+  // DDP over the processes; LoRA's base in BF16 beside PEFT's FP32 adapters.
+  const LaunchConfig ddp = read_axolotl(accelerate(""), lora);
+  REQUIRE_MESSAGE(ddp.answer.ok(), ddp.answer.message);
+  CHECK(ddp.setup.stack == Stack::kHf);
+  CHECK(ddp.setup.layout.data_parallel == 4);
+  CHECK(ddp.setup.precision == Precision::kBf16);
+  CHECK(ddp.setup.lora_rank == 16);
+  // Full training under bf16 autocast: the model loaded in FP32 (bf16-mixed); mixed precision
+  // off: the model in BF16. The world size given wins over num_processes.
+  CHECK(read_axolotl(accelerate("")).setup.precision == Precision::kBf16Mixed);
+  const LaunchConfig off = read_axolotl(
+      "distributed_type: NO\nmixed_precision: 'no'\nnum_processes: 1\n", TrainingSetup{}, 2);
+  REQUIRE(off.answer.ok());
+  CHECK(off.setup.precision == Precision::kBf16);
+  CHECK(off.setup.layout.data_parallel == 2);
+  // DeepSpeed's plugin without a file: ZeRO 3 with the optimiser and parameters on the host.
+  const LaunchConfig deepspeed = read_axolotl(
+      "distributed_type: DEEPSPEED\nmixed_precision: bf16\nnum_processes: 8\ndeepspeed_config:\n"
+      "  zero_stage: 3\n  offload_optimizer_device: cpu\n  offload_param_device: cpu\n"
+      "  zero3_init_flag: true\n  zero3_save_16bit_model: true\n");
+  REQUIRE_MESSAGE(deepspeed.answer.ok(), deepspeed.answer.message);
+  CHECK(deepspeed.setup.stack == Stack::kDeepSpeed);
+  CHECK(deepspeed.setup.layout.zero_stage == 3);
+  CHECK(deepspeed.setup.offload == Offload::kOptimizerAndWeights);
+  CHECK(deepspeed.setup.precision == Precision::kBf16Mixed);
+  CHECK(deepspeed.not_understood.empty());
+  const auto refused = [](const std::string& text, const std::string& key,
+                          const std::string& message) { check_trl_refused(text, key, message); };
+  refused(
+      "distributed_type: DEEPSPEED\nmixed_precision: bf16\ndeepspeed_config:\n"
+      "  deepspeed_config_file: ds_z3.json\n",
+      "deepspeed_config.deepspeed_config_file",
+      "deepspeed_config.deepspeed_config_file names DeepSpeed's own config (ds_z3.json), "
+      "whose keys then win: open that file itself, with the model set.");
+  const std::string fsdp =
+      "distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 8\nfsdp_config:\n"
+      "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n  fsdp_backward_prefetch: BACKWARD_PRE\n";
+  CHECK(read_axolotl(fsdp + "  fsdp_version: 1\n").setup.layout.zero_stage == 3);
+  refused(fsdp + "  fsdp_version: 2\n  fsdp_reshard_after_forward: true\n",
+          "fsdp_config.fsdp_version",
+          "fsdp_config.fsdp_version 2: accelerate's FSDP2 (fully_shard, with its own embedding "
+          "and output units since v1.14) is not modelled yet under the hf stack; FSDP1 "
+          "(fsdp_version: 1) is.");
+  refused(fsdp + "  fsdp_sharding_strategy: SHARD_GRAD_OP\n", "fsdp_config.fsdp_sharding_strategy",
+          "fsdp_config.fsdp_sharding_strategy SHARD_GRAD_OP: the hf stack replays FSDP's "
+          "FULL_SHARD alone (SHARD_GRAD_OP, NO_SHARD and the hybrid strategies are not "
+          "modelled).");
+  refused(fsdp + "  fsdp_offload_params: true\n", "fsdp_config.fsdp_offload_params",
+          "fsdp_config.fsdp_offload_params: FSDP's CPU offload is not modelled under the hf "
+          "stack; set it false.");
+  refused("distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 1\n",
+          "fsdp_config.fsdp_auto_wrap_policy",
+          "fsdp_config.fsdp_auto_wrap_policy NO_WRAP (FSDP's default): the hf stack replays "
+          "transformer-based wrapping, a unit for each decoder layer (TRANSFORMER_BASED_WRAP); "
+          "SIZE_BASED_WRAP and NO_WRAP make other units.");
+  refused("distributed_type: XLA\nnum_processes: 8\n", "distributed_type",
+          "distributed_type XLA is not modelled: NO, MULTI_GPU, FSDP and DEEPSPEED (on GPUs) "
+          "are.");
+  refused("distributed_type: MULTI_GPU\nmixed_precision: fp8\n", "mixed_precision",
+          "mixed_precision fp8 is not modelled: bf16 and no are.");
+  refused(accelerate("dynamo_config:\n  dynamo_backend: INDUCTOR\n"),
+          "dynamo_config.dynamo_backend",
+          "dynamo_config.dynamo_backend INDUCTOR: torch.compile under accelerate is not "
+          "modelled; set it to NO.");
+  // A key the reader does not know withholds the verdict, named; one of no bearing is set aside.
+  const LaunchConfig unknown =
+      read_axolotl(accelerate("mystery_knob: 3\nmain_process_port: 29500\n"));
+  REQUIRE(unknown.answer.ok());
+  CHECK(unknown.not_understood == std::vector<std::string>{"mystery_knob"});
+}
+
 #endif  // TRAINMEM_YAML

@@ -626,14 +626,7 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
                              ": train_batch_size is \"auto\", the Trainer's world size: the "
                              "data-parallel degree set.");
     }
-    // The Trainer's loss is transformers' (ForCausalLMLoss over FP32-upcast logits), or Liger's
-    // fused linear loss: one of those set beside the file stays, any other is transformers'.
-    const StackRow& hf = stack_row(Stack::kHf);
-    if (std::find(hf.losses.begin(), hf.losses.end(), setup.loss) == hf.losses.end()) {
-      setup.loss = Loss::kFp32Upcast;
-      launch.notes.push_back(
-          "The loss is transformers' Trainer's: ForCausalLMLoss over FP32-upcast logits.");
-    }
+    keep_trainer_loss(launch);
   }
   KeyReader reader(launch, kDialect, keys_of(config));
   read_batch(reader, world, setup);

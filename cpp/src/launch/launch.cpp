@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "launch/launch_readers.hpp"
+#include "stacks/stack_rows.hpp"
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
@@ -119,6 +120,15 @@ TrainingSetup setup_beside(const TrainingSetup& base, const std::vector<std::str
   return setup;
 }
 
+void keep_trainer_loss(LaunchConfig& launch) {
+  const StackRow& hf = stack_row(Stack::kHf);
+  if (std::find(hf.losses.begin(), hf.losses.end(), launch.setup.loss) == hf.losses.end()) {
+    launch.setup.loss = Loss::kFp32Upcast;
+    launch.notes.push_back(
+        "The loss is transformers' Trainer's: ForCausalLMLoss over FP32-upcast logits.");
+  }
+}
+
 LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& base,
                                 const LaunchContext& context) {
   if (text.size() > kMaxLaunchBytes) {
@@ -156,8 +166,12 @@ LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& ba
       return refused(base, "The YAML does not parse: " + parsed.problem.substr(0, 300));
     }
     // TRL's (and TrainingArguments') configs name the model model_name_or_path; axolotl's,
-    // base_model.
+    // base_model; accelerate's names none, and how the processes run (distributed_type).
     const nlohmann::json keys = nlohmann::json::parse(parsed.json, nullptr, false);
+    if (keys.is_object() && keys.contains("distributed_type") &&
+        !keys.contains("model_name_or_path") && !keys.contains("base_model")) {
+      return read_accelerate_yaml(parsed.json, base, context);
+    }
     if (keys.is_object() && keys.contains("model_name_or_path") && !keys.contains("base_model")) {
       return read_trl_yaml(parsed.json, base, context);
     }

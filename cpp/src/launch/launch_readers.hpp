@@ -16,6 +16,14 @@ const std::vector<std::string>& left_by_every_file();
 // model's shape too, where "model" is among them).
 TrainingSetup setup_beside(const TrainingSetup& base, const std::vector<std::string>& leaves);
 
+// The loss transformers' Trainer computes: the one set where it is one of the Trainer's (the hf
+// stack's: ForCausalLMLoss over FP32-upcast logits, or Liger's fused linear loss), else
+// transformers' own, said in the notes.
+void keep_trainer_loss(LaunchConfig& launch);
+
+// accelerate's config, as the front end's YAML parser wrote it in JSON.
+LaunchConfig read_accelerate_yaml(const std::string& json_text, const TrainingSetup& base,
+                                  const LaunchContext& context);
 // axolotl's config, as the front end's YAML parser wrote it in JSON.
 LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup& base,
                                const LaunchContext& context);
