@@ -1006,10 +1006,9 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   check_axolotl_refused(axolotl("datasets: [a,\n"), "launch",
                         "The YAML does not parse: line 11, column 1: end of sequence flow not "
                         "found.");
-  // model_name_or_path, and no base_model: TRL's config, read as TRL reads it (its default loss
-  // refused, below).
+  // model_name_or_path, and no base_model: TRL's config, read as TRL reads it.
   CHECK(read_axolotl("model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 2\n")
-            .answer.setting == "use_liger_kernel");
+            .kind == "TRL config (YAML, trl sft --config; TRL v1.9.0)");
   check_axolotl_refused("base_model: someone/Mystery-7B\nbf16: true\n", "base_model",
                         "base_model 'someone/Mystery-7B' is not one of the presets: open its "
                         "config.json (--config, or Any model on the page) and read the file "
@@ -1148,6 +1147,20 @@ TEST_CASE("launch: TRL's SFT config opens to the flags' setup, by TRL v1.9.0's d
   flags.logits = true;
   flags.loss = Loss::kFusedLinear;
   check_same_figures(launch.setup, flags);
+  // TRL's defaults alone: full training of the FP32-loaded model under bf16 autocast, 8 × 1,024
+  // tokens, gradient checkpointing, and SFTTrainer's chunked_nll (v1.7 on).
+  const LaunchConfig defaults = read_axolotl("model_name_or_path: meta-llama/Meta-Llama-3-8B\n");
+  REQUIRE_MESSAGE(defaults.answer.ok(), defaults.answer.message);
+  TrainingSetup plain;
+  plain.stack = Stack::kHf;
+  plain.model_id = "llama3-8b";
+  plain.sequence_length = 1024;
+  plain.micro_batch_sequences = 8;
+  plain.precision = Precision::kBf16Mixed;
+  plain.recompute = Recompute::kFull;
+  plain.logits = true;
+  plain.loss = Loss::kChunkedNll;
+  check_same_figures(defaults.setup, plain);
   // num_processes, accelerate launch's, in the same file: DDP over them.
   const LaunchConfig ddp = read_axolotl(std::string(kTrlSft) + "num_processes: 4\n");
   REQUIRE(ddp.answer.ok());
@@ -1157,10 +1170,9 @@ TEST_CASE("launch: TRL's SFT config opens to the flags' setup, by TRL v1.9.0's d
 TEST_CASE(
     "launch: what TRL's config sets that is not modelled, or another version's key, is named") {
   const std::string base = "model_name_or_path: meta-llama/Meta-Llama-3-8B\n";
-  check_trl_refused(base, "use_liger_kernel",
-                    "SFTTrainer's chunked_nll loss (TRL's default since v1.7: the output layer in "
-                    "FP32 chunks of 256 tokens, the logits never whole) is not modelled yet; "
-                    "Liger's fused linear loss is: set use_liger_kernel: true.");
+  check_trl_refused(base + "use_liger_kernel: true\nloss_type: chunked_nll\n", "loss_type",
+                    "loss_type chunked_nll with use_liger_kernel: SFTTrainer refuses the two "
+                    "together; choose one.");
   check_trl_refused(base + "loss_type: nll\n", "loss_type",
                     "loss_type nll keeps the whole logits, upcast by transformers and again by "
                     "accelerate, and SFTTrainer takes their entropy and accuracy beside the loss, "

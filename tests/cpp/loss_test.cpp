@@ -49,8 +49,47 @@ TEST_CASE("loss: Liger's fused linear loss holds the hidden state's gradient and
   CHECK(fused_linear_chunk_tokens(128, 64, 64) == 128);  // never more than the tokens
 }
 
+TEST_CASE("loss: TRL's chunked NLL holds the sorted hidden states, a chunk and the weight's casts") {
+  // 128 tokens, one chunk of them (TRL's 256 at most); V·h = 32,768 weights; c·V = 65,536 logits.
+  const double weight = 512.0 * 64;
+  const double chunk = 128.0 * 512;
+  const double sorted = 2.0 * 128 * 64;
+  // Full training in bf16-mixed under the ideal step, a BF16 weight. The arms: w.float()'s FP32
+  // copy and its BF16 cast at the matmul (6 + 2 a logit); the forward's log-softmax, exp and
+  // entropy (14 a logit); the backward's saved cast and log-softmax gradients (2 + 16); the
+  // weight's gradient cast back (6 + 10). Here, with few weights, the backward's log-softmax.
+  CHECK(logits_bytes(tiny(Loss::kChunkedNll)) == sorted + 2 * weight + 16 * chunk);
+  // At 16 tokens the weight's gradient (full training), or the matmul's copies (LoRA's frozen
+  // weight: the gradient arm is the saved cast alone).
+  TrainingSetup short_run = tiny(Loss::kChunkedNll);
+  short_run.sequence_length = 16;
+  CHECK(logits_bytes(short_run) == 2.0 * 16 * 64 + 6 * weight + 10 * 16 * 512);
+  short_run.lora_rank = 4;
+  CHECK(logits_bytes(short_run) == 2.0 * 16 * 64 + 6 * weight + 2 * 16 * 512);
+  // Each output weight's copies, by how it is held and whether it trains.
+  const ChunkedNllWeights fp32_trained = chunked_nll_weights(true, true);
+  CHECK(fp32_trained.matmul == 2);  // the weight itself, cast once, and cached to the forward's end
+  CHECK(fp32_trained.held == 2);
+  CHECK(fp32_trained.gradient == 6);
+  const ChunkedNllWeights bf16_frozen = chunked_nll_weights(false, false);
+  CHECK(bf16_frozen.matmul == 6);  // LoRA's BF16 base: the FP32 copy and its cast, not cached
+  CHECK(bf16_frozen.held == 0);
+  CHECK(bf16_frozen.gradient == bf16_frozen.saved);
+  CHECK(chunked_nll_weights(true, false).matmul == 2);  // QLoRA's upcast output layer
+  // Under the hf stack it is replayed, and holds less than the whole logits' loss does.
+  TrainingSetup lora = tiny(Loss::kChunkedNll);
+  lora.lora_rank = 4;
+  lora.stack = Stack::kHf;
+  lora.precision = Precision::kBf16;
+  lora.sequence_length = 2048;
+  const Estimate chunked = estimate_memory(lora);
+  REQUIRE_MESSAGE(chunked.answer.ok(), chunked.answer.message);
+  lora.loss = Loss::kFp32Upcast;
+  CHECK(chunked.peak_allocated_bytes < estimate_memory(lora).peak_allocated_bytes);
+}
+
 TEST_CASE("loss: both run on a whole output layer, and under the stacks that run any loss") {
-  for (const Loss loss : {Loss::kChunked, Loss::kFusedLinear}) {
+  for (const Loss loss : {Loss::kChunked, Loss::kFusedLinear, Loss::kChunkedNll}) {
     CAPTURE(choice_id(loss));
     TrainingSetup setup = tiny(loss);
     setup.layout.tensor_parallel = 2;

@@ -178,8 +178,13 @@ enum class Dropout { kModel, kOff, kOn };
 //                   cross_entropy; at its forward peak the BF16 logits, the upcast, the shifted
 //                   copy and the saved log-softmax, 2 + 4 + 4 + 4 = 14 bytes per logit (4.49 shifts
 //                   the labels instead, transformers PR #35646: fp32-upcast)
+//   chunked-nll     TRL's chunked_nll (trl/trainer/sft_trainer.py, _chunked_cross_entropy_loss;
+//                   SFTTrainer's default since v1.7): the hidden states sorted into a copy, then
+//                   the output layer and the loss over chunks of 256 tokens, each checkpointed, so
+//                   one chunk's logits at a time, and the output weight's working copies under
+//                   bf16 autocast (chunked_nll_weights)
 // The others are split over the vocabulary by tensor parallelism (a vocabulary-sharded loss);
-// chunked and fused-linear run on a whole output layer (t = 1).
+// chunked, fused-linear and chunked-nll run on a whole output layer (t = 1).
 enum class Loss {
   kVocabParallel,
   kFp32Upcast,
@@ -187,7 +192,8 @@ enum class Loss {
   kTeFused,
   kChunked,
   kFusedLinear,
-  kFp32Shifted
+  kFp32Shifted,
+  kChunkedNll
 };
 
 // ---- Fine-tuning ------------------------------------------------------------------------------
@@ -375,6 +381,23 @@ double loss_bytes_per_logit(Loss loss, int chunks = kDefaultLossChunks);
 // Liger's chunk of tokens (fused_linear_cross_entropy_forward): the next power of two of
 // ⌈T / ⌈V/h⌉⌉, at most T.
 double fused_linear_chunk_tokens(double tokens, double vocabulary, double hidden);
+// TRL's chunked_nll: _CHUNKED_LM_HEAD_CHUNK_SIZE tokens a chunk.
+constexpr double kChunkedNllChunkTokens = 256;
+// The output weight's working copies under TRL's chunked_nll, in bytes per element of the V × h
+// weight, under bf16 autocast (each chunk computes h.float() @ w.float().t(), which autocast runs
+// in BF16): at the matmul (`matmul`), held through the forward pass (`held`: autocast caches the
+// BF16 cast of a trained FP32 leaf weight until the forward returns), saved by the matmul for the
+// backward pass (`saved`), and at most at once while the weight's gradient is made and cast back
+// (`gradient`; the saved copy alone when it is frozen).
+struct ChunkedNllWeights {
+  double matmul = 0;
+  double held = 0;
+  double saved = 0;
+  double gradient = 0;
+};
+// `fp32_stored`: the weight held in FP32 (a model loaded in FP32, or prepare_model_for_kbit_
+// training's upcast); `trained`: it takes a gradient (full training).
+ChunkedNllWeights chunked_nll_weights(bool fp32_stored, bool trained);
 constexpr double kAdamMomentsPerParameter = 2;
 constexpr double kAdam8bitBytesPerMoment = 1;
 constexpr double kAdam8bitBlockSize = 2048;  // bitsandbytes' default block

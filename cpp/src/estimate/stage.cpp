@@ -127,6 +127,32 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
                vocabulary_here +
            pen.bytes(kFp32Bytes) * pen.count(tokens, "tokens");
   }
+  if (setup.loss == Loss::kChunkedNll) {
+    // TRL: the sorted copy of the hidden states, then at the loss's peak one chunk's logits work
+    // and the output weight's working copies, forward or backward (chunked_nll_weights).
+    const double h = shape.hidden_size;
+    const double chunk = std::min(kChunkedNllChunkTokens, tokens);
+    const ChunkedNllWeights w = chunked_nll_weights_of(setup);
+    const Figure weight = vocabulary_here * pen.count(h, "h");
+    const Figure logits = pen.said(chunk, [&] {
+      return number_text(chunk) + " tokens a chunk (TRL's chunk size)";
+    }) * vocabulary_here;
+    const auto arm = [&](double weight_bytes, double logit_bytes) {
+      const Figure chunk_work = pen.bytes(logit_bytes) * logits;
+      return weight_bytes > 0 ? pen.bytes(weight_bytes) * weight + chunk_work : chunk_work;
+    };
+    // At the matmul (forward and recomputed); the forward's log-softmax and entropy (BF16 logits,
+    // FP32 log-softmax, its exp and their product); the backward's log-softmax (the recomputed
+    // log-softmax and exp, and two FP32 gradients); the weight's gradient (the two saved and the
+    // logits' BF16 gradient).
+    Figure peak = arm(w.matmul, kBf16Bytes);
+    for (const Figure& other :
+         {arm(w.held, kBf16Bytes + 3 * kFp32Bytes), arm(w.saved, 4 * kFp32Bytes),
+          arm(w.gradient, 2 * kFp32Bytes + kBf16Bytes)}) {
+      if (other.value() > peak.value()) peak = other;
+    }
+    return pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h") + peak;
+  }
   if (setup.loss == Loss::kChunked) {
     const double n = setup.loss_chunks;
     const double per_logit = loss_bytes_per_logit(setup.loss, setup.loss_chunks);
@@ -176,6 +202,12 @@ const char* loss_source(Loss loss) {
       return "Liger's fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py, "
              "fused_linear_cross_entropy_forward): grad_input, one chunk's logits and loss_1d; its "
              "grad_weight is the output layer's gradient, counted with the states";
+    case Loss::kChunkedNll:
+      return "TRL's chunked_nll (trl/trainer/sft_trainer.py, _chunked_cross_entropy_loss, TRL "
+             "v1.7 to v1.9): the hidden states sorted into a BF16 copy, then chunks of 256 tokens, "
+             "each checkpointed, computing h.float() @ w.float().t() under bf16 autocast, its "
+             "FP32 log-softmax, exp and entropy; the output weight's BF16 casts and gradient at "
+             "its peak, forward or backward";
     case Loss::kTeFused:
       return "the BF16 logits alone: Transformer Engine's parallel_cross_entropy (TE 2.0 to 2.17, "
              "transformer_engine/pytorch/triton/cross_entropy.py) writes the gradient over them in "

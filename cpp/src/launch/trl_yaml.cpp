@@ -201,7 +201,8 @@ void read_adapter(KeyReader& reader, TrainingSetup& setup) {
 
 // The loss: SFTTrainer's chunked_nll by default (v1.7), nll with Liger's fused linear
 // cross-entropy under use_liger_kernel (the logits skipped), else transformers' ForCausalLMLoss
-// over the whole logits, from which SFTTrainer also takes the entropy and the token accuracy.
+// over the whole logits, from which SFTTrainer also takes the entropy and the token accuracy
+// (refused: not modelled).
 void read_loss(KeyReader& reader, TrainingSetup& setup) {
   const bool liger = reader.get("use_liger_kernel", text_bool()).value_or(false);
   const std::string loss =
@@ -213,10 +214,19 @@ void read_loss(KeyReader& reader, TrainingSetup& setup) {
     return;
   }
   if (loss == "chunked_nll") {
-    reader.fault(reader.find("loss_type") != nullptr ? "loss_type" : "use_liger_kernel",
-                 "SFTTrainer's chunked_nll loss (TRL's default since v1.7: the output layer in "
-                 "FP32 chunks of 256 tokens, the logits never whole) is not modelled yet; Liger's "
-                 "fused linear loss is: set use_liger_kernel: true.");
+    if (liger) {
+      reader.fault("loss_type",
+                   "loss_type chunked_nll with use_liger_kernel: SFTTrainer refuses the two "
+                   "together; choose one.");
+      return;
+    }
+    setup.loss = Loss::kChunkedNll;
+    reader.list_read("loss_type");
+    if (reader.find("loss_type") == nullptr) {
+      reader.launch().notes.push_back(
+          "loss_type: TRL's default since v1.7, chunked_nll: the output layer and the loss in "
+          "checkpointed chunks of 256 tokens.");
+    }
   } else if (loss == "nll" || loss == "dft") {
     reader.fault("loss_type",
                  "loss_type " + loss +

@@ -120,6 +120,7 @@ double loss_bytes_per_logit(Loss loss, int chunks) {
       return std::max(kBf16Bytes + kFp32Bytes + kFp32Bytes / n, kFp32Bytes + 2 * kFp32Bytes / n);
     }
     case Loss::kFusedLinear:
+    case Loss::kChunkedNll:
       return 0;
     case Loss::kVocabParallel:
     case Loss::kNativeFused:
@@ -182,6 +183,22 @@ const std::vector<Choice>& choices<ActivationModel>() {
   return choices;
 }
 
+ChunkedNllWeights chunked_nll_weights(bool fp32_stored, bool trained) {
+  ChunkedNllWeights weights;
+  // w.float() of a BF16 weight is an FP32 copy, which autocast casts to BF16 again for the
+  // matmul; of an FP32 weight, the weight itself, cast once.
+  weights.matmul = fp32_stored ? kBf16Bytes : kFp32Bytes + kBf16Bytes;
+  // Autocast's cache keeps the cast of a leaf that requires a gradient (autocast_mode.cpp,
+  // cached_cast): a trained FP32 weight; .float() of a BF16 one is no leaf.
+  weights.held = fp32_stored && trained ? kBf16Bytes : 0;
+  weights.saved = kBf16Bytes;
+  // The weight's gradient from the matmul (BF16), then cast back through autocast's cast to FP32
+  // (the BF16 one alive), and for a BF16 weight through .float()'s to BF16 (the FP32 one alive);
+  // the matmul's saved copy is released once its backward has run. Frozen: the saved copy alone.
+  weights.gradient = trained ? kBf16Bytes + kFp32Bytes : weights.saved;
+  return weights;
+}
+
 double fused_linear_chunk_tokens(double tokens, double vocabulary, double hidden) {
   const double inc_factor = std::ceil(vocabulary / hidden);
   const double chunk = std::exp2(std::ceil(std::log2(std::ceil(tokens / inc_factor))));
@@ -221,6 +238,9 @@ const std::vector<Choice>& choices<Loss>() {
       {"fp32-shifted", "Shifted FP32 (HF 4.46-4.48)",
        "transformers 4.46 to 4.48's ForCausalLMLoss: the FP32 logits shifted into a contiguous "
        "copy before cross_entropy"},
+      {"chunked-nll", "Chunked NLL (TRL)",
+       "TRL's chunked_nll, SFTTrainer's default since v1.7: the output layer and the loss over "
+       "checkpointed chunks of 256 tokens; the logits never whole"},
   };
   return choices;
 }

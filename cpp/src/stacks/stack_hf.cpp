@@ -90,11 +90,12 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   plan.layer_copy = mixed && !fsdp_mixed
                         ? kBf16Bytes * (device.layer_parameters - device.counts.norms_per_layer)
                         : 0;
-  plan.output_copy =
-      (setup.kbit_prep || (mixed && !fsdp_mixed)) && device.output_layer && device.logit_count > 0
-          ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) *
-                static_cast<double>(device.shape.hidden_size)
-          : 0;
+  // TRL's chunked loss casts the output weight itself (chunked_nll_loss).
+  plan.output_copy = (setup.kbit_prep || (mixed && !fsdp_mixed)) && device.output_layer &&
+                             device.logit_count > 0 && setup.loss != Loss::kChunkedNll
+                         ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) *
+                               static_cast<double>(device.shape.hidden_size)
+                         : 0;
   plan.cast = step.term(
       "autocast-weight-copies", "Autocast's BF16 weight copies",
       "torch.autocast's cached_cast (aten/src/ATen/autocast_mode.cpp): an FP32 weight cast to "

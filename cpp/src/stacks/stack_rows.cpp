@@ -157,11 +157,12 @@ const StackRow& stack_row(Stack stack) {
             "stack for transformers and PEFT under DeepSpeed's ZeRO.";
         row.full_shard_only = true;
         row.fp8 = false;
-        row.losses = {Loss::kFp32Upcast, Loss::kFp32Shifted, Loss::kFusedLinear};
+        row.losses = {Loss::kFp32Upcast, Loss::kFp32Shifted, Loss::kFusedLinear, Loss::kChunkedNll};
         row.loss_refusal =
             "transformers computes the loss with ForCausalLMLoss over FP32-upcast logits (4.49 "
-            "on; 4.46 to 4.48 shifted a copy of them), or with Liger's fused linear loss under "
-            "use_liger_kernel; choose the fp32-upcast, fp32-shifted or fused-linear loss.";
+            "on; 4.46 to 4.48 shifted a copy of them), with Liger's fused linear loss under "
+            "use_liger_kernel, or TRL's SFTTrainer with its chunked_nll; choose the fp32-upcast, "
+            "fp32-shifted, fused-linear or chunked-nll loss.";
         row.tensor_parallel = false;
         row.data_parallel_only = true;
         row.layout_refusal =
@@ -190,6 +191,14 @@ const StackRow& stack_row(Stack stack) {
 
 bool saves_gathered_inputs(const TrainingSetup& setup) {
   return stack_row(setup.stack).dtensor_tensor_parallel && setup.layout.tensor_parallel > 1;
+}
+
+ChunkedNllWeights chunked_nll_weights_of(const TrainingSetup& setup) {
+  const bool full = setup.lora_rank == 0;
+  const bool fp32_loaded = stack_row(setup.stack).transformers_loading &&
+                           setup.precision == Precision::kBf16Mixed && full;
+  return chunked_nll_weights(fp32_loaded || setup.kbit_prep || setup.precision == Precision::kFp32,
+                             full);
 }
 
 bool transformer_engine_fp8(const TrainingSetup& setup) {

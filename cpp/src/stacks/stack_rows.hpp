@@ -128,4 +128,9 @@ bool transformer_engine_fp8(const TrainingSetup& setup);
 // under DTensor's tensor parallelism above 1.
 bool saves_gathered_inputs(const TrainingSetup& setup);
 
+// TRL's chunked_nll's output-weight copies (options.hpp) for the setup: the weight held in FP32
+// where the hf stack loads the model in FP32 (bf16-mixed, full training), under
+// prepare_model_for_kbit_training, or in fp32 precision; trained under full training.
+ChunkedNllWeights chunked_nll_weights_of(const TrainingSetup& setup);
+
 }  // namespace trainmem

@@ -166,6 +166,86 @@ CachingAllocator::Handle liger_fused_linear_loss(Step& step, const StepDevice& d
   return hidden_gradient;
 }
 
+// TRL's chunked_nll (trl/trainer/sft_trainer.py, _chunked_cross_entropy_loss, under bf16
+// autocast): the hidden states sorted into a BF16 copy (hidden[order]), held to the end of the
+// loss's backward pass; then one chunk's forward pass (the chunks are alike and each frees what it
+// made, torch.utils.checkpoint keeping only its inputs): the output weight's casts for the matmul,
+// the BF16 logits, the FP32 log-softmax (its upcast input freed), exp and their product for the
+// entropy. The forward pass returns (autocast's cached cast freed). One chunk's backward pass: the
+// chunk recomputed, keeping the weight's saved cast, the log-softmax and exp; the log-softmax's two
+// FP32 gradients, the logits' BF16 gradient, the hidden states' gradient (a whole slice's zeros
+// added into the buffer); under full training the weight's BF16 gradient cast back to its dtype,
+// which becomes the output layer's gradient (the stack's). Returns the hidden states' gradient.
+CachingAllocator::Handle chunked_nll_loss(Step& step, const StepDevice& device,
+                                          const std::function<void()>& forward_done) {
+  const double h = device.shape.hidden_size;
+  const double vocabulary = device.shape.vocab_size;
+  const double tokens = device.loss_tokens;
+  const double chunk = std::min(kChunkedNllChunkTokens, tokens) * vocabulary;
+  const double weight = vocabulary * h;
+  const ChunkedNllWeights w = chunked_nll_weights_of(device.setup);
+  const std::size_t logits = tag(Term::kLogits);
+  const auto sorted = step.take(logits, kBf16Bytes * tokens * h);
+  const auto held = step.take(logits, w.held * weight);
+  // A chunk's pass: the weight's FP32 copy where .float() makes one, and its BF16 cast unless
+  // autocast's cache holds it (`held`, and `recast` below), which the matmul saves; the logits,
+  // the log-softmax and exp (kept by the recomputation for the backward pass), and the entropy's
+  // product, freed at once.
+  const auto chunk_pass = [&](bool keeps) {
+    Handles made;
+    const auto copy = step.take(logits, (w.matmul - kBf16Bytes) * weight);
+    const auto cast = step.take(logits, (w.held > 0 ? 0 : kBf16Bytes) * weight);
+    const auto out = step.take(logits, kBf16Bytes * chunk);
+    step.give(copy);
+    const auto upcast = step.take(logits, kFp32Bytes * chunk);
+    const auto log_p = step.take(logits, kFp32Bytes * chunk);
+    step.give(upcast);
+    const auto exp = step.take(logits, kFp32Bytes * chunk);
+    step.give(step.take(logits, kFp32Bytes * chunk));
+    step.give(out);
+    for (const auto handle : {cast, log_p, exp}) {
+      if (keeps) {
+        made.push_back(handle);
+      } else {
+        step.give(handle);
+      }
+    }
+    return made;
+  };
+  chunk_pass(false);
+  step.give(held);
+  forward_returned(forward_done);
+  const auto hidden_gradient = step.take(logits, kBf16Bytes * tokens * h);
+  Handles kept = chunk_pass(true);
+  // The cached cast of a trained FP32 weight, made again by the recomputation's autocast.
+  const auto recast = step.take(logits, w.held * weight);
+  const auto log_p_gradient = step.take(logits, kFp32Bytes * chunk);
+  const auto input_gradient = step.take(logits, kFp32Bytes * chunk);
+  step.give(log_p_gradient);
+  const auto logits_gradient = step.take(logits, kBf16Bytes * chunk);
+  step.give(input_gradient);
+  const auto slice_gradient = step.take(logits, kBf16Bytes * tokens * h);
+  if (w.gradient > w.saved) {
+    const auto bf16_gradient = step.take(logits, kBf16Bytes * weight);
+    step.give(kept.front());
+    step.give(recast);
+    const auto fp32_gradient = step.take(logits, kFp32Bytes * weight);
+    step.give(bf16_gradient);
+    // A BF16 weight's gradient cast back by .float()'s backward, the FP32 one alive.
+    const bool bf16_stored = w.matmul > kBf16Bytes;
+    step.give(step.take(logits, bf16_stored ? kBf16Bytes * weight : 0));
+    step.give(fp32_gradient);
+  } else {
+    step.give(kept.front());
+    step.give(recast);
+  }
+  step.give(slice_gradient);
+  step.give(logits_gradient);
+  for (std::size_t index = 1; index < kept.size(); ++index) step.give(kept[index]);
+  step.give(sorted);
+  return hidden_gradient;
+}
+
 // torchtune's compiled CEWithChunkedOutputLoss (compute_cross_entropy compiled, training/
 // _compile.py compile_loss): the model's BF16 chunks, which each chunk's fused kernel keeps with
 // its tokens' max and log-sum-exp (FP32); the backward pass, chunk by chunk, last first, writes
@@ -322,6 +402,7 @@ CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
   const Loss loss = device.setup.loss;
   const bool compiled = device.setup.compile == Compile::kBlocksAndLoss;
   if (loss == Loss::kFusedLinear) return liger_fused_linear_loss(step, device, forward_done);
+  if (loss == Loss::kChunkedNll) return chunked_nll_loss(step, device, forward_done);
   if (loss == Loss::kChunked) {
     return compiled ? compiled_chunked_loss(step, device) : chunked_loss(step, device);
   }
