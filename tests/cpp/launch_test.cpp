@@ -1007,8 +1007,9 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
                         "The YAML does not parse: line 11, column 1: end of sequence flow not "
                         "found.");
   // model_name_or_path, and no base_model: TRL's config, read as TRL reads it.
-  CHECK(read_axolotl("model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 2\n")
-            .kind == "TRL config (YAML, trl sft --config; TRL v1.9.0)");
+  CHECK(
+      read_axolotl("model_name_or_path: Qwen/Qwen2.5-7B\nper_device_train_batch_size: 2\n").kind ==
+      "TRL config (YAML, trl sft --config; TRL v1.9.0)");
   check_axolotl_refused("base_model: someone/Mystery-7B\nbf16: true\n", "base_model",
                         "base_model 'someone/Mystery-7B' is not one of the presets: open its "
                         "config.json (--config, or Any model on the page) and read the file "
@@ -1170,6 +1171,9 @@ TEST_CASE("launch: TRL's SFT config opens to the flags' setup, by TRL v1.9.0's d
 TEST_CASE(
     "launch: what TRL's config sets that is not modelled, or another version's key, is named") {
   const std::string base = "model_name_or_path: meta-llama/Meta-Llama-3-8B\n";
+  check_trl_refused(base + "use_peft: true\nlora_target_modules: all-linear\n", "dtype",
+                    "LoRA on the FP32 base TRL loads by default (dtype float32) is not modelled "
+                    "yet: LoRA on a BF16 base is (dtype: bfloat16).");
   check_trl_refused(base + "use_liger_kernel: true\nloss_type: chunked_nll\n", "loss_type",
                     "loss_type chunked_nll with use_liger_kernel: SFTTrainer refuses the two "
                     "together; choose one.");

@@ -338,6 +338,12 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
   read_batch(reader, setup);
   read_precision(reader, setup);
   read_adapter(reader, setup);
+  if (reader.ok() && setup.lora_rank > 0 && setup.precision != Precision::kBf16) {
+    // The hf stack holds LoRA's base in BF16; the FP32 base TRL loads by default is not counted.
+    reader.fault("dtype",
+                 "LoRA on the FP32 base TRL loads by default (dtype float32) is not modelled yet: "
+                 "LoRA on a BF16 base is (dtype: bfloat16).");
+  }
   read_loss(reader, setup);
   read_step(reader, setup);
   // accelerate launch's keys in the same file: the processes, DDP over them.
