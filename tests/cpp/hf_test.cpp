@@ -175,6 +175,46 @@ TEST_CASE("hf: under FSDP's mixed precision the shards are FP32, gathered and re
         doctest::Approx(2 * estimate_memory(off).bytes[Term::kOptimizerStates]).epsilon(0.01));
 }
 
+TEST_CASE("hf: under FSDP2 the embedding and output layer are gathered for their own passes") {
+  // accelerate v1.14's fsdp2_prepare_model: the embedding a unit (resharded after its forward
+  // pass), [final norm, output layer] one kept from its forward pass to its backward pass.
+  TrainingSetup setup = tiny_lora(2);
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  setup.fsdp_version = FsdpVersion::kFsdp2;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  const double layer = 2 * kLayerParameters + 4 * kAdaptersPerLayer;
+  // In the forward pass the layer running alone: FSDP1 would hold the root unit besides.
+  CHECK(point_at(points, "forward", 1).held[Term::kFramework] == allocator_block_bytes(layer));
+  TrainingSetup fsdp1 = setup;
+  fsdp1.fsdp_version = FsdpVersion::kFsdp1;
+  CHECK(point_at(memory_timeline(fsdp1), "forward", 1).held[Term::kFramework] ==
+        allocator_block_bytes(layer) + allocator_block_bytes(2 * kRootParameters));
+  CHECK(estimate.peak_allocated_bytes < estimate_memory(fsdp1).peak_allocated_bytes);
+  // Full training under bf16 mixed precision: each unit's gradients reduce-scattered into FP32
+  // shards as its backward pass ends (4 B over 2 a parameter), the embedding's last, its BF16
+  // unsharded gradient alive as its shard is made: the phase's busiest moment.
+  TrainingSetup full = tiny_hf(2);
+  full.precision = Precision::kBf16Mixed;
+  full.layout.data_parallel = 2;
+  full.layout.zero_stage = 3;
+  full.fsdp_version = FsdpVersion::kFsdp2;
+  const double embedding = 512.0 * 64;
+  const double tail = 512.0 * 64 + 64;
+  CHECK(point_at(memory_timeline(full), "backward", 0).held[Term::kGradients] ==
+        allocator_block_bytes(4 * tail / 2) + 2 * allocator_block_bytes(4 * kLayerParameters / 2) +
+            allocator_block_bytes(4 * embedding / 2) + allocator_block_bytes(2 * embedding));
+  // Under another stack, or without FSDP, the version is refused.
+  TrainingSetup ddp = full;
+  ddp.layout.zero_stage = 0;
+  CHECK(estimate_memory(ddp).answer.setting == "fsdp-version");
+  TrainingSetup deepspeed = full;
+  deepspeed.stack = Stack::kDeepSpeed;
+  CHECK(estimate_memory(deepspeed).answer.setting == "fsdp-version");
+}
+
 TEST_CASE("hf: AdamW's foreach step holds a temporary the size of the second moments") {
   const TrainingSetup setup = tiny_hf(2);  // full training, BF16 moments
   const std::vector<TimelinePoint> points = memory_timeline(setup);

@@ -1298,11 +1298,26 @@ TEST_CASE("launch: accelerate's keys are read as v1.14.0 reads them, set aside, 
       "distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 8\nfsdp_config:\n"
       "  fsdp_auto_wrap_policy: TRANSFORMER_BASED_WRAP\n  fsdp_backward_prefetch: BACKWARD_PRE\n";
   CHECK(read_axolotl(fsdp + "  fsdp_version: 1\n").setup.layout.zero_stage == 3);
-  refused(fsdp + "  fsdp_version: 2\n  fsdp_reshard_after_forward: true\n",
-          "fsdp_config.fsdp_version",
-          "fsdp_config.fsdp_version 2: accelerate's FSDP2 (fully_shard, with its own embedding "
-          "and output units since v1.14) is not modelled yet under the hf stack; FSDP1 "
-          "(fsdp_version: 1) is.");
+  // FSDP2, as `accelerate config` writes it: resharding after forward, its prefetch its own.
+  const LaunchConfig fsdp2 =
+      read_axolotl(fsdp + "  fsdp_version: 2\n  fsdp_reshard_after_forward: true\n");
+  REQUIRE_MESSAGE(fsdp2.answer.ok(), fsdp2.answer.message);
+  CHECK(fsdp2.setup.fsdp_version == FsdpVersion::kFsdp2);
+  CHECK(fsdp2.setup.precision == Precision::kBf16Mixed);
+  CHECK(fsdp2.not_understood.empty());
+  TrainingSetup fsdp2_flags;
+  fsdp2_flags.stack = Stack::kHf;
+  fsdp2_flags.layout.data_parallel = 8;
+  fsdp2_flags.layout.zero_stage = 3;
+  fsdp2_flags.fsdp_version = FsdpVersion::kFsdp2;
+  fsdp2_flags.precision = Precision::kBf16Mixed;
+  fsdp2_flags.logits = true;
+  fsdp2_flags.loss = Loss::kFp32Upcast;
+  check_same_figures(fsdp2.setup, fsdp2_flags);
+  refused(fsdp + "  fsdp_version: 2\n  fsdp_reshard_after_forward: false\n",
+          "fsdp_config.fsdp_reshard_after_forward",
+          "fsdp_config.fsdp_reshard_after_forward false: the hf stack replays FSDP's FULL_SHARD "
+          "alone (SHARD_GRAD_OP, NO_SHARD and the hybrid strategies are not modelled).");
   refused(fsdp + "  fsdp_sharding_strategy: SHARD_GRAD_OP\n", "fsdp_config.fsdp_sharding_strategy",
           "fsdp_config.fsdp_sharding_strategy SHARD_GRAD_OP: the hf stack replays FSDP's "
           "FULL_SHARD alone (SHARD_GRAD_OP, NO_SHARD and the hybrid strategies are not "

@@ -49,7 +49,8 @@ TEST_CASE("loss: Liger's fused linear loss holds the hidden state's gradient and
   CHECK(fused_linear_chunk_tokens(128, 64, 64) == 128);  // never more than the tokens
 }
 
-TEST_CASE("loss: TRL's chunked NLL holds the sorted hidden states, a chunk and the weight's casts") {
+TEST_CASE(
+    "loss: TRL's chunked NLL holds the sorted hidden states, a chunk and the weight's casts") {
   // 128 tokens, one chunk of them (TRL's 256 at most); V·h = 32,768 weights; c·V = 65,536 logits.
   const double weight = 512.0 * 64;
   const double chunk = 128.0 * 512;

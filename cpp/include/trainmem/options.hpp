@@ -276,6 +276,16 @@ enum class CpCommType { kP2p, kA2a };
 //                    logits' BF16 gradient directly: no FP32 copy of the logits
 enum class Compile { kOff, kBlocks, kBlocksAndLoss };
 
+// accelerate's FSDP under the hf stack (fsdp_config.fsdp_version):
+//   fsdp1  FullyShardedDataParallel (torch/distributed/fsdp): a flat parameter a unit, the root
+//          unit (the embedding, the final norm and the output layer) gathered for the whole step
+//   fsdp2  fully_shard (torch/distributed/fsdp/_fully_shard), as accelerate v1.14's
+//          fsdp2_prepare_model wraps it: the embedding a unit of its own, resharded after its
+//          forward pass, and the final norm with the output layer one kept gathered from its
+//          forward pass to its backward pass; units gathered through an all-gather buffer and
+//          their gradients reduced through a reduce-scatter input
+enum class FsdpVersion { kFsdp1, kFsdp2 };
+
 // ---- Pipeline stages -------------------------------------------------------------------------
 
 // Which stage of a pipeline holds the most: the only one (no pipeline), the first, the last, or
@@ -309,6 +319,8 @@ template <>
 const std::vector<Choice>& choices<CpCommType>();
 template <>
 const std::vector<Choice>& choices<Compile>();
+template <>
+const std::vector<Choice>& choices<FsdpVersion>();
 template <>
 const std::vector<Choice>& choices<PipelineStage>();
 template <>

@@ -67,6 +67,7 @@ constexpr const char* kVocabDivisibleBy = "make-vocab-size-divisible-by";
 constexpr const char* kEodToken = "eod-token";
 constexpr const char* kCpCommType = "cp-comm-type";
 constexpr const char* kCompile = "compile";
+constexpr const char* kFsdpVersion = "fsdp-version";
 constexpr const char* kOptimizerInBackward = "optimizer-in-backward";
 constexpr const char* kPagedOptimizer = "paged-optimizer";
 constexpr const char* kKbitPrep = "kbit-prep";

@@ -167,6 +167,8 @@ struct TrainingSetup {
   CpCommType cp_comm_type = CpCommType::kP2p;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
+  // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).
+  FsdpVersion fsdp_version = FsdpVersion::kFsdp1;
   // The optimiser's step in the backward pass (torchtune's optimizer_in_bwd): each parameter is
   // stepped by its gradient's hook and the gradient freed, so the largest parameter's gradient is
   // the most held at once. On one device, training every parameter, under the ideal stack.

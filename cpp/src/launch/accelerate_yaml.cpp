@@ -91,8 +91,9 @@ std::vector<std::string> left_to_the_reader() {
 }
 
 // FSDP (utils/dataclasses.py, FullyShardedDataParallelPlugin, as accelerate launch hands it the
-// keys): FSDP1's FULL_SHARD with transformer-based wrapping and BACKWARD_PRE, which the hf stack
-// replays as ZeRO 3; FSDP2 and the other strategies are refused by key.
+// keys): FULL_SHARD with transformer-based wrapping, FSDP1's with BACKWARD_PRE or FSDP2's
+// (fsdp2_prepare_model), which the hf stack replays as ZeRO 3; the other strategies, policies and
+// prefetches are refused by key.
 void read_fsdp(KeyReader& reader, bool mixed, TrainingSetup& setup) {
   std::optional<KeyReader> fsdp = reader.section("fsdp_config");
   if (!fsdp) {
@@ -101,25 +102,23 @@ void read_fsdp(KeyReader& reader, bool mixed, TrainingSetup& setup) {
   }
   // accelerate launch's default is 1 (commands/launch.py); `accelerate config` writes 2.
   const std::string version = fsdp->get("fsdp_version", given_text()).value_or("1");
-  if (version == "2") {
-    fsdp->fault("fsdp_config.fsdp_version",
-                "fsdp_config.fsdp_version 2: accelerate's FSDP2 (fully_shard, with its own "
-                "embedding and output units since v1.14) is not modelled yet under the hf stack; "
-                "FSDP1 (fsdp_version: 1) is.");
-    return;
-  }
-  if (version != "1") {
+  const bool fsdp2 = version == "2";
+  if (version != "1" && !fsdp2) {
     fsdp->fault("fsdp_config.fsdp_version",
                 "fsdp_config.fsdp_version must be 1 or 2; it is '" + version.substr(0, 20) + "'.");
     return;
   }
   fsdp->list_read("fsdp_version");
-  // The strategy: fsdp_sharding_strategy, or under FSDP1 fsdp_reshard_after_forward naming one
-  // (accelerate v1.7 on), by name or by its number (1 is FULL_SHARD).
+  setup.fsdp_version = fsdp2 ? FsdpVersion::kFsdp2 : FsdpVersion::kFsdp1;
+  // The strategy: fsdp_sharding_strategy, or fsdp_reshard_after_forward naming one under FSDP1
+  // (accelerate v1.7 on) and true or false under FSDP2 (to_fsdp2 maps FULL_SHARD to true), by name
+  // or by its number (1 is FULL_SHARD).
   std::string strategy = "FULL_SHARD";
   for (const char* key : {"fsdp_sharding_strategy", "fsdp_reshard_after_forward"}) {
     if (std::optional<std::string> given = fsdp->get(key, given_text())) {
-      strategy = *given == "1" || *given == "true" || *given == "True" ? "FULL_SHARD" : *given;
+      const bool full = *given == "1" || *given == "FULL_SHARD" ||
+                        (fsdp2 && (*given == "true" || *given == "True"));
+      strategy = full ? "FULL_SHARD" : *given;
       if (strategy != "FULL_SHARD") {
         fsdp->fault(fsdp->name(key),
                     fsdp->name(key) + " " + strategy.substr(0, 30) +
@@ -141,8 +140,11 @@ void read_fsdp(KeyReader& reader, bool mixed, TrainingSetup& setup) {
     return;
   }
   fsdp->list_read("fsdp_auto_wrap_policy");
+  // FSDP2 prefetches the next unit itself: accelerate sets the backward prefetch aside.
   const std::string prefetch =
-      fsdp->get("fsdp_backward_prefetch", given_text()).value_or("NO_PREFETCH");
+      fsdp2 ? "BACKWARD_PRE"
+            : fsdp->get("fsdp_backward_prefetch", given_text()).value_or("NO_PREFETCH");
+  if (fsdp2) fsdp->take("fsdp_backward_prefetch");
   if (prefetch != "BACKWARD_PRE") {
     fsdp->fault("fsdp_config.fsdp_backward_prefetch",
                 "fsdp_config.fsdp_backward_prefetch " + prefetch.substr(0, 30) +
@@ -151,7 +153,7 @@ void read_fsdp(KeyReader& reader, bool mixed, TrainingSetup& setup) {
                     "runs its backward pass.");
     return;
   }
-  fsdp->list_read("fsdp_backward_prefetch");
+  if (!fsdp2) fsdp->list_read("fsdp_backward_prefetch");
   if (fsdp->get("fsdp_forward_prefetch", text_bool()).value_or(false)) {
     fsdp->fault("fsdp_config.fsdp_forward_prefetch",
                 "fsdp_config.fsdp_forward_prefetch: the next layer gathered in the forward pass "

@@ -274,6 +274,17 @@ const std::vector<Choice>& choices<OverlapComm>() {
 }
 
 template <>
+const std::vector<Choice>& choices<FsdpVersion>() {
+  static const std::vector<Choice> choices = {
+      {"fsdp1", "FSDP1", "FullyShardedDataParallel: flat parameters, the root unit gathered"},
+      {"fsdp2", "FSDP2",
+       "fully_shard as accelerate v1.14 wraps it: the embedding and the output layer units of "
+       "their own"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<Compile>() {
   static const std::vector<Choice> choices = {
       {"off", "Off (eager)", "PyTorch's eager mode"},

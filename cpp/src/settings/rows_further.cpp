@@ -399,6 +399,19 @@ void add_distributed_switches(Entries& entries) {
 // torchtune's and transformers' switches, and PyTorch's caching allocator's settings.
 void add_single_device_switches(Entries& entries) {
   const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
+  add(row<&TrainingSetup::fsdp_version>(id::kFsdpVersion, "FSDP version",
+                                        "accelerate's FSDP under the hf stack's ZeRO 3: FSDP1 "
+                                        "(flat parameters) or FSDP2 (fully_shard)",
+                                        "fsdpVersion")
+          .among(choices<FsdpVersion>())
+          .only_under({Stack::kHf}, "the FSDP version is accelerate's, under the hf stack",
+                      "The FSDP version is accelerate's, under the hf stack; choose it, or fsdp1.")
+          .rule([](const TrainingSetup& setup) { return setup.layout.zero_stage >= 3; },
+                "FSDP2 is accelerate's FSDP under ZeRO 3 (FULL_SHARD); choose ZeRO 3, or fsdp1.")
+          .page("stack", "accelerate's FSDP version",
+                "The hf stack under ZeRO 3: FSDP1 keeps the embedding and output layer gathered "
+                "for the whole step; FSDP2 (accelerate's default since 2025) only for their own "
+                "passes."));
   // torchtune runs the step in the backward pass in its single-device recipes, full training
   // (full_finetune_single_device.py: optimizer_in_bwd).
   add(row<&TrainingSetup::optimizer_in_backward>(

@@ -10,9 +10,20 @@ namespace {
 
 // transformers' own terms, and what each micro-batch takes, worked out once.
 struct HfPlan {
-  bool fsdp = false;  // accelerate's FSDP1, FULL_SHARD, under ZeRO 3
+  bool fsdp = false;   // accelerate's FSDP, FULL_SHARD, under ZeRO 3
+  bool fsdp2 = false;  // as FSDP2 (fully_shard), not FSDP1
   double shards = 1;
   ModelWeights model;  // a layer's and the rest's, whole
+  // The root's units, as stored, whole: FSDP1's root unit (or, tied, FSDP2's [final norm,
+  // embedding] unit) gathered for the step; FSDP2's embedding unit for its own passes and its
+  // [final norm, output layer] unit from the loss to the end of its backward pass. Their trained
+  // parameters.
+  double step_unit = 0;
+  double embedding_unit = 0;
+  double tail_unit = 0;
+  double embedding_trained = 0;
+  double tail_trained = 0;
+  std::size_t reduce_input = 0;  // FSDP2's reduce-scatter input
   // Per trained parameter on this device (a shard's share under FSDP).
   Trained trained;
   std::size_t gathered = 0;  // under FSDP
@@ -42,15 +53,36 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   const TrainingSetup& setup = device.setup;
   HfPlan plan;
   plan.fsdp = full_shard(device);
+  plan.fsdp2 = plan.fsdp && setup.fsdp_version == FsdpVersion::kFsdp2;
   plan.shards = hf_shards(device);
   plan.model = model;
   plan.trained = trained_parameters(device);
+  const bool split = plan.fsdp2 && device.counts.output_head > 0 && device.root_parameters > 0;
+  const double tail_share =
+      split ? (device.counts.output_head + device.counts.final_norm) / device.root_parameters : 1;
+  plan.tail_unit = split ? model.root * tail_share : 0;
+  plan.embedding_unit = split ? model.root - plan.tail_unit : 0;
+  plan.step_unit = split ? 0 : model.root;
+  plan.tail_trained = split ? plan.trained.root * tail_share : 0;
+  plan.embedding_trained = split ? plan.trained.root - plan.tail_trained : 0;
   const bool mixed = setup.precision == Precision::kBf16Mixed;
   const bool fsdp_mixed = plan.fsdp && mixed;
   plan.gathered_per_stored = fsdp_mixed ? kBf16Bytes / kFp32Bytes : 1;
   plan.unsharded_gradient_bytes =
       fsdp_mixed ? kBf16Bytes : plan.trained.gradient_bytes * plan.shards;
-  if (plan.fsdp) {
+  if (plan.fsdp2) {
+    plan.gathered = step.term(
+        "fsdp-gathered-units", "Gathered units (FSDP2)",
+        "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, FSDPParamGroup.unshard: a "
+        "unit all-gathered into a buffer and copied out into each parameter; a layer for its "
+        "passes (the next prefetched in the backward pass), the embedding for its own, the final "
+        "norm and output layer from the loss to their backward pass (accelerate v1.14's "
+        "fsdp2_prepare_model, reshard_after_forward=False)");
+    plan.reduce_input =
+        step.term("fsdp-reduce-scatter-input", "Reduce-scatter input (BF16)",
+                  "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, foreach_reduce: a "
+                  "unit's gradients copied into one buffer in reduce_dtype (accelerate's BF16)");
+  } else if (plan.fsdp) {
     plan.gathered = step.term("fsdp-gathered-units", "Gathered units (FSDP)",
                               "torch/distributed/fsdp/_flat_param.py, FlatParamHandle.unshard: a "
                               "unit's flat parameter all-gathered whole; the root unit for the "
@@ -105,8 +137,22 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
 }
 
 // A unit gathered whole under FSDP; nothing without it.
+// Under FSDP2 through its all-gather buffer, freed once copied out into the parameters.
 CachingAllocator::Handle gather_unit(Step& step, const HfPlan& plan, double whole) {
-  return step.take(plan.gathered, plan.fsdp ? whole * plan.gathered_per_stored : 0);
+  const double gathered = plan.fsdp ? whole * plan.gathered_per_stored : 0;
+  const auto buffer = step.take(plan.gathered, plan.fsdp2 ? gathered : 0);
+  const auto unit = step.take(plan.gathered, gathered);
+  step.give(buffer);
+  return unit;
+}
+
+// A unit's gradients reduce-scattered under FSDP2: copied into the reduce-scatter input (BF16),
+// its shard cast into the sharded gradients (the handle).
+CachingAllocator::Handle reduce_unit(Step& step, const HfPlan& plan, double trained) {
+  const auto input = step.take(plan.reduce_input, kBf16Bytes * trained);
+  const auto shard = step.take(tag(Term::kGradients), plan.trained.gradient_bytes * trained);
+  step.give(input);
+  return shard;
 }
 
 // What the forward pass leaves for the backward pass: each slot's saved tensors, and each layer's
@@ -150,8 +196,9 @@ Handles hf_backward_pass(Step& step, const StepDevice& device, const HfPlan& pla
     in_flight.push_back(
         step.take(tag(Term::kGradients),
                   plan.fsdp ? unsharded_bytes * device.layer_trainable_parameters : 0));
-    gradients.push_back(
-        step.take(tag(Term::kGradients), gradient_bytes * device.layer_trainable_parameters));
+    gradients.push_back(plan.fsdp2 ? reduce_unit(step, plan, device.layer_trainable_parameters)
+                                   : step.take(tag(Term::kGradients),
+                                               gradient_bytes * device.layer_trainable_parameters));
     const auto dequantised =
         step.take(tag(Term::kDequantization), device.bytes[Term::kDequantization]);
     // A rebuilt layer casts its weights again; a kept one's copies are freed with it.
@@ -192,8 +239,10 @@ void hf_optimizer_step(Step& step, const StepDevice& device, const HfPlan& plan,
 
 // One micro-batch; `first` for the first step's, whose optimizer makes the state.
 void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bool first) {
-  const auto root = gather_unit(step, plan, plan.model.root);
+  const auto root = gather_unit(step, plan, plan.step_unit);
+  step.give(gather_unit(step, plan, plan.embedding_unit));  // FSDP2: the embedding's forward
   HfForward forward = hf_forward_pass(step, device, plan);
+  const auto tail = gather_unit(step, plan, plan.tail_unit);
   const auto output_weight = step.take(plan.cast, plan.output_copy);
   // Where the forward pass returns, autocast's cache is cleared: a rebuilt layer's copies were
   // saved by no one.
@@ -202,17 +251,39 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
   });
   // The root unit's gradients (full training), whole under FSDP until its reduce-scatter at the
   // end of the backward pass.
+  // Under FSDP2 the embedding's are made at its own backward pass, at the end.
   const auto root_gradient =
-      step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.trained.root);
+      step.take(tag(Term::kGradients),
+                plan.unsharded_gradient_bytes * (plan.trained.root - plan.embedding_trained));
   Flowing flowing;
   flowing.tag = plan.activation_gradients;
   flowing.gradient = step.take(flowing.tag, kBf16Bytes * device.tokens * device.shape.hidden_size);
   step.give(logits_gradient);
   step.give(output_weight);
-  Handles gradients = hf_backward_pass(step, device, plan, forward, flowing);
+  Handles gradients;
+  if (plan.tail_unit > 0) {
+    // FSDP2's [final norm, output layer] unit: reduced and resharded as its backward ends.
+    gradients.push_back(reduce_unit(step, plan, plan.tail_trained));
+    step.give(root_gradient);
+    step.give(tail);
+  }
+  Handles layers = hf_backward_pass(step, device, plan, forward, flowing);
+  gradients.insert(gradients.end(), layers.begin(), layers.end());
   step.give(flowing.gradient);
+  if (plan.embedding_unit > 0) {
+    const auto embedding = gather_unit(step, plan, plan.embedding_unit);
+    const auto unsharded =
+        step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.embedding_trained);
+    gradients.push_back(reduce_unit(step, plan, plan.embedding_trained));
+    step.give(unsharded);
+    step.give(embedding);
+  }
   step.give(root);
-  gradients.push_back(hf_root_reduce_scatter(step, plan, root_gradient));
+  if (plan.tail_unit == 0) {
+    gradients.push_back(plan.fsdp2 ? reduce_unit(step, plan, plan.trained.root)
+                                   : hf_root_reduce_scatter(step, plan, root_gradient));
+    if (plan.fsdp2) step.give(root_gradient);
+  }
   step.mark("backward", 0);
   hf_optimizer_step(step, device, plan, first, gradients);
 }
