@@ -943,8 +943,35 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
                         "lora_modules_to_save trains whole modules (the embedding, the output "
                         "layer) beside the adapters, which is not modelled.");
   check_axolotl_refused(axolotl("deepspeed: deepspeed_configs/zero3_bf16.json\n"), "deepspeed",
-                        "deepspeed is not read from an axolotl config yet: DDP is. Under "
-                        "DeepSpeed, open its JSON config instead, with the model set.");
+                        "deepspeed deepspeed_configs/zero3_bf16.json: axolotl hands DeepSpeed "
+                        "its JSON config, which this file does not hold: open that JSON itself, "
+                        "with the model set (its \"auto\" values are filled from the settings "
+                        "beside it).");
+  // FSDP2 as axolotl's examples set it: the hf stack's ZeRO 3 over the world's devices, full
+  // training upcast to FP32 shards under bf16; FSDP1 (no backward prefetch) refused.
+  const std::string fsdp2 =
+      "base_model: meta-llama/Llama-3.2-1B\nsequence_len: 2048\nbf16: true\n"
+      "attn_implementation: flash_attention_2\nfsdp_version: 2\n"
+      "fsdp_config:\n  offload_params: false\n  cpu_ram_efficient_loading: true\n"
+      "  auto_wrap_policy: TRANSFORMER_BASED_WRAP\n"
+      "  transformer_layer_cls_to_wrap: LlamaDecoderLayer\n  state_dict_type: FULL_STATE_DICT\n"
+      "  reshard_after_forward: true\n  activation_checkpointing: true\n";
+  const LaunchConfig sharded = read_axolotl(fsdp2, TrainingSetup{}, 4);
+  REQUIRE_MESSAGE(sharded.answer.ok(), sharded.answer.message);
+  CHECK(sharded.not_understood.empty());
+  CHECK(sharded.setup.layout.zero_stage == 3);
+  CHECK(sharded.setup.layout.data_parallel == 4);
+  CHECK(sharded.setup.fsdp_version == FsdpVersion::kFsdp2);
+  CHECK(sharded.setup.precision == Precision::kBf16Mixed);
+  CHECK(sharded.setup.recompute == Recompute::kFull);
+  CHECK(estimate_memory(sharded.setup).answer.ok());
+  CHECK(read_axolotl(fsdp2).answer.message ==
+        "FSDP shards over the devices the run starts: give the world size (2 or more).");
+  check_axolotl_refused(axolotl("fsdp:\n  - full_shard\n  - auto_wrap\nfsdp_config:\n"
+                                "  fsdp_offload_params: false\n"),
+                        "fsdp_version",
+                        "axolotl's FSDP1 (fsdp_version unset) leaves FSDP's backward prefetch off, "
+                        "which the hf stack does not replay: FSDP2 (fsdp_version: 2) is read.");
   // bitsandbytes' 4-bit base is qlora's alone; lora with load_in_4bit is an FP32 base.
   check_axolotl_refused(axolotl("load_in_4bit: true\n"), "load_in_4bit",
                         "adapter: lora with load_in_4bit loads the base unquantised, which "

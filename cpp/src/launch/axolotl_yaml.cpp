@@ -458,7 +458,97 @@ void read_lora_kernels(KeyReader& reader, const TrainingSetup& setup) {
       "PEFT's.");
 }
 
-// What the hf stack does not run: DeepSpeed, FSDP and axolotl's other parallelisms; and
+// An fsdp_config key, by its name in axolotl's schema (utils/schemas/fsdp.py:
+// reshard_after_forward) or the fsdp_-prefixed one of its FSDP1 configs, which it still takes.
+const Json* fsdp_key(KeyReader& fsdp, const std::string& key) {
+  const Json* found = fsdp.take(key);
+  const Json* prefixed = fsdp.take("fsdp_" + key);
+  return found != nullptr ? found : prefixed;
+}
+
+// FSDP as axolotl sets it up (utils/trainer.py, setup_fsdp_envs, prepare_optim_env): fsdp_config
+// (or the older fsdp list) turns it on; fsdp_version 2 is FSDP2, which the hf stack replays under
+// ZeRO 3 over the world's devices; the fsdp_config keys become accelerate's FSDP_* variables, each
+// set only where true, so that accelerate's defaults stand for the rest (reshard_after_forward
+// true, NO_WRAP). FSDP1 is refused: axolotl sets no backward prefetch, which the hf stack's FSDP1
+// replays (BACKWARD_PRE).
+void read_fsdp(KeyReader& reader, int world_size, TrainingSetup& setup) {
+  const Json* list = reader.take("fsdp");
+  std::optional<KeyReader> fsdp = reader.section("fsdp_config");
+  const bool listed = list != nullptr && !sets_nothing(*list) && !names_of(*list).empty();
+  if (!fsdp && !listed) return;
+  std::string version = reader.get("fsdp_version", given_text()).value_or("");
+  if (fsdp) {
+    for (const char* key : {"version", "fsdp_version"}) {
+      if (const Json* inner = fsdp->take(key); inner != nullptr && scalar_of(*inner)) {
+        version = *scalar_of(*inner);
+      }
+    }
+  }
+  if (version != "2") {
+    reader.fault(
+        "fsdp_version",
+        "axolotl's FSDP1 (fsdp_version " + (version.empty() ? std::string("unset") : version) +
+            ") leaves FSDP's backward prefetch off, which the hf stack does not replay: FSDP2 "
+            "(fsdp_version: 2) is read.");
+    return;
+  }
+  reader.list_read("fsdp_version");
+  if (!fsdp) {
+    reader.fault("fsdp_config", "FSDP2 needs its fsdp_config (auto_wrap_policy at the least).");
+    return;
+  }
+  const Json* wrap = fsdp_key(*fsdp, "auto_wrap_policy");
+  const std::string policy = wrap != nullptr ? scalar_of(*wrap).value_or("") : "";
+  if (policy != "TRANSFORMER_BASED_WRAP") {
+    fsdp->fault(
+        "fsdp_config.auto_wrap_policy",
+        "fsdp_config.auto_wrap_policy " +
+            (policy.empty() ? std::string("unset (accelerate's NO_WRAP)") : policy.substr(0, 30)) +
+            ": the hf stack replays transformer-based wrapping, a unit for each decoder "
+            "layer (TRANSFORMER_BASED_WRAP).");
+    return;
+  }
+  const auto on = [&](const char* key) {
+    const Json* value = fsdp_key(*fsdp, key);
+    const std::optional<std::string> text = value != nullptr ? scalar_of(*value) : std::nullopt;
+    return text && (*text == "true" || *text == "True" || *text == "1");
+  };
+  if (on("offload_params")) {
+    fsdp->fault("fsdp_config.offload_params",
+                "fsdp_config.offload_params: FSDP's CPU offload is not modelled under the hf "
+                "stack; set it false.");
+    return;
+  }
+  if (on("activation_checkpointing")) {
+    setup.recompute = Recompute::kFull;
+    reader.launch().notes.push_back(
+        "fsdp_config.activation_checkpointing: each layer rebuilt in its backward pass (full "
+        "recomputation).");
+  }
+  // Set only where true: false leaves accelerate's FSDP2 default, true.
+  on("reshard_after_forward");
+  for (const char* key : {"state_dict_type", "final_state_dict_type", "cpu_ram_efficient_loading",
+                          "sync_module_states", "use_orig_params", "transformer_layer_cls_to_wrap",
+                          "cpu_offload_pin_memory", "min_num_params"}) {
+    fsdp_key(*fsdp, key);  // checkpoints, loading, and what the wrap's own keys name
+  }
+  fsdp->list_unread({}, &sets_nothing);
+  if (world_size < 2) {
+    reader.fault("fsdp_config",
+                 "FSDP shards over the devices the run starts: give the world size (2 or more).");
+    return;
+  }
+  setup.layout.zero_stage = 3;
+  setup.fsdp_version = FsdpVersion::kFsdp2;
+  // accelerate upcasts the trained parameters to FP32 under bf16 mixed precision (axolotl sets
+  // ACCELERATE_MIXED_PRECISION from bf16): full training is bf16-mixed.
+  if (setup.lora_rank == 0 && setup.precision == Precision::kBf16) {
+    setup.precision = Precision::kBf16Mixed;
+  }
+}
+
+// What the hf stack does not run: DeepSpeed and axolotl's other parallelisms; and
 // unfrozen_parameters, which freezes all but the names it matches (utils/freeze.py,
 // freeze_layers_except), so that the trained parameters are not the adapter's or the model's.
 void refuse_distribution(KeyReader& reader) {
@@ -468,14 +558,14 @@ void refuse_distribution(KeyReader& reader) {
                  "modelled: full fine-tuning or LoRA's adapters are.");
     return;
   }
-  for (const char* key : {"deepspeed", "fsdp", "fsdp_config", "fsdp_version"}) {
-    const Json* found = reader.find(key);
-    if (found == nullptr || (found->is_string() && !scalar_of(*found))) continue;
-    reader.take(key);
-    if (found->is_array() && found->empty()) continue;
-    reader.fault(key, std::string(key) +
-                          " is not read from an axolotl config yet: DDP is. Under DeepSpeed, "
-                          "open its JSON config instead, with the model set.");
+  if (const Json* found = reader.find("deepspeed"); found != nullptr && !sets_nothing(*found)) {
+    reader.take("deepspeed");
+    const std::string named = scalar_of(*found).value_or("");
+    reader.fault("deepspeed",
+                 "deepspeed" + (named.empty() ? std::string() : " " + named.substr(0, 60)) +
+                     ": axolotl hands DeepSpeed its JSON config, which this file does not hold: "
+                     "open that JSON itself, with the model set (its \"auto\" values are filled "
+                     "from the settings beside it).");
     return;
   }
   for (const char* key : {"tensor_parallel_size", "context_parallel_size", "dp_shard_size",
@@ -515,6 +605,7 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
   read_optimizer(reader, setup);
   read_kernels(reader, setup);
   refuse_distribution(reader);
+  read_fsdp(reader, context.world_size, setup);
   read_lora_kernels(reader, setup);
   // loaders/model.py calls prepare_model_for_kbit_training for LoRA on a quantised base, whose
   // FP32 upcast of the embedding, the norms and the output layer axolotl then undoes for any
@@ -530,7 +621,8 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
   reader.list_unread(no_bearing_keys(), &sets_nothing);
   launch.notes.push_back(
       context.world_size > 0
-          ? "d " + std::to_string(context.world_size) + ": the world size given, under DDP."
+          ? "d " + std::to_string(context.world_size) + ": the world size given, under " +
+                (setup.layout.zero_stage >= 3 ? "FSDP2." : "DDP.")
           : "One device: the file does not say how many run (give the world size for DDP).");
   return launch;
 }
