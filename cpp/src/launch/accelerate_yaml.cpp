@@ -268,14 +268,9 @@ void read_deepspeed(KeyReader& reader, bool mixed, TrainingSetup& setup) {
 LaunchConfig read_accelerate_yaml(const std::string& json_text, const TrainingSetup& base,
                                   const LaunchContext& context) {
   LaunchConfig launch;
-  launch.kind = kKind;
-  launch.leaves = left_by_every_file();
-  for (const std::string& id : left_to_the_reader()) launch.leaves.push_back(id);
-  launch.setup = setup_beside(base, launch.leaves);
   Json config;
-  const ConfigParse parsed = parse_json_object(json_text, config, "accelerate config: ");
-  if (!parsed.answer.ok()) {
-    launch.answer = refusal("launch", parsed.answer.message);
+  if (!open_launch(launch, kKind, base, left_to_the_reader(), {}, json_text,
+                   "accelerate config: ", config)) {
     return launch;
   }
   TrainingSetup& setup = launch.setup;

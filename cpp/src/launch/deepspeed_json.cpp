@@ -591,14 +591,9 @@ std::vector<std::string> left_to_the_reader() {
 LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& base,
                                  const LaunchContext& context) {
   LaunchConfig launch;
-  launch.kind = kKind;
-  launch.leaves = left_by_every_file();
-  for (const std::string& id : left_to_the_reader()) launch.leaves.push_back(id);
-  launch.setup = setup_beside(base, launch.leaves);
   Json config;
-  const ConfigParse parsed = parse_json_object(text, config, "DeepSpeed config: ");
-  if (!parsed.answer.ok()) {
-    launch.answer = refusal("launch", parsed.answer.message);
+  if (!open_launch(launch, kKind, base, left_to_the_reader(), {}, text,
+                   "DeepSpeed config: ", config)) {
     return launch;
   }
   if (const std::string twice = duplicate_key(text); !twice.empty()) {

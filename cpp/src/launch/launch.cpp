@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "launch/launch_readers.hpp"
+#include "model/config_text.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/settings.hpp"
 
@@ -118,6 +119,21 @@ TrainingSetup setup_beside(const TrainingSetup& base, const std::vector<std::str
     }
   }
   return setup;
+}
+
+bool open_launch(LaunchConfig& launch, const char* kind, const TrainingSetup& base,
+                 const std::vector<std::string>& leaves,
+                 const std::vector<std::string>& also_from_base, const std::string& text,
+                 const char* what, nlohmann::json& config) {
+  launch.kind = kind;
+  launch.leaves = left_by_every_file();
+  launch.leaves.insert(launch.leaves.end(), leaves.begin(), leaves.end());
+  std::vector<std::string> from_base = launch.leaves;
+  from_base.insert(from_base.end(), also_from_base.begin(), also_from_base.end());
+  launch.setup = setup_beside(base, from_base);
+  const ConfigParse parsed = parse_json_object(text, config, what);
+  if (!parsed.answer.ok()) launch.answer = refusal("launch", parsed.answer.message);
+  return parsed.answer.ok();
 }
 
 void keep_trainer_loss(LaunchConfig& launch) {

@@ -1,6 +1,7 @@
 // Each launch config's reader (launch.hpp reads any of them).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,15 @@ const std::vector<std::string>& left_by_every_file();
 // What a reader starts from: the defaults, with `base`'s value of each setting in `leaves` (the
 // model's shape too, where "model" is among them).
 TrainingSetup setup_beside(const TrainingSetup& base, const std::vector<std::string>& leaves);
+
+// A JSON reader's opening (DeepSpeed's, and the YAML readers' through the front end's JSON): its
+// kind; the settings it leaves to the reader, every file's and `leaves`, which the setup takes from
+// `base` with `also_from_base` (the model, which a YAML file names or leaves); and the file's
+// object in `config` (`what` heads a refusal). False, the launch refused, where the text is none.
+bool open_launch(LaunchConfig& launch, const char* kind, const TrainingSetup& base,
+                 const std::vector<std::string>& leaves,
+                 const std::vector<std::string>& also_from_base, const std::string& text,
+                 const char* what, nlohmann::json& config);
 
 // The loss transformers' Trainer computes: the one set where it is one of the Trainer's (the hf
 // stack's: ForCausalLMLoss over FP32-upcast logits, or Liger's fused linear loss), else

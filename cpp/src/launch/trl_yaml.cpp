@@ -314,15 +314,9 @@ void refuse_other_trainers(KeyReader& reader) {
 LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& base,
                            const LaunchContext& context) {
   LaunchConfig launch;
-  launch.kind = kKind;
-  launch.leaves = left_by_every_file();
-  std::vector<std::string> from_base = launch.leaves;
-  from_base.push_back(setting_id::kModel);
-  launch.setup = setup_beside(base, from_base);
   Json config;
-  const ConfigParse parsed = parse_json_object(json_text, config, "TRL config: ");
-  if (!parsed.answer.ok()) {
-    launch.answer = refusal("launch", parsed.answer.message);
+  if (!open_launch(launch, kKind, base, {}, {setting_id::kModel}, json_text,
+                   "TRL config: ", config)) {
     return launch;
   }
   TrainingSetup& setup = launch.setup;
