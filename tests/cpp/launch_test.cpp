@@ -1041,18 +1041,23 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
                         "base_model 'someone/Mystery-7B' is not one of the presets: open its "
                         "config.json (--config, or Any model on the page) and read the file "
                         "again.");
-  // Listing the Cut Cross-Entropy plugin turns it on (its cut_cross_entropy defaults to true):
-  // refused by name, never read as the FP32-upcast logits.
-  check_axolotl_refused(
-      axolotl("plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n"),
-      "plugins",
-      "plugins lists axolotl's CutCrossEntropyPlugin, whose cut_cross_entropy is on unless set "
-      "false: it computes the loss without the logits (Wijmans et al. 2024), which is not "
-      "modelled; Liger's fused linear cross-entropy is.");
-  CHECK(read_axolotl(axolotl("plugins:\n  - "
-                             "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n"
-                             "cut_cross_entropy: false\n"))
+  // Listing the Cut Cross-Entropy plugin turns it on (its cut_cross_entropy defaults to true): the
+  // loss without the logits, never read as the FP32-upcast logits; off, transformers' loss.
+  const std::string cce =
+      "plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\n";
+  const LaunchConfig cut = read_axolotl(axolotl(cce));
+  REQUIRE_MESSAGE(cut.answer.ok(), cut.answer.message);
+  CHECK(cut.setup.loss == Loss::kCutCrossEntropy);
+  CHECK(read_axolotl(axolotl(cce + "cut_cross_entropy: false\n")).setup.loss == Loss::kFp32Upcast);
+  // It casts the output layer and the norms to BF16, as FlashAttention does: full training under
+  // SDPA is read with it.
+  CHECK(read_axolotl("base_model: meta-llama/Llama-3.2-1B\nsequence_len: 2048\nbf16: true\n" + cce)
             .answer.ok());
+  check_axolotl_refused(axolotl(cce + "  - axolotl.integrations.liger.LigerPlugin\n"
+                                      "liger_fused_linear_cross_entropy: true\n"),
+                        "liger_fused_linear_cross_entropy",
+                        "liger_fused_linear_cross_entropy beside Cut Cross-Entropy: two losses "
+                        "over the output layer; keep one.");
   // Llama 3 8B's own repository, the base of axolotl's examples, and a mirror of it.
   for (const char* name : {"meta-llama/Meta-Llama-3-8B", "NousResearch/Meta-Llama-3-8B"}) {
     std::string text = axolotl("");

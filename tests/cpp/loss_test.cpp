@@ -89,8 +89,23 @@ TEST_CASE(
   CHECK(chunked.peak_allocated_bytes < estimate_memory(lora).peak_allocated_bytes);
 }
 
+TEST_CASE("loss: Cut Cross-Entropy holds the hidden states' gradient and 12 B a token") {
+  // 2·128·64 for grad_e; the FP32 log-sum-exp and int64 index of 128 tokens; the FP32 average
+  // logit and int32 order of 512 entries.
+  CHECK(logits_bytes(tiny(Loss::kCutCrossEntropy)) == 2 * 128 * 64 + 12 * 128 + 8 * 512);
+  TrainingSetup lora = tiny(Loss::kCutCrossEntropy);
+  lora.lora_rank = 4;
+  lora.stack = Stack::kHf;
+  lora.precision = Precision::kBf16;
+  const Estimate cut = estimate_memory(lora);
+  REQUIRE_MESSAGE(cut.answer.ok(), cut.answer.message);
+  lora.loss = Loss::kFp32Upcast;
+  CHECK(cut.peak_allocated_bytes < estimate_memory(lora).peak_allocated_bytes);
+}
+
 TEST_CASE("loss: both run on a whole output layer, and under the stacks that run any loss") {
-  for (const Loss loss : {Loss::kChunked, Loss::kFusedLinear, Loss::kChunkedNll}) {
+  for (const Loss loss :
+       {Loss::kChunked, Loss::kFusedLinear, Loss::kChunkedNll, Loss::kCutCrossEntropy}) {
     CAPTURE(choice_id(loss));
     TrainingSetup setup = tiny(loss);
     setup.layout.tensor_parallel = 2;

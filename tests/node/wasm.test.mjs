@@ -350,6 +350,8 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'chunked',
         'fused-linear',
         'fp32-shifted',
+        'chunked-nll',
+        'cut-cross-entropy',
       ],
     );
   });

@@ -183,8 +183,14 @@ enum class Dropout { kModel, kOff, kOn };
 //                   the output layer and the loss over chunks of 256 tokens, each checkpointed, so
 //                   one chunk's logits at a time, and the output weight's working copies under
 //                   bf16 autocast (chunked_nll_weights)
+//   cut-cross-entropy  Cut Cross-Entropy (Wijmans et al., "Cut Your Losses in Large-Vocabulary
+//                   Language Models", arXiv:2411.09009), as axolotl's plugin runs it (its fork
+//                   axolotl-ai-cloud/ml-cross-entropy 5f0c7a7: cce.py, cce_backward.py): the
+//                   logits never made; the log-sum-exp and the valid tokens' indices (12 B a token)
+//                   and each vocabulary entry's average logit (4 B) kept, the vocabulary's order
+//                   (4 B) and the hidden states' BF16 gradient made in the backward pass
 // The others are split over the vocabulary by tensor parallelism (a vocabulary-sharded loss);
-// chunked, fused-linear and chunked-nll run on a whole output layer (t = 1).
+// chunked, fused-linear, chunked-nll and cut-cross-entropy run on a whole output layer (t = 1).
 enum class Loss {
   kVocabParallel,
   kFp32Upcast,
@@ -193,8 +199,13 @@ enum class Loss {
   kChunked,
   kFusedLinear,
   kFp32Shifted,
-  kChunkedNll
+  kChunkedNll,
+  kCutCrossEntropy
 };
+// Cut Cross-Entropy's bytes a token (the FP32 log-sum-exp, the int64 index of each valid token)
+// and a vocabulary entry (the FP32 average logit, the int32 order) at its backward peak.
+constexpr double kCutCrossEntropyBytesPerToken = 4 + 8;
+constexpr double kCutCrossEntropyBytesPerVocab = 4 + 4;
 
 // ---- Fine-tuning ------------------------------------------------------------------------------
 

@@ -127,6 +127,12 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
                vocabulary_here +
            pen.bytes(kFp32Bytes) * pen.count(tokens, "tokens");
   }
+  if (setup.loss == Loss::kCutCrossEntropy) {
+    // The hidden states' gradient, and what the loss keeps and orders (t is 1).
+    return pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(shape.hidden_size, "h") +
+           pen.bytes(kCutCrossEntropyBytesPerToken) * pen.count(tokens, "tokens") +
+           pen.bytes(kCutCrossEntropyBytesPerVocab) * vocabulary_here;
+  }
   if (setup.loss == Loss::kChunkedNll) {
     // TRL: the sorted copy of the hidden states, then at the loss's peak one chunk's logits work
     // and the output weight's working copies, forward or backward (chunked_nll_weights).
@@ -202,6 +208,12 @@ const char* loss_source(Loss loss) {
       return "Liger's fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py, "
              "fused_linear_cross_entropy_forward): grad_input, one chunk's logits and loss_1d; its "
              "grad_weight is the output layer's gradient, counted with the states";
+    case Loss::kCutCrossEntropy:
+      return "Cut Cross-Entropy (Wijmans et al., arXiv:2411.09009) as axolotl's plugin runs it "
+             "(axolotl-ai-cloud/ml-cross-entropy 5f0c7a7, cut_cross_entropy/cce.py, "
+             "cce_backward.py): grad_e, and the saved lse (FP32) and valids (int64) a token, "
+             "logit_avg (FP32) and vocab_ordering (int32) an entry; dC is the output layer's "
+             "gradient, counted with the states";
     case Loss::kChunkedNll:
       return "TRL's chunked_nll (trl/trainer/sft_trainer.py, _chunked_cross_entropy_loss, TRL "
              "v1.7 to v1.9): the hidden states sorted into a BF16 copy, then chunks of 256 tokens, "

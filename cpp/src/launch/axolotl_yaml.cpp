@@ -371,20 +371,7 @@ void read_kernels(KeyReader& reader, TrainingSetup& setup) {
   }
   if (chosen) reader.list_read("attn_implementation");
   setup.flash_attention = attention.value_or("sdpa") != "eager";
-  // Full fine-tuning outside FSDP keeps the embedding, the output layer and the norms in FP32
-  // unless the attention needs them cast (loaders/model.py, _configure_embedding_dtypes;
-  // attn_needs_dtype_cast: not for eager, sdpa or none) or Cut Cross-Entropy runs.
-  const bool cast = attention && *attention != "eager" && *attention != "sdpa";
-  if (setup.lora_rank == 0 && setup.precision == Precision::kBf16 && !cast) {
-    reader.fault("attn_implementation",
-                 "Full fine-tuning under " +
-                     attention.value_or(std::string("transformers' default SDPA")) +
-                     " keeps the embedding, the output layer and the norms in FP32 beside the "
-                     "BF16 layers (axolotl's loaders/model.py), which is not modelled: "
-                     "attn_implementation flash_attention_2 casts them to BF16.");
-    return;
-  }
-  setup.logits = true;
+  // The loss's plugins first: Cut Cross-Entropy casts the output layer and the norms to BF16.
   // Liger's keys are axolotl's only with its plugin listed (utils/config/__init__.py,
   // validate_config merges the plugins' arguments; without, pydantic drops them).
   bool liger = false;
@@ -399,8 +386,38 @@ void read_kernels(KeyReader& reader, TrainingSetup& setup) {
       cut = cut || ends_with(plugin, "CutCrossEntropyPlugin");
     }
   }
+  // The Cut Cross-Entropy plugin's cut_cross_entropy defaults to true
+  // (integrations/cut_cross_entropy/args.py, CutCrossEntropyArgs): listing the plugin turns it on.
+  const bool cut_on = cut && reader.get("cut_cross_entropy", text_bool()).value_or(true);
+  if (!cut && reader.get("cut_cross_entropy", text_bool()).value_or(false)) {
+    reader.launch().notes.push_back(
+        "cut_cross_entropy is dropped: axolotl reads it only with the Cut Cross-Entropy plugin in "
+        "plugins (axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin).");
+  }
+  // Full fine-tuning outside FSDP keeps the embedding, the output layer and the norms in FP32
+  // unless the attention needs them cast (loaders/model.py, _configure_embedding_dtypes;
+  // attn_needs_dtype_cast: not for eager, sdpa or none) or Cut Cross-Entropy runs.
+  const bool cast = cut_on || (attention && *attention != "eager" && *attention != "sdpa");
+  if (setup.lora_rank == 0 && setup.precision == Precision::kBf16 && !cast) {
+    reader.fault("attn_implementation",
+                 "Full fine-tuning under " +
+                     attention.value_or(std::string("transformers' default SDPA")) +
+                     " keeps the embedding, the output layer and the norms in FP32 beside the "
+                     "BF16 layers (axolotl's loaders/model.py), which is not modelled: "
+                     "attn_implementation flash_attention_2 casts them to BF16.");
+    return;
+  }
+  setup.logits = true;
   const bool fused = reader.get("liger_fused_linear_cross_entropy", text_bool()).value_or(false);
-  setup.loss = fused && liger ? Loss::kFusedLinear : Loss::kFp32Upcast;
+  setup.loss = cut_on           ? Loss::kCutCrossEntropy
+               : fused && liger ? Loss::kFusedLinear
+                                : Loss::kFp32Upcast;
+  if (cut_on && fused && liger) {
+    reader.fault("liger_fused_linear_cross_entropy",
+                 "liger_fused_linear_cross_entropy beside Cut Cross-Entropy: two losses over the "
+                 "output layer; keep one.");
+    return;
+  }
   if (fused && !liger) {
     reader.launch().notes.push_back(
         "liger_fused_linear_cross_entropy is dropped: axolotl reads it only with the Liger plugin "
@@ -410,17 +427,6 @@ void read_kernels(KeyReader& reader, TrainingSetup& setup) {
     reader.fault("liger_cross_entropy",
                  "Liger's cross-entropy over the whole logits is not modelled; its fused linear "
                  "cross-entropy is.");
-  }
-  // The Cut Cross-Entropy plugin's cut_cross_entropy defaults to true
-  // (integrations/cut_cross_entropy/args.py, CutCrossEntropyArgs): listing the plugin turns it on.
-  if (reader.get("cut_cross_entropy", text_bool()).value_or(cut)) {
-    reader.fault(reader.find("cut_cross_entropy") != nullptr ? "cut_cross_entropy" : "plugins",
-                 std::string(reader.find("cut_cross_entropy") != nullptr
-                                 ? "cut_cross_entropy"
-                                 : "plugins lists axolotl's CutCrossEntropyPlugin, whose "
-                                   "cut_cross_entropy is on unless set false: it") +
-                     " computes the loss without the logits (Wijmans et al. 2024), which is not "
-                     "modelled; Liger's fused linear cross-entropy is.");
   }
 }
 
@@ -581,16 +587,10 @@ void refuse_distribution(KeyReader& reader) {
 LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup& base,
                                const LaunchContext& context) {
   LaunchConfig launch;
-  launch.kind = kKind;
-  launch.leaves = left_by_every_file();
-  // The reader's model, which base_model replaces unless it is no preset.
-  std::vector<std::string> from_base = launch.leaves;
-  from_base.push_back(setting_id::kModel);
-  launch.setup = setup_beside(base, from_base);
   Json config;
-  const ConfigParse parsed = parse_json_object(json_text, config, "axolotl config: ");
-  if (!parsed.answer.ok()) {
-    launch.answer = refusal("launch", parsed.answer.message);
+  // The reader's model, which base_model replaces unless it is no preset.
+  if (!open_launch(launch, kKind, base, {}, {setting_id::kModel}, json_text,
+                   "axolotl config: ", config)) {
     return launch;
   }
   TrainingSetup& setup = launch.setup;

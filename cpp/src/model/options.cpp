@@ -121,6 +121,7 @@ double loss_bytes_per_logit(Loss loss, int chunks) {
     }
     case Loss::kFusedLinear:
     case Loss::kChunkedNll:
+    case Loss::kCutCrossEntropy:
       return 0;
     case Loss::kVocabParallel:
     case Loss::kNativeFused:
@@ -241,6 +242,9 @@ const std::vector<Choice>& choices<Loss>() {
       {"chunked-nll", "Chunked NLL (TRL)",
        "TRL's chunked_nll, SFTTrainer's default since v1.7: the output layer and the loss over "
        "checkpointed chunks of 256 tokens; the logits never whole"},
+      {"cut-cross-entropy", "Cut cross-entropy (CCE)",
+       "Cut Cross-Entropy as axolotl's plugin runs it: the loss without the logits, its "
+       "log-sum-exp and the hidden states' gradient"},
   };
   return choices;
 }

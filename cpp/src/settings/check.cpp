@@ -536,14 +536,16 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   }
   if (setup.logits &&
       (setup.loss == Loss::kChunked || setup.loss == Loss::kFusedLinear ||
-       setup.loss == Loss::kFp32Shifted || setup.loss == Loss::kChunkedNll) &&
+       setup.loss == Loss::kFp32Shifted || setup.loss == Loss::kChunkedNll ||
+       setup.loss == Loss::kCutCrossEntropy) &&
       setup.layout.tensor_parallel > 1) {
     const char* why = setup.loss == Loss::kChunked
                           ? "torchtune's chunked loss gathers the logits whole under tensor "
                             "parallelism (full_tensor)"
-                      : setup.loss == Loss::kFusedLinear || setup.loss == Loss::kChunkedNll
-                          ? "Liger's fused linear loss and TRL's chunked one take the whole "
-                            "output layer"
+                      : setup.loss == Loss::kFusedLinear || setup.loss == Loss::kChunkedNll ||
+                              setup.loss == Loss::kCutCrossEntropy
+                          ? "Liger's fused linear loss, TRL's chunked one and Cut Cross-Entropy "
+                            "take the whole output layer"
                           : "transformers' shifted loss runs over the whole logits";
     return refusal(id::kLoss, std::string(why) +
                                   ", which is not modelled: set tensor parallelism to 1, or "

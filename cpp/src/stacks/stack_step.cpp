@@ -246,6 +246,26 @@ CachingAllocator::Handle chunked_nll_loss(Step& step, const StepDevice& device,
   return hidden_gradient;
 }
 
+// Cut Cross-Entropy (axolotl's plugin; cut_cross_entropy/cce.py, LinearCrossEntropyFunction):
+// the forward pass keeps the log-sum-exp and the valid tokens' indices (12 B a token) and each
+// entry's average logit (4 B); the backward pass orders the vocabulary (4 B an entry) and makes
+// the hidden states' BF16 gradient, which the final norm's backward frees, and under full training
+// the output weight's (the stack's gradient). Returns the hidden states' gradient.
+CachingAllocator::Handle cut_cross_entropy_loss(Step& step, const StepDevice& device,
+                                                const std::function<void()>& forward_done) {
+  const double vocabulary = device.shape.vocab_size;
+  const double tokens = device.loss_tokens;
+  const std::size_t logits = tag(Term::kLogits);
+  const auto kept =
+      step.take(logits, kCutCrossEntropyBytesPerToken * tokens + kFp32Bytes * vocabulary);
+  forward_returned(forward_done);
+  const auto order = step.take(logits, (kCutCrossEntropyBytesPerVocab - kFp32Bytes) * vocabulary);
+  const auto hidden_gradient = step.take(logits, kBf16Bytes * tokens * device.shape.hidden_size);
+  step.give(order);
+  step.give(kept);
+  return hidden_gradient;
+}
+
 // torchtune's compiled CEWithChunkedOutputLoss (compute_cross_entropy compiled, training/
 // _compile.py compile_loss): the model's BF16 chunks, which each chunk's fused kernel keeps with
 // its tokens' max and log-sum-exp (FP32); the backward pass, chunk by chunk, last first, writes
@@ -403,6 +423,7 @@ CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
   const bool compiled = device.setup.compile == Compile::kBlocksAndLoss;
   if (loss == Loss::kFusedLinear) return liger_fused_linear_loss(step, device, forward_done);
   if (loss == Loss::kChunkedNll) return chunked_nll_loss(step, device, forward_done);
+  if (loss == Loss::kCutCrossEntropy) return cut_cross_entropy_loss(step, device, forward_done);
   if (loss == Loss::kChunked) {
     return compiled ? compiled_chunked_loss(step, device) : chunked_loss(step, device);
   }
