@@ -9,8 +9,8 @@ import { bodyText, coreEstimator, FORBIDDEN_TEXT, readout, startHarness } from '
 
 const SAVED_VIEWS = {
   "the plate's view": '',
-  'torchtitan on 8 devices': '?dp=8&zero=3&stack=torchtitan&logits=on&loss=fp32-upcast',
   'QLoRA with its loss': '?lora-rank=16&base-weights=nf4&logits=on&loss=fp32-upcast&offload=optimizer',
+  // torchtitan on 8 devices, in FP8 with its all-gather: FSDP2's own switches besides the stack's.
   'torchtitan in FP8 with its all-gather':
     '?dp=8&zero=3&stack=torchtitan&precision=fp8-mixed&fp8-all-gather=on&logits=on&loss=fp32-upcast',
   'a mixture of experts': '?model=mixtral-8x7b&dp=8&ep=8&zero=1&tp=2&sequence-parallel=on',
