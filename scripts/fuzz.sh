@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets, one per entry of the core (tests/fuzz/fuzz_*.cpp: the setups'
 # estimates, the views made of them, typed settings, config.json, and each launch reader), each
-# from its seed corpus under tests/fuzz/corpus/, sharing FUZZ_SECONDS (default 45) of wall time:
+# from its seed corpus under tests/fuzz/corpus/, sharing FUZZ_SECONDS (default 30) of wall time:
 # as many at once as there are cores, each for its share. The targets are the sanitized build's
 # (build-sanitize: address and undefined-behaviour sanitizers, clang), which scripts/test.sh also
 # runs the tests from; this builds it where it is missing. Prints each target's executions and
 # the total; any crash or broken invariant fails the run and leaves its input in build-sanitize/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${FUZZ_SECONDS:-45}
+seconds=${FUZZ_SECONDS:-30}
 jobs=$(nproc 2>/dev/null || echo 2)
 targets=(estimate views settings config launch launch_torchtitan launch_megatron launch_deepspeed
   launch_axolotl)

@@ -74,7 +74,7 @@ side_by_side '
   ctest --test-dir build-sanitize --output-on-failure --no-tests=error -R "^cli\."' \
   'node build-wasm/trainmem_tests.js --no-colors --test-case-exclude="$slow_case"'
 
-phase "Fuzzing the core's entries for ${FUZZ_SECONDS:-45} s (libFuzzer)"
+phase "Fuzzing the core's entries for ${FUZZ_SECONDS:-30} s (libFuzzer)"
 bash scripts/fuzz.sh
 
 phase "WebAssembly modules, the API's types and the page (node --test)"
