@@ -410,8 +410,8 @@ void add_single_device_switches(Entries& entries) {
                 "FSDP2 is accelerate's FSDP under ZeRO 3 (FULL_SHARD); choose ZeRO 3, or fsdp1.")
           .page("stack", "accelerate's FSDP version",
                 "The hf stack under ZeRO 3: FSDP1 keeps the embedding and output layer gathered "
-                "for the whole step; FSDP2 (accelerate's default since 2025) only for their own "
-                "passes."));
+                "for the whole step; FSDP2 (what accelerate config writes by default) only for "
+                "their own passes."));
   // torchtune runs the step in the backward pass in its single-device recipes, full training
   // (full_finetune_single_device.py: optimizer_in_bwd).
   add(row<&TrainingSetup::optimizer_in_backward>(
