@@ -371,6 +371,21 @@ TEST_CASE("stack: DeepSpeed's reduce bucket is 5e8 BF16 elements") {
   CHECK(bucket->bytes == 1000341504.0);
 }
 
+TEST_CASE("stack: under ZeRO 3 DeepSpeed gathers the output layer whole for the loss") {
+  // fetch_sub_module gathers every module's partitioned parameters for its pass: the output layer
+  // too (BF16, V·h: 512 × 64 here), from the loss's forward pass into its backward pass, with
+  // offload_param or without.
+  TrainingSetup setup = tiny(Stack::kDeepSpeed);
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  const double output_layer = 2.0 * 512 * 64;
+  const Estimate zero3 = estimate_memory(setup);
+  REQUIRE(zero3.answer.ok());
+  const StackTerm* gathered = term_with_id(zero3, "zero3-gathered-layers");
+  REQUIRE(gathered != nullptr);
+  CHECK(gathered->bytes >= allocator_block_bytes(output_layer));
+}
+
 TEST_CASE("stack: DeepSpeed's BF16 master weights and states are 2 and 4 B a parameter") {
   // bf16_master_weights_and_grads with bf16_optimizer_states: the master partition cloned in BF16
   // (stage_1_and_2.py) and Adam's moments in its dtype, against bf16-mixed's 4 and 8.

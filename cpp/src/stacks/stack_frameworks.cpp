@@ -454,11 +454,12 @@ void deepspeed_step(Step& step, const StepDevice& device) {
       step.take(tag(Term::kDequantization), device.bytes[Term::kDequantization]);
   step.mark("start", 0);
   std::vector<Handles> kept = deepspeed_forward_pass(step, device, plan);
-  // Offloaded parameters keep no partition on the device: the output layer is fetched whole for
-  // the loss (BF16), and under full training its gradient made there before the bucket takes it.
+  // Under ZeRO 3 the output layer is gathered whole for the loss (BF16; fetch_sub_module, far
+  // above the prefetch bucket and the persistence threshold), its partition on the device or, under
+  // offload_param, on the host; under full training its gradient is made whole there before the
+  // bucket takes it.
   Handles output;
-  const bool fetched =
-      plan.stage3 && device.setup.offload == Offload::kOptimizerAndWeights && device.output_layer;
+  const bool fetched = plan.stage3 && device.output_layer;
   const double output_bytes =
       fetched ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) * device.shape.hidden_size
               : 0;
