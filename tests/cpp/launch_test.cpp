@@ -967,6 +967,13 @@ TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or re
   CHECK(estimate_memory(sharded.setup).answer.ok());
   CHECK(read_axolotl(fsdp2).answer.message ==
         "FSDP shards over the devices the run starts: give the world size (2 or more).");
+  // The older fsdp list beside it: read, and refused where it asks for what is not replayed.
+  CHECK(read_axolotl(fsdp2 + "fsdp:\n  - full_shard\n  - auto_wrap\n", TrainingSetup{}, 4)
+            .answer.ok());
+  CHECK(read_axolotl(fsdp2 + "fsdp:\n  - full_shard\n  - offload\n", TrainingSetup{}, 4)
+            .answer.message ==
+        "fsdp lists offload: FSDP2 is replayed with full_shard and "
+        "auto_wrap alone.");
   check_axolotl_refused(axolotl("fsdp:\n  - full_shard\n  - auto_wrap\nfsdp_config:\n"
                                 "  fsdp_offload_params: false\n"),
                         "fsdp_version",
@@ -1365,6 +1372,8 @@ TEST_CASE("launch: accelerate's keys are read as v1.14.0 reads them, set aside, 
   refused("distributed_type: XLA\nnum_processes: 8\n", "distributed_type",
           "distributed_type XLA is not modelled: NO, MULTI_GPU, FSDP and DEEPSPEED (on GPUs) "
           "are.");
+  refused("distributed_type: NO\nuse_cpu: true\n", "use_cpu",
+          "use_cpu: training on the CPU is not modelled; GPUs are.");
   refused("distributed_type: MULTI_GPU\nmixed_precision: fp8\n", "mixed_precision",
           "mixed_precision fp8 is not modelled: bf16 and no are.");
   refused(accelerate("dynamo_config:\n  dynamo_backend: INDUCTOR\n"),

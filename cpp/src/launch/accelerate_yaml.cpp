@@ -37,7 +37,7 @@ const std::set<std::string>& no_bearing_keys() {
       "compute_environment", "debug", "machine_rank", "main_process_ip", "main_process_port",
       "main_training_function", "rdzv_backend", "same_network", "gpu_ids", "enable_cpu_affinity",
       "downcast_bf16", "tpu_env", "tpu_use_cluster", "tpu_use_sudo", "tpu_name", "tpu_zone",
-      "commands", "command_file", "use_cpu", "num_cpu_threads_per_process", "ipex_config",
+      "commands", "command_file", "num_cpu_threads_per_process", "ipex_config",
       "mpirun_config"};
   // clang-format on
   return keys;
@@ -290,6 +290,9 @@ LaunchConfig read_accelerate_yaml(const std::string& json_text, const TrainingSe
                                         " is not modelled: bf16 and no are.");
   }
   const bool mixed = precision == "bf16";
+  if (reader.get("use_cpu", text_bool()).value_or(false)) {
+    reader.fault("use_cpu", "use_cpu: training on the CPU is not modelled; GPUs are.");
+  }
   const std::string type = reader.get("distributed_type", given_text()).value_or("NO");
   if (type == "NO" || type == "MULTI_GPU") {
     setup.layout.zero_stage = 0;

@@ -500,6 +500,15 @@ void read_fsdp(KeyReader& reader, int world_size, TrainingSetup& setup) {
     return;
   }
   reader.list_read("fsdp_version");
+  // The older list, which transformers' TrainingArguments reads too: full_shard and auto_wrap are
+  // what FSDP2's replay runs; offload, shard_grad_op and the hybrid strategies are not.
+  for (const std::string& entry : listed ? names_of(*list) : std::vector<std::string>{}) {
+    if (entry != "full_shard" && entry != "auto_wrap") {
+      reader.fault("fsdp", "fsdp lists " + entry.substr(0, 30) +
+                               ": FSDP2 is replayed with full_shard and auto_wrap alone.");
+      return;
+    }
+  }
   if (!fsdp) {
     reader.fault("fsdp_config", "FSDP2 needs its fsdp_config (auto_wrap_policy at the least).");
     return;
