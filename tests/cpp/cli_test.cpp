@@ -747,8 +747,8 @@ TEST_CASE("cli: a flag that brings its choice never overrides that choice given 
   CHECK(chunks.status == kExitBadInput);
   CHECK(chunks.out.empty());
   CHECK(chunks.err ==
-        "trainmem: --loss-chunks: the chunks are the chunked loss's; it needs --loss chunked, not "
-        "vocab-parallel\n");
+        "trainmem: --loss-chunks: the chunks are the chunked losses'; it needs --loss chunked or "
+        "chunked-wrapper, not vocab-parallel\n");
   const CliRun overlap = run({"--overlap-comm", "on", "--stack", "torchtitan", "--dp", "2"});
   CHECK(overlap.status == kExitBadInput);
   CHECK(count_lines(overlap.err) == 1);

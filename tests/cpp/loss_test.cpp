@@ -129,3 +129,51 @@ TEST_CASE("loss: both run on a whole output layer, and under the stacks that run
   setup.loss_chunks = 4;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kLossChunks);
 }
+
+TEST_CASE(
+    "loss: torchtitan's chunked wrapper holds an FP32 [T, h] buffer and one chunk, 14 B a "
+    "logit") {
+  // 128 tokens in 8 chunks of 16: the buffer 4·128·64, and a chunk's 16 × 512 logits at its
+  // backward peak (BF16 logits, the saved log-softmax, its gradient, the logits' FP32 gradient).
+  TrainingSetup setup = tiny(Loss::kChunkedWrapper);
+  CHECK(logits_bytes(setup) == 4 * 128 * 64 + 14 * 16 * 512);
+  // As one chunk, the whole logits at 14 B: the BF16 ones are held by the loop, where the unchunked
+  // loss frees them first (12).
+  setup.loss_chunks = 1;
+  CHECK(logits_bytes(setup) == 4 * 128 * 64 + 14 * 128 * 512);
+  // With 128 chunks a chunk's logits weigh less than the buffer's BF16 cast at the loop's end.
+  setup.loss_chunks = 128;
+  CHECK(logits_bytes(setup) == 4 * 128 * 64 + 2 * 128 * 64 + 2 * 1 * 512);
+  // The chunks are equal: 128 tokens do not split into 3.
+  setup.loss_chunks = 3;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kLossChunks);
+}
+
+TEST_CASE("loss: the chunked wrapper runs where torchtitan runs it, and is refused elsewhere") {
+  TrainingSetup setup = tiny(Loss::kChunkedWrapper);
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  for (const Stack stack : {Stack::kDeepSpeed, Stack::kMegatron, Stack::kHf, Stack::kTorchtune}) {
+    CAPTURE(choice_id(stack));
+    setup.stack = stack;
+    const Answer refused = estimate_memory(setup).answer;
+    CHECK(!refused.ok());
+    CHECK((refused.setting == setting_id::kLoss || refused.setting == setting_id::kStack));
+  }
+  setup.stack = Stack::kTorchtitan;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  // Under a pipeline, and with its cross-entropy compiled: not modelled.
+  TrainingSetup pipelined = setup;
+  pipelined.layout.pipeline_parallel = 2;
+  CHECK(estimate_memory(pipelined).answer.setting == setting_id::kLoss);
+  TrainingSetup compiled = setup;
+  compiled.recompute = Recompute::kFull;
+  compiled.compile = Compile::kBlocksAndLoss;
+  CHECK(estimate_memory(compiled).answer.setting == setting_id::kCompile);
+  compiled.compile = Compile::kBlocks;
+  CHECK(estimate_memory(compiled).answer.ok());
+  // The chunk count is its too.
+  TrainingSetup chunks = setup;
+  CHECK(apply_setting(chunks, setting_id::kLossChunks, "4").ok());
+  CHECK(estimate_memory(chunks).answer.ok());
+}

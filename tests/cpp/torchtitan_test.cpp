@@ -7,6 +7,7 @@
 #include <string>
 
 #include "estimate/calculation.hpp"
+#include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/fit.hpp"
 #include "trainmem/measured.hpp"
@@ -220,4 +221,43 @@ TEST_CASE("torchtitan pp: the schedule keeps receive buffers, outputs and input 
   // Without a pipeline there is no schedule, and nothing of its own.
   setup.layout.pipeline_parallel = 1;
   CHECK(pipeline_buffers(estimated(setup)) == -1);
+}
+
+TEST_CASE(
+    "torchtitan chunked loss: the output layer gathered in the loss, its gradient summed in "
+    "FP32") {
+  // The tiny shape with 65,536 logits a token on d 2 (each of the loss's blocks a whole number of
+  // the allocator's 2 MiB): the loss outweighs the rest, and its peak is
+  // the last chunk's post_backward, where the output weight's FP32 sum (4·V·h) is copied into
+  // the reduce-scatter input (4·V·h). Then the loss holds the FP32 [T, h] buffer, the last
+  // chunk's BF16 logits (16 tokens × V) and its hidden states' BF16 gradient (16 × h); the
+  // gathered layers are the output weight (2·V·h) and the last block, kept for its backward.
+  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.layout.tensor_parallel = 1;
+  setup.layout.sequence_parallel = false;
+  setup.recompute = Recompute::kFull;
+  setup.logits = true;
+  setup.loss = Loss::kChunkedWrapper;
+  constexpr double kVocab = 65536;
+  setup.custom_model.vocab_size = static_cast<int>(kVocab);
+  const auto term = [](const Estimate& estimate, const char* id) {
+    double bytes = -1;
+    for (const StackTerm& each : estimate.stack_terms) {
+      if (each.id == id) bytes = each.bytes;
+    }
+    return bytes;
+  };
+  const Estimate chunked = estimated(setup);
+  CHECK(term(chunked, "fsdp-accumulated-gradients") == 4 * kVocab * kH);
+  CHECK(term(chunked, "fsdp-reduce-scatter-input") == 4 * kVocab * kH);
+  CHECK(chunked.bytes[Term::kLogits] == 4 * kTokens * kH + 2 * 16 * kVocab + 2 * 16 * kH);
+  // The root keeps the embedding and the final norm alone.
+  CHECK(term(chunked, "fsdp-root") == allocator_block_bytes(2 * (kVocab * kH + kH)));
+  // The whole logits' loss holds more at its peak.
+  setup.loss = Loss::kFp32Upcast;
+  CHECK(chunked.peak_allocated_bytes < estimated(setup).peak_allocated_bytes);
+  // As one chunk the weight's gradient is reduced at once, never summed.
+  setup.loss = Loss::kChunkedWrapper;
+  setup.loss_chunks = 1;
+  CHECK(term(estimated(setup), "fsdp-accumulated-gradients") <= 0);
 }

@@ -352,6 +352,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'fp32-shifted',
         'chunked-nll',
         'cut-cross-entropy',
+        'chunked-wrapper',
       ],
     );
   });

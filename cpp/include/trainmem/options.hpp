@@ -189,8 +189,17 @@ enum class Dropout { kModel, kOff, kOn };
 //                   logits never made; the log-sum-exp and the valid tokens' indices (12 B a token)
 //                   and each vocabulary entry's average logit (4 B) kept, the vocabulary's order
 //                   (4 B) and the hidden states' BF16 gradient made in the backward pass
+//   chunked-wrapper torchtitan's ChunkedLossWrapper (torchtitan/components/loss.py; the llama3
+//                   configs' loss since 786e26f, April 2026, the wrapper since 9530a87, June 2026):
+//                   the model stops before the output layer; the loss splits the T tokens' final
+//                   hidden states into n chunks (--loss-chunks, its num_chunks, 8) and runs the
+//                   output layer, cross_entropy over FP32-upcast logits and their backward pass one
+//                   chunk at a time, each chunk's hidden-state gradient copied into an FP32 [T, h]
+//                   buffer; at a chunk's backward peak its BF16 logits (held by the loop), the
+//                   saved log-softmax and two FP32 gradients, 14 bytes a logit over T/n tokens
 // The others are split over the vocabulary by tensor parallelism (a vocabulary-sharded loss);
-// chunked, fused-linear, chunked-nll and cut-cross-entropy run on a whole output layer (t = 1).
+// chunked, fused-linear, chunked-nll, cut-cross-entropy and chunked-wrapper run on a whole output
+// layer (t = 1).
 enum class Loss {
   kVocabParallel,
   kFp32Upcast,
@@ -200,7 +209,8 @@ enum class Loss {
   kFusedLinear,
   kFp32Shifted,
   kChunkedNll,
-  kCutCrossEntropy
+  kCutCrossEntropy,
+  kChunkedWrapper
 };
 // Cut Cross-Entropy's bytes a token (the FP32 log-sum-exp, the int64 index of each valid token)
 // and a vocabulary entry (the FP32 average logit, the int32 order) at its backward peak.
@@ -395,7 +405,10 @@ constexpr double kLossParallelBytesPerTokenPerVocab = 4 * kFp32Bytes;
 // torch._functorch.config.ban_recompute_reductions, and recomputes the pointwise ops).
 constexpr double kCompiledLossBytesPerTokenPerVocab = 2 * kBf16Bytes;
 constexpr double kCompiledLossBytesPerToken = 2 * kFp32Bytes;
-// torchtune's default num_output_chunks.
+// torchtitan's chunked loss at a chunk's backward peak: the chunk's BF16 logits, the FP32
+// log-softmax cross_entropy saved, its gradient and the logits' FP32 gradient (2 + 4 + 4 + 4).
+constexpr double kChunkedWrapperBytesPerLogit = kBf16Bytes + 3 * kFp32Bytes;
+// torchtune's default num_output_chunks (and torchtitan's ChunkedLossWrapper's num_chunks).
 constexpr int kDefaultLossChunks = 8;
 constexpr int kMaxLossChunks = 1024;
 // Bytes per logit at the loss's peak; `chunks` for the chunked loss. The fused linear loss holds

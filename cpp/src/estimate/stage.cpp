@@ -159,6 +159,22 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
     }
     return pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h") + peak;
   }
+  if (setup.loss == Loss::kChunkedWrapper) {
+    // torchtitan: the FP32 buffer the chunks' hidden-state gradients are copied into, and one
+    // chunk's logits at its backward peak (t is 1); at the loop's end the buffer and its BF16 cast
+    // with the last chunk's logits, where the hidden states outweigh a chunk's logits.
+    const double h = shape.hidden_size;
+    const double n = setup.loss_chunks;
+    const Figure buffer = pen.bytes(kFp32Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h");
+    const Figure chunk = pen.said(tokens / n, [&] {
+      return number_text(tokens) + " tokens / " + number_text(n) + " chunks";
+    }) * vocabulary_here;
+    const Figure in_loop = buffer + pen.bytes(kChunkedWrapperBytesPerLogit) * chunk;
+    const Figure at_end = buffer +
+                          pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h") +
+                          pen.bytes(kBf16Bytes) * chunk;
+    return at_end.value() > in_loop.value() ? at_end : in_loop;
+  }
   if (setup.loss == Loss::kChunked) {
     const double n = setup.loss_chunks;
     const double per_logit = loss_bytes_per_logit(setup.loss, setup.loss_chunks);
@@ -220,6 +236,13 @@ const char* loss_source(Loss loss) {
              "each checkpointed, computing h.float() @ w.float().t() under bf16 autocast, its "
              "FP32 log-softmax, exp and entropy; the output weight's BF16 casts and gradient at "
              "its peak, forward or backward";
+    case Loss::kChunkedWrapper:
+      return "torchtitan's ChunkedLossWrapper (torchtitan/components/loss.py, 9530a87 on; "
+             "ChunkedCELoss from 786e26f): the final hidden states split into chunks, each run "
+             "through the output layer, cross_entropy over its FP32-upcast logits and its "
+             "backward pass in turn, the chunk's BF16 logits held by the loop; the chunks' "
+             "hidden-state gradients copied into an FP32 buffer (GradAccumulator), cast to BF16 "
+             "at the end";
     case Loss::kTeFused:
       return "the BF16 logits alone: Transformer Engine's parallel_cross_entropy (TE 2.0 to 2.17, "
              "transformer_engine/pytorch/triton/cross_entropy.py) writes the gradient over them in "

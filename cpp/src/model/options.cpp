@@ -122,6 +122,7 @@ double loss_bytes_per_logit(Loss loss, int chunks) {
     case Loss::kFusedLinear:
     case Loss::kChunkedNll:
     case Loss::kCutCrossEntropy:
+    case Loss::kChunkedWrapper:
       return 0;
     case Loss::kVocabParallel:
     case Loss::kNativeFused:
@@ -245,6 +246,9 @@ const std::vector<Choice>& choices<Loss>() {
       {"cut-cross-entropy", "Cut cross-entropy (CCE)",
        "Cut Cross-Entropy as axolotl's plugin runs it: the loss without the logits, its "
        "log-sum-exp and the hidden states' gradient"},
+      {"chunked-wrapper", "Chunked wrapper (torchtitan)",
+       "torchtitan's ChunkedLossWrapper, its llama3 configs' loss since April 2026: the output "
+       "layer, the loss and its backward pass over --loss-chunks chunks of tokens in turn"},
   };
   return choices;
 }

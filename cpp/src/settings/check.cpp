@@ -456,6 +456,37 @@ Answer check_lora(const TrainingSetup& setup, const ModelShape* shape) {
   return {};
 }
 
+// torchtitan's ChunkedLossWrapper, as its stack runs it: under the ideal step or torchtitan, on
+// one pipeline stage (its pipeline schedule computes the loss per micro-batch in the stage's own
+// step, not modelled), its loss_fn eager (compiled, not modelled), and the device's tokens in
+// chunks of equal length (torch._check in _chunk_local).
+Answer check_chunked_wrapper(const TrainingSetup& setup) {
+  if (setup.stack != Stack::kIdeal && setup.stack != Stack::kTorchtitan) {
+    return refusal(id::kLoss,
+                   "The chunked-wrapper loss is torchtitan's ChunkedLossWrapper; choose the "
+                   "torchtitan or ideal stack, or another loss.");
+  }
+  if (setup.layout.pipeline_parallel > 1) {
+    return refusal(id::kLoss,
+                   "torchtitan's chunked loss under pipeline parallelism runs in the last stage's "
+                   "schedule, which is not modelled; set pp to 1, or choose the fp32-upcast loss.");
+  }
+  if (setup.compile == Compile::kBlocksAndLoss) {
+    return refusal(id::kCompile,
+                   "torchtitan's chunked loss compiles its cross-entropy alone, which is not "
+                   "modelled; compile the blocks alone, or choose the fp32-upcast loss.");
+  }
+  const double tokens = static_cast<double>(setup.micro_batch_sequences) * setup.sequence_length /
+                        setup.layout.context_parallel;
+  if (std::fmod(tokens, setup.loss_chunks) != 0) {
+    return refusal(id::kLossChunks,
+                   "torchtitan's chunked loss splits each device's " + format_count(tokens) +
+                       " tokens into chunks of equal length: choose a number of chunks that "
+                       "divides them.");
+  }
+  return {};
+}
+
 }  // namespace
 
 namespace {
@@ -529,15 +560,17 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                        ", the vocabulary would pass " + format_count(kMaxVocabSize) +
                        " rows; choose a smaller multiple.");
   }
-  if (setup.loss_chunks != kDefaultLossChunks && setup.loss != Loss::kChunked) {
+  if (setup.loss_chunks != kDefaultLossChunks && setup.loss != Loss::kChunked &&
+      setup.loss != Loss::kChunkedWrapper) {
     return refusal(id::kLossChunks,
-                   "The chunks are the chunked loss's; choose the chunked loss, or leave them at " +
+                   "The chunks are the chunked losses'; choose the chunked or chunked-wrapper "
+                   "loss, or leave them at " +
                        std::to_string(kDefaultLossChunks) + ".");
   }
   if (setup.logits &&
       (setup.loss == Loss::kChunked || setup.loss == Loss::kFusedLinear ||
        setup.loss == Loss::kFp32Shifted || setup.loss == Loss::kChunkedNll ||
-       setup.loss == Loss::kCutCrossEntropy) &&
+       setup.loss == Loss::kCutCrossEntropy || setup.loss == Loss::kChunkedWrapper) &&
       setup.layout.tensor_parallel > 1) {
     const char* why = setup.loss == Loss::kChunked
                           ? "torchtune's chunked loss gathers the logits whole under tensor "
@@ -546,10 +579,17 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                               setup.loss == Loss::kCutCrossEntropy
                           ? "Liger's fused linear loss, TRL's chunked one and Cut Cross-Entropy "
                             "take the whole output layer"
+                      : setup.loss == Loss::kChunkedWrapper
+                          ? "torchtitan's chunked loss under tensor parallelism runs its own "
+                            "loss-parallel cross-entropy over each chunk"
                           : "transformers' shifted loss runs over the whole logits";
     return refusal(id::kLoss, std::string(why) +
                                   ", which is not modelled: set tensor parallelism to 1, or "
                                   "choose a vocab-parallel loss.");
+  }
+  if (setup.logits && setup.loss == Loss::kChunkedWrapper) {
+    const Answer chunked = check_chunked_wrapper(setup);
+    if (!chunked.ok()) return chunked;
   }
   const Answer lora = check_lora(setup, shape);
   if (!lora.ok()) return lora;

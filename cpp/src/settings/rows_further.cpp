@@ -158,10 +158,12 @@ void add_recipe(Entries& entries) {
 void add_loss_chunks_and_device(Entries& entries) {
   const auto add = [&entries](Entry entry) { entries.push_back(std::move(entry)); };
   add(row<&TrainingSetup::loss_chunks>(id::kLossChunks, "Loss chunks",
-                                       "The chunked loss's chunks: torchtune's num_output_chunks",
+                                       "The chunked losses' chunks: torchtune's "
+                                       "num_output_chunks, torchtitan's num_chunks",
                                        "lossChunks")
           .bounds(1, kMaxLossChunks)
-          .requires_value(id::kLoss, choice_id(Loss::kChunked), "the chunks are the chunked loss's")
+          .requires_values(id::kLoss, {choice_id(Loss::kChunked), choice_id(Loss::kChunkedWrapper)},
+                           "the chunks are the chunked losses'")
           .later()
           .page("recipe", "Loss chunks, <var>n</var>"));
   add(row<&TrainingSetup::mtp>(

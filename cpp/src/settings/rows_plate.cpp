@@ -80,7 +80,8 @@ void add_logits_and_loss(Entries& entries) {
                 "logit; PyTorch's <code>cross_entropy(logits.float())</code> peaks at 12 (14 in "
                 "transformers 4.46 to 4.48, which shifts a copy of the logits), torchtune's "
                 "chunked one at 6 + 4/n, and Transformer Engine's fused one at 2. Liger's fused "
-                "linear loss never makes the logits whole."));
+                "linear loss never makes the logits whole; torchtitan's and TRL's chunked ones, "
+                "one chunk's at a time."));
   for (std::size_t index = first; index < entries.size(); ++index)
     entries[index].setting.plate = true;
 }

@@ -146,8 +146,12 @@ struct Entry {
     return *this;
   }
   Entry& requires_value(const char* setting_id, std::string value, const char* reason) {
+    return requires_values(setting_id, {std::move(value)}, reason);
+  }
+  Entry& requires_values(const char* setting_id, std::vector<std::string> values,
+                         const char* reason) {
     setting.requires_setting = setting_id;
-    setting.requires_values = {std::move(value)};
+    setting.requires_values = std::move(values);
     setting.requires_reason = reason;
     return *this;
   }

@@ -66,10 +66,11 @@ const StackRow& stack_row(Stack stack) {
             "parallelism above 1 and ZeRO 3 (resharding after the forward pass) or 2 (not), or "
             "choose another stack.";
         row.fp8_engine = Fp8Engine::kTorchao;
-        row.losses = {Loss::kFp32Upcast};
+        row.losses = {Loss::kFp32Upcast, Loss::kChunkedWrapper};
         row.loss_refusal =
-            "torchtitan computes the loss as cross_entropy over FP32-upcast logits; choose the "
-            "fp32-upcast loss.";
+            "torchtitan computes the loss as cross_entropy over FP32-upcast logits, whole or "
+            "chunked by its ChunkedLossWrapper (its llama3 configs since April 2026); choose the "
+            "fp32-upcast or chunked-wrapper loss.";
         row.expert_parallel = false;
         row.expert_refusal =
             "torchtitan's tensor parallelism is modelled for dense models as its Llama plan runs "

@@ -121,15 +121,21 @@ double output_head_parameters(const StepDevice& device) {
   return device.counts.output_head > 0 ? device.counts.output_head : device.counts.embedding;
 }
 
+// Gradients FSDP2 accumulates unsharded between post_backwards without gradient sync: upcast to
+// the reduce dtype, FP32 (FSDPParam.to_accumulated_grad_if_needed), then added into
+// (accumulate_unsharded_grad_if_needed). `why`: what holds the sync back.
+std::size_t accumulated_term(Step& step, const char* why) {
+  return step.term("fsdp-accumulated-gradients", "Accumulated gradients (FP32, unsharded)",
+                   fsdp_source("_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; ") + why);
+}
+
 // Under pipelining torchtitan never reshards after forward, and the pipeline schedule holds
 // gradient synchronisation until the last micro-batch (torch/distributed/pipelining/stage.py,
 // backward_maybe_with_nosync): the stage's parameters stay gathered and its gradients
 // accumulate unsharded in FP32 (FSDPParam.to_accumulated_grad_if_needed).
 void torchtitan_pipelined_step(Step& step, const StepDevice& device, const FsdpTerms& terms) {
   const std::size_t accumulated =
-      step.term("fsdp-accumulated-gradients", "Accumulated gradients (FP32, unsharded)",
-                fsdp_source("_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; "
-                            "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync"));
+      accumulated_term(step, "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync");
   const std::size_t buffers = step.term(
       "pipeline-buffers", "Pipeline schedule's buffers (BF16)",
       "torch/distributed/pipelining/stage.py: the receive buffers (_prepare_forward_infra, "
@@ -198,10 +204,10 @@ FsdpForward fsdp_forward_pass(Step& step, const StepDevice& device, const FsdpTe
 // gradients made unsharded and reduce-scattered. Returns the last reduce-scatter's input, kept
 // until the next post_backward (the root's).
 CachingAllocator::Handle fsdp_backward_pass(Step& step, const StepDevice& device,
-                                            const FsdpTerms& terms, FsdpForward& forward) {
+                                            const FsdpTerms& terms, FsdpForward& forward,
+                                            CachingAllocator::Handle previous_reduce) {
   const double layer = device.layer_parameters;
   const double gathered_layer = gathered_layer_bytes(device);
-  CachingAllocator::Handle previous_reduce = step.take(terms.reduce_input, 0);
   for (std::size_t index = forward.kept.size(); index-- > 0;) {
     if (forward.copies[index].empty()) {
       const auto output = step.take(terms.gathered, gathered_layer);
@@ -221,14 +227,16 @@ CachingAllocator::Handle fsdp_backward_pass(Step& step, const StepDevice& device
   return previous_reduce;
 }
 
-// The root's post-backward: the embedding's gradient joins the output layer's, both reduced; the
-// root resharded at last.
+// The root's post-backward: the embedding's gradient joins the output layer's (where the root
+// holds it: `root_parameters`), both reduced; the root resharded at last.
 void fsdp_root_post_backward(Step& step, const StepDevice& device, const FsdpTerms& terms,
-                             CachingAllocator::Handle root, CachingAllocator::Handle head_gradient,
+                             double root_parameters, CachingAllocator::Handle root,
+                             CachingAllocator::Handle head_gradient,
                              CachingAllocator::Handle previous_reduce) {
-  const double root_parameters = device.root_parameters;
-  const auto embedding_gradient = step.take(
-      terms.unsharded_gradients, kBf16Bytes * (root_parameters - output_head_parameters(device)));
+  const bool holds_head = root_parameters == device.root_parameters;
+  const auto embedding_gradient =
+      step.take(terms.unsharded_gradients,
+                kBf16Bytes * (root_parameters - (holds_head ? output_head_parameters(device) : 0)));
   const auto root_reduce = step.take(terms.reduce_input, kFp32Bytes * root_parameters);
   step.give(head_gradient);
   step.give(embedding_gradient);
@@ -237,6 +245,87 @@ void fsdp_root_post_backward(Step& step, const StepDevice& device, const FsdpTer
   step.give(root_reduce);
   step.give(root);
   step.mark("backward", 0);
+}
+
+// torchtitan's ChunkedLossWrapper (torchtitan/components/loss.py, 9530a87 on) over FSDP2: the
+// model stops before the output layer, whose unit the loss gathers itself (lm_head.unshard(), kept
+// gathered across the chunks) and reshards after them. The loss makes GradAccumulator's FP32
+// [T, h] buffer, then for each of the n chunks in turn: the chunk's BF16 logits (held by the loop
+// until the next chunk's are made), cross_entropy over their FP32 upcast (its saved log-softmax),
+// the chunk's backward pass (the log-softmax's gradient and the logits' FP32 then BF16 gradient),
+// the output layer's backward (the chunk's hidden-state gradient, cast to FP32 and copied into the
+// buffer, and the weight's unsharded BF16 gradient). Gradient sync is off but for the last chunk:
+// FSDP2 upcasts the first chunk's weight gradient to FP32 and adds each later one into it, and the
+// last chunk's post_backward reduce-scatters the sum. At the end the buffer is cast to BF16, the
+// gradient the decoder's backward pass starts from.
+struct ChunkedLoss {
+  CachingAllocator::Handle hidden_gradient;
+  CachingAllocator::Handle head_reduce;  // the output layer's reduce-scatter input
+};
+
+ChunkedLoss torchtitan_chunked_loss(Step& step, const StepDevice& device, const FsdpTerms& terms) {
+  const double h = device.shape.hidden_size;
+  const double tokens = device.loss_tokens;
+  const long chunks = device.setup.loss_chunks;
+  const double chunk = device.logit_count / static_cast<double>(chunks);
+  const double chunk_hidden = tokens / static_cast<double>(chunks) * h;
+  const double head = output_head_parameters(device);
+  const std::size_t logits = tag(Term::kLogits);
+  const std::size_t accumulated_gradient = accumulated_term(
+      step,
+      "torchtitan/components/loss.py, ChunkedLossWrapper: set_requires_gradient_sync(False) "
+      "on lm_head but for the last chunk");
+  const auto all_gather = step.take(terms.gathered, kBf16Bytes * head);
+  const auto weight = step.take(terms.gathered, kBf16Bytes * head);
+  step.give(all_gather);
+  const auto buffer = step.take(logits, kFp32Bytes * tokens * h);
+  auto previous = step.take(logits, 0);
+  auto accumulated = step.take(accumulated_gradient, 0);
+  auto reduce = step.take(terms.reduce_input, 0);
+  for (long index = 0; index < chunks; ++index) {
+    const auto out = step.take(logits, kBf16Bytes * chunk);
+    step.give(previous);
+    previous = out;
+    const auto upcast = step.take(logits, kFp32Bytes * chunk);
+    const auto log_p = step.take(logits, kFp32Bytes * chunk);
+    step.give(upcast);
+    const auto log_p_gradient = step.take(logits, kFp32Bytes * chunk);
+    const auto input_gradient = step.take(logits, kFp32Bytes * chunk);
+    step.give(log_p_gradient);
+    step.give(log_p);
+    const auto logits_gradient = step.take(logits, kBf16Bytes * chunk);
+    step.give(input_gradient);
+    const auto hidden_gradient = step.take(logits, kBf16Bytes * chunk_hidden);
+    const auto weight_gradient = step.take(terms.unsharded_gradients, kBf16Bytes * head);
+    step.give(logits_gradient);
+    const bool last = index + 1 == chunks;
+    if (last && chunks == 1) {  // synced at once: the BF16 gradient reduced
+      step.give(reduce);
+      reduce = step.take(terms.reduce_input, kFp32Bytes * head);
+      step.give(weight_gradient);
+    } else if (last) {  // added into the FP32 sum, which is reduced
+      step.give(weight_gradient);
+      step.give(reduce);
+      reduce = step.take(terms.reduce_input, kFp32Bytes * head);
+      step.give(accumulated);
+    } else if (index == 0) {  // upcast into the FP32 sum
+      step.give(accumulated);
+      accumulated = step.take(accumulated_gradient, kFp32Bytes * head);
+      step.give(weight_gradient);
+    } else {  // added into it
+      step.give(weight_gradient);
+    }
+    if (last) step.take(tag(Term::kGradients), kFp32Bytes * head / device.zero_shards);
+    step.give(step.take(logits, kFp32Bytes * chunk_hidden));
+    step.give(hidden_gradient);
+  }
+  if (chunks == 1) step.give(accumulated);
+  step.give(weight);
+  const auto gradient = step.take(logits, kBf16Bytes * tokens * h);
+  step.give(buffer);
+  step.give(previous);
+  step.mark("loss", device.slots);
+  return {gradient, reduce};
 }
 
 }  // namespace
@@ -254,8 +343,20 @@ void torchtitan_step(Step& step, const StepDevice& device) {
     return;
   }
   step.mark("start", 0);
-  const auto root = step.take(terms.root, kBf16Bytes * device.root_parameters);
+  // Under the chunked loss the output layer is no part of the root: the loss gathers it.
+  const bool chunked = device.logit_count > 0 && device.setup.loss == Loss::kChunkedWrapper;
+  const double root_parameters =
+      device.root_parameters - (chunked ? output_head_parameters(device) : 0);
+  const auto root = step.take(terms.root, kBf16Bytes * root_parameters);
   FsdpForward forward = fsdp_forward_pass(step, device, terms);
+  if (chunked) {
+    const ChunkedLoss loss = torchtitan_chunked_loss(step, device, terms);
+    step.give(loss.hidden_gradient);
+    const auto last_reduce = fsdp_backward_pass(step, device, terms, forward, loss.head_reduce);
+    fsdp_root_post_backward(step, device, terms, root_parameters, root,
+                            step.take(terms.unsharded_gradients, 0), last_reduce);
+    return;
+  }
   const auto head_input = take_head_input(step, device);
   const auto logits_gradient = loss_forward_and_backward(step, device);
   // The output layer's backward: its weight's unsharded gradient waits for the root's
@@ -264,8 +365,9 @@ void torchtitan_step(Step& step, const StepDevice& device) {
       step.take(terms.unsharded_gradients, kBf16Bytes * output_head_parameters(device));
   step.give(logits_gradient);
   step.give(head_input);
-  const auto last_reduce = fsdp_backward_pass(step, device, terms, forward);
-  fsdp_root_post_backward(step, device, terms, root, head_gradient, last_reduce);
+  const auto last_reduce =
+      fsdp_backward_pass(step, device, terms, forward, step.take(terms.reduce_input, 0));
+  fsdp_root_post_backward(step, device, terms, root_parameters, root, head_gradient, last_reduce);
 }
 
 }  // namespace trainmem::replay
