@@ -4,6 +4,8 @@
 
 #include "trainmem/estimate.hpp"
 #include "trainmem/fp8.hpp"
+#include "trainmem/models.hpp"
+#include "trainmem/settings.hpp"
 
 using namespace trainmem;
 
@@ -136,6 +138,46 @@ TEST_CASE("each precision and optimiser states its bytes per parameter") {
   CHECK(bytes_per_parameter(Precision::kBf16, Optimizer::kAdam, shape).total == 2 + 2 + 0 + 4);
   CHECK(bytes_per_parameter(Precision::kFp32, Optimizer::kAdam, shape).total == 4 + 4 + 0 + 8);
   CHECK(bytes_per_parameter(Precision::kFp32, Optimizer::kSgdMomentum, shape).total == 12);
+  // BF16 moments whatever holds the weights: beside an FP32 master copy, or FP32 weights.
+  CHECK(bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kAdamBf16Moments, shape).total ==
+        2 + 2 + 4 + 4);
+  CHECK(bytes_per_parameter(Precision::kFp32, Optimizer::kAdamBf16Moments, shape).total ==
+        4 + 4 + 0 + 4);
+  CHECK(bytes_per_parameter(Precision::kBf16, Optimizer::kAdamBf16Moments, shape).total ==
+        bytes_per_parameter(Precision::kBf16, Optimizer::kAdam, shape).total);
+}
+
+TEST_CASE("each stack answers the optimisers it runs, and refuses the others by name") {
+  TrainingSetup setup;
+  setup.model_id = "llama3.2-1b";
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  setup.stack = Stack::kTorchtitan;
+  setup.optimizer = Optimizer::kAdamBf16Moments;
+  const Estimate bf16_moments = estimate_memory(setup);
+  REQUIRE_MESSAGE(bf16_moments.answer.ok(), bf16_moments.answer.message);
+  // torchtitan's moments in BF16, 2 + 2 B a parameter over d (each tensor's in blocks of 512 B).
+  CHECK(bf16_moments.bytes[Term::kOptimizerStates] ==
+        doctest::Approx(4.0 * count_parameters(*find_preset("llama3.2-1b")) / 2).epsilon(1e-3));
+  // torchtitan builds AdamW alone (or Adam): Adafactor is not read as something else.
+  setup.optimizer = Optimizer::kAdafactor;
+  Answer refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kOptimizer);
+  CHECK(refused.message.find("fused_opt_states_bf16") != std::string::npos);
+  // Megatron-LM: adam and sgd.
+  setup.stack = Stack::kMegatron;
+  setup.layout.zero_stage = 1;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kOptimizer);
+  setup.optimizer = Optimizer::kSgdMomentum;
+  CHECK(estimate_memory(setup).answer.ok());
+  // DeepSpeed's BF16 moments come with its BF16 master copy (bf16-master), not alone.
+  setup.stack = Stack::kDeepSpeed;
+  setup.optimizer = Optimizer::kAdamBf16Moments;
+  refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kOptimizer);
+  CHECK(refused.message ==
+        "The DeepSpeed ZeRO stack is modelled with adam, adam-8bit, adafactor or sgd-momentum, "
+        "not adam-bf16-moments; choose one of them, or the ideal stack.");
 }
 
 TEST_CASE("Adafactor's factored second moment costs a row and a column per matrix") {

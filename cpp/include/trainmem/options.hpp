@@ -100,8 +100,7 @@ constexpr Architecture kCustomDeviceArchitecture = Architecture::kAda;
 //               delayed-scaling recipe runs them: their saved inputs in FP8, an FP8 copy of each
 //               linear weight (and its transpose on Hopper), and scaling factors (fp8.hpp)
 //   bf16-master BF16 weights and gradients, a BF16 master copy and BF16 optimiser state:
-//   DeepSpeed's
-//               bf16_master_weights_and_grads with bf16_optimizer_states (ZeRO 1 to 3)
+//               DeepSpeed's bf16_master_weights_and_grads with bf16_optimizer_states (ZeRO 1 to 3)
 enum class Precision { kBf16Mixed, kBf16, kFp32, kFp8Mixed, kBf16Master };
 
 //   adam          two moments (Kingma and Ba, ICLR 2015)
@@ -110,7 +109,11 @@ enum class Precision { kBf16Mixed, kBf16, kFp32, kFp8Mixed, kBf16Master };
 //   adafactor     a factored second moment, a row and a column vector per matrix, and no first
 //                 moment (Shazeer and Stern, "Adafactor", ICML 2018, with beta1 = 0)
 //   sgd-momentum  one momentum buffer
-enum class Optimizer { kAdam, kAdam8bit, kAdafactor, kSgdMomentum };
+//   adam-bf16-moments  Adam's two moments in BF16 whatever the precision holds the weights in:
+//                 torchtitan's optimizer.implementation "fused_opt_states_bf16" (0610235, April
+//                 2026: a step pre-hook makes the states BF16, and torch's fused AdamW steps FP32
+//                 parameters with them)
+enum class Optimizer { kAdam, kAdam8bit, kAdafactor, kSgdMomentum, kAdamBf16Moments };
 
 // ---- Activation recomputation ----------------------------------------------------------------
 

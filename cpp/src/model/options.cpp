@@ -157,6 +157,8 @@ const std::vector<Choice>& choices<Optimizer>() {
       {"adam-8bit", "8-bit Adam", "Dettmers et al., ICLR 2022"},
       {"adafactor", "Adafactor", "Shazeer and Stern, ICML 2018"},
       {"sgd-momentum", "SGD with momentum", "one momentum buffer"},
+      {"adam-bf16-moments", "Adam, BF16 moments",
+       "Adam's two moments in BF16: torchtitan's fused_opt_states_bf16"},
   };
   return choices;
 }
@@ -449,6 +451,9 @@ BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer,
       break;
     case Optimizer::kAdam:
       bytes.optimizer_states = state_value_bytes * kAdamMomentsPerParameter;
+      break;
+    case Optimizer::kAdamBf16Moments:
+      bytes.optimizer_states = kBf16Bytes * kAdamMomentsPerParameter;
       break;
   }
   bytes.total = bytes.weights + bytes.gradients + bytes.master_weights + bytes.optimizer_states;

@@ -298,6 +298,20 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   if (row.full_shard_only && layout.zero_stage != 0 && layout.zero_stage != 3) {
     return refusal(id::kStack, row.zero_refusal);
   }
+  if (std::find(row.optimizers.begin(), row.optimizers.end(), setup.optimizer) ==
+      row.optimizers.end()) {
+    if (*row.optimizer_refusal != '\0') return refusal(id::kOptimizer, row.optimizer_refusal);
+    std::string allowed;
+    for (const Optimizer optimizer : row.optimizers) {
+      allowed += (allowed.empty()                      ? ""
+                  : optimizer == row.optimizers.back() ? " or "
+                                                       : ", ") +
+                 choice_id(optimizer);
+    }
+    return refusal(id::kOptimizer, "The " + choice_name(setup.stack) + " stack is modelled with " +
+                                       allowed + ", not " + choice_id(setup.optimizer) +
+                                       "; choose one of them, or the ideal stack.");
+  }
   if (!row.losses.empty() && setup.logits &&
       std::find(row.losses.begin(), row.losses.end(), setup.loss) == row.losses.end()) {
     return refusal(id::kStack, row.loss_refusal);

@@ -12,7 +12,12 @@ const char* fp8_engine_name(Fp8Engine engine) {
 const StackRow& stack_row(Stack stack) {
   static const StackRow rows[] = {
       // The idealised step: the plate's terms and nothing else.
-      {Stack::kIdeal},
+      [] {
+        StackRow row{Stack::kIdeal};
+        row.optimizers = {Optimizer::kAdam, Optimizer::kAdam8bit, Optimizer::kAdafactor,
+                          Optimizer::kSgdMomentum, Optimizer::kAdamBf16Moments};
+        return row;
+      }(),
       // Megatron-LM accumulates and reduces gradients in an FP32 main-gradient buffer
       // (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce
       // to be done in fp32"): 4 B, its docs' 6 + 12/d with the distributed optimiser (ZeRO 1).
@@ -28,6 +33,10 @@ const StackRow& stack_row(Stack stack) {
             "Megatron-LM's distributed optimiser shards the optimiser state and master weights "
             "(ZeRO 1); choose ZeRO 0 or 1, or the torchtitan or deepspeed stack.";
         row.fp8 = false;
+        row.optimizers = {Optimizer::kAdam, Optimizer::kSgdMomentum};
+        row.optimizer_refusal =
+            "Megatron-LM is modelled with its adam and sgd optimisers (--optimizer), FP32 state "
+            "beside FP32 main weights; choose adam or sgd-momentum.";
         row.losses = {Loss::kVocabParallel, Loss::kNativeFused, Loss::kTeFused};
         row.loss_refusal =
             "Megatron-LM computes the loss with its vocab-parallel cross-entropy, unfused or fused "
@@ -66,6 +75,10 @@ const StackRow& stack_row(Stack stack) {
             "parallelism above 1 and ZeRO 3 (resharding after the forward pass) or 2 (not), or "
             "choose another stack.";
         row.fp8_engine = Fp8Engine::kTorchao;
+        row.optimizers = {Optimizer::kAdam, Optimizer::kAdamBf16Moments};
+        row.optimizer_refusal =
+            "torchtitan builds AdamW (or Adam): FP32 moments, or BF16 ones under "
+            "optimizer.implementation fused_opt_states_bf16; choose adam or adam-bf16-moments.";
         row.losses = {Loss::kFp32Upcast, Loss::kChunkedWrapper};
         row.loss_refusal =
             "torchtitan computes the loss as cross_entropy over FP32-upcast logits, whole or "

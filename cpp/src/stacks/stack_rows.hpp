@@ -45,6 +45,10 @@ struct StackRow {
   // DeepSpeed's BF16 master weights and optimiser state (bf16-master), under its ZeRO stages.
   bool bf16_master = false;
   Fp8Engine fp8_engine = Fp8Engine::kTransformerEngine;
+  // The optimisers it runs; others are refused with its words.
+  std::vector<Optimizer> optimizers = {Optimizer::kAdam, Optimizer::kAdam8bit,
+                                       Optimizer::kAdafactor, Optimizer::kSgdMomentum};
+  const char* optimizer_refusal = "";
   // The losses it computes, its default first; empty: any (the ideal step, DeepSpeed).
   std::vector<Loss> losses = {};
   const char* loss_refusal = "";
