@@ -161,6 +161,16 @@ TEST_CASE("launch: a torchtitan v0.2.2 job config is read by v0.2.2's keys, and 
   CHECK(tp.setup.recompute == Recompute::kFull);
   // compile.components "model" and "loss": the blocks and the loss compiled.
   CHECK(tp.setup.compile == Compile::kBlocksAndLoss);
+  // Compiled under the config's own per-op recomputation (torchtitan's default step, published in
+  // its benchmarks): answered, with the compiled blocks' saved tensors.
+  std::string compiled = example("torchtitan-v0.2.2-llama3-8b.toml");
+  compiled.replace(compiled.find("enable = false\ncomponents"), 14, "enable = true");
+  const LaunchConfig op = read_ok(compiled, 8);
+  CHECK(op.setup.recompute == Recompute::kSelectiveOp);
+  CHECK(op.setup.compile == Compile::kBlocksAndLoss);
+  const Estimate estimate = estimate_memory(op.setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.peak_reserved_bytes < estimate_memory(launch.setup).peak_reserved_bytes);
 }
 
 TEST_CASE("launch: torchtitan v0.2.2's pipeline split, micro-batches and converters") {

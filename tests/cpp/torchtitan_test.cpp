@@ -7,6 +7,7 @@
 #include <string>
 
 #include "estimate/calculation.hpp"
+#include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/fit.hpp"
@@ -136,6 +137,44 @@ TEST_CASE("compile: compiled blocks under full recomputation save what eager one
   const Estimate compiled = estimated(setup);
   CHECK(compiled.peak_allocated_bytes == eager.peak_allocated_bytes);
   CHECK(compiled.peak_reserved_bytes == eager.peak_reserved_bytes);
+}
+
+TEST_CASE(
+    "compile: under per-op recomputation a compiled block saves eager's tensors but w2's "
+    "output") {
+  // The tiny shape on d 2, tp 1: eager keeps 2h (input) + 2q + 2kv + 2q + 4a + 2f + 2h (w2) a
+  // token; compiled, the partitioner drops w2's output, which the backward graph never reads.
+  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.layout.tensor_parallel = 1;
+  setup.layout.sequence_parallel = false;
+  setup.recompute = Recompute::kSelectiveOp;
+  const double q = 4 * 16, kv = 2 * 16, a = 4, f = 256;
+  const double eager_per_token = 2 * kH + 2 * q + 2 * kv + 2 * q + 4 * a + 2 * f + 2 * kH;
+  // Beside them one block's rebuilt tensors in its backward pass, alike either way: what the
+  // layer saves but what the policy keeps (w2's output is no tensor the layer saves).
+  const double eager = whole(setup)[Term::kActivations];
+  const double rebuilt = eager - kLayers * kTokens * eager_per_token;
+  CHECK(rebuilt > 0);
+  setup.compile = Compile::kBlocks;
+  const std::vector<SavedTensor> compiled_list =
+      selective_op_saved_tensors(setup.custom_model, setup);
+  for (const SavedTensor& tensor : compiled_list) CHECK(tensor.id != "mlp-output");
+  CHECK(whole(setup)[Term::kActivations] ==
+        kLayers * kTokens * (eager_per_token - 2 * kH) + rebuilt);
+  // At 65,536 tokens the 2 × 65,536 × 2h it does not keep is 16 MiB off the replayed peak.
+  setup.sequence_length = 65536;
+  const double compiled_peak = estimated(setup).peak_allocated_bytes;
+  setup.compile = Compile::kOff;
+  CHECK(estimated(setup).peak_allocated_bytes - compiled_peak == 2 * 65536 * 2 * kH);
+  setup.sequence_length = static_cast<int>(kTokens);
+  setup.compile = Compile::kBlocks;
+  // Without recomputation, and for torchao's Float8 blocks under it, what the partitioner saves
+  // is not derived: refused by the setting.
+  setup.recompute = Recompute::kNone;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kCompile);
+  setup.recompute = Recompute::kSelectiveOp;
+  setup.precision = Precision::kFp8Mixed;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kCompile);
 }
 
 TEST_CASE("compile: the compiled loss keeps the BF16 logits and their gradient, 4 B a logit") {

@@ -293,8 +293,10 @@ enum class CpCommType { kP2p, kA2a };
 //   off              eager
 //   blocks           each transformer block (apply_compile, after activation checkpointing):
 //                    under full recomputation a compiled block saves its input alone, as eager;
-//                    what Inductor's min-cut partitioner saves under none, selective or per-op
-//                    selective recomputation is not modelled (refused)
+//                    under per-op selective recomputation what the policy tags MUST_SAVE but the
+//                    down projection's output, which the backward graph never reads (Inductor's
+//                    min-cut partitioner: selective_op_saved_tensors); without recomputation, or
+//                    under Korthikanti's selective, what it saves is not modelled (refused)
 //   blocks-and-loss  the loss too: one fused kernel reads the BF16 logits, keeps them and each
 //                    token's max and log-sum-exp (FP32) for the backward pass, which writes the
 //                    logits' BF16 gradient directly: no FP32 copy of the logits

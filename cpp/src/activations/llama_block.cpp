@@ -471,8 +471,17 @@ std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
   saved.add("log-sum-exp", "Attention's log-sum-exp (FP32)", "the attention kernel, saved", "a", a,
             kFp32Bytes, t);
   saved.add("gate", "Gate projection's output (w1)", "matmul 5 of 7, saved", "f", f, kBf16Bytes, t);
-  saved.add("mlp-output", "Down projection's output (w2)", "matmul 7 of 7, saved", "h", h,
-            kBf16Bytes, whole);
+  // Eager, SAC's cache (torch/utils/checkpoint.py, _CachingTorchDispatchMode) keeps every
+  // MUST_SAVE output until the block's backward pass. A compiled block saves what Inductor's
+  // min-cut partitioner leaves (torch/_functorch/partitioners.py): the policy's PREFER_RECOMPUTE
+  // ops are always recomputed (must_recompute) and its MUST_SAVE outputs always saved
+  // (should_ban_recomputation), so the cut is the MUST_SAVE outputs and the block's input; then
+  // _extract_fwd_bwd_modules drops the saved values the backward graph never reads, and w2's
+  // output only feeds the residual's add.
+  if (setup.compile == Compile::kOff) {
+    saved.add("mlp-output", "Down projection's output (w2)", "matmul 7 of 7, saved", "h", h,
+              kBf16Bytes, whole);
+  }
   return std::move(saved.list);
 }
 
@@ -487,10 +496,16 @@ namespace {
 std::string llama_block_source(const ModelShape& shape, const TrainingSetup& setup,
                                const LayerStack& stack) {
   if (setup.recompute == Recompute::kSelectiveOp) {
-    return "torchtitan's selective per-op recomputation: each block keeps its input and the "
-           "outputs of the matmuls but every second one, and of the attention kernel "
-           "(selective_op_saved_tensors, docs/activations.md); the rest rebuilt in the backward "
-           "pass";
+    return std::string(
+               "torchtitan's selective per-op recomputation: each block keeps its input and the "
+               "outputs of the matmuls but every second one, and of the attention kernel "
+               "(selective_op_saved_tensors, docs/activations.md); the rest rebuilt in the "
+               "backward pass") +
+           (setup.compile == Compile::kOff
+                ? ""
+                : "; compiled, the min-cut partitioner saves the policy's tensors but the down "
+                  "projection's output, which the backward graph never reads "
+                  "(torch/_functorch/partitioners.py: must_recompute, _extract_fwd_bwd_modules)");
   }
   std::string source =
       "the Llama block's saved tensors, one by one (docs/activations.md); the layer's input alone "
@@ -534,11 +549,16 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
   }
   if (setup.recompute == Recompute::kSelectiveOp) {
     // Kept: what the policy saves. In the backward pass the block's other tensors are rebuilt
-    // beside them (as a layer without recomputation saves them), one block at a time.
-    layer.kept_per_token = pen.count(
-        saved_bytes_per_token(selective_op_saved_tensors(shape, setup)), "B saved per token");
+    // beside them (as a layer without recomputation saves them), one block at a time: all it saves
+    // but those the policy keeps, of which w2's output is none (only SAC's cache holds it).
+    const std::vector<SavedTensor> kept = selective_op_saved_tensors(shape, setup);
+    layer.kept_per_token = pen.count(saved_bytes_per_token(kept), "B saved per token");
     layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
-    layer.recompute_working_bytes = std::max(0.0, saved - layer.kept_bytes);
+    double also_saved = 0;
+    for (const SavedTensor& tensor : kept) {
+      if (tensor.id != "mlp-output") also_saved += tensor.bytes_per_token;
+    }
+    layer.recompute_working_bytes = std::max(0.0, saved - layer.tokens_on_device * also_saved);
     return layer;
   }
   layer.kept_per_token = pen.count(saved_per_token, "B saved per token");

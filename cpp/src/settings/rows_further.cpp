@@ -381,11 +381,24 @@ void add_distributed_switches(Entries& entries) {
                       "torch.compile is modelled as torchtitan and torchtune run it",
                       "torch.compile is modelled as torchtitan and torchtune run it; choose one of "
                       "those stacks, or off.")
-          .rule([](const TrainingSetup& setup) { return setup.recompute == Recompute::kFull; },
-                "Under torch.compile trainmem models full recomputation, where a compiled block "
-                "saves its input alone, as eager; what Inductor's min-cut partitioner saves under "
-                "none, selective or per-op selective recomputation is not modelled. Choose full "
-                "recomputation, or compile off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.recompute == Recompute::kFull ||
+                       setup.recompute == Recompute::kSelectiveOp;
+              },
+              "Under torch.compile trainmem models full recomputation, where a compiled block "
+              "saves its input alone, as eager, and torchtitan's per-op selective recomputation, "
+              "whose tags Inductor's min-cut partitioner follows; what it saves without them "
+              "(none, or Korthikanti's selective) is not modelled. Choose full or selective-op "
+              "recomputation, or compile off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return !(setup.recompute == Recompute::kSelectiveOp &&
+                         setup.precision == Precision::kFp8Mixed);
+              },
+              "Compiled Float8 blocks under per-op selective recomputation (what the partitioner "
+              "saves of torchao's casts and scaled matmuls) are not modelled; choose full "
+              "recomputation, bf16-mixed, or compile off.")
           .rule(
               [](const TrainingSetup& setup) {
                 return !(setup.compile == Compile::kBlocksAndLoss && setup.logits &&
@@ -395,7 +408,8 @@ void add_distributed_switches(Entries& entries) {
               "modelled; choose the blocks alone, or tp 1.")
           .page("stack", "",
                 "torchtitan's and torchtune's: the blocks (torchtitan at the end of 2024), or the "
-                "loss too, with no FP32 copy of the logits. Under full recomputation."));
+                "loss too, with no FP32 copy of the logits. Under full or per-op selective "
+                "recomputation."));
 }
 
 // torchtune's and transformers' switches, and PyTorch's caching allocator's settings.

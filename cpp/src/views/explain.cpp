@@ -28,8 +28,12 @@ SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
                      : "The tensors one layer saves for its backward pass, per token on one device";
   if (setup.recompute == Recompute::kSelectiveOp) {
     list.caption =
-        "The tensors torchtitan's per-op policy keeps of one layer for its backward pass (the rest "
-        "is recomputed), per token on one device";
+        setup.compile == Compile::kOff
+            ? "The tensors torchtitan's per-op policy keeps of one layer for its backward pass "
+              "(the rest is recomputed), per token on one device"
+            : "The tensors a compiled layer keeps for its backward pass under torchtitan's per-op "
+              "policy (the rest is recomputed; the down projection's output, which the backward "
+              "pass never reads, is not kept), per token on one device";
     list.tensors = selective_op_saved_tensors(*resolve_model(setup), setup);
   } else {
     list.tensors = llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
