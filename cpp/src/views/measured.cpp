@@ -202,7 +202,7 @@ MeasuredCase torchtitan_compiled_selective_op(int table, int devices, bool float
         "under the torchtitan stack. Inductor's min-cut partitioner follows the per-op policy's "
         "tags: what it tags PREFER_RECOMPUTE is always recomputed and what it tags MUST_SAVE "
         "always saved, but the down projection's output, which the backward graph never reads "
-        "(torch/_functorch/partitioners.py, must_recompute and _extract_fwd_bwd_modules): 2·h "
+        "(PyTorch's functorch partitioner: must_recompute, _extract_fwd_bwd_modules): 2·h "
         "bytes a token a layer less than eager, 4.0 GiB over 32 layers of 16,384 tokens. The "
         "compiled run holds " +
         saved +
