@@ -103,7 +103,7 @@ describe('Fine-tuning, in Chromium', () => {
     // Leaving the plate's view for fine-tuning counts the logits as the run computes them, in words.
     assert.match(
       await page.textContent('#url-notice'),
-      /^The logits and the loss now count, as this run computes them \(FP32 upcast, unfused\): 12\.6 GB more\./,
+      /^The logits and the loss now count, as this run computes them \(FP32 upcast, unfused\): the total is [\d.]+ GB, 12\.6 GB more\./,
     );
     assert.equal(await page.isChecked('#logits'), true);
     assert.equal(await page.inputValue('#loss'), 'fp32-upcast');

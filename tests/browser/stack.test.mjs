@@ -62,6 +62,37 @@ describe('Training stack, in Chromium', () => {
     await page.close();
   });
 
+  it("a step that peaks at the optimiser's step says so, not 0.0 GB of activations", async () => {
+    // Mistral 7B trained whole in BF16 by transformers' Trainer, 2,048 tokens under full
+    // recomputation: AdamW's foreach step outweighs the passes.
+    const { page, problems } = await harness.openPage({
+      query: '?model=mistral-7b&stack=hf&precision=bf16&seq-len=2048&recompute=full',
+    });
+    const text = await readout(page);
+    assert.match(
+      text,
+      /none of its activations at the step's peak, the optimiser's step, after the backward pass/,
+    );
+    assert.doesNotMatch(text, /0\.0 GB of activations/);
+    // With the logits counted, they are named too.
+    await page.goto(`${page.url()}&logits=on&loss=fp32-upcast`);
+    await page.waitForFunction(() =>
+      /activations or logits/.test(document.getElementById('readout').textContent),
+    );
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("torchtitan's chunked loss is a choice under its stack, and refused under another by its control", async () => {
+    const { page, problems } = await harness.openPage({ query: `${TABLE_2}&loss=chunked-wrapper` });
+    assert.equal(await page.inputValue('#loss'), 'chunked-wrapper');
+    assert.match(await readout(page), /needs \d+\.\d GB on its most loaded device/);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('the ideal stack keeps the plate and hides the peaks line', async () => {
     const { page, problems } = await harness.openPage();
     assert.equal(await page.inputValue('#stack'), 'ideal');

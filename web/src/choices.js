@@ -45,10 +45,15 @@ export function createChoices(estimator) {
     const countedView = viewOf(counted);
     if (!countedView.ok) return { setup, view };
     const loss = settingOf('loss').choices.find((choice) => choice.id === countedView.settingTexts.loss);
+    // The change in the total the readout shows, said as it goes: under a stack the step's peak
+    // can move to another moment with them, and the total fall.
+    const total = countedView.estimate.bytes.totalBytes;
+    const change = total - view.estimate.bytes.totalBytes;
     said.push(
-      `The logits and the loss now count, as this run computes them (${loss.name}): ` +
-        `${estimator.formatBytes(view.logitsLeftOut.bytes)} more. Untick the logits to leave them out, ` +
-        'as the plate does.',
+      `The logits and the loss now count, as this run computes them (${loss.name}): the total is ` +
+        `${estimator.formatBytes(total)}, ${estimator.formatBytes(Math.abs(change))} ` +
+        `${change < 0 ? 'less, as the step peaks elsewhere' : 'more'}. Untick the logits to leave ` +
+        'them out, as the plate does.',
     );
     return { setup: counted, view: countedView };
   }

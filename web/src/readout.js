@@ -100,8 +100,15 @@ export function describe(estimator, estimate, leftOut) {
   // view's module, whose setups hold the plate's settings alone).
   const counted = (term) => !term.countedBy || estimator.settingText(setup, term.countedBy) === 'on';
   const stack = estimate.stackTerms.length > 0;
+  const passes = [...onDevice('activations'), ...onDevice('logits')].filter(counted);
+  // Under a stack the terms are those held at the step's peak: where none of the passes' is, the
+  // peak is the optimiser's step, and the sentence says so rather than "0.0 GB of activations".
+  const atStep = stack && passes.every((term) => !(bytes[term.apiKey] > 0));
   const activations =
-    [...onDevice('activations'), ...onDevice('logits')].filter(counted).map(said).join(' and ') +
+    (atStep
+      ? `none of its activations${passes.length > 1 ? ' or logits' : ''} at the step's peak, the ` +
+        "optimiser's step, after the backward pass has freed them,"
+      : passes.map(said).join(' and ')) +
     ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
     `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.` +
     (stack ? ` Beside them, at the step's peak: ${listed(onDevice('stack').map(said))}.` : '');
