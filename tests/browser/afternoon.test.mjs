@@ -36,6 +36,12 @@ describe("a student's afternoon, in Chromium", () => {
     await commit(page, '#dp', 'abc');
     assert.equal(await page.isVisible('#stale-note'), true);
     assert.match(await page.textContent('#stale-note'), /still show the last settings that were valid/);
+    // It names the field at fault, and links to it.
+    assert.equal(await page.getAttribute('#stale-field', 'href'), '#dp');
+    assert.equal(
+      await page.textContent('#stale-field'),
+      await page.evaluate(() => document.querySelector('label[for="dp"]').textContent.trim()),
+    );
     assert.equal(await page.evaluate(() => document.body.classList.contains('stale')), true);
     await commit(page, '#dp', '2');
     assert.equal(await page.isVisible('#stale-note'), false);

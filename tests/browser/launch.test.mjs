@@ -49,6 +49,13 @@ describe('the launch config', () => {
     );
     assert.ok((await page.$$('#launch-band tr')).length >= 3);
     assert.match(await page.textContent('#launch-read'), /training\.data_parallel_shard_degree -1: 8/);
+    // The result is where the reader looks next: in view, and focused.
+    const inView = (id) =>
+      page.evaluate((element) => {
+        const box = document.getElementById(element).getBoundingClientRect();
+        return document.activeElement.id === element && box.top >= 0 && box.top < window.innerHeight;
+      }, id);
+    assert.equal(await inView('launch-result'), true);
     assert.equal(await page.isHidden('#launch-unknown'), true);
     // The verdict follows the device the reader picks: on an RTX 4090 it does not fit.
     await page.selectOption('#device', 'rtx-4090');
@@ -191,6 +198,14 @@ describe('the launch config', () => {
     await openLaunch(page, 'base_model: meta-llama/Llama-3.1-8B\ndatasets: [a,\n', '');
     await page.waitForSelector('#launch-error:not([hidden])');
     assert.match(await page.textContent('#launch-error'), /^The YAML does not parse: line \d+, column \d+: /);
+    // The refusal is brought into view and focused.
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'launch-error');
+    assert.equal(
+      await page.evaluate(
+        () => document.getElementById('launch-error').getBoundingClientRect().top < window.innerHeight,
+      ),
+      true,
+    );
     assert.equal(await readout(page), shown);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);

@@ -38,6 +38,13 @@ function showMessages() {
   if (messages.length === 0 && !messageShown) return;
   messageShown = messages.length > 0;
   $('stale-note').hidden = !messageShown;
+  // The note names the first field at fault, and links to it.
+  const fault = messages[0]?.field;
+  const label = fault && document.querySelector(`label[for="${fault}"]`);
+  if (label) {
+    $('stale-field').textContent = label.textContent.trim();
+    $('stale-field').href = `#${fault}`;
+  }
   document.body.classList.toggle('stale', messageShown);
   for (const element of document.querySelectorAll('.error')) {
     element.textContent = '';

@@ -36,24 +36,36 @@ export function createLaunchPanel({
     return said;
   }
 
+  /** What Read gives, a refusal or the result, brought into view and focused, where the reader looks next. */
+  function reveal(element) {
+    element.tabIndex = -1;
+    element.scrollIntoView({ block: 'nearest' });
+    element.focus({ preventScroll: true });
+  }
+
+  function refuse(message) {
+    showError('launch', message);
+    reveal($('launch-error'));
+  }
+
   async function useLaunch(given) {
     let yamlToJson;
     try {
       [tools, yamlToJson] = await Promise.all([loadFullTools(), loadYamlTools()]);
     } catch (error) {
-      showError('launch', `The launch-config reader could not load (${error.message}).`);
+      refuse(`The launch-config reader could not load (${error.message}).`);
       return;
     }
     const typed = worldSize.value.trim().replaceAll(',', '');
     const world = typed === '' ? 0 : Number(typed);
     if (!Number.isInteger(world) || world < 0 || world > 1_000_000) {
-      showError('launch', 'The world size must be a whole number of devices up to 1,000,000, or left empty.');
+      refuse('The world size must be a whole number of devices up to 1,000,000, or left empty.');
       return;
     }
     const before = store.get().setup;
     const read = tools.readLaunch(given, before, world, yamlToJson);
     if (!read.ok) {
-      showError('launch', read.message);
+      refuse(read.message);
       return;
     }
     // The file's settings are the reader's now: nothing held pending for them applies over it.
@@ -66,7 +78,11 @@ export function createLaunchPanel({
     const said = render(read.setup, {
       refusedAt: { field: 'launch', prefix: "The file's setup is refused as the workshop would run it: " },
     });
-    if (said === null) return; // refused by the core: the last good view stays, and says why
+    if (said === null) {
+      // Refused by the core: the last good view stays, and says why.
+      reveal($('launch-error'));
+      return;
+    }
     const changed = changes(before, store.get().setup);
     showNotice(
       [
@@ -89,6 +105,7 @@ export function createLaunchPanel({
       `they stay: ${read.notUnderstood.join(', ')}.`;
     result.hidden = false;
     update(store.get());
+    reveal(result);
   }
 
   /**
