@@ -325,7 +325,7 @@ TEST_CASE("layouts that make no sense are refused, naming the field") {
       "Recomputation 'some' is not known; choose one of none, selective, full, selective-op.");
   check_text_refused("optimizer", "lion",
                      "Optimizer 'lion' is not known; choose one of adam, adam-8bit, adafactor, "
-                     "sgd-momentum, adam-bf16-moments.");
+                     "sgd-momentum, adam-bf16-moments, muon.");
   check_text_refused("precision", "fp8",
                      "Precision 'fp8' is not known; choose one of bf16-mixed, bf16, fp32, "
                      "fp8-mixed, bf16-master.");

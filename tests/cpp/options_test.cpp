@@ -243,3 +243,59 @@ TEST_CASE("Adafactor on GPT-2: two MLP matrices, LayerNorm biases and the positi
   CHECK(bytes_per_parameter(Precision::kBf16Mixed, Optimizer::kAdafactor, gpt2).optimizer_states ==
         doctest::Approx(4 * values / 124439808.0).epsilon(1e-12));
 }
+
+TEST_CASE("Muon: one momentum buffer for the blocks' matrices, AdamW's two moments for the rest") {
+  const ModelShape& shape = *find_preset("llama3-8b");
+  // Per layer Q and O 4,096², K and V 4,096 × 1,024, gate, up and down 4,096 × 14,336:
+  // 218,103,808 in matrices, and two norms of 4,096 outside them.
+  const double matrices = 32.0 * 218103808;
+  CHECK(muon_vector_parameters_per_layer(shape) == 8192);
+  CHECK(muon_matrix_share(shape) * count_parameters(shape) == doctest::Approx(matrices));
+  // The embedding, the output layer and the final norm, and 32 layers' norms: AdamW's.
+  const double adam = 2.0 * 128256 * 4096 + 4096 + 32 * 8192;
+  CHECK(matrices + adam == count_parameters(shape));
+  TrainingSetup setup;
+  setup.optimizer = Optimizer::kMuon;
+  const Estimate muon = estimate_memory(setup);
+  REQUIRE_MESSAGE(muon.answer.ok(), muon.answer.message);
+  CHECK(muon.bytes[Term::kOptimizerStates] == 4 * matrices + 8 * adam);
+  // Each pipeline stage its own mix: the first holds the embedding (AdamW's) and 16 layers.
+  setup.layout.pipeline_parallel = 2;
+  const Estimate staged = estimate_memory(setup);
+  REQUIRE(staged.answer.ok());
+  REQUIRE(staged.most_loaded_stage == PipelineStage::kFirst);
+  CHECK(staged.bytes[Term::kOptimizerStates] ==
+        4 * 16.0 * 218103808 + 8 * (128256.0 * 4096 + 16 * 8192));
+  setup.layout.pipeline_parallel = 1;
+  // torch.optim.Muon's step on its largest matrix, gate or up (14,336 × 4,096, k 4,096), FP32
+  // gradients: (4 + 8) × 58,720,256 + 4 × 4,096² = 771,751,936 B, which the passes outweigh.
+  const MuonWorkingSet working = muon_working_set(shape, 4);
+  CHECK(working.bytes == 771751936);
+  CHECK(working.rows * working.cols == 14336.0 * 4096);
+  CHECK(muon.notes.back().find("holds 0.8 GB, within the") != std::string::npos);
+  // Where the passes hold less, the step would be the peak: refused by the optimiser.
+  setup.sequence_length = 16;
+  setup.recompute = Recompute::kFull;
+  const Answer refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kOptimizer);
+  CHECK(refused.message.find("the step would be the peak") != std::string::npos);
+}
+
+TEST_CASE("Muon: counted for full training of a text model under the ideal step alone") {
+  TrainingSetup setup;
+  setup.optimizer = Optimizer::kMuon;
+  setup.lora_rank = 16;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kOptimizer);
+  setup.lora_rank = 0;
+  setup.model_id = kCustomModelId;  // a multimodal config's, with its vision tower
+  setup.custom_model = *find_preset("llama3.2-1b");
+  setup.custom_model.vision_parameters = 400e6;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kOptimizer);
+  setup.model_id = "llama3.2-1b";
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  setup.stack = Stack::kTorchtitan;
+  const Answer refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kOptimizer);
+  CHECK(refused.message.find("DistMuon") != std::string::npos);
+}

@@ -113,7 +113,12 @@ enum class Precision { kBf16Mixed, kBf16, kFp32, kFp8Mixed, kBf16Master };
 //                 torchtitan's optimizer.implementation "fused_opt_states_bf16" (0610235, April
 //                 2026: a step pre-hook makes the states BF16, and torch's fused AdamW steps FP32
 //                 parameters with them)
-enum class Optimizer { kAdam, kAdam8bit, kAdafactor, kSgdMomentum, kAdamBf16Moments };
+//   muon          Muon (Jordan et al., 2024; torch.optim.Muon, PyTorch 2.9): one momentum buffer
+//                 for each of the blocks' weight matrices (attention's projections, the MLPs and
+//                 experts, the router), orthogonalised by a Newton–Schulz iteration at each step;
+//                 AdamW's two moments for the rest (the embedding, the output layer, norms and
+//                 biases), as torch.optim.Muon requires 2D parameters and its docs pair it
+enum class Optimizer { kAdam, kAdam8bit, kAdafactor, kSgdMomentum, kAdamBf16Moments, kMuon };
 
 // ---- Activation recomputation ----------------------------------------------------------------
 
@@ -448,9 +453,27 @@ struct BytesPerParameter {
   double weights = 0;
   double gradients = 0;
   double master_weights = 0;
-  double optimizer_states = 0;
+  double optimizer_states = 0;  // per parameter, over the whole model (Adafactor's, Muon's mix)
   double total = 0;
+  double state_value = 0;  // one optimiser-state value: an FP32 or BF16 element
 };
+
+// Muon's parameters (Optimizer::kMuon): the share of the model's parameters in the blocks' weight
+// matrices, which Muon steps (one momentum buffer each); and the parameters a layer holds outside
+// them (norms, biases: AdamW's, two moments each), averaged over the layers.
+double muon_matrix_share(const ModelShape& shape);
+double muon_vector_parameters_per_layer(const ModelShape& shape);
+// torch.optim.Muon's working set at the step, for its largest matrix (each is orthogonalised in
+// turn, _single_tensor_muon): grad.lerp(buf)'s update in the gradient's dtype (`gradient_bytes`
+// an element), its BF16 copy, and in each Newton–Schulz iteration the old X, a·X, gram_update @ X
+// and their sum (4 × 2·m·n) beside the Gram matrix and its update (2 × 2·k²), k = min(m, n):
+// (gradient_bytes + 8)·m·n + 4·k² bytes, the largest over the layers' matrices.
+struct MuonWorkingSet {
+  double bytes = 0;
+  double rows = 0;  // the matrix that sets it
+  double cols = 0;
+};
+MuonWorkingSet muon_working_set(const ModelShape& shape, double gradient_bytes);
 
 // A model state's bytes per parameter, by its term (0 for a term that is no model state).
 double bytes_per_parameter_of(const BytesPerParameter& bytes, Term term);

@@ -7,6 +7,8 @@
 #include "settings/check.hpp"
 #include "stacks/stack_rows.hpp"
 #include "stacks/stack_run.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/settings.hpp"
 
 namespace trainmem {
 
@@ -111,6 +113,30 @@ void add_notes(Calculation& calc, const TrainingSetup& asked, std::vector<std::s
   }
 }
 
+// Muon's step (Optimizer::kMuon, under the ideal step alone: check.cpp): its Newton–Schulz working
+// set for its largest matrix is held at the optimiser's step, once the passes' activations and
+// logits are freed. Where it is the larger, the step would be the peak, which the idealised terms
+// do not count: refused, naming the optimiser; otherwise said in a note.
+void check_muon_step(Calculation& calc) {
+  const MuonWorkingSet set = muon_working_set(*calc.shape, calc.per.state_value);
+  const double passes = calc.whole_terms[Term::kActivations] + calc.whole_terms[Term::kLogits];
+  const std::string held =
+      "At the optimiser's step Muon's Newton–Schulz iteration on its largest "
+      "matrix (" +
+      format_count(set.rows) + " × " + format_count(set.cols) + ") holds " +
+      format_bytes(set.bytes);
+  if (set.bytes > passes) {
+    calc.answer = refusal(setting_id::kOptimizer,
+                          held + ", more than the " + format_bytes(passes) +
+                              " of activations and logits the passes hold: the step would be the "
+                              "peak, which the ideal step does not count. Choose a larger "
+                              "micro-batch, or another optimiser.");
+    return;
+  }
+  calc.notes.push_back(held + ", within the " + format_bytes(passes) +
+                       " the passes hold and have freed by then: the peak stays the passes'.");
+}
+
 }  // namespace
 
 Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, bool flash_attention,
@@ -131,6 +157,7 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
     choose_replayed_stage(calc, setup, options.writing);
   } else {
     choose_idealised_stage(calc, setup, options.writing);
+    if (setup.optimizer == Optimizer::kMuon) check_muon_step(calc);
   }
   return calc;
 }

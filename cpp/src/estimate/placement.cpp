@@ -87,6 +87,9 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   Placement placement;
   placement.counts = parameter_counts(shape);
   placement.linear = linear_layers(shape);
+  if (setup.optimizer == Optimizer::kMuon) {
+    placement.muon_vectors_per_layer = muon_vector_parameters_per_layer(shape);
+  }
   placement.zero_shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
   // The routed experts' ZeRO shards are their own data-parallel group, the world over ep·etp·p.
   placement.expert_zero_shards =

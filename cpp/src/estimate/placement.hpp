@@ -49,6 +49,8 @@ struct Placement {
   LinearLayers linear;            // one layer's linear weights, whole
   double zero_shards = 1;         // d·c
   double expert_zero_shards = 1;  // the routed experts' data-parallel group: d·t·c / (ep·etp)
+  // Under Muon, a layer's parameters outside its weight matrices (norms, biases), whole.
+  double muon_vectors_per_layer = 0;
   // Offloading's units in flight: one layer's parameters on a device, and the embedding's.
   StageParameters layer_unit;
   StageParameters embedding_unit;

@@ -171,14 +171,33 @@ void add_model_states(Ledger& ledger, const TrainingSetup& setup, const Placemen
         return std::string("Micikevicius et al., \"Mixed Precision Training\", ICLR 2018") +
                (row.master_weights ? "" : "; " + std::string(row.state_source));
       });
+  const auto optimizer_source = [&] {
+    const Choice& optimizer = choices<Optimizer>()[static_cast<std::size_t>(setup.optimizer)];
+    return optimizer.name + ": " + optimizer.source;
+  };
+  if (setup.optimizer == Optimizer::kMuon) {
+    // This stage's own mix (check.cpp keeps Muon to full training of a text model's layers): the
+    // embedding, positions, output layer and final norm here, and its layers' norms and biases
+    // (counted whole on each tensor-parallel rank), take AdamW's two moments; its layers' weight
+    // matrices, the routed experts among them, one momentum buffer.
+    const double adam = std::min(
+        trainable, stage.root_parameters + stage.layers * placement.muon_vectors_per_layer);
+    ledger.add(Term::kOptimizerStates,
+               pen.bytes(per.state_value) *
+                   (sharded(pen, placement, zero_stage >= 1, trainable - adam, experts) +
+                    pen.count(kAdamMomentsPerParameter, "moments") *
+                        sharded(pen, placement, zero_stage >= 1, adam, 0)),
+               [&] {
+                 return optimizer_source() +
+                        "; the weight matrices' momentum, and AdamW's two moments for the "
+                        "embedding, output layer, norms and biases";
+               });
+    return;
+  }
   ledger.add(Term::kOptimizerStates,
              pen.bytes(per.optimizer_states) *
                  sharded(pen, placement, zero_stage >= 1, trainable, experts),
-             [&] {
-               const Choice& optimizer =
-                   choices<Optimizer>()[static_cast<std::size_t>(setup.optimizer)];
-               return optimizer.name + ": " + optimizer.source;
-             });
+             optimizer_source);
 }
 
 }  // namespace trainmem

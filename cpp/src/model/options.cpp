@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <utility>
 
 namespace trainmem {
 
@@ -159,6 +160,9 @@ const std::vector<Choice>& choices<Optimizer>() {
       {"sgd-momentum", "SGD with momentum", "one momentum buffer"},
       {"adam-bf16-moments", "Adam, BF16 moments",
        "Adam's two moments in BF16: torchtitan's fused_opt_states_bf16"},
+      {"muon", "Muon",
+       "Jordan et al., 2024 (torch.optim.Muon): one momentum buffer per weight matrix, AdamW for "
+       "the rest"},
   };
   return choices;
 }
@@ -395,6 +399,47 @@ double adafactor_values_per_parameter(const ModelShape& shape) {
 
 }  // namespace
 
+namespace {
+
+// The parameters of every layer in the blocks' weight matrices, and outside them.
+std::pair<double, double> layer_matrices_and_vectors(const ModelShape& shape) {
+  const double dense_layers = dense_layers_between(shape, 0, shape.num_layers);
+  double matrices = 0;
+  double vectors = 0;
+  for (const bool dense : {false, true}) {
+    const double layers = dense ? dense_layers : shape.num_layers - dense_layers;
+    for (const LayerWeight& weight : layer_weights(shape, dense)) {
+      (weight.matrix ? matrices : vectors) += layers * weight.copies * weight.rows * weight.cols;
+    }
+  }
+  return {matrices, vectors};
+}
+
+}  // namespace
+
+double muon_matrix_share(const ModelShape& shape) {
+  return layer_matrices_and_vectors(shape).first / count_parameters(shape);
+}
+
+double muon_vector_parameters_per_layer(const ModelShape& shape) {
+  return layer_matrices_and_vectors(shape).second / shape.num_layers;
+}
+
+MuonWorkingSet muon_working_set(const ModelShape& shape, double gradient_bytes) {
+  MuonWorkingSet largest;
+  for (const bool dense : {false, true}) {
+    if (dense && dense_layers_between(shape, 0, shape.num_layers) == 0) continue;
+    for (const LayerWeight& weight : layer_weights(shape, dense)) {
+      if (!weight.matrix) continue;
+      const double k = std::min(weight.rows, weight.cols);
+      const double bytes =
+          (gradient_bytes + 4 * kBf16Bytes) * weight.rows * weight.cols + 2 * kBf16Bytes * k * k;
+      if (bytes > largest.bytes) largest = {bytes, weight.rows, weight.cols};
+    }
+  }
+  return largest;
+}
+
 double bytes_per_parameter_of(const BytesPerParameter& bytes, Term term) {
   switch (term) {
     case Term::kWeights:
@@ -455,7 +500,14 @@ BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer,
     case Optimizer::kAdamBf16Moments:
       bytes.optimizer_states = kBf16Bytes * kAdamMomentsPerParameter;
       break;
+    case Optimizer::kMuon: {
+      // One momentum buffer for the blocks' matrices, AdamW's two moments for the rest.
+      const double share = muon_matrix_share(shape);
+      bytes.optimizer_states = state_value_bytes * (share + kAdamMomentsPerParameter * (1 - share));
+      break;
+    }
   }
+  bytes.state_value = state_value_bytes;
   bytes.total = bytes.weights + bytes.gradients + bytes.master_weights + bytes.optimizer_states;
   return bytes;
 }

@@ -601,6 +601,14 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                                   ", which is not modelled: set tensor parallelism to 1, or "
                                   "choose a vocab-parallel loss.");
   }
+  // Muon's mix of states is counted for full training of a text model's layers.
+  if (setup.optimizer == Optimizer::kMuon &&
+      (setup.lora_rank > 0 || setup.mtp || shape->vision_parameters > 0)) {
+    return refusal(id::kOptimizer,
+                   "Muon is modelled for full training of a text model's layers (its momentum for "
+                   "their weight matrices, AdamW for the rest); with LoRA, multi-token prediction "
+                   "or a vision tower it is not. Choose another optimiser.");
+  }
   if (setup.logits && setup.loss == Loss::kChunkedWrapper) {
     const Answer chunked = check_chunked_wrapper(setup);
     if (!chunked.ok()) return chunked;

@@ -14,8 +14,9 @@ const StackRow& stack_row(Stack stack) {
       // The idealised step: the plate's terms and nothing else.
       [] {
         StackRow row{Stack::kIdeal};
-        row.optimizers = {Optimizer::kAdam, Optimizer::kAdam8bit, Optimizer::kAdafactor,
-                          Optimizer::kSgdMomentum, Optimizer::kAdamBf16Moments};
+        row.optimizers = {
+            Optimizer::kAdam,        Optimizer::kAdam8bit,        Optimizer::kAdafactor,
+            Optimizer::kSgdMomentum, Optimizer::kAdamBf16Moments, Optimizer::kMuon};
         return row;
       }(),
       // Megatron-LM accumulates and reduces gradients in an FP32 main-gradient buffer
@@ -36,7 +37,8 @@ const StackRow& stack_row(Stack stack) {
         row.optimizers = {Optimizer::kAdam, Optimizer::kSgdMomentum};
         row.optimizer_refusal =
             "Megatron-LM is modelled with its adam and sgd optimisers (--optimizer), FP32 state "
-            "beside FP32 main weights; choose adam or sgd-momentum.";
+            "beside FP32 main weights; its Muon (layer-wise, whole matrices to each rank) is not "
+            "modelled. Choose adam or sgd-momentum.";
         row.losses = {Loss::kVocabParallel, Loss::kNativeFused, Loss::kTeFused};
         row.loss_refusal =
             "Megatron-LM computes the loss with its vocab-parallel cross-entropy, unfused or fused "
@@ -78,7 +80,8 @@ const StackRow& stack_row(Stack stack) {
         row.optimizers = {Optimizer::kAdam, Optimizer::kAdamBf16Moments};
         row.optimizer_refusal =
             "torchtitan builds AdamW (or Adam): FP32 moments, or BF16 ones under "
-            "optimizer.implementation fused_opt_states_bf16; choose adam or adam-bf16-moments.";
+            "optimizer.implementation fused_opt_states_bf16; its DistMuon (August 2026) is not "
+            "modelled. Choose adam or adam-bf16-moments.";
         row.losses = {Loss::kFp32Upcast, Loss::kChunkedWrapper};
         row.loss_refusal =
             "torchtitan computes the loss as cross_entropy over FP32-upcast logits, whole or "

@@ -91,7 +91,7 @@ void add_layout_changes(const TrainingSetup& setup, std::vector<Change>& changes
   }
 }
 
-// 8-bit Adam, a smaller micro-batch, and fine-tuning's: a quantised base and offloading.
+// 8-bit Adam, Muon, a smaller micro-batch, and fine-tuning's: a quantised base and offloading.
 void add_recipe_changes(const TrainingSetup& setup, std::vector<Change>& changes) {
   const auto add = [&](std::string change, std::string label, const auto& edit) {
     TrainingSetup changed = setup;
@@ -101,6 +101,11 @@ void add_recipe_changes(const TrainingSetup& setup, std::vector<Change>& changes
   if (setup.optimizer != Optimizer::kAdam8bit) {
     add(choice_id(Optimizer::kAdam8bit), choice_name(Optimizer::kAdam8bit),
         [](TrainingSetup& changed) { changed.optimizer = Optimizer::kAdam8bit; });
+  }
+  // Muon's one momentum buffer for the weight matrices, under the ideal step where it is counted.
+  if (setup.optimizer != Optimizer::kMuon && setup.stack == Stack::kIdeal && setup.lora_rank == 0) {
+    add(choice_id(Optimizer::kMuon), "Muon for the weight matrices (AdamW for the rest)",
+        [](TrainingSetup& changed) { changed.optimizer = Optimizer::kMuon; });
   }
   if (setup.micro_batch_sequences > 1) {
     // Gradient accumulation: two half micro-batches per step train on the same batch; the
