@@ -185,7 +185,7 @@ describe('Go further, in Chromium', () => {
       '2 B × 8,030,261,248 parameters = 16.1 GB',
       '4 B × 8,030,261,248 parameters = 32.1 GB',
       '8 B × 8,030,261,248 parameters = 64.2 GB',
-      '32 layers × 8,192 tokens × 4,096 × (34 + 0) B = 36.5 GB',
+      '32 layers × 8,192 tokens × 4,096 h × (34 + 0 (FlashAttention: no scores)) B = 36.5 GB',
     ]);
     await page.check('#logits');
     assert.match(

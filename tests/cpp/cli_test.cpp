@@ -507,8 +507,8 @@ TEST_CASE("cli: --explain prints each term's arithmetic and its source, and --js
   REQUIRE(table.status == 0);
   CHECK(table.out.find("Weights\n  2 B × 8,030,261,248 parameters = 16.1 GB\n  source: ") !=
         std::string::npos);
-  CHECK(table.out.find("32 layers × 8,192 tokens × 4,096 × (34 + 0) B = 36.5 GB") !=
-        std::string::npos);
+  CHECK(table.out.find("32 layers × 8,192 tokens × 4,096 h × (34 + 0 (FlashAttention: no scores)) "
+                       "B = 36.5 GB") != std::string::npos);
   const CliRun json_run = run({"--explain", "--json", "--logits"});
   REQUIRE(json_run.status == 0);
   const nlohmann::json json = nlohmann::json::parse(json_run.out);

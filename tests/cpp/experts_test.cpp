@@ -131,7 +131,8 @@ TEST_CASE("tensor parallelism must divide heads, key/value heads and FFN width, 
 TEST_CASE("the activations' arithmetic names top-k routing and its source") {
   const std::vector<TermArithmetic> terms = explain_estimate(mixtral(1, false));
   REQUIRE(terms.size() == 5);
-  CHECK(terms[4].formula == "32 layers × 8,192 tokens × 4,096 × (53 + 0) B = 56.9 GB");
+  CHECK(terms[4].formula ==
+        "32 layers × 8,192 tokens × 4,096 h × (53 + 0 (FlashAttention: no scores)) B = 56.9 GB");
   CHECK(terms[4].source ==
         "Korthikanti et al., MLSys 2023, equation 1 and Table 2; top-2 routing: section 4.1's "
         "MLP share (19) once more for each expert past the first");

@@ -295,7 +295,7 @@ TEST_CASE("the arithmetic names the FP8 term, its numbers and its sources") {
                            0) == 0);
   CHECK(fp8->source.find("_estimate_cached_weight_size") != std::string::npos);
   CHECK(fp8->source.find("enable_fsdp_float8_all_gather") != std::string::npos);
-  CHECK(saved->formula.find("16 × (29 + 0) B") != std::string::npos);
+  CHECK(saved->formula.find("16 h × (29 + 0 (FlashAttention: no scores)) B") != std::string::npos);
   CHECK(saved->source.find("_LayerNormMLP.forward") != std::string::npos);
   // Under ZeRO-3 it says that no copy is held.
   setup.layout.data_parallel = 2;

@@ -351,7 +351,8 @@ TEST_CASE("each term's arithmetic shows this setup's numbers and its source") {
   CHECK(plate[0].formula == "2 B × 8,030,261,248 parameters = 16.1 GB");
   CHECK(plate[3].formula == "8 B × 8,030,261,248 parameters = 64.2 GB");
   CHECK(plate[4].term == "activations");
-  CHECK(plate[4].formula == "32 layers × 8,192 tokens × 4,096 × (34 + 0) B = 36.5 GB");
+  CHECK(plate[4].formula ==
+        "32 layers × 8,192 tokens × 4,096 h × (34 + 0 (FlashAttention: no scores)) B = 36.5 GB");
   CHECK(plate[4].source == "Korthikanti et al., MLSys 2023, equation 1 and Table 2");
 
   TrainingSetup sharded = with_layout(8, 3, 1, false, 1, 1);
@@ -360,7 +361,9 @@ TEST_CASE("each term's arithmetic shows this setup's numbers and its source") {
   const std::vector<TermArithmetic> terms = explain_estimate(sharded);
   REQUIRE(terms.size() == 6);
   CHECK(terms[0].formula == "2 B × 8,030,261,248 parameters / 8 ZeRO shards = 2.0 GB");
-  CHECK(terms[4].formula == "32 layers × 8,192 tokens × 4,096 × (34 + 320) B = 380.1 GB");
+  CHECK(terms[4].formula ==
+        "32 layers × 8,192 tokens × 4,096 h × (34 + 320 (5·a·s/h, a = 32 heads, s = 8,192)) B = "
+        "380.1 GB");
   CHECK(terms[5].formula == "6 B × 8,192 tokens × 128,256 vocabulary = 6.3 GB");
   CHECK(explain_estimate(with_layout(1, 0, 3, false, 1, 1)).empty());
 }

@@ -170,10 +170,21 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
     layer.recompute_working_bytes = rebuilt - layer.kept_bytes;
     return layer;
   }
-  // s·b·h·(34 + 5·a·s/h) and its variants, per token: h × (the bracket's two parts).
-  layer.kept_per_token =
-      pen.number(h) *
-      (pen.number(replicated_factor) + pen.number(scores_stored ? score_factor : 0)).in("B");
+  // s·b·h·(34 + 5·a·s/h) and its variants, per token: h × (the bracket's two parts), each number
+  // named: "4,096 h × (34 + 320 (5·a·s/h, a = 32 heads, s = 8,192)) B".
+  const Figure scores =
+      scores_stored
+          ? pen.said(score_factor,
+                     [&] {
+                       return number_text(score_factor) + " (" + number_text(score_bytes) +
+                              "·a·s/" + (t > 1 ? "(h·t)" : "h") + ", a = " + number_text(a) +
+                              " heads, s = " + number_text(s) + ")";
+                     })
+          : pen.said(0, [&] {
+              return std::string(flash_attention ? "0 (FlashAttention: no scores)"
+                                                 : "0 (the scores recomputed)");
+            });
+  layer.kept_per_token = pen.count(h, "h") * (pen.number(replicated_factor) + scores).in("B");
   layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
   return layer;
 }
