@@ -54,16 +54,28 @@ describe("a student's afternoon, in Chromium", () => {
     const { page, problems } = await harness.openPage();
     assert.equal(
       await page.textContent('#activations-note'),
-      'No room for activations: 128.5 GB of model states alone exceed one H100 80 GB, so no micro-batch ' +
-        'leaves room for activations.',
+      'No room for activations: 128.5 GB of model states exceed the 72.0 GB usable of one H100 80 GB with ' +
+        '10% kept free, so no micro-batch leaves room for activations.',
     );
     await page.goto(`${harness.url}?dp=8&zero=3&tp=2&sequence-parallel=on`);
     await page.waitForSelector('body[data-ready="true"]');
     assert.equal(
       await page.textContent('#activations-note'),
-      'Dashed line: what one H100 80 GB has left for activations once it holds 8.0 GB of model ' +
-        'states: 64.0 GB.',
+      'Dashed line: what is left for activations of the 72.0 GB usable of one H100 80 GB with 10% kept ' +
+        'free, once it holds 8.0 GB of model states: 64.0 GB.',
     );
+    // QLoRA on an RTX 4090 with the logits: the sentence's figures add up, and what it holds
+    // beside the activations does exceed what the device offers.
+    await page.goto(
+      `${harness.url}?lora-rank=16&base-weights=nf4&device=rtx-4090&logits=on&loss=fp32-upcast&stack=hf` +
+        '&precision=bf16&recompute=full&lora-targets=all-linear',
+    );
+    await page.waitForSelector('body[data-ready="true"]');
+    const note = await page.textContent('#activations-note');
+    const [held, states, logits, besides, usable] = note.match(/\d+\.\d(?= GB)/g).map(Number);
+    assert.match(note, /^No room for activations: /);
+    assert.ok(Math.abs(states + logits + besides - held) <= 0.15, note);
+    assert.ok(held > usable, note);
     assert.deepEqual(problems, []);
     await page.close();
   });

@@ -218,18 +218,30 @@ export function describeStack(estimator, estimate) {
   );
 }
 
-/** What the right chart's dashed line, the room for activations, is in words (or why there is none). */
+/**
+ * What the right chart's dashed line, the room for activations, is in words (or why there is
+ * none), from the figures that make it: the usable memory less everything held beside them.
+ */
 export function describeRoom(estimator, estimate) {
   const { device, bytes, setup } = estimate;
-  const held =
-    `${estimator.formatBytes(bytes.modelStatesBytes)} of model states` +
-    (setup.logits ? ` and ${estimator.formatBytes(bytes.logitsBytes)} of logits` : '');
+  const format = estimator.formatBytes;
+  const held = bytes.totalBytes - bytes.activationsBytes;
+  const logits = setup.logits ? bytes.logitsBytes : 0;
+  const parts = [`${format(bytes.modelStatesBytes)} of model states`];
+  if (setup.logits) parts.push(`${format(logits)} of logits`);
+  const other = held - bytes.modelStatesBytes - logits;
+  if (other >= 0.05e9) parts.push(`${format(other)} more besides`);
+  const beside = parts.length === 1 ? parts[0] : `${format(held)} (${listed(parts)})`;
+  // The headroom as the figures give it (the first view's module carries no headroom setting).
+  const kept = Math.round(1000 * (1 - estimate.usableBytes / device.capacityBytes)) / 10;
+  const usable =
+    `${format(estimate.usableBytes)} usable of one ${device.name}` +
+    (kept > 0 ? ` with ${estimator.formatPercent(kept)} kept free` : '');
   return estimate.activationRoomBytes > 0
-    ? `Dashed line: what one ${device.name} has left for activations once it holds ${held}: ` +
-        `${estimator.formatBytes(estimate.activationRoomBytes)}` +
+    ? `Dashed line: what is left for activations of the ${usable}, once it holds ${beside}: ` +
+        `${format(estimate.activationRoomBytes)}` +
         (setup.logits ? ' here, less as the logits grow with the tokens.' : '.')
-    : `No room for activations: ${held} alone exceed one ${device.name}, so no micro-batch leaves room ` +
-        'for activations.';
+    : `No room for activations: ${beside} exceed the ${usable}, so no micro-batch leaves room for activations.`;
 }
 
 /** The left chart's title. */
