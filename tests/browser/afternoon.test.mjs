@@ -50,6 +50,21 @@ describe("a student's afternoon, in Chromium", () => {
     await page.close();
   });
 
+  it("keeps the caption's words for the plate's view to the plate's view", async () => {
+    const { page, problems } = await harness.openPage();
+    const caption = () => page.evaluate(() => document.querySelector('.caption').innerText);
+    assert.match(await caption(), /FP32 master weights, Adam's FP32 moments/);
+    assert.match(await caption(), /on one H100, nothing for any Llama\s3 size/);
+    // Beyond it (eight devices under ZeRO 3, here), the caption no longer says what is not so.
+    await page.goto(`${harness.url}?dp=8&zero=3&optimizer=adam-8bit`);
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.waitForFunction(() => !/nothing for any/.test(document.querySelector('.caption').innerText));
+    assert.doesNotMatch(await caption(), /Adam's FP32 moments/);
+    assert.match(await caption(), /the model states of the chosen precision and optimiser/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it("says in words what the right chart's line is: the room left for activations", async () => {
     const { page, problems } = await harness.openPage();
     assert.equal(

@@ -248,8 +248,21 @@ export function describeRoom(estimator, estimate) {
 export const breakdownTitle = (estimate) =>
   estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
 
+/**
+ * The caption's words written for the plate's view stand while the setup is within it (every
+ * setting beyond the plate's at its default) and give way to general ones beyond it.
+ */
+function showCaption(estimator, setup) {
+  const plateView = estimator.settings.every(
+    (setting) => setting.plate || estimator.settingText(setup, setting.id) === setting.defaultText,
+  );
+  for (const element of document.querySelectorAll('[data-plate-view]')) element.hidden = !plateView;
+  for (const element of document.querySelectorAll('[data-beyond-plate]')) element.hidden = plateView;
+}
+
 /** Writes the readout, the left chart's title and the right chart's note for the view's estimate. */
 export function showReadout(estimator, { estimate, logitsLeftOut }) {
+  showCaption(estimator, estimate.setup);
   // Text is replaced only where it changed: a drag changes the readout alone.
   const show = (id, text) => put($(id), 'textContent', text);
   show('readout', describe(estimator, estimate, logitsLeftOut));
