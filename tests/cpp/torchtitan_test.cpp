@@ -37,6 +37,15 @@ TrainingSetup tiny_tp(Stack stack, ActivationModel model) {
   return setup;
 }
 
+// The same under FSDP alone: d 2, tp 1, the llama-block model, with `recompute`.
+TrainingSetup tiny_fsdp(Recompute recompute) {
+  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  setup.layout.tensor_parallel = 1;
+  setup.layout.sequence_parallel = false;
+  setup.recompute = recompute;
+  return setup;
+}
+
 Estimate estimated(const TrainingSetup& setup) {
   Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
@@ -144,10 +153,7 @@ TEST_CASE(
     "output") {
   // The tiny shape on d 2, tp 1: eager keeps 2h (input) + 2q + 2kv + 2q + 4a + 2f + 2h (w2) a
   // token; compiled, the partitioner drops w2's output, which the backward graph never reads.
-  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
-  setup.layout.tensor_parallel = 1;
-  setup.layout.sequence_parallel = false;
-  setup.recompute = Recompute::kSelectiveOp;
+  TrainingSetup setup = tiny_fsdp(Recompute::kSelectiveOp);
   const double q = 4 * 16, kv = 2 * 16, a = 4, f = 256;
   const double eager_per_token = 2 * kH + 2 * q + 2 * kv + 2 * q + 4 * a + 2 * f + 2 * kH;
   // Beside them one block's rebuilt tensors in its backward pass, alike either way: what the
@@ -178,10 +184,7 @@ TEST_CASE(
 }
 
 TEST_CASE("compile: the compiled loss keeps the BF16 logits and their gradient, 4 B a logit") {
-  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
-  setup.layout.tensor_parallel = 1;
-  setup.layout.sequence_parallel = false;
-  setup.recompute = Recompute::kFull;
+  TrainingSetup setup = tiny_fsdp(Recompute::kFull);
   setup.logits = true;
   setup.loss = Loss::kFp32Upcast;
   setup.custom_model.vocab_size = 64000;
@@ -271,10 +274,7 @@ TEST_CASE(
   // the reduce-scatter input (4·V·h). Then the loss holds the FP32 [T, h] buffer, the last
   // chunk's BF16 logits (16 tokens × V) and its hidden states' BF16 gradient (16 × h); the
   // gathered layers are the output weight (2·V·h) and the last block, kept for its backward.
-  TrainingSetup setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
-  setup.layout.tensor_parallel = 1;
-  setup.layout.sequence_parallel = false;
-  setup.recompute = Recompute::kFull;
+  TrainingSetup setup = tiny_fsdp(Recompute::kFull);
   setup.logits = true;
   setup.loss = Loss::kChunkedWrapper;
   constexpr double kVocab = 65536;
