@@ -597,9 +597,13 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                           ? "torchtitan's chunked loss under tensor parallelism runs its own "
                             "loss-parallel cross-entropy over each chunk"
                           : "transformers' shifted loss runs over the whole logits";
+    // A vocabulary-sharded loss the stack runs: under torchtitan its loss_parallel (fp32-upcast).
+    const char* sharded = setup.stack == Stack::kTorchtitan ? "the fp32-upcast loss (loss_parallel)"
+                                                            : "a vocab-parallel loss";
     return refusal(id::kLoss, std::string(why) +
                                   ", which is not modelled: set tensor parallelism to 1, or "
-                                  "choose a vocab-parallel loss.");
+                                  "choose " +
+                                  sharded + ".");
   }
   // Muon's mix of states is counted for full training of a text model's layers.
   if (setup.optimizer == Optimizer::kMuon &&
