@@ -25,8 +25,6 @@ phase() {
 }
 summary() {
   local status=$?
-  # A phase that failed leaves the page's tests running beside it: stop them.
-  [ -z "${page_pid:-}" ] || kill "$page_pid" 2>/dev/null || true
   phase
   echo "== Each phase's time (total $((SECONDS - test_start)) s)"
   printf '%s\n' "${timings[@]}"
@@ -41,14 +39,6 @@ bash scripts/build.sh
 
 phase "Formatting"
 bash scripts/lint.sh
-
-# The page's tests (the WebAssembly modules under Node, the built page in Chromium) wait on the
-# browser most of their time, a core's worth at most: they run beside the C++ phases below, which
-# keep both cores busy, their output held and printed whole at the end (one after the other the
-# two took about 15 minutes; side by side, the page's share of the wall clock mostly disappears).
-page_log=$(mktemp)
-node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs >"$page_log" 2>&1 &
-page_pid=$!
 
 # The search for the fewest devices over Llama 3 405B under Megatron-LM replays some 8,000 steps:
 # 4 s natively, 51 s in the page's -Oz core and 85 s under the sanitizers. It runs natively; the
@@ -87,13 +77,5 @@ side_by_side '
 phase "Fuzzing the core's entries for ${FUZZ_SECONDS:-30} s (libFuzzer)"
 bash scripts/fuzz.sh
 
-phase "WebAssembly modules, the API's types and the page (node --test), the rest of their run"
-page_status=0
-wait "$page_pid" || page_status=$?
-page_pid=""
-cat "$page_log"
-rm -f "$page_log"
-if [ "$page_status" != 0 ]; then
-  echo "failed (exit status $page_status): node --test over tests/node and tests/browser" >&2
-  exit "$page_status"
-fi
+phase "WebAssembly modules, the API's types and the page (node --test)"
+node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs
