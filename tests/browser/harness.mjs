@@ -22,14 +22,36 @@ export async function startHarness() {
   const { server, url } = await serveFolder('dist');
   const browser = await chromium.launch(launchOptions);
   const origin = new URL(url).origin;
+  // A page a test has closed waits here for the next test at its size: Chromium then navigates
+  // the renderer it has, where a new page would cost a new renderer process (half a second on two
+  // cores). Each test still starts from a fresh load of the page, with only its own listeners.
+  const idle = [];
+  const USER_EVENTS = ['console', 'pageerror', 'request', 'response', 'requestfailed', 'dialog', 'download'];
+  async function takePage(viewport) {
+    const index = idle.findIndex((page) => {
+      const size = page.viewportSize();
+      return size.width === viewport.width && size.height === viewport.height;
+    });
+    if (index >= 0) {
+      const [page] = idle.splice(index, 1);
+      for (const event of USER_EVENTS) page.removeAllListeners(event);
+      await page.unrouteAll();
+      return page;
+    }
+    const context = await browser.newContext({ viewport });
+    const page = await context.newPage();
+    page.close = async () => {
+      if (!idle.includes(page)) idle.push(page);
+    };
+    return page;
+  }
 
   /**
    * Opens the page (with `query`, if any) once its first view is drawn, and Go further as a reader
    * opens it (its button), unless `further` is false: the first view alone.
    */
   async function openPage({ viewport = { width: 1280, height: 900 }, query = '', further = true } = {}) {
-    const context = await browser.newContext({ viewport });
-    const page = await context.newPage();
+    const page = await takePage(viewport);
     const problems = [];
     page.on('console', (message) => {
       if (message.type() === 'error' || message.type() === 'warning') {
