@@ -141,6 +141,10 @@ await Promise.all([
       withStylesInside(writeFirstView(withoutIndentation(html), estimator), css),
     ),
   ),
+  // Go further's own sheet, fetched with its body (main.js): the first view never carries it.
+  readFile(join(root, 'web', 'further.css'), 'utf8')
+    .then((sheet) => transform(sheet, { loader: 'css', minify: true }))
+    .then(({ code }) => writeFile(join(dist, 'further.css'), code)),
   copyFile(join(root, 'web', 'noscript.css'), join(dist, 'noscript.css')),
   copyFile(join(root, 'web', 'favicon.svg'), join(dist, 'favicon.svg')),
   copyFile(join(root, 'web', 'api-example.html'), join(dist, 'api-example.html')),

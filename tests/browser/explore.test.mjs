@@ -36,6 +36,27 @@ describe('exploration views, in Chromium', () => {
     await page.close();
   });
 
+  for (const viewport of [
+    { width: 1280, height: 900 },
+    { width: 390, height: 844 },
+  ]) {
+    it(`names the peak's own moment under the step chart, where its sentence puts it (${viewport.width} px)`, async () => {
+      const { page, problems } = await harness.openPage({ viewport });
+      for (const recompute of ['none', 'full']) {
+        await page.selectOption('#recompute', recompute);
+        await page.click('#timeline summary');
+        await page.waitForFunction(() => document.getElementById('timeline-summary').textContent !== '');
+        const [, phase, layer] = (await page.textContent('#timeline-summary')).match(/at (\w+), layer (\d+)/);
+        const named = await page.evaluate(() => globalThis.trainmemPage.timeline.namedMoments());
+        assert.ok(named.includes(`${phase} ${layer}`), `${named.join(' | ')} lacks ${phase} ${layer}`);
+        assert.ok(named.length >= 2, `only ${named.length} moments named`);
+        await page.click('#timeline summary');
+      }
+      assert.deepEqual(problems, []);
+      await page.close();
+    });
+  }
+
   it('ranks single changes by the memory they save, and applies one', async () => {
     const { page, problems } = await harness.openPage({ query: '?flash-attention=off&tokens=32768' });
     await page.click('#savings summary');
@@ -152,22 +173,54 @@ describe('exploration views, in Chromium', () => {
     await page.close();
   });
 
-  it('pins a configuration beside the current one, with the difference in words', async () => {
-    const { page, problems } = await harness.openPage();
-    await page.click('#pin');
-    const before = await canvases(page);
-    await page.fill('#dp', '8');
-    await page.press('#dp', 'Enter');
-    await page.selectOption('#zero', '3');
-    assert.equal(
-      await page.textContent('#compare'),
-      'This configuration needs 112.4 GB less on its most loaded device than the pinned one ' +
-        '(52.6 GB against 165.0 GB, on 8 devices instead of 1 device).',
-    );
-    assert.notEqual((await canvases(page)).breakdown, before.breakdown);
-    await page.click('#unpin');
-    assert.equal(await page.isVisible('#compare'), false);
-    assert.deepEqual(problems, []);
-    await page.close();
-  });
+  for (const viewport of [
+    { width: 1280, height: 900 },
+    { width: 390, height: 844 },
+  ]) {
+    it(`pins a configuration beside the current one, each bar labelled by what changed (${viewport.width} px)`, async () => {
+      const { page, problems } = await harness.openPage({ viewport });
+      await page.click('#pin');
+      const before = await canvases(page);
+      await page.fill('#dp', '8');
+      await page.press('#dp', 'Enter');
+      await page.selectOption('#zero', '3');
+      assert.equal(
+        await page.textContent('#compare'),
+        'Changed since pinned: Data parallelism, 1 → 8; ZeRO stage, 0 → 3. ' +
+          'This configuration needs 112.4 GB less on its most loaded device than the pinned one ' +
+          '(52.6 GB against 165.0 GB, on 8 devices instead of 1 device).',
+      );
+      assert.notEqual((await canvases(page)).breakdown, before.breakdown);
+      // The sentence sits in the bar chart's own card.
+      assert.equal(
+        await page.evaluate(() => document.getElementById('compare').closest('figure') !== null),
+        true,
+      );
+      // Each bar names its side of what changed, every line within its own bar's room and the chart.
+      const { labels, centres, width, lines } = await page.evaluate(() => {
+        const drawn = globalThis.trainmemPage.charts.breakdownLabels();
+        const context = document.createElement('canvas').getContext('2d');
+        context.font = `12px ${getComputedStyle(document.body).fontFamily}`;
+        return {
+          ...drawn,
+          lines: drawn.labels.map((label) => label.map((line) => context.measureText(line).width)),
+        };
+      });
+      assert.deepEqual(labels, [
+        ['Pinned', 'Data parallelism: 1', 'ZeRO stage: 0'],
+        ['Now', 'Data parallelism: 8', 'ZeRO stage: 3'],
+      ]);
+      const room = centres[1] - centres[0];
+      lines.forEach((widths, bar) => {
+        for (const lineWidth of widths) {
+          assert.ok(lineWidth < room, `a line of ${lineWidth} px beside bars ${room} px apart`);
+          assert.ok(centres[bar] - lineWidth / 2 >= 0 && centres[bar] + lineWidth / 2 <= width);
+        }
+      });
+      await page.click('#unpin');
+      assert.equal(await page.isVisible('#compare'), false);
+      assert.deepEqual(problems, []);
+      await page.close();
+    });
+  }
 });

@@ -161,4 +161,46 @@ describe('the plate page in Chromium', () => {
     assert.deepEqual(problems, []);
     await page.close();
   });
+
+  it("shows the workshop's heading and every control on a laptop's first screen (1366 × 768)", async () => {
+    const { page, problems } = await openPage({ viewport: { width: 1366, height: 768 }, further: false });
+    const below = await page.evaluate(() =>
+      ['#workshop-title', '#model', '#tokens-slider', '#tokens', '#flash-attention']
+        .map((selector) => [selector, document.querySelector(selector).getBoundingClientRect()])
+        .filter(([, box]) => box.height === 0 || box.top < 0 || box.bottom > window.innerHeight)
+        .map(([selector, box]) => `${selector} at ${Math.round(box.top)}–${Math.round(box.bottom)} px`),
+    );
+    assert.deepEqual(below, []);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  for (const [id, summary] of [
+    ['arithmetic', 'Show the arithmetic'],
+    ['timeline', 'Memory over one training step'],
+    ['savings', 'What saves the most'],
+  ]) {
+    it(`takes a student from the plate's view to "${summary}" in one click, open and in view`, async () => {
+      const { page, problems } = await openPage({ viewport: { width: 1366, height: 768 }, further: false });
+      await page.click(`[data-opens="${id}"]`);
+      await page.waitForFunction((panel) => document.getElementById(panel)?.open, id);
+      // Its summary has the focus, and the panel's top is on screen.
+      assert.equal(await page.evaluate(() => document.activeElement.textContent), summary);
+      const top = await page.evaluate(
+        (panel) => document.getElementById(panel).getBoundingClientRect().top,
+        id,
+      );
+      assert.ok(top > -1 && top < 768 / 2, `${id} opens at ${top} px`);
+      // Its content arrives: the arithmetic's terms, the step's sentence, the ranked changes.
+      const filled = {
+        arithmetic: '#arithmetic-list dt',
+        timeline: '#timeline-summary:not(:empty)',
+        savings: '#savings-list li',
+      };
+      await page.waitForSelector(filled[id]);
+      assert.doesNotMatch(await page.textContent(`#${id}`), FORBIDDEN_TEXT);
+      assert.deepEqual(problems, []);
+      await page.close();
+    });
+  }
 });

@@ -43,9 +43,10 @@ function chosenActivations({ estimate, activationCurve }) {
 
 /**
  * The charts' data for a workshop view, with the pinned estimate (the compare panel's) standing
- * to the left of the current one; `terms` is the core's table of terms (estimator.terms).
+ * to the left of the current one; `terms` is the core's table of terms (estimator.terms), and
+ * `barLabels` the two bars' labels while one is pinned (each an array of lines).
  */
-export function chartData(view, pinned, terms) {
+export function chartData(view, pinned, terms, barLabels = null) {
   if (!terms?.length) throw new TypeError('chartData needs the core’s table of terms (estimator.terms)');
   const { estimate, activationCurve } = view;
   const estimates = pinned ? [pinned, estimate] : [estimate];
@@ -56,7 +57,8 @@ export function chartData(view, pinned, terms) {
     (term) =>
       !(term.listedWhenHeld || term.countedBy) || estimates.some((shown) => shown.bytes[term.apiKey] > 0),
   );
-  const bars = estimates.map((shown) => ({
+  const bars = estimates.map((shown, index) => ({
+    label: barLabels?.[index] ?? null,
     modelName: shown.modelName,
     numDevices: shown.numDevices,
     bytes: shownTerms.map((term) => shown.bytes[term.apiKey]),

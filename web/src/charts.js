@@ -108,7 +108,8 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
       ...common,
       interaction: { mode: 'point', intersect: true },
       scales: {
-        x: { stacked: true, grid: { display: false } },
+        // A label in lines, level: two bars' labels side by side never cross.
+        x: { stacked: true, grid: { display: false }, ticks: { maxRotation: 0, autoSkip: false } },
         y: {
           stacked: true,
           min: 0,
@@ -230,10 +231,7 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
       bar.numDevices === 1
         ? bar.modelName
         : `${bar.modelName}: most loaded of ${format.formatCount(bar.numDevices)} devices`;
-    breakdownConfig.data.labels =
-      data.bars.length === 2
-        ? [`Pinned: ${barLabel(data.bars[0])}`, `Now: ${barLabel(data.bars[1])}`]
-        : [barLabel(data.bars[0])];
+    breakdownConfig.data.labels = data.bars.map((bar) => bar.label ?? barLabel(bar));
     const datasets = breakdownConfig.data.datasets;
     const ids = data.terms.map((term) => term.id).join();
     if (ids !== shownIds) {
@@ -326,6 +324,12 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
         legendCentres: legendCentres(activations),
       };
     },
+    /** The bar chart's labels, each in lines, and each bar's centre in CSS pixels (the browser tests read it). */
+    breakdownLabels: () => ({
+      labels: breakdown.data.labels.map((label) => [label].flat()),
+      centres: breakdown.data.labels.map((label, index) => breakdown.scales.x.getPixelForTick(index)),
+      width: breakdown.width,
+    }),
     /** The bar chart's legend: each entry's words and whether its term is hidden, and where to click. */
     breakdownLegend: () => ({
       items: breakdown.legend.legendItems.map(({ text, hidden }) => ({ text, hidden })),
@@ -338,12 +342,16 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
  * The step's timeline: memory on the most loaded device, point by point, by term (the core's
  * table, `terms`), with its peak marked.
  */
+/** The room a step chart's moment takes under its axis, in CSS pixels. */
+const TIMELINE_TICK_PX = 90;
+
 export function createTimelineChart(canvas, { formatBytes, formatBytesShort, terms }) {
   const colors = theme();
   // Each term the device holds, stacked from the bottom in the table's order, drawn as its bar is.
   const parts = deviceTerms(terms);
   const reserved = parts.length;
   const peakRing = ringMark(colors, PEAK_RING_RADIUS);
+  let peakAt = 0; // the peak's moment
   const chart = new Chart(canvas, {
     type: 'bar',
     plugins: [paperBackground, peakRing.plugin, marks],
@@ -398,7 +406,20 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
       interaction: { mode: 'index', intersect: false },
       scales: {
         x: {
-          ticks: { autoSkipPadding: 16, maxRotation: 0 },
+          // Every few moments named, as the width allows, and always the peak's own: the label
+          // under the ring says where the sentence below puts it.
+          ticks: {
+            autoSkip: false,
+            maxRotation: 0,
+            callback(value, index) {
+              const every = Math.max(
+                1,
+                Math.ceil((chart.data.labels.length * TIMELINE_TICK_PX) / this.width),
+              );
+              const nearPeak = Math.abs(index - peakAt) < every;
+              return index === peakAt || (index % every === 0 && !nearPeak) ? chart.data.labels[index] : null;
+            },
+          },
           title: { display: true, text: 'One training step' },
         },
         y: { stacked: true, beginAtZero: true, ticks: { callback: (value) => formatBytesShort(value) } },
@@ -433,6 +454,7 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
       parts.forEach((part, index) => {
         chart.data.datasets[index].data = points.map((point) => point.held[part.apiKey]);
       });
+      peakAt = peakIndex;
       peakRing.set({ x: peakIndex, y: points[peakIndex].bytes });
       const showReserved = points.some((point) => point.reservedBytes !== point.bytes);
       chart.data.datasets[reserved].data = points.map((point) => point.reservedBytes);
@@ -444,5 +466,7 @@ export function createTimelineChart(canvas, { formatBytes, formatBytesShort, ter
       chart.options.plugins.marks.labels = [{ x: peakIndex, y: points[peakIndex].bytes, text: peakLabel }];
       chart.update('none');
     },
+    /** The moments named under the axis (the browser tests read it). */
+    namedMoments: () => chart.scales.x.ticks.map((tick) => tick.label).filter(Boolean),
   };
 }

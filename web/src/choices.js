@@ -20,11 +20,22 @@ export function createChoices(estimator) {
   const viewOf = (setup) => estimator.workshopView(setup, MAX_MICRO_BATCH_SEQUENCES);
   const read = (setup, id, text) => estimator.changeSetting(setup, id, text, MAX_MICRO_BATCH_SEQUENCES);
 
+  /** A setting's text as its control shows it: a choice by its name, a number as it is. */
+  const shown = (setting, text) => setting.choices?.find((choice) => choice.id === text)?.name ?? text;
+
   /** "Stack: torchtitan" — the setting's name and the choice's, as the controls show them. */
   function named(id, text) {
     const setting = settingOf(id);
-    const choice = setting.choices?.find((candidate) => candidate.id === text);
-    return `${setting.name}: ${choice ? choice.name : text}`;
+    return `${setting.name}: ${shown(setting, text)}`;
+  }
+
+  /** The settings that differ between two setups, in the table's order: {name, was, now}, as shown. */
+  function differences(before, after) {
+    return estimator.settings.flatMap((setting) => {
+      const was = estimator.settingText(before, setting.id);
+      const now = estimator.settingText(after, setting.id);
+      return was === now ? [] : [{ name: setting.name, was: shown(setting, was), now: shown(setting, now) }];
+    });
   }
 
   /** The reader's practitioner's setups: a training stack, fine-tuning, or their own config. */
@@ -149,6 +160,7 @@ export function createChoices(estimator) {
       pending.set(id, { text, field: refusal.invalidField, message: refusal.message });
     },
     named,
+    differences,
     /** The reader set `id` again: whatever it held pending goes. */
     touch(id) {
       touched.add(id);

@@ -76,6 +76,18 @@ export function onOpen(panel, fill) {
   panel.addEventListener('toggle', () => panel.open && fill());
 }
 
+/** Adds a stylesheet to the page; resolves once it applies, rejects when it cannot load. */
+export function addStyle(href) {
+  return new Promise((resolve, reject) => {
+    const link = document.createElement('link');
+    link.rel = 'stylesheet';
+    link.href = href;
+    link.onload = resolve;
+    link.onerror = () => reject(new Error(`${href} did not load`));
+    document.head.append(link);
+  });
+}
+
 /** Adds a classic script once; resolves when it has run, rejects when it cannot load. */
 export function addScript(src) {
   return new Promise((resolve, reject) => {

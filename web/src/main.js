@@ -7,7 +7,7 @@
 import { chartData } from './chart-data.js';
 import { createChoices } from './choices.js';
 import { createControls, showError, showNotice } from './controls.js';
-import { $, addScript, onOpen } from './dom.js';
+import { $, addScript, addStyle, onOpen } from './dom.js';
 import { loadEstimator, loadFullTools, loadYamlTools, upgradeEstimator } from './estimator.js';
 import { createComparePanel } from './panels/compare.js';
 import { createExports } from './panels/exports.js';
@@ -108,7 +108,7 @@ async function start() {
   store.subscribe((state, how) => {
     controls.sync(state.setup, state.view);
     showReadout(estimator, state.view);
-    charts.draw(chartData(state.view, state.pinned, estimator.terms));
+    charts.draw(chartData(state.view, state.pinned, estimator.terms, compare.barLabels(state)));
     if (numbers.element.open) numbers.update(state);
     compare.update(state);
     further?.update(state, how);
@@ -140,6 +140,7 @@ async function start() {
   const opener = $('open-further');
   const status = $('further-status');
   let opening = null;
+  let styled = null; // Go further's sheet, asked for once
   /** Go further in place (its code, its body and the full module), once; a failure is said. */
   function openFurther() {
     opening ??= (async () => {
@@ -150,6 +151,7 @@ async function start() {
         await Promise.all([
           goFurther(),
           globalThis.trainmemFurther ? Promise.resolve() : addScript('further.js'),
+          styled ?? (styled = addStyle('further.css')),
         ]);
         further = globalThis.trainmemFurther.start(context);
         fillPlateFigures(plateFigures(estimator), $('further-body'));
@@ -162,12 +164,33 @@ async function start() {
         opener.setAttribute('aria-expanded', 'false');
         opener.disabled = false;
         opening = null;
+        styled = null;
         throw error;
       }
     })();
     return opening;
   }
   opener.addEventListener('click', () => openFurther().catch(() => {}));
+  // From the charts to an explanation in Go further, in one click: Go further opens if it is not
+  // open, then the explanation, brought into view with its summary focused.
+  for (const button of document.querySelectorAll('[data-opens]')) {
+    button.addEventListener('click', async () => {
+      const said = $('explained-status');
+      said.textContent = further ? '' : 'Loading…';
+      try {
+        await openFurther();
+      } catch (error) {
+        said.textContent = `The explanations could not load (${error.message}). Try again.`;
+        return;
+      }
+      said.textContent = '';
+      const panel = $(button.dataset.opens);
+      panel.open = true;
+      panel.scrollIntoView({ block: 'start' });
+      panel.querySelector('summary').focus({ preventScroll: true });
+    });
+  }
+
   for (const form of document.querySelectorAll('form')) {
     form.addEventListener('submit', (event) => event.preventDefault());
   }

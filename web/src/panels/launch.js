@@ -27,14 +27,8 @@ export function createLaunchPanel({
   let pending = 0; // the timer of a verdict put off while a slider moves
 
   /** The settings whose text differs between two setups, each as "Name: text". */
-  function changes(before, after) {
-    const said = [];
-    for (const setting of estimator.settings) {
-      const now = estimator.settingText(after, setting.id);
-      if (estimator.settingText(before, setting.id) !== now) said.push(choices.named(setting.id, now));
-    }
-    return said;
-  }
+  const changes = (before, after) =>
+    choices.differences(before, after).map(({ name, now }) => `${name}: ${now}`);
 
   /** What Read gives, a refusal or the result, brought into view and focused, where the reader looks next. */
   function reveal(element) {
