@@ -250,19 +250,22 @@ export const breakdownTitle = (estimate) =>
 
 /**
  * The caption's words written for the plate's view stand while the setup is within it (every
- * setting beyond the plate's at its default) and give way to general ones beyond it.
+ * setting beyond the plate's at its default) and give way to general ones beyond it; that one
+ * H100 leaves no room, only while the right chart shows none (not for Llama 3.2 1B).
  */
-function showCaption(estimator, setup) {
+function showCaption(estimator, estimate) {
   const plateView = estimator.settings.every(
-    (setting) => setting.plate || estimator.settingText(setup, setting.id) === setting.defaultText,
+    (setting) => setting.plate || estimator.settingText(estimate.setup, setting.id) === setting.defaultText,
   );
   for (const element of document.querySelectorAll('[data-plate-view]')) element.hidden = !plateView;
   for (const element of document.querySelectorAll('[data-beyond-plate]')) element.hidden = plateView;
+  const noRoom = plateView && !(estimate.activationRoomBytes > 0);
+  for (const element of document.querySelectorAll('[data-no-room]')) element.hidden = !noRoom;
 }
 
 /** Writes the readout, the left chart's title and the right chart's note for the view's estimate. */
 export function showReadout(estimator, { estimate, logitsLeftOut }) {
-  showCaption(estimator, estimate.setup);
+  showCaption(estimator, estimate);
   // Text is replaced only where it changed: a drag changes the readout alone.
   const show = (id, text) => put($(id), 'textContent', text);
   show('readout', describe(estimator, estimate, logitsLeftOut));
