@@ -338,13 +338,13 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
   };
 }
 
+/** The room a step chart's moment takes under its axis, in CSS pixels. */
+const TIMELINE_TICK_PX = 90;
+
 /**
  * The step's timeline: memory on the most loaded device, point by point, by term (the core's
  * table, `terms`), with its peak marked.
  */
-/** The room a step chart's moment takes under its axis, in CSS pixels. */
-const TIMELINE_TICK_PX = 90;
-
 export function createTimelineChart(canvas, { formatBytes, formatBytesShort, terms }) {
   const colors = theme();
   // Each term the device holds, stacked from the bottom in the table's order, drawn as its bar is.

@@ -151,7 +151,10 @@ async function start() {
         await Promise.all([
           goFurther(),
           globalThis.trainmemFurther ? Promise.resolve() : addScript('further.js'),
-          styled ?? (styled = addStyle('further.css')),
+          (styled ??= addStyle('further.css').catch((error) => {
+            styled = null; // asked for again on the next try
+            throw error;
+          })),
         ]);
         further = globalThis.trainmemFurther.start(context);
         fillPlateFigures(plateFigures(estimator), $('further-body'));
@@ -164,7 +167,6 @@ async function start() {
         opener.setAttribute('aria-expanded', 'false');
         opener.disabled = false;
         opening = null;
-        styled = null;
         throw error;
       }
     })();
