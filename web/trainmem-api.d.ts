@@ -162,6 +162,12 @@ declare global {
       devicesWorth: number;
       usableBytes: number;
       fits: boolean;
+      /** The share of the capacity kept free, in percent. */
+      headroomPercent: number;
+      /** What the device holds beside its activations, and of that what is neither model states nor counted logits. */
+      heldBytes: number;
+      heldBesidesBytes: number;
+      /** usableBytes less heldBytes: what is left for activations; negative when nothing is. */
       activationRoomBytes: number;
       peakAllocatedBytes: number;
       peakReservedBytes: number;
@@ -353,6 +359,8 @@ declare global {
       compare(pinned: EstimateFields, current: EstimateFields): string;
       formatBytes(bytes: number, decimals?: number): string;
       formatBytesShort(bytes: number): string;
+      /** How `to` bytes stand against `from`: "11.5 GB more", "112.4 GB less" or "the same". */
+      formatChange(from: number, to: number): string;
       formatParameters(count: number): string;
       formatCount(count: number): string;
       formatLayout(estimate: EstimateFields): string;

@@ -155,6 +155,7 @@ void register_estimator() {
   function("microBatchFromTokens", &micro_batch_from_tokens);
   function("formatBytes", &format_bytes);
   function("formatBytesShort", &format_bytes_short);
+  function("formatChange", &format_change);
   function("formatParameters", &format_parameters);
   function("formatCount", &format_count);
   function("formatLayout", &format_layout);

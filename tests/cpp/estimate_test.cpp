@@ -316,6 +316,25 @@ TEST_CASE("the room left for activations is the usable memory less everything el
   CHECK(estimate.activation_room_bytes ==
         doctest::Approx(72e9 - estimate.bytes.model_states() - estimate.bytes[Term::kLogits]));
   CHECK(estimate.activation_room_bytes > estimate.bytes[Term::kActivations]);  // and they fit
+  // What the page's note names: what the device holds beside the activations, its parts, and
+  // the headroom, each from the core.
+  CHECK(plate.headroom_percent == 10);
+  CHECK(plate.held_bytes == 16 * 8030261248.0);
+  CHECK(plate.held_besides_bytes == 0);
+  CHECK(estimate.held_bytes == estimate.bytes.total() - estimate.bytes[Term::kActivations]);
+  CHECK(estimate.held_besides_bytes ==
+        doctest::Approx(estimate.held_bytes - estimate.bytes.model_states() -
+                        estimate.bytes[Term::kLogits]));
+  TrainingSetup stacked;
+  stacked.layout.data_parallel = 8;
+  stacked.layout.zero_stage = 3;
+  stacked.stack = Stack::kTorchtitan;
+  const Estimate replayed = estimate_memory(stacked);
+  REQUIRE(replayed.answer.ok());
+  // Under a stack, its buffers, runtime and cache are held besides.
+  CHECK(replayed.held_besides_bytes ==
+        doctest::Approx(replayed.bytes[Term::kFramework] + replayed.bytes[Term::kRuntime] +
+                        replayed.bytes[Term::kAllocatorCache]));
 }
 
 TEST_CASE("a layout fits when its total leaves the headroom free, which the reader can set") {

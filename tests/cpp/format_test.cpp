@@ -15,6 +15,13 @@ TEST_CASE("bytes are shown in decimal gigabytes below 1,000 GB and terabytes abo
   CHECK(format_bytes(0) == "0.0 GB");
 }
 
+TEST_CASE("a change in bytes is said as more or less, never as a negative amount") {
+  CHECK(format_change(165e9, 52.6e9) == "112.4 GB less");
+  CHECK(format_change(9.7e9, 21.2e9) == "11.5 GB more");
+  CHECK(format_change(1e9, 1.04e9) == "the same");  // rounds to 0.0 GB
+  CHECK(format_change(6.5e12, 8.7e12) == "2.2 TB more");
+}
+
 TEST_CASE("a value that would round to 1000.0 GB is shown in terabytes") {
   CHECK(format_bytes(999.97e9) == "1.0 TB");
   CHECK(format_bytes(999.94e9) == "999.9 GB");

@@ -59,12 +59,11 @@ export function createChoices(estimator) {
     // The change in the total the readout shows, said as it goes: under a stack the step's peak
     // can move to another moment with them, and the total fall.
     const total = countedView.estimate.bytes.totalBytes;
-    const change = total - view.estimate.bytes.totalBytes;
+    const change = estimator.formatChange(view.estimate.bytes.totalBytes, total);
     said.push(
       `The logits and the loss now count, as this run computes them (${loss.name}): the total is ` +
-        `${estimator.formatBytes(total)}, ${estimator.formatBytes(Math.abs(change))} ` +
-        `${change < 0 ? 'less, as the step peaks elsewhere' : 'more'}. Untick the logits to leave ` +
-        'them out, as the plate does.',
+        `${estimator.formatBytes(total)}, ${change}${change.endsWith('less') ? ', as the step peaks elsewhere' : ''}. ` +
+        'Untick the logits to leave them out, as the plate does.',
     );
     return { setup: counted, view: countedView };
   }

@@ -419,6 +419,8 @@ export function makeEstimator(core, loadLater = loadFullTools) {
 
     formatBytes: (bytes, decimals = 1) => core.formatBytes(bytes, decimals),
     formatBytesShort: (bytes) => core.formatBytesShort(bytes),
+    /** How `to` bytes stand against `from`: "11.5 GB more", "112.4 GB less" or "the same". */
+    formatChange: (from, to) => core.formatChange(from, to),
     formatParameters: (count) => core.formatParameters(count),
     formatCount: (count) => core.formatCount(count),
     formatLayout: (estimate) => core.formatLayout(estimate),

@@ -225,18 +225,16 @@ export function describeStack(estimator, estimate) {
 export function describeRoom(estimator, estimate) {
   const { device, bytes, setup } = estimate;
   const format = estimator.formatBytes;
-  const held = bytes.totalBytes - bytes.activationsBytes;
-  const logits = setup.logits ? bytes.logitsBytes : 0;
   const parts = [`${format(bytes.modelStatesBytes)} of model states`];
-  if (setup.logits) parts.push(`${format(logits)} of logits`);
-  const other = held - bytes.modelStatesBytes - logits;
-  if (other >= 0.05e9) parts.push(`${format(other)} more besides`);
-  const beside = parts.length === 1 ? parts[0] : `${format(held)} (${listed(parts)})`;
-  // The headroom as the figures give it (the first view's module carries no headroom setting).
-  const kept = Math.round(1000 * (1 - estimate.usableBytes / device.capacityBytes)) / 10;
+  if (setup.logits) parts.push(`${format(bytes.logitsBytes)} of logits`);
+  const besides = format(estimate.heldBesidesBytes);
+  if (estimate.heldBesidesBytes > 0 && besides !== format(0)) parts.push(`${besides} more besides`);
+  const beside = parts.length === 1 ? parts[0] : `${format(estimate.heldBytes)} (${listed(parts)})`;
   const usable =
     `${format(estimate.usableBytes)} usable of one ${device.name}` +
-    (kept > 0 ? ` with ${estimator.formatPercent(kept)} kept free` : '');
+    (estimate.headroomPercent > 0
+      ? ` with ${estimator.formatPercent(estimate.headroomPercent)} kept free`
+      : '');
   return estimate.activationRoomBytes > 0
     ? `Dashed line: what is left for activations of the ${usable}, once it holds ${beside}: ` +
         `${format(estimate.activationRoomBytes)}` +

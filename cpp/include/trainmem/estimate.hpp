@@ -47,12 +47,18 @@ struct [[nodiscard]] Estimate {
   double host_capacity_bytes = 0;  // setup.host_capacity_gb, in bytes; 0: not checked
   bool host_fits = true;
   Device device;
-  double num_devices = 1;    // d·t·p·c
-  double devices_worth = 0;  // most loaded device's total / its capacity
-  double usable_bytes = 0;   // the capacity less the headroom kept free
-  bool fits = false;         // total <= usable_bytes
+  double num_devices = 1;       // d·t·p·c
+  double devices_worth = 0;     // most loaded device's total / its capacity
+  double usable_bytes = 0;      // the capacity less the headroom kept free
+  bool fits = false;            // total <= usable_bytes
+  double headroom_percent = 0;  // the share of the capacity kept free (the setup's)
+  // What the device holds beside its activations (the total less them), and of that what is
+  // neither the model states nor counted logits: a stack's buffers, runtime and cache, a layer
+  // being dequantised.
+  double held_bytes = 0;
+  double held_besides_bytes = 0;
   // What the device has left for activations once everything else is held: its usable memory less
-  // the model states (and the logits); negative when those alone exceed it.
+  // held_bytes; negative when those alone exceed it.
   double activation_room_bytes = 0;
   // What torch.cuda.max_memory_allocated and torch.cuda.max_memory_reserved would report for the
   // step: under ideal both are the total; under a stack, the allocated peak is every term at the

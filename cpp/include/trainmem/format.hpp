@@ -13,6 +13,10 @@ constexpr double kBytesPerTerabyte = 1e12;
 // "165.0 GB", "6.5 TB": gigabytes below 1,000 GB, terabytes from there on; 0 to 3 decimals.
 std::string format_bytes(double bytes, int decimals = 1);
 
+// How `to_bytes` stands against `from_bytes`, in words: "11.5 GB more", "112.4 GB less", or "the
+// same" where the difference rounds to nothing. Never a negative amount.
+std::string format_change(double from_bytes, double to_bytes);
+
 // For chart ticks: as few decimals as the value needs, at most two: "80 GB", "3.5 TB".
 std::string format_bytes_short(double bytes);
 

@@ -56,8 +56,11 @@ Estimate estimate_of(Calculator calculator, const TrainingSetup& setup, int micr
   estimate.devices_worth = total / estimate.device.capacity_bytes;
   estimate.usable_bytes = estimate.device.capacity_bytes * (1 - setup.headroom_percent / 100);
   estimate.fits = total <= estimate.usable_bytes;
-  estimate.activation_room_bytes =
-      estimate.usable_bytes - (total - estimate.bytes[Term::kActivations]);
+  estimate.headroom_percent = setup.headroom_percent;
+  estimate.held_bytes = total - estimate.bytes[Term::kActivations];
+  estimate.held_besides_bytes = estimate.held_bytes - estimate.bytes.model_states() -
+                                (setup.logits ? estimate.bytes[Term::kLogits] : 0);
+  estimate.activation_room_bytes = estimate.usable_bytes - estimate.held_bytes;
   estimate.peak_allocated_bytes = calc.peak_allocated_bytes;
   estimate.peak_reserved_bytes = calc.peak_reserved_bytes;
   estimate.stack_terms = std::move(calc.stack_terms);

@@ -31,6 +31,13 @@ std::string format_bytes(double bytes, int decimals) {
   return with_unit(fixed_decimal(bytes / kBytesPerTerabyte, decimals), " TB");
 }
 
+std::string format_change(double from_bytes, double to_bytes) {
+  const double difference = to_bytes - from_bytes;
+  const std::string amount = format_bytes(std::fabs(difference));
+  if (amount == format_bytes(0)) return "the same";
+  return amount + (difference < 0 ? " less" : " more");
+}
+
 std::string format_bytes_short(double bytes) {
   std::string text = format_bytes(bytes, 2);
   const std::size_t space = text.find(' ');

@@ -202,7 +202,7 @@ std::string compare_estimates(const Estimate& pinned, const Estimate& current) {
   if (!pinned.answer.ok() || !current.answer.ok()) {
     return "Only two accepted configurations can be compared.";
   }
-  const double difference = current.bytes.total() - pinned.bytes.total();
+  const std::string change = format_change(pinned.bytes.total(), current.bytes.total());
   const std::string devices = [&] {
     if (current.num_devices == pinned.num_devices) return std::string();
     const auto count = [](double n) { return format_count(n) + (n == 1 ? " device" : " devices"); };
@@ -210,12 +210,11 @@ std::string compare_estimates(const Estimate& pinned, const Estimate& current) {
   }();
   const std::string both = " (" + format_bytes(current.bytes.total()) + " against " +
                            format_bytes(pinned.bytes.total()) + devices + ")";
-  if (format_bytes(std::fabs(difference)) == format_bytes(0)) {
+  if (change == "the same") {
     return "This configuration needs the same memory on its most loaded device as the pinned one" +
            both + ".";
   }
-  return "This configuration needs " + format_bytes(std::fabs(difference)) +
-         (difference < 0 ? " less" : " more") + " on its most loaded device than the pinned one" +
+  return "This configuration needs " + change + " on its most loaded device than the pinned one" +
          both + ".";
 }
 
