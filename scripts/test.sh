@@ -48,20 +48,30 @@ export jobs
 export slow_case='fewest devices: 126 layers*'
 source scripts/side-by-side.sh
 
-phase "The suites built to WebAssembly, and sanitized with the fuzz targets (clang), side by side"
-# The same suites against the page's core objects (only this script builds them; em++ needs
-# acorn); and one sanitized build (build-sanitize, flags in CMakeLists.txt) that serves the suites
-# and the fuzz targets: the core is compiled once, with libFuzzer's coverage, and linked into both.
-side_by_side \
-  'NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH} cmake --build build-wasm --target trainmem_tests -j "$jobs"' \
-  'CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null && cmake --build build-sanitize -j "$jobs"'
+# The same suites built to WebAssembly against the page's core objects (only this script builds
+# them; em++ needs acorn) run when TRAINMEM_WASM_SUITES=1: a third of the test builds and the
+# longest single-threaded run, which would take the command past 15 minutes on two cores. The
+# page's own modules run under Node and Chromium in the last phase either way.
+wasm_suites=${TRAINMEM_WASM_SUITES:-0}
+sanitized_build='CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null && cmake --build build-sanitize -j "$jobs"'
+if [ "$wasm_suites" = 1 ]; then
+  phase "The suites built to WebAssembly, and sanitized with the fuzz targets (clang), side by side"
+  side_by_side \
+    'NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH} cmake --build build-wasm --target trainmem_tests -j "$jobs"' \
+    "$sanitized_build"
+else
+  # One sanitized build (build-sanitize, flags in CMakeLists.txt) serves the suites and the fuzz
+  # targets: the core is compiled once, with libFuzzer's coverage, and linked into both.
+  phase "The suites sanitized, with the fuzz targets (clang)"
+  bash -c "set -euo pipefail; $sanitized_build"
+fi
 
-phase "The C++ core and CLI's suites: native, WebAssembly under Node, sanitized; side by side"
+phase "The C++ core and CLI's suites: native and sanitized (and WebAssembly under Node), side by side"
 # Each build's suites in one process (each single-threaded, so two run at once). ctest lists each
 # doctest case as a test of its own for a developer (ctest --test-dir build), and a name CMake
 # splits in two, at a ';', would pass there without running: the counts must agree. Under the
 # sanitizers, one process, not one a case (each sanitized start costs a quarter of a second).
-side_by_side '
+native='
   build/trainmem_tests --no-colors
   cases=$(build/trainmem_tests --count --no-colors | sed -n "s/.*current filters: \([0-9]*\).*/\1/p")
   listed=$(ctest --test-dir build -N | sed -n "s/^Total Tests: \([0-9]*\)$/\1/p")
@@ -69,10 +79,16 @@ side_by_side '
     echo "ctest lists $listed tests for $cases doctest cases and 2 CLI runs: is a ; in a test name?" >&2
     exit 1
   fi
-  ctest --test-dir build --output-on-failure --no-tests=error -R "^cli\."
+  ctest --test-dir build --output-on-failure --no-tests=error -R "^cli\."'
+sanitized='
   build-sanitize/trainmem_tests --no-colors --test-case-exclude="$slow_case"
-  ctest --test-dir build-sanitize --output-on-failure --no-tests=error -R "^cli\."' \
-  'node build-wasm/trainmem_tests.js --no-colors --test-case-exclude="$slow_case"'
+  ctest --test-dir build-sanitize --output-on-failure --no-tests=error -R "^cli\."'
+if [ "$wasm_suites" = 1 ]; then
+  side_by_side "$native $sanitized" \
+    'node build-wasm/trainmem_tests.js --no-colors --test-case-exclude="$slow_case"'
+else
+  side_by_side "$native" "$sanitized"
+fi
 
 phase "Fuzzing the core's entries for ${FUZZ_SECONDS:-30} s (libFuzzer)"
 bash scripts/fuzz.sh
