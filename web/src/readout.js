@@ -251,9 +251,10 @@ export const breakdownTitle = (estimate) =>
  * setting beyond the plate's at its default) and give way to general ones beyond it; that one
  * H100 leaves no room, only while the right chart shows none (not for Llama 3.2 1B).
  */
-function showCaption(estimator, estimate) {
+function showCaption(estimator, { estimate, settingTexts }) {
+  // The view's own texts of its settings: no call into the core a setting, on every drag step.
   const plateView = estimator.settings.every(
-    (setting) => setting.plate || estimator.settingText(estimate.setup, setting.id) === setting.defaultText,
+    (setting) => setting.plate || settingTexts[setting.id] === setting.defaultText,
   );
   for (const element of document.querySelectorAll('[data-plate-view]')) element.hidden = !plateView;
   for (const element of document.querySelectorAll('[data-beyond-plate]')) element.hidden = plateView;
@@ -262,8 +263,9 @@ function showCaption(estimator, estimate) {
 }
 
 /** Writes the readout, the left chart's title and the right chart's note for the view's estimate. */
-export function showReadout(estimator, { estimate, logitsLeftOut }) {
-  showCaption(estimator, estimate);
+export function showReadout(estimator, view) {
+  const { estimate, logitsLeftOut } = view;
+  showCaption(estimator, view);
   // Text is replaced only where it changed: a drag changes the readout alone.
   const show = (id, text) => put($(id), 'textContent', text);
   show('readout', describe(estimator, estimate, logitsLeftOut));
