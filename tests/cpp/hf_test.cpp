@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -322,20 +323,50 @@ TEST_CASE("hf: a model loaded in FP32 under bf16 autocast holds 20 B a parameter
   CHECK(point_at(memory_timeline(bf16), "loss", 2).held[Term::kFramework] == 0);
 }
 
-TEST_CASE("hf: the QLoRA row's note says what --kbit-prep would give it, and it does") {
+TEST_CASE("hf: the fms QLoRA row is prepared as TRL 0.13 prepares it; unprepared, 23% under") {
   const std::vector<MeasuredCase>& cases = measured_cases();
   const auto row = std::find_if(cases.begin(), cases.end(), [](const MeasuredCase& measured) {
     return measured.id == "fms-mistral-7b-qlora-1x4";
   });
   REQUIRE(row != cases.end());
-  TrainingSetup prepared = row->setup;
-  prepared.kbit_prep = true;
-  const Estimate estimate = estimate_memory(prepared);
+  CHECK(row->setup.kbit_prep);
+  CHECK(row->setup.kbit_cast_back);
+  CHECK(row->outside_goal.empty());
+  TrainingSetup unprepared = row->setup;
+  unprepared.kbit_prep = false;
+  unprepared.kbit_cast_back = false;
+  const Estimate estimate = estimate_memory(unprepared);
   REQUIRE(estimate.answer.ok());
   const double error = 100 * (estimate.peak_allocated_bytes / row->measured_bytes - 1);
-  CHECK(row->note.find("the estimate is 19.6 GiB, " + format_error_percent(error)) !=
-        std::string::npos);
-  CHECK(format_error_percent(error) == "+1.7%");
+  CHECK(std::lround(-error) == 23);
+  CHECK(row->note.find("without them the estimate is 23% under") != std::string::npos);
+}
+
+TEST_CASE("hf: TRL 0.13-0.21's cast back: norms and residual FP32, embeddings BF16, no head copy") {
+  TrainingSetup setup = tiny_lora(2);
+  setup.base_weights = BaseWeights::kNf4;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  setup.kbit_prep = true;
+  TrainingSetup cast_back = setup;
+  cast_back.kbit_cast_back = true;
+  REQUIRE(estimate_memory(cast_back).answer.ok());
+  const std::vector<TimelinePoint> points = memory_timeline(cast_back);
+  // A layer's two norms of 64 stay FP32; the embedding and output layer (512 × 64 each) are BF16
+  // again, the final norm (64) FP32: peft_module_casting_to_bf16 matches "norm" first.
+  const double linear = 55424 - 2 * 64;
+  const double nf4 = linear * kNf4BytesPerParameter;
+  const double embeddings = 2 * 512 * 64;
+  CHECK(point_at(points, "start", 0).held[Term::kWeights] ==
+        2 * allocator_block_bytes(4 * 2 * 64 + 4 * kAdaptersPerLayer + nf4) +
+            allocator_block_bytes(2 * embeddings + 4 * (kRootParameters - embeddings)));
+  // Each checkpointed layer keeps its FP32 input, as under prepare_model_for_kbit_training alone.
+  CHECK(point_at(points, "loss", 2).held[Term::kActivations] ==
+        2 * allocator_block_bytes(4 * 128 * 64));
+  // The output layer is BF16: autocast casts no copy of it.
+  CHECK(point_at(points, "loss", 2).held[Term::kFramework] == 0);
+  CHECK(point_at(memory_timeline(setup), "loss", 2).held[Term::kFramework] ==
+        allocator_block_bytes(2 * 512 * 64));
 }
 
 TEST_CASE("hf: transformers 4.46-4.48 shift a contiguous FP32 copy of the logits, 14 B a logit") {
@@ -411,6 +442,13 @@ TEST_CASE("hf: what the stack is not modelled for is refused by name") {
   kbit_none.recompute = Recompute::kNone;
   kbit_none.kbit_prep = true;
   refused(kbit_none, "kbit-prep");
+  TrainingSetup cast_back_alone = tiny_lora(2);  // nothing prepared to cast back
+  cast_back_alone.base_weights = BaseWeights::kNf4;
+  cast_back_alone.kbit_cast_back = true;
+  refused(cast_back_alone, "kbit-cast-back");
+  TrainingSetup cast_back_torchtune = cast_back_alone;
+  cast_back_torchtune.stack = Stack::kTorchtune;
+  refused(cast_back_torchtune, "kbit-cast-back");
   TrainingSetup in_backward = tiny_hf(2);
   in_backward.optimizer_in_backward = true;
   refused(in_backward, "optimizer-in-backward");

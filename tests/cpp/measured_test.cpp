@@ -4,12 +4,16 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
+#include "estimate/stage.hpp"
+#include "text/figure.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/models.hpp"
 
 using namespace trainmem;
 
@@ -130,6 +134,69 @@ TEST_CASE("measured: the loss's peak is the committed run's, against 12 bytes pe
   CHECK(std::fabs(loss.llama_block_error_percent) < 0.01);
 }
 
+TEST_CASE("measured: trainmem's H200 Trainer runs are the committed run's peaks") {
+  const auto all = compare_measured();
+  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/peft-peak-h200.jsonl");
+  REQUIRE(in.good());
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json run = nlohmann::json::parse(line);
+    if (!run.contains("setup")) {
+      CHECK(run.at("versions").at("transformers") == "5.17.0");
+      continue;
+    }
+    const std::string id = "h200-trainer-mistral-7b-" + run.at("setup").get<std::string>() + "-" +
+                           std::to_string(run.at("batch").get<int>()) + "x4096";
+    const MeasuredComparison& measured = comparison_with_id(all, id);
+    CHECK(measured.measured.measured_bytes == run.at("peak").get<double>());
+    CHECK(measured.measured.setup.micro_batch_sequences == run.at("batch").get<int>());
+    CHECK(std::fabs(measured.llama_block_error_percent) < measured.measured.goal_percent);
+    ++rows;
+  }
+  CHECK(rows == 6);
+}
+
+TEST_CASE("measured: a checkpointed layer keeps what the H200 runs kept a token, LoRA or QLoRA") {
+  // tests/data/peft-layers-h200.jsonl: Mistral 7B's shape at 2 and 4 layers, one and two 4,096
+  // token sequences; after the forward pass each layer keeps its input: 2·h bytes a token, 4·h
+  // under prepare_model_for_kbit_training.
+  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/peft-layers-h200.jsonl");
+  REQUIRE(in.good());
+  std::map<std::string, double> kept;  // "setup/layers/batch": after_forward − base
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json run = nlohmann::json::parse(line);
+    if (!run.contains("setup")) continue;
+    kept[run.at("setup").get<std::string>() + "/" + std::to_string(run.at("layers").get<int>()) +
+         "/" + std::to_string(run.at("batch").get<int>())] =
+        run.at("after_forward").get<double>() - run.at("base").get<double>();
+  }
+  const auto measured_per_layer_token = [&](const std::string& setup) {
+    return (kept.at(setup + "/4/1") - kept.at(setup + "/2/1")) / (2 * 4096);
+  };
+  const auto estimated_per_layer_token = [](bool qlora, bool prepared) {
+    TrainingSetup setup;
+    setup.stack = Stack::kHf;
+    setup.model_id = "mistral-7b";
+    setup.sequence_length = 4096;
+    setup.micro_batch_sequences = 1;
+    setup.precision = Precision::kBf16;
+    setup.recompute = Recompute::kFull;
+    setup.lora_rank = 16;
+    if (qlora) setup.base_weights = BaseWeights::kNf4;
+    setup.kbit_prep = prepared;
+    const ModelShape shape = *find_preset("mistral-7b");
+    const ActivationsPerLayer layer = layer_activations(shape, setup, 1, true, Pen(false));
+    return layer.kept_per_token.value();
+  };
+  CHECK(measured_per_layer_token("lora") == 8192);
+  CHECK(measured_per_layer_token("qlora") == 8192);
+  CHECK(measured_per_layer_token("qlora-nonreentrant") == 8192);
+  CHECK(measured_per_layer_token("qlora-kbit") == 16384);
+  CHECK(estimated_per_layer_token(false, false) == measured_per_layer_token("lora"));
+  CHECK(estimated_per_layer_token(true, false) == measured_per_layer_token("qlora"));
+  CHECK(estimated_per_layer_token(true, true) == measured_per_layer_token("qlora-kbit"));
+}
+
 TEST_CASE(
     "measured: torchtitan's Table 2 runs, read as GiB, against the reserved peak under its stack") {
   const auto all = compare_measured();
@@ -160,9 +227,13 @@ TEST_CASE(
     "2 allocated and 5 reserved), or says why not") {
   int published = 0;
   for (const MeasuredComparison& comparison : compare_measured()) {
-    // Our own CPU runs are pinned by the tests above; every published run is held here.
+    // Our own runs (the CPU harness, the loss, the H200 Trainer runs) are pinned by the tests
+    // above; every published run is held here.
     const std::string& id = comparison.measured.id;
-    if (id.rfind("harness-", 0) == 0 || id.rfind("loss-peak-", 0) == 0) continue;
+    if (id.rfind("harness-", 0) == 0 || id.rfind("loss-peak-", 0) == 0 ||
+        id.rfind("h200-trainer-", 0) == 0) {
+      continue;
+    }
     ++published;
     CAPTURE(comparison.measured.id);
     REQUIRE(comparison.answer.ok());

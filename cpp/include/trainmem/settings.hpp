@@ -71,6 +71,7 @@ constexpr const char* kFsdpVersion = "fsdp-version";
 constexpr const char* kOptimizerInBackward = "optimizer-in-backward";
 constexpr const char* kPagedOptimizer = "paged-optimizer";
 constexpr const char* kKbitPrep = "kbit-prep";
+constexpr const char* kKbitCastBack = "kbit-cast-back";
 constexpr const char* kExpandableSegments = "expandable-segments";
 constexpr const char* kMaxSplitSize = "max-split-size-mb";
 }  // namespace setting_id

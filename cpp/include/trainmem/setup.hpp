@@ -183,6 +183,11 @@ struct TrainingSetup {
   // so the residual stream runs in FP32, and gradient checkpointing on. The hf stack's, for a
   // quantised base under full recomputation.
   bool kbit_prep = false;
+  // TRL 0.13 to 0.21's SFTTrainer after prepare_model_for_kbit_training, for a 4-bit model on one
+  // device with bf16=True: peft_module_casting_to_bf16 (trl/trainer/utils.py) casts the embedding
+  // and the output layer back to BF16 and keeps the norms in FP32, so the residual stream still
+  // runs in FP32. TRL 0.22 on calls neither. The hf stack's, with kbit_prep.
+  bool kbit_cast_back = false;
   // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: PyTorch's caching allocator maps each
   // stream's pool as one growing segment (allocator.hpp), which changes the reserved peak. The
   // stacks' (each replays its step through the allocator); the idealised step has none.

@@ -57,6 +57,7 @@ void split_for_lora(const ModelShape& shape, const TrainingSetup& setup,
   placement.layer_unit = {adapters_per_layer, linear_per_layer,
                           parameters_per_layer - linear_per_layer, rows_per_layer};
   placement.embedding_unit = {0, 0, embedding, 0};
+  placement.embedding_unit.frozen_embeddings = embedding;
   std::vector<StagePlacement*> stages = {&placement.first, &placement.last};
   for (StagePlacement& middle : placement.middle) stages.push_back(&middle);
   for (StagePlacement* stage : stages) {
@@ -66,6 +67,11 @@ void split_for_lora(const ModelShape& shape, const TrainingSetup& setup,
     stage->split.trainable = stage->layers * adapters_per_layer;
     stage->parameters += stage->split.trainable;
   }
+  const double p = setup.layout.pipeline_parallel;
+  const double head = shape.tied_embeddings && p == 1 ? 0 : embedding;
+  placement.first.split.frozen_embeddings =
+      embedding + placement.counts.position_embedding + (p == 1 ? head : 0);
+  placement.last.split.frozen_embeddings = p > 1 ? head : placement.first.split.frozen_embeddings;
 }
 
 }  // namespace

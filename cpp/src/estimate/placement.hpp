@@ -23,6 +23,10 @@ struct StageParameters {
   double frozen_linear = 0;
   double frozen_other = 0;
   double frozen_linear_rows = 0;  // their output rows (int8 keeps one FP32 scale per row)
+  // Of frozen_other, the embedding matrices: the input embedding and learned positions on the
+  // first stage, the output layer's matrix where it is its own (TRL 0.13-0.21 casts these back
+  // to BF16 after prepare_model_for_kbit_training's FP32 upcast).
+  double frozen_embeddings = 0;
 };
 
 // Which stage: the first holds p micro-batches in flight under 1F1B and the embedding; the last,

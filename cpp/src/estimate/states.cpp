@@ -97,6 +97,7 @@ BaseWeightBytes base_weight_bytes(const ModelShape& shape, const TrainingSetup& 
   base.per_value = int8 ? kInt8BytesPerValue : base.per_parameter;
   base.per_row = int8 ? kInt8ScaleBytesPerRow : 0;
   base.others = setup.kbit_prep ? kFp32Bytes : kBf16Bytes;
+  base.embeddings = setup.kbit_cast_back ? kBf16Bytes : base.others;
   return base;
 }
 
@@ -110,8 +111,15 @@ Figure weight_figure(const Pen& pen, const StageParameters& parameters,
     weights = weights +
               pen.bytes(base.per_row) * pen.count(parameters.frozen_linear_rows, "rows' scales");
   }
+  if (base.embeddings == base.others || parameters.frozen_embeddings == 0) {
+    return weights +
+           pen.bytes(base.others) * pen.count(parameters.frozen_other, "other frozen parameters");
+  }
+  // TRL 0.13-0.21's cast back: the embedding matrices BF16, the norms (and biases) FP32.
   return weights +
-         pen.bytes(base.others) * pen.count(parameters.frozen_other, "other frozen parameters");
+         pen.bytes(base.others) *
+             pen.count(parameters.frozen_other - parameters.frozen_embeddings, "norms and biases") +
+         pen.bytes(base.embeddings) * pen.count(parameters.frozen_embeddings, "embeddings");
 }
 
 void add_model_states(Ledger& ledger, const TrainingSetup& setup, const Placement& placement,

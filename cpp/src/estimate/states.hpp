@@ -23,6 +23,9 @@ struct BaseWeightBytes {
   // The rest of the base (the embedding, the norms, the output layer): BF16, or FP32 under
   // prepare_model_for_kbit_training.
   double others = 0;
+  // Of the rest, the embedding matrices: as `others`, but BF16 again under TRL 0.13-0.21's cast
+  // back.
+  double embeddings = 0;
 };
 BaseWeightBytes base_weight_bytes(const ModelShape& shape, const TrainingSetup& setup);
 

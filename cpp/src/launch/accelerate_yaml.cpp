@@ -69,25 +69,13 @@ const std::set<std::string>& no_bearing_deepspeed_keys() {
 // What the file leaves to the reader, as the settings' ids: what the training script says.
 std::vector<std::string> left_to_the_reader() {
   namespace id = setting_id;
-  return {id::kModel,
-          id::kSequenceLength,
-          id::kTokens,
-          id::kMicroBatch,
-          id::kFlashAttention,
-          id::kRecompute,
-          id::kDropout,
-          id::kLoss,
-          id::kLossChunks,
-          id::kLoraRank,
-          id::kLoraTargets,
-          id::kLoraDropout,
-          id::kBaseWeights,
-          id::kOptimizer,
-          id::kPagedOptimizer,
-          id::kKbitPrep,
-          id::kMtp,
-          id::kTrainVision,
-          id::kCapacityFactor};
+  return {id::kModel,       id::kSequenceLength, id::kTokens,
+          id::kMicroBatch,  id::kFlashAttention, id::kRecompute,
+          id::kDropout,     id::kLoss,           id::kLossChunks,
+          id::kLoraRank,    id::kLoraTargets,    id::kLoraDropout,
+          id::kBaseWeights, id::kOptimizer,      id::kPagedOptimizer,
+          id::kKbitPrep,    id::kKbitCastBack,   id::kMtp,
+          id::kTrainVision, id::kCapacityFactor};
 }
 
 // FSDP (utils/dataclasses.py, FullyShardedDataParallelPlugin, as accelerate launch hands it the

@@ -489,6 +489,23 @@ void add_single_device_switches(Entries& entries) {
           .page("stack", "",
                 "The hf stack's QLoRA preparation: the embedding, norms and output layer in FP32, "
                 "so the residual stream runs in FP32, under gradient checkpointing."));
+  add(row<&TrainingSetup::kbit_cast_back>(
+          id::kKbitCastBack, "TRL 0.13-0.21's cast back",
+          "TRL 0.13 to 0.21's SFTTrainer after prepare_model_for_kbit_training: "
+          "peft_module_casting_to_bf16 casts the embedding and output layer back to BF16 and "
+          "keeps the norms, and so the residual stream, in FP32",
+          "kbitCastBack")
+          .later()
+          .only_under({Stack::kHf}, "TRL's cast back is modelled as transformers' Trainer runs it",
+                      "TRL's cast back is modelled as transformers' Trainer runs it; choose the "
+                      "hf stack, or turn it off.")
+          .rule([](const TrainingSetup& setup) { return setup.kbit_prep; },
+                "TRL 0.13 to 0.21 casts back what prepare_model_for_kbit_training upcast; turn "
+                "prepare_model_for_kbit_training on, or turn this off.")
+          .page("stack", "",
+                "TRL 0.13 to 0.21 (SFTTrainer, QLoRA on one device, bf16): the embedding and "
+                "output layer back in BF16, the norms and the residual stream still FP32. TRL "
+                "0.22 on prepares nothing."));
   // PyTorch's caching allocator's settings (allocator.hpp), which any stack's replay follows.
   add(row<&TrainingSetup::expandable_segments>(
           id::kExpandableSegments, "Expandable segments",

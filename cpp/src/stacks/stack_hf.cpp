@@ -122,8 +122,10 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   plan.layer_copy = mixed && !fsdp_mixed
                         ? kBf16Bytes * (device.layer_parameters - device.counts.norms_per_layer)
                         : 0;
-  // TRL's chunked loss casts the output weight itself (chunked_nll_loss).
-  plan.output_copy = (setup.kbit_prep || (mixed && !fsdp_mixed)) && device.output_layer &&
+  // TRL's chunked loss casts the output weight itself (chunked_nll_loss). TRL 0.13-0.21's cast
+  // back leaves the output layer BF16: nothing to cast.
+  const bool fp32_head = setup.kbit_prep && !setup.kbit_cast_back;
+  plan.output_copy = (fp32_head || (mixed && !fsdp_mixed)) && device.output_layer &&
                              device.logit_count > 0 && setup.loss != Loss::kChunkedNll
                          ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) *
                                static_cast<double>(device.shape.hidden_size)

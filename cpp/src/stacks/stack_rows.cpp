@@ -216,8 +216,8 @@ ChunkedNllWeights chunked_nll_weights_of(const TrainingSetup& setup) {
   const bool full = setup.lora_rank == 0;
   const bool fp32_loaded = stack_row(setup.stack).transformers_loading &&
                            setup.precision == Precision::kBf16Mixed && full;
-  return chunked_nll_weights(fp32_loaded || setup.kbit_prep || setup.precision == Precision::kFp32,
-                             full);
+  const bool fp32_head = setup.kbit_prep && !setup.kbit_cast_back;
+  return chunked_nll_weights(fp32_loaded || fp32_head || setup.precision == Precision::kFp32, full);
 }
 
 bool transformer_engine_fp8(const TrainingSetup& setup) {

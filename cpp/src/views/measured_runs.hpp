@@ -19,4 +19,9 @@ std::vector<MeasuredCase> torchtune_flags_cases();
 // and PEFT, the peak allocated memory (measured_hf.cpp).
 std::vector<MeasuredCase> fms_acceleration_cases();
 
+// trainmem's own H200 runs of LoRA and QLoRA on Mistral 7B's shape through transformers' Trainer
+// (scripts/measure/peft_peak.py, tests/data/peft-peak-h200.jsonl), the peak allocated memory
+// (measured_hf.cpp).
+std::vector<MeasuredCase> h200_trainer_cases();
+
 }  // namespace trainmem
