@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -134,11 +135,22 @@ TEST_CASE("measured: the loss's peak is the committed run's, against 12 bytes pe
   CHECK(std::fabs(loss.llama_block_error_percent) < 0.01);
 }
 
+namespace {
+
+bool has_case(const std::vector<MeasuredComparison>& all, const std::string& id) {
+  return std::any_of(all.begin(), all.end(), [&](const MeasuredComparison& comparison) {
+    return comparison.measured.id == id;
+  });
+}
+
+}  // namespace
+
 TEST_CASE("measured: trainmem's H200 Trainer runs are the committed run's peaks") {
   const auto all = compare_measured();
   std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/peft-peak-h200.jsonl");
   REQUIRE(in.good());
   int rows = 0;
+  int reserved_rows = 0;
   for (std::string line; std::getline(in, line);) {
     const nlohmann::json run = nlohmann::json::parse(line);
     if (!run.contains("setup")) {
@@ -152,8 +164,16 @@ TEST_CASE("measured: trainmem's H200 Trainer runs are the committed run's peaks"
     CHECK(measured.measured.setup.micro_batch_sequences == run.at("batch").get<int>());
     CHECK(std::fabs(measured.llama_block_error_percent) < measured.measured.goal_percent);
     ++rows;
+    // The reserved peaks of the plain LoRA and QLoRA runs too, against the replayed allocator.
+    if (!has_case(all, id + "-reserved")) continue;
+    const MeasuredComparison& reserved = comparison_with_id(all, id + "-reserved");
+    CHECK(reserved.measured.quantity == MeasuredQuantity::kReserved);
+    CHECK(reserved.measured.measured_bytes == run.at("reserved_peak").get<double>());
+    CHECK(std::fabs(reserved.llama_block_error_percent) < reserved.measured.goal_percent);
+    ++reserved_rows;
   }
   CHECK(rows == 6);
+  CHECK(reserved_rows == 4);
 }
 
 TEST_CASE("measured: a checkpointed layer keeps what the H200 runs kept a token, LoRA or QLoRA") {

@@ -108,27 +108,29 @@ MeasuredCase fms_row(Method method, int devices, int sequences, double gibibytes
 // trainmem's own runs (scripts/measure/peft_peak.py --trainer) on one H200: Mistral 7B's shape
 // with random weights, 4,096-token sequences, LoRA r 16 on the attention, through transformers'
 // Trainer as the current stack runs it. `setup` names the run in tests/data/peft-peak-h200.jsonl.
-MeasuredCase h200_trainer_row(const std::string& run, int sequences, double peak_bytes) {
+MeasuredCase h200_trainer_row(const std::string& run, int sequences, double peak_bytes,
+                              bool reserved = false) {
   const bool qlora = run.rfind("qlora", 0) == 0;
   const bool prepared = run.find("kbit") != std::string::npos;
   const bool cast_back = run.find("trl021") != std::string::npos;
   MeasuredCase measured;
-  measured.id = "h200-trainer-mistral-7b-" + run + "-" + std::to_string(sequences) + "x4096";
+  measured.id = "h200-trainer-mistral-7b-" + run + "-" + std::to_string(sequences) + "x4096" +
+                (reserved ? "-reserved" : "");
   measured.title = "Mistral 7B, " + std::string(qlora ? "QLoRA" : "LoRA") +
                    " r 16 on the attention, " + std::to_string(sequences) + " × 4K tokens" +
                    (cast_back  ? ", prepared as TRL 0.13-0.21 does"
                     : prepared ? ", prepare_model_for_kbit_training"
                                : "") +
-                   ", one H200";
+                   ", one H200" + (reserved ? ", reserved peak" : "");
   measured.citation = "trainmem's own run: scripts/measure/peft_peak.py on one H200, December 2026";
   measured.source =
       "tests/data/peft-peak-h200.jsonl, setup \"" + run + "\", batch " + std::to_string(sequences) +
       ": transformers 5.17.0, PEFT 0.21.0, accelerate 1.15.0, bitsandbytes 0.50.2.dev0 (built "
       "from bitsandbytes-foundation/bitsandbytes at 95f9af3), torch 2.11.0+cu130";
   measured.statistic =
-      "torch.cuda.max_memory_allocated over three steps of transformers' Trainer, reset before "
-      "the first, bytes";
-  measured.quantity = MeasuredQuantity::kAllocated;
+      std::string(reserved ? "torch.cuda.max_memory_reserved" : "torch.cuda.max_memory_allocated") +
+      " over three steps of transformers' Trainer, reset before the first, bytes";
+  measured.quantity = reserved ? MeasuredQuantity::kReserved : MeasuredQuantity::kAllocated;
   measured.unit = MeasuredUnit::kGibibytes;
   measured.measured_bytes = peak_bytes;
   TrainingSetup& setup = measured.setup;
@@ -180,6 +182,10 @@ std::vector<MeasuredCase> h200_trainer_cases() {
       h200_trainer_row("qlora", 8, 26074658304),
       h200_trainer_row("qlora-kbit", 4, 21068831232),
       h200_trainer_row("qlora-kbit-trl021", 4, 20408228352),
+      h200_trainer_row("lora", 4, 29334962176, true),
+      h200_trainer_row("lora", 8, 43855642624, true),
+      h200_trainer_row("qlora", 4, 18591252480, true),
+      h200_trainer_row("qlora", 8, 31562137600, true),
   };
 }
 
