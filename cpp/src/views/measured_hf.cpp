@@ -99,8 +99,7 @@ MeasuredCase fms_row(Method method, int devices, int sequences, double gibibytes
         "output layer back in BF16 (the end-of-run memory, 4.01 GiB, has no FP32 embedding), the "
         "norms FP32, so each checkpointed layer keeps an FP32 input. Counted so (--kbit-prep "
         "--kbit-cast-back); without them the estimate is 23% under. trainmem's own H200 run of "
-        "this setup through TRL 0.21's preparation measured 19.01 GiB (h200-trainer-mistral-7b-"
-        "qlora-trl021-4x4096)";
+        "this setup through TRL 0.21's preparation measured 19.01 GiB";
   }
   return measured;
 }
@@ -122,7 +121,8 @@ MeasuredCase h200_trainer_row(const std::string& run, int sequences, double peak
                     : prepared ? ", prepare_model_for_kbit_training"
                                : "") +
                    ", one H200" + (reserved ? ", reserved peak" : "");
-  measured.citation = "trainmem's own run: scripts/measure/peft_peak.py on one H200, December 2026";
+  measured.citation =
+      "trainmem's own run of transformers' Trainer and PEFT on one H200, December 2026";
   measured.source =
       "tests/data/peft-peak-h200.jsonl, setup \"" + run + "\", batch " + std::to_string(sequences) +
       ": transformers 5.17.0, PEFT 0.21.0, accelerate 1.15.0, bitsandbytes 0.50.2.dev0 (built "
@@ -154,7 +154,7 @@ MeasuredCase h200_trainer_row(const std::string& run, int sequences, double peak
       "Trainer(bf16=True, gradient_checkpointing=True with use_reentrant=True, adamw_torch), the "
       "model loaded in BF16 (QLoRA: NF4 with double quantisation, BF16 compute, uint8 storage), "
       "SDPA attention, transformers 5's loss (an FP32 upcast of the logits, no shifted copy). "
-      "The same run with 2 and 4 layers (tests/data/peft-layers-h200.jsonl) keeps 8,192 B a "
+      "The same run with 2 and 4 layers keeps 8,192 B a "
       "token a layer, LoRA and QLoRA alike: bitsandbytes 0.50 saves no input and frees each "
       "dequantised weight after its matmul";
   if (prepared) {
