@@ -208,7 +208,7 @@ describe('sharing and hosting, in Chromium', () => {
       32 * 8192 * 34 * 4096,
       32 * 8192 * 139400,
       139400,
-      23 + 2 * 19 + 6 + 11,
+      23 + 2 * 19 + 6 + 11 + 10,
     ]);
     assert.deepEqual(problems, []);
     await page.close();
