@@ -323,7 +323,8 @@ TEST_CASE("hf: a model loaded in FP32 under bf16 autocast holds 20 B a parameter
   CHECK(point_at(memory_timeline(bf16), "loss", 2).held[Term::kFramework] == 0);
 }
 
-TEST_CASE("hf: the fms QLoRA row is prepared as TRL 0.13 prepares it; unprepared, 23% under") {
+TEST_CASE(
+    "hf: the fms QLoRA row is prepared as TRL 0.13 prepares it, and is 23% under unprepared") {
   const std::vector<MeasuredCase>& cases = measured_cases();
   const auto row = std::find_if(cases.begin(), cases.end(), [](const MeasuredCase& measured) {
     return measured.id == "fms-mistral-7b-qlora-1x4";

@@ -12,6 +12,7 @@
 
 #include "estimate/stage.hpp"
 #include "text/figure.hpp"
+#include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
@@ -215,6 +216,45 @@ TEST_CASE("measured: a checkpointed layer keeps what the H200 runs kept a token,
   CHECK(estimated_per_layer_token(false, false) == measured_per_layer_token("lora"));
   CHECK(estimated_per_layer_token(true, false) == measured_per_layer_token("qlora"));
   CHECK(estimated_per_layer_token(true, true) == measured_per_layer_token("qlora-kbit"));
+}
+
+TEST_CASE(
+    "measured: a rebuilt layer's MLP tensors are FP32 under prepare_model_for_kbit_training") {
+  // tests/data/peft-saved-h200.jsonl (scripts/measure/peft_saved.py): what one Mistral-7B-shaped
+  // layer saves for its backward pass, tensor by tensor, on an H200. QLoRA saves what LoRA saves;
+  // prepared as TRL 0.13-0.21 prepares it, the gate's, SiLU's and up's outputs are FP32, 3·f·2
+  // bytes a token more (PEFT's preparation alone adds RoPE's cos and sin in FP32, 2·d·2 more).
+  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/peft-saved-h200.jsonl");
+  REQUIRE(in.good());
+  std::map<std::string, double> per_token;
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json run = nlohmann::json::parse(line);
+    per_token[run.at("setup").get<std::string>()] = run.at("layer_bytes_per_token").get<double>();
+  }
+  const double f = 14336;
+  const double d = 128;
+  CHECK(per_token.at("qlora") == per_token.at("lora"));
+  CHECK(per_token.at("qlora-kbit-trl021") - per_token.at("qlora") == 3 * f * 2);
+  CHECK(per_token.at("qlora-kbit") - per_token.at("qlora-kbit-trl021") == 2 * d * 2);
+  const auto saved_per_token = [](bool prepared) {
+    TrainingSetup setup;
+    setup.stack = Stack::kHf;
+    setup.model_id = "mistral-7b";
+    setup.precision = Precision::kBf16;
+    setup.recompute = Recompute::kFull;
+    setup.lora_rank = 16;
+    setup.base_weights = BaseWeights::kNf4;
+    setup.kbit_prep = prepared;
+    setup.kbit_cast_back = prepared;
+    double bytes = 0;
+    for (const SavedTensor& tensor :
+         llama_block_saved_tensors(*find_preset("mistral-7b"), setup, true)) {
+      bytes += tensor.bytes_per_token;
+    }
+    return bytes;
+  };
+  CHECK(saved_per_token(true) - saved_per_token(false) ==
+        per_token.at("qlora-kbit-trl021") - per_token.at("qlora"));
 }
 
 TEST_CASE(

@@ -97,6 +97,9 @@ struct LlamaBlock {
   Words after_rope;
   bool fp8 = false;
   double linear_input_bytes = kBf16Bytes;
+  // The MLP's tensors: BF16, or FP32 under prepare_model_for_kbit_training.
+  double mlp_bytes = kBf16Bytes;
+  Words mlp_dtype_text;
   bool exchanged = false;
   bool flash_keeps_output = false;
   bool all_to_all_saves_output = false;
@@ -161,6 +164,15 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
   // copy of its own; FlashAttention, the norms, the activation's input and the router stay BF16.
   fp8 = stack.transformer_engine_fp8;
   linear_input_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
+  // prepare_model_for_kbit_training leaves the norms FP32 (TRL 0.13-0.21's cast back too), and
+  // bitsandbytes' Linear4bit and Linear8bitLt return their input's dtype, so the MLP's gate and
+  // up projections give FP32 outputs, which SiLU and the product keep in FP32 (measured on an
+  // H200: scripts/measure/peft_saved.py). The attention's tensors stay BF16: autocast casts
+  // what SDPA reads.
+  if (setup.kbit_prep && !fp8) {
+    mlp_bytes = kFp32Bytes;
+    mlp_dtype_text = ", FP32 (the FP32 norm's output through the 4-bit layers)";
+  }
 
   // Under context parallelism over all-to-all, FlashAttention keeps Q, K and V as the all-to-all
   // made them, and the output projection the output as the one back made it.
@@ -367,19 +379,21 @@ void LlamaBlock::add_mlp(SavedTensors& saved) const {
   const Words width_name = shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
   const Words ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
   if (shape.gated_mlp) {
-    saved.add("gate-output", "Gate projection's output" + top_k_text,
+    saved.add("gate-output", "Gate projection's output" + top_k_text + mlp_dtype_text,
               "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k,
-              kBf16Bytes, by_expert_width);
-    saved.add("up-output", "Up projection's output" + top_k_text, "the fused activation × up",
-              ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
-    saved.add("product", linear_input("Activation × up" + top_k_text), "down projection",
-              ffn_elements, f * top_k, linear_input_bytes, by_expert_width);
+              mlp_bytes, by_expert_width);
+    saved.add("up-output", "Up projection's output" + top_k_text + mlp_dtype_text,
+              "the fused activation × up", ffn_elements, f * top_k, mlp_bytes, by_expert_width);
+    saved.add("product", linear_input("Activation × up" + top_k_text) + mlp_dtype_text,
+              "down projection", ffn_elements, f * top_k, fp8 ? linear_input_bytes : mlp_bytes,
+              by_expert_width);
   } else {
     // A plain MLP: the activation (GELU, ReLU) keeps its input, the down projection its output.
-    saved.add("up-output", "Up projection's output" + top_k_text, "the activation (GELU, ReLU)",
-              ffn_elements, f * top_k, kBf16Bytes, by_expert_width);
-    saved.add("activation-output", linear_input("Activation's output" + top_k_text),
-              "down projection", ffn_elements, f * top_k, linear_input_bytes, by_expert_width);
+    saved.add("up-output", "Up projection's output" + top_k_text + mlp_dtype_text,
+              "the activation (GELU, ReLU)", ffn_elements, f * top_k, mlp_bytes, by_expert_width);
+    saved.add("activation-output",
+              linear_input("Activation's output" + top_k_text) + mlp_dtype_text, "down projection",
+              ffn_elements, f * top_k, fp8 ? linear_input_bytes : mlp_bytes, by_expert_width);
   }
 }
 

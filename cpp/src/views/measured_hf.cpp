@@ -163,11 +163,11 @@ MeasuredCase h200_trainer_row(const std::string& run, int sequences, double peak
                            "after prepare_model_for_kbit_training), keeps 16,384, an FP32 input"
                          : "; under prepare_model_for_kbit_training, 16,384: an FP32 input";
     measured.note +=
-        ". Prepared, the estimate is about 1 GiB under: at the peak the 2- and 4-layer runs hold "
-        "61,656 B a token more than their FP32 inputs explain, which fits the rebuilt layer's "
-        "intermediates in FP32 (bitsandbytes' Linear4bit returns its input's dtype, so the FP32 "
-        "norms make the MLP's gate and up outputs FP32); the estimate counts the rebuilt layer "
-        "in BF16";
+        ". Prepared, the estimate is about 1 GiB under. It counts the rebuilt layer's MLP "
+        "tensors in FP32, as the H200's list of what a prepared layer saves has them (the FP32 "
+        "norms' outputs through bitsandbytes' Linear4bit, which returns its input's dtype), but "
+        "its peak stays at the loss, where the 2- and 4-layer runs hold 61,656 B a token more "
+        "than their FP32 inputs explain; what that is, is not found";
   }
   return measured;
 }
