@@ -90,17 +90,23 @@ export function contradictions(sentences, rows) {
     same('dequantised layer', dequantised, row('Dequantised layer (BF16)'));
     parts.push(dequantised);
   }
-  const beside = readout.match(
-    new RegExp(
-      `Beside them, at the step's peak: ${AMOUNT} of the stack's own buffers, ${AMOUNT} of runtime and ${AMOUNT} that`,
-    ),
-  );
-  if (beside) {
-    const [buffers, runtime, cache] = [1, 3, 5].map((index) => amount(beside[index], beside[index + 1]));
-    same('buffers', buffers, row('Framework buffers'));
-    same('runtime', runtime, row('Runtime'));
-    same("allocator's cache", cache, row("Allocator's cache"));
-    parts.push(buffers, runtime, cache);
+  // Beside the passes, what the stack holds at its peak: each part it holds at all, and no part
+  // the table holds left unsaid.
+  if (/Beside them, at the step's peak: /.test(readout)) {
+    for (const [phrase, term] of [
+      [" of the stack's own buffers", 'Framework buffers'],
+      [' of runtime', 'Runtime'],
+      [' that the caching allocator keeps reserved', "Allocator's cache"],
+    ]) {
+      const said = amountBefore(readout, phrase);
+      const shown = row(term);
+      if (said) {
+        same(term, said, shown);
+        parts.push(said);
+      } else if (shown && shown.bytes > 0) {
+        wrong.push(`${term}: the table holds ${shown.bytes}, the readout says nothing`);
+      }
+    }
   }
   if (total && parts.every(Boolean) && !adds(total, parts))
     wrong.push('the readout’s parts do not add up to its total');
@@ -170,8 +176,10 @@ export function contradictions(sentences, rows) {
     const held = (stack.split('At the peak the stack holds: ')[1] ?? '').split('; ');
     const outside = held.filter((part) => part.includes('(outside the allocator)'));
     const inside = held.filter((part) => part !== '' && !outside.includes(part));
-    if (beside) {
-      const [buffers, runtime] = [1, 3].map((index) => amount(beside[index], beside[index + 1]));
+    // A part the readout leaves unsaid is none: 0 B.
+    const buffers = amountBefore(readout, " of the stack's own buffers") ?? amount('0.0', 'GB');
+    const runtime = amountBefore(readout, ' of runtime') ?? amount('0.0', 'GB');
+    if (/Beside them, at the step's peak: /.test(readout)) {
       if (!adds(buffers, inside.flatMap(amountsIn))) wrong.push("the stack's parts are not its buffers");
       if (!adds(runtime, outside.flatMap(amountsIn)))
         wrong.push('the parts outside the allocator are not the runtime');

@@ -104,6 +104,9 @@ export function describe(estimator, estimate, leftOut) {
   // Under a stack the terms are those held at the step's peak: where none of the passes' is, the
   // peak is the optimiser's step, and the sentence says so rather than "0.0 GB of activations".
   const atStep = stack && passes.every((term) => !(bytes[term.apiKey] > 0));
+  // What the stack holds beside them, the parts it holds at all (no "0.0 GB of the stack's own
+  // buffers" where it has none).
+  const besides = stack ? onDevice('stack').filter((term) => bytes[term.apiKey] > 0) : [];
   const activations =
     (atStep
       ? `none of its activations${passes.length > 1 ? ' or logits' : ''} at the step's peak, the ` +
@@ -111,7 +114,7 @@ export function describe(estimator, estimate, leftOut) {
       : passes.map(said).join(' and ')) +
     ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
     `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.` +
-    (stack ? ` Beside them, at the step's peak: ${listed(onDevice('stack').map(said))}.` : '');
+    (besides.length > 0 ? ` Beside them, at the step's peak: ${listed(besides.map(said))}.` : '');
   const lora = setup.loraRank > 0;
   // A frozen vision tower holds its weights alone, beside the trained parameters' full states.
   const frozenVision = !lora && estimate.visionParameters > 0 && !setup.trainVision;
