@@ -53,6 +53,7 @@ source scripts/side-by-side.sh
 # longest single-threaded run, which would take the command past 15 minutes on two cores. The
 # page's own modules run under Node and Chromium in the last phase either way.
 wasm_suites=${TRAINMEM_WASM_SUITES:-0}
+page_tests='node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs'
 sanitized_build='CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null && cmake --build build-sanitize -j "$jobs"'
 if [ "$wasm_suites" = 1 ]; then
   phase "The suites built to WebAssembly, and sanitized with the fuzz targets (clang), side by side"
@@ -61,9 +62,11 @@ if [ "$wasm_suites" = 1 ]; then
     "$sanitized_build"
 else
   # One sanitized build (build-sanitize, flags in CMakeLists.txt) serves the suites and the fuzz
-  # targets: the core is compiled once, with libFuzzer's coverage, and linked into both.
-  phase "The suites sanitized, with the fuzz targets (clang)"
-  bash -c "set -euo pipefail; $sanitized_build"
+  # targets: the core is compiled once, with libFuzzer's coverage, and linked into both. The page's
+  # tests, which keep about one core busy (Chromium waits on its renderer), run beside it: the two
+  # took 183 s and 320 s one after the other.
+  phase "The suites sanitized, with the fuzz targets (clang); beside it the WebAssembly modules, the API's types and the page (node --test)"
+  side_by_side "$sanitized_build" "$page_tests"
 fi
 
 phase "The C++ core and CLI's suites: native and sanitized (and WebAssembly under Node), side by side"
@@ -93,5 +96,7 @@ fi
 phase "Fuzzing the core's entries for ${FUZZ_SECONDS:-30} s (libFuzzer)"
 bash scripts/fuzz.sh
 
-phase "WebAssembly modules, the API's types and the page (node --test)"
-node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs
+if [ "$wasm_suites" = 1 ]; then
+  phase "WebAssembly modules, the API's types and the page (node --test)"
+  bash -c "set -euo pipefail; $page_tests"
+fi
