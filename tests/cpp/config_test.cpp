@@ -365,6 +365,27 @@ TEST_CASE("a __proto__ key is refused wherever it is") {
         Status::kOk);
 }
 
+TEST_CASE("bare NaN and Infinity read as Python's json reads them, as transformers does") {
+  // Nemotron-H's published config.json holds "time_step_limit": [0.0, Infinity].
+  const ModelShape shape = parsed(config_with(
+      R"("time_step_limit": [0.0, Infinity], "x": -Infinity, "y": NaN, "z": "NaN Infinity")"));
+  CHECK(shape.hidden_size == 4096);
+  // A field trainmem reads holding one is refused by name, the constant said as Python writes it.
+  check_refused(config_where("hidden_size", "Infinity"),
+                "config.json: 'hidden_size' must be a whole number from 1 to 1,048,576; it is "
+                "Infinity.");
+  check_refused(config_where("vocab_size", "NaN"),
+                "config.json: 'vocab_size' must be a whole number from 1 to 16,777,216; it is "
+                "NaN.");
+  // Only the whole words: a longer name is not a constant, and JSON's own errors after a constant
+  // are placed in the text as written.
+  check_refused("{\"a\": NaNa}", "config.json: the text is not valid JSON (line 1, column 7).");
+  check_refused("{\"a\": [Infinity, -Infinity, x]}",
+                "config.json: the text is not valid JSON (line 1, column 29).");
+  check_refused("{\"a\": \"x\\\"\" Infinity}",
+                "config.json: the text is not valid JSON (line 1, column 13).");
+}
+
 TEST_CASE("text that is not JSON, or not UTF-8, is refused with where it goes wrong") {
   check_refused("", "config.json: the text is empty; it must be a JSON object.");
   check_refused(" \n\t", "config.json: the text is empty; it must be a JSON object.");

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "model/config_fields.hpp"
 #include "model/config_text.hpp"
@@ -59,6 +61,107 @@ bool nesting_within(std::string_view text, int max_depth) {
 
 bool only_whitespace(std::string_view text) {
   return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+// ---- Python's constants ------------------------------------------------------------------------
+
+// Python's json module, and so transformers' PretrainedConfig, reads the bare constants NaN,
+// Infinity and -Infinity (json.JSONDecoder's parse_constant); JSON and nlohmann::json do not, and
+// published config.json files hold them (Nemotron-H's time_step_limit: [0.0, Infinity]). Outside
+// strings each is written as a marker string before parsing and read back as its number after.
+// A marker starts with a NUL, which no config's own string holds.
+struct PythonConstant {
+  std::string_view token;
+  std::string_view marker;  // as JSON text, quotes included
+  double value;
+};
+const PythonConstant kPythonConstants[] = {
+    {"-Infinity", "\"\\u0000-Infinity\"", -std::numeric_limits<double>::infinity()},
+    {"Infinity", "\"\\u0000Infinity\"", std::numeric_limits<double>::infinity()},
+    {"NaN", "\"\\u0000NaN\"", std::numeric_limits<double>::quiet_NaN()},
+};
+
+// One marker written in place of a constant: where it stands in the marked text, and where the
+// constant stood in the original.
+struct MarkedConstant {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::size_t original = 0;
+  std::size_t original_end = 0;
+};
+
+bool name_character(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// `text` with each bare constant outside strings written as its marker; `marked` says where.
+std::string mark_python_constants(std::string_view text, std::vector<MarkedConstant>& marked) {
+  std::string out;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      out += c;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    const PythonConstant* found = nullptr;
+    if (!in_string && (i == 0 || !name_character(text[i - 1]))) {
+      for (const PythonConstant& constant : kPythonConstants) {
+        const std::size_t end = i + constant.token.size();
+        if (text.substr(i, constant.token.size()) == constant.token &&
+            (end == text.size() || !name_character(text[end]))) {
+          found = &constant;
+          break;
+        }
+      }
+    }
+    if (found == nullptr) {
+      out += c;
+      continue;
+    }
+    marked.push_back({out.size(), out.size() + found->marker.size(), i, i + found->token.size()});
+    out += found->marker;
+    i += found->token.size() - 1;
+  }
+  return out;
+}
+
+// The original text's index for an index into the marked text: inside a marker, its constant's
+// first character.
+std::size_t original_index(std::size_t index, const std::vector<MarkedConstant>& marked) {
+  std::size_t shift = 0;  // how much longer the marked text is up to here
+  for (const MarkedConstant& mark : marked) {
+    if (index < mark.begin) break;
+    if (index < mark.end) return mark.original;
+    shift = mark.end - mark.original_end;
+  }
+  return index - shift;
+}
+
+// Each marker in `value` read back as its constant.
+void unmark_python_constants(Json& value) {
+  if (value.is_object() || value.is_array()) {
+    for (Json& element : value) unmark_python_constants(element);
+    return;
+  }
+  if (!value.is_string()) return;
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text.empty() || text[0] != '\0') return;
+  for (const PythonConstant& constant : kPythonConstants) {
+    if (std::string_view(text).substr(1) == constant.token) {
+      value = constant.value;
+      return;
+    }
+  }
 }
 
 // ---- Where a parse failed ----------------------------------------------------------------------
@@ -131,14 +234,17 @@ std::string line_and_column(std::string_view text, std::size_t index) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
-ConfigParse refuse_unparsed(std::string_view text, std::string_view prefix) {
+// `text` refused by the parser, as `marked` (mark_python_constants) was given to it.
+ConfigParse refuse_unparsed(std::string_view text, std::string_view marked_text,
+                            const std::vector<MarkedConstant>& marked, std::string_view prefix) {
   ErrorLocator locator;
-  Json::sax_parse(text, &locator);
+  Json::sax_parse(marked_text, &locator);
   // The parser reports how many characters it read, the offending one included; past the end
   // means the text stopped short.
-  const std::size_t index = locator.position > text.size() ? text.size()
-                            : locator.position > 0         ? locator.position - 1
-                                                           : 0;
+  const std::size_t marked_index = locator.position > marked_text.size() ? marked_text.size()
+                                   : locator.position > 0                ? locator.position - 1
+                                                                         : 0;
+  const std::size_t index = original_index(marked_index, marked);
   const std::string where = line_and_column(text, index);
   if (locator.error_id == kNumberOverflowErrorId) {
     // Point at the number's first character, not its last.
@@ -256,8 +362,11 @@ ConfigParse parse_json_object(std::string_view text, Json& config, std::string_v
                       " deep; a config.json needs a few levels.",
                   prefix);
   }
-  config = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded()) return refuse_unparsed(text, prefix);
+  std::vector<MarkedConstant> marked;
+  const std::string marked_text = mark_python_constants(text, marked);
+  config = Json::parse(marked_text, nullptr, /*allow_exceptions=*/false);
+  if (config.is_discarded()) return refuse_unparsed(text, marked_text, marked, prefix);
+  if (!marked.empty()) unmark_python_constants(config);
   if (!config.is_object()) {
     return refuse("the top level must be a JSON object, {…}; it is " + describe(config) + ".",
                   prefix);

@@ -2,6 +2,7 @@
 // what could break a line or reverse its direction.
 #include "model/config_text.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -65,6 +66,9 @@ std::string json_string_text(const std::string& text) {
 
 // The shortest text that reads back as the same double.
 std::string json_number_text(double number) {
+  // Python's json writes and reads these (config.cpp, mark_python_constants).
+  if (std::isnan(number)) return "NaN";
+  if (std::isinf(number)) return number > 0 ? "Infinity" : "-Infinity";
   char text[32] = "";
   for (int digits = 1; digits <= 17; ++digits) {
     std::snprintf(text, sizeof text, "%.*g", digits, number);
