@@ -62,6 +62,19 @@ declare global {
       qkNopeHeadDim: number;
       qkRopeHeadDim: number;
       vHeadDim: number;
+      /** Hybrids (Qwen3-Next, Qwen3.5): layer i is full attention when i + 1 is a multiple of this, Gated DeltaNet otherwise; 0: every layer attention. */
+      fullAttentionInterval: number;
+      linearNumKeyHeads: number;
+      linearNumValueHeads: number;
+      linearKeyHeadDim: number;
+      linearValueHeadDim: number;
+      linearConvKernelDim: number;
+      /** Qwen3-Next's sigmoid gate on the attention's output (q_proj twice as wide). */
+      attentionOutputGate: boolean;
+      /** Qwen3-Next repeats the linear layers' q and k to their value heads before fla's kernel. */
+      linearQkRepeated: boolean;
+      /** Qwen3.5 runs its linear layers' gated norm in PyTorch, not fla's fused kernel. */
+      linearNormUnfused: boolean;
       /** The menu's group for a preset ("Llama", "Qwen", …); "" for a config.json. */
       family: string;
       /** A multimodal model's vision tower and projector, counted from its vision_config; 0 for a text model. */

@@ -72,6 +72,24 @@ struct ModelShape {
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
+  // Hybrid linear attention (Qwen3-Next's and Qwen3.5's Gated DeltaNet: Yang et al., "Gated Delta
+  // Networks", arXiv:2412.06464; transformers' Qwen3NextGatedDeltaNet), in use when
+  // full_attention_interval > 0: layer i (from 0) is a full-attention layer when i + 1 is a
+  // multiple of the interval, a Gated DeltaNet layer otherwise. Both kinds hold the same MLP.
+  int full_attention_interval = 0;  // 0: every layer is full attention
+  int linear_num_key_heads = 0;     // H_k: the linear layers' query and key heads
+  int linear_num_value_heads = 0;   // H_v: their value heads (and gates, decays)
+  int linear_key_head_dim = 0;      // d_k
+  int linear_value_head_dim = 0;    // d_v
+  int linear_conv_kernel_dim = 0;   // the short causal convolution's width over q, k and v
+  // Qwen3-Next's gated attention (Qwen3NextAttention): q_proj also makes a gate of a·d, whose
+  // sigmoid multiplies the attention's output before o_proj.
+  bool attention_output_gate = false;
+  // How transformers runs the linear layers, which decides what they save: Qwen3-Next repeats q
+  // and k to the H_v value heads before fla's kernel and normalises through fla's fused gated
+  // norm; Qwen3.5 hands the kernel its H_k heads (fla 0.5 on) and runs its gated norm in PyTorch.
+  bool linear_qk_repeated = false;
+  bool linear_norm_unfused = false;
   std::string family = {};  // the menu's group for a preset: "Llama", "Qwen", …; empty for a config
   // A multimodal model's vision tower and projector, as transformers builds them beside the text
   // tower (config_vision.cpp): their parameters, whole on the first pipeline stage, frozen unless
@@ -85,6 +103,15 @@ struct ModelShape {
   bool probability_dropout = false;  // p > 0 on the attention probabilities
   std::string dropout_said = {};     // the config's dropout keys and values, as a note says them
 };
+
+// Whether the shape mixes Gated DeltaNet layers with full-attention ones.
+inline bool hybrid_linear_attention(const ModelShape& shape) {
+  return shape.full_attention_interval > 0;
+}
+
+// How many of the `count` layers from layer `first` on (from 0) are Gated DeltaNet layers: none
+// unless hybrid, else those whose number + 1 is not a multiple of full_attention_interval.
+double linear_attention_layers_between(const ModelShape& shape, double first, double count);
 
 // Whether the shape's attention is multi-head latent attention.
 inline bool latent_attention(const ModelShape& shape) { return shape.kv_lora_rank > 0; }
@@ -186,8 +213,21 @@ struct ParameterCounts {
   double position_embedding = 0;  // P x h learned positions, whole on every TP rank
   double output_head = 0;         // V x h, or 0 when tied to the embedding; + V bias
   double final_norm = 0;          // h, or 2·h with a LayerNorm's bias
+  // A hybrid's Gated DeltaNet layers: what such a layer holds beyond a full-attention layer of
+  // the same kind of MLP (its mixer less the attention; negative where the mixer is the smaller),
+  // split over t, whole on every rank, and in norms.
+  double linear_split_delta_per_layer = 0;
+  double linear_replicated_delta_per_layer = 0;
+  double linear_norms_delta_per_layer = 0;
 };
 ParameterCounts parameter_counts(const ModelShape& shape);
+
+// The three deltas above summed: a Gated DeltaNet layer's parameters less a full-attention
+// layer's.
+double linear_layer_parameter_delta(const ParameterCounts& counts);
+
+// A Gated DeltaNet layer's mixer weights (empty unless the shape is hybrid).
+std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape);
 
 // Parameters derived from the shape, never typed in; q = a·d and kv = k·d:
 //   per layer  attention  h·q + 2·h·kv + q·h          (Q, K, V, O)
@@ -209,6 +249,11 @@ ParameterCounts parameter_counts(const ModelShape& shape);
 //   latent attention     q: h·r_q + r_q + r_q·a·(d_nope + d_rope), or h·a·(d_nope + d_rope)
 //                        kv: h·(r_kv + d_rope) + r_kv + r_kv·a·(d_nope + d_v);  O: a·d_v·h
 //   a vision tower       + vision_parameters (a multimodal model's, with its projector)
+//   hybrid linear        q = a·d doubled with an output gate (2·h·q for q_proj); each Gated
+//   attention            DeltaNet layer holds, instead of the attention and its q/k norms,
+//                        h·(2·H_k·d_k + 2·H_v·d_v) + h·2·H_v (in_proj_qkvz, in_proj_ba)
+//                        + (2·H_k·d_k + H_v·d_v)·kernel (conv1d) + 2·H_v (dt_bias, A_log)
+//                        + d_v (its gated norm) + H_v·d_v·h (out_proj)
 double count_parameters(const ModelShape& shape);
 
 // The parameters one token passes through: the same count with top-k of the E routed experts.

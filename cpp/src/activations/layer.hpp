@@ -64,6 +64,20 @@ std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const Trai
                                              const LayerStack& stack, bool flash_attention);
 LayerActivations layer_activations_of(ActivationModel model);
 
+// A hybrid's Gated DeltaNet layer (llama_block.cpp): its norms, MLP and mixer, tensor by tensor,
+// whichever activation model counts the full-attention layers (Korthikanti's equation describes
+// attention layers alone); under full recomputation its input, as any layer's.
+std::vector<SavedTensor> gated_deltanet_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                                const LayerStack& stack);
+ActivationsPerLayer gated_deltanet_layer_activations(const ModelShape& shape,
+                                                     const TrainingSetup& setup,
+                                                     const LayerStack& stack,
+                                                     int micro_batch_sequences, const Pen& pen);
+
+// fla's chunk size for the chunked delta rule (fla/ops/gated_delta_rule/chunk.py, BT = 64): A, the
+// WY inverse, holds 64 entries a token and head.
+constexpr double kDeltaRuleChunk = 64;
+
 // What a layer keeps between passes under full recomputation, whichever model: its BF16 input,
 // 2·h per token, over t with sequence parallelism: "4,096 × 2 / 2 B".
 Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layout, const Pen& pen);

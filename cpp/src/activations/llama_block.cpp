@@ -61,6 +61,8 @@ struct LlamaBlock {
   void add_mlp_input(SavedTensors& saved) const;
   void add_mlp(SavedTensors& saved) const;
   void add_shared_experts(SavedTensors& saved) const;
+  void add_attention_output_gate(SavedTensors& saved) const;
+  void add_gated_deltanet(SavedTensors& saved) const;
 
   // What the steps share.
   void add_norm(SavedTensors& saved, const Words& id, const Words& name) const;
@@ -325,6 +327,90 @@ void LlamaBlock::add_attention_output(SavedTensors& saved) const {
   }
 }
 
+// Qwen3-Next's gated attention (Qwen3NextAttention): o_proj reads attn_output · sigmoid(gate);
+// the product saves the sigmoid's output (which the sigmoid's backward reads too) beside the
+// attention's output, which FlashAttention keeps already, and o_proj saves the product.
+void LlamaBlock::add_attention_output_gate(SavedTensors& saved) const {
+  if (!shape.attention_output_gate) return;
+  saved.add("attention-gate", "Output gate's sigmoid", "the gate's product and its sigmoid",
+            output_elements, output_width, kBf16Bytes, by_heads);
+  saved.add("gated-attention-output", linear_input("Gated attention output"),
+            "the output projection", output_elements, output_width, linear_input_bytes, by_heads);
+}
+
+// A Gated DeltaNet layer's mixer, as transformers' Qwen3NextGatedDeltaNet runs it on fla's
+// chunked kernel (fla-org/flash-linear-attention v0.5.2, fla/ops/gated_delta_rule/chunk.py,
+// ChunkGatedDeltaRuleFunction.forward's save_for_backward) and causal-conv1d (v1.6.1,
+// causal_conv1d_interface.py: the convolution's input; the backward recomputes its output).
+// Each head's queries and keys are L2-normalised in the kernel, which keeps the normalised
+// copies and an FP32 1/norm a head; it keeps its own contiguous copy of v, the chunk-local
+// cumulative sum of the decays (FP32), β, and A, the chunks' 64 × 64 WY inverses (BF16, 64 a
+// token and head); w, u, the chunk states h and v_new are recomputed in the backward pass.
+void LlamaBlock::add_gated_deltanet(SavedTensors& saved) const {
+  const double hk = shape.linear_num_key_heads;
+  const double hv = shape.linear_num_value_heads;
+  const double dk = shape.linear_key_head_dim;
+  const double dv = shape.linear_value_head_dim;
+  // Qwen3-Next repeats q and k to the H_v value heads before the kernel (repeat_interleave);
+  // Qwen3.5 hands fla (0.5 on) its H_k heads.
+  const double hq = shape.linear_qk_repeated ? hv : hk;
+  const Words hq_text = shape.linear_qk_repeated ? "H_v" : "H_k";
+  saved.add("linear-input",
+            linear_input("Gated DeltaNet's input (the norm's output)" + gathered_text),
+            "in_proj_qkvz and in_proj_ba (one tensor for the two)", "h", h, linear_input_bytes,
+            projections_input);
+  saved.add("conv-input", "Short convolution's input (q, k and v)", "causal_conv1d",
+            "2·H_k·d_k + H_v·d_v", 2 * hk * dk + hv * dv, kBf16Bytes, by_heads);
+  saved.add("beta", "β (sigmoid of b)", "the sigmoid and the kernel", "H_v", hv, kBf16Bytes,
+            by_heads);
+  saved.add("softplus-input", "The decay's a + dt_bias, FP32", "softplus", "H_v", hv, kFp32Bytes,
+            by_heads);
+  saved.add("softplus-output", "softplus(a + dt_bias), FP32", "the product with −exp(A_log)", "H_v",
+            hv, kFp32Bytes, by_heads);
+  saved.add("linear-query", "Queries, L2-normalised", "the chunked delta rule", hq_text + "·d_k",
+            hq * dk, kBf16Bytes, by_heads);
+  saved.add("linear-query-rstd", "Queries' 1/norm, FP32", "the kernel's L2 norm", hq_text, hq,
+            kFp32Bytes, by_heads);
+  saved.add("linear-key", "Keys, L2-normalised", "the chunked delta rule", hq_text + "·d_k",
+            hq * dk, kBf16Bytes, by_heads);
+  saved.add("linear-key-rstd", "Keys' 1/norm, FP32", "the kernel's L2 norm", hq_text, hq,
+            kFp32Bytes, by_heads);
+  saved.add("linear-value", "Values, the kernel's contiguous copy", "the chunked delta rule",
+            "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
+  saved.add("decay-cumsum", "Decays' chunk-local cumulative sum, FP32", "the chunked delta rule",
+            "H_v", hv, kFp32Bytes, by_heads);
+  saved.add("wy-inverse", "A, the chunk's WY inverse (64 a head)", "the chunked delta rule",
+            "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
+  if (shape.linear_norm_unfused) {
+    // Qwen3.5's Qwen3_5RMSNormGated in PyTorch: x.float(), its 1/RMS, the BF16 normalised copy the
+    // weight multiplies, the gate in FP32 (SiLU's input), the weighted BF16 product and SiLU's FP32
+    // output.
+    saved.add("gated-norm-input", "Gated norm's input, FP32", "the norm's pow and product",
+              "H_v·d_v", hv * dv, kFp32Bytes, by_heads);
+    saved.add("gated-norm-rstd", "Gated norm's 1/RMS, FP32", "the norm", "H_v", hv, kFp32Bytes,
+              by_heads);
+    saved.add("gated-norm-normed", "Gated norm's normalised input", "the product with its weight",
+              "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
+    saved.add("gated-norm-gate", "Output gate z, FP32", "SiLU", "H_v·d_v", hv * dv, kFp32Bytes,
+              by_heads);
+    saved.add("gated-norm-weighted", "Weighted norm's output", "the product with SiLU(z)",
+              "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
+    saved.add("gated-norm-silu", "SiLU(z), FP32", "the product with the weighted norm", "H_v·d_v",
+              hv * dv, kFp32Bytes, by_heads);
+  } else {
+    // fla's FusedRMSNormGated (fla/modules/fused_norm_gate.py): the kernel's output, the gate z
+    // and a 1/RMS a head, FP32.
+    saved.add("delta-rule-output", "Delta rule's output", "the fused gated norm", "H_v·d_v",
+              hv * dv, kBf16Bytes, by_heads);
+    saved.add("output-gate", "Output gate z", "the fused gated norm", "H_v·d_v", hv * dv,
+              kBf16Bytes, by_heads);
+    saved.add("gated-norm-rstd", "Gated norm's 1/RMS, FP32", "the fused gated norm", "H_v", hv,
+              kFp32Bytes, by_heads);
+  }
+  saved.add("linear-output", linear_input("Gated norm's output"), "out_proj", "H_v·d_v", hv * dv,
+            linear_input_bytes, by_heads);
+}
+
 // Residual dropout's 1-byte mask, after the attention and after the MLP.
 void LlamaBlock::add_residual_dropout_mask(SavedTensors& saved, const Words& id,
                                            const Words& name) const {
@@ -430,20 +516,30 @@ Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layo
   return (layout.sequence_parallel ? input / pen.number(layout.tensor_parallel) : input).in("B");
 }
 
-std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const TrainingSetup& setup,
-                                             const LayerStack& stack, bool flash_attention) {
+namespace {
+
+// One block's tensors: a full-attention layer's, or with `linear_mixer` a Gated DeltaNet layer's.
+std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                       const LayerStack& stack, bool flash_attention,
+                                       bool linear_mixer) {
   const LlamaBlock block(shape, setup, stack, flash_attention);
   SavedTensors saved;
-  // Attention.
-  block.add_attention_norm(saved);
-  block.add_attention_input(saved);
-  if (latent_attention(shape)) {
-    block.add_latent_queries_keys_values(saved);
+  // Attention, or the linear mixer in its place.
+  if (linear_mixer) {
+    block.add_norm(saved, "input-norm", "Input norm");
+    block.add_gated_deltanet(saved);
   } else {
-    block.add_queries_keys_values(saved);
+    block.add_attention_norm(saved);
+    block.add_attention_input(saved);
+    if (latent_attention(shape)) {
+      block.add_latent_queries_keys_values(saved);
+    } else {
+      block.add_queries_keys_values(saved);
+    }
+    block.add_attention_scores(saved);
+    block.add_attention_output(saved);
+    block.add_attention_output_gate(saved);
   }
-  block.add_attention_scores(saved);
-  block.add_attention_output(saved);
   block.add_residual_dropout_mask(saved, "attention-dropout-mask",
                                   "Dropout mask after the attention (1 byte)");
   block.add_attention_output_before_all_to_all(saved);
@@ -462,6 +558,18 @@ std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const Trai
     block.add_further_norm(saved, number);
   }
   return std::move(saved.list);
+}
+
+}  // namespace
+
+std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                             const LayerStack& stack, bool flash_attention) {
+  return block_tensors(shape, setup, stack, flash_attention, false);
+}
+
+std::vector<SavedTensor> gated_deltanet_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                                const LayerStack& stack) {
+  return block_tensors(shape, setup, stack, true, true);
 }
 
 std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
@@ -541,6 +649,27 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
 }
 
 }  // namespace
+
+ActivationsPerLayer gated_deltanet_layer_activations(const ModelShape& shape,
+                                                     const TrainingSetup& setup,
+                                                     const LayerStack& stack,
+                                                     int micro_batch_sequences, const Pen& pen) {
+  const ParallelLayout& layout = setup.layout;
+  ActivationsPerLayer layer;
+  layer.tokens_on_device =
+      static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
+  const double saved_per_token = saved_bytes_per_token(gated_deltanet_tensors(shape, setup, stack));
+  if (setup.recompute == Recompute::kFull) {
+    layer.kept_per_token = layer_input_per_token(shape, layout, pen);
+    layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
+    layer.recompute_working_bytes = layer.tokens_on_device * saved_per_token - layer.kept_bytes;
+    return layer;
+  }
+  // Selective recomputation recomputes full attention's core alone: a linear layer keeps all.
+  layer.kept_per_token = pen.count(saved_per_token, "B saved per token");
+  layer.kept_bytes = layer.tokens_on_device * saved_per_token;
+  return layer;
+}
 
 ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                                                   const TrainingSetup& setup,

@@ -73,8 +73,10 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the
   // slot's bytes; one block for Korthikanti's sum or a recomputed layer's input.
   const bool selective_op = setup.recompute == Recompute::kSelectiveOp;
-  if (selective_op || (setup.activation_model == ActivationModel::kLlamaBlock &&
-                       setup.recompute != Recompute::kFull)) {
+  // A hybrid's slot is the mean of two kinds of layer (stage.cpp): one block.
+  if (!hybrid_linear_attention(shape) &&
+      (selective_op || (setup.activation_model == ActivationModel::kLlamaBlock &&
+                        setup.recompute != Recompute::kFull))) {
     const std::vector<SavedTensor> tensors =
         selective_op ? selective_op_saved_tensors(shape, setup)
                      : llama_block_saved_tensors(shape, setup, setup.flash_attention);

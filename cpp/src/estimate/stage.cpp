@@ -406,13 +406,87 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   return llama_block_tensors(shape, setup, layer_stack_of(setup), flash_attention);
 }
 
+bool hybrid_stages_hold_whole_groups(const ModelShape& shape, const ParallelLayout& layout) {
+  const double interval = shape.full_attention_interval;
+  const auto whole_groups = [&](double layers) {
+    return layers > 0 && std::floor(layers / interval) * interval == layers;
+  };
+  if (layout.pipeline_parallel == 1) return true;
+  if (layout.virtual_pipeline_stages > 1) {
+    return whole_groups(
+        static_cast<double>(shape.num_layers) /
+        (static_cast<double>(layout.pipeline_parallel) * layout.virtual_pipeline_stages));
+  }
+  const PipelineSplit split = pipeline_split(layout, shape.num_layers);
+  return whole_groups(split.first) && whole_groups(split.last) &&
+         (layout.pipeline_parallel <= 2 || whole_groups(split.middle));
+}
+
+namespace {
+
+// A hybrid's layer (models.hpp, hybrid_linear_attention): its full-attention layers and its Gated
+// DeltaNet layers, both counted tensor by tensor, as one layer of the mean of the model's kinds,
+// exact on each stage when every stage holds whole groups of full_attention_interval layers
+// (hybrid_stages_hold_whole_groups); otherwise each layer is counted as the larger kind, an upper
+// bound. A layer rebuilt under full recomputation is the larger kind.
+ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const TrainingSetup& setup,
+                                             const LayerStack& stack, int micro_batch_sequences,
+                                             bool flash_attention, const Pen& pen) {
+  const ActivationsPerLayer attention = llama_block_layer_activations(
+      shape, setup, stack, micro_batch_sequences, flash_attention, pen);
+  const ActivationsPerLayer linear =
+      gated_deltanet_layer_activations(shape, setup, stack, micro_batch_sequences, pen);
+  const double layers = shape.num_layers;
+  const double linear_layers = linear_attention_layers_between(shape, 0, layers);
+  const double full_layers = layers - linear_layers;
+  ActivationsPerLayer layer = attention;
+  const bool mean = hybrid_stages_hold_whole_groups(shape, setup.layout);
+  if (mean) {
+    layer.kept_per_token =
+        (pen.count(linear_layers, "Gated DeltaNet layers") * linear.kept_per_token +
+         pen.count(full_layers, "full-attention layers") * attention.kept_per_token) /
+        pen.count(layers, "layers");
+  } else if (linear.kept_per_token.value() > attention.kept_per_token.value()) {
+    layer.kept_per_token = linear.kept_per_token;
+  }
+  layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
+  layer.recompute_working_bytes =
+      std::max(attention.recompute_working_bytes, linear.recompute_working_bytes);
+  if (pen.writing()) {
+    const auto per_token = [](const ActivationsPerLayer& kind) {
+      return format_count(kind.kept_per_token.value()) + " B a token";
+    };
+    layer.source =
+        "a hybrid of " + format_count(linear_layers) + " Gated DeltaNet layers (" +
+        per_token(linear) + ") and " + format_count(full_layers) + " full-attention layers (" +
+        per_token(attention) + "), each kind's tensors one by one (docs/activations.md): " +
+        "the linear layers' as fla's chunked gated delta rule (v0.5.2, "
+        "fla/ops/gated_delta_rule/chunk.py) and causal-conv1d (v1.6.1) save them, the "
+        "attention layers' as the llama-block model counts them, Korthikanti's equation "
+        "describing attention layers alone" +
+        (mean ? std::string("; every stage holds whole groups of ") +
+                    std::to_string(shape.full_attention_interval) +
+                    " layers, so a layer is their mean"
+              : std::string("; a stage holds part of a group of ") +
+                    std::to_string(shape.full_attention_interval) +
+                    " layers, so every layer is counted as the larger kind, an upper bound") +
+        "; the layer's input alone under full recomputation";
+  }
+  return layer;
+}
+
+}  // namespace
+
 ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                       int micro_batch_sequences, bool flash_attention,
                                       const Pen& pen) {
   const LayerActivations model = layer_activations_of(setup.activation_model);
   const LayerStack stack = layer_stack_of(setup);
   ActivationsPerLayer layer =
-      model(shape, setup, stack, micro_batch_sequences, flash_attention, pen);
+      hybrid_linear_attention(shape)
+          ? hybrid_layer_activations(shape, setup, stack, micro_batch_sequences, flash_attention,
+                                     pen)
+          : model(shape, setup, stack, micro_batch_sequences, flash_attention, pen);
   // A mixture with dense layers mixed in (first_k_dense_replace, an interleave step): every layer
   // is counted as the larger of the two kinds, an upper bound that each stage's share of dense
   // layers can only lower.

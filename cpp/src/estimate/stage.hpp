@@ -15,11 +15,16 @@ namespace trainmem {
 LayerStack layer_stack_of(const TrainingSetup& setup);
 
 // One layer's activations under the setup's activation model, for `micro_batch_sequences`
-// sequences: a mixture's dense layers counted as the larger of the two kinds, LoRA's adapter
+// sequences: a mixture's dense layers counted as the larger of the two kinds, a hybrid's Gated
+// DeltaNet and full-attention layers as their mean (or the larger kind), LoRA's adapter
 // intermediates and expert parallelism's all-to-all buffers included.
 ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                       int micro_batch_sequences, bool flash_attention,
                                       const Pen& pen);
+
+// Whether every pipeline stage (every chunk of the interleaved schedule) of a hybrid holds whole
+// groups of full_attention_interval layers, so that each holds its kinds in the model's ratio.
+bool hybrid_stages_hold_whole_groups(const ModelShape& shape, const ParallelLayout& layout);
 
 // The stage's activations, logits and loss, dequantised layer and FP8 weights, into `ledger`.
 void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,

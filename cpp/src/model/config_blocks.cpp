@@ -52,6 +52,7 @@ constexpr unsigned kQwenSharedExpert = 1u << 1;   // shared_expert_intermediate_
 constexpr unsigned kSharedExpertCount = 1u << 2;  // n_shared_experts
 constexpr unsigned kLatentAttention = 1u << 3;    // q_lora_rank, kv_lora_rank
 constexpr unsigned kInterleavedDense = 1u << 4;  // intermediate_size_mlp, interleave_moe_layer_step
+constexpr unsigned kLinearAttention = 1u << 5;   // full_attention_interval, linear_num_value_heads
 
 // Each family's dropout keys, with its config class's defaults (configuration_<type>.py), as
 // config_dropout.cpp reads them.
@@ -126,6 +127,12 @@ struct ModelType {
   // leave out (configuration_<type>.py): added when a text tower of this type is read out of one.
   const TextDefault* text_defaults = nullptr;
   std::size_t num_text_defaults = 0;
+  // Gated DeltaNet layers beside gated full-attention ones (config_hybrid.cpp), as Qwen3-Next's
+  // or Qwen3.5's modeling code builds and runs them.
+  GatedDeltaNet gated_deltanet = GatedDeltaNet::kNone;
+  // Every layer a mixture unless mlp_only_layers says otherwise, and intermediate_size, the dense
+  // layers' width, left out of a config that has none (Qwen3_5MoeTextConfig's published files).
+  bool dense_width_optional = false;
   const char* text_type = nullptr;          // kMultimodal: text_config's type when it names none
   bool text_at_top = false;                 // kMultimodal: the text fields may sit at the top level
   VisionTower vision = VisionTower::kNone;  // kMultimodal: the vision tower counted
@@ -174,6 +181,12 @@ class Row {
   template <std::size_t N>
   constexpr Row text_defaults(const TextDefault (&defaults)[N]) const {
     return with(&ModelType::text_defaults, &defaults[0]).with(&ModelType::num_text_defaults, N);
+  }
+  constexpr Row dense_width_optional() const {
+    return with(&ModelType::dense_width_optional, true);
+  }
+  constexpr Row gated_deltanet(GatedDeltaNet kind) const {
+    return with(&ModelType::gated_deltanet, kind);
   }
   constexpr Row text_type(const char* type) const { return with(&ModelType::text_type, type); }
   constexpr Row text_at_top() const { return with(&ModelType::text_at_top, true); }
@@ -236,6 +249,24 @@ constexpr ModelType kModelTypes[] = {
     Row("glm4_moe", Block::kGlm4Moe).reads(kExpertWidth | kSharedExpertCount, 5),
     Row("gpt_oss", Block::kGptOss),
     Row("llama4_text", Block::kLlama4).reads(kInterleavedDense, 7),
+    // Qwen3-Next (modeling_qwen3_next.py) and Qwen3.5's text towers (modular_qwen3_5.py): Gated
+    // DeltaNet layers and gated full-attention layers with per-head q/k norms, each over
+    // Qwen2-MoE's experts and shared expert (Qwen3.5's dense models: one MLP).
+    Row("qwen3_next", Block::kLlama)
+        .qk_norm(QkNorm::kPerHead)
+        .experts(Experts::kQwenShared)
+        .gated_deltanet(GatedDeltaNet::kQwen3Next)
+        .reads(kExpertWidth | kQwenSharedExpert | kLinearAttention, 8),
+    Row("qwen3_5_moe_text", Block::kLlama)
+        .qk_norm(QkNorm::kPerHead)
+        .experts(Experts::kQwenShared)
+        .dense_width_optional()
+        .gated_deltanet(GatedDeltaNet::kQwen35)
+        .reads(kExpertWidth | kQwenSharedExpert | kLinearAttention, 9),
+    Row("qwen3_5_text", Block::kLlama)
+        .qk_norm(QkNorm::kPerHead)
+        .gated_deltanet(GatedDeltaNet::kQwen35)
+        .reads(kLinearAttention, 10),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
     Row("llama4", Block::kMultimodal).text_type("llama4_text").vision(VisionTower::kLlama4),
@@ -245,6 +276,10 @@ constexpr ModelType kModelTypes[] = {
         .text_at_top()
         .vision(VisionTower::kQwen25Vl),
     Row("qwen2_vl", Block::kMultimodal).text_type("qwen2_vl_text").text_at_top(),
+    Row("qwen3_5", Block::kMultimodal).text_type("qwen3_5_text").vision(VisionTower::kQwen35),
+    Row("qwen3_5_moe", Block::kMultimodal)
+        .text_type("qwen3_5_moe_text")
+        .vision(VisionTower::kQwen35),
 };
 
 // A config without a model_type: the Llama family's fields, mlp_bias read as LlamaMLP reads it,
@@ -290,6 +325,9 @@ constexpr TypedField kTypedFields[] = {
     {kKvLoraRank.key, "low-rank latent attention", kLatentAttention},
     {kIntermediateSizeMlp.key, "dense layers of a width of their own", kInterleavedDense},
     {kInterleaveMoeLayerStep.key, "dense layers between the mixture's", kInterleavedDense},
+    {kFullAttentionInterval.key, "Gated DeltaNet layers between full-attention ones",
+     kLinearAttention},
+    {kLinearNumValueHeads.key, "Gated DeltaNet layers", kLinearAttention},
 };
 
 // The activations of transformers' ACT2FN that hold no parameters and act on each element alone
@@ -350,7 +388,16 @@ std::string check_activations(const Json& config) {
 
 std::string read_llama_block(const Json& config, const ModelType& type, ModelShape& shape) {
   Problems problems;
-  read_llama_widths(config, shape, problems);
+  const bool dense_width_absent =
+      type.dense_width_optional && config.find(kIntermediateSize.key) == config.end();
+  if (dense_width_absent) {
+    // Read as though it were given; set from the experts' width below, or refused.
+    Json with_width = config;
+    with_width[kIntermediateSize.key] = 1;
+    read_llama_widths(with_width, shape, problems);
+  } else {
+    read_llama_widths(config, shape, problems);
+  }
   shape.tied_embeddings = type.tied;
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
   // transformers builds some families without the biases a config may name (bias=False in their
@@ -366,6 +413,10 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   shape.mlp_bias = shape.mlp_bias && type.reads_mlp_bias;
   shape.norms_per_layer = type.norms_per_layer;
   shape.parallel_attention_mlp = type.parallel_attention_mlp;
+
+  if (type.gated_deltanet != GatedDeltaNet::kNone) {
+    problems.add(read_gated_deltanet_fields(config, type.gated_deltanet, shape));
+  }
 
   const bool qwen_moe = type.experts == Experts::kQwen || type.experts == Experts::kQwenShared;
   const bool expert_defaults = type.default_num_experts > 0;
@@ -410,9 +461,16 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   }
   problems.add(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
   if (problems.any() || shape.num_experts == 1) return problems.first();
-  if (qwen_moe) {
-    return read_qwen_moe_fields(config, type.experts == Experts::kQwenShared, shape);
+  if (!qwen_moe) return {};
+  const std::string moe_problem =
+      read_qwen_moe_fields(config, type.experts == Experts::kQwenShared, shape);
+  if (!moe_problem.empty() || !dense_width_absent) return moe_problem;
+  if (shape.num_dense_layers > 0) {
+    return "'intermediate_size' is missing; the dense layers mlp_only_layers lists need it, " +
+           allowed(kIntermediateSize) + ".";
   }
+  // No dense layer: the width no MLP has is the experts'.
+  shape.ffn_hidden_size = shape.moe_ffn_hidden_size;
   return {};
 }
 

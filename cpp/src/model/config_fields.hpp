@@ -63,6 +63,16 @@ inline constexpr WholeField kVHeadDim = {"v_head_dim", 1, kMaxModelWidth};
 inline constexpr WholeField kIntermediateSizeMlp = {"intermediate_size_mlp", 1, kMaxModelWidth};
 inline constexpr WholeField kInterleaveMoeLayerStep = {"interleave_moe_layer_step", 1,
                                                        kMaxModelLayers};
+// Hybrid linear attention (Qwen3-Next, Qwen3.5): the interval of full-attention layers and the
+// Gated DeltaNet layers' heads and widths.
+inline constexpr WholeField kFullAttentionInterval = {"full_attention_interval", 1,
+                                                      kMaxModelLayers};
+inline constexpr WholeField kLinearNumKeyHeads = {"linear_num_key_heads", 1, kMaxModelWidth};
+inline constexpr WholeField kLinearNumValueHeads = {"linear_num_value_heads", 1, kMaxModelWidth};
+inline constexpr WholeField kLinearKeyHeadDim = {"linear_key_head_dim", 1, kMaxModelWidth};
+inline constexpr WholeField kLinearValueHeadDim = {"linear_value_head_dim", 1, kMaxModelWidth};
+inline constexpr WholeField kLinearConvKernelDim = {"linear_conv_kernel_dim", 1, kMaxModelWidth};
+inline constexpr WholeField kMtpNumHiddenLayers = {"mtp_num_hidden_layers", 0, kMaxModelLayers};
 inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kNumLayers,
                                               kNumHeads,
@@ -95,7 +105,14 @@ inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kQkRopeHeadDim,
                                               kVHeadDim,
                                               kIntermediateSizeMlp,
-                                              kInterleaveMoeLayerStep};
+                                              kInterleaveMoeLayerStep,
+                                              kFullAttentionInterval,
+                                              kLinearNumKeyHeads,
+                                              kLinearNumValueHeads,
+                                              kLinearKeyHeadDim,
+                                              kLinearValueHeadDim,
+                                              kLinearConvKernelDim,
+                                              kMtpNumHiddenLayers};
 
 // "'hidden_size'"
 std::string quoted(const char* key);

@@ -32,6 +32,15 @@ std::string read_glm4_moe_block(const Json& config, ModelShape& shape);
 std::string read_gpt_oss_block(const Json& config, ModelShape& shape);
 std::string read_llama4_block(const Json& config, ModelShape& shape);
 
+// Whose Gated DeltaNet layers a model type builds: Qwen3-Next's (modeling_qwen3_next.py) or
+// Qwen3.5's (modular_qwen3_5.py), which read the same fields and run them differently.
+enum class GatedDeltaNet { kNone, kQwen3Next, kQwen35 };
+
+// Their fields (config_hybrid.cpp): full_attention_interval (and layer_types, which must follow
+// it), the linear layers' heads, widths and convolution, and the attention's output gate; for
+// Qwen3.5, attn_output_gate and mtp_use_dedicated_embeddings. The problem, or "".
+std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, ModelShape& shape);
+
 // A dropout probability's key, and its config class's default where the key is absent.
 struct DropoutKey {
   const char* key = nullptr;  // null: the block has no such dropout
@@ -48,7 +57,7 @@ struct DropoutKeys {
 std::string read_dropout(const Json& config, const DropoutKeys& keys, ModelShape& shape);
 
 // The vision towers trainmem counts, each with its multimodal type's projector.
-enum class VisionTower { kNone, kSiglip, kPixtral, kQwen25Vl, kLlama4 };
+enum class VisionTower { kNone, kSiglip, kPixtral, kQwen25Vl, kLlama4, kQwen35 };
 
 // A multimodal config's vision tower and projector (config_vision.cpp): their parameters in
 // `parameters`, 0 without a vision_config; the problem, or "". A tower of kind kNone is refused,

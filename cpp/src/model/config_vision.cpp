@@ -25,6 +25,8 @@ constexpr WholeField kPatchSize = {"patch_size", 1, 1 << 10};
 constexpr WholeField kTemporalPatchSize = {"temporal_patch_size", 1, 1 << 10};
 constexpr WholeField kChannels = {"num_channels", 1, 64};
 constexpr WholeField kInChans = {"in_chans", 1, 64};
+constexpr WholeField kInChannels = {"in_channels", 1, 64};
+constexpr WholeField kVisionPositions = {"num_position_embeddings", 1, kMaxPositionEmbeddings};
 constexpr WholeField kSpatialMergeSize = {"spatial_merge_size", 1, 1 << 10};
 constexpr WholeField kOutHiddenSize = {"out_hidden_size", 1, kMaxModelWidth};
 constexpr WholeField kProjectorInputDim = {"projector_input_dim", 1, kMaxModelWidth};
@@ -118,6 +120,37 @@ std::string qwen2_5_vl(const Json& vision, double& parameters) {
   return {};
 }
 
+// Qwen3.5's vision tower (transformers' Qwen3_5VisionModel, Qwen3-VL's without deepstack
+// mergers): a Conv3d patch embedding with a bias, num_position_embeddings learned positions,
+// depth blocks of two LayerNorms, qkv and proj, and a plain MLP (fc1, fc2), all with biases, and
+// the merger: a LayerNorm over h_v, then fc1 (h_v·m² square) and fc2 (h_v·m² x out_hidden_size)
+// with biases. Deepstack mergers (deepstack_visual_indexes) are refused by name.
+std::string qwen3_5_vision(const Json& vision, double& parameters) {
+  Problems problems;
+  int hv = 0, iv = 0, depth = 0, out = 0, positions = 0, patch = 16, temporal = 2, merge = 2,
+      channels = 3;
+  problems.add(read_required(vision, kVisionHidden, hv));
+  problems.add(read_required(vision, kVisionIntermediate, iv));
+  problems.add(read_required(vision, kVisionDepth, depth));
+  problems.add(read_required(vision, kOutHiddenSize, out));
+  problems.add(read_required(vision, kVisionPositions, positions));
+  problems.add(read_optional(vision, kPatchSize, patch));
+  problems.add(read_optional(vision, kTemporalPatchSize, temporal));
+  problems.add(read_optional(vision, kSpatialMergeSize, merge));
+  problems.add(read_optional(vision, kInChannels, channels));
+  if (const Json* deepstack = present(vision, "deepstack_visual_indexes");
+      deepstack != nullptr && !(deepstack->is_array() && deepstack->empty())) {
+    problems.add("'deepstack_visual_indexes' must be [] (absent or null means none); it is " +
+                 describe(*deepstack) + ": trainmem does not count deepstack mergers.");
+  }
+  if (problems.any()) return in_tower(problems.first());
+  const double h = hv, i = iv, p = patch, merged = h * merge * merge;
+  const double block = 4 * h + (3 * h * h + 3 * h) + (h * h + h) + (i * h + i) + (h * i + h);
+  parameters = h * channels * temporal * p * p + h + positions * h + depth * block + 2 * h +
+               (merged * merged + merged) + (merged * out + out);
+  return {};
+}
+
 // Llama 4: Llama4VisionModel (an unfolded patch projection without a bias, a class embedding,
 // (image/P)² + 1 positions, pre and post LayerNorms, Lv layers of Q, K, V, O, fc1 and fc2 with
 // biases and two LayerNorms, and the adapter's fc1 (Iv x projector_input_dim) and fc2
@@ -168,6 +201,8 @@ std::string read_vision_tower(const Json& config, VisionTower tower, double text
       return qwen2_5_vl(*vision, parameters);
     case VisionTower::kLlama4:
       return llama4_vision(*vision, text_hidden, parameters);
+    case VisionTower::kQwen35:
+      return qwen3_5_vision(*vision, parameters);
     case VisionTower::kNone:
       break;
   }

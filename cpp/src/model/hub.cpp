@@ -57,6 +57,11 @@ const std::vector<HubRepositories>& hub_repositories() {
       {"qwen3-235b-a22b",
        {"Qwen/Qwen3-235B-A22B", "Qwen/Qwen3-235B-A22B-Instruct-2507",
         "Qwen/Qwen3-235B-A22B-Thinking-2507"}},
+      // Qwen3-Next: the Instruct and Thinking releases share the shape (their model cards).
+      {"qwen3-next-80b-a3b",
+       {"Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen/Qwen3-Next-80B-A3B-Thinking"}},
+      {"qwen3.5-27b", {"Qwen/Qwen3.5-27B"}},
+      {"qwen3.5-35b-a3b", {"Qwen/Qwen3.5-35B-A3B"}},
       {"qwen2.5-7b", {"Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B-Instruct"}},
       {"qwen2.5-72b", {"Qwen/Qwen2.5-72B", "Qwen/Qwen2.5-72B-Instruct"}},
       {"deepseek-v3",

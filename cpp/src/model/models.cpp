@@ -48,6 +48,12 @@ std::string model_shape_problem(const ModelShape& shape) {
       {"qk_nope_head_dim", shape.qk_nope_head_dim, 0, kMaxModelWidth},
       {"qk_rope_head_dim", shape.qk_rope_head_dim, 0, kMaxModelWidth},
       {"v_head_dim", shape.v_head_dim, 0, kMaxModelWidth},
+      {"full_attention_interval", shape.full_attention_interval, 0, kMaxModelLayers},
+      {"linear_num_key_heads", shape.linear_num_key_heads, 0, kMaxModelWidth},
+      {"linear_num_value_heads", shape.linear_num_value_heads, 0, kMaxModelWidth},
+      {"linear_key_head_dim", shape.linear_key_head_dim, 0, kMaxModelWidth},
+      {"linear_value_head_dim", shape.linear_value_head_dim, 0, kMaxModelWidth},
+      {"linear_conv_kernel_dim", shape.linear_conv_kernel_dim, 0, kMaxModelWidth},
   };
   for (const Bound& bound : bounds) {
     if (!in_range(bound.value, bound.low, bound.high)) {
@@ -95,6 +101,36 @@ std::string model_shape_problem(const ModelShape& shape) {
     return "q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim belong to latent "
            "attention; kv_lora_rank must be above 0 for them.";
   }
+  const int linear_fields[] = {shape.linear_num_key_heads, shape.linear_num_value_heads,
+                               shape.linear_key_head_dim, shape.linear_value_head_dim,
+                               shape.linear_conv_kernel_dim};
+  const bool any_linear_field =
+      std::any_of(std::begin(linear_fields), std::end(linear_fields), [](int v) { return v > 0; });
+  const bool every_linear_field =
+      std::all_of(std::begin(linear_fields), std::end(linear_fields), [](int v) { return v > 0; });
+  if (hybrid_linear_attention(shape)) {
+    if (!every_linear_field) {
+      return "Gated DeltaNet layers (full_attention_interval above 0) need linear_num_key_heads, "
+             "linear_num_value_heads, linear_key_head_dim, linear_value_head_dim and "
+             "linear_conv_kernel_dim of 1 or more.";
+    }
+    if (shape.linear_num_value_heads % shape.linear_num_key_heads != 0) {
+      return "linear_num_key_heads (" + format_count(shape.linear_num_key_heads) +
+             ") must divide linear_num_value_heads (" + format_count(shape.linear_num_value_heads) +
+             ").";
+    }
+    if (latent_attention(shape)) {
+      return "Gated DeltaNet layers beside latent attention are not counted by trainmem.";
+    }
+    if (mixes_dense_layers(shape)) {
+      return "Gated DeltaNet layers in a mixture of experts with dense layers (mlp_only_layers, "
+             "first_k_dense_replace) are not counted by trainmem.";
+    }
+  } else if (any_linear_field) {
+    return "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
+           "linear_value_head_dim and linear_conv_kernel_dim belong to Gated DeltaNet layers; "
+           "full_attention_interval must be above 0 for them.";
+  }
   if (shape.num_attention_heads % shape.num_key_value_heads != 0) {
     return "num_key_value_heads (" + format_count(shape.num_key_value_heads) +
            ") must divide num_attention_heads (" + format_count(shape.num_attention_heads) + ").";
@@ -131,20 +167,34 @@ int tensor_parallel_widths_gcd(const ModelShape& shape) {
   return widths;
 }
 
-std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer) {
+namespace {
+
+// Adds weights to a list: matrix(rows, cols, copies, placement) and vector(length, copies,
+// placement), as routed experts' while `routed` is set.
+struct WeightList {
+  std::vector<LayerWeight> weights;
+  bool routed = false;
+  void matrix(double rows, double cols, double copies, WeightPlacement placement) {
+    weights.push_back({rows, cols, copies, true, placement, routed});
+  }
+  void vector(double length, double copies, WeightPlacement placement) {
+    weights.push_back({length, 1, copies, false, placement, routed});
+  }
+};
+
+// A full-attention layer's attention weights.
+void add_attention_weights(const ModelShape& shape, WeightList& list) {
   using P = WeightPlacement;
   const double h = shape.hidden_size;
   const double a = shape.num_attention_heads;
   const double head_dim = head_dim_of(shape);
   const double query_width = a * head_dim;
   const double key_value_width = shape.num_key_value_heads * head_dim;
-  std::vector<LayerWeight> weights;
-  bool routed = false;  // the weights added now are routed experts'
   const auto matrix = [&](double rows, double cols, double copies, P placement) {
-    weights.push_back({rows, cols, copies, true, placement, routed});
+    list.matrix(rows, cols, copies, placement);
   };
   const auto vector = [&](double length, double copies, P placement) {
-    weights.push_back({length, 1, copies, false, placement, routed});
+    list.vector(length, copies, placement);
   };
 
   // Attention. Column-parallel Q, K, V (and their biases) and row-parallel O split over t; O's
@@ -170,11 +220,13 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
            1, P::kSplit);
     matrix(a * shape.v_head_dim, h, 1, P::kSplit);
   } else {
-    matrix(h, query_width, 1, P::kSplit);
+    // Qwen3-Next's gated attention: q_proj makes the queries and their gate, a·d each.
+    const double query_outputs = shape.attention_output_gate ? 2 * query_width : query_width;
+    matrix(h, query_outputs, 1, P::kSplit);
     matrix(h, key_value_width, 2, P::kSplit);
     matrix(query_width, h, 1, P::kSplit);
     if (shape.attention_qkv_bias) {
-      vector(query_width, 1, P::kSplit);
+      vector(query_outputs, 1, P::kSplit);
       vector(key_value_width, 2, P::kSplit);
     }
   }
@@ -185,6 +237,49 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
   if (shape.qk_norm_whole) vector(query_width + key_value_width, 1, P::kNorm);
   // gpt-oss's sinks (GptOssAttention.sinks): a learned logit per head, split with the heads.
   if (shape.attention_sinks) vector(a, 1, P::kSplit);
+}
+
+// A Gated DeltaNet layer's mixer (transformers' Qwen3NextGatedDeltaNet, modeling_qwen3_next.py):
+// in_proj_qkvz (q and k of H_k·d_k, v and the output gate z of H_v·d_v), in_proj_ba (β and the
+// decay's input a, H_v each), the depthwise conv1d over q, k and v (no bias), dt_bias and A_log
+// (H_v each), the gated RMSNorm over d_v shared by the heads, and out_proj. Megatron-LM's
+// GatedDeltaNet splits the heads over t; the norm is whole on every rank.
+void add_gated_deltanet_weights(const ModelShape& shape, WeightList& list) {
+  using P = WeightPlacement;
+  const double h = shape.hidden_size;
+  const double keys = static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim;
+  const double values =
+      static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
+  const double heads = shape.linear_num_value_heads;
+  list.matrix(h, 2 * keys + 2 * values, 1, P::kSplit);
+  list.matrix(h, 2 * heads, 1, P::kSplit);
+  list.matrix(2 * keys + values, shape.linear_conv_kernel_dim, 1, P::kSplit);
+  list.vector(heads, 2, P::kSplit);
+  list.vector(shape.linear_value_head_dim, 1, P::kNorm);
+  list.matrix(values, h, 1, P::kSplit);
+}
+
+}  // namespace
+
+std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape) {
+  WeightList list;
+  if (hybrid_linear_attention(shape)) add_gated_deltanet_weights(shape, list);
+  return std::move(list.weights);
+}
+
+std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer) {
+  using P = WeightPlacement;
+  const double h = shape.hidden_size;
+  WeightList list;
+  add_attention_weights(shape, list);
+  std::vector<LayerWeight>& weights = list.weights;
+  bool& routed = list.routed;
+  const auto matrix = [&](double rows, double cols, double copies, P placement) {
+    list.matrix(rows, cols, copies, placement);
+  };
+  const auto vector = [&](double length, double copies, P placement) {
+    list.vector(length, copies, placement);
+  };
 
   // The MLP: a gated MLP's column-parallel gate and up, or a plain MLP's up alone, each with
   // its row-parallel down; the biases of gate and up split, down's whole.
@@ -222,7 +317,7 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
 
   // A LayerNorm holds a weight and a bias of h each; an RMSNorm its weight alone.
   vector(h, shape.norms_per_layer * (shape.norm_bias ? 2.0 : 1.0), P::kNorm);
-  return weights;
+  return std::move(weights);
 }
 
 ParameterCounts parameter_counts(const ModelShape& shape) {
@@ -256,7 +351,33 @@ ParameterCounts parameter_counts(const ModelShape& shape) {
   counts.output_head =
       (shape.tied_embeddings ? 0 : counts.embedding) + (shape.output_head_bias ? vocab : 0);
   counts.final_norm = per_norm;
+  if (hybrid_linear_attention(shape)) {
+    // A Gated DeltaNet layer holds its mixer where a full-attention layer holds its attention.
+    WeightList attention;
+    add_attention_weights(shape, attention);
+    const std::vector<LayerWeight> linear = linear_attention_weights(shape);
+    for (const WeightPlacement placement :
+         {WeightPlacement::kSplit, WeightPlacement::kReplicated, WeightPlacement::kNorm}) {
+      const double delta = sum(linear, placement) - sum(attention.weights, placement);
+      (placement == WeightPlacement::kSplit        ? counts.linear_split_delta_per_layer
+       : placement == WeightPlacement::kReplicated ? counts.linear_replicated_delta_per_layer
+                                                   : counts.linear_norms_delta_per_layer) = delta;
+    }
+  }
   return counts;
+}
+
+double linear_attention_layers_between(const ModelShape& shape, double first, double count) {
+  if (!hybrid_linear_attention(shape)) return 0;
+  // Layers i in [first, first + count) with (i + 1) a multiple of the interval are full attention.
+  const double interval = shape.full_attention_interval;
+  const double full = std::floor((first + count) / interval) - std::floor(first / interval);
+  return count - full;
+}
+
+double linear_layer_parameter_delta(const ParameterCounts& counts) {
+  return counts.linear_split_delta_per_layer + counts.linear_replicated_delta_per_layer +
+         counts.linear_norms_delta_per_layer;
 }
 
 double dense_layers_between(const ModelShape& shape, double first, double count) {
@@ -285,8 +406,11 @@ double count_parameters(const ModelShape& shape) {
   return mixture_layers * (counts.attention_and_mlp_per_layer + counts.replicated_per_layer) +
          dense_layers *
              (counts.dense_attention_and_mlp_per_layer + counts.dense_replicated_per_layer) +
-         shape.num_layers * counts.norms_per_layer + counts.embedding + counts.position_embedding +
-         counts.output_head + counts.final_norm + shape.vision_parameters;
+         shape.num_layers * counts.norms_per_layer +
+         linear_attention_layers_between(shape, 0, shape.num_layers) *
+             linear_layer_parameter_delta(counts) +
+         counts.embedding + counts.position_embedding + counts.output_head + counts.final_norm +
+         shape.vision_parameters;
 }
 
 double count_active_parameters(const ModelShape& shape) {

@@ -32,6 +32,7 @@ constexpr int kPythiaVocabSize = 50304;
 
 constexpr int kQwen3VocabSize = 151936;  // Qwen3 8B and 30B-A3B (embedding rows, padded)
 constexpr int kDeepseekV3VocabSize = 129280;
+constexpr int kQwen35VocabSize = 248320;  // Qwen3.5's text towers (embedding rows, padded)
 
 // What sets a preset apart from the Llama family's defaults.
 ModelShape with_head_dim(ModelShape shape, int head_dim) {
@@ -90,6 +91,34 @@ ModelShape deepseek_v3(ModelShape shape) {
   shape.qk_nope_head_dim = 128;
   shape.qk_rope_head_dim = 64;
   shape.v_head_dim = 128;
+  return shape;
+}
+
+// Qwen3-Next's and Qwen3.5's hybrids: 256-wide heads with q_norm and k_norm and an output gate,
+// every 4th layer full attention and the others Gated DeltaNet layers of 16 query/key heads and
+// `value_heads` value heads, each 128 wide, with a short convolution of 4; as transformers runs
+// them (models.hpp: Qwen3-Next repeats q and k to the value heads and fuses its gated norm).
+ModelShape qwen_hybrid(ModelShape shape, int value_heads, bool qwen3_next) {
+  shape.head_dim = 256;
+  shape.qk_norm = true;
+  shape.attention_output_gate = true;
+  shape.full_attention_interval = 4;
+  shape.linear_num_key_heads = 16;
+  shape.linear_num_value_heads = value_heads;
+  shape.linear_key_head_dim = 128;
+  shape.linear_value_head_dim = 128;
+  shape.linear_conv_kernel_dim = 4;
+  shape.linear_qk_repeated = qwen3_next;
+  shape.linear_norm_unfused = !qwen3_next;
+  // Qwen3.5's configs name one multi-token-prediction layer (mtp_num_hidden_layers).
+  shape.num_mtp_layers = qwen3_next ? 0 : 1;
+  return shape;
+}
+
+// Qwen2-MoE's shared expert with its sigmoid gate, beside fine-grained experts.
+ModelShape with_gated_shared_expert(ModelShape shape, int width) {
+  shape.shared_expert_ffn_hidden_size = width;
+  shape.shared_expert_gate = true;
   return shape;
 }
 
@@ -239,33 +268,55 @@ std::vector<ModelShape> make_presets() {
           {"llama2-70b", "Llama 2 70B", "meta-llama/Llama-2-70b-hf config.json", 80, 8192, 28672,
            64, 8, kLlama2VocabSize, false},
       });
-  add_family(presets, "Qwen",
-             {
-                 qwen3({"qwen3-0.6b", "Qwen3 0.6B", "Qwen/Qwen3-0.6B config.json", 28, 1024, 3072,
-                        16, 8, kQwen3VocabSize, true}),
-                 qwen3({"qwen3-1.7b", "Qwen3 1.7B", "Qwen/Qwen3-1.7B config.json", 28, 2048, 6144,
-                        16, 8, kQwen3VocabSize, true}),
-                 qwen3({"qwen3-4b", "Qwen3 4B", "Qwen/Qwen3-4B config.json", 36, 2560, 9728, 32, 8,
-                        kQwen3VocabSize, true}),
-                 qwen3({"qwen3-8b", "Qwen3 8B", "Qwen/Qwen3-8B config.json", 36, 4096, 12288, 32, 8,
-                        kQwen3VocabSize, false}),
-                 qwen3({"qwen3-14b", "Qwen3 14B", "Qwen/Qwen3-14B config.json", 40, 5120, 17408, 40,
-                        8, kQwen3VocabSize, false}),
-                 qwen3({"qwen3-32b", "Qwen3 32B", "Qwen/Qwen3-32B config.json", 64, 5120, 25600, 64,
-                        8, kQwen3VocabSize, false}),
-                 with_fine_grained_experts(
-                     qwen3({"qwen3-30b-a3b", "Qwen3 30B-A3B", "Qwen/Qwen3-30B-A3B config.json", 48,
-                            2048, 6144, 32, 4, kQwen3VocabSize, false}),
-                     128, 8, 768),
-                 with_fine_grained_experts(qwen3({"qwen3-235b-a22b", "Qwen3 235B-A22B",
-                                                  "Qwen/Qwen3-235B-A22B config.json", 94, 4096,
-                                                  12288, 64, 4, kQwen3VocabSize, false}),
-                                           128, 8, 1536),
-                 with_qkv_bias({"qwen2.5-7b", "Qwen2.5 7B", "Qwen/Qwen2.5-7B config.json", 28, 3584,
-                                18944, 28, 4, kQwen25VocabSize, false}),
-                 with_qkv_bias({"qwen2.5-72b", "Qwen2.5 72B", "Qwen/Qwen2.5-72B config.json", 80,
-                                8192, 29568, 64, 8, kQwen25VocabSize, false}),
-             });
+  add_family(
+      presets, "Qwen",
+      {
+          qwen3({"qwen3-0.6b", "Qwen3 0.6B", "Qwen/Qwen3-0.6B config.json", 28, 1024, 3072, 16, 8,
+                 kQwen3VocabSize, true}),
+          qwen3({"qwen3-1.7b", "Qwen3 1.7B", "Qwen/Qwen3-1.7B config.json", 28, 2048, 6144, 16, 8,
+                 kQwen3VocabSize, true}),
+          qwen3({"qwen3-4b", "Qwen3 4B", "Qwen/Qwen3-4B config.json", 36, 2560, 9728, 32, 8,
+                 kQwen3VocabSize, true}),
+          qwen3({"qwen3-8b", "Qwen3 8B", "Qwen/Qwen3-8B config.json", 36, 4096, 12288, 32, 8,
+                 kQwen3VocabSize, false}),
+          qwen3({"qwen3-14b", "Qwen3 14B", "Qwen/Qwen3-14B config.json", 40, 5120, 17408, 40, 8,
+                 kQwen3VocabSize, false}),
+          qwen3({"qwen3-32b", "Qwen3 32B", "Qwen/Qwen3-32B config.json", 64, 5120, 25600, 64, 8,
+                 kQwen3VocabSize, false}),
+          with_fine_grained_experts(
+              qwen3({"qwen3-30b-a3b", "Qwen3 30B-A3B", "Qwen/Qwen3-30B-A3B config.json", 48, 2048,
+                     6144, 32, 4, kQwen3VocabSize, false}),
+              128, 8, 768),
+          with_fine_grained_experts(
+              qwen3({"qwen3-235b-a22b", "Qwen3 235B-A22B", "Qwen/Qwen3-235B-A22B config.json", 94,
+                     4096, 12288, 64, 4, kQwen3VocabSize, false}),
+              128, 8, 1536),
+          // Hybrids: Qwen3-Next's total without the checkpoint's MTP layer, which
+          // transformers does not load; Qwen3.5's text towers (their vision towers are
+          // counted from a pasted config.json).
+          with_gated_shared_expert(
+              with_fine_grained_experts(qwen_hybrid({"qwen3-next-80b-a3b", "Qwen3-Next 80B-A3B",
+                                                     "Qwen/Qwen3-Next-80B-A3B-Instruct config.json",
+                                                     48, 2048, 5120, 16, 2, kQwen3VocabSize, false},
+                                                    32, true),
+                                        512, 10, 512),
+              512),
+          qwen_hybrid(
+              {"qwen3.5-27b", "Qwen3.5 27B (text)", "Qwen/Qwen3.5-27B config.json, text_config", 64,
+               5120, 17408, 24, 4, kQwen35VocabSize, false},
+              48, false),
+          with_gated_shared_expert(with_fine_grained_experts(
+                                       qwen_hybrid({"qwen3.5-35b-a3b", "Qwen3.5 35B-A3B (text)",
+                                                    "Qwen/Qwen3.5-35B-A3B config.json, text_config",
+                                                    40, 2048, 512, 16, 2, kQwen35VocabSize, false},
+                                                   32, false),
+                                       256, 8, 512),
+                                   512),
+          with_qkv_bias({"qwen2.5-7b", "Qwen2.5 7B", "Qwen/Qwen2.5-7B config.json", 28, 3584, 18944,
+                         28, 4, kQwen25VocabSize, false}),
+          with_qkv_bias({"qwen2.5-72b", "Qwen2.5 72B", "Qwen/Qwen2.5-72B config.json", 80, 8192,
+                         29568, 64, 8, kQwen25VocabSize, false}),
+      });
   add_family(presets, "DeepSeek and Kimi",
              {
                  // The main model; the checkpoint's multi-token-prediction module is counted when
@@ -352,20 +403,28 @@ std::vector<ModelShape> make_presets() {
   // Each rotary model's max_position_embeddings, from its config.json (the Llama 3 sizes: Meta's
   // Meta-Llama-3-8B and -70B, and Llama-3.1-405B); GPT-2's are its learned positions.
   const std::pair<const char*, int> max_positions[] = {
-      {"llama3-8b", 8192},          {"llama3-70b", 8192},     {"llama3-405b", 131072},
-      {"llama3.1-8b", 131072},      {"llama3.1-70b", 131072}, {"llama3.3-70b", 131072},
-      {"llama2-7b", 4096},          {"llama2-13b", 4096},     {"llama2-70b", 4096},
-      {"llama3.2-1b", 131072},      {"llama3.2-3b", 131072},  {"llama4-scout", 262144},
-      {"llama4-maverick", 1048576}, {"mistral-7b", 32768},    {"mixtral-8x7b", 32768},
-      {"qwen2.5-7b", 131072},       {"qwen2.5-72b", 131072},  {"gemma2-9b", 8192},
-      {"gemma3-1b", 32768},         {"gemma3-4b", 131072},    {"gemma3-12b", 131072},
-      {"gemma3-27b", 131072},       {"pythia-160m", 2048},    {"qwen3-0.6b", 40960},
-      {"qwen3-1.7b", 40960},        {"qwen3-4b", 40960},      {"qwen3-8b", 40960},
-      {"qwen3-14b", 40960},         {"qwen3-32b", 40960},     {"qwen3-30b-a3b", 40960},
-      {"qwen3-235b-a22b", 40960},   {"deepseek-v3", 163840},  {"kimi-k2", 131072},
-      {"glm4.5", 131072},           {"glm4.5-air", 131072},   {"gpt-oss-20b", 131072},
-      {"gpt-oss-120b", 131072},     {"phi-4", 16384},         {"olmo2-7b", 4096},
-      {"olmo2-13b", 4096},          {"olmo2-32b", 4096},
+      {"llama3-8b", 8192},          {"llama3-70b", 8192},
+      {"llama3-405b", 131072},      {"llama3.1-8b", 131072},
+      {"llama3.1-70b", 131072},     {"llama3.3-70b", 131072},
+      {"llama2-7b", 4096},          {"llama2-13b", 4096},
+      {"llama2-70b", 4096},         {"llama3.2-1b", 131072},
+      {"llama3.2-3b", 131072},      {"llama4-scout", 262144},
+      {"llama4-maverick", 1048576}, {"mistral-7b", 32768},
+      {"mixtral-8x7b", 32768},      {"qwen2.5-7b", 131072},
+      {"qwen2.5-72b", 131072},      {"gemma2-9b", 8192},
+      {"gemma3-1b", 32768},         {"gemma3-4b", 131072},
+      {"gemma3-12b", 131072},       {"gemma3-27b", 131072},
+      {"pythia-160m", 2048},        {"qwen3-0.6b", 40960},
+      {"qwen3-1.7b", 40960},        {"qwen3-4b", 40960},
+      {"qwen3-8b", 40960},          {"qwen3-14b", 40960},
+      {"qwen3-32b", 40960},         {"qwen3-30b-a3b", 40960},
+      {"qwen3-235b-a22b", 40960},   {"deepseek-v3", 163840},
+      {"kimi-k2", 131072},          {"glm4.5", 131072},
+      {"glm4.5-air", 131072},       {"gpt-oss-20b", 131072},
+      {"gpt-oss-120b", 131072},     {"phi-4", 16384},
+      {"olmo2-7b", 4096},           {"olmo2-13b", 4096},
+      {"olmo2-32b", 4096},          {"qwen3-next-80b-a3b", 262144},
+      {"qwen3.5-27b", 262144},      {"qwen3.5-35b-a3b", 262144},
   };
   for (ModelShape& preset : presets) {
     for (const auto& [id, positions] : max_positions) {

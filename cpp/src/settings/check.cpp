@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "settings/check_hybrid.hpp"
 #include "stacks/stack_rows.hpp"
 #include "stacks/stack_run.hpp"
 #include "trainmem/config.hpp"
@@ -617,6 +618,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
     const Answer chunked = check_chunked_wrapper(setup);
     if (!chunked.ok()) return chunked;
   }
+  const Answer hybrid = check_hybrid(setup, *shape);
+  if (!hybrid.ok()) return hybrid;
   const Answer lora = check_lora(setup, shape);
   if (!lora.ok()) return lora;
   const ParallelLayout& layout = setup.layout;

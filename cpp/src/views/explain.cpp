@@ -3,7 +3,9 @@
 #include "trainmem/explain.hpp"
 
 #include "estimate/calculation.hpp"
+#include "estimate/stage.hpp"
 #include "settings/check.hpp"
+#include "trainmem/format.hpp"
 
 namespace trainmem {
 
@@ -26,6 +28,18 @@ SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
                      ? "The tensors one layer saves while it is rebuilt in the backward pass (full "
                        "recomputation keeps only its input between passes), per token on one device"
                      : "The tensors one layer saves for its backward pass, per token on one device";
+  const ModelShape& shape = *resolve_model(setup);
+  if (hybrid_linear_attention(shape)) {
+    // The layers' larger kind in number; the arithmetic's activations give both kinds' bytes.
+    const double linear = linear_attention_layers_between(shape, 0, shape.num_layers);
+    list.in_use = true;
+    list.caption = list.caption + ": a Gated DeltaNet layer's, " + format_count(linear) + " of " +
+                   shape.name + "'s " + format_count(shape.num_layers) +
+                   " layers (the arithmetic's activations give its full-attention layers' too)";
+    list.tensors = gated_deltanet_tensors(shape, setup, layer_stack_of(setup));
+    list.bytes_per_token = saved_bytes_per_token(list.tensors);
+    return list;
+  }
   if (setup.recompute == Recompute::kSelectiveOp) {
     list.caption =
         setup.compile == Compile::kOff

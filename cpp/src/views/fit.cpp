@@ -179,9 +179,16 @@ ParametersPerToken parameters_per_token(const ModelShape& shape, const ParallelL
   const double active_share =
       mixture ? static_cast<double>(shape.num_experts_per_token) / shape.num_experts : 1;
   ParametersPerToken per_token;
-  per_token.mixture_computed = mixture_layers * (others + routed * active_share);
-  per_token.computed = per_token.mixture_computed + dense_layers * dense;
-  per_token.gathered = mixture_layers * (others + routed / ep) + dense_layers * dense;
+  // A hybrid's Gated DeltaNet layers hold their mixer in place of the attention.
+  const double linear =
+      linear_attention_layers_between(shape, 0, shape.num_layers) *
+      (counts.linear_split_delta_per_layer / t + counts.linear_replicated_delta_per_layer +
+       counts.linear_norms_delta_per_layer);
+  // (A hybrid mixture has no dense layers: models.cpp, model_shape_problem.)
+  per_token.mixture_computed =
+      mixture_layers * (others + routed * active_share) + (mixture ? linear : 0);
+  per_token.computed = per_token.mixture_computed + dense_layers * dense + (mixture ? 0 : linear);
+  per_token.gathered = mixture_layers * (others + routed / ep) + dense_layers * dense + linear;
   return per_token;
 }
 

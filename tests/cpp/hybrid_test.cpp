@@ -1,0 +1,294 @@
+// Hybrid linear attention (issue 45's first family): Qwen3-Next's and Qwen3.5's Gated DeltaNet
+// layers beside gated full-attention ones, counted by hand on a tiny shape, read from the
+// published config.json files to the hub's totals, their saved tensors pinned by hand, their
+// activations stacked on pipeline stages, and every setting trainmem does not count for them
+// refused by name.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "hub_configs.hpp"
+#include "trainmem/activations.hpp"
+#include "trainmem/config.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
+#include "trainmem/models.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+ModelShape parsed(const std::string& text, bool text_tower = false) {
+  const ConfigParse result = parse_hf_config(text, text_tower);
+  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
+  return result.shape;
+}
+
+std::string refusal(const std::string& text) {
+  const ConfigParse result = parse_hf_config(text);
+  CHECK(result.answer.status == Status::kInvalidInput);
+  return result.answer.message;
+}
+
+// A tiny qwen3_next: h 8, 4 layers (every 2nd full attention), 2 heads of 4 and 1 key/value
+// head, Gated DeltaNet layers of 1 query/key head and 2 value heads of 4 with a convolution of
+// 3, 2 experts of 4 (top 1) and a shared expert of 4, a vocabulary of 10.
+std::string tiny_next(const std::string& more = "") {
+  return R"({"model_type": "qwen3_next", "hidden_size": 8, "num_hidden_layers": 4,
+    "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 4, "intermediate_size": 16,
+    "vocab_size": 10, "num_experts": 2, "num_experts_per_tok": 1, "moe_intermediate_size": 4,
+    "shared_expert_intermediate_size": 4, "full_attention_interval": 2,
+    "linear_num_key_heads": 1, "linear_num_value_heads": 2, "linear_key_head_dim": 4,
+    "linear_value_head_dim": 4, "linear_conv_kernel_dim": 3)" +
+         (more.empty() ? "" : ", " + more) + "}";
+}
+
+// By hand, per layer:
+//   gated attention  q_proj 8 × (2 · 8) = 128, k_proj 32, v_proj 32, o_proj 64, q/k norms 4 + 4
+//   Gated DeltaNet   in_proj_qkvz 8 × (2·4 + 2·8) = 192, in_proj_ba 8 × 4 = 32, conv1d
+//                    (2·4 + 8) × 3 = 48, dt_bias and A_log 2 + 2, its norm 4, out_proj 8 × 8 = 64
+//   MoE              experts 2 × 3 × 8 × 4 = 192, router 16, shared expert 96, its gate 8
+//   norms            2 × 8
+constexpr double kAttention = 128 + 32 + 32 + 64 + 8;                        // 264
+constexpr double kDeltaNet = 192 + 32 + 48 + 4 + 4 + 64;                     // 344
+constexpr double kMixture = 192 + 16 + 96 + 8;                               // 312
+constexpr double kTinyNext = 2 * (kAttention + kMixture + 16) +              //
+                             2 * (kDeltaNet + kMixture + 16) + 80 + 80 + 8;  // 2,696
+
+TrainingSetup setup_of(const ModelShape& shape) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = shape;
+  setup.sequence_length = 64;
+  return setup;
+}
+
+double sum_of(const std::vector<SavedTensor>& tensors, const std::vector<std::string>& ids) {
+  double sum = 0;
+  for (const SavedTensor& tensor : tensors) {
+    for (const std::string& id : ids) {
+      if (tensor.id == id) sum += tensor.bytes_per_token;
+    }
+  }
+  return sum;
+}
+
+// The Gated DeltaNet mixer's own tensors (after the input norm, before the MLP's norm).
+const std::vector<std::string> kMixerIds = {
+    "linear-input",      "conv-input",          "beta",
+    "softplus-input",    "softplus-output",     "linear-query",
+    "linear-query-rstd", "linear-key",          "linear-key-rstd",
+    "linear-value",      "decay-cumsum",        "wy-inverse",
+    "delta-rule-output", "output-gate",         "gated-norm-rstd",
+    "linear-output",     "gated-norm-input",    "gated-norm-normed",
+    "gated-norm-gate",   "gated-norm-weighted", "gated-norm-silu"};
+
+}  // namespace
+
+TEST_CASE("a tiny Qwen3-Next counts its attention, Gated DeltaNet and MoE layers by hand") {
+  const ModelShape shape = parsed(tiny_next());
+  CHECK(shape.full_attention_interval == 2);
+  CHECK(shape.attention_output_gate);
+  CHECK(linear_attention_layers_between(shape, 0, 4) == 2);
+  CHECK(linear_attention_layers_between(shape, 1, 2) == 1);  // layers 1 (full) and 2 (linear)
+  CHECK(count_parameters(shape) == kTinyNext);
+  // Active: one expert of the two in each layer, 96 idle.
+  CHECK(count_active_parameters(shape) == kTinyNext - 4 * 96);
+  // layer_types that follow the interval read; another pattern is refused by name.
+  CHECK(count_parameters(parsed(tiny_next(
+            R"("layer_types": ["linear_attention", "full_attention", "linear_attention",
+                               "full_attention"])"))) == kTinyNext);
+  CHECK(refusal(tiny_next(R"("layer_types": ["full_attention", "linear_attention",
+                                             "linear_attention", "full_attention"])")) ==
+        "config.json: 'layer_types' must list num_hidden_layers entries, \"full_attention\" "
+        "where the layer's number + 1 is a multiple of full_attention_interval (2) and "
+        "\"linear_attention\" elsewhere; entry 0 is \"full_attention\": trainmem counts layers "
+        "of this one pattern.");
+}
+
+TEST_CASE("Qwen3-Next 80B-A3B reads to the hub's safetensors total with its MTP layer") {
+  const ModelShape shape = parsed(hub_config("qwen3-next-80b-a3b"));
+  // 12 full-attention and 36 Gated DeltaNet layers: 79.67B, the card's "80B"; without the
+  // embedding and the head, 79.05B, its "79B" non-embedding.
+  CHECK(count_parameters(shape) == 79674391296.0);
+  CHECK(count_parameters(shape) - 2.0 * 151936 * 2048 == 79052061440.0);
+  // Active: 3.87B with the embedding and head; 3.25B without, the card's "3B activated".
+  CHECK(count_active_parameters(shape) == 3874929408.0);
+  // The checkpoint's mtp.* (fc 2·h², three norms, one gated-attention layer with its MoE), which
+  // transformers leaves unloaded (_keys_to_ignore_on_load_unexpected): with it, the hub's
+  // safetensors total exactly.
+  ModelShape with_mtp = shape;
+  with_mtp.num_mtp_layers = 1;
+  CHECK(count_parameters(shape) + count_mtp_parameters(with_mtp) == 81324862720.0);
+  // The preset is the config's shape.
+  CHECK(count_parameters(*find_preset("qwen3-next-80b-a3b")) == count_parameters(shape));
+}
+
+TEST_CASE("Qwen3.5's text towers, vision towers and MTP layers make the hub's totals") {
+  // 27B (dense): text 26,895,998,464, vision 460,730,096, MTP 424,699,392.
+  const ModelShape dense = parsed(hub_config("qwen3.5-27b"));
+  CHECK(dense.vision_parameters == 460730096.0);
+  CHECK(count_parameters(dense) == 26895998464.0 + 460730096.0);
+  CHECK(dense.num_mtp_layers == 1);
+  CHECK(count_parameters(dense) + count_mtp_parameters(dense) == 27781427952.0);
+  // 35B-A3B: no intermediate_size in its config, every layer a mixture.
+  const ModelShape mixture = parsed(hub_config("qwen3.5-35b-a3b"));
+  CHECK(mixture.vision_parameters == 446571248.0);
+  CHECK(count_parameters(mixture) + count_mtp_parameters(mixture) == 35951822704.0);
+  const ModelShape text = parsed(hub_config("qwen3.5-35b-a3b"), true);
+  CHECK(count_parameters(text) == 34660610688.0);
+  CHECK(count_parameters(*find_preset("qwen3.5-35b-a3b")) == 34660610688.0);
+  CHECK(count_parameters(*find_preset("qwen3.5-27b")) == 26895998464.0);
+}
+
+TEST_CASE("hybrid fields trainmem cannot count are refused by name") {
+  // Gated DeltaNet fields in a model_type that builds none.
+  CHECK(refusal(R"({"model_type": "qwen3", "hidden_size": 8, "num_hidden_layers": 2,
+                    "num_attention_heads": 2, "intermediate_size": 16, "vocab_size": 10,
+                    "linear_num_value_heads": 4})") ==
+        "config.json: 'linear_num_value_heads' (Gated DeltaNet layers) is not read for this "
+        "model_type: trainmem reads it for qwen3_next, qwen3_5_moe_text and qwen3_5_text.");
+  // A missing linear field is never guessed at.
+  std::string missing = tiny_next();
+  missing.replace(missing.find("\"linear_conv_kernel_dim\": 3"), 27, "\"x\": 0");
+  CHECK(refusal(missing) ==
+        "config.json: 'linear_conv_kernel_dim' is missing; it must be a whole number from 1 to "
+        "1,048,576.");
+  // Qwen3.5 without its attention's output gate, or with an MTP embedding of its own.
+  std::string text = tiny_next(R"("attn_output_gate": false)");
+  text.replace(text.find("qwen3_next"), 10, "qwen3_5_moe_text");
+  CHECK(refusal(text) ==
+        "config.json: 'attn_output_gate' must be true (absent or null means true): trainmem does "
+        "not count full-attention layers without their output gate.");
+  CHECK(refusal(R"({"model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text",
+      "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2, "head_dim": 4,
+      "intermediate_size": 16, "vocab_size": 10, "linear_num_key_heads": 1,
+      "linear_num_value_heads": 2, "linear_key_head_dim": 4, "linear_value_head_dim": 4,
+      "linear_conv_kernel_dim": 3}, "vision_config": {"depth": 1, "hidden_size": 8,
+      "intermediate_size": 8, "out_hidden_size": 8, "num_position_embeddings": 4,
+      "deepstack_visual_indexes": [1]}})") ==
+        "config.json: in the vision tower (vision_config): 'deepstack_visual_indexes' must be [] "
+        "(absent or null means none); it is an array: trainmem does not count deepstack "
+        "mergers.");
+}
+
+TEST_CASE("a Gated DeltaNet layer's mixer saves what fla's chunked kernel keeps, by hand") {
+  // The helper's tiny shape: h 64, H_k 2, H_v 4, d_k = d_v = 16, a convolution of 4. Per token:
+  // input 2·64 = 128, the convolution's input 2·(2·2·16 + 4·16) = 256, β 2·4 = 8, softplus's
+  // input and output 4·4 each, the L2-normalised q and k 2·H_q·16 each with 4·H_q of 1/norm,
+  // v's copy 2·64 = 128, the decays' cumsum 4·4 = 16, A 2·64·4 = 512, then the gated norm and
+  // out_proj's input.
+  ModelShape shape = parsed(tiny_next());
+  shape.hidden_size = 64;
+  shape.num_attention_heads = 16;
+  shape.linear_num_key_heads = 2;
+  shape.linear_num_value_heads = 4;
+  shape.linear_key_head_dim = 16;
+  shape.linear_value_head_dim = 16;
+  shape.linear_conv_kernel_dim = 4;
+  TrainingSetup setup = setup_of(shape);
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  const SavedTensorList next = saved_tensors_of(setup);
+  REQUIRE(next.in_use);
+  // Qwen3-Next: q and k repeated to H_v = 4 heads (128 + 16 each); fla's fused gated norm keeps
+  // the kernel's output, z (128 each) and 1/RMS (16); out_proj's input 128.
+  CHECK(sum_of(next.tensors, kMixerIds) ==
+        128 + 256 + 8 + 16 + 16 + 2 * (128 + 16) + 128 + 16 + 512 + 128 + 128 + 16 + 128);
+  CHECK(sum_of(next.tensors, kMixerIds) == 1768);
+  // Qwen3.5: H_k = 2 heads of q and k (64 + 8 each), its gated norm in PyTorch: x.float() 256,
+  // 1/RMS 16, the BF16 normed copy 128, z.float() 256, the weighted product 128, SiLU(z) 256.
+  setup.custom_model.linear_qk_repeated = false;
+  setup.custom_model.linear_norm_unfused = true;
+  CHECK(sum_of(saved_tensors_of(setup).tensors, kMixerIds) ==
+        128 + 256 + 8 + 16 + 16 + 2 * (64 + 8) + 128 + 16 + 512 + 256 + 16 + 128 + 256 + 128 + 256 +
+            128);
+  CHECK(sum_of(saved_tensors_of(setup).tensors, kMixerIds) == 2392);
+}
+
+TEST_CASE("a hybrid's activations are its kinds' mean where every stage holds whole groups") {
+  const ModelShape shape = parsed(tiny_next());
+  TrainingSetup setup = setup_of(shape);
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  const double linear = saved_tensors_of(setup).bytes_per_token;
+  const double attention = [&] {
+    // The same shape with every layer full attention: the llama-block's attention layer.
+    TrainingSetup full = setup;
+    full.custom_model.full_attention_interval = 0;
+    full.custom_model.linear_num_key_heads = 0;
+    full.custom_model.linear_num_value_heads = 0;
+    full.custom_model.linear_key_head_dim = 0;
+    full.custom_model.linear_value_head_dim = 0;
+    full.custom_model.linear_conv_kernel_dim = 0;
+    return saved_tensors_of(full).bytes_per_token;
+  }();
+  CHECK(linear != attention);
+  const double tokens = 64;
+  // One stage: 2 layers of each kind.
+  Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.bytes[Term::kActivations] ==
+        doctest::Approx(tokens * (2 * linear + 2 * attention)).epsilon(1e-12));
+  // The Korthikanti model counts a hybrid's layers tensor by tensor all the same.
+  setup.activation_model = ActivationModel::kKorthikanti;
+  CHECK(estimate_memory(setup).bytes[Term::kActivations] == estimate.bytes[Term::kActivations]);
+  // Two stages of 2 layers: whole groups; the first holds 2 micro-batches of its 2 layers.
+  setup.layout.pipeline_parallel = 2;
+  estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.bytes[Term::kActivations] ==
+        doctest::Approx(2 * tokens * (linear + attention)).epsilon(1e-12));
+  // Four stages of 1 layer each hold half a group: each layer the larger kind, an upper bound.
+  setup.layout.pipeline_parallel = 4;
+  estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.bytes[Term::kActivations] ==
+        doctest::Approx(4 * tokens * std::max(linear, attention)).epsilon(1e-12));
+  // Full recomputation keeps each layer's input, 2·h a token, whatever its kind.
+  setup.layout.pipeline_parallel = 1;
+  setup.recompute = Recompute::kFull;
+  estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.bytes[Term::kActivations] >= 4 * tokens * 2 * 8);
+}
+
+TEST_CASE("pipeline stages place each kind's parameters where its layers are") {
+  TrainingSetup setup = setup_of(parsed(tiny_next()));
+  setup.layout.pipeline_parallel = 2;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  // Each stage holds one layer of each kind. The first, with two micro-batches in flight, is the
+  // most loaded: its layers and the embedding.
+  CHECK(estimate.most_loaded_stage == PipelineStage::kFirst);
+  CHECK(estimate.parameters_on_device == kAttention + kDeltaNet + 2 * (kMixture + 16) + 80);
+}
+
+TEST_CASE("settings trainmem does not count for Gated DeltaNet layers are refused by name") {
+  const TrainingSetup base = setup_of(parsed(tiny_next()));
+  REQUIRE(estimate_memory(base).answer.ok());
+  const auto refused_setting = [](const TrainingSetup& setup) {
+    const Estimate estimate = estimate_memory(setup);
+    CHECK_FALSE(estimate.answer.ok());
+    return estimate.answer.setting;
+  };
+  TrainingSetup setup = base;
+  setup.layout.tensor_parallel = 2;
+  CHECK(refused_setting(setup) == "tp");
+  setup = base;
+  setup.layout.context_parallel = 2;
+  CHECK(refused_setting(setup) == "cp");
+  setup = base;
+  setup.lora_rank = 8;
+  CHECK(refused_setting(setup) == "lora-rank");
+  setup = base;
+  setup.optimizer = Optimizer::kAdafactor;
+  CHECK(refused_setting(setup) == "optimizer");
+  setup = base;
+  setup.stack = Stack::kMegatron;
+  CHECK(refused_setting(setup) == "stack");
+  setup = base;
+  setup.precision = Precision::kFp8Mixed;
+  CHECK(refused_setting(setup) == "precision");
+  setup = base;
+  setup.recompute = Recompute::kSelectiveOp;
+  CHECK(refused_setting(setup) == "recompute");
+}
