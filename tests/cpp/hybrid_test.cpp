@@ -12,6 +12,7 @@
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explain.hpp"
+#include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
 
 using namespace trainmem;
@@ -228,6 +229,11 @@ TEST_CASE("a hybrid's activations are its kinds' mean where every stage holds wh
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   CHECK(estimate.bytes[Term::kActivations] ==
         doctest::Approx(tokens * (2 * linear + 2 * attention)).epsilon(1e-12));
+  // The readout's note says how many layers of each kind there are and what each keeps.
+  REQUIRE(estimate.notes.size() >= 1);
+  CHECK(estimate.notes.back() ==
+        "Of its 4 layers, 2 are Gated DeltaNet layers, each keeping " + format_count(linear) +
+            " B a token, and 2 full-attention layers, " + format_count(attention) + " B a token.");
   // The Korthikanti model counts a hybrid's layers tensor by tensor all the same.
   setup.activation_model = ActivationModel::kKorthikanti;
   CHECK(estimate_memory(setup).bytes[Term::kActivations] == estimate.bytes[Term::kActivations]);

@@ -37,6 +37,9 @@ struct ActivationsPerLayer {
   // (estimate/stage.cpp counts them).
   Figure dispatch;
   std::string source;  // the model's, when the pen writes
+  // A hybrid's two kinds of layer (stage.cpp), each one's kept bytes per token; 0 otherwise.
+  double linear_kept_per_token = 0;
+  double attention_kept_per_token = 0;
 };
 
 // Every activation model answers through this one signature: one layer of `shape` under

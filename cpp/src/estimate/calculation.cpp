@@ -113,6 +113,21 @@ void add_notes(Calculation& calc, const TrainingSetup& asked, std::vector<std::s
   }
 }
 
+// A hybrid (models.hpp): how many layers of each kind, and what each keeps (stage.cpp), once
+// they are counted.
+void add_hybrid_note(Calculation& calc, const TrainingSetup& setup) {
+  if (!hybrid_linear_attention(*calc.shape)) return;
+  const ModelShape& shape = *calc.shape;
+  const double linear = linear_attention_layers_between(shape, 0, shape.num_layers);
+  calc.notes.push_back(
+      "Of its " + format_count(shape.num_layers) + " layers, " + format_count(linear) +
+      " are Gated DeltaNet layers, each keeping " + format_count(calc.layer.linear_kept_per_token) +
+      " B a token, and " + format_count(shape.num_layers - linear) + " full-attention layers, " +
+      format_count(calc.layer.attention_kept_per_token) + " B a token" +
+      (setup.recompute == Recompute::kFull ? " (their inputs, under full recomputation)" : "") +
+      ".");
+}
+
 // Muon's step (Optimizer::kMuon, under the ideal step alone: check.cpp): its Newton–Schulz working
 // set for its largest matrix is held at the optimiser's step, once the passes' activations and
 // logits are freed. Where it is the larger, the step would be the peak, which the idealised terms
@@ -153,6 +168,7 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
   }
   const TrainingSetup& setup = run.setup;
   place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
+  add_hybrid_note(calc, setup);
   if (stack_row(setup.stack).replayed && options.replay_stack) {
     choose_replayed_stage(calc, setup, options.writing);
   } else {
@@ -170,6 +186,7 @@ Calculation calculate_plate(const TrainingSetup& setup, int micro_batch_sequence
   if (!calc.answer.ok()) return calc;
   add_notes(calc, setup, {});
   place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
+  add_hybrid_note(calc, setup);
   choose_idealised_stage(calc, setup, options.writing);
   return calc;
 }

@@ -452,6 +452,8 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
   layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
   layer.recompute_working_bytes =
       std::max(attention.recompute_working_bytes, linear.recompute_working_bytes);
+  layer.linear_kept_per_token = linear.kept_per_token.value();
+  layer.attention_kept_per_token = attention.kept_per_token.value();
   if (pen.writing()) {
     const auto per_token = [](const ActivationsPerLayer& kind) {
       return format_count(kind.kept_per_token.value()) + " B a token";
