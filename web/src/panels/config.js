@@ -27,7 +27,9 @@ export function createConfigPanel({ estimator, store, render, showError, loadFul
       }
       render(
         { ...store.get().setup, modelId: estimator.customModelId, customModel: parsed.shape },
-        { configText: JSON.stringify(JSON.parse(text)), reveal: true },
+        // Whitespace outside strings dropped: JSON.parse would refuse the bare NaN and Infinity
+        // that the core reads as Python's json does.
+        { configText: text.replace(/("(?:[^"\\]|\\.)*")|\s+/g, (_, string) => string ?? ''), reveal: true },
       );
     } catch (error) {
       showError(estimator.configInputId, `The config reader could not load (${error.message}).`);
