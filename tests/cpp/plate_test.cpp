@@ -102,3 +102,18 @@ TEST_CASE("plate: a setting beyond the plate's view is refused by name, never es
     CHECK(plate.answer.message.find("beyond the plate's view") != std::string::npos);
   }
 }
+
+TEST_CASE("plate: a config.json's model is the full module's, refused by the plate's view") {
+  // The full module reads and checks a custom shape; the first view's module carries no checks
+  // of its own for one, so it answers none.
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = *find_preset("llama3-8b");
+  setup.custom_model.id = kCustomModelId;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  const Estimate plate = plate_estimate(setup);
+  CHECK_FALSE(plate.answer.ok());
+  CHECK(plate.answer.setting == "model");
+  CHECK(plate.answer.message ==
+        "A config.json's model is beyond the plate's view, which the full estimator answers.");
+}

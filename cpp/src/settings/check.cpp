@@ -506,14 +506,20 @@ Answer check_chunked_wrapper(const TrainingSetup& setup) {
 
 namespace {
 
-// What check_setup asks first: a custom model's shape, each value within its setting's bounds,
-// and the sequence within a model's learned positions.
+Answer check_values(const TrainingSetup& setup, const ModelShape* shape);
+
+// What check_setup asks first: a custom model's shape (model_shape_problem), then check_values.
 Answer check_model_and_values(const TrainingSetup& setup, const ModelShape* shape) {
   if (setup.model_id == kCustomModelId) {
     const std::string problem = model_shape_problem(*shape);
     if (!problem.empty())
       return refusal(kConfigInputId, "The custom model's shape is not usable: " + problem);
   }
+  return check_values(setup, shape);
+}
+
+// Each value within its setting's bounds, and the sequence within a model's learned positions.
+Answer check_values(const TrainingSetup& setup, const ModelShape* shape) {
   // The model is the table's first setting: an unknown one is refused before anything below reads
   // its shape.
   const Answer values = check_setting_values(setup);
@@ -539,7 +545,14 @@ Answer check_plate_setup(const TrainingSetup& setup, const ModelShape* shape) {
     return refusal(setting.id,
                    setting.name + " is beyond the plate's view, which the full estimator answers.");
   }
-  return check_model_and_values(setup, shape);
+  // A config.json's model is read by the full module alone (its reader and its checks), so the
+  // first view's module carries no shape checks.
+  if (setup.model_id == kCustomModelId) {
+    return refusal(id::kModel,
+                   "A config.json's model is beyond the plate's view, which the full estimator "
+                   "answers.");
+  }
+  return check_values(setup, shape);
 }
 
 Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {

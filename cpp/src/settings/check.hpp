@@ -13,8 +13,9 @@ namespace trainmem {
 Answer check_setup(const TrainingSetup& setup, const ModelShape* shape);
 
 // check_setup for the plate's view (calculation.hpp, calculate_plate): a setting but the plate's
-// held at anything but its default is refused, named, and the rest is checked as check_setup
-// checks it, which for such a setup asks nothing more.
+// held at anything but its default is refused, named, as is a config.json's model (the full
+// module reads and checks those); the rest is checked as check_setup checks it, which for such a
+// setup asks nothing more.
 Answer check_plate_setup(const TrainingSetup& setup, const ModelShape* shape);
 
 }  // namespace trainmem
