@@ -651,8 +651,8 @@ TEST_CASE("a model_type trainmem does not know is refused, naming those it reads
       "gemma2, gpt2, gpt_neox, opt, phi, qwen3, qwen3_moe, qwen2_moe, deepseek_v3, "
       "deepseek_v2, kimi_k2, phi3, gemma3_text, olmo2, smollm3, granite, cohere2, qwen2_5_vl_text, "
       "qwen2_vl_text, glm4_moe, gpt_oss, llama4_text, qwen3_next, qwen3_5_moe_text, "
-      "qwen3_5_text, gemma3, llama4, mistral3, qwen2_5_vl, qwen2_vl, qwen3_5 or qwen3_5_moe (or "
-      "absent, for a Llama-style block); it is \"falcon\".");
+      "minimax_m2, qwen3_5_text, gemma3, llama4, mistral3, qwen2_5_vl, qwen2_vl, qwen3_5 or "
+      "qwen3_5_moe (or absent, for a Llama-style block); it is \"falcon\".");
   // GPT-2's names without a model_type are not guessed at.
   check_refused(R"({"n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257})",
                 "config.json: 'model_type' is missing; a config with GPT-2's 'n_embd' must say its "

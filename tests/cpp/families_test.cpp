@@ -62,6 +62,42 @@ TEST_CASE("gpt-oss by hand: biased attention and a sink per head, biased experts
   CHECK(count_of(six) == 2 * (218 + 4 * 164 + 36 + 16) + 80 + 80 + 8);
 }
 
+TEST_CASE("MiniMax-M2 by hand and to its hub total: whole-projection q/k norms, routed experts") {
+  // tiny(): attention 192 and norms 16 as Llama's, q_norm over a·d 8 and k_norm over k·d 4; 4
+  // experts of 16 (3·8·16 each), a router of 8·4 and its bias of 4.
+  const std::string config = tiny("minimax_m2", R"("num_local_experts": 4, "num_experts_per_tok": 2,
+      "qk_norm_type": "per_layer", "use_qk_norm": true, "use_routing_bias": true,
+      "shared_intermediate_size": 0, "attn_type_list": [1, 1])");
+  CHECK(count_of(config) == 2 * (192 + 12 + 4 * 384 + 32 + 4 + 16) + 80 + 80 + 8);
+  // MiniMax-M2.7's published config.json (the fields that make the shape): 228,689,764,864
+  // parameters; the hub's safetensors total, 228,703,644,928, adds the FP8 weights' 128 × 128
+  // block scales: per layer q_proj 48·24, k_proj and v_proj 8·24 each, o_proj 24·48 and 256
+  // experts' three 12·24, 62 layers.
+  const std::string m27 = R"({"model_type": "minimax_m2", "hidden_size": 3072,
+      "intermediate_size": 1536, "num_hidden_layers": 62, "num_attention_heads": 48,
+      "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 256,
+      "num_experts_per_tok": 8, "vocab_size": 200064, "tie_word_embeddings": false,
+      "qk_norm_type": "per_layer", "use_qk_norm": true, "use_routing_bias": true,
+      "shared_intermediate_size": 0, "use_mtp": true, "num_mtp_modules": 3})";
+  const ConfigParse parsed = parse_hf_config(m27);
+  REQUIRE_MESSAGE(parsed.answer.status == Status::kOk, parsed.answer.message);
+  CHECK(count_parameters(parsed.shape) == 228689764864.0);
+  const double scales = 62 * (48 * 24 + 2 * 8 * 24 + 24 * 48 + 256 * 3 * 12 * 24);
+  CHECK(count_parameters(parsed.shape) + scales == 228703644928.0);
+  // Active: 11.03B with the embedding and head; 9.80B without, the card's "10B".
+  CHECK(count_active_parameters(parsed.shape) == 11030553088.0);
+  CHECK(count_active_parameters(parsed.shape) - 2.0 * 200064 * 3072 == 9801359872.0);
+  // MiniMax-M1's lightning-attention layers, and a shared expert, are refused by name.
+  const ConfigParse lightning = parse_hf_config(tiny("minimax_m2", R"("num_local_experts": 4,
+      "num_experts_per_tok": 2, "attn_type_list": [0, 1])"));
+  CHECK(lightning.answer.message ==
+        "config.json: 'attn_type_list' must list num_hidden_layers 1s (softmax attention in every "
+        "layer, as MiniMax-M2's); lightning-attention layers (0) are not counted by trainmem.");
+  CHECK(parse_hf_config(tiny("minimax_m2", R"("num_local_experts": 4, "num_experts_per_tok": 2,
+      "shared_intermediate_size": 512)"))
+            .answer.message.find("'shared_intermediate_size' must be 0") != std::string::npos);
+}
+
 TEST_CASE("Llama 4 by hand: every second layer a mixture with a shared expert, dense between") {
   // 4 layers, interleave step 2: layers 1 and 3 hold 4 experts of 6 (4·3·8·6 = 576), a router of
   // 32 and a shared expert of 6 (144); layers 0 and 2 a dense MLP of intermediate_size_mlp 16

@@ -33,6 +33,7 @@ enum class Block {
   kGlm4Moe,
   kGptOss,
   kLlama4,
+  kMiniMaxM2,
   kMultimodal,
 };
 enum class QkNorm { kNone, kPerHead, kWhole };
@@ -263,6 +264,7 @@ constexpr ModelType kModelTypes[] = {
         .dense_width_optional()
         .gated_deltanet(GatedDeltaNet::kQwen35)
         .reads(kExpertWidth | kQwenSharedExpert | kLinearAttention, 9),
+    Row("minimax_m2", Block::kMiniMaxM2),
     Row("qwen3_5_text", Block::kLlama)
         .qk_norm(QkNorm::kPerHead)
         .gated_deltanet(GatedDeltaNet::kQwen35)
@@ -532,6 +534,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_gpt_oss_block(config, shape);
     case Block::kLlama4:
       return read_llama4_block(config, shape);
+    case Block::kMiniMaxM2:
+      return read_minimax_m2_block(config, shape);
     case Block::kLlama:
     case Block::kMultimodal:
       break;

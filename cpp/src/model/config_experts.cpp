@@ -175,6 +175,50 @@ std::string read_gpt_oss_block(const Json& config, ModelShape& shape) {
   return problems.first();
 }
 
+// MiniMax-M2, M2.1, M2.5 and M2.7 (transformers' MiniMaxM2ForCausalLM, modeling_minimax_m2.py, as
+// the checkpoints' remote code): Llama's attention without biases and with q_norm and k_norm over
+// the whole projections (qk_norm_type "per_layer"), and in every layer num_local_experts gated
+// experts of intermediate_size, top num_experts_per_tok, a router of h x E with its
+// e_score_correction_bias (use_routing_bias). The released checkpoints hold no MTP modules, nor
+// does transformers build them; lightning-attention layers (attn_type_list 0, MiniMax-M1's) and a
+// shared expert are refused by name.
+std::string read_minimax_m2_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  read_llama_widths(config, shape, problems);
+  problems.add(read_required(config, kNumLocalExperts, shape.num_experts));
+  problems.add(read_required(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  shape.router_bias = true;
+  problems.add(read_boolean(config, "use_routing_bias", shape.router_bias));
+  shape.qk_norm_whole = true;
+  problems.add(read_boolean(config, "use_qk_norm", shape.qk_norm_whole));
+  if (problems.any()) return problems.first();
+  if (const Json* kind = present(config, "qk_norm_type");
+      shape.qk_norm_whole && kind != nullptr &&
+      !(kind->is_string() && kind->get<std::string>() == "per_layer")) {
+    return "'qk_norm_type' must be \"per_layer\" (norms over the whole projections); it is " +
+           describe(*kind) + ": trainmem counts no other.";
+  }
+  if (const Json* shared = present(config, "shared_intermediate_size");
+      shared != nullptr && !(shared->is_number() && shared->get<double>() == 0)) {
+    return "'shared_intermediate_size' must be 0 (no shared expert, as MiniMax-M2's); it is " +
+           describe(*shared) + ": trainmem does not count MiniMax's shared experts.";
+  }
+  if (const Json* types = present(config, "attn_type_list")) {
+    bool every_full = types->is_array();
+    for (const Json& type : *types) every_full = every_full && type == 1;
+    if (!every_full || types->size() != static_cast<std::size_t>(shape.num_layers)) {
+      return "'attn_type_list' must list num_hidden_layers 1s (softmax attention in every layer, "
+             "as MiniMax-M2's); lightning-attention layers (0) are not counted by trainmem.";
+    }
+  }
+  if (shape.num_experts < 2) {
+    return "'num_local_experts' must be 2 or more for minimax_m2, a mixture of experts; it is " +
+           std::to_string(shape.num_experts) + ".";
+  }
+  return {};
+}
+
 // transformers' Llama4ForCausalLM (the text tower of Llama 4 Scout and Maverick): Llama's
 // attention (L2 query and key norms, without weights, when use_qk_norm); the layers in moe_layers
 // (every interleave_moe_layer_step-th: range(step - 1, L, step)) hold Llama4TextMoe, experts of

@@ -31,6 +31,7 @@ std::string read_deepseek_v2_block(const Json& config, ModelShape& shape);
 std::string read_glm4_moe_block(const Json& config, ModelShape& shape);
 std::string read_gpt_oss_block(const Json& config, ModelShape& shape);
 std::string read_llama4_block(const Json& config, ModelShape& shape);
+std::string read_minimax_m2_block(const Json& config, ModelShape& shape);
 
 // Whose Gated DeltaNet layers a model type builds: Qwen3-Next's (modeling_qwen3_next.py) or
 // Qwen3.5's (modular_qwen3_5.py), which read the same fields and run them differently.
