@@ -367,7 +367,7 @@ describe("today's families, in Chromium", () => {
     await readsAs(page, 'Qwen/Qwen3-Next-80B-A3B-Instruct', '79.67 B');
     assert.match(
       await readout(page),
-      /Of its 48 layers, 36 are Gated DeltaNet layers, each keeping 165,706 B a token, and 12 full-attention layers, 139,410 B a token\./,
+      /Of its 48 layers, 36 are Gated DeltaNet layers, each keeping 165,706 B a token, and 12 full-attention layers, 139,410 B a token, both kinds counted tensor by tensor whichever activation model is chosen\./,
     );
     // Tensor parallelism over its linear layers is not modelled: the setting waits, named, and the
     // view stays.

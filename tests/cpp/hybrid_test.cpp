@@ -233,7 +233,9 @@ TEST_CASE("a hybrid's activations are its kinds' mean where every stage holds wh
   REQUIRE(estimate.notes.size() >= 1);
   CHECK(estimate.notes.back() ==
         "Of its 4 layers, 2 are Gated DeltaNet layers, each keeping " + format_count(linear) +
-            " B a token, and 2 full-attention layers, " + format_count(attention) + " B a token.");
+            " B a token, and 2 full-attention layers, " + format_count(attention) +
+            " B a token, both kinds counted tensor by tensor whichever activation model is "
+            "chosen.");
   // The Korthikanti model counts a hybrid's layers tensor by tensor all the same.
   setup.activation_model = ActivationModel::kKorthikanti;
   CHECK(estimate_memory(setup).bytes[Term::kActivations] == estimate.bytes[Term::kActivations]);

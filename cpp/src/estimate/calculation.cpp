@@ -125,7 +125,7 @@ void add_hybrid_note(Calculation& calc, const TrainingSetup& setup) {
       " B a token, and " + format_count(shape.num_layers - linear) + " full-attention layers, " +
       format_count(calc.layer.attention_kept_per_token) + " B a token" +
       (setup.recompute == Recompute::kFull ? " (their inputs, under full recomputation)" : "") +
-      ".");
+      ", both kinds counted tensor by tensor whichever activation model is chosen.");
 }
 
 // Muon's step (Optimizer::kMuon, under the ideal step alone: check.cpp): its Newton–Schulz working
