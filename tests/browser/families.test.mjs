@@ -369,11 +369,14 @@ describe("today's families, in Chromium", () => {
       await readout(page),
       /Of its 48 layers, 36 are Gated DeltaNet layers, each keeping 165,706 B a token, and 12 full-attention layers, 139,410 B a token, both kinds counted tensor by tensor whichever activation model is chosen\./,
     );
-    // Tensor parallelism over its linear layers is not modelled: the setting waits, named, and the
-    // view stays.
+    // Context parallelism splits the linear layers' heads with t: over 32, more than their 16
+    // query/key heads, it waits, named, and the view stays.
     const before = await readout(page);
-    await commit(page, '#tp', '2');
-    assert.match(await page.textContent('#tp-error'), /Gated DeltaNet layers under tensor parallelism/);
+    await commit(page, '#cp', '32');
+    assert.match(
+      await page.textContent('#cp-error'),
+      /Gated DeltaNet layers split their heads over t × c = 32 \(Megatron-LM's GatedDeltaNet\)/,
+    );
     assert.equal(await readout(page), before);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);

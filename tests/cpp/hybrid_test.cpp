@@ -270,6 +270,50 @@ TEST_CASE("pipeline stages place each kind's parameters where its layers are") {
   CHECK(estimate.parameters_on_device == kAttention + kDeltaNet + 2 * (kMixture + 16) + 80);
 }
 
+TEST_CASE("tensor and context parallelism split the linear layers' heads, as Megatron-LM does") {
+  // The tiny shape with 2 query/key heads and 4 value heads, so that t·c = 2 divides both.
+  std::string text = tiny_next(R"("_name_or_path": "Tiny")");
+  text.replace(text.find("\"linear_num_key_heads\": 1"), 25, "\"linear_num_key_heads\": 2");
+  text.replace(text.find("\"linear_num_value_heads\": 2"), 27, "\"linear_num_value_heads\": 4");
+  text.replace(text.find("\"num_key_value_heads\": 1"), 24, "\"num_key_value_heads\": 2");
+  const ModelShape shape = parsed(text);
+  TrainingSetup setup = setup_of(shape);
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  const std::vector<SavedTensor> whole = saved_tensors_of(setup).tensors;
+  setup.layout.tensor_parallel = 2;
+  const Estimate split = estimate_memory(setup);
+  REQUIRE_MESSAGE(split.answer.ok(), split.answer.message);
+  // Each weight of a Gated DeltaNet layer but its norm is split by heads: beside a gated
+  // attention layer, whose q/k norms (4 each) stay whole too, it holds in_proj_qkvz
+  // 8 × (2·8 + 2·16), in_proj_ba 8 × 8, conv1d (2·8 + 16) × 3, dt_bias and A_log 4 + 4 and
+  // out_proj 16 × 8 to split, against q_proj 8 × 16, k_proj and v_proj 8 × 8 each and o_proj
+  // 8 × 8; its norm of d_v = 4 against the q/k norms' 8.
+  const ParameterCounts counts = parameter_counts(shape);
+  CHECK(counts.linear_split_delta_per_layer ==
+        (8 * 48 + 8 * 8 + 32 * 3 + 8 + 16 * 8) - (8 * 16 + 2 * 8 * 8 + 8 * 8));
+  CHECK(counts.linear_norms_delta_per_layer == 4 - 8);
+  CHECK(counts.linear_replicated_delta_per_layer == 0);
+  const std::vector<SavedTensor> halves = saved_tensors_of(setup).tensors;
+  // The mixer's tensors halve but its input, which sits between the blocks (whole without
+  // sequence parallelism).
+  const std::vector<std::string> input = {"linear-input"};
+  CHECK(sum_of(halves, kMixerIds) - sum_of(halves, input) ==
+        (sum_of(whole, kMixerIds) - sum_of(whole, input)) / 2);
+  CHECK(sum_of(halves, input) == sum_of(whole, input));
+  // Context parallelism over 2: the same per device as half the tokens; t·c = 4 divides 2
+  // query/key heads no more, refused by cp.
+  setup.layout.tensor_parallel = 1;
+  setup.layout.context_parallel = 2;
+  REQUIRE_MESSAGE(estimate_memory(setup).answer.ok(), estimate_memory(setup).answer.message);
+  setup.layout.tensor_parallel = 2;
+  const Estimate both = estimate_memory(setup);
+  CHECK(both.answer.setting == "cp");
+  CHECK(both.answer.message ==
+        "Tiny's Gated DeltaNet layers split their heads over t × c = 4 (Megatron-LM's "
+        "GatedDeltaNet), which must divide linear_num_key_heads (2) and linear_num_value_heads "
+        "(4).");
+}
+
 TEST_CASE("settings trainmem does not count for Gated DeltaNet layers are refused by name") {
   const TrainingSetup base = setup_of(parsed(tiny_next()));
   REQUIRE(estimate_memory(base).answer.ok());

@@ -20,18 +20,20 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
                                    " are counted under the ideal step alone; no stack's run of "
                                    "them is modelled yet. Choose the ideal stack.");
   }
-  if (layout.tensor_parallel > 1) {
-    return refusal(id::kTensorParallel,
-                   model +
-                       " under tensor parallelism (Megatron-LM's GatedDeltaNet splits their "
-                       "heads) are not modelled yet; set tp to 1.");
-  }
-  if (layout.context_parallel > 1) {
-    return refusal(id::kContextParallel,
-                   model +
-                       " carry a recurrent state along the sequence; context parallelism "
-                       "across it is not modelled (transformers' Qwen3-Next implements "
-                       "none). Set cp to 1.");
+  // Megatron-LM's GatedDeltaNet splits the linear layers' heads over t and, under context
+  // parallelism, over c as well (an all-to-all gives each rank the whole sequence for its heads:
+  // megatron/core/ssm/gated_delta_net, d98e8a64), so each device keeps a t·c-th of their tensors,
+  // as it keeps a c-th of the tokens elsewhere; TransformerConfig requires both head counts to
+  // divide by t·c.
+  const int split = layout.tensor_parallel * layout.context_parallel;
+  if (split > 1 &&
+      (shape.linear_num_key_heads % split != 0 || shape.linear_num_value_heads % split != 0)) {
+    return refusal(layout.context_parallel > 1 ? id::kContextParallel : id::kTensorParallel,
+                   model + " split their heads over t × c = " + std::to_string(split) +
+                       " (Megatron-LM's GatedDeltaNet), which must divide linear_num_key_heads (" +
+                       std::to_string(shape.linear_num_key_heads) +
+                       ") and linear_num_value_heads (" +
+                       std::to_string(shape.linear_num_value_heads) + ").");
   }
   if (setup.lora_rank > 0) {
     return refusal(id::kLoraRank, "LoRA on " + model +
