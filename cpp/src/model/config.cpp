@@ -34,23 +34,37 @@ ConfigParse refuse(const std::string& message, std::string_view prefix = kMessag
 
 // ---- Before parsing ----------------------------------------------------------------------------
 
+// Where a character of JSON text stands: read one at a time, `outside` says whether the last
+// one stood outside every string (a string's quotes are inside it).
+class StringTracker {
+ public:
+  bool outside(char c) {
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+      return false;
+    }
+    in_string_ = c == '"';
+    return !in_string_;
+  }
+
+ private:
+  bool in_string_ = false;
+  bool escaped_ = false;
+};
+
 // Whether objects and arrays nest at most `max_depth` deep, counting brackets outside strings.
 bool nesting_within(std::string_view text, int max_depth) {
   int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
+  StringTracker strings;
   for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
+    if (!strings.outside(c)) continue;
+    if (c == '{' || c == '[') {
       if (++depth > max_depth) return false;
     } else if ((c == '}' || c == ']') && depth > 0) {
       --depth;
@@ -97,24 +111,11 @@ bool name_character(char c) {
 // `text` with each bare constant outside strings written as its marker; `marked` says where.
 std::string mark_python_constants(std::string_view text, std::vector<MarkedConstant>& marked) {
   std::string out;
-  bool in_string = false;
-  bool escaped = false;
+  StringTracker strings;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      out += c;
-      continue;
-    }
-    if (c == '"') in_string = true;
     const PythonConstant* found = nullptr;
-    if (!in_string && (i == 0 || !name_character(text[i - 1]))) {
+    if (strings.outside(c) && (i == 0 || !name_character(text[i - 1]))) {
       for (const PythonConstant& constant : kPythonConstants) {
         const std::size_t end = i + constant.token.size();
         if (text.substr(i, constant.token.size()) == constant.token &&
