@@ -259,6 +259,37 @@ TEST_CASE("a hybrid's activations are its kinds' mean where every stage holds wh
   CHECK(estimate.bytes[Term::kActivations] >= 4 * tokens * 2 * 8);
 }
 
+TEST_CASE("a hybrid's MTP layer trains as one more full-attention layer") {
+  // Qwen3.5's text tower, tiny, with one MTP layer (mtp_num_hidden_layers).
+  std::string text = tiny_next(R"("mtp_num_hidden_layers": 1)");
+  text.replace(text.find("qwen3_next"), 10, "qwen3_5_moe_text");
+  const ModelShape shape = parsed(text);
+  REQUIRE(shape.num_mtp_layers == 1);
+  TrainingSetup setup = setup_of(shape);
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  const Estimate without = estimate_memory(setup);
+  REQUIRE_MESSAGE(without.answer.ok(), without.answer.message);
+  setup.mtp = true;
+  const Estimate with = estimate_memory(setup);
+  REQUIRE_MESSAGE(with.answer.ok(), with.answer.message);
+  // Its states: fc (2·8 × 8), three norms, and a gated-attention layer with its MoE and norms.
+  CHECK(with.num_parameters - without.num_parameters ==
+        2 * 8 * 8 + 3 * 8 + kAttention + kMixture + 16);
+  // Its activations: one full-attention layer's over the tokens (the Qwen3.5 gated norm changes
+  // the linear layers alone).
+  TrainingSetup full = setup;
+  full.mtp = false;
+  full.custom_model.full_attention_interval = 0;
+  full.custom_model.linear_num_key_heads = 0;
+  full.custom_model.linear_num_value_heads = 0;
+  full.custom_model.linear_key_head_dim = 0;
+  full.custom_model.linear_value_head_dim = 0;
+  full.custom_model.linear_conv_kernel_dim = 0;
+  full.custom_model.linear_norm_unfused = false;
+  CHECK(with.bytes[Term::kActivations] - without.bytes[Term::kActivations] ==
+        doctest::Approx(64 * saved_tensors_of(full).bytes_per_token).epsilon(1e-12));
+}
+
 TEST_CASE("pipeline stages place each kind's parameters where its layers are") {
   TrainingSetup setup = setup_of(parsed(tiny_next()));
   setup.layout.pipeline_parallel = 2;

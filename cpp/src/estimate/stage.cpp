@@ -278,10 +278,19 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
     held = pen.count(in_flight, "micro-batches in flight") * held;
   }
   // Each multi-token-prediction module runs one more layer over the sequence, saved as one.
-  if (stage.mtp_layers > 0) held = held + pen.count(stage.mtp_layers, "MTP layers");
+  // A hybrid's MTP layer is a full-attention layer (Qwen3.5's mtp.layers): its own kind's bytes.
+  const bool hybrid = hybrid_linear_attention(shape);
+  if (stage.mtp_layers > 0 && !hybrid) held = held + pen.count(stage.mtp_layers, "MTP layers");
   ledger.add(Term::kActivations,
              held * pen.count(layer.tokens_on_device, "tokens") * layer.kept_per_token,
              [&] { return layer.source; });
+  if (stage.mtp_layers > 0 && hybrid) {
+    ledger.add(Term::kActivations,
+               pen.count(stage.mtp_layers, "MTP layers") *
+                   pen.count(layer.tokens_on_device, "tokens") *
+                   pen.count(layer.attention_kept_per_token, "B a token (a full-attention layer)"),
+               [] { return "each MTP module's layer, a full-attention one"; });
+  }
   if (layer.recompute_working_bytes > 0) {
     ledger.add(Term::kActivations,
                pen.said(layer.recompute_working_bytes,

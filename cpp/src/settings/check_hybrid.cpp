@@ -58,10 +58,6 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
                    "not counted for " +
                        model + " yet; choose another optimiser.");
   }
-  if (setup.mtp) {
-    return refusal(id::kMtp,
-                   "Multi-token prediction beside " + model + " is not counted; untick it.");
-  }
   return {};
 }
 

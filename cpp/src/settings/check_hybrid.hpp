@@ -10,8 +10,8 @@ namespace trainmem {
 
 // Under the ideal step, with t·c dividing the linear layers' key and value heads, for full
 // training in BF16 with an optimiser whose states do not follow the matrices' shapes, without
-// torchtitan's per-op policy or multi-token prediction: the first setting outside that, refused
-// by name; ok for any other model.
+// torchtitan's per-op policy: the first setting outside that, refused by name; ok for any other
+// model.
 Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape);
 
 }  // namespace trainmem
