@@ -75,6 +75,8 @@ declare global {
       linearQkRepeated: boolean;
       /** Qwen3.5 runs its linear layers' gated norm in PyTorch, not fla's fused kernel. */
       linearNormUnfused: boolean;
+      /** Qwen3.5's four linear-layer input projections (Qwen3-Next's two hold the same weights). */
+      linearProjectionsSplit: boolean;
       /** The menu's group for a preset ("Llama", "Qwen", …); "" for a config.json. */
       family: string;
       /** A multimodal model's vision tower and projector, counted from its vision_config; 0 for a text model. */

@@ -166,6 +166,7 @@ inline void register_setup_types() {
       .field("attentionOutputGate", &ModelShape::attention_output_gate)
       .field("linearQkRepeated", &ModelShape::linear_qk_repeated)
       .field("linearNormUnfused", &ModelShape::linear_norm_unfused)
+      .field("linearProjectionsSplit", &ModelShape::linear_projections_split)
       .field("family", &ModelShape::family)
       .field("visionParameters", &ModelShape::vision_parameters)
       .field("dropoutStated", &ModelShape::dropout_stated)

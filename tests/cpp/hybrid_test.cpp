@@ -12,6 +12,7 @@
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explain.hpp"
+#include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
 
@@ -345,6 +346,49 @@ TEST_CASE("tensor and context parallelism split the linear layers' heads, as Meg
         "(4).");
 }
 
+TEST_CASE("LoRA on a dense hybrid: each kind's projections in its layers' share, by hand") {
+  // Qwen3.5's dense text tower, tiny: h 8, 4 layers (every 2nd full attention), 2 heads of 4, 1
+  // key/value head, an MLP of 16; linear layers of 1 query/key head and 2 value heads of 4, their
+  // input projection split in four (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a).
+  const ModelShape shape = parsed(R"({"model_type": "qwen3_5_text", "_name_or_path": "Tiny",
+    "hidden_size": 8, "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1,
+    "head_dim": 4, "intermediate_size": 16, "vocab_size": 10, "full_attention_interval": 2,
+    "linear_num_key_heads": 1, "linear_num_value_heads": 2, "linear_key_head_dim": 4,
+    "linear_value_head_dim": 4, "linear_conv_kernel_dim": 3})");
+  REQUIRE(shape.linear_projections_split);
+  // r 2, per layer as the mean of the kinds, each in half the layers:
+  //   gated attention  q_proj 2·(8 + 16), k_proj and v_proj 2·(8 + 4) each, o_proj 2·(8 + 8):
+  //                    128 / 2 = 64
+  //   Gated DeltaNet   in_proj_qkv 2·(8 + 16), in_proj_z 2·(8 + 8), in_proj_b and in_proj_a
+  //                    2·(8 + 2) each, out_proj 2·(8 + 8): 152 / 2 = 76
+  //   MLP              gate and up 2·(8 + 16) each, down 2·(16 + 8): 144
+  CHECK(lora_parameters_per_layer(shape, 2, LoraTargets::kAllLinear) == 64 + 76 + 144);
+  CHECK(lora_parameters_per_layer(shape, 2, LoraTargets::kAttention) == 64);
+  // Adapters a token passes: Q, K, V, O in half the layers, the five linear projections in the
+  // other half, the MLP's three everywhere.
+  CHECK(lora_modules_per_token(shape, LoraTargets::kAllLinear) == 4.0 / 2 + 5.0 / 2 + 3);
+  CHECK(lora_modules_per_token(shape, LoraTargets::kAttention) == 2);
+  // The frozen base's linear weights (what NF4 holds): attention 8·16 + 2·8·4 + 8·8 = 256, the
+  // linear mixer's 8·16 + 8·8 + 2·8·2 + 8·8 = 288, each in half the layers, the MLP's 384; the
+  // convolution, dt_bias, A_log and the norms are no linear layers.
+  const LinearLayers linear = linear_layers(shape);
+  CHECK(linear.weights == 256 / 2 + 288 / 2 + 384);
+  CHECK(linear.largest_weight == 8 * 16);
+  TrainingSetup setup = setup_of(shape);
+  setup.lora_rank = 2;
+  setup.lora_targets = LoraTargets::kAllLinear;
+  setup.base_weights = BaseWeights::kNf4;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.trainable_parameters == 4 * (64 + 76 + 144));
+  // Stages of one layer hold half a group each: refused, naming the pipeline.
+  setup.layout.pipeline_parallel = 4;
+  const Estimate split = estimate_memory(setup);
+  CHECK(split.answer.setting == "pp");
+  setup.layout.pipeline_parallel = 2;
+  CHECK(estimate_memory(setup).answer.ok());
+}
+
 TEST_CASE("settings trainmem does not count for Gated DeltaNet layers are refused by name") {
   const TrainingSetup base = setup_of(parsed(tiny_next()));
   REQUIRE(estimate_memory(base).answer.ok());
@@ -359,6 +403,7 @@ TEST_CASE("settings trainmem does not count for Gated DeltaNet layers are refuse
   setup = base;
   setup.layout.context_parallel = 2;
   CHECK(refused_setting(setup) == "cp");
+  // LoRA on Qwen3-Next's shared expert is not counted (check_lora, as for any shared expert).
   setup = base;
   setup.lora_rank = 8;
   CHECK(refused_setting(setup) == "lora-rank");

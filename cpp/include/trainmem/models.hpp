@@ -90,6 +90,10 @@ struct ModelShape {
   // norm; Qwen3.5 hands the kernel its H_k heads (fla 0.5 on) and runs its gated norm in PyTorch.
   bool linear_qk_repeated = false;
   bool linear_norm_unfused = false;
+  // Qwen3.5 splits the linear layers' input projection into in_proj_qkv, in_proj_z, in_proj_b and
+  // in_proj_a (the same weights as Qwen3-Next's in_proj_qkvz and in_proj_ba): four modules for
+  // LoRA's adapters rather than two.
+  bool linear_projections_split = false;
   std::string family = {};  // the menu's group for a preset: "Llama", "Qwen", …; empty for a config
   // A multimodal model's vision tower and projector, as transformers builds them beside the text
   // tower (config_vision.cpp): their parameters, whole on the first pipeline stage, frozen unless

@@ -65,6 +65,7 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
   // replaces it.
   shape.linear_qk_repeated = kind == GatedDeltaNet::kQwen3Next;
   shape.linear_norm_unfused = kind == GatedDeltaNet::kQwen35;
+  shape.linear_projections_split = kind == GatedDeltaNet::kQwen35;
   if (kind == GatedDeltaNet::kQwen35) {
     problems.add(require_boolean(config, "attn_output_gate", true,
                                  "full-attention layers without their output gate"));

@@ -6,49 +6,95 @@
 
 namespace trainmem {
 
-LinearLayers linear_layers(const ModelShape& shape) {
-  const double h = shape.hidden_size;
-  const double f = shape.ffn_hidden_size;
-  const double head_dim = head_dim_of(shape);
-  const double q = shape.num_attention_heads * head_dim;
-  const double kv = shape.num_key_value_heads * head_dim;
-  const double experts = shape.num_experts;
-  LinearLayers layers;
-  layers.router_weights = shape.num_experts > 1 ? h * experts : 0;
-  layers.weights = h * q + 2 * h * kv + q * h + experts * 3 * h * f + layers.router_weights;
-  layers.column_parallel_rows = q + 2 * kv + experts * 2 * f;
-  layers.whole_rows = h + experts * h + (shape.num_experts > 1 ? experts : 0);
-  layers.output_rows = layers.column_parallel_rows + layers.whole_rows;
-  layers.largest_weight = std::max({h * q, h * kv, h * f});
-  return layers;
-}
-
 namespace {
 
-// A linear layer of in × out, `count` of them per transformer layer.
+// A linear layer of in × out, `count` of them per transformer layer (a fraction where only some
+// layers hold it: a hybrid's attention and Gated DeltaNet projections, in their layers' shares).
 struct LinearModule {
   double in = 0;
   double out = 0;
   double count = 1;
+  bool column_parallel = true;  // split by rows under tensor parallelism (O, down: by columns)
 };
 
-std::vector<LinearModule> adapted_modules(const ModelShape& shape, LoraTargets targets) {
+// The share of a hybrid's layers of each kind (models.hpp): per-layer figures below are the
+// model's mean layer, exact on any stage that holds whole groups of layers.
+struct KindShares {
+  double full = 1;
+  double linear = 0;
+};
+KindShares kind_shares(const ModelShape& shape) {
+  const double linear = linear_attention_layers_between(shape, 0, shape.num_layers);
+  return {(shape.num_layers - linear) / shape.num_layers, linear / shape.num_layers};
+}
+
+// The attention's projections (PEFT's q_proj, k_proj, v_proj, o_proj), each layer's or, in a
+// hybrid, the full-attention layers' share; q_proj also makes the output gate's a·d (Qwen3-Next).
+std::vector<LinearModule> attention_modules(const ModelShape& shape) {
   const double h = shape.hidden_size;
-  const double f = shape.ffn_hidden_size;
   const double head_dim = head_dim_of(shape);
   const double q = shape.num_attention_heads * head_dim;
   const double kv = shape.num_key_value_heads * head_dim;
+  const double share = kind_shares(shape).full;
+  const double query_outputs = shape.attention_output_gate ? 2 * q : q;
+  return {{h, query_outputs, share}, {h, kv, 2 * share}, {q, h, share, false}};
+}
+
+// A hybrid's Gated DeltaNet projections in their layers' share: Qwen3-Next's in_proj_qkvz and
+// in_proj_ba, or Qwen3.5's in_proj_qkv, in_proj_z, in_proj_b and in_proj_a; then out_proj. The
+// convolution is no linear layer (nn.Conv1d): PEFT's all-linear and bitsandbytes leave it.
+std::vector<LinearModule> linear_mixer_modules(const ModelShape& shape) {
+  if (!hybrid_linear_attention(shape)) return {};
+  const double h = shape.hidden_size;
+  const double keys = static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim;
+  const double values =
+      static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
+  const double heads = shape.linear_num_value_heads;
+  const double share = kind_shares(shape).linear;
+  if (shape.linear_projections_split) {
+    return {{h, 2 * keys + values, share},
+            {h, values, share},
+            {h, heads, 2 * share},
+            {values, h, share, false}};
+  }
+  return {{h, 2 * keys + 2 * values, share}, {h, 2 * heads, share}, {values, h, share, false}};
+}
+
+// The MLP's (each expert's gate, up and down) and the router's.
+std::vector<LinearModule> mlp_modules(const ModelShape& shape) {
+  const double h = shape.hidden_size;
+  const double f = shape.ffn_hidden_size;
   const double experts = shape.num_experts;
-  std::vector<LinearModule> modules = {{h, q, 1}, {h, kv, 2}, {q, h, 1}};  // Q; K and V; O
+  std::vector<LinearModule> modules = {{h, f, 2 * experts}, {f, h, experts, false}};
+  if (shape.num_experts > 1) modules.push_back({h, experts, 1, false});  // the router
+  return modules;
+}
+
+std::vector<LinearModule> adapted_modules(const ModelShape& shape, LoraTargets targets) {
+  std::vector<LinearModule> modules = attention_modules(shape);
   if (targets == LoraTargets::kAllLinear) {
-    modules.push_back({h, f, 2 * experts});                         // gate and up
-    modules.push_back({f, h, experts});                             // down
-    if (shape.num_experts > 1) modules.push_back({h, experts, 1});  // the router
+    for (const LinearModule& module : linear_mixer_modules(shape)) modules.push_back(module);
+    for (const LinearModule& module : mlp_modules(shape)) modules.push_back(module);
   }
   return modules;
 }
 
 }  // namespace
+
+LinearLayers linear_layers(const ModelShape& shape) {
+  const double h = shape.hidden_size;
+  const double experts = shape.num_experts;
+  LinearLayers layers;
+  layers.router_weights = shape.num_experts > 1 ? h * experts : 0;
+  for (const LinearModule& module : adapted_modules(shape, LoraTargets::kAllLinear)) {
+    layers.weights += module.count * module.in * module.out;
+    (module.column_parallel ? layers.column_parallel_rows : layers.whole_rows) +=
+        module.count * module.out;
+    layers.largest_weight = std::max(layers.largest_weight, module.in * module.out);
+  }
+  layers.output_rows = layers.column_parallel_rows + layers.whole_rows;
+  return layers;
+}
 
 double lora_parameters_per_layer(const ModelShape& shape, int rank, LoraTargets targets) {
   double parameters = 0;
@@ -93,8 +139,9 @@ double lora_adafactor_values_per_layer(const ModelShape& shape, int rank, LoraTa
 double lora_modules_per_token(const ModelShape& shape, LoraTargets targets) {
   constexpr double kAttentionProjections = 4;  // Q, K, V, O
   constexpr double kMlpProjections = 3;        // gate, up, down
-  double modules = kAttentionProjections;
+  double modules = kAttentionProjections * kind_shares(shape).full;
   if (targets == LoraTargets::kAllLinear) {
+    for (const LinearModule& module : linear_mixer_modules(shape)) modules += module.count;
     modules += kMlpProjections * shape.num_experts_per_token;
     if (shape.num_experts > 1) modules += 1;  // the router
   }
@@ -103,8 +150,12 @@ double lora_modules_per_token(const ModelShape& shape, LoraTargets targets) {
 
 double lora_input_features_per_token(const ModelShape& shape, LoraTargets targets) {
   const double h = shape.hidden_size;
-  double features = 3 * h + shape.num_attention_heads * head_dim_of(shape);
+  double features =
+      (3 * h + shape.num_attention_heads * head_dim_of(shape)) * kind_shares(shape).full;
   if (targets == LoraTargets::kAllLinear) {
+    for (const LinearModule& module : linear_mixer_modules(shape)) {
+      features += module.count * module.in;
+    }
     const double f = routed_expert_width(shape);
     features += shape.num_experts_per_token * (2 * h + f);
     if (shape.num_experts > 1) features += h;

@@ -110,6 +110,7 @@ ModelShape qwen_hybrid(ModelShape shape, int value_heads, bool qwen3_next) {
   shape.linear_conv_kernel_dim = 4;
   shape.linear_qk_repeated = qwen3_next;
   shape.linear_norm_unfused = !qwen3_next;
+  shape.linear_projections_split = !qwen3_next;
   // Qwen3.5's configs name one multi-token-prediction layer (mtp_num_hidden_layers).
   shape.num_mtp_layers = qwen3_next ? 0 : 1;
   return shape;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "estimate/stage.hpp"
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
@@ -35,10 +36,15 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
                        ") and linear_num_value_heads (" +
                        std::to_string(shape.linear_num_value_heads) + ").");
   }
-  if (setup.lora_rank > 0) {
-    return refusal(id::kLoraRank, "LoRA on " + model +
-                                      " (in_proj_qkvz, in_proj_ba, out_proj) is not counted yet; "
-                                      "set the LoRA rank to 0.");
+  // LoRA's adapters and the frozen base are counted per layer as the mean of the two kinds
+  // (fine_tuning.cpp), exact on stages that hold whole groups of layers.
+  if (setup.lora_rank > 0 && !hybrid_stages_hold_whole_groups(shape, layout)) {
+    return refusal(id::kPipelineParallel,
+                   "Under LoRA, " + model +
+                       " are counted on pipeline stages that each hold whole "
+                       "groups of " +
+                       std::to_string(shape.full_attention_interval) +
+                       " layers; choose a pipeline whose stages do.");
   }
   if (setup.precision == Precision::kFp8Mixed) {
     return refusal(id::kPrecision,
