@@ -40,6 +40,9 @@ TEST_CASE("hub: Llama 3's own repositories, base and instruct, and their mirrors
   CHECK(mirror.by_name);
   CHECK(mirror.repository == "meta-llama/Meta-Llama-3-8B");
   CHECK(preset_for_hub_id("gpt2").preset->id == "gpt2");
+  // Qwen3.6 keeps Qwen3.5's shapes; Qwen3-Next's Thinking release its Instruct's.
+  CHECK(preset_for_hub_id("Qwen/Qwen3.6-35B-A3B").preset->id == "qwen3.5-35b-a3b");
+  CHECK(preset_for_hub_id("Qwen/Qwen3-Next-80B-A3B-Thinking").preset->id == "qwen3-next-80b-a3b");
   // A name no preset's repository has, and one whose shape changed under the family's name.
   CHECK(preset_for_hub_id("someone/Mystery-7B").preset == nullptr);
   CHECK(preset_for_hub_id("mistralai/Mistral-7B-v0.3").preset == nullptr);

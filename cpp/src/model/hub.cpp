@@ -60,8 +60,10 @@ const std::vector<HubRepositories>& hub_repositories() {
       // Qwen3-Next: the Instruct and Thinking releases share the shape (their model cards).
       {"qwen3-next-80b-a3b",
        {"Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen/Qwen3-Next-80B-A3B-Thinking"}},
-      {"qwen3.5-27b", {"Qwen/Qwen3.5-27B"}},
-      {"qwen3.5-35b-a3b", {"Qwen/Qwen3.5-35B-A3B"}},
+      // Qwen3.6's 27B and 35B-A3B: Qwen3.5's architecture, their checkpoints' safetensors totals
+      // Qwen3.5's to the parameter (27,781,427,952 and 35,951,822,704).
+      {"qwen3.5-27b", {"Qwen/Qwen3.5-27B", "Qwen/Qwen3.6-27B"}},
+      {"qwen3.5-35b-a3b", {"Qwen/Qwen3.5-35B-A3B", "Qwen/Qwen3.6-35B-A3B"}},
       {"qwen2.5-7b", {"Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B-Instruct"}},
       {"qwen2.5-72b", {"Qwen/Qwen2.5-72B", "Qwen/Qwen2.5-72B-Instruct"}},
       {"deepseek-v3",
