@@ -2,7 +2,8 @@
 #include "trainmem/fine_tuning.hpp"
 
 #include <algorithm>
-#include <vector>
+#include <array>
+#include <cstddef>
 
 namespace trainmem {
 
@@ -28,23 +29,37 @@ KindShares kind_shares(const ModelShape& shape) {
   return {(shape.num_layers - linear) / shape.num_layers, linear / shape.num_layers};
 }
 
+// Up to 10 linear modules a layer: attention's 3 kinds, a linear mixer's 4, the MLP's 2 and the
+// router. Held in place, not on the heap: the first view's module carries this code (page bytes).
+class Modules {
+ public:
+  void add(LinearModule module) { items_[size_++] = module; }
+  const LinearModule* begin() const { return items_.data(); }
+  const LinearModule* end() const { return items_.data() + size_; }
+
+ private:
+  std::array<LinearModule, 10> items_{};
+  std::size_t size_ = 0;
+};
+
 // The attention's projections (PEFT's q_proj, k_proj, v_proj, o_proj), each layer's or, in a
 // hybrid, the full-attention layers' share; q_proj also makes the output gate's a·d (Qwen3-Next).
-std::vector<LinearModule> attention_modules(const ModelShape& shape) {
+void add_attention_modules(const ModelShape& shape, Modules& modules) {
   const double h = shape.hidden_size;
   const double head_dim = head_dim_of(shape);
   const double q = shape.num_attention_heads * head_dim;
   const double kv = shape.num_key_value_heads * head_dim;
   const double share = kind_shares(shape).full;
-  const double query_outputs = shape.attention_output_gate ? 2 * q : q;
-  return {{h, query_outputs, share}, {h, kv, 2 * share}, {q, h, share, false}};
+  modules.add({h, shape.attention_output_gate ? 2 * q : q, share});
+  modules.add({h, kv, 2 * share});
+  modules.add({q, h, share, false});
 }
 
 // A hybrid's Gated DeltaNet projections in their layers' share: Qwen3-Next's in_proj_qkvz and
 // in_proj_ba, or Qwen3.5's in_proj_qkv, in_proj_z, in_proj_b and in_proj_a; then out_proj. The
 // convolution is no linear layer (nn.Conv1d): PEFT's all-linear and bitsandbytes leave it.
-std::vector<LinearModule> linear_mixer_modules(const ModelShape& shape) {
-  if (!hybrid_linear_attention(shape)) return {};
+void add_linear_mixer_modules(const ModelShape& shape, Modules& modules) {
+  if (!hybrid_linear_attention(shape)) return;
   const double h = shape.hidden_size;
   const double keys = static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim;
   const double values =
@@ -52,30 +67,36 @@ std::vector<LinearModule> linear_mixer_modules(const ModelShape& shape) {
   const double heads = shape.linear_num_value_heads;
   const double share = kind_shares(shape).linear;
   if (shape.linear_projections_split) {
-    return {{h, 2 * keys + values, share},
-            {h, values, share},
-            {h, heads, 2 * share},
-            {values, h, share, false}};
+    modules.add({h, 2 * keys + values, share});
+    modules.add({h, values, share});
+    modules.add({h, heads, 2 * share});
+  } else {
+    modules.add({h, 2 * keys + 2 * values, share});
+    modules.add({h, 2 * heads, share});
   }
-  return {{h, 2 * keys + 2 * values, share}, {h, 2 * heads, share}, {values, h, share, false}};
+  modules.add({values, h, share, false});
 }
 
-// The MLP's (each expert's gate, up and down) and the router's.
-std::vector<LinearModule> mlp_modules(const ModelShape& shape) {
-  const double h = shape.hidden_size;
-  const double f = shape.ffn_hidden_size;
-  const double experts = shape.num_experts;
-  std::vector<LinearModule> modules = {{h, f, 2 * experts}, {f, h, experts, false}};
-  if (shape.num_experts > 1) modules.push_back({h, experts, 1, false});  // the router
+Modules adapted_modules(const ModelShape& shape, LoraTargets targets) {
+  Modules modules;
+  add_attention_modules(shape, modules);
+  if (targets == LoraTargets::kAllLinear) {
+    add_linear_mixer_modules(shape, modules);
+    // The MLP's (each expert's gate, up and down) and the router's.
+    const double h = shape.hidden_size;
+    const double f = shape.ffn_hidden_size;
+    const double experts = shape.num_experts;
+    modules.add({h, f, 2 * experts});
+    modules.add({f, h, experts, false});
+    if (shape.num_experts > 1) modules.add({h, experts, 1, false});
+  }
   return modules;
 }
 
-std::vector<LinearModule> adapted_modules(const ModelShape& shape, LoraTargets targets) {
-  std::vector<LinearModule> modules = attention_modules(shape);
-  if (targets == LoraTargets::kAllLinear) {
-    for (const LinearModule& module : linear_mixer_modules(shape)) modules.push_back(module);
-    for (const LinearModule& module : mlp_modules(shape)) modules.push_back(module);
-  }
+// A hybrid's linear mixer's modules alone.
+Modules linear_mixer_modules(const ModelShape& shape) {
+  Modules modules;
+  add_linear_mixer_modules(shape, modules);
   return modules;
 }
 
