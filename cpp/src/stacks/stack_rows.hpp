@@ -124,6 +124,10 @@ struct StackRow {
 
 const StackRow& stack_row(Stack stack);
 
+// The idealised step's row (stack_rows.cpp), the first of stack_row's (stack_row_table.cpp) and
+// the only one the first view's module holds (stack_row_plate.cpp).
+StackRow ideal_stack_row();
+
 // Whether fp8-mixed runs as Transformer Engine runs it (fp8.hpp): under a stack whose FP8 engine
 // it is.
 bool transformer_engine_fp8(const TrainingSetup& setup);

@@ -1,0 +1,201 @@
+// Every training stack's row (stack_rows.hpp), for the full module and the CLI. The first view's
+// module links stack_row_plate.cpp in its place. docs/formulas.md derives each holding.
+#include <iterator>
+
+#include "stacks/stack_rows.hpp"
+
+namespace trainmem {
+
+const StackRow& stack_row(Stack stack) {
+  static const StackRow rows[] = {
+      ideal_stack_row(),
+      // Megatron-LM accumulates and reduces gradients in an FP32 main-gradient buffer
+      // (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce
+      // to be done in fp32"): 4 B, its docs' 6 + 12/d with the distributed optimiser (ZeRO 1).
+      [] {
+        StackRow row{Stack::kMegatron};
+        row.gradient_bytes = kFp32Bytes;
+        row.state_source =
+            "Megatron-LM accumulates and reduces the gradients in an FP32 main-gradient buffer "
+            "(megatron/training/arguments.py)";
+        row.max_zero_stage = 1;
+        row.first_zero_stage = 1;
+        row.zero_refusal =
+            "Megatron-LM's distributed optimiser shards the optimiser state and master weights "
+            "(ZeRO 1); choose ZeRO 0 or 1, or the torchtitan or deepspeed stack.";
+        row.fp8 = false;
+        row.optimizers = {Optimizer::kAdam, Optimizer::kSgdMomentum};
+        row.optimizer_refusal =
+            "Megatron-LM is modelled with its adam and sgd optimisers (--optimizer), FP32 state "
+            "beside FP32 main weights; its Muon (layer-wise, whole matrices to each rank) is not "
+            "modelled. Choose adam or sgd-momentum.";
+        row.losses = {Loss::kVocabParallel, Loss::kNativeFused, Loss::kTeFused};
+        row.loss_refusal =
+            "Megatron-LM computes the loss with its vocab-parallel cross-entropy, unfused or fused "
+            "(native or Transformer Engine's); choose the vocab-parallel, native-fused or "
+            "te-fused loss.";
+        row.zero_over_one_rank = true;
+        row.one_rank_note =
+            "Megatron-LM's distributed optimiser over one data-parallel rank shards nothing: every "
+            "device keeps its whole master weights and optimiser states.";
+        row.drops_lone_sequence_parallel = true;
+        row.pads_vocabulary = true;
+        row.follows_gradients = true;
+        row.fine_tuning = false;
+        row.offloading = false;
+        row.replayed = true;
+        return row;
+      }(),
+      // FSDP2 under torchtitan keeps the sharded parameters in FP32 and computes in BF16 copies
+      // gathered layer by layer (MixedPrecisionPolicy param_dtype bfloat16): the FP32 parameters
+      // are the weights and no master copy is kept; their gradients, reduce-scattered in FP32
+      // (reduce_dtype float32), are FP32 too.
+      [] {
+        StackRow row{Stack::kTorchtitan};
+        row.weight_bytes = kFp32Bytes;
+        row.gradient_bytes = kFp32Bytes;
+        row.master_weights = false;
+        row.state_source =
+            "FSDP2 under torchtitan keeps the sharded parameters in FP32 with no master copy, and "
+            "reduce-scatters FP32 gradients (MixedPrecisionPolicy: param_dtype bfloat16, "
+            "reduce_dtype float32)";
+        row.shards_weights = true;
+        row.min_zero_stage = 2;
+        row.min_shards = 2;
+        row.zero_refusal =
+            "torchtitan shards with FSDP2 over dp·cp devices: it needs data or context "
+            "parallelism above 1 and ZeRO 3 (resharding after the forward pass) or 2 (not), or "
+            "choose another stack.";
+        row.fp8_engine = Fp8Engine::kTorchao;
+        row.optimizers = {Optimizer::kAdam, Optimizer::kAdamBf16Moments};
+        row.optimizer_refusal =
+            "torchtitan builds AdamW (or Adam): FP32 moments, or BF16 ones under "
+            "optimizer.implementation fused_opt_states_bf16; its DistMuon (August 2026) is not "
+            "modelled. Choose adam or adam-bf16-moments.";
+        row.losses = {Loss::kFp32Upcast, Loss::kChunkedWrapper};
+        row.loss_refusal =
+            "torchtitan computes the loss as cross_entropy over FP32-upcast logits, whole or "
+            "chunked by its ChunkedLossWrapper (its llama3 configs since April 2026); choose the "
+            "fp32-upcast or chunked-wrapper loss.";
+        row.expert_parallel = false;
+        row.expert_refusal =
+            "torchtitan's tensor parallelism is modelled for dense models as its Llama plan runs "
+            "it (apply_tp), and its mixtures of experts not at all; set tp and ep to 1 for a "
+            "mixture of experts, or choose the megatron stack.";
+        row.dtensor_tensor_parallel = true;
+        row.torch_pipelining = true;
+        row.fine_tuning = false;
+        row.offloading = false;
+        row.replayed = true;
+        return row;
+      }(),
+      [] {
+        StackRow row{Stack::kDeepSpeed};
+        row.min_zero_stage = 1;
+        row.bf16_master = true;
+        row.zero_refusal =
+            "DeepSpeed is modelled with ZeRO 1, 2 or 3 (without ZeRO its BF16 optimiser keeps "
+            "FP32 gradients of its own); choose a ZeRO stage.";
+        row.fp8 = false;
+        // LoRA and QLoRA as transformers, PEFT and accelerate run them under ZeRO (the frozen
+        // base sharded like any 16-bit tensor); ZeRO-Offload of the optimiser (ZeRO 2 and 3) and
+        // of the parameters (ZeRO 3), on one device or more.
+        row.zero_offload = true;
+        row.zero_over_one_rank = true;
+        row.one_rank_note =
+            "DeepSpeed's ZeRO over one data-parallel rank partitions the states whole: nothing is "
+            "sharded, and its buffers and offloading run as on more.";
+        row.replayed = true;
+        return row;
+      }(),
+      // torchtune's single-device recipes (full_finetune_single_device.py,
+      // lora_finetune_single_device.py): the model in the config's dtype (bf16: the weights,
+      // their gradients and AdamW's moments in BF16, no master copy), one device.
+      [] {
+        StackRow row{Stack::kTorchtune};
+        row.state_source =
+            "torchtune trains in one dtype (its config's dtype: bf16), no master copy "
+            "(full_finetune_single_device.py)";
+        row.max_zero_stage = 0;
+        row.first_zero_stage = 0;
+        row.zero_refusal =
+            "torchtune's single-device recipes shard nothing; set ZeRO to 0, or choose the "
+            "torchtitan or deepspeed stack.";
+        row.fp8 = false;
+        row.losses = {Loss::kFp32Upcast, Loss::kChunked};
+        row.loss_refusal =
+            "torchtune computes the loss with PyTorch's cross-entropy over FP32-upcast logits or "
+            "with CEWithChunkedOutputLoss; choose the fp32-upcast or chunked loss.";
+        row.tensor_parallel = false;
+        row.layout_refusal =
+            "torchtune's single-device recipes run on one device; set every parallel degree to "
+            "1, or choose the torchtitan stack.";
+        row.expert_parallel = false;
+        row.offloading = false;
+        row.offloads_activations_only = true;
+        row.single_device = true;
+        row.single_dtype = true;
+        row.precision_refusal =
+            "The torchtune stack is modelled for its configs' dtype, bf16: the weights, gradients "
+            "and AdamW's moments in BF16, no mixed precision and no master copy (fp32's FP32 "
+            "activations are not counted); choose bf16 precision.";
+        row.int8_base = false;
+        row.steps_in_backward = true;
+        row.follows_gradients = true;
+        row.replayed = true;
+        return row;
+      }(),
+      // transformers' Trainer (or TRL's SFTTrainer) with PEFT and bitsandbytes, under accelerate
+      // (transformers 4.46 on, PEFT 0.12 on): the model loaded in BF16 (torch_dtype=
+      // torch.bfloat16) and run under Trainer's bf16 autocast; under full training its weights,
+      // gradients and AdamW's moments in BF16, no master copy; under LoRA PEFT's adapters in FP32
+      // (autocast_adapter_dtype, peft/tuners/tuners_utils.py, _cast_adapter_dtype), with FP32
+      // gradients and moments.
+      [] {
+        StackRow row{Stack::kHf};
+        row.state_source =
+            "transformers loads the model in BF16 (torch_dtype=torch.bfloat16), no master copy; "
+            "PEFT upcasts the adapters to FP32 (autocast_adapter_dtype), so their gradients and "
+            "AdamW's moments are FP32";
+        row.first_zero_stage = 0;
+        row.zero_refusal =
+            "The hf stack is modelled on one device or under DDP (ZeRO 0), and under accelerate's "
+            "FSDP with FULL_SHARD (ZeRO 3, over d above 1); choose one of those, or the deepspeed "
+            "stack for transformers and PEFT under DeepSpeed's ZeRO.";
+        row.full_shard_only = true;
+        row.fp8 = false;
+        row.losses = {Loss::kFp32Upcast, Loss::kFp32Shifted, Loss::kFusedLinear, Loss::kChunkedNll,
+                      Loss::kCutCrossEntropy};
+        row.loss_refusal =
+            "transformers computes the loss with ForCausalLMLoss over FP32-upcast logits (4.49 "
+            "on; 4.46 to 4.48 shifted a copy of them), with Liger's fused linear loss under "
+            "use_liger_kernel, TRL's SFTTrainer with its chunked_nll, or axolotl with Cut "
+            "Cross-Entropy; choose the fp32-upcast, fp32-shifted, fused-linear, chunked-nll or "
+            "cut-cross-entropy loss.";
+        row.tensor_parallel = false;
+        row.data_parallel_only = true;
+        row.layout_refusal =
+            "The hf stack is modelled with data parallelism alone (DDP under accelerate); set "
+            "tp, pp, cp and ep to 1, or choose another stack.";
+        row.expert_parallel = false;
+        row.offloading = false;
+        row.single_dtype = true;
+        row.precision_refusal =
+            "The hf stack is modelled with the model loaded in BF16 (torch_dtype=torch.bfloat16, "
+            "bf16 precision), or for full training in FP32 under bf16 mixed precision "
+            "(bf16-mixed: Trainer's autocast, or under FSDP accelerate's FP32 shards computed in "
+            "BF16); LoRA on an FP32 base, fp32 and fp8-mixed are not modelled; choose bf16 "
+            "precision.";
+        row.fp32_adapters = true;
+        row.transformers_loading = true;
+        row.follows_gradients = true;
+        row.replayed = true;
+        return row;
+      }(),
+  };
+  static_assert(std::size(rows) == static_cast<std::size_t>(Stack::kCount),
+                "a row for each stack, in the enum's order");
+  return rows[static_cast<std::size_t>(stack)];
+}
+
+}  // namespace trainmem
