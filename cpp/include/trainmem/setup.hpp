@@ -90,6 +90,11 @@ inline PipelineSplit pipeline_split(const ParallelLayout& layout, int num_layers
   return split;
 }
 
+// Whether every pipeline stage (every chunk of the interleaved schedule) of a hybrid
+// (models.hpp, hybrid_linear_attention) holds whole groups of full_attention_interval layers, so
+// that each holds its kinds of layer in the model's ratio.
+bool hybrid_stages_hold_whole_groups(const ModelShape& shape, const ParallelLayout& layout);
+
 // The layout's devices, d·t·p·c (expert parallelism is carved out of d·t·c).
 inline double num_devices(const ParallelLayout& layout) {
   return static_cast<double>(layout.data_parallel) * layout.tensor_parallel *

@@ -415,22 +415,6 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
   return llama_block_tensors(shape, setup, layer_stack_of(setup), flash_attention);
 }
 
-bool hybrid_stages_hold_whole_groups(const ModelShape& shape, const ParallelLayout& layout) {
-  const double interval = shape.full_attention_interval;
-  const auto whole_groups = [&](double layers) {
-    return layers > 0 && std::floor(layers / interval) * interval == layers;
-  };
-  if (layout.pipeline_parallel == 1) return true;
-  if (layout.virtual_pipeline_stages > 1) {
-    return whole_groups(
-        static_cast<double>(shape.num_layers) /
-        (static_cast<double>(layout.pipeline_parallel) * layout.virtual_pipeline_stages));
-  }
-  const PipelineSplit split = pipeline_split(layout, shape.num_layers);
-  return whole_groups(split.first) && whole_groups(split.last) &&
-         (layout.pipeline_parallel <= 2 || whole_groups(split.middle));
-}
-
 namespace {
 
 // A hybrid's layer (models.hpp, hybrid_linear_attention): its full-attention layers and its Gated

@@ -22,10 +22,6 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
                                       int micro_batch_sequences, bool flash_attention,
                                       const Pen& pen);
 
-// Whether every pipeline stage (every chunk of the interleaved schedule) of a hybrid holds whole
-// groups of full_attention_interval layers, so that each holds its kinds in the model's ratio.
-bool hybrid_stages_hold_whole_groups(const ModelShape& shape, const ParallelLayout& layout);
-
 // The stage's activations, logits and loss, dequantised layer and FP8 weights, into `ledger`.
 void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
                      const Placement& placement, const StagePlacement& stage,

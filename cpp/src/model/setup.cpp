@@ -1,6 +1,8 @@
 // What a setup names: its model, its device, and its layout in words (setup.hpp).
 #include "trainmem/setup.hpp"
 
+#include <cmath>
+
 #include "trainmem/format.hpp"
 
 namespace trainmem {
@@ -61,6 +63,22 @@ std::string format_layout(const TrainingSetup& setup) {
   text += ", recompute " + choice_id(setup.recompute);
   if (setup.offload != Offload::kNone) text += ", offload " + choice_id(setup.offload);
   return text;
+}
+
+bool hybrid_stages_hold_whole_groups(const ModelShape& shape, const ParallelLayout& layout) {
+  const double interval = shape.full_attention_interval;
+  const auto whole_groups = [&](double layers) {
+    return layers > 0 && std::floor(layers / interval) * interval == layers;
+  };
+  if (layout.pipeline_parallel == 1) return true;
+  if (layout.virtual_pipeline_stages > 1) {
+    return whole_groups(
+        static_cast<double>(shape.num_layers) /
+        (static_cast<double>(layout.pipeline_parallel) * layout.virtual_pipeline_stages));
+  }
+  const PipelineSplit split = pipeline_split(layout, shape.num_layers);
+  return whole_groups(split.first) && whole_groups(split.last) &&
+         (layout.pipeline_parallel <= 2 || whole_groups(split.middle));
 }
 
 }  // namespace trainmem

@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "estimate/stage.hpp"
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
