@@ -85,6 +85,20 @@ const std::vector<std::string> kMixerIds = {
     "linear-output",     "gated-norm-input",    "gated-norm-normed",
     "gated-norm-gate",   "gated-norm-weighted", "gated-norm-silu"};
 
+// What one of the setup's full-attention layers saves a token: the same shape with every layer
+// full attention, as the llama-block model counts it.
+double full_attention_bytes_per_token(TrainingSetup setup) {
+  setup.mtp = false;
+  ModelShape& shape = setup.custom_model;
+  shape.full_attention_interval = 0;
+  shape.linear_num_key_heads = 0;
+  shape.linear_num_value_heads = 0;
+  shape.linear_key_head_dim = 0;
+  shape.linear_value_head_dim = 0;
+  shape.linear_conv_kernel_dim = 0;
+  return saved_tensors_of(setup).bytes_per_token;
+}
+
 }  // namespace
 
 TEST_CASE("a tiny Qwen3-Next counts its attention, Gated DeltaNet and MoE layers by hand") {
@@ -212,17 +226,7 @@ TEST_CASE("a hybrid's activations are its kinds' mean where every stage holds wh
   TrainingSetup setup = setup_of(shape);
   setup.activation_model = ActivationModel::kLlamaBlock;
   const double linear = saved_tensors_of(setup).bytes_per_token;
-  const double attention = [&] {
-    // The same shape with every layer full attention: the llama-block's attention layer.
-    TrainingSetup full = setup;
-    full.custom_model.full_attention_interval = 0;
-    full.custom_model.linear_num_key_heads = 0;
-    full.custom_model.linear_num_value_heads = 0;
-    full.custom_model.linear_key_head_dim = 0;
-    full.custom_model.linear_value_head_dim = 0;
-    full.custom_model.linear_conv_kernel_dim = 0;
-    return saved_tensors_of(full).bytes_per_token;
-  }();
+  const double attention = full_attention_bytes_per_token(setup);
   CHECK(linear != attention);
   const double tokens = 64;
   // One stage: 2 layers of each kind.
@@ -278,17 +282,8 @@ TEST_CASE("a hybrid's MTP layer trains as one more full-attention layer") {
         2 * 8 * 8 + 3 * 8 + kAttention + kMixture + 16);
   // Its activations: one full-attention layer's over the tokens (the Qwen3.5 gated norm changes
   // the linear layers alone).
-  TrainingSetup full = setup;
-  full.mtp = false;
-  full.custom_model.full_attention_interval = 0;
-  full.custom_model.linear_num_key_heads = 0;
-  full.custom_model.linear_num_value_heads = 0;
-  full.custom_model.linear_key_head_dim = 0;
-  full.custom_model.linear_value_head_dim = 0;
-  full.custom_model.linear_conv_kernel_dim = 0;
-  full.custom_model.linear_norm_unfused = false;
   CHECK(with.bytes[Term::kActivations] - without.bytes[Term::kActivations] ==
-        doctest::Approx(64 * saved_tensors_of(full).bytes_per_token).epsilon(1e-12));
+        doctest::Approx(64 * full_attention_bytes_per_token(setup)).epsilon(1e-12));
 }
 
 TEST_CASE("pipeline stages place each kind's parameters where its layers are") {
