@@ -244,6 +244,8 @@ declare global {
       savedBy: string;
       elements: string;
       elementsPerToken: number;
+      /** "BF16", "FP32", "FP8", or an index's or mask's: "int32", "bool". */
+      dtype: string;
       dtypeBytes: number;
       split: number;
       bytesPerToken: number;

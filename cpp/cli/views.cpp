@@ -350,13 +350,9 @@ int print_saved_tensors(const TrainingSetup& setup, bool, std::ostream& out, std
   for (const SavedTensor& tensor : tensors) {
     const std::string elements =
         tensor.elements + (tensor.split > 1 ? " / " + format_count(tensor.split) : "");
-    out << "  " << padded(tensor.name, 44)
-        << padded(tensor.dtype_bytes == 4   ? "FP32"
-                  : tensor.dtype_bytes == 1 ? "FP8"
-                                            : "BF16",
-                  7)
-        << padded(elements, 10) << std::right << std::setw(10) << bytes_text(tensor.bytes_per_token)
-        << "  " << tensor.saved_by << "\n";
+    out << "  " << padded(tensor.name, 44) << padded(tensor.dtype, 7) << padded(elements, 10)
+        << std::right << std::setw(10) << bytes_text(tensor.bytes_per_token) << "  "
+        << tensor.saved_by << "\n";
   }
   const double sum = saved_bytes_per_token(tensors);
   out << "  " << padded("per token per layer", 61) << std::right << std::setw(10) << bytes_text(sum)

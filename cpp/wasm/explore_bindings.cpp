@@ -121,6 +121,7 @@ EMSCRIPTEN_BINDINGS(trainmem_explore) {
       .field("savedBy", &SavedTensor::saved_by)
       .field("elements", &SavedTensor::elements)
       .field("elementsPerToken", &SavedTensor::elements_per_token)
+      .field("dtype", &SavedTensor::dtype)
       .field("dtypeBytes", &SavedTensor::dtype_bytes)
       .field("split", &SavedTensor::split)
       .field("bytesPerToken", &SavedTensor::bytes_per_token);

@@ -113,6 +113,7 @@ struct SavedTensor {
   // Made by context parallelism's all-to-all (Transformer Engine's flash_attn_a2a_communicate):
   // Q, K and V into the attention, and the output the projection reads, out of it.
   Exchange exchange = Exchange::kNone;
+  std::string dtype;  // "BF16", "FP32", "FP8", or an index's or mask's: "int32", "bool"
 };
 
 // The tensors one layer of `shape` saves per token in the forward pass, on one device, for the

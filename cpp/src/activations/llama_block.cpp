@@ -18,7 +18,7 @@ namespace {
 // The words (id, name, saved_by, elements) are kept only where words are written (figure.hpp): the
 // page's estimator sums the bytes alone.
 SavedTensor saved_tensor(Words id, Words name, Words saved_by, Words elements,
-                         double elements_per_token, double dtype_bytes, double split) {
+                         double elements_per_token, double dtype_bytes, double split, Words dtype) {
   return {std::move(id),
           std::move(name),
           std::move(saved_by),
@@ -26,17 +26,27 @@ SavedTensor saved_tensor(Words id, Words name, Words saved_by, Words elements,
           elements_per_token,
           dtype_bytes,
           split,
-          elements_per_token * dtype_bytes / split};
+          elements_per_token * dtype_bytes / split,
+          Exchange::kNone,
+          std::move(dtype)};
+}
+
+// A floating-point tensor's dtype, by its bytes: FP32, BF16, or an FP8 copy of a linear input.
+Words float_dtype(double dtype_bytes) {
+  return dtype_bytes == kFp32Bytes ? "FP32" : dtype_bytes == kBf16Bytes ? "BF16" : "FP8";
 }
 
 // The tensors a block saves, in the order they are added.
 struct SavedTensors {
   std::vector<SavedTensor> list;
 
+  // A floating-point tensor, or with `dtype` an integer or bool one ("int32", "bool").
   void add(Words id, Words name, Words saved_by, Words elements, double elements_per_token,
-           double dtype_bytes, double split) {
+           double dtype_bytes, double split, Words dtype = {}) {
+    if (std::string(dtype).empty()) dtype = float_dtype(dtype_bytes);
     list.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
-                                std::move(elements), elements_per_token, dtype_bytes, split));
+                                std::move(elements), elements_per_token, dtype_bytes, split,
+                                std::move(dtype)));
   }
 };
 
@@ -304,7 +314,7 @@ void LlamaBlock::add_attention_scores(SavedTensors& saved) const {
   if (probability_dropout(shape, setup, kLlamaBlockDropsOut)) {
     // Dropout on the probabilities: its mask, and the dropped copy the matmul reads.
     saved.add("probabilities-dropout-mask", "Probabilities' dropout mask (1 byte)", "dropout",
-              "a·s", a * s, 1, by_heads);
+              "a·s", a * s, 1, by_heads, "bool");
     saved.add("dropped-probabilities", "Dropped probabilities", "the probabilities × values matmul",
               "a·s", a * s, kBf16Bytes, by_heads);
   }
@@ -414,7 +424,7 @@ void LlamaBlock::add_gated_deltanet(SavedTensors& saved) const {
 // Residual dropout's 1-byte mask, after the attention and after the MLP.
 void LlamaBlock::add_residual_dropout_mask(SavedTensors& saved, const Words& id,
                                            const Words& name) const {
-  if (residual_masks) saved.add(id, name, "dropout", "h", h, 1, whole);
+  if (residual_masks) saved.add(id, name, "dropout", "h", h, 1, whole, "bool");
 }
 
 void LlamaBlock::add_attention_output_before_all_to_all(SavedTensors& saved) const {

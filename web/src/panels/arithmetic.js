@@ -37,7 +37,7 @@ function fillSavedTensors(estimator, { inUse, caption, tensors, bytesPerToken })
       cell.append(name, keptFor);
       return [
         cell,
-        tensor.dtypeBytes === 4 ? 'FP32' : tensor.dtypeBytes === 1 ? 'FP8' : 'BF16',
+        tensor.dtype,
         tensor.split > 1 ? `${tensor.elements} / ${estimator.formatCount(tensor.split)}` : tensor.elements,
         bytes(tensor.bytesPerToken),
       ];
