@@ -77,6 +77,10 @@ declare global {
       linearNormUnfused: boolean;
       /** Qwen3.5's four linear-layer input projections (Qwen3-Next's two hold the same weights). */
       linearProjectionsSplit: boolean;
+      /** DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): its heads, their width, the keys each query keeps; 0 without one. */
+      indexNHeads: number;
+      indexHeadDim: number;
+      indexTopk: number;
       /** The menu's group for a preset ("Llama", "Qwen", …); "" for a config.json. */
       family: string;
       /** A multimodal model's vision tower and projector, counted from its vision_config; 0 for a text model. */

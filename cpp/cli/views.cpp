@@ -162,12 +162,14 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
     if (row.part == TermPart::kModelState) {
       print_row(out, state_label(row, estimate), held);
     } else if (row.term == Term::kActivations) {
-      const bool hybrid = hybrid_linear_attention(*resolve_model(setup));
+      const ModelShape& shape = *resolve_model(setup);
       print_row(out,
-                std::string(row.label) + (hybrid ? " (hybrid, each kind tensor by tensor)"
-                                          : setup.activation_model == ActivationModel::kLlamaBlock
-                                              ? " (Llama block, tensor by tensor)"
-                                              : " (Korthikanti et al. 2023)"),
+                std::string(row.label) +
+                    (hybrid_linear_attention(shape) ? " (hybrid, each kind tensor by tensor)"
+                     : sparse_attention(shape)      ? " (sparse attention, tensor by tensor)"
+                     : setup.activation_model == ActivationModel::kLlamaBlock
+                         ? " (Llama block, tensor by tensor)"
+                         : " (Korthikanti et al. 2023)"),
                 held);
     } else if (row.term == Term::kLogits) {
       if (!setup.logits) continue;

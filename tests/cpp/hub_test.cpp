@@ -46,7 +46,10 @@ TEST_CASE("hub: Llama 3's own repositories, base and instruct, and their mirrors
   // A name no preset's repository has, and one whose shape changed under the family's name.
   CHECK(preset_for_hub_id("someone/Mystery-7B").preset == nullptr);
   CHECK(preset_for_hub_id("mistralai/Mistral-7B-v0.3").preset == nullptr);
-  CHECK(preset_for_hub_id("deepseek-ai/DeepSeek-V3.2").preset == nullptr);
+  CHECK(preset_for_hub_id("deepseek-ai/DeepSeek-V4").preset == nullptr);
+  // DeepSeek-V3.2's releases share one shape, and GLM-5.1 GLM-5's.
+  CHECK(preset_for_hub_id("deepseek-ai/DeepSeek-V3.2-Exp").preset->id == "deepseek-v3.2");
+  CHECK(preset_for_hub_id("zai-org/GLM-5.1").preset->id == "glm-5");
   CHECK(preset_for_hub_id("").preset == nullptr);
 }
 

@@ -389,7 +389,11 @@ TEST_CASE("more tokens never need less memory, and FlashAttention never needs mo
             if (flash.answer.status != Status::kOk)
               continue;  // a preset whose heads t does not divide
             CHECK(flash.bytes.total() >= previous);
-            CHECK(flash.bytes.total() <= scores.bytes.total());
+            // DSA's layers are not counted without their fused kernels (check_sparse.cpp).
+            CHECK((scores.answer.status != Status::kOk) == sparse_attention(shape));
+            if (scores.answer.status == Status::kOk) {
+              CHECK(flash.bytes.total() <= scores.bytes.total());
+            }
             previous = flash.bytes.total();
           }
         }

@@ -94,6 +94,13 @@ struct ModelShape {
   // in_proj_a (the same weights as Qwen3-Next's in_proj_qkvz and in_proj_ba): four modules for
   // LoRA's adapters rather than two.
   bool linear_projections_split = false;
+  // DeepSeek Sparse Attention (DeepSeek-V3.2, arXiv:2512.02556; GLM-5), in use when
+  // index_n_heads > 0: beside latent attention every layer holds a lightning indexer
+  // (transformers' DeepseekV32Indexer: wq_b from the query latent, wk and a LayerNorm from the
+  // layer's input, weights_proj), whose scores pick the index_topk keys each query attends to.
+  int index_n_heads = 0;   // H_I, index_n_heads
+  int index_head_dim = 0;  // D_I, index_head_dim
+  int index_topk = 0;      // k_I, index_topk: keys each query attends to
   std::string family = {};  // the menu's group for a preset: "Llama", "Qwen", …; empty for a config
   // A multimodal model's vision tower and projector, as transformers builds them beside the text
   // tower (config_vision.cpp): their parameters, whole on the first pipeline stage, frozen unless
@@ -119,6 +126,9 @@ double linear_attention_layers_between(const ModelShape& shape, double first, do
 
 // Whether the shape's attention is multi-head latent attention.
 inline bool latent_attention(const ModelShape& shape) { return shape.kv_lora_rank > 0; }
+
+// Whether its latent attention is DeepSeek Sparse Attention, an indexer in every layer.
+inline bool sparse_attention(const ModelShape& shape) { return shape.index_n_heads > 0; }
 
 // How many of the `count` layers from layer `first` on (from 0) hold a dense MLP: all of them
 // without a mixture; else the first num_dense_layers, and past them those whose number + 1 is not

@@ -73,6 +73,8 @@ struct LlamaBlock {
   void add_shared_experts(SavedTensors& saved) const;
   void add_attention_output_gate(SavedTensors& saved) const;
   void add_gated_deltanet(SavedTensors& saved) const;
+  void add_sparse_attention(SavedTensors& saved) const;
+  void add_sparse_attention_kernels(SavedTensors& saved) const;
 
   // What the steps share.
   void add_norm(SavedTensors& saved, const Words& id, const Words& name) const;
@@ -274,6 +276,114 @@ void LlamaBlock::add_latent_queries_keys_values(SavedTensors& saved) const {
   saved.add("value", "Values", attention_keeper("the probabilities × values matmul"), "a·d_v",
             a * v_head_dim, kBf16Bytes, by_heads);
   exchange_last(saved, 3, Exchange::kIntoAttention);
+}
+
+// DeepSeek Sparse Attention as Megatron-LM trains it with its TileLang kernels
+// (dsa_kernel_backend "tilelang", dsa_indexer_use_sparse_loss; dsa.py at d1cab16, as core_r0.19.0;
+// ops/tilelang_dsa.py, indexer.py, sparse_mla.py and tilelang_indexer_loss.py at 4f65717;
+// absorbed_mla.py at e4ba3a3): latent attention with W_UK and W_UV absorbed
+// (AbsorbedMLASelfAttention), whose sparse kernel attends to each query's index_topk keys over the
+// latent, and the lightning indexer with its KL loss. Megatron-LM requires sequence parallelism
+// under t > 1, so the latents' tensors are split over t; the indexer is whole on every TP rank
+// and runs on the whole sequence. Nothing is quadratic in s. docs/activations.md lists each.
+void LlamaBlock::add_sparse_attention(SavedTensors& saved) const {
+  const double rank_q = shape.q_lora_rank;
+  const double rank_kv = shape.kv_lora_rank;
+  const double rope = shape.qk_rope_head_dim;
+  const double latent = rank_kv + rope;  // the latent and the rotary key: 576 in DeepSeek's
+  const double micro_batch = setup.micro_batch_sequences;
+  // The down-projections (duplicated TELinear) share the input norm's output; the latents' norms
+  // (standalone TENorm) save their inputs and 1/RMS; q_up (column-parallel) its local input.
+  saved.add("qkv-input", "Attention norm's output", "the query's and key/value's down-projections",
+            "h", h, kBf16Bytes, whole);
+  saved.add("query-norm-input", "Query latent (RMSNorm's input)", "RMSNorm", "r_q", rank_q,
+            kBf16Bytes, whole);
+  saved.add("query-norm-rstd", "Query latent's 1/RMS", "RMSNorm", "1", 1, kFp32Bytes, whole);
+  saved.add("query-latent", "Query latent, normed", "the query up-projection (linear_q_up_proj)",
+            "r_q", rank_q, kBf16Bytes, whole);
+  saved.add("key-value-norm-input", "Key/value latent, a contiguous copy (RMSNorm's input)",
+            "RMSNorm", "r_kv", rank_kv, kBf16Bytes, whole);
+  saved.add("key-value-norm-rstd", "Key/value latent's 1/RMS", "RMSNorm", "1", 1, kFp32Bytes,
+            whole);
+  // The einsum that absorbs W_UK reads a view of q_up's output, keeping all of it.
+  saved.add("query-up-output", "Query up-projection's output (its no-RoPE part absorbs W_UK)",
+            "the W_UK einsum", "a·(d_nope + d_rope)",
+            a * (static_cast<double>(shape.qk_nope_head_dim) + rope), kBf16Bytes, by_heads);
+  // RoPE's cos and sin, [s, 1, 1, d_rope] BF16 each, shared by the micro-batch's sequences.
+  saved.add("rope-tables", "RoPE's cos and sin for the queries and the rotary key",
+            "the rotary embedding (twice)", "4·d_rope / b", 4 * rope / micro_batch, kBf16Bytes, 1);
+  if (selective) {
+    // Selective recomputation checkpoints DSAttention whole (indexer, loss and sparse attention):
+    // it keeps its inputs, the absorbed queries and the latent key/values.
+    saved.add("query-absorbed", "Absorbed queries (latent and rotary parts)",
+              "the checkpointed sparse attention, to recompute it", "a·(r_kv + d_rope)", a * latent,
+              kBf16Bytes, by_heads);
+    saved.add("key-value", "Latent keys/values and the rotary key",
+              "the checkpointed sparse attention, to recompute it", "r_kv + d_rope", latent,
+              kBf16Bytes, 1);
+  } else {
+    add_sparse_attention_kernels(saved);
+  }
+  saved.add("attention-output", "Attention's output (W_UV's product)",
+            "output projection (linear_proj)", "a·d_v", a * shape.v_head_dim, kBf16Bytes, by_heads);
+}
+
+// What DSAttention saves under no recomputation: SparseMLA's tensors, W_UV's input, and the
+// indexer with its loss, whole on every TP rank.
+void LlamaBlock::add_sparse_attention_kernels(SavedTensors& saved) const {
+  const double t = setup.layout.tensor_parallel;
+  const double rank_q = shape.q_lora_rank;
+  const double latent = static_cast<double>(shape.kv_lora_rank) + shape.qk_rope_head_dim;
+  const double topk = shape.index_topk;
+  const double index_heads = shape.index_n_heads;
+  const double index_dim = shape.index_head_dim;
+  const double micro_batch = setup.micro_batch_sequences;
+  // SparseMLA pads the heads on a rank to 16 (sparse_mla.py): its query, [b, s, max(a/t, 16),
+  // r_kv + d_rope], is the absorbed queries themselves when no padding is needed.
+  const double padded_heads = std::max(a / t, 16.0);
+  saved.add("sparse-query", "Absorbed queries, heads padded to 16 or more", "SparseMLA",
+            "max(a/t, 16)·(r_kv + d_rope)", padded_heads * latent, kBf16Bytes, 1);
+  saved.add("key-value", "Latent keys/values and the rotary key", "SparseMLA", "r_kv + d_rope",
+            latent, kBf16Bytes, 1);
+  saved.add("sparse-indices", "Top-k key indices", "SparseMLA", "k_I", topk, 4, 1, "int32");
+  saved.add("valid-heads", "Valid-head mask", "SparseMLA", "max(a/t, 16)", padded_heads, 1, 1,
+            "bool");
+  saved.add("attention-latent-output", "Sparse attention's latent output", "the W_UV einsum",
+            "a·r_kv", a * shape.kv_lora_rank, kBf16Bytes, by_heads);
+  // The indexer (DSAIndexer, its linears duplicated) reads the input norm's output and the query
+  // latent, both all-gathered to the whole sequence under t > 1 (the same tensors at t = 1).
+  if (t > 1) {
+    saved.add("indexer-input", "Attention norm's output, all-gathered",
+              "the indexer's wk and weights_proj", "h", h, kBf16Bytes, 1);
+    saved.add("indexer-query-latent", "Query latent, normed, all-gathered", "the indexer's wq_b",
+              "r_q", rank_q, kBf16Bytes, 1);
+  }
+  saved.add("indexer-key-norm-input", "Indexer key (LayerNorm's input)", "LayerNorm (k_norm)",
+            "D_I", index_dim, kBf16Bytes, 1);
+  saved.add("indexer-key-norm-stats", "Indexer key's mean and 1/σ", "LayerNorm (k_norm)", "2", 2,
+            kFp32Bytes, 1);
+  saved.add("indexer-rope-tables", "The indexer's RoPE cos and sin", "the rotary embedding (twice)",
+            "4·d_rope / b", 4 * shape.qk_rope_head_dim / micro_batch, kBf16Bytes, 1);
+  saved.add("indexer-query", "Indexer queries, Hadamard-rotated", "IndexerFunction", "H_I·D_I",
+            index_heads * index_dim, kBf16Bytes, 1);
+  saved.add("indexer-key", "Indexer keys, Hadamard-rotated", "IndexerFunction", "D_I", index_dim,
+            kBf16Bytes, 1);
+  saved.add("indexer-weights", "Indexer head weights", "IndexerFunction", "H_I", index_heads,
+            kFp32Bytes, 1);
+  saved.add("indexer-bounds", "Each query's first and last key", "IndexerFunction", "2", 2, 4, 1,
+            "int32");
+  saved.add("indexer-topk", "Indexer's top-k indices", "IndexerFunction", "k_I", topk, 4, 1,
+            "int32");
+  saved.add("topk-invalid", "Invalid top-k slots", "masked_fill (the indices sanitised)", "k_I",
+            topk, 1, 1, "bool");
+  if (t > 1) {
+    // Under t > 1 the indices are sorted (dsa_masking.py, sort_topk_by_index): an int64 order and
+    // a bool mask.
+    saved.add("topk-sort", "Top-k sort order and its invalid slots", "gather and masked_fill",
+              "k_I", topk, 9, 1, "int64 + bool");
+  }
+  saved.add("indexer-loss-grad", "The indexer's KL-loss gradient over its top-k",
+            "SparseIndexerKLLoss", "k_I", topk, kFp32Bytes, 1);
 }
 
 void LlamaBlock::add_queries_keys_values(SavedTensors& saved) const {
@@ -540,14 +650,18 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
     block.add_gated_deltanet(saved);
   } else {
     block.add_attention_norm(saved);
-    block.add_attention_input(saved);
-    if (latent_attention(shape)) {
-      block.add_latent_queries_keys_values(saved);
+    if (sparse_attention(shape)) {
+      block.add_sparse_attention(saved);
     } else {
-      block.add_queries_keys_values(saved);
+      block.add_attention_input(saved);
+      if (latent_attention(shape)) {
+        block.add_latent_queries_keys_values(saved);
+      } else {
+        block.add_queries_keys_values(saved);
+      }
+      block.add_attention_scores(saved);
+      block.add_attention_output(saved);
     }
-    block.add_attention_scores(saved);
-    block.add_attention_output(saved);
     block.add_attention_output_gate(saved);
   }
   block.add_residual_dropout_mask(saved, "attention-dropout-mask",
@@ -642,6 +756,15 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
   std::string source =
       "the Llama block's saved tensors, one by one (docs/activations.md); the layer's input alone "
       "under full recomputation (Chen et al. 2016)";
+  if (sparse_attention(shape)) {
+    source +=
+        "; DeepSeek Sparse Attention as Megatron-LM trains it with its TileLang kernels "
+        "(core_r0.19.0, dsa.py and ops/tilelang_dsa.py): absorbed latent attention over each "
+        "query's top-k keys, and the indexer with its KL loss whole on every TP rank";
+    if (setup.recompute == Recompute::kSelective) {
+      source += "; selective recomputation checkpoints the whole sparse attention";
+    }
+  }
   if (residual_dropout(shape, setup, kLlamaBlockDropsOut) ||
       probability_dropout(shape, setup, kLlamaBlockDropsOut)) {
     source +=

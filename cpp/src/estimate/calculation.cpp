@@ -128,6 +128,21 @@ void add_hybrid_note(Calculation& calc, const TrainingSetup& setup) {
       ", both kinds counted tensor by tensor whichever activation model is chosen.");
 }
 
+// A DSA model's layers (models.hpp, sparse_attention): what picks the keys, and what a layer keeps.
+void add_sparse_attention_note(Calculation& calc, const TrainingSetup& setup) {
+  if (!sparse_attention(*calc.shape)) return;
+  const ModelShape& shape = *calc.shape;
+  calc.notes.push_back(
+      "Each of its " + format_count(shape.num_layers) +
+      " layers holds DeepSeek Sparse Attention: an indexer of " +
+      format_count(shape.index_n_heads) + " heads picks the " + format_count(shape.index_topk) +
+      " keys each query attends to. A layer keeps " +
+      format_count(calc.layer.kept_per_token.value()) + " B a token" +
+      (setup.recompute == Recompute::kFull ? " (its input, under full recomputation)" : "") +
+      ", counted tensor by tensor as Megatron-LM's TileLang kernels keep them, whichever "
+      "activation model is chosen.");
+}
+
 // Muon's step (Optimizer::kMuon, under the ideal step alone: check.cpp): its Newton–Schulz working
 // set for its largest matrix is held at the optimiser's step, once the passes' activations and
 // logits are freed. Where it is the larger, the step would be the peak, which the idealised terms
@@ -169,6 +184,7 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
   const TrainingSetup& setup = run.setup;
   place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
   add_hybrid_note(calc, setup);
+  add_sparse_attention_note(calc, setup);
   if (stack_row(setup.stack).replayed && options.replay_stack) {
     choose_replayed_stage(calc, setup, options.writing);
   } else {
@@ -187,6 +203,7 @@ Calculation calculate_plate(const TrainingSetup& setup, int micro_batch_sequence
   add_notes(calc, setup, {});
   place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
   add_hybrid_note(calc, setup);
+  add_sparse_attention_note(calc, setup);
   choose_idealised_stage(calc, setup, options.writing);
   return calc;
 }

@@ -475,7 +475,11 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
 ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                       int micro_batch_sequences, bool flash_attention,
                                       const Pen& pen) {
-  const LayerActivations model = layer_activations_of(setup.activation_model);
+  // DeepSeek Sparse Attention's layers are counted tensor by tensor whichever model is chosen:
+  // Korthikanti's equation describes dense attention.
+  const LayerActivations model = sparse_attention(shape)
+                                     ? llama_block_layer_activations
+                                     : layer_activations_of(setup.activation_model);
   const LayerStack stack = layer_stack_of(setup);
   ActivationsPerLayer layer =
       hybrid_linear_attention(shape)

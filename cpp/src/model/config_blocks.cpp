@@ -30,6 +30,7 @@ enum class Block {
   kPhi,
   kDeepseekV2,
   kDeepseekV3,
+  kSparseAttention,
   kGlm4Moe,
   kGptOss,
   kLlama4,
@@ -54,6 +55,7 @@ constexpr unsigned kSharedExpertCount = 1u << 2;  // n_shared_experts
 constexpr unsigned kLatentAttention = 1u << 3;    // q_lora_rank, kv_lora_rank
 constexpr unsigned kInterleavedDense = 1u << 4;  // intermediate_size_mlp, interleave_moe_layer_step
 constexpr unsigned kLinearAttention = 1u << 5;   // full_attention_interval, linear_num_value_heads
+constexpr unsigned kSparseIndexer = 1u << 6;     // index_n_heads, index_topk
 
 // Each family's dropout keys, with its config class's defaults (configuration_<type>.py), as
 // config_dropout.cpp reads them.
@@ -230,6 +232,10 @@ constexpr ModelType kModelTypes[] = {
     Row("deepseek_v2", Block::kDeepseekV2).reads(kDeepseekFields, 6),
     // Kimi K2's config names its own type; its architecture is DeepseekV3ForCausalLM.
     Row("kimi_k2", Block::kDeepseekV3).reads(kDeepseekFields, 4),
+    // DeepSeek-V3.2 (modeling_deepseek_v32.py) and GLM-5 (modeling_glm_moe_dsa.py): V3's latent
+    // attention and experts with DeepSeek Sparse Attention's indexer in every layer.
+    Row("deepseek_v32", Block::kSparseAttention).reads(kDeepseekFields | kSparseIndexer, 11),
+    Row("glm_moe_dsa", Block::kSparseAttention).reads(kDeepseekFields | kSparseIndexer, 12),
     // Phi-3 and Phi-4 fuse Q, K, V (qkv_proj) and gate and up (gate_up_proj): the same weights.
     Row("phi3", Block::kLlama).ignores_attention_bias().dropout(kPhiDropout),
     Row("gemma3_text", Block::kLlama)
@@ -330,6 +336,8 @@ constexpr TypedField kTypedFields[] = {
     {kFullAttentionInterval.key, "Gated DeltaNet layers between full-attention ones",
      kLinearAttention},
     {kLinearNumValueHeads.key, "Gated DeltaNet layers", kLinearAttention},
+    {kIndexNHeads.key, "DeepSeek Sparse Attention's indexer", kSparseIndexer},
+    {kIndexTopk.key, "DeepSeek Sparse Attention's indexer", kSparseIndexer},
 };
 
 // The activations of transformers' ACT2FN that hold no parameters and act on each element alone
@@ -528,6 +536,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_deepseek_v3_block(config, shape);
     case Block::kDeepseekV2:
       return read_deepseek_v2_block(config, shape);
+    case Block::kSparseAttention:
+      return read_sparse_attention_block(config, shape);
     case Block::kGlm4Moe:
       return read_glm4_moe_block(config, shape);
     case Block::kGptOss:

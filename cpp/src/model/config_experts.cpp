@@ -133,6 +133,78 @@ std::string read_deepseek_v2_block(const Json& config, ModelShape& shape) {
   return problem;
 }
 
+namespace {
+
+// A per-layer list a DSA config may give, which must say what the shape holds: mlp_layer_types
+// "dense" for the first first_k_dense_replace layers and "sparse" after them; indexer_types
+// "full" in every layer (GLM-5.2's "shared" layers reuse another layer's top-k and build no
+// indexer of their own, which trainmem does not count).
+std::string check_layer_list(const Json& config, const char* key, const ModelShape& shape,
+                             bool mlp) {
+  const Json* list = present(config, key);
+  if (list == nullptr) return {};
+  const std::string allowed_list =
+      quoted(key) + " must list num_hidden_layers (" + std::to_string(shape.num_layers) +
+      ") entries, " +
+      (mlp ? "\"dense\" for the first first_k_dense_replace layers and \"sparse\" after them"
+           : "each \"full\": an indexer in every layer (shared top-k layers are not counted by "
+             "trainmem)");
+  if (!list->is_array() || list->size() != static_cast<std::size_t>(shape.num_layers)) {
+    return allowed_list + "; it is " + describe(*list) + ".";
+  }
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const char* expected =
+        !mlp ? "full" : (static_cast<int>(i) < shape.num_dense_layers ? "dense" : "sparse");
+    const Json& entry = (*list)[i];
+    if (!entry.is_string() || entry.get<std::string>() != expected) {
+      return allowed_list + "; entry " + std::to_string(i) + " is " + describe(entry) + ".";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+// DeepSeek Sparse Attention: transformers' DeepseekV32ForCausalLM (modeling_deepseek_v32.py,
+// DeepSeek-V3.2 and V3.2-Exp) and GlmMoeDsaForCausalLM (modeling_glm_moe_dsa.py, GLM-5 and
+// GLM-5.1): DeepSeek-V3's latent attention, experts and dense first layers, and in every layer a
+// lightning indexer of index_n_heads heads of index_head_dim (DeepseekV32Indexer), which needs
+// the query latent. GLM-5's index_topk_pattern, index_topk_freq and indexer_types, which can make
+// layers share another's top-k, must keep an indexer in every layer.
+std::string read_sparse_attention_block(const Json& config, ModelShape& shape) {
+  const std::string problem = read_deepseek_v3_block(config, shape);
+  if (!problem.empty()) return problem;
+  Problems problems;
+  problems.add(read_required(config, kIndexNHeads, shape.index_n_heads));
+  problems.add(read_required(config, kIndexHeadDim, shape.index_head_dim));
+  problems.add(read_required(config, kIndexTopk, shape.index_topk));
+  if (problems.any()) return problems.first();
+  if (shape.q_lora_rank == 0) {
+    return "'q_lora_rank' must be a whole number from 1 to " + format_count(kMaxModelWidth) +
+           ": the sparse attention's indexer reads the query latent; it is null.";
+  }
+  if (const Json* freq = present(config, "index_topk_freq");
+      freq != nullptr && !(freq->is_number() && freq->get<double>() <= 1)) {
+    return "'index_topk_freq' must be 1 (absent or null means 1): an indexer in every layer; it "
+           "is " +
+           describe(*freq) + ". Layers that share another's top-k are not counted by trainmem.";
+  }
+  if (const Json* pattern = present(config, "index_topk_pattern");
+      pattern != nullptr &&
+      !(pattern->is_string() &&
+        pattern->get<std::string>().find_first_not_of('F') == std::string::npos &&
+        pattern->get<std::string>().size() == static_cast<std::size_t>(shape.num_layers))) {
+    return "'index_topk_pattern' must be num_hidden_layers letters F (an indexer in every "
+           "layer); it is " +
+           describe(*pattern) +
+           ". Layers that share another's top-k (S) are not counted by "
+           "trainmem.";
+  }
+  problems.add(check_layer_list(config, "indexer_types", shape, false));
+  problems.add(check_layer_list(config, "mlp_layer_types", shape, true));
+  return problems.first();
+}
+
 // transformers' Glm4MoeForCausalLM (GLM-4.5, GLM-4.5-Air): grouped-query attention whose Q, K and
 // V carry biases when attention_bias (O never), with q_norm and k_norm of head_dim when
 // use_qk_norm (Glm4MoeAttention); DeepSeek-V3's experts, router and dense first layers; partial

@@ -73,6 +73,11 @@ inline constexpr WholeField kLinearKeyHeadDim = {"linear_key_head_dim", 1, kMaxM
 inline constexpr WholeField kLinearValueHeadDim = {"linear_value_head_dim", 1, kMaxModelWidth};
 inline constexpr WholeField kLinearConvKernelDim = {"linear_conv_kernel_dim", 1, kMaxModelWidth};
 inline constexpr WholeField kMtpNumHiddenLayers = {"mtp_num_hidden_layers", 0, kMaxModelLayers};
+// DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): the lightning indexer's heads and width, and
+// the keys each query keeps.
+inline constexpr WholeField kIndexNHeads = {"index_n_heads", 1, kMaxModelWidth};
+inline constexpr WholeField kIndexHeadDim = {"index_head_dim", 1, kMaxModelWidth};
+inline constexpr WholeField kIndexTopk = {"index_topk", 1, kMaxPositionEmbeddings};
 inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kNumLayers,
                                               kNumHeads,
@@ -112,7 +117,10 @@ inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kLinearKeyHeadDim,
                                               kLinearValueHeadDim,
                                               kLinearConvKernelDim,
-                                              kMtpNumHiddenLayers};
+                                              kMtpNumHiddenLayers,
+                                              kIndexNHeads,
+                                              kIndexHeadDim,
+                                              kIndexTopk};
 
 // "'hidden_size'"
 std::string quoted(const char* key);

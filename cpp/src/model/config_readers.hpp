@@ -28,6 +28,7 @@ std::string read_phi_block(const Json& config, ModelShape& shape);
 std::string read_qwen_moe_fields(const Json& config, bool shared_expert, ModelShape& shape);
 std::string read_deepseek_v3_block(const Json& config, ModelShape& shape);
 std::string read_deepseek_v2_block(const Json& config, ModelShape& shape);
+std::string read_sparse_attention_block(const Json& config, ModelShape& shape);
 std::string read_glm4_moe_block(const Json& config, ModelShape& shape);
 std::string read_gpt_oss_block(const Json& config, ModelShape& shape);
 std::string read_llama4_block(const Json& config, ModelShape& shape);

@@ -69,11 +69,18 @@ const std::vector<HubRepositories>& hub_repositories() {
       {"deepseek-v3",
        {"deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V3-Base", "deepseek-ai/DeepSeek-V3-0324",
         "deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-R1-0528"}},
+      // DeepSeek-V3.2's releases: V3.2-Exp, V3.2 and V3.2-Speciale list the same safetensors total,
+      // 685,396,921,376 (with the MTP module, its copies of the embedding and head, FP8 scales).
+      {"deepseek-v3.2",
+       {"deepseek-ai/DeepSeek-V3.2", "deepseek-ai/DeepSeek-V3.2-Exp",
+        "deepseek-ai/DeepSeek-V3.2-Speciale"}},
       {"kimi-k2",
        {"moonshotai/Kimi-K2-Instruct", "moonshotai/Kimi-K2-Base",
         "moonshotai/Kimi-K2-Instruct-0905"}},
       {"glm4.5", {"zai-org/GLM-4.5", "zai-org/GLM-4.5-Base"}},
       {"glm4.5-air", {"zai-org/GLM-4.5-Air", "zai-org/GLM-4.5-Air-Base"}},
+      // GLM-5.1: GLM-5's architecture, its BF16 total GLM-5's to the parameter (753,864,139,008).
+      {"glm-5", {"zai-org/GLM-5", "zai-org/GLM-5.1"}},
       {"gemma3-1b", {"google/gemma-3-1b-pt", "google/gemma-3-1b-it"}},
       {"gemma3-4b", {"google/gemma-3-4b-pt", "google/gemma-3-4b-it"}},
       {"gemma3-12b", {"google/gemma-3-12b-pt", "google/gemma-3-12b-it"}},

@@ -54,6 +54,9 @@ std::string model_shape_problem(const ModelShape& shape) {
       {"linear_key_head_dim", shape.linear_key_head_dim, 0, kMaxModelWidth},
       {"linear_value_head_dim", shape.linear_value_head_dim, 0, kMaxModelWidth},
       {"linear_conv_kernel_dim", shape.linear_conv_kernel_dim, 0, kMaxModelWidth},
+      {"index_n_heads", shape.index_n_heads, 0, kMaxModelWidth},
+      {"index_head_dim", shape.index_head_dim, 0, kMaxModelWidth},
+      {"index_topk", shape.index_topk, 0, kMaxPositionEmbeddings},
   };
   for (const Bound& bound : bounds) {
     if (!in_range(bound.value, bound.low, bound.high)) {
@@ -100,6 +103,23 @@ std::string model_shape_problem(const ModelShape& shape) {
              shape.v_head_dim > 0) {
     return "q_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim belong to latent "
            "attention; kv_lora_rank must be above 0 for them.";
+  }
+  const bool any_index_field =
+      shape.index_n_heads > 0 || shape.index_head_dim > 0 || shape.index_topk > 0;
+  if (any_index_field) {
+    if (shape.index_n_heads < 1 || shape.index_head_dim < 1 || shape.index_topk < 1) {
+      return "DeepSeek Sparse Attention needs index_n_heads, index_head_dim and index_topk of 1 "
+             "or more.";
+    }
+    if (!latent_attention(shape) || shape.q_lora_rank < 1) {
+      return "DeepSeek Sparse Attention's indexer reads the query latent: it needs latent "
+             "attention with q_lora_rank above 0.";
+    }
+    if (shape.index_head_dim < shape.qk_rope_head_dim) {
+      return "index_head_dim (" + format_count(shape.index_head_dim) +
+             ") must be at least qk_rope_head_dim (" + format_count(shape.qk_rope_head_dim) +
+             "): the indexer rotates that many of its dimensions.";
+    }
   }
   const int linear_fields[] = {shape.linear_num_key_heads, shape.linear_num_value_heads,
                                shape.linear_key_head_dim, shape.linear_value_head_dim,
@@ -219,6 +239,18 @@ void add_attention_weights(const ModelShape& shape, WeightList& list) {
     matrix(shape.kv_lora_rank, a * (static_cast<double>(shape.qk_nope_head_dim) + shape.v_head_dim),
            1, P::kSplit);
     matrix(a * shape.v_head_dim, h, 1, P::kSplit);
+    if (sparse_attention(shape)) {
+      // DeepSeek Sparse Attention's lightning indexer (transformers' DeepseekV32Indexer): wq_b
+      // (r_q to H_I·D_I), wk (h to D_I), k_norm (a LayerNorm of D_I with its bias), weights_proj
+      // (h to H_I), no biases. Megatron-LM's DSAIndexer builds them duplicated: whole on every TP
+      // rank (dsa.py).
+      const double index_heads = shape.index_n_heads;
+      const double index_dim = shape.index_head_dim;
+      matrix(shape.q_lora_rank, index_heads * index_dim, 1, P::kReplicated);
+      matrix(h, index_dim, 1, P::kReplicated);
+      vector(index_dim, 2, P::kNorm);
+      matrix(h, index_heads, 1, P::kReplicated);
+    }
   } else {
     // Qwen3-Next's gated attention: q_proj makes the queries and their gate, a·d each.
     const double query_outputs = shape.attention_output_gate ? 2 * query_width : query_width;

@@ -94,6 +94,26 @@ ModelShape deepseek_v3(ModelShape shape) {
   return shape;
 }
 
+// DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a lightning indexer in every layer, of
+// `index_heads` heads of 128, each query attending to its top 2,048 keys.
+ModelShape with_sparse_attention(ModelShape shape, int index_heads) {
+  shape.index_n_heads = index_heads;
+  shape.index_head_dim = 128;
+  shape.index_topk = 2048;
+  return shape;
+}
+
+// GLM-5 and GLM-5.1 (zai-org/GLM-5 config.json, GlmMoeDsaForCausalLM): DeepSeek-V3's layout with
+// a query latent of 2,048, 192 + 64 query/key and 256 value dimensions per head, and an indexer of
+// 32 heads.
+ModelShape glm5(ModelShape shape) {
+  shape = with_sparse_attention(deepseek_v3(shape), 32);
+  shape.q_lora_rank = 2048;
+  shape.qk_nope_head_dim = 192;
+  shape.v_head_dim = 256;
+  return shape;
+}
+
 // Qwen3-Next's and Qwen3.5's hybrids: 256-wide heads with q_norm and k_norm and an output gate,
 // every 4th layer full attention and the others Gated DeltaNet layers of 16 query/key heads and
 // `value_heads` value heads, each 128 wide, with a short convolution of 4; as transformers runs
@@ -156,6 +176,7 @@ constexpr int kGptOssVocabSize = 201088;
 constexpr int kOlmo2VocabSize = 100352;
 constexpr int kPhi4VocabSize = 100352;
 constexpr int kKimiK2VocabSize = 163840;
+constexpr int kGlm5VocabSize = 154880;
 
 // Gemma 3's layers (transformers' Gemma3DecoderLayer): Gemma 2's four norms and q_norm and k_norm
 // of head_dim; the embeddings tied.
@@ -318,16 +339,22 @@ std::vector<ModelShape> make_presets() {
           with_qkv_bias({"qwen2.5-72b", "Qwen2.5 72B", "Qwen/Qwen2.5-72B config.json", 80, 8192,
                          29568, 64, 8, kQwen25VocabSize, false}),
       });
-  add_family(presets, "DeepSeek and Kimi",
-             {
-                 // The main model; the checkpoint's multi-token-prediction module is counted when
-                 // a setup trains it. DeepSeek-R1 has the same shape.
-                 deepseek_v3({"deepseek-v3", "DeepSeek-V3 / R1 671B",
-                              "deepseek-ai/DeepSeek-V3 config.json", 61, 7168, 18432, 128, 128,
-                              kDeepseekV3VocabSize, false}),
-                 kimi_k2({"kimi-k2", "Kimi K2 1T", "moonshotai/Kimi-K2-Instruct config.json", 61,
-                          7168, 18432, 64, 64, kKimiK2VocabSize, false}),
-             });
+  add_family(
+      presets, "DeepSeek and Kimi",
+      {
+          // The main model; the checkpoint's multi-token-prediction module is counted when
+          // a setup trains it. DeepSeek-R1 has the same shape.
+          deepseek_v3({"deepseek-v3", "DeepSeek-V3 / R1 671B",
+                       "deepseek-ai/DeepSeek-V3 config.json", 61, 7168, 18432, 128, 128,
+                       kDeepseekV3VocabSize, false}),
+          // DeepSeek-V3.2 (and V3.2-Exp): V3's shape and an indexer of 64 heads.
+          with_sparse_attention(deepseek_v3({"deepseek-v3.2", "DeepSeek-V3.2 671B",
+                                             "deepseek-ai/DeepSeek-V3.2 config.json", 61, 7168,
+                                             18432, 128, 128, kDeepseekV3VocabSize, false}),
+                                64),
+          kimi_k2({"kimi-k2", "Kimi K2 1T", "moonshotai/Kimi-K2-Instruct config.json", 61, 7168,
+                   18432, 64, 64, kKimiK2VocabSize, false}),
+      });
   add_family(presets, "GLM",
              {
                  glm45({"glm4.5", "GLM-4.5 355B", "zai-org/GLM-4.5 config.json", 92, 5120, 12288,
@@ -336,6 +363,8 @@ std::vector<ModelShape> make_presets() {
                  glm45({"glm4.5-air", "GLM-4.5-Air 106B", "zai-org/GLM-4.5-Air config.json", 46,
                         4096, 10944, 96, 8, kGlm45VocabSize, false},
                        128, 1408, 1, false),
+                 glm5({"glm-5", "GLM-5 744B", "zai-org/GLM-5 config.json", 78, 6144, 12288, 64, 64,
+                       kGlm5VocabSize, false}),
              });
   add_family(
       presets, "Gemma",
@@ -426,6 +455,7 @@ std::vector<ModelShape> make_presets() {
       {"olmo2-7b", 4096},           {"olmo2-13b", 4096},
       {"olmo2-32b", 4096},          {"qwen3-next-80b-a3b", 262144},
       {"qwen3.5-27b", 262144},      {"qwen3.5-35b-a3b", 262144},
+      {"deepseek-v3.2", 163840},    {"glm-5", 202752},
   };
   for (ModelShape& preset : presets) {
     for (const auto& [id, positions] : max_positions) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "settings/check_hybrid.hpp"
+#include "settings/check_sparse.hpp"
 #include "stacks/stack_rows.hpp"
 #include "stacks/stack_run.hpp"
 #include "trainmem/config.hpp"
@@ -552,7 +553,10 @@ Answer check_plate_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "A config.json's model is beyond the plate's view, which the full estimator "
                    "answers.");
   }
-  return check_values(setup, shape);
+  const Answer values = check_values(setup, shape);
+  if (!values.ok()) return values;
+  // The plate's settings a DSA preset refuses: FlashAttention off (its fused sparse kernels).
+  return check_sparse_attention(setup, *shape);
 }
 
 Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
@@ -633,6 +637,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   }
   const Answer hybrid = check_hybrid(setup, *shape);
   if (!hybrid.ok()) return hybrid;
+  const Answer sparse = check_sparse_attention(setup, *shape);
+  if (!sparse.ok()) return sparse;
   const Answer lora = check_lora(setup, shape);
   if (!lora.ok()) return lora;
   const ParallelLayout& layout = setup.layout;
