@@ -203,6 +203,8 @@ declare global {
       tokens: number;
       flashAttentionBytes: number;
       withoutFlashAttentionBytes: number;
+      /** False where the setup cannot be counted without FlashAttention (DSA's layers); the bytes are then 0. */
+      withoutFlashAttentionCounted: boolean;
       /** What the device has left for activations at this many tokens; below 0 where nothing is. */
       roomBytes: number;
     };

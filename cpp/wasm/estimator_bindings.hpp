@@ -126,6 +126,7 @@ void register_estimator() {
       .field("tokens", &ActivationPoint::tokens)
       .field("flashAttentionBytes", &ActivationPoint::flash_attention_bytes)
       .field("withoutFlashAttentionBytes", &ActivationPoint::without_flash_attention_bytes)
+      .field("withoutFlashAttentionCounted", &ActivationPoint::without_flash_attention_counted)
       .field("roomBytes", &ActivationPoint::room_bytes);
 
   value_object<MicroBatchFromTokens>("MicroBatchFromTokens")

@@ -252,6 +252,52 @@ const QWEN3_NEXT = JSON.stringify({
   tie_word_embeddings: false,
   time_step_limit: [0, 'INFINITY'],
 }).replace('"INFINITY"', 'Infinity');
+// DeepSeek Sparse Attention: DeepSeek-V3.2's and GLM-5's weight-bearing fields.
+const DSA_FIELDS = {
+  first_k_dense_replace: 3,
+  kv_lora_rank: 512,
+  qk_rope_head_dim: 64,
+  moe_intermediate_size: 2048,
+  n_routed_experts: 256,
+  n_shared_experts: 1,
+  num_experts_per_tok: 8,
+  num_nextn_predict_layers: 1,
+  index_head_dim: 128,
+  index_topk: 2048,
+  tie_word_embeddings: false,
+};
+const DEEPSEEK_V32 = JSON.stringify({
+  _name_or_path: 'deepseek-ai/DeepSeek-V3.2',
+  model_type: 'deepseek_v32',
+  ...DSA_FIELDS,
+  hidden_size: 7168,
+  intermediate_size: 18432,
+  num_hidden_layers: 61,
+  num_attention_heads: 128,
+  num_key_value_heads: 128,
+  vocab_size: 129280,
+  q_lora_rank: 1536,
+  qk_nope_head_dim: 128,
+  v_head_dim: 128,
+  index_n_heads: 64,
+});
+const GLM5 = JSON.stringify({
+  _name_or_path: 'zai-org/GLM-5',
+  model_type: 'glm_moe_dsa',
+  ...DSA_FIELDS,
+  hidden_size: 6144,
+  intermediate_size: 12288,
+  num_hidden_layers: 78,
+  num_attention_heads: 64,
+  num_key_value_heads: 64,
+  head_dim: 64,
+  vocab_size: 154880,
+  q_lora_rank: 2048,
+  qk_nope_head_dim: 192,
+  v_head_dim: 256,
+  index_n_heads: 32,
+  indexer_types: Array(78).fill('full'),
+});
 const QWEN35_35B = JSON.stringify({
   _name_or_path: 'Qwen/Qwen3.5-35B-A3B',
   model_type: 'qwen3_5_moe',
@@ -377,6 +423,36 @@ describe("today's families, in Chromium", () => {
       await page.textContent('#cp-error'),
       /Gated DeltaNet layers split their heads over t × c = 32 \(Megatron-LM's GatedDeltaNet\)/,
     );
+    assert.equal(await readout(page), before);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('reads DeepSeek-V3.2 and GLM-5 to their counts, and keeps the view when FlashAttention is turned off', async () => {
+    const { page, problems } = await harness.openPage();
+    await use(page, DEEPSEEK_V32);
+    await readsAs(page, 'deepseek-ai/DeepSeek-V3.2', '671.88 B');
+    await use(page, GLM5);
+    await readsAs(page, 'zai-org/GLM-5', '743.91 B');
+    assert.match(
+      await readout(page),
+      /Each of its 78 layers holds DeepSeek Sparse Attention: an indexer of 32 heads picks the 2,048 keys each query attends to\. A layer keeps [\d,]+ B a token, counted tensor by tensor/,
+    );
+    // The chart draws no curve it cannot count: DSA's layers without their fused kernels.
+    const legend = () => page.evaluate(() => globalThis.trainmemPage.charts.activationsGeometry().legend);
+    assert.deepEqual(
+      (await legend()).filter((text) => text.includes('FlashAttention')),
+      ['With FlashAttention'],
+    );
+    // Turned off, FlashAttention is refused by name, and the view stays.
+    const before = await readout(page);
+    await page.uncheck('#flash-attention');
+    // The checkbox has no message box of its own: the workshop's says it.
+    const shown = () =>
+      page.$$eval('.error:not([hidden])', (boxes) => boxes.map((box) => box.textContent).join(' '));
+    await page.waitForFunction(() => document.querySelector('.error:not([hidden])') !== null);
+    assert.match(await shown(), /sparse attention is counted with its fused sparse kernels/);
     assert.equal(await readout(page), before);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);

@@ -226,3 +226,18 @@ TEST_CASE("settings trainmem does not count for DSA layers are refused by name")
     if (!estimate.answer.ok()) CHECK(estimate.answer.setting == change.refused);
   }
 }
+
+TEST_CASE("the activation curve leaves out FlashAttention off where DSA's layers refuse it") {
+  const WorkshopView sparse = workshop_view(preset_setup("glm-5"), 4);
+  REQUIRE(sparse.estimate.answer.ok());
+  REQUIRE(sparse.activation_curve.size() == 4);
+  for (const ActivationPoint& point : sparse.activation_curve) {
+    CHECK_FALSE(point.without_flash_attention_counted);
+    CHECK(point.without_flash_attention_bytes == 0);
+    CHECK(point.flash_attention_bytes > 0);
+  }
+  const WorkshopView dense = workshop_view(preset_setup("deepseek-v3"), 4);
+  CHECK(dense.activation_curve[0].without_flash_attention_counted);
+  CHECK(dense.activation_curve[0].without_flash_attention_bytes >
+        dense.activation_curve[0].flash_attention_bytes);
+}

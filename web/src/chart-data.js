@@ -71,11 +71,15 @@ export function chartData(view, pinned, terms, barLabels = null) {
   const curve = activationCurve.map((point) => ({
     tokens: point.tokens,
     flash: point.flashAttentionBytes,
-    noFlash: point.withoutFlashAttentionBytes,
+    noFlash: point.withoutFlashAttentionCounted ? point.withoutFlashAttentionBytes : null,
     room: point.roomBytes > 0 ? point.roomBytes : null,
   }));
   const room = estimate.activationRoomBytes > 0 ? estimate.activationRoomBytes : null;
-  const drawn = curve.flatMap((point) => [point.flash, point.noFlash, ...(point.room ? [point.room] : [])]);
+  const drawn = curve.flatMap((point) => [
+    point.flash,
+    ...(point.noFlash === null ? [] : [point.noFlash]),
+    ...(point.room ? [point.room] : []),
+  ]);
   const low = Math.min(...drawn) / LOG_MARGIN;
   const high = Math.max(...drawn) * LOG_MARGIN;
 

@@ -255,7 +255,10 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
     const { curve } = data;
     const sets = activationsConfig.data.datasets;
     sets[SERIES.flash].data = curve.map((point) => ({ x: point.tokens, y: point.flash }));
-    sets[SERIES.noFlash].data = curve.map((point) => ({ x: point.tokens, y: point.noFlash }));
+    // None where the setup is not counted without FlashAttention: the legend then leaves it out.
+    sets[SERIES.noFlash].data = curve
+      .filter((point) => point.noFlash !== null)
+      .map((point) => ({ x: point.tokens, y: point.noFlash }));
     sets[SERIES.room].data = curve
       .filter((point) => point.room)
       .map((point) => ({ x: point.tokens, y: point.room }));

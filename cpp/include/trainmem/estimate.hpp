@@ -82,7 +82,8 @@ struct ActivationPoint {
   int micro_batch_sequences = 0;
   double tokens = 0;
   double flash_attention_bytes = 0;
-  double without_flash_attention_bytes = 0;
+  double without_flash_attention_bytes = 0;     // 0 where not counted
+  bool without_flash_attention_counted = true;  // false where the setup refuses FlashAttention off
   // What the device has left for activations at this many tokens, once it holds every other term
   // at this many tokens (the logits grow with them); below zero where they alone exceed it.
   double room_bytes = 0;

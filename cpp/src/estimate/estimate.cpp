@@ -104,6 +104,12 @@ WorkshopView view_with(Calculator calculator, const TrainingSetup& setup,
   // The room at the chosen micro-batch is the estimate's; at another, it moves by what the other
   // terms grow or shrink with the tokens (nothing, without the logits).
   const double held_now = held_beside_activations(calculator, setup, setup.micro_batch_sequences);
+  // The curve without FlashAttention where the setup can be counted without it (DSA's layers
+  // cannot: check_sparse.cpp).
+  TrainingSetup without_flash = setup;
+  without_flash.flash_attention = false;
+  const bool without_flash_counted =
+      calculator(without_flash, setup.micro_batch_sequences, false, whole).answer.ok();
   for (int sequences = 1; sequences <= max_micro_batch_sequences; ++sequences) {
     ActivationPoint point;
     point.micro_batch_sequences = sequences;
@@ -111,8 +117,11 @@ WorkshopView view_with(Calculator calculator, const TrainingSetup& setup,
     // The activations as counted, whole: under a stack, whatever moment its peak falls at.
     const Breakdown flash = calculator(setup, sequences, true, whole).whole_terms;
     point.flash_attention_bytes = flash[Term::kActivations];
-    point.without_flash_attention_bytes =
-        calculator(setup, sequences, false, whole).whole_terms[Term::kActivations];
+    point.without_flash_attention_counted = without_flash_counted;
+    if (without_flash_counted) {
+      point.without_flash_attention_bytes =
+          calculator(setup, sequences, false, whole).whole_terms[Term::kActivations];
+    }
     point.room_bytes = view.estimate.activation_room_bytes -
                        (flash.total() - flash[Term::kActivations] - held_now);
     view.activation_curve.push_back(point);

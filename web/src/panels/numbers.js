@@ -54,7 +54,9 @@ export function createNumbersPanel({ estimator }) {
         view.activationCurve.map((point) => [
           estimator.formatCount(point.tokens),
           estimator.formatBytes(point.flashAttentionBytes),
-          estimator.formatBytes(point.withoutFlashAttentionBytes),
+          point.withoutFlashAttentionCounted
+            ? estimator.formatBytes(point.withoutFlashAttentionBytes)
+            : 'not counted',
         ]),
       );
     },
