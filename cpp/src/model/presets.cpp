@@ -34,44 +34,85 @@ constexpr int kQwen3VocabSize = 151936;  // Qwen3 8B and 30B-A3B (embedding rows
 constexpr int kDeepseekV3VocabSize = 129280;
 constexpr int kQwen35VocabSize = 248320;  // Qwen3.5's text towers (embedding rows, padded)
 
+// A family's presets, in the order its menu group shows them: each added with its id, name and
+// source and the Llama family's fields (in ModelShape's order: L, h, f, a, k, V, tied), then
+// given what sets it apart, in place.
+struct PresetBase {
+  const char* id;
+  const char* name;
+  const char* source;
+  int num_layers;
+  int hidden_size;
+  int ffn_hidden_size;
+  int num_attention_heads;
+  int num_key_value_heads;
+  int vocab_size;
+  bool tied_embeddings;
+};
+
+class Family {
+ public:
+  Family(std::vector<ModelShape>& presets, const char* name) : presets_(presets), name_(name) {}
+  // The new preset, valid until the next is added.
+  ModelShape& add(const PresetBase& base) {
+    ModelShape& shape = presets_.emplace_back();
+    shape.id = base.id;
+    shape.name = base.name;
+    shape.source = base.source;
+    shape.num_layers = base.num_layers;
+    shape.hidden_size = base.hidden_size;
+    shape.ffn_hidden_size = base.ffn_hidden_size;
+    shape.num_attention_heads = base.num_attention_heads;
+    shape.num_key_value_heads = base.num_key_value_heads;
+    shape.vocab_size = base.vocab_size;
+    shape.tied_embeddings = base.tied_embeddings;
+    shape.family = name_;
+    return shape;
+  }
+
+ private:
+  std::vector<ModelShape>& presets_;
+  const char* name_;
+};
+
 // What sets a preset apart from the Llama family's defaults.
-ModelShape with_head_dim(ModelShape shape, int head_dim) {
+ModelShape& with_head_dim(ModelShape& shape, int head_dim) {
   shape.head_dim = head_dim;
   return shape;
 }
 
-ModelShape with_experts(ModelShape shape, int num_experts, int num_experts_per_token) {
+ModelShape& with_experts(ModelShape& shape, int num_experts, int num_experts_per_token) {
   shape.num_experts = num_experts;
   shape.num_experts_per_token = num_experts_per_token;
   return shape;
 }
 
-ModelShape with_qkv_bias(ModelShape shape) {
+ModelShape& with_qkv_bias(ModelShape& shape) {
   shape.attention_qkv_bias = true;  // model_type qwen2: Q, K and V carry biases, O does not
   return shape;
 }
 
-ModelShape with_norms_per_layer(ModelShape shape, int norms_per_layer) {
+ModelShape& with_norms_per_layer(ModelShape& shape, int norms_per_layer) {
   shape.norms_per_layer = norms_per_layer;
   return shape;
 }
 
-ModelShape with_parallel_attention_mlp(ModelShape shape) {
+ModelShape& with_parallel_attention_mlp(ModelShape& shape) {
   shape.parallel_attention_mlp = true;
   return shape;
 }
 
 // Qwen3's attention (model_type qwen3 and qwen3_moe): 128-wide heads with q_norm and k_norm.
-ModelShape qwen3(ModelShape shape) {
+ModelShape& qwen3(ModelShape& shape) {
   shape.head_dim = 128;
   shape.qk_norm = true;
   return shape;
 }
 
 // A mixture whose experts have a width of their own (moe_intermediate_size).
-ModelShape with_fine_grained_experts(ModelShape shape, int num_experts, int num_experts_per_token,
-                                     int expert_width) {
-  shape = with_experts(shape, num_experts, num_experts_per_token);
+ModelShape& with_fine_grained_experts(ModelShape& shape, int num_experts, int num_experts_per_token,
+                                      int expert_width) {
+  with_experts(shape, num_experts, num_experts_per_token);
   shape.moe_ffn_hidden_size = expert_width;
   return shape;
 }
@@ -80,8 +121,8 @@ ModelShape with_fine_grained_experts(ModelShape shape, int num_experts, int num_
 // arXiv:2412.19437, section 4.2): latent attention with q_lora_rank 1,536, kv_lora_rank 512,
 // 128 + 64 query/key and 128 value dimensions per head; 256 routed experts of 2,048, top-8, one
 // shared expert, the router's e_score_correction_bias; the first 3 of 61 layers dense.
-ModelShape deepseek_v3(ModelShape shape) {
-  shape = with_fine_grained_experts(shape, 256, 8, 2048);
+ModelShape& deepseek_v3(ModelShape& shape) {
+  with_fine_grained_experts(shape, 256, 8, 2048);
   shape.shared_expert_ffn_hidden_size = 2048;
   shape.router_bias = true;
   shape.num_dense_layers = 3;
@@ -96,7 +137,7 @@ ModelShape deepseek_v3(ModelShape shape) {
 
 // DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a lightning indexer in every layer, of
 // `index_heads` heads of 128, each query attending to its top 2,048 keys.
-ModelShape with_sparse_attention(ModelShape shape, int index_heads) {
+ModelShape& with_sparse_attention(ModelShape& shape, int index_heads) {
   shape.index_n_heads = index_heads;
   shape.index_head_dim = 128;
   shape.index_topk = 2048;
@@ -106,8 +147,8 @@ ModelShape with_sparse_attention(ModelShape shape, int index_heads) {
 // GLM-5 and GLM-5.1 (zai-org/GLM-5 config.json, GlmMoeDsaForCausalLM): DeepSeek-V3's layout with
 // a query latent of 2,048, 192 + 64 query/key and 256 value dimensions per head, and an indexer of
 // 32 heads.
-ModelShape glm5(ModelShape shape) {
-  shape = with_sparse_attention(deepseek_v3(shape), 32);
+ModelShape& glm5(ModelShape& shape) {
+  with_sparse_attention(deepseek_v3(shape), 32);
   shape.q_lora_rank = 2048;
   shape.qk_nope_head_dim = 192;
   shape.v_head_dim = 256;
@@ -118,7 +159,7 @@ ModelShape glm5(ModelShape shape) {
 // every 4th layer full attention and the others Gated DeltaNet layers of 16 query/key heads and
 // `value_heads` value heads, each 128 wide, with a short convolution of 4; as transformers runs
 // them (models.hpp: Qwen3-Next repeats q and k to the value heads and fuses its gated norm).
-ModelShape qwen_hybrid(ModelShape shape, int value_heads, bool qwen3_next) {
+ModelShape& qwen_hybrid(ModelShape& shape, int value_heads, bool qwen3_next) {
   shape.head_dim = 256;
   shape.qk_norm = true;
   shape.attention_output_gate = true;
@@ -137,7 +178,7 @@ ModelShape qwen_hybrid(ModelShape shape, int value_heads, bool qwen3_next) {
 }
 
 // Qwen2-MoE's shared expert with its sigmoid gate, beside fine-grained experts.
-ModelShape with_gated_shared_expert(ModelShape shape, int width) {
+ModelShape& with_gated_shared_expert(ModelShape& shape, int width) {
   shape.shared_expert_ffn_hidden_size = width;
   shape.shared_expert_gate = true;
   return shape;
@@ -146,7 +187,7 @@ ModelShape with_gated_shared_expert(ModelShape shape, int width) {
 // A GPT-style block (transformers' GPT2Block, GPTNeoXLayer): every projection has a bias, the
 // MLP is a plain one (up, an elementwise GELU, down), the norms are LayerNorms with biases, and
 // `num_position_embeddings` learned positions (0 for rotary ones) sit beside the embedding.
-ModelShape gpt_block(ModelShape shape, int num_position_embeddings) {
+ModelShape& gpt_block(ModelShape& shape, int num_position_embeddings) {
   shape.attention_qkv_bias = true;
   shape.attention_output_bias = true;
   shape.mlp_bias = true;
@@ -159,10 +200,10 @@ ModelShape gpt_block(ModelShape shape, int num_position_embeddings) {
 
 // GPT-2 of width h, depth L and a heads: f = 4·h, one matrix for embedding and head
 // (GPT2LMHeadModel ties lm_head to wte).
-ModelShape gpt2(const char* id, const char* name, const char* source, int layers, int hidden,
-                int heads) {
-  return gpt_block({id, name, source, layers, hidden, kGpt2FfnMultiple * hidden, heads, heads,
-                    kGpt2VocabSize, true},
+ModelShape& gpt2(Family& family, const char* id, const char* name, const char* source, int layers,
+                 int hidden, int heads) {
+  return gpt_block(family.add({id, name, source, layers, hidden, kGpt2FfnMultiple * hidden, heads,
+                               heads, kGpt2VocabSize, true}),
                    kGpt2Positions);
 }
 
@@ -180,7 +221,7 @@ constexpr int kGlm5VocabSize = 154880;
 
 // Gemma 3's layers (transformers' Gemma3DecoderLayer): Gemma 2's four norms and q_norm and k_norm
 // of head_dim; the embeddings tied.
-ModelShape gemma3(ModelShape shape, int head_dim) {
+ModelShape& gemma3(ModelShape& shape, int head_dim) {
   shape.head_dim = head_dim;
   shape.norms_per_layer = kGemma2NormsPerLayer;
   shape.qk_norm = true;
@@ -189,8 +230,8 @@ ModelShape gemma3(ModelShape shape, int head_dim) {
 
 // Llama 4's text tower (Llama4TextDecoderLayer): 128-wide heads; mixture layers of E experts of
 // 8,192, top-1, and a shared expert of 8,192; dense layers (every other one in Maverick) of 16,384.
-ModelShape llama4(ModelShape shape, int num_experts, int moe_layer_step) {
-  shape = with_fine_grained_experts(with_head_dim(shape, 128), num_experts, 1, 8192);
+ModelShape& llama4(ModelShape& shape, int num_experts, int moe_layer_step) {
+  with_fine_grained_experts(with_head_dim(shape, 128), num_experts, 1, 8192);
   shape.shared_expert_ffn_hidden_size = 8192;
   shape.moe_layer_step = moe_layer_step;
   return shape;
@@ -198,10 +239,9 @@ ModelShape llama4(ModelShape shape, int num_experts, int moe_layer_step) {
 
 // GLM-4.5 (Glm4MoeForCausalLM): 128-wide heads with Q, K and V biases; DeepSeek-V3's experts,
 // one shared, the router's bias; first dense layers; one multi-token-prediction layer.
-ModelShape glm45(ModelShape shape, int num_experts, int expert_width, int dense_layers,
-                 bool qk_norm) {
-  shape = with_fine_grained_experts(with_qkv_bias(with_head_dim(shape, 128)), num_experts, 8,
-                                    expert_width);
+ModelShape& glm45(ModelShape& shape, int num_experts, int expert_width, int dense_layers,
+                  bool qk_norm) {
+  with_fine_grained_experts(with_qkv_bias(with_head_dim(shape, 128)), num_experts, 8, expert_width);
   shape.shared_expert_ffn_hidden_size = expert_width;
   shape.router_bias = true;
   shape.num_dense_layers = dense_layers;
@@ -212,8 +252,8 @@ ModelShape glm45(ModelShape shape, int num_experts, int expert_width, int dense_
 
 // gpt-oss (GptOssForCausalLM): 64 heads of 64 with biases on Q, K, V and O and a sink each; E
 // experts of 2,880 with biases, top-4, a router with a bias.
-ModelShape gpt_oss(ModelShape shape, int num_experts) {
-  shape = with_experts(with_head_dim(shape, 64), num_experts, 4);
+ModelShape& gpt_oss(ModelShape& shape, int num_experts) {
+  with_experts(with_head_dim(shape, 64), num_experts, 4);
   shape.attention_qkv_bias = true;
   shape.attention_output_bias = true;
   shape.mlp_bias = true;
@@ -223,213 +263,193 @@ ModelShape gpt_oss(ModelShape shape, int num_experts) {
 }
 
 // OLMo 2 (Olmo2Attention): q_norm and k_norm over the whole projections.
-ModelShape olmo2(ModelShape shape) {
+ModelShape& olmo2(ModelShape& shape) {
   shape.qk_norm_whole = true;
   return shape;
 }
 
 // Kimi K2 (moonshotai/Kimi-K2-Instruct config.json, model_type kimi_k2: DeepSeek-V3's
 // architecture): 64 heads, 384 routed experts of 2,048, one shared, only the first layer dense.
-ModelShape kimi_k2(ModelShape shape) {
-  shape = deepseek_v3(shape);
+ModelShape& kimi_k2(ModelShape& shape) {
+  deepseek_v3(shape);
   shape.num_experts = 384;
   shape.num_dense_layers = 1;
   shape.num_mtp_layers = 0;
   return shape;
 }
 
-// A family's presets, in the order its menu group shows them.
-void add_family(std::vector<ModelShape>& presets, const char* family,
-                std::vector<ModelShape> shapes) {
-  for (ModelShape& shape : shapes) {
-    shape.family = family;
-    presets.push_back(std::move(shape));
-  }
-}
-
-// Fields in ModelShape's order: id, name, source, L, h, f, a, k, V, tied.
 std::vector<ModelShape> make_presets() {
   std::vector<ModelShape> presets;
-  add_family(
-      presets, "Llama",
-      {
-          {"llama3-8b", "Llama 3 8B", kLlama3Source, 32, 4096, 14336, 32, 8, kLlama3VocabSize,
-           false},
-          {"llama3-70b", "Llama 3 70B", kLlama3Source, 80, 8192, 28672, 64, 8, kLlama3VocabSize,
-           false},
-          {"llama3-405b", "Llama 3 405B", kLlama3Source, 126, 16384, 53248, 128, 8,
-           kLlama3VocabSize, false},
-          with_head_dim({"llama3.1-8b", "Llama 3.1 8B", "meta-llama/Llama-3.1-8B config.json", 32,
-                         4096, 14336, 32, 8, kLlama3VocabSize, false},
-                        128),
-          with_head_dim({"llama3.1-70b", "Llama 3.1 70B", "meta-llama/Llama-3.1-70B config.json",
-                         80, 8192, 28672, 64, 8, kLlama3VocabSize, false},
-                        128),
-          with_head_dim(
-              {"llama3.3-70b", "Llama 3.3 70B", "meta-llama/Llama-3.3-70B-Instruct config.json", 80,
-               8192, 28672, 64, 8, kLlama3VocabSize, false},
-              128),
-          with_head_dim({"llama3.2-1b", "Llama 3.2 1B", "meta-llama/Llama-3.2-1B config.json", 16,
-                         2048, 8192, 32, 8, kLlama3VocabSize, true},
-                        64),
-          with_head_dim({"llama3.2-3b", "Llama 3.2 3B", "meta-llama/Llama-3.2-3B config.json", 28,
-                         3072, 8192, 24, 8, kLlama3VocabSize, true},
-                        128),
-          llama4({"llama4-scout", "Llama 4 Scout 17B-16E (text)",
-                  "meta-llama/Llama-4-Scout-17B-16E config.json, text_config", 48, 5120, 16384, 40,
-                  8, kLlama4VocabSize, false},
-                 16, 1),
-          llama4({"llama4-maverick", "Llama 4 Maverick 17B-128E (text)",
-                  "meta-llama/Llama-4-Maverick-17B-128E config.json, text_config", 48, 5120, 16384,
-                  40, 8, kLlama4VocabSize, false},
-                 128, 2),
-          {"llama2-7b", "Llama 2 7B", "meta-llama/Llama-2-7b-hf config.json", 32, 4096, 11008, 32,
-           32, kLlama2VocabSize, false},
-          {"llama2-13b", "Llama 2 13B", "meta-llama/Llama-2-13b-hf config.json", 40, 5120, 13824,
-           40, 40, kLlama2VocabSize, false},
-          {"llama2-70b", "Llama 2 70B", "meta-llama/Llama-2-70b-hf config.json", 80, 8192, 28672,
-           64, 8, kLlama2VocabSize, false},
-      });
-  add_family(
-      presets, "Qwen",
-      {
-          qwen3({"qwen3-0.6b", "Qwen3 0.6B", "Qwen/Qwen3-0.6B config.json", 28, 1024, 3072, 16, 8,
-                 kQwen3VocabSize, true}),
-          qwen3({"qwen3-1.7b", "Qwen3 1.7B", "Qwen/Qwen3-1.7B config.json", 28, 2048, 6144, 16, 8,
-                 kQwen3VocabSize, true}),
-          qwen3({"qwen3-4b", "Qwen3 4B", "Qwen/Qwen3-4B config.json", 36, 2560, 9728, 32, 8,
-                 kQwen3VocabSize, true}),
-          qwen3({"qwen3-8b", "Qwen3 8B", "Qwen/Qwen3-8B config.json", 36, 4096, 12288, 32, 8,
-                 kQwen3VocabSize, false}),
-          qwen3({"qwen3-14b", "Qwen3 14B", "Qwen/Qwen3-14B config.json", 40, 5120, 17408, 40, 8,
-                 kQwen3VocabSize, false}),
-          qwen3({"qwen3-32b", "Qwen3 32B", "Qwen/Qwen3-32B config.json", 64, 5120, 25600, 64, 8,
-                 kQwen3VocabSize, false}),
-          with_fine_grained_experts(
-              qwen3({"qwen3-30b-a3b", "Qwen3 30B-A3B", "Qwen/Qwen3-30B-A3B config.json", 48, 2048,
-                     6144, 32, 4, kQwen3VocabSize, false}),
-              128, 8, 768),
-          with_fine_grained_experts(
-              qwen3({"qwen3-235b-a22b", "Qwen3 235B-A22B", "Qwen/Qwen3-235B-A22B config.json", 94,
-                     4096, 12288, 64, 4, kQwen3VocabSize, false}),
-              128, 8, 1536),
-          // Hybrids: Qwen3-Next's total without the checkpoint's MTP layer, which
-          // transformers does not load; Qwen3.5's text towers (their vision towers are
-          // counted from a pasted config.json).
-          with_gated_shared_expert(
-              with_fine_grained_experts(qwen_hybrid({"qwen3-next-80b-a3b", "Qwen3-Next 80B-A3B",
-                                                     "Qwen/Qwen3-Next-80B-A3B-Instruct config.json",
-                                                     48, 2048, 5120, 16, 2, kQwen3VocabSize, false},
-                                                    32, true),
-                                        512, 10, 512),
-              512),
-          qwen_hybrid(
-              {"qwen3.5-27b", "Qwen3.5 27B (text)", "Qwen/Qwen3.5-27B config.json, text_config", 64,
-               5120, 17408, 24, 4, kQwen35VocabSize, false},
-              48, false),
-          with_gated_shared_expert(with_fine_grained_experts(
-                                       qwen_hybrid({"qwen3.5-35b-a3b", "Qwen3.5 35B-A3B (text)",
-                                                    "Qwen/Qwen3.5-35B-A3B config.json, text_config",
-                                                    40, 2048, 512, 16, 2, kQwen35VocabSize, false},
-                                                   32, false),
-                                       256, 8, 512),
-                                   512),
-          with_qkv_bias({"qwen2.5-7b", "Qwen2.5 7B", "Qwen/Qwen2.5-7B config.json", 28, 3584, 18944,
-                         28, 4, kQwen25VocabSize, false}),
-          with_qkv_bias({"qwen2.5-72b", "Qwen2.5 72B", "Qwen/Qwen2.5-72B config.json", 80, 8192,
-                         29568, 64, 8, kQwen25VocabSize, false}),
-      });
-  add_family(
-      presets, "DeepSeek and Kimi",
-      {
-          // The main model; the checkpoint's multi-token-prediction module is counted when
-          // a setup trains it. DeepSeek-R1 has the same shape.
-          deepseek_v3({"deepseek-v3", "DeepSeek-V3 / R1 671B",
-                       "deepseek-ai/DeepSeek-V3 config.json", 61, 7168, 18432, 128, 128,
-                       kDeepseekV3VocabSize, false}),
-          // DeepSeek-V3.2 (and V3.2-Exp): V3's shape and an indexer of 64 heads.
-          with_sparse_attention(deepseek_v3({"deepseek-v3.2", "DeepSeek-V3.2 671B",
-                                             "deepseek-ai/DeepSeek-V3.2 config.json", 61, 7168,
-                                             18432, 128, 128, kDeepseekV3VocabSize, false}),
-                                64),
-          kimi_k2({"kimi-k2", "Kimi K2 1T", "moonshotai/Kimi-K2-Instruct config.json", 61, 7168,
-                   18432, 64, 64, kKimiK2VocabSize, false}),
-      });
-  add_family(presets, "GLM",
-             {
-                 glm45({"glm4.5", "GLM-4.5 355B", "zai-org/GLM-4.5 config.json", 92, 5120, 12288,
-                        96, 8, kGlm45VocabSize, false},
-                       160, 1536, 3, true),
-                 glm45({"glm4.5-air", "GLM-4.5-Air 106B", "zai-org/GLM-4.5-Air config.json", 46,
-                        4096, 10944, 96, 8, kGlm45VocabSize, false},
-                       128, 1408, 1, false),
-                 glm5({"glm-5", "GLM-5 744B", "zai-org/GLM-5 config.json", 78, 6144, 12288, 64, 64,
-                       kGlm5VocabSize, false}),
-             });
-  add_family(
-      presets, "Gemma",
-      {
-          gemma3({"gemma3-1b", "Gemma 3 1B", "google/gemma-3-1b-pt config.json", 26, 1152, 6912, 4,
-                  1, kGemma3VocabSize, true},
-                 256),
-          gemma3({"gemma3-4b", "Gemma 3 4B (text)", "google/gemma-3-4b-pt config.json, text_config",
-                  34, 2560, 10240, 8, 4, kGemma3VisionVocabSize, true},
-                 256),
-          gemma3(
-              {"gemma3-12b", "Gemma 3 12B (text)", "google/gemma-3-12b-pt config.json, text_config",
-               48, 3840, 15360, 16, 8, kGemma3VisionVocabSize, true},
-              256),
-          gemma3(
-              {"gemma3-27b", "Gemma 3 27B (text)", "google/gemma-3-27b-pt config.json, text_config",
-               62, 5376, 21504, 32, 16, kGemma3VisionVocabSize, true},
-              128),
-          with_norms_per_layer(
-              with_head_dim({"gemma2-9b", "Gemma 2 9B", "google/gemma-2-9b config.json", 42, 3584,
-                             14336, 16, 8, kGemma2VocabSize, true},
-                            256),
-              kGemma2NormsPerLayer),
-      });
-  add_family(
-      presets, "Mistral",
-      {
-          {"mistral-7b", "Mistral 7B", "mistralai/Mistral-7B-v0.1 config.json", 32, 4096, 14336, 32,
-           8, kMistralVocabSize, false},
-          with_experts({"mixtral-8x7b", "Mixtral 8x7B", "mistralai/Mixtral-8x7B-v0.1 config.json",
-                        32, 4096, 14336, 32, 8, kMistralVocabSize, false},
-                       8, 2),
-      });
-  add_family(
-      presets, "OpenAI",
-      {
-          gpt_oss({"gpt-oss-20b", "gpt-oss-20b", "openai/gpt-oss-20b config.json", 24, 2880, 2880,
-                   64, 8, kGptOssVocabSize, false},
-                  32),
-          gpt_oss({"gpt-oss-120b", "gpt-oss-120b", "openai/gpt-oss-120b config.json", 36, 2880,
-                   2880, 64, 8, kGptOssVocabSize, false},
-                  128),
-          gpt2("gpt2", "GPT-2 124M", "openai-community/gpt2 config.json", 12, 768, 12),
-          gpt2("gpt2-medium", "GPT-2 355M", "openai-community/gpt2-medium config.json", 24, 1024,
-               16),
-          gpt2("gpt2-large", "GPT-2 774M", "openai-community/gpt2-large config.json", 36, 1280, 20),
-          gpt2("gpt2-xl", "GPT-2 1.5B", "openai-community/gpt2-xl config.json", 48, 1600, 25),
-      });
-  add_family(presets, "Others",
-             {
-                 {"phi-4", "Phi-4 14B", "microsoft/phi-4 config.json", 40, 5120, 17920, 40, 10,
-                  kPhi4VocabSize, false},
-                 olmo2({"olmo2-7b", "OLMo 2 7B", "allenai/OLMo-2-1124-7B config.json", 32, 4096,
-                        11008, 32, 32, kOlmo2VocabSize, false}),
-                 olmo2({"olmo2-13b", "OLMo 2 13B", "allenai/OLMo-2-1124-13B config.json", 40, 5120,
-                        13824, 40, 40, kOlmo2VocabSize, false}),
-                 olmo2({"olmo2-32b", "OLMo 2 32B", "allenai/OLMo-2-0325-32B config.json", 64, 5120,
-                        27648, 40, 8, kOlmo2VocabSize, false}),
-                 // GPT-NeoX: rotary positions (no parameters), an untied embed_out, and attention
-                 // and MLP side by side (use_parallel_residual).
-                 with_parallel_attention_mlp(
-                     gpt_block({"pythia-160m", "Pythia 160M", "EleutherAI/pythia-160m config.json",
-                                12, 768, 3072, 12, 12, kPythiaVocabSize, false},
-                               0)),
-             });
+  presets.reserve(64);
+  Family llama(presets, "Llama");
+  llama.add(
+      {"llama3-8b", "Llama 3 8B", kLlama3Source, 32, 4096, 14336, 32, 8, kLlama3VocabSize, false});
+  llama.add({"llama3-70b", "Llama 3 70B", kLlama3Source, 80, 8192, 28672, 64, 8, kLlama3VocabSize,
+             false});
+  llama.add({"llama3-405b", "Llama 3 405B", kLlama3Source, 126, 16384, 53248, 128, 8,
+             kLlama3VocabSize, false});
+  with_head_dim(llama.add({"llama3.1-8b", "Llama 3.1 8B", "meta-llama/Llama-3.1-8B config.json", 32,
+                           4096, 14336, 32, 8, kLlama3VocabSize, false}),
+                128);
+  with_head_dim(llama.add({"llama3.1-70b", "Llama 3.1 70B", "meta-llama/Llama-3.1-70B config.json",
+                           80, 8192, 28672, 64, 8, kLlama3VocabSize, false}),
+                128);
+  with_head_dim(
+      llama.add({"llama3.3-70b", "Llama 3.3 70B", "meta-llama/Llama-3.3-70B-Instruct config.json",
+                 80, 8192, 28672, 64, 8, kLlama3VocabSize, false}),
+      128);
+  with_head_dim(llama.add({"llama3.2-1b", "Llama 3.2 1B", "meta-llama/Llama-3.2-1B config.json", 16,
+                           2048, 8192, 32, 8, kLlama3VocabSize, true}),
+                64);
+  with_head_dim(llama.add({"llama3.2-3b", "Llama 3.2 3B", "meta-llama/Llama-3.2-3B config.json", 28,
+                           3072, 8192, 24, 8, kLlama3VocabSize, true}),
+                128);
+  llama4(llama.add({"llama4-scout", "Llama 4 Scout 17B-16E (text)",
+                    "meta-llama/Llama-4-Scout-17B-16E config.json, text_config", 48, 5120, 16384,
+                    40, 8, kLlama4VocabSize, false}),
+         16, 1);
+  llama4(llama.add({"llama4-maverick", "Llama 4 Maverick 17B-128E (text)",
+                    "meta-llama/Llama-4-Maverick-17B-128E config.json, text_config", 48, 5120,
+                    16384, 40, 8, kLlama4VocabSize, false}),
+         128, 2);
+  llama.add({"llama2-7b", "Llama 2 7B", "meta-llama/Llama-2-7b-hf config.json", 32, 4096, 11008, 32,
+             32, kLlama2VocabSize, false});
+  llama.add({"llama2-13b", "Llama 2 13B", "meta-llama/Llama-2-13b-hf config.json", 40, 5120, 13824,
+             40, 40, kLlama2VocabSize, false});
+  llama.add({"llama2-70b", "Llama 2 70B", "meta-llama/Llama-2-70b-hf config.json", 80, 8192, 28672,
+             64, 8, kLlama2VocabSize, false});
+
+  Family qwen(presets, "Qwen");
+  qwen3(qwen.add({"qwen3-0.6b", "Qwen3 0.6B", "Qwen/Qwen3-0.6B config.json", 28, 1024, 3072, 16, 8,
+                  kQwen3VocabSize, true}));
+  qwen3(qwen.add({"qwen3-1.7b", "Qwen3 1.7B", "Qwen/Qwen3-1.7B config.json", 28, 2048, 6144, 16, 8,
+                  kQwen3VocabSize, true}));
+  qwen3(qwen.add({"qwen3-4b", "Qwen3 4B", "Qwen/Qwen3-4B config.json", 36, 2560, 9728, 32, 8,
+                  kQwen3VocabSize, true}));
+  qwen3(qwen.add({"qwen3-8b", "Qwen3 8B", "Qwen/Qwen3-8B config.json", 36, 4096, 12288, 32, 8,
+                  kQwen3VocabSize, false}));
+  qwen3(qwen.add({"qwen3-14b", "Qwen3 14B", "Qwen/Qwen3-14B config.json", 40, 5120, 17408, 40, 8,
+                  kQwen3VocabSize, false}));
+  qwen3(qwen.add({"qwen3-32b", "Qwen3 32B", "Qwen/Qwen3-32B config.json", 64, 5120, 25600, 64, 8,
+                  kQwen3VocabSize, false}));
+  with_fine_grained_experts(
+      qwen3(qwen.add({"qwen3-30b-a3b", "Qwen3 30B-A3B", "Qwen/Qwen3-30B-A3B config.json", 48, 2048,
+                      6144, 32, 4, kQwen3VocabSize, false})),
+      128, 8, 768);
+  with_fine_grained_experts(
+      qwen3(qwen.add({"qwen3-235b-a22b", "Qwen3 235B-A22B", "Qwen/Qwen3-235B-A22B config.json", 94,
+                      4096, 12288, 64, 4, kQwen3VocabSize, false})),
+      128, 8, 1536);
+  // Hybrids: Qwen3-Next's total without the checkpoint's MTP layer, which
+  // transformers does not load; Qwen3.5's text towers (their vision towers are
+  // counted from a pasted config.json).
+  with_gated_shared_expert(
+      with_fine_grained_experts(
+          qwen_hybrid(qwen.add({"qwen3-next-80b-a3b", "Qwen3-Next 80B-A3B",
+                                "Qwen/Qwen3-Next-80B-A3B-Instruct config.json", 48, 2048, 5120, 16,
+                                2, kQwen3VocabSize, false}),
+                      32, true),
+          512, 10, 512),
+      512);
+  qwen_hybrid(
+      qwen.add({"qwen3.5-27b", "Qwen3.5 27B (text)", "Qwen/Qwen3.5-27B config.json, text_config",
+                64, 5120, 17408, 24, 4, kQwen35VocabSize, false}),
+      48, false);
+  with_gated_shared_expert(
+      with_fine_grained_experts(
+          qwen_hybrid(qwen.add({"qwen3.5-35b-a3b", "Qwen3.5 35B-A3B (text)",
+                                "Qwen/Qwen3.5-35B-A3B config.json, text_config", 40, 2048, 512, 16,
+                                2, kQwen35VocabSize, false}),
+                      32, false),
+          256, 8, 512),
+      512);
+  with_qkv_bias(qwen.add({"qwen2.5-7b", "Qwen2.5 7B", "Qwen/Qwen2.5-7B config.json", 28, 3584,
+                          18944, 28, 4, kQwen25VocabSize, false}));
+  with_qkv_bias(qwen.add({"qwen2.5-72b", "Qwen2.5 72B", "Qwen/Qwen2.5-72B config.json", 80, 8192,
+                          29568, 64, 8, kQwen25VocabSize, false}));
+
+  Family deepseek(presets, "DeepSeek and Kimi");
+  // The main model; the checkpoint's multi-token-prediction module is counted when a setup trains
+  // it. DeepSeek-R1 has the same shape.
+  deepseek_v3(
+      deepseek.add({"deepseek-v3", "DeepSeek-V3 / R1 671B", "deepseek-ai/DeepSeek-V3 config.json",
+                    61, 7168, 18432, 128, 128, kDeepseekV3VocabSize, false}));
+  // DeepSeek-V3.2 (and V3.2-Exp): V3's shape and an indexer of 64 heads.
+  with_sparse_attention(deepseek_v3(deepseek.add({"deepseek-v3.2", "DeepSeek-V3.2 671B",
+                                                  "deepseek-ai/DeepSeek-V3.2 config.json", 61, 7168,
+                                                  18432, 128, 128, kDeepseekV3VocabSize, false})),
+                        64);
+  kimi_k2(deepseek.add({"kimi-k2", "Kimi K2 1T", "moonshotai/Kimi-K2-Instruct config.json", 61,
+                        7168, 18432, 64, 64, kKimiK2VocabSize, false}));
+
+  Family glm(presets, "GLM");
+  glm45(glm.add({"glm4.5", "GLM-4.5 355B", "zai-org/GLM-4.5 config.json", 92, 5120, 12288, 96, 8,
+                 kGlm45VocabSize, false}),
+        160, 1536, 3, true);
+  glm45(glm.add({"glm4.5-air", "GLM-4.5-Air 106B", "zai-org/GLM-4.5-Air config.json", 46, 4096,
+                 10944, 96, 8, kGlm45VocabSize, false}),
+        128, 1408, 1, false);
+  glm5(glm.add({"glm-5", "GLM-5 744B", "zai-org/GLM-5 config.json", 78, 6144, 12288, 64, 64,
+                kGlm5VocabSize, false}));
+
+  Family gemma(presets, "Gemma");
+  gemma3(gemma.add({"gemma3-1b", "Gemma 3 1B", "google/gemma-3-1b-pt config.json", 26, 1152, 6912,
+                    4, 1, kGemma3VocabSize, true}),
+         256);
+  gemma3(
+      gemma.add({"gemma3-4b", "Gemma 3 4B (text)", "google/gemma-3-4b-pt config.json, text_config",
+                 34, 2560, 10240, 8, 4, kGemma3VisionVocabSize, true}),
+      256);
+  gemma3(gemma.add({"gemma3-12b", "Gemma 3 12B (text)",
+                    "google/gemma-3-12b-pt config.json, text_config", 48, 3840, 15360, 16, 8,
+                    kGemma3VisionVocabSize, true}),
+         256);
+  gemma3(gemma.add({"gemma3-27b", "Gemma 3 27B (text)",
+                    "google/gemma-3-27b-pt config.json, text_config", 62, 5376, 21504, 32, 16,
+                    kGemma3VisionVocabSize, true}),
+         128);
+  with_norms_per_layer(
+      with_head_dim(gemma.add({"gemma2-9b", "Gemma 2 9B", "google/gemma-2-9b config.json", 42, 3584,
+                               14336, 16, 8, kGemma2VocabSize, true}),
+                    256),
+      kGemma2NormsPerLayer);
+
+  Family mistral(presets, "Mistral");
+  mistral.add({"mistral-7b", "Mistral 7B", "mistralai/Mistral-7B-v0.1 config.json", 32, 4096, 14336,
+               32, 8, kMistralVocabSize, false});
+  with_experts(
+      mistral.add({"mixtral-8x7b", "Mixtral 8x7B", "mistralai/Mixtral-8x7B-v0.1 config.json", 32,
+                   4096, 14336, 32, 8, kMistralVocabSize, false}),
+      8, 2);
+
+  Family openai(presets, "OpenAI");
+  gpt_oss(openai.add({"gpt-oss-20b", "gpt-oss-20b", "openai/gpt-oss-20b config.json", 24, 2880,
+                      2880, 64, 8, kGptOssVocabSize, false}),
+          32);
+  gpt_oss(openai.add({"gpt-oss-120b", "gpt-oss-120b", "openai/gpt-oss-120b config.json", 36, 2880,
+                      2880, 64, 8, kGptOssVocabSize, false}),
+          128);
+  gpt2(openai, "gpt2", "GPT-2 124M", "openai-community/gpt2 config.json", 12, 768, 12);
+  gpt2(openai, "gpt2-medium", "GPT-2 355M", "openai-community/gpt2-medium config.json", 24, 1024,
+       16);
+  gpt2(openai, "gpt2-large", "GPT-2 774M", "openai-community/gpt2-large config.json", 36, 1280, 20);
+  gpt2(openai, "gpt2-xl", "GPT-2 1.5B", "openai-community/gpt2-xl config.json", 48, 1600, 25);
+
+  Family others(presets, "Others");
+  others.add({"phi-4", "Phi-4 14B", "microsoft/phi-4 config.json", 40, 5120, 17920, 40, 10,
+              kPhi4VocabSize, false});
+  olmo2(others.add({"olmo2-7b", "OLMo 2 7B", "allenai/OLMo-2-1124-7B config.json", 32, 4096, 11008,
+                    32, 32, kOlmo2VocabSize, false}));
+  olmo2(others.add({"olmo2-13b", "OLMo 2 13B", "allenai/OLMo-2-1124-13B config.json", 40, 5120,
+                    13824, 40, 40, kOlmo2VocabSize, false}));
+  olmo2(others.add({"olmo2-32b", "OLMo 2 32B", "allenai/OLMo-2-0325-32B config.json", 64, 5120,
+                    27648, 40, 8, kOlmo2VocabSize, false}));
+  // GPT-NeoX: rotary positions (no parameters), an untied embed_out, and attention
+  // and MLP side by side (use_parallel_residual).
+  with_parallel_attention_mlp(
+      gpt_block(others.add({"pythia-160m", "Pythia 160M", "EleutherAI/pythia-160m config.json", 12,
+                            768, 3072, 12, 12, kPythiaVocabSize, false}),
+                0));
   // Each rotary model's max_position_embeddings, from its config.json (the Llama 3 sizes: Meta's
   // Meta-Llama-3-8B and -70B, and Llama-3.1-405B); GPT-2's are its learned positions.
   const std::pair<const char*, int> max_positions[] = {
