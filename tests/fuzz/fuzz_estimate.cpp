@@ -20,6 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   check_estimate(view.estimate);
   for (const ActivationPoint& point : view.activation_curve) {
     require(std::isfinite(point.flash_attention_bytes), "the curve is finite");
+    // DSA's layers are counted with their fused kernels alone: the curve without FlashAttention
+    // is left out for them (check_sparse.cpp), never for another model.
+    const ModelShape* shape = resolve_model(setup);
+    require(point.without_flash_attention_counted || (shape && sparse_attention(*shape)),
+            "the curve without FlashAttention is counted for every model but DSA's");
+    if (!point.without_flash_attention_counted) continue;
     // Under the llama-block model a one-token sequence is the exception: FlashAttention's FP32
     // log-sum-exp (4·a) outweighs the BF16 probabilities (2·a·s) when s = 1 and K, V are not
     // grouped (activations_test.cpp pins it).
