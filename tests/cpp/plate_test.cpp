@@ -6,6 +6,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
@@ -75,13 +76,24 @@ TEST_CASE("plate: with the logits counted, each loss as the full estimate counts
 }
 
 TEST_CASE("plate: a refusal is the full estimate's, word for word") {
-  TrainingSetup setup;
-  REQUIRE(apply_setting(setup, setting_id::kModel, "gpt2").ok());  // 1,024 learned positions
-  const Estimate plate = plate_estimate(setup);
-  const Estimate full = estimate_memory(setup);
-  REQUIRE_FALSE(full.answer.ok());
-  CHECK(plate.answer.setting == full.answer.setting);
-  CHECK(plate.answer.message == full.answer.message);
+  // GPT-2's 1,024 learned positions; torchtitan's 8 loss chunks over 50 tokens (the plate's
+  // settings alone, each refused by a check of the full estimate's); DeepSeek-V3.2 without
+  // FlashAttention.
+  const std::vector<std::vector<std::pair<const char*, const char*>>> setups = {
+      {{"model", "gpt2"}},
+      {{"seq-len", "50"}, {"logits", "on"}, {"loss", "chunked-wrapper"}},
+      {{"model", "deepseek-v3.2"}, {"flash-attention", "off"}},
+  };
+  for (const auto& changes : setups) {
+    TrainingSetup setup;
+    for (const auto& [id, text] : changes) REQUIRE(apply_setting(setup, id, text).ok());
+    const Estimate plate = plate_estimate(setup);
+    const Estimate full = estimate_memory(setup);
+    CAPTURE(changes.front().second);
+    REQUIRE_FALSE(full.answer.ok());
+    CHECK(plate.answer.setting == full.answer.setting);
+    CHECK(plate.answer.message == full.answer.message);
+  }
 }
 
 TEST_CASE("plate: a setting beyond the plate's view is refused by name, never estimated") {

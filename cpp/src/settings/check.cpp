@@ -555,7 +555,13 @@ Answer check_plate_setup(const TrainingSetup& setup, const ModelShape* shape) {
   }
   const Answer values = check_values(setup, shape);
   if (!values.ok()) return values;
-  // The plate's settings a DSA preset refuses: FlashAttention off (its fused sparse kernels).
+  // The plate's settings the full checks refuse in their order: torchtitan's chunked loss over
+  // tokens its chunks do not divide, and a DSA preset without FlashAttention (its fused sparse
+  // kernels).
+  if (setup.logits && setup.loss == Loss::kChunkedWrapper) {
+    const Answer chunked = check_chunked_wrapper(setup);
+    if (!chunked.ok()) return chunked;
+  }
   return check_sparse_attention(setup, *shape);
 }
 
