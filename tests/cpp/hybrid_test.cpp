@@ -5,6 +5,7 @@
 // refused by name.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "hub_configs.hpp"
@@ -15,6 +16,7 @@
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/models.hpp"
+#include "trainmem/timeline.hpp"
 
 using namespace trainmem;
 
@@ -284,6 +286,10 @@ TEST_CASE("a hybrid's MTP layer trains as one more full-attention layer") {
   // the linear layers alone).
   CHECK(with.bytes[Term::kActivations] - without.bytes[Term::kActivations] ==
         doctest::Approx(64 * full_attention_bytes_per_token(setup)).epsilon(1e-12));
+  // The timeline piles the MTP layer's own bytes on the model's layers': its peak is the total.
+  double peak = 0;
+  for (const TimelinePoint& point : memory_timeline(setup)) peak = std::max(peak, point.bytes);
+  CHECK(peak == doctest::Approx(with.bytes.total()).epsilon(1e-12));
 }
 
 TEST_CASE("pipeline stages place each kind's parameters where its layers are") {

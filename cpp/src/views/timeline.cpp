@@ -21,14 +21,25 @@ std::vector<TimelinePoint> ideal_timeline(const Calculation& calc, const Trainin
   const Breakdown& bytes = calc.ledger.device;
   // The most loaded device's layer slots: under 1F1B the first stage holds L layers' worth (p
   // micro-batches of L/p layers), the last L/p; under the interleaved schedule its chunks'.
-  const WholeSlots whole = whole_slots(calc.most_loaded);
-  const int slots = whole.count;
+  // A hybrid's MTP layer is a full-attention layer, which keeps its own kind's bytes (stage.cpp):
+  // its slots come after the model's layers' and hold those.
+  StagePlacement layers_only = calc.most_loaded;
+  const bool hybrid_mtp = hybrid_linear_attention(*calc.shape) && layers_only.mtp_layers > 0;
+  if (hybrid_mtp) layers_only.mtp_layers = 0;
+  const WholeSlots whole = whole_slots(layers_only);
+  const int layer_slots = whole.count;
+  const int slots = layer_slots + (hybrid_mtp ? static_cast<int>(calc.most_loaded.mtp_layers) : 0);
   const double kept_per_slot = calc.layer.kept_bytes * whole.scale;
+  const double kept_per_mtp_slot =
+      calc.layer.tokens_on_device * calc.layer.attention_kept_per_token;
+  const auto piled = [&](int layers) {
+    const int mtp = std::max(0, layers - layer_slots);
+    return (layers - mtp) * kept_per_slot + mtp * kept_per_mtp_slot;
+  };
   // Offloaded activations: the device keeps only the layers in flight.
-  const double kept_on_device = setup.offload_activations
-                                    ? kOffloadLayersInFlight * calc.layer.kept_bytes
-                                    : slots * kept_per_slot;
-  const auto kept = [&](int layers) { return std::min(layers * kept_per_slot, kept_on_device); };
+  const double kept_on_device =
+      setup.offload_activations ? kOffloadLayersInFlight * calc.layer.kept_bytes : piled(slots);
+  const auto kept = [&](int layers) { return std::min(piled(layers), kept_on_device); };
 
   Breakdown states;  // held throughout, and what is added while a layer computes
   Breakdown in_passes;
