@@ -26,7 +26,7 @@ CachingAllocator::Handle Step::take(std::size_t tag, double bytes,
     phase_peak_ = allocator_.allocated_bytes();
     if (timeline_ != nullptr) at_phase_peak_ = held_;
   }
-  if (allocator_.allocated_bytes() > peak_) {
+  if (!warming_ && allocator_.allocated_bytes() > peak_) {
     peak_ = allocator_.allocated_bytes();
     at_peak_ = held_;
   }

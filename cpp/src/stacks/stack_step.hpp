@@ -108,15 +108,19 @@ class Step {
     outside_ = outside;
   }
   // A step before the one the timeline shows (its marks record nothing), replayed for what it
-  // leaves in the allocator's cache; `false` resumes the timeline from here.
+  // leaves in the allocator's cache; `false` resumes the timeline from here. The allocated peak,
+  // as the timeline, is the reported step's: a block the warm-up's cache happened to hand out
+  // whole (an unsplit remainder under 1 MiB) is not that step's.
   void warming_up(bool warming) {
     warming_ = warming;
     phase_peak_ = allocator_.allocated_bytes();
     at_phase_peak_ = held_;
+    peak_ = allocator_.allocated_bytes();
+    at_peak_ = held_;
   }
 
   double at_peak(std::size_t tag) const { return tag < at_peak_.size() ? at_peak_[tag] : 0; }
-  double peak_allocated() const { return allocator_.peak_allocated_bytes(); }
+  double peak_allocated() const { return peak_; }
   double peak_reserved() const { return allocator_.peak_reserved_bytes(); }
   // The stack's own terms, each with its bytes at the allocated peak.
   std::vector<StackTerm> terms_at_peak() const;
