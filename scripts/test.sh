@@ -48,32 +48,10 @@ export jobs
 export slow_case='fewest devices: 126 layers*'
 source scripts/side-by-side.sh
 
-# The same suites built to WebAssembly against the page's core objects (only this script builds
-# them; em++ needs acorn) run when TRAINMEM_WASM_SUITES=1: a third of the test builds and the
-# longest single-threaded run, which would take the command past 15 minutes on two cores. The
-# page's own modules run under Node and Chromium in the last phase either way.
-wasm_suites=${TRAINMEM_WASM_SUITES:-0}
-page_tests='node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs'
-sanitized_build='CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null && cmake --build build-sanitize -j "$jobs"'
-if [ "$wasm_suites" = 1 ]; then
-  phase "The suites built to WebAssembly, and sanitized with the fuzz targets (clang), side by side"
-  side_by_side \
-    'NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH} cmake --build build-wasm --target trainmem_tests -j "$jobs"' \
-    "$sanitized_build"
-else
-  # One sanitized build (build-sanitize, flags in CMakeLists.txt) serves the suites and the fuzz
-  # targets: the core is compiled once, with libFuzzer's coverage, and linked into both. The page's
-  # tests, which keep about one core busy (Chromium waits on its renderer), run beside it: the two
-  # took 183 s and 320 s one after the other.
-  phase "The suites sanitized, with the fuzz targets (clang); beside it the WebAssembly modules, the API's types and the page (node --test)"
-  side_by_side "$sanitized_build" "$page_tests"
-fi
-
-phase "The C++ core and CLI's suites: native and sanitized (and WebAssembly under Node), side by side"
-# Each build's suites in one process (each single-threaded, so two run at once). ctest lists each
-# doctest case as a test of its own for a developer (ctest --test-dir build), and a name CMake
-# splits in two, at a ';', would pass there without running: the counts must agree. Under the
-# sanitizers, one process, not one a case (each sanitized start costs a quarter of a second).
+# Each build's suites in one process (each single-threaded). ctest lists each doctest case as a
+# test of its own for a developer (ctest --test-dir build), and a name CMake splits in two, at a
+# ';', would pass there without running: the counts must agree. Under the sanitizers, one
+# process, not one a case (each sanitized start costs a quarter of a second).
 native='
   build/trainmem_tests --no-colors
   cases=$(build/trainmem_tests --count --no-colors | sed -n "s/.*current filters: \([0-9]*\).*/\1/p")
@@ -86,17 +64,40 @@ native='
 sanitized='
   build-sanitize/trainmem_tests --no-colors --test-case-exclude="$slow_case"
   ctest --test-dir build-sanitize --output-on-failure --no-tests=error -R "^cli\."'
+# The same suites built to WebAssembly against the page's core objects (only this script builds
+# them; em++ needs acorn) run when TRAINMEM_WASM_SUITES=1: a third of the test builds and the
+# longest single-threaded run, which would take the command past 15 minutes on two cores. The
+# page's own modules run under Node and Chromium either way.
+wasm_suites=${TRAINMEM_WASM_SUITES:-0}
+page_tests='node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs'
+sanitized_build='CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null && cmake --build build-sanitize -j "$jobs"'
 if [ "$wasm_suites" = 1 ]; then
+  phase "The suites built to WebAssembly, and sanitized with the fuzz targets (clang), side by side"
+  side_by_side \
+    'NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH} cmake --build build-wasm --target trainmem_tests -j "$jobs"' \
+    "$sanitized_build"
+  phase "The C++ core and CLI's suites: native, sanitized and WebAssembly under Node, side by side"
   side_by_side "$native $sanitized" \
     'node build-wasm/trainmem_tests.js --no-colors --test-case-exclude="$slow_case"'
-else
-  side_by_side "$native" "$sanitized"
-fi
-
-phase "Fuzzing the core's entries for ${FUZZ_SECONDS:-30} s (libFuzzer)"
-bash scripts/fuzz.sh
-
-if [ "$wasm_suites" = 1 ]; then
+  phase "Fuzzing the core's entries for ${FUZZ_SECONDS:-30} s (libFuzzer)"
+  bash scripts/fuzz.sh
   phase "WebAssembly modules, the API's types and the page (node --test)"
   bash -c "set -euo pipefail; $page_tests"
+else
+  # The page's tests keep about one core busy (Chromium waits on its renderer) for some 490 s;
+  # beside them runs the rest, one step after another: one sanitized build (build-sanitize, flags
+  # in CMakeLists.txt), whose core is compiled once with libFuzzer's coverage and linked into the
+  # suites and the fuzz targets; the native and the sanitized suites, each single-threaded; and
+  # the fuzz targets' bounded run. One after the other the two sides took about 490 s and 470 s.
+  phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test): the suites sanitized with the fuzz targets (clang), the C++ core and CLI's suites native and sanitized, and fuzzing the core's entries for ${FUZZ_SECONDS:-30} s (libFuzzer)"
+  side_by_side "
+    $sanitized_build
+    echo \"-- beside the page's tests: the sanitized build ended at \${SECONDS} s\"
+    $native
+    echo \"-- beside the page's tests: the native suites ended at \${SECONDS} s\"
+    $sanitized
+    echo \"-- beside the page's tests: the sanitized suites ended at \${SECONDS} s\"
+    bash scripts/fuzz.sh
+    echo \"-- beside the page's tests: fuzzing ended at \${SECONDS} s\"" \
+    "$page_tests"
 fi
