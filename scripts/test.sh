@@ -69,6 +69,9 @@ sanitized='
 # longest single-threaded run, which would take the command past 15 minutes on two cores. The
 # page's own modules run under Node and Chromium either way.
 wasm_suites=${TRAINMEM_WASM_SUITES:-0}
+# The test command's fuzzing is a bounded smoke run (20 s, against `npm run fuzz`'s 30): it is on
+# the command's longest path.
+export FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 page_tests='node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs'
 sanitized_build='CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null && cmake --build build-sanitize -j "$jobs"'
 if [ "$wasm_suites" = 1 ]; then
@@ -79,7 +82,7 @@ if [ "$wasm_suites" = 1 ]; then
   phase "The C++ core and CLI's suites: native, sanitized and WebAssembly under Node, side by side"
   side_by_side "$native $sanitized" \
     'node build-wasm/trainmem_tests.js --no-colors --test-case-exclude="$slow_case"'
-  phase "Fuzzing the core's entries for ${FUZZ_SECONDS:-30} s (libFuzzer)"
+  phase "Fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
   bash scripts/fuzz.sh
   phase "WebAssembly modules, the API's types and the page (node --test)"
   bash -c "set -euo pipefail; $page_tests"
@@ -89,7 +92,7 @@ else
   # in CMakeLists.txt), whose core is compiled once with libFuzzer's coverage and linked into the
   # suites and the fuzz targets; the native and the sanitized suites, each single-threaded; and
   # the fuzz targets' bounded run. One after the other the two sides took about 490 s and 470 s.
-  phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test): the suites sanitized with the fuzz targets (clang), the C++ core and CLI's suites native and sanitized, and fuzzing the core's entries for ${FUZZ_SECONDS:-30} s (libFuzzer)"
+  phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test): the suites sanitized with the fuzz targets (clang), the C++ core and CLI's suites native and sanitized, and fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
   side_by_side "
     $sanitized_build
     echo \"-- beside the page's tests: the sanitized build ended at \${SECONDS} s\"
