@@ -152,6 +152,19 @@ declare global {
       inAllocator: boolean;
     };
 
+    type PipelineStage = 'only' | 'first' | 'last' | 'middle';
+
+    /** One pipeline stage's device: its index from 0 (the first), its role, its layers and parameters, its total and peaks. */
+    type StageFigures = {
+      index: number;
+      role: PipelineStage;
+      layers: number;
+      parameters: number;
+      totalBytes: number;
+      peakAllocatedBytes: number;
+      peakReservedBytes: number;
+    };
+
     type EstimateFields = {
       setup: TrainingSetup;
       modelName: string;
@@ -166,7 +179,10 @@ declare global {
       parametersOnDevice: number;
       trainableParameters: number;
       baseLinearBytesPerParameter: number;
-      mostLoadedStage: 'only' | 'first' | 'last' | 'middle';
+      mostLoadedStage: PipelineStage;
+      /** The stage whose device the terms are of (setup.pipelineStage: 0 the most loaded), and the most loaded, on which fits and devicesWorth are judged. */
+      stage: StageFigures;
+      mostLoaded: StageFigures;
       bytesPerParameter: BytesPerParameter;
       tokensPerMicroBatch: number;
       bytes: Breakdown & { modelStatesBytes: number };

@@ -103,13 +103,18 @@ void print_header(const Estimate& estimate, std::ostream& out) {
       setup.precision == plate.precision && setup.optimizer == plate.optimizer;
   if (estimate.num_devices > 1 || !plate_recipe || setup.recompute != plate.recompute) {
     out << "Layout: " << format_layout(setup) << "; " << choice_id(setup.optimizer) << ", "
-        << choice_id(setup.precision) << "\nMost loaded device: "
-        << (estimate.most_loaded_stage == PipelineStage::kOnly
-                ? "any"
-                : std::string(estimate.most_loaded_stage == PipelineStage::kMiddle ? "a "
-                                                                                   : "the ") +
-                      choice_id(estimate.most_loaded_stage) + " pipeline stage")
-        << ", " << format_count(estimate.parameters_on_device) << " parameters before ZeRO\n";
+        << choice_id(setup.precision);
+    if (setup.global_batch_sequences > 0) {
+      out << "; global batch " << format_count(setup.global_batch_sequences);
+    }
+    const int p = setup.layout.pipeline_parallel;
+    if (answers_another_stage(estimate)) {
+      out << "\nStage answered: " << stage_words(estimate.stage, p) << ", "
+          << format_count(estimate.parameters_on_device) << " parameters before ZeRO\n";
+    } else {
+      out << "\nMost loaded device: " << (p == 1 ? "any" : stage_words(estimate.stage, p)) << ", "
+          << format_count(estimate.parameters_on_device) << " parameters before ZeRO\n";
+    }
   }
   out << "\n";
 }
@@ -173,8 +178,8 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
                 held);
     } else if (row.term == Term::kLogits) {
       if (!setup.logits) continue;
-      if (estimate.most_loaded_stage == PipelineStage::kFirst ||
-          estimate.most_loaded_stage == PipelineStage::kMiddle) {
+      if (estimate.stage.role == PipelineStage::kFirst ||
+          estimate.stage.role == PipelineStage::kMiddle) {
         out << "  " << row.label << ": held by the last pipeline stage, not this one\n";
       } else {
         print_row(out, row.label, held);
@@ -193,7 +198,9 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
                       (setup.optimizer_in_backward ? " and one gradient)" : ")"),
             bytes.model_states());
   print_row(out,
-            estimate.num_devices > 1 ? "Total on the most loaded device" : "Total on one device",
+            answers_another_stage(estimate) ? "Total on this stage's device"
+            : estimate.num_devices > 1      ? "Total on the most loaded device"
+                                            : "Total on one device",
             bytes.total());
   if (stack) {
     print_row(out, "  Peak allocated (max_memory_allocated)", estimate.peak_allocated_bytes);
@@ -201,7 +208,9 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
     out << "  * outside PyTorch's caching allocator: on the device, in neither peak\n";
   }
   out << "\n  " << format_worth(estimate.devices_worth) << " " << estimate.device.short_name
-      << "s' worth: the total over one " << estimate.device.name << " (1 GB = 10^9 bytes)";
+      << "s' worth: "
+      << (answers_another_stage(estimate) ? "the most loaded device's total" : "the total")
+      << " over one " << estimate.device.name << " (1 GB = 10^9 bytes)";
   out << (estimate.fits ? "; it fits" : "; it does not fit");
   if (setup.headroom_percent > 0) {
     out << " with " << format_percent(setup.headroom_percent) << " of it kept free ("

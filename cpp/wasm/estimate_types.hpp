@@ -23,6 +23,11 @@ inline void set_most_loaded_stage_js(Estimate& estimate, std::string id) {
   choice_from_id(id, estimate.most_loaded_stage);
 }
 
+inline std::string stage_role_js(const StageFigures& stage) { return choice_id(stage.role); }
+inline void set_stage_role_js(StageFigures& stage, std::string id) {
+  choice_from_id(id, stage.role);
+}
+
 // A vector as a JavaScript array of its items' bound values (answers only travel out).
 template <typename T>
 emscripten::val to_array(const std::vector<T>& items) {
@@ -138,6 +143,15 @@ inline void register_estimate_types() {
       .field("shortName", &Device::short_name)
       .field("capacityBytes", &Device::capacity_bytes);
 
+  value_object<StageFigures>("StageFigures")
+      .field("index", &StageFigures::index)
+      .field("role", &stage_role_js, &set_stage_role_js)
+      .field("layers", &StageFigures::layers)
+      .field("parameters", &StageFigures::parameters)
+      .field("totalBytes", &StageFigures::total_bytes)
+      .field("peakAllocatedBytes", &StageFigures::peak_allocated_bytes)
+      .field("peakReservedBytes", &StageFigures::peak_reserved_bytes);
+
   value_object<Estimate>("Estimate")
       .field("answer", &Estimate::answer)
       .field("setup", &Estimate::setup)
@@ -150,6 +164,8 @@ inline void register_estimate_types() {
       .field("trainableParameters", &Estimate::trainable_parameters)
       .field("baseLinearBytesPerParameter", &Estimate::base_linear_bytes_per_parameter)
       .field("mostLoadedStage", &most_loaded_stage_js, &set_most_loaded_stage_js)
+      .field("stage", &Estimate::stage)
+      .field("mostLoaded", &Estimate::most_loaded)
       .field("bytesPerParameter", &Estimate::bytes_per_parameter)
       .field("tokensPerMicroBatch", &Estimate::tokens_per_micro_batch)
       .field("bytes", &device_bytes_js, &set_device_bytes_js)

@@ -90,6 +90,43 @@ describe('Go further, in Chromium', () => {
     await page.close();
   });
 
+  it('answers the pipeline stage asked for, judges the fit on the most loaded, and bounds the batch', async () => {
+    const { page, problems } = await harness.openPage();
+    await commit(page, '#pp', '4');
+    await commit(page, '#stage', '-1');
+    let text = await readout(page);
+    assert.match(text, /needs 45\.5 GB on the pipeline stage asked for \(4 of 4\): 36\.3 GB of model states/);
+    assert.match(text, /Its most loaded device does not fit in one H100 80 GB with 10% kept free/);
+    assert.match(
+      text,
+      /These figures are of the last pipeline stage \(4 of 4\), as asked; the most loaded device, on the first pipeline stage \(1 of 4\), holds 72\.8 GB, and decides whether the run fits\./,
+    );
+    assert.equal(await page.textContent('#breakdown-title'), "Memory on pipeline stage 4's device");
+    // A stage the pipeline does not have is held pending, the view kept.
+    await commit(page, '#stage', '7');
+    assert.match(
+      await page.textContent('#stage-error'),
+      /^Not applied yet: Pipeline stage 7 is beyond p 4's stages/,
+    );
+    assert.equal(await readout(page), text);
+    // The most loaded again, with two micro-batches a step: the first stage holds two, not four.
+    await commit(page, '#stage', '0');
+    await commit(page, '#global-batch', '2');
+    text = await readout(page);
+    assert.match(text, /needs 54\.6 GB on its most loaded device/);
+    assert.match(text, /It fits in one H100 80 GB/);
+    assert.equal(await page.textContent('#breakdown-title'), 'Memory on the most loaded device');
+    await commit(page, '#global-batch', '-2');
+    assert.match(
+      await page.textContent('#global-batch-error'),
+      /^Global batch must be a whole number of sequences from 0 \(a full pipeline\)/,
+    );
+    assert.equal(await readout(page), text);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('refuses a layout that makes no sense, by its control, and keeps the last good view', async () => {
     const { page, problems } = await harness.openPage();
     const goodText = await readout(page);

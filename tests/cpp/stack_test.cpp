@@ -757,8 +757,8 @@ TEST_CASE("deepspeed: LoRA gathers each layer as stored, the quantised base in N
   setup.base_weights = BaseWeights::kNf4;
   const Calculation calc = calculate(setup, 1, true, {false, false});
   REQUIRE(calc.answer.ok());
-  const replay::StepDevice device = step_device(setup, *calc.shape, calc.placement,
-                                                calc.most_loaded, calc.layer, calc.whole_terms);
+  const replay::StepDevice device =
+      step_device(setup, *calc.shape, calc.placement, calc.stage, calc.layer, calc.whole_terms);
   // A layer's linear weights, Q 64·64, K and V 64·32, O 64·64, gate, up and down 64·224: 55,296
   // in NF4 (0.515869140625 B); its two norms (128) and adapters (10,496: r·(in + out) over the
   // seven) in BF16.

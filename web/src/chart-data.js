@@ -61,6 +61,8 @@ export function chartData(view, pinned, terms, barLabels = null) {
     label: barLabels?.[index] ?? null,
     modelName: shown.modelName,
     numDevices: shown.numDevices,
+    // The pipeline stage asked for, counted from 1, where it is not the most loaded; 0 otherwise.
+    stageAsked: shown.stage.index !== shown.mostLoaded.index ? shown.stage.index + 1 : 0,
     bytes: shownTerms.map((term) => shown.bytes[term.apiKey]),
   }));
   const capacity = estimate.device.capacityBytes;

@@ -230,7 +230,9 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
     const barLabel = (bar) =>
       bar.numDevices === 1
         ? bar.modelName
-        : `${bar.modelName}: most loaded of ${format.formatCount(bar.numDevices)} devices`;
+        : bar.stageAsked > 0
+          ? `${bar.modelName}: pipeline stage ${bar.stageAsked}'s device`
+          : `${bar.modelName}: most loaded of ${format.formatCount(bar.numDevices)} devices`;
     breakdownConfig.data.labels = data.bars.map((bar) => bar.label ?? barLabel(bar));
     const datasets = breakdownConfig.data.datasets;
     const ids = data.terms.map((term) => term.id).join();

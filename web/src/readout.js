@@ -148,16 +148,24 @@ export function describe(estimator, estimate, leftOut) {
   }
   const headroom =
     setup.headroomPercent > 0 ? ` with ${estimator.formatPercent(setup.headroomPercent)} kept free` : '';
+  // A stage asked for that is not the most loaded: the terms are its device's, the fit the most
+  // loaded's (the core's note says which).
+  const asked = estimate.stage.index !== estimate.mostLoaded.index;
+  const subject = asked ? 'Its most loaded device' : 'It';
   const verdict = estimate.fits
-    ? `It fits in one ${device.name}${headroom}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
-    : `It does not fit in one ${device.name}${headroom}: it needs ${estimator.formatWorth(estimate.devicesWorth)} times its memory` +
+    ? `${subject} fits in one ${device.name}${headroom}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
+    : `${subject} does not fit in one ${device.name}${headroom}: it needs ${estimator.formatWorth(estimate.devicesWorth)} times its memory` +
       // Under one device's worth, it is the headroom that keeps it out: say so.
       (estimate.devicesWorth <= 1
         ? `, more than the ${estimator.formatBytes(estimate.usableBytes)} left usable.`
         : '.');
   return (
     `Spread over ${estimator.formatLayout(estimate)}, ${estimate.modelName} needs ` +
-    `${format(bytes.totalBytes)} on its most loaded device: ${states}${alongside} and ${activations} ${verdict}` +
+    `${format(bytes.totalBytes)} ` +
+    (asked
+      ? `on the pipeline stage asked for (${estimate.stage.index + 1} of ${setup.layout.pipelineParallel}): `
+      : 'on its most loaded device: ') +
+    `${states}${alongside} and ${activations} ${verdict}` +
     afterwords(estimator, estimate, leftOut)
   );
 }
@@ -247,7 +255,11 @@ export function describeRoom(estimator, estimate) {
 
 /** The left chart's title. */
 export const breakdownTitle = (estimate) =>
-  estimate.numDevices === 1 ? 'Memory to train on one device' : 'Memory on the most loaded device';
+  estimate.numDevices === 1
+    ? 'Memory to train on one device'
+    : estimate.stage.index !== estimate.mostLoaded.index
+      ? `Memory on pipeline stage ${estimate.stage.index + 1}'s device`
+      : 'Memory on the most loaded device';
 
 /**
  * The caption's words written for the plate's view stand while the setup is within it (every

@@ -14,6 +14,18 @@
 
 namespace trainmem {
 
+// One pipeline stage's device: which stage, what it holds and its peaks (the Estimate's own
+// fields, of the stage's device).
+struct StageFigures {
+  int index = 0;  // from 0, the first
+  PipelineStage role = PipelineStage::kOnly;
+  double layers = 0;
+  double parameters = 0;  // before ZeRO sharding
+  double total_bytes = 0;
+  double peak_allocated_bytes = 0;
+  double peak_reserved_bytes = 0;
+};
+
 struct [[nodiscard]] Estimate {
   Answer answer;  // refused: the setting at fault ("model", "config", "tp", …) and why
   TrainingSetup setup;
@@ -31,6 +43,11 @@ struct [[nodiscard]] Estimate {
   // The frozen base's linear weights under LoRA, bytes per parameter (2, NF4's 0.516, int8's
   // 1 + 4/in); 0 without LoRA.
   double base_linear_bytes_per_parameter = 0;
+  // The stage whose device the terms below are of: the most loaded unless the setup asks for
+  // another (pipeline_stage); and the most loaded, on which the fit and the verdict are judged
+  // (most_loaded_stage is its role).
+  StageFigures stage;
+  StageFigures most_loaded;
   PipelineStage most_loaded_stage = PipelineStage::kOnly;
   BytesPerParameter bytes_per_parameter;
   double tokens_per_micro_batch = 0;
@@ -48,9 +65,9 @@ struct [[nodiscard]] Estimate {
   bool host_fits = true;
   Device device;
   double num_devices = 1;       // d·t·p·c
-  double devices_worth = 0;     // most loaded device's total / its capacity
+  double devices_worth = 0;     // the most loaded device's total / its capacity
   double usable_bytes = 0;      // the capacity less the headroom kept free
-  bool fits = false;            // total <= usable_bytes
+  bool fits = false;            // the most loaded device's total <= usable_bytes
   double headroom_percent = 0;  // the share of the capacity kept free (the setup's)
   // What the device holds beside its activations (the total less them), and of that what is
   // neither the model states nor counted logits: a stack's buffers, runtime and cache, a layer
@@ -76,6 +93,19 @@ struct [[nodiscard]] Estimate {
 // The whole estimate; an invalid setup gives an answer with status kInvalidInput, a message and
 // the setting at fault ("config" when the custom model's shape is unusable).
 Estimate estimate_memory(const TrainingSetup& setup);
+
+// Whether the estimate's terms are of a stage the setup asked for that is not the most loaded.
+inline bool answers_another_stage(const Estimate& estimate) {
+  return estimate.stage.index != estimate.most_loaded.index;
+}
+
+// A stage in words: "the last pipeline stage (4 of 4)", "pipeline stage 2 of 4"; "the only
+// device" without a pipeline.
+std::string stage_words(const StageFigures& stage, int pipeline_parallel);
+
+// Every pipeline stage's figures, the first first: one estimate a stage (its StageFigures), p of
+// them; one without a pipeline; none for a setup estimate_memory refuses.
+std::vector<StageFigures> every_stage(const TrainingSetup& setup);
 
 // One point of the activations-against-tokens chart: the most loaded device's activations.
 struct ActivationPoint {

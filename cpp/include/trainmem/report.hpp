@@ -18,8 +18,12 @@ namespace trainmem {
 
 // One JSON object, camelCase keys, byte counts as JSON integers: the schema the README documents.
 std::string estimate_to_json(const Estimate& estimate);
-// The same object with "verdict" (below), and "brought": [{flag, value}…], what the stack filled
-// in where no flag chose (bring_stack_defaults): the CLI's answer for a run set up by flags.
+// Its "stage" and "mostLoaded" are {index, role, layers, parameters, totalBytes,
+// peakAllocatedBytes, peakReservedBytes}: the stage whose terms it holds, and the one the fit is
+// judged on.
+// The same object with "verdict" (below), "brought": [{flag, value}…], what the stack filled in
+// where no flag chose (bring_stack_defaults), and "stages": every pipeline stage's figures
+// (every_stage), the first first: the CLI's answer for a run set up by flags.
 std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verdict,
                              const std::vector<std::pair<std::string, std::string>>& brought = {});
 
@@ -27,7 +31,8 @@ std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verd
 // likelyLowBytes, likelyHighBytes, limitBytes, reason, withheldFor: [key…]}.
 std::string verdict_to_json(const VerdictAnswer& verdict);
 
-// The estimate's object with "launch": {kind, read, notUnderstood, notes} and "verdict" (above).
+// The estimate's object with "launch": {kind, read, notUnderstood, notes}, "stages" and "verdict"
+// (above).
 std::string launch_to_json(const Estimate& estimate, const LaunchConfig& launch,
                            const VerdictAnswer& verdict);
 

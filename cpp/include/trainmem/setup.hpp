@@ -13,11 +13,12 @@ namespace trainmem {
 
 // The plate's sequence length, and the bounds an input must keep to.
 constexpr int kPlateSequenceLength = 8192;
-constexpr int kMaxSequenceLength = 1 << 20;       // 1,048,576 tokens
-constexpr int kMaxMicroBatchSequences = 1 << 16;  // 65,536 sequences
-constexpr int kMaxParallelDegree = 1 << 16;       // any one of d, t, p, c, v
-constexpr int kMaxZeroStage = 3;                  // Rajbhandari et al.: stages 1 to 3
-constexpr double kDefaultHeadroomPercent = 10;    // of each device's memory kept free
+constexpr int kMaxSequenceLength = 1 << 20;        // 1,048,576 tokens
+constexpr int kMaxMicroBatchSequences = 1 << 16;   // 65,536 sequences
+constexpr int kMaxParallelDegree = 1 << 16;        // any one of d, t, p, c, v
+constexpr int kMaxGlobalBatchSequences = 1 << 24;  // 16,777,216 sequences a step
+constexpr int kMaxZeroStage = 3;                   // Rajbhandari et al.: stages 1 to 3
+constexpr double kDefaultHeadroomPercent = 10;     // of each device's memory kept free
 constexpr double kMaxHeadroomPercent = 90;
 constexpr double kMaxDevices = 1 << 24;  // d·t·p·c
 // An HGX node's devices (H100, H200, B200): its NVLink domain, and the devices that share its
@@ -108,8 +109,17 @@ struct TrainingSetup {
   ModelShape custom_model;             // the model when model_id is kCustomModelId
   int sequence_length = kPlateSequenceLength;
   int micro_batch_sequences = 1;  // sequences per micro-batch
+  // The sequences of an optimiser step over every data-parallel replica (Megatron-LM's
+  // --global-batch-size): a pipeline's micro-batches a step, n = global ÷ (micro-batch × d)
+  // (get_num_microbatches), bound how many each stage holds in flight. 0: as many as the schedule
+  // fills, n ≥ p·v.
+  int global_batch_sequences = 0;
   bool flash_attention = true;
   ParallelLayout layout;
+  // The pipeline stage whose device the estimate answers for: 0 the most loaded; 1 to p counted
+  // from the first, -1 to -p from the last (-1 the last, where the loss is). Whether the run fits
+  // is judged on the most loaded stage whichever is answered.
+  int pipeline_stage = 0;
   Recompute recompute = Recompute::kNone;
   ActivationModel activation_model = ActivationModel::kKorthikanti;  // how activations are counted
   Dropout dropout = Dropout::kModel;  // whether the layers save dropout masks (options.hpp)
@@ -216,5 +226,13 @@ Device device_of(const TrainingSetup& setup);
 
 // "d 8 (ZeRO-3 over d·c = 8) × t 8 (SP) × p 2 × c 1 = 128 devices, recompute selective".
 std::string format_layout(const TrainingSetup& setup);
+
+// The stage a setup answers for, from 0 (the first); -1 for the most loaded. Checked setups only:
+// |pipeline_stage| ≤ p.
+inline int answered_stage_index(const TrainingSetup& setup) {
+  if (setup.pipeline_stage == 0) return -1;
+  return setup.pipeline_stage > 0 ? setup.pipeline_stage - 1
+                                  : setup.layout.pipeline_parallel + setup.pipeline_stage;
+}
 
 }  // namespace trainmem

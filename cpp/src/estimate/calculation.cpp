@@ -47,41 +47,88 @@ std::vector<const StagePlacement*> stages_of(const Calculation& calc, const Trai
   return stages;
 }
 
+// A stage's figures, for the most loaded's.
+StageFigures figures_of(const StagePlacement& stage, const TrainingSetup& setup, double total,
+                        double peak_allocated, double peak_reserved) {
+  StageFigures figures;
+  figures.index = stage.index;
+  figures.role = setup.layout.pipeline_parallel == 1 ? PipelineStage::kOnly
+                 : stage.role == StageRole::kLast    ? PipelineStage::kLast
+                 : stage.role == StageRole::kMiddle  ? PipelineStage::kMiddle
+                                                     : PipelineStage::kFirst;
+  figures.layers = stage.layers;
+  figures.parameters = stage.parameters;
+  figures.total_bytes = total;
+  figures.peak_allocated_bytes = peak_allocated;
+  figures.peak_reserved_bytes = peak_reserved;
+  return figures;
+}
+
+// Each stage weighed as a stage's device is weighed (its ledger, and under a stack its replayed
+// step): the most loaded is the one that weighs the most, and the ledger holds the stage the setup
+// asks for, or that one.
+struct Weighed {
+  Ledger ledger;
+  Breakdown whole;  // its terms whole, as counted, before a stack's replay
+  StackHoldings holdings;
+  double weight = 0;
+};
+template <typename Weigh>
+void choose_stage(Calculation& calc, const TrainingSetup& setup, const Weigh& weigh) {
+  const int asked = answered_stage_index(setup);
+  bool any = false;
+  double most_weight = 0;
+  bool answered = false;
+  double answered_weight = 0;
+  for (const StagePlacement* stage : stages_of(calc, setup)) {
+    Weighed weighed = weigh(*stage);
+    const StageFigures figures =
+        figures_of(*stage, setup, weighed.ledger.device.total(),
+                   weighed.holdings.peak_allocated_bytes, weighed.holdings.peak_reserved_bytes);
+    if (!any || weighed.weight > most_weight) {
+      calc.most_loaded = figures;
+      most_weight = weighed.weight;
+    }
+    any = true;
+    const bool answer = asked < 0 ? !answered || weighed.weight > answered_weight
+                                  : stage->index == asked && !answered;
+    if (!answer) continue;
+    answered = true;
+    answered_weight = weighed.weight;
+    calc.whole_terms = weighed.whole;
+    calc.ledger = std::move(weighed.ledger);
+    calc.stage = *stage;
+    calc.stage_figures = figures;
+    calc.stack_terms = std::move(weighed.holdings.terms);
+    calc.peak_allocated_bytes = weighed.holdings.peak_allocated_bytes;
+    calc.peak_reserved_bytes = weighed.holdings.peak_reserved_bytes;
+  }
+}
+
 // The idealised step: the most loaded stage is the one whose terms add up to the most.
 void choose_idealised_stage(Calculation& calc, const TrainingSetup& setup, bool writing) {
-  bool chosen = false;
-  for (const StagePlacement* stage : stages_of(calc, setup)) {
-    Ledger ledger = stage_ledger(calc, setup, *stage, writing);
-    const Breakdown whole = ledger.device;
-    if (chosen && whole.total() <= calc.ledger.device.total()) continue;
-    calc.ledger = std::move(ledger);
-    calc.whole_terms = whole;
-    calc.most_loaded = *stage;
-    calc.peak_allocated_bytes = whole.total();
-    calc.peak_reserved_bytes = whole.total();
-    chosen = true;
-  }
+  choose_stage(calc, setup, [&](const StagePlacement& stage) {
+    Weighed weighed{stage_ledger(calc, setup, stage, writing), {}, {}, 0};
+    weighed.whole = weighed.ledger.device;
+    weighed.weight = weighed.whole.total();
+    weighed.holdings.peak_allocated_bytes = weighed.weight;
+    weighed.holdings.peak_reserved_bytes = weighed.weight;
+    return weighed;
+  });
 }
 
 // Under a stack's replay each stage's step is replayed and the most loaded is the one whose
 // reserved peak is highest, as a run's peak is read as the highest over its ranks: a stack's
 // pipeline schedule may hold on the last stage what the idealised terms do not count.
 void choose_replayed_stage(Calculation& calc, const TrainingSetup& setup, bool writing) {
-  bool chosen = false;
-  for (const StagePlacement* stage : stages_of(calc, setup)) {
-    Ledger ledger = stage_ledger(calc, setup, *stage, writing);
-    const Breakdown whole = ledger.device;
-    StackHoldings holdings = apply_stack(
-        ledger, step_device(setup, *calc.shape, calc.placement, *stage, calc.layer, whole));
-    if (chosen && holdings.peak_reserved_bytes <= calc.peak_reserved_bytes) continue;
-    calc.ledger = std::move(ledger);
-    calc.whole_terms = whole;
-    calc.most_loaded = *stage;
-    calc.stack_terms = std::move(holdings.terms);
-    calc.peak_allocated_bytes = holdings.peak_allocated_bytes;
-    calc.peak_reserved_bytes = holdings.peak_reserved_bytes;
-    chosen = true;
-  }
+  choose_stage(calc, setup, [&](const StagePlacement& stage) {
+    Weighed weighed{stage_ledger(calc, setup, stage, writing), {}, {}, 0};
+    weighed.whole = weighed.ledger.device;
+    weighed.holdings = apply_stack(weighed.ledger, step_device(setup, *calc.shape, calc.placement,
+                                                               stage, calc.layer, weighed.whole));
+    weighed.weight = weighed.holdings.peak_reserved_bytes;
+    return weighed;
+  });
 }
 
 // The sentences said of a setup beside its arithmetic: what its stack did to it, and what the
@@ -167,6 +214,16 @@ void check_muon_step(Calculation& calc) {
                        " the passes hold and have freed by then: the peak stays the passes'.");
 }
 
+// A stage asked for that is not the most loaded: which one decides whether the run fits.
+void add_stage_note(Calculation& calc, const TrainingSetup& setup) {
+  if (calc.stage_figures.index == calc.most_loaded.index) return;
+  const int p = setup.layout.pipeline_parallel;
+  calc.notes.push_back(
+      "These figures are of " + stage_words(calc.stage_figures, p) +
+      ", as asked; the most loaded device, on " + stage_words(calc.most_loaded, p) + ", holds " +
+      format_bytes(calc.most_loaded.total_bytes) + ", and decides whether the run fits.");
+}
+
 }  // namespace
 
 Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, bool flash_attention,
@@ -191,6 +248,7 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
     choose_idealised_stage(calc, setup, options.writing);
     if (setup.optimizer == Optimizer::kMuon) check_muon_step(calc);
   }
+  add_stage_note(calc, setup);
   return calc;
 }
 

@@ -14,6 +14,7 @@
 #include "estimate/placement.hpp"
 #include "estimate/states.hpp"
 #include "trainmem/answer.hpp"
+#include "trainmem/estimate.hpp"
 #include "trainmem/setup.hpp"
 
 namespace trainmem {
@@ -31,7 +32,11 @@ struct Calculation {
   BytesPerParameter per;  // bytes per trained parameter, as the stack holds them
   BaseWeightBytes base;   // the frozen base's linear weights (LoRA)
   ActivationsPerLayer layer;
-  StagePlacement most_loaded;  // the stage whose terms the ledger holds
+  StagePlacement stage;  // the stage whose terms the ledger holds: the setup's, or the most loaded
+  StageFigures stage_figures;  // its figures
+  // The most loaded stage's figures, its total and peaks (the ledger's own when it is the stage
+  // answered), on which the fit is judged.
+  StageFigures most_loaded;
   // The most loaded stage's terms (and, when written, their workings); under a stack, as they
   // stand at the step's allocated peak, with the stack's own terms.
   Ledger ledger;

@@ -44,18 +44,18 @@ Estimate estimate_of(Calculator calculator, const TrainingSetup& setup, int micr
           ? shape.num_layers * lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets)
           : estimate.num_parameters - (setup.train_vision ? 0 : shape.vision_parameters);
   estimate.base_linear_bytes_per_parameter = calc.base.per_parameter;
-  estimate.parameters_on_device = calc.most_loaded.parameters;
-  const StageRole role = calc.most_loaded.role;
-  estimate.most_loaded_stage = setup.layout.pipeline_parallel == 1 ? PipelineStage::kOnly
-                               : role == StageRole::kLast          ? PipelineStage::kLast
-                               : role == StageRole::kMiddle        ? PipelineStage::kMiddle
-                                                                   : PipelineStage::kFirst;
+  estimate.parameters_on_device = calc.stage.parameters;
+  estimate.stage = calc.stage_figures;
+  estimate.most_loaded = calc.most_loaded;
+  estimate.most_loaded_stage = calc.most_loaded.role;
   estimate.device = device_of(setup);
   estimate.num_devices = num_devices(setup.layout);
   const double total = estimate.bytes.total();
-  estimate.devices_worth = total / estimate.device.capacity_bytes;
+  // The run fits when its most loaded device does, whichever stage is answered.
+  const double most_loaded_total = estimate.most_loaded.total_bytes;
+  estimate.devices_worth = most_loaded_total / estimate.device.capacity_bytes;
   estimate.usable_bytes = estimate.device.capacity_bytes * (1 - setup.headroom_percent / 100);
-  estimate.fits = total <= estimate.usable_bytes;
+  estimate.fits = most_loaded_total <= estimate.usable_bytes;
   estimate.headroom_percent = setup.headroom_percent;
   estimate.held_bytes = total - estimate.bytes[Term::kActivations];
   estimate.held_besides_bytes = estimate.held_bytes - estimate.bytes.model_states() -
@@ -139,6 +139,29 @@ WorkshopView view_with(Calculator calculator, const TrainingSetup& setup,
 }  // namespace
 
 Estimate estimate_memory(const TrainingSetup& setup) { return estimate_with(calculate, setup); }
+
+std::string stage_words(const StageFigures& stage, int pipeline_parallel) {
+  if (pipeline_parallel == 1) return "the only device";
+  const std::string of =
+      std::to_string(stage.index + 1) + " of " + std::to_string(pipeline_parallel);
+  if (stage.role == PipelineStage::kMiddle) return "pipeline stage " + of;
+  return "the " + choice_id(stage.role) + " pipeline stage (" + of + ")";
+}
+
+std::vector<StageFigures> every_stage(const TrainingSetup& setup) {
+  const Estimate estimate = estimate_memory(setup);
+  if (!estimate.answer.ok()) return {};
+  const int p = setup.layout.pipeline_parallel;
+  if (p == 1) return {estimate.stage};
+  std::vector<StageFigures> stages;
+  stages.reserve(static_cast<std::size_t>(p));
+  for (int index = 0; index < p; ++index) {
+    TrainingSetup at = setup;
+    at.pipeline_stage = index + 1;
+    stages.push_back(estimate_memory(at).stage);
+  }
+  return stages;
+}
 
 WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences) {
   return view_with(calculate, setup, max_micro_batch_sequences);

@@ -88,6 +88,13 @@ double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_b
   return std::min(step_micro_batches * v, chunks) / v;
 }
 
+double pipeline_micro_batches(const TrainingSetup& setup) {
+  if (stack_row(setup.stack).torch_pipelining) return setup.layout.pipeline_parallel;
+  if (setup.global_batch_sequences == 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(setup.global_batch_sequences) /
+         (static_cast<double>(setup.micro_batch_sequences) * setup.layout.data_parallel);
+}
+
 Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) {
   const ParallelLayout& layout = setup.layout;
   const double t = layout.tensor_parallel;
@@ -116,13 +123,11 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   const double head =
       (head_matrix_here ? embedding : 0) + (shape.output_head_bias ? vocab_rows_per_rank : 0);
   const double last_extra = head + counts.final_norm;
-  // A step's micro-batches: p under torch's pipelining as torchtitan runs it, else as many as
-  // the schedule fills.
-  const double step_micro_batches =
-      stack_row(setup.stack).torch_pipelining ? p : std::numeric_limits<double>::infinity();
+  const double step_micro_batches = pipeline_micro_batches(setup);
   const auto stage_at = [&](StageRole role, double index, double first_layer, double layers) {
     StagePlacement stage;
     stage.role = role;
+    stage.index = static_cast<int>(index);
     stage.first_layer = first_layer;
     stage.layers = layers;
     stage.micro_batches_in_flight = micro_batches_in_flight(layout, step_micro_batches, index);
@@ -179,6 +184,15 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
             StageRole::kMiddle, index, split.first + (index - 1) * split.middle, split.middle));
       }
     }
+  }
+
+  // A middle stage asked for by the setup, when it is not among those weighed already.
+  const int asked = answered_stage_index(setup);
+  if (asked > 0 && asked < p - 1 &&
+      std::none_of(placement.middle.begin(), placement.middle.end(),
+                   [asked](const StagePlacement& stage) { return stage.index == asked; })) {
+    placement.middle.push_back(stage_at(StageRole::kMiddle, asked,
+                                        split.first + (asked - 1) * split.middle, split.middle));
   }
 
   // One layer's parameters on the first stage, on average: offloading's unit in flight.

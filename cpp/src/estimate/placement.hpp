@@ -37,6 +37,7 @@ enum class StageRole { kFirst, kMiddle, kLast };
 // One pipeline stage's share on one device.
 struct StagePlacement {
   StageRole role = StageRole::kFirst;
+  int index = 0;  // from 0, the first
   double first_layer = 0;
   double layers = 0;
   double micro_batches_in_flight = 1;  // micro_batches_in_flight(): under 1F1B, p - i
@@ -66,6 +67,7 @@ struct Placement {
   // stay those of the first and last stages: there a middle stage holds the first's layers with
   // fewer micro-batches and no embedding (unless a mixture's dense layers lighten the first) —
   // except for a mixture with interleaved dense layers, whose second and third stages are here.
+  // A middle stage the setup asks for (pipeline_stage) is here too.
   std::vector<StagePlacement> middle;
 };
 
@@ -83,6 +85,13 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup);
 // p·(1 + (p - 1)/(p·v)) micro-batches (Narayanan et al. 2021, section 2.2).
 double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_batches,
                                double index);
+
+// A pipeline's micro-batches a step: p under torch's pipelining as torchtitan runs it (its
+// local batch a pipeline_parallel_microbatch_size each); under Megatron-LM's schedules the global
+// batch over the micro-batch times d (get_num_microbatches), at the setup's own micro-batch (the
+// activations' chart keeps the step's count as it varies the micro-batch); as many as the
+// schedule fills without a global batch.
+double pipeline_micro_batches(const TrainingSetup& setup);
 
 // The layers' worth of activations a stage holds at its busiest: its micro-batches in flight
 // times its layers, and one for each multi-token-prediction module.

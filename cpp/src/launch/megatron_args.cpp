@@ -4,6 +4,7 @@
 // its layout, recomputation, precision and loss, under the megatron stack. The model's shape is
 // written as the Llama config.json it is and read by the config reader, so that one reader builds
 // every shape.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
@@ -70,8 +71,7 @@ const std::set<std::string>& switches() {
 // megatron/core/distributed/param_and_grad_buffer.py allocates each buffer whole either way, and
 // the bucket's reduce-scatter or all-gather runs in place in it).
 const std::set<std::string>& no_bearing() {
-  static const std::set<std::string> flags = {"--global-batch-size",
-                                              "--overlap-grad-reduce",
+  static const std::set<std::string> flags = {"--overlap-grad-reduce",
                                               "--overlap-param-gather",
                                               "--train-iters",
                                               "--train-samples",
@@ -626,6 +626,14 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
                 "(--world-size).");
   }
   read_layout(flags, world, model->layers, model->sequence, setup.layout);
+  // The global batch sets a pipeline's micro-batches a step; without it validate_args makes it
+  // the micro-batch times d: one micro-batch a step.
+  const auto global = bounded(flags, "--global-batch-size", 1, kMaxGlobalBatchSequences);
+  setup.global_batch_sequences =
+      global ? static_cast<int>(*global)
+             : static_cast<int>(std::min<long long>(
+                   static_cast<long long>(setup.micro_batch_sequences) * setup.layout.data_parallel,
+                   kMaxGlobalBatchSequences));
   read_recompute(flags, setup);
   read_recipe(flags, setup);
   if (!flags.ok()) return launch;
@@ -637,6 +645,11 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
                          std::to_string(model->vocabulary) + " tokens before padding).");
   launch.notes.push_back("d " + std::to_string(layout.data_parallel) + ": the world size " +
                          std::to_string(world) + " over t·p·c " + std::to_string(tpc) + ".");
+  if (!global) {
+    launch.notes.push_back("Global batch " + format_count(setup.global_batch_sequences) +
+                           ": --global-batch-size is not given, so Megatron-LM takes the "
+                           "micro-batch times d, one micro-batch a step.");
+  }
   if (flags.find("--hidden-dropout") == nullptr || flags.find("--attention-dropout") == nullptr) {
     launch.notes.push_back(
         "Dropout as Megatron-LM's default, 0.1, where the line does not set it.");

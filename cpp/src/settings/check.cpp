@@ -340,6 +340,38 @@ namespace {
 
 // The layout against the model and the sequence: degrees that divide what they split, switches
 // that need another degree, and ZeRO's replicas.
+// Megatron-LM's global batch: a whole number of micro-batches on each of the d replicas
+// (megatron/core/num_microbatches_calculator.py, ConstantNumMicroBatchesCalculator); under the
+// interleaved schedule a whole number of groups of p (schedules.py,
+// forward_backward_pipelining_with_interleaving, its default microbatch_group_size_per_vp_stage).
+Answer check_global_batch(const TrainingSetup& setup) {
+  const long long global = setup.global_batch_sequences;
+  if (global == 0) return {};
+  const auto count = [](long long value) { return format_count(static_cast<double>(value)); };
+  const ParallelLayout& layout = setup.layout;
+  const long long per_step =
+      static_cast<long long>(setup.micro_batch_sequences) * layout.data_parallel;
+  if (global % per_step != 0) {
+    return refusal(id::kGlobalBatch,
+                   "Global batch " + count(global) +
+                       " must be a whole number of micro-batches of " +
+                       format_count(setup.micro_batch_sequences) +
+                       (setup.micro_batch_sequences == 1 ? " sequence" : " sequences") +
+                       " on each of the " + format_count(layout.data_parallel) +
+                       " data-parallel replicas: a multiple of " + count(per_step) + ".");
+  }
+  const long long n = global / per_step;
+  const int p = layout.pipeline_parallel;
+  if (layout.virtual_pipeline_stages > 1 && n % p != 0) {
+    return refusal(id::kGlobalBatch,
+                   "The interleaved schedule runs its micro-batches in groups of p " +
+                       format_count(p) + " (Megatron-LM's schedules.py): global batch " +
+                       count(global) + " gives " + count(n) + " a step; choose a multiple of " +
+                       count(per_step * p) + ".");
+  }
+  return {};
+}
+
 Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
   const ParallelLayout& layout = setup.layout;
   const int t = layout.tensor_parallel;
@@ -397,6 +429,18 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
                        std::to_string(v) + ") must divide the " +
                        std::to_string(shape->num_layers) + " layers of " + shape->name + ".");
   }
+  if (std::abs(setup.pipeline_stage) > p && p == 1) {
+    return refusal(id::kStage, "Pipeline stage " + std::to_string(setup.pipeline_stage) +
+                                   " needs a pipeline: with p 1 there is one stage, 0, 1 or -1.");
+  }
+  if (std::abs(setup.pipeline_stage) > p) {
+    return refusal(id::kStage, "Pipeline stage " + std::to_string(setup.pipeline_stage) +
+                                   " is beyond p " + std::to_string(p) + "'s stages: choose 1 to " +
+                                   std::to_string(p) + " from the first, -1 to -" +
+                                   std::to_string(p) + " from the last, or 0 for the most loaded.");
+  }
+  const Answer batch = check_global_batch(setup);
+  if (!batch.ok()) return batch;
   const int c = layout.context_parallel;
   if (setup.sequence_length % c != 0) {
     return refusal(id::kContextParallel, "Context parallelism " + std::to_string(c) +

@@ -53,6 +53,22 @@ void add_layout(Entries& entries) {
           "Virtual stages per device: the interleaved schedule", "layout.virtualPipelineStages")
           .degree()
           .page("layout", "Virtual stages per device"));
+  // Megatron-LM's --global-batch-size: the micro-batches a step, which bound those in flight.
+  add(row<&TrainingSetup::global_batch_sequences>(
+          id::kGlobalBatch, "Global batch",
+          "Sequences an optimiser step over the d replicas; under a pipeline, global ÷ "
+          "(micro-batch × d) micro-batches a step bound those in flight (0: a full pipeline)",
+          "globalBatchSequences")
+          .bounds(0, kMaxGlobalBatchSequences,
+                  "Global batch must be a whole number of sequences from 0 (a full pipeline) to " +
+                      format_count(kMaxGlobalBatchSequences) + ".")
+          .rule([](const TrainingSetup& setup) { return !stack_row(setup.stack).torch_pipelining; },
+                "torchtitan's pipeline runs training.local_batch_size ÷ "
+                "parallelism.pipeline_parallel_microbatch_size micro-batches a step, counted as p; "
+                "a global batch adds gradient accumulation around its steps, which holds no more. "
+                "Set the global batch to 0.")
+          .later()
+          .page("layout", "Global batch, sequences (0: a full pipeline)"));
   // Megatron-LM's --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers.
   const auto stage_layers = [](Entry entry, const char* label) {
     const std::string name = entry.setting.name;
@@ -76,6 +92,16 @@ void add_layout(Entries& entries) {
                        "own split the rest evenly (0: an even share)",
                        "layout.pipelineLastStageLayers"),
                    "Last stage's layers (0: even)"));
+  add(row<&TrainingSetup::pipeline_stage>(
+          id::kStage, "Pipeline stage",
+          "The pipeline stage answered: 1 to p from the first, -1 to -p from the last (-1: the "
+          "last, where the loss is); 0: the most loaded. The verdict is the most loaded's",
+          "pipelineStage")
+          .bounds(-kMaxParallelDegree, kMaxParallelDegree,
+                  "Pipeline stage must be a whole number: 1 to p from the first, -1 to -p from "
+                  "the last, or 0 for the most loaded.")
+          .later()
+          .page("layout", "Pipeline stage answered (0: the most loaded; −1: the last)"));
   add(row<&ParallelLayout::context_parallel>(id::kContextParallel, "Context parallelism",
                                              "Context-parallel degree c", "layout.contextParallel")
           .degree()

@@ -494,6 +494,9 @@ Tried try_layouts(const TrainingSetup& base, std::vector<Trial> trials) {
     if (trial.min_devices > most_devices_listed) break;
     TrainingSetup setup = base;
     setup.layout = trial.layout;
+    // Each layout answered for its most loaded stage, which decides whether it fits: a stage the
+    // base asks for may not be one of its stages.
+    setup.pipeline_stage = 0;
     setup.recompute = trial.recompute;
     setup.offload = trial.offload;
     const Candidate candidate = smallest_data_parallel_that_fits(setup, most_devices_listed);

@@ -44,6 +44,23 @@ nlohmann::ordered_json breakdown_json(const Breakdown& bytes, bool on_host, bool
   return object;
 }
 
+nlohmann::ordered_json stage_json(const StageFigures& stage) {
+  return {{"index", stage.index},
+          {"role", choice_id(stage.role)},
+          {"layers", number(stage.layers)},
+          {"parameters", number(stage.parameters)},
+          {"totalBytes", number(stage.total_bytes)},
+          {"peakAllocatedBytes", number(stage.peak_allocated_bytes)},
+          {"peakReservedBytes", number(stage.peak_reserved_bytes)}};
+}
+
+// Every pipeline stage's figures (every_stage), for the CLI's answers: one estimate a stage.
+nlohmann::ordered_json every_stage_json(const TrainingSetup& setup) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const StageFigures& stage : every_stage(setup)) list.push_back(stage_json(stage));
+  return list;
+}
+
 nlohmann::ordered_json to_json(const Estimate& estimate) {
   const ParallelLayout& layout = estimate.setup.layout;
   // The layers on the first and last stages (each L/p under an even split).
@@ -93,6 +110,8 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"headroomPercent", estimate.setup.headroom_percent},
       {"usableBytes", number(estimate.usable_bytes)},
       {"mostLoadedStage", choice_id(estimate.most_loaded_stage)},
+      {"stage", stage_json(estimate.stage)},
+      {"mostLoaded", stage_json(estimate.most_loaded)},
       {"parametersOnDevice", number(estimate.parameters_on_device)},
       {"bytesPerParameter",
        {{"weights", per.weights},
@@ -162,6 +181,7 @@ std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verd
   nlohmann::ordered_json filled = nlohmann::ordered_json::array();
   for (const auto& [flag, value] : brought) filled.push_back({{"flag", flag}, {"value", value}});
   json["brought"] = filled;
+  json["stages"] = every_stage_json(estimate.setup);
   json["verdict"] = verdict_json(verdict);
   return json.dump(2);
 }
@@ -174,6 +194,7 @@ std::string launch_to_json(const Estimate& estimate, const LaunchConfig& launch,
                     {"notUnderstood", launch.not_understood},
                     {"notes", launch.notes},
                     {"leaves", launch.leaves}};
+  json["stages"] = every_stage_json(estimate.setup);
   json["verdict"] = verdict_json(verdict);
   return json.dump(2);
 }

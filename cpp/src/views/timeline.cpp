@@ -23,12 +23,12 @@ std::vector<TimelinePoint> ideal_timeline(const Calculation& calc, const Trainin
   // micro-batches of L/p layers), the last L/p; under the interleaved schedule its chunks'.
   // A hybrid's MTP layer is a full-attention layer, which keeps its own kind's bytes (stage.cpp):
   // its slots come after the model's layers' and hold those.
-  StagePlacement layers_only = calc.most_loaded;
+  StagePlacement layers_only = calc.stage;
   const bool hybrid_mtp = hybrid_linear_attention(*calc.shape) && layers_only.mtp_layers > 0;
   if (hybrid_mtp) layers_only.mtp_layers = 0;
   const WholeSlots whole = whole_slots(layers_only);
   const int layer_slots = whole.count;
-  const int slots = layer_slots + (hybrid_mtp ? static_cast<int>(calc.most_loaded.mtp_layers) : 0);
+  const int slots = layer_slots + (hybrid_mtp ? static_cast<int>(calc.stage.mtp_layers) : 0);
   const double kept_per_slot = calc.layer.kept_bytes * whole.scale;
   const double kept_per_mtp_slot =
       calc.layer.tokens_on_device * calc.layer.attention_kept_per_token;
@@ -99,9 +99,9 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   if (!stack_row(setup.stack).replayed) return ideal_timeline(calc, setup);
   // Under a stack the timeline is its replayed step (run here once, not also for the estimate).
   std::vector<TimelinePoint> points;
-  replay::replay(step_device(setup, *calc.shape, calc.placement, calc.most_loaded, calc.layer,
-                             calc.whole_terms),
-                 &points);
+  replay::replay(
+      step_device(setup, *calc.shape, calc.placement, calc.stage, calc.layer, calc.whole_terms),
+      &points);
   return points;
 }
 

@@ -78,11 +78,18 @@ std::string keys_named(const std::vector<std::string>& keys) {
 VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
                          const std::vector<std::string>& not_understood) {
   VerdictAnswer answer;
+  // The run fits when its most loaded device does: that one decides, whichever stage is answered.
+  const double total = estimate.most_loaded.total_bytes;
+  const int p = estimate.setup.layout.pipeline_parallel;
+  const std::string judged =
+      !answers_another_stage(estimate)
+          ? ""
+          : "The most loaded device decides, on " + stage_words(estimate.most_loaded, p) + ". ";
   if (!not_understood.empty()) {
     // No verdict on a setup the file may not be: the estimate stands, said as the file's figure
     // without what it leaves out.
     answer.withheld_for = not_understood;
-    answer.likely_low_bytes = estimate.bytes.total();
+    answer.likely_low_bytes = total;
     answer.likely_high_bytes = answer.likely_low_bytes;
     answer.limit_bytes = estimate.device.capacity_bytes;
     answer.reason = "Cannot tell: the launch config sets " + keys_named(not_understood) +
@@ -94,7 +101,6 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
                     (not_understood.size() == 1 ? "it does" : "they do") + " with the settings.";
     return answer;
   }
-  const double total = estimate.bytes.total();
   const double capacity = estimate.device.capacity_bytes;
   const std::string stack = choice_name(estimate.setup.stack);
   if (!headroom_asked)
@@ -109,6 +115,7 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
     const std::string kept = format_count(estimate.setup.headroom_percent) + "% of " +
                              estimate.device.name + " kept free";
     answer.reason =
+        judged +
         (headroom_asked
              ? "The headroom asked for decides: "
              : "Fewer than " + format_count(kMinBandCases) + " published runs measure the " +
@@ -135,13 +142,14 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
                              format_bytes(capacity) + " of " + estimate.device.name;
   switch (answer.verdict) {
     case Verdict::kFits:
-      answer.reason = "Even at the low end of " + band + ", it fits: " + likely + ".";
+      answer.reason = judged + "Even at the low end of " + band + ", it fits: " + likely + ".";
       break;
     case Verdict::kDoesNotFit:
-      answer.reason = "Even at the high end of " + band + ", it does not fit: " + likely + ".";
+      answer.reason =
+          judged + "Even at the high end of " + band + ", it does not fit: " + likely + ".";
       break;
     case Verdict::kUncertain:
-      answer.reason = "Within " + band + ", it may or may not fit: " + likely + ".";
+      answer.reason = judged + "Within " + band + ", it may or may not fit: " + likely + ".";
       break;
   }
   return answer;
