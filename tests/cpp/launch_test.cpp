@@ -464,6 +464,49 @@ TEST_CASE("launch: Megatron-LM's example line opens to the flags' setup") {
   check_same_figures(launch.setup, flags);
 }
 
+TEST_CASE("launch: a GPT-style Megatron-LM line counts GPT's block, its defaults where unset") {
+  // GPT's 345M as Megatron-LM's examples train it: no --swiglu, --normalization,
+  // --position-embedding-type or --disable-bias-linear, so a GeLU MLP of 4h, LayerNorms with
+  // biases, learned positions and biased linear layers (megatron/training/arguments.py).
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 24 --hidden-size 1024 "
+      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 "
+      "--micro-batch-size 4 --global-batch-size 64 --vocab-size 50257 --bf16";
+  const LaunchConfig launch = read_ok(line);
+  CHECK(launch.not_understood.empty());
+  const ModelShape& shape = launch.setup.custom_model;
+  CHECK_FALSE(shape.gated_mlp);
+  CHECK(shape.ffn_hidden_size == 4 * 1024);
+  CHECK(shape.norm_bias);
+  CHECK(shape.attention_qkv_bias);
+  CHECK(shape.attention_output_bias);
+  CHECK(shape.mlp_bias);
+  CHECK(shape.num_position_embeddings == 1024);
+  // By hand: a layer 4h² (QKV, O) + 8h² (MLP) + 3h + h + 4h + h of biases (QKV, O, fc1, fc2)
+  // + 2 · 2h of LayerNorms = 12h² + 13h; the tied embedding, 1,024 positions and the final
+  // LayerNorm.
+  const double h = 1024;
+  CHECK(count_parameters(shape) == 24 * (12 * h * h + 13 * h) + 50257 * h + 1024 * h + 2 * h);
+  // RMSNorm, rope, no biases but Q, K and V's: --add-qkv-bias adds those alone.
+  const LaunchConfig llama = read_ok(line +
+                                     " --normalization RMSNorm --position-embedding-type rope "
+                                     "--disable-bias-linear --add-qkv-bias --swiglu");
+  const ModelShape& qkv = llama.setup.custom_model;
+  CHECK(qkv.gated_mlp);
+  CHECK(qkv.ffn_hidden_size == 2688);  // two thirds of 4h, down to a multiple of 64
+  CHECK_FALSE(qkv.norm_bias);
+  CHECK(qkv.attention_qkv_bias);
+  CHECK_FALSE(qkv.attention_output_bias);
+  CHECK_FALSE(qkv.mlp_bias);
+  CHECK(qkv.num_position_embeddings == 0);
+  CHECK(read_ok(line + " --no-position-embedding").setup.custom_model.num_position_embeddings == 0);
+  check_refused(line + " --normalization ScaleNorm", "--normalization",
+                "--normalization ScaleNorm is not modelled: LayerNorm (the default) or RMSNorm.");
+  check_refused(line + " --position-embedding-type mrope", "--position-embedding-type",
+                "--position-embedding-type mrope is not modelled: learned_absolute (the "
+                "default), rope, yarn or none.");
+}
+
 TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   const std::string line =
       "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "

@@ -353,28 +353,25 @@ std::optional<LineModel> read_model(KeyReader& flags) {
                     flags.get("--tokenizer-type", flag_text()).value_or("GPT2BPETokenizer") +
                     "'): add --vocab-size N, its size before Megatron-LM's padding.");
   }
-  if (!flags.has("--swiglu")) {
-    flags.fault("--swiglu",
-                "Only Llama-style models are read from a launch line: --swiglu "
-                "(a gated MLP) is missing.");
-  }
-  if (flags.get("--normalization", flag_text()).value_or("LayerNorm") != "RMSNorm") {
-    flags.fault("--normalization",
-                "Only Llama-style models are read from a launch line: "
-                "--normalization RMSNorm.");
+  // The block as pretrain_gpt.py builds it from the flags, GPT's defaults where they are not
+  // given (megatron/training/arguments.py): LayerNorm, learned absolute positions, biased linear
+  // layers, a GeLU MLP of 4h.
+  const std::string normalization = flags.get("--normalization", flag_text()).value_or("LayerNorm");
+  if (normalization != "LayerNorm" && normalization != "RMSNorm") {
+    flags.fault("--normalization", "--normalization " + normalization.substr(0, 40) +
+                                       " is not modelled: LayerNorm (the default) or RMSNorm.");
   }
   // The legacy switch sets rope (validate_args).
   const bool legacy_rope = flags.has("--use-rotary-position-embeddings");
-  if (!legacy_rope &&
-      flags.get("--position-embedding-type", flag_text()).value_or("learned_absolute") != "rope") {
+  const std::string position =
+      legacy_rope
+          ? "rope"
+          : flags.get("--position-embedding-type", flag_text()).value_or("learned_absolute");
+  if (position != "learned_absolute" && position != "rope" && position != "yarn" &&
+      position != "none") {
     flags.fault("--position-embedding-type",
-                "Only Llama-style models are read from a launch "
-                "line: --position-embedding-type rope.");
-  }
-  if (!flags.has("--disable-bias-linear")) {
-    flags.fault("--disable-bias-linear",
-                "Only Llama-style models are read from a launch line: "
-                "--disable-bias-linear (no biases but Q, K and V's).");
+                "--position-embedding-type " + position.substr(0, 40) +
+                    " is not modelled: learned_absolute (the default), rope, yarn or none.");
   }
   for (const char* flag : {"--num-experts", "--moe-router-topk", "--multi-latent-attention",
                            "--mtp-num-layers", "--fp16", "--use-torch-fsdp2"}) {
@@ -398,6 +395,7 @@ std::optional<LineModel> read_model(KeyReader& flags) {
                     ", which Megatron-LM refuses.");
   }
   if (!flags.ok()) return {};
+  const bool swiglu = flags.has("--swiglu");
   const long long query_groups = flags.has("--group-query-attention")
                                      ? flags.get("--num-query-groups", whole_number()).value_or(1)
                                      : *heads;
@@ -407,12 +405,11 @@ std::optional<LineModel> read_model(KeyReader& flags) {
       {"num_hidden_layers", *layers},
       {"num_attention_heads", *heads},
       {"num_key_value_heads", query_groups},
-      // validate_args under --swiglu: two thirds of 4h, down to a multiple of 64.
-      {"intermediate_size",
-       flags.get("--ffn-hidden-size", whole_number()).value_or(*hidden * 8 / 3 / 64 * 64)},
+      // validate_args: under --swiglu two thirds of 4h, down to a multiple of 64; else 4h.
+      {"intermediate_size", flags.get("--ffn-hidden-size", whole_number())
+                                .value_or(swiglu ? *hidden * 8 / 3 / 64 * 64 : 4 * *hidden)},
       {"vocab_size", *vocabulary},
       {"tie_word_embeddings", !flags.has("--untie-embeddings-and-output-weights")},
-      {"attention_bias", flags.has("--add-qkv-bias")},
       {"max_position_embeddings", positions.value_or(*sequence)},
       {"attention_dropout", 0.0}};
   if (const auto channels = flags.get("--kv-channels", whole_number()))
@@ -425,6 +422,18 @@ std::optional<LineModel> read_model(KeyReader& flags) {
     return {};
   }
   model.shape = shape.shape;
+  // What the Llama config cannot say: a GeLU MLP, LayerNorms with their biases, the linear
+  // layers' biases (add_bias_linear; Q, K and V's also under --add-qkv-bias), learned positions
+  // of --max-position-embeddings rows (LanguageModelEmbedding), unless --no-position-embedding.
+  const bool bias_linear = !flags.has("--disable-bias-linear");
+  model.shape.gated_mlp = swiglu;
+  model.shape.norm_bias = normalization == "LayerNorm";
+  model.shape.attention_qkv_bias = bias_linear || flags.has("--add-qkv-bias");
+  model.shape.attention_output_bias = bias_linear;
+  model.shape.mlp_bias = bias_linear;
+  if (position == "learned_absolute" && !flags.has("--no-position-embedding")) {
+    model.shape.num_position_embeddings = static_cast<int>(positions.value_or(*sequence));
+  }
   model.shape.name = std::to_string(*layers) + "-layer model of width " + std::to_string(*hidden) +
                      " (the launch line's)";
   model.layers = *layers;
