@@ -507,6 +507,56 @@ TEST_CASE("launch: a GPT-style Megatron-LM line counts GPT's block, its defaults
                 "default), rope, yarn or none.");
 }
 
+TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer builds it") {
+  // DeepSeek-MoE-like: one dense layer first, 64 experts of 1,408, top 6, a shared expert of
+  // 2,816, over ep 8 behind the all-to-all dispatcher.
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 16 --hidden-size 2048 "
+      "--num-attention-heads 16 --seq-length 4096 --max-position-embeddings 4096 "
+      "--micro-batch-size 1 --global-batch-size 64 --vocab-size 50257 --bf16 --swiglu "
+      "--normalization RMSNorm --position-embedding-type rope --disable-bias-linear "
+      "--ffn-hidden-size 10944 --num-experts 64 --moe-router-topk 6 --moe-ffn-hidden-size 1408 "
+      "--moe-shared-expert-intermediate-size 2816 --moe-aux-loss-coeff 0.001 "
+      "--expert-model-parallel-size 8 --moe-grouped-gemm";
+  const std::string moe = line + " --moe-token-dispatcher-type alltoall";
+  const LaunchConfig launch = read_ok(moe + " --moe-layer-freq \"([0]*1+[1]*15)\"");
+  CHECK(launch.not_understood.empty());
+  const ModelShape& shape = launch.setup.custom_model;
+  CHECK(shape.num_experts == 64);
+  CHECK(shape.num_experts_per_token == 6);
+  CHECK(shape.moe_ffn_hidden_size == 1408);
+  CHECK(shape.shared_expert_ffn_hidden_size == 2816);
+  CHECK(shape.num_dense_layers == 1);
+  CHECK(launch.setup.layout.expert_parallel == 8);
+  CHECK(launch.setup.layout.expert_tensor_parallel == 0);  // as t
+  // By hand: attention 4h² and two norms a layer; the dense layer's MLP 3·h·10,944; each mixture
+  // layer's 64 experts of 3·h·1,408, the shared expert's 3·h·2,816 and the router's 64·h; the
+  // tied embedding and the final norm.
+  const double h = 2048;
+  const double attention = 4 * h * h + 2 * h;
+  const double mixture = 64 * 3 * h * 1408 + 3 * h * 2816 + 64 * h;
+  CHECK(count_parameters(shape) == 16 * attention + 3 * h * 10944 + 15 * mixture + 50257 * h + h);
+  CHECK(estimate_memory(launch.setup).answer.ok());
+  // Every layer a mixture by default; ungated experts without --swiglu (GPT's GeLU).
+  CHECK(read_ok(moe).setup.custom_model.num_dense_layers == 0);
+  CHECK_FALSE(read_ok(moe + " --moe-layer-freq 1").setup.custom_model.num_experts == 1);
+  // What the megatron stack does not replay is refused by its flag.
+  check_refused(line, "--moe-token-dispatcher-type",
+                "The allgather token dispatcher (Megatron-LM's default) is not modelled: the "
+                "experts' buffers are counted as the alltoall dispatcher's "
+                "(--moe-token-dispatcher-type alltoall).");
+  check_refused(
+      moe.substr(0, moe.find(" --moe-grouped-gemm")) + " --moe-token-dispatcher-type alltoall",
+      "--moe-grouped-gemm",
+      "The experts are counted as Transformer Engine's GroupedLinear "
+      "(--moe-grouped-gemm); Megatron-LM's SequentialMLP, without it, is not modelled.");
+  check_refused(moe + " --moe-layer-freq 2", "--moe-layer-freq",
+                "--moe-layer-freq is read as 1 (every layer a mixture) or ([0]*k+[1]*n) with k + "
+                "n the 16 layers (k dense layers first); '2' is not.");
+  check_refused(moe + " --moe-router-topk 65", "--moe-router-topk",
+                "--moe-router-topk must be 1 to --num-experts (64).");
+}
+
 TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   const std::string line =
       "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
@@ -516,9 +566,9 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   check_refused(line, "--vocab-size",
                 "The vocabulary is the tokenizer's, which the line does not give "
                 "('GPT2BPETokenizer'): add --vocab-size N, its size before Megatron-LM's padding.");
-  check_refused(line + "--vocab-size 32000 --num-experts 8", "--num-experts",
-                "--num-experts is not read from a launch line yet: dense models in BF16 "
-                "under Megatron-LM's own DDP are.");
+  check_refused(line + "--vocab-size 32000 --multi-latent-attention", "--multi-latent-attention",
+                "--multi-latent-attention is not read from a launch line yet: dense models and "
+                "mixtures in BF16 under Megatron-LM's own DDP are.");
   check_refused("torchrun pretrain_gpt.py --num-layers $LAYERS", "launch",
                 "The line uses the shell's variables ('$LAYERS'): expand them first, as the shell "
                 "would (echo the command).");

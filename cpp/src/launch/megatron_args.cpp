@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -31,6 +32,9 @@ constexpr const char* kKind = "Megatron-LM launch line (pretrain_gpt.py)";
 const std::set<std::string>& switches() {
   static const std::set<std::string> flags = {"--group-query-attention",
                                               "--swiglu",
+                                              "--moe-grouped-gemm",
+                                              "--moe-shared-expert-gate",
+                                              "--moe-router-enable-expert-bias",
                                               "--disable-bias-linear",
                                               "--add-qkv-bias",
                                               "--untie-embeddings-and-output-weights",
@@ -72,6 +76,9 @@ const std::set<std::string>& switches() {
 // the bucket's reduce-scatter or all-gather runs in place in it).
 const std::set<std::string>& no_bearing() {
   static const std::set<std::string> flags = {"--overlap-grad-reduce",
+                                              "--moe-aux-loss-coeff",
+                                              "--moe-z-loss-coeff",
+                                              "--moe-router-load-balancing-type",
                                               "--overlap-param-gather",
                                               "--train-iters",
                                               "--train-samples",
@@ -330,6 +337,94 @@ struct LineModel {
   long long vocabulary = 0;
 };
 
+// A mixture of experts (--num-experts), as Megatron-LM's MoELayer builds it: E routed experts
+// of --moe-ffn-hidden-size (f by default), each gated as the dense MLP is (--swiglu) and biased
+// as it is, top --moe-router-topk (2 by default), a router of E x h, a shared expert of
+// --moe-shared-expert-intermediate-size with its gate, the router's expert bias; and which
+// layers are mixtures (--moe-layer-freq: all, or a list of dense layers first). The experts are
+// counted as TE's GroupedLinear behind the all-to-all dispatcher, as the megatron stack replays
+// them: other dispatchers and the sequential experts are refused by flag.
+void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
+  const auto experts = flags.get("--num-experts", whole_number());
+  if (!experts) return;
+  if (*experts < 2 || *experts > kMaxModelWidth) {
+    flags.fault("--num-experts",
+                "--num-experts must be 2 to " + format_count(kMaxModelWidth) + ".");
+    return;
+  }
+  const long long top_k = flags.get("--moe-router-topk", whole_number()).value_or(2);
+  if (top_k < 1 || top_k > *experts) {
+    flags.fault("--moe-router-topk",
+                "--moe-router-topk must be 1 to --num-experts (" + std::to_string(*experts) + ").");
+    return;
+  }
+  const std::string dispatcher =
+      flags.get("--moe-token-dispatcher-type", flag_text()).value_or("allgather");
+  if (dispatcher != "alltoall") {
+    flags.fault("--moe-token-dispatcher-type",
+                "The " + dispatcher.substr(0, 20) + " token dispatcher" +
+                    (flags.has("--moe-token-dispatcher-type") ? "" : " (Megatron-LM's default)") +
+                    " is not modelled: the experts' buffers are counted as the alltoall "
+                    "dispatcher's (--moe-token-dispatcher-type alltoall).");
+    return;
+  }
+  if (!flags.has("--moe-grouped-gemm")) {
+    flags.fault("--moe-grouped-gemm",
+                "The experts are counted as Transformer Engine's GroupedLinear "
+                "(--moe-grouped-gemm); Megatron-LM's SequentialMLP, without it, is not modelled.");
+    return;
+  }
+  shape.num_experts = static_cast<int>(*experts);
+  shape.num_experts_per_token = static_cast<int>(top_k);
+  if (const auto width = flags.get("--moe-ffn-hidden-size", whole_number())) {
+    if (*width < 1 || *width > kMaxModelWidth) {
+      flags.fault("--moe-ffn-hidden-size",
+                  "--moe-ffn-hidden-size must be 1 to " + format_count(kMaxModelWidth) + ".");
+      return;
+    }
+    shape.moe_ffn_hidden_size = static_cast<int>(*width);
+  }
+  if (const auto shared = flags.get("--moe-shared-expert-intermediate-size", whole_number())) {
+    if (*shared < 1 || *shared > kMaxModelWidth) {
+      flags.fault("--moe-shared-expert-intermediate-size",
+                  "--moe-shared-expert-intermediate-size must be 1 to " +
+                      format_count(kMaxModelWidth) + ".");
+      return;
+    }
+    shape.shared_expert_ffn_hidden_size = static_cast<int>(*shared);
+  }
+  shape.shared_expert_gate = flags.has("--moe-shared-expert-gate");
+  shape.router_bias = flags.has("--moe-router-enable-expert-bias");
+  if (shape.shared_expert_gate && shape.shared_expert_ffn_hidden_size == 0) {
+    flags.fault("--moe-shared-expert-gate",
+                "--moe-shared-expert-gate gates a shared expert, and the line sets none "
+                "(--moe-shared-expert-intermediate-size).");
+    return;
+  }
+  // --moe-layer-freq: 1 (every layer), or "([0]*k+[1]*n)", k dense layers first.
+  const std::string frequency = flags.get("--moe-layer-freq", flag_text()).value_or("1");
+  if (frequency != "1") {
+    std::string compact;
+    for (char c : frequency) {
+      if (c != ' ') compact += c;
+    }
+    long long dense = -1;
+    long long mixture = -1;
+    char tail = 0;
+    if (std::sscanf(compact.c_str(), "([0]*%lld+[1]*%lld%c", &dense, &mixture, &tail) != 3 ||
+        tail != ')' || dense < 0 || mixture < 1 || dense + mixture != layers ||
+        compact.size() != compact.find(')') + 1) {
+      flags.fault("--moe-layer-freq",
+                  "--moe-layer-freq is read as 1 (every layer a mixture) or ([0]*k+[1]*n) with "
+                  "k + n the " +
+                      std::to_string(layers) + " layers (k dense layers first); '" +
+                      frequency.substr(0, 40) + "' is not.");
+      return;
+    }
+    shape.num_dense_layers = static_cast<int>(dense);
+  }
+}
+
 // The model: written as the config.json it is and read by the config reader; nothing where the
 // flags refuse it.
 std::optional<LineModel> read_model(KeyReader& flags) {
@@ -373,12 +468,12 @@ std::optional<LineModel> read_model(KeyReader& flags) {
                 "--position-embedding-type " + position.substr(0, 40) +
                     " is not modelled: learned_absolute (the default), rope, yarn or none.");
   }
-  for (const char* flag : {"--num-experts", "--moe-router-topk", "--multi-latent-attention",
-                           "--mtp-num-layers", "--fp16", "--use-torch-fsdp2"}) {
+  for (const char* flag :
+       {"--multi-latent-attention", "--mtp-num-layers", "--fp16", "--use-torch-fsdp2"}) {
     if (flags.has(flag)) {
       flags.fault(flag, std::string(flag) +
                             " is not read from a launch line yet: dense models "
-                            "in BF16 under Megatron-LM's own DDP are.");
+                            "and mixtures in BF16 under Megatron-LM's own DDP are.");
     }
   }
   if (flags.get("--transformer-impl", flag_text()).value_or("transformer_engine") !=
@@ -436,6 +531,8 @@ std::optional<LineModel> read_model(KeyReader& flags) {
   }
   model.shape.name = std::to_string(*layers) + "-layer model of width " + std::to_string(*hidden) +
                      " (the launch line's)";
+  read_experts(flags, *layers, model.shape);
+  if (!flags.ok()) return {};
   model.layers = *layers;
   model.sequence = *sequence;
   model.vocabulary = *vocabulary;
@@ -486,6 +583,15 @@ void read_layout(KeyReader& flags, long long world, long long layers, long long 
   layout.context_parallel = static_cast<int>(c);
   layout.sequence_parallel = flags.has("--sequence-parallel");
   layout.zero_stage = flags.has("--use-distributed-optimizer") ? 1 : 0;
+  // Expert parallelism, carved out of d·t·c; etp defaults to t (0 here: as t).
+  for (const auto& [flag, degree] :
+       {std::pair<const char*, int*>{"--expert-model-parallel-size", &layout.expert_parallel},
+        {"--expert-tensor-parallel-size", &layout.expert_tensor_parallel}}) {
+    if (const auto value = flags.get(flag, whole_number())) {
+      if (!flags.within(flag, *value, 1, kMaxParallelDegree)) return;
+      *degree = static_cast<int>(*value);
+    }
+  }
   if (const auto per_stage = flags.get("--num-layers-per-virtual-pipeline-stage", whole_number())) {
     if (*per_stage < 1 || layers % (p * *per_stage) != 0) {
       flags.fault("--num-layers-per-virtual-pipeline-stage",
