@@ -557,6 +557,45 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
                 "--moe-router-topk must be 1 to --num-experts (64).");
 }
 
+TEST_CASE("launch: a Megatron-LM line that counts the embedding or the loss as a layer") {
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --seq-length 4096 --swiglu --normalization RMSNorm "
+      "--position-embedding-type rope --disable-bias-linear --bf16 --micro-batch-size 1 "
+      "--vocab-size 32000 --pipeline-model-parallel-size ";
+  // 32 layers and the embedding over p 3: 11 a stage, the first building 10.
+  const ParallelLayout embedding =
+      read_ok(line + "3 --account-for-embedding-in-pipeline-split", 6).setup.layout;
+  CHECK(embedding.pipeline_first_stage_layers == 10);
+  CHECK(embedding.pipeline_last_stage_layers == 0);  // the middle share, 11
+  // With the loss too, over p 2: 17 a stage, each end building 16.
+  const ParallelLayout both = read_ok(line +
+                                      "2 --account-for-embedding-in-pipeline-split "
+                                      "--account-for-loss-in-pipeline-split")
+                                  .setup.layout;
+  CHECK(both.pipeline_first_stage_layers == 16);
+  CHECK(both.pipeline_last_stage_layers == 16);
+  check_refused(line + "4 --account-for-loss-in-pipeline-split",
+                "--account-for-loss-in-pipeline-split",
+                "The 32 layers with the loss counted as layers (33) must divide over p 4, as "
+                "Megatron-LM requires.");
+  check_refused(line +
+                    "2 --account-for-embedding-in-pipeline-split "
+                    "--decoder-first-pipeline-num-layers 15",
+                "--account-for-embedding-in-pipeline-split",
+                "--account-for-embedding-in-pipeline-split cannot stand beside "
+                "--decoder-first-pipeline-num-layers or --decoder-last-pipeline-num-layers, as "
+                "Megatron-LM refuses.");
+  check_refused(line +
+                    "3 --num-virtual-stages-per-pipeline-rank 2 "
+                    "--account-for-embedding-in-pipeline-split --world-size 6",
+                "--account-for-embedding-in-pipeline-split",
+                "--account-for-embedding-in-pipeline-split with virtual stages takes the layer "
+                "from the first (or last) virtual stage alone, which is not modelled: only under "
+                "1F1B.",
+                6);
+}
+
 TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   const std::string line =
       "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "

@@ -33,6 +33,8 @@ const std::set<std::string>& switches() {
   static const std::set<std::string> flags = {"--group-query-attention",
                                               "--swiglu",
                                               "--moe-grouped-gemm",
+                                              "--account-for-embedding-in-pipeline-split",
+                                              "--account-for-loss-in-pipeline-split",
                                               "--moe-shared-expert-gate",
                                               "--moe-router-enable-expert-bias",
                                               "--disable-bias-linear",
@@ -539,6 +541,52 @@ std::optional<LineModel> read_model(KeyReader& flags) {
   return model;
 }
 
+// --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split: the
+// embedding and the loss each take a layer's place in the split, n = (L + e + l) / p layers a
+// stage, the first building n - 1 and the last n - 1 (transformer_block.py,
+// get_num_layers_to_build): the uneven first and last stages' counts.
+void read_split_accounting(KeyReader& flags, long long layers, ParallelLayout& layout) {
+  const bool embedding = flags.has("--account-for-embedding-in-pipeline-split");
+  const bool loss = flags.has("--account-for-loss-in-pipeline-split");
+  if (!embedding && !loss) return;
+  const char* flag = embedding ? "--account-for-embedding-in-pipeline-split"
+                               : "--account-for-loss-in-pipeline-split";
+  const long long p = layout.pipeline_parallel;
+  if (layout.pipeline_first_stage_layers > 0 || layout.pipeline_last_stage_layers > 0) {
+    flags.fault(flag, std::string(flag) +
+                          " cannot stand beside --decoder-first-pipeline-num-layers or "
+                          "--decoder-last-pipeline-num-layers, as Megatron-LM refuses.");
+    return;
+  }
+  if (p == 1) return;  // one stage builds every layer
+  if (layout.virtual_pipeline_stages > 1) {
+    flags.fault(flag, std::string(flag) +
+                          " with virtual stages takes the layer from the first (or last) virtual "
+                          "stage alone, which is not modelled: only under 1F1B.");
+    return;
+  }
+  const long long counted = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+  if (counted % p != 0) {
+    flags.fault(flag, "The " + std::to_string(layers) + " layers with the " +
+                          (embedding && loss ? "embedding and the loss"
+                           : embedding       ? "embedding"
+                                             : "loss") +
+                          " counted as layers (" + std::to_string(counted) +
+                          ") must divide over p " + std::to_string(p) +
+                          ", as Megatron-LM requires.");
+    return;
+  }
+  const long long per_stage = counted / p;
+  if (per_stage < 2) {
+    flags.fault(flag, "A pipeline stage of the embedding or the loss alone (" +
+                          std::to_string(counted) + " over p " + std::to_string(p) +
+                          ") is not modelled.");
+    return;
+  }
+  if (embedding) layout.pipeline_first_stage_layers = static_cast<int>(per_stage - 1);
+  if (loss) layout.pipeline_last_stage_layers = static_cast<int>(per_stage - 1);
+}
+
 // The layout: d from the world size over t·p·c, the pipeline's virtual and uneven stages, the
 // distributed optimizer as ZeRO 1.
 void read_layout(KeyReader& flags, long long world, long long layers, long long sequence,
@@ -625,6 +673,7 @@ void read_layout(KeyReader& flags, long long world, long long layers, long long 
       *stage_layers = static_cast<int>(*count);
     }
   }
+  read_split_accounting(flags, layers, layout);
 }
 
 // --recompute-activations, --recompute-granularity and its method.
