@@ -180,6 +180,11 @@ struct TrainingSetup {
   bool eod_token = false;
   // Megatron-LM's --cp-comm-type under context parallelism (options.hpp).
   CpCommType cp_comm_type = CpCommType::kP2p;
+  // Megatron-LM's --defer-embedding-wgrad-compute: the last pipeline stage keeps each
+  // micro-batch's output-layer input and gradient until the step's end, where it computes the
+  // output layer's weight gradient; --wgrad-deferral-limit, only the first that many (0: all).
+  bool defer_embedding_wgrad = false;
+  int wgrad_deferral_limit = 0;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).

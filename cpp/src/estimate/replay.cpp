@@ -1,7 +1,9 @@
 // A training stack's step for the estimate (replay.hpp).
 #include "estimate/replay.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "estimate/stage.hpp"
 #include "stacks/stack_rows.hpp"
@@ -68,6 +70,19 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.pipeline_micro_batches = setup.layout.pipeline_parallel;
   device.virtual_stages = setup.layout.virtual_pipeline_stages;
   device.micro_batches_in_flight = stage.micro_batches_in_flight;
+  // --defer-embedding-wgrad-compute: the first `limit` micro-batches (all, at 0) of the step's n
+  // append their output-layer input and gradient to the last stage's buffers
+  // (tensor_parallel/layers.py), drained after the last backward pass (schedules.py,
+  // finish_embedding_wgrad_compute). By the last micro-batch's backward pass the earlier
+  // min(n - 1, limit) are held, and the last's own when n - 1 < limit.
+  if (setup.defer_embedding_wgrad && device.output_layer && device.logit_count > 0) {
+    const double n = pipeline_micro_batches(setup);
+    const double limit = setup.wgrad_deferral_limit > 0
+                             ? static_cast<double>(setup.wgrad_deferral_limit)
+                             : std::numeric_limits<double>::infinity();
+    device.deferred_wgrad_micro_batches = std::min(n - 1, limit);
+    device.defers_last_wgrad = n - 1 < limit;
+  }
   device.stage_boundary_bytes = kBf16Bytes * layer.tokens_on_device * shape.hidden_size /
                                 (setup.layout.sequence_parallel ? setup.layout.tensor_parallel : 1);
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the

@@ -33,6 +33,7 @@ const std::set<std::string>& switches() {
   static const std::set<std::string> flags = {"--group-query-attention",
                                               "--swiglu",
                                               "--moe-grouped-gemm",
+                                              "--defer-embedding-wgrad-compute",
                                               "--account-for-embedding-in-pipeline-split",
                                               "--account-for-loss-in-pipeline-split",
                                               "--moe-shared-expert-gate",
@@ -709,6 +710,12 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup) {
                 "together: set both to 0, or both above.");
   }
   setup.dropout = hidden_dropout > 0 ? Dropout::kOn : Dropout::kOff;
+
+  // The output layer's weight gradient deferred to the step's end (--wgrad-deferral-limit: the
+  // first that many micro-batches; 0, the default, all).
+  setup.defer_embedding_wgrad = flags.has("--defer-embedding-wgrad-compute");
+  const auto limit = bounded(flags, "--wgrad-deferral-limit", 0, kMaxGlobalBatchSequences);
+  if (limit && setup.defer_embedding_wgrad) setup.wgrad_deferral_limit = static_cast<int>(*limit);
 
   // Precision, the loss, attention.
   // The megatron stack replays BF16 mixed precision (its refusal would name the stack, not the

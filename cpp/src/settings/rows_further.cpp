@@ -398,6 +398,42 @@ void add_distributed_switches(Entries& entries) {
           .page("stack", "Megatron-LM's context-parallel exchange",
                 "--cp-comm-type: the all-to-all keeps the attention's output a second time (TE "
                 "2.8 on)."));
+  constexpr const char* kDeferRefusal =
+      "--defer-embedding-wgrad-compute is Megatron-LM's; choose the megatron stack, or turn it "
+      "off.";
+  add(row<&TrainingSetup::defer_embedding_wgrad>(
+          id::kDeferEmbeddingWgrad, "Deferred output-layer weight gradient",
+          "Megatron-LM's --defer-embedding-wgrad-compute: the last pipeline stage keeps each "
+          "micro-batch's output-layer input and gradient until the step's end",
+          "deferEmbeddingWgrad")
+          .only_under({Stack::kMegatron}, "--defer-embedding-wgrad-compute is Megatron-LM's",
+                      kDeferRefusal)
+          .rule([](const TrainingSetup& setup) { return setup.layout.pipeline_parallel > 1; },
+                "--defer-embedding-wgrad-compute needs pipeline parallelism above 1, as "
+                "Megatron-LM requires.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.wgrad_deferral_limit > 0 || setup.global_batch_sequences > 0;
+              },
+              "Without a deferral limit the last stage keeps every micro-batch of the step: set "
+              "the global batch, or a deferral limit.")
+          .page("stack", "Megatron-LM defers the output layer's weight gradient",
+                "--defer-embedding-wgrad-compute: the last stage keeps each micro-batch's "
+                "output-layer input and gradient until the step's end."));
+  add(row<&TrainingSetup::wgrad_deferral_limit>(
+          id::kWgradDeferralLimit, "Weight-gradient deferral limit",
+          "Megatron-LM's --wgrad-deferral-limit: the micro-batches whose output-layer weight "
+          "gradient is deferred (0: all of them)",
+          "wgradDeferralLimit")
+          .bounds(0, kMaxGlobalBatchSequences,
+                  "The deferral limit must be a whole number of micro-batches from 0 (all) to " +
+                      format_count(kMaxGlobalBatchSequences) + ".")
+          .requires_value(id::kDeferEmbeddingWgrad, "on",
+                          "the limit bounds the deferred weight gradient")
+          .rule([](const TrainingSetup& setup) { return setup.defer_embedding_wgrad; },
+                "The deferral limit bounds --defer-embedding-wgrad-compute's buffers; turn that "
+                "on, or set the limit to 0.")
+          .page("stack", "Micro-batches deferred (0: all)"));
   add(row<&TrainingSetup::compile>(id::kCompile, "torch.compile",
                                    "torch.compile as torchtitan and torchtune run it: the "
                                    "transformer blocks, or the loss too",

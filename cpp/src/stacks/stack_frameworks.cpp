@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -163,14 +164,24 @@ void take_output_gather_buffer(Step& step, const StepDevice& device) {
 
 // Megatron-LM's own terms beyond the gather buffer, in the order the step lists them.
 struct MegatronTerms {
+  // --defer-embedding-wgrad-compute's buffers, where the stage defers any.
+  std::optional<std::size_t> deferred_wgrad;
   std::size_t cached_wgrads = 0;
   std::size_t te_workspaces = 0;
   std::size_t activation_gradients = 0;
   std::size_t embedding_gradient = 0;
 };
 
-MegatronTerms megatron_terms(Step& step) {
+MegatronTerms megatron_terms(Step& step, const StepDevice& device) {
   MegatronTerms terms;
+  if (device.deferred_wgrad_micro_batches > 0 || device.defers_last_wgrad) {
+    terms.deferred_wgrad = step.term(
+        "megatron-deferred-wgrad", "Deferred output-layer inputs and gradients (BF16)",
+        "Megatron-LM, --defer-embedding-wgrad-compute: tensor_parallel/layers.py, "
+        "LinearWithGradAccumulationAndAsyncCommunication.backward appends each micro-batch's "
+        "grad_output, ColumnParallelLinear.forward its input, up to --wgrad-deferral-limit; "
+        "schedules.py, finish_embedding_wgrad_compute drains them after the last backward pass");
+  }
   // Cached by the first step's backward pass, held through every later step's.
   terms.cached_wgrads = step.term(
       "te-cached-wgrads", "Cached weight gradients (BF16)",
@@ -274,16 +285,35 @@ void make_adam_moments(Step& step, const StepDevice& device) {
 // makes Adam's moments.
 void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTerms& terms,
                           bool first) {
+  // The micro-batch replayed is the step's last: under --defer-embedding-wgrad-compute the last
+  // stage holds the earlier micro-batches' output-layer inputs (the hidden state, split as between
+  // blocks) and gradients (its logits' BF16 gradient), one each for the output layer and every
+  // multi-token-prediction module it runs.
+  const double passes = device.tokens > 0 ? device.loss_tokens / device.tokens : 1;
+  const double deferred_bytes =
+      passes * device.stage_boundary_bytes + kBf16Bytes * device.logit_count;
+  std::vector<CachingAllocator::Handle> deferred;
+  if (terms.deferred_wgrad) {
+    deferred.push_back(
+        step.take(*terms.deferred_wgrad, device.deferred_wgrad_micro_batches * deferred_bytes));
+  }
   std::vector<Handles> kept = forward_slots(step, device);
   const auto logits_gradient = loss_forward_and_backward(step, device);
   if (first) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
   Flowing flowing;
   flowing.tag = terms.activation_gradients;
   flowing.gradient = megatron_output_layer_backward(step, device, terms.activation_gradients);
-  step.give(logits_gradient);
+  if (terms.deferred_wgrad && device.defers_last_wgrad) {
+    // Its own input kept past the output layer's backward pass, its gradient not freed.
+    deferred.push_back(step.take(*terms.deferred_wgrad, passes * device.stage_boundary_bytes));
+    deferred.push_back(logits_gradient);
+  } else {
+    step.give(logits_gradient);
+  }
   backward_slots(step, device, kept, &flowing);
   megatron_embedding_backward(step, device, terms, flowing.gradient);
   step.mark("backward", 0);
+  for (const auto& handle : deferred) step.give(handle);
   if (first) make_adam_moments(step, device);
 }
 
@@ -295,7 +325,7 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
 void megatron_step(Step& step, const StepDevice& device) {
   build_megatron_model(step, device);
   take_output_gather_buffer(step, device);
-  const MegatronTerms terms = megatron_terms(step);
+  const MegatronTerms terms = megatron_terms(step, device);
   take_te_workspaces(step, device, terms.te_workspaces);
   // A micro-batch with the moments made, for the blocks it leaves cached: the cache then stops
   // growing, and the micro-batch the timeline shows is as every later one (the panel's runs

@@ -75,6 +75,11 @@ struct StepDevice {
   double virtual_stages = 1;
   double micro_batches_in_flight = 1;
   double stage_boundary_bytes = 0;
+  // Megatron-LM's deferred output-layer weight gradient, on the last stage: the earlier
+  // micro-batches of the step whose output-layer input and gradient it keeps by its last, and
+  // whether it keeps the last's own (TrainingSetup::defer_embedding_wgrad).
+  double deferred_wgrad_micro_batches = 0;
+  bool defers_last_wgrad = false;
 };
 
 // Tags: each of the first kNumTerms is its Term; a stack's own terms follow, one tag each.
