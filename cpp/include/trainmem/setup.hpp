@@ -185,6 +185,10 @@ struct TrainingSetup {
   // output layer's weight gradient; --wgrad-deferral-limit, only the first that many (0: all).
   bool defer_embedding_wgrad = false;
   int wgrad_deferral_limit = 0;
+  // Megatron-LM's --num-distributed-optimizer-instances: the distributed optimiser's copies over
+  // the data-parallel ranks, each sharding its state over d·c / k of them (and the experts' over
+  // their data-parallel group / k): parallel_state.py, intra_partial_data_parallel_size.
+  int optimizer_instances = 1;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).

@@ -106,7 +106,10 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   if (setup.optimizer == Optimizer::kMuon) {
     placement.muon_vectors_per_layer = muon_vector_parameters_per_layer(shape);
   }
-  placement.zero_shards = static_cast<double>(layout.data_parallel) * layout.context_parallel;
+  // The distributed optimiser's instances each shard over d·c / k ranks (Megatron-LM's
+  // --num-distributed-optimizer-instances; 1 elsewhere).
+  placement.zero_shards = static_cast<double>(layout.data_parallel) * layout.context_parallel /
+                          setup.optimizer_instances;
   // The routed experts' ZeRO shards are their own data-parallel group, the world over ep·etp·p.
   placement.expert_zero_shards =
       placement.zero_shards * t / (layout.expert_parallel * expert_tensor_parallel_of(layout));

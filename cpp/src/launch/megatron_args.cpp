@@ -714,6 +714,11 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup) {
   // The output layer's weight gradient deferred to the step's end (--wgrad-deferral-limit: the
   // first that many micro-batches; 0, the default, all).
   setup.defer_embedding_wgrad = flags.has("--defer-embedding-wgrad-compute");
+  // The distributed optimiser's copies (checked against d·c with the setup).
+  if (const auto instances =
+          bounded(flags, "--num-distributed-optimizer-instances", 1, kMaxParallelDegree)) {
+    setup.optimizer_instances = static_cast<int>(*instances);
+  }
   const auto limit = bounded(flags, "--wgrad-deferral-limit", 0, kMaxGlobalBatchSequences);
   if (limit && setup.defer_embedding_wgrad) setup.wgrad_deferral_limit = static_cast<int>(*limit);
 

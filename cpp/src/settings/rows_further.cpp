@@ -434,6 +434,34 @@ void add_distributed_switches(Entries& entries) {
                 "The deferral limit bounds --defer-embedding-wgrad-compute's buffers; turn that "
                 "on, or set the limit to 0.")
           .page("stack", "Micro-batches deferred (0: all)"));
+  add(row<&TrainingSetup::optimizer_instances>(
+          id::kOptimizerInstances, "Distributed optimiser instances",
+          "Megatron-LM's --num-distributed-optimizer-instances: copies of the distributed "
+          "optimiser, each sharding its state over d·c / k ranks",
+          "optimizerInstances")
+          .bounds(1, kMaxParallelDegree)
+          .only_under({Stack::kMegatron}, "--num-distributed-optimizer-instances is Megatron-LM's",
+                      "--num-distributed-optimizer-instances is Megatron-LM's; choose the "
+                      "megatron stack, or 1.")
+          .rule([](const TrainingSetup& setup) { return setup.layout.zero_stage >= 1; },
+                "Distributed optimiser instances are the distributed optimiser's copies: set ZeRO "
+                "1 (--use-distributed-optimizer), or 1 instance.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                const ParallelLayout& layout = setup.layout;
+                const long long k = setup.optimizer_instances;
+                const long long ranks =
+                    static_cast<long long>(layout.data_parallel) * layout.context_parallel;
+                const long long experts = ranks * layout.tensor_parallel /
+                                          (static_cast<long long>(layout.expert_parallel) *
+                                           expert_tensor_parallel_of(layout));
+                return ranks % k == 0 && (experts < 1 || experts % k == 0);
+              },
+              "Distributed optimiser instances must divide the d·c data-parallel ranks (and the "
+              "experts' data-parallel group), as Megatron-LM requires.")
+          .page("stack", "Megatron-LM's distributed optimiser instances",
+                "--num-distributed-optimizer-instances: each copy shards the optimiser's state "
+                "over d·c / k ranks."));
   add(row<&TrainingSetup::compile>(id::kCompile, "torch.compile",
                                    "torch.compile as torchtitan and torchtune run it: the "
                                    "transformer blocks, or the loss too",
