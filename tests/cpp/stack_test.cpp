@@ -414,8 +414,8 @@ TEST_CASE("stack: DeepSpeed's BF16 master weights and states are 2 and 4 B a par
   setup = tiny(Stack::kMegatron);
   setup.precision = Precision::kBf16Master;
   CHECK(estimate_memory(setup).answer.message ==
-        "The Megatron-LM stack is modelled for bf16-mixed precision; choose bf16-mixed, or the "
-        "ideal stack.");
+        "The Megatron-LM stack is modelled for bf16-mixed precision and fp8-mixed (Transformer "
+        "Engine); choose one of them, or the ideal stack.");
   setup = tiny(Stack::kDeepSpeed);
   setup.precision = Precision::kBf16;
   CHECK(estimate_memory(setup).answer.message ==
@@ -706,7 +706,8 @@ TEST_CASE("stack: torchtitan trains FP8 with torchao, gathering FP8 linear weigh
   CHECK(estimate_memory(setup).answer.setting == setting_id::kFp8AllGather);
   setup = tiny(Stack::kMegatron);
   setup.precision = Precision::kFp8Mixed;
-  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+  setup.fp8_all_gather = true;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kFp8AllGather);
 }
 
 TEST_CASE(

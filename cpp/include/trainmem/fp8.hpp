@@ -41,6 +41,26 @@ constexpr double kFp8ScalingBytesPerGemm =
 // FP8 engine, cpp/src/stacks/stack_rows.hpp). An unknown device (refused by the checks): 0.
 double fp8_weight_copies(const TrainingSetup& setup);
 
+// MXFP8's E8M0 scale: one byte for each block of 32 values (MXFP8BlockScaling).
+constexpr double kMxfp8BlockValues = 32;
+constexpr double kMxfp8ScaleBytesPerValue = 1 / kMxfp8BlockValues;
+// Megatron-LM's --fp8-amax-history-len default (megatron/training/arguments.py), where Transformer
+// Engine's own DelayedScaling default is kFp8AmaxHistoryLength.
+constexpr double kMegatronFp8AmaxHistoryLength = 1;
+
+// The recipe's bytes per value, as Transformer Engine keeps them:
+//   the FP8 weight cache per weight value: delayed and tensor-wise scaling fp8_weight_copies
+//   bytes (a transpose beside the weight on Hopper and Ada); MXFP8 both orientations, each with
+//   its block scales, 2 · (1 + 1/32);
+//   a linear layer's saved input per value: 1 byte, and MXFP8's block scale beside it;
+//   the scaling state per GEMM: delayed scaling's amax histories (kFp8AmaxHistoryLength values, or
+//   Megatron-LM's 1 under the megatron stack) with a scale and scale_inv for each of its 5 FP8
+//   tensors; tensor-wise scaling a scale and an amax for each; MXFP8 none beyond its block scales.
+double fp8_weight_cache_bytes_per_value(const TrainingSetup& setup);
+double fp8_saved_input_bytes_per_value(const TrainingSetup& setup);
+double fp8_amax_history_length(const TrainingSetup& setup);
+double fp8_scaling_bytes_per_gemm(const TrainingSetup& setup);
+
 // One layer's FP8 GEMMs on a device: the linear weights Transformer Engine runs in FP8 (every
 // weight matrix but the router's and a shared expert's gate; split by t, the routed experts' by
 // ep·etp, latent attention's down-projections whole), and the GEMMs that carry scaling state, as

@@ -293,6 +293,14 @@ enum class OverlapComm { kDefault, kOn, kOff };
 //        bytes per token per layer
 enum class CpCommType { kP2p, kA2a };
 
+// Transformer Engine's FP8 recipe under fp8-mixed (Megatron-LM's --fp8-recipe; the ideal step's
+// and the megatron stack's, which run Transformer Engine):
+//   delayed     DelayedScaling: per-tensor scales from an amax history (Megatron-LM's default)
+//   tensorwise  Float8CurrentScaling: per-tensor scales from the tensor itself, no history
+//   mxfp8       MXFP8BlockScaling (Blackwell): an E8M0 scale per 32 values, and each weight kept
+//               in both orientations
+enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8 };
+
 // What torch.compile compiles under torchtitan (job config: training.compile at the end of 2024,
 // the blocks alone; compile.components = ["model", "loss"] from 2025):
 //   off              eager
@@ -348,6 +356,8 @@ template <>
 const std::vector<Choice>& choices<OverlapComm>();
 template <>
 const std::vector<Choice>& choices<CpCommType>();
+template <>
+const std::vector<Choice>& choices<Fp8Recipe>();
 template <>
 const std::vector<Choice>& choices<Compile>();
 template <>

@@ -189,6 +189,8 @@ struct TrainingSetup {
   // the data-parallel ranks, each sharding its state over d·c / k of them (and the experts' over
   // their data-parallel group / k): parallel_state.py, intra_partial_data_parallel_size.
   int optimizer_instances = 1;
+  // Transformer Engine's FP8 recipe under fp8-mixed (options.hpp).
+  Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).

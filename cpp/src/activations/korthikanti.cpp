@@ -90,9 +90,11 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   // pass, the projection's FP8 copy comes beside it (+1). Q, K and V (FlashAttention's, BF16),
   // fc1's output (the activation's BF16 input), the norms' inputs and the dropout masks stay.
   const bool fp8 = stack.transformer_engine_fp8;
-  const double freed = fp8 ? kFp8SavedInputBytesFreed : 0;
+  const double freed = fp8 ? kBf16Bytes - stack.fp8_saved_input_bytes : 0;
   const bool attention_keeps_output = flash_attention && setup.recompute != Recompute::kSelective;
-  const double attention_output_change = !fp8 ? 0 : attention_keeps_output ? kFp8Bytes : -freed;
+  const double attention_output_change = !fp8                     ? 0
+                                         : attention_keeps_output ? stack.fp8_saved_input_bytes
+                                                                  : -freed;
   // Without dropout, the residuals' two masks go (each MLP's one of them).
   const double masks = residual_dropout(shape, setup, kKorthikantiDropsOut)
                            ? 0

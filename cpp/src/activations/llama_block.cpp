@@ -177,7 +177,7 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
   // FP8 training (fp8.hpp): each linear layer saves its input as the FP8 tensor it cast it to, a
   // copy of its own; FlashAttention, the norms, the activation's input and the router stay BF16.
   fp8 = stack.transformer_engine_fp8;
-  linear_input_bytes = fp8 ? kFp8Bytes : kBf16Bytes;
+  linear_input_bytes = fp8 ? stack.fp8_saved_input_bytes : kBf16Bytes;
   // prepare_model_for_kbit_training leaves the norms FP32 (TRL 0.13-0.21's cast back too), and
   // bitsandbytes' Linear4bit and Linear8bitLt return their input's dtype, so the MLP's gate and
   // up projections give FP32 outputs, which SiLU and the product keep in FP32 (measured on an
@@ -437,7 +437,7 @@ void LlamaBlock::add_attention_output(SavedTensors& saved) const {
     saved.add("attention-output", "Attention output", "FlashAttention", output_elements,
               output_width, kBf16Bytes, by_heads);
     saved.add("attention-output-fp8", "Attention output, in FP8", "the output projection",
-              output_elements, output_width, kFp8Bytes, by_heads);
+              output_elements, output_width, linear_input_bytes, by_heads);
   } else {
     saved.add(
         "attention-output", linear_input("Attention output"),
@@ -610,7 +610,7 @@ void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
   // FP8 it keeps an FP8 copy of its input of its own.
   if (fp8) {
     saved.add("shared-input", "Shared experts' input (the norm's output), in FP8",
-              "the shared experts' gate and up projections", "h", h, kFp8Bytes, whole);
+              "the shared experts' gate and up projections", "h", h, linear_input_bytes, whole);
   }
   saved.add("shared-gate-output", "Shared experts' gate projection output",
             "the fused activation × up", "f_s", shared_f, kBf16Bytes, by_heads);

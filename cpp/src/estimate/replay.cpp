@@ -164,9 +164,7 @@ Working stack_term_working(const StackTerm& term, const std::string& stack, cons
 StackHoldings apply_stack(Ledger& ledger, const replay::StepDevice& device) {
   const replay::Replayed replayed = replay::replay(device);
   const Pen& pen = ledger.pen();
-  for (const Term term :
-       {Term::kWeights, Term::kGradients, Term::kMasterWeights, Term::kOptimizerStates,
-        Term::kActivations, Term::kLogits, Term::kDequantization}) {
+  for (const Term term : replay::kReplayedTerms) {
     ledger.device[term] = replayed.at_peak[term];
     if (Working* working = ledger.find_working(term)) {
       working->after = "; at the step's peak, in the allocator's blocks: " +

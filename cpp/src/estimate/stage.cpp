@@ -366,37 +366,65 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
                      const StagePlacement& stage) {
   const Pen& pen = ledger.pen();
   const ParallelLayout& layout = setup.layout;
-  const double copies = layout.zero_stage >= 3 ? 0 : fp8_weight_copies(setup);
+  const bool held = layout.zero_stage < 3;
+  const double cache_bytes = fp8_weight_cache_bytes_per_value(setup);
   const Fp8Layer mixture_layer = fp8_layer(shape, layout, false);
   const Fp8Layer dense_layer = fp8_layer(shape, layout, true);
   const double dense_here = dense_layers_between(shape, stage.first_layer, stage.layers);
   const double mixture_here = stage.layers - dense_here;
   const double weights = mixture_here * mixture_layer.weights + dense_here * dense_layer.weights;
   const double gemms = mixture_here * mixture_layer.gemms + dense_here * dense_layer.gemms;
+  const Fp8Recipe recipe = setup.fp8_recipe;
   const Figure cache =
-      copies > 0
-          ? pen.number(copies) * pen.bytes(kFp8Bytes) *
-                pen.count(weights, copies == kFp8WeightCopiesTnOnly
+      !held ? pen.said(
+                  0,
+                  [] { return "no FP8 weight copies held under ZeRO-3 (cast per gathered layer)"; })
+      : recipe == Fp8Recipe::kMxfp8
+          ? pen.said(cache_bytes,
+                     [] {
+                       return "2 × (1 + 1/32) B (MXFP8's row- and column-wise copies, each "
+                              "with an E8M0 scale per 32 values)";
+                     }) *
+                pen.count(weights, "FP8 GEMM weights")
+          : pen.number(fp8_weight_copies(setup)) * pen.bytes(kFp8Bytes) *
+                pen.count(weights, cache_bytes == kFp8WeightCopiesTnOnly * kFp8Bytes
                                        ? "FP8 GEMM weights (each FP8 weight and its transpose)"
                                        : "FP8 GEMM weights (the FP8 weight; no transpose on "
-                                         "Blackwell)")
-          : pen.said(0, [] {
-              return "no FP8 weight copies held under ZeRO-3 (cast per gathered layer)";
-            });
-  const Figure scaling = pen.bytes(kFp8ScalingBytesPerGemm) * pen.said(gemms, [&] {
+                                         "Blackwell)");
+  const double per_gemm = fp8_scaling_bytes_per_gemm(setup);
+  const double history = fp8_amax_history_length(setup);
+  const Figure scaling = pen.bytes(per_gemm) * pen.said(gemms, [&] {
     return number_text(gemms) + " GEMMs' scaling state (" + number_text(kFp8TensorsPerGemm) +
-           " FP8 tensors × (" + number_text(kFp8AmaxHistoryLength) +
-           " amax history + scale + scale_inv) × 4 B)";
+           " FP8 tensors × " +
+           (recipe == Fp8Recipe::kDelayed
+                ? "(" + number_text(history) + " amax history + scale + scale_inv)"
+            : recipe == Fp8Recipe::kTensorwise ? std::string("(scale + amax)")
+                                               : std::string("nothing beyond the block scales")) +
+           " × 4 B)";
   });
-  ledger.add(Term::kFp8Weights, cache + scaling, [] {
-    return "Transformer Engine keeps the BF16 parameter and an FP8 copy of each linear weight for "
-           "the step, with its transpose where cuBLAS runs only TN FP8 GEMMs (Hopper; "
-           "tests/pytorch/test_cpu_offloading.py, _estimate_cached_weight_size), and "
-           "DelayedScaling's amax history per FP8 tensor (module/base.py, set_meta_tensor; "
-           "amax_history_len 1,024); the router stays BF16. Under ZeRO-3 the weights are cast to "
-           "FP8 per gathered layer (torchao's enable_fsdp_float8_all_gather gathers 1 B per "
-           "weight instead of 2), transient like the gathered BF16 weights, which this estimate "
-           "does not count";
+  ledger.add(Term::kFp8Weights, cache + scaling, [recipe, history] {
+    const std::string kept =
+        recipe == Fp8Recipe::kMxfp8
+            ? "an MXFP8 copy of each linear weight in both orientations, each with its E8M0 "
+              "scales (MXFP8BlockScaling)"
+            : "an FP8 copy of each linear weight for the step, with its transpose where cuBLAS "
+              "runs only TN FP8 GEMMs (Hopper; tests/pytorch/test_cpu_offloading.py, "
+              "_estimate_cached_weight_size)";
+    const std::string state =
+        recipe == Fp8Recipe::kDelayed
+            ? "DelayedScaling's amax history per FP8 tensor (module/base.py, set_meta_tensor; "
+              "amax_history_len " +
+                  number_text(history) +
+                  (history == kMegatronFp8AmaxHistoryLength
+                       ? ", Megatron-LM's --fp8-amax-history-len default"
+                       : ", Transformer Engine's default") +
+                  ")"
+        : recipe == Fp8Recipe::kTensorwise ? "Float8CurrentScaling's scale and amax per FP8 tensor"
+                                           : "no per-tensor scaling state";
+    return "Transformer Engine keeps the BF16 parameter and " + kept + ", and " + state +
+           "; the router stays BF16. Under ZeRO-3 the weights are cast to FP8 per gathered layer "
+           "(torchao's enable_fsdp_float8_all_gather gathers 1 B per weight instead of 2), "
+           "transient like the gathered BF16 weights, which this estimate does not count";
   });
 }
 
@@ -406,6 +434,7 @@ LayerStack layer_stack_of(const TrainingSetup& setup) {
   LayerStack stack;
   stack.saves_gathered_inputs = saves_gathered_inputs(setup);
   stack.transformer_engine_fp8 = transformer_engine_fp8(setup);
+  stack.fp8_saved_input_bytes = fp8_saved_input_bytes_per_value(setup);
   return stack;
 }
 

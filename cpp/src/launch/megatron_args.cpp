@@ -20,6 +20,7 @@
 #include "model/config_text.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/fp8.hpp"
 #include "trainmem/models.hpp"
 
 namespace trainmem {
@@ -34,6 +35,7 @@ const std::set<std::string>& switches() {
                                               "--swiglu",
                                               "--moe-grouped-gemm",
                                               "--defer-embedding-wgrad-compute",
+                                              "--fp8-param-gather",
                                               "--account-for-embedding-in-pipeline-split",
                                               "--account-for-loss-in-pipeline-split",
                                               "--moe-shared-expert-gate",
@@ -79,6 +81,9 @@ const std::set<std::string>& switches() {
 // the bucket's reduce-scatter or all-gather runs in place in it).
 const std::set<std::string>& no_bearing() {
   static const std::set<std::string> flags = {"--overlap-grad-reduce",
+                                              "--fp8-margin",
+                                              "--fp8-interval",
+                                              "--fp8-amax-compute-algo",
                                               "--moe-aux-loss-coeff",
                                               "--moe-z-loss-coeff",
                                               "--moe-router-load-balancing-type",
@@ -699,7 +704,49 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup) {
 }
 
 // Dropout, precision, the loss, attention and the optimiser.
-void read_recipe(KeyReader& flags, TrainingSetup& setup) {
+// FP8 training (--fp8-format e4m3 or hybrid, both one byte a value) under Transformer Engine's
+// recipe (--fp8-recipe, delayed by default; blockwise and custom are not modelled), its weights
+// kept in BF16 beside their FP8 copies (--fp8-param-gather, FP8 parameters, is not modelled).
+void read_fp8(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes) {
+  const auto format = flags.get("--fp8-format", flag_text());
+  if (!format) return;
+  if (*format != "e4m3" && *format != "hybrid") {
+    flags.fault("--fp8-format", "--fp8-format must be e4m3 or hybrid.");
+    return;
+  }
+  if (flags.has("--fp8-param-gather")) {
+    flags.fault("--fp8-param-gather",
+                "--fp8-param-gather keeps the parameters themselves in FP8, which is not "
+                "modelled: FP8 copies beside BF16 parameters are.");
+    return;
+  }
+  const std::string recipe = flags.get("--fp8-recipe", flag_text()).value_or("delayed");
+  for (std::size_t index = 0; index < choices<Fp8Recipe>().size(); ++index) {
+    if (choices<Fp8Recipe>()[index].id == recipe) {
+      setup.fp8_recipe = static_cast<Fp8Recipe>(index);
+      setup.precision = Precision::kFp8Mixed;
+    }
+  }
+  if (setup.precision != Precision::kFp8Mixed) {
+    flags.fault("--fp8-recipe", "--fp8-recipe " + recipe.substr(0, 20) +
+                                    " is not modelled: delayed (the default), tensorwise or "
+                                    "mxfp8.");
+    return;
+  }
+  const auto history = flags.get("--fp8-amax-history-len", whole_number());
+  if (history && static_cast<double>(*history) != kMegatronFp8AmaxHistoryLength &&
+      setup.fp8_recipe == Fp8Recipe::kDelayed) {
+    const double more = static_cast<double>(*history) - kMegatronFp8AmaxHistoryLength;
+    notes.push_back("--fp8-amax-history-len " + std::to_string(*history) +
+                    ": the amax histories are counted at Megatron-LM's default, 1 value per FP8 "
+                    "tensor; the " +
+                    format_count(more) + " more, 4 B for each of a GEMM's 5 FP8 tensors, hold " +
+                    format_count(more * kFp8TensorsPerGemm * kFp32Bytes) +
+                    " B per FP8 GEMM, left out.");
+  }
+}
+
+void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes) {
   // Dropout: Megatron-LM's 0.1 on both unless set; the estimate counts one probability for
   // both.
   const double hidden_dropout = decimal(flags, "--hidden-dropout").value_or(0.1);
@@ -725,16 +772,13 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup) {
   // Precision, the loss, attention.
   // The megatron stack replays BF16 mixed precision (its refusal would name the stack, not the
   // line's flag).
-  if (flags.has("--fp8-format")) {
-    flags.fault("--fp8-format",
-                "--fp8-format: FP8 training under Megatron-LM's step is not modelled yet; BF16 "
-                "(--bf16) is.");
-  } else if (!flags.has("--bf16")) {
+  if (!flags.has("--bf16")) {
     flags.fault("--bf16",
                 "Without --bf16 (or --fp16) Megatron-LM trains in FP32, which its step "
                 "is not modelled for: add --bf16.");
   }
   setup.precision = Precision::kBf16Mixed;
+  read_fp8(flags, setup, notes);
   if (flags.has("--cross-entropy-loss-fusion")) {
     const std::string impl =
         flags.get("--cross-entropy-fusion-impl", flag_text()).value_or("native");
@@ -811,7 +855,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
                    static_cast<long long>(setup.micro_batch_sequences) * setup.layout.data_parallel,
                    kMaxGlobalBatchSequences));
   read_recompute(flags, setup);
-  read_recipe(flags, setup);
+  read_recipe(flags, setup, launch.notes);
   if (!flags.ok()) return launch;
   flags.list_unread(no_bearing());
   const ParallelLayout& layout = setup.layout;

@@ -8,6 +8,31 @@ double fp8_weight_copies(const TrainingSetup& setup) {
   return architecture_row(device_of(setup).architecture).fp8_weight_copies;
 }
 
+double fp8_weight_cache_bytes_per_value(const TrainingSetup& setup) {
+  if (setup.fp8_recipe == Fp8Recipe::kMxfp8) return 2 * (kFp8Bytes + kMxfp8ScaleBytesPerValue);
+  return fp8_weight_copies(setup) * kFp8Bytes;
+}
+
+double fp8_saved_input_bytes_per_value(const TrainingSetup& setup) {
+  return kFp8Bytes + (setup.fp8_recipe == Fp8Recipe::kMxfp8 ? kMxfp8ScaleBytesPerValue : 0);
+}
+
+double fp8_amax_history_length(const TrainingSetup& setup) {
+  return setup.stack == Stack::kMegatron ? kMegatronFp8AmaxHistoryLength : kFp8AmaxHistoryLength;
+}
+
+double fp8_scaling_bytes_per_gemm(const TrainingSetup& setup) {
+  switch (setup.fp8_recipe) {
+    case Fp8Recipe::kDelayed:
+      return kFp8TensorsPerGemm * (fp8_amax_history_length(setup) + 2) * kFp32Bytes;
+    case Fp8Recipe::kTensorwise:
+      return kFp8TensorsPerGemm * 2 * kFp32Bytes;
+    case Fp8Recipe::kMxfp8:
+      break;
+  }
+  return 0;
+}
+
 Fp8Layer fp8_layer(const ModelShape& shape, const ParallelLayout& layout, bool dense_layer) {
   const double t = layout.tensor_parallel;
   const double ep = layout.expert_parallel;

@@ -323,6 +323,19 @@ const std::vector<Choice>& choices<CpCommType>() {
 }
 
 template <>
+const std::vector<Choice>& choices<Fp8Recipe>() {
+  static const std::vector<Choice> choices = {
+      {"delayed", "Delayed scaling",
+       "Transformer Engine's DelayedScaling: per-tensor scales from an amax history"},
+      {"tensorwise", "Tensor-wise current scaling",
+       "Transformer Engine's Float8CurrentScaling: per-tensor scales from the tensor itself"},
+      {"mxfp8", "MXFP8 (Blackwell)",
+       "Transformer Engine's MXFP8BlockScaling: an E8M0 scale per 32 values"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<PipelineStage>() {
   static const std::vector<Choice> choices = {
       {"only", "The only stage", "no pipeline"},

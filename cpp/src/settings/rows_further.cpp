@@ -177,6 +177,26 @@ void add_recipe(Entries& entries) {
   add(row<&TrainingSetup::precision>(id::kPrecision, "Precision", "Precision", "precision")
           .among(choices<Precision>())
           .page("recipe"));
+  // Transformer Engine's FP8 recipe (Megatron-LM's --fp8-recipe).
+  add(row<&TrainingSetup::fp8_recipe>(id::kFp8Recipe, "FP8 recipe",
+                                      "Transformer Engine's FP8 recipe under fp8-mixed",
+                                      "fp8Recipe")
+          .among(choices<Fp8Recipe>())
+          .requires_value(id::kPrecision, "fp8-mixed", "the recipe is fp8-mixed's")
+          .rule([](const TrainingSetup& setup) { return setup.precision == Precision::kFp8Mixed; },
+                "The FP8 recipe is fp8-mixed's: choose that precision, or the delayed recipe.")
+          .rule([](const TrainingSetup& setup) { return transformer_engine_fp8(setup); },
+                "The FP8 recipe is Transformer Engine's (the ideal step, the megatron stack); "
+                "torchtitan's FP8 is torchao's. Choose the delayed recipe.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.fp8_recipe != Fp8Recipe::kMxfp8 ||
+                       device_of(setup).architecture == Architecture::kBlackwell;
+              },
+              "MXFP8 runs on Blackwell's tensor cores (the B200 and B300); choose the delayed or "
+              "tensorwise recipe, or one of those devices.")
+          .later()
+          .page("recipe", "FP8 recipe (fp8-mixed)"));
 }
 
 // After the logits and the loss (the plate's, rows_plate.cpp): the loss's chunks, what the model

@@ -109,11 +109,7 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
   step.mark("optimizer", 0);
 
   Replayed replayed;
-  for (const Term term :
-       {Term::kWeights, Term::kGradients, Term::kMasterWeights, Term::kOptimizerStates,
-        Term::kActivations, Term::kLogits, Term::kDequantization}) {
-    replayed.at_peak[term] = step.at_peak(tag(term));
-  }
+  for (const Term term : kReplayedTerms) replayed.at_peak[term] = step.at_peak(tag(term));
   // The framework's terms first, then the runtime's.
   if (paged.bytes > 0) replayed.terms.push_back(paged);
   for (const Term term : {Term::kFramework, Term::kRuntime}) {

@@ -12,11 +12,16 @@
 
 namespace trainmem::replay {
 
+// The idealised terms a replay holds itself, each then as it stands at the allocated peak.
+inline constexpr Term kReplayedTerms[] = {
+    Term::kWeights,     Term::kGradients, Term::kMasterWeights,  Term::kOptimizerStates,
+    Term::kActivations, Term::kLogits,    Term::kDequantization, Term::kFp8Weights};
+
 struct Replayed {
   // The stack's own terms, then the runtime's (cuBLAS workspaces, the CUDA context, NCCL), each
   // with its bytes at the allocated peak.
   std::vector<StackTerm> terms;
-  Breakdown at_peak;  // the idealised terms at the allocated peak (weights to logits)
+  Breakdown at_peak;  // kReplayedTerms at the allocated peak
   double peak_allocated = 0;
   double peak_reserved = 0;
 };

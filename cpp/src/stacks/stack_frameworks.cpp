@@ -150,6 +150,28 @@ void build_megatron_model(Step& step, const StepDevice& device) {
   step.take(tag(Term::kMasterWeights), master * rest / total);
 }
 
+// fp8-mixed: Transformer Engine's FP8 copy of each linear weight (its modules' workspaces, made
+// by the first micro-batch's forward pass and kept: Megatron-LM passes is_first_microbatch) and
+// the recipe's scaling state, the ledger's FP8 term spread over the layers' weight tensors, one
+// block each.
+void take_fp8_weight_caches(Step& step, const StepDevice& device) {
+  const double fp8 = device.bytes[Term::kFp8Weights];
+  if (fp8 <= 0) return;
+  std::vector<double> tensors;
+  const auto layers = [&](double count, bool mixture) {
+    const std::vector<WeightShape> shapes = layer_weight_shapes(device, mixture);
+    for (int layer = 0; layer < static_cast<int>(count); ++layer) {
+      for (const auto& [rows, columns] : shapes) tensors.push_back(rows * columns);
+    }
+  };
+  layers(device.dense_layers, false);
+  layers(device.mixture_layers, true);
+  double elements = 0;
+  for (const double tensor : tensors) elements += tensor;
+  if (elements <= 0) return;
+  for (const double tensor : tensors) step.take(tag(Term::kFp8Weights), fp8 * tensor / elements);
+}
+
 // Under sequence parallelism the global memory buffer that gathers the output layer's input.
 void take_output_gather_buffer(Step& step, const StepDevice& device) {
   const ParallelLayout& layout = device.setup.layout;
@@ -327,6 +349,7 @@ void megatron_step(Step& step, const StepDevice& device) {
   take_output_gather_buffer(step, device);
   const MegatronTerms terms = megatron_terms(step, device);
   take_te_workspaces(step, device, terms.te_workspaces);
+  take_fp8_weight_caches(step, device);
   // A micro-batch with the moments made, for the blocks it leaves cached: the cache then stops
   // growing, and the micro-batch the timeline shows is as every later one (the panel's runs
   // replayed with eight such micro-batches in place of one reserve no more).

@@ -23,7 +23,6 @@ const StackRow& stack_row(Stack stack) {
         row.zero_refusal =
             "Megatron-LM's distributed optimiser shards the optimiser state and master weights "
             "(ZeRO 1); choose ZeRO 0 or 1, or the torchtitan or deepspeed stack.";
-        row.fp8 = false;
         row.optimizers = {Optimizer::kAdam, Optimizer::kSgdMomentum};
         row.optimizer_refusal =
             "Megatron-LM is modelled with its adam and sgd optimisers (--optimizer), FP32 state "
