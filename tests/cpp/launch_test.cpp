@@ -1531,3 +1531,62 @@ TEST_CASE("launch: accelerate's keys are read as v1.14.0 reads them, set aside, 
 }
 
 #endif  // TRAINMEM_YAML
+
+TEST_CASE(
+    "launch: Megatron-LM's --pipeline-model-parallel-layout, where the estimate can hold it") {
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --seq-length 4096 --swiglu --normalization RMSNorm "
+      "--position-embedding-type rope --disable-bias-linear --bf16 --micro-batch-size 1 "
+      "--vocab-size 32000 ";
+  // 8 stages over p 8: 3 layers beside the embedding, six of 4, 5 beside the loss.
+  const ParallelLayout uneven =
+      read_ok(line +
+              "--pipeline-model-parallel-size 8 --pipeline-model-parallel-layout "
+              "\"Et*3|(tttt|)*6,tttttL\"")
+          .setup.layout;
+  CHECK(uneven.virtual_pipeline_stages == 1);
+  CHECK(uneven.pipeline_first_stage_layers == 3);
+  CHECK(uneven.pipeline_last_stage_layers == 5);
+  CHECK(estimate_memory(read_ok(line +
+                                "--pipeline-model-parallel-size 8 --pipeline-model-parallel-layout "
+                                "\"Et*3|(tttt|)*6,tttttL\"")
+                            .setup)
+            .answer.ok());
+  // 8 stages over p 4: two virtual stages a rank, 4 layers each: the even split.
+  const ParallelLayout interleaved =
+      read_ok(line +
+              "--pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "
+              "\"Et*4|(t*4|)*6t*4L\"")
+          .setup.layout;
+  CHECK(interleaved.virtual_pipeline_stages == 2);
+  CHECK(interleaved.pipeline_first_stage_layers == 0);
+  CHECK(interleaved.pipeline_last_stage_layers == 0);
+  // A rank whose virtual stages differ (3 + 5 on the first) cannot be held.
+  check_refused(line +
+                    "--pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "
+                    "\"Et*3|(t*4|)*3t*5|(t*4|)*2t*4L\"",
+                "--pipeline-model-parallel-layout",
+                "--pipeline-model-parallel-layout puts 8, 8, 8 and 8 decoder layers on the "
+                "pipeline ranks, unevenly over a rank's virtual stages: the estimate holds the "
+                "first and last ranks' layers with the ranks between alike, each rank's split "
+                "evenly over its virtual stages, and a layer at least on each end.");
+  check_refused(line +
+                    "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "
+                    "\"Et*16|t*15L\"",
+                "--pipeline-model-parallel-layout",
+                "--pipeline-model-parallel-layout must begin with the embedding (E), end with "
+                "the loss (L), hold the 32 decoder layers (t) and p·v stages (p 2), as "
+                "Megatron-LM requires.");
+  check_refused(line +
+                    "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "
+                    "\"Et*16|t*16L\" --decoder-first-pipeline-num-layers 16",
+                "--pipeline-model-parallel-layout",
+                "--pipeline-model-parallel-layout cannot stand beside "
+                "--decoder-first-pipeline-num-layers, as Megatron-LM refuses.");
+  check_refused(line +
+                    "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout "
+                    "\"Et*16|(t)*99999999L\"",
+                "--pipeline-model-parallel-layout",
+                "--pipeline-model-parallel-layout unrolls to more than 65,536 characters.");
+}
