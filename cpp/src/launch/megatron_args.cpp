@@ -1,9 +1,11 @@
 // Megatron-LM's launch line (`torchrun … pretrain_gpt.py --…`), read into the setup (launch.hpp),
-// by megatron/training/arguments.py's flags and defaults (Megatron-LM 23e00ed, core_r0.14.0): a
-// dense Llama-style model (SwiGLU, RMSNorm, rotary positions, no linear biases but Q, K and V's),
-// its layout, recomputation, precision and loss, under the megatron stack. The model's shape is
-// written as the Llama config.json it is and read by the config reader, so that one reader builds
-// every shape.
+// by megatron/training/arguments.py's flags and defaults (Megatron-LM 23e00ed, core_r0.14.0; the
+// MoE, FP8, global-batch, deferred-wgrad, optimizer-instance and pipeline-layout flags as of
+// d98e8a6, August 2026): a GPT- or Llama-style decoder, dense or a mixture of experts, its layout
+// (megatron_layout.cpp), recomputation, precision (BF16, or FP8 under Transformer Engine's
+// recipes) and loss, under the megatron stack. The model's shape is written as the Llama
+// config.json it is and read by the config reader, so that one reader builds every shape, and
+// given what that config cannot say.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -18,6 +20,7 @@
 
 #include "launch/key_reader.hpp"
 #include "launch/launch_readers.hpp"
+#include "launch/megatron_flags.hpp"
 #include "model/config_text.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/format.hpp"
@@ -26,7 +29,70 @@
 
 namespace trainmem {
 
+namespace megatron {
+
 namespace {
+
+// The most digits a whole number is read with (10^12 - 1 is far inside a long long) and the most
+// characters a number is.
+constexpr std::size_t kMaxWholeDigits = 12;
+constexpr std::size_t kMaxNumberChars = 24;
+
+}  // namespace
+
+// A flag's value: its text; digits alone as a whole number; or a number, as strtod reads it.
+const ValueType<std::string>& flag_text() {
+  static const ValueType<std::string> type{
+      "text", [](const nlohmann::json& value) { return std::optional(value.get<std::string>()); }};
+  return type;
+}
+const ValueType<long long>& whole_number() {
+  static const ValueType<long long> type{
+      "a whole number", [](const nlohmann::json& value) -> std::optional<long long> {
+        const std::string& text = value.get_ref<const std::string&>();
+        if (text.empty() || text.size() > kMaxWholeDigits ||
+            text.find_first_not_of("0123456789") != std::string::npos) {
+          return std::nullopt;
+        }
+        return std::stoll(text);
+      }};
+  return type;
+}
+const ValueType<double>& decimal_number() {
+  static const ValueType<double> type{
+      "a number", [](const nlohmann::json& value) -> std::optional<double> {
+        const std::string& text = value.get_ref<const std::string&>();
+        if (text.empty() || text.size() > kMaxNumberChars ||
+            text.find_first_not_of("0123456789.eE-+") != std::string::npos) {
+          return std::nullopt;
+        }
+        return std::strtod(text.c_str(), nullptr);
+      }};
+  return type;
+}
+
+// A whole number within [least, most], refused by its flag outside.
+std::optional<long long> bounded(KeyReader& flags, const std::string& flag, long long least,
+                                 long long most) {
+  const std::optional<long long> value = flags.get(flag, whole_number());
+  if (value && !flags.within(flag, *value, least, most)) return std::nullopt;
+  return value;
+}
+// A number, refused where it is not finite (1e999).
+std::optional<double> decimal(KeyReader& flags, const std::string& flag) {
+  const std::optional<double> value = flags.get(flag, decimal_number());
+  if (value && !std::isfinite(*value)) flags.fault(flag, flag + " must be a number.");
+  return value;
+}
+
+}  // namespace megatron
+
+namespace {
+
+using megatron::bounded;
+using megatron::decimal;
+using megatron::flag_text;
+using megatron::whole_number;
 
 constexpr const char* kKind = "Megatron-LM launch line (pretrain_gpt.py)";
 
@@ -154,56 +220,6 @@ const KeyDialect kDialect = {
       return "'" + value.get_ref<const std::string&>().substr(0, kMaxQuotedValueBytes) + "'";
     },
     nullptr, false};
-
-// The most digits a whole number is read with (10^12 - 1 is far inside a long long) and the most
-// characters a number is.
-constexpr std::size_t kMaxWholeDigits = 12;
-constexpr std::size_t kMaxNumberChars = 24;
-
-// A flag's value: its text; digits alone as a whole number; or a number, as strtod reads it.
-const ValueType<std::string>& flag_text() {
-  static const ValueType<std::string> type{
-      "text", [](const nlohmann::json& value) { return std::optional(value.get<std::string>()); }};
-  return type;
-}
-const ValueType<long long>& whole_number() {
-  static const ValueType<long long> type{
-      "a whole number", [](const nlohmann::json& value) -> std::optional<long long> {
-        const std::string& text = value.get_ref<const std::string&>();
-        if (text.empty() || text.size() > kMaxWholeDigits ||
-            text.find_first_not_of("0123456789") != std::string::npos) {
-          return std::nullopt;
-        }
-        return std::stoll(text);
-      }};
-  return type;
-}
-const ValueType<double>& decimal_number() {
-  static const ValueType<double> type{
-      "a number", [](const nlohmann::json& value) -> std::optional<double> {
-        const std::string& text = value.get_ref<const std::string&>();
-        if (text.empty() || text.size() > kMaxNumberChars ||
-            text.find_first_not_of("0123456789.eE-+") != std::string::npos) {
-          return std::nullopt;
-        }
-        return std::strtod(text.c_str(), nullptr);
-      }};
-  return type;
-}
-
-// A whole number within [least, most], refused by its flag outside.
-std::optional<long long> bounded(KeyReader& flags, const std::string& flag, long long least,
-                                 long long most) {
-  const std::optional<long long> value = flags.get(flag, whole_number());
-  if (value && !flags.within(flag, *value, least, most)) return std::nullopt;
-  return value;
-}
-// A number, refused where it is not finite (1e999).
-std::optional<double> decimal(KeyReader& flags, const std::string& flag) {
-  const std::optional<double> value = flags.get(flag, decimal_number());
-  if (value && !std::isfinite(*value)) flags.fault(flag, flag + " must be a number.");
-  return value;
-}
 
 // The command's words from pretrain_gpt.py on, the shell's line continuations joined, and
 // torchrun's own (--nproc_per_node, --nnodes) before it.
@@ -548,299 +564,6 @@ std::optional<LineModel> read_model(KeyReader& flags) {
   return model;
 }
 
-// --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split: the
-// embedding and the loss each take a layer's place in the split, n = (L + e + l) / p layers a
-// stage, the first building n - 1 and the last n - 1 (transformer_block.py,
-// get_num_layers_to_build): the uneven first and last stages' counts.
-void read_split_accounting(KeyReader& flags, long long layers, ParallelLayout& layout) {
-  const bool embedding = flags.has("--account-for-embedding-in-pipeline-split");
-  const bool loss = flags.has("--account-for-loss-in-pipeline-split");
-  if (!embedding && !loss) return;
-  const char* flag = embedding ? "--account-for-embedding-in-pipeline-split"
-                               : "--account-for-loss-in-pipeline-split";
-  const long long p = layout.pipeline_parallel;
-  if (layout.pipeline_first_stage_layers > 0 || layout.pipeline_last_stage_layers > 0) {
-    flags.fault(flag, std::string(flag) +
-                          " cannot stand beside --decoder-first-pipeline-num-layers or "
-                          "--decoder-last-pipeline-num-layers, as Megatron-LM refuses.");
-    return;
-  }
-  if (p == 1) return;  // one stage builds every layer
-  if (layout.virtual_pipeline_stages > 1) {
-    flags.fault(flag, std::string(flag) +
-                          " with virtual stages takes the layer from the first (or last) virtual "
-                          "stage alone, which is not modelled: only under 1F1B.");
-    return;
-  }
-  const long long counted = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
-  if (counted % p != 0) {
-    flags.fault(flag, "The " + std::to_string(layers) + " layers with the " +
-                          (embedding && loss ? "embedding and the loss"
-                           : embedding       ? "embedding"
-                                             : "loss") +
-                          " counted as layers (" + std::to_string(counted) +
-                          ") must divide over p " + std::to_string(p) +
-                          ", as Megatron-LM requires.");
-    return;
-  }
-  const long long per_stage = counted / p;
-  if (per_stage < 2) {
-    flags.fault(flag, "A pipeline stage of the embedding or the loss alone (" +
-                          std::to_string(counted) + " over p " + std::to_string(p) +
-                          ") is not modelled.");
-    return;
-  }
-  if (embedding) layout.pipeline_first_stage_layers = static_cast<int>(per_stage - 1);
-  if (loss) layout.pipeline_last_stage_layers = static_cast<int>(per_stage - 1);
-}
-
-// One left-to-right pass of parse_str_to_list's unrolling: "(unit)*n" where `grouped`, "x*n"
-// otherwise, each replaced by n units (re.sub's semantics: what a replacement makes is not
-// matched again). `problem` is set when the result would pass 65,536 characters.
-std::string unroll_layout(const std::string& text, bool grouped, std::string& problem) {
-  constexpr std::size_t kMaxUnrolled = 1 << 16;
-  std::string out;
-  std::size_t index = 0;
-  while (index < text.size() && problem.empty()) {
-    std::size_t unit_begin = index;
-    std::size_t unit_end = index + 1;  // one character
-    if (grouped) {
-      const std::size_t close = text.find(')', index + 1);
-      if (text[index] != '(' || close == std::string::npos || close == index + 1) {
-        out += text[index++];
-        continue;
-      }
-      unit_begin = index + 1;
-      unit_end = close;
-    }
-    std::size_t digits = unit_end + (grouped ? 1 : 0);
-    if (digits >= text.size() || text[digits] != '*' || digits + 1 >= text.size() ||
-        std::isdigit(static_cast<unsigned char>(text[digits + 1])) == 0) {
-      out += text[index++];
-      continue;
-    }
-    std::size_t end = digits + 1;
-    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])) != 0) ++end;
-    const std::string count = text.substr(digits + 1, end - digits - 1);
-    const std::string unit = text.substr(unit_begin, unit_end - unit_begin);
-    if (count.size() > 5 || out.size() + unit.size() * std::stoull(count) > kMaxUnrolled) {
-      problem = " unrolls to more than " + format_count(kMaxUnrolled) + " characters.";
-      break;
-    }
-    for (unsigned long long copy = 0; copy < std::stoull(count); ++copy) out += unit;
-    index = end;
-  }
-  return out;
-}
-
-// --pipeline-model-parallel-layout ("Et*3|(tt|)*6tmL"): each pipeline stage's layers, the stages
-// in order of virtual stage then rank, p·v of them (pipeline_parallel_layer_layout.py,
-// parse_str_to_list: commas dropped, "(…)*n" then "x*n" unrolled, '|' between stages; E the
-// embedding, t a decoder layer, m an MTP layer, L the loss). Read where the estimate can hold it:
-// the first rank's layers and the last's, the ranks between alike, each rank's layers split
-// evenly over its virtual stages.
-void read_pipeline_layout(KeyReader& flags, long long layers, ParallelLayout& layout) {
-  const auto text = flags.get("--pipeline-model-parallel-layout", flag_text());
-  if (!text) return;
-  const char* flag = "--pipeline-model-parallel-layout";
-  for (const char* other :
-       {"--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
-        "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
-        "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"}) {
-    if (flags.has(other)) {
-      flags.fault(
-          flag, std::string(flag) + " cannot stand beside " + other + ", as Megatron-LM refuses.");
-      return;
-    }
-  }
-  std::string unrolled;
-  for (char c : *text) {
-    if (c != ',' && c != ' ') unrolled += c;
-  }
-  if (unrolled.size() > 4096) {
-    flags.fault(flag, std::string(flag) + " is longer than 4,096 characters.");
-    return;
-  }
-  // Each repetition unrolled, "(…)*n" in one pass and then "x*n", as re.sub does.
-  std::string problem;
-  unrolled = unroll_layout(unroll_layout(unrolled, true, problem), false, problem);
-  if (!problem.empty()) {
-    flags.fault(flag, std::string(flag) + problem);
-    return;
-  }
-  // The stages' decoder layers, and where the embedding, the loss and MTP stand.
-  std::vector<long long> decoder(1, 0);
-  long long embeddings = 0;
-  long long losses = 0;
-  bool embedding_first = false;
-  bool loss_last = false;
-  for (std::size_t index = 0; index < unrolled.size(); ++index) {
-    const char c = unrolled[index];
-    if (c == '|') {
-      decoder.push_back(0);
-    } else if (c == 't') {
-      ++decoder.back();
-    } else if (c == 'E') {
-      ++embeddings;
-      embedding_first = index == 0;
-    } else if (c == 'L') {
-      ++losses;
-      loss_last = index + 1 == unrolled.size();
-    } else if (c == 'm') {
-      flags.fault(flag,
-                  std::string(flag) + ": MTP layers (m) are not read from a launch line yet.");
-      return;
-    } else {
-      flags.fault(flag, std::string(flag) + ": '" + std::string(1, c) +
-                            "' is not a layer: E, t, m, L, with | between stages.");
-      return;
-    }
-  }
-  long long counted = 0;
-  for (const long long count : decoder) counted += count;
-  const long long p = layout.pipeline_parallel;
-  const long long stages = static_cast<long long>(decoder.size());
-  if (embeddings != 1 || losses != 1 || !embedding_first || !loss_last || counted != layers ||
-      stages % p != 0) {
-    flags.fault(flag, std::string(flag) +
-                          " must begin with the embedding (E), end with the loss "
-                          "(L), hold the " +
-                          std::to_string(layers) + " decoder layers (t) and p·v stages (p " +
-                          std::to_string(p) + "), as Megatron-LM requires.");
-    return;
-  }
-  const long long v = stages / p;
-  // Each rank's layers, and whether its virtual stages split them evenly.
-  std::vector<long long> per_rank(static_cast<std::size_t>(p), 0);
-  bool even_chunks = true;
-  for (long long rank = 0; rank < p; ++rank) {
-    const long long first_chunk = decoder[static_cast<std::size_t>(rank)];
-    for (long long chunk = 0; chunk < v; ++chunk) {
-      const long long count = decoder[static_cast<std::size_t>(chunk * p + rank)];
-      per_rank[static_cast<std::size_t>(rank)] += count;
-      even_chunks = even_chunks && count == first_chunk;
-    }
-  }
-  const long long middle = p > 2 ? per_rank[1] : 0;
-  bool alike = true;
-  for (long long rank = 1; rank + 1 < p; ++rank) {
-    alike = alike && per_rank[static_cast<std::size_t>(rank)] == middle;
-  }
-  if (!even_chunks || !alike || per_rank.front() == 0 || per_rank.back() == 0) {
-    std::string counts;
-    for (std::size_t rank = 0; rank < per_rank.size(); ++rank) {
-      counts += (rank == 0                     ? ""
-                 : rank + 1 == per_rank.size() ? " and "
-                                               : ", ") +
-                std::to_string(per_rank[rank]);
-    }
-    flags.fault(flag, std::string(flag) + " puts " + counts +
-                          " decoder layers on the pipeline ranks" +
-                          (even_chunks ? "" : ", unevenly over a rank's virtual stages") +
-                          ": the estimate holds the first and last ranks' layers with the ranks "
-                          "between alike, each rank's split evenly over its virtual stages, and "
-                          "a layer at least on each end.");
-    return;
-  }
-  layout.virtual_pipeline_stages = static_cast<int>(v);
-  const bool even = std::all_of(per_rank.begin(), per_rank.end(),
-                                [&](long long count) { return count == per_rank.front(); });
-  if (!even) {
-    layout.pipeline_first_stage_layers = static_cast<int>(per_rank.front());
-    layout.pipeline_last_stage_layers = static_cast<int>(per_rank.back());
-  }
-}
-
-// The layout: d from the world size over t·p·c, the pipeline's virtual and uneven stages, the
-// distributed optimizer as ZeRO 1.
-void read_layout(KeyReader& flags, long long world, long long layers, long long sequence,
-                 ParallelLayout& layout) {
-  const long long t = flags.get("--tensor-model-parallel-size", whole_number()).value_or(1);
-  const long long p = flags.get("--pipeline-model-parallel-size", whole_number()).value_or(1);
-  const long long c = flags.get("--context-parallel-size", whole_number()).value_or(1);
-  // Each degree at most 2^16 before any product of them is formed (a product of three 12-digit
-  // degrees passes 2^63).
-  for (const auto& [flag, degree] :
-       {std::pair<const char*, long long>{"--tensor-model-parallel-size", t},
-        {"--pipeline-model-parallel-size", p},
-        {"--context-parallel-size", c}}) {
-    if (!flags.within(flag, degree, 1, kMaxParallelDegree)) return;
-  }
-  if (world == 0) {
-    flags.fault("--tensor-model-parallel-size",
-                "The data-parallel degree is the world size over t·p·c, and neither the line "
-                "(torchrun's --nproc_per_node and --nnodes) nor --world-size gives it.");
-  } else if (world % (t * p * c) != 0) {
-    flags.fault("--tensor-model-parallel-size", "The world size " + std::to_string(world) +
-                                                    " is not a whole multiple of t·p·c (" +
-                                                    std::to_string(t * p * c) + ").");
-  } else if (world / (t * p * c) > kMaxParallelDegree) {
-    flags.fault("--tensor-model-parallel-size",
-                "The world size " + std::to_string(world) + " over t·p·c (" +
-                    std::to_string(t * p * c) + ") leaves more than " +
-                    format_count(kMaxParallelDegree) + " data-parallel ranks.");
-  }
-  if (!flags.ok()) return;
-  if (c > 1 && sequence % (2 * c) != 0) {
-    flags.fault("--context-parallel-size",
-                "--seq-length " + std::to_string(sequence) +
-                    " is not a multiple of 2 × --context-parallel-size (" + std::to_string(2 * c) +
-                    "), as Megatron-LM requires.");
-    return;
-  }
-  layout = ParallelLayout{};
-  layout.data_parallel = static_cast<int>(world / (t * p * c));
-  layout.tensor_parallel = static_cast<int>(t);
-  layout.pipeline_parallel = static_cast<int>(p);
-  layout.context_parallel = static_cast<int>(c);
-  layout.sequence_parallel = flags.has("--sequence-parallel");
-  layout.zero_stage = flags.has("--use-distributed-optimizer") ? 1 : 0;
-  // Expert parallelism, carved out of d·t·c; etp defaults to t (0 here: as t).
-  for (const auto& [flag, degree] :
-       {std::pair<const char*, int*>{"--expert-model-parallel-size", &layout.expert_parallel},
-        {"--expert-tensor-parallel-size", &layout.expert_tensor_parallel}}) {
-    if (const auto value = flags.get(flag, whole_number())) {
-      if (!flags.within(flag, *value, 1, kMaxParallelDegree)) return;
-      *degree = static_cast<int>(*value);
-    }
-  }
-  if (const auto per_stage = flags.get("--num-layers-per-virtual-pipeline-stage", whole_number())) {
-    if (*per_stage < 1 || layers % (p * *per_stage) != 0) {
-      flags.fault("--num-layers-per-virtual-pipeline-stage",
-                  "--num-layers-per-virtual-pipeline-stage must divide each stage's layers.");
-    } else {
-      layout.virtual_pipeline_stages = static_cast<int>(layers / (p * *per_stage));
-    }
-  }
-  if (const auto stages = flags.get("--num-virtual-stages-per-pipeline-rank", whole_number())) {
-    if (flags.has("--num-layers-per-virtual-pipeline-stage")) {
-      flags.fault("--num-virtual-stages-per-pipeline-rank",
-                  "--num-virtual-stages-per-pipeline-rank cannot stand beside "
-                  "--num-layers-per-virtual-pipeline-stage, as Megatron-LM refuses: give one.");
-    } else if (*stages < 1 || *stages > kMaxParallelDegree) {
-      flags.fault("--num-virtual-stages-per-pipeline-rank",
-                  "--num-virtual-stages-per-pipeline-rank must be 1 to " +
-                      format_count(kMaxParallelDegree) + ".");
-    } else {
-      layout.virtual_pipeline_stages = static_cast<int>(*stages);
-    }
-  }
-  for (const auto& [flag, stage_layers] :
-       {std::pair<const char*, int*>{"--decoder-first-pipeline-num-layers",
-                                     &layout.pipeline_first_stage_layers},
-        {"--decoder-last-pipeline-num-layers", &layout.pipeline_last_stage_layers}}) {
-    const auto count = flags.get(flag, whole_number());
-    if (count && (*count < 1 || *count > layers)) {
-      flags.fault(flag, std::string(flag) + " must be 1 to the model's " + std::to_string(layers) +
-                            " layers.");
-    } else if (count) {
-      *stage_layers = static_cast<int>(*count);
-    }
-  }
-  read_split_accounting(flags, layers, layout);
-  read_pipeline_layout(flags, layers, layout);
-}
-
 // --recompute-activations, --recompute-granularity and its method.
 void read_recompute(KeyReader& flags, TrainingSetup& setup) {
   // --recompute-activations sets selective whatever the granularity says (validate_args).
@@ -1004,7 +727,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
                 "torchrun's --nnodes is a range or not a number: give the world size "
                 "(--world-size).");
   }
-  read_layout(flags, world, model->layers, model->sequence, setup.layout);
+  megatron::read_layout(flags, world, model->layers, model->sequence, setup.layout);
   // The global batch sets a pipeline's micro-batches a step; without it validate_args makes it
   // the micro-batch times d: one micro-batch a step.
   const auto global = bounded(flags, "--global-batch-size", 1, kMaxGlobalBatchSequences);

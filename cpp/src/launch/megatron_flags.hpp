@@ -1,0 +1,31 @@
+// What the Megatron-LM launch line's readers share (megatron_args.cpp, the model and the recipe;
+// megatron_layout.cpp, the layout): each flag's value types and the layout's reading. Not part of
+// the public API.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "launch/key_reader.hpp"
+#include "trainmem/setup.hpp"
+
+namespace trainmem::megatron {
+
+// A flag's value: its text; digits alone as a whole number; or a number, as strtod reads it.
+const ValueType<std::string>& flag_text();
+const ValueType<long long>& whole_number();
+const ValueType<double>& decimal_number();
+
+// A whole number within [least, most], refused by its flag outside.
+std::optional<long long> bounded(KeyReader& flags, const std::string& flag, long long least,
+                                 long long most);
+// A number, refused where it is not finite (1e999).
+std::optional<double> decimal(KeyReader& flags, const std::string& flag);
+
+// The layout: d from the world size over t·p·c, the pipeline's virtual and uneven stages (the
+// first and last stages' counts, the embedding or the loss counted as a layer, or a layout
+// string), expert parallelism, the distributed optimizer as ZeRO 1.
+void read_layout(KeyReader& flags, long long world, long long layers, long long sequence,
+                 ParallelLayout& layout);
+
+}  // namespace trainmem::megatron
