@@ -100,7 +100,9 @@ export function describe(estimator, estimate, leftOut) {
   // view's module, whose setups hold the plate's settings alone).
   const counted = (term) => !term.countedBy || estimator.settingText(setup, term.countedBy) === 'on';
   const stack = estimate.stackTerms.length > 0;
-  const passes = [...onDevice('activations'), ...onDevice('logits')].filter(counted);
+  // A pipeline stage before the last holds no logits: they are the last stage's to say.
+  const beforeLast = estimate.stage.role === 'first' || estimate.stage.role === 'middle';
+  const passes = [...onDevice('activations'), ...(beforeLast ? [] : onDevice('logits'))].filter(counted);
   // Under a stack the terms are those held at the step's peak: where none of the passes' is, the
   // peak is the optimiser's step, and the sentence says so rather than "0.0 GB of activations".
   const atStep = stack && passes.every((term) => !(bytes[term.apiKey] > 0));

@@ -437,9 +437,9 @@ void add_distributed_switches(Entries& entries) {
               },
               "Without a deferral limit the last stage keeps every micro-batch of the step: set "
               "the global batch, or a deferral limit.")
-          .page("stack", "Megatron-LM defers the output layer's weight gradient",
-                "--defer-embedding-wgrad-compute: the last stage keeps each micro-batch's "
-                "output-layer input and gradient until the step's end."));
+          .page("stack", "Deferred embedding wgrad",
+                "Megatron-LM's --defer-embedding-wgrad-compute: the last stage keeps each "
+                "micro-batch's output-layer input and gradient until the step's end."));
   add(row<&TrainingSetup::wgrad_deferral_limit>(
           id::kWgradDeferralLimit, "Weight-gradient deferral limit",
           "Megatron-LM's --wgrad-deferral-limit: the micro-batches whose output-layer weight "
