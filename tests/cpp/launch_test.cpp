@@ -555,6 +555,14 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
                 "n the 16 layers (k dense layers first); '2' is not.");
   check_refused(moe + " --moe-router-topk 65", "--moe-router-topk",
                 "--moe-router-topk must be 1 to --num-experts (64).");
+  // The capacity: padded to it, or at balanced load what is routed, C of it where C is under 1.
+  CHECK(read_ok(moe + " --moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity")
+            .setup.capacity_factor == 1);
+  CHECK(read_ok(moe + " --moe-expert-capacity-factor 1.25").setup.capacity_factor == 0);
+  CHECK(read_ok(moe + " --moe-expert-capacity-factor 0.5").setup.capacity_factor == 0.5);
+  check_refused(moe + " --moe-pad-expert-input-to-capacity", "--moe-pad-expert-input-to-capacity",
+                "--moe-pad-expert-input-to-capacity pads to a capacity the line does not set "
+                "(--moe-expert-capacity-factor), as Megatron-LM requires.");
 }
 
 TEST_CASE("launch: a Megatron-LM line that counts the embedding or the loss as a layer") {

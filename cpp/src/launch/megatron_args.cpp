@@ -102,6 +102,7 @@ const std::set<std::string>& switches() {
                                               "--swiglu",
                                               "--moe-grouped-gemm",
                                               "--defer-embedding-wgrad-compute",
+                                              "--moe-pad-expert-input-to-capacity",
                                               "--fp8-param-gather",
                                               "--account-for-embedding-in-pipeline-split",
                                               "--account-for-loss-in-pipeline-split",
@@ -564,6 +565,35 @@ std::optional<LineModel> read_model(KeyReader& flags) {
   return model;
 }
 
+// --moe-expert-capacity-factor C: each expert's buffer C · T·k/E tokens where
+// --moe-pad-expert-input-to-capacity pads it there; without the padding a buffer holds what is
+// routed to it up to C times the balanced share, at balanced load the balanced share when C is 1
+// or more (dropless, 0) and C of it when C is less (tokens dropped).
+void read_capacity(KeyReader& flags, TrainingSetup& setup) {
+  const auto factor = decimal(flags, "--moe-expert-capacity-factor");
+  const bool padded = flags.has("--moe-pad-expert-input-to-capacity");
+  if (!factor) {
+    if (padded) {
+      flags.fault("--moe-pad-expert-input-to-capacity",
+                  "--moe-pad-expert-input-to-capacity pads to a capacity the line does not set "
+                  "(--moe-expert-capacity-factor), as Megatron-LM requires.");
+    }
+    return;
+  }
+  if (setup.custom_model.num_experts < 2) {
+    flags.fault("--moe-expert-capacity-factor",
+                "--moe-expert-capacity-factor needs a mixture of experts (--num-experts).");
+    return;
+  }
+  if (!(*factor > 0) || *factor > kMaxCapacityFactor) {
+    flags.fault("--moe-expert-capacity-factor",
+                "--moe-expert-capacity-factor must be above 0 and at most " +
+                    format_count(kMaxCapacityFactor) + ".");
+    return;
+  }
+  setup.capacity_factor = padded || *factor < 1 ? *factor : 0;
+}
+
 // --recompute-activations, --recompute-granularity and its method.
 void read_recompute(KeyReader& flags, TrainingSetup& setup) {
   // --recompute-activations sets selective whatever the granularity says (validate_args).
@@ -736,6 +766,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
              : static_cast<int>(std::min<long long>(
                    static_cast<long long>(setup.micro_batch_sequences) * setup.layout.data_parallel,
                    kMaxGlobalBatchSequences));
+  read_capacity(flags, setup);
   read_recompute(flags, setup);
   read_recipe(flags, setup, launch.notes);
   if (!flags.ok()) return launch;
