@@ -555,6 +555,10 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
                 "n the 16 layers (k dense layers first); '2' is not.");
   check_refused(moe + " --moe-router-topk 65", "--moe-router-topk",
                 "--moe-router-topk must be 1 to --num-experts (64).");
+  // How the router picks and weighs the experts has no bearing on what a layer holds.
+  CHECK(read_ok(moe + " --moe-router-score-function sigmoid --moe-router-num-groups 8 "
+                      "--moe-router-group-topk 4 --moe-router-topk-scaling-factor 2.5")
+            .not_understood.empty());
   // The capacity: padded to it, or at balanced load what is routed, C of it where C is under 1.
   CHECK(read_ok(moe + " --moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity")
             .setup.capacity_factor == 1);

@@ -143,7 +143,9 @@ const std::set<std::string>& switches() {
 }
 
 // Flags with no bearing on the device's memory: data, logging, checkpoints, the learning rate and
-// its schedule, the optimiser's hyper-parameters, initialisation, timeouts; and when the gradients'
+// its schedule, the optimiser's hyper-parameters, initialisation, timeouts; how the router picks
+// and weighs the experts (its score function, groups and scaling) and which tokens a full
+// expert drops, none of which changes what a layer holds; and when the gradients'
 // and parameters' collectives launch (--overlap-grad-reduce, --overlap-param-gather:
 // megatron/core/distributed/param_and_grad_buffer.py allocates each buffer whole either way, and
 // the bucket's reduce-scatter or all-gather runs in place in it).
@@ -155,6 +157,12 @@ const std::set<std::string>& no_bearing() {
                                               "--moe-aux-loss-coeff",
                                               "--moe-z-loss-coeff",
                                               "--moe-router-load-balancing-type",
+                                              "--moe-router-score-function",
+                                              "--moe-router-topk-scaling-factor",
+                                              "--moe-router-num-groups",
+                                              "--moe-router-group-topk",
+                                              "--moe-router-pre-softmax",
+                                              "--moe-token-drop-policy",
                                               "--overlap-param-gather",
                                               "--train-iters",
                                               "--train-samples",
