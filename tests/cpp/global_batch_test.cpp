@@ -80,8 +80,8 @@ TEST_CASE("global batch: the micro-batches a step are at the setup's own micro-b
 
 TEST_CASE("global batch: one that Megatron-LM refuses is refused, naming the setting") {
   check_refused(pipeline_of_8b(5),
-                "Global batch 5 must be a whole number of micro-batches of 1 sequence on each of "
-                "the 2 data-parallel replicas: a multiple of 2.");
+                "Global batch 5 must be a whole number of micro-batches of 1 sequence on each "
+                "data-parallel replica (d 2): a multiple of 2.");
   check_refused(pipeline_of_8b(12, 2),
                 "The interleaved schedule runs its micro-batches in groups of p 4 (Megatron-LM's "
                 "schedules.py): global batch 12 gives 6 a step; choose a multiple of 8.");

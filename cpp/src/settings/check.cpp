@@ -357,8 +357,8 @@ Answer check_global_batch(const TrainingSetup& setup) {
                        " must be a whole number of micro-batches of " +
                        format_count(setup.micro_batch_sequences) +
                        (setup.micro_batch_sequences == 1 ? " sequence" : " sequences") +
-                       " on each of the " + format_count(layout.data_parallel) +
-                       " data-parallel replicas: a multiple of " + count(per_step) + ".");
+                       " on each data-parallel replica (d " + format_count(layout.data_parallel) +
+                       "): a multiple of " + count(per_step) + ".");
   }
   const long long n = global / per_step;
   const int p = layout.pipeline_parallel;
