@@ -137,6 +137,11 @@ TEST_CASE("fp8 recipes: a Megatron-LM line's FP8 flags are read, or refused by n
                   "--fp8-amax-history-len 1024: the amax histories are counted at Megatron-LM's "
                   "default, 1 value per FP8 tensor; the 1,023 more, 4 B for each of a GEMM's 5 "
                   "FP8 tensors, hold 20,460 B per FP8 GEMM, left out.") != delayed.notes.end());
+  // A history of none is refused rather than said as "-1 more".
+  const LaunchConfig empty = read_launch_config(line + " --fp8-amax-history-len 0", {}, {});
+  CHECK(empty.answer.setting == "--fp8-amax-history-len");
+  CHECK(read_launch_config(line + " --fp8-amax-history-len 1", {}, {}).notes.size() ==
+        delayed.notes.size() - 1);
   const LaunchConfig tensorwise = read_launch_config(line + " --fp8-recipe tensorwise", {}, {});
   REQUIRE_MESSAGE(tensorwise.answer.ok(), tensorwise.answer.message);
   CHECK(tensorwise.setup.fp8_recipe == Fp8Recipe::kTensorwise);

@@ -653,8 +653,9 @@ void read_fp8(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& 
                                     "mxfp8.");
     return;
   }
-  const auto history = flags.get("--fp8-amax-history-len", whole_number());
-  if (history && static_cast<double>(*history) != kMegatronFp8AmaxHistoryLength &&
+  // An amax history keeps one value at least (DelayedScaling's amax_history_len).
+  const auto history = bounded(flags, "--fp8-amax-history-len", 1, 1 << 20);
+  if (history && static_cast<double>(*history) > kMegatronFp8AmaxHistoryLength &&
       setup.fp8_recipe == Fp8Recipe::kDelayed) {
     const double more = static_cast<double>(*history) - kMegatronFp8AmaxHistoryLength;
     notes.push_back("--fp8-amax-history-len " + std::to_string(*history) +
