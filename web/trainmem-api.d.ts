@@ -62,13 +62,17 @@ declare global {
       qkNopeHeadDim: number;
       qkRopeHeadDim: number;
       vHeadDim: number;
-      /** Hybrids (Qwen3-Next, Qwen3.5): layer i is full attention when i + 1 is a multiple of this, Gated DeltaNet otherwise; 0: every layer attention. */
-      fullAttentionInterval: number;
+      /** Hybrids (Qwen3-Next, Qwen3.5, LFM2): one character a layer, 'A' full attention, 'L' the linear mixer; "" when every layer is attention. */
+      hybridLayers: string;
       linearNumKeyHeads: number;
       linearNumValueHeads: number;
       linearKeyHeadDim: number;
       linearValueHeadDim: number;
       linearConvKernelDim: number;
+      /** LFM2's short convolution (conv_L_cache) as the linear mixer; 0: a Gated DeltaNet. */
+      shortConvKernel: number;
+      /** LFM2's conv_bias: biases on in_proj, the convolution and out_proj. */
+      shortConvBias: boolean;
       /** Qwen3-Next's sigmoid gate on the attention's output (q_proj twice as wide). */
       attentionOutputGate: boolean;
       /** Qwen3-Next repeats the linear layers' q and k to their value heads before fla's kernel. */

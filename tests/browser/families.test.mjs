@@ -252,6 +252,28 @@ const QWEN3_NEXT = JSON.stringify({
   tie_word_embeddings: false,
   time_step_limit: [0, 'INFINITY'],
 }).replace('"INFINITY"', 'Infinity');
+// LFM2 1.2B's, as LiquidAI/LFM2-1.2B publishes them: short convolutions beside attention.
+const LFM2_12B = JSON.stringify({
+  _name_or_path: 'LiquidAI/LFM2-1.2B',
+  model_type: 'lfm2',
+  block_auto_adjust_ff_dim: true,
+  block_ff_dim: 12288,
+  block_ffn_dim_multiplier: 1.0,
+  block_multiple_of: 256,
+  conv_L_cache: 3,
+  conv_bias: false,
+  hidden_size: 2048,
+  intermediate_size: 12288,
+  layer_types: [2, 5, 8, 10, 12, 14].reduce(
+    (types, index) => types.with(index, 'full_attention'),
+    Array(16).fill('conv'),
+  ),
+  num_attention_heads: 32,
+  num_hidden_layers: 16,
+  num_key_value_heads: 8,
+  tie_embedding: true,
+  vocab_size: 65536,
+});
 // DeepSeek Sparse Attention: DeepSeek-V3.2's and GLM-5's weight-bearing fields.
 const DSA_FIELDS = {
   first_k_dense_replace: 3,
@@ -429,6 +451,26 @@ describe("today's families, in Chromium", () => {
     await page.close();
   });
 
+  it("reads LFM2's config to its count, and refuses tensor parallelism no framework defines for it", async () => {
+    const { page, problems } = await harness.openPage();
+    await use(page, LFM2_12B);
+    await readsAs(page, 'LiquidAI/LFM2-1.2B', '1.17 B');
+    assert.match(
+      await readout(page),
+      /Of its 16 layers, 10 are short-convolution layers, each keeping 90,120 B a token, and 6 full-attention layers, 81,192 B a token/,
+    );
+    const before = await readout(page);
+    await commit(page, '#tp', '2');
+    assert.match(
+      await page.textContent('#tp-error'),
+      /short-convolution layers have no tensor-parallel layout in any framework trainmem models/,
+    );
+    assert.equal(await readout(page), before);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('reads DeepSeek-V3.2 and GLM-5 to their counts, and keeps the view when FlashAttention is turned off', async () => {
     const { page, problems } = await harness.openPage();
     await use(page, DEEPSEEK_V32);
@@ -533,7 +575,7 @@ describe("today's families, in Chromium", () => {
     );
     assert.deepEqual(
       groups.map(([label]) => label),
-      ['Llama', 'Qwen', 'DeepSeek and Kimi', 'GLM', 'Gemma', 'Mistral', 'OpenAI', 'Others'],
+      ['Llama', 'Qwen', 'DeepSeek and Kimi', 'GLM', 'Gemma', 'Liquid AI', 'Mistral', 'OpenAI', 'Others'],
     );
     assert.equal(
       await page.$$eval('#model optgroup:first-child option', (options) => options[0].value),

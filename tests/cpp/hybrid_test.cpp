@@ -92,7 +92,7 @@ const std::vector<std::string> kMixerIds = {
 double full_attention_bytes_per_token(TrainingSetup setup) {
   setup.mtp = false;
   ModelShape& shape = setup.custom_model;
-  shape.full_attention_interval = 0;
+  shape.hybrid_layers.clear();
   shape.linear_num_key_heads = 0;
   shape.linear_num_value_heads = 0;
   shape.linear_key_head_dim = 0;
@@ -105,23 +105,32 @@ double full_attention_bytes_per_token(TrainingSetup setup) {
 
 TEST_CASE("a tiny Qwen3-Next counts its attention, Gated DeltaNet and MoE layers by hand") {
   const ModelShape shape = parsed(tiny_next());
-  CHECK(shape.full_attention_interval == 2);
+  CHECK(shape.hybrid_layers == "LALA");
   CHECK(shape.attention_output_gate);
   CHECK(linear_attention_layers_between(shape, 0, 4) == 2);
   CHECK(linear_attention_layers_between(shape, 1, 2) == 1);  // layers 1 (full) and 2 (linear)
   CHECK(count_parameters(shape) == kTinyNext);
   // Active: one expert of the two in each layer, 96 idle.
   CHECK(count_active_parameters(shape) == kTinyNext - 4 * 96);
-  // layer_types that follow the interval read; another pattern is refused by name.
+  // layer_types, as transformers builds each layer from its entry: the interval's pattern, or
+  // another with as many of each kind (the same count), or more linear layers (344 - 264 more
+  // each).
   CHECK(count_parameters(parsed(tiny_next(
             R"("layer_types": ["linear_attention", "full_attention", "linear_attention",
                                "full_attention"])"))) == kTinyNext);
-  CHECK(refusal(tiny_next(R"("layer_types": ["full_attention", "linear_attention",
-                                             "linear_attention", "full_attention"])")) ==
-        "config.json: 'layer_types' must list num_hidden_layers entries, \"full_attention\" "
-        "where the layer's number + 1 is a multiple of full_attention_interval (2) and "
-        "\"linear_attention\" elsewhere; entry 0 is \"full_attention\": trainmem counts layers "
-        "of this one pattern.");
+  const ModelShape irregular = parsed(tiny_next(
+      R"("layer_types": ["full_attention", "linear_attention", "linear_attention",
+                         "full_attention"])"));
+  CHECK(irregular.hybrid_layers == "ALLA");
+  CHECK(linear_attention_layers_between(irregular, 1, 2) == 2);
+  CHECK(count_parameters(irregular) == kTinyNext);
+  CHECK(count_parameters(parsed(tiny_next(
+            R"("layer_types": ["linear_attention", "linear_attention", "linear_attention",
+                               "full_attention"])"))) == kTinyNext + (kDeltaNet - kAttention));
+  CHECK(refusal(tiny_next(R"("layer_types": ["full_attention", "conv", "linear_attention",
+                                             "full_attention"])")) ==
+        "config.json: 'layer_types' must list num_hidden_layers (4) entries, each "
+        "\"full_attention\" or \"linear_attention\"; entry 1 is \"conv\".");
 }
 
 TEST_CASE("Qwen3-Next 80B-A3B reads to the hub's safetensors total with its MTP layer") {
@@ -223,7 +232,7 @@ TEST_CASE("a Gated DeltaNet layer's mixer saves what fla's chunked kernel keeps,
   CHECK(sum_of(saved_tensors_of(setup).tensors, kMixerIds) == 2392);
 }
 
-TEST_CASE("a hybrid's activations are its kinds' mean where every stage holds whole groups") {
+TEST_CASE("a hybrid's activations are its kinds' mean where every stage holds the model's mix") {
   const ModelShape shape = parsed(tiny_next());
   TrainingSetup setup = setup_of(shape);
   setup.activation_model = ActivationModel::kLlamaBlock;
@@ -246,13 +255,14 @@ TEST_CASE("a hybrid's activations are its kinds' mean where every stage holds wh
   // The Korthikanti model counts a hybrid's layers tensor by tensor all the same.
   setup.activation_model = ActivationModel::kKorthikanti;
   CHECK(estimate_memory(setup).bytes[Term::kActivations] == estimate.bytes[Term::kActivations]);
-  // Two stages of 2 layers: whole groups; the first holds 2 micro-batches of its 2 layers.
+  // Two stages of 2 layers, one of each kind as the model: the first holds 2 micro-batches of its
+  // 2 layers.
   setup.layout.pipeline_parallel = 2;
   estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   CHECK(estimate.bytes[Term::kActivations] ==
         doctest::Approx(2 * tokens * (linear + attention)).epsilon(1e-12));
-  // Four stages of 1 layer each hold half a group: each layer the larger kind, an upper bound.
+  // Four stages of 1 layer each hold one kind alone: each layer the larger kind, an upper bound.
   setup.layout.pipeline_parallel = 4;
   estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
@@ -382,7 +392,7 @@ TEST_CASE("LoRA on a dense hybrid: each kind's projections in its layers' share,
   const Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   CHECK(estimate.trainable_parameters == 4 * (64 + 76 + 144));
-  // Stages of one layer hold half a group each: refused, naming the pipeline.
+  // Stages of one layer hold one kind each, not the model's mix: refused, naming the pipeline.
   setup.layout.pipeline_parallel = 4;
   const Estimate split = estimate_memory(setup);
   CHECK(split.answer.setting == "pp");

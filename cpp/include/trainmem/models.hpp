@@ -72,16 +72,22 @@ struct ModelShape {
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
-  // Hybrid linear attention (Qwen3-Next's and Qwen3.5's Gated DeltaNet: Yang et al., "Gated Delta
-  // Networks", arXiv:2412.06464; transformers' Qwen3NextGatedDeltaNet), in use when
-  // full_attention_interval > 0: layer i (from 0) is a full-attention layer when i + 1 is a
-  // multiple of the interval, a Gated DeltaNet layer otherwise. Both kinds hold the same MLP.
-  int full_attention_interval = 0;  // 0: every layer is full attention
-  int linear_num_key_heads = 0;     // H_k: the linear layers' query and key heads
-  int linear_num_value_heads = 0;   // H_v: their value heads (and gates, decays)
-  int linear_key_head_dim = 0;      // d_k
-  int linear_value_head_dim = 0;    // d_v
-  int linear_conv_kernel_dim = 0;   // the short causal convolution's width over q, k and v
+  // A hybrid's layers (models.hpp, hybrid_linear_attention), one character a layer from the
+  // first: 'A' a full-attention layer, 'L' a linear mixer's layer in its place, both holding the
+  // same MLP; empty when every layer is full attention. The linear mixer is a Gated DeltaNet
+  // (Qwen3-Next's and Qwen3.5's: Yang et al., "Gated Delta Networks", arXiv:2412.06464;
+  // transformers' Qwen3NextGatedDeltaNet) or, when short_conv_kernel is above 0, LFM2's gated
+  // short convolution (transformers' Lfm2ShortConv).
+  std::string hybrid_layers = {};
+  int linear_num_key_heads = 0;    // H_k: the linear layers' query and key heads
+  int linear_num_value_heads = 0;  // H_v: their value heads (and gates, decays)
+  int linear_key_head_dim = 0;     // d_k
+  int linear_value_head_dim = 0;   // d_v
+  int linear_conv_kernel_dim = 0;  // the short causal convolution's width over q, k and v
+  // LFM2's short-convolution mixer (Lfm2ShortConv): in_proj h x 3h making B, C and x, a depthwise
+  // causal convolution of this width over B·x, C times its output, and out_proj h x h.
+  int short_conv_kernel = 0;     // conv_L_cache; 0: the linear mixer is a Gated DeltaNet
+  bool short_conv_bias = false;  // conv_bias: biases on in_proj, the convolution and out_proj
   // Qwen3-Next's gated attention (Qwen3NextAttention): q_proj also makes a gate of a·d, whose
   // sigmoid multiplies the attention's output before o_proj.
   bool attention_output_gate = false;
@@ -115,13 +121,25 @@ struct ModelShape {
   std::string dropout_said = {};     // the config's dropout keys and values, as a note says them
 };
 
-// Whether the shape mixes Gated DeltaNet layers with full-attention ones.
+// Whether the shape mixes linear mixers' layers with full-attention ones.
 inline bool hybrid_linear_attention(const ModelShape& shape) {
-  return shape.full_attention_interval > 0;
+  return !shape.hybrid_layers.empty();
 }
 
-// How many of the `count` layers from layer `first` on (from 0) are Gated DeltaNet layers: none
-// unless hybrid, else those whose number + 1 is not a multiple of full_attention_interval.
+// Whether a hybrid's linear mixer is LFM2's short convolution rather than a Gated DeltaNet.
+inline bool short_conv_mixer(const ModelShape& shape) { return shape.short_conv_kernel > 0; }
+
+// A hybrid's linear layers, for people: "Gated DeltaNet layers" or "short-convolution layers".
+inline const char* linear_layers_name(const ModelShape& shape) {
+  return short_conv_mixer(shape) ? "short-convolution layers" : "Gated DeltaNet layers";
+}
+
+// The hybrid_layers of `layers` layers of which every `interval`-th (the layer's number + 1 a
+// multiple of it) is full attention and the others linear (Qwen3-Next's full_attention_interval).
+std::string interval_hybrid_layers(int layers, int interval);
+
+// How many of the `count` layers from layer `first` on (from 0) are linear mixers' layers: none
+// unless hybrid, else those hybrid_layers marks 'L'.
 double linear_attention_layers_between(const ModelShape& shape, double first, double count);
 
 // Whether the shape's attention is multi-head latent attention.

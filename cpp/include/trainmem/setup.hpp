@@ -92,9 +92,9 @@ inline PipelineSplit pipeline_split(const ParallelLayout& layout, int num_layers
 }
 
 // Whether every pipeline stage (every chunk of the interleaved schedule) of a hybrid
-// (models.hpp, hybrid_linear_attention) holds whole groups of full_attention_interval layers, so
-// that each holds its kinds of layer in the model's ratio.
-bool hybrid_stages_hold_whole_groups(const ModelShape& shape, const ParallelLayout& layout);
+// (models.hpp, hybrid_linear_attention) holds its kinds of layer in the model's ratio, so that
+// the model's mean layer is each stage's.
+bool hybrid_stages_hold_model_mix(const ModelShape& shape, const ParallelLayout& layout);
 
 // The layout's devices, d·t·p·c (expert parallelism is carved out of d·t·c).
 inline double num_devices(const ParallelLayout& layout) {

@@ -73,6 +73,7 @@ struct LlamaBlock {
   void add_shared_experts(SavedTensors& saved) const;
   void add_attention_output_gate(SavedTensors& saved) const;
   void add_gated_deltanet(SavedTensors& saved) const;
+  void add_short_conv(SavedTensors& saved) const;
   void add_sparse_attention(SavedTensors& saved) const;
   void add_sparse_attention_kernels(SavedTensors& saved) const;
 
@@ -531,6 +532,26 @@ void LlamaBlock::add_gated_deltanet(SavedTensors& saved) const {
             linear_input_bytes, by_heads);
 }
 
+// LFM2's short-convolution mixer, as transformers' Lfm2ShortConv.cuda_kernels_forward runs it
+// (modeling_lfm2.py) on causal-conv1d (v1.6.1, causal_conv1d_interface.py, CausalConv1dFn saves
+// its input x and the weights): in_proj saves its input; B·x saves B and x and C·conv_out saves C,
+// three views that keep in_proj's whole 3h output; the convolution saves B·x, the product with C
+// the convolution's output, and out_proj C·conv_out (already contiguous: the kernel's output keeps
+// B·x's channel-last strides). Without causal-conv1d, nn.Conv1d saves the same two tensors, its
+// output (L − 1) tokens longer.
+void LlamaBlock::add_short_conv(SavedTensors& saved) const {
+  saved.add("linear-input", linear_input("Short convolution's input (the norm's output)"),
+            "in_proj", "h", h, linear_input_bytes, projections_input);
+  saved.add("conv-projections", "B, C and x: in_proj's output", "the products B·x and C·conv",
+            "3·h", 3 * h, kBf16Bytes, by_heads);
+  saved.add("conv-input", "B·x, the convolution's input", "causal_conv1d", "h", h, kBf16Bytes,
+            by_heads);
+  saved.add("conv-output", "The convolution's output", "the product with C", "h", h, kBf16Bytes,
+            by_heads);
+  saved.add("linear-output", linear_input("C times the convolution's output"), "out_proj", "h", h,
+            linear_input_bytes, by_heads);
+}
+
 // Residual dropout's 1-byte mask, after the attention and after the MLP.
 void LlamaBlock::add_residual_dropout_mask(SavedTensors& saved, const Words& id,
                                            const Words& name) const {
@@ -638,7 +659,7 @@ Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layo
 
 namespace {
 
-// One block's tensors: a full-attention layer's, or with `linear_mixer` a Gated DeltaNet layer's.
+// One block's tensors: a full-attention layer's, or with `linear_mixer` a linear layer's.
 std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSetup& setup,
                                        const LayerStack& stack, bool flash_attention,
                                        bool linear_mixer) {
@@ -647,7 +668,11 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
   // Attention, or the linear mixer in its place.
   if (linear_mixer) {
     block.add_norm(saved, "input-norm", "Input norm");
-    block.add_gated_deltanet(saved);
+    if (short_conv_mixer(shape)) {
+      block.add_short_conv(saved);
+    } else {
+      block.add_gated_deltanet(saved);
+    }
   } else {
     block.add_attention_norm(saved);
     if (sparse_attention(shape)) {
@@ -691,8 +716,8 @@ std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const Trai
   return block_tensors(shape, setup, stack, flash_attention, false);
 }
 
-std::vector<SavedTensor> gated_deltanet_tensors(const ModelShape& shape, const TrainingSetup& setup,
-                                                const LayerStack& stack) {
+std::vector<SavedTensor> linear_layer_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                              const LayerStack& stack) {
   return block_tensors(shape, setup, stack, true, true);
 }
 
@@ -783,15 +808,14 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
 
 }  // namespace
 
-ActivationsPerLayer gated_deltanet_layer_activations(const ModelShape& shape,
-                                                     const TrainingSetup& setup,
-                                                     const LayerStack& stack,
-                                                     int micro_batch_sequences, const Pen& pen) {
+ActivationsPerLayer linear_layer_activations(const ModelShape& shape, const TrainingSetup& setup,
+                                             const LayerStack& stack, int micro_batch_sequences,
+                                             const Pen& pen) {
   const ParallelLayout& layout = setup.layout;
   ActivationsPerLayer layer;
   layer.tokens_on_device =
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
-  const double saved_per_token = saved_bytes_per_token(gated_deltanet_tensors(shape, setup, stack));
+  const double saved_per_token = saved_bytes_per_token(linear_layer_tensors(shape, setup, stack));
   if (setup.recompute == Recompute::kFull) {
     layer.kept_per_token = layer_input_per_token(shape, layout, pen);
     layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();

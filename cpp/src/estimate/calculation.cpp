@@ -166,10 +166,15 @@ void add_hybrid_note(Calculation& calc, const TrainingSetup& setup) {
   if (!hybrid_linear_attention(*calc.shape)) return;
   const ModelShape& shape = *calc.shape;
   const double linear = linear_attention_layers_between(shape, 0, shape.num_layers);
+  const double full = shape.num_layers - linear;
+  std::string linear_kind = linear_layers_name(shape);
+  if (linear == 1) linear_kind.pop_back();  // "layers" → "layer"
   calc.notes.push_back(
       "Of its " + format_count(shape.num_layers) + " layers, " + format_count(linear) +
-      " are Gated DeltaNet layers, each keeping " + format_count(calc.layer.linear_kept_per_token) +
-      " B a token, and " + format_count(shape.num_layers - linear) + " full-attention layers, " +
+      (linear == 1 ? " is a " : " are ") + linear_kind +
+      (linear == 1 ? ", keeping " : ", each keeping ") +
+      format_count(calc.layer.linear_kept_per_token) + " B a token, and " + format_count(full) +
+      (full == 1 ? " full-attention layer, " : " full-attention layers, ") +
       format_count(calc.layer.attention_kept_per_token) + " B a token" +
       (setup.recompute == Recompute::kFull ? " (their inputs, under full recomputation)" : "") +
       ", both kinds counted tensor by tensor whichever activation model is chosen.");

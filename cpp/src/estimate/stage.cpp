@@ -446,26 +446,26 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
 
 namespace {
 
-// A hybrid's layer (models.hpp, hybrid_linear_attention): its full-attention layers and its Gated
-// DeltaNet layers, both counted tensor by tensor, as one layer of the mean of the model's kinds,
-// exact on each stage when every stage holds whole groups of full_attention_interval layers
-// (hybrid_stages_hold_whole_groups); otherwise each layer is counted as the larger kind, an upper
-// bound. A layer rebuilt under full recomputation is the larger kind.
+// A hybrid's layer (models.hpp, hybrid_linear_attention): its full-attention layers and its linear
+// layers (Gated DeltaNet or short convolution), both counted tensor by tensor, as one layer of the
+// mean of the model's kinds, exact on each stage when every stage holds the kinds in the model's
+// ratio (hybrid_stages_hold_model_mix); otherwise each layer is counted as the larger kind, an
+// upper bound. A layer rebuilt under full recomputation is the larger kind.
 ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                              const LayerStack& stack, int micro_batch_sequences,
                                              bool flash_attention, const Pen& pen) {
   const ActivationsPerLayer attention = llama_block_layer_activations(
       shape, setup, stack, micro_batch_sequences, flash_attention, pen);
   const ActivationsPerLayer linear =
-      gated_deltanet_layer_activations(shape, setup, stack, micro_batch_sequences, pen);
+      linear_layer_activations(shape, setup, stack, micro_batch_sequences, pen);
   const double layers = shape.num_layers;
   const double linear_layers = linear_attention_layers_between(shape, 0, layers);
   const double full_layers = layers - linear_layers;
   ActivationsPerLayer layer = attention;
-  const bool mean = hybrid_stages_hold_whole_groups(shape, setup.layout);
+  const bool mean = hybrid_stages_hold_model_mix(shape, setup.layout);
   if (mean) {
     layer.kept_per_token =
-        (pen.count(linear_layers, "Gated DeltaNet layers") * linear.kept_per_token +
+        (pen.count(linear_layers, linear_layers_name(shape)) * linear.kept_per_token +
          pen.count(full_layers, "full-attention layers") * attention.kept_per_token) /
         pen.count(layers, "layers");
   } else if (linear.kept_per_token.value() > attention.kept_per_token.value()) {
@@ -480,20 +480,23 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
     const auto per_token = [](const ActivationsPerLayer& kind) {
       return format_count(kind.kept_per_token.value()) + " B a token";
     };
+    const std::string kernels =
+        short_conv_mixer(shape)
+            ? "the linear layers' as transformers' Lfm2ShortConv runs them on causal-conv1d "
+              "(v1.6.1)"
+            : "the linear layers' as fla's chunked gated delta rule (v0.5.2, "
+              "fla/ops/gated_delta_rule/chunk.py) and causal-conv1d (v1.6.1) save them";
     layer.source =
-        "a hybrid of " + format_count(linear_layers) + " Gated DeltaNet layers (" +
+        "a hybrid of " + format_count(linear_layers) + " " + linear_layers_name(shape) + " (" +
         per_token(linear) + ") and " + format_count(full_layers) + " full-attention layers (" +
-        per_token(attention) + "), each kind's tensors one by one (docs/activations.md): " +
-        "the linear layers' as fla's chunked gated delta rule (v0.5.2, "
-        "fla/ops/gated_delta_rule/chunk.py) and causal-conv1d (v1.6.1) save them, the "
-        "attention layers' as the llama-block model counts them, Korthikanti's equation "
+        per_token(attention) +
+        "), each kind's tensors one by one (docs/activations.md): " + kernels +
+        ", the attention layers' as the llama-block model counts them, Korthikanti's equation "
         "describing attention layers alone" +
-        (mean ? std::string("; every stage holds whole groups of ") +
-                    std::to_string(shape.full_attention_interval) +
-                    " layers, so a layer is their mean"
-              : std::string("; a stage holds part of a group of ") +
-                    std::to_string(shape.full_attention_interval) +
-                    " layers, so every layer is counted as the larger kind, an upper bound") +
+        (mean ? std::string("; every stage holds the model's mix of kinds, so a layer is their "
+                            "mean")
+              : std::string("; a stage holds another mix of kinds than the model's, so every "
+                            "layer is counted as the larger kind, an upper bound")) +
         "; the layer's input alone under full recomputation";
   }
   return layer;

@@ -35,6 +35,7 @@ enum class Block {
   kGptOss,
   kLlama4,
   kMiniMaxM2,
+  kLfm2,
   kMultimodal,
 };
 enum class QkNorm { kNone, kPerHead, kWhole };
@@ -56,6 +57,7 @@ constexpr unsigned kLatentAttention = 1u << 3;    // q_lora_rank, kv_lora_rank
 constexpr unsigned kInterleavedDense = 1u << 4;  // intermediate_size_mlp, interleave_moe_layer_step
 constexpr unsigned kLinearAttention = 1u << 5;   // full_attention_interval, linear_num_value_heads
 constexpr unsigned kSparseIndexer = 1u << 6;     // index_n_heads, index_topk
+constexpr unsigned kShortConv = 1u << 7;         // conv_L_cache
 
 // Each family's dropout keys, with its config class's defaults (configuration_<type>.py), as
 // config_dropout.cpp reads them.
@@ -275,6 +277,9 @@ constexpr ModelType kModelTypes[] = {
         .qk_norm(QkNorm::kPerHead)
         .gated_deltanet(GatedDeltaNet::kQwen35)
         .reads(kLinearAttention, 10),
+    // LFM2 (modeling_lfm2.py): short-convolution layers beside full-attention ones with per-head
+    // q/k norms, each over a SwiGLU MLP (config_hybrid.cpp).
+    Row("lfm2", Block::kLfm2).tied().qk_norm(QkNorm::kPerHead).reads(kShortConv, 13),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
     Row("llama4", Block::kMultimodal).text_type("llama4_text").vision(VisionTower::kLlama4),
@@ -338,6 +343,7 @@ constexpr TypedField kTypedFields[] = {
     {kLinearNumValueHeads.key, "Gated DeltaNet layers", kLinearAttention},
     {kIndexNHeads.key, "DeepSeek Sparse Attention's indexer", kSparseIndexer},
     {kIndexTopk.key, "DeepSeek Sparse Attention's indexer", kSparseIndexer},
+    {kConvLCache.key, "short-convolution layers", kShortConv},
 };
 
 // The activations of transformers' ACT2FN that hold no parameters and act on each element alone
@@ -546,6 +552,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_llama4_block(config, shape);
     case Block::kMiniMaxM2:
       return read_minimax_m2_block(config, shape);
+    case Block::kLfm2:
+      return read_lfm2_block(config, shape);
     case Block::kLlama:
     case Block::kMultimodal:
       break;

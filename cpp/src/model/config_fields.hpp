@@ -78,6 +78,11 @@ inline constexpr WholeField kMtpNumHiddenLayers = {"mtp_num_hidden_layers", 0, k
 inline constexpr WholeField kIndexNHeads = {"index_n_heads", 1, kMaxModelWidth};
 inline constexpr WholeField kIndexHeadDim = {"index_head_dim", 1, kMaxModelWidth};
 inline constexpr WholeField kIndexTopk = {"index_topk", 1, kMaxPositionEmbeddings};
+// LFM2's short convolutions (conv_L_cache) and its MLP's width as its original configs give it
+// (block_ff_dim) and round it (block_multiple_of).
+inline constexpr WholeField kConvLCache = {"conv_L_cache", 1, kMaxModelWidth};
+inline constexpr WholeField kBlockFfDim = {"block_ff_dim", 1, kMaxModelWidth};
+inline constexpr WholeField kBlockMultipleOf = {"block_multiple_of", 1, kMaxModelWidth};
 inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kNumLayers,
                                               kNumHeads,
@@ -120,7 +125,10 @@ inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kMtpNumHiddenLayers,
                                               kIndexNHeads,
                                               kIndexHeadDim,
-                                              kIndexTopk};
+                                              kIndexTopk,
+                                              kConvLCache,
+                                              kBlockFfDim,
+                                              kBlockMultipleOf};
 
 // "'hidden_size'"
 std::string quoted(const char* key);

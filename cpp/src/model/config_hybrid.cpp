@@ -1,6 +1,9 @@
 // The readers of hybrid models' mixers: Qwen3-Next's and Qwen3.5's Gated DeltaNet layers beside
 // their gated full-attention layers (transformers' modeling_qwen3_next.py and modular_qwen3_5.py),
-// counted as transformers builds them, each field refused by name where a shape cannot hold it.
+// and LFM2's short-convolution layers beside its full-attention ones (modeling_lfm2.py), counted
+// as transformers builds them, each field refused by name where a shape cannot hold it.
+#include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "model/config_fields.hpp"
@@ -16,31 +19,89 @@ namespace {
 // layer_types default to "linear_attention" unless (i + 1) % full_attention_interval == 0).
 constexpr int kQwen3NextFullAttentionInterval = 4;
 
-constexpr const char* kLinearAttention = "linear_attention";
 constexpr const char* kFullAttention = "full_attention";
 
-// layer_types, where given, must be the interval's pattern: the shape holds an interval, and
-// transformers builds each layer as its entry says.
-std::string check_layer_types(const Json& config, const ModelShape& shape) {
+// layer_types, where given: one entry a layer, "full_attention" or the linear layers' name, into
+// shape.hybrid_layers, as transformers builds each layer as its entry says. Absent: "" and the
+// layers unset.
+std::string read_layer_types(const Json& config, const char* linear, ModelShape& shape) {
   const Json* types = present(config, "layer_types");
   if (types == nullptr) return {};
-  const std::string pattern =
-      "'layer_types' must list num_hidden_layers entries, \"full_attention\" where the layer's "
-      "number + 1 is a multiple of full_attention_interval (" +
-      std::to_string(shape.full_attention_interval) + ") and \"linear_attention\" elsewhere";
+  const std::string allowed_entries = "'layer_types' must list num_hidden_layers (" +
+                                      std::to_string(shape.num_layers) + ") entries, each \"" +
+                                      kFullAttention + "\" or \"" + linear + "\"";
   if (!types->is_array() || types->size() != static_cast<std::size_t>(shape.num_layers)) {
-    return pattern + "; it is " + describe(*types) +
+    return allowed_entries + "; it is " + describe(*types) +
            (types->is_array() ? " of " + std::to_string(types->size()) + " entries" : "") + ".";
   }
+  std::string kinds;
   for (std::size_t i = 0; i < types->size(); ++i) {
-    const bool full = (i + 1) % static_cast<std::size_t>(shape.full_attention_interval) == 0;
     const Json& entry = (*types)[i];
-    if (!entry.is_string() ||
-        entry.get<std::string>() != (full ? kFullAttention : kLinearAttention)) {
-      return pattern + "; entry " + std::to_string(i) + " is " + describe(entry) +
-             ": trainmem counts layers of this one pattern.";
+    const bool full = entry.is_string() && entry.get<std::string>() == kFullAttention;
+    if (!full && !(entry.is_string() && entry.get<std::string>() == linear)) {
+      return allowed_entries + "; entry " + std::to_string(i) + " is " + describe(entry) + ".";
+    }
+    kinds += full ? 'A' : 'L';
+  }
+  shape.hybrid_layers = kinds;
+  return {};
+}
+
+// LFM2's full_attn_idxs, where layer_types is absent (Lfm2Config: every layer full attention
+// when neither is given).
+std::string read_full_attention_indices(const Json& config, ModelShape& shape) {
+  std::string kinds(static_cast<std::size_t>(shape.num_layers), 'A');
+  if (const Json* indices = present(config, "full_attn_idxs")) {
+    const std::string allowed_indices = "'full_attn_idxs' must list layer numbers from 0 to " +
+                                        std::to_string(shape.num_layers - 1);
+    if (!indices->is_array()) return allowed_indices + "; it is " + describe(*indices) + ".";
+    kinds.assign(kinds.size(), 'L');
+    for (const Json& index : *indices) {
+      if (!index.is_number_integer() || index.get<std::int64_t>() < 0 ||
+          index.get<std::int64_t>() >= shape.num_layers) {
+        return allowed_indices + "; one is " + describe(index) + ".";
+      }
+      kinds[static_cast<std::size_t>(index.get<std::int64_t>())] = 'A';
     }
   }
+  shape.hybrid_layers = kinds;
+  return {};
+}
+
+// Lfm2MLP's width: with block_auto_adjust_ff_dim, int(2·f/3), then with a block_ffn_dim_multiplier
+// int(multiplier · f) rounded up to a multiple of block_multiple_of (modeling_lfm2.py).
+std::string adjust_lfm2_width(const Json& config, ModelShape& shape) {
+  bool adjust = true;
+  int multiple_of = 256;  // Lfm2Config's defaults
+  double multiplier = 1;
+  Problems problems;
+  problems.add(read_boolean(config, "block_auto_adjust_ff_dim", adjust));
+  problems.add(read_optional(config, kBlockMultipleOf, multiple_of));
+  const Json* given = config.find("block_ffn_dim_multiplier") != config.end()
+                          ? &config.at("block_ffn_dim_multiplier")
+                          : nullptr;
+  if (given != nullptr && !given->is_null()) {
+    if (!given->is_number() || !(given->get<double>() > 0) || given->get<double>() > 1e3) {
+      problems.add(
+          "'block_ffn_dim_multiplier' must be a number above 0 and at most 1,000, or "
+          "null; it is " +
+          describe(*given) + ".");
+    } else {
+      multiplier = given->get<double>();
+    }
+  }
+  if (problems.any() || !adjust) return problems.first();
+  double width = std::floor(2.0 * shape.ffn_hidden_size / 3);
+  if (given == nullptr || !given->is_null()) {
+    width = std::floor(multiplier * width);
+    width = multiple_of * std::ceil(width / multiple_of);
+  }
+  if (width < 1 || width > kMaxModelWidth) {
+    return "The MLP's width Lfm2MLP makes of intermediate_size (" +
+           format_count(shape.ffn_hidden_size) + ") is " + format_count(width) + ", outside 1 to " +
+           format_count(kMaxModelWidth) + ".";
+  }
+  shape.ffn_hidden_size = static_cast<int>(width);
   return {};
 }
 
@@ -48,8 +109,8 @@ std::string check_layer_types(const Json& config, const ModelShape& shape) {
 
 std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, ModelShape& shape) {
   Problems problems;
-  shape.full_attention_interval = kQwen3NextFullAttentionInterval;
-  problems.add(read_optional(config, kFullAttentionInterval, shape.full_attention_interval));
+  int interval = kQwen3NextFullAttentionInterval;
+  problems.add(read_optional(config, kFullAttentionInterval, interval));
   problems.add(read_required(config, kLinearNumKeyHeads, shape.linear_num_key_heads));
   problems.add(read_required(config, kLinearNumValueHeads, shape.linear_num_value_heads));
   problems.add(read_required(config, kLinearKeyHeadDim, shape.linear_key_head_dim));
@@ -77,8 +138,58 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
     problems.add(require_boolean(config, "mtp_use_dedicated_embeddings", false,
                                  "an MTP layer's embedding of its own"));
   }
-  problems.add(check_layer_types(config, shape));
+  problems.add(read_layer_types(config, "linear_attention", shape));
+  if (!problems.any() && shape.hybrid_layers.empty()) {
+    shape.hybrid_layers = interval_hybrid_layers(shape.num_layers, interval);
+  }
   return problems.first();
+}
+
+std::string read_lfm2_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  // Lfm2Config reads the original configs' block_ff_dim over intermediate_size (12,288 where
+  // neither is given).
+  int width = 12288;
+  problems.add(read_optional(config, kIntermediateSize, width));
+  problems.add(read_optional(config, kBlockFfDim, width));
+  if (problems.any()) return problems.first();
+  Json widths = config;
+  widths[kIntermediateSize.key] = width;
+  read_llama_widths(widths, shape, problems);
+  if (problems.any()) return problems.first();
+  // One MLP a layer (lfm2_moe is another model_type).
+  for (const WholeField* field : {&kNumLocalExperts, &kNumExperts}) {
+    const Json* value = present(config, field->key);
+    if (value != nullptr && value->is_number() && value->get<double>() > 1) {
+      return quoted(field->key) +
+             " is not read for an lfm2 config: Lfm2DecoderLayer builds one MLP a layer.";
+    }
+  }
+  // Tied unless said otherwise; the original configs' tie_embedding wins (Lfm2Config).
+  shape.tied_embeddings = true;
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  problems.add(read_boolean(config, "tie_embedding", shape.tied_embeddings));
+  // Lfm2Attention: no biases whatever attention_bias says, a q_layernorm and a k_layernorm of d;
+  // operator_norm and ffn_norm in every layer, embedding_norm the final one.
+  shape.qk_norm = true;
+  shape.norms_per_layer = 2;
+  problems.add(adjust_lfm2_width(config, shape));
+  int kernel = 3;  // Lfm2Config's conv_L_cache
+  bool bias = false;
+  problems.add(read_optional(config, kConvLCache, kernel));
+  problems.add(read_boolean(config, "conv_bias", bias));
+  problems.add(read_layer_types(config, "conv", shape));
+  if (!problems.any() && shape.hybrid_layers.empty()) {
+    problems.add(read_full_attention_indices(config, shape));
+  }
+  if (problems.any()) return problems.first();
+  if (shape.hybrid_layers.find('L') == std::string::npos) {
+    shape.hybrid_layers.clear();  // every layer full attention: no hybrid
+    return {};
+  }
+  shape.short_conv_kernel = kernel;
+  shape.short_conv_bias = bias;
+  return {};
 }
 
 }  // namespace trainmem

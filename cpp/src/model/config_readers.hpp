@@ -38,10 +38,14 @@ std::string read_minimax_m2_block(const Json& config, ModelShape& shape);
 // Qwen3.5's (modular_qwen3_5.py), which read the same fields and run them differently.
 enum class GatedDeltaNet { kNone, kQwen3Next, kQwen35 };
 
-// Their fields (config_hybrid.cpp): full_attention_interval (and layer_types, which must follow
-// it), the linear layers' heads, widths and convolution, and the attention's output gate; for
+// Their fields (config_hybrid.cpp): layer_types, or full_attention_interval's pattern where it is
+// absent, the linear layers' heads, widths and convolution, and the attention's output gate; for
 // Qwen3.5, attn_output_gate and mtp_use_dedicated_embeddings. The problem, or "".
 std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, ModelShape& shape);
+
+// LFM2's block (config_hybrid.cpp, transformers' modeling_lfm2.py): the Llama family's widths,
+// its MLP's width as Lfm2MLP adjusts it, and its short-convolution and full-attention layers.
+std::string read_lfm2_block(const Json& config, ModelShape& shape);
 
 // A dropout probability's key, and its config class's default where the key is absent.
 struct DropoutKey {

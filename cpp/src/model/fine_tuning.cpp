@@ -10,7 +10,7 @@ namespace trainmem {
 namespace {
 
 // A linear layer of in × out, `count` of them per transformer layer (a fraction where only some
-// layers hold it: a hybrid's attention and Gated DeltaNet projections, in their layers' shares).
+// layers hold it: a hybrid's attention and linear mixers' projections, in their layers' shares).
 struct LinearModule {
   double in = 0;
   double out = 0;
@@ -19,7 +19,7 @@ struct LinearModule {
 };
 
 // The share of a hybrid's layers of each kind (models.hpp): per-layer figures below are the
-// model's mean layer, exact on any stage that holds whole groups of layers.
+// model's mean layer, exact on any stage that holds the kinds in the model's ratio.
 struct KindShares {
   double full = 1;
   double linear = 0;
@@ -55,12 +55,20 @@ void add_attention_modules(const ModelShape& shape, Modules& modules) {
   modules.add({q, h, share, false});
 }
 
-// A hybrid's Gated DeltaNet projections in their layers' share: Qwen3-Next's in_proj_qkvz and
-// in_proj_ba, or Qwen3.5's in_proj_qkv, in_proj_z, in_proj_b and in_proj_a; then out_proj. The
-// convolution is no linear layer (nn.Conv1d): PEFT's all-linear and bitsandbytes leave it.
+// A hybrid's linear mixer's projections in their layers' share: LFM2's in_proj and out_proj, or a
+// Gated DeltaNet's, Qwen3-Next's in_proj_qkvz and in_proj_ba or Qwen3.5's in_proj_qkv, in_proj_z,
+// in_proj_b and in_proj_a, then out_proj. The convolution is no linear layer (nn.Conv1d): PEFT's
+// all-linear and bitsandbytes leave it.
 void add_linear_mixer_modules(const ModelShape& shape, Modules& modules) {
   if (!hybrid_linear_attention(shape)) return;
   const double h = shape.hidden_size;
+  if (short_conv_mixer(shape)) {
+    // LFM2's Lfm2ShortConv: in_proj (B, C and x) and out_proj.
+    const double share = kind_shares(shape).linear;
+    modules.add({h, 3 * h, share});
+    modules.add({h, h, share, false});
+    return;
+  }
   const double keys = static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim;
   const double values =
       static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;

@@ -18,6 +18,18 @@ std::string whole_number_problem(const char* field, int value, int low, int high
          format_count(high) + "; it is " + std::to_string(value) + ".";
 }
 
+// A hybrid's layer list: one 'A' or 'L' a layer.
+std::string hybrid_layers_problem(const ModelShape& shape) {
+  const std::string& layers = shape.hybrid_layers;
+  if (layers.size() != static_cast<std::size_t>(shape.num_layers) ||
+      layers.find_first_not_of("AL") != std::string::npos) {
+    return "A hybrid's layer kinds must name each of its num_hidden_layers (" +
+           format_count(shape.num_layers) + ") layers, full attention or linear; they name " +
+           format_count(static_cast<double>(layers.size())) + ".";
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string model_shape_problem(const ModelShape& shape) {
@@ -48,7 +60,7 @@ std::string model_shape_problem(const ModelShape& shape) {
       {"qk_nope_head_dim", shape.qk_nope_head_dim, 0, kMaxModelWidth},
       {"qk_rope_head_dim", shape.qk_rope_head_dim, 0, kMaxModelWidth},
       {"v_head_dim", shape.v_head_dim, 0, kMaxModelWidth},
-      {"full_attention_interval", shape.full_attention_interval, 0, kMaxModelLayers},
+      {"conv_L_cache", shape.short_conv_kernel, 0, kMaxModelWidth},
       {"linear_num_key_heads", shape.linear_num_key_heads, 0, kMaxModelWidth},
       {"linear_num_value_heads", shape.linear_num_value_heads, 0, kMaxModelWidth},
       {"linear_key_head_dim", shape.linear_key_head_dim, 0, kMaxModelWidth},
@@ -129,27 +141,34 @@ std::string model_shape_problem(const ModelShape& shape) {
   const bool every_linear_field =
       std::all_of(std::begin(linear_fields), std::end(linear_fields), [](int v) { return v > 0; });
   if (hybrid_linear_attention(shape)) {
-    if (!every_linear_field) {
-      return "Gated DeltaNet layers (full_attention_interval above 0) need linear_num_key_heads, "
-             "linear_num_value_heads, linear_key_head_dim, linear_value_head_dim and "
-             "linear_conv_kernel_dim of 1 or more.";
+    const std::string problem = hybrid_layers_problem(shape);
+    if (!problem.empty()) return problem;
+    if (short_conv_mixer(shape) && any_linear_field) {
+      return "A hybrid's linear layers are Gated DeltaNet layers (linear_num_key_heads, …) or "
+             "short convolutions (conv_L_cache), not both.";
     }
-    if (shape.linear_num_value_heads % shape.linear_num_key_heads != 0) {
+    if (!short_conv_mixer(shape) && !every_linear_field) {
+      return "Gated DeltaNet layers need linear_num_key_heads, linear_num_value_heads, "
+             "linear_key_head_dim, linear_value_head_dim and linear_conv_kernel_dim of 1 or "
+             "more.";
+    }
+    if (!short_conv_mixer(shape) &&
+        shape.linear_num_value_heads % shape.linear_num_key_heads != 0) {
       return "linear_num_key_heads (" + format_count(shape.linear_num_key_heads) +
              ") must divide linear_num_value_heads (" + format_count(shape.linear_num_value_heads) +
              ").";
     }
     if (latent_attention(shape)) {
-      return "Gated DeltaNet layers beside latent attention are not counted by trainmem.";
+      return "Linear mixers' layers beside latent attention are not counted by trainmem.";
     }
     if (mixes_dense_layers(shape)) {
-      return "Gated DeltaNet layers in a mixture of experts with dense layers (mlp_only_layers, "
+      return "Linear mixers' layers in a mixture of experts with dense layers (mlp_only_layers, "
              "first_k_dense_replace) are not counted by trainmem.";
     }
-  } else if (any_linear_field) {
+  } else if (any_linear_field || short_conv_mixer(shape) || shape.short_conv_bias) {
     return "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
-           "linear_value_head_dim and linear_conv_kernel_dim belong to Gated DeltaNet layers; "
-           "full_attention_interval must be above 0 for them.";
+           "linear_value_head_dim, linear_conv_kernel_dim, conv_L_cache and conv_bias belong to a "
+           "hybrid's linear layers; the model has none.";
   }
   if (shape.num_attention_heads % shape.num_key_value_heads != 0) {
     return "num_key_value_heads (" + format_count(shape.num_key_value_heads) +
@@ -291,11 +310,28 @@ void add_gated_deltanet_weights(const ModelShape& shape, WeightList& list) {
   list.matrix(values, h, 1, P::kSplit);
 }
 
+// LFM2's short-convolution mixer (transformers' Lfm2ShortConv, modeling_lfm2.py): in_proj h x 3h
+// (B, C and x), the depthwise conv1d of conv_L_cache over h channels, out_proj h x h, each with a
+// bias under conv_bias. No framework splits it over t: check_hybrid refuses t above 1.
+void add_short_conv_weights(const ModelShape& shape, WeightList& list) {
+  using P = WeightPlacement;
+  const double h = shape.hidden_size;
+  list.matrix(h, 3 * h, 1, P::kSplit);
+  list.matrix(h, shape.short_conv_kernel, 1, P::kSplit);
+  list.matrix(h, h, 1, P::kSplit);
+  if (shape.short_conv_bias) list.vector(h, 5, P::kSplit);  // 3h, h and h
+}
+
 }  // namespace
 
 std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape) {
   WeightList list;
-  if (hybrid_linear_attention(shape)) add_gated_deltanet_weights(shape, list);
+  if (!hybrid_linear_attention(shape)) return {};
+  if (short_conv_mixer(shape)) {
+    add_short_conv_weights(shape, list);
+  } else {
+    add_gated_deltanet_weights(shape, list);
+  }
   return std::move(list.weights);
 }
 
@@ -399,12 +435,25 @@ ParameterCounts parameter_counts(const ModelShape& shape) {
   return counts;
 }
 
+std::string interval_hybrid_layers(int layers, int interval) {
+  std::string kinds;
+  for (int i = 0; i < layers; ++i) kinds += (i + 1) % interval == 0 ? 'A' : 'L';
+  return kinds;
+}
+
 double linear_attention_layers_between(const ModelShape& shape, double first, double count) {
   if (!hybrid_linear_attention(shape)) return 0;
-  // Layers i in [first, first + count) with (i + 1) a multiple of the interval are full attention.
-  const double interval = shape.full_attention_interval;
-  const double full = std::floor((first + count) / interval) - std::floor(first / interval);
-  return count - full;
+  // Layers i in [first, first + count), whole layers of a stage; a fractional bound (a stage's
+  // mean share of an uneven split) counts the layers it starts within.
+  const std::string& kinds = shape.hybrid_layers;
+  const auto index = [&](double at) {
+    return static_cast<std::size_t>(
+        std::clamp(std::ceil(at), 0.0, static_cast<double>(kinds.size())));
+  };
+  const std::size_t end = index(first + count);
+  double linear = 0;
+  for (std::size_t i = index(first); i < end; ++i) linear += kinds[i] == 'L' ? 1 : 0;
+  return linear;
 }
 
 double linear_layer_parameter_delta(const ParameterCounts& counts) {

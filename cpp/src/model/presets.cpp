@@ -163,7 +163,7 @@ ModelShape& qwen_hybrid(ModelShape& shape, int value_heads, bool qwen3_next) {
   shape.head_dim = 256;
   shape.qk_norm = true;
   shape.attention_output_gate = true;
-  shape.full_attention_interval = 4;
+  shape.hybrid_layers = interval_hybrid_layers(shape.num_layers, 4);
   shape.linear_num_key_heads = 16;
   shape.linear_num_value_heads = value_heads;
   shape.linear_key_head_dim = 128;
@@ -265,6 +265,18 @@ ModelShape& gpt_oss(ModelShape& shape, int num_experts) {
 // OLMo 2 (Olmo2Attention): q_norm and k_norm over the whole projections.
 ModelShape& olmo2(ModelShape& shape) {
   shape.qk_norm_whole = true;
+  return shape;
+}
+
+// LFM2's dense sizes (LiquidAI/LFM2-350M, -700M and -1.2B config.json, model_type lfm2): 16 layers,
+// full attention at layers 2, 5, 8, 10, 12 and 14 (head_dim 64, per-head q/k norms) and a short
+// convolution of 3 at the other ten, each over a SwiGLU MLP of the width Lfm2MLP makes of
+// block_ff_dim (int(2·f/3), rounded up to a multiple of 256), the 65,536-row embedding tied.
+constexpr int kLfm2VocabSize = 65536;
+ModelShape& lfm2(ModelShape& shape) {
+  shape.hybrid_layers = "LLALLALLALALALAL";
+  shape.qk_norm = true;
+  shape.short_conv_kernel = 3;
   return shape;
 }
 
@@ -414,6 +426,14 @@ std::vector<ModelShape> make_presets() {
                     256),
       kGemma2NormsPerLayer);
 
+  Family liquid(presets, "Liquid AI");
+  lfm2(liquid.add({"lfm2-350m", "LFM2 350M", "LiquidAI/LFM2-350M config.json", 16, 1024, 4608, 16,
+                   8, kLfm2VocabSize, true}));
+  lfm2(liquid.add({"lfm2-700m", "LFM2 700M", "LiquidAI/LFM2-700M config.json", 16, 1536, 6912, 24,
+                   8, kLfm2VocabSize, true}));
+  lfm2(liquid.add({"lfm2-1.2b", "LFM2 1.2B", "LiquidAI/LFM2-1.2B config.json", 16, 2048, 8192, 32,
+                   8, kLfm2VocabSize, true}));
+
   Family mistral(presets, "Mistral");
   mistral.add({"mistral-7b", "Mistral 7B", "mistralai/Mistral-7B-v0.1 config.json", 32, 4096, 14336,
                32, 8, kMistralVocabSize, false});
@@ -476,6 +496,8 @@ std::vector<ModelShape> make_presets() {
       {"olmo2-32b", 4096},          {"qwen3-next-80b-a3b", 262144},
       {"qwen3.5-27b", 262144},      {"qwen3.5-35b-a3b", 262144},
       {"deepseek-v3.2", 163840},    {"glm-5", 202752},
+      {"lfm2-350m", 128000},        {"lfm2-700m", 128000},
+      {"lfm2-1.2b", 128000},
   };
   for (ModelShape& preset : presets) {
     for (const auto& [id, positions] : max_positions) {

@@ -65,20 +65,31 @@ std::string format_layout(const TrainingSetup& setup) {
   return text;
 }
 
-bool hybrid_stages_hold_whole_groups(const ModelShape& shape, const ParallelLayout& layout) {
-  const double interval = shape.full_attention_interval;
-  const auto whole_groups = [&](double layers) {
-    return layers > 0 && std::floor(layers / interval) * interval == layers;
+bool hybrid_stages_hold_model_mix(const ModelShape& shape, const ParallelLayout& layout) {
+  const double layers = shape.num_layers;
+  const double linear = linear_attention_layers_between(shape, 0, layers);
+  const auto holds_mix = [&](double first, double count) {
+    return count > 0 &&
+           linear_attention_layers_between(shape, first, count) * layers == linear * count;
   };
-  if (layout.pipeline_parallel == 1) return true;
+  const int p = layout.pipeline_parallel;
+  if (p == 1) return true;
   if (layout.virtual_pipeline_stages > 1) {
-    return whole_groups(
-        static_cast<double>(shape.num_layers) /
-        (static_cast<double>(layout.pipeline_parallel) * layout.virtual_pipeline_stages));
+    const int chunks = p * layout.virtual_pipeline_stages;
+    const double chunk = layers / chunks;
+    for (int i = 0; i < chunks; ++i) {
+      if (!holds_mix(i * chunk, chunk)) return false;
+    }
+    return true;
   }
   const PipelineSplit split = pipeline_split(layout, shape.num_layers);
-  return whole_groups(split.first) && whole_groups(split.last) &&
-         (layout.pipeline_parallel <= 2 || whole_groups(split.middle));
+  double first = 0;
+  for (int stage = 0; stage < p; ++stage) {
+    const double count = stage == 0 ? split.first : stage == p - 1 ? split.last : split.middle;
+    if (!holds_mix(first, count)) return false;
+    first += count;
+  }
+  return true;
 }
 
 }  // namespace trainmem

@@ -1,6 +1,6 @@
 // What a hybrid model's setup must keep to (check_hybrid.hpp): the parts of trainmem that count
-// its Gated DeltaNet layers, each other setting refused by name rather than counted as an
-// attention layer's.
+// its linear layers (Gated DeltaNet, short convolution), each other setting refused by name rather
+// than counted as an attention layer's.
 #include "settings/check_hybrid.hpp"
 
 #include <string>
@@ -13,12 +13,27 @@ namespace id = setting_id;
 
 Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
   if (!hybrid_linear_attention(shape)) return {};
-  const std::string model = shape.name + "'s Gated DeltaNet layers";
+  const std::string model = shape.name + "'s " + linear_layers_name(shape);
   const ParallelLayout& layout = setup.layout;
   if (setup.stack != Stack::kIdeal) {
     return refusal(id::kStack, model +
                                    " are counted under the ideal step alone; no stack's run of "
                                    "them is modelled yet. Choose the ideal stack.");
+  }
+  // LFM2's short convolutions: no framework defines a tensor- or context-parallel layout for
+  // them (transformers' Lfm2Config has no tensor-parallel plan; Megatron-LM and torchtitan build
+  // no LFM2), so none is guessed.
+  if (short_conv_mixer(shape) && layout.tensor_parallel > 1) {
+    return refusal(id::kTensorParallel,
+                   model +
+                       " have no tensor-parallel layout in any framework trainmem models "
+                       "(transformers' Lfm2Config gives no plan); choose t 1.");
+  }
+  if (short_conv_mixer(shape) && layout.context_parallel > 1) {
+    return refusal(id::kContextParallel,
+                   model +
+                       " have no context-parallel layout in any framework trainmem models; "
+                       "choose c 1.");
   }
   // Megatron-LM's GatedDeltaNet splits the linear layers' heads over t and, under context
   // parallelism, over c as well (an all-to-all gives each rank the whole sequence for its heads:
@@ -26,7 +41,7 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
   // as it keeps a c-th of the tokens elsewhere; TransformerConfig requires both head counts to
   // divide by t·c.
   const int split = layout.tensor_parallel * layout.context_parallel;
-  if (split > 1 &&
+  if (!short_conv_mixer(shape) && split > 1 &&
       (shape.linear_num_key_heads % split != 0 || shape.linear_num_value_heads % split != 0)) {
     return refusal(layout.context_parallel > 1 ? id::kContextParallel : id::kTensorParallel,
                    model + " split their heads over t × c = " + std::to_string(split) +
@@ -36,14 +51,12 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
                        std::to_string(shape.linear_num_value_heads) + ").");
   }
   // LoRA's adapters and the frozen base are counted per layer as the mean of the two kinds
-  // (fine_tuning.cpp), exact on stages that hold whole groups of layers.
-  if (setup.lora_rank > 0 && !hybrid_stages_hold_whole_groups(shape, layout)) {
+  // (fine_tuning.cpp), exact on stages that hold the kinds in the model's ratio.
+  if (setup.lora_rank > 0 && !hybrid_stages_hold_model_mix(shape, layout)) {
     return refusal(id::kPipelineParallel,
                    "Under LoRA, " + model +
-                       " are counted on pipeline stages that each hold whole "
-                       "groups of " +
-                       std::to_string(shape.full_attention_interval) +
-                       " layers; choose a pipeline whose stages do.");
+                       " are counted on pipeline stages that each hold the model's mix of linear "
+                       "and full-attention layers; choose a pipeline whose stages do.");
   }
   if (setup.precision == Precision::kFp8Mixed) {
     return refusal(id::kPrecision,
