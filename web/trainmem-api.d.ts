@@ -73,6 +73,16 @@ declare global {
       shortConvKernel: number;
       /** LFM2's conv_bias: biases on in_proj, the convolution and out_proj. */
       shortConvBias: boolean;
+      /** Gemma 4's full-attention layers ('L'): their head width (global_head_dim; 0 when the second kind is no attention), key/value heads, and whether their values are K's output (attention_k_eq_v). */
+      globalHeadDim: number;
+      globalKvHeads: number;
+      globalKEqV: boolean;
+      /** This attention builds no v_proj: its values are K's output. */
+      keysAreValues: boolean;
+      /** Gemma 4's weightless v_norm over each value head. */
+      valueNorm: boolean;
+      /** Gemma 4's layer_scalar, one value a layer the checkpoint holds. */
+      layerScalar: boolean;
       /** Qwen3-Next's sigmoid gate on the attention's output (q_proj twice as wide). */
       attentionOutputGate: boolean;
       /** Qwen3-Next repeats the linear layers' q and k to their value heads before fla's kernel. */

@@ -274,6 +274,27 @@ const LFM2_12B = JSON.stringify({
   tie_embedding: true,
   vocab_size: 65536,
 });
+// Gemma 4 31B's: sliding-window layers, every sixth a full-attention layer of 512-wide heads,
+// beside a vision tower trainmem does not count.
+const GEMMA4_31B = JSON.stringify({
+  _name_or_path: 'google/gemma-4-31B',
+  model_type: 'gemma4',
+  text_config: {
+    model_type: 'gemma4_text',
+    attention_k_eq_v: true,
+    global_head_dim: 512,
+    head_dim: 256,
+    hidden_size: 5376,
+    hidden_size_per_layer_input: 0,
+    intermediate_size: 21504,
+    num_attention_heads: 32,
+    num_global_key_value_heads: 4,
+    num_hidden_layers: 60,
+    num_key_value_heads: 16,
+    vocab_size: 262144,
+  },
+  vision_config: { model_type: 'gemma4_vision', hidden_size: 1152, num_hidden_layers: 27 },
+});
 // DeepSeek Sparse Attention: DeepSeek-V3.2's and GLM-5's weight-bearing fields.
 const DSA_FIELDS = {
   first_k_dense_replace: 3,
@@ -543,6 +564,26 @@ describe("today's families, in Chromium", () => {
     assert.deepEqual([...problems, ...reopened.problems], []);
     await page.close();
     await reopened.page.close();
+  });
+
+  it("reads Gemma 4's text tower once asked, and says what each kind of layer keeps", async () => {
+    const { page, problems } = await harness.openPage();
+    await page.uncheck('#config-text-tower');
+    const before = await readout(page);
+    await use(page, GEMMA4_31B);
+    await page.waitForSelector('#config-error:not([hidden])');
+    assert.match(await page.textContent('#config-error'), /"Text tower alone"/);
+    assert.equal(await readout(page), before);
+    await page.check('#config-text-tower');
+    await use(page, GEMMA4_31B);
+    await readsAs(page, 'google/gemma-4-31B (text tower)', '30.70 B');
+    assert.match(
+      await readout(page),
+      /Of its 60 layers, 10 are global attention layers, each keeping [\d,]+ B a token, and 50 sliding-window layers, [\d,]+ B a token/,
+    );
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
   });
 
   it('trains the vision tower when asked, and refuses to for a text model', async () => {

@@ -654,7 +654,8 @@ TEST_CASE("a model_type trainmem does not know is refused, naming those it reads
       "deepseek_v2, kimi_k2, deepseek_v32, glm_moe_dsa, phi3, gemma3_text, olmo2, smollm3, "
       "granite, cohere2, qwen2_5_vl_text, qwen2_vl_text, glm4_moe, gpt_oss, llama4_text, "
       "qwen3_next, qwen3_5_moe_text, "
-      "minimax_m2, qwen3_5_text, lfm2, gemma3, llama4, mistral3, qwen2_5_vl, qwen2_vl, qwen3_5 or "
+      "minimax_m2, qwen3_5_text, lfm2, gemma4_text, gemma3, gemma4, llama4, mistral3, qwen2_5_vl, "
+      "qwen2_vl, qwen3_5 or "
       "qwen3_5_moe (or absent, for a Llama-style block); it is \"falcon\".");
   // GPT-2's names without a model_type are not guessed at.
   check_refused(R"({"n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257})",

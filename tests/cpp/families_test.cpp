@@ -238,7 +238,8 @@ TEST_CASE(
   CHECK(parse_hf_config(hub_config("llama3-8b"), true).answer.message ==
         text_tower_config_text(hub_config("llama3-8b")).answer.message);
   CHECK(text_tower_config_text(hub_config("llama3-8b")).answer.message ==
-        "config.json: 'model_type' must be a multimodal one (gemma3, llama4, mistral3, qwen2_5_vl, "
+        "config.json: 'model_type' must be a multimodal one (gemma3, gemma4, llama4, mistral3, "
+        "qwen2_5_vl, "
         "qwen2_vl, qwen3_5 or qwen3_5_moe) for a text tower; it is \"llama\".");
   // Qwen2.5-VL's hub config keeps the text fields at the top level: Qwen2.5 7B's count.
   const std::string qwen_vl = R"({"model_type": "qwen2_5_vl", "hidden_size": 3584,

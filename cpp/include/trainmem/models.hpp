@@ -76,8 +76,9 @@ struct ModelShape {
   // first: 'A' a full-attention layer, 'L' a linear mixer's layer in its place, both holding the
   // same MLP; empty when every layer is full attention. The linear mixer is a Gated DeltaNet
   // (Qwen3-Next's and Qwen3.5's: Yang et al., "Gated Delta Networks", arXiv:2412.06464;
-  // transformers' Qwen3NextGatedDeltaNet) or, when short_conv_kernel is above 0, LFM2's gated
-  // short convolution (transformers' Lfm2ShortConv).
+  // transformers' Qwen3NextGatedDeltaNet), or, when short_conv_kernel is above 0, LFM2's gated
+  // short convolution (transformers' Lfm2ShortConv), or, when global_head_dim is above 0, Gemma
+  // 4's global attention beside its sliding-window layers (Gemma4TextAttention).
   std::string hybrid_layers = {};
   int linear_num_key_heads = 0;    // H_k: the linear layers' query and key heads
   int linear_num_value_heads = 0;  // H_v: their value heads (and gates, decays)
@@ -88,6 +89,20 @@ struct ModelShape {
   // causal convolution of this width over B·x, C times its output, and out_proj h x h.
   int short_conv_kernel = 0;     // conv_L_cache; 0: the linear mixer is a Gated DeltaNet
   bool short_conv_bias = false;  // conv_bias: biases on in_proj, the convolution and out_proj
+  // Gemma 4's full-attention layers, among sliding-window ones ('A'): heads of global_head_dim,
+  // num_global_key_value_heads key/value heads, and with attention_k_eq_v no v_proj (the values
+  // are k_proj's output, normalised apart).
+  int global_head_dim = 0;     // 0: the linear layers are no attention layers
+  int global_kv_heads = 0;     // num_global_key_value_heads
+  bool global_k_eq_v = false;  // attention_k_eq_v
+  // This attention's values are k_proj's output, no v_proj (global_attention_shape's, under
+  // attention_k_eq_v).
+  bool keys_are_values = false;
+  // Gemma 4's v_norm: an RMSNorm without a weight over each value head, before attention.
+  bool value_norm = false;
+  // Gemma 4's layer_scalar: one value a layer, a buffer the checkpoint holds (counted, as the
+  // published totals count it).
+  bool layer_scalar = false;
   // Qwen3-Next's gated attention (Qwen3NextAttention): q_proj also makes a gate of a·d, whose
   // sigmoid multiplies the attention's output before o_proj.
   bool attention_output_gate = false;
@@ -129,14 +144,29 @@ inline bool hybrid_linear_attention(const ModelShape& shape) {
 // Whether a hybrid's linear mixer is LFM2's short convolution rather than a Gated DeltaNet.
 inline bool short_conv_mixer(const ModelShape& shape) { return shape.short_conv_kernel > 0; }
 
-// A hybrid's linear layers, for people: "Gated DeltaNet layers" or "short-convolution layers".
+// Whether a hybrid's second kind is Gemma 4's global attention, its first sliding-window
+// attention.
+inline bool global_attention_mixer(const ModelShape& shape) { return shape.global_head_dim > 0; }
+
+// A hybrid's kinds, for people: "Gated DeltaNet layers", "short-convolution layers" or "global
+// attention layers"; and "full-attention layers" or "sliding-window layers".
 inline const char* linear_layers_name(const ModelShape& shape) {
-  return short_conv_mixer(shape) ? "short-convolution layers" : "Gated DeltaNet layers";
+  return short_conv_mixer(shape)         ? "short-convolution layers"
+         : global_attention_mixer(shape) ? "global attention layers"
+                                         : "Gated DeltaNet layers";
+}
+inline const char* attention_layers_name(const ModelShape& shape) {
+  return global_attention_mixer(shape) ? "sliding-window layers" : "full-attention layers";
 }
 
+// Gemma 4's global attention layers as a shape of their own: its heads of global_head_dim and
+// its global key/value heads (models.cpp).
+ModelShape global_attention_shape(const ModelShape& shape);
+
 // The hybrid_layers of `layers` layers of which every `interval`-th (the layer's number + 1 a
-// multiple of it) is full attention and the others linear (Qwen3-Next's full_attention_interval).
-std::string interval_hybrid_layers(int layers, int interval);
+// multiple of it) is of kind `every` and the others of the other kind: Qwen3-Next's
+// full_attention_interval ('A' every 4th), Gemma 4's global layers ('L' every 6th).
+std::string interval_hybrid_layers(int layers, int interval, char every = 'A');
 
 // How many of the `count` layers from layer `first` on (from 0) are linear mixers' layers: none
 // unless hybrid, else those hybrid_layers marks 'L'.

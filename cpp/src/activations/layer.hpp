@@ -69,15 +69,16 @@ std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const Trai
                                              const LayerStack& stack, bool flash_attention);
 LayerActivations layer_activations_of(ActivationModel model);
 
-// A hybrid's linear layer, a Gated DeltaNet's or a short convolution's (models.hpp,
-// short_conv_mixer; llama_block.cpp): its norms, MLP and mixer, tensor by tensor,
-// whichever activation model counts the full-attention layers (Korthikanti's equation describes
-// attention layers alone); under full recomputation its input, as any layer's.
+// A hybrid's second kind of layer (models.hpp): a Gated DeltaNet's or a short convolution's
+// (llama_block.cpp), its norms, MLP and mixer, tensor by tensor, or Gemma 4's global attention
+// layer as the llama-block model counts it; whichever activation model counts the full-attention
+// layers (Korthikanti's equation describes attention layers alone); under full recomputation its
+// input, as any layer's.
 std::vector<SavedTensor> linear_layer_tensors(const ModelShape& shape, const TrainingSetup& setup,
-                                              const LayerStack& stack);
+                                              const LayerStack& stack, bool flash_attention);
 ActivationsPerLayer linear_layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                              const LayerStack& stack, int micro_batch_sequences,
-                                             const Pen& pen);
+                                             bool flash_attention, const Pen& pen);
 
 // fla's chunk size for the chunked delta rule (fla/ops/gated_delta_rule/chunk.py, BT = 64): A, the
 // WY inverse, holds 64 entries a token and head.

@@ -400,6 +400,16 @@ void LlamaBlock::add_queries_keys_values(SavedTensors& saved) const {
     saved.add("key-norm-rstd", "Key norm's 1/RMS, per head", "RMSNorm", "k", k, kFp32Bytes,
               by_heads);
   }
+  if (shape.value_norm) {
+    // Gemma 4's v_norm, an RMSNorm without a weight over each value head: its input (K's output
+    // itself where the values are K's, already kept for the key norm) and a 1/RMS per head.
+    if (!shape.keys_are_values) {
+      saved.add("value-norm-input", "Value norm's input (V's output)", "RMSNorm", "k·d", k * d,
+                kBf16Bytes, by_heads);
+    }
+    saved.add("value-norm-rstd", "Value norm's 1/RMS, per head", "RMSNorm", "k", k, kFp32Bytes,
+              by_heads);
+  }
   saved.add("query", "Queries" + after_rope, attention_keeper("the scores' matmul"), "a·d", a * d,
             kBf16Bytes, by_heads);
   const Words kv_elements = keys_repeated ? "a·d" : "k·d";
@@ -717,7 +727,11 @@ std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const Trai
 }
 
 std::vector<SavedTensor> linear_layer_tensors(const ModelShape& shape, const TrainingSetup& setup,
-                                              const LayerStack& stack) {
+                                              const LayerStack& stack, bool flash_attention) {
+  // Gemma 4's global layers are attention layers of their own widths.
+  if (global_attention_mixer(shape)) {
+    return block_tensors(global_attention_shape(shape), setup, stack, flash_attention, false);
+  }
   return block_tensors(shape, setup, stack, true, true);
 }
 
@@ -810,12 +824,18 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
 
 ActivationsPerLayer linear_layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                              const LayerStack& stack, int micro_batch_sequences,
-                                             const Pen& pen) {
+                                             bool flash_attention, const Pen& pen) {
+  // Gemma 4's global layers: attention layers, recomputed as any attention layer.
+  if (global_attention_mixer(shape)) {
+    return llama_block_layer_activations(global_attention_shape(shape), setup, stack,
+                                         micro_batch_sequences, flash_attention, pen);
+  }
   const ParallelLayout& layout = setup.layout;
   ActivationsPerLayer layer;
   layer.tokens_on_device =
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
-  const double saved_per_token = saved_bytes_per_token(linear_layer_tensors(shape, setup, stack));
+  const double saved_per_token =
+      saved_bytes_per_token(linear_layer_tensors(shape, setup, stack, flash_attention));
   if (setup.recompute == Recompute::kFull) {
     layer.kept_per_token = layer_input_per_token(shape, layout, pen);
     layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();

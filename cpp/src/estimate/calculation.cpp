@@ -169,13 +169,15 @@ void add_hybrid_note(Calculation& calc, const TrainingSetup& setup) {
   const double full = shape.num_layers - linear;
   std::string linear_kind = linear_layers_name(shape);
   if (linear == 1) linear_kind.pop_back();  // "layers" → "layer"
+  std::string attention_kind = attention_layers_name(shape);
+  if (full == 1) attention_kind.pop_back();
   calc.notes.push_back(
       "Of its " + format_count(shape.num_layers) + " layers, " + format_count(linear) +
       (linear == 1 ? " is a " : " are ") + linear_kind +
       (linear == 1 ? ", keeping " : ", each keeping ") +
       format_count(calc.layer.linear_kept_per_token) + " B a token, and " + format_count(full) +
-      (full == 1 ? " full-attention layer, " : " full-attention layers, ") +
-      format_count(calc.layer.attention_kept_per_token) + " B a token" +
+      " " + attention_kind + ", " + format_count(calc.layer.attention_kept_per_token) +
+      " B a token" +
       (setup.recompute == Recompute::kFull ? " (their inputs, under full recomputation)" : "") +
       ", both kinds counted tensor by tensor whichever activation model is chosen.");
 }

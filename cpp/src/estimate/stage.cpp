@@ -457,7 +457,7 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
   const ActivationsPerLayer attention = llama_block_layer_activations(
       shape, setup, stack, micro_batch_sequences, flash_attention, pen);
   const ActivationsPerLayer linear =
-      linear_layer_activations(shape, setup, stack, micro_batch_sequences, pen);
+      linear_layer_activations(shape, setup, stack, micro_batch_sequences, flash_attention, pen);
   const double layers = shape.num_layers;
   const double linear_layers = linear_attention_layers_between(shape, 0, layers);
   const double full_layers = layers - linear_layers;
@@ -466,7 +466,7 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
   if (mean) {
     layer.kept_per_token =
         (pen.count(linear_layers, linear_layers_name(shape)) * linear.kept_per_token +
-         pen.count(full_layers, "full-attention layers") * attention.kept_per_token) /
+         pen.count(full_layers, attention_layers_name(shape)) * attention.kept_per_token) /
         pen.count(layers, "layers");
   } else if (linear.kept_per_token.value() > attention.kept_per_token.value()) {
     layer.kept_per_token = linear.kept_per_token;
@@ -484,15 +484,19 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
         short_conv_mixer(shape)
             ? "the linear layers' as transformers' Lfm2ShortConv runs them on causal-conv1d "
               "(v1.6.1)"
+        : global_attention_mixer(shape)
+            ? "the global layers' as the llama-block model counts an attention layer of their "
+              "widths"
             : "the linear layers' as fla's chunked gated delta rule (v0.5.2, "
               "fla/ops/gated_delta_rule/chunk.py) and causal-conv1d (v1.6.1) save them";
     layer.source =
         "a hybrid of " + format_count(linear_layers) + " " + linear_layers_name(shape) + " (" +
-        per_token(linear) + ") and " + format_count(full_layers) + " full-attention layers (" +
-        per_token(attention) +
-        "), each kind's tensors one by one (docs/activations.md): " + kernels +
-        ", the attention layers' as the llama-block model counts them, Korthikanti's equation "
-        "describing attention layers alone" +
+        per_token(linear) + ") and " + format_count(full_layers) + " " +
+        attention_layers_name(shape) + " (" + per_token(attention) +
+        "), each kind's tensors one by one (docs/activations.md): " + kernels + ", the " +
+        attention_layers_name(shape) +
+        "' as the llama-block model counts them, Korthikanti's equation describing attention "
+        "layers alone" +
         (mean ? std::string("; every stage holds the model's mix of kinds, so a layer is their "
                             "mean")
               : std::string("; a stage holds another mix of kinds than the model's, so every "

@@ -36,6 +36,7 @@ enum class Block {
   kLlama4,
   kMiniMaxM2,
   kLfm2,
+  kGemma4,
   kMultimodal,
 };
 enum class QkNorm { kNone, kPerHead, kWhole };
@@ -89,6 +90,14 @@ constexpr TextDefault kGemma3TextDefaults[] = {{"num_attention_heads", 8},
                                                {"num_key_value_heads", 4},
                                                {"head_dim", 256},
                                                {"vocab_size", 262208},
+                                               {"max_position_embeddings", 131072}};
+
+// Gemma4TextConfig's defaults (configuration_gemma4.py) for the fields a text_config may leave
+// out: 8 heads, 4 key/value heads, head_dim 256, 262,144 tokens, 131,072 positions.
+constexpr TextDefault kGemma4TextDefaults[] = {{"num_attention_heads", 8},
+                                               {"num_key_value_heads", 4},
+                                               {"head_dim", 256},
+                                               {"vocab_size", 262144},
                                                {"max_position_embeddings", 131072}};
 
 struct ModelType {
@@ -280,8 +289,14 @@ constexpr ModelType kModelTypes[] = {
     // LFM2 (modeling_lfm2.py): short-convolution layers beside full-attention ones with per-head
     // q/k norms, each over a SwiGLU MLP (config_hybrid.cpp).
     Row("lfm2", Block::kLfm2).tied().qk_norm(QkNorm::kPerHead).reads(kShortConv, 13),
+    // Gemma 4's text tower (modeling_gemma4.py): sliding-window layers and full-attention layers
+    // of global_head_dim (config_hybrid.cpp), with Gemma 3's defaults where a multimodal
+    // config's text_config leaves them out.
+    Row("gemma4_text", Block::kGemma4).tied().text_defaults(kGemma4TextDefaults),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
+    // Gemma 4's vision (and audio) towers are not counted: its text tower alone, when asked.
+    Row("gemma4", Block::kMultimodal).text_type("gemma4_text"),
     Row("llama4", Block::kMultimodal).text_type("llama4_text").vision(VisionTower::kLlama4),
     Row("mistral3", Block::kMultimodal).text_type("mistral").vision(VisionTower::kPixtral),
     Row("qwen2_5_vl", Block::kMultimodal)
@@ -554,6 +569,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_minimax_m2_block(config, shape);
     case Block::kLfm2:
       return read_lfm2_block(config, shape);
+    case Block::kGemma4:
+      return read_gemma4_block(config, shape);
     case Block::kLlama:
     case Block::kMultimodal:
       break;

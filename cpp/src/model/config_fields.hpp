@@ -83,6 +83,13 @@ inline constexpr WholeField kIndexTopk = {"index_topk", 1, kMaxPositionEmbedding
 inline constexpr WholeField kConvLCache = {"conv_L_cache", 1, kMaxModelWidth};
 inline constexpr WholeField kBlockFfDim = {"block_ff_dim", 1, kMaxModelWidth};
 inline constexpr WholeField kBlockMultipleOf = {"block_multiple_of", 1, kMaxModelWidth};
+// Gemma 4's full-attention layers and what is not counted of it.
+inline constexpr WholeField kGlobalHeadDim = {"global_head_dim", 1, kMaxModelWidth};
+inline constexpr WholeField kNumGlobalKeyValueHeads = {"num_global_key_value_heads", 1,
+                                                       kMaxModelWidth};
+inline constexpr WholeField kHiddenSizePerLayerInput = {"hidden_size_per_layer_input", 0,
+                                                        kMaxModelWidth};
+inline constexpr WholeField kNumKvSharedLayers = {"num_kv_shared_layers", 0, kMaxModelLayers};
 inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kNumLayers,
                                               kNumHeads,
@@ -128,7 +135,11 @@ inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kIndexTopk,
                                               kConvLCache,
                                               kBlockFfDim,
-                                              kBlockMultipleOf};
+                                              kBlockMultipleOf,
+                                              kGlobalHeadDim,
+                                              kNumGlobalKeyValueHeads,
+                                              kHiddenSizePerLayerInput,
+                                              kNumKvSharedLayers};
 
 // "'hidden_size'"
 std::string quoted(const char* key);

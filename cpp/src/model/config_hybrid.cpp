@@ -21,15 +21,16 @@ constexpr int kQwen3NextFullAttentionInterval = 4;
 
 constexpr const char* kFullAttention = "full_attention";
 
-// layer_types, where given: one entry a layer, "full_attention" or the linear layers' name, into
-// shape.hybrid_layers, as transformers builds each layer as its entry says. Absent: "" and the
-// layers unset.
-std::string read_layer_types(const Json& config, const char* linear, ModelShape& shape) {
+// layer_types, where given: one entry a layer, the first kind's name (`attention`) or the second
+// kind's (`linear`), into shape.hybrid_layers ('A' and 'L'), as transformers builds each layer as
+// its entry says. Absent: "" and the layers unset.
+std::string read_layer_types(const Json& config, const char* attention, const char* linear,
+                             ModelShape& shape) {
   const Json* types = present(config, "layer_types");
   if (types == nullptr) return {};
   const std::string allowed_entries = "'layer_types' must list num_hidden_layers (" +
                                       std::to_string(shape.num_layers) + ") entries, each \"" +
-                                      kFullAttention + "\" or \"" + linear + "\"";
+                                      attention + "\" or \"" + linear + "\"";
   if (!types->is_array() || types->size() != static_cast<std::size_t>(shape.num_layers)) {
     return allowed_entries + "; it is " + describe(*types) +
            (types->is_array() ? " of " + std::to_string(types->size()) + " entries" : "") + ".";
@@ -37,11 +38,11 @@ std::string read_layer_types(const Json& config, const char* linear, ModelShape&
   std::string kinds;
   for (std::size_t i = 0; i < types->size(); ++i) {
     const Json& entry = (*types)[i];
-    const bool full = entry.is_string() && entry.get<std::string>() == kFullAttention;
-    if (!full && !(entry.is_string() && entry.get<std::string>() == linear)) {
+    const bool first = entry.is_string() && entry.get<std::string>() == attention;
+    if (!first && !(entry.is_string() && entry.get<std::string>() == linear)) {
       return allowed_entries + "; entry " + std::to_string(i) + " is " + describe(entry) + ".";
     }
-    kinds += full ? 'A' : 'L';
+    kinds += first ? 'A' : 'L';
   }
   shape.hybrid_layers = kinds;
   return {};
@@ -138,7 +139,7 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
     problems.add(require_boolean(config, "mtp_use_dedicated_embeddings", false,
                                  "an MTP layer's embedding of its own"));
   }
-  problems.add(read_layer_types(config, "linear_attention", shape));
+  problems.add(read_layer_types(config, kFullAttention, "linear_attention", shape));
   if (!problems.any() && shape.hybrid_layers.empty()) {
     shape.hybrid_layers = interval_hybrid_layers(shape.num_layers, interval);
   }
@@ -178,7 +179,7 @@ std::string read_lfm2_block(const Json& config, ModelShape& shape) {
   bool bias = false;
   problems.add(read_optional(config, kConvLCache, kernel));
   problems.add(read_boolean(config, "conv_bias", bias));
-  problems.add(read_layer_types(config, "conv", shape));
+  problems.add(read_layer_types(config, kFullAttention, "conv", shape));
   if (!problems.any() && shape.hybrid_layers.empty()) {
     problems.add(read_full_attention_indices(config, shape));
   }
@@ -190,6 +191,68 @@ std::string read_lfm2_block(const Json& config, ModelShape& shape) {
   shape.short_conv_kernel = kernel;
   shape.short_conv_bias = bias;
   return {};
+}
+
+std::string read_gemma4_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  read_llama_widths(config, shape, problems);
+  if (problems.any()) return problems.first();
+  // What trainmem does not count yet, by name: per-layer embeddings (Gemma4TextConfig's default
+  // hidden_size_per_layer_input is 256, so a config must say 0 or null), layers sharing another
+  // layer's keys and values, the mixture-of-experts block beside the MLP, a per_layer_config of
+  // its own, biased projections.
+  int per_layer_input = 256;
+  if (config.find("hidden_size_per_layer_input") != config.end() &&
+      config.at("hidden_size_per_layer_input").is_null()) {
+    per_layer_input = 0;
+  }
+  problems.add(read_optional(config, kHiddenSizePerLayerInput, per_layer_input));
+  int kv_shared_layers = 0;
+  problems.add(read_optional(config, kNumKvSharedLayers, kv_shared_layers));
+  problems.add(require_boolean(config, "enable_moe_block", false,
+                               "Gemma 4's mixture-of-experts block beside the MLP"));
+  problems.add(require_boolean(config, "attention_bias", false, "Gemma 4's biased projections"));
+  if (problems.any()) return problems.first();
+  if (per_layer_input > 0) {
+    return "'hidden_size_per_layer_input' must be 0 or null (absent means Gemma4TextConfig's "
+           "256): trainmem does not count Gemma 4's per-layer embeddings; it is " +
+           std::to_string(per_layer_input) + ".";
+  }
+  if (kv_shared_layers > 0) {
+    return "'num_kv_shared_layers' must be 0: trainmem does not count layers that share another "
+           "layer's keys and values; it is " +
+           std::to_string(kv_shared_layers) + ".";
+  }
+  if (present(config, "per_layer_config") != nullptr) {
+    return "'per_layer_config' is not read: trainmem reads Gemma 4's full-attention layers from "
+           "global_head_dim and num_global_key_value_heads.";
+  }
+  // Gemma4TextDecoderLayer: four norms of h, q_norm, k_norm and a weightless v_norm of d on
+  // every head, a layer_scalar; the embedding tied unless said otherwise.
+  shape.tied_embeddings = true;
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  shape.qk_norm = true;
+  shape.value_norm = true;
+  shape.norms_per_layer = 4;
+  shape.layer_scalar = true;
+  // The layers: layer_types, or five sliding-window layers to one full-attention layer; the
+  // last forced to full attention (Gemma4TextConfig.__post_init__).
+  problems.add(read_layer_types(config, "sliding_attention", kFullAttention, shape));
+  if (problems.any()) return problems.first();
+  if (shape.hybrid_layers.empty()) {
+    shape.hybrid_layers = interval_hybrid_layers(shape.num_layers, 6, 'L');
+  }
+  shape.hybrid_layers.back() = 'L';
+  // The full-attention layers' heads (Gemma4TextAttention): global_head_dim wide (512 unless
+  // said), num_global_key_value_heads of them under attention_k_eq_v, where V's output is K's.
+  shape.global_head_dim = 512;
+  problems.add(read_optional(config, kGlobalHeadDim, shape.global_head_dim));
+  problems.add(read_boolean(config, "attention_k_eq_v", shape.global_k_eq_v));
+  shape.global_kv_heads = shape.num_key_value_heads;
+  if (shape.global_k_eq_v) {
+    problems.add(read_optional(config, kNumGlobalKeyValueHeads, shape.global_kv_heads));
+  }
+  return problems.first();
 }
 
 }  // namespace trainmem

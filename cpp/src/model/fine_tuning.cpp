@@ -62,6 +62,17 @@ void add_attention_modules(const ModelShape& shape, Modules& modules) {
 void add_linear_mixer_modules(const ModelShape& shape, Modules& modules) {
   if (!hybrid_linear_attention(shape)) return;
   const double h = shape.hidden_size;
+  if (global_attention_mixer(shape)) {
+    // Gemma 4's global layers: q_proj, k_proj, v_proj unless the values are K's, o_proj.
+    const ModelShape global = global_attention_shape(shape);
+    const double q = global.num_attention_heads * head_dim_of(global);
+    const double kv = global.num_key_value_heads * head_dim_of(global);
+    const double share = kind_shares(shape).linear;
+    modules.add({h, q, share});
+    modules.add({h, kv, (global.keys_are_values ? 1.0 : 2.0) * share});
+    modules.add({q, h, share, false});
+    return;
+  }
   if (short_conv_mixer(shape)) {
     // LFM2's Lfm2ShortConv: in_proj (B, C and x) and out_proj.
     const double share = kind_shares(shape).linear;
@@ -88,6 +99,10 @@ void add_linear_mixer_modules(const ModelShape& shape, Modules& modules) {
 Modules adapted_modules(const ModelShape& shape, LoraTargets targets) {
   Modules modules;
   add_attention_modules(shape, modules);
+  // Gemma 4's global layers are attention layers: adapted under either target.
+  if (global_attention_mixer(shape) && targets != LoraTargets::kAllLinear) {
+    add_linear_mixer_modules(shape, modules);
+  }
   if (targets == LoraTargets::kAllLinear) {
     add_linear_mixer_modules(shape, modules);
     // The MLP's (each expert's gate, up and down) and the router's.
@@ -169,8 +184,10 @@ double lora_modules_per_token(const ModelShape& shape, LoraTargets targets) {
   constexpr double kAttentionProjections = 4;  // Q, K, V, O
   constexpr double kMlpProjections = 3;        // gate, up, down
   double modules = kAttentionProjections * kind_shares(shape).full;
-  if (targets == LoraTargets::kAllLinear) {
+  if (targets == LoraTargets::kAllLinear || global_attention_mixer(shape)) {
     for (const LinearModule& module : linear_mixer_modules(shape)) modules += module.count;
+  }
+  if (targets == LoraTargets::kAllLinear) {
     modules += kMlpProjections * shape.num_experts_per_token;
     if (shape.num_experts > 1) modules += 1;  // the router
   }
@@ -181,10 +198,12 @@ double lora_input_features_per_token(const ModelShape& shape, LoraTargets target
   const double h = shape.hidden_size;
   double features =
       (3 * h + shape.num_attention_heads * head_dim_of(shape)) * kind_shares(shape).full;
-  if (targets == LoraTargets::kAllLinear) {
+  if (targets == LoraTargets::kAllLinear || global_attention_mixer(shape)) {
     for (const LinearModule& module : linear_mixer_modules(shape)) {
       features += module.count * module.in;
     }
+  }
+  if (targets == LoraTargets::kAllLinear) {
     const double f = routed_expert_width(shape);
     features += shape.num_experts_per_token * (2 * h + f);
     if (shape.num_experts > 1) features += h;

@@ -61,6 +61,8 @@ std::string model_shape_problem(const ModelShape& shape) {
       {"qk_rope_head_dim", shape.qk_rope_head_dim, 0, kMaxModelWidth},
       {"v_head_dim", shape.v_head_dim, 0, kMaxModelWidth},
       {"conv_L_cache", shape.short_conv_kernel, 0, kMaxModelWidth},
+      {"global_head_dim", shape.global_head_dim, 0, kMaxModelWidth},
+      {"num_global_key_value_heads", shape.global_kv_heads, 0, kMaxModelWidth},
       {"linear_num_key_heads", shape.linear_num_key_heads, 0, kMaxModelWidth},
       {"linear_num_value_heads", shape.linear_num_value_heads, 0, kMaxModelWidth},
       {"linear_key_head_dim", shape.linear_key_head_dim, 0, kMaxModelWidth},
@@ -143,17 +145,22 @@ std::string model_shape_problem(const ModelShape& shape) {
   if (hybrid_linear_attention(shape)) {
     const std::string problem = hybrid_layers_problem(shape);
     if (!problem.empty()) return problem;
+    if (global_attention_mixer(shape) &&
+        (any_linear_field || short_conv_mixer(shape) || shape.global_kv_heads < 1 ||
+         shape.num_attention_heads % shape.global_kv_heads != 0)) {
+      return "Global attention layers need num_global_key_value_heads of 1 or more, dividing "
+             "num_attention_heads, and no linear mixer's fields.";
+    }
     if (short_conv_mixer(shape) && any_linear_field) {
       return "A hybrid's linear layers are Gated DeltaNet layers (linear_num_key_heads, …) or "
              "short convolutions (conv_L_cache), not both.";
     }
-    if (!short_conv_mixer(shape) && !every_linear_field) {
+    if (!short_conv_mixer(shape) && !global_attention_mixer(shape) && !every_linear_field) {
       return "Gated DeltaNet layers need linear_num_key_heads, linear_num_value_heads, "
              "linear_key_head_dim, linear_value_head_dim and linear_conv_kernel_dim of 1 or "
              "more.";
     }
-    if (!short_conv_mixer(shape) &&
-        shape.linear_num_value_heads % shape.linear_num_key_heads != 0) {
+    if (every_linear_field && shape.linear_num_value_heads % shape.linear_num_key_heads != 0) {
       return "linear_num_key_heads (" + format_count(shape.linear_num_key_heads) +
              ") must divide linear_num_value_heads (" + format_count(shape.linear_num_value_heads) +
              ").";
@@ -165,10 +172,12 @@ std::string model_shape_problem(const ModelShape& shape) {
       return "Linear mixers' layers in a mixture of experts with dense layers (mlp_only_layers, "
              "first_k_dense_replace) are not counted by trainmem.";
     }
-  } else if (any_linear_field || short_conv_mixer(shape) || shape.short_conv_bias) {
+  } else if (any_linear_field || short_conv_mixer(shape) || shape.short_conv_bias ||
+             global_attention_mixer(shape) || shape.global_kv_heads > 0 || shape.global_k_eq_v) {
     return "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
-           "linear_value_head_dim, linear_conv_kernel_dim, conv_L_cache and conv_bias belong to a "
-           "hybrid's linear layers; the model has none.";
+           "linear_value_head_dim, linear_conv_kernel_dim, conv_L_cache, conv_bias, "
+           "global_head_dim, num_global_key_value_heads and attention_k_eq_v belong to a "
+           "hybrid's second kind of layer; the model has none.";
   }
   if (shape.num_attention_heads % shape.num_key_value_heads != 0) {
     return "num_key_value_heads (" + format_count(shape.num_key_value_heads) +
@@ -200,6 +209,7 @@ int tensor_parallel_widths_gcd(const ModelShape& shape) {
   int widths = std::gcd(shape.num_attention_heads, shape.ffn_hidden_size);
   // Latent attention has no key/value heads of its own: all a heads read the one latent.
   if (!latent_attention(shape)) widths = std::gcd(widths, shape.num_key_value_heads);
+  if (global_attention_mixer(shape)) widths = std::gcd(widths, shape.global_kv_heads);
   if (shape.num_experts > 1) {
     widths = std::gcd(widths, shape.shared_expert_ffn_hidden_size);  // gcd(x, 0) is x
   }
@@ -273,12 +283,14 @@ void add_attention_weights(const ModelShape& shape, WeightList& list) {
   } else {
     // Qwen3-Next's gated attention: q_proj makes the queries and their gate, a·d each.
     const double query_outputs = shape.attention_output_gate ? 2 * query_width : query_width;
+    // Gemma 4's global layers under attention_k_eq_v build no v_proj: K's output is the values.
+    const double key_value_projections = shape.keys_are_values ? 1 : 2;
     matrix(h, query_outputs, 1, P::kSplit);
-    matrix(h, key_value_width, 2, P::kSplit);
+    matrix(h, key_value_width, key_value_projections, P::kSplit);
     matrix(query_width, h, 1, P::kSplit);
     if (shape.attention_qkv_bias) {
       vector(query_outputs, 1, P::kSplit);
-      vector(key_value_width, 2, P::kSplit);
+      vector(key_value_width, key_value_projections, P::kSplit);
     }
   }
   if (shape.attention_output_bias) vector(h, 1, P::kReplicated);
@@ -329,6 +341,8 @@ std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape) {
   if (!hybrid_linear_attention(shape)) return {};
   if (short_conv_mixer(shape)) {
     add_short_conv_weights(shape, list);
+  } else if (global_attention_mixer(shape)) {
+    add_attention_weights(global_attention_shape(shape), list);
   } else {
     add_gated_deltanet_weights(shape, list);
   }
@@ -385,6 +399,8 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
 
   // A LayerNorm holds a weight and a bias of h each; an RMSNorm its weight alone.
   vector(h, shape.norms_per_layer * (shape.norm_bias ? 2.0 : 1.0), P::kNorm);
+  // Gemma 4's layer_scalar: one value, whole on every rank.
+  if (shape.layer_scalar) vector(1, 1, P::kReplicated);
   return std::move(weights);
 }
 
@@ -435,9 +451,22 @@ ParameterCounts parameter_counts(const ModelShape& shape) {
   return counts;
 }
 
-std::string interval_hybrid_layers(int layers, int interval) {
+ModelShape global_attention_shape(const ModelShape& shape) {
+  ModelShape global = shape;
+  global.head_dim = shape.global_head_dim;
+  global.num_key_value_heads = shape.global_kv_heads;
+  global.keys_are_values = shape.global_k_eq_v;
+  global.hybrid_layers.clear();
+  global.global_head_dim = 0;
+  global.global_kv_heads = 0;
+  global.global_k_eq_v = false;
+  return global;
+}
+
+std::string interval_hybrid_layers(int layers, int interval, char every) {
+  const char other = every == 'A' ? 'L' : 'A';
   std::string kinds;
-  for (int i = 0; i < layers; ++i) kinds += (i + 1) % interval == 0 ? 'A' : 'L';
+  for (int i = 0; i < layers; ++i) kinds += (i + 1) % interval == 0 ? every : other;
   return kinds;
 }
 

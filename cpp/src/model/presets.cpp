@@ -228,6 +228,22 @@ ModelShape& gemma3(ModelShape& shape, int head_dim) {
   return shape;
 }
 
+// Gemma 4's text towers (google/gemma-4-*, model_type gemma4_text under gemma4): 256-wide
+// sliding-window layers, five to each full-attention layer (the last layer full), whose heads are
+// 512 wide with `global_kv_heads` key/value heads and no v_proj (attention_k_eq_v); q, k and
+// weightless v norms, four norms and a layer_scalar in every layer, the embedding tied.
+ModelShape& gemma4(ModelShape& shape, int global_kv_heads) {
+  gemma3(shape, 256);
+  shape.value_norm = true;
+  shape.layer_scalar = true;
+  shape.hybrid_layers = interval_hybrid_layers(shape.num_layers, 6, 'L');
+  shape.hybrid_layers.back() = 'L';
+  shape.global_head_dim = 512;
+  shape.global_kv_heads = global_kv_heads;
+  shape.global_k_eq_v = true;
+  return shape;
+}
+
 // Llama 4's text tower (Llama4TextDecoderLayer): 128-wide heads; mixture layers of E experts of
 // 8,192, top-1, and a shared expert of 8,192; dense layers (every other one in Maverick) of 16,384.
 ModelShape& llama4(ModelShape& shape, int num_experts, int moe_layer_step) {
@@ -405,6 +421,10 @@ std::vector<ModelShape> make_presets() {
                 kGlm5VocabSize, false}));
 
   Family gemma(presets, "Gemma");
+  gemma4(
+      gemma.add({"gemma4-31b", "Gemma 4 31B (text)", "google/gemma-4-31B config.json, text_config",
+                 60, 5376, 21504, 32, 16, kGemma3VocabSize, true}),
+      4);
   gemma3(gemma.add({"gemma3-1b", "Gemma 3 1B", "google/gemma-3-1b-pt config.json", 26, 1152, 6912,
                     4, 1, kGemma3VocabSize, true}),
          256);
@@ -497,7 +517,7 @@ std::vector<ModelShape> make_presets() {
       {"qwen3.5-27b", 262144},      {"qwen3.5-35b-a3b", 262144},
       {"deepseek-v3.2", 163840},    {"glm-5", 202752},
       {"lfm2-350m", 128000},        {"lfm2-700m", 128000},
-      {"lfm2-1.2b", 128000},
+      {"lfm2-1.2b", 128000},        {"gemma4-31b", 262144},
   };
   for (ModelShape& preset : presets) {
     for (const auto& [id, positions] : max_positions) {

@@ -55,8 +55,8 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
   if (setup.lora_rank > 0 && !hybrid_stages_hold_model_mix(shape, layout)) {
     return refusal(id::kPipelineParallel,
                    "Under LoRA, " + model +
-                       " are counted on pipeline stages that each hold the model's mix of linear "
-                       "and full-attention layers; choose a pipeline whose stages do.");
+                       " are counted on pipeline stages that each hold the model's mix of its two "
+                       "kinds of layer; choose a pipeline whose stages do.");
   }
   if (setup.precision == Precision::kFp8Mixed) {
     return refusal(id::kPrecision,

@@ -33,11 +33,11 @@ SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
     // The layers' larger kind in number; the arithmetic's activations give both kinds' bytes.
     const double linear = linear_attention_layers_between(shape, 0, shape.num_layers);
     list.in_use = true;
-    list.caption = list.caption + ": one of the " + format_count(linear) + " " +
-                   linear_layers_name(shape) + " among " + shape.name + "'s " +
-                   format_count(shape.num_layers) +
-                   " layers (the arithmetic's activations give its full-attention layers' too)";
-    list.tensors = linear_layer_tensors(shape, setup, layer_stack_of(setup));
+    list.caption =
+        list.caption + ": one of the " + format_count(linear) + " " + linear_layers_name(shape) +
+        " among " + shape.name + "'s " + format_count(shape.num_layers) +
+        " layers (the arithmetic's activations give its " + attention_layers_name(shape) + "' too)";
+    list.tensors = linear_layer_tensors(shape, setup, layer_stack_of(setup), setup.flash_attention);
     list.bytes_per_token = saved_bytes_per_token(list.tensors);
     return list;
   }

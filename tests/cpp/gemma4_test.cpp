@@ -1,0 +1,152 @@
+// Gemma 4's text towers (issue 45): sliding-window layers and full-attention layers of their own
+// widths (global_head_dim, num_global_key_value_heads, no v_proj under attention_k_eq_v), counted
+// by hand on a tiny shape and read from the published config to its total, the weightless value
+// norm's saved tensors pinned by hand, and what trainmem does not count of Gemma 4 refused by name.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "hub_configs.hpp"
+#include "trainmem/activations.hpp"
+#include "trainmem/config.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
+#include "trainmem/fine_tuning.hpp"
+#include "trainmem/models.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+// A tiny gemma4_text: h 8, 3 layers (the default pattern, the last forced to full attention),
+// sliding layers of 2 heads of 4 and 2 key/value heads, a full-attention layer of 2 heads of 8
+// and 1 key/value head whose values are K's, an MLP of 16, a vocabulary of 10, tied.
+std::string tiny_gemma4(const std::string& more = "") {
+  return R"({"model_type": "gemma4_text", "_name_or_path": "Tiny", "hidden_size": 8,
+    "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 4,
+    "global_head_dim": 8, "num_global_key_value_heads": 1, "attention_k_eq_v": true,
+    "intermediate_size": 16, "vocab_size": 10, "hidden_size_per_layer_input": 0)" +
+         (more.empty() ? "" : ", " + more) + "}";
+}
+
+// By hand, per layer:
+//   sliding  q_proj 8 × 8, k_proj and v_proj 8 × 8 each, o_proj 8 × 8, q/k norms 4 + 4: 264
+//   global   q_proj 8 × 16, k_proj 8 × 8 (no v_proj), o_proj 16 × 8, q/k norms 8 + 8: 336
+//   MLP      gate, up and down: 3 × 8 × 16 = 384; four norms 4 × 8; layer_scalar 1
+constexpr double kSliding = 264 + 384 + 32 + 1;  // 681
+constexpr double kGlobal = 336 + 384 + 32 + 1;   // 753
+constexpr double kTinyGemma4 = 80 + 2 * kSliding + kGlobal + 8;
+
+ConfigParse read(const std::string& text) { return parse_hf_config(text); }
+
+ModelShape parsed(const std::string& text, bool text_tower = false) {
+  const ConfigParse result = parse_hf_config(text, text_tower);
+  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
+  return result.shape;
+}
+
+double bytes_of(const std::vector<SavedTensor>& tensors, const char* id) {
+  double sum = 0;
+  for (const SavedTensor& tensor : tensors) {
+    if (tensor.id == id) sum += tensor.bytes_per_token;
+  }
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("a tiny Gemma 4 counts its sliding-window and full-attention layers by hand") {
+  const ModelShape shape = parsed(tiny_gemma4());
+  CHECK(shape.hybrid_layers == "AAL");
+  CHECK(shape.global_head_dim == 8);
+  CHECK(shape.global_kv_heads == 1);
+  CHECK(shape.global_k_eq_v);
+  CHECK(count_parameters(shape) == kTinyGemma4);
+  CHECK(count_parameters(shape) == 2203);
+  // Without attention_k_eq_v the full layer keeps v_proj and the sliding layers' key/value
+  // heads (2 of 8): k_proj and v_proj 8 × 16 each, against 8 × 8.
+  CHECK(count_parameters(parsed(tiny_gemma4().replace(
+            tiny_gemma4().find(R"("attention_k_eq_v": true)"), 24,
+            R"("attention_k_eq_v": false)"))) == kTinyGemma4 + 2 * 8 * 16 - 8 * 8);
+  // layer_types as given; the last layer is full attention whatever they say.
+  const ModelShape listed = parsed(tiny_gemma4(
+      R"("layer_types": ["full_attention", "sliding_attention", "sliding_attention"])"));
+  CHECK(listed.hybrid_layers == "LAL");
+  CHECK(count_parameters(listed) == 80 + kSliding + 2 * kGlobal + 8);
+}
+
+TEST_CASE("Gemma 4 31B's published config reads to its text tower's total") {
+  const ModelShape shape = parsed(hub_config("gemma4-31b"), true);
+  // 50 sliding layers of 478,959,104 and 10 full-attention layers of 534,009,856, a layer_scalar
+  // each, the final norm and the tied embedding (262,144 × 5,376).
+  CHECK(count_parameters(shape) == 50 * 478959105.0 + 10 * 534009857.0 + 5376 + 262144.0 * 5376);
+  CHECK(count_parameters(shape) == 30697345340.0);
+  CHECK(count_parameters(*find_preset("gemma4-31b")) == 30697345340.0);
+  // Without --text-tower its vision tower is refused by name, naming the way to the text tower.
+  CHECK(read(hub_config("gemma4-31b")).answer.message.find("ask for the text tower alone") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "Gemma 4's value norm saves its input and a 1/RMS a head, the input K's own where V is K") {
+  // Per token, BF16 inputs and FP32 1/RMS: a sliding layer's v_norm keeps V's output (2 heads of
+  // 4: 16 B) and 2 × 4 B; the full layer's, whose values are K's output (kept for k_norm already),
+  // its 1/RMS alone (1 head: 4 B).
+  const ModelShape shape = parsed(tiny_gemma4());
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = shape;
+  setup.sequence_length = 64;
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  const std::vector<SavedTensor> sliding = llama_block_saved_tensors(shape, setup, true);
+  CHECK(bytes_of(sliding, "value-norm-input") == 16);
+  CHECK(bytes_of(sliding, "value-norm-rstd") == 8);
+  const SavedTensorList global = saved_tensors_of(setup);
+  CHECK(bytes_of(global.tensors, "value-norm-input") == 0);
+  CHECK(bytes_of(global.tensors, "value-norm-rstd") == 4);
+  // Its K (1 head of 8, after k_norm and RoPE) and its V (the same 8, v_norm's) both go to
+  // FlashAttention: 16 B each.
+  CHECK(bytes_of(global.tensors, "key") == 16);
+  CHECK(bytes_of(global.tensors, "value") == 16);
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  bool noted = false;
+  for (const std::string& note : estimate.notes) {
+    noted = noted || note.rfind("Of its 3 layers, 1 is a global attention layer, keeping ", 0) == 0;
+  }
+  CHECK(noted);
+}
+
+TEST_CASE("LoRA on Gemma 4 adapts the full-attention layers' projections as attention") {
+  const ModelShape shape = parsed(tiny_gemma4());
+  // r 2, per layer as the mean of the kinds: sliding q, k, v, o 2·(8 + 8) each = 128 in 2 of 3
+  // layers; global q 2·(8 + 16), k 2·(8 + 8), o 2·(16 + 8) = 128 in 1 of 3.
+  CHECK(lora_parameters_per_layer(shape, 2, LoraTargets::kAttention) ==
+        doctest::Approx(128.0 * 2 / 3 + 128.0 / 3));
+  CHECK(lora_modules_per_token(shape, LoraTargets::kAttention) == doctest::Approx(4.0 * 2 / 3 + 1));
+}
+
+TEST_CASE("what trainmem does not count of Gemma 4 is refused by name") {
+  // Per-layer embeddings: Gemma4TextConfig's default is 256, so a config without the key has them.
+  std::string without = tiny_gemma4();
+  without.replace(without.find(R"(, "hidden_size_per_layer_input": 0)"), 34, "");
+  CHECK(read(without).answer.message ==
+        "config.json: 'hidden_size_per_layer_input' must be 0 or null (absent means "
+        "Gemma4TextConfig's 256): trainmem does not count Gemma 4's per-layer embeddings; it is "
+        "256.");
+  CHECK(read(tiny_gemma4(R"("num_kv_shared_layers": 1)")).answer.message ==
+        "config.json: 'num_kv_shared_layers' must be 0: trainmem does not count layers that share "
+        "another layer's keys and values; it is 1.");
+  CHECK(read(tiny_gemma4(R"("enable_moe_block": true)"))
+            .answer.message.find("Gemma 4's mixture-of-experts block beside the MLP") !=
+        std::string::npos);
+  CHECK(read(tiny_gemma4(R"("per_layer_config": {})")).answer.message ==
+        "config.json: 'per_layer_config' is not read: trainmem reads Gemma 4's full-attention "
+        "layers from global_head_dim and num_global_key_value_heads.");
+  // Tensor parallelism must divide the full-attention layers' one key/value head as well.
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = parsed(tiny_gemma4());
+  setup.layout.tensor_parallel = 2;
+  CHECK(estimate_memory(setup).answer.setting == "tp");
+}
