@@ -83,6 +83,8 @@ declare global {
       valueNorm: boolean;
       /** Gemma 4's layer_scalar, one value a layer the checkpoint holds. */
       layerScalar: boolean;
+      /** Gemma 2's and 4's final_logit_softcapping (cap·tanh(x / cap) over the logits); 0: none. */
+      finalLogitSoftcapping: number;
       /** Qwen3-Next's sigmoid gate on the attention's output (q_proj twice as wide). */
       attentionOutputGate: boolean;
       /** Qwen3-Next repeats the linear layers' q and k to their value heads before fla's kernel. */

@@ -171,6 +171,7 @@ inline void register_setup_types() {
       .field("keysAreValues", &ModelShape::keys_are_values)
       .field("valueNorm", &ModelShape::value_norm)
       .field("layerScalar", &ModelShape::layer_scalar)
+      .field("finalLogitSoftcapping", &ModelShape::final_logit_softcapping)
       .field("attentionOutputGate", &ModelShape::attention_output_gate)
       .field("linearQkRepeated", &ModelShape::linear_qk_repeated)
       .field("linearNormUnfused", &ModelShape::linear_norm_unfused)

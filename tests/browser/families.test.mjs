@@ -282,6 +282,7 @@ const GEMMA4_31B = JSON.stringify({
   text_config: {
     model_type: 'gemma4_text',
     attention_k_eq_v: true,
+    final_logit_softcapping: 30.0,
     global_head_dim: 512,
     head_dim: 256,
     hidden_size: 5376,
@@ -581,6 +582,8 @@ describe("today's families, in Chromium", () => {
       await readout(page),
       /Of its 60 layers, 10 are global attention layers, each keeping [\d,]+ B a token, and 50 sliding-window layers, [\d,]+ B a token/,
     );
+    // Its logits pass through a tanh the logits figure does not hold: the readout says so.
+    assert.match(await readout(page), /Its final_logit_softcapping \(30\) runs cap·tanh/);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();

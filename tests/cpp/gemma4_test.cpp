@@ -150,3 +150,33 @@ TEST_CASE("what trainmem does not count of Gemma 4 is refused by name") {
   setup.layout.tensor_parallel = 2;
   CHECK(estimate_memory(setup).answer.setting == "tp");
 }
+
+TEST_CASE(
+    "Gemma's final logit softcapping is read, and the readout says what the logits leave out") {
+  CHECK(parsed(hub_config("gemma4-31b"), true).final_logit_softcapping == 30);
+  CHECK(parsed(hub_config("gemma2-9b")).final_logit_softcapping == 30);
+  CHECK(parsed(hub_config("gemma3-1b")).final_logit_softcapping == 0);  // null in its config
+  CHECK(read(tiny_gemma4(R"("final_logit_softcapping": "30")")).answer.message ==
+        "config.json: 'final_logit_softcapping' must be a number above 0 and at most 1,000,000, "
+        "or null; it is \"30\".");
+  const auto softcap_noted = [](const TrainingSetup& setup) {
+    const Estimate estimate = estimate_memory(setup);
+    REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+    bool noted = false;
+    for (const std::string& note : estimate.notes) {
+      noted = noted ||
+              note.rfind("Its final_logit_softcapping (30) runs cap·tanh(logits / cap)", 0) == 0;
+    }
+    return noted;
+  };
+  TrainingSetup setup;
+  setup.model_id = "gemma2-9b";
+  CHECK(softcap_noted(setup));
+  // Liger's fused loss caps inside its kernel.
+  setup.logits = true;
+  setup.loss = Loss::kFusedLinear;
+  CHECK_FALSE(softcap_noted(setup));
+  setup = TrainingSetup();
+  setup.model_id = "gemma3-1b";
+  CHECK_FALSE(softcap_noted(setup));
+}

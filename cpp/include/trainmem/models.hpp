@@ -100,6 +100,9 @@ struct ModelShape {
   bool keys_are_values = false;
   // Gemma 4's v_norm: an RMSNorm without a weight over each value head, before attention.
   bool value_norm = false;
+  // Gemma 2's and Gemma 4's final_logit_softcapping: the logits pass through cap·tanh(x / cap)
+  // in transformers' forward; 0: none.
+  double final_logit_softcapping = 0;
   // Gemma 4's layer_scalar: one value a layer, a buffer the checkpoint holds (counted, as the
   // published totals count it).
   bool layer_scalar = false;

@@ -182,6 +182,22 @@ void add_hybrid_note(Calculation& calc, const TrainingSetup& setup) {
       ", both kinds counted tensor by tensor whichever activation model is chosen.");
 }
 
+// Gemma's final_logit_softcapping (models.hpp): the tanh transformers' forward runs over the
+// logits keeps its output, one more BF16 tensor of their size, which the logits term (each
+// loss's own) does not hold; Liger's fused loss and Cut Cross-Entropy cap inside their kernels.
+void add_softcapping_note(Calculation& calc, const TrainingSetup& setup) {
+  const ModelShape& shape = *calc.shape;
+  if (shape.final_logit_softcapping <= 0 || setup.loss == Loss::kFusedLinear ||
+      setup.loss == Loss::kCutCrossEntropy) {
+    return;
+  }
+  calc.notes.push_back("Its final_logit_softcapping (" +
+                       format_count(shape.final_logit_softcapping) +
+                       ") runs cap·tanh(logits / cap) in transformers' forward, whose tanh keeps "
+                       "one more BF16 tensor of the logits' size (2 B × V a token) that the "
+                       "logits figure leaves out.");
+}
+
 // A DSA model's layers (models.hpp, sparse_attention): what picks the keys, and what a layer keeps.
 void add_sparse_attention_note(Calculation& calc, const TrainingSetup& setup) {
   if (!sparse_attention(*calc.shape)) return;
@@ -249,6 +265,7 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
   place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
   add_hybrid_note(calc, setup);
   add_sparse_attention_note(calc, setup);
+  add_softcapping_note(calc, setup);
   if (stack_row(setup.stack).replayed && options.replay_stack) {
     choose_replayed_stage(calc, setup, options.writing);
   } else {
@@ -269,6 +286,7 @@ Calculation calculate_plate(const TrainingSetup& setup, int micro_batch_sequence
   place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
   add_hybrid_note(calc, setup);
   add_sparse_attention_note(calc, setup);
+  add_softcapping_note(calc, setup);
   choose_idealised_stage(calc, setup, options.writing);
   return calc;
 }

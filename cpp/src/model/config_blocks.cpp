@@ -141,6 +141,9 @@ struct ModelType {
   // leave out (configuration_<type>.py): added when a text tower of this type is read out of one.
   const TextDefault* text_defaults = nullptr;
   std::size_t num_text_defaults = 0;
+  // final_logit_softcapping is read (Gemma2ForCausalLM and Gemma3ForCausalLM apply it; other
+  // families' modeling code never reads the key).
+  bool softcaps_logits = false;
   // Gated DeltaNet layers beside gated full-attention ones (config_hybrid.cpp), as Qwen3-Next's
   // or Qwen3.5's modeling code builds and runs them.
   GatedDeltaNet gated_deltanet = GatedDeltaNet::kNone;
@@ -196,6 +199,7 @@ class Row {
   constexpr Row text_defaults(const TextDefault (&defaults)[N]) const {
     return with(&ModelType::text_defaults, &defaults[0]).with(&ModelType::num_text_defaults, N);
   }
+  constexpr Row softcaps_logits() const { return with(&ModelType::softcaps_logits, true); }
   constexpr Row dense_width_optional() const {
     return with(&ModelType::dense_width_optional, true);
   }
@@ -224,7 +228,7 @@ constexpr ModelType kModelTypes[] = {
         .expert_defaults(kMixtralNumExperts, kMixtralNumExpertsPerToken),
     Row("qwen2", Block::kLlama).qkv_bias(),
     Row("gemma", Block::kLlama).tied(),
-    Row("gemma2", Block::kLlama).tied().norms_per_layer(kGemma2NormsPerLayer),
+    Row("gemma2", Block::kLlama).tied().norms_per_layer(kGemma2NormsPerLayer).softcaps_logits(),
     Row("gpt2", Block::kGpt2).dropout(kGpt2Dropout),
     Row("gpt_neox", Block::kGptNeoX).dropout(kGptNeoXDropout),
     Row("opt", Block::kOpt).dropout(kOptDropout),
@@ -251,6 +255,7 @@ constexpr ModelType kModelTypes[] = {
     Row("phi3", Block::kLlama).ignores_attention_bias().dropout(kPhiDropout),
     Row("gemma3_text", Block::kLlama)
         .tied()
+        .softcaps_logits()
         .qk_norm(QkNorm::kPerHead)
         .norms_per_layer(kGemma3NormsPerLayer)
         .text_defaults(kGemma3TextDefaults),
@@ -444,6 +449,7 @@ std::string read_llama_block(const Json& config, const ModelType& type, ModelSha
   shape.mlp_bias = shape.mlp_bias && type.reads_mlp_bias;
   shape.norms_per_layer = type.norms_per_layer;
   shape.parallel_attention_mlp = type.parallel_attention_mlp;
+  if (type.softcaps_logits) problems.add(read_logit_softcapping(config, shape));
 
   if (type.gated_deltanet != GatedDeltaNet::kNone) {
     problems.add(read_gated_deltanet_fields(config, type.gated_deltanet, shape));

@@ -193,6 +193,18 @@ std::string read_lfm2_block(const Json& config, ModelShape& shape) {
   return {};
 }
 
+std::string read_logit_softcapping(const Json& config, ModelShape& shape) {
+  const auto found = config.find("final_logit_softcapping");
+  if (found == config.end() || found->is_null()) return {};
+  if (!found->is_number() || !(found->get<double>() > 0) || found->get<double>() > 1e6) {
+    return "'final_logit_softcapping' must be a number above 0 and at most 1,000,000, or null; "
+           "it is " +
+           describe(*found) + ".";
+  }
+  shape.final_logit_softcapping = found->get<double>();
+  return {};
+}
+
 std::string read_gemma4_block(const Json& config, ModelShape& shape) {
   Problems problems;
   read_llama_widths(config, shape, problems);
@@ -235,6 +247,7 @@ std::string read_gemma4_block(const Json& config, ModelShape& shape) {
   shape.value_norm = true;
   shape.norms_per_layer = 4;
   shape.layer_scalar = true;
+  problems.add(read_logit_softcapping(config, shape));
   // The layers: layer_types, or five sliding-window layers to one full-attention layer; the
   // last forced to full attention (Gemma4TextConfig.__post_init__).
   problems.add(read_layer_types(config, "sliding_attention", kFullAttention, shape));

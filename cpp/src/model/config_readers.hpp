@@ -47,6 +47,9 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
 // its MLP's width as Lfm2MLP adjusts it, and its short-convolution and full-attention layers.
 std::string read_lfm2_block(const Json& config, ModelShape& shape);
 
+// final_logit_softcapping (Gemma 2, 3 and 4): a number above 0, or null or absent for none.
+std::string read_logit_softcapping(const Json& config, ModelShape& shape);
+
 // Gemma 4's text block (config_hybrid.cpp, transformers' modeling_gemma4.py): sliding-window
 // layers and full-attention layers of their own widths, each over a GeGLU MLP.
 std::string read_gemma4_block(const Json& config, ModelShape& shape);

@@ -241,6 +241,7 @@ ModelShape& gemma4(ModelShape& shape, int global_kv_heads) {
   shape.global_head_dim = 512;
   shape.global_kv_heads = global_kv_heads;
   shape.global_k_eq_v = true;
+  shape.final_logit_softcapping = 30;
   return shape;
 }
 
@@ -440,11 +441,13 @@ std::vector<ModelShape> make_presets() {
                     "google/gemma-3-27b-pt config.json, text_config", 62, 5376, 21504, 32, 16,
                     kGemma3VisionVocabSize, true}),
          128);
+  // Gemma 2 caps its logits at 30 (final_logit_softcapping).
   with_norms_per_layer(
       with_head_dim(gemma.add({"gemma2-9b", "Gemma 2 9B", "google/gemma-2-9b config.json", 42, 3584,
                                14336, 16, 8, kGemma2VocabSize, true}),
                     256),
-      kGemma2NormsPerLayer);
+      kGemma2NormsPerLayer)
+      .final_logit_softcapping = 30;
 
   Family liquid(presets, "Liquid AI");
   lfm2(liquid.add({"lfm2-350m", "LFM2 350M", "LiquidAI/LFM2-350M config.json", 16, 1024, 4608, 16,
