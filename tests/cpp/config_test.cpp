@@ -331,7 +331,7 @@ TEST_CASE("architectures a shape cannot hold are refused, not counted wrong") {
                 "config.json: 'moe_intermediate_size' (experts of a width of their own) "
                 "is not read for this model_type: trainmem reads it for qwen2_moe, qwen3_moe, "
                 "deepseek_v3, kimi_k2, glm4_moe, deepseek_v2, qwen3_next, qwen3_5_moe_text, "
-                "deepseek_v32 and glm_moe_dsa.");
+                "deepseek_v32, glm_moe_dsa and gemma4_text.");
   check_refused(config_with(R"("kv_lora_rank": 512)"),
                 "config.json: 'kv_lora_rank' (low-rank latent attention) is not read for this "
                 "model_type: trainmem reads it for deepseek_v3, kimi_k2, deepseek_v2, deepseek_v32 "

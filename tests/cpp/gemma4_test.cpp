@@ -137,9 +137,8 @@ TEST_CASE("what trainmem does not count of Gemma 4 is refused by name") {
   CHECK(read(tiny_gemma4(R"("num_kv_shared_layers": 1)")).answer.message ==
         "config.json: 'num_kv_shared_layers' must be 0: trainmem does not count layers that share "
         "another layer's keys and values; it is 1.");
-  CHECK(read(tiny_gemma4(R"("enable_moe_block": true)"))
-            .answer.message.find("Gemma 4's mixture-of-experts block beside the MLP") !=
-        std::string::npos);
+  CHECK(read(tiny_gemma4(R"("enable_moe_block": true)")).answer.message ==
+        "config.json: 'num_experts' is missing; it must be a whole number from 1 to 1,024.");
   CHECK(read(tiny_gemma4(R"("per_layer_config": {})")).answer.message ==
         "config.json: 'per_layer_config' is not read: trainmem reads Gemma 4's full-attention "
         "layers from global_head_dim and num_global_key_value_heads.");
@@ -179,4 +178,26 @@ TEST_CASE(
   setup = TrainingSetup();
   setup.model_id = "gemma3-1b";
   CHECK_FALSE(softcap_noted(setup));
+}
+
+TEST_CASE("Gemma 4's mixture-of-experts block beside its MLP, by hand and to 26B-A4B's total") {
+  // The tiny shape with the block on: 4 experts of 4, top-2. Per layer: the experts' gate_up_proj
+  // and down_proj 4 × 3 × 8 × 4 = 384, the router's proj 8 × 4, its scale 8 and per_expert_scale
+  // 4, three more norms 3 × 8; the dense MLP stays, every token through it.
+  const ModelShape shape = parsed(tiny_gemma4(
+      R"("enable_moe_block": true, "num_experts": 4, "top_k_experts": 2, "moe_intermediate_size": 4)"));
+  CHECK(shape.num_experts == 4);
+  CHECK(shape.num_experts_per_token == 2);
+  CHECK(shape.shared_expert_ffn_hidden_size == 16);
+  CHECK(count_parameters(shape) == kTinyGemma4 + 3 * (384 + 32 + 8 + 4 + 24));
+  // Active: two of the four experts (96 each) idle in each layer.
+  CHECK(count_active_parameters(shape) == count_parameters(shape) - 3 * 2 * 96);
+  // 26B-A4B: 25 sliding layers of 814,094,976 and 5 full-attention layers of 828,513,408 (each
+  // with the router's 363,392 and 128 experts' 761,266,176), a layer_scalar each, the final norm
+  // and the tied embedding: 25.23B, the card's 25.2B; active 3.82B, its 3.8B.
+  const ModelShape published = parsed(hub_config("gemma4-26b-a4b"), true);
+  CHECK(count_parameters(published) == 25 * 814094977.0 + 5 * 828513409.0 + 2816 + 262144.0 * 2816);
+  CHECK(count_parameters(published) == 25233141790.0);
+  CHECK(count_active_parameters(published) == 3822530590.0);
+  CHECK(count_parameters(*find_preset("gemma4-26b-a4b")) == 25233141790.0);
 }

@@ -1652,6 +1652,52 @@ const HubConfig kTodayConfigs[] = {
   "tie_word_embeddings": true
 })",
      true},
+    // Gemma 4 26B-A4B: its text_config as published (google/gemma-4-26B-A4B), the MoE block on.
+    {"gemma4-26b-a4b", R"({
+  "architectures": ["Gemma4ForConditionalGeneration"],
+  "model_type": "gemma4",
+  "text_config": {
+    "model_type": "gemma4_text",
+    "attention_bias": false,
+    "attention_k_eq_v": true,
+    "enable_moe_block": true,
+    "final_logit_softcapping": 30.0,
+    "global_head_dim": 512,
+    "head_dim": 256,
+    "hidden_activation": "gelu_pytorch_tanh",
+    "hidden_size": 2816,
+    "hidden_size_per_layer_input": 0,
+    "intermediate_size": 2112,
+    "layer_types": [
+      "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+      "sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
+      "sliding_attention", "sliding_attention", "sliding_attention", "full_attention",
+      "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+      "sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
+      "sliding_attention", "sliding_attention", "sliding_attention", "full_attention",
+      "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention",
+      "sliding_attention", "full_attention"
+    ],
+    "max_position_embeddings": 262144,
+    "moe_intermediate_size": 704,
+    "num_attention_heads": 16,
+    "num_experts": 128,
+    "num_global_key_value_heads": 2,
+    "num_hidden_layers": 30,
+    "num_key_value_heads": 8,
+    "num_kv_shared_layers": 0,
+    "rms_norm_eps": 1e-06,
+    "sliding_window": 1024,
+    "tie_word_embeddings": true,
+    "top_k_experts": 8,
+    "use_double_wide_mlp": false,
+    "vocab_size": 262144
+  },
+  "vision_config": {"model_type": "gemma4_vision", "hidden_size": 1152, "intermediate_size": 4304,
+                    "num_hidden_layers": 27, "num_attention_heads": 16},
+  "tie_word_embeddings": true
+})",
+     true},
     // LFM2's dense sizes (LiquidAI/LFM2-*), as published: its original keys (block_*, conv_dim,
     // tie_embedding) beside those Lfm2Config names.
     {"lfm2-350m", R"({

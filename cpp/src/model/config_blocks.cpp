@@ -297,7 +297,10 @@ constexpr ModelType kModelTypes[] = {
     // Gemma 4's text tower (modeling_gemma4.py): sliding-window layers and full-attention layers
     // of global_head_dim (config_hybrid.cpp), with Gemma 3's defaults where a multimodal
     // config's text_config leaves them out.
-    Row("gemma4_text", Block::kGemma4).tied().text_defaults(kGemma4TextDefaults),
+    Row("gemma4_text", Block::kGemma4)
+        .tied()
+        .text_defaults(kGemma4TextDefaults)
+        .reads(kExpertWidth, 14),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
     // Gemma 4's vision (and audio) towers are not counted: its text tower alone, when asked.

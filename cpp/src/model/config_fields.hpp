@@ -90,6 +90,7 @@ inline constexpr WholeField kNumGlobalKeyValueHeads = {"num_global_key_value_hea
 inline constexpr WholeField kHiddenSizePerLayerInput = {"hidden_size_per_layer_input", 0,
                                                         kMaxModelWidth};
 inline constexpr WholeField kNumKvSharedLayers = {"num_kv_shared_layers", 0, kMaxModelLayers};
+inline constexpr WholeField kTopKExperts = {"top_k_experts", 1, kMaxExperts};
 inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kNumLayers,
                                               kNumHeads,
@@ -139,7 +140,8 @@ inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kGlobalHeadDim,
                                               kNumGlobalKeyValueHeads,
                                               kHiddenSizePerLayerInput,
-                                              kNumKvSharedLayers};
+                                              kNumKvSharedLayers,
+                                              kTopKExperts};
 
 // "'hidden_size'"
 std::string quoted(const char* key);

@@ -193,6 +193,29 @@ std::string read_lfm2_block(const Json& config, ModelShape& shape) {
   return {};
 }
 
+// Gemma 4's mixture-of-experts block (enable_moe_block: Gemma4TextRouter and Gemma4TextExperts
+// beside the dense MLP, which every token passes, as a shared expert of intermediate_size): the
+// router's proj h x E, its scale h and per_expert_scale E, three more norms of h
+// (post_feedforward_layernorm_1 and _2, pre_feedforward_layernorm_2), and num_experts experts of
+// moe_intermediate_size, top_k_experts a token. Held in the shape's fields: per_expert_scale as
+// the router's vector of E, the router's scale among the layer's norms (both whole on every
+// rank).
+constexpr int kGemma4MoeNormsPerLayer = 4 + 3 + 1;
+std::string read_gemma4_experts(const Json& config, ModelShape& shape) {
+  Problems problems;
+  problems.add(read_required(config, kNumExperts, shape.num_experts));
+  problems.add(read_required(config, kTopKExperts, shape.num_experts_per_token));
+  problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
+  if (problems.any()) return problems.first();
+  if (shape.num_experts < 2) {
+    return "'num_experts' must be 2 or more for Gemma 4's mixture-of-experts block; it is " +
+           std::to_string(shape.num_experts) + ".";
+  }
+  shape.shared_expert_ffn_hidden_size = shape.ffn_hidden_size;
+  shape.router_bias = true;
+  return {};
+}
+
 std::string read_logit_softcapping(const Json& config, ModelShape& shape) {
   const auto found = config.find("final_logit_softcapping");
   if (found == config.end() || found->is_null()) return {};
@@ -221,8 +244,8 @@ std::string read_gemma4_block(const Json& config, ModelShape& shape) {
   problems.add(read_optional(config, kHiddenSizePerLayerInput, per_layer_input));
   int kv_shared_layers = 0;
   problems.add(read_optional(config, kNumKvSharedLayers, kv_shared_layers));
-  problems.add(require_boolean(config, "enable_moe_block", false,
-                               "Gemma 4's mixture-of-experts block beside the MLP"));
+  bool moe_block = false;
+  problems.add(read_boolean(config, "enable_moe_block", moe_block));
   problems.add(require_boolean(config, "attention_bias", false, "Gemma 4's biased projections"));
   if (problems.any()) return problems.first();
   if (per_layer_input > 0) {
@@ -239,13 +262,15 @@ std::string read_gemma4_block(const Json& config, ModelShape& shape) {
     return "'per_layer_config' is not read: trainmem reads Gemma 4's full-attention layers from "
            "global_head_dim and num_global_key_value_heads.";
   }
+  if (moe_block) problems.add(read_gemma4_experts(config, shape));
+  if (problems.any()) return problems.first();
   // Gemma4TextDecoderLayer: four norms of h, q_norm, k_norm and a weightless v_norm of d on
   // every head, a layer_scalar; the embedding tied unless said otherwise.
   shape.tied_embeddings = true;
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
   shape.qk_norm = true;
   shape.value_norm = true;
-  shape.norms_per_layer = 4;
+  shape.norms_per_layer = moe_block ? kGemma4MoeNormsPerLayer : 4;
   shape.layer_scalar = true;
   problems.add(read_logit_softcapping(config, shape));
   // The layers: layer_types, or five sliding-window layers to one full-attention layer; the

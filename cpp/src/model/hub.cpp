@@ -87,6 +87,7 @@ const std::vector<HubRepositories>& hub_repositories() {
       {"gemma3-27b", {"google/gemma-3-27b-pt", "google/gemma-3-27b-it"}},
       {"gemma2-9b", {"google/gemma-2-9b", "google/gemma-2-9b-it"}},
       {"gemma4-31b", {"google/gemma-4-31B", "google/gemma-4-31B-it"}},
+      {"gemma4-26b-a4b", {"google/gemma-4-26B-A4B", "google/gemma-4-26B-A4B-it"}},
       {"lfm2-350m", {"LiquidAI/LFM2-350M"}},
       {"lfm2-700m", {"LiquidAI/LFM2-700M"}},
       {"lfm2-1.2b", {"LiquidAI/LFM2-1.2B"}},

@@ -426,6 +426,17 @@ std::vector<ModelShape> make_presets() {
       gemma.add({"gemma4-31b", "Gemma 4 31B (text)", "google/gemma-4-31B config.json, text_config",
                  60, 5376, 21504, 32, 16, kGemma3VocabSize, true}),
       4);
+  // 26B-A4B: its MoE block beside the MLP of 2,112 (a shared expert every token passes), 128
+  // experts of 704, top-8; the router's per_expert_scale as its vector of E and its scale among
+  // the 8 norm-sized weights a layer (config_hybrid.cpp, read_gemma4_experts).
+  ModelShape& gemma4_moe = gemma4(gemma.add({"gemma4-26b-a4b", "Gemma 4 26B-A4B (text)",
+                                             "google/gemma-4-26B-A4B config.json, text_config", 30,
+                                             2816, 2112, 16, 8, kGemma3VocabSize, true}),
+                                  2);
+  with_fine_grained_experts(gemma4_moe, 128, 8, 704);
+  gemma4_moe.shared_expert_ffn_hidden_size = 2112;
+  gemma4_moe.router_bias = true;
+  gemma4_moe.norms_per_layer = 4 + 3 + 1;
   gemma3(gemma.add({"gemma3-1b", "Gemma 3 1B", "google/gemma-3-1b-pt config.json", 26, 1152, 6912,
                     4, 1, kGemma3VocabSize, true}),
          256);
@@ -521,6 +532,7 @@ std::vector<ModelShape> make_presets() {
       {"deepseek-v3.2", 163840},    {"glm-5", 202752},
       {"lfm2-350m", 128000},        {"lfm2-700m", 128000},
       {"lfm2-1.2b", 128000},        {"gemma4-31b", 262144},
+      {"gemma4-26b-a4b", 262144},
   };
   for (ModelShape& preset : presets) {
     for (const auto& [id, positions] : max_positions) {
