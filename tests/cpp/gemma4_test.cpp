@@ -1,7 +1,8 @@
 // Gemma 4's text towers (issue 45): sliding-window layers and full-attention layers of their own
 // widths (global_head_dim, num_global_key_value_heads, no v_proj under attention_k_eq_v), counted
 // by hand on a tiny shape and read from the published config to its total, the weightless value
-// norm's saved tensors pinned by hand, and what trainmem does not count of Gemma 4 refused by name.
+// norm's saved tensors pinned by hand, its mixture-of-experts block and vision tower counted to
+// the hub's totals, and what trainmem does not count of Gemma 4 refused by name.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -82,9 +83,11 @@ TEST_CASE("Gemma 4 31B's published config reads to its text tower's total") {
   CHECK(count_parameters(shape) == 50 * 478959105.0 + 10 * 534009857.0 + 5376 + 262144.0 * 5376);
   CHECK(count_parameters(shape) == 30697345340.0);
   CHECK(count_parameters(*find_preset("gemma4-31b")) == 30697345340.0);
-  // Without --text-tower its vision tower is refused by name, naming the way to the text tower.
-  CHECK(read(hub_config("gemma4-31b")).answer.message.find("ask for the text tower alone") !=
-        std::string::npos);
+  // Read whole: its vision tower (569,550,384 with the standardize buffers) and the projector
+  // (1,152 × 5,376) beside it, the hub's safetensors total.
+  const ModelShape whole = parsed(hub_config("gemma4-31b"));
+  CHECK(whole.vision_parameters == 569550384.0 + 1152.0 * 5376);
+  CHECK(count_parameters(whole) == 31273088876.0);
 }
 
 TEST_CASE(
@@ -200,4 +203,33 @@ TEST_CASE("Gemma 4's mixture-of-experts block beside its MLP, by hand and to 26B
   CHECK(count_parameters(published) == 25233141790.0);
   CHECK(count_active_parameters(published) == 3822530590.0);
   CHECK(count_parameters(*find_preset("gemma4-26b-a4b")) == 25233141790.0);
+  // With its vision tower and projector (1,152 × 2,816): the hub's 25,805,936,206.
+  CHECK(count_parameters(parsed(hub_config("gemma4-26b-a4b"))) == 25805936206.0);
+}
+
+TEST_CASE("Gemma 4's vision tower counted as Gemma4VisionModel builds it, by hand") {
+  // A tiny tower: Hv 8, 2 layers of 2 heads of 4 (2 key/value heads), an MLP of 16, patches of 2,
+  // 4 position rows. Patch embedder 3·2²·8 = 96 and 2·4·8 = 64; a layer's Q, K, V, O 4 × 8 × 8,
+  // q/k norms 4 + 4, MLP 3 × 8 × 16, four norms 32: 680; the projector 8 × 8 (text h).
+  const std::string tower = R"("vision_config": {"hidden_size": 8, "intermediate_size": 16,
+      "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 4,
+      "patch_size": 2, "position_embedding_size": 4})";
+  const std::string text =
+      R"({"model_type": "gemma4", "text_config": )" + tiny_gemma4() + ", " + tower + "}";
+  CHECK(parsed(text).vision_parameters == 96 + 64 + 2 * 680 + 64);
+  // standardize: std_bias and std_scale, 8 each.
+  std::string standardized = text;
+  standardized.replace(standardized.find(R"("patch_size")"), 12,
+                       R"("standardize": true, "patch_size")");
+  CHECK(parsed(standardized).vision_parameters == 96 + 64 + 2 * 680 + 64 + 16);
+  // Without a vision_config Gemma4Model builds no tower; an audio tower is refused by name.
+  CHECK(parsed(R"({"model_type": "gemma4", "text_config": )" + tiny_gemma4() + "}")
+            .vision_parameters == 0);
+  CHECK(read(R"({"model_type": "gemma4", "text_config": )" + tiny_gemma4() +
+             R"(, "audio_config": {"hidden_size": 8}})")
+            .answer.message.find("'audio_config' describes an audio tower") != std::string::npos);
+  std::string clipped = text;
+  clipped.replace(clipped.find(R"("patch_size")"), 12,
+                  R"("use_clipped_linears": true, "patch_size")");
+  CHECK(read(clipped).answer.message.find("clipped linears") != std::string::npos);
 }

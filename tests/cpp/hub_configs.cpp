@@ -1601,8 +1601,8 @@ const HubConfig kTodayConfigs[] = {
   "vocab_size": 154880
 })",
      false},
-    // Gemma 4 31B: its text_config as published (google/gemma-4-31B), beside a vision tower that
-    // the text-tower preset leaves out.
+    // Gemma 4 31B: its text_config and vision_config as published (google/gemma-4-31B); the
+    // preset is its text tower.
     {"gemma4-31b", R"({
   "architectures": ["Gemma4ForConditionalGeneration"],
   "model_type": "gemma4",
@@ -1647,8 +1647,19 @@ const HubConfig kTodayConfigs[] = {
     "use_double_wide_mlp": false,
     "vocab_size": 262144
   },
-  "vision_config": {"model_type": "gemma4_vision", "hidden_size": 1152, "intermediate_size": 4304,
-                    "num_hidden_layers": 27, "num_attention_heads": 16},
+  "vision_config": {
+    "model_type": "gemma4_vision",
+    "head_dim": 72,
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_attention_heads": 16,
+    "num_hidden_layers": 27,
+    "num_key_value_heads": 16,
+    "patch_size": 16,
+    "position_embedding_size": 10240,
+    "standardize": true,
+    "use_clipped_linears": false
+  },
   "tie_word_embeddings": true
 })",
      true},
@@ -1693,8 +1704,19 @@ const HubConfig kTodayConfigs[] = {
     "use_double_wide_mlp": false,
     "vocab_size": 262144
   },
-  "vision_config": {"model_type": "gemma4_vision", "hidden_size": 1152, "intermediate_size": 4304,
-                    "num_hidden_layers": 27, "num_attention_heads": 16},
+  "vision_config": {
+    "model_type": "gemma4_vision",
+    "head_dim": 72,
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_attention_heads": 16,
+    "num_hidden_layers": 27,
+    "num_key_value_heads": 16,
+    "patch_size": 16,
+    "position_embedding_size": 10240,
+    "standardize": true,
+    "use_clipped_linears": false
+  },
   "tie_word_embeddings": true
 })",
      true},

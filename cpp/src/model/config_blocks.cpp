@@ -303,8 +303,8 @@ constexpr ModelType kModelTypes[] = {
         .reads(kExpertWidth, 14),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
-    // Gemma 4's vision (and audio) towers are not counted: its text tower alone, when asked.
-    Row("gemma4", Block::kMultimodal).text_type("gemma4_text"),
+    // Gemma 4: its vision tower counted, an audio tower refused (config_vision.cpp).
+    Row("gemma4", Block::kMultimodal).text_type("gemma4_text").vision(VisionTower::kGemma4),
     Row("llama4", Block::kMultimodal).text_type("llama4_text").vision(VisionTower::kLlama4),
     Row("mistral3", Block::kMultimodal).text_type("mistral").vision(VisionTower::kPixtral),
     Row("qwen2_5_vl", Block::kMultimodal)

@@ -70,7 +70,7 @@ struct DropoutKeys {
 std::string read_dropout(const Json& config, const DropoutKeys& keys, ModelShape& shape);
 
 // The vision towers trainmem counts, each with its multimodal type's projector.
-enum class VisionTower { kNone, kSiglip, kPixtral, kQwen25Vl, kLlama4, kQwen35 };
+enum class VisionTower { kNone, kSiglip, kPixtral, kQwen25Vl, kLlama4, kQwen35, kGemma4 };
 
 // A multimodal config's vision tower and projector (config_vision.cpp): their parameters in
 // `parameters`, 0 without a vision_config; the problem, or "". A tower of kind kNone is refused,

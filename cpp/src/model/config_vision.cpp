@@ -2,8 +2,9 @@
 // text tower: Gemma 3's SigLIP (SiglipVisionModel without its pooling head, and
 // Gemma3MultiModalProjector), Mistral 3's Pixtral (PixtralVisionModel,
 // Mistral3MultiModalProjector), Qwen2.5-VL's (Qwen2_5_VisionTransformerPretrainedModel with its
-// merger) and Llama 4's (Llama4VisionModel with its adapter, Llama4MultiModalProjector). Another
-// tower is refused, naming the way to the text tower alone.
+// merger), Llama 4's (Llama4VisionModel with its adapter, Llama4MultiModalProjector) and Gemma
+// 4's (Gemma4VisionModel, Gemma4MultimodalEmbedder). Another tower is refused, naming the way to
+// the text tower alone.
 #include <string>
 
 #include "model/config_fields.hpp"
@@ -32,6 +33,9 @@ constexpr WholeField kOutHiddenSize = {"out_hidden_size", 1, kMaxModelWidth};
 constexpr WholeField kProjectorInputDim = {"projector_input_dim", 1, kMaxModelWidth};
 constexpr WholeField kProjectorOutputDim = {"projector_output_dim", 1, kMaxModelWidth};
 constexpr WholeField kVisionOutputDim = {"vision_output_dim", 1, kMaxModelWidth};
+constexpr WholeField kVisionKeyValueHeads = {"num_key_value_heads", 1, kMaxModelWidth};
+constexpr WholeField kPositionEmbeddingSize = {"position_embedding_size", 1,
+                                               kMaxPositionEmbeddings};
 
 // "in the vision tower: 'hidden_size' is missing; …"
 std::string in_tower(const std::string& problem) {
@@ -177,11 +181,50 @@ std::string llama4_vision(const Json& vision, double text_hidden, double& parame
   return {};
 }
 
+// Gemma 4: Gemma4VisionModel (modeling_gemma4.py): the patch embedder's input_proj
+// (3·P² x Hv, no bias) and its position_embedding_table (2 x position_embedding_size x Hv); Lv
+// encoder layers of Q (heads·d), K and V (kv heads·d), O, q_norm and k_norm of d (v_norm has no
+// weight), a gated MLP of Iv and four RMSNorms; with standardize, std_bias and std_scale (Hv
+// each, buffers the checkpoint holds); and Gemma4MultimodalEmbedder's embedding_projection
+// (Hv x h, no bias; its norm has no weight). Gemma4VisionConfig's defaults where a field is
+// absent. Clipped linears (four bounds a projection) are refused.
+std::string gemma4_vision(const Json& vision, double text_hidden, double& parameters) {
+  Problems problems;
+  int hv = 768, iv = 3072, layers = 16, heads = 12, kv_heads = 12, head_dim = 64, patch = 16,
+      positions = 10240;
+  bool standardize = false;
+  problems.add(read_optional(vision, kVisionHidden, hv));
+  problems.add(read_optional(vision, kVisionIntermediate, iv));
+  problems.add(read_optional(vision, kVisionLayers, layers));
+  problems.add(read_optional(vision, kVisionHeads, heads));
+  problems.add(read_optional(vision, kVisionKeyValueHeads, kv_heads));
+  problems.add(read_optional(vision, kVisionHeadDim, head_dim));
+  problems.add(read_optional(vision, kPatchSize, patch));
+  problems.add(read_optional(vision, kPositionEmbeddingSize, positions));
+  problems.add(read_boolean(vision, "standardize", standardize));
+  problems.add(require_boolean(vision, "use_clipped_linears", false,
+                               "Gemma 4's clipped linears (four bounds a projection)"));
+  if (problems.any()) return in_tower(problems.first());
+  const double h = hv, i = iv, d = head_dim, q = heads * d, kv = kv_heads * d;
+  const double layer = h * q + 2 * h * kv + q * h + 2 * d + 3 * h * i + 4 * h;
+  parameters = 3.0 * patch * patch * h + 2.0 * positions * h + layers * layer +
+               (standardize ? 2 * h : 0) + h * text_hidden;
+  return {};
+}
+
 }  // namespace
 
 std::string read_vision_tower(const Json& config, VisionTower tower, double text_hidden,
                               double& parameters) {
   const Json* vision = present(config, "vision_config");
+  if (tower == VisionTower::kGemma4) {
+    // Gemma4Model builds a tower only for the configs it is given (vision_config, audio_config).
+    if (present(config, "audio_config") != nullptr) {
+      return "'audio_config' describes an audio tower that trainmem does not count; ask for the "
+             "text tower alone (the CLI's --text-tower, the page's \"Text tower alone\").";
+    }
+    if (vision == nullptr) return {};
+  }
   if (vision == nullptr && tower != VisionTower::kNone) {
     // transformers then builds its default tower (Gemma3Config: SiglipVisionConfig()), whose
     // size is not the checkpoint's to say.
@@ -203,6 +246,8 @@ std::string read_vision_tower(const Json& config, VisionTower tower, double text
       return llama4_vision(*vision, text_hidden, parameters);
     case VisionTower::kQwen35:
       return qwen3_5_vision(*vision, parameters);
+    case VisionTower::kGemma4:
+      return gemma4_vision(*vision, text_hidden, parameters);
     case VisionTower::kNone:
       break;
   }
