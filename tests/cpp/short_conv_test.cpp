@@ -104,9 +104,15 @@ TEST_CASE("LFM2's published configs read to their published totals") {
   // The safetensors totals of LiquidAI/LFM2-350M, -700M and -1.2B (the cards' 350M, 700M and
   // 1.2B; 354,483,968, 742,489,344 and 1,170,340,608 parameters): 10 short-convolution and 6
   // full-attention layers each.
-  for (const auto& [id, total] : {std::pair<const char*, double>{"lfm2-350m", 354483968.0},
-                                  {"lfm2-700m", 742489344.0},
-                                  {"lfm2-1.2b", 1170340608.0}}) {
+  struct Published {
+    const char* id;
+    double total;
+  };
+  for (const Published& published :
+       {Published{"lfm2-350m", 354483968.0}, Published{"lfm2-700m", 742489344.0},
+        Published{"lfm2-1.2b", 1170340608.0}}) {
+    const char* id = published.id;
+    const double total = published.total;
     CAPTURE(id);
     const ModelShape shape = parsed(hub_config(id));
     CHECK(shape.hybrid_layers == "LLALLALLALALALAL");
@@ -200,4 +206,15 @@ TEST_CASE("LFM2 fields elsewhere, and lfm2 fields trainmem cannot count, are ref
   CHECK(read(tiny_lfm2(R"("block_ffn_dim_multiplier": "1.0")")).answer.message ==
         "config.json: 'block_ffn_dim_multiplier' must be a number above 0 and at most 1,000, or "
         "null; it is \"1.0\".");
+}
+
+TEST_CASE("a hybrid's layer list must name each layer, first kind or second") {
+  ModelShape shape = parsed(tiny_lfm2());
+  shape.hybrid_layers = "LAX";
+  CHECK(model_shape_problem(shape) ==
+        "A hybrid's layer kinds (hybridLayers) must be one character a layer for each of its "
+        "num_hidden_layers (4), 'A' for the first kind or 'L' for the second; they are 3 "
+        "characters, \"LAX\".");
+  shape.hybrid_layers = "LALL";
+  CHECK(model_shape_problem(shape).empty());
 }

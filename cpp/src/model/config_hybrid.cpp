@@ -1,7 +1,8 @@
 // The readers of hybrid models' mixers: Qwen3-Next's and Qwen3.5's Gated DeltaNet layers beside
 // their gated full-attention layers (transformers' modeling_qwen3_next.py and modular_qwen3_5.py),
-// and LFM2's short-convolution layers beside its full-attention ones (modeling_lfm2.py), counted
-// as transformers builds them, each field refused by name where a shape cannot hold it.
+// LFM2's short-convolution layers beside its full-attention ones (modeling_lfm2.py), and Gemma 4's
+// full-attention layers of their own widths beside its sliding-window ones (modeling_gemma4.py),
+// counted as transformers builds them, each field refused by name where a shape cannot hold it.
 #include <cmath>
 #include <cstdint>
 #include <string>

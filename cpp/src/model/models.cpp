@@ -23,9 +23,13 @@ std::string hybrid_layers_problem(const ModelShape& shape) {
   const std::string& layers = shape.hybrid_layers;
   if (layers.size() != static_cast<std::size_t>(shape.num_layers) ||
       layers.find_first_not_of("AL") != std::string::npos) {
-    return "A hybrid's layer kinds must name each of its num_hidden_layers (" +
-           format_count(shape.num_layers) + ") layers, full attention or linear; they name " +
-           format_count(static_cast<double>(layers.size())) + ".";
+    return "A hybrid's layer kinds (hybridLayers) must be one character a layer for each of its "
+           "num_hidden_layers (" +
+           format_count(shape.num_layers) +
+           "), 'A' for the first kind or 'L' for the second; "
+           "they are " +
+           format_count(static_cast<double>(layers.size())) + " characters, \"" +
+           layers.substr(0, 40) + (layers.size() > 40 ? "…" : "") + "\".";
   }
   return {};
 }
