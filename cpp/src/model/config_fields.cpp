@@ -77,6 +77,17 @@ std::string read_boolean(const Json& config, const char* key, bool& out) {
   return {};
 }
 
+std::string read_positive_decimal(const Json& config, const char* key, double high, double& out) {
+  const Json* value = present(config, key);
+  if (value == nullptr) return {};
+  if (!value->is_number() || !(value->get<double>() > 0) || value->get<double>() > high) {
+    return quoted(key) + " must be a number above 0 and at most " + format_count(high) +
+           ", or null; it is " + describe(*value) + ".";
+  }
+  out = value->get<double>();
+  return {};
+}
+
 std::string read_required_or_null(const Json& config, const WholeField& field, int& out) {
   const auto found = config.find(field.key);
   if (found != config.end() && found->is_null()) {

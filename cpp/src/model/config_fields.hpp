@@ -159,6 +159,8 @@ std::string read_required(const Json& config, const WholeField& field, int& out)
 std::string read_optional(const Json& config, const WholeField& field, int& out);
 // An optional true/false field: absent or null leaves `out` as it is.
 std::string read_boolean(const Json& config, const char* key, bool& out);
+// An optional number above 0 and at most `high`: absent or null leaves `out` as it is.
+std::string read_positive_decimal(const Json& config, const char* key, double high, double& out);
 
 // A field that a config must hold, where null means none (0): DeepSeek's q_lora_rank, null when
 // queries have no latent (transformers' DeepseekV3Attention then builds one q_proj).

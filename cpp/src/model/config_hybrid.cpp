@@ -79,22 +79,13 @@ std::string adjust_lfm2_width(const Json& config, ModelShape& shape) {
   Problems problems;
   problems.add(read_boolean(config, "block_auto_adjust_ff_dim", adjust));
   problems.add(read_optional(config, kBlockMultipleOf, multiple_of));
-  const Json* given = config.find("block_ffn_dim_multiplier") != config.end()
-                          ? &config.at("block_ffn_dim_multiplier")
-                          : nullptr;
-  if (given != nullptr && !given->is_null()) {
-    if (!given->is_number() || !(given->get<double>() > 0) || given->get<double>() > 1e3) {
-      problems.add(
-          "'block_ffn_dim_multiplier' must be a number above 0 and at most 1,000, or "
-          "null; it is " +
-          describe(*given) + ".");
-    } else {
-      multiplier = given->get<double>();
-    }
-  }
+  problems.add(read_positive_decimal(config, "block_ffn_dim_multiplier", 1e3, multiplier));
+  // null skips the multiplier and its rounding (Lfm2MLP: `is not None`); absent is 1.0.
+  const auto given = config.find("block_ffn_dim_multiplier");
+  const bool no_multiplier = given != config.end() && given->is_null();
   if (problems.any() || !adjust) return problems.first();
   double width = std::floor(2.0 * shape.ffn_hidden_size / 3);
-  if (given == nullptr || !given->is_null()) {
+  if (!no_multiplier) {
     width = std::floor(multiplier * width);
     width = multiple_of * std::ceil(width / multiple_of);
   }
@@ -218,15 +209,8 @@ std::string read_gemma4_experts(const Json& config, ModelShape& shape) {
 }
 
 std::string read_logit_softcapping(const Json& config, ModelShape& shape) {
-  const auto found = config.find("final_logit_softcapping");
-  if (found == config.end() || found->is_null()) return {};
-  if (!found->is_number() || !(found->get<double>() > 0) || found->get<double>() > 1e6) {
-    return "'final_logit_softcapping' must be a number above 0 and at most 1,000,000, or null; "
-           "it is " +
-           describe(*found) + ".";
-  }
-  shape.final_logit_softcapping = found->get<double>();
-  return {};
+  return read_positive_decimal(config, "final_logit_softcapping", 1e6,
+                               shape.final_logit_softcapping);
 }
 
 std::string read_gemma4_block(const Json& config, ModelShape& shape) {

@@ -96,15 +96,17 @@ void add_linear_mixer_modules(const ModelShape& shape, Modules& modules) {
   modules.add({values, h, share, false});
 }
 
+// Whether `targets` adapt a hybrid's second kind of layer: under all-linear, or whichever the
+// targets where that kind is attention (Gemma 4's global layers).
+bool adapts_second_kind(const ModelShape& shape, LoraTargets targets) {
+  return targets == LoraTargets::kAllLinear || global_attention_mixer(shape);
+}
+
 Modules adapted_modules(const ModelShape& shape, LoraTargets targets) {
   Modules modules;
   add_attention_modules(shape, modules);
-  // Gemma 4's global layers are attention layers: adapted under either target.
-  if (global_attention_mixer(shape) && targets != LoraTargets::kAllLinear) {
-    add_linear_mixer_modules(shape, modules);
-  }
+  if (adapts_second_kind(shape, targets)) add_linear_mixer_modules(shape, modules);
   if (targets == LoraTargets::kAllLinear) {
-    add_linear_mixer_modules(shape, modules);
     // The MLP's (each expert's gate, up and down) and the router's.
     const double h = shape.hidden_size;
     const double f = shape.ffn_hidden_size;
@@ -184,7 +186,7 @@ double lora_modules_per_token(const ModelShape& shape, LoraTargets targets) {
   constexpr double kAttentionProjections = 4;  // Q, K, V, O
   constexpr double kMlpProjections = 3;        // gate, up, down
   double modules = kAttentionProjections * kind_shares(shape).full;
-  if (targets == LoraTargets::kAllLinear || global_attention_mixer(shape)) {
+  if (adapts_second_kind(shape, targets)) {
     for (const LinearModule& module : linear_mixer_modules(shape)) modules += module.count;
   }
   if (targets == LoraTargets::kAllLinear) {
@@ -198,7 +200,7 @@ double lora_input_features_per_token(const ModelShape& shape, LoraTargets target
   const double h = shape.hidden_size;
   double features =
       (3 * h + shape.num_attention_heads * head_dim_of(shape)) * kind_shares(shape).full;
-  if (targets == LoraTargets::kAllLinear || global_attention_mixer(shape)) {
+  if (adapts_second_kind(shape, targets)) {
     for (const LinearModule& module : linear_mixer_modules(shape)) {
       features += module.count * module.in;
     }
