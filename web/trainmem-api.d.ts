@@ -93,6 +93,8 @@ declare global {
       linearNormUnfused: boolean;
       /** Qwen3.5's four linear-layer input projections (Qwen3-Next's two hold the same weights). */
       linearProjectionsSplit: boolean;
+      /** Kimi Linear's Kimi Delta Attention as the linear mixer, rather than a Gated DeltaNet. */
+      kimiDeltaAttention: boolean;
       /** DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): its heads, their width, the keys each query keeps; 0 without one. */
       indexNHeads: number;
       indexHeadDim: number;

@@ -176,6 +176,7 @@ inline void register_setup_types() {
       .field("linearQkRepeated", &ModelShape::linear_qk_repeated)
       .field("linearNormUnfused", &ModelShape::linear_norm_unfused)
       .field("linearProjectionsSplit", &ModelShape::linear_projections_split)
+      .field("kimiDeltaAttention", &ModelShape::kimi_delta_attention)
       .field("indexNHeads", &ModelShape::index_n_heads)
       .field("indexHeadDim", &ModelShape::index_head_dim)
       .field("indexTopk", &ModelShape::index_topk)

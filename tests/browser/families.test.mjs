@@ -274,6 +274,42 @@ const LFM2_12B = JSON.stringify({
   tie_embedding: true,
   vocab_size: 65536,
 });
+// Kimi Linear 48B-A3B's, as moonshotai/Kimi-Linear-48B-A3B-Instruct publishes it: Kimi Delta
+// Attention layers beside latent attention ones, numbered from 1.
+const KIMI_LINEAR = JSON.stringify({
+  _name_or_path: 'moonshotai/Kimi-Linear-48B-A3B-Instruct',
+  model_type: 'kimi_linear',
+  first_k_dense_replace: 1,
+  head_dim: 72,
+  hidden_act: 'silu',
+  hidden_size: 2304,
+  intermediate_size: 9216,
+  kv_lora_rank: 512,
+  linear_attn_config: {
+    full_attn_layers: [4, 8, 12, 16, 20, 24, 27],
+    head_dim: 128,
+    kda_layers: Array.from({ length: 26 }, (_, i) => i + 1).filter((layer) => layer % 4 !== 0),
+    num_heads: 32,
+    short_conv_kernel_size: 4,
+  },
+  mla_use_nope: true,
+  model_max_length: 1048576,
+  moe_intermediate_size: 1024,
+  moe_layer_freq: 1,
+  num_attention_heads: 32,
+  num_experts: 256,
+  num_experts_per_token: 8,
+  num_hidden_layers: 27,
+  num_key_value_heads: 32,
+  num_nextn_predict_layers: 0,
+  num_shared_experts: 1,
+  q_lora_rank: null,
+  qk_nope_head_dim: 128,
+  qk_rope_head_dim: 64,
+  v_head_dim: 128,
+  vocab_size: 163840,
+  tie_word_embeddings: false,
+});
 // Gemma 4 31B's: sliding-window layers, every sixth a full-attention layer of 512-wide heads,
 // beside its vision tower.
 const GEMMA4_31B = JSON.stringify({
@@ -476,6 +512,26 @@ describe("today's families, in Chromium", () => {
     assert.match(
       await page.textContent('#cp-error'),
       /Gated DeltaNet layers split their heads over t × c = 32 \(Megatron-LM's GatedDeltaNet\)/,
+    );
+    assert.equal(await readout(page), before);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("reads Kimi Linear's config to its count, each kind's bytes, and refuses t it cannot split", async () => {
+    const { page, problems } = await harness.openPage();
+    await use(page, KIMI_LINEAR);
+    await readsAs(page, 'moonshotai/Kimi-Linear-48B-A3B-Instruct', '49.12 B');
+    assert.match(
+      await readout(page),
+      /Of its 27 layers, 20 are Kimi Delta Attention layers, each keeping 308,232 B a token, and 7 full-attention layers, 153,740 B a token/,
+    );
+    const before = await readout(page);
+    await commit(page, '#tp', '2');
+    assert.match(
+      await page.textContent('#tp-error'),
+      /Kimi Delta Attention layers have no tensor-parallel layout in any framework trainmem models/,
     );
     assert.equal(await readout(page), before);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);

@@ -118,6 +118,12 @@ struct ModelShape {
   // in_proj_a (the same weights as Qwen3-Next's in_proj_qkvz and in_proj_ba): four modules for
   // LoRA's adapters rather than two.
   bool linear_projections_split = false;
+  // Kimi Delta Attention (Kimi Linear, arXiv:2510.26692; transformers' KimiLinearDeltaAttention)
+  // in place of a Gated DeltaNet: q_proj, k_proj and v_proj, a short convolution over each, a
+  // decay per key channel through a low-rank forget gate (f_a h x d_v, f_b d_v x H·d_k) with
+  // dt_bias per channel and A_log per head, β, a low-rank output gate (g_a, g_b), a gated norm
+  // over d_v, o_proj; the linear_* fields give its heads, widths and convolution.
+  bool kimi_delta_attention = false;
   // DeepSeek Sparse Attention (DeepSeek-V3.2, arXiv:2512.02556; GLM-5), in use when
   // index_n_heads > 0: beside latent attention every layer holds a lightning indexer
   // (transformers' DeepseekV32Indexer: wq_b from the query latent, wk and a LayerNorm from the
@@ -147,15 +153,22 @@ inline bool hybrid_linear_attention(const ModelShape& shape) {
 // Whether a hybrid's linear mixer is LFM2's short convolution rather than a Gated DeltaNet.
 inline bool short_conv_mixer(const ModelShape& shape) { return shape.short_conv_kernel > 0; }
 
+// Whether a hybrid's linear mixer is Kimi Delta Attention rather than a Gated DeltaNet.
+inline bool kimi_delta_mixer(const ModelShape& shape) {
+  return hybrid_linear_attention(shape) && shape.kimi_delta_attention;
+}
+
 // Whether a hybrid's second kind is Gemma 4's global attention, its first sliding-window
 // attention.
 inline bool global_attention_mixer(const ModelShape& shape) { return shape.global_head_dim > 0; }
 
-// A hybrid's kinds, for people: "Gated DeltaNet layers", "short-convolution layers" or "global
-// attention layers"; and "full-attention layers" or "sliding-window layers".
+// A hybrid's kinds, for people: "Gated DeltaNet layers", "short-convolution layers", "Kimi Delta
+// Attention layers" or "global attention layers"; and "full-attention layers" or "sliding-window
+// layers".
 inline const char* linear_layers_name(const ModelShape& shape) {
   return short_conv_mixer(shape)         ? "short-convolution layers"
          : global_attention_mixer(shape) ? "global attention layers"
+         : kimi_delta_mixer(shape)       ? "Kimi Delta Attention layers"
                                          : "Gated DeltaNet layers";
 }
 inline const char* attention_layers_name(const ModelShape& shape) {
@@ -319,6 +332,10 @@ std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape);
 //                        h·(2·H_k·d_k + 2·H_v·d_v) + h·2·H_v (in_proj_qkvz, in_proj_ba)
 //                        + (2·H_k·d_k + H_v·d_v)·kernel (conv1d) + 2·H_v (dt_bias, A_log)
 //                        + d_v (its gated norm) + H_v·d_v·h (out_proj)
+//                        Kimi Delta Attention: h·(2·H_k·d_k + H_v·d_v) (q, k, v)
+//                        + (2·H_k·d_k + H_v·d_v)·kernel + h·d_v + d_v·H_v·d_k (forget gate)
+//                        + H_v·d_k (dt_bias) + H_v (A_log) + h·H_v (β) + h·d_v + d_v·H_v·d_v
+//                        (output gate) + d_v (gated norm) + H_v·d_v·h (o_proj)
 double count_parameters(const ModelShape& shape);
 
 // The parameters one token passes through: the same count with top-k of the E routed experts.

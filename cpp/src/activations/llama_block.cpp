@@ -73,6 +73,8 @@ struct LlamaBlock {
   void add_shared_experts(SavedTensors& saved) const;
   void add_attention_output_gate(SavedTensors& saved) const;
   void add_gated_deltanet(SavedTensors& saved) const;
+  void add_gated_norm_in_pytorch(SavedTensors& saved, const Words& gate_name) const;
+  void add_kimi_delta_attention(SavedTensors& saved) const;
   void add_short_conv(SavedTensors& saved) const;
   void add_sparse_attention(SavedTensors& saved) const;
   void add_sparse_attention_kernels(SavedTensors& saved) const;
@@ -513,21 +515,7 @@ void LlamaBlock::add_gated_deltanet(SavedTensors& saved) const {
   saved.add("wy-inverse", "A, the chunk's WY inverse (64 a head)", "the chunked delta rule",
             "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
   if (shape.linear_norm_unfused) {
-    // Qwen3.5's Qwen3_5RMSNormGated in PyTorch: x.float(), its 1/RMS, the BF16 normalised copy the
-    // weight multiplies, the gate in FP32 (SiLU's input), the weighted BF16 product and SiLU's FP32
-    // output.
-    saved.add("gated-norm-input", "Gated norm's input, FP32", "the norm's pow and product",
-              "H_v·d_v", hv * dv, kFp32Bytes, by_heads);
-    saved.add("gated-norm-rstd", "Gated norm's 1/RMS, FP32", "the norm", "H_v", hv, kFp32Bytes,
-              by_heads);
-    saved.add("gated-norm-normed", "Gated norm's normalised input", "the product with its weight",
-              "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
-    saved.add("gated-norm-gate", "Output gate z, FP32", "SiLU", "H_v·d_v", hv * dv, kFp32Bytes,
-              by_heads);
-    saved.add("gated-norm-weighted", "Weighted norm's output", "the product with SiLU(z)",
-              "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
-    saved.add("gated-norm-silu", "SiLU(z), FP32", "the product with the weighted norm", "H_v·d_v",
-              hv * dv, kFp32Bytes, by_heads);
+    add_gated_norm_in_pytorch(saved, "Output gate z, FP32");
   } else {
     // fla's FusedRMSNormGated (fla/modules/fused_norm_gate.py): the kernel's output, the gate z
     // and a 1/RMS a head, FP32.
@@ -539,6 +527,77 @@ void LlamaBlock::add_gated_deltanet(SavedTensors& saved) const {
               kFp32Bytes, by_heads);
   }
   saved.add("linear-output", linear_input("Gated norm's output"), "out_proj", "H_v·d_v", hv * dv,
+            linear_input_bytes, by_heads);
+}
+
+// A gated RMSNorm over d_v run in PyTorch (Qwen3_5RMSNormGated, KimiLinearRMSNormGated): x.float(),
+// its 1/RMS, the BF16 normalised copy the weight multiplies, the gate in FP32 (SiLU's input), the
+// weighted BF16 product and SiLU's FP32 output.
+void LlamaBlock::add_gated_norm_in_pytorch(SavedTensors& saved, const Words& gate_name) const {
+  const double hv = shape.linear_num_value_heads;
+  const double dv = shape.linear_value_head_dim;
+  saved.add("gated-norm-input", "Gated norm's input, FP32", "the norm's pow and product", "H_v·d_v",
+            hv * dv, kFp32Bytes, by_heads);
+  saved.add("gated-norm-rstd", "Gated norm's 1/RMS, FP32", "the norm", "H_v", hv, kFp32Bytes,
+            by_heads);
+  saved.add("gated-norm-normed", "Gated norm's normalised input", "the product with its weight",
+            "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
+  saved.add("gated-norm-gate", gate_name, "SiLU", "H_v·d_v", hv * dv, kFp32Bytes, by_heads);
+  saved.add("gated-norm-weighted", "Weighted norm's output", "the product with SiLU(z)", "H_v·d_v",
+            hv * dv, kBf16Bytes, by_heads);
+  saved.add("gated-norm-silu", "SiLU(z), FP32", "the product with the weighted norm", "H_v·d_v",
+            hv * dv, kFp32Bytes, by_heads);
+}
+
+// Kimi Delta Attention, as transformers' KimiLinearDeltaAttention runs it (modeling_kimi_linear.py)
+// on fla's chunk_kda (v0.5.2, fla/ops/kda/chunk.py: ChunkKDAFunction.forward saves q and k after
+// its L2 norm with their 1/norms, v, the decay g and its chunk-local cumulative sum, β, and Aqk and
+// Akk of 64 a head, recomputing the rest unless disable_recompute) and causal-conv1d (v1.6.1,
+// CausalConv1dFn saves its input). Around the kernel, in PyTorch: the low-rank gates' latents (the
+// inputs of f_b and g_b), the decay's softplus(f + dt_bias) on an FP32 copy (softplus saves its
+// input, the product with −exp(A_log) its output), β's sigmoid in FP32, and the gated norm
+// (KimiLinearRMSNormGated) whose gate is g_b's output.
+void LlamaBlock::add_kimi_delta_attention(SavedTensors& saved) const {
+  const double hk = shape.linear_num_key_heads;
+  const double hv = shape.linear_num_value_heads;
+  const double dk = shape.linear_key_head_dim;
+  const double dv = shape.linear_value_head_dim;
+  saved.add("linear-input",
+            linear_input("Kimi Delta Attention's input (the norm's output)" + gathered_text),
+            "q, k, v, the gates' down projections and beta_proj (one tensor for them all)", "h", h,
+            linear_input_bytes, projections_input);
+  saved.add("conv-input", "Short convolutions' inputs (q, k and v)", "causal_conv1d",
+            "2·H_k·d_k + H_v·d_v", 2 * hk * dk + hv * dv, kBf16Bytes, by_heads);
+  saved.add("forget-gate-latent", "Forget gate's latent (f_a's output)", "f_b", "d_v", dv,
+            kBf16Bytes, 1);
+  saved.add("softplus-input", "The decay's f + dt_bias, FP32", "softplus", "H_v·d_k", hv * dk,
+            kFp32Bytes, by_heads);
+  saved.add("softplus-output", "softplus(f + dt_bias), FP32", "the product with −exp(A_log)",
+            "H_v·d_k", hv * dk, kFp32Bytes, by_heads);
+  saved.add("beta", "β (sigmoid of b), FP32", "the sigmoid and the kernel", "H_v", hv, kFp32Bytes,
+            by_heads);
+  saved.add("linear-query", "Queries, L2-normalised", "the chunked KDA rule", "H_k·d_k", hk * dk,
+            kBf16Bytes, by_heads);
+  saved.add("linear-query-rstd", "Queries' 1/norm, FP32", "the kernel's L2 norm", "H_k", hk,
+            kFp32Bytes, by_heads);
+  saved.add("linear-key", "Keys, L2-normalised", "the chunked KDA rule", "H_k·d_k", hk * dk,
+            kBf16Bytes, by_heads);
+  saved.add("linear-key-rstd", "Keys' 1/norm, FP32", "the kernel's L2 norm", "H_k", hk, kFp32Bytes,
+            by_heads);
+  saved.add("linear-value", "Values, the kernel's contiguous copy", "the chunked KDA rule",
+            "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
+  saved.add("decay", "Decay per key channel, FP32", "the chunked KDA rule", "H_v·d_k", hv * dk,
+            kFp32Bytes, by_heads);
+  saved.add("decay-cumsum", "Decays' chunk-local cumulative sum, FP32", "the chunked KDA rule",
+            "H_v·d_k", hv * dk, kFp32Bytes, by_heads);
+  saved.add("intra-chunk-qk", "Aqk, the chunk's gated query-key products (64 a head)",
+            "the chunked KDA rule", "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
+  saved.add("wy-inverse", "Akk, the chunk's WY inverse (64 a head)", "the chunked KDA rule",
+            "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
+  saved.add("output-gate-latent", "Output gate's latent (g_a's output)", "g_b", "d_v", dv,
+            kBf16Bytes, 1);
+  add_gated_norm_in_pytorch(saved, "Output gate (g_b's output), FP32");
+  saved.add("linear-output", linear_input("Gated norm's output"), "o_proj", "H_v·d_v", hv * dv,
             linear_input_bytes, by_heads);
 }
 
@@ -680,6 +739,8 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
     block.add_norm(saved, "input-norm", "Input norm");
     if (short_conv_mixer(shape)) {
       block.add_short_conv(saved);
+    } else if (kimi_delta_mixer(shape)) {
+      block.add_kimi_delta_attention(saved);
     } else {
       block.add_gated_deltanet(saved);
     }

@@ -487,6 +487,9 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
         : global_attention_mixer(shape)
             ? "the global layers' as the llama-block model counts an attention layer of their "
               "widths"
+        : kimi_delta_mixer(shape)
+            ? "the linear layers' as transformers' KimiLinearDeltaAttention runs fla's chunked "
+              "KDA rule (v0.5.2, fla/ops/kda/chunk.py) and causal-conv1d (v1.6.1)"
             : "the linear layers' as fla's chunked gated delta rule (v0.5.2, "
               "fla/ops/gated_delta_rule/chunk.py) and causal-conv1d (v1.6.1) save them";
     layer.source =
@@ -517,17 +520,19 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
                                      ? llama_block_layer_activations
                                      : layer_activations_of(setup.activation_model);
   const LayerStack stack = layer_stack_of(setup);
-  ActivationsPerLayer layer =
-      hybrid_linear_attention(shape)
-          ? hybrid_layer_activations(shape, setup, stack, micro_batch_sequences, flash_attention,
-                                     pen)
-          : model(shape, setup, stack, micro_batch_sequences, flash_attention, pen);
+  // A hybrid's layers of both kinds, or the model's one kind of layer.
+  const auto layer_of = [&](const ModelShape& kind) {
+    return hybrid_linear_attention(kind)
+               ? hybrid_layer_activations(kind, setup, stack, micro_batch_sequences,
+                                          flash_attention, pen)
+               : model(kind, setup, stack, micro_batch_sequences, flash_attention, pen);
+  };
+  ActivationsPerLayer layer = layer_of(shape);
   // A mixture with dense layers mixed in (first_k_dense_replace, an interleave step): every layer
   // is counted as the larger of the two kinds, an upper bound that each stage's share of dense
   // layers can only lower.
   if (mixes_dense_layers(shape)) {
-    const ActivationsPerLayer dense =
-        model(dense_layer_shape(shape), setup, stack, micro_batch_sequences, flash_attention, pen);
+    const ActivationsPerLayer dense = layer_of(dense_layer_shape(shape));
     if (dense.kept_bytes + dense.recompute_working_bytes >
         layer.kept_bytes + layer.recompute_working_bytes) {
       layer = dense;

@@ -37,6 +37,7 @@ enum class Block {
   kMiniMaxM2,
   kLfm2,
   kGemma4,
+  kKimiLinear,
   kMultimodal,
 };
 enum class QkNorm { kNone, kPerHead, kWhole };
@@ -301,6 +302,9 @@ constexpr ModelType kModelTypes[] = {
         .tied()
         .text_defaults(kGemma4TextDefaults)
         .reads(kExpertWidth, 14),
+    // Kimi Linear (modeling_kimi_linear.py): Kimi Delta Attention layers beside latent attention
+    // ones, over DeepSeek-V3's experts (config_hybrid.cpp).
+    Row("kimi_linear", Block::kKimiLinear).reads(kDeepseekFields, 15),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
     // Gemma 4: its vision tower counted, an audio tower refused (config_vision.cpp).
@@ -580,6 +584,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_lfm2_block(config, shape);
     case Block::kGemma4:
       return read_gemma4_block(config, shape);
+    case Block::kKimiLinear:
+      return read_kimi_linear_block(config, shape);
     case Block::kLlama:
     case Block::kMultimodal:
       break;

@@ -2,10 +2,14 @@
 // their gated full-attention layers (transformers' modeling_qwen3_next.py and modular_qwen3_5.py),
 // LFM2's short-convolution layers beside its full-attention ones (modeling_lfm2.py), and Gemma 4's
 // full-attention layers of their own widths beside its sliding-window ones (modeling_gemma4.py),
-// counted as transformers builds them, each field refused by name where a shape cannot hold it.
+// and Kimi Linear's Kimi Delta Attention layers beside its latent attention ones
+// (modeling_kimi_linear.py), counted as transformers builds them, each field refused by name where
+// a shape cannot hold it.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "model/config_fields.hpp"
 #include "model/config_readers.hpp"
@@ -276,6 +280,156 @@ std::string read_gemma4_block(const Json& config, ModelShape& shape) {
     problems.add(read_optional(config, kNumGlobalKeyValueHeads, shape.global_kv_heads));
   }
   return problems.first();
+}
+
+namespace {
+
+// Kimi Linear's linear_attn_config (KimiLinearConfig.__post_init__): the KDA layers' heads, head
+// width and convolution, and which layers (numbered from 1) are KDA and which full attention.
+constexpr WholeField kKdaNumHeads = {"num_heads", 1, kMaxModelWidth};
+constexpr WholeField kKdaHeadDim = {"head_dim", 1, kMaxModelWidth};
+constexpr WholeField kKdaConvKernel = {"short_conv_kernel_size", 1, kMaxModelWidth};
+constexpr const char* kKdaKeys[] = {"num_heads", "head_dim", "short_conv_kernel_size", "kda_layers",
+                                    "full_attn_layers"};
+
+// kda_layers and full_attn_layers: together each layer from 1 to num_hidden_layers once.
+std::string read_kda_layer_lists(const Json& linear, ModelShape& shape) {
+  const Json* kda = present(linear, "kda_layers");
+  const Json* full = present(linear, "full_attn_layers");
+  if (kda == nullptr && full == nullptr) return {};
+  const std::string allowed_lists =
+      "'linear_attn_config' must list in kda_layers and full_attn_layers each layer from 1 to " +
+      std::to_string(shape.num_layers) + " once (KimiLinearConfig numbers them from 1)";
+  std::string kinds(static_cast<std::size_t>(shape.num_layers), ' ');
+  for (const auto& [list, kind] : {std::pair{kda, 'L'}, std::pair{full, 'A'}}) {
+    if (list == nullptr || !list->is_array()) {
+      return allowed_lists + "; " + (kind == 'L' ? "kda_layers" : "full_attn_layers") + " is " +
+             (list == nullptr ? std::string("missing") : describe(*list)) + ".";
+    }
+    for (const Json& layer : *list) {
+      const bool numbered = layer.is_number_integer() && layer.get<std::int64_t>() >= 1 &&
+                            layer.get<std::int64_t>() <= shape.num_layers;
+      if (!numbered || kinds[static_cast<std::size_t>(layer.get<std::int64_t>() - 1)] != ' ') {
+        return allowed_lists + "; " + describe(layer) + " is not.";
+      }
+      kinds[static_cast<std::size_t>(layer.get<std::int64_t>() - 1)] = kind;
+    }
+  }
+  const std::size_t missing = kinds.find(' ');
+  if (missing != std::string::npos) {
+    return allowed_lists + "; layer " + std::to_string(missing + 1) + " is in neither.";
+  }
+  shape.hybrid_layers = kinds;
+  return {};
+}
+
+std::string read_kda_fields(const Json& config, ModelShape& shape) {
+  // KimiLinearConfig's defaults, which linear_attn_config's keys override.
+  int heads = 32;
+  int head_dim = 128;
+  int kernel = 4;
+  Problems problems;
+  problems.add(read_optional(config, {"linear_num_heads", 1, kMaxModelWidth}, heads));
+  problems.add(read_optional(config, {"linear_head_dim", 1, kMaxModelWidth}, head_dim));
+  problems.add(read_optional(config, {"linear_conv_kernel_dim", 1, kMaxModelWidth}, kernel));
+  if (problems.any()) return problems.first();
+  const Json* linear = present(config, "linear_attn_config");
+  if (linear != nullptr && !linear->is_object()) {
+    return "'linear_attn_config' must be an object; it is " + describe(*linear) + ".";
+  }
+  if (linear != nullptr) {
+    // What the KDA layers' config may say beyond these changes what they hold or save (Kimi
+    // K3's gate_lower_bound and full-rank gates): refused by name.
+    for (const auto& [key, value] : linear->items()) {
+      if (std::find(std::begin(kKdaKeys), std::end(kKdaKeys), key) == std::end(kKdaKeys) &&
+          !value.is_null()) {
+        return "'linear_attn_config." + key +
+               "' is not read: trainmem reads Kimi Linear's num_heads, head_dim, "
+               "short_conv_kernel_size, kda_layers and full_attn_layers.";
+      }
+    }
+    Problems sub;
+    sub.add(read_optional(*linear, kKdaNumHeads, heads));
+    sub.add(read_optional(*linear, kKdaHeadDim, head_dim));
+    sub.add(read_optional(*linear, kKdaConvKernel, kernel));
+    if (sub.any()) return "in linear_attn_config: " + sub.first();
+  }
+  shape.linear_num_key_heads = heads;
+  shape.linear_num_value_heads = heads;
+  shape.linear_key_head_dim = head_dim;
+  shape.linear_value_head_dim = head_dim;
+  shape.linear_conv_kernel_dim = kernel;
+  shape.kimi_delta_attention = true;
+  // The layers: layer_types, else linear_attn_config's lists, else every 4th full attention.
+  problems.add(read_layer_types(config, kFullAttention, "linear_attention", shape));
+  if (!problems.any() && shape.hybrid_layers.empty() && linear != nullptr) {
+    problems.add(read_kda_layer_lists(*linear, shape));
+  }
+  if (!problems.any() && shape.hybrid_layers.empty()) {
+    shape.hybrid_layers = interval_hybrid_layers(shape.num_layers, 4);
+  }
+  return problems.first();
+}
+
+// A Kimi Linear key, or its KimiLinearConfig alias (attribute_map), into `deepseek` under
+// DeepSeek-V3's name; `fallback` where both are absent (0: none).
+void rename_into(const Json& config, const char* key, const char* alias, const char* deepseek_key,
+                 int fallback, Json& deepseek) {
+  const Json* value = present(config, key);
+  if (value == nullptr) value = present(config, alias);
+  if (value != nullptr) {
+    deepseek[deepseek_key] = *value;
+  } else if (fallback > 0) {
+    deepseek[deepseek_key] = fallback;
+  }
+}
+
+}  // namespace
+
+// transformers' KimiLinearForCausalLM (modeling_kimi_linear.py; moonshotai/Kimi-Linear-48B-A3B):
+// DeepSeek-V3's latent attention in the full-attention layers, Kimi Delta Attention in the others,
+// and DeepSeek-V3's experts (num_experts of moe_intermediate_size, a sigmoid router with its
+// e_score_correction_bias, num_shared_experts as one MLP) past first_k_dense_replace dense layers
+// of dense_ffn_hidden (intermediate_size unless given). Read through DeepSeek-V3's reader under
+// its names; Kimi K3's extensions (an output gate on latent attention, attention residuals) are
+// refused by name.
+std::string read_kimi_linear_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  int experts = 0;
+  problems.add(read_required(config, kNumExperts, experts));
+  if (!problems.any() && experts < 2) {
+    return "'num_experts' must be from 2 to " + format_count(kMaxExperts) +
+           ": Kimi Linear's layers past first_k_dense_replace are mixtures; it is " +
+           std::to_string(experts) + ".";
+  }
+  problems.add(require_boolean(config, "mla_use_output_gate", false,
+                               "an output gate on latent attention (Kimi K3's)"));
+  int attention_residual_block = 0;
+  problems.add(
+      read_optional(config, {"attn_res_block_size", 0, kMaxModelLayers}, attention_residual_block));
+  if (problems.any()) return problems.first();
+  if (attention_residual_block > 0) {
+    return "'attn_res_block_size' must be 0: trainmem does not count block attention residuals "
+           "(Kimi K3's); it is " +
+           std::to_string(attention_residual_block) + ".";
+  }
+  Json deepseek = config;
+  rename_into(config, "num_experts", "num_local_experts", kNRoutedExperts.key, 0, deepseek);
+  rename_into(config, "num_experts_per_token", "num_experts_per_tok", kNumExpertsPerToken.key, 0,
+              deepseek);
+  // KimiLinearConfig: one shared expert and one dense first layer unless said otherwise.
+  rename_into(config, "num_shared_experts", "n_shared_experts", kNSharedExperts.key, 1, deepseek);
+  rename_into(config, "first_k_dense_replace", "first_k_dense_replace", kFirstKDenseReplace.key, 1,
+              deepseek);
+  rename_into(config, "dense_ffn_hidden", "intermediate_size", kIntermediateSize.key, 0, deepseek);
+  if (present(deepseek, kNumExpertsPerToken.key) == nullptr) {
+    return "'num_experts_per_token' is missing; it must be " + allowed(kNumExpertsPerToken) + ".";
+  }
+  problems.add(read_deepseek_v3_block(deepseek, shape));
+  problems.add(
+      read_optional(config, {"model_max_length", 1, kMaxPositionEmbeddings}, shape.max_positions));
+  if (problems.any()) return problems.first();
+  return read_kda_fields(config, shape);
 }
 
 }  // namespace trainmem

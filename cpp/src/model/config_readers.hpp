@@ -47,6 +47,10 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
 // its MLP's width as Lfm2MLP adjusts it, and its short-convolution and full-attention layers.
 std::string read_lfm2_block(const Json& config, ModelShape& shape);
 
+// Kimi Linear's block (config_hybrid.cpp, transformers' modeling_kimi_linear.py): Kimi Delta
+// Attention layers beside latent attention ones, over DeepSeek-V3's experts and dense first layers.
+std::string read_kimi_linear_block(const Json& config, ModelShape& shape);
+
 // final_logit_softcapping (Gemma 2, 3 and 4): a number above 0, or null or absent for none.
 std::string read_logit_softcapping(const Json& config, ModelShape& shape);
 

@@ -29,8 +29,9 @@ KindShares kind_shares(const ModelShape& shape) {
   return {(shape.num_layers - linear) / shape.num_layers, linear / shape.num_layers};
 }
 
-// Up to 10 linear modules a layer: attention's 3 kinds, a linear mixer's 4, the MLP's 2 and the
-// router. Held in place, not on the heap: the first view's module carries this code (page bytes).
+// Up to 13 linear modules a layer: attention's 3 kinds, a linear mixer's 7 (Kimi Delta
+// Attention's), the MLP's 2 and the router. Held in place, not on the heap: the first view's module
+// carries this code (page bytes).
 class Modules {
  public:
   void add(LinearModule module) { items_[size_++] = module; }
@@ -38,7 +39,7 @@ class Modules {
   const LinearModule* end() const { return items_.data() + size_; }
 
  private:
-  std::array<LinearModule, 10> items_{};
+  std::array<LinearModule, 13> items_{};
   std::size_t size_ = 0;
 };
 
@@ -55,10 +56,10 @@ void add_attention_modules(const ModelShape& shape, Modules& modules) {
   modules.add({q, h, share, false});
 }
 
-// A hybrid's linear mixer's projections in their layers' share: LFM2's in_proj and out_proj, or a
-// Gated DeltaNet's, Qwen3-Next's in_proj_qkvz and in_proj_ba or Qwen3.5's in_proj_qkv, in_proj_z,
-// in_proj_b and in_proj_a, then out_proj. The convolution is no linear layer (nn.Conv1d): PEFT's
-// all-linear and bitsandbytes leave it.
+// A hybrid's linear mixer's projections in their layers' share: LFM2's in_proj and out_proj, Kimi
+// Delta Attention's, or a Gated DeltaNet's, Qwen3-Next's in_proj_qkvz and in_proj_ba or Qwen3.5's
+// in_proj_qkv, in_proj_z, in_proj_b and in_proj_a, then out_proj. The convolution is no linear
+// layer (nn.Conv1d): PEFT's all-linear and bitsandbytes leave it.
 void add_linear_mixer_modules(const ModelShape& shape, Modules& modules) {
   if (!hybrid_linear_attention(shape)) return;
   const double h = shape.hidden_size;
@@ -85,7 +86,18 @@ void add_linear_mixer_modules(const ModelShape& shape, Modules& modules) {
       static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
   const double heads = shape.linear_num_value_heads;
   const double share = kind_shares(shape).linear;
-  if (shape.linear_projections_split) {
+  if (kimi_delta_mixer(shape)) {
+    // KimiLinearDeltaAttention: q_proj, k_proj, v_proj, the gates' down and up projections,
+    // beta_proj, then o_proj.
+    const double rank = shape.linear_value_head_dim;
+    const double decays = heads * shape.linear_key_head_dim;
+    modules.add({h, keys, 2 * share});
+    modules.add({h, values, share});
+    modules.add({h, rank, 2 * share});
+    modules.add({rank, decays, share});
+    modules.add({rank, values, share});
+    modules.add({h, heads, share});
+  } else if (shape.linear_projections_split) {
     modules.add({h, 2 * keys + values, share});
     modules.add({h, values, share});
     modules.add({h, heads, 2 * share});

@@ -77,6 +77,8 @@ const std::vector<HubRepositories>& hub_repositories() {
       {"kimi-k2",
        {"moonshotai/Kimi-K2-Instruct", "moonshotai/Kimi-K2-Base",
         "moonshotai/Kimi-K2-Instruct-0905"}},
+      {"kimi-linear-48b-a3b",
+       {"moonshotai/Kimi-Linear-48B-A3B-Instruct", "moonshotai/Kimi-Linear-48B-A3B-Base"}},
       {"glm4.5", {"zai-org/GLM-4.5", "zai-org/GLM-4.5-Base"}},
       {"glm4.5-air", {"zai-org/GLM-4.5-Air", "zai-org/GLM-4.5-Air-Base"}},
       // GLM-5.1: GLM-5's architecture, its BF16 total GLM-5's to the parameter (753,864,139,008).

@@ -155,12 +155,17 @@ std::string model_shape_problem(const ModelShape& shape) {
       return "Global attention layers need num_global_key_value_heads of 1 or more, dividing "
              "num_attention_heads, and no linear mixer's fields.";
     }
+    if (shape.kimi_delta_attention && (short_conv_mixer(shape) || global_attention_mixer(shape))) {
+      return "A hybrid's second kind is Kimi Delta Attention (kimiDeltaAttention), a short "
+             "convolution or global attention, one of them.";
+    }
     if (short_conv_mixer(shape) && any_linear_field) {
       return "A hybrid's linear layers are Gated DeltaNet layers (linear_num_key_heads, …) or "
              "short convolutions (conv_L_cache), not both.";
     }
     if (!short_conv_mixer(shape) && !global_attention_mixer(shape) && !every_linear_field) {
-      return "Gated DeltaNet layers need linear_num_key_heads, linear_num_value_heads, "
+      return std::string(linear_layers_name(shape)) +
+             " need linear_num_key_heads, linear_num_value_heads, "
              "linear_key_head_dim, linear_value_head_dim and linear_conv_kernel_dim of 1 or "
              "more.";
     }
@@ -169,19 +174,19 @@ std::string model_shape_problem(const ModelShape& shape) {
              ") must divide linear_num_value_heads (" + format_count(shape.linear_num_value_heads) +
              ").";
     }
-    if (latent_attention(shape)) {
-      return "Linear mixers' layers beside latent attention are not counted by trainmem.";
-    }
-    if (mixes_dense_layers(shape)) {
-      return "Linear mixers' layers in a mixture of experts with dense layers (mlp_only_layers, "
-             "first_k_dense_replace) are not counted by trainmem.";
+    // Kimi Linear's full-attention layers are latent attention; no other hybrid's are.
+    if (latent_attention(shape) && !kimi_delta_mixer(shape)) {
+      return std::string(linear_layers_name(shape)) +
+             " beside latent attention are not counted by trainmem (Kimi Delta Attention's "
+             "are).";
     }
   } else if (any_linear_field || short_conv_mixer(shape) || shape.short_conv_bias ||
-             global_attention_mixer(shape) || shape.global_kv_heads > 0 || shape.global_k_eq_v) {
+             shape.kimi_delta_attention || global_attention_mixer(shape) ||
+             shape.global_kv_heads > 0 || shape.global_k_eq_v) {
     return "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
            "linear_value_head_dim, linear_conv_kernel_dim, conv_L_cache, conv_bias, "
-           "global_head_dim, num_global_key_value_heads and attention_k_eq_v belong to a "
-           "hybrid's second kind of layer; the model has none.";
+           "global_head_dim, num_global_key_value_heads, attention_k_eq_v and Kimi Delta "
+           "Attention belong to a hybrid's second kind of layer; the model has none.";
   }
   if (shape.num_attention_heads % shape.num_key_value_heads != 0) {
     return "num_key_value_heads (" + format_count(shape.num_key_value_heads) +
@@ -326,6 +331,34 @@ void add_gated_deltanet_weights(const ModelShape& shape, WeightList& list) {
   list.matrix(values, h, 1, P::kSplit);
 }
 
+// Kimi Delta Attention's mixer (transformers' KimiLinearDeltaAttention, modeling_kimi_linear.py;
+// the checkpoint's fla KimiDeltaAttention holds the same weights, its convolution split in three):
+// q_proj and k_proj (H_k·d_k), v_proj (H_v·d_v), the depthwise convolution over the three (no
+// bias), the forget gate's down (h x d_v) and up (d_v x H_v·d_k) projections, dt_bias (one a key
+// channel) and A_log (one a head), beta_proj (h x H_v), the output gate's down and up projections
+// (h x d_v, d_v x H_v·d_v), the gated norm over d_v and o_proj. No framework trainmem models splits
+// it over t (check_hybrid refuses t above 1); the placements say what a head-wise split would.
+void add_kimi_delta_weights(const ModelShape& shape, WeightList& list) {
+  using P = WeightPlacement;
+  const double h = shape.hidden_size;
+  const double keys = static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim;
+  const double values =
+      static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
+  const double heads = shape.linear_num_value_heads;
+  const double rank = shape.linear_value_head_dim;
+  const double decays = heads * shape.linear_key_head_dim;
+  list.matrix(h, 2 * keys + values, 1, P::kSplit);
+  list.matrix(2 * keys + values, shape.linear_conv_kernel_dim, 1, P::kSplit);
+  list.matrix(h, rank, 2, P::kReplicated);  // f_a and g_a
+  list.matrix(rank, decays, 1, P::kSplit);  // f_b
+  list.matrix(rank, values, 1, P::kSplit);  // g_b
+  list.vector(decays, 1, P::kSplit);        // dt_bias
+  list.vector(heads, 1, P::kSplit);         // A_log
+  list.matrix(h, heads, 1, P::kSplit);      // beta_proj
+  list.vector(shape.linear_value_head_dim, 1, P::kNorm);
+  list.matrix(values, h, 1, P::kSplit);
+}
+
 // LFM2's short-convolution mixer (transformers' Lfm2ShortConv, modeling_lfm2.py): in_proj h x 3h
 // (B, C and x), the depthwise conv1d of conv_L_cache over h channels, out_proj h x h, each with a
 // bias under conv_bias. No framework splits it over t: check_hybrid refuses t above 1.
@@ -345,6 +378,8 @@ std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape) {
   if (!hybrid_linear_attention(shape)) return {};
   if (short_conv_mixer(shape)) {
     add_short_conv_weights(shape, list);
+  } else if (kimi_delta_mixer(shape)) {
+    add_kimi_delta_weights(shape, list);
   } else if (global_attention_mixer(shape)) {
     add_attention_weights(global_attention_shape(shape), list);
   } else {

@@ -307,6 +307,30 @@ ModelShape& kimi_k2(ModelShape& shape) {
   return shape;
 }
 
+// Kimi Linear 48B-A3B (moonshotai/Kimi-Linear-48B-A3B-Instruct config.json, model_type
+// kimi_linear): latent attention of 32 heads without a query latent in layers 4, 8, …, 24 and 27
+// (numbered from 1), Kimi Delta Attention of 32 heads of 128 with a convolution of 4 in the other
+// 20; 256 routed experts of 1,024 (top 8), one shared, the first layer a dense MLP of 9,216.
+ModelShape& kimi_linear(ModelShape& shape) {
+  with_fine_grained_experts(shape, 256, 8, 1024);
+  shape.shared_expert_ffn_hidden_size = 1024;
+  shape.router_bias = true;
+  shape.num_dense_layers = 1;
+  shape.kv_lora_rank = 512;
+  shape.qk_nope_head_dim = 128;
+  shape.qk_rope_head_dim = 64;
+  shape.v_head_dim = 128;
+  shape.hybrid_layers = interval_hybrid_layers(shape.num_layers, 4);
+  shape.hybrid_layers.back() = 'A';
+  shape.linear_num_key_heads = 32;
+  shape.linear_num_value_heads = 32;
+  shape.linear_key_head_dim = 128;
+  shape.linear_value_head_dim = 128;
+  shape.linear_conv_kernel_dim = 4;
+  shape.kimi_delta_attention = true;
+  return shape;
+}
+
 std::vector<ModelShape> make_presets() {
   std::vector<ModelShape> presets;
   presets.reserve(64);
@@ -410,6 +434,9 @@ std::vector<ModelShape> make_presets() {
                         64);
   kimi_k2(deepseek.add({"kimi-k2", "Kimi K2 1T", "moonshotai/Kimi-K2-Instruct config.json", 61,
                         7168, 18432, 64, 64, kKimiK2VocabSize, false}));
+  kimi_linear(deepseek.add({"kimi-linear-48b-a3b", "Kimi Linear 48B-A3B",
+                            "moonshotai/Kimi-Linear-48B-A3B-Instruct config.json", 27, 2304, 9216,
+                            32, 32, kKimiK2VocabSize, false}));
 
   Family glm(presets, "GLM");
   glm45(glm.add({"glm4.5", "GLM-4.5 355B", "zai-org/GLM-4.5 config.json", 92, 5120, 12288, 96, 8,
@@ -532,7 +559,7 @@ std::vector<ModelShape> make_presets() {
       {"deepseek-v3.2", 163840},    {"glm-5", 202752},
       {"lfm2-350m", 128000},        {"lfm2-700m", 128000},
       {"lfm2-1.2b", 128000},        {"gemma4-31b", 262144},
-      {"gemma4-26b-a4b", 262144},
+      {"gemma4-26b-a4b", 262144},   {"kimi-linear-48b-a3b", 1048576},
   };
   for (ModelShape& preset : presets) {
     for (const auto& [id, positions] : max_positions) {

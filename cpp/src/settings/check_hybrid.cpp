@@ -20,16 +20,19 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
                                    " are counted under the ideal step alone; no stack's run of "
                                    "them is modelled yet. Choose the ideal stack.");
   }
-  // LFM2's short convolutions: no framework defines a tensor- or context-parallel layout for
-  // them (transformers' Lfm2Config has no tensor-parallel plan; Megatron-LM and torchtitan build
-  // no LFM2), so none is guessed.
-  if (short_conv_mixer(shape) && layout.tensor_parallel > 1) {
+  // LFM2's short convolutions and Kimi Delta Attention: no framework defines a tensor- or
+  // context-parallel layout for them (transformers' Lfm2Config has no tensor-parallel plan and
+  // KimiLinearConfig's splits the MLPs and experts alone; Megatron-LM d98e8a64 and torchtitan
+  // build neither), so none is guessed.
+  const bool unsplit_mixer = short_conv_mixer(shape) || kimi_delta_mixer(shape);
+  if (unsplit_mixer && layout.tensor_parallel > 1) {
     return refusal(id::kTensorParallel,
-                   model +
-                       " have no tensor-parallel layout in any framework trainmem models "
-                       "(transformers' Lfm2Config gives no plan); choose t 1.");
+                   model + " have no tensor-parallel layout in any framework trainmem models (" +
+                       (kimi_delta_mixer(shape) ? "KimiLinearConfig's plan splits the MLPs alone"
+                                                : "transformers' Lfm2Config gives no plan") +
+                       "); choose t 1.");
   }
-  if (short_conv_mixer(shape) && layout.context_parallel > 1) {
+  if (unsplit_mixer && layout.context_parallel > 1) {
     return refusal(id::kContextParallel,
                    model +
                        " have no context-parallel layout in any framework trainmem models; "
@@ -41,7 +44,7 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
   // as it keeps a c-th of the tokens elsewhere; TransformerConfig requires both head counts to
   // divide by t·c.
   const int split = layout.tensor_parallel * layout.context_parallel;
-  if (!short_conv_mixer(shape) && split > 1 &&
+  if (!unsplit_mixer && split > 1 &&
       (shape.linear_num_key_heads % split != 0 || shape.linear_num_value_heads % split != 0)) {
     return refusal(layout.context_parallel > 1 ? id::kContextParallel : id::kTensorParallel,
                    model + " split their heads over t × c = " + std::to_string(split) +
