@@ -62,7 +62,7 @@ declare global {
       qkNopeHeadDim: number;
       qkRopeHeadDim: number;
       vHeadDim: number;
-      /** Hybrids (Qwen3-Next, Qwen3.5, LFM2): one character a layer, 'A' full attention, 'L' the linear mixer; "" when every layer is attention. */
+      /** Hybrids (Qwen3-Next, Qwen3.5, LFM2, Kimi Linear, Nemotron-H): one character a layer, 'A' full attention, 'L' the linear mixer (each with the MLP), or one part alone: 'a' attention, 'l' the linear mixer, 'F' the MLP; "" when every layer is attention. */
       hybridLayers: string;
       linearNumKeyHeads: number;
       linearNumValueHeads: number;
@@ -95,6 +95,10 @@ declare global {
       linearProjectionsSplit: boolean;
       /** Kimi Linear's Kimi Delta Attention as the linear mixer, rather than a Gated DeltaNet. */
       kimiDeltaAttention: boolean;
+      /** Nemotron-H's Mamba-2 mixer as the linear mixer (the linear_* key heads and width are its groups and state). */
+      mamba2: boolean;
+      /** Mamba-2's convolution bias (use_conv_bias). */
+      linearConvBias: boolean;
       /** DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): its heads, their width, the keys each query keeps; 0 without one. */
       indexNHeads: number;
       indexHeadDim: number;

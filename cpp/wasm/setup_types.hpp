@@ -177,6 +177,8 @@ inline void register_setup_types() {
       .field("linearNormUnfused", &ModelShape::linear_norm_unfused)
       .field("linearProjectionsSplit", &ModelShape::linear_projections_split)
       .field("kimiDeltaAttention", &ModelShape::kimi_delta_attention)
+      .field("mamba2", &ModelShape::mamba2)
+      .field("linearConvBias", &ModelShape::linear_conv_bias)
       .field("indexNHeads", &ModelShape::index_n_heads)
       .field("indexHeadDim", &ModelShape::index_head_dim)
       .field("indexTopk", &ModelShape::index_topk)

@@ -310,6 +310,68 @@ const KIMI_LINEAR = JSON.stringify({
   vocab_size: 163840,
   tie_word_embeddings: false,
 });
+// Nemotron 3 Nano 30B-A3B's, as nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 publishes it: blocks of
+// one part each, Mamba-2, a mixture of experts or attention.
+const NEMOTRON3_NANO = JSON.stringify({
+  _name_or_path: 'nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16',
+  architectures: ['NemotronHForCausalLM'],
+  attention_bias: false,
+  attention_dropout: 0.0,
+  bos_token_id: 1,
+  chunk_size: 128,
+  conv_kernel: 4,
+  eos_token_id: 2,
+  expand: 2,
+  head_dim: 128,
+  hidden_dropout: 0.0,
+  hidden_size: 2688,
+  hybrid_override_pattern: 'MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME',
+  initializer_range: 0.02,
+  intermediate_size: 1856,
+  layer_norm_epsilon: 1e-5,
+  mamba_head_dim: 64,
+  mamba_hidden_act: 'silu',
+  mamba_num_heads: 64,
+  mamba_proj_bias: false,
+  mamba_ssm_cache_dtype: 'float32',
+  max_position_embeddings: 262144,
+  mlp_bias: false,
+  mlp_hidden_act: 'relu2',
+  model_type: 'nemotron_h',
+  moe_intermediate_size: 1856,
+  moe_shared_expert_intermediate_size: 3712,
+  n_group: 1,
+  n_groups: 8,
+  n_routed_experts: 128,
+  n_shared_experts: 1,
+  norm_eps: 1e-5,
+  norm_topk_prob: true,
+  num_attention_heads: 32,
+  num_experts_per_tok: 6,
+  num_hidden_layers: 52,
+  num_key_value_heads: 2,
+  num_logits_to_keep: 1,
+  pad_token_id: 0,
+  partial_rotary_factor: 1.0,
+  rescale_prenorm_residual: true,
+  residual_in_fp32: false,
+  rope_theta: 10000,
+  routed_scaling_factor: 2.5,
+  sliding_window: null,
+  ssm_state_size: 128,
+  tie_word_embeddings: false,
+  time_step_floor: 0.0001,
+  time_step_max: 0.1,
+  time_step_min: 0.001,
+  topk_group: 1,
+  torch_dtype: 'bfloat16',
+  transformers_version: '4.55.4',
+  use_bias: false,
+  use_cache: true,
+  use_conv_bias: true,
+  use_mamba_kernels: true,
+  vocab_size: 131072,
+});
 // Gemma 4 31B's: sliding-window layers, every sixth a full-attention layer of 512-wide heads,
 // beside its vision tower.
 const GEMMA4_31B = JSON.stringify({
@@ -539,6 +601,27 @@ describe("today's families, in Chromium", () => {
     await page.close();
   });
 
+  it("reads Nemotron 3 Nano's blocks to its count, each kind's bytes, and splits as MambaMixer does", async () => {
+    const { page, problems } = await harness.openPage();
+    await use(page, NEMOTRON3_NANO);
+    await readsAs(page, 'nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16', '31.58 B');
+    assert.match(
+      await readout(page),
+      /Of its 52 layers, 23 are Mamba-2 blocks, each keeping 39,588 B a token, 23 mixture-of-experts blocks, 102,404 B a token, and 6 attention blocks, 28,292 B a token/,
+    );
+    // Over c 16, more than the 8 groups, it waits, named, and the view stays.
+    const before = await readout(page);
+    await commit(page, '#cp', '16');
+    assert.match(
+      await page.textContent('#cp-error'),
+      /Mamba-2 layers split their heads over t × c = 16 \(Megatron-LM's MambaMixer\)/,
+    );
+    assert.equal(await readout(page), before);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it("reads LFM2's config to its count, and refuses tensor parallelism no framework defines for it", async () => {
     const { page, problems } = await harness.openPage();
     await use(page, LFM2_12B);
@@ -679,7 +762,18 @@ describe("today's families, in Chromium", () => {
     );
     assert.deepEqual(
       groups.map(([label]) => label),
-      ['Llama', 'Qwen', 'DeepSeek and Kimi', 'GLM', 'Gemma', 'Liquid AI', 'Mistral', 'OpenAI', 'Others'],
+      [
+        'Llama',
+        'Qwen',
+        'DeepSeek and Kimi',
+        'GLM',
+        'Gemma',
+        'Liquid AI',
+        'NVIDIA',
+        'Mistral',
+        'OpenAI',
+        'Others',
+      ],
     );
     assert.equal(
       await page.$$eval('#model optgroup:first-child option', (options) => options[0].value),

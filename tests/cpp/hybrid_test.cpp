@@ -332,10 +332,10 @@ TEST_CASE("tensor and context parallelism split the linear layers' heads, as Meg
   // out_proj 16 × 8 to split, against q_proj 8 × 16, k_proj and v_proj 8 × 8 each and o_proj
   // 8 × 8; its norm of d_v = 4 against the q/k norms' 8.
   const ParameterCounts counts = parameter_counts(shape);
-  CHECK(counts.linear_split_delta_per_layer ==
+  CHECK(counts.linear.split ==
         (8 * 48 + 8 * 8 + 32 * 3 + 8 + 16 * 8) - (8 * 16 + 2 * 8 * 8 + 8 * 8));
-  CHECK(counts.linear_norms_delta_per_layer == 4 - 8);
-  CHECK(counts.linear_replicated_delta_per_layer == 0);
+  CHECK(counts.linear.norms == 4 - 8);
+  CHECK(counts.linear.replicated == 0);
   const std::vector<SavedTensor> halves = saved_tensors_of(setup).tensors;
   // The mixer's tensors halve but its input, which sits between the blocks (whole without
   // sequence parallelism).

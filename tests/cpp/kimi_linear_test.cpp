@@ -247,6 +247,7 @@ TEST_CASE("kimi_linear fields trainmem cannot count are refused by name") {
   // A KDA field outside Kimi Linear.
   ModelShape shape = parsed(tiny_kimi());
   shape.hybrid_layers.clear();
-  CHECK(model_shape_problem(shape).find("Kimi Delta Attention belong to a hybrid's second kind") !=
+  CHECK(model_shape_problem(shape).find(
+            "Kimi Delta Attention and Mamba-2 belong to a hybrid's second kind") !=
         std::string::npos);
 }

@@ -213,8 +213,8 @@ TEST_CASE("a hybrid's layer list must name each layer, first kind or second") {
   shape.hybrid_layers = "LAX";
   CHECK(model_shape_problem(shape) ==
         "A hybrid's layer kinds (hybridLayers) must be one character a layer for each of its "
-        "num_hidden_layers (4), 'A' for the first kind or 'L' for the second; they are 3 "
-        "characters, \"LAX\".");
+        "num_hidden_layers (4), 'A' for the first kind or 'L' for the second, 'a', 'l' or 'F' "
+        "for their mixer or MLP alone; they are 3 characters, \"LAX\".");
   shape.hybrid_layers = "LALL";
   CHECK(model_shape_problem(shape).empty());
 }

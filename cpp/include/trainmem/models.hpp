@@ -74,11 +74,14 @@ struct ModelShape {
   int v_head_dim = 0;
   // A hybrid's layers (models.hpp, hybrid_linear_attention), one character a layer from the
   // first: 'A' a full-attention layer, 'L' a linear mixer's layer in its place, both holding the
-  // same MLP; empty when every layer is full attention. The linear mixer is a Gated DeltaNet
-  // (Qwen3-Next's and Qwen3.5's: Yang et al., "Gated Delta Networks", arXiv:2412.06464;
-  // transformers' Qwen3NextGatedDeltaNet), or, when short_conv_kernel is above 0, LFM2's gated
-  // short convolution (transformers' Lfm2ShortConv), or, when global_head_dim is above 0, Gemma
-  // 4's global attention beside its sliding-window layers (Gemma4TextAttention).
+  // same MLP; empty when every layer is full attention. Nemotron-H's blocks hold one part each
+  // behind one norm: 'a' attention alone, 'l' the linear mixer alone, 'F' the MLP (the mixture,
+  // with E > 1) alone; 'a' and 'l' count as a mixture's dense layers (dense_layers_between). The
+  // linear mixer is a Gated DeltaNet (Qwen3-Next's and Qwen3.5's: Yang et al., "Gated Delta
+  // Networks", arXiv:2412.06464; transformers' Qwen3NextGatedDeltaNet), or, when short_conv_kernel
+  // is above 0, LFM2's gated short convolution (transformers' Lfm2ShortConv), or, when
+  // global_head_dim is above 0, Gemma 4's global attention beside its sliding-window layers
+  // (Gemma4TextAttention).
   std::string hybrid_layers = {};
   int linear_num_key_heads = 0;    // H_k: the linear layers' query and key heads
   int linear_num_value_heads = 0;  // H_v: their value heads (and gates, decays)
@@ -124,6 +127,14 @@ struct ModelShape {
   // dt_bias per channel and A_log per head, β, a low-rank output gate (g_a, g_b), a gated norm
   // over d_v, o_proj; the linear_* fields give its heads, widths and convolution.
   bool kimi_delta_attention = false;
+  // Mamba-2's mixer (Dao and Gu, "Transformers are SSMs", arXiv:2405.21060; transformers'
+  // NemotronHMamba2Mixer) in place of a Gated DeltaNet, its fields read as SSD's attention: the
+  // linear_* key heads and width are n_groups and ssm_state_size (B and C), the value heads and
+  // width mamba_num_heads and mamba_head_dim (x), the convolution's width conv_kernel. in_proj
+  // makes z, x, B, C and dt; the depthwise convolution over x, B and C (with its bias under
+  // linear_conv_bias); dt_bias, A_log and D a head; a gated RMSNorm over H·P; out_proj.
+  bool mamba2 = false;
+  bool linear_conv_bias = false;
   // DeepSeek Sparse Attention (DeepSeek-V3.2, arXiv:2512.02556; GLM-5), in use when
   // index_n_heads > 0: beside latent attention every layer holds a lightning indexer
   // (transformers' DeepseekV32Indexer: wq_b from the query latent, wk and a LayerNorm from the
@@ -158,6 +169,11 @@ inline bool kimi_delta_mixer(const ModelShape& shape) {
   return hybrid_linear_attention(shape) && shape.kimi_delta_attention;
 }
 
+// Whether a hybrid's linear mixer is Mamba-2's.
+inline bool mamba2_mixer(const ModelShape& shape) {
+  return hybrid_linear_attention(shape) && shape.mamba2;
+}
+
 // Whether a hybrid's second kind is Gemma 4's global attention, its first sliding-window
 // attention.
 inline bool global_attention_mixer(const ModelShape& shape) { return shape.global_head_dim > 0; }
@@ -169,11 +185,18 @@ inline const char* linear_layers_name(const ModelShape& shape) {
   return short_conv_mixer(shape)         ? "short-convolution layers"
          : global_attention_mixer(shape) ? "global attention layers"
          : kimi_delta_mixer(shape)       ? "Kimi Delta Attention layers"
+         : mamba2_mixer(shape)           ? "Mamba-2 layers"
                                          : "Gated DeltaNet layers";
 }
 inline const char* attention_layers_name(const ModelShape& shape) {
   return global_attention_mixer(shape) ? "sliding-window layers" : "full-attention layers";
 }
+
+// A kind of a hybrid's layers (hybrid_layers' 'A', 'L', 'a', 'l' or 'F'), for people, in the
+// plural: linear_layers_name and attention_layers_name for the full layers; the one-part kinds as
+// Nemotron-H calls them, "Mamba-2 blocks", "attention blocks" and "MLP blocks" ("mixture-of-
+// experts blocks" with E > 1).
+std::string layer_kind_name(const ModelShape& shape, char kind);
 
 // Gemma 4's global attention layers as a shape of their own: its heads of global_head_dim and
 // its global key/value heads (models.cpp).
@@ -185,8 +208,17 @@ ModelShape global_attention_shape(const ModelShape& shape);
 std::string interval_hybrid_layers(int layers, int interval, char every = 'A');
 
 // How many of the `count` layers from layer `first` on (from 0) are linear mixers' layers: none
-// unless hybrid, else those hybrid_layers marks 'L'.
+// unless hybrid, else those hybrid_layers marks 'L' or 'l'.
 double linear_attention_layers_between(const ModelShape& shape, double first, double count);
+
+// How many of them hybrid_layers marks with one of `kinds` ("al": the one-part mixer layers).
+double layers_of_kinds_between(const ModelShape& shape, double first, double count,
+                               std::string_view kinds);
+
+// Whether a hybrid's layers hold one part each somewhere (Nemotron-H's: 'a', 'l' or 'F').
+inline bool one_part_layers(const ModelShape& shape) {
+  return shape.hybrid_layers.find_first_of("alF") != std::string::npos;
+}
 
 // Whether the shape's attention is multi-head latent attention.
 inline bool latent_attention(const ModelShape& shape) { return shape.kv_lora_rank > 0; }
@@ -196,7 +228,7 @@ inline bool sparse_attention(const ModelShape& shape) { return shape.index_n_hea
 
 // How many of the `count` layers from layer `first` on (from 0) hold a dense MLP: all of them
 // without a mixture; else the first num_dense_layers, and past them those whose number + 1 is not
-// a multiple of moe_layer_step.
+// a multiple of moe_layer_step; with one-part layers, those of a mixer alone ('a', 'l').
 double dense_layers_between(const ModelShape& shape, double first, double count);
 
 // Whether a mixture of experts has dense layers among its layers (first or interleaved).
@@ -270,6 +302,14 @@ struct LayerWeight {
 // Parameter counts and Adafactor's factored states both read this one list.
 std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer);
 
+// A difference in a layer's parameters: split over t, whole on every rank, and in norms.
+struct LayerDelta {
+  double split = 0;
+  double replicated = 0;
+  double norms = 0;
+  double on_device(double t) const { return split / t + replicated + norms; }
+};
+
 // Where the parameters are, for placing them on pipeline stages and tensor-parallel ranks.
 // Megatron-LM's placement: column-parallel layers (Q, K, V, gate, up) split their weights and
 // biases over t, row-parallel layers (O, down) split their weights and keep their biases whole,
@@ -291,18 +331,20 @@ struct ParameterCounts {
   double position_embedding = 0;  // P x h learned positions, whole on every TP rank
   double output_head = 0;         // V x h, or 0 when tied to the embedding; + V bias
   double final_norm = 0;          // h, or 2·h with a LayerNorm's bias
-  // A hybrid's Gated DeltaNet layers: what such a layer holds beyond a full-attention layer of
-  // the same kind of MLP (its mixer less the attention; negative where the mixer is the smaller),
-  // split over t, whole on every rank, and in norms.
-  double linear_split_delta_per_layer = 0;
-  double linear_replicated_delta_per_layer = 0;
-  double linear_norms_delta_per_layer = 0;
+  // What a hybrid's layer of another kind holds beyond a full layer of the same kind of MLP
+  // (hybrid_layers): its linear mixer less the attention ('L', 'l'), no MLP ('a', 'l': less the
+  // dense MLP, such layers counting as dense ones) and no mixer ('F': less the attention), each
+  // with half the layer's norms in the one-part kinds. Negative where the layer holds less.
+  LayerDelta linear;
+  LayerDelta mlpless;
+  LayerDelta mixerless;
 };
 ParameterCounts parameter_counts(const ModelShape& shape);
 
-// The three deltas above summed: a Gated DeltaNet layer's parameters less a full-attention
-// layer's.
-double linear_layer_parameter_delta(const ParameterCounts& counts);
+// What the `count` layers from layer `first` on hold beyond as many full layers, on one of t
+// tensor-parallel ranks: each delta above times the layers of its kinds (0 unless hybrid).
+double layer_kind_deltas(const ModelShape& shape, const ParameterCounts& counts, double first,
+                         double count, double t);
 
 // A Gated DeltaNet layer's mixer weights (empty unless the shape is hybrid).
 std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape);
@@ -336,6 +378,10 @@ std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape);
 //                        + (2·H_k·d_k + H_v·d_v)·kernel + h·d_v + d_v·H_v·d_k (forget gate)
 //                        + H_v·d_k (dt_bias) + H_v (A_log) + h·H_v (β) + h·d_v + d_v·H_v·d_v
 //                        (output gate) + d_v (gated norm) + H_v·d_v·h (o_proj)
+//                        Mamba-2: h·(2·H·P + 2·G·N + H) (in_proj) + (H·P + 2·G·N)·kernel
+//                        (+ H·P + 2·G·N with its bias) + 3·H (dt_bias, A_log, D) + H·P (gated
+//                        norm) + H·P·h (out_proj)
+//   one-part layers      half the layer's norms and its mixer alone, or its MLP alone
 double count_parameters(const ModelShape& shape);
 
 // The parameters one token passes through: the same count with top-k of the E routed experts.

@@ -42,7 +42,17 @@ struct ActivationsPerLayer {
   // A hybrid's two kinds of layer (stage.cpp), each one's kept bytes per token; 0 otherwise.
   double linear_kept_per_token = 0;
   double attention_kept_per_token = 0;
+  // Every kind a hybrid's layers hold (models.hpp, hybrid_layers), in kHybridKindOrder: its
+  // character and kept bytes per token; empty otherwise.
+  struct Kind {
+    char kind = 'A';
+    double kept_per_token = 0;
+  };
+  std::vector<Kind> kinds;
 };
+
+// The order a hybrid's kinds are named in: the linear mixers' layers first.
+constexpr const char* kHybridKindOrder = "LlFAa";
 
 // Every activation model answers through this one signature: one layer of `shape` under
 // `setup`'s layout and recomputation and what `stack` does to it, for `micro_batch_sequences`
@@ -76,9 +86,16 @@ LayerActivations layer_activations_of(ActivationModel model);
 // input, as any layer's.
 std::vector<SavedTensor> linear_layer_tensors(const ModelShape& shape, const TrainingSetup& setup,
                                               const LayerStack& stack, bool flash_attention);
-ActivationsPerLayer linear_layer_activations(const ModelShape& shape, const TrainingSetup& setup,
-                                             const LayerStack& stack, int micro_batch_sequences,
-                                             bool flash_attention, const Pen& pen);
+
+// A hybrid's layer of one kind (models.hpp, hybrid_layers: 'A', 'L', or one part alone, 'a', 'l',
+// 'F'), tensor by tensor, and what it keeps between passes; 'A' as the llama-block model counts
+// an attention layer.
+std::vector<SavedTensor> layer_kind_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                            const LayerStack& stack, bool flash_attention,
+                                            char kind);
+ActivationsPerLayer layer_kind_activations(const ModelShape& shape, const TrainingSetup& setup,
+                                           const LayerStack& stack, int micro_batch_sequences,
+                                           bool flash_attention, const Pen& pen, char kind);
 
 // fla's chunk size for the chunked delta rule (fla/ops/gated_delta_rule/chunk.py, BT = 64): A, the
 // WY inverse, holds 64 entries a token and head.

@@ -75,6 +75,7 @@ struct LlamaBlock {
   void add_gated_deltanet(SavedTensors& saved) const;
   void add_gated_norm_in_pytorch(SavedTensors& saved, const Words& gate_name) const;
   void add_kimi_delta_attention(SavedTensors& saved) const;
+  void add_mamba2(SavedTensors& saved) const;
   void add_short_conv(SavedTensors& saved) const;
   void add_sparse_attention(SavedTensors& saved) const;
   void add_sparse_attention_kernels(SavedTensors& saved) const;
@@ -601,6 +602,29 @@ void LlamaBlock::add_kimi_delta_attention(SavedTensors& saved) const {
             linear_input_bytes, by_heads);
 }
 
+// Mamba-2's mixer, as transformers' NemotronHMamba2Mixer.cuda_kernels_forward trains it
+// (modeling_nemotron_h.py) through mamba_ssm's mamba_split_conv1d_scan_combined (v2.3.2.post1,
+// ssd_combined.py: MambaSplitConv1dScanCombinedFn.forward saves in_proj's whole output zxbcdt,
+// the scan's output before the gate, and the gated norm's 1/RMS a group, FP32; the convolution's
+// output, the chunk states and the norm's output, out_proj's input, are recomputed in the
+// backward pass). transformers takes this path when the forward builds no cache (use_cache=False,
+// as TRL's trainers set it, or under gradient checkpointing) and the batch has no padding.
+void LlamaBlock::add_mamba2(SavedTensors& saved) const {
+  const double groups = shape.linear_num_key_heads;
+  const double state = shape.linear_key_head_dim;
+  const double heads = shape.linear_num_value_heads;
+  const double inner = heads * shape.linear_value_head_dim;
+  saved.add("linear-input", linear_input("Mamba-2's input (the norm's output)" + gathered_text),
+            "in_proj", "h", h, linear_input_bytes, projections_input);
+  saved.add("mamba-projections", "in_proj's output: z, x, B, C and dt",
+            "mamba_split_conv1d_scan_combined", "2·H·P + 2·G·N + H",
+            2 * inner + 2 * groups * state + heads, kBf16Bytes, by_heads);
+  saved.add("scan-output", "The scan's output, before the gate", "mamba_split_conv1d_scan_combined",
+            "H·P", inner, kBf16Bytes, by_heads);
+  saved.add("gated-norm-rstd", "Gated norm's 1/RMS a group, FP32",
+            "mamba_split_conv1d_scan_combined", "G", groups, kFp32Bytes, by_heads);
+}
+
 // LFM2's short-convolution mixer, as transformers' Lfm2ShortConv.cuda_kernels_forward runs it
 // (modeling_lfm2.py) on causal-conv1d (v1.6.1, causal_conv1d_interface.py, CausalConv1dFn saves
 // its input x and the weights): in_proj saves its input; B·x saves B and x and C·conv_out saves C,
@@ -702,12 +726,20 @@ void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
     saved.add("shared-input", "Shared experts' input (the norm's output), in FP8",
               "the shared experts' gate and up projections", "h", h, linear_input_bytes, whole);
   }
-  saved.add("shared-gate-output", "Shared experts' gate projection output",
-            "the fused activation × up", "f_s", shared_f, kBf16Bytes, by_heads);
-  saved.add("shared-up-output", "Shared experts' up projection output", "the fused activation × up",
-            "f_s", shared_f, kBf16Bytes, by_heads);
-  saved.add("shared-product", linear_input("Shared experts' activation × up"), "down projection",
-            "f_s", shared_f, linear_input_bytes, by_heads);
+  if (shape.gated_mlp) {
+    saved.add("shared-gate-output", "Shared experts' gate projection output",
+              "the fused activation × up", "f_s", shared_f, kBf16Bytes, by_heads);
+    saved.add("shared-up-output", "Shared experts' up projection output",
+              "the fused activation × up", "f_s", shared_f, kBf16Bytes, by_heads);
+    saved.add("shared-product", linear_input("Shared experts' activation × up"), "down projection",
+              "f_s", shared_f, linear_input_bytes, by_heads);
+  } else {
+    // A plain shared MLP (Nemotron-H's): the activation keeps its input, down its output.
+    saved.add("shared-up-output", "Shared experts' up projection output",
+              "the activation (ReLU², GELU)", "f_s", shared_f, kBf16Bytes, by_heads);
+    saved.add("shared-product", linear_input("Shared experts' activation output"),
+              "down projection", "f_s", shared_f, linear_input_bytes, by_heads);
+  }
   if (shape.shared_expert_gate) {
     // Qwen2-MoE: sigmoid(shared_expert_gate(x)) · shared_expert(x) saves both factors.
     saved.add("shared-output", "Shared expert's output", "the product with its gate", "h", h,
@@ -728,23 +760,28 @@ Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layo
 
 namespace {
 
-// One block's tensors: a full-attention layer's, or with `linear_mixer` a linear layer's.
+// One block's tensors: a full-attention layer's, or with `mixer` kLinear a linear layer's, and
+// without `mlp` or with `mixer` kNone one part alone (Nemotron-H's blocks: hybrid_layers' 'a',
+// 'l' and 'F').
+enum class Mixer { kAttention, kLinear, kNone };
 std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSetup& setup,
-                                       const LayerStack& stack, bool flash_attention,
-                                       bool linear_mixer) {
+                                       const LayerStack& stack, bool flash_attention, Mixer mixer,
+                                       bool mlp) {
   const LlamaBlock block(shape, setup, stack, flash_attention);
   SavedTensors saved;
   // Attention, or the linear mixer in its place.
-  if (linear_mixer) {
+  if (mixer == Mixer::kLinear) {
     block.add_norm(saved, "input-norm", "Input norm");
     if (short_conv_mixer(shape)) {
       block.add_short_conv(saved);
     } else if (kimi_delta_mixer(shape)) {
       block.add_kimi_delta_attention(saved);
+    } else if (mamba2_mixer(shape)) {
+      block.add_mamba2(saved);
     } else {
       block.add_gated_deltanet(saved);
     }
-  } else {
+  } else if (mixer == Mixer::kAttention) {
     block.add_attention_norm(saved);
     if (sparse_attention(shape)) {
       block.add_sparse_attention(saved);
@@ -760,10 +797,13 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
     }
     block.add_attention_output_gate(saved);
   }
-  block.add_residual_dropout_mask(saved, "attention-dropout-mask",
-                                  "Dropout mask after the attention (1 byte)");
-  block.add_attention_output_before_all_to_all(saved);
-  if (shape.norms_per_layer >= 3) block.add_further_norm(saved, 3);
+  if (mixer != Mixer::kNone) {
+    block.add_residual_dropout_mask(saved, "attention-dropout-mask",
+                                    "Dropout mask after the attention (1 byte)");
+    block.add_attention_output_before_all_to_all(saved);
+    if (shape.norms_per_layer >= 3 && mlp) block.add_further_norm(saved, 3);
+  }
+  if (!mlp) return std::move(saved.list);
 
   // MLP, fused (Megatron-LM's bias-SwiGLU fusion, Transformer Engine's LayerNormMLP, Liger): gate
   // and up share their input and save their outputs, from which the backward pass recomputes the
@@ -784,16 +824,26 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
 
 std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const TrainingSetup& setup,
                                              const LayerStack& stack, bool flash_attention) {
-  return block_tensors(shape, setup, stack, flash_attention, false);
+  return block_tensors(shape, setup, stack, flash_attention, Mixer::kAttention, true);
+}
+
+std::vector<SavedTensor> layer_kind_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                            const LayerStack& stack, bool flash_attention,
+                                            char kind) {
+  const bool linear = kind == 'L' || kind == 'l';
+  const bool mlp = kind == 'A' || kind == 'L' || kind == 'F';
+  // Gemma 4's global layers are attention layers of their own widths.
+  if (linear && global_attention_mixer(shape)) {
+    return block_tensors(global_attention_shape(shape), setup, stack, flash_attention,
+                         Mixer::kAttention, mlp);
+  }
+  const Mixer mixer = kind == 'F' ? Mixer::kNone : linear ? Mixer::kLinear : Mixer::kAttention;
+  return block_tensors(shape, setup, stack, linear || flash_attention, mixer, mlp);
 }
 
 std::vector<SavedTensor> linear_layer_tensors(const ModelShape& shape, const TrainingSetup& setup,
                                               const LayerStack& stack, bool flash_attention) {
-  // Gemma 4's global layers are attention layers of their own widths.
-  if (global_attention_mixer(shape)) {
-    return block_tensors(global_attention_shape(shape), setup, stack, flash_attention, false);
-  }
-  return block_tensors(shape, setup, stack, true, true);
+  return layer_kind_tensors(shape, setup, stack, flash_attention, 'L');
 }
 
 std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
@@ -883,11 +933,15 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
 
 }  // namespace
 
-ActivationsPerLayer linear_layer_activations(const ModelShape& shape, const TrainingSetup& setup,
-                                             const LayerStack& stack, int micro_batch_sequences,
-                                             bool flash_attention, const Pen& pen) {
-  // Gemma 4's global layers: attention layers, recomputed as any attention layer.
-  if (global_attention_mixer(shape)) {
+ActivationsPerLayer layer_kind_activations(const ModelShape& shape, const TrainingSetup& setup,
+                                           const LayerStack& stack, int micro_batch_sequences,
+                                           bool flash_attention, const Pen& pen, char kind) {
+  // A full-attention layer, and Gemma 4's global layers: attention layers, recomputed as any.
+  if (kind == 'A') {
+    return llama_block_layer_activations(shape, setup, stack, micro_batch_sequences,
+                                         flash_attention, pen);
+  }
+  if (kind == 'L' && global_attention_mixer(shape)) {
     return llama_block_layer_activations(global_attention_shape(shape), setup, stack,
                                          micro_batch_sequences, flash_attention, pen);
   }
@@ -896,14 +950,15 @@ ActivationsPerLayer linear_layer_activations(const ModelShape& shape, const Trai
   layer.tokens_on_device =
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
   const double saved_per_token =
-      saved_bytes_per_token(linear_layer_tensors(shape, setup, stack, flash_attention));
+      saved_bytes_per_token(layer_kind_tensors(shape, setup, stack, flash_attention, kind));
   if (setup.recompute == Recompute::kFull) {
     layer.kept_per_token = layer_input_per_token(shape, layout, pen);
     layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
     layer.recompute_working_bytes = layer.tokens_on_device * saved_per_token - layer.kept_bytes;
     return layer;
   }
-  // Selective recomputation recomputes full attention's core alone: a linear layer keeps all.
+  // Selective recomputation recomputes full attention's core alone (its tensors say so): a linear
+  // layer keeps all.
   layer.kept_per_token = pen.count(saved_per_token, "B saved per token");
   layer.kept_bytes = layer.tokens_on_device * saved_per_token;
   return layer;

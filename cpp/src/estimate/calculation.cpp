@@ -165,21 +165,27 @@ void add_notes(Calculation& calc, const TrainingSetup& asked, std::vector<std::s
 void add_hybrid_note(Calculation& calc, const TrainingSetup& setup) {
   if (!hybrid_linear_attention(*calc.shape)) return;
   const ModelShape& shape = *calc.shape;
-  const double linear = linear_attention_layers_between(shape, 0, shape.num_layers);
-  const double full = shape.num_layers - linear;
-  std::string linear_kind = linear_layers_name(shape);
-  if (linear == 1) linear_kind.pop_back();  // "layers" → "layer"
-  std::string attention_kind = attention_layers_name(shape);
-  if (full == 1) attention_kind.pop_back();
+  // "Of its 27 layers, 20 are Kimi Delta Attention layers, each keeping 308,232 B a token, and 7
+  // full-attention layers, 153,740 B a token": each kind in kHybridKindOrder.
+  std::string text = "Of its " + format_count(shape.num_layers) + " layers, ";
+  const std::vector<ActivationsPerLayer::Kind>& kinds = calc.layer.kinds;
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const double count =
+        layers_of_kinds_between(shape, 0, shape.num_layers, std::string(1, kinds[i].kind));
+    std::string name = layer_kind_name(shape, kinds[i].kind);
+    if (count == 1) name.pop_back();  // "layers" → "layer"
+    if (i > 0) text += i + 1 == kinds.size() ? ", and " : ", ";
+    text += format_count(count) + " " +
+            (i == 0 ? std::string(count == 1 ? "is a " : "are ") + name +
+                          (count == 1 ? ", keeping " : ", each keeping ")
+                    : name + ", ") +
+            format_count(kinds[i].kept_per_token) + " B a token";
+  }
   calc.notes.push_back(
-      "Of its " + format_count(shape.num_layers) + " layers, " + format_count(linear) +
-      (linear == 1 ? " is a " : " are ") + linear_kind +
-      (linear == 1 ? ", keeping " : ", each keeping ") +
-      format_count(calc.layer.linear_kept_per_token) + " B a token, and " + format_count(full) +
-      " " + attention_kind + ", " + format_count(calc.layer.attention_kept_per_token) +
-      " B a token" +
+      text +
       (setup.recompute == Recompute::kFull ? " (their inputs, under full recomputation)" : "") +
-      ", both kinds counted tensor by tensor whichever activation model is chosen.");
+      ", " + (kinds.size() == 2 ? "both kinds" : "each kind") +
+      " counted tensor by tensor whichever activation model is chosen.");
 }
 
 // Gemma's final_logit_softcapping (models.hpp): the tanh transformers' forward runs over the

@@ -38,10 +38,7 @@ StageLayers stage_layers(const ModelShape& shape, const ParallelLayout& layout,
                       routed_per_layer) +
       dense_here *
           (counts.dense_attention_and_mlp_per_layer / t + counts.dense_replicated_per_layer) +
-      layers * counts.norms_per_layer +
-      linear_attention_layers_between(shape, first_layer, layers) *
-          (counts.linear_split_delta_per_layer / t + counts.linear_replicated_delta_per_layer +
-           counts.linear_norms_delta_per_layer);
+      layers * counts.norms_per_layer + layer_kind_deltas(shape, counts, first_layer, layers, t);
   held.expert_parameters = mixture_here * routed_per_layer;
   return held;
 }

@@ -446,40 +446,53 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
 
 namespace {
 
-// A hybrid's layer (models.hpp, hybrid_linear_attention): its full-attention layers and its linear
-// layers (Gated DeltaNet or short convolution), both counted tensor by tensor, as one layer of the
+// A hybrid's layer (models.hpp, hybrid_linear_attention): each kind its layers hold (full
+// attention, a linear mixer, or one part alone), counted tensor by tensor, as one layer of the
 // mean of the model's kinds, exact on each stage when every stage holds the kinds in the model's
-// ratio (hybrid_stages_hold_model_mix); otherwise each layer is counted as the larger kind, an
-// upper bound. A layer rebuilt under full recomputation is the larger kind.
+// ratio (hybrid_stages_hold_model_mix); otherwise each layer is counted as the largest kind, an
+// upper bound. A layer rebuilt under full recomputation is the largest kind.
 ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const TrainingSetup& setup,
                                              const LayerStack& stack, int micro_batch_sequences,
                                              bool flash_attention, const Pen& pen) {
-  const ActivationsPerLayer attention = llama_block_layer_activations(
-      shape, setup, stack, micro_batch_sequences, flash_attention, pen);
-  const ActivationsPerLayer linear =
-      linear_layer_activations(shape, setup, stack, micro_batch_sequences, flash_attention, pen);
   const double layers = shape.num_layers;
-  const double linear_layers = linear_attention_layers_between(shape, 0, layers);
-  const double full_layers = layers - linear_layers;
-  ActivationsPerLayer layer = attention;
-  const bool mean = hybrid_stages_hold_model_mix(shape, setup.layout);
-  if (mean) {
-    layer.kept_per_token =
-        (pen.count(linear_layers, linear_layers_name(shape)) * linear.kept_per_token +
-         pen.count(full_layers, attention_layers_name(shape)) * attention.kept_per_token) /
-        pen.count(layers, "layers");
-  } else if (linear.kept_per_token.value() > attention.kept_per_token.value()) {
-    layer.kept_per_token = linear.kept_per_token;
+  std::vector<std::pair<char, ActivationsPerLayer>> kinds;
+  for (const char* kind = kHybridKindOrder; *kind != '\0'; ++kind) {
+    if (layers_of_kinds_between(shape, 0, layers, std::string(1, *kind)) == 0) continue;
+    kinds.emplace_back(*kind, layer_kind_activations(shape, setup, stack, micro_batch_sequences,
+                                                     flash_attention, pen, *kind));
   }
+  const auto count_of = [&](char kind) {
+    return layers_of_kinds_between(shape, 0, layers, std::string(1, kind));
+  };
+  ActivationsPerLayer layer = kinds.back().second;
+  const bool mean = hybrid_stages_hold_model_mix(shape, setup.layout);
+  Figure kept;
+  for (const auto& [kind, activations] : kinds) {
+    if (mean) {
+      const Figure share =
+          pen.count(count_of(kind), layer_kind_name(shape, kind)) * activations.kept_per_token;
+      kept = kept.value() == 0 && &kind == &kinds.front().first ? share : kept + share;
+    } else if (&kind == &kinds.front().first || activations.kept_per_token.value() > kept.value()) {
+      kept = activations.kept_per_token;
+    }
+    layer.recompute_working_bytes =
+        std::max(layer.recompute_working_bytes, activations.recompute_working_bytes);
+    layer.kinds.push_back({kind, activations.kept_per_token.value()});
+    if (kind == 'L' || kind == 'l')
+      layer.linear_kept_per_token = activations.kept_per_token.value();
+    if (kind == 'A' || kind == 'a') {
+      layer.attention_kept_per_token = activations.kept_per_token.value();
+    }
+  }
+  layer.kept_per_token = mean ? kept / pen.count(layers, "layers") : kept;
   layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
-  layer.recompute_working_bytes =
-      std::max(attention.recompute_working_bytes, linear.recompute_working_bytes);
-  layer.linear_kept_per_token = linear.kept_per_token.value();
-  layer.attention_kept_per_token = attention.kept_per_token.value();
   if (pen.writing()) {
-    const auto per_token = [](const ActivationsPerLayer& kind) {
-      return format_count(kind.kept_per_token.value()) + " B a token";
-    };
+    std::string mix;
+    for (const auto& [kind, activations] : kinds) {
+      if (!mix.empty()) mix += &kind == &kinds.back().first ? " and " : ", ";
+      mix += format_count(count_of(kind)) + " " + layer_kind_name(shape, kind) + " (" +
+             format_count(activations.kept_per_token.value()) + " B a token)";
+    }
     const std::string kernels =
         short_conv_mixer(shape)
             ? "the linear layers' as transformers' Lfm2ShortConv runs them on causal-conv1d "
@@ -493,17 +506,14 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
             : "the linear layers' as fla's chunked gated delta rule (v0.5.2, "
               "fla/ops/gated_delta_rule/chunk.py) and causal-conv1d (v1.6.1) save them";
     layer.source =
-        "a hybrid of " + format_count(linear_layers) + " " + linear_layers_name(shape) + " (" +
-        per_token(linear) + ") and " + format_count(full_layers) + " " +
-        attention_layers_name(shape) + " (" + per_token(attention) +
-        "), each kind's tensors one by one (docs/activations.md): " + kernels + ", the " +
-        attention_layers_name(shape) +
-        "' as the llama-block model counts them, Korthikanti's equation describing attention "
-        "layers alone" +
+        "a hybrid of " + mix +
+        ", each kind's tensors one by one (docs/activations.md): " + kernels +
+        ", the attention's as the llama-block model counts them, Korthikanti's "
+        "equation describing attention layers alone" +
         (mean ? std::string("; every stage holds the model's mix of kinds, so a layer is their "
                             "mean")
               : std::string("; a stage holds another mix of kinds than the model's, so every "
-                            "layer is counted as the larger kind, an upper bound")) +
+                            "layer is counted as the largest kind, an upper bound")) +
         "; the layer's input alone under full recomputation";
   }
   return layer;

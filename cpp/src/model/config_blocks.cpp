@@ -38,6 +38,7 @@ enum class Block {
   kLfm2,
   kGemma4,
   kKimiLinear,
+  kNemotronH,
   kMultimodal,
 };
 enum class QkNorm { kNone, kPerHead, kWhole };
@@ -78,6 +79,8 @@ constexpr DropoutKeys kOptDropout = {
 // PhiConfig's and Phi3Config's: PhiDecoderLayer's resid_dropout, and Phi3DecoderLayer's after its
 // attention and its MLP (resid_attn_dropout, resid_mlp_dropout).
 constexpr DropoutKeys kPhiDropout = {{"resid_pdrop", 0}, kAttentionDropout, {"embd_pdrop", 0}};
+// NemotronHConfig's: attention_dropout on the probabilities; hidden_dropout refused.
+constexpr DropoutKeys kNemotronHDropout = {{}, kAttentionDropout, {}, {"hidden_dropout"}};
 
 // A field a multimodal config's text_config may leave to its text model's config class.
 struct TextDefault {
@@ -305,6 +308,12 @@ constexpr ModelType kModelTypes[] = {
     // Kimi Linear (modeling_kimi_linear.py): Kimi Delta Attention layers beside latent attention
     // ones, over DeepSeek-V3's experts (config_hybrid.cpp).
     Row("kimi_linear", Block::kKimiLinear).reads(kDeepseekFields, 15),
+    // Nemotron-H and Nemotron 3 (modeling_nemotron_h.py): one norm and one part a block, Mamba-2,
+    // attention, an MLP or a mixture of experts (config_mamba.cpp); n_shared_experts is not read
+    // (one shared MLP of moe_shared_expert_intermediate_size), and hidden_dropout is refused.
+    Row("nemotron_h", Block::kNemotronH)
+        .dropout(kNemotronHDropout)
+        .reads(kExpertWidth | kSharedExpertCount, 16),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
     // Gemma 4: its vision tower counted, an audio tower refused (config_vision.cpp).
@@ -417,14 +426,8 @@ std::string check_activations(const Json& config) {
   for (const char* key : kActivationKeys) {
     const Json* value = present(config, key);
     if (value == nullptr) continue;
-    bool known = false;
-    if (value->is_string()) {
-      for (const char* name : kElementwiseActivations)
-        known = known || value->get<std::string>() == name;
-    }
-    if (known) continue;
-    return quoted(key) + " must be one of transformers' elementwise activations (" +
-           joined(kElementwiseActivations, " or ") + "); it is " + describe(*value) + ".";
+    const std::string problem = elementwise_activation_problem(key, *value);
+    if (!problem.empty()) return problem;
   }
   return {};
 }
@@ -586,6 +589,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_gemma4_block(config, shape);
     case Block::kKimiLinear:
       return read_kimi_linear_block(config, shape);
+    case Block::kNemotronH:
+      return read_nemotron_h_block(config, shape);
     case Block::kLlama:
     case Block::kMultimodal:
       break;
@@ -636,6 +641,18 @@ std::string text_tower_of(const Json& config, const ModelType& type, Json& text)
 }
 
 }  // namespace
+
+std::string elementwise_activation_problem(const char* key, const Json& value) {
+  bool known = false;
+  if (value.is_string()) {
+    for (const char* name : kElementwiseActivations) {
+      known = known || value.get<std::string>() == name;
+    }
+  }
+  if (known) return {};
+  return quoted(key) + " must be one of transformers' elementwise activations (" +
+         joined(kElementwiseActivations, " or ") + "); it is " + describe(value) + ".";
+}
 
 void read_llama_widths(const Json& config, ModelShape& shape, Problems& problems) {
   problems.add(read_required(config, kHiddenSize, shape.hidden_size));

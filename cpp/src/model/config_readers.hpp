@@ -51,6 +51,14 @@ std::string read_lfm2_block(const Json& config, ModelShape& shape);
 // Attention layers beside latent attention ones, over DeepSeek-V3's experts and dense first layers.
 std::string read_kimi_linear_block(const Json& config, ModelShape& shape);
 
+// Nemotron-H's blocks (config_mamba.cpp, transformers' modeling_nemotron_h.py): one part a block,
+// Mamba-2's mixer, attention, an MLP or a mixture of experts.
+std::string read_nemotron_h_block(const Json& config, ModelShape& shape);
+
+// What is wrong with an activation's name under `key`, one of transformers' elementwise
+// activations (ACT2FN's that hold no parameters), or "".
+std::string elementwise_activation_problem(const char* key, const Json& value);
+
 // final_logit_softcapping (Gemma 2, 3 and 4): a number above 0, or null or absent for none.
 std::string read_logit_softcapping(const Json& config, ModelShape& shape);
 

@@ -18,18 +18,26 @@ std::string whole_number_problem(const char* field, int value, int low, int high
          format_count(high) + "; it is " + std::to_string(value) + ".";
 }
 
-// A hybrid's layer list: one 'A' or 'L' a layer.
+// A hybrid's layer list: one 'A', 'L', 'a', 'l' or 'F' a layer; one-part layers in a model whose
+// parts they can hold.
 std::string hybrid_layers_problem(const ModelShape& shape) {
   const std::string& layers = shape.hybrid_layers;
   if (layers.size() != static_cast<std::size_t>(shape.num_layers) ||
-      layers.find_first_not_of("AL") != std::string::npos) {
+      layers.find_first_not_of("ALalF") != std::string::npos) {
     return "A hybrid's layer kinds (hybridLayers) must be one character a layer for each of its "
            "num_hidden_layers (" +
            format_count(shape.num_layers) +
-           "), 'A' for the first kind or 'L' for the second; "
-           "they are " +
+           "), 'A' for the first kind or 'L' for the second, 'a', 'l' or 'F' for their mixer or "
+           "MLP alone; they are " +
            format_count(static_cast<double>(layers.size())) + " characters, \"" +
            layers.substr(0, 40) + (layers.size() > 40 ? "…" : "") + "\".";
+  }
+  if (one_part_layers(shape) &&
+      (shape.num_dense_layers > 0 || shape.moe_layer_step > 1 || shape.num_mtp_layers > 0 ||
+       shape.norms_per_layer % 2 != 0 || global_attention_mixer(shape))) {
+    return "A hybrid's one-part layers ('a', 'l', 'F') hold half a layer's norms each, and are "
+           "counted without dense layers placed by number (first_k_dense_replace, an interleave "
+           "step), multi-token-prediction layers or global attention layers.";
   }
   return {};
 }
@@ -155,9 +163,14 @@ std::string model_shape_problem(const ModelShape& shape) {
       return "Global attention layers need num_global_key_value_heads of 1 or more, dividing "
              "num_attention_heads, and no linear mixer's fields.";
     }
-    if (shape.kimi_delta_attention && (short_conv_mixer(shape) || global_attention_mixer(shape))) {
-      return "A hybrid's second kind is Kimi Delta Attention (kimiDeltaAttention), a short "
-             "convolution or global attention, one of them.";
+    if ((shape.kimi_delta_attention || shape.mamba2) &&
+        (short_conv_mixer(shape) || global_attention_mixer(shape) ||
+         (shape.kimi_delta_attention && shape.mamba2))) {
+      return "A hybrid's second kind is Kimi Delta Attention (kimiDeltaAttention), Mamba-2 "
+             "(mamba2), a short convolution or global attention, one of them.";
+    }
+    if (shape.linear_conv_bias && !shape.mamba2) {
+      return "A convolution's bias (linearConvBias) belongs to Mamba-2's mixer alone.";
     }
     if (short_conv_mixer(shape) && any_linear_field) {
       return "A hybrid's linear layers are Gated DeltaNet layers (linear_num_key_heads, …) or "
@@ -181,12 +194,12 @@ std::string model_shape_problem(const ModelShape& shape) {
              "are).";
     }
   } else if (any_linear_field || short_conv_mixer(shape) || shape.short_conv_bias ||
-             shape.kimi_delta_attention || global_attention_mixer(shape) ||
-             shape.global_kv_heads > 0 || shape.global_k_eq_v) {
+             shape.kimi_delta_attention || shape.mamba2 || shape.linear_conv_bias ||
+             global_attention_mixer(shape) || shape.global_kv_heads > 0 || shape.global_k_eq_v) {
     return "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
            "linear_value_head_dim, linear_conv_kernel_dim, conv_L_cache, conv_bias, "
-           "global_head_dim, num_global_key_value_heads, attention_k_eq_v and Kimi Delta "
-           "Attention belong to a hybrid's second kind of layer; the model has none.";
+           "global_head_dim, num_global_key_value_heads, attention_k_eq_v, Kimi Delta Attention "
+           "and Mamba-2 belong to a hybrid's second kind of layer; the model has none.";
   }
   if (shape.num_attention_heads % shape.num_key_value_heads != 0) {
     return "num_key_value_heads (" + format_count(shape.num_key_value_heads) +
@@ -359,6 +372,26 @@ void add_kimi_delta_weights(const ModelShape& shape, WeightList& list) {
   list.matrix(values, h, 1, P::kSplit);
 }
 
+// Mamba-2's mixer (transformers' NemotronHMamba2Mixer, modeling_nemotron_h.py; Megatron-LM's
+// MambaMixer holds the same): in_proj (z and x of H·P, B and C of G·N, dt of H), the depthwise
+// convolution over x, B and C (its bias under use_conv_bias), dt_bias, A_log and D (H each), the
+// gated RMSNorm's weight (H·P) and out_proj. MambaMixer splits the heads and groups over t: every
+// weight, the norm's too.
+void add_mamba2_weights(const ModelShape& shape, WeightList& list) {
+  using P = WeightPlacement;
+  const double h = shape.hidden_size;
+  const double groups = static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim;
+  const double inner =
+      static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
+  const double heads = shape.linear_num_value_heads;
+  list.matrix(h, 2 * inner + 2 * groups + heads, 1, P::kSplit);
+  list.matrix(inner + 2 * groups, shape.linear_conv_kernel_dim, 1, P::kSplit);
+  if (shape.linear_conv_bias) list.vector(inner + 2 * groups, 1, P::kSplit);
+  list.vector(heads, 3, P::kSplit);
+  list.vector(inner, 1, P::kSplit);
+  list.matrix(inner, h, 1, P::kSplit);
+}
+
 // LFM2's short-convolution mixer (transformers' Lfm2ShortConv, modeling_lfm2.py): in_proj h x 3h
 // (B, C and x), the depthwise conv1d of conv_L_cache over h channels, out_proj h x h, each with a
 // bias under conv_bias. No framework splits it over t: check_hybrid refuses t above 1.
@@ -380,6 +413,8 @@ std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape) {
     add_short_conv_weights(shape, list);
   } else if (kimi_delta_mixer(shape)) {
     add_kimi_delta_weights(shape, list);
+  } else if (mamba2_mixer(shape)) {
+    add_mamba2_weights(shape, list);
   } else if (global_attention_mixer(shape)) {
     add_attention_weights(global_attention_shape(shape), list);
   } else {
@@ -475,19 +510,42 @@ ParameterCounts parameter_counts(const ModelShape& shape) {
       (shape.tied_embeddings ? 0 : counts.embedding) + (shape.output_head_bias ? vocab : 0);
   counts.final_norm = per_norm;
   if (hybrid_linear_attention(shape)) {
-    // A Gated DeltaNet layer holds its mixer where a full-attention layer holds its attention.
+    // A linear mixer's layer holds its mixer where a full-attention layer holds its attention; a
+    // one-part layer holds half the layer's norms and its mixer (the dense MLP's layer less the
+    // MLP) or its MLP (the layer less the attention).
     WeightList attention;
     add_attention_weights(shape, attention);
     const std::vector<LayerWeight> linear = linear_attention_weights(shape);
+    const std::vector<LayerWeight>& attention_weights = attention.weights;
+    const double layer_norms =
+        sum(dense_layer, WeightPlacement::kNorm) - sum(attention_weights, WeightPlacement::kNorm);
+    const bool one_part = one_part_layers(shape);
     for (const WeightPlacement placement :
          {WeightPlacement::kSplit, WeightPlacement::kReplicated, WeightPlacement::kNorm}) {
-      const double delta = sum(linear, placement) - sum(attention.weights, placement);
-      (placement == WeightPlacement::kSplit        ? counts.linear_split_delta_per_layer
-       : placement == WeightPlacement::kReplicated ? counts.linear_replicated_delta_per_layer
-                                                   : counts.linear_norms_delta_per_layer) = delta;
+      const auto part = [&](LayerDelta& delta) -> double& {
+        return placement == WeightPlacement::kSplit        ? delta.split
+               : placement == WeightPlacement::kReplicated ? delta.replicated
+                                                           : delta.norms;
+      };
+      const double attention_part = sum(attention_weights, placement);
+      part(counts.linear) = sum(linear, placement) - attention_part;
+      if (!one_part) continue;
+      const bool norms = placement == WeightPlacement::kNorm;
+      part(counts.mlpless) =
+          norms ? -layer_norms / 2 : -(sum(dense_layer, placement) - attention_part);
+      part(counts.mixerless) = -attention_part - (norms ? layer_norms / 2 : 0);
     }
   }
   return counts;
+}
+
+std::string layer_kind_name(const ModelShape& shape, char kind) {
+  if (kind == 'L') return linear_layers_name(shape);
+  if (kind == 'A') return attention_layers_name(shape);
+  if (kind == 'F') return shape.num_experts > 1 ? "mixture-of-experts blocks" : "MLP blocks";
+  if (kind == 'a') return "attention blocks";
+  std::string name = linear_layers_name(shape);
+  return name.substr(0, name.size() - std::string("layers").size()) + "blocks";
 }
 
 ModelShape global_attention_shape(const ModelShape& shape) {
@@ -510,6 +568,11 @@ std::string interval_hybrid_layers(int layers, int interval, char every) {
 }
 
 double linear_attention_layers_between(const ModelShape& shape, double first, double count) {
+  return layers_of_kinds_between(shape, first, count, "Ll");
+}
+
+double layers_of_kinds_between(const ModelShape& shape, double first, double count,
+                               std::string_view of_kinds) {
   if (!hybrid_linear_attention(shape)) return 0;
   // Layers i in [first, first + count), whole layers of a stage; a fractional bound (a stage's
   // mean share of an uneven split) counts the layers it starts within.
@@ -520,17 +583,23 @@ double linear_attention_layers_between(const ModelShape& shape, double first, do
   };
   const std::size_t end = index(first + count);
   double linear = 0;
-  for (std::size_t i = index(first); i < end; ++i) linear += kinds[i] == 'L' ? 1 : 0;
+  for (std::size_t i = index(first); i < end; ++i) {
+    linear += of_kinds.find(kinds[i]) != std::string_view::npos ? 1 : 0;
+  }
   return linear;
 }
 
-double linear_layer_parameter_delta(const ParameterCounts& counts) {
-  return counts.linear_split_delta_per_layer + counts.linear_replicated_delta_per_layer +
-         counts.linear_norms_delta_per_layer;
+double layer_kind_deltas(const ModelShape& shape, const ParameterCounts& counts, double first,
+                         double count, double t) {
+  if (!hybrid_linear_attention(shape)) return 0;
+  return linear_attention_layers_between(shape, first, count) * counts.linear.on_device(t) +
+         layers_of_kinds_between(shape, first, count, "al") * counts.mlpless.on_device(t) +
+         layers_of_kinds_between(shape, first, count, "F") * counts.mixerless.on_device(t);
 }
 
 double dense_layers_between(const ModelShape& shape, double first, double count) {
   if (shape.num_experts <= 1) return count;
+  if (one_part_layers(shape)) return layers_of_kinds_between(shape, first, count, "al");
   const double end = first + count;
   const double k = shape.num_dense_layers;
   const double leading = std::clamp(std::min(end, k) - first, 0.0, count);
@@ -556,9 +625,8 @@ double count_parameters(const ModelShape& shape) {
          dense_layers *
              (counts.dense_attention_and_mlp_per_layer + counts.dense_replicated_per_layer) +
          shape.num_layers * counts.norms_per_layer +
-         linear_attention_layers_between(shape, 0, shape.num_layers) *
-             linear_layer_parameter_delta(counts) +
-         counts.embedding + counts.position_embedding + counts.output_head + counts.final_norm +
+         layer_kind_deltas(shape, counts, 0, shape.num_layers, 1) + counts.embedding +
+         counts.position_embedding + counts.output_head + counts.final_norm +
          shape.vision_parameters;
 }
 

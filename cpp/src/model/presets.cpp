@@ -331,6 +331,33 @@ ModelShape& kimi_linear(ModelShape& shape) {
   return shape;
 }
 
+// Nemotron 3 Nano 30B-A3B (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json, model_type
+// nemotron_h): 52 blocks of one part each, 23 Mamba-2 mixers (64 heads of 64, 8 groups, a state
+// of 128, a convolution of 4 with its bias), 23 mixtures (128 experts of 1,856 with ReLU², top 6,
+// one shared MLP of 3,712, a router with its bias) and 6 attention blocks (32 heads of 128, 2
+// key/value heads), as hybrid_override_pattern places them. intermediate_size (1,856) is no
+// block's: the one-part layers' counting cancels it (models.hpp).
+ModelShape& nemotron3_nano(ModelShape& shape) {
+  with_fine_grained_experts(shape, 128, 6, 1856);
+  shape.head_dim = 128;
+  shape.gated_mlp = false;
+  shape.shared_expert_ffn_hidden_size = 3712;
+  shape.router_bias = true;
+  std::string blocks;
+  for (const char block : std::string("MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME")) {
+    blocks += block == 'M' ? 'l' : block == '*' ? 'a' : 'F';
+  }
+  shape.hybrid_layers = blocks;
+  shape.linear_num_key_heads = 8;
+  shape.linear_key_head_dim = 128;
+  shape.linear_num_value_heads = 64;
+  shape.linear_value_head_dim = 64;
+  shape.linear_conv_kernel_dim = 4;
+  shape.linear_conv_bias = true;
+  shape.mamba2 = true;
+  return shape;
+}
+
 std::vector<ModelShape> make_presets() {
   std::vector<ModelShape> presets;
   presets.reserve(64);
@@ -495,6 +522,11 @@ std::vector<ModelShape> make_presets() {
   lfm2(liquid.add({"lfm2-1.2b", "LFM2 1.2B", "LiquidAI/LFM2-1.2B config.json", 16, 2048, 8192, 32,
                    8, kLfm2VocabSize, true}));
 
+  Family nvidia(presets, "NVIDIA");
+  nemotron3_nano(nvidia.add({"nemotron3-nano-30b-a3b", "Nemotron 3 Nano 30B-A3B",
+                             "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json", 52, 2688,
+                             1856, 32, 2, 131072, false}));
+
   Family mistral(presets, "Mistral");
   mistral.add({"mistral-7b", "Mistral 7B", "mistralai/Mistral-7B-v0.1 config.json", 32, 4096, 14336,
                32, 8, kMistralVocabSize, false});
@@ -534,32 +566,59 @@ std::vector<ModelShape> make_presets() {
   // Each rotary model's max_position_embeddings, from its config.json (the Llama 3 sizes: Meta's
   // Meta-Llama-3-8B and -70B, and Llama-3.1-405B); GPT-2's are its learned positions.
   const std::pair<const char*, int> max_positions[] = {
-      {"llama3-8b", 8192},          {"llama3-70b", 8192},
-      {"llama3-405b", 131072},      {"llama3.1-8b", 131072},
-      {"llama3.1-70b", 131072},     {"llama3.3-70b", 131072},
-      {"llama2-7b", 4096},          {"llama2-13b", 4096},
-      {"llama2-70b", 4096},         {"llama3.2-1b", 131072},
-      {"llama3.2-3b", 131072},      {"llama4-scout", 262144},
-      {"llama4-maverick", 1048576}, {"mistral-7b", 32768},
-      {"mixtral-8x7b", 32768},      {"qwen2.5-7b", 131072},
-      {"qwen2.5-72b", 131072},      {"gemma2-9b", 8192},
-      {"gemma3-1b", 32768},         {"gemma3-4b", 131072},
-      {"gemma3-12b", 131072},       {"gemma3-27b", 131072},
-      {"pythia-160m", 2048},        {"qwen3-0.6b", 40960},
-      {"qwen3-1.7b", 40960},        {"qwen3-4b", 40960},
-      {"qwen3-8b", 40960},          {"qwen3-14b", 40960},
-      {"qwen3-32b", 40960},         {"qwen3-30b-a3b", 40960},
-      {"qwen3-235b-a22b", 40960},   {"deepseek-v3", 163840},
-      {"kimi-k2", 131072},          {"glm4.5", 131072},
-      {"glm4.5-air", 131072},       {"gpt-oss-20b", 131072},
-      {"gpt-oss-120b", 131072},     {"phi-4", 16384},
-      {"olmo2-7b", 4096},           {"olmo2-13b", 4096},
-      {"olmo2-32b", 4096},          {"qwen3-next-80b-a3b", 262144},
-      {"qwen3.5-27b", 262144},      {"qwen3.5-35b-a3b", 262144},
-      {"deepseek-v3.2", 163840},    {"glm-5", 202752},
-      {"lfm2-350m", 128000},        {"lfm2-700m", 128000},
-      {"lfm2-1.2b", 128000},        {"gemma4-31b", 262144},
-      {"gemma4-26b-a4b", 262144},   {"kimi-linear-48b-a3b", 1048576},
+      {"llama3-8b", 8192},
+      {"llama3-70b", 8192},
+      {"llama3-405b", 131072},
+      {"llama3.1-8b", 131072},
+      {"llama3.1-70b", 131072},
+      {"llama3.3-70b", 131072},
+      {"llama2-7b", 4096},
+      {"llama2-13b", 4096},
+      {"llama2-70b", 4096},
+      {"llama3.2-1b", 131072},
+      {"llama3.2-3b", 131072},
+      {"llama4-scout", 262144},
+      {"llama4-maverick", 1048576},
+      {"mistral-7b", 32768},
+      {"mixtral-8x7b", 32768},
+      {"qwen2.5-7b", 131072},
+      {"qwen2.5-72b", 131072},
+      {"gemma2-9b", 8192},
+      {"gemma3-1b", 32768},
+      {"gemma3-4b", 131072},
+      {"gemma3-12b", 131072},
+      {"gemma3-27b", 131072},
+      {"pythia-160m", 2048},
+      {"qwen3-0.6b", 40960},
+      {"qwen3-1.7b", 40960},
+      {"qwen3-4b", 40960},
+      {"qwen3-8b", 40960},
+      {"qwen3-14b", 40960},
+      {"qwen3-32b", 40960},
+      {"qwen3-30b-a3b", 40960},
+      {"qwen3-235b-a22b", 40960},
+      {"deepseek-v3", 163840},
+      {"kimi-k2", 131072},
+      {"glm4.5", 131072},
+      {"glm4.5-air", 131072},
+      {"gpt-oss-20b", 131072},
+      {"gpt-oss-120b", 131072},
+      {"phi-4", 16384},
+      {"olmo2-7b", 4096},
+      {"olmo2-13b", 4096},
+      {"olmo2-32b", 4096},
+      {"qwen3-next-80b-a3b", 262144},
+      {"qwen3.5-27b", 262144},
+      {"qwen3.5-35b-a3b", 262144},
+      {"deepseek-v3.2", 163840},
+      {"glm-5", 202752},
+      {"lfm2-350m", 128000},
+      {"lfm2-700m", 128000},
+      {"lfm2-1.2b", 128000},
+      {"gemma4-31b", 262144},
+      {"gemma4-26b-a4b", 262144},
+      {"kimi-linear-48b-a3b", 1048576},
+      {"nemotron3-nano-30b-a3b", 262144},
   };
   for (ModelShape& preset : presets) {
     for (const auto& [id, positions] : max_positions) {

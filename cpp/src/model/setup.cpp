@@ -67,10 +67,17 @@ std::string format_layout(const TrainingSetup& setup) {
 
 bool hybrid_stages_hold_model_mix(const ModelShape& shape, const ParallelLayout& layout) {
   const double layers = shape.num_layers;
-  const double linear = linear_attention_layers_between(shape, 0, layers);
+  // Each kind in the model's ratio: its share of the stage's layers is its share of the model's.
   const auto holds_mix = [&](double first, double count) {
-    return count > 0 &&
-           linear_attention_layers_between(shape, first, count) * layers == linear * count;
+    if (count <= 0) return false;
+    for (const char kind : {'A', 'L', 'a', 'l', 'F'}) {
+      const std::string one(1, kind);
+      if (layers_of_kinds_between(shape, first, count, one) * layers !=
+          layers_of_kinds_between(shape, 0, layers, one) * count) {
+        return false;
+      }
+    }
+    return true;
   };
   const int p = layout.pipeline_parallel;
   if (p == 1) return true;

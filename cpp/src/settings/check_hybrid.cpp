@@ -44,14 +44,26 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
   // as it keeps a c-th of the tokens elsewhere; TransformerConfig requires both head counts to
   // divide by t·c.
   const int split = layout.tensor_parallel * layout.context_parallel;
+  // Megatron-LM's MambaMixer splits Mamba-2's heads and groups over t and, under context
+  // parallelism, over c too (mamba_context_parallel.py: an all-to-all as GatedDeltaNet's); more c
+  // than a rank's groups replicates B and C over c, which is not counted.
   if (!unsplit_mixer && split > 1 &&
       (shape.linear_num_key_heads % split != 0 || shape.linear_num_value_heads % split != 0)) {
+    const bool mamba = mamba2_mixer(shape);
     return refusal(layout.context_parallel > 1 ? id::kContextParallel : id::kTensorParallel,
                    model + " split their heads over t × c = " + std::to_string(split) +
-                       " (Megatron-LM's GatedDeltaNet), which must divide linear_num_key_heads (" +
+                       (mamba ? " (Megatron-LM's MambaMixer), which must divide n_groups ("
+                              : " (Megatron-LM's GatedDeltaNet), which must divide "
+                                "linear_num_key_heads (") +
                        std::to_string(shape.linear_num_key_heads) +
-                       ") and linear_num_value_heads (" +
+                       (mamba ? ") and mamba_num_heads (" : ") and linear_num_value_heads (") +
                        std::to_string(shape.linear_num_value_heads) + ").");
+  }
+  // One-part layers' adapters (each block's own modules) are not counted yet.
+  if (setup.lora_rank > 0 && one_part_layers(shape)) {
+    return refusal(id::kLoraRank, "LoRA on " + shape.name +
+                                      "'s one-part blocks (a mixer or an MLP alone) is not counted "
+                                      "yet; choose full fine-tuning.");
   }
   // LoRA's adapters and the frozen base are counted per layer as the mean of the two kinds
   // (fine_tuning.cpp), exact on stages that hold the kinds in the model's ratio.

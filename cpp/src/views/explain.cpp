@@ -31,13 +31,16 @@ SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
   const ModelShape& shape = *resolve_model(setup);
   if (hybrid_linear_attention(shape)) {
     // The layers' larger kind in number; the arithmetic's activations give both kinds' bytes.
+    // Nemotron-H's linear mixers stand alone in their blocks ('l').
     const double linear = linear_attention_layers_between(shape, 0, shape.num_layers);
+    const char kind = layers_of_kinds_between(shape, 0, shape.num_layers, "L") > 0 ? 'L' : 'l';
     list.in_use = true;
-    list.caption =
-        list.caption + ": one of the " + format_count(linear) + " " + linear_layers_name(shape) +
-        " among " + shape.name + "'s " + format_count(shape.num_layers) +
-        " layers (the arithmetic's activations give its " + attention_layers_name(shape) + "' too)";
-    list.tensors = linear_layer_tensors(shape, setup, layer_stack_of(setup), setup.flash_attention);
+    list.caption = list.caption + ": one of the " + format_count(linear) + " " +
+                   layer_kind_name(shape, kind) + " among " + shape.name + "'s " +
+                   format_count(shape.num_layers) +
+                   " layers (the arithmetic's activations give its other kinds' too)";
+    list.tensors =
+        layer_kind_tensors(shape, setup, layer_stack_of(setup), setup.flash_attention, kind);
     list.bytes_per_token = saved_bytes_per_token(list.tensors);
     return list;
   }

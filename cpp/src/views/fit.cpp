@@ -179,16 +179,19 @@ ParametersPerToken parameters_per_token(const ModelShape& shape, const ParallelL
   const double active_share =
       mixture ? static_cast<double>(shape.num_experts_per_token) / shape.num_experts : 1;
   ParametersPerToken per_token;
-  // A hybrid's Gated DeltaNet layers hold their mixer in place of the attention.
-  const double linear =
-      linear_attention_layers_between(shape, 0, shape.num_layers) *
-      (counts.linear_split_delta_per_layer / t + counts.linear_replicated_delta_per_layer +
-       counts.linear_norms_delta_per_layer);
-  // (A hybrid mixture has no dense layers: models.cpp, model_shape_problem.)
+  // A hybrid's layers of other kinds than a full layer (models.hpp, hybrid_layers): in a mixture,
+  // the linear mixers counted with the mixture's layers (Kimi Linear's dense first layer's too),
+  // or with one-part layers the MLP-alone layers' (the mixture's own) apart.
+  const double kinds = layer_kind_deltas(shape, counts, 0, shape.num_layers, t);
+  const double mixture_kinds =
+      one_part_layers(shape)
+          ? layers_of_kinds_between(shape, 0, shape.num_layers, "F") * counts.mixerless.on_device(t)
+          : kinds;
   per_token.mixture_computed =
-      mixture_layers * (others + routed * active_share) + (mixture ? linear : 0);
-  per_token.computed = per_token.mixture_computed + dense_layers * dense + (mixture ? 0 : linear);
-  per_token.gathered = mixture_layers * (others + routed / ep) + dense_layers * dense + linear;
+      mixture_layers * (others + routed * active_share) + (mixture ? mixture_kinds : 0);
+  per_token.computed =
+      mixture_layers * (others + routed * active_share) + dense_layers * dense + kinds;
+  per_token.gathered = mixture_layers * (others + routed / ep) + dense_layers * dense + kinds;
   return per_token;
 }
 

@@ -1,0 +1,221 @@
+// Nemotron-H's blocks (issue 45): one norm and one part a block, Mamba-2, attention, an MLP or a
+// mixture of experts, counted by hand on tiny shapes, Nemotron 3 Nano read from its published
+// config.json to its published total, Mamba-2's saved tensors pinned by hand from
+// NemotronHMamba2Mixer and mamba_ssm's mamba_split_conv1d_scan_combined, the kinds on pipeline
+// stages, Megatron-LM's MambaMixer split over t and c, and what trainmem cannot count refused by
+// name.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "hub_configs.hpp"
+#include "trainmem/activations.hpp"
+#include "trainmem/config.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/models.hpp"
+#include "trainmem/setup.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+ConfigParse read(const std::string& text) { return parse_hf_config(text); }
+
+// A tiny nemotron_h: h 8; Mamba-2 of 4 heads of 2 (an inner width of 8), 2 groups, a state of 3
+// and a convolution of 3 with its bias; attention of 2 heads of 4 and 2 key/value heads; an MLP
+// of 12 (ReLU², up and down); a vocabulary of 10, untied. `pattern` places the blocks; a mixture
+// (E) has 4 experts of 6, top 2, and a shared MLP of 5.
+std::string tiny_nemotron(const std::string& pattern = "M-*-", const std::string& more = "") {
+  std::string text = R"({"model_type": "nemotron_h", "_name_or_path": "Tiny", "hidden_size": 8,
+    "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 4, "intermediate_size": 12,
+    "mamba_num_heads": 4, "mamba_head_dim": 2, "n_groups": 2, "ssm_state_size": 3,
+    "conv_kernel": 3, "use_conv_bias": true, "mlp_hidden_act": "relu2", "n_routed_experts": 4,
+    "num_experts_per_tok": 2, "moe_intermediate_size": 6,
+    "moe_shared_expert_intermediate_size": 5, "n_shared_experts": 1, "vocab_size": 10,
+    "tie_word_embeddings": false, "hybrid_override_pattern": ")" +
+                     pattern + "\"";
+  if (!more.empty()) text += ", " + more;
+  return text + "}";
+}
+
+// By hand, per block (each with its norm of 8):
+//   Mamba-2    in_proj 8 × (2·8 + 2·2·3 + 4) = 256, conv1d 20 × 3 + 20, dt_bias, A_log and D
+//              3 × 4, its gated norm 8, out_proj 8 × 8 = 64
+//   attention  q and o 8 × 8 each, k and v 8 × 8 each: 256 (no biases)
+//   MLP        up and down 8 × 12 each: 192
+//   mixture    4 experts of up and down 8 × 6 each (384), a shared MLP 2 × 8 × 5 (80), the
+//              router 8 × 4 and its bias 4
+constexpr double kMamba = 256 + 60 + 20 + 12 + 8 + 64 + 8;  // 428
+constexpr double kAttention = 4 * 64 + 8;                   // 264
+constexpr double kMlp = 192 + 8;                            // 200
+constexpr double kMixture = 384 + 80 + 32 + 4 + 8;          // 508
+constexpr double kOutside = 80 + 80 + 8;                    // embedding, lm_head, norm_f
+
+ModelShape parsed(const std::string& text) {
+  const ConfigParse result = read(text);
+  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
+  return result.shape;
+}
+
+TrainingSetup setup_of(const ModelShape& shape) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = shape;
+  setup.sequence_length = 64;
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  return setup;
+}
+
+double bytes_of(const std::vector<SavedTensor>& tensors, std::initializer_list<const char*> ids) {
+  double sum = 0;
+  for (const SavedTensor& tensor : tensors) {
+    for (const char* id : ids) {
+      if (tensor.id == id) sum += tensor.bytes_per_token;
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("tiny Nemotron-H models count their one-part blocks by hand") {
+  const ModelShape dense = parsed(tiny_nemotron());
+  CHECK(dense.num_layers == 4);
+  CHECK(dense.hybrid_layers == "lFaF");
+  CHECK(dense.mamba2);
+  CHECK(dense.num_experts == 1);
+  CHECK(count_parameters(dense) == kOutside + kMamba + kMlp + kAttention + kMlp);
+  CHECK(count_active_parameters(dense) == count_parameters(dense));
+  // A mixture's blocks, the dense intermediate_size no block's.
+  const ModelShape moe = parsed(tiny_nemotron("ME*E"));
+  CHECK(moe.hybrid_layers == "lFaF");
+  CHECK(moe.num_experts == 4);
+  CHECK(count_parameters(moe) == kOutside + kMamba + kMixture + kAttention + kMixture);
+  CHECK(count_active_parameters(moe) == count_parameters(moe) - 2 * 2 * 96);
+  // layers_block_type lists the same blocks by name, and wins over the pattern.
+  CHECK(parsed(tiny_nemotron("MMMM", R"("layers_block_type": ["linear_attention", "moe",
+      "full_attention", "moe"])"))
+            .hybrid_layers == "lFaF");
+  // num_hidden_layers is deprecated: the blocks are as many as the pattern says.
+  CHECK(parsed(tiny_nemotron("M-*-", R"("num_hidden_layers": 52)")).num_layers == 4);
+}
+
+TEST_CASE("Nemotron 3 Nano's published config reads to its published total") {
+  const ModelShape shape = parsed(hub_config("nemotron3-nano-30b-a3b"));
+  CHECK(shape.num_layers == 52);
+  CHECK(layers_of_kinds_between(shape, 0, 52, "l") == 23);
+  CHECK(layers_of_kinds_between(shape, 0, 52, "F") == 23);
+  CHECK(layers_of_kinds_between(shape, 0, 52, "a") == 6);
+  // llama.cpp's n_params for the BF16 checkpoint, 31,577,940,288 (the card's 31.6B); by hand: 23
+  // Mamba-2 blocks of 38,744,896 (in_proj 2,688 × 10,304, conv1d 6,144 × 5, 3 × 64, its norm
+  // 4,096, out_proj 4,096 × 2,688, the block's norm), 23 mixtures of 1,297,468,160 (128 experts of
+  // 2 × 2,688 × 1,856, a shared MLP of 2 × 2,688 × 3,712, the router 128 × 2,688 and its bias, the
+  // norm), 6 attention blocks of 23,399,040 (2,688 × (4,096 + 2 × 256) + 4,096 × 2,688, the
+  // norm), the embedding and lm_head 131,072 × 2,688 each and norm_f.
+  const double mamba = 2688.0 * 10304 + 6144.0 * 5 + 3 * 64 + 4096 + 4096.0 * 2688 + 2688;
+  const double mixture = 128 * 2 * 2688.0 * 1856 + 2 * 2688.0 * 3712 + 128 * 2688.0 + 128 + 2688;
+  const double attention = 2688.0 * (4096 + 2 * 256) + 4096.0 * 2688 + 2688;
+  CHECK(mamba == 38744896.0);
+  CHECK(mixture == 1297468160.0);
+  CHECK(attention == 23399040.0);
+  CHECK(23 * mamba + 23 * mixture + 6 * attention + 2 * 131072.0 * 2688 + 2688 == 31577940288.0);
+  CHECK(count_parameters(shape) == 31577940288.0);
+  CHECK(count_parameters(*find_preset("nemotron3-nano-30b-a3b")) == 31577940288.0);
+  // Six of the 128 experts a token: 3,580,076,352 active.
+  CHECK(count_active_parameters(shape) == 31577940288.0 - 23 * 122 * 2 * 2688.0 * 1856);
+  CHECK(count_active_parameters(shape) == 3580076352.0);
+}
+
+TEST_CASE("a Mamba-2 block saves what mamba_split_conv1d_scan_combined keeps, by hand") {
+  // Per token, BF16 but the 1/RMS: in_proj's input h (8); its whole output z, x, B, C and dt,
+  // 2·H·P + 2·G·N + H = 32; the scan's output before the gate, H·P = 8; the gated norm's 1/RMS, one
+  // a group, FP32; the block norm's input and 1/RMS, 2·8 + 4.
+  const ModelShape shape = parsed(tiny_nemotron());
+  const SavedTensorList list = saved_tensors_of(setup_of(shape));
+  REQUIRE(list.in_use);
+  const double mixer = bytes_of(
+      list.tensors, {"linear-input", "mamba-projections", "scan-output", "gated-norm-rstd"});
+  CHECK(mixer == 2 * 8 + 2 * 32 + 2 * 8 + 4 * 2);
+  CHECK(list.bytes_per_token == mixer + 2 * 8 + 4);
+  // No MLP in a Mamba-2 block.
+  CHECK(bytes_of(list.tensors, {"mlp-input", "up-output", "activation-output"}) == 0);
+  // Nemotron 3 Nano's: 34,208 B a token for the mixer, 39,588 B with the block's norm; its
+  // mixture blocks 102,404 B and its attention blocks 28,292 B, as the estimate's note says.
+  const ModelShape nano = *find_preset("nemotron3-nano-30b-a3b");
+  TrainingSetup setup;
+  setup.model_id = nano.id;
+  setup.sequence_length = 4096;
+  const SavedTensorList nano_list = saved_tensors_of(setup);
+  CHECK(nano_list.bytes_per_token == 39588);
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  bool noted = false;
+  for (const std::string& note : estimate.notes) {
+    noted =
+        noted || note.rfind(
+                     "Of its 52 layers, 23 are Mamba-2 blocks, each keeping 39,588 B a token, 23 "
+                     "mixture-of-experts blocks, 102,404 B a token, and 6 attention blocks, "
+                     "28,292 B a token, each kind counted tensor by tensor",
+                     0) == 0;
+  }
+  CHECK(noted);
+}
+
+TEST_CASE("a Nemotron-H pipeline whose stages hold another mix of blocks counts the largest") {
+  const ModelShape shape = parsed(tiny_nemotron());
+  ParallelLayout two;
+  two.pipeline_parallel = 2;
+  // "lF" and "aF": neither holds the model's 1 : 2 : 1.
+  CHECK_FALSE(hybrid_stages_hold_model_mix(shape, two));
+  TrainingSetup setup = setup_of(shape);
+  const Estimate whole = estimate_memory(setup);
+  setup.layout.pipeline_parallel = 2;
+  const Estimate split = estimate_memory(setup);
+  REQUIRE_MESSAGE(split.answer.ok(), split.answer.message);
+  CHECK(whole.answer.ok());
+  // "lFaF" twice over: each stage of 4 holds the mix.
+  CHECK(hybrid_stages_hold_model_mix(parsed(tiny_nemotron("M-*-M-*-")), two));
+}
+
+TEST_CASE("Mamba-2's heads and groups split over t and c as Megatron-LM's MambaMixer splits them") {
+  TrainingSetup setup = setup_of(parsed(tiny_nemotron()));
+  setup.layout.tensor_parallel = 2;
+  CHECK_MESSAGE(estimate_memory(setup).answer.ok(), estimate_memory(setup).answer.message);
+  // t × c = 4 does not divide the 2 groups.
+  setup.layout.context_parallel = 2;
+  const Estimate both = estimate_memory(setup);
+  CHECK(both.answer.setting == "cp");
+  CHECK(both.answer.message ==
+        "Tiny's Mamba-2 layers split their heads over t × c = 4 (Megatron-LM's MambaMixer), which "
+        "must divide n_groups (2) and mamba_num_heads (4).");
+  // LoRA on one-part blocks is not counted yet.
+  setup.layout.context_parallel = 1;
+  setup.lora_rank = 8;
+  CHECK(estimate_memory(setup).answer.setting == "lora-rank");
+}
+
+TEST_CASE("nemotron_h fields trainmem cannot count are refused by name") {
+  CHECK(read(tiny_nemotron("ME*-")).answer.message ==
+        "config.json: Nemotron-H's blocks hold mixture-of-experts (E, \"moe\") and MLP (-, "
+        "\"mlp\") blocks both, which trainmem does not count in one model.");
+  CHECK(read(tiny_nemotron("ME*E", R"("moe_latent_size": 1024)")).answer.message ==
+        "config.json: 'moe_latent_size' must be null: trainmem does not count the experts' latent "
+        "projections (Nemotron 3 Super's); it is 1024.");
+  CHECK(read(tiny_nemotron("M-*X")).answer.message ==
+        "config.json: 'hybrid_override_pattern' must be one character a block, M (Mamba-2), E (a "
+        "mixture of experts), * (attention) or - (an MLP); character 3 is 'X'.");
+  CHECK(read(tiny_nemotron("M-*-", R"("num_nextn_predict_layers": 1)"))
+            .answer.message.find("'num_nextn_predict_layers' must be 0") != std::string::npos);
+  CHECK(read(tiny_nemotron("M-*-", R"("use_bias": true)")).answer.status != Status::kOk);
+  CHECK(read(tiny_nemotron("M-*-", R"("residual_in_fp32": true)")).answer.status != Status::kOk);
+  CHECK(read(tiny_nemotron("M-*-", R"("hidden_dropout": 0.1)")).answer.status != Status::kOk);
+  std::string swiglu = tiny_nemotron();
+  swiglu.replace(swiglu.find(R"("relu2")"), 7, R"("swiglu")");
+  CHECK(read(swiglu).answer.message.find("'mlp_hidden_act' must be one of") != std::string::npos);
+  CHECK(read(tiny_nemotron("M-*-", R"("layers_block_type": ["mamba", "mlp"])"))
+            .answer.message.find("entry 0 is \"mamba\"") != std::string::npos);
+  CHECK(read(tiny_nemotron("-*-*")).answer.message.find("must hold Mamba-2 mixers") !=
+        std::string::npos);
+}
