@@ -171,7 +171,7 @@ void add_hybrid_note(Calculation& calc, const TrainingSetup& setup) {
   const std::vector<ActivationsPerLayer::Kind>& kinds = calc.layer.kinds;
   for (std::size_t i = 0; i < kinds.size(); ++i) {
     const double count =
-        layers_of_kinds_between(shape, 0, shape.num_layers, std::string(1, kinds[i].kind));
+        layers_of_kinds_between(shape, 0, shape.num_layers, std::string_view(&kinds[i].kind, 1));
     std::string name = layer_kind_name(shape, kinds[i].kind);
     if (count == 1) name.pop_back();  // "layers" → "layer"
     if (i > 0) text += i + 1 == kinds.size() ? ", and " : ", ";

@@ -455,43 +455,47 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
                                              const LayerStack& stack, int micro_batch_sequences,
                                              bool flash_attention, const Pen& pen) {
   const double layers = shape.num_layers;
-  std::vector<std::pair<char, ActivationsPerLayer>> kinds;
-  for (const char* kind = kHybridKindOrder; *kind != '\0'; ++kind) {
-    if (layers_of_kinds_between(shape, 0, layers, std::string(1, *kind)) == 0) continue;
-    kinds.emplace_back(*kind, layer_kind_activations(shape, setup, stack, micro_batch_sequences,
-                                                     flash_attention, pen, *kind));
-  }
-  const auto count_of = [&](char kind) {
-    return layers_of_kinds_between(shape, 0, layers, std::string(1, kind));
+  struct KindLayers {
+    char kind;
+    double count;
+    ActivationsPerLayer activations;
   };
-  ActivationsPerLayer layer = kinds.back().second;
+  std::vector<KindLayers> kinds;
+  for (const char* kind = kHybridKindOrder; *kind != '\0'; ++kind) {
+    const double count = layers_of_kinds_between(shape, 0, layers, std::string_view(kind, 1));
+    if (count == 0) continue;
+    kinds.push_back({*kind, count,
+                     layer_kind_activations(shape, setup, stack, micro_batch_sequences,
+                                            flash_attention, pen, *kind)});
+  }
+  ActivationsPerLayer layer = kinds.back().activations;
   const bool mean = hybrid_stages_hold_model_mix(shape, setup.layout);
   Figure kept;
-  for (const auto& [kind, activations] : kinds) {
+  for (std::size_t i = 0; i < kinds.size(); ++i) {
+    const KindLayers& kind = kinds[i];
+    const Figure& per_token = kind.activations.kept_per_token;
     if (mean) {
-      const Figure share =
-          pen.count(count_of(kind), layer_kind_name(shape, kind)) * activations.kept_per_token;
-      kept = kept.value() == 0 && &kind == &kinds.front().first ? share : kept + share;
-    } else if (&kind == &kinds.front().first || activations.kept_per_token.value() > kept.value()) {
-      kept = activations.kept_per_token;
+      const Figure share = pen.said(kind.count, [&] {
+        return format_count(kind.count) + " " + layer_kind_name(shape, kind.kind);
+      }) * per_token;
+      kept = i == 0 ? share : kept + share;
+    } else if (i == 0 || per_token.value() > kept.value()) {
+      kept = per_token;
     }
     layer.recompute_working_bytes =
-        std::max(layer.recompute_working_bytes, activations.recompute_working_bytes);
-    layer.kinds.push_back({kind, activations.kept_per_token.value()});
-    if (kind == 'L' || kind == 'l')
-      layer.linear_kept_per_token = activations.kept_per_token.value();
-    if (kind == 'A' || kind == 'a') {
-      layer.attention_kept_per_token = activations.kept_per_token.value();
-    }
+        std::max(layer.recompute_working_bytes, kind.activations.recompute_working_bytes);
+    layer.kinds.push_back({kind.kind, per_token.value()});
+    if (kind.kind == 'L' || kind.kind == 'l') layer.linear_kept_per_token = per_token.value();
+    if (kind.kind == 'A' || kind.kind == 'a') layer.attention_kept_per_token = per_token.value();
   }
   layer.kept_per_token = mean ? kept / pen.count(layers, "layers") : kept;
   layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
   if (pen.writing()) {
     std::string mix;
-    for (const auto& [kind, activations] : kinds) {
-      if (!mix.empty()) mix += &kind == &kinds.back().first ? " and " : ", ";
-      mix += format_count(count_of(kind)) + " " + layer_kind_name(shape, kind) + " (" +
-             format_count(activations.kept_per_token.value()) + " B a token)";
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      if (i > 0) mix += i + 1 == kinds.size() ? " and " : ", ";
+      mix += format_count(kinds[i].count) + " " + layer_kind_name(shape, kinds[i].kind) + " (" +
+             format_count(kinds[i].activations.kept_per_token.value()) + " B a token)";
     }
     const std::string kernels =
         short_conv_mixer(shape)
