@@ -70,7 +70,7 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                                                   const Pen& pen) {
   // torchtitan's per-op policy is defined by the operations it saves, a Llama block's: both
   // models count it tensor by tensor (activations.hpp, selective_op_saved_tensors).
-  if (setup.recompute == Recompute::kSelectiveOp) {
+  if (kBeyondThePlate && setup.recompute == Recompute::kSelectiveOp) {
     return llama_block_layer_activations(shape, setup, stack, micro_batch_sequences,
                                          flash_attention, pen);
   }

@@ -983,7 +983,7 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
     layer.recompute_working_bytes = saved - layer.kept_bytes;
     return layer;
   }
-  if (setup.recompute == Recompute::kSelectiveOp) {
+  if (kBeyondThePlate && setup.recompute == Recompute::kSelectiveOp) {
     // Kept: what the policy saves. In the backward pass the block's other tensors are rebuilt
     // beside them (as a layer without recomputation saves them), one block at a time: all it saves
     // but those the policy keeps, of which w2's output is none (only SAC's cache holds it).

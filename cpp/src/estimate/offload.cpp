@@ -73,7 +73,7 @@ Kept kept_on_device(const Ledger& ledger, const TrainingSetup& setup, const Plac
 void offload_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement& placement,
                      const StagePlacement& stage, const BytesPerParameter& per,
                      const BaseWeightBytes& base, const ActivationsPerLayer& layer) {
-  if (setup.offload == Offload::kNone && !setup.offload_activations) return;
+  if (!kBeyondThePlate || (setup.offload == Offload::kNone && !setup.offload_activations)) return;
   const Pen& pen = ledger.pen();
   const Kept kept = kept_on_device(ledger, setup, placement, per, base, layer);
   const bool states = setup.offload != Offload::kNone;

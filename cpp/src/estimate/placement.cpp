@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "stacks/stack_rows.hpp"
+#include "text/figure.hpp"
 
 namespace trainmem {
 
@@ -199,7 +200,7 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   const double parameters_per_layer = first_layers_parameters / placement.first.layers;
   placement.layer_unit = {parameters_per_layer, 0, 0, 0};
   placement.embedding_unit = {embedding, 0, 0, 0};
-  if (setup.lora_rank > 0) {
+  if (kBeyondThePlate && setup.lora_rank > 0) {
     split_for_lora(shape, setup, parameters_per_layer, embedding, placement);
   } else {
     for (StagePlacement* stage : {&placement.first, &placement.last}) {

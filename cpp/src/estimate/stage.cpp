@@ -555,7 +555,7 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
       layer.source += "; every layer counted as the larger of a dense and a mixture layer";
     }
   }
-  if (setup.kbit_prep) {
+  if (kBeyondThePlate && setup.kbit_prep) {
     // prepare_model_for_kbit_training upcasts the embedding to FP32, and the FP32 norms and the
     // 4-bit layers (bitsandbytes' Linear4bit returns its input's dtype) keep the residual stream
     // in FP32: each layer's input, the one tensor a checkpointed layer keeps, is FP32.
@@ -569,8 +569,8 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
           "are FP32, so each layer's input is FP32";
     }
   }
-  if (setup.lora_rank > 0) add_adapter_intermediates(shape, setup, pen, layer);
-  if (shape.num_experts > 1 && setup.layout.expert_parallel > 1) {
+  if (kBeyondThePlate && setup.lora_rank > 0) add_adapter_intermediates(shape, setup, pen, layer);
+  if (kBeyondThePlate && shape.num_experts > 1 && setup.layout.expert_parallel > 1) {
     layer.dispatch = all_to_all_buffers(shape, setup, layer, pen);
   }
   return layer;
@@ -581,7 +581,7 @@ void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetu
                      const ActivationsPerLayer& layer) {
   const Pen& pen = ledger.pen();
   add_activations_and_logits(ledger, shape, setup, stage, layer);
-  if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16) {
+  if (kBeyondThePlate && setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16) {
     // bitsandbytes dequantises one layer's frozen weight to BF16 at a time.
     const Figure largest = pen.bytes(kBf16Bytes) * pen.count(placement.linear.largest_weight,
                                                              "(the largest linear weight)");
@@ -591,7 +591,8 @@ void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetu
              "the matmul and its backward, one layer at a time";
     });
   }
-  if (transformer_engine_fp8(setup)) add_fp8_weights(ledger, shape, setup, stage);
+  if (kBeyondThePlate && transformer_engine_fp8(setup))
+    add_fp8_weights(ledger, shape, setup, stage);
 }
 
 }  // namespace trainmem

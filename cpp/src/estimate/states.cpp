@@ -63,12 +63,13 @@ BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const Train
   // PEFT's adapters in FP32 (StackRow::fp32_adapters), and a model the hf stack loads in FP32
   // (bf16-mixed: FP32 weights under bf16 autocast, no master copy): what trains is held as FP32
   // training holds it.
+  const bool lora = kBeyondThePlate && setup.lora_rank > 0;
   const bool fp32_trained =
-      setup.lora_rank > 0 ? row.fp32_adapters
-                          : row.transformers_loading && setup.precision == Precision::kBf16Mixed;
+      lora ? row.fp32_adapters
+           : row.transformers_loading && setup.precision == Precision::kBf16Mixed;
   const Precision trained = fp32_trained ? Precision::kFp32 : setup.precision;
   BytesPerParameter per = bytes_per_parameter(trained, setup.optimizer, shape);
-  if (setup.lora_rank > 0 && setup.optimizer == Optimizer::kAdafactor) {
+  if (lora && setup.optimizer == Optimizer::kAdafactor) {
     // The adapters' own factored state; one state value's bytes is SGD's one buffer's.
     const double state_value_bytes =
         bytes_per_parameter(trained, Optimizer::kSgdMomentum, shape).optimizer_states;
@@ -91,7 +92,7 @@ BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const Train
 
 BaseWeightBytes base_weight_bytes(const ModelShape& shape, const TrainingSetup& setup) {
   BaseWeightBytes base;
-  if (setup.lora_rank == 0) return base;
+  if (!kBeyondThePlate || setup.lora_rank == 0) return base;
   base.per_parameter = base_linear_bytes_per_parameter(shape, setup.base_weights);
   const bool int8 = setup.base_weights == BaseWeights::kInt8;
   base.per_value = int8 ? kInt8BytesPerValue : base.per_parameter;
@@ -128,7 +129,7 @@ void add_model_states(Ledger& ledger, const TrainingSetup& setup, const Placemen
   const Pen& pen = ledger.pen();
   // The stage from which ZeRO shards each state; FSDP2 shards the weights at either of its stages.
   const int zero_stage = stack_row(setup.stack).shards_weights ? 3 : setup.layout.zero_stage;
-  const bool lora = setup.lora_rank > 0;
+  const bool lora = kBeyondThePlate && setup.lora_rank > 0;
   // The frozen base and the adapters shard alike (LoRA is kept to ep = 1 and etp = t, where the
   // experts' group is everyone's: check.cpp).
   const double experts = lora ? 0 : stage.expert_parameters;

@@ -21,6 +21,14 @@ namespace trainmem {
 
 inline constexpr bool kWritesWords = TRAINMEM_WRITES_WORDS;
 
+// Whether this build answers settings beyond the plate's. The first view's module (built without
+// words) answers the plate's alone: a setup crosses into it through its own table of settings,
+// the plate's (wasm/setup_types.hpp), so every other setting keeps its default there, and the code
+// for another value (LoRA's adapters, FP8's weight copies, offloading, expert parallelism's
+// buffers, torchtitan's per-op policy) never runs in it, and drops out of it where a branch asks
+// this first. tests/node/plate.test.mjs holds its view to the full module's, figure for figure.
+inline constexpr bool kBeyondThePlate = kWritesWords;
+
 // A figure's words: a string, or nothing at all where words are never written.
 #if TRAINMEM_WRITES_WORDS
 using FigureText = std::string;
