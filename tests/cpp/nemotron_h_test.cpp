@@ -163,6 +163,23 @@ TEST_CASE("a Mamba-2 block saves what mamba_split_conv1d_scan_combined keeps, by
   CHECK(noted);
 }
 
+TEST_CASE("a Nemotron-H mixture's intermediate_size, no block's width, changes nothing") {
+  // Its Mamba-2 and attention blocks count as dense layers that hold no MLP: neither their
+  // parameters nor their activations carry intermediate_size, however wide.
+  std::string wide = tiny_nemotron("ME*E");
+  wide.replace(wide.find(R"("intermediate_size": 12)"), 23, R"("intermediate_size": 4000)");
+  const ModelShape narrow_shape = parsed(tiny_nemotron("ME*E"));
+  const ModelShape wide_shape = parsed(wide);
+  CHECK(wide_shape.ffn_hidden_size == 4000);
+  CHECK(count_parameters(wide_shape) == count_parameters(narrow_shape));
+  const Estimate narrow = estimate_memory(setup_of(narrow_shape));
+  const Estimate broad = estimate_memory(setup_of(wide_shape));
+  REQUIRE(narrow.answer.ok());
+  REQUIRE(broad.answer.ok());
+  CHECK(broad.bytes[Term::kActivations] == narrow.bytes[Term::kActivations]);
+  CHECK(broad.bytes.total() == narrow.bytes.total());
+}
+
 TEST_CASE("a Nemotron-H pipeline whose stages hold another mix of blocks counts the largest") {
   const ModelShape shape = parsed(tiny_nemotron());
   ParallelLayout two;

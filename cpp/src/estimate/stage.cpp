@@ -544,8 +544,8 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
   ActivationsPerLayer layer = layer_of(shape);
   // A mixture with dense layers mixed in (first_k_dense_replace, an interleave step): every layer
   // is counted as the larger of the two kinds, an upper bound that each stage's share of dense
-  // layers can only lower.
-  if (mixes_dense_layers(shape)) {
+  // layers can only lower. One-part layers hold no dense MLP: their kinds are counted as built.
+  if (mixes_dense_layers(shape) && !one_part_layers(shape)) {
     const ActivationsPerLayer dense = layer_of(dense_layer_shape(shape));
     if (dense.kept_bytes + dense.recompute_working_bytes >
         layer.kept_bytes + layer.recompute_working_bytes) {
