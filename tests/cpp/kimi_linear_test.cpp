@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "config_fixtures.hpp"
 #include "hub_configs.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
@@ -17,6 +18,7 @@
 #include "trainmem/models.hpp"
 
 using namespace trainmem;
+using namespace trainmem::fixtures;
 
 namespace {
 
@@ -59,37 +61,16 @@ constexpr double kMixture = 576 + 144 + 32 + 4;  // 756
 constexpr double kTinyKimi =
     80 + 80 + 8 + (kKda + kDense + 16) + 2 * (kKda + kMixture + 16) + (kLatent + kMixture + 16);
 
-ModelShape parsed(const std::string& text) {
-  const ConfigParse result = read(text);
-  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
-  return result.shape;
-}
-
-TrainingSetup setup_of(const ModelShape& shape) {
-  TrainingSetup setup;
-  setup.model_id = kCustomModelId;
-  setup.custom_model = shape;
-  setup.sequence_length = 64;
-  setup.activation_model = ActivationModel::kLlamaBlock;
-  return setup;
-}
-
 // The KDA mixer's own tensors (after the input norm, before the MLP's norm).
 double mixer_bytes(const std::vector<SavedTensor>& tensors) {
-  double sum = 0;
-  for (const SavedTensor& tensor : tensors) {
-    for (const char* id : {"linear-input",       "conv-input",        "forget-gate-latent",
-                           "softplus-input",     "softplus-output",   "beta",
-                           "linear-query",       "linear-query-rstd", "linear-key",
-                           "linear-key-rstd",    "linear-value",      "decay",
-                           "decay-cumsum",       "intra-chunk-qk",    "wy-inverse",
-                           "output-gate-latent", "gated-norm-input",  "gated-norm-rstd",
-                           "gated-norm-normed",  "gated-norm-gate",   "gated-norm-weighted",
-                           "gated-norm-silu",    "linear-output"}) {
-      if (tensor.id == id) sum += tensor.bytes_per_token;
-    }
-  }
-  return sum;
+  return bytes_of(tensors, {"linear-input",       "conv-input",        "forget-gate-latent",
+                            "softplus-input",     "softplus-output",   "beta",
+                            "linear-query",       "linear-query-rstd", "linear-key",
+                            "linear-key-rstd",    "linear-value",      "decay",
+                            "decay-cumsum",       "intra-chunk-qk",    "wy-inverse",
+                            "output-gate-latent", "gated-norm-input",  "gated-norm-rstd",
+                            "gated-norm-normed",  "gated-norm-gate",   "gated-norm-weighted",
+                            "gated-norm-silu",    "linear-output"});
 }
 
 }  // namespace

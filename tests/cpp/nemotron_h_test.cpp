@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "config_fixtures.hpp"
 #include "hub_configs.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
@@ -18,6 +19,7 @@
 #include "trainmem/setup.hpp"
 
 using namespace trainmem;
+using namespace trainmem::fixtures;
 
 namespace {
 
@@ -52,31 +54,6 @@ constexpr double kAttention = 4 * 64 + 8;                   // 264
 constexpr double kMlp = 192 + 8;                            // 200
 constexpr double kMixture = 384 + 80 + 32 + 4 + 8;          // 508
 constexpr double kOutside = 80 + 80 + 8;                    // embedding, lm_head, norm_f
-
-ModelShape parsed(const std::string& text) {
-  const ConfigParse result = read(text);
-  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
-  return result.shape;
-}
-
-TrainingSetup setup_of(const ModelShape& shape) {
-  TrainingSetup setup;
-  setup.model_id = kCustomModelId;
-  setup.custom_model = shape;
-  setup.sequence_length = 64;
-  setup.activation_model = ActivationModel::kLlamaBlock;
-  return setup;
-}
-
-double bytes_of(const std::vector<SavedTensor>& tensors, std::initializer_list<const char*> ids) {
-  double sum = 0;
-  for (const SavedTensor& tensor : tensors) {
-    for (const char* id : ids) {
-      if (tensor.id == id) sum += tensor.bytes_per_token;
-    }
-  }
-  return sum;
-}
 
 }  // namespace
 

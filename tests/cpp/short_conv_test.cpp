@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "config_fixtures.hpp"
 #include "hub_configs.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
@@ -16,6 +17,7 @@
 #include "trainmem/models.hpp"
 
 using namespace trainmem;
+using namespace trainmem::fixtures;
 
 namespace {
 
@@ -46,31 +48,10 @@ constexpr double kShortConv = 192 + 24 + 64;          // 280
 constexpr double kMlp = 432;
 constexpr double kTinyLfm2 = 80 + (kAttention + kMlp + 16) + 3 * (kShortConv + kMlp + 16) + 8;
 
-ModelShape parsed(const std::string& text) {
-  const ConfigParse result = read(text);
-  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
-  return result.shape;
-}
-
-TrainingSetup setup_of(const ModelShape& shape) {
-  TrainingSetup setup;
-  setup.model_id = kCustomModelId;
-  setup.custom_model = shape;
-  setup.sequence_length = 64;
-  setup.activation_model = ActivationModel::kLlamaBlock;
-  return setup;
-}
-
 // The short convolution's own tensors (after the input norm, before the MLP's norm).
 double mixer_bytes(const std::vector<SavedTensor>& tensors) {
-  double sum = 0;
-  for (const SavedTensor& tensor : tensors) {
-    for (const char* id :
-         {"linear-input", "conv-projections", "conv-input", "conv-output", "linear-output"}) {
-      if (tensor.id == id) sum += tensor.bytes_per_token;
-    }
-  }
-  return sum;
+  return bytes_of(
+      tensors, {"linear-input", "conv-projections", "conv-input", "conv-output", "linear-output"});
 }
 
 }  // namespace

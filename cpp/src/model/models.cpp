@@ -324,6 +324,19 @@ void add_attention_weights(const ModelShape& shape, WeightList& list) {
   if (shape.attention_sinks) vector(a, 1, P::kSplit);
 }
 
+// A linear mixer's widths from the shape's linear_* fields: its keys H_k·d_k (Mamba-2's B or C,
+// G·N), its values H_v·d_v (Mamba-2's x, H·P), and its value heads H_v.
+struct LinearWidths {
+  double keys = 0;
+  double values = 0;
+  double heads = 0;
+};
+LinearWidths linear_widths(const ModelShape& shape) {
+  return {static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim,
+          static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim,
+          static_cast<double>(shape.linear_num_value_heads)};
+}
+
 // A Gated DeltaNet layer's mixer (transformers' Qwen3NextGatedDeltaNet, modeling_qwen3_next.py):
 // in_proj_qkvz (q and k of H_k·d_k, v and the output gate z of H_v·d_v), in_proj_ba (β and the
 // decay's input a, H_v each), the depthwise conv1d over q, k and v (no bias), dt_bias and A_log
@@ -332,10 +345,7 @@ void add_attention_weights(const ModelShape& shape, WeightList& list) {
 void add_gated_deltanet_weights(const ModelShape& shape, WeightList& list) {
   using P = WeightPlacement;
   const double h = shape.hidden_size;
-  const double keys = static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim;
-  const double values =
-      static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
-  const double heads = shape.linear_num_value_heads;
+  const auto [keys, values, heads] = linear_widths(shape);
   list.matrix(h, 2 * keys + 2 * values, 1, P::kSplit);
   list.matrix(h, 2 * heads, 1, P::kSplit);
   list.matrix(2 * keys + values, shape.linear_conv_kernel_dim, 1, P::kSplit);
@@ -354,10 +364,7 @@ void add_gated_deltanet_weights(const ModelShape& shape, WeightList& list) {
 void add_kimi_delta_weights(const ModelShape& shape, WeightList& list) {
   using P = WeightPlacement;
   const double h = shape.hidden_size;
-  const double keys = static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim;
-  const double values =
-      static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
-  const double heads = shape.linear_num_value_heads;
+  const auto [keys, values, heads] = linear_widths(shape);
   const double rank = shape.linear_value_head_dim;
   const double decays = heads * shape.linear_key_head_dim;
   list.matrix(h, 2 * keys + values, 1, P::kSplit);
@@ -380,10 +387,7 @@ void add_kimi_delta_weights(const ModelShape& shape, WeightList& list) {
 void add_mamba2_weights(const ModelShape& shape, WeightList& list) {
   using P = WeightPlacement;
   const double h = shape.hidden_size;
-  const double groups = static_cast<double>(shape.linear_num_key_heads) * shape.linear_key_head_dim;
-  const double inner =
-      static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
-  const double heads = shape.linear_num_value_heads;
+  const auto [groups, inner, heads] = linear_widths(shape);
   list.matrix(h, 2 * inner + 2 * groups + heads, 1, P::kSplit);
   list.matrix(inner + 2 * groups, shape.linear_conv_kernel_dim, 1, P::kSplit);
   if (shape.linear_conv_bias) list.vector(inner + 2 * groups, 1, P::kSplit);
