@@ -87,20 +87,23 @@ if [ "$wasm_suites" = 1 ]; then
   phase "WebAssembly modules, the API's types and the page (node --test)"
   bash -c "set -euo pipefail; $page_tests"
 else
-  # The page's tests keep about one core busy (Chromium waits on its renderer) for some 490 s;
-  # beside them runs the rest, one step after another: one sanitized build (build-sanitize, flags
-  # in CMakeLists.txt), whose core is compiled once with libFuzzer's coverage and linked into the
-  # suites and the fuzz targets; the native and the sanitized suites, each single-threaded; and
-  # the fuzz targets' bounded run. One after the other the two sides took about 490 s and 470 s.
-  phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test): the suites sanitized with the fuzz targets (clang), the C++ core and CLI's suites native and sanitized, and fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
+  # The page's tests keep about one core busy (Chromium waits on its renderer) for some 450 s,
+  # then the native suites (built in the build phase) run after them; beside them runs the rest,
+  # one step after another: one sanitized build (build-sanitize, flags in CMakeLists.txt), whose
+  # core is compiled once with libFuzzer's coverage and linked into the suites and the fuzz
+  # targets; the sanitized suites, single-threaded; and the fuzz targets' bounded run, the
+  # command's longest path (608 s against the page's side's some 470 s at b31c74c).
+  phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test) and the C++ core and CLI's native suites: the suites sanitized with the fuzz targets (clang), run, and fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
   side_by_side "
     $sanitized_build
     echo \"-- beside the page's tests: the sanitized build ended at \${SECONDS} s\"
-    $native
-    echo \"-- beside the page's tests: the native suites ended at \${SECONDS} s\"
     $sanitized
     echo \"-- beside the page's tests: the sanitized suites ended at \${SECONDS} s\"
     bash scripts/fuzz.sh
     echo \"-- beside the page's tests: fuzzing ended at \${SECONDS} s\"" \
-    "$page_tests"
+    "
+    $page_tests
+    echo \"-- the page's tests ended at \${SECONDS} s\"
+    $native
+    echo \"-- the native suites ended at \${SECONDS} s\""
 fi
