@@ -215,6 +215,10 @@ double linear_attention_layers_between(const ModelShape& shape, double first, do
 double layers_of_kinds_between(const ModelShape& shape, double first, double count,
                                std::string_view kinds);
 
+// Every kind of a hybrid's layer (hybrid_layers), in the order they are named in: the linear
+// mixers' layers first, then the MLP alone, then attention.
+constexpr const char* kHybridLayerKinds = "LlFAa";
+
 // Whether a hybrid's layers hold one part each somewhere (Nemotron-H's: 'a', 'l' or 'F').
 inline bool one_part_layers(const ModelShape& shape) {
   return shape.hybrid_layers.find_first_of("alF") != std::string::npos;

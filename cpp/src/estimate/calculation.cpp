@@ -166,7 +166,7 @@ void add_hybrid_note(Calculation& calc, const TrainingSetup& setup) {
   if (!hybrid_linear_attention(*calc.shape)) return;
   const ModelShape& shape = *calc.shape;
   // "Of its 27 layers, 20 are Kimi Delta Attention layers, each keeping 308,232 B a token, and 7
-  // full-attention layers, 153,740 B a token": each kind in kHybridKindOrder.
+  // full-attention layers, 153,740 B a token": each kind in kHybridLayerKinds.
   std::string text = "Of its " + format_count(shape.num_layers) + " layers, ";
   const std::vector<ActivationsPerLayer::Kind>& kinds = calc.layer.kinds;
   for (std::size_t i = 0; i < kinds.size(); ++i) {

@@ -461,7 +461,7 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
     ActivationsPerLayer activations;
   };
   std::vector<KindLayers> kinds;
-  for (const char* kind = kHybridKindOrder; *kind != '\0'; ++kind) {
+  for (const char* kind = kHybridLayerKinds; *kind != '\0'; ++kind) {
     const double count = layers_of_kinds_between(shape, 0, layers, std::string_view(kind, 1));
     if (count == 0) continue;
     kinds.push_back({*kind, count,

@@ -23,7 +23,7 @@ std::string whole_number_problem(const char* field, int value, int low, int high
 std::string hybrid_layers_problem(const ModelShape& shape) {
   const std::string& layers = shape.hybrid_layers;
   if (layers.size() != static_cast<std::size_t>(shape.num_layers) ||
-      layers.find_first_not_of("ALalF") != std::string::npos) {
+      layers.find_first_not_of(kHybridLayerKinds) != std::string::npos) {
     return "A hybrid's layer kinds (hybridLayers) must be one character a layer for each of its "
            "num_hidden_layers (" +
            format_count(shape.num_layers) +

@@ -70,7 +70,7 @@ bool hybrid_stages_hold_model_mix(const ModelShape& shape, const ParallelLayout&
   // Each kind in the model's ratio: its share of the stage's layers is its share of the model's.
   const auto holds_mix = [&](double first, double count) {
     if (count <= 0) return false;
-    for (const char* kind = "ALalF"; *kind != '\0'; ++kind) {
+    for (const char* kind = kHybridLayerKinds; *kind != '\0'; ++kind) {
       const std::string_view one(kind, 1);
       if (layers_of_kinds_between(shape, first, count, one) * layers !=
           layers_of_kinds_between(shape, 0, layers, one) * count) {
