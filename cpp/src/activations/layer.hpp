@@ -42,15 +42,14 @@ struct ActivationsPerLayer {
   // A hybrid's two kinds of layer (stage.cpp), each one's kept bytes per token; 0 otherwise.
   double linear_kept_per_token = 0;
   double attention_kept_per_token = 0;
-  // Every kind a hybrid's layers hold (models.hpp, hybrid_layers), in kHybridLayerKinds (models.hpp): its
-  // character and kept bytes per token; empty otherwise.
+  // Every kind a hybrid's layers hold (models.hpp, hybrid_layers), in kHybridLayerKinds
+  // (models.hpp): its character and kept bytes per token; empty otherwise.
   struct Kind {
     char kind = 'A';
     double kept_per_token = 0;
   };
   std::vector<Kind> kinds;
 };
-
 
 // Every activation model answers through this one signature: one layer of `shape` under
 // `setup`'s layout and recomputation and what `stack` does to it, for `micro_batch_sequences`

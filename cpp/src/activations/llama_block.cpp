@@ -1,5 +1,7 @@
 // The llama-block activation model: the tensors a Llama block saves for its backward pass, one by
-// one (docs/activations.md derives each).
+// one (docs/activations.md derives each); the linear mixers' steps are in mixers.cpp.
+#include "activations/llama_block.hpp"
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -12,11 +14,8 @@
 
 namespace trainmem {
 
-namespace {
+namespace llama_block_steps {
 
-// One saved tensor, its bytes per token on one device worked out.
-// The words (id, name, saved_by, elements) are kept only where words are written (figure.hpp): the
-// page's estimator sums the bytes alone.
 SavedTensor saved_tensor(Words id, Words name, Words saved_by, Words elements,
                          double elements_per_token, double dtype_bytes, double split, Words dtype) {
   return {std::move(id),
@@ -35,96 +34,6 @@ SavedTensor saved_tensor(Words id, Words name, Words saved_by, Words elements,
 Words float_dtype(double dtype_bytes) {
   return dtype_bytes == kFp32Bytes ? "FP32" : dtype_bytes == kBf16Bytes ? "BF16" : "FP8";
 }
-
-// The tensors a block saves, in the order they are added.
-struct SavedTensors {
-  std::vector<SavedTensor> list;
-
-  // A floating-point tensor, or with `dtype` an integer or bool one ("int32", "bool").
-  void add(Words id, Words name, Words saved_by, Words elements, double elements_per_token,
-           double dtype_bytes, double split, Words dtype = {}) {
-    if (std::string(dtype).empty()) dtype = float_dtype(dtype_bytes);
-    list.push_back(saved_tensor(std::move(id), std::move(name), std::move(saved_by),
-                                std::move(elements), elements_per_token, dtype_bytes, split,
-                                std::move(dtype)));
-  }
-};
-
-// One Llama block under a setup and a stack: what its steps share, worked out once, and the steps
-// that add its saved tensors, each one part of the block (llama_block_tensors runs them in the
-// block's order).
-struct LlamaBlock {
-  LlamaBlock(const ModelShape& model, const TrainingSetup& training, const LayerStack& stack,
-             bool with_flash_attention);
-
-  // The steps, in the block's order.
-  void add_attention_norm(SavedTensors& saved) const;
-  void add_attention_input(SavedTensors& saved) const;
-  void add_latent_queries_keys_values(SavedTensors& saved) const;
-  void add_queries_keys_values(SavedTensors& saved) const;
-  void add_attention_scores(SavedTensors& saved) const;
-  void add_attention_output(SavedTensors& saved) const;
-  void add_residual_dropout_mask(SavedTensors& saved, const Words& id, const Words& name) const;
-  void add_attention_output_before_all_to_all(SavedTensors& saved) const;
-  void add_further_norm(SavedTensors& saved, int number) const;
-  void add_mlp_norm(SavedTensors& saved) const;
-  void add_mlp_input(SavedTensors& saved) const;
-  void add_mlp(SavedTensors& saved) const;
-  void add_shared_experts(SavedTensors& saved) const;
-  void add_attention_output_gate(SavedTensors& saved) const;
-  void add_gated_deltanet(SavedTensors& saved) const;
-  void add_gated_norm_in_pytorch(SavedTensors& saved, const Words& gate_name) const;
-  void add_kimi_delta_attention(SavedTensors& saved) const;
-  void add_mamba2(SavedTensors& saved) const;
-  void add_short_conv(SavedTensors& saved) const;
-  void add_sparse_attention(SavedTensors& saved) const;
-  void add_sparse_attention_kernels(SavedTensors& saved) const;
-
-  // What the steps share.
-  void add_norm(SavedTensors& saved, const Words& id, const Words& name) const;
-  void add_norm_statistics(SavedTensors& saved, const Words& id, const Words& name) const;
-  void exchange_last(SavedTensors& saved, std::size_t count, Exchange way) const;
-  Words attention_keeper(const char* without_flash_attention) const;
-  Words linear_input(const Words& name) const;
-
-  // Worked out once, by the constructor, which says why each is so.
-  const ModelShape& shape;
-  const TrainingSetup& setup;
-  bool flash_attention = false;
-  double h = 0;         // the hidden size
-  double a = 0;         // attention heads
-  double k = 0;         // key/value heads
-  double d = 0;         // a head's width
-  double f = 0;         // the MLP's width, or each routed expert's
-  double shared_f = 0;  // the shared experts' width (0: none)
-  double s = 0;         // the sequence's tokens
-  double top_k = 1;     // routed copies per token
-  bool routed_copies = false;
-  Words top_k_text;              // " × 8 experts", "" without routed copies
-  double whole = 1;              // the split of what sits between the blocks: 1 or t
-  double projections_input = 1;  // the split of the projections' saved input: 1 or whole
-  Words gathered_text;
-  double by_heads = 1;         // the attention heads' split (and the MLP's width): t
-  double by_expert_width = 1;  // the routed experts' width's split: etp, or t
-  bool selective = false;
-  bool keys_repeated = false;
-  bool layer_norm = false;
-  Words norm_kind;
-  bool parallel = false;
-  bool one_norm_for_both = false;
-  Words after_rope;
-  bool fp8 = false;
-  double linear_input_bytes = kBf16Bytes;
-  // The MLP's tensors: BF16, or FP32 under prepare_model_for_kbit_training.
-  double mlp_bytes = kBf16Bytes;
-  Words mlp_dtype_text;
-  bool exchanged = false;
-  bool flash_keeps_output = false;
-  bool all_to_all_saves_output = false;
-  Words output_elements;  // the attention output's elements per token: "a·d", "a·d_v"
-  double output_width = 0;
-  bool residual_masks = false;
-};
 
 LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
                        const LayerStack& stack, bool with_flash_attention)
@@ -472,179 +381,6 @@ void LlamaBlock::add_attention_output_gate(SavedTensors& saved) const {
             "the output projection", output_elements, output_width, linear_input_bytes, by_heads);
 }
 
-// A Gated DeltaNet layer's mixer, as transformers' Qwen3NextGatedDeltaNet runs it on fla's
-// chunked kernel (fla-org/flash-linear-attention v0.5.2, fla/ops/gated_delta_rule/chunk.py,
-// ChunkGatedDeltaRuleFunction.forward's save_for_backward) and causal-conv1d (v1.6.1,
-// causal_conv1d_interface.py: the convolution's input; the backward recomputes its output).
-// Each head's queries and keys are L2-normalised in the kernel, which keeps the normalised
-// copies and an FP32 1/norm a head; it keeps its own contiguous copy of v, the chunk-local
-// cumulative sum of the decays (FP32), β, and A, the chunks' 64 × 64 WY inverses (BF16, 64 a
-// token and head); w, u, the chunk states h and v_new are recomputed in the backward pass.
-void LlamaBlock::add_gated_deltanet(SavedTensors& saved) const {
-  const double hk = shape.linear_num_key_heads;
-  const double hv = shape.linear_num_value_heads;
-  const double dk = shape.linear_key_head_dim;
-  const double dv = shape.linear_value_head_dim;
-  // Qwen3-Next repeats q and k to the H_v value heads before the kernel (repeat_interleave);
-  // Qwen3.5 hands fla (0.5 on) its H_k heads.
-  const double hq = shape.linear_qk_repeated ? hv : hk;
-  const Words hq_text = shape.linear_qk_repeated ? "H_v" : "H_k";
-  saved.add("linear-input",
-            linear_input("Gated DeltaNet's input (the norm's output)" + gathered_text),
-            "in_proj_qkvz and in_proj_ba (one tensor for the two)", "h", h, linear_input_bytes,
-            projections_input);
-  saved.add("conv-input", "Short convolution's input (q, k and v)", "causal_conv1d",
-            "2·H_k·d_k + H_v·d_v", 2 * hk * dk + hv * dv, kBf16Bytes, by_heads);
-  saved.add("beta", "β (sigmoid of b)", "the sigmoid and the kernel", "H_v", hv, kBf16Bytes,
-            by_heads);
-  saved.add("softplus-input", "The decay's a + dt_bias, FP32", "softplus", "H_v", hv, kFp32Bytes,
-            by_heads);
-  saved.add("softplus-output", "softplus(a + dt_bias), FP32", "the product with −exp(A_log)", "H_v",
-            hv, kFp32Bytes, by_heads);
-  saved.add("linear-query", "Queries, L2-normalised", "the chunked delta rule", hq_text + "·d_k",
-            hq * dk, kBf16Bytes, by_heads);
-  saved.add("linear-query-rstd", "Queries' 1/norm, FP32", "the kernel's L2 norm", hq_text, hq,
-            kFp32Bytes, by_heads);
-  saved.add("linear-key", "Keys, L2-normalised", "the chunked delta rule", hq_text + "·d_k",
-            hq * dk, kBf16Bytes, by_heads);
-  saved.add("linear-key-rstd", "Keys' 1/norm, FP32", "the kernel's L2 norm", hq_text, hq,
-            kFp32Bytes, by_heads);
-  saved.add("linear-value", "Values, the kernel's contiguous copy", "the chunked delta rule",
-            "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
-  saved.add("decay-cumsum", "Decays' chunk-local cumulative sum, FP32", "the chunked delta rule",
-            "H_v", hv, kFp32Bytes, by_heads);
-  saved.add("wy-inverse", "A, the chunk's WY inverse (64 a head)", "the chunked delta rule",
-            "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
-  if (shape.linear_norm_unfused) {
-    add_gated_norm_in_pytorch(saved, "Output gate z, FP32");
-  } else {
-    // fla's FusedRMSNormGated (fla/modules/fused_norm_gate.py): the kernel's output, the gate z
-    // and a 1/RMS a head, FP32.
-    saved.add("delta-rule-output", "Delta rule's output", "the fused gated norm", "H_v·d_v",
-              hv * dv, kBf16Bytes, by_heads);
-    saved.add("output-gate", "Output gate z", "the fused gated norm", "H_v·d_v", hv * dv,
-              kBf16Bytes, by_heads);
-    saved.add("gated-norm-rstd", "Gated norm's 1/RMS, FP32", "the fused gated norm", "H_v", hv,
-              kFp32Bytes, by_heads);
-  }
-  saved.add("linear-output", linear_input("Gated norm's output"), "out_proj", "H_v·d_v", hv * dv,
-            linear_input_bytes, by_heads);
-}
-
-// A gated RMSNorm over d_v run in PyTorch (Qwen3_5RMSNormGated, KimiLinearRMSNormGated): x.float(),
-// its 1/RMS, the BF16 normalised copy the weight multiplies, the gate in FP32 (SiLU's input), the
-// weighted BF16 product and SiLU's FP32 output.
-void LlamaBlock::add_gated_norm_in_pytorch(SavedTensors& saved, const Words& gate_name) const {
-  const double hv = shape.linear_num_value_heads;
-  const double dv = shape.linear_value_head_dim;
-  saved.add("gated-norm-input", "Gated norm's input, FP32", "the norm's pow and product", "H_v·d_v",
-            hv * dv, kFp32Bytes, by_heads);
-  saved.add("gated-norm-rstd", "Gated norm's 1/RMS, FP32", "the norm", "H_v", hv, kFp32Bytes,
-            by_heads);
-  saved.add("gated-norm-normed", "Gated norm's normalised input", "the product with its weight",
-            "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
-  saved.add("gated-norm-gate", gate_name, "SiLU", "H_v·d_v", hv * dv, kFp32Bytes, by_heads);
-  saved.add("gated-norm-weighted", "Weighted norm's output", "the product with SiLU(z)", "H_v·d_v",
-            hv * dv, kBf16Bytes, by_heads);
-  saved.add("gated-norm-silu", "SiLU(z), FP32", "the product with the weighted norm", "H_v·d_v",
-            hv * dv, kFp32Bytes, by_heads);
-}
-
-// Kimi Delta Attention, as transformers' KimiLinearDeltaAttention runs it (modeling_kimi_linear.py)
-// on fla's chunk_kda (v0.5.2, fla/ops/kda/chunk.py: ChunkKDAFunction.forward saves q and k after
-// its L2 norm with their 1/norms, v, the decay g and its chunk-local cumulative sum, β, and Aqk and
-// Akk of 64 a head, recomputing the rest unless disable_recompute) and causal-conv1d (v1.6.1,
-// CausalConv1dFn saves its input). Around the kernel, in PyTorch: the low-rank gates' latents (the
-// inputs of f_b and g_b), the decay's softplus(f + dt_bias) on an FP32 copy (softplus saves its
-// input, the product with −exp(A_log) its output), β's sigmoid in FP32, and the gated norm
-// (KimiLinearRMSNormGated) whose gate is g_b's output.
-void LlamaBlock::add_kimi_delta_attention(SavedTensors& saved) const {
-  const double hk = shape.linear_num_key_heads;
-  const double hv = shape.linear_num_value_heads;
-  const double dk = shape.linear_key_head_dim;
-  const double dv = shape.linear_value_head_dim;
-  saved.add("linear-input",
-            linear_input("Kimi Delta Attention's input (the norm's output)" + gathered_text),
-            "q, k, v, the gates' down projections and beta_proj (one tensor for them all)", "h", h,
-            linear_input_bytes, projections_input);
-  saved.add("conv-input", "Short convolutions' inputs (q, k and v)", "causal_conv1d",
-            "2·H_k·d_k + H_v·d_v", 2 * hk * dk + hv * dv, kBf16Bytes, by_heads);
-  saved.add("forget-gate-latent", "Forget gate's latent (f_a's output)", "f_b", "d_v", dv,
-            kBf16Bytes, 1);
-  saved.add("softplus-input", "The decay's f + dt_bias, FP32", "softplus", "H_v·d_k", hv * dk,
-            kFp32Bytes, by_heads);
-  saved.add("softplus-output", "softplus(f + dt_bias), FP32", "the product with −exp(A_log)",
-            "H_v·d_k", hv * dk, kFp32Bytes, by_heads);
-  saved.add("beta", "β (sigmoid of b), FP32", "the sigmoid and the kernel", "H_v", hv, kFp32Bytes,
-            by_heads);
-  saved.add("linear-query", "Queries, L2-normalised", "the chunked KDA rule", "H_k·d_k", hk * dk,
-            kBf16Bytes, by_heads);
-  saved.add("linear-query-rstd", "Queries' 1/norm, FP32", "the kernel's L2 norm", "H_k", hk,
-            kFp32Bytes, by_heads);
-  saved.add("linear-key", "Keys, L2-normalised", "the chunked KDA rule", "H_k·d_k", hk * dk,
-            kBf16Bytes, by_heads);
-  saved.add("linear-key-rstd", "Keys' 1/norm, FP32", "the kernel's L2 norm", "H_k", hk, kFp32Bytes,
-            by_heads);
-  saved.add("linear-value", "Values, the kernel's contiguous copy", "the chunked KDA rule",
-            "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
-  saved.add("decay", "Decay per key channel, FP32", "the chunked KDA rule", "H_v·d_k", hv * dk,
-            kFp32Bytes, by_heads);
-  saved.add("decay-cumsum", "Decays' chunk-local cumulative sum, FP32", "the chunked KDA rule",
-            "H_v·d_k", hv * dk, kFp32Bytes, by_heads);
-  saved.add("intra-chunk-qk", "Aqk, the chunk's gated query-key products (64 a head)",
-            "the chunked KDA rule", "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
-  saved.add("wy-inverse", "Akk, the chunk's WY inverse (64 a head)", "the chunked KDA rule",
-            "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
-  saved.add("output-gate-latent", "Output gate's latent (g_a's output)", "g_b", "d_v", dv,
-            kBf16Bytes, 1);
-  add_gated_norm_in_pytorch(saved, "Output gate (g_b's output), FP32");
-  saved.add("linear-output", linear_input("Gated norm's output"), "o_proj", "H_v·d_v", hv * dv,
-            linear_input_bytes, by_heads);
-}
-
-// Mamba-2's mixer, as transformers' NemotronHMamba2Mixer.cuda_kernels_forward trains it
-// (modeling_nemotron_h.py) through mamba_ssm's mamba_split_conv1d_scan_combined (v2.3.2.post1,
-// ssd_combined.py: MambaSplitConv1dScanCombinedFn.forward saves in_proj's whole output zxbcdt,
-// the scan's output before the gate, and the gated norm's 1/RMS a group, FP32; the convolution's
-// output, the chunk states and the norm's output, out_proj's input, are recomputed in the
-// backward pass). transformers takes this path when the forward builds no cache (use_cache=False,
-// as TRL's trainers set it, or under gradient checkpointing) and the batch has no padding.
-void LlamaBlock::add_mamba2(SavedTensors& saved) const {
-  const double groups = shape.linear_num_key_heads;
-  const double state = shape.linear_key_head_dim;
-  const double heads = shape.linear_num_value_heads;
-  const double inner = heads * shape.linear_value_head_dim;
-  saved.add("linear-input", linear_input("Mamba-2's input (the norm's output)" + gathered_text),
-            "in_proj", "h", h, linear_input_bytes, projections_input);
-  saved.add("mamba-projections", "in_proj's output: z, x, B, C and dt",
-            "mamba_split_conv1d_scan_combined", "2·H·P + 2·G·N + H",
-            2 * inner + 2 * groups * state + heads, kBf16Bytes, by_heads);
-  saved.add("scan-output", "The scan's output, before the gate", "mamba_split_conv1d_scan_combined",
-            "H·P", inner, kBf16Bytes, by_heads);
-  saved.add("gated-norm-rstd", "Gated norm's 1/RMS a group, FP32",
-            "mamba_split_conv1d_scan_combined", "G", groups, kFp32Bytes, by_heads);
-}
-
-// LFM2's short-convolution mixer, as transformers' Lfm2ShortConv.cuda_kernels_forward runs it
-// (modeling_lfm2.py) on causal-conv1d (v1.6.1, causal_conv1d_interface.py, CausalConv1dFn saves
-// its input x and the weights): in_proj saves its input; B·x saves B and x and C·conv_out saves C,
-// three views that keep in_proj's whole 3h output; the convolution saves B·x, the product with C
-// the convolution's output, and out_proj C·conv_out (already contiguous: the kernel's output keeps
-// B·x's channel-last strides). Without causal-conv1d, nn.Conv1d saves the same two tensors, its
-// output (L − 1) tokens longer.
-void LlamaBlock::add_short_conv(SavedTensors& saved) const {
-  saved.add("linear-input", linear_input("Short convolution's input (the norm's output)"),
-            "in_proj", "h", h, linear_input_bytes, projections_input);
-  saved.add("conv-projections", "B, C and x: in_proj's output", "the products B·x and C·conv",
-            "3·h", 3 * h, kBf16Bytes, by_heads);
-  saved.add("conv-input", "B·x, the convolution's input", "causal_conv1d", "h", h, kBf16Bytes,
-            by_heads);
-  saved.add("conv-output", "The convolution's output", "the product with C", "h", h, kBf16Bytes,
-            by_heads);
-  saved.add("linear-output", linear_input("C times the convolution's output"), "out_proj", "h", h,
-            linear_input_bytes, by_heads);
-}
-
 // Residual dropout's 1-byte mask, after the attention and after the MLP.
 void LlamaBlock::add_residual_dropout_mask(SavedTensors& saved, const Words& id,
                                            const Words& name) const {
@@ -749,7 +485,10 @@ void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
   }
 }
 
-}  // namespace
+}  // namespace llama_block_steps
+
+using llama_block_steps::LlamaBlock;
+using llama_block_steps::SavedTensors;
 
 Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layout,
                              const Pen& pen) {

@@ -1,0 +1,181 @@
+// The llama-block model's linear mixers, each a step of a hybrid's layer in place of attention
+// (llama_block.hpp): a Gated DeltaNet, Kimi Delta Attention, Mamba-2 and LFM2's short convolution,
+// their saved tensors one by one, as the kernels that train them keep them (docs/activations.md).
+#include "activations/llama_block.hpp"
+
+namespace trainmem::llama_block_steps {
+
+// A Gated DeltaNet layer's mixer, as transformers' Qwen3NextGatedDeltaNet runs it on fla's
+// chunked kernel (fla-org/flash-linear-attention v0.5.2, fla/ops/gated_delta_rule/chunk.py,
+// ChunkGatedDeltaRuleFunction.forward's save_for_backward) and causal-conv1d (v1.6.1,
+// causal_conv1d_interface.py: the convolution's input; the backward recomputes its output).
+// Each head's queries and keys are L2-normalised in the kernel, which keeps the normalised
+// copies and an FP32 1/norm a head; it keeps its own contiguous copy of v, the chunk-local
+// cumulative sum of the decays (FP32), β, and A, the chunks' 64 × 64 WY inverses (BF16, 64 a
+// token and head); w, u, the chunk states h and v_new are recomputed in the backward pass.
+void LlamaBlock::add_gated_deltanet(SavedTensors& saved) const {
+  const double hk = shape.linear_num_key_heads;
+  const double hv = shape.linear_num_value_heads;
+  const double dk = shape.linear_key_head_dim;
+  const double dv = shape.linear_value_head_dim;
+  // Qwen3-Next repeats q and k to the H_v value heads before the kernel (repeat_interleave);
+  // Qwen3.5 hands fla (0.5 on) its H_k heads.
+  const double hq = shape.linear_qk_repeated ? hv : hk;
+  const Words hq_text = shape.linear_qk_repeated ? "H_v" : "H_k";
+  saved.add("linear-input",
+            linear_input("Gated DeltaNet's input (the norm's output)" + gathered_text),
+            "in_proj_qkvz and in_proj_ba (one tensor for the two)", "h", h, linear_input_bytes,
+            projections_input);
+  saved.add("conv-input", "Short convolution's input (q, k and v)", "causal_conv1d",
+            "2·H_k·d_k + H_v·d_v", 2 * hk * dk + hv * dv, kBf16Bytes, by_heads);
+  saved.add("beta", "β (sigmoid of b)", "the sigmoid and the kernel", "H_v", hv, kBf16Bytes,
+            by_heads);
+  saved.add("softplus-input", "The decay's a + dt_bias, FP32", "softplus", "H_v", hv, kFp32Bytes,
+            by_heads);
+  saved.add("softplus-output", "softplus(a + dt_bias), FP32", "the product with −exp(A_log)", "H_v",
+            hv, kFp32Bytes, by_heads);
+  saved.add("linear-query", "Queries, L2-normalised", "the chunked delta rule", hq_text + "·d_k",
+            hq * dk, kBf16Bytes, by_heads);
+  saved.add("linear-query-rstd", "Queries' 1/norm, FP32", "the kernel's L2 norm", hq_text, hq,
+            kFp32Bytes, by_heads);
+  saved.add("linear-key", "Keys, L2-normalised", "the chunked delta rule", hq_text + "·d_k",
+            hq * dk, kBf16Bytes, by_heads);
+  saved.add("linear-key-rstd", "Keys' 1/norm, FP32", "the kernel's L2 norm", hq_text, hq,
+            kFp32Bytes, by_heads);
+  saved.add("linear-value", "Values, the kernel's contiguous copy", "the chunked delta rule",
+            "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
+  saved.add("decay-cumsum", "Decays' chunk-local cumulative sum, FP32", "the chunked delta rule",
+            "H_v", hv, kFp32Bytes, by_heads);
+  saved.add("wy-inverse", "A, the chunk's WY inverse (64 a head)", "the chunked delta rule",
+            "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
+  if (shape.linear_norm_unfused) {
+    add_gated_norm_in_pytorch(saved, "Output gate z, FP32");
+  } else {
+    // fla's FusedRMSNormGated (fla/modules/fused_norm_gate.py): the kernel's output, the gate z
+    // and a 1/RMS a head, FP32.
+    saved.add("delta-rule-output", "Delta rule's output", "the fused gated norm", "H_v·d_v",
+              hv * dv, kBf16Bytes, by_heads);
+    saved.add("output-gate", "Output gate z", "the fused gated norm", "H_v·d_v", hv * dv,
+              kBf16Bytes, by_heads);
+    saved.add("gated-norm-rstd", "Gated norm's 1/RMS, FP32", "the fused gated norm", "H_v", hv,
+              kFp32Bytes, by_heads);
+  }
+  saved.add("linear-output", linear_input("Gated norm's output"), "out_proj", "H_v·d_v", hv * dv,
+            linear_input_bytes, by_heads);
+}
+
+// A gated RMSNorm over d_v run in PyTorch (Qwen3_5RMSNormGated, KimiLinearRMSNormGated): x.float(),
+// its 1/RMS, the BF16 normalised copy the weight multiplies, the gate in FP32 (SiLU's input), the
+// weighted BF16 product and SiLU's FP32 output.
+void LlamaBlock::add_gated_norm_in_pytorch(SavedTensors& saved, const Words& gate_name) const {
+  const double hv = shape.linear_num_value_heads;
+  const double dv = shape.linear_value_head_dim;
+  saved.add("gated-norm-input", "Gated norm's input, FP32", "the norm's pow and product", "H_v·d_v",
+            hv * dv, kFp32Bytes, by_heads);
+  saved.add("gated-norm-rstd", "Gated norm's 1/RMS, FP32", "the norm", "H_v", hv, kFp32Bytes,
+            by_heads);
+  saved.add("gated-norm-normed", "Gated norm's normalised input", "the product with its weight",
+            "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
+  saved.add("gated-norm-gate", gate_name, "SiLU", "H_v·d_v", hv * dv, kFp32Bytes, by_heads);
+  saved.add("gated-norm-weighted", "Weighted norm's output", "the product with SiLU(z)", "H_v·d_v",
+            hv * dv, kBf16Bytes, by_heads);
+  saved.add("gated-norm-silu", "SiLU(z), FP32", "the product with the weighted norm", "H_v·d_v",
+            hv * dv, kFp32Bytes, by_heads);
+}
+
+// Kimi Delta Attention, as transformers' KimiLinearDeltaAttention runs it (modeling_kimi_linear.py)
+// on fla's chunk_kda (v0.5.2, fla/ops/kda/chunk.py: ChunkKDAFunction.forward saves q and k after
+// its L2 norm with their 1/norms, v, the decay g and its chunk-local cumulative sum, β, and Aqk and
+// Akk of 64 a head, recomputing the rest unless disable_recompute) and causal-conv1d (v1.6.1,
+// CausalConv1dFn saves its input). Around the kernel, in PyTorch: the low-rank gates' latents (the
+// inputs of f_b and g_b), the decay's softplus(f + dt_bias) on an FP32 copy (softplus saves its
+// input, the product with −exp(A_log) its output), β's sigmoid in FP32, and the gated norm
+// (KimiLinearRMSNormGated) whose gate is g_b's output.
+void LlamaBlock::add_kimi_delta_attention(SavedTensors& saved) const {
+  const double hk = shape.linear_num_key_heads;
+  const double hv = shape.linear_num_value_heads;
+  const double dk = shape.linear_key_head_dim;
+  const double dv = shape.linear_value_head_dim;
+  saved.add("linear-input",
+            linear_input("Kimi Delta Attention's input (the norm's output)" + gathered_text),
+            "q, k, v, the gates' down projections and beta_proj (one tensor for them all)", "h", h,
+            linear_input_bytes, projections_input);
+  saved.add("conv-input", "Short convolutions' inputs (q, k and v)", "causal_conv1d",
+            "2·H_k·d_k + H_v·d_v", 2 * hk * dk + hv * dv, kBf16Bytes, by_heads);
+  saved.add("forget-gate-latent", "Forget gate's latent (f_a's output)", "f_b", "d_v", dv,
+            kBf16Bytes, 1);
+  saved.add("softplus-input", "The decay's f + dt_bias, FP32", "softplus", "H_v·d_k", hv * dk,
+            kFp32Bytes, by_heads);
+  saved.add("softplus-output", "softplus(f + dt_bias), FP32", "the product with −exp(A_log)",
+            "H_v·d_k", hv * dk, kFp32Bytes, by_heads);
+  saved.add("beta", "β (sigmoid of b), FP32", "the sigmoid and the kernel", "H_v", hv, kFp32Bytes,
+            by_heads);
+  saved.add("linear-query", "Queries, L2-normalised", "the chunked KDA rule", "H_k·d_k", hk * dk,
+            kBf16Bytes, by_heads);
+  saved.add("linear-query-rstd", "Queries' 1/norm, FP32", "the kernel's L2 norm", "H_k", hk,
+            kFp32Bytes, by_heads);
+  saved.add("linear-key", "Keys, L2-normalised", "the chunked KDA rule", "H_k·d_k", hk * dk,
+            kBf16Bytes, by_heads);
+  saved.add("linear-key-rstd", "Keys' 1/norm, FP32", "the kernel's L2 norm", "H_k", hk, kFp32Bytes,
+            by_heads);
+  saved.add("linear-value", "Values, the kernel's contiguous copy", "the chunked KDA rule",
+            "H_v·d_v", hv * dv, kBf16Bytes, by_heads);
+  saved.add("decay", "Decay per key channel, FP32", "the chunked KDA rule", "H_v·d_k", hv * dk,
+            kFp32Bytes, by_heads);
+  saved.add("decay-cumsum", "Decays' chunk-local cumulative sum, FP32", "the chunked KDA rule",
+            "H_v·d_k", hv * dk, kFp32Bytes, by_heads);
+  saved.add("intra-chunk-qk", "Aqk, the chunk's gated query-key products (64 a head)",
+            "the chunked KDA rule", "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
+  saved.add("wy-inverse", "Akk, the chunk's WY inverse (64 a head)", "the chunked KDA rule",
+            "64·H_v", kDeltaRuleChunk * hv, kBf16Bytes, by_heads);
+  saved.add("output-gate-latent", "Output gate's latent (g_a's output)", "g_b", "d_v", dv,
+            kBf16Bytes, 1);
+  add_gated_norm_in_pytorch(saved, "Output gate (g_b's output), FP32");
+  saved.add("linear-output", linear_input("Gated norm's output"), "o_proj", "H_v·d_v", hv * dv,
+            linear_input_bytes, by_heads);
+}
+
+// Mamba-2's mixer, as transformers' NemotronHMamba2Mixer.cuda_kernels_forward trains it
+// (modeling_nemotron_h.py) through mamba_ssm's mamba_split_conv1d_scan_combined (v2.3.2.post1,
+// ssd_combined.py: MambaSplitConv1dScanCombinedFn.forward saves in_proj's whole output zxbcdt,
+// the scan's output before the gate, and the gated norm's 1/RMS a group, FP32; the convolution's
+// output, the chunk states and the norm's output, out_proj's input, are recomputed in the
+// backward pass). transformers takes this path when the forward builds no cache (use_cache=False,
+// as TRL's trainers set it, or under gradient checkpointing) and the batch has no padding.
+void LlamaBlock::add_mamba2(SavedTensors& saved) const {
+  const double groups = shape.linear_num_key_heads;
+  const double state = shape.linear_key_head_dim;
+  const double heads = shape.linear_num_value_heads;
+  const double inner = heads * shape.linear_value_head_dim;
+  saved.add("linear-input", linear_input("Mamba-2's input (the norm's output)" + gathered_text),
+            "in_proj", "h", h, linear_input_bytes, projections_input);
+  saved.add("mamba-projections", "in_proj's output: z, x, B, C and dt",
+            "mamba_split_conv1d_scan_combined", "2·H·P + 2·G·N + H",
+            2 * inner + 2 * groups * state + heads, kBf16Bytes, by_heads);
+  saved.add("scan-output", "The scan's output, before the gate", "mamba_split_conv1d_scan_combined",
+            "H·P", inner, kBf16Bytes, by_heads);
+  saved.add("gated-norm-rstd", "Gated norm's 1/RMS a group, FP32",
+            "mamba_split_conv1d_scan_combined", "G", groups, kFp32Bytes, by_heads);
+}
+
+// LFM2's short-convolution mixer, as transformers' Lfm2ShortConv.cuda_kernels_forward runs it
+// (modeling_lfm2.py) on causal-conv1d (v1.6.1, causal_conv1d_interface.py, CausalConv1dFn saves
+// its input x and the weights): in_proj saves its input; B·x saves B and x and C·conv_out saves C,
+// three views that keep in_proj's whole 3h output; the convolution saves B·x, the product with C
+// the convolution's output, and out_proj C·conv_out (already contiguous: the kernel's output keeps
+// B·x's channel-last strides). Without causal-conv1d, nn.Conv1d saves the same two tensors, its
+// output (L − 1) tokens longer.
+void LlamaBlock::add_short_conv(SavedTensors& saved) const {
+  saved.add("linear-input", linear_input("Short convolution's input (the norm's output)"),
+            "in_proj", "h", h, linear_input_bytes, projections_input);
+  saved.add("conv-projections", "B, C and x: in_proj's output", "the products B·x and C·conv",
+            "3·h", 3 * h, kBf16Bytes, by_heads);
+  saved.add("conv-input", "B·x, the convolution's input", "causal_conv1d", "h", h, kBf16Bytes,
+            by_heads);
+  saved.add("conv-output", "The convolution's output", "the product with C", "h", h, kBf16Bytes,
+            by_heads);
+  saved.add("linear-output", linear_input("C times the convolution's output"), "out_proj", "h", h,
+            linear_input_bytes, by_heads);
+}
+
+}  // namespace trainmem::llama_block_steps
