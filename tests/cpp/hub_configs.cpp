@@ -1924,6 +1924,34 @@ const HubConfig kTodayConfigs[] = {
   "use_pos_enc": true,
   "vocab_size": 65536
 })"},
+    // LFM2-8B-A1B (LiquidAI/LFM2-8B-A1B): the fields that make the shape, as the hub's file gives
+    // them; layer_types places the 6 full-attention layers.
+    {"lfm2-8b-a1b", R"({
+  "architectures": ["Lfm2MoeForCausalLM"],
+  "model_type": "lfm2_moe",
+  "conv_L_cache": 3,
+  "conv_bias": false,
+  "hidden_size": 2048,
+  "intermediate_size": 7168,
+  "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "conv", "full_attention",
+                  "conv", "conv", "conv", "full_attention", "conv", "conv", "conv",
+                  "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
+                  "full_attention", "conv", "conv"],
+  "max_position_embeddings": 128000,
+  "moe_intermediate_size": 1792,
+  "norm_eps": 1e-05,
+  "norm_topk_prob": true,
+  "num_attention_heads": 32,
+  "num_dense_layers": 2,
+  "num_experts": 32,
+  "num_experts_per_tok": 4,
+  "num_hidden_layers": 24,
+  "num_key_value_heads": 8,
+  "rope_theta": 1000000.0,
+  "routed_scaling_factor": 1.0,
+  "use_expert_bias": true,
+  "vocab_size": 65536
+})"},
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
-// LFM2's hybrid (issue 45): short-convolution layers beside full-attention ones, counted by hand
+// LFM2's hybrid (issue 45): short-convolution layers beside full-attention ones (and LFM2-MoE's,
+// over dense first layers and mixtures of experts), counted by hand
 // on a tiny shape, read from the published config.json files to the published totals, the
 // mixer's saved tensors pinned by hand from Lfm2ShortConv and causal-conv1d, the kinds stacked on
 // pipeline stages, and the layouts no framework defines for them refused by name.
@@ -175,10 +176,10 @@ TEST_CASE("LFM2 fields elsewhere, and lfm2 fields trainmem cannot count, are ref
                  "conv_L_cache": 3})")
             .answer.message ==
         "config.json: 'conv_L_cache' (short-convolution layers) is not read for this model_type: "
-        "trainmem reads it for lfm2.");
+        "trainmem reads it for lfm2 and lfm2_moe.");
   CHECK(read(tiny_lfm2(R"("num_experts": 4)")).answer.message ==
         "config.json: 'num_experts' is not read for an lfm2 config: Lfm2DecoderLayer builds one "
-        "MLP a layer.");
+        "MLP a layer (a mixture of experts is model_type lfm2_moe).");
   std::string wrong = tiny_lfm2();
   wrong.replace(wrong.find(R"("full_attention")"), 16, R"("linear_attention")");
   CHECK(read(wrong).answer.message ==
@@ -198,4 +199,98 @@ TEST_CASE("a hybrid's layer list must name each layer, first kind or second") {
         "for their mixer or MLP alone; they are 3 characters, \"LAX\".");
   shape.hybrid_layers = "LALL";
   CHECK(model_shape_problem(shape).empty());
+}
+
+namespace {
+
+// A tiny lfm2_moe: the tiny lfm2's layers (conv, full attention, conv, conv) and widths, the
+// first layer over an MLP of intermediate_size 24 as given, the other 3 over 4 experts of 6, top
+// 2, a router of 8 × 4 and its expert_bias of 4.
+std::string tiny_lfm2_moe(const std::string& more = "",
+                          const std::string& layers = kTinyLayerTypes) {
+  std::string text = R"({"model_type": "lfm2_moe", "_name_or_path": "Tiny", "hidden_size": 8,
+    "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1,
+    "intermediate_size": 24, "moe_intermediate_size": 6, "num_experts": 4,
+    "num_experts_per_tok": 2, "num_dense_layers": 1, "vocab_size": 10, "conv_L_cache": 3)";
+  for (const std::string& part : {layers, more}) {
+    if (!part.empty()) text += ", " + part;
+  }
+  return text + "}";
+}
+
+// By hand: the dense MLP 3 × 8 × 24 = 576; a mixture's experts 4 × 3 × 8 × 6 = 576, its router
+// 8 × 4 = 32 and expert_bias 4.
+constexpr double kDenseMlp = 576;
+constexpr double kMixture = 576 + 32 + 4;
+constexpr double kTinyLfm2Moe = 80 + (kShortConv + kDenseMlp + 16) + (kAttention + kMixture + 16) +
+                                2 * (kShortConv + kMixture + 16) + 8;
+
+}  // namespace
+
+TEST_CASE("a tiny LFM2-MoE counts its dense first layers and its experts by hand") {
+  const ModelShape shape = parsed(tiny_lfm2_moe());
+  CHECK(shape.hybrid_layers == "LALL");
+  CHECK(shape.ffn_hidden_size == 24);  // Lfm2MoeMLP takes intermediate_size as it is
+  CHECK(shape.num_dense_layers == 1);
+  CHECK(shape.router_bias);
+  CHECK(shape.tied_embeddings);
+  CHECK(count_parameters(shape) == kTinyLfm2Moe);
+  CHECK(count_parameters(shape) == 3604);
+  // Active: 2 of the 4 experts in each mixture layer.
+  CHECK(count_active_parameters(shape) == kTinyLfm2Moe - 3 * 2 * 3 * 8 * 6);
+  // Without use_expert_bias, no buffer; Lfm2MoeConfig's 2 dense layers where none is said.
+  CHECK(count_parameters(parsed(tiny_lfm2_moe(R"("use_expert_bias": false)"))) ==
+        kTinyLfm2Moe - 3 * 4);
+  std::string two_dense = tiny_lfm2_moe();
+  two_dense.erase(two_dense.find(R"("num_dense_layers": 1, )"), 23);
+  CHECK(parsed(two_dense).num_dense_layers == 2);
+  // The estimate answers, one stage.
+  TrainingSetup setup = setup_of(shape);
+  const Estimate estimate = estimate_memory(setup);
+  CHECK_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+}
+
+TEST_CASE("LFM2-8B-A1B's config reads to its hand count: 8.3B total, 1.5B active") {
+  // transformers' model card (docs/source/en/model_doc/lfm2_moe.md): "8.3B total parameters and
+  // 1.5B active parameters". By hand: the embedding 65,536 × 2,048 (tied); 6 attention layers (q
+  // and out 2,048², k and v 2,048 × 512, q/k norms 64 each); 18 convolutions (in_proj 2,048 ×
+  // 6,144, conv1d 2,048 × 3, out_proj 2,048²); 2 dense MLPs of 7,168; 22 mixtures (32 experts of
+  // 3 × 2,048 × 1,792, the router 2,048 × 32, expert_bias 32); 49 norms of 2,048.
+  const double total = 65536.0 * 2048 + 6 * (2 * 2048.0 * 2048 + 2 * 2048.0 * 512 + 128) +
+                       18 * (2048.0 * 6144 + 2048 * 3 + 2048.0 * 2048) + 2 * 3 * 2048.0 * 7168 +
+                       22 * (32 * 3 * 2048.0 * 1792 + 2048 * 32 + 32) + 49 * 2048.0;
+  CHECK(total == 8339930560.0);
+  const ModelShape shape = parsed(hub_config("lfm2-8b-a1b"));
+  CHECK(shape.hybrid_layers == "LLALLLALLLALLLALLLALLALL");
+  CHECK(count_parameters(shape) == total);
+  CHECK(count_parameters(*find_preset("lfm2-8b-a1b")) == total);
+  // Active: 4 of the 32 experts in each of the 22 mixtures.
+  const double active = total - 22 * 28 * 3 * 2048.0 * 1792;
+  CHECK(active == 1557740992.0);
+  CHECK(count_active_parameters(shape) == active);
+}
+
+TEST_CASE("lfm2_moe fields trainmem cannot count are refused by name") {
+  CHECK(read(tiny_lfm2_moe("", "")).answer.message ==
+        "config.json: 'layer_types' is missing; an lfm2_moe config must list num_hidden_layers "
+        "(4) entries, each \"full_attention\" or \"conv\".");
+  CHECK(read(tiny_lfm2_moe(R"("num_local_experts": 4)")).answer.message ==
+        "config.json: 'num_local_experts' is not read for an lfm2_moe config: Lfm2MoeConfig "
+        "counts its experts in num_experts.");
+  std::string one_expert = tiny_lfm2_moe();
+  one_expert.replace(one_expert.find(R"("num_experts": 4)"), 16, R"("num_experts": 1)");
+  one_expert.replace(one_expert.find(R"("num_experts_per_tok": 2)"), 24,
+                     R"("num_experts_per_tok": 1)");
+  CHECK(read(one_expert).answer.message ==
+        "config.json: 'num_experts' must be from 2 to 1,024: LFM2-MoE's layers past "
+        "num_dense_layers are mixtures; it is 1.");
+  std::string all_dense = tiny_lfm2_moe();
+  all_dense.replace(all_dense.find(R"("num_dense_layers": 1)"), 21, R"("num_dense_layers": 4)");
+  CHECK(read(all_dense).answer.message ==
+        "config.json: 'num_dense_layers' (4) must be below num_hidden_layers (4): LFM2-MoE's "
+        "layers past it are mixtures.");
+  std::string no_width = tiny_lfm2_moe();
+  no_width.erase(no_width.find(R"("moe_intermediate_size": 6, )"), 28);
+  CHECK(read(no_width).answer.message.find("'moe_intermediate_size' is missing") !=
+        std::string::npos);
 }

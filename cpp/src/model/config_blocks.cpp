@@ -36,6 +36,7 @@ enum class Block {
   kLlama4,
   kMiniMaxM2,
   kLfm2,
+  kLfm2Moe,
   kGemma4,
   kKimiLinear,
   kNemotronH,
@@ -298,6 +299,12 @@ constexpr ModelType kModelTypes[] = {
     // LFM2 (modeling_lfm2.py): short-convolution layers beside full-attention ones with per-head
     // q/k norms, each over a SwiGLU MLP (config_hybrid.cpp).
     Row("lfm2", Block::kLfm2).tied().qk_norm(QkNorm::kPerHead).reads(kShortConv, 13),
+    // LFM2-MoE (modular_lfm2_moe.py): LFM2's layers over dense first layers and Qwen2-MoE's
+    // experts with a sigmoid router's bias (config_hybrid.cpp).
+    Row("lfm2_moe", Block::kLfm2Moe)
+        .tied()
+        .qk_norm(QkNorm::kPerHead)
+        .reads(kShortConv | kExpertWidth, 17),
     // Gemma 4's text tower (modeling_gemma4.py): sliding-window layers and full-attention layers
     // of global_head_dim (config_hybrid.cpp), with Gemma 3's defaults where a multimodal
     // config's text_config leaves them out.
@@ -585,6 +592,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_minimax_m2_block(config, shape);
     case Block::kLfm2:
       return read_lfm2_block(config, shape);
+    case Block::kLfm2Moe:
+      return read_lfm2_moe_block(config, shape);
     case Block::kGemma4:
       return read_gemma4_block(config, shape);
     case Block::kKimiLinear:

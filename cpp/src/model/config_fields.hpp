@@ -83,6 +83,8 @@ inline constexpr WholeField kIndexTopk = {"index_topk", 1, kMaxPositionEmbedding
 inline constexpr WholeField kConvLCache = {"conv_L_cache", 1, kMaxModelWidth};
 inline constexpr WholeField kBlockFfDim = {"block_ff_dim", 1, kMaxModelWidth};
 inline constexpr WholeField kBlockMultipleOf = {"block_multiple_of", 1, kMaxModelWidth};
+// LFM2-MoE's dense first layers.
+inline constexpr WholeField kNumDenseLayers = {"num_dense_layers", 0, kMaxModelLayers};
 // Gemma 4's full-attention layers and what is not counted of it.
 inline constexpr WholeField kGlobalHeadDim = {"global_head_dim", 1, kMaxModelWidth};
 inline constexpr WholeField kNumGlobalKeyValueHeads = {"num_global_key_value_heads", 1,
@@ -137,6 +139,7 @@ inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kConvLCache,
                                               kBlockFfDim,
                                               kBlockMultipleOf,
+                                              kNumDenseLayers,
                                               kGlobalHeadDim,
                                               kNumGlobalKeyValueHeads,
                                               kHiddenSizePerLayerInput,

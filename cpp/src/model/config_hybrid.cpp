@@ -1,6 +1,7 @@
 // The readers of hybrid models' mixers: Qwen3-Next's and Qwen3.5's Gated DeltaNet layers beside
 // their gated full-attention layers (transformers' modeling_qwen3_next.py and modular_qwen3_5.py),
-// LFM2's short-convolution layers beside its full-attention ones (modeling_lfm2.py), and Gemma 4's
+// LFM2's short-convolution layers beside its full-attention ones (modeling_lfm2.py; LFM2-MoE's over
+// experts, modular_lfm2_moe.py), and Gemma 4's
 // full-attention layers of their own widths beside its sliding-window ones (modeling_gemma4.py),
 // and Kimi Linear's Kimi Delta Attention layers beside its latent attention ones
 // (modeling_kimi_linear.py), counted as transformers builds them, each field refused by name where
@@ -142,6 +143,48 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
   return problems.first();
 }
 
+namespace {
+
+// What LFM2's and LFM2-MoE's layers share (Lfm2DecoderLayer, Lfm2MoeDecoderLayer): the embedding
+// tied unless said otherwise (the original configs' tie_embedding wins: Lfm2Config,
+// Lfm2MoeConfig); Lfm2Attention with no biases whatever attention_bias says and a q_layernorm and
+// a k_layernorm of d; operator_norm and ffn_norm in every layer, embedding_norm the final one;
+// Lfm2ShortConv of conv_L_cache (3 unless given) in the layers layer_types names "conv", or
+// (Lfm2Config alone) those full_attn_idxs leaves out.
+std::string read_lfm2_layers(const Json& config, bool reads_full_attention_indices,
+                             ModelShape& shape) {
+  Problems problems;
+  shape.tied_embeddings = true;
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  problems.add(read_boolean(config, "tie_embedding", shape.tied_embeddings));
+  shape.qk_norm = true;
+  shape.norms_per_layer = 2;
+  int kernel = 3;
+  bool bias = false;
+  problems.add(read_optional(config, kConvLCache, kernel));
+  problems.add(read_boolean(config, "conv_bias", bias));
+  problems.add(read_layer_types(config, kFullAttention, "conv", shape));
+  if (problems.any()) return problems.first();
+  if (shape.hybrid_layers.empty()) {
+    // Lfm2MoeDecoderLayer indexes layer_types, which Lfm2MoeConfig never fills in.
+    if (!reads_full_attention_indices) {
+      return "'layer_types' is missing; an lfm2_moe config must list num_hidden_layers (" +
+             std::to_string(shape.num_layers) + ") entries, each \"full_attention\" or \"conv\".";
+    }
+    problems.add(read_full_attention_indices(config, shape));
+  }
+  if (problems.any()) return problems.first();
+  if (shape.hybrid_layers.find('L') == std::string::npos) {
+    shape.hybrid_layers.clear();  // every layer full attention: no hybrid
+    return {};
+  }
+  shape.short_conv_kernel = kernel;
+  shape.short_conv_bias = bias;
+  return {};
+}
+
+}  // namespace
+
 std::string read_lfm2_block(const Json& config, ModelShape& shape) {
   Problems problems;
   // Lfm2Config reads the original configs' block_ff_dim over intermediate_size (12,288 where
@@ -159,34 +202,53 @@ std::string read_lfm2_block(const Json& config, ModelShape& shape) {
     const Json* value = present(config, field->key);
     if (value != nullptr && value->is_number() && value->get<double>() > 1) {
       return quoted(field->key) +
-             " is not read for an lfm2 config: Lfm2DecoderLayer builds one MLP a layer.";
+             " is not read for an lfm2 config: Lfm2DecoderLayer builds one MLP a layer (a "
+             "mixture of experts is model_type lfm2_moe).";
     }
   }
-  // Tied unless said otherwise; the original configs' tie_embedding wins (Lfm2Config).
-  shape.tied_embeddings = true;
-  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
-  problems.add(read_boolean(config, "tie_embedding", shape.tied_embeddings));
-  // Lfm2Attention: no biases whatever attention_bias says, a q_layernorm and a k_layernorm of d;
-  // operator_norm and ffn_norm in every layer, embedding_norm the final one.
-  shape.qk_norm = true;
-  shape.norms_per_layer = 2;
   problems.add(adjust_lfm2_width(config, shape));
-  int kernel = 3;  // Lfm2Config's conv_L_cache
-  bool bias = false;
-  problems.add(read_optional(config, kConvLCache, kernel));
-  problems.add(read_boolean(config, "conv_bias", bias));
-  problems.add(read_layer_types(config, kFullAttention, "conv", shape));
-  if (!problems.any() && shape.hybrid_layers.empty()) {
-    problems.add(read_full_attention_indices(config, shape));
-  }
   if (problems.any()) return problems.first();
-  if (shape.hybrid_layers.find('L') == std::string::npos) {
-    shape.hybrid_layers.clear();  // every layer full attention: no hybrid
-    return {};
+  return read_lfm2_layers(config, true, shape);
+}
+
+// transformers' Lfm2MoeForCausalLM (modular_lfm2_moe.py; LiquidAI/LFM2-8B-A1B): LFM2's layers,
+// each over Lfm2MoeMLP, a SwiGLU of intermediate_size as given (Lfm2MLP's width adjustment is not
+// applied), in the first num_dense_layers (2 unless given), and Lfm2MoeSparseMoeBlock in the rest:
+// num_experts experts of moe_intermediate_size (Qwen2MoeExperts), top num_experts_per_tok, a
+// router h x E without a bias, and with use_expert_bias (true unless given) the buffer
+// expert_bias of E, which the checkpoint holds. routed_scaling_factor and norm_topk_prob scale
+// the routing weights alone.
+std::string read_lfm2_moe_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  read_llama_widths(config, shape, problems);
+  problems.add(read_required(config, kNumExperts, shape.num_experts));
+  problems.add(read_required(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
+  shape.num_dense_layers = 2;
+  problems.add(read_optional(config, kNumDenseLayers, shape.num_dense_layers));
+  shape.router_bias = true;
+  problems.add(read_boolean(config, "use_expert_bias", shape.router_bias));
+  if (problems.any()) return problems.first();
+  if (present(config, kNumLocalExperts.key) != nullptr) {
+    return "'num_local_experts' is not read for an lfm2_moe config: Lfm2MoeConfig counts its "
+           "experts in num_experts.";
   }
-  shape.short_conv_kernel = kernel;
-  shape.short_conv_bias = bias;
-  return {};
+  if (shape.num_experts < 2) {
+    return "'num_experts' must be from 2 to " + format_count(kMaxExperts) +
+           ": LFM2-MoE's layers past num_dense_layers are mixtures; it is " +
+           std::to_string(shape.num_experts) + ".";
+  }
+  if (shape.num_experts_per_token > shape.num_experts) {
+    return "'num_experts_per_tok' must be from 1 to num_experts (" +
+           std::to_string(shape.num_experts) + "); it is " +
+           std::to_string(shape.num_experts_per_token) + ".";
+  }
+  if (shape.num_dense_layers >= shape.num_layers) {
+    return "'num_dense_layers' (" + std::to_string(shape.num_dense_layers) +
+           ") must be below num_hidden_layers (" + std::to_string(shape.num_layers) +
+           "): LFM2-MoE's layers past it are mixtures.";
+  }
+  return read_lfm2_layers(config, false, shape);
 }
 
 // Gemma 4's mixture-of-experts block (enable_moe_block: Gemma4TextRouter and Gemma4TextExperts

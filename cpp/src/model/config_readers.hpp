@@ -46,6 +46,9 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
 // LFM2's block (config_hybrid.cpp, transformers' modeling_lfm2.py): the Llama family's widths,
 // its MLP's width as Lfm2MLP adjusts it, and its short-convolution and full-attention layers.
 std::string read_lfm2_block(const Json& config, ModelShape& shape);
+// LFM2-MoE's (config_hybrid.cpp, modular_lfm2_moe.py): LFM2's layers over dense first layers and
+// mixtures of experts after them.
+std::string read_lfm2_moe_block(const Json& config, ModelShape& shape);
 
 // Kimi Linear's block (config_hybrid.cpp, transformers' modeling_kimi_linear.py): Kimi Delta
 // Attention layers beside latent attention ones, over DeepSeek-V3's experts and dense first layers.

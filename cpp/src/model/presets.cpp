@@ -297,6 +297,20 @@ ModelShape& lfm2(ModelShape& shape) {
   return shape;
 }
 
+// LFM2-8B-A1B (LiquidAI/LFM2-8B-A1B config.json, model_type lfm2_moe): 24 layers, full attention at
+// layers 2, 6, 10, 14, 18 and 21 (32 heads of 64, 8 key/value heads, per-head q/k norms) and a
+// short convolution of 3 at the other 18; the first 2 layers over a SwiGLU MLP of 7,168 as given,
+// the other 22 over 32 experts of 1,792 (top 4) with the router's expert_bias; the 65,536-row
+// embedding tied.
+ModelShape& lfm2_moe(ModelShape& shape) {
+  lfm2(shape);
+  shape.hybrid_layers = "LLALLLALLLALLLALLLALLALL";
+  with_fine_grained_experts(shape, 32, 4, 1792);
+  shape.router_bias = true;
+  shape.num_dense_layers = 2;
+  return shape;
+}
+
 // Kimi K2 (moonshotai/Kimi-K2-Instruct config.json, model_type kimi_k2: DeepSeek-V3's
 // architecture): 64 heads, 384 routed experts of 2,048, one shared, only the first layer dense.
 ModelShape& kimi_k2(ModelShape& shape) {
@@ -521,6 +535,8 @@ std::vector<ModelShape> make_presets() {
                    8, kLfm2VocabSize, true}));
   lfm2(liquid.add({"lfm2-1.2b", "LFM2 1.2B", "LiquidAI/LFM2-1.2B config.json", 16, 2048, 8192, 32,
                    8, kLfm2VocabSize, true}));
+  lfm2_moe(liquid.add({"lfm2-8b-a1b", "LFM2 8B-A1B", "LiquidAI/LFM2-8B-A1B config.json", 24, 2048,
+                       7168, 32, 8, kLfm2VocabSize, true}));
 
   Family nvidia(presets, "NVIDIA");
   nemotron3_nano(nvidia.add({"nemotron3-nano-30b-a3b", "Nemotron 3 Nano 30B-A3B",
@@ -615,6 +631,7 @@ std::vector<ModelShape> make_presets() {
       {"lfm2-350m", 128000},
       {"lfm2-700m", 128000},
       {"lfm2-1.2b", 128000},
+      {"lfm2-8b-a1b", 128000},
       {"gemma4-31b", 262144},
       {"gemma4-26b-a4b", 262144},
       {"kimi-linear-48b-a3b", 1048576},
