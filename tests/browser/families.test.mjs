@@ -487,6 +487,51 @@ const QWEN35_35B = JSON.stringify({
   },
 });
 
+// LFM2-8B-A1B: LFM2's layers over 2 dense layers and 22 mixtures (lfm2_moe).
+const LFM2_8B_A1B = JSON.stringify({
+  _name_or_path: 'LiquidAI/LFM2-8B-A1B',
+  model_type: 'lfm2_moe',
+  conv_L_cache: 3,
+  conv_bias: false,
+  hidden_size: 2048,
+  intermediate_size: 7168,
+  layer_types: [
+    ...['conv', 'conv', 'full_attention', 'conv', 'conv', 'conv', 'full_attention', 'conv'],
+    ...['conv', 'conv', 'full_attention', 'conv', 'conv', 'conv', 'full_attention', 'conv'],
+    ...['conv', 'conv', 'full_attention', 'conv', 'conv', 'full_attention', 'conv', 'conv'],
+  ],
+  moe_intermediate_size: 1792,
+  num_attention_heads: 32,
+  num_dense_layers: 2,
+  num_experts: 32,
+  num_experts_per_tok: 4,
+  num_hidden_layers: 24,
+  num_key_value_heads: 8,
+  use_expert_bias: true,
+  vocab_size: 65536,
+});
+
+// Ling-lite: Ling 1.0's bailing_moe, every layer a mixture with two shared experts.
+const LING_LITE = JSON.stringify({
+  _name_or_path: 'inclusionAI/Ling-lite',
+  architectures: ['BailingMoeForCausalLM'],
+  model_type: 'bailing_moe',
+  first_k_dense_replace: 0,
+  hidden_size: 2048,
+  intermediate_size: 5632,
+  moe_intermediate_size: 1408,
+  num_attention_heads: 16,
+  num_experts: 64,
+  num_experts_per_tok: 6,
+  num_hidden_layers: 28,
+  num_key_value_heads: 4,
+  num_shared_experts: 2,
+  tie_word_embeddings: false,
+  use_bias: false,
+  use_qkv_bias: false,
+  vocab_size: 126464,
+});
+
 // Each config, the name it reads under and its count as the readout writes it (tests/cpp holds the
 // exact totals to the published ones).
 const TEXT_MODELS = [
@@ -498,6 +543,8 @@ const TEXT_MODELS = [
   [GLM45_AIR, 'zai-org/GLM-4.5-Air', '106.85 B'],
   [GPT_OSS_20B, 'openai/gpt-oss-20b', '20.91 B'],
   [KIMI_K2, 'moonshotai/Kimi-K2-Instruct', '1026.41 B'],
+  [LFM2_8B_A1B, 'LiquidAI/LFM2-8B-A1B', '8.34 B'],
+  [LING_LITE, 'inclusionAI/Ling-lite', '16.80 B'],
 ];
 // Each multimodal config, its name, its trained parameters beside the frozen vision tower (the text
 // tower's own) and the text tower's count alone.

@@ -412,3 +412,65 @@ TEST_CASE(
   CHECK(lite.shape.q_lora_rank == 0);
   CHECK(count_parameters(lite.shape) == 15706484224.0);
 }
+
+TEST_CASE(
+    "Ling 1.0's bailing_moe: fused attention, dense first layers and shared experts by hand") {
+  // tiny(): one dense layer (an MLP of 16: 384) and one mixture of 4 experts of 6 (4 · 3 · 8 · 6 =
+  // 576), the shared experts' one MLP of 1 · 6 (144) and the router 8 × 4 (32); attention 192 and
+  // two norms 16 a layer; the embedding, the untied head and the final norm 168.
+  const std::string config = tiny("bailing_moe", R"("num_experts": 4, "num_experts_per_tok": 2,
+                             "moe_intermediate_size": 6, "num_shared_experts": 1,
+                             "first_k_dense_replace": 1)");
+  constexpr double kTinyLing = 168 + 2 * (192 + 16) + 384 + (576 + 144 + 32);
+  CHECK(count_of(config) == kTinyLing);
+  CHECK(count_of(config) == 1720);
+  // query_key_value's bias (a + 2k)·d = 16 under use_qkv_bias; dense's 8 under use_bias.
+  std::string biased = config;
+  biased.insert(biased.size() - 1, R"(, "use_qkv_bias": true, "use_bias": true)");
+  CHECK(count_of(biased) == kTinyLing + 2 * (16 + 8));
+}
+
+TEST_CASE("Ling-lite's config reads to its count: 16.8B total, 2.75B active") {
+  // inclusionAI's card and blog: "16.8B total parameters, 2.75B activated". By hand: the
+  // embedding and lm_head 2 × 126,464 × 2,048; in each of 28 layers query_key_value 2,048 ×
+  // 3,072 and dense 2,048², 64 experts of 3 × 2,048 × 1,408, the shared experts' MLP of 3 ×
+  // 2,048 × 2,816, the router 2,048 × 64 and two norms; the final norm.
+  const double total = 2 * 126464.0 * 2048 +
+                       28 * (2048.0 * 3072 + 2048.0 * 2048 + 64 * 3 * 2048.0 * 1408 +
+                             3 * 2048.0 * 2816 + 2048 * 64 + 2 * 2048) +
+                       2048;
+  CHECK(total == 16801974272.0);
+  const ConfigParse result = parse_hf_config(hub_config("ling-lite"));
+  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
+  CHECK(count_parameters(result.shape) == total);
+  CHECK(count_parameters(*find_preset("ling-lite")) == total);
+  // Active: 6 of the 64 experts in each layer (the card's 2.75B counts the embedding and head).
+  CHECK(count_active_parameters(result.shape) == total - 28 * 58 * 3 * 2048.0 * 1408);
+  CHECK(count_active_parameters(result.shape) == 2753153024.0);
+}
+
+TEST_CASE("Ling 2.0's bailing_moe configs are refused by name, never read as Ling 1.0's") {
+  const std::string experts = R"("num_experts": 4, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 6, "num_shared_experts": 1)";
+  CHECK(parse_hf_config(
+            tiny("bailing_moe", experts + R"(, "architectures": ["BailingMoeV2ForCausalLM"])"))
+            .answer.message ==
+        "config.json: 'architectures' names BailingMoeV2ForCausalLM (Ling 2.0), which trainmem "
+        "does not count yet: it reads bailing_moe configs of BailingMoeForCausalLM (Ling 1.0: "
+        "Ling-lite, Ling-plus).");
+  for (const char* key : {"use_qk_norm", "moe_router_enable_expert_bias"}) {
+    CAPTURE(key);
+    const std::string text = tiny("bailing_moe", experts + ", \"" + key + "\": true");
+    CHECK(parse_hf_config(text).answer.message ==
+          "config.json: '" + std::string(key) +
+              "' is Ling 2.0's (BailingMoeV2ForCausalLM), which trainmem does not count yet; it "
+              "reads bailing_moe configs of Ling 1.0 (Ling-lite, Ling-plus).");
+  }
+  // false and 0 are Ling 1.0's own.
+  CHECK(parse_hf_config(tiny("bailing_moe", experts + R"(, "use_qk_norm": false,
+                                                "num_nextn_predict_layers": 0)"))
+            .answer.ok());
+  CHECK(parse_hf_config(tiny("bailing_moe", R"("num_experts": 4, "num_experts_per_tok": 2,
+                                               "moe_intermediate_size": 6)"))
+            .answer.message.find("'num_shared_experts' is missing") != std::string::npos);
+}

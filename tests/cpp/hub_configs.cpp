@@ -1952,6 +1952,32 @@ const HubConfig kTodayConfigs[] = {
   "use_expert_bias": true,
   "vocab_size": 65536
 })"},
+    // Ling-lite (inclusionAI/Ling-lite): the fields that make the shape, as inclusionAI/Ling's
+    // inference/mindie/lite/model_chat_config.json gives the checkpoint's.
+    {"ling-lite", R"({
+  "architectures": ["BailingMoeForCausalLM"],
+  "model_type": "bailing_moe",
+  "first_k_dense_replace": 0,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "intermediate_size": 5632,
+  "max_position_embeddings": 16384,
+  "moe_intermediate_size": 1408,
+  "norm_head": true,
+  "norm_topk_prob": true,
+  "num_attention_heads": 16,
+  "num_experts": 64,
+  "num_experts_per_tok": 6,
+  "num_hidden_layers": 28,
+  "num_key_value_heads": 4,
+  "num_shared_experts": 2,
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 600000,
+  "tie_word_embeddings": false,
+  "use_bias": false,
+  "use_qkv_bias": false,
+  "vocab_size": 126464
+})"},
 };
 
 }  // namespace

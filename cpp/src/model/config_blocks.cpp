@@ -37,6 +37,7 @@ enum class Block {
   kMiniMaxM2,
   kLfm2,
   kLfm2Moe,
+  kBailingMoe,
   kGemma4,
   kKimiLinear,
   kNemotronH,
@@ -305,6 +306,9 @@ constexpr ModelType kModelTypes[] = {
         .tied()
         .qk_norm(QkNorm::kPerHead)
         .reads(kShortConv | kExpertWidth, 17),
+    // Ling 1.0 (inclusionAI/Ling's modeling_bailing_moe.py, remote code): Llama's attention over
+    // experts with shared ones (config_experts.cpp).
+    Row("bailing_moe", Block::kBailingMoe).reads(kExpertWidth, 18),
     // Gemma 4's text tower (modeling_gemma4.py): sliding-window layers and full-attention layers
     // of global_head_dim (config_hybrid.cpp), with Gemma 3's defaults where a multimodal
     // config's text_config leaves them out.
@@ -594,6 +598,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_lfm2_block(config, shape);
     case Block::kLfm2Moe:
       return read_lfm2_moe_block(config, shape);
+    case Block::kBailingMoe:
+      return read_bailing_moe_block(config, shape);
     case Block::kGemma4:
       return read_gemma4_block(config, shape);
     case Block::kKimiLinear:

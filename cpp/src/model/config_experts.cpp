@@ -247,6 +247,79 @@ std::string read_gpt_oss_block(const Json& config, ModelShape& shape) {
   return problems.first();
 }
 
+// Ling 2.0's keys (inclusionAI/Ling-V2's modeling_bailing_moe_v2.py, BailingMoeV2ForCausalLM,
+// whose configs keep model_type bailing_moe): per-head q/k norms, a sigmoid router with an expert
+// bias and group routing, a shared expert of its own width, MTP layers. Not counted yet: refused
+// by name rather than read as Ling 1.0's block.
+constexpr const char* kBailingMoeV2Keys[] = {"use_qk_norm", "moe_router_enable_expert_bias",
+                                             "moe_shared_expert_intermediate_size",
+                                             "num_nextn_predict_layers", "n_group"};
+
+// inclusionAI's Ling-lite and Ling-plus (model_type bailing_moe; BailingMoeForCausalLM in the
+// checkpoints' remote code, modeling_bailing_moe.py of inclusionAI/Ling): Llama's attention as one
+// fused query_key_value of h x (a + 2k)·d, with its bias under use_qkv_bias, and `dense` (the
+// output projection) with its bias under use_bias; no q/k norms; the first first_k_dense_replace
+// layers (0 unless given) over an MLP of intermediate_size, the rest over BailingMoeSparseMoeBlock:
+// num_experts experts of moe_intermediate_size, top num_experts_per_tok through a softmax router
+// of h x E without a bias, and shared_experts, one MLP of num_shared_experts ·
+// moe_intermediate_size; two norms a layer and a final one; lm_head untied unless said otherwise.
+// norm_head normalises lm_head's weight and adds none.
+std::string read_bailing_moe_block(const Json& config, ModelShape& shape) {
+  if (const Json* architectures = present(config, "architectures")) {
+    if (architectures->is_array()) {
+      for (const Json& name : *architectures) {
+        if (name.is_string() && name.get<std::string>() == "BailingMoeV2ForCausalLM") {
+          return "'architectures' names BailingMoeV2ForCausalLM (Ling 2.0), which trainmem does "
+                 "not count yet: it reads bailing_moe configs of BailingMoeForCausalLM (Ling "
+                 "1.0: Ling-lite, Ling-plus).";
+        }
+      }
+    }
+  }
+  for (const char* key : kBailingMoeV2Keys) {
+    const Json* value = present(config, key);
+    if (value != nullptr && !(value->is_boolean() && !value->get<bool>()) &&
+        !(value->is_number() && value->get<double>() == 0)) {
+      return quoted(key) +
+             " is Ling 2.0's (BailingMoeV2ForCausalLM), which trainmem does not "
+             "count yet; it reads bailing_moe configs of Ling 1.0 (Ling-lite, "
+             "Ling-plus).";
+    }
+  }
+  Problems problems;
+  read_llama_widths(config, shape, problems);
+  problems.add(read_required(config, kNumExperts, shape.num_experts));
+  problems.add(read_required(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
+  int shared_experts = 0;
+  problems.add(read_required(config, {"num_shared_experts", 0, kMaxExperts}, shared_experts));
+  problems.add(read_optional(config, kFirstKDenseReplace, shape.num_dense_layers));
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  problems.add(read_boolean(config, "use_qkv_bias", shape.attention_qkv_bias));
+  problems.add(read_boolean(config, "use_bias", shape.attention_output_bias));
+  if (problems.any()) return problems.first();
+  if (shape.num_experts < 2) {
+    return "'num_experts' must be from 2 to " + format_count(kMaxExperts) +
+           " for bailing_moe, a mixture of experts; it is " + std::to_string(shape.num_experts) +
+           ".";
+  }
+  if (shape.num_experts_per_token > shape.num_experts) {
+    return "'num_experts_per_tok' must be from 1 to num_experts (" +
+           std::to_string(shape.num_experts) + "); it is " +
+           std::to_string(shape.num_experts_per_token) + ".";
+  }
+  if (shape.num_dense_layers >= shape.num_layers) {
+    return "'first_k_dense_replace' (" + std::to_string(shape.num_dense_layers) +
+           ") must be below num_hidden_layers (" + std::to_string(shape.num_layers) + ").";
+  }
+  if (static_cast<double>(shared_experts) * shape.moe_ffn_hidden_size > kMaxModelWidth) {
+    return "'num_shared_experts' (" + std::to_string(shared_experts) +
+           ") times moe_intermediate_size must be at most " + format_count(kMaxModelWidth) + ".";
+  }
+  shape.shared_expert_ffn_hidden_size = shared_experts * shape.moe_ffn_hidden_size;
+  return {};
+}
+
 // MiniMax-M2, M2.1, M2.5 and M2.7 (transformers' MiniMaxM2ForCausalLM, modeling_minimax_m2.py, as
 // the checkpoints' remote code): Llama's attention without biases and with q_norm and k_norm over
 // the whole projections (qk_norm_type "per_layer"), and in every layer num_local_experts gated

@@ -311,6 +311,15 @@ ModelShape& lfm2_moe(ModelShape& shape) {
   return shape;
 }
 
+// Ling-lite (inclusionAI/Ling-lite config.json, model_type bailing_moe): 28 layers, every one a
+// mixture (first_k_dense_replace 0) of 64 experts of 1,408 (top 6) and two shared (one MLP of
+// 2,816), a router without a bias; the 126,464-row embedding and lm_head untied.
+ModelShape& ling_lite(ModelShape& shape) {
+  with_fine_grained_experts(shape, 64, 6, 1408);
+  shape.shared_expert_ffn_hidden_size = 2 * 1408;
+  return shape;
+}
+
 // Kimi K2 (moonshotai/Kimi-K2-Instruct config.json, model_type kimi_k2: DeepSeek-V3's
 // architecture): 64 heads, 384 routed experts of 2,048, one shared, only the first layer dense.
 ModelShape& kimi_k2(ModelShape& shape) {
@@ -567,6 +576,8 @@ std::vector<ModelShape> make_presets() {
   Family others(presets, "Others");
   others.add({"phi-4", "Phi-4 14B", "microsoft/phi-4 config.json", 40, 5120, 17920, 40, 10,
               kPhi4VocabSize, false});
+  ling_lite(others.add({"ling-lite", "Ling-lite 16.8B", "inclusionAI/Ling-lite config.json", 28,
+                        2048, 5632, 16, 4, 126464, false}));
   olmo2(others.add({"olmo2-7b", "OLMo 2 7B", "allenai/OLMo-2-1124-7B config.json", 32, 4096, 11008,
                     32, 32, kOlmo2VocabSize, false}));
   olmo2(others.add({"olmo2-13b", "OLMo 2 13B", "allenai/OLMo-2-1124-13B config.json", 40, 5120,
@@ -632,6 +643,7 @@ std::vector<ModelShape> make_presets() {
       {"lfm2-700m", 128000},
       {"lfm2-1.2b", 128000},
       {"lfm2-8b-a1b", 128000},
+      {"ling-lite", 16384},
       {"gemma4-31b", 262144},
       {"gemma4-26b-a4b", 262144},
       {"kimi-linear-48b-a3b", 1048576},
