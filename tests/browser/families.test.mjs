@@ -532,6 +532,29 @@ const LING_LITE = JSON.stringify({
   vocab_size: 126464,
 });
 
+// Ling-mini-2.0: Ling 2.0's bailing_moe, q/k norms and a dense first layer.
+const LING_MINI_2 = JSON.stringify({
+  _name_or_path: 'inclusionAI/Ling-mini-2.0',
+  architectures: ['BailingMoeV2ForCausalLM'],
+  model_type: 'bailing_moe',
+  first_k_dense_replace: 1,
+  head_dim: 128,
+  hidden_size: 2048,
+  intermediate_size: 5120,
+  moe_intermediate_size: 512,
+  moe_router_enable_expert_bias: true,
+  num_attention_heads: 16,
+  num_experts: 256,
+  num_experts_per_tok: 8,
+  num_hidden_layers: 20,
+  num_key_value_heads: 4,
+  num_nextn_predict_layers: 0,
+  num_shared_experts: 1,
+  tie_word_embeddings: false,
+  use_qk_norm: true,
+  vocab_size: 157184,
+});
+
 // Each config, the name it reads under and its count as the readout writes it (tests/cpp holds the
 // exact totals to the published ones).
 const TEXT_MODELS = [
@@ -545,6 +568,7 @@ const TEXT_MODELS = [
   [KIMI_K2, 'moonshotai/Kimi-K2-Instruct', '1026.41 B'],
   [LFM2_8B_A1B, 'LiquidAI/LFM2-8B-A1B', '8.34 B'],
   [LING_LITE, 'inclusionAI/Ling-lite', '16.80 B'],
+  [LING_MINI_2, 'inclusionAI/Ling-mini-2.0', '16.26 B'],
 ];
 // Each multimodal config, its name, its trained parameters beside the frozen vision tower (the text
 // tower's own) and the text tower's count alone.

@@ -449,27 +449,69 @@ TEST_CASE("Ling-lite's config reads to its count: 16.8B total, 2.75B active") {
   CHECK(count_active_parameters(result.shape) == 2753153024.0);
 }
 
-TEST_CASE("Ling 2.0's bailing_moe configs are refused by name, never read as Ling 1.0's") {
+TEST_CASE("Ling 2.0's bailing_moe: q/k norms and the router's expert_bias by hand") {
+  // tiny() under BailingMoeV2ForCausalLM: Ling 1.0's count with query_layernorm and key_layernorm
+  // of 4 in each layer and the router's expert_bias of 4 in the mixture.
+  const std::string experts = R"("num_experts": 4, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 6, "num_shared_experts": 1, "first_k_dense_replace": 1)";
+  const std::string v2 = experts + R"(, "architectures": ["BailingMoeV2ForCausalLM"])";
+  CHECK(count_of(tiny("bailing_moe", v2 + R"(, "use_qk_norm": true)")) == 1720 + 2 * 8 + 4);
+  CHECK(count_of(tiny("bailing_moe", v2 + R"(, "use_qk_norm": true)")) == 1740);
+  // Without use_qk_norm, no norms; the buffer whatever moe_router_enable_expert_bias says.
+  CHECK(count_of(tiny("bailing_moe", v2 + R"(, "moe_router_enable_expert_bias": false)")) ==
+        1720 + 4);
+  CHECK(count_of(tiny("bailing_moe",
+                      v2 + R"(, "moe_shared_expert_intermediate_size": 6, "n_group": 2)")) == 1724);
+}
+
+TEST_CASE(
+    "Ling-mini-2.0's config reads to its count: 16.26B total, 789M active beside the "
+    "embedding and head") {
+  // inclusionAI's card: "16.26B total parameters", "1.4B activated (789M non-embedding)". By hand:
+  // the embedding and lm_head 2 × 157,184 × 2,048; in each of 20 layers query_key_value 2,048 ×
+  // 3,072, dense 2,048², q/k norms 128 each and two norms; the first layer's MLP of 3 × 2,048 ×
+  // 5,120; in the other 19, 256 experts of 3 × 2,048 × 512, the shared one, the router 2,048 ×
+  // 256 and its expert_bias; the final norm.
+  const double expert = 3 * 2048.0 * 512;
+  const double layers = 20 * (2048.0 * 3072 + 2048.0 * 2048 + 256 + 2 * 2048) + 3 * 2048.0 * 5120 +
+                        19 * (257 * expert + 2048 * 256 + 256);
+  const double total = 2 * 157184.0 * 2048 + layers + 2048;
+  CHECK(total == 16255643392.0);
+  const ConfigParse result = parse_hf_config(hub_config("ling-mini-2.0"));
+  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
+  CHECK(count_parameters(result.shape) == total);
+  CHECK(count_parameters(*find_preset("ling-mini-2.0")) == total);
+  // Active: 8 of the 256 experts; beside the embedding, the head and the final norm, 789M.
+  const double active = total - 19 * 248 * expert;
+  CHECK(count_active_parameters(result.shape) == active);
+  CHECK(active - 2 * 157184.0 * 2048 - 2048 == 789145344.0);
+}
+
+TEST_CASE("Ling 2.0's keys without its architecture, and its MTP layers, are refused by name") {
   const std::string experts = R"("num_experts": 4, "num_experts_per_tok": 2,
       "moe_intermediate_size": 6, "num_shared_experts": 1)";
-  CHECK(parse_hf_config(
-            tiny("bailing_moe", experts + R"(, "architectures": ["BailingMoeV2ForCausalLM"])"))
-            .answer.message ==
-        "config.json: 'architectures' names BailingMoeV2ForCausalLM (Ling 2.0), which trainmem "
-        "does not count yet: it reads bailing_moe configs of BailingMoeForCausalLM (Ling 1.0: "
-        "Ling-lite, Ling-plus).");
   for (const char* key : {"use_qk_norm", "moe_router_enable_expert_bias"}) {
     CAPTURE(key);
     const std::string text = tiny("bailing_moe", experts + ", \"" + key + "\": true");
     CHECK(parse_hf_config(text).answer.message ==
           "config.json: '" + std::string(key) +
-              "' is Ling 2.0's (BailingMoeV2ForCausalLM), which trainmem does not count yet; it "
-              "reads bailing_moe configs of Ling 1.0 (Ling-lite, Ling-plus).");
+              "' is Ling 2.0's: a bailing_moe config that gives it must name "
+              "BailingMoeV2ForCausalLM in 'architectures' (without it, trainmem reads Ling 1.0's "
+              "BailingMoeForCausalLM).");
   }
   // false and 0 are Ling 1.0's own.
   CHECK(parse_hf_config(tiny("bailing_moe", experts + R"(, "use_qk_norm": false,
                                                 "num_nextn_predict_layers": 0)"))
             .answer.ok());
+  const std::string v2 = experts + R"(, "architectures": ["BailingMoeV2ForCausalLM"])";
+  CHECK(parse_hf_config(tiny("bailing_moe", v2 + R"(, "num_nextn_predict_layers": 1)"))
+            .answer.message ==
+        "config.json: 'num_nextn_predict_layers' must be 0: trainmem does not count Ling 2.0's "
+        "MTP layers (BailingMoeV2MTPLayer, the last of num_hidden_layers) yet; it is 1.");
+  CHECK(parse_hf_config(tiny("bailing_moe", v2 + R"(, "moe_shared_expert_intermediate_size": 12)"))
+            .answer.message ==
+        "config.json: 'moe_shared_expert_intermediate_size' (12) must be moe_intermediate_size "
+        "times num_shared_experts (6), the width BailingMoeV2SparseMoeBlock builds.");
   CHECK(parse_hf_config(tiny("bailing_moe", R"("num_experts": 4, "num_experts_per_tok": 2,
                                                "moe_intermediate_size": 6)"))
             .answer.message.find("'num_shared_experts' is missing") != std::string::npos);

@@ -1978,6 +1978,36 @@ const HubConfig kTodayConfigs[] = {
   "use_qkv_bias": false,
   "vocab_size": 126464
 })"},
+    // Ling-mini-2.0 (inclusionAI/Ling-mini-2.0): the fields that make the shape, which the card's
+    // two counts pin (16.26B total, 789M active without the embedding and head; families_test.cpp).
+    {"ling-mini-2.0", R"({
+  "architectures": ["BailingMoeV2ForCausalLM"],
+  "model_type": "bailing_moe",
+  "first_k_dense_replace": 1,
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 2048,
+  "intermediate_size": 5120,
+  "max_position_embeddings": 32768,
+  "moe_intermediate_size": 512,
+  "moe_router_enable_expert_bias": true,
+  "norm_topk_prob": true,
+  "num_attention_heads": 16,
+  "num_experts": 256,
+  "num_experts_per_tok": 8,
+  "num_hidden_layers": 20,
+  "num_key_value_heads": 4,
+  "num_nextn_predict_layers": 0,
+  "num_shared_experts": 1,
+  "partial_rotary_factor": 0.5,
+  "routed_scaling_factor": 2.5,
+  "score_function": "sigmoid",
+  "tie_word_embeddings": false,
+  "use_bias": false,
+  "use_qk_norm": true,
+  "use_qkv_bias": false,
+  "vocab_size": 157184
+})"},
 };
 
 }  // namespace

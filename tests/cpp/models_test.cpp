@@ -70,12 +70,12 @@ TEST_CASE("an unknown preset id finds nothing") {
       "lfm2-350m, "
       "lfm2-700m, lfm2-1.2b, lfm2-8b-a1b, nemotron3-nano-30b-a3b, mistral-7b, "
       "mixtral-8x7b, gpt-oss-20b, gpt-oss-120b, gpt2, gpt2-medium, gpt2-large, gpt2-xl, phi-4, "
-      "ling-lite, olmo2-7b, olmo2-13b, olmo2-32b, pythia-160m");
+      "ling-lite, ling-mini-2.0, olmo2-7b, olmo2-13b, olmo2-32b, pythia-160m");
 }
 
 TEST_CASE("the plate's three Llama 3 presets come first, and every preset names its source") {
   const std::vector<ModelShape>& presets = preset_models();
-  REQUIRE(presets.size() == 59);
+  REQUIRE(presets.size() == 60);
   CHECK(presets[0].id == "llama3-8b");
   CHECK(presets[1].id == "llama3-70b");
   CHECK(presets[2].id == "llama3-405b");
@@ -188,6 +188,8 @@ TEST_CASE("every preset's derived count is the count its authors publish, exactl
       {"lfm2-8b-a1b", 8339930560.0},
       // Ling-lite: counted by hand in families_test.cpp (the card's "16.8B").
       {"ling-lite", 16801974272.0},
+      // Ling-mini-2.0: counted by hand in families_test.cpp (the card's 16.26B and 789M).
+      {"ling-mini-2.0", 16255643392.0},
       // Gemma 4 31B's text tower (gemma4_test.cpp: with its 60 layer_scalar buffers, as the
       // checkpoint holds them).
       {"gemma4-31b", 30697345340.0},

@@ -306,8 +306,8 @@ constexpr ModelType kModelTypes[] = {
         .tied()
         .qk_norm(QkNorm::kPerHead)
         .reads(kShortConv | kExpertWidth, 17),
-    // Ling 1.0 (inclusionAI/Ling's modeling_bailing_moe.py, remote code): Llama's attention over
-    // experts with shared ones (config_experts.cpp).
+    // Ling 1.0 and 2.0 (the remote code's modeling_bailing_moe.py and modeling_bailing_moe_v2.py):
+    // Llama's attention over experts with shared ones (config_experts.cpp).
     Row("bailing_moe", Block::kBailingMoe).reads(kExpertWidth, 18),
     // Gemma 4's text tower (modeling_gemma4.py): sliding-window layers and full-attention layers
     // of global_head_dim (config_hybrid.cpp), with Gemma 3's defaults where a multimodal

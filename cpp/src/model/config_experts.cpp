@@ -247,43 +247,77 @@ std::string read_gpt_oss_block(const Json& config, ModelShape& shape) {
   return problems.first();
 }
 
-// Ling 2.0's keys (inclusionAI/Ling-V2's modeling_bailing_moe_v2.py, BailingMoeV2ForCausalLM,
-// whose configs keep model_type bailing_moe): per-head q/k norms, a sigmoid router with an expert
-// bias and group routing, a shared expert of its own width, MTP layers. Not counted yet: refused
-// by name rather than read as Ling 1.0's block.
+namespace {
+
+// Ling 2.0's keys (BailingMoeV2ForCausalLM, whose configs keep model_type bailing_moe): a config
+// that gives one must name that architecture, so that it is never read as Ling 1.0's block.
 constexpr const char* kBailingMoeV2Keys[] = {"use_qk_norm", "moe_router_enable_expert_bias",
                                              "moe_shared_expert_intermediate_size",
                                              "num_nextn_predict_layers", "n_group"};
 
-// inclusionAI's Ling-lite and Ling-plus (model_type bailing_moe; BailingMoeForCausalLM in the
-// checkpoints' remote code, modeling_bailing_moe.py of inclusionAI/Ling): Llama's attention as one
-// fused query_key_value of h x (a + 2k)·d, with its bias under use_qkv_bias, and `dense` (the
-// output projection) with its bias under use_bias; no q/k norms; the first first_k_dense_replace
-// layers (0 unless given) over an MLP of intermediate_size, the rest over BailingMoeSparseMoeBlock:
-// num_experts experts of moe_intermediate_size, top num_experts_per_tok through a softmax router
-// of h x E without a bias, and shared_experts, one MLP of num_shared_experts ·
-// moe_intermediate_size; two norms a layer and a final one; lm_head untied unless said otherwise.
-// norm_head normalises lm_head's weight and adds none.
-std::string read_bailing_moe_block(const Json& config, ModelShape& shape) {
-  if (const Json* architectures = present(config, "architectures")) {
-    if (architectures->is_array()) {
-      for (const Json& name : *architectures) {
-        if (name.is_string() && name.get<std::string>() == "BailingMoeV2ForCausalLM") {
-          return "'architectures' names BailingMoeV2ForCausalLM (Ling 2.0), which trainmem does "
-                 "not count yet: it reads bailing_moe configs of BailingMoeForCausalLM (Ling "
-                 "1.0: Ling-lite, Ling-plus).";
-        }
-      }
-    }
+bool names_architecture(const Json& config, const char* architecture) {
+  const Json* architectures = present(config, "architectures");
+  if (architectures == nullptr || !architectures->is_array()) return false;
+  for (const Json& name : *architectures) {
+    if (name.is_string() && name.get<std::string>() == architecture) return true;
   }
+  return false;
+}
+
+// Ling 2.0 (inclusionAI/Ling-V2's models/modeling_bailing_moe_v2.py): Ling 1.0's block with
+// query_layernorm and key_layernorm of d under use_qk_norm, and BailingMoeV2Gate, a sigmoid router
+// whose buffer expert_bias of E it registers whatever moe_router_enable_expert_bias says (n_group,
+// topk_group and routed_scaling_factor choose and scale, holding nothing). Its shared experts are
+// one MLP of moe_intermediate_size · num_shared_experts (BailingMoeV2SparseMoeBlock): a
+// moe_shared_expert_intermediate_size that says otherwise is refused. Its MTP layers
+// (BailingMoeV2MTPLayer, the last num_nextn_predict_layers of num_hidden_layers) are refused by
+// name, not counted yet.
+std::string read_bailing_moe_v2_fields(const Json& config, ModelShape& shape) {
+  Problems problems;
+  int mtp_layers = 0;
+  problems.add(read_optional(config, kNumNextnPredictLayers, mtp_layers));
+  problems.add(read_boolean(config, "use_qk_norm", shape.qk_norm));
+  int shared_width = shape.shared_expert_ffn_hidden_size;
+  problems.add(read_optional(config, {"moe_shared_expert_intermediate_size", 0, kMaxModelWidth},
+                             shared_width));
+  if (problems.any()) return problems.first();
+  if (mtp_layers > 0) {
+    return "'num_nextn_predict_layers' must be 0: trainmem does not count Ling 2.0's MTP layers "
+           "(BailingMoeV2MTPLayer, the last of num_hidden_layers) yet; it is " +
+           std::to_string(mtp_layers) + ".";
+  }
+  if (shared_width != shape.shared_expert_ffn_hidden_size) {
+    return "'moe_shared_expert_intermediate_size' (" + std::to_string(shared_width) +
+           ") must be moe_intermediate_size times num_shared_experts (" +
+           std::to_string(shape.shared_expert_ffn_hidden_size) +
+           "), the width BailingMoeV2SparseMoeBlock builds.";
+  }
+  shape.router_bias = true;
+  return {};
+}
+
+}  // namespace
+
+// inclusionAI's Ling (model_type bailing_moe; the checkpoints' remote code): Ling 1.0's Ling-lite
+// and Ling-plus (BailingMoeForCausalLM, modeling_bailing_moe.py of inclusionAI/Ling) and, where
+// architectures names BailingMoeV2ForCausalLM, Ling 2.0's (read_bailing_moe_v2_fields). Llama's
+// attention as one fused query_key_value of h x (a + 2k)·d, with its bias under use_qkv_bias, and
+// `dense` (the output projection) with its bias under use_bias; the first first_k_dense_replace
+// layers (0 unless given) over an MLP of intermediate_size, the rest over num_experts experts of
+// moe_intermediate_size, top num_experts_per_tok, a router of h x E without a bias (Ling 1.0's a
+// softmax), and shared_experts, one MLP of num_shared_experts · moe_intermediate_size; two norms
+// a layer and a final one; lm_head untied unless said otherwise. norm_head normalises lm_head's
+// weight and adds none.
+std::string read_bailing_moe_block(const Json& config, ModelShape& shape) {
+  const bool v2 = names_architecture(config, "BailingMoeV2ForCausalLM");
   for (const char* key : kBailingMoeV2Keys) {
     const Json* value = present(config, key);
-    if (value != nullptr && !(value->is_boolean() && !value->get<bool>()) &&
+    if (!v2 && value != nullptr && !(value->is_boolean() && !value->get<bool>()) &&
         !(value->is_number() && value->get<double>() == 0)) {
       return quoted(key) +
-             " is Ling 2.0's (BailingMoeV2ForCausalLM), which trainmem does not "
-             "count yet; it reads bailing_moe configs of Ling 1.0 (Ling-lite, "
-             "Ling-plus).";
+             " is Ling 2.0's: a bailing_moe config that gives it must name "
+             "BailingMoeV2ForCausalLM in 'architectures' (without it, trainmem reads Ling 1.0's "
+             "BailingMoeForCausalLM).";
     }
   }
   Problems problems;
@@ -317,7 +351,7 @@ std::string read_bailing_moe_block(const Json& config, ModelShape& shape) {
            ") times moe_intermediate_size must be at most " + format_count(kMaxModelWidth) + ".";
   }
   shape.shared_expert_ffn_hidden_size = shared_experts * shape.moe_ffn_hidden_size;
-  return {};
+  return v2 ? read_bailing_moe_v2_fields(config, shape) : std::string();
 }
 
 // MiniMax-M2, M2.1, M2.5 and M2.7 (transformers' MiniMaxM2ForCausalLM, modeling_minimax_m2.py, as

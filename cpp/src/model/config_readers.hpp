@@ -46,8 +46,9 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
 // LFM2's block (config_hybrid.cpp, transformers' modeling_lfm2.py): the Llama family's widths,
 // its MLP's width as Lfm2MLP adjusts it, and its short-convolution and full-attention layers.
 std::string read_lfm2_block(const Json& config, ModelShape& shape);
-// Ling 1.0's (config_experts.cpp, inclusionAI/Ling's modeling_bailing_moe.py): Llama's attention
-// fused, over dense first layers and experts with shared ones; Ling 2.0's keys refused by name.
+// Ling's (config_experts.cpp; the remote code's modeling_bailing_moe.py, Ling 1.0's, and
+// modeling_bailing_moe_v2.py, Ling 2.0's): Llama's attention fused, over dense first layers and
+// experts with shared ones.
 std::string read_bailing_moe_block(const Json& config, ModelShape& shape);
 // LFM2-MoE's (config_hybrid.cpp, modular_lfm2_moe.py): LFM2's layers over dense first layers and
 // mixtures of experts after them.

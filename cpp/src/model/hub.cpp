@@ -98,6 +98,7 @@ const std::vector<HubRepositories>& hub_repositories() {
       {"lfm2-1.2b", {"LiquidAI/LFM2-1.2B"}},
       {"lfm2-8b-a1b", {"LiquidAI/LFM2-8B-A1B"}},
       {"ling-lite", {"inclusionAI/Ling-lite", "inclusionAI/Ling-lite-base"}},
+      {"ling-mini-2.0", {"inclusionAI/Ling-mini-2.0", "inclusionAI/Ling-mini-base-2.0"}},
       {"mistral-7b", {"mistralai/Mistral-7B-v0.1", "mistralai/Mistral-7B-Instruct-v0.1"}},
       {"mixtral-8x7b", {"mistralai/Mixtral-8x7B-v0.1", "mistralai/Mixtral-8x7B-Instruct-v0.1"}},
       {"gpt-oss-20b", {"openai/gpt-oss-20b"}},

@@ -320,6 +320,20 @@ ModelShape& ling_lite(ModelShape& shape) {
   return shape;
 }
 
+// Ling-mini-2.0 (inclusionAI/Ling-mini-2.0 config.json, model_type bailing_moe,
+// BailingMoeV2ForCausalLM): 20 layers of 16 heads of 128 (4 key/value heads) with per-head q/k
+// norms, the first over an MLP of 5,120, the other 19 over 256 experts of 512 (top 8) and one
+// shared, a sigmoid router with its expert_bias; the 157,184-row embedding and lm_head untied.
+ModelShape& ling_mini_2(ModelShape& shape) {
+  with_fine_grained_experts(shape, 256, 8, 512);
+  shape.shared_expert_ffn_hidden_size = 512;
+  shape.router_bias = true;
+  shape.num_dense_layers = 1;
+  shape.qk_norm = true;
+  shape.head_dim = 128;
+  return shape;
+}
+
 // Kimi K2 (moonshotai/Kimi-K2-Instruct config.json, model_type kimi_k2: DeepSeek-V3's
 // architecture): 64 heads, 384 routed experts of 2,048, one shared, only the first layer dense.
 ModelShape& kimi_k2(ModelShape& shape) {
@@ -578,6 +592,9 @@ std::vector<ModelShape> make_presets() {
               kPhi4VocabSize, false});
   ling_lite(others.add({"ling-lite", "Ling-lite 16.8B", "inclusionAI/Ling-lite config.json", 28,
                         2048, 5632, 16, 4, 126464, false}));
+  ling_mini_2(
+      others.add({"ling-mini-2.0", "Ling-mini-2.0 16B-A1.4B",
+                  "inclusionAI/Ling-mini-2.0 config.json", 20, 2048, 5120, 16, 4, 157184, false}));
   olmo2(others.add({"olmo2-7b", "OLMo 2 7B", "allenai/OLMo-2-1124-7B config.json", 32, 4096, 11008,
                     32, 32, kOlmo2VocabSize, false}));
   olmo2(others.add({"olmo2-13b", "OLMo 2 13B", "allenai/OLMo-2-1124-13B config.json", 40, 5120,
@@ -644,6 +661,7 @@ std::vector<ModelShape> make_presets() {
       {"lfm2-1.2b", 128000},
       {"lfm2-8b-a1b", 128000},
       {"ling-lite", 16384},
+      {"ling-mini-2.0", 32768},
       {"gemma4-31b", 262144},
       {"gemma4-26b-a4b", 262144},
       {"kimi-linear-48b-a3b", 1048576},
