@@ -487,7 +487,9 @@ TEST_CASE(
   CHECK(active - 2 * 157184.0 * 2048 - 2048 == 789145344.0);
 }
 
-TEST_CASE("Ling 2.0's keys without its architecture, and its MTP layers, are refused by name") {
+TEST_CASE(
+    "Ling's fields trainmem cannot count, and Ling 2.0's keys without its architecture, are "
+    "refused") {
   const std::string experts = R"("num_experts": 4, "num_experts_per_tok": 2,
       "moe_intermediate_size": 6, "num_shared_experts": 1)";
   for (const char* key : {"use_qk_norm", "moe_router_enable_expert_bias"}) {
@@ -515,4 +517,8 @@ TEST_CASE("Ling 2.0's keys without its architecture, and its MTP layers, are ref
   CHECK(parse_hf_config(tiny("bailing_moe", R"("num_experts": 4, "num_experts_per_tok": 2,
                                                "moe_intermediate_size": 6)"))
             .answer.message.find("'num_shared_experts' is missing") != std::string::npos);
+  CHECK(parse_hf_config(tiny("bailing_moe", experts + R"(, "first_k_dense_replace": 2)"))
+            .answer.message ==
+        "config.json: 'first_k_dense_replace' (2) must be below num_hidden_layers (2): Ling's "
+        "layers past it are mixtures.");
 }

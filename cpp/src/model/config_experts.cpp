@@ -52,6 +52,26 @@ std::string deepseek_shared_experts(const Json& config, ModelShape& shape) {
 
 }  // namespace
 
+std::string check_mixture_counts(const ModelShape& shape, const char* dense_key,
+                                 const char* family) {
+  if (shape.num_experts < 2) {
+    return "'num_experts' must be from 2 to " + format_count(kMaxExperts) + ": " + family +
+           "'s layers past " + dense_key + " are mixtures; it is " +
+           std::to_string(shape.num_experts) + ".";
+  }
+  if (shape.num_experts_per_token > shape.num_experts) {
+    return "'num_experts_per_tok' must be from 1 to num_experts (" +
+           std::to_string(shape.num_experts) + "); it is " +
+           std::to_string(shape.num_experts_per_token) + ".";
+  }
+  if (shape.num_dense_layers >= shape.num_layers) {
+    return quoted(dense_key) + " (" + std::to_string(shape.num_dense_layers) +
+           ") must be below num_hidden_layers (" + std::to_string(shape.num_layers) +
+           "): " + family + "'s layers past it are mixtures.";
+  }
+  return {};
+}
+
 // Qwen2-MoE's and Qwen3-MoE's experts (transformers' Qwen2MoeSparseMoeBlock and
 // Qwen3MoeSparseMoeBlock): E experts of moe_intermediate_size, a gate (the router) of h x E with
 // no bias; Qwen2-MoE adds a shared_expert of shared_expert_intermediate_size and its
@@ -332,20 +352,8 @@ std::string read_bailing_moe_block(const Json& config, ModelShape& shape) {
   problems.add(read_boolean(config, "use_qkv_bias", shape.attention_qkv_bias));
   problems.add(read_boolean(config, "use_bias", shape.attention_output_bias));
   if (problems.any()) return problems.first();
-  if (shape.num_experts < 2) {
-    return "'num_experts' must be from 2 to " + format_count(kMaxExperts) +
-           " for bailing_moe, a mixture of experts; it is " + std::to_string(shape.num_experts) +
-           ".";
-  }
-  if (shape.num_experts_per_token > shape.num_experts) {
-    return "'num_experts_per_tok' must be from 1 to num_experts (" +
-           std::to_string(shape.num_experts) + "); it is " +
-           std::to_string(shape.num_experts_per_token) + ".";
-  }
-  if (shape.num_dense_layers >= shape.num_layers) {
-    return "'first_k_dense_replace' (" + std::to_string(shape.num_dense_layers) +
-           ") must be below num_hidden_layers (" + std::to_string(shape.num_layers) + ").";
-  }
+  problems.add(check_mixture_counts(shape, kFirstKDenseReplace.key, "Ling"));
+  if (problems.any()) return problems.first();
   if (static_cast<double>(shared_experts) * shape.moe_ffn_hidden_size > kMaxModelWidth) {
     return "'num_shared_experts' (" + std::to_string(shared_experts) +
            ") times moe_intermediate_size must be at most " + format_count(kMaxModelWidth) + ".";

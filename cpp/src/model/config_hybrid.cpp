@@ -233,21 +233,8 @@ std::string read_lfm2_moe_block(const Json& config, ModelShape& shape) {
     return "'num_local_experts' is not read for an lfm2_moe config: Lfm2MoeConfig counts its "
            "experts in num_experts.";
   }
-  if (shape.num_experts < 2) {
-    return "'num_experts' must be from 2 to " + format_count(kMaxExperts) +
-           ": LFM2-MoE's layers past num_dense_layers are mixtures; it is " +
-           std::to_string(shape.num_experts) + ".";
-  }
-  if (shape.num_experts_per_token > shape.num_experts) {
-    return "'num_experts_per_tok' must be from 1 to num_experts (" +
-           std::to_string(shape.num_experts) + "); it is " +
-           std::to_string(shape.num_experts_per_token) + ".";
-  }
-  if (shape.num_dense_layers >= shape.num_layers) {
-    return "'num_dense_layers' (" + std::to_string(shape.num_dense_layers) +
-           ") must be below num_hidden_layers (" + std::to_string(shape.num_layers) +
-           "): LFM2-MoE's layers past it are mixtures.";
-  }
+  problems.add(check_mixture_counts(shape, kNumDenseLayers.key, "LFM2-MoE"));
+  if (problems.any()) return problems.first();
   return read_lfm2_layers(config, false, shape);
 }
 

@@ -46,6 +46,11 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
 // LFM2's block (config_hybrid.cpp, transformers' modeling_lfm2.py): the Llama family's widths,
 // its MLP's width as Lfm2MLP adjusts it, and its short-convolution and full-attention layers.
 std::string read_lfm2_block(const Json& config, ModelShape& shape);
+// A mixture whose layers past its first dense ones (as many as the config's `dense_key` says) are
+// all mixtures: 2 experts or more, top-k within them, and at least one mixture layer; each refusal
+// names the field and `family` (config_experts.cpp).
+std::string check_mixture_counts(const ModelShape& shape, const char* dense_key,
+                                 const char* family);
 // Ling's (config_experts.cpp; the remote code's modeling_bailing_moe.py, Ling 1.0's, and
 // modeling_bailing_moe_v2.py, Ling 2.0's): Llama's attention fused, over dense first layers and
 // experts with shared ones.
