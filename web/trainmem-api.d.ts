@@ -44,6 +44,7 @@ declare global {
       outputHeadBias: boolean;
       parallelAttentionMlp: boolean;
       moeFfnHiddenSize: number;
+      moeLatentSize: number;
       sharedExpertFfnHiddenSize: number;
       sharedExpertGate: boolean;
       routerBias: boolean;

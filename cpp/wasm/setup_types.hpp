@@ -143,6 +143,7 @@ inline void register_setup_types() {
       .field("outputHeadBias", &ModelShape::output_head_bias)
       .field("parallelAttentionMlp", &ModelShape::parallel_attention_mlp)
       .field("moeFfnHiddenSize", &ModelShape::moe_ffn_hidden_size)
+      .field("moeLatentSize", &ModelShape::moe_latent_size)
       .field("sharedExpertFfnHiddenSize", &ModelShape::shared_expert_ffn_hidden_size)
       .field("sharedExpertGate", &ModelShape::shared_expert_gate)
       .field("routerBias", &ModelShape::router_bias)

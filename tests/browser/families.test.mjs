@@ -555,6 +555,36 @@ const LING_MINI_2 = JSON.stringify({
   vocab_size: 157184,
 });
 
+// Nemotron 3 Super: Mamba-2, attention and latent mixture blocks (nemotron_h, moe_latent_size).
+const NEMOTRON3_SUPER = JSON.stringify({
+  _name_or_path: 'nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16',
+  model_type: 'nemotron_h',
+  conv_kernel: 4,
+  expand: 2,
+  head_dim: 128,
+  hidden_size: 4096,
+  hybrid_override_pattern:
+    'MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME',
+  intermediate_size: 2688,
+  mamba_head_dim: 64,
+  mamba_num_heads: 128,
+  mlp_hidden_act: 'relu2',
+  moe_intermediate_size: 2688,
+  moe_latent_size: 1024,
+  moe_shared_expert_intermediate_size: 5376,
+  n_groups: 8,
+  n_routed_experts: 512,
+  n_shared_experts: 1,
+  num_attention_heads: 32,
+  num_experts_per_tok: 22,
+  num_key_value_heads: 2,
+  num_nextn_predict_layers: 1,
+  ssm_state_size: 128,
+  tie_word_embeddings: false,
+  use_conv_bias: true,
+  vocab_size: 131072,
+});
+
 // Each config, the name it reads under and its count as the readout writes it (tests/cpp holds the
 // exact totals to the published ones).
 const TEXT_MODELS = [
@@ -569,6 +599,7 @@ const TEXT_MODELS = [
   [LFM2_8B_A1B, 'LiquidAI/LFM2-8B-A1B', '8.34 B'],
   [LING_LITE, 'inclusionAI/Ling-lite', '16.80 B'],
   [LING_MINI_2, 'inclusionAI/Ling-mini-2.0', '16.26 B'],
+  [NEMOTRON3_SUPER, 'nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16', '120.67 B'],
 ];
 // Each multimodal config, its name, its trained parameters beside the frozen vision tower (the text
 // tower's own) and the text tower's count alone.

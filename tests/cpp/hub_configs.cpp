@@ -1010,6 +1010,47 @@ const HubConfig kTodayConfigs[] = {
   "use_mamba_kernels": true,
   "vocab_size": 131072
 })"},
+    // Nemotron 3 Super 120B-A12B (nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16): the fields that
+    // make the shape, as the hub's file gives them, its MTP block's among them.
+    {"nemotron3-super-120b-a12b", R"({
+  "architectures": ["NemotronHForCausalLM"],
+  "model_type": "nemotron_h",
+  "attention_bias": false,
+  "chunk_size": 128,
+  "conv_kernel": 4,
+  "expand": 2,
+  "head_dim": 128,
+  "hidden_size": 4096,
+  "hybrid_override_pattern": "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME",
+  "intermediate_size": 2688,
+  "mamba_head_dim": 64,
+  "mamba_num_heads": 128,
+  "mamba_proj_bias": false,
+  "mlp_bias": false,
+  "mlp_hidden_act": "relu2",
+  "moe_intermediate_size": 2688,
+  "moe_latent_size": 1024,
+  "moe_shared_expert_intermediate_size": 5376,
+  "mtp_hybrid_override_pattern": "*E",
+  "n_group": 1,
+  "n_groups": 8,
+  "n_routed_experts": 512,
+  "n_shared_experts": 1,
+  "norm_topk_prob": true,
+  "num_attention_heads": 32,
+  "num_experts_per_tok": 22,
+  "num_hidden_layers": 88,
+  "num_key_value_heads": 2,
+  "num_nextn_predict_layers": 1,
+  "residual_in_fp32": false,
+  "routed_scaling_factor": 5.0,
+  "ssm_state_size": 128,
+  "tie_word_embeddings": false,
+  "topk_group": 1,
+  "use_bias": false,
+  "use_conv_bias": true,
+  "vocab_size": 131072
+})"},
     {"kimi-k2", R"({
   "architectures": [
     "DeepseekV3ForCausalLM"

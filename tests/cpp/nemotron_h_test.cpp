@@ -18,6 +18,10 @@
 #include "trainmem/models.hpp"
 #include "trainmem/setup.hpp"
 
+// layer_kind_tensors, for one kind of block's saved tensors.
+#include "activations/layer.hpp"
+#include "estimate/stage.hpp"
+
 using namespace trainmem;
 using namespace trainmem::fixtures;
 
@@ -194,14 +198,11 @@ TEST_CASE("nemotron_h fields trainmem cannot count are refused by name") {
   CHECK(read(tiny_nemotron("ME*-")).answer.message ==
         "config.json: Nemotron-H's blocks hold mixture-of-experts (E, \"moe\") and MLP (-, "
         "\"mlp\") blocks both, which trainmem does not count in one model.");
-  CHECK(read(tiny_nemotron("ME*E", R"("moe_latent_size": 1024)")).answer.message ==
-        "config.json: 'moe_latent_size' must be null: trainmem does not count the experts' latent "
-        "projections (Nemotron 3 Super's); it is 1024.");
+  CHECK(read(tiny_nemotron("ME*E", R"("moe_latent_size": 0)")).answer.message ==
+        "config.json: 'moe_latent_size' must be a whole number from 1 to 1,048,576; it is 0.");
   CHECK(read(tiny_nemotron("M-*X")).answer.message ==
         "config.json: 'hybrid_override_pattern' must be one character a block, M (Mamba-2), E (a "
         "mixture of experts), * (attention) or - (an MLP); character 3 is 'X'.");
-  CHECK(read(tiny_nemotron("M-*-", R"("num_nextn_predict_layers": 1)"))
-            .answer.message.find("'num_nextn_predict_layers' must be 0") != std::string::npos);
   CHECK(read(tiny_nemotron("M-*-", R"("use_bias": true)")).answer.status != Status::kOk);
   CHECK(read(tiny_nemotron("M-*-", R"("residual_in_fp32": true)")).answer.status != Status::kOk);
   CHECK(read(tiny_nemotron("M-*-", R"("hidden_dropout": 0.1)")).answer.status != Status::kOk);
@@ -212,4 +213,69 @@ TEST_CASE("nemotron_h fields trainmem cannot count are refused by name") {
             .answer.message.find("entry 0 is \"mamba\"") != std::string::npos);
   CHECK(read(tiny_nemotron("-*-*")).answer.message.find("must hold Mamba-2 mixers") !=
         std::string::npos);
+}
+
+TEST_CASE("a latent mixture counts its projections and its experts in the latent width by hand") {
+  // transformers' NemotronHMoE with moe_latent_size 4: fc1_latent_proj 8 × 4 and fc2_latent_proj
+  // 4 × 8 (64), the 4 experts' up and down 4 × 6 each (192 against 384 at h 8); the router, its
+  // bias and the shared MLP on h as before.
+  const std::string latent = tiny_nemotron("ME*E", R"("moe_latent_size": 4)");
+  const ModelShape shape = parsed(latent);
+  CHECK(shape.moe_latent_size == 4);
+  CHECK(expert_token_width(shape) == 4);
+  constexpr double kLatentMixture = kMixture - 384 + 192 + 64;  // 380
+  CHECK(count_parameters(shape) ==
+        kOutside + kMamba + kLatentMixture + kAttention + kLatentMixture);
+  // Two of the 4 experts idle for each token, in each mixture block: 2 × 2 × 2 × 4 × 6.
+  CHECK(count_active_parameters(shape) == count_parameters(shape) - 2 * 2 * 48);
+  // null is no latent projection, as NemotronHConfig's default.
+  CHECK(parsed(tiny_nemotron("ME*E", R"("moe_latent_size": null)")).moe_latent_size == 0);
+  // The mixture block's saved tensors: the norm's output h (the router's, fc1_latent_proj's and
+  // the shared experts' input), the experts' 2 copies of the latent input, l each, and the
+  // combined latent output fc2_latent_proj reads, all BF16; the experts' own in their width.
+  const TrainingSetup setup = setup_of(shape);
+  const std::vector<SavedTensor> mixture =
+      layer_kind_tensors(shape, setup, layer_stack_of(setup), setup.flash_attention, 'F');
+  CHECK(bytes_of(mixture, {"router-input"}) == 2 * 8);
+  CHECK(bytes_of(mixture, {"mlp-input"}) == 2 * 2 * 4);
+  CHECK(bytes_of(mixture, {"latent-combined"}) == 2 * 4);
+  CHECK(bytes_of(mixture, {"up-output", "activation-output"}) == 2 * 2 * (2 * 6));
+  const std::vector<SavedTensor> plain = layer_kind_tensors(
+      parsed(tiny_nemotron("ME*E")), setup, layer_stack_of(setup), setup.flash_attention, 'F');
+  CHECK(bytes_of(plain, {"mlp-input"}) == 2 * 2 * 8);
+  CHECK(bytes_of(plain, {"latent-combined"}) == 0);
+  const Estimate estimate = estimate_memory(setup_of(shape));
+  CHECK_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+}
+
+TEST_CASE("Nemotron 3 Super's config reads to its checkpoint's total less the MTP block") {
+  // The BF16 checkpoint's safetensors index (nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16):
+  // 123,611,012,096 BF16 parameters and 20,992 FP32 (41 routers' e_score_correction_bias of 512).
+  // Its MTP block (mtp.*: eh_proj 4,096 × 8,192, enorm and hnorm, an attention block, a mixture
+  // block and a final norm), 2,942,324,736 BF16 and one bias of 512, is no part of the model
+  // transformers builds. By hand: 40 Mamba-2 blocks (in_proj 4,096 × 18,560, conv1d 10,240 × 4
+  // and its bias, 3 × 128, the gated norm 8,192, out_proj 8,192 × 4,096, the norm), 40 latent
+  // mixtures (512 experts of 2 × 1,024 × 2,688, fc1 and fc2_latent_proj 2 × 4,096 × 1,024, a shared
+  // MLP of 2 × 4,096 × 5,376, the router 512 × 4,096 and its bias, the norm) and 8 attention blocks
+  // (4,096 × (4,096 + 2 × 256) + 4,096², the norm); the embedding and lm_head 131,072 × 4,096 each
+  // and norm_f.
+  const double mamba = 4096.0 * 18560 + 10240.0 * 4 + 10240 + 3 * 128 + 8192 + 8192.0 * 4096 + 4096;
+  const double mixture =
+      512 * 2 * 1024.0 * 2688 + 2 * 4096.0 * 1024 + 2 * 4096.0 * 5376 + 512 * 4096.0 + 512 + 4096;
+  const double attention = 4096.0 * (4096 + 2 * 256) + 4096.0 * 4096 + 4096;
+  const double mtp = 4096.0 * 8192 + 2 * 4096 + attention + mixture + 4096;
+  const double total = 40 * mamba + 40 * mixture + 8 * attention + 2 * 131072.0 * 4096 + 4096;
+  CHECK(mtp - 512 == 2942324736.0);
+  CHECK(total + mtp == 123611012096.0 + 20992);
+  CHECK(total == 120668707840.0);
+  const ModelShape shape = parsed(hub_config("nemotron3-super-120b-a12b"));
+  CHECK(shape.num_layers == 88);
+  CHECK(layers_of_kinds_between(shape, 0, 88, "l") == 40);
+  CHECK(layers_of_kinds_between(shape, 0, 88, "F") == 40);
+  CHECK(layers_of_kinds_between(shape, 0, 88, "a") == 8);
+  CHECK(count_parameters(shape) == total);
+  CHECK(count_parameters(*find_preset("nemotron3-super-120b-a12b")) == total);
+  // 22 of the 512 experts a token: 12.77B active (the card's "12B" leaves out the embedding).
+  CHECK(count_active_parameters(shape) == total - 40 * 490 * 2 * 1024.0 * 2688);
+  CHECK(count_active_parameters(shape) == 12770237440.0);
 }

@@ -52,6 +52,9 @@ struct ModelShape {
                                           // Qwen2-MoE's shared_expert_intermediate_size; 0: none
   bool shared_expert_gate = false;        // Qwen2-MoE's shared_expert_gate: a sigmoid gate, h x 1
   bool router_bias = false;               // DeepSeek-V3's e_score_correction_bias: E per MoE layer
+  int moe_latent_size = 0;   // Nemotron 3 Super's latent MoE: the routed experts read and write
+                             // tokens of this width, projected from h and back around them
+                             // (fc1_latent_proj, fc2_latent_proj); 0: the experts read h
   int num_dense_layers = 0;  // first_k_dense_replace: the first layers hold a dense MLP of f
                              // instead of the mixture (Qwen3-MoE's mlp_only_layers = [0, …])
   int moe_layer_step = 1;    // past the first num_dense_layers, layer i (from 0) is a mixture when
@@ -272,6 +275,9 @@ std::string model_shape_problem(const ModelShape& shape);
 
 // f_e: each routed expert's width, moe_intermediate_size when given, else f.
 int routed_expert_width(const ModelShape& shape);
+// The width of the tokens the routed experts read and write, and the all-to-all moves: the latent
+// width where the mixture has one (moe_latent_size), else h.
+int expert_token_width(const ModelShape& shape);
 
 // d: head_dim when given, else h / a.
 double head_dim_of(const ModelShape& shape);

@@ -415,11 +415,23 @@ void LlamaBlock::add_mlp_norm(SavedTensors& saved) const {
 
 // The norm's output: the router's, and the MLP's or each routed expert's copy of it.
 void LlamaBlock::add_mlp_input(SavedTensors& saved) const {
+  const Words mlp_input_readers = shape.gated_mlp ? "gate and up projections" : "up projection";
+  if (shape.num_experts > 1 && shape.moe_latent_size > 0) {
+    // A latent mixture (transformers' NemotronHMoE, Megatron-LM's MoELayer): the router,
+    // fc1_latent_proj and the shared experts read the norm's output; the experts read their copies
+    // of fc1_latent_proj's output, l wide.
+    saved.add("router-input", "MLP norm's output",
+              "the router, fc1_latent_proj and the shared experts", "h", h, kBf16Bytes, whole);
+    saved.add("mlp-input",
+              linear_input("Experts' inputs (the latent projection's output" + top_k_text + ")"),
+              mlp_input_readers, routed_copies ? "l·top-k" : "l", shape.moe_latent_size * top_k,
+              linear_input_bytes, whole);
+    return;
+  }
   // The router reads the norm's BF16 output; under FP8 the experts keep FP8 copies of their own.
   if (routed_copies || (fp8 && shape.num_experts > 1)) {
     saved.add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
   }
-  const Words mlp_input_readers = shape.gated_mlp ? "gate and up projections" : "up projection";
   if (routed_copies) {
     saved.add("mlp-input", linear_input("Experts' inputs (the norm's output" + top_k_text + ")"),
               mlp_input_readers, "h·top-k", h * top_k, linear_input_bytes, whole);
@@ -451,6 +463,13 @@ void LlamaBlock::add_mlp(SavedTensors& saved) const {
               linear_input("Activation's output" + top_k_text) + mlp_dtype_text, "down projection",
               ffn_elements, f * top_k, fp8 ? linear_input_bytes : mlp_bytes, by_expert_width);
   }
+}
+
+// A latent mixture's combined expert output, l wide: fc2_latent_proj's input.
+void LlamaBlock::add_latent_output(SavedTensors& saved) const {
+  if (shape.num_experts <= 1 || shape.moe_latent_size <= 0) return;
+  saved.add("latent-combined", "The experts' combined output, in the latent width",
+            "fc2_latent_proj", "l", shape.moe_latent_size, kBf16Bytes, whole);
 }
 
 void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
@@ -551,6 +570,7 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
   block.add_mlp_norm(saved);
   block.add_mlp_input(saved);
   block.add_mlp(saved);
+  block.add_latent_output(saved);
   block.add_shared_experts(saved);
   block.add_residual_dropout_mask(saved, "mlp-dropout-mask", "Dropout mask after the MLP (1 byte)");
   for (int number = 4; number <= shape.norms_per_layer; ++number) {

@@ -55,6 +55,7 @@ struct LlamaBlock {
   void add_mlp_norm(SavedTensors& saved) const;
   void add_mlp_input(SavedTensors& saved) const;
   void add_mlp(SavedTensors& saved) const;
+  void add_latent_output(SavedTensors& saved) const;
   void add_shared_experts(SavedTensors& saved) const;
   void add_attention_output_gate(SavedTensors& saved) const;
   void add_gated_deltanet(SavedTensors& saved) const;

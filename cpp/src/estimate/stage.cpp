@@ -93,7 +93,9 @@ Figure all_to_all_buffers(const ModelShape& shape, const TrainingSetup& setup,
     buffers =
         buffers * pen.said(capacity, [&] { return "capacity factor " + number_text(capacity); });
   }
-  buffers = buffers * pen.number(shape.hidden_size) * pen.bytes(kBf16Bytes);
+  // A latent mixture exchanges its latent tokens (Megatron-LM's MoELayer: fc1_latent_proj before
+  // the dispatch, fc2_latent_proj after the combine).
+  buffers = buffers * pen.number(expert_token_width(shape)) * pen.bytes(kBf16Bytes);
   return pen.said(buffers.value(), [&] {
     return "one layer's all-to-all buffers, " + buffers.text() + " (" +
            format_bytes(buffers.value()) + ")";
@@ -507,6 +509,9 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
         : kimi_delta_mixer(shape)
             ? "the linear layers' as transformers' KimiLinearDeltaAttention runs fla's chunked "
               "KDA rule (v0.5.2, fla/ops/kda/chunk.py) and causal-conv1d (v1.6.1)"
+        : mamba2_mixer(shape)
+            ? "the Mamba-2 blocks' as transformers' NemotronHMamba2Mixer runs mamba_ssm's "
+              "mamba_split_conv1d_scan_combined (v2.3.2.post1, ssd_combined.py)"
             : "the linear layers' as fla's chunked gated delta rule (v0.5.2, "
               "fla/ops/gated_delta_rule/chunk.py) and causal-conv1d (v1.6.1) save them";
     layer.source =

@@ -45,6 +45,8 @@ inline constexpr WholeField kMaxPositions = {"max_position_embeddings", 1, kMaxP
 inline constexpr WholeField kWordEmbedProjDim = {"word_embed_proj_dim", 1, kMaxModelWidth};
 // Today's mixtures of experts (Qwen2-MoE, Qwen3-MoE, DeepSeek-V3) and latent attention.
 inline constexpr WholeField kMoeIntermediateSize = {"moe_intermediate_size", 1, kMaxModelWidth};
+// Nemotron 3 Super's latent MoE: the experts' token width.
+inline constexpr WholeField kMoeLatentSize = {"moe_latent_size", 1, kMaxModelWidth};
 inline constexpr WholeField kSharedExpertIntermediateSize = {"shared_expert_intermediate_size", 0,
                                                              kMaxModelWidth};
 inline constexpr WholeField kDecoderSparseStep = {"decoder_sparse_step", 1, kMaxModelLayers};
@@ -112,6 +114,7 @@ inline constexpr WholeField kWholeFields[] = {kHiddenSize,
                                               kMaxPositions,
                                               kWordEmbedProjDim,
                                               kMoeIntermediateSize,
+                                              kMoeLatentSize,
                                               kSharedExpertIntermediateSize,
                                               kDecoderSparseStep,
                                               kNRoutedExperts,

@@ -158,8 +158,9 @@ std::string read_mamba_fields(const Json& config, ModelShape& shape) {
 
 // NemotronHMoE: n_routed_experts experts of moe_intermediate_size (up and down, no gate), top
 // num_experts_per_tok, a router of E x h with its e_score_correction_bias, one shared MLP of
-// moe_shared_expert_intermediate_size; a latent projection around the experts (moe_latent_size,
-// Nemotron 3 Super's) is refused by name.
+// moe_shared_expert_intermediate_size; with moe_latent_size (Nemotron 3 Super's latent MoE) the
+// experts read and write tokens of that width, between fc1_latent_proj (h x l) and
+// fc2_latent_proj (l x h).
 std::string read_nemotron_experts(const Json& config, ModelShape& shape) {
   Problems problems;
   problems.add(read_required(config, kNRoutedExperts, shape.num_experts));
@@ -167,11 +168,8 @@ std::string read_nemotron_experts(const Json& config, ModelShape& shape) {
   problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
   problems.add(read_required(config, kMoeSharedExpertWidth, shape.shared_expert_ffn_hidden_size));
   if (problems.any()) return problems.first();
-  if (const Json* latent = present(config, "moe_latent_size")) {
-    return "'moe_latent_size' must be null: trainmem does not count the experts' latent "
-           "projections (Nemotron 3 Super's); it is " +
-           describe(*latent) + ".";
-  }
+  problems.add(read_optional(config, kMoeLatentSize, shape.moe_latent_size));
+  if (problems.any()) return problems.first();
   shape.router_bias = true;
   return {};
 }
@@ -209,14 +207,12 @@ std::string read_nemotron_h_block(const Json& config, ModelShape& shape) {
   if (const Json* activation = present(config, "mlp_hidden_act")) {
     problems.add(elementwise_activation_problem("mlp_hidden_act", *activation));
   }
+  // The checkpoint's multi-token-prediction block (mtp.*: Nemotron 3 Super's, its
+  // num_nextn_predict_layers and mtp_hybrid_override_pattern) is no part of the model transformers
+  // builds and trains (NemotronHPreTrainedModel ignores mtp.* on loading): read, not counted.
   int mtp_layers = 0;
   problems.add(read_optional(config, kNumNextnPredictLayers, mtp_layers));
   if (problems.any()) return problems.first();
-  if (mtp_layers > 0) {
-    return "'num_nextn_predict_layers' must be 0: transformers does not load Nemotron-H's "
-           "multi-token-prediction layers, and trainmem does not count them; it is " +
-           std::to_string(mtp_layers) + ".";
-  }
   if (moe) problems.add(read_nemotron_experts(config, shape));
   if (layers.find('l') != std::string::npos) problems.add(read_mamba_fields(config, shape));
   if (problems.any()) return problems.first();

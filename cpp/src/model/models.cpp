@@ -63,6 +63,7 @@ std::string model_shape_problem(const ModelShape& shape) {
       {"max_position_embeddings", shape.num_position_embeddings, 0, kMaxPositionEmbeddings},
       {"num_local_experts", shape.num_experts, 1, kMaxExperts},
       {"moe_intermediate_size", shape.moe_ffn_hidden_size, 0, kMaxModelWidth},
+      {"moe_latent_size", shape.moe_latent_size, 0, kMaxModelWidth},
       {"shared_expert_intermediate_size", shape.shared_expert_ffn_hidden_size, 0, kMaxModelWidth},
       {"first_k_dense_replace", shape.num_dense_layers, 0, shape.num_layers},
       {"interleave_moe_layer_step", shape.moe_layer_step, 1, shape.num_layers},
@@ -97,11 +98,11 @@ std::string model_shape_problem(const ModelShape& shape) {
   const bool mixture_fields = shape.moe_ffn_hidden_size > 0 ||
                               shape.shared_expert_ffn_hidden_size > 0 || shape.shared_expert_gate ||
                               shape.router_bias || shape.num_dense_layers > 0 ||
-                              shape.moe_layer_step > 1;
+                              shape.moe_layer_step > 1 || shape.moe_latent_size > 0;
   if (shape.num_experts == 1 && mixture_fields) {
-    return "moe_intermediate_size, shared experts, a router bias, first_k_dense_replace and "
-           "interleaved dense layers describe a mixture of experts; num_local_experts must be "
-           "above 1 for them.";
+    return "moe_intermediate_size, shared experts, a router bias, first_k_dense_replace, "
+           "interleaved dense layers and a latent width describe a mixture of experts; "
+           "num_local_experts must be above 1 for them.";
   }
   if (shape.num_experts > 1 &&
       dense_layers_between(shape, 0, shape.num_layers) >= shape.num_layers) {
@@ -220,6 +221,10 @@ std::string model_shape_problem(const ModelShape& shape) {
 
 int routed_expert_width(const ModelShape& shape) {
   return shape.moe_ffn_hidden_size > 0 ? shape.moe_ffn_hidden_size : shape.ffn_hidden_size;
+}
+
+int expert_token_width(const ModelShape& shape) {
+  return shape.moe_latent_size > 0 ? shape.moe_latent_size : shape.hidden_size;
 }
 
 double head_dim_of(const ModelShape& shape) {
@@ -444,22 +449,34 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
   // The MLP: a gated MLP's column-parallel gate and up, or a plain MLP's up alone, each with
   // its row-parallel down; the biases of gate and up split, down's whole.
   const double column_projections = shape.gated_mlp ? 2 : 1;
-  const auto mlp = [&](double width, double copies) {
-    matrix(h, width, column_projections * copies, P::kSplit);
-    matrix(width, h, copies, P::kSplit);
+  const auto mlp = [&](double width, double copies, double tokens) {
+    matrix(tokens, width, column_projections * copies, P::kSplit);
+    matrix(width, tokens, copies, P::kSplit);
     if (shape.mlp_bias) {
       vector(width, column_projections * copies, P::kSplit);
-      vector(h, copies, P::kReplicated);
+      vector(tokens, copies, P::kReplicated);
     }
   };
   const bool mixture = shape.num_experts > 1 && !dense_layer;
   if (!mixture) {
-    mlp(shape.ffn_hidden_size, 1);
+    mlp(shape.ffn_hidden_size, 1, h);
   } else {
     const double experts = shape.num_experts;
     routed = true;
-    mlp(routed_expert_width(shape), experts);
+    mlp(routed_expert_width(shape), experts, expert_token_width(shape));
     routed = false;
+    // A latent mixture's projections around the experts (transformers' NemotronHMoE:
+    // fc1_latent_proj h x l and fc2_latent_proj l x h, biased under mlp_bias), whole on every
+    // rank: Megatron-LM's MoELayer builds them as duplicated TELinears.
+    if (shape.moe_latent_size > 0) {
+      const double latent = shape.moe_latent_size;
+      matrix(h, latent, 1, P::kReplicated);
+      matrix(latent, h, 1, P::kReplicated);
+      if (shape.mlp_bias) {
+        vector(latent, 1, P::kReplicated);
+        vector(h, 1, P::kReplicated);
+      }
+    }
     // The router: h x E, replicated (Megatron-LM's TopKRouter); DeepSeek-V3's
     // e_score_correction_bias, a buffer of E that the checkpoint holds, beside it.
     matrix(h, experts, 1, P::kReplicated);
@@ -468,7 +485,7 @@ std::vector<LayerWeight> layer_weights(const ModelShape& shape, bool dense_layer
     // The shared experts (DeepseekV3MoE's shared_experts, Qwen2MoeSparseMoeBlock's
     // shared_expert): one MLP that TP splits as a dense one; Qwen2-MoE's shared_expert_gate,
     // h x 1, replicated like the router.
-    if (shape.shared_expert_ffn_hidden_size > 0) mlp(shape.shared_expert_ffn_hidden_size, 1);
+    if (shape.shared_expert_ffn_hidden_size > 0) mlp(shape.shared_expert_ffn_hidden_size, 1, h);
     if (shape.shared_expert_gate) {
       matrix(h, 1, 1, P::kReplicated);
       weights.back().high_precision = true;
@@ -637,11 +654,11 @@ double count_parameters(const ModelShape& shape) {
 double count_active_parameters(const ModelShape& shape) {
   if (shape.num_experts <= 1) return count_parameters(shape);
   // One routed expert's weights; E - k of them sit idle for each token, in each mixture layer.
-  const double h = shape.hidden_size;
+  const double tokens = expert_token_width(shape);
   const double width = routed_expert_width(shape);
   const double column_projections = shape.gated_mlp ? 2 : 1;
-  double expert = (column_projections + 1) * h * width;
-  if (shape.mlp_bias) expert += column_projections * width + h;
+  double expert = (column_projections + 1) * tokens * width;
+  if (shape.mlp_bias) expert += column_projections * width + tokens;
   const double mixture_layers = shape.num_layers - dense_layers_between(shape, 0, shape.num_layers);
   return count_parameters(shape) -
          mixture_layers * (shape.num_experts - shape.num_experts_per_token) * expert;

@@ -395,6 +395,27 @@ ModelShape& nemotron3_nano(ModelShape& shape) {
   return shape;
 }
 
+// Nemotron 3 Super 120B-A12B (nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16 config.json,
+// model_type nemotron_h): 88 blocks, 40 Mamba-2 mixers (128 heads of 64, 8 groups, a state of 128,
+// a convolution of 4 with its bias), 40 latent mixtures (512 experts of 2,688 with ReLU² on tokens
+// of 1,024 between fc1_latent_proj and fc2_latent_proj, top 22, one shared MLP of 5,376, a router
+// with its bias) and 8 attention blocks (32 heads of 128, 2 key/value heads). The checkpoint's MTP
+// block is not part of the model transformers builds.
+ModelShape& nemotron3_super(ModelShape& shape) {
+  nemotron3_nano(shape);
+  with_fine_grained_experts(shape, 512, 22, 2688);
+  shape.moe_latent_size = 1024;
+  shape.shared_expert_ffn_hidden_size = 5376;
+  std::string blocks;
+  for (const char block : std::string("MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*"
+                                      "EMEMEMEMEM*EMEMEMEM*EMEMEMEME")) {
+    blocks += block == 'M' ? 'l' : block == '*' ? 'a' : 'F';
+  }
+  shape.hybrid_layers = blocks;
+  shape.linear_num_value_heads = 128;
+  return shape;
+}
+
 std::vector<ModelShape> make_presets() {
   std::vector<ModelShape> presets;
   presets.reserve(64);
@@ -565,6 +586,9 @@ std::vector<ModelShape> make_presets() {
   nemotron3_nano(nvidia.add({"nemotron3-nano-30b-a3b", "Nemotron 3 Nano 30B-A3B",
                              "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json", 52, 2688,
                              1856, 32, 2, 131072, false}));
+  nemotron3_super(nvidia.add({"nemotron3-super-120b-a12b", "Nemotron 3 Super 120B-A12B",
+                              "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16 config.json", 88, 4096,
+                              2688, 32, 2, 131072, false}));
 
   Family mistral(presets, "Mistral");
   mistral.add({"mistral-7b", "Mistral 7B", "mistralai/Mistral-7B-v0.1 config.json", 32, 4096, 14336,
