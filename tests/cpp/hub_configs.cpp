@@ -1010,6 +1010,34 @@ const HubConfig kTodayConfigs[] = {
   "use_mamba_kernels": true,
   "vocab_size": 131072
 })"},
+    // NVIDIA-Nemotron-Nano-9B-v2 (nvidia/NVIDIA-Nemotron-Nano-9B-v2): the fields that make the
+    // shape, as the hub's file gives them.
+    {"nemotron-nano-9b-v2", R"({
+  "architectures": ["NemotronHForCausalLM"],
+  "model_type": "nemotron_h",
+  "attention_bias": false,
+  "conv_kernel": 4,
+  "expand": 2,
+  "head_dim": 128,
+  "hidden_size": 4480,
+  "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+  "intermediate_size": 15680,
+  "mamba_head_dim": 80,
+  "mamba_num_heads": 128,
+  "mamba_proj_bias": false,
+  "max_position_embeddings": 131072,
+  "mlp_bias": false,
+  "mlp_hidden_act": "relu2",
+  "n_groups": 8,
+  "num_attention_heads": 40,
+  "num_hidden_layers": 56,
+  "num_key_value_heads": 8,
+  "ssm_state_size": 128,
+  "tie_word_embeddings": false,
+  "use_bias": false,
+  "use_conv_bias": true,
+  "vocab_size": 131072
+})"},
     // Nemotron 3 Super 120B-A12B (nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16): the fields that
     // make the shape, as the hub's file gives them, its MTP block's among them.
     {"nemotron3-super-120b-a12b", R"({

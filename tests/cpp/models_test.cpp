@@ -68,7 +68,8 @@ TEST_CASE("an unknown preset id finds nothing") {
       "glm4.5-air, glm-5, gemma4-31b, gemma4-26b-a4b, gemma3-1b, gemma3-4b, gemma3-12b, "
       "gemma3-27b, gemma2-9b, "
       "lfm2-350m, "
-      "lfm2-700m, lfm2-1.2b, lfm2-8b-a1b, nemotron3-nano-30b-a3b, nemotron3-super-120b-a12b, "
+      "lfm2-700m, lfm2-1.2b, lfm2-8b-a1b, nemotron3-nano-30b-a3b, nemotron-nano-9b-v2, "
+      "nemotron3-super-120b-a12b, "
       "mistral-7b, "
       "mixtral-8x7b, gpt-oss-20b, gpt-oss-120b, gpt2, gpt2-medium, gpt2-large, gpt2-xl, phi-4, "
       "ling-lite, ling-mini-2.0, olmo2-7b, olmo2-13b, olmo2-32b, pythia-160m");
@@ -76,7 +77,7 @@ TEST_CASE("an unknown preset id finds nothing") {
 
 TEST_CASE("the plate's three Llama 3 presets come first, and every preset names its source") {
   const std::vector<ModelShape>& presets = preset_models();
-  REQUIRE(presets.size() == 61);
+  REQUIRE(presets.size() == 62);
   CHECK(presets[0].id == "llama3-8b");
   CHECK(presets[1].id == "llama3-70b");
   CHECK(presets[2].id == "llama3-405b");
@@ -201,6 +202,8 @@ TEST_CASE("every preset's derived count is the count its authors publish, exactl
       // Nemotron 3 Nano: llama.cpp's n_params for the BF16 checkpoint (nemotron_h_test.cpp counts
       // it by hand).
       {"nemotron3-nano-30b-a3b", 31577940288.0},
+      // NVIDIA-Nemotron-Nano-9B-v2: the hub's safetensors total (nemotron_h_test.cpp).
+      {"nemotron-nano-9b-v2", 8888227328.0},
       // Nemotron 3 Super: the BF16 checkpoint's index less its MTP block (nemotron_h_test.cpp).
       {"nemotron3-super-120b-a12b", 120668707840.0},
   };

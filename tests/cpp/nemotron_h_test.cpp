@@ -279,3 +279,28 @@ TEST_CASE("Nemotron 3 Super's config reads to its checkpoint's total less the MT
   CHECK(count_active_parameters(shape) == total - 40 * 490 * 2 * 1024.0 * 2688);
   CHECK(count_active_parameters(shape) == 12770237440.0);
 }
+
+TEST_CASE(
+    "NVIDIA-Nemotron-Nano-9B-v2's config reads to its published total: Mamba-2, MLP and "
+    "attention blocks") {
+  // The hub's safetensors total, 8,888,227,328 (the card's 9B). By hand: 27 Mamba-2 blocks
+  // (in_proj 4,480 × (2 · 10,240 + 2 · 8 · 128 + 128), conv1d 12,288 × 4 and its bias, 3 × 128, the
+  // gated norm 10,240, out_proj 10,240 × 4,480, the norm), 25 MLP blocks (up and down 4,480 ×
+  // 15,680, the norm) and 4 attention blocks (4,480 × (5,120 + 2 · 1,024) + 5,120 × 4,480, the
+  // norm); the embedding and lm_head 131,072 × 4,480 each and norm_f.
+  const double mamba =
+      4480.0 * 22656 + 12288.0 * 4 + 12288 + 3 * 128 + 10240 + 10240.0 * 4480 + 4480;
+  const double mlp = 2 * 4480.0 * 15680 + 4480;
+  const double attention = 4480.0 * (5120 + 2 * 1024) + 5120.0 * 4480 + 4480;
+  const double total = 27 * mamba + 25 * mlp + 4 * attention + 2 * 131072.0 * 4480 + 4480;
+  CHECK(total == 8888227328.0);
+  const ModelShape shape = parsed(hub_config("nemotron-nano-9b-v2"));
+  CHECK(shape.num_experts == 1);
+  CHECK(layers_of_kinds_between(shape, 0, 56, "l") == 27);
+  CHECK(layers_of_kinds_between(shape, 0, 56, "F") == 25);
+  CHECK(layers_of_kinds_between(shape, 0, 56, "a") == 4);
+  CHECK(count_parameters(shape) == total);
+  CHECK(count_parameters(*find_preset("nemotron-nano-9b-v2")) == total);
+  const Estimate estimate = estimate_memory(setup_of(shape));
+  CHECK_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+}

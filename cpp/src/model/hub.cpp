@@ -80,6 +80,8 @@ const std::vector<HubRepositories>& hub_repositories() {
       {"nemotron3-nano-30b-a3b",
        {"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
         "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-Base-BF16"}},
+      {"nemotron-nano-9b-v2",
+       {"nvidia/NVIDIA-Nemotron-Nano-9B-v2", "nvidia/NVIDIA-Nemotron-Nano-9B-v2-Base"}},
       {"nemotron3-super-120b-a12b",
        {"nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16",
         "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-Base-BF16"}},

@@ -368,6 +368,38 @@ ModelShape& kimi_linear(ModelShape& shape) {
   return shape;
 }
 
+// A hybrid_override_pattern's blocks (M Mamba-2, * attention, - an MLP, E a mixture) as one-part
+// layers: 'l', 'a' and 'F'.
+std::string nemotron_h_blocks(const std::string& pattern) {
+  std::string blocks;
+  for (const char block : pattern) blocks += block == 'M' ? 'l' : block == '*' ? 'a' : 'F';
+  return blocks;
+}
+
+// Nemotron-H's Mamba-2 mixers: mamba_num_heads of mamba_head_dim, n_groups of ssm_state_size, a
+// convolution of 4 with its bias.
+ModelShape& with_mamba2(ModelShape& shape, int heads, int head_dim) {
+  shape.linear_num_key_heads = 8;
+  shape.linear_key_head_dim = 128;
+  shape.linear_num_value_heads = heads;
+  shape.linear_value_head_dim = head_dim;
+  shape.linear_conv_kernel_dim = 4;
+  shape.linear_conv_bias = true;
+  shape.mamba2 = true;
+  return shape;
+}
+
+// NVIDIA-Nemotron-Nano-9B-v2 (nvidia/NVIDIA-Nemotron-Nano-9B-v2 config.json, model_type
+// nemotron_h): 56 blocks, 27 Mamba-2 mixers (128 heads of 80, 8 groups, a state of 128), 25 MLPs
+// of 15,680 with ReLU² and 4 attention blocks (40 heads of 128, 8 key/value heads).
+ModelShape& nemotron_nano_9b_v2(ModelShape& shape) {
+  shape.head_dim = 128;
+  shape.gated_mlp = false;
+  shape.hybrid_layers =
+      nemotron_h_blocks("M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-");
+  return with_mamba2(shape, 128, 80);
+}
+
 // Nemotron 3 Nano 30B-A3B (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json, model_type
 // nemotron_h): 52 blocks of one part each, 23 Mamba-2 mixers (64 heads of 64, 8 groups, a state
 // of 128, a convolution of 4 with its bias), 23 mixtures (128 experts of 1,856 with ReLU², top 6,
@@ -380,19 +412,8 @@ ModelShape& nemotron3_nano(ModelShape& shape) {
   shape.gated_mlp = false;
   shape.shared_expert_ffn_hidden_size = 3712;
   shape.router_bias = true;
-  std::string blocks;
-  for (const char block : std::string("MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME")) {
-    blocks += block == 'M' ? 'l' : block == '*' ? 'a' : 'F';
-  }
-  shape.hybrid_layers = blocks;
-  shape.linear_num_key_heads = 8;
-  shape.linear_key_head_dim = 128;
-  shape.linear_num_value_heads = 64;
-  shape.linear_value_head_dim = 64;
-  shape.linear_conv_kernel_dim = 4;
-  shape.linear_conv_bias = true;
-  shape.mamba2 = true;
-  return shape;
+  shape.hybrid_layers = nemotron_h_blocks("MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME");
+  return with_mamba2(shape, 64, 64);
 }
 
 // Nemotron 3 Super 120B-A12B (nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16 config.json,
@@ -406,12 +427,8 @@ ModelShape& nemotron3_super(ModelShape& shape) {
   with_fine_grained_experts(shape, 512, 22, 2688);
   shape.moe_latent_size = 1024;
   shape.shared_expert_ffn_hidden_size = 5376;
-  std::string blocks;
-  for (const char block : std::string("MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*"
-                                      "EMEMEMEMEM*EMEMEMEM*EMEMEMEME")) {
-    blocks += block == 'M' ? 'l' : block == '*' ? 'a' : 'F';
-  }
-  shape.hybrid_layers = blocks;
+  shape.hybrid_layers = nemotron_h_blocks(
+      "MEMEMEM*EMEMEMEM*EMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEMEM*EMEMEMEM*EMEMEMEME");
   shape.linear_num_value_heads = 128;
   return shape;
 }
@@ -586,6 +603,9 @@ std::vector<ModelShape> make_presets() {
   nemotron3_nano(nvidia.add({"nemotron3-nano-30b-a3b", "Nemotron 3 Nano 30B-A3B",
                              "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 config.json", 52, 2688,
                              1856, 32, 2, 131072, false}));
+  nemotron_nano_9b_v2(nvidia.add({"nemotron-nano-9b-v2", "Nemotron Nano 9B v2",
+                                  "nvidia/NVIDIA-Nemotron-Nano-9B-v2 config.json", 56, 4480, 15680,
+                                  40, 8, 131072, false}));
   nemotron3_super(nvidia.add({"nemotron3-super-120b-a12b", "Nemotron 3 Super 120B-A12B",
                               "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16 config.json", 88, 4096,
                               2688, 32, 2, 131072, false}));
@@ -690,6 +710,7 @@ std::vector<ModelShape> make_presets() {
       {"gemma4-26b-a4b", 262144},
       {"kimi-linear-48b-a3b", 1048576},
       {"nemotron3-nano-30b-a3b", 262144},
+      {"nemotron-nano-9b-v2", 131072},
   };
   for (ModelShape& preset : presets) {
     for (const auto& [id, positions] : max_positions) {
