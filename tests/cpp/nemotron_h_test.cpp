@@ -230,6 +230,13 @@ TEST_CASE("a latent mixture counts its projections and its experts in the latent
   CHECK(count_active_parameters(shape) == count_parameters(shape) - 2 * 2 * 48);
   // null is no latent projection, as NemotronHConfig's default.
   CHECK(parsed(tiny_nemotron("ME*E", R"("moe_latent_size": null)")).moe_latent_size == 0);
+  // A latent width outside a hybrid (an API's shape) is refused: Korthikanti's equation has none.
+  ModelShape qwen = *find_preset("qwen3-30b-a3b");
+  qwen.moe_latent_size = 256;
+  CHECK(
+      model_shape_problem(qwen) ==
+      "moe_latent_size (a latent mixture's width) is counted in Nemotron-H's hybrid blocks alone; "
+      "it must be 0 for a model without a linear mixer.");
   // The mixture block's saved tensors: the norm's output h (the router's, fc1_latent_proj's and
   // the shared experts' input), the experts' 2 copies of the latent input, l each, and the
   // combined latent output fc2_latent_proj reads, all BF16; the experts' own in their width.

@@ -104,6 +104,12 @@ std::string model_shape_problem(const ModelShape& shape) {
            "interleaved dense layers and a latent width describe a mixture of experts; "
            "num_local_experts must be above 1 for them.";
   }
+  // Only Nemotron-H's blocks read a latent width, and only a hybrid's kinds are counted tensor by
+  // tensor whichever activation model is chosen: Korthikanti's equation has no latent term.
+  if (shape.moe_latent_size > 0 && !hybrid_linear_attention(shape)) {
+    return "moe_latent_size (a latent mixture's width) is counted in Nemotron-H's hybrid blocks "
+           "alone; it must be 0 for a model without a linear mixer.";
+  }
   if (shape.num_experts > 1 &&
       dense_layers_between(shape, 0, shape.num_layers) >= shape.num_layers) {
     return "A mixture of experts needs at least one mixture layer: first_k_dense_replace and the "
