@@ -92,8 +92,8 @@ else
   # one step after another: one sanitized build (build-sanitize, flags in CMakeLists.txt), whose
   # core is compiled once with libFuzzer's coverage and linked into the suites and the fuzz
   # targets (the readers and the CLI at -O0 there: CMakeLists.txt); the sanitized suites,
-  # single-threaded; and the fuzz targets' bounded run, the command's longest path (558 s against
-  # the page's side's 488 s at 82b0af0).
+  # single-threaded; and the fuzz targets' bounded run, the command's longest path (527 s against
+  # the page's side's 459 s at 5ce541e).
   phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test) and the C++ core and CLI's native suites: the suites sanitized with the fuzz targets (clang), run, and fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
   side_by_side "
     $sanitized_build
