@@ -1650,6 +1650,107 @@ const HubConfig kTodayConfigs[] = {
   }
 })",
      true},
+    // Qwen3.5 122B-A10B and 397B-A17B (Qwen/Qwen3.5-122B-A10B, Qwen/Qwen3.5-397B-A17B): the fields
+    // that make the shape, as their config.json files give them; layer_types is every fourth
+    // layer full attention, as full_attention_interval says.
+    {"qwen3.5-122b-a10b", R"({
+  "architectures": [
+    "Qwen3_5MoeForConditionalGeneration"
+  ],
+  "_name_or_path": "Qwen/Qwen3.5-122B-A10B",
+  "model_type": "qwen3_5_moe",
+  "tie_word_embeddings": false,
+  "text_config": {
+    "model_type": "qwen3_5_moe_text",
+    "hidden_size": 3072,
+    "num_hidden_layers": 48,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 2,
+    "head_dim": 256,
+    "vocab_size": 248320,
+    "num_experts": 256,
+    "num_experts_per_tok": 8,
+    "moe_intermediate_size": 1024,
+    "shared_expert_intermediate_size": 1024,
+    "attention_bias": false,
+    "attn_output_gate": true,
+    "full_attention_interval": 4,
+    "linear_conv_kernel_dim": 4,
+    "linear_key_head_dim": 128,
+    "linear_num_key_heads": 16,
+    "linear_num_value_heads": 64,
+    "linear_value_head_dim": 128,
+    "max_position_embeddings": 262144,
+    "mtp_num_hidden_layers": 1,
+    "mtp_use_dedicated_embeddings": false,
+    "hidden_act": "silu"
+  },
+  "vision_config": {
+    "model_type": "qwen3_5_moe",
+    "depth": 27,
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_heads": 16,
+    "num_position_embeddings": 2304,
+    "out_hidden_size": 3072,
+    "patch_size": 16,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "in_channels": 3,
+    "deepstack_visual_indexes": []
+  }
+}
+)",
+     true},
+    {"qwen3.5-397b-a17b", R"({
+  "architectures": [
+    "Qwen3_5MoeForConditionalGeneration"
+  ],
+  "_name_or_path": "Qwen/Qwen3.5-397B-A17B",
+  "model_type": "qwen3_5_moe",
+  "tie_word_embeddings": false,
+  "text_config": {
+    "model_type": "qwen3_5_moe_text",
+    "hidden_size": 4096,
+    "num_hidden_layers": 60,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 2,
+    "head_dim": 256,
+    "vocab_size": 248320,
+    "num_experts": 512,
+    "num_experts_per_tok": 10,
+    "moe_intermediate_size": 1024,
+    "shared_expert_intermediate_size": 1024,
+    "attention_bias": false,
+    "attn_output_gate": true,
+    "full_attention_interval": 4,
+    "linear_conv_kernel_dim": 4,
+    "linear_key_head_dim": 128,
+    "linear_num_key_heads": 16,
+    "linear_num_value_heads": 64,
+    "linear_value_head_dim": 128,
+    "max_position_embeddings": 262144,
+    "mtp_num_hidden_layers": 1,
+    "mtp_use_dedicated_embeddings": false,
+    "hidden_act": "silu"
+  },
+  "vision_config": {
+    "model_type": "qwen3_5_moe",
+    "depth": 27,
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_heads": 16,
+    "num_position_embeddings": 2304,
+    "out_hidden_size": 4096,
+    "patch_size": 16,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "in_channels": 3,
+    "deepstack_visual_indexes": []
+  }
+}
+)",
+     true},
     // deepseek-ai/DeepSeek-V3.2's config.json as published.
     {"deepseek-v3.2", R"({
   "architectures": [

@@ -168,6 +168,29 @@ TEST_CASE("Qwen3.5's text towers, vision towers and MTP layers make the hub's to
   CHECK(count_parameters(*find_preset("qwen3.5-27b")) == 26895998464.0);
 }
 
+TEST_CASE("Qwen3.5 122B-A10B's and 397B-A17B's configs read to the hub's safetensors totals") {
+  // The hub's totals: 125,086,497,008 (122B-A10B) and 403,397,928,944 (397B-A17B), each the text
+  // tower, the vision tower (27 blocks of 1,152, its merger to h) and one MTP layer.
+  struct Published {
+    const char* id;
+    double text;
+    double vision;
+    double total;
+  };
+  for (const Published& published :
+       {Published{"qwen3.5-122b-a10b", 122111526912.0, 451290864.0, 125086497008.0},
+        Published{"qwen3.5-397b-a17b", 396346350336.0, 456010480.0, 403397928944.0}}) {
+    CAPTURE(published.id);
+    const ModelShape whole = parsed(hub_config(published.id));
+    CHECK(whole.vision_parameters == published.vision);
+    CHECK(count_parameters(whole) == published.text + published.vision);
+    CHECK(count_parameters(whole) + count_mtp_parameters(whole) == published.total);
+    const ModelShape text = parsed(hub_config(published.id), true);
+    CHECK(count_parameters(text) == published.text);
+    CHECK(count_parameters(*find_preset(published.id)) == published.text);
+  }
+}
+
 TEST_CASE("hybrid fields trainmem cannot count are refused by name") {
   // Gated DeltaNet fields in a model_type that builds none.
   CHECK(refusal(R"({"model_type": "qwen3", "hidden_size": 8, "num_hidden_layers": 2,

@@ -64,6 +64,7 @@ TEST_CASE("an unknown preset id finds nothing") {
       "llama3.2-1b, llama3.2-3b, llama4-scout, llama4-maverick, llama2-7b, llama2-13b, "
       "llama2-70b, qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b, qwen3-14b, qwen3-32b, "
       "qwen3-30b-a3b, qwen3-235b-a22b, qwen3-next-80b-a3b, qwen3.5-27b, qwen3.5-35b-a3b, "
+      "qwen3.5-122b-a10b, qwen3.5-397b-a17b, "
       "qwen2.5-7b, qwen2.5-72b, deepseek-v3, deepseek-v3.2, kimi-k2, kimi-linear-48b-a3b, glm4.5, "
       "glm4.5-air, glm-5, gemma4-31b, gemma4-26b-a4b, gemma3-1b, gemma3-4b, gemma3-12b, "
       "gemma3-27b, gemma2-9b, "
@@ -77,7 +78,7 @@ TEST_CASE("an unknown preset id finds nothing") {
 
 TEST_CASE("the plate's three Llama 3 presets come first, and every preset names its source") {
   const std::vector<ModelShape>& presets = preset_models();
-  REQUIRE(presets.size() == 62);
+  REQUIRE(presets.size() == 64);
   CHECK(presets[0].id == "llama3-8b");
   CHECK(presets[1].id == "llama3-70b");
   CHECK(presets[2].id == "llama3-405b");
@@ -179,6 +180,8 @@ TEST_CASE("every preset's derived count is the count its authors publish, exactl
       {"qwen3-next-80b-a3b", 79674391296.0},
       {"qwen3.5-27b", 26895998464.0},
       {"qwen3.5-35b-a3b", 34660610688.0},
+      {"qwen3.5-122b-a10b", 122111526912.0},
+      {"qwen3.5-397b-a17b", 396346350336.0},
       // DeepSeek-V3.2 and GLM-5 (sparse_attention_test.cpp: the hub's totals, with MTP).
       {"deepseek-v3.2", 671877944064.0},
       {"glm-5", 743911218432.0},

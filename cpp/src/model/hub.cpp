@@ -64,6 +64,8 @@ const std::vector<HubRepositories>& hub_repositories() {
       // Qwen3.5's to the parameter (27,781,427,952 and 35,951,822,704).
       {"qwen3.5-27b", {"Qwen/Qwen3.5-27B", "Qwen/Qwen3.6-27B"}},
       {"qwen3.5-35b-a3b", {"Qwen/Qwen3.5-35B-A3B", "Qwen/Qwen3.6-35B-A3B"}},
+      {"qwen3.5-122b-a10b", {"Qwen/Qwen3.5-122B-A10B"}},
+      {"qwen3.5-397b-a17b", {"Qwen/Qwen3.5-397B-A17B"}},
       {"qwen2.5-7b", {"Qwen/Qwen2.5-7B", "Qwen/Qwen2.5-7B-Instruct"}},
       {"qwen2.5-72b", {"Qwen/Qwen2.5-72B", "Qwen/Qwen2.5-72B-Instruct"}},
       {"deepseek-v3",

@@ -518,6 +518,22 @@ std::vector<ModelShape> make_presets() {
                       32, false),
           256, 8, 512),
       512);
+  with_gated_shared_expert(
+      with_fine_grained_experts(
+          qwen_hybrid(qwen.add({"qwen3.5-122b-a10b", "Qwen3.5 122B-A10B (text)",
+                                "Qwen/Qwen3.5-122B-A10B config.json, text_config", 48, 3072, 1024,
+                                32, 2, kQwen35VocabSize, false}),
+                      64, false),
+          256, 8, 1024),
+      1024);
+  with_gated_shared_expert(
+      with_fine_grained_experts(
+          qwen_hybrid(qwen.add({"qwen3.5-397b-a17b", "Qwen3.5 397B-A17B (text)",
+                                "Qwen/Qwen3.5-397B-A17B config.json, text_config", 60, 4096, 1024,
+                                32, 2, kQwen35VocabSize, false}),
+                      64, false),
+          512, 10, 1024),
+      1024);
   with_qkv_bias(qwen.add({"qwen2.5-7b", "Qwen2.5 7B", "Qwen/Qwen2.5-7B config.json", 28, 3584,
                           18944, 28, 4, kQwen25VocabSize, false}));
   with_qkv_bias(qwen.add({"qwen2.5-72b", "Qwen2.5 72B", "Qwen/Qwen2.5-72B config.json", 80, 8192,
@@ -698,6 +714,8 @@ std::vector<ModelShape> make_presets() {
       {"qwen3-next-80b-a3b", 262144},
       {"qwen3.5-27b", 262144},
       {"qwen3.5-35b-a3b", 262144},
+      {"qwen3.5-122b-a10b", 262144},
+      {"qwen3.5-397b-a17b", 262144},
       {"deepseek-v3.2", 163840},
       {"glm-5", 202752},
       {"lfm2-350m", 128000},
