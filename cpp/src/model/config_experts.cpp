@@ -31,22 +31,30 @@ void read_deepseek_experts(const Json& config, ModelShape& shape, Problems& prob
   }
 }
 
-// The shared experts, one MLP of n_shared_experts · moe_intermediate_size, and the router's
-// e_score_correction_bias (E per mixture layer, in the checkpoint beside the router's weight).
-std::string deepseek_shared_experts(const Json& config, ModelShape& shape) {
+// The shared experts as one MLP of count · moe_intermediate_size, the count read from `field`
+// (DeepSeek's n_shared_experts, Ling's num_shared_experts).
+std::string read_shared_experts(const Json& config, const WholeField& field, ModelShape& shape) {
   int shared_experts = 0;
-  const std::string problem = read_required(config, kNSharedExperts, shared_experts);
+  const std::string problem = read_required(config, field, shared_experts);
+  if (!problem.empty()) return problem;
+  if (static_cast<double>(shared_experts) * shape.moe_ffn_hidden_size > kMaxModelWidth) {
+    return quoted(field.key) + " (" + std::to_string(shared_experts) +
+           ") times moe_intermediate_size must be at most " + format_count(kMaxModelWidth) + ".";
+  }
+  shape.shared_expert_ffn_hidden_size = shared_experts * shape.moe_ffn_hidden_size;
+  return {};
+}
+
+// DeepSeek's shared experts and the router's e_score_correction_bias (E per mixture layer, in the
+// checkpoint beside the router's weight).
+std::string deepseek_shared_experts(const Json& config, ModelShape& shape) {
+  const std::string problem = read_shared_experts(config, kNSharedExperts, shape);
   if (!problem.empty()) return problem;
   if (shape.num_dense_layers >= shape.num_layers) {
     return "'first_k_dense_replace' (" + std::to_string(shape.num_dense_layers) +
            ") must be below num_hidden_layers (" + std::to_string(shape.num_layers) + ").";
   }
   shape.router_bias = true;
-  if (static_cast<double>(shared_experts) * shape.moe_ffn_hidden_size > kMaxModelWidth) {
-    return "'n_shared_experts' (" + std::to_string(shared_experts) +
-           ") times moe_intermediate_size must be at most " + format_count(kMaxModelWidth) + ".";
-  }
-  shape.shared_expert_ffn_hidden_size = shared_experts * shape.moe_ffn_hidden_size;
   return {};
 }
 
@@ -345,20 +353,14 @@ std::string read_bailing_moe_block(const Json& config, ModelShape& shape) {
   problems.add(read_required(config, kNumExperts, shape.num_experts));
   problems.add(read_required(config, kNumExpertsPerToken, shape.num_experts_per_token));
   problems.add(read_required(config, kMoeIntermediateSize, shape.moe_ffn_hidden_size));
-  int shared_experts = 0;
-  problems.add(read_required(config, {"num_shared_experts", 0, kMaxExperts}, shared_experts));
   problems.add(read_optional(config, kFirstKDenseReplace, shape.num_dense_layers));
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
   problems.add(read_boolean(config, "use_qkv_bias", shape.attention_qkv_bias));
   problems.add(read_boolean(config, "use_bias", shape.attention_output_bias));
   if (problems.any()) return problems.first();
   problems.add(check_mixture_counts(shape, kFirstKDenseReplace.key, "Ling"));
+  problems.add(read_shared_experts(config, {"num_shared_experts", 0, kMaxExperts}, shape));
   if (problems.any()) return problems.first();
-  if (static_cast<double>(shared_experts) * shape.moe_ffn_hidden_size > kMaxModelWidth) {
-    return "'num_shared_experts' (" + std::to_string(shared_experts) +
-           ") times moe_intermediate_size must be at most " + format_count(kMaxModelWidth) + ".";
-  }
-  shape.shared_expert_ffn_hidden_size = shared_experts * shape.moe_ffn_hidden_size;
   return v2 ? read_bailing_moe_v2_fields(config, shape) : std::string();
 }
 
