@@ -93,6 +93,31 @@ describe('Training stack, in Chromium', () => {
     await page.close();
   });
 
+  it("a hybrid trains under transformers' stack, and another stack is refused keeping the view", async () => {
+    // LFM2 1.2B by transformers' Trainer: its short-convolution layers on causal-conv1d.
+    const { page, problems } = await harness.openPage({
+      query: '?model=lfm2-1.2b&stack=hf&precision=bf16&seq-len=4096',
+    });
+    assert.equal(await page.isVisible('#stack-readout'), true);
+    assert.match(
+      await page.textContent('#stack-readout'),
+      /^Peak allocated \d+\.\d GB, peak reserved \d+\.\d GB/,
+    );
+    const before = await readout(page);
+    assert.match(before, /LFM2's short convolutions are counted on causal-conv1d, which transformers runs/);
+    assert.match(before, /10 are short-convolution layers/);
+    await page.selectOption('#stack', 'megatron');
+    await page.waitForFunction(() => /Not applied yet/.test(document.body.innerText));
+    assert.match(
+      await bodyText(page),
+      /Megatron-LM's run of them is not modelled yet\. Choose the ideal, hf or deepspeed stack\./,
+    );
+    assert.equal(await readout(page), before);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('the ideal stack keeps the plate and hides the peaks line', async () => {
     const { page, problems } = await harness.openPage();
     assert.equal(await page.inputValue('#stack'), 'ideal');

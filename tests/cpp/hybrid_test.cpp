@@ -1,13 +1,16 @@
 // Hybrid linear attention (issue 45's first family): Qwen3-Next's and Qwen3.5's Gated DeltaNet
 // layers beside gated full-attention ones, counted by hand on a tiny shape, read from the
 // published config.json files to the hub's totals, their saved tensors pinned by hand, their
-// activations stacked on pipeline stages, and every setting trainmem does not count for them
-// refused by name.
+// activations stacked on pipeline stages, their step under transformers' stacks (hf, deepspeed),
+// and every setting trainmem does not count for them refused by name.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <string>
 
+#include "activations/layer.hpp"
+#include "estimate/replay.hpp"
+#include "estimate/stage.hpp"
 #include "hub_configs.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
@@ -453,4 +456,99 @@ TEST_CASE("settings trainmem does not count for Gated DeltaNet layers are refuse
   setup = base;
   setup.recompute = Recompute::kSelectiveOp;
   CHECK(refused_setting(setup) == "recompute");
+}
+
+TEST_CASE(
+    "a hybrid trains under transformers' stacks, hf and deepspeed, and is refused by others") {
+  TrainingSetup setup = setup_of(parsed(tiny_next()));
+  setup.stack = Stack::kHf;
+  setup.precision = Precision::kBf16;
+  Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.peak_allocated_bytes > 0);
+  CHECK(estimate.peak_reserved_bytes >= estimate.peak_allocated_bytes);
+  setup.stack = Stack::kDeepSpeed;
+  setup.precision = Precision::kBf16Mixed;
+  setup.layout.zero_stage = 3;
+  estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.peak_allocated_bytes > 0);
+  // transformers' modules split over data parallelism alone: DeepSpeed's tensor parallelism and
+  // pipeline do not take them.
+  TrainingSetup split = setup;
+  split.layout.tensor_parallel = 2;
+  CHECK(estimate_memory(split).answer.setting == "tp");
+  split = setup;
+  split.layout.pipeline_parallel = 2;
+  CHECK(estimate_memory(split).answer.setting == "pp");
+  for (const Stack stack : {Stack::kMegatron, Stack::kTorchtitan, Stack::kTorchtune}) {
+    TrainingSetup other = setup_of(parsed(tiny_next()));
+    other.stack = stack;
+    const Estimate refused = estimate_memory(other);
+    CAPTURE(choice_name(stack));
+    CHECK_FALSE(refused.answer.ok());
+    CHECK(refused.answer.setting == "stack");
+    CHECK(refused.answer.message.find("Choose the ideal, hf or deepspeed stack.") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("the replay's gradient stand-ins are the largest kind of layer a hybrid's stage holds") {
+  const ModelShape shape = parsed(tiny_next());
+  TrainingSetup setup = setup_of(shape);
+  setup.stack = Stack::kHf;
+  setup.precision = Precision::kBf16;
+  const LayerStack stack = layer_stack_of(setup);
+  const double linear = saved_bytes_per_token(layer_kind_tensors(shape, setup, stack, true, 'L'));
+  const double attention =
+      saved_bytes_per_token(layer_kind_tensors(shape, setup, stack, true, 'A'));
+  REQUIRE(linear > attention);  // the Gated DeltaNet layer saves the more on this shape
+  StagePlacement stage;
+  stage.first_layer = 0;
+  stage.layers = 4;
+  CHECK(saved_bytes_per_token(rebuilt_layer_tensors(shape, setup, stage)) == linear);
+  // Layer 1 alone is a full-attention layer (every 2nd): its stage rebuilds no linear layer.
+  stage.first_layer = 1;
+  stage.layers = 1;
+  CHECK(saved_bytes_per_token(rebuilt_layer_tensors(shape, setup, stage)) == attention);
+  // Under full recomputation the layer is rebuilt whole, as it runs without it.
+  setup.recompute = Recompute::kFull;
+  stage.first_layer = 0;
+  stage.layers = 4;
+  CHECK(saved_bytes_per_token(rebuilt_layer_tensors(shape, setup, stage)) == linear);
+}
+
+TEST_CASE("under transformers a hybrid's slots hold what the ideal step counts, kernels named") {
+  TrainingSetup setup;
+  setup.model_id = "qwen3.5-27b";
+  setup.sequence_length = 4096;
+  setup.precision = Precision::kBf16;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  const Estimate ideal = estimate_memory(setup);
+  REQUIRE_MESSAGE(ideal.answer.ok(), ideal.answer.message);
+  setup.stack = Stack::kHf;
+  const Estimate hf = estimate_memory(setup);
+  REQUIRE_MESSAGE(hf.answer.ok(), hf.answer.message);
+  // No recomputation: the peak holds every layer's slot, each in the allocator's blocks.
+  CHECK(hf.bytes[Term::kActivations] >= ideal.bytes[Term::kActivations]);
+  CHECK(hf.bytes[Term::kActivations] ==
+        doctest::Approx(ideal.bytes[Term::kActivations]).epsilon(1e-3));
+  const std::string kernels =
+      "The Gated DeltaNet layers are counted on fla's chunked kernels and causal-conv1d, which "
+      "transformers runs where flash-linear-attention and causal-conv1d are installed; without "
+      "them it falls back to PyTorch loops that keep more, which are not counted.";
+  const auto said = [&](const Estimate& estimate) {
+    return std::find(estimate.notes.begin(), estimate.notes.end(), kernels) != estimate.notes.end();
+  };
+  CHECK(said(hf));
+  CHECK_FALSE(said(ideal));
+  // Mamba-2's fused path, and what a plain Trainer's cache costs, are said.
+  setup.model_id = "nemotron-nano-9b-v2";
+  const Estimate mamba = estimate_memory(setup);
+  REQUIRE_MESSAGE(mamba.answer.ok(), mamba.answer.message);
+  CHECK(std::any_of(mamba.notes.begin(), mamba.notes.end(), [](const std::string& note) {
+    return note.find("mamba_split_conv1d_scan_combined") != std::string::npos &&
+           note.find("use_cache=False") != std::string::npos;
+  }));
 }

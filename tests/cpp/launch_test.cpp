@@ -1362,6 +1362,47 @@ TEST_CASE("launch: TRL's SFT config opens to the flags' setup, by TRL v1.9.0's d
   CHECK(ddp.setup.layout.data_parallel == 4);
 }
 
+TEST_CASE("launch: a TRL config naming a hybrid (Qwen3.5, LFM2) opens under the hf stack") {
+  // LoRA r 16 on every linear layer of Qwen3.5 27B, 1 × 4,096 tokens: the Gated DeltaNet layers'
+  // projections adapted beside the attention's, TRL's chunked_nll and gradient checkpointing.
+  const LaunchConfig launch = read_axolotl(
+      "model_name_or_path: Qwen/Qwen3.5-27B\n"
+      "dtype: bfloat16\n"
+      "max_length: 4096\n"
+      "per_device_train_batch_size: 1\n"
+      "use_peft: true\n"
+      "lora_r: 16\n"
+      "lora_target_modules: all-linear\n");
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.not_understood.empty());
+  TrainingSetup flags;
+  flags.stack = Stack::kHf;
+  flags.model_id = "qwen3.5-27b";
+  flags.sequence_length = 4096;
+  flags.micro_batch_sequences = 1;
+  flags.precision = Precision::kBf16;
+  flags.lora_rank = 16;
+  flags.lora_targets = LoraTargets::kAllLinear;
+  flags.lora_dropout = 0.05;
+  flags.recompute = Recompute::kFull;
+  flags.logits = true;
+  flags.loss = Loss::kChunkedNll;
+  check_same_figures(launch.setup, flags);
+  // TRL's defaults on LFM2 1.2B: full training under bf16 autocast, 8 × 1,024 tokens.
+  const LaunchConfig lfm2 = read_axolotl("model_name_or_path: LiquidAI/LFM2-1.2B\n");
+  REQUIRE_MESSAGE(lfm2.answer.ok(), lfm2.answer.message);
+  TrainingSetup plain;
+  plain.stack = Stack::kHf;
+  plain.model_id = "lfm2-1.2b";
+  plain.sequence_length = 1024;
+  plain.micro_batch_sequences = 8;
+  plain.precision = Precision::kBf16Mixed;
+  plain.recompute = Recompute::kFull;
+  plain.logits = true;
+  plain.loss = Loss::kChunkedNll;
+  check_same_figures(lfm2.setup, plain);
+}
+
 TEST_CASE(
     "launch: what TRL's config sets that is not modelled, or another version's key, is named") {
   const std::string base = "model_name_or_path: meta-llama/Meta-Llama-3-8B\n";

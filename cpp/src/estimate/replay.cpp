@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
+#include <vector>
 
+#include "activations/layer.hpp"
 #include "estimate/stage.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
@@ -13,6 +16,32 @@
 #include "trainmem/fp8.hpp"
 
 namespace trainmem {
+
+std::vector<SavedTensor> rebuilt_layer_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                               const StagePlacement& stage) {
+  TrainingSetup rebuilt = setup;
+  if (rebuilt.recompute == Recompute::kFull) rebuilt.recompute = Recompute::kNone;
+  if (!hybrid_linear_attention(shape)) {
+    return llama_block_saved_tensors(shape, rebuilt, setup.flash_attention);
+  }
+  const LayerStack stack = layer_stack_of(rebuilt);
+  std::vector<SavedTensor> largest;
+  double largest_bytes = -1;
+  for (const char* kind = kHybridLayerKinds; *kind != '\0'; ++kind) {
+    if (layers_of_kinds_between(shape, stage.first_layer, stage.layers,
+                                std::string_view(kind, 1)) == 0) {
+      continue;
+    }
+    std::vector<SavedTensor> tensors =
+        layer_kind_tensors(shape, rebuilt, stack, setup.flash_attention, *kind);
+    const double bytes = saved_bytes_per_token(tensors);
+    if (bytes > largest_bytes) {
+      largest_bytes = bytes;
+      largest = std::move(tensors);
+    }
+  }
+  return largest;
+}
 
 replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& shape,
                                const Placement& placement, const StagePlacement& stage,
@@ -128,11 +157,7 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
     device.paged_state = replay::trained_parameters(device).state_bytes * paged;
   }
   if (stack_row(setup.stack).follows_gradients) {
-    // A rebuilt layer saves what a layer saves without recomputation.
-    TrainingSetup rebuilt = setup;
-    if (rebuilt.recompute == Recompute::kFull) rebuilt.recompute = Recompute::kNone;
-    for (const SavedTensor& tensor :
-         llama_block_saved_tensors(shape, rebuilt, setup.flash_attention)) {
+    for (const SavedTensor& tensor : rebuilt_layer_tensors(shape, setup, stage)) {
       if (tensor.bytes_per_token > 0) {
         device.gradient_tensors.push_back(
             {layer.tokens_on_device * tensor.bytes_per_token, tensor.exchange});

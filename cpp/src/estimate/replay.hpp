@@ -12,6 +12,12 @@
 
 namespace trainmem {
 
+// What one layer of the stage saves while it runs without recomputation (a layer rebuilt under
+// full recomputation saves as much), whose sizes stand in for its backward pass's gradients: the
+// llama block's tensors, or of the kinds a hybrid's stage holds the one that saves the most.
+std::vector<SavedTensor> rebuilt_layer_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                               const StagePlacement& stage);
+
 // The most loaded stage, `stage`, as the replay sees it: its whole terms, its layer slots and their
 // saved tensors, its parameters.
 replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& shape,

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "stacks/stack_rows.hpp"
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
@@ -15,10 +16,27 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
   if (!hybrid_linear_attention(shape)) return {};
   const std::string model = shape.name + "'s " + linear_layers_name(shape);
   const ParallelLayout& layout = setup.layout;
-  if (setup.stack != Stack::kIdeal) {
+  // transformers' own modules (the hf and deepspeed stacks) run the mixers as counted; no other
+  // stack's run of them is modelled.
+  if (setup.stack != Stack::kIdeal && !stack_row(setup.stack).transformers_modules) {
     return refusal(id::kStack, model +
-                                   " are counted under the ideal step alone; no stack's run of "
-                                   "them is modelled yet. Choose the ideal stack.");
+                                   " are counted under the ideal step and as transformers runs "
+                                   "them (the hf and deepspeed stacks); " +
+                                   choice_name(setup.stack) +
+                                   "'s run of them is not modelled yet. Choose the ideal, hf or "
+                                   "deepspeed stack.");
+  }
+  // transformers' modules are split over data parallelism alone here: DeepSpeed's tensor
+  // parallelism (AutoTP) and pipeline (PipelineModule) do not take these layers as written.
+  if (setup.stack != Stack::kIdeal && (layout.tensor_parallel > 1 || layout.pipeline_parallel > 1 ||
+                                       layout.context_parallel > 1 || layout.expert_parallel > 1)) {
+    const char* key = layout.tensor_parallel > 1     ? id::kTensorParallel
+                      : layout.pipeline_parallel > 1 ? id::kPipelineParallel
+                      : layout.context_parallel > 1  ? id::kContextParallel
+                                                     : id::kExpertParallel;
+    return refusal(key, "Under the " + choice_name(setup.stack) + " stack, " + model +
+                            " run as transformers' modules, split over data parallelism (ZeRO) "
+                            "alone; set tp, pp, cp and ep to 1, or choose the ideal stack.");
   }
   // LFM2's short convolutions and Kimi Delta Attention: no framework defines a tensor- or
   // context-parallel layout for them (transformers' Lfm2Config has no tensor-parallel plan and

@@ -100,6 +100,7 @@ const StackRow& stack_row(Stack stack) {
         // base sharded like any 16-bit tensor); ZeRO-Offload of the optimiser (ZeRO 2 and 3) and
         // of the parameters (ZeRO 3), on one device or more.
         row.zero_offload = true;
+        row.transformers_modules = true;
         row.zero_over_one_rank = true;
         row.one_rank_note =
             "DeepSpeed's ZeRO over one data-parallel rank partitions the states whole: nothing is "
@@ -187,6 +188,7 @@ const StackRow& stack_row(Stack stack) {
             "precision.";
         row.fp32_adapters = true;
         row.transformers_loading = true;
+        row.transformers_modules = true;
         row.follows_gradients = true;
         row.replayed = true;
         return row;

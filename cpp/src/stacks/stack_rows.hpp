@@ -91,6 +91,9 @@ struct StackRow {
   // transformers' loading: a model loaded in FP32 under bf16 autocast (bf16-mixed, full training
   // without FSDP).
   bool transformers_loading = false;
+  // The model is transformers' own modules (modeling_<type>.py), under Trainer or TRL: a
+  // hybrid's linear mixers run as transformers runs them, on the kernels mixers.cpp counts.
+  bool transformers_modules = false;
   // accelerate's FSDP1 as the hf stack runs it: ZeRO 0 (DDP) or 3 (FULL_SHARD) alone; refused
   // with zero_refusal.
   bool full_shard_only = false;

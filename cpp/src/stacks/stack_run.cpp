@@ -8,6 +8,32 @@
 
 namespace trainmem {
 
+namespace {
+
+// The kernels the hf stack's count of a hybrid's mixers assumes transformers runs (mixers.cpp),
+// and what it runs without them; empty where the mixer is attention (Gemma 4's global layers).
+std::string transformers_mixer_note(const ModelShape& shape) {
+  if (global_attention_mixer(shape)) return {};
+  if (short_conv_mixer(shape)) {
+    return "LFM2's short convolutions are counted on causal-conv1d, which transformers runs where "
+           "it is installed; without it nn.Conv1d saves the same two tensors, its output a few "
+           "tokens longer.";
+  }
+  if (mamba2_mixer(shape)) {
+    return "Mamba-2's mixers are counted on mamba-ssm's fused mamba_split_conv1d_scan_combined, "
+           "which transformers runs only with mamba-ssm and causal-conv1d installed and no cache "
+           "built (use_cache=False, as TRL's trainers set it, or gradient checkpointing); a plain "
+           "Trainer's forward with the config's use_cache runs the scan unfused and keeps about "
+           "2.9 times as much in each mixer, which is not counted.";
+  }
+  return std::string("The ") + linear_layers_name(shape) +
+         " are counted on fla's chunked kernels and causal-conv1d, which transformers runs where "
+         "flash-linear-attention and causal-conv1d are installed; without them it falls back to "
+         "PyTorch loops that keep more, which are not counted.";
+}
+
+}  // namespace
+
 double padded_vocabulary(const TrainingSetup& setup, double vocabulary) {
   // megatron/training/tokenizer/tokenizer.py: _NullTokenizer.vocab_size is --vocab-size + 1, its
   // end-of-document token, up to Megatron-Core 0.17 (0.18, commit c9dfe34798, drops the + 1);
@@ -34,6 +60,10 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
   if (row.zero_over_one_rank && layout.zero_stage > 0 &&
       static_cast<double>(layout.data_parallel) * layout.context_parallel == 1) {
     run.notes.push_back(row.one_rank_note);
+  }
+  if (row.transformers_modules && hybrid_linear_attention(shape)) {
+    const std::string note = transformers_mixer_note(shape);
+    if (!note.empty()) run.notes.push_back(note);
   }
   if (row.pads_vocabulary) {
     const double padded = padded_vocabulary(setup, shape.vocab_size);
