@@ -585,6 +585,47 @@ const NEMOTRON3_SUPER = JSON.stringify({
   vocab_size: 131072,
 });
 
+// Jamba 1.5 Mini: Mamba layers beside attention ones, mixtures on every second layer (jamba).
+const JAMBA_15_MINI = JSON.stringify({
+  architectures: ['JambaForCausalLM'],
+  attention_dropout: 0.0,
+  attn_layer_offset: 4,
+  attn_layer_period: 8,
+  bos_token_id: 1,
+  eos_token_id: [2, 518],
+  expert_layer_offset: 1,
+  expert_layer_period: 2,
+  hidden_act: 'silu',
+  hidden_size: 4096,
+  initializer_range: 0.02,
+  intermediate_size: 14336,
+  mamba_conv_bias: true,
+  mamba_d_conv: 4,
+  mamba_d_state: 16,
+  mamba_dt_rank: 256,
+  mamba_expand: 2,
+  mamba_proj_bias: false,
+  max_position_embeddings: 262144,
+  model_type: 'jamba',
+  num_attention_heads: 32,
+  num_experts: 16,
+  num_experts_per_tok: 2,
+  num_hidden_layers: 32,
+  num_key_value_heads: 8,
+  num_logits_to_keep: 1,
+  output_router_logits: false,
+  pad_token_id: 0,
+  rms_norm_eps: 1e-6,
+  router_aux_loss_coef: 0.001,
+  sliding_window: null,
+  tie_word_embeddings: false,
+  torch_dtype: 'bfloat16',
+  transformers_version: '4.40.2',
+  use_cache: true,
+  use_mamba_kernels: true,
+  vocab_size: 65536,
+});
+
 // Each config, the name it reads under and its count as the readout writes it (tests/cpp holds the
 // exact totals to the published ones).
 const TEXT_MODELS = [
@@ -737,6 +778,26 @@ describe("today's families, in Chromium", () => {
     assert.match(
       await page.textContent('#tp-error'),
       /short-convolution layers have no tensor-parallel layout in any framework trainmem models/,
+    );
+    assert.equal(await readout(page), before);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("reads Jamba's config to its count, each kind's bytes, and refuses t no framework defines for it", async () => {
+    const { page, problems } = await harness.openPage();
+    await use(page, JAMBA_15_MINI);
+    await readsAs(page, 'JambaForCausalLM', '51.57 B');
+    assert.match(
+      await readout(page),
+      /Of its 32 layers, 28 are Mamba layers, each keeping [\d,]+ B a token, and 4 full-attention layers, [\d,]+ B a token/,
+    );
+    const before = await readout(page);
+    await commit(page, '#tp', '2');
+    assert.match(
+      await page.textContent('#tp-error'),
+      /Mamba layers have no tensor-parallel layout in any framework trainmem models \(JambaConfig gives no plan\)/,
     );
     assert.equal(await readout(page), before);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);

@@ -657,7 +657,7 @@ TEST_CASE("a model_type trainmem does not know is refused, naming those it reads
       "granite, cohere2, qwen2_5_vl_text, qwen2_vl_text, glm4_moe, gpt_oss, llama4_text, "
       "qwen3_next, qwen3_5_moe_text, "
       "minimax_m2, qwen3_5_text, lfm2, lfm2_moe, bailing_moe, gemma4_text, kimi_linear, "
-      "nemotron_h, gemma3, gemma4, "
+      "nemotron_h, jamba, gemma3, gemma4, "
       "llama4, mistral3, "
       "qwen2_5_vl, "
       "qwen2_vl, qwen3_5 or "

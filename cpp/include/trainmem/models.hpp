@@ -138,6 +138,17 @@ struct ModelShape {
   // linear_conv_bias); dt_bias, A_log and D a head; a gated RMSNorm over H·P; out_proj.
   bool mamba2 = false;
   bool linear_conv_bias = false;
+  // Mamba's selective scan (Gu and Dao, arXiv:2312.00752), as transformers' JambaMambaMixer
+  // builds it (Jamba), in place of a Gated DeltaNet, its fields read as Mamba-2's: one key head of
+  // the state N (B and C, shared by every channel), linear_num_value_heads channels of width 1, the
+  // inner width d = mamba_expand·h (x and the gate z), the convolution's width. in_proj h x 2d
+  // makes x and z (with biases under mamba_proj_bias); the depthwise convolution over x (with its
+  // bias under linear_conv_bias); x_proj d x (R + 2N) makes dt's low-rank input and B and C, each
+  // through an RMSNorm of its own (dt_layernorm, b_layernorm, c_layernorm); dt_proj R x d with its
+  // bias; A_log d x N and D; out_proj d x h.
+  bool mamba1 = false;
+  int mamba_dt_rank = 0;         // R: mamba_dt_rank
+  bool mamba_proj_bias = false;  // mamba_proj_bias: biases on in_proj and out_proj
   // DeepSeek Sparse Attention (DeepSeek-V3.2, arXiv:2512.02556; GLM-5), in use when
   // index_n_heads > 0: beside latent attention every layer holds a lightning indexer
   // (transformers' DeepseekV32Indexer: wq_b from the query latent, wk and a LayerNorm from the
@@ -177,6 +188,11 @@ inline bool mamba2_mixer(const ModelShape& shape) {
   return hybrid_linear_attention(shape) && shape.mamba2;
 }
 
+// Whether a hybrid's linear mixer is Mamba's selective scan (Mamba-1, Jamba's).
+inline bool mamba1_mixer(const ModelShape& shape) {
+  return hybrid_linear_attention(shape) && shape.mamba1;
+}
+
 // Whether a hybrid's second kind is Gemma 4's global attention, its first sliding-window
 // attention.
 inline bool global_attention_mixer(const ModelShape& shape) { return shape.global_head_dim > 0; }
@@ -189,6 +205,7 @@ inline const char* linear_layers_name(const ModelShape& shape) {
          : global_attention_mixer(shape) ? "global attention layers"
          : kimi_delta_mixer(shape)       ? "Kimi Delta Attention layers"
          : mamba2_mixer(shape)           ? "Mamba-2 layers"
+         : mamba1_mixer(shape)           ? "Mamba layers"
                                          : "Gated DeltaNet layers";
 }
 inline const char* attention_layers_name(const ModelShape& shape) {

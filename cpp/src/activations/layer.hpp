@@ -98,6 +98,10 @@ ActivationsPerLayer layer_kind_activations(const ModelShape& shape, const Traini
 // WY inverse, holds 64 entries a token and head.
 constexpr double kDeltaRuleChunk = 64;
 
+// mamba_ssm's selective scan keeps its states once per chunk of this many tokens
+// (csrc/selective_scan/selective_scan.cpp: n_chunks = (seqlen + 2048 - 1) / 2048).
+constexpr double kSelectiveScanChunk = 2048;
+
 // What a layer keeps between passes under full recomputation, whichever model: its BF16 input,
 // 2·h per token, over t with sequence parallelism: "4,096 × 2 / 2 B".
 Figure layer_input_per_token(const ModelShape& shape, const ParallelLayout& layout, const Pen& pen);

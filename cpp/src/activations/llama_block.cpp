@@ -536,6 +536,8 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
       block.add_kimi_delta_attention(saved);
     } else if (mamba2_mixer(shape)) {
       block.add_mamba2(saved);
+    } else if (mamba1_mixer(shape)) {
+      block.add_mamba1(saved);
     } else {
       block.add_gated_deltanet(saved);
     }

@@ -1,6 +1,10 @@
 // The llama-block model's linear mixers, each a step of a hybrid's layer in place of attention
 // (llama_block.hpp): a Gated DeltaNet, Kimi Delta Attention, Mamba-2 and LFM2's short convolution,
 // their saved tensors one by one, as the kernels that train them keep them (docs/activations.md).
+#include <cmath>
+#include <string>
+#include <tuple>
+
 #include "activations/llama_block.hpp"
 
 namespace trainmem::llama_block_steps {
@@ -156,6 +160,59 @@ void LlamaBlock::add_mamba2(SavedTensors& saved) const {
             "H·P", inner, kBf16Bytes, by_heads);
   saved.add("gated-norm-rstd", "Gated norm's 1/RMS a group, FP32",
             "mamba_split_conv1d_scan_combined", "G", groups, kFp32Bytes, by_heads);
+}
+
+// Mamba's mixer, as transformers' JambaMambaMixer.cuda_kernels_forward trains it
+// (modeling_jamba.py, use_mamba_kernels) on causal-conv1d (v1.6.1: CausalConv1dFn saves its input)
+// and mamba_ssm's selective_scan_fn (v2.3.2.post1, selective_scan_interface.py: SelectiveScanFn
+// saves u, delta, B, C and z each made contiguous, the chunk states x and the output before the
+// gate). in_proj's output, transposed, is split into x and z: the convolution keeps x as a view,
+// so in_proj's whole output stays (no padding: Jamba's _update_mamba_mask drops an all-ones mask;
+// a padded batch multiplies x by the mask first, a copy of d alone). x_proj keeps the
+// convolution's output and the scan a contiguous copy of it; the RMSNorms over dt, B and C run in
+// PyTorch (an FP32 copy, its 1/RMS and the BF16 normalised copy each); dt_proj keeps its input;
+// out_proj a contiguous copy of the gated output (its input is a transposed view).
+void LlamaBlock::add_mamba1(SavedTensors& saved) const {
+  const double inner = shape.linear_num_value_heads;
+  const double state = shape.linear_key_head_dim;
+  const double rank = shape.mamba_dt_rank;
+  // selective_scan_fwd's chunk states: (batch, d, ⌈s / 2048⌉, 2·N) FP32 (csrc/selective_scan).
+  const double chunks = std::ceil(s / kSelectiveScanChunk);
+  saved.add("linear-input", linear_input("Mamba's input (the norm's output)"), "in_proj", "h", h,
+            linear_input_bytes, projections_input);
+  saved.add("mamba-projections", "in_proj's output: x and z", "causal_conv1d (x, a view)", "2·d",
+            2 * inner, kBf16Bytes, by_heads);
+  saved.add("conv-output", "The convolution's output", "x_proj", "d", inner, kBf16Bytes, by_heads);
+  for (const auto& [id, name, width, symbol] :
+       {std::tuple{"dt", "dt's", rank, "R"}, std::tuple{"b", "B's", state, "N"},
+        std::tuple{"c", "C's", state, "N"}}) {
+    const Words prefix = Words(id) + "-norm";
+    saved.add(prefix + "-input", Words(name) + " RMSNorm input, FP32", "the norm's pow and product",
+              symbol, width, kFp32Bytes, by_heads);
+    saved.add(prefix + "-rstd", Words(name) + " RMSNorm 1/RMS, FP32", "the norm", "1", 1,
+              kFp32Bytes, by_heads);
+    saved.add(prefix + "-normed", Words(name) + " normalised copy", "the product with its weight",
+              symbol, width, kBf16Bytes, by_heads);
+  }
+  saved.add("dt-proj-input", "dt's normalised low-rank input", "dt_proj", "R", rank, kBf16Bytes,
+            by_heads);
+  saved.add("scan-u", "The convolution's output, the scan's contiguous copy", "selective_scan_fn",
+            "d", inner, kBf16Bytes, by_heads);
+  saved.add("scan-delta", "dt_proj's output, the scan's contiguous copy", "selective_scan_fn", "d",
+            inner, kBf16Bytes, by_heads);
+  saved.add("scan-b", "B, the scan's contiguous copy", "selective_scan_fn", "N", state, kBf16Bytes,
+            by_heads);
+  saved.add("scan-c", "C, the scan's contiguous copy", "selective_scan_fn", "N", state, kBf16Bytes,
+            by_heads);
+  saved.add("scan-z", "The gate z, the scan's contiguous copy", "selective_scan_fn", "d", inner,
+            kBf16Bytes, by_heads);
+  saved.add("scan-states", "The scan's chunk states, FP32 (2·N a channel each 2,048 tokens)",
+            "selective_scan_fn", "2·N·d·⌈s/2048⌉/s", 2 * state * inner * chunks / s, kFp32Bytes,
+            by_heads);
+  saved.add("scan-output", "The scan's output, before the gate", "selective_scan_fn", "d", inner,
+            kBf16Bytes, by_heads);
+  saved.add("linear-output", linear_input("The gated output, out_proj's contiguous copy"),
+            "out_proj", "d", inner, linear_input_bytes, by_heads);
 }
 
 // LFM2's short-convolution mixer, as transformers' Lfm2ShortConv.cuda_kernels_forward runs it

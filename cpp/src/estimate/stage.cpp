@@ -512,6 +512,9 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
         : mamba2_mixer(shape)
             ? "the Mamba-2 blocks' as transformers' NemotronHMamba2Mixer runs mamba_ssm's "
               "mamba_split_conv1d_scan_combined (v2.3.2.post1, ssd_combined.py)"
+        : mamba1_mixer(shape)
+            ? "the Mamba layers' as transformers' JambaMambaMixer runs causal-conv1d (v1.6.1) "
+              "and mamba_ssm's selective_scan_fn (v2.3.2.post1, selective_scan_interface.py)"
             : "the linear layers' as fla's chunked gated delta rule (v0.5.2, "
               "fla/ops/gated_delta_rule/chunk.py) and causal-conv1d (v1.6.1) save them";
     layer.source =

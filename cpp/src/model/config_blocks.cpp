@@ -41,6 +41,7 @@ enum class Block {
   kGemma4,
   kKimiLinear,
   kNemotronH,
+  kJamba,
   kMultimodal,
 };
 enum class QkNorm { kNone, kPerHead, kWhole };
@@ -325,6 +326,9 @@ constexpr ModelType kModelTypes[] = {
     Row("nemotron_h", Block::kNemotronH)
         .dropout(kNemotronHDropout)
         .reads(kExpertWidth | kSharedExpertCount, 16),
+    // Jamba (modeling_jamba.py): Mamba's mixer or attention a layer, each over an MLP or a
+    // mixture of experts, as the periods and offsets place them (config_mamba.cpp).
+    Row("jamba", Block::kJamba),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
     // Gemma 4: its vision tower counted, an audio tower refused (config_vision.cpp).
@@ -606,6 +610,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_kimi_linear_block(config, shape);
     case Block::kNemotronH:
       return read_nemotron_h_block(config, shape);
+    case Block::kJamba:
+      return read_jamba_block(config, shape);
     case Block::kLlama:
     case Block::kMultimodal:
       break;

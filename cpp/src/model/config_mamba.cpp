@@ -1,8 +1,10 @@
-// The reader of Nemotron-H's blocks (transformers' modeling_nemotron_h.py and
-// configuration_nemotron_h.py: Nemotron-H and Nemotron 3): one norm and one part a block, Mamba-2's
+// The readers of the Mamba hybrids, counted as transformers builds them, each field they cannot
+// count refused by name: Nemotron-H's blocks (modeling_nemotron_h.py and
+// configuration_nemotron_h.py: Nemotron-H and Nemotron 3), one norm and one part a block, Mamba-2's
 // mixer, attention, an MLP or a mixture of experts, as hybrid_override_pattern or
-// layers_block_type lists them, counted as transformers builds them, each field it cannot count
-// refused by name.
+// layers_block_type lists them; and Jamba's layers (modeling_jamba.py and configuration_jamba.py),
+// Mamba's mixer or attention, each over an MLP or a mixture of experts.
+#include <cmath>
 #include <cstddef>
 #include <string>
 
@@ -174,7 +176,155 @@ std::string read_nemotron_experts(const Json& config, ModelShape& shape) {
   return {};
 }
 
+// JambaConfig's defaults (configuration_jamba.py) for the widths a config leaves out.
+struct JambaDefault {
+  const char* key;
+  int value;
+};
+constexpr JambaDefault kJambaWidths[] = {{"hidden_size", 4096},        {"num_hidden_layers", 32},
+                                         {"num_attention_heads", 32},  {"num_key_value_heads", 8},
+                                         {"intermediate_size", 14336}, {"vocab_size", 65536}};
+
+constexpr WholeField kAttnLayerPeriod = {"attn_layer_period", 1, kMaxModelLayers};
+constexpr WholeField kAttnLayerOffset = {"attn_layer_offset", 0, kMaxModelLayers};
+constexpr WholeField kExpertLayerPeriod = {"expert_layer_period", 1, kMaxModelLayers};
+constexpr WholeField kExpertLayerOffset = {"expert_layer_offset", 0, kMaxModelLayers};
+constexpr WholeField kMambaDState = {"mamba_d_state", 1, kMaxModelWidth};
+constexpr WholeField kMambaDConv = {"mamba_d_conv", 1, kMaxModelWidth};
+constexpr WholeField kMambaExpand = {"mamba_expand", 1, 64};
+constexpr WholeField kMambaDtRank = {"mamba_dt_rank", 1, kMaxModelWidth};
+
+// A period and its offset, as JambaConfig checks them (offset below period).
+std::string read_period(const Json& config, const WholeField& period_field,
+                        const WholeField& offset_field, int& period, int& offset) {
+  Problems problems;
+  problems.add(read_optional(config, period_field, period));
+  problems.add(read_optional(config, offset_field, offset));
+  if (problems.any()) return problems.first();
+  if (offset >= period) {
+    return quoted(offset_field.key) + " must be below " + period_field.key + " (" +
+           std::to_string(period) + ", as JambaConfig requires); it is " + std::to_string(offset) +
+           ".";
+  }
+  return {};
+}
+
+// JambaMambaMixer's fields: the state N, the convolution's width, d = mamba_expand·h, the rank R
+// of dt (ceil(h / 16) for "auto", JambaConfig's default), the convolution's and the projections'
+// biases; use_mamba_kernels (true unless given) must hold, as trainmem counts the kernels' path.
+std::string read_jamba_mamba(const Json& config, ModelShape& shape) {
+  int state = 16;
+  int kernel = 4;
+  int expand = 2;
+  int rank = (shape.hidden_size + 15) / 16;
+  bool conv_bias = true;
+  bool proj_bias = false;
+  Problems problems;
+  problems.add(read_optional(config, kMambaDState, state));
+  problems.add(read_optional(config, kMambaDConv, kernel));
+  problems.add(read_optional(config, kMambaExpand, expand));
+  if (const Json* dt_rank = present(config, kMambaDtRank.key);
+      dt_rank != nullptr && !(dt_rank->is_string() && dt_rank->get<std::string>() == "auto")) {
+    problems.add(read_optional(config, kMambaDtRank, rank));
+  }
+  problems.add(read_boolean(config, "mamba_conv_bias", conv_bias));
+  problems.add(read_boolean(config, "mamba_proj_bias", proj_bias));
+  problems.add(require_boolean(config, "use_mamba_kernels", true,
+                               "JambaMambaMixer's slow_forward, a PyTorch loop over the tokens "
+                               "(trainmem counts the kernels' path)"));
+  if (problems.any()) return problems.first();
+  if (static_cast<double>(expand) * shape.hidden_size > kMaxModelWidth) {
+    return "'mamba_expand' times hidden_size must be at most " + format_count(kMaxModelWidth) +
+           "; it is " + format_count(static_cast<double>(expand) * shape.hidden_size) + ".";
+  }
+  shape.linear_num_key_heads = 1;
+  shape.linear_key_head_dim = state;
+  shape.linear_num_value_heads = expand * shape.hidden_size;
+  shape.linear_value_head_dim = 1;
+  shape.linear_conv_kernel_dim = kernel;
+  shape.linear_conv_bias = conv_bias;
+  shape.mamba1 = true;
+  shape.mamba_dt_rank = rank;
+  shape.mamba_proj_bias = proj_bias;
+  return {};
+}
+
 }  // namespace
+
+// transformers' JambaForCausalLM (modeling_jamba.py, configuration_jamba.py; AI21's Jamba,
+// arXiv:2403.19887): per layer an input norm, then attention where i % attn_layer_period is
+// attn_layer_offset (JambaAttention: heads of h / a, no biases, no position encoding) and Mamba's
+// mixer elsewhere (JambaMambaMixer), a pre_ff norm, and a mixture of experts where
+// i % expert_layer_period is expert_layer_offset (JambaSparseMoeBlock: num_experts SwiGLU experts
+// of intermediate_size, top num_experts_per_tok, a router h x E without a bias) or JambaMLP of
+// intermediate_size elsewhere; the final norm; lm_head, untied unless tie_word_embeddings.
+// JambaConfig's defaults fill what a config leaves out.
+std::string read_jamba_block(const Json& config, ModelShape& shape) {
+  Json widths = config;
+  for (const JambaDefault& field : kJambaWidths) {
+    if (widths.count(field.key) == 0) widths[field.key] = field.value;
+  }
+  Problems problems;
+  read_llama_widths(widths, shape, problems);
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  if (problems.any()) return problems.first();
+  // JambaAttention's heads are h / a wide (it reads no head_dim), and it raises a ValueError
+  // where they do not divide h.
+  if (shape.hidden_size % shape.num_attention_heads != 0) {
+    return "'num_attention_heads' (" + std::to_string(shape.num_attention_heads) +
+           ") must divide hidden_size (" + std::to_string(shape.hidden_size) +
+           "): JambaAttention's heads are hidden_size / num_attention_heads wide.";
+  }
+  shape.head_dim = shape.hidden_size / shape.num_attention_heads;
+  if (const Json* activation = present(config, "hidden_act");
+      activation != nullptr &&
+      !(activation->is_string() &&
+        (activation->get<std::string>() == "silu" || activation->get<std::string>() == "swish"))) {
+    return "'hidden_act' must be \"silu\": JambaMambaMixer hands it to causal-conv1d, which "
+           "fuses SiLU alone; it is " +
+           describe(*activation) + ".";
+  }
+  int attention_period = 8;
+  int attention_offset = 4;
+  int expert_period = 2;
+  int expert_offset = 1;
+  shape.num_experts = 16;
+  shape.num_experts_per_token = 2;
+  problems.add(
+      read_period(config, kAttnLayerPeriod, kAttnLayerOffset, attention_period, attention_offset));
+  problems.add(
+      read_period(config, kExpertLayerPeriod, kExpertLayerOffset, expert_period, expert_offset));
+  problems.add(read_optional(config, kNumExperts, shape.num_experts));
+  problems.add(read_optional(config, kNumExpertsPerToken, shape.num_experts_per_token));
+  if (problems.any()) return problems.first();
+  if (shape.num_experts > 1) {
+    // trainmem places a mixture on each layer whose number + 1 is a multiple of the step
+    // (moe_layer_step), so the offset must be the period's last layer.
+    if (expert_offset != expert_period - 1) {
+      return "'expert_layer_offset' must be expert_layer_period - 1 (" +
+             std::to_string(expert_period - 1) +
+             "), the mixtures on every expert_layer_period-th layer counted from 1; it is " +
+             std::to_string(expert_offset) + ".";
+    }
+    shape.moe_ffn_hidden_size = shape.ffn_hidden_size;
+    shape.moe_layer_step = expert_period;
+    problems.add(check_mixture_counts(shape, "expert_layer_offset", "Jamba"));
+  } else {
+    shape.num_experts_per_token = 1;
+  }
+  if (problems.any()) return problems.first();
+  std::string kinds;
+  for (int layer = 0; layer < shape.num_layers; ++layer) {
+    kinds += layer % attention_period == attention_offset ? 'A' : 'L';
+  }
+  if (kinds.find('L') == std::string::npos) return {};  // every layer attention: no hybrid
+  if (kinds.find('A') == std::string::npos) {
+    return "Jamba's layers must hold an attention layer (attn_layer_offset below "
+           "num_hidden_layers): a model of Mamba layers alone is not read as jamba.";
+  }
+  shape.hybrid_layers = kinds;
+  return read_jamba_mamba(config, shape);
+}
 
 // transformers' NemotronHForCausalLM: embeddings; per block a norm and one of Mamba-2's mixer
 // (NemotronHMamba2Mixer), attention without biases or positions (NemotronHAttention), an MLP of

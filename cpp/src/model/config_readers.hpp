@@ -66,6 +66,9 @@ std::string read_kimi_linear_block(const Json& config, ModelShape& shape);
 // Nemotron-H's blocks (config_mamba.cpp, transformers' modeling_nemotron_h.py): one part a block,
 // Mamba-2's mixer, attention, an MLP or a mixture of experts.
 std::string read_nemotron_h_block(const Json& config, ModelShape& shape);
+// Jamba's (config_mamba.cpp, modeling_jamba.py): Mamba's mixer or attention a layer, over an MLP
+// or a mixture of experts, as the periods and offsets place them.
+std::string read_jamba_block(const Json& config, ModelShape& shape);
 
 // What is wrong with an activation's name under `key`, one of transformers' elementwise
 // activations (ACT2FN's that hold no parameters), or "".

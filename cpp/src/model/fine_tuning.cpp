@@ -86,6 +86,16 @@ void add_linear_mixer_modules(const ModelShape& shape, Modules& modules) {
       static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
   const double heads = shape.linear_num_value_heads;
   const double share = kind_shares(shape).linear;
+  if (mamba1_mixer(shape)) {
+    // JambaMambaMixer: in_proj (x and z), x_proj (dt's input, B and C), dt_proj, out_proj.
+    const double state = shape.linear_key_head_dim;
+    const double rank = shape.mamba_dt_rank;
+    modules.add({h, 2 * values, share});
+    modules.add({values, rank + 2 * state, share});
+    modules.add({rank, values, share});
+    modules.add({values, h, share, false});
+    return;
+  }
   if (kimi_delta_mixer(shape)) {
     // KimiLinearDeltaAttention: q_proj, k_proj, v_proj, the gates' down and up projections,
     // beta_proj, then o_proj.

@@ -170,14 +170,22 @@ std::string model_shape_problem(const ModelShape& shape) {
       return "Global attention layers need num_global_key_value_heads of 1 or more, dividing "
              "num_attention_heads, and no linear mixer's fields.";
     }
-    if ((shape.kimi_delta_attention || shape.mamba2) &&
-        (short_conv_mixer(shape) || global_attention_mixer(shape) ||
-         (shape.kimi_delta_attention && shape.mamba2))) {
+    const int mixers = (shape.kimi_delta_attention ? 1 : 0) + (shape.mamba2 ? 1 : 0) +
+                       (shape.mamba1 ? 1 : 0) + (short_conv_mixer(shape) ? 1 : 0) +
+                       (global_attention_mixer(shape) ? 1 : 0);
+    if (mixers > 1) {
       return "A hybrid's second kind is Kimi Delta Attention (kimiDeltaAttention), Mamba-2 "
-             "(mamba2), a short convolution or global attention, one of them.";
+             "(mamba2), Mamba (mamba1), a short convolution or global attention, one of them.";
     }
-    if (shape.linear_conv_bias && !shape.mamba2) {
-      return "A convolution's bias (linearConvBias) belongs to Mamba-2's mixer alone.";
+    if (shape.linear_conv_bias && !shape.mamba2 && !shape.mamba1) {
+      return "A convolution's bias (linearConvBias) belongs to Mamba's and Mamba-2's mixers "
+             "alone.";
+    }
+    if ((shape.mamba_dt_rank > 0 || shape.mamba_proj_bias) != shape.mamba1 ||
+        (shape.mamba1 && (shape.linear_num_key_heads != 1 || shape.linear_value_head_dim != 1))) {
+      return "Mamba's mixer (mamba1) takes mambaDtRank of 1 or more, one key head of the state "
+             "(linear_num_key_heads 1) and channels of width 1 (linear_value_head_dim 1); "
+             "mambaDtRank and mambaProjBias belong to it alone.";
     }
     if (short_conv_mixer(shape) && any_linear_field) {
       return "A hybrid's linear layers are Gated DeltaNet layers (linear_num_key_heads, …) or "
@@ -201,12 +209,13 @@ std::string model_shape_problem(const ModelShape& shape) {
              "are).";
     }
   } else if (any_linear_field || short_conv_mixer(shape) || shape.short_conv_bias ||
-             shape.kimi_delta_attention || shape.mamba2 || shape.linear_conv_bias ||
+             shape.kimi_delta_attention || shape.mamba2 || shape.mamba1 ||
+             shape.mamba_dt_rank > 0 || shape.mamba_proj_bias || shape.linear_conv_bias ||
              global_attention_mixer(shape) || shape.global_kv_heads > 0 || shape.global_k_eq_v) {
     return "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
            "linear_value_head_dim, linear_conv_kernel_dim, conv_L_cache, conv_bias, "
-           "global_head_dim, num_global_key_value_heads, attention_k_eq_v, Kimi Delta Attention "
-           "and Mamba-2 belong to a hybrid's second kind of layer; the model has none.";
+           "global_head_dim, num_global_key_value_heads, attention_k_eq_v, Kimi Delta Attention, "
+           "Mamba-2 and Mamba belong to a hybrid's second kind of layer; the model has none.";
   }
   if (shape.num_attention_heads % shape.num_key_value_heads != 0) {
     return "num_key_value_heads (" + format_count(shape.num_key_value_heads) +
@@ -407,6 +416,31 @@ void add_mamba2_weights(const ModelShape& shape, WeightList& list) {
   list.matrix(inner, h, 1, P::kSplit);
 }
 
+// Mamba's mixer as Jamba builds it (transformers' JambaMambaMixer, modeling_jamba.py): in_proj
+// h x 2d (x and z), the depthwise conv1d of the kernel's width over d channels, x_proj
+// d x (R + 2N), dt_proj R x d with its bias, A_log d x N, D, out_proj d x h, the RMSNorms over dt,
+// B and C (R, N and N); in_proj's and out_proj's biases under mamba_proj_bias, the convolution's
+// under mamba_conv_bias. No framework splits it over t: check_hybrid refuses t above 1.
+void add_mamba1_weights(const ModelShape& shape, WeightList& list) {
+  using P = WeightPlacement;
+  const double h = shape.hidden_size;
+  const double inner = shape.linear_num_value_heads;
+  const double state = shape.linear_key_head_dim;
+  const double rank = shape.mamba_dt_rank;
+  list.matrix(h, 2 * inner, 1, P::kSplit);
+  if (shape.mamba_proj_bias) list.vector(2 * inner, 1, P::kSplit);
+  list.matrix(inner, shape.linear_conv_kernel_dim, 1, P::kSplit);
+  if (shape.linear_conv_bias) list.vector(inner, 1, P::kSplit);
+  list.matrix(inner, rank + 2 * state, 1, P::kSplit);
+  list.matrix(rank, inner, 1, P::kSplit);
+  list.vector(inner, 1, P::kSplit);
+  list.matrix(inner, state, 1, P::kSplit);
+  list.vector(inner, 1, P::kSplit);
+  list.matrix(inner, h, 1, P::kSplit);
+  if (shape.mamba_proj_bias) list.vector(h, 1, P::kReplicated);
+  list.vector(rank + 2 * state, 1, P::kSplit);
+}
+
 // LFM2's short-convolution mixer (transformers' Lfm2ShortConv, modeling_lfm2.py): in_proj h x 3h
 // (B, C and x), the depthwise conv1d of conv_L_cache over h channels, out_proj h x h, each with a
 // bias under conv_bias. No framework splits it over t: check_hybrid refuses t above 1.
@@ -430,6 +464,8 @@ std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape) {
     add_kimi_delta_weights(shape, list);
   } else if (mamba2_mixer(shape)) {
     add_mamba2_weights(shape, list);
+  } else if (mamba1_mixer(shape)) {
+    add_mamba1_weights(shape, list);
   } else if (global_attention_mixer(shape)) {
     add_attention_weights(global_attention_shape(shape), list);
   } else {

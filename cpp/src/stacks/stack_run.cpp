@@ -26,6 +26,12 @@ std::string transformers_mixer_note(const ModelShape& shape) {
            "Trainer's forward with the config's use_cache runs the scan unfused and keeps about "
            "2.9 times as much in each mixer, which is not counted.";
   }
+  if (mamba1_mixer(shape)) {
+    return "The Mamba layers are counted on causal-conv1d and mamba-ssm's selective_scan_fn, "
+           "which transformers runs under the config's use_mamba_kernels (it raises an error "
+           "without them); a padded batch keeps 2·d bytes a token less in each (x masked apart), "
+           "which is not counted.";
+  }
   return std::string("The ") + linear_layers_name(shape) +
          " are counted on fla's chunked kernels and causal-conv1d, which transformers runs where "
          "flash-linear-attention and causal-conv1d are installed; without them it falls back to "
