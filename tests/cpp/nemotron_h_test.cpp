@@ -311,3 +311,46 @@ TEST_CASE(
   const Estimate estimate = estimate_memory(setup_of(shape));
   CHECK_MESSAGE(estimate.answer.ok(), estimate.answer.message);
 }
+
+TEST_CASE("Nemotron-H 56B's config reads to its published 56B: 54 Mamba-2, 54 MLP, 10 attention") {
+  // nvidia/Nemotron-H-56B-Base-8K config.json (as ai-dynamo/aiconfigurator keeps it: its
+  // time_step_limit holds a bare Infinity); the card's "56B model parameters" is the one figure
+  // published. By hand: 54 Mamba-2 blocks (in_proj 8,192 × (2 · 16,384 + 2 · 8 · 256 + 256),
+  // conv1d 20,480 × 4 and its bias, 3 × 256, the gated norm 16,384, out_proj 16,384 × 8,192, the
+  // norm), 54 MLP blocks (up and down 8,192 × 32,768, the norm) and 10 attention blocks
+  // (8,192 × (8,192 + 2 · 1,024) + 8,192², the norm); the embedding and lm_head 131,072 × 8,192
+  // each and norm_f.
+  const double mamba =
+      8192.0 * 37120 + 20480.0 * 4 + 20480 + 3 * 256 + 16384 + 16384.0 * 8192 + 8192;
+  const double mlp = 2 * 8192.0 * 32768 + 8192;
+  const double attention = 8192.0 * (8192 + 2 * 1024) + 8192.0 * 8192 + 8192;
+  const double total = 54 * mamba + 54 * mlp + 10 * attention + 2 * 131072.0 * 8192 + 8192;
+  CHECK(total == 56324350464.0);
+  const ModelShape shape = parsed(
+      R"({"architectures": ["NemotronHForCausalLM"], "attention_bias": false, "attention_dropout":
+    0.0, "attention_head_dim": 128, "auto_map": {"AutoConfig":
+    "configuration_nemotron_h.NemotronHConfig", "AutoModelForCausalLM":
+    "modeling_nemotron_h.NemotronHForCausalLM"}, "bos_token_id": 1, "chunk_size": 128,
+    "conv_kernel": 4, "eos_token_id": 2, "expand": 2, "hidden_dropout": 0.0, "hidden_size":
+    8192, "hybrid_override_pattern": ")" +
+      std::string(
+          "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-"
+          "M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-") +
+      R"(", "initializer_range": 0.02,
+    "intermediate_size": 32768, "layer_norm_epsilon": 1e-05, "mamba_head_dim": 64,
+    "mamba_hidden_act": "silu", "mamba_num_heads": 256, "mamba_proj_bias": false,
+    "max_position_embeddings": 8192, "mlp_bias": false, "mlp_hidden_act": "relu2", "model_type":
+    "nemotron_h", "n_groups": 8, "num_attention_heads": 64, "num_hidden_layers": 118,
+    "num_key_value_heads": 8, "num_logits_to_keep": 1, "pad_token_id": 0,
+    "rescale_prenorm_residual": true, "residual_in_fp32": false, "rms_norm_eps": 1e-05,
+    "sliding_window": null, "ssm_state_size": 256, "tie_word_embeddings": false,
+    "time_step_floor": 0.0001, "time_step_limit": [0.0, Infinity], "time_step_max": 0.1,
+    "time_step_min": 0.001, "time_step_rank": 512, "torch_dtype": "bfloat16",
+    "transformers_version": "4.48.0.dev0", "use_bias": false, "use_cache": true,
+    "use_conv_bias": true, "use_mamba_kernels": true, "vocab_size": 131072})");
+  CHECK(shape.num_layers == 118);
+  CHECK(layers_of_kinds_between(shape, 0, 118, "l") == 54);
+  CHECK(layers_of_kinds_between(shape, 0, 118, "F") == 54);
+  CHECK(layers_of_kinds_between(shape, 0, 118, "a") == 10);
+  CHECK(count_parameters(shape) == total);
+}
