@@ -38,6 +38,7 @@ enum class Block {
   kLfm2,
   kLfm2Moe,
   kBailingMoe,
+  kHunyuanMoe,
   kGemma4,
   kKimiLinear,
   kNemotronH,
@@ -310,6 +311,10 @@ constexpr ModelType kModelTypes[] = {
     // Ling 1.0 and 2.0 (the remote code's modeling_bailing_moe.py and modeling_bailing_moe_v2.py):
     // Llama's attention over experts with shared ones (config_experts.cpp).
     Row("bailing_moe", Block::kBailingMoe).reads(kExpertWidth, 18),
+    // Hunyuan-A13B (modeling_hunyuan_v1_moe.py): Llama's attention with per-head q/k norms over
+    // a mixture and one shared MLP in every layer, its experts intermediate_size wide
+    // (config_experts.cpp); moe_intermediate_size is read to refuse another width.
+    Row("hunyuan_v1_moe", Block::kHunyuanMoe).reads(kExpertWidth, 19),
     // Gemma 4's text tower (modeling_gemma4.py): sliding-window layers and full-attention layers
     // of global_head_dim (config_hybrid.cpp), with Gemma 3's defaults where a multimodal
     // config's text_config leaves them out.
@@ -350,6 +355,31 @@ constexpr ModelType kModelTypes[] = {
 // and as many experts as it gives.
 constexpr ModelType kLlamaStyle =
     Row("", Block::kLlama).reads_mlp_bias().experts(Experts::kCounted);
+
+// Model types that are known and not read, each with why: their remote code trains otherwise than
+// the transformers type trainmem counts for the same checkpoints.
+struct RefusedModelType {
+  const char* name;
+  const char* why;
+};
+constexpr RefusedModelType kRefusedModelTypes[] = {
+    {"hunyuan",
+     "Tencent's remote code (modeling_hunyuan.py), whose HunYuanMoE dispatches a micro-batch's "
+     "tokens through (tokens × experts × capacity) tensors, growing with the square of its tokens, "
+     "and drops those over capacity; trainmem counts transformers' own hunyuan_v1_moe (4.56 on), "
+     "which loops over the experts and drops none."},
+    {"minimax_m1",
+     "MiniMax's remote code (modeling_minimax_m1.py), whose lightning attention has no training "
+     "path (its forward returns nothing in training); trainmem does not count MiniMax-M1's "
+     "lightning-attention layers."},
+};
+
+const char* refused_model_type(const std::string& name) {
+  for (const RefusedModelType& type : kRefusedModelTypes) {
+    if (name == type.name) return type.why;
+  }
+  return nullptr;
+}
 
 const ModelType* model_type_row(const std::string& name) {
   for (const ModelType& type : kModelTypes) {
@@ -604,6 +634,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_lfm2_moe_block(config, shape);
     case Block::kBailingMoe:
       return read_bailing_moe_block(config, shape);
+    case Block::kHunyuanMoe:
+      return read_hunyuan_v1_moe_block(config, shape);
     case Block::kGemma4:
       return read_gemma4_block(config, shape);
     case Block::kKimiLinear:
@@ -730,6 +762,9 @@ std::string read_block_shape(const Json& config, const std::string& model_type, 
     }
   } else {
     type = model_type_row(model_type);
+    if (const char* why = refused_model_type(model_type); type == nullptr && why != nullptr) {
+      return "'model_type' is " + describe(Json(model_type)) + ": " + why;
+    }
     if (type == nullptr) {
       return "'model_type' must be one of " + model_type_names() +
              " (or absent, for a Llama-style block); it is " + describe(Json(model_type)) + ".";

@@ -364,6 +364,107 @@ std::string read_bailing_moe_block(const Json& config, ModelShape& shape) {
   return v2 ? read_bailing_moe_v2_fields(config, shape) : std::string();
 }
 
+namespace {
+
+// A field HunYuanMoEV1Config takes as one whole number or as a list of one a layer: every layer's
+// must be the same (trainmem counts one mixture for all).
+std::string read_every_layer(const Json& config, const WholeField& field, int& out) {
+  const Json* value = present(config, field.key);
+  if (value == nullptr || !value->is_array()) return read_optional(config, field, out);
+  if (value->empty()) {
+    return quoted(field.key) + " must be " + allowed(field) + ", or a list of them; it is [].";
+  }
+  int first = 0;
+  for (std::size_t i = 0; i < value->size(); ++i) {
+    int entry = 0;
+    Json one = {{field.key, (*value)[i]}};
+    const std::string problem = read_required(one, field, entry);
+    if (!problem.empty()) return "in its entry " + std::to_string(i) + ", " + problem;
+    if (i == 0) first = entry;
+    if (entry != first) {
+      return quoted(field.key) +
+             " must give every layer the same value (trainmem counts one "
+             "mixture for all); it lists " +
+             std::to_string(first) + " and " + std::to_string(entry) + ".";
+    }
+  }
+  out = first;
+  return {};
+}
+
+constexpr WholeField kMoeTopk = {"moe_topk", 1, kMaxExperts};
+constexpr WholeField kNumSharedExpert = {"num_shared_expert", 0, kMaxExperts};
+constexpr WholeField kAttentionHeadDim = {"attention_head_dim", 1, kMaxModelWidth};
+constexpr WholeField kMoeLayerNumSkipped = {"moe_layer_num_skipped", 0, kMaxModelLayers};
+
+}  // namespace
+
+// Hunyuan-A13B as transformers builds it (HunYuanMoEV1ForCausalLM, modeling_hunyuan_v1_moe.py,
+// 4.56 on): Llama's attention of head_dim (or attention_head_dim, else h / a) heads with a
+// query_layernorm and a key_layernorm per head whatever use_qk_norm says, biased under
+// attention_bias; every layer a mixture (HunYuanMoEV1Moe) of num_experts SwiGLU experts of
+// intermediate_size, top moe_topk, a router h x E without a bias, and one shared MLP of
+// intermediate_size beside them (shared_mlp, built whatever use_mixed_mlp_moe says); untied
+// unless tie_word_embeddings. transformers gives the experts intermediate_size, so a
+// moe_intermediate_size that differs, another count of shared experts, cross-layer attention
+// (use_cla, Hunyuan-Large's) and latent attention (use_mla), which it does not build, are refused.
+std::string read_hunyuan_v1_moe_block(const Json& config, ModelShape& shape) {
+  Problems problems;
+  read_llama_widths(config, shape, problems);
+  if (problems.any()) return problems.first();
+  if (present(config, kHeadDim.key) == nullptr) {
+    shape.head_dim = 0;
+    problems.add(read_optional(config, kAttentionHeadDim, shape.head_dim));
+    if (shape.head_dim == 0 && shape.hidden_size % shape.num_attention_heads == 0) {
+      shape.head_dim = shape.hidden_size / shape.num_attention_heads;
+    }
+  }
+  bool attention_bias = false;
+  problems.add(read_boolean(config, "attention_bias", attention_bias));
+  shape.attention_qkv_bias = attention_bias;
+  shape.attention_output_bias = attention_bias;
+  shape.qk_norm = true;
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  shape.num_experts = 1;
+  shape.num_experts_per_token = 1;
+  problems.add(read_every_layer(config, kNumExperts, shape.num_experts));
+  problems.add(read_every_layer(config, kMoeTopk, shape.num_experts_per_token));
+  int expert_width = shape.ffn_hidden_size;
+  problems.add(read_every_layer(config, kMoeIntermediateSize, expert_width));
+  int shared = 1;
+  problems.add(read_every_layer(config, kNumSharedExpert, shared));
+  int skipped = 0;
+  problems.add(read_optional(config, kMoeLayerNumSkipped, skipped));
+  problems.add(require_boolean(config, "use_cla", false,
+                               "cross-layer attention (Hunyuan-Large's), which transformers' "
+                               "hunyuan_v1_moe does not build"));
+  problems.add(require_boolean(config, "use_mla", false,
+                               "latent attention, which transformers' hunyuan_v1_moe does not "
+                               "build"));
+  if (problems.any()) return problems.first();
+  if (expert_width != shape.ffn_hidden_size) {
+    return "'moe_intermediate_size' (" + std::to_string(expert_width) +
+           ") must equal intermediate_size (" + std::to_string(shape.ffn_hidden_size) +
+           "): transformers' HunYuanMoEV1 experts are intermediate_size wide, so a checkpoint of "
+           "other widths is not the model it builds.";
+  }
+  if (shared != 1) {
+    return "'num_shared_expert' must be 1 in every layer: transformers' HunYuanMoEV1Moe builds "
+           "one shared MLP of intermediate_size; it is " +
+           std::to_string(shared) + ".";
+  }
+  if (skipped != 0) {
+    return "'moe_layer_num_skipped' must be 0: transformers' hunyuan_v1_moe makes every layer a "
+           "mixture; it is " +
+           std::to_string(skipped) + ".";
+  }
+  problems.add(check_mixture_counts(shape, "moe_layer_num_skipped", "Hunyuan"));
+  if (problems.any()) return problems.first();
+  shape.moe_ffn_hidden_size = expert_width;
+  shape.shared_expert_ffn_hidden_size = shape.ffn_hidden_size;
+  return {};
+}
+
 // MiniMax-M2, M2.1, M2.5 and M2.7 (transformers' MiniMaxM2ForCausalLM, modeling_minimax_m2.py, as
 // the checkpoints' remote code): Llama's attention without biases and with q_norm and k_norm over
 // the whole projections (qk_norm_type "per_layer"), and in every layer num_local_experts gated

@@ -55,6 +55,9 @@ std::string check_mixture_counts(const ModelShape& shape, const char* dense_key,
 // modeling_bailing_moe_v2.py, Ling 2.0's): Llama's attention fused, over dense first layers and
 // experts with shared ones.
 std::string read_bailing_moe_block(const Json& config, ModelShape& shape);
+// Hunyuan-A13B's (config_experts.cpp, modeling_hunyuan_v1_moe.py): Llama's attention with per-head
+// q/k norms over a mixture with one shared MLP in every layer.
+std::string read_hunyuan_v1_moe_block(const Json& config, ModelShape& shape);
 // LFM2-MoE's (config_hybrid.cpp, modular_lfm2_moe.py): LFM2's layers over dense first layers and
 // mixtures of experts after them.
 std::string read_lfm2_moe_block(const Json& config, ModelShape& shape);
