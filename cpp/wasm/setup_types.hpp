@@ -180,6 +180,7 @@ inline void register_setup_types() {
       .field("kimiDeltaAttention", &ModelShape::kimi_delta_attention)
       .field("mamba2", &ModelShape::mamba2)
       .field("mamba1", &ModelShape::mamba1)
+      .field("lightningBlockSize", &ModelShape::lightning_block_size)
       .field("mambaDtRank", &ModelShape::mamba_dt_rank)
       .field("mambaProjBias", &ModelShape::mamba_proj_bias)
       .field("linearConvBias", &ModelShape::linear_conv_bias)

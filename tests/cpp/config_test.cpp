@@ -658,7 +658,7 @@ TEST_CASE("a model_type trainmem does not know is refused, naming those it reads
       "qwen3_next, qwen3_5_moe_text, "
       "minimax_m2, qwen3_5_text, lfm2, lfm2_moe, bailing_moe, hunyuan_v1_moe, gemma4_text, "
       "kimi_linear, "
-      "nemotron_h, jamba, gemma3, gemma4, "
+      "nemotron_h, jamba, minimax, gemma3, gemma4, "
       "llama4, mistral3, "
       "qwen2_5_vl, "
       "qwen2_vl, qwen3_5 or "

@@ -147,6 +147,12 @@ struct ModelShape {
   // through an RMSNorm of its own (dt_layernorm, b_layernorm, c_layernorm); dt_proj R x d with its
   // bias; A_log d x N and D; out_proj d x h.
   bool mamba1 = false;
+  // MiniMax's lightning attention (arXiv:2501.08313; transformers' MiniMaxLightningAttention), in
+  // place of a Gated DeltaNet: the linear_* heads and widths are the attention's own H heads of d
+  // (no convolution). qkv_proj h x 3·H·d under SiLU, output_gate h x H·d, an RMSNorm over H·d,
+  // out_proj; run in PyTorch over blocks of this many tokens, each block's attention within it
+  // and a d x d state a head carried between blocks.
+  int lightning_block_size = 0;  // block_size; 0: no lightning attention
   int mamba_dt_rank = 0;         // R: mamba_dt_rank
   bool mamba_proj_bias = false;  // mamba_proj_bias: biases on in_proj and out_proj
   // DeepSeek Sparse Attention (DeepSeek-V3.2, arXiv:2512.02556; GLM-5), in use when
@@ -193,6 +199,11 @@ inline bool mamba1_mixer(const ModelShape& shape) {
   return hybrid_linear_attention(shape) && shape.mamba1;
 }
 
+// Whether a hybrid's linear mixer is MiniMax's lightning attention.
+inline bool lightning_mixer(const ModelShape& shape) {
+  return hybrid_linear_attention(shape) && shape.lightning_block_size > 0;
+}
+
 // Whether a hybrid's second kind is Gemma 4's global attention, its first sliding-window
 // attention.
 inline bool global_attention_mixer(const ModelShape& shape) { return shape.global_head_dim > 0; }
@@ -206,6 +217,7 @@ inline const char* linear_layers_name(const ModelShape& shape) {
          : kimi_delta_mixer(shape)       ? "Kimi Delta Attention layers"
          : mamba2_mixer(shape)           ? "Mamba-2 layers"
          : mamba1_mixer(shape)           ? "Mamba layers"
+         : lightning_mixer(shape)        ? "lightning-attention layers"
                                          : "Gated DeltaNet layers";
 }
 inline const char* attention_layers_name(const ModelShape& shape) {

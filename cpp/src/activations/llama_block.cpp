@@ -536,8 +536,12 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
       block.add_kimi_delta_attention(saved);
     } else if (mamba2_mixer(shape)) {
       block.add_mamba2(saved);
-    } else if (mamba1_mixer(shape)) {
+    } else if (kBeyondThePlate && mamba1_mixer(shape)) {
+      // Jamba's and MiniMax's mixers, no preset's: only a config.json makes them, which the first
+      // view's module never reads, so their steps drop out of it.
       block.add_mamba1(saved);
+    } else if (kBeyondThePlate && lightning_mixer(shape)) {
+      block.add_lightning(saved);
     } else {
       block.add_gated_deltanet(saved);
     }

@@ -63,6 +63,7 @@ struct LlamaBlock {
   void add_kimi_delta_attention(SavedTensors& saved) const;
   void add_mamba2(SavedTensors& saved) const;
   void add_mamba1(SavedTensors& saved) const;
+  void add_lightning(SavedTensors& saved) const;
   void add_short_conv(SavedTensors& saved) const;
   void add_sparse_attention(SavedTensors& saved) const;
   void add_sparse_attention_kernels(SavedTensors& saved) const;

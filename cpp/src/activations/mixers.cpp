@@ -1,6 +1,7 @@
 // The llama-block model's linear mixers, each a step of a hybrid's layer in place of attention
 // (llama_block.hpp): a Gated DeltaNet, Kimi Delta Attention, Mamba-2 and LFM2's short convolution,
 // their saved tensors one by one, as the kernels that train them keep them (docs/activations.md).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -213,6 +214,64 @@ void LlamaBlock::add_mamba1(SavedTensors& saved) const {
             kBf16Bytes, by_heads);
   saved.add("linear-output", linear_input("The gated output, out_proj's contiguous copy"),
             "out_proj", "d", inner, linear_input_bytes, by_heads);
+}
+
+// MiniMax's lightning attention, as transformers' MiniMaxLightningAttention trains it in PyTorch
+// (modeling_minimax.py at 008e574), block by block, without padding: SiLU keeps qkv_proj's output;
+// each block's matmuls keep Q, Kᵀ and V (contiguous copies once the micro-batch holds 2 sequences
+// or more; for one, views that keep SiLU's whole output) and a second V for the state's update;
+// the decayed keys (every block whose state is used: all but the last, and the last too while the
+// model's cache keeps its final state, as it does without gradient checkpointing) and the decayed
+// queries (all but the first block, whose state is zero); the block's decayed scores, B × B a head;
+// and the d × d states a head, one a block (and the cache's final one). Then the RMSNorm in
+// PyTorch (its FP32 input, 1/RMS and BF16 normalised copy), its output, the gate's sigmoid and
+// out_proj's input. Measured, for one sequence and more, against autograd's saved tensors on CPU.
+void LlamaBlock::add_lightning(SavedTensors& saved) const {
+  const double heads = shape.linear_num_value_heads;
+  const double width = heads * shape.linear_value_head_dim;
+  const double head_dim = shape.linear_value_head_dim;
+  const double block = shape.lightning_block_size;
+  const double blocks = std::ceil(s / block);
+  const double last = s - (blocks - 1) * block;
+  const bool cache = setup.recompute != Recompute::kFull;
+  const bool copies = setup.micro_batch_sequences > 1;
+  // Tokens in the blocks whose state update is kept: all but the last, or all with the cache.
+  const double updated = cache ? s : (blocks - 1) * block;
+  saved.add("linear-input", linear_input("Lightning attention's input (the norm's output)"),
+            "qkv_proj and output_gate (one tensor for the two)", "h", h, linear_input_bytes,
+            projections_input);
+  saved.add("qkv-pre-activation", "qkv_proj's output", "SiLU", "3·H·d", 3 * width, kBf16Bytes,
+            by_heads);
+  if (copies) {
+    saved.add("block-qkv", "Q, Kᵀ and V, each block's matmuls' contiguous copies",
+              "the blocks' matmuls", "3·H·d", 3 * width, kBf16Bytes, by_heads);
+    saved.add("block-state-values", "V once more, for each kept state update", "Kᵀ·V", "H·d",
+              width * updated / s, kBf16Bytes, by_heads);
+  } else {
+    saved.add("qkv", "SiLU's output, q, k and v (the blocks' matmuls keep views of it)",
+              "the blocks' matmuls", "3·H·d", 3 * width, kBf16Bytes, by_heads);
+  }
+  saved.add("decayed-keys", "Keys times their decay, each kept state update", "Kᵀ·V", "H·d",
+            width * updated / s, kBf16Bytes, by_heads);
+  saved.add("decayed-queries", "Queries times their decay, past the first block", "Q·state", "H·d",
+            width * (s - std::min(s, block)) / s, kBf16Bytes, by_heads);
+  saved.add("block-scores", "Each block's decayed scores, B × B a head",
+            "the scores' product with V", "H·B",
+            heads * ((blocks - 1) * block * block + last * last) / s, kBf16Bytes, by_heads);
+  saved.add("block-states", "The d × d states a head, one a block", "Q·state", "H·d²·n/s",
+            heads * head_dim * head_dim * (blocks + (cache ? 1 : 0)) / s, kBf16Bytes, by_heads);
+  saved.add("lightning-norm-input", "The norm's input, FP32", "the norm's pow and product", "H·d",
+            width, kFp32Bytes, by_heads);
+  saved.add("lightning-norm-rstd", "The norm's 1/RMS, FP32", "the norm", "1", 1, kFp32Bytes,
+            by_heads);
+  saved.add("lightning-norm-normed", "The norm's normalised copy", "the product with its weight",
+            "H·d", width, kBf16Bytes, by_heads);
+  saved.add("lightning-norm-output", "The norm's output", "the product with the gate", "H·d", width,
+            kBf16Bytes, by_heads);
+  saved.add("output-gate", "sigmoid(output_gate), the gate", "the product and the sigmoid", "H·d",
+            width, kBf16Bytes, by_heads);
+  saved.add("linear-output", linear_input("The gated output"), "out_proj", "H·d", width,
+            linear_input_bytes, by_heads);
 }
 
 // LFM2's short-convolution mixer, as transformers' Lfm2ShortConv.cuda_kernels_forward runs it

@@ -515,6 +515,9 @@ ActivationsPerLayer hybrid_layer_activations(const ModelShape& shape, const Trai
         : mamba1_mixer(shape)
             ? "the Mamba layers' as transformers' JambaMambaMixer runs causal-conv1d (v1.6.1) "
               "and mamba_ssm's selective_scan_fn (v2.3.2.post1, selective_scan_interface.py)"
+        : lightning_mixer(shape)
+            ? "the lightning-attention layers' as transformers' MiniMaxLightningAttention runs "
+              "them in PyTorch, block by block (modeling_minimax.py)"
             : "the linear layers' as fla's chunked gated delta rule (v0.5.2, "
               "fla/ops/gated_delta_rule/chunk.py) and causal-conv1d (v1.6.1) save them";
     layer.source =

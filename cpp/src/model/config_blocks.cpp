@@ -43,6 +43,7 @@ enum class Block {
   kKimiLinear,
   kNemotronH,
   kJamba,
+  kMiniMax,
   kMultimodal,
 };
 enum class QkNorm { kNone, kPerHead, kWhole };
@@ -334,6 +335,9 @@ constexpr ModelType kModelTypes[] = {
     // Jamba (modeling_jamba.py): Mamba's mixer or attention a layer, each over an MLP or a
     // mixture of experts, as the periods and offsets place them (config_mamba.cpp).
     Row("jamba", Block::kJamba),
+    // MiniMax-Text-01 and MiniMax-M1 (modeling_minimax.py): lightning or full attention a layer,
+    // as layer_types says, over Mixtral's mixture (config_hybrid.cpp).
+    Row("minimax", Block::kMiniMax),
     // Multimodal configs: the language model under text_config, a vision tower beside it.
     Row("gemma3", Block::kMultimodal).text_type("gemma3_text").vision(VisionTower::kSiglip),
     // Gemma 4: its vision tower counted, an audio tower refused (config_vision.cpp).
@@ -370,8 +374,8 @@ constexpr RefusedModelType kRefusedModelTypes[] = {
      "which loops over the experts and drops none."},
     {"minimax_m1",
      "MiniMax's remote code (modeling_minimax_m1.py), whose lightning attention has no training "
-     "path (its forward returns nothing in training); trainmem does not count MiniMax-M1's "
-     "lightning-attention layers."},
+     "path (its forward returns nothing in training); transformers' own minimax trains MiniMax-M1 "
+     "(its -hf checkpoints' config, whose layer_types trainmem reads)."},
 };
 
 const char* refused_model_type(const std::string& name) {
@@ -644,6 +648,8 @@ std::string read_block(const Json& config, const ModelType& type, ModelShape& sh
       return read_nemotron_h_block(config, shape);
     case Block::kJamba:
       return read_jamba_block(config, shape);
+    case Block::kMiniMax:
+      return read_minimax_block(config, shape);
     case Block::kLlama:
     case Block::kMultimodal:
       break;

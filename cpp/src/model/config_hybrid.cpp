@@ -238,6 +238,79 @@ std::string read_lfm2_moe_block(const Json& config, ModelShape& shape) {
   return read_lfm2_layers(config, false, shape);
 }
 
+// MiniMaxConfig's defaults (configuration_minimax.py) for the widths a config leaves out.
+struct MiniMaxDefault {
+  const char* key;
+  int value;
+};
+constexpr MiniMaxDefault kMiniMaxWidths[] = {
+    {"vocab_size", 32000},     {"hidden_size", 4096},       {"intermediate_size", 14336},
+    {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+    {"num_local_experts", 8},  {"num_experts_per_tok", 2}};
+constexpr WholeField kBlockSize = {"block_size", 1, kMaxPositionEmbeddings};
+
+// MiniMax-Text-01 and MiniMax-M1 as transformers builds them (MiniMaxForCausalLM,
+// modeling_minimax.py at 008e574; the "-hf" checkpoints): each layer lightning attention
+// (MiniMaxLightningAttention) or, where layer_types says "full_attention", Mixtral's attention
+// with heads of head_dim (h / a unless given) and no biases, then Mixtral's mixture:
+// num_local_experts SwiGLU experts of intermediate_size, top num_experts_per_tok, a router h x E
+// without a bias; two norms a layer, untied unless tie_word_embeddings. Without layer_types
+// MiniMaxConfig alternates full and lightning layers; the remote code's attn_type_list, which
+// transformers does not read, is refused there rather than read as that alternation, and so is a
+// shared expert (shared_intermediate_size), which transformers does not build.
+std::string read_minimax_block(const Json& config, ModelShape& shape) {
+  Json widths = config;
+  for (const MiniMaxDefault& field : kMiniMaxWidths) {
+    if (widths.count(field.key) == 0) widths[field.key] = field.value;
+  }
+  Problems problems;
+  read_llama_widths(widths, shape, problems);
+  problems.add(read_required(widths, kNumLocalExperts, shape.num_experts));
+  problems.add(read_required(widths, kNumExpertsPerToken, shape.num_experts_per_token));
+  problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
+  int block = 256;
+  problems.add(read_optional(config, kBlockSize, block));
+  if (problems.any()) return problems.first();
+  if (shape.head_dim == 0) {
+    if (shape.hidden_size % shape.num_attention_heads != 0) {
+      return "'num_attention_heads' (" + std::to_string(shape.num_attention_heads) +
+             ") must divide hidden_size (" + std::to_string(shape.hidden_size) +
+             ") where head_dim is not given.";
+    }
+    shape.head_dim = shape.hidden_size / shape.num_attention_heads;
+  }
+  if (const Json* shared = present(config, "shared_intermediate_size");
+      shared != nullptr && !(shared->is_number() && shared->get<double>() == 0)) {
+    return "'shared_intermediate_size' must be 0: transformers' minimax builds no shared expert; "
+           "it is " +
+           describe(*shared) + ".";
+  }
+  problems.add(check_mixture_counts(shape, "num_local_experts", "MiniMax"));
+  problems.add(read_layer_types(config, kFullAttention, "linear_attention", shape));
+  if (problems.any()) return problems.first();
+  if (shape.hybrid_layers.empty()) {
+    if (present(config, "attn_type_list") != nullptr) {
+      return "'attn_type_list' is the remote code's list, which transformers' minimax does not "
+             "read (without layer_types it alternates full and lightning layers); give "
+             "layer_types, as the -hf checkpoints do.";
+    }
+    // MiniMaxConfig: "full_attention" where (i + 1) is odd, else "linear_attention".
+    for (int layer = 0; layer < shape.num_layers; ++layer) {
+      shape.hybrid_layers += (layer + 1) % 2 != 0 ? 'A' : 'L';
+    }
+  }
+  if (shape.hybrid_layers.find('L') == std::string::npos) {
+    shape.hybrid_layers.clear();  // every layer full attention: no hybrid
+    return {};
+  }
+  shape.linear_num_key_heads = shape.num_attention_heads;
+  shape.linear_num_value_heads = shape.num_attention_heads;
+  shape.linear_key_head_dim = shape.head_dim;
+  shape.linear_value_head_dim = shape.head_dim;
+  shape.lightning_block_size = block;
+  return {};
+}
+
 // Gemma 4's mixture-of-experts block (enable_moe_block: Gemma4TextRouter and Gemma4TextExperts
 // beside the dense MLP, which every token passes, as a shared expert of intermediate_size): the
 // router's proj h x E, its scale h and per_expert_scale E, three more norms of h

@@ -72,6 +72,9 @@ std::string read_nemotron_h_block(const Json& config, ModelShape& shape);
 // Jamba's (config_mamba.cpp, modeling_jamba.py): Mamba's mixer or attention a layer, over an MLP
 // or a mixture of experts, as the periods and offsets place them.
 std::string read_jamba_block(const Json& config, ModelShape& shape);
+// MiniMax-Text-01's and MiniMax-M1's (config_hybrid.cpp, modeling_minimax.py): lightning or full
+// attention a layer, as layer_types says, over Mixtral's mixture.
+std::string read_minimax_block(const Json& config, ModelShape& shape);
 
 // What is wrong with an activation's name under `key`, one of transformers' elementwise
 // activations (ACT2FN's that hold no parameters), or "".

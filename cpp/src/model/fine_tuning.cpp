@@ -86,6 +86,13 @@ void add_linear_mixer_modules(const ModelShape& shape, Modules& modules) {
       static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
   const double heads = shape.linear_num_value_heads;
   const double share = kind_shares(shape).linear;
+  if (lightning_mixer(shape)) {
+    // MiniMaxLightningAttention: qkv_proj, output_gate, out_proj.
+    modules.add({h, 3 * values, share});
+    modules.add({h, values, share});
+    modules.add({values, h, share, false});
+    return;
+  }
   if (mamba1_mixer(shape)) {
     // JambaMambaMixer: in_proj (x and z), x_proj (dt's input, B and C), dt_proj, out_proj.
     const double state = shape.linear_key_head_dim;

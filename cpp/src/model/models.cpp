@@ -171,11 +171,12 @@ std::string model_shape_problem(const ModelShape& shape) {
              "num_attention_heads, and no linear mixer's fields.";
     }
     const int mixers = (shape.kimi_delta_attention ? 1 : 0) + (shape.mamba2 ? 1 : 0) +
-                       (shape.mamba1 ? 1 : 0) + (short_conv_mixer(shape) ? 1 : 0) +
-                       (global_attention_mixer(shape) ? 1 : 0);
+                       (shape.mamba1 ? 1 : 0) + (shape.lightning_block_size > 0 ? 1 : 0) +
+                       (short_conv_mixer(shape) ? 1 : 0) + (global_attention_mixer(shape) ? 1 : 0);
     if (mixers > 1) {
       return "A hybrid's second kind is Kimi Delta Attention (kimiDeltaAttention), Mamba-2 "
-             "(mamba2), Mamba (mamba1), a short convolution or global attention, one of them.";
+             "(mamba2), Mamba (mamba1), lightning attention (lightningBlockSize), a short "
+             "convolution or global attention, one of them.";
     }
     if (shape.linear_conv_bias && !shape.mamba2 && !shape.mamba1) {
       return "A convolution's bias (linearConvBias) belongs to Mamba's and Mamba-2's mixers "
@@ -191,7 +192,17 @@ std::string model_shape_problem(const ModelShape& shape) {
       return "A hybrid's linear layers are Gated DeltaNet layers (linear_num_key_heads, …) or "
              "short convolutions (conv_L_cache), not both.";
     }
-    if (!short_conv_mixer(shape) && !global_attention_mixer(shape) && !every_linear_field) {
+    if (lightning_mixer(shape) &&
+        (shape.linear_num_key_heads < 1 || shape.linear_key_head_dim < 1 ||
+         shape.linear_num_value_heads != shape.linear_num_key_heads ||
+         shape.linear_value_head_dim != shape.linear_key_head_dim ||
+         shape.linear_conv_kernel_dim != 0)) {
+      return "Lightning attention (lightningBlockSize) takes linear_num_key_heads and "
+             "linear_key_head_dim of 1 or more, the same value heads and width, and no "
+             "convolution (linear_conv_kernel_dim 0).";
+    }
+    if (!short_conv_mixer(shape) && !global_attention_mixer(shape) && !lightning_mixer(shape) &&
+        !every_linear_field) {
       return std::string(linear_layers_name(shape)) +
              " need linear_num_key_heads, linear_num_value_heads, "
              "linear_key_head_dim, linear_value_head_dim and linear_conv_kernel_dim of 1 or "
@@ -210,8 +221,9 @@ std::string model_shape_problem(const ModelShape& shape) {
     }
   } else if (any_linear_field || short_conv_mixer(shape) || shape.short_conv_bias ||
              shape.kimi_delta_attention || shape.mamba2 || shape.mamba1 ||
-             shape.mamba_dt_rank > 0 || shape.mamba_proj_bias || shape.linear_conv_bias ||
-             global_attention_mixer(shape) || shape.global_kv_heads > 0 || shape.global_k_eq_v) {
+             shape.lightning_block_size > 0 || shape.mamba_dt_rank > 0 || shape.mamba_proj_bias ||
+             shape.linear_conv_bias || global_attention_mixer(shape) || shape.global_kv_heads > 0 ||
+             shape.global_k_eq_v) {
     return "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
            "linear_value_head_dim, linear_conv_kernel_dim, conv_L_cache, conv_bias, "
            "global_head_dim, num_global_key_value_heads, attention_k_eq_v, Kimi Delta Attention, "
@@ -441,6 +453,21 @@ void add_mamba1_weights(const ModelShape& shape, WeightList& list) {
   list.vector(rank + 2 * state, 1, P::kSplit);
 }
 
+// MiniMax's lightning attention (transformers' MiniMaxLightningAttention, modeling_minimax.py):
+// qkv_proj h x 3·H·d, output_gate h x H·d, out_proj H·d x h, no biases, and its RMSNorm over H·d.
+// Its decay buffers (slope_rate, query_decay, key_decay, diagonal_decay) are made at init, no
+// parameters. No framework splits it over t: check_hybrid refuses t above 1.
+void add_lightning_weights(const ModelShape& shape, WeightList& list) {
+  using P = WeightPlacement;
+  const double h = shape.hidden_size;
+  const double width =
+      static_cast<double>(shape.linear_num_value_heads) * shape.linear_value_head_dim;
+  list.matrix(h, 3 * width, 1, P::kSplit);
+  list.matrix(h, width, 1, P::kSplit);
+  list.matrix(width, h, 1, P::kSplit);
+  list.vector(width, 1, P::kSplit);
+}
+
 // LFM2's short-convolution mixer (transformers' Lfm2ShortConv, modeling_lfm2.py): in_proj h x 3h
 // (B, C and x), the depthwise conv1d of conv_L_cache over h channels, out_proj h x h, each with a
 // bias under conv_bias. No framework splits it over t: check_hybrid refuses t above 1.
@@ -466,6 +493,8 @@ std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape) {
     add_mamba2_weights(shape, list);
   } else if (mamba1_mixer(shape)) {
     add_mamba1_weights(shape, list);
+  } else if (lightning_mixer(shape)) {
+    add_lightning_weights(shape, list);
   } else if (global_attention_mixer(shape)) {
     add_attention_weights(global_attention_shape(shape), list);
   } else {

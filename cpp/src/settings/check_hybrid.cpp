@@ -38,19 +38,23 @@ Answer check_hybrid(const TrainingSetup& setup, const ModelShape& shape) {
                             " run as transformers' modules, split over data parallelism (ZeRO) "
                             "alone; set tp, pp, cp and ep to 1, or choose the ideal stack.");
   }
-  // LFM2's short convolutions, Kimi Delta Attention and Jamba's Mamba layers: no framework
-  // defines a tensor- or context-parallel layout for them (transformers' Lfm2Config and
-  // JambaConfig have no tensor-parallel plan and KimiLinearConfig's splits the MLPs and experts
-  // alone; Megatron-LM d98e8a64 and torchtitan build none of them), so none is guessed.
-  const bool unsplit_mixer =
-      short_conv_mixer(shape) || kimi_delta_mixer(shape) || mamba1_mixer(shape);
+  // LFM2's short convolutions, Kimi Delta Attention, Jamba's Mamba layers and MiniMax's lightning
+  // attention: no framework defines a tensor- or context-parallel layout for them (transformers'
+  // Lfm2Config and JambaConfig have no tensor-parallel plan, KimiLinearConfig's splits the MLPs
+  // and experts alone and MiniMaxConfig's the full attention and experts; Megatron-LM d98e8a64 and
+  // torchtitan build none of them), so none is guessed.
+  const bool unsplit_mixer = short_conv_mixer(shape) || kimi_delta_mixer(shape) ||
+                             mamba1_mixer(shape) || lightning_mixer(shape);
   if (unsplit_mixer && layout.tensor_parallel > 1) {
-    return refusal(id::kTensorParallel,
-                   model + " have no tensor-parallel layout in any framework trainmem models (" +
-                       (kimi_delta_mixer(shape) ? "KimiLinearConfig's plan splits the MLPs alone"
-                        : mamba1_mixer(shape)   ? "JambaConfig gives no plan"
-                                                : "transformers' Lfm2Config gives no plan") +
-                       "); choose t 1.");
+    return refusal(
+        id::kTensorParallel,
+        model + " have no tensor-parallel layout in any framework trainmem models (" +
+            (kimi_delta_mixer(shape)  ? "KimiLinearConfig's plan splits the MLPs alone"
+             : mamba1_mixer(shape)    ? "JambaConfig gives no plan"
+             : lightning_mixer(shape) ? "MiniMaxConfig's plan splits the full attention and "
+                                        "the experts alone"
+                                      : "transformers' Lfm2Config gives no plan") +
+            "); choose t 1.");
   }
   if (unsplit_mixer && layout.context_parallel > 1) {
     return refusal(id::kContextParallel,

@@ -26,6 +26,11 @@ std::string transformers_mixer_note(const ModelShape& shape) {
            "Trainer's forward with the config's use_cache runs the scan unfused and keeps about "
            "2.9 times as much in each mixer, which is not counted.";
   }
+  if (lightning_mixer(shape)) {
+    return "The lightning-attention layers are counted as transformers' "
+           "MiniMaxLightningAttention runs them in PyTorch, without padding (a padded batch "
+           "masks q, k and v first, a copy, which is not counted).";
+  }
   if (mamba1_mixer(shape)) {
     return "The Mamba layers are counted on causal-conv1d and mamba-ssm's selective_scan_fn, "
            "which transformers runs under the config's use_mamba_kernels (it raises an error "
