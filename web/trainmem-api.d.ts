@@ -98,7 +98,15 @@ declare global {
       kimiDeltaAttention: boolean;
       /** Nemotron-H's Mamba-2 mixer as the linear mixer (the linear_* key heads and width are its groups and state). */
       mamba2: boolean;
-      /** Mamba-2's convolution bias (use_conv_bias). */
+      /** Jamba's Mamba (selective-scan) mixer as the linear mixer (one key head of the state, d channels of width 1). */
+      mamba1: boolean;
+      /** MiniMax's lightning attention as the linear mixer: its block size; 0 without it. */
+      lightningBlockSize: number;
+      /** Mamba's dt rank (mamba_dt_rank); 0 without Mamba's mixer. */
+      mambaDtRank: number;
+      /** Mamba's in_proj and out_proj biases (mamba_proj_bias). */
+      mambaProjBias: boolean;
+      /** Mamba's and Mamba-2's convolution bias (use_conv_bias, mamba_conv_bias). */
       linearConvBias: boolean;
       /** DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): its heads, their width, the keys each query keeps; 0 without one. */
       indexNHeads: number;

@@ -540,11 +540,17 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
   // Every layer a mixture by default; ungated experts without --swiglu (GPT's GeLU).
   CHECK(read_ok(moe).setup.custom_model.num_dense_layers == 0);
   CHECK_FALSE(read_ok(moe + " --moe-layer-freq 1").setup.custom_model.num_experts == 1);
+  // The dispatcher: all-to-all as given; without the flag Megatron-LM's default, the all-gather,
+  // which gathers the t·ep group's tokens (t 1, ep 8 here) into one buffer.
+  CHECK(launch.setup.moe_dispatcher == MoeDispatcher::kAllToAll);
+  const LaunchConfig gathered = read_ok(line);
+  CHECK(gathered.setup.moe_dispatcher == MoeDispatcher::kAllGather);
+  CHECK(gathered.not_understood.empty());
+  CHECK(estimate_memory(gathered.setup).answer.ok());
   // What the megatron stack does not replay is refused by its flag.
-  check_refused(line, "--moe-token-dispatcher-type",
-                "The allgather token dispatcher (Megatron-LM's default) is not modelled: the "
-                "experts' buffers are counted as the alltoall dispatcher's "
-                "(--moe-token-dispatcher-type alltoall).");
+  check_refused(line + " --moe-token-dispatcher-type flex", "--moe-token-dispatcher-type",
+                "The flex token dispatcher is not modelled: --moe-token-dispatcher-type "
+                "allgather (Megatron-LM's default) and alltoall are.");
   check_refused(
       moe.substr(0, moe.find(" --moe-grouped-gemm")) + " --moe-token-dispatcher-type alltoall",
       "--moe-grouped-gemm",

@@ -462,6 +462,63 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the all-gather dispatcher: the t·ep group's tokens scattered back, cast to FP32 and "
+    "reduce-scattered, its map kept, and under the megatron stack one global buffer") {
+  // One mixture layer of 4 experts, top-2, h 16, 16 tokens, ep 4, under the megatron stack.
+  TrainingSetup setup = tiny_expert_layout(4, 1, 4, 0);
+  setup.stack = Stack::kMegatron;
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  setup.moe_dispatcher = MoeDispatcher::kAllGather;
+  // The group's 16 × 4 tokens: their BF16 scatter and its FP32 copy, and the FP32 reduce-scatter
+  // into the device's 16, each h wide: (6 × 64 + 4 × 16) × 16 B.
+  const double combine = (6 * 16 * 4 + 4 * 16) * 16.0;
+  const Estimate gathered = estimate_memory(setup);
+  REQUIRE_MESSAGE(gathered.answer.ok(), gathered.answer.message);
+  const std::vector<TermArithmetic> terms = explain_estimate(setup);
+  const auto activations = std::find_if(terms.begin(), terms.end(), [](const TermArithmetic& term) {
+    return term.term == "activations";
+  });
+  REQUIRE(activations != terms.end());
+  CHECK(activations->formula.find("one layer's all-gather combine, (6 B × 16 tokens × 4 (t·ep) + "
+                                  "4 B × 16 tokens) × 16 (") != std::string::npos);
+  CHECK(activations->source.find("MoEAllGatherTokenDispatcher") != std::string::npos);
+  CHECK(combine == 7168);
+  // The map of the group's tokens to this device's experts: E bools a token, kept for the
+  // routed probabilities' gradient.
+  double map = 0;
+  for (const SavedTensor& tensor : saved_tensors_of(setup).tensors) {
+    if (tensor.id == "dispatch-local-map") map = tensor.bytes_per_token;
+  }
+  CHECK(map == 4);
+  // The megatron stack holds the global memory buffer the group's tokens are gathered into:
+  // 16 tokens × ep 4 × h 16, BF16.
+  double buffer = 0;
+  for (const StackTerm& term : gathered.stack_terms) {
+    if (term.id == "megatron-moe-gather-buffer") buffer = term.bytes;
+  }
+  CHECK(buffer >= 16 * 4 * 16 * 2.0);
+  CHECK(buffer < 16 * 4 * 16 * 2.0 + 512);  // the allocator's 512-byte rounding
+  // Without tensor or expert parallelism there is no group: nothing gathered, nothing kept.
+  TrainingSetup alone = setup;
+  alone.layout.expert_parallel = 1;
+  TrainingSetup all_to_all = alone;
+  all_to_all.moe_dispatcher = MoeDispatcher::kAllToAll;
+  CHECK(estimate_memory(alone).bytes.total() == estimate_memory(all_to_all).bytes.total());
+  // The group is etp·ep in Megatron-LM; counted where etp is t, and without a capacity factor.
+  TrainingSetup other_etp = setup;
+  other_etp.layout.expert_tensor_parallel = 2;
+  other_etp.layout.data_parallel = 8;
+  CHECK(estimate_memory(other_etp).answer.setting == "etp");
+  TrainingSetup capacity = setup;
+  capacity.capacity_factor = 1.25;
+  CHECK(estimate_memory(capacity).answer.setting == "capacity-factor");
+  // Another stack than Megatron-LM's refuses the setting by name.
+  TrainingSetup ideal = setup;
+  ideal.stack = Stack::kIdeal;
+  CHECK(estimate_memory(ideal).answer.setting == "moe-dispatcher");
+}
+
+TEST_CASE(
     "expert tensor parallelism splits the routed experts' saved tensors, t the shared "
     "expert's") {
   TrainingSetup setup = tiny_expert_layout(2, 2, 1, 1);

@@ -293,6 +293,16 @@ enum class OverlapComm { kDefault, kOn, kOff };
 //        bytes per token per layer
 enum class CpCommType { kP2p, kA2a };
 
+// Megatron-LM's token dispatcher for a mixture of experts (--moe-token-dispatcher-type,
+// megatron/core/transformer/moe/token_dispatcher.py):
+//   alltoall   MoEAlltoAllTokenDispatcher: each device's routed copies sent to the experts'
+//              devices by all-to-all (the estimate's model until now)
+//   allgather  MoEAllGatherTokenDispatcher, Megatron-LM's default: every token of the tensor- and
+//              expert-parallel group gathered into one global buffer, each device permuting the
+//              tokens its experts take; the combine scatters them back into the group's tokens,
+//              cast to FP32, and reduce-scatters
+enum class MoeDispatcher { kAllToAll, kAllGather };
+
 // Transformer Engine's FP8 recipe under fp8-mixed (Megatron-LM's --fp8-recipe; the ideal step's
 // and the megatron stack's, which run Transformer Engine):
 //   delayed     DelayedScaling: per-tensor scales from an amax history (Megatron-LM's default)
@@ -356,6 +366,8 @@ template <>
 const std::vector<Choice>& choices<OverlapComm>();
 template <>
 const std::vector<Choice>& choices<CpCommType>();
+template <>
+const std::vector<Choice>& choices<MoeDispatcher>();
 template <>
 const std::vector<Choice>& choices<Fp8Recipe>();
 template <>

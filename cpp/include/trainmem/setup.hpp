@@ -180,6 +180,8 @@ struct TrainingSetup {
   bool eod_token = false;
   // Megatron-LM's --cp-comm-type under context parallelism (options.hpp).
   CpCommType cp_comm_type = CpCommType::kP2p;
+  // Megatron-LM's --moe-token-dispatcher-type for a mixture of experts (options.hpp).
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // Megatron-LM's --defer-embedding-wgrad-compute: the last pipeline stage keeps each
   // micro-batch's output-layer input and gradient until the step's end, where it computes the
   // output layer's weight gradient; --wgrad-deferral-limit, only the first that many (0: all).

@@ -102,6 +102,30 @@ Figure all_to_all_buffers(const ModelShape& shape, const TrainingSetup& setup,
   });
 }
 
+// Megatron-LM's MoEAllGatherTokenDispatcher (token_dispatcher.py, d98e8a64): the tensor- and
+// expert-parallel group's t·ep devices gather their tokens (each its T/t under sequence
+// parallelism) into one global buffer (the megatron stack holds it); each permutes those its
+// experts take, as the all-to-all's devices receive them. The combine scatters the experts'
+// outputs back into the group's T_g tokens (BF16), casts them to FP32 and reduce-scatters into the
+// device's own T_l, FP32: 6·T_g·w + 4·T_l·w bytes (w the experts' token width), transient, one
+// layer at a time; the backward pass's all-gather of the gradient holds as much.
+Figure all_gather_buffers(const ModelShape& shape, const TrainingSetup& setup,
+                          const ActivationsPerLayer& layer, const Pen& pen) {
+  const ParallelLayout& layout = setup.layout;
+  Figure local = pen.count(layer.tokens_on_device, "tokens");
+  if (layout.sequence_parallel) local = local / pen.number(layout.tensor_parallel);
+  const Figure group = pen.said(layout.tensor_parallel * layout.expert_parallel, [&] {
+    return std::to_string(layout.tensor_parallel * layout.expert_parallel) + " (t·ep)";
+  });
+  const Figure width = pen.number(expert_token_width(shape));
+  const Figure buffers =
+      (pen.bytes(kBf16Bytes + kFp32Bytes) * local * group + pen.bytes(kFp32Bytes) * local) * width;
+  return pen.said(buffers.value(), [&] {
+    return "one layer's all-gather combine, " + buffers.text() + " (" +
+           format_bytes(buffers.value()) + ")";
+  });
+}
+
 // The logits and the loss over them, split over the vocabulary by t (padded up to a multiple of
 // it, as Megatron-LM pads it).
 Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double tokens,
@@ -303,10 +327,15 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
                [] { return ""; });
   }
   if (layer.dispatch.value() > 0) {
-    ledger.add(Term::kActivations, layer.dispatch, [] {
-      return "the dispatch's and the combine's all-to-all hold a send and a receive buffer of the "
-             "routed copies, BF16, transient, one layer at a time (Megatron-LM's "
-             "MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/token_dispatcher.py)";
+    ledger.add(Term::kActivations, layer.dispatch, [&] {
+      return setup.moe_dispatcher == MoeDispatcher::kAllGather
+                 ? "the all-gather dispatcher's combine scatters the experts' outputs into the "
+                   "group's tokens (BF16), casts them to FP32 and reduce-scatters them (FP32), "
+                   "transient, one layer at a time (Megatron-LM's MoEAllGatherTokenDispatcher, "
+                   "megatron/core/transformer/moe/token_dispatcher.py)"
+                 : "the dispatch's and the combine's all-to-all hold a send and a receive buffer "
+                   "of the routed copies, BF16, transient, one layer at a time (Megatron-LM's "
+                   "MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/token_dispatcher.py)";
     });
   }
   if (!setup.logits) return;
@@ -581,8 +610,14 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
     }
   }
   if (kBeyondThePlate && setup.lora_rank > 0) add_adapter_intermediates(shape, setup, pen, layer);
-  if (kBeyondThePlate && shape.num_experts > 1 && setup.layout.expert_parallel > 1) {
-    layer.dispatch = all_to_all_buffers(shape, setup, layer, pen);
+  if (kBeyondThePlate && shape.num_experts > 1) {
+    if (setup.moe_dispatcher == MoeDispatcher::kAllGather) {
+      if (setup.layout.tensor_parallel * setup.layout.expert_parallel > 1) {
+        layer.dispatch = all_gather_buffers(shape, setup, layer, pen);
+      }
+    } else if (setup.layout.expert_parallel > 1) {
+      layer.dispatch = all_to_all_buffers(shape, setup, layer, pen);
+    }
   }
   return layer;
 }

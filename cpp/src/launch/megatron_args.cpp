@@ -376,8 +376,9 @@ struct LineModel {
 // as it is, top --moe-router-topk (2 by default), a router of E x h, a shared expert of
 // --moe-shared-expert-intermediate-size with its gate, the router's expert bias; and which
 // layers are mixtures (--moe-layer-freq: all, or a list of dense layers first). The experts are
-// counted as TE's GroupedLinear behind the all-to-all dispatcher, as the megatron stack replays
-// them: other dispatchers and the sequential experts are refused by flag.
+// counted as TE's GroupedLinear behind the all-to-all or all-gather dispatcher (read_dispatcher),
+// as the megatron stack replays them: the flex dispatcher and the sequential experts are refused by
+// flag.
 void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
   const auto experts = flags.get("--num-experts", whole_number());
   if (!experts) return;
@@ -390,16 +391,6 @@ void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
   if (top_k < 1 || top_k > *experts) {
     flags.fault("--moe-router-topk",
                 "--moe-router-topk must be 1 to --num-experts (" + std::to_string(*experts) + ").");
-    return;
-  }
-  const std::string dispatcher =
-      flags.get("--moe-token-dispatcher-type", flag_text()).value_or("allgather");
-  if (dispatcher != "alltoall") {
-    flags.fault("--moe-token-dispatcher-type",
-                "The " + dispatcher.substr(0, 20) + " token dispatcher" +
-                    (flags.has("--moe-token-dispatcher-type") ? "" : " (Megatron-LM's default)") +
-                    " is not modelled: the experts' buffers are counted as the alltoall "
-                    "dispatcher's (--moe-token-dispatcher-type alltoall).");
     return;
   }
   if (!flags.has("--moe-grouped-gemm")) {
@@ -577,6 +568,24 @@ std::optional<LineModel> read_model(KeyReader& flags) {
 // --moe-pad-expert-input-to-capacity pads it there; without the padding a buffer holds what is
 // routed to it up to C times the balanced share, at balanced load the balanced share when C is 1
 // or more (dropless, 0) and C of it when C is less (tokens dropped).
+// --moe-token-dispatcher-type: alltoall, or allgather (Megatron-LM's default,
+// TransformerConfig.moe_token_dispatcher_type); flex (DeepEP's and HybridEP's fused dispatch) is
+// not modelled.
+void read_dispatcher(KeyReader& flags, TrainingSetup& setup) {
+  const std::string dispatcher =
+      flags.get("--moe-token-dispatcher-type", flag_text()).value_or("allgather");
+  if (dispatcher == "alltoall") {
+    setup.moe_dispatcher = MoeDispatcher::kAllToAll;
+  } else if (dispatcher == "allgather") {
+    setup.moe_dispatcher = MoeDispatcher::kAllGather;
+  } else {
+    flags.fault("--moe-token-dispatcher-type",
+                "The " + dispatcher.substr(0, 20) +
+                    " token dispatcher is not modelled: --moe-token-dispatcher-type allgather "
+                    "(Megatron-LM's default) and alltoall are.");
+  }
+}
+
 void read_capacity(KeyReader& flags, TrainingSetup& setup) {
   const auto factor = decimal(flags, "--moe-expert-capacity-factor");
   const bool padded = flags.has("--moe-pad-expert-input-to-capacity");
@@ -775,6 +784,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
              : static_cast<int>(std::min<long long>(
                    static_cast<long long>(setup.micro_batch_sequences) * setup.layout.data_parallel,
                    kMaxGlobalBatchSequences));
+  read_dispatcher(flags, setup);
   read_capacity(flags, setup);
   read_recompute(flags, setup);
   read_recipe(flags, setup, launch.notes);

@@ -323,6 +323,19 @@ const std::vector<Choice>& choices<CpCommType>() {
 }
 
 template <>
+const std::vector<Choice>& choices<MoeDispatcher>() {
+  static const std::vector<Choice> choices = {
+      {"alltoall", "All-to-all",
+       "Megatron-LM's MoEAlltoAllTokenDispatcher: each device's routed copies sent to the "
+       "experts' devices"},
+      {"allgather", "All-gather",
+       "Megatron-LM's MoEAllGatherTokenDispatcher, its default: the tensor- and expert-parallel "
+       "group's tokens gathered into one buffer, the combine reduce-scattered in FP32"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<Fp8Recipe>() {
   static const std::vector<Choice> choices = {
       {"delayed", "Delayed scaling",

@@ -391,6 +391,21 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
   }
   const Answer experts = check_expert_layout(layout, *shape);
   if (!experts.ok()) return experts;
+  // MoEAllGatherTokenDispatcher gathers over the expert tensor-and-model-parallel group, etp·ep;
+  // the count takes it to be t·ep, as where etp is t (Megatron-LM's default), and takes the
+  // capacity-free routing.
+  if (setup.moe_dispatcher == MoeDispatcher::kAllGather && shape->num_experts > 1 &&
+      t * layout.expert_parallel > 1 && expert_tensor_parallel_of(layout) != t) {
+    return refusal(id::kExpertTensorParallel,
+                   "The all-gather token dispatcher is counted where the experts' tensor "
+                   "parallelism is t (" +
+                       std::to_string(t) + "); set etp to 0 (as t), or choose alltoall.");
+  }
+  if (setup.moe_dispatcher == MoeDispatcher::kAllGather && setup.capacity_factor > 0) {
+    return refusal(id::kCapacityFactor,
+                   "The all-gather token dispatcher is counted without a capacity factor; set it "
+                   "to 0, or choose alltoall.");
+  }
   if (setup.capacity_factor > 0 && shape->num_experts == 1) {
     return refusal(id::kCapacityFactor,
                    "A capacity factor needs a mixture of experts; " + shape->name + " has none.");

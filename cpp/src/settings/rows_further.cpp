@@ -418,6 +418,18 @@ void add_distributed_switches(Entries& entries) {
           .page("stack", "Megatron-LM's context-parallel exchange",
                 "--cp-comm-type: the all-to-all keeps the attention's output a second time (TE "
                 "2.8 on)."));
+  add(row<&TrainingSetup::moe_dispatcher>(
+          id::kMoeDispatcher, "Token dispatcher",
+          "Megatron-LM's --moe-token-dispatcher-type: how a mixture of experts sends its tokens "
+          "to the experts' devices",
+          "moeDispatcher")
+          .among(choices<MoeDispatcher>())
+          .only_under({Stack::kMegatron}, "--moe-token-dispatcher-type is Megatron-LM's",
+                      "--moe-token-dispatcher-type is Megatron-LM's; choose the megatron stack, "
+                      "or alltoall.")
+          .page("stack", "Megatron-LM's token dispatcher",
+                "--moe-token-dispatcher-type: the all-gather (Megatron-LM's default) gathers the "
+                "group's tokens into one buffer and reduce-scatters the combine in FP32."));
   constexpr const char* kDeferRefusal =
       "--defer-embedding-wgrad-compute is Megatron-LM's; choose the megatron stack, or turn it "
       "off.";

@@ -172,16 +172,35 @@ void take_fp8_weight_caches(Step& step, const StepDevice& device) {
   for (const double tensor : tensors) step.take(tag(Term::kFp8Weights), fp8 * tensor / elements);
 }
 
-// Under sequence parallelism the global memory buffer that gathers the output layer's input.
+// The global memory buffer (get_global_memory_buffer(), "mpu": one tensor, grown to the largest
+// asked of it and kept): under sequence parallelism it gathers the output layer's input, s·b·h;
+// under the all-gather token dispatcher the t·ep group's tokens, s·b·ep of the experts' width.
 void take_output_gather_buffer(Step& step, const StepDevice& device) {
   const ParallelLayout& layout = device.setup.layout;
-  if (!(layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0)) return;
-  const std::size_t buffer = step.term(
-      "megatron-gather-buffer", "Output layer's gather buffer (BF16)",
-      "Megatron-LM, megatron/core/tensor_parallel/layers.py, "
-      "LinearWithGradAccumulationAndAsyncCommunication.forward: get_global_memory_buffer()");
-  step.take(buffer, kBf16Bytes * device.setup.sequence_length / layout.context_parallel *
-                        device.setup.micro_batch_sequences * device.shape.hidden_size);
+  const double tokens = static_cast<double>(device.setup.sequence_length) /
+                        layout.context_parallel * device.setup.micro_batch_sequences;
+  const double output =
+      layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0
+          ? tokens * device.shape.hidden_size
+          : 0;
+  const double experts = device.setup.moe_dispatcher == MoeDispatcher::kAllGather &&
+                                 device.mixture_layers > 0 &&
+                                 layout.tensor_parallel * layout.expert_parallel > 1
+                             ? tokens * layout.expert_parallel * expert_token_width(device.shape)
+                             : 0;
+  if (output <= 0 && experts <= 0) return;
+  const std::size_t buffer =
+      experts > output
+          ? step.term("megatron-moe-gather-buffer", "Experts' token gather buffer (BF16)",
+                      "Megatron-LM, megatron/core/transformer/moe/token_dispatcher.py, "
+                      "MoEAllGatherTokenDispatcher.token_dispatch: "
+                      "gather_from_sequence_parallel_region(use_global_buffer=True), "
+                      "get_global_memory_buffer()")
+          : step.term("megatron-gather-buffer", "Output layer's gather buffer (BF16)",
+                      "Megatron-LM, megatron/core/tensor_parallel/layers.py, "
+                      "LinearWithGradAccumulationAndAsyncCommunication.forward: "
+                      "get_global_memory_buffer()");
+  step.take(buffer, kBf16Bytes * std::max(output, experts));
 }
 
 // Megatron-LM's own terms beyond the gather buffer, in the order the step lists them.
