@@ -88,10 +88,7 @@ constexpr DropoutKeys kPhiDropout = {{"resid_pdrop", 0}, kAttentionDropout, {"em
 constexpr DropoutKeys kNemotronHDropout = {{}, kAttentionDropout, {}, {"hidden_dropout"}};
 
 // A field a multimodal config's text_config may leave to its text model's config class.
-struct TextDefault {
-  const char* key;
-  int value;
-};
+using TextDefault = FieldDefault;
 // Gemma3TextConfig's defaults (configuration_gemma3.py), which Gemma 3's multimodal configs leave
 // out: 8 heads, 4 key/value heads, head_dim 256, 262,208 embedding rows (262,144 tokens and 64
 // rows the vision checkpoints add) and 131,072 positions.

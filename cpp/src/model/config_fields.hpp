@@ -3,6 +3,7 @@
 // part of the public API.
 #pragma once
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -157,6 +158,19 @@ std::string allowed(const WholeField& field);
 
 // The field's value, or nullptr when it is absent or null.
 const Json* present(const Json& config, const char* key);
+
+// A config class's default for a whole-number field (configuration_<type>.py).
+struct FieldDefault {
+  const char* key;
+  int value;
+};
+// Each default put into `config` where the field is absent (a null stays null).
+template <std::size_t N>
+void add_defaults(Json& config, const FieldDefault (&defaults)[N]) {
+  for (const FieldDefault& field : defaults) {
+    if (config.find(field.key) == config.end()) config[field.key] = field.value;
+  }
+}
 
 // Each returns the problem in one sentence naming the field, or "" with `out` set.
 // A field every config must have; null is refused like any other wrong value.

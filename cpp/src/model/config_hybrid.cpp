@@ -239,11 +239,7 @@ std::string read_lfm2_moe_block(const Json& config, ModelShape& shape) {
 }
 
 // MiniMaxConfig's defaults (configuration_minimax.py) for the widths a config leaves out.
-struct MiniMaxDefault {
-  const char* key;
-  int value;
-};
-constexpr MiniMaxDefault kMiniMaxWidths[] = {
+constexpr FieldDefault kMiniMaxWidths[] = {
     {"vocab_size", 32000},     {"hidden_size", 4096},       {"intermediate_size", 14336},
     {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
     {"num_local_experts", 8},  {"num_experts_per_tok", 2}};
@@ -260,9 +256,7 @@ constexpr WholeField kBlockSize = {"block_size", 1, kMaxPositionEmbeddings};
 // shared expert (shared_intermediate_size), which transformers does not build.
 std::string read_minimax_block(const Json& config, ModelShape& shape) {
   Json widths = config;
-  for (const MiniMaxDefault& field : kMiniMaxWidths) {
-    if (widths.count(field.key) == 0) widths[field.key] = field.value;
-  }
+  add_defaults(widths, kMiniMaxWidths);
   Problems problems;
   read_llama_widths(widths, shape, problems);
   problems.add(read_required(widths, kNumLocalExperts, shape.num_experts));

@@ -177,11 +177,7 @@ std::string read_nemotron_experts(const Json& config, ModelShape& shape) {
 }
 
 // JambaConfig's defaults (configuration_jamba.py) for the widths a config leaves out.
-struct JambaDefault {
-  const char* key;
-  int value;
-};
-constexpr JambaDefault kJambaWidths[] = {{"hidden_size", 4096},        {"num_hidden_layers", 32},
+constexpr FieldDefault kJambaWidths[] = {{"hidden_size", 4096},        {"num_hidden_layers", 32},
                                          {"num_attention_heads", 32},  {"num_key_value_heads", 8},
                                          {"intermediate_size", 14336}, {"vocab_size", 65536}};
 
@@ -261,9 +257,7 @@ std::string read_jamba_mamba(const Json& config, ModelShape& shape) {
 // JambaConfig's defaults fill what a config leaves out.
 std::string read_jamba_block(const Json& config, ModelShape& shape) {
   Json widths = config;
-  for (const JambaDefault& field : kJambaWidths) {
-    if (widths.count(field.key) == 0) widths[field.key] = field.value;
-  }
+  add_defaults(widths, kJambaWidths);
   Problems problems;
   read_llama_widths(widths, shape, problems);
   problems.add(read_boolean(config, "tie_word_embeddings", shape.tied_embeddings));
