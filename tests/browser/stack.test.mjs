@@ -118,6 +118,20 @@ describe('Training stack, in Chromium', () => {
     await page.close();
   });
 
+  it("under transformers' stack the readout names the MTP modules it leaves out, offering no tick it refuses", async () => {
+    const { page, problems } = await harness.openPage({
+      query: '?model=qwen3.5-27b&stack=hf&precision=bf16&seq-len=4096',
+    });
+    const text = await readout(page);
+    assert.match(
+      text,
+      /Not trained: Qwen3\.5 27B \(text\)'s multi-token-prediction modules \([\d.]+ M parameters\), which transformers does not build\./,
+    );
+    assert.doesNotMatch(text, /tick "Multi-token prediction"/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('the ideal stack keeps the plate and hides the peaks line', async () => {
     const { page, problems } = await harness.openPage();
     assert.equal(await page.inputValue('#stack'), 'ideal');

@@ -481,6 +481,16 @@ TEST_CASE(
   split = setup;
   split.layout.pipeline_parallel = 2;
   CHECK(estimate_memory(split).answer.setting == "pp");
+  // transformers builds no multi-token-prediction modules: its stacks train none.
+  TrainingSetup mtp = setup_of(parsed(tiny_next()));
+  mtp.stack = Stack::kHf;
+  mtp.precision = Precision::kBf16;
+  CHECK(estimate_memory(mtp).answer.ok());
+  mtp.custom_model.num_mtp_layers = 1;
+  mtp.mtp = true;
+  CHECK(estimate_memory(mtp).answer.setting == "mtp");
+  CHECK(estimate_memory(mtp).answer.message.find("transformers builds no multi-token-prediction "
+                                                 "modules") != std::string::npos);
   for (const Stack stack : {Stack::kMegatron, Stack::kTorchtitan, Stack::kTorchtune}) {
     TrainingSetup other = setup_of(parsed(tiny_next()));
     other.stack = stack;

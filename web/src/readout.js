@@ -57,13 +57,18 @@ export function describeLeftOut(estimator, leftOut) {
   );
 }
 
-/** A model's multi-token-prediction modules, where they are not trained: said, with their count. */
+/**
+ * A model's multi-token-prediction modules, where they are not trained: said, with their count,
+ * and the way to train them only where the setup can (full training under a stack that builds
+ * them: the core refuses them under LoRA and transformers' stacks).
+ */
 export function describeMtp(estimator, estimate) {
   if (!(estimate.mtpParameters > 0) || estimate.setup.mtp) return '';
+  const trainable = estimate.setup.loraRank === 0 && ['ideal', 'megatron'].includes(estimate.setup.stack);
   return (
     ` Not trained: ${estimate.modelName}'s multi-token-prediction modules ` +
-    `(${estimator.formatParameters(estimate.mtpParameters)} parameters), which transformers does not build; ` +
-    'tick "Multi-token prediction" to train them as DeepSeek and Megatron-LM do.'
+    `(${estimator.formatParameters(estimate.mtpParameters)} parameters), which transformers does not build` +
+    (trainable ? '; tick "Multi-token prediction" to train them as DeepSeek and Megatron-LM do.' : '.')
   );
 }
 

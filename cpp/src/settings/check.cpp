@@ -647,6 +647,14 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "Multi-token prediction is counted for full training, not LoRA's: untick it or "
                    "set the LoRA rank to 0.");
   }
+  // transformers builds no multi-token-prediction modules (its models leave mtp.* out of the
+  // checkpoint they load), so no stack that runs its modules trains them.
+  if (setup.mtp && stack_row(setup.stack).transformers_modules) {
+    return refusal(id::kMtp,
+                   "transformers builds no multi-token-prediction modules, so the " +
+                       choice_name(setup.stack) +
+                       " stack trains none: untick it, or choose the ideal or megatron stack.");
+  }
   const Answer layout_answer = check_layout(setup, shape);
   if (!layout_answer.ok()) return layout_answer;
   if (stack_row(setup.stack).pads_vocabulary &&
