@@ -154,6 +154,11 @@ TEST_CASE("jamba fields trainmem cannot count are refused by name") {
   CHECK(refusal(attention) ==
         "config.json: 'attn_layer_offset' must be below attn_layer_period (4, as JambaConfig "
         "requires); it is 4.");
+  std::string heads = tiny_jamba();
+  heads.replace(heads.find(R"("num_attention_heads": 2)"), 24, R"("num_attention_heads": 3)");
+  CHECK(refusal(heads) ==
+        "config.json: 'num_attention_heads' (3) must divide hidden_size (8): JambaAttention's "
+        "heads are hidden_size / num_attention_heads wide.");
   std::string expand = tiny_jamba();
   expand.replace(expand.find(R"("mamba_expand": 2)"), 17, R"("mamba_expand": 1.5)");
   CHECK(refusal(expand).find("'mamba_expand'") != std::string::npos);

@@ -721,6 +721,15 @@ void read_llama_widths(const Json& config, ModelShape& shape, Problems& problems
   problems.add(read_optional(config, kHeadDim, shape.head_dim));
 }
 
+std::string head_dim_from_hidden_size(ModelShape& shape, const char* why) {
+  if (shape.hidden_size % shape.num_attention_heads != 0) {
+    return "'num_attention_heads' (" + std::to_string(shape.num_attention_heads) +
+           ") must divide hidden_size (" + std::to_string(shape.hidden_size) + "): " + why + ".";
+  }
+  shape.head_dim = shape.hidden_size / shape.num_attention_heads;
+  return {};
+}
+
 bool multimodal_model_type(const std::string& model_type) {
   const ModelType* type = model_type_row(model_type);
   return type != nullptr && type->block == Block::kMultimodal;

@@ -415,8 +415,11 @@ std::string read_hunyuan_v1_moe_block(const Json& config, ModelShape& shape) {
   if (present(config, kHeadDim.key) == nullptr) {
     shape.head_dim = 0;
     problems.add(read_optional(config, kAttentionHeadDim, shape.head_dim));
-    if (shape.head_dim == 0 && shape.hidden_size % shape.num_attention_heads == 0) {
-      shape.head_dim = shape.hidden_size / shape.num_attention_heads;
+    if (shape.head_dim == 0) {
+      problems.add(head_dim_from_hidden_size(
+          shape,
+          "Hunyuan's heads are hidden_size / num_attention_heads wide where neither "
+          "head_dim nor attention_head_dim is given"));
     }
   }
   bool attention_bias = false;

@@ -266,12 +266,11 @@ std::string read_minimax_block(const Json& config, ModelShape& shape) {
   problems.add(read_optional(config, kBlockSize, block));
   if (problems.any()) return problems.first();
   if (shape.head_dim == 0) {
-    if (shape.hidden_size % shape.num_attention_heads != 0) {
-      return "'num_attention_heads' (" + std::to_string(shape.num_attention_heads) +
-             ") must divide hidden_size (" + std::to_string(shape.hidden_size) +
-             ") where head_dim is not given.";
-    }
-    shape.head_dim = shape.hidden_size / shape.num_attention_heads;
+    const std::string heads = head_dim_from_hidden_size(
+        shape,
+        "MiniMax's heads are hidden_size / num_attention_heads wide where head_dim is not "
+        "given");
+    if (!heads.empty()) return heads;
   }
   if (const Json* shared = present(config, "shared_intermediate_size");
       shared != nullptr && !(shared->is_number() && shared->get<double>() == 0)) {

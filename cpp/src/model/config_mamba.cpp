@@ -264,12 +264,9 @@ std::string read_jamba_block(const Json& config, ModelShape& shape) {
   if (problems.any()) return problems.first();
   // JambaAttention's heads are h / a wide (it reads no head_dim), and it raises a ValueError
   // where they do not divide h.
-  if (shape.hidden_size % shape.num_attention_heads != 0) {
-    return "'num_attention_heads' (" + std::to_string(shape.num_attention_heads) +
-           ") must divide hidden_size (" + std::to_string(shape.hidden_size) +
-           "): JambaAttention's heads are hidden_size / num_attention_heads wide.";
-  }
-  shape.head_dim = shape.hidden_size / shape.num_attention_heads;
+  const std::string heads = head_dim_from_hidden_size(
+      shape, "JambaAttention's heads are hidden_size / num_attention_heads wide");
+  if (!heads.empty()) return heads;
   if (const Json* activation = present(config, "hidden_act");
       activation != nullptr &&
       !(activation->is_string() &&

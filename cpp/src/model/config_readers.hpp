@@ -13,6 +13,9 @@ namespace trainmem {
 // hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads (default the heads),
 // intermediate_size, vocab_size and head_dim, as the Llama family names them.
 void read_llama_widths(const Json& config, ModelShape& shape, Problems& problems);
+// The heads' width where the modeling code takes it as h / a: set, or refused (saying `why`)
+// where a does not divide h.
+std::string head_dim_from_hidden_size(ModelShape& shape, const char* why);
 
 // OPTLearnedPositionalEmbedding keeps max_position_embeddings + 2 rows: fairseq's offset for the
 // padding index (transformers' modeling_opt.py, `self.offset = 2`).
