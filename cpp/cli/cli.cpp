@@ -285,10 +285,18 @@ std::pair<const View*, const View*> views_asked(const Given& given) {
   return {view, second_view};
 }
 
+// A choice a flag brought with it (--cp-comm-type a2a: --stack megatron), to be said.
+struct ImpliedSetting {
+  std::string flag;        // the flag given: "--cp-comm-type"
+  BroughtSetting setting;  // the choice it brought: stack, megatron
+};
+
 // The setup the flags give, through the core, one given setting at a time in the table's order;
 // a setting whose choice another requires is selected first (--device-gb selects --device
-// custom). The exit status of a refusal, said on `err`, where there is one.
-std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::ostream& err) {
+// custom), and each such choice that changes the setup is kept in `implied`, to be said. The exit
+// status of a refusal, said on `err`, where there is one.
+std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::ostream& err,
+                               std::vector<ImpliedSetting>& implied) {
   if (given.config->count() > 0) {
     const ConfigFile file = read_config_file(given.config_path);
     if (!file.ok) return bad_input(err, "--config: " + file.problem);
@@ -311,9 +319,10 @@ std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::os
             << given.texts.at(required->id) << "\n";
         return kExitBadInput;
       }
-      if (!given.has(required->id)) {
+      if (!given.has(required->id) && setting_text(setup, required->id) != values.front()) {
         const Answer selected = apply_setting(setup, required->id, values.front());
         if (!selected.ok()) return refused(selected, err);
+        implied.push_back({flag_of(setting), {required->id, values.front()}});
       }
     }
     std::string text = given.texts.at(setting.id);
@@ -330,6 +339,22 @@ std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::os
 }
 
 // "The hf stack runs its own where no flag chose: --loss fp32-upcast, --precision bf16."
+// "--cp-comm-type brought --stack megatron, the choice it needs (give --stack to choose
+// otherwise).", or several joined by "; ".
+std::string implied_sentence(const std::vector<ImpliedSetting>& implied) {
+  std::string said;
+  for (const ImpliedSetting& each : implied) {
+    said += (said.empty() ? "" : "; ") + each.flag + " brought " +
+            flag_of(*find_setting(each.setting.setting_id)) + " " + each.setting.text;
+  }
+  return said + (implied.size() == 1
+                     ? ", the choice it needs (give " +
+                           flag_of(*find_setting(implied.front().setting.setting_id)) +
+                           " to choose otherwise)."
+                     : ", the choices they need (give those flags to choose "
+                       "otherwise).");
+}
+
 std::string brought_sentence(const TrainingSetup& setup,
                              const std::vector<BroughtSetting>& brought) {
   std::string flags;
@@ -416,7 +441,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   if (!problem.empty()) return bad_input(err, problem);
 
   TrainingSetup setup;
-  if (const std::optional<int> refusal = build_setup(given, setup, err)) return *refusal;
+  std::vector<ImpliedSetting> implied;
+  if (const std::optional<int> refusal = build_setup(given, setup, err, implied)) return *refusal;
   if (given.launch->count() > 0) return run_launch(given, setup, out, err);
   // The stack's own loss and precision where no flag chose them, said.
   // A flag chooses its setting, and the choice it brings with it (--loss-chunks: the chunked loss).
@@ -427,8 +453,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     }
     return false;
   };
-  const std::vector<BroughtSetting> brought = bring_stack_defaults(setup, chosen);
-  if (!given.json && !brought.empty()) out << brought_sentence(setup, brought) << "\n\n";
+  std::vector<BroughtSetting> brought;
+  for (const ImpliedSetting& each : implied) brought.push_back(each.setting);
+  const std::vector<BroughtSetting> defaults = bring_stack_defaults(setup, chosen);
+  brought.insert(brought.end(), defaults.begin(), defaults.end());
+  if (!given.json && !implied.empty()) out << implied_sentence(implied) << "\n";
+  if (!given.json && !defaults.empty()) out << brought_sentence(setup, defaults) << "\n";
+  if (!given.json && !brought.empty()) out << "\n";
   if (view != nullptr) return view->print(setup, given.json, out, err);
   const Estimate estimate = estimate_memory(setup);
   if (!estimate.answer.ok()) return refused(quoted(given, estimate.answer), err);

@@ -843,3 +843,25 @@ TEST_CASE("cli: a stack brings its own loss and precision where no flag chose th
   // The ideal stack brings nothing.
   CHECK(run({"--model", "llama3.2-1b", "--seq-len", "1024"}).out.rfind("Llama 3.2 1B", 0) == 0);
 }
+
+TEST_CASE("cli: a choice a flag brings with it is said, in the table and in the JSON") {
+  // --cp-comm-type is Megatron-LM's: given alone it brings --stack megatron, said above the table.
+  const CliRun table = run({"--model", "qwen3-30b-a3b", "--cp-comm-type", "a2a"});
+  CHECK(table.status != kExitBadInput);
+  CHECK(table.out.rfind("--cp-comm-type brought --stack megatron, the choice it needs (give "
+                        "--stack to choose otherwise).\n",
+                        0) == 0);
+  const CliRun json = run({"--model", "qwen3-30b-a3b", "--moe-dispatcher", "allgather", "--ep", "8",
+                           "--dp", "8", "--json"});
+  CHECK(json.status != kExitBadInput);
+  CHECK(nlohmann::json::parse(json.out)["brought"] ==
+        nlohmann::json::array({{{"flag", "--stack"}, {"value", "megatron"}}}));
+  // Two flags, two choices, one sentence.
+  CHECK(run({"--cp-comm-type", "a2a", "--device-gb", "96"})
+            .out.rfind("--device-gb brought --device custom; --cp-comm-type brought --stack "
+                       "megatron, the choices they need (give those flags to choose otherwise).\n",
+                       0) == 0);
+  // A choice the reader gave is not brought, and is not said.
+  CHECK(run({"--stack", "megatron", "--cp-comm-type", "a2a"}).out.find("brought") ==
+        std::string::npos);
+}
