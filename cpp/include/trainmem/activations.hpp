@@ -97,6 +97,14 @@ inline bool cp_all_to_all_saves_output(const TrainingSetup& setup) {
   return setup.cp_comm_type == CpCommType::kA2a && setup.layout.context_parallel > 1;
 }
 
+// Whether a mixture's tokens are gathered across devices by Megatron-LM's all-gather token
+// dispatcher (options.hpp, MoeDispatcher): its t·ep group holds more than one device, or nothing is
+// gathered and the layer runs as under the all-to-all at ep 1.
+inline bool gathers_expert_tokens(const TrainingSetup& setup) {
+  return setup.moe_dispatcher == MoeDispatcher::kAllGather &&
+         setup.layout.tensor_parallel * setup.layout.expert_parallel > 1;
+}
+
 // Which way context parallelism's all-to-all made a tensor, if it did.
 enum class Exchange { kNone, kIntoAttention, kOutOfAttention };
 

@@ -416,8 +416,7 @@ void LlamaBlock::add_mlp_norm(SavedTensors& saved) const {
 // The norm's output: the router's, and the MLP's or each routed expert's copy of it.
 void LlamaBlock::add_mlp_input(SavedTensors& saved) const {
   const Words mlp_input_readers = shape.gated_mlp ? "gate and up projections" : "up projection";
-  if (shape.num_experts > 1 && setup.moe_dispatcher == MoeDispatcher::kAllGather &&
-      setup.layout.tensor_parallel * setup.layout.expert_parallel > 1) {
+  if (shape.num_experts > 1 && gathers_expert_tokens(setup)) {
     // MoEAllGatherTokenDispatcher: the group's t·ep·(T/t) tokens' map to this device's E/ep
     // experts, transposed and kept by masked_select for the routed probabilities' gradient.
     saved.add("dispatch-local-map", "The all-gather dispatcher's map of the group's tokens",

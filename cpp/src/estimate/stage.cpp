@@ -611,11 +611,10 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
   }
   if (kBeyondThePlate && setup.lora_rank > 0) add_adapter_intermediates(shape, setup, pen, layer);
   if (kBeyondThePlate && shape.num_experts > 1) {
-    if (setup.moe_dispatcher == MoeDispatcher::kAllGather) {
-      if (setup.layout.tensor_parallel * setup.layout.expert_parallel > 1) {
-        layer.dispatch = all_gather_buffers(shape, setup, layer, pen);
-      }
-    } else if (setup.layout.expert_parallel > 1) {
+    if (gathers_expert_tokens(setup)) {
+      layer.dispatch = all_gather_buffers(shape, setup, layer, pen);
+    } else if (setup.moe_dispatcher == MoeDispatcher::kAllToAll &&
+               setup.layout.expert_parallel > 1) {
       layer.dispatch = all_to_all_buffers(shape, setup, layer, pen);
     }
   }

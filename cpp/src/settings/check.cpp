@@ -13,6 +13,7 @@
 #include "settings/check_sparse.hpp"
 #include "stacks/stack_rows.hpp"
 #include "stacks/stack_run.hpp"
+#include "trainmem/activations.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/fp8.hpp"
@@ -394,8 +395,8 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
   // MoEAllGatherTokenDispatcher gathers over the expert tensor-and-model-parallel group, etp·ep;
   // the count takes it to be t·ep, as where etp is t (Megatron-LM's default), and takes the
   // capacity-free routing.
-  if (setup.moe_dispatcher == MoeDispatcher::kAllGather && shape->num_experts > 1 &&
-      t * layout.expert_parallel > 1 && expert_tensor_parallel_of(layout) != t) {
+  if (gathers_expert_tokens(setup) && shape->num_experts > 1 &&
+      expert_tensor_parallel_of(layout) != t) {
     return refusal(id::kExpertTensorParallel,
                    "The all-gather token dispatcher is counted where the experts' tensor "
                    "parallelism is t (" +

@@ -183,9 +183,7 @@ void take_output_gather_buffer(Step& step, const StepDevice& device) {
       layout.sequence_parallel && layout.tensor_parallel > 1 && device.logit_count > 0
           ? tokens * device.shape.hidden_size
           : 0;
-  const double experts = device.setup.moe_dispatcher == MoeDispatcher::kAllGather &&
-                                 device.mixture_layers > 0 &&
-                                 layout.tensor_parallel * layout.expert_parallel > 1
+  const double experts = gathers_expert_tokens(device.setup) && device.mixture_layers > 0
                              ? tokens * layout.expert_parallel * expert_token_width(device.shape)
                              : 0;
   if (output <= 0 && experts <= 0) return;
