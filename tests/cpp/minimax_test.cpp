@@ -145,6 +145,11 @@ TEST_CASE("minimax fields trainmem cannot count are refused by name") {
   CHECK(refusal(tiny_minimax(R"("shared_intermediate_size": 8)")) ==
         "config.json: 'shared_intermediate_size' must be 0: transformers' minimax builds no "
         "shared expert; it is 8.");
+  std::string one = tiny_minimax();
+  one.replace(one.find(R"("num_local_experts": 2)"), 22, R"("num_local_experts": 1)");
+  CHECK(refusal(one) ==
+        "config.json: 'num_local_experts' must be from 2 to 1,024: every MiniMax layer is a "
+        "mixture of experts; it is 1.");
   std::string remote = tiny_minimax();
   remote.replace(remote.find(R"("minimax")"), 9, R"("minimax_m1")");
   CHECK(refusal(remote).find("whose lightning attention has no training path") !=

@@ -278,6 +278,12 @@ std::string read_minimax_block(const Json& config, ModelShape& shape) {
            "it is " +
            describe(*shared) + ".";
   }
+  // Every layer a mixture (MiniMaxSparseMoeBlock, Mixtral's), so no dense layers to name.
+  if (shape.num_experts < 2) {
+    return "'num_local_experts' must be from 2 to " + format_count(kMaxExperts) +
+           ": every MiniMax layer is a mixture of experts; it is " +
+           std::to_string(shape.num_experts) + ".";
+  }
   problems.add(check_mixture_counts(shape, "num_local_experts", "MiniMax"));
   problems.add(read_layer_types(config, kFullAttention, "linear_attention", shape));
   if (problems.any()) return problems.first();
