@@ -42,10 +42,19 @@ describe('exploration views, in Chromium', () => {
   ]) {
     it(`names the peak's own moment under the step chart, where its sentence puts it (${viewport.width} px)`, async () => {
       const { page, problems } = await harness.openPage({ viewport });
-      for (const recompute of ['none', 'full']) {
+      // The peak moves from the forward pass's last layer to its recomputation; the sentence and
+      // the chart are drawn together, once the reopened view has its answer (until then the
+      // sentence is the last one drawn).
+      for (const [recompute, moment] of [
+        ['none', 'at forward, layer 32'],
+        ['full', 'at recompute, layer 32'],
+      ]) {
         await page.selectOption('#recompute', recompute);
         await page.click('#timeline summary');
-        await page.waitForFunction(() => document.getElementById('timeline-summary').textContent !== '');
+        await page.waitForFunction(
+          (words) => document.getElementById('timeline-summary').textContent.includes(words),
+          moment,
+        );
         const [, phase, layer] = (await page.textContent('#timeline-summary')).match(/at (\w+), layer (\d+)/);
         const named = await page.evaluate(() => globalThis.trainmemPage.timeline.namedMoments());
         assert.ok(named.includes(`${phase} ${layer}`), `${named.join(' | ')} lacks ${phase} ${layer}`);
