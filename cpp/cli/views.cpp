@@ -71,6 +71,10 @@ std::string state_label(const TermRow& row, const Estimate& estimate) {
     }
     return std::string(row.label) + " (adapters, " + per_parameter_text(per) + ")";
   }
+  // --fp8-param-gather: the linear layers' weights are FP8 parameters, in the FP8 term.
+  if (setup.fp8_param_gather && row.term == Term::kWeights) {
+    return "Weights (" + per_parameter_text(per) + ", 0 in FP8 GEMMs)";
+  }
   const bool plate_recipe = setup.precision == plate.precision &&
                             setup.optimizer == plate.optimizer && estimate.stack_terms.empty();
   if (!plate_recipe) return std::string(row.label) + " (" + per_parameter_text(per) + ")";
@@ -79,6 +83,22 @@ std::string state_label(const TermRow& row, const Estimate& estimate) {
   }
   return std::string(row.label) + " (" + (per == kFp32Bytes ? "FP32, " : "BF16, ") +
          per_parameter_text(per) + ")";
+}
+
+// The model states' total row: their bytes per parameter where one figure says it.
+std::string model_states_label(const Estimate& estimate) {
+  const TrainingSetup& setup = estimate.setup;
+  const BytesPerParameter& per = estimate.bytes_per_parameter;
+  if (setup.lora_rank > 0) return "Model states";
+  if (setup.optimizer_in_backward) {
+    return "Model states (" + per_parameter_text(per.total) + " and one gradient)";
+  }
+  // The FP8 GEMMs' weights are FP8 parameters, in the FP8 term: theirs hold no BF16 weight.
+  if (setup.fp8_param_gather) {
+    return "Model states (" + fixed(per.total - per.weights, 0) + " to " +
+           per_parameter_text(per.total) + ")";
+  }
+  return "Model states (" + per_parameter_text(per.total) + ")";
 }
 
 void print_header(const Estimate& estimate, std::ostream& out) {
@@ -191,12 +211,7 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
     }
   }
   out << "  " << std::string(56, '-') << "\n";
-  print_row(out,
-            setup.lora_rank > 0
-                ? std::string("Model states")
-                : "Model states (" + per_parameter_text(estimate.bytes_per_parameter.total) +
-                      (setup.optimizer_in_backward ? " and one gradient)" : ")"),
-            bytes.model_states());
+  print_row(out, model_states_label(estimate), bytes.model_states());
   print_row(out,
             answers_another_stage(estimate) ? "Total on this stage's device"
             : estimate.num_devices > 1      ? "Total on the most loaded device"

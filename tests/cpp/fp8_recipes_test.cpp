@@ -9,6 +9,7 @@
 
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/fp8.hpp"
 #include "trainmem/launch.hpp"
 #include "trainmem/settings.hpp"
@@ -150,4 +151,101 @@ TEST_CASE("fp8 recipes: a Megatron-LM line's FP8 flags are read, or refused by n
   CHECK(blockwise.answer.setting == "--fp8-recipe");
   CHECK(blockwise.answer.message ==
         "--fp8-recipe blockwise is not modelled: delayed (the default), tensorwise or mxfp8.");
+}
+
+TEST_CASE("fp8 param gather: the linear weights are FP8 parameters, with no BF16 copy, by hand") {
+  // Under the megatron stack the tiny model's vocabulary is padded to 128 rows: 5,552 parameters,
+  // of which the layer's 1,408 FP8 values now hold no BF16 weight; the FP8 term, the parameter
+  // itself, is as before. (The terms' bytes are the replay's blocks, rounded: the arithmetic
+  // says the count.)
+  TrainingSetup setup = tiny(Fp8Recipe::kDelayed, "h100");
+  setup.stack = Stack::kMegatron;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 1;
+  setup.fp8_param_gather = true;
+  std::string weights;
+  std::string fp8;
+  for (const TermArithmetic& term : explain_estimate(setup)) {
+    if (term.term == "weights") weights = term.formula + " | " + term.source;
+    if (term.term == "fp8Weights") fp8 = term.formula + " | " + term.source;
+  }
+  CHECK(weights.rfind("2 B × 4,144 parameters outside the FP8 GEMMs = ", 0) == 0);
+  CHECK(weights.find("--fp8-param-gather: the linear layers' weights are FP8 parameters") !=
+        std::string::npos);
+  CHECK(fp8.rfind("2 × 1 B × 1,408 FP8 GEMM weights (each FP8 weight and its transpose) + 60 B × "
+                  "4 GEMMs' scaling state",
+                  0) == 0);
+  CHECK(fp8.find("the linear weights are FP8 parameters (--fp8-param-gather") != std::string::npos);
+  const Estimate parameters = ok(setup);
+  setup.fp8_param_gather = false;
+  const Estimate copies = ok(setup);
+  for (const Term term :
+       {Term::kFp8Weights, Term::kGradients, Term::kMasterWeights, Term::kOptimizerStates}) {
+    CHECK(parameters.bytes[term] == copies.bytes[term]);
+  }
+}
+
+TEST_CASE("fp8 param gather: the megatron stack's peak gives back the BF16 weights") {
+  // Llama 3 8B at t 8: 32 layers × 218,103,808 / 8 FP8 values, 2 B each no longer held.
+  TrainingSetup setup;
+  setup.stack = Stack::kMegatron;
+  setup.sequence_length = 4096;
+  setup.layout.tensor_parallel = 8;
+  setup.layout.sequence_parallel = true;
+  setup.layout.data_parallel = 4;
+  setup.layout.zero_stage = 1;
+  setup.precision = Precision::kFp8Mixed;
+  const Estimate copies = ok(setup);
+  setup.fp8_param_gather = true;
+  const Estimate parameters = ok(setup);
+  const double bf16 = 2 * 32 * 218103808.0 / 8;
+  CHECK(copies.bytes[Term::kWeights] - parameters.bytes[Term::kWeights] == bf16);
+  CHECK(copies.peak_allocated_bytes - parameters.peak_allocated_bytes ==
+        doctest::Approx(bf16).epsilon(0.02));
+}
+
+TEST_CASE("fp8 param gather: refused off the megatron stack, off fp8-mixed, and off ZeRO 1") {
+  TrainingSetup setup = tiny(Fp8Recipe::kDelayed, "h100");
+  setup.fp8_param_gather = true;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 1;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kFp8ParamGather);
+  setup.stack = Stack::kMegatron;
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.precision = Precision::kBf16Mixed;
+  CHECK(estimate_memory(setup).answer.message ==
+        "--fp8-param-gather is Megatron-LM's, under fp8-mixed and its distributed optimiser "
+        "(ZeRO 1); choose those, or turn it off.");
+  setup.precision = Precision::kFp8Mixed;
+  setup.layout.zero_stage = 0;
+  CHECK(estimate_memory(setup).answer.message ==
+        "Megatron-LM gathers FP8 parameters only through its distributed optimiser: set ZeRO 1 "
+        "(--use-distributed-optimizer), or turn --fp8-param-gather off.");
+}
+
+TEST_CASE("fp8 param gather: a Megatron-LM line's --fp8-param-gather is read, with MXFP8's rule") {
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --seq-length 4096 --swiglu --normalization RMSNorm "
+      "--position-embedding-type rope --disable-bias-linear --bf16 --micro-batch-size 1 "
+      "--vocab-size 32000 --use-distributed-optimizer --fp8-param-gather";
+  const LaunchConfig delayed = read_launch_config(line + " --fp8-format hybrid", {}, {});
+  REQUIRE_MESSAGE(delayed.answer.ok(), delayed.answer.message);
+  CHECK(delayed.setup.fp8_param_gather);
+  CHECK(delayed.not_understood.empty());
+  CHECK(estimate_memory(delayed.setup).answer.ok());
+  // FP8 parameters need FP8 training (transformer_config.py).
+  const LaunchConfig bf16 = read_launch_config(line, {}, {});
+  CHECK(bf16.answer.setting == "--fp8-param-gather");
+  // MXFP8's are gathered through the gradient buffer, which its own flag turns on.
+  const std::string mxfp8 = line + " --fp8-format e4m3 --fp8-recipe mxfp8";
+  CHECK(read_launch_config(mxfp8, {}, {}).answer.setting == "--fp8-param-gather");
+  const LaunchConfig reused =
+      read_launch_config(mxfp8 + " --reuse-grad-buf-for-mxfp8-param-ag", {}, {});
+  REQUIRE_MESSAGE(reused.answer.ok(), reused.answer.message);
+  CHECK(reused.setup.fp8_param_gather);
+  CHECK(reused.setup.fp8_recipe == Fp8Recipe::kMxfp8);
+  CHECK(
+      read_launch_config(line + " --fp8-format hybrid --reuse-grad-buf-for-mxfp8-param-ag", {}, {})
+          .answer.setting == "--reuse-grad-buf-for-mxfp8-param-ag");
 }

@@ -660,10 +660,9 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
       read_ok("# Launch pretrain_gpt.py on one node\n" + line +
               "--vocab-size 32000 --normalization \"RMSNorm\" 2>&1 | tee log.txt\n");
   CHECK(shell.setup.custom_model.vocab_size == 32000);
-  check_refused(line + "--vocab-size 32000 --fp8-format hybrid --fp8-param-gather",
-                "--fp8-param-gather",
-                "--fp8-param-gather keeps the parameters themselves in FP8, which is not "
-                "modelled: FP8 copies beside BF16 parameters are.");
+  check_refused(line + "--vocab-size 32000 --fp8-param-gather", "--fp8-param-gather",
+                "--fp8-param-gather makes FP8 parameters, which Megatron-LM builds under FP8 "
+                "training alone: add --fp8-format (e4m3 or hybrid), or remove it.");
   std::string fp32 = line + "--vocab-size 32000";
   fp32.replace(fp32.find("--bf16 "), 7, "");
   check_refused(fp32, "--bf16",

@@ -137,7 +137,11 @@ export function describe(estimator, estimate, leftOut) {
         `${estimator.formatParameters(estimate.numParameters)} parameters` +
         (setup.optimizerInBackward
           ? ` and the largest one's gradient, ${format(bytes.gradientsBytes)}, stepped in the backward pass)`
-          : ')');
+          : // --fp8-param-gather: the linear weights are FP8 parameters, counted with the FP8 term.
+            setup.fp8ParamGather === true
+            ? `, less the ${formatPerParameter(estimate.bytesPerParameter.weights)} bytes of BF16 weights ` +
+              'the FP8 linear weights do not keep)'
+            : ')');
   // What is held alongside the states through the step or its passes, where some is.
   const alongside = [...onDevice('alongside'), ...onDevice('inPasses')]
     .filter((term) => bytes[term.apiKey] > 0)

@@ -74,4 +74,9 @@ struct Fp8Layer {
 };
 Fp8Layer fp8_layer(const ModelShape& shape, const ParallelLayout& layout, bool dense_layer);
 
+// The FP8 GEMMs of `layers` layers from `first_layer` (a pipeline stage's), on one device: their
+// weights' values and their GEMMs.
+Fp8Layer fp8_layers(const ModelShape& shape, const ParallelLayout& layout, double first_layer,
+                    double layers);
+
 }  // namespace trainmem

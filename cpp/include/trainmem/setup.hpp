@@ -193,6 +193,10 @@ struct TrainingSetup {
   int optimizer_instances = 1;
   // Transformer Engine's FP8 recipe under fp8-mixed (options.hpp).
   Fp8Recipe fp8_recipe = Fp8Recipe::kDelayed;
+  // Megatron-LM's --fp8-param-gather under fp8-mixed: Transformer Engine builds the linear layers'
+  // weights as FP8 tensors (fp8_model_init), the FP8 copy is the parameter and no BF16 one is
+  // kept; the distributed optimiser gathers them in FP8 and casts its FP32 shards into them.
+  bool fp8_param_gather = false;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).

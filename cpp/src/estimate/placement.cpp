@@ -7,6 +7,7 @@
 
 #include "stacks/stack_rows.hpp"
 #include "text/figure.hpp"
+#include "trainmem/fp8.hpp"
 
 namespace trainmem {
 
@@ -135,6 +136,9 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
     const StageLayers held = stage_layers(shape, layout, placement, first_layer, layers);
     stage.parameters = held.parameters;
     stage.expert_parameters = held.expert_parameters;
+    if (setup.fp8_param_gather) {
+      stage.fp8_parameters = fp8_layers(shape, layout, first_layer, layers).weights;
+    }
     return stage;
   };
   placement.first = stage_at(StageRole::kFirst, 0, 0, split.first);

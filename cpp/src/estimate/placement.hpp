@@ -46,6 +46,9 @@ struct StagePlacement {
   double root_parameters = 0;          // the embedding, positions, output layer and final norm here
                                        // (and the multi-token-prediction modules, trained)
   double mtp_layers = 0;  // the multi-token-prediction modules here, each a layer's activations
+  // Under --fp8-param-gather, the layers' FP8 GEMM weights among `parameters` (fp8_layers): FP8
+  // parameters, held in the FP8 term, not as BF16 weights.
+  double fp8_parameters = 0;
   StageParameters split;
 };
 

@@ -399,12 +399,9 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
   const ParallelLayout& layout = setup.layout;
   const bool held = layout.zero_stage < 3;
   const double cache_bytes = fp8_weight_cache_bytes_per_value(setup);
-  const Fp8Layer mixture_layer = fp8_layer(shape, layout, false);
-  const Fp8Layer dense_layer = fp8_layer(shape, layout, true);
-  const double dense_here = dense_layers_between(shape, stage.first_layer, stage.layers);
-  const double mixture_here = stage.layers - dense_here;
-  const double weights = mixture_here * mixture_layer.weights + dense_here * dense_layer.weights;
-  const double gemms = mixture_here * mixture_layer.gemms + dense_here * dense_layer.gemms;
+  const Fp8Layer here = fp8_layers(shape, layout, stage.first_layer, stage.layers);
+  const double weights = here.weights;
+  const double gemms = here.gemms;
   const Fp8Recipe recipe = setup.fp8_recipe;
   const Figure cache =
       !held ? pen.said(
@@ -433,7 +430,8 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
                                                : std::string("nothing beyond the block scales")) +
            " × 4 B)";
   });
-  ledger.add(Term::kFp8Weights, cache + scaling, [recipe, history] {
+  const bool parameters = setup.fp8_param_gather;
+  ledger.add(Term::kFp8Weights, cache + scaling, [recipe, history, parameters] {
     const std::string kept =
         recipe == Fp8Recipe::kMxfp8
             ? "an MXFP8 copy of each linear weight in both orientations, each with its E8M0 "
@@ -452,6 +450,21 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
                   ")"
         : recipe == Fp8Recipe::kTensorwise ? "Float8CurrentScaling's scale and amax per FP8 tensor"
                                            : "no per-tensor scaling state";
+    if (parameters) {
+      // Megatron-LM's --fp8-param-gather (megatron/core/fp8_utils.py, get_fp8_context with
+      // is_init: fp8_model_init): Transformer Engine quantises each GEMM weight as it is made
+      // (module/base.py, reset_parameters; the BF16 value kept on the host until the distributed
+      // optimiser has cloned its FP32 shard) and keeps the column-wise copy after each gather
+      // (post_all_gather_processing).
+      const std::string orientations =
+          recipe == Fp8Recipe::kMxfp8
+              ? "each in both orientations with its E8M0 scales"
+              : "each with its transpose where cuBLAS runs only TN FP8 GEMMs (Hopper)";
+      return "the linear weights are FP8 parameters (--fp8-param-gather: Transformer Engine's "
+             "fp8_model_init, module/base.py reset_parameters), " +
+             orientations + ", with no BF16 copy on the device, and " + state +
+             "; the embedding, the output layer, the norms and the router stay BF16";
+    }
     return "Transformer Engine keeps the BF16 parameter and " + kept + ", and " + state +
            "; the router stays BF16. Under ZeRO-3 the weights are cast to FP8 per gathered layer "
            "(torchao's enable_fsdp_float8_all_gather gathers 1 B per weight instead of 2), "

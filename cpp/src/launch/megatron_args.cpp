@@ -104,6 +104,7 @@ const std::set<std::string>& switches() {
                                               "--defer-embedding-wgrad-compute",
                                               "--moe-pad-expert-input-to-capacity",
                                               "--fp8-param-gather",
+                                              "--reuse-grad-buf-for-mxfp8-param-ag",
                                               "--account-for-embedding-in-pipeline-split",
                                               "--account-for-loss-in-pipeline-split",
                                               "--moe-shared-expert-gate",
@@ -635,18 +636,21 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup) {
 // Dropout, precision, the loss, attention and the optimiser.
 // FP8 training (--fp8-format e4m3 or hybrid, both one byte a value) under Transformer Engine's
 // recipe (--fp8-recipe, delayed by default; blockwise and custom are not modelled), its weights
-// kept in BF16 beside their FP8 copies (--fp8-param-gather, FP8 parameters, is not modelled).
+// kept in BF16 beside their FP8 copies, or with --fp8-param-gather FP8 parameters.
 void read_fp8(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes) {
   const auto format = flags.get("--fp8-format", flag_text());
-  if (!format) return;
-  if (*format != "e4m3" && *format != "hybrid") {
-    flags.fault("--fp8-format", "--fp8-format must be e4m3 or hybrid.");
+  setup.fp8_param_gather = flags.has("--fp8-param-gather");
+  if (!format) {
+    // transformer_config.py: "fp8_param must be used together with fp8 mode".
+    if (setup.fp8_param_gather) {
+      flags.fault("--fp8-param-gather",
+                  "--fp8-param-gather makes FP8 parameters, which Megatron-LM builds under FP8 "
+                  "training alone: add --fp8-format (e4m3 or hybrid), or remove it.");
+    }
     return;
   }
-  if (flags.has("--fp8-param-gather")) {
-    flags.fault("--fp8-param-gather",
-                "--fp8-param-gather keeps the parameters themselves in FP8, which is not "
-                "modelled: FP8 copies beside BF16 parameters are.");
+  if (*format != "e4m3" && *format != "hybrid") {
+    flags.fault("--fp8-format", "--fp8-format must be e4m3 or hybrid.");
     return;
   }
   const std::string recipe = flags.get("--fp8-recipe", flag_text()).value_or("delayed");
@@ -660,6 +664,25 @@ void read_fp8(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& 
     flags.fault("--fp8-recipe", "--fp8-recipe " + recipe.substr(0, 20) +
                                     " is not modelled: delayed (the default), tensorwise or "
                                     "mxfp8.");
+    return;
+  }
+  // MXFP8 parameters are gathered through the gradient buffer (param_and_grad_buffer.py: the
+  // shared buffer), which the flag below turns on; without it DDP remaps each parameter's storage
+  // into its own buffer, which Transformer Engine refuses for MXFP8 tensors (tensor/utils.py,
+  // replace_raw_data: "not supported yet").
+  const bool reuses_gradients = flags.has("--reuse-grad-buf-for-mxfp8-param-ag");
+  if (setup.fp8_param_gather && setup.fp8_recipe == Fp8Recipe::kMxfp8 && !reuses_gradients) {
+    flags.fault("--fp8-param-gather",
+                "MXFP8 parameters are gathered through the gradient buffer: add "
+                "--reuse-grad-buf-for-mxfp8-param-ag, as Megatron-LM needs with --fp8-recipe "
+                "mxfp8 and --fp8-param-gather.");
+    return;
+  }
+  if (reuses_gradients && !(setup.fp8_param_gather && setup.fp8_recipe == Fp8Recipe::kMxfp8)) {
+    // distributed_data_parallel_config.py: the reuse needs --fp8-param-gather (and is MXFP8's).
+    flags.fault("--reuse-grad-buf-for-mxfp8-param-ag",
+                "--reuse-grad-buf-for-mxfp8-param-ag is MXFP8's with --fp8-param-gather: set "
+                "--fp8-recipe mxfp8 and --fp8-param-gather, or remove it.");
     return;
   }
   // An amax history keeps one value at least (DelayedScaling's amax_history_len).

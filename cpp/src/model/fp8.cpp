@@ -65,4 +65,14 @@ Fp8Layer fp8_layer(const ModelShape& shape, const ParallelLayout& layout, bool d
   return layer;
 }
 
+Fp8Layer fp8_layers(const ModelShape& shape, const ParallelLayout& layout, double first_layer,
+                    double layers) {
+  const Fp8Layer mixture_layer = fp8_layer(shape, layout, false);
+  const Fp8Layer dense_layer = fp8_layer(shape, layout, true);
+  const double dense = dense_layers_between(shape, first_layer, layers);
+  const double mixture = layers - dense;
+  return {mixture * mixture_layer.weights + dense * dense_layer.weights,
+          mixture * mixture_layer.gemms + dense * dense_layer.gemms};
+}
+
 }  // namespace trainmem

@@ -197,6 +197,27 @@ void add_recipe(Entries& entries) {
               "tensorwise recipe, or one of those devices.")
           .later()
           .page("recipe", "FP8 recipe (fp8-mixed)"));
+  constexpr const char* kFp8ParamGatherRefusal =
+      "--fp8-param-gather is Megatron-LM's, under fp8-mixed and its distributed optimiser "
+      "(ZeRO 1); choose those, or turn it off.";
+  add(row<&TrainingSetup::fp8_param_gather>(
+          id::kFp8ParamGather, "FP8 parameters",
+          "Megatron-LM's --fp8-param-gather under fp8-mixed: the linear layers' weights are FP8 "
+          "tensors, with no BF16 copy, gathered in FP8 by the distributed optimiser",
+          "fp8ParamGather")
+          .only_under({Stack::kMegatron}, "--fp8-param-gather is Megatron-LM's",
+                      kFp8ParamGatherRefusal)
+          .rule([](const TrainingSetup& setup) { return setup.precision == Precision::kFp8Mixed; },
+                kFp8ParamGatherRefusal)
+          // megatron/training/arguments.py: "--fp8-param-gather only supported with distributed
+          // optimizer, torch fsdp2, megatron fsdp, or inference mode".
+          .rule([](const TrainingSetup& setup) { return setup.layout.zero_stage >= 1; },
+                "Megatron-LM gathers FP8 parameters only through its distributed optimiser: set "
+                "ZeRO 1 (--use-distributed-optimizer), or turn --fp8-param-gather off.")
+          .later()
+          .page("recipe", "",
+                "Megatron-LM's --fp8-param-gather: the linear weights are FP8 parameters, with "
+                "no BF16 copy."));
 }
 
 // After the logits and the loss (the plate's, rows_plate.cpp): the loss's chunks, what the model

@@ -83,12 +83,9 @@ WeightShape vocabulary_shape(const StepDevice& device) {
       static_cast<double>(device.shape.hidden_size)};
 }
 
-// The device's weight tensors in the order the model builds them, elements each: the embedding
-// (first stage), each layer's, the output layer (last stage).
-std::vector<double> weight_tensor_elements(const StepDevice& device) {
+// The layers' linear weights on the device, elements each, in the order the model builds them.
+std::vector<double> layer_weight_elements(const StepDevice& device) {
   std::vector<double> elements;
-  const WeightShape vocabulary = vocabulary_shape(device);
-  if (device.embedding) elements.push_back(vocabulary.first * vocabulary.second);
   const auto layers = [&](double count, bool mixture) {
     const std::vector<WeightShape> shapes = layer_weight_shapes(device, mixture);
     for (int layer = 0; layer < static_cast<int>(count); ++layer) {
@@ -97,6 +94,19 @@ std::vector<double> weight_tensor_elements(const StepDevice& device) {
   };
   layers(device.dense_layers, false);
   layers(device.mixture_layers, true);
+  return elements;
+}
+
+// The device's BF16 weight tensors in the order the model builds them, elements each: the
+// embedding (first stage), each layer's linear weights (not under --fp8-param-gather, where they
+// are FP8 parameters), the output layer (last stage).
+std::vector<double> weight_tensor_elements(const StepDevice& device) {
+  std::vector<double> elements;
+  const WeightShape vocabulary = vocabulary_shape(device);
+  if (device.embedding) elements.push_back(vocabulary.first * vocabulary.second);
+  if (!device.setup.fp8_param_gather) {
+    for (const double tensor : layer_weight_elements(device)) elements.push_back(tensor);
+  }
   // A tied output layer on the embedding's stage is the embedding itself.
   if (device.output_layer && !(device.embedding && device.shape.tied_embeddings)) {
     elements.push_back(vocabulary.first * vocabulary.second);
@@ -121,11 +131,32 @@ double te_cached_wgrad_bytes(const StepDevice& device) {
 
 namespace {
 
+// fp8-mixed: Transformer Engine's FP8 copy of each linear weight (its modules' workspaces, made
+// by the first micro-batch's forward pass and kept: Megatron-LM passes is_first_microbatch) and
+// the recipe's scaling state, the ledger's FP8 term spread over the layers' weight tensors, one
+// block each. Under --fp8-param-gather they are the parameters themselves, each made in BF16 and
+// quantised as the model is built (module/base.py, reset_parameters: the BF16 value moved to the
+// host); the uint8 parameter buffer then holds their row-wise data, counted here per tensor.
+void take_fp8_weights(Step& step, const StepDevice& device, bool as_parameters) {
+  const double fp8 = device.bytes[Term::kFp8Weights];
+  if (fp8 <= 0) return;
+  const std::vector<double> tensors = layer_weight_elements(device);
+  double elements = 0;
+  for (const double tensor : tensors) elements += tensor;
+  if (elements <= 0) return;
+  for (const double tensor : tensors) {
+    const auto initial = step.take(tag(Term::kWeights), as_parameters ? kBf16Bytes * tensor : 0);
+    step.take(tag(Term::kFp8Weights), fp8 * tensor / elements);
+    step.give(initial);
+  }
+}
+
 // Building the model: each parameter its own BF16 tensor (the norms, biases and router in one
-// block beside them). Under the distributed optimiser DDP moves them into one contiguous buffer
-// and frees them, their blocks left in the cache (param_and_grad_buffer.py); the FP32 main
-// gradients are one buffer; the optimiser then clones each parameter's shard into FP32
-// (distrib_optimizer.py, shard_fp32_from_float16_groups), one block each.
+// block beside them; under --fp8-param-gather the linear weights FP8, take_fp8_weights). Under the
+// distributed optimiser DDP moves them into one contiguous buffer and frees them, their blocks left
+// in the cache (param_and_grad_buffer.py); the FP32 main gradients are one buffer; the optimiser
+// then clones each parameter's shard into FP32 (distrib_optimizer.py,
+// shard_fp32_from_float16_groups), one block each.
 void build_megatron_model(Step& step, const StepDevice& device) {
   const Breakdown& bytes = device.bytes;
   const std::vector<double> tensors = weight_tensor_elements(device);
@@ -138,38 +169,40 @@ void build_megatron_model(Step& step, const StepDevice& device) {
     built.push_back(step.take(tag(Term::kWeights), kBf16Bytes * tensor));
   }
   built.push_back(step.take(tag(Term::kWeights), rest));
+  if (device.setup.fp8_param_gather) take_fp8_weights(step, device, true);
   const bool buffered = device.setup.layout.zero_stage > 0;
   if (buffered) step.take(tag(Term::kWeights), weights);
   step.take(tag(Term::kGradients), bytes[Term::kGradients]);
   if (buffered) give_all(step, built);
+  // The FP32 shards, one a parameter, the FP8 parameters' too.
+  std::vector<double> trained = tensors;
+  if (device.setup.fp8_param_gather) {
+    for (const double tensor : layer_weight_elements(device)) trained.push_back(tensor);
+  }
+  double trained_elements = 0;
+  for (const double tensor : trained) trained_elements += tensor;
   const double master = bytes[Term::kMasterWeights];
-  const double total = kBf16Bytes * elements + rest;
-  for (const double tensor : tensors) {
+  const double total = kBf16Bytes * trained_elements + rest;
+  for (const double tensor : trained) {
     step.take(tag(Term::kMasterWeights), master * kBf16Bytes * tensor / total);
   }
   step.take(tag(Term::kMasterWeights), master * rest / total);
 }
 
-// fp8-mixed: Transformer Engine's FP8 copy of each linear weight (its modules' workspaces, made
-// by the first micro-batch's forward pass and kept: Megatron-LM passes is_first_microbatch) and
-// the recipe's scaling state, the ledger's FP8 term spread over the layers' weight tensors, one
-// block each.
-void take_fp8_weight_caches(Step& step, const StepDevice& device) {
-  const double fp8 = device.bytes[Term::kFp8Weights];
-  if (fp8 <= 0) return;
-  std::vector<double> tensors;
-  const auto layers = [&](double count, bool mixture) {
-    const std::vector<WeightShape> shapes = layer_weight_shapes(device, mixture);
-    for (int layer = 0; layer < static_cast<int>(count); ++layer) {
-      for (const auto& [rows, columns] : shapes) tensors.push_back(rows * columns);
-    }
-  };
-  layers(device.dense_layers, false);
-  layers(device.mixture_layers, true);
-  double elements = 0;
-  for (const double tensor : tensors) elements += tensor;
-  if (elements <= 0) return;
-  for (const double tensor : tensors) step.take(tag(Term::kFp8Weights), fp8 * tensor / elements);
+// --fp8-param-gather, after the optimiser's step: the distributed optimiser casts its FP32 shards
+// of the FP8 parameters into them (distrib_optimizer.py, _get_fp8_params_and_shard_fp32_from_fp8
+// and quantize_param_shard; Transformer Engine's tensor/utils.py, cast_master_weights_to_fp8:
+// master_weight.to(model_weight.dtype) for every shard, all at once), a BF16 copy of each shard.
+void cast_fp8_parameters(Step& step, const StepDevice& device) {
+  if (!device.setup.fp8_param_gather || device.bytes[Term::kFp8Weights] <= 0) return;
+  double fp8_elements = 0;
+  for (const double tensor : layer_weight_elements(device)) fp8_elements += tensor;
+  double bf16_elements = 0;
+  for (const double tensor : weight_tensor_elements(device)) bf16_elements += tensor;
+  const double rest = std::max(0.0, device.bytes[Term::kWeights] - kBf16Bytes * bf16_elements);
+  const double shards = device.bytes[Term::kMasterWeights] * kBf16Bytes * fp8_elements /
+                        (kBf16Bytes * (fp8_elements + bf16_elements) + rest);
+  step.give(step.take(tag(Term::kFp8Weights), shards * kBf16Bytes / kFp32Bytes));
 }
 
 // The global memory buffer (get_global_memory_buffer(), "mpu": one tensor, grown to the largest
@@ -366,11 +399,12 @@ void megatron_step(Step& step, const StepDevice& device) {
   take_output_gather_buffer(step, device);
   const MegatronTerms terms = megatron_terms(step, device);
   take_te_workspaces(step, device, terms.te_workspaces);
-  take_fp8_weight_caches(step, device);
+  if (!device.setup.fp8_param_gather) take_fp8_weights(step, device, false);
   // A micro-batch with the moments made, for the blocks it leaves cached: the cache then stops
   // growing, and the micro-batch the timeline shows is as every later one (the panel's runs
   // replayed with eight such micro-batches in place of one reserve no more).
   replay_after_warm_up(step, [&](bool first) { megatron_micro_batch(step, device, terms, first); });
+  cast_fp8_parameters(step, device);
 }
 
 namespace {
