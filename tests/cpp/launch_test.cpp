@@ -655,6 +655,19 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                        "--num-virtual-stages-per-pipeline-rank 2",
                 32)
             .setup.layout.virtual_pipeline_stages == 2);
+  // --cp-comm-type: one exchange for every layer, given once or layer by layer (nargs='+'); the
+  // all-gather, the hierarchical a2a+p2p and mixed layers refused by name.
+  const std::string context = line + "--vocab-size 32000 --context-parallel-size 2 ";
+  const LaunchConfig all_to_all = read_ok(context + "--cp-comm-type a2a");
+  CHECK(all_to_all.setup.cp_comm_type == CpCommType::kA2a);
+  CHECK(all_to_all.not_understood.empty());
+  CHECK(read_ok(context + "--cp-comm-type a2a a2a").setup.cp_comm_type == CpCommType::kA2a);
+  CHECK(read_ok(context + "--cp-comm-type p2p").setup.cp_comm_type == CpCommType::kP2p);
+  check_refused(context + "--cp-comm-type a2a p2p", "--cp-comm-type",
+                "--cp-comm-type gives the layers different exchanges, which is not modelled: one "
+                "type for every layer, p2p (the default) or a2a.");
+  check_refused(context + "--cp-comm-type allgather", "--cp-comm-type",
+                "--cp-comm-type allgather is not modelled: p2p (the default) or a2a.");
   // The shell around the line: a comment naming pretrain_gpt.py above it, quotes, a pipe after.
   const LaunchConfig shell =
       read_ok("# Launch pretrain_gpt.py on one node\n" + line +

@@ -807,6 +807,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
              : static_cast<int>(std::min<long long>(
                    static_cast<long long>(setup.micro_batch_sequences) * setup.layout.data_parallel,
                    kMaxGlobalBatchSequences));
+  megatron::read_cp_comm_type(flags, setup);
   read_dispatcher(flags, setup);
   read_capacity(flags, setup);
   read_recompute(flags, setup);

@@ -28,4 +28,8 @@ std::optional<double> decimal(KeyReader& flags, const std::string& flag);
 void read_layout(KeyReader& flags, long long world, long long layers, long long sequence,
                  ParallelLayout& layout);
 
+// --cp-comm-type: how context parallelism exchanges attention's tensors (options.hpp,
+// CpCommType), one type for every layer.
+void read_cp_comm_type(KeyReader& flags, TrainingSetup& setup);
+
 }  // namespace trainmem::megatron

@@ -307,4 +307,35 @@ void read_layout(KeyReader& flags, long long world, long long layers, long long 
   read_pipeline_layout(flags, layers, layout);
 }
 
+// --cp-comm-type (arguments.py: nargs='+', default p2p): one type for every layer, or one a layer
+// (TransformerConfig asserts as many as --num-layers). p2p and a2a are modelled; allgather
+// (AttnFuncWithCPAndKVAllGather) and a2a+p2p (hierarchical, with
+// --hierarchical-context-parallel-sizes) are not, nor layers of different types.
+void read_cp_comm_type(KeyReader& flags, TrainingSetup& setup) {
+  const auto text = flags.get("--cp-comm-type", flag_text());
+  if (!text) return;
+  std::vector<std::string> types;
+  std::size_t start = 0;
+  while (start < text->size()) {
+    const std::size_t end = std::min(text->find(' ', start), text->size());
+    if (end > start) types.push_back(text->substr(start, end - start));
+    start = end + 1;
+  }
+  if (types.empty()) return;
+  const std::string& type = types.front();
+  if (std::any_of(types.begin(), types.end(),
+                  [&](const std::string& each) { return each != type; })) {
+    flags.fault("--cp-comm-type",
+                "--cp-comm-type gives the layers different exchanges, which is not modelled: one "
+                "type for every layer, p2p (the default) or a2a.");
+  } else if (type == "p2p") {
+    setup.cp_comm_type = CpCommType::kP2p;
+  } else if (type == "a2a") {
+    setup.cp_comm_type = CpCommType::kA2a;
+  } else {
+    flags.fault("--cp-comm-type", "--cp-comm-type " + type.substr(0, 20) +
+                                      " is not modelled: p2p (the default) or a2a.");
+  }
+}
+
 }  // namespace trainmem::megatron
