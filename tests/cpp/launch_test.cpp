@@ -665,9 +665,29 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   CHECK(read_ok(context + "--cp-comm-type p2p").setup.cp_comm_type == CpCommType::kP2p);
   check_refused(context + "--cp-comm-type a2a p2p", "--cp-comm-type",
                 "--cp-comm-type gives the layers different exchanges, which is not modelled: one "
-                "type for every layer, p2p (the default) or a2a.");
+                "type for every layer, p2p (the default), a2a or a2a+p2p.");
   check_refused(context + "--cp-comm-type allgather", "--cp-comm-type",
-                "--cp-comm-type allgather is not modelled: p2p (the default) or a2a.");
+                "--cp-comm-type allgather is not modelled: p2p (the default), a2a or a2a+p2p.");
+  // a2a+p2p with its two sizes, the all-to-all group's first; without them, or where they do not
+  // multiply to c, refused by the flag at fault.
+  const std::string hierarchical = line + "--vocab-size 32000 --context-parallel-size 4 ";
+  const LaunchConfig groups = read_ok(hierarchical +
+                                      "--cp-comm-type a2a+p2p "
+                                      "--hierarchical-context-parallel-sizes 2 2");
+  CHECK(groups.setup.cp_comm_type == CpCommType::kA2aP2p);
+  CHECK(groups.setup.cp_a2a_size == 2);
+  CHECK(groups.not_understood.empty());
+  check_refused(hierarchical + "--cp-comm-type a2a+p2p", "--cp-comm-type",
+                "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes (the "
+                "all-to-all group's size, then the ring's), as Megatron-LM requires.");
+  check_refused(hierarchical + "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 4",
+                "--hierarchical-context-parallel-sizes",
+                "--hierarchical-context-parallel-sizes must be two whole numbers, the all-to-all "
+                "group's size and the ring's, whose product is --context-parallel-size (4).");
+  check_refused(hierarchical + "--hierarchical-context-parallel-sizes 2 2",
+                "--hierarchical-context-parallel-sizes",
+                "--hierarchical-context-parallel-sizes is --cp-comm-type a2a+p2p's: set that "
+                "exchange, or remove it.");
   // The shell around the line: a comment naming pretrain_gpt.py above it, quotes, a pipe after.
   const LaunchConfig shell =
       read_ok("# Launch pretrain_gpt.py on one node\n" + line +

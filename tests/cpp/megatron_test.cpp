@@ -137,6 +137,47 @@ TEST_CASE("megatron: context parallelism over all-to-all saves the attention's o
         std::string::npos);
 }
 
+TEST_CASE("megatron: a2a+p2p saves what a2a saves over its all-to-all group, the ring at 1") {
+  // c 4 as groups of 2: the tiny shape's 4 heads and 2 key/value heads split over the group of 2
+  // (over c 4 they would not). The output kept before the all-to-all back: a·d = 64 BF16 values a
+  // token, 128 / 4 = 32 tokens a device, on each of two layers.
+  TrainingSetup setup = tiny_megatron();
+  setup.layout.context_parallel = 4;
+  setup.layout.data_parallel = 1;
+  const Estimate ring = estimate_memory(setup);
+  REQUIRE(ring.answer.ok());
+  setup.cp_comm_type = CpCommType::kA2aP2p;
+  setup.cp_a2a_size = 2;
+  const Estimate hierarchical = estimate_memory(setup);
+  REQUIRE_MESSAGE(hierarchical.answer.ok(), hierarchical.answer.message);
+  CHECK(hierarchical.peak_allocated_bytes - ring.peak_allocated_bytes ==
+        doctest::Approx(2.0 * 64 * 32 * 2).epsilon(0.02));
+  bool kept_before = false;
+  for (const SavedTensor& tensor : llama_block_saved_tensors(setup.custom_model, setup, true)) {
+    kept_before = kept_before || tensor.id == "attention-output-before-all-to-all";
+  }
+  CHECK(kept_before);
+  // A group of 1 is the ring (Transformer Engine's attn_forward_func_with_cp falls back to p2p).
+  setup.cp_a2a_size = 1;
+  const Estimate one = estimate_memory(setup);
+  CHECK(one.peak_allocated_bytes == ring.peak_allocated_bytes);
+  CHECK(notes_say(one, "makes a2a+p2p the ring"));
+  // The group must divide c, and split each rank's heads.
+  setup.cp_a2a_size = 3;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kCpA2aSize);
+  setup.cp_a2a_size = 4;
+  const Estimate heads = estimate_memory(setup);
+  CHECK(heads.answer.setting == setting_id::kCpA2aSize);
+  CHECK(heads.answer.message ==
+        "The all-to-all splits each tensor-parallel rank's heads over its group: 4 must divide "
+        "the 4 attention heads and 2 key/value heads of a rank; choose p2p, or a smaller group.");
+  // The group is a2a+p2p's alone.
+  setup.layout.context_parallel = 2;
+  setup.cp_comm_type = CpCommType::kA2a;
+  setup.cp_a2a_size = 2;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kCpA2aSize);
+}
+
 TEST_CASE("megatron: the saved tensors name the output kept before the all-to-all") {
   TrainingSetup setup = tiny_megatron();
   setup.layout.context_parallel = 2;

@@ -90,11 +90,26 @@ inline bool probability_dropout(const ModelShape& shape, const TrainingSetup& se
 constexpr bool kKorthikantiDropsOut = true;
 constexpr bool kLlamaBlockDropsOut = false;
 
+// The devices context parallelism's all-to-all exchanges heads over: c under a2a, the group's
+// size under a2a+p2p, none (1) over the ring.
+inline int cp_all_to_all_group(const TrainingSetup& setup) {
+  switch (setup.cp_comm_type) {
+    case CpCommType::kA2a:
+      return setup.layout.context_parallel;
+    case CpCommType::kA2aP2p:
+      return setup.cp_a2a_size;
+    case CpCommType::kP2p:
+      break;
+  }
+  return 1;
+}
+
 // Whether the attention's output is saved once more before its all-to-all back: context
-// parallelism over all-to-all (Megatron-LM's --cp-comm-type a2a) under Transformer Engine 2.8 on
-// (context_parallel.py, AttnFuncWithCPAndQKVOA2A.forward: out_part).
+// parallelism over all-to-all (Megatron-LM's --cp-comm-type a2a, or a2a+p2p with an all-to-all
+// group above 1) under Transformer Engine 2.8 on (context_parallel.py,
+// AttnFuncWithCPAndQKVOA2A.forward and AttnFuncWithCPAndKVP2P.forward: out_part).
 inline bool cp_all_to_all_saves_output(const TrainingSetup& setup) {
-  return setup.cp_comm_type == CpCommType::kA2a && setup.layout.context_parallel > 1;
+  return setup.layout.context_parallel > 1 && cp_all_to_all_group(setup) > 1;
 }
 
 // Whether a mixture's tokens are gathered across devices by Megatron-LM's all-gather token

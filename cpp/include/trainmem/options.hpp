@@ -291,7 +291,11 @@ enum class OverlapComm { kDefault, kOn, kOff };
 //   a2a  all-to-all (AttnFuncWithCPAndQKVOA2A): the heads exchanged for the whole sequence, and
 //        from TE 2.8 the attention's output before its all-to-all back saved besides, 2·a·d/t
 //        bytes per token per layer
-enum class CpCommType { kP2p, kA2a };
+//   a2a+p2p  hierarchical (AttnFuncWithCPAndKVP2P over [a2a, p2p] groups, Megatron-LM's
+//        --hierarchical-context-parallel-sizes): the all-to-all inside groups of
+//        TrainingSetup::cp_a2a_size devices, then the ring across them; it saves what a2a saves
+//        (out_part beside the exchanged output), and is the ring where the group is 1
+enum class CpCommType { kP2p, kA2a, kA2aP2p };
 
 // Megatron-LM's token dispatcher for a mixture of experts (--moe-token-dispatcher-type,
 // megatron/core/transformer/moe/token_dispatcher.py):

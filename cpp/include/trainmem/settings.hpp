@@ -68,6 +68,7 @@ constexpr const char* kPersistenceThreshold = "persistence-threshold";
 constexpr const char* kVocabDivisibleBy = "make-vocab-size-divisible-by";
 constexpr const char* kEodToken = "eod-token";
 constexpr const char* kCpCommType = "cp-comm-type";
+constexpr const char* kCpA2aSize = "cp-a2a-size";
 constexpr const char* kMoeDispatcher = "moe-dispatcher";
 constexpr const char* kDeferEmbeddingWgrad = "defer-embedding-wgrad-compute";
 constexpr const char* kWgradDeferralLimit = "wgrad-deferral-limit";

@@ -180,6 +180,9 @@ struct TrainingSetup {
   bool eod_token = false;
   // Megatron-LM's --cp-comm-type under context parallelism (options.hpp).
   CpCommType cp_comm_type = CpCommType::kP2p;
+  // Under a2a+p2p, the all-to-all group's devices: the first of Megatron-LM's
+  // --hierarchical-context-parallel-sizes (the ring's is c over it).
+  int cp_a2a_size = 1;
   // Megatron-LM's --moe-token-dispatcher-type for a mixture of experts (options.hpp).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
   // Megatron-LM's --defer-embedding-wgrad-compute: the last pipeline stage keeps each

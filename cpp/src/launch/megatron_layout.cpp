@@ -307,34 +307,87 @@ void read_layout(KeyReader& flags, long long world, long long layers, long long 
   read_pipeline_layout(flags, layers, layout);
 }
 
-// --cp-comm-type (arguments.py: nargs='+', default p2p): one type for every layer, or one a layer
-// (TransformerConfig asserts as many as --num-layers). p2p and a2a are modelled; allgather
-// (AttnFuncWithCPAndKVAllGather) and a2a+p2p (hierarchical, with
-// --hierarchical-context-parallel-sizes) are not, nor layers of different types.
-void read_cp_comm_type(KeyReader& flags, TrainingSetup& setup) {
-  const auto text = flags.get("--cp-comm-type", flag_text());
-  if (!text) return;
-  std::vector<std::string> types;
+namespace {
+
+// A flag's several values (nargs='+'), as the line gave them, space-separated.
+std::vector<std::string> words_of(const std::string& text) {
+  std::vector<std::string> words;
   std::size_t start = 0;
-  while (start < text->size()) {
-    const std::size_t end = std::min(text->find(' ', start), text->size());
-    if (end > start) types.push_back(text->substr(start, end - start));
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find(' ', start), text.size());
+    if (end > start) words.push_back(text.substr(start, end - start));
     start = end + 1;
   }
-  if (types.empty()) return;
+  return words;
+}
+
+// --hierarchical-context-parallel-sizes under a2a+p2p: two sizes whose product is c
+// (arguments.py asserts it), the all-to-all group's first (Transformer Engine takes cp_group as
+// [a2a group, p2p group]).
+void read_hierarchical_sizes(KeyReader& flags, TrainingSetup& setup) {
+  constexpr const char* kFlag = "--hierarchical-context-parallel-sizes";
+  const auto text = flags.get(kFlag, flag_text());
+  if (!text) {
+    flags.fault("--cp-comm-type",
+                "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes (the "
+                "all-to-all group's size, then the ring's), as Megatron-LM requires.");
+    return;
+  }
+  const std::vector<std::string> sizes = words_of(*text);
+  const auto whole = [](const std::string& word) {
+    return !word.empty() && word.size() <= 5 &&
+           std::all_of(word.begin(), word.end(), [](unsigned char c) { return std::isdigit(c); });
+  };
+  const long long c = setup.layout.context_parallel;
+  if (sizes.size() != 2 || !whole(sizes[0]) || !whole(sizes[1]) ||
+      std::stoll(sizes[0]) * std::stoll(sizes[1]) != c || std::stoll(sizes[0]) < 1) {
+    flags.fault(kFlag, std::string(kFlag) +
+                           " must be two whole numbers, the all-to-all group's size and the "
+                           "ring's, whose product is --context-parallel-size (" +
+                           std::to_string(c) + ").");
+    return;
+  }
+  setup.cp_a2a_size = static_cast<int>(std::stoll(sizes[0]));
+}
+
+}  // namespace
+
+// --cp-comm-type (arguments.py: nargs='+', default p2p): one type for every layer, or one a layer
+// (TransformerConfig asserts as many as --num-layers). p2p, a2a and a2a+p2p (with
+// --hierarchical-context-parallel-sizes) are modelled; allgather (AttnFuncWithCPAndKVAllGather)
+// is not, nor layers of different types.
+void read_cp_comm_type(KeyReader& flags, TrainingSetup& setup) {
+  const auto text = flags.get("--cp-comm-type", flag_text());
+  const std::vector<std::string> types = text ? words_of(*text) : std::vector<std::string>{};
+  if (types.empty()) {
+    if (flags.has("--hierarchical-context-parallel-sizes")) {
+      flags.fault("--hierarchical-context-parallel-sizes",
+                  "--hierarchical-context-parallel-sizes is --cp-comm-type a2a+p2p's: set that "
+                  "exchange, or remove it.");
+    }
+    return;
+  }
   const std::string& type = types.front();
   if (std::any_of(types.begin(), types.end(),
                   [&](const std::string& each) { return each != type; })) {
     flags.fault("--cp-comm-type",
                 "--cp-comm-type gives the layers different exchanges, which is not modelled: one "
-                "type for every layer, p2p (the default) or a2a.");
+                "type for every layer, p2p (the default), a2a or a2a+p2p.");
   } else if (type == "p2p") {
     setup.cp_comm_type = CpCommType::kP2p;
   } else if (type == "a2a") {
     setup.cp_comm_type = CpCommType::kA2a;
+  } else if (type == "a2a+p2p") {
+    setup.cp_comm_type = CpCommType::kA2aP2p;
+    read_hierarchical_sizes(flags, setup);
   } else {
     flags.fault("--cp-comm-type", "--cp-comm-type " + type.substr(0, 20) +
-                                      " is not modelled: p2p (the default) or a2a.");
+                                      " is not modelled: p2p (the default), a2a or a2a+p2p.");
+  }
+  if (type != "a2a+p2p" && flags.has("--hierarchical-context-parallel-sizes")) {
+    flags.fault("--hierarchical-context-parallel-sizes",
+                "--hierarchical-context-parallel-sizes is --cp-comm-type a2a+p2p's: set that "
+                "exchange, or remove it.");
   }
 }
 

@@ -318,6 +318,9 @@ const std::vector<Choice>& choices<CpCommType>() {
       {"a2a", "All-to-all (a2a)",
        "Transformer Engine's AttnFuncWithCPAndQKVOA2A: the output before its all-to-all saved "
        "too (TE 2.8 on)"},
+      {"a2a+p2p", "Hierarchical (a2a+p2p)",
+       "Transformer Engine's AttnFuncWithCPAndKVP2P over an all-to-all group and a ring: the "
+       "all-to-all's tensors, as a2a saves them, within groups of --cp-a2a-size"},
   };
   return choices;
 }

@@ -464,15 +464,25 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
                                              format_count(setup.sequence_length) + ".");
   }
   // The all-to-all exchanges heads for tokens: each tensor-parallel rank's heads, and its key/value
-  // heads, split over c (context_parallel.py, AttnFuncWithCPAndQKVOA2A.forward's assertion).
-  if (setup.cp_comm_type == CpCommType::kA2a && c > 1 &&
-      ((shape->num_attention_heads / t) % c != 0 || (shape->num_key_value_heads / t) % c != 0)) {
-    return refusal(id::kCpCommType,
-                   "The all-to-all splits each tensor-parallel rank's heads over the context: c " +
-                       std::to_string(c) + " must divide the " +
-                       std::to_string(shape->num_attention_heads / t) + " attention heads and " +
-                       std::to_string(shape->num_key_value_heads / t) +
-                       " key/value heads of a rank; choose p2p, or a smaller c.");
+  // heads, split over its group, c under a2a (context_parallel.py,
+  // AttnFuncWithCPAndQKVOA2A.forward's assertion; flash_attn_a2a_communicate's under a2a+p2p).
+  if (setup.cp_comm_type == CpCommType::kA2aP2p && c > 1 && c % setup.cp_a2a_size != 0) {
+    return refusal(id::kCpA2aSize, "The all-to-all group's " + std::to_string(setup.cp_a2a_size) +
+                                       " devices must divide context parallelism's " +
+                                       std::to_string(c) +
+                                       " (--hierarchical-context-parallel-sizes multiply to c).");
+  }
+  const int group = c > 1 ? cp_all_to_all_group(setup) : 1;
+  if (group > 1 && ((shape->num_attention_heads / t) % group != 0 ||
+                    (shape->num_key_value_heads / t) % group != 0)) {
+    const bool hierarchical = setup.cp_comm_type == CpCommType::kA2aP2p;
+    return refusal(hierarchical ? id::kCpA2aSize : id::kCpCommType,
+                   std::string("The all-to-all splits each tensor-parallel rank's heads over ") +
+                       (hierarchical ? "its group: " : "the context: c ") + std::to_string(group) +
+                       " must divide the " + std::to_string(shape->num_attention_heads / t) +
+                       " attention heads and " + std::to_string(shape->num_key_value_heads / t) +
+                       " key/value heads of a rank; choose p2p, or a smaller " +
+                       (hierarchical ? "group." : "c."));
   }
   const double num_devices = static_cast<double>(layout.data_parallel) * t * p * c;
   if (num_devices > kMaxDevices) {

@@ -439,6 +439,20 @@ void add_distributed_switches(Entries& entries) {
           .page("stack", "Megatron-LM's context-parallel exchange",
                 "--cp-comm-type: the all-to-all keeps the attention's output a second time (TE "
                 "2.8 on)."));
+  add(row<&TrainingSetup::cp_a2a_size>(
+          id::kCpA2aSize, "All-to-all group (a2a+p2p)",
+          "Under --cp-comm-type a2a+p2p, the devices of each all-to-all group: the first of "
+          "Megatron-LM's --hierarchical-context-parallel-sizes, the ring over c / it",
+          "cpA2aSize")
+          .bounds(1, kMaxParallelDegree)
+          .requires_value(id::kCpCommType, "a2a+p2p", "the group is a2a+p2p's")
+          .rule(
+              [](const TrainingSetup& setup) { return setup.cp_comm_type == CpCommType::kA2aP2p; },
+              "The all-to-all group is --cp-comm-type a2a+p2p's: choose that exchange, or a "
+              "group of 1.")
+          .page("stack", "All-to-all group (a2a+p2p)",
+                "--hierarchical-context-parallel-sizes' first: each all-to-all group's "
+                "devices."));
   add(row<&TrainingSetup::moe_dispatcher>(
           id::kMoeDispatcher, "Token dispatcher",
           "Megatron-LM's --moe-token-dispatcher-type: how a mixture of experts sends its tokens "

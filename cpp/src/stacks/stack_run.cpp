@@ -72,6 +72,15 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
       static_cast<double>(layout.data_parallel) * layout.context_parallel == 1) {
     run.notes.push_back(row.one_rank_note);
   }
+  // Transformer Engine's attn_forward_func_with_cp runs a2a+p2p as the ring where its all-to-all
+  // group is 1 (context_parallel.py).
+  if (setup.cp_comm_type == CpCommType::kA2aP2p && layout.context_parallel > 1 &&
+      setup.cp_a2a_size == 1) {
+    run.notes.push_back(
+        "An all-to-all group of 1 (--cp-a2a-size, the first of Megatron-LM's "
+        "--hierarchical-context-parallel-sizes) makes a2a+p2p the ring: Transformer Engine runs "
+        "it as p2p, and it is counted so.");
+  }
   if (row.transformers_modules && hybrid_linear_attention(shape)) {
     const std::string note = transformers_mixer_note(shape);
     if (!note.empty()) run.notes.push_back(note);
