@@ -63,6 +63,32 @@ TEST_CASE("fp8 recipes: each recipe's weight cache and scaling state, by hand") 
   // MXFP8 on Blackwell: both orientations, each with an E8M0 scale per 32 values; no state.
   CHECK(ok(tiny(Fp8Recipe::kMxfp8, "b200")).bytes[Term::kFp8Weights] ==
         2 * (1 + 1.0 / 32) * kTinyFp8Values);
+  // Blockwise, on Hopper as on Blackwell: both orientations, each with an FP32 scale per
+  // 128 × 128 block; no state.
+  for (const char* device : {"h100", "b200"}) {
+    CHECK(ok(tiny(Fp8Recipe::kBlockwise, device)).bytes[Term::kFp8Weights] ==
+          2 * (1 + 4.0 / (128 * 128)) * kTinyFp8Values);
+  }
+}
+
+TEST_CASE("fp8 recipes: blockwise saves each input with an FP32 scale per 128 values") {
+  TrainingSetup delayed = tiny(Fp8Recipe::kDelayed, "h100");
+  delayed.activation_model = ActivationModel::kLlamaBlock;
+  TrainingSetup blockwise = delayed;
+  blockwise.fp8_recipe = Fp8Recipe::kBlockwise;
+  double fp8_per_token = 0;
+  for (const SavedTensor& tensor : llama_block_saved_tensors(delayed.custom_model, delayed, true)) {
+    if (tensor.dtype == "FP8") fp8_per_token += tensor.bytes_per_token;
+  }
+  REQUIRE(fp8_per_token > 0);
+  CHECK(ok(blockwise).bytes[Term::kActivations] - ok(delayed).bytes[Term::kActivations] ==
+        doctest::Approx(16 * fp8_per_token * 4 / 128));
+  // Compute capability 9.0 on: not on Ada.
+  TrainingSetup ada = tiny(Fp8Recipe::kBlockwise, "l40s");
+  CHECK(estimate_memory(ada).answer.setting == setting_id::kFp8Recipe);
+  CHECK(estimate_memory(ada).answer.message ==
+        "Blockwise FP8 runs on compute capability 9.0 and up (Hopper and Blackwell); choose the "
+        "delayed or tensorwise recipe, or one of those devices.");
 }
 
 TEST_CASE("fp8 recipes: MXFP8's saved inputs carry their block scales") {
@@ -148,9 +174,13 @@ TEST_CASE("fp8 recipes: a Megatron-LM line's FP8 flags are read, or refused by n
   CHECK(tensorwise.setup.fp8_recipe == Fp8Recipe::kTensorwise);
   CHECK(estimate_memory(tensorwise.setup).answer.ok());
   const LaunchConfig blockwise = read_launch_config(line + " --fp8-recipe blockwise", {}, {});
-  CHECK(blockwise.answer.setting == "--fp8-recipe");
-  CHECK(blockwise.answer.message ==
-        "--fp8-recipe blockwise is not modelled: delayed (the default), tensorwise or mxfp8.");
+  REQUIRE_MESSAGE(blockwise.answer.ok(), blockwise.answer.message);
+  CHECK(blockwise.setup.fp8_recipe == Fp8Recipe::kBlockwise);
+  const LaunchConfig custom = read_launch_config(line + " --fp8-recipe custom", {}, {});
+  CHECK(custom.answer.setting == "--fp8-recipe");
+  CHECK(custom.answer.message ==
+        "--fp8-recipe custom is not modelled: delayed (the default), tensorwise, mxfp8 or "
+        "blockwise.");
 }
 
 TEST_CASE("fp8 param gather: the linear weights are FP8 parameters, with no BF16 copy, by hand") {

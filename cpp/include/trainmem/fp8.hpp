@@ -44,6 +44,13 @@ double fp8_weight_copies(const TrainingSetup& setup);
 // MXFP8's E8M0 scale: one byte for each block of 32 values (MXFP8BlockScaling).
 constexpr double kMxfp8BlockValues = 32;
 constexpr double kMxfp8ScaleBytesPerValue = 1 / kMxfp8BlockValues;
+// Float8BlockScaling's FP32 scales (Float8BlockQuantizer, block_len 128): one for each 1×128
+// block of an input or gradient, one for each 128×128 block of a weight (the scales' padding to
+// a multiple of 4 left out).
+constexpr double kBlockwiseBlockValues = 128;
+constexpr double kBlockwiseInputScaleBytesPerValue = kFp32Bytes / kBlockwiseBlockValues;
+constexpr double kBlockwiseWeightScaleBytesPerValue =
+    kFp32Bytes / (kBlockwiseBlockValues * kBlockwiseBlockValues);
 // Megatron-LM's --fp8-amax-history-len default (megatron/training/arguments.py), where Transformer
 // Engine's own DelayedScaling default is kFp8AmaxHistoryLength.
 constexpr double kMegatronFp8AmaxHistoryLength = 1;
@@ -51,8 +58,9 @@ constexpr double kMegatronFp8AmaxHistoryLength = 1;
 // The recipe's bytes per value, as Transformer Engine keeps them:
 //   the FP8 weight cache per weight value: delayed and tensor-wise scaling fp8_weight_copies
 //   bytes (a transpose beside the weight on Hopper and Ada); MXFP8 both orientations, each with
-//   its block scales, 2 · (1 + 1/32);
-//   a linear layer's saved input per value: 1 byte, and MXFP8's block scale beside it;
+//   its block scales, 2 · (1 + 1/32); blockwise both orientations, 2 · (1 + 4/128²);
+//   a linear layer's saved input per value: 1 byte, and MXFP8's block scale (1/32) or
+//   blockwise's (4/128) beside it;
 //   the scaling state per GEMM: delayed scaling's amax histories (kFp8AmaxHistoryLength values, or
 //   Megatron-LM's 1 under the megatron stack) with a scale and scale_inv for each of its 5 FP8
 //   tensors; tensor-wise scaling a scale and an amax for each; MXFP8 none beyond its block scales.

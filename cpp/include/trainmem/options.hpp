@@ -313,7 +313,10 @@ enum class MoeDispatcher { kAllToAll, kAllGather };
 //   tensorwise  Float8CurrentScaling: per-tensor scales from the tensor itself, no history
 //   mxfp8       MXFP8BlockScaling (Blackwell): an E8M0 scale per 32 values, and each weight kept
 //               in both orientations
-enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8 };
+//   blockwise   Float8BlockScaling (compute capability 9.0 on, CUDA 12.9): an FP32 scale per
+//               1×128 block of each input and gradient and per 128×128 block of each weight, and
+//               each weight kept in both orientations (tensor/float8_blockwise_tensor.py)
+enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
 
 // What torch.compile compiles under torchtitan (job config: training.compile at the end of 2024,
 // the blocks alone; compile.components = ["model", "loss"] from 2025):

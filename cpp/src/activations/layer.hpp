@@ -21,7 +21,7 @@ struct LayerStack {
   bool saves_gathered_inputs = false;
   // fp8-mixed as Transformer Engine runs it (fp8.hpp): the linear layers save their inputs in FP8.
   bool transformer_engine_fp8 = false;
-  // Then each saved input's bytes per value: 1, and MXFP8's block scale (fp8.hpp).
+  // Then each saved input's bytes per value: 1, and MXFP8's or blockwise's block scale (fp8.hpp).
   double fp8_saved_input_bytes = 1;
 };
 

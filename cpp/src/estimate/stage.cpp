@@ -414,6 +414,13 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
                               "with an E8M0 scale per 32 values)";
                      }) *
                 pen.count(weights, "FP8 GEMM weights")
+      : recipe == Fp8Recipe::kBlockwise
+          ? pen.said(cache_bytes,
+                     [] {
+                       return "2 × (1 + 4/16,384) B (blockwise's row- and column-wise copies, "
+                              "each with an FP32 scale per 128 × 128 block)";
+                     }) *
+                pen.count(weights, "FP8 GEMM weights")
           : pen.number(fp8_weight_copies(setup)) * pen.bytes(kFp8Bytes) *
                 pen.count(weights, cache_bytes == kFp8WeightCopiesTnOnly * kFp8Bytes
                                        ? "FP8 GEMM weights (each FP8 weight and its transpose)"
@@ -436,6 +443,10 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
         recipe == Fp8Recipe::kMxfp8
             ? "an MXFP8 copy of each linear weight in both orientations, each with its E8M0 "
               "scales (MXFP8BlockScaling)"
+        : recipe == Fp8Recipe::kBlockwise
+            ? "a blockwise FP8 copy of each linear weight in both orientations, each with an "
+              "FP32 scale per 128 × 128 block (Float8BlockScaling; "
+              "tensor/float8_blockwise_tensor.py, Float8BlockQuantizer)"
             : "an FP8 copy of each linear weight for the step, with its transpose where cuBLAS "
               "runs only TN FP8 GEMMs (Hopper; tests/pytorch/test_cpu_offloading.py, "
               "_estimate_cached_weight_size)";
@@ -457,8 +468,9 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
       // optimiser has cloned its FP32 shard) and keeps the column-wise copy after each gather
       // (post_all_gather_processing).
       const std::string orientations =
-          recipe == Fp8Recipe::kMxfp8
-              ? "each in both orientations with its E8M0 scales"
+          recipe == Fp8Recipe::kMxfp8 ? "each in both orientations with its E8M0 scales"
+          : recipe == Fp8Recipe::kBlockwise
+              ? "each in both orientations with its 128 × 128 blocks' FP32 scales"
               : "each with its transpose where cuBLAS runs only TN FP8 GEMMs (Hopper)";
       return "the linear weights are FP8 parameters (--fp8-param-gather: Transformer Engine's "
              "fp8_model_init, module/base.py reset_parameters), " +

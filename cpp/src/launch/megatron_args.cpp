@@ -635,7 +635,7 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup) {
 
 // Dropout, precision, the loss, attention and the optimiser.
 // FP8 training (--fp8-format e4m3 or hybrid, both one byte a value) under Transformer Engine's
-// recipe (--fp8-recipe, delayed by default; blockwise and custom are not modelled), its weights
+// recipe (--fp8-recipe, delayed by default; custom is not modelled), its weights
 // kept in BF16 beside their FP8 copies, or with --fp8-param-gather FP8 parameters.
 void read_fp8(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes) {
   const auto format = flags.get("--fp8-format", flag_text());
@@ -662,8 +662,8 @@ void read_fp8(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& 
   }
   if (setup.precision != Precision::kFp8Mixed) {
     flags.fault("--fp8-recipe", "--fp8-recipe " + recipe.substr(0, 20) +
-                                    " is not modelled: delayed (the default), tensorwise or "
-                                    "mxfp8.");
+                                    " is not modelled: delayed (the default), tensorwise, "
+                                    "mxfp8 or blockwise.");
     return;
   }
   // MXFP8 parameters are gathered through the gradient buffer (param_and_grad_buffer.py: the

@@ -9,12 +9,31 @@ double fp8_weight_copies(const TrainingSetup& setup) {
 }
 
 double fp8_weight_cache_bytes_per_value(const TrainingSetup& setup) {
-  if (setup.fp8_recipe == Fp8Recipe::kMxfp8) return 2 * (kFp8Bytes + kMxfp8ScaleBytesPerValue);
+  switch (setup.fp8_recipe) {
+    case Fp8Recipe::kMxfp8:
+      return 2 * (kFp8Bytes + kMxfp8ScaleBytesPerValue);
+    case Fp8Recipe::kBlockwise:
+      return 2 * (kFp8Bytes + kBlockwiseWeightScaleBytesPerValue);
+    case Fp8Recipe::kDelayed:
+    case Fp8Recipe::kTensorwise:
+      break;
+  }
   return fp8_weight_copies(setup) * kFp8Bytes;
 }
 
+// The column-wise copy a linear layer saves (module/linear.py: "Discard row-wise data since it
+// is not needed in backward pass"), with its block scales.
 double fp8_saved_input_bytes_per_value(const TrainingSetup& setup) {
-  return kFp8Bytes + (setup.fp8_recipe == Fp8Recipe::kMxfp8 ? kMxfp8ScaleBytesPerValue : 0);
+  switch (setup.fp8_recipe) {
+    case Fp8Recipe::kMxfp8:
+      return kFp8Bytes + kMxfp8ScaleBytesPerValue;
+    case Fp8Recipe::kBlockwise:
+      return kFp8Bytes + kBlockwiseInputScaleBytesPerValue;
+    case Fp8Recipe::kDelayed:
+    case Fp8Recipe::kTensorwise:
+      break;
+  }
+  return kFp8Bytes;
 }
 
 double fp8_amax_history_length(const TrainingSetup& setup) {
@@ -28,6 +47,7 @@ double fp8_scaling_bytes_per_gemm(const TrainingSetup& setup) {
     case Fp8Recipe::kTensorwise:
       return kFp8TensorsPerGemm * 2 * kFp32Bytes;
     case Fp8Recipe::kMxfp8:
+    case Fp8Recipe::kBlockwise:
       break;
   }
   return 0;

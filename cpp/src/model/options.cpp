@@ -347,6 +347,9 @@ const std::vector<Choice>& choices<Fp8Recipe>() {
        "Transformer Engine's Float8CurrentScaling: per-tensor scales from the tensor itself"},
       {"mxfp8", "MXFP8 (Blackwell)",
        "Transformer Engine's MXFP8BlockScaling: an E8M0 scale per 32 values"},
+      {"blockwise", "Blockwise (1×128, 128×128)",
+       "Transformer Engine's Float8BlockScaling: an FP32 scale per 128 values of each input and "
+       "per 128×128 block of each weight"},
   };
   return choices;
 }

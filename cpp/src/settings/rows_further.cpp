@@ -195,6 +195,17 @@ void add_recipe(Entries& entries) {
               },
               "MXFP8 runs on Blackwell's tensor cores (the B200 and B300); choose the delayed or "
               "tensorwise recipe, or one of those devices.")
+          // quantization.py, _compute_fp8_block_scaling_support: compute capability 9.0 on.
+          .rule(
+              [](const TrainingSetup& setup) {
+                const Architecture architecture = device_of(setup).architecture;
+                return setup.fp8_recipe != Fp8Recipe::kBlockwise ||
+                       architecture == Architecture::kHopper ||
+                       architecture == Architecture::kBlackwell ||
+                       architecture == Architecture::kBlackwellSm120;
+              },
+              "Blockwise FP8 runs on compute capability 9.0 and up (Hopper and Blackwell); choose "
+              "the delayed or tensorwise recipe, or one of those devices.")
           .later()
           .page("recipe", "FP8 recipe (fp8-mixed)"));
   constexpr const char* kFp8ParamGatherRefusal =
