@@ -381,3 +381,36 @@ TEST_CASE("korthikanti: GPT-2 124M is the GPT block the 34·h + 5·a·s/h bracke
   setup.flash_attention = true;
   CHECK(estimate_memory(setup).bytes[Term::kActivations] == layers * s * h * 34);
 }
+
+TEST_CASE("query and key norms: both models count their inputs and statistics, by hand") {
+  // The tiny shape (a 4 heads and k 2 of d 16) with Qwen3's per-head RMSNorms: Q's and K's
+  // outputs, 2·(4 + 2)·16 = 192 B, and a 1/RMS per head, 4·6 = 24 B, a token and layer; as
+  // LayerNorms (Megatron-LM's --qk-layernorm under its default normalisation), a mean per head
+  // besides, 24 B more.
+  TrainingSetup setup = tiny_setup();
+  const double tokens = 128;
+  const double layers = 2;
+  for (const ActivationModel model :
+       {ActivationModel::kLlamaBlock, ActivationModel::kKorthikanti}) {
+    CAPTURE(choice_id(model));
+    setup.activation_model = model;
+    setup.custom_model.qk_norm = false;
+    setup.custom_model.norm_bias = false;
+    const double plain = estimate_memory(setup).bytes[Term::kActivations];
+    setup.custom_model.qk_norm = true;
+    const double rms = estimate_memory(setup).bytes[Term::kActivations];
+    CHECK(rms - plain == doctest::Approx(tokens * layers * (192 + 24)));
+    // LayerNorm's other norms change too; the query and key norms add their means.
+    setup.custom_model.norm_bias = true;
+    const double layer_norm = estimate_memory(setup).bytes[Term::kActivations];
+    setup.custom_model.qk_norm = false;
+    const double layer_norm_plain = estimate_memory(setup).bytes[Term::kActivations];
+    CHECK(layer_norm - layer_norm_plain == doctest::Approx(tokens * layers * (192 + 48)));
+  }
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  setup.custom_model.qk_norm = true;
+  setup.custom_model.norm_bias = true;
+  const auto bytes = bytes_by_id(llama_block_saved_tensors(setup.custom_model, setup, true));
+  CHECK(bytes.at("query-norm-mean") == 4 * 4);
+  CHECK(bytes.at("key-norm-mean") == 4 * 2);
+}

@@ -688,6 +688,14 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                 "--hierarchical-context-parallel-sizes",
                 "--hierarchical-context-parallel-sizes is --cp-comm-type a2a+p2p's: set that "
                 "exchange, or remove it.");
+  // --qk-layernorm: a norm of --normalization's kind over each head's queries and keys, its
+  // weight (and LayerNorm's bias) of d = 128, twice, on each of the 32 layers.
+  const LaunchConfig qk = read_ok(line + "--vocab-size 32000 --qk-layernorm");
+  CHECK(qk.setup.custom_model.qk_norm);
+  CHECK(qk.not_understood.empty());
+  CHECK(count_parameters(qk.setup.custom_model) -
+            count_parameters(read_ok(line + "--vocab-size 32000").setup.custom_model) ==
+        32 * 2 * 128);
   // The shell around the line: a comment naming pretrain_gpt.py above it, quotes, a pipe after.
   const LaunchConfig shell =
       read_ok("# Launch pretrain_gpt.py on one node\n" + line +

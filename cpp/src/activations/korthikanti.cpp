@@ -15,6 +15,19 @@ constexpr double kKorthikantiFfnMultiple = 4;
 
 namespace {
 
+// Norms over the queries and keys, beyond the GPT block the paper counts (Qwen3's q_norm and
+// k_norm over each head, Megatron-LM's --qk-layernorm; OLMo 2's over the whole projections):
+// each saves its BF16 input, and per row normalised an FP32 1/RMS (LayerNorm's mean besides),
+// inside the attention, so split by t. Bytes per token, before the split.
+double query_key_norms(const ModelShape& shape) {
+  if (!shape.qk_norm && !shape.qk_norm_whole) return 0;
+  const double d = head_dim_of(shape);
+  const double heads = shape.num_attention_heads + shape.num_key_value_heads;
+  const double rows = shape.qk_norm ? heads : 2;  // a row per head, or one per projection
+  const double statistics = shape.norm_bias ? 2 : 1;
+  return kBf16Bytes * heads * d + kFp32Bytes * statistics * rows;
+}
+
 // Where the model's words come from, and what a setup changes in them.
 std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& setup,
                                const LayerStack& stack) {
@@ -29,6 +42,11 @@ std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& set
   if (!probabilities) {
     source +=
         "; without dropout on the probabilities, 2·a·s/h of the scores' 5 (the softmax alone)";
+  }
+  if (query_key_norms(shape) > 0) {
+    source +=
+        "; beyond the GPT block, the query and key norms' inputs and their statistics, "
+        "2·(a + k)·d + 4 B per normalised row a token, split by t";
   }
   if (stack.saves_gathered_inputs) {
     source +=
@@ -110,7 +128,7 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
                                        : 0;
   const double sharded = kKorthikantiShardedBytesPerTokenPerHidden -
                          kKorthikantiFc2InputWidthPerHidden * freed + attention_output_change +
-                         all_to_all_output;
+                         all_to_all_output + query_key_norms(shape) / h;
 
   // Top-k routing: each token's activations pass through k experts' MLPs, k - 1 more than a
   // dense layer's one (Korthikanti et al. 2023, section 4.1's MLP share; see activations.hpp).

@@ -303,14 +303,26 @@ void LlamaBlock::add_queries_keys_values(SavedTensors& saved) const {
   if (shape.qk_norm) {
     // Qwen3's q_norm and k_norm: RMSNorms over each head's d, before RoPE; each saves its
     // input and a 1/RMS per head.
-    saved.add("query-norm-input", "Query norm's input (Q's output)", "RMSNorm", "a·d", a * d,
+    // Megatron-LM's --qk-layernorm follows --normalization: under LayerNorm each saves its mean
+    // per head besides.
+    saved.add("query-norm-input", "Query norm's input (Q's output)", norm_kind, "a·d", a * d,
               kBf16Bytes, by_heads);
-    saved.add("query-norm-rstd", "Query norm's 1/RMS, per head", "RMSNorm", "a", a, kFp32Bytes,
-              by_heads);
-    saved.add("key-norm-input", "Key norm's input (K's output)", "RMSNorm", "k·d", k * d,
+    if (layer_norm) {
+      saved.add("query-norm-mean", "Query norm's mean, per head", norm_kind, "a", a, kFp32Bytes,
+                by_heads);
+    }
+    saved.add("query-norm-rstd",
+              std::string("Query norm's ") + (layer_norm ? "1/σ" : "1/RMS") + ", per head",
+              norm_kind, "a", a, kFp32Bytes, by_heads);
+    saved.add("key-norm-input", "Key norm's input (K's output)", norm_kind, "k·d", k * d,
               kBf16Bytes, by_heads);
-    saved.add("key-norm-rstd", "Key norm's 1/RMS, per head", "RMSNorm", "k", k, kFp32Bytes,
-              by_heads);
+    if (layer_norm) {
+      saved.add("key-norm-mean", "Key norm's mean, per head", norm_kind, "k", k, kFp32Bytes,
+                by_heads);
+    }
+    saved.add("key-norm-rstd",
+              std::string("Key norm's ") + (layer_norm ? "1/σ" : "1/RMS") + ", per head", norm_kind,
+              "k", k, kFp32Bytes, by_heads);
   }
   if (shape.value_norm) {
     // Gemma 4's v_norm, an RMSNorm without a weight over each value head: its input (K's output

@@ -111,6 +111,7 @@ const std::set<std::string>& switches() {
                                               "--moe-router-enable-expert-bias",
                                               "--disable-bias-linear",
                                               "--add-qkv-bias",
+                                              "--qk-layernorm",
                                               "--untie-embeddings-and-output-weights",
                                               "--sequence-parallel",
                                               "--use-distributed-optimizer",
@@ -550,6 +551,9 @@ std::optional<LineModel> read_model(KeyReader& flags) {
   model.shape.gated_mlp = swiglu;
   model.shape.norm_bias = normalization == "LayerNorm";
   model.shape.attention_qkv_bias = bias_linear || flags.has("--add-qkv-bias");
+  // --qk-layernorm: a norm of --normalization's kind over each head's queries and keys
+  // (TransformerConfig.qk_layernorm; the layer spec's q_layernorm and k_layernorm, TENorm).
+  model.shape.qk_norm = flags.has("--qk-layernorm");
   model.shape.attention_output_bias = bias_linear;
   model.shape.mlp_bias = bias_linear;
   if (position == "learned_absolute" && !flags.has("--no-position-embedding")) {

@@ -349,8 +349,9 @@ void add_attention_weights(const ModelShape& shape, WeightList& list) {
   }
   if (shape.attention_output_bias) vector(h, 1, P::kReplicated);
   // Qwen3's q_norm and k_norm (transformers' Qwen3Attention): one RMSNorm of d each, shared by
-  // the heads. OLMo 2's (Olmo2Attention) normalise the whole projections: a·d and k·d.
-  if (shape.qk_norm) vector(head_dim, 2, P::kNorm);
+  // the heads; Megatron-LM's --qk-layernorm under LayerNorm a bias of d besides (TENorm). OLMo 2's
+  // (Olmo2Attention) normalise the whole projections: a·d and k·d.
+  if (shape.qk_norm) vector(head_dim, shape.norm_bias ? 4 : 2, P::kNorm);
   if (shape.qk_norm_whole) vector(query_width + key_value_width, 1, P::kNorm);
   // gpt-oss's sinks (GptOssAttention.sinks): a learned logit per head, split with the heads.
   if (shape.attention_sinks) vector(a, 1, P::kSplit);
