@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
@@ -71,43 +72,36 @@ TEST_CASE("fp8 recipes: each recipe's weight cache and scaling state, by hand") 
   }
 }
 
-TEST_CASE("fp8 recipes: blockwise saves each input with an FP32 scale per 128 values") {
-  TrainingSetup delayed = tiny(Fp8Recipe::kDelayed, "h100");
-  delayed.activation_model = ActivationModel::kLlamaBlock;
-  TrainingSetup blockwise = delayed;
-  blockwise.fp8_recipe = Fp8Recipe::kBlockwise;
-  double fp8_per_token = 0;
-  for (const SavedTensor& tensor : llama_block_saved_tensors(delayed.custom_model, delayed, true)) {
-    if (tensor.dtype == "FP8") fp8_per_token += tensor.bytes_per_token;
+TEST_CASE("fp8 recipes: MXFP8's and blockwise's saved inputs carry their block scales") {
+  // Every saved FP8 input of the llama block keeps its block's scale beside its byte: MXFP8's
+  // E8M0 byte per 32 values (on Blackwell), blockwise's FP32 per 128 (on Hopper): 1/32 B a value
+  // either way.
+  for (const auto& [recipe, device] :
+       {std::pair{Fp8Recipe::kMxfp8, "b200"}, std::pair{Fp8Recipe::kBlockwise, "h100"}}) {
+    CAPTURE(device);
+    TrainingSetup delayed = tiny(Fp8Recipe::kDelayed, device);
+    delayed.activation_model = ActivationModel::kLlamaBlock;
+    TrainingSetup scaled = delayed;
+    scaled.fp8_recipe = recipe;
+    double fp8_per_token = 0;
+    for (const SavedTensor& tensor :
+         llama_block_saved_tensors(delayed.custom_model, delayed, true)) {
+      if (tensor.dtype == "FP8") fp8_per_token += tensor.bytes_per_token;
+    }
+    REQUIRE(fp8_per_token > 0);
+    CHECK(ok(scaled).bytes[Term::kActivations] - ok(delayed).bytes[Term::kActivations] ==
+          doctest::Approx(16 * fp8_per_token / 32));
+    // Korthikanti's sum: the same share of each FP8 input.
+    delayed.activation_model = ActivationModel::kKorthikanti;
+    scaled.activation_model = ActivationModel::kKorthikanti;
+    CHECK(ok(scaled).bytes[Term::kActivations] > ok(delayed).bytes[Term::kActivations]);
   }
-  REQUIRE(fp8_per_token > 0);
-  CHECK(ok(blockwise).bytes[Term::kActivations] - ok(delayed).bytes[Term::kActivations] ==
-        doctest::Approx(16 * fp8_per_token * 4 / 128));
-  // Compute capability 9.0 on: not on Ada.
+  // Blockwise runs from compute capability 9.0: not on Ada.
   TrainingSetup ada = tiny(Fp8Recipe::kBlockwise, "l40s");
   CHECK(estimate_memory(ada).answer.setting == setting_id::kFp8Recipe);
   CHECK(estimate_memory(ada).answer.message ==
         "Blockwise FP8 runs on compute capability 9.0 and up (Hopper and Blackwell); choose the "
         "delayed or tensorwise recipe, or one of those devices.");
-}
-
-TEST_CASE("fp8 recipes: MXFP8's saved inputs carry their block scales") {
-  // Every saved FP8 input of the llama block keeps 1/32 B of scale per value beside its byte.
-  TrainingSetup delayed = tiny(Fp8Recipe::kDelayed, "b200");
-  delayed.activation_model = ActivationModel::kLlamaBlock;
-  TrainingSetup mxfp8 = delayed;
-  mxfp8.fp8_recipe = Fp8Recipe::kMxfp8;
-  double fp8_per_token = 0;
-  for (const SavedTensor& tensor : llama_block_saved_tensors(delayed.custom_model, delayed, true)) {
-    if (tensor.dtype == "FP8") fp8_per_token += tensor.bytes_per_token;
-  }
-  REQUIRE(fp8_per_token > 0);
-  CHECK(ok(mxfp8).bytes[Term::kActivations] - ok(delayed).bytes[Term::kActivations] ==
-        doctest::Approx(16 * fp8_per_token / 32));
-  // Korthikanti's sum: the same share of each FP8 input.
-  delayed.activation_model = ActivationModel::kKorthikanti;
-  mxfp8.activation_model = ActivationModel::kKorthikanti;
-  CHECK(ok(mxfp8).bytes[Term::kActivations] > ok(delayed).bytes[Term::kActivations]);
 }
 
 TEST_CASE("fp8 recipes: the megatron stack holds the FP8 copies at its peak") {

@@ -407,18 +407,14 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
       !held ? pen.said(
                   0,
                   [] { return "no FP8 weight copies held under ZeRO-3 (cast per gathered layer)"; })
-      : recipe == Fp8Recipe::kMxfp8
+      : recipe == Fp8Recipe::kMxfp8 || recipe == Fp8Recipe::kBlockwise
           ? pen.said(cache_bytes,
-                     [] {
-                       return "2 × (1 + 1/32) B (MXFP8's row- and column-wise copies, each "
-                              "with an E8M0 scale per 32 values)";
-                     }) *
-                pen.count(weights, "FP8 GEMM weights")
-      : recipe == Fp8Recipe::kBlockwise
-          ? pen.said(cache_bytes,
-                     [] {
-                       return "2 × (1 + 4/16,384) B (blockwise's row- and column-wise copies, "
-                              "each with an FP32 scale per 128 × 128 block)";
+                     [recipe] {
+                       return recipe == Fp8Recipe::kMxfp8
+                                  ? "2 × (1 + 1/32) B (MXFP8's row- and column-wise copies, each "
+                                    "with an E8M0 scale per 32 values)"
+                                  : "2 × (1 + 4/16,384) B (blockwise's row- and column-wise "
+                                    "copies, each with an FP32 scale per 128 × 128 block)";
                      }) *
                 pen.count(weights, "FP8 GEMM weights")
           : pen.number(fp8_weight_copies(setup)) * pen.bytes(kFp8Bytes) *
