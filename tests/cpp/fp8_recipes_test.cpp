@@ -203,8 +203,8 @@ TEST_CASE("fp8 param gather: the linear weights are FP8 parameters, with no BF16
   const Estimate parameters = ok(setup);
   setup.fp8_param_gather = false;
   const Estimate copies = ok(setup);
-  for (const Term term :
-       {Term::kFp8Weights, Term::kGradients, Term::kMasterWeights, Term::kOptimizerStates}) {
+  // (The FP8 term's blocks differ: the parameters' row-wise data is moved into DDP's buffer.)
+  for (const Term term : {Term::kGradients, Term::kMasterWeights, Term::kOptimizerStates}) {
     CHECK(parameters.bytes[term] == copies.bytes[term]);
   }
 }

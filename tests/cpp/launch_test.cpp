@@ -655,21 +655,30 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                        "--num-virtual-stages-per-pipeline-rank 2",
                 32)
             .setup.layout.virtual_pipeline_stages == 2);
-  // --cp-comm-type: one exchange for every layer, given once or layer by layer (nargs='+'); the
-  // all-gather, the hierarchical a2a+p2p and mixed layers refused by name.
+  // --cp-comm-type: one exchange for every layer, given once or layer by layer (nargs='+': as
+  // many as --num-layers under context parallelism); the all-gather and mixed layers refused.
   const std::string context = line + "--vocab-size 32000 --context-parallel-size 2 ";
   const LaunchConfig all_to_all = read_ok(context + "--cp-comm-type a2a");
   CHECK(all_to_all.setup.cp_comm_type == CpCommType::kA2a);
   CHECK(all_to_all.not_understood.empty());
-  CHECK(read_ok(context + "--cp-comm-type a2a a2a").setup.cp_comm_type == CpCommType::kA2a);
+  std::string each_layer = "--cp-comm-type";
+  for (int layer = 0; layer < 32; ++layer) each_layer += " a2a";
+  CHECK(read_ok(context + each_layer).setup.cp_comm_type == CpCommType::kA2a);
   CHECK(read_ok(context + "--cp-comm-type p2p").setup.cp_comm_type == CpCommType::kP2p);
+  check_refused(context + "--cp-comm-type a2a a2a", "--cp-comm-type",
+                "--cp-comm-type gives 2 types: one for every layer, or one a layer (32), as "
+                "Megatron-LM's TransformerConfig requires.");
   check_refused(context + "--cp-comm-type a2a p2p", "--cp-comm-type",
                 "--cp-comm-type gives the layers different exchanges, which is not modelled: one "
                 "type for every layer, p2p (the default), a2a or a2a+p2p.");
   check_refused(context + "--cp-comm-type allgather", "--cp-comm-type",
                 "--cp-comm-type allgather is not modelled: p2p (the default), a2a or a2a+p2p.");
+  check_refused(context + "--cp-comm-type --bf16", "--cp-comm-type",
+                "--cp-comm-type needs a value: p2p (the default), a2a or a2a+p2p, once or once a "
+                "layer.");
   // a2a+p2p with its two sizes, the all-to-all group's first; without them, or where they do not
-  // multiply to c, refused by the flag at fault.
+  // multiply to c, refused by the flag at fault. Beside another exchange the sizes build groups
+  // that nothing uses, said in a note.
   const std::string hierarchical = line + "--vocab-size 32000 --context-parallel-size 4 ";
   const LaunchConfig groups = read_ok(hierarchical +
                                       "--cp-comm-type a2a+p2p "
@@ -678,16 +687,25 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   CHECK(groups.setup.cp_a2a_size == 2);
   CHECK(groups.not_understood.empty());
   check_refused(hierarchical + "--cp-comm-type a2a+p2p", "--cp-comm-type",
-                "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes (the "
-                "all-to-all group's size, then the ring's), as Megatron-LM requires.");
+                "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes of two sizes "
+                "(the all-to-all group's, then the ring's), as Megatron-LM and Transformer Engine "
+                "require.");
   check_refused(hierarchical + "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 4",
                 "--hierarchical-context-parallel-sizes",
-                "--hierarchical-context-parallel-sizes must be two whole numbers, the all-to-all "
-                "group's size and the ring's, whose product is --context-parallel-size (4).");
-  check_refused(hierarchical + "--hierarchical-context-parallel-sizes 2 2",
-                "--hierarchical-context-parallel-sizes",
-                "--hierarchical-context-parallel-sizes is --cp-comm-type a2a+p2p's: set that "
-                "exchange, or remove it.");
+                "--hierarchical-context-parallel-sizes must be whole numbers whose product is "
+                "--context-parallel-size (4), the all-to-all group's size first.");
+  check_refused(
+      hierarchical + "--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 1 2",
+      "--hierarchical-context-parallel-sizes",
+      "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes of two sizes (the "
+      "all-to-all group's, then the ring's), as Megatron-LM and Transformer Engine require.");
+  const LaunchConfig unused = read_ok(hierarchical + "--hierarchical-context-parallel-sizes 2 2");
+  CHECK(unused.setup.cp_comm_type == CpCommType::kP2p);
+  CHECK(unused.setup.cp_a2a_size == 1);
+  CHECK(std::any_of(unused.notes.begin(), unused.notes.end(), [](const std::string& note) {
+    return note.rfind("--hierarchical-context-parallel-sizes: Megatron-LM builds the groups", 0) ==
+           0;
+  }));
   // --qk-layernorm: a norm of --normalization's kind over each head's queries and keys, its
   // weight (and LayerNorm's bias) of d = 128, twice, on each of the 32 layers.
   const LaunchConfig qk = read_ok(line + "--vocab-size 32000 --qk-layernorm");
@@ -696,6 +714,16 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   CHECK(count_parameters(qk.setup.custom_model) -
             count_parameters(read_ok(line + "--vocab-size 32000").setup.custom_model) ==
         32 * 2 * 128);
+  std::string layer_norm = line + "--vocab-size 32000";
+  layer_norm.replace(layer_norm.find("--normalization RMSNorm "), 24, "");
+  CHECK(count_parameters(read_ok(layer_norm + " --qk-layernorm").setup.custom_model) -
+            count_parameters(read_ok(layer_norm).setup.custom_model) ==
+        32 * 2 * 2 * 128);
+  // The reuse of the gradient buffer is MXFP8's, with FP8 parameters.
+  check_refused(line + "--vocab-size 32000 --reuse-grad-buf-for-mxfp8-param-ag",
+                "--reuse-grad-buf-for-mxfp8-param-ag",
+                "--reuse-grad-buf-for-mxfp8-param-ag is MXFP8's with --fp8-param-gather: set "
+                "--fp8-recipe mxfp8 and --fp8-param-gather, or remove it.");
   // The shell around the line: a comment naming pretrain_gpt.py above it, quotes, a pipe after.
   const LaunchConfig shell =
       read_ok("# Launch pretrain_gpt.py on one node\n" + line +

@@ -171,6 +171,10 @@ TEST_CASE("megatron: a2a+p2p saves what a2a saves over its all-to-all group, the
   CHECK(heads.answer.message ==
         "The all-to-all splits each tensor-parallel rank's heads over its group: 4 must divide "
         "the 4 attention heads and 2 key/value heads of a rank; choose p2p, or a smaller group.");
+  // Without context parallelism the group is 1.
+  setup.layout.context_parallel = 1;
+  setup.cp_a2a_size = 2;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kCpA2aSize);
   // The group is a2a+p2p's alone.
   setup.layout.context_parallel = 2;
   setup.cp_comm_type = CpCommType::kA2a;

@@ -644,7 +644,13 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup) {
 void read_fp8(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes) {
   const auto format = flags.get("--fp8-format", flag_text());
   setup.fp8_param_gather = flags.has("--fp8-param-gather");
+  const bool reuses_gradients = flags.has("--reuse-grad-buf-for-mxfp8-param-ag");
   if (!format) {
+    if (reuses_gradients) {
+      flags.fault("--reuse-grad-buf-for-mxfp8-param-ag",
+                  "--reuse-grad-buf-for-mxfp8-param-ag is MXFP8's with --fp8-param-gather: set "
+                  "--fp8-recipe mxfp8 and --fp8-param-gather, or remove it.");
+    }
     // transformer_config.py: "fp8_param must be used together with fp8 mode".
     if (setup.fp8_param_gather) {
       flags.fault("--fp8-param-gather",
@@ -674,7 +680,6 @@ void read_fp8(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& 
   // shared buffer), which the flag below turns on; without it DDP remaps each parameter's storage
   // into its own buffer, which Transformer Engine refuses for MXFP8 tensors (tensor/utils.py,
   // replace_raw_data: "not supported yet").
-  const bool reuses_gradients = flags.has("--reuse-grad-buf-for-mxfp8-param-ag");
   if (setup.fp8_param_gather && setup.fp8_recipe == Fp8Recipe::kMxfp8 && !reuses_gradients) {
     flags.fault("--fp8-param-gather",
                 "MXFP8 parameters are gathered through the gradient buffer: add "
@@ -811,7 +816,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
              : static_cast<int>(std::min<long long>(
                    static_cast<long long>(setup.micro_batch_sequences) * setup.layout.data_parallel,
                    kMaxGlobalBatchSequences));
-  megatron::read_cp_comm_type(flags, setup);
+  megatron::read_cp_comm_type(flags, model->layers, setup, launch.notes);
   read_dispatcher(flags, setup);
   read_capacity(flags, setup);
   read_recompute(flags, setup);

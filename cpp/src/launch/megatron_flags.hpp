@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "launch/key_reader.hpp"
 #include "trainmem/setup.hpp"
@@ -30,6 +31,7 @@ void read_layout(KeyReader& flags, long long world, long long layers, long long 
 
 // --cp-comm-type: how context parallelism exchanges attention's tensors (options.hpp,
 // CpCommType), one type for every layer.
-void read_cp_comm_type(KeyReader& flags, TrainingSetup& setup);
+void read_cp_comm_type(KeyReader& flags, long long layers, TrainingSetup& setup,
+                       std::vector<std::string>& notes);
 
 }  // namespace trainmem::megatron

@@ -321,73 +321,96 @@ std::vector<std::string> words_of(const std::string& text) {
   return words;
 }
 
-// --hierarchical-context-parallel-sizes under a2a+p2p: two sizes whose product is c
-// (arguments.py asserts it), the all-to-all group's first (Transformer Engine takes cp_group as
-// [a2a group, p2p group]).
-void read_hierarchical_sizes(KeyReader& flags, TrainingSetup& setup) {
+// --hierarchical-context-parallel-sizes: sizes whose product is c (arguments.py and
+// parallel_state.py assert it), the all-to-all group's first (Transformer Engine takes cp_group as
+// [a2a group, p2p group]); Megatron-LM builds the groups whatever the exchange, and only a2a+p2p
+// uses them. Returns the sizes, none where the line gives none or they are refused.
+std::vector<long long> read_hierarchical_sizes(KeyReader& flags, long long c) {
   constexpr const char* kFlag = "--hierarchical-context-parallel-sizes";
   const auto text = flags.get(kFlag, flag_text());
-  if (!text) {
-    flags.fault("--cp-comm-type",
-                "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes (the "
-                "all-to-all group's size, then the ring's), as Megatron-LM requires.");
-    return;
-  }
-  const std::vector<std::string> sizes = words_of(*text);
+  if (!text) return {};
   const auto whole = [](const std::string& word) {
     return !word.empty() && word.size() <= 5 &&
-           std::all_of(word.begin(), word.end(), [](unsigned char c) { return std::isdigit(c); });
+           std::all_of(word.begin(), word.end(),
+                       [](unsigned char character) { return std::isdigit(character); });
   };
-  const long long c = setup.layout.context_parallel;
-  if (sizes.size() != 2 || !whole(sizes[0]) || !whole(sizes[1]) ||
-      std::stoll(sizes[0]) * std::stoll(sizes[1]) != c || std::stoll(sizes[0]) < 1) {
-    flags.fault(kFlag, std::string(kFlag) +
-                           " must be two whole numbers, the all-to-all group's size and the "
-                           "ring's, whose product is --context-parallel-size (" +
-                           std::to_string(c) + ").");
-    return;
+  std::vector<long long> sizes;
+  long long product = 1;
+  bool valid = true;
+  for (const std::string& word : words_of(*text)) {
+    valid = valid && whole(word) && std::stoll(word) >= 1;
+    if (!valid) break;
+    sizes.push_back(std::stoll(word));
+    product = std::min(product * sizes.back(), 1LL << 40);
   }
-  setup.cp_a2a_size = static_cast<int>(std::stoll(sizes[0]));
+  valid = valid && !sizes.empty();
+  if (!valid || product != c) {
+    flags.fault(kFlag, std::string(kFlag) +
+                           " must be whole numbers whose product is --context-parallel-size (" +
+                           std::to_string(c) + "), the all-to-all group's size first.");
+    return {};
+  }
+  return sizes;
 }
 
 }  // namespace
 
 // --cp-comm-type (arguments.py: nargs='+', default p2p): one type for every layer, or one a layer
-// (TransformerConfig asserts as many as --num-layers). p2p, a2a and a2a+p2p (with
-// --hierarchical-context-parallel-sizes) are modelled; allgather (AttnFuncWithCPAndKVAllGather)
-// is not, nor layers of different types.
-void read_cp_comm_type(KeyReader& flags, TrainingSetup& setup) {
+// (TransformerConfig asserts as many as --num-layers under context parallelism). p2p, a2a and
+// a2a+p2p (with --hierarchical-context-parallel-sizes, two of them) are modelled; allgather
+// (AttnFuncWithCPAndKVAllGather) is not, nor layers of different types.
+void read_cp_comm_type(KeyReader& flags, long long layers, TrainingSetup& setup,
+                       std::vector<std::string>& notes) {
+  const long long c = setup.layout.context_parallel;
+  const std::vector<long long> sizes = read_hierarchical_sizes(flags, c);
   const auto text = flags.get("--cp-comm-type", flag_text());
   const std::vector<std::string> types = text ? words_of(*text) : std::vector<std::string>{};
-  if (types.empty()) {
-    if (flags.has("--hierarchical-context-parallel-sizes")) {
-      flags.fault("--hierarchical-context-parallel-sizes",
-                  "--hierarchical-context-parallel-sizes is --cp-comm-type a2a+p2p's: set that "
-                  "exchange, or remove it.");
-    }
+  if (text && types.empty()) {
+    flags.fault("--cp-comm-type",
+                "--cp-comm-type needs a value: p2p (the default), a2a or "
+                "a2a+p2p, once or once a layer.");
     return;
   }
-  const std::string& type = types.front();
+  const std::string type = types.empty() ? std::string("p2p") : types.front();
   if (std::any_of(types.begin(), types.end(),
                   [&](const std::string& each) { return each != type; })) {
     flags.fault("--cp-comm-type",
                 "--cp-comm-type gives the layers different exchanges, which is not modelled: one "
                 "type for every layer, p2p (the default), a2a or a2a+p2p.");
-  } else if (type == "p2p") {
+    return;
+  }
+  if (types.size() > 1 && c > 1 && static_cast<long long>(types.size()) != layers) {
+    flags.fault("--cp-comm-type", "--cp-comm-type gives " + std::to_string(types.size()) +
+                                      " types: one for every layer, or one a layer (" +
+                                      std::to_string(layers) +
+                                      "), as Megatron-LM's TransformerConfig requires.");
+    return;
+  }
+  if (type == "p2p") {
     setup.cp_comm_type = CpCommType::kP2p;
   } else if (type == "a2a") {
     setup.cp_comm_type = CpCommType::kA2a;
   } else if (type == "a2a+p2p") {
     setup.cp_comm_type = CpCommType::kA2aP2p;
-    read_hierarchical_sizes(flags, setup);
+    // Transformer Engine takes two groups (attn_forward_func_with_cp: "cp_group =
+    // [a2a_cp_group, p2p_cp_group]").
+    if (sizes.size() == 2) {
+      setup.cp_a2a_size = static_cast<int>(sizes.front());
+    } else if (flags.ok()) {
+      flags.fault(sizes.empty() ? "--cp-comm-type" : "--hierarchical-context-parallel-sizes",
+                  "--cp-comm-type a2a+p2p needs --hierarchical-context-parallel-sizes of two "
+                  "sizes (the all-to-all group's, then the ring's), as Megatron-LM and "
+                  "Transformer Engine require.");
+    }
   } else {
     flags.fault("--cp-comm-type", "--cp-comm-type " + type.substr(0, 20) +
                                       " is not modelled: p2p (the default), a2a or a2a+p2p.");
   }
-  if (type != "a2a+p2p" && flags.has("--hierarchical-context-parallel-sizes")) {
-    flags.fault("--hierarchical-context-parallel-sizes",
-                "--hierarchical-context-parallel-sizes is --cp-comm-type a2a+p2p's: set that "
-                "exchange, or remove it.");
+  if (!sizes.empty() && type != "a2a+p2p") {
+    notes.push_back(
+        "--hierarchical-context-parallel-sizes: Megatron-LM builds the groups, which "
+        "only --cp-comm-type a2a+p2p uses; the exchange is " +
+        type + ", and the groups' communicators are not counted.");
   }
 }
 

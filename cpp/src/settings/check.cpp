@@ -466,7 +466,7 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
   // The all-to-all exchanges heads for tokens: each tensor-parallel rank's heads, and its key/value
   // heads, split over its group, c under a2a (context_parallel.py,
   // AttnFuncWithCPAndQKVOA2A.forward's assertion; flash_attn_a2a_communicate's under a2a+p2p).
-  if (setup.cp_comm_type == CpCommType::kA2aP2p && c > 1 && c % setup.cp_a2a_size != 0) {
+  if (setup.cp_comm_type == CpCommType::kA2aP2p && c % setup.cp_a2a_size != 0) {
     return refusal(id::kCpA2aSize, "The all-to-all group's " + std::to_string(setup.cp_a2a_size) +
                                        " devices must divide context parallelism's " +
                                        std::to_string(c) +

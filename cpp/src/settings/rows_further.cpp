@@ -225,6 +225,11 @@ void add_recipe(Entries& entries) {
           .rule([](const TrainingSetup& setup) { return setup.layout.zero_stage >= 1; },
                 "Megatron-LM gathers FP8 parameters only through its distributed optimiser: set "
                 "ZeRO 1 (--use-distributed-optimizer), or turn --fp8-param-gather off.")
+          // multi_token_prediction.py builds its layers under the FP8 context too; the estimate
+          // counts them in BF16, without FP8 copies.
+          .rule([](const TrainingSetup& setup) { return !setup.mtp; },
+                "FP8 parameters with multi-token prediction are not modelled: Megatron-LM builds "
+                "the MTP modules' weights in FP8 too. Turn one of them off.")
           .later()
           .page("recipe", "",
                 "Megatron-LM's --fp8-param-gather: the linear weights are FP8 parameters, with "

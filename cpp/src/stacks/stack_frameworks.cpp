@@ -136,19 +136,23 @@ namespace {
 // the recipe's scaling state, the ledger's FP8 term spread over the layers' weight tensors, one
 // block each. Under --fp8-param-gather they are the parameters themselves, each made in BF16 and
 // quantised as the model is built (module/base.py, reset_parameters: the BF16 value moved to the
-// host); the uint8 parameter buffer then holds their row-wise data, counted here per tensor.
-void take_fp8_weights(Step& step, const StepDevice& device, bool as_parameters) {
+// host): the handles of their row-wise data (1 B a value), which DDP moves into its buffer.
+Handles take_fp8_weights(Step& step, const StepDevice& device, bool as_parameters) {
   const double fp8 = device.bytes[Term::kFp8Weights];
-  if (fp8 <= 0) return;
+  if (fp8 <= 0) return {};
   const std::vector<double> tensors = layer_weight_elements(device);
   double elements = 0;
   for (const double tensor : tensors) elements += tensor;
-  if (elements <= 0) return;
+  if (elements <= 0) return {};
+  Handles row_wise;
   for (const double tensor : tensors) {
     const auto initial = step.take(tag(Term::kWeights), as_parameters ? kBf16Bytes * tensor : 0);
-    step.take(tag(Term::kFp8Weights), fp8 * tensor / elements);
+    const double data = as_parameters ? kFp8Bytes * tensor : 0;
+    if (as_parameters) row_wise.push_back(step.take(tag(Term::kFp8Weights), data));
+    step.take(tag(Term::kFp8Weights), fp8 * tensor / elements - data);
     step.give(initial);
   }
+  return row_wise;
 }
 
 // Building the model: each parameter its own BF16 tensor (the norms, biases and router in one
@@ -169,9 +173,19 @@ void build_megatron_model(Step& step, const StepDevice& device) {
     built.push_back(step.take(tag(Term::kWeights), kBf16Bytes * tensor));
   }
   built.push_back(step.take(tag(Term::kWeights), rest));
-  if (device.setup.fp8_param_gather) take_fp8_weights(step, device, true);
+  Handles row_wise;
+  if (device.setup.fp8_param_gather) row_wise = take_fp8_weights(step, device, true);
   const bool buffered = device.setup.layout.zero_stage > 0;
   if (buffered) step.take(tag(Term::kWeights), weights);
+  // The FP8 parameters' row-wise data moved into DDP's uint8 buffer (param_and_grad_buffer.py,
+  // modify_underlying_storage and Transformer Engine's replace_raw_data); MXFP8's stay where they
+  // are, gathered through the gradient buffer (--reuse-grad-buf-for-mxfp8-param-ag).
+  if (buffered && !row_wise.empty() && device.setup.fp8_recipe != Fp8Recipe::kMxfp8) {
+    double elements_fp8 = 0;
+    for (const double tensor : layer_weight_elements(device)) elements_fp8 += tensor;
+    step.take(tag(Term::kFp8Weights), kFp8Bytes * elements_fp8);
+    give_all(step, row_wise);
+  }
   step.take(tag(Term::kGradients), bytes[Term::kGradients]);
   if (buffered) give_all(step, built);
   // The FP32 shards, one a parameter, the FP8 parameters' too.
@@ -399,7 +413,7 @@ void megatron_step(Step& step, const StepDevice& device) {
   take_output_gather_buffer(step, device);
   const MegatronTerms terms = megatron_terms(step, device);
   take_te_workspaces(step, device, terms.te_workspaces);
-  if (!device.setup.fp8_param_gather) take_fp8_weights(step, device, false);
+  if (!device.setup.fp8_param_gather) (void)take_fp8_weights(step, device, false);
   // A micro-batch with the moments made, for the blocks it leaves cached: the cache then stops
   // growing, and the micro-batch the timeline shows is as every later one (the panel's runs
   // replayed with eight such micro-batches in place of one reserve no more).
