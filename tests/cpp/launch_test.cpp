@@ -719,6 +719,17 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   CHECK(count_parameters(read_ok(layer_norm + " --qk-layernorm").setup.custom_model) -
             count_parameters(read_ok(layer_norm).setup.custom_model) ==
         32 * 2 * 2 * 128);
+  // What Megatron-LM's own example sets (examples/llama/train_llama3_8b_h100_fp8.sh) with no
+  // bearing on memory is set aside; --grad-reduce-in-bf16 is read.
+  const LaunchConfig example = read_ok(
+      line +
+      "--vocab-size 32000 --rotary-percent 1.0 --apply-layernorm-1p --lr-decay-samples 100 "
+      "--lr-warmup-samples 10 --decoupled-lr 5.0e-4 --decoupled-min-lr 4.5e-5 "
+      "--grad-reduce-in-bf16 --calculate-per-token-loss --tiktoken-pattern v2 "
+      "--no-create-attention-mask-in-dataloader --no-mmap-bin-files --num-workers 1 --profile "
+      "--profile-step-start 4 --profile-step-end 6 --ckpt-format torch_dist");
+  CHECK(example.not_understood.empty());
+  CHECK(example.setup.grad_reduce_in_bf16);
   // The reuse of the gradient buffer is MXFP8's, with FP8 parameters.
   check_refused(line + "--vocab-size 32000 --reuse-grad-buf-for-mxfp8-param-ag",
                 "--reuse-grad-buf-for-mxfp8-param-ag",

@@ -12,6 +12,7 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
@@ -361,4 +362,29 @@ TEST_CASE("megatron: each operation's backward pass makes one gradient the size 
     return point.held[Term::kActivations] + point.held[Term::kFramework];
   };
   CHECK(held(last) - held(first_layer) == highest);
+}
+
+TEST_CASE(
+    "megatron: --grad-reduce-in-bf16 holds the gradients in BF16, copied to FP32 at the step") {
+  // Llama 3 8B over d 8: the gradient buffer 2 B a parameter rather than 4, the FP32 copy of each
+  // shard's gradient (the FP32 shards' size) made at the optimiser's step alone.
+  TrainingSetup setup;
+  setup.stack = Stack::kMegatron;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 1;
+  const Estimate fp32 = estimate_memory(setup);
+  setup.grad_reduce_in_bf16 = true;
+  const Estimate bf16 = estimate_memory(setup);
+  REQUIRE(bf16.answer.ok());
+  CHECK(bf16.bytes_per_parameter.gradients == 2);
+  CHECK(fp32.peak_allocated_bytes - bf16.peak_allocated_bytes ==
+        doctest::Approx(2 * 8030261248.0).epsilon(0.01));
+  bool said = false;
+  for (const TermArithmetic& term : explain_estimate(setup)) {
+    if (term.term == "gradients")
+      said = term.source.find("--grad-reduce-in-bf16") != std::string::npos;
+  }
+  CHECK(said);
+  setup.stack = Stack::kIdeal;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kGradReduceInBf16);
 }

@@ -200,6 +200,10 @@ struct TrainingSetup {
   // weights as FP8 tensors (fp8_model_init), the FP8 copy is the parameter and no BF16 one is
   // kept; the distributed optimiser gathers them in FP8 and casts its FP32 shards into them.
   bool fp8_param_gather = false;
+  // Megatron-LM's --grad-reduce-in-bf16: the main-gradient buffer in BF16, not FP32
+  // (arguments.py turns accumulate_allreduce_grads_in_fp32 off); the optimiser's step copies each
+  // shard's gradient to FP32 (distrib_optimizer.py, _copy_model_grads_to_main_grads).
+  bool grad_reduce_in_bf16 = false;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).

@@ -39,7 +39,13 @@ namespace {
 std::string precision_source(const TrainingSetup& setup) {
   std::string source = std::string(kZeroSource) + "; precision " + choice_id(setup.precision);
   const StackRow& row = stack_row(setup.stack);
-  if (*row.state_source != '\0') source += "; " + std::string(row.state_source);
+  if (setup.grad_reduce_in_bf16) {
+    source +=
+        "; --grad-reduce-in-bf16: Megatron-LM's gradient buffer in BF16 (arguments.py turns "
+        "accumulate_allreduce_grads_in_fp32 off; param_and_grad_buffer.py, grad_dtype)";
+  } else if (*row.state_source != '\0') {
+    source += "; " + std::string(row.state_source);
+  }
   return source;
 }
 
@@ -82,6 +88,8 @@ BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const Train
   // sharded parameters and no master copy).
   if (row.weight_bytes > 0) per.weights = row.weight_bytes;
   if (row.gradient_bytes > 0) per.gradients = row.gradient_bytes;
+  // Megatron-LM's --grad-reduce-in-bf16 (the megatron stack alone): a BF16 gradient buffer.
+  if (setup.grad_reduce_in_bf16) per.gradients = kBf16Bytes;
   if (!row.master_weights) per.master_weights = 0;
   per.total = per.weights + per.gradients + per.master_weights + per.optimizer_states;
   // Stepped in the backward pass, the gradients no longer grow with the parameters: the largest

@@ -140,7 +140,13 @@ const std::set<std::string>& switches() {
                                               "--log-validation-ppl-to-tensorboard",
                                               "--manual-gc",
                                               "--no-rope-fusion",
-                                              "--use-torch-fsdp2"};
+                                              "--use-torch-fsdp2",
+                                              "--apply-layernorm-1p",
+                                              "--calculate-per-token-loss",
+                                              "--no-create-attention-mask-in-dataloader",
+                                              "--no-mmap-bin-files",
+                                              "--profile",
+                                              "--grad-reduce-in-bf16"};
   return flags;
 }
 
@@ -150,7 +156,14 @@ const std::set<std::string>& switches() {
 // expert drops, none of which changes what a layer holds; and when the gradients'
 // and parameters' collectives launch (--overlap-grad-reduce, --overlap-param-gather:
 // megatron/core/distributed/param_and_grad_buffer.py allocates each buffer whole either way, and
-// the bucket's reduce-scatter or all-gather runs in place in it).
+// the bucket's reduce-scatter or all-gather runs in place in it). Also, as Megatron-LM's own
+// examples write them (examples/llama/train_llama3_8b_h100_fp8.sh): the schedule in samples and
+// the decoupled learning rate (a parameter group of its own, the same Adam states); the
+// tokenizer's pattern; the data loader's workers and files; the profiler's step range (Nsight's
+// ranges); RoPE's rotated share (Q and K keep their size); LayerNorm's zero-centred weight
+// (--apply-layernorm-1p); the loss's normalisation per token; the checkpoint's format; and no
+// attention mask made by the data loader (--no-create-attention-mask-in-dataloader), a mask the
+// estimate does not count either.
 const std::set<std::string>& no_bearing() {
   static const std::set<std::string> flags = {"--overlap-grad-reduce",
                                               "--fp8-margin",
@@ -215,7 +228,24 @@ const std::set<std::string>& no_bearing() {
                                               "--exit-duration-in-mins",
                                               "--rampup-batch-size",
                                               "--attention-softmax-in-fp32",
-                                              "--no-rope-fusion"};
+                                              "--no-rope-fusion",
+                                              "--lr-decay-samples",
+                                              "--lr-warmup-samples",
+                                              "--lr-warmup-init",
+                                              "--decoupled-lr",
+                                              "--decoupled-min-lr",
+                                              "--tiktoken-pattern",
+                                              "--num-workers",
+                                              "--no-mmap-bin-files",
+                                              "--profile",
+                                              "--profile-step-start",
+                                              "--profile-step-end",
+                                              "--profile-ranks",
+                                              "--rotary-percent",
+                                              "--apply-layernorm-1p",
+                                              "--calculate-per-token-loss",
+                                              "--ckpt-format",
+                                              "--no-create-attention-mask-in-dataloader"};
   return flags;
 }
 
@@ -734,6 +764,9 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string
   // Precision, the loss, attention.
   // The megatron stack replays BF16 mixed precision (its refusal would name the stack, not the
   // line's flag).
+  // --grad-reduce-in-bf16: the gradient buffer in BF16 (arguments.py: accumulate and reduce in
+  // FP32 otherwise, under --bf16).
+  setup.grad_reduce_in_bf16 = flags.has("--grad-reduce-in-bf16");
   if (!flags.has("--bf16")) {
     flags.fault("--bf16",
                 "Without --bf16 (or --fp16) Megatron-LM trains in FP32, which its step "

@@ -517,6 +517,17 @@ void add_distributed_switches(Entries& entries) {
                 "The deferral limit bounds --defer-embedding-wgrad-compute's buffers; turn that "
                 "on, or set the limit to 0.")
           .page("stack", "Micro-batches deferred (0: all)"));
+  add(row<&TrainingSetup::grad_reduce_in_bf16>(
+          id::kGradReduceInBf16, "BF16 main gradients",
+          "Megatron-LM's --grad-reduce-in-bf16: the gradients accumulated and reduced in BF16, "
+          "2 B a parameter rather than FP32's 4",
+          "gradReduceInBf16")
+          .only_under({Stack::kMegatron}, "--grad-reduce-in-bf16 is Megatron-LM's",
+                      "--grad-reduce-in-bf16 is Megatron-LM's; choose the megatron stack, or turn "
+                      "it off.")
+          .page("stack", "BF16 main gradients",
+                "Megatron-LM's --grad-reduce-in-bf16: a BF16 gradient buffer, copied to FP32 "
+                "shard by shard at the optimiser's step."));
   add(row<&TrainingSetup::optimizer_instances>(
           id::kOptimizerInstances, "Distributed optimiser instances",
           "Megatron-LM's --num-distributed-optimizer-instances: copies of the distributed "

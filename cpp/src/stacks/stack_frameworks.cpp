@@ -418,6 +418,12 @@ void megatron_step(Step& step, const StepDevice& device) {
   // growing, and the micro-batch the timeline shows is as every later one (the panel's runs
   // replayed with eight such micro-batches in place of one reserve no more).
   replay_after_warm_up(step, [&](bool first) { megatron_micro_batch(step, device, terms, first); });
+  // --grad-reduce-in-bf16: the optimiser's step reads FP32 gradients, each shard's BF16 gradient
+  // copied (distrib_optimizer.py, _copy_model_grads_to_main_grads: shard_model_grad.float(); the
+  // whole gradient under ZeRO 0, optimizer.py), the FP32 shards' size; freed by zero_grad.
+  if (device.setup.grad_reduce_in_bf16) {
+    step.give(step.take(tag(Term::kGradients), device.bytes[Term::kMasterWeights]));
+  }
   cast_fp8_parameters(step, device);
 }
 
