@@ -730,6 +730,12 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
       "--profile-step-start 4 --profile-step-end 6 --ckpt-format torch_dist");
   CHECK(example.not_understood.empty());
   CHECK(example.setup.grad_reduce_in_bf16);
+  CHECK(
+      read_ok(line + "--vocab-size 32000 --empty-unused-memory-level 1").setup.empty_cache_level ==
+      1);
+  check_refused(line + "--vocab-size 32000 --empty-unused-memory-level 3",
+                "--empty-unused-memory-level",
+                "--empty-unused-memory-level must be 0 to 2; it is 3.");
   // The reuse of the gradient buffer is MXFP8's, with FP8 parameters.
   check_refused(line + "--vocab-size 32000 --reuse-grad-buf-for-mxfp8-param-ag",
                 "--reuse-grad-buf-for-mxfp8-param-ag",

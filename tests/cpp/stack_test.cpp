@@ -90,6 +90,44 @@ TEST_CASE("allocator: requests round to 512 B and take 2 MiB, 20 MiB or rounded 
   CHECK(allocator.peak_allocated_bytes() == 1024 + 20 * kMiB);
 }
 
+TEST_CASE("allocator: empty_cache gives back the segments that hold nothing, and only those") {
+  CachingAllocator allocator;
+  const auto small = allocator.allocate(100);
+  const auto large = allocator.allocate(5 * kMiB);
+  const auto whole = allocator.allocate(30 * kMiB);
+  CHECK(allocator.reserved_bytes() == (2 + 20 + 30) * kMiB);
+  allocator.free(large);
+  allocator.free(whole);
+  allocator.empty_cache();
+  // The small segment still holds a block; the 20 MiB and 30 MiB ones are released.
+  CHECK(allocator.reserved_bytes() == 2 * kMiB);
+  CHECK(allocator.allocated_bytes() == 512);
+  CHECK(allocator.peak_reserved_bytes() == (2 + 20 + 30) * kMiB);
+  // A released segment serves nothing: the next request maps a new one.
+  allocator.allocate(5 * kMiB);
+  CHECK(allocator.reserved_bytes() == 22 * kMiB);
+  allocator.free(small);
+}
+
+TEST_CASE("megatron: --empty-unused-memory-level lowers the reserved peak, not the allocated one") {
+  TrainingSetup setup;
+  setup.stack = Stack::kMegatron;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 1;
+  const Estimate kept = estimate_memory(setup);
+  setup.empty_cache_level = 1;
+  const Estimate emptied = estimate_memory(setup);
+  REQUIRE(emptied.answer.ok());
+  // (Within the blocks' rounding: a fresh segment splits where a cached block was taken whole.)
+  CHECK(emptied.peak_allocated_bytes == doctest::Approx(kept.peak_allocated_bytes).epsilon(0.001));
+  CHECK(emptied.peak_reserved_bytes < kept.peak_reserved_bytes);
+  setup.expandable_segments = true;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kEmptyCacheLevel);
+  setup.expandable_segments = false;
+  setup.stack = Stack::kIdeal;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kEmptyCacheLevel);
+}
+
 TEST_CASE("allocator: expandable segments grow one segment a page at a time") {
   AllocatorConfig expandable;
   expandable.expandable_segments = true;

@@ -63,6 +63,10 @@ class CachingAllocator {
   // frees it.
   Handle allocate(double bytes, Stream stream = 0);
   void free(Handle handle);
+  // torch.cuda.empty_cache() (release_cached_blocks): every cached segment that holds no
+  // allocation is given back to the driver (not under expandable segments, which unmap free pages
+  // inside a segment, which this model does not follow).
+  void empty_cache();
 
   double allocated_bytes() const { return allocated_; }
   double reserved_bytes() const { return reserved_; }

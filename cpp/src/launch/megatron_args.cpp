@@ -767,6 +767,8 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string
   // --grad-reduce-in-bf16: the gradient buffer in BF16 (arguments.py: accumulate and reduce in
   // FP32 otherwise, under --bf16).
   setup.grad_reduce_in_bf16 = flags.has("--grad-reduce-in-bf16");
+  setup.empty_cache_level =
+      static_cast<int>(bounded(flags, "--empty-unused-memory-level", 0, 2).value_or(0));
   if (!flags.has("--bf16")) {
     flags.fault("--bf16",
                 "Without --bf16 (or --fp16) Megatron-LM trains in FP32, which its step "

@@ -528,6 +528,22 @@ void add_distributed_switches(Entries& entries) {
           .page("stack", "BF16 main gradients",
                 "Megatron-LM's --grad-reduce-in-bf16: a BF16 gradient buffer, copied to FP32 "
                 "shard by shard at the optimiser's step."));
+  add(row<&TrainingSetup::empty_cache_level>(
+          id::kEmptyCacheLevel, "Empty the cache",
+          "Megatron-LM's --empty-unused-memory-level: torch.cuda.empty_cache() after each step's "
+          "forward and backward passes (1), and after its optimiser step too (2)",
+          "emptyCacheLevel")
+          .bounds(0, 2,
+                  "The level must be 0, 1 or 2, as Megatron-LM's --empty-unused-memory-level.")
+          .only_under({Stack::kMegatron}, "--empty-unused-memory-level is Megatron-LM's",
+                      "--empty-unused-memory-level is Megatron-LM's; choose the megatron stack, or "
+                      "0.")
+          .rule([](const TrainingSetup& setup) { return !setup.expandable_segments; },
+                "Emptying the cache under expandable segments unmaps free pages inside segments, "
+                "which the replay does not follow: turn one of them off.")
+          .page("stack", "Empty the cache each step (0, 1, 2)",
+                "Megatron-LM's --empty-unused-memory-level: what the allocator keeps reserved "
+                "between steps is given back."));
   add(row<&TrainingSetup::optimizer_instances>(
           id::kOptimizerInstances, "Distributed optimiser instances",
           "Megatron-LM's --num-distributed-optimizer-instances: copies of the distributed "

@@ -144,6 +144,19 @@ std::size_t CachingAllocator::grow_expandable(double size, Stream stream, bool s
   return blocks_.size() - 1;
 }
 
+void CachingAllocator::empty_cache() {
+  if (config_.expandable_segments) return;
+  for (Segment& segment : segments_) {
+    if (segment.blocks.size() != 1 || !blocks_[segment.blocks.front()].free) continue;
+    const std::size_t block = segment.blocks.front();
+    pool_of(block).erase(key_of(block));
+    reserved_ -= segment.size;
+    segment.size = 0;
+    segment.blocks.clear();
+    blocks_[block].size = 0;
+  }
+}
+
 void CachingAllocator::free(Handle handle) {
   if (handle == kNothing || handle >= blocks_.size() || blocks_[handle].free) return;
   blocks_[handle].free = true;

@@ -400,7 +400,11 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   megatron_embedding_backward(step, device, terms, flowing.gradient);
   step.mark("backward", 0);
   for (const auto& handle : deferred) step.give(handle);
+  // --empty-unused-memory-level: after the forward and backward passes (1), and after the
+  // optimiser's step (2), torch.cuda.empty_cache() (training.py, train_step).
+  if (device.setup.empty_cache_level >= 1) step.empty_cache();
   if (first) make_adam_moments(step, device);
+  if (device.setup.empty_cache_level >= 2) step.empty_cache();
 }
 
 }  // namespace

@@ -103,6 +103,8 @@ class Step {
   // the caller holds (stack_step.cpp).
   CachingAllocator::Handle take(std::size_t tag, const SlotTensor& tensor);
   void give(CachingAllocator::Handle handle);
+  // torch.cuda.empty_cache(): the cached segments that hold nothing given back.
+  void empty_cache() { allocator_.empty_cache(); }
 
   // Records the phase just ended: its busiest moment and what is reserved, each with the memory
   // outside the allocator.
