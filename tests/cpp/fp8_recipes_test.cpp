@@ -76,8 +76,10 @@ TEST_CASE("fp8 recipes: MXFP8's and blockwise's saved inputs carry their block s
   // Every saved FP8 input of the llama block keeps its block's scale beside its byte: MXFP8's
   // E8M0 byte per 32 values (on Blackwell), blockwise's FP32 per 128 (on Hopper): 1/32 B a value
   // either way.
-  for (const auto& [recipe, device] :
+  for (const auto& recipe_on :
        {std::pair{Fp8Recipe::kMxfp8, "b200"}, std::pair{Fp8Recipe::kBlockwise, "h100"}}) {
+    const Fp8Recipe recipe = recipe_on.first;
+    const char* device = recipe_on.second;
     CAPTURE(device);
     TrainingSetup delayed = tiny(Fp8Recipe::kDelayed, device);
     delayed.activation_model = ActivationModel::kLlamaBlock;
