@@ -1,11 +1,12 @@
 // Megatron-LM's launch line (`torchrun … pretrain_gpt.py --…`), read into the setup (launch.hpp),
 // by megatron/training/arguments.py's flags and defaults (Megatron-LM 23e00ed, core_r0.14.0; the
-// MoE, FP8, global-batch, deferred-wgrad, optimizer-instance and pipeline-layout flags as of
-// d98e8a6, August 2026): a GPT- or Llama-style decoder, dense or a mixture of experts, its layout
-// (megatron_layout.cpp), recomputation, precision (BF16, or FP8 under Transformer Engine's
-// recipes) and loss, under the megatron stack. The model's shape is written as the Llama
-// config.json it is and read by the config reader, so that one reader builds every shape, and
-// given what that config cannot say.
+// MoE, FP8 (with --fp8-param-gather), global-batch, deferred-wgrad, optimizer-instance,
+// pipeline-layout, context-parallel exchange, --qk-layernorm, --grad-reduce-in-bf16 and
+// --empty-unused-memory-level flags as of d98e8a6, August 2026): a GPT- or Llama-style decoder,
+// dense or a mixture of experts, its layout (megatron_layout.cpp), recomputation, precision (BF16,
+// or FP8 under Transformer Engine's recipes) and loss, under the megatron stack. The model's shape
+// is written as the Llama config.json it is and read by the config reader, so that one reader
+// builds every shape, and given what that config cannot say.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
