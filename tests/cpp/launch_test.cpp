@@ -720,7 +720,7 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
             count_parameters(read_ok(layer_norm).setup.custom_model) ==
         32 * 2 * 2 * 128);
   // What Megatron-LM's own example sets (examples/llama/train_llama3_8b_h100_fp8.sh) with no
-  // bearing on memory is set aside; --grad-reduce-in-bf16 is read.
+  // bearing on memory is set aside; --grad-reduce-in-bf16 and the data loader's mask are read.
   const LaunchConfig example = read_ok(
       line +
       "--vocab-size 32000 --rotary-percent 1.0 --apply-layernorm-1p --lr-decay-samples 100 "
@@ -730,6 +730,8 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
       "--profile-step-start 4 --profile-step-end 6 --ckpt-format torch_dist");
   CHECK(example.not_understood.empty());
   CHECK(example.setup.grad_reduce_in_bf16);
+  CHECK(example.setup.no_dataloader_attention_mask);
+  CHECK_FALSE(read_ok(line + "--vocab-size 32000").setup.no_dataloader_attention_mask);
   CHECK(
       read_ok(line + "--vocab-size 32000 --empty-unused-memory-level 1").setup.empty_cache_level ==
       1);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "estimate/placement.hpp"
 #include "stacks/stack_run.hpp"
 #include "timeline_points.hpp"
 #include "trainmem/activations.hpp"
@@ -300,6 +301,8 @@ TEST_CASE(
   TrainingSetup setup = tiny_megatron();
   setup.logits = true;
   setup.loss = Loss::kTeFused;
+  // Without the data loader's mask, which the forward pass holds to the loss (tested below).
+  setup.no_dataloader_attention_mask = true;
   const double tokens = 128;
   const double h = 64;
   const double vocabulary = 512;
@@ -334,6 +337,7 @@ TEST_CASE(
 TEST_CASE("megatron: each operation's backward pass makes one gradient the size of what it saved") {
   TrainingSetup setup = tiny_megatron();
   setup.activation_model = ActivationModel::kLlamaBlock;
+  setup.no_dataloader_attention_mask = true;  // the forward pass's alone (tested below)
   const std::vector<SavedTensor> saved =
       llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
   REQUIRE(saved.size() >= 2);
@@ -387,4 +391,85 @@ TEST_CASE(
   CHECK(said);
   setup.stack = Stack::kIdeal;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kGradReduceInBf16);
+}
+
+TEST_CASE(
+    "megatron: the data loader's attention mask, b·s² booleans, is freed as the forward step "
+    "returns, or kept to the backward pass by recomputation's checkpoints") {
+  TrainingSetup setup = tiny_megatron();
+  setup.micro_batch_sequences = 2;
+  const double mask = 2.0 * 128 * 128;  // b·s², 32,768 B: 64 of the allocator's 512-byte blocks
+  const auto mask_at_peak = [](const TrainingSetup& asked) {
+    const Estimate estimate = estimate_memory(asked);
+    REQUIRE(estimate.answer.ok());
+    const StackTerm* term = term_with_id(estimate, "megatron-attention-mask");
+    return term == nullptr ? -1.0 : term->bytes;
+  };
+  const auto forward = [](const TrainingSetup& asked) {
+    return point_at(memory_timeline(asked), "forward", 1).held[Term::kFramework];
+  };
+  const auto backward = [](const TrainingSetup& asked) {
+    return point_at(memory_timeline(asked), "backward", 1).held[Term::kFramework];
+  };
+  TrainingSetup off = setup;
+  off.no_dataloader_attention_mask = true;
+  // In the forward pass it is held beside the layers' tensors; by the backward pass it is gone.
+  CHECK(forward(setup) - forward(off) == mask);
+  CHECK(backward(setup) - backward(off) == 0);
+  // Under full recomputation each checkpoint saves it: held through the backward pass.
+  setup.recompute = Recompute::kFull;
+  off.recompute = Recompute::kFull;
+  CHECK(backward(setup) - backward(off) == mask);
+  CHECK(mask_at_peak(setup) == mask);
+  CHECK(mask_at_peak(off) == -1);
+  // Context parallelism keeps s/c of its rows: the whole mask arrives, then c = 2 keeps half.
+  setup.layout.context_parallel = 2;
+  setup.layout.data_parallel = 1;
+  off.layout = setup.layout;
+  CHECK(backward(setup) - backward(off) == mask / 2);
+}
+
+TEST_CASE(
+    "megatron: a pipeline holds the data loader's masks on the stages that read the data, one for "
+    "each micro-batch in flight there under recomputation") {
+  // Played out in Megatron-LM's order: 1F1B holds min(n, p) on the first stage. The interleaved
+  // schedule at p 4, v 2 runs groups of 4 micro-batches through each virtual stage, and 10
+  // warm-up passes on the first device: the first virtual stage's micro-batches 0-3 and 4-5,
+  // then 6 and 7 in the steady state's first two passes, 8 held, before the backward passes reach
+  // that virtual stage (the second's 0-3 come back first). The last stage holds one.
+  ParallelLayout layout;
+  layout.pipeline_parallel = 4;
+  CHECK(data_micro_batches_held(layout, 16, 0) == 4);
+  CHECK(data_micro_batches_held(layout, 2, 0) == 2);
+  CHECK(data_micro_batches_held(layout, 16, 3) == 1);
+  layout.virtual_pipeline_stages = 2;
+  CHECK(data_micro_batches_held(layout, 16, 0) == 8);
+  CHECK(data_micro_batches_held(layout, 1e6, 0) == 8);
+  CHECK(data_micro_batches_held(layout, 4, 0) == 4);  // n = p: every forward pass first
+  CHECK(data_micro_batches_held(layout, 16, 3) == 1);
+
+  TrainingSetup setup = tiny_megatron();
+  setup.custom_model = harness_tiny_shape(4);
+  setup.recompute = Recompute::kFull;
+  setup.layout.data_parallel = 1;
+  setup.layout.zero_stage = 0;
+  setup.layout.pipeline_parallel = 2;
+  setup.global_batch_sequences = 8;
+  const auto masks_on = [&](int stage) {
+    setup.pipeline_stage = stage;
+    const Estimate estimate = estimate_memory(setup);
+    REQUIRE(estimate.answer.ok());
+    const StackTerm* term = term_with_id(estimate, "megatron-attention-mask");
+    return term == nullptr ? 0.0 : term->bytes;
+  };
+  CHECK(masks_on(1) == 2 * 128.0 * 128);  // the first stage: p = 2 micro-batches in flight
+  CHECK(masks_on(-1) == 128.0 * 128);     // the last: one
+}
+
+TEST_CASE("megatron: --no-create-attention-mask-in-dataloader is Megatron-LM's alone") {
+  TrainingSetup setup;
+  setup.stack = Stack::kTorchtitan;
+  setup.no_dataloader_attention_mask = true;
+  const Estimate estimate = estimate_memory(setup);
+  CHECK(estimate.answer.setting == setting_id::kNoDataloaderAttentionMask);
 }

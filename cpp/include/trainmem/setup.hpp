@@ -207,6 +207,11 @@ struct TrainingSetup {
   // Megatron-LM's --empty-unused-memory-level: torch.cuda.empty_cache() after each step's forward
   // and backward passes (1), and after its optimiser step too (2) (training.py, train_step).
   int empty_cache_level = 0;
+  // Megatron-LM's --no-create-attention-mask-in-dataloader: without it (the default) the data
+  // loader makes each micro-batch's causal mask, a b × 1 × s × s boolean tensor, which get_batch
+  // moves to the device (pretrain_gpt.py; megatron/core/datasets/gpt_dataset.py,
+  // _get_ltor_masks_and_position_ids) on the first and last pipeline stages.
+  bool no_dataloader_attention_mask = false;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "stacks/stack_rows.hpp"
 #include "text/figure.hpp"
@@ -85,6 +86,46 @@ double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_b
   if (v <= 1) return std::min(step_micro_batches, p - index);
   const double chunks = (v - 1) * p + 2 * (p - 1 - index) + 1;
   return std::min(step_micro_batches * v, chunks) / v;
+}
+
+double data_micro_batches_held(const ParallelLayout& layout, double step_micro_batches, int index) {
+  const long long p = layout.pipeline_parallel;
+  const long long v = std::max(1, layout.virtual_pipeline_stages);
+  const long long i = index;
+  const bool reads_data = i == 0 || i == p - 1;
+  if (p <= 1 || !reads_data) return 1;
+  // The schedule repeats itself group by group: a step of many micro-batches is played as eight
+  // groups and its last, shorter one (the same most held).
+  const double whole = std::floor(std::min(step_micro_batches, 1e9));
+  const long long n =
+      whole <= 8.0 * static_cast<double>(p)
+          ? static_cast<long long>(whole)
+          : 8 * p + static_cast<long long>(std::fmod(whole, static_cast<double>(p)));
+  if (n < 1) return 1;
+  std::vector<long long> chunk_of;  // get_schedule_table: each forward pass's virtual stage
+  for (long long group = 0; group < n; group += p) {
+    const long long end = group + p >= n ? n : group + p;
+    for (long long chunk = 0; chunk < v; ++chunk) {
+      chunk_of.insert(chunk_of.end(), static_cast<std::size_t>(end - group), chunk);
+    }
+  }
+  const long long total = n * v;
+  const long long warm_up = std::min(total, v == 1 ? p - i - 1 : 2 * (p - i - 1) + (v - 1) * p);
+  const long long reads = i == 0 ? 0 : v - 1;  // the virtual stage that reads the data
+  long long held = 0;
+  long long most = 0;
+  const auto forward = [&](long long k) {
+    if (chunk_of[static_cast<std::size_t>(k)] == reads) most = std::max(most, ++held);
+  };
+  const auto backward = [&](long long k) {
+    if (v - 1 - chunk_of[static_cast<std::size_t>(k)] == reads) --held;
+  };
+  for (long long k = 0; k < warm_up; ++k) forward(k);
+  for (long long k = 0; warm_up + k < total; ++k) {
+    forward(warm_up + k);
+    backward(k);
+  }
+  return static_cast<double>(std::max<long long>(most, 1));
 }
 
 double pipeline_micro_batches(const TrainingSetup& setup) {

@@ -89,6 +89,16 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup);
 double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_batches,
                                double index);
 
+// How many micro-batches' inputs pipeline stage `index` (from 0) holds at once when each is kept
+// to its backward pass, under Megatron-LM's schedules (schedules.py): only the stages that read the
+// data do (get_batch: the first's first virtual stage, the last's last), and each keeps a
+// micro-batch's from its forward to its backward pass. Played out in the schedule's own order:
+// get_schedule_table's groups of p micro-batches through each virtual stage,
+// get_pp_rank_microbatches' warm-up (p - i - 1 forward passes; 2·(p - i - 1) + (v - 1)·p
+// interleaved), then one forward and one backward pass at a time. 1 without a pipeline, or on a
+// stage that reads no data.
+double data_micro_batches_held(const ParallelLayout& layout, double step_micro_batches, int index);
+
 // A pipeline's micro-batches a step: p under torch's pipelining as torchtitan runs it (its
 // local batch a pipeline_parallel_microbatch_size each); under Megatron-LM's schedules the global
 // batch over the micro-batch times d (get_num_microbatches), at the setup's own micro-batch (the

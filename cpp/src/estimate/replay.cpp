@@ -112,6 +112,28 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
     device.deferred_wgrad_micro_batches = std::min(n - 1, limit);
     device.defers_last_wgrad = n - 1 < limit;
   }
+  // Megatron-LM's data-loader mask, [b, 1, s, s] booleans (gpt_dataset.py,
+  // _get_ltor_masks_and_position_ids: torch.tril(...) < 0.5), moved whole to the device by
+  // get_batch on the stages that read the data (pretrain_gpt.py; the other tensor-parallel ranks
+  // receive it into torch.empty, megatron/core/utils.py get_batch_on_this_tp_rank); context
+  // parallelism keeps its 2 of 2·c row blocks, a copy (get_batch_on_this_cp_rank: index_select on
+  // dimension 2). It is passed to every layer: the checkpoints of full and selective recomputation
+  // save it (tensor_parallel/random.py, CheckpointFunction: save_for_backward(*args)) to the
+  // micro-batch's backward pass; without them Transformer Engine's causal attention never reads it,
+  // and it is freed as the forward step returns.
+  if (setup.stack == Stack::kMegatron && !setup.no_dataloader_attention_mask &&
+      (device.embedding || device.output_layer)) {
+    const double s = setup.sequence_length;
+    const double c = setup.layout.context_parallel;
+    device.attention_mask_whole_bytes = static_cast<double>(setup.micro_batch_sequences) * s * s;
+    device.attention_mask_bytes = device.attention_mask_whole_bytes / c;
+    device.attention_mask_kept =
+        setup.recompute == Recompute::kFull || setup.recompute == Recompute::kSelective;
+    device.attention_masks_held =
+        device.attention_mask_kept
+            ? data_micro_batches_held(setup.layout, pipeline_micro_batches(setup), stage.index)
+            : 1;
+  }
   device.stage_boundary_bytes = kBf16Bytes * layer.tokens_on_device * shape.hidden_size /
                                 (setup.layout.sequence_parallel ? setup.layout.tensor_parallel : 1);
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the

@@ -162,9 +162,7 @@ const std::set<std::string>& switches() {
 // the decoupled learning rate (a parameter group of its own, the same Adam states); the
 // tokenizer's pattern; the data loader's workers and files; the profiler's step range (Nsight's
 // ranges); RoPE's rotated share (Q and K keep their size); LayerNorm's zero-centred weight
-// (--apply-layernorm-1p); the loss's normalisation per token; the checkpoint's format; and no
-// attention mask made by the data loader (--no-create-attention-mask-in-dataloader), a mask the
-// estimate does not count either.
+// (--apply-layernorm-1p); the loss's normalisation per token; and the checkpoint's format.
 const std::set<std::string>& no_bearing() {
   static const std::set<std::string> flags = {"--overlap-grad-reduce",
                                               "--fp8-margin",
@@ -245,8 +243,7 @@ const std::set<std::string>& no_bearing() {
                                               "--rotary-percent",
                                               "--apply-layernorm-1p",
                                               "--calculate-per-token-loss",
-                                              "--ckpt-format",
-                                              "--no-create-attention-mask-in-dataloader"};
+                                              "--ckpt-format"};
   return flags;
 }
 
@@ -770,6 +767,9 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string
   setup.grad_reduce_in_bf16 = flags.has("--grad-reduce-in-bf16");
   setup.empty_cache_level =
       static_cast<int>(bounded(flags, "--empty-unused-memory-level", 0, 2).value_or(0));
+  // The data loader's causal mask, made unless this flag is given (arguments.py,
+  // create_attention_mask_in_dataloader).
+  setup.no_dataloader_attention_mask = flags.has("--no-create-attention-mask-in-dataloader");
   if (!flags.has("--bf16")) {
     flags.fault("--bf16",
                 "Without --bf16 (or --fp16) Megatron-LM trains in FP32, which its step "

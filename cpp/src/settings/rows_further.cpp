@@ -544,6 +544,20 @@ void add_distributed_switches(Entries& entries) {
           .page("stack", "Empty the cache each step (0, 1, 2)",
                 "Megatron-LM's --empty-unused-memory-level: what the allocator keeps reserved "
                 "between steps is given back."));
+  add(row<&TrainingSetup::no_dataloader_attention_mask>(
+          id::kNoDataloaderAttentionMask, "No attention mask from the data loader",
+          "Megatron-LM's --no-create-attention-mask-in-dataloader: without it the data loader "
+          "makes each micro-batch's causal mask, b·s² booleans on the first and last pipeline "
+          "stages",
+          "noCreateAttentionMaskInDataloader")
+          .only_under({Stack::kMegatron},
+                      "--no-create-attention-mask-in-dataloader is Megatron-LM's",
+                      "--no-create-attention-mask-in-dataloader is Megatron-LM's; choose the "
+                      "megatron stack, or turn it off.")
+          .page("stack", "No attention mask from the data loader",
+                "Megatron-LM's --no-create-attention-mask-in-dataloader: by default each "
+                "micro-batch carries a causal mask of s × s booleans to the device, which "
+                "FlashAttention never reads."));
   add(row<&TrainingSetup::optimizer_instances>(
           id::kOptimizerInstances, "Distributed optimiser instances",
           "Megatron-LM's --num-distributed-optimizer-instances: copies of the distributed "

@@ -252,6 +252,8 @@ void take_output_gather_buffer(Step& step, const StepDevice& device) {
 struct MegatronTerms {
   // --defer-embedding-wgrad-compute's buffers, where the stage defers any.
   std::optional<std::size_t> deferred_wgrad;
+  // The data loader's attention masks, on a stage that reads the data.
+  std::optional<std::size_t> attention_mask;
   std::size_t cached_wgrads = 0;
   std::size_t te_workspaces = 0;
   std::size_t activation_gradients = 0;
@@ -267,6 +269,15 @@ MegatronTerms megatron_terms(Step& step, const StepDevice& device) {
         "LinearWithGradAccumulationAndAsyncCommunication.backward appends each micro-batch's "
         "grad_output, ColumnParallelLinear.forward its input, up to --wgrad-deferral-limit; "
         "schedules.py, finish_embedding_wgrad_compute drains them after the last backward pass");
+  }
+  if (device.attention_masks_held > 0) {
+    terms.attention_mask = step.term(
+        "megatron-attention-mask", "Data loader's attention masks (bool)",
+        "Megatron-LM, megatron/core/datasets/gpt_dataset.py, _get_ltor_masks_and_position_ids: "
+        "a b × 1 × s × s causal mask per micro-batch unless --no-create-attention-mask-in-"
+        "dataloader; pretrain_gpt.py, get_batch moves it to the device (s/c of its rows kept "
+        "under context parallelism, get_batch_on_this_cp_rank); recomputation's checkpoints save "
+        "it to the backward pass (tensor_parallel/random.py, CheckpointFunction)");
   }
   // Cached by the first step's backward pass, held through every later step's.
   terms.cached_wgrads = step.term(
@@ -383,8 +394,29 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
     deferred.push_back(
         step.take(*terms.deferred_wgrad, device.deferred_wgrad_micro_batches * deferred_bytes));
   }
+  // The data loader's masks: the earlier micro-batches' still held, and this one's as get_batch
+  // receives it, then as context parallelism keeps its rows.
+  Handles masks;
+  std::optional<CachingAllocator::Handle> mask;
+  if (terms.attention_mask) {
+    if (device.attention_masks_held > 1) {
+      masks.push_back(step.take(*terms.attention_mask,
+                                (device.attention_masks_held - 1) * device.attention_mask_bytes));
+    }
+    mask = step.take(*terms.attention_mask, device.attention_mask_whole_bytes);
+    if (device.attention_mask_bytes < device.attention_mask_whole_bytes) {
+      const auto rows = step.take(*terms.attention_mask, device.attention_mask_bytes);
+      step.give(*mask);
+      mask = rows;
+    }
+  }
   std::vector<Handles> kept = forward_slots(step, device);
-  const auto logits_gradient = loss_forward_and_backward(step, device);
+  const auto logits_gradient = loss_forward_and_backward(step, device, [&] {
+    if (mask && !device.attention_mask_kept) {
+      step.give(*mask);
+      mask.reset();
+    }
+  });
   if (first) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
   Flowing flowing;
   flowing.tag = terms.activation_gradients;
@@ -398,6 +430,8 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   }
   backward_slots(step, device, kept, &flowing);
   megatron_embedding_backward(step, device, terms, flowing.gradient);
+  if (mask) step.give(*mask);
+  give_all(step, masks);
   step.mark("backward", 0);
   for (const auto& handle : deferred) step.give(handle);
   // --empty-unused-memory-level: after the forward and backward passes (1), and after the

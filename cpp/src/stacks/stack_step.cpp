@@ -325,19 +325,24 @@ CachingAllocator::Handle chunked_loss(Step& step, const StepDevice& device) {
 // Transformer Engine's fused loss: the BF16 logits alone, overwritten by their gradient. The
 // kernel writes the gradient over the logits and saves them; the backward pass scales it in place
 // and hands the same tensor to the output layer.
-CachingAllocator::Handle te_fused_loss(Step& step, const StepDevice& device) {
-  return step.take(tag(Term::kLogits), kBf16Bytes * device.logit_count);
+CachingAllocator::Handle te_fused_loss(Step& step, const StepDevice& device,
+                                       const std::function<void()>& forward_done) {
+  const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * device.logit_count);
+  forward_returned(forward_done);
+  return logits;
 }
 
 // Megatron-LM's vocab-parallel cross-entropy (cross_entropy.py), unfused or fused natively
 // (fused_cross_entropy.py): the BF16 logits, their FP32 copy turned into the softmax in place and
 // saved; the BF16 logits die with the forward pass; the backward pass turns the softmax into the
 // gradient in place and casts it to BF16.
-CachingAllocator::Handle vocab_parallel_loss(Step& step, const StepDevice& device) {
+CachingAllocator::Handle vocab_parallel_loss(Step& step, const StepDevice& device,
+                                             const std::function<void()>& forward_done) {
   const double n = device.logit_count;
   const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
   const auto softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
   step.give(logits);
+  forward_returned(forward_done);
   const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
   step.give(softmax);
   return gradient;
@@ -427,9 +432,9 @@ CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
   if (loss == Loss::kChunked) {
     return compiled ? compiled_chunked_loss(step, device) : chunked_loss(step, device);
   }
-  if (loss == Loss::kTeFused) return te_fused_loss(step, device);
+  if (loss == Loss::kTeFused) return te_fused_loss(step, device, forward_done);
   if (loss == Loss::kVocabParallel || loss == Loss::kNativeFused) {
-    return vocab_parallel_loss(step, device);
+    return vocab_parallel_loss(step, device, forward_done);
   }
   if (compiled) return compiled_loss(step, device);
   if (saves_gathered_inputs(device.setup)) return dtensor_loss_parallel(step, device);

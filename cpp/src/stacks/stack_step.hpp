@@ -80,6 +80,15 @@ struct StepDevice {
   // whether it keeps the last's own (TrainingSetup::defer_embedding_wgrad).
   double deferred_wgrad_micro_batches = 0;
   bool defers_last_wgrad = false;
+  // Megatron-LM's data-loader attention mask (TrainingSetup::no_dataloader_attention_mask) on a
+  // stage that reads the data: one micro-batch's, b·(s/c)·s booleans once context parallelism has
+  // taken its share of the rows (whole, b·s², as it arrives); and how many micro-batches' masks are
+  // held at once, 0 where the stage holds none. Kept to the backward pass where recomputation's
+  // checkpoints save it, freed as the forward pass returns otherwise.
+  double attention_mask_bytes = 0;
+  double attention_mask_whole_bytes = 0;
+  double attention_masks_held = 0;
+  bool attention_mask_kept = false;
 };
 
 // Tags: each of the first kNumTerms is its Term; a stack's own terms follow, one tag each.
