@@ -225,6 +225,8 @@ declare global {
       hostFits: boolean;
       device: Device;
       numDevices: number;
+      /** What a fit is judged against: the printed capacity under the ideal stack; under a training stack, the memory PyTorch reports for the device (total_memory), where known. */
+      limitBytes: number;
       devicesWorth: number;
       usableBytes: number;
       fits: boolean;

@@ -225,7 +225,12 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
   out << "\n  " << format_worth(estimate.devices_worth) << " " << estimate.device.short_name
       << "s' worth: "
       << (answers_another_stage(estimate) ? "the most loaded device's total" : "the total")
-      << " over one " << estimate.device.name << " (1 GB = 10^9 bytes)";
+      << " over one " << estimate.device.name;
+  if (!estimate.limit_source.empty()) {
+    out << " as PyTorch reports it (" << format_bytes(estimate.limit_bytes)
+        << ", torch.cuda.get_device_properties().total_memory: " << estimate.limit_source << ")";
+  }
+  out << " (1 GB = 10^9 bytes)";
   out << (estimate.fits ? "; it fits" : "; it does not fit");
   if (setup.headroom_percent > 0) {
     out << " with " << format_percent(setup.headroom_percent) << " of it kept free ("
@@ -482,13 +487,18 @@ void print_models(std::ostream& out) {
 }
 
 void print_devices(std::ostream& out) {
+  // The memory as printed, and as PyTorch reports it (what a training stack's fit is judged
+  // against; "-" where not known), each with its source.
   out << std::left << std::setw(11) << "id" << std::setw(20) << "name" << std::setw(9) << "memory"
-      << std::setw(20) << "architecture"
+      << std::setw(10) << "reported" << std::setw(20) << "architecture"
       << "source\n";
   for (const Device& device : device_catalog()) {
+    const ReportedMemory reported = reported_memory(device.id);
     out << std::setw(11) << device.id << std::setw(20) << device.name << std::setw(9)
-        << format_bytes_short(device.capacity_bytes) << std::setw(20)
-        << architecture_row(device.architecture).name << device.source << "\n";
+        << format_bytes_short(device.capacity_bytes) << std::setw(10)
+        << (reported.bytes > 0 ? format_bytes(reported.bytes) : "-") << std::setw(20)
+        << architecture_row(device.architecture).name << device.source
+        << (reported.bytes > 0 ? "; reported: " + reported.source : "") << "\n";
   }
 }
 

@@ -177,6 +177,7 @@ inline void register_estimate_types() {
       .field("device", &Estimate::device)
       .field("numDevices", &Estimate::num_devices)
       .field("devicesWorth", &Estimate::devices_worth)
+      .field("limitBytes", &Estimate::limit_bytes)
       .field("usableBytes", &Estimate::usable_bytes)
       .field("fits", &Estimate::fits)
       .field("headroomPercent", &Estimate::headroom_percent)

@@ -155,17 +155,23 @@ TEST_CASE("cli: --device l40s is an L40S's 48 GB, in the table and in the JSON")
   CHECK(nlohmann::json::parse(rtx.out)["device"]["capacityBytes"] == 32e9);
 }
 
-TEST_CASE("cli: --list-devices lists every device with its memory, architecture and source") {
+TEST_CASE(
+    "cli: --list-devices lists every device with its memory as printed and as PyTorch reports it, "
+    "its architecture and sources") {
   const CliRun result = run({"--list-devices"});
   CHECK(result.status == 0);
   for (const Device& device : device_catalog()) {
     CAPTURE(device.id);
     CHECK(result.out.find(device.id + " ") != std::string::npos);
-    CHECK(result.out.find(device.source + "\n") != std::string::npos);
+    const ReportedMemory reported = reported_memory(device.id);
+    CHECK(result.out.find(device.source +
+                          (reported.bytes > 0 ? "; reported: " + reported.source : "") + "\n") !=
+          std::string::npos);
   }
-  CHECK(result.out.find("l40s       L40S 48 GB          48 GB    Ada                 NVIDIA L40S "
-                        "datasheet: 48 GB GDDR6 with ECC\n") != std::string::npos);
-  CHECK(result.out.find("rtx-5090   RTX 5090 32 GB      32 GB    Blackwell (sm_120)  ") !=
+  CHECK(result.out.find("l40s       L40S 48 GB          48 GB    47.8 GB   Ada                 "
+                        "NVIDIA L40S datasheet: 48 GB GDDR6 with ECC; reported: ") !=
+        std::string::npos);
+  CHECK(result.out.find("b300       B300 288 GB         288 GB   -         Blackwell  ") !=
         std::string::npos);
   CHECK(count_lines(result.out) == 1 + static_cast<int>(device_catalog().size()));
   CHECK(run({"--help"}).out.find("--list-devices") != std::string::npos);

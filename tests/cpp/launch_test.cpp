@@ -407,6 +407,43 @@ TEST_CASE("verdict: fits, uncertain and does not fit against the likely range") 
   CHECK(headroom.limit_bytes == doctest::Approx(middle * 1e9 * 0.9));
 }
 
+TEST_CASE(
+    "verdict: a training stack is judged against the memory PyTorch reports for the device, the "
+    "plate against the capacity as printed") {
+  TrainingSetup plate;  // the plate's view: Llama 3 8B on one H100, the ideal step
+  const Estimate ideal = estimate_memory(plate);
+  REQUIRE(ideal.answer.ok());
+  CHECK(ideal.limit_bytes == 80e9);
+  CHECK(ideal.limit_source.empty());
+  CHECK(ideal.devices_worth == doctest::Approx(ideal.most_loaded.total_bytes / 80e9));
+  // Megatron-LM on 8 H100s: 79.11 GiB, as PyTorch's out-of-memory message prints an H100's
+  // total_memory, about 84.9 GB; the headroom is kept of that.
+  TrainingSetup setup;
+  setup.stack = Stack::kMegatron;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 1;
+  const Estimate megatron = estimate_memory(setup);
+  REQUIRE(megatron.answer.ok());
+  CHECK(megatron.limit_bytes == 79.11 * 1024 * 1024 * 1024);
+  CHECK(megatron.limit_source.find("vllm-project/vllm#27508") != std::string::npos);
+  CHECK(megatron.usable_bytes == doctest::Approx(megatron.limit_bytes * 0.9));
+  CHECK(verdict_of(megatron, false).limit_bytes == megatron.limit_bytes);
+  CHECK(verdict_of(megatron, false)
+            .reason.find("against the 84.9 GB that PyTorch reports for H100 80 GB") !=
+        std::string::npos);
+  // A device whose reported memory is not known is judged against its printed capacity, and
+  // says so.
+  setup.device_id = "b300";
+  const Estimate b300 = estimate_memory(setup);
+  REQUIRE(b300.answer.ok());
+  CHECK(b300.limit_bytes == 288e9);
+  CHECK(verdict_of(b300, false).reason.find("not known here") != std::string::npos);
+  // A custom device is the capacity it is given.
+  setup.device_id = kCustomDeviceId;
+  setup.custom_capacity_gb = 50;
+  CHECK(estimate_memory(setup).limit_bytes == 50e9);
+}
+
 TEST_CASE("launch: the CLI exits 0, 1 or 3 for the verdict, and 2 for bad input") {
   const std::string path = std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/";
   std::string text;

@@ -65,7 +65,9 @@ export function chartData(view, pinned, terms, barLabels = null) {
     stageAsked: shown.stage.index !== shown.mostLoaded.index ? shown.stage.index + 1 : 0,
     bytes: shownTerms.map((term) => shown.bytes[term.apiKey]),
   }));
-  const capacity = estimate.device.capacityBytes;
+  // The device's line: what a fit is judged against (the printed capacity under the ideal stack;
+  // under a training stack the memory PyTorch reports for the device, where known).
+  const capacity = estimate.limitBytes;
   const top = Math.max(capacity, ...bars.map((bar) => bar.bytes.reduce((sum, bytes) => sum + bytes, 0)));
 
   // The right chart's line: what the device has left for activations at each micro-batch once it
@@ -90,6 +92,7 @@ export function chartData(view, pinned, terms, barLabels = null) {
     terms: shownTerms.map(({ id, label }) => ({ id, label })),
     deviceName: estimate.device.name,
     capacityBytes: capacity,
+    capacityReported: capacity !== estimate.device.capacityBytes,
     // Under LoRA the terms mix a frozen base with adapters: no one figure per parameter to quote.
     perParameter: estimate.setup.loraRank > 0 ? {} : estimate.bytesPerParameter,
     bars,

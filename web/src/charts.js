@@ -251,7 +251,10 @@ export function createCharts({ breakdownCanvas, activationsCanvas, formatters, i
     });
     breakdownConfig.options.scales.y.max = data.breakdownTicks.at(-1);
     breakdownConfig.options.plugins.marks.lines = [
-      { y: data.capacityBytes, label: `One ${data.deviceName}` },
+      {
+        y: data.capacityBytes,
+        label: `One ${data.deviceName}${data.capacityReported ? ' as PyTorch reports it' : ''}`,
+      },
     ];
 
     const { curve } = data;

@@ -48,6 +48,14 @@ function listed(parts) {
  * What the readout leaves out, with its size: the output layer's logits and loss, where they are
  * not counted ('' where they are). `leftOut` is the view's logitsLeftOut.
  */
+/**
+ * " as PyTorch reports it" where a fit is judged against the memory PyTorch reports for the device
+ * (a training stack's estimate, estimate.limitBytes), not the capacity as printed; "" otherwise.
+ */
+function reportedWords(estimate) {
+  return estimate.limitBytes !== estimate.device.capacityBytes ? ' as PyTorch reports it' : '';
+}
+
 export function describeLeftOut(estimator, leftOut) {
   if (!(leftOut?.bytes > 0)) return '';
   const loss = estimator.choices.loss.find((choice) => choice.id === leftOut.loss);
@@ -153,7 +161,7 @@ export function describe(estimator, estimate, leftOut) {
       `${estimate.modelName} needs ${format(bytes.totalBytes)} to train on one device: ${states}` +
       `${counts}${alongside} and ${activations} ` +
       `That is ${estimator.formatWorth(estimate.devicesWorth)} ${device.shortName}s' worth of memory, ` +
-      `at ${estimator.formatBytesShort(device.capacityBytes)} each.` +
+      `at ${estimator.formatBytesShort(estimate.limitBytes)} each${reportedWords(estimate)}.` +
       afterwords(estimator, estimate, leftOut)
     );
   }
@@ -163,9 +171,10 @@ export function describe(estimator, estimate, leftOut) {
   // loaded's (the core's note says which).
   const asked = estimate.stage.index !== estimate.mostLoaded.index;
   const subject = asked ? 'Its most loaded device' : 'It';
+  const one = `one ${device.name}${reportedWords(estimate)}`;
   const verdict = estimate.fits
-    ? `${subject} fits in one ${device.name}${headroom}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
-    : `${subject} does not fit in one ${device.name}${headroom}: it needs ${estimator.formatWorth(estimate.devicesWorth)} times its memory` +
+    ? `${subject} fits in ${one}${headroom}, using ${estimator.formatShare(estimate.devicesWorth)} of its memory.`
+    : `${subject} does not fit in ${one}${headroom}: it needs ${estimator.formatWorth(estimate.devicesWorth)} times its memory` +
       // Under one device's worth, it is the headroom that keeps it out: say so.
       (estimate.devicesWorth <= 1
         ? `, more than the ${estimator.formatBytes(estimate.usableBytes)} left usable.`
@@ -253,7 +262,7 @@ export function describeRoom(estimator, estimate) {
   if (estimate.heldBesidesBytes > 0 && besides !== format(0)) parts.push(`${besides} more besides`);
   const beside = parts.length === 1 ? parts[0] : `${format(estimate.heldBytes)} (${listed(parts)})`;
   const usable =
-    `${format(estimate.usableBytes)} usable of one ${device.name}` +
+    `${format(estimate.usableBytes)} usable of one ${device.name}${reportedWords(estimate)}` +
     (estimate.headroomPercent > 0
       ? ` with ${estimator.formatPercent(estimate.headroomPercent)} kept free`
       : '');

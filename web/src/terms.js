@@ -27,9 +27,13 @@ export const deviceTerms = (terms) => terms.filter((term) => term.onDevice).map(
 
 /**
  * Whether a term is listed (a table's row) for an estimate: one its switch counts while the
- * switch is on, one held only sometimes where some is held, the others always.
+ * switch is on (the logits not on a pipeline stage before the last, which holds none: as the
+ * readout says them), one held only sometimes where some is held, the others always.
  */
-export function listed(term, held, settingTexts) {
-  if (term.countedBy) return settingTexts?.[term.countedBy] === 'on';
+export function listed(term, held, settingTexts, stageRole) {
+  if (term.countedBy) {
+    const beforeLast = term.part === 'logits' && (stageRole === 'first' || stageRole === 'middle');
+    return settingTexts?.[term.countedBy] === 'on' && !beforeLast;
+  }
   return !term.listedWhenHeld || held > 0;
 }

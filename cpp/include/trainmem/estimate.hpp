@@ -64,9 +64,16 @@ struct [[nodiscard]] Estimate {
   double host_capacity_bytes = 0;  // setup.host_capacity_gb, in bytes; 0: not checked
   bool host_fits = true;
   Device device;
-  double num_devices = 1;       // d·t·p·c
-  double devices_worth = 0;     // the most loaded device's total / its capacity
-  double usable_bytes = 0;      // the capacity less the headroom kept free
+  double num_devices = 1;  // d·t·p·c
+  // The device's memory a fit is judged against: under the idealised step, the capacity as
+  // printed (the plate's 80 GB), whose headroom stands in for what the step leaves out; under a
+  // training stack, which counts the CUDA context and the allocator's cache itself, the memory
+  // PyTorch reports for the device (reported_memory; its source in limit_source), or the printed
+  // capacity where none is known (limit_source empty).
+  double limit_bytes = 0;
+  std::string limit_source;
+  double devices_worth = 0;     // the most loaded device's total / limit_bytes
+  double usable_bytes = 0;      // limit_bytes less the headroom kept free
   bool fits = false;            // the most loaded device's total <= usable_bytes
   double headroom_percent = 0;  // the share of the capacity kept free (the setup's)
   // What the device holds beside its activations (the total less them), and of that what is

@@ -86,6 +86,19 @@ constexpr double kMaxCustomCapacityGb = 100000;  // 100 TB: far above any accele
 // transpose), and PyTorch's default cuBLAS workspace before Hopper.
 const std::vector<Device>& device_catalog();
 const Device* find_device(std::string_view id);
+
+// The memory PyTorch reports for a device of the catalogue, torch.cuda.get_device_properties(i)
+// .total_memory, which its out-of-memory message prints ("GPU 0 has a total capacity of 79.11
+// GiB"): what the driver leaves a process, the CUDA context and every allocation within it. A
+// training stack's estimate counts the context and the allocator's cache, so a fit is judged
+// against this (Estimate::limit_bytes); the printed capacity stays the plate's. With where it is
+// printed (reported_memory.cpp); 0 bytes where no such figure was found, and in the first view's
+// module, which estimates the plate alone.
+struct ReportedMemory {
+  double bytes = 0;
+  std::string source;
+};
+ReportedMemory reported_memory(std::string_view device_id);
 std::vector<Choice> device_choices();  // the catalogue plus "custom"
 constexpr Architecture kCustomDeviceArchitecture = Architecture::kAda;
 

@@ -3,6 +3,7 @@
 #include "trainmem/estimate.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "estimate/calculation.hpp"
 #include "stacks/stack_rows.hpp"
@@ -53,8 +54,16 @@ Estimate estimate_of(Calculator calculator, const TrainingSetup& setup, int micr
   const double total = estimate.bytes.total();
   // The run fits when its most loaded device does, whichever stage is answered.
   const double most_loaded_total = estimate.most_loaded.total_bytes;
-  estimate.devices_worth = most_loaded_total / estimate.device.capacity_bytes;
-  estimate.usable_bytes = estimate.device.capacity_bytes * (1 - setup.headroom_percent / 100);
+  estimate.limit_bytes = estimate.device.capacity_bytes;
+  if (setup.stack != Stack::kIdeal) {
+    ReportedMemory reported = reported_memory(estimate.device.id);
+    if (reported.bytes > 0) {
+      estimate.limit_bytes = reported.bytes;
+      estimate.limit_source = std::move(reported.source);
+    }
+  }
+  estimate.devices_worth = most_loaded_total / estimate.limit_bytes;
+  estimate.usable_bytes = estimate.limit_bytes * (1 - setup.headroom_percent / 100);
   estimate.fits = most_loaded_total <= estimate.usable_bytes;
   estimate.headroom_percent = setup.headroom_percent;
   estimate.held_bytes = total - estimate.bytes[Term::kActivations];

@@ -116,13 +116,16 @@ Candidate smallest_data_parallel_that_fits(TrainingSetup setup, double max_devic
   return candidate;
 }
 
-// "80 GB of one H100 80 GB", or with headroom "72.0 GB of one H100 80 GB (10% kept free)".
+// "80 GB of one H100 80 GB", or with headroom "72.0 GB of one H100 80 GB (10% kept free)"; under a
+// training stack, of the memory PyTorch reports: "76.4 GB of one H100 80 GB as PyTorch reports it
+// (10% kept free)".
 std::string usable_text(const Estimate& estimate) {
   const double headroom = estimate.setup.headroom_percent;
-  if (headroom == 0) {
-    return format_bytes_short(estimate.usable_bytes) + " of one " + estimate.device.name;
-  }
-  return format_bytes(estimate.usable_bytes) + " of one " + estimate.device.name + " (" +
+  const std::string device =
+      estimate.device.name +
+      (estimate.limit_source.empty() ? std::string() : std::string(" as PyTorch reports it"));
+  if (headroom == 0) return format_bytes_short(estimate.usable_bytes) + " of one " + device;
+  return format_bytes(estimate.usable_bytes) + " of one " + device + " (" +
          format_percent(headroom) + " kept free)";
 }
 

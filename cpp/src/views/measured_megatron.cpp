@@ -73,7 +73,7 @@ constexpr const char* kAllocatedWhy =
     "replay follows its saved tensors, the all-to-all's copies of those it exchanges, and in the "
     "backward pass one gradient for each). Why one 128K run is more than 2% over: the launchers "
     "leave the data loader's causal mask on (no --no-create-attention-mask-in-dataloader), and "
-    "pretrain_gpt.py's forward step holds its rows (4 GiB at c 4) while the loss runs, which moves "
+    "Megatron-LM's forward step holds its rows (4 GiB at c 4) while the loss runs, which moves "
     "the replay's peak from the backward pass to the loss, 2.4% above the run; the mask brings the "
     "three 128K runs' reserved peaks within 3%, so it is there, but the run holds about 3 GiB less "
     "at the loss than replayed. Which of the loss's tensors is counted twice needs the same run "

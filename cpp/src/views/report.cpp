@@ -86,6 +86,8 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
        {{"id", estimate.device.id},
         {"name", estimate.device.name},
         {"capacityBytes", number(estimate.device.capacity_bytes)}}},
+      {"limitBytes", number(estimate.limit_bytes)},
+      {"limitSource", estimate.limit_source},
       {"devicesWorth", estimate.devices_worth},
       {"layout",
        {{"dp", layout.data_parallel},

@@ -73,6 +73,21 @@ std::string keys_named(const std::vector<std::string>& keys) {
   return text;
 }
 
+// What the run is judged against, in words: "the 84.9 GB that PyTorch reports for H100 80 GB"
+// under a training stack (Estimate::limit_bytes), "the 80.0 GB of H100 80 GB" where the printed
+// capacity stands.
+std::string limit_words(const Estimate& estimate) {
+  const std::string bytes = format_bytes(estimate.limit_bytes);
+  if (!estimate.limit_source.empty()) {
+    return "the " + bytes + " that PyTorch reports for " + estimate.device.name;
+  }
+  if (estimate.setup.stack != Stack::kIdeal && estimate.device.id != kCustomDeviceId) {
+    return "the " + bytes + " printed for " + estimate.device.name +
+           " (what PyTorch reports for it is not known here, likely a few percent less)";
+  }
+  return "the " + bytes + " of " + estimate.device.name;
+}
+
 }  // namespace
 
 VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
@@ -91,7 +106,7 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
     answer.withheld_for = not_understood;
     answer.likely_low_bytes = total;
     answer.likely_high_bytes = answer.likely_low_bytes;
-    answer.limit_bytes = estimate.device.capacity_bytes;
+    answer.limit_bytes = estimate.limit_bytes;
     answer.reason = "Cannot tell: the launch config sets " + keys_named(not_understood) +
                     (not_understood.size() == 1 ? ", which is" : ", which are") +
                     " not understood and may change the memory, so the estimate of " +
@@ -101,7 +116,7 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
                     (not_understood.size() == 1 ? "it does" : "they do") + " with the settings.";
     return answer;
   }
-  const double capacity = estimate.device.capacity_bytes;
+  const double capacity = estimate.limit_bytes;
   const std::string stack = choice_name(estimate.setup.stack);
   if (!headroom_asked)
     answer.band = error_band(estimate.setup.stack, estimate.setup.activation_model);
@@ -112,8 +127,11 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
     answer.likely_high_bytes = total;
     answer.limit_bytes = estimate.usable_bytes;
     answer.verdict = total <= answer.limit_bytes ? Verdict::kFits : Verdict::kDoesNotFit;
+    // The plate's step keeps its headroom of the device as printed: "10% of H100 80 GB".
+    const bool printed = estimate.setup.stack == Stack::kIdeal;
     const std::string kept = format_count(estimate.setup.headroom_percent) + "% of " +
-                             estimate.device.name + " kept free";
+                             (printed ? estimate.device.name : limit_words(estimate)) +
+                             " kept free";
     answer.reason =
         judged +
         (headroom_asked
@@ -138,8 +156,8 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
                            format_error_percent(answer.band.low_percent) + " to " +
                            format_error_percent(answer.band.high_percent);
   const std::string likely = "likely " + format_bytes(answer.likely_low_bytes) + " to " +
-                             format_bytes(answer.likely_high_bytes) + " against the " +
-                             format_bytes(capacity) + " of " + estimate.device.name;
+                             format_bytes(answer.likely_high_bytes) + " against " +
+                             limit_words(estimate);
   switch (answer.verdict) {
     case Verdict::kFits:
       answer.reason = judged + "Even at the low end of " + band + ", it fits: " + likely + ".";

@@ -24,7 +24,7 @@ export function createNumbersPanel({ estimator }) {
     update({ view }) {
       const { estimate } = view;
       const shownTerms = deviceTerms.filter((term) =>
-        listed(term, estimate.bytes[term.apiKey], view.settingTexts),
+        listed(term, estimate.bytes[term.apiKey], view.settingTexts, estimate.stage.role),
       );
       fillTable(document.getElementById('breakdown-table').tBodies[0], [
         ...shownTerms.map((term) => [
