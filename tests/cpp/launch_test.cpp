@@ -775,6 +775,27 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   check_refused(line + "--vocab-size 32000 --empty-unused-memory-level 3",
                 "--empty-unused-memory-level",
                 "--empty-unused-memory-level must be 0 to 2; it is 3.");
+  // Megatron-FSDP: its default strategy is ZeRO 3, optim_grads ZeRO 2; the checkpoint format it
+  // asserts, and its own buffers' flags, refused by name.
+  const std::string fsdp =
+      line + "--vocab-size 32000 --use-megatron-fsdp --ckpt-format fsdp_dtensor";
+  CHECK(read_ok(fsdp).setup.layout.zero_stage == 3);
+  CHECK(read_ok(fsdp).not_understood.empty());
+  CHECK(read_ok(fsdp + " --data-parallel-sharding-strategy optim_grads").setup.layout.zero_stage ==
+        2);
+  CHECK(read_ok(fsdp + " --megatron-fsdp-main-grads-dtype bf16").setup.layout.zero_stage == 3);
+  check_refused(line + "--vocab-size 32000 --use-megatron-fsdp", "--use-megatron-fsdp",
+                "--use-megatron-fsdp needs --ckpt-format fsdp_dtensor, as Megatron-LM asserts.");
+  check_refused(fsdp + " --data-parallel-sharding-strategy optim",
+                "--data-parallel-sharding-strategy",
+                "--data-parallel-sharding-strategy optim is not modelled: optim_grads_params (the "
+                "default, ZeRO 3) or optim_grads (ZeRO 2).");
+  check_refused(fsdp + " --megatron-fsdp-main-grads-dtype fp32", "--megatron-fsdp-main-grads-dtype",
+                "--megatron-fsdp-main-grads-dtype fp32 is not modelled beside Megatron-FSDP: auto "
+                "is (the parameters' BF16).");
+  check_refused(fsdp + " --fsdp-double-buffer", "--fsdp-double-buffer",
+                "--fsdp-double-buffer is not modelled: Megatron-FSDP's own buffers and prefetch "
+                "window are.");
   // The reuse of the gradient buffer is MXFP8's, with FP8 parameters.
   check_refused(line + "--vocab-size 32000 --reuse-grad-buf-for-mxfp8-param-ag",
                 "--reuse-grad-buf-for-mxfp8-param-ag",

@@ -256,6 +256,12 @@ const ModelShape* resolve_model(const TrainingSetup& setup);
 // device's figures.
 Device device_of(const TrainingSetup& setup);
 
+// ZeRO 2 and 3 under the megatron stack are Megatron-FSDP's (--use-megatron-fsdp) optim_grads and
+// optim_grads_params sharding strategies; ZeRO 1 is the distributed optimiser.
+inline bool megatron_fsdp(const TrainingSetup& setup) {
+  return setup.stack == Stack::kMegatron && setup.layout.zero_stage >= 2;
+}
+
 // "d 8 (ZeRO-3 over d·c = 8) × t 8 (SP) × p 2 × c 1 = 128 devices, recompute selective".
 std::string format_layout(const TrainingSetup& setup);
 

@@ -39,7 +39,12 @@ namespace {
 std::string precision_source(const TrainingSetup& setup) {
   std::string source = std::string(kZeroSource) + "; precision " + choice_id(setup.precision);
   const StackRow& row = stack_row(setup.stack);
-  if (setup.grad_reduce_in_bf16) {
+  if (megatron_fsdp(setup)) {
+    source +=
+        "; Megatron-FSDP: BF16 main gradients, the parameters' dtype unless "
+        "--megatron-fsdp-main-grads-dtype (megatron_fsdp/param_and_grad_buffer.py, "
+        "_resolve_group_grad_dtype)";
+  } else if (setup.grad_reduce_in_bf16) {
     source +=
         "; --grad-reduce-in-bf16: Megatron-LM's gradient buffer in BF16 (arguments.py turns "
         "accumulate_allreduce_grads_in_fp32 off; param_and_grad_buffer.py, grad_dtype)";
@@ -89,7 +94,10 @@ BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const Train
   if (row.weight_bytes > 0) per.weights = row.weight_bytes;
   if (row.gradient_bytes > 0) per.gradients = row.gradient_bytes;
   // Megatron-LM's --grad-reduce-in-bf16 (the megatron stack alone): a BF16 gradient buffer.
-  if (setup.grad_reduce_in_bf16) per.gradients = kBf16Bytes;
+  // Megatron-FSDP (ZeRO 2 and 3 under it) keeps its main gradients in the parameters' dtype unless
+  // --megatron-fsdp-main-grads-dtype says otherwise, and never reads grad_reduce_in_fp32
+  // (param_and_grad_buffer.py, _resolve_group_grad_dtype).
+  if (setup.grad_reduce_in_bf16 || megatron_fsdp(setup)) per.gradients = kBf16Bytes;
   if (!row.master_weights) per.master_weights = 0;
   per.total = per.weights + per.gradients + per.master_weights + per.optimizer_states;
   // Stepped in the backward pass, the gradients no longer grow with the parameters: the largest

@@ -116,6 +116,10 @@ const std::set<std::string>& switches() {
                                               "--untie-embeddings-and-output-weights",
                                               "--sequence-parallel",
                                               "--use-distributed-optimizer",
+                                              "--use-megatron-fsdp",
+                                              "--fsdp-double-buffer",
+                                              "--use-nccl-ub",
+                                              "--megatron-fsdp-max-pool-double-buffer",
                                               "--bf16",
                                               "--fp16",
                                               "--recompute-activations",
@@ -844,6 +848,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
                 "(--world-size).");
   }
   megatron::read_layout(flags, world, model->layers, model->sequence, setup.layout);
+  megatron::read_megatron_fsdp(flags, setup.layout);
   // The global batch sets a pipeline's micro-batches a step; without it validate_args makes it
   // the micro-batch times d: one micro-batch a step.
   const auto global = bounded(flags, "--global-batch-size", 1, kMaxGlobalBatchSequences);

@@ -34,4 +34,9 @@ void read_layout(KeyReader& flags, long long world, long long layers, long long 
 void read_cp_comm_type(KeyReader& flags, long long layers, TrainingSetup& setup,
                        std::vector<std::string>& notes);
 
+// --use-megatron-fsdp: Megatron-FSDP's sharding strategy as ZeRO 2 (optim_grads) or 3
+// (optim_grads_params, its default), with the flags it asserts beside it; what it is not modelled
+// with refused by its flag.
+void read_megatron_fsdp(KeyReader& flags, ParallelLayout& layout);
+
 }  // namespace trainmem::megatron

@@ -414,4 +414,52 @@ void read_cp_comm_type(KeyReader& flags, long long layers, TrainingSetup& setup,
   }
 }
 
+void read_megatron_fsdp(KeyReader& flags, ParallelLayout& layout) {
+  if (!flags.has("--use-megatron-fsdp")) return;
+  // arguments.py: --data-parallel-sharding-strategy defaults to optim_grads_params, and
+  // validate_args asserts --ckpt-format fsdp_dtensor beside --use-megatron-fsdp (and turns the
+  // distributed optimiser on, its step over Megatron-FSDP's shards).
+  const std::string strategy =
+      flags.get("--data-parallel-sharding-strategy", flag_text()).value_or("optim_grads_params");
+  if (strategy == "optim_grads_params") {
+    layout.zero_stage = 3;
+  } else if (strategy == "optim_grads") {
+    layout.zero_stage = 2;
+  } else {
+    flags.fault("--data-parallel-sharding-strategy",
+                "--data-parallel-sharding-strategy " + strategy.substr(0, 40) +
+                    " is not modelled: optim_grads_params (the default, ZeRO 3) or optim_grads "
+                    "(ZeRO 2).");
+  }
+  if (flags.get("--ckpt-format", flag_text()).value_or("torch_dist") != "fsdp_dtensor") {
+    flags.fault("--use-megatron-fsdp",
+                "--use-megatron-fsdp needs --ckpt-format fsdp_dtensor, as Megatron-LM asserts.");
+  }
+  // Its dtypes: BF16 main gradients (auto: the parameters'), FP32 main weights.
+  for (const auto& [flag, allowed] :
+       {std::pair<const char*, const char*>{"--megatron-fsdp-main-grads-dtype", "auto"},
+        {"--megatron-fsdp-grad-comm-dtype", "auto"},
+        {"--megatron-fsdp-main-params-dtype", "fp32"}}) {
+    const std::string value = flags.get(flag, flag_text()).value_or(allowed);
+    if (value != allowed && !(value == "bf16" && std::string(allowed) == "auto")) {
+      flags.fault(flag, std::string(flag) + " " + value.substr(0, 40) +
+                            " is not modelled beside Megatron-FSDP: " + allowed + " is" +
+                            (std::string(allowed) == "auto" ? " (the parameters' BF16)." : "."));
+    }
+  }
+  if (flags.get("--megatron-fsdp-version", flag_text()).value_or("1") != "1") {
+    flags.fault("--megatron-fsdp-version",
+                "--megatron-fsdp-version 2 is not modelled: version 1, the default, is.");
+  }
+  for (const char* flag :
+       {"--fsdp-double-buffer", "--use-nccl-ub", "--megatron-fsdp-max-pool-double-buffer",
+        "--suggested-communication-unit-size"}) {
+    if (flags.has(flag)) {
+      flags.fault(flag, std::string(flag) +
+                            " is not modelled: Megatron-FSDP's own buffers and prefetch window "
+                            "are.");
+    }
+  }
+}
+
 }  // namespace trainmem::megatron

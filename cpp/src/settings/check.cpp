@@ -326,6 +326,29 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
       (layout.tensor_parallel > 1 || layout.expert_parallel > 1)) {
     return refusal(id::kStack, row.expert_refusal);
   }
+  if (megatron_fsdp(setup)) {
+    // What Megatron-FSDP's replay follows: a dense model's layers, each one unit and one bucket,
+    // on one pipeline stage, with BF16 parameters and FP32 main weights.
+    const char* asked = layout.pipeline_parallel > 1    ? "pipeline parallelism"
+                        : shape.num_experts > 1         ? "a mixture of experts"
+                        : setup.fp8_param_gather        ? "FP8 parameters (--fp8-param-gather)"
+                        : setup.optimizer_instances > 1 ? "distributed optimiser instances"
+                        : setup.mtp                     ? "multi-token prediction"
+                        : setup.grad_reduce_in_bf16     ? "--grad-reduce-in-bf16"
+                                                        : nullptr;
+    if (asked != nullptr) {
+      return refusal(
+          id::kZeroStage,
+          "ZeRO 2 and 3 under Megatron-LM are Megatron-FSDP's optim_grads and "
+          "optim_grads_params, modelled for a dense model on one pipeline stage; " +
+              std::string(asked) +
+              (setup.grad_reduce_in_bf16
+                   ? " has no effect there (its gradients are BF16 unless "
+                     "--megatron-fsdp-main-grads-dtype): turn it off, or choose ZeRO 0 or 1."
+                   : " beside it is not modelled: choose ZeRO 0 or 1 (the distributed "
+                     "optimiser), or leave it out."));
+    }
+  }
   if (row.dtensor_tensor_parallel && layout.tensor_parallel > 1 && !layout.sequence_parallel) {
     return refusal(id::kSequenceParallel,
                    "torchtitan runs tensor parallelism with sequence parallelism always on (its "

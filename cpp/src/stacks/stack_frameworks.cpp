@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -201,6 +203,22 @@ void build_megatron_model(Step& step, const StepDevice& device) {
     step.take(tag(Term::kMasterWeights), master * kBf16Bytes * tensor / total);
   }
   step.take(tag(Term::kMasterWeights), master * rest / total);
+  if (device.setup.layout.zero_stage >= 2) {
+    // Megatron-FSDP's wrapper ends its buffers' making with gc.collect() and
+    // torch.cuda.empty_cache() (param_and_grad_buffer.py, _init_each_parameter_group_buffers).
+    // Under optim_grads_params the modules outside the layers (the embedding, the output layer,
+    // the final norm) are gathered whole at their first forward pass and kept so for the step
+    // (AllGatherPipeline.reset(preserve_non_fsdp_units=True)), beside their shards.
+    step.empty_cache();
+    if (device.setup.layout.zero_stage >= 3) {
+      step.take(
+          step.term("megatron-fsdp-gathered-root", "Embedding and output layer, gathered (BF16)",
+                    "Megatron-LM, megatron_fsdp/megatron_fsdp.py: the modules outside the "
+                    "transformer layers get no post-forward release; "
+                    "param_and_grad_buffer.py, AllGatherPipeline.reset keeps them gathered"),
+          kBf16Bytes * device.root_parameters);
+    }
+  }
 }
 
 // --fp8-param-gather, after the optimiser's step: the distributed optimiser casts its FP32 shards
@@ -377,11 +395,137 @@ void make_adam_moments(Step& step, const StepDevice& device) {
   }
 }
 
+// Megatron-FSDP (--use-megatron-fsdp; ZeRO 2 and 3 under the megatron stack, its
+// optim_grads and optim_grads_params sharding strategies; Megatron-LM d98e8a6,
+// megatron/core/distributed/fsdp/src/megatron_fsdp/): each transformer layer a unit and one bucket.
+// Under optim_grads_params each layer is gathered whole (BF16) for its passes with the next ones
+// prefetched while fewer than W elements are (param_and_grad_buffer.py, AllGatherPipeline
+// .all_gather_params: suggested_AG_prefetch_size; megatron_fsdp.py sets W = C // 2 with
+// C = max(1e9, 2 × a unit's parameters) unless --suggested-communication-unit-size), and freed
+// after its pass (_post_forward, _post_backward_release_module). The final norm's forward
+// prefetches from the first layer on, a window held to the backward pass's first gather. In the
+// backward pass each layer's gradient is made whole in a BF16 bucket (the main-gradient dtype, the
+// parameters' unless --megatron-fsdp-main-grads-dtype; get_main_grad), reduce-scattered once
+// complete, and freed only while the buckets reduce-scattering hold more than C elements
+// (GradReducePipeline: the oldest first), all by the end of the micro-batch's backward pass
+// (_root_post_backward).
+class MegatronFsdp {
+ public:
+  MegatronFsdp(Step& step, const StepDevice& device)
+      : step_(step),
+        on_(device.setup.layout.zero_stage >= 2),
+        gathers_(device.setup.layout.zero_stage >= 3),
+        layers_(static_cast<int>(device.layers_per_stage)),
+        unit_(device.layer_parameters) {
+    if (!on_) return;
+    const double window_elements = std::max(1e9, 2 * unit_);
+    queue_elements_ = window_elements;
+    ahead_ = unit_ > 0 ? static_cast<int>(std::ceil(window_elements / 2 / unit_)) : layers_;
+    gathered_ = step.term("megatron-fsdp-gathered-layers", "Gathered layers, prefetch (BF16)",
+                          "Megatron-LM, megatron/core/distributed/fsdp/src/megatron_fsdp/"
+                          "param_and_grad_buffer.py, AllGatherPipeline.all_gather_params: the "
+                          "layer and the next while fewer than max(1e9, 2 × a layer's "
+                          "parameters) / 2 elements are prefetched");
+    gradients_ = step.term("megatron-fsdp-unsharded-gradients", "Unsharded gradient buckets (BF16)",
+                           "Megatron-LM, megatron_fsdp/param_and_grad_buffer.py, "
+                           "GradReducePipeline: each layer's whole gradient until its "
+                           "reduce-scatter and more than max(1e9, 2 × a layer's parameters) "
+                           "elements after it are queued, all by the end of the backward pass");
+  }
+
+  bool on() const { return on_; }
+
+  // The forward pass's and the backward pass's gathers and gradient buckets, around each slot.
+  SlotHooks forward() {
+    if (!gathers_) return {};
+    return {[this](int slot) { gather(slot - 1, +1); }, [this](int slot) { release(slot - 1); }};
+  }
+  SlotHooks backward() {
+    return {[this](int slot) {
+              const int layer = slot - 1;
+              give_all(step_, wrapped_);  // recycled by the first gather of the backward pass
+              if (gathers_) gather(layer, -1);
+              buckets_.push_back({step_.take(gradients_, kBf16Bytes * unit_), unit_});
+            },
+            [this](int slot) {
+              if (gathers_) release(slot - 1);
+              // Its reduce-scatter queued; the oldest freed while more than C elements wait.
+              double queued = 0;
+              for (const auto& bucket : buckets_) queued += bucket.second;
+              while (buckets_.size() > 1 && queued - buckets_.back().second > queue_elements_) {
+                queued -= buckets_.front().second;
+                step_.give(buckets_.front().first);
+                buckets_.pop_front();
+              }
+            }};
+  }
+  // The final norm's forward: its prefetch gathers the first layers again, to the backward pass.
+  void regather_at_the_loss() {
+    if (!gathers_) return;
+    for (int layer = 0; layer < std::min(ahead_, layers_); ++layer) {
+      wrapped_.push_back(step_.take(gathered_, kBf16Bytes * unit_));
+    }
+  }
+  // The modules outside the layers share the first bucket: its whole gradient is made at the
+  // output layer's weight gradient, as the backward pass starts, and complete only once the
+  // embedding's is, at its end (get_main_grad; the bucket's reduce-scatter waits for all).
+  void take_root_gradients(double root_parameters) {
+    if (on_) root_bucket_.push_back(step_.take(gradients_, kBf16Bytes * root_parameters));
+  }
+  // _root_post_backward: every reduce-scatter waited on and its bucket freed.
+  void end_of_backward() {
+    for (const auto& bucket : buckets_) step_.give(bucket.first);
+    buckets_.clear();
+    give_all(step_, root_bucket_);
+  }
+  // After the optimiser's step, start_param_sync prefetches the first layers for the next step.
+  Handles prefetch_next_step() {
+    Handles next;
+    if (gathers_) {
+      for (int layer = 0; layer < std::min(ahead_, layers_); ++layer) {
+        next.push_back(step_.take(gathered_, kBf16Bytes * unit_));
+      }
+    }
+    return next;
+  }
+
+ private:
+  // Layer `layer` (from 0) gathered with the next `ahead_` in the pass's direction.
+  void gather(int layer, int direction) {
+    for (int next = layer, count = 0; next >= 0 && next < layers_ && count <= ahead_;
+         next += direction, ++count) {
+      if (resident_.count(next) == 0) {
+        resident_[next] = step_.take(gathered_, kBf16Bytes * unit_);
+      }
+    }
+  }
+  void release(int layer) {
+    const auto found = resident_.find(layer);
+    if (found == resident_.end()) return;
+    step_.give(found->second);
+    resident_.erase(found);
+  }
+
+  Step& step_;
+  bool on_;
+  bool gathers_;
+  int layers_;
+  double unit_;
+  double queue_elements_ = 0;
+  int ahead_ = 0;
+  std::size_t gathered_ = 0;
+  std::size_t gradients_ = 0;
+  std::map<int, CachingAllocator::Handle> resident_;
+  std::deque<std::pair<CachingAllocator::Handle, double>> buckets_;
+  Handles wrapped_;
+  Handles root_bucket_;
+};
+
 // One micro-batch's forward and backward passes; `first` for the first step's, in whose backward
 // pass the weight-gradient caches appear, the output layer's first, and whose optimizer step
 // makes Adam's moments.
 void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTerms& terms,
-                          bool first) {
+                          MegatronFsdp& fsdp, bool first) {
   // The micro-batch replayed is the step's last: under --defer-embedding-wgrad-compute the last
   // stage holds the earlier micro-batches' output-layer inputs (the hidden state, split as between
   // blocks) and gradients (its logits' BF16 gradient), one each for the output layer and every
@@ -410,7 +554,9 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
       mask = rows;
     }
   }
-  std::vector<Handles> kept = forward_slots(step, device);
+  const SlotHooks forward = fsdp.forward();
+  std::vector<Handles> kept = forward_slots(step, device, &forward);
+  fsdp.regather_at_the_loss();
   const auto logits_gradient = loss_forward_and_backward(step, device, [&] {
     if (mask && !device.attention_mask_kept) {
       step.give(*mask);
@@ -420,6 +566,7 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   if (first) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
   Flowing flowing;
   flowing.tag = terms.activation_gradients;
+  fsdp.take_root_gradients(device.root_parameters);
   flowing.gradient = megatron_output_layer_backward(step, device, terms.activation_gradients);
   if (terms.deferred_wgrad && device.defers_last_wgrad) {
     // Its own input kept past the output layer's backward pass, its gradient not freed.
@@ -428,8 +575,10 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   } else {
     step.give(logits_gradient);
   }
-  backward_slots(step, device, kept, &flowing);
+  const SlotHooks backward = fsdp.on() ? fsdp.backward() : SlotHooks{};
+  backward_slots(step, device, kept, &flowing, &backward);
   megatron_embedding_backward(step, device, terms, flowing.gradient);
+  fsdp.end_of_backward();
   if (mask) step.give(*mask);
   give_all(step, masks);
   step.mark("backward", 0);
@@ -455,12 +604,20 @@ void megatron_step(Step& step, const StepDevice& device) {
   // A micro-batch with the moments made, for the blocks it leaves cached: the cache then stops
   // growing, and the micro-batch the timeline shows is as every later one (the panel's runs
   // replayed with eight such micro-batches in place of one reserve no more).
-  replay_after_warm_up(step, [&](bool first) { megatron_micro_batch(step, device, terms, first); });
+  MegatronFsdp fsdp(step, device);
+  replay_after_warm_up(step,
+                       [&](bool first) { megatron_micro_batch(step, device, terms, fsdp, first); });
   // --grad-reduce-in-bf16: the optimiser's step reads FP32 gradients, each shard's BF16 gradient
   // copied (distrib_optimizer.py, _copy_model_grads_to_main_grads: shard_model_grad.float(); the
   // whole gradient under ZeRO 0, optimizer.py), the FP32 shards' size; freed by zero_grad.
-  if (device.setup.grad_reduce_in_bf16) {
-    step.give(step.take(tag(Term::kGradients), device.bytes[Term::kMasterWeights]));
+  // Megatron-FSDP's BF16 gradients likewise (param_and_grad_buffer.py, update_main_grads:
+  // gbuf shard .to(FP32) a parameter), held through the step to the next zero_grad, while
+  // start_param_sync prefetches the next step's first layers.
+  if (device.setup.grad_reduce_in_bf16 || fsdp.on()) {
+    const auto copy = step.take(tag(Term::kGradients), device.bytes[Term::kMasterWeights]);
+    Handles next = fsdp.prefetch_next_step();
+    step.give(copy);
+    give_all(step, next);
   }
   cast_fp8_parameters(step, device);
 }

@@ -18,11 +18,12 @@ const StackRow& stack_row(Stack stack) {
         row.state_source =
             "Megatron-LM accumulates and reduces the gradients in an FP32 main-gradient buffer "
             "(megatron/training/arguments.py)";
-        row.max_zero_stage = 1;
+        // ZeRO 1: the distributed optimiser; 2 and 3: Megatron-FSDP (megatron_fsdp()).
+        row.max_zero_stage = 3;
         row.first_zero_stage = 1;
         row.zero_refusal =
-            "Megatron-LM's distributed optimiser shards the optimiser state and master weights "
-            "(ZeRO 1); choose ZeRO 0 or 1, or the torchtitan or deepspeed stack.";
+            "Megatron-LM shards with its distributed optimiser (ZeRO 1) or Megatron-FSDP (ZeRO 2, "
+            "optim_grads; ZeRO 3, optim_grads_params); choose ZeRO 0 to 3.";
         row.optimizers = {Optimizer::kAdam, Optimizer::kSgdMomentum};
         row.optimizer_refusal =
             "Megatron-LM is modelled with its adam and sgd optimisers (--optimizer), FP32 state "

@@ -72,6 +72,20 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
       static_cast<double>(layout.data_parallel) * layout.context_parallel == 1) {
     run.notes.push_back(row.one_rank_note);
   }
+  if (megatron_fsdp(setup)) {
+    run.notes.push_back(
+        std::string("ZeRO ") + (layout.zero_stage >= 3 ? "3" : "2") +
+        " under Megatron-LM is Megatron-FSDP (--use-megatron-fsdp "
+        "--data-parallel-sharding-strategy " +
+        (layout.zero_stage >= 3 ? "optim_grads_params, its default" : "optim_grads") +
+        ", with --ckpt-format fsdp_dtensor, which Megatron-LM asserts): BF16 main gradients, " +
+        (layout.zero_stage >= 3
+             ? "each transformer layer gathered for its passes with the next ones prefetched, the "
+               "embedding and output layer gathered for the whole step, "
+             : "") +
+        "each layer's gradient whole until reduce-scattered, and an FP32 copy of the gradient "
+        "shard for the optimiser's step.");
+  }
   // Transformer Engine's attn_forward_func_with_cp runs a2a+p2p as the ring where its all-to-all
   // group is 1 (context_parallel.py).
   if (setup.cp_comm_type == CpCommType::kA2aP2p && layout.context_parallel > 1 &&

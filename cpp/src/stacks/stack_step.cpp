@@ -500,21 +500,26 @@ void replay_after_warm_up(Step& step, const std::function<void(bool first)>& mic
 }
 
 // The forward pass's slots, each marked.
-std::vector<Handles> forward_slots(Step& step, const StepDevice& device) {
+std::vector<Handles> forward_slots(Step& step, const StepDevice& device, const SlotHooks* hooks) {
   std::vector<Handles> kept(static_cast<std::size_t>(device.slots));
   for (std::size_t index = 0; index < kept.size(); ++index) {
+    const int slot = static_cast<int>(index) + 1;
+    if (hooks != nullptr && hooks->before) hooks->before(slot);
     kept[index] = keep_slot(step, device);
-    step.mark("forward", static_cast<int>(index) + 1);
+    step.mark("forward", slot);
+    if (hooks != nullptr && hooks->after) hooks->after(slot);
   }
   return kept;
 }
 
 // The backward pass's slots, last first, each marked once its memory is freed.
 void backward_slots(Step& step, const StepDevice& device, std::vector<Handles>& kept,
-                    Flowing* flowing) {
+                    Flowing* flowing, const SlotHooks* hooks) {
   for (int slot = static_cast<int>(kept.size()); slot >= 1; --slot) {
+    if (hooks != nullptr && hooks->before) hooks->before(slot);
     layer_backward(step, device, kept[static_cast<std::size_t>(slot) - 1], slot, flowing);
     step.mark("backward", slot);
+    if (hooks != nullptr && hooks->after) hooks->after(slot);
   }
 }
 

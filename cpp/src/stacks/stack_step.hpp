@@ -218,9 +218,16 @@ void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slo
 // the mark "start", the micro-batch the timeline shows, as every later one.
 void replay_after_warm_up(Step& step, const std::function<void(bool first)>& micro_batch);
 
+// What a stack does around each slot's pass (Megatron-FSDP's gathers), given the slot from 1.
+struct SlotHooks {
+  std::function<void(int slot)> before;
+  std::function<void(int slot)> after;
+};
+
 // The forward pass's slots, each marked; the backward pass's, last first, each marked.
-std::vector<Handles> forward_slots(Step& step, const StepDevice& device);
+std::vector<Handles> forward_slots(Step& step, const StepDevice& device,
+                                   const SlotHooks* hooks = nullptr);
 void backward_slots(Step& step, const StepDevice& device, std::vector<Handles>& kept,
-                    Flowing* flowing = nullptr);
+                    Flowing* flowing = nullptr, const SlotHooks* hooks = nullptr);
 
 }  // namespace trainmem::replay

@@ -118,7 +118,10 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   }
   const double capacity = estimate.limit_bytes;
   const std::string stack = choice_name(estimate.setup.stack);
-  if (!headroom_asked)
+  // The megatron stack's published runs are its distributed optimiser's: none measures
+  // Megatron-FSDP (ZeRO 2 and 3 there), whose verdict the headroom decides.
+  const bool fsdp = megatron_fsdp(estimate.setup);
+  if (!headroom_asked && !fsdp)
     answer.band = error_band(estimate.setup.stack, estimate.setup.activation_model);
   answer.from_band = !answer.band.case_ids.empty();
   if (!answer.from_band) {
@@ -134,10 +137,11 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
                              " kept free";
     answer.reason =
         judged +
-        (headroom_asked
-             ? "The headroom asked for decides: "
-             : "Fewer than " + format_count(kMinBandCases) + " published runs measure the " +
-                   stack + " stack, so the headroom stands in for their spread: ") +
+        (headroom_asked ? "The headroom asked for decides: "
+         : fsdp ? "No published run measures Megatron-FSDP yet, so the headroom stands in for "
+                  "the estimate's error: "
+                : "Fewer than " + format_count(kMinBandCases) + " published runs measure the " +
+                      stack + " stack, so the headroom stands in for their spread: ") +
         format_bytes(total) + (answer.verdict == Verdict::kFits ? " within " : " over ") +
         format_bytes(answer.limit_bytes) + " (" + kept + ").";
     return answer;
