@@ -786,6 +786,12 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   CHECK(read_ok(fsdp + " --megatron-fsdp-main-grads-dtype bf16").setup.layout.zero_stage == 3);
   check_refused(line + "--vocab-size 32000 --use-megatron-fsdp", "--use-megatron-fsdp",
                 "--use-megatron-fsdp needs --ckpt-format fsdp_dtensor, as Megatron-LM asserts.");
+  check_refused(line + "--vocab-size 32000 --ckpt-format fsdp_dtensor", "--ckpt-format",
+                "--ckpt-format fsdp_dtensor needs --use-megatron-fsdp, as Megatron-LM asserts.");
+  check_refused(line + "--vocab-size 32000 --use-megatron-fsdp --ckpt-format torch_dist",
+                "--ckpt-format",
+                "--ckpt-format torch_dist is not Megatron-FSDP's: Megatron-LM asserts fsdp_dtensor "
+                "beside --use-megatron-fsdp.");
   check_refused(fsdp + " --data-parallel-sharding-strategy optim",
                 "--data-parallel-sharding-strategy",
                 "--data-parallel-sharding-strategy optim is not modelled: optim_grads_params (the "

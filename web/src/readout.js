@@ -45,10 +45,6 @@ function listed(parts) {
 }
 
 /**
- * What the readout leaves out, with its size: the output layer's logits and loss, where they are
- * not counted ('' where they are). `leftOut` is the view's logitsLeftOut.
- */
-/**
  * " as PyTorch reports it" where a fit is judged against the memory PyTorch reports for the device
  * (a training stack's estimate, estimate.limitBytes), not the capacity as printed; "" otherwise.
  */
@@ -56,6 +52,10 @@ function reportedWords(estimate) {
   return estimate.limitBytes !== estimate.device.capacityBytes ? ' as PyTorch reports it' : '';
 }
 
+/**
+ * What the readout leaves out, with its size: the output layer's logits and loss, where they are
+ * not counted ('' where they are). `leftOut` is the view's logitsLeftOut.
+ */
 export function describeLeftOut(estimator, leftOut) {
   if (!(leftOut?.bytes > 0)) return '';
   const loss = estimator.choices.loss.find((choice) => choice.id === leftOut.loss);

@@ -415,7 +415,15 @@ void read_cp_comm_type(KeyReader& flags, long long layers, TrainingSetup& setup,
 }
 
 void read_megatron_fsdp(KeyReader& flags, ParallelLayout& layout) {
-  if (!flags.has("--use-megatron-fsdp")) return;
+  // arguments.py asserts fsdp_dtensor and Megatron-FSDP together, each needing the other.
+  const auto format = flags.get("--ckpt-format", flag_text());
+  if (!flags.has("--use-megatron-fsdp")) {
+    if (format == "fsdp_dtensor") {
+      flags.fault("--ckpt-format",
+                  "--ckpt-format fsdp_dtensor needs --use-megatron-fsdp, as Megatron-LM asserts.");
+    }
+    return;
+  }
   // arguments.py: --data-parallel-sharding-strategy defaults to optim_grads_params, and
   // validate_args asserts --ckpt-format fsdp_dtensor beside --use-megatron-fsdp (and turns the
   // distributed optimiser on, its step over Megatron-FSDP's shards).
@@ -431,9 +439,13 @@ void read_megatron_fsdp(KeyReader& flags, ParallelLayout& layout) {
                     " is not modelled: optim_grads_params (the default, ZeRO 3) or optim_grads "
                     "(ZeRO 2).");
   }
-  if (flags.get("--ckpt-format", flag_text()).value_or("torch_dist") != "fsdp_dtensor") {
+  if (!format) {
     flags.fault("--use-megatron-fsdp",
                 "--use-megatron-fsdp needs --ckpt-format fsdp_dtensor, as Megatron-LM asserts.");
+  } else if (*format != "fsdp_dtensor") {
+    flags.fault("--ckpt-format", "--ckpt-format " + format->substr(0, 40) +
+                                     " is not Megatron-FSDP's: Megatron-LM asserts fsdp_dtensor "
+                                     "beside --use-megatron-fsdp.");
   }
   // Its dtypes: BF16 main gradients (auto: the parameters'), FP32 main weights.
   for (const auto& [flag, allowed] :

@@ -334,7 +334,6 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                         : setup.fp8_param_gather        ? "FP8 parameters (--fp8-param-gather)"
                         : setup.optimizer_instances > 1 ? "distributed optimiser instances"
                         : setup.mtp                     ? "multi-token prediction"
-                        : setup.grad_reduce_in_bf16     ? "--grad-reduce-in-bf16"
                                                         : nullptr;
     if (asked != nullptr) {
       return refusal(
@@ -342,11 +341,8 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
           "ZeRO 2 and 3 under Megatron-LM are Megatron-FSDP's optim_grads and "
           "optim_grads_params, modelled for a dense model on one pipeline stage; " +
               std::string(asked) +
-              (setup.grad_reduce_in_bf16
-                   ? " has no effect there (its gradients are BF16 unless "
-                     "--megatron-fsdp-main-grads-dtype): turn it off, or choose ZeRO 0 or 1."
-                   : " beside it is not modelled: choose ZeRO 0 or 1 (the distributed "
-                     "optimiser), or leave it out."));
+              " beside it is not modelled: choose ZeRO 0 or 1 (the distributed optimiser), or "
+              "leave it out.");
     }
   }
   if (row.dtensor_tensor_parallel && layout.tensor_parallel > 1 && !layout.sequence_parallel) {

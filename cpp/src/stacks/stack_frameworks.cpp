@@ -418,9 +418,13 @@ class MegatronFsdp {
         layers_(static_cast<int>(device.layers_per_stage)),
         unit_(device.layer_parameters) {
     if (!on_) return;
-    const double window_elements = std::max(1e9, 2 * unit_);
-    queue_elements_ = window_elements;
-    ahead_ = unit_ > 0 ? static_cast<int>(std::ceil(window_elements / 2 / unit_)) : layers_;
+    // megatron_fsdp.py: C = max(1e9, 2 × the average unit's parameters) under
+    // optim_grads_params, max(1e9, the DDP bucket size or 1e9) otherwise (--ddp-bucket-size is
+    // unset by default); the all-gathers' window is C / 2.
+    const double capacity = gathers_ ? std::max(1e9, 2 * unit_) : 1e9;
+    queue_elements_ = capacity;
+    ahead_ =
+        unit_ > 0 ? static_cast<int>(std::ceil(std::max(1e9, 2 * unit_) / 2 / unit_)) : layers_;
     gathered_ = step.term("megatron-fsdp-gathered-layers", "Gathered layers, prefetch (BF16)",
                           "Megatron-LM, megatron/core/distributed/fsdp/src/megatron_fsdp/"
                           "param_and_grad_buffer.py, AllGatherPipeline.all_gather_params: the "
@@ -449,10 +453,13 @@ class MegatronFsdp {
             },
             [this](int slot) {
               if (gathers_) release(slot - 1);
-              // Its reduce-scatter queued; the oldest freed while more than C elements wait.
+              // Its reduce-scatter queued; the oldest freed while more than C elements wait
+              // (wait_for_previous_grad_reduce). Each bucket is padded to a multiple of D × its
+              // rows' least common multiple, where C counts a layer unpadded: whole layers
+              // reaching C are more than it.
               double queued = 0;
               for (const auto& bucket : buckets_) queued += bucket.second;
-              while (buckets_.size() > 1 && queued - buckets_.back().second > queue_elements_) {
+              while (buckets_.size() > 1 && queued - buckets_.back().second >= queue_elements_) {
                 queued -= buckets_.front().second;
                 step_.give(buckets_.front().first);
                 buckets_.pop_front();
@@ -575,7 +582,15 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   } else {
     step.give(logits_gradient);
   }
-  const SlotHooks backward = fsdp.on() ? fsdp.backward() : SlotHooks{};
+  // The first layer's checkpoint, the last to hold the mask, releases it with its saved tensors.
+  SlotHooks backward = fsdp.on() ? fsdp.backward() : SlotHooks{};
+  backward.after = [&, after = backward.after](int slot) {
+    if (after) after(slot);
+    if (slot == 1 && mask) {
+      step.give(*mask);
+      mask.reset();
+    }
+  };
   backward_slots(step, device, kept, &flowing, &backward);
   megatron_embedding_backward(step, device, terms, flowing.gradient);
   fsdp.end_of_backward();

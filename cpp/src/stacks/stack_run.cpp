@@ -84,7 +84,9 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
                "embedding and output layer gathered for the whole step, "
              : "") +
         "each layer's gradient whole until reduce-scattered, and an FP32 copy of the gradient "
-        "shard for the optimiser's step.");
+        "shard for the optimiser's step." +
+        (setup.grad_reduce_in_bf16 ? std::string(" --grad-reduce-in-bf16 changes nothing there.")
+                                   : std::string()));
   }
   // Transformer Engine's attn_forward_func_with_cp runs a2a+p2p as the ring where its all-to-all
   // group is 1 (context_parallel.py).
