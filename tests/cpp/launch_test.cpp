@@ -780,6 +780,7 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   const std::string fsdp =
       line + "--vocab-size 32000 --use-megatron-fsdp --ckpt-format fsdp_dtensor";
   CHECK(read_ok(fsdp).setup.layout.zero_stage == 3);
+  CHECK(read_ok(fsdp + " --init-model-with-meta-device").setup.meta_device_init);
   CHECK(read_ok(fsdp).not_understood.empty());
   CHECK(read_ok(fsdp + " --data-parallel-sharding-strategy optim_grads").setup.layout.zero_stage ==
         2);

@@ -212,6 +212,10 @@ struct TrainingSetup {
   // moves to the device (pretrain_gpt.py; megatron/core/datasets/gpt_dataset.py,
   // _get_ltor_masks_and_position_ids) on the first and last pipeline stages.
   bool no_dataloader_attention_mask = false;
+  // Megatron-LM's --init-model-with-meta-device: the model is built on the meta device, so
+  // Megatron-FSDP makes its buffers without the whole BF16 model on the device first
+  // (training.py, get_model); without Megatron-FSDP the model is materialised whole all the same.
+  bool meta_device_init = false;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).

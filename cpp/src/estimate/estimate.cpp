@@ -62,6 +62,16 @@ Estimate estimate_of(Calculator calculator, const TrainingSetup& setup, int micr
       estimate.limit_source = std::move(reported.source);
     }
   }
+  // Megatron-FSDP without --init-model-with-meta-device builds the whole BF16 model on each device
+  // before its buffers shard it (training.py, get_model): before the first step, outside it.
+  const double whole_model = kBf16Bytes * estimate.parameters_on_device;
+  if (megatron_fsdp(setup) && !setup.meta_device_init && whole_model > estimate.limit_bytes) {
+    calc.notes.push_back(
+        "Megatron-FSDP builds the whole BF16 model on each device before sharding it, " +
+        format_bytes(whole_model) +
+        " here, more than the device: the run fails before its "
+        "first step without --init-model-with-meta-device (the estimate is of the steps after).");
+  }
   estimate.devices_worth = most_loaded_total / estimate.limit_bytes;
   estimate.usable_bytes = estimate.limit_bytes * (1 - setup.headroom_percent / 100);
   estimate.fits = most_loaded_total <= estimate.usable_bytes;

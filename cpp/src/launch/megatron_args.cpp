@@ -117,6 +117,7 @@ const std::set<std::string>& switches() {
                                               "--sequence-parallel",
                                               "--use-distributed-optimizer",
                                               "--use-megatron-fsdp",
+                                              "--init-model-with-meta-device",
                                               "--fsdp-double-buffer",
                                               "--use-nccl-ub",
                                               "--megatron-fsdp-max-pool-double-buffer",
@@ -774,6 +775,7 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string
   // The data loader's causal mask, made unless this flag is given (arguments.py,
   // create_attention_mask_in_dataloader).
   setup.no_dataloader_attention_mask = flags.has("--no-create-attention-mask-in-dataloader");
+  setup.meta_device_init = flags.has("--init-model-with-meta-device");
   if (!flags.has("--bf16")) {
     flags.fault("--bf16",
                 "Without --bf16 (or --fp16) Megatron-LM trains in FP32, which its step "

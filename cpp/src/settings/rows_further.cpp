@@ -558,6 +558,17 @@ void add_distributed_switches(Entries& entries) {
                 "Megatron-LM's --no-create-attention-mask-in-dataloader: by default each "
                 "micro-batch carries a causal mask of s × s booleans to the device, which "
                 "FlashAttention never reads."));
+  add(row<&TrainingSetup::meta_device_init>(
+          id::kMetaDeviceInit, "Build the model on the meta device",
+          "Megatron-LM's --init-model-with-meta-device: Megatron-FSDP makes its sharded buffers "
+          "without the whole model on the device first",
+          "initModelWithMetaDevice")
+          .only_under({Stack::kMegatron}, "--init-model-with-meta-device is Megatron-LM's",
+                      "--init-model-with-meta-device is Megatron-LM's; choose the megatron stack, "
+                      "or turn it off.")
+          .page("stack", "Build the model on the meta device",
+                "Megatron-LM's --init-model-with-meta-device: under Megatron-FSDP (ZeRO 2 and 3) "
+                "the whole BF16 model is never on the device."));
   add(row<&TrainingSetup::optimizer_instances>(
           id::kOptimizerInstances, "Distributed optimiser instances",
           "Megatron-LM's --num-distributed-optimizer-instances: copies of the distributed "

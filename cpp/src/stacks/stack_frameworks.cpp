@@ -170,11 +170,15 @@ void build_megatron_model(Step& step, const StepDevice& device) {
   for (const double tensor : tensors) elements += tensor;
   const double weights = bytes[Term::kWeights];
   const double rest = std::max(0.0, weights - kBf16Bytes * elements);
+  // Built whole on the device, unless on the meta device for Megatron-FSDP to materialise only
+  // its shards (--init-model-with-meta-device; training.py, get_model).
   Handles built;
-  for (const double tensor : tensors) {
-    built.push_back(step.take(tag(Term::kWeights), kBf16Bytes * tensor));
+  if (!(megatron_fsdp(device.setup) && device.setup.meta_device_init)) {
+    for (const double tensor : tensors) {
+      built.push_back(step.take(tag(Term::kWeights), kBf16Bytes * tensor));
+    }
+    built.push_back(step.take(tag(Term::kWeights), rest));
   }
-  built.push_back(step.take(tag(Term::kWeights), rest));
   Handles row_wise;
   if (device.setup.fp8_param_gather) row_wise = take_fp8_weights(step, device, true);
   const bool buffered = device.setup.layout.zero_stage > 0;
