@@ -39,7 +39,7 @@ Kept kept_on_device(const Ledger& ledger, const TrainingSetup& setup, const Plac
     // on self.device, cpu under offload_optimizer; stage_1_and_2.py: each reduced gradient copied
     // into the host's FP32 buffer), and offloaded parameters keep no partition on the device
     // (partition_parameters.py: ds_tensor on the remote device); the replay holds the layers in
-    // flight, fetched and their gradients bucketed (stack_frameworks.cpp).
+    // flight, fetched and their gradients bucketed (stack_deepspeed.cpp).
     kept.gradients = 0;
     if (setup.offload == Offload::kOptimizerAndWeights) kept.weights = 0;
     return kept;

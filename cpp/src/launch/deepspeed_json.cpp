@@ -54,7 +54,7 @@ const std::set<std::string>& no_bearing_keys() {
   return keys;
 }
 
-// ZeRO's keys the deepspeed stack replays at DeepSpeed's default only (stack_frameworks.cpp): any
+// ZeRO's keys the deepspeed stack replays at DeepSpeed's default only (stack_deepspeed.cpp): any
 // other value changes what it holds, and is refused with the default named. `stage3` keys are
 // read by ZeRO 3 alone, and have no bearing under ZeRO 1 and 2.
 struct FixedKey {

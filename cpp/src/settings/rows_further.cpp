@@ -387,7 +387,7 @@ void add_distributed_switches(Entries& entries) {
           .only_under({Stack::kDeepSpeed}, "overlap_comm is DeepSpeed's switch",
                       "overlap_comm is DeepSpeed's switch; choose the deepspeed stack, or default.")
           .page("stack", "DeepSpeed's overlap_comm"));
-  // DeepSpeed's buckets (stacks/stack_frameworks.cpp replays each).
+  // DeepSpeed's buckets (stacks/stack_deepspeed.cpp replays each).
   constexpr const char* kBucketReason = "DeepSpeed's buckets are its own";
   constexpr const char* kBucketRefusal =
       "DeepSpeed's bucket sizes and persistence threshold are its own; choose the deepspeed stack, "

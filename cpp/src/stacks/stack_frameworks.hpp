@@ -1,5 +1,5 @@
-// Each framework's replayed step: the order in which Megatron-LM and DeepSpeed
-// (stack_frameworks.cpp), torchtitan (stack_torchtitan.cpp), torchtune (stack_torchtune.cpp) and
+// Each framework's replayed step: the order in which Megatron-LM (stack_frameworks.cpp), DeepSpeed
+// (stack_deepspeed.cpp), torchtitan (stack_torchtitan.cpp), torchtune (stack_torchtune.cpp) and
 // transformers (stack_hf.cpp) allocate and free in one training step. stack_rows.cpp names each
 // stack's.
 #pragma once
