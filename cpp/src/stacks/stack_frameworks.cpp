@@ -437,8 +437,9 @@ class MegatronFsdp {
     gradients_ = step.term("megatron-fsdp-unsharded-gradients", "Unsharded gradient buckets (BF16)",
                            "Megatron-LM, megatron_fsdp/param_and_grad_buffer.py, "
                            "GradReducePipeline: each layer's whole gradient until its "
-                           "reduce-scatter and more than max(1e9, 2 × a layer's parameters) "
-                           "elements after it are queued, all by the end of the backward pass");
+                           "reduce-scatter and C elements after it are queued (10^9; "
+                           "max(10^9, 2 × a layer's parameters) under optim_grads_params), all "
+                           "by the end of the backward pass");
   }
 
   bool on() const { return on_; }
