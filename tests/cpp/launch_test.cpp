@@ -200,7 +200,7 @@ TEST_CASE("launch: torchtitan v0.2.2's pipeline split, micro-batches and convert
                 "parallelism.pipeline_parallel_microbatch_size) are not modelled: at least the "
                 "pipeline's degree (4) are.",
                 512);
-  // Float8 by its converter's name, then or now; MXFP8 is not modelled.
+  // Float8 by its converter's name, then or now.
   const LaunchConfig float8 = read_ok(
       "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = "
       "[\"quantize.linear.float8\"]\n[activation_checkpoint]\nmode = \"full\"\n"
@@ -210,11 +210,53 @@ TEST_CASE("launch: torchtitan v0.2.2's pipeline split, micro-batches and convert
   CHECK(float8.setup.precision == Precision::kFp8Mixed);
   CHECK(float8.setup.fp8_all_gather);
   check_refused(
-      "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]\n"
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"quantize.grouped_mm.mx\"]\n"
       "[activation_checkpoint]\nmode = \"full\"\n",
       "model.converters",
-      "model.converters \"quantize.linear.mx\" is not modelled: \"quantize.linear.float8\" "
-      "(torchao's Float8 linear layers, tensorwise) is.");
+      "model.converters \"quantize.grouped_mm.mx\" is not modelled: \"quantize.linear.float8\" "
+      "(torchao's Float8 linear layers, tensorwise) and \"quantize.linear.mx\" (its MXFP8 linear "
+      "layers) are.");
+}
+
+TEST_CASE(
+    "launch: torchtitan v0.2.2's MX converter is torchao's MXFP8, its other recipes refused") {
+  const auto mx = [](const std::string& table) {
+    return "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"quantize.linear.mx\"]\n"
+           "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n"
+           "[quantize.linear.mx]\n" +
+           table;
+  };
+  // The defaults: mxfp8_cublas, the triton dim1 cast, the output layer left in BF16.
+  for (const char* table :
+       {"", "recipe_name = \"mxfp8_cublas_rceil\"\n",
+        "mxfp8_dim1_cast_kernel_choice = \"cuda\"\nfilter_fqns = [\"output\"]\n"}) {
+    CAPTURE(table);
+    const LaunchConfig launch = read_ok(mx(table), 8);
+    CHECK(launch.setup.precision == Precision::kFp8Mixed);
+    CHECK(launch.setup.fp8_recipe == Fp8Recipe::kMxfp8);
+    CHECK_FALSE(launch.setup.fp8_all_gather);
+  }
+  // The short name of the shipped files before 5b5d468.
+  CHECK(read_ok("[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"mx\"]\n"
+                "[activation_checkpoint]\nmode = \"full\"\n",
+                8)
+            .setup.fp8_recipe == Fp8Recipe::kMxfp8);
+  check_refused(mx("recipe_name = \"mxfp8_emulated\"\n"), "quantize.linear.mx.recipe_name",
+                "quantize.linear.mx.recipe_name \"mxfp8_emulated\" is not modelled: "
+                "\"mxfp8_cublas\" and \"mxfp8_cublas_rceil\" are.");
+  check_refused(mx("mxfp8_dim1_cast_kernel_choice = \"torch\"\n"),
+                "quantize.linear.mx.mxfp8_dim1_cast_kernel_choice",
+                "quantize.linear.mx.mxfp8_dim1_cast_kernel_choice \"torch\" is not modelled: "
+                "\"triton\" and \"cuda\" are.");
+  check_refused(mx("filter_fqns = []\n"), "quantize.linear.mx.filter_fqns",
+                "quantize.linear.mx.filter_fqns must be [\"output\"], the output layer kept in "
+                "BF16, as torchtitan's own configs set it: other layers left out are not "
+                "modelled.");
+  check_refused(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"float8\", \"mx\"]\n"
+      "[activation_checkpoint]\nmode = \"full\"\n",
+      "model.converters",
+      "model.converters with both Float8 and MX linear layers is not modelled: choose one.");
 }
 
 TEST_CASE("launch: a torchtitan file of two versions, or its launch line, is refused by name") {

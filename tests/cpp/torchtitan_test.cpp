@@ -11,6 +11,7 @@
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/fit.hpp"
+#include "trainmem/fp8.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
 
@@ -174,13 +175,66 @@ TEST_CASE(
   CHECK(estimated(setup).peak_allocated_bytes - compiled_peak == 2 * 65536 * 2 * kH);
   setup.sequence_length = static_cast<int>(kTokens);
   setup.compile = Compile::kBlocks;
-  // Without recomputation, and for torchao's Float8 blocks under it, what the partitioner saves
-  // is not derived: refused by the setting.
+  // torchao's Float8 block: its matmul is aten.mm on a tensor subclass, which the policy tags as
+  // BF16's, and its casts are recomputed: the same saved tensors compiled.
+  const double compiled_bf16 = whole(setup)[Term::kActivations];
+  setup.precision = Precision::kFp8Mixed;
+  CHECK(whole(setup)[Term::kActivations] == compiled_bf16);
+  // Without recomputation what the partitioner saves is not derived: refused by the setting.
   setup.recompute = Recompute::kNone;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kCompile);
-  setup.recompute = Recompute::kSelectiveOp;
+}
+
+TEST_CASE("torchao's MXFP8: BF16's saved tensors, and its backward pass's casts beside a block") {
+  TrainingSetup setup = tiny_fsdp(Recompute::kSelectiveOp);
+  setup.device_id = "b200";
+  const double bf16_activations = whole(setup)[Term::kActivations];
+  const double bf16_peak = estimated(setup).peak_allocated_bytes;
   setup.precision = Precision::kFp8Mixed;
-  CHECK(estimate_memory(setup).answer.setting == setting_id::kCompile);
+  setup.fp8_recipe = Fp8Recipe::kMxfp8;
+  // mx_mm saves its BF16 input and weight, as a BF16 linear does; no FP8 copy is kept.
+  CHECK(whole(setup)[Term::kActivations] == bf16_activations);
+  CHECK(whole(setup)[Term::kFp8Weights] == 0);
+  // By hand: the up projection (64 → 256) over 128 tokens is the largest of the block's linears.
+  // Its backward casts grad_output along both dimensions (2 × 128 × 256), the input (128 × 64)
+  // and the weight (64 × 256), each value 1 byte and an E8M0 scale per 32: 90,112 × 33/32.
+  const double casts = (2.0 * 128 * 256 + 128 * 64 + 64 * 256) * 33 / 32;
+  CHECK(casts == 92928);
+  CHECK(mx_linear_backward_casts(setup.custom_model, kTokens) == casts);
+  // The down projection (256 → 64) casts less: 2 × 128 × 64 + 128 × 256 + 256 × 64.
+  CHECK((2.0 * 128 * 64 + 128 * 256 + 256 * 64) * 33 / 32 < casts);
+  // Without the loss the peak is the first block's backward pass: the casts, in 512-byte blocks
+  // (182 of them), are all it adds, and the stack lists them there.
+  const Estimate mx = estimated(setup);
+  CHECK(mx.peak_allocated_bytes - bf16_peak == 93184);
+  double listed = -1;
+  for (const StackTerm& term : mx.stack_terms) {
+    if (term.id == "torchao-mx-casts") listed = term.bytes;
+  }
+  CHECK(listed == 93184);
+}
+
+TEST_CASE("torchao's MXFP8 is refused where it is not modelled, naming the recipe or the switch") {
+  TrainingSetup setup = tiny_fsdp(Recompute::kSelectiveOp);
+  setup.precision = Precision::kFp8Mixed;
+  setup.fp8_recipe = Fp8Recipe::kMxfp8;
+  // Blackwell's tensor cores alone run MXFP8.
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kFp8Recipe);
+  setup.device_id = "b200";
+  CHECK(estimate_memory(setup).answer.ok());
+  // torchao gathers MXFP8's weights in BF16.
+  setup.fp8_all_gather = true;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kFp8AllGather);
+  setup.fp8_all_gather = false;
+  // Tensor parallelism and the experts' grouped GEMMs are not modelled.
+  TrainingSetup tp = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
+  tp.device_id = "b200";
+  tp.precision = Precision::kFp8Mixed;
+  tp.fp8_recipe = Fp8Recipe::kMxfp8;
+  CHECK(estimate_memory(tp).answer.setting == setting_id::kFp8Recipe);
+  // Transformer Engine's other recipes stay Transformer Engine's.
+  setup.fp8_recipe = Fp8Recipe::kBlockwise;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kFp8Recipe);
 }
 
 TEST_CASE("compile: the compiled loss keeps the BF16 logits and their gradient, 4 B a logit") {

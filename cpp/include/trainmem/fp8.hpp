@@ -87,4 +87,15 @@ Fp8Layer fp8_layer(const ModelShape& shape, const ParallelLayout& layout, bool d
 Fp8Layer fp8_layers(const ModelShape& shape, const ParallelLayout& layout, double first_layer,
                     double layers);
 
+// torchao's MXFP8Linear (torchao/prototype/mx_formats/mx_linear.py, mx_mm; torchtitan's "mx"
+// converter) keeps no FP8 copy and saves what a BF16 linear saves (ctx.save_for_backward(input_hp,
+// weight_hp)); its backward pass casts, each at 1 + 1/32 bytes a value (FP8 and an E8M0 scale per
+// 32): the output's gradient along both dimensions (grad_output_mx_dim0, and dim1 for the weight's
+// gradient), the weight along dim1 and the input along dim1, all held until the weight's gradient
+// is made: (2·T·out + T·in + in·out)·(1 + 1/32) bytes for a linear of in → out over T tokens. The
+// most of any of a dense block's linear layers, unsplit (tensor parallelism is refused with it).
+// The forward pass's casts (input and weight along dim0) are fewer, and the backward pass of the
+// first block it meets holds all the forward pass held.
+double mx_linear_backward_casts(const ModelShape& shape, double tokens);
+
 }  // namespace trainmem

@@ -329,6 +329,9 @@ enum class MoeDispatcher { kAllToAll, kAllGather };
 //   blockwise   Float8BlockScaling (compute capability 9.0 on, CUDA 12.9): an FP32 scale per
 //               1×128 block of each input and gradient and per 128×128 block of each weight, and
 //               each weight kept in both orientations (tensor/float8_blockwise_tensor.py)
+// Under torchtitan FP8 is torchao's: delayed stands for its tensorwise Float8Linear (dynamic
+// scaling, no history), and mxfp8 for its MXFP8Linear (the "mx" converter: no weight copy, BF16's
+// saved tensors, casts in the backward pass; fp8.hpp, mx_linear_backward_casts).
 enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
 
 // What torch.compile compiles under torchtitan (job config: training.compile at the end of 2024,
@@ -338,8 +341,10 @@ enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
 //                    under full recomputation a compiled block saves its input alone, as eager;
 //                    under per-op selective recomputation what the policy tags MUST_SAVE but the
 //                    down projection's output, which the backward graph never reads (Inductor's
-//                    min-cut partitioner: selective_op_saved_tensors); without recomputation, or
-//                    under Korthikanti's selective, what it saves is not modelled (refused)
+//                    min-cut partitioner: selective_op_saved_tensors), torchao's Float8 and MXFP8
+//                    blocks alike (their matmul is aten.mm on a tensor subclass, which the policy
+//                    tags as BF16's; their casts recomputed); without recomputation, or under
+//                    Korthikanti's selective, what it saves is not modelled (refused)
 //   blocks-and-loss  the loss too: one fused kernel reads the BF16 logits, keeps them and each
 //                    token's max and log-sum-exp (FP32) for the backward pass, which writes the
 //                    logits' BF16 gradient directly: no FP32 copy of the logits

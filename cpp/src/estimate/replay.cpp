@@ -88,6 +88,8 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
                                                         setup.layout.tensor_parallel);
   }
   device.fp8_layer_weights = fp8_layer(shape, setup.layout, false).weights;
+  if (torchao_mxfp8(setup))
+    device.mx_casts = mx_linear_backward_casts(shape, layer.tokens_on_device);
   const double dense = shape.num_experts > 1
                            ? dense_layers_between(shape, stage.first_layer, stage.layers)
                            : stage.layers;

@@ -752,6 +752,45 @@ void read_recompute(KeyReader& keys, Era era, TrainingSetup& setup) {
   }
 }
 
+// The converter's filter_fqns: the output layer kept in BF16, as torchtitan's own configs set it
+// (and as 9dec370's float8.py kept it).
+void read_output_filter(KeyReader& keys, const std::string& prefix) {
+  const std::vector<std::string> filtered =
+      keys.get(prefix + "filter_fqns", string_list()).value_or(std::vector<std::string>{"output"});
+  if (filtered != std::vector<std::string>{"output"}) {
+    keys.fault(prefix + "filter_fqns",
+               prefix +
+                   "filter_fqns must be [\"output\"], the output layer kept in BF16, as "
+                   "torchtitan's own configs set it: other layers left out are not "
+                   "modelled.");
+  }
+}
+
+// MX: torchao's MXFP8 linear layers (v0.2.2's quantize.linear.mx, components/quantization/mx.py;
+// the recipe names of torchao's MXLinearConfig.from_recipe_name). mxfp8_cublas and its RCEIL
+// rounding differ only in how the E8M0 scales are rounded; the emulated and FP4 recipes, and the
+// dim1 cast through torch (a BF16 transposed copy first), are not modelled.
+void read_mx(KeyReader& keys, TrainingSetup& setup) {
+  const std::string prefix = "quantize.linear.mx.";
+  const std::string recipe =
+      keys.get(prefix + "recipe_name", json_string()).value_or("mxfp8_cublas");
+  if (recipe != "mxfp8_cublas" && recipe != "mxfp8_cublas_rceil") {
+    keys.fault(prefix + "recipe_name",
+               prefix + "recipe_name " + quoted(recipe) +
+                   " is not modelled: \"mxfp8_cublas\" and \"mxfp8_cublas_rceil\" are.");
+  }
+  const std::string cast =
+      keys.get(prefix + "mxfp8_dim1_cast_kernel_choice", json_string()).value_or("triton");
+  if (cast != "triton" && cast != "cuda") {
+    keys.fault(prefix + "mxfp8_dim1_cast_kernel_choice",
+               prefix + "mxfp8_dim1_cast_kernel_choice " + quoted(cast) +
+                   " is not modelled: \"triton\" and \"cuda\" are.");
+  }
+  read_output_filter(keys, prefix);
+  setup.precision = Precision::kFp8Mixed;
+  setup.fp8_recipe = Fp8Recipe::kMxfp8;
+}
+
 // Float8: torchao's Float8 linear layers and FSDP2's FP8 all-gather (9dec370's float8.*;
 // v0.2.2's model.converters and quantize.linear.float8.*).
 void read_float8(KeyReader& keys, Era era, TrainingSetup& setup) {
@@ -776,21 +815,28 @@ void read_float8(KeyReader& keys, Era era, TrainingSetup& setup) {
   const std::vector<std::string> converters =
       keys.get("model.converters", string_list()).value_or(std::vector<std::string>{});
   bool float8 = false;
+  bool mx = false;
   for (const std::string& converter : converters) {
-    // "float8", the shipped files' name, was quantize.linear.float8's before 5b5d468.
+    // "float8" and "mx", the shipped files' names, were quantize.linear.float8's and
+    // quantize.linear.mx's before 5b5d468.
     if (converter == "quantize.linear.float8" || converter == "float8") {
       float8 = true;
+    } else if (converter == "quantize.linear.mx" || converter == "mx") {
+      mx = true;
     } else {
       keys.fault("model.converters",
                  "model.converters " + quoted(converter) +
                      " is not modelled: \"quantize.linear.float8\" (torchao's Float8 linear "
-                     "layers, tensorwise) is.");
+                     "layers, tensorwise) and \"quantize.linear.mx\" (its MXFP8 linear layers) "
+                     "are.");
     }
   }
-  const std::string prefix = "quantize.linear.float8.";
-  const bool float8_gather =
-      keys.get(prefix + "enable_fsdp_float8_all_gather", json_boolean()).value_or(false);
-  if (!float8) {
+  if (float8 && mx) {
+    keys.fault("model.converters",
+               "model.converters with both Float8 and MX linear layers is not modelled: choose "
+               "one.");
+  }
+  if (!float8 && !mx) {
     // A converter's table is read only where model.converters names it (model/protocols,
     // build_model_converters): without it the table has no bearing.
     for (const FileKey& key : keys.keys()) {
@@ -798,6 +844,13 @@ void read_float8(KeyReader& keys, Era era, TrainingSetup& setup) {
     }
     return;
   }
+  if (mx) {
+    read_mx(keys, setup);
+    return;
+  }
+  const std::string prefix = "quantize.linear.float8.";
+  const bool float8_gather =
+      keys.get(prefix + "enable_fsdp_float8_all_gather", json_boolean()).value_or(false);
   if (keys.has(prefix + "recipe_name") &&
       keys.get(prefix + "recipe_name", json_string()).value_or("tensorwise") != "tensorwise") {
     keys.fault(prefix + "recipe_name",
@@ -806,16 +859,7 @@ void read_float8(KeyReader& keys, Era era, TrainingSetup& setup) {
   if (keys.get(prefix + "emulate", json_boolean()).value_or(false)) {
     keys.fault(prefix + "emulate", prefix + "emulate is not modelled.");
   }
-  // The output layer stays in BF16, as 9dec370's float8.py kept it.
-  const std::vector<std::string> filtered =
-      keys.get(prefix + "filter_fqns", string_list()).value_or(std::vector<std::string>{});
-  if (filtered != std::vector<std::string>{"output"}) {
-    keys.fault(prefix + "filter_fqns",
-               prefix +
-                   "filter_fqns must be [\"output\"], the output layer kept in BF16, as "
-                   "torchtitan's own configs set it: other layers left out are not "
-                   "modelled.");
-  }
+  read_output_filter(keys, prefix);
   setup.precision = Precision::kFp8Mixed;
   setup.fp8_all_gather = float8_gather;
 }

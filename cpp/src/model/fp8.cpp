@@ -2,6 +2,8 @@
 // each activation model (korthikanti.cpp, llama_block.cpp).
 #include "trainmem/fp8.hpp"
 
+#include <algorithm>
+
 namespace trainmem {
 
 double fp8_weight_copies(const TrainingSetup& setup) {
@@ -93,6 +95,18 @@ Fp8Layer fp8_layers(const ModelShape& shape, const ParallelLayout& layout, doubl
   const double mixture = layers - dense;
   return {mixture * mixture_layer.weights + dense * dense_layer.weights,
           mixture * mixture_layer.gemms + dense * dense_layer.gemms};
+}
+
+double mx_linear_backward_casts(const ModelShape& shape, double tokens) {
+  constexpr double kMxfp8Bytes = kFp8Bytes + kMxfp8ScaleBytesPerValue;
+  double most = 0;
+  for (const LayerWeight& weight : layer_weights(shape, true)) {
+    if (!weight.matrix || weight.high_precision) continue;
+    const double in = weight.rows;  // layer_weights lists each matrix as in x out
+    const double out = weight.cols;
+    most = std::max(most, kMxfp8Bytes * (2 * tokens * out + tokens * in + in * out));
+  }
+  return most;
 }
 
 }  // namespace trainmem

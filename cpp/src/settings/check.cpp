@@ -161,8 +161,21 @@ std::string fp8_devices() {
 
 // FP8 training (fp8.hpp) is modelled as Transformer Engine runs it on Ada, Hopper and Blackwell,
 // training every parameter, with the weights on the device.
-Answer check_fp8(const TrainingSetup& setup) {
+Answer check_fp8(const TrainingSetup& setup, const ModelShape& shape) {
   if (setup.precision != Precision::kFp8Mixed) return {};
+  // torchao's MXFP8Linear is counted for a dense decoder's block linears on whole tokens (the
+  // casts its backward pass makes: stack_torchtitan.cpp).
+  if (torchao_mxfp8(setup) && shape.num_experts > 1) {
+    return refusal(id::kFp8Recipe,
+                   "torchao's MXFP8 is modelled for a dense model's linear layers; its grouped "
+                   "GEMMs for a mixture's experts (MXFP8GroupedExpertsConverter) are not. Choose "
+                   "the delayed recipe (tensorwise), or a dense model.");
+  }
+  if (torchao_mxfp8(setup) && setup.layout.tensor_parallel > 1) {
+    return refusal(id::kFp8Recipe,
+                   "torchao's MXFP8 under tensor parallelism is not modelled; set tp to 1, or "
+                   "choose the delayed recipe (tensorwise).");
+  }
   const std::string fp8 = "Precision fp8-mixed";
   const std::string other_precisions = "bf16-mixed, bf16 or fp32";
   if (fp8_weight_copies(setup) == 0) {
@@ -746,7 +759,7 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   if (!lora.ok()) return lora;
   const ParallelLayout& layout = setup.layout;
   const int t = layout.tensor_parallel;
-  const Answer fp8 = check_fp8(setup);
+  const Answer fp8 = check_fp8(setup, *shape);
   if (!fp8.ok()) return fp8;
   if (setup.lora_rank > 0 &&
       (layout.expert_parallel > 1 || expert_tensor_parallel_of(layout) != t)) {

@@ -185,9 +185,15 @@ void add_recipe(Entries& entries) {
           .requires_value(id::kPrecision, "fp8-mixed", "the recipe is fp8-mixed's")
           .rule([](const TrainingSetup& setup) { return setup.precision == Precision::kFp8Mixed; },
                 "The FP8 recipe is fp8-mixed's: choose that precision, or the delayed recipe.")
-          .rule([](const TrainingSetup& setup) { return transformer_engine_fp8(setup); },
-                "The FP8 recipe is Transformer Engine's (the ideal step, the megatron stack); "
-                "torchtitan's FP8 is torchao's. Choose the delayed recipe.")
+          // Under torchtitan FP8 is torchao's: its tensorwise Float8Linear (the default recipe's
+          // place) or its MXFP8Linear (the "mx" converter).
+          .rule(
+              [](const TrainingSetup& setup) {
+                return transformer_engine_fp8(setup) || torchao_mxfp8(setup);
+              },
+              "The delayed, tensorwise and blockwise recipes are Transformer Engine's (the "
+              "ideal step, the megatron stack); torchtitan's FP8 is torchao's, its tensorwise "
+              "Float8 (the delayed recipe here) or MXFP8. Choose the delayed or mxfp8 recipe.")
           .rule(
               [](const TrainingSetup& setup) {
                 return setup.fp8_recipe != Fp8Recipe::kMxfp8 ||
@@ -377,6 +383,11 @@ void add_distributed_switches(Entries& entries) {
                       kFp8AllGatherRefusal)
           .rule([](const TrainingSetup& setup) { return setup.precision == Precision::kFp8Mixed; },
                 kFp8AllGatherRefusal)
+          // torchtitan's mxfp8.md: "All distributed communication for MXFP8 training is currently
+          // done in high precision."
+          .rule([](const TrainingSetup& setup) { return !torchao_mxfp8(setup); },
+                "torchao's MXFP8 gathers its weights in BF16; FP8 all-gather is its tensorwise "
+                "Float8's. Choose the delayed recipe (tensorwise), or turn FP8 all-gather off.")
           .page("stack", "",
                 "torchtitan under fp8-mixed: FSDP2 gathers the linear weights in FP8."));
   add(row<&TrainingSetup::overlap_comm>(id::kOverlapComm, "Overlap communication",
@@ -616,14 +627,6 @@ void add_distributed_switches(Entries& entries) {
               "whose tags Inductor's min-cut partitioner follows; what it saves without them "
               "(none, or Korthikanti's selective) is not modelled. Choose full or selective-op "
               "recomputation, or compile off.")
-          .rule(
-              [](const TrainingSetup& setup) {
-                return !(setup.recompute == Recompute::kSelectiveOp &&
-                         setup.precision == Precision::kFp8Mixed);
-              },
-              "Compiled Float8 blocks under per-op selective recomputation (what the partitioner "
-              "saves of torchao's casts and scaled matmuls) are not modelled; choose full "
-              "recomputation, bf16-mixed, or compile off.")
           .rule(
               [](const TrainingSetup& setup) {
                 return !(setup.compile == Compile::kBlocksAndLoss && setup.logits &&

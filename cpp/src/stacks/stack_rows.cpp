@@ -34,4 +34,9 @@ bool transformer_engine_fp8(const TrainingSetup& setup) {
          stack_row(setup.stack).fp8_engine == Fp8Engine::kTransformerEngine;
 }
 
+bool torchao_mxfp8(const TrainingSetup& setup) {
+  return setup.precision == Precision::kFp8Mixed && setup.fp8_recipe == Fp8Recipe::kMxfp8 &&
+         stack_row(setup.stack).fp8_engine == Fp8Engine::kTorchao;
+}
+
 }  // namespace trainmem

@@ -135,6 +135,10 @@ StackRow ideal_stack_row();
 // it is.
 bool transformer_engine_fp8(const TrainingSetup& setup);
 
+// Whether fp8-mixed runs as torchao's MXFP8Linear (torchao/prototype/mx_formats/mx_linear.py,
+// mx_mm): the mxfp8 recipe under a stack whose FP8 engine torchao is (torchtitan's "mx" converter).
+bool torchao_mxfp8(const TrainingSetup& setup);
+
 // Whether the layers save their all-gathered inputs whole (StackRow::dtensor_tensor_parallel):
 // under DTensor's tensor parallelism above 1.
 bool saves_gathered_inputs(const TrainingSetup& setup);

@@ -55,6 +55,9 @@ struct StepDevice {
   double loss_tokens = 0;        // the loss's tokens on the device (0 where it holds no logits)
   double logit_count = 0;        // logits on the device: tokens × vocabulary / t
   double fp8_layer_weights = 0;  // one layer's linear weights that FP8 all-gather gathers in FP8
+  // The casts torchao's MXFP8Linear makes in one block's backward pass, at their most (fp8.hpp,
+  // mx_linear_backward_casts); 0 without it.
+  double mx_casts = 0;
   // The stage's layers of each kind (a mixture's dense layers, its mixture layers), and whether
   // it holds the output layer: which linear layers' shapes its backward pass meets.
   double dense_layers = 0;

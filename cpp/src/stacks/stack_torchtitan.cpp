@@ -86,6 +86,7 @@ struct FsdpTerms {
   std::size_t root = 0;
   std::size_t unsharded_gradients = 0;
   std::size_t reduce_input = 0;
+  std::size_t mx_casts = 0;  // torchao's MXFP8 casts, where it runs
 };
 
 FsdpTerms fsdp_terms(Step& step, const StepDevice& device) {
@@ -106,7 +107,25 @@ FsdpTerms fsdp_terms(Step& step, const StepDevice& device) {
       "fsdp-reduce-scatter-input", "Reduce-scatter input (FP32)",
       fsdp_source("_fsdp_collectives.py, foreach_reduce: reduce_scatter_input in reduce_dtype, "
                   "kept until the next post_backward (ReduceScatterState)"));
+  if (device.mx_casts > 0) {
+    terms.mx_casts = step.term(
+        "torchao-mx-casts", "MXFP8 casts, one linear layer's backward",
+        "torchao/prototype/mx_formats/mx_linear.py, mx_mm.backward: grad_output along dim0 and "
+        "dim1, the weight and the input along dim1, FP8 with an E8M0 scale per 32 values");
+  }
   return terms;
+}
+
+// A block's backward pass with torchao's MXFP8 casts beside it, where it runs.
+void block_backward(Step& step, const StepDevice& device, const FsdpTerms& terms, Handles& kept,
+                    int slot) {
+  if (terms.mx_casts == 0) {
+    layer_backward(step, device, kept, slot);
+    return;
+  }
+  const auto casts = step.take(terms.mx_casts, device.mx_casts);
+  layer_backward(step, device, kept, slot);
+  step.give(casts);
 }
 
 // One layer's linear weights that FSDP2 gathers in FP8: with FP8 all-gather (torchao's
@@ -152,7 +171,10 @@ void torchtitan_pipelined_step(Step& step, const StepDevice& device, const FsdpT
   const auto head_input = take_head_input(step, device);
   step.give(loss_forward_and_backward(step, device));
   step.give(head_input);
-  backward_slots(step, device, kept);
+  CachingAllocator::Handle casts{};
+  const SlotHooks hooks{[&](int) { casts = step.take(terms.mx_casts, device.mx_casts); },
+                        [&](int) { step.give(casts); }};
+  backward_slots(step, device, kept, nullptr, terms.mx_casts == 0 ? nullptr : &hooks);
   step.take(tag(Term::kGradients), device.bytes[Term::kGradients]);
   give_all(step, pipeline.in_flight);
   give_all(step, pipeline.done);
@@ -215,7 +237,7 @@ CachingAllocator::Handle fsdp_backward_pass(Step& step, const StepDevice& device
       step.give(output);
     }
     const auto layer_gradients = step.take(terms.unsharded_gradients, kBf16Bytes * layer);
-    layer_backward(step, device, forward.kept[index], static_cast<int>(index) + 1);
+    block_backward(step, device, terms, forward.kept[index], static_cast<int>(index) + 1);
     const auto reduce = step.take(terms.reduce_input, kFp32Bytes * layer);
     step.give(layer_gradients);
     step.take(tag(Term::kGradients), kFp32Bytes * layer / device.zero_shards);

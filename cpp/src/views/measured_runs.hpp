@@ -24,4 +24,9 @@ std::vector<MeasuredCase> fms_acceleration_cases();
 // (measured_hf.cpp).
 std::vector<MeasuredCase> h200_trainer_cases();
 
+// torchao's MX formats benchmark: Llama 3 8B under torchtitan on 8 B200s in BF16, MXFP8 and
+// tensorwise Float8, compiled under per-op selective recomputation, the peak reserved memory
+// (measured_torchao.cpp).
+std::vector<MeasuredCase> torchao_b200_cases();
+
 }  // namespace trainmem
