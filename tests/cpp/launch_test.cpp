@@ -842,9 +842,25 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   check_refused(fsdp + " --megatron-fsdp-main-grads-dtype fp32", "--megatron-fsdp-main-grads-dtype",
                 "--megatron-fsdp-main-grads-dtype fp32 is not modelled beside Megatron-FSDP: auto "
                 "is (the parameters' BF16).");
-  check_refused(fsdp + " --fsdp-double-buffer", "--fsdp-double-buffer",
-                "--fsdp-double-buffer is not modelled: Megatron-FSDP's own buffers and prefetch "
-                "window are.");
+  // The double buffer, and NCCL's user buffers which turn it on (with manual registration, which
+  // asserts them), said in a note; its other allocators refused.
+  CHECK_FALSE(read_ok(fsdp).setup.fsdp_double_buffer);
+  CHECK(read_ok(fsdp + " --fsdp-double-buffer").setup.fsdp_double_buffer);
+  const LaunchConfig nccl_ub = read_ok(fsdp + " --use-nccl-ub --fsdp-manual-registration");
+  CHECK(nccl_ub.setup.fsdp_double_buffer);
+  CHECK(nccl_ub.not_understood.empty());
+  bool said = false;
+  for (const std::string& note : nccl_ub.notes)
+    said = said || note.rfind("--use-nccl-ub: ", 0) == 0;
+  CHECK(said);
+  check_refused(fsdp + " --fsdp-manual-registration", "--fsdp-manual-registration",
+                "--fsdp-manual-registration needs --use-nccl-ub, as Megatron-LM asserts.");
+  check_refused(line + "--vocab-size 32000 --fsdp-double-buffer", "--fsdp-double-buffer",
+                "--fsdp-double-buffer is Megatron-FSDP's: add --use-megatron-fsdp, or remove it.");
+  check_refused(fsdp + " --megatron-fsdp-max-pool-double-buffer",
+                "--megatron-fsdp-max-pool-double-buffer",
+                "--megatron-fsdp-max-pool-double-buffer is not modelled: Megatron-FSDP's own "
+                "prefetch window, or its double buffer of two layers' slots, are.");
   // The reuse of the gradient buffer is MXFP8's, with FP8 parameters.
   check_refused(line + "--vocab-size 32000 --reuse-grad-buf-for-mxfp8-param-ag",
                 "--reuse-grad-buf-for-mxfp8-param-ag",

@@ -542,6 +542,49 @@ TEST_CASE(
         allocator_block_bytes(4 * estimate.parameters_on_device / 2));
 }
 
+TEST_CASE(
+    "megatron: Megatron-FSDP's double buffer gathers into two layer slots and makes gradients in "
+    "two more, kept from their first use") {
+  // Llama 3 8B over d 8: two slots of a layer (218,112,000 parameters, BF16) for the gathered
+  // weights, where the prefetch window held four, and two for the gradients, both at the peak in
+  // the backward pass.
+  TrainingSetup setup;
+  setup.stack = Stack::kMegatron;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  setup.fsdp_double_buffer = true;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const StackTerm* layers = term_with_id(estimate, "megatron-fsdp-gathered-layers");
+  const StackTerm* gradients = term_with_id(estimate, "megatron-fsdp-unsharded-gradients");
+  REQUIRE(layers != nullptr);
+  REQUIRE(gradients != nullptr);
+  CHECK(layers->label == "Gathered layers, double buffer (BF16)");
+  CHECK(layers->bytes == 2 * 2 * 218112000.0);
+  // Beside them at the peak, in the backward pass, the root's bucket: the embedding's, the output
+  // layer's and the final norm's gradients, allocated as before.
+  CHECK(gradients->bytes ==
+        doctest::Approx(2 * 2 * 218112000.0 + 2 * (2 * 128256.0 * 4096 + 4096)).epsilon(1e-6));
+  // The tiny model under optim_grads (ZeRO 2): its two gradient slots are made at the first
+  // backward pass and held from then on, the start of the next micro-batch too, where without the
+  // double buffer each layer's bucket was freed by the end of the backward pass.
+  TrainingSetup tiny = tiny_megatron();
+  tiny.no_dataloader_attention_mask = true;
+  tiny.layout.zero_stage = 2;
+  TrainingSetup buffered = tiny;
+  buffered.fsdp_double_buffer = true;
+  const double root = 2 * 512.0 * 64 + 64;
+  const double layer = (estimate_memory(tiny).parameters_on_device - root) / 2;
+  const std::vector<TimelinePoint> points = memory_timeline(buffered);
+  const std::vector<TimelinePoint> before = memory_timeline(tiny);
+  CHECK(point_at(points, "start", 0).held[Term::kFramework] -
+            point_at(before, "start", 0).held[Term::kFramework] ==
+        2 * allocator_block_bytes(2 * layer));
+  // It is Megatron-FSDP's: refused beside the distributed optimiser, naming the setting.
+  setup.layout.zero_stage = 1;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kFsdpDoubleBuffer);
+}
+
 TEST_CASE("megatron: what Megatron-FSDP is not modelled beside is refused by the ZeRO stage") {
   TrainingSetup setup = tiny_megatron();
   setup.layout.zero_stage = 3;

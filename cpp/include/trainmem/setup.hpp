@@ -216,6 +216,10 @@ struct TrainingSetup {
   // Megatron-FSDP makes its buffers without the whole BF16 model on the device first
   // (training.py, get_model); without Megatron-FSDP the model is materialised whole all the same.
   bool meta_device_init = false;
+  // Megatron-LM's --fsdp-double-buffer (implied by --use-nccl-ub): Megatron-FSDP gathers each
+  // layer into one of two slots, and makes its unsharded gradients in two more, each a layer's,
+  // kept for the whole run (param_and_grad_buffer.py, FixedPoolAllocator); one layer prefetched.
+  bool fsdp_double_buffer = false;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).

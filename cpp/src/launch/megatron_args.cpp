@@ -120,7 +120,9 @@ const std::set<std::string>& switches() {
                                               "--init-model-with-meta-device",
                                               "--fsdp-double-buffer",
                                               "--use-nccl-ub",
+                                              "--fsdp-manual-registration",
                                               "--megatron-fsdp-max-pool-double-buffer",
+                                              "--fsdp-db-use-persist-buf-on-alloc-fail",
                                               "--bf16",
                                               "--fp16",
                                               "--recompute-activations",
@@ -850,7 +852,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
                 "(--world-size).");
   }
   megatron::read_layout(flags, world, model->layers, model->sequence, setup.layout);
-  megatron::read_megatron_fsdp(flags, setup.layout);
+  megatron::read_megatron_fsdp(flags, setup, launch.notes);
   // The global batch sets a pipeline's micro-batches a step; without it validate_args makes it
   // the micro-batch times d: one micro-batch a step.
   const auto global = bounded(flags, "--global-batch-size", 1, kMaxGlobalBatchSequences);

@@ -37,7 +37,8 @@ void read_cp_comm_type(KeyReader& flags, long long layers, TrainingSetup& setup,
 // --use-megatron-fsdp: Megatron-FSDP's sharding strategy as ZeRO 2 (optim_grads) or 3
 // (optim_grads_params, its default), with the flags it asserts beside it; what it is not modelled
 // with refused by its flag. Its flags and defaults as of Megatron-LM d98e8a6 (August 2026),
-// --megatron-fsdp-version 1.
-void read_megatron_fsdp(KeyReader& flags, ParallelLayout& layout);
+// --megatron-fsdp-version 1. --fsdp-double-buffer, and --use-nccl-ub which turns it on (its
+// registered pool said in a note), set TrainingSetup::fsdp_double_buffer.
+void read_megatron_fsdp(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes);
 
 }  // namespace trainmem::megatron

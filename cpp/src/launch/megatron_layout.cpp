@@ -414,13 +414,21 @@ void read_cp_comm_type(KeyReader& flags, long long layers, TrainingSetup& setup,
   }
 }
 
-void read_megatron_fsdp(KeyReader& flags, ParallelLayout& layout) {
+void read_megatron_fsdp(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes) {
+  ParallelLayout& layout = setup.layout;
   // arguments.py asserts fsdp_dtensor and Megatron-FSDP together, each needing the other.
   const auto format = flags.get("--ckpt-format", flag_text());
   if (!flags.has("--use-megatron-fsdp")) {
     if (format == "fsdp_dtensor") {
       flags.fault("--ckpt-format",
                   "--ckpt-format fsdp_dtensor needs --use-megatron-fsdp, as Megatron-LM asserts.");
+    }
+    for (const char* flag : {"--fsdp-double-buffer", "--use-nccl-ub"}) {
+      if (flags.has(flag)) {
+        flags.fault(flag, std::string(flag) +
+                              " is Megatron-FSDP's: add --use-megatron-fsdp, or "
+                              "remove it.");
+      }
     }
     return;
   }
@@ -463,13 +471,28 @@ void read_megatron_fsdp(KeyReader& flags, ParallelLayout& layout) {
     flags.fault("--megatron-fsdp-version",
                 "--megatron-fsdp-version 2 is not modelled: version 1, the default, is.");
   }
+  // arguments.py: --use-nccl-ub turns on the double buffer (and manual registration), and
+  // --fsdp-manual-registration asserts --use-nccl-ub.
+  const bool nccl_ub = flags.has("--use-nccl-ub");
+  setup.fsdp_double_buffer = flags.has("--fsdp-double-buffer") || nccl_ub;
+  if (flags.has("--fsdp-manual-registration") && !nccl_ub) {
+    flags.fault("--fsdp-manual-registration",
+                "--fsdp-manual-registration needs --use-nccl-ub, as Megatron-LM asserts.");
+  }
+  if (nccl_ub) {
+    notes.push_back(
+        "--use-nccl-ub: Megatron-FSDP's shards and double buffer come from NCCL's registered "
+        "pool (megatron/core/nccl_allocator.py, ncclMemAlloc through a torch.cuda.MemPool), the "
+        "same bytes through PyTorch's allocator; the pool's page granularity and NVLS's "
+        "multicast buffers, outside it, are not counted.");
+  }
   for (const char* flag :
-       {"--fsdp-double-buffer", "--use-nccl-ub", "--megatron-fsdp-max-pool-double-buffer",
-        "--suggested-communication-unit-size"}) {
+       {"--megatron-fsdp-max-pool-double-buffer", "--suggested-communication-unit-size",
+        "--fsdp-db-use-persist-buf-on-alloc-fail"}) {
     if (flags.has(flag)) {
       flags.fault(flag, std::string(flag) +
-                            " is not modelled: Megatron-FSDP's own buffers and prefetch window "
-                            "are.");
+                            " is not modelled: Megatron-FSDP's own prefetch window, or its "
+                            "double buffer of two layers' slots, are.");
     }
   }
 }

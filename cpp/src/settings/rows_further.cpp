@@ -580,6 +580,20 @@ void add_distributed_switches(Entries& entries) {
           .page("stack", "Build the model on the meta device",
                 "Megatron-LM's --init-model-with-meta-device: under Megatron-FSDP (ZeRO 2 and 3) "
                 "the whole BF16 model is never on the device."));
+  add(row<&TrainingSetup::fsdp_double_buffer>(
+          id::kFsdpDoubleBuffer, "Megatron-FSDP double buffer",
+          "Megatron-LM's --fsdp-double-buffer (and --use-nccl-ub, which turns it on): two slots "
+          "for the gathered layers and two for their gradients, kept for the run",
+          "fsdpDoubleBuffer")
+          .only_under({Stack::kMegatron}, "--fsdp-double-buffer is Megatron-LM's",
+                      "--fsdp-double-buffer is Megatron-LM's; choose the megatron stack, or turn "
+                      "it off.")
+          .rule([](const TrainingSetup& setup) { return megatron_fsdp(setup); },
+                "--fsdp-double-buffer is Megatron-FSDP's: set ZeRO 2 or 3 (--use-megatron-fsdp), "
+                "or turn it off.")
+          .page("stack", "Megatron-FSDP's double buffer",
+                "Megatron-LM's --fsdp-double-buffer: two layers gathered at most, their slots and "
+                "two gradient slots kept for the run."));
   add(row<&TrainingSetup::optimizer_instances>(
           id::kOptimizerInstances, "Distributed optimiser instances",
           "Megatron-LM's --num-distributed-optimizer-instances: copies of the distributed "

@@ -413,12 +413,19 @@ void make_adam_moments(Step& step, const StepDevice& device) {
 // complete, and freed only while the buckets reduce-scattering hold more than C elements
 // (GradReducePipeline: the oldest first), all by the end of the micro-batch's backward pass
 // (_root_post_backward).
+// Under --fsdp-double-buffer (and --use-nccl-ub, which turns it on) the layers, identical units,
+// are gathered into two slots of a layer each and make their gradients in two more
+// (param_and_grad_buffer.py, FixedPoolAllocator over GlobalMemoryBuffer.get_tensor, which keeps
+// each slot by name for the run): one layer prefetched at most (all_gather_params raises past the
+// second unit), at most two layers' gradients reduce-scattering (_enforce_double_buffer_limit).
+// The root's gathers and its gradient bucket are allocated as before.
 class MegatronFsdp {
  public:
   MegatronFsdp(Step& step, const StepDevice& device)
       : step_(step),
         on_(device.setup.layout.zero_stage >= 2),
         gathers_(device.setup.layout.zero_stage >= 3),
+        double_buffer_(device.setup.fsdp_double_buffer),
         layers_(static_cast<int>(device.layers_per_stage)),
         unit_(device.layer_parameters) {
     if (!on_) return;
@@ -429,6 +436,18 @@ class MegatronFsdp {
     queue_elements_ = capacity;
     ahead_ =
         unit_ > 0 ? static_cast<int>(std::ceil(std::max(1e9, 2 * unit_) / 2 / unit_)) : layers_;
+    if (double_buffer_) ahead_ = 1;
+    if (double_buffer_) {
+      const char* source =
+          "Megatron-LM, megatron_fsdp/param_and_grad_buffer.py, FixedPoolAllocator: two slots "
+          "of a layer each from GlobalMemoryBuffer.get_tensor, kept for the run "
+          "(--fsdp-double-buffer)";
+      gathered_ = step.term("megatron-fsdp-gathered-layers",
+                            "Gathered layers, double buffer (BF16)", source);
+      gradients_ = step.term("megatron-fsdp-unsharded-gradients",
+                             "Unsharded gradients, double buffer (BF16)", source);
+      return;
+    }
     gathered_ = step.term("megatron-fsdp-gathered-layers", "Gathered layers, prefetch (BF16)",
                           "Megatron-LM, megatron/core/distributed/fsdp/src/megatron_fsdp/"
                           "param_and_grad_buffer.py, AllGatherPipeline.all_gather_params: the "
@@ -454,10 +473,15 @@ class MegatronFsdp {
               const int layer = slot - 1;
               give_all(step_, wrapped_);  // recycled by the first gather of the backward pass
               if (gathers_) gather(layer, -1);
+              if (double_buffer_) {
+                take_slots(gradient_slots_, gradients_);
+                return;
+              }
               buckets_.push_back({step_.take(gradients_, kBf16Bytes * unit_), unit_});
             },
             [this](int slot) {
               if (gathers_) release(slot - 1);
+              if (double_buffer_) return;
               // Its reduce-scatter queued; the oldest freed while more than C elements wait
               // (wait_for_previous_grad_reduce). Each bucket is padded to a multiple of D × its
               // rows' least common multiple, where C counts a layer unpadded: whole layers
@@ -473,7 +497,7 @@ class MegatronFsdp {
   }
   // The final norm's forward: its prefetch gathers the first layers again, to the backward pass.
   void regather_at_the_loss() {
-    if (!gathers_) return;
+    if (!gathers_ || double_buffer_) return;  // the slots hold the first layer again
     for (int layer = 0; layer < std::min(ahead_, layers_); ++layer) {
       wrapped_.push_back(step_.take(gathered_, kBf16Bytes * unit_));
     }
@@ -493,7 +517,7 @@ class MegatronFsdp {
   // After the optimiser's step, start_param_sync prefetches the first layers for the next step.
   Handles prefetch_next_step() {
     Handles next;
-    if (gathers_) {
+    if (gathers_ && !double_buffer_) {
       for (int layer = 0; layer < std::min(ahead_, layers_); ++layer) {
         next.push_back(step_.take(gathered_, kBf16Bytes * unit_));
       }
@@ -502,8 +526,17 @@ class MegatronFsdp {
   }
 
  private:
+  // The double buffer's two slots of a layer each, made at their first use and kept.
+  void take_slots(Handles& slots, std::size_t term) {
+    if (!slots.empty()) return;
+    for (int slot = 0; slot < 2; ++slot) slots.push_back(step_.take(term, kBf16Bytes * unit_));
+  }
   // Layer `layer` (from 0) gathered with the next `ahead_` in the pass's direction.
   void gather(int layer, int direction) {
+    if (double_buffer_) {
+      take_slots(gathered_slots_, gathered_);
+      return;
+    }
     for (int next = layer, count = 0; next >= 0 && next < layers_ && count <= ahead_;
          next += direction, ++count) {
       if (resident_.count(next) == 0) {
@@ -521,6 +554,7 @@ class MegatronFsdp {
   Step& step_;
   bool on_;
   bool gathers_;
+  bool double_buffer_;
   int layers_;
   double unit_;
   double queue_elements_ = 0;
@@ -531,6 +565,8 @@ class MegatronFsdp {
   std::deque<std::pair<CachingAllocator::Handle, double>> buckets_;
   Handles wrapped_;
   Handles root_bucket_;
+  Handles gathered_slots_;
+  Handles gradient_slots_;
 };
 
 // One micro-batch's forward and backward passes; `first` for the first step's, in whose backward
