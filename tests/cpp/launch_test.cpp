@@ -523,6 +523,27 @@ TEST_CASE("launch: the CLI exits 0, 1 or 3 for the verdict, and 2 for bad input"
   CHECK(text.find("\"notUnderstood\": []") != std::string::npos);
 }
 
+TEST_CASE("launch: NVIDIA's Megatron-FSDP example is read whole, and answered") {
+  // FP8 parameters under Megatron-FSDP with NCCL's user buffers and the double buffer, built on
+  // the meta device, without gradient-accumulation fusion: every flag read or set aside.
+  const LaunchConfig launch = read_ok(example("megatron-fsdp-llama3-8b-fp8.sh"));
+  CHECK(launch.not_understood.empty());
+  const TrainingSetup& setup = launch.setup;
+  CHECK(setup.layout.data_parallel == 8);
+  CHECK(setup.layout.zero_stage == 3);
+  CHECK(setup.precision == Precision::kFp8Mixed);
+  CHECK(setup.fp8_recipe == Fp8Recipe::kDelayed);
+  CHECK(setup.fp8_param_gather);
+  CHECK(setup.fsdp_double_buffer);
+  CHECK(setup.meta_device_init);
+  CHECK(setup.no_gradient_accumulation_fusion);
+  CHECK(setup.empty_cache_level == 1);
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  // No published run measures Megatron-FSDP: the headroom decides, and it fits an H100.
+  CHECK(verdict_of(estimate, false).verdict == Verdict::kFits);
+}
+
 TEST_CASE("launch: Megatron-LM's example line opens to the flags' setup") {
   const LaunchConfig launch = read_ok(example("megatron-llama3-8b.sh"));
   CHECK(launch.kind == "Megatron-LM launch line (pretrain_gpt.py)");

@@ -585,6 +585,78 @@ TEST_CASE(
   CHECK(estimate_memory(setup).answer.setting == setting_id::kFsdpDoubleBuffer);
 }
 
+TEST_CASE(
+    "megatron: Megatron-FSDP's FP8 parameters are sharded and gathered in FP8, with their "
+    "transposes on Hopper while a layer's backward pass runs") {
+  // The tiny model on d 2 under optim_grads_params, delayed FP8 on an H100. A layer's linear
+  // weights: q 64 × 64, k and v 64 × 32, o 64 × 64, gate and up 64 × 224, down 224 × 64: 55,296
+  // values, and its two norms 128.
+  TrainingSetup setup = tiny_megatron();
+  setup.no_dataloader_attention_mask = true;
+  setup.layout.zero_stage = 3;
+  setup.precision = Precision::kFp8Mixed;
+  TrainingSetup parameters = setup;
+  parameters.fp8_param_gather = true;
+  const Estimate estimate = estimate_memory(parameters);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  // The shards: the FP8 data, 1 B a value over the 2, beside 4 GEMMs' delayed scaling state a
+  // layer (5 FP8 tensors × (1 amax + scale + scale_inv) × 4 B); the rest BF16 over the 2 (the
+  // embedding and output layer, 512 × 64 each, the final norm and the layers' norms). Each is
+  // one block of the allocator's 512 B.
+  CHECK(estimate.bytes[Term::kFp8Weights] ==
+        allocator_block_bytes(2 * 55296.0 / 2 + 2 * 4 * 5 * 3 * 4));
+  CHECK(estimate.bytes[Term::kWeights] ==
+        allocator_block_bytes(2 * (2 * 512.0 * 64 + 64 + 2 * 128) / 2));
+  // At the first backward layer both layers are gathered, each 55,296 B of FP8 and 256 of BF16
+  // norms where BF16 gathered 110,848, and the running layer's 55,296 B transpose beside them.
+  const std::vector<TimelinePoint> fp8 = memory_timeline(parameters);
+  const std::vector<TimelinePoint> bf16 = memory_timeline(setup);
+  CHECK(point_at(fp8, "backward", 2).held[Term::kFramework] -
+            point_at(bf16, "backward", 2).held[Term::kFramework] ==
+        2 * (allocator_block_bytes(55552) - allocator_block_bytes(2 * 55424.0)) +
+            allocator_block_bytes(55296));
+  // On Blackwell the FP8 weight serves both GEMMs: no transpose.
+  parameters.device_id = "b200";
+  setup.device_id = "b200";
+  CHECK(point_at(memory_timeline(parameters), "backward", 2).held[Term::kFramework] -
+            point_at(memory_timeline(setup), "backward", 2).held[Term::kFramework] ==
+        2 * (allocator_block_bytes(55552) - allocator_block_bytes(2 * 55424.0)));
+  // Under optim_grads, and in MXFP8 or blockwise FP8 (whose column-wise data it gathers too),
+  // they are refused by the ZeRO stage.
+  parameters.layout.zero_stage = 2;
+  CHECK(estimate_memory(parameters).answer.setting == setting_id::kZeroStage);
+  parameters.layout.zero_stage = 3;
+  parameters.fp8_recipe = Fp8Recipe::kMxfp8;
+  CHECK(estimate_memory(parameters).answer.setting == setting_id::kZeroStage);
+}
+
+TEST_CASE(
+    "megatron: without gradient-accumulation fusion each weight gradient is made and freed, and "
+    "Transformer Engine caches none") {
+  TrainingSetup fused = tiny_megatron();
+  fused.no_dataloader_attention_mask = true;
+  TrainingSetup unfused = fused;
+  unfused.no_gradient_accumulation_fusion = true;
+  const Estimate with_cache = estimate_memory(fused);
+  const Estimate without = estimate_memory(unfused);
+  REQUIRE(without.answer.ok());
+  const StackTerm* cached = term_with_id(with_cache, "te-cached-wgrads");
+  REQUIRE(cached != nullptr);
+  CHECK(cached->bytes > 0);
+  CHECK(term_with_id(without, "te-cached-wgrads")->bytes == 0);
+  // In a layer's backward pass its largest weight's gradient, the fused gate and up projection
+  // (2 × 224 × 64 in BF16), where fused the cached dummies stood.
+  const double largest = 2 * (2 * 224.0 * 64);
+  CHECK(point_at(memory_timeline(unfused), "backward", 2).held[Term::kFramework] -
+            point_at(memory_timeline(fused), "backward", 2).held[Term::kFramework] ==
+        allocator_block_bytes(largest) - cached->bytes);
+  // It is Megatron-LM's flag.
+  unfused.stack = Stack::kTorchtitan;
+  unfused.layout.zero_stage = 3;
+  unfused.no_dataloader_attention_mask = false;
+  CHECK(estimate_memory(unfused).answer.setting == setting_id::kNoGradientAccumulationFusion);
+}
+
 TEST_CASE("megatron: what Megatron-FSDP is not modelled beside is refused by the ZeRO stage") {
   TrainingSetup setup = tiny_megatron();
   setup.layout.zero_stage = 3;

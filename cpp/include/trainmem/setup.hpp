@@ -220,6 +220,11 @@ struct TrainingSetup {
   // layer into one of two slots, and makes its unsharded gradients in two more, each a layer's,
   // kept for the whole run (param_and_grad_buffer.py, FixedPoolAllocator); one layer prefetched.
   bool fsdp_double_buffer = false;
+  // Megatron-LM's --no-gradient-accumulation-fusion: Transformer Engine's GEMMs (and the output
+  // layer's) return each weight's gradient as a tensor of its own, added to the main gradient by
+  // the parameter's hook and freed, where fused they write into it (and TE keeps a dummy wgrad
+  // per weight shape).
+  bool no_gradient_accumulation_fusion = false;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).

@@ -403,10 +403,19 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
   const double weights = here.weights;
   const double gemms = here.gemms;
   const Fp8Recipe recipe = setup.fp8_recipe;
+  // Megatron-FSDP's FP8 parameters (--fp8-param-gather under optim_grads_params): their FP8
+  // data sharded over D with the rest, one byte a value (mixed_precision.py: the raw row-wise
+  // data alone in the shard and the gathered bucket).
+  const bool fsdp_parameters = setup.fp8_param_gather && megatron_fsdp(setup);
   const Figure cache =
-      !held ? pen.said(
-                  0,
-                  [] { return "no FP8 weight copies held under ZeRO-3 (cast per gathered layer)"; })
+      fsdp_parameters
+          ? pen.bytes(kFp8Bytes) * pen.count(weights, "FP8 GEMM weights (the parameters)") /
+                pen.count(static_cast<double>(layout.data_parallel) * layout.context_parallel,
+                          "ZeRO shards")
+      : !held
+          ? pen.said(
+                0,
+                [] { return "no FP8 weight copies held under ZeRO-3 (cast per gathered layer)"; })
       : recipe == Fp8Recipe::kMxfp8 || recipe == Fp8Recipe::kBlockwise
           ? pen.said(cache_bytes,
                      [recipe] {
@@ -434,7 +443,7 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
            " × 4 B)";
   });
   const bool parameters = setup.fp8_param_gather;
-  ledger.add(Term::kFp8Weights, cache + scaling, [recipe, history, parameters] {
+  ledger.add(Term::kFp8Weights, cache + scaling, [recipe, history, parameters, fsdp_parameters] {
     const std::string kept =
         recipe == Fp8Recipe::kMxfp8
             ? "an MXFP8 copy of each linear weight in both orientations, each with its E8M0 "
@@ -457,6 +466,16 @@ void add_fp8_weights(Ledger& ledger, const ModelShape& shape, const TrainingSetu
                   ")"
         : recipe == Fp8Recipe::kTensorwise ? "Float8CurrentScaling's scale and amax per FP8 tensor"
                                            : "no per-tensor scaling state";
+    if (fsdp_parameters) {
+      // Megatron-FSDP (param_and_grad_buffer.py: the "float8" group's uint8 shard; TE's
+      // transpose made after each backward gather, tensor/utils.py, and dropped at its release).
+      return "the linear weights are FP8 parameters (--fp8-param-gather: Transformer Engine's "
+             "fp8_model_init), their one-byte data sharded by Megatron-FSDP with the rest and "
+             "gathered in FP8 (param_and_grad_buffer.py, the float8 group's uint8 buffers), "
+             "with no BF16 copy; on Hopper each gathered layer's transpose is made for its "
+             "backward pass and freed with it; and " +
+             state + "; the embedding, the output layer and the norms stay BF16";
+    }
     if (parameters) {
       // Megatron-LM's --fp8-param-gather (megatron/core/fp8_utils.py, get_fp8_context with
       // is_init: fp8_model_init): Transformer Engine quantises each GEMM weight as it is made

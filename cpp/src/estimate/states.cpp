@@ -157,16 +157,19 @@ void add_model_states(Ledger& ledger, const TrainingSetup& setup, const Placemen
         zero_stage >= 3 ? weights / pen.count(placement.zero_shards, "ZeRO shards") : weights,
         [&] { return base_weights_source(setup); });
   } else if (stage.fp8_parameters > 0) {
-    // --fp8-param-gather (under the distributed optimiser alone, which shards no weights): the
-    // layers' GEMM weights are FP8 parameters, counted in the FP8 term; the rest stay BF16.
-    ledger.add(Term::kWeights,
-               pen.bytes(per.weights) * pen.count(stage.parameters - stage.fp8_parameters,
-                                                  "parameters outside the FP8 GEMMs"),
-               [&] {
-                 return precision_source(setup) +
-                        "; --fp8-param-gather: the linear layers' weights are FP8 parameters "
-                        "(the FP8 term)";
-               });
+    // --fp8-param-gather: the layers' GEMM weights are FP8 parameters, counted in the FP8 term;
+    // the rest stay BF16, sharded under Megatron-FSDP's optim_grads_params (ZeRO 3).
+    const Figure rest =
+        pen.count(stage.parameters - stage.fp8_parameters, "parameters outside the FP8 GEMMs");
+    ledger.add(
+        Term::kWeights,
+        pen.bytes(per.weights) *
+            (zero_stage >= 3 ? rest / pen.count(placement.zero_shards, "ZeRO shards") : rest),
+        [&] {
+          return precision_source(setup) +
+                 "; --fp8-param-gather: the linear layers' weights are FP8 parameters "
+                 "(the FP8 term)";
+        });
   } else {
     ledger.add(Term::kWeights,
                pen.bytes(per.weights) *

@@ -169,9 +169,13 @@ const std::set<std::string>& switches() {
 // the decoupled learning rate (a parameter group of its own, the same Adam states); the
 // tokenizer's pattern; the data loader's workers and files; the profiler's step range (Nsight's
 // ranges); RoPE's rotated share (Q and K keep their size); LayerNorm's zero-centred weight
-// (--apply-layernorm-1p); the loss's normalisation per token; and the checkpoint's format.
+// (--apply-layernorm-1p); the loss's normalisation per token; and the checkpoint's format. From
+// NVIDIA's Megatron-FSDP example (examples/megatron_fsdp/train_llama3_8b_fsdp_h100_fp8.sh): the
+// NaN check of the loss and gradients (a reduction to a scalar) and the logging level.
 const std::set<std::string>& no_bearing() {
   static const std::set<std::string> flags = {"--overlap-grad-reduce",
+                                              "--no-check-for-nan-in-loss-and-grad",
+                                              "--logging-level",
                                               "--fp8-margin",
                                               "--fp8-interval",
                                               "--fp8-amax-compute-algo",
@@ -778,6 +782,7 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string
   // create_attention_mask_in_dataloader).
   setup.no_dataloader_attention_mask = flags.has("--no-create-attention-mask-in-dataloader");
   setup.meta_device_init = flags.has("--init-model-with-meta-device");
+  setup.no_gradient_accumulation_fusion = flags.has("--no-gradient-accumulation-fusion");
   if (!flags.has("--bf16")) {
     flags.fault("--bf16",
                 "Without --bf16 (or --fp16) Megatron-LM trains in FP32, which its step "

@@ -342,9 +342,14 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   if (megatron_fsdp(setup)) {
     // What Megatron-FSDP's replay follows: a dense model's layers, each one unit and one bucket,
     // on one pipeline stage, with BF16 parameters and FP32 main weights.
-    const char* asked = layout.pipeline_parallel > 1    ? "pipeline parallelism"
-                        : shape.num_experts > 1         ? "a mixture of experts"
-                        : setup.fp8_param_gather        ? "FP8 parameters (--fp8-param-gather)"
+    const char* asked = layout.pipeline_parallel > 1 ? "pipeline parallelism"
+                        : shape.num_experts > 1      ? "a mixture of experts"
+                        : setup.fp8_param_gather && layout.zero_stage < 3
+                            ? "FP8 parameters (--fp8-param-gather) under optim_grads"
+                        : setup.fp8_param_gather && (setup.fp8_recipe == Fp8Recipe::kMxfp8 ||
+                                                     setup.fp8_recipe == Fp8Recipe::kBlockwise)
+                            ? "FP8 parameters (--fp8-param-gather) in MXFP8 or blockwise FP8, "
+                              "whose column-wise copies it gathers too,"
                         : setup.optimizer_instances > 1 ? "distributed optimiser instances"
                         : setup.mtp                     ? "multi-token prediction"
                                                         : nullptr;

@@ -220,7 +220,8 @@ void add_recipe(Entries& entries) {
   add(row<&TrainingSetup::fp8_param_gather>(
           id::kFp8ParamGather, "FP8 parameters",
           "Megatron-LM's --fp8-param-gather under fp8-mixed: the linear layers' weights are FP8 "
-          "tensors, with no BF16 copy, gathered in FP8 by the distributed optimiser",
+          "tensors, with no BF16 copy, gathered in FP8 by the distributed optimiser or "
+          "Megatron-FSDP",
           "fp8ParamGather")
           .only_under({Stack::kMegatron}, "--fp8-param-gather is Megatron-LM's",
                       kFp8ParamGatherRefusal)
@@ -594,6 +595,17 @@ void add_distributed_switches(Entries& entries) {
           .page("stack", "Megatron-FSDP's double buffer",
                 "Megatron-LM's --fsdp-double-buffer: two layers gathered at most, their slots and "
                 "two gradient slots kept for the run."));
+  add(row<&TrainingSetup::no_gradient_accumulation_fusion>(
+          id::kNoGradientAccumulationFusion, "No gradient-accumulation fusion",
+          "Megatron-LM's --no-gradient-accumulation-fusion: each weight's gradient a tensor of "
+          "its own, added to the main gradient and freed, and no cached weight gradients",
+          "noGradientAccumulationFusion")
+          .only_under({Stack::kMegatron}, "--no-gradient-accumulation-fusion is Megatron-LM's",
+                      "--no-gradient-accumulation-fusion is Megatron-LM's; choose the megatron "
+                      "stack, or turn it off.")
+          .page("stack", "No gradient-accumulation fusion",
+                "Megatron-LM's --no-gradient-accumulation-fusion: each weight's gradient is made "
+                "whole in BF16, then added to the main gradient."));
   add(row<&TrainingSetup::optimizer_instances>(
           id::kOptimizerInstances, "Distributed optimiser instances",
           "Megatron-LM's --num-distributed-optimizer-instances: copies of the distributed "

@@ -118,6 +118,22 @@ std::vector<double> weight_tensor_elements(const StepDevice& device) {
 
 }  // namespace
 
+namespace {
+
+// The most elements of any one linear weight in the stage's layers.
+double largest_layer_weight(const StepDevice& device) {
+  double most = 0;
+  for (const bool mixture : {false, true}) {
+    if ((mixture ? device.mixture_layers : device.dense_layers) <= 0) continue;
+    for (const auto& [rows, columns] : layer_weight_shapes(device, mixture)) {
+      most = std::max(most, rows * columns);
+    }
+  }
+  return most;
+}
+
+}  // namespace
+
 double te_cached_wgrad_bytes(const StepDevice& device) {
   std::set<WeightShape> shapes;
   for (const bool mixture : {false, true}) {
@@ -146,12 +162,14 @@ Handles take_fp8_weights(Step& step, const StepDevice& device, bool as_parameter
   double elements = 0;
   for (const double tensor : tensors) elements += tensor;
   if (elements <= 0) return {};
+  // Under Megatron-FSDP the FP8 term is its shards, taken with its buffers (build_megatron_model).
+  const bool sharded = megatron_fsdp(device.setup);
   Handles row_wise;
   for (const double tensor : tensors) {
     const auto initial = step.take(tag(Term::kWeights), as_parameters ? kBf16Bytes * tensor : 0);
     const double data = as_parameters ? kFp8Bytes * tensor : 0;
     if (as_parameters) row_wise.push_back(step.take(tag(Term::kFp8Weights), data));
-    step.take(tag(Term::kFp8Weights), fp8 * tensor / elements - data);
+    if (!sharded) step.take(tag(Term::kFp8Weights), fp8 * tensor / elements - data);
     step.give(initial);
   }
   return row_wise;
@@ -173,20 +191,27 @@ void build_megatron_model(Step& step, const StepDevice& device) {
   // Built whole on the device, unless on the meta device for Megatron-FSDP to materialise only
   // its shards (--init-model-with-meta-device; training.py, get_model).
   Handles built;
-  if (!(megatron_fsdp(device.setup) && device.setup.meta_device_init)) {
+  const bool on_meta = megatron_fsdp(device.setup) && device.setup.meta_device_init;
+  if (!on_meta) {
     for (const double tensor : tensors) {
       built.push_back(step.take(tag(Term::kWeights), kBf16Bytes * tensor));
     }
     built.push_back(step.take(tag(Term::kWeights), rest));
   }
   Handles row_wise;
-  if (device.setup.fp8_param_gather) row_wise = take_fp8_weights(step, device, true);
+  const bool fsdp_fp8 = megatron_fsdp(device.setup) && device.setup.fp8_param_gather;
+  if (device.setup.fp8_param_gather && !on_meta) row_wise = take_fp8_weights(step, device, true);
   const bool buffered = device.setup.layout.zero_stage > 0;
   if (buffered) step.take(tag(Term::kWeights), weights);
-  // The FP8 parameters' row-wise data moved into DDP's uint8 buffer (param_and_grad_buffer.py,
-  // modify_underlying_storage and Transformer Engine's replace_raw_data); MXFP8's stay where they
-  // are, gathered through the gradient buffer (--reuse-grad-buf-for-mxfp8-param-ag).
-  if (buffered && !row_wise.empty() && device.setup.fp8_recipe != Fp8Recipe::kMxfp8) {
+  if (fsdp_fp8) {
+    // Megatron-FSDP's float8 group: the FP8 data's shards in its uint8 buffer, the whole FP8
+    // parameters freed with the model (param_and_grad_buffer.py; mixed_precision.py).
+    step.take(tag(Term::kFp8Weights), bytes[Term::kFp8Weights]);
+    give_all(step, row_wise);
+  } else if (buffered && !row_wise.empty() && device.setup.fp8_recipe != Fp8Recipe::kMxfp8) {
+    // The FP8 parameters' row-wise data moved into DDP's uint8 buffer (param_and_grad_buffer.py,
+    // modify_underlying_storage and Transformer Engine's replace_raw_data); MXFP8's stay where
+    // they are, gathered through the gradient buffer (--reuse-grad-buf-for-mxfp8-param-ag).
     double elements_fp8 = 0;
     for (const double tensor : layer_weight_elements(device)) elements_fp8 += tensor;
     step.take(tag(Term::kFp8Weights), kFp8Bytes * elements_fp8);
@@ -277,6 +302,8 @@ struct MegatronTerms {
   // The data loader's attention masks, on a stage that reads the data.
   std::optional<std::size_t> attention_mask;
   std::size_t cached_wgrads = 0;
+  // --no-gradient-accumulation-fusion's weight gradients, each made and freed in turn.
+  std::optional<std::size_t> unfused_wgrads;
   std::size_t te_workspaces = 0;
   std::size_t activation_gradients = 0;
   std::size_t embedding_gradient = 0;
@@ -307,6 +334,15 @@ MegatronTerms megatron_terms(Step& step, const StepDevice& device) {
       "Transformer Engine 2.3 on, transformer_engine/pytorch/module/base.py, get_dummy_wgrad: one "
       "per linear weight shape (the output layer's too, Megatron-Core 0.14 on, "
       "tensor_parallel/layers.py), under gradient-accumulation fusion");
+  if (device.setup.no_gradient_accumulation_fusion) {
+    terms.unfused_wgrads = step.term(
+        "megatron-unfused-wgrads", "Weight gradient, unfused (BF16)",
+        "Megatron-LM, --no-gradient-accumulation-fusion: Transformer Engine's linear layers "
+        "(module/linear.py, without fuse_wgrad_accumulation) and the output layer "
+        "(tensor_parallel/layers.py) return each weight's gradient as its own tensor, which the "
+        "parameter's hook adds to the main gradient and frees (distributed_data_parallel.py, "
+        "_make_backward_post_hook)");
+  }
   terms.te_workspaces = step.term(
       "te-cublas-workspaces", "Transformer Engine's cuBLAS workspaces",
       "Transformer Engine, pytorch/cpp_extensions/gemm.py, get_cublas_workspace (one, and "
@@ -429,6 +465,13 @@ class MegatronFsdp {
         layers_(static_cast<int>(device.layers_per_stage)),
         unit_(device.layer_parameters) {
     if (!on_) return;
+    // Under --fp8-param-gather a layer's linear weights are gathered as their FP8 data, and on
+    // Hopper Transformer Engine makes each one's transpose after its backward gather
+    // (tensor/utils.py, post_all_gather_processing), dropped as the layer is released
+    // (megatron_fsdp.py; --keep-fp8-transpose-cache, which keeps them, is not read).
+    const double fp8 = device.setup.fp8_param_gather ? device.fp8_layer_weights : 0;
+    unit_bytes_ = kBf16Bytes * (unit_ - fp8) + kFp8Bytes * fp8;
+    if (fp8 > 0 && fp8_weight_copies(device.setup) > 1) transpose_bytes_ = kFp8Bytes * fp8;
     // megatron_fsdp.py: C = max(1e9, 2 × the average unit's parameters) under
     // optim_grads_params, max(1e9, the DDP bucket size or 1e9) otherwise (--ddp-bucket-size is
     // unset by default); the all-gathers' window is C / 2.
@@ -443,16 +486,20 @@ class MegatronFsdp {
           "of a layer each from GlobalMemoryBuffer.get_tensor, kept for the run "
           "(--fsdp-double-buffer)";
       gathered_ = step.term("megatron-fsdp-gathered-layers",
-                            "Gathered layers, double buffer (BF16)", source);
+                            fp8 > 0 ? "Gathered layers, double buffer (FP8)"
+                                    : "Gathered layers, double buffer (BF16)",
+                            source);
       gradients_ = step.term("megatron-fsdp-unsharded-gradients",
                              "Unsharded gradients, double buffer (BF16)", source);
       return;
     }
-    gathered_ = step.term("megatron-fsdp-gathered-layers", "Gathered layers, prefetch (BF16)",
-                          "Megatron-LM, megatron/core/distributed/fsdp/src/megatron_fsdp/"
-                          "param_and_grad_buffer.py, AllGatherPipeline.all_gather_params: the "
-                          "layer and the next while fewer than max(1e9, 2 × a layer's "
-                          "parameters) / 2 elements are prefetched");
+    gathered_ =
+        step.term("megatron-fsdp-gathered-layers",
+                  fp8 > 0 ? "Gathered layers, prefetch (FP8)" : "Gathered layers, prefetch (BF16)",
+                  "Megatron-LM, megatron/core/distributed/fsdp/src/megatron_fsdp/"
+                  "param_and_grad_buffer.py, AllGatherPipeline.all_gather_params: the "
+                  "layer and the next while fewer than max(1e9, 2 × a layer's "
+                  "parameters) / 2 elements are prefetched");
     gradients_ = step.term("megatron-fsdp-unsharded-gradients", "Unsharded gradient buckets (BF16)",
                            "Megatron-LM, megatron_fsdp/param_and_grad_buffer.py, "
                            "GradReducePipeline: each layer's whole gradient until its "
@@ -473,14 +520,17 @@ class MegatronFsdp {
               const int layer = slot - 1;
               give_all(step_, wrapped_);  // recycled by the first gather of the backward pass
               if (gathers_) gather(layer, -1);
+              if (transpose_bytes_ > 0) transpose_ = step_.take(gathered_, transpose_bytes_);
               if (double_buffer_) {
-                take_slots(gradient_slots_, gradients_);
+                take_slots(gradient_slots_, gradients_, kBf16Bytes * unit_);
                 return;
               }
               buckets_.push_back({step_.take(gradients_, kBf16Bytes * unit_), unit_});
             },
             [this](int slot) {
               if (gathers_) release(slot - 1);
+              if (transpose_) step_.give(*transpose_);
+              transpose_.reset();
               if (double_buffer_) return;
               // Its reduce-scatter queued; the oldest freed while more than C elements wait
               // (wait_for_previous_grad_reduce). Each bucket is padded to a multiple of D × its
@@ -499,7 +549,7 @@ class MegatronFsdp {
   void regather_at_the_loss() {
     if (!gathers_ || double_buffer_) return;  // the slots hold the first layer again
     for (int layer = 0; layer < std::min(ahead_, layers_); ++layer) {
-      wrapped_.push_back(step_.take(gathered_, kBf16Bytes * unit_));
+      wrapped_.push_back(step_.take(gathered_, unit_bytes_));
     }
   }
   // The modules outside the layers share the first bucket: its whole gradient is made at the
@@ -519,7 +569,7 @@ class MegatronFsdp {
     Handles next;
     if (gathers_ && !double_buffer_) {
       for (int layer = 0; layer < std::min(ahead_, layers_); ++layer) {
-        next.push_back(step_.take(gathered_, kBf16Bytes * unit_));
+        next.push_back(step_.take(gathered_, unit_bytes_));
       }
     }
     return next;
@@ -527,20 +577,20 @@ class MegatronFsdp {
 
  private:
   // The double buffer's two slots of a layer each, made at their first use and kept.
-  void take_slots(Handles& slots, std::size_t term) {
+  void take_slots(Handles& slots, std::size_t term, double bytes) {
     if (!slots.empty()) return;
-    for (int slot = 0; slot < 2; ++slot) slots.push_back(step_.take(term, kBf16Bytes * unit_));
+    for (int slot = 0; slot < 2; ++slot) slots.push_back(step_.take(term, bytes));
   }
   // Layer `layer` (from 0) gathered with the next `ahead_` in the pass's direction.
   void gather(int layer, int direction) {
     if (double_buffer_) {
-      take_slots(gathered_slots_, gathered_);
+      take_slots(gathered_slots_, gathered_, unit_bytes_);
       return;
     }
     for (int next = layer, count = 0; next >= 0 && next < layers_ && count <= ahead_;
          next += direction, ++count) {
       if (resident_.count(next) == 0) {
-        resident_[next] = step_.take(gathered_, kBf16Bytes * unit_);
+        resident_[next] = step_.take(gathered_, unit_bytes_);
       }
     }
   }
@@ -557,6 +607,9 @@ class MegatronFsdp {
   bool double_buffer_;
   int layers_;
   double unit_;
+  double unit_bytes_ = 0;       // a layer gathered: BF16, its FP8 parameters' data in FP8
+  double transpose_bytes_ = 0;  // their transposes on Hopper, while the layer's backward runs
+  std::optional<CachingAllocator::Handle> transpose_;
   double queue_elements_ = 0;
   int ahead_ = 0;
   std::size_t gathered_ = 0;
@@ -611,11 +664,16 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
       mask.reset();
     }
   });
-  if (first) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
+  // Fused, Transformer Engine hands back a dummy weight gradient, one per weight shape, cached.
+  if (first && !terms.unfused_wgrads) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
   Flowing flowing;
   flowing.tag = terms.activation_gradients;
   fsdp.take_root_gradients(device.root_parameters);
   flowing.gradient = megatron_output_layer_backward(step, device, terms.activation_gradients);
+  if (terms.unfused_wgrads && device.output_layer && device.logit_count > 0) {
+    const WeightShape vocabulary = vocabulary_shape(device);
+    step.give(step.take(*terms.unfused_wgrads, kBf16Bytes * vocabulary.first * vocabulary.second));
+  }
   if (terms.deferred_wgrad && device.defers_last_wgrad) {
     // Its own input kept past the output layer's backward pass, its gradient not freed.
     deferred.push_back(step.take(*terms.deferred_wgrad, passes * device.stage_boundary_bytes));
@@ -625,7 +683,17 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   }
   // The first layer's checkpoint, the last to hold the mask, releases it with its saved tensors.
   SlotHooks backward = fsdp.on() ? fsdp.backward() : SlotHooks{};
+  // Unfused, a layer's largest weight gradient at once (each added and freed before the next).
+  std::optional<CachingAllocator::Handle> wgrad;
+  if (terms.unfused_wgrads) {
+    backward.before = [&, before = backward.before](int slot) {
+      if (before) before(slot);
+      wgrad = step.take(*terms.unfused_wgrads, kBf16Bytes * largest_layer_weight(device));
+    };
+  }
   backward.after = [&, after = backward.after](int slot) {
+    if (wgrad) step.give(*wgrad);
+    wgrad.reset();
     if (after) after(slot);
     if (slot == 1 && mask) {
       step.give(*mask);
