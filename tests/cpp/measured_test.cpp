@@ -389,3 +389,13 @@ TEST_CASE(
         "worst 3.0%.");
   CHECK(standing_against_other_estimates({}).empty());
 }
+
+TEST_CASE("measured: Table 5's two schedules are ordered as measured, 1F1B above interleaved") {
+  const std::vector<MeasuredComparison> all = compare_measured();
+  const MeasuredComparison& one_f_one_b =
+      comparison_with_id(all, "torchtitan-2024-12-table5-fsdp8-tp8-pp8");
+  const MeasuredComparison& interleaved =
+      comparison_with_id(all, "torchtitan-2024-12-table5-fsdp8-tp8-pp8-interleaved");
+  REQUIRE(one_f_one_b.measured.measured_bytes > interleaved.measured.measured_bytes);
+  CHECK(one_f_one_b.llama_block_bytes > interleaved.llama_block_bytes);
+}

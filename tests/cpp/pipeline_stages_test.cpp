@@ -9,6 +9,7 @@
 
 #include "cli.hpp"
 #include "estimate/placement.hpp"
+#include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/settings.hpp"
 
@@ -233,4 +234,39 @@ TEST_CASE("interleaved: each device holds its warm-up's chunks, the last (v - 1)
   CHECK(activation_slots(placement.last) == 20);
   CHECK(placement.first.micro_batches_in_flight == 5.5);
   CHECK(activation_slots(placement.first) == doctest::Approx(32 * (1 + 3.0 / 8)));
+}
+
+TEST_CASE(
+    "interleaved under torchtitan: FSDP2's FP32 gradient buffers at the peak are the last virtual "
+    "stage's when the step is one round of micro-batches") {
+  // Llama 3 8B under torchtitan, p 4, FSDP 2, full recomputation, the last device asked for. Each
+  // virtual stage accumulates its gradients unsharded in FP32 from its first backward pass to its
+  // last; the interleaved schedule runs the last virtual stage's p = n micro-batches first and
+  // reduce-scatters them before the first virtual stage's begin.
+  TrainingSetup setup;
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  setup.layout.pipeline_parallel = 4;
+  setup.recompute = Recompute::kFull;
+  setup.logits = true;
+  setup.loss = Loss::kFp32Upcast;
+  setup.pipeline_stage = -1;
+  const auto accumulated = [](const Estimate& estimate) {
+    for (const StackTerm& term : estimate.stack_terms) {
+      if (term.id == "fsdp-accumulated-gradients") return term.bytes;
+    }
+    return -1.0;
+  };
+  const double layer = layer_8b();
+  const double root = 128256.0 * 4096 + 4096;  // the output layer and the final norm
+  // 1F1B: every layer's and the root's, 4 B each.
+  const Estimate one_f_one_b = ok(setup);
+  CHECK(accumulated(one_f_one_b) == allocator_block_bytes(4 * one_f_one_b.parameters_on_device));
+  // Interleaved, v 2: half the device's layers and the root, the last virtual stage's.
+  setup.layout.virtual_pipeline_stages = 2;
+  const Estimate interleaved = ok(setup);
+  const double layers = (interleaved.parameters_on_device - root) / layer;
+  CHECK(layers == 8);
+  CHECK(accumulated(interleaved) == allocator_block_bytes(4 * (layer * layers / 2 + root)));
 }

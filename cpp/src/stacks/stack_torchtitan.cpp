@@ -148,10 +148,29 @@ std::size_t accumulated_term(Step& step, const char* why) {
                    fsdp_source("_fsdp_param.py, FSDPParam.to_accumulated_grad_if_needed; ") + why);
 }
 
+// The unsharded FP32 gradients held at the pipeline's busiest moment, its first backward pass.
+// Each virtual stage's are made at its first micro-batch's backward pass and reduce-scattered
+// and freed at its last's (backward_maybe_with_nosync: run_post_backward on the last backward).
+// Under the interleaved schedule the last virtual stage's backward passes run first, p
+// micro-batches a round: where the step has no more micro-batches than one round (n ≤ p,
+// torchtitan's default n = p), its buffers are freed before the device's earlier virtual stages
+// make theirs, and only the last virtual stage's (1/v of the device's layers, and the output
+// layer and final norm on the last device) are held beside the most micro-batches in flight.
+// Otherwise, and under 1F1B, every layer's.
+double accumulated_at_peak(const StepDevice& device) {
+  const double v = device.virtual_stages;
+  if (v <= 1 || device.pipeline_micro_batches > device.setup.layout.pipeline_parallel) {
+    return kFp32Bytes * device.parameters;
+  }
+  const double last_virtual_stage = device.layer_parameters * device.layers_per_stage / v +
+                                    (device.output_layer ? device.root_parameters : 0);
+  return kFp32Bytes * last_virtual_stage;
+}
+
 // Under pipelining torchtitan never reshards after forward, and the pipeline schedule holds
 // gradient synchronisation until the last micro-batch (torch/distributed/pipelining/stage.py,
 // backward_maybe_with_nosync): the stage's parameters stay gathered and its gradients
-// accumulate unsharded in FP32 (FSDPParam.to_accumulated_grad_if_needed).
+// accumulate unsharded in FP32 (FSDPParam.to_accumulated_grad_if_needed): accumulated_at_peak.
 void torchtitan_pipelined_step(Step& step, const StepDevice& device, const FsdpTerms& terms) {
   const std::size_t accumulated =
       accumulated_term(step, "torch/distributed/pipelining/stage.py, backward_maybe_with_nosync");
@@ -163,7 +182,7 @@ void torchtitan_pipelined_step(Step& step, const StepDevice& device, const FsdpT
   step.take(terms.gathered, kBf16Bytes * device.parameters - (kBf16Bytes - kFp8Bytes) *
                                                                  fp8_gathered_weights(device) *
                                                                  device.layers_per_stage);
-  step.take(accumulated, kFp32Bytes * device.parameters);
+  step.take(accumulated, accumulated_at_peak(device));
   PipelineBuffers pipeline = take_pipeline_buffers(step, device, buffers);
   step.mark("start", 0);
   std::vector<Handles> kept = forward_slots(step, device);

@@ -291,7 +291,13 @@ constexpr const char* kThreeDMiss =
     "find. Not modelled: the compiled Float8 blocks' buffers while a block is rebuilt (async TP "
     "alone moves Table 4's peak by 4.3 GiB), what the first step leaves in the allocator's cache "
     "on each rank, and the spread between ranks (the highest is measured, one rank replayed per "
-    "stage). The interleaved row, measured 9.8 GiB lower, is estimated higher than this one";
+    "stage). The interleaved row, measured 9.8 GiB lower, is estimated 0.9 GiB lower: its FP32 "
+    "gradient buffers are one virtual stage's at its peak";
+
+// Why Table 5's interleaved row is outside 10%.
+constexpr const char* kInterleavedMiss =
+    "Outside 10%: 15.8% under, as the 1F1B rows are, and for the same unfound reasons; it is "
+    "ordered under the 1F1B row as measured, by 0.9 GiB where the table finds 9.8";
 
 // Why Table 4's row without async TP is outside 10%.
 constexpr const char* kTable4Miss =
@@ -390,9 +396,13 @@ MeasuredCase torchtitan_3d(int table, int fsdp, int cp, int sequence_length, dou
         "forward pass on the first four devices; the pipeline's buffers and FSDP2's holdings as "
         "the 1F1B row's. The last device is the most loaded: its first virtual stage's 8 "
         "micro-batches in flight, one of its second's, and the 7 logits before it in "
-        "output_chunks. Within 10%, but no evidence: the estimate holds more under this schedule "
-        "than under 1F1B, where the table measures 9.8 GiB more, and the 1F1B rows are 17 to 27% "
-        "under";
+        "output_chunks. Under pipelining FSDP2 accumulates each virtual stage's gradients "
+        "unsharded in FP32 from its first backward pass to its last; the last virtual stage's "
+        "run first, all 8 micro-batches in one round, and are reduce-scattered before the first "
+        "virtual stage's begin, so at the peak one virtual stage's buffers are held, where 1F1B "
+        "holds every layer's. " +
+        std::string(kInterleavedMiss);
+    measured.outside_goal = kInterleavedMiss;
     return measured;
   }
   measured.note =
