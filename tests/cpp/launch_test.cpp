@@ -209,6 +209,13 @@ TEST_CASE("launch: torchtitan v0.2.2's pipeline split, micro-batches and convert
       8);
   CHECK(float8.setup.precision == Precision::kFp8Mixed);
   CHECK(float8.setup.fp8_all_gather);
+  // Float8Linear's filter_fqns defaults to [] in v0.2.2, which converts the output layer too.
+  check_refused(
+      "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = "
+      "[\"quantize.linear.float8\"]\n[activation_checkpoint]\nmode = \"full\"\n",
+      "quantize.linear.float8.filter_fqns",
+      "quantize.linear.float8.filter_fqns must be [\"output\"], the output layer kept in BF16, as "
+      "torchtitan's own configs set it: other layers left out are not modelled.");
   check_refused(
       "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"quantize.grouped_mm.mx\"]\n"
       "[activation_checkpoint]\nmode = \"full\"\n",
@@ -252,6 +259,14 @@ TEST_CASE(
                 "quantize.linear.mx.filter_fqns must be [\"output\"], the output layer kept in "
                 "BF16, as torchtitan's own configs set it: other layers left out are not "
                 "modelled.");
+  // The Float8 table the shipped files carry is no bearing when MX runs.
+  const LaunchConfig shipped =
+      read_ok(mx("") +
+                  "[quantize.linear.float8]\nenable_fsdp_float8_all_gather = false\n"
+                  "precompute_float8_dynamic_scale_for_fsdp = false\nfilter_fqns = [\"output\"]\n",
+              8);
+  CHECK(shipped.not_understood.empty());
+  CHECK(shipped.setup.fp8_recipe == Fp8Recipe::kMxfp8);
   check_refused(
       "[model]\nname = \"llama3\"\nflavor = \"8B\"\nconverters = [\"float8\", \"mx\"]\n"
       "[activation_checkpoint]\nmode = \"full\"\n",
@@ -540,6 +555,20 @@ TEST_CASE("launch: NVIDIA's Megatron-FSDP example is read whole, and answered") 
   CHECK(setup.empty_cache_level == 1);
   const Estimate estimate = estimate_memory(setup);
   REQUIRE(estimate.answer.ok());
+  // 55.1 GB on an H100: the double buffer's slots, no cached weight gradients (one unfused
+  // weight gradient at a time instead), the FP8 shard.
+  CHECK(estimate.bytes.total() == doctest::Approx(55.1e9).epsilon(0.001));
+  const auto term_bytes = [&estimate](const std::string& id) {
+    for (const StackTerm& term : estimate.stack_terms) {
+      if (term.id == id) return term.bytes;
+    }
+    return -1.0;
+  };
+  CHECK(term_bytes("megatron-fsdp-gathered-layers") > 0);
+  CHECK(term_bytes("megatron-fsdp-unsharded-gradients") > 0);
+  CHECK(term_bytes("megatron-unfused-wgrads") >= 0);
+  CHECK(term_bytes("te-cached-wgrads") == 0);
+  CHECK(estimate.bytes[Term::kFp8Weights] > 0);
   // No published run measures Megatron-FSDP: the headroom decides, and it fits an H100.
   CHECK(verdict_of(estimate, false).verdict == Verdict::kFits);
 }
@@ -878,10 +907,16 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                 "--fsdp-manual-registration needs --use-nccl-ub, as Megatron-LM asserts.");
   check_refused(line + "--vocab-size 32000 --fsdp-double-buffer", "--fsdp-double-buffer",
                 "--fsdp-double-buffer is Megatron-FSDP's: add --use-megatron-fsdp, or remove it.");
-  check_refused(fsdp + " --megatron-fsdp-max-pool-double-buffer",
-                "--megatron-fsdp-max-pool-double-buffer",
-                "--megatron-fsdp-max-pool-double-buffer is not modelled: Megatron-FSDP's own "
+  // The max pool's slots are the largest unit's, for a dense decoder the fixed pool's.
+  CHECK(read_ok(fsdp + " --megatron-fsdp-max-pool-double-buffer").setup.fsdp_double_buffer);
+  check_refused(fsdp + " --fsdp-db-use-persist-buf-on-alloc-fail",
+                "--fsdp-db-use-persist-buf-on-alloc-fail",
+                "--fsdp-db-use-persist-buf-on-alloc-fail is not modelled: Megatron-FSDP's own "
                 "prefetch window, or its double buffer of two layers' slots, are.");
+  // Megatron-LM's DDP takes NCCL's user buffers too; not modelled there.
+  check_refused(line + "--vocab-size 32000 --use-nccl-ub", "--use-nccl-ub",
+                "--use-nccl-ub without Megatron-FSDP (DDP's buffers from NCCL's pool) is not "
+                "modelled: add --use-megatron-fsdp, or remove it.");
   // The reuse of the gradient buffer is MXFP8's, with FP8 parameters.
   check_refused(line + "--vocab-size 32000 --reuse-grad-buf-for-mxfp8-param-ag",
                 "--reuse-grad-buf-for-mxfp8-param-ag",

@@ -94,8 +94,11 @@ Fp8Layer fp8_layers(const ModelShape& shape, const ParallelLayout& layout, doubl
 // gradient), the weight along dim1 and the input along dim1, all held until the weight's gradient
 // is made: (2·T·out + T·in + in·out)·(1 + 1/32) bytes for a linear of in → out over T tokens. The
 // most of any of a dense block's linear layers, unsplit (tensor parallelism is refused with it).
-// The forward pass's casts (input and weight along dim0) are fewer, and the backward pass of the
-// first block it meets holds all the forward pass held.
+// Compiled, as modelled (check.cpp refuses MXFP8 uncompiled, where to_mx makes FP32 copies first):
+// Inductor fuses each cast, and may free grad_output's dim0 cast and the weight's dim1 cast after
+// the input's gradient is made, so this is the most the casts hold. The forward pass's casts
+// (input and weight along dim0) are fewer, and the backward pass of the first block it meets holds
+// all the forward pass held.
 double mx_linear_backward_casts(const ModelShape& shape, double tokens);
 
 }  // namespace trainmem

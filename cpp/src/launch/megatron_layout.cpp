@@ -423,12 +423,17 @@ void read_megatron_fsdp(KeyReader& flags, TrainingSetup& setup, std::vector<std:
       flags.fault("--ckpt-format",
                   "--ckpt-format fsdp_dtensor needs --use-megatron-fsdp, as Megatron-LM asserts.");
     }
-    for (const char* flag : {"--fsdp-double-buffer", "--use-nccl-ub"}) {
-      if (flags.has(flag)) {
-        flags.fault(flag, std::string(flag) +
-                              " is Megatron-FSDP's: add --use-megatron-fsdp, or "
-                              "remove it.");
-      }
+    if (flags.has("--fsdp-double-buffer")) {
+      flags.fault(
+          "--fsdp-double-buffer",
+          "--fsdp-double-buffer is Megatron-FSDP's: add --use-megatron-fsdp, or remove it.");
+    }
+    // Megatron-LM's DDP takes NCCL's user buffers too (distributed_data_parallel.py passes
+    // nccl_ub to its buffers), which is not modelled.
+    if (flags.has("--use-nccl-ub")) {
+      flags.fault("--use-nccl-ub",
+                  "--use-nccl-ub without Megatron-FSDP (DDP's buffers from NCCL's pool) is not "
+                  "modelled: add --use-megatron-fsdp, or remove it.");
     }
     return;
   }
@@ -471,10 +476,13 @@ void read_megatron_fsdp(KeyReader& flags, TrainingSetup& setup, std::vector<std:
     flags.fault("--megatron-fsdp-version",
                 "--megatron-fsdp-version 2 is not modelled: version 1, the default, is.");
   }
-  // arguments.py: --use-nccl-ub turns on the double buffer (and manual registration), and
-  // --fsdp-manual-registration asserts --use-nccl-ub.
+  // arguments.py: --use-nccl-ub and --megatron-fsdp-max-pool-double-buffer turn on the double
+  // buffer (the first with manual registration), and --fsdp-manual-registration asserts
+  // --use-nccl-ub. The max pool's slots are the largest unit's of each dtype (MaxPoolAllocator):
+  // for a dense decoder, whose units are its identical layers, the fixed pool's.
   const bool nccl_ub = flags.has("--use-nccl-ub");
-  setup.fsdp_double_buffer = flags.has("--fsdp-double-buffer") || nccl_ub;
+  setup.fsdp_double_buffer = flags.has("--fsdp-double-buffer") || nccl_ub ||
+                             flags.has("--megatron-fsdp-max-pool-double-buffer");
   if (flags.has("--fsdp-manual-registration") && !nccl_ub) {
     flags.fault("--fsdp-manual-registration",
                 "--fsdp-manual-registration needs --use-nccl-ub, as Megatron-LM asserts.");
@@ -487,8 +495,7 @@ void read_megatron_fsdp(KeyReader& flags, TrainingSetup& setup, std::vector<std:
         "multicast buffers, outside it, are not counted.");
   }
   for (const char* flag :
-       {"--megatron-fsdp-max-pool-double-buffer", "--suggested-communication-unit-size",
-        "--fsdp-db-use-persist-buf-on-alloc-fail"}) {
+       {"--suggested-communication-unit-size", "--fsdp-db-use-persist-buf-on-alloc-fail"}) {
     if (flags.has(flag)) {
       flags.fault(flag, std::string(flag) +
                             " is not modelled: Megatron-FSDP's own prefetch window, or its "

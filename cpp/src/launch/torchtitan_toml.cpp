@@ -752,11 +752,14 @@ void read_recompute(KeyReader& keys, Era era, TrainingSetup& setup) {
   }
 }
 
-// The converter's filter_fqns: the output layer kept in BF16, as torchtitan's own configs set it
-// (and as 9dec370's float8.py kept it).
-void read_output_filter(KeyReader& keys, const std::string& prefix) {
+// The converter's filter_fqns, which must keep the output layer in BF16, as torchtitan's own
+// configs set it (and as 9dec370's float8.py kept it); `fallback` is the converter's own default
+// (v0.2.2's job_config.py: Float8Linear's [], which converts the output layer too; MXLinear's
+// ["output"]).
+void read_output_filter(KeyReader& keys, const std::string& prefix,
+                        const std::vector<std::string>& fallback) {
   const std::vector<std::string> filtered =
-      keys.get(prefix + "filter_fqns", string_list()).value_or(std::vector<std::string>{"output"});
+      keys.get(prefix + "filter_fqns", string_list()).value_or(fallback);
   if (filtered != std::vector<std::string>{"output"}) {
     keys.fault(prefix + "filter_fqns",
                prefix +
@@ -786,7 +789,7 @@ void read_mx(KeyReader& keys, TrainingSetup& setup) {
                prefix + "mxfp8_dim1_cast_kernel_choice " + quoted(cast) +
                    " is not modelled: \"triton\" and \"cuda\" are.");
   }
-  read_output_filter(keys, prefix);
+  read_output_filter(keys, prefix, {"output"});
   setup.precision = Precision::kFp8Mixed;
   setup.fp8_recipe = Fp8Recipe::kMxfp8;
 }
@@ -844,6 +847,12 @@ void read_float8(KeyReader& keys, Era era, TrainingSetup& setup) {
     }
     return;
   }
+  // The converter not named keeps its table unread (the shipped TOMLs carry
+  // [quantize.linear.float8] whichever runs): no bearing.
+  const std::string unchosen = mx ? "quantize.linear.float8." : "quantize.linear.mx.";
+  for (const FileKey& key : keys.keys()) {
+    if (key.key.rfind(unchosen, 0) == 0) static_cast<void>(keys.take(key.key));
+  }
   if (mx) {
     read_mx(keys, setup);
     return;
@@ -859,7 +868,7 @@ void read_float8(KeyReader& keys, Era era, TrainingSetup& setup) {
   if (keys.get(prefix + "emulate", json_boolean()).value_or(false)) {
     keys.fault(prefix + "emulate", prefix + "emulate is not modelled.");
   }
-  read_output_filter(keys, prefix);
+  read_output_filter(keys, prefix, {});
   setup.precision = Precision::kFp8Mixed;
   setup.fp8_all_gather = float8_gather;
 }

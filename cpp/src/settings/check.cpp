@@ -171,10 +171,21 @@ Answer check_fp8(const TrainingSetup& setup, const ModelShape& shape) {
                    "GEMMs for a mixture's experts (MXFP8GroupedExpertsConverter) are not. Choose "
                    "the delayed recipe (tensorwise), or a dense model.");
   }
+  // Uncompiled, MXTensor.to_mx runs in plain PyTorch (an FP32 copy of each operand, its scaled
+  // and clamped values, about 12 B a value at once); compiled, Inductor fuses the casts, as the
+  // published runs ran them (fp8.hpp, mx_linear_backward_casts).
+  if (torchao_mxfp8(setup) && setup.compile == Compile::kOff) {
+    return refusal(id::kFp8Recipe,
+                   "torchao's MXFP8 is modelled compiled, as torchtitan's published MXFP8 runs "
+                   "ran it; uncompiled its casts make FP32 copies of each operand first, which "
+                   "are not modelled. Compile the blocks (torch.compile), or choose the delayed "
+                   "recipe (tensorwise).");
+  }
+  // torchtitan v0.2.2's mx.py asserts "TP not yet supported with torch.compile for mxfp8".
   if (torchao_mxfp8(setup) && setup.layout.tensor_parallel > 1) {
     return refusal(id::kFp8Recipe,
-                   "torchao's MXFP8 under tensor parallelism is not modelled; set tp to 1, or "
-                   "choose the delayed recipe (tensorwise).");
+                   "torchao's MXFP8 under tensor parallelism is not modelled (torchtitan refuses "
+                   "it compiled); set tp to 1, or choose the delayed recipe (tensorwise).");
   }
   const std::string fp8 = "Precision fp8-mixed";
   const std::string other_precisions = "bf16-mixed, bf16 or fp32";
@@ -342,17 +353,19 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   if (megatron_fsdp(setup)) {
     // What Megatron-FSDP's replay follows: a dense model's layers, each one unit and one bucket,
     // on one pipeline stage, with BF16 parameters and FP32 main weights.
-    const char* asked = layout.pipeline_parallel > 1 ? "pipeline parallelism"
-                        : shape.num_experts > 1      ? "a mixture of experts"
-                        : setup.fp8_param_gather && layout.zero_stage < 3
-                            ? "FP8 parameters (--fp8-param-gather) under optim_grads"
-                        : setup.fp8_param_gather && (setup.fp8_recipe == Fp8Recipe::kMxfp8 ||
-                                                     setup.fp8_recipe == Fp8Recipe::kBlockwise)
-                            ? "FP8 parameters (--fp8-param-gather) in MXFP8 or blockwise FP8, "
-                              "whose column-wise copies it gathers too,"
-                        : setup.optimizer_instances > 1 ? "distributed optimiser instances"
-                        : setup.mtp                     ? "multi-token prediction"
-                                                        : nullptr;
+    const char* asked =
+        layout.pipeline_parallel > 1 ? "pipeline parallelism"
+        : shape.num_experts > 1      ? "a mixture of experts"
+        : setup.fp8_param_gather && layout.zero_stage < 3
+            ? "FP8 parameters (--fp8-param-gather) under optim_grads"
+        : setup.fp8_param_gather &&
+                (setup.fp8_recipe == Fp8Recipe::kMxfp8 || setup.fp8_recipe == Fp8Recipe::kBlockwise)
+            ? "FP8 parameters (--fp8-param-gather) in MXFP8 (whose column-wise data "
+              "it gathers too) or blockwise FP8 (made column-wise after each "
+              "gather, with its scales)"
+        : setup.optimizer_instances > 1 ? "distributed optimiser instances"
+        : setup.mtp                     ? "multi-token prediction"
+                                        : nullptr;
     if (asked != nullptr) {
       return refusal(
           id::kZeroStage,

@@ -341,7 +341,8 @@ MegatronTerms megatron_terms(Step& step, const StepDevice& device) {
         "(module/linear.py, without fuse_wgrad_accumulation) and the output layer "
         "(tensor_parallel/layers.py) return each weight's gradient as its own tensor, which the "
         "parameter's hook adds to the main gradient and frees (distributed_data_parallel.py, "
-        "_make_backward_post_hook)");
+        "_make_backward_post_hook; under Megatron-FSDP megatron_fsdp.py's post-accumulate-grad "
+        "hook, del param.grad)");
   }
   terms.te_workspaces = step.term(
       "te-cublas-workspaces", "Transformer Engine's cuBLAS workspaces",

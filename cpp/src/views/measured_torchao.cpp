@@ -1,7 +1,7 @@
-// torchao's MX formats benchmark on B200s (pytorch/ao, torchao/prototype/mx_formats/README.md at
-// e4e681be, August 2025; copied into torchtitan's components/quantization/mxfp8.md): Llama 3 8B
-// under torchtitan 6fc499f6 in BF16, MXFP8 and tensorwise Float8, each run's peak reserved memory
-// set against the estimate under the torchtitan stack (measured_runs.hpp).
+// torchao's MX formats benchmark on B200s (pytorch/ao, torchao/prototype/mx_formats/README.md as
+// d8bb51f6 added it, August 2025; copied into torchtitan's components/quantization/mxfp8.md):
+// Llama 3 8B under torchtitan 6fc499f6 in BF16, MXFP8 and tensorwise Float8, each run's peak
+// reserved memory set against the estimate under the torchtitan stack (measured_runs.hpp).
 #include <string>
 
 #include "views/measured_runs.hpp"
@@ -26,8 +26,9 @@ MeasuredCase b200_row(Scaling scaling, const char* id, const char* precision, co
       std::string("torchao, MX formats training benchmark on 8 B200s, August 2025 (the row \"") +
       row + "\")";
   measured.source =
-      "pytorch/ao, torchao/prototype/mx_formats/README.md at e4e681be (torchao 0.13.0, torch "
-      "2.9.0.dev20250815, torchtitan 6fc499f6), run by benchmarks/float8/training/llama3.sh: "
+      "pytorch/ao, torchao/prototype/mx_formats/README.md at d8bb51f6 (August 15, 2025: torchao "
+      "0.13.0+gite4e681be, torch 2.9.0.dev20250815, torchtitan 6fc499f6), run by "
+      "benchmarks/float8/training/llama3.sh: "
       "torchtitan's llama3_8b.toml with --training.local-batch-size=1 --training.compile and the "
       "row's converter; parse_torchtitan_logs.py reads the memory log's max_reserved_gib";
   measured.statistic =
