@@ -80,11 +80,18 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
         (layout.zero_stage >= 3 ? "optim_grads_params, its default" : "optim_grads") +
         ", with --ckpt-format fsdp_dtensor, which Megatron-LM asserts): BF16 main gradients, " +
         (layout.zero_stage >= 3
-             ? "each transformer layer gathered for its passes with the next ones prefetched, the "
-               "embedding and output layer gathered for the whole step, "
-             : "") +
-        "each layer's gradient whole until reduce-scattered, and an FP32 copy of the gradient "
-        "shard for the optimiser's step." +
+             ? std::string("each transformer layer gathered for its passes with ") +
+                   (setup.fsdp_double_buffer ? "the next one prefetched, in two slots kept for "
+                                               "the run (--fsdp-double-buffer), "
+                                             : "the next ones prefetched, ") +
+                   "the embedding and output layer gathered for the whole step, "
+             : std::string()) +
+        (setup.fp8_param_gather ? "the linear weights' FP8 data sharded and gathered in FP8, "
+                                : "") +
+        (setup.fsdp_double_buffer ? "each layer's gradient whole in one of two slots until "
+                                    "reduce-scattered, "
+                                  : "each layer's gradient whole until reduce-scattered, ") +
+        "and an FP32 copy of the gradient shard for the optimiser's step." +
         (setup.grad_reduce_in_bf16 ? std::string(" --grad-reduce-in-bf16 changes nothing there.")
                                    : std::string()));
   }
