@@ -917,6 +917,15 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   check_refused(line + "--vocab-size 32000 --use-nccl-ub", "--use-nccl-ub",
                 "--use-nccl-ub without Megatron-FSDP (DDP's buffers from NCCL's pool) is not "
                 "modelled: add --use-megatron-fsdp, or remove it.");
+  // The interleaved schedule's micro-batch group; without virtual stages it has no bearing.
+  const std::string interleaved = line + "--vocab-size 32000 --pipeline-model-parallel-size 4 ";
+  CHECK(read_ok(interleaved + "--num-virtual-stages-per-pipeline-rank 2 "
+                              "--microbatch-group-size-per-virtual-pipeline-stage 8")
+            .setup.layout.microbatch_group_size == 8);
+  const LaunchConfig plain =
+      read_ok(interleaved + "--microbatch-group-size-per-virtual-pipeline-stage 8");
+  CHECK(plain.setup.layout.microbatch_group_size == 0);
+  CHECK(plain.not_understood.empty());
   // The reuse of the gradient buffer is MXFP8's, with FP8 parameters.
   check_refused(line + "--vocab-size 32000 --reuse-grad-buf-for-mxfp8-param-ag",
                 "--reuse-grad-buf-for-mxfp8-param-ag",

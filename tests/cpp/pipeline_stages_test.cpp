@@ -270,3 +270,48 @@ TEST_CASE(
   CHECK(layers == 8);
   CHECK(accumulated(interleaved) == allocator_block_bytes(4 * (layer * layers / 2 + root)));
 }
+
+TEST_CASE(
+    "interleaved: Megatron-LM's micro-batch group sets each virtual stage's warm-up, and its "
+    "limits are Megatron-LM's") {
+  // p 4, v 2: the warm-up runs (v - 1)·g + 2·(p - 1 - i) chunks, g = p = 4 by default.
+  ParallelLayout layout;
+  layout.pipeline_parallel = 4;
+  layout.virtual_pipeline_stages = 2;
+  const double unbounded = std::numeric_limits<double>::infinity();
+  CHECK(micro_batches_in_flight(layout, unbounded, 0) == (4 + 6 + 1) / 2.0);
+  // In groups of 8: 8 + 6 + 1 chunks on the first device, 8 + 0 + 1 on the last.
+  layout.microbatch_group_size = 8;
+  CHECK(micro_batches_in_flight(layout, unbounded, 0) == (8 + 6 + 1) / 2.0);
+  CHECK(micro_batches_in_flight(layout, unbounded, 3) == (8 + 0 + 1) / 2.0);
+  // The estimate: Llama 3 8B under the megatron stack, p 4, v 2, one sequence a micro-batch on
+  // d 1, 16 micro-batches a step.
+  TrainingSetup setup;
+  setup.stack = Stack::kMegatron;
+  setup.layout.pipeline_parallel = 4;
+  setup.layout.virtual_pipeline_stages = 2;
+  setup.recompute = Recompute::kFull;
+  setup.global_batch_sequences = 16;
+  const double by_p = ok(setup).peak_allocated_bytes;
+  setup.layout.microbatch_group_size = 8;
+  CHECK(ok(setup).peak_allocated_bytes > by_p);
+  // Fewer than p, more than the step's, or a last group of fewer than p: refused.
+  setup.layout.microbatch_group_size = 2;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kMicrobatchGroupSize);
+  setup.layout.microbatch_group_size = 32;
+  check_refused(setup, setting_id::kMicrobatchGroupSize,
+                "The micro-batches a virtual stage runs in a row (32) must not pass the step's "
+                "16 (global batch over micro-batch × d), as Megatron-LM's schedules.py requires; "
+                "choose 4 to 16.");
+  setup.layout.microbatch_group_size = 6;  // 16 = 2 × 6 + 4: the last group of 4, p, stands
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.layout.microbatch_group_size = 7;  // 16 = 2 × 7 + 2: fewer than p
+  check_refused(setup, setting_id::kGlobalBatch,
+                "The interleaved schedule runs its micro-batches in groups of 7, and its last "
+                "group must be whole or hold p 4 at least (Megatron-LM's schedules.py): global "
+                "batch 16 gives 16 a step; choose a multiple of 7.");
+  // It is the interleaved schedule's, and Megatron-LM's.
+  setup.layout.microbatch_group_size = 8;
+  setup.layout.virtual_pipeline_stages = 1;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kMicrobatchGroupSize);
+}

@@ -80,6 +80,7 @@ constexpr const char* kEmptyCacheLevel = "empty-unused-memory-level";
 constexpr const char* kNoDataloaderAttentionMask = "no-create-attention-mask-in-dataloader";
 constexpr const char* kMetaDeviceInit = "init-model-with-meta-device";
 constexpr const char* kFsdpDoubleBuffer = "fsdp-double-buffer";
+constexpr const char* kMicrobatchGroupSize = "microbatch-group-size-per-virtual-pipeline-stage";
 constexpr const char* kNoGradientAccumulationFusion = "no-gradient-accumulation-fusion";
 constexpr const char* kCompile = "compile";
 constexpr const char* kFsdpVersion = "fsdp-version";

@@ -46,7 +46,11 @@ struct ParallelLayout {
   bool sequence_parallel = false;   // Korthikanti et al.: split what TP leaves whole, too
   int pipeline_parallel = 1;        // p, 1F1B schedule
   int virtual_pipeline_stages = 1;  // v > 1: the interleaved schedule (Narayanan et al. 2021)
-  int context_parallel = 1;         // c: the sequence split over c devices
+  // Under Megatron-LM's interleaved schedule, the micro-batches each virtual stage runs in a row
+  // (--microbatch-group-size-per-virtual-pipeline-stage, ModelParallelConfig; 0 means p, its
+  // default).
+  int microbatch_group_size = 0;
+  int context_parallel = 1;  // c: the sequence split over c devices
   // A mixture of experts' routed experts (Megatron-LM's expert parallelism): spread over ep
   // devices and each split over etp, carved out of the same d·t·c devices; 0 for etp means t, as
   // Megatron-LM's --expert-tensor-parallel-size defaults to --tensor-model-parallel-size.

@@ -84,7 +84,8 @@ double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_b
   const double p = layout.pipeline_parallel;
   const double v = layout.virtual_pipeline_stages;
   if (v <= 1) return std::min(step_micro_batches, p - index);
-  const double chunks = (v - 1) * p + 2 * (p - 1 - index) + 1;
+  const double g = layout.microbatch_group_size > 0 ? layout.microbatch_group_size : p;
+  const double chunks = (v - 1) * g + 2 * (p - 1 - index) + 1;
   return std::min(step_micro_batches * v, chunks) / v;
 }
 
@@ -94,23 +95,24 @@ double data_micro_batches_held(const ParallelLayout& layout, double step_micro_b
   const long long i = index;
   const bool reads_data = i == 0 || i == p - 1;
   if (p <= 1 || !reads_data) return 1;
+  const long long g = layout.microbatch_group_size > 0 ? layout.microbatch_group_size : p;
   // The schedule repeats itself group by group: a step of many micro-batches is played as eight
   // groups and its last, shorter one (the same most held).
   const double whole = std::floor(std::min(step_micro_batches, 1e9));
   const long long n =
-      whole <= 8.0 * static_cast<double>(p)
+      whole <= 8.0 * static_cast<double>(g)
           ? static_cast<long long>(whole)
-          : 8 * p + static_cast<long long>(std::fmod(whole, static_cast<double>(p)));
+          : 8 * g + static_cast<long long>(std::fmod(whole, static_cast<double>(g)));
   if (n < 1) return 1;
   std::vector<long long> chunk_of;  // get_schedule_table: each forward pass's virtual stage
-  for (long long group = 0; group < n; group += p) {
-    const long long end = group + p >= n ? n : group + p;
+  for (long long group = 0; group < n; group += g) {
+    const long long end = group + g >= n ? n : group + g;
     for (long long chunk = 0; chunk < v; ++chunk) {
       chunk_of.insert(chunk_of.end(), static_cast<std::size_t>(end - group), chunk);
     }
   }
   const long long total = n * v;
-  const long long warm_up = std::min(total, v == 1 ? p - i - 1 : 2 * (p - i - 1) + (v - 1) * p);
+  const long long warm_up = std::min(total, v == 1 ? p - i - 1 : 2 * (p - i - 1) + (v - 1) * g);
   const long long reads = i == 0 ? 0 : v - 1;  // the virtual stage that reads the data
   long long held = 0;
   long long most = 0;

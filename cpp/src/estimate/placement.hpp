@@ -81,9 +81,10 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup);
 // The micro-batches' worth of its layers that pipeline stage `index` (from 0) holds at its
 // busiest, in a step of `step_micro_batches` (infinite: as many as the schedule fills). Under
 // 1F1B, p - i (Narayanan et al. 2021). Under the interleaved schedule, v virtual stages a device:
-// its warm-up runs (v - 1)·p + 2·(p - 1 - i) chunks, each 1/v of the device's layers, and the
+// its warm-up runs (v - 1)·g + 2·(p - 1 - i) chunks, each 1/v of the device's layers, and the
 // steady state one more before the first backward pass (Megatron-LM's
-// forward_backward_pipelining_with_interleaving with microbatch_group_size_per_vp_stage p; torch's
+// forward_backward_pipelining_with_interleaving with microbatch_group_size_per_vp_stage g, p by
+// default: ParallelLayout::microbatch_group_size; torch's
 // ScheduleInterleaved1F1B, p micro-batches a round), at most the step's n·v; on the first stage
 // p·(1 + (p - 1)/(p·v)) micro-batches (Narayanan et al. 2021, section 2.2).
 double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_batches,
@@ -93,8 +94,8 @@ double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_b
 // to its backward pass, under Megatron-LM's schedules (schedules.py): only the stages that read the
 // data do (get_batch: the first's first virtual stage, the last's last), and each keeps a
 // micro-batch's from its forward to its backward pass. Played out in the schedule's own order:
-// get_schedule_table's groups of p micro-batches through each virtual stage,
-// get_pp_rank_microbatches' warm-up (p - i - 1 forward passes; 2·(p - i - 1) + (v - 1)·p
+// get_schedule_table's groups of g micro-batches through each virtual stage (p by default),
+// get_pp_rank_microbatches' warm-up (p - i - 1 forward passes; 2·(p - i - 1) + (v - 1)·g
 // interleaved), then one forward and one backward pass at a time. 1 without a pipeline, or on a
 // stage that reads no data.
 double data_micro_batches_held(const ParallelLayout& layout, double step_micro_batches, int index);

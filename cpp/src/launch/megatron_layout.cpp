@@ -305,6 +305,14 @@ void read_layout(KeyReader& flags, long long world, long long layers, long long 
   }
   read_split_accounting(flags, layers, layout);
   read_pipeline_layout(flags, layers, layout);
+  // ModelParallelConfig: p unless given; only the interleaved schedule reads it.
+  const char* group_flag = "--microbatch-group-size-per-virtual-pipeline-stage";
+  if (const auto group = flags.get(group_flag, whole_number())) {
+    if (flags.within(group_flag, *group, 1, kMaxGlobalBatchSequences) &&
+        layout.virtual_pipeline_stages > 1) {
+      layout.microbatch_group_size = static_cast<int>(*group);
+    }
+  }
 }
 
 namespace {

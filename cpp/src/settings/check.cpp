@@ -393,8 +393,9 @@ namespace {
 // that need another degree, and ZeRO's replicas.
 // Megatron-LM's global batch: a whole number of micro-batches on each of the d replicas
 // (megatron/core/num_microbatches_calculator.py, ConstantNumMicroBatchesCalculator); under the
-// interleaved schedule a whole number of groups of p (schedules.py,
-// forward_backward_pipelining_with_interleaving, its default microbatch_group_size_per_vp_stage).
+// interleaved schedule groups of g micro-batches (p, its default
+// microbatch_group_size_per_vp_stage), g no more than the step's, and the last group whole or of p
+// at least (schedules.py, forward_backward_pipelining_with_interleaving).
 Answer check_global_batch(const TrainingSetup& setup) {
   const long long global = setup.global_batch_sequences;
   if (global == 0) return {};
@@ -413,12 +414,27 @@ Answer check_global_batch(const TrainingSetup& setup) {
   }
   const long long n = global / per_step;
   const int p = layout.pipeline_parallel;
-  if (layout.virtual_pipeline_stages > 1 && n % p != 0) {
+  if (layout.virtual_pipeline_stages <= 1) return {};
+  // forward_backward_pipelining_with_interleaving: the group g (p by default) within [p, n], and
+  // the last group empty or of p at least.
+  const long long g = layout.microbatch_group_size > 0 ? layout.microbatch_group_size : p;
+  if (layout.microbatch_group_size > 0 && g > n) {
+    return refusal(id::kMicrobatchGroupSize,
+                   "The micro-batches a virtual stage runs in a row (" + count(g) +
+                       ") must not pass the step's " + count(n) +
+                       " (global batch over micro-batch × d), as Megatron-LM's schedules.py "
+                       "requires; choose " +
+                       count(p) + " to " + count(n) + ".");
+  }
+  if (n % g != 0 && n % g < p) {
+    const std::string groups = layout.microbatch_group_size > 0
+                                   ? count(g) + ", and its last group must be whole or hold p " +
+                                         format_count(p) + " at least"
+                                   : "p " + format_count(p);
     return refusal(id::kGlobalBatch,
-                   "The interleaved schedule runs its micro-batches in groups of p " +
-                       format_count(p) + " (Megatron-LM's schedules.py): global batch " +
-                       count(global) + " gives " + count(n) + " a step; choose a multiple of " +
-                       count(per_step * p) + ".");
+                   "The interleaved schedule runs its micro-batches in groups of " + groups +
+                       " (Megatron-LM's schedules.py): global batch " + count(global) + " gives " +
+                       count(n) + " a step; choose a multiple of " + count(per_step * g) + ".");
   }
   return {};
 }

@@ -53,6 +53,32 @@ void add_layout(Entries& entries) {
           "Virtual stages per device: the interleaved schedule", "layout.virtualPipelineStages")
           .degree()
           .page("layout", "Virtual stages per device"));
+  // Megatron-LM's --microbatch-group-size-per-virtual-pipeline-stage.
+  add(row<&ParallelLayout::microbatch_group_size>(
+          id::kMicrobatchGroupSize, "Micro-batches a virtual stage runs in a row",
+          "Megatron-LM's --microbatch-group-size-per-virtual-pipeline-stage under the "
+          "interleaved schedule: the micro-batches each virtual stage runs in a row, which the "
+          "warm-up holds (0: p)",
+          "layout.microbatchGroupSize")
+          .bounds(0, kMaxGlobalBatchSequences,
+                  "The micro-batches a virtual stage runs in a row must be a whole number from 0 "
+                  "(p) to " +
+                      format_count(kMaxGlobalBatchSequences) + ".")
+          .only_under({Stack::kMegatron},
+                      "--microbatch-group-size-per-virtual-pipeline-stage is Megatron-LM's",
+                      "--microbatch-group-size-per-virtual-pipeline-stage is Megatron-LM's; "
+                      "choose the megatron stack, or 0.")
+          .rule([](const TrainingSetup& setup) { return setup.layout.virtual_pipeline_stages > 1; },
+                "The micro-batches a virtual stage runs in a row are the interleaved schedule's: "
+                "set more than 1 virtual stage, or 0.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.layout.microbatch_group_size >= setup.layout.pipeline_parallel;
+              },
+              "The micro-batches a virtual stage runs in a row must be p at least, as "
+              "Megatron-LM's schedules.py requires; choose p or more, or 0.")
+          .later()
+          .page("layout", "Micro-batches a virtual stage runs in a row (0: p)"));
   // Megatron-LM's --global-batch-size: the micro-batches a step, which bound those in flight.
   add(row<&TrainingSetup::global_batch_sequences>(
           id::kGlobalBatch, "Global batch",
