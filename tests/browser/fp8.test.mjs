@@ -16,7 +16,7 @@ describe('FP8 training, in Chromium', () => {
     await harness?.close();
   });
 
-  it('adds the FP8 weight copies and scales to the readout, the numbers and the arithmetic', async () => {
+  it('adds the FP8 weights and scales to the readout, the numbers and the arithmetic', async () => {
     const { page, problems } = await harness.openPage();
     await page.click('.numbers summary');
     await page.waitForSelector('#breakdown-table tbody tr');
@@ -28,7 +28,7 @@ describe('FP8 training, in Chromium', () => {
     await page.selectOption('#precision', 'fp8-mixed');
     const text = await readout(page);
     assert.match(text, /^Llama 3 8B needs 173\.6 GB to train on one device/);
-    assert.match(text, /14\.0 GB of FP8 weight copies and scales, and 31\.1 GB of activations/);
+    assert.match(text, /14\.0 GB of FP8 weights and scales, and 31\.1 GB of activations/);
     assert.equal(new URL(page.url()).searchParams.get('precision'), 'fp8-mixed');
     const rows = await tableRows(page, '#breakdown-table');
     assert.deepEqual(

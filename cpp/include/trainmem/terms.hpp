@@ -40,7 +40,7 @@ struct TermRow {
   Term term;
   const char* id;      // "masterWeights"
   const char* label;   // "Master weights"
-  const char* phrase;  // how a sentence names its bytes: "of FP8 weight copies and scales"
+  const char* phrase;  // how a sentence names its bytes: "of FP8 weights and scales"
   TermPart part;
   bool on_device;  // held on the device
   bool on_host;    // held in the host's memory (offloading)
@@ -70,7 +70,7 @@ inline constexpr std::array<TermRow, kNumTerms> kTerms = {{
     {Term::kDequantization, "dequantization", "Dequantised layer (BF16)",
      "for the layer being dequantised", TermPart::kInPasses, true, false, true, ""},
     // FP8 training: the linear weights' FP8 copies and the recipe's scaling state (fp8.hpp).
-    {Term::kFp8Weights, "fp8Weights", "FP8 weights and scales", "of FP8 weight copies and scales",
+    {Term::kFp8Weights, "fp8Weights", "FP8 weights and scales", "of FP8 weights and scales",
      TermPart::kAlongside, true, false, true, ""},
     // Under a training stack: its own buffers, the runtime (CUDA context, NCCL, cuBLAS) and what
     // the caching allocator keeps reserved beyond its allocated peak.
