@@ -13,8 +13,6 @@ namespace trainmem {
 
 namespace {
 
-constexpr double kBytesPerGibibyte = 1024.0 * 1024.0 * 1024.0;
-
 // ---- Our own runs: scripts/measure/measure.py on a CPU, tiny shape ------------------------------
 
 // torch 1.13 has no scaled_dot_product_attention, so the harness materialises the scores: no

@@ -11,8 +11,6 @@ namespace trainmem {
 
 namespace {
 
-constexpr double kBytesPerGibibyte = 1024.0 * 1024.0 * 1024.0;
-
 enum class Method { kFull, kLora, kQlora };
 
 MeasuredCase fms_row(Method method, int devices, int sequences, double gibibytes) {

@@ -10,8 +10,6 @@ namespace trainmem {
 
 namespace {
 
-constexpr double kBytesPerGibibyte = 1024.0 * 1024.0 * 1024.0;
-
 enum class Scaling { kNone, kMxfp8, kFloat8Tensorwise };
 
 MeasuredCase b200_row(Scaling scaling, const char* id, const char* precision, const char* row,

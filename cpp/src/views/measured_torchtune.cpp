@@ -9,8 +9,6 @@ namespace trainmem {
 
 namespace {
 
-constexpr double kBytesPerGibibyte = 1024.0 * 1024.0 * 1024.0;
-
 enum class Row { kCheckpointing, kInBackward, kOffloading, kAdam8bit, kLora, kQlora };
 
 MeasuredCase flags_row(Row row, const char* id, const char* technique, double gibibytes) {
