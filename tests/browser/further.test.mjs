@@ -54,7 +54,7 @@ describe('Go further, in Chromium', () => {
     const options = await page.$$eval('#device option', (elements) =>
       elements.map((e) => ({ id: e.value, name: e.textContent, title: e.title })),
     );
-    assert.equal(options.length, 16, 'fifteen devices and a custom capacity');
+    assert.equal(options.length, 17, 'sixteen devices and a custom capacity');
     assert.deepEqual(
       options.find(({ id }) => id === 'l40s'),
       { id: 'l40s', name: 'L40S 48 GB', title: 'NVIDIA L40S datasheet: 48 GB GDDR6 with ECC' },

@@ -316,17 +316,21 @@ TEST_CASE("FP8 is refused where it is not modelled, naming the precision and wha
   Estimate estimate = estimate_memory(setup);
   CHECK(estimate.answer.status == Status::kInvalidInput);
   CHECK(estimate.answer.setting == setting_id::kPrecision);
-  CHECK(estimate.answer.message ==
-        "Precision fp8-mixed is modelled on the h100, h100-96gb, h200, h20, b200, b300, l40s, l4, "
-        "rtx-4090, rtx-5090 and a custom device (Transformer Engine's FP8 recipes on Ada, Hopper "
-        "and Blackwell); the A100 80 GB has no FP8 tensor cores. Choose bf16-mixed, bf16 or "
-        "fp32, or one of those devices.");
+  CHECK(
+      estimate.answer.message ==
+      "Precision fp8-mixed is modelled on the h100, h100-96gb, h200, h20, b200, gb200, b300, l40s, "
+      "l4, "
+      "rtx-4090, rtx-5090 and a custom device (Transformer Engine's FP8 recipes on Ada, Hopper "
+      "and Blackwell); the A100 80 GB has no FP8 tensor cores. Choose bf16-mixed, bf16 or "
+      "fp32, or one of those devices.");
   setup.device_id = "mi300x";
-  CHECK(estimate_memory(setup).answer.message ==
-        "Precision fp8-mixed is modelled on the h100, h100-96gb, h200, h20, b200, b300, l40s, l4, "
-        "rtx-4090, rtx-5090 and a custom device (Transformer Engine's FP8 recipes on Ada, Hopper "
-        "and Blackwell); the MI300X 192 GB's ROCm stack is not modelled. Choose bf16-mixed, bf16 "
-        "or fp32, or one of those devices.");
+  CHECK(
+      estimate_memory(setup).answer.message ==
+      "Precision fp8-mixed is modelled on the h100, h100-96gb, h200, h20, b200, gb200, b300, l40s, "
+      "l4, "
+      "rtx-4090, rtx-5090 and a custom device (Transformer Engine's FP8 recipes on Ada, Hopper "
+      "and Blackwell); the MI300X 192 GB's ROCm stack is not modelled. Choose bf16-mixed, bf16 "
+      "or fp32, or one of those devices.");
   setup.device_id = "a10g";  // Ampere (sm_86), as the A100
   CHECK(estimate_memory(setup).answer.message.find("the A10G 24 GB has no FP8 tensor cores.") !=
         std::string::npos);

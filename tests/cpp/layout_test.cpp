@@ -328,13 +328,14 @@ TEST_CASE("layouts that make no sense are refused, naming the field") {
                      "sgd-momentum, adam-bf16-moments, muon.");
   check_text_refused("precision", "fp8",
                      "Precision 'fp8' is not known; choose one of bf16-mixed, bf16, fp32, "
-                     "fp8-mixed, bf16-master.");
+                     "fp8-mixed, bf16-master, nvfp4-mixed.");
   TrainingSetup names;
   names.device_id = "tpu";
-  check_refused(names, "device",
-                "Device 'tpu' is not known; choose one of h100, h100-96gb, h200, h20, b200, b300, "
-                "a100-40gb, a100-80gb, mi300x, mi325x, l40s, l4, a10g, rtx-4090, rtx-5090, "
-                "custom.");
+  check_refused(
+      names, "device",
+      "Device 'tpu' is not known; choose one of h100, h100-96gb, h200, h20, b200, gb200, b300, "
+      "a100-40gb, a100-80gb, mi300x, mi325x, l40s, l4, a10g, rtx-4090, rtx-5090, "
+      "custom.");
   names = TrainingSetup{};
   names.device_id = "custom";
   for (double gigabytes : {0.0, -1.0, 1e9, std::numeric_limits<double>::quiet_NaN()}) {

@@ -13,6 +13,7 @@ TEST_CASE("the device catalogue carries the vendors' capacities in decimal bytes
   CHECK(find_device("h100")->capacity_bytes == 80e9);
   CHECK(find_device("h200")->capacity_bytes == 141e9);
   CHECK(find_device("b200")->capacity_bytes == 192e9);
+  CHECK(find_device("gb200")->capacity_bytes == 186e9);
   CHECK(find_device("a100-40gb")->capacity_bytes == 40e9);
   CHECK(find_device("a100-80gb")->capacity_bytes == 80e9);
   CHECK(find_device("mi300x")->capacity_bytes == 192e9);
@@ -27,7 +28,8 @@ TEST_CASE("the device catalogue carries the vendors' capacities in decimal bytes
   CHECK(find_device("rtx-5090")->capacity_bytes == 32e9);
   CHECK(find_device("custom") == nullptr);
   CHECK(ids_joined(device_choices()) ==
-        "h100, h100-96gb, h200, h20, b200, b300, a100-40gb, a100-80gb, mi300x, mi325x, l40s, l4, "
+        "h100, h100-96gb, h200, h20, b200, gb200, b300, a100-40gb, a100-80gb, mi300x, mi325x, "
+        "l40s, l4, "
         "a10g, rtx-4090, rtx-5090, custom");
 }
 
@@ -80,6 +82,7 @@ TEST_CASE("each device carries its architecture's row: FP8 weight copies and cuB
   CHECK(find_device("h100-96gb")->architecture == Architecture::kHopper);
   CHECK(find_device("h20")->architecture == Architecture::kHopper);
   CHECK(find_device("b300")->architecture == Architecture::kBlackwell);
+  CHECK(find_device("gb200")->architecture == Architecture::kBlackwell);  // sm_100, as the B200
   CHECK(find_device("mi325x")->architecture == Architecture::kCdna3);
   CHECK(find_device("l40s")->architecture == Architecture::kAda);
   CHECK(find_device("l4")->architecture == Architecture::kAda);

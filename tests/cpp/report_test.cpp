@@ -56,7 +56,7 @@ TEST_CASE("report: a refused setup is written as its message, never as numbers")
   setup.layout.tensor_parallel = 1;
   CHECK(setup_to_csv(setup) ==
         "error\n\"Device 'say \"\"hi\"\"' is not known; choose one of h100, h100-96gb, h200, "
-        "h20, b200, b300, a100-40gb, a100-80gb, mi300x, mi325x, l40s, l4, a10g, rtx-4090, "
+        "h20, b200, gb200, b300, a100-40gb, a100-80gb, mi300x, mi325x, l40s, l4, a10g, rtx-4090, "
         "rtx-5090, custom.\"\n");
 }
 

@@ -75,7 +75,7 @@ TEST_CASE("settings: text is read by kind, and what is refused leaves the setup 
           "A custom device's memory must be more than 0 GB and at most 100,000 GB.");
   refused("flash-attention", "maybe", "use on or off.");
   refused("device", "tpu",
-          "Device 'tpu' is not known; choose one of h100, h100-96gb, h200, h20, b200, b300, "
+          "Device 'tpu' is not known; choose one of h100, h100-96gb, h200, h20, b200, gb200, b300, "
           "a100-40gb, a100-80gb, mi300x, mi325x, l40s, l4, a10g, rtx-4090, rtx-5090, custom.");
   refused("tokens", "1000",
           "Tokens per micro-batch must be a whole multiple of 4,096 (one sequence), from 4,096 "

@@ -168,6 +168,11 @@ std::vector<SavedTensor> llama_block_saved_tensors(const ModelShape& shape,
 // setup is assumed valid; check.cpp keeps the policy to dense Llama-style blocks.
 std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
                                                     const TrainingSetup& setup);
+// Under nvfp4-mixed, one of the leading layers torchao's NVFP4Linear runs (fp8.hpp,
+// nvfp4_layers), compiled: its input, the attention kernel's output and log-sum-exp; its matmuls
+// (not aten.mm) are recomputed.
+std::vector<SavedTensor> nvfp4_selective_op_saved_tensors(const ModelShape& shape,
+                                                          const TrainingSetup& setup);
 
 // The tensors' sum: bytes per token per layer on one device.
 double saved_bytes_per_token(const std::vector<SavedTensor>& tensors);

@@ -101,4 +101,28 @@ Fp8Layer fp8_layers(const ModelShape& shape, const ParallelLayout& layout, doubl
 // all the forward pass held.
 double mx_linear_backward_casts(const ModelShape& shape, double tokens);
 
+// ---- NVFP4 (precision nvfp4-mixed), as torchtitan runs it ---------------------------------------
+
+// torchao's NVFP4 (torchao cb76f29, prototype/moe_training/nvfp4_training/nvfp4_linear.py): an
+// E2M1 value is half a byte (two to a float4_e2m1fn_x2), each block of 16 values has an E4M3
+// scale (BlockWise1x16), and each tensor one FP32 scale: 1/2 + 1/16 = 9/16 B a value. Its Triton
+// kernels need every dimension a multiple of 128, so the swizzled scales (32_4_4) need no padding.
+constexpr double kNvfp4BlockValues = 16;
+constexpr double kNvfp4BytesPerValue = 0.5 + 1 / kNvfp4BlockValues;
+constexpr double kNvfp4Dimension = 128;  // _NVFP4_BLOCK: each GEMM dimension's multiple
+// The decoder layers whose linear layers run NVFP4 under nvfp4-mixed: the leading L −
+// ceil(L × tail) (torchtitan's nvfp4_bf16_tail_fqns, "layers.0." to the last converted); 0 under
+// any other precision. The output layer is never converted.
+double nvfp4_layers(const ModelShape& shape, const TrainingSetup& setup);
+
+// One converted block's backward pass (nvfp4_mm_triton.backward), at its largest linear of
+// in → out over T tokens, in FP4 codes at 9/16 B a value. Compiled under per-op recomputation
+// the codes its forward pass saved are rebuilt in the backward pass (the policy recomputes the
+// custom ops that make them), each kernel making a tensor's row-wise and column-wise codes
+// together, inserted before its first use (the partitioner's reordering_to_mimic_autograd_engine):
+// grad_output quantised both ways (2·T·out) beside the weight's codes both ways (2·in·out) at the
+// input-gradient GEMM, then the input's both ways (2·T·in) beside grad_output's column-wise codes
+// (T·out) at the weight-gradient GEMM: max(2·in·out + 2·T·out, 2·T·in + T·out)·9/16 bytes.
+double nvfp4_linear_backward_casts(const ModelShape& shape, double tokens);
+
 }  // namespace trainmem

@@ -114,7 +114,16 @@ constexpr Architecture kCustomDeviceArchitecture = Architecture::kAda;
 //               linear weight (and its transpose on Hopper), and scaling factors (fp8.hpp)
 //   bf16-master BF16 weights and gradients, a BF16 master copy and BF16 optimiser state:
 //               DeepSpeed's bf16_master_weights_and_grads with bf16_optimizer_states (ZeRO 1 to 3)
-enum class Precision { kBf16Mixed, kBf16, kFp32, kFp8Mixed, kBf16Master };
+//   nvfp4-mixed bf16-mixed's states, and the leading decoder layers' linear GEMMs in NVFP4 as
+//               torchtitan runs them (torchao's NVFP4Linear, nvfp4_mm_triton: BF16 weights,
+//               quantised on the fly, nothing kept in FP4 across the step); the last
+//               TrainingSetup::nvfp4_bf16_tail of the layers and the output layer stay BF16
+//               (fp8.hpp, nvfp4_layers)
+enum class Precision { kBf16Mixed, kBf16, kFp32, kFp8Mixed, kBf16Master, kNvfp4Mixed };
+// torchtitan's NVFP4 recipe (models/llama3/config_registry.py,
+// llama3_8b_first_85_pct_layers_nvfp4): the last _NVFP4_BF16_TAIL_FRACTION of the decoder layers
+// stay BF16.
+constexpr double kNvfp4DefaultBf16TailShare = 0.15;
 
 //   adam          two moments (Kingma and Ba, ICLR 2015)
 //   adam-8bit     two moments in 8 bits with an FP32 absmax per 2,048-value block (Dettmers et

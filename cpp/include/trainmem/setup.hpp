@@ -204,6 +204,9 @@ struct TrainingSetup {
   // weights as FP8 tensors (fp8_model_init), the FP8 copy is the parameter and no BF16 one is
   // kept; the distributed optimiser gathers them in FP8 and casts its FP32 shards into them.
   bool fp8_param_gather = false;
+  // Under nvfp4-mixed, the share of the decoder's last layers kept in BF16: ceil(L × share) of
+  // them (fp8.hpp, nvfp4_layers; torchtitan's recipe keeps 0.15).
+  double nvfp4_bf16_tail = kNvfp4DefaultBf16TailShare;
   // Megatron-LM's --grad-reduce-in-bf16: the main-gradient buffer in BF16, not FP32
   // (arguments.py turns accumulate_allreduce_grads_in_fp32 off); the optimiser's step copies each
   // shard's gradient to FP32 (distrib_optimizer.py, _copy_model_grads_to_main_grads).
@@ -231,6 +234,10 @@ struct TrainingSetup {
   bool no_gradient_accumulation_fusion = false;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
+  // torchtitan's fuse_qkv (its Llama 3, Qwen3 and gpt-oss models' default since 3396a4b37, June
+  // 2026): one wqkv matmul for the queries, keys and values, so a block runs five matmuls and the
+  // per-op policy saves wqkv's whole output (activations.hpp, selective_op_saved_tensors).
+  bool fused_qkv = false;
   // accelerate's FSDP version under the hf stack's ZeRO 3 (options.hpp).
   FsdpVersion fsdp_version = FsdpVersion::kFsdp1;
   // The optimiser's step in the backward pass (torchtune's optimizer_in_bwd): each parameter is

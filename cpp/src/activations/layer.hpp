@@ -34,6 +34,10 @@ struct ActivationsPerLayer {
   // Full recomputation (and per-op recomputation): what the layer makes beyond what it keeps, in
   // its forward pass and again as it is rebuilt in its backward pass.
   double recompute_working_bytes = 0;
+  // Under nvfp4-mixed, what one of the BF16 tail's layers rebuilds: recompute_working_bytes is
+  // then a converted layer's (fp8.hpp, nvfp4_layers), which keeps less and rebuilds more. Below 0
+  // otherwise.
+  double tail_recompute_working_bytes = -1;
   // Expert parallelism: one mixture layer's all-to-all buffers (the send and the receive buffer
   // of the dispatch or the combine), in flight while that layer runs, forward or rebuilt
   // (estimate/stage.cpp counts them).

@@ -10,6 +10,7 @@
 #include "activations/layer.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/decimal.hpp"
+#include "trainmem/format.hpp"
 #include "trainmem/fp8.hpp"
 
 namespace trainmem {
@@ -629,8 +630,12 @@ std::vector<SavedTensor> linear_layer_tensors(const ModelShape& shape, const Tra
   return layer_kind_tensors(shape, setup, stack, flash_attention, 'L');
 }
 
-std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
-                                                    const TrainingSetup& setup) {
+namespace {
+
+// The per-op policy's tensors of one block: with `matmuls_saved` a BF16 block's (its aten.mm
+// outputs but every second one), without them an NVFP4 block's, whose matmul the policy recomputes.
+std::vector<SavedTensor> per_op_saved_tensors(const ModelShape& shape, const TrainingSetup& setup,
+                                              bool matmuls_saved) {
   const ParallelLayout& layout = setup.layout;
   const double t = layout.tensor_parallel;
   const double whole = layout.sequence_parallel ? t : 1;
@@ -642,14 +647,24 @@ std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
   SavedTensors saved;
   saved.add("block-input", "The block's input", "the checkpoint, to recompute the block", "h", h,
             kBf16Bytes, whole);
-  saved.add("query", "Queries before RoPE (wq's output)", "matmul 1 of 7, saved", "a·d", a * d,
-            kBf16Bytes, t);
-  saved.add("value", "Values (wv's output)", "matmul 3 of 7, saved", "k·d", k * d, kBf16Bytes, t);
+  // torchtitan's fused wqkv (TrainingSetup::fused_qkv): five matmuls, wqkv's whole output saved.
+  const bool fused = setup.fused_qkv;
+  const std::string of = fused ? " of 5, saved" : " of 7, saved";
+  if (matmuls_saved && fused) {
+    saved.add("query-key-value", "Queries, keys and values (wqkv's)", "matmul 1" + of,
+              "(a + 2·k)·d", (a + 2 * k) * d, kBf16Bytes, t);
+  } else if (matmuls_saved) {
+    saved.add("query", "Queries before RoPE (wq's output)", "matmul 1" + of, "a·d", a * d,
+              kBf16Bytes, t);
+    saved.add("value", "Values (wv's output)", "matmul 3" + of, "k·d", k * d, kBf16Bytes, t);
+  }
   saved.add("attention-output", "Attention's output", "the attention kernel, saved", "a·d", a * d,
             kBf16Bytes, t);
   saved.add("log-sum-exp", "Attention's log-sum-exp (FP32)", "the attention kernel, saved", "a", a,
             kFp32Bytes, t);
-  saved.add("gate", "Gate projection's output (w1)", "matmul 5 of 7, saved", "f", f, kBf16Bytes, t);
+  if (!matmuls_saved) return std::move(saved.list);
+  saved.add("gate", "Gate projection's output (w1)", (fused ? "matmul 3" : "matmul 5") + of, "f", f,
+            kBf16Bytes, t);
   // Eager, SAC's cache (torch/utils/checkpoint.py, _CachingTorchDispatchMode) keeps every
   // MUST_SAVE output until the block's backward pass. A compiled block saves what Inductor's
   // min-cut partitioner leaves (torch/_functorch/partitioners.py): the policy's PREFER_RECOMPUTE
@@ -658,10 +673,26 @@ std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
   // _extract_fwd_bwd_modules drops the saved values the backward graph never reads, and w2's
   // output only feeds the residual's add.
   if (setup.compile == Compile::kOff) {
-    saved.add("mlp-output", "Down projection's output (w2)", "matmul 7 of 7, saved", "h", h,
-              kBf16Bytes, whole);
+    saved.add("mlp-output", "Down projection's output (w2)", (fused ? "matmul 5" : "matmul 7") + of,
+              "h", h, kBf16Bytes, whole);
   }
   return std::move(saved.list);
+}
+
+}  // namespace
+
+std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
+                                                    const TrainingSetup& setup) {
+  return per_op_saved_tensors(shape, setup, true);
+}
+
+// An NVFP4 block's matmul is nvfp4_mm_triton (torchao cb76f29, nvfp4_linear.py), an autograd
+// Function of Triton kernels and scaled_mm, none of them aten.mm: the policy tags its ops
+// PREFER_RECOMPUTE (their FP4 codes too), so the compiled block keeps its input and the attention
+// kernel's tensors alone, and saves the amaxes' scalars (aten.max, MUST_SAVE).
+std::vector<SavedTensor> nvfp4_selective_op_saved_tensors(const ModelShape& shape,
+                                                          const TrainingSetup& setup) {
+  return per_op_saved_tensors(shape, setup, false);
 }
 
 double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
@@ -684,7 +715,14 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
                 ? ""
                 : "; compiled, the min-cut partitioner saves the policy's tensors but the down "
                   "projection's output, which the backward graph never reads "
-                  "(torch/_functorch/partitioners.py: must_recompute, _extract_fwd_bwd_modules)");
+                  "(torch/_functorch/partitioners.py: must_recompute, _extract_fwd_bwd_modules)") +
+           (setup.fused_qkv ? "; torchtitan's fused wqkv, five matmuls a block" : "") +
+           (setup.precision == Precision::kNvfp4Mixed
+                ? "; under nvfp4-mixed the leading layers' matmul is torchao's nvfp4_mm_triton "
+                  "(not aten.mm: the policy recomputes it and its FP4 codes), so they keep their "
+                  "input and the attention's tensors alone, and the one layer rebuilt is one of "
+                  "them"
+                : "");
   }
   std::string source =
       "the Llama block's saved tensors, one by one (docs/activations.md); the layer's input alone "
@@ -772,12 +810,30 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
     // but those the policy keeps, of which w2's output is none (only SAC's cache holds it).
     const std::vector<SavedTensor> kept = selective_op_saved_tensors(shape, setup);
     layer.kept_per_token = pen.count(saved_bytes_per_token(kept), "B saved per token");
-    layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
     double also_saved = 0;
     for (const SavedTensor& tensor : kept) {
       if (tensor.id != "mlp-output") also_saved += tensor.bytes_per_token;
     }
     layer.recompute_working_bytes = std::max(0.0, saved - layer.tokens_on_device * also_saved);
+    // Under nvfp4-mixed the converted layers keep less and rebuild the rest: a layer is the mean
+    // of the two kinds (each stage holds every layer: check_nvfp4.cpp), and a converted one's
+    // rebuilt tensors are counted as a BF16 layer's (its linear layers' inputs in BF16, which the
+    // compiled backward pass turns into FP4 codes), beside its own kept tensors.
+    const double converted = nvfp4_layers(shape, setup);
+    if (converted > 0) {
+      const double layers = shape.num_layers;
+      const double converted_kept =
+          saved_bytes_per_token(nvfp4_selective_op_saved_tensors(shape, setup));
+      layer.kept_per_token =
+          (pen.said(converted, [&] { return format_count(converted) + " NVFP4 layers"; }) *
+               pen.count(converted_kept, "B saved per token") +
+           pen.count(layers - converted, "BF16 layers") * layer.kept_per_token) /
+          pen.count(layers, "layers");
+      layer.tail_recompute_working_bytes = layer.recompute_working_bytes;
+      layer.recompute_working_bytes =
+          std::max(0.0, saved - layer.tokens_on_device * converted_kept);
+    }
+    layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
     return layer;
   }
   layer.kept_per_token = pen.count(saved_per_token, "B saved per token");

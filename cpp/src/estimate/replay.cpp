@@ -88,8 +88,15 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
                                                         setup.layout.tensor_parallel);
   }
   device.fp8_layer_weights = fp8_layer(shape, setup.layout, false).weights;
-  if (torchao_mxfp8(setup))
-    device.mx_casts = mx_linear_backward_casts(shape, layer.tokens_on_device);
+  if (torchao_mxfp8(setup)) {
+    device.casts = mx_linear_backward_casts(shape, layer.tokens_on_device);
+    device.cast_slots = device.slots;
+  }
+  if (setup.precision == Precision::kNvfp4Mixed) {  // one stage holds every layer (check_nvfp4)
+    device.casts = nvfp4_linear_backward_casts(shape, layer.tokens_on_device);
+    device.cast_slots = nvfp4_layers(shape, setup);
+    device.tail_recompute_working = layer.tail_recompute_working_bytes;
+  }
   const double dense = shape.num_experts > 1
                            ? dense_layers_between(shape, stage.first_layer, stage.layers)
                            : stage.layers;

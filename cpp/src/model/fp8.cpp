@@ -3,6 +3,7 @@
 #include "trainmem/fp8.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace trainmem {
 
@@ -97,16 +98,44 @@ Fp8Layer fp8_layers(const ModelShape& shape, const ParallelLayout& layout, doubl
           mixture * mixture_layer.gemms + dense * dense_layer.gemms};
 }
 
-double mx_linear_backward_casts(const ModelShape& shape, double tokens) {
-  constexpr double kMxfp8Bytes = kFp8Bytes + kMxfp8ScaleBytesPerValue;
+namespace {
+
+// The most of (2·T·out + T·in + in·out) over a dense block's linear layers, in values.
+double largest_linear_backward_values(const ModelShape& shape, double tokens) {
   double most = 0;
   for (const LayerWeight& weight : layer_weights(shape, true)) {
     if (!weight.matrix || weight.high_precision) continue;
     const double in = weight.rows;  // layer_weights lists each matrix as in x out
     const double out = weight.cols;
-    most = std::max(most, kMxfp8Bytes * (2 * tokens * out + tokens * in + in * out));
+    most = std::max(most, 2 * tokens * out + tokens * in + in * out);
   }
   return most;
+}
+
+}  // namespace
+
+double mx_linear_backward_casts(const ModelShape& shape, double tokens) {
+  return (kFp8Bytes + kMxfp8ScaleBytesPerValue) * largest_linear_backward_values(shape, tokens);
+}
+
+double nvfp4_layers(const ModelShape& shape, const TrainingSetup& setup) {
+  if (setup.precision != Precision::kNvfp4Mixed) return 0;
+  const double layers = shape.num_layers;
+  return layers - std::ceil(layers * setup.nvfp4_bf16_tail);
+}
+
+double nvfp4_linear_backward_casts(const ModelShape& shape, double tokens) {
+  double most = 0;
+  for (const LayerWeight& weight : layer_weights(shape, true)) {
+    if (!weight.matrix || weight.high_precision) continue;
+    const double in = weight.rows;
+    const double out = weight.cols;
+    // At the input-gradient GEMM: the weight's codes both ways and grad_output's both ways; at
+    // the weight-gradient GEMM: the input's both ways and grad_output's column-wise.
+    most =
+        std::max(most, std::max(2 * in * out + 2 * tokens * out, 2 * tokens * in + tokens * out));
+  }
+  return kNvfp4BytesPerValue * most;
 }
 
 }  // namespace trainmem

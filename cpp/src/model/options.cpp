@@ -66,6 +66,9 @@ const std::vector<Device>& device_catalog() {
        "(no NVIDIA datasheet for it was found)"},
       {"b200", "B200 192 GB", "B200", 192e9, Architecture::kBlackwell,
        "NVIDIA Blackwell architecture technical brief: B200, 192 GB HBM3e"},
+      {"gb200", "GB200 186 GB", "GB200", 186e9, Architecture::kBlackwell,
+       "NVIDIA GB200 NVL72 product page: the GB200 Grace Blackwell Superchip's two Blackwell "
+       "GPUs, 372 GB HBM3e (186 GB each)"},
       {"b300", "B300 288 GB", "B300", 288e9, Architecture::kBlackwell,
        "NVIDIA HGX B300 and Blackwell Ultra product pages: 288 GB HBM3e per GPU"},
       {"a100-40gb", "A100 40 GB", "A100", 40e9, Architecture::kAmpere,
@@ -147,6 +150,11 @@ const std::vector<Choice>& choices<Precision>() {
        "DeepSpeed's bf16_master_weights_and_grads and bf16_optimizer_states "
        "(deepspeed/runtime/base_optimizer.py, _configure_master_weights; "
        "zero/stage_1_and_2.py: the master partition cloned in BF16)"},
+      {"nvfp4-mixed", "NVFP4 with FP32 master weights",
+       "torchtitan's NVFP4LinearConverter over torchao's NVFP4Linear "
+       "(torchtitan/components/quantization/nvfp4.py; torchao "
+       "prototype/moe_training/nvfp4_training/nvfp4_linear.py, nvfp4_mm_triton): the leading "
+       "layers' GEMMs in NVFP4, a BF16 tail"},
   };
   return choices;
 }
@@ -502,7 +510,8 @@ BytesPerParameter bytes_per_parameter(Precision precision, Optimizer optimizer,
       bytes.gradients = kFp32Bytes;
       break;
     case Precision::kBf16Mixed:
-    case Precision::kFp8Mixed:  // the BF16 parameter stays beside its FP8 copy (fp8.hpp)
+    case Precision::kFp8Mixed:    // the BF16 parameter stays beside its FP8 copy (fp8.hpp)
+    case Precision::kNvfp4Mixed:  // BF16 weights, quantised to NVFP4 for each GEMM
       bytes.weights = kBf16Bytes;
       bytes.gradients = kBf16Bytes;
       bytes.master_weights = kFp32Bytes;

@@ -25,7 +25,7 @@ struct Reported {
 // or CUDA's deviceQuery (the same cudaDeviceProp::totalGlobalMem, in bytes). The figure moves by
 // about 0.1 GiB between drivers; where reports differ, the lowest recent one. B300 and MI325X:
 // none found.
-constexpr std::array<Reported, 13> kReported = {{
+constexpr std::array<Reported, 14> kReported = {{
     {"h100", 79.11 * kGibibyte,
      "PyTorch's out-of-memory message on an H100 80GB HBM3 (driver 535), \"GPU 0 has a total "
      "capacity of 79.11 GiB\": vllm-project/vllm#27508"},
@@ -42,6 +42,10 @@ constexpr std::array<Reported, 13> kReported = {{
      "torch.cuda.get_device_properties on a B200, total_memory=182642MB: "
      "ai-bot-pro/achatbot, deploy/modal/src/llm/vllm/vlm/skywork_r1v.py (178.35 GiB in "
      "pytorch/ao#4002)"},
+    {"gb200", 184.31 * kGibibyte,
+     "PyTorch's out-of-memory message on a GB200, \"GPU 0 has a total capacity of 184.31 GiB\": "
+     "NVIDIA/srt-slurm, configs/patches/vllm_deepseek_v4_mega_moe_free_orig.py (nvidia-smi "
+     "prints 189471MiB: schmaustech/rhel4nv-demo, README.md)"},
     {"a100-40gb", 42298834944,
      "CUDA's deviceQuery on an A100-SXM4-40GB, 42,298,834,944 bytes: bottlerocket-os/"
      "bottlerocket#3873"},

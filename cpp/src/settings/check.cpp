@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "settings/check_hybrid.hpp"
+#include "settings/check_nvfp4.hpp"
 #include "settings/check_sparse.hpp"
 #include "stacks/stack_rows.hpp"
 #include "stacks/stack_run.hpp"
@@ -248,6 +249,9 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   const ParallelLayout& layout = setup.layout;
   const std::string name = choice_name(setup.stack);
   const bool fp8_here = row.fp8 && setup.precision == Precision::kFp8Mixed;
+  // torchao's NVFP4Linear, where torchao runs the low-precision linears (check_nvfp4.cpp).
+  const bool nvfp4_here =
+      row.fp8_engine == Fp8Engine::kTorchao && setup.precision == Precision::kNvfp4Mixed;
   if (row.single_dtype) {
     // FP32 training would keep FP32 activations, which the activation models (BF16) do not
     // count: refused rather than undercounted. The hf stack also runs a model loaded in FP32
@@ -257,7 +261,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     if (setup.precision != Precision::kBf16 && !fp32_loaded) {
       return refusal(id::kPrecision, row.precision_refusal);
     }
-  } else if (setup.precision != Precision::kBf16Mixed && !fp8_here &&
+  } else if (setup.precision != Precision::kBf16Mixed && !fp8_here && !nvfp4_here &&
              !(row.bf16_master && setup.precision == Precision::kBf16Master)) {
     const bool two = row.fp8 || row.bf16_master;
     return refusal(
@@ -265,6 +269,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
         "The " + name + " stack is modelled for bf16-mixed precision" +
             (row.fp8 ? std::string(" and fp8-mixed (") + fp8_engine_name(row.fp8_engine) + ")"
                      : "") +
+            (row.fp8_engine == Fp8Engine::kTorchao ? " and nvfp4-mixed" : "") +
             (row.bf16_master ? " and bf16-master (its BF16 master weights and optimiser state)"
                              : "") +
             "; choose " + (two ? "one of them" : "bf16-mixed") + ", or the ideal stack.");
@@ -795,6 +800,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   const int t = layout.tensor_parallel;
   const Answer fp8 = check_fp8(setup, *shape);
   if (!fp8.ok()) return fp8;
+  const Answer nvfp4 = check_nvfp4(setup, *shape);
+  if (!nvfp4.ok()) return nvfp4;
   if (setup.lora_rank > 0 &&
       (layout.expert_parallel > 1 || expert_tensor_parallel_of(layout) != t)) {
     return refusal(id::kLoraRank,

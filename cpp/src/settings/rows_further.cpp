@@ -267,6 +267,21 @@ void add_recipe(Entries& entries) {
           .page("recipe", "",
                 "Megatron-LM's --fp8-param-gather: the linear weights are FP8 parameters, with "
                 "no BF16 copy."));
+  add(row<&TrainingSetup::nvfp4_bf16_tail>(
+          id::kNvfp4Bf16Tail, "NVFP4's BF16 tail",
+          "Under nvfp4-mixed, the share of the decoder's last layers kept in BF16: ceil(L × "
+          "share) of them (torchtitan's recipe keeps 0.15)",
+          "nvfp4Bf16Tail")
+          .bounds(0, 1, "NVFP4's BF16 tail must be a share of the layers from 0 to below 1.")
+          .with([](Setting& setting, Access&) { setting.max_exclusive = true; })
+          .requires_value(id::kPrecision, "nvfp4-mixed", "the tail is nvfp4-mixed's")
+          .rule(
+              [](const TrainingSetup& setup) { return setup.precision == Precision::kNvfp4Mixed; },
+              "NVFP4's BF16 tail is nvfp4-mixed's: choose that precision, or the tail 0.15.")
+          .later()
+          .page("recipe", "NVFP4's BF16 tail (share of the layers)",
+                "torchtitan converts the leading layers' linear layers to NVFP4 and keeps the "
+                "last 15% and the output layer in BF16."));
 }
 
 // After the logits and the loss (the plate's, rows_plate.cpp): the loss's chunks, what the model
@@ -690,6 +705,18 @@ void add_distributed_switches(Entries& entries) {
                 "torchtitan's and torchtune's: the blocks (torchtitan at the end of 2024), or the "
                 "loss too, with no FP32 copy of the logits. Under full or per-op selective "
                 "recomputation."));
+  add(row<&TrainingSetup::fused_qkv>(
+          id::kFusedQkv, "Fused QKV",
+          "torchtitan's fuse_qkv (its default since June 2026): one wqkv matmul, whose whole "
+          "output the per-op policy saves",
+          "fusedQkv")
+          .only_under({Stack::kTorchtitan}, "fuse_qkv is torchtitan's",
+                      "fuse_qkv is torchtitan's model option; choose the torchtitan stack, or "
+                      "turn it off.")
+          .later()
+          .page("stack", "",
+                "torchtitan's Llama 3 and Qwen3 since June 2026: the queries, keys and values "
+                "from one matmul, so the per-op policy keeps all three (five matmuls a block)."));
 }
 
 // torchtune's and transformers' switches, and PyTorch's caching allocator's settings.

@@ -118,7 +118,7 @@ Trained trained_parameters(const StepDevice& device) {
   return trained;
 }
 
-Handles keep_slot(Step& step, const StepDevice& device) {
+Handles keep_slot(Step& step, const StepDevice& device, int slot) {
   Handles handles;
   // Q, K and V as the layer made them, the all-to-all's inputs: held until the attention's output
   // has come back (Megatron-LM's Attention.forward keeps them to its end).
@@ -127,7 +127,7 @@ Handles keep_slot(Step& step, const StepDevice& device) {
   // each freed once used: counted as one block of what its backward pass rebuilds (the whole
   // layer's saved tensors less what it keeps), a stand-in for its largest live set, which the
   // replay does not follow operation by operation.
-  const auto passing = step.take(tag(Term::kActivations), device.recompute_working);
+  const auto passing = step.take(tag(Term::kActivations), device.recompute_working_of(slot));
   for (const SlotTensor& tensor : device.kept_tensors) {
     if (tensor.exchange == Exchange::kIntoAttention) {
       originals.push_back(step.take(tag(Term::kActivations), tensor.bytes));
@@ -462,9 +462,9 @@ CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice&
 void layer_backward(Step& step, const StepDevice& device, Handles& kept, int slot,
                     Flowing* flowing) {
   // The rebuilt layer, and under expert parallelism its all-to-all buffers.
-  const auto rebuilt =
-      step.take(tag(Term::kActivations), device.recompute_working + device.dispatch);
-  if (device.recompute_working > 0) step.mark("recompute", slot);
+  const double working = device.recompute_working_of(slot);
+  const auto rebuilt = step.take(tag(Term::kActivations), working + device.dispatch);
+  if (working > 0) step.mark("recompute", slot);
   if (flowing != nullptr) {
     // Autograd runs the operations' backward passes last first: each makes the gradient of its
     // input (the tensor it saved, mostly), then the tensor it saved and the gradient it was handed
@@ -505,7 +505,7 @@ std::vector<Handles> forward_slots(Step& step, const StepDevice& device, const S
   for (std::size_t index = 0; index < kept.size(); ++index) {
     const int slot = static_cast<int>(index) + 1;
     if (hooks != nullptr && hooks->before) hooks->before(slot);
-    kept[index] = keep_slot(step, device);
+    kept[index] = keep_slot(step, device, slot);
     step.mark("forward", slot);
     if (hooks != nullptr && hooks->after) hooks->after(slot);
   }

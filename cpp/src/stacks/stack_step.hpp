@@ -55,9 +55,21 @@ struct StepDevice {
   double loss_tokens = 0;        // the loss's tokens on the device (0 where it holds no logits)
   double logit_count = 0;        // logits on the device: tokens × vocabulary / t
   double fp8_layer_weights = 0;  // one layer's linear weights that FP8 all-gather gathers in FP8
-  // The casts torchao's MXFP8Linear makes in one block's backward pass, at their most (fp8.hpp,
-  // mx_linear_backward_casts); 0 without it.
-  double mx_casts = 0;
+  // torchao's low-precision linear layers (MXFP8Linear, NVFP4Linear): the casts one block's
+  // backward pass makes, at their most (fp8.hpp, mx_linear_backward_casts and
+  // nvfp4_linear_backward_casts; 0 without them), and the leading slots whose layers run them
+  // (every slot under MXFP8; under NVFP4 its converted layers, not its BF16 tail).
+  double casts = 0;
+  double cast_slots = 0;
+  // Under NVFP4, what one of its BF16 tail's layers rebuilds beyond what it keeps, less than
+  // recompute_working (a converted layer's); below 0 otherwise.
+  double tail_recompute_working = -1;
+  // What the layer of slot `slot` (from 1, in the forward pass's order; 0: the largest) makes
+  // beyond what it keeps.
+  double recompute_working_of(int slot) const {
+    return tail_recompute_working >= 0 && slot > cast_slots ? tail_recompute_working
+                                                            : recompute_working;
+  }
   // The stage's layers of each kind (a mixture's dense layers, its mixture layers), and whether
   // it holds the output layer: which linear layers' shapes its backward pass meets.
   double dense_layers = 0;
@@ -194,7 +206,7 @@ Trained trained_parameters(const StepDevice& device);
 
 // A slot's saved tensors, taken as its forward pass makes them (and, under recomputation, what
 // the block makes but does not keep, freed as it ends).
-Handles keep_slot(Step& step, const StepDevice& device);
+Handles keep_slot(Step& step, const StepDevice& device, int slot = 0);
 
 // The loss's allocations in order; the handle of the logits' BF16 gradient, which the output
 // layer's backward frees.

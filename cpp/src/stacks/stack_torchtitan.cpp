@@ -86,7 +86,7 @@ struct FsdpTerms {
   std::size_t root = 0;
   std::size_t unsharded_gradients = 0;
   std::size_t reduce_input = 0;
-  std::size_t mx_casts = 0;  // torchao's MXFP8 casts, where it runs
+  std::size_t casts = 0;  // torchao's MXFP8 or NVFP4 casts, where they run
 };
 
 FsdpTerms fsdp_terms(Step& step, const StepDevice& device) {
@@ -107,8 +107,14 @@ FsdpTerms fsdp_terms(Step& step, const StepDevice& device) {
       "fsdp-reduce-scatter-input", "Reduce-scatter input (FP32)",
       fsdp_source("_fsdp_collectives.py, foreach_reduce: reduce_scatter_input in reduce_dtype, "
                   "kept until the next post_backward (ReduceScatterState)"));
-  if (device.mx_casts > 0) {
-    terms.mx_casts = step.term(
+  if (device.casts > 0 && device.setup.precision == Precision::kNvfp4Mixed) {
+    terms.casts = step.term(
+        "torchao-nvfp4-casts", "NVFP4 codes, one linear layer's backward",
+        "torchao/prototype/moe_training/nvfp4_training/nvfp4_linear.py, nvfp4_mm_triton: the "
+        "input's column-wise codes and the weight's transpose (rebuilt), grad_output row-wise and "
+        "column-wise, E2M1 with an E4M3 scale per 16 values");
+  } else if (device.casts > 0) {
+    terms.casts = step.term(
         "torchao-mx-casts", "MXFP8 casts, one linear layer's backward",
         "torchao/prototype/mx_formats/mx_linear.py, mx_mm.backward: grad_output along dim0 and "
         "dim1, the weight and the input along dim1, FP8 with an E8M0 scale per 32 values");
@@ -116,14 +122,15 @@ FsdpTerms fsdp_terms(Step& step, const StepDevice& device) {
   return terms;
 }
 
-// A block's backward pass with torchao's MXFP8 casts beside it, where it runs.
+// A block's backward pass with torchao's MXFP8 or NVFP4 casts beside it, where its layer runs
+// them.
 void block_backward(Step& step, const StepDevice& device, const FsdpTerms& terms, Handles& kept,
                     int slot) {
-  if (terms.mx_casts == 0) {
+  if (terms.casts == 0 || slot > device.cast_slots) {
     layer_backward(step, device, kept, slot);
     return;
   }
-  const auto casts = step.take(terms.mx_casts, device.mx_casts);
+  const auto casts = step.take(terms.casts, device.casts);
   layer_backward(step, device, kept, slot);
   step.give(casts);
 }
@@ -191,9 +198,9 @@ void torchtitan_pipelined_step(Step& step, const StepDevice& device, const FsdpT
   step.give(loss_forward_and_backward(step, device));
   step.give(head_input);
   CachingAllocator::Handle casts{};
-  const SlotHooks hooks{[&](int) { casts = step.take(terms.mx_casts, device.mx_casts); },
+  const SlotHooks hooks{[&](int) { casts = step.take(terms.casts, device.casts); },
                         [&](int) { step.give(casts); }};
-  backward_slots(step, device, kept, nullptr, terms.mx_casts == 0 ? nullptr : &hooks);
+  backward_slots(step, device, kept, nullptr, terms.casts == 0 ? nullptr : &hooks);
   step.take(tag(Term::kGradients), device.bytes[Term::kGradients]);
   give_all(step, pipeline.in_flight);
   give_all(step, pipeline.done);
@@ -234,7 +241,7 @@ FsdpForward fsdp_forward_pass(Step& step, const StepDevice& device, const FsdpTe
     } else {
       step.give(all_gather);
     }
-    forward.kept[index] = keep_slot(step, device);
+    forward.kept[index] = keep_slot(step, device, static_cast<int>(index) + 1);
     if (reshard && index + 1 < count) give_all(step, forward.copies[index]);
     step.mark("forward", static_cast<int>(index) + 1);
   }

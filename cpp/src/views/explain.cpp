@@ -6,6 +6,7 @@
 #include "estimate/stage.hpp"
 #include "settings/check.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/fp8.hpp"
 
 namespace trainmem {
 
@@ -52,7 +53,15 @@ SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
             : "The tensors a compiled layer keeps for its backward pass under torchtitan's per-op "
               "policy (the rest is recomputed; the down projection's output, which the backward "
               "pass never reads, is not kept), per token on one device";
-    list.tensors = selective_op_saved_tensors(*resolve_model(setup), setup);
+    const ModelShape& shape = *resolve_model(setup);
+    list.tensors = selective_op_saved_tensors(shape, setup);
+    const double converted = nvfp4_layers(shape, setup);
+    if (converted > 0) {
+      list.caption += "; under nvfp4-mixed this is a BF16 layer's, and the " +
+                      format_count(converted) +
+                      " NVFP4 layers keep the block's input and the attention's output and "
+                      "log-sum-exp alone";
+    }
   } else {
     list.tensors = llama_block_saved_tensors(*resolve_model(setup), setup, setup.flash_attention);
   }

@@ -498,6 +498,7 @@ const std::vector<MeasuredCase>& measured_cases() {
         peft_70b_qlora(false, 35.6, kFsdpMiss),
     };
     for (MeasuredCase& measured : torchao_b200_cases()) all.push_back(std::move(measured));
+    for (MeasuredCase& measured : torchtitan_gb200_cases()) all.push_back(std::move(measured));
     for (MeasuredCase& measured : simumax_b200_cases()) all.push_back(std::move(measured));
     for (MeasuredCase& measured : torchtune_flags_cases()) all.push_back(std::move(measured));
     for (MeasuredCase& measured : fms_acceleration_cases()) all.push_back(std::move(measured));

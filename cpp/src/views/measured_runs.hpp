@@ -32,4 +32,8 @@ std::vector<MeasuredCase> h200_trainer_cases();
 // (measured_torchao.cpp).
 std::vector<MeasuredCase> torchao_b200_cases();
 
+// torchtitan's NVFP4 evidence: Llama 3 8B on 4 GB200s in BF16 and NVFP4 (a BF16 tail), compiled
+// under per-op selective recomputation, the peak reserved memory (measured_torchao.cpp).
+std::vector<MeasuredCase> torchtitan_gb200_cases();
+
 }  // namespace trainmem

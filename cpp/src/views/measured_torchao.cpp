@@ -1,7 +1,8 @@
 // torchao's MX formats benchmark on B200s (pytorch/ao, torchao/prototype/mx_formats/README.md as
 // d8bb51f6 added it, August 2025; copied into torchtitan's components/quantization/mxfp8.md):
 // Llama 3 8B under torchtitan 6fc499f6 in BF16, MXFP8 and tensorwise Float8, each run's peak
-// reserved memory set against the estimate under the torchtitan stack (measured_runs.hpp).
+// reserved memory set against the estimate under the torchtitan stack (measured_runs.hpp); and
+// torchtitan's NVFP4 evidence on GB200s (nvfp4.md, August 2026), BF16 and NVFP4.
 #include <string>
 
 #include "views/measured_runs.hpp"
@@ -83,7 +84,71 @@ MeasuredCase b200_row(Scaling scaling, const char* id, const char* precision, co
   return measured;
 }
 
+// torchtitan's NVFP4 evidence on 4 GB200s (torchtitan/components/quantization/nvfp4.md, 73aed7f6,
+// August 2026): Llama 3 8B as llama3_8b and llama3_8b_first_85_pct_layers_nvfp4 run it.
+MeasuredCase gb200_row(bool nvfp4, const char* id, const char* precision, double gibibytes) {
+  MeasuredCase measured;
+  measured.id = std::string("torchtitan-2026-08-gb200-") + id;
+  measured.title = std::string(
+                       "Llama 3.1 8B, FSDP 4, 32 × 2K tokens, per-op selective recomputation, "
+                       "compiled, fused QKV, ") +
+                   precision + ", 4 GB200s";
+  measured.citation = std::string(
+                          "torchtitan, NVFP4 training on Blackwell, Llama 3 8B 200M-token "
+                          "evidence, August 2026 (the row \"") +
+                      (nvfp4 ? "NVFP4 (bf16 tail)" : "BF16") + "\")";
+  measured.source =
+      "pytorch/torchtitan, torchtitan/components/quantization/nvfp4.md (73aed7f6, August 2026: "
+      "PyTorch 2.14.0a0+gitd9abf9e, torchao 0.18.0+gitcb76f29), its Llama 3 8B usage line: "
+      "--module llama3 --config llama3_8b_first_85_pct_layers_nvfp4 (or llama3_8b with model "
+      "compile for BF16), --parallelism.data_parallel_shard_degree 4, "
+      "--training.num_tokens_per_microbatch_per_dp_rank 65536, --training.max_context_length "
+      "2048, at step 760";
+  measured.statistic =
+      "peak memory reserved by PyTorch's caching allocator, GiB (torchtitan's memory log, "
+      "\"Memory\" with its share of the device)";
+  measured.quantity = MeasuredQuantity::kReserved;
+  measured.unit = MeasuredUnit::kGibibytes;
+  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
+  TrainingSetup& setup = measured.setup;
+  setup.stack = Stack::kTorchtitan;
+  setup.model_id = "llama3.1-8b";
+  setup.device_id = "gb200";
+  setup.sequence_length = 2048;
+  setup.micro_batch_sequences = 32;
+  setup.flash_attention = true;
+  setup.layout.data_parallel = 4;
+  setup.layout.zero_stage = 3;
+  setup.recompute = Recompute::kSelectiveOp;
+  setup.compile = Compile::kBlocks;  // compile.components = ["model"]
+  setup.fused_qkv = true;
+  setup.logits = true;
+  setup.loss = Loss::kChunkedWrapper;
+  if (nvfp4) setup.precision = Precision::kNvfp4Mixed;
+  measured.note =
+      std::string(
+          "The config's settings: Llama 3.1 8B's torchtitan model with fused QKV (its default "
+          "since June 2026), 65,536 tokens a micro-batch in sequences of 2,048, FSDP over the 4 "
+          "devices, per-op selective recomputation (SelectiveAC), the model compiled, "
+          "ChunkedLossWrapper's 8 chunks") +
+      (nvfp4 ? ", and torchao's NVFP4 linear layers in layers 0 to 26, the last 5 and the output "
+               "layer BF16. Their matmul is not aten.mm, so the policy recomputes it and its FP4 "
+               "codes: a converted layer keeps its input and the attention's tensors alone"
+             : ", in BF16") +
+      ". The MXFP8 row of the same table (179.94 GiB) is not set against the estimate: at that "
+      "commit the MXFP8 converter converts the output layer too, which trainmem's MXFP8 does not "
+      "count";
+  return measured;
+}
+
 }  // namespace
+
+std::vector<MeasuredCase> torchtitan_gb200_cases() {
+  return {
+      gb200_row(false, "bf16", "BF16", 174.49),
+      gb200_row(true, "nvfp4", "NVFP4 (27 of 32 layers)", 110.95),
+  };
+}
 
 std::vector<MeasuredCase> torchao_b200_cases() {
   return {
