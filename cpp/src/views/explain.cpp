@@ -53,7 +53,6 @@ SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
             : "The tensors a compiled layer keeps for its backward pass under torchtitan's per-op "
               "policy (the rest is recomputed; the down projection's output, which the backward "
               "pass never reads, is not kept), per token on one device";
-    const ModelShape& shape = *resolve_model(setup);
     list.tensors = selective_op_saved_tensors(shape, setup);
     const double converted = nvfp4_layers(shape, setup);
     if (converted > 0) {
