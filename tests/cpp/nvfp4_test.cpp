@@ -97,12 +97,12 @@ TEST_CASE("NVFP4: a converted block's backward pass holds its FP4 codes") {
   // ways (2 × 128 × 256) and grad_output's both ways (2 × 128 × 256), 131,072 values; at its
   // weight-gradient GEMM fewer (2 × 128 × 128 + 128 × 256); w2 (256 → 128) holds 98,304 at most.
   // Each value 1/2 B with an E4M3 scale per 16: 131,072 × 9/16 = 73,728 B.
-  CHECK(nvfp4_linear_backward_casts(setup.custom_model, kTokens) == 73728);
+  CHECK(nvfp4_linear_backward_casts(setup.custom_model, false, kTokens) == 73728);
   // At 2,048 tokens (so that the step's peak is in its backward pass, not at the optimiser's
   // step) w2 (256 → 128) holds the most, at its weight-gradient GEMM: the input's codes both ways
   // (2 × 2,048 × 256) and grad_output's column-wise (2,048 × 128), 1,310,720 values, 737,280 B.
   setup.sequence_length = 2048;
-  CHECK(nvfp4_linear_backward_casts(setup.custom_model, 2048) == 737280);
+  CHECK(nvfp4_linear_backward_casts(setup.custom_model, false, 2048) == 737280);
   // Every layer converted: the stack lists the codes beside the first block's backward pass.
   setup.nvfp4_bf16_tail = 0;
   CHECK(listed(estimated(setup), "torchao-nvfp4-casts") == 737280);
@@ -147,7 +147,7 @@ TEST_CASE("NVFP4 is refused where it is not modelled, naming the setting") {
   CHECK(refused_by(setup) == setting_id::kPrecision);
   setup = tiny_nvfp4();
   setup.compile = Compile::kOff;
-  CHECK(refused_by(setup) == setting_id::kRecompute);
+  CHECK(refused_by(setup) == setting_id::kCompile);
   setup = tiny_nvfp4();
   setup.recompute = Recompute::kFull;
   CHECK(refused_by(setup) == setting_id::kRecompute);
@@ -165,6 +165,50 @@ TEST_CASE("NVFP4 is refused where it is not modelled, naming the setting") {
   setup = tiny_nvfp4();
   setup.layout.pipeline_parallel = 2;
   CHECK(refused_by(setup) == setting_id::kPipelineParallel);
+  setup = tiny_nvfp4();
+  setup.layout.tensor_parallel = 2;
+  setup.layout.sequence_parallel = true;
+  CHECK(refused_by(setup) == setting_id::kTensorParallel);
+  // A mixture's experts are grouped GEMMs, which the converter leaves alone; per-op recomputation
+  // is refused for them before NVFP4 is asked.
+  setup = tiny_nvfp4();
+  setup.model_id = "qwen3-30b-a3b";
+  CHECK_FALSE(estimate_memory(setup).answer.ok());
+  // nvfp4_mm_triton's M is the device's tokens: 192 are refused by the tokens, 128 over cp 2 by
+  // the context parallelism.
+  setup = tiny_nvfp4();
+  setup.sequence_length = 192;
+  CHECK(refused_by(setup) == setting_id::kTokens);
+  setup = tiny_nvfp4();
+  setup.layout.context_parallel = 2;
+  setup.layout.data_parallel = 1;
+  CHECK(refused_by(setup) == setting_id::kContextParallel);
+}
+
+TEST_CASE("NVFP4 with fused QKV: the converted wqkv is one linear, aligned and cast as one") {
+  TrainingSetup setup = tiny_nvfp4();
+  setup.fused_qkv = true;
+  // Grouped keys of 2 × 32 = 64: wk and wv alone would be refused, wqkv's (4 + 2 × 2) × 32 = 256
+  // is a multiple of 128.
+  setup.custom_model.num_key_value_heads = 2;
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.fused_qkv = false;
+  const Answer separate = estimate_memory(setup).answer;
+  CHECK(separate.setting == setting_id::kPrecision);
+  CHECK(separate.message.find("128 → 64") != std::string::npos);
+  // wqkv (128 → 256) is w1's shape: at 128 tokens the same 73,728 B; at 2,048 still w2's.
+  setup.custom_model.num_key_value_heads = 4;  // wqkv 128 → 384
+  CHECK(nvfp4_block_linears(setup.custom_model, true).size() == 5);
+  // 2 × 128 × 384 + 2 × 128 × 384 = 196,608 values, 110,592 B.
+  CHECK(nvfp4_linear_backward_casts(setup.custom_model, true, kTokens) == 110592);
+  // Compiled, w2's output is dropped, which is matmul 5 of 5 when eager.
+  setup.fused_qkv = true;
+  setup.compile = Compile::kOff;
+  setup.precision = Precision::kBf16Mixed;
+  setup.nvfp4_bf16_tail = kNvfp4DefaultBf16TailShare;
+  const std::vector<SavedTensor> eager = selective_op_saved_tensors(setup.custom_model, setup);
+  CHECK(eager.back().id == "mlp-output");
+  CHECK(eager.back().saved_by == "matmul 5 of 5, saved");
 }
 
 TEST_CASE("NVFP4: torchtitan's GB200 runs are answered within 10% of what they reserved") {

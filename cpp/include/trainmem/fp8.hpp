@@ -4,6 +4,8 @@
 // optimiser's state stay as in bf16-mixed. docs/formulas.md ("FP8 training") derives each term.
 #pragma once
 
+#include <vector>
+
 #include "trainmem/models.hpp"
 #include "trainmem/setup.hpp"
 
@@ -115,6 +117,15 @@ constexpr double kNvfp4Dimension = 128;  // _NVFP4_BLOCK: each GEMM dimension's 
 // any other precision. The output layer is never converted.
 double nvfp4_layers(const ModelShape& shape, const TrainingSetup& setup);
 
+// A converted block's linear layers, each in → out: torchtitan's Llama block (per-op recomputation
+// keeps NVFP4 to dense Llama-style blocks: check.cpp), wq, wk and wv as one wqkv where it fuses
+// them (TrainingSetup::fused_qkv), then wo, w1, w3 and w2.
+struct Nvfp4Linear {
+  double in = 0;
+  double out = 0;
+};
+std::vector<Nvfp4Linear> nvfp4_block_linears(const ModelShape& shape, bool fused_qkv);
+
 // One converted block's backward pass (nvfp4_mm_triton.backward), at its largest linear of
 // in → out over T tokens, in FP4 codes at 9/16 B a value. Compiled under per-op recomputation
 // the codes its forward pass saved are rebuilt in the backward pass (the policy recomputes the
@@ -123,6 +134,6 @@ double nvfp4_layers(const ModelShape& shape, const TrainingSetup& setup);
 // grad_output quantised both ways (2·T·out) beside the weight's codes both ways (2·in·out) at the
 // input-gradient GEMM, then the input's both ways (2·T·in) beside grad_output's column-wise codes
 // (T·out) at the weight-gradient GEMM: max(2·in·out + 2·T·out, 2·T·in + T·out)·9/16 bytes.
-double nvfp4_linear_backward_casts(const ModelShape& shape, double tokens);
+double nvfp4_linear_backward_casts(const ModelShape& shape, bool fused_qkv, double tokens);
 
 }  // namespace trainmem

@@ -38,6 +38,10 @@ struct ActivationsPerLayer {
   // then a converted layer's (fp8.hpp, nvfp4_layers), which keeps less and rebuilds more. Below 0
   // otherwise.
   double tail_recompute_working_bytes = -1;
+  // Under nvfp4-mixed, what a converted layer and a BF16 tail layer each keep, per token
+  // (kept_per_token is their mean); 0 otherwise.
+  double converted_kept_per_token = 0;
+  double tail_kept_per_token = 0;
   // Expert parallelism: one mixture layer's all-to-all buffers (the send and the receive buffer
   // of the dispatch or the combine), in flight while that layer runs, forward or rebuilt
   // (estimate/stage.cpp counts them).

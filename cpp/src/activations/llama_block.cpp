@@ -829,6 +829,8 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                pen.count(converted_kept, "B saved per token") +
            pen.count(layers - converted, "BF16 layers") * layer.kept_per_token) /
           pen.count(layers, "layers");
+      layer.converted_kept_per_token = converted_kept;
+      layer.tail_kept_per_token = saved_bytes_per_token(kept);
       layer.tail_recompute_working_bytes = layer.recompute_working_bytes;
       layer.recompute_working_bytes =
           std::max(0.0, saved - layer.tokens_on_device * converted_kept);

@@ -93,9 +93,14 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
     device.cast_slots = device.slots;
   }
   if (setup.precision == Precision::kNvfp4Mixed) {  // one stage holds every layer (check_nvfp4)
-    device.casts = nvfp4_linear_backward_casts(shape, layer.tokens_on_device);
+    device.casts = nvfp4_linear_backward_casts(shape, setup.fused_qkv, layer.tokens_on_device);
     device.cast_slots = nvfp4_layers(shape, setup);
     device.tail_recompute_working = layer.tail_recompute_working_bytes;
+    const double mean = layer.kept_per_token.value();
+    if (mean > 0) {
+      device.converted_kept_scale = layer.converted_kept_per_token / mean;
+      device.tail_kept_scale = layer.tail_kept_per_token / mean;
+    }
   }
   const double dense = shape.num_experts > 1
                            ? dense_layers_between(shape, stage.first_layer, stage.layers)

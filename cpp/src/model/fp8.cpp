@@ -124,16 +124,30 @@ double nvfp4_layers(const ModelShape& shape, const TrainingSetup& setup) {
   return layers - std::ceil(layers * setup.nvfp4_bf16_tail);
 }
 
-double nvfp4_linear_backward_casts(const ModelShape& shape, double tokens) {
+std::vector<Nvfp4Linear> nvfp4_block_linears(const ModelShape& shape, bool fused_qkv) {
+  const double h = shape.hidden_size;
+  const double d = head_dim_of(shape);
+  const double queries = shape.num_attention_heads * d;
+  const double keys = shape.num_key_value_heads * d;
+  const double f = shape.ffn_hidden_size;
+  // wqkv, or wq, wk and wv; then wo, w1, w3 and w2.
+  std::vector<Nvfp4Linear> linears =
+      fused_qkv ? std::vector<Nvfp4Linear>{{h, queries + 2 * keys}}
+                : std::vector<Nvfp4Linear>{{h, queries}, {h, keys}, {h, keys}};
+  for (const Nvfp4Linear& linear :
+       {Nvfp4Linear{queries, h}, Nvfp4Linear{h, f}, Nvfp4Linear{h, f}, Nvfp4Linear{f, h}}) {
+    linears.push_back(linear);
+  }
+  return linears;
+}
+
+double nvfp4_linear_backward_casts(const ModelShape& shape, bool fused_qkv, double tokens) {
   double most = 0;
-  for (const LayerWeight& weight : layer_weights(shape, true)) {
-    if (!weight.matrix || weight.high_precision) continue;
-    const double in = weight.rows;
-    const double out = weight.cols;
+  for (const Nvfp4Linear& linear : nvfp4_block_linears(shape, fused_qkv)) {
     // At the input-gradient GEMM: the weight's codes both ways and grad_output's both ways; at
     // the weight-gradient GEMM: the input's both ways and grad_output's column-wise.
-    most =
-        std::max(most, std::max(2 * in * out + 2 * tokens * out, 2 * tokens * in + tokens * out));
+    most = std::max(most, std::max(2 * linear.in * linear.out + 2 * tokens * linear.out,
+                                   2 * tokens * linear.in + tokens * linear.out));
   }
   return kNvfp4BytesPerValue * most;
 }

@@ -14,21 +14,18 @@ namespace id = setting_id;
 
 namespace {
 
-// The first dimension of a converted GEMM that is not a multiple of 128 (nvfp4.py's
-// NVFP4Linear.Config.__post_init__ rejects the layer; nvfp4_mm_triton the tokens), or empty.
-std::string unaligned_dimension(const TrainingSetup& setup, const ModelShape& shape) {
-  const auto aligned = [](double value) {
-    return value == kNvfp4Dimension * static_cast<long long>(value / kNvfp4Dimension);
-  };
-  for (const LayerWeight& weight : layer_weights(shape, true)) {
-    if (!weight.matrix) continue;
-    if (!aligned(weight.rows) || !aligned(weight.cols)) {
-      return "a linear layer of " + format_count(weight.rows) + " → " + format_count(weight.cols);
+bool aligned(double value) {
+  return value == kNvfp4Dimension * static_cast<long long>(value / kNvfp4Dimension);
+}
+
+// The first converted linear layer whose weight has a dimension that is not a multiple of 128
+// (nvfp4.py's NVFP4Linear.Config.__post_init__ rejects it), or empty.
+std::string unaligned_linear(const TrainingSetup& setup, const ModelShape& shape) {
+  for (const Nvfp4Linear& linear : nvfp4_block_linears(shape, setup.fused_qkv)) {
+    if (!aligned(linear.in) || !aligned(linear.out)) {
+      return "a linear layer of " + format_count(linear.in) + " → " + format_count(linear.out);
     }
   }
-  const double tokens = static_cast<double>(setup.micro_batch_sequences) * setup.sequence_length /
-                        setup.layout.context_parallel;
-  if (!aligned(tokens)) return format_count(tokens) + " tokens a micro-batch on a device";
   return "";
 }
 
@@ -56,7 +53,7 @@ Answer check_nvfp4(const TrainingSetup& setup, const ModelShape& shape) {
                                        " is not one. Choose bf16-mixed, or one of those devices.");
   }
   if (setup.recompute != Recompute::kSelectiveOp || setup.compile == Compile::kOff) {
-    return refusal(id::kRecompute,
+    return refusal(setup.recompute == Recompute::kSelectiveOp ? id::kCompile : id::kRecompute,
                    nvfp4 + " is modelled" + recipe +
                        ": its matmul is an autograd Function the per-op policy recomputes, "
                        "whose saved FP4 codes are derived compiled alone. Choose selective-op "
@@ -75,13 +72,29 @@ Answer check_nvfp4(const TrainingSetup& setup, const ModelShape& shape) {
                        "stage converts, and NVFP4 under tensor parallelism, are not. Set tp and "
                        "pp to 1, or choose bf16-mixed.");
   }
-  const std::string unaligned = unaligned_dimension(setup, shape);
+  const std::string unaligned = unaligned_linear(setup, shape);
   if (!unaligned.empty()) {
     return refusal(id::kPrecision,
                    nvfp4 +
                        " needs every converted GEMM's dimensions a multiple of 128 (torchao's "
                        "NVFP4 kernels); " +
                        shape.name + " has " + unaligned + ". Choose bf16-mixed.");
+  }
+  // nvfp4_mm_triton's M: the micro-batch's tokens on the device, folded into one dimension.
+  const double tokens = static_cast<double>(setup.micro_batch_sequences) * setup.sequence_length;
+  const double on_device = tokens / setup.layout.context_parallel;
+  if (!aligned(on_device)) {
+    const bool split = aligned(tokens);
+    return refusal(split ? id::kContextParallel : id::kTokens,
+                   nvfp4 +
+                       " needs the tokens a device runs a multiple of 128 (the M of torchao's "
+                       "NVFP4 kernels); " +
+                       format_count(on_device) + " tokens a micro-batch" +
+                       (split ? " on each of " + format_count(setup.layout.context_parallel) +
+                                    " context-parallel devices"
+                              : "") +
+                       " are not. Choose " + (split ? "another cp" : "a multiple of 128 tokens") +
+                       ", or bf16-mixed.");
   }
   if (nvfp4_layers(shape, setup) <= 0) {
     return refusal(id::kNvfp4Bf16Tail,

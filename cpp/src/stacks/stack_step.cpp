@@ -128,7 +128,9 @@ Handles keep_slot(Step& step, const StepDevice& device, int slot) {
   // layer's saved tensors less what it keeps), a stand-in for its largest live set, which the
   // replay does not follow operation by operation.
   const auto passing = step.take(tag(Term::kActivations), device.recompute_working_of(slot));
-  for (const SlotTensor& tensor : device.kept_tensors) {
+  const double scale = device.kept_scale_of(slot);
+  for (const SlotTensor& kept : device.kept_tensors) {
+    const SlotTensor tensor{kept.bytes * scale, kept.exchange};
     if (tensor.exchange == Exchange::kIntoAttention) {
       originals.push_back(step.take(tag(Term::kActivations), tensor.bytes));
     }

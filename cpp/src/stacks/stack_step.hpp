@@ -62,8 +62,16 @@ struct StepDevice {
   double casts = 0;
   double cast_slots = 0;
   // Under NVFP4, what one of its BF16 tail's layers rebuilds beyond what it keeps, less than
-  // recompute_working (a converted layer's); below 0 otherwise.
+  // recompute_working (a converted layer's); below 0 otherwise. And what a converted slot and a
+  // tail slot each keep, as multiples of kept_per_slot (their mean over the layers).
   double tail_recompute_working = -1;
+  double converted_kept_scale = 1;
+  double tail_kept_scale = 1;
+  // The multiple of kept_per_slot that slot `slot` keeps (1: every slot alike).
+  double kept_scale_of(int slot) const {
+    if (tail_recompute_working < 0) return 1;
+    return slot >= 1 && slot <= cast_slots ? converted_kept_scale : tail_kept_scale;
+  }
   // What the layer of slot `slot` (from 1, in the forward pass's order; 0: the largest) makes
   // beyond what it keeps.
   double recompute_working_of(int slot) const {

@@ -198,7 +198,10 @@ void torchtitan_pipelined_step(Step& step, const StepDevice& device, const FsdpT
   step.give(loss_forward_and_backward(step, device));
   step.give(head_input);
   CachingAllocator::Handle casts{};
-  const SlotHooks hooks{[&](int) { casts = step.take(terms.casts, device.casts); },
+  const SlotHooks hooks{[&](int slot) {
+                          casts =
+                              step.take(terms.casts, slot <= device.cast_slots ? device.casts : 0);
+                        },
                         [&](int) { step.give(casts); }};
   backward_slots(step, device, kept, nullptr, terms.casts == 0 ? nullptr : &hooks);
   step.take(tag(Term::kGradients), device.bytes[Term::kGradients]);
