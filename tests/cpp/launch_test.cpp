@@ -287,7 +287,7 @@ TEST_CASE("launch: a torchtitan file of two versions, or its launch line, is ref
       read("NGPU=8 MODULE=llama3 CONFIG=llama3_8b ./run_train.sh --training.steps 10\n");
   REQUIRE_FALSE(registry.answer.ok());
   CHECK(registry.answer.message.rfind(
-            "This is torchtitan's launch line since 9810191 (February 2026), whose configs are "
+            "This is torchtitan's run_train.sh, whose configs since 9810191 (February 2026) are "
             "Python functions (llama3_8b of llama3,",
             0) == 0);
   const LaunchConfig toml_line = read(

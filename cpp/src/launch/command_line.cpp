@@ -129,5 +129,4 @@ FileKeys flags_of(const std::vector<std::string>& words, const std::set<std::str
   return flags;
 }
 
-
 }  // namespace trainmem

@@ -58,10 +58,10 @@ std::string word_after(const std::string& text, const std::string& flag) {
   return word;
 }
 
-// torchtitan's launch line (run_train.sh, or torchrun -m torchtitan.train): refused, by the version
-// it is of. Since 9810191 (February 2026) it names a Python config (--module, --config) in
-// config_registry.py; before, a TOML file (CONFIG_FILE=, --job.config_file), read when opened
-// itself.
+// torchtitan's launch line (run_train.sh, or torchrun -m torchtitan.train): one that names a TOML
+// file (CONFIG_FILE=, --job.config_file), read when opened itself, and run_train.sh's, whose
+// world size and config live in the script, refused by what they are; torchrun's since 9810191
+// (February 2026), which names a Python config (--module, --config), read (nothing here).
 std::optional<std::string> torchtitan_launch_line(const std::string& text) {
   if (text.find("torchtitan.train") == std::string::npos &&
       text.find("run_train.sh") == std::string::npos) {
@@ -74,19 +74,19 @@ std::optional<std::string> torchtitan_launch_line(const std::string& text) {
            "): open that file itself. Its overrides on the line (--section.key value) are not "
            "read: write them into the file.";
   }
-  std::string module = word_after(text, "--module");
-  if (module.empty()) module = word_after(text, "MODULE=");
-  std::string config = word_after(text, "--config");
-  if (config.empty()) config = word_after(text, "CONFIG=");
-  return "This is torchtitan's launch line since 9810191 (February 2026), whose configs are Python "
-         "functions (" +
-         (config.empty() ? std::string("--config")
+  // torchrun's line (-m torchtitan.train) is read (torchtitan_line.cpp).
+  if (text.find("torchtitan.train") != std::string::npos) return std::nullopt;
+  std::string module = word_after(text, "MODULE=");
+  std::string config = word_after(text, "CONFIG=");
+  return "This is torchtitan's run_train.sh, whose configs since 9810191 (February 2026) are "
+         "Python functions (" +
+         (config.empty() ? std::string("CONFIG")
                          : config + (module.empty() ? "" : " of " + module)) +
-         ", in config_registry.py or torchtitan_recipes), not files. It is not read: their "
-         "defaults have moved release by release since (the loss chunked over 8 since 786e26f, "
-         "April 2026; batches counted in tokens since 73aed7f, August 2026), and the line does "
-         "not say which it runs. torchtitan's TOML job configs, 9dec370's and v0.2.2's, are "
-         "read.";
+         ", in config_registry.py), not files, and whose world size and defaults live in the "
+         "script. It is not read: write the line as torchrun runs it (torchrun --nproc_per_node N "
+         "-m torchtitan.train --module … --config … and the overrides), which is read where it "
+         "counts its batch in tokens. torchtitan's TOML job configs, 9dec370's and v0.2.2's, are "
+         "read too.";
 }
 
 LaunchConfig refused(const TrainingSetup& base, const std::string& message) {
@@ -165,6 +165,9 @@ LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& ba
   }
   if (const std::optional<std::string> torchtitan = torchtitan_launch_line(text)) {
     return refused(base, *torchtitan);
+  }
+  if (text.find("torchtitan.train") != std::string::npos) {
+    return read_torchtitan_line(text, base, context);
   }
   if (text.find("torchrun") != std::string::npos || text.find("--") == start) {
     LaunchConfig launch;

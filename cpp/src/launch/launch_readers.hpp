@@ -46,5 +46,9 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
                            const LaunchContext& context);
 LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& base,
                                   const LaunchContext& context);
+// torchtitan's torchrun line since its Python configs (-m torchtitan.train --module llama3
+// --config NAME and overrides), as torchtitan b5bcd76c builds the config.
+LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& base,
+                                  const LaunchContext& context);
 
 }  // namespace trainmem

@@ -1,0 +1,304 @@
+// torchtitan's launch line since its configs became Python functions (torchrun … -m
+// torchtitan.train --module llama3 --config NAME --section.key value …), read into the setup
+// (launch.hpp) as torchtitan b5bcd76c (August 21, 2026) runs it: the named function of
+// torchtitan/models/llama3/config_registry.py, then the line's overrides. Its defaults have moved
+// release by release since 9810191 (February 2026: the loss chunked over 8 since 786e26f, April;
+// wq, wk and wv fused since 3396a4b37, June; batches counted in tokens since 73aed7f, August), and
+// a line says its era only by what it names: one that counts its batch in tokens
+// (--training.num_tokens_per_microbatch_per_dp_rank, --training.max_context_length) or names a
+// config that came with them is read; any other is refused (launch.cpp).
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "launch/command_line.hpp"
+#include "launch/key_reader.hpp"
+#include "launch/launch_readers.hpp"
+#include "launch/megatron_flags.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/fp8.hpp"
+#include "trainmem/settings.hpp"
+
+namespace trainmem {
+
+namespace {
+
+using megatron::bounded;
+using megatron::flag_text;
+
+constexpr const char* kKind = "torchtitan launch line (torchtitan.train, b5bcd76c)";
+constexpr const char* kProgram = "torchtitan.train";
+constexpr long long kMaxDegree = 1000000;
+constexpr long long kMaxTokens = 1LL << 30;
+
+const KeyDialect kDialect = {ListRead::kInFileOrder,
+                             [](const std::string& name, const nlohmann::json& value) {
+                               const std::string& text = value.get_ref<const std::string&>();
+                               return name + (text.empty() ? "" : " " + text);
+                             },
+                             [](const nlohmann::json& value) {
+                               return "'" + value.get_ref<const std::string&>().substr(0, 40) + "'";
+                             },
+                             nullptr, false};
+
+// One function of config_registry.py at b5bcd76c, as it builds its Trainer.Config.
+struct RegistryConfig {
+  const char* name;
+  const char* model_id;           // model_registry's flavor, as its Hugging Face assets name it
+  long long tokens;               // training.num_tokens_per_microbatch_per_dp_rank
+  long long context;              // training.max_context_length
+  Recompute recompute;            // SelectiveAC (per-op) or FullAC
+  bool compiled;                  // CompileConfig(enable=True, components=["model"])
+  long long tensor_parallel;      // parallelism.tensor_parallel_degree
+  bool nvfp4;                     // NVFP4LinearConverter with the BF16 tail of 0.15
+  bool pins_era;                  // the function came with token-counted batches
+  const char* refused = nullptr;  // why it is not read, or nullptr
+};
+
+const std::vector<RegistryConfig>& registry() {
+  static const std::vector<RegistryConfig> configs = {
+      {"llama3_8b", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp, false, 1, false, false},
+      {"llama3_8b_first_85_pct_layers_nvfp4", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp,
+       true, 1, true, true},
+      {"llama3_8b_mxfp8", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp, true, 1, false, true,
+       "its MXFP8LinearConverter converts every linear layer, the output layer too (fqns []), "
+       "which trainmem's MXFP8 does not count"},
+      {"llama3_70b", "llama3.1-70b", 8 * 8192, 8192, Recompute::kFull, false, 8, false, false},
+      {"llama3_405b", "llama3.1-405b", 2 * 8192, 8192, Recompute::kFull, true, 8, false, false,
+       "its Float8 linear layers under async tensor parallelism, as this torchtitan runs them, "
+       "are not modelled"},
+  };
+  return configs;
+}
+
+// Overrides with no bearing on memory: how long it trains, what it reads and logs, its learning
+// rate, where it writes, its seed and timeouts.
+bool of_no_bearing(const std::string& key) {
+  for (const char* prefix :
+       {"--training.steps", "--dataloader.", "--metrics.", "--profiler.", "--checkpoint.",
+        "--validator.", "--lr_scheduler.", "--job.", "--debug.seed", "--comm.init_timeout_seconds",
+        "--comm.train_timeout_seconds", "--hf_assets_path"}) {
+    if (key.rfind(prefix, 0) == 0) return true;
+  }
+  // An optimiser parameter group's learning rate (--optimizer.param-groups.0.optimizer-kwargs.lr).
+  const std::string lr = ".optimizer_kwargs.lr";
+  return key.rfind("--optimizer.param_groups.", 0) == 0 && key.size() > lr.size() &&
+         key.compare(key.size() - lr.size(), lr.size(), lr) == 0;
+}
+
+// tyro writes a field's words with hyphens or underscores alike: read as underscores.
+FileKeys normalised(FileKeys flags) {
+  for (FileKey& flag : flags) {
+    for (std::size_t at = 2; at < flag.key.size(); ++at) {
+      if (flag.key[at] == '-') flag.key[at] = '_';
+    }
+  }
+  return flags;
+}
+
+// A degree: a whole number, or −1 where torchtitan fills it from the world size.
+std::optional<long long> degree(KeyReader& flags, const std::string& flag, bool fills) {
+  const nlohmann::json* value = flags.find(flag);
+  if (fills && value != nullptr && value->get<std::string>() == "-1") {
+    flags.take(flag);
+    return -1;
+  }
+  return bounded(flags, flag, 1, kMaxDegree);
+}
+
+// A switch tyro writes as --section.name, --section.no_name, or --section.name True or False.
+std::optional<bool> switch_value(KeyReader& flags, const std::string& flag) {
+  const std::size_t dot = flag.rfind('.');
+  const std::string negated = flag.substr(0, dot + 1) + "no_" + flag.substr(dot + 1);
+  if (flags.has(negated)) return false;
+  const std::optional<std::string> text = flags.get(flag, flag_text());
+  if (!text) return std::nullopt;
+  if (text->empty() || *text == "True" || *text == "true") return true;
+  if (*text == "False" || *text == "false") return false;
+  flags.fault(flag, flag + " must be True or False.");
+  return std::nullopt;
+}
+
+}  // namespace
+
+LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& base,
+                                  const LaunchContext& context) {
+  LaunchConfig launch;
+  launch.kind = kKind;
+  launch.leaves = left_by_every_file();
+  launch.setup = setup_beside(base, launch.leaves);
+  const Command command = command_of(text, kProgram);
+  if (!command.problem.empty()) {
+    launch.answer = refusal("launch", command.problem);
+    return launch;
+  }
+  std::string problem;
+  KeyReader flags(
+      launch, kDialect,
+      normalised(flags_of(command.words,
+                          {"--compile.enable", "--compile.no_enable", "--compile.no-enable",
+                           "--training.disable_cuda_graphs", "--training.disable-cuda-graphs"},
+                          kProgram, problem)));
+  if (!problem.empty()) {
+    launch.answer = refusal("launch", problem);
+    return launch;
+  }
+  const std::string module = flags.get("--module", flag_text()).value_or("");
+  if (module != "llama3") {
+    flags.fault("--module", "--module " + (module.empty() ? std::string("is not given") : module) +
+                                ": torchtitan's llama3 configs are read (config_registry.py at "
+                                "b5bcd76c); the other model families' are not yet.");
+    return launch;
+  }
+  const std::string name = flags.get("--config", flag_text()).value_or("");
+  const RegistryConfig* config = nullptr;
+  for (const RegistryConfig& each : registry()) {
+    if (name == each.name) config = &each;
+  }
+  if (config == nullptr || config->refused != nullptr) {
+    std::string known;
+    for (const RegistryConfig& each : registry()) {
+      if (each.refused == nullptr) known += (known.empty() ? "" : ", ") + std::string(each.name);
+    }
+    flags.fault("--config", "--config " + (name.empty() ? std::string("is not given") : name) +
+                                (config != nullptr ? std::string(" is not read: ") + config->refused
+                                                   : std::string(" is not read")) +
+                                ". Read: " + known + ".");
+    return launch;
+  }
+  const std::string tokens_flag = "--training.num_tokens_per_microbatch_per_dp_rank";
+  const std::string context_flag = "--training.max_context_length";
+  if (!config->pins_era && flags.find(tokens_flag) == nullptr &&
+      flags.find(context_flag) == nullptr) {
+    flags.fault("--config",
+                "--config " + name +
+                    " names a config whose defaults have moved release by release, and the line "
+                    "says no more of its version: one that counts its batch in tokens (" +
+                    tokens_flag + ", torchtitan 73aed7f on, August 2026) is read as b5bcd76c.");
+    return launch;
+  }
+  TrainingSetup& setup = launch.setup;
+  setup.stack = Stack::kTorchtitan;
+  setup.model_id = config->model_id;
+  setup.logits = true;
+  setup.loss = Loss::kChunkedWrapper;  // ChunkedLossWrapper, num_chunks 8
+  setup.loss_chunks = kDefaultLossChunks;
+  setup.fused_qkv = true;  // model_registry's fuse_qkv=True, since 3396a4b37
+  setup.recompute = config->recompute;
+  // CompileConfig: enable, and its components (the model and the loss unless the config says
+  // the model alone).
+  bool compiled = config->compiled;
+  bool loss_compiled = false;
+  if (const std::optional<bool> compile = switch_value(flags, "--compile.enable")) {
+    loss_compiled = *compile && !config->compiled;
+    compiled = *compile;
+  }
+  if (const std::optional<std::string> components =
+          flags.get("--compile.components", flag_text())) {
+    if (*components == "model") {
+      loss_compiled = false;
+    } else if (*components == "model loss" || *components == "loss model") {
+      loss_compiled = true;
+    } else {
+      flags.fault("--compile.components", "--compile.components '" + components->substr(0, 40) +
+                                              "' is not read: model, or model and loss, are.");
+    }
+  }
+  setup.compile = !compiled       ? Compile::kOff
+                  : loss_compiled ? Compile::kBlocksAndLoss
+                                  : Compile::kBlocks;
+  if (config->nvfp4) {
+    setup.precision = Precision::kNvfp4Mixed;
+    setup.nvfp4_bf16_tail = kNvfp4DefaultBf16TailShare;
+  }
+  // The micro-batch: ConcatThenSplitPacking cuts the documents into sequences of the context.
+  const long long context_length =
+      bounded(flags, context_flag, 1, kMaxTokens).value_or(config->context);
+  const long long tokens = bounded(flags, tokens_flag, 1, kMaxTokens).value_or(config->tokens);
+  if (tokens % context_length != 0) {
+    flags.fault(tokens_flag, tokens_flag + " must be a whole number of sequences of " +
+                                 context_flag + " (" + std::to_string(context_length) +
+                                 " tokens), as the packed data loader cuts them.");
+  }
+  setup.sequence_length = static_cast<int>(context_length);
+  setup.micro_batch_sequences = static_cast<int>(std::max(1LL, tokens / context_length));
+  // The mesh (ParallelismConfig): d·c FSDP2 shards, −1 filled from the world size.
+  const long long shard =
+      degree(flags, "--parallelism.data_parallel_shard_degree", true).value_or(-1);
+  const long long t = degree(flags, "--parallelism.tensor_parallel_degree", false)
+                          .value_or(config->tensor_parallel);
+  const long long c = degree(flags, "--parallelism.context_parallel_degree", false).value_or(1);
+  const long long p = degree(flags, "--parallelism.pipeline_parallel_degree", false).value_or(1);
+  const long long replicate =
+      degree(flags, "--parallelism.data_parallel_replicate_degree", false).value_or(1);
+  if (t > 1) {
+    flags.fault("--parallelism.tensor_parallel_degree",
+                "--parallelism.tensor_parallel_degree " + std::to_string(t) +
+                    ": this torchtitan's tensor parallelism (its spmd_types local_map layouts) "
+                    "is not modelled; set it to 1.");
+  }
+  if (p > 1 || replicate > 1) {
+    flags.fault(p > 1 ? "--parallelism.pipeline_parallel_degree"
+                      : "--parallelism.data_parallel_replicate_degree",
+                "This torchtitan's pipeline and replicated (HSDP) meshes are not read from its "
+                "launch line; set --parallelism.pipeline_parallel_degree and "
+                "--parallelism.data_parallel_replicate_degree to 1.");
+  }
+  long long world = context.world_size;
+  if (world == 0 && command.nproc > 0 && command.nnodes > 0) world = command.nproc * command.nnodes;
+  long long d = shard;
+  if (d == -1) {
+    if (world <= 0 || world % (t * c) != 0) {
+      flags.fault("--parallelism.data_parallel_shard_degree",
+                  "--parallelism.data_parallel_shard_degree is -1, the world size over t·c, and "
+                  "the world size is not known (or not a multiple of t·c): give torchrun's "
+                  "--nproc_per_node, or --world-size.");
+      d = 1;
+    } else {
+      d = world / (t * c);
+    }
+  }
+  setup.layout.data_parallel = static_cast<int>(d);
+  setup.layout.context_parallel = static_cast<int>(c);
+  setup.layout.zero_stage = d * c > 1 ? 3 : 0;
+  // TrainingConfig.disable_cuda_graphs (False): since f84224a (August 13, 2026) the trainer
+  // captures its forward and backward passes in a CUDA graph, whose private pool keeps what they
+  // allocate between replays, and zero_grad keeps the gradients; not modelled.
+  if (!switch_value(flags, "--training.disable_cuda_graphs").value_or(false)) {
+    flags.fault("--training.disable_cuda_graphs",
+                "This torchtitan captures the forward and backward passes in a CUDA graph unless "
+                "--training.disable_cuda_graphs is given (f84224a, August 13, 2026): the graph's "
+                "private memory pool is not modelled. Add --training.disable_cuda_graphs to have "
+                "the step estimated as it runs eagerly.");
+  }
+  if (!flags.ok()) return launch;
+  std::set<std::string> set_aside;
+  for (const FileKey& flag : flags.keys()) {
+    if (of_no_bearing(flag.key)) set_aside.insert(flag.key);
+  }
+  flags.list_unread(set_aside);
+  launch.notes.push_back(
+      "Read as torchtitan b5bcd76c (August 21, 2026) builds config_registry.py's " + name + ": " +
+      setup.model_id +
+      ", the loss chunked over 8 (ChunkedLossWrapper), wq, wk and wv "
+      "fused, " +
+      (config->recompute == Recompute::kSelectiveOp ? "per-op selective recomputation (SelectiveAC)"
+                                                    : "full recomputation (FullAC)") +
+      (setup.compile == Compile::kBlocks          ? ", the model compiled"
+       : setup.compile == Compile::kBlocksAndLoss ? ", the model and the loss compiled"
+                                                  : "") +
+      (config->nvfp4 ? ", NVFP4 in all but the last 15% of the layers" : "") +
+      "; a later torchtitan's defaults may differ.");
+  launch.notes.push_back(format_count(static_cast<double>(tokens)) +
+                         " tokens a micro-batch: " + std::to_string(setup.micro_batch_sequences) +
+                         " sequences of " + std::to_string(context_length) + ".");
+  if (shard == -1) {
+    launch.notes.push_back("FSDP over d " + std::to_string(d) + ": the world size " +
+                           std::to_string(world) + " over t·c " + std::to_string(t * c) + ".");
+  }
+  return launch;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,132 @@
+// torchtitan's torchrun line since its Python configs (issue 43's first item, for the configs of
+// issue 46's 2026 step): read as torchtitan b5bcd76c builds the named config where the line pins
+// its era, refused by name otherwise.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "trainmem/estimate.hpp"
+#include "trainmem/launch.hpp"
+#include "trainmem/measured.hpp"
+#include "trainmem/settings.hpp"
+
+using namespace trainmem;
+
+namespace {
+
+std::string example(const std::string& name) {
+  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/" + name);
+  REQUIRE_MESSAGE(in.good(), name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+LaunchConfig read(const std::string& text, int world_size = 0) {
+  LaunchContext context;
+  context.world_size = world_size;
+  TrainingSetup base;
+  base.device_id = "gb200";
+  return read_launch_config(text, base, context);
+}
+
+std::string line(const std::string& config, const std::string& overrides) {
+  return "torchrun --nproc_per_node 4 -m torchtitan.train --module llama3 --config " + config +
+         " " + overrides + "\n";
+}
+
+constexpr const char* kTokens =
+    "--training.num_tokens_per_microbatch_per_dp_rank 65536 --training.max_context_length 2048 "
+    "--training.disable_cuda_graphs";
+
+}  // namespace
+
+TEST_CASE("torchtitan line: the NVFP4 recipe's line is read as its config builds it") {
+  const LaunchConfig launch = read(example("torchtitan-llama3-8b-nvfp4.sh"));
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.not_understood.empty());
+  const TrainingSetup& setup = launch.setup;
+  CHECK(setup.stack == Stack::kTorchtitan);
+  CHECK(setup.model_id == "llama3.1-8b");
+  CHECK(setup.device_id == "gb200");  // left by the file
+  CHECK(setup.sequence_length == 2048);
+  CHECK(setup.micro_batch_sequences == 32);
+  CHECK(setup.layout.data_parallel == 4);
+  CHECK(setup.layout.zero_stage == 3);
+  CHECK(setup.recompute == Recompute::kSelectiveOp);
+  CHECK(setup.compile == Compile::kBlocks);
+  CHECK(setup.fused_qkv);
+  CHECK(setup.loss == Loss::kChunkedWrapper);
+  CHECK(setup.precision == Precision::kNvfp4Mixed);
+  // The same setup as the measured GB200 NVFP4 run, so the same estimate.
+  for (const MeasuredCase& measured : measured_cases()) {
+    if (measured.id != "torchtitan-2026-08-gb200-nvfp4") continue;
+    TrainingSetup run = measured.setup;
+    run.activation_model = setup.activation_model;
+    CHECK(estimate_memory(run).peak_reserved_bytes == estimate_memory(setup).peak_reserved_bytes);
+  }
+}
+
+TEST_CASE("torchtitan line: the mesh's -1 is the world size over t·c, and overrides are read") {
+  const LaunchConfig launch =
+      read(line("llama3_8b", std::string(kTokens) + " --compile.enable --compile.components model "
+                                                    "--parallelism.data_parallel_shard_degree -1"));
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.setup.layout.data_parallel == 4);  // torchrun's --nproc_per_node 4
+  CHECK(launch.setup.compile == Compile::kBlocks);
+  CHECK(launch.setup.precision == Precision::kBf16Mixed);
+  // tyro's negated switch: NVFP4 uncompiled, which the estimate refuses by the setting.
+  const LaunchConfig eager = read(
+      line("llama3_8b_first_85_pct_layers_nvfp4", std::string(kTokens) + " --compile.no-enable"));
+  REQUIRE(eager.answer.ok());
+  CHECK(eager.setup.compile == Compile::kOff);
+  CHECK(estimate_memory(eager.setup).answer.setting == setting_id::kCompile);
+  // Without the world size -1 cannot be filled.
+  const LaunchConfig unknown =
+      read("python -m torchtitan.train --module llama3 --config llama3_8b " + std::string(kTokens));
+  CHECK(unknown.answer.setting == "--parallelism.data_parallel_shard_degree");
+  CHECK(
+      read("python -m torchtitan.train --module llama3 --config llama3_8b " + std::string(kTokens),
+           8)
+          .setup.layout.data_parallel == 8);
+}
+
+TEST_CASE("torchtitan line: what it does not read is refused by its flag, or listed") {
+  const auto refused_by = [](const std::string& text) {
+    const LaunchConfig launch = read(text);
+    CHECK_FALSE(launch.answer.ok());
+    return launch.answer.setting;
+  };
+  // A config whose defaults the line does not date.
+  CHECK(refused_by(line("llama3_8b", "")) == "--config");
+  // Configs not read, each saying why.
+  const LaunchConfig mxfp8 = read(line("llama3_8b_mxfp8", kTokens));
+  CHECK(mxfp8.answer.setting == "--config");
+  CHECK(mxfp8.answer.message.find("the output layer too") != std::string::npos);
+  CHECK(refused_by(line("llama3_debugmodel", kTokens)) == "--config");
+  CHECK(refused_by("torchrun -m torchtitan.train --module qwen3 --config qwen3_8b\n") ==
+        "--module");
+  // llama3_70b's tensor parallelism of 8, this torchtitan's own.
+  CHECK(refused_by(line("llama3_70b", kTokens)) == "--parallelism.tensor_parallel_degree");
+  CHECK(read(line("llama3_70b", std::string(kTokens) + " --parallelism.tensor_parallel_degree 1"))
+            .answer.ok());
+  CHECK(refused_by(line("llama3_8b",
+                        std::string(kTokens) + " --parallelism.pipeline_parallel_degree 2")) ==
+        "--parallelism.pipeline_parallel_degree");
+  // Tokens that are not whole sequences.
+  CHECK(refused_by(line("llama3_8b",
+                        "--training.num_tokens_per_microbatch_per_dp_rank 3000 "
+                        "--training.max_context_length 2048")) ==
+        "--training.num_tokens_per_microbatch_per_dp_rank");
+  // The CUDA graphs this torchtitan captures by default are not modelled.
+  CHECK(refused_by(line("llama3_8b",
+                        "--training.num_tokens_per_microbatch_per_dp_rank 65536 "
+                        "--training.max_context_length 2048")) == "--training.disable_cuda_graphs");
+  // A key it does not know is listed, and withholds the verdict.
+  const LaunchConfig unknown =
+      read(line("llama3_8b", std::string(kTokens) + " --activation_checkpoint.mode full"));
+  REQUIRE(unknown.answer.ok());
+  CHECK(unknown.not_understood == std::vector<std::string>{"--activation_checkpoint.mode"});
+}
