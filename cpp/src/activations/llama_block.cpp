@@ -687,9 +687,10 @@ std::vector<SavedTensor> selective_op_saved_tensors(const ModelShape& shape,
 }
 
 // An NVFP4 block's matmul is nvfp4_mm_triton (torchao cb76f29, nvfp4_linear.py), an autograd
-// Function of Triton kernels and scaled_mm, none of them aten.mm: the policy tags its ops
+// Function of torchao custom ops (its Triton kernels, torch.library.custom_op) and
+// aten._scaled_mm_v2, none of them aten.mm nor in the policy's save list: it tags them
 // PREFER_RECOMPUTE (their FP4 codes too), so the compiled block keeps its input and the attention
-// kernel's tensors alone, and saves the amaxes' scalars (aten.max, MUST_SAVE).
+// kernel's tensors alone, and each weight's amax, a scalar (aten.max, MUST_SAVE).
 std::vector<SavedTensor> nvfp4_selective_op_saved_tensors(const ModelShape& shape,
                                                           const TrainingSetup& setup) {
   return per_op_saved_tensors(shape, setup, false);
