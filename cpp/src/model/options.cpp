@@ -67,8 +67,7 @@ const std::vector<Device>& device_catalog() {
       {"b200", "B200 192 GB", "B200", 192e9, Architecture::kBlackwell,
        "NVIDIA Blackwell architecture technical brief: B200, 192 GB HBM3e"},
       {"gb200", "GB200 186 GB", "GB200", 186e9, Architecture::kBlackwell,
-       "NVIDIA GB200 NVL72 product page: the GB200 Grace Blackwell Superchip's two Blackwell "
-       "GPUs, 372 GB HBM3e (186 GB each)"},
+       "NVIDIA GB200 NVL72 product page: 186 GB HBM3e a GPU, 372 GB a superchip"},
       {"b300", "B300 288 GB", "B300", 288e9, Architecture::kBlackwell,
        "NVIDIA HGX B300 and Blackwell Ultra product pages: 288 GB HBM3e per GPU"},
       {"a100-40gb", "A100 40 GB", "A100", 40e9, Architecture::kAmpere,

@@ -613,6 +613,20 @@ Answer check_lora(const TrainingSetup& setup, const ModelShape* shape) {
   return {};
 }
 
+// The chunked loss's chunks: the device's tokens in chunks of equal length (torch._check in
+// _chunk_local), the one rule of it on the plate's settings.
+Answer check_chunked_wrapper_chunks(const TrainingSetup& setup) {
+  const double tokens = static_cast<double>(setup.micro_batch_sequences) * setup.sequence_length /
+                        setup.layout.context_parallel;
+  if (std::fmod(tokens, setup.loss_chunks) != 0) {
+    return refusal(id::kLossChunks,
+                   "torchtitan's chunked loss splits each device's " + format_count(tokens) +
+                       " tokens into chunks of equal length: choose a number of chunks that "
+                       "divides them.");
+  }
+  return {};
+}
+
 // torchtitan's ChunkedLossWrapper, as its stack runs it: under the ideal step or torchtitan, on
 // one pipeline stage (its pipeline schedule computes the loss per micro-batch in the stage's own
 // step, not modelled), its loss_fn eager (compiled, not modelled), and the device's tokens in
@@ -633,15 +647,7 @@ Answer check_chunked_wrapper(const TrainingSetup& setup) {
                    "torchtitan's chunked loss compiles its cross-entropy alone, which is not "
                    "modelled; compile the blocks alone, or choose the fp32-upcast loss.");
   }
-  const double tokens = static_cast<double>(setup.micro_batch_sequences) * setup.sequence_length /
-                        setup.layout.context_parallel;
-  if (std::fmod(tokens, setup.loss_chunks) != 0) {
-    return refusal(id::kLossChunks,
-                   "torchtitan's chunked loss splits each device's " + format_count(tokens) +
-                       " tokens into chunks of equal length: choose a number of chunks that "
-                       "divides them.");
-  }
-  return {};
+  return check_chunked_wrapper_chunks(setup);
 }
 
 }  // namespace
@@ -700,10 +706,10 @@ Answer check_plate_setup(const TrainingSetup& setup, const ModelShape* shape) {
   // tokens its chunks do not divide, and a DSA preset without FlashAttention (its fused sparse
   // kernels).
   if (setup.logits && setup.loss == Loss::kChunkedWrapper) {
-    const Answer chunked = check_chunked_wrapper(setup);
+    const Answer chunked = check_chunked_wrapper_chunks(setup);
     if (!chunked.ok()) return chunked;
   }
-  return check_sparse_attention(setup, *shape);
+  return check_sparse_flash_attention(*shape, setup);
 }
 
 Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {

@@ -12,6 +12,19 @@ namespace trainmem {
 
 namespace id = setting_id;
 
+Answer check_sparse_flash_attention(const ModelShape& shape, const TrainingSetup& setup) {
+  if (!sparse_attention(shape)) return {};
+  const std::string model = shape.name + "'s sparse attention";
+  if (!setup.flash_attention) {
+    return refusal(id::kFlashAttention,
+                   model +
+                       " is counted with its fused sparse kernels; Megatron-LM's unfused path "
+                       "keeps 13 B per query-key pair per head, which is not modelled. Turn "
+                       "FlashAttention on.");
+  }
+  return {};
+}
+
 Answer check_sparse_attention(const TrainingSetup& setup, const ModelShape& shape) {
   if (!sparse_attention(shape)) return {};
   const std::string model = shape.name + "'s sparse attention";
@@ -22,13 +35,8 @@ Answer check_sparse_attention(const TrainingSetup& setup, const ModelShape& shap
                                    "TileLang kernels train it; no stack's run of it is modelled "
                                    "yet. Choose the ideal stack.");
   }
-  if (!setup.flash_attention) {
-    return refusal(id::kFlashAttention,
-                   model +
-                       " is counted with its fused sparse kernels; Megatron-LM's unfused path "
-                       "keeps 13 B per query-key pair per head, which is not modelled. Turn "
-                       "FlashAttention on.");
-  }
+  const Answer flash = check_sparse_flash_attention(shape, setup);
+  if (!flash.ok()) return flash;
   // The sparse kernels drop nothing out of the attention's probabilities.
   if (probability_dropout(shape, setup, kLlamaBlockDropsOut)) {
     return refusal(id::kDropout, "Dropout on " + model +

@@ -15,4 +15,7 @@ namespace trainmem {
 // model.
 Answer check_sparse_attention(const TrainingSetup& setup, const ModelShape& shape);
 
+// Its rule on the plate's settings alone (check_plate_setup's): FlashAttention on.
+Answer check_sparse_flash_attention(const ModelShape& shape, const TrainingSetup& setup);
+
 }  // namespace trainmem
