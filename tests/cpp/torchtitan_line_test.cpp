@@ -93,6 +93,37 @@ TEST_CASE("torchtitan line: the mesh's -1 is the world size over t·c, and overr
           .setup.layout.data_parallel == 8);
 }
 
+TEST_CASE("torchtitan line: Qwen3's dense configs are read, its mixture refused") {
+  const LaunchConfig dense = read(
+      "torchrun --nproc_per_node 8 -m torchtitan.train --module qwen3 --config qwen3_14b "
+      "--training.num_tokens_per_microbatch_per_dp_rank 16384 "
+      "--training.max_context_length 4096 --training.disable_cuda_graphs\n");
+  REQUIRE_MESSAGE(dense.answer.ok(), dense.answer.message);
+  CHECK(dense.setup.model_id == "qwen3-14b");
+  CHECK(dense.setup.micro_batch_sequences == 4);
+  CHECK(dense.setup.sequence_length == 4096);
+  CHECK(dense.setup.recompute == Recompute::kFull);
+  CHECK(dense.setup.layout.data_parallel == 8);
+  CHECK(estimate_memory(dense.setup).answer.ok());
+  // The NVFP4 recipe's name dates the line by itself.
+  const LaunchConfig nvfp4 = read(
+      "torchrun --nproc_per_node 4 -m torchtitan.train --module qwen3 --config "
+      "qwen3_8b_first_85_pct_layers_nvfp4 --training.disable_cuda_graphs\n");
+  REQUIRE_MESSAGE(nvfp4.answer.ok(), nvfp4.answer.message);
+  CHECK(nvfp4.setup.precision == Precision::kNvfp4Mixed);
+  CHECK(nvfp4.setup.sequence_length == 2048);
+  CHECK(estimate_memory(nvfp4.setup).answer.ok());
+  // A config of another family is not this one's; the mixture is refused, saying why.
+  const LaunchConfig other =
+      read("torchrun -m torchtitan.train --module qwen3 --config llama3_8b\n");
+  CHECK(other.answer.setting == "--config");
+  const LaunchConfig moe = read(
+      "torchrun --nproc_per_node 8 -m torchtitan.train --module qwen3 --config qwen3_30b_a3b "
+      "--training.disable_cuda_graphs\n");
+  CHECK(moe.answer.setting == "--config");
+  CHECK(moe.answer.message.find("mixture of experts") != std::string::npos);
+}
+
 TEST_CASE("torchtitan line: what it does not read is refused by its flag, or listed") {
   const auto refused_by = [](const std::string& text) {
     const LaunchConfig launch = read(text);
@@ -106,8 +137,8 @@ TEST_CASE("torchtitan line: what it does not read is refused by its flag, or lis
   CHECK(mxfp8.answer.setting == "--config");
   CHECK(mxfp8.answer.message.find("the output layer too") != std::string::npos);
   CHECK(refused_by(line("llama3_debugmodel", kTokens)) == "--config");
-  CHECK(refused_by("torchrun -m torchtitan.train --module qwen3 --config qwen3_8b\n") ==
-        "--module");
+  CHECK(refused_by("torchrun -m torchtitan.train --module deepseek_v3 --config "
+                   "deepseek_v3_16b\n") == "--module");
   // llama3_70b's tensor parallelism of 8, this torchtitan's own.
   CHECK(refused_by(line("llama3_70b", kTokens)) == "--parallelism.tensor_parallel_degree");
   CHECK(read(line("llama3_70b", std::string(kTokens) + " --parallelism.tensor_parallel_degree 1"))

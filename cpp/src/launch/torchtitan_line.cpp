@@ -1,10 +1,10 @@
 // torchtitan's launch line since its configs became Python functions (torchrun … -m
 // torchtitan.train --module llama3 --config NAME --section.key value …), read into the setup
 // (launch.hpp) as torchtitan b5bcd76c (August 21, 2026) runs it: the named function of
-// torchtitan/models/llama3/config_registry.py, then the line's overrides. Its defaults have moved
-// release by release since 9810191 (February 2026: the loss chunked over 8 since 786e26f, April;
-// wq, wk and wv fused since 3396a4b37, June; batches counted in tokens since 73aed7f, August), and
-// a line says its era only by what it names: one that counts its batch in tokens
+// torchtitan/models/{llama3,qwen3}/config_registry.py, then the line's overrides. Its defaults have
+// moved release by release since 9810191 (February 2026: the loss chunked over 8 since 786e26f,
+// April; wq, wk and wv fused since 3396a4b37, June; batches counted in tokens since 73aed7f,
+// August), and a line says its era only by what it names: one that counts its batch in tokens
 // (--training.num_tokens_per_microbatch_per_dp_rank, --training.max_context_length) or names a
 // config that came with them is read; any other is refused (launch.cpp).
 #include <algorithm>
@@ -43,8 +43,10 @@ const KeyDialect kDialect = {ListRead::kInFileOrder,
                              },
                              nullptr, false};
 
-// One function of config_registry.py at b5bcd76c, as it builds its Trainer.Config.
+// One function of a model family's config_registry.py at b5bcd76c, as it builds its
+// Trainer.Config.
 struct RegistryConfig {
+  const char* module;  // --module: the family's folder under torchtitan/models
   const char* name;
   const char* model_id;           // model_registry's flavor, as its Hugging Face assets name it
   long long tokens;               // training.num_tokens_per_microbatch_per_dp_rank
@@ -59,16 +61,34 @@ struct RegistryConfig {
 
 const std::vector<RegistryConfig>& registry() {
   static const std::vector<RegistryConfig> configs = {
-      {"llama3_8b", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp, false, 1, false, false},
-      {"llama3_8b_first_85_pct_layers_nvfp4", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp,
-       true, 1, true, true},
-      {"llama3_8b_mxfp8", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp, true, 1, false, true,
+      {"llama3", "llama3_8b", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp, false, 1, false,
+       false},
+      {"llama3", "llama3_8b_first_85_pct_layers_nvfp4", "llama3.1-8b", 8192, 8192,
+       Recompute::kSelectiveOp, true, 1, true, true},
+      {"llama3", "llama3_8b_mxfp8", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp, true, 1,
+       false, true,
        "its MXFP8LinearConverter converts every linear layer, the output layer too (fqns []), "
        "which trainmem's MXFP8 does not count"},
-      {"llama3_70b", "llama3.1-70b", 8 * 8192, 8192, Recompute::kFull, false, 8, false, false},
-      {"llama3_405b", "llama3.1-405b", 2 * 8192, 8192, Recompute::kFull, true, 8, false, false,
+      {"llama3", "llama3_70b", "llama3.1-70b", 8 * 8192, 8192, Recompute::kFull, false, 8, false,
+       false},
+      {"llama3", "llama3_405b", "llama3.1-405b", 2 * 8192, 8192, Recompute::kFull, true, 8, false,
+       false,
        "its Float8 linear layers under async tensor parallelism, as this torchtitan runs them, "
        "are not modelled"},
+      // Qwen3's dense models (their embedding tied to the output layer at 0.6B and 1.7B, as in
+      // Qwen's config.json); the NVFP4 recipe on sft_qwen3_8b_math's data (a GSM8K chat set
+      // packed first-fit into sequences of 2,048, varlen attention, which saves what the
+      // attention kernel saves).
+      {"qwen3", "qwen3_0_6b", "qwen3-0.6b", 4 * 4096, 4096, Recompute::kSelectiveOp, false, 1,
+       false, false},
+      {"qwen3", "qwen3_1_7b", "qwen3-1.7b", 4 * 4096, 4096, Recompute::kSelectiveOp, false, 1,
+       false, false},
+      {"qwen3", "qwen3_8b_first_85_pct_layers_nvfp4", "qwen3-8b", 2048, 2048,
+       Recompute::kSelectiveOp, true, 1, true, true},
+      {"qwen3", "qwen3_14b", "qwen3-14b", 4 * 4096, 4096, Recompute::kFull, false, 1, false, false},
+      {"qwen3", "qwen3_32b", "qwen3-32b", 2 * 4096, 4096, Recompute::kFull, false, 1, false, false},
+      {"qwen3", "qwen3_30b_a3b", "qwen3-30b-a3b", 2 * 4096, 4096, Recompute::kFull, false, 1, false,
+       false, "a mixture of experts under torchtitan is not modelled yet"},
   };
   return configs;
 }
@@ -146,21 +166,24 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
     return launch;
   }
   const std::string module = flags.get("--module", flag_text()).value_or("");
-  if (module != "llama3") {
+  if (module != "llama3" && module != "qwen3") {
     flags.fault("--module", "--module " + (module.empty() ? std::string("is not given") : module) +
-                                ": torchtitan's llama3 configs are read (config_registry.py at "
-                                "b5bcd76c); the other model families' are not yet.");
+                                ": torchtitan's llama3 and qwen3 configs are read "
+                                "(config_registry.py at b5bcd76c); the other model families' "
+                                "are not yet.");
     return launch;
   }
   const std::string name = flags.get("--config", flag_text()).value_or("");
   const RegistryConfig* config = nullptr;
   for (const RegistryConfig& each : registry()) {
-    if (name == each.name) config = &each;
+    if (module == each.module && name == each.name) config = &each;
   }
   if (config == nullptr || config->refused != nullptr) {
     std::string known;
     for (const RegistryConfig& each : registry()) {
-      if (each.refused == nullptr) known += (known.empty() ? "" : ", ") + std::string(each.name);
+      if (module == each.module && each.refused == nullptr) {
+        known += (known.empty() ? "" : ", ") + std::string(each.name);
+      }
     }
     flags.fault("--config", "--config " + (name.empty() ? std::string("is not given") : name) +
                                 (config != nullptr ? std::string(" is not read: ") + config->refused
