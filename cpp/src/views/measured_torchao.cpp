@@ -13,6 +13,25 @@ namespace {
 
 enum class Scaling { kNone, kMxfp8, kFloat8Tensorwise };
 
+// A torchtitan run's reserved peak in GiB, under FSDP2 (ZeRO 3) over `devices` with per-op
+// selective recomputation: `sequences` of `sequence` tokens a micro-batch on each.
+void torchtitan_fsdp_run(MeasuredCase& measured, double gibibytes, const char* model,
+                         const char* device, int sequence, int sequences, int devices) {
+  measured.quantity = MeasuredQuantity::kReserved;
+  measured.unit = MeasuredUnit::kGibibytes;
+  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
+  TrainingSetup& setup = measured.setup;
+  setup.stack = Stack::kTorchtitan;
+  setup.model_id = model;
+  setup.device_id = device;
+  setup.sequence_length = sequence;
+  setup.micro_batch_sequences = sequences;
+  setup.flash_attention = true;
+  setup.layout.data_parallel = devices;
+  setup.layout.zero_stage = 3;
+  setup.recompute = Recompute::kSelectiveOp;
+}
+
 MeasuredCase b200_row(Scaling scaling, const char* id, const char* precision, const char* row,
                       double gibibytes) {
   MeasuredCase measured;
@@ -33,19 +52,8 @@ MeasuredCase b200_row(Scaling scaling, const char* id, const char* precision, co
   measured.statistic =
       "peak memory reserved by PyTorch's caching allocator, GiB (torchtitan's memory log, the "
       "most over 100 steps; printed as \"GB\")";
-  measured.quantity = MeasuredQuantity::kReserved;
-  measured.unit = MeasuredUnit::kGibibytes;
-  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
+  torchtitan_fsdp_run(measured, gibibytes, "llama3-8b", "b200", 8192, 1, 8);
   TrainingSetup& setup = measured.setup;
-  setup.stack = Stack::kTorchtitan;
-  setup.model_id = "llama3-8b";
-  setup.device_id = "b200";
-  setup.sequence_length = 8192;
-  setup.micro_batch_sequences = 1;
-  setup.flash_attention = true;
-  setup.layout.data_parallel = 8;
-  setup.layout.zero_stage = 3;
-  setup.recompute = Recompute::kSelectiveOp;
   // training.compile at 6fc499f6 compiles each block and the loss (build_cross_entropy_loss).
   setup.compile = Compile::kBlocksAndLoss;
   setup.logits = true;
@@ -107,19 +115,8 @@ MeasuredCase gb200_row(bool nvfp4, const char* id, const char* precision, double
   measured.statistic =
       "peak memory reserved by PyTorch's caching allocator, GiB (torchtitan's memory log, "
       "\"Memory\" with its share of the device)";
-  measured.quantity = MeasuredQuantity::kReserved;
-  measured.unit = MeasuredUnit::kGibibytes;
-  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
+  torchtitan_fsdp_run(measured, gibibytes, "llama3.1-8b", "gb200", 2048, 32, 4);
   TrainingSetup& setup = measured.setup;
-  setup.stack = Stack::kTorchtitan;
-  setup.model_id = "llama3.1-8b";
-  setup.device_id = "gb200";
-  setup.sequence_length = 2048;
-  setup.micro_batch_sequences = 32;
-  setup.flash_attention = true;
-  setup.layout.data_parallel = 4;
-  setup.layout.zero_stage = 3;
-  setup.recompute = Recompute::kSelectiveOp;
   setup.compile = Compile::kBlocks;  // compile.components = ["model"]
   setup.fused_qkv = true;
   setup.logits = true;
