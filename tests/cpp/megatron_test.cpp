@@ -14,6 +14,7 @@
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explain.hpp"
+#include "trainmem/launch.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
@@ -706,4 +707,60 @@ TEST_CASE(
   CHECK(estimate_memory(setup).peak_allocated_bytes == estimate_memory(eager).peak_allocated_bytes);
   setup.stack = Stack::kIdeal;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kMetaDeviceInit);
+}
+
+TEST_CASE(
+    "megatron: the precision-aware optimiser keeps BF16 moments and 16-bit master remainders, "
+    "sharded") {
+  TrainingSetup setup = tiny_megatron();
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 1;
+  const Estimate adam = estimate_memory(setup);
+  REQUIRE(adam.answer.ok());
+  setup.optimizer = Optimizer::kAdamBf16Moments;
+  const Estimate aware = estimate_memory(setup);
+  REQUIRE_MESSAGE(aware.answer.ok(), aware.answer.message);
+  // TE's FusedAdam: exp_avg and exp_avg_sq in BF16 (2 + 2 B) and each FP32 master as its int16
+  // remainder (2 B), all sharded over d; the BF16 parameters (2 B) and the FP32 main gradients
+  // (4 B) whole, as under adam (4 + 4 + 4 B sharded).
+  CHECK(aware.bytes_per_parameter.master_weights == 2);
+  CHECK(aware.bytes_per_parameter.optimizer_states == 4);
+  CHECK(aware.bytes_per_parameter.weights == adam.bytes_per_parameter.weights);
+  CHECK(aware.bytes_per_parameter.gradients == adam.bytes_per_parameter.gradients);
+  CHECK(aware.bytes[Term::kMasterWeights] == doctest::Approx(adam.bytes[Term::kMasterWeights] / 2));
+  // (Each state tensor rounded to the allocator's 512-byte blocks.)
+  CHECK(aware.bytes[Term::kOptimizerStates] ==
+        doctest::Approx(adam.bytes[Term::kOptimizerStates] / 2).epsilon(0.01));
+  // "only supported with distributed optimizer"; FP8 takes another path; BF16 main gradients
+  // are not modelled.
+  setup.layout.zero_stage = 0;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kOptimizer);
+  setup.layout.zero_stage = 1;
+  setup.grad_reduce_in_bf16 = true;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kOptimizer);
+}
+
+TEST_CASE("megatron: the line's precision-aware optimiser is read with BF16 moments alone") {
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --seq-length 4096 --swiglu --normalization RMSNorm "
+      "--position-embedding-type rope --disable-bias-linear --bf16 --micro-batch-size 1 "
+      "--vocab-size 32000 --use-distributed-optimizer --use-precision-aware-optimizer";
+  const LaunchConfig aware =
+      read_launch_config(line + " --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16", {}, {});
+  REQUIRE_MESSAGE(aware.answer.ok(), aware.answer.message);
+  CHECK(aware.setup.optimizer == Optimizer::kAdamBf16Moments);
+  CHECK(aware.not_understood.empty());
+  CHECK(estimate_memory(aware.setup).answer.ok());
+  CHECK(read_launch_config(line, {}, {}).answer.setting == "--exp-avg-dtype");
+  CHECK(read_launch_config(line + " --exp-avg-dtype bf16 --exp-avg-sq-dtype fp8", {}, {})
+            .answer.setting == "--exp-avg-sq-dtype");
+  CHECK(read_launch_config(
+            line + " --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 --main-grads-dtype bf16", {}, {})
+            .answer.setting == "--main-grads-dtype");
+  // Without the switch the dtypes change nothing, as in Megatron-LM.
+  const std::string plain = line.substr(0, line.find(" --use-precision-aware-optimizer"));
+  const LaunchConfig adam = read_launch_config(plain, {}, {});
+  REQUIRE_MESSAGE(adam.answer.ok(), adam.answer.message);
+  CHECK(adam.setup.optimizer == Optimizer::kAdam);
 }

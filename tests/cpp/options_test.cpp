@@ -167,10 +167,12 @@ TEST_CASE("each stack answers the optimisers it runs, and refuses the others by 
   Answer refused = estimate_memory(setup).answer;
   CHECK(refused.setting == setting_id::kOptimizer);
   CHECK(refused.message.find("fused_opt_states_bf16") != std::string::npos);
-  // Megatron-LM: adam and sgd.
+  // Megatron-LM: adam, sgd, and its precision-aware adam's BF16 moments.
   setup.stack = Stack::kMegatron;
   setup.layout.zero_stage = 1;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kOptimizer);
+  setup.optimizer = Optimizer::kAdamBf16Moments;
+  CHECK(estimate_memory(setup).answer.ok());
   setup.optimizer = Optimizer::kSgdMomentum;
   CHECK(estimate_memory(setup).answer.ok());
   // DeepSpeed's BF16 moments come with its BF16 master copy (bf16-master), not alone.

@@ -99,6 +99,13 @@ BytesPerParameter state_bytes_per_parameter(const ModelShape& shape, const Train
   // (param_and_grad_buffer.py, _resolve_group_grad_dtype).
   if (setup.grad_reduce_in_bf16 || megatron_fsdp(setup)) per.gradients = kBf16Bytes;
   if (!row.master_weights) per.master_weights = 0;
+  // Megatron-LM's precision-aware optimiser (adam-bf16-moments under the megatron stack):
+  // Transformer Engine's FusedAdam keeps each FP32 master as the 16 bits its BF16 parameter drops
+  // (fused_adam.py, store_param_remainders: an int16 state; Megatron-LM's OptimizerConfig
+  // defaults it on, and distrib_optimizer.py makes no FP32 shard of its own).
+  if (setup.stack == Stack::kMegatron && setup.optimizer == Optimizer::kAdamBf16Moments) {
+    per.master_weights = kBf16Bytes;
+  }
   per.total = per.weights + per.gradients + per.master_weights + per.optimizer_states;
   // Stepped in the backward pass, the gradients no longer grow with the parameters: the largest
   // parameter's alone is held (add_model_states).

@@ -117,6 +117,7 @@ const std::set<std::string>& switches() {
                                               "--untie-embeddings-and-output-weights",
                                               "--sequence-parallel",
                                               "--use-distributed-optimizer",
+                                              "--use-precision-aware-optimizer",
                                               "--use-megatron-fsdp",
                                               "--init-model-with-meta-device",
                                               "--fsdp-double-buffer",
@@ -615,6 +616,34 @@ void read_fp8(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& 
   }
 }
 
+// --use-precision-aware-optimizer (megatron/core/optimizer/__init__.py: Transformer Engine's
+// FusedAdam with master_weights and store_param_remainders, OptimizerConfig's default) with both
+// moments in BF16 (--exp-avg-dtype, --exp-avg-sq-dtype): the adam-bf16-moments optimiser, each
+// FP32 master kept as the 16 bits BF16 drops (states.cpp). Its other dtypes are refused by flag.
+void read_precision_aware_optimizer(KeyReader& flags, TrainingSetup& setup) {
+  const bool aware = flags.has("--use-precision-aware-optimizer");
+  const auto dtype = [&](const char* flag, const char* fallback) {
+    return flags.get(flag, flag_text()).value_or(fallback);
+  };
+  const std::string exp_avg = dtype("--exp-avg-dtype", "fp32");
+  const std::string exp_avg_sq = dtype("--exp-avg-sq-dtype", "fp32");
+  const std::string main_params = dtype("--main-params-dtype", "fp32");
+  const std::string main_grads = dtype("--main-grads-dtype", "fp32");
+  if (!aware) return;  // the dtypes are the precision-aware optimiser's alone (arguments.py)
+  if (exp_avg != "bf16" || exp_avg_sq != "bf16") {
+    flags.fault(exp_avg != "bf16" ? "--exp-avg-dtype" : "--exp-avg-sq-dtype",
+                "--use-precision-aware-optimizer is modelled with both moments in BF16 "
+                "(--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16); its FP32, FP16 and FP8 states "
+                "are not.");
+  } else if (main_params != "fp32" || main_grads != "fp32") {
+    flags.fault(main_params != "fp32" ? "--main-params-dtype" : "--main-grads-dtype",
+                "--use-precision-aware-optimizer is modelled with its FP32 main parameters and "
+                "gradients (the defaults); --main-params-dtype fp16 and --main-grads-dtype bf16 "
+                "are not.");
+  }
+  setup.optimizer = Optimizer::kAdamBf16Moments;
+}
+
 void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes) {
   // Dropout: Megatron-LM's 0.1 on both unless set; the estimate counts one probability for
   // both.
@@ -676,6 +705,7 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string
       optimizer != "adam") {
     flags.fault("--optimizer", "--optimizer " + optimizer + " is not modelled here: adam is.");
   }
+  read_precision_aware_optimizer(flags, setup);
 }
 
 }  // namespace

@@ -274,6 +274,18 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                              : "") +
             "; choose " + (two ? "one of them" : "bf16-mixed") + ", or the ideal stack.");
   }
+  // Megatron-LM's precision-aware optimiser (megatron/core/optimizer/__init__.py): "only
+  // supported with distributed optimizer", and modelled as its BF16 path without FP8
+  // (use_precision_aware_optimizer_no_fp8_or_ds_fp8), with FP32 main gradients.
+  if (setup.stack == Stack::kMegatron && setup.optimizer == Optimizer::kAdamBf16Moments &&
+      (layout.zero_stage != 1 || setup.precision != Precision::kBf16Mixed ||
+       setup.grad_reduce_in_bf16)) {
+    return refusal(id::kOptimizer,
+                   "Under the megatron stack adam-bf16-moments is Megatron-LM's precision-aware "
+                   "optimiser (--use-precision-aware-optimizer --exp-avg-dtype bf16 "
+                   "--exp-avg-sq-dtype bf16), modelled on its distributed optimiser (ZeRO 1) in "
+                   "bf16-mixed with FP32 main gradients; choose those, or adam.");
+  }
   if (!row.fine_tuning && setup.lora_rank > 0) {
     return refusal(id::kStack, "The " + name +
                                    " stack is modelled for full training; set the LoRA rank to 0, "

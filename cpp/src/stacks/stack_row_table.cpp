@@ -24,11 +24,12 @@ const StackRow& stack_row(Stack stack) {
         row.zero_refusal =
             "Megatron-LM shards with its distributed optimiser (ZeRO 1) or Megatron-FSDP (ZeRO 2, "
             "optim_grads; ZeRO 3, optim_grads_params); choose ZeRO 0 to 3.";
-        row.optimizers = {Optimizer::kAdam, Optimizer::kSgdMomentum};
+        row.optimizers = {Optimizer::kAdam, Optimizer::kSgdMomentum, Optimizer::kAdamBf16Moments};
         row.optimizer_refusal =
             "Megatron-LM is modelled with its adam and sgd optimisers (--optimizer), FP32 state "
-            "beside FP32 main weights; its Muon (layer-wise, whole matrices to each rank) is not "
-            "modelled. Choose adam or sgd-momentum.";
+            "beside FP32 main weights, and its precision-aware adam with BF16 moments "
+            "(adam-bf16-moments); its Muon (layer-wise, whole matrices to each rank) is not "
+            "modelled. Choose adam, sgd-momentum or adam-bf16-moments.";
         row.losses = {Loss::kVocabParallel, Loss::kNativeFused, Loss::kTeFused};
         row.loss_refusal =
             "Megatron-LM computes the loss with its vocab-parallel cross-entropy, unfused or fused "
