@@ -134,10 +134,11 @@ void register_flags(CLI::App& app, Given& given) {
                    "With --config: a multimodal config's text tower (text_config) alone");
   given.launch = app.add_option(
       "--launch", given.launch_path,
-      "A run's launch config (at most 1 MiB): torchtitan's TOML job config, Megatron-LM's "
-      "pretrain_gpt.py line, DeepSpeed's JSON config (with --model or --config, --seq-len, "
-      "--recompute), or axolotl's YAML config. Its keys that are not understood withhold the "
-      "verdict (uncertain, naming them)");
+      "A run's launch config (at most 1 MiB): torchtitan's TOML job config or its 2026 "
+      "torchrun line (-m torchtitan.train), Megatron-LM's pretrain_gpt.py line, DeepSpeed's JSON "
+      "config (with --model or --config, --seq-len, --recompute), or axolotl's, TRL's or "
+      "accelerate's YAML config. Its keys that are not understood withhold the verdict "
+      "(uncertain, naming them)");
   given.world_size_flag =
       app.add_option("--world-size", given.world_size,
                      "With --launch: the devices torchrun starts, where the file leaves them out")

@@ -61,12 +61,14 @@ TEST_CASE("torchtitan line: the NVFP4 recipe's line is read as its config builds
   CHECK(setup.loss == Loss::kChunkedWrapper);
   CHECK(setup.precision == Precision::kNvfp4Mixed);
   // The same setup as the measured GB200 NVFP4 run, so the same estimate.
-  for (const MeasuredCase& measured : measured_cases()) {
-    if (measured.id != "torchtitan-2026-08-gb200-nvfp4") continue;
-    TrainingSetup run = measured.setup;
-    run.activation_model = setup.activation_model;
-    CHECK(estimate_memory(run).peak_reserved_bytes == estimate_memory(setup).peak_reserved_bytes);
+  const MeasuredCase* measured = nullptr;
+  for (const MeasuredCase& each : measured_cases()) {
+    if (each.id == "torchtitan-2026-08-gb200-nvfp4") measured = &each;
   }
+  REQUIRE(measured != nullptr);
+  TrainingSetup run = measured->setup;
+  run.activation_model = setup.activation_model;
+  CHECK(estimate_memory(run).peak_reserved_bytes == estimate_memory(setup).peak_reserved_bytes);
 }
 
 TEST_CASE("torchtitan line: the mesh's -1 is the world size over t·c, and overrides are read") {
@@ -146,11 +148,6 @@ TEST_CASE("torchtitan line: what it does not read is refused by its flag, or lis
   CHECK(refused_by(line("llama3_8b",
                         std::string(kTokens) + " --parallelism.pipeline_parallel_degree 2")) ==
         "--parallelism.pipeline_parallel_degree");
-  // Tokens that are not whole sequences.
-  CHECK(refused_by(line("llama3_8b",
-                        "--training.num_tokens_per_microbatch_per_dp_rank 3000 "
-                        "--training.max_context_length 2048")) ==
-        "--training.num_tokens_per_microbatch_per_dp_rank");
   // The CUDA graphs this torchtitan captures by default are not modelled.
   CHECK(refused_by(line("llama3_8b",
                         "--training.num_tokens_per_microbatch_per_dp_rank 65536 "
@@ -160,4 +157,44 @@ TEST_CASE("torchtitan line: what it does not read is refused by its flag, or lis
       read(line("llama3_8b", std::string(kTokens) + " --activation_checkpoint.mode full"));
   REQUIRE(unknown.answer.ok());
   CHECK(unknown.not_understood == std::vector<std::string>{"--activation_checkpoint.mode"});
+}
+
+TEST_CASE("torchtitan line: tyro's spellings, the world size, and keys of other eras") {
+  // '=' forms, a list split at its commas, the last of a switch and its negation winning.
+  const LaunchConfig equals = read(
+      "torchrun --nnodes 2 --nproc_per_node 4 -m torchtitan.train --module=llama3 "
+      "--config=llama3_8b --training.num-tokens-per-microbatch-per-dp-rank=16384 "
+      "--training.max-context-length=8192 --training.disable-cuda-graphs "
+      "--compile.no-enable --compile.enable --compile.components=model,loss --loss.num_chunks 4\n");
+  REQUIRE_MESSAGE(equals.answer.ok(), equals.answer.message);
+  CHECK(equals.not_understood.empty());
+  CHECK(equals.setup.layout.data_parallel == 8);  // 2 nodes of 4
+  CHECK(equals.setup.micro_batch_sequences == 2);
+  CHECK(equals.setup.compile == Compile::kBlocksAndLoss);
+  CHECK(equals.setup.loss_chunks == 4);
+  // tyro takes no value after a switch.
+  CHECK(read(line("llama3_8b", std::string(kTokens) + " --compile.enable=False")).answer.setting ==
+        "--compile.enable");
+  // Tokens that are no whole number of contexts: one flat row, counted as one sequence.
+  const LaunchConfig row = read(line("llama3_8b",
+                                     "--training.num_tokens_per_microbatch_per_dp_rank 3000 "
+                                     "--training.max_context_length 2048 "
+                                     "--training.disable_cuda_graphs"));
+  REQUIRE_MESSAGE(row.answer.ok(), row.answer.message);
+  CHECK(row.setup.sequence_length == 3000);
+  CHECK(row.setup.micro_batch_sequences == 1);
+  // The degrees must multiply to the world size; one device is FSDP2 over one rank.
+  CHECK(
+      read(line("llama3_8b", std::string(kTokens) + " --parallelism.data_parallel_shard_degree 2"))
+          .answer.setting == "--parallelism.data_parallel_shard_degree");
+  const LaunchConfig one =
+      read("torchrun --nproc_per_node 1 -m torchtitan.train --module llama3 --config llama3_8b " +
+           std::string(kTokens));
+  CHECK(one.answer.setting == "--parallelism.data_parallel_shard_degree");
+  CHECK(one.answer.message.find("FSDP2, over one rank") != std::string::npos);
+  // Keys of earlier torchtitans, refused by name.
+  CHECK(read(line("llama3_8b", std::string(kTokens) + " --training.local_batch_size 2"))
+            .answer.setting == "--training.local_batch_size");
+  CHECK(read(line("llama3_8b", std::string(kTokens) + " --job.dump_folder out")).answer.setting ==
+        "--job.dump_folder");
 }

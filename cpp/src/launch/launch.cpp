@@ -174,8 +174,9 @@ LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& ba
     launch.setup = base;
     launch.answer = refusal("launch",
                             "This looks like a launch line, but not of Megatron-LM's "
-                            "pretrain_gpt.py, the one read; torchtitan's TOML job configs and "
-                            "DeepSpeed's JSON configs are read too.");
+                            "pretrain_gpt.py or torchtitan's torchtitan.train, the ones read; "
+                            "torchtitan's TOML job configs and DeepSpeed's JSON configs are "
+                            "read too.");
     return launch;
   }
   if (looks_like_yaml(text)) {

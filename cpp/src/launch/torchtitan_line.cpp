@@ -4,9 +4,11 @@
 // torchtitan/models/{llama3,qwen3}/config_registry.py, then the line's overrides. Its defaults have
 // moved release by release since 9810191 (February 2026: the loss chunked over 8 since 786e26f,
 // April; wq, wk and wv fused since 3396a4b37, June; batches counted in tokens since 73aed7f,
-// August), and a line says its era only by what it names: one that counts its batch in tokens
-// (--training.num_tokens_per_microbatch_per_dp_rank, --training.max_context_length) or names a
-// config that came with them is read; any other is refused (launch.cpp).
+// August), and a line says its era only by what it names. A line is read that counts its batch in
+// tokens (--training.num_tokens_per_microbatch_per_dp_rank, --training.max_context_length) or
+// names one of the NVFP4 configs (bcc09297a, August 5, whose token counts were the same before
+// 73aed7f), and that turns off the CUDA graphs its trainer captures by default since f84224a
+// (August 13), which are not modelled: that flag dates the line too. Any other is refused.
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -97,8 +99,9 @@ const std::vector<RegistryConfig>& registry() {
 // rate, where it writes, its seed and timeouts.
 bool of_no_bearing(const std::string& key) {
   for (const char* prefix :
-       {"--training.steps", "--dataloader.", "--metrics.", "--profiler.", "--checkpoint.",
-        "--validator.", "--lr_scheduler.", "--job.", "--debug.seed", "--comm.init_timeout_seconds",
+       {"--training.steps", "--training.max_norm", "--training.gc_freq", "--dataloader.",
+        "--metrics.", "--profiler.", "--checkpoint.", "--validator.", "--lr_scheduler.",
+        "--tokenizer.", "--dump_folder", "--debug.seed", "--comm.init_timeout_seconds",
         "--comm.train_timeout_seconds", "--hf_assets_path"}) {
     if (key.rfind(prefix, 0) == 0) return true;
   }
@@ -128,17 +131,22 @@ std::optional<long long> degree(KeyReader& flags, const std::string& flag, bool 
   return bounded(flags, flag, 1, kMaxDegree);
 }
 
-// A switch tyro writes as --section.name, --section.no_name, or --section.name True or False.
+// A switch tyro writes as --section.name or --section.no_name, the last given winning; tyro
+// takes no value after either (--compile.enable=False is an error there).
 std::optional<bool> switch_value(KeyReader& flags, const std::string& flag) {
   const std::size_t dot = flag.rfind('.');
   const std::string negated = flag.substr(0, dot + 1) + "no_" + flag.substr(dot + 1);
-  if (flags.has(negated)) return false;
-  const std::optional<std::string> text = flags.get(flag, flag_text());
-  if (!text) return std::nullopt;
-  if (text->empty() || *text == "True" || *text == "true") return true;
-  if (*text == "False" || *text == "false") return false;
-  flags.fault(flag, flag + " must be True or False.");
-  return std::nullopt;
+  std::optional<bool> value;
+  for (const FileKey& each : flags.keys()) {
+    if (each.key != flag && each.key != negated) continue;
+    if (!each.value.get<std::string>().empty()) {
+      flags.fault(each.key, each.key + " takes no value: write " + flag + " or " + negated + ".");
+    }
+    value = each.key == flag;
+  }
+  flags.take(flag);
+  flags.take(negated);
+  return value;
 }
 
 }  // namespace
@@ -191,6 +199,23 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
                                 ". Read: " + known + ".");
     return launch;
   }
+  // Keys of other eras: the local batch and sequence before 73aed7f, the TOML era's [job].
+  for (const FileKey& each : flags.keys()) {
+    if (each.key == "--training.local_batch_size" || each.key == "--training.seq_len" ||
+        each.key.rfind("--job.", 0) == 0) {
+      flags.fault(each.key, each.key +
+                                " is a key of an earlier torchtitan than b5bcd76c, whose line is "
+                                "read (batches counted in tokens since 73aed7f, August 2026; no "
+                                "[job] section since its configs became Python).");
+      return launch;
+    }
+  }
+  if (flags.find("--checkpoint.create_seed_checkpoint") != nullptr) {
+    flags.fault("--checkpoint.create_seed_checkpoint",
+                "--checkpoint.create_seed_checkpoint writes a seed checkpoint on the CPU and "
+                "trains nothing.");
+    return launch;
+  }
   const std::string tokens_flag = "--training.num_tokens_per_microbatch_per_dp_rank";
   const std::string context_flag = "--training.max_context_length";
   if (!config->pins_era && flags.find(tokens_flag) == nullptr &&
@@ -207,8 +232,7 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   setup.model_id = config->model_id;
   setup.logits = true;
   setup.loss = Loss::kChunkedWrapper;  // ChunkedLossWrapper, num_chunks 8
-  setup.loss_chunks = kDefaultLossChunks;
-  setup.fused_qkv = true;  // model_registry's fuse_qkv=True, since 3396a4b37
+  setup.fused_qkv = true;              // model_registry's fuse_qkv=True, since 3396a4b37
   setup.recompute = config->recompute;
   // CompileConfig: enable, and its components (the model and the loss unless the config says
   // the model alone).
@@ -222,11 +246,11 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
           flags.get("--compile.components", flag_text())) {
     if (*components == "model") {
       loss_compiled = false;
-    } else if (*components == "model loss" || *components == "loss model") {
-      loss_compiled = true;
+    } else if (*components == "model,loss" || *components == "loss,model") {
+      loss_compiled = true;  // tyro splits a list's one value at its commas
     } else {
       flags.fault("--compile.components", "--compile.components '" + components->substr(0, 40) +
-                                              "' is not read: model, or model and loss, are.");
+                                              "' is not read: model, or model,loss, are.");
     }
   }
   setup.compile = !compiled       ? Compile::kOff
@@ -236,17 +260,17 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
     setup.precision = Precision::kNvfp4Mixed;
     setup.nvfp4_bf16_tail = kNvfp4DefaultBf16TailShare;
   }
-  // The micro-batch: ConcatThenSplitPacking cuts the documents into sequences of the context.
+  // The micro-batch: since 73aed7f one flat row of its tokens, positions reset at each document
+  // and each max_context_length; counted as sequences of the context where they divide it, else
+  // as one sequence of them all (FlashAttention's memory is the tokens' either way).
   const long long context_length =
       bounded(flags, context_flag, 1, kMaxTokens).value_or(config->context);
   const long long tokens = bounded(flags, tokens_flag, 1, kMaxTokens).value_or(config->tokens);
-  if (tokens % context_length != 0) {
-    flags.fault(tokens_flag, tokens_flag + " must be a whole number of sequences of " +
-                                 context_flag + " (" + std::to_string(context_length) +
-                                 " tokens), as the packed data loader cuts them.");
-  }
-  setup.sequence_length = static_cast<int>(context_length);
-  setup.micro_batch_sequences = static_cast<int>(std::max(1LL, tokens / context_length));
+  const bool whole_sequences = tokens % context_length == 0;
+  setup.sequence_length = static_cast<int>(whole_sequences ? context_length : tokens);
+  setup.micro_batch_sequences = static_cast<int>(whole_sequences ? tokens / context_length : 1);
+  setup.loss_chunks = static_cast<int>(
+      bounded(flags, "--loss.num_chunks", 1, kMaxLossChunks).value_or(kDefaultLossChunks));
   // The mesh (ParallelismConfig): d·c FSDP2 shards, −1 filled from the world size.
   const long long shard =
       degree(flags, "--parallelism.data_parallel_shard_degree", true).value_or(-1);
@@ -283,9 +307,23 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
       d = world / (t * c);
     }
   }
+  // parallel_dims.py asserts the degrees multiply to the world size.
+  if (shard != -1 && world > 0 && d * t * c * p * replicate != world) {
+    flags.fault("--parallelism.data_parallel_shard_degree",
+                "The mesh's degrees, d " + std::to_string(d) + " × t " + std::to_string(t) +
+                    " × c " + std::to_string(c) + ", do not multiply to the world size " +
+                    std::to_string(world) + ", as torchtitan requires.");
+  }
+  // b5bcd76c wraps the model in FSDP2 even over one device (parallelize.py: "Always run
+  // apply_fsdp_to_decoder"), which the torchtitan stack counts over two or more.
+  if (d * c == 1 && flags.ok()) {
+    flags.fault("--parallelism.data_parallel_shard_degree",
+                "One device: torchtitan b5bcd76c still wraps the model in FSDP2, over one rank, "
+                "which the torchtitan stack does not model (it counts FSDP2 over two or more).");
+  }
   setup.layout.data_parallel = static_cast<int>(d);
   setup.layout.context_parallel = static_cast<int>(c);
-  setup.layout.zero_stage = d * c > 1 ? 3 : 0;
+  setup.layout.zero_stage = 3;
   // TrainingConfig.disable_cuda_graphs (False): since f84224a (August 13, 2026) the trainer
   // captures its forward and backward passes in a CUDA graph, whose private pool keeps what they
   // allocate between replays, and zero_grad keeps the gradients; not modelled.
@@ -314,9 +352,13 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
                                                   : "") +
       (config->nvfp4 ? ", NVFP4 in all but the last 15% of the layers" : "") +
       "; a later torchtitan's defaults may differ.");
-  launch.notes.push_back(format_count(static_cast<double>(tokens)) +
-                         " tokens a micro-batch: " + std::to_string(setup.micro_batch_sequences) +
-                         " sequences of " + std::to_string(context_length) + ".");
+  launch.notes.push_back(
+      format_count(static_cast<double>(tokens)) + " tokens a micro-batch, one flat row: " +
+      (whole_sequences ? std::to_string(setup.micro_batch_sequences) + " sequences of " +
+                             std::to_string(context_length)
+                       : "counted as one sequence of them all (no whole number of " +
+                             std::to_string(context_length) + "-token contexts)") +
+      ".");
   if (shard == -1) {
     launch.notes.push_back("FSDP over d " + std::to_string(d) + ": the world size " +
                            std::to_string(world) + " over t·c " + std::to_string(t * c) + ".");
