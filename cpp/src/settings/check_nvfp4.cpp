@@ -2,6 +2,7 @@
 // runs and trainmem derives, each other setting refused by name rather than counted as BF16.
 #include "settings/check_nvfp4.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "trainmem/format.hpp"
@@ -14,9 +15,7 @@ namespace id = setting_id;
 
 namespace {
 
-bool aligned(double value) {
-  return value == kNvfp4Dimension * static_cast<long long>(value / kNvfp4Dimension);
-}
+bool aligned(double value) { return std::fmod(value, kNvfp4Dimension) == 0; }
 
 // The first converted linear layer whose weight has a dimension that is not a multiple of 128
 // (nvfp4.py's NVFP4Linear.Config.__post_init__ rejects it), or empty.
