@@ -13,6 +13,7 @@ const DEEPSPEED = new URL('../../docs/examples/deepspeed-zero3.json', import.met
 const LLAMA_CONFIG = new URL('../../docs/examples/llama3.1-8b-config.json', import.meta.url);
 const AXOLOTL = new URL('../../docs/examples/axolotl-llama3.1-8b-qlora.yml', import.meta.url);
 const ACCELERATE = new URL('../../docs/examples/accelerate-fsdp1.yaml', import.meta.url);
+const TORCHTITAN_LINE = new URL('../../docs/examples/torchtitan-llama3-8b-nvfp4.sh', import.meta.url);
 
 describe('the launch config', () => {
   let harness;
@@ -110,6 +111,21 @@ describe('the launch config', () => {
       await page.textContent('#launch-verdict'),
       /^Fits\. .*published runs of the Megatron-LM stack/,
     );
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("reads torchtitan's 2026 torchrun line, its NVFP4 recipe on the reader's GB200", async () => {
+    const { page, problems } = await harness.openPage({ query: '?device=gb200' });
+    await openLaunch(page, await readFile(TORCHTITAN_LINE, 'utf8'), '');
+    await page.waitForSelector('#launch-result:not([hidden])');
+    assert.equal(await page.inputValue('#stack'), 'torchtitan');
+    assert.equal(await page.inputValue('#precision'), 'nvfp4-mixed');
+    assert.equal(await page.inputValue('#dp'), '4');
+    assert.equal(await page.inputValue('#device'), 'gb200');
+    assert.match(await readout(page), /^Spread over d 4 \(ZeRO-3 over d·c = 4\)/);
+    assert.match(await page.textContent('#launch-verdict'), /^Fits\. .*torchtitan \(FSDP2\) stack/);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();
