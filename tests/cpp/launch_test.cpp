@@ -13,6 +13,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "example_files.hpp"
 #include "trainmem/config.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/measured.hpp"
@@ -23,13 +24,7 @@ using namespace trainmem;
 
 namespace {
 
-std::string example(const std::string& name) {
-  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/" + name);
-  REQUIRE_MESSAGE(in.good(), name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using fixtures::example;
 
 LaunchConfig read(const std::string& text, int world_size = 0) {
   LaunchContext context;

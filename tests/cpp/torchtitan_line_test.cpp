@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "example_files.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/launch.hpp"
 #include "trainmem/measured.hpp"
@@ -16,13 +17,7 @@ using namespace trainmem;
 
 namespace {
 
-std::string example(const std::string& name) {
-  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/" + name);
-  REQUIRE_MESSAGE(in.good(), name);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using fixtures::example;
 
 LaunchConfig read(const std::string& text, int world_size = 0) {
   LaunchContext context;
@@ -157,6 +152,12 @@ TEST_CASE("torchtitan line: what it does not read is refused by its flag, or lis
       read(line("llama3_8b", std::string(kTokens) + " --activation_checkpoint.mode full"));
   REQUIRE(unknown.answer.ok());
   CHECK(unknown.not_understood == std::vector<std::string>{"--activation_checkpoint.mode"});
+  // Validation's schedule has no bearing; turning it on runs its own batches, which are not read.
+  const LaunchConfig validated =
+      read(line("llama3_8b", std::string(kTokens) +
+                                 " --validator.freq 100 --validator.steps 10 --validator.enable"));
+  REQUIRE(validated.answer.ok());
+  CHECK(validated.not_understood == std::vector<std::string>{"--validator.enable"});
 }
 
 TEST_CASE("torchtitan line: tyro's spellings, the world size, and keys of other eras") {

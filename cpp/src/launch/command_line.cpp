@@ -3,6 +3,8 @@
 
 #include <optional>
 
+#include "model/config_text.hpp"
+
 namespace trainmem {
 
 Command command_of(const std::string& text, const std::string& program) {
@@ -127,6 +129,20 @@ FileKeys flags_of(const std::vector<std::string>& words, const std::set<std::str
     flags.push_back({word, value});
   }
   return flags;
+}
+
+const KeyDialect& command_line_dialect() {
+  static const KeyDialect dialect = {
+      ListRead::kInFileOrder,
+      [](const std::string& name, const nlohmann::json& value) {
+        const std::string& text = value.get_ref<const std::string&>();
+        return name + (text.empty() ? "" : " " + text);
+      },
+      [](const nlohmann::json& value) {
+        return "'" + value.get_ref<const std::string&>().substr(0, kMaxQuotedValueBytes) + "'";
+      },
+      nullptr, false};
+  return dialect;
 }
 
 }  // namespace trainmem

@@ -29,4 +29,9 @@ Command command_of(const std::string& text, const std::string& program);
 FileKeys flags_of(const std::vector<std::string>& words, const std::set<std::string>& switches,
                   const std::string& program, std::string& problem);
 
+// How a line's flags are listed and quoted: each flag read listed once the line is read, in the
+// line's order, with its value ("--num-layers 32"; a switch alone); a refusal quotes the value's
+// first bytes.
+const KeyDialect& command_line_dialect();
+
 }  // namespace trainmem

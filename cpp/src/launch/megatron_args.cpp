@@ -1,12 +1,12 @@
 // Megatron-LM's launch line (`torchrun … pretrain_gpt.py --…`), read into the setup (launch.hpp),
 // by megatron/training/arguments.py's flags and defaults (Megatron-LM 23e00ed, core_r0.14.0; the
 // MoE, FP8 (with --fp8-param-gather), global-batch, deferred-wgrad, optimizer-instance,
-// pipeline-layout, context-parallel exchange, --qk-layernorm, --grad-reduce-in-bf16 and
-// --empty-unused-memory-level flags as of d98e8a6, August 2026): a GPT- or Llama-style decoder,
-// dense or a mixture of experts, its layout (megatron_layout.cpp), recomputation, precision (BF16,
-// or FP8 under Transformer Engine's recipes) and loss, under the megatron stack. The model's shape
-// is written as the Llama config.json it is and read by the config reader, so that one reader
-// builds every shape, and given what that config cannot say.
+// pipeline-layout, context-parallel exchange, --qk-layernorm, --grad-reduce-in-bf16,
+// --empty-unused-memory-level and precision-aware-optimizer flags as of d98e8a6, August 2026): a
+// GPT- or Llama-style decoder, dense or a mixture of experts, its layout (megatron_layout.cpp),
+// recomputation, precision (BF16, or FP8 under Transformer Engine's recipes) and loss, under the
+// megatron stack. The model's shape is written as the Llama config.json it is and read by the
+// config reader, so that one reader builds every shape, and given what that config cannot say.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -259,19 +259,6 @@ const std::set<std::string>& no_bearing() {
                                               "--ckpt-format"};
   return flags;
 }
-
-// Each flag read is listed once the line is read, in the line's order, with its value
-// ("--num-layers 32"; a switch alone); a refusal quotes the value's first bytes.
-const KeyDialect kDialect = {
-    ListRead::kInFileOrder,
-    [](const std::string& name, const nlohmann::json& value) {
-      const std::string& text = value.get_ref<const std::string&>();
-      return name + (text.empty() ? "" : " " + text);
-    },
-    [](const nlohmann::json& value) {
-      return "'" + value.get_ref<const std::string&>().substr(0, kMaxQuotedValueBytes) + "'";
-    },
-    nullptr, false};
 
 // The line's model, a dense Llama-style decoder, with what the setup and the notes need.
 struct LineModel {
@@ -722,7 +709,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
     return launch;
   }
   std::string problem;
-  KeyReader flags(launch, kDialect,
+  KeyReader flags(launch, command_line_dialect(),
                   flags_of(command.words, switches(), "pretrain_gpt.py", problem));
   if (!problem.empty()) {
     launch.answer = refusal("launch", problem);

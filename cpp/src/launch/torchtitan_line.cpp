@@ -35,16 +35,6 @@ constexpr const char* kProgram = "torchtitan.train";
 constexpr long long kMaxDegree = 1000000;
 constexpr long long kMaxTokens = 1LL << 30;
 
-const KeyDialect kDialect = {ListRead::kInFileOrder,
-                             [](const std::string& name, const nlohmann::json& value) {
-                               const std::string& text = value.get_ref<const std::string&>();
-                               return name + (text.empty() ? "" : " " + text);
-                             },
-                             [](const nlohmann::json& value) {
-                               return "'" + value.get_ref<const std::string&>().substr(0, 40) + "'";
-                             },
-                             nullptr, false};
-
 // One function of a model family's config_registry.py at b5bcd76c, as it builds its
 // Trainer.Config.
 struct RegistryConfig {
@@ -100,9 +90,9 @@ const std::vector<RegistryConfig>& registry() {
 bool of_no_bearing(const std::string& key) {
   for (const char* prefix :
        {"--training.steps", "--training.max_norm", "--training.gc_freq", "--dataloader.",
-        "--metrics.", "--profiler.", "--checkpoint.", "--validator.", "--lr_scheduler.",
-        "--tokenizer.", "--dump_folder", "--debug.seed", "--comm.init_timeout_seconds",
-        "--comm.train_timeout_seconds", "--hf_assets_path"}) {
+        "--metrics.", "--profiler.", "--checkpoint.", "--validator.freq", "--validator.steps",
+        "--lr_scheduler.", "--tokenizer.", "--dump_folder", "--debug.seed",
+        "--comm.init_timeout_seconds", "--comm.train_timeout_seconds", "--hf_assets_path"}) {
     if (key.rfind(prefix, 0) == 0) return true;
   }
   // An optimiser parameter group's learning rate (--optimizer.param-groups.0.optimizer-kwargs.lr).
@@ -164,7 +154,7 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   }
   std::string problem;
   KeyReader flags(
-      launch, kDialect,
+      launch, command_line_dialect(),
       normalised(flags_of(command.words,
                           {"--compile.enable", "--compile.no_enable", "--compile.no-enable",
                            "--training.disable_cuda_graphs", "--training.disable-cuda-graphs"},
