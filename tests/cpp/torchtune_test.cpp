@@ -1,7 +1,7 @@
-// torchtune's single-device recipes (--stack torchtune), each holding worked by hand on the
-// measurement harness's tiny shape: the gradients made in the backward pass and freed after the
-// step, optimizer_in_bwd's one gradient at a time, activation offloading's layers in flight, the
-// compiled chunked loss, and what the stack refuses.
+// torchtune's recipes (--stack torchtune), each holding worked by hand on the measurement
+// harness's tiny shape: the gradients made in the backward pass and freed after the step,
+// optimizer_in_bwd's one gradient at a time, activation offloading's layers in flight, the
+// compiled chunked loss, the distributed recipes' FSDP2 units, and what the stack refuses.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -112,9 +112,29 @@ TEST_CASE("torchtune: what its single-device recipes do not run is refused, by n
   TrainingSetup setup = tiny_torchtune(2);
   setup.precision = Precision::kBf16Mixed;
   CHECK(refused_by(setup) == setting_id::kPrecision);
+  // More than one device runs the distributed recipes, FSDP2 with resharding after the forward
+  // pass (ZeRO 3); no DDP, no SHARD_GRAD_OP, no tensor parallelism, and ZeRO on one device is not
+  // a recipe.
   setup = tiny_torchtune(2);
   setup.layout.data_parallel = 2;
   CHECK(refused_by(setup) == setting_id::kStack);
+  setup.layout.zero_stage = 2;
+  CHECK(refused_by(setup) == setting_id::kStack);
+  setup.layout.zero_stage = 3;
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.layout.tensor_parallel = 2;
+  CHECK(refused_by(setup) == setting_id::kStack);
+  setup = tiny_torchtune(2);
+  setup.layout.zero_stage = 3;
+  CHECK(refused_by(setup) == setting_id::kZeroStage);
+  // custom_sharded_layers: torchtune's, and only where FSDP2 shards.
+  setup = tiny_torchtune(2);
+  setup.custom_sharded_layers = true;
+  CHECK(refused_by(setup) == setting_id::kCustomShardedLayers);
+  setup.stack = Stack::kHf;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  CHECK(refused_by(setup) == setting_id::kCustomShardedLayers);
   setup = tiny_torchtune(2);
   setup.offload = Offload::kOptimizer;
   CHECK(refused_by(setup) == setting_id::kStack);
@@ -143,4 +163,80 @@ TEST_CASE("torchtune: what its single-device recipes do not run is refused, by n
   setup.compile = Compile::kBlocksAndLoss;
   setup.optimizer_in_backward = true;
   CHECK(estimate_memory(setup).answer.ok());
+}
+
+namespace {
+
+TrainingSetup tiny_distributed(int layers) {
+  TrainingSetup setup = tiny_torchtune(layers);
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  return setup;
+}
+
+}  // namespace
+
+TEST_CASE("torchtune distributed: each device holds 1/d of the weights, gradients and moments") {
+  const TrainingSetup setup = tiny_distributed(2);
+  REQUIRE(estimate_memory(setup).answer.ok());
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  // BF16 shards over 2 devices, no mixed-precision policy: 2 B a parameter of weights and
+  // gradients, 4 of AdamW's moments, each halved; the whole ones gathered for nothing at the start.
+  const TimelinePoint& start = point_at(points, "start", 0);
+  CHECK(start.held[Term::kWeights] == 2 * allocator_block_bytes(2 * kLayerParameters / 2) +
+                                          allocator_block_bytes(2 * kRootParameters / 2));
+  CHECK(start.held[Term::kOptimizerStates] == 2 * allocator_block_bytes(4 * kLayerParameters / 2) +
+                                                  allocator_block_bytes(4 * kRootParameters / 2));
+  CHECK(start.held[Term::kFramework] == 0);
+  // At the optimizer's step: each unit's gradients reduce-scattered into their BF16 shard.
+  CHECK(point_at(points, "optimizer", 0).held[Term::kGradients] ==
+        2 * allocator_block_bytes(2 * kLayerParameters / 2) +
+            allocator_block_bytes(2 * kRootParameters / 2));
+}
+
+TEST_CASE(
+    "torchtune distributed: the root unit stays gathered; a layer is gathered through its "
+    "all-gather's output") {
+  TrainingSetup setup = tiny_distributed(2);
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  // The second layer's forward pass: the root unit (the embedding, final norm and output layer,
+  // which FSDP2 never reshards after the forward pass) whole, the layer's all-gather output and
+  // the parameters copied out of it, the first layer's resharded and its output freed.
+  const double layer = 2 * kLayerParameters;
+  CHECK(point_at(points, "forward", 2).held[Term::kFramework] ==
+        allocator_block_bytes(2 * kRootParameters) + 2 * allocator_block_bytes(layer));
+  // custom_sharded_layers: the embedding and output layer units of their own, resharded after
+  // their forward passes; the root unit is the final norm alone.
+  setup.custom_sharded_layers = true;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  CHECK(point_at(memory_timeline(setup), "forward", 2).held[Term::kFramework] ==
+        allocator_block_bytes(2 * 64) + 2 * allocator_block_bytes(layer));
+}
+
+TEST_CASE(
+    "torchtune distributed: a layer's backward pass holds it, the next one's all-gather and "
+    "the last reduce-scatter's input") {
+  TrainingSetup setup = tiny_distributed(3);
+  setup.recompute = Recompute::kNone;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  const std::vector<TimelinePoint> points = memory_timeline(setup);
+  // Layer 2's backward pass at its busiest: the root unit, layer 2's parameters, layer 1's
+  // all-gather output (prefetched), and layer 3's reduce-scatter input (its gradients whole, BF16),
+  // kept until layer 2's post_backward; beside the activations' gradients, in the same term, as
+  // one device holds them.
+  const double layer = 2 * kLayerParameters;
+  const TimelinePoint& backward = point_at(points, "backward", 2);
+  TrainingSetup one = setup;
+  one.layout = ParallelLayout{};
+  const double activation_gradients =
+      point_at(memory_timeline(one), "backward", 2).held[Term::kFramework];
+  CHECK(activation_gradients == 7 * 2 * 128 * 64);
+  CHECK(backward.held[Term::kFramework] == activation_gradients +
+                                               allocator_block_bytes(2 * kRootParameters) +
+                                               3 * allocator_block_bytes(layer));
+  // Layer 2's own gradients whole (BF16), layer 3's shard, and the root unit's whole since the
+  // output layer's backward pass (reduce-scattered at the root's post_backward, the pass's end).
+  CHECK(backward.held[Term::kGradients] == allocator_block_bytes(layer) +
+                                               allocator_block_bytes(layer / 2) +
+                                               allocator_block_bytes(2 * kRootParameters));
 }

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -58,6 +59,8 @@ class CachingAllocator {
  public:
   using Handle = std::size_t;
   using Stream = int;  // 0: the compute stream
+  // The handle of a request that took nothing, which frees nothing.
+  static constexpr Handle kNothing = std::numeric_limits<std::size_t>::max();
   explicit CachingAllocator(AllocatorConfig config = {}) : config_(config) {}
   // A request of `bytes` on `stream` (0 is a valid request that takes no memory); the handle
   // frees it.

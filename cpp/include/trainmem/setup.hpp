@@ -259,6 +259,11 @@ struct TrainingSetup {
   // and the output layer back to BF16 and keeps the norms in FP32, so the residual stream still
   // runs in FP32. TRL 0.22 on calls neither. The hf stack's, with kbit_prep.
   bool kbit_cast_back = false;
+  // torchtune's custom_sharded_layers: ['tok_embeddings', 'output'] (training/_distributed.py,
+  // get_shard_conditions), as its Llama 3 full and 70B LoRA configs set it: under its distributed
+  // recipes the embedding and the output layer each their own FSDP2 unit, gathered for their own
+  // passes, where otherwise they stay in the root unit, gathered for the whole step.
+  bool custom_sharded_layers = false;
   // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: PyTorch's caching allocator maps each
   // stream's pool as one growing segment (allocator.hpp), which changes the reserved peak. The
   // stacks' (each replays its step through the allocator); the idealised step has none.

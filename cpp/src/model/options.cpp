@@ -274,9 +274,9 @@ const std::vector<Choice>& choices<Stack>() {
        "Megatron-LM with Transformer Engine and its distributed optimiser"},
       {"torchtitan", "torchtitan (FSDP2)", "torchtitan on PyTorch's FSDP2 (fully_shard)"},
       {"deepspeed", "DeepSpeed ZeRO", "DeepSpeed's ZeRO stages 1 to 3"},
-      {"torchtune", "torchtune (one device)",
-       "torchtune's single-device recipes: full_finetune_single_device and "
-       "lora_finetune_single_device"},
+      {"torchtune", "torchtune",
+       "torchtune's full_finetune and lora_finetune recipes, single-device or distributed "
+       "(FSDP2)"},
       {"hf", "Hugging Face (Trainer + PEFT)",
        "transformers' Trainer or TRL's SFTTrainer with PEFT and bitsandbytes, on one device or "
        "under DDP"},

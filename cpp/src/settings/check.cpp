@@ -322,12 +322,12 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                    "(enable_activation_offloading needs enable_activation_checkpointing); choose "
                    "full recomputation, or turn offloading off.");
   }
-  if (row.single_device && num_devices(layout) > 1) {
-    return refusal(id::kStack, row.layout_refusal);
-  }
   if (row.data_parallel_only && (layout.tensor_parallel > 1 || layout.pipeline_parallel > 1 ||
                                  layout.context_parallel > 1 || layout.expert_parallel > 1)) {
     return refusal(id::kStack, row.layout_refusal);
+  }
+  if (row.fsdp_across_devices && layout.zero_stage != (num_devices(layout) > 1 ? 3 : 0)) {
+    return refusal(id::kStack, row.zero_refusal);
   }
   if (!row.int8_base && setup.lora_rank > 0 && setup.base_weights == BaseWeights::kInt8) {
     return refusal(id::kBaseWeights,

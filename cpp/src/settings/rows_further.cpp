@@ -405,8 +405,9 @@ void add_stack(Entries& entries) {
           .page("stack", "",
                 "The ideal step counts the terms above and nothing else. A framework adds what it "
                 "really holds, the runtime and the allocator's cache, and gives the peaks PyTorch "
-                "reports. torchtune's single-device recipes, and transformers' Trainer with PEFT "
-                "(one device, DDP, or FSDP as ZeRO 3), load the model in bf16: bf16 precision "
+                "reports. torchtune's recipes (one device, or FSDP2 as ZeRO 3), and transformers' "
+                "Trainer with PEFT (one device, DDP, or FSDP as ZeRO 3), load the model in bf16: "
+                "bf16 precision "
                 "(the hf stack also bf16-mixed: the model in FP32 under autocast, for full "
                 "training). PEFT keeps the adapters in FP32."));
 }
@@ -813,6 +814,24 @@ void add_single_device_switches(Entries& entries) {
                 "TRL 0.13 to 0.21 (SFTTrainer, QLoRA on one device, bf16): the embedding and "
                 "output layer back in BF16, the norms and the residual stream still FP32. TRL "
                 "0.22 on prepares nothing."));
+  // torchtune's distributed recipes (training/_distributed.py, shard_model): every layer an FSDP2
+  // unit, and the embedding and output layer two more where the config names them.
+  add(row<&TrainingSetup::custom_sharded_layers>(
+          id::kCustomShardedLayers, "custom_sharded_layers",
+          "torchtune's custom_sharded_layers: ['tok_embeddings', 'output'], as its Llama 3 full "
+          "and 70B LoRA configs set it: the embedding and output layer each an FSDP2 unit of its "
+          "own, gathered for their own passes, not for the whole step",
+          "customShardedLayers")
+          .only_under({Stack::kTorchtune},
+                      "custom_sharded_layers is torchtune's, under its distributed recipes",
+                      "custom_sharded_layers is torchtune's; choose the torchtune stack, or turn "
+                      "it off.")
+          .rule([](const TrainingSetup& setup) { return num_devices(setup.layout) > 1; },
+                "custom_sharded_layers shards over torchtune's distributed recipes (FSDP2); set "
+                "d above 1, or turn it off.")
+          .page("stack", "",
+                "torchtune's distributed recipes: the embedding and output layer sharded as units "
+                "of their own, gathered only for their own passes."));
   // PyTorch's caching allocator's settings (allocator.hpp), which any stack's replay follows.
   add(row<&TrainingSetup::expandable_segments>(
           id::kExpandableSegments, "Expandable segments",

@@ -8,8 +8,6 @@ namespace trainmem {
 
 namespace {
 
-constexpr CachingAllocator::Handle kNothing = std::numeric_limits<std::size_t>::max();
-
 double round_up(double bytes, double multiple) { return std::ceil(bytes / multiple) * multiple; }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Each framework's order of allocations and frees in one training step (stack_step.hpp), with the
 // sources docs/formulas.md quotes: Megatron-LM with Transformer Engine, its distributed optimiser
 // and Megatron-FSDP (DeepSpeed ZeRO's: stack_deepspeed.cpp; torchtitan's: stack_torchtitan.cpp;
-// torchtune's single-device recipes: stack_torchtune.cpp; transformers': stack_hf.cpp).
+// torchtune's recipes: stack_torchtune.cpp; transformers': stack_hf.cpp).
 #include "stacks/stack_frameworks.hpp"
 
 #include <algorithm>

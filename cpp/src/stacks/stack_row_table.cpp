@@ -110,32 +110,36 @@ const StackRow& stack_row(Stack stack) {
         row.replayed = true;
         return row;
       }(),
-      // torchtune's single-device recipes (full_finetune_single_device.py,
-      // lora_finetune_single_device.py): the model in the config's dtype (bf16: the weights,
-      // their gradients and AdamW's moments in BF16, no master copy), one device.
+      // torchtune's recipes (v0.6.1), single-device (full_finetune_single_device.py,
+      // lora_finetune_single_device.py) or distributed (full_finetune_distributed.py,
+      // lora_finetune_distributed.py: FSDP2 over data parallelism, no MixedPrecisionPolicy): the
+      // model in the config's dtype (bf16: the weights, their gradients and AdamW's moments in
+      // BF16, no master copy).
       [] {
         StackRow row{Stack::kTorchtune};
         row.state_source =
-            "torchtune trains in one dtype (its config's dtype: bf16), no master copy "
-            "(full_finetune_single_device.py)";
-        row.max_zero_stage = 0;
-        row.first_zero_stage = 0;
+            "torchtune trains in one dtype (its config's dtype: bf16), no master copy, and its "
+            "distributed recipes' FSDP2 shards them with no mixed-precision policy "
+            "(full_finetune_single_device.py, training/_distributed.py shard_model)";
+        row.fsdp_across_devices = true;
         row.zero_refusal =
-            "torchtune's single-device recipes shard nothing; set ZeRO to 0, or choose the "
-            "torchtitan or deepspeed stack.";
+            "torchtune runs its single-device recipes on one device (ZeRO 0) and its distributed "
+            "ones with FSDP2 over d devices (ZeRO 3; fsdp_reshard_after_forward: False is not "
+            "modelled); choose ZeRO 0 on one device or ZeRO 3 over more.";
         row.fp8 = false;
         row.losses = {Loss::kFp32Upcast, Loss::kChunked};
         row.loss_refusal =
             "torchtune computes the loss with PyTorch's cross-entropy over FP32-upcast logits or "
             "with CEWithChunkedOutputLoss; choose the fp32-upcast or chunked loss.";
         row.tensor_parallel = false;
+        row.data_parallel_only = true;
         row.layout_refusal =
-            "torchtune's single-device recipes run on one device; set every parallel degree to "
-            "1, or choose the torchtitan stack.";
+            "torchtune's recipes are modelled on one device or under FSDP2 over data parallelism "
+            "(its tensor parallelism is not); set tp, pp, cp and ep to 1, or choose the "
+            "torchtitan stack.";
         row.expert_parallel = false;
         row.offloading = false;
         row.offloads_activations_only = true;
-        row.single_device = true;
         row.single_dtype = true;
         row.precision_refusal =
             "The torchtune stack is modelled for its configs' dtype, bf16: the weights, gradients "

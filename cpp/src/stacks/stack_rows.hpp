@@ -73,9 +73,11 @@ struct StackRow {
   // (each layer's gradients pass through the reduce bucket to the host's buffer), and offloaded
   // parameters keep no partition there either (each layer is fetched whole for its passes).
   bool zero_offload = false;
-  // torchtune's: one device, and one dtype for every tensor (dtype: bf16 or fp32; no mixed
-  // precision, no master copy).
-  bool single_device = false;
+  // torchtune's: its single-device recipes on one device (ZeRO 0), its distributed ones with
+  // FSDP2 over more (ZeRO 3: fully_shard's reshard_after_forward=True, the configs' default);
+  // other stages refused with zero_refusal. And one dtype for every tensor (dtype: bf16 or fp32;
+  // no mixed precision, no master copy).
+  bool fsdp_across_devices = false;
   bool single_dtype = false;
   bool steps_in_backward = false;  // torchtune's optimizer_in_bwd
   // The words that refuse any precision but bf16, under single_dtype.

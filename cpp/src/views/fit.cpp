@@ -518,16 +518,9 @@ Tried try_layouts(const TrainingSetup& base, std::vector<Trial> trials) {
 }
 
 // Why no layout fits, where none does.
-std::string why_nothing_fits(const TrainingSetup& base, const Estimate& checked) {
-  // A stack that runs on one device has no other layout to try.
-  const StackRow& row = stack_row(base.stack);
-  return row.single_device
-             ? "It does not fit on one " + checked.device.short_name + ", and the " +
-                   choice_name(base.stack) +
-                   " stack runs on one alone; a stack that spreads it (torchtitan, DeepSpeed, "
-                   "Megatron-LM) can use more."
-             : "No layout of up to " + format_count(kMaxDevices) + " " + checked.device.short_name +
-                   "s fits this micro-batch.";
+std::string why_nothing_fits(const Estimate& checked) {
+  return "No layout of up to " + format_count(kMaxDevices) + " " + checked.device.short_name +
+         "s fits this micro-batch.";
 }
 
 // The layouts on the fewest devices, and those on up to a node more that take less device time
@@ -614,7 +607,7 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   const CandidateDegrees degrees = candidate_degrees(base, shape);
   Tried tried = try_layouts(base, layouts_to_try(degrees, shape.num_experts > 1));
   if (tried.fitting.empty()) {
-    search.why_not_fewer = why_nothing_fits(base, checked);
+    search.why_not_fewer = why_nothing_fits(checked);
     return search;
   }
   list_layouts(std::move(tried.fitting), max_layouts, search);
