@@ -501,6 +501,7 @@ const std::vector<MeasuredCase>& measured_cases() {
     for (MeasuredCase& measured : torchtitan_gb200_cases()) all.push_back(std::move(measured));
     for (MeasuredCase& measured : simumax_b200_cases()) all.push_back(std::move(measured));
     for (MeasuredCase& measured : torchtune_flags_cases()) all.push_back(std::move(measured));
+    for (MeasuredCase& measured : torchtune_distributed_cases()) all.push_back(std::move(measured));
     for (MeasuredCase& measured : fms_acceleration_cases()) all.push_back(std::move(measured));
     for (MeasuredCase& measured : h200_trainer_cases()) all.push_back(std::move(measured));
     return all;

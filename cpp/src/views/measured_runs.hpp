@@ -17,6 +17,9 @@ std::vector<MeasuredCase> simumax_b200_cases();
 // torchtune's "Optimization flags" table: Llama 3.2 3B on one A100, each technique added to the
 // rows above, the peak active memory (measured_torchtune.cpp).
 std::vector<MeasuredCase> torchtune_flags_cases();
+// torchtune's Llama 3.1 table: Llama 3.1 70B LoRA over 8 A100s through its distributed recipe
+// (FSDP2), the peak memory per GPU (measured_torchtune.cpp).
+std::vector<MeasuredCase> torchtune_distributed_cases();
 
 // fms-acceleration's A100 table: LoRA and QLoRA on Mistral 7B through transformers' Trainer, TRL
 // and PEFT, the peak allocated memory (measured_hf.cpp).

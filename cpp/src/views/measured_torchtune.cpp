@@ -1,6 +1,7 @@
 // torchtune's "Optimization flags" table (README, commit 1814feb17, November 2024): Llama 3.2 3B
 // on one A100, each technique added to the one before, each row's peak active memory set against
-// the estimate under the torchtune stack (measured_runs.hpp).
+// the estimate under the torchtune stack (measured_runs.hpp); and its Llama 3.1 table's LoRA run of
+// the 70B model over eight A100s through its distributed recipe.
 #include <string>
 
 #include "views/measured_runs.hpp"
@@ -75,6 +76,54 @@ MeasuredCase flags_row(Row row, const char* id, const char* technique, double gi
 }
 
 }  // namespace
+
+std::vector<MeasuredCase> torchtune_distributed_cases() {
+  MeasuredCase measured;
+  measured.id = "torchtune-llama3.1-70b-lora-8xa100";
+  measured.title =
+      "Llama 3.1 70B, LoRA r 16, 2 × 2K tokens packed, FSDP2 over 8 A100s (distributed recipe)";
+  measured.citation = "torchtune, README, Llama 3.1 table, 70B LoRA on 8 A100s";
+  measured.source =
+      "pytorch/torchtune, README.md at commit 30b8519e8 (September 2024; unchanged to v0.6.1): "
+      "\"batch size 2 (without gradient accumulation), a dataset packed to sequence length 2048, "
+      "and torch compile enabled\"; recipes/lora_finetune_distributed.py and "
+      "configs/llama3_1/70B_lora.yaml at that commit";
+  measured.statistic =
+      "Peak Memory per GPU, GiB, rank 0 (torchtune's get_memory_stats; the table does not say "
+      "which of its active, allocated and reserved peaks: its Llama 3.2 table's is the active one, "
+      "set against the allocated peak)";
+  measured.quantity = MeasuredQuantity::kAllocated;
+  measured.unit = MeasuredUnit::kGibibytes;
+  measured.measured_bytes = 27.6 * kBytesPerGibibyte;
+  TrainingSetup& setup = measured.setup;
+  setup.stack = Stack::kTorchtune;
+  setup.model_id = "llama3.1-70b";
+  setup.sequence_length = 2048;
+  setup.micro_batch_sequences = 2;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  setup.precision = Precision::kBf16;
+  setup.device_id = "a100-80gb";
+  setup.flash_attention = true;
+  setup.recompute = Recompute::kFull;
+  setup.compile = Compile::kBlocksAndLoss;
+  setup.logits = true;
+  setup.loss = Loss::kChunked;
+  setup.lora_rank = 16;
+  setup.lora_targets = LoraTargets::kAttention;
+  measured.note =
+      "The README's settings and the config's at that commit, run under the torchtune stack: "
+      "FSDP2 over the 8 devices with every decoder layer a unit, resharded after its forward pass, "
+      "and the embedding, final norm and output layer in the root unit, gathered for the whole "
+      "step (the config names no custom_sharded_layers); the base, the adapters, their gradients "
+      "and AdamW's moments in BF16; activation checkpointing; compile; CEWithChunkedOutputLoss; "
+      "LoRA r 16 on q, k and v (counted on the attention's four projections: 21 M adapter "
+      "parameters more, 0.02 GB a device). Assumed: FlashAttention for the packed batch (torch "
+      "2.5's flex attention masks each document) and the 80 GB A100 (the figure fits either). The "
+      "estimate's peak is in the last layer's backward pass, with the root unit (4.2 GB whole), "
+      "that layer and the next one's all-gather gathered";
+  return {measured};
+}
 
 std::vector<MeasuredCase> torchtune_flags_cases() {
   return {
