@@ -16,6 +16,7 @@
 #include "trainmem/estimate.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/measured.hpp"
+#include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
 
 using namespace trainmem;
@@ -142,6 +143,51 @@ TEST_CASE("hf: under accelerate's FSDP a device holds shards, the root gathered 
   CHECK(step.held[Term::kFramework] == allocator_block_bytes(2 * trained / 2));
   CHECK(step.held[Term::kGradients] == 2 * allocator_block_bytes(2 * kLayerParameters / 2) +
                                            allocator_block_bytes(2 * kRootParameters / 2));
+}
+
+TEST_CASE(
+    "hf: under FSDP1 with LoRA, reentrant checkpointing holds each layer's input and its "
+    "gradient to the backward pass's end") {
+  TrainingSetup setup = tiny_lora(3);
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  const std::vector<TimelinePoint> plain = memory_timeline(setup);
+  setup.reentrant_checkpointing = true;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  const std::vector<TimelinePoint> held = memory_timeline(setup);
+  // A layer's checkpointed input and its gradient, 2·T·h each: 16,384 B for 128 tokens of 64.
+  const double input = 2 * 128 * 64;
+  // The first layer's backward pass: the third's and the second's inputs are still held, and so
+  // are the gradients written on them (L − 1 of each at the first layer's, as it runs).
+  const TimelinePoint& first = point_at(held, "backward", 1);
+  CHECK(first.held[Term::kActivations] - point_at(plain, "backward", 1).held[Term::kActivations] ==
+        2 * input);
+  CHECK(first.held[Term::kFramework] - point_at(plain, "backward", 1).held[Term::kFramework] ==
+        2 * input);
+  // All freed as the backward pass ends (FSDP's _finalize_params): the optimizer's step is as
+  // without them.
+  CHECK(point_at(held, "optimizer", 0).held[Term::kActivations] ==
+        point_at(plain, "optimizer", 0).held[Term::kActivations]);
+  // Not under FSDP2, nor on one device, nor in full training (the layers' units are trained).
+  setup.fsdp_version = FsdpVersion::kFsdp2;
+  CHECK(point_at(memory_timeline(setup), "backward", 1).held[Term::kActivations] ==
+        point_at(held, "backward", 1).held[Term::kActivations] - 2 * input);
+  setup.fsdp_version = FsdpVersion::kFsdp1;
+  setup.lora_rank = 0;
+  TrainingSetup full_plain = setup;
+  full_plain.reentrant_checkpointing = false;
+  CHECK(point_at(memory_timeline(setup), "backward", 1).held[Term::kActivations] ==
+        point_at(memory_timeline(full_plain), "backward", 1).held[Term::kActivations]);
+  // The variant is the hf stack's, under gradient checkpointing.
+  setup = tiny_lora(3);
+  setup.reentrant_checkpointing = true;
+  setup.recompute = Recompute::kNone;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kReentrantCheckpointing);
+  setup.recompute = Recompute::kFull;
+  setup.stack = Stack::kDeepSpeed;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kReentrantCheckpointing);
 }
 
 TEST_CASE("hf: under FSDP's mixed precision the shards are FP32, gathered and reduced in BF16") {

@@ -1355,6 +1355,22 @@ TEST_CASE("launch: axolotl's QLoRA example opens to the flags' setup") {
   // Under DDP over the world size given.
   CHECK(read_axolotl(example("axolotl-llama3.1-8b-qlora.yml"), {}, 4).setup.layout.data_parallel ==
         4);
+  // Reentrant, as normalize_config sets gradient_checkpointing_kwargs where the file has none;
+  // what the file's table says otherwise (use_reentrant left out: transformers 5's False), as
+  // the example's does.
+  CHECK_FALSE(launch.setup.reentrant_checkpointing);
+  const LaunchConfig normalized = read_axolotl(axolotl("gradient_checkpointing: true\n"));
+  REQUIRE_MESSAGE(normalized.answer.ok(), normalized.answer.message);
+  CHECK(normalized.setup.reentrant_checkpointing);
+  for (const char* kwargs : {"gradient_checkpointing_kwargs:\n  use_reentrant: false\n",
+                             "gradient_checkpointing_kwargs:\n  preserve_rng_state: true\n"}) {
+    CAPTURE(kwargs);
+    const LaunchConfig set =
+        read_axolotl(axolotl(std::string("gradient_checkpointing: true\n") + kwargs));
+    REQUIRE_MESSAGE(set.answer.ok(), set.answer.message);
+    CHECK(set.not_understood.empty());
+    CHECK_FALSE(set.setup.reentrant_checkpointing);
+  }
 }
 
 TEST_CASE("launch: axolotl's keys are read as pydantic reads them, listed, or refused by key") {
@@ -1632,6 +1648,12 @@ TEST_CASE("launch: TRL's SFT config opens to the flags' setup, by TRL v1.9.0's d
   plain.logits = true;
   plain.loss = Loss::kChunkedNll;
   check_same_figures(defaults.setup, plain);
+  // Non-reentrant checkpointing, SFTTrainer's default (v0.28 on), unless the file says otherwise.
+  CHECK_FALSE(launch.setup.reentrant_checkpointing);
+  const LaunchConfig reentrant = read_axolotl(
+      std::string(kTrlSft) + "gradient_checkpointing_kwargs:\n  use_reentrant: true\n");
+  REQUIRE_MESSAGE(reentrant.answer.ok(), reentrant.answer.message);
+  CHECK(reentrant.setup.reentrant_checkpointing);
   // num_processes, accelerate launch's, in the same file: DDP over them.
   const LaunchConfig ddp = read_axolotl(std::string(kTrlSft) + "num_processes: 4\n");
   REQUIRE(ddp.answer.ok());

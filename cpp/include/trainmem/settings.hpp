@@ -91,6 +91,7 @@ constexpr const char* kPagedOptimizer = "paged-optimizer";
 constexpr const char* kKbitPrep = "kbit-prep";
 constexpr const char* kKbitCastBack = "kbit-cast-back";
 constexpr const char* kCustomShardedLayers = "custom-sharded-layers";
+constexpr const char* kReentrantCheckpointing = "reentrant-checkpointing";
 constexpr const char* kExpandableSegments = "expandable-segments";
 constexpr const char* kMaxSplitSize = "max-split-size-mb";
 }  // namespace setting_id

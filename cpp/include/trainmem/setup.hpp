@@ -264,6 +264,12 @@ struct TrainingSetup {
   // recipes the embedding and the output layer each their own FSDP2 unit, gathered for their own
   // passes, where otherwise they stay in the root unit, gathered for the whole step.
   bool custom_sharded_layers = false;
+  // Gradient checkpointing through torch.utils.checkpoint with use_reentrant=True: transformers
+  // 4.x's Trainer default (gradient_checkpointing_kwargs unset; transformers 5 and TRL default to
+  // use_reentrant=False since January 2026, transformers#43203, trl#4811). Under accelerate's
+  // FSDP1 with LoRA each rebuilt layer's input is a leaf that FSDP's reshard-only hook holds,
+  // with its gradient, to the backward pass's end. The hf stack's, under full recomputation.
+  bool reentrant_checkpointing = false;
   // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: PyTorch's caching allocator maps each
   // stream's pool as one growing segment (allocator.hpp), which changes the reserved peak. The
   // stacks' (each replays its step through the allocator); the idealised step has none.

@@ -75,7 +75,7 @@ std::vector<std::string> left_to_the_reader() {
           id::kLoraRank,    id::kLoraTargets,    id::kLoraDropout,
           id::kBaseWeights, id::kOptimizer,      id::kPagedOptimizer,
           id::kKbitPrep,    id::kKbitCastBack,   id::kMtp,
-          id::kTrainVision, id::kCapacityFactor};
+          id::kTrainVision, id::kCapacityFactor, id::kReentrantCheckpointing};
 }
 
 // FSDP (utils/dataclasses.py, FullyShardedDataParallelPlugin, as accelerate launch hands it the
@@ -158,8 +158,11 @@ void read_fsdp(KeyReader& reader, bool mixed, TrainingSetup& setup) {
     // checkpoint_wrapper on each wrapped layer (accelerator.py, NO_REENTRANT); transformers'
     // Trainer refuses it beside its own gradient_checkpointing.
     setup.recompute = Recompute::kFull;
+    setup.reentrant_checkpointing = false;
     std::vector<std::string>& leaves = reader.launch().leaves;
-    leaves.erase(std::remove(leaves.begin(), leaves.end(), setting_id::kRecompute), leaves.end());
+    for (const char* id : {setting_id::kRecompute, setting_id::kReentrantCheckpointing}) {
+      leaves.erase(std::remove(leaves.begin(), leaves.end(), id), leaves.end());
+    }
     reader.launch().notes.push_back(
         "fsdp_activation_checkpointing: each layer rebuilt in its backward pass (full "
         "recomputation); the Trainer's gradient_checkpointing must then be off.");

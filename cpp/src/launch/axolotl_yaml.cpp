@@ -111,7 +111,6 @@ const std::set<std::string>& no_bearing_keys() {
                                              "dataloader_pin_memory",
                                              "dataloader_prefetch_factor",
                                              "remove_unused_columns",
-                                             "gradient_checkpointing_kwargs",
                                              "pad_to_sequence_len",
                                              "sample_packing_eff_est",
                                              "sample_packing_group_size",
@@ -293,6 +292,10 @@ void read_checkpointing(KeyReader& reader, TrainingSetup& setup) {
   setup.recompute = reader.get("gradient_checkpointing", text_bool()).value_or(false)
                         ? Recompute::kFull
                         : Recompute::kNone;
+  // normalize_config sets use_reentrant=True where the file has no gradient_checkpointing_kwargs
+  // (but under unfrozen_parameters, which is refused, or rl).
+  const bool reentrant = use_reentrant(reader, true);
+  setup.reentrant_checkpointing = setup.recompute == Recompute::kFull && reentrant;
 }
 
 // optimizer: transformers' names, as axolotl passes them to TrainingArguments (its default

@@ -55,8 +55,7 @@ const std::set<std::string>& no_bearing_keys() {
       // sft.py overwrites model_init_kwargs with ModelConfig's (revision, attention, dtype).
       "model_init_kwargs",
       // Which tokens the loss counts; Liger's fused linear loss projects every token alike.
-      "completion_only_loss", "assistant_only_loss",
-      "gradient_checkpointing_kwargs"};
+      "completion_only_loss", "assistant_only_loss"};
   // clang-format on
   return keys;
 }
@@ -245,6 +244,10 @@ void read_step(KeyReader& reader, TrainingSetup& setup) {
   setup.recompute = reader.get("gradient_checkpointing", text_bool()).value_or(true)
                         ? Recompute::kFull
                         : Recompute::kNone;
+  // SFTTrainer sets use_reentrant=False where the file leaves it (sft_trainer.py since v0.28,
+  // under transformers 4; transformers 5's own default).
+  const bool reentrant = use_reentrant(reader, false);
+  setup.reentrant_checkpointing = setup.recompute == Recompute::kFull && reentrant;
   const std::string optim = reader.get("optim", given_text()).value_or("adamw_torch_fused");
   static const std::set<std::string> adam = {"adamw_torch", "adamw_torch_fused", "adamw_hf"};
   setup.paged_optimizer = optim.rfind("paged_", 0) == 0;

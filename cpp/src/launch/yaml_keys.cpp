@@ -158,4 +158,12 @@ void read_hub_model(KeyReader& reader, const std::string& key, const std::string
                                   setup.custom_model.name + ") is taken as its.");
 }
 
+bool use_reentrant(KeyReader& reader, bool without_table) {
+  std::optional<KeyReader> kwargs = reader.section("gradient_checkpointing_kwargs");
+  if (!kwargs) return without_table;
+  const bool reentrant = kwargs->get("use_reentrant", text_bool()).value_or(false);
+  kwargs->list_unread({"preserve_rng_state", "determinism_check", "debug"}, &sets_nothing);
+  return reentrant;
+}
+
 }  // namespace trainmem::yaml_keys

@@ -45,6 +45,12 @@ const ValueType<std::vector<std::string>>& name_list();
 // (PEFT's own default, q_proj and v_proj for Llama), which is not modelled.
 std::optional<LoraTargets> lora_targets_of(const std::optional<std::vector<std::string>>& modules);
 
+// Whether gradient checkpointing runs reentrant (TrainingSetup::reentrant_checkpointing) as
+// gradient_checkpointing_kwargs sets it for the Trainer: its use_reentrant; false where the table
+// leaves it out (transformers 5's default, and TRL's SFTTrainer's since v0.28); `without_table`
+// where the file has none. Its other keys have no bearing.
+bool use_reentrant(KeyReader& reader, bool without_table);
+
 // The model a hub repository's id names (`key`: axolotl's base_model, TRL's model_name_or_path): a
 // preset that repository holds (by its id, or by its name under another owner), said in the
 // notes; otherwise the config.json the reader opened, or a refusal asking for it.

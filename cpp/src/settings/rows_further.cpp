@@ -814,6 +814,25 @@ void add_single_device_switches(Entries& entries) {
                 "TRL 0.13 to 0.21 (SFTTrainer, QLoRA on one device, bf16): the embedding and "
                 "output layer back in BF16, the norms and the residual stream still FP32. TRL "
                 "0.22 on prepares nothing."));
+  // torch.utils.checkpoint's reentrant variant, as transformers 4.x's Trainer runs it.
+  add(row<&TrainingSetup::reentrant_checkpointing>(
+          id::kReentrantCheckpointing, "Reentrant checkpointing",
+          "gradient_checkpointing_kwargs={'use_reentrant': True}: transformers 4.x's default "
+          "(transformers 5 and TRL default to False since January 2026); under accelerate's FSDP1 "
+          "with LoRA each rebuilt layer's input and its gradient are held to the backward "
+          "pass's end",
+          "reentrantCheckpointing")
+          .only_under({Stack::kHf},
+                      "reentrant checkpointing is modelled as transformers' Trainer runs it",
+                      "Reentrant checkpointing is modelled as transformers' Trainer runs it; "
+                      "choose the hf stack, or turn it off.")
+          .rule([](const TrainingSetup& setup) { return setup.recompute == Recompute::kFull; },
+                "Reentrant checkpointing is gradient checkpointing's variant; choose full "
+                "recomputation, or turn it off.")
+          .page("stack", "",
+                "use_reentrant=True, transformers 4.x's default: under accelerate's FSDP1 with "
+                "LoRA each rebuilt layer's input and its gradient stay to the backward pass's "
+                "end (FSDP's reshard-only hook holds them)."));
   // torchtune's distributed recipes (training/_distributed.py, shard_model): every layer an FSDP2
   // unit, and the embedding and output layer two more where the config names them.
   add(row<&TrainingSetup::custom_sharded_layers>(

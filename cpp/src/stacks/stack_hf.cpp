@@ -39,6 +39,14 @@ struct HfPlan {
   std::size_t activation_gradients = 0;
   std::size_t cast = 0;
   bool rebuilt = false;  // gradient checkpointing
+  // Under FSDP1 with LoRA and reentrant checkpointing (torch/distributed/fsdp/_runtime_utils.py,
+  // _register_post_backward_reshard_only_hook): each layer's unit holds no trained parameter, so
+  // FSDP registers a multi-grad hook on its rebuilt forward's inputs, which reentrant
+  // checkpointing detaches into leaves (torch/utils/checkpoint.py, CheckpointFunction.backward);
+  // the hook's AccumulateGrad nodes hold each leaf, and with it the layer's checkpointed input and
+  // the gradient written on it, until _finalize_params removes the hooks as the backward pass
+  // ends.
+  bool retains_inputs = false;
   double layer_copy = 0;
   double output_copy = 0;
 };
@@ -119,6 +127,8 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   // frozen weight's cast is not cached), and autograd saves that copy too. Under FSDP's mixed
   // precision the gathered weights are BF16 already: autocast casts none.
   plan.rebuilt = setup.recompute == Recompute::kFull;
+  plan.retains_inputs = plan.fsdp && !plan.fsdp2 && plan.rebuilt && setup.lora_rank > 0 &&
+                        setup.reentrant_checkpointing;
   plan.layer_copy = mixed && !fsdp_mixed
                         ? kBf16Bytes * (device.layer_parameters - device.counts.norms_per_layer)
                         : 0;
@@ -162,6 +172,7 @@ CachingAllocator::Handle reduce_unit(Step& step, const HfPlan& plan, double trai
 struct HfForward {
   std::vector<Handles> kept;
   Handles copies;
+  Handles retained;  // held to the backward pass's end (HfPlan::retains_inputs)
 };
 
 HfForward hf_forward_pass(Step& step, const StepDevice& device, const HfPlan& plan) {
@@ -206,6 +217,17 @@ Handles hf_backward_pass(Step& step, const StepDevice& device, const HfPlan& pla
     // A rebuilt layer casts its weights again; a kept one's copies are freed with it.
     in_flight.push_back(step.take(plan.cast, plan.rebuilt ? plan.layer_copy : 0));
     if (!plan.rebuilt) in_flight.push_back(forward.copies[index]);
+    if (plan.retains_inputs) {
+      // The layer's checkpointed input, held by its leaf; and, but at the last layer, the
+      // gradient coming in, the next layer's input gradient, held by that layer's leaf.
+      Handles& input = forward.kept[index];
+      forward.retained.insert(forward.retained.end(), input.begin(), input.end());
+      input.clear();
+      if (index + 1 < forward.kept.size()) {
+        forward.retained.push_back(flowing.gradient);
+        flowing.gradient = step.take(flowing.tag, 0);
+      }
+    }
     layer_backward(step, device, forward.kept[index], static_cast<int>(index) + 1, &flowing);
     step.give(dequantised);
     give_all(step, in_flight);
@@ -281,6 +303,7 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
     step.give(embedding);
   }
   step.give(root);
+  give_all(step, forward.retained);  // _finalize_params: the hooks removed
   if (plan.tail_unit == 0) {
     gradients.push_back(plan.fsdp2 ? reduce_unit(step, plan, plan.trained.root)
                                    : hf_root_reduce_scatter(step, plan, root_gradient));
