@@ -300,8 +300,10 @@ TEST_CASE(
     const double error = std::fabs(comparison.llama_block_error_percent);
     const double goal = comparison.measured.goal_percent;
     // Korthikanti's formula assumes heads of h/a, which latent attention does not keep (its
-    // source says so): held to 10% elsewhere, unless the note says why not.
+    // source says so), and the fused modules' tensors, which a stack's modules as written do not
+    // keep eager (torchtune's): held to 10% elsewhere, unless the note says why not.
     if (!latent_attention(*resolve_model(comparison.measured.setup)) &&
+        !layer_stack_of(comparison.measured.setup).eager_modules &&
         comparison.measured.outside_goal.empty()) {
       CHECK(std::fabs(comparison.korthikanti_error_percent) <= 10);
     }
@@ -314,7 +316,7 @@ TEST_CASE(
     }
   }
   // torchao's three B200 runs and torchtitan's two GB200 runs among them
-  CHECK(published == 20 + 3 + 2 + 2 * 19 + 6 + 1 + 11);
+  CHECK(published == 20 + 3 + 2 + 2 * 19 + 7 + 1 + 11);
 }
 
 TEST_CASE("measured: errors are signed percentages to one decimal") {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "timeline_points.hpp"
+#include "trainmem/activations.hpp"
 #include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/measured.hpp"
@@ -239,4 +240,26 @@ TEST_CASE(
   CHECK(backward.held[Term::kGradients] == allocator_block_bytes(layer) +
                                                allocator_block_bytes(layer / 2) +
                                                allocator_block_bytes(2 * kRootParameters));
+}
+
+TEST_CASE(
+    "torchtune eager: its modules as written keep the FP32 norm input, SiLU's output and "
+    "K and V at every head") {
+  TrainingSetup setup = tiny_torchtune(2);
+  setup.recompute = Recompute::kNone;
+  const ModelShape shape = harness_tiny_shape(2);
+  TrainingSetup fused = setup;
+  fused.stack = Stack::kIdeal;
+  const double eager = saved_bytes_per_token(llama_block_saved_tensors(shape, setup, true));
+  const double kernels = saved_bytes_per_token(llama_block_saved_tensors(shape, fused, true));
+  // Two norms' FP32 input and BF16 normalised input where a fused norm keeps its BF16 input
+  // (4·h more each), SiLU's output (2·f) and K and V at 4 heads of 16 rather than 2 (2·2·16·2):
+  // 512 + 448 + 128 B a token a layer.
+  CHECK(eager - kernels == 2 * 4 * 64 + 2 * 224 + 2 * 2 * 16 * 2);
+  // Compiled, Inductor fuses them: what fused kernels keep.
+  setup.recompute = Recompute::kFull;
+  setup.compile = Compile::kBlocks;
+  fused.recompute = Recompute::kFull;
+  CHECK(saved_bytes_per_token(llama_block_saved_tensors(shape, setup, true)) ==
+        saved_bytes_per_token(llama_block_saved_tensors(shape, fused, true)));
 }

@@ -23,6 +23,9 @@ struct LayerStack {
   bool transformer_engine_fp8 = false;
   // Then each saved input's bytes per value: 1, and MXFP8's or blockwise's block scale (fp8.hpp).
   double fp8_saved_input_bytes = 1;
+  // torchtune's modules run eager as written (stack_rows.hpp, eager_modules): RMSNorm op by op in
+  // FP32, SiLU apart from the product, K and V expanded to every head before attention.
+  bool eager_modules = false;
 };
 
 struct ActivationsPerLayer {

@@ -72,7 +72,8 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
   selective = setup.recompute == Recompute::kSelective;
   // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
   // recomputing the core attention (selective) saves them before the repeat.
-  keys_repeated = !flash_attention && !selective;
+  eager_modules = stack.eager_modules;
+  keys_repeated = (!flash_attention || eager_modules) && !selective;
   top_k_text =
       routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
   if (capacity != 1) top_k_text += " × capacity factor " + shortest_decimal(capacity);
@@ -115,7 +116,16 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
 
 // RMSNorm's input and 1/RMS, or LayerNorm's input, mean and 1/σ (the constructor says whose).
 void LlamaBlock::add_norm(SavedTensors& saved, const Words& id, const Words& name) const {
-  saved.add(id + "-input", name + "'s input", norm_kind, "h", h, kBf16Bytes, whole);
+  if (eager_modules && !layer_norm) {
+    // Op by op in FP32: the input's FP32 copy (its square's and the product's), and the
+    // normalised input cast back to BF16 (the scale's product).
+    saved.add(id + "-input", name + "'s input, in FP32", "RMSNorm, op by op", "h", h, kFp32Bytes,
+              whole);
+    saved.add(id + "-normalised", name + "'s normalised input", "× the norm's scale", "h", h,
+              kBf16Bytes, whole);
+  } else {
+    saved.add(id + "-input", name + "'s input", norm_kind, "h", h, kBf16Bytes, whole);
+  }
   add_norm_statistics(saved, id, name);
 }
 
@@ -467,10 +477,14 @@ void LlamaBlock::add_mlp(SavedTensors& saved) const {
   const Words ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
   if (shape.gated_mlp) {
     saved.add("gate-output", "Gate projection's output" + top_k_text + mlp_dtype_text,
-              "the fused activation × up (SiLU, or GELU in Gemma)", ffn_elements, f * top_k,
-              mlp_bytes, by_expert_width);
+              eager_modules ? "SiLU" : "the fused activation × up (SiLU, or GELU in Gemma)",
+              ffn_elements, f * top_k, mlp_bytes, by_expert_width);
     saved.add("up-output", "Up projection's output" + top_k_text + mlp_dtype_text,
               "the fused activation × up", ffn_elements, f * top_k, mlp_bytes, by_expert_width);
+    if (eager_modules) {
+      saved.add("activation-output", "SiLU's output" + top_k_text + mlp_dtype_text,
+                "the product with up", ffn_elements, f * top_k, mlp_bytes, by_expert_width);
+    }
     saved.add("product", linear_input("Activation × up" + top_k_text) + mlp_dtype_text,
               "down projection", ffn_elements, f * top_k, fp8 ? linear_input_bytes : mlp_bytes,
               by_expert_width);

@@ -96,6 +96,7 @@ struct LlamaBlock {
   double by_expert_width = 1;  // the routed experts' width's split: etp, or t
   bool selective = false;
   bool keys_repeated = false;
+  bool eager_modules = false;  // LayerStack::eager_modules
   bool layer_norm = false;
   Words norm_kind;
   bool parallel = false;

@@ -506,6 +506,7 @@ LayerStack layer_stack_of(const TrainingSetup& setup) {
   stack.saves_gathered_inputs = saves_gathered_inputs(setup);
   stack.transformer_engine_fp8 = transformer_engine_fp8(setup);
   stack.fp8_saved_input_bytes = fp8_saved_input_bytes_per_value(setup);
+  stack.eager_modules = stack_row(setup.stack).eager_modules && setup.compile == Compile::kOff;
   return stack;
 }
 

@@ -147,6 +147,7 @@ const StackRow& stack_row(Stack stack) {
             "activations are not counted); choose bf16 precision.";
         row.int8_base = false;
         row.steps_in_backward = true;
+        row.eager_modules = true;
         row.follows_gradients = true;
         row.replayed = true;
         return row;

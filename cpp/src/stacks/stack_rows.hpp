@@ -80,6 +80,13 @@ struct StackRow {
   bool fsdp_across_devices = false;
   bool single_dtype = false;
   bool steps_in_backward = false;  // torchtune's optimizer_in_bwd
+  // torchtune's modules as written, which eager (compile off) save more than fused kernels
+  // (torchtune at 1814feb17, November 2024, torchtune/modules): RMSNorm computed op by op in
+  // FP32 (rms_norm.py: x.float(), its square's mean, rsqrt, the product cast back, then × scale)
+  // keeps its FP32 input and its BF16 normalised input besides 1/RMS; FeedForward
+  // (feed_forward.py) keeps SiLU's output apart from the product; and MultiHeadAttention
+  // (attention.py) expands K and V to every query head before SDPA, which keeps them so.
+  bool eager_modules = false;
   // The words that refuse any precision but bf16, under single_dtype.
   const char* precision_refusal = "";
   bool int8_base = true;  // bitsandbytes' LLM.int8() base weights under LoRA
