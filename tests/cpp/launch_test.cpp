@@ -1362,14 +1362,15 @@ TEST_CASE("launch: axolotl's QLoRA example opens to the flags' setup") {
   const LaunchConfig normalized = read_axolotl(axolotl("gradient_checkpointing: true\n"));
   REQUIRE_MESSAGE(normalized.answer.ok(), normalized.answer.message);
   CHECK(normalized.setup.reentrant_checkpointing);
-  for (const char* kwargs : {"gradient_checkpointing_kwargs:\n  use_reentrant: false\n",
-                             "gradient_checkpointing_kwargs:\n  preserve_rng_state: true\n"}) {
+  for (const bool reentrant : {false, true}) {
+    const char* kwargs = reentrant ? "gradient_checkpointing_kwargs:\n  preserve_rng_state: true\n"
+                                   : "gradient_checkpointing_kwargs:\n  use_reentrant: false\n";
     CAPTURE(kwargs);
     const LaunchConfig set =
         read_axolotl(axolotl(std::string("gradient_checkpointing: true\n") + kwargs));
     REQUIRE_MESSAGE(set.answer.ok(), set.answer.message);
     CHECK(set.not_understood.empty());
-    CHECK_FALSE(set.setup.reentrant_checkpointing);
+    CHECK(set.setup.reentrant_checkpointing == reentrant);
   }
 }
 
@@ -1654,6 +1655,11 @@ TEST_CASE("launch: TRL's SFT config opens to the flags' setup, by TRL v1.9.0's d
       std::string(kTrlSft) + "gradient_checkpointing_kwargs:\n  use_reentrant: true\n");
   REQUIRE_MESSAGE(reentrant.answer.ok(), reentrant.answer.message);
   CHECK(reentrant.setup.reentrant_checkpointing);
+  // A table without the key: what it runs depends on the transformers beside TRL; refused by key.
+  const LaunchConfig unknown = read_axolotl(
+      std::string(kTrlSft) + "gradient_checkpointing_kwargs:\n  preserve_rng_state: true\n");
+  CHECK_FALSE(unknown.answer.ok());
+  CHECK(unknown.answer.setting == "gradient_checkpointing_kwargs");
   // num_processes, accelerate launch's, in the same file: DDP over them.
   const LaunchConfig ddp = read_axolotl(std::string(kTrlSft) + "num_processes: 4\n");
   REQUIRE(ddp.answer.ok());

@@ -24,6 +24,7 @@ namespace {
 // 64) and 65,600 in the embedding, the output layer and the final norm.
 constexpr double kLayerParameters = 55424;
 constexpr double kRootParameters = 65600;
+constexpr double kEmbeddingParameters = 512 * 64;
 
 TrainingSetup tiny_torchtune(int layers) {
   TrainingSetup setup;
@@ -63,12 +64,13 @@ TEST_CASE("torchtune: under optimizer_in_bwd a layer's gradient is freed by its 
   setup.optimizer_in_backward = true;
   REQUIRE(estimate_memory(setup).answer.ok());
   const std::vector<TimelinePoint> points = memory_timeline(setup);
-  // The output layer's gradient from its backward pass to the end (the embedding's joins it in an
-  // untied model: counted with it), and the layer's own, stepped and freed.
+  // The output layer's and final norm's gradients from their backward pass to the end (the
+  // untied embedding's is made at its own, at the end), and the layer's own, stepped and freed.
   for (const int layer : {2, 1}) {
     CAPTURE(layer);
     CHECK(point_at(points, "backward", layer).held[Term::kGradients] ==
-          allocator_block_bytes(2 * kRootParameters) + allocator_block_bytes(2 * kLayerParameters));
+          allocator_block_bytes(2 * (kRootParameters - kEmbeddingParameters)) +
+              allocator_block_bytes(2 * kLayerParameters));
   }
   CHECK(point_at(points, "start", 0).held[Term::kGradients] == 0);
 }
@@ -135,6 +137,14 @@ TEST_CASE("torchtune: what its single-device recipes do not run is refused, by n
   setup.stack = Stack::kHf;
   setup.layout.data_parallel = 2;
   setup.layout.zero_stage = 3;
+  CHECK(refused_by(setup) == setting_id::kCustomShardedLayers);
+  // A tied output layer reads the embedding's weight outside the embedding's unit.
+  setup = tiny_torchtune(2);
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  setup.custom_sharded_layers = true;
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.model_id = "llama3.2-1b";
   CHECK(refused_by(setup) == setting_id::kCustomShardedLayers);
   setup = tiny_torchtune(2);
   setup.offload = Offload::kOptimizer;
@@ -235,11 +245,12 @@ TEST_CASE(
   CHECK(backward.held[Term::kFramework] == activation_gradients +
                                                allocator_block_bytes(2 * kRootParameters) +
                                                3 * allocator_block_bytes(layer));
-  // Layer 2's own gradients whole (BF16), layer 3's shard, and the root unit's whole since the
-  // output layer's backward pass (reduce-scattered at the root's post_backward, the pass's end).
-  CHECK(backward.held[Term::kGradients] == allocator_block_bytes(layer) +
-                                               allocator_block_bytes(layer / 2) +
-                                               allocator_block_bytes(2 * kRootParameters));
+  // Layer 2's own gradients whole (BF16), layer 3's shard, and the output layer's and final
+  // norm's whole since the output layer's backward pass (the untied embedding's come at the end,
+  // all the root unit's reduce-scattered at its post_backward, the pass's end).
+  CHECK(backward.held[Term::kGradients] ==
+        allocator_block_bytes(layer) + allocator_block_bytes(layer / 2) +
+            allocator_block_bytes(2 * (kRootParameters - kEmbeddingParameters)));
 }
 
 TEST_CASE(
@@ -256,6 +267,15 @@ TEST_CASE(
   // (4·h more each), SiLU's output (2·f) and K and V at 4 heads of 16 rather than 2 (2·2·16·2):
   // 512 + 448 + 128 B a token a layer.
   CHECK(eager - kernels == 2 * 4 * 64 + 2 * 224 + 2 * 2 * 16 * 2);
+  // Under LoRA the norms' scales are frozen: the normalised input is not kept for their gradient
+  // (2·h more a norm, not 4·h).
+  setup.lora_rank = 8;
+  fused.lora_rank = 8;
+  CHECK(saved_bytes_per_token(llama_block_saved_tensors(shape, setup, true)) -
+            saved_bytes_per_token(llama_block_saved_tensors(shape, fused, true)) ==
+        2 * 2 * 64 + 2 * 224 + 2 * 2 * 16 * 2);
+  setup.lora_rank = 0;
+  fused.lora_rank = 0;
   // Compiled, Inductor fuses them: what fused kernels keep.
   setup.recompute = Recompute::kFull;
   setup.compile = Compile::kBlocks;

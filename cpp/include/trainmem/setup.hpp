@@ -260,9 +260,10 @@ struct TrainingSetup {
   // runs in FP32. TRL 0.22 on calls neither. The hf stack's, with kbit_prep.
   bool kbit_cast_back = false;
   // torchtune's custom_sharded_layers: ['tok_embeddings', 'output'] (training/_distributed.py,
-  // get_shard_conditions), as its Llama 3 full and 70B LoRA configs set it: under its distributed
-  // recipes the embedding and the output layer each their own FSDP2 unit, gathered for their own
-  // passes, where otherwise they stay in the root unit, gathered for the whole step.
+  // get_shard_conditions), as its Llama 3, 3.1 and 3.3 full configs set it (v0.6.1; its 70B LoRA
+  // configs leave it commented out): under its distributed recipes the embedding and the output
+  // layer each their own FSDP2 unit, gathered for their own passes, where otherwise they stay in
+  // the root unit, gathered for the whole step. Untied embeddings only.
   bool custom_sharded_layers = false;
   // Gradient checkpointing through torch.utils.checkpoint with use_reentrant=True: transformers
   // 4.x's Trainer default (gradient_checkpointing_kwargs unset; transformers 5 and TRL default to

@@ -117,12 +117,15 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
 // RMSNorm's input and 1/RMS, or LayerNorm's input, mean and 1/σ (the constructor says whose).
 void LlamaBlock::add_norm(SavedTensors& saved, const Words& id, const Words& name) const {
   if (eager_modules && !layer_norm) {
-    // Op by op in FP32: the input's FP32 copy (its square's and the product's), and the
-    // normalised input cast back to BF16 (the scale's product).
+    // Op by op in FP32: the input's FP32 copy (its square's and the product's), and, where the
+    // scale is trained (not under LoRA), the normalised input cast back to BF16 (the scale's
+    // product's, for the scale's gradient).
     saved.add(id + "-input", name + "'s input, in FP32", "RMSNorm, op by op", "h", h, kFp32Bytes,
               whole);
-    saved.add(id + "-normalised", name + "'s normalised input", "× the norm's scale", "h", h,
-              kBf16Bytes, whole);
+    if (setup.lora_rank == 0) {
+      saved.add(id + "-normalised", name + "'s normalised input", "× the norm's scale", "h", h,
+                kBf16Bytes, whole);
+    }
   } else {
     saved.add(id + "-input", name + "'s input", norm_kind, "h", h, kBf16Bytes, whole);
   }

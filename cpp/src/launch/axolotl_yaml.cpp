@@ -293,8 +293,9 @@ void read_checkpointing(KeyReader& reader, TrainingSetup& setup) {
                         ? Recompute::kFull
                         : Recompute::kNone;
   // normalize_config sets use_reentrant=True where the file has no gradient_checkpointing_kwargs
-  // (but under unfrozen_parameters, which is refused, or rl).
-  const bool reentrant = use_reentrant(reader, true);
+  // (but under unfrozen_parameters, which is refused, or rl); a table that leaves the key out
+  // hands torch.utils.checkpoint None, which it runs as True.
+  const bool reentrant = use_reentrant(reader, true, true);
   setup.reentrant_checkpointing = setup.recompute == Recompute::kFull && reentrant;
 }
 

@@ -244,9 +244,10 @@ void read_step(KeyReader& reader, TrainingSetup& setup) {
   setup.recompute = reader.get("gradient_checkpointing", text_bool()).value_or(true)
                         ? Recompute::kFull
                         : Recompute::kNone;
-  // SFTTrainer sets use_reentrant=False where the file leaves it (sft_trainer.py since v0.28,
-  // under transformers 4; transformers 5's own default).
-  const bool reentrant = use_reentrant(reader, false);
+  // SFTTrainer sets use_reentrant=False where the file has no kwargs (sft_trainer.py since
+  // v0.28, under transformers 4; transformers 5's own default); a table without the key is run
+  // so under transformers 4 and as torch's None, reentrant, under 5: refused.
+  const bool reentrant = use_reentrant(reader, false, std::nullopt);
   setup.reentrant_checkpointing = setup.recompute == Recompute::kFull && reentrant;
   const std::string optim = reader.get("optim", given_text()).value_or("adamw_torch_fused");
   static const std::set<std::string> adam = {"adamw_torch", "adamw_torch_fused", "adamw_hf"};

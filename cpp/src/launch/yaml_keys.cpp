@@ -158,12 +158,18 @@ void read_hub_model(KeyReader& reader, const std::string& key, const std::string
                                   setup.custom_model.name + ") is taken as its.");
 }
 
-bool use_reentrant(KeyReader& reader, bool without_table) {
+bool use_reentrant(KeyReader& reader, bool without_table, std::optional<bool> without_key) {
   std::optional<KeyReader> kwargs = reader.section("gradient_checkpointing_kwargs");
   if (!kwargs) return without_table;
-  const bool reentrant = kwargs->get("use_reentrant", text_bool()).value_or(false);
+  const std::optional<bool> given = kwargs->get("use_reentrant", text_bool());
   kwargs->list_unread({"preserve_rng_state", "determinism_check", "debug"}, &sets_nothing);
-  return reentrant;
+  if (!given && !without_key) {
+    reader.fault("gradient_checkpointing_kwargs",
+                 "gradient_checkpointing_kwargs without use_reentrant runs reentrant under "
+                 "transformers 5 (torch's default for None) and not under transformers 4 (TRL "
+                 "sets False); set use_reentrant.");
+  }
+  return given.value_or(without_key.value_or(false));
 }
 
 }  // namespace trainmem::yaml_keys

@@ -46,10 +46,11 @@ const ValueType<std::vector<std::string>>& name_list();
 std::optional<LoraTargets> lora_targets_of(const std::optional<std::vector<std::string>>& modules);
 
 // Whether gradient checkpointing runs reentrant (TrainingSetup::reentrant_checkpointing) as
-// gradient_checkpointing_kwargs sets it for the Trainer: its use_reentrant; false where the table
-// leaves it out (transformers 5's default, and TRL's SFTTrainer's since v0.28); `without_table`
-// where the file has none. Its other keys have no bearing.
-bool use_reentrant(KeyReader& reader, bool without_table);
+// gradient_checkpointing_kwargs sets it for the Trainer: its use_reentrant; `without_table` where
+// the file has none; where the table leaves it out, `without_key`, or, where that is not known,
+// the key refused (torch.utils.checkpoint runs use_reentrant=None as True, but TRL under
+// transformers 4 sets False into the table first). Its other keys have no bearing.
+bool use_reentrant(KeyReader& reader, bool without_table, std::optional<bool> without_key);
 
 // The model a hub repository's id names (`key`: axolotl's base_model, TRL's model_name_or_path): a
 // preset that repository holds (by its id, or by its name under another owner), said in the

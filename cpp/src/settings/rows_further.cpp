@@ -837,8 +837,8 @@ void add_single_device_switches(Entries& entries) {
   // unit, and the embedding and output layer two more where the config names them.
   add(row<&TrainingSetup::custom_sharded_layers>(
           id::kCustomShardedLayers, "custom_sharded_layers",
-          "torchtune's custom_sharded_layers: ['tok_embeddings', 'output'], as its Llama 3 full "
-          "and 70B LoRA configs set it: the embedding and output layer each an FSDP2 unit of its "
+          "torchtune's custom_sharded_layers: ['tok_embeddings', 'output'], as its Llama 3, 3.1 "
+          "and 3.3 full configs set it: the embedding and output layer each an FSDP2 unit of its "
           "own, gathered for their own passes, not for the whole step",
           "customShardedLayers")
           .only_under({Stack::kTorchtune},
@@ -848,6 +848,14 @@ void add_single_device_switches(Entries& entries) {
           .rule([](const TrainingSetup& setup) { return num_devices(setup.layout) > 1; },
                 "custom_sharded_layers shards over torchtune's distributed recipes (FSDP2); set "
                 "d above 1, or turn it off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                const ModelShape* shape = resolve_model(setup);
+                return shape == nullptr || !shape->tied_embeddings;
+              },
+              "custom_sharded_layers is modelled for an output layer of its own: a tied one "
+              "(TiedLinear) reads the embedding's weight outside the embedding's unit; turn it "
+              "off.")
           .page("stack", "",
                 "torchtune's distributed recipes: the embedding and output layer sharded as units "
                 "of their own, gathered only for their own passes."));

@@ -30,6 +30,9 @@ struct TorchtunePlan {
   double output_unit = 0;
   double embedding_trained = 0;
   double output_trained = 0;
+  // The root unit's trained parameters whose gradients its backward pass makes at the end: an
+  // untied embedding's, under full training, where the root holds it.
+  double late_root_trained = 0;
   double unsharded_gradient_bytes = 0;
   std::size_t gathered = 0;
   std::size_t reduce_input = 0;
@@ -50,12 +53,16 @@ TorchtunePlan torchtune_plan(Step& step, const StepDevice& device, const ModelWe
   plan.root_unit = model.root;
   plan.unsharded_gradient_bytes =
       plan.fsdp ? plan.trained.gradient_bytes * device.zero_shards : plan.gradient_bytes;
+  const double trained_share =
+      device.root_parameters > 0 ? plan.trained.root / device.root_parameters : 0;
+  if (device.counts.output_head > 0)
+    plan.late_root_trained = trained_share * device.counts.embedding;
   if (plan.fsdp && device.setup.custom_sharded_layers && device.root_parameters > 0) {
     const double per_parameter = model.root / device.root_parameters;
     plan.embedding_unit = per_parameter * device.counts.embedding;
     plan.output_unit = per_parameter * device.counts.output_head;
     plan.root_unit = model.root - plan.embedding_unit - plan.output_unit;
-    const double trained_share = plan.trained.root / device.root_parameters;
+    plan.late_root_trained = 0;
     plan.embedding_trained = trained_share * device.counts.embedding;
     plan.output_trained = trained_share * device.counts.output_head;
   }
@@ -121,16 +128,23 @@ CachingAllocator::Handle all_gather(Step& step, const TorchtunePlan& plan, doubl
   return step.take(plan.gathered, plan.fsdp ? whole : 0);
 }
 
-// A unit's gradients once its backward pass has made them (`unsharded`, whole): under FSDP2
-// reduce-scattered into their shard at its post_backward; on one device kept as made.
+// A unit's gradients once its backward pass has made them (`unsharded`, whole, `trained`
+// parameters' worth), reduce-scattered under FSDP2 at its post_backward (after its reshard): the
+// last reduce-scatter's input freed, this one's made and the whole ones freed once copied in, and
+// their shard made, which the handle holds.
 CachingAllocator::Handle reduced(Step& step, const TorchtunePlan& plan, Collectives& held,
-                                 CachingAllocator::Handle unsharded, double trained) {
-  if (!plan.fsdp) return unsharded;
+                                 Handles unsharded, double trained) {
   step.give(held.reduce_scatter);
   held.reduce_scatter = step.take(plan.reduce_input, plan.unsharded_gradient_bytes * trained);
-  step.give(unsharded);
+  give_all(step, unsharded);
   return step.take(tag(Term::kGradients), plan.trained.gradient_bytes * trained);
 }
+
+// A unit's gradients made (one handle a layer's, or its parts'), kept or stepped on one device
+// (gradient_ready), reduce-scattered under FSDP2.
+void gradients_made(Step& step, const TorchtunePlan& plan, bool first, Collectives& held,
+                    const std::vector<std::pair<CachingAllocator::Handle, double>>& parts,
+                    Handles& gradients);
 
 // The layers whose saved tensors stay on the device while offloading.
 constexpr std::size_t kLayersInFlight = static_cast<std::size_t>(kOffloadLayersInFlight);
@@ -176,6 +190,24 @@ void gradient_ready(Step& step, const TorchtunePlan& plan, bool first,
   step.give(gradient);
 }
 
+void gradients_made(Step& step, const TorchtunePlan& plan, bool first, Collectives& held,
+                    const std::vector<std::pair<CachingAllocator::Handle, double>>& parts,
+                    Handles& gradients) {
+  if (!plan.fsdp) {
+    for (const auto& [gradient, trained] : parts) {
+      gradient_ready(step, plan, first, gradient, trained, gradients);
+    }
+    return;
+  }
+  Handles whole;
+  double trained = 0;
+  for (const auto& [gradient, part] : parts) {
+    whole.push_back(gradient);
+    trained += part;
+  }
+  gradients.push_back(reduced(step, plan, held, whole, trained));
+}
+
 // What the backward pass carries from unit to unit: the gradient flowing back, FSDP2's held
 // buffers and the all-gather already out for the next unit, and the gradients kept for the
 // optimizer's step.
@@ -204,8 +236,8 @@ void torchtune_backward_pass(Step& step, const StepDevice& device, const Torchtu
     layer_backward(step, device, kept[index], static_cast<int>(index) + 1, &backward.flowing);
     step.give(dequantised);
     step.give(layer);
-    gradient_ready(step, plan, first, reduced(step, plan, backward.held, layer_gradient, trained),
-                   trained, backward.gradients);
+    gradients_made(step, plan, first, backward.held, {{layer_gradient, trained}},
+                   backward.gradients);
     step.mark("backward", static_cast<int>(index) + 1);
   }
 }
@@ -260,7 +292,8 @@ void torchtune_micro_batch(Step& step, const StepDevice& device, const Torchtune
   const auto output =
       copy_out(step, plan, plan.output_unit, all_gather(step, plan, plan.output_unit));
   backward.issued = all_gather(step, plan, plan.model.layer);
-  const double root_trained = plan.trained.root - plan.embedding_trained - plan.output_trained;
+  const double root_trained =
+      plan.trained.root - plan.embedding_trained - plan.output_trained - plan.late_root_trained;
   const auto output_gradient =
       step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.output_trained);
   const auto root_gradient =
@@ -271,25 +304,33 @@ void torchtune_micro_batch(Step& step, const StepDevice& device, const Torchtune
   step.give(logits_gradient);
   step.give(output);
   if (plan.output_unit > 0) {
-    backward.gradients.push_back(
-        reduced(step, plan, backward.held, output_gradient, plan.output_trained));
+    gradients_made(step, plan, first, backward.held, {{output_gradient, plan.output_trained}},
+                   backward.gradients);
   }
   torchtune_backward_pass(step, device, plan, first, forward.kept, backward);
-  // The embedding's backward pass (a tied embedding's gradient joins the output layer's; under
-  // custom_sharded_layers its own unit's, from the all-gather the first layer sent out).
+  // The embedding's backward pass: an untied embedding's gradient made (a tied one's joined the
+  // output layer's), under custom_sharded_layers in its own unit, gathered from the all-gather the
+  // first layer sent out. Under LoRA nothing waits on that all-gather (the embedding's output
+  // needs no gradient): its output is freed as the backward pass ends.
   step.give(backward.flowing.gradient);
-  const auto embedding = copy_out(step, plan, plan.embedding_unit, backward.issued);
-  const auto embedding_gradient =
-      step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.embedding_trained);
-  step.give(embedding);
-  if (plan.embedding_unit > 0) {
-    backward.gradients.push_back(
-        reduced(step, plan, backward.held, embedding_gradient, plan.embedding_trained));
+  if (plan.embedding_unit > 0 && plan.embedding_trained > 0) {
+    const auto embedding = copy_out(step, plan, plan.embedding_unit, backward.issued);
+    backward.issued = CachingAllocator::kNothing;
+    const auto embedding_gradient =
+        step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.embedding_trained);
+    step.give(embedding);
+    gradients_made(step, plan, first, backward.held, {{embedding_gradient, plan.embedding_trained}},
+                   backward.gradients);
   }
-  gradient_ready(step, plan, first, reduced(step, plan, backward.held, root_gradient, root_trained),
-                 root_trained, backward.gradients);
-  step.give(backward.held.reduce_scatter);
+  const auto late_gradient =
+      step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.late_root_trained);
+  // The root's post_backward, at the backward pass's end: resharded, then reduce-scattered.
   step.give(forward.root);
+  gradients_made(step, plan, first, backward.held,
+                 {{root_gradient, root_trained}, {late_gradient, plan.late_root_trained}},
+                 backward.gradients);
+  step.give(backward.held.reduce_scatter);
+  step.give(backward.issued);
   step.mark("backward", 0);
   torchtune_optimizer_step(step, device, plan, first, backward.gradients);
 }
