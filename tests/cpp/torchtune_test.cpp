@@ -206,7 +206,7 @@ TEST_CASE("torchtune distributed: each device holds 1/d of the weights, gradient
 }
 
 TEST_CASE(
-    "torchtune distributed: the root unit stays gathered; a layer is gathered through its "
+    "torchtune distributed: the root unit stays gathered, and a layer is gathered through its "
     "all-gather's output") {
   TrainingSetup setup = tiny_distributed(2);
   const std::vector<TimelinePoint> points = memory_timeline(setup);
