@@ -1,6 +1,7 @@
 // torchtune's recipes replayed (stack_frameworks.hpp), single-device and distributed (FSDP2): the
 // order in which they allocate and free in one training step, with the sources docs/formulas.md
 // quotes.
+#include <utility>
 #include <vector>
 
 #include "stacks/stack_frameworks.hpp"
@@ -140,12 +141,6 @@ CachingAllocator::Handle reduced(Step& step, const TorchtunePlan& plan, Collecti
   return step.take(tag(Term::kGradients), plan.trained.gradient_bytes * trained);
 }
 
-// A unit's gradients made (one handle a layer's, or its parts'), kept or stepped on one device
-// (gradient_ready), reduce-scattered under FSDP2.
-void gradients_made(Step& step, const TorchtunePlan& plan, bool first, Collectives& held,
-                    const std::vector<std::pair<CachingAllocator::Handle, double>>& parts,
-                    Handles& gradients);
-
 // The layers whose saved tensors stay on the device while offloading.
 constexpr std::size_t kLayersInFlight = static_cast<std::size_t>(kOffloadLayersInFlight);
 
@@ -190,6 +185,8 @@ void gradient_ready(Step& step, const TorchtunePlan& plan, bool first,
   step.give(gradient);
 }
 
+// A unit's gradients made (one handle a layer's, or its parts'), kept or stepped on one device
+// (gradient_ready), reduce-scattered under FSDP2.
 void gradients_made(Step& step, const TorchtunePlan& plan, bool first, Collectives& held,
                     const std::vector<std::pair<CachingAllocator::Handle, double>>& parts,
                     Handles& gradients) {
