@@ -62,7 +62,7 @@ MeasuredCase flags_row(Row row, const char* id, const char* technique, double gi
         "and its BF16 normalised input, SiLU's output is kept apart from the product, and K and "
         "V are expanded to every head before attention, 49,152 B a token a layer more than "
         "fused kernels keep (10.5 GiB over 28 layers of 8,192 tokens; without them the estimate "
-        "is 18% under). Korthikanti's formula counts the fused modules' tensors. Assumed: "
+        "was 18% under). Korthikanti's formula counts the fused modules' tensors. Assumed: "
         "FlashAttention for the packed batch and fused AdamW";
     return measured;
   }
