@@ -27,11 +27,11 @@ namespace {
 using Json = nlohmann::json;
 using namespace yaml_keys;
 
-constexpr const char* kKind = "accelerate config (YAML; accelerate v1.14.0)";
+constexpr const char* kAccelerateKind = "accelerate config (YAML; accelerate v1.14.0)";
 
 // Keys with no bearing on the device's memory: where the processes run and how they meet, what
 // the TPU and the CPU would do, checkpoints' format and how the model is first loaded.
-const std::set<std::string>& no_bearing_keys() {
+const std::set<std::string>& accelerate_no_bearing_keys() {
   // clang-format off
   static const std::set<std::string> keys = {
       "compute_environment", "debug", "machine_rank", "main_process_ip", "main_process_port",
@@ -67,7 +67,7 @@ const std::set<std::string>& no_bearing_deepspeed_keys() {
 }
 
 // What the file leaves to the reader, as the settings' ids: what the training script says.
-std::vector<std::string> left_to_the_reader() {
+std::vector<std::string> accelerate_left_to_the_reader() {
   namespace id = setting_id;
   return {id::kModel,       id::kSequenceLength, id::kTokens,
           id::kMicroBatch,  id::kFlashAttention, id::kRecompute,
@@ -260,7 +260,7 @@ LaunchConfig read_accelerate_yaml(const std::string& json_text, const TrainingSe
                                   const LaunchContext& context) {
   LaunchConfig launch;
   Json config;
-  if (!open_launch(launch, kKind, base, left_to_the_reader(), {}, json_text,
+  if (!open_launch(launch, kAccelerateKind, base, accelerate_left_to_the_reader(), {}, json_text,
                    "accelerate config: ", config)) {
     return launch;
   }
@@ -316,7 +316,7 @@ LaunchConfig read_accelerate_yaml(const std::string& json_text, const TrainingSe
     dynamo->list_unread({}, &sets_nothing);
   }
   if (!launch.answer.ok()) return launch;
-  reader.list_unread(no_bearing_keys(), &sets_nothing);
+  reader.list_unread(accelerate_no_bearing_keys(), &sets_nothing);
   const long long world = context.world_size > 0 ? context.world_size : processes;
   setup.layout.data_parallel = static_cast<int>(world);
   const ModelShape* model = resolve_model(setup);

@@ -33,11 +33,11 @@ namespace {
 using Json = nlohmann::json;
 using namespace yaml_keys;
 
-constexpr const char* kKind = "axolotl config (YAML, axolotl 067b021)";
+constexpr const char* kAxolotlKind = "axolotl config (YAML, axolotl 067b021)";
 
 // Keys with no bearing on the device's memory: data, evaluation, logging, saving, the learning
 // rate's schedule, the tokenizer's, hub uploads.
-const std::set<std::string>& no_bearing_keys() {
+const std::set<std::string>& axolotl_no_bearing_keys() {
   static const std::set<std::string> keys = {"base_model_config",
                                              "model_type",
                                              "tokenizer_type",
@@ -152,7 +152,7 @@ void read_model(KeyReader& reader, TrainingSetup& setup) {
 
 // The batch: sequence_len tokens a sequence (packed or padded to it at most), micro_batch_size
 // sequences a step on each device.
-void read_batch(KeyReader& reader, TrainingSetup& setup) {
+void read_axolotl_batch(KeyReader& reader, TrainingSetup& setup) {
   // axolotl's defaults: 512 tokens, one sequence (utils/schemas/config.py, training.py).
   setup.sequence_length = static_cast<int>(
       reader.get("sequence_len", text_number(true, 1, kMaxSequenceLength)).value_or(512));
@@ -169,7 +169,7 @@ void read_batch(KeyReader& reader, TrainingSetup& setup) {
 
 // The precision (normalize_config): bf16 (true or auto, its default, which axolotl resolves to
 // true on a device with BF16) loads the model in BF16; fp16 is not modelled; otherwise FP32.
-void read_precision(KeyReader& reader, bool adapter, TrainingSetup& setup) {
+void read_axolotl_precision(KeyReader& reader, bool adapter, TrainingSetup& setup) {
   const std::optional<std::string> bf16 = reader.get("bf16", given_text());
   bool on = false;
   if (!bf16 && reader.find("bf16") != nullptr) {
@@ -201,7 +201,7 @@ void read_precision(KeyReader& reader, bool adapter, TrainingSetup& setup) {
 }
 
 // adapter, the bitsandbytes base and LoRA's rank, targets and dropout.
-void read_adapter(KeyReader& reader, TrainingSetup& setup) {
+void read_axolotl_adapter(KeyReader& reader, TrainingSetup& setup) {
   const std::string adapter = reader.get("adapter", given_text()).value_or("");
   const bool four = reader.get("load_in_4bit", text_bool()).value_or(false);
   const bool eight = reader.get("load_in_8bit", text_bool()).value_or(false);
@@ -602,7 +602,7 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
   LaunchConfig launch;
   Json config;
   // The reader's model, which base_model replaces unless it is no preset.
-  if (!open_launch(launch, kKind, base, {}, {setting_id::kModel}, json_text,
+  if (!open_launch(launch, kAxolotlKind, base, {}, {setting_id::kModel}, json_text,
                    "axolotl config: ", config)) {
     return launch;
   }
@@ -611,9 +611,9 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
   setup.layout.data_parallel = std::max(1, context.world_size);
   KeyReader reader(launch, kDialect, keys_of(config));
   read_model(reader, setup);
-  read_batch(reader, setup);
-  read_adapter(reader, setup);
-  read_precision(reader, setup.lora_rank > 0, setup);
+  read_axolotl_batch(reader, setup);
+  read_axolotl_adapter(reader, setup);
+  read_axolotl_precision(reader, setup.lora_rank > 0, setup);
   read_checkpointing(reader, setup);
   read_optimizer(reader, setup);
   read_kernels(reader, setup);
@@ -631,7 +631,7 @@ LaunchConfig read_axolotl_yaml(const std::string& json_text, const TrainingSetup
         "to BF16 by axolotl (loaders/model.py, _configure_embedding_dtypes).");
   }
   if (!launch.answer.ok()) return launch;
-  reader.list_unread(no_bearing_keys(), &sets_nothing);
+  reader.list_unread(axolotl_no_bearing_keys(), &sets_nothing);
   launch.notes.push_back(
       context.world_size > 0
           ? "d " + std::to_string(context.world_size) + ": the world size given, under " +

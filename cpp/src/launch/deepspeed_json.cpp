@@ -27,11 +27,11 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kKind = "DeepSpeed config (JSON, DeepSpeed edaa722)";
+constexpr const char* kDeepSpeedKind = "DeepSpeed config (JSON, DeepSpeed edaa722)";
 
 // Top-level keys with no bearing on the device's memory: logging, monitors, the learning rate's
 // schedule, clipping, checkpoints.
-const std::set<std::string>& no_bearing_keys() {
+const std::set<std::string>& deepspeed_no_bearing_keys() {
   static const std::set<std::string> keys = {"steps_per_print",
                                              "wall_clock_breakdown",
                                              "memory_breakdown",
@@ -211,7 +211,7 @@ TrainerFill fill_trainer_autos(Json& config, const TrainingSetup& base) {
 
 // Each value accepted is listed as "zero_optimization.stage = 3", and a refused one quoted as
 // JSON.
-const KeyDialect kDialect = {
+const KeyDialect kDeepSpeedDialect = {
     ListRead::kOnAccept,
     [](const std::string& name, const Json& value) { return name + " = " + describe(value); },
     &describe, &auto_refusal, false};
@@ -592,7 +592,7 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
                                  const LaunchContext& context) {
   LaunchConfig launch;
   Json config;
-  if (!open_launch(launch, kKind, base, left_to_the_reader(), {}, text,
+  if (!open_launch(launch, kDeepSpeedKind, base, left_to_the_reader(), {}, text,
                    "DeepSpeed config: ", config)) {
     return launch;
   }
@@ -623,14 +623,14 @@ LaunchConfig read_deepspeed_json(const std::string& text, const TrainingSetup& b
     }
     keep_trainer_loss(launch);
   }
-  KeyReader reader(launch, kDialect, keys_of(config));
+  KeyReader reader(launch, kDeepSpeedDialect, keys_of(config));
   read_batch(reader, world, setup);
   read_zero(reader, setup);
   read_precision(reader, trainer.trainer, setup);
   read_optimizer(reader, base, setup);
   refuse_other_parallelism(reader);
   if (!launch.answer.ok()) return launch;
-  reader.list_unread(no_bearing_keys());
+  reader.list_unread(deepspeed_no_bearing_keys());
   const ModelShape* model = resolve_model(setup);
   launch.notes.insert(
       launch.notes.begin(),

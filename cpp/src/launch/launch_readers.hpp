@@ -9,6 +9,10 @@
 
 namespace trainmem {
 
+// The largest parallel degree torchtitan's readers take, in a TOML file or on a launch line
+// (torchtitan's own have no bound; Python's integers do not overflow).
+inline constexpr long long kTorchtitanMaxDegree = 1'000'000;
+
 // The settings no launch config says, in the table's order: the device and its memory, the
 // headroom, the activation model, the host's memory and the allocator's settings.
 const std::vector<std::string>& left_by_every_file();

@@ -96,7 +96,7 @@ using megatron::decimal;
 using megatron::flag_text;
 using megatron::whole_number;
 
-constexpr const char* kKind = "Megatron-LM launch line (pretrain_gpt.py)";
+constexpr const char* kMegatronKind = "Megatron-LM launch line (pretrain_gpt.py)";
 
 // The flags read without a value.
 const std::set<std::string>& switches() {
@@ -174,7 +174,7 @@ const std::set<std::string>& switches() {
 // (--apply-layernorm-1p); the loss's normalisation per token; and the checkpoint's format. From
 // NVIDIA's Megatron-FSDP example (examples/megatron_fsdp/train_llama3_8b_fsdp_h100_fp8.sh): the
 // NaN check of the loss and gradients (a reduction to a scalar) and the logging level.
-const std::set<std::string>& no_bearing() {
+const std::set<std::string>& megatron_no_bearing() {
   static const std::set<std::string> flags = {"--overlap-grad-reduce",
                                               "--no-check-for-nan-in-loss-and-grad",
                                               "--logging-level",
@@ -700,7 +700,7 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string
 LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& base,
                                 const LaunchContext& context) {
   LaunchConfig launch;
-  launch.kind = kKind;
+  launch.kind = kMegatronKind;
   launch.leaves = left_by_every_file();
   launch.setup = setup_beside(base, launch.leaves);
   const Command command = command_of(text, "pretrain_gpt.py");
@@ -758,7 +758,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   read_recompute(flags, setup);
   read_recipe(flags, setup, launch.notes);
   if (!flags.ok()) return launch;
-  flags.list_unread(no_bearing());
+  flags.list_unread(megatron_no_bearing());
   const ParallelLayout& layout = setup.layout;
   const long long tpc = static_cast<long long>(layout.tensor_parallel) * layout.pipeline_parallel *
                         layout.context_parallel;

@@ -30,9 +30,8 @@ namespace {
 using megatron::bounded;
 using megatron::flag_text;
 
-constexpr const char* kKind = "torchtitan launch line (torchtitan.train, b5bcd76c)";
+constexpr const char* kTitanLineKind = "torchtitan launch line (torchtitan.train, b5bcd76c)";
 constexpr const char* kProgram = "torchtitan.train";
-constexpr long long kMaxDegree = 1000000;
 constexpr long long kMaxTokens = 1LL << 30;
 
 // One function of a model family's config_registry.py at b5bcd76c, as it builds its
@@ -118,7 +117,7 @@ std::optional<long long> degree(KeyReader& flags, const std::string& flag, bool 
     flags.take(flag);
     return -1;
   }
-  return bounded(flags, flag, 1, kMaxDegree);
+  return bounded(flags, flag, 1, kTorchtitanMaxDegree);
 }
 
 // A switch tyro writes as --section.name or --section.no_name, the last given winning; tyro
@@ -144,7 +143,7 @@ std::optional<bool> switch_value(KeyReader& flags, const std::string& flag) {
 LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& base,
                                   const LaunchContext& context) {
   LaunchConfig launch;
-  launch.kind = kKind;
+  launch.kind = kTitanLineKind;
   launch.leaves = left_by_every_file();
   launch.setup = setup_beside(base, launch.leaves);
   const Command command = command_of(text, kProgram);

@@ -181,7 +181,7 @@ bool in_no_bearing_table(const std::string& key) {
   return false;
 }
 
-const std::set<std::string>& no_bearing() {
+const std::set<std::string>& titan_toml_no_bearing() {
   static const std::set<std::string> keys = {"job.config_file",
                                              "job.dump_folder",
                                              "job.description",
@@ -244,11 +244,11 @@ std::string value_text(const nlohmann::json& value) {
 
 // Each key read is listed when first looked up, as "section.key = value"; a refusal names the key
 // and the type, not the value.
-const KeyDialect kDialect = {ListRead::kOnTake,
-                             [](const std::string& name, const nlohmann::json& value) {
-                               return name + " = " + value_text(value);
-                             },
-                             nullptr, nullptr, false};
+const KeyDialect kTitanTomlDialect = {ListRead::kOnTake,
+                                      [](const std::string& name, const nlohmann::json& value) {
+                                        return name + " = " + value_text(value);
+                                      },
+                                      nullptr, nullptr, false};
 
 // A TOML value as JSON. A date or a time, which no key reads, stands as an empty table: a value of
 // none of the types read, shown as "…" as a table is.
@@ -460,9 +460,6 @@ void read_model(KeyReader& keys, Era era, TrainingSetup& setup) {
   }
 }
 
-// The largest degree read (torchtitan's own have no bound; Python's integers do not overflow).
-constexpr long long kMaxDegree = 1'000'000;
-
 // The degrees; data_parallel_shard_degree -1 takes the world size the others leave.
 Mesh read_mesh(KeyReader& keys, Era era, const LaunchContext& context,
                std::vector<std::string>& notes) {
@@ -481,10 +478,10 @@ Mesh read_mesh(KeyReader& keys, Era era, const LaunchContext& context,
                                    {k.tp, mesh.tp},
                                    {k.pp, mesh.pp},
                                    {k.cp, mesh.cp}}) {
-    keys.within(key, value, 1, kMaxDegree);
+    keys.within(key, value, 1, kTorchtitanMaxDegree);
   }
   const std::string shard_key = k.shard;
-  if (mesh.shard != -1 && (mesh.shard < 1 || mesh.shard > kMaxDegree)) {
+  if (mesh.shard != -1 && (mesh.shard < 1 || mesh.shard > kTorchtitanMaxDegree)) {
     keys.fault(shard_key, shard_key + " must be -1 or 1 to 1,000,000; it is " +
                               std::to_string(mesh.shard) + ".");
   }
@@ -669,9 +666,11 @@ Schedule read_schedule(KeyReader& keys, Era era, const Mesh& mesh, int layers) {
                "parallelism.pipeline_parallel_layers_per_stage is not read: torchtitan's "
                "default stages, one a device (1F1B) or two (Interleaved1F1B), are.");
   }
-  keys.within("parallelism.pipeline_parallel_microbatch_size", size, 1, kMaxDegree);
-  keys.within("parallelism.pipeline_parallel_first_stage_less_layers", input, 0, kMaxDegree);
-  keys.within("parallelism.pipeline_parallel_last_stage_less_layers", output, 0, kMaxDegree);
+  keys.within("parallelism.pipeline_parallel_microbatch_size", size, 1, kTorchtitanMaxDegree);
+  keys.within("parallelism.pipeline_parallel_first_stage_less_layers", input, 0,
+              kTorchtitanMaxDegree);
+  keys.within("parallelism.pipeline_parallel_last_stage_less_layers", output, 0,
+              kTorchtitanMaxDegree);
   if (!keys.ok() || mesh.pp == 1) return schedule;
   if (mesh.batch % size != 0) {
     keys.fault("parallelism.pipeline_parallel_microbatch_size",
@@ -1106,13 +1105,14 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
   const Era era = new_key != nullptr ? Era::kV022 : Era::kDec2024;
   const EraKeys& names = keys_of(era);
   launch.kind = names.kind;
-  std::set<std::string> set_aside = era == Era::kDec2024 ? no_bearing() : no_bearing_v022();
+  std::set<std::string> set_aside =
+      era == Era::kDec2024 ? titan_toml_no_bearing() : no_bearing_v022();
   if (era == Era::kV022) {
     for (const FileKey& key : file_keys) {
       if (in_no_bearing_table(key.key)) set_aside.insert(key.key);
     }
   }
-  KeyReader keys(launch, kDialect, std::move(file_keys));
+  KeyReader keys(launch, kTitanTomlDialect, std::move(file_keys));
   for (const std::string& key : stray) keys.list_not_understood(key);
   TrainingSetup& setup = launch.setup;
   // torchtitan's step: FSDP2 over dp_shard × cp, the FP32-upcast loss over the logits.

@@ -30,11 +30,11 @@ namespace {
 using Json = nlohmann::json;
 using namespace yaml_keys;
 
-constexpr const char* kKind = "TRL config (YAML, trl sft --config; TRL v1.9.0)";
+constexpr const char* kTrlKind = "TRL config (YAML, trl sft --config; TRL v1.9.0)";
 
 // Keys with no bearing on the device's memory: the data, the schedule and the learning rate,
 // logging, saving, evaluation, hub uploads, the tokenizer's.
-const std::set<std::string>& no_bearing_keys() {
+const std::set<std::string>& trl_no_bearing_keys() {
   // clang-format off
   static const std::set<std::string> keys = {
       "output_dir", "overwrite_output_dir", "run_name", "report_to", "logging_dir",
@@ -319,7 +319,7 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
                            const LaunchContext& context) {
   LaunchConfig launch;
   Json config;
-  if (!open_launch(launch, kKind, base, {}, {setting_id::kModel}, json_text,
+  if (!open_launch(launch, kTrlKind, base, {}, {setting_id::kModel}, json_text,
                    "TRL config: ", config)) {
     return launch;
   }
@@ -349,7 +349,7 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
       reader.get("num_processes", text_number(true, 1, kMaxParallelDegree)).value_or(0));
   if (!launch.answer.ok()) return launch;
   // env: sets the environment (PYTORCH_CUDA_ALLOC_CONF among what it may hold): not understood.
-  reader.list_unread(no_bearing_keys(), &sets_nothing);
+  reader.list_unread(trl_no_bearing_keys(), &sets_nothing);
   const long long world = context.world_size > 0 ? context.world_size : processes;
   setup.layout.data_parallel = static_cast<int>(std::max(1LL, world));
   launch.notes.push_back(

@@ -5,6 +5,8 @@
 #include <iterator>
 #include <utility>
 
+#include "model/units.hpp"
+
 namespace trainmem {
 
 std::string ids_joined(const std::vector<Choice>& choices) {
@@ -15,12 +17,6 @@ std::string ids_joined(const std::vector<Choice>& choices) {
   }
   return joined;
 }
-
-namespace {
-
-constexpr double kMebibyte = 1 << 20;
-
-}  // namespace
 
 constexpr double kTeCublasWorkspaceBytes = 32 * kMebibyte + 1024;
 

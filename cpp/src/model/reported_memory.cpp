@@ -3,15 +3,13 @@
 // alone, judged against the printed capacity, and carries none of this.
 #include <array>
 
+#include "model/units.hpp"
 #include "text/figure.hpp"
 #include "trainmem/options.hpp"
 
 namespace trainmem {
 
 namespace {
-
-constexpr double kMebibyte = 1024.0 * 1024.0;
-constexpr double kGibibyte = 1024.0 * kMebibyte;
 
 struct Reported {
   const char* device_id;

@@ -2,14 +2,13 @@
 // order of allocations is in stack_frameworks.cpp, the pieces they share in stack_step.cpp.
 #include "stacks/stack.hpp"
 
+#include "model/units.hpp"
 #include "stacks/stack_frameworks.hpp"
 #include "stacks/stack_rows.hpp"
 
 namespace trainmem::replay {
 
 namespace {
-
-constexpr double kMebibyte = 1 << 20;
 
 // The CUDA context with lazy module loading (CUDA 11.7 and later; PyTorch's default since 1.13,
 // pytorch/pytorch#86509): "around 400MB" (pytorch/pytorch#109888). Outside the allocator.

@@ -108,7 +108,7 @@ MeasuredCase torchtitan_benchmark(int table, double gibibytes) {
   setup.loss = Loss::kFp32Upcast;
   setup.device_id = kCustomDeviceId;
   setup.custom_capacity_gb = 96;  // the benchmark's H100s: 96 GB HBM2e
-  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
+  measured.measured_bytes = gibibytes * kGibibyte;
   measured.unit = MeasuredUnit::kGibibytes;
   return measured;
 }
@@ -611,7 +611,7 @@ std::string format_as_measured(double bytes, MeasuredUnit unit) {
   if (unit == MeasuredUnit::kGigabytes) {
     std::snprintf(buffer, sizeof buffer, "%.1f GB", bytes / kBytesPerGigabyte);
   } else {
-    std::snprintf(buffer, sizeof buffer, "%.1f GiB", bytes / kBytesPerGibibyte);
+    std::snprintf(buffer, sizeof buffer, "%.1f GiB", bytes / kGibibyte);
   }
   return buffer;
 }

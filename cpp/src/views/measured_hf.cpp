@@ -40,7 +40,7 @@ MeasuredCase fms_row(Method method, int devices, int sequences, double gibibytes
       "(skip_memory_metrics=False), from torch.cuda.max_memory_allocated on rank 0, GiB";
   measured.quantity = MeasuredQuantity::kAllocated;
   measured.unit = MeasuredUnit::kGibibytes;
-  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
+  measured.measured_bytes = gibibytes * kGibibyte;
   TrainingSetup& setup = measured.setup;
   setup.stack = Stack::kHf;
   setup.model_id = "mistral-7b";

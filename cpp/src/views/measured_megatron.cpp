@@ -2,15 +2,13 @@
 // set against the estimate under the megatron stack.
 #include <string>
 
+#include "model/units.hpp"
 #include "trainmem/models.hpp"
 #include "views/measured_runs.hpp"
 
 namespace trainmem {
 
 namespace {
-
-constexpr double kMebibyte = 1024.0 * 1024.0;
-constexpr double kGibibyte = 1024.0 * kMebibyte;
 
 // The runs' models, cut to a few layers as the runs cut them (--num-layers): Llama 3 70B to 12,
 // 405B to 4; DeepSeek-V2 and V3 to 4, the first dense (--moe-layer-freq ([0]*1+[1]*3)), without

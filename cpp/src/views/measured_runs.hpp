@@ -3,12 +3,10 @@
 
 #include <vector>
 
+#include "model/units.hpp"
 #include "trainmem/measured.hpp"
 
 namespace trainmem {
-
-// A GiB, the unit most published runs state their memory in.
-inline constexpr double kBytesPerGibibyte = 1024.0 * 1024.0 * 1024.0;
 
 // SimuMax v1.2's B200 release runs: Megatron-LM with Transformer Engine 2.11 on 8 B200s, each
 // run's allocated and reserved peaks (measured_megatron.cpp).

@@ -19,7 +19,7 @@ void torchtitan_fsdp_run(MeasuredCase& measured, double gibibytes, const char* m
                          const char* device, int sequence, int sequences, int devices) {
   measured.quantity = MeasuredQuantity::kReserved;
   measured.unit = MeasuredUnit::kGibibytes;
-  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
+  measured.measured_bytes = gibibytes * kGibibyte;
   TrainingSetup& setup = measured.setup;
   setup.stack = Stack::kTorchtitan;
   setup.model_id = model;

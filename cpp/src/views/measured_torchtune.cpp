@@ -27,7 +27,7 @@ MeasuredCase flags_row(Row row, const char* id, const char* technique, double gi
       "(torchtune's get_memory_stats)";
   measured.quantity = MeasuredQuantity::kAllocated;
   measured.unit = MeasuredUnit::kGibibytes;
-  measured.measured_bytes = gibibytes * kBytesPerGibibyte;
+  measured.measured_bytes = gibibytes * kGibibyte;
   TrainingSetup& setup = measured.setup;
   setup.stack = Stack::kTorchtune;
   setup.model_id = "llama3.2-3b";
@@ -110,7 +110,7 @@ std::vector<MeasuredCase> torchtune_distributed_cases() {
       "set against the allocated peak)";
   measured.quantity = MeasuredQuantity::kAllocated;
   measured.unit = MeasuredUnit::kGibibytes;
-  measured.measured_bytes = 27.6 * kBytesPerGibibyte;
+  measured.measured_bytes = 27.6 * kGibibyte;
   TrainingSetup& setup = measured.setup;
   setup.stack = Stack::kTorchtune;
   setup.model_id = "llama3.1-70b";
