@@ -15,6 +15,8 @@
 
 using namespace trainmem;
 
+namespace activations_test {
+
 namespace {
 
 TrainingSetup tiny_setup() {
@@ -414,3 +416,5 @@ TEST_CASE("query and key norms: both models count their inputs and statistics, b
   CHECK(bytes.at("query-norm-mean") == 4 * 4);
   CHECK(bytes.at("key-norm-mean") == 4 * 2);
 }
+
+}  // namespace activations_test

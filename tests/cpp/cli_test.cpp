@@ -17,6 +17,8 @@
 
 using namespace trainmem;
 
+namespace cli_test {
+
 namespace {
 
 struct CliRun {
@@ -871,3 +873,5 @@ TEST_CASE("cli: a choice a flag brings with it is said, in the table and in the 
   CHECK(run({"--stack", "megatron", "--cp-comm-type", "a2a"}).out.find("brought") ==
         std::string::npos);
 }
+
+}  // namespace cli_test

@@ -12,6 +12,8 @@
 
 using namespace trainmem;
 
+namespace config_test {
+
 namespace {
 
 // A small valid config, for tests that change one field.
@@ -739,3 +741,5 @@ TEST_CASE("a multimodal config without its vision_config is refused, not counted
                 "config.json: 'vision_config' is missing; transformers would build its default "
                 "vision tower, which is not counted: give the vision_config of the checkpoint.");
 }
+
+}  // namespace config_test

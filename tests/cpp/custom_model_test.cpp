@@ -9,6 +9,8 @@
 
 using namespace trainmem;
 
+namespace custom_model_test {
+
 namespace {
 
 TrainingSetup custom_copy_of(const std::string& preset_id) {
@@ -137,3 +139,5 @@ TEST_CASE("a parsed config.json feeds the workshop view, the arithmetic and the 
   CHECK(search.layouts.front().model_name == "tiny");
   CHECK(search.why_not_fewer == "One device is the fewest there can be.");
 }
+
+}  // namespace custom_model_test

@@ -14,6 +14,8 @@
 #include <random>
 #include <string>
 
+namespace decimal_test {
+
 namespace {
 
 using trainmem::fixed_decimal;
@@ -237,3 +239,5 @@ TEST_CASE("shortest_decimal gives the fewest decimals that read back") {
     }
   }
 }
+
+}  // namespace decimal_test

@@ -12,6 +12,8 @@
 
 using namespace trainmem;
 
+namespace deferred_wgrad_test {
+
 namespace {
 
 // Llama 3 8B under Megatron-LM over p 4, 4,096-token micro-batches of one sequence, a global
@@ -115,3 +117,5 @@ TEST_CASE("deferred wgrad: a Megatron-LM line's flags are read, the limit only w
   CHECK(plain.setup.wgrad_deferral_limit == 0);
   CHECK(estimate_memory(plain.setup).answer.ok());
 }
+
+}  // namespace deferred_wgrad_test

@@ -11,6 +11,8 @@
 
 using namespace trainmem;
 
+namespace dropout_test {
+
 namespace {
 
 // The harness's tiny shape on one device: h 64, a 4, k 2, d 16, f 224, 128 tokens.
@@ -186,3 +188,5 @@ TEST_CASE("dropout: a config's probability of 1 or more, or a dropout not counte
       "intermediate_size": 224, "vocab_size": 1000, "attention_dropout": "0.1"})")
             .find("config.json: 'attention_dropout' must be a probability") == 0);
 }
+
+}  // namespace dropout_test

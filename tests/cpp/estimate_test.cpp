@@ -11,6 +11,8 @@
 
 using namespace trainmem;
 
+namespace estimate_test {
+
 namespace {
 
 TrainingSetup setup_for(const std::string& model_id, int micro_batch_sequences,
@@ -394,3 +396,5 @@ TEST_CASE("under fp32 the estimate says its activations are counted at 16-bit si
   setup.precision = Precision::kBf16;
   CHECK(estimate_memory(setup).notes.empty());
 }
+
+}  // namespace estimate_test

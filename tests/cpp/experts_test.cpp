@@ -8,6 +8,8 @@
 
 using namespace trainmem;
 
+namespace experts_test {
+
 namespace {
 
 constexpr double kTokens = 8192;
@@ -139,3 +141,5 @@ TEST_CASE("the activations' arithmetic names top-k routing and its source") {
   CHECK(explain_estimate(TrainingSetup{})[4].source ==
         "Korthikanti et al., MLSys 2023, equation 1 and Table 2");
 }
+
+}  // namespace experts_test

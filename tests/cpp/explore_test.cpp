@@ -9,6 +9,8 @@
 
 using namespace trainmem;
 
+namespace explore_test {
+
 TEST_CASE("savings: every saving is the difference of two estimates, most saved first") {
   TrainingSetup setup;
   setup.flash_attention = false;
@@ -214,3 +216,5 @@ TEST_CASE("savings: a fine-tuning setup is offered NF4 and offloading, the plate
     CHECK_MESSAGE(found != list.savings.end(), change);
   }
 }
+
+}  // namespace explore_test

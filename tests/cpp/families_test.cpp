@@ -12,6 +12,8 @@
 
 using namespace trainmem;
 
+namespace families_test {
+
 namespace {
 
 double count_of(const std::string& text, bool text_tower = false) {
@@ -522,3 +524,5 @@ TEST_CASE(
         "config.json: 'first_k_dense_replace' (2) must be below num_hidden_layers (2): Ling's "
         "layers past it are mixtures.");
 }
+
+}  // namespace families_test

@@ -15,6 +15,8 @@
 
 using namespace trainmem;
 
+namespace fine_tuning_test {
+
 namespace {
 
 // h = 64, 4 heads of 16 (q = 64), 2 key/value heads (kv = 32), f = 128, 2 layers.
@@ -381,3 +383,5 @@ TEST_CASE("optimizer in backward: refused beyond torchtune's single-device full 
                                 0) == 0);
   }
 }
+
+}  // namespace fine_tuning_test

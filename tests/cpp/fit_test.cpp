@@ -6,6 +6,8 @@
 
 using namespace trainmem;
 
+namespace fit_test {
+
 TEST_CASE("fewest devices: Llama 3 8B at 8,192 tokens needs two H100s, and one cannot do") {
   const FitSearch search = find_fewest_devices(TrainingSetup{}, 10);
   REQUIRE(search.answer.status == Status::kOk);
@@ -243,3 +245,5 @@ TEST_CASE(
   CHECK(small_host.fewest_devices == on_device.fewest_devices);
   for (const Estimate& layout : small_host.layouts) CHECK(layout.setup.offload == Offload::kNone);
 }
+
+}  // namespace fit_test

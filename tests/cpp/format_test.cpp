@@ -7,6 +7,8 @@
 
 using namespace trainmem;
 
+namespace format_test {
+
 TEST_CASE("bytes are shown in decimal gigabytes below 1,000 GB and terabytes above") {
   CHECK(format_bytes(164991401984.0) == "165.0 GB");
   CHECK(format_bytes(80e9) == "80.0 GB");
@@ -127,3 +129,5 @@ TEST_CASE("numbers grouped by threes with commas, as the page writes them, are r
     CHECK(std::isnan(parse_decimal(text)));
   }
 }
+
+}  // namespace format_test

@@ -17,6 +17,8 @@
 
 using namespace trainmem;
 
+namespace fp8_recipes_test {
+
 namespace {
 
 // fp8_test.cpp's tiny layer: Q, K, V and O 1,024 values and a gated MLP of 384 run in FP8, in 4
@@ -275,3 +277,5 @@ TEST_CASE("fp8 param gather: a Megatron-LM line's --fp8-param-gather is read, wi
       read_launch_config(line + " --fp8-format hybrid --reuse-grad-buf-for-mxfp8-param-ag", {}, {})
           .answer.setting == "--reuse-grad-buf-for-mxfp8-param-ag");
 }
+
+}  // namespace fp8_recipes_test

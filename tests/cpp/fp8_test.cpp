@@ -14,6 +14,8 @@
 
 using namespace trainmem;
 
+namespace fp8_test {
+
 namespace {
 
 // One layer of attention of h = 16 with 2 heads of 8 (Q, K, V and O: 4 · 16 · 16 = 1,024), a
@@ -355,3 +357,5 @@ TEST_CASE("FP8 is refused where it is not modelled, naming the precision and wha
   setup.offload = Offload::kOptimizer;
   CHECK(estimate_memory(setup).answer.ok());
 }
+
+}  // namespace fp8_test

@@ -17,6 +17,8 @@
 
 using namespace trainmem;
 
+namespace gemma4_test {
+
 namespace {
 
 // A tiny gemma4_text: h 8, 3 layers (the default pattern, the last forced to full attention),
@@ -233,3 +235,5 @@ TEST_CASE("Gemma 4's vision tower counted as Gemma4VisionModel builds it, by han
                   R"("use_clipped_linears": true, "patch_size")");
   CHECK(read(clipped).answer.message.find("clipped linears") != std::string::npos);
 }
+
+}  // namespace gemma4_test

@@ -14,6 +14,8 @@
 
 using namespace trainmem;
 
+namespace global_batch_test {
+
 namespace {
 
 // Llama 3 8B over p 4 (8 layers a stage), d 2, one sequence a micro-batch.
@@ -118,3 +120,5 @@ TEST_CASE("global batch: a Megatron-LM line's --global-batch-size, or its defaul
                   "micro-batch times d, one micro-batch a step.") != unset.notes.end());
   CHECK(activations(unset.setup) == doctest::Approx(activations(given.setup) / 4).epsilon(1e-12));
 }
+
+}  // namespace global_batch_test

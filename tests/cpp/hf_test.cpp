@@ -21,6 +21,8 @@
 
 using namespace trainmem;
 
+namespace hf_test {
+
 namespace {
 
 // h 64, f 224, 4 heads of 16, 2 key/value heads, vocabulary 512, untied: 55,424 parameters a
@@ -508,3 +510,5 @@ TEST_CASE("hf: what the stack is not modelled for is refused by name") {
   split.layout.tensor_parallel = 2;
   refused(split, "loss");
 }
+
+}  // namespace hf_test

@@ -14,6 +14,8 @@
 using namespace trainmem;
 using namespace trainmem::fixtures;
 
+namespace hunyuan_test {
+
 namespace {
 
 // A tiny hunyuan_v1_moe: h 8, 2 layers, 2 heads of 4 and 1 key/value head, 2 experts of 4 (top
@@ -116,3 +118,5 @@ TEST_CASE("hunyuan fields transformers does not build, and Tencent's remote code
             "config.json: 'model_type' is \"hunyuan\": Tencent's remote code (modeling_hunyuan.py)",
             0) == 0);
 }
+
+}  // namespace hunyuan_test

@@ -23,6 +23,8 @@
 
 using namespace trainmem;
 
+namespace hybrid_test {
+
 namespace {
 
 ModelShape parsed(const std::string& text, bool text_tower = false) {
@@ -562,3 +564,5 @@ TEST_CASE("under transformers a hybrid's slots hold what the ideal step counts, 
            note.find("use_cache=False") != std::string::npos;
   }));
 }
+
+}  // namespace hybrid_test

@@ -18,6 +18,8 @@
 using namespace trainmem;
 using namespace trainmem::fixtures;
 
+namespace jamba_test {
+
 namespace {
 
 // A tiny jamba: h 8, 4 layers, attention on layer 2 (period 4, offset 2) of 2 heads of 4 and 1
@@ -171,3 +173,5 @@ TEST_CASE("jamba fields trainmem cannot count are refused by name") {
   setup.layout.context_parallel = 2;
   CHECK(estimate_memory(setup).answer.setting == "cp");
 }
+
+}  // namespace jamba_test

@@ -20,6 +20,8 @@
 using namespace trainmem;
 using namespace trainmem::fixtures;
 
+namespace kimi_linear_test {
+
 namespace {
 
 ConfigParse read(const std::string& text) { return parse_hf_config(text); }
@@ -232,3 +234,5 @@ TEST_CASE("kimi_linear fields trainmem cannot count are refused by name") {
             "Kimi Delta Attention, Mamba-2 and Mamba belong to a hybrid's second kind") !=
         std::string::npos);
 }
+
+}  // namespace kimi_linear_test

@@ -22,6 +22,8 @@
 
 using namespace trainmem;
 
+namespace launch_test {
+
 namespace {
 
 using fixtures::example;
@@ -1947,3 +1949,5 @@ TEST_CASE(
                 "--pipeline-model-parallel-layout",
                 "--pipeline-model-parallel-layout unrolls to more than 65,536 characters.");
 }
+
+}  // namespace launch_test

@@ -12,6 +12,8 @@
 
 using namespace trainmem;
 
+namespace layout_test {
+
 namespace {
 
 constexpr double kParameters8b = 8030261248.0;
@@ -424,3 +426,5 @@ TEST_CASE(
   CHECK(estimate.parameters_on_device == std::trunc(estimate.parameters_on_device));
   CHECK(estimate.bytes[Term::kLogits] == 6 * 8192.0 * 25129);  // ceil(50,257 / 2) rows
 }
+
+}  // namespace layout_test

@@ -14,6 +14,8 @@
 
 using namespace trainmem;
 
+namespace ledger_test {
+
 namespace {
 
 struct Case {
@@ -211,3 +213,5 @@ TEST_CASE("a figure's words bracket what reading them left to right would get wr
   CHECK((bare.number(4096) * bare.count(2, "B")).text().empty());
   CHECK((bare.number(4096) * bare.count(2, "B")).value() == 8192);
 }
+
+}  // namespace ledger_test

@@ -9,6 +9,8 @@
 
 using namespace trainmem;
 
+namespace loss_test {
+
 namespace {
 
 TrainingSetup tiny(Loss loss) {
@@ -177,3 +179,5 @@ TEST_CASE("loss: the chunked wrapper runs where torchtitan runs it, and is refus
   CHECK(apply_setting(chunks, setting_id::kLossChunks, "4").ok());
   CHECK(estimate_memory(chunks).answer.ok());
 }
+
+}  // namespace loss_test

@@ -19,6 +19,8 @@
 
 using namespace trainmem;
 
+namespace measured_test {
+
 namespace {
 
 // The bytes autograd saved inside the layers, in the last step of one case of a harness run.
@@ -405,3 +407,5 @@ TEST_CASE("measured: Table 5's two schedules are ordered as measured, 1F1B above
   CHECK(one_f_one_b.llama_block_bytes - interleaved.llama_block_bytes <
         one_f_one_b.measured.measured_bytes - interleaved.measured.measured_bytes);
 }
+
+}  // namespace measured_test

@@ -15,6 +15,8 @@
 
 using namespace trainmem;
 
+namespace megatron_crosscheck_test {
+
 namespace {
 
 struct Layout {
@@ -139,3 +141,5 @@ TEST_CASE(
     }
   }
 }
+
+}  // namespace megatron_crosscheck_test

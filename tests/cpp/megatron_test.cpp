@@ -22,6 +22,8 @@
 
 using namespace trainmem;
 
+namespace megatron_test {
+
 namespace {
 
 // h 64, f 224, 4 heads of 16, 2 key/value heads, vocabulary 512, untied; two layers.
@@ -764,3 +766,5 @@ TEST_CASE("megatron: the line's precision-aware optimiser is read with BF16 mome
   REQUIRE_MESSAGE(adam.answer.ok(), adam.answer.message);
   CHECK(adam.setup.optimizer == Optimizer::kAdam);
 }
+
+}  // namespace megatron_test

@@ -20,6 +20,8 @@
 using namespace trainmem;
 using namespace trainmem::fixtures;
 
+namespace minimax_test {
+
 namespace {
 
 // A tiny minimax: h 8, a lightning layer then a full-attention one, 2 heads of 4 and 1 key/value
@@ -159,3 +161,5 @@ TEST_CASE("minimax fields trainmem cannot count are refused by name") {
   setup.layout.tensor_parallel = 2;
   CHECK(estimate_memory(setup).answer.setting == "tp");
 }
+
+}  // namespace minimax_test

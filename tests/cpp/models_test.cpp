@@ -7,6 +7,8 @@
 
 using namespace trainmem;
 
+namespace models_test {
+
 TEST_CASE("the Llama 3 presets carry the shapes of the Llama 3 paper's Table 3") {
   const ModelShape* shape_8b = find_preset("llama3-8b");
   REQUIRE(shape_8b != nullptr);
@@ -381,3 +383,5 @@ TEST_CASE("the largest shape the bounds allow still counts to a finite number") 
   CHECK(std::isfinite(count_parameters(huge)));
   CHECK(count_parameters(huge) > 1e21);
 }
+
+}  // namespace models_test

@@ -17,6 +17,8 @@
 
 using namespace trainmem;
 
+namespace moe_mla_test {
+
 namespace {
 
 // One layer of attention of h = 16 with 2 heads of 8 (Q, K, V and O: 4 · 16 · 16 = 1,024), a
@@ -608,3 +610,5 @@ TEST_CASE(
   CHECK(estimate_memory(dense).answer.message ==
         "A capacity factor needs a mixture of experts; Llama 3 8B has none.");
 }
+
+}  // namespace moe_mla_test

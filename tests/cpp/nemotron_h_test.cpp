@@ -25,6 +25,8 @@
 using namespace trainmem;
 using namespace trainmem::fixtures;
 
+namespace nemotron_h_test {
+
 namespace {
 
 ConfigParse read(const std::string& text) { return parse_hf_config(text); }
@@ -354,3 +356,5 @@ TEST_CASE("Nemotron-H 56B's config reads to its published 56B: 54 Mamba-2, 54 ML
   CHECK(layers_of_kinds_between(shape, 0, 118, "a") == 10);
   CHECK(count_parameters(shape) == total);
 }
+
+}  // namespace nemotron_h_test

@@ -14,6 +14,8 @@
 
 using namespace trainmem;
 
+namespace nvfp4_test {
+
 namespace {
 
 constexpr double kTokens = 128, kH = 128, kHeads = 4, kHeadDim = 32, kF = 256, kLayers = 4;
@@ -221,3 +223,5 @@ TEST_CASE("NVFP4: torchtitan's GB200 runs are answered within 10% of what they r
   }
   CHECK(runs == 2);
 }
+
+}  // namespace nvfp4_test

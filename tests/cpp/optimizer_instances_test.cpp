@@ -11,6 +11,8 @@
 
 using namespace trainmem;
 
+namespace optimizer_instances_test {
+
 namespace {
 
 TrainingSetup megatron_8b(int instances) {
@@ -73,3 +75,5 @@ TEST_CASE("optimizer instances: a Megatron-LM line's flag is read") {
   CHECK(launch.not_understood.empty());
   CHECK(ok(launch.setup).bytes[Term::kOptimizerStates] > 0);
 }
+
+}  // namespace optimizer_instances_test

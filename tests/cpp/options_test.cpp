@@ -9,6 +9,8 @@
 
 using namespace trainmem;
 
+namespace options_test {
+
 TEST_CASE("the device catalogue carries the vendors' capacities in decimal bytes") {
   CHECK(find_device("h100")->capacity_bytes == 80e9);
   CHECK(find_device("h200")->capacity_bytes == 141e9);
@@ -304,3 +306,5 @@ TEST_CASE("Muon: counted for full training of a text model under the ideal step 
   CHECK(refused.setting == setting_id::kOptimizer);
   CHECK(refused.message.find("DistMuon") != std::string::npos);
 }
+
+}  // namespace options_test

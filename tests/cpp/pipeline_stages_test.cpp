@@ -15,6 +15,8 @@
 
 using namespace trainmem;
 
+namespace pipeline_stages_test {
+
 namespace {
 
 constexpr double kTokens = 8192;
@@ -315,3 +317,5 @@ TEST_CASE(
   setup.layout.virtual_pipeline_stages = 1;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kMicrobatchGroupSize);
 }
+
+}  // namespace pipeline_stages_test

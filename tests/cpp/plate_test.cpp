@@ -16,6 +16,8 @@
 
 using namespace trainmem;
 
+namespace plate_test {
+
 namespace {
 
 constexpr int kPlateMicroBatches = 16;  // the page's slider: 1 to 16 sequences (web/src/store.js)
@@ -129,3 +131,5 @@ TEST_CASE("plate: a config.json's model is the full module's, refused by the pla
   CHECK(plate.answer.message ==
         "A config.json's model is beyond the plate's view, which the full estimator answers.");
 }
+
+}  // namespace plate_test

@@ -8,6 +8,8 @@
 
 using namespace trainmem;
 
+namespace report_test {
+
 TEST_CASE("report: the JSON is the CLI's schema, byte counts as integers") {
   const nlohmann::json json = nlohmann::json::parse(setup_to_json(TrainingSetup{}));
   CHECK(json["model"] == "llama3-8b");
@@ -68,3 +70,5 @@ TEST_CASE("report: the fit JSON lists the layouts with the fewest devices") {
   CHECK(json["layouts"].size() == 3);
   CHECK(json["modelName"] == "Llama 3 8B");
 }
+
+}  // namespace report_test

@@ -10,6 +10,8 @@
 
 using namespace trainmem;
 
+namespace settings_test {
+
 TEST_CASE("settings: each id is unique, and each names what it is and where the API holds it") {
   std::set<std::string> ids;
   for (const Setting& setting : settings()) {
@@ -140,3 +142,5 @@ TEST_CASE("settings: the CLI offers every setting as a flag, with its help") {
     CHECK(out.str().find(setting.help) != std::string::npos);
   }
 }
+
+}  // namespace settings_test

@@ -20,6 +20,8 @@
 using namespace trainmem;
 using namespace trainmem::fixtures;
 
+namespace short_conv_test {
+
 namespace {
 
 ConfigParse read(const std::string& text) { return parse_hf_config(text); }
@@ -294,3 +296,5 @@ TEST_CASE("lfm2_moe fields trainmem cannot count are refused by name") {
   CHECK(read(no_width).answer.message.find("'moe_intermediate_size' is missing") !=
         std::string::npos);
 }
+
+}  // namespace short_conv_test

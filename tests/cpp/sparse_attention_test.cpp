@@ -12,6 +12,8 @@
 
 using namespace trainmem;
 
+namespace sparse_attention_test {
+
 namespace {
 
 // A tiny DSA config: h 8, 2 layers (the first dense), 2 heads of latent attention (r_q 4, r_kv 4,
@@ -241,3 +243,5 @@ TEST_CASE("the activation curve leaves out FlashAttention off where DSA's layers
   CHECK(dense.activation_curve[0].without_flash_attention_bytes >
         dense.activation_curve[0].flash_attention_bytes);
 }
+
+}  // namespace sparse_attention_test

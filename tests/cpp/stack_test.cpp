@@ -23,6 +23,8 @@
 
 using namespace trainmem;
 
+namespace stack_test {
+
 namespace {
 
 constexpr double kMiB = 1 << 20;
@@ -845,3 +847,5 @@ TEST_CASE("stack: the allocated peak is the reported step's, as the timeline sho
     CHECK(peak == estimate.peak_allocated_bytes + outside);
   }
 }
+
+}  // namespace stack_test

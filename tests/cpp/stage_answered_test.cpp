@@ -16,6 +16,8 @@
 
 using namespace trainmem;
 
+namespace stage_answered_test {
+
 namespace {
 
 constexpr double kSbh = 8192.0 * 4096;       // s·b·h for one 8,192-token sequence of the 8B
@@ -155,3 +157,5 @@ TEST_CASE("stage answered: the CLI answers the stage asked for, every stage in i
   CHECK(text.str().find("Stage answered: pipeline stage 2 of 4, ") != std::string::npos);
   CHECK(text.str().find("Total on this stage's device") != std::string::npos);
 }
+
+}  // namespace stage_answered_test

@@ -15,6 +15,8 @@
 
 using namespace trainmem;
 
+namespace torchtitan_line_test {
+
 namespace {
 
 using fixtures::example;
@@ -199,3 +201,5 @@ TEST_CASE("torchtitan line: tyro's spellings, the world size, and keys of other 
   CHECK(read(line("llama3_8b", std::string(kTokens) + " --job.dump_folder out")).answer.setting ==
         "--job.dump_folder");
 }
+
+}  // namespace torchtitan_line_test

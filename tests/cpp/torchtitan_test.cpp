@@ -17,6 +17,8 @@
 
 using namespace trainmem;
 
+namespace torchtitan_test {
+
 namespace {
 
 constexpr double kTokens = 128, kH = 64, kLayers = 2;
@@ -364,3 +366,5 @@ TEST_CASE(
   setup.loss_chunks = 1;
   CHECK(term(estimated(setup), "fsdp-accumulated-gradients") <= 0);
 }
+
+}  // namespace torchtitan_test

@@ -17,6 +17,8 @@
 
 using namespace trainmem;
 
+namespace torchtune_test {
+
 namespace {
 
 // h 64, f 224, 4 heads of 16, 2 key/value heads, vocabulary 512, untied: 55,424 parameters a
@@ -283,3 +285,5 @@ TEST_CASE(
   CHECK(saved_bytes_per_token(llama_block_saved_tensors(shape, setup, true)) ==
         saved_bytes_per_token(llama_block_saved_tensors(shape, fused, true)));
 }
+
+}  // namespace torchtune_test

@@ -18,6 +18,8 @@
 
 using namespace trainmem;
 
+namespace views_follow_test {
+
 namespace {
 
 struct Case {
@@ -205,3 +207,5 @@ TEST_CASE(
   setup.device_id = "a100-80gb";
   CHECK(find_fewest_devices(setup, 3).answer.setting == "precision");
 }
+
+}  // namespace views_follow_test
