@@ -192,6 +192,49 @@ TEST_CASE(
   CHECK(estimate_memory(setup).answer.setting == setting_id::kReentrantCheckpointing);
 }
 
+TEST_CASE(
+    "hf: an untied embedding's gradient is made as the backward pass ends, a tied one's first") {
+  // The harness's tiny shape is untied: the output layer and final norm, 512 · 64 + 64, and the
+  // embedding, 512 · 64, of the root's 65,600 parameters.
+  const double embedding = 512.0 * 64;
+  const double tail = 512.0 * 64 + 64;
+  REQUIRE(embedding + tail == kRootParameters);
+  // One device, full training in BF16: in the last layer's backward pass (the first run) the
+  // output layer's and final norm's gradients and that layer's; the embedding's at the end.
+  TrainingSetup one = tiny_hf(2);
+  const std::vector<TimelinePoint> points = memory_timeline(one);
+  CHECK(point_at(points, "backward", 2).held[Term::kGradients] ==
+        allocator_block_bytes(2 * tail) + allocator_block_bytes(2 * kLayerParameters));
+  CHECK(point_at(points, "backward", 0).held[Term::kGradients] ==
+        allocator_block_bytes(2 * tail) + 2 * allocator_block_bytes(2 * kLayerParameters) +
+            allocator_block_bytes(2 * embedding));
+  // Under FSDP1 (bf16 mixed over 2), at each phase's busiest moment: in the last layer's backward
+  // pass the root's BF16 gradients but the embedding's, and the layer's, whole and as its FP32
+  // shard; as the backward pass ends, the embedding's too, and the flat gradient made whole from
+  // them, before it is reduce-scattered.
+  TrainingSetup fsdp = one;
+  fsdp.precision = Precision::kBf16Mixed;
+  fsdp.layout.data_parallel = 2;
+  fsdp.layout.zero_stage = 3;
+  const std::vector<TimelinePoint> sharded = memory_timeline(fsdp);
+  const double layer_shard = allocator_block_bytes(4 * kLayerParameters / 2);
+  CHECK(point_at(sharded, "backward", 2).held[Term::kGradients] ==
+        allocator_block_bytes(2 * tail) + allocator_block_bytes(2 * kLayerParameters) +
+            layer_shard);
+  CHECK(point_at(sharded, "backward", 0).held[Term::kGradients] ==
+        2 * layer_shard + allocator_block_bytes(2 * tail) + allocator_block_bytes(2 * embedding) +
+            allocator_block_bytes(2 * kRootParameters));
+  // At the step, the shards alone.
+  CHECK(point_at(sharded, "optimizer", 0).held[Term::kGradients] ==
+        2 * layer_shard + allocator_block_bytes(4 * kRootParameters / 2));
+  // Tied, the one matrix's gradient is made at the output layer's backward pass.
+  TrainingSetup tied = one;
+  tied.custom_model.tied_embeddings = true;
+  REQUIRE_MESSAGE(estimate_memory(tied).answer.ok(), estimate_memory(tied).answer.message);
+  CHECK(point_at(memory_timeline(tied), "backward", 2).held[Term::kGradients] ==
+        allocator_block_bytes(2 * (embedding + 64)) + allocator_block_bytes(2 * kLayerParameters));
+}
+
 TEST_CASE("hf: under FSDP's mixed precision the shards are FP32, gathered and reduced in BF16") {
   // accelerate upcasts each trained flat parameter to FP32 (Accelerator.prepare_model); FSDP's
   // MixedPrecision gathers BF16 units and makes BF16 gradients, reduce-scattered into FP32 shards.

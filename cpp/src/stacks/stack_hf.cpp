@@ -23,6 +23,10 @@ struct HfPlan {
   double tail_unit = 0;
   double embedding_trained = 0;
   double tail_trained = 0;
+  // The root unit's trained parameters whose gradients the backward pass makes at its end: an
+  // untied embedding's (under full training) where the embedding is no unit of its own (FSDP2's
+  // is, embedding_trained). A tied one's gradient is made at the output layer's backward pass.
+  double late_root_trained = 0;
   std::size_t reduce_input = 0;  // FSDP2's reduce-scatter input
   // Per trained parameter on this device (a shard's share under FSDP).
   Trained trained;
@@ -73,6 +77,9 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   plan.step_unit = split ? 0 : model.root;
   plan.tail_trained = split ? plan.trained.root * tail_share : 0;
   plan.embedding_trained = split ? plan.trained.root - plan.tail_trained : 0;
+  if (!split && device.counts.output_head > 0 && device.root_parameters > 0) {
+    plan.late_root_trained = plan.trained.root * device.counts.embedding / device.root_parameters;
+  }
   const bool mixed = setup.precision == Precision::kBf16Mixed;
   const bool fsdp_mixed = plan.fsdp && mixed;
   plan.gathered_per_stored = fsdp_mixed ? kBf16Bytes / kFp32Bytes : 1;
@@ -273,12 +280,13 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
   const auto logits_gradient = loss_forward_and_backward(step, device, [&] {
     if (plan.rebuilt) give_all(step, forward.copies);
   });
-  // The root unit's gradients (full training), whole under FSDP until its reduce-scatter at the
-  // end of the backward pass.
-  // Under FSDP2 the embedding's are made at its own backward pass, at the end.
-  const auto root_gradient =
+  // The root unit's gradients (full training) but an untied embedding's: the output layer's and
+  // the final norm's, whole under FSDP until its reduce-scatter at the end of the backward pass.
+  // The embedding's are made at its own backward pass, at the end.
+  auto root_gradient =
       step.take(tag(Term::kGradients),
-                plan.unsharded_gradient_bytes * (plan.trained.root - plan.embedding_trained));
+                plan.unsharded_gradient_bytes *
+                    (plan.trained.root - plan.embedding_trained - plan.late_root_trained));
   Flowing flowing;
   flowing.tag = plan.activation_gradients;
   flowing.gradient = step.take(flowing.tag, kBf16Bytes * device.tokens * device.shape.hidden_size);
@@ -301,6 +309,23 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
     gradients.push_back(reduce_unit(step, plan, plan.embedding_trained));
     step.give(unsharded);
     step.give(embedding);
+  }
+  if (plan.late_root_trained > 0) {
+    const auto embedding_gradient =
+        step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.late_root_trained);
+    if (plan.fsdp) {
+      // FSDP1's parameters are views of the unit's flat parameter (torch.split in
+      // FlatParamHandle._get_unflat_views): their gradients wait in the split's backward node
+      // until the embedding's arrives last, which makes the flat parameter's gradient whole
+      // (split_with_sizes_backward's cat) and then frees them.
+      const auto whole =
+          step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.trained.root);
+      step.give(root_gradient);
+      step.give(embedding_gradient);
+      root_gradient = whole;
+    } else {
+      gradients.push_back(embedding_gradient);
+    }
   }
   step.give(root);
   give_all(step, forward.retained);  // _finalize_params: the hooks removed
