@@ -23,10 +23,13 @@ struct HfPlan {
   double tail_unit = 0;
   double embedding_trained = 0;
   double tail_trained = 0;
-  // The root unit's trained parameters whose gradients the backward pass makes at its end: an
-  // untied embedding's (under full training) where the embedding is no unit of its own (FSDP2's
-  // is, embedding_trained). A tied one's gradient is made at the output layer's backward pass.
+  // The root unit's trained parameters whose gradients the backward pass makes at its end, where
+  // the embedding is no unit of its own (FSDP2's is, embedding_trained): an untied embedding's
+  // (under full training), learned positions', a vision tower's. A tied embedding's gradient is
+  // made at the output layer's backward pass, and the embedding's own is added into it at the
+  // end (tied_embedding_trained).
   double late_root_trained = 0;
+  double tied_embedding_trained = 0;
   std::size_t reduce_input = 0;  // FSDP2's reduce-scatter input
   // Per trained parameter on this device (a shard's share under FSDP).
   Trained trained;
@@ -69,7 +72,8 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   plan.shards = hf_shards(device);
   plan.model = model;
   plan.trained = trained_parameters(device);
-  const bool split = plan.fsdp2 && device.counts.output_head > 0 && device.root_parameters > 0;
+  const bool tied = device.shape.tied_embeddings;
+  const bool split = plan.fsdp2 && !tied && device.root_parameters > 0;
   const double tail_share =
       split ? (device.counts.output_head + device.counts.final_norm) / device.root_parameters : 1;
   plan.tail_unit = split ? model.root * tail_share : 0;
@@ -77,8 +81,14 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   plan.step_unit = split ? 0 : model.root;
   plan.tail_trained = split ? plan.trained.root * tail_share : 0;
   plan.embedding_trained = split ? plan.trained.root - plan.tail_trained : 0;
-  if (!split && device.counts.output_head > 0 && device.root_parameters > 0) {
-    plan.late_root_trained = plan.trained.root * device.counts.embedding / device.root_parameters;
+  if (!split && device.root_parameters > 0) {
+    // What runs before the layers (the token embedding where untied, learned positions, a
+    // vision tower) makes its gradients last.
+    const double per_parameter = plan.trained.root / device.root_parameters;
+    plan.late_root_trained =
+        per_parameter * (device.root_parameters - device.counts.output_head -
+                         device.counts.final_norm - (tied ? device.counts.embedding : 0));
+    plan.tied_embedding_trained = tied ? per_parameter * device.counts.embedding : 0;
   }
   const bool mixed = setup.precision == Precision::kBf16Mixed;
   const bool fsdp_mixed = plan.fsdp && mixed;
@@ -310,21 +320,26 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
     step.give(unsharded);
     step.give(embedding);
   }
-  if (plan.late_root_trained > 0) {
-    const auto embedding_gradient =
+  if (!plan.fsdp2) {
+    // The embedding's backward pass, the last: the gradients of what runs before the layers; a
+    // tied embedding's own, added in place into the output layer's (autograd's
+    // InputBuffer::accumulate, old.add_(new)) and freed.
+    const auto late =
         step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.late_root_trained);
+    step.give(step.take(tag(Term::kGradients),
+                        plan.unsharded_gradient_bytes * plan.tied_embedding_trained));
     if (plan.fsdp) {
       // FSDP1's parameters are views of the unit's flat parameter (torch.split in
-      // FlatParamHandle._get_unflat_views): their gradients wait in the split's backward node
-      // until the embedding's arrives last, which makes the flat parameter's gradient whole
-      // (split_with_sizes_backward's cat) and then frees them.
+      // FlatParamHandle._get_unflat_views, as_params=False in the forward and backward passes):
+      // their gradients wait in the split's backward node until the last arrives, which makes
+      // the flat parameter's gradient whole (split_with_sizes_backward's cat) and then frees them.
       const auto whole =
           step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.trained.root);
       step.give(root_gradient);
-      step.give(embedding_gradient);
+      step.give(late);
       root_gradient = whole;
     } else {
-      gradients.push_back(embedding_gradient);
+      gradients.push_back(late);
     }
   }
   step.give(root);
