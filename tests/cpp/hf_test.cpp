@@ -82,7 +82,9 @@ TEST_CASE("hf: PEFT's adapters, their gradients and AdamW's moments are FP32 bes
         2 * allocator_block_bytes(4 * kAdaptersPerLayer));
 }
 
-TEST_CASE("hf: each adapter saves the autocast's BF16 copy of its FP32 input, dropout or not") {
+TEST_CASE(
+    "hf: each adapter saves the autocast's BF16 copy of its FP32 input, dropout or not, and "
+    "without autocast an FP32 one") {
   TrainingSetup setup = tiny_lora(2);
   setup.recompute = Recompute::kNone;
   TrainingSetup ideal = setup;
@@ -101,6 +103,24 @@ TEST_CASE("hf: each adapter saves the autocast's BF16 copy of its FP32 input, dr
   CHECK(layer_activations(shape, setup, 1, true, pen).kept_bytes - hf == 1 * tokens * features);
   CHECK(layer_activations(shape, setup, 1, true, pen).kept_bytes ==
         layer_activations(shape, ideal, 1, true, pen).kept_bytes);
+  // Without autocast (bf16=False over the BF16 model) the FP32 adapters save FP32: the dropped
+  // copy 4 B beside its mask, and each r 4 intermediate 4 B, where autocast's are 2. Four
+  // adapters a layer.
+  const double dropped = layer_activations(shape, setup, 1, true, pen).kept_bytes;
+  setup.no_autocast = true;
+  REQUIRE_MESSAGE(estimate_memory(setup).answer.ok(), estimate_memory(setup).answer.message);
+  CHECK(layer_activations(shape, setup, 1, true, pen).kept_bytes - dropped ==
+        tokens * (2 * features + 2 * 4 * 4));
+  // And without dropout, the FP32 copy of the input itself.
+  setup.lora_dropout = 0;
+  CHECK(layer_activations(shape, setup, 1, true, pen).kept_bytes - hf ==
+        tokens * (2 * features + 2 * 4 * 4));
+  // The setting is the hf stack's, over a model loaded in BF16.
+  setup.precision = Precision::kBf16Mixed;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kNoAutocast);
+  setup.precision = Precision::kBf16;
+  setup.stack = Stack::kIdeal;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kNoAutocast);
 }
 
 TEST_CASE("hf: DDP's buckets hold a copy of every trained gradient from the wrapping on") {

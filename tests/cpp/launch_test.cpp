@@ -1662,6 +1662,14 @@ TEST_CASE("launch: TRL's SFT config opens to the flags' setup, by TRL v1.9.0's d
       std::string(kTrlSft) + "gradient_checkpointing_kwargs:\n  preserve_rng_state: true\n");
   CHECK_FALSE(unknown.answer.ok());
   CHECK(unknown.answer.setting == "gradient_checkpointing_kwargs");
+  // bf16: false over BF16 weights: no autocast, PEFT's FP32 adapters in FP32 throughout.
+  CHECK_FALSE(launch.setup.no_autocast);
+  const LaunchConfig no_autocast = read_axolotl(std::string(kTrlSft) + "bf16: false\n");
+  REQUIRE_MESSAGE(no_autocast.answer.ok(), no_autocast.answer.message);
+  flags.no_autocast = true;
+  check_same_figures(no_autocast.setup, flags);
+  CHECK(estimate_memory(no_autocast.setup).peak_allocated_bytes >
+        estimate_memory(launch.setup).peak_allocated_bytes);
   // num_processes, accelerate launch's, in the same file: DDP over them.
   const LaunchConfig ddp = read_axolotl(std::string(kTrlSft) + "num_processes: 4\n");
   REQUIRE(ddp.answer.ok());

@@ -79,8 +79,9 @@ double lora_modules_per_token(const ModelShape& shape, LoraTargets targets);
 double lora_input_features_per_token(const ModelShape& shape, LoraTargets targets);
 // PEFT's lora_dropout above 0 (nn.Dropout in place of nn.Identity, peft/tuners/lora/layer.py,
 // Linear.forward: lora_B(lora_A(dropout(x)))): each adapter saves its own dropped copy of its
-// input for lora_A's weight gradient (BF16, 2 B) and the dropout's 1-byte mask.
-constexpr double kLoraDropoutBytesPerInputFeature = kBf16Bytes + 1;
+// input for lora_A's weight gradient (BF16, 2 B; FP32 without autocast) and the dropout's 1-byte
+// mask.
+constexpr double kLoraDropoutMaskBytes = 1;
 constexpr double kMaxLoraDropout = 1;  // a probability below 1
 // bitsandbytes' paged optimisers page the state of a parameter of at least 10^5 elements
 // (bitsandbytes/optim/optimizer.py, Optimizer8bit.get_state_buffer: p.numel() < 1e5 stays in

@@ -92,6 +92,7 @@ constexpr const char* kKbitPrep = "kbit-prep";
 constexpr const char* kKbitCastBack = "kbit-cast-back";
 constexpr const char* kCustomShardedLayers = "custom-sharded-layers";
 constexpr const char* kReentrantCheckpointing = "reentrant-checkpointing";
+constexpr const char* kNoAutocast = "no-autocast";
 constexpr const char* kExpandableSegments = "expandable-segments";
 constexpr const char* kMaxSplitSize = "max-split-size-mb";
 }  // namespace setting_id

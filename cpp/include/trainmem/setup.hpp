@@ -271,6 +271,11 @@ struct TrainingSetup {
   // FSDP1 with LoRA each rebuilt layer's input is a leaf that FSDP's reshard-only hook holds,
   // with its gradient, to the backward pass's end. The hf stack's, under full recomputation.
   bool reentrant_checkpointing = false;
+  // transformers' Trainer without bf16 (TrainingArguments bf16=False) over a model loaded in BF16:
+  // no autocast, so PEFT's FP32 adapters (peft/tuners/lora/layer.py, Linear.forward: x =
+  // x.to(lora_A.weight.dtype)) run in FP32 and save FP32 inputs and intermediates where bf16
+  // autocast saves BF16 copies. The hf stack's, in bf16 precision.
+  bool no_autocast = false;
   // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: PyTorch's caching allocator maps each
   // stream's pool as one growing segment (allocator.hpp), which changes the reserved peak. The
   // stacks' (each replays its step through the allocator); the idealised step has none.

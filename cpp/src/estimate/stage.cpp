@@ -34,21 +34,29 @@ ModelShape dense_layer_shape(const ModelShape& shape) {
 // the frozen layer's, counted once already. Full recomputation rebuilds them with the layer.
 void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& setup, const Pen& pen,
                                ActivationsPerLayer& layer) {
+  // Without autocast (TrainingSetup::no_autocast) PEFT's FP32 adapters run in FP32: lora_B saves
+  // an FP32 intermediate, and lora_A an FP32 input.
+  const bool fp32 = setup.no_autocast && stack_row(setup.stack).fp32_adapters;
+  const double value_bytes = fp32 ? kFp32Bytes : kBf16Bytes;
   Figure per_token =
       pen.said(setup.lora_rank, [&] { return "r " + std::to_string(setup.lora_rank); }) *
       pen.count(lora_modules_per_token(shape, setup.lora_targets), "adapters") *
-      pen.bytes(kBf16Bytes);
+      pen.bytes(value_bytes);
   // PEFT's lora_dropout: each adapter's own dropped copy of its input and the mask. With FP32
   // adapters under bf16 autocast (StackRow::fp32_adapters) PEFT casts each adapter's input to FP32
   // (_cast_input_dtype) and the autocast casts it back for lora_A, which saves that BF16 copy,
-  // with dropout or without.
+  // with dropout or without; without autocast lora_A saves the FP32 copy itself.
   const bool casts = stack_row(setup.stack).fp32_adapters;
   if (setup.lora_dropout > 0 || casts) {
     const bool masks = setup.lora_dropout > 0;
     per_token =
         per_token +
         pen.count(lora_input_features_per_token(shape, setup.lora_targets), "adapted inputs") *
-            pen.said(masks ? kLoraDropoutBytesPerInputFeature : kBf16Bytes, [&] {
+            pen.said(value_bytes + (masks ? kLoraDropoutMaskBytes : 0), [&] {
+              if (fp32) {
+                return std::string(masks ? "(4 + 1) B (FP32 dropped copy and mask, no autocast)"
+                                         : "4 B (the FP32 input, no autocast)");
+              }
               return std::string(masks ? "(2 + 1) B (dropped copy and mask)"
                                        : "2 B (autocast's BF16 copy of the FP32 input)");
             });
@@ -60,13 +68,17 @@ void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& set
     layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
   }
   if (pen.writing()) {
-    layer.source +=
-        "; each LoRA adapter saves its r-wide BF16 intermediate A·x for lora_B's "
-        "gradient (Hu et al., arXiv:2106.09685)";
+    layer.source += std::string("; each LoRA adapter saves its r-wide ") +
+                    (fp32 ? "FP32" : "BF16") +
+                    " intermediate A·x for lora_B's gradient (Hu et al., arXiv:2106.09685)";
     if (setup.lora_dropout > 0) {
       layer.source +=
           ", and under lora_dropout its own dropped copy of its input with the dropout's mask "
           "(peft/tuners/lora/layer.py, Linear.forward: lora_B(lora_A(dropout(x))))";
+    } else if (fp32) {
+      layer.source +=
+          ", and the FP32 copy of its input that PEFT makes for the FP32 lora_A, without "
+          "autocast (peft/tuners/lora/layer.py, Linear.forward: x = x.to(lora_A.weight.dtype))";
     } else if (casts) {
       layer.source +=
           ", and the BF16 copy of its input that bf16 autocast makes for the FP32 lora_A "

@@ -108,6 +108,8 @@ void read_precision(KeyReader& reader, TrainingSetup& setup) {
   const bool bf16 = reader.get("bf16", text_bool()).value_or(true);
   if (dtype == "bfloat16") {
     setup.precision = Precision::kBf16;
+    // bf16: false over BF16 weights: the Trainer runs without autocast.
+    setup.no_autocast = !bf16;
   } else if (dtype == "float32") {
     setup.precision = bf16 ? Precision::kBf16Mixed : Precision::kFp32;
   } else {

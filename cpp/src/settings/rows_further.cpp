@@ -833,6 +833,28 @@ void add_single_device_switches(Entries& entries) {
                 "use_reentrant=True, transformers 4.x's default: under accelerate's FSDP1 with "
                 "LoRA each rebuilt layer's input and its gradient stay to the backward pass's "
                 "end (FSDP's reshard-only hook holds them)."));
+  // transformers' Trainer without bf16 over a model loaded in BF16: no autocast.
+  add(row<&TrainingSetup::no_autocast>(
+          id::kNoAutocast, "No autocast",
+          "TrainingArguments bf16=False over a model loaded in BF16 (torch_dtype=torch.bfloat16): "
+          "no autocast, so PEFT's FP32 adapters cast each input to FP32 (Linear.forward: x = "
+          "x.to(lora_A.weight.dtype)) and save it, and their r-wide intermediates, in FP32",
+          "noAutocast")
+          .later()
+          .only_under({Stack::kHf},
+                      "running without autocast is modelled as transformers' "
+                      "Trainer runs it",
+                      "Running without autocast is modelled as transformers' Trainer runs it; "
+                      "choose the hf stack, or turn it off.")
+          .rule([](const TrainingSetup& setup) { return setup.precision == Precision::kBf16; },
+                "Without autocast the model is loaded in BF16 (bf16-mixed is autocast's); choose "
+                "bf16 precision, or turn this off.")
+          .rule([](const TrainingSetup& setup) { return setup.base_weights == BaseWeights::kBf16; },
+                "Running without autocast is modelled on a BF16 base; choose the BF16 base, or "
+                "turn this off.")
+          .page("stack", "",
+                "bf16=False over a model loaded in BF16: PEFT's FP32 adapters save FP32 copies of "
+                "their inputs where bf16 autocast saves BF16 ones."));
   // torchtune's distributed recipes (training/_distributed.py, shard_model): every layer an FSDP2
   // unit, and the embedding and output layer two more where the config names them.
   add(row<&TrainingSetup::custom_sharded_layers>(
