@@ -109,12 +109,17 @@ TEST_CASE(
   const double dropped = layer_activations(shape, setup, 1, true, pen).kept_bytes;
   setup.no_autocast = true;
   REQUIRE_MESSAGE(estimate_memory(setup).answer.ok(), estimate_memory(setup).answer.message);
+  const double intermediates = 4 * 4;  // r 4 for each of the 4 adapters
   CHECK(layer_activations(shape, setup, 1, true, pen).kept_bytes - dropped ==
-        tokens * (2 * features + 2 * 4 * 4));
+        tokens * (2 * features + 2 * intermediates));
   // And without dropout, the FP32 copy of the input itself.
   setup.lora_dropout = 0;
   CHECK(layer_activations(shape, setup, 1, true, pen).kept_bytes - hf ==
-        tokens * (2 * features + 2 * 4 * 4));
+        tokens * (2 * features + 2 * intermediates));
+  // Over a 4-bit base it is not modelled.
+  TrainingSetup quantised = setup;
+  quantised.base_weights = BaseWeights::kNf4;
+  CHECK(estimate_memory(quantised).answer.setting == setting_id::kNoAutocast);
   // The setting is the hf stack's, over a model loaded in BF16.
   setup.precision = Precision::kBf16Mixed;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kNoAutocast);

@@ -1670,6 +1670,13 @@ TEST_CASE("launch: TRL's SFT config opens to the flags' setup, by TRL v1.9.0's d
   check_same_figures(no_autocast.setup, flags);
   CHECK(estimate_memory(no_autocast.setup).peak_allocated_bytes >
         estimate_memory(launch.setup).peak_allocated_bytes);
+  // accelerate launch takes the file's mixed_precision: bf16 turns autocast on whatever bf16 says.
+  const LaunchConfig mixed =
+      read_axolotl(std::string(kTrlSft) + "bf16: false\nmixed_precision: bf16\n");
+  REQUIRE_MESSAGE(mixed.answer.ok(), mixed.answer.message);
+  CHECK_FALSE(mixed.setup.no_autocast);
+  CHECK(read_axolotl(std::string(kTrlSft) + "mixed_precision: fp8\n").answer.setting ==
+        "mixed_precision");
   // num_processes, accelerate launch's, in the same file: DDP over them.
   const LaunchConfig ddp = read_axolotl(std::string(kTrlSft) + "num_processes: 4\n");
   REQUIRE(ddp.answer.ok());

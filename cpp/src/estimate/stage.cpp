@@ -30,8 +30,9 @@ ModelShape dense_layer_shape(const ModelShape& shape) {
   return dense;
 }
 
-// LoRA: each adapter saves its r-wide BF16 intermediate A·x for lora_B's gradient; its input x is
-// the frozen layer's, counted once already. Full recomputation rebuilds them with the layer.
+// LoRA: each adapter saves its r-wide intermediate A·x (BF16; FP32 without autocast) for lora_B's
+// gradient; its input x is the frozen layer's, counted once already. Full recomputation rebuilds
+// them with the layer.
 void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& setup, const Pen& pen,
                                ActivationsPerLayer& layer) {
   // Without autocast (TrainingSetup::no_autocast) PEFT's FP32 adapters run in FP32: lora_B saves
@@ -44,8 +45,9 @@ void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& set
       pen.bytes(value_bytes);
   // PEFT's lora_dropout: each adapter's own dropped copy of its input and the mask. With FP32
   // adapters under bf16 autocast (StackRow::fp32_adapters) PEFT casts each adapter's input to FP32
-  // (_cast_input_dtype) and the autocast casts it back for lora_A, which saves that BF16 copy,
-  // with dropout or without; without autocast lora_A saves the FP32 copy itself.
+  // (x = x.to(lora_A.weight.dtype); _cast_input_dtype from PEFT 0.15) and the autocast casts it
+  // back for lora_A, which saves that BF16 copy, with dropout or without; without autocast lora_A
+  // saves the FP32 copy itself.
   const bool casts = stack_row(setup.stack).fp32_adapters;
   if (setup.lora_dropout > 0 || casts) {
     const bool masks = setup.lora_dropout > 0;
@@ -82,7 +84,7 @@ void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& set
     } else if (casts) {
       layer.source +=
           ", and the BF16 copy of its input that bf16 autocast makes for the FP32 lora_A "
-          "(peft/tuners/lora/layer.py, Linear.forward: _cast_input_dtype to FP32, then "
+          "(peft/tuners/lora/layer.py, Linear.forward: x = x.to(lora_A.weight.dtype), then "
           "lora_A under autocast)";
     }
   }

@@ -92,7 +92,8 @@ void read_batch(KeyReader& reader, TrainingSetup& setup) {
 
 // The model's dtype (ModelConfig.dtype, float32 by default since v0.27; torch_dtype before) and
 // TrainingArguments' bf16 (on by default in TRL): BF16 weights, or FP32 weights under bf16
-// autocast.
+// autocast. TRL's CLI runs through accelerate launch, which takes the file's mixed_precision
+// (set_defaults_with_config) and turns autocast on under bf16 whatever bf16 says.
 void read_precision(KeyReader& reader, TrainingSetup& setup) {
   if (reader.find("torch_dtype") != nullptr) {
     reader.fault("torch_dtype",
@@ -106,12 +107,25 @@ void read_precision(KeyReader& reader, TrainingSetup& setup) {
     return;
   }
   const bool bf16 = reader.get("bf16", text_bool()).value_or(true);
+  const std::string mixed = reader.get("mixed_precision", given_text()).value_or("no");
+  if (mixed != "no" && mixed != "bf16") {
+    reader.fault("mixed_precision",
+                 "mixed_precision " + mixed.substr(0, 20) + " is not modelled: no or bf16 is.");
+    return;
+  }
+  const bool autocast = bf16 || mixed == "bf16";
   if (dtype == "bfloat16") {
     setup.precision = Precision::kBf16;
     // bf16: false over BF16 weights: the Trainer runs without autocast.
-    setup.no_autocast = !bf16;
+    setup.no_autocast = !autocast;
+    if (!autocast) {
+      reader.launch().notes.push_back(
+          "bf16: false over BF16 weights, read as no autocast (--no-autocast): unless the "
+          "accelerate config that launches the run (--accelerate_config, or accelerate's "
+          "default config) sets mixed_precision: bf16, which turns autocast on.");
+    }
   } else if (dtype == "float32") {
-    setup.precision = bf16 ? Precision::kBf16Mixed : Precision::kFp32;
+    setup.precision = autocast ? Precision::kBf16Mixed : Precision::kFp32;
   } else {
     reader.fault("dtype", "dtype " + dtype.substr(0, 40) +
                               " is not read: bfloat16 or float32 (TRL's default) is (auto takes "
@@ -120,8 +134,9 @@ void read_precision(KeyReader& reader, TrainingSetup& setup) {
   }
   reader.list_read("dtype");
   if (!reader.taken("dtype") || reader.find("dtype") == nullptr) {
-    reader.launch().notes.push_back("dtype: TRL's default, float32: the weights in FP32" +
-                                    std::string(bf16 ? ", computed under bf16 autocast." : "."));
+    reader.launch().notes.push_back(
+        "dtype: TRL's default, float32: the weights in FP32" +
+        std::string(autocast ? ", computed under bf16 autocast." : "."));
   }
 }
 

@@ -98,7 +98,10 @@ MeasuredCase fms_row(Method method, int devices, int sequences, double gibibytes
         ". The LoRA scenario (standard-peft in scenarios.yaml) sets no bf16, so the Trainer runs "
         "without autocast: PEFT's FP32 adapters save FP32 copies of their inputs, and FP32 "
         "intermediates, 32,896 B a token more in the rebuilt layer than under bf16 autocast "
-        "(4 × 4,096 × 2 + 4 × 16 × 2). Counted so (--no-autocast)";
+        "(4 × 4,096 × 2 + 4 × 16 × 2). Counted so (--no-autocast)" +
+        std::string(devices == 1 ? "; on one GPU the peak falls where no layer is rebuilt, and "
+                                   "the row does not move"
+                                 : "");
   } else if (qlora && devices == 1) {
     // TRL 0.13's SFTTrainer prepares a 4-bit model it finds on the GPU (not sharded):
     // prepare_model_for_kbit_training, then, under bf16, peft_module_casting_to_bf16.
