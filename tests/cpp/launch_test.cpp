@@ -1823,6 +1823,19 @@ TEST_CASE("launch: accelerate's keys are read as v1.14.0 reads them, set aside, 
   CHECK(ddp.setup.layout.data_parallel == 4);
   CHECK(ddp.setup.precision == Precision::kBf16);
   CHECK(ddp.setup.lora_rank == 16);
+  // mixed_precision bf16 turns the Trainer's autocast on whatever its bf16 says: the file sets
+  // it, and --no-autocast is not left to the reader. With no, the Trainer's bf16 decides.
+  TrainingSetup lora_off = lora;
+  lora_off.no_autocast = true;
+  const LaunchConfig autocast = read_axolotl(accelerate(""), lora_off);
+  REQUIRE_MESSAGE(autocast.answer.ok(), autocast.answer.message);
+  CHECK_FALSE(autocast.setup.no_autocast);
+  CHECK(std::find(autocast.leaves.begin(), autocast.leaves.end(), setting_id::kNoAutocast) ==
+        autocast.leaves.end());
+  const LaunchConfig plain = read_axolotl(
+      "distributed_type: MULTI_GPU\nmixed_precision: 'no'\nnum_processes: 4\n", lora_off);
+  REQUIRE_MESSAGE(plain.answer.ok(), plain.answer.message);
+  CHECK(plain.setup.no_autocast);
   // Full training under bf16 autocast: the model loaded in FP32 (bf16-mixed); mixed precision
   // off: the model in BF16. The world size given wins over num_processes.
   CHECK(read_axolotl(accelerate("")).setup.precision == Precision::kBf16Mixed);

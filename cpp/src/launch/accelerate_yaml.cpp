@@ -75,7 +75,8 @@ std::vector<std::string> accelerate_left_to_the_reader() {
           id::kLoraRank,    id::kLoraTargets,    id::kLoraDropout,
           id::kBaseWeights, id::kOptimizer,      id::kPagedOptimizer,
           id::kKbitPrep,    id::kKbitCastBack,   id::kMtp,
-          id::kTrainVision, id::kCapacityFactor, id::kReentrantCheckpointing};
+          id::kTrainVision, id::kCapacityFactor, id::kReentrantCheckpointing,
+          id::kNoAutocast};
 }
 
 // FSDP (utils/dataclasses.py, FullyShardedDataParallelPlugin, as accelerate launch hands it the
@@ -281,6 +282,14 @@ LaunchConfig read_accelerate_yaml(const std::string& json_text, const TrainingSe
                                         " is not modelled: bf16 and no are.");
   }
   const bool mixed = precision == "bf16";
+  if (mixed) {
+    // accelerate launch hands bf16 to the Trainer (ACCELERATE_MIXED_PRECISION), which runs under
+    // autocast whatever its own bf16 says: the file sets it. With no, the Trainer's bf16 decides
+    // (--no-autocast where it is off over a model loaded in BF16).
+    setup.no_autocast = false;
+    std::vector<std::string>& leaves = launch.leaves;
+    leaves.erase(std::remove(leaves.begin(), leaves.end(), setting_id::kNoAutocast), leaves.end());
+  }
   if (reader.get("use_cpu", text_bool()).value_or(false)) {
     reader.fault("use_cpu", "use_cpu: training on the CPU is not modelled; GPUs are.");
   }
