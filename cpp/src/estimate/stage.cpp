@@ -37,7 +37,8 @@ void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& set
                                ActivationsPerLayer& layer) {
   // Without autocast (TrainingSetup::no_autocast) PEFT's FP32 adapters run in FP32: lora_B saves
   // an FP32 intermediate, and lora_A an FP32 input.
-  const bool fp32 = setup.no_autocast && stack_row(setup.stack).fp32_adapters;
+  const bool casts = stack_row(setup.stack).fp32_adapters;
+  const bool fp32 = setup.no_autocast && casts;
   const double value_bytes = fp32 ? kFp32Bytes : kBf16Bytes;
   Figure per_token =
       pen.said(setup.lora_rank, [&] { return "r " + std::to_string(setup.lora_rank); }) *
@@ -48,7 +49,6 @@ void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& set
   // (x = x.to(lora_A.weight.dtype); _cast_input_dtype from PEFT 0.15) and the autocast casts it
   // back for lora_A, which saves that BF16 copy, with dropout or without; without autocast lora_A
   // saves the FP32 copy itself.
-  const bool casts = stack_row(setup.stack).fp32_adapters;
   if (setup.lora_dropout > 0 || casts) {
     const bool masks = setup.lora_dropout > 0;
     per_token =

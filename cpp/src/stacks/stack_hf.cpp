@@ -290,9 +290,9 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
   const auto logits_gradient = loss_forward_and_backward(step, device, [&] {
     if (plan.rebuilt) give_all(step, forward.copies);
   });
-  // The root unit's gradients (full training) but an untied embedding's: the output layer's and
-  // the final norm's, whole under FSDP until its reduce-scatter at the end of the backward pass.
-  // The embedding's are made at its own backward pass, at the end.
+  // The root unit's gradients (full training) made at the output layer: the output layer's and the
+  // final norm's (and a tied embedding's), whole under FSDP until its reduce-scatter at the end of
+  // the backward pass. What runs before the layers makes its own at the end (late_root_trained).
   auto root_gradient =
       step.take(tag(Term::kGradients),
                 plan.unsharded_gradient_bytes *
