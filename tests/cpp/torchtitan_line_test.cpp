@@ -92,7 +92,7 @@ TEST_CASE("torchtitan line: the mesh's -1 is the world size over t·c, and overr
           .setup.layout.data_parallel == 8);
 }
 
-TEST_CASE("torchtitan line: Qwen3's dense configs are read, its mixture refused") {
+TEST_CASE("torchtitan line: Qwen3's dense configs are read") {
   const LaunchConfig dense = read(
       "torchrun --nproc_per_node 8 -m torchtitan.train --module qwen3 --config qwen3_14b "
       "--training.num_tokens_per_microbatch_per_dp_rank 16384 "
@@ -112,15 +112,43 @@ TEST_CASE("torchtitan line: Qwen3's dense configs are read, its mixture refused"
   CHECK(nvfp4.setup.precision == Precision::kNvfp4Mixed);
   CHECK(nvfp4.setup.sequence_length == 2048);
   CHECK(estimate_memory(nvfp4.setup).answer.ok());
-  // A config of another family is not this one's; the mixture is refused, saying why.
+  // A config of another family is not this one's.
   const LaunchConfig other =
       read("torchrun -m torchtitan.train --module qwen3 --config llama3_8b\n");
   CHECK(other.answer.setting == "--config");
-  const LaunchConfig moe = read(
-      "torchrun --nproc_per_node 8 -m torchtitan.train --module qwen3 --config qwen3_30b_a3b "
-      "--training.disable_cuda_graphs\n");
-  CHECK(moe.answer.setting == "--config");
-  CHECK(moe.answer.message.find("mixture of experts") != std::string::npos);
+}
+
+TEST_CASE("torchtitan line: Qwen3-30B-A3B's config is read with its expert parallelism") {
+  const auto moe_line = [](const std::string& overrides) {
+    return "torchrun --nproc_per_node 8 -m torchtitan.train --module qwen3 --config "
+           "qwen3_30b_a3b --training.disable_cuda_graphs " +
+           overrides + "\n";
+  };
+  const std::string tokens =
+      "--training.num_tokens_per_microbatch_per_dp_rank 8192 --training.max_context_length 4096";
+  const LaunchConfig moe = read(moe_line(tokens + " --parallelism.expert_parallel_degree 8"));
+  REQUIRE_MESSAGE(moe.answer.ok(), moe.answer.message);
+  CHECK(moe.not_understood.empty());
+  CHECK(moe.setup.model_id == "qwen3-30b-a3b");
+  CHECK(moe.setup.layout.data_parallel == 8);
+  CHECK(moe.setup.layout.expert_parallel == 8);
+  CHECK(moe.setup.recompute == Recompute::kFull);
+  CHECK(moe.setup.micro_batch_sequences == 2);
+  CHECK(moe.setup.sequence_length == 4096);
+  CHECK(estimate_memory(moe.setup).answer.ok());
+  bool said = false;
+  for (const std::string& note : moe.notes) said = said || note.find("efsdp") != std::string::npos;
+  CHECK(said);
+  // Without it, ep 1: the experts sharded over all d·c ranks.
+  const LaunchConfig whole = read(moe_line(tokens));
+  REQUIRE_MESSAGE(whole.answer.ok(), whole.answer.message);
+  CHECK(whole.setup.layout.expert_parallel == 1);
+  // An ep that does not divide the 128 experts is the core's to refuse, by its setting.
+  const LaunchConfig three = read(moe_line(tokens + " --parallelism.expert_parallel_degree 3"));
+  REQUIRE(three.answer.ok());
+  CHECK(estimate_memory(three.setup).answer.setting == setting_id::kExpertParallel);
+  // A line that does not date itself is refused, as the dense configs' are.
+  CHECK(read(moe_line("")).answer.setting == "--config");
 }
 
 TEST_CASE("torchtitan line: what it does not read is refused by its flag, or listed") {

@@ -26,6 +26,13 @@ struct LayerStack {
   // torchtune's modules run eager as written (stack_rows.hpp, eager_modules): RMSNorm op by op in
   // FP32, SiLU apart from the product, K and V expanded to every head before attention.
   bool eager_modules = false;
+  // SiLU's output saved apart from the product (eager_modules, or torchtitan's MLPs uncompiled:
+  // stack_rows.hpp, silu_apart).
+  bool silu_apart = false;
+  // torchtitan's mixture of experts (stack_rows.hpp, torchtitan_mixture): the router's FP32 copy
+  // of its input and its scores, the dispatcher's indices, and the combine's FP32 upcast of the
+  // experts' outputs.
+  bool torchtitan_mixture = false;
 };
 
 struct ActivationsPerLayer {

@@ -65,14 +65,29 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
   projections_input = gathered ? 1 : whole;
   gathered_text = gathered ? ", all-gathered (DTensor)" : "";
   by_heads = t;
-  // A mixture's routed experts split their width over etp (t unless set); the shared experts,
-  // like a dense MLP, over t.
-  by_expert_width = shape.num_experts > 1 ? expert_tensor_parallel_of(layout) : by_heads;
+  // A mixture's routed experts split their width over etp (t unless set), the shared experts, like
+  // a dense MLP, over t. Where each tensor-parallel rank routes its own tokens (T/t under sequence
+  // parallelism, all T at t 1), Megatron-LM's dispatchers gather the routed tokens over the etp
+  // ranks that share an expert (token_dispatcher.py, dispatch_postprocess: "if self.tp_size > 1",
+  // the expert tensor-parallel group): a rank's experts read etp/t of its tokens' routed copies,
+  // each f/etp wide, so their intermediates are T·top-k·f/t whatever etp. Without sequence
+  // parallelism (t above 1) every rank holds all T and nothing is gathered: T·top-k·f/etp.
+  // torchtitan keeps each expert whole under expert parallelism (etp 1) and is held to t 1.
+  if (shape.num_experts > 1) {
+    const double etp = expert_tensor_parallel_of(layout);
+    const bool routes_own_tokens = layout.sequence_parallel || t == 1;
+    expert_tokens = routes_own_tokens ? etp / whole : 1;
+    by_expert_width = routes_own_tokens ? whole : etp;
+  } else {
+    by_expert_width = by_heads;
+  }
   // A rebuilt layer (full recomputation) saves what a layer saves with no recomputation.
   selective = setup.recompute == Recompute::kSelective;
   // Without FlashAttention the scores' matmul needs K and V with all a heads (repeated from k);
   // recomputing the core attention (selective) saves them before the repeat.
   eager_modules = stack.eager_modules;
+  silu_apart = stack.silu_apart;
+  torchtitan_mixture = stack.torchtitan_mixture && shape.num_experts > 1;
   keys_repeated = (!flash_attention || eager_modules) && !selective;
   top_k_text =
       routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
@@ -454,10 +469,16 @@ void LlamaBlock::add_mlp_input(SavedTensors& saved) const {
     // of fc1_latent_proj's output, l wide.
     saved.add("router-input", "MLP norm's output",
               "the router, fc1_latent_proj and the shared experts", "h", h, kBf16Bytes, whole);
-    saved.add("mlp-input",
-              linear_input("Experts' inputs (the latent projection's output" + top_k_text + ")"),
-              mlp_input_readers, routed_copies ? "l·top-k" : "l", shape.moe_latent_size * top_k,
-              linear_input_bytes, whole);
+    add_routed_input(
+        saved, "mlp-input",
+        linear_input("Experts' inputs (the latent projection's output" + top_k_text + ")"),
+        routed_copies ? "l·top-k" : "l", shape.moe_latent_size, linear_input_bytes);
+    return;
+  }
+  if (torchtitan_mixture) {
+    add_torchtitan_router(saved);
+    add_routed_input(saved, "mlp-input", "Experts' inputs (the norm's output" + top_k_text + ")",
+                     routed_copies ? "h·top-k" : "h", h, kBf16Bytes);
     return;
   }
   // The router reads the norm's BF16 output; under FP8 the experts keep FP8 copies of their own.
@@ -465,8 +486,9 @@ void LlamaBlock::add_mlp_input(SavedTensors& saved) const {
     saved.add("router-input", "MLP norm's output", "the router", "h", h, kBf16Bytes, whole);
   }
   if (routed_copies) {
-    saved.add("mlp-input", linear_input("Experts' inputs (the norm's output" + top_k_text + ")"),
-              mlp_input_readers, "h·top-k", h * top_k, linear_input_bytes, whole);
+    add_routed_input(saved, "mlp-input",
+                     linear_input("Experts' inputs (the norm's output" + top_k_text + ")"),
+                     "h·top-k", h, linear_input_bytes);
   } else if (!one_norm_for_both || fp8) {
     // Phi's MLP reads the tensor Q, K and V saved, but under FP8 keeps an FP8 copy of its own.
     saved.add("mlp-input", linear_input("MLP norm's output" + gathered_text), mlp_input_readers,
@@ -480,11 +502,12 @@ void LlamaBlock::add_mlp(SavedTensors& saved) const {
   const Words ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
   if (shape.gated_mlp) {
     saved.add("gate-output", "Gate projection's output" + top_k_text + mlp_dtype_text,
-              eager_modules ? "SiLU" : "the fused activation × up (SiLU, or GELU in Gemma)",
+              silu_apart ? "SiLU" : "the fused activation × up (SiLU, or GELU in Gemma)",
               ffn_elements, f * top_k, mlp_bytes, by_expert_width);
     saved.add("up-output", "Up projection's output" + top_k_text + mlp_dtype_text,
-              "the fused activation × up", ffn_elements, f * top_k, mlp_bytes, by_expert_width);
-    if (eager_modules) {
+              silu_apart ? "the product with SiLU's output" : "the fused activation × up",
+              ffn_elements, f * top_k, mlp_bytes, by_expert_width);
+    if (silu_apart) {
       saved.add("activation-output", "SiLU's output" + top_k_text + mlp_dtype_text,
                 "the product with up", ffn_elements, f * top_k, mlp_bytes, by_expert_width);
     }
@@ -508,13 +531,65 @@ void LlamaBlock::add_latent_output(SavedTensors& saved) const {
             "fc2_latent_proj", "l", shape.moe_latent_size, kBf16Bytes, whole);
 }
 
+// The routed copies the experts read, `width` wide: top-k a token, times expert_tokens where the
+// copies are gathered over etp (etp/t of them: a split of t/etp, or more than top-k at etp above
+// t).
+void LlamaBlock::add_routed_input(SavedTensors& saved, const Words& id, const Words& name,
+                                  const Words& elements, double width, double dtype_bytes) const {
+  if (expert_tokens > 1) {
+    saved.add(id, name, shape.gated_mlp ? "gate and up projections" : "up projection",
+              elements + "·" + shortest_decimal(expert_tokens) + " (gathered over etp)",
+              width * top_k * expert_tokens, dtype_bytes, 1);
+    return;
+  }
+  saved.add(id, name, shape.gated_mlp ? "gate and up projections" : "up projection", elements,
+            width * top_k, dtype_bytes, 1 / expert_tokens);
+}
+
+// torchtitan's TokenChoiceTopKRouter and its dispatcher's reorder (torchtitan/models/common/moe.py
+// and token_dispatcher.py, b5bcd76c): the gate runs under autocast(float32), which casts the norm's
+// output to FP32 and saves that copy; the score function (sigmoid or softmax) saves its FP32
+// output; scores.gather saves the top-k expert ids; _local_reorder's indexing saves the argsort of
+// them (for the scores) and each copy's token index (for the tokens), int64; under expert
+// parallelism _permute's indices into the received copies too. route_norm's division (4 B a copy
+// and a token) is left out.
+void LlamaBlock::add_torchtitan_router(SavedTensors& saved) const {
+  const double copies = shape.num_experts_per_token;
+  const bool across_ranks = setup.layout.expert_parallel > 1;
+  saved.add("router-input", "MLP norm's output, cast to FP32 by the gate's autocast",
+            "the router's gate (autocast to float32)", "h", h, kFp32Bytes, whole);
+  saved.add("router-scores", "Router's scores (sigmoid or softmax output)",
+            "the score function and the top-k gather", "E", shape.num_experts, kFp32Bytes, whole);
+  saved.add("routing-indices",
+            across_ranks ? "Expert ids, their argsort, token indices and the received copies' order"
+                         : "Expert ids, their argsort and token indices",
+            "the gathers of the scores and the tokens", across_ranks ? "4·top-k" : "3·top-k",
+            (across_ranks ? 4 : 3) * copies, 8, whole, "int64");
+}
+
+// torchtitan's combine (token_dispatcher.py, combine): the experts' outputs, back in the copies'
+// order, upcast to FP32 and multiplied by the routing scores, which the product saves for each
+// other's gradient, then cast back and scatter-added into the tokens.
+void LlamaBlock::add_torchtitan_combine(SavedTensors& saved) const {
+  if (!torchtitan_mixture) return;
+  saved.add("combine-output", "Experts' outputs" + top_k_text + ", upcast to FP32",
+            "the product with the routing scores", routed_copies ? "h·top-k" : "h", h * top_k,
+            kFp32Bytes, whole);
+  saved.add("combine-scores", "Routing scores in the copies' order",
+            "the product with the experts' outputs", routed_copies ? "top-k" : "1", top_k,
+            kFp32Bytes, whole);
+}
+
 void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
   if (shared_f <= 0) return;
   // The shared experts' one MLP reads the norm's output that the router saved, and saves what
   // a dense gated MLP saves (DeepseekV3MoE's shared_experts, Qwen2-MoE's shared_expert); under
-  // FP8 it keeps an FP8 copy of its input of its own.
-  if (fp8) {
-    saved.add("shared-input", "Shared experts' input (the norm's output), in FP8",
+  // FP8 it keeps an FP8 copy of its input of its own. torchtitan's router saves an FP32 copy,
+  // so its shared experts' gate and up projections save the BF16 output themselves.
+  if (fp8 || torchtitan_mixture) {
+    saved.add("shared-input",
+              fp8 ? "Shared experts' input (the norm's output), in FP8"
+                  : "Shared experts' input (the norm's output)",
               "the shared experts' gate and up projections", "h", h, linear_input_bytes, whole);
   }
   if (shape.gated_mlp) {
@@ -612,6 +687,7 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
   block.add_mlp_norm(saved);
   block.add_mlp_input(saved);
   block.add_mlp(saved);
+  block.add_torchtitan_combine(saved);
   block.add_latent_output(saved);
   block.add_shared_experts(saved);
   block.add_residual_dropout_mask(saved, "mlp-dropout-mask", "Dropout mask after the MLP (1 byte)");

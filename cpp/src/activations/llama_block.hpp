@@ -57,6 +57,10 @@ struct LlamaBlock {
   void add_mlp(SavedTensors& saved) const;
   void add_latent_output(SavedTensors& saved) const;
   void add_shared_experts(SavedTensors& saved) const;
+  void add_torchtitan_router(SavedTensors& saved) const;
+  void add_torchtitan_combine(SavedTensors& saved) const;
+  void add_routed_input(SavedTensors& saved, const Words& id, const Words& name,
+                        const Words& elements, double width, double dtype_bytes) const;
   void add_attention_output_gate(SavedTensors& saved) const;
   void add_gated_deltanet(SavedTensors& saved) const;
   void add_gated_norm_in_pytorch(SavedTensors& saved, const Words& gate_name) const;
@@ -92,11 +96,18 @@ struct LlamaBlock {
   double whole = 1;              // the split of what sits between the blocks: 1 or t
   double projections_input = 1;  // the split of the projections' saved input: 1 or whole
   Words gathered_text;
-  double by_heads = 1;         // the attention heads' split (and the MLP's width): t
-  double by_expert_width = 1;  // the routed experts' width's split: etp, or t
+  double by_heads = 1;  // the attention heads' split (and the MLP's width): t
+  // The routed experts' intermediates' split: t under sequence parallelism (the tokens split,
+  // gathered back over etp, the width over etp), etp without it.
+  double by_expert_width = 1;
+  // The routed copies a rank's experts read per token of the layer's: etp/t (the copies gathered
+  // over etp), 1 without sequence parallelism.
+  double expert_tokens = 1;
+  bool torchtitan_mixture = false;  // LayerStack::torchtitan_mixture
   bool selective = false;
   bool keys_repeated = false;
   bool eager_modules = false;  // LayerStack::eager_modules
+  bool silu_apart = false;     // LayerStack::silu_apart
   bool layer_norm = false;
   Words norm_kind;
   bool parallel = false;

@@ -61,6 +61,8 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.parameters = stage.parameters;
   device.root_parameters = stage.root_parameters;
   device.layer_parameters = (stage.parameters - stage.root_parameters) / stage.layers;
+  device.layer_expert_parameters = stage.expert_parameters / stage.layers;
+  device.expert_zero_shards = placement.expert_zero_shards;
   device.layer_weight_bytes = kBf16Bytes * device.layer_parameters;
   device.layer_trainable_parameters = device.layer_parameters;
   if (setup.lora_rank > 0) {

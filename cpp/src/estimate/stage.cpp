@@ -347,6 +347,12 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
                    "group's tokens (BF16), casts them to FP32 and reduce-scatters them (FP32), "
                    "transient, one layer at a time (Megatron-LM's MoEAllGatherTokenDispatcher, "
                    "megatron/core/transformer/moe/token_dispatcher.py)"
+             : stack_row(setup.stack).torchtitan_mixture
+                 ? "the dispatch's and the combine's all-to-all hold a send and a receive buffer "
+                   "of the routed copies, BF16, transient, one layer at a time (torchtitan's "
+                   "AllToAllTokenDispatcher, torchtitan/models/common/token_dispatcher.py: "
+                   "_local_reorder's copies sent, received, then _permute's copy kept; the "
+                   "combine's _unpermute and the all-to-all's output)"
                  : "the dispatch's and the combine's all-to-all hold a send and a receive buffer "
                    "of the routed copies, BF16, transient, one layer at a time (Megatron-LM's "
                    "MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/token_dispatcher.py)";
@@ -521,6 +527,9 @@ LayerStack layer_stack_of(const TrainingSetup& setup) {
   stack.transformer_engine_fp8 = transformer_engine_fp8(setup);
   stack.fp8_saved_input_bytes = fp8_saved_input_bytes_per_value(setup);
   stack.eager_modules = stack_row(setup.stack).eager_modules && setup.compile == Compile::kOff;
+  stack.silu_apart = (stack_row(setup.stack).eager_modules || stack_row(setup.stack).silu_apart) &&
+                     setup.compile == Compile::kOff;
+  stack.torchtitan_mixture = stack_row(setup.stack).torchtitan_mixture;
   return stack;
 }
 

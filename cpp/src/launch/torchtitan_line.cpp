@@ -78,8 +78,11 @@ const std::vector<RegistryConfig>& registry() {
        Recompute::kSelectiveOp, true, 1, true, true},
       {"qwen3", "qwen3_14b", "qwen3-14b", 4 * 4096, 4096, Recompute::kFull, false, 1, false, false},
       {"qwen3", "qwen3_32b", "qwen3-32b", 2 * 4096, 4096, Recompute::kFull, false, 1, false, false},
+      // Qwen3-30B-A3B's mixture (_build_qwen3_moe_layers: 128 experts of 768, top-8, softmax
+      // scores, route_norm), its experts exchanged by the standard all-to-all dispatcher
+      // (moe_comm_backend "standard") under --parallelism.expert_parallel_degree.
       {"qwen3", "qwen3_30b_a3b", "qwen3-30b-a3b", 2 * 4096, 4096, Recompute::kFull, false, 1, false,
-       false, "a mixture of experts under torchtitan is not modelled yet"},
+       false},
   };
   return configs;
 }
@@ -269,6 +272,9 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   const long long p = degree(flags, "--parallelism.pipeline_parallel_degree", false).value_or(1);
   const long long replicate =
       degree(flags, "--parallelism.data_parallel_replicate_degree", false).value_or(1);
+  // Expert parallelism borrows its ranks from dp_shard·cp·tp (parallel_dims.py); the core's check
+  // holds it to a mixture whose experts and devices it divides.
+  const long long ep = degree(flags, "--parallelism.expert_parallel_degree", false).value_or(1);
   if (t > 1) {
     flags.fault("--parallelism.tensor_parallel_degree",
                 "--parallelism.tensor_parallel_degree " + std::to_string(t) +
@@ -312,6 +318,7 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   }
   setup.layout.data_parallel = static_cast<int>(d);
   setup.layout.context_parallel = static_cast<int>(c);
+  setup.layout.expert_parallel = static_cast<int>(ep);
   setup.layout.zero_stage = 3;
   // TrainingConfig.disable_cuda_graphs (False): since f84224a (August 13, 2026) the trainer
   // captures its forward and backward passes in a CUDA graph, whose private pool keeps what they
@@ -351,6 +358,12 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   if (shard == -1) {
     launch.notes.push_back("FSDP over d " + std::to_string(d) + ": the world size " +
                            std::to_string(world) + " over t·c " + std::to_string(t * c) + ".");
+  }
+  if (ep > 1) {
+    launch.notes.push_back("Expert parallelism " + std::to_string(ep) +
+                           ": each rank holds its share of the experts whole, exchanging the "
+                           "routed tokens by all-to-all, and FSDP2 shards those experts over "
+                           "efsdp = d·c / ep (parallel_dims.py).");
   }
   return launch;
 }

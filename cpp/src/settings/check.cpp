@@ -363,9 +363,35 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   if (!row.tensor_parallel && (layout.tensor_parallel > 1 || layout.expert_parallel > 1)) {
     return refusal(id::kStack, row.layout_refusal);
   }
-  if (!row.expert_parallel && shape.num_experts > 1 &&
-      (layout.tensor_parallel > 1 || layout.expert_parallel > 1)) {
-    return refusal(id::kStack, row.expert_refusal);
+  if (row.torchtitan_mixture && shape.num_experts > 1) {
+    if (layout.tensor_parallel > 1) {
+      return refusal(id::kTensorParallel,
+                     "torchtitan's tensor parallelism is modelled for dense models as its Llama "
+                     "plan runs it (apply_tp); its mixture-of-experts plans (moe_sharding.py) are "
+                     "not. Set tp to 1 for " +
+                         shape.name +
+                         " (expert parallelism is modelled), or choose the megatron "
+                         "stack.");
+    }
+    if (layout.expert_tensor_parallel > 1) {
+      return refusal(id::kExpertTensorParallel,
+                     "torchtitan keeps each routed expert whole on its expert-parallel rank (its "
+                     "experts' mesh is efsdp × ep, parallel_dims.py); set etp to 0 or 1.");
+    }
+    if (setup.capacity_factor > 0) {
+      return refusal(id::kCapacityFactor,
+                     "torchtitan's all-to-all token dispatcher drops no token and pads no "
+                     "expert's buffer to a capacity; set the capacity factor to 0.");
+    }
+  }
+  // Megatron-LM's MoELayer.forward raises in training where tensor parallelism runs without
+  // sequence parallelism.
+  if (setup.stack == Stack::kMegatron && shape.num_experts > 1 && layout.tensor_parallel > 1 &&
+      !layout.sequence_parallel) {
+    return refusal(id::kSequenceParallel,
+                   "Megatron-LM trains a mixture of experts under tensor parallelism only with "
+                   "sequence parallelism (MoELayer.forward raises otherwise); turn sequence "
+                   "parallelism on.");
   }
   if (megatron_fsdp(setup)) {
     // What Megatron-FSDP's replay follows: a dense model's layers, each one unit and one bucket,

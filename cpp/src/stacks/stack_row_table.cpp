@@ -78,11 +78,8 @@ const StackRow& stack_row(Stack stack) {
             "torchtitan computes the loss as cross_entropy over FP32-upcast logits, whole or "
             "chunked by its ChunkedLossWrapper (its llama3 configs since April 2026); choose the "
             "fp32-upcast or chunked-wrapper loss.";
-        row.expert_parallel = false;
-        row.expert_refusal =
-            "torchtitan's tensor parallelism is modelled for dense models as its Llama plan runs "
-            "it (apply_tp), and its mixtures of experts not at all; set tp and ep to 1 for a "
-            "mixture of experts, or choose the megatron stack.";
+        row.torchtitan_mixture = true;
+        row.silu_apart = true;
         row.dtensor_tensor_parallel = true;
         row.torch_pipelining = true;
         row.fine_tuning = false;
@@ -137,7 +134,6 @@ const StackRow& stack_row(Stack stack) {
             "torchtune's recipes are modelled on one device or under FSDP2 over data parallelism "
             "(its tensor parallelism is not); set tp, pp, cp and ep to 1, or choose the "
             "torchtitan stack.";
-        row.expert_parallel = false;
         row.offloading = false;
         row.offloads_activations_only = true;
         row.single_dtype = true;
@@ -184,7 +180,6 @@ const StackRow& stack_row(Stack stack) {
         row.layout_refusal =
             "The hf stack is modelled with data parallelism alone (DDP under accelerate); set "
             "tp, pp, cp and ep to 1, or choose another stack.";
-        row.expert_parallel = false;
         row.offloading = false;
         row.single_dtype = true;
         row.precision_refusal =

@@ -54,9 +54,6 @@ struct StackRow {
   const char* loss_refusal = "";
   bool tensor_parallel = true;
   const char* layout_refusal = "";
-  // Expert parallelism, and tensor parallelism for mixtures of experts; refused with its words.
-  bool expert_parallel = true;
-  const char* expert_refusal = "";
   // Tensor parallelism as DTensor runs it (torchtitan's apply_tp, torch/distributed/tensor/
   // parallel/style.py): sequence parallelism always on, and each norm's output all-gathered
   // (PrepareModuleInput, Shard(1) to Replicate) before Q, K, V and gate and up, which save the
@@ -87,6 +84,11 @@ struct StackRow {
   // (feed_forward.py) keeps SiLU's output apart from the product; and MultiHeadAttention
   // (attention.py) expands K and V to every query head before SDPA, which keeps them so.
   bool eager_modules = false;
+  // torchtitan's FeedForward and GroupedExperts (torchtitan/models/common/feed_forward.py and
+  // moe.py, b5bcd76c) run w2(F.silu(w1(x)) * w3(x)) as written: uncompiled, SiLU saves its input
+  // and the product saves SiLU's output beside w3's, four tensors of the MLP's width (a fused
+  // SwiGLU keeps three).
+  bool silu_apart = false;
   // The words that refuse any precision but bf16, under single_dtype.
   const char* precision_refusal = "";
   bool int8_base = true;  // bitsandbytes' LLM.int8() base weights under LoRA
@@ -125,6 +127,14 @@ struct StackRow {
   // micro-batches as the schedule fills, and Megatron-LM's rule splits each device's layers evenly
   // over its virtual stages.
   bool torch_pipelining = false;
+  // torchtitan's mixture of experts (torchtitan/models/common/moe.py and token_dispatcher.py at
+  // b5bcd76c, August 2026): TokenChoiceTopKRouter's gate under autocast(float32), its FP32 scores,
+  // the dispatcher's index tensors, and a combine that multiplies the experts' outputs, upcast to
+  // FP32, by the routing scores (llama_block.cpp saves what each keeps). Under expert parallelism
+  // each routed expert stays whole on its rank (the sparse mesh is efsdp × ep, parallel_dims.py),
+  // and FSDP2 shards the experts over efsdp = dp_shard·cp / ep; its MoE under tensor parallelism
+  // (moe_sharding.py) is not modelled.
+  bool torchtitan_mixture = false;
   // Whether its replay follows the activations' gradients through the backward pass (the
   // StepDevice's gradient_tensors).
   bool follows_gradients = false;

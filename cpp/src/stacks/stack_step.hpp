@@ -46,6 +46,16 @@ struct StepDevice {
   double layers_per_stage = 0;
   double zero_shards = 1;       // d·c
   double layer_parameters = 0;  // one layer's on the device, unsharded
+  // Of those, the routed experts' (a mean over the stage's layers), which shard over their own
+  // data-parallel group: torchtitan's efsdp (d·c / ep), Megatron-LM's d·t·c / (ep·etp).
+  double layer_expert_parameters = 0;
+  double expert_zero_shards = 1;
+  // One layer's parameters as sharded: the rest over zero_shards, the routed experts over
+  // expert_zero_shards.
+  double sharded_layer_parameters() const {
+    return (layer_parameters - layer_expert_parameters) / zero_shards +
+           layer_expert_parameters / expert_zero_shards;
+  }
   // One layer's weights as held, unsharded (a quantised base's linear weights in their storage,
   // LoRA's adapters beside them), and its trainable parameters (the adapters under LoRA).
   double layer_weight_bytes = 0;

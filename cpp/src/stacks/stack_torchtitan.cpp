@@ -269,7 +269,7 @@ CachingAllocator::Handle fsdp_backward_pass(Step& step, const StepDevice& device
     block_backward(step, device, terms, forward.kept[index], static_cast<int>(index) + 1);
     const auto reduce = step.take(terms.reduce_input, kFp32Bytes * layer);
     step.give(layer_gradients);
-    step.take(tag(Term::kGradients), kFp32Bytes * layer / device.zero_shards);
+    step.take(tag(Term::kGradients), kFp32Bytes * device.sharded_layer_parameters());
     step.give(previous_reduce);
     previous_reduce = reduce;
     give_all(step, forward.copies[index]);

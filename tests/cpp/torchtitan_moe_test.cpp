@@ -1,0 +1,204 @@
+// torchtitan's mixture of experts with expert parallelism (issue 46's item 3), counted by hand on a
+// tiny shape: what its router, dispatcher and combine save (torchtitan/models/common/moe.py and
+// token_dispatcher.py, b5bcd76c), the all-to-all's buffers, FSDP2's shards over efsdp, and what it
+// does not run refused by name. And the routed tokens a rank's experts read under Megatron-LM's
+// expert tensor parallelism, which the same block counts.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "estimate/calculation.hpp"
+#include "trainmem/activations.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
+
+using namespace trainmem;
+
+namespace torchtitan_moe_test {
+
+namespace {
+
+constexpr double kTokens = 128, kH = 64, kExperts = 4, kTopK = 2, kWidth = 32, kLayers = 2;
+
+// Two layers of h 64 (4 heads of 16, 2 key-value heads), each a mixture of 4 experts of 32, top-2,
+// a vocabulary of 256; 128 tokens under torchtitan on d 4 with FSDP2 (ZeRO 3), the llama-block
+// model, no recomputation, expert parallelism `ep`.
+TrainingSetup tiny_mixture(int ep) {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  ModelShape& shape = setup.custom_model;
+  shape.id = kCustomModelId;
+  shape.name = "Tiny mixture";
+  shape.num_layers = static_cast<int>(kLayers);
+  shape.hidden_size = static_cast<int>(kH);
+  shape.ffn_hidden_size = 128;
+  shape.num_attention_heads = 4;
+  shape.num_key_value_heads = 2;
+  shape.vocab_size = 256;
+  shape.num_experts = static_cast<int>(kExperts);
+  shape.num_experts_per_token = static_cast<int>(kTopK);
+  shape.moe_ffn_hidden_size = static_cast<int>(kWidth);
+  setup.sequence_length = static_cast<int>(kTokens);
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  setup.stack = Stack::kTorchtitan;
+  setup.logits = false;
+  setup.layout.data_parallel = 4;
+  setup.layout.zero_stage = 3;
+  setup.layout.expert_parallel = ep;
+  return setup;
+}
+
+double tensor_bytes(const std::vector<SavedTensor>& tensors, const std::string& id) {
+  for (const SavedTensor& tensor : tensors) {
+    if (tensor.id == id) return tensor.bytes_per_token;
+  }
+  return -1;
+}
+
+Breakdown whole(const TrainingSetup& setup) {
+  const Calculation calc =
+      calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false});
+  REQUIRE_MESSAGE(calc.answer.ok(), calc.answer.message);
+  return calc.whole_terms;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "torchtitan moe: a routed layer saves the gate's FP32 input, its scores, the indices and "
+    "the combine's FP32 upcast, by hand") {
+  TrainingSetup setup = tiny_mixture(2);
+  const std::vector<SavedTensor> saved =
+      llama_block_saved_tensors(setup.custom_model, setup, setup.flash_attention);
+  // The router: the norm's output cast to FP32 by autocast (4·h), the FP32 scores (4·E), and the
+  // int64 expert ids, their argsort, the token indices and _permute's order (8 × 4 × top-k).
+  CHECK(tensor_bytes(saved, "router-input") == 4 * kH);
+  CHECK(tensor_bytes(saved, "router-scores") == 4 * kExperts);
+  CHECK(tensor_bytes(saved, "routing-indices") == 8 * 4 * kTopK);
+  // The experts: each routed copy of the input (2·h·top-k), and w1's output, SiLU's output, w3's
+  // output and their product (2·f_e·top-k each), uncompiled.
+  CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK);
+  for (const char* id : {"gate-output", "activation-output", "up-output", "product"}) {
+    CHECK(tensor_bytes(saved, id) == 2 * kWidth * kTopK);
+  }
+  // The combine: the experts' outputs upcast to FP32 (4·h·top-k) and the sorted scores (4·top-k).
+  CHECK(tensor_bytes(saved, "combine-output") == 4 * kH * kTopK);
+  CHECK(tensor_bytes(saved, "combine-scores") == 4 * kTopK);
+  // No BF16 copy of the norm's output for the router: its FP32 copy is what it saves.
+  int router_inputs = 0;
+  for (const SavedTensor& tensor : saved) router_inputs += tensor.id == "router-input" ? 1 : 0;
+  CHECK(router_inputs == 1);
+  // Without expert parallelism no received copies are reordered: three index tensors.
+  setup.layout.expert_parallel = 1;
+  CHECK(tensor_bytes(llama_block_saved_tensors(setup.custom_model, setup, true),
+                     "routing-indices") == 8 * 3 * kTopK);
+  // Compiled, the fused SwiGLU keeps no SiLU output apart.
+  setup.compile = Compile::kBlocks;
+  CHECK(tensor_bytes(llama_block_saved_tensors(setup.custom_model, setup, true),
+                     "activation-output") == -1);
+  // Megatron-LM's router saves the BF16 norm output, and none of torchtitan's other tensors.
+  setup = tiny_mixture(2);
+  setup.stack = Stack::kMegatron;
+  setup.layout.zero_stage = 1;
+  const std::vector<SavedTensor> megatron =
+      llama_block_saved_tensors(setup.custom_model, setup, true);
+  CHECK(tensor_bytes(megatron, "router-input") == 2 * kH);
+  CHECK(tensor_bytes(megatron, "combine-output") == -1);
+  CHECK(tensor_bytes(megatron, "routing-indices") == -1);
+}
+
+TEST_CASE(
+    "torchtitan moe: expert parallelism adds the all-to-all's buffers and the received copies' "
+    "order") {
+  // One layer's send and receive buffers of the routed copies, BF16, while it runs (2 × 128 × 2 ×
+  // 64 × 2 B), and every layer's int64 order of its received copies (8 × top-k a token).
+  const double dispatch = 2 * kTokens * kTopK * kH * 2;
+  const double order = kLayers * kTokens * 8 * kTopK;
+  CHECK(whole(tiny_mixture(2))[Term::kActivations] - whole(tiny_mixture(1))[Term::kActivations] ==
+        dispatch + order);
+  // More ranks exchange as much per rank.
+  CHECK(whole(tiny_mixture(4))[Term::kActivations] == whole(tiny_mixture(2))[Term::kActivations]);
+}
+
+TEST_CASE(
+    "torchtitan moe: FSDP2 shards the experts over efsdp = d/ep, so each rank's states are the "
+    "same share at any ep") {
+  const Breakdown one = whole(tiny_mixture(1));
+  for (int ep : {2, 4}) {
+    CAPTURE(ep);
+    const Breakdown more = whole(tiny_mixture(ep));
+    // ep ranks hold E/ep experts whole, each sharded over d/ep: 1/d of them, as without it.
+    for (Term term : {Term::kWeights, Term::kGradients, Term::kOptimizerStates}) {
+      CHECK(more[term] == doctest::Approx(one[term]));
+    }
+    // The replay's gradients, made layer by layer in the backward pass, come to the same shards:
+    // the experts' over efsdp, the rest over d.
+    const std::vector<TimelinePoint> timeline = memory_timeline(tiny_mixture(ep));
+    const std::vector<TimelinePoint> without = memory_timeline(tiny_mixture(1));
+    REQUIRE(!timeline.empty());
+    CHECK(timeline.back().held[Term::kGradients] ==
+          doctest::Approx(without.back().held[Term::kGradients]));
+  }
+  // Gathered for its passes, a layer holds this rank's E/ep experts alone: the peak falls as ep
+  // grows.
+  CHECK(estimate_memory(tiny_mixture(4)).peak_allocated_bytes <
+        estimate_memory(tiny_mixture(1)).peak_allocated_bytes);
+}
+
+TEST_CASE("torchtitan moe: what it does not run is refused, naming the setting") {
+  TrainingSetup setup = tiny_mixture(2);
+  setup.layout.tensor_parallel = 2;
+  setup.layout.sequence_parallel = true;
+  setup.layout.data_parallel = 2;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kTensorParallel);
+  setup = tiny_mixture(2);
+  setup.layout.expert_tensor_parallel = 2;
+  Answer refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kExpertTensorParallel);
+  CHECK(refused.message ==
+        "torchtitan keeps each routed expert whole on its expert-parallel rank (its experts' mesh "
+        "is efsdp × ep, parallel_dims.py); set etp to 0 or 1.");
+  setup = tiny_mixture(2);
+  setup.capacity_factor = 1.25;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kCapacityFactor);
+  setup = tiny_mixture(3);
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kExpertParallel);
+  CHECK(estimate_memory(tiny_mixture(4)).answer.ok());
+}
+
+TEST_CASE(
+    "megatron moe: a rank's experts read etp/t of its tokens' routed copies, and their "
+    "intermediates are split over t") {
+  // t 2 with sequence parallelism: each rank routes its 64 of the 128 tokens; etp 2 gathers the
+  // copies of both ranks (token_dispatcher.py, dispatch_postprocess), each expert half as wide.
+  TrainingSetup setup = tiny_mixture(2);
+  setup.stack = Stack::kMegatron;
+  setup.layout.zero_stage = 1;
+  setup.layout.data_parallel = 2;
+  setup.layout.tensor_parallel = 2;
+  setup.layout.sequence_parallel = true;
+  setup.layout.expert_tensor_parallel = 1;
+  std::vector<SavedTensor> saved = llama_block_saved_tensors(setup.custom_model, setup, true);
+  CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK / 2);
+  CHECK(tensor_bytes(saved, "gate-output") == 2 * kWidth * kTopK / 2);
+  setup.layout.expert_tensor_parallel = 2;
+  saved = llama_block_saved_tensors(setup.custom_model, setup, true);
+  CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK);
+  CHECK(tensor_bytes(saved, "gate-output") == 2 * kWidth * kTopK / 2);
+  // At t 1 etp 2 gathers two data-parallel ranks' copies: twice top-k of them, each half as wide.
+  setup.layout.tensor_parallel = 1;
+  setup.layout.sequence_parallel = false;
+  setup.layout.data_parallel = 4;
+  saved = llama_block_saved_tensors(setup.custom_model, setup, true);
+  CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK * 2);
+  CHECK(tensor_bytes(saved, "gate-output") == 2 * kWidth * kTopK);
+  // Megatron-LM's MoELayer refuses tensor parallelism without sequence parallelism in training.
+  setup.layout.tensor_parallel = 2;
+  setup.layout.data_parallel = 2;
+  setup.layout.expert_tensor_parallel = 0;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kSequenceParallel);
+}
+
+}  // namespace torchtitan_moe_test
