@@ -13,6 +13,7 @@
 #include "trainmem/estimate.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
+#include "trainmem/verdict.hpp"
 
 using namespace trainmem;
 
@@ -166,6 +167,39 @@ TEST_CASE("torchtitan moe: what it does not run is refused, naming the setting")
   setup = tiny_mixture(3);
   CHECK(estimate_memory(setup).answer.setting == setting_id::kExpertParallel);
   CHECK(estimate_memory(tiny_mixture(4)).answer.ok());
+}
+
+TEST_CASE(
+    "verdict: a mixture is not judged by dense runs alone; where the stack has measured none, "
+    "the headroom decides") {
+  // The torchtitan stack's published runs are dense Llamas: a mixture's verdict says so.
+  TrainingSetup setup;
+  setup.model_id = "qwen3-30b-a3b";
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  setup.layout.expert_parallel = 8;
+  setup.recompute = Recompute::kFull;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  const VerdictAnswer mixture = verdict_of(estimate, false, {});
+  CHECK_FALSE(mixture.from_band);
+  CHECK(mixture.reason.find("No published run of the torchtitan (FSDP2) stack measures a "
+                            "mixture of experts yet") != std::string::npos);
+  CHECK(mixture.limit_bytes == estimate.usable_bytes);
+  // A dense model under the same stack keeps its band.
+  setup.model_id = "llama3.1-8b";
+  setup.layout.expert_parallel = 1;
+  CHECK(verdict_of(estimate_memory(setup), false, {}).from_band);
+  // Megatron-LM's runs include mixtures (SimuMax's DeepSeek rows): its band stands.
+  setup.model_id = "qwen3-30b-a3b";
+  setup.stack = Stack::kMegatron;
+  setup.layout.zero_stage = 1;
+  setup.layout.expert_parallel = 8;
+  setup.recompute = Recompute::kNone;
+  const ErrorBand band = error_band(Stack::kMegatron, setup.activation_model);
+  CHECK(band.mixture_cases > 0);
+  CHECK(verdict_of(estimate_memory(setup), false, {}).from_band);
 }
 
 TEST_CASE(

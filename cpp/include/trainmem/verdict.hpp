@@ -23,6 +23,7 @@ struct ErrorBand {
   std::vector<std::string> case_ids;
   std::vector<std::string> case_titles;
   std::vector<double> case_errors_percent;
+  int mixture_cases = 0;  // of those, the runs of a mixture of experts
 };
 
 // A stack's band under an activation model: every published run under that stack whose figure is

@@ -50,6 +50,8 @@ ErrorBand error_band(Stack stack, ActivationModel model) {
     band.case_ids.push_back(measured.id);
     band.case_titles.push_back(measured.title);
     band.case_errors_percent.push_back(error);
+    const ModelShape* shape = resolve_model(measured.setup);
+    if (shape != nullptr && shape->num_experts > 1) ++band.mixture_cases;
   }
   if (static_cast<int>(band.case_ids.size()) < kMinBandCases) return ErrorBand{};
   const auto [low, high] =
@@ -123,6 +125,12 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   const bool fsdp = megatron_fsdp(estimate.setup);
   if (!headroom_asked && !fsdp)
     answer.band = error_band(estimate.setup.stack, estimate.setup.activation_model);
+  // A mixture of experts is not judged by dense runs alone: where none of the stack's runs is a
+  // mixture, the headroom decides (the torchtitan stack's runs are all dense Llamas).
+  const ModelShape* shape = resolve_model(estimate.setup);
+  const bool unmeasured_mixture = shape != nullptr && shape->num_experts > 1 &&
+                                  !answer.band.case_ids.empty() && answer.band.mixture_cases == 0;
+  if (unmeasured_mixture) answer.band = ErrorBand{};
   answer.from_band = !answer.band.case_ids.empty();
   if (!answer.from_band) {
     // The headroom decides: the estimate against the device's usable share.
@@ -140,8 +148,12 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
         (headroom_asked ? "The headroom asked for decides: "
          : fsdp ? "No published run measures Megatron-FSDP yet, so the headroom stands in for "
                   "the estimate's error: "
-                : "Fewer than " + format_count(kMinBandCases) + " published runs measure the " +
-                      stack + " stack, so the headroom stands in for their spread: ") +
+         : unmeasured_mixture
+             ? "No published run of the " + stack +
+                   " stack measures a mixture of experts yet, so the headroom stands in for the "
+                   "estimate's error: "
+             : "Fewer than " + format_count(kMinBandCases) + " published runs measure the " +
+                   stack + " stack, so the headroom stands in for their spread: ") +
         format_bytes(total) + (answer.verdict == Verdict::kFits ? " within " : " over ") +
         format_bytes(answer.limit_bytes) + " (" + kept + ").";
     return answer;
