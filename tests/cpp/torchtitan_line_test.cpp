@@ -149,6 +149,20 @@ TEST_CASE("torchtitan line: Qwen3-30B-A3B's config is read with its expert paral
   CHECK(estimate_memory(three.setup).answer.setting == setting_id::kExpertParallel);
   // A line that does not date itself is refused, as the dense configs' are.
   CHECK(read(moe_line("")).answer.setting == "--config");
+  // On a dense config expert parallelism has no effect (configs.py), once it divides the ranks.
+  const std::string dense =
+      "torchrun --nproc_per_node 8 -m torchtitan.train --module qwen3 --config qwen3_14b "
+      "--training.disable_cuda_graphs " +
+      tokens + " --parallelism.expert_parallel_degree ";
+  const LaunchConfig ignored = read(dense + "4\n");
+  REQUIRE_MESSAGE(ignored.answer.ok(), ignored.answer.message);
+  CHECK(ignored.setup.layout.expert_parallel == 1);
+  bool noted = false;
+  for (const std::string& note : ignored.notes) {
+    noted = noted || note.find("has no effect on Qwen3 14B") != std::string::npos;
+  }
+  CHECK(noted);
+  CHECK(read(dense + "3\n").answer.setting == "--parallelism.expert_parallel_degree");
 }
 
 TEST_CASE("torchtitan line: what it does not read is refused by its flag, or listed") {

@@ -99,6 +99,14 @@ TEST_CASE(
   setup.compile = Compile::kBlocks;
   CHECK(tensor_bytes(llama_block_saved_tensors(setup.custom_model, setup, true),
                      "activation-output") == -1);
+  // Shared experts (torchtitan's FeedForward) save the BF16 norm output, the router's copy being
+  // FP32, and, uncompiled, SiLU's output apart.
+  setup = tiny_mixture(2);
+  setup.custom_model.shared_expert_ffn_hidden_size = 16;
+  const std::vector<SavedTensor> shared =
+      llama_block_saved_tensors(setup.custom_model, setup, true);
+  CHECK(tensor_bytes(shared, "shared-input") == 2 * kH);
+  CHECK(tensor_bytes(shared, "shared-activation-output") == 2 * 16);
   // Megatron-LM's router saves the BF16 norm output, and none of torchtitan's other tensors.
   setup = tiny_mixture(2);
   setup.stack = Stack::kMegatron;
@@ -113,12 +121,20 @@ TEST_CASE(
 TEST_CASE(
     "torchtitan moe: expert parallelism adds the all-to-all's buffers and the received copies' "
     "order") {
-  // One layer's send and receive buffers of the routed copies, BF16, while it runs (2 × 128 × 2 ×
-  // 64 × 2 B), and every layer's int64 order of its received copies (8 × top-k a token).
-  const double dispatch = 2 * kTokens * kTopK * kH * 2;
+  // The combine's transients, one layer at a time: the experts' BF16 output, the FP32 product
+  // with the scores and its BF16 cast, 8 B a routed copy's value; under expert parallelism the
+  // all-to-all's output too, 10 B (more than the dispatch's send and receive buffers, 4 B).
+  const double copies = kTokens * kTopK * kH;
+  const Calculation local = calculate(tiny_mixture(1), 1, true, {false, false});
+  REQUIRE(local.answer.ok());
+  CHECK(local.layer.dispatch.value() == 8 * copies);
+  const Calculation exchanged = calculate(tiny_mixture(2), 1, true, {false, false});
+  REQUIRE(exchanged.answer.ok());
+  CHECK(exchanged.layer.dispatch.value() == 10 * copies);
+  // And every layer's int64 order of its received copies (8 × top-k a token).
   const double order = kLayers * kTokens * 8 * kTopK;
   CHECK(whole(tiny_mixture(2))[Term::kActivations] - whole(tiny_mixture(1))[Term::kActivations] ==
-        dispatch + order);
+        2 * copies + order);
   // More ranks exchange as much per rank.
   CHECK(whole(tiny_mixture(4))[Term::kActivations] == whole(tiny_mixture(2))[Term::kActivations]);
 }
@@ -166,6 +182,12 @@ TEST_CASE("torchtitan moe: what it does not run is refused, naming the setting")
   CHECK(estimate_memory(setup).answer.setting == setting_id::kCapacityFactor);
   setup = tiny_mixture(3);
   CHECK(estimate_memory(setup).answer.setting == setting_id::kExpertParallel);
+  // gpt-oss's experts (biases, a clamped SwiGLU) are not GroupedExperts'.
+  setup = tiny_mixture(2);
+  setup.custom_model.mlp_bias = true;
+  refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kStack);
+  CHECK(refused.message.find("GptOssGroupedExperts") != std::string::npos);
   CHECK(estimate_memory(tiny_mixture(4)).answer.ok());
 }
 
@@ -221,6 +243,10 @@ TEST_CASE(
   saved = llama_block_saved_tensors(setup.custom_model, setup, true);
   CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK);
   CHECK(tensor_bytes(saved, "gate-output") == 2 * kWidth * kTopK / 2);
+  // The all-to-all's receive buffer (64 tokens' 2 copies) beside its gather over etp 2: 3 of them.
+  const Calculation gathered = calculate(setup, 1, true, {false, false});
+  REQUIRE(gathered.answer.ok());
+  CHECK(gathered.layer.dispatch.value() == 3 * (kTokens / 2) * kTopK * kH * 2);
   // At t 1 etp 2 gathers two data-parallel ranks' copies: twice top-k of them, each half as wide.
   setup.layout.tensor_parallel = 1;
   setup.layout.sequence_parallel = false;

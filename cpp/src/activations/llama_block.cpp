@@ -594,9 +594,15 @@ void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
   }
   if (shape.gated_mlp) {
     saved.add("shared-gate-output", "Shared experts' gate projection output",
-              "the fused activation × up", "f_s", shared_f, kBf16Bytes, by_heads);
+              silu_apart ? "SiLU" : "the fused activation × up", "f_s", shared_f, kBf16Bytes,
+              by_heads);
     saved.add("shared-up-output", "Shared experts' up projection output",
-              "the fused activation × up", "f_s", shared_f, kBf16Bytes, by_heads);
+              silu_apart ? "the product with SiLU's output" : "the fused activation × up", "f_s",
+              shared_f, kBf16Bytes, by_heads);
+    if (silu_apart) {
+      saved.add("shared-activation-output", "Shared experts' SiLU output", "the product with up",
+                "f_s", shared_f, kBf16Bytes, by_heads);
+    }
     saved.add("shared-product", linear_input("Shared experts' activation × up"), "down projection",
               "f_s", shared_f, linear_input_bytes, by_heads);
   } else {

@@ -100,8 +100,17 @@ Figure all_to_all_buffers(const ModelShape& shape, const TrainingSetup& setup,
   const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
   Figure tokens = pen.count(layer.tokens_on_device, "tokens");
   if (layout.sequence_parallel) tokens = tokens / pen.number(layout.tensor_parallel);
-  Figure buffers = pen.said(kAllToAllBuffersInFlight, [] {
-    return number_text(kAllToAllBuffersInFlight) + " (send and receive)";
+  // Under expert tensor parallelism Megatron-LM gathers the received copies over the etp group
+  // (dispatch_postprocess) beside the receive buffer, then sorts them into the experts' saved
+  // input: 1 + etp buffers of the received copies' size at once.
+  const int etp = expert_tensor_parallel_of(layout);
+  const double in_flight =
+      etp > 1 ? std::max<double>(kAllToAllBuffersInFlight, 1 + etp) : kAllToAllBuffersInFlight;
+  Figure buffers = pen.said(in_flight, [&] {
+    return etp > 1 && in_flight > kAllToAllBuffersInFlight
+               ? number_text(in_flight) + " (the receive buffer and its gather over etp " +
+                     std::to_string(etp) + ")"
+               : number_text(kAllToAllBuffersInFlight) + " (send and receive)";
   }) * tokens * pen.count(shape.num_experts_per_token, "experts");
   if (capacity != 1) {
     buffers =
@@ -113,6 +122,25 @@ Figure all_to_all_buffers(const ModelShape& shape, const TrainingSetup& setup,
   return pen.said(buffers.value(), [&] {
     return "one layer's all-to-all buffers, " + buffers.text() + " (" +
            format_bytes(buffers.value()) + ")";
+  });
+}
+
+// torchtitan's combine (token_dispatcher.py, combine, b5bcd76c), the larger of the layer's
+// transients: the experts' BF16 output, still held by RoutedExperts.forward; under expert
+// parallelism the all-to-all's output back in the tokens' ranks; the FP32 product with the scores
+// and its BF16 cast; beside the FP32 upcast the product saves (a saved tensor). 8 bytes a routed
+// copy's value, 10 under expert parallelism, against the dispatch's send and receive buffers' 4.
+Figure torchtitan_combine_buffers(const ModelShape& shape, const TrainingSetup& setup,
+                                  const ActivationsPerLayer& layer, const Pen& pen) {
+  const bool exchanged = setup.layout.expert_parallel > 1;
+  const double bytes = kBf16Bytes + (exchanged ? kBf16Bytes : 0) + kFp32Bytes + kBf16Bytes;
+  const Figure buffers =
+      pen.said(bytes,
+               [&] { return exchanged ? std::string("(2 + 2 + 4 + 2) B") : "(2 + 4 + 2) B"; }) *
+      pen.count(layer.tokens_on_device, "tokens") *
+      pen.count(shape.num_experts_per_token, "experts") * pen.count(shape.hidden_size, "h");
+  return pen.said(buffers.value(), [&] {
+    return "one layer's combine, " + buffers.text() + " (" + format_bytes(buffers.value()) + ")";
   });
 }
 
@@ -348,11 +376,11 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
                    "transient, one layer at a time (Megatron-LM's MoEAllGatherTokenDispatcher, "
                    "megatron/core/transformer/moe/token_dispatcher.py)"
              : stack_row(setup.stack).torchtitan_mixture
-                 ? "the dispatch's and the combine's all-to-all hold a send and a receive buffer "
-                   "of the routed copies, BF16, transient, one layer at a time (torchtitan's "
-                   "AllToAllTokenDispatcher, torchtitan/models/common/token_dispatcher.py: "
-                   "_local_reorder's copies sent, received, then _permute's copy kept; the "
-                   "combine's _unpermute and the all-to-all's output)"
+                 ? "torchtitan's combine holds the experts' BF16 output (still held by "
+                   "RoutedExperts.forward), under expert parallelism the all-to-all's output, "
+                   "and the FP32 product with the scores and its BF16 cast, transient, one layer "
+                   "at a time, more than the dispatch's send and receive buffers "
+                   "(torchtitan/models/common/token_dispatcher.py, combine, b5bcd76c)"
                  : "the dispatch's and the combine's all-to-all hold a send and a receive buffer "
                    "of the routed copies, BF16, transient, one layer at a time (Megatron-LM's "
                    "MoEAlltoAllTokenDispatcher, megatron/core/transformer/moe/token_dispatcher.py)";
@@ -675,7 +703,9 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
   }
   if (kBeyondThePlate && setup.lora_rank > 0) add_adapter_intermediates(shape, setup, pen, layer);
   if (kBeyondThePlate && shape.num_experts > 1) {
-    if (gathers_expert_tokens(setup)) {
+    if (stack_row(setup.stack).torchtitan_mixture) {
+      layer.dispatch = torchtitan_combine_buffers(shape, setup, layer, pen);
+    } else if (gathers_expert_tokens(setup)) {
       layer.dispatch = all_gather_buffers(shape, setup, layer, pen);
     } else if (setup.moe_dispatcher == MoeDispatcher::kAllToAll &&
                setup.layout.expert_parallel > 1) {

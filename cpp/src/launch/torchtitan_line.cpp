@@ -274,7 +274,7 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
       degree(flags, "--parallelism.data_parallel_replicate_degree", false).value_or(1);
   // Expert parallelism borrows its ranks from dp_shard·cp·tp (parallel_dims.py); the core's check
   // holds it to a mixture whose experts and devices it divides.
-  const long long ep = degree(flags, "--parallelism.expert_parallel_degree", false).value_or(1);
+  long long ep = degree(flags, "--parallelism.expert_parallel_degree", false).value_or(1);
   if (t > 1) {
     flags.fault("--parallelism.tensor_parallel_degree",
                 "--parallelism.tensor_parallel_degree " + std::to_string(t) +
@@ -318,6 +318,23 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   }
   setup.layout.data_parallel = static_cast<int>(d);
   setup.layout.context_parallel = static_cast<int>(c);
+  // On a dense model expert parallelism has "no effect" (configs.py), once parallel_dims.py has
+  // checked it divides dp_shard·cp·tp.
+  const ModelShape* shape = find_preset(config->model_id);
+  const bool dense = shape != nullptr && shape->num_experts <= 1;
+  if (dense && ep > 1) {
+    if ((d * c * t) % ep != 0) {
+      flags.fault("--parallelism.expert_parallel_degree",
+                  "--parallelism.expert_parallel_degree " + std::to_string(ep) +
+                      " must divide dp_shard·cp·tp (" + std::to_string(d * c * t) +
+                      "), as torchtitan's parallel_dims.py requires.");
+    } else {
+      launch.notes.push_back("--parallelism.expert_parallel_degree " + std::to_string(ep) +
+                             " has no effect on " + shape->name +
+                             ", a dense model (torchtitan's configs.py): read as ep 1.");
+    }
+    ep = 1;
+  }
   setup.layout.expert_parallel = static_cast<int>(ep);
   setup.layout.zero_stage = 3;
   // TrainingConfig.disable_cuda_graphs (False): since f84224a (August 13, 2026) the trainer
