@@ -92,30 +92,40 @@ MeasuredCase b200_row(Scaling scaling, const char* id, const char* precision, co
   return measured;
 }
 
-// torchtitan's NVFP4 evidence on 4 GB200s (torchtitan/components/quantization/nvfp4.md, 73aed7f6,
-// August 2026): Llama 3 8B as llama3_8b and llama3_8b_first_85_pct_layers_nvfp4 run it.
-MeasuredCase gb200_row(bool nvfp4, const char* id, const char* precision, double gibibytes) {
+// torchtitan's NVFP4 evidence on 4 GB200s (torchtitan/components/quantization/nvfp4.md, added in
+// bcc09297a, August 5, 2026): Llama 3 8B as llama3_8b and llama3_8b_first_85_pct_layers_nvfp4 run
+// it, and Qwen3 8B as qwen3_8b_first_85_pct_layers_nvfp4 runs it (the BF16 row with the converter
+// left out).
+struct Gb200Table {
+  const char* id;        // the case ids' prefix
+  const char* title;     // the model, the layout and the tokens
+  const char* evidence;  // the table's heading
+  const char* model;     // trainmem's preset
+  int sequences;         // of 2,048 tokens, a micro-batch
+  int converted_layers;  // of `layers`, under NVFP4 (the rest, a tail of 15%, BF16)
+  int layers;
+  const char* source;
+  const char* settings;   // the note's opening
+  const char* mxfp8_row;  // the table's MXFP8 figure, not set against the estimate, and why
+  const char* mxfp8_why;
+};
+
+MeasuredCase gb200_row(const Gb200Table& table, bool nvfp4, const char* id, double gibibytes,
+                       std::string outside = {}) {
   MeasuredCase measured;
-  measured.id = std::string("torchtitan-2026-08-gb200-") + id;
-  measured.title = std::string(
-                       "Llama 3.1 8B, FSDP 4, 32 × 2K tokens, per-op selective recomputation, "
-                       "compiled, fused QKV, ") +
-                   precision + ", 4 GB200s";
-  measured.citation = std::string(
-                          "torchtitan, NVFP4 training on Blackwell, Llama 3 8B 200M-token "
-                          "evidence, August 2026 (the row \"") +
-                      (nvfp4 ? "NVFP4 (bf16 tail)" : "BF16") + "\")";
-  measured.source =
-      "pytorch/torchtitan, torchtitan/components/quantization/nvfp4.md (73aed7f6, August 2026: "
-      "PyTorch 2.14.0a0+gitd9abf9e, torchao 0.18.0+gitcb76f29), its Llama 3 8B usage line: "
-      "--module llama3 --config llama3_8b_first_85_pct_layers_nvfp4 (or llama3_8b with model "
-      "compile for BF16), --parallelism.data_parallel_shard_degree 4, "
-      "--training.num_tokens_per_microbatch_per_dp_rank 65536, --training.max_context_length "
-      "2048, at step 760";
+  measured.id = std::string(table.id) + id;
+  measured.title = std::string(table.title) + (nvfp4 ? "NVFP4 (" : "BF16") +
+                   (nvfp4 ? std::to_string(table.converted_layers) + " of " +
+                                std::to_string(table.layers) + " layers)"
+                          : "") +
+                   ", 4 GB200s";
+  measured.citation = std::string("torchtitan, NVFP4 training on Blackwell, ") + table.evidence +
+                      ", August 2026 (the row \"" + (nvfp4 ? "NVFP4 (bf16 tail)" : "BF16") + "\")";
+  measured.source = table.source;
   measured.statistic =
       "peak memory reserved by PyTorch's caching allocator, GiB (torchtitan's memory log, "
       "\"Memory\" with its share of the device)";
-  torchtitan_fsdp_run(measured, gibibytes, "llama3.1-8b", "gb200", 2048, 32, 4);
+  torchtitan_fsdp_run(measured, gibibytes, table.model, "gb200", 2048, table.sequences, 4);
   TrainingSetup& setup = measured.setup;
   setup.compile = Compile::kBlocks;  // compile.components = ["model"]
   setup.fused_qkv = true;
@@ -123,27 +133,74 @@ MeasuredCase gb200_row(bool nvfp4, const char* id, const char* precision, double
   setup.loss = Loss::kChunkedWrapper;
   if (nvfp4) setup.precision = Precision::kNvfp4Mixed;
   measured.note =
-      std::string(
-          "The config's settings: Llama 3.1 8B's torchtitan model with fused QKV (its default "
-          "since June 2026), 65,536 tokens a micro-batch in sequences of 2,048, FSDP over the 4 "
-          "devices, per-op selective recomputation (SelectiveAC), the model compiled, "
-          "ChunkedLossWrapper's 8 chunks") +
-      (nvfp4 ? ", and torchao's NVFP4 linear layers in layers 0 to 26, the last 5 and the output "
-               "layer BF16. Their matmul is not aten.mm, so the policy recomputes it and its FP4 "
-               "codes: a converted layer keeps its input and the attention's tensors alone"
-             : ", in BF16") +
-      ". The MXFP8 row of the same table (179.94 GiB) is not set against the estimate: at that "
-      "commit the MXFP8 converter converts the output layer too, which trainmem's MXFP8 does not "
-      "count";
+      std::string(table.settings) +
+      (nvfp4 ? ", and torchao's NVFP4 linear layers in layers 0 to " +
+                   std::to_string(table.converted_layers - 1) + ", the last " +
+                   std::to_string(table.layers - table.converted_layers) +
+                   " and the output layer BF16. Their matmul is not aten.mm, so the policy "
+                   "recomputes it and its FP4 codes: a converted layer keeps its input and the "
+                   "attention's tensors alone"
+             : std::string(", in BF16")) +
+      ". The MXFP8 row of the same table (" + table.mxfp8_row +
+      " GiB) is not set against the estimate: " + table.mxfp8_why +
+      (outside.empty() ? std::string() : ". " + outside);
+  measured.outside_goal = std::move(outside);
   return measured;
 }
+
+const Gb200Table kLlamaGb200 = {
+    "torchtitan-2026-08-gb200-",
+    "Llama 3.1 8B, FSDP 4, 32 × 2K tokens, per-op selective recomputation, compiled, fused QKV, ",
+    "Llama 3 8B 200M-token evidence",
+    "llama3.1-8b",
+    32,
+    27,
+    32,
+    "pytorch/torchtitan, torchtitan/components/quantization/nvfp4.md (73aed7f6, August 2026: "
+    "PyTorch 2.14.0a0+gitd9abf9e, torchao 0.18.0+gitcb76f29), its Llama 3 8B usage line: "
+    "--module llama3 --config llama3_8b_first_85_pct_layers_nvfp4 (or llama3_8b with model "
+    "compile for BF16), --parallelism.data_parallel_shard_degree 4, "
+    "--training.num_tokens_per_microbatch_per_dp_rank 65536, --training.max_context_length "
+    "2048, at step 760",
+    "The config's settings: Llama 3.1 8B's torchtitan model with fused QKV (its default since "
+    "June 2026), 65,536 tokens a micro-batch in sequences of 2,048, FSDP over the 4 devices, "
+    "per-op selective recomputation (SelectiveAC), the model compiled, ChunkedLossWrapper's 8 "
+    "chunks",
+    "179.94",
+    "at that commit the MXFP8 converter converts the output layer too, which trainmem's MXFP8 "
+    "does not count"};
+
+const Gb200Table kQwenGb200 = {
+    "torchtitan-2026-08-gb200-qwen3-8b-",
+    "Qwen3 8B, FSDP 4, 16 × 2K tokens, per-op selective recomputation, compiled, fused QKV, ",
+    "Qwen3 8B 200M-token evidence (random initialization)",
+    "qwen3-8b",
+    16,
+    30,
+    36,
+    "pytorch/torchtitan, torchtitan/components/quantization/nvfp4.md (bcc09297a, August 5, "
+    "2026; the same table at 73aed7f6), its Qwen3 8B rows: qwen3_8b_first_85_pct_layers_nvfp4 "
+    "(SelectiveAC, the model compiled, varlen attention, ChunkedLossWrapper), local batch 16 of "
+    "2,048 tokens on C4, FSDP degree 4, at step 1,520",
+    "The table's settings: Qwen3 8B's torchtitan model with fused QKV, 16 sequences of 2,048 a "
+    "micro-batch (32,768 tokens), FSDP over the 4 devices, per-op selective recomputation "
+    "(SelectiveAC), the model compiled, ChunkedLossWrapper's 8 chunks",
+    "112.63",
+    "no config of that commit says how it converted Qwen3 8B (llama3_8b_mxfp8 converts the "
+    "output layer too, which trainmem's MXFP8 does not count)"};
 
 }  // namespace
 
 std::vector<MeasuredCase> torchtitan_gb200_cases() {
   return {
-      gb200_row(false, "bf16", "BF16", 174.49),
-      gb200_row(true, "nvfp4", "NVFP4 (27 of 32 layers)", 110.95),
+      gb200_row(kLlamaGb200, false, "bf16", 174.49),
+      gb200_row(kLlamaGb200, true, "nvfp4", 110.95),
+      gb200_row(kQwenGb200, false, "bf16", 112.88),
+      gb200_row(kQwenGb200, true, "nvfp4", 78.63,
+                "Outside 10%: the estimate is 12.5% under, 9.8 GiB the replay does not find, "
+                "where the same table's BF16 Qwen3 row and both Llama 3 8B rows are within 7%: "
+                "what NVFP4's converted layers hold beside Qwen3's block (its q and k norms, "
+                "which the Llama block lacks) is the suspect, not found without a device"),
   };
 }
 
