@@ -131,6 +131,30 @@ describe('the launch config', () => {
     await page.close();
   });
 
+  it("reads torchtitan's Qwen3-30B-A3B line with expert parallelism, judged by the headroom", async () => {
+    const { page, problems } = await harness.openPage();
+    await openLaunch(
+      page,
+      'torchrun --nproc_per_node 8 -m torchtitan.train --module qwen3 --config qwen3_30b_a3b ' +
+        '--training.disable_cuda_graphs --training.num_tokens_per_microbatch_per_dp_rank 8192 ' +
+        '--training.max_context_length 4096 --parallelism.expert_parallel_degree 8\n',
+      '',
+    );
+    await page.waitForSelector('#launch-result:not([hidden])');
+    assert.equal(await page.inputValue('#model'), 'qwen3-30b-a3b');
+    assert.equal(await page.inputValue('#stack'), 'torchtitan');
+    assert.equal(await page.inputValue('#ep'), '8');
+    assert.match(await page.textContent('#launch-read'), /efsdp/);
+    // No published torchtitan run is a mixture: the headroom decides, and the verdict says so.
+    assert.match(
+      await page.textContent('#launch-verdict'),
+      /^Fits\. No published run of the torchtitan \(FSDP2\) stack measures a mixture of experts yet/,
+    );
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it("reads a DeepSpeed config over the reader's own model and tokens, which stay", async () => {
     const { page, problems } = await harness.openPage({ query: '?recompute=full' });
     // The reader's model (a config.json) and sequence length, set before the file.

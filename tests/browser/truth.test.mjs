@@ -108,24 +108,25 @@ describe('the Llama block and measured memory, in Chromium', () => {
     const rows = all.filter((row) => row.length === 4);
     // Our twenty-three (torchtitan's 3D and 4D runs under three headings: Table 5's two rows,
     // Table 6's four), then torchao's three B200 runs, each under its own heading (its row's
-    // name and note), then torchtitan's two GB200 runs (BF16 and NVFP4), each under its own, then
+    // name and note), then torchtitan's four GB200 runs (Llama 3 8B's and Qwen3 8B's BF16 and NVFP4),
+    // each under its own, then
     // SimuMax's 19 Megatron-LM runs, allocated under one heading, reserved
     // under one, then torchtune's seven flags rows under four (eager, full fine-tuning, the 8-bit row's
     // reason, LoRA), then its 70B LoRA run over eight A100s under its own, then fms-acceleration's eleven Hugging Face rows under six (full fine-tuning, LoRA
     // and QLoRA as TRL 0.13 prepares it on one GPU; full fine-tuning, LoRA and QLoRA under FSDP,
     // the last two with FSDP1's reentrant holding), then trainmem's ten H200 Trainer runs under four (LoRA and QLoRA
     // allocated, the same reserved, and QLoRA prepared each of two ways).
-    assert.equal(rows.length, 23 + 3 + 2 + 2 * 19 + 7 + 1 + 11 + 10);
-    assert.equal(headings.length, 17 + 3 + 2 + 2 + 4 + 1 + 6 + 4);
+    assert.equal(rows.length, 23 + 3 + 4 + 2 * 19 + 7 + 1 + 11 + 10);
+    assert.equal(headings.length, 17 + 3 + 4 + 2 + 4 + 1 + 6 + 4);
     const qlora = rows.find((row) => row[0] === 'Llama 3.2 3B, 2 × 4K tokens packed, one A100, QLoRA r 64');
     assert.deepEqual(qlora.slice(1), ['4.6 GiB', '4.9 GiB (+7.3%)', '4.9 GiB (+7.3%)']);
-    assert.match(headings[24], /^Allocated by PyTorch: Peak Memory Active: .*under the torchtune stack/);
+    assert.match(headings[26], /^Allocated by PyTorch: Peak Memory Active: .*under the torchtune stack/);
     assert.match(
       headings[17],
       /^Reserved by the allocator: .*Source: torchao, MX formats training benchmark/,
     );
     assert.match(
-      headings[22],
+      headings[24],
       /^Allocated by PyTorch: the most of torch\.cuda\.max_memory_allocated over the 8 ranks\./,
     );
     const megatron = rows.find((row) =>
