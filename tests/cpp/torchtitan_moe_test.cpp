@@ -119,6 +119,22 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "torchtitan moe: Korthikanti's shares gain the router's and the combine's tensors under "
+    "torchtitan") {
+  TrainingSetup setup = tiny_mixture(1);
+  setup.activation_model = ActivationModel::kKorthikanti;
+  const Calculation titan = calculate(setup, 1, true, {false, false});
+  setup.stack = Stack::kMegatron;
+  setup.layout.zero_stage = 1;
+  const Calculation megatron = calculate(setup, 1, true, {false, false});
+  REQUIRE(titan.answer.ok());
+  REQUIRE(megatron.answer.ok());
+  // 4·h + 4·E + 8·3·k + 4·h·k + 4·k bytes a token, as the llama-block model lists them.
+  CHECK(titan.layer.kept_per_token.value() - megatron.layer.kept_per_token.value() ==
+        doctest::Approx(4 * kH + 4 * kExperts + 8 * 3 * kTopK + 4 * kH * kTopK + 4 * kTopK));
+}
+
+TEST_CASE(
     "torchtitan moe: expert parallelism adds the all-to-all's buffers and the received copies' "
     "order") {
   // The combine's transients, one layer at a time: the experts' BF16 output, the FP32 product

@@ -63,6 +63,13 @@ std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& set
     source += "; top-" + std::to_string(shape.num_experts_per_token) +
               " routing: section 4.1's MLP share (19) once more for each expert past the first";
   }
+  if (kBeyondThePlate && stack.torchtitan_mixture && shape.num_experts > 1) {
+    source +=
+        "; under torchtitan its router and combine beyond the MLP shares (torchtitan/models/"
+        "common/moe.py and token_dispatcher.py): the gate's FP32 input 4·h, the scores 4·E, "
+        "the int64 indices 8·3·k (8·4·k under expert parallelism), the experts' outputs upcast "
+        "to FP32 4·h·k and the sorted scores 4·k, bytes a token";
+  }
   if (stack.transformer_engine_fp8) {
     source +=
         "; under fp8-mixed the linear layers' saved inputs in FP8, 1 B instead of 2: the QKV and "
@@ -174,6 +181,12 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
     const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
     replicated_factor += routed_sharded * (capacity / etp - 1 / t) +
                          (capacity - 1) * routed_replicated / (layout.sequence_parallel ? t : 1);
+  }
+  // torchtitan's router and combine (docs/activations.md, "torchtitan's mixture"), beyond section
+  // 4.1's shares: the gate's FP32 copy of its input, the FP32 scores, the int64 indices, the
+  // experts' outputs upcast to FP32 and the sorted scores, per token (t is 1: check.cpp).
+  if (kBeyondThePlate && stack.torchtitan_mixture && shape.num_experts > 1) {
+    replicated_factor += torchtitan_router_and_combine_bytes(shape, setup) / h;
   }
   const bool scores_stored = !flash_attention && setup.recompute == Recompute::kNone;
   const double score_bytes = probability_dropout(shape, setup, kKorthikantiDropsOut)

@@ -88,6 +88,10 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                                                   int micro_batch_sequences, bool flash_attention,
                                                   const Pen& pen);
 
+// torchtitan's router and combine, per token of a mixture layer (llama_block.cpp's
+// add_torchtitan_router and add_torchtitan_combine, summed): what Korthikanti's shares lack.
+double torchtitan_router_and_combine_bytes(const ModelShape& shape, const TrainingSetup& setup);
+
 // The llama-block model's tensors under `stack` (activations.hpp's llama_block_saved_tensors,
 // which the estimate answers with the setup's own stack).
 std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const TrainingSetup& setup,

@@ -795,6 +795,16 @@ std::vector<SavedTensor> nvfp4_selective_op_saved_tensors(const ModelShape& shap
   return per_op_saved_tensors(shape, setup, false);
 }
 
+double torchtitan_router_and_combine_bytes(const ModelShape& shape, const TrainingSetup& setup) {
+  LayerStack stack;
+  stack.torchtitan_mixture = true;
+  const LlamaBlock block(shape, setup, stack, true);
+  SavedTensors saved;
+  block.add_torchtitan_router(saved);
+  block.add_torchtitan_combine(saved);
+  return saved_bytes_per_token(saved.list);
+}
+
 double saved_bytes_per_token(const std::vector<SavedTensor>& tensors) {
   double sum = 0;
   for (const SavedTensor& tensor : tensors) sum += tensor.bytes_per_token;
