@@ -135,22 +135,22 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "torchtitan moe: expert parallelism adds the all-to-all's buffers and the received copies' "
-    "order") {
-  // The combine's transients, one layer at a time: the experts' BF16 output, the FP32 product
-  // with the scores and its BF16 cast, 8 B a routed copy's value; under expert parallelism the
-  // all-to-all's output too, 10 B (more than the dispatch's send and receive buffers, 4 B).
+    "torchtitan moe: the combine's backward is the layer's largest transient, and expert "
+    "parallelism adds the received copies' order") {
+  // The product of the experts' FP32 outputs with the scores: its backward holds its FP32
+  // gradient, the upcast's and the scores' before their sum, 12 B a routed copy's value, more
+  // than its forward (8, or 10 under expert parallelism) or the dispatch's send and receive (4).
   const double copies = kTokens * kTopK * kH;
-  const Calculation local = calculate(tiny_mixture(1), 1, true, {false, false});
-  REQUIRE(local.answer.ok());
-  CHECK(local.layer.dispatch.value() == 8 * copies);
-  const Calculation exchanged = calculate(tiny_mixture(2), 1, true, {false, false});
-  REQUIRE(exchanged.answer.ok());
-  CHECK(exchanged.layer.dispatch.value() == 10 * copies);
+  for (int ep : {1, 2}) {
+    CAPTURE(ep);
+    const Calculation calc = calculate(tiny_mixture(ep), 1, true, {false, false});
+    REQUIRE(calc.answer.ok());
+    CHECK(calc.layer.dispatch.value() == 12 * copies);
+  }
   // And every layer's int64 order of its received copies (8 × top-k a token).
   const double order = kLayers * kTokens * 8 * kTopK;
   CHECK(whole(tiny_mixture(2))[Term::kActivations] - whole(tiny_mixture(1))[Term::kActivations] ==
-        2 * copies + order);
+        order);
   // More ranks exchange as much per rank.
   CHECK(whole(tiny_mixture(4))[Term::kActivations] == whole(tiny_mixture(2))[Term::kActivations]);
 }
@@ -259,10 +259,19 @@ TEST_CASE(
   saved = llama_block_saved_tensors(setup.custom_model, setup, true);
   CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK);
   CHECK(tensor_bytes(saved, "gate-output") == 2 * kWidth * kTopK / 2);
-  // The all-to-all's receive buffer (64 tokens' 2 copies) beside its gather over etp 2: 3 of them.
+  // The all-to-all's send and receive buffers (64 tokens' 2 copies) beside its gather over etp 2,
+  // before the sort into the 2 local experts' input: 4 of them. With one local expert nothing is
+  // sorted and the gather is the experts' input: 2.
   const Calculation gathered = calculate(setup, 1, true, {false, false});
   REQUIRE(gathered.answer.ok());
-  CHECK(gathered.layer.dispatch.value() == 3 * (kTokens / 2) * kTopK * kH * 2);
+  CHECK(gathered.layer.dispatch.value() == 4 * (kTokens / 2) * kTopK * kH * 2);
+  setup.layout.expert_parallel = 4;
+  setup.layout.data_parallel = 4;
+  const Calculation one_local = calculate(setup, 1, true, {false, false});
+  REQUIRE_MESSAGE(one_local.answer.ok(), one_local.answer.message);
+  CHECK(one_local.layer.dispatch.value() == 2 * (kTokens / 2) * kTopK * kH * 2);
+  setup.layout.expert_parallel = 2;
+  setup.layout.data_parallel = 2;
   // At t 1 etp 2 gathers two data-parallel ranks' copies: twice top-k of them, each half as wide.
   setup.layout.tensor_parallel = 1;
   setup.layout.sequence_parallel = false;

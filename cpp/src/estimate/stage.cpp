@@ -101,14 +101,16 @@ Figure all_to_all_buffers(const ModelShape& shape, const TrainingSetup& setup,
   Figure tokens = pen.count(layer.tokens_on_device, "tokens");
   if (layout.sequence_parallel) tokens = tokens / pen.number(layout.tensor_parallel);
   // Under expert tensor parallelism Megatron-LM gathers the received copies over the etp group
-  // (dispatch_postprocess) beside the receive buffer, then sorts them into the experts' saved
-  // input: 1 + etp buffers of the received copies' size at once.
+  // (dispatch_postprocess) and, with more than one local expert, sorts the gathered copies into
+  // the experts' saved input, while MoELayer's custom_forward still holds the send buffer
+  // (hidden_states): the send and receive buffers and the gather, 2 + etp of the received
+  // copies' size at once. With one local expert the gather is the experts' input.
   const int etp = expert_tensor_parallel_of(layout);
-  const double in_flight =
-      etp > 1 ? std::max<double>(kAllToAllBuffersInFlight, 1 + etp) : kAllToAllBuffersInFlight;
+  const bool sorted_after_gather = etp > 1 && shape.num_experts / layout.expert_parallel > 1;
+  const double in_flight = kAllToAllBuffersInFlight + (sorted_after_gather ? etp : 0);
   Figure buffers = pen.said(in_flight, [&] {
-    return etp > 1 && in_flight > kAllToAllBuffersInFlight
-               ? number_text(in_flight) + " (the receive buffer and its gather over etp " +
+    return sorted_after_gather
+               ? number_text(in_flight) + " (send and receive, and the gather over etp " +
                      std::to_string(etp) + ")"
                : number_text(kAllToAllBuffersInFlight) + " (send and receive)";
   }) * tokens * pen.count(shape.num_experts_per_token, "experts");
@@ -125,20 +127,26 @@ Figure all_to_all_buffers(const ModelShape& shape, const TrainingSetup& setup,
   });
 }
 
-// torchtitan's combine (token_dispatcher.py, combine, b5bcd76c), the larger of the layer's
-// transients: the experts' BF16 output, still held by RoutedExperts.forward; under expert
-// parallelism the all-to-all's output back in the tokens' ranks; the FP32 product with the scores
-// and its BF16 cast; beside the FP32 upcast the product saves (a saved tensor). 8 bytes a routed
-// copy's value, 10 under expert parallelism, against the dispatch's send and receive buffers' 4.
-Figure torchtitan_combine_buffers(const ModelShape& shape, const TrainingSetup& setup,
-                                  const ActivationsPerLayer& layer, const Pen& pen) {
-  const bool exchanged = setup.layout.expert_parallel > 1;
-  const double bytes = kBf16Bytes + (exchanged ? kBf16Bytes : 0) + kFp32Bytes + kBf16Bytes;
-  const Figure buffers =
-      pen.said(bytes,
-               [&] { return exchanged ? std::string("(2 + 2 + 4 + 2) B") : "(2 + 4 + 2) B"; }) *
-      pen.count(layer.tokens_on_device, "tokens") *
-      pen.count(shape.num_experts_per_token, "experts") * pen.count(shape.hidden_size, "h");
+// torchtitan's combine (token_dispatcher.py, combine, b5bcd76c), the largest of the layer's
+// transients. Forward: the experts' BF16 output, still held by RoutedExperts.forward; under
+// expert parallelism the all-to-all's output back in the tokens' ranks; the FP32 product with the
+// scores and its BF16 cast; zeros_like of the tokens: 8 B a routed copy's value (10 under expert
+// parallelism) and 2/k, beside the FP32 upcast the product saves. Backward: the product's
+// incoming FP32 gradient (ToCopyBackward's), the upcast's gradient and the scores' gradient at
+// the copies' full size before its sum, three FP32 tensors, 12 B a value at any ep: the larger,
+// held one layer at a time, forward or backward, against the dispatch's send and receive
+// buffers' 4.
+Figure torchtitan_combine_buffers(const ModelShape& shape, const ActivationsPerLayer& layer,
+                                  const Pen& pen) {
+  const Figure buffers = pen.said(3 * kFp32Bytes,
+                                  [] {
+                                    return std::string(
+                                        "3 × 4 B (the product's backward: its FP32 gradient, the "
+                                        "upcast's and the scores' before their sum)");
+                                  }) *
+                         pen.count(layer.tokens_on_device, "tokens") *
+                         pen.count(shape.num_experts_per_token, "experts") *
+                         pen.count(shape.hidden_size, "h");
   return pen.said(buffers.value(), [&] {
     return "one layer's combine, " + buffers.text() + " (" + format_bytes(buffers.value()) + ")";
   });
@@ -376,10 +384,11 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
                    "transient, one layer at a time (Megatron-LM's MoEAllGatherTokenDispatcher, "
                    "megatron/core/transformer/moe/token_dispatcher.py)"
              : stack_row(setup.stack).torchtitan_mixture
-                 ? "torchtitan's combine holds the experts' BF16 output (still held by "
-                   "RoutedExperts.forward), under expert parallelism the all-to-all's output, "
-                   "and the FP32 product with the scores and its BF16 cast, transient, one layer "
-                   "at a time, more than the dispatch's send and receive buffers "
+                 ? "torchtitan's combine: the backward of its product of the experts' FP32 "
+                   "outputs with the scores holds three FP32 tensors of the routed copies (its "
+                   "gradient, the upcast's and the scores' before their sum), more than its "
+                   "forward (the experts' BF16 output, the FP32 product and its cast) or the "
+                   "dispatch's send and receive buffers; transient, one layer at a time "
                    "(torchtitan/models/common/token_dispatcher.py, combine, b5bcd76c)"
                  : "the dispatch's and the combine's all-to-all hold a send and a receive buffer "
                    "of the routed copies, BF16, transient, one layer at a time (Megatron-LM's "
@@ -704,7 +713,7 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
   if (kBeyondThePlate && setup.lora_rank > 0) add_adapter_intermediates(shape, setup, pen, layer);
   if (kBeyondThePlate && shape.num_experts > 1) {
     if (stack_row(setup.stack).torchtitan_mixture) {
-      layer.dispatch = torchtitan_combine_buffers(shape, setup, layer, pen);
+      layer.dispatch = torchtitan_combine_buffers(shape, layer, pen);
     } else if (gathers_expert_tokens(setup)) {
       layer.dispatch = all_gather_buffers(shape, setup, layer, pen);
     } else if (setup.moe_dispatcher == MoeDispatcher::kAllToAll &&
