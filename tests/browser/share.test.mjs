@@ -209,7 +209,7 @@ describe('sharing and hosting, in Chromium', () => {
       32 * 8192 * 34 * 4096,
       32 * 8192 * 139400,
       139400,
-      23 + 3 + 2 + 2 * 19 + 7 + 1 + 11 + 10,
+      23 + 3 + 4 + 2 * 19 + 7 + 1 + 11 + 10,
     ]);
     assert.deepEqual(problems, []);
     await page.close();

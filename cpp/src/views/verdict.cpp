@@ -125,11 +125,14 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   const bool fsdp = megatron_fsdp(estimate.setup);
   if (!headroom_asked && !fsdp)
     answer.band = error_band(estimate.setup.stack, estimate.setup.activation_model);
-  // A mixture of experts is not judged by dense runs alone: where none of the stack's runs is a
-  // mixture, the headroom decides (the torchtitan stack's runs are all dense Llamas).
+  // A mixture of experts is not judged by dense runs alone: where fewer than kMinBandCases of the
+  // stack's runs are mixtures, the headroom decides (the torchtitan stack's runs are all dense
+  // Llamas).
   const ModelShape* shape = resolve_model(estimate.setup);
   const bool unmeasured_mixture = shape != nullptr && shape->num_experts > 1 &&
-                                  !answer.band.case_ids.empty() && answer.band.mixture_cases == 0;
+                                  !answer.band.case_ids.empty() &&
+                                  answer.band.mixture_cases < kMinBandCases;
+  const int mixture_runs = answer.band.mixture_cases;
   if (unmeasured_mixture) answer.band = ErrorBand{};
   answer.from_band = !answer.band.case_ids.empty();
   if (!answer.from_band) {
@@ -149,9 +152,12 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
          : fsdp ? "No published run measures Megatron-FSDP yet, so the headroom stands in for "
                   "the estimate's error: "
          : unmeasured_mixture
-             ? "No published run of the " + stack +
-                   " stack measures a mixture of experts yet, so the headroom stands in for the "
-                   "estimate's error: "
+             ? (mixture_runs == 0
+                    ? "No published run of the " + stack +
+                          " stack measures a mixture of experts yet"
+                    : "Fewer than " + format_count(kMinBandCases) + " published runs of the " +
+                          stack + " stack measure a mixture of experts") +
+                   ", so the headroom stands in for the estimate's error: "
              : "Fewer than " + format_count(kMinBandCases) + " published runs measure the " +
                    stack + " stack, so the headroom stands in for their spread: ") +
         format_bytes(total) + (answer.verdict == Verdict::kFits ? " within " : " over ") +
