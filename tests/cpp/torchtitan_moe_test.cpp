@@ -236,8 +236,23 @@ TEST_CASE(
   setup.layout.expert_parallel = 8;
   setup.recompute = Recompute::kNone;
   const ErrorBand band = error_band(Stack::kMegatron, setup.activation_model);
-  CHECK(band.mixture_cases > 0);
+  CHECK(band.mixture_cases >= kMinBandCases);
   CHECK(verdict_of(estimate_memory(setup), false, {}).from_band);
+  // A hybrid of linear and full attention under the hf stack, whose runs are all of full
+  // attention: the headroom decides, and says why.
+  TrainingSetup hybrid;
+  hybrid.model_id = "qwen3.5-27b";
+  hybrid.stack = Stack::kHf;
+  hybrid.precision = Precision::kBf16;
+  hybrid.lora_rank = 16;
+  hybrid.recompute = Recompute::kFull;
+  hybrid.sequence_length = 4096;
+  const Estimate hybrid_estimate = estimate_memory(hybrid);
+  REQUIRE_MESSAGE(hybrid_estimate.answer.ok(), hybrid_estimate.answer.message);
+  const VerdictAnswer judged = verdict_of(hybrid_estimate, false, {});
+  CHECK_FALSE(judged.from_band);
+  CHECK(judged.reason.find("measures a hybrid of linear and full attention yet") !=
+        std::string::npos);
 }
 
 TEST_CASE(

@@ -24,6 +24,7 @@ struct ErrorBand {
   std::vector<std::string> case_titles;
   std::vector<double> case_errors_percent;
   int mixture_cases = 0;  // of those, the runs of a mixture of experts
+  int hybrid_cases = 0;   // and of a hybrid of linear and full attention
 };
 
 // A stack's band under an activation model: every published run under that stack whose figure is

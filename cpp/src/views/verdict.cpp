@@ -52,6 +52,7 @@ ErrorBand error_band(Stack stack, ActivationModel model) {
     band.case_errors_percent.push_back(error);
     const ModelShape* shape = resolve_model(measured.setup);
     if (shape != nullptr && shape->num_experts > 1) ++band.mixture_cases;
+    if (shape != nullptr && hybrid_linear_attention(*shape)) ++band.hybrid_cases;
   }
   if (static_cast<int>(band.case_ids.size()) < kMinBandCases) return ErrorBand{};
   const auto [low, high] =
@@ -125,15 +126,18 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   const bool fsdp = megatron_fsdp(estimate.setup);
   if (!headroom_asked && !fsdp)
     answer.band = error_band(estimate.setup.stack, estimate.setup.activation_model);
-  // A mixture of experts is not judged by dense runs alone: where fewer than kMinBandCases of the
-  // stack's runs are mixtures, the headroom decides (the torchtitan stack's runs are all dense
-  // Llamas).
+  // A mixture of experts, or a hybrid of linear and full attention, is not judged by other
+  // models' runs alone: where fewer than kMinBandCases of the stack's runs are of its kind, the
+  // headroom decides (the torchtitan stack's runs are all dense Llamas; no stack's are hybrids).
   const ModelShape* shape = resolve_model(estimate.setup);
-  const bool unmeasured_mixture = shape != nullptr && shape->num_experts > 1 &&
-                                  !answer.band.case_ids.empty() &&
-                                  answer.band.mixture_cases < kMinBandCases;
-  const int mixture_runs = answer.band.mixture_cases;
-  if (unmeasured_mixture) answer.band = ErrorBand{};
+  const bool mixture = shape != nullptr && shape->num_experts > 1;
+  const bool hybrid = shape != nullptr && hybrid_linear_attention(*shape);
+  const int kind_runs = hybrid ? answer.band.hybrid_cases : answer.band.mixture_cases;
+  const bool unmeasured_kind =
+      (mixture || hybrid) && !answer.band.case_ids.empty() && kind_runs < kMinBandCases;
+  const std::string kind =
+      hybrid ? "a hybrid of linear and full attention" : "a mixture of experts";
+  if (unmeasured_kind) answer.band = ErrorBand{};
   answer.from_band = !answer.band.case_ids.empty();
   if (!answer.from_band) {
     // The headroom decides: the estimate against the device's usable share.
@@ -151,12 +155,11 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
         (headroom_asked ? "The headroom asked for decides: "
          : fsdp ? "No published run measures Megatron-FSDP yet, so the headroom stands in for "
                   "the estimate's error: "
-         : unmeasured_mixture
-             ? (mixture_runs == 0
-                    ? "No published run of the " + stack +
-                          " stack measures a mixture of experts yet"
+         : unmeasured_kind
+             ? (kind_runs == 0
+                    ? "No published run of the " + stack + " stack measures " + kind + " yet"
                     : "Fewer than " + format_count(kMinBandCases) + " published runs of the " +
-                          stack + " stack measure a mixture of experts") +
+                          stack + " stack measure " + kind) +
                    ", so the headroom stands in for the estimate's error: "
              : "Fewer than " + format_count(kMinBandCases) + " published runs measure the " +
                    stack + " stack, so the headroom stands in for their spread: ") +
