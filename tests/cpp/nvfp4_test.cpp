@@ -11,6 +11,7 @@
 #include "trainmem/fp8.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
+#include "whole_terms.hpp"
 
 using namespace trainmem;
 
@@ -52,12 +53,7 @@ Estimate estimated(const TrainingSetup& setup) {
   return estimate;
 }
 
-Breakdown whole(const TrainingSetup& setup) {
-  const Calculation calc =
-      calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false});
-  REQUIRE_MESSAGE(calc.answer.ok(), calc.answer.message);
-  return calc.whole_terms;
-}
+using fixtures::whole;
 
 double listed(const Estimate& estimate, const std::string& id) {
   for (const StackTerm& term : estimate.stack_terms) {

@@ -14,6 +14,7 @@
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
 #include "trainmem/verdict.hpp"
+#include "whole_terms.hpp"
 
 using namespace trainmem;
 
@@ -58,12 +59,7 @@ double tensor_bytes(const std::vector<SavedTensor>& tensors, const std::string& 
   return -1;
 }
 
-Breakdown whole(const TrainingSetup& setup) {
-  const Calculation calc =
-      calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false});
-  REQUIRE_MESSAGE(calc.answer.ok(), calc.answer.message);
-  return calc.whole_terms;
-}
+using fixtures::whole;
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "trainmem/fp8.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
+#include "whole_terms.hpp"
 
 using namespace trainmem;
 
@@ -55,14 +56,7 @@ Estimate estimated(const TrainingSetup& setup) {
   return estimate;
 }
 
-// The device's terms whole, before the stack's replay frees any (under a stack, an estimate's
-// terms are those held at the step's peak).
-Breakdown whole(const TrainingSetup& setup) {
-  const Calculation calc =
-      calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false});
-  REQUIRE_MESSAGE(calc.answer.ok(), calc.answer.message);
-  return calc.whole_terms;
-}
+using fixtures::whole;
 
 }  // namespace
 
