@@ -64,7 +64,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "under tensor parallelism the extra expert adds 3 + 16/t, with sequence parallelism 19/t") {
+    "under tensor parallelism the extra expert adds 3 + 16/t, with sequence parallelism 19/t and "
+    "the routed inputs gathered over etp = t") {
   for (int t : {2, 4, 8}) {
     CAPTURE(t);
     const double degree = t;
@@ -72,9 +73,13 @@ TEST_CASE(
           doctest::Approx(kLayers * kSbh * (10 + 24 / degree + 3 + 16 / degree)));
     CHECK(activations(mixtral(t, false)) - activations(dense_equivalent(t, false)) ==
           doctest::Approx(kLayers * kSbh * (3 + 16 / degree)));
-    CHECK(activations(mixtral(t, true)) == doctest::Approx(kLayers * kSbh * (34 + 19) / degree));
+    // Each rank routes its T/t tokens and Megatron-LM gathers the copies over etp = t
+    // (dispatch_postprocess): the two copies' inputs, 2 B each, are whole, not over t.
+    const double gathered_inputs = 2 * 2 * (degree - 1) / degree;
+    CHECK(activations(mixtral(t, true)) ==
+          doctest::Approx(kLayers * kSbh * ((34 + 19) / degree + gathered_inputs)));
     CHECK(activations(mixtral(t, true)) - activations(dense_equivalent(t, true)) ==
-          doctest::Approx(kLayers * kSbh * 19 / degree));
+          doctest::Approx(kLayers * kSbh * (19 / degree + gathered_inputs)));
   }
 }
 

@@ -204,7 +204,7 @@ TEST_CASE("torchtitan moe: what it does not run is refused, naming the setting")
 }
 
 TEST_CASE(
-    "verdict: a mixture is not judged by dense runs alone; where the stack has measured none, "
+    "verdict: a mixture is not judged by dense runs alone: where the stack has measured none, "
     "the headroom decides") {
   // The torchtitan stack's published runs are dense Llamas: a mixture's verdict says so.
   TrainingSetup setup;
@@ -290,9 +290,24 @@ TEST_CASE(
   saved = llama_block_saved_tensors(setup.custom_model, setup, true);
   CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK * 2);
   CHECK(tensor_bytes(saved, "gate-output") == 2 * kWidth * kTopK);
-  // Megatron-LM's MoELayer refuses tensor parallelism without sequence parallelism in training.
+  // Korthikanti's model follows the same rule: the routed copies of the input (2·h each, no
+  // dropout) at etp/t, the experts' 16-shares over t, whatever etp.
   setup.layout.tensor_parallel = 2;
+  setup.layout.sequence_parallel = true;
   setup.layout.data_parallel = 2;
+  setup.activation_model = ActivationModel::kKorthikanti;
+  setup.layout.expert_tensor_parallel = 1;
+  const Calculation korthikanti_one = calculate(setup, 1, true, {false, false});
+  setup.layout.expert_tensor_parallel = 2;
+  const Calculation korthikanti_two = calculate(setup, 1, true, {false, false});
+  REQUIRE(korthikanti_one.answer.ok());
+  REQUIRE(korthikanti_two.answer.ok());
+  CHECK(korthikanti_two.layer.kept_per_token.value() -
+            korthikanti_one.layer.kept_per_token.value() ==
+        doctest::Approx(2 * kH * kTopK * (2.0 / 2 - 1.0 / 2)));
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  // Megatron-LM's MoELayer refuses tensor parallelism without sequence parallelism in training.
+  setup.layout.sequence_parallel = false;
   setup.layout.expert_tensor_parallel = 0;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kSequenceParallel);
 }

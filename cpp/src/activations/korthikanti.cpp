@@ -168,8 +168,12 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   } else {
     replicated_factor = replicated + sharded / t + extra_replicated + extra_sharded / t;
   }
-  // Expert tensor parallelism splits the routed experts' 16-shares over etp rather than t; a
-  // capacity factor C pads the routed experts' shares (their 3 and 16 each) to C times.
+  // The routed copies a rank's experts read (llama_block.cpp, LlamaBlock's expert_tokens): where
+  // each rank routes its own tokens (T/t under sequence parallelism, all T at t 1), Megatron-LM
+  // gathers the copies over etp, so the experts' inputs (2 B of their 3-shares; the dropout mask is
+  // the token's) are etp/t of the tokens' and their 16-shares, f/etp wide, stay split over t;
+  // without sequence parallelism (t above 1) nothing is gathered and the 16-shares split over etp.
+  // A capacity factor C pads the routed experts' shares (their 3 and 16 each) to C times.
   const double etp = expert_tensor_parallel_of(layout);
   if (shape.num_experts > 1) {
     const double width_ratio =
@@ -179,8 +183,15 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
     const double routed_sharded = mlp_sharded * shape.num_experts_per_token * width_ratio;
     const double routed_replicated = mlp_replicated * shape.num_experts_per_token;
     const double capacity = setup.capacity_factor > 0 ? setup.capacity_factor : 1;
-    replicated_factor += routed_sharded * (capacity / etp - 1 / t) +
-                         (capacity - 1) * routed_replicated / (layout.sequence_parallel ? t : 1);
+    const double token_split = layout.sequence_parallel ? t : 1;
+    replicated_factor += (capacity - 1) * routed_replicated / token_split;
+    if (layout.sequence_parallel || t == 1) {
+      const double routed_inputs = (kBf16Bytes - freed) * shape.num_experts_per_token;
+      replicated_factor +=
+          (capacity - 1) * routed_sharded / t + capacity * (etp - 1) * routed_inputs / token_split;
+    } else {
+      replicated_factor += routed_sharded * (capacity / etp - 1 / t);
+    }
   }
   // torchtitan's router and combine (docs/activations.md, "torchtitan's mixture"), beyond section
   // 4.1's shares: the gate's FP32 copy of its input, the FP32 scores, the int64 indices, the
