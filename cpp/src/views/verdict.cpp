@@ -129,14 +129,17 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   // A mixture of experts, or a hybrid of linear and full attention, is not judged by other
   // models' runs alone: where fewer than kMinBandCases of the stack's runs are of its kind, the
   // headroom decides (the torchtitan stack's runs are all dense Llamas; no stack's are hybrids).
+  // A hybrid mixture needs runs of both kinds.
   const ModelShape* shape = resolve_model(estimate.setup);
-  const bool mixture = shape != nullptr && shape->num_experts > 1;
-  const bool hybrid = shape != nullptr && hybrid_linear_attention(*shape);
-  const int kind_runs = hybrid ? answer.band.hybrid_cases : answer.band.mixture_cases;
+  const bool hybrid_unmeasured = shape != nullptr && hybrid_linear_attention(*shape) &&
+                                 answer.band.hybrid_cases < kMinBandCases;
+  const bool mixture_unmeasured =
+      shape != nullptr && shape->num_experts > 1 && answer.band.mixture_cases < kMinBandCases;
+  const int kind_runs = hybrid_unmeasured ? answer.band.hybrid_cases : answer.band.mixture_cases;
   const bool unmeasured_kind =
-      (mixture || hybrid) && !answer.band.case_ids.empty() && kind_runs < kMinBandCases;
+      (hybrid_unmeasured || mixture_unmeasured) && !answer.band.case_ids.empty();
   const std::string kind =
-      hybrid ? "a hybrid of linear and full attention" : "a mixture of experts";
+      hybrid_unmeasured ? "a hybrid of linear and full attention" : "a mixture of experts";
   if (unmeasured_kind) answer.band = ErrorBand{};
   answer.from_band = !answer.band.case_ids.empty();
   if (!answer.from_band) {
