@@ -226,13 +226,17 @@ TEST_CASE(
   REQUIRE(embedding + tail == kRootParameters);
   // One device, full training in BF16: in the last layer's backward pass (the first run) the
   // output layer's and final norm's gradients and that layer's; the embedding's at the end.
+  // `first`: the gradient made with the output layer's (the tail, or the tied matrix).
+  const auto check_one_device = [&](const TrainingSetup& setup, double first) {
+    const std::vector<TimelinePoint> points = memory_timeline(setup);
+    CHECK(point_at(points, "backward", 2).held[Term::kGradients] ==
+          allocator_block_bytes(2 * first) + allocator_block_bytes(2 * kLayerParameters));
+    CHECK(point_at(points, "backward", 0).held[Term::kGradients] ==
+          allocator_block_bytes(2 * first) + 2 * allocator_block_bytes(2 * kLayerParameters) +
+              allocator_block_bytes(2 * embedding));
+  };
   TrainingSetup one = tiny_hf(2);
-  const std::vector<TimelinePoint> points = memory_timeline(one);
-  CHECK(point_at(points, "backward", 2).held[Term::kGradients] ==
-        allocator_block_bytes(2 * tail) + allocator_block_bytes(2 * kLayerParameters));
-  CHECK(point_at(points, "backward", 0).held[Term::kGradients] ==
-        allocator_block_bytes(2 * tail) + 2 * allocator_block_bytes(2 * kLayerParameters) +
-            allocator_block_bytes(2 * embedding));
+  check_one_device(one, tail);
   // Under FSDP1 (bf16 mixed over 2), at each phase's busiest moment: in the last layer's backward
   // pass the root's BF16 gradients but the embedding's, and the layer's, whole and as its FP32
   // shard; as the backward pass ends, the embedding's too, and the flat gradient made whole from
@@ -259,12 +263,7 @@ TEST_CASE(
   tied.custom_model.tied_embeddings = true;
   REQUIRE_MESSAGE(estimate_memory(tied).answer.ok(), estimate_memory(tied).answer.message);
   const double tied_root = embedding + 64;
-  const std::vector<TimelinePoint> tied_points = memory_timeline(tied);
-  CHECK(point_at(tied_points, "backward", 2).held[Term::kGradients] ==
-        allocator_block_bytes(2 * tied_root) + allocator_block_bytes(2 * kLayerParameters));
-  CHECK(point_at(tied_points, "backward", 0).held[Term::kGradients] ==
-        allocator_block_bytes(2 * tied_root) + 2 * allocator_block_bytes(2 * kLayerParameters) +
-            allocator_block_bytes(2 * embedding));
+  check_one_device(tied, tied_root);
   TrainingSetup tied_fsdp = fsdp;
   tied_fsdp.custom_model.tied_embeddings = true;
   CHECK(point_at(memory_timeline(tied_fsdp), "backward", 0).held[Term::kGradients] ==
