@@ -168,6 +168,23 @@ TEST_CASE("launch: a torchtitan v0.2.2 job config is read by v0.2.2's keys, and 
   const Estimate estimate = estimate_memory(op.setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   CHECK(estimate.peak_reserved_bytes < estimate_memory(launch.setup).peak_reserved_bytes);
+  // compile.components ["loss"]: the loss compiled alone, the blocks eager.
+  std::string loss_alone = compiled;
+  loss_alone.replace(loss_alone.find("[\"model\", \"loss\"]"), 17, "[\"loss\"]");
+  const LaunchConfig alone = read_ok(loss_alone, 8);
+  CHECK(alone.setup.compile == Compile::kLoss);
+  REQUIRE(estimate_memory(alone.setup).answer.ok());
+  // Nothing named: nothing compiled, which torchtitan's apply_compile would not do either.
+  std::string none = compiled;
+  none.replace(none.find("[\"model\", \"loss\"]"), 17, "[]");
+  CHECK(read(none, 8).answer.setting == "compile.components");
+  // Async TP needs the blocks compiled: the loss alone does not.
+  std::string async = loss_alone;
+  async.replace(async.find("tensor_parallel_degree = 1"), 26,
+                "tensor_parallel_degree = 2\nenable_async_tensor_parallel = true");
+  const LaunchConfig refused = read(async, 8);
+  CHECK(refused.answer.setting == "parallelism.enable_async_tensor_parallel");
+  CHECK(refused.answer.message.find("\"model\" in compile.components") != std::string::npos);
 }
 
 TEST_CASE("launch: torchtitan v0.2.2's pipeline split, micro-batches and converters") {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/explain.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
 
@@ -164,20 +165,79 @@ TEST_CASE("loss: the chunked wrapper runs where torchtitan runs it, and is refus
   }
   setup.stack = Stack::kTorchtitan;
   REQUIRE(estimate_memory(setup).answer.ok());
-  // Under a pipeline, and with its cross-entropy compiled: not modelled.
+  // Under a pipeline: not modelled.
   TrainingSetup pipelined = setup;
   pipelined.layout.pipeline_parallel = 2;
   CHECK(estimate_memory(pipelined).answer.setting == setting_id::kLoss);
   TrainingSetup compiled = setup;
   compiled.recompute = Recompute::kFull;
-  compiled.compile = Compile::kBlocksAndLoss;
-  CHECK(estimate_memory(compiled).answer.setting == setting_id::kCompile);
   compiled.compile = Compile::kBlocks;
   CHECK(estimate_memory(compiled).answer.ok());
   // The chunk count is its too.
   TrainingSetup chunks = setup;
   CHECK(apply_setting(chunks, setting_id::kLossChunks, "4").ok());
   CHECK(estimate_memory(chunks).answer.ok());
+}
+
+TEST_CASE(
+    "loss: torchtitan's chunked wrapper with its cross-entropy compiled holds a chunk's BF16 "
+    "logits and gradient, and 8 B a token of it") {
+  // 16 sequences of 128 tokens in 8 chunks of 256 over a 65,536-token vocabulary (h 64), so that a
+  // chunk's loss is the step's peak, under torchtitan's replay. Eager, a chunk holds its BF16
+  // logits, the saved FP32 log-softmax, its gradient and the logits' FP32 gradient: 14 B a logit.
+  // The compiled cross_entropy_loss on one chunk, as on the whole logits (options.hpp,
+  // kCompiledLossBytesPerTokenPerVocab): the BF16 logits kept and their BF16 gradient, 4 B a
+  // logit, and each of the chunk's 256 tokens' FP32 max and log-sum-exp, 2,048 B, freed with the
+  // loss's backward. So a compiled chunk's peak is the output layer's backward, where its BF16
+  // logits and gradient stand beside the weight's unsharded BF16 gradient (2·V·h) and the chunk's
+  // hidden-state gradient (2·256·h): 10 B a logit less than eager, less those two.
+  TrainingSetup setup = tiny(Loss::kChunkedWrapper);
+  setup.custom_model.vocab_size = 65536;
+  setup.micro_batch_sequences = 16;
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  setup.recompute = Recompute::kFull;
+  TrainingSetup eager = setup;
+  setup.compile = Compile::kBlocksAndLoss;
+  const double chunk = 256.0 * 65536;
+  const double eager_peak = estimate_memory(eager).peak_allocated_bytes;
+  const Estimate compiled = estimate_memory(setup);
+  REQUIRE(compiled.answer.ok());
+  CHECK(eager_peak - compiled.peak_allocated_bytes ==
+        (14 - 4) * chunk - 2.0 * 65536 * 64 - 2.0 * 256 * 64);
+  // "Show the arithmetic": the FP32 buffer, then the compiled loss on one chunk.
+  std::string formula;
+  for (const TermArithmetic& term : explain_estimate(setup)) {
+    if (term.term == "logits") formula = term.formula;
+  }
+  CHECK(formula.find("4 B × 2,048 tokens × 64 h + 4 B × 2,048 tokens / 8 chunks × 65,536 "
+                     "vocabulary + 2 B × 2,048 tokens / 8 chunks × 64 h") == 0);
+  // The replay's loss at that peak is the same: the buffer, the chunk's logits and gradient, and
+  // its hidden-state gradient.
+  CHECK(compiled.bytes[Term::kLogits] == 4.0 * 2048 * 64 + 4 * chunk + 2.0 * 256 * 64);
+  // The loss alone compiled (torchtitan's DeepSeek-V3 configs' compile.components ["loss"]): the
+  // same loss; the blocks eager under full recomputation save their input alone, as compiled.
+  setup.compile = Compile::kLoss;
+  CHECK(estimate_memory(setup).peak_allocated_bytes == compiled.peak_allocated_bytes);
+}
+
+TEST_CASE("loss: the loss compiled alone is torchtitan's, and leaves the blocks eager") {
+  TrainingSetup setup = tiny(Loss::kFp32Upcast);
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  setup.compile = Compile::kLoss;
+  setup.stack = Stack::kTorchtune;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kCompile);
+  setup.stack = Stack::kTorchtitan;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  // The whole loss compiled: 4 B a logit and 8 a token, as under blocks-and-loss.
+  CHECK(logits_bytes(setup) == 4.0 * 128 * 512 + 8 * 128);
+  // torchao's MXFP8 casts need compiled blocks: the loss alone does not compile them.
+  CHECK(!blocks_compiled(Compile::kLoss));
+  CHECK(loss_compiled(Compile::kLoss));
+  CHECK(blocks_compiled(Compile::kBlocksAndLoss));
+  CHECK(!loss_compiled(Compile::kBlocks));
 }
 
 }  // namespace loss_test

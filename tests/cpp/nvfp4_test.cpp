@@ -146,6 +146,8 @@ TEST_CASE("NVFP4 is refused where it is not modelled, naming the setting") {
   setup = tiny_nvfp4();
   setup.compile = Compile::kOff;
   CHECK(refused_by(setup) == setting_id::kCompile);
+  setup.compile = Compile::kLoss;  // the loss compiled alone leaves the blocks eager
+  CHECK(refused_by(setup) == setting_id::kCompile);
   setup = tiny_nvfp4();
   setup.recompute = Recompute::kFull;
   CHECK(refused_by(setup) == setting_id::kRecompute);

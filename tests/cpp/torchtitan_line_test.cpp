@@ -217,6 +217,18 @@ TEST_CASE("torchtitan line: tyro's spellings, the world size, and keys of other 
   CHECK(equals.setup.micro_batch_sequences == 2);
   CHECK(equals.setup.compile == Compile::kBlocksAndLoss);
   CHECK(equals.setup.loss_chunks == 4);
+  // The loss compiled alone (torchtitan's DeepSeek-V3 and Kimi configs' components): answered,
+  // the chunks' cross-entropy compiled.
+  const LaunchConfig loss_alone =
+      read(line("llama3_8b", std::string(kTokens) + " --compile.enable --compile.components loss"));
+  REQUIRE_MESSAGE(loss_alone.answer.ok(), loss_alone.answer.message);
+  CHECK(loss_alone.setup.compile == Compile::kLoss);
+  CHECK(estimate_memory(loss_alone.setup).answer.ok());
+  CHECK(equals.notes.front().find("the loss chunked over 4 (ChunkedLossWrapper)") !=
+        std::string::npos);
+  CHECK(loss_alone.notes.front().find(", the loss compiled;") != std::string::npos);
+  CHECK(read(line("llama3_8b", std::string(kTokens) + " --compile.components blocks"))
+            .answer.setting == "--compile.components");
   // tyro takes no value after a switch.
   CHECK(read(line("llama3_8b", std::string(kTokens) + " --compile.enable=False")).answer.setting ==
         "--compile.enable");

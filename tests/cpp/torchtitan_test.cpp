@@ -190,6 +190,13 @@ TEST_CASE(
   // Without recomputation what the partitioner saves is not derived: refused by the setting.
   setup.recompute = Recompute::kNone;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kCompile);
+  // The loss compiled alone leaves the blocks eager: eager's saved tensors, under any
+  // recomputation.
+  TrainingSetup loss_alone = tiny_fsdp(Recompute::kSelectiveOp);
+  loss_alone.compile = Compile::kLoss;
+  CHECK(whole(loss_alone)[Term::kActivations] == eager);
+  loss_alone.recompute = Recompute::kNone;
+  CHECK(estimate_memory(loss_alone).answer.ok());
 }
 
 TEST_CASE("torchao's MXFP8: BF16's saved tensors, and its backward pass's casts beside a block") {
@@ -234,6 +241,8 @@ TEST_CASE("torchao's MXFP8 is refused where it is not modelled, naming the recip
   const Answer eager = estimate_memory(setup).answer;
   CHECK(eager.setting == setting_id::kFp8Recipe);
   CHECK(eager.message.find("modelled compiled") != std::string::npos);
+  setup.compile = Compile::kLoss;  // the blocks still eager
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kFp8Recipe);
   setup.compile = Compile::kBlocks;
   // torchao gathers MXFP8's weights in BF16.
   setup.fp8_all_gather = true;

@@ -357,7 +357,19 @@ enum class Fp8Recipe { kDelayed, kTensorwise, kMxfp8, kBlockwise };
 //   blocks-and-loss  the loss too: one fused kernel reads the BF16 logits, keeps them and each
 //                    token's max and log-sum-exp (FP32) for the backward pass, which writes the
 //                    logits' BF16 gradient directly: no FP32 copy of the logits
-enum class Compile { kOff, kBlocks, kBlocksAndLoss };
+//   loss             the loss alone, the blocks eager (torchtitan's compile.components =
+//                    ["loss"]: its DeepSeek-V3 TOMLs' from 08b8b24, August 2025, and its
+//                    DeepSeek-V3 and Kimi registry configs'): the same compiled
+//                    cross_entropy_loss, whole or one ChunkedLossWrapper chunk at a time
+enum class Compile { kOff, kBlocks, kBlocksAndLoss, kLoss };
+
+// Whether torch.compile compiles the transformer blocks, and whether it compiles the loss.
+constexpr bool blocks_compiled(Compile compile) {
+  return compile == Compile::kBlocks || compile == Compile::kBlocksAndLoss;
+}
+constexpr bool loss_compiled(Compile compile) {
+  return compile == Compile::kBlocksAndLoss || compile == Compile::kLoss;
+}
 
 // accelerate's FSDP under the hf stack (fsdp_config.fsdp_version):
 //   fsdp1  FullyShardedDataParallel (torch/distributed/fsdp): a flat parameter a unit, the root
@@ -466,7 +478,7 @@ constexpr double kTeFusedLossBytesPerTokenPerVocab = kBf16Bytes;
 // + 4 = 14); _nll_loss_and_log_softmax_backward holds the saved log-softmax, zeros_like of it,
 // its exp and their sum (4 + 4 + 4 + 4 = 16), the peak.
 constexpr double kLossParallelBytesPerTokenPerVocab = 4 * kFp32Bytes;
-// The compiled loss (Compile::kBlocksAndLoss): the BF16 logits it saves and their BF16 gradient,
+// The compiled loss (loss_compiled): the BF16 logits it saves and their BF16 gradient,
 // and each token's FP32 max and log-sum-exp (the partitioner saves the reductions' outputs,
 // torch._functorch.config.ban_recompute_reductions, and recomputes the pointwise ops).
 constexpr double kCompiledLossBytesPerTokenPerVocab = 2 * kBf16Bytes;

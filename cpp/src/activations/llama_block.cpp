@@ -771,7 +771,7 @@ std::vector<SavedTensor> per_op_saved_tensors(const ModelShape& shape, const Tra
   // (should_ban_recomputation), so the cut is the MUST_SAVE outputs and the block's input; then
   // _extract_fwd_bwd_modules drops the saved values the backward graph never reads, and w2's
   // output only feeds the residual's add.
-  if (setup.compile == Compile::kOff) {
+  if (!blocks_compiled(setup.compile)) {
     saved.add("mlp-output", "Down projection's output (w2)", (fused ? "matmul 5" : "matmul 7") + of,
               "h", h, kBf16Bytes, whole);
   }
@@ -821,7 +821,7 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
                "outputs of the matmuls but every second one, and of the attention kernel "
                "(selective_op_saved_tensors, docs/activations.md); the rest rebuilt in the "
                "backward pass") +
-           (setup.compile == Compile::kOff
+           (!blocks_compiled(setup.compile)
                 ? ""
                 : "; compiled, the min-cut partitioner saves the policy's tensors but the down "
                   "projection's output, which the backward graph never reads "

@@ -238,14 +238,21 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
   if (setup.loss == Loss::kChunkedWrapper) {
     // torchtitan: the FP32 buffer the chunks' hidden-state gradients are copied into, and one
     // chunk's logits at its backward peak (t is 1); at the loop's end the buffer and its BF16 cast
-    // with the last chunk's logits, where the hidden states outweigh a chunk's logits.
+    // with the last chunk's logits, where the hidden states outweigh a chunk's logits. Compiled
+    // (torchtitan's CrossEntropyLoss, its fn under torch.compile), each chunk runs the compiled
+    // loss: the chunk's BF16 logits and their BF16 gradient (and 8 B a token, freed before), held
+    // at the output layer's backward with the chunk's BF16 hidden-state gradient, 2·h a token.
     const double h = shape.hidden_size;
     const double n = setup.loss_chunks;
     const Figure buffer = pen.bytes(kFp32Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h");
-    const Figure chunk = pen.said(tokens / n, [&] {
+    const Figure chunk_tokens = pen.said(tokens / n, [&] {
       return number_text(tokens) + " tokens / " + number_text(n) + " chunks";
-    }) * vocabulary_here;
-    const Figure in_loop = buffer + pen.bytes(kChunkedWrapperBytesPerLogit) * chunk;
+    });
+    const Figure chunk = chunk_tokens * vocabulary_here;
+    const Figure in_loop = loss_compiled(setup.compile)
+                               ? buffer + pen.bytes(kCompiledLossBytesPerTokenPerVocab) * chunk +
+                                     pen.bytes(kBf16Bytes) * chunk_tokens * pen.count(h, "h")
+                               : buffer + pen.bytes(kChunkedWrapperBytesPerLogit) * chunk;
     const Figure at_end = buffer +
                           pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h") +
                           pen.bytes(kBf16Bytes) * chunk;
@@ -260,7 +267,7 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
                [&] { return (forward ? "(2 + 4 + 4/" : "(4 + 8/") + number_text(n) + ") B"; }) *
            pen.count(tokens, "tokens") * vocabulary_here;
   }
-  if (setup.loss == Loss::kFp32Upcast && setup.compile == Compile::kBlocksAndLoss) {
+  if (setup.loss == Loss::kFp32Upcast && loss_compiled(setup.compile)) {
     // The compiled loss: the BF16 logits and their BF16 gradient, and two FP32 values a token.
     return pen.bytes(kCompiledLossBytesPerTokenPerVocab) * pen.count(tokens, "tokens") *
                vocabulary_here +
@@ -412,11 +419,21 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
     });
   }
   ledger.add(Term::kLogits, logits, [&]() -> std::string {
-    if (setup.loss == Loss::kFp32Upcast && setup.compile == Compile::kBlocksAndLoss) {
-      return "cross_entropy over FP32-upcast logits compiled with the model (torchtitan's "
-             "compile.components): Inductor fuses the upcast into the softmax, keeps the BF16 "
-             "logits and each token's FP32 max and log-sum-exp, and writes the BF16 gradient in "
-             "the backward pass: 4 B a logit, 8 a token";
+    if (setup.loss == Loss::kFp32Upcast && loss_compiled(setup.compile)) {
+      return "cross_entropy over FP32-upcast logits compiled (torchtitan's "
+             "compile.components' \"loss\"): Inductor fuses the upcast into the softmax, keeps "
+             "the BF16 logits and each token's FP32 max and log-sum-exp, and writes the BF16 "
+             "gradient in the backward pass: 4 B a logit, 8 a token";
+    }
+    if (setup.loss == Loss::kChunkedWrapper && loss_compiled(setup.compile)) {
+      return "torchtitan's ChunkedLossWrapper (torchtitan/components/loss.py) with its "
+             "CrossEntropyLoss compiled (compile.components' \"loss\": BaseLoss._maybe_compile "
+             "wraps cross_entropy_loss in torch.compile): the final hidden states split into "
+             "chunks, each run through the eager output layer and the compiled cross_entropy, "
+             "which keeps the chunk's BF16 logits and each token's FP32 max and log-sum-exp and "
+             "writes the BF16 gradient, no FP32 copy; at the output layer's backward the chunk's "
+             "logits and gradient, 4 B a logit, beside its hidden-state gradient, 2·h a token; "
+             "the chunks' hidden-state gradients copied into an FP32 buffer (GradAccumulator)";
     }
     if (setup.loss == Loss::kFp32Upcast && saves_gathered_inputs(setup)) {
       return "cross_entropy over FP32-upcast logits under DTensor's loss_parallel (torch/"
@@ -563,9 +580,9 @@ LayerStack layer_stack_of(const TrainingSetup& setup) {
   stack.saves_gathered_inputs = saves_gathered_inputs(setup);
   stack.transformer_engine_fp8 = transformer_engine_fp8(setup);
   stack.fp8_saved_input_bytes = fp8_saved_input_bytes_per_value(setup);
-  stack.eager_modules = stack_row(setup.stack).eager_modules && setup.compile == Compile::kOff;
+  stack.eager_modules = stack_row(setup.stack).eager_modules && !blocks_compiled(setup.compile);
   stack.silu_apart = (stack_row(setup.stack).eager_modules || stack_row(setup.stack).silu_apart) &&
-                     setup.compile == Compile::kOff;
+                     !blocks_compiled(setup.compile);
   stack.torchtitan_mixture = stack_row(setup.stack).torchtitan_mixture;
   return stack;
 }

@@ -229,6 +229,7 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   // CompileConfig: enable, and its components (the model and the loss unless the config says
   // the model alone).
   bool compiled = config->compiled;
+  bool model_compiled = true;
   bool loss_compiled = false;
   if (const std::optional<bool> compile = switch_value(flags, "--compile.enable")) {
     loss_compiled = *compile && !config->compiled;
@@ -237,17 +238,23 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   if (const std::optional<std::string> components =
           flags.get("--compile.components", flag_text())) {
     if (*components == "model") {
+      model_compiled = true;
       loss_compiled = false;
     } else if (*components == "model,loss" || *components == "loss,model") {
+      model_compiled = true;
       loss_compiled = true;  // tyro splits a list's one value at its commas
+    } else if (*components == "loss") {
+      model_compiled = false;
+      loss_compiled = true;
     } else {
       flags.fault("--compile.components", "--compile.components '" + components->substr(0, 40) +
-                                              "' is not read: model, or model,loss, are.");
+                                              "' is not read: model, loss, or model,loss, are.");
     }
   }
-  setup.compile = !compiled       ? Compile::kOff
-                  : loss_compiled ? Compile::kBlocksAndLoss
-                                  : Compile::kBlocks;
+  setup.compile = !compiled                         ? Compile::kOff
+                  : model_compiled && loss_compiled ? Compile::kBlocksAndLoss
+                  : loss_compiled                   ? Compile::kLoss
+                                                    : Compile::kBlocks;
   if (config->nvfp4) {
     setup.precision = Precision::kNvfp4Mixed;
     setup.nvfp4_bf16_tail = kNvfp4DefaultBf16TailShare;
@@ -355,13 +362,13 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   flags.list_unread(set_aside);
   launch.notes.push_back(
       "Read as torchtitan b5bcd76c (August 21, 2026) builds config_registry.py's " + name + ": " +
-      setup.model_id +
-      ", the loss chunked over 8 (ChunkedLossWrapper), wq, wk and wv "
-      "fused, " +
+      setup.model_id + ", the loss chunked over " + std::to_string(setup.loss_chunks) +
+      " (ChunkedLossWrapper), wq, wk and wv fused, " +
       (config->recompute == Recompute::kSelectiveOp ? "per-op selective recomputation (SelectiveAC)"
                                                     : "full recomputation (FullAC)") +
       (setup.compile == Compile::kBlocks          ? ", the model compiled"
        : setup.compile == Compile::kBlocksAndLoss ? ", the model and the loss compiled"
+       : setup.compile == Compile::kLoss          ? ", the loss compiled"
                                                   : "") +
       (config->nvfp4 ? ", NVFP4 in all but the last 15% of the layers" : "") +
       "; a later torchtitan's defaults may differ.");

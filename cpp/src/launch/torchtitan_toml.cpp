@@ -607,11 +607,13 @@ void read_step(KeyReader& keys, Era era, long long tp, TrainingSetup& setup) {
                  "compile.components " + quoted(part) + " is not one of \"model\" and \"loss\".");
     }
   }
-  if (!has("model")) {
+  if (!has("model") && !has("loss")) {
     keys.fault("compile.components",
-               "compile.components without \"model\" (the loss compiled alone) is not modelled.");
+               "compile.components names neither \"model\" nor \"loss\": nothing to compile.");
   }
-  setup.compile = has("loss") ? Compile::kBlocksAndLoss : Compile::kBlocks;
+  setup.compile = !has("model") ? Compile::kLoss
+                  : has("loss") ? Compile::kBlocksAndLoss
+                                : Compile::kBlocks;
 }
 
 Schedule read_schedule(KeyReader& keys, Era era, const Mesh& mesh, int layers) {
@@ -1140,12 +1142,15 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
         " is dropped: torchtitan gathers in FP8 only when "
         "data_parallel_shard_degree is above 1.");
   }
-  // Async TP needs the blocks compiled under tensor parallelism (parallelize_llama.py).
+  // Async TP needs the blocks compiled under tensor parallelism (parallelize_llama.py; from
+  // v0.2.0 maybe_enable_async_tp asks for "model" in compile.components).
   const bool async_tp = keys.get(names.async_tp, json_boolean()).value_or(false);
-  if (async_tp && mesh.tp > 1 && setup.compile == Compile::kOff) {
-    keys.fault(names.async_tp, std::string(names.async_tp) + " needs " +
-                                   (era == Era::kDec2024 ? "training.compile" : "compile.enable") +
-                                   ", as torchtitan requires.");
+  if (async_tp && mesh.tp > 1 && !blocks_compiled(setup.compile)) {
+    keys.fault(names.async_tp,
+               std::string(names.async_tp) + " needs " +
+                   (era == Era::kDec2024 ? "training.compile"
+                                         : "compile.enable with \"model\" in compile.components") +
+                   ", as torchtitan requires.");
   }
   keys.list_unread(set_aside);
   if (!keys.ok()) return launch;

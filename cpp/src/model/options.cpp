@@ -310,6 +310,8 @@ const std::vector<Choice>& choices<Compile>() {
       {"blocks-and-loss", "Blocks and loss",
        "torchtitan's compile.components = [\"model\", \"loss\"] (2025 on): the loss fused, "
        "with no FP32 copy of the logits"},
+      {"loss", "The loss alone",
+       "torchtitan's compile.components = [\"loss\"]: the loss fused, the blocks eager"},
   };
   return choices;
 }

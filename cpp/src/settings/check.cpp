@@ -175,7 +175,7 @@ Answer check_fp8(const TrainingSetup& setup, const ModelShape& shape) {
   // Uncompiled, MXTensor.to_mx runs in plain PyTorch (an FP32 copy of each operand, its scaled
   // and clamped values, about 12 B a value at once); compiled, Inductor fuses the casts, as the
   // published runs ran them (fp8.hpp, mx_linear_backward_casts).
-  if (torchao_mxfp8(setup) && setup.compile == Compile::kOff) {
+  if (torchao_mxfp8(setup) && !blocks_compiled(setup.compile)) {
     return refusal(id::kFp8Recipe,
                    "torchao's MXFP8 is modelled compiled, as torchtitan's published MXFP8 runs "
                    "ran it; uncompiled its casts make FP32 copies of each operand first, which "
@@ -676,8 +676,8 @@ Answer check_chunked_wrapper_chunks(const TrainingSetup& setup) {
 
 // torchtitan's ChunkedLossWrapper, as its stack runs it: under the ideal step or torchtitan, on
 // one pipeline stage (its pipeline schedule computes the loss per micro-batch in the stage's own
-// step, not modelled), its loss_fn eager (compiled, not modelled), and the device's tokens in
-// chunks of equal length (torch._check in _chunk_local).
+// step, not modelled), its loss_fn eager or compiled, and the device's tokens in chunks of equal
+// length (torch._check in _chunk_local).
 Answer check_chunked_wrapper(const TrainingSetup& setup) {
   if (setup.stack != Stack::kIdeal && setup.stack != Stack::kTorchtitan) {
     return refusal(id::kLoss,
@@ -688,11 +688,6 @@ Answer check_chunked_wrapper(const TrainingSetup& setup) {
     return refusal(id::kLoss,
                    "torchtitan's chunked loss under pipeline parallelism runs in the last stage's "
                    "schedule, which is not modelled; set pp to 1, or choose the fp32-upcast loss.");
-  }
-  if (setup.compile == Compile::kBlocksAndLoss) {
-    return refusal(id::kCompile,
-                   "torchtitan's chunked loss compiles its cross-entropy alone, which is not "
-                   "modelled; compile the blocks alone, or choose the fp32-upcast loss.");
   }
   return check_chunked_wrapper_chunks(setup);
 }

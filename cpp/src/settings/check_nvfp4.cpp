@@ -51,7 +51,7 @@ Answer check_nvfp4(const TrainingSetup& setup, const ModelShape& shape) {
                                        device.name +
                                        " is not one. Choose bf16-mixed, or one of those devices.");
   }
-  if (setup.recompute != Recompute::kSelectiveOp || setup.compile == Compile::kOff) {
+  if (setup.recompute != Recompute::kSelectiveOp || !blocks_compiled(setup.compile)) {
     return refusal(setup.recompute == Recompute::kSelectiveOp ? id::kCompile : id::kRecompute,
                    nvfp4 + " is modelled" + recipe +
                        ": its matmul is an autograd Function the per-op policy recomputes, "

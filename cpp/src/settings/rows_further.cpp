@@ -678,7 +678,8 @@ void add_distributed_switches(Entries& entries) {
                 "over d·c / k ranks."));
   add(row<&TrainingSetup::compile>(id::kCompile, "torch.compile",
                                    "torch.compile as torchtitan and torchtune run it: the "
-                                   "transformer blocks, or the loss too",
+                                   "transformer blocks, the loss too, or (torchtitan) the loss "
+                                   "alone",
                                    "compile")
           .among(choices<Compile>())
           .only_under({Stack::kTorchtitan, Stack::kTorchtune},
@@ -687,7 +688,13 @@ void add_distributed_switches(Entries& entries) {
                       "those stacks, or off.")
           .rule(
               [](const TrainingSetup& setup) {
-                return setup.recompute == Recompute::kFull ||
+                return setup.compile != Compile::kLoss || setup.stack == Stack::kTorchtitan;
+              },
+              "Compiling the loss alone is torchtitan's (compile.components = [\"loss\"]); "
+              "torchtune compiles the model and the loss together. Choose blocks-and-loss.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return !blocks_compiled(setup.compile) || setup.recompute == Recompute::kFull ||
                        setup.recompute == Recompute::kSelectiveOp;
               },
               "Under torch.compile trainmem models full recomputation, where a compiled block "
@@ -697,14 +704,15 @@ void add_distributed_switches(Entries& entries) {
               "recomputation, or compile off.")
           .rule(
               [](const TrainingSetup& setup) {
-                return !(setup.compile == Compile::kBlocksAndLoss && setup.logits &&
+                return !(loss_compiled(setup.compile) && setup.logits &&
                          setup.layout.tensor_parallel > 1);
               },
               "The compiled loss under tensor parallelism (DTensor's loss_parallel) is not "
               "modelled; choose the blocks alone, or tp 1.")
           .page("stack", "",
                 "torchtitan's and torchtune's: the blocks (torchtitan at the end of 2024), or the "
-                "loss too, with no FP32 copy of the logits. Under full or per-op selective "
+                "loss too, with no FP32 copy of the logits, or (torchtitan's DeepSeek-V3 and Kimi "
+                "configs) the loss alone. Compiled blocks under full or per-op selective "
                 "recomputation."));
   add(row<&TrainingSetup::fused_qkv>(
           id::kFusedQkv, "Fused QKV",

@@ -427,7 +427,7 @@ CachingAllocator::Handle upcast_loss(Step& step, const StepDevice& device,
 CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
                                      const std::function<void()>& forward_done) {
   const Loss loss = device.setup.loss;
-  const bool compiled = device.setup.compile == Compile::kBlocksAndLoss;
+  const bool compiled = loss_compiled(device.setup.compile);
   if (loss == Loss::kFusedLinear) return liger_fused_linear_loss(step, device, forward_done);
   if (loss == Loss::kChunkedNll) return chunked_nll_loss(step, device, forward_done);
   if (loss == Loss::kCutCrossEntropy) return cut_cross_entropy_loss(step, device, forward_done);

@@ -303,23 +303,54 @@ void fsdp_root_post_backward(Step& step, const StepDevice& device, const FsdpTer
 // gathered across the chunks) and reshards after them. The loss makes GradAccumulator's FP32
 // [T, h] buffer, then for each of the n chunks in turn: the chunk's BF16 logits (held by the loop
 // until the next chunk's are made), cross_entropy over their FP32 upcast (its saved log-softmax),
-// the chunk's backward pass (the log-softmax's gradient and the logits' FP32 then BF16 gradient),
-// the output layer's backward (the chunk's hidden-state gradient, cast to FP32 and copied into the
-// buffer, and the weight's unsharded BF16 gradient). Gradient sync is off but for the last chunk:
-// FSDP2 upcasts the first chunk's weight gradient to FP32 and adds each later one into it, and the
-// last chunk's post_backward reduce-scatters the sum. At the end the buffer is cast to BF16, the
-// gradient the decoder's backward pass starts from.
+// the chunk's backward pass (the log-softmax's gradient and the logits' FP32 then BF16 gradient;
+// compiled, the two FP32 values a token and the BF16 gradient at once), the output layer's backward
+// (the chunk's hidden-state gradient, cast to FP32 and copied into the buffer, and the weight's
+// unsharded BF16 gradient). Gradient sync is off but for the last chunk: FSDP2 upcasts the first
+// chunk's weight gradient to FP32 and adds each later one into it, and the last chunk's
+// post_backward reduce-scatters the sum. At the end the buffer is cast to BF16, the gradient the
+// decoder's backward pass starts from.
 struct ChunkedLoss {
   CachingAllocator::Handle hidden_gradient;
   CachingAllocator::Handle head_reduce;  // the output layer's reduce-scatter input
 };
+
+// One chunk's cross_entropy over its BF16 logits, forward and backward, eager: the FP32 upcast and
+// the log-softmax it saves, then the log-softmax's gradient and the logits' FP32 gradient; returns
+// the handle of the chunk's BF16 gradient.
+CachingAllocator::Handle eager_chunk_loss(Step& step, double chunk) {
+  const std::size_t logits = tag(Term::kLogits);
+  const auto upcast = step.take(logits, kFp32Bytes * chunk);
+  const auto log_p = step.take(logits, kFp32Bytes * chunk);
+  step.give(upcast);
+  const auto log_p_gradient = step.take(logits, kFp32Bytes * chunk);
+  const auto input_gradient = step.take(logits, kFp32Bytes * chunk);
+  step.give(log_p_gradient);
+  step.give(log_p);
+  const auto logits_gradient = step.take(logits, kBf16Bytes * chunk);
+  step.give(input_gradient);
+  return logits_gradient;
+}
+
+// The same under torch.compile (CrossEntropyLoss's fn compiled, compile.components' "loss"): the
+// compiled loss's graph on the chunk (stack_step.cpp, compiled_loss): each token's FP32 max and
+// log-sum-exp beside the kept BF16 logits, and the BF16 gradient written at once.
+CachingAllocator::Handle compiled_chunk_loss(Step& step, double chunk, double chunk_tokens) {
+  const std::size_t logits = tag(Term::kLogits);
+  const auto rows = step.take(logits, kCompiledLossBytesPerToken * chunk_tokens);
+  const auto logits_gradient = step.take(logits, kBf16Bytes * chunk);
+  step.give(rows);
+  return logits_gradient;
+}
 
 ChunkedLoss torchtitan_chunked_loss(Step& step, const StepDevice& device, const FsdpTerms& terms) {
   const double h = device.shape.hidden_size;
   const double tokens = device.loss_tokens;
   const long chunks = device.setup.loss_chunks;
   const double chunk = device.logit_count / static_cast<double>(chunks);
-  const double chunk_hidden = tokens / static_cast<double>(chunks) * h;
+  const double chunk_tokens = tokens / static_cast<double>(chunks);
+  const double chunk_hidden = chunk_tokens * h;
+  const bool compiled = loss_compiled(device.setup.compile);
   const double head = output_head_parameters(device);
   const std::size_t logits = tag(Term::kLogits);
   const std::size_t accumulated_gradient = accumulated_term(
@@ -337,15 +368,8 @@ ChunkedLoss torchtitan_chunked_loss(Step& step, const StepDevice& device, const 
     const auto out = step.take(logits, kBf16Bytes * chunk);
     step.give(previous);
     previous = out;
-    const auto upcast = step.take(logits, kFp32Bytes * chunk);
-    const auto log_p = step.take(logits, kFp32Bytes * chunk);
-    step.give(upcast);
-    const auto log_p_gradient = step.take(logits, kFp32Bytes * chunk);
-    const auto input_gradient = step.take(logits, kFp32Bytes * chunk);
-    step.give(log_p_gradient);
-    step.give(log_p);
-    const auto logits_gradient = step.take(logits, kBf16Bytes * chunk);
-    step.give(input_gradient);
+    const auto logits_gradient =
+        compiled ? compiled_chunk_loss(step, chunk, chunk_tokens) : eager_chunk_loss(step, chunk);
     const auto hidden_gradient = step.take(logits, kBf16Bytes * chunk_hidden);
     const auto weight_gradient = step.take(terms.unsharded_gradients, kBf16Bytes * head);
     step.give(logits_gradient);

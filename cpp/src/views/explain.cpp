@@ -47,7 +47,7 @@ SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
   }
   if (setup.recompute == Recompute::kSelectiveOp) {
     list.caption =
-        setup.compile == Compile::kOff
+        !blocks_compiled(setup.compile)
             ? "The tensors torchtitan's per-op policy keeps of one layer for its backward pass "
               "(the rest is recomputed), per token on one device"
             : "The tensors a compiled layer keeps for its backward pass under torchtitan's per-op "
