@@ -11,6 +11,7 @@
 #include "estimate/calculation.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/explore.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
 #include "trainmem/verdict.hpp"
@@ -49,6 +50,19 @@ TrainingSetup tiny_mixture(int ep) {
   setup.layout.data_parallel = 4;
   setup.layout.zero_stage = 3;
   setup.layout.expert_parallel = ep;
+  return setup;
+}
+
+// Qwen3-30B-A3B under torchtitan on 8 devices, FSDP2 with expert parallelism 8, full
+// recomputation.
+TrainingSetup qwen3_moe_on_eight() {
+  TrainingSetup setup;
+  setup.model_id = "qwen3-30b-a3b";
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  setup.layout.expert_parallel = 8;
+  setup.recompute = Recompute::kFull;
   return setup;
 }
 
@@ -178,17 +192,26 @@ TEST_CASE(
 
 TEST_CASE("torchtitan moe: what it does not run is refused, naming the setting") {
   TrainingSetup setup = tiny_mixture(2);
-  setup.layout.tensor_parallel = 2;
-  setup.layout.sequence_parallel = true;
-  setup.layout.data_parallel = 2;
-  CHECK(estimate_memory(setup).answer.setting == setting_id::kTensorParallel);
-  setup = tiny_mixture(2);
   setup.layout.expert_tensor_parallel = 2;
   Answer refused = estimate_memory(setup).answer;
   CHECK(refused.setting == setting_id::kExpertTensorParallel);
   CHECK(refused.message ==
         "torchtitan keeps each routed expert whole on its expert-parallel rank (its experts' mesh "
         "is efsdp × ep, parallel_dims.py); set etp to 0 or 1.");
+  // Under tensor parallelism etp 0 means t, which torchtitan's expert parallelism does not run:
+  // named before the layout's own checks.
+  setup = tiny_mixture(4);
+  setup.layout.tensor_parallel = 2;
+  setup.layout.sequence_parallel = true;
+  setup.layout.data_parallel = 2;
+  refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kExpertTensorParallel);
+  CHECK(refused.message.find("set etp to 1.") != std::string::npos);
+  setup.layout.expert_parallel = 1;
+  setup.layout.expert_tensor_parallel = 1;
+  refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kExpertTensorParallel);
+  CHECK(refused.message.find("over the 2 tensor-parallel ranks") != std::string::npos);
   setup = tiny_mixture(2);
   setup.capacity_factor = 1.25;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kCapacityFactor);
@@ -203,17 +226,148 @@ TEST_CASE("torchtitan moe: what it does not run is refused, naming the setting")
   CHECK(estimate_memory(tiny_mixture(4)).answer.ok());
 }
 
+// The tiny mixture on d 2 × t 2 with sequence parallelism (torchtitan's tensor parallelism always
+// runs with it), expert parallelism `ep`, torchtitan's etp for it.
+TrainingSetup tiny_tensor_parallel(int ep) {
+  TrainingSetup setup = tiny_mixture(ep);
+  setup.layout.data_parallel = 2;
+  setup.layout.tensor_parallel = 2;
+  setup.layout.sequence_parallel = true;
+  setup.layout.expert_tensor_parallel = ep > 1 ? 1 : 0;
+  return setup;
+}
+
+TEST_CASE(
+    "torchtitan moe: under tensor parallelism expert parallelism routes each rank's T/t tokens, "
+    "and without it the input is all-gathered and the experts split over t, by hand") {
+  // moe_sharding.py (b5bcd76c), EP on: the MoE's input stays sequence-sharded, so the router,
+  // the dispatch and the combine keep each rank's 64 of the 128 tokens, and the experts are
+  // whole: every routed tensor per token of the layer's is half the t 1 figure.
+  TrainingSetup setup = tiny_tensor_parallel(2);
+  std::vector<SavedTensor> saved = llama_block_saved_tensors(setup.custom_model, setup, true);
+  CHECK(tensor_bytes(saved, "router-input") == 4 * kH / 2);
+  CHECK(tensor_bytes(saved, "router-scores") == 4 * kExperts / 2);
+  CHECK(tensor_bytes(saved, "routing-indices") == 8 * 4 * kTopK / 2);
+  CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK / 2);
+  CHECK(tensor_bytes(saved, "gate-output") == 2 * kWidth * kTopK / 2);
+  CHECK(tensor_bytes(saved, "combine-output") == 4 * kH * kTopK / 2);
+  CHECK(tensor_bytes(saved, "combine-scores") == 4 * kTopK / 2);
+  // EP off: the input all-gathered (Replicate), the router and the combine on all 128 tokens,
+  // every routed copy, and each expert split over t (w1, w3 column-wise, w2 row-wise): only the
+  // f_e-wide intermediates are halved.
+  setup = tiny_tensor_parallel(1);
+  saved = llama_block_saved_tensors(setup.custom_model, setup, true);
+  CHECK(tensor_bytes(saved, "router-input") == 4 * kH);
+  CHECK(tensor_bytes(saved, "router-scores") == 4 * kExperts);
+  CHECK(tensor_bytes(saved, "routing-indices") == 8 * 3 * kTopK);
+  CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK);
+  CHECK(tensor_bytes(saved, "gate-output") == 2 * kWidth * kTopK / 2);
+  CHECK(tensor_bytes(saved, "combine-output") == 4 * kH * kTopK);
+  CHECK(tensor_bytes(saved, "combine-scores") == 4 * kTopK);
+  // The shared experts read their input all-gathered either way, whole on each rank; their
+  // intermediates are split over t.
+  for (int ep : {1, 2}) {
+    CAPTURE(ep);
+    setup = tiny_tensor_parallel(ep);
+    setup.custom_model.shared_expert_ffn_hidden_size = 16;
+    saved = llama_block_saved_tensors(setup.custom_model, setup, true);
+    CHECK(tensor_bytes(saved, "shared-input") == 2 * kH);
+    CHECK(tensor_bytes(saved, "shared-gate-output") == 2 * 16 / 2);
+  }
+  // The combine's backward, 12 B a routed copy's value, over the tokens each rank combines.
+  const double copies = kTokens * kTopK * kH;
+  const Calculation on = calculate(tiny_tensor_parallel(2), 1, true, {false, false});
+  const Calculation off = calculate(tiny_tensor_parallel(1), 1, true, {false, false});
+  REQUIRE(on.answer.ok());
+  REQUIRE(off.answer.ok());
+  CHECK(on.layer.dispatch.value() == 12 * copies / 2);
+  CHECK(off.layer.dispatch.value() == 12 * copies);
+  // Korthikanti's shares follow the same split: EP off keeps every routed copy (2·h·k), the
+  // router's and the combine's tensors whole; EP on halves them, with the received copies' order.
+  TrainingSetup korthikanti_on = tiny_tensor_parallel(2);
+  TrainingSetup korthikanti_off = tiny_tensor_parallel(1);
+  korthikanti_on.activation_model = ActivationModel::kKorthikanti;
+  korthikanti_off.activation_model = ActivationModel::kKorthikanti;
+  const Calculation k_on = calculate(korthikanti_on, 1, true, {false, false});
+  const Calculation k_off = calculate(korthikanti_off, 1, true, {false, false});
+  REQUIRE(k_on.answer.ok());
+  REQUIRE(k_off.answer.ok());
+  const double routing = 4 * kH + 4 * kExperts + 4 * kH * kTopK + 4 * kTopK;
+  CHECK(k_off.layer.kept_per_token.value() - k_on.layer.kept_per_token.value() ==
+        doctest::Approx(2 * kH * kTopK / 2 + (routing + 8 * 3 * kTopK) -
+                        (routing + 8 * 4 * kTopK) / 2));
+  // Against Megatron-LM's count of the same layout (its routed copies alike at etp 1), DTensor's
+  // all-gathered QKV input (2·h, whole: h more than its half) and torchtitan's routing tensors
+  // over the rank's T/t; with shared experts their all-gathered input too (h more).
+  for (const double shared : {0.0, 16.0}) {
+    CAPTURE(shared);
+    TrainingSetup titan = korthikanti_on;
+    titan.custom_model.shared_expert_ffn_hidden_size = static_cast<int>(shared);
+    TrainingSetup megatron = titan;
+    megatron.stack = Stack::kMegatron;
+    megatron.layout.zero_stage = 1;
+    const Calculation t_calc = calculate(titan, 1, true, {false, false});
+    const Calculation m_calc = calculate(megatron, 1, true, {false, false});
+    REQUIRE(t_calc.answer.ok());
+    REQUIRE(m_calc.answer.ok());
+    CHECK(t_calc.layer.kept_per_token.value() - m_calc.layer.kept_per_token.value() ==
+          doctest::Approx(kH * (shared > 0 ? 2 : 1) + (routing + 8 * 4 * kTopK) / 2));
+  }
+}
+
+TEST_CASE(
+    "torchtitan moe: under tensor parallelism FSDP2 shards the experts over efsdp = d·t/ep, and "
+    "the stack brings its etp") {
+  // Each rank keeps 1/(d·t) of every expert's FP32 states: E/ep whole experts over efsdp, or all
+  // E split over t and sharded over d. The two layouts hold the same states.
+  const Breakdown on = whole(tiny_tensor_parallel(2));
+  const Breakdown off = whole(tiny_tensor_parallel(1));
+  for (Term term : {Term::kWeights, Term::kGradients, Term::kOptimizerStates}) {
+    CHECK(on[term] == doctest::Approx(off[term]));
+  }
+  // And as much as on d 4 without tensor parallelism, 1/4 of everything, but for what tensor
+  // parallelism does not split: the norms (2 a layer and the final one, h each) and the router's
+  // gate (E·h a layer, Replicate in moe_sharding.py), 1/2 of them against 1/4, in FP32.
+  const double unsplit = (kLayers * 2 + 1) * kH + kLayers * kExperts * kH;
+  CHECK(on[Term::kWeights] - whole(tiny_mixture(2))[Term::kWeights] ==
+        doctest::Approx(4 * unsplit * (0.5 - 0.25)));
+  // Where the reader has not chosen etp, the stack brings the one it runs, and says so; a choice
+  // the reader made is kept, and refused.
+  TrainingSetup setup = tiny_tensor_parallel(2);
+  setup.layout.expert_tensor_parallel = 0;
+  std::vector<BroughtSetting> brought =
+      bring_stack_defaults(setup, [](const std::string&) { return false; });
+  REQUIRE(brought.size() == 1);
+  CHECK(brought.front().setting_id == setting_id::kExpertTensorParallel);
+  CHECK(setup.layout.expert_tensor_parallel == 1);
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.layout.expert_parallel = 1;  // and back, without expert parallelism
+  brought = bring_stack_defaults(setup, [](const std::string&) { return false; });
+  REQUIRE(brought.size() == 1);
+  CHECK(setup.layout.expert_tensor_parallel == 0);
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.layout.expert_parallel = 2;
+  brought = bring_stack_defaults(
+      setup, [](const std::string& id) { return id == setting_id::kExpertTensorParallel; });
+  CHECK(brought.empty());
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kExpertTensorParallel);
+  // The savings view's doubled tensor parallelism runs the stack's etp (1 under expert
+  // parallelism), so it is answered, not dropped as refused.
+  bool doubled = false;
+  for (const Saving& saving : rank_savings(qwen3_moe_on_eight()).savings) {
+    if (saving.change == "tp-double") {
+      doubled = true;
+      CHECK(saving.estimate.setup.layout.expert_tensor_parallel == 1);
+    }
+  }
+  CHECK(doubled);
+}
+
 TEST_CASE(
     "verdict: a mixture is not judged by dense runs alone: where the stack has measured none, "
     "the headroom decides") {
   // The torchtitan stack's published runs are dense Llamas: a mixture's verdict says so.
-  TrainingSetup setup;
-  setup.model_id = "qwen3-30b-a3b";
-  setup.stack = Stack::kTorchtitan;
-  setup.layout.data_parallel = 8;
-  setup.layout.zero_stage = 3;
-  setup.layout.expert_parallel = 8;
-  setup.recompute = Recompute::kFull;
+  TrainingSetup setup = qwen3_moe_on_eight();
   const Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   const VerdictAnswer mixture = verdict_of(estimate, false, {});

@@ -114,13 +114,16 @@ TEST_CASE("torchtitan tp: what it does not run is refused, naming the setting") 
   setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
   setup.recompute = Recompute::kSelectiveOp;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kRecompute);
+  // A mixture under tensor parallelism: its experts split over t without expert parallelism
+  // (torchtitan_moe_test.cpp counts it), so etp is t, never another.
   setup = tiny_tp(Stack::kTorchtitan, ActivationModel::kLlamaBlock);
   setup.custom_model.num_experts = 4;
   setup.custom_model.num_experts_per_token = 2;
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.layout.expert_tensor_parallel = 1;
   refused = estimate_memory(setup).answer;
-  CHECK(refused.setting == setting_id::kTensorParallel);
-  CHECK(refused.message.find("its mixture-of-experts plans (moe_sharding.py) are not") !=
-        std::string::npos);
+  CHECK(refused.setting == setting_id::kExpertTensorParallel);
+  CHECK(refused.message.find("expert_param_placement_dense") != std::string::npos);
 }
 
 TEST_CASE("torchtitan tp: the fewest-devices search tries tensor parallelism under the stack") {

@@ -160,10 +160,14 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   double replicated_factor = 0;  // the bracket's first part: 34, 10 + 24/t…
   if (layout.sequence_parallel) {
     replicated_factor = (replicated + sharded + extra_replicated + extra_sharded) / t;
-    // DTensor keeps the projections' all-gathered inputs whole (dense models only: the stack
-    // refuses a mixture).
+    // DTensor keeps the projections' all-gathered inputs whole: the QKV projection's and the
+    // MLP's; in torchtitan's mixture the shared experts' for the MLP's (the routed copies follow
+    // etp below: all-gathered without expert parallelism, moe_sharding.py).
     if (stack.saves_gathered_inputs) {
-      replicated_factor += kKorthikantiGatheredInputBytesPerTokenPerHidden * (1 - 1 / t);
+      const double gathered = shape.num_experts > 1
+                                  ? kBf16Bytes * (shape.shared_expert_ffn_hidden_size > 0 ? 2 : 1)
+                                  : kKorthikantiGatheredInputBytesPerTokenPerHidden;
+      replicated_factor += gathered * (1 - 1 / t);
     }
   } else {
     replicated_factor = replicated + sharded / t + extra_replicated + extra_sharded / t;
@@ -195,7 +199,8 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   }
   // torchtitan's router and combine (docs/activations.md, "torchtitan's mixture"), beyond section
   // 4.1's shares: the gate's FP32 copy of its input, the FP32 scores, the int64 indices, the
-  // experts' outputs upcast to FP32 and the sorted scores, per token (t is 1: check.cpp).
+  // experts' outputs upcast to FP32 and the sorted scores, per token of the layer's on this rank
+  // (split over t under expert parallelism, whole without it: LlamaBlock's routing_split).
   if (kBeyondThePlate && stack.torchtitan_mixture && shape.num_experts > 1) {
     replicated_factor += torchtitan_router_and_combine_bytes(shape, setup) / h;
   }

@@ -72,7 +72,11 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
   // the expert tensor-parallel group): a rank's experts read etp/t of its tokens' routed copies,
   // each f/etp wide, so their intermediates are T·top-k·f/t whatever etp. Without sequence
   // parallelism (t above 1) every rank holds all T and nothing is gathered: T·top-k·f/etp.
-  // torchtitan keeps each expert whole under expert parallelism (etp 1) and is held to t 1.
+  // torchtitan (moe_sharding.py, b5bcd76c), whose tensor parallelism runs with sequence
+  // parallelism, follows the same counts with its own etp (check.cpp): under expert parallelism
+  // each rank routes its own T/t tokens to whole experts (etp 1: T·top-k/t copies, f wide); without
+  // it the MoE's input is all-gathered and each expert split over t (etp t: all T·top-k copies,
+  // f/t wide).
   if (shape.num_experts > 1) {
     const double etp = expert_tensor_parallel_of(layout);
     const bool routes_own_tokens = layout.sequence_parallel || t == 1;
@@ -88,6 +92,7 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
   eager_modules = stack.eager_modules;
   silu_apart = stack.silu_apart;
   torchtitan_mixture = stack.torchtitan_mixture && shape.num_experts > 1;
+  routing_split = !torchtitan_mixture ? whole : layout.expert_parallel > 1 ? t : 1;
   keys_repeated = (!flash_attention || eager_modules) && !selective;
   top_k_text =
       routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
@@ -557,14 +562,15 @@ void LlamaBlock::add_torchtitan_router(SavedTensors& saved) const {
   const double copies = shape.num_experts_per_token;
   const bool across_ranks = setup.layout.expert_parallel > 1;
   saved.add("router-input", "MLP norm's output, cast to FP32 by the gate's autocast",
-            "the router's gate (autocast to float32)", "h", h, kFp32Bytes, whole);
+            "the router's gate (autocast to float32)", "h", h, kFp32Bytes, routing_split);
   saved.add("router-scores", "Router's scores (sigmoid or softmax output)",
-            "the score function and the top-k gather", "E", shape.num_experts, kFp32Bytes, whole);
+            "the score function and the top-k gather", "E", shape.num_experts, kFp32Bytes,
+            routing_split);
   saved.add("routing-indices",
             across_ranks ? "Expert ids, their argsort, token indices and the received copies' order"
                          : "Expert ids, their argsort and token indices",
             "the gathers of the scores and the tokens", across_ranks ? "4·top-k" : "3·top-k",
-            (across_ranks ? 4 : 3) * copies, 8, whole, "int64");
+            (across_ranks ? 4 : 3) * copies, 8, routing_split, "int64");
 }
 
 // torchtitan's combine (token_dispatcher.py, combine): the experts' outputs, back in the copies'
@@ -574,10 +580,10 @@ void LlamaBlock::add_torchtitan_combine(SavedTensors& saved) const {
   if (!torchtitan_mixture) return;
   saved.add("combine-output", "Experts' outputs" + top_k_text + ", upcast to FP32",
             "the product with the routing scores", routed_copies ? "h·top-k" : "h", h * top_k,
-            kFp32Bytes, whole);
+            kFp32Bytes, routing_split);
   saved.add("combine-scores", "Routing scores in the copies' order",
             "the product with the experts' outputs", routed_copies ? "top-k" : "1", top_k,
-            kFp32Bytes, whole);
+            kFp32Bytes, routing_split);
 }
 
 void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
@@ -585,12 +591,14 @@ void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
   // The shared experts' one MLP reads the norm's output that the router saved, and saves what
   // a dense gated MLP saves (DeepseekV3MoE's shared_experts, Qwen2-MoE's shared_expert); under
   // FP8 it keeps an FP8 copy of its input of its own. torchtitan's router saves an FP32 copy,
-  // so its shared experts' gate and up projections save the BF16 output themselves.
+  // so its shared experts' gate and up projections save the BF16 output themselves, all-gathered
+  // under tensor parallelism (moe_sharding.py: the shared FeedForward's input made Replicate).
   if (fp8 || torchtitan_mixture) {
     saved.add("shared-input",
               fp8 ? "Shared experts' input (the norm's output), in FP8"
-                  : "Shared experts' input (the norm's output)",
-              "the shared experts' gate and up projections", "h", h, linear_input_bytes, whole);
+                  : "Shared experts' input (the norm's output)" + gathered_text,
+              "the shared experts' gate and up projections", "h", h, linear_input_bytes,
+              torchtitan_mixture ? projections_input : whole);
   }
   if (shape.gated_mlp) {
     saved.add("shared-gate-output", "Shared experts' gate projection output",

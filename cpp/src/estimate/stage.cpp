@@ -136,16 +136,22 @@ Figure all_to_all_buffers(const ModelShape& shape, const TrainingSetup& setup,
 // the copies' full size before its sum, three FP32 tensors, 12 B a value at any ep: the larger,
 // held one layer at a time, forward or backward, against the dispatch's send and receive
 // buffers' 4.
-Figure torchtitan_combine_buffers(const ModelShape& shape, const ActivationsPerLayer& layer,
-                                  const Pen& pen) {
+Figure torchtitan_combine_buffers(const ModelShape& shape, const TrainingSetup& setup,
+                                  const ActivationsPerLayer& layer, const Pen& pen) {
+  // Under tensor parallelism each rank combines its own T/t tokens' copies with expert
+  // parallelism, all T of them without it (moe_sharding.py), their outputs h wide either way.
+  const ParallelLayout& layout = setup.layout;
+  Figure tokens = pen.count(layer.tokens_on_device, "tokens");
+  if (layout.expert_parallel > 1 && layout.tensor_parallel > 1) {
+    tokens = tokens / pen.number(layout.tensor_parallel);
+  }
   const Figure buffers = pen.said(3 * kFp32Bytes,
                                   [] {
                                     return std::string(
                                         "3 × 4 B (the product's backward: its FP32 gradient, the "
                                         "upcast's and the scores' before their sum)");
                                   }) *
-                         pen.count(layer.tokens_on_device, "tokens") *
-                         pen.count(shape.num_experts_per_token, "experts") *
+                         tokens * pen.count(shape.num_experts_per_token, "experts") *
                          pen.count(shape.hidden_size, "h");
   return pen.said(buffers.value(), [&] {
     return "one layer's combine, " + buffers.text() + " (" + format_bytes(buffers.value()) + ")";
@@ -730,7 +736,7 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
   if (kBeyondThePlate && setup.lora_rank > 0) add_adapter_intermediates(shape, setup, pen, layer);
   if (kBeyondThePlate && shape.num_experts > 1) {
     if (stack_row(setup.stack).torchtitan_mixture) {
-      layer.dispatch = torchtitan_combine_buffers(shape, layer, pen);
+      layer.dispatch = torchtitan_combine_buffers(shape, setup, layer, pen);
     } else if (gathers_expert_tokens(setup)) {
       layer.dispatch = all_gather_buffers(shape, setup, layer, pen);
     } else if (setup.moe_dispatcher == MoeDispatcher::kAllToAll &&

@@ -26,6 +26,30 @@ namespace id = setting_id;
 
 namespace {
 
+// torchtitan's routed experts (torchtitan/models/common/moe_sharding.py, b5bcd76c): whole on
+// their expert-parallel ranks (expert_param_placement_sparse: etp 1), and under tensor parallelism
+// without expert parallelism split over the t ranks (expert_param_placement_dense, w1 and w3
+// column-wise, w2 row-wise: etp t); no other expert tensor parallelism. Before the layout's own
+// checks, so that a wrong etp is named as such.
+Answer check_torchtitan_experts(const TrainingSetup& setup, const ModelShape& shape) {
+  if (!stack_row(setup.stack).torchtitan_mixture || shape.num_experts <= 1) return {};
+  const ParallelLayout& layout = setup.layout;
+  const int t = layout.tensor_parallel;
+  const int runs = stack_expert_tensor_parallel(setup, shape) == 0 ? t : 1;
+  if (expert_tensor_parallel_of(layout) == runs) return {};
+  if (runs == 1) {
+    return refusal(id::kExpertTensorParallel,
+                   "torchtitan keeps each routed expert whole on its expert-parallel rank (its "
+                   "experts' mesh is efsdp × ep, parallel_dims.py); set etp to " +
+                       std::string(t == 1 ? "0 or 1." : "1."));
+  }
+  return refusal(id::kExpertTensorParallel,
+                 "Without expert parallelism torchtitan splits each routed expert over the " +
+                     std::to_string(t) +
+                     " tensor-parallel ranks (moe_sharding.py, expert_param_placement_dense); set "
+                     "etp to 0 (as t).");
+}
+
 // Expert parallelism (Megatron-LM's parallel_state.py): ep must divide the experts, etp each
 // expert's width, and ep·etp the d·t·c devices of a pipeline stage, whose expert data-parallel
 // group is what is left, d·t·c / (ep·etp).
@@ -364,20 +388,6 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     return refusal(id::kStack, row.layout_refusal);
   }
   if (row.torchtitan_mixture && shape.num_experts > 1) {
-    if (layout.tensor_parallel > 1) {
-      return refusal(id::kTensorParallel,
-                     "torchtitan's tensor parallelism is modelled for dense models as its Llama "
-                     "plan runs it (apply_tp); its mixture-of-experts plans (moe_sharding.py) are "
-                     "not. Set tp to 1 for " +
-                         shape.name +
-                         " (expert parallelism is modelled), or choose the megatron "
-                         "stack.");
-    }
-    if (layout.expert_tensor_parallel > 1) {
-      return refusal(id::kExpertTensorParallel,
-                     "torchtitan keeps each routed expert whole on its expert-parallel rank (its "
-                     "experts' mesh is efsdp × ep, parallel_dims.py); set etp to 0 or 1.");
-    }
     if (setup.capacity_factor > 0) {
       return refusal(id::kCapacityFactor,
                      "torchtitan's all-to-all token dispatcher drops no token and pads no "
@@ -508,6 +518,8 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
                                             format_count(shape->shared_expert_ffn_hidden_size) +
                                             ", of " + shape->name + ".");
   }
+  const Answer titan_experts = check_torchtitan_experts(setup, *shape);
+  if (!titan_experts.ok()) return titan_experts;
   const Answer experts = check_expert_layout(layout, *shape);
   if (!experts.ok()) return experts;
   // MoEAllGatherTokenDispatcher gathers over the expert tensor-and-model-parallel group, etp·ep;

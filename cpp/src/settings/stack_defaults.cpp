@@ -19,6 +19,17 @@ std::vector<BroughtSetting> bring_stack_defaults(
     setup.loss = row.losses.front();
     brought.push_back({id::kLoss, setting_text(setup, id::kLoss)});
   }
+  // torchtitan's experts under tensor parallelism: whole on their expert-parallel ranks (etp 1),
+  // or without expert parallelism split over the t ranks (etp 0, as t): moe_sharding.py.
+  if (!chosen(id::kExpertTensorParallel) && setup.layout.expert_tensor_parallel <= 1) {
+    const ModelShape* shape = resolve_model(setup);
+    const int runs = shape != nullptr ? stack_expert_tensor_parallel(setup, *shape) : -1;
+    if (runs >= 0 && setup.layout.expert_tensor_parallel != runs) {
+      setup.layout.expert_tensor_parallel = runs;
+      brought.push_back(
+          {id::kExpertTensorParallel, setting_text(setup, id::kExpertTensorParallel)});
+    }
+  }
   // The precision where the core's check refuses it for this stack, and bf16 is what it runs.
   if (!chosen(id::kPrecision) && row.single_dtype && setup.precision != Precision::kBf16) {
     const Answer checked = check_setup(setup, resolve_model(setup));

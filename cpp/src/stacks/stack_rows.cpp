@@ -21,6 +21,14 @@ bool saves_gathered_inputs(const TrainingSetup& setup) {
   return stack_row(setup.stack).dtensor_tensor_parallel && setup.layout.tensor_parallel > 1;
 }
 
+int stack_expert_tensor_parallel(const TrainingSetup& setup, const ModelShape& shape) {
+  if (!stack_row(setup.stack).torchtitan_mixture || shape.num_experts <= 1 ||
+      setup.layout.tensor_parallel <= 1) {
+    return -1;
+  }
+  return setup.layout.expert_parallel > 1 ? 1 : 0;
+}
+
 ChunkedNllWeights chunked_nll_weights_of(const TrainingSetup& setup) {
   const bool full = setup.lora_rank == 0;
   const bool fp32_loaded = stack_row(setup.stack).transformers_loading &&

@@ -132,8 +132,8 @@ struct StackRow {
   // the dispatcher's index tensors, and a combine that multiplies the experts' outputs, upcast to
   // FP32, by the routing scores (llama_block.cpp saves what each keeps). Under expert parallelism
   // each routed expert stays whole on its rank (the sparse mesh is efsdp × ep, parallel_dims.py),
-  // and FSDP2 shards the experts over efsdp = dp_shard·cp / ep; its MoE under tensor parallelism
-  // (moe_sharding.py) is not modelled.
+  // and FSDP2 shards the experts over efsdp = dp_shard·cp·tp / ep; under tensor parallelism
+  // without it each expert is split over the t ranks (moe_sharding.py, llama_block.cpp).
   bool torchtitan_mixture = false;
   // Whether its replay follows the activations' gradients through the backward pass (the
   // StepDevice's gradient_tensors).
@@ -161,6 +161,12 @@ bool torchao_mxfp8(const TrainingSetup& setup);
 // Whether the layers save their all-gathered inputs whole (StackRow::dtensor_tensor_parallel):
 // under DTensor's tensor parallelism above 1.
 bool saves_gathered_inputs(const TrainingSetup& setup);
+
+// The expert tensor parallelism a stack runs on the setup's layout, where it has a rule of its
+// own: torchtitan's mixture under tensor parallelism (StackRow::torchtitan_mixture,
+// moe_sharding.py), 1 under expert parallelism (each expert whole) and 0 (as t) without it, each
+// expert split over the t ranks. -1 elsewhere, where etp is the reader's (0 meaning t).
+int stack_expert_tensor_parallel(const TrainingSetup& setup, const ModelShape& shape);
 
 // TRL's chunked_nll's output-weight copies (options.hpp) for the setup: the weight held in FP32
 // where the hf stack loads the model in FP32 (bf16-mixed, full training), under

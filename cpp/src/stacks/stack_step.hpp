@@ -47,7 +47,7 @@ struct StepDevice {
   double zero_shards = 1;       // d·c
   double layer_parameters = 0;  // one layer's on the device, unsharded
   // Of those, the routed experts' (a mean over the stage's layers), which shard over their own
-  // data-parallel group: torchtitan's efsdp (d·c / ep), Megatron-LM's d·t·c / (ep·etp).
+  // data-parallel group: torchtitan's efsdp (d·c·t / ep), Megatron-LM's d·t·c / (ep·etp).
   double layer_expert_parameters = 0;
   double expert_zero_shards = 1;
   // One layer's parameters as sharded: the rest over zero_shards, the routed experts over

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stacks/stack_rows.hpp"
 #include "trainmem/format.hpp"
 
 namespace trainmem {
@@ -56,12 +57,20 @@ void add_layout_changes(const TrainingSetup& setup, std::vector<Change>& changes
     add("dp-double", "Double data parallelism (d " + std::to_string(layout.data_parallel * 2) + ")",
         [](TrainingSetup& changed) { changed.layout.data_parallel *= 2; });
   }
+  // A stack with a rule of its own for the experts' tensor parallelism (torchtitan's) runs its
+  // own under the changed layout.
+  const ModelShape* shape = resolve_model(setup);
+  const auto follow_stack_experts = [&](TrainingSetup& changed) {
+    const int runs = shape != nullptr ? stack_expert_tensor_parallel(changed, *shape) : -1;
+    if (runs >= 0) changed.layout.expert_tensor_parallel = runs;
+  };
   add("tp-double",
       "Double tensor parallelism (t " + std::to_string(layout.tensor_parallel * 2) +
           ", sequence parallel)",
-      [](TrainingSetup& changed) {
+      [&](TrainingSetup& changed) {
         changed.layout.tensor_parallel *= 2;
         changed.layout.sequence_parallel = true;
+        follow_stack_experts(changed);
       });
   add("pp-double",
       "Double pipeline parallelism (p " + std::to_string(layout.pipeline_parallel * 2) + ")",
@@ -69,13 +78,13 @@ void add_layout_changes(const TrainingSetup& setup, std::vector<Change>& changes
   add("cp-double",
       "Double context parallelism (c " + std::to_string(layout.context_parallel * 2) + ")",
       [](TrainingSetup& changed) { changed.layout.context_parallel *= 2; });
-  const ModelShape* shape = resolve_model(setup);
   if (shape != nullptr && shape->num_experts > 1 &&
       shape->num_experts % (2 * layout.expert_parallel) == 0) {
     // Expert parallelism is carved from the d·t·c devices: d grows until they hold ep·etp.
     TrainingSetup changed = setup;
     changed.layout.expert_parallel = layout.expert_parallel * 2;
-    const int experts = changed.layout.expert_parallel * expert_tensor_parallel_of(layout);
+    follow_stack_experts(changed);
+    const int experts = changed.layout.expert_parallel * expert_tensor_parallel_of(changed.layout);
     while ((static_cast<long long>(changed.layout.data_parallel) * layout.tensor_parallel *
             layout.context_parallel) %
                experts !=
