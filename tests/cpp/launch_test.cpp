@@ -903,6 +903,16 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
                 "--data-parallel-sharding-strategy",
                 "--data-parallel-sharding-strategy optim is not modelled: optim_grads_params (the "
                 "default, ZeRO 3) or optim_grads (ZeRO 2).");
+  // A mixture's flags it does not run beside it.
+  for (const auto& [flag, why] : std::vector<std::pair<std::string, std::string>>{
+           {"--moe-single-grouped-weight",
+            " beside --use-megatron-fsdp is refused by Megatron-LM (arguments.py: Megatron-FSDP "
+            "does not support TE GroupedTensor parameters)."},
+           {"--overlap-moe-expert-parallel-comm",
+            " beside --use-megatron-fsdp is not modelled: it changes how the mixture's parameters "
+            "are gathered."}}) {
+    check_refused(fsdp + " " + flag, flag, flag + why);
+  }
   check_refused(fsdp + " --megatron-fsdp-main-grads-dtype fp32", "--megatron-fsdp-main-grads-dtype",
                 "--megatron-fsdp-main-grads-dtype fp32 is not modelled beside Megatron-FSDP: auto "
                 "is (the parameters' BF16).");

@@ -19,6 +19,7 @@
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
 #include "trainmem/verdict.hpp"
+#include "whole_terms.hpp"
 
 using namespace trainmem;
 
@@ -660,6 +661,88 @@ TEST_CASE(
   unfused.layout.zero_stage = 3;
   unfused.no_dataloader_attention_mask = false;
   CHECK(estimate_memory(unfused).answer.setting == setting_id::kNoGradientAccumulationFusion);
+}
+
+// The tiny shape's two layers as mixtures of 4 experts of `width`, top-2, on d 4 × t 2 (sequence
+// parallel) with expert parallelism `ep`, etp 1, under Megatron-FSDP's `zero` stage.
+TrainingSetup tiny_fsdp_mixture(int width, int ep, int tensor_parallel, int zero) {
+  TrainingSetup setup = tiny_megatron();
+  setup.custom_model.num_experts = 4;
+  setup.custom_model.num_experts_per_token = 2;
+  setup.custom_model.moe_ffn_hidden_size = width;
+  setup.no_dataloader_attention_mask = true;
+  setup.layout.data_parallel = 4;
+  setup.layout.tensor_parallel = tensor_parallel;
+  setup.layout.sequence_parallel = tensor_parallel > 1;
+  setup.layout.expert_parallel = ep;
+  setup.layout.expert_tensor_parallel = 1;
+  setup.layout.zero_stage = zero;
+  return setup;
+}
+
+// What Megatron-FSDP's gradient buckets hold beside the distributed optimiser's backward pass,
+// at the backward pass's last layer.
+double bucket_bytes(const TrainingSetup& setup) {
+  TrainingSetup distributed = setup;
+  distributed.layout.zero_stage = 1;
+  return point_at(memory_timeline(setup), "backward", 0).held[Term::kFramework] -
+         point_at(memory_timeline(distributed), "backward", 0).held[Term::kFramework];
+}
+
+TEST_CASE(
+    "megatron: Megatron-FSDP shards a mixture's routed experts over their own data-parallel group, "
+    "and makes each layer's gradient in two buckets") {
+  // ep 4 over d 4 × t 2: each rank holds one expert of 1,024 whole (etp 1), 3 × 64 × 1,024
+  // parameters a layer, which optim_grads_params shards over the experts' data-parallel group,
+  // d·t·c / (ep·etp) = 2, and the rest over D = d·c = 4 (param_and_grad_buffer.py: a unit's
+  // ".experts." parameters groups of their own): each term whole, before the replay's blocks.
+  const TrainingSetup setup_states = tiny_fsdp_mixture(1024, 4, 2, 3);
+  const Estimate estimate = estimate_memory(setup_states);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  double experts = 3 * 64.0 * 1024;  // a layer's, on this rank
+  const double rest = estimate.parameters_on_device - 2 * experts;
+  const double shard = rest / 4 + 2 * experts / 2;
+  const Breakdown states = fixtures::whole(setup_states);
+  CHECK(states[Term::kWeights] == doctest::Approx(2 * shard));
+  CHECK(states[Term::kMasterWeights] == doctest::Approx(4 * shard));
+  CHECK(states[Term::kOptimizerStates] == doctest::Approx(8 * shard));
+  // Under optim_grads (ZeRO 2) a layer's gradient is made whole in two buckets, its experts' and
+  // the rest's, each its own blocks of the caching allocator (experts of 33: 12,672 B, 24.75
+  // blocks), all held to the backward pass's end far under the queue's 10^9 elements. The
+  // modules outside the layers (the embedding and output layer over t, 256 × 64 each, and the
+  // final norm) share the first bucket.
+  TrainingSetup setup = tiny_fsdp_mixture(33, 4, 2, 2);
+  const Estimate sharded = estimate_memory(setup);
+  REQUIRE_MESSAGE(sharded.answer.ok(), sharded.answer.message);
+  experts = 3 * 64.0 * 33;
+  const double root = 2 * 256.0 * 64 + 64;
+  const double layer = (sharded.parameters_on_device - root) / 2;
+  CHECK(bucket_bytes(setup) ==
+        2 * (allocator_block_bytes(2 * experts) + allocator_block_bytes(2 * (layer - experts))) +
+            allocator_block_bytes(2 * root));
+  // Where the experts' group is one rank (ep 4 over d 4 at t 1) it is not distributed
+  // (is_data_distributed needs group.size() > 1): their gradient is the persistent buffer itself,
+  // no bucket, and only the rest's is made (the root over the whole vocabulary now).
+  setup = tiny_fsdp_mixture(33, 4, 1, 2);
+  const Estimate undistributed = estimate_memory(setup);
+  REQUIRE(undistributed.answer.ok());
+  const double whole_root = 2 * 512.0 * 64 + 64;
+  const double whole_layer = (undistributed.parameters_on_device - whole_root) / 2;
+  CHECK(bucket_bytes(setup) == 2 * allocator_block_bytes(2 * (whole_layer - experts)) +
+                                   allocator_block_bytes(2 * whole_root));
+  // What the replay does not follow beside a mixture is refused: dense layers among its mixtures
+  // (units of two sizes) and FP8 parameters.
+  setup = tiny_fsdp_mixture(32, 2, 1, 3);
+  setup.custom_model.num_dense_layers = 1;
+  Answer refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kZeroStage);
+  CHECK(refused.message.find("dense layers among its mixtures") != std::string::npos);
+  setup = tiny_fsdp_mixture(32, 2, 1, 3);
+  setup.precision = Precision::kFp8Mixed;
+  setup.fp8_param_gather = true;
+  refused = estimate_memory(setup).answer;
+  CHECK(refused.setting == setting_id::kZeroStage);
+  CHECK(refused.message.find("on a mixture of experts") != std::string::npos);
 }
 
 TEST_CASE("megatron: what Megatron-FSDP is not modelled beside is refused by the ZeRO stage") {

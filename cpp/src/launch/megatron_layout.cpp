@@ -460,6 +460,21 @@ void read_megatron_fsdp(KeyReader& flags, TrainingSetup& setup, std::vector<std:
                     " is not modelled: optim_grads_params (the default, ZeRO 3) or optim_grads "
                     "(ZeRO 2).");
   }
+  // arguments.py raises on TE's single grouped expert weights beside Megatron-FSDP; the
+  // overlapped expert-parallel communication changes how a mixture's parameters are gathered, which
+  // the replay does not follow.
+  for (const char* flag : {"--moe-single-grouped-weight", "--moe-single-grouped-bias"}) {
+    if (flags.has(flag)) {
+      flags.fault(flag, std::string(flag) +
+                            " beside --use-megatron-fsdp is refused by Megatron-LM (arguments.py: "
+                            "Megatron-FSDP does not support TE GroupedTensor parameters).");
+    }
+  }
+  if (flags.has("--overlap-moe-expert-parallel-comm")) {
+    flags.fault("--overlap-moe-expert-parallel-comm",
+                "--overlap-moe-expert-parallel-comm beside --use-megatron-fsdp is not modelled: "
+                "it changes how the mixture's parameters are gathered.");
+  }
   if (!format) {
     flags.fault("--use-megatron-fsdp",
                 "--use-megatron-fsdp needs --ckpt-format fsdp_dtensor, as Megatron-LM asserts.");

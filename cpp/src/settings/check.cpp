@@ -413,11 +413,15 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                    "parallelism on.");
   }
   if (megatron_fsdp(setup)) {
-    // What Megatron-FSDP's replay follows: a dense model's layers, each one unit and one bucket,
-    // on one pipeline stage, with BF16 parameters and FP32 main weights.
+    // What Megatron-FSDP's replay follows: the layers, each one unit and one bucket (two for a
+    // mixture's layer: its routed experts' and the rest), on one pipeline stage, with BF16
+    // parameters and FP32 main weights.
     const char* asked =
         layout.pipeline_parallel > 1 ? "pipeline parallelism"
-        : shape.num_experts > 1      ? "a mixture of experts"
+        : mixes_dense_layers(shape)
+            ? "a mixture of experts with dense layers among its mixtures (units of two sizes)"
+        : shape.num_experts > 1 && setup.fp8_param_gather
+            ? "FP8 parameters (--fp8-param-gather) on a mixture of experts"
         : setup.fp8_param_gather && layout.zero_stage < 3
             ? "FP8 parameters (--fp8-param-gather) under optim_grads"
         : setup.fp8_param_gather &&
@@ -432,7 +436,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
       return refusal(
           id::kZeroStage,
           "ZeRO 2 and 3 under Megatron-LM are Megatron-FSDP's optim_grads and "
-          "optim_grads_params, modelled for a dense model on one pipeline stage; " +
+          "optim_grads_params, modelled on one pipeline stage; " +
               std::string(asked) +
               " beside it is not modelled: choose ZeRO 0 or 1 (the distributed optimiser), or "
               "leave it out.");

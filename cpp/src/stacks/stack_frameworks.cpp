@@ -464,14 +464,19 @@ class MegatronFsdp {
         gathers_(device.setup.layout.zero_stage >= 3),
         double_buffer_(device.setup.fsdp_double_buffer),
         layers_(static_cast<int>(device.layers_per_stage)),
-        unit_(device.layer_parameters) {
+        unit_(device.layer_parameters),
+        experts_(device.layer_expert_parameters) {
     if (!on_) return;
+    // A group of one rank is not distributed (param_and_grad_buffer.py: is_data_distributed
+    // needs group.size() > 1): where the experts' data-parallel group is one rank their gathered
+    // weights and their gradient bucket are views of the persistent buffers, no temporary.
+    if (device.expert_zero_shards <= 1) experts_held_ = experts_;
     // Under --fp8-param-gather a layer's linear weights are gathered as their FP8 data, and on
     // Hopper Transformer Engine makes each one's transpose after its backward gather
     // (tensor/utils.py, post_all_gather_processing), dropped as the layer is released
     // (megatron_fsdp.py; --keep-fp8-transpose-cache, which keeps them, is not read).
     const double fp8 = device.setup.fp8_param_gather ? device.fp8_layer_weights : 0;
-    unit_bytes_ = kBf16Bytes * (unit_ - fp8) + kFp8Bytes * fp8;
+    unit_bytes_ = kBf16Bytes * (unit_ - fp8 - experts_held_) + kFp8Bytes * fp8;
     if (fp8 > 0 && fp8_weight_copies(device.setup) > 1) transpose_bytes_ = kFp8Bytes * fp8;
     // megatron_fsdp.py: C = max(1e9, 2 × the average unit's parameters) under
     // optim_grads_params, max(1e9, the DDP bucket size or 1e9) otherwise (--ddp-bucket-size is
@@ -526,24 +531,37 @@ class MegatronFsdp {
                 take_slots(gradient_slots_, gradients_, kBf16Bytes * unit_);
                 return;
               }
-              buckets_.push_back({step_.take(gradients_, kBf16Bytes * unit_), unit_});
+              // A mixture's layer is two buckets, its routed experts' and the rest
+              // (param_and_grad_buffer.py groups a unit's parameters by is_expert_param:
+              // ".experts." in the name), each reduce-scattered over its own data-parallel group.
+              if (experts_ > 0) {
+                making_.push_back(
+                    {step_.take(gradients_, kBf16Bytes * (experts_ - experts_held_)), experts_});
+              }
+              making_.push_back(
+                  {step_.take(gradients_, kBf16Bytes * (unit_ - experts_)), unit_ - experts_});
             },
             [this](int slot) {
               if (gathers_) release(slot - 1);
               if (transpose_) step_.give(*transpose_);
               transpose_.reset();
               if (double_buffer_) return;
-              // Its reduce-scatter queued; the oldest freed while more than C elements wait
-              // (wait_for_previous_grad_reduce). Each bucket is padded to a multiple of D × its
-              // rows' least common multiple, where C counts a layer unpadded: whole layers
-              // reaching C are more than it.
-              double queued = 0;
-              for (const auto& bucket : buckets_) queued += bucket.second;
-              while (buckets_.size() > 1 && queued - buckets_.back().second >= queue_elements_) {
-                queued -= buckets_.front().second;
-                step_.give(buckets_.front().first);
-                buckets_.pop_front();
+              // Its reduce-scatters queued, the experts' bucket first (complete once the MLP's
+              // backward is), then the rest's; before each the oldest freed while more than C
+              // elements wait (wait_for_previous_grad_reduce). Each bucket is padded to a multiple
+              // of D × its rows' least common multiple, where C counts a layer unpadded: whole
+              // layers reaching C are more than it.
+              for (const auto& bucket : making_) {
+                buckets_.push_back(bucket);
+                double queued = 0;
+                for (const auto& each : buckets_) queued += each.second;
+                while (buckets_.size() > 1 && queued - buckets_.back().second >= queue_elements_) {
+                  queued -= buckets_.front().second;
+                  step_.give(buckets_.front().first);
+                  buckets_.pop_front();
+                }
               }
+              making_.clear();
             }};
   }
   // The final norm's forward: its prefetch gathers the first layers again, to the backward pass.
@@ -608,6 +626,8 @@ class MegatronFsdp {
   bool double_buffer_;
   int layers_;
   double unit_;
+  double experts_;              // of a unit's parameters, its routed experts' (a mixture's)
+  double experts_held_ = 0;     // of those, the ones in their persistent buffers, undistributed
   double unit_bytes_ = 0;       // a layer gathered: BF16, its FP8 parameters' data in FP8
   double transpose_bytes_ = 0;  // their transposes on Hopper, while the layer's backward runs
   std::optional<CachingAllocator::Handle> transpose_;
@@ -617,6 +637,8 @@ class MegatronFsdp {
   std::size_t gradients_ = 0;
   std::map<int, CachingAllocator::Handle> resident_;
   std::deque<std::pair<CachingAllocator::Handle, double>> buckets_;
+  // The running layer's gradient buckets, made at its backward pass's start, queued at its end.
+  std::vector<std::pair<CachingAllocator::Handle, double>> making_;
   Handles wrapped_;
   Handles root_bucket_;
   Handles gathered_slots_;
