@@ -3,6 +3,9 @@
 // vocabulary 512: 65,536 logits), and where each may run.
 #include <doctest/doctest.h>
 
+#include <string>
+
+#include "trainmem/allocator.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explain.hpp"
 #include "trainmem/measured.hpp"
@@ -22,6 +25,30 @@ TrainingSetup tiny(Loss loss) {
   setup.logits = true;
   setup.loss = loss;
   return setup;
+}
+
+// torchtitan's chunked wrapper on 16 sequences of 128 tokens (8 chunks of 256) over a
+// 65,536-token vocabulary, so that a chunk's loss is the step's peak: d 2 × t `t` (sequence
+// parallel), FSDP2, full recomputation.
+TrainingSetup torchtitan_chunks(int t) {
+  TrainingSetup setup = tiny(Loss::kChunkedWrapper);
+  setup.custom_model.vocab_size = 65536;
+  setup.micro_batch_sequences = 16;
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 2;
+  setup.layout.tensor_parallel = t;
+  setup.layout.sequence_parallel = t > 1;
+  setup.layout.zero_stage = 3;
+  setup.recompute = Recompute::kFull;
+  return setup;
+}
+
+// "Show the arithmetic"'s formula for the logits and the loss.
+std::string logits_formula(const TrainingSetup& setup) {
+  for (const TermArithmetic& term : explain_estimate(setup)) {
+    if (term.term == "logits") return term.formula;
+  }
+  return "";
 }
 
 double logits_bytes(const TrainingSetup& setup) {
@@ -136,17 +163,19 @@ TEST_CASE("loss: both run on a whole output layer, and under the stacks that run
 TEST_CASE(
     "loss: torchtitan's chunked wrapper holds an FP32 [T, h] buffer and one chunk, 14 B a "
     "logit") {
-  // 128 tokens in 8 chunks of 16: the buffer 4·128·64, and a chunk's 16 × 512 logits at its
+  // 128 tokens in 8 chunks of 16: the buffer 4·128·64 beside the trainer's pred, the final norm's
+  // BF16 output (2·128·64), whose chunks the loop reads; and a chunk's 16 × 512 logits at its
   // backward peak (BF16 logits, the saved log-softmax, its gradient, the logits' FP32 gradient).
+  const double held = 4 * 128 * 64 + 2 * 128 * 64;
   TrainingSetup setup = tiny(Loss::kChunkedWrapper);
-  CHECK(logits_bytes(setup) == 4 * 128 * 64 + 14 * 16 * 512);
+  CHECK(logits_bytes(setup) == held + 14 * 16 * 512);
   // As one chunk, the whole logits at 14 B: the BF16 ones are held by the loop, where the unchunked
   // loss frees them first (12).
   setup.loss_chunks = 1;
-  CHECK(logits_bytes(setup) == 4 * 128 * 64 + 14 * 128 * 512);
+  CHECK(logits_bytes(setup) == held + 14 * 128 * 512);
   // With 128 chunks a chunk's logits weigh less than the buffer's BF16 cast at the loop's end.
   setup.loss_chunks = 128;
-  CHECK(logits_bytes(setup) == 4 * 128 * 64 + 2 * 128 * 64 + 2 * 1 * 512);
+  CHECK(logits_bytes(setup) == held + 2 * 128 * 64 + 2 * 1 * 512);
   // The chunks are equal: 128 tokens do not split into 3.
   setup.loss_chunks = 3;
   CHECK(estimate_memory(setup).answer.setting == setting_id::kLossChunks);
@@ -191,13 +220,7 @@ TEST_CASE(
   // loss's backward. So a compiled chunk's peak is the output layer's backward, where its BF16
   // logits and gradient stand beside the weight's unsharded BF16 gradient (2·V·h) and the chunk's
   // hidden-state gradient (2·256·h): 10 B a logit less than eager, less those two.
-  TrainingSetup setup = tiny(Loss::kChunkedWrapper);
-  setup.custom_model.vocab_size = 65536;
-  setup.micro_batch_sequences = 16;
-  setup.stack = Stack::kTorchtitan;
-  setup.layout.data_parallel = 2;
-  setup.layout.zero_stage = 3;
-  setup.recompute = Recompute::kFull;
+  TrainingSetup setup = torchtitan_chunks(1);
   TrainingSetup eager = setup;
   setup.compile = Compile::kBlocksAndLoss;
   const double chunk = 256.0 * 65536;
@@ -207,19 +230,48 @@ TEST_CASE(
   CHECK(eager_peak - compiled.peak_allocated_bytes ==
         (14 - 4) * chunk - 2.0 * 65536 * 64 - 2.0 * 256 * 64);
   // "Show the arithmetic": the FP32 buffer, then the compiled loss on one chunk.
-  std::string formula;
-  for (const TermArithmetic& term : explain_estimate(setup)) {
-    if (term.term == "logits") formula = term.formula;
-  }
-  CHECK(formula.find("4 B × 2,048 tokens × 64 h + 4 B × 2,048 tokens / 8 chunks × 65,536 "
-                     "vocabulary + 2 B × 2,048 tokens / 8 chunks × 64 h") == 0);
+  CHECK(logits_formula(setup).find(
+            "4 B × 2,048 tokens × 64 h + 2 B × 2,048 tokens × 64 h + 4 B × 2,048 tokens / 8 "
+            "chunks × 65,536 vocabulary + 2 B × 2,048 tokens / 8 chunks × 64 h") == 0);
   // The replay's loss at that peak is the same: the buffer, the chunk's logits and gradient, and
   // its hidden-state gradient.
-  CHECK(compiled.bytes[Term::kLogits] == 4.0 * 2048 * 64 + 4 * chunk + 2.0 * 256 * 64);
+  CHECK(compiled.bytes[Term::kLogits] == 6.0 * 2048 * 64 + 4 * chunk + 2.0 * 256 * 64);
   // The loss alone compiled (torchtitan's DeepSeek-V3 configs' compile.components ["loss"]): the
   // same loss; the blocks eager under full recomputation save their input alone, as compiled.
   setup.compile = Compile::kLoss;
   CHECK(estimate_memory(setup).peak_allocated_bytes == compiled.peak_allocated_bytes);
+}
+
+TEST_CASE(
+    "loss: torchtitan's chunked wrapper under tensor parallelism runs its loss-parallel "
+    "cross-entropy on each chunk's V/t logits, 18 B a logit") {
+  // 16 sequences of 128 tokens in 8 chunks of 256 over a 65,536-token vocabulary, t 2 with
+  // sequence parallelism: the hidden states all-gathered (the root norm's Replicate), so the FP32
+  // buffer is the 2,048 tokens' whole; each chunk's 256 × 32,768 local logits through
+  // _LossParallelCrossEntropy: at its backward, the BF16 logits the loop holds, the saved
+  // log-softmax, zeros_like of it, its exp and their sum (2 + 4 × 4). The chunk's loss is the
+  // step's peak, in the replay as in the arithmetic.
+  TrainingSetup setup = torchtitan_chunks(2);
+  const double expected = 6.0 * 2048 * 64 + 18.0 * 256 * 32768;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.bytes[Term::kLogits] == expected);
+  // The output layer over t: its 32,768 rows gathered and their gradient summed in FP32 over the
+  // chunks; the root keeps the embedding's 32,768 rows and the final norm.
+  const auto term = [&](const char* id) {
+    for (const StackTerm& each : estimate.stack_terms) {
+      if (each.id == id) return each.bytes;
+    }
+    return -1.0;
+  };
+  CHECK(term("fsdp-accumulated-gradients") == 4.0 * 32768 * 64);
+  CHECK(term("fsdp-root") == allocator_block_bytes(2 * (32768.0 * 64 + 64)));
+  CHECK(logits_formula(setup).find(
+            "4 B × 2,048 tokens × 64 h + 2 B × 2,048 tokens × 64 h + 18 B × 2,048 tokens / 8 "
+            "chunks × 65,536 vocabulary / 2") == 0);
+  // Its cross-entropy compiled under tensor parallelism is not derived: refused.
+  setup.compile = Compile::kBlocksAndLoss;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kCompile);
 }
 
 TEST_CASE("loss: the loss compiled alone is torchtitan's, and leaves the blocks eager") {

@@ -372,7 +372,9 @@ TEST_CASE(
   const Estimate chunked = estimated(setup);
   CHECK(term(chunked, "fsdp-accumulated-gradients") == 4 * kVocab * kH);
   CHECK(term(chunked, "fsdp-reduce-scatter-input") == 4 * kVocab * kH);
-  CHECK(chunked.bytes[Term::kLogits] == 4 * kTokens * kH + 2 * 16 * kVocab + 2 * 16 * kH);
+  // The buffer and the trainer's pred (the final norm's output), then a chunk's logits and its
+  // hidden-state gradient.
+  CHECK(chunked.bytes[Term::kLogits] == (4 + 2) * kTokens * kH + 2 * 16 * kVocab + 2 * 16 * kH);
   // The root keeps the embedding and the final norm alone.
   CHECK(term(chunked, "fsdp-root") == allocator_block_bytes(2 * (kVocab * kH + kH)));
   // The whole logits' loss holds more at its peak.

@@ -486,6 +486,13 @@ constexpr double kCompiledLossBytesPerToken = 2 * kFp32Bytes;
 // torchtitan's chunked loss at a chunk's backward peak: the chunk's BF16 logits, the FP32
 // log-softmax cross_entropy saved, its gradient and the logits' FP32 gradient (2 + 4 + 4 + 4).
 constexpr double kChunkedWrapperBytesPerLogit = kBf16Bytes + 3 * kFp32Bytes;
+// The same under tensor parallelism, each chunk's V/t logits through torchtitan's
+// _LossParallelCrossEntropy (torchtitan/components/loss.py, b5bcd76c; its caller upcasts them to
+// FP32 first): forward, the FP32 logits, the shifted ones and their exp, then the log-softmax it
+// saves (14 B beside the BF16 logits at most); backward, the saved log-softmax, zeros_like of it,
+// its exp and their sum, then their product with the gradient (4 × 4 = 16), beside the chunk's
+// BF16 logits the loop holds: 18 B a logit of the rank's.
+constexpr double kChunkedLossParallelBytesPerLogit = kBf16Bytes + 4 * kFp32Bytes;
 // torchtune's default num_output_chunks (and torchtitan's ChunkedLossWrapper's num_chunks).
 constexpr int kDefaultLossChunks = 8;
 constexpr int kMaxLossChunks = 1024;

@@ -242,24 +242,31 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
     return pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h") + peak;
   }
   if (setup.loss == Loss::kChunkedWrapper) {
-    // torchtitan: the FP32 buffer the chunks' hidden-state gradients are copied into, and one
-    // chunk's logits at its backward peak (t is 1); at the loop's end the buffer and its BF16 cast
-    // with the last chunk's logits, where the hidden states outweigh a chunk's logits. Compiled
-    // (torchtitan's CrossEntropyLoss, its fn under torch.compile), each chunk runs the compiled
-    // loss: the chunk's BF16 logits and their BF16 gradient (and 8 B a token, freed before), held
-    // at the output layer's backward with the chunk's BF16 hidden-state gradient, 2·h a token.
+    // torchtitan: the FP32 buffer the chunks' hidden-state gradients are copied into, beside the
+    // trainer's pred (the final norm's BF16 output, all-gathered and whole under tensor
+    // parallelism), whose chunks the loop reads as views until `del pred`; and one chunk's logits
+    // at its backward peak (its V/t under tensor parallelism, through torchtitan's own
+    // loss-parallel cross-entropy). At the loop's end the buffer and its BF16 cast with the last
+    // chunk's logits, where the hidden states outweigh a chunk's logits. Compiled (torchtitan's
+    // CrossEntropyLoss, its fn under torch.compile), each chunk runs the compiled loss: the chunk's
+    // BF16 logits and their BF16 gradient (and 8 B a token, freed before), held at the output
+    // layer's backward with the chunk's BF16 hidden-state gradient, 2·h a token.
     const double h = shape.hidden_size;
     const double n = setup.loss_chunks;
-    const Figure buffer = pen.bytes(kFp32Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h");
+    const Figure held = pen.bytes(kFp32Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h") +
+                        pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h");
     const Figure chunk_tokens = pen.said(tokens / n, [&] {
       return number_text(tokens) + " tokens / " + number_text(n) + " chunks";
     });
     const Figure chunk = chunk_tokens * vocabulary_here;
-    const Figure in_loop = loss_compiled(setup.compile)
-                               ? buffer + pen.bytes(kCompiledLossBytesPerTokenPerVocab) * chunk +
-                                     pen.bytes(kBf16Bytes) * chunk_tokens * pen.count(h, "h")
-                               : buffer + pen.bytes(kChunkedWrapperBytesPerLogit) * chunk;
-    const Figure at_end = buffer +
+    const Figure in_loop =
+        loss_compiled(setup.compile)
+            ? held + pen.bytes(kCompiledLossBytesPerTokenPerVocab) * chunk +
+                  pen.bytes(kBf16Bytes) * chunk_tokens * pen.count(h, "h")
+            : held + pen.bytes(setup.layout.tensor_parallel > 1 ? kChunkedLossParallelBytesPerLogit
+                                                                : kChunkedWrapperBytesPerLogit) *
+                         chunk;
+    const Figure at_end = held +
                           pen.bytes(kBf16Bytes) * pen.count(tokens, "tokens") * pen.count(h, "h") +
                           pen.bytes(kBf16Bytes) * chunk;
     return at_end.value() > in_loop.value() ? at_end : in_loop;
@@ -331,7 +338,10 @@ const char* loss_source(Loss loss) {
              "through the output layer, cross_entropy over its FP32-upcast logits and its "
              "backward pass in turn, the chunk's BF16 logits held by the loop; the chunks' "
              "hidden-state gradients copied into an FP32 buffer (GradAccumulator), cast to BF16 "
-             "at the end";
+             "at the end; under tensor parallelism the hidden states all-gathered, whole, and "
+             "each chunk's V/t logits through _LossParallelCrossEntropy, whose backward holds "
+             "the saved log-softmax, zeros_like of it, its exp and their sum, 16 B a logit, "
+             "beside them";
     case Loss::kTeFused:
       return "the BF16 logits alone: Transformer Engine's parallel_cross_entropy (TE 2.0 to 2.17, "
              "transformer_engine/pytorch/triton/cross_entropy.py) writes the gradient over them in "

@@ -821,7 +821,7 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   if (setup.logits &&
       (setup.loss == Loss::kChunked || setup.loss == Loss::kFusedLinear ||
        setup.loss == Loss::kFp32Shifted || setup.loss == Loss::kChunkedNll ||
-       setup.loss == Loss::kCutCrossEntropy || setup.loss == Loss::kChunkedWrapper) &&
+       setup.loss == Loss::kCutCrossEntropy) &&
       setup.layout.tensor_parallel > 1) {
     const char* why = setup.loss == Loss::kChunked
                           ? "torchtune's chunked loss gathers the logits whole under tensor "
@@ -830,9 +830,6 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                               setup.loss == Loss::kCutCrossEntropy
                           ? "Liger's fused linear loss, TRL's chunked one and Cut Cross-Entropy "
                             "take the whole output layer"
-                      : setup.loss == Loss::kChunkedWrapper
-                          ? "torchtitan's chunked loss under tensor parallelism runs its own "
-                            "loss-parallel cross-entropy over each chunk"
                           : "transformers' shifted loss runs over the whole logits";
     // A vocabulary-sharded loss the stack runs: under torchtitan its loss_parallel (fp32-upcast).
     const char* sharded = setup.stack == Stack::kTorchtitan ? "the fp32-upcast loss (loss_parallel)"

@@ -142,9 +142,12 @@ double fp8_gathered_weights(const StepDevice& device) {
   return device.setup.fp8_all_gather ? device.fp8_layer_weights : 0;
 }
 
-// The output layer's parameters (the embedding's, tied).
+// The output layer's parameters on this rank (the embedding's, tied): under tensor parallelism
+// its ⌈V/t⌉ rows (ColwiseParallel over the vocabulary), as the placement splits it.
 double output_head_parameters(const StepDevice& device) {
-  return device.counts.output_head > 0 ? device.counts.output_head : device.counts.embedding;
+  const double rows =
+      std::ceil(static_cast<double>(device.shape.vocab_size) / device.setup.layout.tensor_parallel);
+  return rows * device.shape.hidden_size + (device.shape.output_head_bias ? rows : 0);
 }
 
 // Gradients FSDP2 accumulates unsharded between post_backwards without gradient sync: upcast to
@@ -332,6 +335,32 @@ CachingAllocator::Handle eager_chunk_loss(Step& step, double chunk) {
   return logits_gradient;
 }
 
+// The same under tensor parallelism: torchtitan's _LossParallelCrossEntropy over the chunk's V/t
+// logits (torchtitan/components/loss.py, b5bcd76c), their FP32 upcast made by its caller. Forward:
+// the shifted logits and their exp (freed after its sum), the log-softmax it saves; backward:
+// zeros_like of it, its exp and their sum, then the product with the gradient, still FP32
+// (logits_dtype is the upcast's), which ToCopyBackward casts to BF16.
+CachingAllocator::Handle loss_parallel_chunk_loss(Step& step, double chunk) {
+  const std::size_t logits = tag(Term::kLogits);
+  const auto upcast = step.take(logits, kFp32Bytes * chunk);
+  const auto shifted = step.take(logits, kFp32Bytes * chunk);
+  step.give(step.take(logits, kFp32Bytes * chunk));
+  const auto log_probs = step.take(logits, kFp32Bytes * chunk);
+  step.give(shifted);
+  step.give(upcast);
+  const auto zeros = step.take(logits, kFp32Bytes * chunk);
+  const auto exp = step.take(logits, kFp32Bytes * chunk);
+  const auto sum = step.take(logits, kFp32Bytes * chunk);
+  step.give(exp);
+  const auto product = step.take(logits, kFp32Bytes * chunk);
+  step.give(sum);
+  step.give(zeros);
+  step.give(log_probs);
+  const auto logits_gradient = step.take(logits, kBf16Bytes * chunk);
+  step.give(product);
+  return logits_gradient;
+}
+
 // The same under torch.compile (CrossEntropyLoss's fn compiled, compile.components' "loss"): the
 // compiled loss's graph on the chunk (stack_step.cpp, compiled_loss): each token's FP32 max and
 // log-sum-exp beside the kept BF16 logits, and the BF16 gradient written at once.
@@ -357,6 +386,9 @@ ChunkedLoss torchtitan_chunked_loss(Step& step, const StepDevice& device, const 
       step,
       "torchtitan/components/loss.py, ChunkedLossWrapper: set_requires_gradient_sync(False) "
       "on lm_head but for the last chunk");
+  // The trainer's pred, the final norm's output (all-gathered, whole, under tensor parallelism),
+  // whose chunks the loop reads as views, held until `del pred` after the loss returns.
+  const auto hidden_states = step.take(logits, kBf16Bytes * tokens * h);
   const auto all_gather = step.take(terms.gathered, kBf16Bytes * head);
   const auto weight = step.take(terms.gathered, kBf16Bytes * head);
   step.give(all_gather);
@@ -368,8 +400,10 @@ ChunkedLoss torchtitan_chunked_loss(Step& step, const StepDevice& device, const 
     const auto out = step.take(logits, kBf16Bytes * chunk);
     step.give(previous);
     previous = out;
-    const auto logits_gradient =
-        compiled ? compiled_chunk_loss(step, chunk, chunk_tokens) : eager_chunk_loss(step, chunk);
+    const auto logits_gradient = compiled ? compiled_chunk_loss(step, chunk, chunk_tokens)
+                                 : device.setup.layout.tensor_parallel > 1
+                                     ? loss_parallel_chunk_loss(step, chunk)
+                                     : eager_chunk_loss(step, chunk);
     const auto hidden_gradient = step.take(logits, kBf16Bytes * chunk_hidden);
     const auto weight_gradient = step.take(terms.unsharded_gradients, kBf16Bytes * head);
     step.give(logits_gradient);
@@ -399,6 +433,7 @@ ChunkedLoss torchtitan_chunked_loss(Step& step, const StepDevice& device, const 
   const auto gradient = step.take(logits, kBf16Bytes * tokens * h);
   step.give(buffer);
   step.give(previous);
+  step.give(hidden_states);
   step.mark("loss", device.slots);
   return {gradient, reduce};
 }
