@@ -83,8 +83,8 @@ TEST_CASE("hf: PEFT's adapters, their gradients and AdamW's moments are FP32 bes
 }
 
 TEST_CASE(
-    "hf: each adapter saves the autocast's BF16 copy of its FP32 input, dropout or not, and "
-    "without autocast an FP32 one") {
+    "hf: each adapter saves the autocast's BF16 copy of its FP32 input, dropout or not, without "
+    "autocast an FP32 one, and under FSDP's BF16 compute none") {
   TrainingSetup setup = tiny_lora(2);
   setup.recompute = Recompute::kNone;
   TrainingSetup ideal = setup;
@@ -116,6 +116,16 @@ TEST_CASE(
   setup.lora_dropout = 0;
   CHECK(layer_activations(shape, setup, 1, true, pen).kept_bytes - hf ==
         tokens * (2 * features + 2 * intermediates));
+  // Under accelerate's FSDP with bf16, FSDP computes with the adapters cast to BF16 (its
+  // MixedPrecision param_dtype), so PEFT's cast to lora_A's dtype is a no-op: lora_A saves the
+  // base layer's own input, no copy; with dropout the dropped copy and mask as before.
+  TrainingSetup fsdp = tiny_lora(2);
+  fsdp.recompute = Recompute::kNone;
+  fsdp.layout.data_parallel = 2;
+  fsdp.layout.zero_stage = 3;
+  CHECK(hf - layer_activations(shape, fsdp, 1, true, pen).kept_bytes == 2 * tokens * features);
+  fsdp.lora_dropout = 0.1;
+  CHECK(layer_activations(shape, fsdp, 1, true, pen).kept_bytes - hf == 1 * tokens * features);
   // Over a 4-bit base it is not modelled.
   TrainingSetup quantised = setup;
   quantised.base_weights = BaseWeights::kNf4;

@@ -36,8 +36,14 @@ ModelShape dense_layer_shape(const ModelShape& shape) {
 void add_adapter_intermediates(const ModelShape& shape, const TrainingSetup& setup, const Pen& pen,
                                ActivationsPerLayer& layer) {
   // Without autocast (TrainingSetup::no_autocast) PEFT's FP32 adapters run in FP32: lora_B saves
-  // an FP32 intermediate, and lora_A an FP32 input.
-  const bool casts = stack_row(setup.stack).fp32_adapters;
+  // an FP32 intermediate, and lora_A an FP32 input. Under accelerate's FSDP (the hf stack's ZeRO
+  // 3) with bf16, FSDP computes with the parameters cast to BF16 (accelerate's set_mixed_precision:
+  // param_dtype bf16; fsdp2_prepare_model: "MixedPrecisionPolicy.param_dtype handles compute
+  // cast"), so PEFT's cast to lora_A's dtype is a no-op and lora_A saves the base layer's own
+  // input.
+  const bool fsdp_compute_bf16 =
+      setup.stack == Stack::kHf && setup.layout.zero_stage == 3 && !setup.no_autocast;
+  const bool casts = stack_row(setup.stack).fp32_adapters && !fsdp_compute_bf16;
   const bool fp32 = setup.no_autocast && casts;
   const double value_bytes = fp32 ? kFp32Bytes : kBf16Bytes;
   Figure per_token =
