@@ -92,7 +92,9 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
   eager_modules = stack.eager_modules;
   silu_apart = stack.silu_apart;
   torchtitan_mixture = stack.torchtitan_mixture && shape.num_experts > 1;
-  routing_split = !torchtitan_mixture ? whole : layout.expert_parallel > 1 ? t : 1;
+  // torchtitan's router and combine keep the tokens the rank routes, the routed copies' share:
+  // T·etp/t of them (its etp 1 under expert parallelism, t without it: check.cpp).
+  routing_split = torchtitan_mixture ? 1 / expert_tokens : whole;
   keys_repeated = (!flash_attention || eager_modules) && !selective;
   top_k_text =
       routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";

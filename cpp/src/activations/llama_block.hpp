@@ -103,9 +103,9 @@ struct LlamaBlock {
   // The routed copies a rank's experts read per token of the layer's: etp/t (the copies gathered
   // over etp), 1 without sequence parallelism.
   double expert_tokens = 1;
-  // The split of the tokens torchtitan's router, dispatcher and combine keep: t under expert
-  // parallelism, where each tensor-parallel rank routes its own T/t tokens; 1 without it, where
-  // the MoE's input is all-gathered (moe_sharding.py).
+  // The split of the tokens torchtitan's router, dispatcher and combine keep, 1 / expert_tokens: t
+  // under expert parallelism, where each tensor-parallel rank routes its own T/t tokens; 1 without
+  // it, where the MoE's input is all-gathered (moe_sharding.py).
   double routing_split = 1;
   bool torchtitan_mixture = false;  // LayerStack::torchtitan_mixture
   bool selective = false;

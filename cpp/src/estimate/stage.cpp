@@ -144,13 +144,14 @@ Figure all_to_all_buffers(const ModelShape& shape, const TrainingSetup& setup,
 // buffers' 4.
 Figure torchtitan_combine_buffers(const ModelShape& shape, const TrainingSetup& setup,
                                   const ActivationsPerLayer& layer, const Pen& pen) {
-  // Under tensor parallelism each rank combines its own T/t tokens' copies with expert
-  // parallelism, all T of them without it (moe_sharding.py), their outputs h wide either way.
+  // Under tensor parallelism each rank combines the copies of the tokens it routes, T·etp/t of
+  // them (its own T/t with expert parallelism, etp 1; all T without it, etp t: moe_sharding.py),
+  // their outputs h wide either way.
   const ParallelLayout& layout = setup.layout;
   Figure tokens = pen.count(layer.tokens_on_device, "tokens");
-  if (layout.expert_parallel > 1 && layout.tensor_parallel > 1) {
-    tokens = tokens / pen.number(layout.tensor_parallel);
-  }
+  const double split =
+      layout.tensor_parallel / static_cast<double>(expert_tensor_parallel_of(layout));
+  if (split > 1) tokens = tokens / pen.number(split);
   const Figure buffers = pen.said(3 * kFp32Bytes,
                                   [] {
                                     return std::string(

@@ -350,77 +350,34 @@ CachingAllocator::Handle vocab_parallel_loss(Step& step, const StepDevice& devic
   return gradient;
 }
 
-// The compiled loss: the BF16 logits and each token's max and log-sum-exp kept; the backward
-// kernel writes the BF16 gradient.
+// The compiled loss: the BF16 logits kept (compiled_cross_entropy).
 CachingAllocator::Handle compiled_loss(Step& step, const StepDevice& device) {
   const double n = device.logit_count;
   const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
-  const auto rows = step.take(tag(Term::kLogits), kCompiledLossBytesPerToken * device.loss_tokens);
-  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
-  step.give(rows);
+  const auto gradient = compiled_cross_entropy(step, n, device.loss_tokens);
   step.give(logits);
   return gradient;
 }
 
 // cross_entropy over FP32-upcast logits under DTensor's loss_parallel (torch/distributed/tensor/
-// parallel/loss.py): the BF16 logits and the FP32 copy; _log_softmax's shifted logits and their
-// exp, whose sum is all-reduced; the log-softmax from the shifted ones.
+// parallel/loss.py; loss_parallel_cross_entropy), the BF16 logits freed before the backward pass.
 CachingAllocator::Handle dtensor_loss_parallel(Step& step, const StepDevice& device) {
   const double n = device.logit_count;
   const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
-  const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  const auto shifted = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  step.give(step.take(tag(Term::kLogits), kFp32Bytes * n));
-  const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  step.give(shifted);
-  step.give(upcast);
-  step.give(logits);
-  // _nll_loss_and_log_softmax_backward: (zeros_like(x) with -1 at the targets + exp(x)) × the
-  // loss's gradient; its log-softmax backward is a cast to FP32, a no-op; then the BF16 cast.
-  const auto zeros = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  const auto exp = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  const auto sum = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  step.give(exp);
-  const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  step.give(sum);
-  step.give(zeros);
-  step.give(log_softmax);
-  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
-  step.give(input_gradient);
-  return gradient;
+  return loss_parallel_cross_entropy(step, n, [&] { step.give(logits); });
 }
 
-// cross_entropy over FP32-upcast logits (torchtitan's train.py): the BF16 logits, the FP32 copy,
-// the FP32 log-softmax it saves; the copy and (del pred) the logits freed; backward: the
-// log-softmax output's gradient, the input's, then the BF16 cast. transformers 4.46 to 4.48
-// (fp32-shifted; loss/loss_utils.py, ForCausalLMLoss) shift the upcast into a contiguous copy
-// before cross_entropy, freed with the upcast as the loss function returns; the BF16 logits live
-// in the model's output until Trainer.compute_loss returns. In the backward pass the slice's
-// gradient is written into zeros of the whole logits.
+// cross_entropy over FP32-upcast logits (torchtitan's train.py; upcast_cross_entropy), the BF16
+// logits freed ("del pred") before the backward pass; transformers' shifted loss under
+// fp32-shifted. The BF16 logits live in the model's output until Trainer.compute_loss returns.
 CachingAllocator::Handle upcast_loss(Step& step, const StepDevice& device,
                                      const std::function<void()>& forward_done) {
   const double n = device.logit_count;
   const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * n);
-  const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  const bool shifts = device.setup.loss == Loss::kFp32Shifted;
-  const auto shifted = step.take(tag(Term::kLogits), shifts ? kFp32Bytes * n : 0);
-  const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  step.give(shifted);
-  step.give(upcast);
-  forward_returned(forward_done);
-  step.give(logits);
-  const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
-  step.give(output_gradient);
-  step.give(log_softmax);
-  if (shifts) {
-    const auto whole = step.take(tag(Term::kLogits), kFp32Bytes * n);
-    step.give(input_gradient);
-    input_gradient = whole;
-  }
-  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
-  step.give(input_gradient);
-  return gradient;
+  return upcast_cross_entropy(step, n, device.setup.loss == Loss::kFp32Shifted, [&] {
+    forward_returned(forward_done);
+    step.give(logits);
+  });
 }
 
 // The loss the setup chooses, forward and backward: the handle of the logits' BF16 gradient.
@@ -444,6 +401,61 @@ CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
 }
 
 }  // namespace
+
+CachingAllocator::Handle compiled_cross_entropy(Step& step, double logits, double tokens) {
+  const auto rows = step.take(tag(Term::kLogits), kCompiledLossBytesPerToken * tokens);
+  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * logits);
+  step.give(rows);
+  return gradient;
+}
+
+CachingAllocator::Handle loss_parallel_cross_entropy(Step& step, double logits,
+                                                     const std::function<void()>& forward_done) {
+  const double n = logits;
+  const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  const auto shifted = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(step.take(tag(Term::kLogits), kFp32Bytes * n));
+  const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(shifted);
+  step.give(upcast);
+  forward_returned(forward_done);
+  // (zeros_like(x) with -1 at the targets + exp(x)) × the loss's gradient, FP32; then the BF16
+  // cast.
+  const auto zeros = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  const auto exp = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  const auto sum = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(exp);
+  const auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(sum);
+  step.give(zeros);
+  step.give(log_softmax);
+  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
+  step.give(input_gradient);
+  return gradient;
+}
+
+CachingAllocator::Handle upcast_cross_entropy(Step& step, double logits, bool shifts,
+                                              const std::function<void()>& forward_done) {
+  const double n = logits;
+  const auto upcast = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  const auto shifted = step.take(tag(Term::kLogits), shifts ? kFp32Bytes * n : 0);
+  const auto log_softmax = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(shifted);
+  step.give(upcast);
+  forward_returned(forward_done);
+  const auto output_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  auto input_gradient = step.take(tag(Term::kLogits), kFp32Bytes * n);
+  step.give(output_gradient);
+  step.give(log_softmax);
+  if (shifts) {
+    const auto whole = step.take(tag(Term::kLogits), kFp32Bytes * n);
+    step.give(input_gradient);
+    input_gradient = whole;
+  }
+  const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * n);
+  step.give(input_gradient);
+  return gradient;
+}
 
 // The loss's allocations in order, each a multiple of the logits on the device (each loss's above,
 // with its source), then marked. Returns the handle of the logits' BF16 gradient, freed by the

@@ -226,6 +226,29 @@ Trained trained_parameters(const StepDevice& device);
 // the block makes but does not keep, freed as it ends).
 Handles keep_slot(Step& step, const StepDevice& device, int slot = 0);
 
+// Cross-entropy's own allocations over `logits` BF16 logits that the caller holds (the whole
+// loss's, or one chunk's of torchtitan's ChunkedLossWrapper); `forward_done` runs between its
+// forward and backward passes (where a caller frees the BF16 logits); each returns the handle of
+// the logits' BF16 gradient.
+// - compiled_cross_entropy: compiled (Inductor's one kernel), each of the `tokens` tokens' FP32 max
+//   and log-sum-exp kept, the BF16 gradient written at once.
+CachingAllocator::Handle compiled_cross_entropy(Step& step, double logits, double tokens);
+// - loss_parallel_cross_entropy: over the FP32 upcast of a vocabulary shard, as DTensor's
+//   loss_parallel handlers (torch/distributed/tensor/parallel/loss.py: _log_softmax,
+//   _nll_loss_and_log_softmax_backward) and torchtitan's _LossParallelCrossEntropy
+//   (torchtitan/components/loss.py, b5bcd76c) run it: the upcast, the shifted logits and their
+//   exp (freed after its sum), the log-softmax saved; backward, zeros_like of it, its exp and their
+//   sum, then the FP32 input gradient and its BF16 cast.
+CachingAllocator::Handle loss_parallel_cross_entropy(
+    Step& step, double logits, const std::function<void()>& forward_done = nullptr);
+// - upcast_cross_entropy: cross_entropy over the FP32 upcast: the upcast and the log-softmax it
+//   saves; backward, the log-softmax output's gradient, the input's, then the BF16 cast. `shifts`:
+//   transformers 4.46 to 4.48's ForCausalLMLoss (fp32-shifted; loss/loss_utils.py) shifts the
+//   upcast into a contiguous copy first, freed with it, and writes the slice's gradient into zeros
+//   of the whole logits.
+CachingAllocator::Handle upcast_cross_entropy(Step& step, double logits, bool shifts,
+                                              const std::function<void()>& forward_done = nullptr);
+
 // The loss's allocations in order; the handle of the logits' BF16 gradient, which the output
 // layer's backward frees.
 // `forward_done`, if given, runs where the model's forward pass returns, after the loss's forward

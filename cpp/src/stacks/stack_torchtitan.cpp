@@ -318,60 +318,6 @@ struct ChunkedLoss {
   CachingAllocator::Handle head_reduce;  // the output layer's reduce-scatter input
 };
 
-// One chunk's cross_entropy over its BF16 logits, forward and backward, eager: the FP32 upcast and
-// the log-softmax it saves, then the log-softmax's gradient and the logits' FP32 gradient; returns
-// the handle of the chunk's BF16 gradient.
-CachingAllocator::Handle eager_chunk_loss(Step& step, double chunk) {
-  const std::size_t logits = tag(Term::kLogits);
-  const auto upcast = step.take(logits, kFp32Bytes * chunk);
-  const auto log_p = step.take(logits, kFp32Bytes * chunk);
-  step.give(upcast);
-  const auto log_p_gradient = step.take(logits, kFp32Bytes * chunk);
-  const auto input_gradient = step.take(logits, kFp32Bytes * chunk);
-  step.give(log_p_gradient);
-  step.give(log_p);
-  const auto logits_gradient = step.take(logits, kBf16Bytes * chunk);
-  step.give(input_gradient);
-  return logits_gradient;
-}
-
-// The same under tensor parallelism: torchtitan's _LossParallelCrossEntropy over the chunk's V/t
-// logits (torchtitan/components/loss.py, b5bcd76c), their FP32 upcast made by its caller. Forward:
-// the shifted logits and their exp (freed after its sum), the log-softmax it saves; backward:
-// zeros_like of it, its exp and their sum, then the product with the gradient, still FP32
-// (logits_dtype is the upcast's), which ToCopyBackward casts to BF16.
-CachingAllocator::Handle loss_parallel_chunk_loss(Step& step, double chunk) {
-  const std::size_t logits = tag(Term::kLogits);
-  const auto upcast = step.take(logits, kFp32Bytes * chunk);
-  const auto shifted = step.take(logits, kFp32Bytes * chunk);
-  step.give(step.take(logits, kFp32Bytes * chunk));
-  const auto log_probs = step.take(logits, kFp32Bytes * chunk);
-  step.give(shifted);
-  step.give(upcast);
-  const auto zeros = step.take(logits, kFp32Bytes * chunk);
-  const auto exp = step.take(logits, kFp32Bytes * chunk);
-  const auto sum = step.take(logits, kFp32Bytes * chunk);
-  step.give(exp);
-  const auto product = step.take(logits, kFp32Bytes * chunk);
-  step.give(sum);
-  step.give(zeros);
-  step.give(log_probs);
-  const auto logits_gradient = step.take(logits, kBf16Bytes * chunk);
-  step.give(product);
-  return logits_gradient;
-}
-
-// The same under torch.compile (CrossEntropyLoss's fn compiled, compile.components' "loss"): the
-// compiled loss's graph on the chunk (stack_step.cpp, compiled_loss): each token's FP32 max and
-// log-sum-exp beside the kept BF16 logits, and the BF16 gradient written at once.
-CachingAllocator::Handle compiled_chunk_loss(Step& step, double chunk, double chunk_tokens) {
-  const std::size_t logits = tag(Term::kLogits);
-  const auto rows = step.take(logits, kCompiledLossBytesPerToken * chunk_tokens);
-  const auto logits_gradient = step.take(logits, kBf16Bytes * chunk);
-  step.give(rows);
-  return logits_gradient;
-}
-
 ChunkedLoss torchtitan_chunked_loss(Step& step, const StepDevice& device, const FsdpTerms& terms) {
   const double h = device.shape.hidden_size;
   const double tokens = device.loss_tokens;
@@ -400,10 +346,12 @@ ChunkedLoss torchtitan_chunked_loss(Step& step, const StepDevice& device, const 
     const auto out = step.take(logits, kBf16Bytes * chunk);
     step.give(previous);
     previous = out;
-    const auto logits_gradient = compiled ? compiled_chunk_loss(step, chunk, chunk_tokens)
+    // cross_entropy on the chunk: compiled, through torchtitan's _LossParallelCrossEntropy over its
+    // V/t logits under tensor parallelism (its caller upcasting them), or eager.
+    const auto logits_gradient = compiled ? compiled_cross_entropy(step, chunk, chunk_tokens)
                                  : device.setup.layout.tensor_parallel > 1
-                                     ? loss_parallel_chunk_loss(step, chunk)
-                                     : eager_chunk_loss(step, chunk);
+                                     ? loss_parallel_cross_entropy(step, chunk)
+                                     : upcast_cross_entropy(step, chunk, false);
     const auto hidden_gradient = step.take(logits, kBf16Bytes * chunk_hidden);
     const auto weight_gradient = step.take(terms.unsharded_gradients, kBf16Bytes * head);
     step.give(logits_gradient);
