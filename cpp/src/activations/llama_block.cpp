@@ -741,6 +741,36 @@ std::vector<SavedTensor> linear_layer_tensors(const ModelShape& shape, const Tra
 
 namespace {
 
+// torchtitan's per-op policy over its MoE, eager (activation_checkpoint.py SelectiveAC, and
+// moe.py, token_dispatcher.py, b5bcd76c). The router's gate is recomputed by its shape
+// (force_recompute_mm_shapes_by_fqns ["moe.router.gate"]) and not counted among the matmuls; the
+// score function, the routing map and the tokens' reorder are not in the save list; aten.topk is,
+// so both its outputs are cached, the FP32 scores and the int64 expert ids. The routed experts'
+// aten._grouped_mm is not in it (the list is PyTorch's compute_intensive_ops and torchtitan's own
+// ops, neither of which names it), so the experts are rebuilt in the backward pass. Under expert
+// parallelism the all-to-alls are spmd_types' (the default spmd_backend): c10d all_to_all into
+// torch.empty chunks, then torch.cat (_AllToAllUneven), none of them in the list, so they are run
+// again in the recomputation and nothing of them is kept (the split sizes' copy to the host is
+// saved, on the host). The shared experts' linear layers follow the attention's in the count:
+// the gate's output saved (an odd count), the up projection's recomputed, the down projection's
+// saved (a shared expert gate, which the torchtitan stack refuses, would be matmul 8,
+// recomputed). Compiled blocks are refused (check.cpp, check_per_op_mixture).
+void add_per_op_mixture(SavedTensors& saved, const ModelShape& shape, int shared_gate_matmul,
+                        const std::string& of) {
+  const double h = shape.hidden_size;
+  const double top_k = shape.num_experts_per_token;
+  saved.add("top-k-scores", "Router's top-k scores (topk's values)",
+            "aten.topk, in the policy's save list", "top-k", top_k, kFp32Bytes, 1);
+  saved.add("top-k-ids", "Router's top-k expert ids (topk's indices)",
+            "aten.topk, in the policy's save list", "top-k", top_k, 8, 1, "int64");
+  const double shared_f = shape.shared_expert_ffn_hidden_size;
+  if (shared_f <= 0) return;
+  saved.add("shared-gate-output", "Shared experts' gate projection output",
+            "matmul " + std::to_string(shared_gate_matmul) + of, "f_s", shared_f, kBf16Bytes, 1);
+  saved.add("shared-output", "Shared experts' down projection output",
+            "matmul " + std::to_string(shared_gate_matmul + 2) + of, "h", h, kBf16Bytes, 1);
+}
+
 // The per-op policy's tensors of one block: with `matmuls_saved` a BF16 block's (its aten.mm
 // outputs but every second one), without them an NVFP4 block's, whose matmul the policy recomputes.
 std::vector<SavedTensor> per_op_saved_tensors(const ModelShape& shape, const TrainingSetup& setup,
@@ -757,8 +787,14 @@ std::vector<SavedTensor> per_op_saved_tensors(const ModelShape& shape, const Tra
   saved.add("block-input", "The block's input", "the checkpoint, to recompute the block", "h", h,
             kBf16Bytes, whole);
   // torchtitan's fused wqkv (TrainingSetup::fused_qkv): five matmuls, wqkv's whole output saved.
+  // A mixture's matmuls are its shared experts' (none without them): the
+  // router's gate is not counted and the routed experts' grouped GEMMs are not aten.mm
+  // (add_per_op_mixture).
   const bool fused = setup.fused_qkv;
-  const std::string of = fused ? " of 5, saved" : " of 7, saved";
+  const bool mixture = shape.num_experts > 1;
+  const bool shared = mixture && shape.shared_expert_ffn_hidden_size > 0;
+  const int matmuls = (fused ? 2 : 4) + (!mixture || shared ? 3 : 0);
+  const std::string of = " of " + std::to_string(matmuls) + ", saved";
   if (matmuls_saved && fused) {
     saved.add("query-key-value", "Queries, keys and values (wqkv's)", "matmul 1" + of,
               "(a + 2·k)·d", (a + 2 * k) * d, kBf16Bytes, t);
@@ -772,6 +808,10 @@ std::vector<SavedTensor> per_op_saved_tensors(const ModelShape& shape, const Tra
   saved.add("log-sum-exp", "Attention's log-sum-exp (FP32)", "the attention kernel, saved", "a", a,
             kFp32Bytes, t);
   if (!matmuls_saved) return std::move(saved.list);
+  if (mixture) {
+    add_per_op_mixture(saved, shape, (fused ? 3 : 5), of);
+    return std::move(saved.list);
+  }
   saved.add("gate", "Gate projection's output (w1)", (fused ? "matmul 3" : "matmul 5") + of, "f", f,
             kBf16Bytes, t);
   // Eager, SAC's cache (torch/utils/checkpoint.py, _CachingTorchDispatchMode) keeps every
@@ -836,6 +876,15 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
                 : "; compiled, the min-cut partitioner saves the policy's tensors but the down "
                   "projection's output, which the backward graph never reads "
                   "(torch/_functorch/partitioners.py: must_recompute, _extract_fwd_bwd_modules)") +
+           (shape.num_experts <= 1
+                ? ""
+                : std::string("; of its MoE, topk's outputs and the shared experts' gate and down "
+                              "projections' outputs: the router's gate is recomputed by its "
+                              "shape, and the experts' grouped GEMMs (aten._grouped_mm") +
+                      (setup.layout.expert_parallel > 1
+                           ? ") and spmd_types' all-to-alls, none in the save list, run again"
+                           : ", not in the save list) run again") +
+                      " (add_per_op_mixture)") +
            (setup.fused_qkv ? "; torchtitan's fused wqkv, five matmuls a block" : "") +
            (setup.precision == Precision::kNvfp4Mixed
                 ? "; under nvfp4-mixed the leading layers' matmul is torchao's nvfp4_mm_triton "
@@ -927,12 +976,17 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
   if (kBeyondThePlate && setup.recompute == Recompute::kSelectiveOp) {
     // Kept: what the policy saves. In the backward pass the block's other tensors are rebuilt
     // beside them (as a layer without recomputation saves them), one block at a time: all it saves
-    // but those the policy keeps, of which w2's output is none (only SAC's cache holds it).
+    // but those the policy keeps. Only SAC's cache holds w2's output, the shared experts' down
+    // projection's and topk's scores: a layer without recomputation saves none of them (the
+    // expert ids, its routing indices' first part, it does).
     const std::vector<SavedTensor> kept = selective_op_saved_tensors(shape, setup);
     layer.kept_per_token = pen.count(saved_bytes_per_token(kept), "B saved per token");
     double also_saved = 0;
     for (const SavedTensor& tensor : kept) {
-      if (tensor.id != "mlp-output") also_saved += tensor.bytes_per_token;
+      if (tensor.id != "mlp-output" && tensor.id != "shared-output" &&
+          tensor.id != "top-k-scores") {
+        also_saved += tensor.bytes_per_token;
+      }
     }
     layer.recompute_working_bytes = std::max(0.0, saved - layer.tokens_on_device * also_saved);
     // Under nvfp4-mixed the converted layers keep less and rebuild the rest: a layer is the mean

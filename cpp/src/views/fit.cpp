@@ -339,11 +339,23 @@ void add_zero3_cost(const ParallelLayout& layout, const ModelShape& shape,
                        : " (all " + format_count(shape.num_experts) + " experts)"));
 }
 
-void add_recompute_cost(Recompute recompute, LayoutCost& cost) {
+void add_recompute_cost(Recompute recompute, const ModelShape& shape, LayoutCost& cost) {
   if (recompute == Recompute::kFull) {
     add_cost(cost, kFullRecomputeCost, "full recomputation runs each forward pass twice");
   } else if (recompute == Recompute::kSelective) {
     add_cost(cost, kSelectiveRecomputeCost, "selective recomputation redoes the attention core");
+  } else if (recompute == Recompute::kSelectiveOp && shape.num_experts > 1) {
+    // Over torchtitan's MoE (add_per_op_mixture) it redoes wk and wo, the router's gate, the
+    // routed experts' three grouped GEMMs and the shared experts' up projection: 6 of 8 matmuls,
+    // or 7 of 11 with shared experts, of the full recomputation's third.
+    const bool shared = shape.shared_expert_ffn_hidden_size > 0;
+    const double redone = shared ? 7 : 6;
+    const double all = shared ? 11 : 8;
+    add_cost(cost, kFullRecomputeCost * redone / all,
+             "per-op recomputation redoes the routed experts (their grouped GEMMs are not in its "
+             "save list), the router's gate and " +
+                 std::string(shared ? "three" : "two") + " more of each block's " +
+                 (shared ? "eleven" : "eight") + " matmuls");
   } else if (recompute == Recompute::kSelectiveOp) {
     add_cost(cost, kSelectiveOpRecomputeCost,
              "per-op recomputation redoes three of each block's seven matmuls");
@@ -374,7 +386,7 @@ LayoutCost layout_cost(const Estimate& estimate) {
   add_context_parallel_cost(setup, cost);
   add_pipeline_cost(setup.layout, *shape, cost);
   add_zero3_cost(setup.layout, *shape, per_token, cost);
-  add_recompute_cost(setup.recompute, cost);
+  add_recompute_cost(setup.recompute, *shape, cost);
   add_offload_cost(setup.offload, cost);
   if (cost.reason.empty()) cost.reason = "data parallelism alone: nothing beyond its all-reduce";
   return cost;
