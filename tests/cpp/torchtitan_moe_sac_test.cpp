@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "estimate/calculation.hpp"
+#include "tiny_mixture.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/settings.hpp"
@@ -22,32 +23,18 @@ namespace {
 constexpr double kTokens = 128, kH = 64, kHeads = 4, kKvHeads = 2, kHeadDim = 16, kTopK = 2;
 constexpr double kSharedWidth = 16;
 
-// Two layers of h 64 (4 heads of 16, 2 key-value heads), each a mixture of 4 experts of 32, top-2,
-// no shared experts; 128 tokens under torchtitan on d 4 with FSDP2 (ZeRO 3), the llama-block
-// model, per-op selective recomputation, eager, expert parallelism `ep`.
+// The suites' tiny mixture (tiny_mixture.hpp: the constants above are its shape), no shared
+// experts, under per-op selective recomputation, eager.
 TrainingSetup tiny_per_op(int ep) {
-  TrainingSetup setup;
-  setup.model_id = kCustomModelId;
-  ModelShape& shape = setup.custom_model;
-  shape.id = kCustomModelId;
-  shape.name = "Tiny mixture";
-  shape.num_layers = 2;
-  shape.hidden_size = static_cast<int>(kH);
-  shape.ffn_hidden_size = 128;
-  shape.num_attention_heads = static_cast<int>(kHeads);
-  shape.num_key_value_heads = static_cast<int>(kKvHeads);
-  shape.vocab_size = 256;
-  shape.num_experts = 4;
-  shape.num_experts_per_token = static_cast<int>(kTopK);
-  shape.moe_ffn_hidden_size = 32;
-  setup.sequence_length = static_cast<int>(kTokens);
-  setup.activation_model = ActivationModel::kLlamaBlock;
-  setup.stack = Stack::kTorchtitan;
-  setup.logits = false;
-  setup.layout.data_parallel = 4;
-  setup.layout.zero_stage = 3;
-  setup.layout.expert_parallel = ep;
+  TrainingSetup setup = fixtures::tiny_torchtitan_mixture(ep);
   setup.recompute = Recompute::kSelectiveOp;
+  return setup;
+}
+
+// The same with shared experts of 16.
+TrainingSetup tiny_per_op_shared(int ep) {
+  TrainingSetup setup = tiny_per_op(ep);
+  setup.custom_model.shared_expert_ffn_hidden_size = static_cast<int>(kSharedWidth);
   return setup;
 }
 
@@ -94,8 +81,7 @@ TEST_CASE(
 TEST_CASE(
     "torchtitan moe per-op: the shared experts' gate and down projections' outputs are kept, "
     "matmuls 5 and 7 of 7") {
-  TrainingSetup setup = tiny_per_op(1);
-  setup.custom_model.shared_expert_ffn_hidden_size = static_cast<int>(kSharedWidth);
+  TrainingSetup setup = tiny_per_op_shared(1);
   const std::vector<SavedTensor> kept = selective_op_saved_tensors(setup.custom_model, setup);
   REQUIRE(find_tensor(kept, "shared-gate-output") != nullptr);
   CHECK(find_tensor(kept, "shared-gate-output")->bytes_per_token == 2 * kSharedWidth);
@@ -114,8 +100,7 @@ TEST_CASE(
 TEST_CASE(
     "torchtitan moe per-op: each layer keeps the policy's tensors and the one rebuilt holds the "
     "rest of a whole layer's beside them") {
-  TrainingSetup setup = tiny_per_op(2);
-  setup.custom_model.shared_expert_ffn_hidden_size = static_cast<int>(kSharedWidth);
+  TrainingSetup setup = tiny_per_op_shared(2);
   const Calculation calculation = calculate(setup, 1, true, {false, false});
   REQUIRE(calculation.answer.ok());
   const std::vector<SavedTensor> kept = selective_op_saved_tensors(setup.custom_model, setup);
@@ -146,13 +131,7 @@ TEST_CASE(
 
 TEST_CASE(
     "torchtitan moe per-op: Qwen3-30B-A3B keeps 21,728 B a token a layer (docs/formulas.md)") {
-  TrainingSetup setup;
-  setup.model_id = "qwen3-30b-a3b";
-  setup.stack = Stack::kTorchtitan;
-  setup.layout.data_parallel = 8;
-  setup.layout.zero_stage = 3;
-  setup.layout.expert_parallel = 8;
-  setup.recompute = Recompute::kSelectiveOp;
+  const TrainingSetup setup = fixtures::qwen3_moe_on_eight(Recompute::kSelectiveOp);
   const Calculation calculation = calculate(setup, 1, true, {false, false});
   REQUIRE(calculation.answer.ok());
   CHECK(calculation.layer.kept_per_token.value() == 21728);
@@ -187,9 +166,8 @@ TEST_CASE("torchtitan moe per-op: what is not derived is refused, naming the set
   CHECK_FALSE(estimate_memory(setup).answer.ok());
   // A projection of the router gate's shape (h × E: here the shared experts' w1 and w3, 16
   // wide, with 16 experts) is recomputed wherever it is, which the count does not follow.
-  setup = tiny_per_op(2);
+  setup = tiny_per_op_shared(2);
   setup.custom_model.num_experts = 16;
-  setup.custom_model.shared_expert_ffn_hidden_size = static_cast<int>(kSharedWidth);
   refused(setup, "the router gate's shape");
   // A biased projection runs as aten.addmm, saved and not counted: refused, dense or not.
   setup = tiny_per_op(2);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "estimate/calculation.hpp"
+#include "tiny_mixture.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explore.hpp"
@@ -25,46 +26,12 @@ namespace {
 
 constexpr double kTokens = 128, kH = 64, kExperts = 4, kTopK = 2, kWidth = 32, kLayers = 2;
 
-// Two layers of h 64 (4 heads of 16, 2 key-value heads), each a mixture of 4 experts of 32, top-2,
-// a vocabulary of 256; 128 tokens under torchtitan on d 4 with FSDP2 (ZeRO 3), the llama-block
-// model, no recomputation, expert parallelism `ep`.
-TrainingSetup tiny_mixture(int ep) {
-  TrainingSetup setup;
-  setup.model_id = kCustomModelId;
-  ModelShape& shape = setup.custom_model;
-  shape.id = kCustomModelId;
-  shape.name = "Tiny mixture";
-  shape.num_layers = static_cast<int>(kLayers);
-  shape.hidden_size = static_cast<int>(kH);
-  shape.ffn_hidden_size = 128;
-  shape.num_attention_heads = 4;
-  shape.num_key_value_heads = 2;
-  shape.vocab_size = 256;
-  shape.num_experts = static_cast<int>(kExperts);
-  shape.num_experts_per_token = static_cast<int>(kTopK);
-  shape.moe_ffn_hidden_size = static_cast<int>(kWidth);
-  setup.sequence_length = static_cast<int>(kTokens);
-  setup.activation_model = ActivationModel::kLlamaBlock;
-  setup.stack = Stack::kTorchtitan;
-  setup.logits = false;
-  setup.layout.data_parallel = 4;
-  setup.layout.zero_stage = 3;
-  setup.layout.expert_parallel = ep;
-  return setup;
-}
+// The suites' tiny mixture (tiny_mixture.hpp): the constants above are its shape.
+TrainingSetup tiny_mixture(int ep) { return fixtures::tiny_torchtitan_mixture(ep); }
 
 // Qwen3-30B-A3B under torchtitan on 8 devices, FSDP2 with expert parallelism 8, full
 // recomputation.
-TrainingSetup qwen3_moe_on_eight() {
-  TrainingSetup setup;
-  setup.model_id = "qwen3-30b-a3b";
-  setup.stack = Stack::kTorchtitan;
-  setup.layout.data_parallel = 8;
-  setup.layout.zero_stage = 3;
-  setup.layout.expert_parallel = 8;
-  setup.recompute = Recompute::kFull;
-  return setup;
-}
+TrainingSetup qwen3_moe_on_eight() { return fixtures::qwen3_moe_on_eight(Recompute::kFull); }
 
 double tensor_bytes(const std::vector<SavedTensor>& tensors, const std::string& id) {
   for (const SavedTensor& tensor : tensors) {
