@@ -26,6 +26,33 @@ struct StageFigures {
   double peak_reserved_bytes = 0;
 };
 
+// RL post-training's rollout engine beside the trainer (TrainingSetup::rollout; rollout.cpp), on
+// the most loaded device: what it takes, what its KV cache holds against what a generation needs,
+// and the utilizations between which the run works.
+// Why vLLM does not start, where it does not (rollout.cpp): the device's free memory below its
+// share; a share that leaves no KV cache; a KV cache short of one request of its max model length.
+enum class RolloutStartFailure { kNone, kFreeMemory, kNoCacheMemory, kMaxModelLength };
+
+struct RolloutFigures {
+  bool counted = false;      // a rollout engine is set: the figures below are filled
+  double engine_bytes = 0;   // gpu_memory_utilization × the device's total: vLLM's pools
+  double weights_bytes = 0;  // its BF16 copy of the model
+  double kv_bytes_per_token = 0;
+  double kv_tokens = 0;         // what its KV cache holds at most: (engine − weights) / per token
+  double max_model_length = 0;  // vLLM's max_model_len: TRL's, else the model's positions
+  double rollout_sequences = 0;  // what one generation makes on the device
+  double rollout_tokens = 0;     // and their tokens: sequences × sequence length
+  double trainer_bytes = 0;      // the trainer's total beside the engine
+  // The trainer's memory when vLLM is made (its free-memory check); < 0 where it is not derived
+  // (ZeRO above 0).
+  double startup_bytes = -1;
+  RolloutStartFailure start_failure = RolloutStartFailure::kNone;
+  bool starts = true;
+  double largest_utilization = 0;         // the most the engine may take, the trainer fitting
+  double least_starting_utilization = 0;  // the least with which vLLM starts
+  double smallest_utilization = 0;        // the least that holds one generation's KV cache
+};
+
 struct [[nodiscard]] Estimate {
   Answer answer;  // refused: the setting at fault ("model", "config", "tp", …) and why
   TrainingSetup setup;
@@ -96,6 +123,11 @@ struct [[nodiscard]] Estimate {
   // run; `setup` stays as asked).
   std::vector<std::string> notes;
 };
+
+// RL post-training's rollout engine beside the trainer, of an estimate (ok) whose setup has one
+// (rollout.cpp); not counted without one. Worked out from the estimate when asked, so that the
+// plate's estimate carries nothing of it.
+RolloutFigures rollout_figures(const Estimate& estimate);
 
 // The whole estimate; an invalid setup gives an answer with status kInvalidInput, a message and
 // the setting at fault ("config" when the custom model's shape is unusable).

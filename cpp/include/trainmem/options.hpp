@@ -381,6 +381,18 @@ constexpr bool loss_compiled(Compile compile) {
 //          their gradients reduced through a reduce-scatter input
 enum class FsdpVersion { kFsdp1, kFsdp2 };
 
+// ---- RL post-training's rollout engine ---------------------------------------------------------
+
+// What generates the rollouts on the trainer's devices (rollout.hpp):
+//   none  no rollout engine: the step trains alone
+//   vllm  TRL's GRPOTrainer with vllm_mode="colocate" (trl f2cd5771, after v1.9.0:
+//         trl/generation/vllm_generation.py, VLLMGeneration._init_vllm): a vLLM LLM in the
+//         trainer's own process on each device (distributed_executor_backend "external_launcher",
+//         tensor_parallel_size 1), made in GRPOTrainer.__init__ before the first step and awake
+//         for the whole run (vllm_enable_sleep_mode off, TRL's default): its weights and KV cache
+//         are tensors of the trainer's own caching allocator
+enum class Rollout { kNone, kVllm };
+
 // ---- Pipeline stages -------------------------------------------------------------------------
 
 // Which stage of a pipeline holds the most: the only one (no pipeline), the first, the last, or
@@ -420,6 +432,8 @@ template <>
 const std::vector<Choice>& choices<Compile>();
 template <>
 const std::vector<Choice>& choices<FsdpVersion>();
+template <>
+const std::vector<Choice>& choices<Rollout>();
 template <>
 const std::vector<Choice>& choices<PipelineStage>();
 template <>

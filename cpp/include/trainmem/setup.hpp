@@ -25,6 +25,10 @@ constexpr double kMaxDevices = 1 << 24;  // d·t·p·c
 // host's memory.
 constexpr int kDevicesPerNode = 8;
 constexpr double kMaxHostCapacityGb = 1e6;
+// vLLM's gpu_memory_utilization as TRL's GRPOConfig sets it (vllm_gpu_memory_utilization, 0.3
+// since colocation came, trl#3394), and its bounds: above 0, at most the whole device.
+constexpr double kDefaultRolloutMemoryUtilization = 0.3;
+constexpr double kMinRolloutMemoryUtilization = 0.01;
 // Megatron-LM's --make-vocab-size-divisible-by default (megatron/training/arguments.py).
 constexpr int kMegatronVocabSizeDivisibleBy = 128;
 // PyTorch's max_split_size_mb must be above kLargeBuffer's 20 MiB (CUDAAllocatorConfig); a bound
@@ -249,6 +253,14 @@ struct TrainingSetup {
   // of 10^5 elements or more in cudaMallocManaged memory, outside PyTorch's caching allocator. On
   // the device until memory runs short, when its pages move to the host. The hf stack's.
   bool paged_optimizer = false;
+  // RL post-training: the engine that generates the rollouts on the trainer's devices
+  // (options.hpp), and vLLM's gpu_memory_utilization, the share of each device's total memory its
+  // weights, activations and KV cache take (rollout.hpp).
+  Rollout rollout = Rollout::kNone;
+  double rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
+  // TRL's vllm_max_model_length: the longest request vLLM's KV cache must serve to start (0: None,
+  // the model config's positions).
+  int rollout_max_model_length = 0;
   // PEFT's prepare_model_for_kbit_training (peft/utils/other.py), as QLoRA scripts call it: every
   // parameter that is not 4- or 8-bit (the embedding, the norms, the output layer) upcast to FP32,
   // so the residual stream runs in FP32, and gradient checkpointing on. The hf stack's, for a

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "estimate/calculation.hpp"
+#include "estimate/rollout.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/fine_tuning.hpp"
 #include "trainmem/format.hpp"
@@ -157,7 +158,11 @@ WorkshopView view_with(Calculator calculator, const TrainingSetup& setup,
 
 }  // namespace
 
-Estimate estimate_memory(const TrainingSetup& setup) { return estimate_with(calculate, setup); }
+Estimate estimate_memory(const TrainingSetup& setup) {
+  Estimate estimate = estimate_with(calculate, setup);
+  add_rollout(estimate);
+  return estimate;
+}
 
 std::string stage_words(const StageFigures& stage, int pipeline_parallel) {
   if (pipeline_parallel == 1) return "the only device";
@@ -183,7 +188,9 @@ std::vector<StageFigures> every_stage(const TrainingSetup& setup) {
 }
 
 WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences) {
-  return view_with(calculate, setup, max_micro_batch_sequences);
+  WorkshopView view = view_with(calculate, setup, max_micro_batch_sequences);
+  add_rollout(view.estimate);
+  return view;
 }
 
 Estimate plate_estimate(const TrainingSetup& setup) {

@@ -302,6 +302,17 @@ const std::vector<Choice>& choices<FsdpVersion>() {
 }
 
 template <>
+const std::vector<Choice>& choices<Rollout>() {
+  static const std::vector<Choice> choices = {
+      {"none", "None", "no rollout engine: the step trains alone"},
+      {"vllm", "vLLM, colocated",
+       "TRL's GRPOTrainer with vllm_mode=\"colocate\": vLLM in the trainer's process on each "
+       "device, its pools a share of the device's memory"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<Compile>() {
   static const std::vector<Choice> choices = {
       {"off", "Off (eager)", "PyTorch's eager mode"},

@@ -11,6 +11,7 @@
 
 #include "settings/check_hybrid.hpp"
 #include "settings/check_nvfp4.hpp"
+#include "settings/check_rollout.hpp"
 #include "settings/check_sparse.hpp"
 #include "stacks/stack_rows.hpp"
 #include "stacks/stack_run.hpp"
@@ -897,6 +898,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   }
   const Answer hybrid = check_hybrid(setup, *shape);
   if (!hybrid.ok()) return hybrid;
+  const Answer rollout = check_rollout(setup, *shape);
+  if (!rollout.ok()) return rollout;
   const Answer sparse = check_sparse_attention(setup, *shape);
   if (!sparse.ok()) return sparse;
   const Answer lora = check_lora(setup, shape);

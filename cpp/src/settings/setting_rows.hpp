@@ -214,6 +214,7 @@ void add_fine_tuning(Entries& entries);
 void add_stack(Entries& entries);
 void add_distributed_switches(Entries& entries);
 void add_single_device_switches(Entries& entries);
+void add_rollout(Entries& entries);
 
 // The table this module carries (table.cpp or table_plate.cpp), built once.
 const std::vector<Entry>& entries();

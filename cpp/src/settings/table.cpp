@@ -16,6 +16,7 @@ const std::vector<Entry>& entries() {
     add_stack(all);
     add_distributed_switches(all);
     add_single_device_switches(all);
+    add_rollout(all);
     return all;
   }();
   return table;

@@ -122,6 +122,9 @@ struct StepDevice {
   double attention_mask_whole_bytes = 0;
   double attention_masks_held = 0;
   bool attention_mask_kept = false;
+  // RL post-training's colocated rollout engine (TrainingSetup::rollout): vLLM's pools, tensors of
+  // the trainer's own caching allocator made before the first step and held through it.
+  double rollout_engine = 0;
 };
 
 // Tags: each of the first kNumTerms is its Term; a stack's own terms follow, one tag each.

@@ -61,6 +61,29 @@ nlohmann::ordered_json every_stage_json(const TrainingSetup& setup) {
   return list;
 }
 
+// RL post-training's rollout engine (estimate.hpp, RolloutFigures); null without one.
+nlohmann::ordered_json rollout_json(const Estimate& estimate) {
+  const RolloutFigures rollout = rollout_figures(estimate);
+  if (!rollout.counted) return nullptr;
+  return {
+      {"engine", choice_id(estimate.setup.rollout)},
+      {"memoryUtilization", estimate.setup.rollout_memory_utilization},
+      {"engineBytes", number(rollout.engine_bytes)},
+      {"weightsBytes", number(rollout.weights_bytes)},
+      {"kvBytesPerToken", number(rollout.kv_bytes_per_token)},
+      {"kvTokens", number(rollout.kv_tokens)},
+      {"rolloutSequences", number(rollout.rollout_sequences)},
+      {"rolloutTokens", number(rollout.rollout_tokens)},
+      {"trainerBytes", number(rollout.trainer_bytes)},
+      {"startupBytes", rollout.startup_bytes < 0
+                           ? nlohmann::ordered_json(nullptr)
+                           : nlohmann::ordered_json(number(rollout.startup_bytes))},
+      {"starts", rollout.starts},
+      {"largestMemoryUtilization", rollout.largest_utilization},
+      {"smallestMemoryUtilization", rollout.smallest_utilization},
+  };
+}
+
 nlohmann::ordered_json to_json(const Estimate& estimate) {
   const ParallelLayout& layout = estimate.setup.layout;
   // The layers on the first and last stages (each L/p under an even split).
@@ -134,6 +157,7 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"hostCapacityBytes", number(estimate.host_capacity_bytes)},
       {"hostFits", estimate.host_fits},
       {"host", breakdown_json(host, true, true)},
+      {"rollout", rollout_json(estimate)},
   };
 }
 

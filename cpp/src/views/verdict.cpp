@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "estimate/rollout.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/measured.hpp"
@@ -124,7 +125,9 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   // The megatron stack's published runs are its distributed optimiser's: none measures
   // Megatron-FSDP (ZeRO 2 and 3 there), whose verdict the headroom decides.
   const bool fsdp = megatron_fsdp(estimate.setup);
-  if (!headroom_asked && !fsdp)
+  // Nor does any measure RL post-training with a rollout engine beside the trainer.
+  const bool rollout = estimate.setup.rollout != Rollout::kNone;
+  if (!headroom_asked && !fsdp && !rollout)
     answer.band = error_band(estimate.setup.stack, estimate.setup.activation_model);
   // A mixture of experts, or a hybrid of linear and full attention, is not judged by other
   // models' runs alone: where fewer than kMinBandCases of the stack's runs are of its kind, the
@@ -148,22 +151,32 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
     answer.likely_high_bytes = total;
     answer.limit_bytes = estimate.usable_bytes;
     answer.verdict = total <= answer.limit_bytes ? Verdict::kFits : Verdict::kDoesNotFit;
+    // vLLM that cannot start fails the run before its first step, whatever the step would hold.
+    const RolloutFigures engine = rollout_figures(estimate);
+    if (rollout && !engine.starts) {
+      answer.verdict = Verdict::kDoesNotFit;
+      answer.reason = judged + rollout_start_failure(engine);
+      return answer;
+    }
     // The plate's step keeps its headroom of the device as printed: "10% of H100 80 GB".
     const bool printed = estimate.setup.stack == Stack::kIdeal;
     const std::string kept = format_count(estimate.setup.headroom_percent) + "% of " +
                              (printed ? estimate.device.name : limit_words(estimate)) +
                              " kept free";
+    const std::string stands_in = ", so the headroom stands in for the estimate's error: ";
     answer.reason =
         judged +
         (headroom_asked ? "The headroom asked for decides: "
-         : fsdp ? "No published run measures Megatron-FSDP yet, so the headroom stands in for "
-                  "the estimate's error: "
+         : fsdp || rollout
+             ? std::string("No published run measures ") +
+                   (fsdp ? "Megatron-FSDP" : "RL post-training with a colocated rollout engine") +
+                   " yet" + stands_in
          : unmeasured_kind
              ? (kind_runs == 0
                     ? "No published run of the " + stack + " stack measures " + kind + " yet"
                     : "Fewer than " + format_count(kMinBandCases) + " published runs of the " +
                           stack + " stack measure " + kind) +
-                   ", so the headroom stands in for the estimate's error: "
+                   stands_in
              : "Fewer than " + format_count(kMinBandCases) + " published runs measure the " +
                    stack + " stack, so the headroom stands in for their spread: ") +
         format_bytes(total) + (answer.verdict == Verdict::kFits ? " within " : " over ") +

@@ -1,0 +1,214 @@
+// RL post-training's rollout engine colocated with the trainer (rollout.hpp): vLLM's rule for its
+// pools, as TRL's GRPOTrainer makes it.
+//
+// Sources: vLLM's v1 worker (vllm/v1/worker/gpu_worker.py, Worker.init_device and
+// determine_available_memory; vllm/utils/mem_utils.py, memory_profiling; vllm/v1/
+// kv_cache_interface.py, AttentionSpec.page_size_bytes); TRL f2cd5771 (after v1.9.0:
+// trl/generation/vllm_generation.py, VLLMGeneration._init_vllm; trl/trainer/grpo_trainer.py,
+// GRPOTrainer.__init__; trl/trainer/grpo_config.py).
+#include "estimate/rollout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "estimate/placement.hpp"
+#include "model/units.hpp"
+#include "trainmem/decimal.hpp"
+#include "trainmem/format.hpp"
+
+namespace trainmem {
+
+double device_total_bytes(const TrainingSetup& setup) {
+  const Device device = device_of(setup);
+  const ReportedMemory reported = reported_memory(device.id);
+  return reported.bytes > 0 ? reported.bytes : device.capacity_bytes;
+}
+
+// vLLM's requested memory (Worker.init_device): total_memory × gpu_memory_utilization, of which
+// determine_available_memory gives the KV cache what the weights, the profiled forward pass's peak
+// and the memory outside PyTorch leave. In TRL's colocated engine these are tensors of the
+// trainer's own caching allocator, made before the first step and held through every step: the
+// profiled activations' share is freed after profiling, so the engine holds a little less than
+// its whole share between generations, which is counted whole.
+double rollout_engine_bytes(const TrainingSetup& setup) {
+  if (setup.rollout == Rollout::kNone) return 0;
+  return setup.rollout_memory_utilization * device_total_bytes(setup);
+}
+
+namespace {
+
+// A generation's sequences on the device: TRL's generation batch, per_device_train_batch_size ×
+// steps_per_generation (gradient_accumulation_steps by default: the micro-batches a step).
+double generation_sequences(const TrainingSetup& setup) {
+  const double step = pipeline_micro_batches(setup);
+  const double steps = std::isfinite(step) ? step : 1;
+  return static_cast<double>(setup.micro_batch_sequences) * steps;
+}
+
+double held_by_term(const Estimate& estimate, const char* id) {
+  for (const StackTerm& term : estimate.stack_terms) {
+    if (term.id == id) return term.bytes;
+  }
+  return 0;
+}
+
+// A share of the device to two decimals, rounded the safe way.
+std::string share_text(double share, bool up) {
+  const double hundredths = up ? std::ceil(share * 100 - 1e-9) : std::floor(share * 100 + 1e-9);
+  return shortest_decimal(hundredths / 100);
+}
+
+}  // namespace
+
+RolloutFigures rollout_figures(const Estimate& estimate) {
+  RolloutFigures figures;
+  const TrainingSetup& setup = estimate.setup;
+  const ModelShape* resolved = resolve_model(setup);
+  if (setup.rollout == Rollout::kNone || !estimate.answer.ok() || resolved == nullptr) {
+    return figures;
+  }
+  const ModelShape& shape = *resolved;
+  figures.counted = true;
+  const double total = device_total_bytes(setup);
+  figures.engine_bytes = rollout_engine_bytes(setup);
+  // vLLM loads the checkpoint in its own dtype ("auto": BF16), whole on each device
+  // (tensor_parallel_size 1).
+  figures.weights_bytes = kBf16Bytes * count_parameters(shape);
+  // Each layer's K and V, k heads of d a token, in the model's dtype (the KV cache's "auto").
+  figures.kv_bytes_per_token =
+      2.0 * shape.num_layers * shape.num_key_value_heads * head_dim_of(shape) * kBf16Bytes;
+  figures.kv_tokens = std::max(
+      0.0, std::floor((figures.engine_bytes - figures.weights_bytes) / figures.kv_bytes_per_token));
+  // TRL's vllm_max_model_length, else (None) the model config's positions.
+  figures.max_model_length = setup.rollout_max_model_length > 0 ? setup.rollout_max_model_length
+                             : shape.max_positions > 0          ? shape.max_positions
+                                                                : setup.sequence_length;
+  figures.rollout_sequences = generation_sequences(setup);
+  figures.rollout_tokens = figures.rollout_sequences * setup.sequence_length;
+  figures.trainer_bytes = estimate.most_loaded.total_bytes - figures.engine_bytes;
+  // vLLM's checks as it starts, in its order. Worker.init_device: the device's free memory at
+  // least its share. TRL makes it in GRPOTrainer.__init__, after transformers' Trainer has put the
+  // model on the device (one device or DDP) and before any optimiser state or gradient exists:
+  // the trainer then holds its weights and the CUDA context. Under FSDP where the model is then
+  // is not derived. Then check_enough_kv_cache_memory (vllm/v1/core/kv_cache_utils.py): a KV
+  // cache at all ("No available memory for the cache blocks"), and one that serves a request of
+  // the max model length.
+  if (setup.layout.zero_stage == 0) {
+    figures.startup_bytes = estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
+                            held_by_term(estimate, "cuda-context");
+    if (total - figures.startup_bytes < figures.engine_bytes) {
+      figures.start_failure = RolloutStartFailure::kFreeMemory;
+    }
+  }
+  if (figures.start_failure == RolloutStartFailure::kNone) {
+    if (figures.kv_tokens <= 0) {
+      figures.start_failure = RolloutStartFailure::kNoCacheMemory;
+    } else if (figures.kv_tokens < figures.max_model_length) {
+      figures.start_failure = RolloutStartFailure::kMaxModelLength;
+    }
+  }
+  figures.starts = figures.start_failure == RolloutStartFailure::kNone;
+  const double beside_trainer = (estimate.usable_bytes - figures.trainer_bytes) / total;
+  const double beside_startup =
+      figures.startup_bytes < 0 ? 1 : (total - figures.startup_bytes) / total;
+  figures.largest_utilization = std::clamp(std::min(beside_trainer, beside_startup), 0.0, 1.0);
+  figures.least_starting_utilization =
+      (figures.weights_bytes + figures.max_model_length * figures.kv_bytes_per_token) / total;
+  figures.smallest_utilization =
+      (figures.weights_bytes + figures.rollout_tokens * figures.kv_bytes_per_token) / total;
+  return figures;
+}
+
+std::string rollout_start_failure(const RolloutFigures& figures) {
+  switch (figures.start_failure) {
+    case RolloutStartFailure::kFreeMemory:
+      return "vLLM does not start: when TRL makes it the trainer already holds " +
+             format_bytes(figures.startup_bytes) +
+             " (its weights and the CUDA context), leaving less free than the " +
+             format_bytes(figures.engine_bytes) +
+             " it asks for (\"Free memory on device ... is less than desired GPU memory "
+             "utilization\").";
+    case RolloutStartFailure::kNoCacheMemory:
+      return "vLLM does not start: its share, " + format_bytes(figures.engine_bytes) +
+             ", does not hold its weights, " + format_bytes(figures.weights_bytes) +
+             ", and leaves no KV cache (\"No available memory for the cache blocks\").";
+    case RolloutStartFailure::kMaxModelLength:
+      return "vLLM does not start: its KV cache of " + format_count(figures.kv_tokens) +
+             " tokens cannot serve one request of its max model length, " +
+             format_count(figures.max_model_length) +
+             " tokens (\"To serve at least one request with the model's max seq len\"); "
+             "set TRL's vllm_max_model_length nearer the sequence length, or give vLLM more of "
+             "the device.";
+    case RolloutStartFailure::kNone:
+      break;
+  }
+  return "";
+}
+
+namespace {
+
+// The utilizations between which the run works, in one sentence.
+std::string utilization_range(const RolloutFigures& figures) {
+  const double largest = std::floor(figures.largest_utilization * 100 + 1e-9) / 100;
+  const double least = std::max(figures.least_starting_utilization, figures.smallest_utilization);
+  std::string text = largest <= 0 ? "No gpu_memory_utilization leaves the trainer room: it needs " +
+                                        format_bytes(figures.trainer_bytes) + " beside any engine."
+                                  : "The largest gpu_memory_utilization that leaves the trainer "
+                                    "room is " +
+                                        share_text(largest, false) + ".";
+  const auto least_text = [](double share) {
+    return share > 1 ? std::string("more than the whole device") : share_text(share, true);
+  };
+  text +=
+      " The least with which vLLM starts (its weights and one request of its max model "
+      "length) is " +
+      least_text(figures.least_starting_utilization) +
+      "; the least whose KV cache holds a whole generation, " +
+      least_text(figures.smallest_utilization) +
+      (largest > 0 && least > largest ? ": none does both." : ".");
+  return text;
+}
+
+std::vector<std::string> rollout_notes(const RolloutFigures& figures, const TrainingSetup& setup) {
+  std::vector<std::string> notes;
+  const std::string share = shortest_decimal(setup.rollout_memory_utilization);
+  notes.push_back(
+      "vLLM, colocated at gpu_memory_utilization " + share + ", takes " +
+      format_bytes(figures.engine_bytes) +
+      " of each device, awake through the step: its BF16 weights (" +
+      format_bytes(figures.weights_bytes) + ") and a KV cache of at most " +
+      format_count(figures.kv_tokens) + " tokens (" + format_count(figures.kv_bytes_per_token) +
+      " B a token, before its profiled forward pass's peak). A generation of " +
+      format_count(figures.rollout_sequences) +
+      (figures.rollout_sequences == 1 ? " sequence of " : " sequences of ") +
+      format_count(setup.sequence_length) + " tokens needs " +
+      format_count(figures.rollout_tokens) +
+      (!figures.starts                               ? " tokens."
+       : figures.kv_tokens >= figures.rollout_tokens ? " tokens: it holds them."
+                                                     : " tokens: vLLM holds fewer, and preempts "
+                                                       "sequences to make room."));
+  if (!figures.starts) notes.push_back(rollout_start_failure(figures));
+  notes.push_back(utilization_range(figures));
+  notes.push_back(
+      "The trainer's step is the hf stack's over the same sequences, prompt and completion: "
+      "GRPO's per-token log-probabilities and its loss are not counted apart" +
+      std::string(figures.startup_bytes < 0
+                      ? "; and under FSDP, whether the model is on the device when vLLM starts "
+                        "(its free-memory check) is not derived."
+                      : "."));
+  return notes;
+}
+
+}  // namespace
+
+void add_rollout(Estimate& estimate) {
+  const RolloutFigures figures = rollout_figures(estimate);
+  if (!figures.counted) return;
+  for (std::string& note : rollout_notes(figures, estimate.setup)) {
+    estimate.notes.push_back(std::move(note));
+  }
+  if (!figures.starts) estimate.fits = false;
+}
+
+}  // namespace trainmem

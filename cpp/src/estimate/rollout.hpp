@@ -1,0 +1,29 @@
+// RL post-training's rollout engine colocated with the trainer (TrainingSetup::rollout): what it
+// takes of each device, and the figures a practitioner sets it by (estimate.hpp, RolloutFigures).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trainmem/estimate.hpp"
+#include "trainmem/models.hpp"
+#include "trainmem/setup.hpp"
+
+namespace trainmem {
+
+// The device's total memory as torch.cuda.mem_get_info reads it, which vLLM's utilization is a
+// share of: the figure PyTorch reports for the device where its row has one, else its capacity.
+double device_total_bytes(const TrainingSetup& setup);
+
+// What the rollout engine holds through the trainer's step: vLLM's pools, gpu_memory_utilization
+// × the device's total (0 without an engine).
+double rollout_engine_bytes(const TrainingSetup& setup);
+
+// The engine's figures said among the estimate's notes, and a vLLM that cannot start made a run
+// that does not fit (estimate_memory and workshop_view; the plate's estimate has no engine).
+void add_rollout(Estimate& estimate);
+
+// Why vLLM does not start, in a sentence with vLLM's own words; "" where it starts.
+std::string rollout_start_failure(const RolloutFigures& figures);
+
+}  // namespace trainmem

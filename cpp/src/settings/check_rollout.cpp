@@ -1,0 +1,45 @@
+// The checks of a setup with a rollout engine (check_rollout.hpp).
+#include "settings/check_rollout.hpp"
+
+#include <string>
+
+#include "trainmem/settings.hpp"
+
+namespace trainmem {
+
+Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
+  if (setup.rollout == Rollout::kNone) return {};
+  const auto refuse = [&](const std::string& why) {
+    return refusal(setting_id::kRollout,
+                   "The colocated rollout engine's KV cache is counted for grouped-query "
+                   "attention in every layer; " +
+                       shape.name + why + " Choose another model, or no rollout engine.");
+  };
+  if (latent_attention(shape)) {
+    return refuse(" caches its latent attention's compressed keys and values, not modelled.");
+  }
+  if (hybrid_linear_attention(shape) || global_attention_mixer(shape)) {
+    return refuse(
+        " has layers whose cache vLLM sizes apart (a recurrent state or a sliding "
+        "window), not modelled.");
+  }
+  // gpt-oss (its sinks mark it): vLLM loads its checkpoint's MXFP4 experts as they are, and half
+  // its layers attend over a sliding window.
+  if (shape.attention_sinks) {
+    return refuse(
+        " stores its experts in MXFP4, which vLLM loads as they are, and attends over a "
+        "sliding window in half its layers: not modelled.");
+  }
+  if (sparse_attention(shape)) {
+    return refuse(" has sparse attention's indexer cache, not modelled.");
+  }
+  if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16) {
+    return refusal(setting_id::kBaseWeights,
+                   "The colocated rollout engine is counted with BF16 weights; TRL hands vLLM a "
+                   "quantised base's quantisation, not modelled. Choose bf16 base weights, or no "
+                   "rollout engine.");
+  }
+  return {};
+}
+
+}  // namespace trainmem

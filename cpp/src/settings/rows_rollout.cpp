@@ -1,0 +1,65 @@
+// RL post-training's settings: the rollout engine that generates on the trainer's devices, and
+// its share of their memory (rollout.hpp counts them).
+#include "settings/setting_rows.hpp"
+
+namespace trainmem::setting_rows {
+
+void add_rollout(Entries& entries) {
+  const auto add = [&entries](Entry entry) { entries.push_back(entry.later()); };
+  add(row<&TrainingSetup::rollout>(
+          id::kRollout, "Rollout engine",
+          "RL post-training: the engine that generates the rollouts on the trainer's own devices "
+          "(TRL's GRPOTrainer with vLLM colocated)",
+          "rollout")
+          .among(choices<Rollout>())
+          .only_under({Stack::kHf},
+                      "the colocated rollout engine is modelled as TRL's GRPOTrainer runs it, "
+                      "over transformers' Trainer",
+                      "The colocated rollout engine is modelled as TRL's GRPOTrainer runs it, "
+                      "over transformers' Trainer; choose the hf stack, or no rollout engine.")
+          .page("rl", "",
+                "TRL's GRPOTrainer with <code>vllm_mode=\"colocate\"</code>: vLLM generates in the "
+                "trainer's own process on each device, awake through the step, its weights and "
+                "KV cache beside the trainer's."));
+  add(row<&TrainingSetup::rollout_memory_utilization>(
+          id::kRolloutMemoryUtilization, "vLLM memory utilization",
+          "vLLM's gpu_memory_utilization: the share of each device's total memory its weights, "
+          "activations and KV cache take (TRL's vllm_gpu_memory_utilization, 0.3)",
+          "rolloutMemoryUtilization")
+          .bounds(kMinRolloutMemoryUtilization, 1,
+                  "vLLM's memory utilization must be a share of the device from 0.01 to 1.")
+          .requires_value(id::kRollout, "vllm", "the utilization is vLLM's")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rollout == Rollout::kVllm ||
+                       setup.rollout_memory_utilization == kDefaultRolloutMemoryUtilization;
+              },
+              "vLLM's memory utilization is the rollout engine's: choose vllm, or 0.3.")
+          .page("rl", "vLLM's <code>gpu_memory_utilization</code>",
+                "The share of each device's total memory vLLM takes for its weights, activations "
+                "and KV cache (TRL's default 0.3)."));
+  add(row<&TrainingSetup::rollout_max_model_length>(
+          id::kRolloutMaxModelLength, "vLLM max model length",
+          "TRL's vllm_max_model_length: the longest request vLLM's KV cache must serve to start "
+          "(0: None, the model config's positions)",
+          "rolloutMaxModelLength")
+          .bounds(0, kMaxSequenceLength)
+          .requires_value(id::kRollout, "vllm", "the max model length is vLLM's")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rollout == Rollout::kVllm || setup.rollout_max_model_length == 0;
+              },
+              "vLLM's max model length is the rollout engine's: choose vllm, or 0.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rollout_max_model_length == 0 ||
+                       setup.rollout_max_model_length >= setup.sequence_length;
+              },
+              "vLLM's max model length must hold a whole sequence, prompt and completion: set it "
+              "to the sequence length or more, or 0 for the model's own.")
+          .page("rl", "vLLM's <code>max_model_len</code> (0: the model's)",
+                "The longest request vLLM's KV cache must serve before it starts: TRL's "
+                "<code>vllm_max_model_length</code>, else the model's positions."));
+}
+
+}  // namespace trainmem::setting_rows

@@ -1,0 +1,69 @@
+// "RL post-training" under "Go further", in Chromium: vLLM colocated with TRL's GRPOTrainer is held
+// beside the trainer's step, its KV cache and the utilizations the run works between are said in
+// words, and what the engine cannot be is refused by its control, keeping the last good view.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { bodyText, commit, FORBIDDEN_TEXT, readout, startHarness } from './harness.mjs';
+
+// Qwen3-8B with LoRA r 16 on a BF16 base, on one H100 under the hf stack: 8 sequences of 1,024
+// tokens, full recomputation, vLLM colocated at TRL's 0.3.
+const GRPO =
+  '?model=qwen3-8b&stack=hf&precision=bf16&lora-rank=16&recompute=full&seq-len=1024&tokens=8192' +
+  '&rollout=vllm';
+
+describe('RL post-training, in Chromium', () => {
+  let harness;
+
+  before(async () => {
+    harness = await startHarness();
+  });
+
+  after(async () => {
+    await harness?.close();
+  });
+
+  it('a GRPO link holds vLLM beside the trainer and says its KV cache and utilizations', async () => {
+    const { page, problems } = await harness.openPage({ query: GRPO });
+    assert.equal(await page.inputValue('#rollout'), 'vllm');
+    assert.equal(await page.inputValue('#rollout-memory-utilization'), '0.3');
+    const text = await readout(page);
+    assert.match(text, /vLLM, colocated at gpu_memory_utilization 0\.3, takes 25\.5 GB of each device/);
+    assert.match(text, /a KV cache of at most 61,724 tokens \(147,456 B a token/);
+    assert.match(text, /A generation of 8 sequences of 1,024 tokens needs 8,192 tokens: it holds them\./);
+    assert.match(text, /The largest gpu_memory_utilization that leaves the trainer room is 0\.\d\d\./);
+    assert.match(
+      await page.textContent('#stack-readout'),
+      /vLLM rollout engine, colocated \(weights and KV cache\) 25\.5 GB/,
+    );
+    await page.waitForFunction(() =>
+      /No published run measures RL post-training with a colocated/.test(document.body.innerText),
+    );
+    // More of the device to vLLM: its KV cache grows, and at 0.9 the trainer no longer fits.
+    await commit(page, '#rollout-memory-utilization', '0.9');
+    await page.waitForFunction(() =>
+      /gpu_memory_utilization 0\.9/.test(document.getElementById('readout').textContent),
+    );
+    // The verdict follows from the JSON module, a moment later.
+    await page.waitForFunction(() => /Verdict: Does not fit\./.test(document.body.innerText));
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('refuses a utilization past the device, and an engine outside the hf stack, by the control', async () => {
+    const { page, problems } = await harness.openPage({ query: GRPO });
+    const good = await readout(page);
+    await commit(page, '#rollout-memory-utilization', '1.5');
+    assert.equal(await page.isVisible('#rollout-memory-utilization-error'), true);
+    assert.match(await page.textContent('#rollout-memory-utilization-error'), /from 0\.01 to 1/);
+    assert.equal(await readout(page), good);
+    await commit(page, '#rollout-memory-utilization', '0.3');
+    await page.selectOption('#stack', 'torchtune');
+    assert.equal(await page.isVisible('#stack-error'), true);
+    assert.match(await page.textContent('#stack-error'), /TRL's GRPOTrainer/);
+    assert.equal(await readout(page), good);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});

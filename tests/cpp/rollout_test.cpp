@@ -1,0 +1,199 @@
+// RL post-training's colocated rollout engine (issue 49's first slice): vLLM's pools as TRL's
+// GRPOTrainer makes them beside the trainer, counted by hand on Qwen3-8B and one H100; its KV
+// cache against a generation, vLLM's startup check, the utilizations between which the run
+// works, and what is not modelled refused by name.
+#include "estimate/rollout.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "trainmem/estimate.hpp"
+#include "trainmem/settings.hpp"
+#include "trainmem/verdict.hpp"
+
+using namespace trainmem;
+
+namespace rollout_test {
+
+namespace {
+
+// Qwen3-8B (36 layers, 8 key-value heads of 128) under the hf stack on one H100, LoRA r 16 on a
+// BF16 base, full recomputation, 8 sequences of 1,024 tokens, vLLM colocated at 0.3.
+TrainingSetup grpo_on_one_h100() {
+  TrainingSetup setup;
+  setup.model_id = "qwen3-8b";
+  setup.stack = Stack::kHf;
+  setup.precision = Precision::kBf16;
+  setup.lora_rank = 16;
+  setup.recompute = Recompute::kFull;
+  setup.sequence_length = 1024;
+  setup.micro_batch_sequences = 8;
+  setup.rollout = Rollout::kVllm;
+  return setup;
+}
+
+double stack_term(const Estimate& estimate, const std::string& id) {
+  for (const StackTerm& term : estimate.stack_terms) {
+    if (term.id == id) return term.bytes;
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "rollout: vLLM takes gpu_memory_utilization of the device's total, its BF16 weights and a KV "
+    "cache of 2·L·k·d·2 B a token, by hand") {
+  const TrainingSetup setup = grpo_on_one_h100();
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const RolloutFigures rollout = rollout_figures(estimate);
+  REQUIRE(rollout.counted);
+  // The H100's total as PyTorch (and vLLM's mem_get_info) reads it.
+  const double total = device_total_bytes(setup);
+  CHECK(total == estimate.limit_bytes);
+  CHECK(rollout.engine_bytes == 0.3 * total);
+  CHECK(rollout.weights_bytes == 2 * estimate.num_parameters);
+  CHECK(rollout.kv_bytes_per_token == 2.0 * 36 * 8 * 128 * 2);
+  CHECK(rollout.kv_tokens ==
+        std::floor((0.3 * total - 2 * estimate.num_parameters) / (2.0 * 36 * 8 * 128 * 2)));
+  // One generation: the micro-batch's 8 sequences (one micro-batch a step), 1,024 tokens each.
+  CHECK(rollout.rollout_sequences == 8);
+  CHECK(rollout.rollout_tokens == 8 * 1024);
+  // Two micro-batches a step (a global batch of 16 on one device) generate together.
+  TrainingSetup accumulating = setup;
+  accumulating.global_batch_sequences = 16;
+  CHECK(rollout_figures(estimate_memory(accumulating)).rollout_sequences == 16);
+}
+
+TEST_CASE(
+    "rollout: the engine is held through the trainer's step, in its caching allocator, and the "
+    "utilizations between which the run works follow") {
+  const TrainingSetup setup = grpo_on_one_h100();
+  const Estimate with_engine = estimate_memory(setup);
+  TrainingSetup alone = setup;
+  alone.rollout = Rollout::kNone;
+  const Estimate trainer = estimate_memory(alone);
+  REQUIRE(with_engine.answer.ok());
+  REQUIRE(trainer.answer.ok());
+  const double engine = rollout_figures(with_engine).engine_bytes;
+  // In the allocator's blocks of 512 B.
+  CHECK(stack_term(with_engine, "rollout-engine") == 512 * std::ceil(engine / 512));
+  CHECK(stack_term(trainer, "rollout-engine") == -1);
+  // The trainer beside it as alone, but for where the allocator's segments fall (within 0.01%).
+  CHECK(rollout_figures(with_engine).trainer_bytes ==
+        doctest::Approx(trainer.most_loaded.total_bytes).epsilon(1e-4));
+  // Allocated before the step, held through it: both peaks carry it (the reserved one as whole
+  // 2 MiB pages of a segment of its own).
+  CHECK(with_engine.peak_allocated_bytes - trainer.peak_allocated_bytes ==
+        doctest::Approx(engine).epsilon(1e-4));
+  CHECK(with_engine.peak_reserved_bytes - trainer.peak_reserved_bytes >= engine);
+  // The most the engine may take: what the usable share leaves beside the trainer; the least that
+  // holds a generation: its weights and 8,192 tokens of KV cache.
+  const double total = device_total_bytes(setup);
+  CHECK(rollout_figures(with_engine).largest_utilization ==
+        doctest::Approx((0.9 * total - rollout_figures(with_engine).trainer_bytes) / total));
+  CHECK(rollout_figures(with_engine).smallest_utilization ==
+        doctest::Approx((rollout_figures(with_engine).weights_bytes + 8192 * 147456.0) / total));
+  // No published run measures it: the headroom decides, and says so.
+  const VerdictAnswer verdict = verdict_of(with_engine, false);
+  CHECK(!verdict.from_band);
+  CHECK(verdict.reason.find("No published run measures RL post-training") != std::string::npos);
+}
+
+TEST_CASE(
+    "rollout: vLLM does not start where the trainer's weights leave less free than its share, "
+    "and the run does not fit") {
+  // Full training in bf16-mixed holds FP32 weights when TRL makes vLLM: 4 B a parameter and the
+  // CUDA context, against 0.7 of the device.
+  TrainingSetup setup = grpo_on_one_h100();
+  setup.lora_rank = 0;
+  setup.precision = Precision::kBf16Mixed;
+  setup.rollout_memory_utilization = 0.7;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  const RolloutFigures rollout = rollout_figures(estimate);
+  CHECK(rollout.startup_bytes ==
+        doctest::Approx(4 * estimate.num_parameters + stack_term(estimate, "cuda-context")));
+  CHECK_FALSE(rollout.starts);
+  CHECK_FALSE(estimate.fits);
+  const VerdictAnswer verdict = verdict_of(estimate, false);
+  CHECK(verdict.verdict == Verdict::kDoesNotFit);
+  CHECK(verdict.reason.find("vLLM does not start") != std::string::npos);
+  // Under FSDP the model is not on the device when TRL makes vLLM: the check is not derived.
+  setup.layout.data_parallel = 2;
+  setup.layout.zero_stage = 3;
+  const Estimate sharded = estimate_memory(setup);
+  REQUIRE(sharded.answer.ok());
+  CHECK(rollout_figures(sharded).startup_bytes < 0);
+  CHECK(rollout_figures(sharded).starts);
+}
+
+TEST_CASE(
+    "rollout: vLLM does not start where its share leaves no KV cache, or one short of a request "
+    "of its max model length") {
+  // On an A100 40 GB, 0.3 of it is less than Qwen3-8B's BF16 weights: no cache blocks.
+  TrainingSetup setup = grpo_on_one_h100();
+  setup.device_id = "a100-40gb";
+  Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  RolloutFigures rollout = rollout_figures(estimate);
+  CHECK(rollout.kv_tokens == 0);
+  CHECK(rollout.start_failure == RolloutStartFailure::kNoCacheMemory);
+  CHECK_FALSE(estimate.fits);
+  CHECK(verdict_of(estimate, false).reason.find("No available memory for the cache blocks") !=
+        std::string::npos);
+  // Llama 3.1 8B's 131,072 positions, vLLM's max model length where TRL sets none: 0.3 of an H100
+  // caches fewer tokens (131,072 B a token), and vLLM refuses to start.
+  setup = grpo_on_one_h100();
+  setup.model_id = "llama3.1-8b";
+  estimate = estimate_memory(setup);
+  rollout = rollout_figures(estimate);
+  CHECK(rollout.max_model_length == 131072);
+  CHECK(rollout.kv_tokens < 131072);
+  CHECK(rollout.start_failure == RolloutStartFailure::kMaxModelLength);
+  CHECK(verdict_of(estimate, false).verdict == Verdict::kDoesNotFit);
+  // The least share that starts: its weights and one request of 131,072 tokens.
+  const double total = device_total_bytes(setup);
+  CHECK(rollout.least_starting_utilization ==
+        doctest::Approx((rollout.weights_bytes + 131072.0 * 131072) / total));
+  // With TRL's vllm_max_model_length at 4,096 it starts, and the run fits.
+  setup.rollout_max_model_length = 4096;
+  estimate = estimate_memory(setup);
+  CHECK(rollout_figures(estimate).starts);
+  CHECK(estimate.fits);
+  // A max model length short of the sequence is refused by its control.
+  setup.rollout_max_model_length = 512;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kRolloutMaxModelLength);
+}
+
+TEST_CASE("rollout: what is not modelled is refused, naming the setting") {
+  // The colocated engine is TRL's, over transformers' Trainer.
+  TrainingSetup setup = grpo_on_one_h100();
+  setup.stack = Stack::kTorchtune;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kRollout);
+  // A quantised base: TRL hands vLLM its quantisation.
+  setup = grpo_on_one_h100();
+  setup.base_weights = BaseWeights::kNf4;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kBaseWeights);
+  // Latent attention's compressed cache.
+  setup = grpo_on_one_h100();
+  setup.model_id = "deepseek-v3";
+  const Answer latent = estimate_memory(setup).answer;
+  CHECK(latent.setting == setting_id::kRollout);
+  CHECK(latent.message.find("latent attention") != std::string::npos);
+  // gpt-oss: vLLM loads its MXFP4 experts as they are.
+  setup.model_id = "gpt-oss-20b";
+  CHECK(estimate_memory(setup).answer.message.find("MXFP4") != std::string::npos);
+  // The utilization is the engine's: set without one, refused.
+  setup = grpo_on_one_h100();
+  setup.rollout = Rollout::kNone;
+  setup.rollout_memory_utilization = 0.5;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kRolloutMemoryUtilization);
+  setup.rollout = Rollout::kVllm;
+  CHECK(estimate_memory(setup).answer.ok());
+}
+
+}  // namespace rollout_test
