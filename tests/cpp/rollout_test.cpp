@@ -54,11 +54,11 @@ TEST_CASE(
   // The H100's total as PyTorch (and vLLM's mem_get_info) reads it.
   const double total = device_total_bytes(setup);
   CHECK(total == estimate.limit_bytes);
-  CHECK(rollout.engine_bytes == 0.3 * total);
+  CHECK(rollout.engine_bytes == std::ceil(0.3 * total));
   CHECK(rollout.weights_bytes == 2 * estimate.num_parameters);
   CHECK(rollout.kv_bytes_per_token == 2.0 * 36 * 8 * 128 * 2);
-  CHECK(rollout.kv_tokens ==
-        std::floor((0.3 * total - 2 * estimate.num_parameters) / (2.0 * 36 * 8 * 128 * 2)));
+  CHECK(rollout.kv_tokens == std::floor((std::ceil(0.3 * total) - 2 * estimate.num_parameters) /
+                                        (2.0 * 36 * 8 * 128 * 2)));
   // One generation: the micro-batch's 8 sequences (one micro-batch a step), 1,024 tokens each.
   CHECK(rollout.rollout_sequences == 8);
   CHECK(rollout.rollout_tokens == 8 * 1024);

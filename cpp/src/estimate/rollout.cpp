@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "estimate/placement.hpp"
 #include "model/units.hpp"
@@ -25,7 +24,7 @@ double device_total_bytes(const TrainingSetup& setup) {
   return reported.bytes > 0 ? reported.bytes : device.capacity_bytes;
 }
 
-// vLLM's requested memory (Worker.init_device): total_memory × gpu_memory_utilization, of which
+// vLLM's requested memory (Worker.init_device): ⌈total_memory × gpu_memory_utilization⌉, of which
 // determine_available_memory gives the KV cache what the weights, the profiled forward pass's peak
 // and the memory outside PyTorch leave. In TRL's colocated engine these are tensors of the
 // trainer's own caching allocator, made before the first step and held through every step: the
@@ -33,7 +32,7 @@ double device_total_bytes(const TrainingSetup& setup) {
 // its whole share between generations, which is counted whole.
 double rollout_engine_bytes(const TrainingSetup& setup) {
   if (setup.rollout == Rollout::kNone) return 0;
-  return setup.rollout_memory_utilization * device_total_bytes(setup);
+  return std::ceil(setup.rollout_memory_utilization * device_total_bytes(setup));
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "estimate/rollout.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/models.hpp"
 
@@ -78,8 +79,11 @@ nlohmann::ordered_json rollout_json(const Estimate& estimate) {
       {"startupBytes", rollout.startup_bytes < 0
                            ? nlohmann::ordered_json(nullptr)
                            : nlohmann::ordered_json(number(rollout.startup_bytes))},
+      {"maxModelLength", number(rollout.max_model_length)},
       {"starts", rollout.starts},
+      {"startFailure", rollout_start_failure(rollout)},
       {"largestMemoryUtilization", rollout.largest_utilization},
+      {"leastStartingMemoryUtilization", rollout.least_starting_utilization},
       {"smallestMemoryUtilization", rollout.smallest_utilization},
   };
 }
