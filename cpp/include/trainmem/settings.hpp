@@ -92,6 +92,7 @@ constexpr const char* kKbitPrep = "kbit-prep";
 constexpr const char* kRollout = "rollout";
 constexpr const char* kRolloutMemoryUtilization = "rollout-memory-utilization";
 constexpr const char* kRolloutMaxModelLength = "rollout-max-model-length";
+constexpr const char* kRolloutTensorParallel = "rollout-tensor-parallel";
 constexpr const char* kKbitCastBack = "kbit-cast-back";
 constexpr const char* kCustomShardedLayers = "custom-sharded-layers";
 constexpr const char* kReentrantCheckpointing = "reentrant-checkpointing";

@@ -261,6 +261,9 @@ struct TrainingSetup {
   // TRL's vllm_max_model_length: the longest request vLLM's KV cache must serve to start (0: None,
   // the model config's positions).
   int rollout_max_model_length = 0;
+  // TRL's vllm_tensor_parallel_size: each engine split over this many consecutive devices, which
+  // generate their prompts together.
+  int rollout_tensor_parallel = 1;
   // PEFT's prepare_model_for_kbit_training (peft/utils/other.py), as QLoRA scripts call it: every
   // parameter that is not 4- or 8-bit (the embedding, the norms, the output layer) upcast to FP32,
   // so the residual stream runs in FP32, and gradient checkpointing on. The hf stack's, for a

@@ -38,11 +38,13 @@ double rollout_engine_bytes(const TrainingSetup& setup) {
 namespace {
 
 // A generation's sequences on the device: TRL's generation batch, per_device_train_batch_size ×
-// steps_per_generation (gradient_accumulation_steps by default: the micro-batches a step).
+// steps_per_generation (gradient_accumulation_steps by default: the micro-batches a step), of
+// each device its engine spans (VLLMGeneration.generate gathers the prompts of its tensor-parallel
+// group, and each of its devices generates them all, its share of the heads).
 double generation_sequences(const TrainingSetup& setup) {
   const double step = pipeline_micro_batches(setup);
   const double steps = std::isfinite(step) ? step : 1;
-  return static_cast<double>(setup.micro_batch_sequences) * steps;
+  return static_cast<double>(setup.micro_batch_sequences) * steps * setup.rollout_tensor_parallel;
 }
 
 double held_by_term(const Estimate& estimate, const char* id) {
@@ -71,12 +73,15 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   figures.counted = true;
   const double total = device_total_bytes(setup);
   figures.engine_bytes = rollout_engine_bytes(setup);
-  // vLLM loads the checkpoint in its own dtype ("auto": BF16), whole on each device
-  // (tensor_parallel_size 1).
-  figures.weights_bytes = kBf16Bytes * count_parameters(shape);
-  // Each layer's K and V, k heads of d a token, in the model's dtype (the KV cache's "auto").
-  figures.kv_bytes_per_token =
-      2.0 * shape.num_layers * shape.num_key_value_heads * head_dim_of(shape) * kBf16Bytes;
+  // vLLM loads the checkpoint in its own dtype ("auto": BF16), split over its tensor-parallel
+  // devices (the embedding and output layer by the vocabulary, the linear layers by their heads
+  // and widths; the norms, whole on each, are left out).
+  const double tp = setup.rollout_tensor_parallel;
+  figures.weights_bytes = kBf16Bytes * count_parameters(shape) / tp;
+  // Each layer's K and V, in the model's dtype (the KV cache's "auto"): the device's share of the
+  // k heads of d a token, one at least (vLLM replicates them where tp is above k).
+  const double kv_heads = std::max(1.0, shape.num_key_value_heads / tp);
+  figures.kv_bytes_per_token = 2.0 * shape.num_layers * kv_heads * head_dim_of(shape) * kBf16Bytes;
   figures.kv_tokens = std::max(
       0.0, std::floor((figures.engine_bytes - figures.weights_bytes) / figures.kv_bytes_per_token));
   // TRL's vllm_max_model_length, else (None) the model config's positions.
@@ -172,21 +177,25 @@ std::string utilization_range(const RolloutFigures& figures) {
 std::vector<std::string> rollout_notes(const RolloutFigures& figures, const TrainingSetup& setup) {
   std::vector<std::string> notes;
   const std::string share = shortest_decimal(setup.rollout_memory_utilization);
-  notes.push_back(
-      "vLLM, colocated at gpu_memory_utilization " + share + ", takes " +
-      format_bytes(figures.engine_bytes) +
-      " of each device, awake through the step: its BF16 weights (" +
-      format_bytes(figures.weights_bytes) + ") and a KV cache of at most " +
-      format_count(figures.kv_tokens) + " tokens (" + format_count(figures.kv_bytes_per_token) +
-      " B a token, before its profiled forward pass's peak). A generation of " +
-      format_count(figures.rollout_sequences) +
-      (figures.rollout_sequences == 1 ? " sequence of " : " sequences of ") +
-      format_count(setup.sequence_length) + " tokens needs " +
-      format_count(figures.rollout_tokens) +
-      (!figures.starts                               ? " tokens."
-       : figures.kv_tokens >= figures.rollout_tokens ? " tokens: it holds them."
-                                                     : " tokens: vLLM holds fewer, and preempts "
-                                                       "sequences to make room."));
+  const int tp = setup.rollout_tensor_parallel;
+  const std::string split = tp == 1 ? "" : ", split over " + std::to_string(tp) + " devices";
+  notes.push_back("vLLM, colocated at gpu_memory_utilization " + share + split + ", takes " +
+                  format_bytes(figures.engine_bytes) +
+                  " of each device, awake through the step: its BF16 weights (" +
+                  format_bytes(figures.weights_bytes) + (tp == 1 ? "" : " a device") +
+                  ") and a KV cache of at most " + format_count(figures.kv_tokens) + " tokens (" +
+                  format_count(figures.kv_bytes_per_token) +
+                  " B a token, before its profiled forward pass's peak). A generation of " +
+                  format_count(figures.rollout_sequences) +
+                  (figures.rollout_sequences == 1 ? " sequence of " : " sequences of ") +
+                  format_count(setup.sequence_length) + " tokens" +
+                  (tp == 1 ? "" : " (its " + std::to_string(tp) + " devices' prompts together)") +
+                  " needs " + format_count(figures.rollout_tokens) +
+                  (!figures.starts ? " tokens."
+                   : figures.kv_tokens >= figures.rollout_tokens
+                       ? " tokens: it holds them."
+                       : " tokens: vLLM holds fewer, and preempts "
+                         "sequences to make room."));
   if (!figures.starts) notes.push_back(rollout_start_failure(figures));
   notes.push_back(utilization_range(figures));
   notes.push_back(

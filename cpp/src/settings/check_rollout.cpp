@@ -33,6 +33,18 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
   if (sparse_attention(shape)) {
     return refuse(" has sparse attention's indexer cache, not modelled.");
   }
+  // vLLM splits the heads over its tensor parallelism (vllm/config: the attention heads a multiple
+  // of it; the key-value heads a multiple of it, or it of them, where they are replicated).
+  const int tp = setup.rollout_tensor_parallel;
+  const int k = shape.num_key_value_heads;
+  if (shape.num_attention_heads % tp != 0 || (tp <= k ? k % tp != 0 : tp % k != 0)) {
+    return refusal(setting_id::kRolloutTensorParallel,
+                   "vLLM splits " + shape.name + "'s " + std::to_string(shape.num_attention_heads) +
+                       " attention heads and " + std::to_string(k) +
+                       " key-value heads over its tensor parallelism: choose a size that divides "
+                       "both, or a multiple of the key-value heads that divides the attention "
+                       "heads.");
+  }
   if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16) {
     return refusal(setting_id::kBaseWeights,
                    "The colocated rollout engine is counted with BF16 weights; TRL hands vLLM a "

@@ -60,6 +60,27 @@ void add_rollout(Entries& entries) {
           .page("rl", "vLLM's <code>max_model_len</code> (0: the model's)",
                 "The longest request vLLM's KV cache must serve before it starts: TRL's "
                 "<code>vllm_max_model_length</code>, else the model's positions."));
+  add(row<&TrainingSetup::rollout_tensor_parallel>(
+          id::kRolloutTensorParallel, "vLLM tensor parallel",
+          "TRL's vllm_tensor_parallel_size: each vLLM split over this many consecutive devices, "
+          "which generate their prompts together",
+          "rolloutTensorParallel")
+          .bounds(1, kMaxParallelDegree)
+          .requires_value(id::kRollout, "vllm", "the tensor parallelism is vLLM's")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rollout == Rollout::kVllm || setup.rollout_tensor_parallel == 1;
+              },
+              "vLLM's tensor parallelism is the rollout engine's: choose vllm, or 1.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.layout.data_parallel % setup.rollout_tensor_parallel == 0;
+              },
+              "TRL splits each vLLM over consecutive devices of the world: its tensor parallelism "
+              "must divide the data-parallel devices, d.")
+          .page("rl", "vLLM's tensor parallel size",
+                "TRL's <code>vllm_tensor_parallel_size</code>: each engine split over this many "
+                "devices, which gather their prompts and generate them together."));
 }
 
 }  // namespace trainmem::setting_rows
