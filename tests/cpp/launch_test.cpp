@@ -1773,8 +1773,9 @@ TEST_CASE(
                     "max_seq_length is SFTConfig's key before TRL v0.15 (now max_length): this "
                     "reader reads TRL v1.9.0's keys.");
   check_trl_refused(base + "num_generations: 8\n", "num_generations",
-                    "num_generations is GRPOConfig's: preference and RL trainers (a reference "
-                    "model, a rollout engine) are not modelled yet; SFTConfig's keys are read.");
+                    "num_generations is GRPOConfig's, whose keys this reader does not read yet "
+                    "(SFTConfig's are read): count a GRPO run with vLLM colocated from flags, "
+                    "--stack hf --rollout vllm, without --launch.");
   check_trl_refused(std::string(kTrlSft) + "load_in_4bit: true\n", "load_in_4bit",
                     "SFTTrainer casts a quantised base's adapters to BF16, which the hf stack "
                     "(PEFT's FP32 adapters) does not model yet: LoRA on a BF16 base is read.");

@@ -323,9 +323,13 @@ void refuse_other_trainers(KeyReader& reader) {
   for (const auto& [key, trainer] : keys) {
     const Json* found = reader.find(key);
     if (found == nullptr || sets_nothing(*found)) continue;
+    const bool grpo = std::string(trainer) == "GRPOConfig";
     reader.fault(key, std::string(key) + " is " + trainer +
-                          "'s: preference and RL trainers (a reference model, a rollout engine) "
-                          "are not modelled yet; SFTConfig's keys are read.");
+                          (grpo ? "'s, whose keys this reader does not read yet (SFTConfig's are "
+                                  "read): count a GRPO run with vLLM colocated from flags, "
+                                  "--stack hf --rollout vllm, without --launch."
+                                : "'s: preference trainers (a reference model) are not modelled "
+                                  "yet; SFTConfig's keys are read."));
     return;
   }
 }
