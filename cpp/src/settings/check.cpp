@@ -11,6 +11,7 @@
 
 #include "settings/check_hybrid.hpp"
 #include "settings/check_nvfp4.hpp"
+#include "settings/check_per_op.hpp"
 #include "settings/check_rollout.hpp"
 #include "settings/check_sparse.hpp"
 #include "stacks/stack_rows.hpp"
@@ -49,50 +50,6 @@ Answer check_torchtitan_experts(const TrainingSetup& setup, const ModelShape& sh
                      std::to_string(t) +
                      " tensor-parallel ranks (moe_sharding.py, expert_param_placement_dense); set "
                      "etp to 0 (as t).");
-}
-
-// torchtitan's per-op policy over its own MoE, as add_per_op_mixture derives it (eager blocks,
-// BF16, every layer a mixture, no projection of the router gate's shape): any other case is
-// refused by name.
-Answer check_per_op_mixture(const TrainingSetup& setup, const ModelShape& shape) {
-  const auto refuse = [&](const std::string& what, const std::string& choose) {
-    return refusal(id::kRecompute, "Selective per-op recomputation of a mixture of experts is " +
-                                       what + " Choose " + choose +
-                                       ", or none or full recomputation.");
-  };
-  if (!stack_row(setup.stack).torchtitan_mixture) {
-    return refuse("derived for torchtitan's MoE module alone.", "the torchtitan stack");
-  }
-  if (blocks_compiled(setup.compile)) {
-    return refuse(
-        "modelled eager: what Inductor's partitioner keeps of torchtitan's MoE under the policy's "
-        "tags is not derived.",
-        "compile off or loss");
-  }
-  if (setup.precision != Precision::kBf16Mixed && setup.precision != Precision::kBf16) {
-    return refuse(
-        "modelled in BF16: what the policy keeps of low-precision experts is not "
-        "derived.",
-        "bf16-mixed");
-  }
-  if (mixes_dense_layers(shape)) {
-    return refuse("modelled where every layer is a mixture, and " + shape.name +
-                      " has dense layers among them.",
-                  "another model");
-  }
-  // The policy recomputes any matmul of the router gate's weight shape (h, E): a projection of
-  // that shape would leave the count.
-  const double h_to_e = shape.num_experts;
-  const double d = head_dim_of(shape);
-  if (shape.num_attention_heads * d == h_to_e || shape.num_key_value_heads * d == h_to_e ||
-      shape.shared_expert_ffn_hidden_size == h_to_e) {
-    return refuse(
-        "not modelled where a projection has the router gate's shape (h × E, which "
-        "the policy recomputes wherever it appears), as one of " +
-            shape.name + "'s has.",
-        "another model");
-  }
-  return {};
 }
 
 // Expert parallelism (Megatron-LM's parallel_state.py): ep must divide the experts, etp each
@@ -916,40 +873,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                    "LoRA is counted without expert parallelism (ep 1, etp equal to t); set the "
                    "LoRA rank to 0, or ep to 1 and etp to 0.");
   }
-  // torchtitan's per-op policy counts a Llama block's seven matmuls and its attention kernel, or
-  // of torchtitan's MoE what add_per_op_mixture derives.
-  if (setup.recompute == Recompute::kSelectiveOp &&
-      (!shape->gated_mlp || latent_attention(*shape) || shape->parallel_attention_mlp)) {
-    return refusal(id::kRecompute,
-                   "Selective per-op recomputation is torchtitan's policy for a Llama-style block "
-                   "(Q, K, V and O, a gated MLP or torchtitan's MoE); " +
-                       shape->name + " is not one. Choose none, selective or full.");
-  }
-  // A biased projection runs as aten.addmm (at::linear's flattened path), which the policy saves
-  // whole and leaves out of its count of matmuls.
-  if (setup.recompute == Recompute::kSelectiveOp &&
-      (shape->attention_qkv_bias || shape->attention_output_bias || shape->mlp_bias)) {
-    return refusal(
-        id::kRecompute,
-        "Selective per-op recomputation is not modelled over biased projections (each "
-        "runs as aten.addmm, which torchtitan's policy saves and leaves out of its count "
-        "of matmuls); " +
-            shape->name +
-            " has biases on its projections. Choose none, selective or "
-            "full.");
-  }
-  if (setup.recompute == Recompute::kSelectiveOp && shape->num_experts > 1) {
-    const Answer mixture = check_per_op_mixture(setup, *shape);
-    if (!mixture.ok()) return mixture;
-  }
-  // torchtitan's per-op policy under its tensor parallelism saves the reduce-scatters' outputs
-  // and recomputes the all-gathers (_save_list): not modelled.
-  if (setup.recompute == Recompute::kSelectiveOp && saves_gathered_inputs(setup)) {
-    return refusal(id::kRecompute,
-                   "Selective per-op recomputation under torchtitan's tensor parallelism (its "
-                   "policy saves the reduce-scatters' outputs) is not modelled; choose none or "
-                   "full recomputation, or tp 1.");
-  }
+  const Answer per_op = check_per_op(setup, *shape);
+  if (!per_op.ok()) return per_op;
   const Answer rules = check_setting_rules(setup);
   if (!rules.ok()) return rules;
   return check_stack(setup, *shape);
