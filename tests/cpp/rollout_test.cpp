@@ -117,7 +117,7 @@ TEST_CASE(
   const RolloutFigures rollout = rollout_figures(estimate);
   CHECK(rollout.startup_bytes ==
         doctest::Approx(4 * estimate.num_parameters + stack_term(estimate, "cuda-context")));
-  CHECK_FALSE(rollout.starts);
+  CHECK_FALSE(rollout.starts());
   CHECK_FALSE(estimate.fits);
   const VerdictAnswer verdict = verdict_of(estimate, false);
   CHECK(verdict.verdict == Verdict::kDoesNotFit);
@@ -128,7 +128,7 @@ TEST_CASE(
   const Estimate sharded = estimate_memory(setup);
   REQUIRE(sharded.answer.ok());
   CHECK(rollout_figures(sharded).startup_bytes < 0);
-  CHECK(rollout_figures(sharded).starts);
+  CHECK(rollout_figures(sharded).starts());
 }
 
 TEST_CASE(
@@ -162,7 +162,7 @@ TEST_CASE(
   // With TRL's vllm_max_model_length at 4,096 it starts, and the run fits.
   setup.rollout_max_model_length = 4096;
   estimate = estimate_memory(setup);
-  CHECK(rollout_figures(estimate).starts);
+  CHECK(rollout_figures(estimate).starts());
   CHECK(estimate.fits);
   // A max model length short of the sequence is refused by its control.
   setup.rollout_max_model_length = 512;

@@ -47,7 +47,7 @@ struct RolloutFigures {
   // (ZeRO above 0).
   double startup_bytes = -1;
   RolloutStartFailure start_failure = RolloutStartFailure::kNone;
-  bool starts = true;
+  bool starts() const { return start_failure == RolloutStartFailure::kNone; }
   double largest_utilization = 0;         // the most the engine may take, the trainer fitting
   double least_starting_utilization = 0;  // the least with which vLLM starts
   double smallest_utilization = 0;        // the least that holds one generation's KV cache

@@ -112,7 +112,6 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
       figures.start_failure = RolloutStartFailure::kMaxModelLength;
     }
   }
-  figures.starts = figures.start_failure == RolloutStartFailure::kNone;
   const double beside_trainer = (estimate.usable_bytes - figures.trainer_bytes) / total;
   const double beside_startup =
       figures.startup_bytes < 0 ? 1 : (total - figures.startup_bytes) / total;
@@ -191,12 +190,12 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Trai
                   format_count(setup.sequence_length) + " tokens" +
                   (tp == 1 ? "" : " (its " + std::to_string(tp) + " devices' prompts together)") +
                   " needs " + format_count(figures.rollout_tokens) +
-                  (!figures.starts ? " tokens."
+                  (!figures.starts() ? " tokens."
                    : figures.kv_tokens >= figures.rollout_tokens
                        ? " tokens: it holds them."
                        : " tokens: vLLM holds fewer, and preempts "
                          "sequences to make room."));
-  if (!figures.starts) notes.push_back(rollout_start_failure(figures));
+  if (!figures.starts()) notes.push_back(rollout_start_failure(figures));
   notes.push_back(utilization_range(figures));
   notes.push_back(
       "The trainer's step is the hf stack's over the same sequences, prompt and completion: "
@@ -216,7 +215,7 @@ void add_rollout(Estimate& estimate) {
   for (std::string& note : rollout_notes(figures, estimate.setup)) {
     estimate.notes.push_back(std::move(note));
   }
-  if (!figures.starts) estimate.fits = false;
+  if (!figures.starts()) estimate.fits = false;
 }
 
 }  // namespace trainmem

@@ -152,11 +152,13 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
     answer.limit_bytes = estimate.usable_bytes;
     answer.verdict = total <= answer.limit_bytes ? Verdict::kFits : Verdict::kDoesNotFit;
     // vLLM that cannot start fails the run before its first step, whatever the step would hold.
-    const RolloutFigures engine = rollout_figures(estimate);
-    if (rollout && !engine.starts) {
-      answer.verdict = Verdict::kDoesNotFit;
-      answer.reason = judged + rollout_start_failure(engine);
-      return answer;
+    if (rollout) {
+      const RolloutFigures engine = rollout_figures(estimate);
+      if (!engine.starts()) {
+        answer.verdict = Verdict::kDoesNotFit;
+        answer.reason = judged + rollout_start_failure(engine);
+        return answer;
+      }
     }
     // The plate's step keeps its headroom of the device as printed: "10% of H100 80 GB".
     const bool printed = estimate.setup.stack == Stack::kIdeal;
