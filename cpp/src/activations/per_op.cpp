@@ -12,6 +12,8 @@
 
 namespace trainmem {
 
+using llama_block_steps::SavedTensors;
+
 namespace {
 
 // torchtitan's per-op policy over its MoE, eager (activation_checkpoint.py SelectiveAC, and
