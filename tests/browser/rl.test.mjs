@@ -50,6 +50,53 @@ describe('RL post-training, in Chromium', () => {
     await page.close();
   });
 
+  it("counts GRPO's loss over the last completion tokens, and the engine's trainer no other", async () => {
+    const { page, problems } = await harness.openPage({ query: `${GRPO}&logits=on&loss=grpo` });
+    const text = await readout(page);
+    assert.match(
+      text,
+      /its loss over the last 512 tokens, the completions' longest \(TRL's max_completion_length at most\)/,
+    );
+    // B 8, C 512, V 151,936, at the in-place divide: 8·8·513·V + 8·8·512·V = 10.0 GB.
+    assert.match(text, /10\.0 GB of logits and loss/);
+    await commit(page, '#completion-length', '128');
+    await page.waitForFunction(() =>
+      /its loss over the last 128 tokens/.test(document.getElementById('readout').textContent),
+    );
+    const shorter = await readout(page);
+    // Half the completion's logits: the loss is no longer the step's peak, and the total falls.
+    const needs = (readout) => Number(/needs ([\d.]+) GB/.exec(readout)[1]);
+    assert.ok(needs(shorter) < needs(text));
+    // The completion must leave the prompt a token: refused by its control, the view kept.
+    await commit(page, '#completion-length', '1024');
+    assert.equal(await page.isVisible('#completion-length-error'), true);
+    assert.match(await page.textContent('#completion-length-error'), /below the sequence length/);
+    assert.equal(await readout(page), shorter);
+    await commit(page, '#completion-length', '128');
+    await page.waitForFunction(() => !document.getElementById('completion-length-error').checkVisibility());
+    // The engine's trainer runs GRPO's loss alone.
+    await page.selectOption('#loss', 'fp32-upcast');
+    assert.equal(await page.isVisible('#loss-error'), true);
+    assert.match(await page.textContent('#loss-error'), /TRL's GRPOTrainer computes its own loss/);
+    assert.equal(await readout(page), shorter);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("brings GRPO's loss with the engine where the reader chose no loss, and says so", async () => {
+    const { page, problems } = await harness.openPage();
+    await page.selectOption('#stack', 'hf');
+    await page.selectOption('#rollout', 'vllm');
+    await page.check('#logits');
+    await page.waitForFunction(() => document.getElementById('loss').value === 'grpo');
+    assert.match(await page.textContent('#url-notice'), /stack runs its own: Loss: GRPO \(TRL\)/);
+    assert.match(await readout(page), /its loss over the last 512 tokens/);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('refuses a utilization past the device, and an engine outside the hf stack, by the control', async () => {
     const { page, problems } = await harness.openPage({ query: GRPO });
     const good = await readout(page);

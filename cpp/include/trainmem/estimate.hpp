@@ -161,7 +161,8 @@ struct ActivationPoint {
 // The setup with the output layer's logits and loss counted as a real run computes them: the
 // stack's own loss where it has one (Megatron-LM's vocab-parallel cross-entropy, torchtitan's
 // FP32 upcast), otherwise an unfused cross-entropy over FP32-upcast logits, as Hugging Face
-// transformers' causal-LM loss computes it (loss_utils.py, ForCausalLMLoss: logits.float()).
+// transformers' causal-LM loss computes it (loss_utils.py, ForCausalLMLoss: logits.float());
+// under a rollout engine, GRPO's.
 TrainingSetup with_logits_as_run(TrainingSetup setup);
 
 // Everything the plate's workshop draws, from one call: the estimate for `setup`, and

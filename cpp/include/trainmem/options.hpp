@@ -227,9 +227,18 @@ enum class Dropout { kModel, kOff, kOn };
 //                   chunk at a time, each chunk's hidden-state gradient copied into an FP32 [T, h]
 //                   buffer; at a chunk's backward peak its BF16 logits (held by the loop), the
 //                   saved log-softmax and two FP32 gradients, 14 bytes a logit over T/n tokens
+//   grpo            TRL's GRPOTrainer loss (trl/trainer/grpo_trainer.py, _compute_loss through
+//                   _get_per_token_logps_and_entropies; trl/trainer/utils.py,
+//                   selective_log_softmax and entropy_from_logits; TRL f2cd5771, after v1.9.0):
+//                   the output layer over each sequence's last C + 1 positions (logits_to_keep,
+//                   --completion-length C), divided by the temperature in place, then each
+//                   sequence's C × V log-softmax in turn (FP32 under autocast) saved for the
+//                   backward pass, and the entropy under no_grad over a contiguous copy in chunks
+//                   of 128 rows (grpo_loss replays it): a rollout engine's trainer's only loss,
+//                   and without one a GRPO update whose completions come from elsewhere
 // The others are split over the vocabulary by tensor parallelism (a vocabulary-sharded loss);
-// chunked, fused-linear, chunked-nll, cut-cross-entropy and chunked-wrapper run on a whole output
-// layer (t = 1).
+// chunked, fused-linear, chunked-nll, cut-cross-entropy, chunked-wrapper and grpo run on a whole
+// output layer (t = 1).
 enum class Loss {
   kVocabParallel,
   kFp32Upcast,
@@ -240,7 +249,8 @@ enum class Loss {
   kFp32Shifted,
   kChunkedNll,
   kCutCrossEntropy,
-  kChunkedWrapper
+  kChunkedWrapper,
+  kGrpo
 };
 // Cut Cross-Entropy's bytes a token (the FP32 log-sum-exp, the int64 index of each valid token)
 // and a vocabulary entry (the FP32 average logit, the int32 order) at its backward peak.
@@ -509,6 +519,8 @@ constexpr double kChunkedWrapperBytesPerLogit = kBf16Bytes + 3 * kFp32Bytes;
 constexpr double kChunkedLossParallelBytesPerLogit = kBf16Bytes + 4 * kFp32Bytes;
 // torchtune's default num_output_chunks (and torchtitan's ChunkedLossWrapper's num_chunks).
 constexpr int kDefaultLossChunks = 8;
+// TRL's entropy_from_logits: the rows of logits it takes at a time (chunk_size).
+constexpr double kEntropyChunkRows = 128;
 constexpr int kMaxLossChunks = 1024;
 // Bytes per logit at the loss's peak; `chunks` for the chunked loss. The fused linear loss holds
 // no whole logits: 0 here, fused_linear_loss_bytes counts it.

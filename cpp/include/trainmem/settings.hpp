@@ -93,6 +93,7 @@ constexpr const char* kRollout = "rollout";
 constexpr const char* kRolloutMemoryUtilization = "rollout-memory-utilization";
 constexpr const char* kRolloutMaxModelLength = "rollout-max-model-length";
 constexpr const char* kRolloutTensorParallel = "rollout-tensor-parallel";
+constexpr const char* kCompletionLength = "completion-length";
 constexpr const char* kKbitCastBack = "kbit-cast-back";
 constexpr const char* kCustomShardedLayers = "custom-sharded-layers";
 constexpr const char* kReentrantCheckpointing = "reentrant-checkpointing";
@@ -229,7 +230,8 @@ bool set_setting_choice(TrainingSetup& setup, std::size_t index, const std::stri
 // A stack brings its own: what choosing `setup.stack` fills in of what the reader left. Where the
 // reader has not chosen a setting (`chosen` says which they have) and the setup holds a value the
 // stack does not run, the stack's own: the loss, under the logits (the stack's first, as
-// with_logits_as_run takes it: transformers' FP32-upcast ForCausalLMLoss under hf), and the
+// with_logits_as_run takes it: transformers' FP32-upcast ForCausalLMLoss under hf; under a
+// rollout engine its trainer's, GRPO's), and the
 // precision, where the stack trains in one dtype (bf16: torchtune's configs, transformers' model
 // loaded in BF16). Each setting so changed is applied to `setup` and returned with its new text;
 // a choice the reader made is never changed (the core's check refuses it, naming it).

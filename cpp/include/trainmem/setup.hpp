@@ -29,6 +29,9 @@ constexpr double kMaxHostCapacityGb = 1e6;
 // since colocation came, trl#3394), and its bounds: above 0, at most the whole device.
 constexpr double kDefaultRolloutMemoryUtilization = 0.3;
 constexpr double kMinRolloutMemoryUtilization = 0.01;
+// TRL's GRPOConfig max_completion_length: the completion's tokens of each sequence (512 since
+// TRL 286d19fc7, after v1.9.0).
+constexpr int kDefaultCompletionLength = 512;
 // Megatron-LM's --make-vocab-size-divisible-by default (megatron/training/arguments.py).
 constexpr int kMegatronVocabSizeDivisibleBy = 128;
 // PyTorch's max_split_size_mb must be above kLargeBuffer's 20 MiB (CUDAAllocatorConfig); a bound
@@ -264,6 +267,9 @@ struct TrainingSetup {
   // TRL's vllm_tensor_parallel_size: each engine split over this many consecutive devices, which
   // generate their prompts together.
   int rollout_tensor_parallel = 1;
+  // TRL's max_completion_length under GRPO's loss: the last tokens of each sequence, after its
+  // prompt, whose logits the loss computes.
+  int completion_length = kDefaultCompletionLength;
   // PEFT's prepare_model_for_kbit_training (peft/utils/other.py), as QLoRA scripts call it: every
   // parameter that is not 4- or 8-bit (the embedding, the norms, the output layer) upcast to FP32,
   // so the residual stream runs in FP32, and gradient checkpointing on. The hf stack's, for a

@@ -200,8 +200,9 @@ void add_softcapping_note(Calculation& calc, const TrainingSetup& setup) {
   calc.notes.push_back("Its final_logit_softcapping (" +
                        format_count(shape.final_logit_softcapping) +
                        ") runs cap·tanh(logits / cap) in transformers' forward, whose tanh keeps "
-                       "one more BF16 tensor of the logits' size (2 B × V a token) that the "
-                       "logits figure leaves out.");
+                       "one more BF16 tensor of the logits' size (2 B × V a token" +
+                       std::string(setup.loss == Loss::kGrpo ? " of the C + 1 kept" : "") +
+                       ") that the logits figure leaves out.");
 }
 
 // A DSA model's layers (models.hpp, sparse_attention): what picks the keys, and what a layer keeps.

@@ -93,7 +93,9 @@ Estimate estimate_of(Calculator calculator, const TrainingSetup& setup, int micr
 TrainingSetup with_logits_as_run(TrainingSetup setup) {
   const StackRow& row = stack_row(setup.stack);
   setup.logits = true;
-  setup.loss = row.losses.empty() ? Loss::kFp32Upcast : row.losses.front();
+  setup.loss = setup.rollout == Rollout::kVllm ? Loss::kGrpo
+               : row.losses.empty()            ? Loss::kFp32Upcast
+                                               : row.losses.front();
   return setup;
 }
 

@@ -85,7 +85,12 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   }
   // The loss's tokens (its own and each multi-token-prediction module's) on the stage that holds
   // the logits, and their logits on this device.
-  if (whole[Term::kLogits] > 0) {
+  if (whole[Term::kLogits] > 0 && setup.loss == Loss::kGrpo) {
+    // GRPO's: each sequence's completion, and the logits of its last C + 1 positions (t is 1).
+    const double sequences = layer.tokens_on_device / setup.sequence_length;
+    device.loss_tokens = sequences * setup.completion_length;
+    device.logit_count = sequences * (setup.completion_length + 1) * shape.vocab_size;
+  } else if (whole[Term::kLogits] > 0) {
     device.loss_tokens = layer.tokens_on_device * (1 + stage.mtp_layers);
     device.logit_count = device.loss_tokens * std::ceil(static_cast<double>(shape.vocab_size) /
                                                         setup.layout.tensor_parallel);

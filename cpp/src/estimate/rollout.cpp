@@ -197,9 +197,21 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Trai
                          "sequences to make room."));
   if (!figures.starts()) notes.push_back(rollout_start_failure(figures));
   notes.push_back(utilization_range(figures));
+  // TRL's _generate_and_score_completions: old_per_token_logps under no_grad, micro-batch by
+  // micro-batch (vLLM's importance-sampling correction, on by default), and with beta above 0 the
+  // reference model's, not modelled (beta 0, TRL's default, loads none).
   notes.push_back(
-      "The trainer's step is the hf stack's over the same sequences, prompt and completion: "
-      "GRPO's per-token log-probabilities and its loss are not counted apart" +
+      (setup.logits
+           ? "The trainer's update is GRPO's: its layers over each whole sequence, prompt and "
+             "completion, and its loss over the last " +
+                 format_count(setup.completion_length) +
+                 " tokens, the completions' longest (TRL's max_completion_length at most). TRL's "
+                 "log-probability pass before it "
+                 "(old_per_token_logps, under no_grad, over the same micro-batches) holds less: "
+                 "the same logits, nothing saved for a backward pass. With beta 0, TRL's "
+                 "default, there is no reference model"
+           : "The trainer's update is counted without its logits and GRPO's loss over the "
+             "completions: count the logits to see them") +
       std::string(figures.startup_bytes < 0
                       ? "; and under FSDP, whether the model is on the device when vLLM starts "
                         "(its free-memory check) is not derived."

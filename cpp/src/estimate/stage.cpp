@@ -189,6 +189,54 @@ Figure all_gather_buffers(const ModelShape& shape, const TrainingSetup& setup,
   });
 }
 
+// TRL's GRPO loss at its peak (replay's grpo_loss, which follows it allocation by allocation), B
+// sequences of C completion tokens, N = B × (C + 1) × V logits and B·C·V of the completions. Over
+// FP32 logits (accelerate's convert_outputs_to_fp32 under autocast, or FP32 weights), the larger
+// of the entropy's moment in the forward pass (the logits, a contiguous copy of the completions'
+// for B > 1, one chunk's three r × V tensors) and the in-place divide's in the backward pass (two
+// N-sized buffers, the slice's clone and the divide's gradient, 8·N + 8·B·C·V). Over BF16 logits
+// (no autocast), the same two at 2 bytes with every saved log-softmax at the entropy, or the
+// first sequence back (every saved log-softmax, the gather's zeros and scatter). With the output
+// layer's input slice where it is copied and the output layer trains.
+Figure grpo_figure(const ModelShape& shape, const TrainingSetup& setup, double tokens,
+                   const Pen& pen) {
+  const double b = tokens / setup.sequence_length;
+  const double c = setup.completion_length;
+  const double v = shape.vocab_size;
+  const double bytes = setup.no_autocast ? kBf16Bytes : kFp32Bytes;  // a logit's
+  const double several = b > 1 ? 1 : 0;
+  const double rows = std::min(b * c, kEntropyChunkRows);
+  const Figure sequences = pen.count(b, "sequences");
+  const Figure kept = pen.said(c + 1, [&] { return "(C + 1 = " + number_text(c + 1) + ")"; });
+  const Figure completion = pen.said(c, [&] { return "C " + number_text(c); });
+  const Figure vocabulary = pen.count(v, "V");
+  const Figure logits = sequences * kept * vocabulary;
+  const Figure completions = sequences * completion * vocabulary;
+  const double all_logits = b * (c + 1) * v;
+  const double all_rows = b * c * v;
+  // The entropy's moment: the logits, the completions' contiguous copy, and over BF16 logits every
+  // saved log-softmax.
+  const double kept_rows = several + (setup.no_autocast ? 1 : 0);
+  const double entropy = bytes * all_logits + kept_rows * bytes * all_rows + 3 * bytes * rows * v;
+  const double divide = 2 * bytes * all_logits + 2 * bytes * all_rows;
+  const double first_row = setup.no_autocast ? kBf16Bytes * all_rows + 2 * kBf16Bytes * c * v : 0;
+  const double largest = std::max({entropy, divide, first_row});
+  Figure peak =
+      largest == entropy
+          ? pen.bytes(bytes) * logits + pen.bytes(kept_rows * bytes) * completions +
+                pen.bytes(3 * bytes) *
+                    pen.said(rows, [&] { return number_text(rows) + " rows (r)"; }) * vocabulary
+      : largest == divide ? pen.bytes(2 * bytes) * logits + pen.bytes(2 * bytes) * completions
+                          : pen.bytes(kBf16Bytes) * completions +
+                                pen.bytes(2 * kBf16Bytes) * completion * vocabulary;
+  const bool cast = setup.precision == Precision::kBf16Mixed && !setup.no_autocast;
+  if ((several > 0 || cast) && setup.lora_rank == 0) {
+    const double input = setup.precision == Precision::kFp32 ? kFp32Bytes : kBf16Bytes;
+    peak = peak + pen.bytes(input) * sequences * kept * pen.count(shape.hidden_size, "h");
+  }
+  return peak;
+}
+
 // The logits and the loss over them, split over the vocabulary by t (padded up to a multiple of
 // it, as Megatron-LM pads it).
 Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double tokens,
@@ -278,6 +326,7 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
                           pen.bytes(kBf16Bytes) * chunk;
     return at_end.value() > in_loop.value() ? at_end : in_loop;
   }
+  if (setup.loss == Loss::kGrpo) return grpo_figure(shape, setup, tokens, pen);
   if (setup.loss == Loss::kChunked) {
     const double n = setup.loss_chunks;
     const double per_logit = loss_bytes_per_logit(setup.loss, setup.loss_chunks);
@@ -349,6 +398,14 @@ const char* loss_source(Loss loss) {
              "each chunk's V/t logits through _LossParallelCrossEntropy, whose backward holds "
              "the saved log-softmax, zeros_like of it, its exp and their sum, 16 B a logit, "
              "beside them";
+    case Loss::kGrpo:
+      return "TRL's GRPOTrainer loss (trl/trainer/grpo_trainer.py, _compute_loss and "
+             "_get_per_token_logps_and_entropies; trl/trainer/utils.py, selective_log_softmax "
+             "and entropy_from_logits; TRL f2cd5771, after v1.9.0): the output layer over the "
+             "last C + 1 positions (logits_to_keep), divided by the temperature in place; each "
+             "sequence's log-softmax, FP32 under autocast, saved; the entropy over a contiguous "
+             "copy, 128 rows at a time; in the backward pass the in-place divide's CopySlices "
+             "makes two B × (C + 1) × V buffers, the slice's clone and its gradient";
     case Loss::kTeFused:
       return "the BF16 logits alone: Transformer Engine's parallel_cross_entropy (TE 2.0 to 2.17, "
              "transformer_engine/pytorch/triton/cross_entropy.py) writes the gradient over them in "

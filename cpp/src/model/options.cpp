@@ -122,6 +122,7 @@ double loss_bytes_per_logit(Loss loss, int chunks) {
     case Loss::kChunkedNll:
     case Loss::kCutCrossEntropy:
     case Loss::kChunkedWrapper:
+    case Loss::kGrpo:  // its own figure (logits_figure), over the completions' logits
       return 0;
     case Loss::kVocabParallel:
     case Loss::kNativeFused:
@@ -258,6 +259,9 @@ const std::vector<Choice>& choices<Loss>() {
       {"chunked-wrapper", "Chunked wrapper (torchtitan)",
        "torchtitan's ChunkedLossWrapper, its llama3 configs' loss since April 2026: the output "
        "layer, the loss and its backward pass over --loss-chunks chunks of tokens in turn"},
+      {"grpo", "GRPO (TRL)",
+       "TRL's GRPOTrainer: the completions' per-token log-probabilities, each sequence's "
+       "log-softmax in turn, and their entropy"},
   };
   return choices;
 }

@@ -7,7 +7,50 @@
 
 namespace trainmem {
 
+namespace {
+
+// GRPO's loss (TRL's GRPOTrainer, _compute_loss): the only one a rollout engine's trainer runs,
+// and modelled where that trainer runs it, over whole sequences, each a prompt and a shorter
+// completion, on a whole output layer (the ideal step counts it alike). Without a rollout engine it
+// is a GRPO update whose completions come from elsewhere (TRL's vllm_mode="server").
+Answer check_grpo_loss(const TrainingSetup& setup) {
+  if (!setup.logits) return {};
+  const bool grpo = setup.loss == Loss::kGrpo;
+  if (!grpo) {
+    if (setup.rollout == Rollout::kNone) return {};
+    return refusal(setting_id::kLoss,
+                   "TRL's GRPOTrainer computes its own loss over the completions (GRPO's "
+                   "per-token log-probabilities), not this one: choose the grpo loss, or no "
+                   "rollout engine.");
+  }
+  if (setup.stack != Stack::kHf && setup.stack != Stack::kIdeal) {
+    return refusal(setting_id::kLoss,
+                   "GRPO's loss is modelled as TRL's GRPOTrainer runs it, over transformers' "
+                   "Trainer (the hf stack), and in the ideal step: choose one of those, or "
+                   "another loss.");
+  }
+  if (setup.layout.tensor_parallel > 1 || setup.layout.context_parallel > 1) {
+    return refusal(setting_id::kLoss,
+                   "GRPO's loss is modelled over whole sequences on a whole output layer: set "
+                   "tensor and context parallelism to 1, or choose another loss.");
+  }
+  if (setup.mtp) {
+    return refusal(setting_id::kMtp,
+                   "TRL's GRPOTrainer trains no multi-token-prediction modules: untick them, or "
+                   "choose another loss.");
+  }
+  if (setup.completion_length >= setup.sequence_length) {
+    return refusal(setting_id::kCompletionLength,
+                   "GRPO's sequence is its prompt and then its completion: the completion length "
+                   "must be below the sequence length, which holds both.");
+  }
+  return {};
+}
+
+}  // namespace
+
 Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
+  if (const Answer loss = check_grpo_loss(setup); !loss.ok()) return loss;
   if (setup.rollout == Rollout::kNone) return {};
   const auto refuse = [&](const std::string& why) {
     return refusal(setting_id::kRollout,

@@ -81,6 +81,22 @@ void add_rollout(Entries& entries) {
           .page("rl", "vLLM's tensor parallel size",
                 "TRL's <code>vllm_tensor_parallel_size</code>: each engine split over this many "
                 "devices, which gather their prompts and generate them together."));
+  add(row<&TrainingSetup::completion_length>(
+          id::kCompletionLength, "Completion length",
+          "TRL's max_completion_length under GRPO's loss: the tokens each sequence's completion "
+          "takes after its prompt, over which the loss computes the logits (512)",
+          "completionLength")
+          .bounds(1, kMaxSequenceLength)
+          .requires_value(id::kLoss, "grpo", "the completion length is GRPO's loss's")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.loss == Loss::kGrpo ||
+                       setup.completion_length == kDefaultCompletionLength;
+              },
+              "The completion length is GRPO's loss's: choose the grpo loss, or 512.")
+          .page("rl", "Completion length (GRPO's <code>max_completion_length</code>)",
+                "The tokens each completion takes after its prompt, at most: GRPO's loss computes "
+                "the logits of these alone."));
 }
 
 }  // namespace trainmem::setting_rows

@@ -1,5 +1,5 @@
 // A stack brings its own (settings.hpp, bring_stack_defaults): the loss and the precision it runs,
-// in place of values the reader left that it does not run.
+// in place of values the reader left that it does not run; under a rollout engine, GRPO's loss.
 #include <algorithm>
 
 #include "settings/check.hpp"
@@ -14,9 +14,12 @@ std::vector<BroughtSetting> bring_stack_defaults(
   std::vector<BroughtSetting> brought;
   const StackRow& row = stack_row(setup.stack);
   if (!row.replayed) return brought;
+  // Under a rollout engine the loss is its trainer's (TRL's GRPOTrainer).
+  const bool grpo = setup.rollout == Rollout::kVllm;
   if (!chosen(id::kLoss) && setup.logits && !row.losses.empty() &&
-      std::find(row.losses.begin(), row.losses.end(), setup.loss) == row.losses.end()) {
-    setup.loss = row.losses.front();
+      (grpo ? setup.loss != Loss::kGrpo
+            : std::find(row.losses.begin(), row.losses.end(), setup.loss) == row.losses.end())) {
+    setup.loss = grpo ? Loss::kGrpo : row.losses.front();
     brought.push_back({id::kLoss, setting_text(setup, id::kLoss)});
   }
   // torchtitan's experts under tensor parallelism: whole on their expert-parallel ranks (etp 1),

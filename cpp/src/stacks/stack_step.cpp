@@ -380,6 +380,114 @@ CachingAllocator::Handle upcast_loss(Step& step, const StepDevice& device,
   });
 }
 
+// The output layer's input in TRL's GRPO loss: the last C + 1 positions of the final norm's output,
+// copied for the matmul where it is not contiguous (B > 1) or autocast casts it (the FP32 residual
+// stream of bf16-mixed), and saved for the output weight's gradient where that weight trains
+// (freed here at the loss's end, a little before the output layer's backward pass frees it).
+double grpo_output_input_bytes(const StepDevice& device, double sequences) {
+  const TrainingSetup& setup = device.setup;
+  const bool cast = setup.precision == Precision::kBf16Mixed && !setup.no_autocast;
+  if (!cast && sequences <= 1) return 0;
+  const double bytes = setup.precision == Precision::kFp32 ? kFp32Bytes : kBf16Bytes;
+  return bytes * device.logit_count / device.shape.vocab_size * device.shape.hidden_size;
+}
+
+// TRL's GRPO loss (grpo_trainer.py, _compute_loss → _get_per_token_logps_and_entropies with
+// compute_entropy; utils.py, selective_log_softmax and entropy_from_logits), B sequences of C
+// completion tokens, N = B × (C + 1) × V logits. Traced storage by storage (PyTorch 1.13 on a CPU)
+// and measured (scripts/measure/grpo_loss_peak.py). Under bf16 autocast, accelerate's
+// convert_outputs_to_fp32 hands the loss FP32 logits (the BF16 ones freed as the model's forward
+// pass returns), as it does FP32 weights without autocast: selective_log_softmax's FP32 branch.
+// Forward: the logits, divided in place; the gather; each sequence's logsumexp (its x − max,
+// exponentiated in place, freed); the entropy under no_grad over a contiguous copy (B > 1) in
+// chunks of r = min(B·C, 128) rows, three r × V tensors at once. Backward, the last sequence first:
+// each logsumexp's gradient (its x − max and their exp freed); the rows stacked; the gather's
+// zeros, scattered in place (torch 2's gather_backward), the logits it saved freed; the two
+// gradients added; the in-place divide's AsStridedBackward0 and CopySlices: two N-sized buffers,
+// the slice's clone and the divide's gradient; the BF16 cast of the converted gradient. Without
+// autocast over BF16 weights (--no-autocast), BF16 logits take the BF16 branch: each sequence's
+// log-softmax saved, in BF16, the gather's zeros and scatter and the log-softmax's gradient in
+// its turn. Returns the logits' gradient.
+CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
+                                   const std::function<void()>& forward_done) {
+  const std::size_t tag_logits = tag(Term::kLogits);
+  const TrainingSetup& setup = device.setup;
+  const double vocabulary = device.shape.vocab_size;
+  const double completion = setup.completion_length;
+  const double sequences = device.loss_tokens / completion;
+  const double n = device.logit_count;
+  const double row = completion * vocabulary;    // one sequence's C × V
+  const double rows = sequences * row;           // every sequence's
+  const double several = sequences > 1 ? 1 : 0;  // the views are contiguous for one sequence
+  const double chunk_rows = std::min(sequences * completion, kEntropyChunkRows);
+  const auto input = step.take(tag_logits, grpo_output_input_bytes(device, sequences));
+  const bool trained_output = setup.lora_rank == 0;
+  if (setup.no_autocast) {  // BF16 logits, selective_log_softmax's BF16 branch
+    const auto logits = step.take(tag_logits, kBf16Bytes * n);
+    if (!trained_output) step.give(input);
+    forward_returned(forward_done);
+    const auto saved = step.take(tag_logits, kBf16Bytes * rows);
+    const auto copy = step.take(tag_logits, several * kBf16Bytes * rows);
+    step.give(step.take(tag_logits, 3 * kBf16Bytes * chunk_rows * vocabulary));
+    step.give(copy);
+    step.give(logits);
+    // The first sequence back holds every saved log-softmax beside its gather's zeros and
+    // scatter; the log-softmax's gradient is the row's.
+    const auto zeros = step.take(tag_logits, kBf16Bytes * row);
+    const auto scatter = step.take(tag_logits, kBf16Bytes * row);
+    step.give(zeros);
+    const auto first = step.take(tag_logits, kBf16Bytes * row);
+    step.give(scatter);
+    step.give(saved);
+    const auto rest = step.take(tag_logits, kBf16Bytes * (rows - row));
+    const auto stacked = step.take(tag_logits, kBf16Bytes * rows);
+    step.give(first);
+    step.give(rest);
+    const auto strided = step.take(tag_logits, kBf16Bytes * n);
+    step.give(stacked);
+    const auto gradient = step.take(tag_logits, kBf16Bytes * n);
+    const auto clone = step.take(tag_logits, kBf16Bytes * rows);
+    step.give(step.take(tag_logits, kBf16Bytes * rows));
+    step.give(clone);
+    step.give(strided);
+    if (trained_output) step.give(input);
+    return gradient;
+  }
+  const bool converted = setup.precision != Precision::kFp32;
+  const auto made = step.take(tag_logits, converted ? kBf16Bytes * n : 0);
+  const auto logits = step.take(tag_logits, kFp32Bytes * n);
+  step.give(made);
+  if (!trained_output) step.give(input);
+  forward_returned(forward_done);
+  step.give(step.take(tag_logits, kFp32Bytes * row));  // a sequence's (x − max).exp_()
+  const auto copy = step.take(tag_logits, several * kFp32Bytes * rows);
+  step.give(step.take(tag_logits, 3 * kFp32Bytes * chunk_rows * vocabulary));
+  step.give(copy);
+  // Backward: every sequence's logsumexp gradient, the last one's x − max and exp beside it.
+  const auto row_gradients = step.take(tag_logits, kFp32Bytes * rows);
+  step.give(step.take(tag_logits, 2 * kFp32Bytes * row));
+  const auto stacked = step.take(tag_logits, kFp32Bytes * rows);
+  step.give(row_gradients);
+  const auto zeros = step.take(tag_logits, kFp32Bytes * rows);
+  step.give(logits);
+  const auto sum = step.take(tag_logits, kFp32Bytes * rows);
+  step.give(stacked);
+  step.give(zeros);
+  const auto strided = step.take(tag_logits, kFp32Bytes * n);
+  step.give(sum);
+  const auto gradient = step.take(tag_logits, kFp32Bytes * n);
+  const auto clone = step.take(tag_logits, kFp32Bytes * rows);
+  const auto divided = step.take(tag_logits, kFp32Bytes * rows);
+  step.give(clone);
+  step.give(strided);
+  step.give(divided);
+  if (trained_output) step.give(input);
+  if (!converted) return gradient;
+  const auto bf16 = step.take(tag_logits, kBf16Bytes * n);
+  step.give(gradient);
+  return bf16;
+}
+
 // The loss the setup chooses, forward and backward: the handle of the logits' BF16 gradient.
 CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
                                      const std::function<void()>& forward_done) {
@@ -387,6 +495,7 @@ CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
   const bool compiled = loss_compiled(device.setup.compile);
   if (loss == Loss::kFusedLinear) return liger_fused_linear_loss(step, device, forward_done);
   if (loss == Loss::kChunkedNll) return chunked_nll_loss(step, device, forward_done);
+  if (loss == Loss::kGrpo) return grpo_loss(step, device, forward_done);
   if (loss == Loss::kCutCrossEntropy) return cut_cross_entropy_loss(step, device, forward_done);
   if (loss == Loss::kChunked) {
     return compiled ? compiled_chunked_loss(step, device) : chunked_loss(step, device);

@@ -83,6 +83,51 @@ MeasuredCase loss_case(const std::string& file, int tokens, int vocab, double pe
   return measured;
 }
 
+// scripts/measure/grpo_loss_peak.py: TRL's GRPO loss written out op by op (BF16 logits, their
+// log-softmax over .float(), as CUDA autocast casts it), its peak resident memory on a CPU; set
+// against the grpo loss of the hf stack with vLLM colocated, full training of BF16 weights.
+MeasuredCase grpo_loss_case(const std::string& file, int sequences, int completion, bool fp32,
+                            double peak_bytes) {
+  constexpr int kPrompt = 64;
+  constexpr int kVocab = 32768;
+  MeasuredCase measured;
+  measured.id = "grpo-loss-peak-cpu-" + std::to_string(sequences) + "x" +
+                std::to_string(completion) + (fp32 ? "" : "-bf16");
+  measured.title = "GRPO's loss (TRL), " + std::to_string(sequences) + " × " +
+                   format_count(completion) + " completion tokens × " + format_count(kVocab) +
+                   " vocabulary, " + (fp32 ? "FP32 logits" : "BF16 logits, no autocast");
+  measured.citation = "trainmem's GRPO loss measurement, PyTorch 1.13 on a CPU";
+  measured.source = "trainmem's scripts/measure/grpo_loss_peak.py (torch 1.13, CPU): " + file;
+  measured.statistic =
+      "peak resident memory (VmHWM, reset just before the output layer) above the resident "
+      "memory then, through the loss's backward pass";
+  measured.quantity = MeasuredQuantity::kLogits;
+  TrainingSetup& setup = measured.setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(1);
+  setup.custom_model.vocab_size = kVocab;
+  setup.stack = Stack::kHf;
+  setup.precision = Precision::kBf16;
+  setup.rollout = Rollout::kVllm;
+  setup.logits = true;
+  setup.loss = Loss::kGrpo;
+  setup.sequence_length = kPrompt + completion;
+  setup.micro_batch_sequences = sequences;
+  setup.completion_length = completion;
+  setup.no_autocast = !fp32;
+  measured.measured_bytes = peak_bytes;
+  measured.note =
+      "A check of the replay against the code it follows, not of TRL on a GPU: the operations of "
+      "TRL's GRPOTrainer._compute_loss in their order, written out on torch 1.13 on a CPU, the "
+      "output layer's input a tensor rather than a model's. " +
+      std::string(fp32 ? "accelerate's convert_outputs_to_fp32 (under bf16 autocast) is the "
+                         ".float() after the output layer; the peak is the in-place divide's "
+                         "backward pass, two FP32 buffers of every kept position's logits"
+                       : "Without autocast the BF16 logits take selective_log_softmax's BF16 "
+                         "branch; the peak is the in-place divide's backward pass");
+  return measured;
+}
+
 // ---- Published runs ----------------------------------------------------------------------------
 
 // torchtitan's December 2024 H100 benchmark (benchmarks/llama3_h100_202412_torchtitan.md at
@@ -475,6 +520,10 @@ const std::vector<MeasuredCase>& measured_cases() {
         harness_case(kernels, true, 4, 4, 6963232),
         harness_case(reference_code, false, 4, 4, 9977888),
         loss_case("tests/data/loss-peak-cpu.json", 2048, 32768, 805330944),
+        grpo_loss_case("tests/data/grpo-loss-peak-cpu.json", 4, 512, true, 1075625984),
+        grpo_loss_case("tests/data/grpo-loss-peak-cpu.json", 8, 256, true, 1076772864),
+        grpo_loss_case("tests/data/grpo-loss-peak-cpu.json", 1, 2048, true, 1074765824),
+        grpo_loss_case("tests/data/grpo-loss-peak-cpu.json", 4, 512, false, 539246592),
         torchtitan_table2(8, 1, 32768, 83.9),
         torchtitan_table2(4, 2, 65536, 84.2),
         torchtitan_table2(2, 4, 131072, 84.0),
