@@ -14,6 +14,7 @@ const LLAMA_CONFIG = new URL('../../docs/examples/llama3.1-8b-config.json', impo
 const AXOLOTL = new URL('../../docs/examples/axolotl-llama3.1-8b-qlora.yml', import.meta.url);
 const ACCELERATE = new URL('../../docs/examples/accelerate-fsdp1.yaml', import.meta.url);
 const TORCHTITAN_LINE = new URL('../../docs/examples/torchtitan-llama3-8b-nvfp4.sh', import.meta.url);
+const TRL_GRPO = new URL('../../docs/examples/trl-grpo-qwen3-8b.yaml', import.meta.url);
 
 describe('the launch config', () => {
   let harness;
@@ -200,6 +201,25 @@ describe('the launch config', () => {
       /^The file's setup is refused as the workshop would run it: .*offload/i,
     );
     assert.equal(await readout(page), shown);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("reads TRL's GRPO config: vLLM colocated, GRPO's loss, the reader's sequence length kept", async () => {
+    const { page, problems } = await harness.openPage({ query: '?seq-len=1024&tokens=8192' });
+    await openLaunch(page, await readFile(TRL_GRPO, 'utf8'), '');
+    await page.waitForSelector('#launch-result:not([hidden])');
+    assert.equal(await page.inputValue('#stack'), 'hf');
+    assert.equal(await page.inputValue('#rollout'), 'vllm');
+    assert.equal(await page.inputValue('#loss'), 'grpo');
+    assert.equal(await page.inputValue('#completion-length'), '256');
+    assert.equal(await page.inputValue('#seq-len'), '1024');
+    assert.match(
+      await page.textContent('#launch-verdict'),
+      /^Fits\. No published run measures RL post-training/,
+    );
+    assert.match(await bodyText(page), /the sequence length given beside the file/);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();

@@ -1772,10 +1772,10 @@ TEST_CASE(
   check_trl_refused(base + "max_seq_length: 512\n", "max_seq_length",
                     "max_seq_length is SFTConfig's key before TRL v0.15 (now max_length): this "
                     "reader reads TRL v1.9.0's keys.");
-  check_trl_refused(base + "num_generations: 8\n", "num_generations",
-                    "num_generations is GRPOConfig's, whose keys this reader does not read yet "
-                    "(SFTConfig's are read): count a GRPO run with vLLM colocated from flags, "
-                    "--stack hf --rollout vllm, without --launch.");
+  check_trl_refused(base + "max_prompt_length: 512\n", "max_prompt_length",
+                    "max_prompt_length is DPOConfig's or another preference trainer's: preference "
+                    "trainers (a reference model) are not modelled yet; SFTConfig's and "
+                    "GRPOConfig's keys are read.");
   check_trl_refused(std::string(kTrlSft) + "load_in_4bit: true\n", "load_in_4bit",
                     "SFTTrainer casts a quantised base's adapters to BF16, which the hf stack "
                     "(PEFT's FP32 adapters) does not model yet: LoRA on a BF16 base is read.");
@@ -1783,6 +1783,130 @@ TEST_CASE(
   const LaunchConfig unknown = read_axolotl(std::string(kTrlSft) + "mystery_knob: 3\n");
   REQUIRE(unknown.answer.ok());
   CHECK(unknown.not_understood == std::vector<std::string>{"mystery_knob"});
+}
+
+namespace {
+
+// A GRPO run as TRL's docs write one: Qwen3-8B in BF16, LoRA r 16 on the attention projections,
+// 8 sequences a device, completions of 256 tokens, vLLM colocated at 0.3.
+const char* const kTrlGrpo =
+    "model_name_or_path: Qwen/Qwen3-8B\n"
+    "dtype: bfloat16\n"
+    "use_peft: true\n"
+    "lora_r: 16\n"
+    "lora_target_modules: [q_proj, k_proj, v_proj, o_proj]\n"
+    "per_device_train_batch_size: 8\n"
+    "num_generations: 8\n"
+    "max_completion_length: 256\n"
+    "use_vllm: true\n"
+    "vllm_mode: colocate\n"
+    "vllm_gpu_memory_utilization: 0.3\n"
+    "reward_funcs: [accuracy_reward]\n"
+    "learning_rate: 1.0e-6\n"
+    "output_dir: out\n";
+
+// The same run from flags: --stack hf --model qwen3-8b --seq-len 1024 --micro-batch 8
+// --precision bf16 --lora-rank 16 --lora-dropout 0.05 --recompute full --rollout vllm --logits
+// --loss grpo --completion-length 256.
+TrainingSetup grpo_flags() {
+  TrainingSetup flags;
+  flags.stack = Stack::kHf;
+  flags.model_id = "qwen3-8b";
+  flags.sequence_length = 1024;
+  flags.micro_batch_sequences = 8;
+  flags.precision = Precision::kBf16;
+  flags.lora_rank = 16;
+  flags.lora_dropout = 0.05;
+  flags.recompute = Recompute::kFull;
+  flags.rollout = Rollout::kVllm;
+  flags.logits = true;
+  flags.loss = Loss::kGrpo;
+  flags.completion_length = 256;
+  return flags;
+}
+
+// kTrlGrpo with one of its lines written otherwise.
+std::string trl_grpo_with(const std::string& line, const std::string& instead) {
+  std::string text = kTrlGrpo;
+  const std::size_t at = text.find(line + "\n");
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, line.size(), instead);
+}
+
+}  // namespace
+
+TEST_CASE("launch: TRL's GRPO config opens to the flags' setup, the prompts' length beside it") {
+  TrainingSetup beside;
+  beside.sequence_length = 1024;
+  const LaunchConfig launch = read_axolotl(kTrlGrpo, beside);
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.kind ==
+        "TRL config (YAML, trl grpo --config; GRPOConfig at TRL f2cd5771, after "
+        "v1.9.0)");
+  CHECK(launch.not_understood.empty());
+  check_same_figures(launch.setup, grpo_flags());
+  // The sequence length is --seq-len's, which may stand beside the file.
+  CHECK(std::find(launch.leaves.begin(), launch.leaves.end(), setting_id::kSequenceLength) !=
+        launch.leaves.end());
+  // Four micro-batches a generation: 32 sequences for vLLM, the step's memory the same.
+  const LaunchConfig steps =
+      read_axolotl(std::string(kTrlGrpo) + "steps_per_generation: 4\n", beside);
+  REQUIRE_MESSAGE(steps.answer.ok(), steps.answer.message);
+  CHECK(rollout_figures(estimate_memory(steps.setup)).rollout_sequences == 32);
+  const LaunchConfig batch =
+      read_axolotl(std::string(kTrlGrpo) + "generation_batch_size: 16\n", beside, 2);
+  REQUIRE_MESSAGE(batch.answer.ok(), batch.answer.message);
+  CHECK(rollout_figures(estimate_memory(batch.setup)).rollout_sequences == 8);
+  CHECK(read_axolotl(std::string(kTrlGrpo) + "generation_batch_size: 12\n", beside, 2)
+            .answer.setting == "generation_batch_size");
+  // vLLM in server mode: on its own devices, the trainer's holding the update alone.
+  const LaunchConfig server =
+      read_axolotl(trl_grpo_with("vllm_mode: colocate", "vllm_mode: server"), beside);
+  REQUIRE_MESSAGE(server.answer.ok(), server.answer.message);
+  TrainingSetup update = grpo_flags();
+  update.rollout = Rollout::kNone;
+  check_same_figures(server.setup, update);
+}
+
+TEST_CASE("launch: the CLI reads the GRPO example, the sequence length beside it and no more") {
+  const std::string path = std::string(TRAINMEM_SOURCE_DIR) + "/docs/examples/";
+  std::string text;
+  CHECK(cli({"--launch", path + "trl-grpo-qwen3-8b.yaml", "--seq-len", "1024"}, &text) == 0);
+  CHECK(text.find("Launch config: TRL config (YAML, trl grpo --config; GRPOConfig at TRL "
+                  "f2cd5771, after v1.9.0)") != std::string::npos);
+  CHECK(text.find("Each sequence is counted at 1,024 tokens, the sequence length given beside "
+                  "the file") != std::string::npos);
+  CHECK(text.find("vLLM, colocated at gpu_memory_utilization 0.3") != std::string::npos);
+  CHECK(text.find("Verdict: Fits.") != std::string::npos);
+  CHECK(cli({"--launch", path + "trl-grpo-qwen3-8b.yaml", "--micro-batch", "2"}, &text) == 2);
+  CHECK(text.find("trainmem: --micro-batch: the launch config sets it") == 0);
+}
+
+TEST_CASE("launch: what a GRPO config sets that is not modelled is refused by its key") {
+  const std::string grpo = kTrlGrpo;
+  const auto refused = [](const std::string& text) {
+    TrainingSetup beside;
+    beside.sequence_length = 1024;
+    return read_axolotl(text, beside).answer.setting;
+  };
+  CHECK(refused(trl_grpo_with("use_vllm: true", "use_vllm: false")) == "use_vllm");
+  CHECK(refused(grpo + "beta: 0.04\n") == "beta");
+  CHECK(refused(grpo + "vllm_enable_sleep_mode: true\n") == "vllm_enable_sleep_mode");
+  CHECK(refused(grpo + "use_liger_kernel: true\n") == "use_liger_kernel");
+  CHECK(refused(grpo + "entropy_coef: 0.01\n") == "entropy_coef");
+  CHECK(refused(grpo + "cast_lm_head_to_fp32: true\n") == "cast_lm_head_to_fp32");
+  CHECK(refused(grpo + "loss_type: chunked_nll\n") == "loss_type");
+  CHECK(refused(grpo + "reward_model_name_or_path: some/reward-model\n") ==
+        "reward_model_name_or_path");
+  CHECK(refused(grpo + "vllm_model_impl: transformers\n") == "vllm_model_impl");
+  // The loss's forms over the same logits, and beta 0, are read.
+  TrainingSetup beside;
+  beside.sequence_length = 1024;
+  for (const char* loss : {"grpo", "dr_grpo", "bnpo", "cispo"}) {
+    CAPTURE(loss);
+    const LaunchConfig read = read_axolotl(grpo + "loss_type: " + loss + "\nbeta: 0.0\n", beside);
+    CHECK(read.answer.ok());
+  }
 }
 
 namespace {

@@ -4,11 +4,16 @@
 // model_config.py) and the TrainingArguments they extend (transformers 5), under the hf stack
 // (transformers' Trainer with PEFT, which TRL's SFTTrainer is), on one device or under DDP.
 //
-// The file does not say which trainer reads it: SFTConfig's keys are read; DPO's and GRPO's own
-// keys name those trainers, which are refused. TRL's defaults differ from TrainingArguments': bf16
-// on, gradient checkpointing on (v0.22), the weights loaded in FP32 (v0.27) and the loss chunked
-// (chunked_nll, v1.7). A key that an older TRL had (torch_dtype, max_seq_length) names its version.
+// The file does not say which trainer reads it: a file with GRPOConfig's own keys (use_vllm,
+// num_generations, max_completion_length, …) is `trl grpo --config`'s, read by GRPOConfig's keys
+// and defaults at TRL f2cd5771 (after v1.9.0; trl/trainer/grpo_config.py, trl/scripts/grpo.py),
+// the run that the hf stack with vLLM colocated and GRPO's loss models; any other, SFTConfig's.
+// DPO's own keys name that trainer, which is refused. TRL's defaults differ from
+// TrainingArguments': bf16 on, gradient checkpointing on (v0.22), the weights loaded in FP32
+// (v0.27) and SFT's loss chunked (chunked_nll, v1.7). A key that an older TRL had (torch_dtype,
+// max_seq_length) names its version.
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -31,6 +36,8 @@ using Json = nlohmann::json;
 using namespace yaml_keys;
 
 constexpr const char* kTrlKind = "TRL config (YAML, trl sft --config; TRL v1.9.0)";
+constexpr const char* kTrlGrpoKind =
+    "TRL config (YAML, trl grpo --config; GRPOConfig at TRL f2cd5771, after v1.9.0)";
 
 // Keys with no bearing on the device's memory: the data, the schedule and the learning rate,
 // logging, saving, evaluation, hub uploads, the tokenizer's.
@@ -142,7 +149,7 @@ void read_precision(KeyReader& reader, TrainingSetup& setup) {
 
 // PEFT (use_peft and ModelConfig's lora_* keys, r 16 and dropout 0.05 by default) and
 // bitsandbytes' base (load_in_4bit, load_in_8bit).
-void read_adapter(KeyReader& reader, TrainingSetup& setup) {
+void read_adapter(KeyReader& reader, TrainingSetup& setup, bool grpo) {
   const bool peft = reader.get("use_peft", text_bool()).value_or(false);
   const bool four = reader.get("load_in_4bit", text_bool()).value_or(false);
   const bool eight = reader.get("load_in_8bit", text_bool()).value_or(false);
@@ -163,11 +170,14 @@ void read_adapter(KeyReader& reader, TrainingSetup& setup) {
     return;
   }
   // SFTTrainer casts a quantised model's trainable parameters to BF16 (sft_trainer.py), where the
-  // hf stack holds PEFT's FP32 adapters (autocast_adapter_dtype): not the same run.
+  // hf stack holds PEFT's FP32 adapters (autocast_adapter_dtype): not the same run. GRPOTrainer
+  // hands vLLM the quantisation.
   if (four || eight) {
     reader.fault(four ? "load_in_4bit" : "load_in_8bit",
-                 "SFTTrainer casts a quantised base's adapters to BF16, which the hf stack (PEFT's "
-                 "FP32 adapters) does not model yet: LoRA on a BF16 base is read.");
+                 grpo ? "GRPOTrainer hands vLLM a quantised base's quantisation, which the "
+                        "rollout engine does not model: LoRA on a BF16 base is read."
+                      : "SFTTrainer casts a quantised base's adapters to BF16, which the hf stack "
+                        "(PEFT's FP32 adapters) does not model yet: LoRA on a BF16 base is read.");
     return;
   }
   if (four) {
@@ -309,28 +319,201 @@ void read_step(KeyReader& reader, TrainingSetup& setup) {
   }
 }
 
-// DPO's, GRPO's and the other trainers' own keys: not SFT.
-void refuse_other_trainers(KeyReader& reader) {
-  static const std::vector<std::pair<const char*, const char*>> keys = {
-      {"num_generations", "GRPOConfig"},
-      {"use_vllm", "GRPOConfig"},
-      {"max_completion_length", "GRPOConfig"},
-      {"max_prompt_length", "DPOConfig"},
-      {"beta", "DPOConfig"},
-      {"precompute_ref_log_probs", "DPOConfig"},
-      {"ref_model_init_kwargs", "DPOConfig"},
-      {"reward_model_path", "a trainer's"}};
-  for (const auto& [key, trainer] : keys) {
+// DPO's and the other trainers' own keys: neither SFT nor GRPO (GRPOConfig has a beta too).
+void refuse_other_trainers(KeyReader& reader, bool grpo) {
+  static const std::vector<const char*> keys = {"max_prompt_length", "beta",
+                                                "precompute_ref_log_probs", "ref_model_init_kwargs",
+                                                "reward_model_path"};
+  for (const char* key : keys) {
     const Json* found = reader.find(key);
-    if (found == nullptr || sets_nothing(*found)) continue;
-    const bool grpo = std::string(trainer) == "GRPOConfig";
-    reader.fault(key, std::string(key) + " is " + trainer +
-                          (grpo ? "'s, whose keys this reader does not read yet (SFTConfig's are "
-                                  "read): count a GRPO run with vLLM colocated from flags, "
-                                  "--stack hf --rollout vllm, without --launch."
-                                : "'s: preference trainers (a reference model) are not modelled "
-                                  "yet; SFTConfig's keys are read."));
+    if (found == nullptr || sets_nothing(*found) || (grpo && std::string(key) == "beta")) {
+      continue;
+    }
+    reader.fault(key, std::string(key) +
+                          " is DPOConfig's or another preference trainer's: preference trainers "
+                          "(a reference model) are not modelled yet; SFTConfig's and GRPOConfig's "
+                          "keys are read.");
     return;
+  }
+}
+
+// ---- trl grpo --config: GRPOConfig (TRL f2cd5771) -----------------------------------------------
+
+// GRPOConfig's own keys, and GRPO's script's: a file with any of them is `trl grpo --config`'s.
+bool is_grpo_file(const KeyReader& reader) {
+  for (const char* key :
+       {"use_vllm", "vllm_mode", "num_generations", "max_completion_length", "steps_per_generation",
+        "generation_batch_size", "vllm_gpu_memory_utilization", "vllm_tensor_parallel_size",
+        "vllm_max_model_length", "vllm_enable_sleep_mode", "reward_funcs",
+        "reward_model_name_or_path", "num_iterations", "epsilon_high"}) {
+    const Json* found = reader.find(key);
+    if (found != nullptr && !sets_nothing(*found)) return true;
+  }
+  return false;
+}
+
+// GRPOConfig's keys with no bearing on the device's memory: sampling, the loss's coefficients and
+// clipping over (B, C) tensors, rewards, logging, vLLM's server (on its own devices), and
+// DeepSpeed's gather for generation (DeepSpeed is refused by its own key).
+const std::set<std::string>& grpo_no_bearing_keys() {
+  static const std::set<std::string> keys = [] {
+    std::set<std::string> all = trl_no_bearing_keys();
+    // clang-format off
+    for (const char* key : {
+        "num_generations", "num_generations_eval", "temperature", "top_p", "top_k", "min_p",
+        "repetition_penalty", "generation_kwargs", "chat_template_kwargs", "cache_implementation",
+        "epsilon", "epsilon_high", "delta", "sapo_temperature_neg", "sapo_temperature_pos",
+        "vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg",
+        "importance_sampling_level", "reward_weights", "multi_objective_aggregation",
+        "scale_rewards", "num_iterations", "mask_truncated_completions", "top_entropy_quantile",
+        "vllm_importance_sampling_correction", "vllm_importance_sampling_mode",
+        "vllm_importance_sampling_clip_max", "vllm_importance_sampling_clip_min",
+        "vllm_importance_sampling_cap", "off_policy_mask_threshold", "log_completions",
+        "log_multimodal", "num_completions_to_print", "log_unique_prompts",
+        "log_completions_hub_repo", "reward_funcs", "vllm_server_base_url", "vllm_server_host",
+        "vllm_server_port", "vllm_server_timeout", "vllm_group_port",
+        "vllm_structured_outputs_regex", "max_tool_calling_iterations", "router_aux_loss_coef",
+        "disable_dropout", "ds3_gather_for_generation"}) {
+      all.insert(key);
+    }
+    // clang-format on
+    return all;
+  }();
+  return keys;
+}
+
+// A generation's steps: steps_per_generation (gradient_accumulation_steps by default), or
+// generation_batch_size over the devices' micro-batches (GRPOConfig.__post_init__).
+struct GrpoGeneration {
+  double steps = 1;
+  double batch = 0;  // generation_batch_size where given
+};
+
+// GRPO's batch: per_device_train_batch_size sequences (8), each its prompt and then at most
+// max_completion_length tokens (512). GRPOConfig has no prompt length (the data's), so the
+// sequence is --seq-len's, beside the file.
+GrpoGeneration read_grpo_batch(KeyReader& reader, TrainingSetup& setup, const TrainingSetup& base) {
+  setup.sequence_length = base.sequence_length;
+  setup.micro_batch_sequences = static_cast<int>(
+      reader.get("per_device_train_batch_size", text_number(true, 1, kMaxMicroBatchSequences))
+          .value_or(8));
+  setup.completion_length =
+      static_cast<int>(reader.get("max_completion_length", text_number(true, 1, kMaxSequenceLength))
+                           .value_or(kDefaultCompletionLength));
+  reader.launch().notes.push_back(
+      "Each sequence is counted at " + format_count(setup.sequence_length) +
+      " tokens, the sequence length given beside the file: its prompt and a completion of at "
+      "most max_completion_length (" +
+      format_count(setup.completion_length) +
+      "). GRPOConfig has no prompt length, the data's: give the longest prompt plus the "
+      "completion.");
+  GrpoGeneration generation;
+  const double accumulation =
+      reader.get("gradient_accumulation_steps", text_number(true, 1, kMaxGlobalBatchSequences))
+          .value_or(1);
+  const std::optional<double> steps =
+      reader.get("steps_per_generation", text_number(true, 1, kMaxGlobalBatchSequences));
+  const std::optional<double> batch =
+      reader.get("generation_batch_size", text_number(true, 1, kMaxGlobalBatchSequences));
+  if (steps && batch) {
+    reader.fault("generation_batch_size",
+                 "steps_per_generation and generation_batch_size are both set, which GRPOConfig "
+                 "refuses; choose one.");
+  }
+  generation.steps = steps.value_or(accumulation);
+  generation.batch = batch.value_or(0);
+  return generation;
+}
+
+// The rollout engine: vLLM (use_vllm), colocated (vllm_mode, "colocate" by default) on the
+// trainer's devices, or a server on its own.
+void read_grpo_generation(KeyReader& reader, TrainingSetup& setup) {
+  if (!reader.get("use_vllm", text_bool()).value_or(false)) {
+    reader.fault("use_vllm",
+                 "GRPO without vLLM generates with the trainer's own model (transformers' "
+                 "generate), which is not modelled: set use_vllm: true.");
+    return;
+  }
+  const std::string mode = reader.get("vllm_mode", given_text()).value_or("colocate");
+  if (mode != "colocate" && mode != "server") {
+    reader.fault("vllm_mode", "vllm_mode must be colocate or server.");
+    return;
+  }
+  const double utilization =
+      reader.get("vllm_gpu_memory_utilization", text_number(false, kMinRolloutMemoryUtilization, 1))
+          .value_or(kDefaultRolloutMemoryUtilization);
+  const double tp =
+      reader.get("vllm_tensor_parallel_size", text_number(true, 1, kMaxParallelDegree)).value_or(1);
+  const double longest =
+      reader.get("vllm_max_model_length", text_number(true, 1, kMaxSequenceLength)).value_or(0);
+  if (mode == "colocate") {
+    setup.rollout = Rollout::kVllm;
+    setup.rollout_memory_utilization = utilization;
+    setup.rollout_tensor_parallel = static_cast<int>(tp);
+    setup.rollout_max_model_length = static_cast<int>(longest);
+  } else {
+    reader.launch().notes.push_back(
+        "vllm_mode server: vLLM generates on its own devices (trl vllm-serve), not counted here; "
+        "the trainer's devices hold GRPO's update alone.");
+  }
+  if (reader.get("vllm_enable_sleep_mode", text_bool()).value_or(false)) {
+    reader.fault("vllm_enable_sleep_mode",
+                 "vLLM's sleep mode (its weights and KV cache released between generations) is "
+                 "not modelled yet: the engine is counted awake through the step.");
+  }
+  if (reader.get("vllm_model_impl", given_text()).value_or("vllm") != "vllm") {
+    reader.fault("vllm_model_impl",
+                 "vllm_model_impl transformers is not modelled: vLLM's own (vllm) is.");
+  }
+  for (const char* key : {"use_transformers_continuous_batching", "use_transformers_paged"}) {
+    if (reader.get(key, text_bool()).value_or(false)) {
+      reader.fault(
+          key, std::string(key) + ": generation through transformers is not modelled; vLLM's is.");
+    }
+  }
+}
+
+// GRPO's loss (_compute_loss, its BF16 logits over the completions): what changes it is refused.
+void read_grpo_loss(KeyReader& reader, TrainingSetup& setup) {
+  setup.logits = true;
+  setup.loss = Loss::kGrpo;
+  if (reader.get("beta", text_number(false, 0, 1e9)).value_or(0) != 0) {
+    reader.fault("beta",
+                 "beta above 0 loads a reference model and runs it over every sequence, which is "
+                 "not modelled: beta 0, TRL's default, is.");
+  }
+  if (reader.get("use_liger_kernel", text_bool()).value_or(false)) {
+    reader.fault("use_liger_kernel",
+                 "use_liger_kernel: Liger's fused linear GRPO loss is not modelled; TRL's own is.");
+  }
+  if (reader.get("entropy_coef", text_number(false, -1e9, 1e9)).value_or(0) != 0 ||
+      reader.get("use_adaptive_entropy", text_bool()).value_or(false)) {
+    reader.fault(reader.find("entropy_coef") != nullptr ? "entropy_coef" : "use_adaptive_entropy",
+                 "An entropy bonus makes the entropy part of the loss, its log-softmax kept for "
+                 "the backward pass, which is not modelled: the entropy under no_grad (the "
+                 "default) is.");
+  }
+  if (reader.get("cast_lm_head_to_fp32", text_bool()).value_or(false)) {
+    reader.fault("cast_lm_head_to_fp32",
+                 "cast_lm_head_to_fp32 makes FP32 logits, whose log-probabilities TRL takes "
+                 "another way, not modelled.");
+  }
+  static const std::set<std::string> losses = {"grpo",  "bnpo",  "dr_grpo", "dapo",
+                                               "luspo", "cispo", "sapo",    "vespo"};
+  const std::string loss = reader.get("loss_type", given_text()).value_or("dapo");
+  if (losses.count(loss) == 0) {
+    reader.fault("loss_type", "loss_type " + loss.substr(0, 40) + " is not one of GRPOConfig's.");
+  }
+  if (reader.find("reward_model_name_or_path") != nullptr &&
+      !sets_nothing(*reader.find("reward_model_name_or_path"))) {
+    reader.take("reward_model_name_or_path");
+    reader.fault("reward_model_name_or_path",
+                 "A reward model on the trainer's devices is not modelled; reward functions "
+                 "(reward_funcs) are.");
+  }
+  if (reader.find("pad_to_multiple_of") != nullptr &&
+      !sets_nothing(*reader.find("pad_to_multiple_of"))) {
+    reader.list_not_understood("pad_to_multiple_of");
   }
 }
 
@@ -347,32 +530,67 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
   TrainingSetup& setup = launch.setup;
   setup.stack = Stack::kHf;
   KeyReader reader(launch, kDialect, keys_of(config));
-  refuse_other_trainers(reader);
+  const bool grpo = is_grpo_file(reader);
+  if (grpo) {
+    launch.kind = kTrlGrpoKind;
+    launch.leaves.push_back(setting_id::kSequenceLength);  // the prompts are the data's
+  }
+  refuse_other_trainers(reader, grpo);
   const std::optional<std::string> model = reader.get("model_name_or_path", given_text());
   if (!model) {
     reader.fault("model_name_or_path", "model_name_or_path is not given; TRL needs it.");
   } else {
     read_hub_model(reader, "model_name_or_path", *model, setup);
   }
-  read_batch(reader, setup);
+  GrpoGeneration generation;
+  if (grpo) {
+    generation = read_grpo_batch(reader, setup, base);
+  } else {
+    read_batch(reader, setup);
+  }
   read_precision(reader, setup);
-  read_adapter(reader, setup);
+  read_adapter(reader, setup, grpo);
   if (reader.ok() && setup.lora_rank > 0 && setup.precision != Precision::kBf16) {
     // The hf stack holds LoRA's base in BF16; the FP32 base TRL loads by default is not counted.
     reader.fault("dtype",
                  "LoRA on the FP32 base TRL loads by default (dtype float32) is not modelled yet: "
                  "LoRA on a BF16 base is (dtype: bfloat16).");
   }
-  read_loss(reader, setup);
+  if (grpo) {
+    read_grpo_generation(reader, setup);
+    read_grpo_loss(reader, setup);
+  } else {
+    read_loss(reader, setup);
+  }
   read_step(reader, setup);
   // accelerate launch's keys in the same file: the processes, DDP over them.
   const long long processes = static_cast<long long>(
       reader.get("num_processes", text_number(true, 1, kMaxParallelDegree)).value_or(0));
   if (!launch.answer.ok()) return launch;
   // env: sets the environment (PYTORCH_CUDA_ALLOC_CONF among what it may hold): not understood.
-  reader.list_unread(trl_no_bearing_keys(), &sets_nothing);
+  reader.list_unread(grpo ? grpo_no_bearing_keys() : trl_no_bearing_keys(), &sets_nothing);
   const long long world = context.world_size > 0 ? context.world_size : processes;
   setup.layout.data_parallel = static_cast<int>(std::max(1LL, world));
+  if (grpo) {
+    // A generation: each device's micro-batch times the steps it spans (GRPOConfig.__post_init__
+    // refuses a generation_batch_size that the devices' micro-batches do not divide).
+    const double micro_batches = static_cast<double>(setup.micro_batch_sequences) *
+                                 static_cast<double>(setup.layout.data_parallel);
+    if (generation.batch > 0 && std::fmod(generation.batch, micro_batches) != 0) {
+      reader.fault("generation_batch_size",
+                   "generation_batch_size must be a multiple of per_device_train_batch_size × "
+                   "the devices (" +
+                       format_count(micro_batches) + "), as GRPOConfig requires.");
+      return launch;
+    }
+    const double steps = generation.batch > 0 ? generation.batch / micro_batches : generation.steps;
+    if (steps > 1) {
+      setup.global_batch_sequences = static_cast<int>(micro_batches * steps);
+      launch.notes.push_back("A generation: " + format_count(micro_batches * steps) +
+                             " sequences over the devices, " + format_count(steps) +
+                             " micro-batches of each (steps_per_generation).");
+    }
+  }
   launch.notes.push_back(
       world > 1
           ? "d " + std::to_string(world) + ": " +
