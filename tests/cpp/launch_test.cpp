@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -1878,6 +1879,13 @@ TEST_CASE("launch: the CLI reads the GRPO example, the sequence length beside it
                   "the file") != std::string::npos);
   CHECK(text.find("vLLM, colocated at gpu_memory_utilization 0.3") != std::string::npos);
   CHECK(text.find("Verdict: Fits.") != std::string::npos);
+  // The JSON says GRPO's completion length, and the rollout engine's figures.
+  CHECK(cli({"--launch", path + "trl-grpo-qwen3-8b.yaml", "--seq-len", "1024", "--json"}, &text) ==
+        0);
+  const nlohmann::json json = nlohmann::json::parse(text);
+  CHECK(json.at("loss") == "grpo");
+  CHECK(json.at("completionLength") == 256);
+  CHECK(json.at("rollout").at("engineBytes").get<double>() > 0);
   CHECK(cli({"--launch", path + "trl-grpo-qwen3-8b.yaml", "--micro-batch", "2"}, &text) == 2);
   CHECK(text.find("trainmem: --micro-batch: the launch config sets it") == 0);
 }

@@ -134,6 +134,8 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"precision", choice_id(estimate.setup.precision)},
       {"logits", estimate.setup.logits},
       {"loss", choice_id(estimate.setup.loss)},
+      {"completionLength",
+       estimate.setup.loss == Loss::kGrpo ? Json(estimate.setup.completion_length) : Json(nullptr)},
       {"devices", number(estimate.num_devices)},
       {"fits", estimate.fits},
       {"headroomPercent", estimate.setup.headroom_percent},
