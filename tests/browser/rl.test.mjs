@@ -97,6 +97,27 @@ describe('RL post-training, in Chromium', () => {
     await page.close();
   });
 
+  it('puts vLLM to sleep through the update, and says when the generation decides', async () => {
+    const { page, problems } = await harness.openPage({ query: GRPO });
+    const awake = await readout(page);
+    await page.check('#rollout-sleep-mode');
+    await page.waitForFunction(() =>
+      /asleep through the update/.test(document.getElementById('readout').textContent),
+    );
+    const asleep = await readout(page);
+    assert.match(asleep, /Sleep mode \(TRL's vllm_enable_sleep_mode, level 2\)/);
+    // The engine's share leaves the update: the step alone is smaller.
+    const needs = (text) => Number(/needs ([\d.]+) GB/.exec(text)[1]);
+    assert.ok(needs(asleep) < needs(awake));
+    // At 0.75 the generation, vLLM beside what the trainer keeps, passes the usable memory.
+    await commit(page, '#rollout-memory-utilization', '0.75');
+    await page.waitForFunction(() => /The generation decides/.test(document.body.innerText));
+    await page.waitForFunction(() => /Verdict: Does not fit\./.test(document.body.innerText));
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('refuses a utilization past the device, and an engine outside the hf stack, by the control', async () => {
     const { page, problems } = await harness.openPage({ query: GRPO });
     const good = await readout(page);

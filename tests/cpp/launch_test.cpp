@@ -1846,6 +1846,15 @@ TEST_CASE("launch: TRL's GRPO config opens to the flags' setup, the prompts' len
         "v1.9.0)");
   CHECK(launch.not_understood.empty());
   check_same_figures(launch.setup, grpo_flags());
+  // No key only GRPOConfig has: read as GRPO's, and RLOO's reference model said not counted.
+  const auto said = [](const LaunchConfig& read, const std::string& words) {
+    for (const std::string& note : read.notes) {
+      if (note.find(words) != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(said(launch, "Under trl rloo its default beta 0.05 would load a reference model"));
+  CHECK_FALSE(said(read_axolotl(std::string(kTrlGrpo) + "beta: 0.0\n", beside), "Under trl rloo"));
   // The sequence length is --seq-len's, which may stand beside the file.
   CHECK(std::find(launch.leaves.begin(), launch.leaves.end(), setting_id::kSequenceLength) !=
         launch.leaves.end());
@@ -1867,6 +1876,11 @@ TEST_CASE("launch: TRL's GRPO config opens to the flags' setup, the prompts' len
   TrainingSetup update = grpo_flags();
   update.rollout = Rollout::kNone;
   check_same_figures(server.setup, update);
+  // Sleep mode, as --rollout-sleep-mode.
+  const LaunchConfig sleeping =
+      read_axolotl(std::string(kTrlGrpo) + "vllm_enable_sleep_mode: true\n", beside);
+  REQUIRE_MESSAGE(sleeping.answer.ok(), sleeping.answer.message);
+  CHECK(sleeping.setup.rollout_sleep_mode);
 }
 
 TEST_CASE("launch: the CLI reads the GRPO example, the sequence length beside it and no more") {
@@ -1899,7 +1913,6 @@ TEST_CASE("launch: what a GRPO config sets that is not modelled is refused by it
   };
   CHECK(refused(trl_grpo_with("use_vllm: true", "use_vllm: false")) == "use_vllm");
   CHECK(refused(grpo + "beta: 0.04\n") == "beta");
-  CHECK(refused(grpo + "vllm_enable_sleep_mode: true\n") == "vllm_enable_sleep_mode");
   CHECK(refused(grpo + "use_liger_kernel: true\n") == "use_liger_kernel");
   CHECK(refused(grpo + "entropy_coef: 0.01\n") == "entropy_coef");
   CHECK(refused(grpo + "cast_lm_head_to_fp32: true\n") == "cast_lm_head_to_fp32");
@@ -1907,6 +1920,12 @@ TEST_CASE("launch: what a GRPO config sets that is not modelled is refused by it
   CHECK(refused(grpo + "reward_model_name_or_path: some/reward-model\n") ==
         "reward_model_name_or_path");
   CHECK(refused(grpo + "vllm_model_impl: transformers\n") == "vllm_model_impl");
+  CHECK(refused(trl_grpo_with("max_completion_length: 256", "max_completion_length: null")) ==
+        "max_completion_length");
+  // RLOO shares the generation keys; its own name it (its default beta loads a reference model).
+  CHECK(refused(grpo + "normalize_advantages: true\n") == "normalize_advantages");
+  // GRPOConfig's key before v0.28.
+  CHECK(refused(grpo + "max_prompt_length: 512\n") == "max_prompt_length");
   // The loss's forms over the same logits, and beta 0, are read.
   TrainingSetup beside;
   beside.sequence_length = 1024;

@@ -104,6 +104,51 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "rollout: asleep through the update, vLLM holds nothing counted there, and the generation "
+    "sets it beside what the trainer keeps, by hand") {
+  TrainingSetup setup = grpo_on_one_h100();
+  setup.rollout_sleep_mode = true;
+  setup.rollout_memory_utilization = 0.7;
+  const Estimate asleep = estimate_memory(setup);
+  REQUIRE(asleep.answer.ok());
+  TrainingSetup alone = setup;
+  alone.rollout = Rollout::kNone;
+  alone.rollout_sleep_mode = false;
+  alone.rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
+  const Estimate trainer = estimate_memory(alone);
+  REQUIRE(trainer.answer.ok());
+  // The update: the trainer's step alone, no engine term.
+  CHECK(stack_term(asleep, "rollout-engine") == -1);
+  CHECK(asleep.most_loaded.total_bytes == trainer.most_loaded.total_bytes);
+  // The generation: the trainer's weights, optimiser state and runtime beside vLLM's share.
+  const RolloutFigures rollout = rollout_figures(asleep);
+  const double resident = asleep.bytes[Term::kWeights] + asleep.bytes[Term::kMasterWeights] +
+                          asleep.bytes[Term::kOptimizerStates] + asleep.bytes[Term::kRuntime];
+  CHECK(rollout.resident_bytes == resident);
+  CHECK(rollout.generation_bytes == resident + rollout.engine_bytes);
+  const double total = device_total_bytes(setup);
+  CHECK(rollout.largest_utilization == doctest::Approx((0.9 * total - resident) / total));
+  // 0.7 of the device beside 17 GB the trainer keeps passes its usable 90%: the generation
+  // decides, and the run does not fit, where 0.65 fits.
+  REQUIRE(rollout.generation_bytes > asleep.usable_bytes);
+  CHECK_FALSE(asleep.fits);
+  const VerdictAnswer verdict = verdict_of(asleep, false);
+  CHECK(verdict.verdict == Verdict::kDoesNotFit);
+  CHECK(verdict.likely_high_bytes == rollout.generation_bytes);
+  CHECK(verdict.reason.find("The generation decides") == 0);
+  setup.rollout_memory_utilization = 0.65;
+  const Estimate less = estimate_memory(setup);
+  CHECK(less.fits);
+  CHECK(verdict_of(less, false).verdict == Verdict::kFits);
+  // Awake, the same share sits beside the trainer's whole step: 0.65 no longer fits.
+  setup.rollout_sleep_mode = false;
+  CHECK_FALSE(estimate_memory(setup).fits);
+  // Sleep mode is vLLM's.
+  alone.rollout_sleep_mode = true;
+  CHECK(estimate_memory(alone).answer.setting == setting_id::kRolloutSleepMode);
+}
+
+TEST_CASE(
     "rollout: vLLM does not start where the trainer's weights leave less free than its share, "
     "and the run does not fit") {
   // Full training in bf16-mixed holds FP32 weights when TRL makes vLLM: 4 B a parameter and the

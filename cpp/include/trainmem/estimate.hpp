@@ -43,6 +43,11 @@ struct RolloutFigures {
   double rollout_sequences = 0;  // what one generation makes on the device
   double rollout_tokens = 0;     // and their tokens: sequences × sequence length
   double trainer_bytes = 0;      // the trainer's total beside the engine
+  // The generation: under sleep mode the trainer's weights, optimiser state and runtime (its
+  // gradients freed, its cache emptied) beside the woken engine; awake, the step's device, the
+  // trainer's cache kept. The run's peak is the larger of it and the update's.
+  double resident_bytes = 0;
+  double generation_bytes = 0;
   // The trainer's memory when vLLM is made (its free-memory check); < 0 where it is not derived
   // (ZeRO above 0).
   double startup_bytes = -1;

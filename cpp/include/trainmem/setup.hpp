@@ -267,6 +267,9 @@ struct TrainingSetup {
   // TRL's vllm_tensor_parallel_size: each engine split over this many consecutive devices, which
   // generate their prompts together.
   int rollout_tensor_parallel = 1;
+  // TRL's vllm_enable_sleep_mode: vLLM asleep (level 2, its weights and KV cache released)
+  // through the trainer's update, woken for each generation after the trainer empties its cache.
+  bool rollout_sleep_mode = false;
   // TRL's max_completion_length under GRPO's loss: the last tokens of each sequence, after its
   // prompt, whose logits the loss computes.
   int completion_length = kDefaultCompletionLength;

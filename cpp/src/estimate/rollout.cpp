@@ -35,6 +35,14 @@ double rollout_engine_bytes(const TrainingSetup& setup) {
   return std::ceil(setup.rollout_memory_utilization * device_total_bytes(setup));
 }
 
+// Under sleep mode (TRL's vllm_enable_sleep_mode; vllm_generation.py sleeps it at level 2 after
+// each generation): vLLM's weights and KV cache are CuMemAllocator's pools, unmapped asleep
+// (vllm/v1/worker/gpu_worker.py, Worker.sleep). What it keeps (its CUDA graphs' pool, its
+// sampler's buffers) is not derived.
+double rollout_engine_held_bytes(const TrainingSetup& setup) {
+  return setup.rollout_sleep_mode ? 0 : rollout_engine_bytes(setup);
+}
+
 namespace {
 
 // A generation's sequences on the device: TRL's generation batch, per_device_train_batch_size ×
@@ -90,7 +98,14 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
                                                                 : setup.sequence_length;
   figures.rollout_sequences = generation_sequences(setup);
   figures.rollout_tokens = figures.rollout_sequences * setup.sequence_length;
-  figures.trainer_bytes = estimate.most_loaded.total_bytes - figures.engine_bytes;
+  const double update = estimate.most_loaded.total_bytes;
+  figures.trainer_bytes = update - rollout_engine_held_bytes(setup);
+  // Between updates the trainer keeps its weights, optimiser state and runtime (the Trainer's
+  // zero_grad frees the gradients); under sleep mode TRL empties its cache before waking vLLM.
+  figures.resident_bytes = estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
+                           estimate.bytes[Term::kOptimizerStates] + estimate.bytes[Term::kRuntime];
+  figures.generation_bytes =
+      setup.rollout_sleep_mode ? figures.resident_bytes + figures.engine_bytes : update;
   // vLLM's checks as it starts, in its order. Worker.init_device: the device's free memory at
   // least its share. TRL makes it in GRPOTrainer.__init__, after transformers' Trainer has put the
   // model on the device (one device or DDP) and before any optimiser state or gradient exists:
@@ -112,7 +127,12 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
       figures.start_failure = RolloutStartFailure::kMaxModelLength;
     }
   }
-  const double beside_trainer = (estimate.usable_bytes - figures.trainer_bytes) / total;
+  // Awake, the engine sits beside the trainer's step; asleep, beside what the trainer keeps, while
+  // the update must fit on its own.
+  const double beside_trainer =
+      !setup.rollout_sleep_mode        ? (estimate.usable_bytes - figures.trainer_bytes) / total
+      : update > estimate.usable_bytes ? 0
+                                       : (estimate.usable_bytes - figures.resident_bytes) / total;
   const double beside_startup =
       figures.startup_bytes < 0 ? 1 : (total - figures.startup_bytes) / total;
   figures.largest_utilization = std::clamp(std::min(beside_trainer, beside_startup), 0.0, 1.0);
@@ -173,29 +193,47 @@ std::string utilization_range(const RolloutFigures& figures) {
   return text;
 }
 
-std::vector<std::string> rollout_notes(const RolloutFigures& figures, const TrainingSetup& setup) {
+std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Estimate& estimate) {
+  const TrainingSetup& setup = estimate.setup;
   std::vector<std::string> notes;
   const std::string share = shortest_decimal(setup.rollout_memory_utilization);
   const int tp = setup.rollout_tensor_parallel;
   const std::string split = tp == 1 ? "" : ", split over " + std::to_string(tp) + " devices";
-  notes.push_back("vLLM, colocated at gpu_memory_utilization " + share + split + ", takes " +
-                  format_bytes(figures.engine_bytes) +
-                  " of each device, awake through the step: its BF16 weights (" +
-                  format_bytes(figures.weights_bytes) + (tp == 1 ? "" : " a device") +
-                  ") and a KV cache of at most " + format_count(figures.kv_tokens) + " tokens (" +
-                  format_count(figures.kv_bytes_per_token) +
-                  " B a token, before its profiled forward pass's peak). A generation of " +
-                  format_count(figures.rollout_sequences) +
-                  (figures.rollout_sequences == 1 ? " sequence of " : " sequences of ") +
-                  format_count(setup.sequence_length) + " tokens" +
-                  (tp == 1 ? "" : " (its " + std::to_string(tp) + " devices' prompts together)") +
-                  " needs " + format_count(figures.rollout_tokens) +
-                  (!figures.starts() ? " tokens."
-                   : figures.kv_tokens >= figures.rollout_tokens
-                       ? " tokens: it holds them."
-                       : " tokens: vLLM holds fewer, and preempts "
-                         "sequences to make room."));
+  notes.push_back(
+      "vLLM, colocated at gpu_memory_utilization " + share + split + ", takes " +
+      format_bytes(figures.engine_bytes) +
+      (setup.rollout_sleep_mode
+           ? " of each device to generate, asleep through the update: its BF16 weights ("
+           : " of each device, awake through the step: its BF16 weights (") +
+      format_bytes(figures.weights_bytes) + (tp == 1 ? "" : " a device") +
+      ") and a KV cache of at most " + format_count(figures.kv_tokens) + " tokens (" +
+      format_count(figures.kv_bytes_per_token) +
+      " B a token, before its profiled forward pass's peak). A generation of " +
+      format_count(figures.rollout_sequences) +
+      (figures.rollout_sequences == 1 ? " sequence of " : " sequences of ") +
+      format_count(setup.sequence_length) + " tokens" +
+      (tp == 1 ? "" : " (its " + std::to_string(tp) + " devices' prompts together)") + " needs " +
+      format_count(figures.rollout_tokens) +
+      (!figures.starts()                             ? " tokens."
+       : figures.kv_tokens >= figures.rollout_tokens ? " tokens: it holds them."
+                                                     : " tokens: vLLM holds fewer, and preempts "
+                                                       "sequences to make room."));
   if (!figures.starts()) notes.push_back(rollout_start_failure(figures));
+  if (setup.rollout_sleep_mode) {
+    // trl/generation/vllm_generation.py: empty_cache, wake_up(weights), reload_weights,
+    // wake_up(kv_cache), generate, sleep(level=2).
+    notes.push_back(
+        "Sleep mode (TRL's vllm_enable_sleep_mode, level 2): the update holds the trainer's step "
+        "alone, and the generation the trainer's weights, optimiser state and runtime (" +
+        format_bytes(figures.resident_bytes) +
+        ", its gradients freed and its cache emptied first) beside vLLM's share: " +
+        format_bytes(figures.generation_bytes) +
+        (figures.generation_bytes > estimate.usable_bytes
+             ? ", more than the device's usable memory."
+             : ".") +
+        " Not counted: what vLLM keeps asleep (its CUDA graphs' pool and its sampler's buffers, "
+        "which its log calls the memory still in use) and the weights' transfer as it wakes.");
+  }
   notes.push_back(utilization_range(figures));
   // TRL's _generate_and_score_completions: old_per_token_logps under no_grad, micro-batch by
   // micro-batch (vLLM's importance-sampling correction, on by default), and with beta above 0 the
@@ -224,10 +262,10 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Trai
 void add_rollout(Estimate& estimate) {
   const RolloutFigures figures = rollout_figures(estimate);
   if (!figures.counted) return;
-  for (std::string& note : rollout_notes(figures, estimate.setup)) {
+  for (std::string& note : rollout_notes(figures, estimate)) {
     estimate.notes.push_back(std::move(note));
   }
-  if (!figures.starts()) estimate.fits = false;
+  if (!figures.starts() || figures.generation_bytes > estimate.usable_bytes) estimate.fits = false;
 }
 
 }  // namespace trainmem

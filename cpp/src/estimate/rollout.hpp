@@ -15,9 +15,11 @@ namespace trainmem {
 // share of: the figure PyTorch reports for the device where its row has one, else its capacity.
 double device_total_bytes(const TrainingSetup& setup);
 
-// What the rollout engine holds through the trainer's step: vLLM's pools, gpu_memory_utilization
-// × the device's total (0 without an engine).
+// vLLM's pools: gpu_memory_utilization × the device's total (0 without an engine).
 double rollout_engine_bytes(const TrainingSetup& setup);
+// What the engine holds through the trainer's step: its pools, awake, or nothing counted asleep
+// (sleep mode: what vLLM keeps asleep is not derived).
+double rollout_engine_held_bytes(const TrainingSetup& setup);
 
 // The engine's figures said among the estimate's notes, and a vLLM that cannot start made a run
 // that does not fit (estimate_memory and workshop_view; the plate's estimate has no engine).

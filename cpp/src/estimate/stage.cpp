@@ -195,8 +195,8 @@ Figure all_gather_buffers(const ModelShape& shape, const TrainingSetup& setup,
 // of the entropy's moment in the forward pass (the logits, a contiguous copy of the completions'
 // for B > 1, one chunk's three r × V tensors) and the in-place divide's in the backward pass (two
 // N-sized buffers, the slice's clone and the divide's gradient, 8·N + 8·B·C·V). Over BF16 logits
-// (no autocast), the same two at 2 bytes with every saved log-softmax at the entropy, or the
-// first sequence back (every saved log-softmax, the gather's zeros and scatter). With the output
+// (no autocast), the same two at 2 bytes with every saved log-softmax at the entropy. Every other
+// moment is below one of them. With the output
 // layer's input slice where it is copied and the output layer trains.
 Figure grpo_figure(const ModelShape& shape, const TrainingSetup& setup, double tokens,
                    const Pen& pen) {
@@ -219,16 +219,12 @@ Figure grpo_figure(const ModelShape& shape, const TrainingSetup& setup, double t
   const double kept_rows = several + (setup.no_autocast ? 1 : 0);
   const double entropy = bytes * all_logits + kept_rows * bytes * all_rows + 3 * bytes * rows * v;
   const double divide = 2 * bytes * all_logits + 2 * bytes * all_rows;
-  const double first_row = setup.no_autocast ? kBf16Bytes * all_rows + 2 * kBf16Bytes * c * v : 0;
-  const double largest = std::max({entropy, divide, first_row});
-  Figure peak =
-      largest == entropy
-          ? pen.bytes(bytes) * logits + pen.bytes(kept_rows * bytes) * completions +
-                pen.bytes(3 * bytes) *
-                    pen.said(rows, [&] { return number_text(rows) + " rows (r)"; }) * vocabulary
-      : largest == divide ? pen.bytes(2 * bytes) * logits + pen.bytes(2 * bytes) * completions
-                          : pen.bytes(kBf16Bytes) * completions +
-                                pen.bytes(2 * kBf16Bytes) * completion * vocabulary;
+  Figure peak = entropy >= divide
+                    ? pen.bytes(bytes) * logits + pen.bytes(kept_rows * bytes) * completions +
+                          pen.bytes(3 * bytes) *
+                              pen.said(rows, [&] { return number_text(rows) + " rows (r)"; }) *
+                              vocabulary
+                    : pen.bytes(2 * bytes) * logits + pen.bytes(2 * bytes) * completions;
   const bool cast = setup.precision == Precision::kBf16Mixed && !setup.no_autocast;
   if ((several > 0 || cast) && setup.lora_rank == 0) {
     const double input = setup.precision == Precision::kFp32 ? kFp32Bytes : kBf16Bytes;

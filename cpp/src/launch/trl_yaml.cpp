@@ -329,12 +329,41 @@ void refuse_other_trainers(KeyReader& reader, bool grpo) {
     if (found == nullptr || sets_nothing(*found) || (grpo && std::string(key) == "beta")) {
       continue;
     }
+    if (grpo && std::string(key) == "max_prompt_length") {
+      reader.fault(key,
+                   "max_prompt_length is GRPOConfig's key before TRL v0.28 (prompts are no longer "
+                   "truncated): this reader reads f2cd5771's keys; drop it and give the sequence "
+                   "length beside the file.");
+      return;
+    }
     reader.fault(key, std::string(key) +
                           " is DPOConfig's or another preference trainer's: preference trainers "
                           "(a reference model) are not modelled yet; SFTConfig's and GRPOConfig's "
                           "keys are read.");
     return;
   }
+  // RLOOConfig shares GRPOConfig's generation keys; its own name it, and its default beta (0.05)
+  // loads a reference model.
+  for (const char* key : {"normalize_advantages", "reward_clip_range"}) {
+    const Json* found = reader.find(key);
+    if (found == nullptr || sets_nothing(*found)) continue;
+    reader.fault(key, std::string(key) +
+                          " is RLOOConfig's: RLOO (a reference model at its default beta 0.05) is "
+                          "not modelled; GRPOConfig's keys are read.");
+    return;
+  }
+}
+
+// GRPOConfig's keys that RLOOConfig lacks (TRL f2cd5771): one of them, or beta, says the file is
+// GRPO's and not RLOO's, whose default beta loads a reference model.
+bool names_grpo_alone(const KeyReader& reader) {
+  for (const char* key :
+       {"beta", "loss_type", "importance_sampling_level", "scale_rewards", "top_entropy_quantile",
+        "entropy_coef", "delta", "off_policy_mask_threshold", "vllm_importance_sampling_correction",
+        "vllm_importance_sampling_mode", "multi_objective_aggregation", "use_bias_correction_kl"}) {
+    if (reader.find(key) != nullptr) return true;
+  }
+  return false;
 }
 
 // ---- trl grpo --config: GRPOConfig (TRL f2cd5771) -----------------------------------------------
@@ -397,6 +426,12 @@ GrpoGeneration read_grpo_batch(KeyReader& reader, TrainingSetup& setup, const Tr
   setup.micro_batch_sequences = static_cast<int>(
       reader.get("per_device_train_batch_size", text_number(true, 1, kMaxMicroBatchSequences))
           .value_or(8));
+  const Json* completion = reader.find("max_completion_length");
+  if (completion != nullptr && completion->is_null()) {
+    reader.fault("max_completion_length",
+                 "max_completion_length None leaves the completions unbounded: give their "
+                 "longest, which the loss's logits follow.");
+  }
   setup.completion_length =
       static_cast<int>(reader.get("max_completion_length", text_number(true, 1, kMaxSequenceLength))
                            .value_or(kDefaultCompletionLength));
@@ -456,11 +491,8 @@ void read_grpo_generation(KeyReader& reader, TrainingSetup& setup) {
         "vllm_mode server: vLLM generates on its own devices (trl vllm-serve), not counted here; "
         "the trainer's devices hold GRPO's update alone.");
   }
-  if (reader.get("vllm_enable_sleep_mode", text_bool()).value_or(false)) {
-    reader.fault("vllm_enable_sleep_mode",
-                 "vLLM's sleep mode (its weights and KV cache released between generations) is "
-                 "not modelled yet: the engine is counted awake through the step.");
-  }
+  const bool sleep = reader.get("vllm_enable_sleep_mode", text_bool()).value_or(false);
+  if (mode == "colocate") setup.rollout_sleep_mode = sleep;
   if (reader.get("vllm_model_impl", given_text()).value_or("vllm") != "vllm") {
     reader.fault("vllm_model_impl",
                  "vllm_model_impl transformers is not modelled: vLLM's own (vllm) is.");
@@ -473,7 +505,7 @@ void read_grpo_generation(KeyReader& reader, TrainingSetup& setup) {
   }
 }
 
-// GRPO's loss (_compute_loss, its BF16 logits over the completions): what changes it is refused.
+// GRPO's loss (_compute_loss over the completions' logits): what changes it is refused.
 void read_grpo_loss(KeyReader& reader, TrainingSetup& setup) {
   setup.logits = true;
   setup.loss = Loss::kGrpo;
@@ -495,8 +527,8 @@ void read_grpo_loss(KeyReader& reader, TrainingSetup& setup) {
   }
   if (reader.get("cast_lm_head_to_fp32", text_bool()).value_or(false)) {
     reader.fault("cast_lm_head_to_fp32",
-                 "cast_lm_head_to_fp32 makes FP32 logits, whose log-probabilities TRL takes "
-                 "another way, not modelled.");
+                 "cast_lm_head_to_fp32 keeps the output layer in FP32 beside a BF16 model, which "
+                 "is not modelled.");
   }
   static const std::set<std::string> losses = {"grpo",  "bnpo",  "dr_grpo", "dapo",
                                                "luspo", "cispo", "sapo",    "vespo"};
@@ -543,6 +575,12 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
     read_hub_model(reader, "model_name_or_path", *model, setup);
   }
   GrpoGeneration generation;
+  if (grpo && !names_grpo_alone(reader)) {
+    launch.notes.push_back(
+        "Read as trl grpo's: the file sets none of the keys GRPOConfig has and RLOOConfig lacks "
+        "(beta, loss_type, …). Under trl rloo its default beta 0.05 would load a reference model, "
+        "which is not modelled.");
+  }
   if (grpo) {
     generation = read_grpo_batch(reader, setup, base);
   } else {
@@ -585,10 +623,13 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
     }
     const double steps = generation.batch > 0 ? generation.batch / micro_batches : generation.steps;
     if (steps > 1) {
+      // The generation's sequences, which vLLM holds at once, in the global batch's place: the
+      // hf stack's step depends on the micro-batch alone.
       setup.global_batch_sequences = static_cast<int>(micro_batches * steps);
       launch.notes.push_back("A generation: " + format_count(micro_batches * steps) +
                              " sequences over the devices, " + format_count(steps) +
-                             " micro-batches of each (steps_per_generation).");
+                             " micro-batches of each (steps_per_generation), counted as the "
+                             "global batch.");
     }
   }
   launch.notes.push_back(

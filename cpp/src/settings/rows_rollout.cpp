@@ -81,6 +81,18 @@ void add_rollout(Entries& entries) {
           .page("rl", "vLLM's tensor parallel size",
                 "TRL's <code>vllm_tensor_parallel_size</code>: each engine split over this many "
                 "devices, which gather their prompts and generate them together."));
+  add(row<&TrainingSetup::rollout_sleep_mode>(
+          id::kRolloutSleepMode, "vLLM sleep mode",
+          "TRL's vllm_enable_sleep_mode: vLLM sleeps through the trainer's update (level 2, its "
+          "weights and KV cache released) and wakes for each generation, after the trainer "
+          "empties its cache",
+          "rolloutSleepMode")
+          .requires_value(id::kRollout, "vllm", "sleep mode is vLLM's")
+          .rule([](const TrainingSetup& setup) { return setup.rollout == Rollout::kVllm; },
+                "Sleep mode is vLLM's: choose vllm, or turn it off.")
+          .page("rl", "",
+                "TRL's <code>vllm_enable_sleep_mode</code>: vLLM releases its weights and KV "
+                "cache during the update, and takes them back to generate."));
   add(row<&TrainingSetup::completion_length>(
           id::kCompletionLength, "Completion length",
           "TRL's max_completion_length under GRPO's loss: the tokens each sequence's completion "

@@ -402,12 +402,12 @@ double grpo_output_input_bytes(const StepDevice& device, double sequences) {
 // exponentiated in place, freed); the entropy under no_grad over a contiguous copy (B > 1) in
 // chunks of r = min(B·C, 128) rows, three r × V tensors at once. Backward, the last sequence first:
 // each logsumexp's gradient (its x − max and their exp freed); the rows stacked; the gather's
-// zeros, scattered in place (torch 2's gather_backward), the logits it saved freed; the two
-// gradients added; the in-place divide's AsStridedBackward0 and CopySlices: two N-sized buffers,
-// the slice's clone and the divide's gradient; the BF16 cast of the converted gradient. Without
-// autocast over BF16 weights (--no-autocast), BF16 logits take the BF16 branch: each sequence's
-// log-softmax saved, in BF16, the gather's zeros and scatter and the log-softmax's gradient in
-// its turn. Returns the logits' gradient.
+// zeros, scattered into in place (gather_backward's scatter_add_), the logits it saved freed; the
+// two gradients summed in place (autograd's InputBuffer); the in-place divide's
+// AsStridedBackward0 and CopySlices: two N-sized buffers, the slice's clone and the divide's
+// gradient; the BF16 cast of the converted gradient. Without autocast over BF16 weights
+// (--no-autocast), BF16 logits take the BF16 branch: each sequence's log-softmax saved, in BF16,
+// the gather's zeros and the log-softmax's gradient in its turn. Returns the logits' gradient.
 CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
                                    const std::function<void()>& forward_done) {
   const std::size_t tag_logits = tag(Term::kLogits);
@@ -431,13 +431,11 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
     step.give(step.take(tag_logits, 3 * kBf16Bytes * chunk_rows * vocabulary));
     step.give(copy);
     step.give(logits);
-    // The first sequence back holds every saved log-softmax beside its gather's zeros and
-    // scatter; the log-softmax's gradient is the row's.
+    // The first sequence back holds every saved log-softmax beside its gather's zeros; the
+    // log-softmax's gradient is the row's.
     const auto zeros = step.take(tag_logits, kBf16Bytes * row);
-    const auto scatter = step.take(tag_logits, kBf16Bytes * row);
-    step.give(zeros);
     const auto first = step.take(tag_logits, kBf16Bytes * row);
-    step.give(scatter);
+    step.give(zeros);
     step.give(saved);
     const auto rest = step.take(tag_logits, kBf16Bytes * (rows - row));
     const auto stacked = step.take(tag_logits, kBf16Bytes * rows);
@@ -468,13 +466,13 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
   step.give(step.take(tag_logits, 2 * kFp32Bytes * row));
   const auto stacked = step.take(tag_logits, kFp32Bytes * rows);
   step.give(row_gradients);
+  // The gather's gradient, zeros scattered into in place; the saved logits freed; the stacked rows'
+  // gradient added to it in place (autograd's InputBuffer::accumulate).
   const auto zeros = step.take(tag_logits, kFp32Bytes * rows);
   step.give(logits);
-  const auto sum = step.take(tag_logits, kFp32Bytes * rows);
   step.give(stacked);
-  step.give(zeros);
   const auto strided = step.take(tag_logits, kFp32Bytes * n);
-  step.give(sum);
+  step.give(zeros);
   const auto gradient = step.take(tag_logits, kFp32Bytes * n);
   const auto clone = step.take(tag_logits, kFp32Bytes * rows);
   const auto divided = step.take(tag_logits, kFp32Bytes * rows);

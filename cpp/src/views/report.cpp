@@ -76,6 +76,9 @@ nlohmann::ordered_json rollout_json(const Estimate& estimate) {
       {"rolloutSequences", number(rollout.rollout_sequences)},
       {"rolloutTokens", number(rollout.rollout_tokens)},
       {"trainerBytes", number(rollout.trainer_bytes)},
+      {"sleepMode", estimate.setup.rollout_sleep_mode},
+      {"residentBytes", number(rollout.resident_bytes)},
+      {"generationBytes", number(rollout.generation_bytes)},
       {"startupBytes", rollout.startup_bytes < 0
                            ? nlohmann::ordered_json(nullptr)
                            : nlohmann::ordered_json(number(rollout.startup_bytes))},
@@ -134,8 +137,9 @@ nlohmann::ordered_json to_json(const Estimate& estimate) {
       {"precision", choice_id(estimate.setup.precision)},
       {"logits", estimate.setup.logits},
       {"loss", choice_id(estimate.setup.loss)},
-      {"completionLength",
-       estimate.setup.loss == Loss::kGrpo ? Json(estimate.setup.completion_length) : Json(nullptr)},
+      {"completionLength", estimate.setup.loss == Loss::kGrpo
+                               ? nlohmann::ordered_json(estimate.setup.completion_length)
+                               : nlohmann::ordered_json(nullptr)},
       {"devices", number(estimate.num_devices)},
       {"fits", estimate.fits},
       {"headroomPercent", estimate.setup.headroom_percent},

@@ -98,12 +98,20 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
                          const std::vector<std::string>& not_understood) {
   VerdictAnswer answer;
   // The run fits when its most loaded device does: that one decides, whichever stage is answered.
-  const double total = estimate.most_loaded.total_bytes;
+  // Under vLLM's sleep mode the generation, vLLM woken beside what the trainer keeps, may hold more
+  // than the update: the larger decides.
+  const double update = estimate.most_loaded.total_bytes;
+  const double generation =
+      estimate.setup.rollout_sleep_mode ? rollout_figures(estimate).generation_bytes : 0;
+  const double total = std::max(update, generation);
   const int p = estimate.setup.layout.pipeline_parallel;
   const std::string judged =
-      !answers_another_stage(estimate)
-          ? ""
-          : "The most loaded device decides, on " + stage_words(estimate.most_loaded, p) + ". ";
+      (generation > update ? "The generation decides, vLLM woken beside the trainer's weights "
+                             "and optimiser state. "
+                           : "") +
+      (!answers_another_stage(estimate)
+           ? std::string()
+           : "The most loaded device decides, on " + stage_words(estimate.most_loaded, p) + ". ");
   if (!not_understood.empty()) {
     // No verdict on a setup the file may not be: the estimate stands, said as the file's figure
     // without what it leaves out.
