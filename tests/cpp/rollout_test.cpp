@@ -143,6 +143,16 @@ TEST_CASE(
   // Awake, the same share sits beside the trainer's whole step: 0.65 no longer fits.
   setup.rollout_sleep_mode = false;
   CHECK_FALSE(estimate_memory(setup).fits);
+  // Under DDP the trainer also keeps its gradient buckets between updates.
+  TrainingSetup ddp = setup;
+  ddp.layout.data_parallel = 2;
+  const Estimate replicated = estimate_memory(ddp);
+  REQUIRE(replicated.answer.ok());
+  CHECK(stack_term(replicated, "ddp-gradient-buckets") > 0);
+  CHECK(rollout_figures(replicated).resident_bytes ==
+        replicated.bytes[Term::kWeights] + replicated.bytes[Term::kMasterWeights] +
+            replicated.bytes[Term::kOptimizerStates] + replicated.bytes[Term::kRuntime] +
+            stack_term(replicated, "ddp-gradient-buckets"));
   // Sleep mode is vLLM's.
   alone.rollout_sleep_mode = true;
   CHECK(estimate_memory(alone).answer.setting == setting_id::kRolloutSleepMode);

@@ -103,7 +103,8 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   // Between updates the trainer keeps its weights, optimiser state and runtime (the Trainer's
   // zero_grad frees the gradients); under sleep mode TRL empties its cache before waking vLLM.
   figures.resident_bytes = estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
-                           estimate.bytes[Term::kOptimizerStates] + estimate.bytes[Term::kRuntime];
+                           estimate.bytes[Term::kOptimizerStates] + estimate.bytes[Term::kRuntime] +
+                           held_by_term(estimate, "ddp-gradient-buckets");
   figures.generation_bytes =
       setup.rollout_sleep_mode ? figures.resident_bytes + figures.engine_bytes : update;
   // vLLM's checks as it starts, in its order. Worker.init_device: the device's free memory at
@@ -172,14 +173,16 @@ std::string rollout_start_failure(const RolloutFigures& figures) {
 namespace {
 
 // The utilizations between which the run works, in one sentence.
-std::string utilization_range(const RolloutFigures& figures) {
+std::string utilization_range(const RolloutFigures& figures, bool sleeping) {
   const double largest = std::floor(figures.largest_utilization * 100 + 1e-9) / 100;
   const double least = std::max(figures.least_starting_utilization, figures.smallest_utilization);
-  std::string text = largest <= 0 ? "No gpu_memory_utilization leaves the trainer room: it needs " +
-                                        format_bytes(figures.trainer_bytes) + " beside any engine."
-                                  : "The largest gpu_memory_utilization that leaves the trainer "
-                                    "room is " +
-                                        share_text(largest, false) + ".";
+  std::string text = largest > 0
+                         ? "The largest gpu_memory_utilization that leaves the trainer room is " +
+                               share_text(largest, false) + "."
+                     : sleeping ? "No gpu_memory_utilization helps: the update alone needs " +
+                                      format_bytes(figures.trainer_bytes) + "."
+                                : "No gpu_memory_utilization leaves the trainer room: it needs " +
+                                      format_bytes(figures.trainer_bytes) + " beside any engine.";
   const auto least_text = [](double share) {
     return share > 1 ? std::string("more than the whole device") : share_text(share, true);
   };
@@ -224,17 +227,19 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
     // wake_up(kv_cache), generate, sleep(level=2).
     notes.push_back(
         "Sleep mode (TRL's vllm_enable_sleep_mode, level 2): the update holds the trainer's step "
-        "alone, and the generation the trainer's weights, optimiser state and runtime (" +
+        "alone, and the generation what the trainer keeps between updates, its weights, "
+        "optimiser state, DDP's buckets and runtime (" +
         format_bytes(figures.resident_bytes) +
-        ", its gradients freed and its cache emptied first) beside vLLM's share: " +
+        ", its gradients freed and its cache emptied), beside vLLM's share: " +
         format_bytes(figures.generation_bytes) +
         (figures.generation_bytes > estimate.usable_bytes
              ? ", more than the device's usable memory."
              : ".") +
-        " Not counted: what vLLM keeps asleep (its CUDA graphs' pool and its sampler's buffers, "
-        "which its log calls the memory still in use) and the weights' transfer as it wakes.");
+        " Not counted: what vLLM keeps asleep (its CUDA graphs' pool, its runner's and sampler's "
+        "buffers), cache segments empty_cache cannot return, and the weight sync's copies as "
+        "vLLM's weights wake before its KV cache.");
   }
-  notes.push_back(utilization_range(figures));
+  notes.push_back(utilization_range(figures, setup.rollout_sleep_mode));
   // TRL's _generate_and_score_completions: old_per_token_logps under no_grad, micro-batch by
   // micro-batch (vLLM's importance-sampling correction, on by default), and with beta above 0 the
   // reference model's, not modelled (beta 0, TRL's default, loads none).

@@ -422,6 +422,20 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
   const double chunk_rows = std::min(sequences * completion, kEntropyChunkRows);
   const auto input = step.take(tag_logits, grpo_output_input_bytes(device, sequences));
   const bool trained_output = setup.lora_rank == 0;
+  // The in-place divide's backward pass, from the completions' gradient (`incoming`, freed once
+  // read): AsStridedBackward0's N-sized buffer, then CopySlices' own, the slice's clone and the
+  // divide's gradient. Returns the logits' gradient.
+  const auto copy_slices_backward = [&](double bytes, CachingAllocator::Handle incoming) {
+    const auto strided = step.take(tag_logits, bytes * n);
+    step.give(incoming);
+    const auto gradient = step.take(tag_logits, bytes * n);
+    const auto clone = step.take(tag_logits, bytes * rows);
+    const auto divided = step.take(tag_logits, bytes * rows);
+    step.give(clone);
+    step.give(strided);
+    step.give(divided);
+    return gradient;
+  };
   if (setup.no_autocast) {  // BF16 logits, selective_log_softmax's BF16 branch
     const auto logits = step.take(tag_logits, kBf16Bytes * n);
     if (!trained_output) step.give(input);
@@ -441,13 +455,7 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
     const auto stacked = step.take(tag_logits, kBf16Bytes * rows);
     step.give(first);
     step.give(rest);
-    const auto strided = step.take(tag_logits, kBf16Bytes * n);
-    step.give(stacked);
-    const auto gradient = step.take(tag_logits, kBf16Bytes * n);
-    const auto clone = step.take(tag_logits, kBf16Bytes * rows);
-    step.give(step.take(tag_logits, kBf16Bytes * rows));
-    step.give(clone);
-    step.give(strided);
+    const auto gradient = copy_slices_backward(kBf16Bytes, stacked);
     if (trained_output) step.give(input);
     return gradient;
   }
@@ -471,14 +479,7 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
   const auto zeros = step.take(tag_logits, kFp32Bytes * rows);
   step.give(logits);
   step.give(stacked);
-  const auto strided = step.take(tag_logits, kFp32Bytes * n);
-  step.give(zeros);
-  const auto gradient = step.take(tag_logits, kFp32Bytes * n);
-  const auto clone = step.take(tag_logits, kFp32Bytes * rows);
-  const auto divided = step.take(tag_logits, kFp32Bytes * rows);
-  step.give(clone);
-  step.give(strided);
-  step.give(divided);
+  const auto gradient = copy_slices_backward(kFp32Bytes, zeros);
   if (trained_output) step.give(input);
   if (!converted) return gradient;
   const auto bf16 = step.take(tag_logits, kBf16Bytes * n);

@@ -101,8 +101,10 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   // Under vLLM's sleep mode the generation, vLLM woken beside what the trainer keeps, may hold more
   // than the update: the larger decides.
   const double update = estimate.most_loaded.total_bytes;
-  const double generation =
-      estimate.setup.rollout_sleep_mode ? rollout_figures(estimate).generation_bytes : 0;
+  // (A vLLM that does not start is its own verdict, below.)
+  const RolloutFigures sleeping =
+      estimate.setup.rollout_sleep_mode ? rollout_figures(estimate) : RolloutFigures{};
+  const double generation = sleeping.starts() ? sleeping.generation_bytes : 0;
   const double total = std::max(update, generation);
   const int p = estimate.setup.layout.pipeline_parallel;
   const std::string judged =
