@@ -138,26 +138,8 @@ void add_notes(Calculation& calc, const TrainingSetup& asked, std::vector<std::s
   if (asked.dropout == Dropout::kModel && calc.shape->dropout_stated) {
     calc.notes.push_back("Dropout as the config sets it: " + calc.shape->dropout_said + ".");
   }
-  // Both activation models count 16-bit activations; FP32 training keeps them in FP32.
-  if (asked.precision == Precision::kFp32) {
-    calc.notes.push_back(
-        "Under fp32 the activations and logits are counted at their 16-bit sizes, as both "
-        "activation models define them; FP32 training keeps them in FP32, up to twice as much.");
-  }
-  // accelerate's FSDP under the hf stack, full training: in the model's BF16 with mixed precision
-  // off (bf16); under bf16 mixed precision (bf16-mixed) accelerate upcasts them to FP32.
-  if (stack_row(asked.stack).full_shard_only && asked.layout.zero_stage >= 3 &&
-      asked.lora_rank == 0) {
-    calc.notes.push_back(
-        asked.precision == Precision::kBf16
-            ? "Under accelerate's FSDP with bf16 precision the trained parameters stay in the "
-              "model's BF16, as accelerate keeps them with mixed precision off; under bf16 mixed "
-              "precision (Trainer's bf16=True) it upcasts them to FP32: choose bf16-mixed for "
-              "that run."
-            : "Under accelerate's FSDP with bf16 mixed precision the trained parameters are held "
-              "in FP32 shards, as accelerate upcasts them (Accelerator.prepare_model), and "
-              "gathered and their gradients made in BF16 (FSDP's MixedPrecision).");
-  }
+  // What the setup's precision brings under its stack (stack_rows.hpp; none in the first view).
+  for (std::string& note : precision_notes(asked)) calc.notes.push_back(std::move(note));
 }
 
 // A hybrid (models.hpp): how many layers of each kind, and what each keeps (stage.cpp), once
@@ -200,9 +182,8 @@ void add_softcapping_note(Calculation& calc, const TrainingSetup& setup) {
   calc.notes.push_back("Its final_logit_softcapping (" +
                        format_count(shape.final_logit_softcapping) +
                        ") runs cap·tanh(logits / cap) in transformers' forward, whose tanh keeps "
-                       "one more BF16 tensor of the logits' size (2 B × V a token" +
-                       std::string(setup.loss == Loss::kGrpo ? " of the C + 1 kept" : "") +
-                       ") that the logits figure leaves out.");
+                       "one more BF16 tensor of the logits' size (2 B × V a row of logits) that "
+                       "the logits figure leaves out.");
 }
 
 // A DSA model's layers (models.hpp, sparse_attention): what picks the keys, and what a layer keeps.

@@ -206,28 +206,32 @@ Figure grpo_figure(const ModelShape& shape, const TrainingSetup& setup, double t
   const double bytes = setup.no_autocast ? kBf16Bytes : kFp32Bytes;  // a logit's
   const double several = b > 1 ? 1 : 0;
   const double rows = std::min(b * c, kEntropyChunkRows);
+  // The entropy's moment: the logits, the completions' contiguous copy, and over BF16 logits every
+  // saved log-softmax; the divide's: two N-sized buffers, the slice's clone and its gradient.
+  const double kept_rows = several + (setup.no_autocast ? 1 : 0);
+  const double entropy = bytes * (b * (c + 1) + kept_rows * b * c + 3 * rows) * v;
+  const double divide = 2 * bytes * (b * (c + 1) + b * c) * v;
+  // The output layer's input slice, copied where it is not contiguous or autocast casts it, and
+  // saved where the output layer trains.
+  const bool cast = setup.precision == Precision::kBf16Mixed && !setup.no_autocast;
+  const double input = (several > 0 || cast) && setup.lora_rank == 0
+                           ? (setup.precision == Precision::kFp32 ? kFp32Bytes : kBf16Bytes)
+                           : 0;
+  const double input_bytes = input * b * (c + 1) * shape.hidden_size;
+  if (!pen.writing()) return Figure(std::max(entropy, divide) + input_bytes);
   const Figure sequences = pen.count(b, "sequences");
   const Figure kept = pen.said(c + 1, [&] { return "(C + 1 = " + number_text(c + 1) + ")"; });
   const Figure completion = pen.said(c, [&] { return "C " + number_text(c); });
   const Figure vocabulary = pen.count(v, "V");
   const Figure logits = sequences * kept * vocabulary;
   const Figure completions = sequences * completion * vocabulary;
-  const double all_logits = b * (c + 1) * v;
-  const double all_rows = b * c * v;
-  // The entropy's moment: the logits, the completions' contiguous copy, and over BF16 logits every
-  // saved log-softmax.
-  const double kept_rows = several + (setup.no_autocast ? 1 : 0);
-  const double entropy = bytes * all_logits + kept_rows * bytes * all_rows + 3 * bytes * rows * v;
-  const double divide = 2 * bytes * all_logits + 2 * bytes * all_rows;
   Figure peak = entropy >= divide
                     ? pen.bytes(bytes) * logits + pen.bytes(kept_rows * bytes) * completions +
                           pen.bytes(3 * bytes) *
                               pen.said(rows, [&] { return number_text(rows) + " rows (r)"; }) *
                               vocabulary
                     : pen.bytes(2 * bytes) * logits + pen.bytes(2 * bytes) * completions;
-  const bool cast = setup.precision == Precision::kBf16Mixed && !setup.no_autocast;
-  if ((several > 0 || cast) && setup.lora_rank == 0) {
-    const double input = setup.precision == Precision::kFp32 ? kFp32Bytes : kBf16Bytes;
+  if (input > 0) {
     peak = peak + pen.bytes(input) * sequences * kept * pen.count(shape.hidden_size, "h");
   }
   return peak;

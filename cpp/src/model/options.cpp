@@ -259,9 +259,7 @@ const std::vector<Choice>& choices<Loss>() {
       {"chunked-wrapper", "Chunked wrapper (torchtitan)",
        "torchtitan's ChunkedLossWrapper, its llama3 configs' loss since April 2026: the output "
        "layer, the loss and its backward pass over --loss-chunks chunks of tokens in turn"},
-      {"grpo", "GRPO (TRL)",
-       "TRL's GRPOTrainer: the completions' per-token log-probabilities, each sequence's "
-       "log-softmax in turn, and their entropy"},
+      {"grpo", "GRPO (TRL)", "TRL's GRPOTrainer: the completions' log-probabilities"},
   };
   return choices;
 }

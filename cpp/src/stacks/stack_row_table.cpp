@@ -6,6 +6,31 @@
 
 namespace trainmem {
 
+std::vector<std::string> precision_notes(const TrainingSetup& asked) {
+  std::vector<std::string> notes;
+  // Both activation models count 16-bit activations; FP32 training keeps them in FP32.
+  if (asked.precision == Precision::kFp32) {
+    notes.push_back(
+        "Under fp32 the activations and logits are counted at their 16-bit sizes, as both "
+        "activation models define them; FP32 training keeps them in FP32, up to twice as much.");
+  }
+  // accelerate's FSDP under the hf stack, full training: in the model's BF16 with mixed precision
+  // off (bf16); under bf16 mixed precision (bf16-mixed) accelerate upcasts them to FP32.
+  if (stack_row(asked.stack).full_shard_only && asked.layout.zero_stage >= 3 &&
+      asked.lora_rank == 0) {
+    notes.push_back(
+        asked.precision == Precision::kBf16
+            ? "Under accelerate's FSDP with bf16 precision the trained parameters stay in the "
+              "model's BF16, as accelerate keeps them with mixed precision off; under bf16 mixed "
+              "precision (Trainer's bf16=True) it upcasts them to FP32: choose bf16-mixed for "
+              "that run."
+            : "Under accelerate's FSDP with bf16 mixed precision the trained parameters are held "
+              "in FP32 shards, as accelerate upcasts them (Accelerator.prepare_model), and "
+              "gathered and their gradients made in BF16 (FSDP's MixedPrecision).");
+  }
+  return notes;
+}
+
 const StackRow& stack_row(Stack stack) {
   static const StackRow rows[] = {
       ideal_stack_row(),
