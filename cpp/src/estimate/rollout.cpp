@@ -226,10 +226,13 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
     // trl/generation/vllm_generation.py: empty_cache, wake_up(weights), reload_weights,
     // wake_up(kv_cache), generate, sleep(level=2).
     notes.push_back(
-        "Sleep mode (TRL's vllm_enable_sleep_mode, level 2): the update holds the trainer's step "
-        "alone, and the generation what the trainer keeps between updates, its weights, "
-        "optimiser state, DDP's buckets and runtime (" +
-        format_bytes(figures.resident_bytes) +
+        std::string(
+            "Sleep mode (TRL's vllm_enable_sleep_mode, level 2): the update holds the trainer's "
+            "step "
+            "alone, and the generation what the trainer keeps between updates, its weights, "
+            "optimiser state") +
+        (held_by_term(estimate, "ddp-gradient-buckets") > 0 ? ", DDP's buckets" : "") +
+        " and runtime (" + format_bytes(figures.resident_bytes) +
         ", its gradients freed and its cache emptied), beside vLLM's share: " +
         format_bytes(figures.generation_bytes) +
         (figures.generation_bytes > estimate.usable_bytes
