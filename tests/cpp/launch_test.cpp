@@ -1881,6 +1881,12 @@ TEST_CASE("launch: TRL's GRPO config opens to the flags' setup, the prompts' len
       read_axolotl(std::string(kTrlGrpo) + "vllm_enable_sleep_mode: true\n", beside);
   REQUIRE_MESSAGE(sleeping.answer.ok(), sleeping.answer.message);
   CHECK(sleeping.setup.rollout_sleep_mode);
+  // disable_dropout: the model's dropout off, its masks not kept (a memory-bearing key, read).
+  const LaunchConfig no_dropout =
+      read_axolotl(std::string(kTrlGrpo) + "disable_dropout: true\n", beside);
+  REQUIRE_MESSAGE(no_dropout.answer.ok(), no_dropout.answer.message);
+  CHECK(no_dropout.setup.dropout == Dropout::kOff);
+  CHECK(launch.setup.dropout == Dropout::kModel);
 }
 
 TEST_CASE("launch: the CLI reads the GRPO example, the sequence length beside it and no more") {

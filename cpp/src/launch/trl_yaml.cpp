@@ -5,9 +5,8 @@
 // (transformers' Trainer with PEFT, which TRL's SFTTrainer is), on one device or under DDP.
 //
 // The file does not say which trainer reads it: a file with GRPOConfig's own keys (use_vllm,
-// num_generations, max_completion_length, …) is `trl grpo --config`'s, read by GRPOConfig's keys
-// and defaults at TRL f2cd5771 (after v1.9.0; trl/trainer/grpo_config.py, trl/scripts/grpo.py),
-// the run that the hf stack with vLLM colocated and GRPO's loss models; any other, SFTConfig's.
+// num_generations, max_completion_length, …) is `trl grpo --config`'s, whose own keys are read as
+// GRPOConfig at TRL f2cd5771 reads them (trl_grpo.cpp); any other, SFTConfig's.
 // DPO's own keys name that trainer, which is refused. TRL's defaults differ from
 // TrainingArguments': bf16 on, gradient checkpointing on (v0.22), the weights loaded in FP32
 // (v0.27) and SFT's loss chunked (chunked_nll, v1.7). A key that an older TRL had (torch_dtype,
@@ -22,6 +21,7 @@
 
 #include "launch/key_reader.hpp"
 #include "launch/launch_readers.hpp"
+#include "launch/trl_grpo.hpp"
 #include "launch/yaml_keys.hpp"
 #include "model/config_text.hpp"
 #include "trainmem/config.hpp"
@@ -36,8 +36,8 @@ using Json = nlohmann::json;
 using namespace yaml_keys;
 
 constexpr const char* kTrlKind = "TRL config (YAML, trl sft --config; TRL v1.9.0)";
-constexpr const char* kTrlGrpoKind =
-    "TRL config (YAML, trl grpo --config; GRPOConfig at TRL f2cd5771, after v1.9.0)";
+
+}  // namespace
 
 // Keys with no bearing on the device's memory: the data, the schedule and the learning rate,
 // logging, saving, evaluation, hub uploads, the tokenizer's.
@@ -66,6 +66,8 @@ const std::set<std::string>& trl_no_bearing_keys() {
   // clang-format on
   return keys;
 }
+
+namespace {
 
 // Each sequence at most max_length tokens (1024), per_device_train_batch_size sequences (8),
 // packed, padded or flattened (padding_free) to no more.
@@ -354,201 +356,6 @@ void refuse_other_trainers(KeyReader& reader, bool grpo) {
   }
 }
 
-// GRPOConfig's keys that RLOOConfig lacks (TRL f2cd5771): one of them, or beta, says the file is
-// GRPO's and not RLOO's, whose default beta loads a reference model.
-bool names_grpo_alone(const KeyReader& reader) {
-  for (const char* key :
-       {"beta", "loss_type", "importance_sampling_level", "scale_rewards", "top_entropy_quantile",
-        "entropy_coef", "delta", "off_policy_mask_threshold", "vllm_importance_sampling_correction",
-        "vllm_importance_sampling_mode", "multi_objective_aggregation", "use_bias_correction_kl"}) {
-    if (reader.find(key) != nullptr) return true;
-  }
-  return false;
-}
-
-// ---- trl grpo --config: GRPOConfig (TRL f2cd5771) -----------------------------------------------
-
-// GRPOConfig's own keys, and GRPO's script's: a file with any of them is `trl grpo --config`'s.
-bool is_grpo_file(const KeyReader& reader) {
-  for (const char* key :
-       {"use_vllm", "vllm_mode", "num_generations", "max_completion_length", "steps_per_generation",
-        "generation_batch_size", "vllm_gpu_memory_utilization", "vllm_tensor_parallel_size",
-        "vllm_max_model_length", "vllm_enable_sleep_mode", "reward_funcs",
-        "reward_model_name_or_path", "num_iterations", "epsilon_high"}) {
-    const Json* found = reader.find(key);
-    if (found != nullptr && !sets_nothing(*found)) return true;
-  }
-  return false;
-}
-
-// GRPOConfig's keys with no bearing on the device's memory: sampling, the loss's coefficients and
-// clipping over (B, C) tensors, rewards, logging, vLLM's server (on its own devices), and
-// DeepSpeed's gather for generation (DeepSpeed is refused by its own key).
-const std::set<std::string>& grpo_no_bearing_keys() {
-  static const std::set<std::string> keys = [] {
-    std::set<std::string> all = trl_no_bearing_keys();
-    // clang-format off
-    for (const char* key : {
-        "num_generations", "num_generations_eval", "temperature", "top_p", "top_k", "min_p",
-        "repetition_penalty", "generation_kwargs", "chat_template_kwargs", "cache_implementation",
-        "epsilon", "epsilon_high", "delta", "sapo_temperature_neg", "sapo_temperature_pos",
-        "vespo_k_pos", "vespo_lambda_pos", "vespo_k_neg", "vespo_lambda_neg",
-        "importance_sampling_level", "reward_weights", "multi_objective_aggregation",
-        "scale_rewards", "num_iterations", "mask_truncated_completions", "top_entropy_quantile",
-        "vllm_importance_sampling_correction", "vllm_importance_sampling_mode",
-        "vllm_importance_sampling_clip_max", "vllm_importance_sampling_clip_min",
-        "vllm_importance_sampling_cap", "off_policy_mask_threshold", "log_completions",
-        "log_multimodal", "num_completions_to_print", "log_unique_prompts",
-        "log_completions_hub_repo", "reward_funcs", "vllm_server_base_url", "vllm_server_host",
-        "vllm_server_port", "vllm_server_timeout", "vllm_group_port",
-        "vllm_structured_outputs_regex", "max_tool_calling_iterations", "router_aux_loss_coef",
-        "disable_dropout", "ds3_gather_for_generation"}) {
-      all.insert(key);
-    }
-    // clang-format on
-    return all;
-  }();
-  return keys;
-}
-
-// A generation's steps: steps_per_generation (gradient_accumulation_steps by default), or
-// generation_batch_size over the devices' micro-batches (GRPOConfig.__post_init__).
-struct GrpoGeneration {
-  double steps = 1;
-  double batch = 0;  // generation_batch_size where given
-};
-
-// GRPO's batch: per_device_train_batch_size sequences (8), each its prompt and then at most
-// max_completion_length tokens (512). GRPOConfig has no prompt length (the data's), so the
-// sequence is --seq-len's, beside the file.
-GrpoGeneration read_grpo_batch(KeyReader& reader, TrainingSetup& setup, const TrainingSetup& base) {
-  setup.sequence_length = base.sequence_length;
-  setup.micro_batch_sequences = static_cast<int>(
-      reader.get("per_device_train_batch_size", text_number(true, 1, kMaxMicroBatchSequences))
-          .value_or(8));
-  const Json* completion = reader.find("max_completion_length");
-  if (completion != nullptr && completion->is_null()) {
-    reader.fault("max_completion_length",
-                 "max_completion_length None leaves the completions unbounded: give their "
-                 "longest, which the loss's logits follow.");
-  }
-  setup.completion_length =
-      static_cast<int>(reader.get("max_completion_length", text_number(true, 1, kMaxSequenceLength))
-                           .value_or(kDefaultCompletionLength));
-  reader.launch().notes.push_back(
-      "Each sequence is counted at " + format_count(setup.sequence_length) +
-      " tokens, the sequence length given beside the file: its prompt and a completion of at "
-      "most max_completion_length (" +
-      format_count(setup.completion_length) +
-      "). GRPOConfig has no prompt length, the data's: give the longest prompt plus the "
-      "completion.");
-  GrpoGeneration generation;
-  const double accumulation =
-      reader.get("gradient_accumulation_steps", text_number(true, 1, kMaxGlobalBatchSequences))
-          .value_or(1);
-  const std::optional<double> steps =
-      reader.get("steps_per_generation", text_number(true, 1, kMaxGlobalBatchSequences));
-  const std::optional<double> batch =
-      reader.get("generation_batch_size", text_number(true, 1, kMaxGlobalBatchSequences));
-  if (steps && batch) {
-    reader.fault("generation_batch_size",
-                 "steps_per_generation and generation_batch_size are both set, which GRPOConfig "
-                 "refuses; choose one.");
-  }
-  generation.steps = steps.value_or(accumulation);
-  generation.batch = batch.value_or(0);
-  return generation;
-}
-
-// The rollout engine: vLLM (use_vllm), colocated (vllm_mode, "colocate" by default) on the
-// trainer's devices, or a server on its own.
-void read_grpo_generation(KeyReader& reader, TrainingSetup& setup) {
-  if (!reader.get("use_vllm", text_bool()).value_or(false)) {
-    reader.fault("use_vllm",
-                 "GRPO without vLLM generates with the trainer's own model (transformers' "
-                 "generate), which is not modelled: set use_vllm: true.");
-    return;
-  }
-  const std::string mode = reader.get("vllm_mode", given_text()).value_or("colocate");
-  if (mode != "colocate" && mode != "server") {
-    reader.fault("vllm_mode", "vllm_mode must be colocate or server.");
-    return;
-  }
-  const double utilization =
-      reader.get("vllm_gpu_memory_utilization", text_number(false, kMinRolloutMemoryUtilization, 1))
-          .value_or(kDefaultRolloutMemoryUtilization);
-  const double tp =
-      reader.get("vllm_tensor_parallel_size", text_number(true, 1, kMaxParallelDegree)).value_or(1);
-  const double longest =
-      reader.get("vllm_max_model_length", text_number(true, 1, kMaxSequenceLength)).value_or(0);
-  if (mode == "colocate") {
-    setup.rollout = Rollout::kVllm;
-    setup.rollout_memory_utilization = utilization;
-    setup.rollout_tensor_parallel = static_cast<int>(tp);
-    setup.rollout_max_model_length = static_cast<int>(longest);
-  } else {
-    reader.launch().notes.push_back(
-        "vllm_mode server: vLLM generates on its own devices (trl vllm-serve), not counted here; "
-        "the trainer's devices hold GRPO's update alone.");
-  }
-  const bool sleep = reader.get("vllm_enable_sleep_mode", text_bool()).value_or(false);
-  if (mode == "colocate") setup.rollout_sleep_mode = sleep;
-  if (reader.get("vllm_model_impl", given_text()).value_or("vllm") != "vllm") {
-    reader.fault("vllm_model_impl",
-                 "vllm_model_impl transformers is not modelled: vLLM's own (vllm) is.");
-  }
-  for (const char* key : {"use_transformers_continuous_batching", "use_transformers_paged"}) {
-    if (reader.get(key, text_bool()).value_or(false)) {
-      reader.fault(
-          key, std::string(key) + ": generation through transformers is not modelled; vLLM's is.");
-    }
-  }
-}
-
-// GRPO's loss (_compute_loss over the completions' logits): what changes it is refused.
-void read_grpo_loss(KeyReader& reader, TrainingSetup& setup) {
-  setup.logits = true;
-  setup.loss = Loss::kGrpo;
-  if (reader.get("beta", text_number(false, 0, 1e9)).value_or(0) != 0) {
-    reader.fault("beta",
-                 "beta above 0 loads a reference model and runs it over every sequence, which is "
-                 "not modelled: beta 0, TRL's default, is.");
-  }
-  if (reader.get("use_liger_kernel", text_bool()).value_or(false)) {
-    reader.fault("use_liger_kernel",
-                 "use_liger_kernel: Liger's fused linear GRPO loss is not modelled; TRL's own is.");
-  }
-  if (reader.get("entropy_coef", text_number(false, -1e9, 1e9)).value_or(0) != 0 ||
-      reader.get("use_adaptive_entropy", text_bool()).value_or(false)) {
-    reader.fault(reader.find("entropy_coef") != nullptr ? "entropy_coef" : "use_adaptive_entropy",
-                 "An entropy bonus makes the entropy part of the loss, its log-softmax kept for "
-                 "the backward pass, which is not modelled: the entropy under no_grad (the "
-                 "default) is.");
-  }
-  if (reader.get("cast_lm_head_to_fp32", text_bool()).value_or(false)) {
-    reader.fault("cast_lm_head_to_fp32",
-                 "cast_lm_head_to_fp32 keeps the output layer in FP32 beside a BF16 model, which "
-                 "is not modelled.");
-  }
-  static const std::set<std::string> losses = {"grpo",  "bnpo",  "dr_grpo", "dapo",
-                                               "luspo", "cispo", "sapo",    "vespo"};
-  const std::string loss = reader.get("loss_type", given_text()).value_or("dapo");
-  if (losses.count(loss) == 0) {
-    reader.fault("loss_type", "loss_type " + loss.substr(0, 40) + " is not one of GRPOConfig's.");
-  }
-  if (reader.find("reward_model_name_or_path") != nullptr &&
-      !sets_nothing(*reader.find("reward_model_name_or_path"))) {
-    reader.take("reward_model_name_or_path");
-    reader.fault("reward_model_name_or_path",
-                 "A reward model on the trainer's devices is not modelled; reward functions "
-                 "(reward_funcs) are.");
-  }
-  if (reader.find("pad_to_multiple_of") != nullptr &&
-      !sets_nothing(*reader.find("pad_to_multiple_of"))) {
-    reader.list_not_understood("pad_to_multiple_of");
-  }
-}
-
 }  // namespace
 
 LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& base,
@@ -562,9 +369,9 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
   TrainingSetup& setup = launch.setup;
   setup.stack = Stack::kHf;
   KeyReader reader(launch, kDialect, keys_of(config));
-  const bool grpo = is_grpo_file(reader);
+  const bool grpo = trl_grpo::is_grpo_file(reader);
   if (grpo) {
-    launch.kind = kTrlGrpoKind;
+    launch.kind = trl_grpo::kKind;
     launch.leaves.push_back(setting_id::kSequenceLength);  // the prompts are the data's
   }
   refuse_other_trainers(reader, grpo);
@@ -574,15 +381,9 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
   } else {
     read_hub_model(reader, "model_name_or_path", *model, setup);
   }
-  GrpoGeneration generation;
-  if (grpo && !names_grpo_alone(reader)) {
-    launch.notes.push_back(
-        "Read as trl grpo's: the file sets none of the keys GRPOConfig has and RLOOConfig lacks "
-        "(beta, loss_type, …). Under trl rloo its default beta 0.05 would load a reference model, "
-        "which is not modelled.");
-  }
+  trl_grpo::Generation generation;
   if (grpo) {
-    generation = read_grpo_batch(reader, setup, base);
+    generation = trl_grpo::read_batch(reader, setup, base);
   } else {
     read_batch(reader, setup);
   }
@@ -595,8 +396,8 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
                  "LoRA on a BF16 base is (dtype: bfloat16).");
   }
   if (grpo) {
-    read_grpo_generation(reader, setup);
-    read_grpo_loss(reader, setup);
+    trl_grpo::read_generation(reader, setup);
+    trl_grpo::read_loss(reader, setup);
   } else {
     read_loss(reader, setup);
   }
@@ -606,32 +407,10 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
       reader.get("num_processes", text_number(true, 1, kMaxParallelDegree)).value_or(0));
   if (!launch.answer.ok()) return launch;
   // env: sets the environment (PYTORCH_CUDA_ALLOC_CONF among what it may hold): not understood.
-  reader.list_unread(grpo ? grpo_no_bearing_keys() : trl_no_bearing_keys(), &sets_nothing);
+  reader.list_unread(grpo ? trl_grpo::no_bearing_keys() : trl_no_bearing_keys(), &sets_nothing);
   const long long world = context.world_size > 0 ? context.world_size : processes;
   setup.layout.data_parallel = static_cast<int>(std::max(1LL, world));
-  if (grpo) {
-    // A generation: each device's micro-batch times the steps it spans (GRPOConfig.__post_init__
-    // refuses a generation_batch_size that the devices' micro-batches do not divide).
-    const double micro_batches = static_cast<double>(setup.micro_batch_sequences) *
-                                 static_cast<double>(setup.layout.data_parallel);
-    if (generation.batch > 0 && std::fmod(generation.batch, micro_batches) != 0) {
-      reader.fault("generation_batch_size",
-                   "generation_batch_size must be a multiple of per_device_train_batch_size × "
-                   "the devices (" +
-                       format_count(micro_batches) + "), as GRPOConfig requires.");
-      return launch;
-    }
-    const double steps = generation.batch > 0 ? generation.batch / micro_batches : generation.steps;
-    if (steps > 1) {
-      // The generation's sequences, which vLLM holds at once, in the global batch's place: the
-      // hf stack's step depends on the micro-batch alone.
-      setup.global_batch_sequences = static_cast<int>(micro_batches * steps);
-      launch.notes.push_back("A generation: " + format_count(micro_batches * steps) +
-                             " sequences over the devices, " + format_count(steps) +
-                             " micro-batches of each (steps_per_generation), counted as the "
-                             "global batch.");
-    }
-  }
+  if (grpo) trl_grpo::count_generation(reader, setup, generation);
   launch.notes.push_back(
       world > 1
           ? "d " + std::to_string(world) + ": " +
