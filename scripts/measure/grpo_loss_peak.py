@@ -16,7 +16,7 @@ in the same order on the same shapes, as transformers' Trainer runs them through
     entropy under no_grad: logits.reshape(-1, V) in chunks of 128 rows, log_softmax, exp, product
     the clipped GRPO loss over the (B, C) log-probabilities, then backward
 
-On a CPU, PyTorch's large tensors come from mmap and go back to the system when freed, so the
+On a CPU (with loss_peak.py's process, peak and table), PyTorch's large tensors come from mmap and go back to the system when freed, so the
 process's resident memory follows the live tensors (as in loss_peak.py). Each case runs in a fresh
 process with glibc's mmap threshold pinned low; just before the output layer it resets the
 kernel's high-water mark (/proc/self/clear_refs) and reads the resident memory, and the peak is the
@@ -25,34 +25,15 @@ trainmem's replay of this code (stack_step.cpp, grpo_loss), not TRL on a GPU.
 """
 
 import argparse
-import datetime
 import json
-import os
-import platform
-import subprocess
-import sys
 
 import torch
 import torch.nn.functional as F
 
+from loss_peak import fresh_process_case, reset_peak, status_bytes, write_table
 
-MMAP_THRESHOLD_BYTES = 128 * 1024  # glibc raises its threshold after frees; pin it
+
 ENTROPY_CHUNK_ROWS = 128           # entropy_from_logits' chunk_size
-
-
-def status_bytes(field):
-    """VmRSS or VmHWM of this process, in bytes, from /proc/self/status (reported in kB)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise SystemExit("no %s in /proc/self/status: this needs Linux" % field)
-
-
-def reset_peak():
-    """Resets VmHWM to the current resident memory (Linux >= 4.0)."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
 
 
 def per_token_logps_and_entropies(hidden, w, ids, completion, convert):
@@ -132,34 +113,17 @@ def main(argv=None):
         return
     cases = []
     for sequences, completion, fp32 in CASES:
-        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD_BYTES))
-        out = subprocess.run(
-            [sys.executable, __file__, "--vocab", str(args.vocab), "--prompt", str(args.prompt),
-             "--hidden", str(args.hidden), "--one-case", str(sequences), str(completion), str(int(fp32))],
-            check=True, capture_output=True, text=True, env=env).stdout
-        cases.append(json.loads(out.strip().splitlines()[-1]))
+        cases.append(fresh_process_case(
+            [__file__, "--vocab", str(args.vocab), "--prompt", str(args.prompt), "--hidden", str(args.hidden),
+             "--one-case", str(sequences), str(completion), str(int(fp32))]))
         c = cases[-1]
         print("%d × %d completion tokens, %s logits: forward peak %d B, peak %d B (%.2f B a completion logit)" % (
             sequences, completion, "FP32" if fp32 else "BF16", c["forward_peak_bytes"], c["peak_bytes"],
             c["peak_bytes"] / c["completion_logits"]))
-    table = dict(
-        tool="trainmem scripts/measure/grpo_loss_peak.py",
-        environment=dict(
-            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            torch=torch.__version__, host_python=platform.python_version(), platform=platform.platform(),
-            device="cpu", command=" ".join([sys.executable] + sys.argv),
-        ),
-        settings=dict(vocab=args.vocab, prompt=args.prompt, hidden=args.hidden,
-                      loss="TRL's GRPOTrainer._compute_loss through accelerate: FP32 logits (convert_outputs_to_fp32) or BF16 ones",
-                      statistic="peak resident memory (VmHWM, reset just before) above the resident memory then (VmRSS)",
-                      malloc_mmap_threshold_bytes=MMAP_THRESHOLD_BYTES),
-        cases=cases,
-    )
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(table, f, indent=2)
-            f.write("\n")
-        print("# wrote %s" % args.out)
+    write_table(args.out, "trainmem scripts/measure/grpo_loss_peak.py",
+                dict(vocab=args.vocab, prompt=args.prompt, hidden=args.hidden,
+                     loss="TRL's GRPOTrainer._compute_loss through accelerate: FP32 logits (convert_outputs_to_fp32) or BF16 ones"),
+                cases)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,34 @@ def one_case(tokens, vocab, hidden, keep_logits):
     )))
 
 
+def fresh_process_case(argv):
+    """Runs a case's script (argv) in a fresh process, glibc's mmap threshold pinned: its JSON line."""
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD_BYTES))
+    out = subprocess.run([sys.executable] + argv, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def write_table(path, tool, settings, cases):
+    """The committed JSON table: the tool, where it ran, its settings and its cases (to `path`, if any)."""
+    table = dict(
+        tool=tool,
+        environment=dict(
+            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            torch=torch.__version__, host_python=platform.python_version(), platform=platform.platform(),
+            device="cpu", command=" ".join([sys.executable] + sys.argv),
+        ),
+        settings=dict(settings,
+                      statistic="peak resident memory (VmHWM, reset just before) above the resident memory then (VmRSS)",
+                      malloc_mmap_threshold_bytes=MMAP_THRESHOLD_BYTES),
+        cases=cases,
+    )
+    if path:
+        with open(path, "w") as f:
+            json.dump(table, f, indent=2)
+            f.write("\n")
+        print("# wrote %s" % path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tokens", type=int, default=2048)
@@ -88,34 +116,17 @@ def main(argv=None):
         return
     cases = []
     for mode in ("del", "keep"):
-        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_=str(MMAP_THRESHOLD_BYTES))
-        out = subprocess.run(
-            [sys.executable, __file__, "--tokens", str(args.tokens), "--vocab", str(args.vocab),
-             "--hidden", str(args.hidden), "--one-case", mode],
-            check=True, capture_output=True, text=True, env=env).stdout
-        cases.append(json.loads(out.strip().splitlines()[-1]))
+        cases.append(fresh_process_case(
+            [__file__, "--tokens", str(args.tokens), "--vocab", str(args.vocab), "--hidden", str(args.hidden),
+             "--one-case", mode]))
         c = cases[-1]
         print("BF16 logits %s: forward peak %.2f B/logit, peak %.2f B/logit" % (
             "kept" if c["bf16_logits_kept_through_backward"] else "freed", c["forward_peak_bytes_per_logit"],
             c["peak_bytes_per_logit"]))
-    table = dict(
-        tool="trainmem scripts/measure/loss_peak.py",
-        environment=dict(
-            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            torch=torch.__version__, host_python=platform.python_version(), platform=platform.platform(),
-            device="cpu", command=" ".join([sys.executable] + sys.argv),
-        ),
-        settings=dict(tokens=args.tokens, vocab=args.vocab, hidden=args.hidden,
-                      loss="F.cross_entropy(pred.float(), targets)",
-                      statistic="peak resident memory (VmHWM, reset just before) above the resident memory then (VmRSS)",
-                      malloc_mmap_threshold_bytes=MMAP_THRESHOLD_BYTES),
-        cases=cases,
-    )
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(table, f, indent=2)
-            f.write("\n")
-        print("# wrote %s" % args.out)
+    write_table(args.out, "trainmem scripts/measure/loss_peak.py",
+                dict(tokens=args.tokens, vocab=args.vocab, hidden=args.hidden,
+                     loss="F.cross_entropy(pred.float(), targets)"),
+                cases)
 
 
 if __name__ == "__main__":
