@@ -111,6 +111,27 @@ TEST_CASE("allocator: empty_cache gives back the segments that hold nothing, and
   allocator.free(small);
 }
 
+TEST_CASE(
+    "allocator: under expandable segments empty_cache unmaps the free pages at a segment's end, "
+    "and what follows maps them again") {
+  AllocatorConfig config;
+  config.expandable_segments = true;
+  CachingAllocator allocator(config);
+  const auto first = allocator.allocate(30 * kMiB);
+  const auto middle = allocator.allocate(10 * kMiB);
+  const auto last = allocator.allocate(100 * kMiB);
+  CHECK(allocator.reserved_bytes() == 140 * kMiB);
+  allocator.free(middle);
+  allocator.free(last);  // merged with the middle one: 110 MiB free at the end
+  allocator.empty_cache();
+  CHECK(allocator.reserved_bytes() == 30 * kMiB);
+  CHECK(allocator.peak_reserved_bytes() == 140 * kMiB);
+  // The segment grows again from its live end.
+  allocator.allocate(20 * kMiB);
+  CHECK(allocator.reserved_bytes() == 50 * kMiB);
+  allocator.free(first);
+}
+
 TEST_CASE("megatron: --empty-unused-memory-level lowers the reserved peak, not the allocated one") {
   TrainingSetup setup;
   setup.stack = Stack::kMegatron;

@@ -67,8 +67,8 @@ class CachingAllocator {
   Handle allocate(double bytes, Stream stream = 0);
   void free(Handle handle);
   // torch.cuda.empty_cache() (release_cached_blocks): every cached segment that holds no
-  // allocation is given back to the driver (not under expandable segments, which unmap free pages
-  // inside a segment, which this model does not follow).
+  // allocation is given back to the driver; under expandable segments, the free pages at each
+  // segment's end (PyTorch also unmaps free pages between live blocks, which this model keeps).
   void empty_cache();
 
   double allocated_bytes() const { return allocated_; }

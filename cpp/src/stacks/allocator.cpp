@@ -143,7 +143,21 @@ std::size_t CachingAllocator::grow_expandable(double size, Stream stream, bool s
 }
 
 void CachingAllocator::empty_cache() {
-  if (config_.expandable_segments) return;
+  if (config_.expandable_segments) {
+    // release_cached_blocks → release_expandable_segment: the free pages unmapped. Those at a
+    // segment's end are given back here; a free block between live ones is kept mapped (PyTorch
+    // unmaps its whole pages too: an overcount).
+    for (Segment& segment : segments_) {
+      if (segment.blocks.empty() || !blocks_[segment.blocks.back()].free) continue;
+      const std::size_t block = segment.blocks.back();
+      pool_of(block).erase(key_of(block));
+      reserved_ -= blocks_[block].size;
+      segment.size -= blocks_[block].size;
+      segment.blocks.pop_back();
+      blocks_[block].size = 0;
+    }
+    return;
+  }
   for (Segment& segment : segments_) {
     if (segment.blocks.size() != 1 || !blocks_[segment.blocks.front()].free) continue;
     const std::size_t block = segment.blocks.front();
