@@ -10,7 +10,7 @@
 
 EMSCRIPTEN_BINDINGS(trainmem) {
   trainmem::register_setup_types();
-  trainmem::register_estimate_types();
+  trainmem::register_estimate_types(false);
   trainmem::estimator_js::register_estimator<trainmem::plate_estimate,
                                              trainmem::plate_workshop_view>();
 }

@@ -127,7 +127,10 @@ inline emscripten::val terms_js() {
   return array;
 }
 
-inline void register_estimate_types() {
+// `stacks`: the full module's, whose estimates carry what only its settings fill (a stack's
+// peaks, offloading's host, a LoRA base); the first view's estimates leave them out (the page
+// reads each as absent where it is not given).
+inline void register_estimate_types(bool stacks = true) {
   using namespace emscripten;
 
   value_object<BytesPerParameter>("BytesPerParameter")
@@ -152,8 +155,8 @@ inline void register_estimate_types() {
       .field("peakAllocatedBytes", &StageFigures::peak_allocated_bytes)
       .field("peakReservedBytes", &StageFigures::peak_reserved_bytes);
 
-  value_object<Estimate>("Estimate")
-      .field("answer", &Estimate::answer)
+  value_object<Estimate> estimate("Estimate");
+  estimate.field("answer", &Estimate::answer)
       .field("setup", &Estimate::setup)
       .field("modelName", &Estimate::model_name)
       .field("maxPositions", &Estimate::max_positions)
@@ -162,7 +165,6 @@ inline void register_estimate_types() {
       .field("numParameters", &Estimate::num_parameters)
       .field("parametersOnDevice", &Estimate::parameters_on_device)
       .field("trainableParameters", &Estimate::trainable_parameters)
-      .field("baseLinearBytesPerParameter", &Estimate::base_linear_bytes_per_parameter)
       .field("mostLoadedStage", &most_loaded_stage_js, &set_most_loaded_stage_js)
       .field("stage", &Estimate::stage)
       .field("mostLoaded", &Estimate::most_loaded)
@@ -170,10 +172,6 @@ inline void register_estimate_types() {
       .field("tokensPerMicroBatch", &Estimate::tokens_per_micro_batch)
       .field("bytes", &device_bytes_js, &set_device_bytes_js)
       .field("host", &host_bytes_js, &set_host_bytes_js)
-      .field("hostDevices", &Estimate::host_devices)
-      .field("hostNodeBytes", &Estimate::host_node_bytes)
-      .field("hostCapacityBytes", &Estimate::host_capacity_bytes)
-      .field("hostFits", &Estimate::host_fits)
       .field("device", &Estimate::device)
       .field("numDevices", &Estimate::num_devices)
       .field("devicesWorth", &Estimate::devices_worth)
@@ -184,10 +182,16 @@ inline void register_estimate_types() {
       .field("heldBytes", &Estimate::held_bytes)
       .field("heldBesidesBytes", &Estimate::held_besides_bytes)
       .field("activationRoomBytes", &Estimate::activation_room_bytes)
-      .field("peakAllocatedBytes", &Estimate::peak_allocated_bytes)
-      .field("peakReservedBytes", &Estimate::peak_reserved_bytes)
       .field("stackTerms", &stack_terms_js, &ignore_stack_terms)
       .field("notes", &notes_js, &ignore_notes);
+  if (!stacks) return;
+  estimate.field("baseLinearBytesPerParameter", &Estimate::base_linear_bytes_per_parameter)
+      .field("hostDevices", &Estimate::host_devices)
+      .field("hostNodeBytes", &Estimate::host_node_bytes)
+      .field("hostCapacityBytes", &Estimate::host_capacity_bytes)
+      .field("hostFits", &Estimate::host_fits)
+      .field("peakAllocatedBytes", &Estimate::peak_allocated_bytes)
+      .field("peakReservedBytes", &Estimate::peak_reserved_bytes);
 
   value_object<StackTerm>("StackTerm")
       .field("id", &StackTerm::id)

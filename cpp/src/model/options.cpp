@@ -245,20 +245,20 @@ const std::vector<Choice>& choices<Loss>() {
        "torchtune's CEWithChunkedOutputLoss: the logits in --loss-chunks chunks, each upcast "
        "in turn"},
       {"fused-linear", "Fused linear (Liger)",
-       "Liger's fused linear cross-entropy: the output layer and the loss in one, over chunks of "
-       "tokens; the logits never whole"},
+       "Liger's fused linear cross-entropy: the output layer and loss in one, a chunk of tokens "
+       "at a time"},
       {"fp32-shifted", "Shifted FP32 (HF 4.46-4.48)",
        "transformers 4.46 to 4.48's ForCausalLMLoss: the FP32 logits shifted into a contiguous "
        "copy before cross_entropy"},
       {"chunked-nll", "Chunked NLL (TRL)",
-       "TRL's chunked_nll, SFTTrainer's default since v1.7: the output layer and the loss over "
-       "checkpointed chunks of 256 tokens; the logits never whole"},
+       "TRL's chunked_nll (SFTTrainer's default since v1.7): the output layer and loss over "
+       "checkpointed 256-token chunks"},
       {"cut-cross-entropy", "Cut cross-entropy (CCE)",
        "Cut Cross-Entropy as axolotl's plugin runs it: the loss without the logits, its "
        "log-sum-exp and the hidden states' gradient"},
       {"chunked-wrapper", "Chunked wrapper (torchtitan)",
-       "torchtitan's ChunkedLossWrapper, its llama3 configs' loss since April 2026: the output "
-       "layer, the loss and its backward pass over --loss-chunks chunks of tokens in turn"},
+       "torchtitan's ChunkedLossWrapper (its llama3 configs' loss since April 2026): the output "
+       "layer, loss and backward pass a chunk at a time"},
       {"grpo", "GRPO (TRL)", "TRL's GRPOTrainer: the completions' log-probabilities"},
   };
   return choices;
