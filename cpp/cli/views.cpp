@@ -206,7 +206,7 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
       }
     } else if (row.term == Term::kFramework && stack) {
       print_stack_terms(estimate, out);  // the framework's, the runtime's and the cache's
-    } else if (!stack || (row.term != Term::kRuntime && row.term != Term::kAllocatorCache)) {
+    } else if (!stack || (row.part != TermPart::kStack)) {
       if (held > 0) print_row(out, row.label, held);
     }
   }
@@ -307,11 +307,11 @@ int print_timeline(const TrainingSetup& setup, bool json, std::ostream& out, std
   out << estimate.model_name << ": memory on the most loaded device through one step; peak "
       << format_bytes(peak)
       << (stack ? " allocated (and the runtime outside the allocator); reserved, the last column, "
-                  "ends at the estimate's total "
+                  "peaks at the estimate's total "
                 : " (the estimate's total)")
       << (stack ? format_bytes(estimate.bytes.total()) + ".\n\n" : ".\n\n");
   for (const TimelinePoint& point : points) {
-    out << "  " << std::left << std::setw(10) << point.phase << std::right << std::setw(5)
+    out << "  " << std::left << std::setw(17) << point.phase << std::right << std::setw(5)
         << (point.layer > 0 ? std::to_string(point.layer) : "") << std::setw(11)
         << format_bytes(point.bytes);
     if (stack) out << std::setw(11) << format_bytes(point.reserved_bytes);

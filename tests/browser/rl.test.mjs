@@ -53,15 +53,12 @@ describe('RL post-training, in Chromium', () => {
   it("counts GRPO's loss over the last completion tokens, and the engine's trainer no other", async () => {
     const { page, problems } = await harness.openPage({ query: `${GRPO}&logits=on&loss=grpo` });
     const text = await readout(page);
-    assert.match(
-      text,
-      /its loss over the last 512 tokens, the completions' longest \(TRL's max_completion_length at most\)/,
-    );
+    assert.match(text, /its loss over their last 512 tokens \(TRL's max_completion_length\)/);
     // B 8, C 512, V 151,936, at the in-place divide: 8·8·513·V + 8·8·512·V = 10.0 GB.
     assert.match(text, /10\.0 GB of logits and loss/);
     await commit(page, '#completion-length', '128');
     await page.waitForFunction(() =>
-      /its loss over the last 128 tokens/.test(document.getElementById('readout').textContent),
+      /its loss over their last 128 tokens/.test(document.getElementById('readout').textContent),
     );
     const shorter = await readout(page);
     // Half the completion's logits: the loss is no longer the step's peak, and the total falls.
@@ -91,7 +88,7 @@ describe('RL post-training, in Chromium', () => {
     await page.check('#logits');
     await page.waitForFunction(() => document.getElementById('loss').value === 'grpo');
     assert.match(await page.textContent('#url-notice'), /stack runs its own: Loss: GRPO \(TRL\)/);
-    assert.match(await readout(page), /its loss over the last 512 tokens/);
+    assert.match(await readout(page), /its loss over their last 512 tokens/);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();
@@ -100,19 +97,43 @@ describe('RL post-training, in Chromium', () => {
   it('puts vLLM to sleep through the update, and says when the generation decides', async () => {
     const { page, problems } = await harness.openPage({ query: GRPO });
     const awake = await readout(page);
+    // Awake, vLLM's share is in every phase, and the update, the largest, decides.
+    assert.match(
+      awake,
+      /Each phase of the RL step on each device, its allocated peak \(and what is reserved\) with the runtime: the generation [\d.]+ GB \([\d.]+ GB\), the log-probabilities [\d.]+ GB \([\d.]+ GB\) and the update [\d.]+ GB \([\d.]+ GB\); the update decides, and each fits the 76\.4 GB usable\./,
+    );
     await page.check('#rollout-sleep-mode');
     await page.waitForFunction(() =>
-      /asleep through the update/.test(document.getElementById('readout').textContent),
+      /asleep but for the generation/.test(document.getElementById('readout').textContent),
     );
     const asleep = await readout(page);
     assert.match(asleep, /Sleep mode \(TRL's vllm_enable_sleep_mode, level 2\)/);
-    // The engine's share leaves the update: the step alone is smaller.
+    // The engine's share leaves the log-probabilities and the update: the generation, vLLM beside
+    // what the trainer keeps, is the step's peak, and smaller than the update was awake.
+    assert.match(asleep, /; the generation decides, and each fits/);
+    assert.match(asleep, /at the step's peak, the rollout's generation, for 8,192 tokens/);
+    assert.match(asleep, /25\.5 GB for the rollout engine/);
     const needs = (text) => Number(/needs ([\d.]+) GB/.exec(text)[1]);
     assert.ok(needs(asleep) < needs(awake));
-    // At 0.75 the generation, vLLM beside what the trainer keeps, passes the usable memory.
+    // At 0.75 the generation passes the usable memory.
     await commit(page, '#rollout-memory-utilization', '0.75');
     await page.waitForFunction(() => /The generation decides/.test(document.body.innerText));
     await page.waitForFunction(() => /Verdict: Does not fit\./.test(document.body.innerText));
+    assert.match(await readout(page), /; the generation does not fit the 76\.4 GB usable\./);
+    // The step's timeline walks the phases: the generation (its peak, vLLM woken), then the
+    // log-probabilities and the update's passes.
+    await page.click('#timeline summary');
+    await page.waitForFunction(() => document.getElementById('timeline-summary').textContent !== '');
+    assert.match(
+      await page.textContent('#timeline-summary'),
+      /^Allocated peak: [\d.]+ GB at generation,.*The most the caching allocator reserves in the step, [\d.]+ GB, is the estimate's total\./,
+    );
+    const named = await page.evaluate(() => globalThis.trainmemPage.timeline.namedMoments());
+    assert.equal(named[0], 'generation', named.join(' | '));
+    assert.ok(
+      named.some((moment) => /^forward \d+$/.test(moment)),
+      named.join(' | '),
+    );
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();

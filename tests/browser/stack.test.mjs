@@ -48,7 +48,7 @@ describe('Training stack, in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('timeline-summary').textContent !== '');
     assert.match(
       await page.textContent('#timeline-summary'),
-      /^Allocated peak: 74\.2 GB at loss, layer 32.*reserved by the end of the step, 92\.1 GB, is the estimate's total\. With expandable segments it would reserve \d+\.\d GB \(the dotted line\)\.$/,
+      /^Allocated peak: 74\.2 GB at loss, layer 32.*reserves in the step, 92\.1 GB, is the estimate's total\. With expandable segments it would reserve \d+\.\d GB \(the dotted line\)\.$/,
     );
     // Turned on, the step's own line is the expandable one, and the other is without them.
     await page.check('#expandable-segments');

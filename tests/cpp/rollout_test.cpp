@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -104,8 +105,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "rollout: asleep through the update, vLLM holds nothing counted there, and the generation "
-    "sets it beside what the trainer keeps, by hand") {
+    "rollout: asleep, vLLM is woken for the generation alone, beside what the trainer keeps; the "
+    "log-probabilities and the update hold the trainer alone, by hand") {
   TrainingSetup setup = grpo_on_one_h100();
   setup.rollout_sleep_mode = true;
   setup.rollout_memory_utilization = 0.7;
@@ -117,20 +118,37 @@ TEST_CASE(
   alone.rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
   const Estimate trainer = estimate_memory(alone);
   REQUIRE(trainer.answer.ok());
-  // The update: the trainer's step alone, no engine term.
-  CHECK(stack_term(asleep, "rollout-engine") == -1);
-  CHECK(asleep.most_loaded.total_bytes == trainer.most_loaded.total_bytes);
-  // The generation: the trainer's weights, optimiser state and runtime beside vLLM's share.
   const RolloutFigures rollout = rollout_figures(asleep);
+  REQUIRE(rollout.phases.size() == 3);
+  CHECK(rollout.phases[0].id == "generation");
+  CHECK(rollout.phases[1].id == "log-probabilities");
+  CHECK(rollout.phases[2].id == "update");
+  // The update: the trainer's step alone, allocated as alone (what it reserves moves by where the
+  // log-probabilities' cached blocks fall, within 1%).
+  CHECK(rollout.phases[2].allocated_bytes ==
+        doctest::Approx(trainer.peak_allocated_bytes + stack_term(trainer, "cuda-context"))
+            .epsilon(1e-4));
+  CHECK(rollout.phases[2].bytes == doctest::Approx(trainer.most_loaded.total_bytes).epsilon(1e-2));
+  // The generation is the step's peak: the trainer's weights, optimiser state and runtime (its
+  // gradients freed, nothing in flight) beside vLLM's share, in a segment of its own.
+  REQUIRE(asleep.most_loaded.total_bytes == rollout.generation_bytes);
+  CHECK(stack_term(asleep, "rollout-engine") == 512 * std::ceil(rollout.engine_bytes / 512));
+  CHECK(asleep.bytes[Term::kGradients] == 0);
+  CHECK(asleep.bytes[Term::kActivations] == 0);
+  CHECK(asleep.bytes[Term::kLogits] == 0);
   const double resident = asleep.bytes[Term::kWeights] + asleep.bytes[Term::kMasterWeights] +
                           asleep.bytes[Term::kOptimizerStates] + asleep.bytes[Term::kRuntime];
-  CHECK(rollout.resident_bytes == resident);
-  CHECK(rollout.generation_bytes == resident + rollout.engine_bytes);
+  CHECK(rollout.phases[0].allocated_bytes - stack_term(asleep, "rollout-engine") ==
+        doctest::Approx(resident));
+  CHECK(rollout.resident_bytes >= resident);
   const double total = device_total_bytes(setup);
-  CHECK(rollout.largest_utilization == doctest::Approx((0.9 * total - resident) / total));
+  CHECK(rollout.largest_utilization ==
+        doctest::Approx((0.9 * total - rollout.resident_bytes) / total));
   // 0.7 of the device beside 17 GB the trainer keeps passes its usable 90%: the generation
   // decides, and the run does not fit, where 0.65 fits.
   REQUIRE(rollout.generation_bytes > asleep.usable_bytes);
+  CHECK_FALSE(rollout.phases[0].fits);
+  CHECK(rollout.phases[2].fits);
   CHECK_FALSE(asleep.fits);
   const VerdictAnswer verdict = verdict_of(asleep, false);
   CHECK(verdict.verdict == Verdict::kDoesNotFit);
@@ -145,17 +163,46 @@ TEST_CASE(
   CHECK_FALSE(estimate_memory(setup).fits);
   // Under DDP the trainer also keeps its gradient buckets between updates.
   TrainingSetup ddp = setup;
+  ddp.rollout_sleep_mode = true;
   ddp.layout.data_parallel = 2;
   const Estimate replicated = estimate_memory(ddp);
   REQUIRE(replicated.answer.ok());
   CHECK(stack_term(replicated, "ddp-gradient-buckets") > 0);
-  CHECK(rollout_figures(replicated).resident_bytes ==
-        replicated.bytes[Term::kWeights] + replicated.bytes[Term::kMasterWeights] +
-            replicated.bytes[Term::kOptimizerStates] + replicated.bytes[Term::kRuntime] +
-            stack_term(replicated, "ddp-gradient-buckets"));
+  CHECK(rollout_figures(replicated).phases[0].allocated_bytes -
+            stack_term(replicated, "rollout-engine") ==
+        doctest::Approx(replicated.bytes[Term::kWeights] + replicated.bytes[Term::kMasterWeights] +
+                        replicated.bytes[Term::kOptimizerStates] +
+                        replicated.bytes[Term::kRuntime] +
+                        stack_term(replicated, "ddp-gradient-buckets")));
   // Sleep mode is vLLM's.
   alone.rollout_sleep_mode = true;
   CHECK(estimate_memory(alone).answer.setting == setting_id::kRolloutSleepMode);
+}
+
+TEST_CASE(
+    "rollout: awake, vLLM's share sits in every phase, and the log-probabilities hold the "
+    "logits' FP32 copy beside the BF16, by hand") {
+  TrainingSetup setup = grpo_on_one_h100();
+  setup.logits = true;
+  setup.loss = Loss::kGrpo;
+  const Estimate awake = estimate_memory(setup);
+  REQUIRE(awake.answer.ok());
+  const RolloutFigures rollout = rollout_figures(awake);
+  REQUIRE(rollout.phases.size() == 3);
+  const double engine = stack_term(awake, "rollout-engine");
+  // The generation holds what the trainer keeps and the engine. The log-probabilities hold at
+  // their peak accelerate's FP32 copy (convert_outputs_to_fp32) beside the BF16 logits of 8
+  // sequences' last 513 positions, 6 B each of N = 8 × 513 × 151,936: above one layer's work,
+  // and above the last sequence's logsumexp beside the FP32 logits (4N + 4 × 512 × 151,936). The
+  // update, GRPO's loss and the step, the most.
+  CHECK(rollout.phases[1].allocated_bytes - rollout.phases[0].allocated_bytes ==
+        doctest::Approx(6 * 8.0 * 513 * 151936).epsilon(1e-3));
+  CHECK(rollout.phases[2].allocated_bytes > rollout.phases[1].allocated_bytes);
+  CHECK(rollout.phases[0].allocated_bytes > engine);
+  // The run's peaks are the update's.
+  CHECK(awake.peak_allocated_bytes + stack_term(awake, "cuda-context") ==
+        doctest::Approx(rollout.phases[2].allocated_bytes));
+  CHECK(rollout.trainer_bytes == rollout.phases[2].bytes - rollout.engine_bytes);
 }
 
 TEST_CASE(

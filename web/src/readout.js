@@ -124,8 +124,11 @@ export function describe(estimator, estimate, leftOut) {
   const besides = stack ? onDevice('stack').filter((term) => bytes[term.apiKey] > 0) : [];
   const activations =
     (atStep
-      ? `none of its activations${passes.length > 1 ? ' or logits' : ''} at the step's peak, the ` +
-        "optimiser's step, after the backward pass has freed them,"
+      ? `none of its activations${passes.length > 1 ? ' or logits' : ''} at the step's peak, ` +
+        // A peak without gradients is an RL step's generation (vLLM woken), before the passes.
+        (bytes.gradientsBytes > 0
+          ? "the optimiser's step, after the backward pass has freed them,"
+          : "the rollout's generation,")
       : passes.map(said).join(' and ')) +
     ` for ${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens per micro-batch ` +
     `(${plural(setup.microBatchSequences, 'sequence')}), FlashAttention ${setup.flashAttention ? 'on' : 'off'}.` +

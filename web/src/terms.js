@@ -11,16 +11,17 @@ export const TERM_STYLES = Object.freeze({
   dequantization: { color: '#5f7684', marks: 'columns' },
   fp8Weights: { color: '#9a7b2f', marks: 'dots' },
   framework: { color: '#b5523b', marks: 'cross' },
+  rolloutEngine: { color: '#4a8a8c', marks: 'columns' },
   runtime: { color: '#6b6b6b', marks: 'none' },
   allocatorCache: { color: '#d9c77a', marks: 'rising' },
   fp32Gradients: { color: '#4f6f5a', marks: 'none' },
 });
 
-/** A term of the core's table with its style: {id, apiKey, label, …, color, marks}. */
-export const styled = (term) => ({
-  ...term,
-  ...(TERM_STYLES[term.id] ?? { color: '#888888', marks: 'none' }),
-});
+/**
+ * A term of the core's table with its style: {id, apiKey, label, …, color, marks} (every term has
+ * one: tests/node/chart-data.test.mjs).
+ */
+export const styled = (term) => ({ ...term, ...TERM_STYLES[term.id] });
 
 /** The terms a device holds, in the table's order, styled. */
 export const deviceTerms = (terms) => terms.filter((term) => term.onDevice).map(styled);

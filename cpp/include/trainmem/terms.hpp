@@ -22,6 +22,7 @@ enum class Term : std::size_t {
   kDequantization,
   kFp8Weights,
   kFramework,
+  kRolloutEngine,
   kRuntime,
   kAllocatorCache,
   kFp32Gradients,
@@ -75,6 +76,9 @@ inline constexpr std::array<TermRow, kNumTerms> kTerms = {{
     // Under a training stack: its own buffers, the runtime (CUDA context, NCCL, cuBLAS) and what
     // the caching allocator keeps reserved beyond its allocated peak.
     {Term::kFramework, "framework", "Framework buffers", "of the stack's own buffers",
+     TermPart::kStack, true, false, true, ""},
+    // RL post-training: the rollout engine colocated with the trainer (vLLM's pools).
+    {Term::kRolloutEngine, "rolloutEngine", "Rollout engine", "for the rollout engine",
      TermPart::kStack, true, false, true, ""},
     {Term::kRuntime, "runtime", "Runtime", "of runtime", TermPart::kStack, true, false, true, ""},
     {Term::kAllocatorCache, "allocatorCache", "Allocator's cache",

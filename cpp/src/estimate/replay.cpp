@@ -156,7 +156,7 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
             ? data_micro_batches_held(setup.layout, pipeline_micro_batches(setup), stage.index)
             : 1;
   }
-  device.rollout_engine = rollout_engine_held_bytes(setup);
+  device.rollout_engine = rollout_engine_bytes(setup);
   device.stage_boundary_bytes = kBf16Bytes * layer.tokens_on_device * shape.hidden_size /
                                 (setup.layout.sequence_parallel ? setup.layout.tensor_parallel : 1);
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the

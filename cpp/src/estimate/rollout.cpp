@@ -10,11 +10,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "estimate/placement.hpp"
 #include "model/units.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/format.hpp"
+#include "trainmem/timeline.hpp"
 
 namespace trainmem {
 
@@ -62,6 +64,22 @@ double held_by_term(const Estimate& estimate, const char* id) {
   return 0;
 }
 
+// The replayed step's phases (hf_rollout_phases marks the generation and the log-probabilities;
+// the update is every mark after them): each one's busiest moment and what is reserved then.
+std::vector<RolloutPhase> step_phases(const Estimate& estimate) {
+  std::vector<RolloutPhase> phases{{"generation"}, {"log-probabilities"}, {"update"}};
+  for (const TimelinePoint& point : memory_timeline(estimate.setup)) {
+    if (point.phase == "start") continue;
+    RolloutPhase& phase = point.phase == phases[0].id   ? phases[0]
+                          : point.phase == phases[1].id ? phases[1]
+                                                        : phases[2];
+    phase.allocated_bytes = std::max(phase.allocated_bytes, point.bytes);
+    phase.bytes = std::max(phase.bytes, point.reserved_bytes);
+  }
+  for (RolloutPhase& phase : phases) phase.fits = phase.bytes <= estimate.usable_bytes;
+  return phases;
+}
+
 // A share of the device to two decimals, rounded the safe way.
 std::string share_text(double share, bool up) {
   const double hundredths = up ? std::ceil(share * 100 - 1e-9) : std::floor(share * 100 + 1e-9);
@@ -98,15 +116,19 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
                                                                 : setup.sequence_length;
   figures.rollout_sequences = generation_sequences(setup);
   figures.rollout_tokens = figures.rollout_sequences * setup.sequence_length;
-  const double update = estimate.most_loaded.total_bytes;
-  figures.trainer_bytes = update - rollout_engine_held_bytes(setup);
-  // Between updates the trainer keeps its weights, optimiser state and runtime (the Trainer's
-  // zero_grad frees the gradients); under sleep mode TRL empties its cache before waking vLLM.
-  figures.resident_bytes = estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
-                           estimate.bytes[Term::kOptimizerStates] + estimate.bytes[Term::kRuntime] +
-                           held_by_term(estimate, "ddp-gradient-buckets");
-  figures.generation_bytes =
-      setup.rollout_sleep_mode ? figures.resident_bytes + figures.engine_bytes : update;
+  figures.phases = step_phases(estimate);
+  const double update = figures.phases.back().bytes;
+  const double largest = std::max_element(figures.phases.begin(), figures.phases.end(),
+                                          [](const RolloutPhase& a, const RolloutPhase& b) {
+                                            return a.bytes < b.bytes;
+                                          })
+                             ->bytes;
+  figures.generation_bytes = figures.phases.front().bytes;
+  figures.resident_bytes = figures.generation_bytes - figures.engine_bytes;
+  // Asleep, the log-probabilities and the update hold the trainer alone; awake, every phase holds
+  // vLLM's share beside the trainer's.
+  figures.trainer_bytes = setup.rollout_sleep_mode ? std::max(figures.phases[1].bytes, update)
+                                                   : largest - figures.engine_bytes;
   // vLLM's checks as it starts, in its order. Worker.init_device: the device's free memory at
   // least its share. TRL makes it in GRPOTrainer.__init__, after transformers' Trainer has put the
   // model on the device (one device or DDP) and before any optimiser state or gradient exists:
@@ -128,12 +150,13 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
       figures.start_failure = RolloutStartFailure::kMaxModelLength;
     }
   }
-  // Awake, the engine sits beside the trainer's step; asleep, beside what the trainer keeps, while
-  // the update must fit on its own.
-  const double beside_trainer =
-      !setup.rollout_sleep_mode        ? (estimate.usable_bytes - figures.trainer_bytes) / total
-      : update > estimate.usable_bytes ? 0
-                                       : (estimate.usable_bytes - figures.resident_bytes) / total;
+  // Awake, the engine sits beside the trainer's every phase; asleep, beside what the trainer keeps
+  // as it generates, while the log-probabilities and the update must fit on their own.
+  const double beside_trainer = !setup.rollout_sleep_mode
+                                    ? (estimate.usable_bytes - figures.trainer_bytes) / total
+                                : figures.trainer_bytes > estimate.usable_bytes
+                                    ? 0
+                                    : (estimate.usable_bytes - figures.resident_bytes) / total;
   const double beside_startup =
       figures.startup_bytes < 0 ? 1 : (total - figures.startup_bytes) / total;
   figures.largest_utilization = std::clamp(std::min(beside_trainer, beside_startup), 0.0, 1.0);
@@ -172,6 +195,38 @@ std::string rollout_start_failure(const RolloutFigures& figures) {
 
 namespace {
 
+// Each phase's peak on the device, side by side, and the one that decides: the most reserved, and
+// of those the most allocated (awake, the cache an update leaves stays reserved through the next
+// generation).
+std::string phases_sentence(const RolloutFigures& figures, const Estimate& estimate) {
+  std::string text =
+      "Each phase of the RL step on each device, its allocated peak (and what is reserved) with "
+      "the runtime: ";
+  const RolloutPhase* largest = &figures.phases.front();
+  std::vector<std::string> over;
+  for (const RolloutPhase& phase : figures.phases) {
+    const bool first = &phase == &figures.phases.front();
+    text += (first                              ? "the "
+             : &phase == &figures.phases.back() ? " and the "
+                                                : ", the ") +
+            phase.id + " " + format_bytes(phase.allocated_bytes) + " (" +
+            format_bytes(phase.bytes) + ")";
+    if (std::make_pair(phase.bytes, phase.allocated_bytes) >
+        std::make_pair(largest->bytes, largest->allocated_bytes)) {
+      largest = &phase;
+    }
+    if (!phase.fits) over.push_back("the " + phase.id);
+  }
+  text += "; the " + largest->id + " decides";
+  const std::string usable = " the " + format_bytes(estimate.usable_bytes) + " usable.";
+  if (over.empty()) return text + ", and each fits" + usable;
+  std::string named;
+  for (std::size_t index = 0; index < over.size(); ++index) {
+    named += (index == 0 ? "" : index + 1 == over.size() ? " and " : ", ") + over[index];
+  }
+  return text + "; " + named + (over.size() == 1 ? " does" : " do") + " not fit" + usable;
+}
+
 // The utilizations between which the run works, in one sentence.
 std::string utilization_range(const RolloutFigures& figures, bool sleeping) {
   const double largest = std::floor(figures.largest_utilization * 100 + 1e-9) / 100;
@@ -179,7 +234,7 @@ std::string utilization_range(const RolloutFigures& figures, bool sleeping) {
   std::string text = largest > 0
                          ? "The largest gpu_memory_utilization that leaves the trainer room is " +
                                share_text(largest, false) + "."
-                     : sleeping ? "No gpu_memory_utilization helps: the update alone needs " +
+                     : sleeping ? "No gpu_memory_utilization helps: the trainer alone needs " +
                                       format_bytes(figures.trainer_bytes) + "."
                                 : "No gpu_memory_utilization leaves the trainer room: it needs " +
                                       format_bytes(figures.trainer_bytes) + " beside any engine.";
@@ -199,6 +254,7 @@ std::string utilization_range(const RolloutFigures& figures, bool sleeping) {
 std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Estimate& estimate) {
   const TrainingSetup& setup = estimate.setup;
   std::vector<std::string> notes;
+  notes.push_back(phases_sentence(figures, estimate));
   const std::string share = shortest_decimal(setup.rollout_memory_utilization);
   const int tp = setup.rollout_tensor_parallel;
   const std::string split = tp == 1 ? "" : ", split over " + std::to_string(tp) + " devices";
@@ -206,7 +262,7 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
       "vLLM, colocated at gpu_memory_utilization " + share + split + ", takes " +
       format_bytes(figures.engine_bytes) +
       (setup.rollout_sleep_mode
-           ? " of each device to generate, asleep through the update: its BF16 weights ("
+           ? " of each device to generate, asleep but for the generation: its BF16 weights ("
            : " of each device, awake through the step: its BF16 weights (") +
       format_bytes(figures.weights_bytes) + (tp == 1 ? "" : " a device") +
       ") and a KV cache of at most " + format_count(figures.kv_tokens) + " tokens (" +
@@ -227,18 +283,13 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
     // wake_up(kv_cache), generate, sleep(level=2).
     notes.push_back(
         std::string(
-            "Sleep mode (TRL's vllm_enable_sleep_mode, level 2): the update holds the trainer's "
-            "step "
-            "alone, and the generation what the trainer keeps between updates, its weights, "
-            "optimiser state") +
+            "Sleep mode (TRL's vllm_enable_sleep_mode, level 2): vLLM wakes for the generation "
+            "alone, beside what the trainer keeps between updates, its weights, optimiser state") +
         (held_by_term(estimate, "ddp-gradient-buckets") > 0 ? ", DDP's buckets" : "") +
         " and runtime (" + format_bytes(figures.resident_bytes) +
-        ", its gradients freed and its cache emptied), beside vLLM's share: " +
-        format_bytes(figures.generation_bytes) +
-        (figures.generation_bytes > estimate.usable_bytes
-             ? ", more than the device's usable memory."
-             : ".") +
-        " Not counted: what vLLM keeps asleep (its CUDA graphs' pool, its runner's and sampler's "
+        ", its gradients freed and its cache emptied); the log-probabilities and the update hold "
+        "the trainer alone. Not counted: what vLLM keeps asleep (its CUDA graphs' pool, its "
+        "runner's and sampler's "
         "buffers), cache segments empty_cache cannot return, and the weight sync's copies as "
         "vLLM's weights wake before its KV cache.");
   }
@@ -247,17 +298,17 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
   // micro-batch (vLLM's importance-sampling correction, on by default), and with beta above 0 the
   // reference model's, not modelled (beta 0, TRL's default, loads none).
   notes.push_back(
+      std::string("The log-probabilities are TRL's old_per_token_logps under no_grad, a "
+                  "micro-batch at a time: one layer's work at a time (as much as it keeps with "
+                  "gradients, an upper bound)") +
       (setup.logits
-           ? "The trainer's update is GRPO's: its layers over each whole sequence, prompt and "
-             "completion, and its loss over the last " +
+           ? " and the completions' logits. The update is GRPO's: its layers over whole "
+             "sequences, prompt and completion, and its loss over their last " +
                  format_count(setup.completion_length) +
-                 " tokens, the completions' longest (TRL's max_completion_length at most). TRL's "
-                 "log-probability pass before it "
-                 "(old_per_token_logps, under no_grad, over the same micro-batches) holds less: "
-                 "the same logits, nothing saved for a backward pass. With beta 0, TRL's "
-                 "default, there is no reference model"
-           : "The trainer's update is counted without its logits and GRPO's loss over the "
-             "completions: count the logits to see them") +
+                 " tokens (TRL's max_completion_length). With beta 0, TRL's default, there is no "
+                 "reference model"
+           : ". Both are counted without their logits and GRPO's loss over the completions: "
+             "count the logits to see them") +
       std::string(figures.startup_bytes < 0
                       ? "; and under FSDP, whether the model is on the device when vLLM starts "
                         "(its free-memory check) is not derived."
@@ -273,7 +324,7 @@ void add_rollout(Estimate& estimate) {
   for (std::string& note : rollout_notes(figures, estimate)) {
     estimate.notes.push_back(std::move(note));
   }
-  if (!figures.starts() || figures.generation_bytes > estimate.usable_bytes) estimate.fits = false;
+  if (!figures.starts()) estimate.fits = false;
 }
 
 }  // namespace trainmem

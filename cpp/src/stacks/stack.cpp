@@ -104,15 +104,6 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
   const ArchitectureRow& architecture = architecture_row(device_of(setup).architecture);
   step.take(workspace, architecture.cublas_workspace_bytes);
   step.take(workspace, architecture.cublaslt_workspace_bytes);
-  if (device.rollout_engine > 0) {
-    step.take(step.term("rollout-engine", "vLLM rollout engine, colocated (weights and KV cache)",
-                        "vLLM, vllm/v1/worker/gpu_worker.py (Worker.init_device: total memory × "
-                        "gpu_memory_utilization; determine_available_memory gives the KV cache "
-                        "what the weights and the profiled pass leave), in the trainer's process "
-                        "as TRL's GRPOTrainer makes it (trl/generation/vllm_generation.py, "
-                        "VLLMGeneration._init_vllm, vllm_mode \"colocate\")"),
-              device.rollout_engine);
-  }
   step_of(setup.stack, step, device);
   step.mark("optimizer", 0);
 
@@ -120,7 +111,7 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
   for (const Term term : kReplayedTerms) replayed.at_peak[term] = step.at_peak(tag(term));
   // The framework's terms first, then the runtime's.
   if (paged.bytes > 0) replayed.terms.push_back(paged);
-  for (const Term term : {Term::kFramework, Term::kRuntime}) {
+  for (const Term term : {Term::kFramework, Term::kRolloutEngine, Term::kRuntime}) {
     for (const StackTerm& held : step.terms_at_peak()) {
       if (held.term == term) replayed.terms.push_back(held);
     }

@@ -56,6 +56,7 @@ struct HfPlan {
   bool retains_inputs = false;
   double layer_copy = 0;
   double output_copy = 0;
+  std::size_t rollout = 0;  // TRL's colocated vLLM (0: none)
 };
 
 bool full_shard(const StepDevice& device) { return device.setup.layout.zero_stage >= 3; }
@@ -278,8 +279,58 @@ void hf_optimizer_step(Step& step, const StepDevice& device, const HfPlan& plan,
   give_all(step, gradients);
 }
 
+// TRL's GRPOTrainer before each update (trl/trainer/grpo_trainer.py, _prepare_inputs →
+// _generate_and_score_completions, once every steps_per_generation micro-batches: the step's,
+// here), the last step's gradients freed by its zero_grad.
+// - The generation, in vLLM's pools. Under sleep mode (trl/generation/vllm_generation.py,
+//   VLLMGeneration.generate): torch.cuda.empty_cache(), vLLM woken (its weights, then its KV
+//   cache), then put back to sleep at level 2, which unmaps its pools (vLLM's CuMemAllocator, a
+//   pool of their own that the trainer's cache keeps nothing of).
+// - old_per_token_logps under torch.no_grad, one micro-batch of per_device_train_batch_size at a
+//   time (_get_per_token_logps_and_entropies; each alike, one replayed): the forward pass, each
+//   layer's work freed before the next runs, counted as what the layer would keep and make with
+//   gradients (an upper bound: autograd keeps nothing here); autocast's cast weights cached to the
+//   forward pass's end, as cached_cast caches a weight that requires a gradient under no_grad too
+//   (aten/src/ATen/autocast_mode.cpp); and the logits (grpo_log_probabilities).
+void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan) {
+  if (plan.rollout == 0) return;
+  if (device.setup.rollout_sleep_mode) {
+    step.empty_cache();
+    const auto engine = step.take(plan.rollout, device.rollout_engine);
+    step.mark("generation", 0);
+    step.give(engine);
+    step.empty_cache();
+    step.settle();
+  } else {
+    step.mark("generation", 0);
+  }
+  const auto root = gather_unit(step, plan, plan.step_unit);
+  step.give(gather_unit(step, plan, plan.embedding_unit));
+  Handles copies;
+  for (int slot = 0; slot < device.slots; ++slot) {
+    const auto layer = gather_unit(step, plan, plan.model.layer);
+    copies.push_back(step.take(plan.cast, plan.layer_copy));
+    const auto dequantised =
+        step.take(tag(Term::kDequantization), device.bytes[Term::kDequantization]);
+    step.give(step.take(tag(Term::kActivations), device.kept_per_slot + device.recompute_working));
+    step.give(dequantised);
+    step.give(layer);
+  }
+  const auto tail = gather_unit(step, plan, plan.tail_unit);
+  copies.push_back(step.take(plan.cast, plan.output_copy));
+  if (device.logit_count > 0 && device.setup.loss == Loss::kGrpo) {
+    grpo_log_probabilities(step, device, [&] { give_all(step, copies); });
+  } else {
+    give_all(step, copies);
+  }
+  step.give(tail);
+  step.give(root);
+  step.mark("log-probabilities", 0);
+}
+
 // One micro-batch; `first` for the first step's, whose optimizer makes the state.
 void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bool first) {
+  hf_rollout_phases(step, device, plan);
   const auto root = gather_unit(step, plan, plan.step_unit);
   step.give(gather_unit(step, plan, plan.embedding_unit));  // FSDP2: the embedding's forward
   HfForward forward = hf_forward_pass(step, device, plan);
@@ -380,9 +431,30 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
 // to FP32 (Accelerator.prepare_model, "Upcasted low precision parameters … because mixed precision
 // turned on in FSDP"), and FSDP's MixedPrecision gathers the units and makes their gradients in
 // BF16, reduce-scattered into the FP32 shards.
+//
+// Under RL post-training TRL's GRPOTrainer makes its colocated vLLM (trl/generation/
+// vllm_generation.py, VLLMGeneration._init_vllm, vllm_mode "colocate") once the model is on the
+// device: its pools, total memory × gpu_memory_utilization (vllm/v1/worker/gpu_worker.py,
+// Worker.init_device; determine_available_memory gives the KV cache what the weights and the
+// profiled pass leave), tensors of the trainer's own caching allocator, held through every step
+// unless it sleeps; before each update, the generation and the log-probabilities
+// (hf_rollout_phases).
 void hf_step(Step& step, const StepDevice& device) {
   const ModelWeights model = load_model(step, device, hf_shards(device));
-  const HfPlan plan = hf_plan(step, device, model);
+  const std::size_t engine =
+      device.rollout_engine > 0
+          ? step.term("rollout-engine", "vLLM rollout engine, colocated (weights and KV cache)",
+                      "vLLM, vllm/v1/worker/gpu_worker.py (Worker.init_device: total memory × "
+                      "gpu_memory_utilization; determine_available_memory gives the KV cache "
+                      "what the weights and the profiled pass leave), in the trainer's process "
+                      "as TRL's GRPOTrainer makes it (trl/generation/vllm_generation.py, "
+                      "VLLMGeneration._init_vllm, vllm_mode \"colocate\"), asleep through the "
+                      "update under sleep mode",
+                      Term::kRolloutEngine)
+          : 0;
+  if (engine > 0 && !device.setup.rollout_sleep_mode) step.take(engine, device.rollout_engine);
+  HfPlan plan = hf_plan(step, device, model);
+  plan.rollout = engine;
   if (plan.ddp) {
     step.take(plan.ddp_buckets, plan.trained.gradient_bytes * plan.trained.all);
   }

@@ -510,6 +510,33 @@ CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
 
 }  // namespace
 
+// TRL's old_per_token_logps (grpo_trainer.py, _generate_and_score_completions →
+// _get_per_token_logps_and_entropies under torch.no_grad, without entropy): one micro-batch's
+// logits after its forward pass, nothing saved for a backward pass. The output layer's input (as
+// grpo_loss takes it) and its logits; under bf16 autocast the BF16 logits, autocast's cache
+// cleared as its context exits (`forward_done`), then accelerate's convert_outputs_to_fp32 copy,
+// the BF16 freed; divided in place; selective_log_softmax's FP32 branch, one sequence's logsumexp
+// at a time (its x − max, exponentiated in place), or, BF16 (--no-autocast), its BF16 branch, one
+// sequence's log_softmax at a time; each sequence's gathered log-probabilities are C values.
+void grpo_log_probabilities(Step& step, const StepDevice& device,
+                            const std::function<void()>& forward_done) {
+  const std::size_t tag_logits = tag(Term::kLogits);
+  const TrainingSetup& setup = device.setup;
+  const double n = device.logit_count;
+  const double row = setup.completion_length * static_cast<double>(device.shape.vocab_size);
+  const auto input = step.take(
+      tag_logits, grpo_output_input_bytes(device, device.loss_tokens / setup.completion_length));
+  const bool bf16 = setup.no_autocast;
+  const bool converted = !bf16 && setup.precision != Precision::kFp32;
+  const auto made = step.take(tag_logits, (bf16 || converted ? kBf16Bytes : kFp32Bytes) * n);
+  step.give(input);
+  forward_returned(forward_done);
+  const auto logits = step.take(tag_logits, converted ? kFp32Bytes * n : 0);
+  step.give(converted ? made : logits);
+  step.give(step.take(tag_logits, (bf16 ? kBf16Bytes : kFp32Bytes) * row));
+  step.give(converted ? logits : made);
+}
+
 CachingAllocator::Handle compiled_cross_entropy(Step& step, double logits, double tokens) {
   const auto rows = step.take(tag(Term::kLogits), kCompiledLossBytesPerToken * tokens);
   const auto gradient = step.take(tag(Term::kLogits), kBf16Bytes * logits);

@@ -123,7 +123,8 @@ struct StepDevice {
   double attention_masks_held = 0;
   bool attention_mask_kept = false;
   // RL post-training's colocated rollout engine (TrainingSetup::rollout): vLLM's pools, tensors of
-  // the trainer's own caching allocator made before the first step and held through it.
+  // the trainer's own caching allocator made before the first step, held through it awake, made
+  // for each generation under sleep mode.
   double rollout_engine = 0;
 };
 
@@ -154,6 +155,12 @@ class Step {
   // Records the phase just ended: its busiest moment and what is reserved, each with the memory
   // outside the allocator.
   void mark(const char* phase, int layer);
+  // The next phase's busiest moment counts from here (memory given back since the last mark is
+  // not the next phase's).
+  void settle() {
+    phase_peak_ = allocator_.allocated_bytes();
+    if (timeline_ != nullptr) at_phase_peak_ = held_;
+  }
   // `outside`: what is on the device outside the allocator, by term.
   void record(std::vector<TimelinePoint>* timeline, const Breakdown& outside) {
     timeline_ = timeline;
@@ -258,6 +265,12 @@ CachingAllocator::Handle upcast_cross_entropy(Step& step, double logits, bool sh
 // pass (the FP32-upcast losses and Liger's: the hf stack's autocast ends there).
 CachingAllocator::Handle loss_forward_and_backward(
     Step& step, const StepDevice& device, const std::function<void()>& forward_done = nullptr);
+
+// TRL's log-probability pass over one micro-batch's completions before its update, under no_grad
+// (GRPO's loss, the logits counted): the logits and what selective_log_softmax makes, all freed.
+// `forward_done` runs where the model's forward pass returns.
+void grpo_log_probabilities(Step& step, const StepDevice& device,
+                            const std::function<void()>& forward_done);
 
 // The gradient flowing back through the layers, where a stack's replay follows it: the tag it is
 // held under, and the block that holds it now.

@@ -66,6 +66,13 @@ nlohmann::ordered_json every_stage_json(const TrainingSetup& setup) {
 nlohmann::ordered_json rollout_json(const Estimate& estimate) {
   const RolloutFigures rollout = rollout_figures(estimate);
   if (!rollout.counted) return nullptr;
+  nlohmann::ordered_json phases = nlohmann::ordered_json::array();
+  for (const RolloutPhase& phase : rollout.phases) {
+    phases.push_back({{"phase", phase.id},
+                      {"allocatedBytes", number(phase.allocated_bytes)},
+                      {"bytes", number(phase.bytes)},
+                      {"fits", phase.fits}});
+  }
   return {
       {"engine", choice_id(estimate.setup.rollout)},
       {"memoryUtilization", estimate.setup.rollout_memory_utilization},
@@ -79,6 +86,7 @@ nlohmann::ordered_json rollout_json(const Estimate& estimate) {
       {"sleepMode", estimate.setup.rollout_sleep_mode},
       {"residentBytes", number(rollout.resident_bytes)},
       {"generationBytes", number(rollout.generation_bytes)},
+      {"phases", phases},
       {"startupBytes", rollout.startup_bytes < 0
                            ? nlohmann::ordered_json(nullptr)
                            : nlohmann::ordered_json(number(rollout.startup_bytes))},

@@ -98,19 +98,18 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
                          const std::vector<std::string>& not_understood) {
   VerdictAnswer answer;
   // The run fits when its most loaded device does: that one decides, whichever stage is answered.
-  // Under vLLM's sleep mode the generation, vLLM woken beside what the trainer keeps, may hold more
-  // than the update: the larger decides.
-  const double update = estimate.most_loaded.total_bytes;
-  // (A vLLM that does not start is its own verdict, below.)
+  // Under RL post-training its step holds the generation and the log-probabilities before the
+  // update (hf_rollout_phases): its total is the largest phase's. Under vLLM's sleep mode the
+  // generation, vLLM woken beside what the trainer keeps, may be that one.
+  const double total = estimate.most_loaded.total_bytes;
   const RolloutFigures sleeping =
       estimate.setup.rollout_sleep_mode ? rollout_figures(estimate) : RolloutFigures{};
-  const double generation = sleeping.starts() ? sleeping.generation_bytes : 0;
-  const double total = std::max(update, generation);
+  const bool generation_decides = sleeping.counted && sleeping.generation_bytes >= total;
   const int p = estimate.setup.layout.pipeline_parallel;
   const std::string judged =
-      (generation > update ? "The generation decides, vLLM woken beside the trainer's weights "
-                             "and optimiser state. "
-                           : "") +
+      (generation_decides ? "The generation decides, vLLM woken beside the trainer's weights "
+                            "and optimiser state. "
+                          : "") +
       (!answers_another_stage(estimate)
            ? std::string()
            : "The most loaded device decides, on " + stage_words(estimate.most_loaded, p) + ". ");

@@ -48,20 +48,22 @@ export function createTimelinePanel({ estimator, createTimelineChart }) {
           toggled?.points ?? [],
           `Reserved ${otherWay}`,
         );
-        const reservedAtEnd = points.at(-1).reservedBytes;
-        const toggledAtEnd = toggled?.points.at(-1).reservedBytes;
+        // The most reserved: by the step's end, or, where vLLM sleeps, as it generates.
+        const reservedAtMost = (list) => Math.max(...list.map((point) => point.reservedBytes));
+        const reserved = reservedAtMost(points);
+        const toggledReserved = toggled ? reservedAtMost(toggled.points) : undefined;
         // A stack's replayed step names its own terms; the idealised step, none.
         $('timeline-summary').textContent =
           view.estimate.stackTerms.length === 0
             ? `Peak: ${estimator.formatBytes(peak.bytes)} at ${where}, the estimate's total; ` +
               `the model states alone hold ${estimator.formatBytes(points[0].bytes)} throughout.`
             : `Allocated peak: ${estimator.formatBytes(peak.bytes)} at ${where}, with the runtime ` +
-              `outside the allocator. What the caching allocator has reserved by the end of the step, ` +
-              `${estimator.formatBytes(reservedAtEnd)}, is the estimate's total.` +
-              (toggledAtEnd === undefined
+              `outside the allocator. The most the caching allocator reserves in the step, ` +
+              `${estimator.formatBytes(reserved)}, is the estimate's total.` +
+              (toggledReserved === undefined
                 ? ''
                 : ` ${otherWay.charAt(0).toUpperCase()}${otherWay.slice(1)} it would reserve ` +
-                  `${estimator.formatBytes(toggledAtEnd)} (the dotted line).`);
+                  `${estimator.formatBytes(toggledReserved)} (the dotted line).`);
       },
     ),
   };
