@@ -11,6 +11,7 @@
 #include <string>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/explore.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/verdict.hpp"
 
@@ -203,6 +204,39 @@ TEST_CASE(
   CHECK(awake.peak_allocated_bytes + stack_term(awake, "cuda-context") ==
         doctest::Approx(rollout.phases[2].allocated_bytes));
   CHECK(rollout.trainer_bytes == rollout.phases[2].bytes - rollout.engine_bytes);
+}
+
+TEST_CASE(
+    "rollout: what saves the most offers vLLM's sleep mode and the least utilization that holds a "
+    "generation") {
+  const SavingsList list = rank_savings(grpo_on_one_h100());
+  REQUIRE(list.answer.ok());
+  const auto find = [&](const std::string& change) -> const Saving* {
+    for (const Saving& saving : list.savings) {
+      if (saving.change == change) return &saving;
+    }
+    return nullptr;
+  };
+  const Saving* sleep = find("rollout-sleep-mode");
+  REQUIRE(sleep != nullptr);
+  CHECK(sleep->estimate.setup.rollout_sleep_mode);
+  // The least: its weights and 8,192 tokens of KV cache (TRL's max model length set to the
+  // sequence length, which the model's 40,960 positions would exceed), rounded up to a hundredth.
+  const Saving* least = find("rollout-memory-utilization");
+  REQUIRE(least != nullptr);
+  const double total = device_total_bytes(grpo_on_one_h100());
+  const double share = (2 * list.baseline.num_parameters + 8192 * 147456.0) / total;
+  CHECK(least->estimate.setup.rollout_memory_utilization == std::ceil(share * 100) / 100);
+  CHECK(least->estimate.setup.rollout_max_model_length == 1024);
+  CHECK(least->label.find("the least that holds a generation (its max model length 1,024)") !=
+        std::string::npos);
+  CHECK(least->bytes_saved > 0);
+  // Asleep at the least already, neither is offered.
+  TrainingSetup settled = least->estimate.setup;
+  settled.rollout_sleep_mode = true;
+  const SavingsList none = rank_savings(settled);
+  CHECK(std::none_of(none.savings.begin(), none.savings.end(),
+                     [](const Saving& saving) { return saving.change.rfind("rollout-", 0) == 0; }));
 }
 
 TEST_CASE(

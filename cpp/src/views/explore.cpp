@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "stacks/stack_rows.hpp"
+#include "trainmem/decimal.hpp"
 #include "trainmem/format.hpp"
 
 namespace trainmem {
@@ -148,6 +149,39 @@ void add_recipe_changes(const TrainingSetup& setup, std::vector<Change>& changes
   }
 }
 
+// RL post-training's own levers (rollout.hpp): vLLM asleep through the log-probabilities and the
+// update, and vLLM given the least of the device that starts it and holds a whole generation
+// (with TRL's vllm_max_model_length at the sequence length, where the model's positions would ask
+// for more).
+void add_rollout_changes(const TrainingSetup& setup, std::vector<Change>& changes) {
+  if (setup.rollout == Rollout::kNone) return;
+  if (!setup.rollout_sleep_mode) {
+    TrainingSetup changed = setup;
+    changed.rollout_sleep_mode = true;
+    changes.push_back({"rollout-sleep-mode",
+                       "Put vLLM to sleep but for the generation (TRL's vllm_enable_sleep_mode)",
+                       changed});
+  }
+  TrainingSetup changed = setup;
+  if (changed.rollout_max_model_length == 0)
+    changed.rollout_max_model_length = setup.sequence_length;
+  const RolloutFigures figures = rollout_figures(estimate_memory(changed));
+  if (!figures.counted) return;
+  const double least =
+      std::ceil(std::max(figures.least_starting_utilization, figures.smallest_utilization) * 100 -
+                1e-9) /
+      100;
+  if (least >= setup.rollout_memory_utilization || least > 1) return;
+  changed.rollout_memory_utilization = std::max(least, kMinRolloutMemoryUtilization);
+  const bool length = setup.rollout_max_model_length == 0;
+  changes.push_back(
+      {"rollout-memory-utilization",
+       "Give vLLM gpu_memory_utilization " + shortest_decimal(changed.rollout_memory_utilization) +
+           ", the least that holds a generation" +
+           (length ? " (its max model length " + format_count(setup.sequence_length) + ")" : ""),
+       changed});
+}
+
 }  // namespace
 
 SavingsList rank_savings(const TrainingSetup& setup) {
@@ -160,6 +194,7 @@ SavingsList rank_savings(const TrainingSetup& setup) {
   std::vector<Change> changes;
   add_layout_changes(setup, changes);
   add_recipe_changes(setup, changes);
+  add_rollout_changes(setup, changes);
   for (const Change& change : changes) {
     Saving saving;
     saving.change = change.change;
