@@ -71,6 +71,19 @@ describe('RL post-training, in Chromium', () => {
     assert.equal(await readout(page), shorter);
     await commit(page, '#completion-length', '128');
     await page.waitForFunction(() => !document.getElementById('completion-length-error').checkVisibility());
+    // With beta above 0, the reference's log-probabilities: under LoRA the adapters disabled.
+    await page.check('#reference-model');
+    await page.waitForFunction(() =>
+      /the reference model's log-probabilities follow the policy's, the same pass with the adapters disabled/.test(
+        document.getElementById('readout').textContent,
+      ),
+    );
+    await page.uncheck('#reference-model');
+    await page.waitForFunction(() =>
+      /With beta 0, TRL's default, there is no reference model/.test(
+        document.getElementById('readout').textContent,
+      ),
+    );
     // The engine's trainer runs GRPO's loss alone.
     await page.selectOption('#loss', 'fp32-upcast');
     assert.equal(await page.isVisible('#loss-error'), true);

@@ -1918,7 +1918,6 @@ TEST_CASE("launch: what a GRPO config sets that is not modelled is refused by it
     return read_axolotl(text, beside).answer.setting;
   };
   CHECK(refused(trl_grpo_with("use_vllm: true", "use_vllm: false")) == "use_vllm");
-  CHECK(refused(grpo + "beta: 0.04\n") == "beta");
   CHECK(refused(grpo + "use_liger_kernel: true\n") == "use_liger_kernel");
   CHECK(refused(grpo + "entropy_coef: 0.01\n") == "entropy_coef");
   CHECK(refused(grpo + "cast_lm_head_to_fp32: true\n") == "cast_lm_head_to_fp32");
@@ -1932,9 +1931,14 @@ TEST_CASE("launch: what a GRPO config sets that is not modelled is refused by it
   CHECK(refused(grpo + "normalize_advantages: true\n") == "normalize_advantages");
   // GRPOConfig's key before v0.28.
   CHECK(refused(grpo + "max_prompt_length: 512\n") == "max_prompt_length");
-  // The loss's forms over the same logits, and beta 0, are read.
+  // The loss's forms over the same logits, and beta 0, are read; beta above 0 is the reference
+  // model's.
   TrainingSetup beside;
   beside.sequence_length = 1024;
+  const LaunchConfig kl = read_axolotl(grpo + "beta: 0.04\n", beside);
+  REQUIRE(kl.answer.ok());
+  CHECK(kl.setup.reference_model);
+  CHECK_FALSE(read_axolotl(grpo + "beta: 0.0\n", beside).setup.reference_model);
   for (const char* loss : {"grpo", "dr_grpo", "bnpo", "cispo"}) {
     CAPTURE(loss);
     const LaunchConfig read = read_axolotl(grpo + "loss_type: " + loss + "\nbeta: 0.0\n", beside);

@@ -204,6 +204,57 @@ TEST_CASE(
   CHECK(awake.peak_allocated_bytes + stack_term(awake, "cuda-context") ==
         doctest::Approx(rollout.phases[2].allocated_bytes));
   CHECK(rollout.trainer_bytes == rollout.phases[2].bytes - rollout.engine_bytes);
+  // Two micro-batches a generation: the second's pass runs while the first's FP32 logits are still
+  // bound (the loop's `outputs` and `logits`), 4N more at the conversion: 10N.
+  TrainingSetup two = setup;
+  two.global_batch_sequences = 16;
+  const RolloutFigures both = rollout_figures(estimate_memory(two));
+  CHECK(both.phases[1].allocated_bytes - both.phases[0].allocated_bytes ==
+        doctest::Approx(10 * 8.0 * 513 * 151936).epsilon(1e-3));
+}
+
+TEST_CASE(
+    "rollout: with beta above 0, TRL's reference model: a frozen copy of the model under full "
+    "training, held through the step and on the device when vLLM starts; none under LoRA") {
+  TrainingSetup setup = grpo_on_one_h100();
+  setup.model_id = "qwen3-1.7b";
+  setup.lora_rank = 0;
+  setup.precision = Precision::kBf16Mixed;
+  const Estimate without = estimate_memory(setup);
+  setup.reference_model = true;
+  const Estimate with = estimate_memory(setup);
+  REQUIRE(without.answer.ok());
+  REQUIRE(with.answer.ok());
+  // Loaded as the policy is (FP32 by TRL's default): 4 B a parameter, in the allocator's blocks.
+  const double copy = stack_term(with, "reference-model");
+  CHECK(copy == doctest::Approx(4 * with.num_parameters).epsilon(1e-4));
+  CHECK(copy == doctest::Approx(with.bytes[Term::kWeights]).epsilon(1e-4));
+  CHECK(stack_term(without, "reference-model") == -1);
+  CHECK(with.peak_allocated_bytes - without.peak_allocated_bytes ==
+        doctest::Approx(copy).epsilon(1e-3));
+  // Made before vLLM with device_map "auto": on the device at vLLM's free-memory check.
+  CHECK(rollout_figures(with).startup_bytes - rollout_figures(without).startup_bytes == copy);
+  // Under DDP it waits on the host until after.
+  TrainingSetup ddp = setup;
+  ddp.layout.data_parallel = 2;
+  TrainingSetup ddp_without = ddp;
+  ddp_without.reference_model = false;
+  CHECK(rollout_figures(estimate_memory(ddp)).startup_bytes ==
+        rollout_figures(estimate_memory(ddp_without)).startup_bytes);
+  // Under LoRA the reference is the base with the adapters disabled: no copy, the same pass again.
+  TrainingSetup lora = grpo_on_one_h100();
+  lora.reference_model = true;
+  const Estimate adapters = estimate_memory(lora);
+  REQUIRE(adapters.answer.ok());
+  CHECK(stack_term(adapters, "reference-model") == -1);
+  CHECK(rollout_figures(adapters).phases[1].allocated_bytes ==
+        doctest::Approx(
+            rollout_figures(estimate_memory(grpo_on_one_h100())).phases[1].allocated_bytes));
+  // It is GRPO's, under the hf stack.
+  TrainingSetup alone = grpo_on_one_h100();
+  alone.rollout = Rollout::kNone;
+  alone.reference_model = true;
+  CHECK(estimate_memory(alone).answer.setting == setting_id::kReferenceModel);
 }
 
 TEST_CASE(
@@ -228,8 +279,8 @@ TEST_CASE(
   const double share = (2 * list.baseline.num_parameters + 8192 * 147456.0) / total;
   CHECK(least->estimate.setup.rollout_memory_utilization == std::ceil(share * 100) / 100);
   CHECK(least->estimate.setup.rollout_max_model_length == 1024);
-  CHECK(least->label.find("the least that holds a generation (its max model length 1,024)") !=
-        std::string::npos);
+  CHECK(least->label.find("the least that holds its weights and a generation's KV cache (its max "
+                          "model length 1,024)") != std::string::npos);
   CHECK(least->bytes_saved > 0);
   // Asleep at the least already, neither is offered.
   TrainingSetup settled = least->estimate.setup;

@@ -94,6 +94,7 @@ constexpr const char* kRolloutMemoryUtilization = "rollout-memory-utilization";
 constexpr const char* kRolloutMaxModelLength = "rollout-max-model-length";
 constexpr const char* kRolloutTensorParallel = "rollout-tensor-parallel";
 constexpr const char* kRolloutSleepMode = "rollout-sleep-mode";
+constexpr const char* kReferenceModel = "reference-model";
 constexpr const char* kCompletionLength = "completion-length";
 constexpr const char* kKbitCastBack = "kbit-cast-back";
 constexpr const char* kCustomShardedLayers = "custom-sharded-layers";

@@ -270,6 +270,10 @@ struct TrainingSetup {
   // TRL's vllm_enable_sleep_mode: vLLM asleep (level 2, its weights and KV cache released)
   // through the trainer's update, woken for each generation after the trainer empties its cache.
   bool rollout_sleep_mode = false;
+  // TRL's GRPOTrainer with beta above 0: the KL term's reference model, whose log-probabilities it
+  // computes before each update (under full training a frozen copy of the model, loaded as the
+  // policy is; under LoRA the base with the adapters disabled).
+  bool reference_model = false;
   // TRL's max_completion_length under GRPO's loss: the last tokens of each sequence, after its
   // prompt, whose logits the loss computes.
   int completion_length = kDefaultCompletionLength;

@@ -157,6 +157,8 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
             : 1;
   }
   device.rollout_engine = rollout_engine_bytes(setup);
+  device.generation_micro_batches =
+      std::isfinite(pipeline_micro_batches(setup)) ? pipeline_micro_batches(setup) : 1;
   device.stage_boundary_bytes = kBf16Bytes * layer.tokens_on_device * shape.hidden_size /
                                 (setup.layout.sequence_parallel ? setup.layout.tensor_parallel : 1);
   // A slot's saved tensors one by one (the llama-block model names them), in their shares of the

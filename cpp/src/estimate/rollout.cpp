@@ -12,11 +12,12 @@
 #include <cmath>
 #include <utility>
 
+#include "estimate/calculation.hpp"
 #include "estimate/placement.hpp"
+#include "estimate/replay.hpp"
 #include "model/units.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/format.hpp"
-#include "trainmem/timeline.hpp"
 
 namespace trainmem {
 
@@ -29,20 +30,13 @@ double device_total_bytes(const TrainingSetup& setup) {
 // vLLM's requested memory (Worker.init_device): ⌈total_memory × gpu_memory_utilization⌉, of which
 // determine_available_memory gives the KV cache what the weights, the profiled forward pass's peak
 // and the memory outside PyTorch leave. In TRL's colocated engine these are tensors of the
-// trainer's own caching allocator, made before the first step and held through every step: the
-// profiled activations' share is freed after profiling, so the engine holds a little less than
-// its whole share between generations, which is counted whole.
+// trainer's own caching allocator, made before the first step and held through every step (under
+// sleep mode, of CuMemAllocator's pool of its own, made for each generation: hf_rollout_phases):
+// the profiled activations' share is freed after profiling, so the engine holds a little less
+// than its whole share between generations, which is counted whole.
 double rollout_engine_bytes(const TrainingSetup& setup) {
   if (setup.rollout == Rollout::kNone) return 0;
   return std::ceil(setup.rollout_memory_utilization * device_total_bytes(setup));
-}
-
-// Under sleep mode (TRL's vllm_enable_sleep_mode; vllm_generation.py sleeps it at level 2 after
-// each generation): vLLM's weights and KV cache are CuMemAllocator's pools, unmapped asleep
-// (vllm/v1/worker/gpu_worker.py, Worker.sleep). What it keeps (its CUDA graphs' pool, its
-// sampler's buffers) is not derived.
-double rollout_engine_held_bytes(const TrainingSetup& setup) {
-  return setup.rollout_sleep_mode ? 0 : rollout_engine_bytes(setup);
 }
 
 namespace {
@@ -65,10 +59,20 @@ double held_by_term(const Estimate& estimate, const char* id) {
 }
 
 // The replayed step's phases (hf_rollout_phases marks the generation and the log-probabilities;
-// the update is every mark after them): each one's busiest moment and what is reserved then.
+// the update is every mark after them): each one's busiest moment and what is reserved then, from
+// the step's timeline (as memory_timeline replays it for the page).
 std::vector<RolloutPhase> step_phases(const Estimate& estimate) {
   std::vector<RolloutPhase> phases{{"generation"}, {"log-probabilities"}, {"update"}};
-  for (const TimelinePoint& point : memory_timeline(estimate.setup)) {
+  const TrainingSetup& setup = estimate.setup;
+  const Calculation calc =
+      calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false});
+  std::vector<TimelinePoint> points;
+  if (calc.answer.ok()) {
+    replay::replay(
+        step_device(setup, *calc.shape, calc.placement, calc.stage, calc.layer, calc.whole_terms),
+        &points);
+  }
+  for (const TimelinePoint& point : points) {
     if (point.phase == "start") continue;
     RolloutPhase& phase = point.phase == phases[0].id   ? phases[0]
                           : point.phase == phases[1].id ? phases[1]
@@ -137,8 +141,13 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   // cache at all ("No available memory for the cache blocks"), and one that serves a request of
   // the max model length.
   if (setup.layout.zero_stage == 0) {
-    figures.startup_bytes = estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
-                            held_by_term(estimate, "cuda-context");
+    // On one device TRL's reference model (beta above 0, full training) is on it too: made before
+    // vLLM with device_map "auto" (trl/trainer/utils.py, create_model_from_path); under DDP with
+    // device_map None, on the host until prepared, after.
+    figures.startup_bytes =
+        estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
+        held_by_term(estimate, "cuda-context") +
+        (num_devices(setup.layout) == 1 ? held_by_term(estimate, "reference-model") : 0);
     if (total - figures.startup_bytes < figures.engine_bytes) {
       figures.start_failure = RolloutStartFailure::kFreeMemory;
     }
@@ -304,9 +313,13 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
       (setup.logits
            ? " and the completions' logits. The update is GRPO's: its layers over whole "
              "sequences, prompt and completion, and its loss over their last " +
-                 format_count(setup.completion_length) +
-                 " tokens (TRL's max_completion_length). With beta 0, TRL's default, there is no "
-                 "reference model"
+                 format_count(setup.completion_length) + " tokens (TRL's max_completion_length)" +
+                 (setup.reference_model
+                      ? std::string(". With beta above 0 the reference model's log-probabilities "
+                                    "follow the policy's, the same pass") +
+                            (setup.lora_rank > 0 ? " with the adapters disabled"
+                                                 : " over its own copy of the model")
+                      : std::string(". With beta 0, TRL's default, there is no reference model"))
            : ". Both are counted without their logits and GRPO's loss over the completions: "
              "count the logits to see them") +
       std::string(figures.startup_bytes < 0

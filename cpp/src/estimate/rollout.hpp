@@ -17,9 +17,6 @@ double device_total_bytes(const TrainingSetup& setup);
 
 // vLLM's pools: gpu_memory_utilization × the device's total (0 without an engine).
 double rollout_engine_bytes(const TrainingSetup& setup);
-// What the engine holds through the trainer's step: its pools, awake, or nothing counted asleep
-// (sleep mode: what vLLM keeps asleep is not derived).
-double rollout_engine_held_bytes(const TrainingSetup& setup);
 
 // The engine's figures said among the estimate's notes, and a vLLM that cannot start made a run
 // that does not fit (estimate_memory and workshop_view; the plate's estimate has no engine).

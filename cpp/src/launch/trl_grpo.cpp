@@ -176,11 +176,8 @@ void read_loss(KeyReader& reader, TrainingSetup& setup) {
   setup.loss = Loss::kGrpo;
   // disable_dropout (False): the model's own dropout, or none (its masks not kept).
   if (reader.get("disable_dropout", text_bool()).value_or(false)) setup.dropout = Dropout::kOff;
-  if (reader.get("beta", text_number(false, 0, 1e9)).value_or(0) != 0) {
-    reader.fault("beta",
-                 "beta above 0 loads a reference model and runs it over every sequence, which is "
-                 "not modelled: beta 0, TRL's default, is.");
-  }
+  // beta (0.0): above 0 the KL term's reference model (--reference-model).
+  setup.reference_model = reader.get("beta", text_number(false, 0, 1e9)).value_or(0) != 0;
   if (reader.get("use_liger_kernel", text_bool()).value_or(false)) {
     reader.fault("use_liger_kernel",
                  "use_liger_kernel: Liger's fused linear GRPO loss is not modelled; TRL's own is.");

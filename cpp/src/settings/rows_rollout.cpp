@@ -93,6 +93,28 @@ void add_rollout(Entries& entries) {
           .page("rl", "",
                 "TRL's <code>vllm_enable_sleep_mode</code>: vLLM releases its weights and KV "
                 "cache during the update, and takes them back to generate."));
+  add(row<&TrainingSetup::reference_model>(
+          id::kReferenceModel, "Reference model",
+          "TRL's GRPOTrainer with beta above 0: the KL term's reference model, whose "
+          "log-probabilities it computes before each update (under full training a frozen copy "
+          "of the model; under LoRA the base, its adapters disabled)",
+          "referenceModel")
+          .only_under({Stack::kHf},
+                      "the reference model is modelled as TRL's GRPOTrainer loads it, over "
+                      "transformers' Trainer",
+                      "The reference model is modelled as TRL's GRPOTrainer loads it, over "
+                      "transformers' Trainer; choose the hf stack, or no reference model.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return !setup.reference_model || setup.rollout != Rollout::kNone ||
+                       setup.loss == Loss::kGrpo;
+              },
+              "The reference model is GRPO's: choose a rollout engine or the grpo loss, or no "
+              "reference model.")
+          .page("rl", "Reference model (GRPO's <code>beta</code> above 0)",
+                "The KL term's reference: TRL computes its log-probabilities before each update. "
+                "Under full training it is a frozen copy of the model on each device; under LoRA, "
+                "the base with the adapters disabled."));
   add(row<&TrainingSetup::completion_length>(
           id::kCompletionLength, "Completion length",
           "TRL's max_completion_length under GRPO's loss: the tokens each sequence's completion "

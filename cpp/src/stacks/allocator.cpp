@@ -144,17 +144,26 @@ std::size_t CachingAllocator::grow_expandable(double size, Stream stream, bool s
 
 void CachingAllocator::empty_cache() {
   if (config_.expandable_segments) {
-    // release_cached_blocks → release_expandable_segment: the free pages unmapped. Those at a
-    // segment's end are given back here; a free block between live ones is kept mapped (PyTorch
-    // unmaps its whole pages too: an overcount).
+    // release_cached_blocks → release_blocks: each free block's whole pages unmapped
+    // (ExpandableSegment::unmap: the pages wholly inside it; one it shares with a live block
+    // stays). Those at a segment's end are given back here; whole pages between live blocks are
+    // kept mapped (an overcount).
     for (Segment& segment : segments_) {
       if (segment.blocks.empty() || !blocks_[segment.blocks.back()].free) continue;
       const std::size_t block = segment.blocks.back();
+      const double page = segment.small ? kAllocatorSmallBufferBytes : kAllocatorLargeBufferBytes;
+      const double kept = round_up(blocks_[block].offset, page);
+      const double unmapped = segment.size - kept;
+      if (!(unmapped > 0)) continue;
       pool_of(block).erase(key_of(block));
-      reserved_ -= blocks_[block].size;
-      segment.size -= blocks_[block].size;
-      segment.blocks.pop_back();
-      blocks_[block].size = 0;
+      reserved_ -= unmapped;
+      segment.size = kept;
+      blocks_[block].size -= unmapped;
+      if (blocks_[block].size > 0) {
+        pool_of(block).insert(key_of(block));
+      } else {
+        segment.blocks.pop_back();
+      }
     }
     return;
   }

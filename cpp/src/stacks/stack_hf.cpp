@@ -279,31 +279,22 @@ void hf_optimizer_step(Step& step, const StepDevice& device, const HfPlan& plan,
   give_all(step, gradients);
 }
 
-// TRL's GRPOTrainer before each update (trl/trainer/grpo_trainer.py, _prepare_inputs →
-// _generate_and_score_completions, once every steps_per_generation micro-batches: the step's,
-// here), the last step's gradients freed by its zero_grad.
-// - The generation, in vLLM's pools. Under sleep mode (trl/generation/vllm_generation.py,
-//   VLLMGeneration.generate): torch.cuda.empty_cache(), vLLM woken (its weights, then its KV
-//   cache), then put back to sleep at level 2, which unmaps its pools (vLLM's CuMemAllocator, a
-//   pool of their own that the trainer's cache keeps nothing of).
-// - old_per_token_logps under torch.no_grad, one micro-batch of per_device_train_batch_size at a
-//   time (_get_per_token_logps_and_entropies; each alike, one replayed): the forward pass, each
-//   layer's work freed before the next runs, counted as what the layer would keep and make with
-//   gradients (an upper bound: autograd keeps nothing here); autocast's cast weights cached to the
-//   forward pass's end, as cached_cast caches a weight that requires a gradient under no_grad too
-//   (aten/src/ATen/autocast_mode.cpp); and the logits (grpo_log_probabilities).
-void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan) {
-  if (plan.rollout == 0) return;
-  if (device.setup.rollout_sleep_mode) {
-    step.empty_cache();
-    const auto engine = step.take(plan.rollout, device.rollout_engine);
-    step.mark("generation", 0);
-    step.give(engine);
-    step.empty_cache();
-    step.settle();
-  } else {
-    step.mark("generation", 0);
-  }
+// A log-probability pass of TRL's (grpo_trainer.py, _get_per_token_logps_and_entropies under
+// torch.no_grad), a micro-batch of per_device_train_batch_size at a time: the forward pass, each
+// layer's work freed before the next runs, counted as what the layer would keep and make with
+// gradients (an upper bound: autograd keeps nothing here); autocast's cast weights cached to the
+// forward pass's end, as cached_cast caches a weight that requires a gradient under no_grad too
+// (aten/src/ATen/autocast_mode.cpp); and the logits (grpo_log_probabilities). Each micro-batch
+// alike, one is replayed: where there are more than one, the one before's logits (the loop's
+// `outputs` and `logits`, rebound only once the next forward pass returns) are held through it,
+// the FP32 copy's size (the BF16 logits' under --no-autocast).
+void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan& plan) {
+  const bool logits = device.logit_count > 0 && device.setup.loss == Loss::kGrpo;
+  const auto before =
+      step.take(tag(Term::kLogits),
+                logits && device.generation_micro_batches > 1
+                    ? (device.setup.no_autocast ? kBf16Bytes : kFp32Bytes) * device.logit_count
+                    : 0);
   const auto root = gather_unit(step, plan, plan.step_unit);
   step.give(gather_unit(step, plan, plan.embedding_unit));
   Handles copies;
@@ -318,13 +309,43 @@ void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan)
   }
   const auto tail = gather_unit(step, plan, plan.tail_unit);
   copies.push_back(step.take(plan.cast, plan.output_copy));
-  if (device.logit_count > 0 && device.setup.loss == Loss::kGrpo) {
-    grpo_log_probabilities(step, device, [&] { give_all(step, copies); });
+  if (logits) {
+    grpo_log_probabilities(
+        step, device, [&] { give_all(step, copies); }, [&] { step.give(before); });
   } else {
     give_all(step, copies);
   }
   step.give(tail);
   step.give(root);
+}
+
+// TRL's GRPOTrainer before each update (trl/trainer/grpo_trainer.py, _prepare_inputs →
+// _generate_and_score_completions, once every steps_per_generation micro-batches: the step's,
+// here), the last step's gradients freed by its zero_grad.
+// - The generation, in vLLM's pools. Under sleep mode (trl/generation/vllm_generation.py,
+//   VLLMGeneration.generate): torch.cuda.empty_cache(), vLLM woken (its weights, then its KV
+//   cache), then put back to sleep at level 2, which unmaps its pools (vLLM's CuMemAllocator, a
+//   pool of their own that the trainer's cache keeps nothing of).
+// - old_per_token_logps, the policy's log-probability pass (vLLM's importance-sampling correction
+//   needs them); then, with beta above 0, ref_per_token_logps, the reference model's: the
+//   reference's own copy under full training, the policy with its adapters disabled under LoRA,
+//   each the same pass (the reference's parameters require gradients as from_pretrained makes
+//   them, so autocast caches its copies too).
+void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan) {
+  const bool reference = device.setup.reference_model;
+  if (plan.rollout == 0 && !reference) return;
+  if (plan.rollout != 0 && device.setup.rollout_sleep_mode) {
+    step.empty_cache();
+    const auto engine = step.take(plan.rollout, device.rollout_engine, kRolloutPool);
+    step.mark("generation", 0);
+    step.give(engine);
+    step.empty_cache();
+    step.settle();
+  } else if (plan.rollout != 0) {
+    step.mark("generation", 0);
+  }
+  if (plan.rollout != 0) hf_log_probability_pass(step, device, plan);
+  if (reference) hf_log_probability_pass(step, device, plan);
   step.mark("log-probabilities", 0);
 }
 
@@ -453,6 +474,18 @@ void hf_step(Step& step, const StepDevice& device) {
                       Term::kRolloutEngine)
           : 0;
   if (engine > 0 && !device.setup.rollout_sleep_mode) step.take(engine, device.rollout_engine);
+  // TRL's reference model under full training (beta above 0): a second copy of the model, loaded
+  // as the policy is (trl/trainer/utils.py, create_model_from_path, FP32 unless model_init_kwargs
+  // say otherwise) and put on the device (accelerator.prepare_model with evaluation_mode, or
+  // prepare_fsdp's shards): the policy's weights' bytes.
+  if (device.setup.reference_model && device.setup.lora_rank == 0) {
+    step.take(step.term("reference-model", "Reference model (TRL, beta above 0)",
+                        "TRL, trl/trainer/grpo_trainer.py, GRPOTrainer.__init__: ref_model = "
+                        "create_model_from_path(...) where beta is not 0 and the model is no "
+                        "PEFT model; prepared with evaluation_mode=True (or prepare_fsdp, "
+                        "prepare_deepspeed)"),
+              device.bytes[Term::kWeights]);
+  }
   HfPlan plan = hf_plan(step, device, model);
   plan.rollout = engine;
   if (plan.ddp) {

@@ -519,7 +519,8 @@ CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
 // at a time (its x − max, exponentiated in place), or, BF16 (--no-autocast), its BF16 branch, one
 // sequence's log_softmax at a time; each sequence's gathered log-probabilities are C values.
 void grpo_log_probabilities(Step& step, const StepDevice& device,
-                            const std::function<void()>& forward_done) {
+                            const std::function<void()>& forward_done,
+                            const std::function<void()>& returned) {
   const std::size_t tag_logits = tag(Term::kLogits);
   const TrainingSetup& setup = device.setup;
   const double n = device.logit_count;
@@ -533,6 +534,7 @@ void grpo_log_probabilities(Step& step, const StepDevice& device,
   forward_returned(forward_done);
   const auto logits = step.take(tag_logits, converted ? kFp32Bytes * n : 0);
   step.give(converted ? made : logits);
+  returned();
   step.give(step.take(tag_logits, (bf16 ? kBf16Bytes : kFp32Bytes) * row));
   step.give(converted ? logits : made);
 }

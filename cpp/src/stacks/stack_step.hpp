@@ -18,9 +18,11 @@
 namespace trainmem::replay {
 
 // The streams the replay allocates on: the compute stream, and the one Transformer Engine's
-// context-parallel all-to-all reorders its outputs on (cp_stream).
+// context-parallel all-to-all reorders its outputs on (cp_stream); and a pool of its own, which
+// shares no segment with the others: vLLM's under sleep mode (CuMemAllocator's MemPool).
 inline constexpr CachingAllocator::Stream kComputeStream = 0;
 inline constexpr CachingAllocator::Stream kExchangeStream = 1;
+inline constexpr CachingAllocator::Stream kRolloutPool = 2;
 
 // One tensor of a slot: its bytes, and whether context parallelism's all-to-all makes it.
 struct SlotTensor {
@@ -126,6 +128,9 @@ struct StepDevice {
   // the trainer's own caching allocator made before the first step, held through it awake, made
   // for each generation under sleep mode.
   double rollout_engine = 0;
+  // The micro-batches of one generation batch (TRL's steps_per_generation), whose log-probability
+  // passes run one after another.
+  double generation_micro_batches = 1;
 };
 
 // Tags: each of the first kNumTerms is its Term; a stack's own terms follow, one tag each.
@@ -268,9 +273,11 @@ CachingAllocator::Handle loss_forward_and_backward(
 
 // TRL's log-probability pass over one micro-batch's completions before its update, under no_grad
 // (GRPO's loss, the logits counted): the logits and what selective_log_softmax makes, all freed.
-// `forward_done` runs where the model's forward pass returns.
+// `forward_done` runs where autocast's context exits, `returned` where the model's forward pass
+// has returned its (converted) logits.
 void grpo_log_probabilities(Step& step, const StepDevice& device,
-                            const std::function<void()>& forward_done);
+                            const std::function<void()>& forward_done,
+                            const std::function<void()>& returned);
 
 // The gradient flowing back through the layers, where a stack's replay follows it: the tag it is
 // held under, and the block that holds it now.

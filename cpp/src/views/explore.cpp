@@ -150,9 +150,10 @@ void add_recipe_changes(const TrainingSetup& setup, std::vector<Change>& changes
 }
 
 // RL post-training's own levers (rollout.hpp): vLLM asleep through the log-probabilities and the
-// update, and vLLM given the least of the device that starts it and holds a whole generation
-// (with TRL's vllm_max_model_length at the sequence length, where the model's positions would ask
-// for more).
+// update, and vLLM given the least of the device that holds its weights and a whole generation's
+// KV cache (with TRL's vllm_max_model_length at the sequence length, where the model's positions
+// would ask for more), as the estimate counts its share: its profiled pass's peak and CUDA graphs,
+// which vLLM also takes from the share, are not derived, so a run there may preempt.
 void add_rollout_changes(const TrainingSetup& setup, std::vector<Change>& changes) {
   if (setup.rollout == Rollout::kNone) return;
   if (!setup.rollout_sleep_mode) {
@@ -177,7 +178,7 @@ void add_rollout_changes(const TrainingSetup& setup, std::vector<Change>& change
   changes.push_back(
       {"rollout-memory-utilization",
        "Give vLLM gpu_memory_utilization " + shortest_decimal(changed.rollout_memory_utilization) +
-           ", the least that holds a generation" +
+           ", the least that holds its weights and a generation's KV cache" +
            (length ? " (its max model length " + format_count(setup.sequence_length) + ")" : ""),
        changed});
 }

@@ -104,7 +104,8 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   const double total = estimate.most_loaded.total_bytes;
   const RolloutFigures sleeping =
       estimate.setup.rollout_sleep_mode ? rollout_figures(estimate) : RolloutFigures{};
-  const bool generation_decides = sleeping.counted && sleeping.generation_bytes >= total;
+  const bool generation_decides =
+      sleeping.starts() && sleeping.counted && sleeping.generation_bytes >= total;
   const int p = estimate.setup.layout.pipeline_parallel;
   const std::string judged =
       (generation_decides ? "The generation decides, vLLM woken beside the trainer's weights "
