@@ -268,7 +268,8 @@ struct TrainingSetup {
   // generate their prompts together.
   int rollout_tensor_parallel = 1;
   // TRL's vllm_enable_sleep_mode: vLLM asleep (level 2, its weights and KV cache released)
-  // through the trainer's update, woken for each generation after the trainer empties its cache.
+  // through the trainer's log-probabilities and update, woken for each generation after the
+  // trainer empties its cache.
   bool rollout_sleep_mode = false;
   // TRL's GRPOTrainer with beta above 0: the KL term's reference model, whose log-probabilities it
   // computes before each update (under full training a frozen copy of the model, loaded as the

@@ -83,16 +83,16 @@ void add_rollout(Entries& entries) {
                 "devices, which gather their prompts and generate them together."));
   add(row<&TrainingSetup::rollout_sleep_mode>(
           id::kRolloutSleepMode, "vLLM sleep mode",
-          "TRL's vllm_enable_sleep_mode: vLLM sleeps through the trainer's update (level 2, its "
-          "weights and KV cache released) and wakes for each generation, after the trainer "
-          "empties its cache",
+          "TRL's vllm_enable_sleep_mode: vLLM sleeps through the trainer's log-probabilities and "
+          "update (level 2, its weights and KV cache released) and wakes for each generation, "
+          "after the trainer empties its cache",
           "rolloutSleepMode")
           .requires_value(id::kRollout, "vllm", "sleep mode is vLLM's")
           .rule([](const TrainingSetup& setup) { return setup.rollout == Rollout::kVllm; },
                 "Sleep mode is vLLM's: choose vllm, or turn it off.")
           .page("rl", "",
                 "TRL's <code>vllm_enable_sleep_mode</code>: vLLM releases its weights and KV "
-                "cache during the update, and takes them back to generate."));
+                "cache once it has generated, and takes them back for the next generation."));
   add(row<&TrainingSetup::reference_model>(
           id::kReferenceModel, "Reference model",
           "TRL's GRPOTrainer with beta above 0: the KL term's reference model, whose "
@@ -111,7 +111,7 @@ void add_rollout(Entries& entries) {
               },
               "The reference model is GRPO's: choose a rollout engine or the grpo loss, or no "
               "reference model.")
-          .page("rl", "Reference model (GRPO's <code>beta</code> above 0)",
+          .page("rl", "Reference model (<code>beta</code> &gt; 0)",
                 "The KL term's reference: TRL computes its log-probabilities before each update. "
                 "Under full training it is a frozen copy of the model on each device; under LoRA, "
                 "the base with the adapters disabled."));
