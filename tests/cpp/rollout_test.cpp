@@ -106,7 +106,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "rollout: asleep, vLLM is woken for the generation alone, beside what the trainer keeps; the "
+    "rollout: asleep, vLLM is woken for the generation alone, beside what the trainer keeps, the "
     "log-probabilities and the update hold the trainer alone, by hand") {
   TrainingSetup setup = grpo_on_one_h100();
   setup.rollout_sleep_mode = true;
@@ -215,7 +215,7 @@ TEST_CASE(
 
 TEST_CASE(
     "rollout: with beta above 0, TRL's reference model: a frozen copy of the model under full "
-    "training, held through the step and on the device when vLLM starts; none under LoRA") {
+    "training, held through the step and on the device when vLLM starts, none under LoRA") {
   TrainingSetup setup = grpo_on_one_h100();
   setup.model_id = "qwen3-1.7b";
   setup.lora_rank = 0;
