@@ -139,12 +139,18 @@ void print_header(const Estimate& estimate, std::ostream& out) {
   out << "\n";
 }
 
-// Under a stack: its own terms and the runtime (those outside the allocator starred), then the
-// allocator's cache.
+// Under a stack: a colocated rollout engine's share, a row of its own; then the stack's own terms
+// and the runtime (those outside the allocator starred), then the allocator's cache.
 void print_stack_terms(const Estimate& estimate, std::ostream& out) {
+  for (const StackTerm& term : estimate.stack_terms) {
+    if (term.term == Term::kRolloutEngine && term.bytes > 0) {
+      print_row(out, std::string(term_row(Term::kRolloutEngine).label) + " (vLLM, colocated)",
+                term.bytes);
+    }
+  }
   out << "  Held by the " << choice_name(estimate.setup.stack) << " stack at the step's peak:\n";
   for (const StackTerm& term : estimate.stack_terms) {
-    if (term.bytes > 0)
+    if (term.bytes > 0 && term.term != Term::kRolloutEngine)
       print_row(out, "  " + term.label + (term.in_allocator ? "" : " *"), term.bytes);
   }
   print_row(out, "  Allocator's cache (reserved, not allocated)",
@@ -205,7 +211,8 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
         print_row(out, row.label, held);
       }
     } else if (row.term == Term::kFramework && stack) {
-      print_stack_terms(estimate, out);  // the framework's, the runtime's and the cache's
+      print_stack_terms(estimate,
+                        out);  // the engine's, the framework's, the runtime's, the cache's
     } else if (!stack || (row.part != TermPart::kStack)) {
       if (held > 0) print_row(out, row.label, held);
     }
