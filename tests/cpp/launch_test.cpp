@@ -1906,6 +1906,19 @@ TEST_CASE("launch: the CLI reads the GRPO example, the sequence length beside it
   CHECK(json.at("loss") == "grpo");
   CHECK(json.at("completionLength") == 256);
   CHECK(json.at("rollout").at("engineBytes").get<double>() > 0);
+  // Each phase side by side, in the order they run, the largest the run's total.
+  const nlohmann::json& phases = json.at("rollout").at("phases");
+  REQUIRE(phases.size() == 3);
+  CHECK(phases[0].at("phase") == "generation");
+  CHECK(phases[1].at("phase") == "log-probabilities");
+  CHECK(phases[2].at("phase") == "update");
+  double largest = 0;
+  for (const nlohmann::json& phase : phases) {
+    CHECK(phase.at("allocatedBytes").get<double>() <= phase.at("bytes").get<double>());
+    CHECK(phase.at("fits").get<bool>());
+    largest = std::max(largest, phase.at("bytes").get<double>());
+  }
+  CHECK(largest == json.at("mostLoaded").at("totalBytes").get<double>());
   CHECK(cli({"--launch", path + "trl-grpo-qwen3-8b.yaml", "--micro-batch", "2"}, &text) == 2);
   CHECK(text.find("trainmem: --micro-batch: the launch config sets it") == 0);
 }
