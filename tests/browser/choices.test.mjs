@@ -14,6 +14,12 @@ const SAVED_VIEWS = {
   'torchtitan in FP8 with its all-gather':
     '?dp=8&zero=3&stack=torchtitan&precision=fp8-mixed&fp8-all-gather=on&logits=on&loss=fp32-upcast',
   'a mixture of experts': '?model=mixtral-8x7b&dp=8&ep=8&zero=1&tp=2&sequence-parallel=on',
+  // transformers' Trainer with LoRA, before any RL setting: the loss is disabled (no logits), so
+  // the RL settings' messages may not ask for it.
+  "transformers' Trainer with LoRA":
+    '?model=qwen3-8b&stack=hf&precision=bf16&lora-rank=16&seq-len=4096&tokens=8192',
+  'RL post-training, vLLM colocated':
+    '?model=qwen3-8b&stack=hf&precision=bf16&lora-rank=16&seq-len=4096&tokens=8192&rollout=vllm',
 };
 
 /** Numbers a reader might type, by setting (each within the core's bounds). */

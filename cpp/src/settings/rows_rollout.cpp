@@ -109,8 +109,7 @@ void add_rollout(Entries& entries) {
                 return !setup.reference_model || setup.rollout != Rollout::kNone ||
                        setup.loss == Loss::kGrpo;
               },
-              "The reference model is GRPO's: choose a rollout engine or the grpo loss, or no "
-              "reference model.")
+              "The reference model is GRPO's: choose a rollout engine, or no reference model.")
           .page("rl", "Reference model (<code>beta</code> &gt; 0)",
                 "The KL term's reference: TRL computes its log-probabilities before each update. "
                 "Under full training it is a frozen copy of the model on each device; under LoRA, "
