@@ -264,6 +264,15 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
   return calc;
 }
 
+std::vector<TimelinePoint> replayed_step(const Calculation& calc, const TrainingSetup& setup) {
+  std::vector<TimelinePoint> points;
+  if (!calc.answer.ok()) return points;
+  replay::replay(
+      step_device(setup, *calc.shape, calc.placement, calc.stage, calc.layer, calc.whole_terms),
+      &points);
+  return points;
+}
+
 Calculation calculate_plate(const TrainingSetup& setup, int micro_batch_sequences,
                             bool flash_attention, CalculationOptions options) {
   Calculation calc;

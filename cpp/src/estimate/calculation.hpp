@@ -67,6 +67,10 @@ Calculation calculate(const TrainingSetup& setup, int micro_batch_sequences, boo
 Calculation calculate_plate(const TrainingSetup& setup, int micro_batch_sequences,
                             bool flash_attention, CalculationOptions options = {});
 
+// The answered stage's step under its stack, replayed once more with each mark recorded (the
+// timeline, and RL post-training's phases); empty for a refused calculation.
+std::vector<TimelinePoint> replayed_step(const Calculation& calc, const TrainingSetup& setup);
+
 // Either of the two, for the estimate and the workshop's view written over it (estimate.cpp).
 using Calculator = Calculation (*)(const TrainingSetup& setup, int micro_batch_sequences,
                                    bool flash_attention, CalculationOptions options);

@@ -14,7 +14,6 @@
 
 #include "estimate/calculation.hpp"
 #include "estimate/placement.hpp"
-#include "estimate/replay.hpp"
 #include "model/units.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/format.hpp"
@@ -64,15 +63,9 @@ double held_by_term(const Estimate& estimate, const char* id) {
 std::vector<RolloutPhase> step_phases(const Estimate& estimate) {
   std::vector<RolloutPhase> phases{{"generation"}, {"log-probabilities"}, {"update"}};
   const TrainingSetup& setup = estimate.setup;
-  const Calculation calc =
-      calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false});
-  std::vector<TimelinePoint> points;
-  if (calc.answer.ok()) {
-    replay::replay(
-        step_device(setup, *calc.shape, calc.placement, calc.stage, calc.layer, calc.whole_terms),
-        &points);
-  }
-  for (const TimelinePoint& point : points) {
+  for (const TimelinePoint& point : replayed_step(
+           calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false}),
+           setup)) {
     if (point.phase == "start") continue;
     RolloutPhase& phase = point.phase == phases[0].id   ? phases[0]
                           : point.phase == phases[1].id ? phases[1]

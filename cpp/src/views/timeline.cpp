@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "estimate/calculation.hpp"
-#include "estimate/replay.hpp"
 #include "estimate/stage.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/fine_tuning.hpp"
@@ -98,11 +97,7 @@ std::vector<TimelinePoint> memory_timeline(const TrainingSetup& setup) {
   if (!calc.answer.ok()) return {};
   if (!stack_row(setup.stack).replayed) return ideal_timeline(calc, setup);
   // Under a stack the timeline is its replayed step (run here once, not also for the estimate).
-  std::vector<TimelinePoint> points;
-  replay::replay(
-      step_device(setup, *calc.shape, calc.placement, calc.stage, calc.layer, calc.whole_terms),
-      &points);
-  return points;
+  return replayed_step(calc, setup);
 }
 
 }  // namespace trainmem
