@@ -1952,6 +1952,18 @@ TEST_CASE("launch: what a GRPO config sets that is not modelled is refused by it
   REQUIRE(kl.answer.ok());
   CHECK(kl.setup.reference_model);
   CHECK_FALSE(read_axolotl(grpo + "beta: 0.0\n", beside).setup.reference_model);
+  // Syncing the reference mixes into it in place: nothing more on the device, understood; TRL
+  // refuses it without a reference of its own (the example's PEFT, or beta 0).
+  const std::string sync =
+      "sync_ref_model: true\nref_model_sync_steps: 512\nref_model_mixup_alpha: 0.6\n";
+  CHECK(refused(grpo + "beta: 0.04\n" + sync) == "sync_ref_model");
+  CHECK(refused(grpo + "beta: 0.0\n" + sync) == "sync_ref_model");
+  const LaunchConfig synced = read_axolotl(
+      trl_grpo_with("use_peft: true", "use_peft: false") + "beta: 0.04\n" + sync, beside);
+  REQUIRE(synced.answer.ok());
+  CHECK(synced.setup.reference_model);
+  CHECK(synced.setup.lora_rank == 0);
+  CHECK(synced.not_understood.empty());
   for (const char* loss : {"grpo", "dr_grpo", "bnpo", "cispo"}) {
     CAPTURE(loss);
     const LaunchConfig read = read_axolotl(grpo + "loss_type: " + loss + "\nbeta: 0.0\n", beside);

@@ -68,7 +68,7 @@ const std::set<std::string>& no_bearing_keys() {
         "log_completions_hub_repo", "reward_funcs", "vllm_server_base_url", "vllm_server_host",
         "vllm_server_port", "vllm_server_timeout", "vllm_group_port",
         "vllm_structured_outputs_regex", "max_tool_calling_iterations", "router_aux_loss_coef",
-        "ds3_gather_for_generation"}) {
+        "ds3_gather_for_generation", "ref_model_sync_steps", "ref_model_mixup_alpha"}) {
       all.insert(key);
     }
     // clang-format on
@@ -178,6 +178,15 @@ void read_loss(KeyReader& reader, TrainingSetup& setup) {
   if (reader.get("disable_dropout", text_bool()).value_or(false)) setup.dropout = Dropout::kOff;
   // beta (0.0): above 0 the KL term's reference model (--reference-model).
   setup.reference_model = reader.get("beta", text_number(false, 0, 1e9)).value_or(0) != 0;
+  // sync_ref_model (False): the policy mixed into the reference in place every
+  // ref_model_sync_steps (trl/trainer/callbacks.py, SyncRefModelCallback._sync_target_model: mul_
+  // then add_), nothing more on the device. GRPOTrainer raises without a reference of its own.
+  if (reader.get("sync_ref_model", text_bool()).value_or(false) &&
+      (!setup.reference_model || setup.lora_rank > 0)) {
+    reader.fault("sync_ref_model",
+                 "sync_ref_model needs a reference model of its own, which TRL makes only with "
+                 "beta above 0 and without PEFT (GRPOTrainer raises otherwise): set it false.");
+  }
   if (reader.get("use_liger_kernel", text_bool()).value_or(false)) {
     reader.fault("use_liger_kernel",
                  "use_liger_kernel: Liger's fused linear GRPO loss is not modelled; TRL's own is.");
