@@ -33,9 +33,10 @@ struct StageFigures {
 // share; a share that leaves no KV cache; a KV cache short of one request of its max model length.
 enum class RolloutStartFailure { kNone, kFreeMemory, kNoCacheMemory, kMaxModelLength };
 
-// One phase of an RL step on the device (the replayed step's marks, timeline.hpp): "generation",
-// "log-probabilities" or "update"; its allocated peak and what is reserved at its busiest, each
-// with the runtime outside the allocator; and whether that fits the device's usable memory.
+// One phase of an RL step on the device (the replayed step's marks, timeline.hpp): verl's "weight
+// sync", "generation", "log-probabilities" or "update"; its allocated peak and what is reserved at
+// its busiest, each with the runtime outside the allocator; and whether that fits the device's
+// usable memory.
 struct RolloutPhase {
   std::string id;
   double allocated_bytes = 0;
@@ -52,16 +53,16 @@ struct RolloutFigures {
   double max_model_length = 0;  // vLLM's max_model_len: TRL's, else the model's positions
   double rollout_sequences = 0;  // what one generation makes on the device
   double rollout_tokens = 0;     // and their tokens: sequences × sequence length
-  // The generation, the log-probabilities and the update, in the order they run; the run's peak is
-  // the largest. Under sleep mode vLLM is woken for the generation alone, beside what the trainer
-  // keeps between updates (its gradients freed, its cache emptied); awake it holds its share
-  // through all three.
+  // The generation, the log-probabilities and the update, in the order they run (under verl its
+  // weight sync first); the run's peak is the largest. Under sleep mode vLLM is woken for the
+  // generation alone (and verl's weight sync, its weights), beside what the trainer keeps between
+  // updates (its gradients freed, its cache emptied); awake it holds its share through them all.
   std::vector<RolloutPhase> phases;
   double trainer_bytes = 0;   // the trainer's largest phase beside the engine (awake), or update
   double resident_bytes = 0;  // what the trainer holds beside the engine as it generates
   double generation_bytes = 0;
   // The trainer's memory when vLLM is made (its free-memory check); < 0 where it is not derived
-  // (ZeRO above 0).
+  // (TRL's under ZeRO above 0).
   double startup_bytes = -1;
   RolloutStartFailure start_failure = RolloutStartFailure::kNone;
   bool starts() const { return start_failure == RolloutStartFailure::kNone; }

@@ -403,6 +403,16 @@ enum class FsdpVersion { kFsdp1, kFsdp2 };
 //         are tensors of the trainer's own caching allocator
 enum class Rollout { kNone, kVllm };
 
+// The RL trainer that drives the colocated rollout engine (rollout.hpp):
+//   trl   TRL's GRPOTrainer over transformers' Trainer (above)
+//   verl  verl's hybrid engine (verl-project/verl 1dda039b, August 2026: the V1 trainer,
+//         trainer.use_v1, over verl/workers/engine_workers.py's ActorRolloutRefWorker and its FSDP
+//         engine, verl/workers/engine/fsdp/transformer_impl.py): the actor an FSDP1 model in FP32
+//         with BF16 mixed precision, the reference model's parameters offloaded to the host, and
+//         vLLM servers in processes of their own (distributed_executor_backend "mp"), asleep at
+//         level 2 but for the generation, woken by a weight sync through a CUDA-IPC bucket
+enum class RlTrainer { kTrl, kVerl };
+
 // ---- Pipeline stages -------------------------------------------------------------------------
 
 // Which stage of a pipeline holds the most: the only one (no pipeline), the first, the last, or
@@ -444,6 +454,8 @@ template <>
 const std::vector<Choice>& choices<FsdpVersion>();
 template <>
 const std::vector<Choice>& choices<Rollout>();
+template <>
+const std::vector<Choice>& choices<RlTrainer>();
 template <>
 const std::vector<Choice>& choices<PipelineStage>();
 template <>

@@ -90,6 +90,7 @@ constexpr const char* kOptimizerInBackward = "optimizer-in-backward";
 constexpr const char* kPagedOptimizer = "paged-optimizer";
 constexpr const char* kKbitPrep = "kbit-prep";
 constexpr const char* kRollout = "rollout";
+constexpr const char* kRlTrainer = "rl-trainer";
 constexpr const char* kRolloutMemoryUtilization = "rollout-memory-utilization";
 constexpr const char* kRolloutMaxModelLength = "rollout-max-model-length";
 constexpr const char* kRolloutTensorParallel = "rollout-tensor-parallel";

@@ -29,6 +29,8 @@ constexpr double kMaxHostCapacityGb = 1e6;
 // since colocation came, trl#3394), and its bounds: above 0, at most the whole device.
 constexpr double kDefaultRolloutMemoryUtilization = 0.3;
 constexpr double kMinRolloutMemoryUtilization = 0.01;
+// verl's gpu_memory_utilization (verl 1dda039b, verl/trainer/config/rollout/rollout.yaml).
+constexpr double kVerlRolloutMemoryUtilization = 0.5;
 // TRL's GRPOConfig max_completion_length: the completion's tokens of each sequence (512 since
 // TRL 286d19fc7, after v1.9.0).
 constexpr int kDefaultCompletionLength = 512;
@@ -260,6 +262,8 @@ struct TrainingSetup {
   // (options.hpp), and vLLM's gpu_memory_utilization, the share of each device's total memory its
   // weights, activations and KV cache take (rollout.hpp).
   Rollout rollout = Rollout::kNone;
+  // The RL trainer around it (options.hpp): TRL's GRPOTrainer, or verl's hybrid engine.
+  RlTrainer rl_trainer = RlTrainer::kTrl;
   double rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
   // TRL's vllm_max_model_length: the longest request vLLM's KV cache must serve to start (0: None,
   // the model config's positions).

@@ -85,7 +85,11 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   }
   // The loss's tokens (its own and each multi-token-prediction module's) on the stage that holds
   // the logits, and their logits on this device.
-  if (whole[Term::kLogits] > 0 && setup.loss == Loss::kGrpo) {
+  if (whole[Term::kLogits] > 0 && setup.loss == Loss::kGrpo && verl_trainer(setup)) {
+    // verl's: every packed token's logits, prompt and response (use_remove_padding), t is 1.
+    device.loss_tokens = layer.tokens_on_device;
+    device.logit_count = layer.tokens_on_device * static_cast<double>(shape.vocab_size);
+  } else if (whole[Term::kLogits] > 0 && setup.loss == Loss::kGrpo) {
     // GRPO's: each sequence's completion, and the logits of its last C + 1 positions (t is 1).
     const double sequences = layer.tokens_on_device / setup.sequence_length;
     device.loss_tokens = sequences * setup.completion_length;
@@ -157,6 +161,11 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
             : 1;
   }
   device.rollout_engine = rollout_engine_bytes(setup);
+  if (verl_trainer(setup)) {
+    device.rollout_weights = rollout_weights_bytes(setup, shape);
+    device.largest_parameter_bytes =
+        kFp32Bytes * static_cast<double>(shape.vocab_size) * shape.hidden_size;
+  }
   device.generation_micro_batches =
       std::isfinite(pipeline_micro_batches(setup)) ? pipeline_micro_batches(setup) : 1;
   device.stage_boundary_bytes = kBf16Bytes * layer.tokens_on_device * shape.hidden_size /

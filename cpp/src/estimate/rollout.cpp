@@ -38,6 +38,17 @@ double rollout_engine_bytes(const TrainingSetup& setup) {
   return std::ceil(setup.rollout_memory_utilization * device_total_bytes(setup));
 }
 
+// vLLM loads the checkpoint in its own dtype ("auto": BF16), split over its tensor-parallel
+// devices (the embedding and output layer by the vocabulary, the linear layers by their heads and
+// widths; the norms, whole on each, are left out).
+double rollout_weights_bytes(const TrainingSetup& setup, const ModelShape& shape) {
+  return kBf16Bytes * count_parameters(shape) / setup.rollout_tensor_parallel;
+}
+
+bool verl_trainer(const TrainingSetup& setup) {
+  return setup.rollout == Rollout::kVllm && setup.rl_trainer == RlTrainer::kVerl;
+}
+
 namespace {
 
 // A generation's sequences on the device: TRL's generation batch, per_device_train_batch_size ×
@@ -57,19 +68,22 @@ double held_by_term(const Estimate& estimate, const char* id) {
   return 0;
 }
 
-// The replayed step's phases (hf_rollout_phases marks the generation and the log-probabilities;
-// the update is every mark after them): each one's busiest moment and what is reserved then, from
-// the step's timeline (as memory_timeline replays it for the page).
+// The replayed step's phases (hf_rollout_phases marks verl's weight sync, the generation and the
+// log-probabilities; the update is every mark after them): each one's busiest moment and what is
+// reserved then, from the step's timeline (as memory_timeline replays it for the page).
 std::vector<RolloutPhase> step_phases(const Estimate& estimate) {
-  std::vector<RolloutPhase> phases{{"generation"}, {"log-probabilities"}, {"update"}};
   const TrainingSetup& setup = estimate.setup;
+  std::vector<RolloutPhase> phases;
+  if (verl_trainer(setup)) phases.push_back({"weight sync"});
+  for (const char* id : {"generation", "log-probabilities", "update"}) phases.push_back({id});
   for (const TimelinePoint& point : replayed_step(
            calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false}),
            setup)) {
     if (point.phase == "start") continue;
-    RolloutPhase& phase = point.phase == phases[0].id   ? phases[0]
-                          : point.phase == phases[1].id ? phases[1]
-                                                        : phases[2];
+    const auto named = std::find_if(phases.begin(), phases.end(), [&](const RolloutPhase& phase) {
+      return phase.id == point.phase;
+    });
+    RolloutPhase& phase = named != phases.end() ? *named : phases.back();
     phase.allocated_bytes = std::max(phase.allocated_bytes, point.bytes);
     phase.bytes = std::max(phase.bytes, point.reserved_bytes);
   }
@@ -96,11 +110,8 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   figures.counted = true;
   const double total = device_total_bytes(setup);
   figures.engine_bytes = rollout_engine_bytes(setup);
-  // vLLM loads the checkpoint in its own dtype ("auto": BF16), split over its tensor-parallel
-  // devices (the embedding and output layer by the vocabulary, the linear layers by their heads
-  // and widths; the norms, whole on each, are left out).
   const double tp = setup.rollout_tensor_parallel;
-  figures.weights_bytes = kBf16Bytes * count_parameters(shape) / tp;
+  figures.weights_bytes = rollout_weights_bytes(setup, shape);
   // Each layer's K and V, in the model's dtype (the KV cache's "auto"): the device's share of the
   // k heads of d a token, one at least (vLLM replicates them where tp is above k).
   const double kv_heads = std::max(1.0, shape.num_key_value_heads / tp);
@@ -120,12 +131,20 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
                                             return a.bytes < b.bytes;
                                           })
                              ->bytes;
-  figures.generation_bytes = figures.phases.front().bytes;
+  double apart = 0;  // the largest phase but the generation
+  for (const RolloutPhase& phase : figures.phases) {
+    if (phase.id == "generation") {
+      figures.generation_bytes = phase.bytes;
+    } else {
+      apart = std::max(apart, phase.bytes);
+    }
+  }
   figures.resident_bytes = figures.generation_bytes - figures.engine_bytes;
-  // Asleep, the log-probabilities and the update hold the trainer alone; awake, every phase holds
-  // vLLM's share beside the trainer's.
-  figures.trainer_bytes = setup.rollout_sleep_mode ? std::max(figures.phases[1].bytes, update)
-                                                   : largest - figures.engine_bytes;
+  // Asleep, the log-probabilities and the update hold the trainer alone (and verl's weight sync
+  // vLLM's weights beside it, whatever its share); awake, every phase holds vLLM's share beside
+  // the trainer's.
+  figures.trainer_bytes =
+      setup.rollout_sleep_mode ? std::max(apart, update) : largest - figures.engine_bytes;
   // vLLM's checks as it starts, in its order. Worker.init_device: the device's free memory at
   // least its share. TRL makes it in GRPOTrainer.__init__, after transformers' Trainer has put the
   // model on the device (one device or DDP) and before any optimiser state or gradient exists:
@@ -133,7 +152,20 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   // is not derived. Then check_enough_kv_cache_memory (vllm/v1/core/kv_cache_utils.py): a KV
   // cache at all ("No available memory for the cache blocks"), and one that serves a request of
   // the max model length.
-  if (setup.layout.zero_stage == 0) {
+  if (verl_trainer(setup)) {
+    // verl makes vLLM's servers once every worker has built its models (verl 1dda039b,
+    // verl/trainer/ppo/v1/trainer_base.py, _setup: init_model, then LLMServerManager.create) and
+    // emptied its cache: the actor's FP32 shards on the device (the reference's on the host), no
+    // optimiser state yet (AdamW makes it at the first step), the trainer's CUDA context and
+    // NCCL's buffers, and vLLM's own process's.
+    figures.startup_bytes = estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
+                            held_by_term(estimate, "cuda-context") +
+                            held_by_term(estimate, "nccl-buffers") +
+                            held_by_term(estimate, "rollout-runtime");
+    if (total - figures.startup_bytes < figures.engine_bytes) {
+      figures.start_failure = RolloutStartFailure::kFreeMemory;
+    }
+  } else if (setup.layout.zero_stage == 0) {
     // On one device TRL's reference model (beta above 0, full training) is on it too: made before
     // vLLM with device_map "auto" (trl/trainer/utils.py, create_model_from_path); under DDP with
     // device_map None, on the host until prepared, after.
@@ -169,13 +201,15 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   return figures;
 }
 
-std::string rollout_start_failure(const RolloutFigures& figures) {
+std::string rollout_start_failure(const RolloutFigures& figures, const TrainingSetup& setup) {
+  const bool verl = verl_trainer(setup);
   switch (figures.start_failure) {
     case RolloutStartFailure::kFreeMemory:
-      return "vLLM does not start: when TRL makes it the trainer already holds " +
-             format_bytes(figures.startup_bytes) +
-             " (its weights and the CUDA context), leaving less free than the " +
-             format_bytes(figures.engine_bytes) +
+      return std::string("vLLM does not start: when ") + (verl ? "verl" : "TRL") +
+             " makes it the trainer already holds " + format_bytes(figures.startup_bytes) +
+             (verl ? " (the actor's FP32 shards and the CUDA contexts)"
+                   : " (its weights and the CUDA context)") +
+             ", leaving less free than the " + format_bytes(figures.engine_bytes) +
              " it asks for (\"Free memory on device ... is less than desired GPU memory "
              "utilization\").";
     case RolloutStartFailure::kNoCacheMemory:
@@ -186,9 +220,10 @@ std::string rollout_start_failure(const RolloutFigures& figures) {
       return "vLLM does not start: its KV cache of " + format_count(figures.kv_tokens) +
              " tokens cannot serve one request of its max model length, " +
              format_count(figures.max_model_length) +
-             " tokens (\"To serve at least one request with the model's max seq len\"); "
-             "set TRL's vllm_max_model_length nearer the sequence length, or give vLLM more of "
-             "the device.";
+             " tokens (\"To serve at least one request with the model's max seq len\"); set " +
+             (verl ? "verl's actor_rollout_ref.rollout.max_model_len"
+                   : "TRL's vllm_max_model_length") +
+             " nearer the sequence length, or give vLLM more of the device.";
     case RolloutStartFailure::kNone:
       break;
   }
@@ -253,6 +288,47 @@ std::string utilization_range(const RolloutFigures& figures, bool sleeping) {
   return text;
 }
 
+// verl's phases in words (hf_rollout_phases → verl_rollout_phases): the weight sync, sleep mode
+// as free_cache_engine runs it, and the log-probability passes and the update over packed tokens.
+std::vector<std::string> verl_notes(const RolloutFigures& figures, const Estimate& estimate) {
+  const TrainingSetup& setup = estimate.setup;
+  std::vector<std::string> notes;
+  notes.push_back(
+      std::string("verl's weight sync wakes vLLM's weights") +
+      (setup.rollout_sleep_mode ? " (its KV cache after)" : "") +
+      " and streams the actor's parameters to them: FSDP1's sharded state dict gathers each unit "
+      "in FP32 (the root unit, the embedding and the output layer, for the whole traversal) and "
+      "clones each device's chunks, held to the stream's end; each parameter is then gathered "
+      "whole in FP32 into a 2,048 MiB CUDA-IPC bucket (update_weights_bucket_megabytes), the "
+      "embedding and the output layer sent as they are.");
+  if (setup.rollout_sleep_mode) {
+    notes.push_back(
+        "Sleep mode (verl's free_cache_engine, level 2): vLLM's weights and KV cache are woken "
+        "for the weight sync and the generation, beside what the trainer keeps between updates, "
+        "the actor's FP32 shards, AdamW's state and the runtime (" +
+        format_bytes(figures.resident_bytes) +
+        ", its gradients freed by zero_grad and its cache emptied); the log-probabilities and the "
+        "update hold the trainer alone, beside vLLM's process. Not counted: what vLLM keeps "
+        "asleep (its CUDA graphs' pool, its runner's and sampler's buffers), and expandable "
+        "segments turned off for the sync (verl turns them back on after).");
+  }
+  notes.push_back(
+      std::string("The log-probabilities are verl's compute_log_prob") +
+      (setup.reference_model
+           ? " and, with a reference model, compute_ref_log_prob (its units gathered from the "
+             "host, where verl keeps its parameters)"
+           : "") +
+      ", under no_grad a micro-batch at a time: one layer's work at a time (as much as it keeps "
+      "with gradients, an upper bound)" +
+      (setup.logits
+           ? " and the BF16 logits of every packed token, prompt and response, with their "
+             "quotient by the temperature (the entropy, compiled, fuses into reductions with no "
+             "buffer of that size: not measured). The update is verl's policy loss over the same "
+             "logits: flash-attn's cross-entropy writes its gradient in place."
+           : ". Both are counted without their logits: count the logits to see them."));
+  return notes;
+}
+
 std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Estimate& estimate) {
   const TrainingSetup& setup = estimate.setup;
   std::vector<std::string> notes;
@@ -261,7 +337,8 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
   const int tp = setup.rollout_tensor_parallel;
   const std::string split = tp == 1 ? "" : ", split over " + std::to_string(tp) + " devices";
   notes.push_back(
-      "vLLM, colocated at gpu_memory_utilization " + share + split + ", takes " +
+      "vLLM, colocated at gpu_memory_utilization " + share + split +
+      (verl_trainer(setup) ? " in processes of its own" : "") + ", takes " +
       format_bytes(figures.engine_bytes) +
       (setup.rollout_sleep_mode
            ? " of each device to generate, asleep but for the generation: its BF16 weights ("
@@ -279,7 +356,12 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
        : figures.kv_tokens >= figures.rollout_tokens ? " tokens: it holds them."
                                                      : " tokens: vLLM holds fewer, and preempts "
                                                        "sequences to make room."));
-  if (!figures.starts()) notes.push_back(rollout_start_failure(figures));
+  if (!figures.starts()) notes.push_back(rollout_start_failure(figures, setup));
+  if (verl_trainer(setup)) {
+    for (std::string& note : verl_notes(figures, estimate)) notes.push_back(std::move(note));
+    notes.push_back(utilization_range(figures, setup.rollout_sleep_mode));
+    return notes;
+  }
   if (setup.rollout_sleep_mode) {
     // trl/generation/vllm_generation.py: empty_cache, wake_up(weights), reload_weights,
     // wake_up(kv_cache), generate, sleep(level=2).

@@ -18,11 +18,18 @@ double device_total_bytes(const TrainingSetup& setup);
 // vLLM's pools: gpu_memory_utilization × the device's total (0 without an engine).
 double rollout_engine_bytes(const TrainingSetup& setup);
 
+// vLLM's BF16 weights on each of its devices, split over its tensor parallelism.
+double rollout_weights_bytes(const TrainingSetup& setup, const ModelShape& shape);
+
+// Whether verl's hybrid engine drives the rollout engine (TrainingSetup::rl_trainer).
+bool verl_trainer(const TrainingSetup& setup);
+
 // The engine's figures said among the estimate's notes, and a vLLM that cannot start made a run
 // that does not fit (estimate_memory and workshop_view; the plate's estimate has no engine).
 void add_rollout(Estimate& estimate);
 
-// Why vLLM does not start, in a sentence with vLLM's own words; "" where it starts.
-std::string rollout_start_failure(const RolloutFigures& figures);
+// Why vLLM does not start, in a sentence with vLLM's own words and the trainer's keys; "" where it
+// starts.
+std::string rollout_start_failure(const RolloutFigures& figures, const TrainingSetup& setup);
 
 }  // namespace trainmem

@@ -200,6 +200,12 @@ Figure all_gather_buffers(const ModelShape& shape, const TrainingSetup& setup,
 // layer's input slice where it is copied and the output layer trains.
 Figure grpo_figure(const ModelShape& shape, const TrainingSetup& setup, double tokens,
                    const Pen& pen) {
+  // verl's policy loss (replay's verl_policy_loss): the BF16 logits of every packed token and
+  // their quotient by the temperature, or that quotient and the logits' gradient.
+  if (setup.rl_trainer == RlTrainer::kVerl) {
+    return pen.bytes(2 * kBf16Bytes) * pen.count(tokens, "T tokens") *
+           pen.count(shape.vocab_size, "V");
+  }
   const double b = tokens / setup.sequence_length;
   const double c = setup.completion_length;
   const double v = shape.vocab_size;

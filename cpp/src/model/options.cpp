@@ -315,6 +315,17 @@ const std::vector<Choice>& choices<Rollout>() {
 }
 
 template <>
+const std::vector<Choice>& choices<RlTrainer>() {
+  static const std::vector<Choice> choices = {
+      {"trl", "TRL", "TRL's GRPOTrainer: vLLM in the trainer's own process"},
+      {"verl", "verl",
+       "verl's hybrid engine (1dda039b): an FSDP1 actor in FP32, the reference on the host, vLLM "
+       "in processes of its own"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<Compile>() {
   static const std::vector<Choice> choices = {
       {"off", "Off (eager)", "PyTorch's eager mode"},

@@ -21,6 +21,62 @@ void add_rollout(Entries& entries) {
                 "TRL's GRPOTrainer with <code>vllm_mode=\"colocate\"</code>: vLLM generates in the "
                 "trainer's own process on each device, awake through the step, its weights and "
                 "KV cache beside the trainer's."));
+  add(row<&TrainingSetup::rl_trainer>(
+          id::kRlTrainer, "RL trainer",
+          "The trainer around the rollout engine: TRL's GRPOTrainer (vLLM in the trainer's "
+          "process), "
+          "or verl's hybrid engine (an FSDP1 actor in FP32, the reference model on the host, "
+          "vLLM in processes of its own, woken by a weight sync)",
+          "rlTrainer")
+          .among(choices<RlTrainer>())
+          .requires_value(id::kRollout, "vllm", "the RL trainer drives the rollout engine")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kTrl || setup.rollout == Rollout::kVllm;
+              },
+              "The RL trainer drives the rollout engine: choose vllm, or trl.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kTrl || setup.layout.zero_stage == 3;
+              },
+              "verl's actor is an FSDP model sharded over every device (FULL_SHARD, fsdp_size "
+              "-1): set ZeRO to 3, or choose trl.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kTrl ||
+                       setup.fsdp_version == FsdpVersion::kFsdp1;
+              },
+              "verl's strategy fsdp2 wraps its units otherwise than accelerate's FSDP2, not "
+              "modelled: choose fsdp1 (verl's default strategy, fsdp), or trl.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kTrl || setup.lora_rank == 0;
+              },
+              "verl's LoRA (its adapters synced to vLLM apart from the base) is not modelled: set "
+              "the LoRA rank to 0, or choose trl.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kTrl ||
+                       setup.precision == Precision::kBf16Mixed;
+              },
+              "verl's actor keeps FP32 parameters and computes in BF16 (model_dtype fp32, "
+              "FSDP's MixedPrecision): choose bf16-mixed, or trl.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kTrl || !setup.reentrant_checkpointing;
+              },
+              "verl checkpoints with use_reentrant=False: untick reentrant checkpointing, or "
+              "choose trl.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kTrl || setup.expandable_segments;
+              },
+              "verl turns expandable segments on itself after each weight sync "
+              "(set_expandable_segments(True)): tick them, or choose trl.")
+          .page("rl", "",
+                "TRL's GRPOTrainer runs vLLM in its own process. verl's hybrid engine keeps an "
+                "FSDP1 actor in FP32 and its reference model on the host, and runs vLLM in "
+                "processes of its own, woken each step by a weight sync."));
   add(row<&TrainingSetup::rollout_memory_utilization>(
           id::kRolloutMemoryUtilization, "vLLM memory utilization",
           "vLLM's gpu_memory_utilization: the share of each device's total memory its weights, "

@@ -22,6 +22,26 @@ std::vector<BroughtSetting> bring_stack_defaults(
     setup.loss = grpo ? Loss::kGrpo : row.losses.front();
     brought.push_back({id::kLoss, setting_text(setup, id::kLoss)});
   }
+  // verl's own (verl 1dda039b: verl/trainer/config/rollout/rollout.yaml and engine_workers.py):
+  // vLLM at gpu_memory_utilization 0.5, split over 2 devices, asleep between generations
+  // (free_cache_engine), and the trainer's allocator under expandable segments, which verl turns on
+  // itself after each weight sync (set_expandable_segments(True)).
+  if (setup.rollout == Rollout::kVllm && setup.rl_trainer == RlTrainer::kVerl) {
+    const auto bring = [&](const char* id, auto& field, auto trl_value, auto verl_value) {
+      if (chosen(id) || field != trl_value) return;
+      field = verl_value;
+      brought.push_back({id, setting_text(setup, id)});
+    };
+    bring(id::kRolloutMemoryUtilization, setup.rollout_memory_utilization,
+          kDefaultRolloutMemoryUtilization, kVerlRolloutMemoryUtilization);
+    bring(id::kRolloutSleepMode, setup.rollout_sleep_mode, false, true);
+    bring(id::kExpandableSegments, setup.expandable_segments, false, true);
+    const ModelShape* shape = resolve_model(setup);
+    if (shape != nullptr && setup.layout.data_parallel % 2 == 0 &&
+        shape->num_attention_heads % 2 == 0 && shape->num_key_value_heads % 2 == 0) {
+      bring(id::kRolloutTensorParallel, setup.rollout_tensor_parallel, 1, 2);
+    }
+  }
   // torchtitan's experts under tensor parallelism: whole on their expert-parallel ranks (etp 1),
   // or without expert parallelism split over the t ranks (etp 0, as t): moe_sharding.py.
   if (!chosen(id::kExpertTensorParallel) && setup.layout.expert_tensor_parallel <= 1) {

@@ -70,6 +70,23 @@ StackTerm nccl_term(const ParallelLayout& layout) {
           Term::kRuntime};
 }
 
+// verl's vLLM, a worker process of its own on each device (verl 1dda039b, vllm_async_server.py,
+// distributed_executor_backend "mp"): its CUDA context, and NCCL's buffers for its tensor-parallel
+// group; outside its pools (vLLM's memory profile starts after them) and the trainer's allocator.
+StackTerm rollout_process_term(const TrainingSetup& setup) {
+  const bool own = setup.rollout == Rollout::kVllm && setup.rl_trainer == RlTrainer::kVerl;
+  return {"rollout-runtime",
+          "vLLM's CUDA context and NCCL",
+          own ? kCudaContextBytes +
+                    (setup.rollout_tensor_parallel > 1 ? kNcclChannels * kNcclConnectionBytes : 0)
+              : 0,
+          "pytorch/pytorch#86509 (a CUDA context of about 400 MB); NCCL, src/init.cc "
+          "(NCCL_BUFFSIZE, the LL and LL128 FIFOs per channel), for vLLM's tensor-parallel "
+          "group",
+          false,
+          Term::kRuntime};
+}
+
 }  // namespace
 
 Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) {
@@ -91,8 +108,11 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
   allocator.expandable_segments = setup.expandable_segments;
   allocator.max_split_size_bytes = setup.max_split_size_mb * kMebibyte;
   Step step(allocator);
+  const StackTerm rollout_process = rollout_process_term(setup);
   Breakdown outside;
-  for (const StackTerm* term : {&context, &nccl, &paged}) outside[term->term] += term->bytes;
+  for (const StackTerm* term : {&context, &nccl, &paged, &rollout_process}) {
+    outside[term->term] += term->bytes;
+  }
   step.record(timeline, outside);
   // PyTorch's cuBLAS and cuBLASLt workspaces, one stream computing (the device's architecture
   // row gives their sizes).
@@ -116,6 +136,7 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
       if (held.term == term) replayed.terms.push_back(held);
     }
   }
+  if (rollout_process.bytes > 0) replayed.terms.push_back(rollout_process);
   replayed.terms.push_back(context);
   replayed.terms.push_back(nccl);
   replayed.peak_allocated = step.peak_allocated();

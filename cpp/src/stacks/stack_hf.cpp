@@ -2,6 +2,7 @@
 // which it allocates and frees in one training step, with the sources docs/formulas.md quotes.
 #include <vector>
 
+#include "model/units.hpp"
 #include "stacks/stack_frameworks.hpp"
 
 namespace trainmem::replay {
@@ -56,8 +57,14 @@ struct HfPlan {
   bool retains_inputs = false;
   double layer_copy = 0;
   double output_copy = 0;
-  std::size_t rollout = 0;  // TRL's colocated vLLM (0: none)
+  std::size_t rollout = 0;      // TRL's colocated vLLM (0: none)
+  std::size_t weight_sync = 0;  // verl's weight sync (0: TRL's)
 };
+
+bool verl(const StepDevice& device) { return device.setup.rl_trainer == RlTrainer::kVerl; }
+
+// verl's rollout.checkpoint_engine.update_weights_bucket_megabytes (2048).
+constexpr double kWeightSyncBucketBytes = 2048 * kMebibyte;
 
 bool full_shard(const StepDevice& device) { return device.setup.layout.zero_stage >= 3; }
 
@@ -292,7 +299,7 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
   const bool logits = device.logit_count > 0 && device.setup.loss == Loss::kGrpo;
   const auto before =
       step.take(tag(Term::kLogits),
-                logits && device.generation_micro_batches > 1
+                logits && !verl(device) && device.generation_micro_batches > 1
                     ? (device.setup.no_autocast ? kBf16Bytes : kFp32Bytes) * device.logit_count
                     : 0);
   const auto root = gather_unit(step, plan, plan.step_unit);
@@ -309,7 +316,9 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
   }
   const auto tail = gather_unit(step, plan, plan.tail_unit);
   copies.push_back(step.take(plan.cast, plan.output_copy));
-  if (logits) {
+  if (logits && verl(device)) {
+    verl_log_probabilities(step, device, [&] { give_all(step, copies); });
+  } else if (logits) {
     grpo_log_probabilities(
         step, device, [&] { give_all(step, copies); }, [&] { step.give(before); });
   } else {
@@ -317,6 +326,71 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
   }
   step.give(tail);
   step.give(root);
+}
+
+// verl's weight sync (verl 1dda039b: verl/workers/engine_workers.py,
+// ActorRolloutRefWorker.update_weights, checkpoint_engine backend "naive"), which wakes vLLM for
+// the next generation: the trainer's cache emptied (aggressive_empty_cache); vLLM's weights woken
+// under sleep mode (resume(tags=["weights"])), in its own process's pool; the actor's weights
+// streamed to it (verl/workers/engine/fsdp/transformer_impl.py, get_per_tensor_param). FSDP1's
+// SHARDED_STATE_DICT (torch/distributed/fsdp/_state_dict_utils.py): each unit gathered whole in
+// FP32 by its pre-hook (the root unit, the embedding, final norm and output layer, for the whole
+// traversal) and each of its parameters' local chunks cloned by the post-hook
+// (_create_chunk_dtensor), the clones, 4·P/N, held by the state dict until the stream ends; each
+// parameter then gathered whole in FP32 (full_tensor(), no cast), one at a time, into a CUDA-IPC
+// bucket of update_weights_bucket_megabytes (2048) that the trainer allocates and vLLM maps
+// (verl/workers/rollout/vllm_rollout/bucketed_weight_transfer.py, BucketedWeightSender); one
+// larger than the bucket, the embedding's or the output layer's, is sent as it is. The bucket and
+// the clones freed, the cache emptied again; vLLM's KV cache is woken after (the generation).
+// verl turns expandable segments off for the sync and back on after; the sync is replayed under
+// the step's setting. Returns vLLM's weights' handle (0 where it is awake through the step).
+CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device,
+                                          const HfPlan& plan) {
+  const bool sleeping = device.setup.rollout_sleep_mode;
+  step.empty_cache();
+  const auto weights = sleeping ? step.take(plan.rollout, device.rollout_weights, kRolloutPool) : 0;
+  const auto root = step.take(plan.weight_sync, plan.model.root);
+  Handles chunks;
+  for (int layer = 0; layer < static_cast<int>(device.layers_per_stage); ++layer) {
+    const auto unit = step.take(plan.weight_sync, plan.model.layer);
+    chunks.push_back(step.take(plan.weight_sync, plan.model.layer / plan.shards));
+    step.give(unit);
+  }
+  chunks.push_back(step.take(plan.weight_sync, plan.model.root / plan.shards));
+  step.give(root);
+  const auto bucket = step.take(plan.weight_sync, kWeightSyncBucketBytes);
+  step.give(step.take(plan.weight_sync, device.largest_parameter_bytes));
+  step.give(bucket);
+  give_all(step, chunks);
+  step.mark("weight sync", 0);
+  step.empty_cache();
+  step.settle();
+  return weights;
+}
+
+// verl's step before each update (verl 1dda039b: verl/trainer/ppo/v1/trainer_base.py, _step_once,
+// and the weight sync that ends the step before): the weight sync; the generation, vLLM's KV cache
+// woken beside its weights (resume(tags=["kv_cache"])) and both released by its level-2 sleep
+// (sleep_replicas) under free_cache_engine; the actor's log-probabilities (compute_log_prob) and,
+// with a reference model, the reference's (compute_ref_log_prob): each the same pass, the
+// reference's units gathered from the host (CPUOffload(offload_params=True), which verl forces on
+// a forward-only model), so nothing of it stays on the device.
+void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan) {
+  const auto weights = verl_weight_sync(step, device, plan);
+  if (device.setup.rollout_sleep_mode) {
+    const auto cache =
+        step.take(plan.rollout, device.rollout_engine - device.rollout_weights, kRolloutPool);
+    step.mark("generation", 0);
+    step.give(cache);
+    step.give(weights);
+    step.empty_cache();
+    step.settle();
+  } else {
+    step.mark("generation", 0);
+  }
+  hf_log_probability_pass(step, device, plan);
+  if (device.setup.reference_model) hf_log_probability_pass(step, device, plan);
+  step.mark("log-probabilities", 0);
 }
 
 // TRL's GRPOTrainer before each update (trl/trainer/grpo_trainer.py, _prepare_inputs →
@@ -334,6 +408,10 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
 void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan) {
   const bool reference = device.setup.reference_model;
   if (plan.rollout == 0 && !reference) return;
+  if (verl(device)) {
+    verl_rollout_phases(step, device, plan);
+    return;
+  }
   if (plan.rollout != 0 && device.setup.rollout_sleep_mode) {
     step.empty_cache();
     const auto engine = step.take(plan.rollout, device.rollout_engine, kRolloutPool);
@@ -463,7 +541,17 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
 void hf_step(Step& step, const StepDevice& device) {
   const ModelWeights model = load_model(step, device, hf_shards(device));
   const std::size_t engine =
-      device.rollout_engine > 0
+      device.rollout_engine > 0 && verl(device)
+          ? step.term("rollout-engine",
+                      "vLLM rollout engine, its own processes (weights and KV cache)",
+                      "vLLM, vllm/v1/worker/gpu_worker.py (Worker.init_device: total memory × "
+                      "gpu_memory_utilization; determine_available_memory gives the KV cache "
+                      "what the weights and the profiled pass leave), in vLLM servers of their "
+                      "own as verl makes them (verl 1dda039b, verl/workers/rollout/vllm_rollout/"
+                      "vllm_async_server.py, distributed_executor_backend \"mp\"), asleep at "
+                      "level 2 but for the generation under free_cache_engine",
+                      Term::kRolloutEngine)
+      : device.rollout_engine > 0
           ? step.term("rollout-engine", "vLLM rollout engine, colocated (weights and KV cache)",
                       "vLLM, vllm/v1/worker/gpu_worker.py (Worker.init_device: total memory × "
                       "gpu_memory_utilization; determine_available_memory gives the KV cache "
@@ -478,7 +566,7 @@ void hf_step(Step& step, const StepDevice& device) {
   // as the policy is (trl/trainer/utils.py, create_model_from_path, FP32 unless model_init_kwargs
   // say otherwise) and put on the device (accelerator.prepare_model with evaluation_mode, or
   // prepare_fsdp's shards): the policy's weights' bytes.
-  if (device.setup.reference_model && device.setup.lora_rank == 0) {
+  if (device.setup.reference_model && device.setup.lora_rank == 0 && !verl(device)) {
     step.take(step.term("reference-model", "Reference model (TRL, beta above 0)",
                         "TRL, trl/trainer/grpo_trainer.py, GRPOTrainer.__init__: ref_model = "
                         "create_model_from_path(...) where beta is not 0 and the model is no "
@@ -488,6 +576,15 @@ void hf_step(Step& step, const StepDevice& device) {
   }
   HfPlan plan = hf_plan(step, device, model);
   plan.rollout = engine;
+  if (verl(device)) {
+    plan.weight_sync = step.term(
+        "weight-sync", "Weight sync (verl)",
+        "verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py, get_per_tensor_param "
+        "(FSDP1's SHARDED_STATE_DICT: each unit gathered in FP32, its chunks cloned; each "
+        "parameter gathered whole in FP32) and verl/workers/rollout/vllm_rollout/"
+        "bucketed_weight_transfer.py, BucketedWeightSender (a CUDA-IPC bucket of "
+        "update_weights_bucket_megabytes, 2048)");
+  }
   if (plan.ddp) {
     step.take(plan.ddp_buckets, plan.trained.gradient_bytes * plan.trained.all);
   }

@@ -487,6 +487,31 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
   return bf16;
 }
 
+// verl's policy loss (verl 1dda039b: verl/workers/engine/fsdp/transformer_impl.py,
+// FSDPEngineWithLMHead.prepare_model_outputs; verl/utils/torch_functional.py,
+// logprobs_from_logits), over the micro-batch's packed tokens T (use_remove_padding: prompts and
+// responses), N = T × V logits: the model's BF16 logits, divided by the temperature out of place
+// (logits_rmpad / temperature), and flash-attn's Triton cross_entropy_loss over the quotient, which
+// makes only per-token FP32 figures (the log-probabilities and each row's logsumexp) and, with
+// inplace_backward=True, writes its gradient into the quotient it saved. The model's logits are
+// freed as forward_step returns (its model_output popped); the divide's backward pass makes the
+// logits' gradient beside the quotient. The entropy is not computed (calculate_entropy and
+// entropy_coeff off, verl's defaults). 4·N bytes at either moment.
+CachingAllocator::Handle verl_policy_loss(Step& step, const StepDevice& device,
+                                          const std::function<void()>& forward_done) {
+  const std::size_t tag_logits = tag(Term::kLogits);
+  const double n = device.logit_count;
+  const auto logits = step.take(tag_logits, kBf16Bytes * n);
+  forward_returned(forward_done);
+  const auto quotient = step.take(tag_logits, kBf16Bytes * n);
+  const auto rows = step.take(tag_logits, 2 * kFp32Bytes * device.loss_tokens);
+  step.give(logits);
+  const auto gradient = step.take(tag_logits, kBf16Bytes * n);
+  step.give(quotient);
+  step.give(rows);
+  return gradient;
+}
+
 // The loss the setup chooses, forward and backward: the handle of the logits' BF16 gradient.
 CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
                                      const std::function<void()>& forward_done) {
@@ -494,6 +519,9 @@ CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
   const bool compiled = loss_compiled(device.setup.compile);
   if (loss == Loss::kFusedLinear) return liger_fused_linear_loss(step, device, forward_done);
   if (loss == Loss::kChunkedNll) return chunked_nll_loss(step, device, forward_done);
+  if (loss == Loss::kGrpo && device.setup.rl_trainer == RlTrainer::kVerl) {
+    return verl_policy_loss(step, device, forward_done);
+  }
   if (loss == Loss::kGrpo) return grpo_loss(step, device, forward_done);
   if (loss == Loss::kCutCrossEntropy) return cut_cross_entropy_loss(step, device, forward_done);
   if (loss == Loss::kChunked) {
@@ -537,6 +565,25 @@ void grpo_log_probabilities(Step& step, const StepDevice& device,
   returned();
   step.give(step.take(tag_logits, (bf16 ? kBf16Bytes : kFp32Bytes) * row));
   step.give(converted ? logits : made);
+}
+
+// verl's log-probability pass over one micro-batch (verl 1dda039b: engine_workers.py,
+// compute_log_prob and compute_ref_log_prob → transformer_impl.py forward_backward_batch under
+// torch.no_grad): the BF16 logits of every packed token, their quotient by the temperature, and
+// flash-attn's cross_entropy_loss's per-token figures; the actor's pass also takes the entropy
+// (calculate_entropy True), through torch.compile(entropy_from_logits, dynamic=True), whose
+// softmax and two sums over V inductor fuses into reductions, no T × V buffer (counted so, not
+// measured). All freed before the next micro-batch.
+void verl_log_probabilities(Step& step, const StepDevice& device,
+                            const std::function<void()>& forward_done) {
+  const std::size_t tag_logits = tag(Term::kLogits);
+  const double n = device.logit_count;
+  const auto logits = step.take(tag_logits, kBf16Bytes * n);
+  forward_returned(forward_done);
+  const auto quotient = step.take(tag_logits, kBf16Bytes * n);
+  step.give(step.take(tag_logits, 3 * kFp32Bytes * device.loss_tokens));
+  step.give(quotient);
+  step.give(logits);
 }
 
 CachingAllocator::Handle compiled_cross_entropy(Step& step, double logits, double tokens) {

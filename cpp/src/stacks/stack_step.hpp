@@ -128,6 +128,11 @@ struct StepDevice {
   // the trainer's own caching allocator made before the first step, held through it awake, made
   // for each generation under sleep mode.
   double rollout_engine = 0;
+  // Under verl (TrainingSetup::rl_trainer): vLLM's BF16 weights on the device (its share under its
+  // tensor parallelism), which its weight sync wakes before its KV cache; and the largest tensor
+  // the sync gathers whole, in FP32 (the embedding's or the output layer's, V × h).
+  double rollout_weights = 0;
+  double largest_parameter_bytes = 0;
   // The micro-batches of one generation batch (TRL's steps_per_generation), whose log-probability
   // passes run one after another.
   double generation_micro_batches = 1;
@@ -270,6 +275,11 @@ CachingAllocator::Handle upcast_cross_entropy(Step& step, double logits, bool sh
 // pass (the FP32-upcast losses and Liger's: the hf stack's autocast ends there).
 CachingAllocator::Handle loss_forward_and_backward(
     Step& step, const StepDevice& device, const std::function<void()>& forward_done = nullptr);
+
+// verl's log-probability pass over one micro-batch's packed tokens (the actor's or the
+// reference's), under no_grad: the logits, their quotient by the temperature, all freed.
+void verl_log_probabilities(Step& step, const StepDevice& device,
+                            const std::function<void()>& forward_done);
 
 // TRL's log-probability pass over one micro-batch's completions before its update, under no_grad
 // (GRPO's loss, the logits counted): the logits and what selective_log_softmax makes, all freed.

@@ -92,7 +92,7 @@ nlohmann::ordered_json rollout_json(const Estimate& estimate) {
                            : nlohmann::ordered_json(number(rollout.startup_bytes))},
       {"maxModelLength", number(rollout.max_model_length)},
       {"starts", rollout.starts()},
-      {"startFailure", rollout_start_failure(rollout)},
+      {"startFailure", rollout_start_failure(rollout, estimate.setup)},
       {"largestMemoryUtilization", rollout.largest_utilization},
       {"leastStartingMemoryUtilization", rollout.least_starting_utilization},
       {"smallestMemoryUtilization", rollout.smallest_utilization},

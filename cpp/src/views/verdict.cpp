@@ -166,7 +166,7 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
       const RolloutFigures engine = rollout_figures(estimate);
       if (!engine.starts()) {
         answer.verdict = Verdict::kDoesNotFit;
-        answer.reason = judged + rollout_start_failure(engine);
+        answer.reason = judged + rollout_start_failure(engine, estimate.setup);
         return answer;
       }
     }

@@ -1,0 +1,247 @@
+// verl's hybrid engine (issue 49: "a verl FSDP run on 8 GPUs answers"), at verl 1dda039b: an FSDP1
+// actor in FP32 with BF16 mixed precision, the reference model's parameters on the host, vLLM in
+// processes of its own; its weight sync, its packed-token loss and log-probability passes, pinned
+// by hand on the tiny shape (h 64, vocabulary 512) and on Qwen3-8B over 8 H100s; the defaults verl
+// brings, and what is not modelled refused by name.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "estimate/rollout.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/measured.hpp"
+#include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
+
+using namespace trainmem;
+
+namespace verl_test {
+
+namespace {
+
+// verl's defaults on `devices` devices: FSDP1 over all of them, full training in bf16-mixed,
+// gradient checkpointing, vLLM at 0.5 split over 2, asleep between generations, expandable
+// segments; GRPO's loss over the logits.
+TrainingSetup under_verl(TrainingSetup setup, int devices) {
+  setup.stack = Stack::kHf;
+  setup.precision = Precision::kBf16Mixed;
+  setup.layout.data_parallel = devices;
+  setup.layout.zero_stage = 3;
+  setup.recompute = Recompute::kFull;
+  setup.logits = true;
+  setup.loss = Loss::kGrpo;
+  setup.rollout = Rollout::kVllm;
+  setup.rl_trainer = RlTrainer::kVerl;
+  setup.rollout_memory_utilization = 0.5;
+  setup.rollout_tensor_parallel = 2;
+  setup.rollout_sleep_mode = true;
+  setup.expandable_segments = true;
+  return setup;
+}
+
+// The tiny shape's 2 layers with a vocabulary of 4,096 (the logits above a layer's work), 2
+// sequences of 128 tokens (a completion of 64) on 2 devices.
+TrainingSetup tiny_verl() {
+  TrainingSetup setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(2);
+  setup.custom_model.vocab_size = 4096;
+  setup.sequence_length = 128;
+  setup.micro_batch_sequences = 2;
+  setup.completion_length = 64;
+  return under_verl(setup, 2);
+}
+
+// Qwen3-8B, 4 sequences of 3,072 tokens a device, on 8 H100s.
+TrainingSetup qwen3_8b_on_8_h100s() {
+  TrainingSetup setup;
+  setup.model_id = "qwen3-8b";
+  setup.sequence_length = 3072;
+  setup.micro_batch_sequences = 4;
+  setup.completion_length = 2048;
+  return under_verl(setup, 8);
+}
+
+// The timeline's point at the end of `phase`: what each term held at its busiest moment.
+TimelinePoint point_of(const TrainingSetup& setup, const std::string& phase) {
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  for (const TimelinePoint& point : memory_timeline(setup)) {
+    if (point.phase == phase) return point;
+  }
+  FAIL("no " << phase << " in the timeline");
+  return {};
+}
+
+double stack_term(const Estimate& estimate, const std::string& id) {
+  for (const StackTerm& term : estimate.stack_terms) {
+    if (term.id == id) return term.bytes;
+  }
+  return -1;
+}
+
+double blocks(double bytes) { return 512 * std::ceil(bytes / 512); }
+
+}  // namespace
+
+TEST_CASE(
+    "verl: the policy loss holds the BF16 logits of every packed token and their quotient by the "
+    "temperature, 4 B a logit, by hand") {
+  // T = 2 × 128 tokens, prompt and response, N = T × 4,096 logits; flash-attn's per-token loss
+  // and logsumexp, 8 B a token, beside them.
+  const TrainingSetup setup = tiny_verl();
+  const double tokens = 2 * 128;
+  const double n = tokens * 4096;
+  CHECK(point_of(setup, "loss").held[Term::kLogits] ==
+        blocks(2 * n) + blocks(2 * n) + blocks(8 * tokens));
+  // TRL's loss over the same micro-batch computes the completions' logits alone, in FP32.
+  TrainingSetup trl = setup;
+  trl.rl_trainer = RlTrainer::kTrl;
+  CHECK(point_of(trl, "loss").held[Term::kLogits] != point_of(setup, "loss").held[Term::kLogits]);
+}
+
+TEST_CASE(
+    "verl: the log-probability pass holds the logits and their quotient, the entropy's three "
+    "per-token figures beside them, by hand") {
+  const TrainingSetup setup = tiny_verl();
+  const double tokens = 2 * 128;
+  const double n = tokens * 4096;
+  CHECK(point_of(setup, "log-probabilities").held[Term::kLogits] ==
+        blocks(2 * n) + blocks(2 * n) + blocks(12 * tokens));
+}
+
+TEST_CASE(
+    "verl: the weight sync holds FSDP1's cloned chunks, the 2,048 MiB bucket and one parameter "
+    "gathered whole in FP32, beside vLLM's woken weights, by hand") {
+  const TrainingSetup setup = tiny_verl();
+  const TimelinePoint sync = point_of(setup, "weight sync");
+  // The tiny shape: the embedding and the output layer 4,096 × 64 each and the final norm's 64; a
+  // layer 55,424 (attention 12,288, the MLP 43,008, two norms 128). Each layer's chunk, 4 B a
+  // parameter over the 2 devices, and the root's; the bucket; the embedding gathered in FP32.
+  const double layer = 55424;
+  const double root = 2 * 4096 * 64 + 64;
+  const double chunks = 2 * blocks(4 * layer / 2) + blocks(4 * root / 2);
+  const double bucket = 2048.0 * 1024 * 1024;
+  CHECK(sync.held[Term::kFramework] == chunks + bucket + blocks(4 * 4096 * 64));
+  // vLLM's weights woken, 2 B a parameter over its 2 devices; its KV cache not yet.
+  const double parameters = 2 * layer + root;
+  CHECK(sync.held[Term::kRolloutEngine] == blocks(2 * parameters / 2));
+  // The generation: vLLM's whole share, weights and KV cache, in its own pool.
+  const TimelinePoint generation = point_of(setup, "generation");
+  CHECK(generation.held[Term::kRolloutEngine] ==
+        doctest::Approx(rollout_engine_bytes(setup)).epsilon(1e-4));
+  CHECK(generation.held[Term::kFramework] < bucket);
+}
+
+TEST_CASE(
+    "verl: Qwen3-8B on 8 H100s answers each phase, the generation vLLM's share beside the actor's "
+    "FP32 shards and AdamW's state, by hand") {
+  const TrainingSetup setup = qwen3_8b_on_8_h100s();
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  const RolloutFigures rollout = rollout_figures(estimate);
+  REQUIRE(rollout.phases.size() == 4);
+  CHECK(rollout.phases[0].id == "weight sync");
+  CHECK(rollout.phases[1].id == "generation");
+  CHECK(rollout.phases[2].id == "log-probabilities");
+  CHECK(rollout.phases[3].id == "update");
+  const double p = 8190735360;
+  // Outside the allocator: the trainer's CUDA context and NCCL, and vLLM's process's own.
+  const double outside = stack_term(estimate, "cuda-context") +
+                         stack_term(estimate, "nccl-buffers") +
+                         stack_term(estimate, "rollout-runtime");
+  CHECK(stack_term(estimate, "rollout-runtime") ==
+        stack_term(estimate, "cuda-context") + stack_term(estimate, "nccl-buffers"));
+  // As it generates the trainer keeps 12 B a parameter over 8 devices (FP32 shards, AdamW's two
+  // moments), its gradients freed, beside vLLM's 0.5 of the device (and cuBLAS's workspaces).
+  const double engine = rollout.engine_bytes;
+  CHECK(rollout.phases[1].allocated_bytes - outside - engine ==
+        doctest::Approx(12 * p / 8).epsilon(5e-3));
+  // The weight sync, at the last layer's post-hook: the trainer's 12 B, vLLM's BF16 weights over
+  // its 2 devices, the root unit gathered in FP32 for the whole traversal (the embedding and the
+  // output layer, 151,936 × 4,096 each, and the final norm), the last layer's unit gathered in
+  // FP32 (192,946,432 parameters), and every layer's chunk cloned (4 B a parameter over 8).
+  const double root = 2.0 * 151936 * 4096 + 4096;
+  const double layer = 192946432;
+  CHECK(rollout.phases[0].allocated_bytes - outside ==
+        doctest::Approx(12 * p / 8 + 2 * p / 2 + 4 * root + 4 * layer + 36 * 4 * layer / 8)
+            .epsilon(5e-3));
+  // vLLM starts after the actor's model is built: its FP32 shards and the runtime, both
+  // processes'.
+  CHECK(rollout.startup_bytes == doctest::Approx(4 * p / 8 + outside).epsilon(1e-3));
+  CHECK(rollout.starts());
+  // The generation decides; it fits an H100.
+  CHECK(estimate.most_loaded.total_bytes == rollout.generation_bytes);
+  CHECK(estimate.fits);
+}
+
+TEST_CASE("verl: the reference model's parameters stay on the host, its pass the actor's again") {
+  TrainingSetup setup = qwen3_8b_on_8_h100s();
+  const Estimate without = estimate_memory(setup);
+  setup.reference_model = true;
+  const Estimate with = estimate_memory(setup);
+  REQUIRE(with.answer.ok());
+  CHECK(stack_term(with, "reference-model") == -1);
+  CHECK(rollout_figures(with).phases[1].allocated_bytes ==
+        rollout_figures(without).phases[1].allocated_bytes);
+  CHECK(rollout_figures(with).phases[2].allocated_bytes ==
+        rollout_figures(without).phases[2].allocated_bytes);
+  CHECK(rollout_figures(with).startup_bytes == rollout_figures(without).startup_bytes);
+}
+
+TEST_CASE("verl: choosing it brings verl's own defaults, and says which") {
+  TrainingSetup setup = qwen3_8b_on_8_h100s();
+  setup.rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
+  setup.rollout_tensor_parallel = 1;
+  setup.rollout_sleep_mode = false;
+  setup.expandable_segments = false;
+  const std::vector<BroughtSetting> brought =
+      bring_stack_defaults(setup, [](const std::string&) { return false; });
+  std::vector<std::string> ids;
+  for (const BroughtSetting& setting : brought) ids.push_back(setting.setting_id);
+  CHECK(ids == std::vector<std::string>{
+                   setting_id::kRolloutMemoryUtilization, setting_id::kRolloutSleepMode,
+                   setting_id::kExpandableSegments, setting_id::kRolloutTensorParallel});
+  CHECK(setup.rollout_memory_utilization == 0.5);
+  CHECK(setup.rollout_tensor_parallel == 2);
+  CHECK(setup.rollout_sleep_mode);
+  CHECK(setup.expandable_segments);
+  // A choice the reader made stays theirs.
+  TrainingSetup chosen = qwen3_8b_on_8_h100s();
+  chosen.rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
+  CHECK(bring_stack_defaults(chosen, [](const std::string& id) {
+          return id == setting_id::kRolloutMemoryUtilization;
+        }).empty());
+  CHECK(chosen.rollout_memory_utilization == kDefaultRolloutMemoryUtilization);
+  // Under TRL nothing is brought.
+  TrainingSetup trl = qwen3_8b_on_8_h100s();
+  trl.rl_trainer = RlTrainer::kTrl;
+  trl.rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
+  CHECK(bring_stack_defaults(trl, [](const std::string&) { return false; }).empty());
+}
+
+TEST_CASE("verl: what it does not run, or is not modelled, is refused naming the RL trainer") {
+  const auto refused = [](void (*change)(TrainingSetup&)) {
+    TrainingSetup setup = qwen3_8b_on_8_h100s();
+    change(setup);
+    return estimate_memory(setup).answer;
+  };
+  const Answer without_engine =
+      refused([](TrainingSetup& setup) { setup.rollout = Rollout::kNone; });
+  CHECK(without_engine.setting != "");
+  for (const Answer& answer :
+       {refused([](TrainingSetup& setup) { setup.layout.zero_stage = 0; }),
+        refused([](TrainingSetup& setup) { setup.fsdp_version = FsdpVersion::kFsdp2; }),
+        refused([](TrainingSetup& setup) { setup.lora_rank = 16; }),
+        refused([](TrainingSetup& setup) { setup.precision = Precision::kBf16; }),
+        refused([](TrainingSetup& setup) { setup.expandable_segments = false; })}) {
+    CHECK(answer.setting == setting_id::kRlTrainer);
+    CHECK(answer.message.find("trl.") != std::string::npos);
+  }
+  CHECK(estimate_memory(qwen3_8b_on_8_h100s()).answer.ok());
+}
+
+}  // namespace verl_test
