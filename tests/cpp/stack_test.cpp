@@ -134,6 +134,42 @@ TEST_CASE(
   allocator.free(first);
 }
 
+TEST_CASE(
+    "allocator: under expandable segments empty_cache unmaps a free block's whole pages between "
+    "live blocks too, and the next request maps the lowest hole with room") {
+  AllocatorConfig config;
+  config.expandable_segments = true;
+  CachingAllocator allocator(config);
+  // Three blocks of 40, 60 and 20 MiB on whole 20 MiB pages: 120 MiB mapped.
+  const auto first = allocator.allocate(40 * kMiB);
+  const auto hole = allocator.allocate(60 * kMiB);
+  const auto last = allocator.allocate(20 * kMiB);
+  CHECK(allocator.reserved_bytes() == 120 * kMiB);
+  allocator.free(hole);
+  allocator.empty_cache();
+  // The middle block's three pages are unmapped (release_blocks → unmap_block), the live ones
+  // around it kept.
+  CHECK(allocator.reserved_bytes() == 60 * kMiB);
+  CHECK(allocator.allocated_bytes() == 60 * kMiB);
+  // An unmapped block is in no free pool: 30 MiB maps two of its pages (find_expandable_block, the
+  // lowest hole with room), not the segment's end; 10 MiB of them stay free for the next.
+  const auto again = allocator.allocate(30 * kMiB);
+  CHECK(allocator.reserved_bytes() == 100 * kMiB);
+  const auto rest = allocator.allocate(10 * kMiB);
+  CHECK(allocator.reserved_bytes() == 100 * kMiB);
+  // The hole's last 20 MiB cannot hold 30, and a live block follows it: the request is mapped
+  // where the segment ends.
+  const auto beyond = allocator.allocate(30 * kMiB);
+  CHECK(allocator.reserved_bytes() == 140 * kMiB);
+  // A page shared with a live block stays mapped: 10 MiB freed inside a page unmaps nothing.
+  allocator.free(rest);
+  allocator.empty_cache();
+  CHECK(allocator.reserved_bytes() == 140 * kMiB);
+  for (const auto handle : {first, again, last, beyond}) allocator.free(handle);
+  allocator.empty_cache();
+  CHECK(allocator.reserved_bytes() == 0);
+}
+
 TEST_CASE("megatron: --empty-unused-memory-level lowers the reserved peak, not the allocated one") {
   TrainingSetup setup;
   setup.stack = Stack::kMegatron;

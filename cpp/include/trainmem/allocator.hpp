@@ -67,8 +67,8 @@ class CachingAllocator {
   Handle allocate(double bytes, Stream stream = 0);
   void free(Handle handle);
   // torch.cuda.empty_cache() (release_cached_blocks): every cached segment that holds no
-  // allocation is given back to the driver; under expandable segments, the free pages at each
-  // segment's end (PyTorch also unmaps free pages between live blocks, which this model keeps).
+  // allocation is given back to the driver; under expandable segments, every whole page of every
+  // free block (release_blocks → unmap_block), between live blocks too.
   void empty_cache();
 
   double allocated_bytes() const { return allocated_; }
@@ -77,11 +77,15 @@ class CachingAllocator {
   double peak_reserved_bytes() const { return peak_reserved_; }
 
  private:
+  // Under expandable segments a free block may be unmapped (Block::mapped in PyTorch): address
+  // space whose pages empty_cache gave back, in no free pool, mapped again when a request takes it
+  // (find_expandable_block, map_block).
   struct Block {
     std::size_t segment = 0;
     double offset = 0;
     double size = 0;
     bool free = true;
+    bool mapped = true;
   };
   struct Segment {
     Stream stream = 0;
@@ -94,9 +98,13 @@ class CachingAllocator {
   using FreeKey = std::tuple<Stream, double, std::size_t, double, std::size_t>;
   FreeKey key_of(std::size_t index) const;
   std::set<FreeKey>& pool_of(std::size_t index);
-  // Under expandable segments: the block that holds `size` at the end of the stream's segment of
-  // its pool, the segment grown by whole pages as needed.
+  // Under expandable segments: the block that holds `size` where the stream's segment of its pool
+  // has unmapped address space: its lowest unmapped block with room (with the free block before
+  // it), else its end, mapped by whole pages as needed.
   std::size_t grow_expandable(double size, Stream stream, bool small);
+  // The run of free and unmapped blocks of `segment` from `position` mapped and merged into one
+  // free block of `size` or more (the segment grown at its end if the run reaches it).
+  std::size_t map_run(std::size_t segment, std::size_t position, double size, double page);
   AllocatorConfig config_;
   std::vector<Block> blocks_;
   std::vector<Segment> segments_;

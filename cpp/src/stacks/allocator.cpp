@@ -1,6 +1,7 @@
 // PyTorch's CUDA caching allocator's block rules (allocator.hpp), for the reserved peak.
 #include "trainmem/allocator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -117,53 +118,124 @@ std::size_t CachingAllocator::grow_expandable(double size, Stream stream, bool s
     segment.small = small;
     segments_.push_back(segment);
   }
-  // The free block at its end, if any, takes the request with the pages mapped after it.
-  std::vector<std::size_t>& order = segments_[segment_index].blocks;
-  std::size_t tail = kNothing;
-  if (!order.empty() && blocks_[order.back()].free) {
-    tail = order.back();
-    pool_of(tail).erase(key_of(tail));
-  }
-  const double held = tail == kNothing ? 0 : blocks_[tail].size;
   const double page = small ? kAllocatorSmallBufferBytes : kAllocatorLargeBufferBytes;
-  const double mapped = round_up(size - held, page);
-  segments_[segment_index].size += mapped;
-  reserved_ += mapped;
-  if (tail != kNothing) {
-    blocks_[tail].size += mapped;
-    return tail;
+  // find_expandable_block: the lowest unmapped block from which, with the free block before it,
+  // free and unmapped blocks run to `size` (or to the segment's end, past which the address space
+  // is unmapped).
+  const std::vector<std::size_t>& order = segments_[segment_index].blocks;
+  for (std::size_t position = 0; position < order.size(); ++position) {
+    if (blocks_[order[position]].mapped) continue;
+    std::size_t start = position;
+    if (start > 0 && blocks_[order[start - 1]].free) --start;
+    double room = 0;
+    std::size_t at = start;
+    while (at < order.size() && blocks_[order[at]].free && room < size) {
+      room += blocks_[order[at]].size;
+      ++at;
+    }
+    if (room >= size || at == order.size()) return map_run(segment_index, start, size, page);
   }
-  Block block;
-  block.segment = segment_index;
-  block.offset = segments_[segment_index].size - mapped;
-  block.size = mapped;
-  blocks_.push_back(block);
-  order.push_back(blocks_.size() - 1);
-  return blocks_.size() - 1;
+  // Else the segment's end: the free block there, if any, and the pages mapped after it.
+  std::size_t start = order.size();
+  if (!order.empty() && blocks_[order.back()].free) start = order.size() - 1;
+  return map_run(segment_index, start, size, page);
+}
+
+std::size_t CachingAllocator::map_run(std::size_t segment_index, std::size_t position, double size,
+                                      double page) {
+  Segment& segment = segments_[segment_index];
+  std::vector<std::size_t>& order = segment.blocks;
+  // map_block: each unmapped block's pages as the request needs them, the rest left unmapped.
+  double covered = 0;
+  std::size_t at = position;
+  while (at < order.size() && covered < size) {
+    Block& block = blocks_[order[at]];
+    if (block.mapped) {
+      pool_of(order[at]).erase(key_of(order[at]));
+    } else {
+      const double mapped = std::min(block.size, round_up(size - covered, page));
+      reserved_ += mapped;
+      if (mapped < block.size) {
+        Block rest = block;
+        rest.offset = block.offset + mapped;
+        rest.size = block.size - mapped;
+        block.size = mapped;
+        blocks_.push_back(rest);
+        order.insert(order.begin() + static_cast<std::ptrdiff_t>(at) + 1, blocks_.size() - 1);
+      }
+      blocks_[order[at]].mapped = true;
+    }
+    covered += blocks_[order[at]].size;
+    ++at;
+  }
+  if (covered < size) {  // past the segment's end
+    const double mapped = round_up(size - covered, page);
+    Block block;
+    block.segment = segment_index;
+    block.offset = segment.size;
+    block.size = mapped;
+    segment.size += mapped;
+    reserved_ += mapped;
+    blocks_.push_back(block);
+    order.push_back(blocks_.size() - 1);
+    ++at;
+  }
+  // try_merge_blocks: the run, mapped, one free block at the lowest address.
+  const std::size_t merged = order[position];
+  for (std::size_t next = position + 1; next < at; ++next) {
+    blocks_[merged].size += blocks_[order[next]].size;
+  }
+  order.erase(order.begin() + static_cast<std::ptrdiff_t>(position) + 1,
+              order.begin() + static_cast<std::ptrdiff_t>(at));
+  return merged;
 }
 
 void CachingAllocator::empty_cache() {
   if (config_.expandable_segments) {
-    // release_cached_blocks → release_blocks: each free block's whole pages unmapped
-    // (ExpandableSegment::unmap: the pages wholly inside it; one it shares with a live block
-    // stays). Those at a segment's end are given back here; whole pages between live blocks are
-    // kept mapped (an overcount).
-    for (Segment& segment : segments_) {
-      if (segment.blocks.empty() || !blocks_[segment.blocks.back()].free) continue;
-      const std::size_t block = segment.blocks.back();
+    // release_cached_blocks → release_blocks → unmap_block: each free block's whole pages
+    // unmapped (ExpandableSegment::unmap: the pages wholly inside it; one it shares with a live
+    // block stays), wherever it lies; those at a segment's end leave the segment.
+    for (std::size_t index = 0; index < segments_.size(); ++index) {
+      Segment& segment = segments_[index];
       const double page = segment.small ? kAllocatorSmallBufferBytes : kAllocatorLargeBufferBytes;
-      const double kept = round_up(blocks_[block].offset, page);
-      const double unmapped = segment.size - kept;
-      if (!(unmapped > 0)) continue;
-      pool_of(block).erase(key_of(block));
-      reserved_ -= unmapped;
-      segment.size = kept;
-      blocks_[block].size -= unmapped;
-      if (blocks_[block].size > 0) {
-        pool_of(block).insert(key_of(block));
-      } else {
-        segment.blocks.pop_back();
+      std::vector<std::size_t> order;
+      for (const std::size_t block : segment.blocks) {
+        Block& cached = blocks_[block];
+        const double begin = round_up(cached.offset, page);
+        const double end = std::floor((cached.offset + cached.size) / page) * page;
+        if (!cached.free || !cached.mapped || !(end > begin)) {
+          order.push_back(block);
+          continue;
+        }
+        pool_of(block).erase(key_of(block));
+        reserved_ -= end - begin;
+        const Block whole = cached;
+        const auto piece = [&](double from, double to, bool mapped) {
+          if (!(to > from)) return;
+          Block part = whole;
+          part.offset = from;
+          part.size = to - from;
+          part.mapped = mapped;
+          // An unmapped block beside another is one (try_merge_blocks merges like with like).
+          if (!mapped && !order.empty() && !blocks_[order.back()].mapped) {
+            blocks_[order.back()].size += part.size;
+            return;
+          }
+          blocks_.push_back(part);
+          order.push_back(blocks_.size() - 1);
+          if (mapped) pool_of(order.back()).insert(key_of(order.back()));
+        };
+        piece(whole.offset, begin, true);
+        piece(begin, end, false);
+        piece(end, whole.offset + whole.size, true);
+        blocks_[block].size = 0;
       }
+      // The segment ends where its last mapped block does.
+      while (!order.empty() && !blocks_[order.back()].mapped) {
+        segment.size = blocks_[order.back()].offset;
+        order.pop_back();
+      }
+      segment.blocks = std::move(order);
     }
     return;
   }
@@ -189,13 +261,14 @@ void CachingAllocator::free(Handle handle) {
   std::size_t position = 0;
   while (order[position] != handle) ++position;
   std::size_t merged = handle;
-  if (position + 1 < order.size() && blocks_[order[position + 1]].free) {
+  if (position + 1 < order.size() && blocks_[order[position + 1]].free &&
+      blocks_[order[position + 1]].mapped) {
     const std::size_t next = order[position + 1];
     pool.erase(key_of(next));
     blocks_[merged].size += blocks_[next].size;
     order.erase(order.begin() + static_cast<std::ptrdiff_t>(position) + 1);
   }
-  if (position > 0 && blocks_[order[position - 1]].free) {
+  if (position > 0 && blocks_[order[position - 1]].free && blocks_[order[position - 1]].mapped) {
     const std::size_t before = order[position - 1];
     pool.erase(key_of(before));
     blocks_[before].size += blocks_[merged].size;
