@@ -178,18 +178,40 @@ TEST_CASE(
   CHECK(estimate.fits);
 }
 
-TEST_CASE("verl: the reference model's parameters stay on the host, its pass the actor's again") {
+TEST_CASE(
+    "verl: the reference model's parameters stay on the host, but for its root unit, which no "
+    "backward pass reshards") {
   TrainingSetup setup = qwen3_8b_on_8_h100s();
   const Estimate without = estimate_memory(setup);
   setup.reference_model = true;
   const Estimate with = estimate_memory(setup);
   REQUIRE(with.answer.ok());
   CHECK(stack_term(with, "reference-model") == -1);
-  CHECK(rollout_figures(with).phases[1].allocated_bytes ==
-        rollout_figures(without).phases[1].allocated_bytes);
-  CHECK(rollout_figures(with).phases[2].allocated_bytes ==
-        rollout_figures(without).phases[2].allocated_bytes);
+  // Its BF16 root unit (the embedding, the output layer and the final norm), gathered by its first
+  // pass and never resharded (fsdp_size -1), beside every phase after; nothing else of it.
+  const double root = 2.0 * 151936 * 4096 + 4096;
+  for (const std::size_t phase : {0U, 1U, 3U}) {
+    CHECK(rollout_figures(with).phases[phase].allocated_bytes -
+              rollout_figures(without).phases[phase].allocated_bytes ==
+          doctest::Approx(blocks(2 * root)).epsilon(1e-6));
+  }
   CHECK(rollout_figures(with).startup_bytes == rollout_figures(without).startup_bytes);
+}
+
+TEST_CASE(
+    "verl: a mini-batch of several micro-batches holds their unsharded BF16 gradients to the "
+    "last one's reduce-scatter (FSDP1's no_sync)") {
+  const TrainingSetup one = qwen3_8b_on_8_h100s();
+  TrainingSetup two = one;
+  two.global_batch_sequences = 2 * 4 * 8;  // two micro-batches of 4 a device
+  const RolloutFigures single = rollout_figures(estimate_memory(one));
+  const RolloutFigures accumulated = rollout_figures(estimate_memory(two));
+  // Every unit's gradient whole, 2 B a parameter on each device (not sharded), at the update's
+  // peak; nothing before it.
+  const double p = 8190735360;
+  CHECK(accumulated.phases[3].allocated_bytes - single.phases[3].allocated_bytes ==
+        doctest::Approx(2 * p).epsilon(2e-2));
+  CHECK(accumulated.phases[1].allocated_bytes == single.phases[1].allocated_bytes);
 }
 
 TEST_CASE("verl: choosing it brings verl's own defaults, and says which") {

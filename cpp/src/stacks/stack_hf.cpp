@@ -66,6 +66,23 @@ bool verl(const StepDevice& device) { return device.setup.rl_trainer == RlTraine
 // verl's rollout.checkpoint_engine.update_weights_bucket_megabytes (2048).
 constexpr double kWeightSyncBucketBytes = 2048 * kMebibyte;
 
+// What verl's step holds from one phase to the next (verl_rollout_phases, hf_micro_batch):
+// - the root units its no-grad passes leave gathered: FSDP1 reshards no root after its forward
+//   pass (torch/distributed/fsdp/_runtime_utils.py, _post_forward_reshard: not state._is_root),
+//   and verl's EngineEvalModeCtx.__exit__ reshards it only where fsdp_size > 1, not at its
+//   default -1 (verl/workers/engine/fsdp/transformer_impl.py): the actor's, from its
+//   log-probability pass to its update's backward pass; the reference's, which never runs a
+//   backward pass, from its first pass on;
+// - the unsharded gradients of the micro-batches before a mini-batch's last, which FSDP1's
+//   no_sync keeps (FSDPEngine._gradient_sync_context: no reduce-scatter but on the last), each
+//   unit's until its reduce-scatter in the last micro-batch's backward pass.
+struct VerlHeld {
+  CachingAllocator::Handle actor_root = CachingAllocator::kNothing;
+  CachingAllocator::Handle reference_root = CachingAllocator::kNothing;
+  Handles layer_gradients;  // unsharded, one per layer, in the forward pass's order
+  CachingAllocator::Handle root_gradient = CachingAllocator::kNothing;
+};
+
 bool full_shard(const StepDevice& device) { return device.setup.layout.zero_stage >= 3; }
 
 // Each device holds 1/shards of each layer and of the rest.
@@ -221,7 +238,7 @@ HfForward hf_forward_pass(Step& step, const StepDevice& device, const HfPlan& pl
 // The layers' backward passes, last first: the trained parameters' gradients they make (the
 // handles).
 Handles hf_backward_pass(Step& step, const StepDevice& device, const HfPlan& plan,
-                         HfForward& forward, Flowing& flowing) {
+                         HfForward& forward, Flowing& flowing, VerlHeld* held) {
   const double gradient_bytes = plan.trained.gradient_bytes;
   const double unsharded_bytes = plan.unsharded_gradient_bytes;
   Handles gradients;
@@ -234,6 +251,16 @@ Handles hf_backward_pass(Step& step, const StepDevice& device, const HfPlan& pla
     in_flight.push_back(
         step.take(tag(Term::kGradients),
                   plan.fsdp ? unsharded_bytes * device.layer_trainable_parameters : 0));
+    if (held != nullptr && index < held->layer_gradients.size()) {
+      // The earlier micro-batches' gradient, which this one's is added into in place, freed with
+      // it at the reduce-scatter.
+      in_flight.push_back(held->layer_gradients[index]);
+    }
+    // verl's MixedPrecision reduces in FP32 (reduce_dtype): _post_backward_hook casts the unit's
+    // gradient whole (flat_param.grad.to(reduce_dtype)) before the reduce-scatter.
+    in_flight.push_back(
+        step.take(tag(Term::kGradients),
+                  plan.fsdp && verl(device) ? kFp32Bytes * device.layer_trainable_parameters : 0));
     gradients.push_back(plan.fsdp2 ? reduce_unit(step, plan, device.layer_trainable_parameters)
                                    : step.take(tag(Term::kGradients),
                                                gradient_bytes * device.layer_trainable_parameters));
@@ -263,11 +290,23 @@ Handles hf_backward_pass(Step& step, const StepDevice& device, const HfPlan& pla
 
 // The root unit's gradients as the optimizer steps them: under FSDP, reduce-scattered into their
 // shard.
-CachingAllocator::Handle hf_root_reduce_scatter(Step& step, const HfPlan& plan,
-                                                CachingAllocator::Handle root_gradient) {
+CachingAllocator::Handle hf_root_reduce_scatter(Step& step, const StepDevice& device,
+                                                const HfPlan& plan,
+                                                CachingAllocator::Handle root_gradient,
+                                                VerlHeld* held) {
   if (!plan.fsdp) return root_gradient;
+  // verl's: the FP32 cast for its reduce (reduce_dtype), and the earlier micro-batches' gradient.
+  const auto cast =
+      step.take(tag(Term::kGradients), verl(device) ? kFp32Bytes * plan.trained.root : 0);
   step.give(root_gradient);
-  return step.take(tag(Term::kGradients), plan.trained.gradient_bytes * plan.trained.root);
+  const auto sharded =
+      step.take(tag(Term::kGradients), plan.trained.gradient_bytes * plan.trained.root);
+  step.give(cast);
+  if (held != nullptr) {
+    step.give(held->root_gradient);
+    held->root_gradient = CachingAllocator::kNothing;
+  }
+  return sharded;
 }
 
 // The optimizer's step (AdamW's state made by the first), then model.zero_grad().
@@ -295,14 +334,18 @@ void hf_optimizer_step(Step& step, const StepDevice& device, const HfPlan& plan,
 // alike, one is replayed: where there are more than one, the one before's logits (the loop's
 // `outputs` and `logits`, rebound only once the next forward pass returns) are held through it,
 // the FP32 copy's size (the BF16 logits' under --no-autocast).
-void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan& plan) {
+void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan& plan,
+                             CachingAllocator::Handle* kept_root = nullptr) {
   const bool logits = device.logit_count > 0 && device.setup.loss == Loss::kGrpo;
   const auto before =
       step.take(tag(Term::kLogits),
                 logits && !verl(device) && device.generation_micro_batches > 1
                     ? (device.setup.no_autocast ? kBf16Bytes : kFp32Bytes) * device.logit_count
                     : 0);
-  const auto root = gather_unit(step, plan, plan.step_unit);
+  // The root unit, gathered for the pass (under verl left gathered after it, `kept_root`).
+  const bool gather_root = kept_root == nullptr || *kept_root == CachingAllocator::kNothing;
+  const auto root = gather_root ? gather_unit(step, plan, plan.step_unit) : *kept_root;
+  if (kept_root != nullptr) *kept_root = root;
   step.give(gather_unit(step, plan, plan.embedding_unit));
   Handles copies;
   for (int slot = 0; slot < device.slots; ++slot) {
@@ -325,7 +368,7 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
     give_all(step, copies);
   }
   step.give(tail);
-  step.give(root);
+  if (kept_root == nullptr) step.give(root);
 }
 
 // verl's weight sync (verl 1dda039b: verl/workers/engine_workers.py,
@@ -375,7 +418,7 @@ CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device,
 // with a reference model, the reference's (compute_ref_log_prob): each the same pass, the
 // reference's units gathered from the host (CPUOffload(offload_params=True), which verl forces on
 // a forward-only model), so nothing of it stays on the device.
-void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan) {
+void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan, VerlHeld& held) {
   const auto weights = verl_weight_sync(step, device, plan);
   if (device.setup.rollout_sleep_mode) {
     const auto cache =
@@ -388,8 +431,10 @@ void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& pla
   } else {
     step.mark("generation", 0);
   }
-  hf_log_probability_pass(step, device, plan);
-  if (device.setup.reference_model) hf_log_probability_pass(step, device, plan);
+  hf_log_probability_pass(step, device, plan, &held.actor_root);
+  if (device.setup.reference_model) {
+    hf_log_probability_pass(step, device, plan, &held.reference_root);
+  }
   step.mark("log-probabilities", 0);
 }
 
@@ -405,11 +450,11 @@ void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& pla
 //   reference's own copy under full training, the policy with its adapters disabled under LoRA,
 //   each the same pass (the reference's parameters require gradients as from_pretrained makes
 //   them, so autocast caches its copies too).
-void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan) {
+void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan, VerlHeld& held) {
   const bool reference = device.setup.reference_model;
   if (plan.rollout == 0 && !reference) return;
   if (verl(device)) {
-    verl_rollout_phases(step, device, plan);
+    verl_rollout_phases(step, device, plan, held);
     return;
   }
   if (plan.rollout != 0 && device.setup.rollout_sleep_mode) {
@@ -427,10 +472,27 @@ void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan)
   step.mark("log-probabilities", 0);
 }
 
-// One micro-batch; `first` for the first step's, whose optimizer makes the state.
-void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bool first) {
-  hf_rollout_phases(step, device, plan);
-  const auto root = gather_unit(step, plan, plan.step_unit);
+// One micro-batch; `first` for the first step's, whose optimizer makes the state. Under verl the
+// mini-batch's last, with the earlier ones' unsharded gradients (VerlHeld) where it has several.
+void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bool first,
+                    VerlHeld& held) {
+  hf_rollout_phases(step, device, plan, held);
+  VerlHeld* const accumulated = verl(device) ? &held : nullptr;
+  if (accumulated != nullptr && plan.fsdp && device.generation_micro_batches > 1) {
+    held.layer_gradients.clear();
+    for (int slot = 0; slot < device.slots; ++slot) {
+      held.layer_gradients.push_back(
+          step.take(tag(Term::kGradients),
+                    plan.unsharded_gradient_bytes * device.layer_trainable_parameters));
+    }
+    held.root_gradient =
+        step.take(tag(Term::kGradients), plan.unsharded_gradient_bytes * plan.trained.root);
+  }
+  // The root unit: under verl still gathered from the log-probability pass.
+  const auto root = held.actor_root != CachingAllocator::kNothing
+                        ? held.actor_root
+                        : gather_unit(step, plan, plan.step_unit);
+  held.actor_root = CachingAllocator::kNothing;
   step.give(gather_unit(step, plan, plan.embedding_unit));  // FSDP2: the embedding's forward
   HfForward forward = hf_forward_pass(step, device, plan);
   const auto tail = gather_unit(step, plan, plan.tail_unit);
@@ -459,7 +521,8 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
     step.give(root_gradient);
     step.give(tail);
   }
-  Handles layers = hf_backward_pass(step, device, plan, forward, flowing);
+  Handles layers = hf_backward_pass(step, device, plan, forward, flowing, accumulated);
+  held.layer_gradients.clear();
   gradients.insert(gradients.end(), layers.begin(), layers.end());
   step.give(flowing.gradient);
   if (plan.embedding_unit > 0) {
@@ -495,8 +558,9 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
   step.give(root);
   give_all(step, forward.retained);  // _finalize_params: the hooks removed
   if (plan.tail_unit == 0) {
-    gradients.push_back(plan.fsdp2 ? reduce_unit(step, plan, plan.trained.root)
-                                   : hf_root_reduce_scatter(step, plan, root_gradient));
+    gradients.push_back(
+        plan.fsdp2 ? reduce_unit(step, plan, plan.trained.root)
+                   : hf_root_reduce_scatter(step, device, plan, root_gradient, accumulated));
     if (plan.fsdp2) step.give(root_gradient);
   }
   step.mark("backward", 0);
@@ -589,7 +653,8 @@ void hf_step(Step& step, const StepDevice& device) {
     step.take(plan.ddp_buckets, plan.trained.gradient_bytes * plan.trained.all);
   }
   // The warm-up reaches the cache's steady state, as the other stacks' replays.
-  replay_after_warm_up(step, [&](bool first) { hf_micro_batch(step, device, plan, first); });
+  VerlHeld held;
+  replay_after_warm_up(step, [&](bool first) { hf_micro_batch(step, device, plan, first, held); });
 }
 
 }  // namespace trainmem::replay
