@@ -11,6 +11,12 @@ const GRPO =
   '?model=qwen3-8b&stack=hf&precision=bf16&lora-rank=16&recompute=full&seq-len=1024&tokens=8192' +
   '&rollout=vllm';
 
+// Qwen3-8B trained whole over 8 H100s under FSDP1 by verl, 4 sequences of 3,072 tokens a device,
+// vLLM colocated, the logits counted.
+const VERL =
+  '?model=qwen3-8b&stack=hf&dp=8&zero=3&recompute=full&seq-len=3072&tokens=12288&logits=on' +
+  '&loss=grpo&rollout=vllm&rl-trainer=verl';
+
 describe('RL post-training, in Chromium', () => {
   let harness;
 
@@ -100,8 +106,63 @@ describe('RL post-training, in Chromium', () => {
     await page.selectOption('#rollout', 'vllm');
     await page.check('#logits');
     await page.waitForFunction(() => document.getElementById('loss').value === 'grpo');
-    assert.match(await page.textContent('#url-notice'), /stack runs its own: Loss: GRPO \(TRL\)/);
+    assert.match(await page.textContent('#url-notice'), /stack runs its own: Loss: GRPO\./);
     assert.match(await readout(page), /its loss over their last 512 tokens/);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("brings verl's own defaults when verl is chosen, says so, and walks its weight sync", async () => {
+    const { page, problems } = await harness.openPage();
+    await page.selectOption('#stack', 'hf');
+    await commit(page, '#dp', '8');
+    await page.selectOption('#zero', '3');
+    await page.selectOption('#rollout', 'vllm');
+    await page.selectOption('#rl-trainer', 'verl');
+    await page.waitForFunction(() => document.getElementById('rollout-memory-utilization').value === '0.5');
+    assert.match(
+      await page.textContent('#url-notice'),
+      /stack runs its own: vLLM memory utilization: 0\.5; vLLM sleep mode: on; Expandable segments: on; vLLM tensor parallel: 2\./,
+    );
+    assert.equal(await page.inputValue('#rollout-tensor-parallel'), '2');
+    assert.equal(await page.isChecked('#expandable-segments'), true);
+    const text = await readout(page);
+    // Four phases, the weight sync first; Llama 3 8B's update, without recomputation, decides.
+    assert.match(
+      text,
+      /the weight sync [\d.]+ GB \([\d.]+ GB\), the generation [\d.]+ GB \([\d.]+ GB\), the log-probabilities [\d.]+ GB \([\d.]+ GB\) and the update [\d.]+ GB \([\d.]+ GB\); the update decides/,
+    );
+    assert.match(text, /split over 2 devices in processes of its own, takes 42\.5 GB of each device/);
+    assert.match(text, /verl's weight sync wakes vLLM's weights/);
+    assert.match(text, /The update is verl's policy loss over the same logits/);
+    // verl's LoRA is not modelled: refused, naming the RL trainer, the view kept.
+    await commit(page, '#lora-rank', '16');
+    await page.waitForFunction(() =>
+      /verl's LoRA .* is not modelled/.test(
+        [...document.querySelectorAll('.error')].map((element) => element.textContent).join(' '),
+      ),
+    );
+    assert.equal(await readout(page), text);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("reads a verl link with verl's defaults, and counts its loss over every packed token", async () => {
+    const { page, problems } = await harness.openPage({ query: VERL });
+    assert.match(
+      await page.textContent('#url-notice'),
+      /The link's stack runs its own where the link chose nothing: vLLM memory utilization: 0\.5; vLLM sleep mode: on; Expandable segments: on; vLLM tensor parallel: 2\./,
+    );
+    const text = await readout(page);
+    assert.match(text, /The update is verl's policy loss over the same logits/);
+    // The CLI's figures for the same flags: the generation, vLLM's 0.5 beside the actor's FP32
+    // shards and AdamW's state, decides.
+    assert.match(
+      text,
+      /the weight sync 30\.8 GB \(30\.9 GB\), the generation 55\.9 GB \(56\.0 GB\), the log-probabilities 23\.4 GB \(23\.8 GB\) and the update 27\.0 GB \(30\.4 GB\); the generation decides/,
+    );
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();

@@ -101,8 +101,16 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
     }
     return result;
   };
+  // Then what the stack runs where the link chose nothing (its loss, verl's defaults), as the CLI
+  // brings it, said in words.
+  let brought = [];
+  const readWithStack = (setup) => {
+    const stacked = estimator.bringStackDefaults(read(setup), [...given.keys()]);
+    brought = stacked.brought;
+    return stacked.setup;
+  };
   const defaults = estimator.defaultSetup;
-  let setup = read(defaults);
+  let setup = readWithStack(defaults);
 
   // Then drop what the core refuses of the whole, one setting at a time, until the rest is valid.
   for (let attempt = 0; attempt <= estimator.settings.length; attempt += 1) {
@@ -117,7 +125,18 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
       `Ignored ${estimate.invalidField}=“${shown(given.get(estimate.invalidField))}”: ${estimate.message}`,
     );
     given.delete(estimate.invalidField);
-    setup = read(defaults);
+    setup = readWithStack(defaults);
+  }
+  if (brought.length > 0 && setup !== defaults) {
+    const shownAs = (id, text) => {
+      const setting = estimator.settings.find((candidate) => candidate.id === id);
+      const choice = setting?.choices?.find((candidate) => candidate.id === text);
+      return `${setting ? setting.name : id}: ${choice ? choice.name : text}`;
+    };
+    notices.push(
+      `The link's stack runs its own where the link chose nothing: ` +
+        `${brought.map(({ settingId, text }) => shownAs(settingId, text)).join('; ')}.`,
+    );
   }
   return { setup, notices, configText, linked: given.size > 0 || configText !== null };
 }

@@ -505,6 +505,14 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
     });
   }
   ledger.add(Term::kLogits, logits, [&]() -> std::string {
+    if (setup.loss == Loss::kGrpo && setup.rl_trainer == RlTrainer::kVerl) {
+      return "verl's policy loss (verl 1dda039b: verl/workers/engine/fsdp/transformer_impl.py, "
+             "prepare_model_outputs; verl/utils/torch_functional.py, logprobs_from_logits): the "
+             "BF16 logits of every packed token, prompt and response (use_remove_padding), "
+             "divided by the temperature out of place, and flash-attn's cross_entropy_loss, which "
+             "writes its gradient over the quotient (inplace_backward): the logits and the "
+             "quotient, or the quotient and the logits' gradient, 4 B a logit";
+    }
     if (setup.loss == Loss::kFp32Upcast && loss_compiled(setup.compile)) {
       return "cross_entropy over FP32-upcast logits compiled (torchtitan's "
              "compile.components' \"loss\"): Inductor fuses the upcast into the softmax, keeps "

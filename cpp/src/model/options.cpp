@@ -259,7 +259,9 @@ const std::vector<Choice>& choices<Loss>() {
       {"chunked-wrapper", "Chunked wrapper (torchtitan)",
        "torchtitan's ChunkedLossWrapper (its llama3 configs' loss since April 2026): the output "
        "layer, loss and backward pass a chunk at a time"},
-      {"grpo", "GRPO (TRL)", "TRL's GRPOTrainer: the completions' log-probabilities"},
+      {"grpo", "GRPO",
+       "GRPO's per-token log-probabilities: TRL's GRPOTrainer over the completions, verl's policy "
+       "loss over every packed token"},
   };
   return choices;
 }
