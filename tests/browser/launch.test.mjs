@@ -15,6 +15,7 @@ const AXOLOTL = new URL('../../docs/examples/axolotl-llama3.1-8b-qlora.yml', imp
 const ACCELERATE = new URL('../../docs/examples/accelerate-fsdp1.yaml', import.meta.url);
 const TORCHTITAN_LINE = new URL('../../docs/examples/torchtitan-llama3-8b-nvfp4.sh', import.meta.url);
 const TRL_GRPO = new URL('../../docs/examples/trl-grpo-qwen3-8b.yaml', import.meta.url);
+const VERL = new URL('../../docs/examples/verl-grpo-qwen3-8b.sh', import.meta.url);
 
 describe('the launch config', () => {
   let harness;
@@ -220,6 +221,24 @@ describe('the launch config', () => {
       /^Fits\. No published run measures RL post-training/,
     );
     assert.match(await bodyText(page), /the sequence length given beside the file/);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("reads verl's main_ppo line into verl's hybrid engine, with its phases and verdict", async () => {
+    const { page, problems } = await harness.openPage();
+    await openLaunch(page, await readFile(VERL, 'utf8'), '');
+    await page.waitForSelector('#launch-result:not([hidden])');
+    assert.equal(await page.inputValue('#stack'), 'hf');
+    assert.equal(await page.inputValue('#rl-trainer'), 'verl');
+    assert.equal(await page.inputValue('#dp'), '8');
+    assert.equal(await page.inputValue('#rollout-memory-utilization'), '0.6');
+    assert.equal(await page.inputValue('#seq-len'), '3072');
+    assert.equal(await page.isChecked('#reference-model'), true);
+    assert.match(await page.textContent('#launch-verdict'), /^Fits\. /);
+    assert.match(await bodyText(page), /Read as verl 1dda039b/);
+    assert.match(await bodyText(page), /the weight sync [\d.]+ GB \([\d.]+ GB\), the generation/);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();

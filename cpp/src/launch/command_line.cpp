@@ -7,7 +7,7 @@
 
 namespace trainmem {
 
-Command command_of(const std::string& text, const std::string& program) {
+Command command_of(const std::string& text, const std::string& program, bool variables) {
   Command command;
   std::string joined;
   for (std::size_t index = 0; index < text.size(); ++index) {
@@ -67,7 +67,8 @@ Command command_of(const std::string& text, const std::string& program) {
   bool after = false;
   for (std::size_t index = 0; index < words.size(); ++index) {
     const std::string& each = words[index];
-    if (each.find('$') != std::string::npos || each.find('`') != std::string::npos) {
+    if (!variables &&
+        (each.find('$') != std::string::npos || each.find('`') != std::string::npos)) {
       command.problem = "The line uses the shell's variables ('" + each.substr(0, 40) +
                         "'): expand them first, as the shell would (echo the command).";
       return command;

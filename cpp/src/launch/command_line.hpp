@@ -14,14 +14,15 @@ namespace trainmem {
 // first mention of it outside a comment), the shell's line continuations joined, its tail (a pipe,
 // a redirection, a comment, the next command) dropped, quotes taken off; torchrun's own
 // --nproc_per_node and --nnodes (−1: a range, or no number) from before it; or the problem (the
-// shell's variables, which the line does not say).
+// shell's variables, which the line does not say; with `variables`, a word that holds one is kept,
+// for the reader to judge by its key).
 struct Command {
   std::vector<std::string> words;
   long long nproc = 0;
   long long nnodes = 1;
   std::string problem;
 };
-Command command_of(const std::string& text, const std::string& program);
+Command command_of(const std::string& text, const std::string& program, bool variables = false);
 
 // The words' flags, each with its value ("" for one of `switches`), in the order given; a flag's
 // value may be several words (--data-path 1 a 0.5 b), up to the next flag. `program` names the

@@ -169,14 +169,17 @@ LaunchConfig read_launch_config(const std::string& text, const TrainingSetup& ba
   if (text.find("torchtitan.train") != std::string::npos) {
     return read_torchtitan_line(text, base, context);
   }
+  if (text.find("verl.trainer.main_ppo") != std::string::npos) {
+    return read_verl_line(text, base, context);
+  }
   if (text.find("torchrun") != std::string::npos || text.find("--") == start) {
     LaunchConfig launch;
     launch.setup = base;
     launch.answer = refusal("launch",
                             "This looks like a launch line, but not of Megatron-LM's "
-                            "pretrain_gpt.py or torchtitan's torchtitan.train, the ones read; "
-                            "torchtitan's TOML job configs and DeepSpeed's JSON configs are "
-                            "read too.");
+                            "pretrain_gpt.py, torchtitan's torchtitan.train or verl's "
+                            "verl.trainer.main_ppo, the ones read; torchtitan's TOML job "
+                            "configs and DeepSpeed's JSON configs are read too.");
     return launch;
   }
   if (looks_like_yaml(text)) {

@@ -54,5 +54,9 @@ LaunchConfig read_torchtitan_toml(const std::string& text, const TrainingSetup& 
 // --config NAME and overrides), as torchtitan b5bcd76c builds the config.
 LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& base,
                                   const LaunchContext& context);
+// verl's main_ppo line (python3 -m verl.trainer.main_ppo and Hydra's key=value overrides), as
+// verl 1dda039b runs its colocated GRPO.
+LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
+                            const LaunchContext& context);
 
 }  // namespace trainmem

@@ -1,0 +1,508 @@
+// verl's launch line (python3 -m verl.trainer.main_ppo key=value …, Hydra's overrides on
+// verl/trainer/config/ppo_trainer.yaml), read into the setup (launch.hpp) as verl 1dda039b (August
+// 22, 2026) runs its colocated GRPO: the V1 trainer (trainer.use_v1) over
+// verl/workers/engine_workers.py's ActorRolloutRefWorker, an FSDP1 actor, vLLM asleep between
+// generations (TrainingSetup::rl_trainer). Defaults are _generated_ppo_trainer.yaml's at that
+// commit. What bears on memory and is not modelled is refused by its key; what bears on it and is
+// not read is listed as not understood, which leaves no verdict.
+#include <cmath>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "launch/command_line.hpp"
+#include "launch/key_reader.hpp"
+#include "launch/launch_readers.hpp"
+#include "launch/yaml_keys.hpp"
+#include "model/config_text.hpp"
+#include "trainmem/decimal.hpp"
+#include "trainmem/format.hpp"
+#include "trainmem/settings.hpp"
+
+namespace trainmem {
+
+namespace {
+
+using namespace yaml_keys;
+
+constexpr const char* kVerlLineKind = "verl launch line (verl.trainer.main_ppo, 1dda039b)";
+constexpr const char* kVerlProgram = "verl.trainer.main_ppo";
+constexpr double kMaxCount = 1e9;
+
+const std::string kActor = "actor_rollout_ref.actor.";
+const std::string kModel = "actor_rollout_ref.model.";
+const std::string kRollout = "actor_rollout_ref.rollout.";
+const std::string kRef = "actor_rollout_ref.ref.";
+
+// Each override listed as the line writes it: key=value.
+const KeyDialect& hydra_dialect() {
+  static const KeyDialect dialect = {
+      ListRead::kOnAccept,
+      [](const std::string& name, const nlohmann::json& value) {
+        return name + "=" + scalar_of(value).value_or("");
+      },
+      [](const nlohmann::json& value) {
+        return "'" + scalar_of(value).value_or("").substr(0, kMaxQuotedValueBytes) + "'";
+      },
+      nullptr, true};
+  return dialect;
+}
+
+// The line's overrides: key=value words (Hydra's + and ++ prefixes dropped), a word without "="
+// the previous value's continuation (a list the shell split at its spaces). `more` where the line
+// passes the script's own arguments on ($@), which it does not say.
+FileKeys overrides_of(const std::vector<std::string>& words, bool& more, std::string& problem) {
+  FileKeys keys;
+  for (const std::string& word : words) {
+    if (word == "$@" || word == "\"$@\"" || word == "${@}") {
+      more = true;
+      continue;
+    }
+    const std::size_t equals = word.find('=');
+    if (equals == std::string::npos) {
+      if (keys.empty()) {
+        problem = "'" + word.substr(0, 40) +
+                  "' stands where verl's main_ppo takes key=value overrides (Hydra's).";
+        return keys;
+      }
+      keys.back().value = keys.back().value.get<std::string>() + " " + word;
+      continue;
+    }
+    std::string key = word.substr(0, equals);
+    if (key.rfind("~", 0) == 0) {
+      problem = "'" + word.substr(0, 40) + "' deletes a key of verl's config, which is not read.";
+      return keys;
+    }
+    while (!key.empty() && key[0] == '+') key.erase(0, 1);
+    std::string value = word.substr(equals + 1);
+    if (value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0]) {
+      value = value.substr(1, value.size() - 2);
+    }
+    // Hydra takes a key given twice at its last value (verl's own examples repeat some).
+    bool repeated = false;
+    for (FileKey& earlier : keys) {
+      if (earlier.key == key) {
+        earlier.value = value;
+        repeated = true;
+      }
+    }
+    if (!repeated) keys.push_back({key, value});
+  }
+  return keys;
+}
+
+// Overrides with no bearing on the devices' memory: the data's files and their handling, logging,
+// checkpoints, the learning rate and the loss's coefficients, sampling, the reward's function,
+// profiling, Ray's settings, and what vLLM does within its own share (its scheduler's batch, its
+// prefix cache).
+bool verl_no_bearing(const std::string& key) {
+  static const std::set<std::string> keys = {"data.train_files",
+                                             "data.val_files",
+                                             "data.filter_overlong_prompts",
+                                             "data.truncation",
+                                             "data.shuffle",
+                                             "data.prompt_key",
+                                             "data.return_raw_chat",
+                                             "data.val_batch_size",
+                                             "data.dataloader_num_workers",
+                                             "data.seed",
+                                             "data.image_key",
+                                             "data.tokenizer",
+                                             "algorithm.gamma",
+                                             "algorithm.lam",
+                                             "algorithm.norm_adv_by_std_in_grpo",
+                                             "actor_rollout_ref.actor.ppo_epochs",
+                                             "actor_rollout_ref.actor.shuffle",
+                                             "actor_rollout_ref.actor.clip_ratio",
+                                             "actor_rollout_ref.actor.clip_ratio_low",
+                                             "actor_rollout_ref.actor.clip_ratio_high",
+                                             "actor_rollout_ref.actor.clip_ratio_c",
+                                             "actor_rollout_ref.actor.loss_agg_mode",
+                                             "actor_rollout_ref.actor.kl_loss_coef",
+                                             "actor_rollout_ref.actor.kl_loss_type",
+                                             "actor_rollout_ref.actor.grad_clip",
+                                             "actor_rollout_ref.ref.fsdp_config.param_offload",
+                                             "actor_rollout_ref.rollout.temperature",
+                                             "actor_rollout_ref.rollout.top_p",
+                                             "actor_rollout_ref.rollout.top_k",
+                                             "actor_rollout_ref.rollout.do_sample",
+                                             "actor_rollout_ref.rollout.seed",
+                                             "actor_rollout_ref.rollout.ignore_eos",
+                                             "actor_rollout_ref.rollout.max_num_batched_tokens",
+                                             "actor_rollout_ref.rollout.max_num_seqs",
+                                             "actor_rollout_ref.rollout.enable_chunked_prefill",
+                                             "actor_rollout_ref.rollout.enable_prefix_caching",
+                                             "actor_rollout_ref.rollout.load_format",
+                                             "actor_rollout_ref.rollout.disable_log_stats",
+                                             "actor_rollout_ref.rollout.calculate_log_probs",
+                                             "actor_rollout_ref.rollout.prompt_length",
+                                             "actor_rollout_ref.rollout.response_length",
+                                             "actor_rollout_ref.rollout.layered_summon",
+                                             "actor_rollout_ref.rollout.dtype",
+                                             "actor_rollout_ref.model.trust_remote_code",
+                                             "trainer.device",
+                                             "trainer.balance_batch"};
+  if (keys.count(key) > 0) return true;
+  for (const char* prefix : {"trainer.logger",
+                             "trainer.project_name",
+                             "trainer.experiment_name",
+                             "trainer.save_freq",
+                             "trainer.test_freq",
+                             "trainer.total_epochs",
+                             "trainer.total_training_steps",
+                             "trainer.val_before_train",
+                             "trainer.default_local_dir",
+                             "trainer.resume",
+                             "trainer.critic_warmup",
+                             "trainer.log_val_generations",
+                             "trainer.max_actor_ckpt_to_keep",
+                             "trainer.max_critic_ckpt_to_keep",
+                             "trainer.del_local_ckpt_after_load",
+                             "trainer.rollout_data_dir",
+                             "trainer.validation_data_dir",
+                             "trainer.esi_redundant_time",
+                             "actor_rollout_ref.actor.optim.lr",
+                             "actor_rollout_ref.actor.optim.weight_decay",
+                             "actor_rollout_ref.actor.optim.betas",
+                             "actor_rollout_ref.actor.optim.clip_grad",
+                             "actor_rollout_ref.actor.optim.warmup_style",
+                             "actor_rollout_ref.actor.optim.min_lr_ratio",
+                             "actor_rollout_ref.actor.optim.lr_scheduler_type",
+                             "actor_rollout_ref.actor.policy_loss.",
+                             "actor_rollout_ref.actor.checkpoint.",
+                             "actor_rollout_ref.rollout.val_kwargs.",
+                             "actor_rollout_ref.rollout.agent.num_workers",
+                             "algorithm.kl_ctrl.",
+                             "custom_reward_function.",
+                             "reward.reward_manager",
+                             "reward_model.reward_manager",
+                             "global_profiler.",
+                             "ray_kwargs.",
+                             "ray_init.",
+                             "critic."}) {
+    if (key.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+// Keys of an earlier verl than 1dda039b, whose line is not read as its own.
+const char* earlier_key(const std::string& key) {
+  if (key == "trainer.use_legacy_worker_impl") {
+    return "chose between fsdp_workers.py and the engine workers before the V1 trainer (verl "
+           "b178a3cd, January 2026, and earlier)";
+  }
+  return nullptr;
+}
+
+// Critic-free advantage estimators (verl/trainer/ppo/core_algos.py, AdvantageEstimator); gae
+// trains a critic (verl/trainer/ppo/utils.py, need_critic).
+bool critic_free(const std::string& estimator) {
+  static const std::set<std::string> estimators = {"grpo",
+                                                   "reinforce_plus_plus",
+                                                   "reinforce_plus_plus_baseline",
+                                                   "remax",
+                                                   "rloo",
+                                                   "opo",
+                                                   "grpo_passk",
+                                                   "gpg",
+                                                   "rloo_vectorized",
+                                                   "grpo_vectorized",
+                                                   "optimal_token_baseline",
+                                                   "tir_optimal_token_baseline",
+                                                   "gdpo"};
+  return estimators.count(estimator) > 0;
+}
+
+// A switch whose true is not modelled: refused by its key with `why`.
+void refuse_if_on(KeyReader& reader, const std::string& key, const std::string& why) {
+  if (reader.get(key, text_bool()).value_or(false)) reader.fault(key, key + "=True: " + why);
+}
+
+}  // namespace
+
+LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
+                            const LaunchContext& context) {
+  LaunchConfig launch;
+  launch.kind = kVerlLineKind;
+  launch.leaves = left_by_every_file();
+  launch.setup = setup_beside(base, launch.leaves);
+  const Command command = command_of(text, kVerlProgram, true);
+  if (!command.problem.empty()) {
+    launch.answer = refusal("launch", command.problem);
+    return launch;
+  }
+  bool more = false;
+  std::string problem;
+  FileKeys keys = overrides_of(command.words, more, problem);
+  if (!problem.empty()) {
+    launch.answer = refusal("launch", problem);
+    return launch;
+  }
+  KeyReader reader(launch, hydra_dialect(), keys);
+  // A shell variable in a key that bears on memory is a value the line does not say.
+  for (const FileKey& each : reader.keys()) {
+    const std::string value = each.value.get<std::string>();
+    if ((value.find('$') != std::string::npos || value.find('`') != std::string::npos) &&
+        !verl_no_bearing(each.key)) {
+      reader.fault(each.key, each.key + " is the shell's variable ('" + value.substr(0, 40) +
+                                 "'): expand it first, as the shell would (echo the command).");
+      return launch;
+    }
+    if (const char* earlier = earlier_key(each.key)) {
+      reader.fault(each.key, each.key + " " + earlier + "; this line is read as verl 1dda039b's.");
+      return launch;
+    }
+  }
+  TrainingSetup& setup = launch.setup;
+  if (!reader.get("trainer.use_v1", text_bool()).value_or(true)) {
+    reader.fault("trainer.use_v1",
+                 "trainer.use_v1=False runs the deprecated trainer (main_ppo_v0.py), not "
+                 "modelled: verl 1dda039b's V1 trainer is.");
+  }
+  // The algorithm: a critic-free estimator, no critic, no reward model on the devices.
+  const std::string estimator = reader.get("algorithm.adv_estimator", given_text()).value_or("gae");
+  if (!critic_free(estimator)) {
+    reader.fault("algorithm.adv_estimator",
+                 "algorithm.adv_estimator " + estimator.substr(0, 40) +
+                     (estimator == "gae" ? " (verl's default)" : "") +
+                     " trains a critic beside the actor, not modelled: a critic-free estimator "
+                     "(grpo, rloo, reinforce_plus_plus, …) is.");
+  }
+  refuse_if_on(reader, "critic.enable", "a critic beside the actor is not modelled.");
+  refuse_if_on(reader, "reward_model.enable",
+               "a reward model on the trainer's devices is not modelled.");
+  refuse_if_on(reader, "reward.reward_model.enable",
+               "a reward model on the trainer's devices is not modelled.");
+  // The model, by its hub id (a preset), else the config.json beside the line.
+  if (const std::optional<std::string> path = reader.get(kModel + "path", given_text())) {
+    read_hub_model(reader, kModel + "path", *path, setup);
+  } else {
+    reader.fault(kModel + "path", kModel + "path is not given: name the model (a hub id).");
+  }
+  if (reader.get(kModel + "lora_rank", text_number(true, 0, 1e6)).value_or(0) > 0) {
+    reader.fault(kModel + "lora_rank",
+                 "verl's LoRA (its adapters synced to vLLM apart from the base) is not modelled.");
+  }
+  refuse_if_on(reader, kModel + "enable_activation_offload",
+               "verl's activation offloading is not modelled.");
+  refuse_if_on(reader, kModel + "use_fused_kernels",
+               "verl's fused linear log-probability kernels are not modelled; its default "
+               "(off) is.");
+  refuse_if_on(reader, kModel + "use_liger", "Liger's kernels under verl are not modelled.");
+  setup.recompute = reader.get(kModel + "enable_gradient_checkpointing", text_bool()).value_or(true)
+                        ? Recompute::kFull
+                        : Recompute::kNone;
+  if (!reader.get(kModel + "use_remove_padding", text_bool()).value_or(true)) {
+    launch.notes.push_back(
+        "use_remove_padding=False pads each micro-batch to its longest sequence; every sequence "
+        "is counted at its full length either way.");
+  }
+  // The actor: FSDP1 over every device, in FP32 with BF16 compute, AdamW.
+  const std::string strategy = reader.get(kActor + "strategy", given_text()).value_or("fsdp");
+  if (strategy != "fsdp") {
+    reader.fault(kActor + "strategy", kActor + "strategy " + strategy.substr(0, 40) +
+                                          " is not modelled: verl's default, fsdp (FSDP1), is.");
+  }
+  for (const char* key : {"fsdp_config.param_offload", "fsdp_config.optimizer_offload",
+                          "fsdp_config.offload_policy", "fsdp_config.forward_prefetch"}) {
+    refuse_if_on(reader, kActor + key, "not modelled under verl; its default (False) is.");
+  }
+  if (reader.get(kActor + "fsdp_config.model_dtype", given_text()).value_or("fp32") != "fp32") {
+    reader.fault(kActor + "fsdp_config.model_dtype",
+                 "The actor in another dtype than FP32 (verl's model_dtype) is not modelled.");
+  }
+  if (reader.get(kActor + "fsdp_config.fsdp_size", text_number(true, -1, kMaxCount)).value_or(-1) !=
+      -1) {
+    reader.fault(kActor + "fsdp_config.fsdp_size",
+                 "FSDP over fewer devices than all (fsdp_size) is not modelled; -1, verl's "
+                 "default, is.");
+  }
+  for (const std::string& key :
+       {kActor + "ulysses_sequence_parallel_size", kRef + "ulysses_sequence_parallel_size"}) {
+    if (reader.get(key, text_number(true, 1, kMaxCount)).value_or(1) != 1) {
+      reader.fault(key, "Ulysses sequence parallelism under verl is not modelled; 1 is.");
+    }
+  }
+  if (reader.get(kActor + "optim.optimizer", given_text()).value_or("AdamW") != "AdamW") {
+    reader.fault(kActor + "optim.optimizer", "An optimiser other than AdamW is not modelled.");
+  }
+  if (reader.get(kActor + "entropy_coeff", text_number(false, -1e9, 1e9)).value_or(0) != 0 ||
+      reader.get(kActor + "calculate_entropy", text_bool()).value_or(false)) {
+    reader.fault(kActor + "entropy_coeff",
+                 "An entropy term in the update computes the entropy beside the log-probabilities "
+                 "(flash-attn's cross-entropy then no longer writes its gradient in place), not "
+                 "modelled: entropy_coeff 0, verl's default, is.");
+  }
+  // The reference model: with a KL term in the loss or in the reward (need_reference_policy).
+  const bool kl_loss = reader.get(kActor + "use_kl_loss", text_bool()).value_or(false);
+  const bool kl_reward = reader.get("algorithm.use_kl_in_reward", text_bool()).value_or(false);
+  setup.reference_model = kl_loss || kl_reward;
+  // The rollout: vLLM, colocated.
+  const std::string engine = reader.get(kRollout + "name", given_text()).value_or("");
+  if (engine != "vllm") {
+    reader.fault(
+        kRollout + "name",
+        kRollout + "name " +
+            (engine.empty() ? std::string("is not given (verl leaves it to the line)") : engine) +
+            ": vLLM is modelled; set it to vllm.");
+  }
+  if (reader.get(kRollout + "mode", given_text()).value_or("async") != "async") {
+    reader.fault(kRollout + "mode", "verl 1dda039b's rollout runs in async mode, which is read.");
+  }
+  for (const char* key :
+       {"data_parallel_size", "expert_parallel_size", "pipeline_model_parallel_size"}) {
+    if (reader.get(kRollout + key, text_number(true, 1, kMaxCount)).value_or(1) != 1) {
+      reader.fault(kRollout + key, kRollout + key + " above 1 is not modelled.");
+    }
+  }
+  refuse_if_on(reader, kRollout + "multi_turn.enable",
+               "multi-turn rollouts (tool calls, their lengths) are not modelled.");
+  setup.rollout = Rollout::kVllm;
+  setup.rl_trainer = RlTrainer::kVerl;
+  setup.rollout_memory_utilization =
+      reader.get(kRollout + "gpu_memory_utilization", text_number(false, 0.01, 1))
+          .value_or(kVerlRolloutMemoryUtilization);
+  setup.rollout_tensor_parallel = static_cast<int>(
+      reader.get(kRollout + "tensor_model_parallel_size", text_number(true, 1, kMaxParallelDegree))
+          .value_or(2));
+  setup.rollout_sleep_mode = reader.get(kRollout + "free_cache_engine", text_bool()).value_or(true);
+  if (const nlohmann::json* longest = reader.find(kRollout + "max_model_len");
+      longest != nullptr && scalar_of(*longest).value_or("null") != "null") {
+    setup.rollout_max_model_length = static_cast<int>(
+        reader.get(kRollout + "max_model_len", text_number(true, 1, kMaxSequenceLength))
+            .value_or(0));
+  } else {
+    reader.take(kRollout + "max_model_len");
+  }
+  if (reader
+          .get(kRollout + "checkpoint_engine.update_weights_bucket_megabytes",
+               text_number(true, 1, 1e7))
+          .value_or(2048) != 2048) {
+    reader.list_not_understood(kRollout + "checkpoint_engine.update_weights_bucket_megabytes");
+    launch.notes.push_back("The weight sync's bucket is counted at verl's 2,048 MiB.");
+  }
+  // The sequences: each its prompt and its response, at their longest.
+  const double prompt =
+      reader.get("data.max_prompt_length", text_number(true, 1, kMaxSequenceLength)).value_or(512);
+  const double response =
+      reader.get("data.max_response_length", text_number(true, 1, kMaxSequenceLength))
+          .value_or(512);
+  if (prompt + response > kMaxSequenceLength) {
+    reader.fault("data.max_response_length", "A prompt and a response of " +
+                                                 format_count(prompt + response) +
+                                                 " tokens exceed the longest sequence read (" +
+                                                 format_count(kMaxSequenceLength) + ").");
+  }
+  setup.sequence_length = static_cast<int>(prompt + response);
+  setup.completion_length = static_cast<int>(response);
+  // The devices: every one trains the actor and hosts vLLM.
+  const double per_node =
+      reader.get("trainer.n_gpus_per_node", text_number(true, 1, kMaxParallelDegree)).value_or(8);
+  const double nodes =
+      reader.get("trainer.nnodes", text_number(true, 1, kMaxParallelDegree)).value_or(1);
+  const double devices = per_node * nodes;
+  // The batches: each prompt's rollout.n responses; a mini-batch of ppo_mini_batch_size prompts
+  // per optimizer step, in micro-batches of ppo_micro_batch_size_per_gpu sequences a device.
+  const double n = reader.get(kRollout + "n", text_number(true, 1, kMaxCount)).value_or(1);
+  const double prompts =
+      reader.get("data.train_batch_size", text_number(true, 1, kMaxCount)).value_or(1024);
+  const double mini =
+      reader.get(kActor + "ppo_mini_batch_size", text_number(true, 1, kMaxCount)).value_or(256);
+  if (reader.find(kActor + "ppo_micro_batch_size") != nullptr &&
+      scalar_of(*reader.find(kActor + "ppo_micro_batch_size")).value_or("null") != "null") {
+    reader.fault(kActor + "ppo_micro_batch_size",
+                 "ppo_micro_batch_size (over every device, deprecated) is not read: give "
+                 "ppo_micro_batch_size_per_gpu.");
+  }
+  std::optional<double> micro =
+      reader.get(kActor + "ppo_micro_batch_size_per_gpu", text_number(true, 1, kMaxCount));
+  const bool dynamic = reader.get(kActor + "use_dynamic_bsz", text_bool()).value_or(false);
+  if (dynamic) {
+    // Micro-batches made up to a token budget, of sequences as they come: counted at the
+    // budget's worth of whole sequences, which the budget does not bound (no verdict).
+    const double budget =
+        reader.get(kActor + "ppo_max_token_len_per_gpu", text_number(true, 1, kMaxCount))
+            .value_or(16384);
+    micro = std::max(1.0, std::floor(budget / (prompt + response)));
+    reader.list_not_understood(kActor + "use_dynamic_bsz");
+    launch.notes.push_back(
+        "use_dynamic_bsz=True: micro-batches made up to ppo_max_token_len_per_gpu (" +
+        format_count(budget) + " tokens), counted as " + format_count(*micro) +
+        " whole sequences of " + format_count(prompt + response) +
+        " tokens; verl's packing does not bound them so.");
+  } else if (!micro) {
+    reader.fault(kActor + "ppo_micro_batch_size_per_gpu",
+                 "verl requires ppo_micro_batch_size_per_gpu where use_dynamic_bsz is False "
+                 "(ActorConfig): give it.");
+  }
+  for (const std::string& key :
+       {kRollout + "log_prob_micro_batch_size_per_gpu", kRef + "log_prob_micro_batch_size_per_gpu",
+        kRollout + "log_prob_use_dynamic_bsz", kRef + "log_prob_use_dynamic_bsz",
+        kRollout + "log_prob_max_token_len_per_gpu", kRef + "log_prob_max_token_len_per_gpu"}) {
+    const nlohmann::json* value = reader.find(key);
+    if (value == nullptr) continue;
+    const bool same = micro && key.find("micro_batch") != std::string::npos &&
+                      text_number(true, 1, kMaxCount).read(*value) == *micro;
+    if (same || (key.find("use_dynamic") != std::string::npos &&
+                 text_bool().read(*value).value_or(false) == dynamic)) {
+      reader.take(key);
+      continue;
+    }
+    reader.take(key);
+    reader.list_not_understood(key);
+  }
+  if (!reader.ok()) return launch;
+  const double sequences = mini * n;  // a mini-batch's, over every device
+  if (std::fmod(sequences, devices * *micro) != 0) {
+    reader.fault(kActor + "ppo_micro_batch_size_per_gpu",
+                 "A mini-batch of " + format_count(sequences) +
+                     " sequences (ppo_mini_batch_size × "
+                     "rollout.n) must split into micro-batches of " +
+                     format_count(*micro) + " on each of the " + format_count(devices) +
+                     " devices, as verl requires.");
+    return launch;
+  }
+  setup.micro_batch_sequences = static_cast<int>(*micro);
+  setup.global_batch_sequences = static_cast<int>(sequences);
+  setup.stack = Stack::kHf;
+  setup.precision = Precision::kBf16Mixed;
+  setup.layout.data_parallel = static_cast<int>(devices);
+  setup.layout.zero_stage = 3;
+  setup.fsdp_version = FsdpVersion::kFsdp1;
+  setup.logits = true;
+  setup.loss = Loss::kGrpo;
+  setup.expandable_segments = true;
+  if (more) {
+    reader.list_not_understood("$@");
+    launch.notes.push_back("The line passes the script's own arguments on ($@): not known here.");
+  }
+  std::set<std::string> set_aside;
+  for (const FileKey& each : reader.keys()) {
+    if (verl_no_bearing(each.key)) set_aside.insert(each.key);
+  }
+  reader.list_unread(set_aside);
+  launch.notes.push_back(
+      "Read as verl 1dda039b (August 22, 2026) runs main_ppo's V1 trainer: " + estimator +
+      " over " + format_count(devices) + " devices, an FSDP1 actor in FP32, vLLM at " +
+      shortest_decimal(setup.rollout_memory_utilization) + " over " +
+      std::to_string(setup.rollout_tensor_parallel) + " devices" +
+      (setup.reference_model ? ", a reference model (its parameters on the host)" : "") +
+      "; a later verl's defaults may differ.");
+  // The KV cache's figures count one mini-batch's generation (the global batch's); verl
+  // generates every prompt of the step at once, spread over its engines.
+  const double engines = devices / setup.rollout_tensor_parallel;
+  launch.notes.push_back(
+      "Each step generates " + format_count(prompts * n) +
+      " sequences (data.train_batch_size × rollout.n), " + format_count(prompts * n / engines) +
+      " on each of the " + format_count(engines) + " vLLM engines, " +
+      format_count(prompts * n / engines * (prompt + response)) +
+      " tokens at most; the update steps every " + format_count(sequences) +
+      " (ppo_mini_batch_size × rollout.n), counted as the global batch, whose generation the KV "
+      "cache's figures below count. vLLM's pool is its share either way: more tokens than it "
+      "holds wait or are preempted, not more memory.");
+  static_cast<void>(context);
+  return launch;
+}
+
+}  // namespace trainmem

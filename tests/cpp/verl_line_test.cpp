@@ -1,0 +1,157 @@
+// verl's launch line (issue 49: "in the CLI, --launch for a verl config"), python3 -m
+// verl.trainer.main_ppo and Hydra's overrides, read as verl 1dda039b runs its colocated GRPO: the
+// example under docs/examples opens to the same figures as its flags; what bears on memory and is
+// not modelled is refused by its key; what is not read leaves no verdict.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "example_files.hpp"
+#include "trainmem/estimate.hpp"
+#include "trainmem/launch.hpp"
+#include "trainmem/settings.hpp"
+
+using namespace trainmem;
+
+namespace verl_line_test {
+
+namespace {
+
+using fixtures::example;
+
+LaunchConfig read(const std::string& text) {
+  return read_launch_config(text, TrainingSetup{}, LaunchContext{});
+}
+
+// The smallest line verl runs GRPO from, with `extra` overrides.
+std::string line(const std::string& extra) {
+  return "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
+         "actor_rollout_ref.model.path=Qwen/Qwen3-8B actor_rollout_ref.rollout.name=vllm "
+         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 " +
+         extra + "\n";
+}
+
+bool lists(const LaunchConfig& launch, const std::string& key) {
+  for (const std::string& each : launch.not_understood) {
+    if (each == key) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("verl line: the example opens to the same figures as its flags, every key read") {
+  const LaunchConfig launch = read(example("verl-grpo-qwen3-8b.sh"));
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  CHECK(launch.not_understood.empty());
+  TrainingSetup flags;
+  flags.model_id = "qwen3-8b";
+  flags.stack = Stack::kHf;
+  flags.precision = Precision::kBf16Mixed;
+  flags.layout.data_parallel = 8;
+  flags.layout.zero_stage = 3;
+  flags.recompute = Recompute::kFull;
+  flags.sequence_length = 1024 + 2048;
+  flags.completion_length = 2048;
+  flags.micro_batch_sequences = 4;
+  flags.global_batch_sequences = 128 * 5;  // ppo_mini_batch_size × rollout.n
+  flags.logits = true;
+  flags.loss = Loss::kGrpo;
+  flags.rollout = Rollout::kVllm;
+  flags.rl_trainer = RlTrainer::kVerl;
+  flags.rollout_memory_utilization = 0.6;
+  flags.rollout_tensor_parallel = 2;
+  flags.rollout_sleep_mode = true;  // free_cache_engine, verl's default
+  flags.expandable_segments = true;
+  flags.reference_model = true;  // use_kl_loss
+  const Estimate file = estimate_memory(launch.setup);
+  const Estimate by_hand = estimate_memory(flags);
+  REQUIRE_MESSAGE(file.answer.ok(), file.answer.message);
+  CHECK(file.most_loaded.total_bytes == by_hand.most_loaded.total_bytes);
+  CHECK(file.peak_allocated_bytes == by_hand.peak_allocated_bytes);
+  CHECK(file.peak_reserved_bytes == by_hand.peak_reserved_bytes);
+  CHECK(launch.kind.find("verl") != std::string::npos);
+}
+
+TEST_CASE("verl line: verl's own defaults where the line sets nothing") {
+  const LaunchConfig launch = read(line(""));
+  REQUIRE_MESSAGE(launch.answer.ok(), launch.answer.message);
+  // gpu_memory_utilization 0.5 over 2 devices, free_cache_engine, 8 devices of one node, prompts
+  // and responses of 512, gradient checkpointing, no reference model.
+  CHECK(launch.setup.rollout_memory_utilization == 0.5);
+  CHECK(launch.setup.rollout_tensor_parallel == 2);
+  CHECK(launch.setup.rollout_sleep_mode);
+  CHECK(launch.setup.layout.data_parallel == 8);
+  CHECK(launch.setup.sequence_length == 1024);
+  CHECK(launch.setup.completion_length == 512);
+  CHECK(launch.setup.recompute == Recompute::kFull);
+  CHECK(!launch.setup.reference_model);
+  CHECK(launch.setup.global_batch_sequences == 256);
+  // A key given twice is Hydra's last (verl's own examples repeat some).
+  const LaunchConfig twice =
+      read(line("actor_rollout_ref.rollout.n=2 actor_rollout_ref.rollout.n=4"));
+  REQUIRE_MESSAGE(twice.answer.ok(), twice.answer.message);
+  CHECK(twice.setup.global_batch_sequences == 256 * 4);
+  CHECK(twice.not_understood.empty());
+}
+
+TEST_CASE("verl line: what bears on memory and is not modelled is refused by its key") {
+  const auto refused_key = [](const std::string& text) {
+    const LaunchConfig launch = read(text);
+    CHECK(!launch.answer.ok());
+    return launch.answer.setting;
+  };
+  // gae, verl's default estimator, trains a critic.
+  CHECK(refused_key("python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen3-8B "
+                    "actor_rollout_ref.rollout.name=vllm "
+                    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4\n") ==
+        "algorithm.adv_estimator");
+  CHECK(refused_key(line("actor_rollout_ref.actor.strategy=fsdp2")) ==
+        "actor_rollout_ref.actor.strategy");
+  CHECK(refused_key(line("actor_rollout_ref.actor.fsdp_config.param_offload=True")) ==
+        "actor_rollout_ref.actor.fsdp_config.param_offload");
+  CHECK(refused_key(line("actor_rollout_ref.model.lora_rank=32")) ==
+        "actor_rollout_ref.model.lora_rank");
+  CHECK(refused_key(line("actor_rollout_ref.rollout.name=sglang")) ==
+        "actor_rollout_ref.rollout.name");
+  CHECK(refused_key(line("actor_rollout_ref.actor.entropy_coeff=0.001")) ==
+        "actor_rollout_ref.actor.entropy_coeff");
+  CHECK(refused_key(line("trainer.use_v1=False")) == "trainer.use_v1");
+  // A key of January 2026's verl dates the line.
+  CHECK(refused_key(line("trainer.use_legacy_worker_impl=auto")) ==
+        "trainer.use_legacy_worker_impl");
+  // The shell's variable in a key that bears on memory; one in the data's files is let be.
+  CHECK(refused_key(line("data.max_response_length=$RESPONSE")) == "data.max_response_length");
+  CHECK(read(line("data.train_files=$HOME/data/train.parquet")).answer.ok());
+  // The micro-batch verl requires without dynamic batches, and one that does not split the
+  // mini-batch.
+  CHECK(refused_key("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
+                    "actor_rollout_ref.model.path=Qwen/Qwen3-8B "
+                    "actor_rollout_ref.rollout.name=vllm\n") ==
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
+  CHECK(refused_key(line("actor_rollout_ref.actor.ppo_mini_batch_size=6")) ==
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
+}
+
+TEST_CASE("verl line: what bears on memory and is not read leaves no verdict, named") {
+  // Dynamic batches: made up to a token budget, counted at its whole sequences.
+  const LaunchConfig dynamic =
+      read(line("actor_rollout_ref.actor.use_dynamic_bsz=True "
+                "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=8192"));
+  REQUIRE_MESSAGE(dynamic.answer.ok(), dynamic.answer.message);
+  CHECK(lists(dynamic, "actor_rollout_ref.actor.use_dynamic_bsz"));
+  CHECK(dynamic.setup.micro_batch_sequences == 8);
+  // A log-probability micro-batch other than the update's.
+  const LaunchConfig log_prob =
+      read(line("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16"));
+  REQUIRE_MESSAGE(log_prob.answer.ok(), log_prob.answer.message);
+  CHECK(lists(log_prob, "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"));
+  CHECK(read(line("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4"))
+            .not_understood.empty());
+  // The script's own arguments passed on, and a key verl has that is not read.
+  CHECK(lists(read(line("$@")), "$@"));
+  CHECK(lists(read(line("actor_rollout_ref.rollout.some_new_key=1")),
+              "actor_rollout_ref.rollout.some_new_key"));
+}
+
+}  // namespace verl_line_test
