@@ -259,7 +259,8 @@ TEST_CASE("verl: what it does not run, or is not modelled, is refused naming the
         refused([](TrainingSetup& setup) { setup.fsdp_version = FsdpVersion::kFsdp2; }),
         refused([](TrainingSetup& setup) { setup.lora_rank = 16; }),
         refused([](TrainingSetup& setup) { setup.precision = Precision::kBf16; }),
-        refused([](TrainingSetup& setup) { setup.expandable_segments = false; })}) {
+        refused([](TrainingSetup& setup) { setup.expandable_segments = false; }),
+        refused([](TrainingSetup& setup) { setup.model_id = "qwen3-30b-a3b"; })}) {
     CHECK(answer.setting == setting_id::kRlTrainer);
     CHECK(answer.message.find("trl.") != std::string::npos);
   }

@@ -88,6 +88,14 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
                        "both, or a multiple of the key-value heads that divides the attention "
                        "heads.");
   }
+  // verl's weight sync unfuses a mixture's packed experts (unfuse_moe_params), whose whole
+  // tensors it gathers in FP32; its units differ too.
+  if (setup.rl_trainer == RlTrainer::kVerl && shape.num_experts > 1) {
+    return refusal(setting_id::kRlTrainer,
+                   "verl is modelled for dense models; " + shape.name +
+                       "'s experts (their FSDP units, and the weight sync's unfused tensors) are "
+                       "not: choose a dense model, or trl.");
+  }
   if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16) {
     return refusal(setting_id::kBaseWeights,
                    "The colocated rollout engine is counted with BF16 weights; TRL hands vLLM a "

@@ -41,6 +41,7 @@ void add_rollout(Entries& entries) {
               },
               "verl's actor is an FSDP model sharded over every device (FULL_SHARD, fsdp_size "
               "-1): set ZeRO to 3, or choose trl.")
+
           .rule(
               [](const TrainingSetup& setup) {
                 return setup.rl_trainer == RlTrainer::kTrl ||

@@ -335,7 +335,16 @@ void hf_optimizer_step(Step& step, const StepDevice& device, const HfPlan& plan,
 // `outputs` and `logits`, rebound only once the next forward pass returns) are held through it,
 // the FP32 copy's size (the BF16 logits' under --no-autocast).
 void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan& plan,
-                             CachingAllocator::Handle* kept_root = nullptr) {
+                             CachingAllocator::Handle* kept_root = nullptr,
+                             bool from_host = false) {
+  // A unit gathered; `from_host` (verl's reference, CPUOffload(offload_params=True)) first copies
+  // its FP32 shard to the device for the BF16 cast (FlatParamHandle._use_low_precision_shard).
+  const auto gather = [&](double whole) {
+    const auto copy = step.take(plan.gathered, from_host ? whole / plan.shards : 0);
+    const auto unit = gather_unit(step, plan, whole);
+    step.give(copy);
+    return unit;
+  };
   const bool logits = device.logit_count > 0 && device.setup.loss == Loss::kGrpo;
   const auto before =
       step.take(tag(Term::kLogits),
@@ -344,12 +353,12 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
                     : 0);
   // The root unit, gathered for the pass (under verl left gathered after it, `kept_root`).
   const bool gather_root = kept_root == nullptr || *kept_root == CachingAllocator::kNothing;
-  const auto root = gather_root ? gather_unit(step, plan, plan.step_unit) : *kept_root;
+  const auto root = gather_root ? gather(plan.step_unit) : *kept_root;
   if (kept_root != nullptr) *kept_root = root;
-  step.give(gather_unit(step, plan, plan.embedding_unit));
+  step.give(gather(plan.embedding_unit));
   Handles copies;
   for (int slot = 0; slot < device.slots; ++slot) {
-    const auto layer = gather_unit(step, plan, plan.model.layer);
+    const auto layer = gather(plan.model.layer);
     copies.push_back(step.take(plan.cast, plan.layer_copy));
     const auto dequantised =
         step.take(tag(Term::kDequantization), device.bytes[Term::kDequantization]);
@@ -357,7 +366,7 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
     step.give(dequantised);
     step.give(layer);
   }
-  const auto tail = gather_unit(step, plan, plan.tail_unit);
+  const auto tail = gather(plan.tail_unit);
   copies.push_back(step.take(plan.cast, plan.output_copy));
   if (logits && verl(device)) {
     verl_log_probabilities(step, device, [&] { give_all(step, copies); });
@@ -433,7 +442,7 @@ void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& pla
   }
   hf_log_probability_pass(step, device, plan, &held.actor_root);
   if (device.setup.reference_model) {
-    hf_log_probability_pass(step, device, plan, &held.reference_root);
+    hf_log_probability_pass(step, device, plan, &held.reference_root, true);
   }
   step.mark("log-probabilities", 0);
 }
