@@ -2,6 +2,7 @@
 #include "stacks/stack_step.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "stacks/stack_rows.hpp"
 
@@ -497,16 +498,22 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
 // freed as forward_step returns (its model_output popped); the divide's backward pass makes the
 // logits' gradient beside the quotient. The entropy is not computed (calculate_entropy and
 // entropy_coeff off, verl's defaults). 4·N bytes at either moment.
+// verl's logits over the packed tokens: the model's BF16 logits as its forward pass returns, then
+// their quotient by the temperature, out of place.
+std::pair<CachingAllocator::Handle, CachingAllocator::Handle> verl_logits(
+    Step& step, const StepDevice& device, const std::function<void()>& forward_done) {
+  const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * device.logit_count);
+  forward_returned(forward_done);
+  return {logits, step.take(tag(Term::kLogits), kBf16Bytes * device.logit_count)};
+}
+
 CachingAllocator::Handle verl_policy_loss(Step& step, const StepDevice& device,
                                           const std::function<void()>& forward_done) {
   const std::size_t tag_logits = tag(Term::kLogits);
-  const double n = device.logit_count;
-  const auto logits = step.take(tag_logits, kBf16Bytes * n);
-  forward_returned(forward_done);
-  const auto quotient = step.take(tag_logits, kBf16Bytes * n);
+  const auto [logits, quotient] = verl_logits(step, device, forward_done);
   const auto rows = step.take(tag_logits, 2 * kFp32Bytes * device.loss_tokens);
   step.give(logits);
-  const auto gradient = step.take(tag_logits, kBf16Bytes * n);
+  const auto gradient = step.take(tag_logits, kBf16Bytes * device.logit_count);
   step.give(quotient);
   step.give(rows);
   return gradient;
@@ -576,12 +583,8 @@ void grpo_log_probabilities(Step& step, const StepDevice& device,
 // measured). All freed before the next micro-batch.
 void verl_log_probabilities(Step& step, const StepDevice& device,
                             const std::function<void()>& forward_done) {
-  const std::size_t tag_logits = tag(Term::kLogits);
-  const double n = device.logit_count;
-  const auto logits = step.take(tag_logits, kBf16Bytes * n);
-  forward_returned(forward_done);
-  const auto quotient = step.take(tag_logits, kBf16Bytes * n);
-  step.give(step.take(tag_logits, 3 * kFp32Bytes * device.loss_tokens));
+  const auto [logits, quotient] = verl_logits(step, device, forward_done);
+  step.give(step.take(tag(Term::kLogits), 3 * kFp32Bytes * device.loss_tokens));
   step.give(quotient);
   step.give(logits);
 }
