@@ -170,6 +170,27 @@ TEST_CASE(
   CHECK(allocator.reserved_bytes() == 0);
 }
 
+TEST_CASE(
+    "allocator: under expandable segments best fit passes over the block at a segment's end, "
+    "which could grow, for a larger one that could not") {
+  AllocatorConfig config;
+  config.expandable_segments = true;
+  CachingAllocator allocator(config);
+  const auto first = allocator.allocate(40 * kMiB);
+  const auto live = allocator.allocate(20 * kMiB);
+  const auto last = allocator.allocate(20 * kMiB);
+  allocator.free(first);
+  allocator.free(last);
+  // 20 MiB fits the last block exactly, but get_free_block counts it with the unmapped space after
+  // it and takes the first, 40 MiB, splitting it; 30 MiB then fits neither free block of 20 and
+  // maps a page after the last.
+  const auto twenty = allocator.allocate(20 * kMiB);
+  CHECK(allocator.reserved_bytes() == 80 * kMiB);
+  const auto thirty = allocator.allocate(30 * kMiB);
+  CHECK(allocator.reserved_bytes() == 100 * kMiB);
+  for (const auto handle : {live, twenty, thirty}) allocator.free(handle);
+}
+
 TEST_CASE("megatron: --empty-unused-memory-level lowers the reserved peak, not the allocated one") {
   TrainingSetup setup;
   setup.stack = Stack::kMegatron;

@@ -16,16 +16,20 @@
 //     returns nothing of another stream's).
 // With PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (AllocatorConfig), each stream's pool is
 // one segment of reserved address space, mapped page by page as it grows (ExpandableSegment, with
-// pages of kSmallBuffer in the small pool and kLargeBuffer in the large one): a request no cached
-// block holds maps what the free block at the segment's end lacks, rounded up to pages
-// (find_expandable_block, try_allocate_expandable_block, map_block), and a block is split
-// whenever at least 512 B remain (should_split).
+// pages of kSmallBuffer in the small pool and kLargeBuffer in the large one). Best fit counts a
+// block's size with the unmapped space after it (get_free_block's expandable_size), so a larger
+// block is taken before one that could grow. A request no cached block holds maps pages, rounded
+// up, into the lowest unmapped block that has room with the free block before it, else at the
+// segment's end (find_expandable_block, try_allocate_expandable_block, map_block). A block is
+// split whenever at least 512 B remain (should_split), and empty_cache unmaps every free block's
+// whole pages (release_blocks, unmap_block).
 // With max_split_size_mb (AllocatorConfig), a block of at least that size is "oversize": a
 // request under it never takes one (get_free_block), and a request of it or more takes one only
 // when it leaves less than 20 MiB (kLargeBuffer) over; outside expandable segments a block is split
 // only for a request under it (should_split).
-// No frees delayed by record_stream, and the cache is never emptied (a run that fits never hits
-// the out-of-memory path that releases it, nor garbage_collection_threshold, which acts only under
+// No frees delayed by record_stream, and the cache is emptied only where the step calls
+// torch.cuda.empty_cache() (a run that fits never hits the out-of-memory path that releases it,
+// nor garbage_collection_threshold, which acts only under
 // torch.cuda.set_per_process_memory_fraction: malloc's `set_fraction &&`).
 #pragma once
 
@@ -102,6 +106,8 @@ class CachingAllocator {
   // has unmapped address space: its lowest unmapped block with room (with the free block before
   // it), else its end, mapped by whole pages as needed.
   std::size_t grow_expandable(double size, Stream stream, bool small);
+  // A free block's size with the unmapped space after it (infinite at its segment's end).
+  double expandable_size(std::size_t index) const;
   // The run of free and unmapped blocks of `segment` from `position` mapped and merged into one
   // free block of `size` or more (the segment grown at its end if the run reaches it).
   std::size_t map_run(std::size_t segment, std::size_t position, double size, double page);

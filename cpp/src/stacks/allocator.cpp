@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace trainmem {
@@ -53,6 +54,17 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream)
        (size >= limit && std::get<1>(*found) >= size + kAllocatorLargeBufferBytes))) {
     found = pool.end();
   }
+  // Under expandable segments a block's size counts with the unmapped space after it (the last
+  // block of a segment has the rest of its address space): the walk moves on to the next larger
+  // block while that one could grow less (get_free_block's expandable_size).
+  if (config_.expandable_segments && found != pool.end() && std::get<0>(*found) == stream) {
+    for (auto next = std::next(found);
+         next != pool.end() && std::get<0>(*next) == stream &&
+         expandable_size(std::get<4>(*next)) < expandable_size(std::get<4>(*found));
+         ++next) {
+      found = next;
+    }
+  }
   if (found != pool.end() && std::get<0>(*found) == stream) {
     best = std::get<4>(*found);
     pool.erase(found);
@@ -102,6 +114,16 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream)
   if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
   if (reserved_ > peak_reserved_) peak_reserved_ = reserved_;
   return best;
+}
+
+double CachingAllocator::expandable_size(std::size_t index) const {
+  const Block& block = blocks_[index];
+  const std::vector<std::size_t>& order = segments_[block.segment].blocks;
+  std::size_t position = 0;
+  while (order[position] != index) ++position;
+  if (position + 1 == order.size()) return std::numeric_limits<double>::infinity();
+  const Block& next = blocks_[order[position + 1]];
+  return block.size + (next.mapped ? 0 : next.size);
 }
 
 std::size_t CachingAllocator::grow_expandable(double size, Stream stream, bool small) {
@@ -180,7 +202,12 @@ std::size_t CachingAllocator::map_run(std::size_t segment_index, std::size_t pos
     order.push_back(blocks_.size() - 1);
     ++at;
   }
-  // try_merge_blocks: the run, mapped, one free block at the lowest address.
+  // try_merge_blocks (map_block merges the block it maps with a free neighbour after it): the run,
+  // mapped, one free block at the lowest address.
+  if (at < order.size() && blocks_[order[at]].free && blocks_[order[at]].mapped) {
+    pool_of(order[at]).erase(key_of(order[at]));
+    ++at;
+  }
   const std::size_t merged = order[position];
   for (std::size_t next = position + 1; next < at; ++next) {
     blocks_[merged].size += blocks_[order[next]].size;
