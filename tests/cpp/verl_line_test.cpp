@@ -27,7 +27,8 @@ LaunchConfig read(const std::string& text) {
 std::string line(const std::string& extra) {
   return "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
          "actor_rollout_ref.model.path=Qwen/Qwen3-8B actor_rollout_ref.rollout.name=vllm "
-         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 " +
+         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 "
+         "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4 " +
          extra + "\n";
 }
 
@@ -131,6 +132,24 @@ TEST_CASE("verl line: what bears on memory and is not modelled is refused by its
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
   CHECK(refused_key(line("actor_rollout_ref.actor.ppo_mini_batch_size=6")) ==
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
+  CHECK(refused_key(line("data.train_batch_size=128")) ==
+        "actor_rollout_ref.actor.ppo_mini_batch_size");
+  // The log-probability micro-batches verl asserts: the actor's, and the reference's with one.
+  CHECK(refused_key("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo "
+                    "actor_rollout_ref.model.path=Qwen/Qwen3-8B "
+                    "actor_rollout_ref.rollout.name=vllm "
+                    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4\n") ==
+        "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu");
+  CHECK(refused_key(line("actor_rollout_ref.actor.use_kl_loss=True")) ==
+        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu");
+  // Root units resharded after no-grad passes (fsdp_size above 1), an eager entropy.
+  CHECK(refused_key(line("actor_rollout_ref.actor.fsdp_config.fsdp_size=8")) ==
+        "actor_rollout_ref.actor.fsdp_config.fsdp_size");
+  CHECK(refused_key(line("actor_rollout_ref.actor.use_torch_compile=False")) ==
+        "actor_rollout_ref.actor.use_torch_compile");
+  // A script's array of overrides, which only the shell expands.
+  const LaunchConfig array = read(line("\"${DATA[@]}\""));
+  CHECK(array.answer.message.find("expand it first") != std::string::npos);
 }
 
 TEST_CASE("verl line: what bears on memory and is not read leaves no verdict, named") {
@@ -141,6 +160,21 @@ TEST_CASE("verl line: what bears on memory and is not read leaves no verdict, na
   REQUIRE_MESSAGE(dynamic.answer.ok(), dynamic.answer.message);
   CHECK(lists(dynamic, "actor_rollout_ref.actor.use_dynamic_bsz"));
   CHECK(dynamic.setup.micro_batch_sequences == 8);
+  // The rollout's lengths, the data's by default, cap each prompt and response.
+  const LaunchConfig capped = read(line("actor_rollout_ref.rollout.response_length=256"));
+  REQUIRE_MESSAGE(capped.answer.ok(), capped.answer.message);
+  CHECK(capped.setup.sequence_length == 512 + 256);
+  CHECK(capped.setup.completion_length == 256);
+  // Under dynamic batches the mini-batch need only split over the devices: 16 × 5 sequences over
+  // 8, each device's 10 in micro-batches of the budget's 8 whole sequences of 2,048 (16,384
+  // tokens, verl's default), the last one whole: 16 a device.
+  const LaunchConfig packed =
+      read(line("data.max_prompt_length=1024 data.max_response_length=1024 "
+                "actor_rollout_ref.actor.ppo_mini_batch_size=16 actor_rollout_ref.rollout.n=5 "
+                "actor_rollout_ref.actor.use_dynamic_bsz=True"));
+  REQUIRE_MESSAGE(packed.answer.ok(), packed.answer.message);
+  CHECK(packed.setup.micro_batch_sequences == 8);
+  CHECK(packed.setup.global_batch_sequences == 8 * 8 * 2);
   // A log-probability micro-batch other than the update's.
   const LaunchConfig log_prob =
       read(line("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16"));

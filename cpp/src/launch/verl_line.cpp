@@ -60,6 +60,12 @@ FileKeys overrides_of(const std::vector<std::string>& words, bool& more, std::st
       continue;
     }
     const std::size_t equals = word.find('=');
+    if (equals == std::string::npos && word.find('$') != std::string::npos) {
+      problem = "'" + word.substr(0, 40) +
+                "' is the shell's variable or array of overrides: expand it first, as the shell "
+                "would (echo the command, or run the script under set -x).";
+      return keys;
+    }
     if (equals == std::string::npos) {
       if (keys.empty()) {
         problem = "'" + word.substr(0, 40) +
@@ -136,14 +142,19 @@ bool verl_no_bearing(const std::string& key) {
                                              "actor_rollout_ref.rollout.load_format",
                                              "actor_rollout_ref.rollout.disable_log_stats",
                                              "actor_rollout_ref.rollout.calculate_log_probs",
-                                             "actor_rollout_ref.rollout.prompt_length",
-                                             "actor_rollout_ref.rollout.response_length",
+                                             "actor_rollout_ref.rollout.enforce_eager",
+                                             "data.filter_overlong_prompts_workers",
+                                             "reward.num_workers",
                                              "actor_rollout_ref.rollout.layered_summon",
                                              "actor_rollout_ref.rollout.dtype",
                                              "actor_rollout_ref.model.trust_remote_code",
                                              "trainer.device",
                                              "trainer.balance_batch"};
   if (keys.count(key) > 0) return true;
+  // The off-policy correction's weights (all but bypass_mode, which skips a pass).
+  if (key.rfind("algorithm.rollout_correction.", 0) == 0) {
+    return key != "algorithm.rollout_correction.bypass_mode";
+  }
   for (const char* prefix : {"trainer.logger",
                              "trainer.project_name",
                              "trainer.experiment_name",
@@ -177,6 +188,7 @@ bool verl_no_bearing(const std::string& key) {
                              "custom_reward_function.",
                              "reward.reward_manager",
                              "reward_model.reward_manager",
+                             "reward.custom_reward_function.",
                              "global_profiler.",
                              "ray_kwargs.",
                              "ray_init.",
@@ -315,14 +327,39 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
   if (reader.get(kActor + "fsdp_config.fsdp_size", text_number(true, -1, kMaxCount)).value_or(-1) !=
       -1) {
     reader.fault(kActor + "fsdp_config.fsdp_size",
-                 "FSDP over fewer devices than all (fsdp_size) is not modelled; -1, verl's "
-                 "default, is.");
+                 "fsdp_size other than -1 is not modelled: it shards over fsdp_size devices, and "
+                 "above 1 verl reshards the root unit after each no-grad pass "
+                 "(EngineEvalModeCtx), which -1, verl's default, does not.");
   }
   for (const std::string& key :
-       {kActor + "ulysses_sequence_parallel_size", kRef + "ulysses_sequence_parallel_size"}) {
+       {kActor + "ulysses_sequence_parallel_size", kRef + "ulysses_sequence_parallel_size",
+        kActor + "fsdp_config.ulysses_sequence_parallel_size",
+        kRef + "fsdp_config.ulysses_sequence_parallel_size"}) {
     if (reader.get(key, text_number(true, 1, kMaxCount)).value_or(1) != 1) {
       reader.fault(key, "Ulysses sequence parallelism under verl is not modelled; 1 is.");
     }
+  }
+  for (const std::string& key :
+       {kActor + "fsdp_config.reshard_after_forward", kRef + "fsdp_config.reshard_after_forward"}) {
+    if (!reader.get(key, text_bool()).value_or(true)) {
+      reader.fault(key, key +
+                            "=False keeps each unit gathered after its forward pass, not "
+                            "modelled; True, verl's default, is.");
+    }
+  }
+  for (const std::string& key : {kActor + "use_torch_compile", kRef + "use_torch_compile"}) {
+    if (!reader.get(key, text_bool()).value_or(true)) {
+      reader.fault(key, key +
+                            "=False computes the entropy eagerly, its softmax a whole FP32 "
+                            "tensor of the logits' size, not modelled; True, verl's default, "
+                            "is.");
+    }
+  }
+  if (reader.get("algorithm.rollout_correction.bypass_mode", text_bool()).value_or(false)) {
+    reader.list_not_understood("algorithm.rollout_correction.bypass_mode");
+    launch.notes.push_back(
+        "algorithm.rollout_correction.bypass_mode skips the actor's log-probability pass, which "
+        "is counted.");
   }
   if (reader.get(kActor + "optim.optimizer", given_text()).value_or("AdamW") != "AdamW") {
     reader.fault(kActor + "optim.optimizer", "An optimiser other than AdamW is not modelled.");
@@ -383,11 +420,19 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
     launch.notes.push_back("The weight sync's bucket is counted at verl's 2,048 MiB.");
   }
   // The sequences: each its prompt and its response, at their longest.
-  const double prompt =
+  // rollout.prompt_length and response_length (the data's by default) cap what the agent loop
+  // keeps of each prompt and response.
+  const double data_prompt =
       reader.get("data.max_prompt_length", text_number(true, 1, kMaxSequenceLength)).value_or(512);
-  const double response =
+  const double data_response =
       reader.get("data.max_response_length", text_number(true, 1, kMaxSequenceLength))
           .value_or(512);
+  const double prompt =
+      reader.get(kRollout + "prompt_length", text_number(true, 1, kMaxSequenceLength))
+          .value_or(data_prompt);
+  const double response =
+      reader.get(kRollout + "response_length", text_number(true, 1, kMaxSequenceLength))
+          .value_or(data_response);
   if (prompt + response > kMaxSequenceLength) {
     reader.fault("data.max_response_length", "A prompt and a response of " +
                                                  format_count(prompt + response) +
@@ -436,25 +481,55 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
                  "verl requires ppo_micro_batch_size_per_gpu where use_dynamic_bsz is False "
                  "(ActorConfig): give it.");
   }
-  for (const std::string& key :
-       {kRollout + "log_prob_micro_batch_size_per_gpu", kRef + "log_prob_micro_batch_size_per_gpu",
-        kRollout + "log_prob_use_dynamic_bsz", kRef + "log_prob_use_dynamic_bsz",
-        kRollout + "log_prob_max_token_len_per_gpu", kRef + "log_prob_max_token_len_per_gpu"}) {
-    const nlohmann::json* value = reader.find(key);
-    if (value == nullptr) continue;
-    const bool same = micro && key.find("micro_batch") != std::string::npos &&
-                      text_number(true, 1, kMaxCount).read(*value) == *micro;
-    if (same || (key.find("use_dynamic") != std::string::npos &&
-                 text_bool().read(*value).value_or(false) == dynamic)) {
-      reader.take(key);
-      continue;
+  // The log-probability passes' micro-batches: verl requires the actor's (engine_workers.py
+  // asserts rollout.log_prob_micro_batch_size_per_gpu) and, with a reference model, the
+  // reference's, where batches are not dynamic; counted at the update's, so another is not read.
+  const double budget_default =
+      dynamic ? reader.get(kActor + "ppo_max_token_len_per_gpu", text_number(true, 1, kMaxCount))
+                    .value_or(16384)
+              : 0;
+  for (const std::string& prefix : {kRollout, kRef}) {
+    const bool needed = prefix == kRollout || setup.reference_model;
+    const std::string micro_key = prefix + "log_prob_micro_batch_size_per_gpu";
+    const std::string dynamic_key = prefix + "log_prob_use_dynamic_bsz";
+    const std::string budget_key = prefix + "log_prob_max_token_len_per_gpu";
+    const bool pass_dynamic = reader.get(dynamic_key, text_bool()).value_or(dynamic);
+    const std::optional<double> pass_micro = reader.get(micro_key, text_number(true, 1, kMaxCount));
+    const std::optional<double> pass_budget =
+        reader.get(budget_key, text_number(true, 1, kMaxCount));
+    if (!needed) continue;
+    if (pass_dynamic != dynamic) {
+      reader.list_not_understood(dynamic_key);
+    } else if (!dynamic && !pass_micro) {
+      reader.fault(micro_key, "verl requires " + micro_key +
+                                  " where batches are not dynamic (engine_workers.py asserts "
+                                  "it): give it.");
+    } else if (!dynamic && micro && *pass_micro != *micro) {
+      reader.list_not_understood(micro_key);
+      launch.notes.push_back(
+          "The log-probability passes are counted at the update's "
+          "micro-batch, ppo_micro_batch_size_per_gpu.");
+    } else if (dynamic && pass_budget && *pass_budget != budget_default) {
+      reader.list_not_understood(budget_key);
     }
-    reader.take(key);
-    reader.list_not_understood(key);
   }
   if (!reader.ok()) return launch;
+  if (prompts < mini) {
+    reader.fault(kActor + "ppo_mini_batch_size", "ppo_mini_batch_size (" + format_count(mini) +
+                                                     ") is above data.train_batch_size (" +
+                                                     format_count(prompts) +
+                                                     "), which verl refuses.");
+    return launch;
+  }
   const double sequences = mini * n;  // a mini-batch's, over every device
-  if (std::fmod(sequences, devices * *micro) != 0) {
+  if (dynamic && std::fmod(sequences, devices) != 0) {
+    reader.fault(kActor + "ppo_mini_batch_size",
+                 "A mini-batch of " + format_count(sequences) +
+                     " sequences (ppo_mini_batch_size × rollout.n) must split evenly over the " +
+                     format_count(devices) + " devices, as verl requires.");
+    return launch;
+  }
+  if (!dynamic && std::fmod(sequences, devices * *micro) != 0) {
     reader.fault(kActor + "ppo_micro_batch_size_per_gpu",
                  "A mini-batch of " + format_count(sequences) +
                      " sequences (ppo_mini_batch_size × "
@@ -464,7 +539,10 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
     return launch;
   }
   setup.micro_batch_sequences = static_cast<int>(*micro);
-  setup.global_batch_sequences = static_cast<int>(sequences);
+  // Under dynamic batches a device's share of the mini-batch, in micro-batches of the budget's
+  // sequences, the last one whole.
+  setup.global_batch_sequences = static_cast<int>(
+      dynamic ? devices * *micro * std::ceil(sequences / devices / *micro) : sequences);
   setup.stack = Stack::kHf;
   setup.precision = Precision::kBf16Mixed;
   setup.layout.data_parallel = static_cast<int>(devices);

@@ -296,11 +296,13 @@ CachingAllocator::Handle hf_root_reduce_scatter(Step& step, const StepDevice& de
                                                 VerlHeld* held) {
   if (!plan.fsdp) return root_gradient;
   // verl's: the FP32 cast for its reduce (reduce_dtype), and the earlier micro-batches' gradient.
+  // The unsharded gradient is held through the reduce (_post_backward_hook's record_stream), with
+  // verl's FP32 cast of it beside.
   const auto cast =
       step.take(tag(Term::kGradients), verl(device) ? kFp32Bytes * plan.trained.root : 0);
-  step.give(root_gradient);
   const auto sharded =
       step.take(tag(Term::kGradients), plan.trained.gradient_bytes * plan.trained.root);
+  step.give(root_gradient);
   step.give(cast);
   if (held != nullptr) {
     step.give(held->root_gradient);
