@@ -153,7 +153,7 @@ describe('RL post-training, in Chromium', () => {
     const { page, problems } = await harness.openPage({ query: VERL });
     assert.match(
       await page.textContent('#url-notice'),
-      /The link's stack runs its own where the link chose nothing: vLLM memory utilization: 0\.5; vLLM sleep mode: on; Expandable segments: on; vLLM tensor parallel: 2\./,
+      /The link's stack runs its own: rollout-memory-utilization=0.5, rollout-sleep-mode=on, expandable-segments=on, rollout-tensor-parallel=2\./,
     );
     const text = await readout(page);
     assert.match(text, /The update is verl's policy loss over the same logits/);
@@ -161,7 +161,7 @@ describe('RL post-training, in Chromium', () => {
     // shards and AdamW's state, decides.
     assert.match(
       text,
-      /the weight sync 30\.8 GB \(30\.9 GB\), the generation 55\.9 GB \(56\.0 GB\), the log-probabilities 23\.4 GB \(23\.8 GB\) and the update 27\.0 GB \(30\.4 GB\); the generation decides/,
+      /the weight sync 30\.8 GB \(30\.9 GB\), the generation 55\.9 GB \(56\.0 GB\), the log-probabilities 23\.4 GB \(23\.8 GB\) and the update 27\.0 GB \(31\.7 GB\); the generation decides/,
     );
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);

@@ -105,9 +105,8 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
   // brings it, said in words.
   let brought = [];
   const readWithStack = (setup) => {
-    const stacked = estimator.bringStackDefaults(read(setup), [...given.keys()]);
-    brought = stacked.brought;
-    return stacked.setup;
+    ({ setup, brought } = estimator.bringStackDefaults(read(setup), [...given.keys()]));
+    return setup;
   };
   const defaults = estimator.defaultSetup;
   let setup = readWithStack(defaults);
@@ -127,17 +126,10 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
     given.delete(estimate.invalidField);
     setup = readWithStack(defaults);
   }
-  if (brought.length > 0 && setup !== defaults) {
-    const shownAs = (id, text) => {
-      const setting = estimator.settings.find((candidate) => candidate.id === id);
-      const choice = setting?.choices?.find((candidate) => candidate.id === text);
-      return `${setting ? setting.name : id}: ${choice ? choice.name : text}`;
-    };
+  if (brought[0] && setup !== defaults)
     notices.push(
-      `The link's stack runs its own where the link chose nothing: ` +
-        `${brought.map(({ settingId, text }) => shownAs(settingId, text)).join('; ')}.`,
+      `The link's stack runs its own: ${brought.map((b) => `${b.settingId}=${b.text}`).join(', ')}.`,
     );
-  }
   return { setup, notices, configText, linked: given.size > 0 || configText !== null };
 }
 

@@ -259,9 +259,7 @@ const std::vector<Choice>& choices<Loss>() {
       {"chunked-wrapper", "Chunked wrapper (torchtitan)",
        "torchtitan's ChunkedLossWrapper (its llama3 configs' loss since April 2026): the output "
        "layer, loss and backward pass a chunk at a time"},
-      {"grpo", "GRPO",
-       "GRPO's per-token log-probabilities: TRL's GRPOTrainer over the completions, verl's policy "
-       "loss over every packed token"},
+      {"grpo", "GRPO", "TRL's or verl's GRPO loss over the completions' log-probabilities"},
   };
   return choices;
 }
