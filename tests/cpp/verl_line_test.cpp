@@ -175,13 +175,16 @@ TEST_CASE("verl line: what bears on memory and is not read leaves no verdict, na
   REQUIRE_MESSAGE(packed.answer.ok(), packed.answer.message);
   CHECK(packed.setup.micro_batch_sequences == 8);
   CHECK(packed.setup.global_batch_sequences == 8 * 8 * 2);
-  // A log-probability micro-batch other than the update's.
+  // The actor's log-probability micro-batch, read; a reference's other than it, not.
   const LaunchConfig log_prob =
       read(line("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16"));
   REQUIRE_MESSAGE(log_prob.answer.ok(), log_prob.answer.message);
-  CHECK(lists(log_prob, "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"));
-  CHECK(read(line("actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4"))
-            .not_understood.empty());
+  CHECK(log_prob.not_understood.empty());
+  CHECK(log_prob.setup.log_prob_micro_batch_sequences == 16);
+  CHECK(read(line("")).setup.log_prob_micro_batch_sequences == 0);
+  CHECK(lists(read(line("actor_rollout_ref.actor.use_kl_loss=True "
+                        "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8")),
+              "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"));
   // The script's own arguments passed on, and a key verl has that is not read.
   CHECK(lists(read(line("$@")), "$@"));
   CHECK(lists(read(line("actor_rollout_ref.rollout.some_new_key=1")),

@@ -111,6 +111,18 @@ TEST_CASE(
   const double n = tokens * 4096;
   CHECK(point_of(setup, "log-probabilities").held[Term::kLogits] ==
         blocks(2 * n) + blocks(2 * n) + blocks(12 * tokens));
+  // verl's log_prob_micro_batch_size_per_gpu at 8 sequences: four times the micro-batch's logits
+  // in the passes, the update's loss as it was.
+  TrainingSetup larger = setup;
+  larger.log_prob_micro_batch_sequences = 8;
+  CHECK(point_of(larger, "log-probabilities").held[Term::kLogits] ==
+        blocks(8 * n) + blocks(8 * n) + blocks(48 * tokens));
+  CHECK(point_of(larger, "loss").held[Term::kLogits] ==
+        point_of(setup, "loss").held[Term::kLogits]);
+  // It is verl's.
+  TrainingSetup trl = larger;
+  trl.rl_trainer = RlTrainer::kTrl;
+  CHECK(estimate_memory(trl).answer.setting == setting_id::kLogProbMicroBatch);
 }
 
 TEST_CASE(

@@ -264,6 +264,9 @@ struct TrainingSetup {
   Rollout rollout = Rollout::kNone;
   // The RL trainer around it (options.hpp): TRL's GRPOTrainer, or verl's hybrid engine.
   RlTrainer rl_trainer = RlTrainer::kTrl;
+  // verl's log_prob_micro_batch_size_per_gpu: the sequences a device runs at once in its
+  // log-probability passes, the actor's and the reference's (0: the micro-batch's).
+  int log_prob_micro_batch_sequences = 0;
   double rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
   // TRL's vllm_max_model_length: the longest request vLLM's KV cache must serve to start (0: None,
   // the model config's positions).

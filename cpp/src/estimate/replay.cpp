@@ -165,6 +165,10 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
     device.rollout_weights = rollout_weights_bytes(setup, shape);
     device.largest_parameter_bytes =
         kFp32Bytes * static_cast<double>(shape.vocab_size) * shape.hidden_size;
+    if (setup.log_prob_micro_batch_sequences > 0) {
+      device.log_prob_scale =
+          static_cast<double>(setup.log_prob_micro_batch_sequences) / setup.micro_batch_sequences;
+    }
   }
   device.generation_micro_batches =
       std::isfinite(pipeline_micro_batches(setup)) ? pipeline_micro_batches(setup) : 1;

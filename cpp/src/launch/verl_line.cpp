@@ -483,7 +483,9 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
   }
   // The log-probability passes' micro-batches: verl requires the actor's (engine_workers.py
   // asserts rollout.log_prob_micro_batch_size_per_gpu) and, with a reference model, the
-  // reference's, where batches are not dynamic; counted at the update's, so another is not read.
+  // reference's, where batches are not dynamic. The actor's is read (--log-prob-micro-batch);
+  // a reference's other than it is not.
+  std::optional<double> actor_pass;
   const double budget_default =
       dynamic ? reader.get(kActor + "ppo_max_token_len_per_gpu", text_number(true, 1, kMaxCount))
                     .value_or(16384)
@@ -504,11 +506,13 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
       reader.fault(micro_key, "verl requires " + micro_key +
                                   " where batches are not dynamic (engine_workers.py asserts "
                                   "it): give it.");
-    } else if (!dynamic && micro && *pass_micro != *micro) {
+    } else if (!dynamic && prefix == kRollout) {
+      actor_pass = pass_micro;
+    } else if (!dynamic && actor_pass && *pass_micro != *actor_pass) {
       reader.list_not_understood(micro_key);
       launch.notes.push_back(
-          "The log-probability passes are counted at the update's "
-          "micro-batch, ppo_micro_batch_size_per_gpu.");
+          "The reference's log-probability pass is counted at the actor's "
+          "micro-batch, rollout.log_prob_micro_batch_size_per_gpu.");
     } else if (dynamic && pass_budget && *pass_budget != budget_default) {
       reader.list_not_understood(budget_key);
     }
@@ -539,6 +543,9 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
     return launch;
   }
   setup.micro_batch_sequences = static_cast<int>(*micro);
+  if (actor_pass && *actor_pass != *micro) {
+    setup.log_prob_micro_batch_sequences = static_cast<int>(*actor_pass);
+  }
   // Under dynamic batches a device's share of the mini-batch, in micro-batches of the budget's
   // sequences, the last one whole.
   setup.global_batch_sequences = static_cast<int>(

@@ -78,6 +78,24 @@ void add_rollout(Entries& entries) {
                 "TRL's GRPOTrainer runs vLLM in its own process. verl's hybrid engine keeps an "
                 "FSDP1 actor in FP32 and its reference model on the host, and runs vLLM in "
                 "processes of its own, woken each step by a weight sync."));
+  add(row<&TrainingSetup::log_prob_micro_batch_sequences>(
+          id::kLogProbMicroBatch, "Log-probability micro-batch",
+          "verl's log_prob_micro_batch_size_per_gpu: the sequences each device runs at once in "
+          "its log-probability passes (0: the micro-batch's)",
+          "logProbMicroBatch")
+          .bounds(0, kMaxMicroBatchSequences)
+          .requires_value(id::kRlTrainer, "verl", "the log-probability micro-batch is verl's")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kVerl ||
+                       setup.log_prob_micro_batch_sequences == 0;
+              },
+              "The log-probability micro-batch is verl's (TRL's is the micro-batch): choose verl, "
+              "or 0.")
+          .page("rl",
+                "verl's <code>log_prob_micro_batch_size_per_gpu</code> (0: the micro-batch's)",
+                "The sequences each device runs at once in verl's log-probability passes; their "
+                "logits grow with it."));
   add(row<&TrainingSetup::rollout_memory_utilization>(
           id::kRolloutMemoryUtilization, "vLLM memory utilization",
           "vLLM's gpu_memory_utilization: the share of each device's total memory its weights, "

@@ -364,7 +364,8 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
     copies.push_back(step.take(plan.cast, plan.layer_copy));
     const auto dequantised =
         step.take(tag(Term::kDequantization), device.bytes[Term::kDequantization]);
-    step.give(step.take(tag(Term::kActivations), device.kept_per_slot + device.recompute_working));
+    step.give(step.take(tag(Term::kActivations),
+                        device.log_prob_scale * (device.kept_per_slot + device.recompute_working)));
     step.give(dequantised);
     step.give(layer);
   }

@@ -500,11 +500,13 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
 // entropy_coeff off, verl's defaults). 4·N bytes at either moment.
 // verl's logits over the packed tokens: the model's BF16 logits as its forward pass returns, then
 // their quotient by the temperature, out of place.
+// `scale`: the pass's micro-batch over the update's.
 std::pair<CachingAllocator::Handle, CachingAllocator::Handle> verl_logits(
-    Step& step, const StepDevice& device, const std::function<void()>& forward_done) {
-  const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * device.logit_count);
+    Step& step, const StepDevice& device, const std::function<void()>& forward_done,
+    double scale = 1) {
+  const auto logits = step.take(tag(Term::kLogits), kBf16Bytes * scale * device.logit_count);
   forward_returned(forward_done);
-  return {logits, step.take(tag(Term::kLogits), kBf16Bytes * device.logit_count)};
+  return {logits, step.take(tag(Term::kLogits), kBf16Bytes * scale * device.logit_count)};
 }
 
 CachingAllocator::Handle verl_policy_loss(Step& step, const StepDevice& device,
@@ -583,8 +585,9 @@ void grpo_log_probabilities(Step& step, const StepDevice& device,
 // measured). All freed before the next micro-batch.
 void verl_log_probabilities(Step& step, const StepDevice& device,
                             const std::function<void()>& forward_done) {
-  const auto [logits, quotient] = verl_logits(step, device, forward_done);
-  step.give(step.take(tag(Term::kLogits), 3 * kFp32Bytes * device.loss_tokens));
+  const double scale = device.log_prob_scale;
+  const auto [logits, quotient] = verl_logits(step, device, forward_done, scale);
+  step.give(step.take(tag(Term::kLogits), 3 * kFp32Bytes * scale * device.loss_tokens));
   step.give(quotient);
   step.give(logits);
 }

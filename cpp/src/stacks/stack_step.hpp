@@ -133,6 +133,9 @@ struct StepDevice {
   // the sync gathers whole, in FP32 (the embedding's or the output layer's, V × h).
   double rollout_weights = 0;
   double largest_parameter_bytes = 0;
+  // The log-probability passes' micro-batch over the update's (verl's
+  // log_prob_micro_batch_size_per_gpu): their layers' work and logits scale with it.
+  double log_prob_scale = 1;
   // The micro-batches of one generation batch (TRL's steps_per_generation), whose log-probability
   // passes run one after another.
   double generation_micro_batches = 1;
