@@ -230,6 +230,11 @@ void CachingAllocator::empty_cache() {
         Block& cached = blocks_[block];
         const double begin = round_up(cached.offset, page);
         const double end = std::floor((cached.offset + cached.size) / page) * page;
+        if (!cached.mapped && !order.empty() && !blocks_[order.back()].mapped) {
+          blocks_[order.back()].size += cached.size;  // unmapped beside unmapped: one
+          cached.size = 0;
+          continue;
+        }
         if (!cached.free || !cached.mapped || !(end > begin)) {
           order.push_back(block);
           continue;
