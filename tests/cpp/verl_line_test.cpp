@@ -88,6 +88,8 @@ TEST_CASE("verl line: verl's own defaults where the line sets nothing") {
   CHECK(launch.setup.recompute == Recompute::kFull);
   CHECK(!launch.setup.reference_model);
   CHECK(launch.setup.global_batch_sequences == 256);
+  // The step generates data.train_batch_size × n at once: the rollout batch.
+  CHECK(launch.setup.rollout_batch_sequences == 1024);
   // A key given twice is Hydra's last (verl's own examples repeat some).
   const LaunchConfig twice =
       read(line("actor_rollout_ref.rollout.n=2 actor_rollout_ref.rollout.n=4"));

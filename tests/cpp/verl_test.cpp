@@ -226,6 +226,23 @@ TEST_CASE(
   CHECK(accumulated.phases[1].allocated_bytes == single.phases[1].allocated_bytes);
 }
 
+TEST_CASE(
+    "verl: a generation is the step's rollout batch over its engines, which the KV cache's "
+    "figures count") {
+  TrainingSetup setup = qwen3_8b_on_8_h100s();
+  // Without a rollout batch, the global batch's: 4 sequences a device, its engine's 2 devices'.
+  CHECK(rollout_figures(estimate_memory(setup)).rollout_sequences == 4 * 2);
+  // 2,560 sequences a step over 4 engines of 2 devices: 640 each, 3,072 tokens apiece.
+  setup.rollout_batch_sequences = 2560;
+  const RolloutFigures figures = rollout_figures(estimate_memory(setup));
+  CHECK(figures.rollout_sequences == 640);
+  CHECK(figures.rollout_tokens == 640.0 * 3072);
+  // It is verl's.
+  TrainingSetup trl = setup;
+  trl.rl_trainer = RlTrainer::kTrl;
+  CHECK(estimate_memory(trl).answer.setting == setting_id::kRolloutBatch);
+}
+
 TEST_CASE("verl: choosing it brings verl's own defaults, and says which") {
   TrainingSetup setup = qwen3_8b_on_8_h100s();
   setup.rollout_memory_utilization = kDefaultRolloutMemoryUtilization;

@@ -267,6 +267,9 @@ struct TrainingSetup {
   // verl's log_prob_micro_batch_size_per_gpu: the sequences a device runs at once in its
   // log-probability passes, the actor's and the reference's (0: the micro-batch's).
   int log_prob_micro_batch_sequences = 0;
+  // verl's data.train_batch_size × rollout.n: the sequences each step generates over every device
+  // at once, spread over its vLLM engines (0: the global batch's).
+  int rollout_batch_sequences = 0;
   double rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
   // TRL's vllm_max_model_length: the longest request vLLM's KV cache must serve to start (0: None,
   // the model config's positions).

@@ -56,6 +56,11 @@ namespace {
 // each device its engine spans (VLLMGeneration.generate gathers the prompts of its tensor-parallel
 // group, and each of its devices generates them all, its share of the heads).
 double generation_sequences(const TrainingSetup& setup) {
+  // verl's: the step's whole rollout batch, spread over its d / t engines.
+  if (verl_trainer(setup) && setup.rollout_batch_sequences > 0) {
+    return static_cast<double>(setup.rollout_batch_sequences) * setup.rollout_tensor_parallel /
+           setup.layout.data_parallel;
+  }
   const double step = pipeline_micro_batches(setup);
   const double steps = std::isfinite(step) ? step : 1;
   return static_cast<double>(setup.micro_batch_sequences) * steps * setup.rollout_tensor_parallel;

@@ -574,18 +574,14 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
       std::to_string(setup.rollout_tensor_parallel) + " devices" +
       (setup.reference_model ? ", a reference model (its parameters on the host)" : "") +
       "; a later verl's defaults may differ.");
-  // The KV cache's figures count one mini-batch's generation (the global batch's); verl
-  // generates every prompt of the step at once, spread over its engines.
-  const double engines = devices / setup.rollout_tensor_parallel;
-  launch.notes.push_back(
-      "Each step generates " + format_count(prompts * n) +
-      " sequences (data.train_batch_size × rollout.n), " + format_count(prompts * n / engines) +
-      " on each of the " + format_count(engines) + " vLLM engines, " +
-      format_count(prompts * n / engines * (prompt + response)) +
-      " tokens at most; the update steps every " + format_count(sequences) +
-      " (ppo_mini_batch_size × rollout.n), counted as the global batch, whose generation the KV "
-      "cache's figures below count. vLLM's pool is its share either way: more tokens than it "
-      "holds wait or are preempted, not more memory.");
+  // Each step generates its whole rollout batch at once (the KV cache's figures count it), and
+  // updates a mini-batch at a time (the global batch).
+  if (prompts * n != sequences) setup.rollout_batch_sequences = static_cast<int>(prompts * n);
+  launch.notes.push_back("Each step generates " + format_count(prompts * n) +
+                         " sequences (data.train_batch_size × rollout.n, the rollout batch) and "
+                         "updates every " +
+                         format_count(sequences) +
+                         " (ppo_mini_batch_size × rollout.n, the global batch).");
   static_cast<void>(context);
   return launch;
 }

@@ -96,6 +96,22 @@ void add_rollout(Entries& entries) {
                 "verl's <code>log_prob_micro_batch_size_per_gpu</code> (0: the micro-batch's)",
                 "The sequences each device runs at once in verl's log-probability passes; their "
                 "logits grow with it."));
+  add(row<&TrainingSetup::rollout_batch_sequences>(
+          id::kRolloutBatch, "Rollout batch",
+          "verl's data.train_batch_size × rollout.n: the sequences each step generates over every "
+          "device at once, which its KV cache serves (0: the global batch's)",
+          "rolloutBatch")
+          .bounds(0, kMaxGlobalBatchSequences)
+          .requires_value(id::kRlTrainer, "verl", "the rollout batch is verl's")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kVerl || setup.rollout_batch_sequences == 0;
+              },
+              "The rollout batch is verl's (TRL's generation is its global batch): choose verl, "
+              "or 0.")
+          .page("rl", "verl's rollout batch (<code>train_batch_size</code> × <code>n</code>)",
+                "The sequences each step generates at once over every device: what vLLM's KV "
+                "cache must hold to generate them without waiting."));
   add(row<&TrainingSetup::rollout_memory_utilization>(
           id::kRolloutMemoryUtilization, "vLLM memory utilization",
           "vLLM's gpu_memory_utilization: the share of each device's total memory its weights, "
