@@ -31,6 +31,9 @@ constexpr double kDefaultRolloutMemoryUtilization = 0.3;
 constexpr double kMinRolloutMemoryUtilization = 0.01;
 // verl's gpu_memory_utilization (verl 1dda039b, verl/trainer/config/rollout/rollout.yaml).
 constexpr double kVerlRolloutMemoryUtilization = 0.5;
+// verl's rollout.checkpoint_engine.update_weights_bucket_megabytes: its weight sync's CUDA-IPC
+// bucket, in MiB.
+constexpr double kVerlWeightSyncBucketMiB = 2048;
 // TRL's GRPOConfig max_completion_length: the completion's tokens of each sequence (512 since
 // TRL 286d19fc7, after v1.9.0).
 constexpr int kDefaultCompletionLength = 512;

@@ -304,8 +304,9 @@ std::vector<std::string> verl_notes(const RolloutFigures& figures, const Estimat
       " and streams the actor's parameters to them: FSDP1's sharded state dict gathers each unit "
       "in FP32 (the root unit, the embedding and the output layer, for the whole traversal) and "
       "clones each device's chunks, held to the stream's end; each parameter is then gathered "
-      "whole in FP32 into a 2,048 MiB CUDA-IPC bucket (update_weights_bucket_megabytes), the "
-      "embedding and the output layer sent as they are.");
+      "whole in FP32 into a " +
+      format_count(kVerlWeightSyncBucketMiB) +
+      " MiB CUDA-IPC bucket (update_weights_bucket_megabytes), a larger one sent as it is.");
   if (setup.rollout_sleep_mode) {
     notes.push_back(
         "Sleep mode (verl's free_cache_engine, level 2): vLLM's weights and KV cache are woken "

@@ -415,9 +415,10 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
   if (reader
           .get(kRollout + "checkpoint_engine.update_weights_bucket_megabytes",
                text_number(true, 1, 1e7))
-          .value_or(2048) != 2048) {
+          .value_or(kVerlWeightSyncBucketMiB) != kVerlWeightSyncBucketMiB) {
     reader.list_not_understood(kRollout + "checkpoint_engine.update_weights_bucket_megabytes");
-    launch.notes.push_back("The weight sync's bucket is counted at verl's 2,048 MiB.");
+    launch.notes.push_back("The weight sync's bucket is counted at verl's " +
+                           format_count(kVerlWeightSyncBucketMiB) + " MiB.");
   }
   // The sequences: each its prompt and its response, at their longest.
   // rollout.prompt_length and response_length (the data's by default) cap what the agent loop

@@ -63,8 +63,7 @@ struct HfPlan {
 
 bool verl(const StepDevice& device) { return device.setup.rl_trainer == RlTrainer::kVerl; }
 
-// verl's rollout.checkpoint_engine.update_weights_bucket_megabytes (2048).
-constexpr double kWeightSyncBucketBytes = 2048 * kMebibyte;
+constexpr double kWeightSyncBucketBytes = kVerlWeightSyncBucketMiB * kMebibyte;
 
 // What verl's step holds from one phase to the next (verl_rollout_phases, hf_micro_batch):
 // - the root units its no-grad passes leave gathered: FSDP1 reshards no root after its forward
