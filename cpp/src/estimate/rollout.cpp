@@ -299,9 +299,12 @@ std::vector<std::string> verl_notes(const RolloutFigures& figures, const Estimat
   const TrainingSetup& setup = estimate.setup;
   std::vector<std::string> notes;
   notes.push_back(
-      std::string("verl's weight sync wakes vLLM's weights") +
-      (setup.rollout_sleep_mode ? " (its KV cache after)" : "") +
-      " and streams the actor's parameters to them: FSDP1's sharded state dict gathers each unit "
+      std::string(setup.rollout_sleep_mode
+                      ? "verl's weight sync wakes vLLM's weights (its KV cache after) and streams "
+                        "the actor's parameters to them"
+                      : "verl's weight sync streams the actor's parameters to vLLM's weights, "
+                        "awake through the step") +
+      ": FSDP1's sharded state dict gathers each unit "
       "in FP32 (the root unit, the embedding and the output layer, for the whole traversal) and "
       "clones each device's chunks, held to the stream's end; each parameter is then gathered "
       "whole in FP32 into a " +
