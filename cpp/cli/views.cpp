@@ -144,7 +144,9 @@ void print_header(const Estimate& estimate, std::ostream& out) {
 void print_stack_terms(const Estimate& estimate, std::ostream& out) {
   for (const StackTerm& term : estimate.stack_terms) {
     if (term.term == Term::kRolloutEngine && term.bytes > 0) {
-      print_row(out, std::string(term_row(Term::kRolloutEngine).label) + " (vLLM, colocated)",
+      print_row(out,
+                std::string(term_row(Term::kRolloutEngine).label) + " (" +
+                    choice_name(estimate.setup.rollout) + ")",
                 term.bytes);
     }
   }

@@ -115,7 +115,7 @@ TEST_CASE("verl line: what bears on memory and is not modelled is refused by its
         "actor_rollout_ref.actor.fsdp_config.param_offload");
   CHECK(refused_key(line("actor_rollout_ref.model.lora_rank=32")) ==
         "actor_rollout_ref.model.lora_rank");
-  CHECK(refused_key(line("actor_rollout_ref.rollout.name=sglang")) ==
+  CHECK(refused_key(line("actor_rollout_ref.rollout.name=trtllm")) ==
         "actor_rollout_ref.rollout.name");
   CHECK(refused_key(line("actor_rollout_ref.actor.entropy_coeff=0.001")) ==
         "actor_rollout_ref.actor.entropy_coeff");
@@ -191,6 +191,38 @@ TEST_CASE("verl line: what bears on memory and is not read leaves no verdict, na
   CHECK(lists(read(line("$@")), "$@"));
   CHECK(lists(read(line("actor_rollout_ref.rollout.some_new_key=1")),
               "actor_rollout_ref.rollout.some_new_key"));
+}
+
+TEST_CASE("verl line: rollout.name sglang is read as SGLang under verl, its request table at 256") {
+  const LaunchConfig launch = read(example("verl-grpo-qwen3-8b.sh"));
+  std::string text = example("verl-grpo-qwen3-8b.sh");
+  const std::string vllm = "actor_rollout_ref.rollout.name=vllm";
+  REQUIRE(text.find(vllm) != std::string::npos);
+  text.replace(text.find(vllm), vllm.size(), "actor_rollout_ref.rollout.name=sglang");
+  const LaunchConfig sglang = read(text);
+  REQUIRE_MESSAGE(sglang.answer.ok(), sglang.answer.message);
+  CHECK(sglang.not_understood.empty());
+  CHECK(sglang.setup.rollout == Rollout::kSglang);
+  CHECK(sglang.setup.rl_trainer == RlTrainer::kVerl);
+  // Every other setting as the vLLM line's.
+  for (const Setting& setting : settings()) {
+    if (setting.id == setting_id::kRollout) continue;
+    CHECK_MESSAGE(setting_text(sglang.setup, setting.id) == setting_text(launch.setup, setting.id),
+                  setting.id);
+  }
+  // max_model_len is vLLM's (verl passes SGLang no context length): read and let be.
+  const LaunchConfig longest = read(
+      line("actor_rollout_ref.rollout.name=sglang actor_rollout_ref.rollout.max_model_len=4096"));
+  REQUIRE_MESSAGE(longest.answer.ok(), longest.answer.message);
+  CHECK(longest.setup.rollout_max_model_length == 0);
+  // Its running requests size the request table, counted at verl's 256: another leaves no verdict.
+  CHECK(
+      read(line("actor_rollout_ref.rollout.name=sglang actor_rollout_ref.rollout.max_num_seqs=256"))
+          .not_understood.empty());
+  CHECK(lists(read(line("actor_rollout_ref.rollout.name=sglang "
+                        "actor_rollout_ref.rollout.max_num_seqs=1024")),
+              "actor_rollout_ref.rollout.max_num_seqs"));
+  CHECK(read(line("actor_rollout_ref.rollout.max_num_seqs=1024")).not_understood.empty());
 }
 
 }  // namespace verl_line_test

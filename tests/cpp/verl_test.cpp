@@ -144,7 +144,7 @@ TEST_CASE(
   // The generation: vLLM's whole share, weights and KV cache, in its own pool.
   const TimelinePoint generation = point_of(setup, "generation");
   CHECK(generation.held[Term::kRolloutEngine] ==
-        doctest::Approx(rollout_engine_bytes(setup)).epsilon(1e-4));
+        doctest::Approx(rollout_engine_bytes(setup, 0)).epsilon(1e-4));
   CHECK(generation.held[Term::kFramework] < bucket);
 }
 
@@ -294,6 +294,116 @@ TEST_CASE("verl: what it does not run, or is not modelled, is refused naming the
     CHECK(answer.message.find("trl.") != std::string::npos);
   }
   CHECK(estimate_memory(qwen3_8b_on_8_h100s()).answer.ok());
+}
+
+TEST_CASE(
+    "verl with SGLang: its share is mem_fraction_static of the memory free as it starts, its "
+    "weights, a KV cache of whole tokens and its request table, by hand") {
+  TrainingSetup setup = tiny_verl();
+  setup.rollout = Rollout::kSglang;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  const RolloutFigures figures = rollout_figures(estimate);
+  // As SGLang starts: the actor's FP32 shards, 4 B a parameter over the 2 devices (the tiny
+  // shape's 635,200: two layers of 55,424, the embedding and the output layer 4,096 × 64 each, the
+  // final norm 64); the trainer's CUDA context and its NCCL communicator over the 2 devices, and
+  // SGLang's own context and NCCL communicator over its 2 (16 channels of a 4 MiB Simple FIFO, a
+  // 512 KiB LL and a 4,915,200 B LL128 one).
+  const double parameters = 2 * 55424 + 2 * 4096 * 64 + 64;
+  const double nccl = 16 * (4194304 + 524288 + 4915200);
+  const double startup = 4 * parameters / 2 + 2 * (400e6 + nccl);
+  CHECK(figures.startup_bytes == doctest::Approx(startup).epsilon(1e-12));
+  const double free_at_start = device_total_bytes(setup) - startup;
+  CHECK(figures.share_of_bytes == doctest::Approx(free_at_start).epsilon(1e-12));
+  // Its BF16 weights over its 2 devices; each token's K and V: 2 layers × the 2 KV heads over 2
+  // devices × head dim 16 × 2 B, twice: 128 B. The KV cache is what the weights leave of half the
+  // free memory, in whole tokens.
+  const double weights = 2 * parameters / 2;
+  CHECK(figures.weights_bytes == weights);
+  CHECK(figures.kv_bytes_per_token == 128);
+  const double tokens = std::floor((0.5 * free_at_start - weights) / 128);
+  CHECK(figures.kv_tokens == tokens);
+  // The request table beyond: (256 + 1) rows of int32, the context length (the sequence's 128,
+  // the tiny shape having no positions of its own) + 4.
+  const double table = 4.0 * 257 * (128 + 4);
+  CHECK(figures.beyond_share_bytes == table);
+  CHECK(figures.engine_bytes == weights + tokens * 128 + table);
+  CHECK(stack_term(estimate, "rollout-engine") > 0);
+  CHECK(point_of(setup, "generation").held[Term::kRolloutEngine] ==
+        doctest::Approx(figures.engine_bytes).epsilon(1e-4));
+  // SGLang's share is of the free memory, vLLM's of the total: at the same 0.5, SGLang's is less
+  // by half of what the trainer and the two runtimes hold as it starts.
+  TrainingSetup vllm = setup;
+  vllm.rollout = Rollout::kVllm;
+  const RolloutFigures vllm_figures = rollout_figures(estimate_memory(vllm));
+  CHECK(vllm_figures.share_of_bytes == device_total_bytes(setup));
+  CHECK(figures.engine_bytes - table ==
+        doctest::Approx(vllm_figures.engine_bytes - 0.5 * startup).epsilon(1e-6));
+  // The largest share that leaves the trainer room, asleep: what the trainer keeps as it
+  // generates and the request table beside SGLang's share of the free memory.
+  CHECK(figures.largest_utilization ==
+        doctest::Approx((estimate.usable_bytes - table - figures.resident_bytes) / free_at_start)
+            .epsilon(1e-9));
+  // The least that holds one sequence of 128 tokens beside the weights, of the free memory.
+  CHECK(figures.least_starting_utilization ==
+        doctest::Approx((weights + 128 * 128) / free_at_start).epsilon(1e-12));
+}
+
+TEST_CASE("verl with SGLang: a share that leaves no KV cache does not start, in SGLang's words") {
+  TrainingSetup setup = qwen3_8b_on_8_h100s();
+  setup.rollout = Rollout::kSglang;
+  setup.rollout_memory_utilization = 0.05;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  const RolloutFigures figures = rollout_figures(estimate);
+  // 5% of about 80 GB free holds less than Qwen3-8B's 8.2 GB of BF16 weights a device over 2.
+  CHECK(figures.kv_tokens == 0);
+  CHECK(figures.start_failure == RolloutStartFailure::kNoCacheMemory);
+  CHECK(!estimate.fits);
+  const std::string failure = rollout_start_failure(figures, setup);
+  CHECK(failure.find("SGLang does not start") == 0);
+  CHECK(failure.find("Not enough memory. Please try to increase --mem-fraction-static") !=
+        std::string::npos);
+  // No free-memory check and no max model length: a share of the free memory always fits it, and
+  // a request longer than the cache is refused as it comes. At 0.12 the cache holds fewer than
+  // Qwen3-8B's 40,960 positions: SGLang starts, where vLLM at the same share would not.
+  setup.rollout_memory_utilization = 0.12;
+  const RolloutFigures starts = rollout_figures(estimate_memory(setup));
+  CHECK(starts.starts());
+  CHECK(starts.kv_tokens > 0);
+  CHECK(starts.kv_tokens < starts.max_model_length);
+  setup.rollout = Rollout::kVllm;
+  CHECK(rollout_figures(estimate_memory(setup)).start_failure ==
+        RolloutStartFailure::kMaxModelLength);
+}
+
+TEST_CASE(
+    "verl with SGLang: choosing it brings verl where no trainer was chosen, and TRL refuses it") {
+  TrainingSetup setup = qwen3_8b_on_8_h100s();
+  setup.rollout = Rollout::kSglang;
+  setup.rl_trainer = RlTrainer::kTrl;
+  setup.rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
+  const std::vector<BroughtSetting> brought =
+      bring_stack_defaults(setup, [](const std::string&) { return false; });
+  REQUIRE(!brought.empty());
+  CHECK(brought.front().setting_id == setting_id::kRlTrainer);
+  CHECK(setup.rl_trainer == RlTrainer::kVerl);
+  CHECK(setup.rollout_memory_utilization == 0.5);
+  // TRL chosen: SGLang refused by the rollout engine's control, naming verl.
+  TrainingSetup trl = qwen3_8b_on_8_h100s();
+  trl.rollout = Rollout::kSglang;
+  trl.rl_trainer = RlTrainer::kTrl;
+  CHECK(bring_stack_defaults(trl, [](const std::string& id) {
+          return id == setting_id::kRlTrainer;
+        }).empty());
+  const Answer refused = estimate_memory(trl).answer;
+  CHECK(refused.setting == setting_id::kRollout);
+  CHECK(refused.message.find("choose verl") != std::string::npos);
+  // vLLM's max model length is not SGLang's.
+  TrainingSetup longest = qwen3_8b_on_8_h100s();
+  longest.rollout = Rollout::kSglang;
+  longest.rollout_max_model_length = 4096;
+  CHECK(estimate_memory(longest).answer.setting == setting_id::kRolloutMaxModelLength);
 }
 
 }  // namespace verl_test

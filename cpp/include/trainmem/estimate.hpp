@@ -45,12 +45,17 @@ struct RolloutPhase {
 };
 
 struct RolloutFigures {
-  bool counted = false;      // a rollout engine is set: the figures below are filled
-  double engine_bytes = 0;   // gpu_memory_utilization × the device's total: vLLM's pools
+  bool counted = false;     // a rollout engine is set: the figures below are filled
+  double engine_bytes = 0;  // its pools: its share of share_of_bytes, and beyond_share_bytes
+  // What the share (gpu_memory_utilization, SGLang's mem_fraction_static) is of: vLLM's the
+  // device's total, SGLang's the memory free as it starts; and what SGLang makes beyond its share
+  // (its request table).
+  double share_of_bytes = 0;
+  double beyond_share_bytes = 0;
   double weights_bytes = 0;  // its BF16 copy of the model
   double kv_bytes_per_token = 0;
-  double kv_tokens = 0;         // what its KV cache holds at most: (engine − weights) / per token
-  double max_model_length = 0;  // vLLM's max_model_len: TRL's, else the model's positions
+  double kv_tokens = 0;          // what its KV cache holds at most: its share's rest / per token
+  double max_model_length = 0;   // vLLM's max_model_len: TRL's, else the model's positions
   double rollout_sequences = 0;  // what one generation makes on the device
   double rollout_tokens = 0;     // and their tokens: sequences × sequence length
   // The generation, the log-probabilities and the update, in the order they run (under verl its
@@ -61,13 +66,15 @@ struct RolloutFigures {
   double trainer_bytes = 0;   // the trainer's largest phase beside the engine (awake), or update
   double resident_bytes = 0;  // what the trainer holds beside the engine as it generates
   double generation_bytes = 0;
-  // The trainer's memory when vLLM is made (its free-memory check); < 0 where it is not derived
+  // The trainer's memory when the engine is made (vLLM's free-memory check, the memory SGLang's
+  // share is of); < 0 where it is not derived
   // (TRL's under ZeRO above 0).
   double startup_bytes = -1;
   RolloutStartFailure start_failure = RolloutStartFailure::kNone;
   bool starts() const { return start_failure == RolloutStartFailure::kNone; }
   double largest_utilization = 0;         // the most the engine may take, the trainer fitting
-  double least_starting_utilization = 0;  // the least with which vLLM starts
+  double least_starting_utilization = 0;  // the least with which vLLM starts (SGLang serves one
+                                          // sequence)
   double smallest_utilization = 0;        // the least that holds one generation's KV cache
 };
 

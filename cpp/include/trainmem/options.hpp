@@ -401,7 +401,11 @@ enum class FsdpVersion { kFsdp1, kFsdp2 };
 //         tensor_parallel_size 1), made in GRPOTrainer.__init__ before the first step and awake
 //         for the whole run (vllm_enable_sleep_mode off, TRL's default): its weights and KV cache
 //         are tensors of the trainer's own caching allocator
-enum class Rollout { kNone, kVllm };
+//   sglang  verl's hybrid engine alone (TRL drives vLLM only): SGLang servers in processes of
+//         their own (verl 1dda039b, verl/workers/rollout/sglang_rollout/async_sglang_server.py,
+//         launch_server: mem_fraction_static = gpu_memory_utilization, enable_memory_saver), whose
+//         static pool is that share of the memory free when each starts, not of the device's total
+enum class Rollout { kNone, kVllm, kSglang };
 
 // The RL trainer that drives the colocated rollout engine (rollout.hpp):
 //   trl   TRL's GRPOTrainer over transformers' Trainer (above)

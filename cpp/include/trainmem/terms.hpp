@@ -77,7 +77,7 @@ inline constexpr std::array<TermRow, kNumTerms> kTerms = {{
     // the caching allocator keeps reserved beyond its allocated peak.
     {Term::kFramework, "framework", "Framework buffers", "of the stack's own buffers",
      TermPart::kStack, true, false, true, ""},
-    // RL post-training: the rollout engine colocated with the trainer (vLLM's pools).
+    // RL post-training: the rollout engine colocated with the trainer (vLLM's or SGLang's pools).
     {Term::kRolloutEngine, "rolloutEngine", "Rollout engine", "for the rollout engine",
      TermPart::kStack, true, false, true, ""},
     {Term::kRuntime, "runtime", "Runtime", "of runtime", TermPart::kStack, true, false, true, ""},

@@ -93,7 +93,7 @@ Estimate estimate_of(Calculator calculator, const TrainingSetup& setup, int micr
 TrainingSetup with_logits_as_run(TrainingSetup setup) {
   const StackRow& row = stack_row(setup.stack);
   setup.logits = true;
-  setup.loss = setup.rollout == Rollout::kVllm ? Loss::kGrpo
+  setup.loss = setup.rollout != Rollout::kNone ? Loss::kGrpo
                : row.losses.empty()            ? Loss::kFp32Upcast
                                                : row.losses.front();
   return setup;

@@ -160,7 +160,7 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
             ? data_micro_batches_held(setup.layout, pipeline_micro_batches(setup), stage.index)
             : 1;
   }
-  device.rollout_engine = rollout_engine_bytes(setup);
+  device.rollout_engine = rollout_engine_bytes(setup, verl_startup_bytes(setup, whole));
   if (verl_trainer(setup)) {
     device.rollout_weights = rollout_weights_bytes(setup, shape);
     device.largest_parameter_bytes =

@@ -1,11 +1,15 @@
 // RL post-training's rollout engine colocated with the trainer (rollout.hpp): vLLM's rule for its
-// pools, as TRL's GRPOTrainer makes it.
+// pools, as TRL's GRPOTrainer and verl make it, and SGLang's, as verl makes it.
 //
 // Sources: vLLM's v1 worker (vllm/v1/worker/gpu_worker.py, Worker.init_device and
 // determine_available_memory; vllm/utils/mem_utils.py, memory_profiling; vllm/v1/
 // kv_cache_interface.py, AttentionSpec.page_size_bytes); TRL f2cd5771 (after v1.9.0:
 // trl/generation/vllm_generation.py, VLLMGeneration._init_vllm; trl/trainer/grpo_trainer.py,
-// GRPOTrainer.__init__; trl/trainer/grpo_config.py).
+// GRPOTrainer.__init__; trl/trainer/grpo_config.py); SGLang 0.5 (python/sglang/srt/
+// model_executor/model_runner.py, init_torch_distributed: the free memory before its weights load;
+// model_runner_kv_cache_mixin.py, profile_max_num_token and init_memory; mem_cache/memory_pool.py,
+// ReqToTokenPool) as verl 1dda039b launches it (verl/workers/rollout/sglang_rollout/
+// async_sglang_server.py, launch_server).
 #include "estimate/rollout.hpp"
 
 #include <algorithm>
@@ -15,6 +19,7 @@
 #include "estimate/calculation.hpp"
 #include "estimate/placement.hpp"
 #include "model/units.hpp"
+#include "stacks/stack.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/format.hpp"
 
@@ -33,9 +38,57 @@ double device_total_bytes(const TrainingSetup& setup) {
 // sleep mode, of CuMemAllocator's pool of its own, made for each generation: hf_rollout_phases):
 // the profiled activations' share is freed after profiling, so the engine holds a little less
 // than its whole share between generations, which is counted whole.
-double rollout_engine_bytes(const TrainingSetup& setup) {
+namespace {
+
+// verl's rollout.max_num_seqs, which it passes SGLang as max_running_requests (verl 1dda039b,
+// verl/trainer/config/rollout/rollout.yaml).
+constexpr double kVerlMaxNumSeqs = 256;
+
+// SGLang's request table (ReqToTokenPool): an int32 row of the context length + 4 for each running
+// request and one padding row, made after the KV cache (init_memory) in its memory saver's
+// "kv_cache" region; the context length the model config's positions.
+double sglang_request_table_bytes(const TrainingSetup& setup, const ModelShape& shape) {
+  const double context = shape.max_positions > 0 ? shape.max_positions : setup.sequence_length;
+  return 4.0 * (kVerlMaxNumSeqs + 1) * (context + 4);
+}
+
+// Each layer's K and V, in the model's dtype (the KV cache's "auto"): the device's share of the k
+// heads of d a token, one at least (vLLM and SGLang replicate them where tp is above k; SGLang's
+// get_cell_size_per_token, heads × (head_dim + v_head_dim) × layers × 2 B, is the same).
+double kv_bytes_per_token(const TrainingSetup& setup, const ModelShape& shape) {
+  const double kv_heads =
+      std::max(1.0, shape.num_key_value_heads / static_cast<double>(setup.rollout_tensor_parallel));
+  return 2.0 * shape.num_layers * kv_heads * head_dim_of(shape) * kBf16Bytes;
+}
+
+// SGLang's KV cache in whole tokens (profile_max_num_token): what its weights leave of its share,
+// mem_fraction_static × the memory free before they loaded (free after − free before × (1 − f)).
+double sglang_kv_tokens(const TrainingSetup& setup, const ModelShape& shape, double free_bytes) {
+  const double rest =
+      setup.rollout_memory_utilization * free_bytes - rollout_weights_bytes(setup, shape);
+  return std::max(0.0, std::floor(rest / kv_bytes_per_token(setup, shape)));
+}
+
+}  // namespace
+
+double verl_startup_bytes(const TrainingSetup& setup, const Breakdown& whole) {
+  return whole[Term::kWeights] + whole[Term::kMasterWeights] + replay::startup_runtime_bytes(setup);
+}
+
+double rollout_engine_bytes(const TrainingSetup& setup, double startup_bytes) {
   if (setup.rollout == Rollout::kNone) return 0;
-  return std::ceil(setup.rollout_memory_utilization * device_total_bytes(setup));
+  if (setup.rollout == Rollout::kVllm) {
+    return std::ceil(setup.rollout_memory_utilization * device_total_bytes(setup));
+  }
+  const ModelShape* shape = resolve_model(setup);
+  if (shape == nullptr) return 0;
+  const double tokens = sglang_kv_tokens(setup, *shape, device_total_bytes(setup) - startup_bytes);
+  return rollout_weights_bytes(setup, *shape) + tokens * kv_bytes_per_token(setup, *shape) +
+         (tokens > 0 ? sglang_request_table_bytes(setup, *shape) : 0);
+}
+
+const char* rollout_engine_name(const TrainingSetup& setup) {
+  return setup.rollout == Rollout::kSglang ? "SGLang" : "vLLM";
 }
 
 // vLLM loads the checkpoint in its own dtype ("auto": BF16), split over its tensor-parallel
@@ -46,7 +99,7 @@ double rollout_weights_bytes(const TrainingSetup& setup, const ModelShape& shape
 }
 
 bool verl_trainer(const TrainingSetup& setup) {
-  return setup.rollout == Rollout::kVllm && setup.rl_trainer == RlTrainer::kVerl;
+  return setup.rollout != Rollout::kNone && setup.rl_trainer == RlTrainer::kVerl;
 }
 
 namespace {
@@ -76,14 +129,12 @@ double held_by_term(const Estimate& estimate, const char* id) {
 // The replayed step's phases (hf_rollout_phases marks verl's weight sync, the generation and the
 // log-probabilities; the update is every mark after them): each one's busiest moment and what is
 // reserved then, from the step's timeline (as memory_timeline replays it for the page).
-std::vector<RolloutPhase> step_phases(const Estimate& estimate) {
+std::vector<RolloutPhase> step_phases(const Estimate& estimate, const Calculation& counted) {
   const TrainingSetup& setup = estimate.setup;
   std::vector<RolloutPhase> phases;
   if (verl_trainer(setup)) phases.push_back({"weight sync"});
   for (const char* id : {"generation", "log-probabilities", "update"}) phases.push_back({id});
-  for (const TimelinePoint& point : replayed_step(
-           calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false}),
-           setup)) {
+  for (const TimelinePoint& point : replayed_step(counted, setup)) {
     if (point.phase == "start") continue;
     const auto named = std::find_if(phases.begin(), phases.end(), [&](const RolloutPhase& phase) {
       return phase.id == point.phase;
@@ -113,23 +164,49 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   }
   const ModelShape& shape = *resolved;
   figures.counted = true;
+  const bool sglang = setup.rollout == Rollout::kSglang;
   const double total = device_total_bytes(setup);
-  figures.engine_bytes = rollout_engine_bytes(setup);
-  const double tp = setup.rollout_tensor_parallel;
+  // The step's terms as counted, whole: what the trainer holds before its first step.
+  const Calculation counted =
+      calculate(setup, setup.micro_batch_sequences, setup.flash_attention, {false, false});
+  // The trainer's memory when the engine is made. verl makes its servers once every worker has
+  // built its models (verl 1dda039b, verl/trainer/ppo/v1/trainer_base.py, _setup: init_model,
+  // then LLMServerManager.create) and emptied its cache: the actor's FP32 shards on the device
+  // (the reference's on the host), no optimiser state yet (AdamW makes it at the first step),
+  // the trainer's CUDA context and NCCL's buffers, and the engine process's own. TRL makes vLLM
+  // in GRPOTrainer.__init__, after transformers' Trainer has put the model on the device (one
+  // device or DDP) and before any optimiser state or gradient exists: the trainer then holds its
+  // weights and the CUDA context; on one device TRL's reference model (beta above 0, full
+  // training) is on it too (made before vLLM with device_map "auto", trl/trainer/utils.py,
+  // create_model_from_path; under DDP with device_map None, on the host until prepared, after).
+  // Under FSDP where the model is then is not derived.
+  if (verl_trainer(setup)) {
+    figures.startup_bytes = verl_startup_bytes(setup, counted.whole_terms);
+  } else if (setup.layout.zero_stage == 0) {
+    figures.startup_bytes =
+        estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
+        held_by_term(estimate, "cuda-context") +
+        (num_devices(setup.layout) == 1 ? held_by_term(estimate, "reference-model") : 0);
+  }
+  figures.engine_bytes = rollout_engine_bytes(setup, figures.startup_bytes);
   figures.weights_bytes = rollout_weights_bytes(setup, shape);
-  // Each layer's K and V, in the model's dtype (the KV cache's "auto"): the device's share of the
-  // k heads of d a token, one at least (vLLM replicates them where tp is above k).
-  const double kv_heads = std::max(1.0, shape.num_key_value_heads / tp);
-  figures.kv_bytes_per_token = 2.0 * shape.num_layers * kv_heads * head_dim_of(shape) * kBf16Bytes;
-  figures.kv_tokens = std::max(
-      0.0, std::floor((figures.engine_bytes - figures.weights_bytes) / figures.kv_bytes_per_token));
-  // TRL's vllm_max_model_length, else (None) the model config's positions.
+  figures.kv_bytes_per_token = kv_bytes_per_token(setup, shape);
+  // The memory the engine's share is of: vLLM's, the device's total; SGLang's, what is free as
+  // it starts. SGLang's request table is made beyond its share.
+  figures.share_of_bytes = sglang ? total - figures.startup_bytes : total;
+  figures.beyond_share_bytes = sglang ? sglang_request_table_bytes(setup, shape) : 0;
+  figures.kv_tokens =
+      sglang ? sglang_kv_tokens(setup, shape, figures.share_of_bytes)
+             : std::max(0.0, std::floor((figures.engine_bytes - figures.weights_bytes) /
+                                        figures.kv_bytes_per_token));
+  // TRL's vllm_max_model_length (verl's max_model_len), else (None) the model config's
+  // positions; SGLang's context length, the model config's.
   figures.max_model_length = setup.rollout_max_model_length > 0 ? setup.rollout_max_model_length
                              : shape.max_positions > 0          ? shape.max_positions
                                                                 : setup.sequence_length;
   figures.rollout_sequences = generation_sequences(setup);
   figures.rollout_tokens = figures.rollout_sequences * setup.sequence_length;
-  figures.phases = step_phases(estimate);
+  figures.phases = step_phases(estimate, counted);
   const double update = figures.phases.back().bytes;
   const double largest = std::max_element(figures.phases.begin(), figures.phases.end(),
                                           [](const RolloutPhase& a, const RolloutPhase& b) {
@@ -151,63 +228,62 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   figures.trainer_bytes =
       setup.rollout_sleep_mode ? std::max(apart, update) : largest - figures.engine_bytes;
   // vLLM's checks as it starts, in its order. Worker.init_device: the device's free memory at
-  // least its share. TRL makes it in GRPOTrainer.__init__, after transformers' Trainer has put the
-  // model on the device (one device or DDP) and before any optimiser state or gradient exists:
-  // the trainer then holds its weights and the CUDA context. Under FSDP where the model is then
-  // is not derived. Then check_enough_kv_cache_memory (vllm/v1/core/kv_cache_utils.py): a KV
+  // least its share. Then check_enough_kv_cache_memory (vllm/v1/core/kv_cache_utils.py): a KV
   // cache at all ("No available memory for the cache blocks"), and one that serves a request of
-  // the max model length.
-  if (verl_trainer(setup)) {
-    // verl makes vLLM's servers once every worker has built its models (verl 1dda039b,
-    // verl/trainer/ppo/v1/trainer_base.py, _setup: init_model, then LLMServerManager.create) and
-    // emptied its cache: the actor's FP32 shards on the device (the reference's on the host), no
-    // optimiser state yet (AdamW makes it at the first step), the trainer's CUDA context and
-    // NCCL's buffers, and vLLM's own process's.
-    figures.startup_bytes = estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
-                            held_by_term(estimate, "cuda-context") +
-                            held_by_term(estimate, "nccl-buffers") +
-                            held_by_term(estimate, "rollout-runtime");
-    if (total - figures.startup_bytes < figures.engine_bytes) {
-      figures.start_failure = RolloutStartFailure::kFreeMemory;
-    }
-  } else if (setup.layout.zero_stage == 0) {
-    // On one device TRL's reference model (beta above 0, full training) is on it too: made before
-    // vLLM with device_map "auto" (trl/trainer/utils.py, create_model_from_path); under DDP with
-    // device_map None, on the host until prepared, after.
-    figures.startup_bytes =
-        estimate.bytes[Term::kWeights] + estimate.bytes[Term::kMasterWeights] +
-        held_by_term(estimate, "cuda-context") +
-        (num_devices(setup.layout) == 1 ? held_by_term(estimate, "reference-model") : 0);
-    if (total - figures.startup_bytes < figures.engine_bytes) {
-      figures.start_failure = RolloutStartFailure::kFreeMemory;
-    }
-  }
-  if (figures.start_failure == RolloutStartFailure::kNone) {
-    if (figures.kv_tokens <= 0) {
-      figures.start_failure = RolloutStartFailure::kNoCacheMemory;
-    } else if (figures.kv_tokens < figures.max_model_length) {
-      figures.start_failure = RolloutStartFailure::kMaxModelLength;
-    }
+  // the max model length. SGLang's share is of the free memory, so only init_memory's: a KV cache
+  // at all ("Not enough memory"); a request longer than its cache is refused as it comes.
+  if (!sglang && figures.startup_bytes >= 0 &&
+      total - figures.startup_bytes < figures.engine_bytes) {
+    figures.start_failure = RolloutStartFailure::kFreeMemory;
+  } else if (figures.kv_tokens <= 0) {
+    figures.start_failure = RolloutStartFailure::kNoCacheMemory;
+  } else if (!sglang && figures.kv_tokens < figures.max_model_length) {
+    figures.start_failure = RolloutStartFailure::kMaxModelLength;
   }
   // Awake, the engine sits beside the trainer's every phase; asleep, beside what the trainer keeps
   // as it generates, while the log-probabilities and the update must fit on their own.
+  const double room = estimate.usable_bytes - figures.beyond_share_bytes;
   const double beside_trainer = !setup.rollout_sleep_mode
-                                    ? (estimate.usable_bytes - figures.trainer_bytes) / total
+                                    ? (room - figures.trainer_bytes) / figures.share_of_bytes
                                 : figures.trainer_bytes > estimate.usable_bytes
                                     ? 0
-                                    : (estimate.usable_bytes - figures.resident_bytes) / total;
+                                    : (room - figures.resident_bytes) / figures.share_of_bytes;
   const double beside_startup =
-      figures.startup_bytes < 0 ? 1 : (total - figures.startup_bytes) / total;
-  figures.largest_utilization = std::clamp(std::min(beside_trainer, beside_startup), 0.0, 1.0);
-  figures.least_starting_utilization =
-      (figures.weights_bytes + figures.max_model_length * figures.kv_bytes_per_token) / total;
-  figures.smallest_utilization =
-      (figures.weights_bytes + figures.rollout_tokens * figures.kv_bytes_per_token) / total;
+      sglang || figures.startup_bytes < 0 ? 1 : (total - figures.startup_bytes) / total;
+  // Where the trainer's startup leaves SGLang nothing free, no share serves.
+  const bool nothing_free = figures.share_of_bytes <= 0;
+  figures.largest_utilization =
+      nothing_free ? 0 : std::clamp(std::min(beside_trainer, beside_startup), 0.0, 1.0);
+  // vLLM starts with one request of its max model length; SGLang serves one sequence.
+  const double first_request = sglang ? setup.sequence_length : figures.max_model_length;
+  const double needed = figures.weights_bytes + first_request * figures.kv_bytes_per_token;
+  const double generation =
+      figures.weights_bytes + figures.rollout_tokens * figures.kv_bytes_per_token;
+  figures.least_starting_utilization = nothing_free ? 2 : needed / figures.share_of_bytes;
+  figures.smallest_utilization = nothing_free ? 2 : generation / figures.share_of_bytes;
   return figures;
 }
 
 std::string rollout_start_failure(const RolloutFigures& figures, const TrainingSetup& setup) {
   const bool verl = verl_trainer(setup);
+  if (setup.rollout == Rollout::kSglang &&
+      figures.start_failure == RolloutStartFailure::kNoCacheMemory) {
+    if (figures.share_of_bytes <= 0) {
+      return "SGLang does not start: the actor's FP32 shards and the CUDA contexts already hold " +
+             format_bytes(figures.startup_bytes) + " of the device's " +
+             format_bytes(device_total_bytes(setup)) +
+             ", leaving nothing free for its weights and KV cache (\"Not enough memory. Please "
+             "try to increase --mem-fraction-static\"); shard the actor over more devices.";
+    }
+    return "SGLang does not start: its share, gpu_memory_utilization " +
+           shortest_decimal(setup.rollout_memory_utilization) + " of the " +
+           format_bytes(std::max(0.0, figures.share_of_bytes)) +
+           " free as it starts (the actor's FP32 shards and the CUDA contexts hold the rest), "
+           "does not hold its weights, " +
+           format_bytes(figures.weights_bytes) +
+           ", and leaves no KV cache (\"Not enough memory. Please try to increase "
+           "--mem-fraction-static\").";
+  }
   switch (figures.start_failure) {
     case RolloutStartFailure::kFreeMemory:
       return std::string("vLLM does not start: when ") + (verl ? "verl" : "TRL") +
@@ -270,22 +346,28 @@ std::string phases_sentence(const RolloutFigures& figures, const Estimate& estim
 }
 
 // The utilizations between which the run works, in one sentence.
-std::string utilization_range(const RolloutFigures& figures, bool sleeping) {
+std::string utilization_range(const RolloutFigures& figures, const TrainingSetup& setup) {
+  const bool sleeping = setup.rollout_sleep_mode;
+  const bool sglang = setup.rollout == Rollout::kSglang;
   const double largest = std::floor(figures.largest_utilization * 100 + 1e-9) / 100;
   const double least = std::max(figures.least_starting_utilization, figures.smallest_utilization);
-  std::string text = largest > 0
-                         ? "The largest gpu_memory_utilization that leaves the trainer room is " +
-                               share_text(largest, false) + "."
-                     : sleeping ? "No gpu_memory_utilization helps: the trainer alone needs " +
-                                      format_bytes(figures.trainer_bytes) + "."
-                                : "No gpu_memory_utilization leaves the trainer room: it needs " +
-                                      format_bytes(figures.trainer_bytes) + " beside any engine.";
+  std::string text =
+      largest > 0 ? std::string("The largest gpu_memory_utilization ") +
+                        (sglang ? "(SGLang's mem_fraction_static, of the " +
+                                      format_bytes(figures.share_of_bytes) + " free as it starts) "
+                                : "") +
+                        "that leaves the trainer room is " + share_text(largest, false) + "."
+      : sleeping ? "No gpu_memory_utilization helps: the trainer alone needs " +
+                       format_bytes(figures.trainer_bytes) + "."
+                 : "No gpu_memory_utilization leaves the trainer room: it needs " +
+                       format_bytes(figures.trainer_bytes) + " beside any engine.";
   const auto least_text = [](double share) {
     return share > 1 ? std::string("more than the whole device") : share_text(share, true);
   };
   text +=
-      " The least with which vLLM starts (its weights and one request of its max model "
-      "length) is " +
+      (sglang ? std::string(" The least whose KV cache holds one sequence beside its weights is ")
+              : std::string(" The least with which vLLM starts (its weights and one request of "
+                            "its max model length) is ")) +
       least_text(figures.least_starting_utilization) +
       "; the least whose KV cache holds a whole generation, " +
       least_text(figures.smallest_utilization) +
@@ -297,29 +379,43 @@ std::string utilization_range(const RolloutFigures& figures, bool sleeping) {
 // as free_cache_engine runs it, and the log-probability passes and the update over packed tokens.
 std::vector<std::string> verl_notes(const RolloutFigures& figures, const Estimate& estimate) {
   const TrainingSetup& setup = estimate.setup;
+  const bool sglang = setup.rollout == Rollout::kSglang;
+  const std::string engine = rollout_engine_name(setup);
+  const std::string bucket = format_count(kVerlWeightSyncBucketMiB) + " MiB";
   std::vector<std::string> notes;
   notes.push_back(
-      std::string(setup.rollout_sleep_mode
-                      ? "verl's weight sync wakes vLLM's weights (its KV cache after) and streams "
-                        "the actor's parameters to them"
-                      : "verl's weight sync streams the actor's parameters to vLLM's weights, "
-                        "awake through the step") +
+      (setup.rollout_sleep_mode
+           ? "verl's weight sync wakes " + engine +
+                 "'s weights (its KV cache after) and streams the actor's parameters to them"
+           : "verl's weight sync streams the actor's parameters to " + engine +
+                 "'s weights, awake through the step") +
       ": FSDP1's sharded state dict gathers each unit "
       "in FP32 (the root unit, the embedding and the output layer, for the whole traversal) and "
       "clones each device's chunks, held to the stream's end; each parameter is then gathered "
-      "whole in FP32 into a " +
-      format_count(kVerlWeightSyncBucketMiB) +
-      " MiB CUDA-IPC bucket (update_weights_bucket_megabytes), a larger one sent as it is.");
+      "whole in FP32" +
+      (sglang ? ", the gathered tensors kept in buckets of up to " + bucket +
+                    " (update_weights_bucket_megabytes) that SGLang maps by CUDA IPC, a larger "
+                    "one sent alone."
+              : " into a " + bucket +
+                    " CUDA-IPC bucket (update_weights_bucket_megabytes), a larger one sent as it "
+                    "is."));
   if (setup.rollout_sleep_mode) {
     notes.push_back(
-        "Sleep mode (verl's free_cache_engine, level 2): vLLM's weights and KV cache are woken "
-        "for the weight sync and the generation, beside what the trainer keeps between updates, "
-        "the actor's FP32 shards, AdamW's state and the runtime (" +
+        (sglang ? std::string("Sleep mode (verl's free_cache_engine: SGLang's "
+                              "release_memory_occupation of its weights and KV cache, which its "
+                              "memory saver unmaps, its weights backed up on the host)")
+                : std::string("Sleep mode (verl's free_cache_engine, level 2)")) +
+        ": " + engine +
+        "'s weights and KV cache are woken for the weight sync and the generation, beside what "
+        "the trainer keeps between updates, the actor's FP32 shards, AdamW's state and the "
+        "runtime (" +
         format_bytes(figures.resident_bytes) +
         ", its gradients freed by zero_grad and its cache emptied); the log-probabilities and the "
-        "update hold the trainer alone, beside vLLM's process. Not counted: what vLLM keeps "
-        "asleep (its CUDA graphs' pool, its runner's and sampler's buffers), and expandable "
-        "segments turned off for the sync (verl turns them back on after).");
+        "update hold the trainer alone, beside " +
+        engine + "'s process. Not counted: what " + engine +
+        (sglang ? " keeps asleep (its CUDA graphs and its process's cache)"
+                : " keeps asleep (its CUDA graphs' pool, its runner's and sampler's buffers)") +
+        ", and expandable segments turned off for the sync (verl turns them back on after).");
   }
   notes.push_back(
       std::string("The log-probabilities are verl's compute_log_prob") +
@@ -345,17 +441,28 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
   const std::string share = shortest_decimal(setup.rollout_memory_utilization);
   const int tp = setup.rollout_tensor_parallel;
   const std::string split = tp == 1 ? "" : ", split over " + std::to_string(tp) + " devices";
+  const bool sglang = setup.rollout == Rollout::kSglang;
   notes.push_back(
-      "vLLM, colocated at gpu_memory_utilization " + share + split +
-      (verl_trainer(setup) ? " in processes of its own" : "") + ", takes " +
+      std::string(rollout_engine_name(setup)) + ", colocated at gpu_memory_utilization " + share +
+      (sglang ? " (its mem_fraction_static: a share of the " +
+                    format_bytes(std::max(0.0, figures.share_of_bytes)) +
+                    " free as it starts, which the trainer's startup leaves)"
+              : "") +
+      split + (verl_trainer(setup) ? " in processes of its own" : "") + ", takes " +
       format_bytes(figures.engine_bytes) +
       (setup.rollout_sleep_mode
            ? " of each device to generate, asleep but for the generation: its BF16 weights ("
            : " of each device, awake through the step: its BF16 weights (") +
       format_bytes(figures.weights_bytes) + (tp == 1 ? "" : " a device") +
-      ") and a KV cache of at most " + format_count(figures.kv_tokens) + " tokens (" +
-      format_count(figures.kv_bytes_per_token) +
-      " B a token, before its profiled forward pass's peak). A generation of " +
+      (sglang
+           ? "), a KV cache of " + format_count(figures.kv_tokens) + " tokens (" +
+                 format_count(figures.kv_bytes_per_token) + " B a token) and its request table (" +
+                 format_count(std::round(figures.beyond_share_bytes / 1e6)) + " MB" +
+                 "; its activations and CUDA graphs, beyond its share, not counted). A "
+                 "generation of "
+           : ") and a KV cache of at most " + format_count(figures.kv_tokens) + " tokens (" +
+                 format_count(figures.kv_bytes_per_token) +
+                 " B a token, before its profiled forward pass's peak). A generation of ") +
       format_count(figures.rollout_sequences) +
       (figures.rollout_sequences == 1 ? " sequence of " : " sequences of ") +
       format_count(setup.sequence_length) + " tokens" +
@@ -363,12 +470,12 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
       format_count(figures.rollout_tokens) +
       (!figures.starts()                             ? " tokens."
        : figures.kv_tokens >= figures.rollout_tokens ? " tokens: it holds them."
-                                                     : " tokens: vLLM holds fewer, and preempts "
-                                                       "sequences to make room."));
+       : sglang ? " tokens: SGLang holds fewer, and retracts sequences to make room."
+                : " tokens: vLLM holds fewer, and preempts sequences to make room."));
   if (!figures.starts()) notes.push_back(rollout_start_failure(figures, setup));
   if (verl_trainer(setup)) {
     for (std::string& note : verl_notes(figures, estimate)) notes.push_back(std::move(note));
-    notes.push_back(utilization_range(figures, setup.rollout_sleep_mode));
+    notes.push_back(utilization_range(figures, setup));
     return notes;
   }
   if (setup.rollout_sleep_mode) {
@@ -386,7 +493,7 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
         "buffers), cache segments empty_cache cannot return, and the weight sync's copies as "
         "vLLM's weights wake before its KV cache.");
   }
-  notes.push_back(utilization_range(figures, setup.rollout_sleep_mode));
+  notes.push_back(utilization_range(figures, setup));
   // TRL's _generate_and_score_completions: old_per_token_logps under no_grad, micro-batch by
   // micro-batch (vLLM's importance-sampling correction, on by default), and with beta above 0 the
   // reference model's, not modelled (beta 0, TRL's default, loads none).

@@ -8,6 +8,7 @@
 #include "trainmem/estimate.hpp"
 #include "trainmem/models.hpp"
 #include "trainmem/setup.hpp"
+#include "trainmem/terms.hpp"
 
 namespace trainmem {
 
@@ -15,8 +16,18 @@ namespace trainmem {
 // share of: the figure PyTorch reports for the device where its row has one, else its capacity.
 double device_total_bytes(const TrainingSetup& setup);
 
-// vLLM's pools: gpu_memory_utilization × the device's total (0 without an engine).
-double rollout_engine_bytes(const TrainingSetup& setup);
+// What the device holds when verl makes its engine's servers: the actor's FP32 shards (`whole`,
+// the step's terms as counted, their weights and master weights), the trainer's runtime and the
+// engine process's (replay::startup_runtime_bytes). SGLang's share is of what this leaves free.
+double verl_startup_bytes(const TrainingSetup& setup, const Breakdown& whole);
+
+// The engine's pools on each device (0 without an engine). vLLM's: gpu_memory_utilization × the
+// device's total. SGLang's: mem_fraction_static × the memory free as it starts (the device's total
+// less `startup_bytes`), its weights and a KV cache of whole tokens, and its request table.
+double rollout_engine_bytes(const TrainingSetup& setup, double startup_bytes);
+
+// The engine's name as its users know it ("vLLM", "SGLang").
+const char* rollout_engine_name(const TrainingSetup& setup);
 
 // vLLM's BF16 weights on each of its devices, split over its tensor parallelism.
 double rollout_weights_bytes(const TrainingSetup& setup, const ModelShape& shape);

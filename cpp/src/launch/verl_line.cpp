@@ -375,14 +375,22 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
   const bool kl_loss = reader.get(kActor + "use_kl_loss", text_bool()).value_or(false);
   const bool kl_reward = reader.get("algorithm.use_kl_in_reward", text_bool()).value_or(false);
   setup.reference_model = kl_loss || kl_reward;
-  // The rollout: vLLM, colocated.
+  // The rollout: vLLM or SGLang, colocated.
   const std::string engine = reader.get(kRollout + "name", given_text()).value_or("");
-  if (engine != "vllm") {
+  if (engine != "vllm" && engine != "sglang") {
     reader.fault(
         kRollout + "name",
         kRollout + "name " +
             (engine.empty() ? std::string("is not given (verl leaves it to the line)") : engine) +
-            ": vLLM is modelled; set it to vllm.");
+            ": vLLM and SGLang are modelled; set it to vllm or sglang.");
+  }
+  // SGLang's request table is counted at verl's max_num_seqs, 256 (its max_running_requests).
+  if (engine == "sglang" &&
+      reader.get(kRollout + "max_num_seqs", text_number(true, 1, kMaxCount)).value_or(256) != 256) {
+    reader.list_not_understood(kRollout + "max_num_seqs");
+    launch.notes.push_back(
+        "SGLang's request table is counted at verl's max_num_seqs, 256 (its "
+        "max_running_requests): a row of the model's context length for each.");
   }
   if (reader.get(kRollout + "mode", given_text()).value_or("async") != "async") {
     reader.fault(kRollout + "mode", "verl 1dda039b's rollout runs in async mode, which is read.");
@@ -395,7 +403,7 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
   }
   refuse_if_on(reader, kRollout + "multi_turn.enable",
                "multi-turn rollouts (tool calls, their lengths) are not modelled.");
-  setup.rollout = Rollout::kVllm;
+  setup.rollout = engine == "sglang" ? Rollout::kSglang : Rollout::kVllm;
   setup.rl_trainer = RlTrainer::kVerl;
   setup.rollout_memory_utilization =
       reader.get(kRollout + "gpu_memory_utilization", text_number(false, 0.01, 1))
@@ -404,8 +412,9 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
       reader.get(kRollout + "tensor_model_parallel_size", text_number(true, 1, kMaxParallelDegree))
           .value_or(2));
   setup.rollout_sleep_mode = reader.get(kRollout + "free_cache_engine", text_bool()).value_or(true);
+  // vLLM's max_model_len (verl passes SGLang no context length: its own, the model's, stands).
   if (const nlohmann::json* longest = reader.find(kRollout + "max_model_len");
-      longest != nullptr && scalar_of(*longest).value_or("null") != "null") {
+      engine == "vllm" && longest != nullptr && scalar_of(*longest).value_or("null") != "null") {
     setup.rollout_max_model_length = static_cast<int>(
         reader.get(kRollout + "max_model_len", text_number(true, 1, kMaxSequenceLength))
             .value_or(0));

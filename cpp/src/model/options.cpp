@@ -310,6 +310,9 @@ const std::vector<Choice>& choices<Rollout>() {
       {"vllm", "vLLM, colocated",
        "TRL's GRPOTrainer with vllm_mode=\"colocate\": vLLM in the trainer's process on each "
        "device, its pools a share of the device's memory"},
+      {"sglang", "SGLang, colocated under verl",
+       "verl's hybrid engine with SGLang servers of their own: their weights and KV cache a "
+       "share of the memory free when they start"},
   };
   return choices;
 }

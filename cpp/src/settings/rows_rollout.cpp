@@ -9,32 +9,39 @@ void add_rollout(Entries& entries) {
   add(row<&TrainingSetup::rollout>(
           id::kRollout, "Rollout engine",
           "RL post-training: the engine that generates the rollouts on the trainer's own devices "
-          "(TRL's GRPOTrainer with vLLM colocated)",
+          "(vLLM colocated under TRL's GRPOTrainer or verl; SGLang under verl)",
           "rollout")
           .among(choices<Rollout>())
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rollout != Rollout::kSglang || setup.rl_trainer == RlTrainer::kVerl;
+              },
+              "SGLang generates for verl's hybrid engine here (TRL's GRPOTrainer drives vLLM "
+              "alone): choose verl, or vllm.")
           .only_under({Stack::kHf},
                       "the colocated rollout engine is modelled as TRL's GRPOTrainer runs it, "
                       "over transformers' Trainer",
                       "The colocated rollout engine is modelled as TRL's GRPOTrainer runs it, "
                       "over transformers' Trainer; choose the hf stack, or no rollout engine.")
           .page("rl", "",
-                "TRL's GRPOTrainer with <code>vllm_mode=\"colocate\"</code>: vLLM generates in the "
-                "trainer's own process on each device, awake through the step, its weights and "
-                "KV cache beside the trainer's."));
+                "vLLM or SGLang generating on the trainer's own devices, its weights and KV "
+                "cache beside the trainer's: vLLM under TRL's GRPOTrainer "
+                "(<code>vllm_mode=\"colocate\"</code>) or verl, SGLang under verl."));
   add(row<&TrainingSetup::rl_trainer>(
           id::kRlTrainer, "RL trainer",
           "The trainer around the rollout engine: TRL's GRPOTrainer (vLLM in the trainer's "
           "process), "
           "or verl's hybrid engine (an FSDP1 actor in FP32, the reference model on the host, "
-          "vLLM in processes of its own, woken by a weight sync)",
+          "vLLM or SGLang in processes of their own, woken by a weight sync)",
           "rlTrainer")
           .among(choices<RlTrainer>())
-          .requires_value(id::kRollout, "vllm", "the RL trainer drives the rollout engine")
+          .requires_values(id::kRollout, {"vllm", "sglang"},
+                           "the RL trainer drives the rollout engine")
           .rule(
               [](const TrainingSetup& setup) {
-                return setup.rl_trainer == RlTrainer::kTrl || setup.rollout == Rollout::kVllm;
+                return setup.rl_trainer == RlTrainer::kTrl || setup.rollout != Rollout::kNone;
               },
-              "The RL trainer drives the rollout engine: choose vllm, or trl.")
+              "The RL trainer drives the rollout engine: choose vllm or sglang, or trl.")
           .rule(
               [](const TrainingSetup& setup) {
                 return setup.rl_trainer == RlTrainer::kTrl || setup.layout.zero_stage == 3;
@@ -76,8 +83,8 @@ void add_rollout(Entries& entries) {
               "(set_expandable_segments(True)): tick them, or choose trl.")
           .page("rl", "",
                 "TRL's GRPOTrainer runs vLLM in its own process. verl's hybrid engine keeps an "
-                "FSDP1 actor in FP32 and its reference model on the host, and runs vLLM in "
-                "processes of its own, woken each step by a weight sync."));
+                "FSDP1 actor in FP32 and its reference model on the host, and runs vLLM or "
+                "SGLang in processes of their own, woken each step by a weight sync."));
   add(row<&TrainingSetup::log_prob_micro_batch_sequences>(
           id::kLogProbMicroBatch, "Log-probability micro-batch",
           "verl's log_prob_micro_batch_size_per_gpu: the sequences each device runs at once in "
@@ -113,22 +120,25 @@ void add_rollout(Entries& entries) {
                 "The sequences each step generates at once over every device: what vLLM's KV "
                 "cache must hold to generate them without waiting."));
   add(row<&TrainingSetup::rollout_memory_utilization>(
-          id::kRolloutMemoryUtilization, "vLLM memory utilization",
-          "vLLM's gpu_memory_utilization: the share of each device's total memory its weights, "
-          "activations and KV cache take (TRL's vllm_gpu_memory_utilization, 0.3)",
+          id::kRolloutMemoryUtilization, "Rollout memory utilization",
+          "The rollout engine's gpu_memory_utilization: vLLM's share of each device's total "
+          "memory for its weights, activations and KV cache (TRL's vllm_gpu_memory_utilization, "
+          "0.3); under verl with SGLang its mem_fraction_static, a share of the memory free as it "
+          "starts for its weights and KV cache",
           "rolloutMemoryUtilization")
           .bounds(kMinRolloutMemoryUtilization, 1,
-                  "vLLM's memory utilization must be a share of the device from 0.01 to 1.")
-          .requires_value(id::kRollout, "vllm", "the utilization is vLLM's")
+                  "The rollout memory utilization must be a share from 0.01 to 1.")
+          .requires_values(id::kRollout, {"vllm", "sglang"}, "the utilization is the engine's")
           .rule(
               [](const TrainingSetup& setup) {
-                return setup.rollout == Rollout::kVllm ||
+                return setup.rollout != Rollout::kNone ||
                        setup.rollout_memory_utilization == kDefaultRolloutMemoryUtilization;
               },
-              "vLLM's memory utilization is the rollout engine's: choose vllm, or 0.3.")
-          .page("rl", "vLLM's <code>gpu_memory_utilization</code>",
-                "The share of each device's total memory vLLM takes for its weights, activations "
-                "and KV cache (TRL's default 0.3)."));
+              "The memory utilization is the rollout engine's: choose one, or 0.3.")
+          .page("rl", "The engine's <code>gpu_memory_utilization</code>",
+                "vLLM's share of each device's total memory for its weights, activations and KV "
+                "cache (TRL's default 0.3); under verl, SGLang's <code>mem_fraction_static</code>, "
+                "a share of the memory free as it starts."));
   add(row<&TrainingSetup::rollout_max_model_length>(
           id::kRolloutMaxModelLength, "vLLM max model length",
           "TRL's vllm_max_model_length: the longest request vLLM's KV cache must serve to start "
@@ -152,35 +162,39 @@ void add_rollout(Entries& entries) {
                 "The longest request vLLM's KV cache must serve before it starts: TRL's "
                 "<code>vllm_max_model_length</code>, else the model's positions."));
   add(row<&TrainingSetup::rollout_tensor_parallel>(
-          id::kRolloutTensorParallel, "vLLM tensor parallel",
-          "TRL's vllm_tensor_parallel_size: each vLLM split over this many consecutive devices, "
-          "which generate their prompts together",
+          id::kRolloutTensorParallel, "Rollout tensor parallel",
+          "TRL's vllm_tensor_parallel_size (verl's rollout.tensor_model_parallel_size): each "
+          "engine split over this many consecutive devices, which generate their prompts together",
           "rolloutTensorParallel")
           .bounds(1, kMaxParallelDegree)
-          .requires_value(id::kRollout, "vllm", "the tensor parallelism is vLLM's")
+          .requires_values(id::kRollout, {"vllm", "sglang"},
+                           "the tensor parallelism is the engine's")
           .rule(
               [](const TrainingSetup& setup) {
-                return setup.rollout == Rollout::kVllm || setup.rollout_tensor_parallel == 1;
+                return setup.rollout != Rollout::kNone || setup.rollout_tensor_parallel == 1;
               },
-              "vLLM's tensor parallelism is the rollout engine's: choose vllm, or 1.")
+              "The rollout tensor parallelism is the engine's: choose one, or 1.")
           .rule(
               [](const TrainingSetup& setup) {
                 return setup.layout.data_parallel % setup.rollout_tensor_parallel == 0;
               },
               "TRL splits each vLLM over consecutive devices of the world: its tensor parallelism "
               "must divide the data-parallel devices, d.")
-          .page("rl", "vLLM's tensor parallel size",
+          .page("rl", "The engine's tensor parallel size",
                 "TRL's <code>vllm_tensor_parallel_size</code>: each engine split over this many "
                 "devices, which gather their prompts and generate them together."));
   add(row<&TrainingSetup::rollout_sleep_mode>(
-          id::kRolloutSleepMode, "vLLM sleep mode",
-          "TRL's vllm_enable_sleep_mode: vLLM sleeps through the trainer's log-probabilities and "
-          "update (level 2, its weights and KV cache released) and wakes for each generation, "
-          "after the trainer empties its cache",
+          id::kRolloutSleepMode, "Rollout sleep mode",
+          "TRL's vllm_enable_sleep_mode (verl's free_cache_engine): the engine sleeps through the "
+          "trainer's log-probabilities and update (its weights and KV cache released) and wakes "
+          "for each generation, after the trainer empties its cache",
           "rolloutSleepMode")
-          .requires_value(id::kRollout, "vllm", "sleep mode is vLLM's")
-          .rule([](const TrainingSetup& setup) { return setup.rollout == Rollout::kVllm; },
-                "Sleep mode is vLLM's: choose vllm, or turn it off.")
+          .requires_values(id::kRollout, {"vllm", "sglang"}, "sleep mode is the engine's")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rollout != Rollout::kNone || !setup.rollout_sleep_mode;
+              },
+              "Sleep mode is the rollout engine's: choose one, or turn it off.")
           .page("rl", "",
                 "TRL's <code>vllm_enable_sleep_mode</code>: vLLM releases its weights and KV "
                 "cache once it has generated, and takes them back for the next generation."));

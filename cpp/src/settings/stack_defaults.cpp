@@ -15,18 +15,24 @@ std::vector<BroughtSetting> bring_stack_defaults(
   const StackRow& row = stack_row(setup.stack);
   if (!row.replayed) return brought;
   // Under a rollout engine the loss is its trainer's (TRL's GRPOTrainer).
-  const bool grpo = setup.rollout == Rollout::kVllm;
+  const bool grpo = setup.rollout != Rollout::kNone;
   if (!chosen(id::kLoss) && setup.logits && !row.losses.empty() &&
       (grpo ? setup.loss != Loss::kGrpo
             : std::find(row.losses.begin(), row.losses.end(), setup.loss) == row.losses.end())) {
     setup.loss = grpo ? Loss::kGrpo : row.losses.front();
     brought.push_back({id::kLoss, setting_text(setup, id::kLoss)});
   }
+  // SGLang generates for verl alone (TRL drives vLLM only): verl where no trainer was chosen.
+  if (setup.rollout == Rollout::kSglang && !chosen(id::kRlTrainer) &&
+      setup.rl_trainer == RlTrainer::kTrl) {
+    setup.rl_trainer = RlTrainer::kVerl;
+    brought.push_back({id::kRlTrainer, setting_text(setup, id::kRlTrainer)});
+  }
   // verl's own (verl 1dda039b: verl/trainer/config/rollout/rollout.yaml and engine_workers.py):
-  // vLLM at gpu_memory_utilization 0.5, split over 2 devices, asleep between generations
+  // the engine at gpu_memory_utilization 0.5, split over 2 devices, asleep between generations
   // (free_cache_engine), and the trainer's allocator under expandable segments, which verl turns on
   // itself after each weight sync (set_expandable_segments(True)).
-  if (setup.rollout == Rollout::kVllm && setup.rl_trainer == RlTrainer::kVerl) {
+  if (setup.rollout != Rollout::kNone && setup.rl_trainer == RlTrainer::kVerl) {
     const auto bring = [&](const char* id, auto& field, auto trl_value, auto verl_value) {
       if (chosen(id) || field != trl_value) return;
       field = verl_value;

@@ -70,24 +70,32 @@ StackTerm nccl_term(const ParallelLayout& layout) {
           Term::kRuntime};
 }
 
-// verl's vLLM, a worker process of its own on each device (verl 1dda039b, vllm_async_server.py,
-// distributed_executor_backend "mp"): its CUDA context, and NCCL's buffers for its tensor-parallel
-// group; outside its pools (vLLM's memory profile starts after them) and the trainer's allocator.
+// verl's engine, a worker process of its own on each device (verl 1dda039b: vLLM's
+// vllm_async_server.py, distributed_executor_backend "mp"; SGLang's scheduler processes,
+// async_sglang_server.py): its CUDA context, and NCCL's buffers for its tensor-parallel group;
+// outside its pools (vLLM's memory profile and SGLang's free-memory reading start after them) and
+// the trainer's allocator.
 StackTerm rollout_process_term(const TrainingSetup& setup) {
-  const bool own = setup.rollout == Rollout::kVllm && setup.rl_trainer == RlTrainer::kVerl;
+  const bool own = setup.rollout != Rollout::kNone && setup.rl_trainer == RlTrainer::kVerl;
   return {"rollout-runtime",
-          "vLLM's CUDA context and NCCL",
+          setup.rollout == Rollout::kSglang ? "SGLang's CUDA context and NCCL"
+                                            : "vLLM's CUDA context and NCCL",
           own ? kCudaContextBytes +
                     (setup.rollout_tensor_parallel > 1 ? kNcclChannels * kNcclConnectionBytes : 0)
               : 0,
           "pytorch/pytorch#86509 (a CUDA context of about 400 MB); NCCL, src/init.cc "
-          "(NCCL_BUFFSIZE, the LL and LL128 FIFOs per channel), for vLLM's tensor-parallel "
+          "(NCCL_BUFFSIZE, the LL and LL128 FIFOs per channel), for the engine's tensor-parallel "
           "group",
           false,
           Term::kRuntime};
 }
 
 }  // namespace
+
+double startup_runtime_bytes(const TrainingSetup& setup) {
+  return cuda_context_term().bytes + nccl_term(setup.layout).bytes +
+         rollout_process_term(setup).bytes;
+}
 
 Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) {
   const TrainingSetup& setup = device.setup;

@@ -26,6 +26,10 @@ struct Replayed {
   double peak_reserved = 0;
 };
 
+// What the device holds outside the trainer's allocator before its first step: the CUDA context,
+// NCCL's buffers and, under verl, the rollout engine process's context and NCCL.
+double startup_runtime_bytes(const TrainingSetup& setup);
+
 // The device's step under its setup's stack, recording the timeline into `timeline` when given.
 Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline = nullptr);
 

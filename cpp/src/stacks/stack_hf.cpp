@@ -394,8 +394,11 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
 // parameter then gathered whole in FP32 (full_tensor(), no cast), one at a time, into a CUDA-IPC
 // bucket of update_weights_bucket_megabytes (2048) that the trainer allocates and vLLM maps
 // (verl/workers/rollout/vllm_rollout/bucketed_weight_transfer.py, BucketedWeightSender); one
-// larger than the bucket, the embedding's or the output layer's, is sent as it is. The bucket and
-// the clones freed, the cache emptied again; vLLM's KV cache is woken after (the generation).
+// larger than the bucket, the embedding's or the output layer's, is sent as it is. SGLang's bucket
+// (verl/workers/rollout/sglang_rollout/utils.py, get_named_tensor_buckets) is a list of the
+// gathered tensors themselves, up to the same size, the next one gathered beside it as a full
+// bucket is sent: at most the same bytes. The bucket and the clones freed, the cache emptied
+// again; the engine's KV cache is woken after (the generation).
 // verl turns expandable segments off for the sync and back on after; the sync is replayed under
 // the step's setting. Returns vLLM's weights' handle (0 where it is awake through the step).
 CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device,
@@ -616,7 +619,20 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
 void hf_step(Step& step, const StepDevice& device) {
   const ModelWeights model = load_model(step, device, hf_shards(device));
   const std::size_t engine =
-      device.rollout_engine > 0 && verl(device)
+      device.rollout_engine > 0 && device.setup.rollout == Rollout::kSglang
+          ? step.term("rollout-engine",
+                      "SGLang rollout engine, its own processes (weights, KV cache and request "
+                      "table)",
+                      "SGLang, python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py "
+                      "(profile_max_num_token: mem_fraction_static × the memory free before its "
+                      "weights load, less the weights, to the KV cache; init_memory: the "
+                      "request table beyond), in servers of their own as verl makes them (verl "
+                      "1dda039b, verl/workers/rollout/sglang_rollout/async_sglang_server.py, "
+                      "launch_server: mem_fraction_static = gpu_memory_utilization, "
+                      "enable_memory_saver), released but for the generation under "
+                      "free_cache_engine",
+                      Term::kRolloutEngine)
+      : device.rollout_engine > 0 && verl(device)
           ? step.term("rollout-engine",
                       "vLLM rollout engine, its own processes (weights and KV cache)",
                       "vLLM, vllm/v1/worker/gpu_worker.py (Worker.init_device: total memory × "
@@ -658,7 +674,9 @@ void hf_step(Step& step, const StepDevice& device) {
         "(FSDP1's SHARDED_STATE_DICT: each unit gathered in FP32, its chunks cloned; each "
         "parameter gathered whole in FP32) and verl/workers/rollout/vllm_rollout/"
         "bucketed_weight_transfer.py, BucketedWeightSender (a CUDA-IPC bucket of "
-        "update_weights_bucket_megabytes, 2048)");
+        "update_weights_bucket_megabytes, 2048), or for SGLang verl/workers/rollout/"
+        "sglang_rollout/utils.py, get_named_tensor_buckets (the gathered tensors themselves, up "
+        "to 2048 MiB, sent by CUDA IPC)");
   }
   if (plan.ddp) {
     step.take(plan.ddp_buckets, plan.trained.gradient_bytes * plan.trained.all);

@@ -24,7 +24,7 @@ std::vector<std::string> precision_notes(const TrainingSetup& asked) {
               "model's BF16, as accelerate keeps them with mixed precision off; under bf16 mixed "
               "precision (Trainer's bf16=True) it upcasts them to FP32: choose bf16-mixed for "
               "that run."
-        : asked.rl_trainer == RlTrainer::kVerl && asked.rollout == Rollout::kVllm
+        : asked.rl_trainer == RlTrainer::kVerl && asked.rollout != Rollout::kNone
             ? "verl's actor is loaded in FP32 (model_dtype fp32) and sharded by FSDP1: FP32 "
               "shards, gathered in BF16, its gradients made in BF16 and reduced in FP32 (FSDP's "
               "MixedPrecision, reduce_dtype fp32)."

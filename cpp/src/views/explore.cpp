@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimate/rollout.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/format.hpp"
@@ -160,11 +161,16 @@ void add_rollout_changes(const TrainingSetup& setup, std::vector<Change>& change
     TrainingSetup changed = setup;
     changed.rollout_sleep_mode = true;
     changes.push_back({"rollout-sleep-mode",
-                       "Put vLLM to sleep but for the generation (TRL's vllm_enable_sleep_mode)",
+                       std::string("Put ") + rollout_engine_name(setup) +
+                           " to sleep but for the generation (" +
+                           (setup.rl_trainer == RlTrainer::kVerl ? "verl's free_cache_engine"
+                                                                 : "TRL's vllm_enable_sleep_mode") +
+                           ")",
                        changed});
   }
+  const bool sglang = setup.rollout == Rollout::kSglang;
   TrainingSetup changed = setup;
-  if (changed.rollout_max_model_length == 0)
+  if (changed.rollout_max_model_length == 0 && !sglang)
     changed.rollout_max_model_length = setup.sequence_length;
   const RolloutFigures figures = rollout_figures(estimate_memory(changed));
   if (!figures.counted) return;
@@ -174,10 +180,11 @@ void add_rollout_changes(const TrainingSetup& setup, std::vector<Change>& change
       100;
   if (least >= setup.rollout_memory_utilization || least > 1) return;
   changed.rollout_memory_utilization = std::max(least, kMinRolloutMemoryUtilization);
-  const bool length = setup.rollout_max_model_length == 0;
+  const bool length = setup.rollout_max_model_length == 0 && !sglang;
   changes.push_back(
       {"rollout-memory-utilization",
-       "Give vLLM gpu_memory_utilization " + shortest_decimal(changed.rollout_memory_utilization) +
+       std::string("Give ") + rollout_engine_name(setup) + " gpu_memory_utilization " +
+           shortest_decimal(changed.rollout_memory_utilization) +
            ", the least that holds its weights and a generation's KV cache" +
            (length ? " (its max model length " + format_count(setup.sequence_length) + ")" : ""),
        changed});

@@ -99,8 +99,8 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   VerdictAnswer answer;
   // The run fits when its most loaded device does: that one decides, whichever stage is answered.
   // Under RL post-training its step holds the generation and the log-probabilities before the
-  // update (hf_rollout_phases): its total is the largest phase's. Under vLLM's sleep mode the
-  // generation, vLLM woken beside what the trainer keeps, may be that one.
+  // update (hf_rollout_phases): its total is the largest phase's. Under sleep mode the
+  // generation, the engine woken beside what the trainer keeps, may be that one.
   const double total = estimate.most_loaded.total_bytes;
   const RolloutFigures sleeping =
       estimate.setup.rollout_sleep_mode ? rollout_figures(estimate) : RolloutFigures{};
@@ -108,9 +108,10 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
       sleeping.starts() && sleeping.counted && sleeping.generation_bytes >= total;
   const int p = estimate.setup.layout.pipeline_parallel;
   const std::string judged =
-      (generation_decides ? "The generation decides, vLLM woken beside the trainer's weights "
-                            "and optimiser state. "
-                          : "") +
+      (generation_decides
+           ? std::string("The generation decides, ") + rollout_engine_name(estimate.setup) +
+                 " woken beside the trainer's weights and optimiser state. "
+           : "") +
       (!answers_another_stage(estimate)
            ? std::string()
            : "The most loaded device decides, on " + stage_words(estimate.most_loaded, p) + ". ");
