@@ -123,7 +123,7 @@ describe('RL post-training, in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('rollout-memory-utilization').value === '0.5');
     assert.match(
       await page.textContent('#url-notice'),
-      /stack runs its own: vLLM memory utilization: 0\.5; vLLM sleep mode: on; Expandable segments: on; vLLM tensor parallel: 2\./,
+      /stack runs its own: Rollout memory utilization: 0\.5; Rollout sleep mode: on; Expandable segments: on; Rollout tensor parallel: 2\./,
     );
     assert.equal(await page.inputValue('#rollout-tensor-parallel'), '2');
     assert.equal(await page.isChecked('#expandable-segments'), true);
@@ -140,6 +140,37 @@ describe('RL post-training, in Chromium', () => {
     await commit(page, '#lora-rank', '16');
     await page.waitForFunction(() =>
       /verl's LoRA .* is not modelled/.test(
+        [...document.querySelectorAll('.error')].map((element) => element.textContent).join(' '),
+      ),
+    );
+    assert.equal(await readout(page), text);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it('brings verl with SGLang, says so, and counts its share of the memory free as it starts', async () => {
+    const { page, problems } = await harness.openPage();
+    await page.selectOption('#stack', 'hf');
+    await commit(page, '#dp', '8');
+    await page.selectOption('#zero', '3');
+    await page.selectOption('#rollout', 'sglang');
+    await page.waitForFunction(() => document.getElementById('rl-trainer').value === 'verl');
+    assert.match(
+      await page.textContent('#url-notice'),
+      /stack runs its own: Loss: GRPO; RL trainer: verl; Rollout memory utilization: 0\.5; Rollout sleep mode: on;/,
+    );
+    const text = await readout(page);
+    assert.match(
+      text,
+      /SGLang, colocated at gpu_memory_utilization 0\.5 \(its mem_fraction_static: a share of the [\d.]+ GB free as it starts/,
+    );
+    assert.match(text, /a KV cache of [\d,]+ tokens \(65,536 B a token\) and its request table/);
+    assert.match(text, /verl's weight sync wakes SGLang's weights/);
+    // TRL drives vLLM alone: choosing it refuses SGLang at the engine's control, the view kept.
+    await page.selectOption('#rl-trainer', 'trl');
+    await page.waitForFunction(() =>
+      /SGLang generates for verl's hybrid engine here .*choose verl, or vllm/.test(
         [...document.querySelectorAll('.error')].map((element) => element.textContent).join(' '),
       ),
     );
