@@ -291,7 +291,7 @@ TEST_CASE("verl: what it does not run, or is not modelled, is refused naming the
         refused([](TrainingSetup& setup) { setup.expandable_segments = false; }),
         refused([](TrainingSetup& setup) { setup.model_id = "qwen3-30b-a3b"; })}) {
     CHECK(answer.setting == setting_id::kRlTrainer);
-    CHECK(answer.message.find("trl.") != std::string::npos);
+    CHECK(answer.message.find("trl with vllm.") != std::string::npos);
   }
   CHECK(estimate_memory(qwen3_8b_on_8_h100s()).answer.ok());
 }
@@ -349,6 +349,37 @@ TEST_CASE(
         doctest::Approx((weights + 128 * 128) / free_at_start).epsilon(1e-12));
 }
 
+TEST_CASE(
+    "verl with SGLang: the weight sync holds the bucket last sent beside the one filling and the "
+    "tensor just gathered, by hand") {
+  TrainingSetup setup = tiny_verl();
+  setup.rollout = Rollout::kSglang;
+  const TimelinePoint sync = point_of(setup, "weight sync");
+  // The tiny model's 635,200 parameters are one bucket of 2,048 MiB: at the output layer's
+  // gathering nothing has been sent, and the bucket holds every tensor before it in FP32.
+  const double layer = 55424;
+  const double root = 2 * 4096 * 64 + 64;
+  const double head = 4096 * 64;
+  const double parameters = 2 * layer + root;
+  const double chunks = 2 * blocks(4 * layer / 2) + blocks(4 * root / 2);
+  CHECK(sync.held[Term::kFramework] == chunks + blocks(4 * (parameters - head)) + blocks(4 * head));
+  // Qwen3-8B in FP32 (layers of 736 MiB and 33,792 B; the embedding and the output layer 2,374 MiB
+  // each) fills buckets past 2,048 MiB: at the output layer's gathering the bucket last sent holds
+  // 1,856.06 MiB and the one filling 928.08 MiB, 736 MiB more than vLLM's buffer and the same
+  // tensor (as a walk of get_named_tensor_buckets over its state dict in Python gives).
+  TrainingSetup qwen = qwen3_8b_on_8_h100s();
+  qwen.rollout = Rollout::kSglang;
+  const SyncBuckets sglang = verl_sync_buckets(qwen, *resolve_model(qwen));
+  CHECK(sglang.sent == 1946224640);
+  CHECK(sglang.filling == 973162496);
+  CHECK(sglang.gathered == 151936.0 * 4096 * 4);
+  const SyncBuckets vllm = verl_sync_buckets(qwen3_8b_on_8_h100s(), *resolve_model(qwen));
+  CHECK(vllm.sent == 2048.0 * 1024 * 1024);
+  CHECK(vllm.filling == 0);
+  CHECK(sglang.sent + sglang.filling - vllm.sent ==
+        doctest::Approx(736.0 * 1024 * 1024).epsilon(1e-3));
+}
+
 TEST_CASE("verl with SGLang: a share that leaves no KV cache does not start, in SGLang's words") {
   TrainingSetup setup = qwen3_8b_on_8_h100s();
   setup.rollout = Rollout::kSglang;
@@ -389,6 +420,21 @@ TEST_CASE(
   CHECK(brought.front().setting_id == setting_id::kRlTrainer);
   CHECK(setup.rl_trainer == RlTrainer::kVerl);
   CHECK(setup.rollout_memory_utilization == 0.5);
+  // From the hf stack's own ZeRO 0, verl's FSDP over every device comes with it: the run answers,
+  // with no refusal that would send the reader back to trl.
+  TrainingSetup from_ddp = qwen3_8b_on_8_h100s();
+  from_ddp.rollout = Rollout::kSglang;
+  from_ddp.rl_trainer = RlTrainer::kTrl;
+  from_ddp.layout.zero_stage = 0;
+  std::vector<std::string> ids;
+  for (const BroughtSetting& setting :
+       bring_stack_defaults(from_ddp, [](const std::string&) { return false; })) {
+    ids.push_back(setting.setting_id);
+  }
+  CHECK(ids.at(0) == setting_id::kRlTrainer);
+  CHECK(ids.at(1) == setting_id::kZeroStage);
+  CHECK(from_ddp.layout.zero_stage == 3);
+  CHECK(estimate_memory(from_ddp).answer.ok());
   // TRL chosen: SGLang refused by the rollout engine's control, naming verl.
   TrainingSetup trl = qwen3_8b_on_8_h100s();
   trl.rollout = Rollout::kSglang;

@@ -38,17 +38,45 @@ inline std::string pick_id(FuzzedDataProvider& data, const std::vector<Choice>& 
   return choices[data.ConsumeIntegralInRange<std::size_t>(0, choices.size() - 1)].id;
 }
 
-// A setup from the fuzzer's bytes: each setting of the table, in its order, left at its default
-// or given text the way every edge gives it (mostly within its bounds, sometimes any number or
-// any text), and now and then a raw value past its bounds, as a setup built in code may hold, for
-// the checks to refuse.
-inline TrainingSetup fuzzed_setup(FuzzedDataProvider& data) {
+// Where the fuzzer starts from: the defaults, or an RL run whose settings only hold together
+// (TRL's GRPOTrainer with vLLM on one device; verl's hybrid engine with vLLM or SGLang on 8), which
+// setting-by-setting changes from the defaults would seldom reach.
+inline TrainingSetup base_setup(int which) {
   TrainingSetup setup;
+  if (which < 2) return setup;
+  const auto set = [&setup](const char* id, const char* text) {
+    static_cast<void>(apply_setting(setup, id, text));
+  };
+  set(setting_id::kModel, "qwen3-0.6b");
+  set(setting_id::kStack, "hf");
+  set(setting_id::kSequenceLength, "1024");
+  set(setting_id::kRecompute, "full");
+  set(setting_id::kLogits, "on");
+  set(setting_id::kRollout, which == 4 ? "sglang" : "vllm");
+  set(setting_id::kLoss, "grpo");
+  if (which == 2) return setup;
+  set(setting_id::kPrecision, "bf16-mixed");
+  set(setting_id::kDataParallel, "8");
+  set(setting_id::kZeroStage, "3");
+  set(setting_id::kRlTrainer, "verl");
+  set(setting_id::kRolloutMemoryUtilization, "0.5");
+  set(setting_id::kRolloutTensorParallel, "2");
+  set(setting_id::kRolloutSleepMode, "on");
+  set(setting_id::kExpandableSegments, "on");
+  return setup;
+}
+
+// A setup from the fuzzer's bytes: from a base (above), each setting of the table, in its order,
+// left as it is or given text the way every edge gives it (mostly within its bounds, sometimes
+// any number or any text), and now and then a raw value past its bounds, as a setup built in code
+// may hold, for the checks to refuse.
+inline TrainingSetup fuzzed_setup(FuzzedDataProvider& data) {
+  TrainingSetup setup = base_setup(data.ConsumeIntegralInRange<int>(0, 4));
   const std::vector<Setting>& table = settings();
   for (std::size_t index = 0; index < table.size(); ++index) {
     const Setting& setting = table[index];
     const int how = data.ConsumeIntegralInRange<int>(0, 7);
-    if (how < 4) continue;  // at its default
+    if (how < 4) continue;  // as the base has it
     if (how == 7 && setting.kind != SettingKind::kChoice) {
       const double raw = setting.kind == SettingKind::kWhole
                              ? static_cast<double>(data.ConsumeIntegral<int>())

@@ -163,8 +163,10 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.rollout_engine = rollout_engine_bytes(setup, verl_startup_bytes(setup, whole));
   if (verl_trainer(setup)) {
     device.rollout_weights = rollout_weights_bytes(setup, shape);
-    device.largest_parameter_bytes =
-        kFp32Bytes * static_cast<double>(shape.vocab_size) * shape.hidden_size;
+    const SyncBuckets buckets = verl_sync_buckets(setup, shape);
+    device.sync_sent_bytes = buckets.sent;
+    device.sync_filling_bytes = buckets.filling;
+    device.sync_gathered_bytes = buckets.gathered;
     if (setup.log_prob_micro_batch_sequences > 0) {
       device.log_prob_scale =
           static_cast<double>(setup.log_prob_micro_batch_sequences) / setup.micro_batch_sequences;

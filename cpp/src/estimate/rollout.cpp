@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "estimate/calculation.hpp"
 #include "estimate/placement.hpp"
@@ -96,6 +97,51 @@ const char* rollout_engine_name(const TrainingSetup& setup) {
 // widths; the norms, whole on each, are left out).
 double rollout_weights_bytes(const TrainingSetup& setup, const ModelShape& shape) {
   return kBf16Bytes * count_parameters(shape) / setup.rollout_tensor_parallel;
+}
+
+SyncBuckets verl_sync_buckets(const TrainingSetup& setup, const ModelShape& shape) {
+  const double h = shape.hidden_size;
+  const double embedding = kFp32Bytes * static_cast<double>(shape.vocab_size) * h;
+  const double bucket = kVerlWeightSyncBucketMiB * kMebibyte;
+  if (setup.rollout != Rollout::kSglang) return {bucket, 0, embedding};
+  // The state dict's tensors in the model's order (a dense model: verl refuses mixtures): the
+  // embedding; each layer's Q, K, V and O, its MLP's matrices, and the rest of it (norms, biases)
+  // as one; the final norm; the output layer unless tied.
+  const ParameterCounts counts = parameter_counts(shape);
+  const double d = head_dim_of(shape);
+  const double q = shape.num_attention_heads * d;
+  const double kv = shape.num_key_value_heads * d;
+  const double f = shape.ffn_hidden_size;
+  std::vector<double> layer{h * q, h * kv, h * kv, q * h};
+  for (int matrix = 0; matrix < (shape.gated_mlp ? 3 : 2); ++matrix) layer.push_back(h * f);
+  double matrices = 0;
+  for (const double each : layer) matrices += each;
+  const double per_layer = (count_parameters(shape) - counts.embedding - counts.position_embedding -
+                            counts.output_head - counts.final_norm) /
+                           shape.num_layers;
+  if (per_layer > matrices) layer.push_back(per_layer - matrices);
+  std::vector<double> tensors{counts.embedding + counts.position_embedding};
+  for (int index = 0; index < shape.num_layers; ++index) {
+    tensors.insert(tensors.end(), layer.begin(), layer.end());
+  }
+  tensors.push_back(counts.final_norm);
+  if (counts.output_head > 0) tensors.push_back(counts.output_head);
+  SyncBuckets busiest;
+  double sent = 0;
+  double filling = 0;
+  for (const double parameters : tensors) {
+    const double gathered = kFp32Bytes * parameters;
+    if (sent + filling + gathered > busiest.sent + busiest.filling + busiest.gathered) {
+      busiest = {sent, filling, gathered};
+    }
+    if (filling + gathered > bucket && filling > 0) {
+      sent = filling;
+      filling = gathered;
+    } else {
+      filling += gathered;
+    }
+  }
+  return busiest;
 }
 
 bool verl_trainer(const TrainingSetup& setup) {

@@ -32,6 +32,21 @@ const char* rollout_engine_name(const TrainingSetup& setup);
 // vLLM's BF16 weights on each of its devices, split over its tensor parallelism.
 double rollout_weights_bytes(const TrainingSetup& setup, const ModelShape& shape);
 
+// What verl's weight sync holds at its busiest beyond the state dict's clones, in FP32: the bucket
+// sent, the bucket filling and the tensor just gathered whole. vLLM's: its 2,048 MiB CUDA-IPC
+// buffer and the largest tensor (the embedding's) beside it. SGLang's (verl 1dda039b,
+// verl/workers/rollout/sglang_rollout/utils.py, get_named_tensor_buckets, consumed by
+// sglang_rollout.py's ServerAdapter.update_weights): buckets of the gathered tensors themselves,
+// one yielded when the next would overflow it; while the generator gathers the next tensors the
+// consumer's loop variable still holds the bucket it last sent, so the busiest moment is found
+// by walking the state dict's tensors in order.
+struct SyncBuckets {
+  double sent = 0;
+  double filling = 0;
+  double gathered = 0;
+};
+SyncBuckets verl_sync_buckets(const TrainingSetup& setup, const ModelShape& shape);
+
 // Whether verl's hybrid engine drives the rollout engine (TrainingSetup::rl_trainer).
 bool verl_trainer(const TrainingSetup& setup);
 

@@ -579,7 +579,8 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
   reader.list_unread(set_aside);
   launch.notes.push_back(
       "Read as verl 1dda039b (August 22, 2026) runs main_ppo's V1 trainer: " + estimator +
-      " over " + format_count(devices) + " devices, an FSDP1 actor in FP32, vLLM at " +
+      " over " + format_count(devices) + " devices, an FSDP1 actor in FP32, " +
+      (setup.rollout == Rollout::kSglang ? "SGLang" : "vLLM") + " at " +
       shortest_decimal(setup.rollout_memory_utilization) + " over " +
       std::to_string(setup.rollout_tensor_parallel) + " devices" +
       (setup.reference_model ? ", a reference model (its parameters on the host)" : "") +

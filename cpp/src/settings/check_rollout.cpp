@@ -63,14 +63,14 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
   }
   if (hybrid_linear_attention(shape) || global_attention_mixer(shape)) {
     return refuse(
-        " has layers whose cache vLLM sizes apart (a recurrent state or a sliding "
+        " has layers whose cache the engine sizes apart (a recurrent state or a sliding "
         "window), not modelled.");
   }
   // gpt-oss (its sinks mark it): vLLM loads its checkpoint's MXFP4 experts as they are, and half
   // its layers attend over a sliding window.
   if (shape.attention_sinks) {
     return refuse(
-        " stores its experts in MXFP4, which vLLM loads as they are, and attends over a "
+        " stores its experts in MXFP4, which the engine loads as they are, and attends over a "
         "sliding window in half its layers: not modelled.");
   }
   if (sparse_attention(shape)) {
@@ -82,7 +82,8 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
   const int k = shape.num_key_value_heads;
   if (shape.num_attention_heads % tp != 0 || (tp <= k ? k % tp != 0 : tp % k != 0)) {
     return refusal(setting_id::kRolloutTensorParallel,
-                   "vLLM splits " + shape.name + "'s " + std::to_string(shape.num_attention_heads) +
+                   std::string(setup.rollout == Rollout::kSglang ? "SGLang" : "vLLM") + " splits " +
+                       shape.name + "'s " + std::to_string(shape.num_attention_heads) +
                        " attention heads and " + std::to_string(k) +
                        " key-value heads over its tensor parallelism: choose a size that divides "
                        "both, or a multiple of the key-value heads that divides the attention "
@@ -94,7 +95,16 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
     return refusal(setting_id::kRlTrainer,
                    "verl is modelled for dense models; " + shape.name +
                        "'s experts (their FSDP units, and the weight sync's unfused tensors) are "
-                       "not: choose a dense model, or trl.");
+                       "not: choose a dense model, or trl with vllm.");
+  }
+  // On ROCm verl starts SGLang with the aiter attention backend (async_sglang_server.py,
+  // launch_server), under which SGLang's server_args scale mem_fraction_static down for long
+  // contexts.
+  if (setup.rollout == Rollout::kSglang && device_of(setup).architecture == Architecture::kCdna3) {
+    return refusal(setting_id::kRollout,
+                   "On ROCm verl starts SGLang with its aiter attention, under which SGLang "
+                   "lowers mem_fraction_static for long contexts, not modelled: choose an NVIDIA "
+                   "device, or vllm.");
   }
   if (setup.lora_rank > 0 && setup.base_weights != BaseWeights::kBf16) {
     return refusal(setting_id::kBaseWeights,

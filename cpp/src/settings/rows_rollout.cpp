@@ -19,10 +19,10 @@ void add_rollout(Entries& entries) {
               "SGLang generates for verl's hybrid engine here (TRL's GRPOTrainer drives vLLM "
               "alone): choose verl, or vllm.")
           .only_under({Stack::kHf},
-                      "the colocated rollout engine is modelled as TRL's GRPOTrainer runs it, "
-                      "over transformers' Trainer",
-                      "The colocated rollout engine is modelled as TRL's GRPOTrainer runs it, "
-                      "over transformers' Trainer; choose the hf stack, or no rollout engine.")
+                      "the colocated rollout engine is modelled as TRL's GRPOTrainer and verl "
+                      "run it, over the hf stack's replay",
+                      "The colocated rollout engine is modelled as TRL's GRPOTrainer and verl run "
+                      "it, over the hf stack's replay; choose the hf stack, or no rollout engine.")
           .page("rl", "",
                 "vLLM or SGLang generating on the trainer's own devices, its weights and KV "
                 "cache beside the trainer's: vLLM under TRL's GRPOTrainer "
@@ -47,7 +47,7 @@ void add_rollout(Entries& entries) {
                 return setup.rl_trainer == RlTrainer::kTrl || setup.layout.zero_stage == 3;
               },
               "verl's actor is an FSDP model sharded over every device (FULL_SHARD, fsdp_size "
-              "-1): set ZeRO to 3, or choose trl.")
+              "-1): set ZeRO to 3, or choose trl with vllm.")
 
           .rule(
               [](const TrainingSetup& setup) {
@@ -55,32 +55,32 @@ void add_rollout(Entries& entries) {
                        setup.fsdp_version == FsdpVersion::kFsdp1;
               },
               "verl's strategy fsdp2 wraps its units otherwise than accelerate's FSDP2, not "
-              "modelled: choose fsdp1 (verl's default strategy, fsdp), or trl.")
+              "modelled: choose fsdp1 (verl's default strategy, fsdp), or trl with vllm.")
           .rule(
               [](const TrainingSetup& setup) {
                 return setup.rl_trainer == RlTrainer::kTrl || setup.lora_rank == 0;
               },
               "verl's LoRA (its adapters synced to vLLM apart from the base) is not modelled: set "
-              "the LoRA rank to 0, or choose trl.")
+              "the LoRA rank to 0, or choose trl with vllm.")
           .rule(
               [](const TrainingSetup& setup) {
                 return setup.rl_trainer == RlTrainer::kTrl ||
                        setup.precision == Precision::kBf16Mixed;
               },
               "verl's actor keeps FP32 parameters and computes in BF16 (model_dtype fp32, "
-              "FSDP's MixedPrecision): choose bf16-mixed, or trl.")
+              "FSDP's MixedPrecision): choose bf16-mixed, or trl with vllm.")
           .rule(
               [](const TrainingSetup& setup) {
                 return setup.rl_trainer == RlTrainer::kTrl || !setup.reentrant_checkpointing;
               },
               "verl checkpoints with use_reentrant=False: untick reentrant checkpointing, or "
-              "choose trl.")
+              "choose trl with vllm.")
           .rule(
               [](const TrainingSetup& setup) {
                 return setup.rl_trainer == RlTrainer::kTrl || setup.expandable_segments;
               },
               "verl turns expandable segments on itself after each weight sync "
-              "(set_expandable_segments(True)): tick them, or choose trl.")
+              "(set_expandable_segments(True)): tick them, or choose trl with vllm.")
           .page("rl", "",
                 "TRL's GRPOTrainer runs vLLM in its own process. verl's hybrid engine keeps an "
                 "FSDP1 actor in FP32 and its reference model on the host, and runs vLLM or "
@@ -178,7 +178,7 @@ void add_rollout(Entries& entries) {
               [](const TrainingSetup& setup) {
                 return setup.layout.data_parallel % setup.rollout_tensor_parallel == 0;
               },
-              "TRL splits each vLLM over consecutive devices of the world: its tensor parallelism "
+              "Each engine is split over consecutive devices of the world: its tensor parallelism "
               "must divide the data-parallel devices, d.")
           .page("rl", "The engine's tensor parallel size",
                 "TRL's <code>vllm_tensor_parallel_size</code>: each engine split over this many "

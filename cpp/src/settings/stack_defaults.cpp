@@ -29,7 +29,8 @@ std::vector<BroughtSetting> bring_stack_defaults(
     brought.push_back({id::kRlTrainer, setting_text(setup, id::kRlTrainer)});
   }
   // verl's own (verl 1dda039b: verl/trainer/config/rollout/rollout.yaml and engine_workers.py):
-  // the engine at gpu_memory_utilization 0.5, split over 2 devices, asleep between generations
+  // the actor sharded over every device (FSDP1's FULL_SHARD, ZeRO 3), the engine at
+  // gpu_memory_utilization 0.5, split over 2 devices, asleep between generations
   // (free_cache_engine), and the trainer's allocator under expandable segments, which verl turns on
   // itself after each weight sync (set_expandable_segments(True)).
   if (setup.rollout != Rollout::kNone && setup.rl_trainer == RlTrainer::kVerl) {
@@ -38,6 +39,7 @@ std::vector<BroughtSetting> bring_stack_defaults(
       field = verl_value;
       brought.push_back({id, setting_text(setup, id)});
     };
+    bring(id::kZeroStage, setup.layout.zero_stage, 0, 3);
     bring(id::kRolloutMemoryUtilization, setup.rollout_memory_utilization,
           kDefaultRolloutMemoryUtilization, kVerlRolloutMemoryUtilization);
     bring(id::kRolloutSleepMode, setup.rollout_sleep_mode, false, true);

@@ -63,8 +63,6 @@ struct HfPlan {
 
 bool verl(const StepDevice& device) { return device.setup.rl_trainer == RlTrainer::kVerl; }
 
-constexpr double kWeightSyncBucketBytes = kVerlWeightSyncBucketMiB * kMebibyte;
-
 // What verl's step holds from one phase to the next (verl_rollout_phases, hf_micro_batch):
 // - the root units its no-grad passes leave gathered: FSDP1 reshards no root after its forward
 //   pass (torch/distributed/fsdp/_runtime_utils.py, _post_forward_reshard: not state._is_root),
@@ -394,11 +392,10 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
 // parameter then gathered whole in FP32 (full_tensor(), no cast), one at a time, into a CUDA-IPC
 // bucket of update_weights_bucket_megabytes (2048) that the trainer allocates and vLLM maps
 // (verl/workers/rollout/vllm_rollout/bucketed_weight_transfer.py, BucketedWeightSender); one
-// larger than the bucket, the embedding's or the output layer's, is sent as it is. SGLang's bucket
-// (verl/workers/rollout/sglang_rollout/utils.py, get_named_tensor_buckets) is a list of the
-// gathered tensors themselves, up to the same size, the next one gathered beside it as a full
-// bucket is sent: at most the same bytes. The bucket and the clones freed, the cache emptied
-// again; the engine's KV cache is woken after (the generation).
+// larger than the bucket, the embedding's or the output layer's, is sent as it is. SGLang's
+// buckets are the gathered tensors themselves, the one last sent still held as the next fills
+// (rollout.hpp, verl_sync_buckets: the busiest moment, taken here). The buckets and the clones
+// freed, the cache emptied again; the engine's KV cache is woken after (the generation).
 // verl turns expandable segments off for the sync and back on after; the sync is replayed under
 // the step's setting. Returns vLLM's weights' handle (0 where it is awake through the step).
 CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device,
@@ -415,9 +412,12 @@ CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device,
   }
   chunks.push_back(step.take(plan.weight_sync, plan.model.root / plan.shards));
   step.give(root);
-  const auto bucket = step.take(plan.weight_sync, kWeightSyncBucketBytes);
-  step.give(step.take(plan.weight_sync, device.largest_parameter_bytes));
-  step.give(bucket);
+  const auto sent = step.take(plan.weight_sync, device.sync_sent_bytes);
+  const auto filling =
+      device.sync_filling_bytes > 0 ? step.take(plan.weight_sync, device.sync_filling_bytes) : 0;
+  step.give(step.take(plan.weight_sync, device.sync_gathered_bytes));
+  if (filling != 0) step.give(filling);
+  step.give(sent);
   give_all(step, chunks);
   step.mark("weight sync", 0);
   step.empty_cache();

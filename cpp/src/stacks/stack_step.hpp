@@ -128,11 +128,14 @@ struct StepDevice {
   // the trainer's own caching allocator made before the first step, held through it awake, made
   // for each generation under sleep mode.
   double rollout_engine = 0;
-  // Under verl (TrainingSetup::rl_trainer): vLLM's BF16 weights on the device (its share under its
-  // tensor parallelism), which its weight sync wakes before its KV cache; and the largest tensor
-  // the sync gathers whole, in FP32 (the embedding's or the output layer's, V × h).
+  // Under verl (TrainingSetup::rl_trainer): the engine's BF16 weights on the device (its share
+  // under its tensor parallelism), which its weight sync wakes before its KV cache; and what the
+  // sync holds at its busiest beyond the state dict's clones, in FP32 (rollout.hpp's
+  // verl_sync_buckets): the bucket sent, the bucket filling and the tensor just gathered whole.
   double rollout_weights = 0;
-  double largest_parameter_bytes = 0;
+  double sync_sent_bytes = 0;
+  double sync_filling_bytes = 0;
+  double sync_gathered_bytes = 0;
   // The log-probability passes' micro-batch over the update's (verl's
   // log_prob_micro_batch_size_per_gpu): their layers' work and logits scale with it.
   double log_prob_scale = 1;
