@@ -161,14 +161,22 @@ void print_stack_terms(const Estimate& estimate, std::ostream& out) {
 
 void print_host(const Estimate& estimate, std::ostream& out) {
   const TrainingSetup& setup = estimate.setup;
-  if (setup.offload == Offload::kNone && !setup.offload_activations) return;
-  out << "\n  Held in the host's memory instead (offload " << choice_id(setup.offload)
-      << (setup.offload_activations ? ", activations" : "") << "):\n";
+  if (!(estimate.host.total() > 0)) return;
+  const bool offloads = setup.offload != Offload::kNone || setup.offload_activations;
+  if (!offloads) {
+    out << "\n  Held in the host's memory (verl's):\n";
+  } else {
+    out << "\n  Held in the host's memory instead (offload " << choice_id(setup.offload)
+        << (setup.offload_activations ? ", activations" : "") << "):\n";
+  }
   for (const TermRow& row : kTerms) {
     const double bytes = estimate.host[row.term];
     if (!row.on_host || !(bytes > 0)) continue;
     print_row(out,
-              row.term == Term::kFp32Gradients ? "FP32 gradients (the host's own copy)" : row.label,
+              row.term == Term::kFp32Gradients          ? "FP32 gradients (the host's own copy)"
+              : row.term == Term::kRolloutEngine        ? "SGLang's weights, asleep"
+              : row.term == Term::kWeights && !offloads ? "The reference model's FP32 shard"
+                                                        : row.label,
               bytes);
   }
   print_row(out, "Total in host memory", estimate.host.total());

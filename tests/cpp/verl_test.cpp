@@ -15,6 +15,7 @@
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
+#include "trainmem/verdict.hpp"
 
 using namespace trainmem;
 
@@ -378,6 +379,34 @@ TEST_CASE(
   CHECK(vllm.filling == 0);
   CHECK(sglang.sent + sglang.filling - vllm.sent ==
         doctest::Approx(736.0 * 1024 * 1024).epsilon(1e-3));
+}
+
+TEST_CASE(
+    "verl: the host holds the reference model's FP32 shard and, asleep, SGLang's weights, checked "
+    "against --host-gb, by hand") {
+  TrainingSetup setup = tiny_verl();
+  setup.rollout = Rollout::kSglang;
+  setup.reference_model = true;
+  const double parameters = 2 * 55424 + 2 * 4096 * 64 + 64;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  // The reference's FSDP1 flat shard in FP32 over the 2 devices; SGLang's BF16 weights over its 2.
+  CHECK(estimate.host[Term::kWeights] == doctest::Approx(4 * parameters / 2).epsilon(1e-12));
+  CHECK(estimate.host[Term::kRolloutEngine] == doctest::Approx(2 * parameters / 2).epsilon(1e-12));
+  CHECK(estimate.host_node_bytes == doctest::Approx(2 * 3 * parameters).epsilon(1e-12));
+  // vLLM's level-2 sleep discards its weights; without a reference model nothing is on the host.
+  TrainingSetup vllm = setup;
+  vllm.rollout = Rollout::kVllm;
+  CHECK(estimate_memory(vllm).host[Term::kRolloutEngine] == 0);
+  vllm.reference_model = false;
+  CHECK(estimate_memory(vllm).host.total() == 0);
+  // A host that cannot hold it: the verdict says so, whatever the devices hold.
+  setup.host_capacity_gb = 0.001;
+  const Estimate small = estimate_memory(setup);
+  CHECK(!small.host_fits);
+  const VerdictAnswer verdict = verdict_of(small, false, {});
+  CHECK(verdict.verdict == Verdict::kDoesNotFit);
+  CHECK(verdict.reason.find("The node's host does not hold what its 2 devices keep there") == 0);
 }
 
 TEST_CASE("verl with SGLang: a share that leaves no KV cache does not start, in SGLang's words") {

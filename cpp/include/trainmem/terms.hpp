@@ -79,7 +79,7 @@ inline constexpr std::array<TermRow, kNumTerms> kTerms = {{
      TermPart::kStack, true, false, true, ""},
     // RL post-training: the rollout engine colocated with the trainer (vLLM's or SGLang's pools).
     {Term::kRolloutEngine, "rolloutEngine", "Rollout engine", "for the rollout engine",
-     TermPart::kStack, true, false, true, ""},
+     TermPart::kStack, true, true, true, ""},
     {Term::kRuntime, "runtime", "Runtime", "of runtime", TermPart::kStack, true, false, true, ""},
     {Term::kAllocatorCache, "allocatorCache", "Allocator's cache",
      "that the caching allocator keeps reserved", TermPart::kStack, true, false, true, ""},

@@ -21,6 +21,7 @@ Ledger stage_ledger(const Calculation& calc, const TrainingSetup& setup,
   add_model_states(ledger, setup, calc.placement, stage, calc.per, calc.base);
   add_stage_terms(ledger, *calc.shape, setup, calc.placement, stage, calc.layer);
   offload_to_host(ledger, setup, calc.placement, stage, calc.per, calc.base, calc.layer);
+  rollout_to_host(ledger, setup, calc.placement, stage);
   return ledger;
 }
 

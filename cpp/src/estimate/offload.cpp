@@ -142,4 +142,42 @@ void offload_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement
   }
 }
 
+void rollout_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement& placement,
+                     const StagePlacement& stage) {
+  if (!kBeyondThePlate || setup.rl_trainer != RlTrainer::kVerl || setup.rollout == Rollout::kNone) {
+    return;
+  }
+  const Pen& pen = ledger.pen();
+  // verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py: a forward-only model (role
+  // "ref") is wrapped with CPUOffload(offload_params=True), its FSDP1 flat shard, 4·P/d, in the
+  // host's memory between passes.
+  if (setup.reference_model) {
+    const double reference = kFp32Bytes * stage.parameters / placement.zero_shards;
+    ledger.add_to_host(
+        Term::kWeights,
+        pen.said(reference,
+                 [&] { return "the reference model's FP32 shard " + format_bytes(reference); }),
+        [] {
+          return std::string(
+              "verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py: "
+              "CPUOffload(offload_params=True) for the reference");
+        });
+  }
+  // SGLang's memory saver backs its weights up on the host as verl puts it to sleep
+  // (async_sglang_server.py, launch_server: enable_weights_cpu_backup in hybrid mode), its BF16
+  // share over its tensor parallelism; vLLM's level-2 sleep discards them.
+  if (setup.rollout == Rollout::kSglang && setup.rollout_sleep_mode) {
+    const double backup = kBf16Bytes * stage.parameters / setup.rollout_tensor_parallel;
+    ledger.add_to_host(
+        Term::kRolloutEngine,
+        pen.said(backup,
+                 [&] { return "SGLang's BF16 weights, backed up " + format_bytes(backup); }),
+        [] {
+          return std::string(
+              "verl 1dda039b, verl/workers/rollout/sglang_rollout/"
+              "async_sglang_server.py: enable_weights_cpu_backup");
+        });
+  }
+}
+
 }  // namespace trainmem

@@ -17,4 +17,10 @@ void offload_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement
                      const StagePlacement& stage, const BytesPerParameter& per,
                      const BaseWeightBytes& base, const ActivationsPerLayer& layer);
 
+// What verl's hybrid engine keeps in the host's memory for each device (TrainingSetup::rl_trainer):
+// the reference model's FP32 shard, which verl offloads whatever its flag says, and under sleep
+// mode SGLang's backup of its BF16 weights.
+void rollout_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement& placement,
+                     const StagePlacement& stage);
+
 }  // namespace trainmem

@@ -131,6 +131,21 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
                     (not_understood.size() == 1 ? "it does" : "they do") + " with the settings.";
     return answer;
   }
+  // The host's memory, where it is given (--host-gb): a run whose node cannot hold what its
+  // devices keep there (offloading, verl's reference model and SGLang's sleeping weights) fails
+  // whatever its devices hold.
+  if (!estimate.host_fits) {
+    answer.verdict = Verdict::kDoesNotFit;
+    answer.likely_low_bytes = total;
+    answer.likely_high_bytes = total;
+    answer.limit_bytes = estimate.limit_bytes;
+    answer.reason = "The node's host does not hold what its " +
+                    format_count(estimate.host_devices) +
+                    (estimate.host_devices == 1 ? " device keeps" : " devices keep") +
+                    " there: " + format_bytes(estimate.host_node_bytes) + ", more than its " +
+                    format_bytes(estimate.host_capacity_bytes) + ".";
+    return answer;
+  }
   const double capacity = estimate.limit_bytes;
   const std::string stack = choice_name(estimate.setup.stack);
   // The megatron stack's published runs are its distributed optimiser's: none measures
