@@ -225,4 +225,18 @@ TEST_CASE("verl line: rollout.name sglang is read as SGLang under verl, its requ
   CHECK(read(line("actor_rollout_ref.rollout.max_num_seqs=1024")).not_understood.empty());
 }
 
+TEST_CASE("verl line: the actor's optimizer_offload and param_offload read as verl's offload") {
+  const LaunchConfig both =
+      read(line("actor_rollout_ref.actor.fsdp_config.param_offload=True "
+                "actor_rollout_ref.actor.fsdp_config.optimizer_offload=True"));
+  REQUIRE_MESSAGE(both.answer.ok(), both.answer.message);
+  CHECK(both.setup.offload == Offload::kOptimizerAndWeights);
+  CHECK(both.not_understood.empty());
+  const LaunchConfig states =
+      read(line("actor_rollout_ref.actor.fsdp_config.optimizer_offload=True"));
+  REQUIRE_MESSAGE(states.answer.ok(), states.answer.message);
+  CHECK(states.setup.offload == Offload::kOptimizer);
+  CHECK(read(line("")).setup.offload == Offload::kNone);
+}
+
 }  // namespace verl_line_test

@@ -409,6 +409,56 @@ TEST_CASE(
   CHECK(verdict.reason.find("The node's host does not hold what its 2 devices keep there") == 0);
 }
 
+TEST_CASE(
+    "verl's offload: the actor's FP32 shards and AdamW's state leave the device between the phases "
+    "that use them, by hand") {
+  const TrainingSetup on_device = tiny_verl();
+  TrainingSetup offloaded = on_device;
+  offloaded.offload = Offload::kOptimizerAndWeights;  // param_offload and optimizer_offload
+  REQUIRE_MESSAGE(estimate_memory(offloaded).answer.ok(),
+                  estimate_memory(offloaded).answer.message);
+  // The tiny model's 635,200 parameters over the 2 devices: FP32 shards of 4 B (a block each for
+  // the two layers and the root) and AdamW's two FP32 moments, 8 B.
+  const double layer = 55424;
+  const double root = 2 * 4096 * 64 + 64;
+  const double shards = 2 * blocks(4 * layer / 2) + blocks(4 * root / 2);
+  const double states = 2 * blocks(8 * layer / 2) + blocks(8 * root / 2);
+  // As it generates the device holds neither; it holds both on device alone.
+  const TimelinePoint generating = point_of(offloaded, "generation");
+  CHECK(generating.held[Term::kWeights] == 0);
+  CHECK(generating.held[Term::kOptimizerStates] == 0);
+  const TimelinePoint kept = point_of(on_device, "generation");
+  CHECK(kept.held[Term::kWeights] == shards);
+  CHECK(kept.held[Term::kOptimizerStates] == states);
+  // The weight sync and the log-probabilities load the shards; the update loads both.
+  CHECK(point_of(offloaded, "weight sync").held[Term::kWeights] == shards);
+  CHECK(point_of(offloaded, "weight sync").held[Term::kOptimizerStates] == 0);
+  CHECK(point_of(offloaded, "backward").held[Term::kWeights] == shards);
+  CHECK(point_of(offloaded, "backward").held[Term::kOptimizerStates] == states);
+  // The host holds them, 4 + 8 B a parameter over the 2 devices; the engine starts beside neither.
+  const double parameters = 2 * layer + root;
+  const Estimate estimate = estimate_memory(offloaded);
+  CHECK(estimate.host[Term::kWeights] == doctest::Approx(4 * parameters / 2).epsilon(1e-12));
+  CHECK(estimate.host[Term::kOptimizerStates] ==
+        doctest::Approx(8 * parameters / 2).epsilon(1e-12));
+  CHECK(rollout_figures(estimate_memory(on_device)).startup_bytes -
+            rollout_figures(estimate).startup_bytes ==
+        doctest::Approx(4 * parameters / 2).epsilon(1e-9));
+  // optimizer_offload alone: the shards stay, AdamW's state goes.
+  TrainingSetup states_only = on_device;
+  states_only.offload = Offload::kOptimizer;
+  CHECK(point_of(states_only, "generation").held[Term::kWeights] == shards);
+  CHECK(point_of(states_only, "generation").held[Term::kOptimizerStates] == 0);
+  CHECK(estimate_memory(states_only).host[Term::kWeights] == 0);
+  // verl's activation offloading is not modelled; TRL's trainer offloads nothing.
+  TrainingSetup activations = offloaded;
+  activations.offload_activations = true;
+  CHECK(estimate_memory(activations).answer.setting == setting_id::kOffloadActivations);
+  TrainingSetup trl = offloaded;
+  trl.rl_trainer = RlTrainer::kTrl;
+  CHECK(!estimate_memory(trl).answer.ok());
+}
+
 TEST_CASE("verl with SGLang: a share that leaves no KV cache does not start, in SGLang's words") {
   TrainingSetup setup = qwen3_8b_on_8_h100s();
   setup.rollout = Rollout::kSglang;

@@ -74,6 +74,9 @@ void offload_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement
                      const StagePlacement& stage, const BytesPerParameter& per,
                      const BaseWeightBytes& base, const ActivationsPerLayer& layer) {
   if (!kBeyondThePlate || (setup.offload == Offload::kNone && !setup.offload_activations)) return;
+  // verl's offload holds its states on the device for the update (rollout_to_host counts its
+  // host).
+  if (setup.rl_trainer == RlTrainer::kVerl && setup.rollout != Rollout::kNone) return;
   const Pen& pen = ledger.pen();
   const Kept kept = kept_on_device(ledger, setup, placement, per, base, layer);
   const bool states = setup.offload != Offload::kNone;
@@ -148,6 +151,22 @@ void rollout_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement
     return;
   }
   const Pen& pen = ledger.pen();
+  // The actor's, between the phases that use them (verl/workers/engine/base.py, BaseEngineCtx):
+  // its FP32 shards under param_offload, AdamW's state under optimizer_offload, as the device
+  // holds them for the update.
+  if (setup.offload == Offload::kOptimizerAndWeights) {
+    const double shards = ledger.device[Term::kWeights];
+    ledger.add_to_host(
+        Term::kWeights,
+        pen.said(shards, [&] { return "the actor's FP32 shards " + format_bytes(shards); }),
+        [] { return std::string("verl's actor.fsdp_config.param_offload"); });
+  }
+  if (setup.offload != Offload::kNone) {
+    const double states = ledger.device[Term::kOptimizerStates];
+    ledger.add_to_host(Term::kOptimizerStates,
+                       pen.said(states, [&] { return "AdamW's state " + format_bytes(states); }),
+                       [] { return std::string("verl's actor.fsdp_config.optimizer_offload"); });
+  }
   // verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py: a forward-only model (role
   // "ref") is wrapped with CPUOffload(offload_params=True), its FSDP1 flat shard, 4·P/d, in the
   // host's memory between passes.

@@ -73,7 +73,10 @@ double sglang_kv_tokens(const TrainingSetup& setup, const ModelShape& shape, dou
 }  // namespace
 
 double verl_startup_bytes(const TrainingSetup& setup, const Breakdown& whole) {
-  return whole[Term::kWeights] + whole[Term::kMasterWeights] + replay::startup_runtime_bytes(setup);
+  // Under param_offload verl moves the shards to the host as init_model ends.
+  const bool offloaded = setup.offload == Offload::kOptimizerAndWeights;
+  return (offloaded ? 0 : whole[Term::kWeights] + whole[Term::kMasterWeights]) +
+         replay::startup_runtime_bytes(setup);
 }
 
 double rollout_engine_bytes(const TrainingSetup& setup, double startup_bytes) {
@@ -453,9 +456,16 @@ std::vector<std::string> verl_notes(const RolloutFigures& figures, const Estimat
                 : std::string("Sleep mode (verl's free_cache_engine, level 2)")) +
         ": " + engine +
         "'s weights and KV cache are woken for the weight sync and the generation, beside what "
-        "the trainer keeps between updates, the actor's FP32 shards, AdamW's state and the "
-        "runtime (" +
-        format_bytes(figures.resident_bytes) +
+        "the trainer keeps between updates, " +
+        (setup.offload == Offload::kOptimizerAndWeights
+             ? "the runtime and the roots its passes leave gathered (the actor's FP32 shards and "
+               "AdamW's state on the host, param_offload and optimizer_offload, loaded for each "
+               "phase that uses them)"
+         : setup.offload == Offload::kOptimizer
+             ? "the actor's FP32 shards and the runtime (AdamW's state on the host, "
+               "optimizer_offload, loaded for the update)"
+             : "the actor's FP32 shards, AdamW's state and the runtime") +
+        " (" + format_bytes(figures.resident_bytes) +
         ", its gradients freed by zero_grad and its cache emptied); the log-probabilities and the "
         "update hold the trainer alone, beside " +
         engine + "'s process. Not counted: what " + engine +

@@ -17,8 +17,9 @@ namespace trainmem {
 double device_total_bytes(const TrainingSetup& setup);
 
 // What the device holds when verl makes its engine's servers: the actor's FP32 shards (`whole`,
-// the step's terms as counted, their weights and master weights), the trainer's runtime and the
-// engine process's (replay::startup_runtime_bytes). SGLang's share is of what this leaves free.
+// the step's terms as counted, their weights and master weights) unless verl offloads them, the
+// trainer's runtime and the engine process's (replay::startup_runtime_bytes). SGLang's share is of
+// what this leaves free.
 double verl_startup_bytes(const TrainingSetup& setup, const Breakdown& whole);
 
 // The engine's pools on each device (0 without an engine). vLLM's: gpu_memory_utilization × the

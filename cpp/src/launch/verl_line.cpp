@@ -316,10 +316,23 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
     reader.fault(kActor + "strategy", kActor + "strategy " + strategy.substr(0, 40) +
                                           " is not modelled: verl's default, fsdp (FSDP1), is.");
   }
-  for (const char* key : {"fsdp_config.param_offload", "fsdp_config.optimizer_offload",
-                          "fsdp_config.offload_policy", "fsdp_config.forward_prefetch"}) {
+  for (const char* key : {"fsdp_config.offload_policy", "fsdp_config.forward_prefetch"}) {
     refuse_if_on(reader, kActor + key, "not modelled under verl; its default (False) is.");
   }
+  // The actor's offload between phases (verl/workers/engine/base.py, BaseEngineCtx): AdamW's
+  // state (optimizer_offload) and with it the FP32 shards (param_offload).
+  const bool params_offloaded =
+      reader.get(kActor + "fsdp_config.param_offload", text_bool()).value_or(false);
+  const bool states_offloaded =
+      reader.get(kActor + "fsdp_config.optimizer_offload", text_bool()).value_or(false);
+  if (params_offloaded && !states_offloaded) {
+    reader.fault(kActor + "fsdp_config.param_offload",
+                 "param_offload without optimizer_offload is not modelled: set both, or "
+                 "optimizer_offload alone.");
+  }
+  setup.offload = params_offloaded   ? Offload::kOptimizerAndWeights
+                  : states_offloaded ? Offload::kOptimizer
+                                     : Offload::kNone;
   if (reader.get(kActor + "fsdp_config.model_dtype", given_text()).value_or("fp32") != "fp32") {
     reader.fault(kActor + "fsdp_config.model_dtype",
                  "The actor in another dtype than FP32 (verl's model_dtype) is not modelled.");

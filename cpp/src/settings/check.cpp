@@ -336,7 +336,15 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
     }
   }
   const bool activations_alone = row.offloads_activations_only && setup.offload == Offload::kNone;
-  if (!row.offloading && !activations_alone &&
+  // verl's engine offloads the actor's optimizer state (optimizer_offload) and with it its
+  // parameters (param_offload) between the phases that use them; not its activations.
+  const bool verl = setup.rl_trainer == RlTrainer::kVerl && setup.rollout != Rollout::kNone;
+  if (verl && setup.offload_activations) {
+    return refusal(id::kOffloadActivations,
+                   "verl's activation offloading (enable_activation_offload) is not modelled; "
+                   "turn activation offloading off.");
+  }
+  if (!row.offloading && !activations_alone && !verl &&
       (setup.offload != Offload::kNone || setup.offload_activations)) {
     return refusal(id::kStack, "The " + name + " stack is modelled with everything on the device" +
                                    (row.offloads_activations_only ? " but the activations" : "") +

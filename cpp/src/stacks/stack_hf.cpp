@@ -73,12 +73,45 @@ bool verl(const StepDevice& device) { return device.setup.rl_trainer == RlTraine
 // - the unsharded gradients of the micro-batches before a mini-batch's last, which FSDP1's
 //   no_sync keeps (FSDPEngine._gradient_sync_context: no reduce-scatter but on the last), each
 //   unit's until its reduce-scatter in the last micro-batch's backward pass.
+// - under verl's offload (TrainingSetup::offload: optimizer, verl's fsdp_config.optimizer_offload;
+//   optimizer-and-weights, with param_offload too), what its engine moves to the host between uses
+//   (verl/workers/engine/base.py, BaseEngineCtx: loaded as a mode's context enters, offloaded as
+//   it exits; verl/utils/fsdp_utils.py, offload_fsdp_model_to_cpu moves each flat parameter's
+//   local shard, not a root's unsharded storage, and empties the cache): the actor's FP32 shards
+//   and AdamW's state, each block's size, and its handle while on the device.
 struct VerlHeld {
   CachingAllocator::Handle actor_root = CachingAllocator::kNothing;
   CachingAllocator::Handle reference_root = CachingAllocator::kNothing;
   Handles layer_gradients;  // unsharded, one per layer, in the forward pass's order
   CachingAllocator::Handle root_gradient = CachingAllocator::kNothing;
+  std::vector<double> weight_sizes;
+  Handles weights;
+  std::vector<double> state_sizes;
+  Handles states;
 };
+
+// verl's offload of the actor's parameters (param_offload) and of its optimizer's state.
+bool verl_offloads_weights(const StepDevice& device) {
+  return verl(device) && device.setup.offload == Offload::kOptimizerAndWeights;
+}
+bool verl_offloads_states(const StepDevice& device) {
+  return verl(device) && device.setup.offload != Offload::kNone;
+}
+
+// Blocks of `sizes` loaded to the device (load_fsdp_model_to_gpu, load_fsdp_optimizer), where they
+// are not already.
+void load_to_device(Step& step, Term term, const std::vector<double>& sizes, Handles& handles) {
+  if (!handles.empty()) return;
+  for (const double bytes : sizes) handles.push_back(step.take(tag(term), bytes));
+}
+
+// Blocks moved to the host, and the cache emptied (offload_fsdp_model_to_cpu,
+// offload_fsdp_optimizer).
+void offload_to_host(Step& step, Handles& handles) {
+  if (handles.empty()) return;
+  give_all(step, handles);
+  step.empty_cache();
+}
 
 bool full_shard(const StepDevice& device) { return device.setup.layout.zero_stage >= 3; }
 
@@ -308,17 +341,22 @@ CachingAllocator::Handle hf_root_reduce_scatter(Step& step, const StepDevice& de
   return sharded;
 }
 
-// The optimizer's step (AdamW's state made by the first), then model.zero_grad().
+// The optimizer's step (AdamW's state made by the first), then model.zero_grad(). Under verl's
+// optimizer offload the state's blocks are kept in `offloaded`, which moves them to the host.
 void hf_optimizer_step(Step& step, const StepDevice& device, const HfPlan& plan, bool first,
-                       Handles& gradients) {
+                       Handles& gradients, VerlHeld* offloaded) {
   const double state_bytes = plan.trained.state_bytes;
   if (first) {
+    const auto make = [&](double bytes) {
+      const auto handle = step.take(tag(Term::kOptimizerStates), bytes);
+      if (offloaded == nullptr) return;
+      offloaded->states.push_back(handle);
+      offloaded->state_sizes.push_back(bytes);
+    };
     for (int layer = 0; layer < static_cast<int>(device.layers_per_stage); ++layer) {
-      step.take(tag(Term::kOptimizerStates),
-                state_bytes * (device.layer_trainable_parameters - device.layer_paged_parameters));
+      make(state_bytes * (device.layer_trainable_parameters - device.layer_paged_parameters));
     }
-    step.take(tag(Term::kOptimizerStates),
-              state_bytes * (plan.trained.root - device.root_paged_parameters));
+    make(state_bytes * (plan.trained.root - device.root_paged_parameters));
   }
   step.give(step.take(plan.temporary, plan.step_temporary));
   give_all(step, gradients);
@@ -398,11 +436,13 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
 // freed, the cache emptied again; the engine's KV cache is woken after (the generation).
 // verl turns expandable segments off for the sync and back on after; the sync is replayed under
 // the step's setting. Returns vLLM's weights' handle (0 where it is awake through the step).
-CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device,
-                                          const HfPlan& plan) {
+CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device, const HfPlan& plan,
+                                          VerlHeld& held) {
   const bool sleeping = device.setup.rollout_sleep_mode;
   step.empty_cache();
   const auto weights = sleeping ? step.take(plan.rollout, device.rollout_weights, kRolloutPool) : 0;
+  // get_per_tensor_param loads the actor's shards where verl offloads them.
+  load_to_device(step, Term::kWeights, held.weight_sizes, held.weights);
   const auto root = step.take(plan.weight_sync, plan.model.root);
   Handles chunks;
   for (int layer = 0; layer < static_cast<int>(device.layers_per_stage); ++layer) {
@@ -420,6 +460,8 @@ CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device,
   step.give(sent);
   give_all(step, chunks);
   step.mark("weight sync", 0);
+  // update_weights offloads them again once the stream ends (engine.to("cpu", model=True)).
+  offload_to_host(step, held.weights);
   step.empty_cache();
   step.settle();
   return weights;
@@ -433,7 +475,7 @@ CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device,
 // reference's units gathered from the host (CPUOffload(offload_params=True), which verl forces on
 // a forward-only model), so nothing of it stays on the device.
 void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan, VerlHeld& held) {
-  const auto weights = verl_weight_sync(step, device, plan);
+  const auto weights = verl_weight_sync(step, device, plan, held);
   if (device.setup.rollout_sleep_mode) {
     const auto cache =
         step.take(plan.rollout, device.rollout_engine - device.rollout_weights, kRolloutPool);
@@ -445,7 +487,14 @@ void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& pla
   } else {
     step.mark("generation", 0);
   }
+  // compute_log_prob's eval mode loads the actor's shards where verl offloads them, and offloads
+  // them as it exits.
+  load_to_device(step, Term::kWeights, held.weight_sizes, held.weights);
   hf_log_probability_pass(step, device, plan, &held.actor_root);
+  if (!held.weights.empty()) {
+    step.mark("log-probabilities", 0);  // what is reserved before the cache is emptied
+    offload_to_host(step, held.weights);
+  }
   if (device.setup.reference_model) {
     hf_log_probability_pass(step, device, plan, &held.reference_root, true);
   }
@@ -491,6 +540,9 @@ void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan,
 void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bool first,
                     VerlHeld& held) {
   hf_rollout_phases(step, device, plan, held);
+  // verl's train mode enters: what it offloads loaded (update_actor's EngineTrainModeCtx).
+  load_to_device(step, Term::kWeights, held.weight_sizes, held.weights);
+  load_to_device(step, Term::kOptimizerStates, held.state_sizes, held.states);
   VerlHeld* const accumulated = verl(device) ? &held : nullptr;
   if (accumulated != nullptr && plan.fsdp && device.generation_micro_batches > 1) {
     held.layer_gradients.clear();
@@ -578,7 +630,11 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
     if (plan.fsdp2) step.give(root_gradient);
   }
   step.mark("backward", 0);
-  hf_optimizer_step(step, device, plan, first, gradients);
+  hf_optimizer_step(step, device, plan, first, gradients,
+                    verl_offloads_states(device) ? &held : nullptr);
+  // verl's train mode exits: the optimizer's state and the actor's shards to the host.
+  offload_to_host(step, held.states);
+  offload_to_host(step, held.weights);
 }
 
 }  // namespace
@@ -617,7 +673,18 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
 // unless it sleeps; before each update, the generation and the log-probabilities
 // (hf_rollout_phases).
 void hf_step(Step& step, const StepDevice& device) {
-  const ModelWeights model = load_model(step, device, hf_shards(device));
+  VerlHeld held;
+  const ModelWeights model = load_model(step, device, hf_shards(device),
+                                        verl_offloads_weights(device) ? &held.weights : nullptr);
+  // verl offloads the actor's shards as init_model ends (engine.to("cpu")).
+  const double shards = hf_shards(device);
+  if (!held.weights.empty()) {
+    for (int layer = 0; layer < static_cast<int>(device.layers_per_stage); ++layer) {
+      held.weight_sizes.push_back(model.layer / shards);
+    }
+    held.weight_sizes.push_back(model.root / shards);
+    offload_to_host(step, held.weights);
+  }
   const std::size_t engine =
       device.rollout_engine > 0 && device.setup.rollout == Rollout::kSglang
           ? step.term("rollout-engine",
@@ -682,7 +749,6 @@ void hf_step(Step& step, const StepDevice& device) {
     step.take(plan.ddp_buckets, plan.trained.gradient_bytes * plan.trained.all);
   }
   // The warm-up reaches the cache's steady state, as the other stacks' replays.
-  VerlHeld held;
   replay_after_warm_up(step, [&](bool first) { hf_micro_batch(step, device, plan, first, held); });
 }
 

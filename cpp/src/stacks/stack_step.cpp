@@ -87,7 +87,7 @@ std::vector<StackTerm> Step::terms_at_peak() const {
   return terms;
 }
 
-ModelWeights load_model(Step& step, const StepDevice& device, double shards) {
+ModelWeights load_model(Step& step, const StepDevice& device, double shards, Handles* taken) {
   const Breakdown& bytes = device.bytes;
   const double layers = device.layers_per_stage;
   ModelWeights whole;
@@ -96,9 +96,11 @@ ModelWeights load_model(Step& step, const StepDevice& device, double shards) {
                     : bytes[Term::kWeights] * shards / device.parameters * device.layer_parameters;
   whole.root = std::max(0.0, bytes[Term::kWeights] * shards - layers * whole.layer);
   for (int layer = 0; layer < static_cast<int>(layers); ++layer) {
-    step.take(tag(Term::kWeights), whole.layer / shards);
+    const auto handle = step.take(tag(Term::kWeights), whole.layer / shards);
+    if (taken != nullptr) taken->push_back(handle);
   }
-  step.take(tag(Term::kWeights), whole.root / shards);
+  const auto root = step.take(tag(Term::kWeights), whole.root / shards);
+  if (taken != nullptr) taken->push_back(root);
   return whole;
 }
 

@@ -232,7 +232,9 @@ struct ModelWeights {
   double layer = 0;
   double root = 0;
 };
-ModelWeights load_model(Step& step, const StepDevice& device, double shards = 1);
+// The weights' blocks, a layer's each and the rest's, each handle pushed onto `taken` where given.
+ModelWeights load_model(Step& step, const StepDevice& device, double shards = 1,
+                        Handles* taken = nullptr);
 
 // The model states as the terms hold them, each one block for the whole step: the weights, the
 // master weights and the optimizer's state (ZeRO's shards, FSDP's).

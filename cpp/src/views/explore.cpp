@@ -168,6 +168,22 @@ void add_rollout_changes(const TrainingSetup& setup, std::vector<Change>& change
                            ")",
                        changed});
   }
+  // verl's offload of the actor between the phases that use it (its fsdp_config).
+  if (verl_trainer(setup)) {
+    for (Offload offload : {Offload::kOptimizer, Offload::kOptimizerAndWeights}) {
+      if (setup.offload >= offload) continue;
+      TrainingSetup offloaded = setup;
+      offloaded.offload = offload;
+      changes.push_back({"offload-" + choice_id(offload),
+                         offload == Offload::kOptimizer
+                             ? "Offload the actor's AdamW state but for the update (verl's "
+                               "optimizer_offload)"
+                             : "Offload the actor's FP32 shards and AdamW state but for the "
+                               "passes that use them (verl's param_offload and "
+                               "optimizer_offload)",
+                         offloaded});
+    }
+  }
   const bool sglang = setup.rollout == Rollout::kSglang;
   TrainingSetup changed = setup;
   if (changed.rollout_max_model_length == 0 && !sglang)
