@@ -24,6 +24,10 @@ const SAVED_VIEWS = {
   "RL post-training, verl's hybrid engine":
     '?model=qwen3-8b&stack=hf&dp=8&zero=3&recompute=full&seq-len=4096&tokens=8192&rollout=vllm' +
     '&rl-trainer=verl',
+  // verl with SGLang and its actor offloaded: SGLang refused under TRL, offload allowed under verl.
+  'RL post-training, verl with SGLang, offloaded':
+    '?model=qwen3-8b&stack=hf&dp=8&zero=3&recompute=full&seq-len=4096&tokens=8192&rollout=sglang' +
+    '&rl-trainer=verl&offload=optimizer-and-weights',
 };
 
 /** Numbers a reader might type, by setting (each within the core's bounds). */

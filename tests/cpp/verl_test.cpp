@@ -390,10 +390,15 @@ TEST_CASE(
   const double parameters = 2 * 55424 + 2 * 4096 * 64 + 64;
   const Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
-  // The reference's FSDP1 flat shard in FP32 over the 2 devices; SGLang's BF16 weights over its 2.
-  CHECK(estimate.host[Term::kWeights] == doctest::Approx(4 * parameters / 2).epsilon(1e-12));
+  // The reference's FSDP1 flat shards in FP32 over the 2 devices, pinned, each block a power of
+  // two: a layer's 27,712 parameters, 110,848 B, in 131,072; the root's 262,176, 1,048,704 B, in
+  // 2,097,152; and as much again for FSDP1's gradient buffer beside them. SGLang's BF16 weights
+  // over its 2, backed up unrounded.
+  const double pinned_shards = 2 * 131072.0 + 2097152.0;
+  CHECK(estimate.host[Term::kWeights] == 2 * pinned_shards);
   CHECK(estimate.host[Term::kRolloutEngine] == doctest::Approx(2 * parameters / 2).epsilon(1e-12));
-  CHECK(estimate.host_node_bytes == doctest::Approx(2 * 3 * parameters).epsilon(1e-12));
+  CHECK(estimate.host_node_bytes ==
+        doctest::Approx(2 * (2 * pinned_shards + parameters)).epsilon(1e-12));
   // vLLM's level-2 sleep discards its weights; without a reference model nothing is on the host.
   TrainingSetup vllm = setup;
   vllm.rollout = Rollout::kVllm;
@@ -433,14 +438,24 @@ TEST_CASE(
   // The weight sync and the log-probabilities load the shards; the update loads both.
   CHECK(point_of(offloaded, "weight sync").held[Term::kWeights] == shards);
   CHECK(point_of(offloaded, "weight sync").held[Term::kOptimizerStates] == 0);
+  // get_per_tensor_param offloads them again once the state dict is built: the buckets are sent
+  // beside none of them.
+  TimelinePoint buckets;
+  for (const TimelinePoint& point : memory_timeline(offloaded)) {
+    if (point.phase == "weight sync") buckets = point;
+  }
+  CHECK(buckets.held[Term::kWeights] == 0);
+  CHECK(buckets.held[Term::kFramework] > 2048.0 * 1024 * 1024);
   CHECK(point_of(offloaded, "backward").held[Term::kWeights] == shards);
   CHECK(point_of(offloaded, "backward").held[Term::kOptimizerStates] == states);
-  // The host holds them, 4 + 8 B a parameter over the 2 devices; the engine starts beside neither.
+  // The host holds them in pinned blocks of powers of two: each flat parameter's FP32 shard (a
+  // layer's 110,848 B in 131,072; the root's 1,048,704 B in 2,097,152) and AdamW's two moments of
+  // each. The engine starts beside neither.
   const double parameters = 2 * layer + root;
+  const double pinned_shards = 2 * 131072.0 + 2097152.0;
   const Estimate estimate = estimate_memory(offloaded);
-  CHECK(estimate.host[Term::kWeights] == doctest::Approx(4 * parameters / 2).epsilon(1e-12));
-  CHECK(estimate.host[Term::kOptimizerStates] ==
-        doctest::Approx(8 * parameters / 2).epsilon(1e-12));
+  CHECK(estimate.host[Term::kWeights] == pinned_shards);
+  CHECK(estimate.host[Term::kOptimizerStates] == 2 * pinned_shards);
   CHECK(rollout_figures(estimate_memory(on_device)).startup_bytes -
             rollout_figures(estimate).startup_bytes ==
         doctest::Approx(4 * parameters / 2).epsilon(1e-9));

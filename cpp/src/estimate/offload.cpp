@@ -2,6 +2,7 @@
 #include "estimate/offload.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "stacks/stack_rows.hpp"
@@ -151,31 +152,46 @@ void rollout_to_host(Ledger& ledger, const TrainingSetup& setup, const Placement
     return;
   }
   const Pen& pen = ledger.pen();
+  // Each FSDP1 flat parameter's FP32 shard on the host, a layer's and the root's, in pinned memory
+  // (a non-blocking copy to the host, or CPUOffload's pin_memory), whose caching host allocator
+  // rounds each block up to a power of two (PyTorch, aten/src/ATen/core/CachingHostAllocator.h:
+  // PowerOf2Ceil).
+  const auto pinned = [](double bytes) {
+    return bytes > 0 ? std::exp2(std::ceil(std::log2(bytes))) : 0.0;
+  };
+  const double layer_shard = kFp32Bytes * (stage.parameters - stage.root_parameters) /
+                             stage.layers / placement.zero_shards;
+  const double root_shard = kFp32Bytes * stage.root_parameters / placement.zero_shards;
+  const double flat_shards = stage.layers * pinned(layer_shard) + pinned(root_shard);
   // The actor's, between the phases that use them (verl/workers/engine/base.py, BaseEngineCtx):
-  // its FP32 shards under param_offload, AdamW's state under optimizer_offload, as the device
-  // holds them for the update.
+  // its FP32 shards under param_offload, AdamW's two moments of each under optimizer_offload
+  // (verl/utils/fsdp_utils.py, offload_fsdp_optimizer), as the device holds them for the update.
   if (setup.offload == Offload::kOptimizerAndWeights) {
-    const double shards = ledger.device[Term::kWeights];
+    const double shards = flat_shards;
     ledger.add_to_host(
         Term::kWeights,
         pen.said(shards, [&] { return "the actor's FP32 shards " + format_bytes(shards); }),
         [] { return std::string("verl's actor.fsdp_config.param_offload"); });
   }
   if (setup.offload != Offload::kNone) {
-    const double states = ledger.device[Term::kOptimizerStates];
+    const double states = 2 * flat_shards;
     ledger.add_to_host(Term::kOptimizerStates,
                        pen.said(states, [&] { return "AdamW's state " + format_bytes(states); }),
                        [] { return std::string("verl's actor.fsdp_config.optimizer_offload"); });
   }
   // verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py: a forward-only model (role
-  // "ref") is wrapped with CPUOffload(offload_params=True), its FSDP1 flat shard, 4·P/d, in the
-  // host's memory between passes.
+  // "ref") is wrapped with CPUOffload(offload_params=True), its FSDP1 flat shards, 4·P/d, in the
+  // host's memory between passes, each beside the pinned gradient buffer of its size FSDP1 makes
+  // under CPUOffload (torch/distributed/fsdp/_flat_param.py: _cpu_grad).
   if (setup.reference_model) {
-    const double reference = kFp32Bytes * stage.parameters / placement.zero_shards;
+    const double reference = 2 * flat_shards;
     ledger.add_to_host(
         Term::kWeights,
         pen.said(reference,
-                 [&] { return "the reference model's FP32 shard " + format_bytes(reference); }),
+                 [&] {
+                   return "the reference model's FP32 shard and its gradient buffer " +
+                          format_bytes(reference);
+                 }),
         [] {
           return std::string(
               "verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py: "

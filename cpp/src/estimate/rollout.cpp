@@ -458,13 +458,14 @@ std::vector<std::string> verl_notes(const RolloutFigures& figures, const Estimat
         "'s weights and KV cache are woken for the weight sync and the generation, beside what "
         "the trainer keeps between updates, " +
         (setup.offload == Offload::kOptimizerAndWeights
-             ? "the runtime and the roots its passes leave gathered (the actor's FP32 shards and "
-               "AdamW's state on the host, param_offload and optimizer_offload, loaded for each "
-               "phase that uses them)"
+             ? "the runtime (the actor's FP32 shards and AdamW's state on the host, "
+               "param_offload and optimizer_offload, loaded for each phase that uses them)"
          : setup.offload == Offload::kOptimizer
              ? "the actor's FP32 shards and the runtime (AdamW's state on the host, "
                "optimizer_offload, loaded for the update)"
              : "the actor's FP32 shards, AdamW's state and the runtime") +
+        (setup.reference_model ? ", and the reference's BF16 root, gathered from its first pass on"
+                               : "") +
         " (" + format_bytes(figures.resident_bytes) +
         ", its gradients freed by zero_grad and its cache emptied); the log-probabilities and the "
         "update hold the trainer alone, beside " +

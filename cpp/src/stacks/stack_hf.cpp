@@ -441,7 +441,9 @@ CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device, 
   const bool sleeping = device.setup.rollout_sleep_mode;
   step.empty_cache();
   const auto weights = sleeping ? step.take(plan.rollout, device.rollout_weights, kRolloutPool) : 0;
-  // get_per_tensor_param loads the actor's shards where verl offloads them.
+  // get_per_tensor_param loads the actor's shards where verl offloads them, builds the state dict
+  // and offloads them again before the stream begins (verl/workers/engine/fsdp/
+  // transformer_impl.py, FSDPEngine.get_per_tensor_param).
   load_to_device(step, Term::kWeights, held.weight_sizes, held.weights);
   const auto root = step.take(plan.weight_sync, plan.model.root);
   Handles chunks;
@@ -452,6 +454,10 @@ CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device, 
   }
   chunks.push_back(step.take(plan.weight_sync, plan.model.root / plan.shards));
   step.give(root);
+  if (!held.weights.empty()) {
+    step.mark("weight sync", 0);  // what is reserved before the cache is emptied
+    offload_to_host(step, held.weights);
+  }
   const auto sent = step.take(plan.weight_sync, device.sync_sent_bytes);
   const auto filling =
       device.sync_filling_bytes > 0 ? step.take(plan.weight_sync, device.sync_filling_bytes) : 0;
@@ -460,8 +466,6 @@ CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device, 
   step.give(sent);
   give_all(step, chunks);
   step.mark("weight sync", 0);
-  // update_weights offloads them again once the stream ends (engine.to("cpu", model=True)).
-  offload_to_host(step, held.weights);
   step.empty_cache();
   step.settle();
   return weights;
@@ -632,9 +636,11 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
   step.mark("backward", 0);
   hf_optimizer_step(step, device, plan, first, gradients,
                     verl_offloads_states(device) ? &held : nullptr);
-  // verl's train mode exits: the optimizer's state and the actor's shards to the host.
-  offload_to_host(step, held.states);
+  // verl's train mode exits (FSDPEngine.to): the actor's shards to the host, the cache emptied,
+  // then the optimizer's state, whose offload empties no cache (offload_fsdp_optimizer): it stays
+  // reserved until the next weight sync empties it.
   offload_to_host(step, held.weights);
+  give_all(step, held.states);
 }
 
 }  // namespace

@@ -135,7 +135,8 @@ void add_recipe_changes(const TrainingSetup& setup, std::vector<Change>& changes
     add("base-weights-nf4", "Hold the frozen base in NF4 (QLoRA)",
         [](TrainingSetup& changed) { changed.base_weights = BaseWeights::kNf4; });
   }
-  if (!fine_tuning) return;
+  // verl's offload is its own (add_rollout_changes).
+  if (!fine_tuning || verl_trainer(setup)) return;
   for (Offload offload : {Offload::kOptimizer, Offload::kOptimizerAndWeights}) {
     if (setup.offload >= offload) continue;
     add("offload-" + choice_id(offload),

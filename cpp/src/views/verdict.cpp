@@ -110,7 +110,12 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   const std::string judged =
       (generation_decides
            ? std::string("The generation decides, ") + rollout_engine_name(estimate.setup) +
-                 " woken beside the trainer's weights and optimiser state. "
+                 " woken beside " +
+                 (!verl_trainer(estimate.setup) || estimate.setup.offload == Offload::kNone
+                      ? "the trainer's weights and optimiser state. "
+                  : estimate.setup.offload == Offload::kOptimizer
+                      ? "the trainer's weights, its optimiser state on the host. "
+                      : "the trainer's runtime, its weights and optimiser state on the host. ")
            : "") +
       (!answers_another_stage(estimate)
            ? std::string()
