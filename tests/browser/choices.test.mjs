@@ -20,12 +20,10 @@ const SAVED_VIEWS = {
     '?model=qwen3-8b&stack=hf&precision=bf16&lora-rank=16&seq-len=4096&tokens=8192',
   'RL post-training, vLLM colocated':
     '?model=qwen3-8b&stack=hf&precision=bf16&lora-rank=16&seq-len=4096&tokens=8192&rollout=vllm',
-  // verl's hybrid engine over 8 devices: its trainer's own rules on ZeRO, LoRA and the precision.
-  "RL post-training, verl's hybrid engine":
-    '?model=qwen3-8b&stack=hf&dp=8&zero=3&recompute=full&seq-len=4096&tokens=8192&rollout=vllm' +
-    '&rl-trainer=verl',
-  // verl with SGLang and its actor offloaded: SGLang refused under TRL, offload allowed under verl.
-  'RL post-training, verl with SGLang, offloaded':
+  // verl's hybrid engine over 8 devices, with SGLang and its actor offloaded: its trainer's own
+  // rules on ZeRO, LoRA and the precision; SGLang refused under TRL (the walk sets vllm too);
+  // offload allowed under verl alone.
+  "RL post-training, verl's hybrid engine with SGLang, offloaded":
     '?model=qwen3-8b&stack=hf&dp=8&zero=3&recompute=full&seq-len=4096&tokens=8192&rollout=sglang' +
     '&rl-trainer=verl&offload=optimizer-and-weights',
 };
