@@ -40,12 +40,15 @@ bash scripts/build.sh
 phase "Formatting"
 bash scripts/lint.sh
 
-# The search for the fewest devices over Llama 3 405B under Megatron-LM replays some 8,000 steps:
-# 4 s natively, 51 s in the page's -Oz core and 85 s under the sanitizers. It runs natively; the
-# WebAssembly and sanitized builds run the same search code in the smaller searches of fit_test.cpp.
+# Three cases repeat code over thousands of setups, and run natively alone. The searches for the
+# fewest devices over Llama 3 405B, under Megatron-LM (some 8,000 steps replayed: 4 s natively, 51 s
+# in the page's -Oz core and 85 s under the sanitizers) and under torchtitan (1 s natively, 13 s
+# sanitized): the WebAssembly and sanitized builds run the same search code in the smaller searches
+# of fit_test.cpp. The plate's view against the full estimate over every preset, 18 setups each
+# (3 s natively, 23 s sanitized): they run the same two views in the plate's other cases.
 jobs=$(nproc 2>/dev/null || echo 2)
 export jobs
-export slow_case='fewest devices: 126 layers*'
+export slow_case='fewest devices: 126 layers*,torchtitan tp: the fewest-devices search*,plate: the plate*for every preset'
 source scripts/side-by-side.sh
 
 # Each build's suites in one process (each single-threaded). ctest lists each doctest case as a
@@ -96,22 +99,24 @@ else
   phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test) and the C++ core and CLI's native suites: the suites sanitized with the fuzz targets (clang), run, and fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
   # The sanitized suites (single-threaded) and the fuzzing (bounded in wall time) were the
   # command's longest path one after the other (596 s against the page's side's 541 s at 1a71f5e,
-  # 929 s in all). The fuzzing now starts as soon as the page's side has ended, beside the
-  # sanitized suites, on the core it frees: started beside the page's tests too, its targets barely
-  # passed their seeds (8 executions of the estimate's in its 4 s).
-  export page_done
+  # 929 s in all). The fuzzing now starts on the first core freed: when the page's side has ended,
+  # beside the sanitized suites, or when they have, beside the page's tests. Started beside both,
+  # its targets barely passed their seeds (8 executions of the estimate's in its 4 s).
+  export page_done suites_done
   page_done=$(mktemp -u)
+  suites_done=$(mktemp -u)
   side_by_side "
     $sanitized_build
     echo \"-- beside the page's tests: the sanitized build ended at \${SECONDS} s\"
     fuzz_log=\$(mktemp)
     (
-      while [ ! -e \"\$page_done\" ]; do sleep 1; done
+      while [ ! -e \"\$page_done\" ] && [ ! -e \"\$suites_done\" ]; do sleep 1; done
       bash scripts/fuzz.sh
     ) >\"\$fuzz_log\" 2>&1 &
     fuzzing=\$!
     trap \"kill \$fuzzing 2>/dev/null || true\" EXIT
     $sanitized
+    touch \"\$suites_done\"
     echo \"-- beside the page's tests: the sanitized suites ended at \${SECONDS} s\"
     fuzzed=0
     wait \"\$fuzzing\" || fuzzed=\$?
@@ -125,5 +130,5 @@ else
     echo \"-- the page's tests ended at \${SECONDS} s\"
     $native
     echo \"-- the native suites ended at \${SECONDS} s\""
-  rm -f "$page_done"
+  rm -f "$page_done" "$suites_done"
 fi
