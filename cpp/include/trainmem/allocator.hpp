@@ -108,6 +108,9 @@ class CachingAllocator {
   std::size_t grow_expandable(double size, Stream stream, bool small);
   // A free block's size with the unmapped space after it (infinite at its segment's end).
   double expandable_size(std::size_t index) const;
+  // Where a block is in its segment's address order: a binary search by its offset (the blocks
+  // tile the segment, each at a larger offset than the one before).
+  std::size_t position_in_segment(std::size_t index) const;
   // The run of free and unmapped blocks of `segment` from `position` mapped and merged into one
   // free block of `size` or more (the segment grown at its end if the run reaches it).
   std::size_t map_run(std::size_t segment, std::size_t position, double size, double page);

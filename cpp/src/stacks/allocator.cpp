@@ -101,12 +101,8 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream)
     blocks_.push_back(rest);
     const std::size_t rest_index = blocks_.size() - 1;
     std::vector<std::size_t>& order = segments_[rest.segment].blocks;
-    for (std::size_t position = 0; position < order.size(); ++position) {
-      if (order[position] == best) {
-        order.insert(order.begin() + static_cast<std::ptrdiff_t>(position) + 1, rest_index);
-        break;
-      }
-    }
+    const std::size_t position = position_in_segment(best);
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(position) + 1, rest_index);
     pool.insert(key_of(rest_index));
   }
   blocks_[best].free = false;
@@ -116,11 +112,19 @@ CachingAllocator::Handle CachingAllocator::allocate(double bytes, Stream stream)
   return best;
 }
 
+std::size_t CachingAllocator::position_in_segment(std::size_t index) const {
+  const Block& block = blocks_[index];
+  const std::vector<std::size_t>& order = segments_[block.segment].blocks;
+  const auto at = std::lower_bound(
+      order.begin(), order.end(), block.offset,
+      [&](std::size_t other, double offset) { return blocks_[other].offset < offset; });
+  return static_cast<std::size_t>(at - order.begin());
+}
+
 double CachingAllocator::expandable_size(std::size_t index) const {
   const Block& block = blocks_[index];
   const std::vector<std::size_t>& order = segments_[block.segment].blocks;
-  std::size_t position = 0;
-  while (order[position] != index) ++position;
+  const std::size_t position = position_in_segment(index);
   if (position + 1 == order.size()) return std::numeric_limits<double>::infinity();
   const Block& next = blocks_[order[position + 1]];
   return block.size + (next.mapped ? 0 : next.size);
@@ -290,8 +294,7 @@ void CachingAllocator::free(Handle handle) {
   // try_merge_blocks: absorb free neighbours in the segment; the merged block keeps the lower
   // address.
   std::vector<std::size_t>& order = segments_[blocks_[handle].segment].blocks;
-  std::size_t position = 0;
-  while (order[position] != handle) ++position;
+  const std::size_t position = position_in_segment(handle);
   std::size_t merged = handle;
   if (position + 1 < order.size() && blocks_[order[position + 1]].free &&
       blocks_[order[position + 1]].mapped) {
