@@ -199,6 +199,34 @@ describe('RL post-training, in Chromium', () => {
     await page.close();
   });
 
+  it("counts verl's critic beside the actor when ticked, its values and update phases of their own", async () => {
+    const { page, problems } = await harness.openPage({ query: VERL });
+    const before = await readout(page);
+    await page.check('#critic');
+    await page.waitForFunction(() => /the values /.test(document.getElementById('readout').textContent));
+    const text = await readout(page);
+    assert.notEqual(text, before);
+    // The CLI's figures for the same flags with --critic: the critic's 12 B a parameter over 8
+    // devices (11.4 GB) in every phase, its values without logits, its update before the actor's.
+    assert.match(
+      text,
+      /the weight sync 42\.2 GB \(42\.3 GB\), the generation 67\.3 GB \(67\.4 GB\), the log-probabilities 34\.7 GB \(37\.1 GB\), the values 30\.7 GB \(37\.1 GB\), the critic update 36\.5 GB \(39\.5 GB\) and the update 38\.4 GB \(41\.9 GB\); the generation decides/,
+    );
+    assert.match(await bodyText(page), /Critic's AdamW state \(verl\)/);
+    assert.match(page.url(), /[?&]critic=on(&|$)/);
+    // TRL trains no critic: choosing it holds the critic with why, the view kept.
+    await page.selectOption('#rl-trainer', 'trl');
+    await page.waitForFunction(() =>
+      /The critic is verl's/.test(
+        [...document.querySelectorAll('.error')].map((element) => element.textContent).join(' '),
+      ),
+    );
+    assert.equal(await readout(page), text);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   it('puts vLLM to sleep through the update, and says when the generation decides', async () => {
     const { page, problems } = await harness.openPage({ query: GRPO });
     const awake = await readout(page);

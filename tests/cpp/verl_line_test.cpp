@@ -104,11 +104,14 @@ TEST_CASE("verl line: what bears on memory and is not modelled is refused by its
     CHECK(!launch.answer.ok());
     return launch.answer.setting;
   };
-  // gae, verl's default estimator, trains a critic.
+  // gae, verl's default estimator, trains a critic of critic.model.path, whose default is not the
+  // actor's model.
   CHECK(refused_key("python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen3-8B "
                     "actor_rollout_ref.rollout.name=vllm "
-                    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4\n") ==
-        "algorithm.adv_estimator");
+                    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 "
+                    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4\n") ==
+        "critic.model.path");
+  CHECK(refused_key(line("algorithm.adv_estimator=ppo")) == "algorithm.adv_estimator");
   CHECK(refused_key(line("actor_rollout_ref.actor.strategy=fsdp2")) ==
         "actor_rollout_ref.actor.strategy");
   CHECK(refused_key(line("actor_rollout_ref.actor.fsdp_config.param_offload=True")) ==
@@ -237,6 +240,49 @@ TEST_CASE("verl line: the actor's optimizer_offload and param_offload read as ve
   REQUIRE_MESSAGE(states.answer.ok(), states.answer.message);
   CHECK(states.setup.offload == Offload::kOptimizer);
   CHECK(read(line("")).setup.offload == Offload::kNone);
+}
+
+TEST_CASE("verl line: gae trains the critic, of the actor's model, as verl 1dda039b runs it") {
+  const std::string critic =
+      "critic.model.path=Qwen/Qwen3-8B critic.ppo_micro_batch_size_per_gpu=4 ";
+  const LaunchConfig gae = read(line("algorithm.adv_estimator=gae " + critic));
+  REQUIRE_MESSAGE(gae.answer.ok(), gae.answer.message);
+  CHECK(gae.setup.critic);
+  CHECK(gae.not_understood.empty());
+  CHECK(!read(line("")).setup.critic);
+  // critic.enable decides over the estimator (need_critic).
+  CHECK(read(line("critic.enable=True " + critic)).setup.critic);
+  CHECK(!read(line("algorithm.adv_estimator=gae critic.enable=False")).setup.critic);
+  const auto refused_key = [&](const std::string& extra) {
+    const LaunchConfig launch = read(line("algorithm.adv_estimator=gae " + extra));
+    CHECK(!launch.answer.ok());
+    return launch.answer.setting;
+  };
+  CHECK(refused_key("critic.model.path=Qwen/Qwen3-4B critic.ppo_micro_batch_size_per_gpu=4") ==
+        "critic.model.path");
+  CHECK(refused_key(critic + "critic.fsdp.optimizer_offload=True") ==
+        "critic.fsdp.optimizer_offload");
+  CHECK(refused_key(critic + "critic.strategy=fsdp2") == "critic.strategy");
+  CHECK(refused_key(critic + "critic.model.enable_gradient_checkpointing=False") ==
+        "critic.model.enable_gradient_checkpointing");
+  CHECK(refused_key(critic + "critic.ppo_mini_batch_size=64") == "critic.ppo_mini_batch_size");
+  // CriticConfig asks a micro-batch where batches are not dynamic.
+  CHECK(refused_key("critic.model.path=Qwen/Qwen3-8B") == "critic.ppo_micro_batch_size_per_gpu");
+  CHECK(refused_key(critic + "critic.fsdp.fsdp_size=2") == "critic.fsdp.fsdp_size");
+  CHECK(refused_key(critic + "critic.ppo_micro_batch_size=8") == "critic.ppo_micro_batch_size");
+  // A critic's key not read withholds the verdict; without the critic, its keys bear on nothing.
+  CHECK(lists(read(line("algorithm.adv_estimator=gae " + critic +
+                        "critic.model.override_config.attention_dropout=0.1")),
+              "critic.model.override_config.attention_dropout"));
+  const LaunchConfig grpo =
+      read(line("critic.model.path=$MODEL critic.model.override_config.attention_dropout=0.1"));
+  CHECK(grpo.answer.ok());
+  CHECK(grpo.not_understood.empty());
+  CHECK(refused_key(critic + "critic.model.enable_activation_offload=$OFFLOAD") ==
+        "critic.model.enable_activation_offload");
+  // January 2026's critic config dates the line.
+  CHECK(refused_key(critic + "critic.model.fsdp_config.param_offload=False") ==
+        "critic.model.fsdp_config.param_offload");
 }
 
 }  // namespace verl_line_test

@@ -77,6 +77,15 @@ TimelinePoint point_of(const TrainingSetup& setup, const std::string& phase) {
   return {};
 }
 
+// The timeline's point after layer slot `layer` of `phase`.
+TimelinePoint point_at(const TrainingSetup& setup, const std::string& phase, int layer) {
+  for (const TimelinePoint& point : memory_timeline(setup)) {
+    if (point.phase == phase && point.layer == layer) return point;
+  }
+  FAIL("no " << phase << " " << layer << " in the timeline");
+  return {};
+}
+
 double stack_term(const Estimate& estimate, const std::string& id) {
   for (const StackTerm& term : estimate.stack_terms) {
     if (term.id == id) return term.bytes;
@@ -544,6 +553,99 @@ TEST_CASE(
   longest.rollout = Rollout::kSglang;
   longest.rollout_max_model_length = 4096;
   CHECK(estimate_memory(longest).answer.setting == setting_id::kRolloutMaxModelLength);
+}
+
+// The tiny shape's value model: its 2 layers of 55,424, the embedding (4,096 × 64), the final norm
+// and the value head (64 weights and a bias) in place of the output layer.
+constexpr double kTinyLayer = 55424;
+constexpr double kTinyCriticRoot = 4096.0 * 64 + 64 + 65;
+
+TEST_CASE(
+    "verl critic: the value model, the actor's body with a one-output head, keeps its FP32 shards "
+    "and AdamW's state beside the actor's through the generation, by hand") {
+  TrainingSetup setup = tiny_verl();
+  const TimelinePoint without = point_of(setup, "generation");
+  setup.critic = true;
+  const TimelinePoint with = point_of(setup, "generation");
+  // 4 B a parameter over the 2 devices, one block a layer and one for the rest; AdamW's two
+  // moments, 8 B.
+  CHECK(with.held[Term::kWeights] - without.held[Term::kWeights] ==
+        2 * blocks(4 * kTinyLayer / 2) + blocks(4 * kTinyCriticRoot / 2));
+  CHECK(with.held[Term::kOptimizerStates] - without.held[Term::kOptimizerStates] ==
+        2 * blocks(8 * kTinyLayer / 2) + blocks(8 * kTinyCriticRoot / 2));
+  // Its gradients are freed by its optimizer's zero_grad, as the actor's.
+  CHECK(with.held[Term::kGradients] == without.held[Term::kGradients]);
+  CHECK(value_model_parameters(*resolve_model(setup)) == 2 * kTinyLayer + kTinyCriticRoot);
+  // Its terms are listed apart.
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(stack_term(estimate, "critic-weights") ==
+        2 * blocks(4 * kTinyLayer / 2) + blocks(4 * kTinyCriticRoot / 2));
+  CHECK(stack_term(estimate, "critic-optimizer-states") ==
+        2 * blocks(8 * kTinyLayer / 2) + blocks(8 * kTinyCriticRoot / 2));
+}
+
+TEST_CASE(
+    "verl critic: its values and its update are phases of their own, between the "
+    "log-probabilities and the actor's update, with no logits") {
+  TrainingSetup setup = qwen3_8b_on_8_h100s();
+  setup.critic = true;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  const RolloutFigures rollout = rollout_figures(estimate);
+  REQUIRE(rollout.phases.size() == 6);
+  CHECK(rollout.phases[2].id == "log-probabilities");
+  CHECK(rollout.phases[3].id == "values");
+  CHECK(rollout.phases[4].id == "critic update");
+  CHECK(rollout.phases[5].id == "update");
+  CHECK(point_of(setup, "values").held[Term::kLogits] == 0);
+  CHECK(point_at(setup, "critic backward", 0).held[Term::kLogits] == 0);
+  // Every phase holds the critic's 12 B a parameter over 8 devices: the actor's update, against
+  // the same run without it.
+  TrainingSetup without = qwen3_8b_on_8_h100s();
+  const double p = 8190735360;
+  const double critic = p - 151936.0 * 4096 + 4096 + 1;
+  const Estimate alone = estimate_memory(without);
+  const RolloutFigures alone_rollout = rollout_figures(alone);
+  CHECK(rollout.phases[5].allocated_bytes - alone_rollout.phases[3].allocated_bytes ==
+        doctest::Approx(12 * critic / 8).epsilon(1e-3));
+  // vLLM starts after the critic's model is built too: its FP32 shards.
+  CHECK(rollout.startup_bytes - alone_rollout.startup_bytes ==
+        doctest::Approx(4 * critic / 8).epsilon(1e-9));
+}
+
+TEST_CASE(
+    "verl critic: its micro-batches pack whole sequences to 32,768 tokens, balanced over a "
+    "device's mini-batch, whatever the actor's micro-batch") {
+  // A mini-batch of 640 sequences over 8 devices, 80 each of 3,072 tokens: 245,760 tokens in
+  // ⌈245,760 / 32,768⌉ = 8 micro-batches of 10 sequences, where the actor runs 4 at a time.
+  TrainingSetup setup = qwen3_8b_on_8_h100s();
+  setup.global_batch_sequences = 640;
+  setup.critic = true;
+  const double actor = point_at(setup, "forward", 36).held[Term::kActivations];
+  const double critic = point_at(setup, "critic forward", 36).held[Term::kActivations];
+  CHECK(critic / actor == doctest::Approx(10.0 / 4).epsilon(1e-3));
+  // With one micro-batch of 4 a mini-batch, the critic's is the actor's.
+  TrainingSetup one = qwen3_8b_on_8_h100s();
+  one.critic = true;
+  CHECK(point_at(one, "critic forward", 36).held[Term::kActivations] ==
+        point_at(one, "forward", 36).held[Term::kActivations]);
+}
+
+TEST_CASE("verl critic: it is verl's, and a sequence longer than its token budget is refused") {
+  TrainingSetup trl = qwen3_8b_on_8_h100s();
+  trl.rl_trainer = RlTrainer::kTrl;
+  trl.critic = true;
+  const Answer refused = estimate_memory(trl).answer;
+  CHECK(refused.setting == setting_id::kCritic);
+  CHECK(refused.message.find("choose verl") != std::string::npos);
+  TrainingSetup longest = qwen3_8b_on_8_h100s();
+  longest.critic = true;
+  longest.sequence_length = 32769;
+  longest.micro_batch_sequences = 1;
+  CHECK(estimate_memory(longest).answer.setting == setting_id::kCritic);
+  longest.sequence_length = 32768;
+  CHECK(estimate_memory(longest).answer.setting != setting_id::kCritic);
 }
 
 }  // namespace verl_test

@@ -422,6 +422,10 @@ std::vector<LayerWeight> linear_attention_weights(const ModelShape& shape);
 //                        norm) + H·P·h (out_proj)
 //   one-part layers      half the layer's norms and its mixer alone, or its MLP alone
 double count_parameters(const ModelShape& shape);
+// The model with a value head of one output in place of its output layer, as a PPO critic is
+// built (transformers' AutoModelForTokenClassification with num_labels 1: its `score`, hidden →
+// 1 with a bias, and no output layer; an embedding tied to it stays).
+double value_model_parameters(const ModelShape& shape);
 
 // The parameters one token passes through: the same count with top-k of the E routed experts.
 double count_active_parameters(const ModelShape& shape);

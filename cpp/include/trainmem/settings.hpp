@@ -93,6 +93,7 @@ constexpr const char* kRollout = "rollout";
 constexpr const char* kRlTrainer = "rl-trainer";
 constexpr const char* kLogProbMicroBatch = "log-prob-micro-batch";
 constexpr const char* kRolloutBatch = "rollout-batch";
+constexpr const char* kCritic = "critic";
 constexpr const char* kRolloutMemoryUtilization = "rollout-memory-utilization";
 constexpr const char* kRolloutMaxModelLength = "rollout-max-model-length";
 constexpr const char* kRolloutTensorParallel = "rollout-tensor-parallel";

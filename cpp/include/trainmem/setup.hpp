@@ -34,6 +34,9 @@ constexpr double kVerlRolloutMemoryUtilization = 0.5;
 // verl's rollout.checkpoint_engine.update_weights_bucket_megabytes: its weight sync's CUDA-IPC
 // bucket, in MiB.
 constexpr double kVerlWeightSyncBucketMiB = 2048;
+// verl's critic's token budget a micro-batch (verl 1dda039b, verl/workers/config/critic.py,
+// CriticConfig.ppo_infer_max_token_len_per_gpu), for both its passes.
+constexpr int kVerlCriticTokenBudget = 32768;
 // TRL's GRPOConfig max_completion_length: the completion's tokens of each sequence (512 since
 // TRL 286d19fc7, after v1.9.0).
 constexpr int kDefaultCompletionLength = 512;
@@ -273,6 +276,9 @@ struct TrainingSetup {
   // verl's data.train_batch_size × rollout.n: the sequences each step generates over every device
   // at once, spread over its vLLM engines (0: the global batch's).
   int rollout_batch_sequences = 0;
+  // verl's critic (algorithm.adv_estimator=gae, PPO's value model): a second FSDP1 model of the
+  // actor's body with a value head, trained beside it on the same devices (rollout.hpp).
+  bool critic = false;
   double rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
   // TRL's vllm_max_model_length: the longest request vLLM's KV cache must serve to start (0: None,
   // the model config's positions).

@@ -75,8 +75,12 @@ double sglang_kv_tokens(const TrainingSetup& setup, const ModelShape& shape, dou
 double verl_startup_bytes(const TrainingSetup& setup, const Breakdown& whole) {
   // Under param_offload verl moves the shards to the host as init_model ends.
   const bool offloaded = setup.offload == Offload::kOptimizerAndWeights;
-  return (offloaded ? 0 : whole[Term::kWeights] + whole[Term::kMasterWeights]) +
-         replay::startup_runtime_bytes(setup);
+  const double actor = whole[Term::kWeights] + whole[Term::kMasterWeights];
+  // The critic's FP32 shards, made before the actor's and never offloaded (stack_hf.cpp, Critic).
+  const ModelShape* shape = setup.critic ? resolve_model(setup) : nullptr;
+  const double critic =
+      shape != nullptr ? actor * value_model_parameters(*shape) / count_parameters(*shape) : 0;
+  return (offloaded ? 0 : actor) + critic + replay::startup_runtime_bytes(setup);
 }
 
 double rollout_engine_bytes(const TrainingSetup& setup, double startup_bytes) {
@@ -176,18 +180,25 @@ double held_by_term(const Estimate& estimate, const char* id) {
 }
 
 // The replayed step's phases (hf_rollout_phases marks verl's weight sync, the generation and the
-// log-probabilities; the update is every mark after them): each one's busiest moment and what is
-// reserved then, from the step's timeline (as memory_timeline replays it for the page).
+// log-probabilities, and verl's critic its values and, each mark named "critic …", its update;
+// the actor's update is every mark after them): each one's busiest moment and what is reserved
+// then, from the step's timeline (as memory_timeline replays it for the page).
 std::vector<RolloutPhase> step_phases(const Estimate& estimate, const Calculation& counted) {
   const TrainingSetup& setup = estimate.setup;
   std::vector<RolloutPhase> phases;
   if (verl_trainer(setup)) phases.push_back({"weight sync"});
-  for (const char* id : {"generation", "log-probabilities", "update"}) phases.push_back({id});
+  for (const char* id : {"generation", "log-probabilities"}) phases.push_back({id});
+  const bool critic = setup.critic && verl_trainer(setup);
+  if (critic) {
+    for (const char* id : {"values", "critic update"}) phases.push_back({id});
+  }
+  phases.push_back({"update"});
   for (const TimelinePoint& point : replayed_step(counted, setup)) {
     if (point.phase == "start") continue;
-    const auto named = std::find_if(phases.begin(), phases.end(), [&](const RolloutPhase& phase) {
-      return phase.id == point.phase;
-    });
+    const std::string id =
+        critic && point.phase.rfind("critic ", 0) == 0 ? "critic update" : point.phase;
+    const auto named = std::find_if(phases.begin(), phases.end(),
+                                    [&](const RolloutPhase& phase) { return phase.id == id; });
     RolloutPhase& phase = named != phases.end() ? *named : phases.back();
     phase.allocated_bytes = std::max(phase.allocated_bytes, point.bytes);
     phase.bytes = std::max(phase.bytes, point.reserved_bytes);

@@ -191,8 +191,37 @@ bool verl_no_bearing(const std::string& key) {
                              "reward.custom_reward_function.",
                              "global_profiler.",
                              "ray_kwargs.",
-                             "ray_init.",
-                             "critic."}) {
+                             "ray_init."}) {
+    if (key.rfind(prefix, 0) == 0) return true;
+  }
+  // The critic's keys without a bearing on memory (verl 1dda039b's critic/dp_critic.yaml):
+  // its optimiser's rates and schedule, its loss's constants, its checkpoints and profiler, and
+  // the batch keys its V1 trainer never passes to the engine (read_critic).
+  for (const char* prefix : {"critic.optim.lr",
+                             "critic.optim.weight_decay",
+                             "critic.optim.betas",
+                             "critic.optim.clip_grad",
+                             "critic.optim.warmup_style",
+                             "critic.optim.min_lr_ratio",
+                             "critic.optim.lr_scheduler_type",
+                             "critic.optim.total_training_steps",
+                             "critic.cliprange_value",
+                             "critic.loss_agg_mode",
+                             "critic.loss_scale_factor",
+                             "critic.ppo_epochs",
+                             "critic.shuffle",
+                             "critic.data_loader_seed",
+                             "critic.grad_clip",
+                             "critic.rollout_n",
+                             "critic.checkpoint.",
+                             "critic.profiler.",
+                             "critic.ppo_max_token_len_per_gpu",
+                             "critic.forward_max_token_len_per_gpu",
+                             "critic.forward_micro_batch_size",
+                             "critic.ppo_infer_micro_batch_size_per_gpu",
+                             "critic.model.trust_remote_code",
+                             "critic.model.tokenizer_path",
+                             "critic.model.external_lib"}) {
     if (key.rfind(prefix, 0) == 0) return true;
   }
   return false;
@@ -204,7 +233,115 @@ const char* earlier_key(const std::string& key) {
     return "chose between fsdp_workers.py and the engine workers before the V1 trainer (verl "
            "b178a3cd, January 2026, and earlier)";
   }
+  if (key.rfind("critic.model.fsdp_config.", 0) == 0) {
+    return "was the critic's FSDP config before its engine (verl b178a3cd, January 2026, and "
+           "earlier: critic/dp_critic.yaml); 1dda039b's is critic.fsdp";
+  }
   return nullptr;
+}
+
+// A switch whose true is not modelled: refused by its key with `why`.
+void refuse_if_on(KeyReader& reader, const std::string& key, const std::string& why) {
+  if (reader.get(key, text_bool()).value_or(false)) reader.fault(key, key + "=True: " + why);
+}
+
+// verl's critic, where the line trains one: as the actor's model and wrapping (stack_hf.cpp,
+// Critic), its micro-batches packed to ppo_infer_max_token_len_per_gpu (verl 1dda039b,
+// verl/trainer/ppo/v1/trainer_base.py gives its engine that budget for both passes, whatever
+// use_dynamic_bsz and the critic's other batch keys say); what differs is refused by its key.
+void read_critic(KeyReader& reader, LaunchConfig& launch, bool dynamic, double mini) {
+  const std::string actor_path = reader.get(kModel + "path", given_text()).value_or("");
+  const std::optional<std::string> path = reader.get("critic.model.path", given_text());
+  if (!path) {
+    reader.fault("critic.model.path",
+                 "critic.model.path is not given: verl's default is ~/models/deepseek-llm-7b-chat "
+                 "(hf_model.yaml), not the actor's; give the actor's model.");
+  } else if (*path != actor_path) {
+    reader.fault("critic.model.path", "critic.model.path " + path->substr(0, 60) +
+                                          ": a critic of another model than the actor's is not "
+                                          "modelled; give the actor's.");
+  }
+  const std::string strategy = reader.get("critic.strategy", given_text()).value_or("fsdp");
+  if (strategy != "fsdp") {
+    reader.fault("critic.strategy", "critic.strategy " + strategy.substr(0, 40) +
+                                        " is not modelled: verl's default, fsdp (FSDP1), is.");
+  }
+  for (const char* key : {"critic.fsdp.param_offload", "critic.fsdp.optimizer_offload",
+                          "critic.fsdp.offload_policy", "critic.fsdp.forward_prefetch"}) {
+    refuse_if_on(reader, key, "not modelled for the critic; its default (False) is.");
+  }
+  const bool checkpointing =
+      reader.get(kModel + "enable_gradient_checkpointing", text_bool()).value_or(true);
+  if (reader.get("critic.model.enable_gradient_checkpointing", text_bool()).value_or(true) !=
+      checkpointing) {
+    reader.fault("critic.model.enable_gradient_checkpointing",
+                 "The critic checkpoints as the actor does here: a critic that differs from the "
+                 "actor's enable_gradient_checkpointing is not modelled.");
+  }
+  if (!reader.get("critic.model.use_remove_padding", text_bool()).value_or(true)) {
+    reader.fault("critic.model.use_remove_padding",
+                 "critic.model.use_remove_padding=False is not modelled; its default (True) is.");
+  }
+  if (reader.get("critic.model.lora_rank", text_number(true, 0, 1e6)).value_or(0) > 0) {
+    reader.fault("critic.model.lora_rank", "A critic trained with LoRA is not modelled.");
+  }
+  if (reader.get("critic.ppo_mini_batch_size", text_number(true, 1, kMaxCount)).value_or(mini) !=
+      mini) {
+    reader.fault("critic.ppo_mini_batch_size",
+                 "A critic's mini-batch other than the actor's ppo_mini_batch_size is not "
+                 "modelled.");
+  }
+  if (reader.get("critic.ppo_infer_max_token_len_per_gpu", text_number(true, 1, kMaxCount))
+          .value_or(kVerlCriticTokenBudget) != kVerlCriticTokenBudget) {
+    reader.fault("critic.ppo_infer_max_token_len_per_gpu",
+                 "The critic's token budget is modelled at verl's default, 32768.");
+  }
+  if (reader.find("critic.ppo_micro_batch_size") != nullptr &&
+      scalar_of(*reader.find("critic.ppo_micro_batch_size")).value_or("null") != "null") {
+    reader.fault("critic.ppo_micro_batch_size",
+                 "critic.ppo_micro_batch_size (over every device, deprecated) is not read: give "
+                 "critic.ppo_micro_batch_size_per_gpu.");
+  }
+  // What else bears on the critic and is not modelled: its mesh, wrapping, dtype, sequence
+  // parallelism and kernels (verl/workers/engine/fsdp/transformer_impl.py).
+  if (reader.get("critic.fsdp.fsdp_size", text_number(true, -1, kMaxCount)).value_or(-1) != -1) {
+    reader.fault("critic.fsdp.fsdp_size",
+                 "critic.fsdp.fsdp_size other than -1 (FSDP over every device) is not modelled.");
+  }
+  if (!reader.get("critic.fsdp.reshard_after_forward", text_bool()).value_or(true)) {
+    reader.fault("critic.fsdp.reshard_after_forward",
+                 "critic.fsdp.reshard_after_forward=False is not modelled; its default is.");
+  }
+  if (reader.get("critic.fsdp.model_dtype", given_text()).value_or("fp32") != "fp32") {
+    reader.fault("critic.fsdp.model_dtype",
+                 "The critic is modelled in FP32 (model_dtype fp32, its default).");
+  }
+  if (reader.get("critic.fsdp.ulysses_sequence_parallel_size", text_number(true, 1, kMaxCount))
+          .value_or(1) != 1) {
+    reader.fault("critic.fsdp.ulysses_sequence_parallel_size",
+                 "The critic's sequence parallelism is not modelled.");
+  }
+  if (reader.get("critic.optim.optimizer", given_text()).value_or("AdamW") != "AdamW") {
+    reader.fault("critic.optim.optimizer", "The critic's optimiser is modelled as AdamW.");
+  }
+  for (const char* key : {"critic.model.enable_activation_offload", "critic.model.use_liger",
+                          "critic.model.tiled_mlp.enabled", "critic.model.use_fused_kernels"}) {
+    refuse_if_on(reader, key, "not modelled for the critic; its default (False) is.");
+  }
+  // CriticConfig.__post_init__ (verl/workers/config/critic.py) asks a micro-batch where its
+  // use_dynamic_bsz, the actor's by default, is False.
+  const bool critic_dynamic = reader.get("critic.use_dynamic_bsz", text_bool()).value_or(dynamic);
+  if (!critic_dynamic &&
+      !reader.get("critic.ppo_micro_batch_size_per_gpu", text_number(true, 1, kMaxCount))) {
+    reader.fault("critic.ppo_micro_batch_size_per_gpu",
+                 "verl requires critic.ppo_micro_batch_size_per_gpu where use_dynamic_bsz is "
+                 "False (CriticConfig): give it.");
+  }
+  launch.notes.push_back(
+      "The critic (algorithm.adv_estimator=gae) is the actor's model with a value head, in FP32 "
+      "beside it; verl 1dda039b packs its micro-batches to 32,768 tokens "
+      "(ppo_infer_max_token_len_per_gpu), whatever its use_dynamic_bsz and micro-batch keys "
+      "say.");
 }
 
 // Critic-free advantage estimators (verl/trainer/ppo/core_algos.py, AdvantageEstimator); gae
@@ -224,11 +361,6 @@ bool critic_free(const std::string& estimator) {
                                                    "tir_optimal_token_baseline",
                                                    "gdpo"};
   return estimators.count(estimator) > 0;
-}
-
-// A switch whose true is not modelled: refused by its key with `why`.
-void refuse_if_on(KeyReader& reader, const std::string& key, const std::string& why) {
-  if (reader.get(key, text_bool()).value_or(false)) reader.fault(key, key + "=True: " + why);
 }
 
 }  // namespace
@@ -252,11 +384,16 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
     return launch;
   }
   KeyReader reader(launch, hydra_dialect(), keys);
-  // A shell variable in a key that bears on memory is a value the line does not say.
+  // A shell variable in a key that bears on memory is a value the line does not say (a critic's
+  // key, only where the line trains the critic: critic_variable).
+  std::string critic_variable;
   for (const FileKey& each : reader.keys()) {
     const std::string value = each.value.get<std::string>();
-    if ((value.find('$') != std::string::npos || value.find('`') != std::string::npos) &&
-        !verl_no_bearing(each.key)) {
+    const bool variable =
+        value.find('$') != std::string::npos || value.find('`') != std::string::npos;
+    if (variable && each.key.rfind("critic.", 0) == 0 && !verl_no_bearing(each.key)) {
+      if (critic_variable.empty()) critic_variable = each.key;
+    } else if (variable && !verl_no_bearing(each.key)) {
       reader.fault(each.key, each.key + " is the shell's variable ('" + value.substr(0, 40) +
                                  "'): expand it first, as the shell would (echo the command).");
       return launch;
@@ -272,16 +409,29 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
                  "trainer.use_v1=False runs the deprecated trainer (main_ppo_v0.py), not "
                  "modelled: verl 1dda039b's V1 trainer is.");
   }
-  // The algorithm: a critic-free estimator, no critic, no reward model on the devices.
+  // The algorithm: gae (verl's default) with its critic, or a critic-free estimator; critic.enable
+  // overrides either (need_critic). No reward model on the devices.
   const std::string estimator = reader.get("algorithm.adv_estimator", given_text()).value_or("gae");
-  if (!critic_free(estimator)) {
+  if (estimator != "gae" && !critic_free(estimator)) {
     reader.fault("algorithm.adv_estimator",
                  "algorithm.adv_estimator " + estimator.substr(0, 40) +
-                     (estimator == "gae" ? " (verl's default)" : "") +
-                     " trains a critic beside the actor, not modelled: a critic-free estimator "
-                     "(grpo, rloo, reinforce_plus_plus, …) is.");
+                     " is not one verl 1dda039b names: gae (with its critic), grpo, rloo, "
+                     "reinforce_plus_plus, ….");
   }
-  refuse_if_on(reader, "critic.enable", "a critic beside the actor is not modelled.");
+  // critic.enable=null is unset, as need_critic reads it.
+  const FileKey* enable = nullptr;
+  for (const FileKey& each : reader.keys()) {
+    if (each.key == "critic.enable") enable = &each;
+  }
+  const bool enable_unset = enable == nullptr || scalar_of(enable->value).value_or("") == "null";
+  setup.critic =
+      enable_unset ? estimator == "gae" : reader.get("critic.enable", text_bool()).value_or(false);
+  if (setup.critic && !critic_variable.empty()) {
+    reader.fault(critic_variable, critic_variable +
+                                      " is the shell's variable: expand it first, as the shell "
+                                      "would (echo the command).");
+    return launch;
+  }
   refuse_if_on(reader, "reward_model.enable",
                "a reward model on the trainer's devices is not modelled.");
   refuse_if_on(reader, "reward.reward_model.enable",
@@ -540,6 +690,7 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
       reader.list_not_understood(budget_key);
     }
   }
+  if (setup.critic) read_critic(reader, launch, dynamic, mini);
   if (!reader.ok()) return launch;
   if (prompts < mini) {
     reader.fault(kActor + "ppo_mini_batch_size", "ppo_mini_batch_size (" + format_count(mini) +
@@ -587,7 +738,10 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
   }
   std::set<std::string> set_aside;
   for (const FileKey& each : reader.keys()) {
-    if (verl_no_bearing(each.key)) set_aside.insert(each.key);
+    // Without the critic its keys bear on nothing.
+    if (verl_no_bearing(each.key) || (!setup.critic && each.key.rfind("critic.", 0) == 0)) {
+      set_aside.insert(each.key);
+    }
   }
   reader.list_unread(set_aside);
   launch.notes.push_back(
@@ -597,6 +751,7 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
       shortest_decimal(setup.rollout_memory_utilization) + " over " +
       std::to_string(setup.rollout_tensor_parallel) + " devices" +
       (setup.reference_model ? ", a reference model (its parameters on the host)" : "") +
+      (setup.critic ? ", a critic of the actor's model" : "") +
       "; a later verl's defaults may differ.");
   // Each step generates its whole rollout batch at once (the KV cache's figures count it), and
   // updates a mini-batch at a time (the global batch).

@@ -709,6 +709,10 @@ bool mixes_dense_layers(const ModelShape& shape) {
   return shape.num_experts > 1 && dense_layers_between(shape, 0, shape.num_layers) > 0;
 }
 
+double value_model_parameters(const ModelShape& shape) {
+  return count_parameters(shape) - parameter_counts(shape).output_head + shape.hidden_size + 1;
+}
+
 double count_parameters(const ModelShape& shape) {
   const ParameterCounts counts = parameter_counts(shape);
   const double dense_layers =

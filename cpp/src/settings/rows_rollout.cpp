@@ -119,6 +119,30 @@ void add_rollout(Entries& entries) {
           .page("rl", "verl's rollout batch (<code>train_batch_size</code> × <code>n</code>)",
                 "The sequences each step generates at once over every device: what vLLM's KV "
                 "cache must hold to generate them without waiting."));
+  add(row<&TrainingSetup::critic>(
+          id::kCritic, "Critic",
+          "verl's PPO critic (algorithm.adv_estimator=gae, verl's default): the actor's model "
+          "with a value head in place of its output layer (AutoModelForTokenClassification, one "
+          "label), an FSDP1 model in FP32 with its own AdamW state, resident through every phase "
+          "in the actor's process; its values computed after the log-probabilities, and its "
+          "update before the actor's",
+          "critic")
+          .requires_value(id::kRlTrainer, "verl", "the critic is verl's")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rl_trainer == RlTrainer::kVerl || !setup.critic;
+              },
+              "The critic is verl's (TRL's GRPOTrainer trains none): choose verl, or turn it off.")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return !setup.critic || setup.sequence_length <= kVerlCriticTokenBudget;
+              },
+              "verl's critic packs micro-batches of at most 32,768 tokens "
+              "(ppo_infer_max_token_len_per_gpu) and asserts a sequence fits one: shorten the "
+              "sequence, or turn the critic off.")
+          .page("rl", "verl's critic (<code>adv_estimator=gae</code>)",
+                "PPO's value model: the actor's body with a one-output head, kept in FP32 with its "
+                "own AdamW state on every device, updated before the actor each step."));
   add(row<&TrainingSetup::rollout_memory_utilization>(
           id::kRolloutMemoryUtilization, "Rollout memory utilization",
           "The rollout engine's gpu_memory_utilization: vLLM's share of each device's total "

@@ -137,9 +137,12 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
 
   Replayed replayed;
   for (const Term term : kReplayedTerms) replayed.at_peak[term] = step.at_peak(tag(term));
-  // The framework's terms first, then the runtime's.
+  // bitsandbytes' paged state, a second model's terms (verl's critic: stack_hf.cpp), the
+  // framework's, then the runtime's.
   if (paged.bytes > 0) replayed.terms.push_back(paged);
-  for (const Term term : {Term::kFramework, Term::kRolloutEngine, Term::kRuntime}) {
+  for (const Term term :
+       {Term::kWeights, Term::kGradients, Term::kOptimizerStates, Term::kActivations,
+        Term::kFramework, Term::kRolloutEngine, Term::kRuntime}) {
     for (const StackTerm& held : step.terms_at_peak()) {
       if (held.term == term) replayed.terms.push_back(held);
     }

@@ -1,5 +1,10 @@
 // transformers' Trainer with PEFT and bitsandbytes, replayed (stack_frameworks.hpp): the order in
 // which it allocates and frees in one training step, with the sources docs/formulas.md quotes.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "model/units.hpp"
@@ -119,7 +124,13 @@ bool full_shard(const StepDevice& device) { return device.setup.layout.zero_stag
 double hf_shards(const StepDevice& device) { return full_shard(device) ? device.zero_shards : 1; }
 
 // The terms, registered in the order the step lists them, and the sizes the micro-batches take.
-HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) {
+// A second model's plan (verl's critic) counts its buffers under the first's terms, `sharing`.
+HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model,
+               const HfPlan* sharing = nullptr) {
+  const auto term = [&](std::size_t HfPlan::*tag, const char* id, const char* label,
+                        const char* source) {
+    return sharing != nullptr ? sharing->*tag : step.term(id, label, source);
+  };
   const TrainingSetup& setup = device.setup;
   HfPlan plan;
   plan.fsdp = full_shard(device);
@@ -127,7 +138,7 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   plan.shards = hf_shards(device);
   plan.model = model;
   plan.trained = trained_parameters(device);
-  const bool tied = device.shape.tied_embeddings;
+  const bool tied = device.shape.tied_embeddings && !device.value_head;
   const bool split = plan.fsdp2 && !tied && device.root_parameters > 0;
   const double tail_share =
       split ? (device.counts.output_head + device.counts.final_norm) / device.root_parameters : 1;
@@ -151,28 +162,28 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
   plan.unsharded_gradient_bytes =
       fsdp_mixed ? kBf16Bytes : plan.trained.gradient_bytes * plan.shards;
   if (plan.fsdp2) {
-    plan.gathered = step.term(
-        "fsdp-gathered-units", "Gathered units (FSDP2)",
+    plan.gathered = term(
+        &HfPlan::gathered, "fsdp-gathered-units", "Gathered units (FSDP2)",
         "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py, FSDPParamGroup.unshard: a "
         "unit all-gathered into a buffer and copied out into each parameter; a layer for its "
         "passes (the next prefetched in the backward pass), the embedding for its own, the final "
         "norm and output layer from the loss to their backward pass (accelerate v1.14's "
         "fsdp2_prepare_model, reshard_after_forward=False)");
     plan.reduce_input =
-        step.term("fsdp-reduce-scatter-input", "Reduce-scatter input (BF16)",
-                  "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, foreach_reduce: a "
-                  "unit's gradients copied into one buffer in reduce_dtype (accelerate's BF16)");
+        term(&HfPlan::reduce_input, "fsdp-reduce-scatter-input", "Reduce-scatter input (BF16)",
+             "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py, foreach_reduce: a "
+             "unit's gradients copied into one buffer in reduce_dtype (accelerate's BF16)");
   } else if (plan.fsdp) {
-    plan.gathered = step.term("fsdp-gathered-units", "Gathered units (FSDP)",
-                              "torch/distributed/fsdp/_flat_param.py, FlatParamHandle.unshard: a "
-                              "unit's flat parameter all-gathered whole; the root unit for the "
-                              "step, a layer for its forward pass and, with the next one "
-                              "prefetched, its backward pass");
+    plan.gathered = term(&HfPlan::gathered, "fsdp-gathered-units", "Gathered units (FSDP)",
+                         "torch/distributed/fsdp/_flat_param.py, FlatParamHandle.unshard: a "
+                         "unit's flat parameter all-gathered whole; the root unit for the "
+                         "step, a layer for its forward pass and, with the next one "
+                         "prefetched, its backward pass");
   }
   plan.ddp = num_devices(setup.layout) > 1 && !plan.fsdp;
   if (plan.ddp) {
-    plan.ddp_buckets = step.term(
-        "ddp-gradient-buckets", "DDP's gradient buckets",
+    plan.ddp_buckets = term(
+        &HfPlan::ddp_buckets, "ddp-gradient-buckets", "DDP's gradient buckets",
         "torch/nn/parallel/distributed.py (Reducer): every trained parameter's gradient copied "
         "into a bucket for its all-reduce, the buckets made with the model's wrapping "
         "(gradient_as_bucket_view off, accelerate's default)");
@@ -183,14 +194,14 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
                             ? plan.trained.state_bytes / kAdamMomentsPerParameter * plan.trained.all
                             : 0;
   plan.temporary =
-      step.term("adamw-foreach-temporary", "AdamW's step temporary",
-                "torch/optim/adam.py, _multi_tensor_adam (transformers' adamw_torch, foreach): "
-                "exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs), the second moments' size, "
-                "while the parameters are stepped");
+      term(&HfPlan::temporary, "adamw-foreach-temporary", "AdamW's step temporary",
+           "torch/optim/adam.py, _multi_tensor_adam (transformers' adamw_torch, foreach): "
+           "exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs), the second moments' size, "
+           "while the parameters are stepped");
   plan.activation_gradients =
-      step.term("hf-activation-gradients", "Activation gradients",
-                "autograd's backward pass: each operation's input gradient, the size of "
-                "the tensor it saved, and the output layer's input gradient");
+      term(&HfPlan::activation_gradients, "hf-activation-gradients", "Activation gradients",
+           "autograd's backward pass: each operation's input gradient, the size of "
+           "the tensor it saved, and the output layer's input gradient");
   // Loaded in FP32 under bf16 autocast (bf16-mixed, full training): autocast caches the BF16
   // copy of each weight that needs a gradient until the model's forward pass returns, and
   // autograd saves each copy for its layer's input gradient, unless the layer is rebuilt
@@ -212,11 +223,11 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model) 
                          ? kBf16Bytes * static_cast<double>(device.shape.vocab_size) *
                                static_cast<double>(device.shape.hidden_size)
                          : 0;
-  plan.cast = step.term(
-      "autocast-weight-copies", "Autocast's BF16 weight copies",
-      "torch.autocast's cached_cast (aten/src/ATen/autocast_mode.cpp): an FP32 weight cast to "
-      "BF16 for F.linear, cached to the end of the forward pass when it needs a gradient, and "
-      "saved by autograd for the input's gradient");
+  plan.cast =
+      term(&HfPlan::cast, "autocast-weight-copies", "Autocast's BF16 weight copies",
+           "torch.autocast's cached_cast (aten/src/ATen/autocast_mode.cpp): an FP32 weight cast to "
+           "BF16 for F.linear, cached to the end of the forward pass when it needs a gradient, and "
+           "saved by autograd for the input's gradient");
   return plan;
 }
 
@@ -539,11 +550,11 @@ void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan,
   step.mark("log-probabilities", 0);
 }
 
-// One micro-batch; `first` for the first step's, whose optimizer makes the state. Under verl the
-// mini-batch's last, with the earlier ones' unsharded gradients (VerlHeld) where it has several.
-void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bool first,
-                    VerlHeld& held) {
-  hf_rollout_phases(step, device, plan, held);
+// One micro-batch's update; `first` for the first step's, whose optimizer makes the state. Under
+// verl the mini-batch's last, with the earlier ones' unsharded gradients (VerlHeld) where it has
+// several; `offloads_states` where verl moves the optimizer's state to the host as it ends.
+void hf_update(Step& step, const StepDevice& device, const HfPlan& plan, bool first, VerlHeld& held,
+               bool offloads_states) {
   // verl's train mode enters: what it offloads loaded (update_actor's EngineTrainModeCtx).
   load_to_device(step, Term::kWeights, held.weight_sizes, held.weights);
   load_to_device(step, Term::kOptimizerStates, held.state_sizes, held.states);
@@ -634,13 +645,91 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
     if (plan.fsdp2) step.give(root_gradient);
   }
   step.mark("backward", 0);
-  hf_optimizer_step(step, device, plan, first, gradients,
-                    verl_offloads_states(device) ? &held : nullptr);
+  hf_optimizer_step(step, device, plan, first, gradients, offloads_states ? &held : nullptr);
   // verl's train mode exits (FSDPEngine.to): the actor's shards to the host, the cache emptied,
   // then the optimizer's state, whose offload empties no cache (offload_fsdp_optimizer): it stays
   // reserved until the next weight sync empties it.
   offload_to_host(step, held.weights);
   give_all(step, held.states);
+}
+
+// verl's critic (verl 1dda039b; algorithm.adv_estimator=gae, verl/trainer/ppo/utils.py,
+// need_critic): a TrainingWorker of model_type "value_model" (verl/workers/engine_workers.py) in
+// the same process as the actor, its engine FSDPEngineWithValueHead
+// (verl/workers/engine/fsdp/transformer_impl.py): AutoModelForTokenClassification with one label
+// (verl/utils/model.py, load_valuehead_model), the actor's body with a value head, hidden → 1 with
+// its bias, in place of the output layer; loaded in FP32 (model_dtype fp32) and wrapped as the
+// actor is (FSDP1, FULL_SHARD over every device, MixedPrecision BF16 with FP32 reduces, gradient
+// checkpointing and padding removal on as the actor's), with AdamW of its own (FP32 state), and
+// neither offloaded (critic.fsdp's param_offload and optimizer_offload false): resident through
+// every phase. Its two passes pack their micro-batches to ppo_infer_max_token_len_per_gpu
+// (32,768 tokens: trainer_base.py gives the critic's engine that budget for both, and its
+// use_dynamic_bsz stays True); rearrange_micro_batches (verl/utils/seqlen_balancing.py) splits a
+// device's N sequences of s tokens into k = min(N, ⌈N·s / 32,768⌉) micro-batches balanced by
+// Karmarkar–Karp, ⌈N / k⌉ sequences at most. compute_values runs over the device's share of the
+// rollout batch after the log-probabilities; update_critic over its mini-batch, before the actor's
+// update (_step_once). The value loss's tensors, a few numbers a token, are not replayed.
+struct Critic {
+  std::vector<std::size_t> tags;  // Step::count_as: the table's terms, as the critic's own
+  StepDevice values;              // compute_values' pass: its micro-batch, log_prob_scale
+  StepDevice update;              // update_critic's micro-batch, in generation_micro_batches
+  HfPlan plan;
+  VerlHeld held;
+};
+
+// The sequences of a device's `sequences` that one of the critic's micro-batches packs, at most,
+// and how many micro-batches they take.
+std::pair<double, double> critic_micro_batch(double sequences, double sequence_length) {
+  const double count = std::max(
+      1.0, std::min(sequences, std::ceil(sequences * sequence_length / kVerlCriticTokenBudget)));
+  return {std::ceil(sequences / count), count};
+}
+
+// The critic's device: the actor's, its output layer a value head (the parameter counts and the
+// model states with it), no logits; its activations those of `sequences` sequences a micro-batch.
+StepDevice critic_device(const StepDevice& actor, double sequences) {
+  StepDevice critic = actor;
+  critic.value_head = true;
+  const double head = actor.shape.hidden_size + 1.0;
+  critic.counts.output_head = head;
+  critic.parameters = actor.parameters - actor.counts.output_head + head;  // value_model_parameters
+  critic.root_parameters = actor.root_parameters - actor.counts.output_head + head;
+  const double states = critic.parameters / actor.parameters;
+  for (const Term term :
+       {Term::kWeights, Term::kMasterWeights, Term::kGradients, Term::kOptimizerStates}) {
+    critic.bytes[term] = actor.bytes[term] * states;
+  }
+  critic.loss_tokens = 0;
+  critic.logit_count = 0;
+  critic.log_prob_scale = 1;
+  const double scale = sequences / actor.setup.micro_batch_sequences;
+  critic.tokens = actor.tokens * scale;
+  critic.kept_per_slot = actor.kept_per_slot * scale;
+  critic.recompute_working = actor.recompute_working * scale;
+  critic.dispatch = actor.dispatch * scale;
+  for (SlotTensor& tensor : critic.kept_tensors) tensor.bytes *= scale;
+  for (SlotTensor& tensor : critic.gradient_tensors) tensor.bytes *= scale;
+  return critic;
+}
+
+// compute_values, then update_critic: the values pass as a log-probability pass without logits,
+// its root unit left gathered to the update (as the actor's); the update as the actor's.
+void critic_phases(Step& step, Critic& critic, bool first) {
+  step.count_as(critic.tags, "");
+  hf_log_probability_pass(step, critic.values, critic.plan, &critic.held.actor_root);
+  step.mark("values", 0);
+  step.count_as(critic.tags, "critic ");
+  hf_update(step, critic.update, critic.plan, first, critic.held, false);
+  step.mark("optimizer", 0);  // its AdamW step, the critic's update's end
+  step.count_as({}, "");
+}
+
+// One micro-batch: RL's phases before it (the critic's with them), then its update.
+void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bool first,
+                    VerlHeld& held, Critic* critic) {
+  hf_rollout_phases(step, device, plan, held);
+  if (critic != nullptr) critic_phases(step, *critic, first);
+  hf_update(step, device, plan, first, held, verl_offloads_states(device));
 }
 
 }  // namespace
@@ -679,6 +768,43 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
 // unless it sleeps; before each update, the generation and the log-probabilities
 // (hf_rollout_phases).
 void hf_step(Step& step, const StepDevice& device) {
+  // verl's critic, made and loaded before the actor (_setup: critic_wg.reset() before
+  // actor_rollout_wg.init_model()).
+  std::optional<Critic> critic;
+  ModelWeights critic_model;
+  if (device.setup.critic && verl(device)) {
+    const TrainingSetup& setup = device.setup;
+    const double s = setup.sequence_length;
+    // A device's mini-batch (the actor's micro-batches of one optimizer step) and its share of
+    // the rollout batch.
+    const double mini = setup.micro_batch_sequences * device.generation_micro_batches;
+    const double rollout =
+        setup.rollout_batch_sequences > 0
+            ? static_cast<double>(setup.rollout_batch_sequences) / setup.layout.data_parallel
+            : mini;
+    std::vector<std::size_t> tags(kNumTerms);
+    std::iota(tags.begin(), tags.end(), std::size_t{0});
+    const char* source =
+        "verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py, FSDPEngineWithValueHead "
+        "(AutoModelForTokenClassification, one label, in FP32 under FSDP1), trained by "
+        "verl/trainer/ppo/v1/trainer_base.py, _step_once (compute_values, update_critic)";
+    tags[tag(Term::kWeights)] =
+        step.term("critic-weights", "Critic's weights (verl)", source, Term::kWeights);
+    tags[tag(Term::kGradients)] =
+        step.term("critic-gradients", "Critic's gradients (verl)", source, Term::kGradients);
+    tags[tag(Term::kOptimizerStates)] = step.term(
+        "critic-optimizer-states", "Critic's AdamW state (verl)", source, Term::kOptimizerStates);
+    tags[tag(Term::kActivations)] =
+        step.term("critic-activations", "Critic's activations (verl)", source, Term::kActivations);
+    const auto values = critic_micro_batch(rollout, s);
+    const auto update = critic_micro_batch(mini, s);
+    critic.emplace(Critic{tags, critic_device(device, values.first),
+                          critic_device(device, update.first), HfPlan{}, VerlHeld{}});
+    critic->update.generation_micro_batches = update.second;
+    step.count_as(critic->tags, "");
+    critic_model = load_model(step, critic->update, hf_shards(device));
+    step.count_as({}, "");
+  }
   VerlHeld held;
   const ModelWeights model = load_model(step, device, hf_shards(device),
                                         verl_offloads_weights(device) ? &held.weights : nullptr);
@@ -755,7 +881,10 @@ void hf_step(Step& step, const StepDevice& device) {
     step.take(plan.ddp_buckets, plan.trained.gradient_bytes * plan.trained.all);
   }
   // The warm-up reaches the cache's steady state, as the other stacks' replays.
-  replay_after_warm_up(step, [&](bool first) { hf_micro_batch(step, device, plan, first, held); });
+  if (critic) critic->plan = hf_plan(step, critic->update, critic_model, &plan);
+  replay_after_warm_up(step, [&](bool first) {
+    hf_micro_batch(step, device, plan, first, held, critic ? &*critic : nullptr);
+  });
 }
 
 }  // namespace trainmem::replay

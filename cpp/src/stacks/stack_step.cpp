@@ -16,6 +16,7 @@ std::size_t Step::term(std::string id, std::string label, std::string source, Te
 
 CachingAllocator::Handle Step::take(std::size_t tag, double bytes,
                                     CachingAllocator::Stream stream) {
+  if (tag < count_as_.size()) tag = count_as_[tag];
   const double before = allocator_.allocated_bytes();
   const CachingAllocator::Handle handle = allocator_.allocate(bytes, stream);
   if (!(bytes > 0)) return handle;  // nothing taken: a handle that frees nothing
@@ -68,7 +69,7 @@ Breakdown Step::by_term(const std::vector<double>& held) const {
 void Step::mark(const char* phase, int layer) {
   if (timeline_ == nullptr || warming_) return;
   TimelinePoint point;
-  point.phase = phase;
+  point.phase = phase_prefix_ + phase;
   point.layer = layer;
   point.bytes = phase_peak_ + outside_.total();
   point.reserved_bytes = allocator_.reserved_bytes() + outside_.total();

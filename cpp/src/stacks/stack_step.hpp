@@ -142,6 +142,9 @@ struct StepDevice {
   // The micro-batches of one generation batch (TRL's steps_per_generation), whose log-probability
   // passes run one after another.
   double generation_micro_batches = 1;
+  // verl's critic (stack_hf.cpp): a value head of one output in place of the output layer, so no
+  // embedding is tied to it.
+  bool value_head = false;
 };
 
 // Tags: each of the first kNumTerms is its Term; a stack's own terms follow, one tag each.
@@ -165,6 +168,14 @@ class Step {
   // the caller holds (stack_step.cpp).
   CachingAllocator::Handle take(std::size_t tag, const SlotTensor& tensor);
   void give(CachingAllocator::Handle handle);
+  // A second model's replay within the step (verl's critic): while `as` is set (a stack tag for
+  // each of the table's terms, kNumTerms of them), what is taken under a table's term is counted
+  // under its stack tag instead, and each mark's phase is named after `phase_prefix`. Empty and
+  // "" end it.
+  void count_as(std::vector<std::size_t> as, std::string phase_prefix) {
+    count_as_ = std::move(as);
+    phase_prefix_ = std::move(phase_prefix);
+  }
   // torch.cuda.empty_cache(): the cached segments that hold nothing given back.
   void empty_cache() { allocator_.empty_cache(); }
 
@@ -213,6 +224,8 @@ class Step {
   std::vector<double> at_phase_peak_;
   std::vector<StackTerm> terms_;
   std::vector<TimelinePoint>* timeline_ = nullptr;
+  std::vector<std::size_t> count_as_;
+  std::string phase_prefix_;
   bool warming_ = false;
   Breakdown outside_;
 };
