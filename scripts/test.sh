@@ -34,7 +34,30 @@ trap summary EXIT
 
 phase "Installing what is missing"
 bash scripts/setup.sh --browser
-phase "Building (native, WebAssembly, the page)"
+
+jobs=$(nproc 2>/dev/null || echo 2)
+export jobs
+# The same suites built to WebAssembly against the page's core objects (only this script builds
+# them; em++ needs acorn) run when TRAINMEM_WASM_SUITES=1: a third of the test builds and the
+# longest single-threaded run, which would take the command past 15 minutes on two cores. The
+# page's own modules run under Node and Chromium either way.
+wasm_suites=${TRAINMEM_WASM_SUITES:-0}
+sanitized_build='CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null && cmake --build build-sanitize -j "$jobs"'
+# The build's last minute is one link on one core (trainmem-full.wasm's link-time optimisation,
+# while the native build has ended): the sanitized build starts beside it at the lowest priority
+# (nice 19), on what the build leaves idle, and goes on beside the page's tests, which it yields
+# to. Its status and output wait in files for the phase that runs its suites.
+sanitized_log=$(mktemp)
+sanitized_status=$(mktemp -u)
+export sanitized_log sanitized_status
+if [ "$wasm_suites" != 1 ]; then
+  (
+    status=0
+    nice -n 19 bash -c "set -euo pipefail; $sanitized_build" >"$sanitized_log" 2>&1 || status=$?
+    echo "$status" >"$sanitized_status"
+  ) &
+fi
+phase "Building (native, WebAssembly, the page; the sanitized build started beside, at the lowest priority)"
 bash scripts/build.sh
 
 phase "Formatting"
@@ -46,8 +69,6 @@ bash scripts/lint.sh
 # sanitized): the WebAssembly and sanitized builds run the same search code in the smaller searches
 # of fit_test.cpp. The plate's view against the full estimate over every preset, 18 setups each
 # (3 s natively, 23 s sanitized): they run the same two views in the plate's other cases.
-jobs=$(nproc 2>/dev/null || echo 2)
-export jobs
 export slow_case='fewest devices: 126 layers*,torchtitan tp: the fewest-devices search*,plate: the plate*for every preset'
 source scripts/side-by-side.sh
 
@@ -67,16 +88,10 @@ native='
 sanitized='
   build-sanitize/trainmem_tests --no-colors --test-case-exclude="$slow_case"
   ctest --test-dir build-sanitize --output-on-failure --no-tests=error -R "^cli\."'
-# The same suites built to WebAssembly against the page's core objects (only this script builds
-# them; em++ needs acorn) run when TRAINMEM_WASM_SUITES=1: a third of the test builds and the
-# longest single-threaded run, which would take the command past 15 minutes on two cores. The
-# page's own modules run under Node and Chromium either way.
-wasm_suites=${TRAINMEM_WASM_SUITES:-0}
 # The test command's fuzzing is a bounded smoke run (20 s, against `npm run fuzz`'s 30): it is on
 # the command's longest path.
 export FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 page_tests='node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs'
-sanitized_build='CC=clang CXX=clang++ cmake -S . -B build-sanitize -DTRAINMEM_SANITIZE=ON >/dev/null && cmake --build build-sanitize -j "$jobs"'
 if [ "$wasm_suites" = 1 ]; then
   phase "The suites built to WebAssembly, and sanitized with the fuzz targets (clang), side by side"
   side_by_side \
@@ -90,24 +105,28 @@ if [ "$wasm_suites" = 1 ]; then
   phase "WebAssembly modules, the API's types and the page (node --test)"
   bash -c "set -euo pipefail; $page_tests"
 else
-  # The page's tests keep about one core busy (Chromium waits on its renderer) for some 450 s,
-  # then the native suites (built in the build phase) run after them; beside them runs the rest:
-  # one sanitized build (build-sanitize, flags in CMakeLists.txt), whose core is compiled once
-  # with libFuzzer's coverage and linked into the suites and the fuzz targets (the readers and the
-  # CLI at -O0 there: CMakeLists.txt); then the sanitized suites, single-threaded, and beside them
-  # the fuzz targets' bounded run.
-  phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test) and the C++ core and CLI's native suites: the suites sanitized with the fuzz targets (clang), run, and fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
+  # The page's tests keep about one core busy (Chromium waits on its renderer) for some 500 s;
+  # beside them runs the rest: the sanitized build (build-sanitize, flags in CMakeLists.txt; begun
+  # beside the build phase), whose core is compiled once with libFuzzer's coverage and linked into
+  # the suites and the fuzz targets (the readers and the CLI at -O0 there: CMakeLists.txt); then
+  # the sanitized suites, single-threaded, then the native suites (built in the build phase), and
+  # beside them the fuzz targets' bounded run.
+  phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test): the suites sanitized with the fuzz targets (clang), run, the C++ core and CLI's native suites, and fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
   # The sanitized suites (single-threaded) and the fuzzing (bounded in wall time) were the
   # command's longest path one after the other (596 s against the page's side's 541 s at 1a71f5e,
-  # 929 s in all). The fuzzing now starts on the first core freed: when the page's side has ended,
+  # 929 s in all). The fuzzing starts on the first core freed: when the page's side has ended,
   # beside the sanitized suites, or when they have, beside the page's tests. Started beside both,
-  # its targets barely passed their seeds (8 executions of the estimate's in its 4 s).
+  # its targets barely passed their seeds (8 executions of the estimate's in its 4 s). The page's
+  # tests were the longer side at 4eb9612 (516 s, and the native suites 19 s after them, against
+  # 524 s), so the native suites run on this side.
   export page_done suites_done
   page_done=$(mktemp -u)
   suites_done=$(mktemp -u)
   side_by_side "
-    $sanitized_build
-    echo \"-- beside the page's tests: the sanitized build ended at \${SECONDS} s\"
+    while [ ! -e \"\$sanitized_status\" ]; do sleep 1; done
+    cat \"\$sanitized_log\"
+    [ \"\$(cat \"\$sanitized_status\")\" = 0 ] || { echo 'the sanitized build failed' >&2; exit 1; }
+    echo \"-- beside the page's tests: the sanitized build ended by \${SECONDS} s\"
     fuzz_log=\$(mktemp)
     (
       while [ ! -e \"\$page_done\" ] && [ ! -e \"\$suites_done\" ]; do sleep 1; done
@@ -118,6 +137,8 @@ else
     $sanitized
     touch \"\$suites_done\"
     echo \"-- beside the page's tests: the sanitized suites ended at \${SECONDS} s\"
+    $native
+    echo \"-- beside the page's tests: the native suites ended at \${SECONDS} s\"
     fuzzed=0
     wait \"\$fuzzing\" || fuzzed=\$?
     cat \"\$fuzz_log\"
@@ -127,8 +148,6 @@ else
     "
     trap 'touch \"\$page_done\"' EXIT
     $page_tests
-    echo \"-- the page's tests ended at \${SECONDS} s\"
-    $native
-    echo \"-- the native suites ended at \${SECONDS} s\""
-  rm -f "$page_done" "$suites_done"
+    echo \"-- the page's tests ended at \${SECONDS} s\""
+  rm -f "$page_done" "$suites_done" "$sanitized_log" "$sanitized_status"
 fi
