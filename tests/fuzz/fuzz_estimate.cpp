@@ -32,7 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     // Under fp8-mixed, FlashAttention keeps its BF16 output beside the output projection's FP8
     // copy (2 bytes per hidden value more), which the scores' 5·a·s/h outweighs only past
     // s = 2h/(5a) tokens (51 for Llama 3 8B): a short sequence is the exception there too.
-    require(point.flash_attention_bytes <= point.without_flash_attention_bytes ||
+    // Where the two count the same tensors (a layer that keeps its input alone), they differ by
+    // their sums' rounding: Gemma 3 1B under full recomputation, 1.2e-7 B of 1.04 GB apart.
+    require(point.flash_attention_bytes <= point.without_flash_attention_bytes + 1 ||
                 (setup.activation_model == ActivationModel::kLlamaBlock &&
                  setup.sequence_length == 1) ||
                 setup.precision == Precision::kFp8Mixed,
