@@ -253,6 +253,10 @@ TEST_CASE("verl line: gae trains the critic, of the actor's model, as verl 1dda0
   // critic.enable decides over the estimator (need_critic).
   CHECK(read(line("critic.enable=True " + critic)).setup.critic);
   CHECK(!read(line("algorithm.adv_estimator=gae critic.enable=False")).setup.critic);
+  const LaunchConfig unset = read(line("critic.enable=null"));
+  CHECK(!unset.setup.critic);
+  CHECK(unset.not_understood.empty());
+  CHECK(read(line("algorithm.adv_estimator=gae critic.enable=null " + critic)).setup.critic);
   const auto refused_key = [&](const std::string& extra) {
     const LaunchConfig launch = read(line("algorithm.adv_estimator=gae " + extra));
     CHECK(!launch.answer.ok());

@@ -418,14 +418,8 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
                      " is not one verl 1dda039b names: gae (with its critic), grpo, rloo, "
                      "reinforce_plus_plus, ….");
   }
-  // critic.enable=null is unset, as need_critic reads it.
-  const FileKey* enable = nullptr;
-  for (const FileKey& each : reader.keys()) {
-    if (each.key == "critic.enable") enable = &each;
-  }
-  const bool enable_unset = enable == nullptr || scalar_of(enable->value).value_or("") == "null";
-  setup.critic =
-      enable_unset ? estimator == "gae" : reader.get("critic.enable", text_bool()).value_or(false);
+  // critic.enable=null reads as absent, unset, as need_critic reads it.
+  setup.critic = reader.get("critic.enable", text_bool()).value_or(estimator == "gae");
   if (setup.critic && !critic_variable.empty()) {
     reader.fault(critic_variable, critic_variable +
                                       " is the shell's variable: expand it first, as the shell "

@@ -724,6 +724,45 @@ void critic_phases(Step& step, Critic& critic, bool first) {
   step.count_as({}, "");
 }
 
+// verl's critic, where the setup trains one, made and loaded before the actor (_setup:
+// critic_wg.reset() before actor_rollout_wg.init_model()): its terms, its two devices and its FP32
+// shards (`model`, whole); its plan is made once the actor's is.
+std::optional<Critic> load_critic(Step& step, const StepDevice& device, ModelWeights& model) {
+  if (!device.setup.critic || !verl(device)) return std::nullopt;
+  const TrainingSetup& setup = device.setup;
+  const double s = setup.sequence_length;
+  // A device's mini-batch (the actor's micro-batches of one optimizer step) and its share of
+  // the rollout batch.
+  const double mini = setup.micro_batch_sequences * device.generation_micro_batches;
+  const double rollout =
+      setup.rollout_batch_sequences > 0
+          ? static_cast<double>(setup.rollout_batch_sequences) / setup.layout.data_parallel
+          : mini;
+  std::vector<std::size_t> tags(kNumTerms);
+  std::iota(tags.begin(), tags.end(), std::size_t{0});
+  const char* source =
+      "verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py, FSDPEngineWithValueHead "
+      "(AutoModelForTokenClassification, one label, in FP32 under FSDP1), trained by "
+      "verl/trainer/ppo/v1/trainer_base.py, _step_once (compute_values, update_critic)";
+  tags[tag(Term::kWeights)] =
+      step.term("critic-weights", "Critic's weights (verl)", source, Term::kWeights);
+  tags[tag(Term::kGradients)] =
+      step.term("critic-gradients", "Critic's gradients (verl)", source, Term::kGradients);
+  tags[tag(Term::kOptimizerStates)] = step.term(
+      "critic-optimizer-states", "Critic's AdamW state (verl)", source, Term::kOptimizerStates);
+  tags[tag(Term::kActivations)] =
+      step.term("critic-activations", "Critic's activations (verl)", source, Term::kActivations);
+  const auto values = critic_micro_batch(rollout, s);
+  const auto update = critic_micro_batch(mini, s);
+  Critic critic{tags, critic_device(device, values.first), critic_device(device, update.first),
+                HfPlan{}, VerlHeld{}};
+  critic.update.generation_micro_batches = update.second;
+  step.count_as(critic.tags, "");
+  model = load_model(step, critic.update, hf_shards(device));
+  step.count_as({}, "");
+  return critic;
+}
+
 // One micro-batch: RL's phases before it (the critic's with them), then its update.
 void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bool first,
                     VerlHeld& held, Critic* critic) {
@@ -768,43 +807,9 @@ void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bo
 // unless it sleeps; before each update, the generation and the log-probabilities
 // (hf_rollout_phases).
 void hf_step(Step& step, const StepDevice& device) {
-  // verl's critic, made and loaded before the actor (_setup: critic_wg.reset() before
-  // actor_rollout_wg.init_model()).
-  std::optional<Critic> critic;
+  // verl's critic, made and loaded before the actor.
   ModelWeights critic_model;
-  if (device.setup.critic && verl(device)) {
-    const TrainingSetup& setup = device.setup;
-    const double s = setup.sequence_length;
-    // A device's mini-batch (the actor's micro-batches of one optimizer step) and its share of
-    // the rollout batch.
-    const double mini = setup.micro_batch_sequences * device.generation_micro_batches;
-    const double rollout =
-        setup.rollout_batch_sequences > 0
-            ? static_cast<double>(setup.rollout_batch_sequences) / setup.layout.data_parallel
-            : mini;
-    std::vector<std::size_t> tags(kNumTerms);
-    std::iota(tags.begin(), tags.end(), std::size_t{0});
-    const char* source =
-        "verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py, FSDPEngineWithValueHead "
-        "(AutoModelForTokenClassification, one label, in FP32 under FSDP1), trained by "
-        "verl/trainer/ppo/v1/trainer_base.py, _step_once (compute_values, update_critic)";
-    tags[tag(Term::kWeights)] =
-        step.term("critic-weights", "Critic's weights (verl)", source, Term::kWeights);
-    tags[tag(Term::kGradients)] =
-        step.term("critic-gradients", "Critic's gradients (verl)", source, Term::kGradients);
-    tags[tag(Term::kOptimizerStates)] = step.term(
-        "critic-optimizer-states", "Critic's AdamW state (verl)", source, Term::kOptimizerStates);
-    tags[tag(Term::kActivations)] =
-        step.term("critic-activations", "Critic's activations (verl)", source, Term::kActivations);
-    const auto values = critic_micro_batch(rollout, s);
-    const auto update = critic_micro_batch(mini, s);
-    critic.emplace(Critic{tags, critic_device(device, values.first),
-                          critic_device(device, update.first), HfPlan{}, VerlHeld{}});
-    critic->update.generation_micro_batches = update.second;
-    step.count_as(critic->tags, "");
-    critic_model = load_model(step, critic->update, hf_shards(device));
-    step.count_as({}, "");
-  }
+  std::optional<Critic> critic = load_critic(step, device, critic_model);
   VerlHeld held;
   const ModelWeights model = load_model(step, device, hf_shards(device),
                                         verl_offloads_weights(device) ? &held.weights : nullptr);
