@@ -76,7 +76,7 @@ double verl_startup_bytes(const TrainingSetup& setup, const Breakdown& whole) {
   // Under param_offload verl moves the shards to the host as init_model ends.
   const bool offloaded = setup.offload == Offload::kOptimizerAndWeights;
   const double actor = whole[Term::kWeights] + whole[Term::kMasterWeights];
-  // The critic's FP32 shards, made before the actor's and never offloaded (stack_hf.cpp, Critic).
+  // The critic's FP32 shards, made before the actor's and never offloaded (stack_hf.hpp, Critic).
   const ModelShape* shape = setup.critic ? resolve_model(setup) : nullptr;
   const double critic =
       shape != nullptr ? actor * value_model_parameters(*shape) / count_parameters(*shape) : 0;

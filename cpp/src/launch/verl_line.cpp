@@ -245,7 +245,7 @@ void refuse_if_on(KeyReader& reader, const std::string& key, const std::string& 
   if (reader.get(key, text_bool()).value_or(false)) reader.fault(key, key + "=True: " + why);
 }
 
-// verl's critic, where the line trains one: as the actor's model and wrapping (stack_hf.cpp,
+// verl's critic, where the line trains one: as the actor's model and wrapping (stack_hf.hpp,
 // Critic), its micro-batches packed to ppo_infer_max_token_len_per_gpu (verl 1dda039b,
 // verl/trainer/ppo/v1/trainer_base.py gives its engine that budget for both passes, whatever
 // use_dynamic_bsz and the critic's other batch keys say); what differs is refused by its key.

@@ -137,7 +137,7 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
 
   Replayed replayed;
   for (const Term term : kReplayedTerms) replayed.at_peak[term] = step.at_peak(tag(term));
-  // bitsandbytes' paged state, a second model's terms (verl's critic: stack_hf.cpp), the
+  // bitsandbytes' paged state, a second model's terms (verl's critic: stack_rl.cpp), the
   // framework's, then the runtime's.
   if (paged.bytes > 0) replayed.terms.push_back(paged);
   for (const Term term :

@@ -1,7 +1,7 @@
 // Each framework's replayed step: the order in which Megatron-LM (stack_frameworks.cpp), DeepSpeed
 // (stack_deepspeed.cpp), torchtitan (stack_torchtitan.cpp), torchtune (stack_torchtune.cpp) and
-// transformers (stack_hf.cpp) allocate and free in one training step. stack_rows.cpp names each
-// stack's.
+// transformers (stack_hf.cpp, its RL phases stack_rl.cpp) allocate and free in one training step.
+// stack_rows.cpp names each stack's.
 #pragma once
 
 #include "stacks/stack_step.hpp"

@@ -1,5 +1,7 @@
 // transformers' Trainer with PEFT and bitsandbytes, replayed (stack_frameworks.hpp): the order in
 // which it allocates and frees in one training step, with the sources docs/formulas.md quotes.
+#include "stacks/stack_hf.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -8,125 +10,19 @@
 #include <vector>
 
 #include "model/units.hpp"
-#include "stacks/stack_frameworks.hpp"
 
 namespace trainmem::replay {
 
 namespace {
 
-// transformers' own terms, and what each micro-batch takes, worked out once.
-struct HfPlan {
-  bool fsdp = false;   // accelerate's FSDP, FULL_SHARD, under ZeRO 3
-  bool fsdp2 = false;  // as FSDP2 (fully_shard), not FSDP1
-  double shards = 1;
-  ModelWeights model;  // a layer's and the rest's, whole
-  // The root's units, as stored, whole: FSDP1's root unit (or, tied, FSDP2's [final norm,
-  // embedding] unit) gathered for the step; FSDP2's embedding unit for its own passes and its
-  // [final norm, output layer] unit from the loss to the end of its backward pass. Their trained
-  // parameters.
-  double step_unit = 0;
-  double embedding_unit = 0;
-  double tail_unit = 0;
-  double embedding_trained = 0;
-  double tail_trained = 0;
-  // The root unit's trained parameters whose gradients the backward pass makes at its end, where
-  // the embedding is no unit of its own (FSDP2's is, embedding_trained): an untied embedding's
-  // (under full training), learned positions', a vision tower's. A tied embedding's gradient is
-  // made at the output layer's backward pass, and the embedding's own is added into it at the
-  // end (tied_embedding_trained).
-  double late_root_trained = 0;
-  double tied_embedding_trained = 0;
-  std::size_t reduce_input = 0;  // FSDP2's reduce-scatter input
-  // Per trained parameter on this device (a shard's share under FSDP).
-  Trained trained;
-  std::size_t gathered = 0;  // under FSDP
-  // A unit's gathered bytes per byte stored, and a trained parameter's unsharded gradient, in
-  // bytes: under FSDP's mixed precision (accelerate's, bf16-mixed) the FP32 shards are gathered
-  // and their gradients made in BF16 (MixedPrecision param_dtype and reduce_dtype bfloat16).
-  double gathered_per_stored = 1;
-  double unsharded_gradient_bytes = 0;
-  bool ddp = false;
-  std::size_t ddp_buckets = 0;
-  std::size_t temporary = 0;
-  double step_temporary = 0;
-  std::size_t activation_gradients = 0;
-  std::size_t cast = 0;
-  bool rebuilt = false;  // gradient checkpointing
-  // Under FSDP1 with LoRA and reentrant checkpointing (torch/distributed/fsdp/_runtime_utils.py,
-  // _register_post_backward_reshard_only_hook): each layer's unit holds no trained parameter, so
-  // FSDP registers a multi-grad hook on its rebuilt forward's inputs, which reentrant
-  // checkpointing detaches into leaves (torch/utils/checkpoint.py, CheckpointFunction.backward);
-  // the hook's AccumulateGrad nodes hold each leaf, and with it the layer's checkpointed input and
-  // the gradient written on it, until _finalize_params removes the hooks as the backward pass
-  // ends.
-  bool retains_inputs = false;
-  double layer_copy = 0;
-  double output_copy = 0;
-  std::size_t rollout = 0;      // TRL's colocated vLLM (0: none)
-  std::size_t weight_sync = 0;  // verl's weight sync (0: TRL's)
-};
-
-bool verl(const StepDevice& device) { return device.setup.rl_trainer == RlTrainer::kVerl; }
-
-// What verl's step holds from one phase to the next (verl_rollout_phases, hf_micro_batch):
-// - the root units its no-grad passes leave gathered: FSDP1 reshards no root after its forward
-//   pass (torch/distributed/fsdp/_runtime_utils.py, _post_forward_reshard: not state._is_root),
-//   and verl's EngineEvalModeCtx.__exit__ reshards it only where fsdp_size > 1, not at its
-//   default -1 (verl/workers/engine/fsdp/transformer_impl.py): the actor's, from its
-//   log-probability pass to its update's backward pass; the reference's, which never runs a
-//   backward pass, from its first pass on;
-// - the unsharded gradients of the micro-batches before a mini-batch's last, which FSDP1's
-//   no_sync keeps (FSDPEngine._gradient_sync_context: no reduce-scatter but on the last), each
-//   unit's until its reduce-scatter in the last micro-batch's backward pass.
-// - under verl's offload (TrainingSetup::offload: optimizer, verl's fsdp_config.optimizer_offload;
-//   optimizer-and-weights, with param_offload too), what its engine moves to the host between uses
-//   (verl/workers/engine/base.py, BaseEngineCtx: loaded as a mode's context enters, offloaded as
-//   it exits; verl/utils/fsdp_utils.py, offload_fsdp_model_to_cpu moves each flat parameter's
-//   local shard, not a root's unsharded storage, and empties the cache): the actor's FP32 shards
-//   and AdamW's state, each block's size, and its handle while on the device.
-struct VerlHeld {
-  CachingAllocator::Handle actor_root = CachingAllocator::kNothing;
-  CachingAllocator::Handle reference_root = CachingAllocator::kNothing;
-  Handles layer_gradients;  // unsharded, one per layer, in the forward pass's order
-  CachingAllocator::Handle root_gradient = CachingAllocator::kNothing;
-  std::vector<double> weight_sizes;
-  Handles weights;
-  std::vector<double> state_sizes;
-  Handles states;
-};
-
-// verl's offload of the actor's parameters (param_offload) and of its optimizer's state.
-bool verl_offloads_weights(const StepDevice& device) {
-  return verl(device) && device.setup.offload == Offload::kOptimizerAndWeights;
-}
-bool verl_offloads_states(const StepDevice& device) {
-  return verl(device) && device.setup.offload != Offload::kNone;
-}
-
-// Blocks of `sizes` loaded to the device (load_fsdp_model_to_gpu, load_fsdp_optimizer), where they
-// are not already.
-void load_to_device(Step& step, Term term, const std::vector<double>& sizes, Handles& handles) {
-  if (!handles.empty()) return;
-  for (const double bytes : sizes) handles.push_back(step.take(tag(term), bytes));
-}
-
-// Blocks moved to the host, and the cache emptied (offload_fsdp_model_to_cpu,
-// offload_fsdp_optimizer).
-void offload_to_host(Step& step, Handles& handles) {
-  if (handles.empty()) return;
-  give_all(step, handles);
-  step.empty_cache();
-}
-
 bool full_shard(const StepDevice& device) { return device.setup.layout.zero_stage >= 3; }
 
-// Each device holds 1/shards of each layer and of the rest.
+}  // namespace
+
 double hf_shards(const StepDevice& device) { return full_shard(device) ? device.zero_shards : 1; }
 
-// The terms, registered in the order the step lists them, and the sizes the micro-batches take.
-// A second model's plan (verl's critic) counts its buffers under the first's terms, `sharing`.
 HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model,
-               const HfPlan* sharing = nullptr) {
+               const HfPlan* sharing) {
   const auto term = [&](std::size_t HfPlan::*tag, const char* id, const char* label,
                         const char* source) {
     return sharing != nullptr ? sharing->*tag : step.term(id, label, source);
@@ -230,6 +126,8 @@ HfPlan hf_plan(Step& step, const StepDevice& device, const ModelWeights& model,
            "saved by autograd for the input's gradient");
   return plan;
 }
+
+namespace {
 
 // A unit gathered whole under FSDP; nothing without it.
 // Under FSDP2 through its all-gather buffer, freed once copied out into the parameters.
@@ -382,9 +280,10 @@ void hf_optimizer_step(Step& step, const StepDevice& device, const HfPlan& plan,
 // alike, one is replayed: where there are more than one, the one before's logits (the loop's
 // `outputs` and `logits`, rebound only once the next forward pass returns) are held through it,
 // the FP32 copy's size (the BF16 logits' under --no-autocast).
+}  // namespace
+
 void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan& plan,
-                             CachingAllocator::Handle* kept_root = nullptr,
-                             bool from_host = false) {
+                             CachingAllocator::Handle* kept_root, bool from_host) {
   // A unit gathered; `from_host` (verl's reference, CPUOffload(offload_params=True)) first copies
   // its FP32 shard to the device for the BF16 cast (FlatParamHandle._use_low_precision_shard).
   const auto gather = [&](double whole) {
@@ -429,130 +328,6 @@ void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan&
   if (kept_root == nullptr) step.give(root);
 }
 
-// verl's weight sync (verl 1dda039b: verl/workers/engine_workers.py,
-// ActorRolloutRefWorker.update_weights, checkpoint_engine backend "naive"), which wakes vLLM for
-// the next generation: the trainer's cache emptied (aggressive_empty_cache); vLLM's weights woken
-// under sleep mode (resume(tags=["weights"])), in its own process's pool; the actor's weights
-// streamed to it (verl/workers/engine/fsdp/transformer_impl.py, get_per_tensor_param). FSDP1's
-// SHARDED_STATE_DICT (torch/distributed/fsdp/_state_dict_utils.py): each unit gathered whole in
-// FP32 by its pre-hook (the root unit, the embedding, final norm and output layer, for the whole
-// traversal) and each of its parameters' local chunks cloned by the post-hook
-// (_create_chunk_dtensor), the clones, 4·P/N, held by the state dict until the stream ends; each
-// parameter then gathered whole in FP32 (full_tensor(), no cast), one at a time, into a CUDA-IPC
-// bucket of update_weights_bucket_megabytes (2048) that the trainer allocates and vLLM maps
-// (verl/workers/rollout/vllm_rollout/bucketed_weight_transfer.py, BucketedWeightSender); one
-// larger than the bucket, the embedding's or the output layer's, is sent as it is. SGLang's
-// buckets are the gathered tensors themselves, the one last sent still held as the next fills
-// (rollout.hpp, verl_sync_buckets: the busiest moment, taken here). The buckets and the clones
-// freed, the cache emptied again; the engine's KV cache is woken after (the generation).
-// verl turns expandable segments off for the sync and back on after; the sync is replayed under
-// the step's setting. Returns vLLM's weights' handle (0 where it is awake through the step).
-CachingAllocator::Handle verl_weight_sync(Step& step, const StepDevice& device, const HfPlan& plan,
-                                          VerlHeld& held) {
-  const bool sleeping = device.setup.rollout_sleep_mode;
-  step.empty_cache();
-  const auto weights = sleeping ? step.take(plan.rollout, device.rollout_weights, kRolloutPool) : 0;
-  // get_per_tensor_param loads the actor's shards where verl offloads them, builds the state dict
-  // and offloads them again before the stream begins (verl/workers/engine/fsdp/
-  // transformer_impl.py, FSDPEngine.get_per_tensor_param).
-  load_to_device(step, Term::kWeights, held.weight_sizes, held.weights);
-  const auto root = step.take(plan.weight_sync, plan.model.root);
-  Handles chunks;
-  for (int layer = 0; layer < static_cast<int>(device.layers_per_stage); ++layer) {
-    const auto unit = step.take(plan.weight_sync, plan.model.layer);
-    chunks.push_back(step.take(plan.weight_sync, plan.model.layer / plan.shards));
-    step.give(unit);
-  }
-  chunks.push_back(step.take(plan.weight_sync, plan.model.root / plan.shards));
-  step.give(root);
-  if (!held.weights.empty()) {
-    step.mark("weight sync", 0);  // what is reserved before the cache is emptied
-    offload_to_host(step, held.weights);
-  }
-  const auto sent = step.take(plan.weight_sync, device.sync_sent_bytes);
-  const auto filling =
-      device.sync_filling_bytes > 0 ? step.take(plan.weight_sync, device.sync_filling_bytes) : 0;
-  step.give(step.take(plan.weight_sync, device.sync_gathered_bytes));
-  if (filling != 0) step.give(filling);
-  step.give(sent);
-  give_all(step, chunks);
-  step.mark("weight sync", 0);
-  step.empty_cache();
-  step.settle();
-  return weights;
-}
-
-// verl's step before each update (verl 1dda039b: verl/trainer/ppo/v1/trainer_base.py, _step_once,
-// and the weight sync that ends the step before): the weight sync; the generation, vLLM's KV cache
-// woken beside its weights (resume(tags=["kv_cache"])) and both released by its level-2 sleep
-// (sleep_replicas) under free_cache_engine; the actor's log-probabilities (compute_log_prob) and,
-// with a reference model, the reference's (compute_ref_log_prob): each the same pass, the
-// reference's units gathered from the host (CPUOffload(offload_params=True), which verl forces on
-// a forward-only model), so nothing of it stays on the device.
-void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan, VerlHeld& held) {
-  const auto weights = verl_weight_sync(step, device, plan, held);
-  if (device.setup.rollout_sleep_mode) {
-    const auto cache =
-        step.take(plan.rollout, device.rollout_engine - device.rollout_weights, kRolloutPool);
-    step.mark("generation", 0);
-    step.give(cache);
-    step.give(weights);
-    step.empty_cache();
-    step.settle();
-  } else {
-    step.mark("generation", 0);
-  }
-  // compute_log_prob's eval mode loads the actor's shards where verl offloads them, and offloads
-  // them as it exits.
-  load_to_device(step, Term::kWeights, held.weight_sizes, held.weights);
-  hf_log_probability_pass(step, device, plan, &held.actor_root);
-  if (!held.weights.empty()) {
-    step.mark("log-probabilities", 0);  // what is reserved before the cache is emptied
-    offload_to_host(step, held.weights);
-  }
-  if (device.setup.reference_model) {
-    hf_log_probability_pass(step, device, plan, &held.reference_root, true);
-  }
-  step.mark("log-probabilities", 0);
-}
-
-// TRL's GRPOTrainer before each update (trl/trainer/grpo_trainer.py, _prepare_inputs →
-// _generate_and_score_completions, once every steps_per_generation micro-batches: the step's,
-// here), the last step's gradients freed by its zero_grad.
-// - The generation, in vLLM's pools. Under sleep mode (trl/generation/vllm_generation.py,
-//   VLLMGeneration.generate): torch.cuda.empty_cache(), vLLM woken (its weights, then its KV
-//   cache), then put back to sleep at level 2, which unmaps its pools (vLLM's CuMemAllocator, a
-//   pool of their own that the trainer's cache keeps nothing of).
-// - old_per_token_logps, the policy's log-probability pass (vLLM's importance-sampling correction
-//   needs them); then, with beta above 0, ref_per_token_logps, the reference model's: the
-//   reference's own copy under full training, the policy with its adapters disabled under LoRA,
-//   each the same pass (the reference's parameters require gradients as from_pretrained makes
-//   them, so autocast caches its copies too).
-void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan, VerlHeld& held) {
-  const bool reference = device.setup.reference_model;
-  if (plan.rollout == 0 && !reference) return;
-  if (verl(device)) {
-    verl_rollout_phases(step, device, plan, held);
-    return;
-  }
-  if (plan.rollout != 0 && device.setup.rollout_sleep_mode) {
-    step.empty_cache();
-    const auto engine = step.take(plan.rollout, device.rollout_engine, kRolloutPool);
-    step.mark("generation", 0);
-    step.give(engine);
-    step.empty_cache();
-    step.settle();
-  } else if (plan.rollout != 0) {
-    step.mark("generation", 0);
-  }
-  if (plan.rollout != 0) hf_log_probability_pass(step, device, plan);
-  if (reference) hf_log_probability_pass(step, device, plan);
-  step.mark("log-probabilities", 0);
-}
-
-// One micro-batch's update; `first` for the first step's, whose optimizer makes the state. Under
-// verl the mini-batch's last, with the earlier ones' unsharded gradients (VerlHeld) where it has
-// several; `offloads_states` where verl moves the optimizer's state to the host as it ends.
 void hf_update(Step& step, const StepDevice& device, const HfPlan& plan, bool first, VerlHeld& held,
                bool offloads_states) {
   // verl's train mode enters: what it offloads loaded (update_actor's EngineTrainModeCtx).
@@ -653,115 +428,7 @@ void hf_update(Step& step, const StepDevice& device, const HfPlan& plan, bool fi
   give_all(step, held.states);
 }
 
-// verl's critic (verl 1dda039b; algorithm.adv_estimator=gae, verl/trainer/ppo/utils.py,
-// need_critic): a TrainingWorker of model_type "value_model" (verl/workers/engine_workers.py) in
-// the same process as the actor, its engine FSDPEngineWithValueHead
-// (verl/workers/engine/fsdp/transformer_impl.py): AutoModelForTokenClassification with one label
-// (verl/utils/model.py, load_valuehead_model), the actor's body with a value head, hidden → 1 with
-// its bias, in place of the output layer; loaded in FP32 (model_dtype fp32) and wrapped as the
-// actor is (FSDP1, FULL_SHARD over every device, MixedPrecision BF16 with FP32 reduces, gradient
-// checkpointing and padding removal on as the actor's), with AdamW of its own (FP32 state), and
-// neither offloaded (critic.fsdp's param_offload and optimizer_offload false): resident through
-// every phase. Its two passes pack their micro-batches to ppo_infer_max_token_len_per_gpu
-// (32,768 tokens: trainer_base.py gives the critic's engine that budget for both, and its
-// use_dynamic_bsz stays True); rearrange_micro_batches (verl/utils/seqlen_balancing.py) splits a
-// device's N sequences of s tokens into k = min(N, ⌈N·s / 32,768⌉) micro-batches balanced by
-// Karmarkar–Karp, ⌈N / k⌉ sequences at most. compute_values runs over the device's share of the
-// rollout batch after the log-probabilities; update_critic over its mini-batch, before the actor's
-// update (_step_once). The value loss's tensors, a few numbers a token, are not replayed.
-struct Critic {
-  std::vector<std::size_t> tags;  // Step::count_as: the table's terms, as the critic's own
-  StepDevice values;              // compute_values' pass: its micro-batch, log_prob_scale
-  StepDevice update;              // update_critic's micro-batch, in generation_micro_batches
-  HfPlan plan;
-  VerlHeld held;
-};
-
-// The sequences of a device's `sequences` that one of the critic's micro-batches packs, at most,
-// and how many micro-batches they take.
-std::pair<double, double> critic_micro_batch(double sequences, double sequence_length) {
-  const double count = std::max(
-      1.0, std::min(sequences, std::ceil(sequences * sequence_length / kVerlCriticTokenBudget)));
-  return {std::ceil(sequences / count), count};
-}
-
-// The critic's device: the actor's, its output layer a value head (the parameter counts and the
-// model states with it), no logits; its activations those of `sequences` sequences a micro-batch.
-StepDevice critic_device(const StepDevice& actor, double sequences) {
-  StepDevice critic = actor;
-  critic.value_head = true;
-  const double head = actor.shape.hidden_size + 1.0;
-  critic.counts.output_head = head;
-  critic.parameters = actor.parameters - actor.counts.output_head + head;  // value_model_parameters
-  critic.root_parameters = actor.root_parameters - actor.counts.output_head + head;
-  const double states = critic.parameters / actor.parameters;
-  for (const Term term :
-       {Term::kWeights, Term::kMasterWeights, Term::kGradients, Term::kOptimizerStates}) {
-    critic.bytes[term] = actor.bytes[term] * states;
-  }
-  critic.loss_tokens = 0;
-  critic.logit_count = 0;
-  critic.log_prob_scale = 1;
-  const double scale = sequences / actor.setup.micro_batch_sequences;
-  critic.tokens = actor.tokens * scale;
-  critic.kept_per_slot = actor.kept_per_slot * scale;
-  critic.recompute_working = actor.recompute_working * scale;
-  critic.dispatch = actor.dispatch * scale;
-  for (SlotTensor& tensor : critic.kept_tensors) tensor.bytes *= scale;
-  for (SlotTensor& tensor : critic.gradient_tensors) tensor.bytes *= scale;
-  return critic;
-}
-
-// compute_values, then update_critic: the values pass as a log-probability pass without logits,
-// its root unit left gathered to the update (as the actor's); the update as the actor's.
-void critic_phases(Step& step, Critic& critic, bool first) {
-  step.count_as(critic.tags, "");
-  hf_log_probability_pass(step, critic.values, critic.plan, &critic.held.actor_root);
-  step.mark("values", 0);
-  step.count_as(critic.tags, "critic ");
-  hf_update(step, critic.update, critic.plan, first, critic.held, false);
-  step.mark("optimizer", 0);  // its AdamW step, the critic's update's end
-  step.count_as({}, "");
-}
-
-// verl's critic, where the setup trains one, made and loaded before the actor (_setup:
-// critic_wg.reset() before actor_rollout_wg.init_model()): its terms, its two devices and its FP32
-// shards (`model`, whole); its plan is made once the actor's is.
-std::optional<Critic> load_critic(Step& step, const StepDevice& device, ModelWeights& model) {
-  if (!device.setup.critic || !verl(device)) return std::nullopt;
-  const TrainingSetup& setup = device.setup;
-  const double s = setup.sequence_length;
-  // A device's mini-batch (the actor's micro-batches of one optimizer step) and its share of
-  // the rollout batch.
-  const double mini = setup.micro_batch_sequences * device.generation_micro_batches;
-  const double rollout =
-      setup.rollout_batch_sequences > 0
-          ? static_cast<double>(setup.rollout_batch_sequences) / setup.layout.data_parallel
-          : mini;
-  std::vector<std::size_t> tags(kNumTerms);
-  std::iota(tags.begin(), tags.end(), std::size_t{0});
-  const char* source =
-      "verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py, FSDPEngineWithValueHead "
-      "(AutoModelForTokenClassification, one label, in FP32 under FSDP1), trained by "
-      "verl/trainer/ppo/v1/trainer_base.py, _step_once (compute_values, update_critic)";
-  tags[tag(Term::kWeights)] =
-      step.term("critic-weights", "Critic's weights (verl)", source, Term::kWeights);
-  tags[tag(Term::kGradients)] =
-      step.term("critic-gradients", "Critic's gradients (verl)", source, Term::kGradients);
-  tags[tag(Term::kOptimizerStates)] = step.term(
-      "critic-optimizer-states", "Critic's AdamW state (verl)", source, Term::kOptimizerStates);
-  tags[tag(Term::kActivations)] =
-      step.term("critic-activations", "Critic's activations (verl)", source, Term::kActivations);
-  const auto values = critic_micro_batch(rollout, s);
-  const auto update = critic_micro_batch(mini, s);
-  Critic critic{tags, critic_device(device, values.first), critic_device(device, update.first),
-                HfPlan{}, VerlHeld{}};
-  critic.update.generation_micro_batches = update.second;
-  step.count_as(critic.tags, "");
-  model = load_model(step, critic.update, hf_shards(device));
-  step.count_as({}, "");
-  return critic;
-}
+namespace {
 
 // One micro-batch: RL's phases before it (the critic's with them), then its update.
 void hf_micro_batch(Step& step, const StepDevice& device, const HfPlan& plan, bool first,
@@ -813,75 +480,12 @@ void hf_step(Step& step, const StepDevice& device) {
   VerlHeld held;
   const ModelWeights model = load_model(step, device, hf_shards(device),
                                         verl_offloads_weights(device) ? &held.weights : nullptr);
-  // verl offloads the actor's shards as init_model ends (engine.to("cpu")).
-  const double shards = hf_shards(device);
-  if (!held.weights.empty()) {
-    for (int layer = 0; layer < static_cast<int>(device.layers_per_stage); ++layer) {
-      held.weight_sizes.push_back(model.layer / shards);
-    }
-    held.weight_sizes.push_back(model.root / shards);
-    offload_to_host(step, held.weights);
-  }
-  const std::size_t engine =
-      device.rollout_engine > 0 && device.setup.rollout == Rollout::kSglang
-          ? step.term("rollout-engine",
-                      "SGLang rollout engine, its own processes (weights, KV cache and request "
-                      "table)",
-                      "SGLang, python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py "
-                      "(profile_max_num_token: mem_fraction_static × the memory free before its "
-                      "weights load, less the weights, to the KV cache; init_memory: the "
-                      "request table beyond), in servers of their own as verl makes them (verl "
-                      "1dda039b, verl/workers/rollout/sglang_rollout/async_sglang_server.py, "
-                      "launch_server: mem_fraction_static = gpu_memory_utilization, "
-                      "enable_memory_saver), released but for the generation under "
-                      "free_cache_engine",
-                      Term::kRolloutEngine)
-      : device.rollout_engine > 0 && verl(device)
-          ? step.term("rollout-engine",
-                      "vLLM rollout engine, its own processes (weights and KV cache)",
-                      "vLLM, vllm/v1/worker/gpu_worker.py (Worker.init_device: total memory × "
-                      "gpu_memory_utilization; determine_available_memory gives the KV cache "
-                      "what the weights and the profiled pass leave), in vLLM servers of their "
-                      "own as verl makes them (verl 1dda039b, verl/workers/rollout/vllm_rollout/"
-                      "vllm_async_server.py, distributed_executor_backend \"mp\"), asleep at "
-                      "level 2 but for the generation under free_cache_engine",
-                      Term::kRolloutEngine)
-      : device.rollout_engine > 0
-          ? step.term("rollout-engine", "vLLM rollout engine, colocated (weights and KV cache)",
-                      "vLLM, vllm/v1/worker/gpu_worker.py (Worker.init_device: total memory × "
-                      "gpu_memory_utilization; determine_available_memory gives the KV cache "
-                      "what the weights and the profiled pass leave), in the trainer's process "
-                      "as TRL's GRPOTrainer makes it (trl/generation/vllm_generation.py, "
-                      "VLLMGeneration._init_vllm, vllm_mode \"colocate\"), asleep through the "
-                      "update under sleep mode",
-                      Term::kRolloutEngine)
-          : 0;
-  if (engine > 0 && !device.setup.rollout_sleep_mode) step.take(engine, device.rollout_engine);
-  // TRL's reference model under full training (beta above 0): a second copy of the model, loaded
-  // as the policy is (trl/trainer/utils.py, create_model_from_path, FP32 unless model_init_kwargs
-  // say otherwise) and put on the device (accelerator.prepare_model with evaluation_mode, or
-  // prepare_fsdp's shards): the policy's weights' bytes.
-  if (device.setup.reference_model && device.setup.lora_rank == 0 && !verl(device)) {
-    step.take(step.term("reference-model", "Reference model (TRL, beta above 0)",
-                        "TRL, trl/trainer/grpo_trainer.py, GRPOTrainer.__init__: ref_model = "
-                        "create_model_from_path(...) where beta is not 0 and the model is no "
-                        "PEFT model; prepared with evaluation_mode=True (or prepare_fsdp, "
-                        "prepare_deepspeed)"),
-              device.bytes[Term::kWeights]);
-  }
+  verl_offload_loaded(step, device, model, held);
+  const std::size_t engine = rollout_engine(step, device);
+  trl_reference_model(step, device);
   HfPlan plan = hf_plan(step, device, model);
   plan.rollout = engine;
-  if (verl(device)) {
-    plan.weight_sync = step.term(
-        "weight-sync", "Weight sync (verl)",
-        "verl 1dda039b, verl/workers/engine/fsdp/transformer_impl.py, get_per_tensor_param "
-        "(FSDP1's SHARDED_STATE_DICT: each unit gathered in FP32, its chunks cloned; each "
-        "parameter gathered whole in FP32) and verl/workers/rollout/vllm_rollout/"
-        "bucketed_weight_transfer.py, BucketedWeightSender (a CUDA-IPC bucket of "
-        "update_weights_bucket_megabytes, 2048), or for SGLang verl/workers/rollout/"
-        "sglang_rollout/utils.py, get_named_tensor_buckets (the gathered tensors themselves, up "
-        "to 2048 MiB, sent by CUDA IPC)");
-  }
+  if (verl(device)) plan.weight_sync = verl_weight_sync_term(step);
   if (plan.ddp) {
     step.take(plan.ddp_buckets, plan.trained.gradient_bytes * plan.trained.all);
   }

@@ -142,7 +142,7 @@ struct StepDevice {
   // The micro-batches of one generation batch (TRL's steps_per_generation), whose log-probability
   // passes run one after another.
   double generation_micro_batches = 1;
-  // verl's critic (stack_hf.cpp): a value head of one output in place of the output layer, so no
+  // verl's critic (stack_rl.cpp): a value head of one output in place of the output layer, so no
   // embedding is tied to it.
   bool value_head = false;
 };
