@@ -12,6 +12,7 @@
 
 #include "estimate/rollout.hpp"
 #include "trainmem/estimate.hpp"
+#include "trainmem/fit.hpp"
 #include "trainmem/measured.hpp"
 #include "trainmem/settings.hpp"
 #include "trainmem/timeline.hpp"
@@ -646,6 +647,37 @@ TEST_CASE("verl critic: it is verl's, and a sequence longer than its token budge
   CHECK(estimate_memory(longest).answer.setting == setting_id::kCritic);
   longest.sequence_length = 32768;
   CHECK(estimate_memory(longest).answer.setting != setting_id::kCritic);
+}
+
+// verl brings ZeRO 3, which one device refuses: the search checks the setup on two, as for a stack
+// that needs data parallelism. Where the generation decides (vLLM at 0.8 beside the actor's shards
+// and state), verl's own offload empties the device for it: with the host's memory given, the
+// search tries it, at its own cost, and the fewest devices drop from 14 to 4. Below the fewest,
+// an odd count refuses vLLM's tensor parallelism of 2, so the leanest smaller layout said is on 2.
+TEST_CASE("verl fit: the search starts from verl's ZeRO 3 and tries verl's offload") {
+  TrainingSetup setup;
+  setup.model_id = "qwen3-8b";
+  setup.sequence_length = 4096;
+  setup.completion_length = 3072;
+  setup.micro_batch_sequences = 1;
+  setup = under_verl(setup, 1);
+  setup.rollout_memory_utilization = 0.8;
+  REQUIRE(estimate_memory(setup).answer.setting == setting_id::kZeroStage);
+
+  const FitSearch resident = find_fewest_devices(setup, 1);
+  REQUIRE_MESSAGE(resident.answer.ok(), resident.answer.message);
+  CHECK(resident.fewest_devices == 14);
+  CHECK(resident.layouts.front().setup.offload == Offload::kNone);
+
+  setup.host_capacity_gb = 1000;
+  const FitSearch offloaded = find_fewest_devices(setup, 1);
+  REQUIRE_MESSAGE(offloaded.answer.ok(), offloaded.answer.message);
+  CHECK(offloaded.fewest_devices == 4);
+  const Estimate& cheapest = offloaded.layouts.front();
+  CHECK(cheapest.setup.offload == Offload::kOptimizerAndWeights);
+  CHECK(offloaded.costs.front().reason.find("verl moves the actor's weights to the host") !=
+        std::string::npos);
+  CHECK(offloaded.why_not_fewer.find("on 2 devices") != std::string::npos);
 }
 
 }  // namespace verl_test

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <utility>
 
+#include "estimate/rollout.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/decimal.hpp"
 #include "trainmem/format.hpp"
@@ -147,6 +148,13 @@ constexpr double kZero3Cost = 10;  // weights gathered for each forward and back
 // every forward and backward pass.
 constexpr double kOffloadOptimizerCost = 25;
 constexpr double kOffloadWeightsCost = 75;
+// verl's offload (a stated margin too): no step runs on the host; the actor's AdamW state crosses
+// PCIe to the host after each update and back before the next, 16 B a parameter of the device's
+// shard, and under param_offload its FP32 shards around each phase that uses them (the weight sync,
+// the log-probabilities and the update), 24 B more, against an RL step that its generation
+// dominates.
+constexpr double kVerlOffloadOptimizerCost = 2;
+constexpr double kVerlOffloadWeightsCost = 5;
 constexpr double kOffTheFastPathCost = 100;  // across nodes, or an exchange left unhidden
 // Expert parallelism across nodes: "the communication overhead introduced by cross-node expert
 // parallelism results in an inefficient computation-to-communication ratio of approximately 1:1"
@@ -362,8 +370,17 @@ void add_recompute_cost(Recompute recompute, const ModelShape& shape, LayoutCost
   }
 }
 
-void add_offload_cost(Offload offload, LayoutCost& cost) {
-  if (offload == Offload::kOptimizer) {
+void add_offload_cost(const TrainingSetup& setup, LayoutCost& cost) {
+  const Offload offload = setup.offload;
+  if (verl_trainer(setup) && offload == Offload::kOptimizer) {
+    add_cost(cost, kVerlOffloadOptimizerCost,
+             "verl moves the actor's optimizer state to the host after each update and back for "
+             "the next, over PCIe");
+  } else if (verl_trainer(setup) && offload == Offload::kOptimizerAndWeights) {
+    add_cost(cost, kVerlOffloadWeightsCost,
+             "verl moves the actor's weights to the host between the phases that use them, and "
+             "its optimizer state between updates, over PCIe");
+  } else if (offload == Offload::kOptimizer) {
     add_cost(cost, kOffloadOptimizerCost,
              "the optimizer's step runs on the host, its gradients and weights over PCIe each "
              "step");
@@ -387,7 +404,7 @@ LayoutCost layout_cost(const Estimate& estimate) {
   add_pipeline_cost(setup.layout, *shape, cost);
   add_zero3_cost(setup.layout, *shape, per_token, cost);
   add_recompute_cost(setup.recompute, *shape, cost);
-  add_offload_cost(setup.offload, cost);
+  add_offload_cost(setup, cost);
   if (cost.reason.empty()) cost.reason = "data parallelism alone: nothing beyond its all-reduce";
   return cost;
 }
@@ -397,14 +414,16 @@ namespace {
 // The base setup, checked where the search starts: refused or not, as estimate_memory answers.
 Estimate checked_base(const TrainingSetup& base) {
   Estimate checked = estimate_memory(base);
-  // A stack that needs data parallelism (torchtitan's FSDP2, DeepSpeed's ZeRO) refuses the single
-  // device the search starts from; the search chooses the layout, so the setup is checked on the
-  // smallest layout the stack takes instead.
-  if (!checked.answer.ok() && checked.answer.setting == setting_id::kStack) {
+  // A stack that needs data parallelism (torchtitan's FSDP2, DeepSpeed's ZeRO), or a ZeRO stage it
+  // brought (verl's FSDP, ZeRO 3), refuses the single device the search starts from; the search
+  // chooses the layout, so the setup is checked on the smallest layout the stack takes instead.
+  if (!checked.answer.ok() && (checked.answer.setting == setting_id::kStack ||
+                               checked.answer.setting == setting_id::kZeroStage)) {
     TrainingSetup probe = base;
     probe.layout = ParallelLayout{};
     probe.layout.data_parallel = 2;
-    probe.layout.zero_stage = stack_row(base.stack).first_zero_stage;
+    probe.layout.zero_stage =
+        std::max(base.layout.zero_stage, stack_row(base.stack).first_zero_stage);
     const Estimate on_two = estimate_memory(probe);
     if (on_two.answer.ok()) checked = on_two;
   }
@@ -436,10 +455,11 @@ CandidateDegrees candidate_degrees(const TrainingSetup& base, const ModelShape& 
     if (shape.num_experts % ep == 0) degrees.expert.push_back(ep);
   }
   // Offloading too, where the reader has given the host's memory to hold it and chosen none
-  // (a chosen offload is kept), under a stack that offloads.
+  // (a chosen offload is kept), under a stack that offloads or verl (its own offload between
+  // phases: fsdp_config's optimizer_offload and param_offload).
   degrees.offloads = {base.offload};
   if (base.host_capacity_gb > 0 && base.offload == Offload::kNone &&
-      stack_row(base.stack).offloading && !base.optimizer_in_backward) {
+      (stack_row(base.stack).offloading || verl_trainer(base)) && !base.optimizer_in_backward) {
     degrees.offloads.push_back(Offload::kOptimizer);
     degrees.offloads.push_back(Offload::kOptimizerAndWeights);
   }
@@ -577,24 +597,33 @@ void list_layouts(std::vector<Ranked> fitting, int max_layouts, FitSearch& searc
   }
 }
 
-// Why not fewer: each tried layout at the largest d that stays below the fewest count. Fills the
-// search's best smaller layout and its words.
+// Why not fewer: each tried layout at the largest d below the fewest count that the setup takes (a
+// rollout engine's tensor parallelism, or a batch, may not divide every d). Fills the search's
+// best smaller layout and its words.
 void explain_why_not_fewer(const std::vector<TrainingSetup>& layouts_tried, FitSearch& search) {
+  std::string refused;  // why no smaller layout is valid, where none is
   for (TrainingSetup setup : layouts_tried) {
     const double others = static_cast<double>(setup.layout.tensor_parallel) *
                           setup.layout.pipeline_parallel * setup.layout.context_parallel;
-    const double d = std::floor((search.fewest_devices - 1) / others);
-    if (d < 1) continue;
-    setup.layout.data_parallel = static_cast<int>(d);
-    const Estimate estimate = estimate_memory(setup);
-    if (!estimate.answer.ok()) continue;
-    if (!search.has_best_smaller || estimate.bytes.total() < search.best_smaller.bytes.total()) {
-      search.best_smaller = estimate;
-      search.has_best_smaller = true;
+    for (int d = static_cast<int>(std::floor((search.fewest_devices - 1) / others)); d >= 1; --d) {
+      setup.layout.data_parallel = d;
+      const Estimate estimate = estimate_memory(setup);
+      if (!estimate.answer.ok()) {
+        if (refused.empty()) refused = estimate.answer.message;
+        continue;
+      }
+      if (!search.has_best_smaller ||
+          estimate.bytes.total() < search.best_smaller.bytes.total()) {
+        search.best_smaller = estimate;
+        search.has_best_smaller = true;
+      }
+      break;
     }
   }
   if (!search.has_best_smaller) {
-    search.why_not_fewer = "One device is the fewest there can be.";
+    search.why_not_fewer = search.fewest_devices == 1 || refused.empty()
+                               ? "One device is the fewest there can be."
+                               : "No layout on fewer devices is valid: " + refused;
     return;
   }
   const Estimate& best = search.best_smaller;
