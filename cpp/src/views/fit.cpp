@@ -612,8 +612,7 @@ void explain_why_not_fewer(const std::vector<TrainingSetup>& layouts_tried, FitS
         if (refused.empty()) refused = estimate.answer.message;
         continue;
       }
-      if (!search.has_best_smaller ||
-          estimate.bytes.total() < search.best_smaller.bytes.total()) {
+      if (!search.has_best_smaller || estimate.bytes.total() < search.best_smaller.bytes.total()) {
         search.best_smaller = estimate;
         search.has_best_smaller = true;
       }
