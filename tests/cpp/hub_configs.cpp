@@ -1454,6 +1454,7 @@ const HubConfig kTodayConfigs[] = {
   "tie_word_embeddings": false,
   "text_config": {
     "model_type": "qwen3_5_text",
+    "mamba_ssm_dtype": "float32",
     "hidden_size": 5120,
     "intermediate_size": 17408,
     "num_hidden_layers": 64,
@@ -1567,6 +1568,7 @@ const HubConfig kTodayConfigs[] = {
   "tie_word_embeddings": false,
   "text_config": {
     "model_type": "qwen3_5_moe_text",
+    "mamba_ssm_dtype": "float32",
     "hidden_size": 2048,
     "num_hidden_layers": 40,
     "num_attention_heads": 16,
@@ -1662,6 +1664,7 @@ const HubConfig kTodayConfigs[] = {
   "tie_word_embeddings": false,
   "text_config": {
     "model_type": "qwen3_5_moe_text",
+    "mamba_ssm_dtype": "float32",
     "hidden_size": 3072,
     "num_hidden_layers": 48,
     "num_attention_heads": 32,
@@ -1711,6 +1714,7 @@ const HubConfig kTodayConfigs[] = {
   "tie_word_embeddings": false,
   "text_config": {
     "model_type": "qwen3_5_moe_text",
+    "mamba_ssm_dtype": "float32",
     "hidden_size": 4096,
     "num_hidden_layers": 60,
     "num_attention_heads": 32,

@@ -44,6 +44,31 @@ struct RolloutPhase {
   bool fits = true;
 };
 
+// vLLM's KV cache for a hybrid (rollout.cpp, vllm_hybrid_cache): one pool of blocks, each the
+// state of one request in a group of its linear mixers' layers or block_tokens tokens of a group of
+// its attention layers, every block block_bytes whichever group holds it. Empty (block_tokens 0)
+// for a model of attention layers alone.
+struct HybridKvCache {
+  double attention_token_bytes = 0;  // one token of one attention layer, this device's heads
+  double state_bytes = 0;            // one request's state in one linear layer, unpadded
+  double block_tokens = 0;           // the attention's block size, raised to hold a state a page
+  double page_bytes = 0;             // block_tokens × attention_token_bytes: a layer's page
+  double group_layers = 0;           // the layers of a group (a tensor each)
+  double attention_groups = 0;
+  double state_groups = 0;
+  // The blocks one request's state holds in a state group: 1 without prefix caching (vLLM's
+  // mamba cache mode "none", TRL's), 2 with it ("align", verl's: the running state's block and the
+  // one before it, until the next is filled).
+  double state_blocks = 1;
+  double attention_layers = 0;
+  double state_layers = 0;
+  bool present() const { return block_tokens > 0; }
+  double block_bytes() const { return group_layers * page_bytes; }
+  // The blocks one request of `tokens` takes: ⌈tokens / block_tokens⌉ in each attention group,
+  // state_blocks in each state group.
+  double request_blocks(double tokens) const;
+};
+
 struct RolloutFigures {
   bool counted = false;     // a rollout engine is set: the figures below are filled
   double engine_bytes = 0;  // its pools: its share of share_of_bytes, and beyond_share_bytes
@@ -54,7 +79,11 @@ struct RolloutFigures {
   double beyond_share_bytes = 0;
   double weights_bytes = 0;  // its BF16 copy of the model
   double kv_bytes_per_token = 0;
-  double kv_tokens = 0;          // what its KV cache holds at most: its share's rest / per token
+  double kv_tokens = 0;  // what its KV cache holds at most: its share's rest / per token
+  // A hybrid's (kv_tokens then vLLM's "GPU KV cache size": its blocks over one request's at the
+  // max model length, times that length), and its blocks (vLLM's num_blocks).
+  HybridKvCache hybrid;
+  double kv_blocks = 0;
   double max_model_length = 0;   // vLLM's max_model_len: TRL's, else the model's positions
   double rollout_sequences = 0;  // what one generation makes on the device
   double rollout_tokens = 0;     // and their tokens: sequences × sequence length

@@ -53,13 +53,19 @@ double sglang_request_table_bytes(const TrainingSetup& setup, const ModelShape& 
   return 4.0 * (kVerlMaxNumSeqs + 1) * (context + 4);
 }
 
+// One attention layer's K and V for one token, in the model's dtype: the device's share of the k
+// heads of d, one at least.
+double attention_token_bytes(const TrainingSetup& setup, const ModelShape& shape) {
+  const double kv_heads =
+      std::max(1.0, shape.num_key_value_heads / static_cast<double>(setup.rollout_tensor_parallel));
+  return 2.0 * kv_heads * head_dim_of(shape) * kBf16Bytes;
+}
+
 // Each layer's K and V, in the model's dtype (the KV cache's "auto"): the device's share of the k
 // heads of d a token, one at least (vLLM and SGLang replicate them where tp is above k; SGLang's
 // get_cell_size_per_token, heads × (head_dim + v_head_dim) × layers × 2 B, is the same).
 double kv_bytes_per_token(const TrainingSetup& setup, const ModelShape& shape) {
-  const double kv_heads =
-      std::max(1.0, shape.num_key_value_heads / static_cast<double>(setup.rollout_tensor_parallel));
-  return 2.0 * shape.num_layers * kv_heads * head_dim_of(shape) * kBf16Bytes;
+  return shape.num_layers * attention_token_bytes(setup, shape);
 }
 
 // SGLang's KV cache in whole tokens (profile_max_num_token): what its weights leave of its share,
@@ -70,7 +76,84 @@ double sglang_kv_tokens(const TrainingSetup& setup, const ModelShape& shape, dou
   return std::max(0.0, std::floor(rest / kv_bytes_per_token(setup, shape)));
 }
 
+// vLLM's kernel block alignment: the least block size its attention backends take on CUDA
+// (FlashAttention's MultipleOf(16), or 16 of [16, 32, 64] beside an FP32 recurrent state), and its
+// default block_size (vllm/platforms/interface.py, _align_hybrid_block_size).
+constexpr double kVllmBlockAlignment = 16;
+
+// One request's state in one linear layer, on each of the engine's t devices
+// (vllm/model_executor/layers/mamba/mamba_utils.py, MambaStateShapeCalculator, and
+// MambaStateDtypeCalculator: the convolution's state in the model's dtype, the recurrent state in
+// recurrent_state_bytes): a Gated DeltaNet's convolution over q, k and v, (kernel − 1) ×
+// (2·H_k·d_k + H_v·d_v)/t, and its state, H_v/t × d_v × d_k; Mamba-2's convolution over x, B and
+// C, (kernel − 1) × (H·P + 2·G·N)/t (G raised to t where t does not divide it:
+// extra_groups_for_head_shards), and its state, H/t × P × N; LFM2's convolution alone,
+// (conv_L_cache − 1) × conv_dim/t (conv_dim, its configs' hidden size).
+double linear_state_bytes(const ModelShape& shape, double t) {
+  const double state_element =
+      shape.recurrent_state_bytes > 0 ? shape.recurrent_state_bytes : kBf16Bytes;
+  if (short_conv_mixer(shape)) {
+    return (shape.short_conv_kernel - 1.0) * shape.hidden_size / t * kBf16Bytes;
+  }
+  const double kernel_rows = shape.linear_conv_kernel_dim - 1.0;
+  const double key_heads = shape.linear_num_key_heads;
+  const double value_heads = shape.linear_num_value_heads;
+  const double key_width = shape.linear_key_head_dim;
+  const double value_width = shape.linear_value_head_dim;
+  if (mamba2_mixer(shape)) {
+    const double groups = std::fmod(key_heads, t) == 0 ? key_heads : t;
+    return kernel_rows * (value_heads * value_width + 2 * groups * key_width) / t * kBf16Bytes +
+           value_heads / t * value_width * key_width * state_element;
+  }
+  return kernel_rows * (2 * key_heads * key_width + value_heads * value_width) / t * kBf16Bytes +
+         value_heads / t * value_width * key_width * state_element;
+}
+
 }  // namespace
+
+double HybridKvCache::request_blocks(double tokens) const {
+  return attention_groups * std::ceil(tokens / block_tokens) + state_groups * state_blocks;
+}
+
+// vLLM 52a31cc (May 2026). A linear layer's page holds one request's state (MambaSpec); vLLM raises
+// the attention's
+// block size to the least multiple of 16 tokens whose page holds it and pads the state's page to
+// the attention's (_align_hybrid_block_size). Layers are grouped by kind, a group the fewer kind's
+// count of layers (the larger's where it is under 1.5 times the fewer), the last of a kind padded
+// (kv_cache_utils.py, _get_kv_cache_groups_uniform_page_size); a group's layers each have a tensor
+// shared by one layer of every group, num_blocks pages each, num_blocks = what is left ÷ page ÷
+// group size (get_kv_cache_config_from_groups, get_num_blocks), one pool of block ids for all
+// groups. A request takes ⌈tokens / block⌉ blocks in each attention group and one in each state
+// group (single_type_kv_cache_manager.py, FullAttentionManager and MambaManager) without prefix
+// caching: vLLM's default for hybrids (config/model.py, is_prefix_caching_supported), which TRL
+// keeps (it passes no enable_prefix_caching). verl passes rollout.enable_prefix_caching, True by
+// default (verl 1dda039b, vllm_async_server.py), under which a Gated DeltaNet's or a short
+// convolution's state is cached "align" (models/config.py, MambaModelConfig): the same block, two
+// of them a request in each state group at most, the running state's and the one before it
+// (MambaManager.remove_skipped_blocks; MambaSpec.max_memory_usage_bytes budgets 2). Mamba-2's
+// ("all", a state a chunk-aligned block) is refused under verl (check_rollout).
+HybridKvCache vllm_hybrid_cache(const TrainingSetup& setup, const ModelShape& shape) {
+  HybridKvCache cache;
+  if (!hybrid_linear_attention(shape)) return cache;
+  const double t = setup.rollout_tensor_parallel;
+  cache.attention_layers = layers_of_kinds_between(shape, 0, shape.num_layers, "Aa");
+  cache.state_layers = layers_of_kinds_between(shape, 0, shape.num_layers, "Ll");
+  if (cache.attention_layers <= 0 || cache.state_layers <= 0) return cache;
+  cache.attention_token_bytes = attention_token_bytes(setup, shape);
+  cache.state_bytes = linear_state_bytes(shape, t);
+  cache.block_tokens = std::max(
+      kVllmBlockAlignment,
+      kVllmBlockAlignment *
+          std::ceil(cache.state_bytes / (kVllmBlockAlignment * cache.attention_token_bytes)));
+  cache.page_bytes = cache.block_tokens * cache.attention_token_bytes;
+  const double fewer = std::min(cache.attention_layers, cache.state_layers);
+  const double more = std::max(cache.attention_layers, cache.state_layers);
+  cache.group_layers = more < 1.5 * fewer ? more : fewer;
+  cache.attention_groups = std::ceil(cache.attention_layers / cache.group_layers);
+  cache.state_groups = std::ceil(cache.state_layers / cache.group_layers);
+  cache.state_blocks = verl_trainer(setup) ? 2 : 1;
+  return cache;
+}
 
 double verl_startup_bytes(const TrainingSetup& setup, const Breakdown& whole) {
   // Under param_offload verl moves the shards to the host as init_model ends.
@@ -172,6 +255,17 @@ double generation_sequences(const TrainingSetup& setup) {
   return static_cast<double>(setup.micro_batch_sequences) * steps * setup.rollout_tensor_parallel;
 }
 
+// The blocks a hybrid's generation takes: each sequence's, prompt and completion.
+double generation_blocks(const RolloutFigures& figures, const TrainingSetup& setup) {
+  return figures.rollout_sequences * figures.hybrid.request_blocks(setup.sequence_length);
+}
+
+// Whether the KV cache holds the whole generation at once (a hybrid's beside the null block).
+bool holds_generation(const RolloutFigures& figures, const TrainingSetup& setup) {
+  return figures.hybrid.present() ? generation_blocks(figures, setup) <= figures.kv_blocks - 1
+                                  : figures.kv_tokens >= figures.rollout_tokens;
+}
+
 double held_by_term(const Estimate& estimate, const char* id) {
   for (const StackTerm& term : estimate.stack_terms) {
     if (term.id == id) return term.bytes;
@@ -264,6 +358,20 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   figures.max_model_length = setup.rollout_max_model_length > 0 ? setup.rollout_max_model_length
                              : shape.max_positions > 0          ? shape.max_positions
                                                                 : setup.sequence_length;
+  // A hybrid's in blocks (check_rollout refuses SGLang's), and its tokens as vLLM logs them
+  // (_report_kv_cache_config: max_concurrency, its blocks over one request's of the max model
+  // length, times that length).
+  figures.hybrid = sglang ? HybridKvCache{} : vllm_hybrid_cache(setup, shape);
+  const HybridKvCache& hybrid = figures.hybrid;
+  if (hybrid.present()) {
+    figures.kv_bytes_per_token =
+        hybrid.attention_groups * hybrid.group_layers * hybrid.attention_token_bytes;
+    figures.kv_blocks = std::max(
+        0.0, std::floor((figures.engine_bytes - figures.weights_bytes) / hybrid.block_bytes()));
+    figures.kv_tokens =
+        std::floor(figures.kv_blocks / hybrid.request_blocks(figures.max_model_length) *
+                   figures.max_model_length);
+  }
   figures.rollout_sequences = generation_sequences(setup);
   figures.rollout_tokens = figures.rollout_sequences * setup.sequence_length;
   figures.phases = step_phases(estimate, counted);
@@ -295,9 +403,12 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
   if (!sglang && figures.startup_bytes >= 0 &&
       total - figures.startup_bytes < figures.engine_bytes) {
     figures.start_failure = RolloutStartFailure::kFreeMemory;
-  } else if (figures.kv_tokens <= 0) {
+  } else if (hybrid.present() ? figures.engine_bytes <= figures.weights_bytes
+                              : figures.kv_tokens <= 0) {
     figures.start_failure = RolloutStartFailure::kNoCacheMemory;
-  } else if (!sglang && figures.kv_tokens < figures.max_model_length) {
+  } else if (!sglang &&
+             (hybrid.present() ? figures.kv_blocks < hybrid.request_blocks(figures.max_model_length)
+                               : figures.kv_tokens < figures.max_model_length)) {
     figures.start_failure = RolloutStartFailure::kMaxModelLength;
   }
   // Awake, the engine sits beside the trainer's every phase; asleep, beside what the trainer keeps
@@ -316,9 +427,15 @@ RolloutFigures rollout_figures(const Estimate& estimate) {
       nothing_free ? 0 : std::clamp(std::min(beside_trainer, beside_startup), 0.0, 1.0);
   // vLLM starts with one request of its max model length; SGLang serves one sequence.
   const double first_request = sglang ? setup.sequence_length : figures.max_model_length;
-  const double needed = figures.weights_bytes + first_request * figures.kv_bytes_per_token;
+  // A hybrid's in blocks, the generation's beside the null block (BlockPool's block 0).
+  const double needed =
+      figures.weights_bytes + (hybrid.present()
+                                   ? hybrid.request_blocks(first_request) * hybrid.block_bytes()
+                                   : first_request * figures.kv_bytes_per_token);
   const double generation =
-      figures.weights_bytes + figures.rollout_tokens * figures.kv_bytes_per_token;
+      figures.weights_bytes + (hybrid.present()
+                                   ? (generation_blocks(figures, setup) + 1) * hybrid.block_bytes()
+                                   : figures.rollout_tokens * figures.kv_bytes_per_token);
   figures.least_starting_utilization = nothing_free ? 2 : needed / figures.share_of_bytes;
   figures.smallest_utilization = nothing_free ? 2 : generation / figures.share_of_bytes;
   return figures;
@@ -502,8 +619,32 @@ std::vector<std::string> verl_notes(const RolloutFigures& figures, const Estimat
   return notes;
 }
 
+// A hybrid's KV cache in words: its blocks, what a block holds, and vLLM's logged tokens.
+std::string hybrid_cache_text(const RolloutFigures& figures, const ModelShape& shape) {
+  const HybridKvCache& cache = figures.hybrid;
+  const std::string block = format_count(cache.block_tokens);
+  const double state_blocks = cache.state_groups * cache.state_blocks;
+  return "a KV cache of " + format_count(figures.kv_blocks) + " blocks of " + block +
+         " tokens, before its profiled forward pass's peak (vLLM's hybrid layout: the attention's "
+         "block raised until its page holds a sequence's state): a block holds " +
+         block + " tokens of a group of its " + format_count(cache.attention_layers) + " " +
+         attention_layers_name(shape) + " (" + format_count(figures.kv_bytes_per_token) +
+         " B a token for them all) or one sequence's state in a group of its " +
+         format_count(cache.state_layers) + " " + linear_layers_name(shape) +
+         " (a sequence's state takes " + format_count(state_blocks) +
+         (state_blocks == 1 ? " block, " : " blocks, ") +
+         shortest_decimal(std::round(state_blocks * cache.block_bytes() / 1e5) / 10) +
+         " MB with their padding" +
+         (cache.state_blocks > 1 ? ", two a group under verl's prefix caching: the running "
+                                   "state's and the one before it"
+                                 : "") +
+         "); " + format_count(figures.kv_tokens) + " tokens at its max model length of " +
+         format_count(figures.max_model_length) + ", as vLLM logs its size.";
+}
+
 std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Estimate& estimate) {
   const TrainingSetup& setup = estimate.setup;
+  const ModelShape& shape = *resolve_model(setup);  // rollout_figures counted: it resolves
   std::vector<std::string> notes;
   notes.push_back(phases_sentence(figures, estimate));
   const std::string share = shortest_decimal(setup.rollout_memory_utilization);
@@ -528,6 +669,8 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
                  format_count(std::round(figures.beyond_share_bytes / 1e6)) + " MB" +
                  "; its activations and CUDA graphs, beyond its share, not counted). A "
                  "generation of "
+       : figures.hybrid.present()
+           ? ") and " + hybrid_cache_text(figures, shape) + " A generation of "
            : ") and a KV cache of at most " + format_count(figures.kv_tokens) + " tokens (" +
                  format_count(figures.kv_bytes_per_token) +
                  " B a token, before its profiled forward pass's peak). A generation of ") +
@@ -535,11 +678,12 @@ std::vector<std::string> rollout_notes(const RolloutFigures& figures, const Esti
       (figures.rollout_sequences == 1 ? " sequence of " : " sequences of ") +
       format_count(setup.sequence_length) + " tokens" +
       (tp == 1 ? "" : " (its " + std::to_string(tp) + " devices' prompts together)") + " needs " +
-      format_count(figures.rollout_tokens) +
-      (!figures.starts()                             ? " tokens."
-       : figures.kv_tokens >= figures.rollout_tokens ? " tokens: it holds them."
-       : sglang ? " tokens: SGLang holds fewer, and retracts sequences to make room."
-                : " tokens: vLLM holds fewer, and preempts sequences to make room."));
+      (figures.hybrid.present() ? format_count(generation_blocks(figures, setup)) + " blocks"
+                                : format_count(figures.rollout_tokens) + " tokens") +
+      (!figures.starts()                  ? "."
+       : holds_generation(figures, setup) ? ": it holds them."
+       : sglang ? ": SGLang holds fewer, and retracts sequences to make room."
+                : ": vLLM holds fewer, and preempts sequences to make room."));
   if (!figures.starts()) notes.push_back(rollout_start_failure(figures, setup));
   if (verl_trainer(setup)) {
     for (std::string& note : verl_notes(figures, estimate)) notes.push_back(std::move(note));

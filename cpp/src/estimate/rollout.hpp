@@ -30,6 +30,11 @@ double rollout_engine_bytes(const TrainingSetup& setup, double startup_bytes);
 // The engine's name as its users know it ("vLLM", "SGLang").
 const char* rollout_engine_name(const TrainingSetup& setup);
 
+// vLLM's KV cache for a hybrid of Gated DeltaNet (Qwen3-Next, Qwen3.5), Mamba-2 (Nemotron-H) or
+// short-convolution (LFM2) layers beside full attention, on each of its devices; empty for a model
+// of attention layers alone (rollout.cpp).
+HybridKvCache vllm_hybrid_cache(const TrainingSetup& setup, const ModelShape& shape);
+
 // vLLM's BF16 weights on each of its devices, split over its tensor parallelism.
 double rollout_weights_bytes(const TrainingSetup& setup, const ModelShape& shape);
 

@@ -100,8 +100,8 @@ FileKeys overrides_of(const std::vector<std::string>& words, bool& more, std::st
 
 // Overrides with no bearing on the devices' memory: the data's files and their handling, logging,
 // checkpoints, the learning rate and the loss's coefficients, sampling, the reward's function,
-// profiling, Ray's settings, and what vLLM does within its own share (its scheduler's batch, its
-// prefix cache).
+// profiling, Ray's settings, and what vLLM does within its own share (its scheduler's batch; its
+// prefix cache is read apart, as it pages a hybrid's state).
 bool verl_no_bearing(const std::string& key) {
   static const std::set<std::string> keys = {"data.train_files",
                                              "data.val_files",
@@ -138,7 +138,6 @@ bool verl_no_bearing(const std::string& key) {
                                              "actor_rollout_ref.rollout.max_num_batched_tokens",
                                              "actor_rollout_ref.rollout.max_num_seqs",
                                              "actor_rollout_ref.rollout.enable_chunked_prefill",
-                                             "actor_rollout_ref.rollout.enable_prefix_caching",
                                              "actor_rollout_ref.rollout.load_format",
                                              "actor_rollout_ref.rollout.disable_log_stats",
                                              "actor_rollout_ref.rollout.calculate_log_probs",
@@ -435,6 +434,17 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
     read_hub_model(reader, kModel + "path", *path, setup);
   } else {
     reader.fault(kModel + "path", kModel + "path is not given: name the model (a hub id).");
+  }
+  // verl starts vLLM with enable_prefix_caching (True by default), under which vLLM pages a
+  // hybrid's recurrent state as it caches prefixes (rollout.hpp, vllm_hybrid_cache); without it,
+  // one block a sequence, not modelled under verl. It has no bearing on attention's cache.
+  const ModelShape* shape = resolve_model(setup);
+  if (!reader.get(kRollout + "enable_prefix_caching", text_bool()).value_or(true) &&
+      shape != nullptr && hybrid_linear_attention(*shape)) {
+    reader.fault(kRollout + "enable_prefix_caching",
+                 kRollout + "enable_prefix_caching=False: vLLM then pages " + shape->name +
+                     "'s recurrent state one block a sequence, not modelled under verl; its "
+                     "default (True) is.");
   }
   if (reader.get(kModel + "lora_rank", text_number(true, 0, 1e6)).value_or(0) > 0) {
     reader.fault(kModel + "lora_rank",

@@ -46,6 +46,12 @@ enum class GatedDeltaNet { kNone, kQwen3Next, kQwen35 };
 // Qwen3.5, attn_output_gate and mtp_use_dedicated_embeddings. The problem, or "".
 std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, ModelShape& shape);
 
+// The recurrent state's dtype for vLLM from `key` (ModelShape::recurrent_state_bytes): "float32"
+// (or "float") 4 bytes, "bfloat16", "float16" (or "half") 2, "auto" the model's dtype (0), and
+// `absent` where the config leaves it out. The problem, or "".
+std::string read_recurrent_state_dtype(const Json& config, const char* key, int absent,
+                                       ModelShape& shape);
+
 // LFM2's block (config_hybrid.cpp, transformers' modeling_lfm2.py): the Llama family's widths,
 // its MLP's width as Lfm2MLP adjusts it, and its short-convolution and full-attention layers.
 std::string read_lfm2_block(const Json& config, ModelShape& shape);

@@ -61,10 +61,33 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
   if (latent_attention(shape)) {
     return refuse(" caches its latent attention's compressed keys and values, not modelled.");
   }
-  if (hybrid_linear_attention(shape) || global_attention_mixer(shape)) {
-    return refuse(
-        " has layers whose cache the engine sizes apart (a recurrent state or a sliding "
-        "window), not modelled.");
+  // vLLM's hybrid cache (rollout.hpp, vllm_hybrid_cache) is modelled for Gated DeltaNet, Mamba-2
+  // and short-convolution layers; SGLang keeps a hybrid's state in a pool of its own.
+  const bool vllm_hybrid = hybrid_linear_attention(shape) && !global_attention_mixer(shape) &&
+                           !kimi_delta_mixer(shape) && !mamba1_mixer(shape) &&
+                           !lightning_mixer(shape);
+  if (global_attention_mixer(shape) || (hybrid_linear_attention(shape) && !vllm_hybrid)) {
+    return refuse(" has layers whose cache the engine sizes apart (" +
+                  std::string(global_attention_mixer(shape)
+                                  ? "a sliding window"
+                                  : std::string("its ") + linear_layers_name(shape) + "' state") +
+                  "), not modelled.");
+  }
+  // verl's vLLM caches prefixes, under which vLLM caches Mamba-2's state at every block of its
+  // chunk size ("all": models/config.py, MambaModelConfig; nemotron_h.py supports it).
+  if (vllm_hybrid && mamba2_mixer(shape) && setup.rl_trainer == RlTrainer::kVerl &&
+      setup.rollout == Rollout::kVllm) {
+    return refusal(setting_id::kRlTrainer,
+                   "verl starts vLLM with prefix caching, under which vLLM caches " + shape.name +
+                       "'s Mamba-2 state at every chunk-aligned block, not modelled: choose trl "
+                       "with vllm, or another model.");
+  }
+  if (vllm_hybrid && setup.rollout == Rollout::kSglang) {
+    return refusal(setting_id::kRollout,
+                   "SGLang keeps a hybrid's recurrent state in a pool of its own (its mamba pool), "
+                   "not modelled; " +
+                       shape.name + " has " + linear_layers_name(shape) +
+                       ". Choose vllm, or another model.");
   }
   // gpt-oss (its sinks mark it): vLLM loads its checkpoint's MXFP4 experts as they are, and half
   // its layers attend over a sliding window.
@@ -88,6 +111,23 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
                        " key-value heads over its tensor parallelism: choose a size that divides "
                        "both, or a multiple of the key-value heads that divides the attention "
                        "heads.");
+  }
+  // vLLM splits a hybrid's linear layers by their heads too (mamba_utils.py's divide): a Gated
+  // DeltaNet's key and value heads, Mamba-2's heads, a short convolution's channels.
+  if (vllm_hybrid) {
+    const int splits[] = {
+        short_conv_mixer(shape) ? shape.hidden_size
+        : mamba2_mixer(shape)   ? shape.linear_num_value_heads
+                                : shape.linear_num_key_heads,
+        short_conv_mixer(shape) ? shape.hidden_size : shape.linear_num_value_heads};
+    if (splits[0] % tp != 0 || splits[1] % tp != 0) {
+      return refusal(setting_id::kRolloutTensorParallel,
+                     "vLLM splits " + shape.name + "'s " + linear_layers_name(shape) +
+                         " by their " + (short_conv_mixer(shape) ? "channels (" : "heads (") +
+                         std::to_string(splits[0]) +
+                         (splits[1] != splits[0] ? " and " + std::to_string(splits[1]) : "") +
+                         ") over its tensor parallelism: choose a size that divides them.");
+    }
   }
   // verl's weight sync unfuses a mixture's packed experts (unfuse_moe_params), whose whole
   // tensors it gathers in FP32; its units differ too.

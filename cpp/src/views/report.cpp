@@ -80,6 +80,12 @@ nlohmann::ordered_json rollout_json(const Estimate& estimate) {
       {"weightsBytes", number(rollout.weights_bytes)},
       {"kvBytesPerToken", number(rollout.kv_bytes_per_token)},
       {"kvTokens", number(rollout.kv_tokens)},
+      // A hybrid's cache in blocks (0 for attention layers alone): their tokens, their count, and
+      // the bytes one sequence's state takes of it (its blocks, padded).
+      {"kvBlockTokens", number(rollout.hybrid.block_tokens)},
+      {"kvBlocks", number(rollout.kv_blocks)},
+      {"kvStateBytesPerSequence", number(rollout.hybrid.state_groups * rollout.hybrid.state_blocks *
+                                         rollout.hybrid.block_bytes())},
       {"rolloutSequences", number(rollout.rollout_sequences)},
       {"rolloutTokens", number(rollout.rollout_tokens)},
       {"trainerBytes", number(rollout.trainer_bytes)},
