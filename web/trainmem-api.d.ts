@@ -108,8 +108,8 @@ declare global {
       mambaProjBias: boolean;
       /** Mamba's and Mamba-2's convolution bias (use_conv_bias, mamba_conv_bias). */
       linearConvBias: boolean;
-      /** The bytes of an element of the linear mixers' recurrent state in vLLM's cache (Qwen3.5's mamba_ssm_dtype, Nemotron-H's mamba_ssm_cache_dtype); 0: the model's dtype. */
-      recurrentStateBytes: number;
+      /** Whether vLLM keeps the linear mixers' recurrent state in FP32 (Qwen3.5's mamba_ssm_dtype, Nemotron-H's mamba_ssm_cache_dtype); else BF16. */
+      recurrentStateFp32: boolean;
       /** DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): its heads, their width, the keys each query keeps; 0 without one. */
       indexNHeads: number;
       indexHeadDim: number;

@@ -113,7 +113,7 @@ TEST_CASE("each preset's published config.json parses to exactly that preset's s
     CHECK(shape.attention_sinks == preset->attention_sinks);
     CHECK(shape.moe_layer_step == preset->moe_layer_step);
     CHECK(shape.num_mtp_layers == preset->num_mtp_layers);
-    CHECK(shape.recurrent_state_bytes == preset->recurrent_state_bytes);
+    CHECK(shape.recurrent_state_fp32 == preset->recurrent_state_fp32);
     CHECK(shape.q_lora_rank == preset->q_lora_rank);
     CHECK(shape.kv_lora_rank == preset->kv_lora_rank);
     CHECK(shape.qk_nope_head_dim == preset->qk_nope_head_dim);

@@ -143,28 +143,28 @@ TEST_CASE("rollout hybrid: the KV cache in blocks, vLLM's logged tokens, and its
 // (mamba_ssm_cache_dtype), FP32 where it does not; another value is refused, naming the key.
 TEST_CASE("rollout hybrid: the recurrent state's dtype is read from config.json") {
   std::string qwen = hub_config("qwen3.5-27b");
-  CHECK(fixtures::parsed(qwen, true).recurrent_state_bytes == 4);
+  CHECK(fixtures::parsed(qwen, true).recurrent_state_fp32);
   const std::string stated = "\"mamba_ssm_dtype\": \"float32\",";
   const std::size_t at = qwen.find(stated);
   REQUIRE(at != std::string::npos);
   std::string bf16 = qwen;
   bf16.replace(at, stated.size(), "\"mamba_ssm_dtype\": \"bfloat16\",");
-  CHECK(fixtures::parsed(bf16, true).recurrent_state_bytes == 2);
+  CHECK_FALSE(fixtures::parsed(bf16, true).recurrent_state_fp32);
   std::string absent = qwen;
   absent.erase(at, stated.size());
-  CHECK(fixtures::parsed(absent, true).recurrent_state_bytes == 0);
+  CHECK_FALSE(fixtures::parsed(absent, true).recurrent_state_fp32);
   std::string automatic = qwen;
   automatic.replace(at, stated.size(), "\"mamba_ssm_dtype\": \"auto\",");
-  CHECK(fixtures::parsed(automatic, true).recurrent_state_bytes == 0);
+  CHECK_FALSE(fixtures::parsed(automatic, true).recurrent_state_fp32);
   std::string half = qwen;
   half.replace(at, stated.size(), "\"mamba_ssm_dtype\": \"half\",");
-  CHECK(fixtures::parsed(half, true).recurrent_state_bytes == 2);
+  CHECK_FALSE(fixtures::parsed(half, true).recurrent_state_fp32);
   std::string odd = qwen;
   odd.replace(at, stated.size(), "\"mamba_ssm_dtype\": \"int8\",");
   const ConfigParse refused = parse_hf_config(odd, true);
   CHECK(refused.answer.status == Status::kInvalidInput);
   CHECK(refused.answer.message.find("'mamba_ssm_dtype' must be") != std::string::npos);
-  CHECK(fixtures::parsed(hub_config("nemotron-nano-9b-v2")).recurrent_state_bytes == 4);
+  CHECK(fixtures::parsed(hub_config("nemotron-nano-9b-v2")).recurrent_state_fp32);
 }
 
 TEST_CASE("rollout hybrid: what is not modelled is refused, naming the setting") {

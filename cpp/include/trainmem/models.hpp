@@ -138,12 +138,13 @@ struct ModelShape {
   // linear_conv_bias); dt_bias, A_log and D a head; a gated RMSNorm over H·P; out_proj.
   bool mamba2 = false;
   bool linear_conv_bias = false;
-  // The element size, in bytes, of the linear mixers' recurrent state (the delta rule's or the
-  // SSM's) in vLLM's cache: its mamba_ssm_cache_dtype as the model makes it from the config
-  // (vllm/model_executor/models/config.py: Qwen3.5's mamba_ssm_dtype, float32 in its configs;
-  // Nemotron-H's mamba_ssm_cache_dtype, float32 unless the config says otherwise); 0 for the
-  // model's dtype, BF16 (Qwen3-Next's, whatever its config says).
-  int recurrent_state_bytes = 0;
+  // Whether vLLM keeps the linear mixers' recurrent state (the delta rule's or the SSM's) in FP32:
+  // its mamba_ssm_cache_dtype as the model makes it from the config (vllm/model_executor/models/
+  // config.py: Qwen3.5's mamba_ssm_dtype, float32 in its configs; Nemotron-H's
+  // mamba_ssm_cache_dtype, float32 unless the config says otherwise); else the model's dtype, BF16
+  // (Qwen3-Next's, whatever its config says). A bool beside the others: the first view's module
+  // copies this struct, and an int here cost it 0.2 KB.
+  bool recurrent_state_fp32 = false;
   // Mamba's selective scan (Gu and Dao, arXiv:2312.00752), as transformers' JambaMambaMixer
   // builds it (Jamba), in place of a Gated DeltaNet, its fields read as Mamba-2's: one key head of
   // the state N (B and C, shared by every channel), linear_num_value_heads channels of width 1, the

@@ -84,14 +84,13 @@ constexpr double kVllmBlockAlignment = 16;
 // One request's state in one linear layer, on each of the engine's t devices
 // (vllm/model_executor/layers/mamba/mamba_utils.py, MambaStateShapeCalculator, and
 // MambaStateDtypeCalculator: the convolution's state in the model's dtype, the recurrent state in
-// recurrent_state_bytes): a Gated DeltaNet's convolution over q, k and v, (kernel − 1) ×
+// recurrent_state_fp32): a Gated DeltaNet's convolution over q, k and v, (kernel − 1) ×
 // (2·H_k·d_k + H_v·d_v)/t, and its state, H_v/t × d_v × d_k; Mamba-2's convolution over x, B and
 // C, (kernel − 1) × (H·P + 2·G·N)/t (G raised to t where t does not divide it:
 // extra_groups_for_head_shards), and its state, H/t × P × N; LFM2's convolution alone,
 // (conv_L_cache − 1) × conv_dim/t (conv_dim, its configs' hidden size).
 double linear_state_bytes(const ModelShape& shape, double t) {
-  const double state_element =
-      shape.recurrent_state_bytes > 0 ? shape.recurrent_state_bytes : kBf16Bytes;
+  const double state_element = shape.recurrent_state_fp32 ? kFp32Bytes : kBf16Bytes;
   if (short_conv_mixer(shape)) {
     return (shape.short_conv_kernel - 1.0) * shape.hidden_size / t * kBf16Bytes;
   }
@@ -311,6 +310,9 @@ std::string share_text(double share, bool up) {
 
 RolloutFigures rollout_figures(const Estimate& estimate) {
   RolloutFigures figures;
+  // The first view's module answers the plate's settings alone, which set no engine
+  // (kBeyondThePlate): the engine's figures drop out of it.
+  if constexpr (!kBeyondThePlate) return figures;
   const TrainingSetup& setup = estimate.setup;
   const ModelShape* resolved = resolve_model(setup);
   if (setup.rollout == Rollout::kNone || !estimate.answer.ok() || resolved == nullptr) {

@@ -105,20 +105,16 @@ std::string adjust_lfm2_width(const Json& config, ModelShape& shape) {
 
 }  // namespace
 
-std::string read_recurrent_state_dtype(const Json& config, const char* key, int absent,
+std::string read_recurrent_state_dtype(const Json& config, const char* key, bool fp32_if_absent,
                                        ModelShape& shape) {
-  shape.recurrent_state_bytes = absent;
+  shape.recurrent_state_fp32 = fp32_if_absent;
   const Json* dtype = present(config, key);
   if (dtype == nullptr) return {};
-  const std::string name = dtype->is_string() ? dtype->get<std::string>() : std::string();
   // vLLM's names (vllm/utils/torch_utils.py, STR_DTYPE_TO_TORCH_DTYPE; "auto": the model's).
-  if (name == "float32" || name == "float") {
-    shape.recurrent_state_bytes = 4;
-  } else if (name == "bfloat16" || name == "float16" || name == "half") {
-    shape.recurrent_state_bytes = 2;
-  } else if (name == "auto") {
-    shape.recurrent_state_bytes = 0;
-  } else {
+  const std::string name = dtype->is_string() ? dtype->get<std::string>() : std::string();
+  shape.recurrent_state_fp32 = name == "float32" || name == "float";
+  if (!shape.recurrent_state_fp32 && name != "bfloat16" && name != "float16" && name != "half" &&
+      name != "auto") {
     return "'" + std::string(key) +
            "' must be \"float32\", \"bfloat16\", \"float16\" or \"auto\"; it is " +
            describe(*dtype) + ".";
@@ -156,7 +152,7 @@ std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, M
     problems.add(read_optional(config, kMtpNumHiddenLayers, shape.num_mtp_layers));
     problems.add(require_boolean(config, "mtp_use_dedicated_embeddings", false,
                                  "an MTP layer's embedding of its own"));
-    problems.add(read_recurrent_state_dtype(config, "mamba_ssm_dtype", 0, shape));
+    problems.add(read_recurrent_state_dtype(config, "mamba_ssm_dtype", false, shape));
   }
   problems.add(read_layer_types(config, kFullAttention, "linear_attention", shape));
   if (!problems.any() && shape.hybrid_layers.empty()) {

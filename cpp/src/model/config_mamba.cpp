@@ -155,7 +155,7 @@ std::string read_mamba_fields(const Json& config, ModelShape& shape) {
   shape.linear_conv_kernel_dim = kernel;
   shape.linear_conv_bias = conv_bias;
   shape.mamba2 = true;
-  return read_recurrent_state_dtype(config, "mamba_ssm_cache_dtype", 4, shape);
+  return read_recurrent_state_dtype(config, "mamba_ssm_cache_dtype", true, shape);
 }
 
 // NemotronHMoE: n_routed_experts experts of moe_intermediate_size (up and down, no gate), top

@@ -46,10 +46,10 @@ enum class GatedDeltaNet { kNone, kQwen3Next, kQwen35 };
 // Qwen3.5, attn_output_gate and mtp_use_dedicated_embeddings. The problem, or "".
 std::string read_gated_deltanet_fields(const Json& config, GatedDeltaNet kind, ModelShape& shape);
 
-// The recurrent state's dtype for vLLM from `key` (ModelShape::recurrent_state_bytes): "float32"
-// (or "float") 4 bytes, "bfloat16", "float16" (or "half") 2, "auto" the model's dtype (0), and
-// `absent` where the config leaves it out. The problem, or "".
-std::string read_recurrent_state_dtype(const Json& config, const char* key, int absent,
+// The recurrent state's dtype for vLLM from `key` (ModelShape::recurrent_state_fp32): "float32"
+// (or "float") FP32; "bfloat16", "float16" (or "half") and "auto" (the model's) two bytes; and
+// `fp32_if_absent` where the config leaves it out. The problem, or "".
+std::string read_recurrent_state_dtype(const Json& config, const char* key, bool fp32_if_absent,
                                        ModelShape& shape);
 
 // LFM2's block (config_hybrid.cpp, transformers' modeling_lfm2.py): the Llama family's widths,

@@ -175,7 +175,7 @@ ModelShape& qwen_hybrid(ModelShape& shape, int value_heads, bool qwen3_next) {
   // Qwen3.5's configs name one multi-token-prediction layer (mtp_num_hidden_layers), and their
   // recurrent state's dtype for vLLM (mamba_ssm_dtype "float32").
   shape.num_mtp_layers = qwen3_next ? 0 : 1;
-  shape.recurrent_state_bytes = qwen3_next ? 0 : 4;
+  shape.recurrent_state_fp32 = !qwen3_next;
   return shape;
 }
 
@@ -388,7 +388,7 @@ ModelShape& with_mamba2(ModelShape& shape, int heads, int head_dim) {
   shape.linear_conv_kernel_dim = 4;
   shape.linear_conv_bias = true;
   shape.mamba2 = true;
-  shape.recurrent_state_bytes = 4;  // vLLM's NemotronH default, float32
+  shape.recurrent_state_fp32 = true;  // vLLM's NemotronH default, float32
   return shape;
 }
 
