@@ -289,4 +289,34 @@ TEST_CASE("verl line: gae trains the critic, of the actor's model, as verl 1dda0
         "critic.model.fsdp_config.param_offload");
 }
 
+// verl 1dda039b serves a reward model (reward.reward_model) as a vLLM or SGLang server of its own:
+// on the trainer's devices it is refused; on devices of its own (enable_resource_pool) the
+// trainer's devices are answered as without it, its keys set aside and a note saying so. The
+// legacy reward_model.enable, which main_ppo no longer reads, is refused naming the key it reads.
+TEST_CASE("verl line: a reward model on devices of its own, and the legacy key") {
+  const LaunchConfig legacy = read(line("reward_model.enable=True"));
+  CHECK(legacy.answer.setting == "reward_model.enable");
+  CHECK(legacy.answer.message.find("reward.reward_model.enable") != std::string::npos);
+  const LaunchConfig colocated = read(line("reward.reward_model.enable=True"));
+  CHECK(colocated.answer.setting == "reward.reward_model.enable");
+  CHECK(colocated.answer.message.find("enable_resource_pool") != std::string::npos);
+  const LaunchConfig apart =
+      read(line("reward.reward_model.enable=True reward.reward_model.enable_resource_pool=True "
+                "reward.reward_model.n_gpus_per_node=8 reward.reward_model.nnodes=1 "
+                "reward.reward_model.model.path=Skywork/Skywork-Reward-V2-Llama-3.1-8B "
+                "reward.reward_model.rollout.name=vllm "
+                "reward.reward_model.rollout.gpu_memory_utilization=0.8"));
+  REQUIRE_MESSAGE(apart.answer.ok(), apart.answer.message);
+  CHECK(apart.not_understood.empty());
+  const LaunchConfig without = read(line(""));
+  REQUIRE(without.answer.ok());
+  CHECK(estimate_memory(apart.setup).peak_reserved_bytes ==
+        estimate_memory(without.setup).peak_reserved_bytes);
+  bool noted = false;
+  for (const std::string& note : apart.notes) {
+    noted = noted || note.find("devices of its own") != std::string::npos;
+  }
+  CHECK(noted);
+}
+
 }  // namespace verl_line_test

@@ -425,10 +425,30 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
                                       "would (echo the command).");
     return launch;
   }
+  // A reward model (verl 1dda039b: reward.reward_model, which RewardLoopManager serves through
+  // RewardModelManager, verl/experimental/reward_loop): a vLLM or SGLang server of its own, on the
+  // trainer's devices unless enable_resource_pool gives it devices of its own (trainer_base.py,
+  // _init_resource_pool_mgr). The top-level reward_model.* keys are legacy_reward_impl.yaml's null
+  // stubs, which main_ppo no longer reads (only fully_async_main migrates them).
   refuse_if_on(reader, "reward_model.enable",
-               "a reward model on the trainer's devices is not modelled.");
-  refuse_if_on(reader, "reward.reward_model.enable",
-               "a reward model on the trainer's devices is not modelled.");
+               "verl 1dda039b's main_ppo reads the reward model's switch as "
+               "reward.reward_model.enable; this legacy key runs no reward model. Set "
+               "reward.reward_model.enable.");
+  const bool reward_model = reader.get("reward.reward_model.enable", text_bool()).value_or(false);
+  const bool reward_pool_apart =
+      reader.get("reward.reward_model.enable_resource_pool", text_bool()).value_or(false);
+  if (reward_model && !reward_pool_apart) {
+    reader.fault("reward.reward_model.enable",
+                 "reward.reward_model.enable=True: a reward model on the trainer's devices (a "
+                 "vLLM or SGLang server of its own, at reward.reward_model.rollout's "
+                 "gpu_memory_utilization, 0.5, woken for the reward) is not modelled; with "
+                 "reward.reward_model.enable_resource_pool=True it runs on devices of its own, "
+                 "and the trainer's are answered.");
+  } else if (reward_model) {
+    launch.notes.push_back(
+        "The reward model runs on devices of its own (reward.reward_model.enable_resource_pool): "
+        "its server's memory there is not estimated; the figures are the trainer's devices'.");
+  }
   // The model, by its hub id (a preset), else the config.json beside the line.
   if (const std::optional<std::string> path = reader.get(kModel + "path", given_text())) {
     read_hub_model(reader, kModel + "path", *path, setup);
@@ -742,8 +762,10 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
   }
   std::set<std::string> set_aside;
   for (const FileKey& each : reader.keys()) {
-    // Without the critic its keys bear on nothing.
-    if (verl_no_bearing(each.key) || (!setup.critic && each.key.rfind("critic.", 0) == 0)) {
+    // Without the critic its keys bear on nothing; nor do a reward model's, off or on devices of
+    // its own (on the trainer's it is refused above).
+    if (verl_no_bearing(each.key) || (!setup.critic && each.key.rfind("critic.", 0) == 0) ||
+        each.key.rfind("reward.reward_model.", 0) == 0) {
       set_aside.insert(each.key);
     }
   }
