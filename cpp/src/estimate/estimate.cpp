@@ -42,7 +42,7 @@ Estimate estimate_of(Calculator calculator, const TrainingSetup& setup, int micr
   estimate.host_fits =
       estimate.host_capacity_bytes == 0 || estimate.host_node_bytes <= estimate.host_capacity_bytes;
   estimate.trainable_parameters =
-      setup.lora_rank > 0
+      kBeyondThePlate && setup.lora_rank > 0
           ? shape.num_layers * lora_parameters_per_layer(shape, setup.lora_rank, setup.lora_targets)
           : estimate.num_parameters - (setup.train_vision ? 0 : shape.vision_parameters);
   estimate.base_linear_bytes_per_parameter = calc.base.per_parameter;

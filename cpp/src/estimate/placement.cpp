@@ -144,8 +144,10 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   const PipelineSplit split = pipeline_split(layout, shape.num_layers);
   Placement placement;
   placement.counts = parameter_counts(shape);
-  placement.linear = linear_layers(shape);
-  if (setup.optimizer == Optimizer::kMuon) {
+  // The linear layers' own counts serve LoRA, FP8, Muon and the optimiser in the backward pass,
+  // none of them the plate's (kBeyondThePlate: they drop out of the first view's module).
+  if (kBeyondThePlate) placement.linear = linear_layers(shape);
+  if (kBeyondThePlate && setup.optimizer == Optimizer::kMuon) {
     placement.muon_vectors_per_layer = muon_vector_parameters_per_layer(shape);
   }
   // The distributed optimiser's instances each shard over d·c / k ranks (Megatron-LM's

@@ -186,7 +186,7 @@ void add_model_states(Ledger& ledger, const TrainingSetup& setup, const Placemen
   const auto trained_source = [&] {
     return lora ? std::string(kLoraSource) : precision_source(setup);
   };
-  if (setup.optimizer_in_backward) {
+  if (kBeyondThePlate && setup.optimizer_in_backward) {
     // Each gradient is stepped and freed by its own hook: at most the largest parameter's is
     // held (one device, every parameter trained: check.cpp).
     const ParameterCounts& counts = placement.counts;
