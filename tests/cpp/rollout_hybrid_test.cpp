@@ -5,6 +5,7 @@
 // modelled refused by name.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -189,6 +190,20 @@ TEST_CASE("rollout hybrid: what is not modelled is refused, naming the setting")
   odd.custom_model.linear_num_key_heads = 12;
   odd.custom_model.linear_num_value_heads = 36;
   const Answer heads = estimate_memory(odd).answer;
+  // Mamba-2's 8 groups over 16 devices (Nemotron 3 Nano's 32 heads and 2 key/value heads allow it).
+  const Answer groups = estimate_memory(grpo("nemotron3-nano-30b-a3b", 0.3, 16)).answer;
+  CHECK(groups.setting == setting_id::kRolloutTensorParallel);
+  CHECK(groups.message.find("(64 and 8)") != std::string::npos);
+  // A hybrid of Mamba-2 blocks and MLPs without attention: vLLM sizes its cache otherwise.
+  TrainingSetup attention_free = grpo("nemotron-nano-9b-v2");
+  attention_free.model_id = kCustomModelId;
+  attention_free.custom_model = *find_preset("nemotron-nano-9b-v2");
+  attention_free.custom_model.id = kCustomModelId;
+  std::string& blocks = attention_free.custom_model.hybrid_layers;
+  std::replace(blocks.begin(), blocks.end(), 'a', 'F');
+  const Answer no_attention = estimate_memory(attention_free).answer;
+  CHECK(no_attention.setting == setting_id::kRollout);
+  CHECK(no_attention.message.find("no attention layer") != std::string::npos);
   CHECK(heads.setting == setting_id::kRolloutTensorParallel);
   CHECK(heads.message.find("(12 and 36)") != std::string::npos);
 }

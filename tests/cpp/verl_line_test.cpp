@@ -303,7 +303,7 @@ TEST_CASE("verl line: a reward model on devices of its own, and the legacy key")
   const LaunchConfig apart =
       read(line("reward.reward_model.enable=True reward.reward_model.enable_resource_pool=True "
                 "reward.reward_model.n_gpus_per_node=8 reward.reward_model.nnodes=1 "
-                "reward.reward_model.model.path=Skywork/Skywork-Reward-V2-Llama-3.1-8B "
+                "reward.reward_model.model.path=$REWARD_MODEL "
                 "reward.reward_model.rollout.name=vllm "
                 "reward.reward_model.rollout.gpu_memory_utilization=0.8"));
   REQUIRE_MESSAGE(apart.answer.ok(), apart.answer.message);

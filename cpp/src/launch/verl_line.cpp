@@ -392,7 +392,8 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
         value.find('$') != std::string::npos || value.find('`') != std::string::npos;
     if (variable && each.key.rfind("critic.", 0) == 0 && !verl_no_bearing(each.key)) {
       if (critic_variable.empty()) critic_variable = each.key;
-    } else if (variable && !verl_no_bearing(each.key)) {
+    } else if (variable && !verl_no_bearing(each.key) &&
+               each.key.rfind("reward.reward_model.", 0) != 0) {  // read or set aside below
       reader.fault(each.key, each.key + " is the shell's variable ('" + value.substr(0, 40) +
                                  "'): expand it first, as the shell would (echo the command).");
       return launch;

@@ -82,6 +82,17 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
                        "'s Mamba-2 state at every chunk-aligned block, not modelled: choose trl "
                        "with vllm, or another model.");
   }
+  // vLLM pages a hybrid's state beside its attention's blocks; a model of one kind alone (a
+  // linear mixer without attention) it sizes otherwise (MambaModelConfig), not modelled.
+  if (vllm_hybrid) {
+    const bool attention = layers_of_kinds_between(shape, 0, shape.num_layers, "Aa") > 0;
+    const bool linear = layers_of_kinds_between(shape, 0, shape.num_layers, "Ll") > 0;
+    if (!attention || !linear) {
+      return refuse(std::string(" has ") +
+                    (attention ? "no linear mixer's layer" : "no attention layer") +
+                    ", and vLLM sizes such a cache otherwise, not modelled.");
+    }
+  }
   if (vllm_hybrid && setup.rollout == Rollout::kSglang) {
     return refusal(setting_id::kRollout,
                    "SGLang keeps a hybrid's recurrent state in a pool of its own (its mamba pool), "
@@ -113,13 +124,17 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
                        "heads.");
   }
   // vLLM splits a hybrid's linear layers by their heads too (mamba_utils.py's divide): a Gated
-  // DeltaNet's key and value heads, Mamba-2's heads, a short convolution's channels.
+  // DeltaNet's key and value heads, Mamba-2's heads and groups, a short convolution's channels.
   if (vllm_hybrid) {
     const int splits[] = {
         short_conv_mixer(shape) ? shape.hidden_size
         : mamba2_mixer(shape)   ? shape.linear_num_value_heads
                                 : shape.linear_num_key_heads,
-        short_conv_mixer(shape) ? shape.hidden_size : shape.linear_num_value_heads};
+        short_conv_mixer(shape) ? shape.hidden_size
+        // Mamba-2's groups (MambaMixer2: n_groups % tp == 0, or a single group, replicated).
+        : mamba2_mixer(shape) ? (shape.linear_num_key_heads == 1 ? shape.linear_num_value_heads
+                                                                 : shape.linear_num_key_heads)
+                              : shape.linear_num_value_heads};
     if (splits[0] % tp != 0 || splits[1] % tp != 0) {
       return refusal(setting_id::kRolloutTensorParallel,
                      "vLLM splits " + shape.name + "'s " + linear_layers_name(shape) +

@@ -597,19 +597,43 @@ void list_layouts(std::vector<Ranked> fitting, int max_layouts, FitSearch& searc
   }
 }
 
+// Whether a refusal names a setting that another d may satisfy: the device count's divisibility
+// by a rollout engine's tensor parallelism, a batch or expert parallelism's degrees.
+bool refused_for_this_d(const Answer& answer) {
+  for (const char* id :
+       {setting_id::kDataParallel, setting_id::kRolloutTensorParallel, setting_id::kGlobalBatch,
+        setting_id::kRolloutBatch, setting_id::kExpertParallel, setting_id::kMicrobatchGroupSize}) {
+    if (answer.setting == id) return true;
+  }
+  return false;
+}
+
+// The smaller d a layout tries at most, below the largest, where each is refused for its count.
+constexpr int kSmallerDevicesTried = 16;
+
 // Why not fewer: each tried layout at the largest d below the fewest count that the setup takes (a
-// rollout engine's tensor parallelism, or a batch, may not divide every d). Fills the search's
-// best smaller layout and its words.
+// rollout engine's tensor parallelism, or a batch, may not divide every d: up to
+// kSmallerDevicesTried smaller ones, while the refusal is one of the count's). Fills the search's
+// best smaller layout and its words; where no smaller layout is valid, the refusal of one of the
+// cheapest fitting layout's ZeRO stage, else of the first.
 void explain_why_not_fewer(const std::vector<TrainingSetup>& layouts_tried, FitSearch& search) {
+  const int zero = search.layouts.empty() ? -1 : search.layouts.front().setup.layout.zero_stage;
   std::string refused;  // why no smaller layout is valid, where none is
+  bool refused_at_zero = false;
   for (TrainingSetup setup : layouts_tried) {
     const double others = static_cast<double>(setup.layout.tensor_parallel) *
                           setup.layout.pipeline_parallel * setup.layout.context_parallel;
-    for (int d = static_cast<int>(std::floor((search.fewest_devices - 1) / others)); d >= 1; --d) {
+    const int largest = static_cast<int>(std::floor((search.fewest_devices - 1) / others));
+    for (int d = largest; d >= 1 && d > largest - kSmallerDevicesTried; --d) {
       setup.layout.data_parallel = d;
       const Estimate estimate = estimate_memory(setup);
       if (!estimate.answer.ok()) {
-        if (refused.empty()) refused = estimate.answer.message;
+        const bool at_zero = setup.layout.zero_stage == zero;
+        if (refused.empty() || (at_zero && !refused_at_zero)) {
+          refused = estimate.answer.message;
+          refused_at_zero = at_zero;
+        }
+        if (!refused_for_this_d(estimate.answer)) break;
         continue;
       }
       if (!search.has_best_smaller || estimate.bytes.total() < search.best_smaller.bytes.total()) {
