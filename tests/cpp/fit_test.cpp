@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "trainmem/estimate.hpp"
+#include "views/fit_data_parallel.hpp"
 
 using namespace trainmem;
 
@@ -244,6 +245,36 @@ TEST_CASE(
   const FitSearch small_host = find_fewest_devices(setup, 4);
   CHECK(small_host.fewest_devices == on_device.fewest_devices);
   for (const Estimate& layout : small_host.layouts) CHECK(layout.setup.offload == Offload::kNone);
+}
+
+// Llama 3 70B at 131,072 tokens under Megatron-LM on L4s, t 8 with sequence parallelism, c 32,
+// ZeRO-3: the data loader's whole 131,072² mask and the caching allocator's replay. Up to d 8 the
+// allocator keeps 14 to 16 GB of cache, so the total falls only from 38.4 to 37.5 GB from d 1 to
+// d 2 (the cache growing from 14.5 to 15.6 GB), and the closed form from those two puts 36.6 GB
+// beyond ZeRO's reach, over the L4's 21.3 GB usable: the search gave this layout up and answered
+// 20,480 L4s for a run that fits on 1,280. By d 13 the cache is gone and the device holds 20.0 GB.
+TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found where it fits") {
+  TrainingSetup setup;
+  setup.model_id = "llama3-70b";
+  setup.sequence_length = 131072;
+  setup.stack = Stack::kMegatron;
+  setup.device_id = "l4";
+  setup.layout.tensor_parallel = 8;
+  setup.layout.sequence_parallel = true;
+  setup.layout.context_parallel = 32;
+  setup.layout.zero_stage = 3;
+  const DataParallelFit found = smallest_data_parallel_that_fits(setup, kMaxDevices);
+  REQUIRE(found.fits);
+  const int d = found.estimate.setup.layout.data_parallel;
+  CHECK(d > 1);
+  CHECK(d <= 13);
+  // The smallest: one d fewer does not fit.
+  setup.layout.data_parallel = d - 1;
+  const Estimate below = estimate_memory(setup);
+  REQUIRE(below.answer.ok());
+  CHECK_FALSE(below.fits);
+  // Capped below it, nothing.
+  CHECK_FALSE(smallest_data_parallel_that_fits(setup, 256.0 * (d - 1)).fits);
 }
 
 }  // namespace fit_test

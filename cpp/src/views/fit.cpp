@@ -10,6 +10,7 @@
 #include "trainmem/decimal.hpp"
 #include "trainmem/format.hpp"
 #include "trainmem/settings.hpp"
+#include "views/fit_data_parallel.hpp"
 
 namespace trainmem {
 
@@ -52,12 +53,7 @@ std::vector<PipelineChoice> pipeline_choices(int num_layers) {
   return choices;
 }
 
-// A layout's per-device memory falls with d only through ZeRO's sharding: total(d) = fixed +
-// shardable / (d·c). The smallest d that fits follows from two estimates, checked by a third.
-struct Candidate {
-  Estimate estimate;
-  bool fits = false;
-};
+using Candidate = DataParallelFit;
 
 // The step of d that keeps ep·etp dividing d·t·c (1 without expert parallelism).
 int data_parallel_step(const ParallelLayout& layout) {
@@ -79,54 +75,47 @@ double devices_but_data_parallel(const ParallelLayout& layout) {
          layout.context_parallel;
 }
 
-// The smallest d at which `setup` fits on at most `max_devices`.
-Candidate smallest_data_parallel_that_fits(TrainingSetup setup, double max_devices) {
-  Candidate candidate;
-  const int step_d = data_parallel_step(setup.layout);
-  setup.layout.data_parallel = smallest_data_parallel(setup.layout);
-  const Estimate at_start = estimate_memory(setup);
-  if (!at_start.answer.ok()) return candidate;
-  const double capacity = at_start.usable_bytes;
-  if (at_start.fits) return {at_start, true};
-  if (setup.layout.zero_stage == 0) return candidate;
+// `setup` at d, where it is valid and fits.
+Candidate at_data_parallel(TrainingSetup setup, double d) {
+  setup.layout.data_parallel = static_cast<int>(d);
+  Estimate estimate = estimate_memory(setup);
+  const bool fits = estimate.answer.ok() && estimate.fits;
+  return {std::move(estimate), fits};
+}
 
-  // ZeRO: bytes = fixed + shardable / (d·c); solve for the smallest d.
-  TrainingSetup doubled = setup;
-  doubled.layout.data_parallel *= 2;
-  const Estimate at_double = estimate_memory(doubled);
-  if (!at_double.answer.ok()) return candidate;
-  const double c = setup.layout.context_parallel;
-  const double d0 = setup.layout.data_parallel;
-  // shardable·(1/(d0·c) − 1/(2·d0·c)) = difference
-  const double shardable = (at_start.bytes.total() - at_double.bytes.total()) * 2 * d0 * c;
-  const double fixed = at_start.bytes.total() - shardable / (d0 * c);
-  if (fixed >= capacity || shardable <= 0) return candidate;
-  const double per_device_budget = capacity - fixed;
-  double d = std::ceil(shardable / (per_device_budget * c));
-  d = std::max(d, d0);
-  d = std::ceil(d / step_d) * step_d;
-  const double others = devices_but_data_parallel(setup.layout);
-  if (d > kMaxParallelDegree || d * others > std::min(kMaxDevices, max_devices)) return candidate;
-  // Rounding can leave the closed form a hair off; step until the estimate itself fits.
-  for (int step = 0; step < 3; ++step) {
-    setup.layout.data_parallel = static_cast<int>(d);
-    const Estimate estimate = estimate_memory(setup);
-    if (estimate.answer.ok() && estimate.fits) return {estimate, true};
-    d += step_d;
+// The smallest d at which `setup` fits, between `fails` (where it does not) and `fitting`'s d
+// (both whole multiples of `step_d`), by bisection: where the allocator's cache steps, the fit can
+// begin below where the closed form puts it.
+Candidate bisect_data_parallel(const TrainingSetup& setup, double fails, Candidate fitting,
+                               int step_d) {
+  double fits = fitting.estimate.setup.layout.data_parallel;
+  while (fits - fails > step_d) {
+    const double middle = fails + std::floor((fits - fails) / (2.0 * step_d)) * step_d;
+    Candidate tried = at_data_parallel(setup, middle);
+    if (tried.fits) {
+      fits = middle;
+      fitting = std::move(tried);
+    } else {
+      fails = middle;
+    }
   }
-  return candidate;
+  return fitting;
 }
 
 // "80 GB of one H100 80 GB", or with headroom "72.0 GB of one H100 80 GB (10% kept free)"; under a
 // training stack, of the memory PyTorch reports: "76.4 GB of one H100 80 GB as PyTorch reports it
 // (10% kept free)".
-std::string usable_text(const Estimate& estimate) {
+// `decimals` above 1 where a figure beside it would otherwise read the same.
+std::string usable_text(const Estimate& estimate, int decimals = 1) {
   const double headroom = estimate.setup.headroom_percent;
   const std::string device =
       estimate.device.name +
       (estimate.limit_source.empty() ? std::string() : std::string(" as PyTorch reports it"));
-  if (headroom == 0) return format_bytes_short(estimate.usable_bytes) + " of one " + device;
-  return format_bytes(estimate.usable_bytes) + " of one " + device + " (" +
+  if (headroom == 0 && decimals == 1) {
+    return format_bytes_short(estimate.usable_bytes) + " of one " + device;
+  }
+  if (headroom == 0) return format_bytes(estimate.usable_bytes, decimals) + " of one " + device;
+  return format_bytes(estimate.usable_bytes, decimals) + " of one " + device + " (" +
          format_percent(headroom) + " kept free)";
 }
 
@@ -616,7 +605,11 @@ constexpr int kSmallerDevicesTried = 16;
 // kSmallerDevicesTried smaller ones, while the refusal is one of the count's). Fills the search's
 // best smaller layout and its words; where no smaller layout is valid, the refusal of one of the
 // cheapest fitting layout's ZeRO stage, else of the first.
-void explain_why_not_fewer(const std::vector<TrainingSetup>& layouts_tried, FitSearch& search) {
+// Returns the smaller layouts that fit after all (the search's bisection can miss a d where the
+// allocator's cache steps more than once), for the search to list.
+std::vector<Ranked> explain_why_not_fewer(const std::vector<TrainingSetup>& layouts_tried,
+                                          FitSearch& search) {
+  std::vector<Ranked> missed;
   const int zero = search.layouts.empty() ? -1 : search.layouts.front().setup.layout.zero_stage;
   std::string refused;  // why no smaller layout is valid, where none is
   bool refused_at_zero = false;
@@ -636,6 +629,10 @@ void explain_why_not_fewer(const std::vector<TrainingSetup>& layouts_tried, FitS
         if (!refused_for_this_d(estimate.answer)) break;
         continue;
       }
+      if (estimate.fits && estimate.host_fits) {
+        missed.push_back({estimate, layout_cost(estimate)});
+        break;
+      }
       if (!search.has_best_smaller || estimate.bytes.total() < search.best_smaller.bytes.total()) {
         search.best_smaller = estimate;
         search.has_best_smaller = true;
@@ -647,18 +644,78 @@ void explain_why_not_fewer(const std::vector<TrainingSetup>& layouts_tried, FitS
     search.why_not_fewer = search.fewest_devices == 1 || refused.empty()
                                ? "One device is the fewest there can be."
                                : "No layout on fewer devices is valid: " + refused;
-    return;
+    return missed;
   }
   const Estimate& best = search.best_smaller;
-  search.why_not_fewer = "With fewer than " + format_count(search.fewest_devices) +
-                         " devices nothing fits: the leanest layout, on " +
-                         format_count(best.num_devices) +
-                         (best.num_devices == 1 ? " device" : " devices") + ", still needs " +
-                         format_bytes(best.bytes.total()) +
-                         " on its most loaded device, over the " + usable_text(best) + ".";
+  // Enough decimals that the need reads above the usable memory (it is, by at least a byte).
+  int decimals = 1;
+  while (decimals < 3 &&
+         format_bytes(best.bytes.total(), decimals) == format_bytes(best.usable_bytes, decimals)) {
+    ++decimals;
+  }
+  search.why_not_fewer =
+      "With fewer than " + format_count(search.fewest_devices) +
+      " devices nothing fits: the leanest layout, on " + format_count(best.num_devices) +
+      (best.num_devices == 1 ? " device" : " devices") + ", still needs " +
+      format_bytes(best.bytes.total(), decimals) + " on its most loaded device, over the " +
+      usable_text(best, decimals) + ".";
+  return missed;
 }
 
 }  // namespace
+
+DataParallelFit smallest_data_parallel_that_fits(TrainingSetup setup, double max_devices) {
+  const int step_d = data_parallel_step(setup.layout);
+  setup.layout.data_parallel = smallest_data_parallel(setup.layout);
+  Candidate at_start = at_data_parallel(setup, setup.layout.data_parallel);
+  if (!at_start.estimate.answer.ok() || at_start.fits) return at_start;
+  if (setup.layout.zero_stage == 0) return {};
+  const double capacity = at_start.estimate.usable_bytes;
+  const double d0 = setup.layout.data_parallel;
+  const double others = devices_but_data_parallel(setup.layout);
+  const double most_d =
+      std::floor(std::min<double>(kMaxParallelDegree, std::min(kMaxDevices, max_devices) / others) /
+                 step_d) *
+      step_d;
+  if (most_d <= d0) return {};
+
+  // ZeRO: bytes = fixed + shardable / (d·c); solve for the smallest d.
+  Candidate at_double = at_data_parallel(setup, 2 * d0);
+  if (!at_double.estimate.answer.ok()) return {};
+  if (at_double.fits) {
+    return 2 * d0 <= most_d ? bisect_data_parallel(setup, d0, std::move(at_double), step_d)
+                            : Candidate{};
+  }
+  const double c = setup.layout.context_parallel;
+  // shardable·(1/(d0·c) − 1/(2·d0·c)) = difference
+  const double shardable =
+      (at_start.estimate.bytes.total() - at_double.estimate.bytes.total()) * 2 * d0 * c;
+  const double fixed = at_start.estimate.bytes.total() - shardable / (d0 * c);
+  double fails = std::min(2 * d0, most_d);  // the largest d known not to fit
+  if (fixed < capacity && shardable > 0) {
+    double d = std::ceil(shardable / ((capacity - fixed) * c));
+    d = std::ceil(std::max(d, fails + step_d) / step_d) * step_d;
+    // Rounding can leave the closed form a hair off; step until the estimate itself fits, then
+    // check the d below it, which fits too where the allocator's cache stepped.
+    for (int step = 0; step < 3 && d <= most_d; ++step, d += step_d) {
+      Candidate tried = at_data_parallel(setup, d);
+      if (!tried.fits) {
+        fails = d;
+        continue;
+      }
+      if (d - step_d <= fails) return tried;
+      Candidate below = at_data_parallel(setup, d - step_d);
+      if (!below.fits) return tried;
+      return bisect_data_parallel(setup, fails, std::move(below), step_d);
+    }
+  }
+  // The closed form gave up or missed, as where the allocator's cache is not linear in 1/d: the
+  // most d the search allows, then bisection.
+  if (fails >= most_d) return {};
+  Candidate at_most = at_data_parallel(setup, most_d);
+  if (!at_most.fits) return {};
+  return bisect_data_parallel(setup, fails, std::move(at_most), step_d);
+}
 
 FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
   FitSearch search;
@@ -674,9 +731,15 @@ FitSearch find_fewest_devices(const TrainingSetup& base, int max_layouts) {
     search.why_not_fewer = why_nothing_fits(checked);
     return search;
   }
-  list_layouts(std::move(tried.fitting), max_layouts, search);
-  explain_why_not_fewer(tried.setups, search);
-  return search;
+  // A smaller layout that fits after all joins those listed, and the fewest is found again (each
+  // round lowers it, so the rounds end).
+  for (;;) {
+    FitSearch listed;
+    list_layouts(tried.fitting, max_layouts, listed);
+    std::vector<Ranked> missed = explain_why_not_fewer(tried.setups, listed);
+    if (missed.empty()) return listed;
+    tried.fitting.insert(tried.fitting.end(), missed.begin(), missed.end());
+  }
 }
 
 }  // namespace trainmem
