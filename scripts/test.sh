@@ -91,7 +91,8 @@ sanitized='
 # The test command's fuzzing is a bounded smoke run (20 s, against `npm run fuzz`'s 30): it is on
 # the command's longest path.
 export FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-page_tests='node --test --test-reporter=spec tests/node/*.test.mjs tests/browser/*.test.mjs'
+# The page's suites in one process, sharing one Chromium (tests/run-page-tests.mjs).
+page_tests='node --test-reporter=spec tests/run-page-tests.mjs'
 if [ "$wasm_suites" = 1 ]; then
   phase "The suites built to WebAssembly, and sanitized with the fuzz targets (clang), side by side"
   side_by_side \

@@ -18,9 +18,44 @@ export function coreEstimator() {
   return estimatorPromise;
 }
 
+// One server and one Chromium for every suite in the process: the test command runs all the
+// suites in one (tests/run-page-tests.mjs), where each file's own would cost a Chromium's start
+// and its first renderer. Each suite still has contexts of its own, closed with it; the browser
+// closes once no suite has used it for a moment.
+let shared = null;
+
+async function acquireBrowser() {
+  if (shared === null) {
+    shared = {
+      users: 0,
+      closing: null,
+      ready: (async () => {
+        const { server, url } = await serveFolder('dist');
+        const browser = await chromium.launch(launchOptions);
+        return { server, url, browser };
+      })(),
+    };
+  }
+  clearTimeout(shared.closing);
+  shared.users += 1;
+  return shared.ready;
+}
+
+function releaseBrowser() {
+  const ending = shared;
+  ending.users -= 1;
+  if (ending.users > 0) return;
+  ending.closing = setTimeout(async () => {
+    if (shared === ending) shared = null;
+    const { server, browser } = await ending.ready;
+    await browser.close();
+    server.close();
+  }, 200);
+}
+
 export async function startHarness() {
-  const { server, url } = await serveFolder('dist');
-  const browser = await chromium.launch(launchOptions);
+  const { url, browser } = await acquireBrowser();
+  const contexts = [];
   const origin = new URL(url).origin;
   // A page a test has closed waits here for the next test at its size: Chromium then navigates
   // the renderer it has, where a new page would cost a new renderer process (half a second on two
@@ -39,6 +74,7 @@ export async function startHarness() {
       return page;
     }
     const context = await browser.newContext({ viewport });
+    contexts.push(context);
     const page = await context.newPage();
     page.close = async () => {
       if (!idle.includes(page)) idle.push(page);
@@ -75,8 +111,8 @@ export async function startHarness() {
     url,
     openPage,
     async close() {
-      await browser.close();
-      server.close();
+      await Promise.all(contexts.map((context) => context.close()));
+      releaseBrowser();
     },
   };
 }
