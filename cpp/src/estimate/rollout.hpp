@@ -56,8 +56,19 @@ SyncBuckets verl_sync_buckets(const TrainingSetup& setup, const ModelShape& shap
 // Whether verl's hybrid engine drives the rollout engine (TrainingSetup::rl_trainer).
 bool verl_trainer(const TrainingSetup& setup);
 
-// The engine's figures said among the estimate's notes, and a vLLM that cannot start made a run
-// that does not fit (estimate_memory and workshop_view; the plate's estimate has no engine).
+// The blocks a hybrid's generation takes on the device: each sequence's, prompt and completion.
+double generation_blocks(const RolloutFigures& figures, const TrainingSetup& setup);
+
+// Whether the engine's KV cache holds the whole generation at once (a hybrid's beside the null
+// block).
+bool holds_generation(const RolloutFigures& figures, const TrainingSetup& setup);
+
+// The bytes of the estimate's stack term `id` (0 where it has none).
+double held_by_term(const Estimate& estimate, const char* id);
+
+// The engine's figures (rollout.cpp), in words among the estimate's notes (rollout_notes.cpp), and
+// a vLLM that cannot start made a run that does not fit (estimate_memory and workshop_view; the
+// plate's estimate has no engine).
 void add_rollout(Estimate& estimate);
 
 // Why vLLM does not start, in a sentence with vLLM's own words and the trainer's keys; "" where it
