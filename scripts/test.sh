@@ -103,16 +103,17 @@ if [ "$wasm_suites" = 1 ]; then
     'node build-wasm/trainmem_tests.js --no-colors --test-case-exclude="$slow_case"'
   phase "Fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
   bash scripts/fuzz.sh
-  phase "WebAssembly modules, the API's types and the page (node --test)"
+  phase "WebAssembly modules, the API's types and the page (one node process)"
   bash -c "set -euo pipefail; $page_tests"
 else
-  # The page's tests keep about one core busy (Chromium waits on its renderer) for some 500 s;
-  # beside them runs the rest: the sanitized build (build-sanitize, flags in CMakeLists.txt; begun
+  # The page's tests (one process, one Chromium: tests/run-page-tests.mjs) keep most of both cores
+  # busy for some 380 s (Chromium's renderer and compositor beside Node); beside them, on what they
+  # leave, runs the rest: the sanitized build (build-sanitize, flags in CMakeLists.txt; begun
   # beside the build phase), whose core is compiled once with libFuzzer's coverage and linked into
   # the suites and the fuzz targets (the readers and the CLI at -O0 there: CMakeLists.txt); then
   # the sanitized suites, single-threaded, then the native suites (built in the build phase), and
   # beside them the fuzz targets' bounded run.
-  phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, node --test): the suites sanitized with the fuzz targets (clang), run, the C++ core and CLI's native suites, and fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
+  phase "Beside the page's tests (the WebAssembly modules, the API's types and the page, one node process): the suites sanitized with the fuzz targets (clang), run, the C++ core and CLI's native suites, and fuzzing the core's entries for ${FUZZ_SECONDS} s (libFuzzer)"
   # The sanitized suites (single-threaded) and the fuzzing (bounded in wall time) were the
   # command's longest path one after the other (596 s against the page's side's 541 s at 1a71f5e,
   # 929 s in all). The fuzzing starts on the first core freed: when the page's side has ended,
