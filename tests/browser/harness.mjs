@@ -26,35 +26,59 @@ let shared = null;
 
 async function acquireBrowser() {
   if (shared === null) {
-    shared = {
+    const starting = {
       users: 0,
       closing: null,
       ready: (async () => {
         const { server, url } = await serveFolder('dist');
-        const browser = await chromium.launch(launchOptions);
-        return { server, url, browser };
+        try {
+          const browser = await chromium.launch(launchOptions);
+          // A browser that crashes is not handed to the next suite.
+          browser.on('disconnected', () => {
+            if (shared === starting) shared = null;
+          });
+          return { server, url, browser };
+        } catch (error) {
+          server.close();
+          throw error;
+        }
       })(),
     };
+    shared = starting;
+    // A Chromium that fails to start fails this suite; the next one tries again.
+    starting.ready.catch(() => {
+      if (shared === starting) shared = null;
+    });
   }
-  clearTimeout(shared.closing);
-  shared.users += 1;
-  return shared.ready;
+  const using = shared;
+  clearTimeout(using.closing);
+  using.users += 1;
+  try {
+    return { ...(await using.ready), release: () => releaseBrowser(using) };
+  } catch (error) {
+    using.users -= 1;
+    throw error;
+  }
 }
 
-function releaseBrowser() {
-  const ending = shared;
+function releaseBrowser(ending) {
   ending.users -= 1;
   if (ending.users > 0) return;
   ending.closing = setTimeout(async () => {
     if (shared === ending) shared = null;
-    const { server, browser } = await ending.ready;
-    await browser.close();
-    server.close();
+    try {
+      const { server, browser } = await ending.ready;
+      server.close();
+      await browser.close();
+    } catch {
+      // Already gone: nothing left to close.
+    }
   }, 200);
 }
 
 export async function startHarness() {
-  const { url, browser } = await acquireBrowser();
+  const { url, browser, release } = await acquireBrowser();
+  let released = false;
   const contexts = [];
   const origin = new URL(url).origin;
   // A page a test has closed waits here for the next test at its size: Chromium then navigates
@@ -111,8 +135,10 @@ export async function startHarness() {
     url,
     openPage,
     async close() {
-      await Promise.all(contexts.map((context) => context.close()));
-      releaseBrowser();
+      if (released) return;
+      released = true;
+      await Promise.all(contexts.map((context) => context.close().catch(() => {})));
+      release();
     },
   };
 }

@@ -273,7 +273,10 @@ TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found 
   const Estimate below = estimate_memory(setup);
   REQUIRE(below.answer.ok());
   CHECK_FALSE(below.fits);
-  // Capped below it, nothing.
+  // Capped at its devices, the same d; capped below them, nothing.
+  const DataParallelFit capped = smallest_data_parallel_that_fits(setup, 256.0 * d);
+  REQUIRE(capped.fits);
+  CHECK(capped.estimate.setup.layout.data_parallel == d);
   CHECK_FALSE(smallest_data_parallel_that_fits(setup, 256.0 * (d - 1)).fits);
 }
 

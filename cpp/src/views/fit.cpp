@@ -79,7 +79,8 @@ double devices_but_data_parallel(const ParallelLayout& layout) {
 Candidate at_data_parallel(TrainingSetup setup, double d) {
   setup.layout.data_parallel = static_cast<int>(d);
   Estimate estimate = estimate_memory(setup);
-  const bool fits = estimate.answer.ok() && estimate.fits;
+  // What it offloads must fit in the host's memory too (the search's test, try_layouts).
+  const bool fits = estimate.answer.ok() && estimate.fits && estimate.host_fits;
   return {std::move(estimate), fits};
 }
 
@@ -633,6 +634,8 @@ std::vector<Ranked> explain_why_not_fewer(const std::vector<TrainingSetup>& layo
         missed.push_back({estimate, layout_cost(estimate)});
         break;
       }
+      // A layout that fits the device but not the host is no "still needs" of device memory.
+      if (estimate.fits) break;
       if (!search.has_best_smaller || estimate.bytes.total() < search.best_smaller.bytes.total()) {
         search.best_smaller = estimate;
         search.has_best_smaller = true;
@@ -682,9 +685,13 @@ DataParallelFit smallest_data_parallel_that_fits(TrainingSetup setup, double max
   // ZeRO: bytes = fixed + shardable / (d·c); solve for the smallest d.
   Candidate at_double = at_data_parallel(setup, 2 * d0);
   if (!at_double.estimate.answer.ok()) return {};
-  if (at_double.fits) {
-    return 2 * d0 <= most_d ? bisect_data_parallel(setup, d0, std::move(at_double), step_d)
-                            : Candidate{};
+  if (at_double.fits && 2 * d0 <= most_d) {
+    return bisect_data_parallel(setup, d0, std::move(at_double), step_d);
+  }
+  if (2 * d0 > most_d) {
+    // The devices allow less than 2·d0: the most they allow, if it fits, then bisection.
+    Candidate at_most = at_data_parallel(setup, most_d);
+    return at_most.fits ? bisect_data_parallel(setup, d0, std::move(at_most), step_d) : Candidate{};
   }
   const double c = setup.layout.context_parallel;
   // shardable·(1/(d0·c) − 1/(2·d0·c)) = difference
