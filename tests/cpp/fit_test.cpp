@@ -278,6 +278,19 @@ TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found 
   REQUIRE(capped.fits);
   CHECK(capped.estimate.setup.layout.data_parallel == d);
   CHECK_FALSE(smallest_data_parallel_that_fits(setup, 256.0 * (d - 1)).fits);
+
+  // With a global batch of 512 sequences only d dividing it is valid: the bisection's refused
+  // middles are neither fits nor misses, and the answer is the least valid d that fits.
+  setup.global_batch_sequences = 512;
+  const DataParallelFit batched = smallest_data_parallel_that_fits(setup, kMaxDevices);
+  REQUIRE(batched.fits);
+  const int valid_d = batched.estimate.setup.layout.data_parallel;
+  CHECK(valid_d == 16);
+  for (int smaller = 1; smaller < valid_d; ++smaller) {
+    setup.layout.data_parallel = smaller;
+    const Estimate at = estimate_memory(setup);
+    CHECK_FALSE((at.answer.ok() && at.fits));
+  }
 }
 
 }  // namespace fit_test

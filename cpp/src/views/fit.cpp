@@ -84,6 +84,25 @@ Candidate at_data_parallel(TrainingSetup setup, double d) {
   return {std::move(estimate), fits};
 }
 
+// The d the setup takes nearest `middle`, strictly between `below` and `above` (a global batch, a
+// rollout engine's tensor parallelism or expert parallelism may not divide every d), up to
+// kValidStepsTried steps of d either way: a refused d is neither a fit nor a miss. No estimate
+// (answer not ok) where none is.
+constexpr int kValidStepsTried = 16;
+Candidate nearest_valid(const TrainingSetup& setup, double middle, double below, double above,
+                        int step_d) {
+  Candidate tried;
+  for (int k = 0; k <= kValidStepsTried; ++k) {
+    for (const double d : {middle + k * step_d, middle - k * step_d}) {
+      if (d <= below || d >= above) continue;
+      tried = at_data_parallel(setup, d);
+      if (tried.estimate.answer.ok()) return tried;
+      if (k == 0) break;
+    }
+  }
+  return tried;
+}
+
 // The smallest d at which `setup` fits, between `fails` (where it does not) and `fitting`'s d
 // (both whole multiples of `step_d`), by bisection: where the allocator's cache steps, the fit can
 // begin below where the closed form puts it.
@@ -92,15 +111,28 @@ Candidate bisect_data_parallel(const TrainingSetup& setup, double fails, Candida
   double fits = fitting.estimate.setup.layout.data_parallel;
   while (fits - fails > step_d) {
     const double middle = fails + std::floor((fits - fails) / (2.0 * step_d)) * step_d;
-    Candidate tried = at_data_parallel(setup, middle);
+    Candidate tried = nearest_valid(setup, middle, fails, fits, step_d);
+    if (!tried.estimate.answer.ok()) break;  // no d near the middle that the setup takes
+    const double d = tried.estimate.setup.layout.data_parallel;
     if (tried.fits) {
-      fits = middle;
+      fits = d;
       fitting = std::move(tried);
     } else {
-      fails = middle;
+      fails = d;
     }
   }
   return fitting;
+}
+
+// The most d the setup takes from `most` down, above `fails`: `most`, then halved (the batches
+// that bound d are most often powers of two).
+Candidate most_valid(const TrainingSetup& setup, double most, double fails, int step_d) {
+  Candidate tried;
+  for (double d = most; d > fails; d = std::floor(d / (2.0 * step_d)) * step_d) {
+    tried = at_data_parallel(setup, d);
+    if (tried.estimate.answer.ok() || d <= step_d) break;
+  }
+  return tried;
 }
 
 // "80 GB of one H100 80 GB", or with headroom "72.0 GB of one H100 80 GB (10% kept free)"; under a
@@ -690,7 +722,7 @@ DataParallelFit smallest_data_parallel_that_fits(TrainingSetup setup, double max
   }
   if (2 * d0 > most_d) {
     // The devices allow less than 2·d0: the most they allow, if it fits, then bisection.
-    Candidate at_most = at_data_parallel(setup, most_d);
+    Candidate at_most = most_valid(setup, most_d, d0, step_d);
     return at_most.fits ? bisect_data_parallel(setup, d0, std::move(at_most), step_d) : Candidate{};
   }
   const double c = setup.layout.context_parallel;
@@ -706,6 +738,7 @@ DataParallelFit smallest_data_parallel_that_fits(TrainingSetup setup, double max
     // check the d below it, which fits too where the allocator's cache stepped.
     for (int step = 0; step < 3 && d <= most_d; ++step, d += step_d) {
       Candidate tried = at_data_parallel(setup, d);
+      if (!tried.estimate.answer.ok()) continue;  // a d the setup does not take: neither
       if (!tried.fits) {
         fails = d;
         continue;
@@ -719,7 +752,7 @@ DataParallelFit smallest_data_parallel_that_fits(TrainingSetup setup, double max
   // The closed form gave up or missed, as where the allocator's cache is not linear in 1/d: the
   // most d the search allows, then bisection.
   if (fails >= most_d) return {};
-  Candidate at_most = at_data_parallel(setup, most_d);
+  Candidate at_most = most_valid(setup, most_d, fails, step_d);
   if (!at_most.fits) return {};
   return bisect_data_parallel(setup, fails, std::move(at_most), step_d);
 }
