@@ -716,12 +716,12 @@ DataParallelFit smallest_data_parallel_that_fits(TrainingSetup setup, double max
 
   // ZeRO: bytes = fixed + shardable / (d·c); solve for the smallest d.
   Candidate at_double = at_data_parallel(setup, 2 * d0);
-  if (!at_double.estimate.answer.ok()) return {};
   if (at_double.fits && 2 * d0 <= most_d) {
     return bisect_data_parallel(setup, d0, std::move(at_double), step_d);
   }
-  if (2 * d0 > most_d) {
-    // The devices allow less than 2·d0: the most they allow, if it fits, then bisection.
+  if (!at_double.estimate.answer.ok() || 2 * d0 > most_d) {
+    // No closed form: 2·d0 is refused, or past what the devices allow. The most d they allow that
+    // the setup takes, if it fits, then bisection.
     Candidate at_most = most_valid(setup, most_d, d0, step_d);
     return at_most.fits ? bisect_data_parallel(setup, d0, std::move(at_most), step_d) : Candidate{};
   }
