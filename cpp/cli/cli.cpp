@@ -323,7 +323,7 @@ std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::os
       if (!given.has(required->id) && setting_text(setup, required->id) != values.front()) {
         const Answer selected = apply_setting(setup, required->id, values.front());
         if (!selected.ok()) return refused(selected, err);
-        implied.push_back({flag_of(setting), {required->id, values.front()}});
+        implied.push_back({flag_of(setting), {required->id, values.front(), flag_of(setting)}});
       }
     }
     std::string text = given.texts.at(setting.id);
@@ -339,7 +339,6 @@ std::optional<int> build_setup(const Given& given, TrainingSetup& setup, std::os
   return std::nullopt;
 }
 
-// "The hf stack runs its own where no flag chose: --loss fp32-upcast, --precision bf16."
 // "--cp-comm-type brought --stack megatron, the choice it needs (give --stack to choose
 // otherwise).", or several joined by "; ".
 std::string implied_sentence(const std::vector<ImpliedSetting>& implied) {
@@ -356,15 +355,23 @@ std::string implied_sentence(const std::vector<ImpliedSetting>& implied) {
                        "otherwise).");
 }
 
-std::string brought_sentence(const TrainingSetup& setup,
-                             const std::vector<BroughtSetting>& brought) {
-  std::string flags;
-  for (const BroughtSetting& each : brought) {
-    flags +=
-        (flags.empty() ? "" : ", ") + flag_of(*find_setting(each.setting_id)) + " " + each.text;
+// One sentence for each who brought settings, in their order: "The Hugging Face (Trainer + PEFT)
+// stack runs its own where no flag chose: --loss fp32-upcast, --precision bf16 (give the flag to
+// choose otherwise)." Under verl, "verl (1dda039b) runs its own …".
+std::string brought_sentence(const std::vector<BroughtSetting>& brought) {
+  std::string said;
+  for (std::size_t first = 0; first < brought.size();) {
+    std::string flags;
+    std::size_t next = first;
+    for (; next < brought.size() && brought[next].by == brought[first].by; ++next) {
+      flags += (flags.empty() ? "" : ", ") + flag_of(*find_setting(brought[next].setting_id)) +
+               " " + brought[next].text;
+    }
+    said += (said.empty() ? "" : " ") + brought[first].by +
+            " runs its own where no flag chose: " + flags + " (give the flag to choose otherwise).";
+    first = next;
   }
-  return "The " + choice_name(setup.stack) + " stack runs its own where no flag chose: " + flags +
-         " (give the flag to choose otherwise).";
+  return said;
 }
 
 // The verdict's exit status: 0 fits, 1 uncertain, 3 does not fit (2 is bad input).
@@ -459,7 +466,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::vector<BroughtSetting> defaults = bring_stack_defaults(setup, chosen);
   brought.insert(brought.end(), defaults.begin(), defaults.end());
   if (!given.json && !implied.empty()) out << implied_sentence(implied) << "\n";
-  if (!given.json && !defaults.empty()) out << brought_sentence(setup, defaults) << "\n";
+  if (!given.json && !defaults.empty()) out << brought_sentence(defaults) << "\n";
   if (!given.json && !brought.empty()) out << "\n";
   if (view != nullptr) return view->print(setup, given.json, out, err);
   const Estimate estimate = estimate_memory(setup);
@@ -467,9 +474,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   // The verdict, as under --launch: a script gates on the flags' run as on a file's.
   const VerdictAnswer verdict = verdict_of(estimate, given.has(setting_id::kHeadroom));
   if (given.json) {
-    std::vector<std::pair<std::string, std::string>> flags;
+    std::vector<BroughtFlag> flags;
     for (const BroughtSetting& each : brought) {
-      flags.emplace_back(flag_of(*find_setting(each.setting_id)), each.text);
+      flags.push_back({flag_of(*find_setting(each.setting_id)), each.text, each.by});
     }
     out << estimate_to_json(estimate, verdict, flags) << "\n";
   } else {

@@ -137,7 +137,8 @@ val verdict_js(const trainmem::TrainingSetup& setup, bool headroom_asked,
 }
 
 // What the setup's stack brings where the reader has not chosen (the settings' ids `chosen`, an
-// array of strings): {setup, brought: [{settingId, text}…]}.
+// array of strings): {setup, brought: [{settingId, text, by}…]}, `by` who brought it ("The
+// torchtune stack", "verl (1dda039b)").
 val bring_stack_defaults_js(const trainmem::TrainingSetup& given, const val& chosen) {
   trainmem::TrainingSetup setup = given;
   const std::vector<std::string> ids = emscripten::vecFromJSArray<std::string>(chosen);
@@ -151,6 +152,7 @@ val bring_stack_defaults_js(const trainmem::TrainingSetup& given, const val& cho
     val row = val::object();
     row.set("settingId", each.setting_id);
     row.set("text", each.text);
+    row.set("by", each.by);
     list.call<void>("push", row);
   }
   out.set("brought", list);

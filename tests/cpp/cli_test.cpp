@@ -837,7 +837,9 @@ TEST_CASE("cli: a stack brings its own loss and precision where no flag chose th
       run({"--stack", "torchtune", "--model", "llama3.2-1b", "--seq-len", "1024", "--json"});
   CHECK(json.status != kExitBadInput);
   const nlohmann::json parsed = nlohmann::json::parse(json.out);
-  CHECK(parsed["brought"] == nlohmann::json::array({{{"flag", "--precision"}, {"value", "bf16"}}}));
+  CHECK(parsed["brought"] ==
+        nlohmann::json::array(
+            {{{"flag", "--precision"}, {"value", "bf16"}, {"by", "The torchtune stack"}}}));
   // A choice the reader made is never changed: the stack refuses it, naming it.
   const CliRun chosen = run({"--stack", "hf", "--lora-rank", "16", "--precision", "bf16-mixed"});
   CHECK(chosen.status == kExitBadInput);
@@ -852,6 +854,29 @@ TEST_CASE("cli: a stack brings its own loss and precision where no flag chose th
   CHECK(run({"--model", "llama3.2-1b", "--seq-len", "1024"}).out.rfind("Llama 3.2 1B", 0) == 0);
 }
 
+TEST_CASE("cli: what verl and SGLang bring is said as theirs, not the stack's") {
+  // SGLang under the hf stack: verl, the engine's one trainer, comes with it, and with verl its own
+  // loss and rollout defaults; none of them is the Hugging Face stack's.
+  const CliRun run_sglang = run({"--stack", "hf", "--model", "qwen3-8b", "--dp", "8", "--zero", "3",
+                                 "--rollout", "sglang", "--logits", "--seq-len", "2048"});
+  CHECK(run_sglang.status != kExitBadInput);
+  CHECK(run_sglang.out.rfind(
+            "SGLang (verl alone drives it) runs its own where no flag chose: --rl-trainer verl "
+            "(give the flag to choose otherwise). verl (1dda039b) runs its own where no flag "
+            "chose: --loss grpo, --rollout-memory-utilization 0.5, --rollout-sleep-mode on, "
+            "--expandable-segments on, --rollout-tensor-parallel 2 (give the flag to choose "
+            "otherwise).\n",
+            0) == 0);
+  CHECK(run_sglang.out.find("stack runs its own") == std::string::npos);
+  // TRL's GRPOTrainer brings GRPO's loss under vLLM; the JSON names who brought each.
+  const CliRun json = run({"--stack", "hf", "--model", "qwen3-8b", "--rollout", "vllm", "--logits",
+                           "--seq-len", "2048", "--json"});
+  CHECK(json.status != kExitBadInput);
+  CHECK(nlohmann::json::parse(json.out)["brought"] ==
+        nlohmann::json::array(
+            {{{"flag", "--loss"}, {"value", "grpo"}, {"by", "TRL's GRPOTrainer"}}}));
+}
+
 TEST_CASE("cli: a choice a flag brings with it is said, in the table and in the JSON") {
   // --cp-comm-type is Megatron-LM's: given alone it brings --stack megatron, said above the table.
   const CliRun table = run({"--model", "qwen3-30b-a3b", "--cp-comm-type", "a2a"});
@@ -863,7 +888,8 @@ TEST_CASE("cli: a choice a flag brings with it is said, in the table and in the 
                            "--dp", "8", "--json"});
   CHECK(json.status != kExitBadInput);
   CHECK(nlohmann::json::parse(json.out)["brought"] ==
-        nlohmann::json::array({{{"flag", "--stack"}, {"value", "megatron"}}}));
+        nlohmann::json::array(
+            {{{"flag", "--stack"}, {"value", "megatron"}, {"by", "--moe-dispatcher"}}}));
   // Two flags, two choices, one sentence.
   CHECK(run({"--cp-comm-type", "a2a", "--device-gb", "96"})
             .out.rfind("--device-gb brought --device custom; --cp-comm-type brought --stack "

@@ -263,7 +263,10 @@ TEST_CASE("verl: choosing it brings verl's own defaults, and says which") {
   const std::vector<BroughtSetting> brought =
       bring_stack_defaults(setup, [](const std::string&) { return false; });
   std::vector<std::string> ids;
-  for (const BroughtSetting& setting : brought) ids.push_back(setting.setting_id);
+  for (const BroughtSetting& setting : brought) {
+    ids.push_back(setting.setting_id);
+    CHECK(setting.by == "verl (1dda039b)");  // verl's, not the hf stack's
+  }
   CHECK(ids == std::vector<std::string>{
                    setting_id::kRolloutMemoryUtilization, setting_id::kRolloutSleepMode,
                    setting_id::kExpandableSegments, setting_id::kRolloutTensorParallel});
@@ -522,6 +525,7 @@ TEST_CASE(
       bring_stack_defaults(setup, [](const std::string&) { return false; });
   REQUIRE(!brought.empty());
   CHECK(brought.front().setting_id == setting_id::kRlTrainer);
+  CHECK(brought.front().by == "SGLang (verl alone drives it)");
   CHECK(setup.rl_trainer == RlTrainer::kVerl);
   CHECK(setup.rollout_memory_utilization == 0.5);
   // From the hf stack's own ZeRO 0, verl's FSDP over every device comes with it: the run answers,

@@ -24,6 +24,17 @@ export function createChoices(estimator) {
   const shown = (setting, text) => setting.choices?.find((choice) => choice.id === text)?.name ?? text;
 
   /** "Stack: torchtitan" — the setting's name and the choice's, as the controls show them. */
+  /** Brought settings grouped by who brought them, in order: [[by, [{settingId, text}…]]…]. */
+  function byWhom(brought) {
+    const groups = [];
+    for (const each of brought) {
+      const last = groups[groups.length - 1];
+      if (last && last[0] === each.by) last[1].push(each);
+      else groups.push([each.by, [each]]);
+    }
+    return groups;
+  }
+
   function named(id, text) {
     const setting = settingOf(id);
     return `${setting.name}: ${shown(setting, text)}`;
@@ -114,12 +125,14 @@ export function createChoices(estimator) {
       const fitted = [];
       if (stacked.brought.length > 0) {
         next = stacked.setup;
-        const stack = settingOf('stack').choices.find((choice) => choice.id === next.stack);
-        fitted.push(
-          `The ${stack ? stack.name : next.stack} stack runs its own: ` +
-            `${stacked.brought.map(({ settingId, text }) => named(settingId, text)).join('; ')}. ` +
-            'Set them to choose otherwise.',
-        );
+        // One sentence for each who brought settings (the stack, verl), in the core's order.
+        const said = byWhom(stacked.brought)
+          .map(
+            ([by, brought]) =>
+              `${by} runs its own: ${brought.map(({ settingId, text }) => named(settingId, text)).join('; ')}.`,
+          )
+          .join(' ');
+        fitted.push(`${said} Set them to choose otherwise.`);
       }
       let view = viewOf(next);
       let setup = next;

@@ -126,10 +126,16 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
     given.delete(estimate.invalidField);
     setup = readWithStack(defaults);
   }
-  if (brought[0] && setup !== defaults)
-    notices.push(
-      `The link's stack runs its own: ${brought.map((b) => `${b.settingId}=${b.text}`).join(', ')}.`,
-    );
+  // One sentence for each who brought settings (the stack, verl), in the core's order.
+  if (brought[0] && setup !== defaults) {
+    for (let first = 0; first < brought.length;) {
+      let next = first;
+      while (next < brought.length && brought[next].by === brought[first].by) next += 1;
+      const settings = brought.slice(first, next).map((b) => `${b.settingId}=${b.text}`);
+      notices.push(`${brought[first].by} runs its own for the link: ${settings.join(', ')}.`);
+      first = next;
+    }
+  }
   return { setup, notices, configText, linked: given.size > 0 || configText !== null };
 }
 

@@ -21,11 +21,18 @@ std::string estimate_to_json(const Estimate& estimate);
 // Its "stage" and "mostLoaded" are {index, role, layers, parameters, totalBytes,
 // peakAllocatedBytes, peakReservedBytes}: the stage whose terms it holds, and the one the fit is
 // judged on.
-// The same object with "verdict" (below), "brought": [{flag, value}…], what the stack filled in
+// A choice the run made that no flag gave, as the CLI writes it: --precision bf16, brought by
+// "The torchtune stack" (bring_stack_defaults) or by a flag that needs it ("--cp-comm-type").
+struct BroughtFlag {
+  std::string flag;
+  std::string value;
+  std::string by;
+};
+// The same object with "verdict" (below), "brought": [{flag, value, by}…], what the stack filled in
 // where no flag chose (bring_stack_defaults), and "stages": every pipeline stage's figures
 // (every_stage), the first first: the CLI's answer for a run set up by flags.
 std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verdict,
-                             const std::vector<std::pair<std::string, std::string>>& brought = {});
+                             const std::vector<BroughtFlag>& brought = {});
 
 // {verdict, fromBand, bandPercent: [low, high] or null, bandCases: [{id, title, errorPercent}…],
 // likelyLowBytes, likelyHighBytes, limitBytes, reason, withheldFor: [key…]}.

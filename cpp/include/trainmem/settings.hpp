@@ -239,11 +239,15 @@ bool set_setting_choice(TrainingSetup& setup, std::size_t index, const std::stri
 // with_logits_as_run takes it: transformers' FP32-upcast ForCausalLMLoss under hf; under a
 // rollout engine its trainer's, GRPO's), and the
 // precision, where the stack trains in one dtype (bf16: torchtune's configs, transformers' model
-// loaded in BF16). Each setting so changed is applied to `setup` and returned with its new text;
-// a choice the reader made is never changed (the core's check refuses it, naming it).
+// loaded in BF16); verl's own under verl, and verl itself under SGLang. Each setting so changed is
+// applied to `setup` and returned with its new text and who brought it; a choice the reader made
+// is never changed (the core's check refuses it, naming it).
 struct BroughtSetting {
   std::string setting_id;
   std::string text;
+  // Who brought it, for sentences and the JSON: "The torchtune stack", "verl (1dda039b)",
+  // "TRL's GRPOTrainer", "SGLang (verl alone drives it)"; the CLI's a flag, "--cp-comm-type".
+  std::string by;
 };
 std::vector<BroughtSetting> bring_stack_defaults(
     TrainingSetup& setup, const std::function<bool(const std::string&)>& chosen);

@@ -1,6 +1,7 @@
 // A stack brings its own (settings.hpp, bring_stack_defaults): the loss and the precision it runs,
 // in place of values the reader left that it does not run; under a rollout engine, GRPO's loss.
 #include <algorithm>
+#include <string>
 
 #include "settings/check.hpp"
 #include "stacks/stack_rows.hpp"
@@ -14,30 +15,37 @@ std::vector<BroughtSetting> bring_stack_defaults(
   std::vector<BroughtSetting> brought;
   const StackRow& row = stack_row(setup.stack);
   if (!row.replayed) return brought;
-  // Under a rollout engine the loss is its trainer's (TRL's GRPOTrainer).
+  const std::string stack = "The " + choice_name(setup.stack) + " stack";
+  // SGLang generates for verl alone (TRL drives vLLM only): verl where no trainer was chosen.
+  if (setup.rollout == Rollout::kSglang && !chosen(id::kRlTrainer) &&
+      setup.rl_trainer == RlTrainer::kTrl) {
+    setup.rl_trainer = RlTrainer::kVerl;
+    brought.push_back(
+        {id::kRlTrainer, setting_text(setup, id::kRlTrainer), "SGLang (verl alone drives it)"});
+  }
+  const bool verl = setup.rollout != Rollout::kNone && setup.rl_trainer == RlTrainer::kVerl;
+  const std::string verl_by = "verl (1dda039b)";
+  // Under a rollout engine the loss is its trainer's: TRL's GRPOTrainer's, or verl's.
   const bool grpo = setup.rollout != Rollout::kNone;
   if (!chosen(id::kLoss) && setup.logits && !row.losses.empty() &&
       (grpo ? setup.loss != Loss::kGrpo
             : std::find(row.losses.begin(), row.losses.end(), setup.loss) == row.losses.end())) {
     setup.loss = grpo ? Loss::kGrpo : row.losses.front();
-    brought.push_back({id::kLoss, setting_text(setup, id::kLoss)});
-  }
-  // SGLang generates for verl alone (TRL drives vLLM only): verl where no trainer was chosen.
-  if (setup.rollout == Rollout::kSglang && !chosen(id::kRlTrainer) &&
-      setup.rl_trainer == RlTrainer::kTrl) {
-    setup.rl_trainer = RlTrainer::kVerl;
-    brought.push_back({id::kRlTrainer, setting_text(setup, id::kRlTrainer)});
+    brought.push_back({id::kLoss, setting_text(setup, id::kLoss),
+                       !grpo  ? stack
+                       : verl ? verl_by
+                              : std::string("TRL's GRPOTrainer")});
   }
   // verl's own (verl 1dda039b: verl/trainer/config/rollout/rollout.yaml and engine_workers.py):
   // the actor sharded over every device (FSDP1's FULL_SHARD, ZeRO 3), the engine at
   // gpu_memory_utilization 0.5, split over 2 devices, asleep between generations
   // (free_cache_engine), and the trainer's allocator under expandable segments, which verl turns on
   // itself after each weight sync (set_expandable_segments(True)).
-  if (setup.rollout != Rollout::kNone && setup.rl_trainer == RlTrainer::kVerl) {
+  if (verl) {
     const auto bring = [&](const char* id, auto& field, auto trl_value, auto verl_value) {
       if (chosen(id) || field != trl_value) return;
       field = verl_value;
-      brought.push_back({id, setting_text(setup, id)});
+      brought.push_back({id, setting_text(setup, id), verl_by});
     };
     bring(id::kZeroStage, setup.layout.zero_stage, 0, 3);
     bring(id::kRolloutMemoryUtilization, setup.rollout_memory_utilization,
@@ -58,7 +66,7 @@ std::vector<BroughtSetting> bring_stack_defaults(
     if (runs >= 0 && setup.layout.expert_tensor_parallel != runs) {
       setup.layout.expert_tensor_parallel = runs;
       brought.push_back(
-          {id::kExpertTensorParallel, setting_text(setup, id::kExpertTensorParallel)});
+          {id::kExpertTensorParallel, setting_text(setup, id::kExpertTensorParallel), stack});
     }
   }
   // The precision where the core's check refuses it for this stack, and bf16 is what it runs.
@@ -66,7 +74,7 @@ std::vector<BroughtSetting> bring_stack_defaults(
     const Answer checked = check_setup(setup, resolve_model(setup));
     if (!checked.ok() && checked.setting == id::kPrecision) {
       setup.precision = Precision::kBf16;
-      brought.push_back({id::kPrecision, setting_text(setup, id::kPrecision)});
+      brought.push_back({id::kPrecision, setting_text(setup, id::kPrecision), stack});
     }
   }
   return brought;

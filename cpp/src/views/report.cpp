@@ -226,10 +226,12 @@ nlohmann::ordered_json verdict_json(const VerdictAnswer& verdict) {
 std::string verdict_to_json(const VerdictAnswer& verdict) { return verdict_json(verdict).dump(2); }
 
 std::string estimate_to_json(const Estimate& estimate, const VerdictAnswer& verdict,
-                             const std::vector<std::pair<std::string, std::string>>& brought) {
+                             const std::vector<BroughtFlag>& brought) {
   nlohmann::ordered_json json = to_json(estimate);
   nlohmann::ordered_json filled = nlohmann::ordered_json::array();
-  for (const auto& [flag, value] : brought) filled.push_back({{"flag", flag}, {"value", value}});
+  for (const BroughtFlag& each : brought) {
+    filled.push_back({{"flag", each.flag}, {"value", each.value}, {"by", each.by}});
+  }
   json["brought"] = filled;
   json["stages"] = every_stage_json(estimate.setup);
   json["verdict"] = verdict_json(verdict);
