@@ -356,8 +356,8 @@ std::string implied_sentence(const std::vector<ImpliedSetting>& implied) {
 }
 
 // One sentence for each who brought settings, in their order: "The Hugging Face (Trainer + PEFT)
-// stack runs its own where no flag chose: --loss fp32-upcast, --precision bf16 (give the flag to
-// choose otherwise)." Under verl, "verl (1dda039b) runs its own …".
+// stack brings, where no flag chose: --loss fp32-upcast, --precision bf16 (give the flag to
+// choose otherwise)." Under verl, "verl (1dda039b) brings, …".
 std::string brought_sentence(const std::vector<BroughtSetting>& brought) {
   std::string said;
   for (std::size_t first = 0; first < brought.size();) {
@@ -368,7 +368,7 @@ std::string brought_sentence(const std::vector<BroughtSetting>& brought) {
                " " + brought[next].text;
     }
     said += (said.empty() ? "" : " ") + brought[first].by +
-            " runs its own where no flag chose: " + flags + " (give the flag to choose otherwise).";
+            " brings, where no flag chose: " + flags + " (give the flag to choose otherwise).";
     first = next;
   }
   return said;

@@ -106,10 +106,7 @@ describe('RL post-training, in Chromium', () => {
     await page.selectOption('#rollout', 'vllm');
     await page.check('#logits');
     await page.waitForFunction(() => document.getElementById('loss').value === 'grpo');
-    assert.match(
-      await page.textContent('#url-notice'),
-      /TRL's GRPOTrainer runs its own: Loss: GRPO\. Set them/,
-    );
+    assert.match(await page.textContent('#url-notice'), /TRL's GRPOTrainer brings: Loss: GRPO\. Set them/);
     assert.match(await readout(page), /its loss over their last 512 tokens/);
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
@@ -126,7 +123,7 @@ describe('RL post-training, in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('rollout-memory-utilization').value === '0.5');
     assert.match(
       await page.textContent('#url-notice'),
-      /verl \(1dda039b\) runs its own: Rollout memory utilization: 0\.5; Rollout sleep mode: on; Expandable segments: on; Rollout tensor parallel: 2\./,
+      /verl \(1dda039b\) brings: Rollout memory utilization: 0\.5; Rollout sleep mode: on; Expandable segments: on; Rollout tensor parallel: 2\./,
     );
     assert.equal(await page.inputValue('#rollout-tensor-parallel'), '2');
     assert.equal(await page.isChecked('#expandable-segments'), true);
@@ -161,7 +158,7 @@ describe('RL post-training, in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('rl-trainer').value === 'verl');
     assert.match(
       await page.textContent('#url-notice'),
-      /SGLang \(verl alone drives it\) runs its own: RL trainer: verl\. verl \(1dda039b\) runs its own: Loss: GRPO; Rollout memory utilization: 0\.5; Rollout sleep mode: on;/,
+      /SGLang \(modelled under verl alone here\) brings: RL trainer: verl\. verl \(1dda039b\) brings: Loss: GRPO; Rollout memory utilization: 0\.5; Rollout sleep mode: on;/,
     );
     const text = await readout(page);
     assert.match(
@@ -187,7 +184,7 @@ describe('RL post-training, in Chromium', () => {
     const { page, problems } = await harness.openPage({ query: VERL });
     assert.match(
       await page.textContent('#url-notice'),
-      /verl \(1dda039b\) runs its own for the link: rollout-memory-utilization=0\.5, rollout-sleep-mode=on, expandable-segments=on, rollout-tensor-parallel=2\./,
+      /verl \(1dda039b\) brings, for the link: rollout-memory-utilization=0\.5, rollout-sleep-mode=on, expandable-segments=on, rollout-tensor-parallel=2\./,
     );
     const text = await readout(page);
     assert.match(text, /The update is verl's policy loss over the same logits/);

@@ -163,7 +163,7 @@ describe('Training stack, in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('precision').value === 'bf16');
     assert.match(
       await page.textContent('#url-notice'),
-      /The torchtune stack runs its own: Precision: Pure BF16\. Set them to choose otherwise\./,
+      /The torchtune stack brings: Precision: Pure BF16\. Set them to choose otherwise\./,
     );
     assert.equal(await page.isVisible('#stack-error'), false);
     // A precision the reader chose is theirs: the stack refuses it, by its control.

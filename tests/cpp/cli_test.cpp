@@ -829,7 +829,7 @@ TEST_CASE("cli: a stack brings its own loss and precision where no flag chose th
   const CliRun qlora = run({"--stack", "hf", "--lora-rank", "16", "--base-weights", "nf4",
                             "--logits", "--model", "llama3-8b", "--seq-len", "1024"});
   CHECK(qlora.status != kExitBadInput);
-  CHECK(qlora.out.rfind("The Hugging Face (Trainer + PEFT) stack runs its own where no flag "
+  CHECK(qlora.out.rfind("The Hugging Face (Trainer + PEFT) stack brings, where no flag "
                         "chose: --loss fp32-upcast, --precision bf16 (give the flag to choose "
                         "otherwise).\n",
                         0) == 0);
@@ -861,13 +861,13 @@ TEST_CASE("cli: what verl and SGLang bring is said as theirs, not the stack's") 
                                  "--rollout", "sglang", "--logits", "--seq-len", "2048"});
   CHECK(run_sglang.status != kExitBadInput);
   CHECK(run_sglang.out.rfind(
-            "SGLang (verl alone drives it) runs its own where no flag chose: --rl-trainer verl "
-            "(give the flag to choose otherwise). verl (1dda039b) runs its own where no flag "
+            "SGLang (modelled under verl alone here) brings, where no flag chose: --rl-trainer "
+            "verl (give the flag to choose otherwise). verl (1dda039b) brings, where no flag "
             "chose: --loss grpo, --rollout-memory-utilization 0.5, --rollout-sleep-mode on, "
             "--expandable-segments on, --rollout-tensor-parallel 2 (give the flag to choose "
             "otherwise).\n",
             0) == 0);
-  CHECK(run_sglang.out.find("stack runs its own") == std::string::npos);
+  CHECK(run_sglang.out.find("stack brings") == std::string::npos);
   // TRL's GRPOTrainer brings GRPO's loss under vLLM; the JSON names who brought each.
   const CliRun json = run({"--stack", "hf", "--model", "qwen3-8b", "--rollout", "vllm", "--logits",
                            "--seq-len", "2048", "--json"});
@@ -875,6 +875,15 @@ TEST_CASE("cli: what verl and SGLang bring is said as theirs, not the stack's") 
   CHECK(nlohmann::json::parse(json.out)["brought"] ==
         nlohmann::json::array(
             {{{"flag", "--loss"}, {"value", "grpo"}, {"by", "TRL's GRPOTrainer"}}}));
+  // Under vLLM with verl chosen, the loss is verl's, with its defaults.
+  const nlohmann::json verl = nlohmann::json::parse(
+      run({"--stack", "hf", "--model", "qwen3-8b", "--rollout", "vllm", "--rl-trainer", "verl",
+           "--dp", "8", "--zero", "3", "--logits", "--seq-len", "2048", "--json"})
+          .out)["brought"];
+  REQUIRE(verl.size() == 5);
+  CHECK(verl[0] ==
+        nlohmann::json({{"flag", "--loss"}, {"value", "grpo"}, {"by", "verl (1dda039b)"}}));
+  for (const nlohmann::json& each : verl) CHECK(each["by"] == "verl (1dda039b)");
 }
 
 TEST_CASE("cli: a choice a flag brings with it is said, in the table and in the JSON") {

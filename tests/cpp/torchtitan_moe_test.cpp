@@ -306,6 +306,7 @@ TEST_CASE(
       bring_stack_defaults(setup, [](const std::string&) { return false; });
   REQUIRE(brought.size() == 1);
   CHECK(brought.front().setting_id == setting_id::kExpertTensorParallel);
+  CHECK(brought.front().by == "The torchtitan (FSDP2) stack");
   CHECK(setup.layout.expert_tensor_parallel == 1);
   CHECK(estimate_memory(setup).answer.ok());
   setup.layout.expert_parallel = 1;  // and back, without expert parallelism

@@ -525,7 +525,7 @@ TEST_CASE(
       bring_stack_defaults(setup, [](const std::string&) { return false; });
   REQUIRE(!brought.empty());
   CHECK(brought.front().setting_id == setting_id::kRlTrainer);
-  CHECK(brought.front().by == "SGLang (verl alone drives it)");
+  CHECK(brought.front().by == "SGLang (modelled under verl alone here)");
   CHECK(setup.rl_trainer == RlTrainer::kVerl);
   CHECK(setup.rollout_memory_utilization == 0.5);
   // From the hf stack's own ZeRO 0, verl's FSDP over every device comes with it: the run answers,

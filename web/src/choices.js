@@ -23,7 +23,6 @@ export function createChoices(estimator) {
   /** A setting's text as its control shows it: a choice by its name, a number as it is. */
   const shown = (setting, text) => setting.choices?.find((choice) => choice.id === text)?.name ?? text;
 
-  /** "Stack: torchtitan" — the setting's name and the choice's, as the controls show them. */
   /** Brought settings grouped by who brought them, in order: [[by, [{settingId, text}…]]…]. */
   function byWhom(brought) {
     const groups = [];
@@ -35,6 +34,7 @@ export function createChoices(estimator) {
     return groups;
   }
 
+  /** "Stack: torchtitan" — the setting's name and the choice's, as the controls show them. */
   function named(id, text) {
     const setting = settingOf(id);
     return `${setting.name}: ${shown(setting, text)}`;
@@ -129,7 +129,7 @@ export function createChoices(estimator) {
         const said = byWhom(stacked.brought)
           .map(
             ([by, brought]) =>
-              `${by} runs its own: ${brought.map(({ settingId, text }) => named(settingId, text)).join('; ')}.`,
+              `${by} brings: ${brought.map(({ settingId, text }) => named(settingId, text)).join('; ')}.`,
           )
           .join(' ');
         fitted.push(`${said} Set them to choose otherwise.`);

@@ -350,8 +350,9 @@ export function makeEstimator(core, loadLater = loadFullTools) {
 
     /**
      * What the setup's stack brings where the reader has not chosen (`chosen`, setting ids): its
-     * loss and its precision where the setup's are not what it runs: {setup, brought: [{settingId,
-     * text}]}. The plate's view has no stack to choose: nothing there.
+     * loss and its precision where the setup's are not what it runs, and a rollout trainer's own:
+     * {setup, brought: [{settingId, text, by}]}, `by` who brought it ("The torchtune stack",
+     * "verl (1dda039b)"). The plate's view has no stack to choose: nothing there.
      */
     bringStackDefaults: (setup, chosen) =>
       typeof core.bringStackDefaults === 'function'

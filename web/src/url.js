@@ -132,7 +132,7 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
       let next = first;
       while (next < brought.length && brought[next].by === brought[first].by) next += 1;
       const settings = brought.slice(first, next).map((b) => `${b.settingId}=${b.text}`);
-      notices.push(`${brought[first].by} runs its own for the link: ${settings.join(', ')}.`);
+      notices.push(`${brought[first].by} brings, for the link: ${settings.join(', ')}.`);
       first = next;
     }
   }

@@ -20,8 +20,8 @@ std::vector<BroughtSetting> bring_stack_defaults(
   if (setup.rollout == Rollout::kSglang && !chosen(id::kRlTrainer) &&
       setup.rl_trainer == RlTrainer::kTrl) {
     setup.rl_trainer = RlTrainer::kVerl;
-    brought.push_back(
-        {id::kRlTrainer, setting_text(setup, id::kRlTrainer), "SGLang (verl alone drives it)"});
+    brought.push_back({id::kRlTrainer, setting_text(setup, id::kRlTrainer),
+                       "SGLang (modelled under verl alone here)"});
   }
   const bool verl = setup.rollout != Rollout::kNone && setup.rl_trainer == RlTrainer::kVerl;
   const std::string verl_by = "verl (1dda039b)";
