@@ -246,7 +246,8 @@ struct BroughtSetting {
   std::string setting_id;
   std::string text;
   // Who brought it, for sentences and the JSON: "The torchtune stack", "verl (1dda039b)",
-  // "TRL's GRPOTrainer", "SGLang (modelled under verl alone here)"; the CLI's a flag, "--cp-comm-type".
+  // "TRL's GRPOTrainer", "SGLang (modelled under verl alone here)"; the CLI's a flag,
+  // "--cp-comm-type".
   std::string by;
 };
 std::vector<BroughtSetting> bring_stack_defaults(
