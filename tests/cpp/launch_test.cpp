@@ -691,10 +691,35 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
   CHECK(gathered.setup.moe_dispatcher == MoeDispatcher::kAllGather);
   CHECK(gathered.not_understood.empty());
   CHECK(estimate_memory(gathered.setup).answer.ok());
+  // The flex dispatcher over DeepEP, its default backend, by either spelling; its other backends
+  // and another SM count are refused by their flags.
+  const std::string flex = line + " --moe-token-dispatcher-type flex";
+  for (const std::string& spelling :
+       {flex, flex + " --moe-flex-dispatcher-backend deepep", flex + " --moe-enable-deepep",
+        flex + " --moe-flex-dispatcher-num-sms 20"}) {
+    const LaunchConfig read = read_ok(spelling);
+    CHECK(read.setup.moe_dispatcher == MoeDispatcher::kFlex);
+    CHECK(read.not_understood.empty());
+    CHECK(estimate_memory(read.setup).answer.ok());
+  }
+  const LaunchConfig grouped =
+      read_ok(flex + " --moe-router-num-groups 8 --moe-router-group-topk 4");
+  CHECK(std::find_if(grouped.notes.begin(), grouped.notes.end(), [](const std::string& note) {
+          return note.find("an upper bound") != std::string::npos;
+        }) != grouped.notes.end());
+  check_refused(flex + " --moe-flex-dispatcher-backend hybridep", "--moe-flex-dispatcher-backend",
+                "The flex dispatcher's hybridep backend is not modelled: deepep (its default) "
+                "is.");
+  check_refused(flex + " --moe-deepep-num-sms 24", "--moe-deepep-num-sms",
+                "--moe-deepep-num-sms 24: DeepEP's buffer is counted for the 20 SMs Megatron-LM "
+                "gives it by default (its channels, and their queues, follow the SMs).");
+  check_refused(moe + " --moe-enable-deepep", "--moe-enable-deepep",
+                "--moe-enable-deepep needs --moe-token-dispatcher-type flex, as Megatron-LM "
+                "requires (TransformerConfig.__post_init__).");
   // What the megatron stack does not replay is refused by its flag.
-  check_refused(line + " --moe-token-dispatcher-type flex", "--moe-token-dispatcher-type",
-                "The flex token dispatcher is not modelled: --moe-token-dispatcher-type "
-                "allgather (Megatron-LM's default) and alltoall are.");
+  check_refused(line + " --moe-token-dispatcher-type nvls", "--moe-token-dispatcher-type",
+                "The nvls token dispatcher is not known: --moe-token-dispatcher-type allgather "
+                "(Megatron-LM's default), alltoall and flex are.");
   check_refused(
       moe.substr(0, moe.find(" --moe-grouped-gemm")) + " --moe-token-dispatcher-type alltoall",
       "--moe-grouped-gemm",

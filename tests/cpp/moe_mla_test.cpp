@@ -521,6 +521,73 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the flex dispatcher: each token received once by each device holding one of its experts, "
+    "and DeepEP's buffer outside the allocator, by hand") {
+  // One mixture layer of 4 experts, top-2, h 16, 16 tokens, ep 2, under the megatron stack: each
+  // device holds g = 2 experts, so a token misses it with C(2, 2)/C(4, 2) = 1/6, and each device
+  // receives 2 × 16 × (1 − 1/6) tokens of h 16, BF16.
+  TrainingSetup setup = tiny_expert_layout(2, 1, 2, 0);
+  setup.stack = Stack::kMegatron;
+  setup.activation_model = ActivationModel::kLlamaBlock;
+  setup.moe_dispatcher = MoeDispatcher::kFlex;
+  const Estimate flex = estimate_memory(setup);
+  REQUIRE_MESSAGE(flex.answer.ok(), flex.answer.message);
+  TrainingSetup all_to_all = setup;
+  all_to_all.moe_dispatcher = MoeDispatcher::kAllToAll;
+  const Estimate exchanged = estimate_memory(all_to_all);
+  const double received = 2 * 16 * (1 - 1.0 / 6) * 16 * 2;
+  const double send_and_receive = 2 * 16 * 2 * 16 * 2.0;  // the all-to-all's, for comparison
+  // The replay takes each in the allocator's 512-byte blocks: 1,024 B against 2,048.
+  CHECK(std::ceil(received / 512) * 512 == 1024);
+  CHECK(flex.bytes[Term::kActivations] - exchanged.bytes[Term::kActivations] == 1024 - 2048);
+  const std::vector<TermArithmetic> terms = explain_estimate(setup);
+  const auto activations = std::find_if(terms.begin(), terms.end(), [](const TermArithmetic& term) {
+    return term.term == "activations";
+  });
+  REQUIRE(activations != terms.end());
+  CHECK(activations->formula.find("one layer's DeepEP receive buffer, 16 tokens × 1.67 (ep·(1 − "
+                                  "C(E−E/ep, k)/C(E, k)), ep 2, E 4, k 2") != std::string::npos);
+  CHECK(activations->source.find("MoEFlexTokenDispatcher") != std::string::npos);
+  // With one expert a device every copy goes to a device of its own: the T·k copies.
+  TrainingSetup one_each = setup;
+  one_each.layout.data_parallel = 4;
+  one_each.layout.expert_parallel = 4;
+  TrainingSetup one_each_a2a = one_each;
+  one_each_a2a.moe_dispatcher = MoeDispatcher::kAllToAll;
+  CHECK(estimate_memory(one_each_a2a).bytes[Term::kActivations] -
+            estimate_memory(one_each).bytes[Term::kActivations] ==
+        doctest::Approx(16 * 2 * 16 * 2.0));
+  // DeepEP's buffer: 10 channels × 2 peers × (5 ints of 4 B + 256 tokens × (2·16 + 8 + 128 × 16)
+  // B), rounded up to 128 B, its signals and peer pointers (160 B) and its 32 MiB workspace; on
+  // the device, in neither peak.
+  const double queues = 10 * 2 * 5 * 4 + 10 * 2 * 256 * (2 * 16 + 8 + 128 * 16.0);
+  CHECK(queues == 10690960);
+  double buffer = 0;
+  for (const StackTerm& term : flex.stack_terms) {
+    if (term.id == "deepep-buffer") {
+      buffer = term.bytes;
+      CHECK_FALSE(term.in_allocator);
+    }
+  }
+  CHECK(buffer == 10691072 + 160 + 32 * 1024 * 1024.0);
+  // The total on the device (the reserved pool and what lies outside it) gains the buffer, give
+  // or take the pool's blocks.
+  CHECK(std::abs(flex.bytes.total() - exchanged.bytes.total() - buffer) <= 2048);
+  CHECK(flex.peak_allocated_bytes - exchanged.peak_allocated_bytes <= 0);
+  // What is not modelled is refused by name: tensor parallelism, ep 1 or past 8, a capacity.
+  TrainingSetup refused = setup;
+  refused.layout.expert_parallel = 1;
+  CHECK(estimate_memory(refused).answer.setting == "moe-dispatcher");
+  refused = setup;
+  refused.capacity_factor = 0.5;
+  CHECK(estimate_memory(refused).answer.setting == "capacity-factor");
+  refused = tiny_expert_layout(2, 2, 2, 1);
+  refused.stack = Stack::kMegatron;
+  refused.moe_dispatcher = MoeDispatcher::kFlex;
+  CHECK(estimate_memory(refused).answer.message.find("modelled at t 1") != std::string::npos);
+}
+
+TEST_CASE(
     "expert tensor parallelism splits the routed experts' saved tensors, t the shared "
     "expert's") {
   TrainingSetup setup = tiny_expert_layout(2, 2, 1, 1);

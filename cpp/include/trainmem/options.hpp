@@ -337,7 +337,26 @@ enum class CpCommType { kP2p, kA2a, kA2aP2p };
 //              expert-parallel group gathered into one global buffer, each device permuting the
 //              tokens its experts take; the combine scatters them back into the group's tokens,
 //              cast to FP32, and reduce-scatters
-enum class MoeDispatcher { kAllToAll, kAllGather };
+//   flex       MoEFlexTokenDispatcher over DeepEP (--moe-flex-dispatcher-backend deepep, its
+//              default): each token sent once to each device holding one of its experts, in one
+//              fused kernel, then permuted there; DeepEP's NVLink buffer outside PyTorch's
+//              allocator (deepep_buffer_bytes). At t 1, ep 2, 4 or 8 (one NVLink domain),
+//              dropless; HybridEP and NCCL EP, its other backends, are not modelled
+enum class MoeDispatcher { kAllToAll, kAllGather, kFlex };
+
+// DeepEP's legacy Buffer as Megatron-LM sizes it for the flex dispatcher (megatron/core/
+// transformer/moe/fused_a2a.py, get_buffer, d98e8a64; DeepEP dd758caf, csrc/legacy/config.hpp
+// Config::get_nvl_buffer_size_hint and deep_ep/buffers/legacy.py get_dispatch_config /
+// get_combine_config): 20 SMs (Megatron-LM's default, set_deepep_num_sms), so 10 channels, each
+// with a receive queue of 256 tokens per NVLink peer at 2, 4 or 8 devices, a token taking its
+// hidden bytes (2·w), its 8-byte SourceMeta, 128 int64 top-k indices, 128 FP32 top-k weights and
+// 128 FP32 scales; then the 32 MiB workspace (LEGACY_NUM_WORKSPACE_BYTES) and the barrier
+// signals and peer pointers.
+constexpr double kDeepepChannels = 20 / 2;
+constexpr double kDeepepRecvTokens = 256;
+constexpr double kDeepepTokenMetaBytes = 8 + 128 * 8 + 128 * 4 + 128 * 4;
+constexpr double kDeepepWorkspaceBytes = 32.0 * 1024 * 1024;
+constexpr double kDeepepSignalBytes = 8 * 4 + 8 * 8 + 8 * 8;
 
 // Transformer Engine's FP8 recipe under fp8-mixed (Megatron-LM's --fp8-recipe; the ideal step's
 // and the megatron stack's, which run Transformer Engine):

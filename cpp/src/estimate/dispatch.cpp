@@ -1,6 +1,9 @@
 // A mixture layer's token exchange (dispatch.hpp).
 #include "estimate/dispatch.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/format.hpp"
@@ -102,6 +105,38 @@ Figure all_gather_buffers(const ModelShape& shape, const TrainingSetup& setup,
   });
 }
 
+// Megatron-LM's flex dispatcher over DeepEP (token_dispatcher.py, _DeepepManager and
+// MoEFlexTokenDispatcher, d98e8a64; fused_a2a.py, FusedDispatch): each token goes once to each
+// device that holds one of its k experts, and is permuted there into its experts' order (the
+// experts' input, saved with the layer as the all-to-all's is). MoELayer's custom_forward keeps
+// the received tokens (dispatched_input) through the experts and the combine, as it keeps the
+// all-to-all's send and receive buffers, while the tokens it sends are the layer's own (a view):
+// R rows of w, BF16. At balanced routing (k of the E experts alike, g = E/ep on each device) a
+// token misses a device when all k experts are elsewhere, C(E−g, k)/C(E, k), so each device
+// receives R = ep·T·(1 − C(E−g, k)/C(E, k)) of the ep devices' T tokens each: at most the T·k
+// copies, T·k where k is 1. A router that limits each token's groups (DeepSeek-V3's n_group)
+// sends fewer; the unrestricted R bounds those from above.
+Figure flex_buffers(const ModelShape& shape, const TrainingSetup& setup,
+                    const ActivationsPerLayer& layer, const Pen& pen) {
+  const int ep = setup.layout.expert_parallel;
+  const double experts = shape.num_experts;
+  const double local = experts / ep;
+  const int k = shape.num_experts_per_token;
+  double missed = 1;  // C(E − g, k) / C(E, k)
+  for (int i = 0; i < k; ++i) missed *= std::max(0.0, experts - local - i) / (experts - i);
+  const double share = ep * (1 - missed);
+  const Figure received = pen.count(layer.tokens_on_device, "tokens") * pen.said(share, [&] {
+    return number_text(share) + " (ep·(1 − C(E−E/ep, k)/C(E, k)), ep " + std::to_string(ep) +
+           ", E " + format_count(experts) + ", k " + std::to_string(k) +
+           ": each token once to each device holding one of its experts)";
+  });
+  const Figure buffers = received * pen.number(expert_token_width(shape)) * pen.bytes(kBf16Bytes);
+  return pen.said(buffers.value(), [&] {
+    return "one layer's DeepEP receive buffer, " + buffers.text() + " (" +
+           format_bytes(buffers.value()) + ")";
+  });
+}
+
 }  // namespace
 
 Figure mixture_dispatch_buffers(const ModelShape& shape, const TrainingSetup& setup,
@@ -110,6 +145,7 @@ Figure mixture_dispatch_buffers(const ModelShape& shape, const TrainingSetup& se
     return torchtitan_combine_buffers(shape, setup, layer, pen);
   }
   if (gathers_expert_tokens(setup)) return all_gather_buffers(shape, setup, layer, pen);
+  if (setup.moe_dispatcher == MoeDispatcher::kFlex) return flex_buffers(shape, setup, layer, pen);
   if (setup.moe_dispatcher == MoeDispatcher::kAllToAll && setup.layout.expert_parallel > 1) {
     return all_to_all_buffers(shape, setup, layer, pen);
   }
@@ -117,6 +153,12 @@ Figure mixture_dispatch_buffers(const ModelShape& shape, const TrainingSetup& se
 }
 
 std::string dispatch_source(const TrainingSetup& setup) {
+  if (setup.moe_dispatcher == MoeDispatcher::kFlex) {
+    return "the flex dispatcher keeps the tokens DeepEP delivers, once to each device that holds "
+           "one of their experts, through the experts and the combine, BF16, transient, one "
+           "layer at a time (Megatron-LM's MoEFlexTokenDispatcher and MoELayer, "
+           "megatron/core/transformer/moe/token_dispatcher.py and moe_layer.py)";
+  }
   return setup.moe_dispatcher == MoeDispatcher::kAllGather
              ? "the all-gather dispatcher's combine scatters the experts' outputs into the "
                "group's tokens (BF16), casts them to FP32 and reduce-scatters them (FP32), "

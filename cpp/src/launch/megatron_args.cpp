@@ -273,8 +273,8 @@ struct LineModel {
 // as it is, top --moe-router-topk (2 by default), a router of E x h, a shared expert of
 // --moe-shared-expert-intermediate-size with its gate, the router's expert bias; and which
 // layers are mixtures (--moe-layer-freq: all, or a list of dense layers first). The experts are
-// counted as TE's GroupedLinear behind the all-to-all or all-gather dispatcher (read_dispatcher),
-// as the megatron stack replays them: the flex dispatcher and the sequential experts are refused by
+// counted as TE's GroupedLinear behind the all-to-all, all-gather or flex dispatcher
+// (read_dispatcher), as the megatron stack replays them: the sequential experts are refused by
 // flag.
 void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
   const auto experts = flags.get("--num-experts", whole_number());
@@ -468,21 +468,48 @@ std::optional<LineModel> read_model(KeyReader& flags) {
 // --moe-pad-expert-input-to-capacity pads it there; without the padding a buffer holds what is
 // routed to it up to C times the balanced share, at balanced load the balanced share when C is 1
 // or more (dropless, 0) and C of it when C is less (tokens dropped).
-// --moe-token-dispatcher-type: alltoall, or allgather (Megatron-LM's default,
-// TransformerConfig.moe_token_dispatcher_type); flex (DeepEP's and HybridEP's fused dispatch) is
-// not modelled.
+// --moe-token-dispatcher-type: alltoall, allgather (Megatron-LM's default,
+// TransformerConfig.moe_token_dispatcher_type) or flex over --moe-flex-dispatcher-backend deepep
+// (its default; --moe-enable-deepep, deprecated, chooses it too), with the 20 SMs it gives DeepEP
+// unless --moe-flex-dispatcher-num-sms (or the deprecated --moe-deepep-num-sms and
+// --moe-hybridep-num-sms, which __post_init__ routes there) says otherwise. HybridEP and NCCL EP,
+// flex's other backends, are not modelled.
 void read_dispatcher(KeyReader& flags, TrainingSetup& setup) {
   const std::string dispatcher =
       flags.get("--moe-token-dispatcher-type", flag_text()).value_or("allgather");
+  const bool deepep_flag = flags.has("--moe-enable-deepep");
+  const std::string backend =
+      flags.get("--moe-flex-dispatcher-backend", flag_text()).value_or("deepep");
   if (dispatcher == "alltoall") {
     setup.moe_dispatcher = MoeDispatcher::kAllToAll;
   } else if (dispatcher == "allgather") {
     setup.moe_dispatcher = MoeDispatcher::kAllGather;
+  } else if (dispatcher == "flex") {
+    setup.moe_dispatcher = MoeDispatcher::kFlex;
+    if (backend != "deepep") {
+      flags.fault("--moe-flex-dispatcher-backend",
+                  "The flex dispatcher's " + backend.substr(0, 20) +
+                      " backend is not modelled: deepep (its default) is.");
+    }
+    for (const char* flag :
+         {"--moe-flex-dispatcher-num-sms", "--moe-deepep-num-sms", "--moe-hybridep-num-sms"}) {
+      const std::optional<long long> sms = flags.get(flag, whole_number());
+      if (sms && *sms != 20) {
+        flags.fault(flag, std::string(flag) + " " + std::to_string(*sms) +
+                              ": DeepEP's buffer is counted for the 20 SMs Megatron-LM gives it "
+                              "by default (its channels, and their queues, follow the SMs).");
+      }
+    }
   } else {
     flags.fault("--moe-token-dispatcher-type",
                 "The " + dispatcher.substr(0, 20) +
-                    " token dispatcher is not modelled: --moe-token-dispatcher-type allgather "
-                    "(Megatron-LM's default) and alltoall are.");
+                    " token dispatcher is not known: --moe-token-dispatcher-type allgather "
+                    "(Megatron-LM's default), alltoall and flex are.");
+  }
+  if (deepep_flag && dispatcher != "flex") {
+    flags.fault("--moe-enable-deepep",
+                "--moe-enable-deepep needs --moe-token-dispatcher-type flex, as Megatron-LM "
+                "requires (TransformerConfig.__post_init__).");
   }
 }
 
@@ -774,6 +801,14 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   if (flags.find("--hidden-dropout") == nullptr || flags.find("--attention-dropout") == nullptr) {
     launch.notes.push_back(
         "Dropout as Megatron-LM's default, 0.1, where the line does not set it.");
+  }
+  // Group-limited routing sends each token to fewer devices, which only DeepEP's receive buffer
+  // would show: counted without the limit, an upper bound.
+  if (setup.moe_dispatcher == MoeDispatcher::kFlex &&
+      flags.find("--moe-router-num-groups") != nullptr) {
+    launch.notes.push_back(
+        "--moe-router-num-groups limits the devices each token reaches: DeepEP's receive buffer "
+        "is counted as if any k of the experts could be chosen, an upper bound.");
   }
   return launch;
 }

@@ -366,6 +366,10 @@ const std::vector<Choice>& choices<MoeDispatcher>() {
       {"allgather", "All-gather",
        "Megatron-LM's MoEAllGatherTokenDispatcher, its default: the tensor- and expert-parallel "
        "group's tokens gathered into one buffer, the combine reduce-scattered in FP32"},
+      {"flex", "Flex (DeepEP)",
+       "Megatron-LM's MoEFlexTokenDispatcher over DeepEP: each token sent once to each device "
+       "that holds one of its experts, then permuted there; DeepEP's buffer outside PyTorch's "
+       "allocator"},
   };
   return choices;
 }

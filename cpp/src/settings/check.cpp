@@ -89,6 +89,42 @@ Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape
   return {};
 }
 
+// Megatron-LM's flex dispatcher over DeepEP (options.hpp, MoeDispatcher::kFlex), as modelled: at
+// t 1 (under tensor parallelism it routes over the t·ep group, t·E experts of t·k, which is not),
+// over 2, 4 or 8 devices (DeepEP's configs within one NVLink domain; past 8 its RDMA buffers, and
+// MoEFlexTokenDispatcher asserts t·ep above 1), and dropless.
+Answer check_flex_dispatcher(const TrainingSetup& setup, const ModelShape& shape) {
+  if (setup.moe_dispatcher != MoeDispatcher::kFlex || shape.num_experts <= 1) return {};
+  const ParallelLayout& layout = setup.layout;
+  const int ep = layout.expert_parallel;
+  if (layout.tensor_parallel > 1) {
+    return refusal(id::kMoeDispatcher,
+                   "The flex dispatcher is modelled at t 1: under tensor parallelism it routes "
+                   "over the t·ep group, t·E experts of top t·k (MoEFlexTokenDispatcher), which "
+                   "is not; choose alltoall or allgather, or set t to 1.");
+  }
+  if (ep != 2 && ep != 4 && ep != 8) {
+    return refusal(
+        id::kMoeDispatcher,
+        ep == 1 ? std::string("The flex dispatcher needs expert parallelism: DeepEP sends over "
+                              "t·ep devices, above 1 (MoEFlexTokenDispatcher asserts it); set ep "
+                              "to 2, 4 or 8, or choose alltoall.")
+        : ep > 8
+            ? "DeepEP over " + std::to_string(ep) +
+                  " devices crosses nodes: its RDMA buffers (NVSHMEM) are not modelled, only "
+                  "its NVLink buffer over 2, 4 or 8; choose alltoall, or ep 8 or less."
+            : "DeepEP's configs take 2, 4 or 8 devices in a node (Buffer.get_dispatch_config), "
+              "not " +
+                  std::to_string(ep) + "; set ep to one of them, or choose alltoall.");
+  }
+  if (setup.capacity_factor > 0) {
+    return refusal(id::kCapacityFactor,
+                   "The flex dispatcher is counted dropless; set the capacity factor to 0, or "
+                   "choose alltoall.");
+  }
+  return {};
+}
+
 // Uneven pipeline stages, by Megatron-LM's rule (TransformerConfig.__post_init__): the first and
 // last stages' layers as set, each above 0, and the rest split evenly over the stages left, each
 // taking at least one; none left, and nothing may be. With virtual stages each device's layers
@@ -546,6 +582,8 @@ Answer check_layout(const TrainingSetup& setup, const ModelShape* shape) {
                    "parallelism is t (" +
                        std::to_string(t) + "); set etp to 0 (as t), or choose alltoall.");
   }
+  const Answer flex = check_flex_dispatcher(setup, *shape);
+  if (!flex.ok()) return flex;
   if (setup.moe_dispatcher == MoeDispatcher::kAllGather && setup.capacity_factor > 0) {
     return refusal(id::kCapacityFactor,
                    "The all-gather token dispatcher is counted without a capacity factor; set it "

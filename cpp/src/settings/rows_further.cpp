@@ -534,7 +534,9 @@ void add_distributed_switches(Entries& entries) {
                       "or alltoall.")
           .page("stack", "Megatron-LM's token dispatcher",
                 "--moe-token-dispatcher-type: the all-gather (Megatron-LM's default) gathers the "
-                "group's tokens into one buffer and reduce-scatters the combine in FP32."));
+                "group's tokens into one buffer and reduce-scatters the combine in FP32; flex "
+                "sends each token once to each device holding one of its experts, through "
+                "DeepEP's buffer."));
   constexpr const char* kDeferRefusal =
       "--defer-embedding-wgrad-compute is Megatron-LM's; choose the megatron stack, or turn it "
       "off.";

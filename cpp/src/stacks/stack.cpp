@@ -2,6 +2,8 @@
 // order of allocations is in stack_frameworks.cpp, the pieces they share in stack_step.cpp.
 #include "stacks/stack.hpp"
 
+#include <cmath>
+
 #include "model/units.hpp"
 #include "stacks/stack_frameworks.hpp"
 #include "stacks/stack_rows.hpp"
@@ -70,6 +72,32 @@ StackTerm nccl_term(const ParallelLayout& layout) {
           Term::kRuntime};
 }
 
+// DeepEP's buffer under Megatron-LM's flex dispatcher (options.hpp, kDeepep*): made once by
+// fused_a2a.py's get_buffer, the largest of the dispatch's and the combine's hints for the ep
+// NVLink peers, in memory DeepEP maps itself (shared_memory_allocator, cudaMalloc), on the device
+// and outside PyTorch's allocator, so in neither peak.
+StackTerm deepep_term(const TrainingSetup& setup, const ModelShape& shape) {
+  double bytes = 0;
+  if (setup.moe_dispatcher == MoeDispatcher::kFlex && shape.num_experts > 1) {
+    const double peers = setup.layout.expert_parallel;
+    const double hidden_bytes = kBf16Bytes * expert_token_width(shape);
+    const double queues =
+        kDeepepChannels * peers * (2 * 1 + 3) * 4 +
+        kDeepepChannels * peers * kDeepepRecvTokens * (hidden_bytes + kDeepepTokenMetaBytes);
+    bytes = std::ceil(queues / 128) * 128 + kDeepepSignalBytes + kDeepepWorkspaceBytes;
+  }
+  return {"deepep-buffer",
+          "DeepEP's buffer",
+          bytes,
+          "megatron/core/transformer/moe/fused_a2a.py (d98e8a64), get_buffer: DeepEP's "
+          "Config::get_nvl_buffer_size_hint (dd758caf, csrc/legacy/config.hpp), 10 channels (20 "
+          "SMs) × ep peers × (5 ints + 256 tokens × (2·w + 2,056 B: SourceMeta, 128 int64 "
+          "indices, 128 FP32 weights and 128 FP32 scales)), rounded to 128 B, then 160 B of "
+          "signals and pointers and the 32 MiB workspace (csrc/legacy/buffer.hpp)",
+          false,
+          Term::kRuntime};
+}
+
 // verl's engine, a worker process of its own on each device (verl 1dda039b: vLLM's
 // vllm_async_server.py, distributed_executor_backend "mp"; SGLang's scheduler processes,
 // async_sglang_server.py): its CUDA context, and NCCL's buffers for its tensor-parallel group;
@@ -117,8 +145,9 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
   allocator.max_split_size_bytes = setup.max_split_size_mb * kMebibyte;
   Step step(allocator);
   const StackTerm rollout_process = rollout_process_term(setup);
+  const StackTerm deepep = deepep_term(setup, device.shape);
   Breakdown outside;
-  for (const StackTerm* term : {&context, &nccl, &paged, &rollout_process}) {
+  for (const StackTerm* term : {&context, &nccl, &paged, &rollout_process, &deepep}) {
     outside[term->term] += term->bytes;
   }
   step.record(timeline, outside);
@@ -148,6 +177,7 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
     }
   }
   if (rollout_process.bytes > 0) replayed.terms.push_back(rollout_process);
+  if (deepep.bytes > 0) replayed.terms.push_back(deepep);
   replayed.terms.push_back(context);
   replayed.terms.push_back(nccl);
   replayed.peak_allocated = step.peak_allocated();
