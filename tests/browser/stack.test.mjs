@@ -3,7 +3,7 @@
 // suit is refused by its control, keeping the last good view.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { bodyText, FORBIDDEN_TEXT, readout, startHarness, tableRows } from './harness.mjs';
+import { bodyText, commit, FORBIDDEN_TEXT, readout, startHarness, tableRows } from './harness.mjs';
 
 // torchtitan's December 2024 benchmark, Table 2's first row: Llama 3.1 8B on 8 H100s of 96 GB.
 const TABLE_2 =
@@ -175,6 +175,28 @@ describe('Training stack, in Chromium', () => {
       lines.filter((line) => !line.hidden).map((line) => line.textContent),
     );
     assert.match(refusals.join(' '), /bf16 precision/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("counts Megatron-LM's flex dispatcher and DeepEP's buffer outside the allocator, and refuses it without expert parallelism", async () => {
+    const { page, problems } = await harness.openPage({
+      query: '?model=qwen3-30b-a3b&stack=megatron&dp=8&ep=8&moe-dispatcher=flex&logits=on',
+    });
+    assert.equal(await page.inputValue('#moe-dispatcher'), 'flex');
+    assert.match(
+      await page.textContent('#stack-readout'),
+      /DeepEP's buffer 0\.2 GB \(outside the allocator\)/,
+    );
+    const before = await readout(page);
+    await commit(page, '#ep', '1');
+    await page.waitForFunction(() =>
+      /The flex dispatcher needs expert parallelism/.test(
+        [...document.querySelectorAll('.error')].map((element) => element.textContent).join(' '),
+      ),
+    );
+    assert.equal(await readout(page), before);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();
   });
