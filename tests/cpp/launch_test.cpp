@@ -694,9 +694,14 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
   // The flex dispatcher over DeepEP, its default backend, by either spelling; its other backends
   // and another SM count are refused by their flags.
   const std::string flex = line + " --moe-token-dispatcher-type flex";
+  // --moe-enable-deepep makes any backend but hybridep deepep; the flex SM count wins over a
+  // deprecated one, as TransformerConfig.__post_init__ routes them.
   for (const std::string& spelling :
        {flex, flex + " --moe-flex-dispatcher-backend deepep", flex + " --moe-enable-deepep",
-        flex + " --moe-flex-dispatcher-num-sms 20"}) {
+        flex + " --moe-enable-deepep --moe-flex-dispatcher-backend ncclep",
+        flex + " --moe-flex-dispatcher-num-sms 20",
+        flex + " --moe-flex-dispatcher-num-sms 20 --moe-deepep-num-sms 24",
+        flex + " --moe-hybridep-num-sms 20"}) {
     const LaunchConfig read = read_ok(spelling);
     CHECK(read.setup.moe_dispatcher == MoeDispatcher::kFlex);
     CHECK(read.not_understood.empty());
@@ -710,6 +715,14 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
   check_refused(flex + " --moe-flex-dispatcher-backend hybridep", "--moe-flex-dispatcher-backend",
                 "The flex dispatcher's hybridep backend is not modelled: deepep (its default) "
                 "is.");
+  check_refused(flex + " --moe-enable-deepep --moe-flex-dispatcher-backend hybridep",
+                "--moe-flex-dispatcher-backend",
+                "The flex dispatcher's hybridep backend is not modelled: deepep (its default) "
+                "is.");
+  check_refused(flex + " --moe-deepep-num-sms 24 --moe-hybridep-num-sms 32",
+                "--moe-hybridep-num-sms",
+                "--moe-hybridep-num-sms and --moe-deepep-num-sms disagree: Megatron-LM refuses "
+                "conflicting deprecated SM counts.");
   check_refused(flex + " --moe-deepep-num-sms 24", "--moe-deepep-num-sms",
                 "--moe-deepep-num-sms 24: DeepEP's buffer is counted for the 20 SMs Megatron-LM "
                 "gives it by default (its channels, and their queues, follow the SMs).");

@@ -557,11 +557,23 @@ TEST_CASE(
   CHECK(estimate_memory(one_each_a2a).bytes[Term::kActivations] -
             estimate_memory(one_each).bytes[Term::kActivations] ==
         doctest::Approx(16 * 2 * 16 * 2.0));
+  // 1,024 tokens tell the share from the T·k copies in the allocator's blocks: R = 1,706.7
+  // tokens, 54,613 B, in 54,784 B of blocks, where T·k would take 65,536 and the all-to-all's
+  // two buffers 131,072.
+  TrainingSetup longer = setup;
+  longer.sequence_length = 1024;
+  TrainingSetup longer_a2a = longer;
+  longer_a2a.moe_dispatcher = MoeDispatcher::kAllToAll;
+  CHECK(std::ceil(2 * 1024 * (5.0 / 6) * 16 * 2 / 512) * 512 == 54784);
+  CHECK(estimate_memory(longer).bytes[Term::kActivations] -
+            estimate_memory(longer_a2a).bytes[Term::kActivations] ==
+        54784 - 131072);
   // DeepEP's buffer: 10 channels × 2 peers × (5 ints of 4 B + 256 tokens × (2·16 + 8 + 128 × 16)
-  // B), rounded up to 128 B, its signals and peer pointers (160 B) and its 32 MiB workspace; on
-  // the device, in neither peak.
+  // B), rounded up to 128 B, with its signals and peer pointers (160 B), and its 32 MiB
+  // workspace, each a cudaMalloc in 2 MiB pages; on the device, in neither peak.
   const double queues = 10 * 2 * 5 * 4 + 10 * 2 * 256 * (2 * 16 + 8 + 128 * 16.0);
   CHECK(queues == 10690960);
+  CHECK(std::ceil(queues / 128) * 128 + 160 == 10691232);  // 5.1 pages of 2 MiB: 6
   double buffer = 0;
   for (const StackTerm& term : flex.stack_terms) {
     if (term.id == "deepep-buffer") {
@@ -569,22 +581,47 @@ TEST_CASE(
       CHECK_FALSE(term.in_allocator);
     }
   }
-  CHECK(buffer == 10691072 + 160 + 32 * 1024 * 1024.0);
+  CHECK(buffer == (6 + 16) * 2 * 1024 * 1024.0);
   // The total on the device (the reserved pool and what lies outside it) gains the buffer, give
   // or take the pool's blocks.
   CHECK(std::abs(flex.bytes.total() - exchanged.bytes.total() - buffer) <= 2048);
   CHECK(flex.peak_allocated_bytes - exchanged.peak_allocated_bytes <= 0);
-  // What is not modelled is refused by name: tensor parallelism, ep 1 or past 8, a capacity.
+  // Under tensor parallelism with etp 1 the group is ep's alone, each device sending its T/t
+  // under sequence parallelism: half the tokens of t 1.
+  TrainingSetup split = tiny_expert_layout(2, 2, 2, 1);
+  split.stack = Stack::kMegatron;
+  split.activation_model = ActivationModel::kLlamaBlock;
+  split.layout.sequence_parallel = true;
+  split.sequence_length = 1024;
+  split.moe_dispatcher = MoeDispatcher::kFlex;
+  REQUIRE_MESSAGE(estimate_memory(split).answer.ok(), estimate_memory(split).answer.message);
+  const std::vector<TermArithmetic> split_terms = explain_estimate(split);
+  const auto split_activations =
+      std::find_if(split_terms.begin(), split_terms.end(),
+                   [](const TermArithmetic& term) { return term.term == "activations"; });
+  REQUIRE(split_activations != split_terms.end());
+  CHECK(split_activations->formula.find("one layer's DeepEP receive buffer, 1,024 tokens / 2 × "
+                                        "1.67") != std::string::npos);
+  // What is not modelled is refused by name: expert tensor parallelism, ep 1, 6 or past 8, a
+  // capacity.
   TrainingSetup refused = setup;
   refused.layout.expert_parallel = 1;
   CHECK(estimate_memory(refused).answer.setting == "moe-dispatcher");
   refused = setup;
   refused.capacity_factor = 0.5;
   CHECK(estimate_memory(refused).answer.setting == "capacity-factor");
-  refused = tiny_expert_layout(2, 2, 2, 1);
-  refused.stack = Stack::kMegatron;
-  refused.moe_dispatcher = MoeDispatcher::kFlex;
-  CHECK(estimate_memory(refused).answer.message.find("modelled at t 1") != std::string::npos);
+  refused = split;
+  refused.layout.expert_tensor_parallel = 2;
+  CHECK(estimate_memory(refused).answer.message.find("modelled at etp 1") != std::string::npos);
+  refused = setup;
+  refused.custom_model.num_experts = 48;
+  refused.layout.data_parallel = 16;
+  refused.layout.expert_parallel = 16;
+  CHECK(estimate_memory(refused).answer.message.find("crosses nodes") != std::string::npos);
+  refused.layout.data_parallel = 6;
+  refused.layout.expert_parallel = 6;
+  CHECK(estimate_memory(refused).answer.message.find("take 2, 4 or 8 devices") !=
+        std::string::npos);
 }
 
 TEST_CASE(

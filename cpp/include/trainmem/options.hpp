@@ -340,8 +340,8 @@ enum class CpCommType { kP2p, kA2a, kA2aP2p };
 //   flex       MoEFlexTokenDispatcher over DeepEP (--moe-flex-dispatcher-backend deepep, its
 //              default): each token sent once to each device holding one of its experts, in one
 //              fused kernel, then permuted there; DeepEP's NVLink buffer outside PyTorch's
-//              allocator (deepep_buffer_bytes). At t 1, ep 2, 4 or 8 (one NVLink domain),
-//              dropless; HybridEP and NCCL EP, its other backends, are not modelled
+//              allocator (stacks/stack.cpp, deepep_term). At etp 1, ep 2, 4 or 8 (one NVLink
+//              domain), dropless; HybridEP and NCCL EP, its other backends, are not modelled
 enum class MoeDispatcher { kAllToAll, kAllGather, kFlex };
 
 // DeepEP's legacy Buffer as Megatron-LM sizes it for the flex dispatcher (megatron/core/

@@ -111,11 +111,14 @@ Figure all_gather_buffers(const ModelShape& shape, const TrainingSetup& setup,
 // experts' input, saved with the layer as the all-to-all's is). MoELayer's custom_forward keeps
 // the received tokens (dispatched_input) through the experts and the combine, as it keeps the
 // all-to-all's send and receive buffers, while the tokens it sends are the layer's own (a view):
-// R rows of w, BF16. At balanced routing (k of the E experts alike, g = E/ep on each device) a
-// token misses a device when all k experts are elsewhere, C(E−g, k)/C(E, k), so each device
-// receives R = ep·T·(1 − C(E−g, k)/C(E, k)) of the ep devices' T tokens each: at most the T·k
-// copies, T·k where k is 1. A router that limits each token's groups (DeepSeek-V3's n_group)
-// sends fewer; the unrestricted R bounds those from above.
+// R rows of w, BF16, of each device's T tokens (T/t under sequence parallelism). As under the
+// all-to-all, the combine side's own (the experts' output, its unpermuted copy of R rows) and
+// the handle's small tensors (each received row's source, R int32) are not counted. At balanced
+// routing (k of the E experts alike, g = E/ep on each device) a token misses a device when all k
+// experts are elsewhere, C(E−g, k)/C(E, k), so each device receives R = ep·T·(1 − C(E−g, k)/C(E,
+// k)) of the ep devices' T tokens each: at most the T·k copies, T·k where k is 1. A router that
+// limits each token's groups (DeepSeek-V3's n_group) sends fewer; the unrestricted R bounds those
+// from above.
 Figure flex_buffers(const ModelShape& shape, const TrainingSetup& setup,
                     const ActivationsPerLayer& layer, const Pen& pen) {
   const int ep = setup.layout.expert_parallel;
@@ -125,7 +128,9 @@ Figure flex_buffers(const ModelShape& shape, const TrainingSetup& setup,
   double missed = 1;  // C(E − g, k) / C(E, k)
   for (int i = 0; i < k; ++i) missed *= std::max(0.0, experts - local - i) / (experts - i);
   const double share = ep * (1 - missed);
-  const Figure received = pen.count(layer.tokens_on_device, "tokens") * pen.said(share, [&] {
+  Figure tokens = pen.count(layer.tokens_on_device, "tokens");
+  if (setup.layout.sequence_parallel) tokens = tokens / pen.number(setup.layout.tensor_parallel);
+  const Figure received = tokens * pen.said(share, [&] {
     return number_text(share) + " (ep·(1 − C(E−E/ep, k)/C(E, k)), ep " + std::to_string(ep) +
            ", E " + format_count(experts) + ", k " + std::to_string(k) +
            ": each token once to each device holding one of its experts)";

@@ -477,9 +477,10 @@ std::optional<LineModel> read_model(KeyReader& flags) {
 void read_dispatcher(KeyReader& flags, TrainingSetup& setup) {
   const std::string dispatcher =
       flags.get("--moe-token-dispatcher-type", flag_text()).value_or("allgather");
+  // --moe-enable-deepep makes the backend deepep, unless it is hybridep (Megatron-LM raises).
   const bool deepep_flag = flags.has("--moe-enable-deepep");
-  const std::string backend =
-      flags.get("--moe-flex-dispatcher-backend", flag_text()).value_or("deepep");
+  std::string backend = flags.get("--moe-flex-dispatcher-backend", flag_text()).value_or("deepep");
+  if (deepep_flag && backend != "hybridep") backend = "deepep";
   if (dispatcher == "alltoall") {
     setup.moe_dispatcher = MoeDispatcher::kAllToAll;
   } else if (dispatcher == "allgather") {
@@ -491,14 +492,25 @@ void read_dispatcher(KeyReader& flags, TrainingSetup& setup) {
                   "The flex dispatcher's " + backend.substr(0, 20) +
                       " backend is not modelled: deepep (its default) is.");
     }
+    // The SMs: --moe-flex-dispatcher-num-sms, else a deprecated knob's (both alike), else 20.
+    const char* chosen = nullptr;
+    std::optional<long long> sms;
     for (const char* flag :
          {"--moe-flex-dispatcher-num-sms", "--moe-deepep-num-sms", "--moe-hybridep-num-sms"}) {
-      const std::optional<long long> sms = flags.get(flag, whole_number());
-      if (sms && *sms != 20) {
-        flags.fault(flag, std::string(flag) + " " + std::to_string(*sms) +
+      const std::optional<long long> given = flags.get(flag, whole_number());
+      if (given && !sms) {
+        sms = given;
+        chosen = flag;
+      } else if (given && chosen != std::string("--moe-flex-dispatcher-num-sms") &&
+                 *given != *sms) {
+        flags.fault(flag, std::string(flag) + " and " + chosen +
+                              " disagree: Megatron-LM refuses conflicting deprecated SM counts.");
+      }
+    }
+    if (sms && *sms != 20) {
+      flags.fault(chosen, std::string(chosen) + " " + std::to_string(*sms) +
                               ": DeepEP's buffer is counted for the 20 SMs Megatron-LM gives it "
                               "by default (its channels, and their queues, follow the SMs).");
-      }
     }
   } else {
     flags.fault("--moe-token-dispatcher-type",

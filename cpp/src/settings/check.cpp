@@ -90,18 +90,23 @@ Answer check_expert_layout(const ParallelLayout& layout, const ModelShape& shape
 }
 
 // Megatron-LM's flex dispatcher over DeepEP (options.hpp, MoeDispatcher::kFlex), as modelled: at
-// t 1 (under tensor parallelism it routes over the t·ep group, t·E experts of t·k, which is not),
-// over 2, 4 or 8 devices (DeepEP's configs within one NVLink domain; past 8 its RDMA buffers, and
-// MoEFlexTokenDispatcher asserts t·ep above 1), and dropless.
+// etp 1 (its group is the experts' etp·ep, expt_tp and ep; under expert tensor parallelism it
+// routes etp·E experts of top etp·k over it, which is not), over 2, 4 or 8 devices (DeepEP's
+// configs within one NVLink domain; past 8 its RDMA buffers, and MoEFlexTokenDispatcher asserts
+// etp·ep above 1), and dropless.
 Answer check_flex_dispatcher(const TrainingSetup& setup, const ModelShape& shape) {
   if (setup.moe_dispatcher != MoeDispatcher::kFlex || shape.num_experts <= 1) return {};
   const ParallelLayout& layout = setup.layout;
   const int ep = layout.expert_parallel;
-  if (layout.tensor_parallel > 1) {
+  const int etp = expert_tensor_parallel_of(layout);
+  if (etp > 1) {
     return refusal(id::kMoeDispatcher,
-                   "The flex dispatcher is modelled at t 1: under tensor parallelism it routes "
-                   "over the t·ep group, t·E experts of top t·k (MoEFlexTokenDispatcher), which "
-                   "is not; choose alltoall or allgather, or set t to 1.");
+                   "The flex dispatcher is modelled at etp 1: under expert tensor parallelism "
+                   "(etp " +
+                       std::to_string(etp) + (layout.expert_tensor_parallel == 0 ? ", as t" : "") +
+                       ") it routes etp·E experts of top etp·k over the etp·ep group "
+                       "(MoEFlexTokenDispatcher), which is not; choose alltoall, or set etp to "
+                       "1.");
   }
   if (ep != 2 && ep != 4 && ep != 8) {
     return refusal(

@@ -72,19 +72,25 @@ StackTerm nccl_term(const ParallelLayout& layout) {
           Term::kRuntime};
 }
 
-// DeepEP's buffer under Megatron-LM's flex dispatcher (options.hpp, kDeepep*): made once by
-// fused_a2a.py's get_buffer, the largest of the dispatch's and the combine's hints for the ep
-// NVLink peers, in memory DeepEP maps itself (shared_memory_allocator, cudaMalloc), on the device
-// and outside PyTorch's allocator, so in neither peak.
-StackTerm deepep_term(const TrainingSetup& setup, const ModelShape& shape) {
+// DeepEP's buffer under Megatron-LM's flex dispatcher (options.hpp, kDeepep*): made once, by the
+// first mixture layer's dispatch (fused_a2a.py's get_buffer; a stage of dense layers alone makes
+// none), the largest of the dispatch's and the combine's hints for the etp·ep NVLink peers, in
+// two cudaMallocs of DeepEP's own (shared_memory_allocator, and the workspace), each in the
+// driver's 2 MiB pages: on the device and outside PyTorch's allocator, so in neither peak.
+StackTerm deepep_term(const StepDevice& device) {
+  const TrainingSetup& setup = device.setup;
   double bytes = 0;
-  if (setup.moe_dispatcher == MoeDispatcher::kFlex && shape.num_experts > 1) {
-    const double peers = setup.layout.expert_parallel;
-    const double hidden_bytes = kBf16Bytes * expert_token_width(shape);
+  if (setup.moe_dispatcher == MoeDispatcher::kFlex && device.shape.num_experts > 1 &&
+      device.mixture_layers > 0) {
+    const double peers =
+        static_cast<double>(setup.layout.expert_parallel) * expert_tensor_parallel_of(setup.layout);
+    const double hidden_bytes = kBf16Bytes * expert_token_width(device.shape);
     const double queues =
         kDeepepChannels * peers * (2 * 1 + 3) * 4 +
         kDeepepChannels * peers * kDeepepRecvTokens * (hidden_bytes + kDeepepTokenMetaBytes);
-    bytes = std::ceil(queues / 128) * 128 + kDeepepSignalBytes + kDeepepWorkspaceBytes;
+    const double page = 2 * kMebibyte;
+    const double nvl = std::ceil(queues / 128) * 128 + kDeepepSignalBytes;
+    bytes = std::ceil(nvl / page) * page + std::ceil(kDeepepWorkspaceBytes / page) * page;
   }
   return {"deepep-buffer",
           "DeepEP's buffer",
@@ -92,8 +98,9 @@ StackTerm deepep_term(const TrainingSetup& setup, const ModelShape& shape) {
           "megatron/core/transformer/moe/fused_a2a.py (d98e8a64), get_buffer: DeepEP's "
           "Config::get_nvl_buffer_size_hint (dd758caf, csrc/legacy/config.hpp), 10 channels (20 "
           "SMs) × ep peers × (5 ints + 256 tokens × (2·w + 2,056 B: SourceMeta, 128 int64 "
-          "indices, 128 FP32 weights and 128 FP32 scales)), rounded to 128 B, then 160 B of "
-          "signals and pointers and the 32 MiB workspace (csrc/legacy/buffer.hpp)",
+          "indices, 128 FP32 weights and 128 FP32 scales)), rounded to 128 B, with 160 B of "
+          "signals and pointers, and the 32 MiB workspace (csrc/legacy/buffer.hpp), each in 2 "
+          "MiB pages",
           false,
           Term::kRuntime};
 }
@@ -145,7 +152,7 @@ Replayed replay(const StepDevice& device, std::vector<TimelinePoint>* timeline) 
   allocator.max_split_size_bytes = setup.max_split_size_mb * kMebibyte;
   Step step(allocator);
   const StackTerm rollout_process = rollout_process_term(setup);
-  const StackTerm deepep = deepep_term(setup, device.shape);
+  const StackTerm deepep = deepep_term(device);
   Breakdown outside;
   for (const StackTerm* term : {&context, &nccl, &paged, &rollout_process, &deepep}) {
     outside[term->term] += term->bytes;
