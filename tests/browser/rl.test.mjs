@@ -123,7 +123,7 @@ describe('RL post-training, in Chromium', () => {
     await page.waitForFunction(() => document.getElementById('rollout-memory-utilization').value === '0.5');
     assert.match(
       await page.textContent('#url-notice'),
-      /verl \(1dda039b\) brings: Rollout memory utilization: 0\.5; Rollout sleep mode: on; Expandable segments: on; Rollout tensor parallel: 2\./,
+      /verl \(1dda039b\) brings: Rollout memory utilization: 0\.5; Rollout sleep mode: on; Rollout prefix caching: on; Expandable segments: on; Rollout tensor parallel: 2\./,
     );
     assert.equal(await page.inputValue('#rollout-tensor-parallel'), '2');
     assert.equal(await page.isChecked('#expandable-segments'), true);
@@ -184,7 +184,7 @@ describe('RL post-training, in Chromium', () => {
     const { page, problems } = await harness.openPage({ query: VERL });
     assert.match(
       await page.textContent('#url-notice'),
-      /verl \(1dda039b\) brings, for the link: rollout-memory-utilization=0\.5, rollout-sleep-mode=on, expandable-segments=on, rollout-tensor-parallel=2\./,
+      /verl \(1dda039b\) brings, for the link: rollout-memory-utilization=0\.5, rollout-sleep-mode=on, rollout-prefix-caching=on, expandable-segments=on, rollout-tensor-parallel=2\./,
     );
     const text = await readout(page);
     assert.match(text, /The update is verl's policy loss over the same logits/);

@@ -864,8 +864,8 @@ TEST_CASE("cli: what verl and SGLang bring is said as theirs, not the stack's") 
             "SGLang (modelled under verl alone here) brings, where no flag chose: --rl-trainer "
             "verl (give the flag to choose otherwise). verl (1dda039b) brings, where no flag "
             "chose: --loss grpo, --rollout-memory-utilization 0.5, --rollout-sleep-mode on, "
-            "--expandable-segments on, --rollout-tensor-parallel 2 (give the flag to choose "
-            "otherwise).\n",
+            "--rollout-prefix-caching on, --expandable-segments on, --rollout-tensor-parallel 2 "
+            "(give the flag to choose otherwise).\n",
             0) == 0);
   CHECK(run_sglang.out.find("stack brings") == std::string::npos);
   // TRL's GRPOTrainer brings GRPO's loss under vLLM; the JSON names who brought each.
@@ -880,7 +880,7 @@ TEST_CASE("cli: what verl and SGLang bring is said as theirs, not the stack's") 
       run({"--stack", "hf", "--model", "qwen3-8b", "--rollout", "vllm", "--rl-trainer", "verl",
            "--dp", "8", "--zero", "3", "--logits", "--seq-len", "2048", "--json"})
           .out)["brought"];
-  REQUIRE(verl.size() == 5);
+  REQUIRE(verl.size() == 6);
   CHECK(verl[0] ==
         nlohmann::json({{"flag", "--loss"}, {"value", "grpo"}, {"by", "verl (1dda039b)"}}));
   for (const nlohmann::json& each : verl) CHECK(each["by"] == "verl (1dda039b)");

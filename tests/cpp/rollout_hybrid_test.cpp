@@ -208,23 +208,41 @@ TEST_CASE("rollout hybrid: what is not modelled is refused, naming the setting")
   CHECK(heads.message.find("(12 and 36)") != std::string::npos);
 }
 
-// Under verl vLLM caches prefixes (rollout.enable_prefix_caching, True by default): a Gated
-// DeltaNet's state is cached "align", two blocks a request in each state group at most, so a
-// request of 32,768 tokens of Qwen3.5-27B takes 42 + 2·3 = 48 blocks. Mamba-2's "all" is refused;
-// a line that turns prefix caching off is refused for a hybrid, and read for a model of attention
-// alone.
-TEST_CASE("rollout hybrid: verl's prefix caching holds two blocks of state a group") {
+// Under prefix caching (verl's rollout.enable_prefix_caching, True by default) vLLM caches a Gated
+// DeltaNet's state "align", two blocks a request in each state group at most, so a request of
+// 32,768 tokens of Qwen3.5-27B takes 42 + 2·3 = 48 blocks; without it, one, 45. Mamba-2's "all" is
+// refused; a verl line that turns prefix caching off reads as one block, and a model of attention
+// alone reads either way.
+TEST_CASE("rollout hybrid: prefix caching holds two blocks of state a group, and one without") {
   TrainingSetup setup = grpo("qwen3.5-27b", 0.5, 2);
   setup.rl_trainer = RlTrainer::kVerl;
+  setup.rollout_prefix_caching = true;
   const HybridKvCache cache = vllm_hybrid_cache(setup, *resolve_model(setup));
   CHECK(cache.state_blocks == 2);
   CHECK(cache.block_tokens == 784);
   CHECK(cache.request_blocks(32768) == 48);
+  TrainingSetup single = setup;
+  single.rollout_prefix_caching = false;
+  CHECK(vllm_hybrid_cache(single, *resolve_model(single)).request_blocks(32768) == 45);
+  // TRL's colocated vLLM passes none: chosen on there, it is refused by its control; brought on
+  // by verl, TRL brings it back off, and says so.
+  TrainingSetup trl = setup;
+  trl.rl_trainer = RlTrainer::kTrl;
+  CHECK(estimate_memory(trl).answer.setting == setting_id::kRolloutPrefixCaching);
+  const std::vector<BroughtSetting> brought =
+      bring_stack_defaults(trl, [](const std::string&) { return false; });
+  REQUIRE(brought.size() == 1);
+  CHECK(brought.front().setting_id == setting_id::kRolloutPrefixCaching);
+  CHECK(brought.front().text == "off");
+  CHECK(brought.front().by == "TRL's GRPOTrainer");
+  CHECK_FALSE(trl.rollout_prefix_caching);
   setup.model_id = "nemotron-nano-9b-v2";
   setup.lora_rank = 0;
   const Answer mamba2 = estimate_memory(setup).answer;
-  CHECK(mamba2.setting == setting_id::kRlTrainer);
+  CHECK(mamba2.setting == setting_id::kRolloutPrefixCaching);
   CHECK(mamba2.message.find("Mamba-2 state") != std::string::npos);
+  setup.rollout_prefix_caching = false;
+  CHECK(estimate_memory(setup).answer.setting != setting_id::kRolloutPrefixCaching);
 
   const auto verl_line = [](const std::string& model, const std::string& extra) {
     return read_launch_config(
@@ -238,9 +256,13 @@ TEST_CASE("rollout hybrid: verl's prefix caching holds two blocks of state a gro
         TrainingSetup{}, LaunchContext{});
   };
   const std::string off = "actor_rollout_ref.rollout.enable_prefix_caching=False";
-  const LaunchConfig hybrid = verl_line("Qwen/Qwen3.5-27B", off);
-  CHECK(hybrid.answer.setting == "actor_rollout_ref.rollout.enable_prefix_caching");
-  CHECK(hybrid.answer.message.find("one block a sequence") != std::string::npos);
+  const LaunchConfig hybrid = verl_line("Qwen/Qwen3.5-27B", "");
+  CHECK(hybrid.setup.rollout_prefix_caching);
+  const LaunchConfig hybrid_off = verl_line("Qwen/Qwen3.5-27B", off);
+  REQUIRE_MESSAGE(hybrid_off.answer.ok(), hybrid_off.answer.message);
+  CHECK_FALSE(hybrid_off.setup.rollout_prefix_caching);
+  CHECK(hybrid_off.not_understood.empty());
+  CHECK(vllm_hybrid_cache(hybrid_off.setup, *resolve_model(hybrid_off.setup)).state_blocks == 1);
   const LaunchConfig dense = verl_line("Qwen/Qwen3-8B", off);
   CHECK(dense.answer.ok());
   CHECK(dense.not_understood.empty());

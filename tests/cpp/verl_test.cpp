@@ -40,6 +40,7 @@ TrainingSetup under_verl(TrainingSetup setup, int devices) {
   setup.rollout_memory_utilization = 0.5;
   setup.rollout_tensor_parallel = 2;
   setup.rollout_sleep_mode = true;
+  setup.rollout_prefix_caching = true;
   setup.expandable_segments = true;
   return setup;
 }
@@ -259,6 +260,7 @@ TEST_CASE("verl: choosing it brings verl's own defaults, and says which") {
   setup.rollout_memory_utilization = kDefaultRolloutMemoryUtilization;
   setup.rollout_tensor_parallel = 1;
   setup.rollout_sleep_mode = false;
+  setup.rollout_prefix_caching = false;
   setup.expandable_segments = false;
   const std::vector<BroughtSetting> brought =
       bring_stack_defaults(setup, [](const std::string&) { return false; });
@@ -269,7 +271,8 @@ TEST_CASE("verl: choosing it brings verl's own defaults, and says which") {
   }
   CHECK(ids == std::vector<std::string>{
                    setting_id::kRolloutMemoryUtilization, setting_id::kRolloutSleepMode,
-                   setting_id::kExpandableSegments, setting_id::kRolloutTensorParallel});
+                   setting_id::kRolloutPrefixCaching, setting_id::kExpandableSegments,
+                   setting_id::kRolloutTensorParallel});
   CHECK(setup.rollout_memory_utilization == 0.5);
   CHECK(setup.rollout_tensor_parallel == 2);
   CHECK(setup.rollout_sleep_mode);

@@ -98,6 +98,7 @@ constexpr const char* kRolloutMemoryUtilization = "rollout-memory-utilization";
 constexpr const char* kRolloutMaxModelLength = "rollout-max-model-length";
 constexpr const char* kRolloutTensorParallel = "rollout-tensor-parallel";
 constexpr const char* kRolloutSleepMode = "rollout-sleep-mode";
+constexpr const char* kRolloutPrefixCaching = "rollout-prefix-caching";
 constexpr const char* kReferenceModel = "reference-model";
 constexpr const char* kCompletionLength = "completion-length";
 constexpr const char* kKbitCastBack = "kbit-cast-back";

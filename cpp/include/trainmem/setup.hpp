@@ -290,6 +290,12 @@ struct TrainingSetup {
   // through the trainer's log-probabilities and update, woken for each generation after the
   // trainer empties its cache.
   bool rollout_sleep_mode = false;
+  // The engine's prefix caching as the trainer starts it: off for a hybrid by vLLM's default
+  // under TRL, which passes none; on under verl (rollout.enable_prefix_caching, True by default).
+  // Under vLLM it pages a hybrid's recurrent state as it caches prefixes (rollout.cpp,
+  // vllm_hybrid_cache): two blocks a sequence in each state group, not one. No bearing on a model
+  // of attention alone, nor on what is counted of SGLang's pool (its radix cache).
+  bool rollout_prefix_caching = false;
   // TRL's GRPOTrainer with beta above 0: the KL term's reference model, whose log-probabilities it
   // computes before each update (under full training a frozen copy of the model, loaded as the
   // policy is; under LoRA the base with the adapters disabled).

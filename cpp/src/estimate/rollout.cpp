@@ -127,11 +127,12 @@ double HybridKvCache::request_blocks(double tokens) const {
 // group (single_type_kv_cache_manager.py, FullAttentionManager and MambaManager) without prefix
 // caching: vLLM's default for hybrids (config/model.py, is_prefix_caching_supported), which TRL
 // keeps (it passes no enable_prefix_caching). verl passes rollout.enable_prefix_caching, True by
-// default (verl 1dda039b, vllm_async_server.py), under which a Gated DeltaNet's or a short
+// default (verl 1dda039b, vllm_async_server.py; TrainingSetup::rollout_prefix_caching, which
+// verl brings), under which a Gated DeltaNet's or a short
 // convolution's state is cached "align" (models/config.py, MambaModelConfig): the same block, two
 // of them a request in each state group at most, the running state's and the one before it
 // (MambaManager.remove_skipped_blocks; MambaSpec.max_memory_usage_bytes budgets 2). Mamba-2's
-// ("all", a state a chunk-aligned block) is refused under verl (check_rollout).
+// ("all", a state a chunk-aligned block) is refused under it (check_rollout).
 HybridKvCache vllm_hybrid_cache(const TrainingSetup& setup, const ModelShape& shape) {
   HybridKvCache cache;
   if (!hybrid_linear_attention(shape)) return cache;
@@ -151,7 +152,7 @@ HybridKvCache vllm_hybrid_cache(const TrainingSetup& setup, const ModelShape& sh
   cache.group_layers = more < 1.5 * fewer ? more : fewer;
   cache.attention_groups = std::ceil(cache.attention_layers / cache.group_layers);
   cache.state_groups = std::ceil(cache.state_layers / cache.group_layers);
-  cache.state_blocks = verl_trainer(setup) ? 2 : 1;
+  cache.state_blocks = setup.rollout_prefix_caching ? 2 : 1;
   return cache;
 }
 

@@ -218,7 +218,7 @@ std::string hybrid_cache_text(const RolloutFigures& figures, const ModelShape& s
          (state_blocks == 1 ? " block, " : " blocks, ") +
          shortest_decimal(std::round(state_blocks * cache.block_bytes() / 1e5) / 10) +
          " MB with their padding" +
-         (cache.state_blocks > 1 ? ", two a group under verl's prefix caching: the running "
+         (cache.state_blocks > 1 ? ", two a group under prefix caching: the running "
                                    "state's and the one before it"
                                  : "") +
          "); " + format_count(figures.kv_tokens) + " tokens at its max model length of " +

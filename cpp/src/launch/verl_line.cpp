@@ -456,17 +456,6 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
   } else {
     reader.fault(kModel + "path", kModel + "path is not given: name the model (a hub id).");
   }
-  // verl starts vLLM with enable_prefix_caching (True by default), under which vLLM pages a
-  // hybrid's recurrent state as it caches prefixes (rollout.hpp, vllm_hybrid_cache); without it,
-  // one block a sequence, not modelled under verl. It has no bearing on attention's cache.
-  const ModelShape* shape = resolve_model(setup);
-  if (!reader.get(kRollout + "enable_prefix_caching", text_bool()).value_or(true) &&
-      shape != nullptr && hybrid_linear_attention(*shape)) {
-    reader.fault(kRollout + "enable_prefix_caching",
-                 kRollout + "enable_prefix_caching=False: vLLM then pages " + shape->name +
-                     "'s recurrent state one block a sequence, not modelled under verl; its "
-                     "default (True) is.");
-  }
   if (reader.get(kModel + "lora_rank", text_number(true, 0, 1e6)).value_or(0) > 0) {
     reader.fault(kModel + "lora_rank",
                  "verl's LoRA (its adapters synced to vLLM apart from the base) is not modelled.");
@@ -600,6 +589,11 @@ LaunchConfig read_verl_line(const std::string& text, const TrainingSetup& base,
       reader.get(kRollout + "tensor_model_parallel_size", text_number(true, 1, kMaxParallelDegree))
           .value_or(2));
   setup.rollout_sleep_mode = reader.get(kRollout + "free_cache_engine", text_bool()).value_or(true);
+  // verl starts vLLM with enable_prefix_caching (True by default), under which vLLM pages a
+  // hybrid's recurrent state as it caches prefixes (rollout.cpp, vllm_hybrid_cache). SGLang's
+  // radix cache it switches the same way has no bearing on what is counted of SGLang's pool.
+  setup.rollout_prefix_caching =
+      reader.get(kRollout + "enable_prefix_caching", text_bool()).value_or(true);
   // vLLM's max_model_len (verl passes SGLang no context length: its own, the model's, stands).
   if (const nlohmann::json* longest = reader.find(kRollout + "max_model_len");
       engine == "vllm" && longest != nullptr && scalar_of(*longest).value_or("null") != "null") {

@@ -222,6 +222,23 @@ void add_rollout(Entries& entries) {
           .page("rl", "",
                 "TRL's <code>vllm_enable_sleep_mode</code>: vLLM releases its weights and KV "
                 "cache once it has generated, and takes them back for the next generation."));
+  add(row<&TrainingSetup::rollout_prefix_caching>(
+          id::kRolloutPrefixCaching, "Rollout prefix caching",
+          "The engine's prefix caching as the trainer starts it (verl's "
+          "rollout.enable_prefix_caching, on by default; TRL passes vLLM none, which leaves it "
+          "off for a hybrid): under vLLM a hybrid's recurrent state takes two blocks a sequence "
+          "in each state group, not one; SGLang's radix cache it bears on nothing counted",
+          "rolloutPrefixCaching")
+          .requires_values(id::kRollout, {"vllm", "sglang"}, "prefix caching is the engine's")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return setup.rollout != Rollout::kNone || !setup.rollout_prefix_caching;
+              },
+              "Prefix caching is the rollout engine's: choose one, or turn it off.")
+          .page("rl", "",
+                "vLLM's <code>enable_prefix_caching</code> (verl's, on by default): vLLM keeps a "
+                "hybrid model's recurrent state in two blocks a sequence, the running one and "
+                "the one before it, where without it one serves."));
   add(row<&TrainingSetup::reference_model>(
           id::kReferenceModel, "Reference model",
           "TRL's GRPOTrainer with beta above 0: the KL term's reference model, whose "

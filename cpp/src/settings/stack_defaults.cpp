@@ -39,8 +39,9 @@ std::vector<BroughtSetting> bring_stack_defaults(
   // verl's own (verl 1dda039b: verl/trainer/config/rollout/rollout.yaml and engine_workers.py):
   // the actor sharded over every device (FSDP1's FULL_SHARD, ZeRO 3), the engine at
   // gpu_memory_utilization 0.5, split over 2 devices, asleep between generations
-  // (free_cache_engine), and the trainer's allocator under expandable segments, which verl turns on
-  // itself after each weight sync (set_expandable_segments(True)).
+  // (free_cache_engine), vLLM caching prefixes (enable_prefix_caching), and the trainer's allocator
+  // under expandable segments, which verl turns on itself after each weight sync
+  // (set_expandable_segments(True)).
   if (verl) {
     const auto bring = [&](const char* id, auto& field, auto trl_value, auto verl_value) {
       if (chosen(id) || field != trl_value) return;
@@ -51,11 +52,23 @@ std::vector<BroughtSetting> bring_stack_defaults(
     bring(id::kRolloutMemoryUtilization, setup.rollout_memory_utilization,
           kDefaultRolloutMemoryUtilization, kVerlRolloutMemoryUtilization);
     bring(id::kRolloutSleepMode, setup.rollout_sleep_mode, false, true);
+    bring(id::kRolloutPrefixCaching, setup.rollout_prefix_caching, false, true);
     bring(id::kExpandableSegments, setup.expandable_segments, false, true);
     const ModelShape* shape = resolve_model(setup);
     if (shape != nullptr && setup.layout.data_parallel % 2 == 0 &&
         shape->num_attention_heads % 2 == 0 && shape->num_key_value_heads % 2 == 0) {
       bring(id::kRolloutTensorParallel, setup.rollout_tensor_parallel, 1, 2);
+    }
+  }
+  // TRL passes its colocated vLLM no enable_prefix_caching, which vLLM leaves off for a hybrid
+  // (the one kind of model where it bears on what is counted): off where verl brought it on.
+  if (setup.rollout == Rollout::kVllm && setup.rl_trainer == RlTrainer::kTrl &&
+      setup.rollout_prefix_caching && !chosen(id::kRolloutPrefixCaching)) {
+    const ModelShape* shape = resolve_model(setup);
+    if (shape != nullptr && hybrid_linear_attention(*shape)) {
+      setup.rollout_prefix_caching = false;
+      brought.push_back({id::kRolloutPrefixCaching, setting_text(setup, id::kRolloutPrefixCaching),
+                         "TRL's GRPOTrainer"});
     }
   }
   // torchtitan's experts under tensor parallelism: whole on their expert-parallel ranks (etp 1),
