@@ -886,6 +886,15 @@ TEST_CASE("cli: what verl and SGLang bring is said as theirs, not the stack's") 
   for (const nlohmann::json& each : verl) CHECK(each["by"] == "verl (1dda039b)");
 }
 
+TEST_CASE("cli: TRL's colocated vLLM refuses prefix caching chosen on for a hybrid, by its flag") {
+  const CliRun refused = run({"--stack", "hf", "--model", "qwen3.5-27b", "--rollout", "vllm",
+                              "--rollout-prefix-caching", "--lora-rank", "16"});
+  CHECK(refused.status == kExitBadInput);
+  CHECK(refused.err.rfind("trainmem: --rollout-prefix-caching: ", 0) == 0);
+  CHECK(refused.err.find("TRL starts its colocated vLLM without enable_prefix_caching") !=
+        std::string::npos);
+}
+
 TEST_CASE("cli: a choice a flag brings with it is said, in the table and in the JSON") {
   // --cp-comm-type is Megatron-LM's: given alone it brings --stack megatron, said above the table.
   const CliRun table = run({"--model", "qwen3-30b-a3b", "--cp-comm-type", "a2a"});

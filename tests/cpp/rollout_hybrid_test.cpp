@@ -241,8 +241,15 @@ TEST_CASE("rollout hybrid: prefix caching holds two blocks of state a group, and
   const Answer mamba2 = estimate_memory(setup).answer;
   CHECK(mamba2.setting == setting_id::kRolloutPrefixCaching);
   CHECK(mamba2.message.find("Mamba-2 state") != std::string::npos);
+  // Turned off (verl's rollout.enable_prefix_caching=False), Mamba-2's state takes one block a
+  // sequence, and verl's run is answered.
   setup.rollout_prefix_caching = false;
-  CHECK(estimate_memory(setup).answer.setting != setting_id::kRolloutPrefixCaching);
+  setup.layout.zero_stage = 3;  // verl's FSDP actor, FP32 parameters computing in BF16
+  setup.precision = Precision::kBf16Mixed;
+  setup.expandable_segments = true;
+  const Estimate answered = estimate_memory(setup);
+  REQUIRE_MESSAGE(answered.answer.ok(), answered.answer.message);
+  CHECK(vllm_hybrid_cache(setup, *resolve_model(setup)).state_blocks == 1);
 
   const auto verl_line = [](const std::string& model, const std::string& extra) {
     return read_launch_config(
