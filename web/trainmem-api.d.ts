@@ -108,6 +108,8 @@ declare global {
       mambaProjBias: boolean;
       /** Mamba's and Mamba-2's convolution bias (use_conv_bias, mamba_conv_bias). */
       linearConvBias: boolean;
+      /** Mamba-2's chunk_size (NemotronH's, 128 by default), to which vLLM aligns its cached states under prefix caching; 0 without Mamba-2. */
+      mambaChunkSize: number;
       /** Whether vLLM keeps the linear mixers' recurrent state in FP32 (Qwen3.5's mamba_ssm_dtype, Nemotron-H's mamba_ssm_cache_dtype); else BF16. */
       recurrentStateFp32: boolean;
       /** DeepSeek Sparse Attention's indexer (DeepSeek-V3.2, GLM-5): its heads, their width, the keys each query keeps; 0 without one. */

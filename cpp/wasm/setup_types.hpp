@@ -184,6 +184,7 @@ inline void register_setup_types() {
       .field("mambaDtRank", &ModelShape::mamba_dt_rank)
       .field("mambaProjBias", &ModelShape::mamba_proj_bias)
       .field("linearConvBias", &ModelShape::linear_conv_bias)
+      .field("mambaChunkSize", &ModelShape::mamba_chunk_size)
       .field("recurrentStateFp32", &ModelShape::recurrent_state_fp32)
       .field("indexNHeads", &ModelShape::index_n_heads)
       .field("indexHeadDim", &ModelShape::index_head_dim)

@@ -238,18 +238,18 @@ TEST_CASE("rollout hybrid: prefix caching holds two blocks of state a group, and
   CHECK_FALSE(trl.rollout_prefix_caching);
   setup.model_id = "nemotron-nano-9b-v2";
   setup.lora_rank = 0;
-  const Answer mamba2 = estimate_memory(setup).answer;
-  CHECK(mamba2.setting == setting_id::kRolloutPrefixCaching);
-  CHECK(mamba2.message.find("Mamba-2 state") != std::string::npos);
-  // Turned off (verl's rollout.enable_prefix_caching=False), Mamba-2's state takes one block a
-  // sequence, and verl's run is answered.
-  setup.rollout_prefix_caching = false;
   setup.layout.zero_stage = 3;  // verl's FSDP actor, FP32 parameters computing in BF16
   setup.precision = Precision::kBf16Mixed;
   setup.expandable_segments = true;
   const Estimate answered = estimate_memory(setup);
   REQUIRE_MESSAGE(answered.answer.ok(), answered.answer.message);
+  CHECK(vllm_hybrid_cache(setup, *resolve_model(setup)).state_every_block);
+  // Turned off (verl's rollout.enable_prefix_caching=False), Mamba-2's state takes one block a
+  // sequence.
+  setup.rollout_prefix_caching = false;
+  REQUIRE_MESSAGE(estimate_memory(setup).answer.ok(), estimate_memory(setup).answer.message);
   CHECK(vllm_hybrid_cache(setup, *resolve_model(setup)).state_blocks == 1);
+  CHECK_FALSE(vllm_hybrid_cache(setup, *resolve_model(setup)).state_every_block);
 
   const auto verl_line = [](const std::string& model, const std::string& extra) {
     return read_launch_config(
@@ -273,6 +273,42 @@ TEST_CASE("rollout hybrid: prefix caching holds two blocks of state a group, and
   const LaunchConfig dense = verl_line("Qwen/Qwen3-8B", off);
   CHECK(dense.answer.ok());
   CHECK(dense.not_understood.empty());
+}
+
+// Mamba-2 under prefix caching, by hand (vLLM 52a31cc: NemotronH supports Mamba prefix caching,
+// so MambaModelConfig caches "all"). NVIDIA-Nemotron-Nano-9B-v2 on one device: a state of
+// 3·(128·80 + 2·8·128)·2 + 128·80·128·4 = 5,316,608 B, the attention's 2·8·128·2 = 4,096 B a token,
+// so 1,298 tokens of attention a state. "all" aligns the block to the scan's chunks,
+// lcm(128, 16) = 128: 128·⌈1,298/128⌉ = 1,408 tokens (without prefix caching 16·⌈1,298/16⌉ =
+// 1,312). Four attention layers and 27 Mamba-2 layers: groups of 4, one attention group and seven
+// state groups. A request of 32,768 tokens takes ⌈32,768/1,408⌉ = 24 blocks in each: 8 × 24 =
+// 192, where without prefix caching it takes 25 + 7 = 32.
+TEST_CASE("rollout hybrid: Mamba-2 under prefix caching caches a state every chunk-aligned block") {
+  TrainingSetup setup = grpo("nemotron-nano-9b-v2", 0.5, 1);
+  setup.lora_rank = 0;
+  setup.rl_trainer = RlTrainer::kVerl;
+  setup.rollout_prefix_caching = true;
+  const ModelShape& shape = *resolve_model(setup);
+  CHECK(shape.mamba_chunk_size == 128);
+  const HybridKvCache all = vllm_hybrid_cache(setup, shape);
+  CHECK(all.state_bytes == 3 * (128 * 80 + 2 * 8 * 128) * 2 + 128 * 80 * 128 * 4.0);
+  CHECK(all.attention_token_bytes == 4096);
+  CHECK(all.block_tokens == 1408);
+  CHECK(all.attention_groups == 1);
+  CHECK(all.state_groups == 7);
+  CHECK(all.request_blocks(32768) == 8 * 24);
+  CHECK(all.state_request_blocks(32768) == 7 * 24);
+  setup.rollout_prefix_caching = false;
+  const HybridKvCache none = vllm_hybrid_cache(setup, shape);
+  CHECK(none.block_tokens == 1312);
+  CHECK(none.request_blocks(32768) == 25 + 7);
+  // A config's chunk_size is read.
+  std::string text = hub_config("nemotron3-nano-30b-a3b");
+  const std::string given = "\"chunk_size\": 128";
+  REQUIRE(text.find(given) != std::string::npos);
+  CHECK(fixtures::parsed(text).mamba_chunk_size == 128);
+  text.replace(text.find(given), given.size(), "\"chunk_size\": 256");
+  CHECK(fixtures::parsed(text).mamba_chunk_size == 256);
 }
 
 // The edges: where the kinds' counts are within 1.5 of each other the group is the larger count

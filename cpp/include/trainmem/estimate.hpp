@@ -60,13 +60,18 @@ struct HybridKvCache {
   // mamba cache mode "none", TRL's), 2 with it ("align", verl's: the running state's block and the
   // one before it, until the next is filled).
   double state_blocks = 1;
+  // Mamba-2 under prefix caching ("all"): a state cached at every block, ⌈tokens / block⌉ of them
+  // a request in each state group (state_blocks unused).
+  bool state_every_block = false;
   double attention_layers = 0;
   double state_layers = 0;
   bool present() const { return block_tokens > 0; }
   double block_bytes() const { return group_layers * page_bytes; }
   // The blocks one request of `tokens` takes: ⌈tokens / block_tokens⌉ in each attention group,
-  // state_blocks in each state group.
+  // state_blocks in each state group (⌈tokens / block_tokens⌉ where state_every_block).
   double request_blocks(double tokens) const;
+  // Of those, its state's: state_blocks in each state group, or ⌈tokens / block_tokens⌉.
+  double state_request_blocks(double tokens) const;
 };
 
 struct RolloutFigures {

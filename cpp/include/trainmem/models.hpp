@@ -138,6 +138,9 @@ struct ModelShape {
   // linear_conv_bias); dt_bias, A_log and D a head; a gated RMSNorm over H·P; out_proj.
   bool mamba2 = false;
   bool linear_conv_bias = false;
+  // Mamba-2's chunk_size (NemotronHConfig's, 128 by default): the scan's chunk, to which vLLM
+  // aligns the blocks it caches a state in under prefix caching (rollout.cpp, vllm_hybrid_cache).
+  int mamba_chunk_size = 0;
   // Whether vLLM keeps the linear mixers' recurrent state (the delta rule's or the SSM's) in FP32:
   // its mamba_ssm_cache_dtype as the model makes it from the config (vllm/model_executor/models/
   // config.py: Qwen3.5's mamba_ssm_dtype, float32 in its configs; Nemotron-H's

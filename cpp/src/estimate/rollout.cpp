@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -111,8 +112,12 @@ double linear_state_bytes(const ModelShape& shape, double t) {
 
 }  // namespace
 
+double HybridKvCache::state_request_blocks(double tokens) const {
+  return state_groups * (state_every_block ? std::ceil(tokens / block_tokens) : state_blocks);
+}
+
 double HybridKvCache::request_blocks(double tokens) const {
-  return attention_groups * std::ceil(tokens / block_tokens) + state_groups * state_blocks;
+  return attention_groups * std::ceil(tokens / block_tokens) + state_request_blocks(tokens);
 }
 
 // vLLM 52a31cc (May 2026). A linear layer's page holds one request's state (MambaSpec); vLLM raises
@@ -132,7 +137,11 @@ double HybridKvCache::request_blocks(double tokens) const {
 // convolution's state is cached "align" (models/config.py, MambaModelConfig): the same block, two
 // of them a request in each state group at most, the running state's and the one before it
 // (MambaManager.remove_skipped_blocks; MambaSpec.max_memory_usage_bytes budgets 2). Mamba-2's
-// ("all", a state a chunk-aligned block) is refused under it (check_rollout).
+// (NemotronH supports Mamba prefix caching, so MambaModelConfig makes it "all") caches a state at
+// every block, a block of B = c·⌈⌈state / a⌉ / c⌉ tokens with c = lcm(chunk_size, 16), aligned to
+// the scan's chunks (_align_hybrid_block_size); vLLM budgets a request ⌈L/B⌉ of them
+// (MambaSpec.max_memory_usage_bytes), as many as its prefill allocates before it frees all but
+// the last (MambaManager: get_num_skipped_tokens, num_computed_tokens − 1): counted so.
 HybridKvCache vllm_hybrid_cache(const TrainingSetup& setup, const ModelShape& shape) {
   HybridKvCache cache;
   if (!hybrid_linear_attention(shape)) return cache;
@@ -142,17 +151,25 @@ HybridKvCache vllm_hybrid_cache(const TrainingSetup& setup, const ModelShape& sh
   if (cache.attention_layers <= 0 || cache.state_layers <= 0) return cache;
   cache.attention_token_bytes = attention_token_bytes(setup, shape);
   cache.state_bytes = linear_state_bytes(shape, t);
-  cache.block_tokens = std::max(
-      kVllmBlockAlignment,
-      kVllmBlockAlignment *
-          std::ceil(cache.state_bytes / (kVllmBlockAlignment * cache.attention_token_bytes)));
+  cache.state_every_block = setup.rollout_prefix_caching && mamba2_mixer(shape);
+  if (cache.state_every_block) {
+    const double chunk =
+        std::lcm(std::max(shape.mamba_chunk_size, 1), static_cast<int>(kVllmBlockAlignment));
+    cache.block_tokens =
+        chunk * std::ceil(std::ceil(cache.state_bytes / cache.attention_token_bytes) / chunk);
+  } else {
+    cache.block_tokens = std::max(
+        kVllmBlockAlignment,
+        kVllmBlockAlignment *
+            std::ceil(cache.state_bytes / (kVllmBlockAlignment * cache.attention_token_bytes)));
+  }
   cache.page_bytes = cache.block_tokens * cache.attention_token_bytes;
   const double fewer = std::min(cache.attention_layers, cache.state_layers);
   const double more = std::max(cache.attention_layers, cache.state_layers);
   cache.group_layers = more < 1.5 * fewer ? more : fewer;
   cache.attention_groups = std::ceil(cache.attention_layers / cache.group_layers);
   cache.state_groups = std::ceil(cache.state_layers / cache.group_layers);
-  cache.state_blocks = setup.rollout_prefix_caching ? 2 : 1;
+  cache.state_blocks = setup.rollout_prefix_caching && !cache.state_every_block ? 2 : 1;
   return cache;
 }
 

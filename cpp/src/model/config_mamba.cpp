@@ -121,14 +121,16 @@ std::string read_renamed(const Json& config, const WholeField& field, const char
 
 std::string read_mamba_fields(const Json& config, ModelShape& shape) {
   // NemotronHConfig's defaults: 128 heads of 64, a state of 128, 8 groups, a convolution of 4
-  // with its bias.
+  // with its bias, the scan in chunks of 128.
   int heads = 128;
   int head_dim = 64;
   int state = 128;
   int groups = 8;
   int kernel = 4;
+  int chunk = 128;
   bool conv_bias = true;
   Problems problems;
+  problems.add(read_optional(config, {"chunk_size", 1, kMaxModelWidth}, chunk));
   problems.add(read_optional(config, kMambaNumHeads, heads));
   problems.add(read_optional(config, kMambaHeadDim, head_dim));
   problems.add(read_optional(config, kSsmStateSize, state));
@@ -155,6 +157,7 @@ std::string read_mamba_fields(const Json& config, ModelShape& shape) {
   shape.linear_conv_kernel_dim = kernel;
   shape.linear_conv_bias = conv_bias;
   shape.mamba2 = true;
+  shape.mamba_chunk_size = chunk;
   return read_recurrent_state_dtype(config, "mamba_ssm_cache_dtype", true, shape);
 }
 

@@ -388,6 +388,7 @@ ModelShape& with_mamba2(ModelShape& shape, int heads, int head_dim) {
   shape.linear_conv_kernel_dim = 4;
   shape.linear_conv_bias = true;
   shape.mamba2 = true;
+  shape.mamba_chunk_size = 128;       // the configs' chunk_size
   shape.recurrent_state_fp32 = true;  // vLLM's NemotronH default, float32
   return shape;
 }

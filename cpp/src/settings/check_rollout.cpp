@@ -81,16 +81,6 @@ Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
                    "leaves off for " +
                        shape.name + ", a hybrid: choose verl, or turn it off.");
   }
-  // Under prefix caching (verl's default) vLLM caches Mamba-2's state at every block of its chunk
-  // size ("all": models/config.py, MambaModelConfig; nemotron_h.py supports it).
-  if (vllm_hybrid && mamba2_mixer(shape) && setup.rollout_prefix_caching &&
-      setup.rollout == Rollout::kVllm) {
-    return refusal(setting_id::kRolloutPrefixCaching,
-                   "Under prefix caching (verl's default) vLLM caches " + shape.name +
-                       "'s Mamba-2 state at every chunk-aligned block, not modelled: turn rollout "
-                       "prefix caching off (verl's rollout.enable_prefix_caching=False), or "
-                       "choose another model.");
-  }
   // vLLM pages a hybrid's state beside its attention's blocks; a model of one kind alone (a
   // linear mixer without attention) it sizes otherwise (MambaModelConfig), not modelled.
   if (vllm_hybrid) {

@@ -84,8 +84,9 @@ nlohmann::ordered_json rollout_json(const Estimate& estimate) {
       // the bytes one sequence's state takes of it (its blocks, padded).
       {"kvBlockTokens", number(rollout.hybrid.block_tokens)},
       {"kvBlocks", number(rollout.kv_blocks)},
-      {"kvStateBytesPerSequence", number(rollout.hybrid.state_groups * rollout.hybrid.state_blocks *
-                                         rollout.hybrid.block_bytes())},
+      {"kvStateBytesPerSequence",
+       number(rollout.hybrid.state_request_blocks(estimate.setup.sequence_length) *
+              rollout.hybrid.block_bytes())},
       {"rolloutSequences", number(rollout.rollout_sequences)},
       {"rolloutTokens", number(rollout.rollout_tokens)},
       {"trainerBytes", number(rollout.trainer_bytes)},
