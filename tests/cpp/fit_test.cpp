@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <utility>
+
 #include "trainmem/estimate.hpp"
 #include "views/fit_data_parallel.hpp"
 
@@ -290,6 +292,22 @@ TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found 
     setup.layout.data_parallel = smaller;
     const Estimate at = estimate_memory(setup);
     CHECK_FALSE((at.answer.ok() && at.fits));
+  }
+  // A batch with no valid d among the powers of two that fits: 24 takes d 1, 2, 3, 4, 6, 8, 12
+  // and 24, and only 24 fits; 120 takes 15 (its divisors below, 1 to 12, do not fit). The search
+  // once halved down from 65,536, met 8 and gave up.
+  for (const auto& [batch, expected] : {std::pair{24, 24}, std::pair{120, 15}}) {
+    setup.global_batch_sequences = batch;
+    const DataParallelFit fit = smallest_data_parallel_that_fits(setup, kMaxDevices);
+    REQUIRE_MESSAGE(fit.fits, batch);
+    CHECK(fit.estimate.setup.layout.data_parallel == expected);
+    for (int smaller = 1; smaller < expected; ++smaller) {
+      if (batch % smaller != 0) continue;
+      setup.layout.data_parallel = smaller;
+      const Estimate at = estimate_memory(setup);
+      REQUIRE(at.answer.ok());
+      CHECK_FALSE(at.fits);
+    }
   }
 }
 

@@ -708,10 +708,18 @@ DataParallelFit smallest_data_parallel_that_fits(TrainingSetup setup, double max
   const double capacity = at_start.estimate.usable_bytes;
   const double d0 = setup.layout.data_parallel;
   const double others = devices_but_data_parallel(setup.layout);
-  const double most_d =
+  double most_d =
       std::floor(std::min<double>(kMaxParallelDegree, std::min(kMaxDevices, max_devices) / others) /
                  step_d) *
       step_d;
+  // A global batch bounds d: each replica takes a micro-batch at least (global ≥ micro-batch × d),
+  // so the search need not halve down from far above it (most_valid halves, and a batch of 24 has
+  // no valid d among the powers of two that fits).
+  if (setup.global_batch_sequences > 0) {
+    most_d = std::min(most_d, std::floor(static_cast<double>(setup.global_batch_sequences) /
+                                         setup.micro_batch_sequences / step_d) *
+                                  step_d);
+  }
   if (most_d <= d0) return {};
 
   // ZeRO: bytes = fixed + shardable / (d·c); solve for the smallest d.
