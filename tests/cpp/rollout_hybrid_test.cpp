@@ -281,8 +281,8 @@ TEST_CASE("rollout hybrid: prefix caching holds two blocks of state a group, and
 // so 1,298 tokens of attention a state. "all" aligns the block to the scan's chunks,
 // lcm(128, 16) = 128: 128·⌈1,298/128⌉ = 1,408 tokens (without prefix caching 16·⌈1,298/16⌉ =
 // 1,312). Four attention layers and 27 Mamba-2 layers: groups of 4, one attention group and seven
-// state groups. A request of 32,768 tokens takes ⌈32,768/1,408⌉ = 24 blocks in each: 8 × 24 =
-// 192, where without prefix caching it takes 25 + 7 = 32.
+// state groups. vLLM budgets a request of 32,768 tokens ⌈32,768/1,408⌉ = 24 blocks in each as it
+// starts: 8 × 24 = 192, where without prefix caching it takes 25 + 7 = 32.
 TEST_CASE("rollout hybrid: Mamba-2 under prefix caching caches a state every chunk-aligned block") {
   TrainingSetup setup = grpo("nemotron-nano-9b-v2", 0.5, 1);
   setup.lora_rank = 0;
@@ -297,7 +297,17 @@ TEST_CASE("rollout hybrid: Mamba-2 under prefix caching caches a state every chu
   CHECK(all.attention_groups == 1);
   CHECK(all.state_groups == 7);
   CHECK(all.request_blocks(32768) == 8 * 24);
-  CHECK(all.state_request_blocks(32768) == 7 * 24);
+  // Running, a request holds two state blocks a group, the last computed token's and the next;
+  // four such sequences beside one prefill of 32,768 tokens, which takes 24 a group at once:
+  // 4 × (24 + 14) + 7 × (24 − 2) = 306.
+  CHECK(all.running_state_blocks() == 14);
+  CHECK(all.running_blocks(32768) == 24 + 14);
+  RolloutFigures figures;
+  figures.hybrid = all;
+  figures.rollout_sequences = 4;
+  TrainingSetup generating = setup;
+  generating.sequence_length = 32768;
+  CHECK(generation_blocks(figures, generating) == 306);
   setup.rollout_prefix_caching = false;
   const HybridKvCache none = vllm_hybrid_cache(setup, shape);
   CHECK(none.block_tokens == 1312);

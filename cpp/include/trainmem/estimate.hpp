@@ -67,11 +67,15 @@ struct HybridKvCache {
   double state_layers = 0;
   bool present() const { return block_tokens > 0; }
   double block_bytes() const { return group_layers * page_bytes; }
-  // The blocks one request of `tokens` takes: ⌈tokens / block_tokens⌉ in each attention group,
+  // The blocks vLLM budgets one request of `tokens` as it starts and logs its size
+  // (MambaSpec.max_memory_usage_bytes): ⌈tokens / block_tokens⌉ in each attention group,
   // state_blocks in each state group (⌈tokens / block_tokens⌉ where state_every_block).
   double request_blocks(double tokens) const;
-  // Of those, its state's: state_blocks in each state group, or ⌈tokens / block_tokens⌉.
-  double state_request_blocks(double tokens) const;
+  // The blocks a running request of `tokens` holds: its attention's, and its state's,
+  // running_state_blocks() (where state_every_block 2 a group, the block of its last computed
+  // token and the next, MambaManager freeing the others as it computes).
+  double running_blocks(double tokens) const;
+  double running_state_blocks() const;
 };
 
 struct RolloutFigures {

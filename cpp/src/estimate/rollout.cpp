@@ -112,12 +112,17 @@ double linear_state_bytes(const ModelShape& shape, double t) {
 
 }  // namespace
 
-double HybridKvCache::state_request_blocks(double tokens) const {
-  return state_groups * (state_every_block ? std::ceil(tokens / block_tokens) : state_blocks);
+double HybridKvCache::request_blocks(double tokens) const {
+  const double blocks = std::ceil(tokens / block_tokens);
+  return attention_groups * blocks + state_groups * (state_every_block ? blocks : state_blocks);
 }
 
-double HybridKvCache::request_blocks(double tokens) const {
-  return attention_groups * std::ceil(tokens / block_tokens) + state_request_blocks(tokens);
+double HybridKvCache::running_state_blocks() const {
+  return state_groups * (state_every_block ? 2 : state_blocks);
+}
+
+double HybridKvCache::running_blocks(double tokens) const {
+  return attention_groups * std::ceil(tokens / block_tokens) + running_state_blocks();
 }
 
 // vLLM 52a31cc (May 2026). A linear layer's page holds one request's state (MambaSpec); vLLM raises
@@ -140,8 +145,10 @@ double HybridKvCache::request_blocks(double tokens) const {
 // (NemotronH supports Mamba prefix caching, so MambaModelConfig makes it "all") caches a state at
 // every block, a block of B = c·⌈⌈state / a⌉ / c⌉ tokens with c = lcm(chunk_size, 16), aligned to
 // the scan's chunks (_align_hybrid_block_size); vLLM budgets a request ⌈L/B⌉ of them
-// (MambaSpec.max_memory_usage_bytes), as many as its prefill allocates before it frees all but
-// the last (MambaManager: get_num_skipped_tokens, num_computed_tokens − 1): counted so.
+// (MambaSpec.max_memory_usage_bytes) for its start check and logged size; running, a request
+// holds two a group, the block of its last computed token and the next (MambaManager's skipped
+// tokens are all but the last computed, freed before each allocation), and a prefill allocates
+// its chunk's blocks before freeing them (generation_blocks).
 HybridKvCache vllm_hybrid_cache(const TrainingSetup& setup, const ModelShape& shape) {
   HybridKvCache cache;
   if (!hybrid_linear_attention(shape)) return cache;
@@ -303,9 +310,18 @@ std::vector<RolloutPhase> step_phases(const Estimate& estimate, const Calculatio
 
 }  // namespace
 
-// The blocks a hybrid's generation takes: each sequence's, prompt and completion.
+// The blocks a hybrid's generation takes: each sequence's, prompt and completion, as it runs;
+// where Mamba-2's state is cached at every block, one sequence's prefill beside them, allocating a
+// block of every block_tokens of it at once (counted at its whole length; vLLM's token budget may
+// prefill several sequences in a step, or a long one in chunks).
 double generation_blocks(const RolloutFigures& figures, const TrainingSetup& setup) {
-  return figures.rollout_sequences * figures.hybrid.request_blocks(setup.sequence_length);
+  const HybridKvCache& hybrid = figures.hybrid;
+  const double prefill =
+      hybrid.state_every_block
+          ? hybrid.state_groups *
+                std::max(0.0, std::ceil(setup.sequence_length / hybrid.block_tokens) - 2)
+          : 0;
+  return figures.rollout_sequences * hybrid.running_blocks(setup.sequence_length) + prefill;
 }
 
 // Whether the KV cache holds the whole generation at once (a hybrid's beside the null block).

@@ -206,10 +206,7 @@ std::vector<std::string> verl_notes(const RolloutFigures& figures, const Estimat
 std::string hybrid_cache_text(const RolloutFigures& figures, const ModelShape& shape) {
   const HybridKvCache& cache = figures.hybrid;
   const std::string block = format_count(cache.block_tokens);
-  const double sequence = figures.rollout_sequences > 0
-                              ? figures.rollout_tokens / figures.rollout_sequences
-                              : figures.max_model_length;
-  const double state_blocks = cache.state_request_blocks(sequence);
+  const double state_blocks = cache.running_state_blocks();
   return "a KV cache of " + format_count(figures.kv_blocks) + " blocks of " + block +
          " tokens, before its profiled forward pass's peak (vLLM's hybrid layout: the attention's "
          "block raised until its page holds a sequence's state): a block holds " +
@@ -222,9 +219,12 @@ std::string hybrid_cache_text(const RolloutFigures& figures, const ModelShape& s
          shortest_decimal(std::round(state_blocks * cache.block_bytes() / 1e5) / 10) +
          " MB with their padding" +
          (cache.state_every_block
-              ? ", one a group for every " + block +
-                    " tokens under prefix caching, which caches Mamba-2's state at every "
-                    "chunk-aligned block"
+              ? ", two a group as it runs under prefix caching, which caches Mamba-2's state "
+                "at every chunk-aligned block: vLLM budgets one for every " +
+                    block +
+                    " tokens of its max model length as it starts, and a prefill "
+                    "takes one for every " +
+                    block + " tokens of its prompt at once"
           : cache.state_blocks > 1 ? ", two a group under prefix caching: the running "
                                      "state's and the one before it"
                                    : "") +

@@ -85,8 +85,7 @@ nlohmann::ordered_json rollout_json(const Estimate& estimate) {
       {"kvBlockTokens", number(rollout.hybrid.block_tokens)},
       {"kvBlocks", number(rollout.kv_blocks)},
       {"kvStateBytesPerSequence",
-       number(rollout.hybrid.state_request_blocks(estimate.setup.sequence_length) *
-              rollout.hybrid.block_bytes())},
+       number(rollout.hybrid.running_state_blocks() * rollout.hybrid.block_bytes())},
       {"rolloutSequences", number(rollout.rollout_sequences)},
       {"rolloutTokens", number(rollout.rollout_tokens)},
       {"trainerBytes", number(rollout.trainer_bytes)},
