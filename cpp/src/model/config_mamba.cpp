@@ -130,7 +130,9 @@ std::string read_mamba_fields(const Json& config, ModelShape& shape) {
   int chunk = 128;
   bool conv_bias = true;
   Problems problems;
+  // vLLM's get_mamba_chunk_size reads mamba_chunk_size first, then chunk_size.
   problems.add(read_optional(config, {"chunk_size", 1, kMaxModelWidth}, chunk));
+  problems.add(read_optional(config, {"mamba_chunk_size", 1, kMaxModelWidth}, chunk));
   problems.add(read_optional(config, kMambaNumHeads, heads));
   problems.add(read_optional(config, kMambaHeadDim, head_dim));
   problems.add(read_optional(config, kSsmStateSize, state));
