@@ -279,10 +279,14 @@ int print_fit(const TrainingSetup& setup, bool json, std::ostream& out, std::ost
   out << "Cheapest to run first; each layout's cost, in rough percent of a step, and why:\n\n";
   for (std::size_t index = 0; index < search.layouts.size(); ++index) {
     const Estimate& estimate = search.layouts[index];
+    // Where a stack's own term outweighs the states and the activations at the peak, it is named.
+    const StackTerm* largest = outweighing_stack_term(estimate);
     out << "  " << std::left << std::setw(64) << format_layout(estimate.setup) << std::right
         << std::setw(10) << format_bytes(estimate.bytes.total()) << "  (states "
         << format_bytes(estimate.bytes.model_states()) << ", activations "
-        << format_bytes(estimate.bytes[Term::kActivations]) << ")\n"
+        << format_bytes(estimate.bytes[Term::kActivations])
+        << (largest != nullptr ? ", " + largest->label + " " + format_bytes(largest->bytes) : "")
+        << ")\n"
         << "    cost " << format_count(search.costs[index].score) << ": "
         << search.costs[index].reason << "\n";
   }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "trainmem/estimate.hpp"
+#include "trainmem/report.hpp"
 #include "views/fit_data_parallel.hpp"
 
 using namespace trainmem;
@@ -309,6 +310,31 @@ TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found 
       CHECK_FALSE(at.fits);
     }
   }
+}
+
+TEST_CASE("fewest devices: a layout's line names the stack's term that outweighs its states") {
+  // Megatron-LM at 131,072 tokens with c 16: the peak is the data loader's whole causal mask,
+  // 131,072² bools, before the forward pass, above the layout's states and activations.
+  TrainingSetup setup;
+  setup.model_id = "llama3-70b";
+  setup.sequence_length = 131072;
+  setup.stack = Stack::kMegatron;
+  setup.device_id = "l4";
+  setup.layout.data_parallel = 12;
+  setup.layout.tensor_parallel = 8;
+  setup.layout.sequence_parallel = true;
+  setup.layout.context_parallel = 16;
+  setup.layout.zero_stage = 3;
+  setup.recompute = Recompute::kSelectiveOp;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  const StackTerm* largest = outweighing_stack_term(estimate);
+  REQUIRE(largest != nullptr);
+  CHECK(largest->label == "Data loader's attention masks (bool)");
+  CHECK(largest->bytes > estimate.bytes.model_states() + estimate.bytes[Term::kActivations]);
+  // Without the mask (--no-create-attention-mask-in-dataloader) no stack term outweighs them.
+  setup.no_dataloader_attention_mask = true;
+  CHECK(outweighing_stack_term(estimate_memory(setup)) == nullptr);
 }
 
 }  // namespace fit_test

@@ -49,6 +49,11 @@ std::string estimate_to_csv(const Estimate& estimate);
 // {model, modelName, fewestDevices, layouts: [estimate…], whyNotFewer}.
 std::string fit_to_json(const TrainingSetup& setup, const FitSearch& search);
 
+// The largest of a stack's own terms where it outweighs the model states and the activations
+// together at the step's peak (the data loader's whole mask at 131K tokens, held before the
+// forward pass), for a line that names only those two; nullptr where none does.
+const StackTerm* outweighing_stack_term(const Estimate& estimate);
+
 // {baseline: estimate, savings: [{change, label, bytesSaved, devicesAdded, estimate}…]}.
 std::string savings_to_json(const SavingsList& list);
 

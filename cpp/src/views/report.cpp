@@ -251,6 +251,15 @@ std::string launch_to_json(const Estimate& estimate, const LaunchConfig& launch,
   return json.dump(2);
 }
 
+const StackTerm* outweighing_stack_term(const Estimate& estimate) {
+  const double named = estimate.bytes.model_states() + estimate.bytes[Term::kActivations];
+  const StackTerm* largest = nullptr;
+  for (const StackTerm& term : estimate.stack_terms) {
+    if (term.bytes > named && (largest == nullptr || term.bytes > largest->bytes)) largest = &term;
+  }
+  return largest;
+}
+
 std::string fit_to_json(const TrainingSetup& setup, const FitSearch& search) {
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
   for (std::size_t index = 0; index < search.layouts.size(); ++index) {
