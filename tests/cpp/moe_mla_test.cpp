@@ -539,7 +539,9 @@ TEST_CASE(
   const double send_and_receive = 2 * 16 * 2 * 16 * 2.0;  // the all-to-all's, for comparison
   // The replay takes each in the allocator's 512-byte blocks: 1,024 B against 2,048.
   CHECK(std::ceil(received / 512) * 512 == 1024);
-  CHECK(flex.bytes[Term::kActivations] - exchanged.bytes[Term::kActivations] == 1024 - 2048);
+  CHECK(send_and_receive == 2048);
+  CHECK(flex.bytes[Term::kActivations] - exchanged.bytes[Term::kActivations] ==
+        1024 - send_and_receive);
   const std::vector<TermArithmetic> terms = explain_estimate(setup);
   const auto activations = std::find_if(terms.begin(), terms.end(), [](const TermArithmetic& term) {
     return term.term == "activations";
