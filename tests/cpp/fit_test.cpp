@@ -2,8 +2,6 @@
 
 #include <doctest/doctest.h>
 
-#include <utility>
-
 #include "trainmem/estimate.hpp"
 #include "trainmem/report.hpp"
 #include "views/fit_data_parallel.hpp"
@@ -297,7 +295,13 @@ TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found 
   // A batch with no valid d among the powers of two that fits: 24 takes d 1, 2, 3, 4, 6, 8, 12
   // and 24, and only 24 fits; 120 takes 15 (its divisors below, 1 to 12, do not fit). The search
   // once halved down from 65,536, met 8 and gave up.
-  for (const auto& [batch, expected] : {std::pair{24, 24}, std::pair{120, 15}}) {
+  struct Batched {
+    int batch;
+    int expected;
+  };
+  for (const Batched& each : {Batched{24, 24}, Batched{120, 15}}) {
+    const int batch = each.batch;
+    const int expected = each.expected;
     setup.global_batch_sequences = batch;
     const DataParallelFit fit = smallest_data_parallel_that_fits(setup, kMaxDevices);
     REQUIRE_MESSAGE(fit.fits, batch);
