@@ -327,6 +327,8 @@ declare global {
       hasBestSmaller: boolean;
       bestSmaller: Estimate;
       whyNotFewer: string;
+      /** For each layout, the stack's term that outweighs its model states and activations together at the peak (the data loader's whole mask at 131K tokens), or null. */
+      outweighing: ({ label: string; bytes: number } | null)[];
     }>;
 
     type Saving = {

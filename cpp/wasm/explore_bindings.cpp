@@ -12,6 +12,7 @@
 #include "trainmem/explain.hpp"
 #include "trainmem/explore.hpp"
 #include "trainmem/fit.hpp"
+#include "trainmem/report.hpp"
 #include "trainmem/timeline.hpp"
 
 namespace {
@@ -34,6 +35,19 @@ val find_fewest_devices_js(const trainmem::TrainingSetup& setup, int max_layouts
   result.set("hasBestSmaller", search.has_best_smaller);
   result.set("bestSmaller", search.best_smaller);
   result.set("whyNotFewer", search.why_not_fewer);
+  // For each layout, a stack's term that outweighs its states and activations, or null.
+  val outweighing = val::array();
+  for (const trainmem::Estimate& layout : search.layouts) {
+    const trainmem::StackTerm* term = trainmem::outweighing_stack_term(layout);
+    val entry = val::null();
+    if (term != nullptr) {
+      entry = val::object();
+      entry.set("label", term->label);
+      entry.set("bytes", term->bytes);
+    }
+    outweighing.call<void>("push", entry);
+  }
+  result.set("outweighing", outweighing);
   return result;
 }
 

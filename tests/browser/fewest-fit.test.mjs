@@ -74,4 +74,19 @@ describe('the fewest devices’ results at a laptop’s and a phone’s width, i
       await page.close();
     });
   }
+
+  it("names the stack's term that outweighs a layout's states and activations, as the CLI does", async () => {
+    // Megatron-LM at 131,072 tokens on L4s, a global batch of 24: the peak is the data loader's
+    // whole mask, before the forward pass, and the fewest devices are 1,536 (once 20,480).
+    const { page, problems } = await harness.openPage({
+      query: '?model=llama3-70b&seq-len=131072&tokens=131072&stack=megatron&device=l4&global-batch=24',
+    });
+    await page.click('#find-fit');
+    await page.waitForSelector('#fit-table tbody tr');
+    assert.match(await page.textContent('#fit-summary'), /fits on 1,536 × L4 24 GB at the fewest/);
+    const total = await page.textContent('#fit-table tbody tr:first-child td');
+    assert.match(total, /^[\d.]+ GB, of it Data loader's attention masks \(bool\) [\d.]+ GB$/);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
 });

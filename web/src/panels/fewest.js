@@ -62,7 +62,11 @@ export function createFewestPanel({ estimator, store, render, showError }) {
       table.tBodies[0],
       search.layouts.map((layout, index) => [
         estimator.formatLayout(layout),
-        estimator.formatBytes(layout.bytes.totalBytes),
+        // A stack's term that outweighs the states and activations, named beside the total.
+        search.outweighing?.[index]
+          ? `${estimator.formatBytes(layout.bytes.totalBytes)}, of it ${search.outweighing[index].label} ` +
+            estimator.formatBytes(search.outweighing[index].bytes)
+          : estimator.formatBytes(layout.bytes.totalBytes),
         estimator.formatBytes(layout.bytes.modelStatesBytes),
         estimator.formatBytes(layout.bytes.activationsBytes),
         `${estimator.formatCount(search.costs[index].score)}: ${search.costs[index].reason}`,
