@@ -4,6 +4,7 @@
 
 #include "trainmem/estimate.hpp"
 #include "trainmem/report.hpp"
+#include "trainmem/settings.hpp"
 #include "views/fit_data_parallel.hpp"
 
 using namespace trainmem;
@@ -314,6 +315,23 @@ TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found 
       CHECK_FALSE(at.fits);
     }
   }
+}
+
+TEST_CASE("fewest devices: an odd global batch refuses d 2, where ZeRO's search starts") {
+  // Llama 3 8B under ZeRO 3 without context parallelism starts at d 2, which a global batch of 15
+  // refuses; d 3 is the first it takes, and does not fit; d 5 does (once: nothing found).
+  TrainingSetup setup;
+  setup.layout.zero_stage = 3;
+  setup.global_batch_sequences = 15;
+  const DataParallelFit fit = smallest_data_parallel_that_fits(setup, kMaxDevices);
+  REQUIRE(fit.fits);
+  CHECK(fit.estimate.setup.layout.data_parallel == 5);
+  setup.layout.data_parallel = 2;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kGlobalBatch);
+  setup.layout.data_parallel = 3;
+  const Estimate three = estimate_memory(setup);
+  REQUIRE(three.answer.ok());
+  CHECK_FALSE(three.fits);
 }
 
 TEST_CASE("fewest devices: a layout's line names the stack's term that outweighs its states") {

@@ -703,6 +703,19 @@ DataParallelFit smallest_data_parallel_that_fits(TrainingSetup setup, double max
   const int step_d = data_parallel_step(setup.layout);
   setup.layout.data_parallel = smallest_data_parallel(setup.layout);
   Candidate at_start = at_data_parallel(setup, setup.layout.data_parallel);
+  // A refused start is neither a fit nor a miss where a global batch refuses it (an odd batch
+  // refuses d 2): the first d above it that the setup takes, up to the batch's bound.
+  if (!at_start.estimate.answer.ok() && setup.global_batch_sequences > 0) {
+    const double bound =
+        static_cast<double>(setup.global_batch_sequences) / setup.micro_batch_sequences;
+    for (double d = setup.layout.data_parallel + step_d; d <= bound; d += step_d) {
+      Candidate tried = at_data_parallel(setup, d);
+      if (!tried.estimate.answer.ok()) continue;
+      setup.layout.data_parallel = static_cast<int>(d);
+      at_start = std::move(tried);
+      break;
+    }
+  }
   if (!at_start.estimate.answer.ok() || at_start.fits) return at_start;
   if (setup.layout.zero_stage == 0) return {};
   const double capacity = at_start.estimate.usable_bytes;
