@@ -351,6 +351,7 @@ TEST_CASE("cli: --fit lists the fewest devices that fit, and why fewer cannot") 
   for (const nlohmann::json& layout : json["layouts"]) {
     CHECK(layout["devices"] == json["fewestDevices"]);
     CHECK(layout["fits"] == true);
+    CHECK(layout["outweighing"].is_null());  // no stack: no stack's term outweighs the states
   }
 }
 

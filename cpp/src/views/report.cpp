@@ -266,6 +266,12 @@ std::string fit_to_json(const TrainingSetup& setup, const FitSearch& search) {
     nlohmann::ordered_json layout = to_json(search.layouts[index]);
     layout["cost"] = search.costs[index].score;
     layout["costReason"] = search.costs[index].reason;
+    // The stack's term that outweighs its states and activations, as the page's table names it.
+    const StackTerm* outweighing = outweighing_stack_term(search.layouts[index]);
+    layout["outweighing"] = outweighing != nullptr
+                                ? nlohmann::ordered_json{{"label", outweighing->label},
+                                                         {"bytes", number(outweighing->bytes)}}
+                                : nlohmann::ordered_json(nullptr);
     layouts.push_back(std::move(layout));
   }
   const ModelShape* shape = resolve_model(setup);
