@@ -249,13 +249,9 @@ TEST_CASE(
   for (const Estimate& layout : small_host.layouts) CHECK(layout.setup.offload == Offload::kNone);
 }
 
-// Llama 3 70B at 131,072 tokens under Megatron-LM on L4s, t 8 with sequence parallelism, c 32,
-// ZeRO-3: the data loader's whole 131,072² mask and the caching allocator's replay. Up to d 8 the
-// allocator keeps 14 to 16 GB of cache, so the total falls only from 38.4 to 37.5 GB from d 1 to
-// d 2 (the cache growing from 14.5 to 15.6 GB), and the closed form from those two puts 36.6 GB
-// beyond ZeRO's reach, over the L4's 21.3 GB usable: the search gave this layout up and answered
-// 20,480 L4s for a run that fits on 1,280. By d 13 the cache is gone and the device holds 20.0 GB.
-TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found where it fits") {
+// Llama 3 70B at 131,072 tokens under Megatron-LM on L4s, t 8 with sequence parallelism, over c,
+// ZeRO-3.
+TrainingSetup llama3_70b_on_l4s(int context_parallel) {
   TrainingSetup setup;
   setup.model_id = "llama3-70b";
   setup.sequence_length = 131072;
@@ -263,8 +259,19 @@ TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found 
   setup.device_id = "l4";
   setup.layout.tensor_parallel = 8;
   setup.layout.sequence_parallel = true;
-  setup.layout.context_parallel = 32;
+  setup.layout.context_parallel = context_parallel;
   setup.layout.zero_stage = 3;
+  return setup;
+}
+
+// Llama 3 70B at 131,072 tokens under Megatron-LM on L4s, t 8 with sequence parallelism, c 32,
+// ZeRO-3: the data loader's whole 131,072² mask and the caching allocator's replay. Up to d 8 the
+// allocator keeps 14 to 16 GB of cache, so the total falls only from 38.4 to 37.5 GB from d 1 to
+// d 2 (the cache growing from 14.5 to 15.6 GB), and the closed form from those two puts 36.6 GB
+// beyond ZeRO's reach, over the L4's 21.3 GB usable: the search gave this layout up and answered
+// 20,480 L4s for a run that fits on 1,280. By d 13 the cache is gone and the device holds 20.0 GB.
+TEST_CASE("fewest devices: a layout whose allocator cache falls with d is found where it fits") {
+  TrainingSetup setup = llama3_70b_on_l4s(32);
   const DataParallelFit found = smallest_data_parallel_that_fits(setup, kMaxDevices);
   REQUIRE(found.fits);
   const int d = found.estimate.setup.layout.data_parallel;
@@ -337,16 +344,8 @@ TEST_CASE("fewest devices: an odd global batch refuses d 2, where ZeRO's search 
 TEST_CASE("fewest devices: a layout's line names the stack's term that outweighs its states") {
   // Megatron-LM at 131,072 tokens with c 16: the peak is the data loader's whole causal mask,
   // 131,072² bools, before the forward pass, above the layout's states and activations.
-  TrainingSetup setup;
-  setup.model_id = "llama3-70b";
-  setup.sequence_length = 131072;
-  setup.stack = Stack::kMegatron;
-  setup.device_id = "l4";
+  TrainingSetup setup = llama3_70b_on_l4s(16);
   setup.layout.data_parallel = 12;
-  setup.layout.tensor_parallel = 8;
-  setup.layout.sequence_parallel = true;
-  setup.layout.context_parallel = 16;
-  setup.layout.zero_stage = 3;
   setup.recompute = Recompute::kSelectiveOp;
   const Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
