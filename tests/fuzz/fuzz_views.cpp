@@ -16,8 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
   check_estimate(estimate);
   // The views estimate their setup again and again (the savings some ten times, the fit map 63);
   // an RL step of a model of a hundred layers takes 14 ms natively and about a second under the
-  // sanitizers, a minute a view, past the run's 10 s timeout. Their code is the same for any
-  // model: for RL, models of at most 48 layers.
+  // sanitizers, a minute a view, past a unit's timeout (scripts/fuzz.sh). Their code is the same
+  // for any model: for RL, models of at most 48 layers.
   const ModelShape* shape = resolve_model(setup);
   if (setup.rollout != Rollout::kNone && shape != nullptr && shape->num_layers > 48) return 0;
   const SavingsList savings = rank_savings(setup);
