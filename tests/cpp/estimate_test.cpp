@@ -292,7 +292,7 @@ TEST_CASE("an unknown loss is refused, naming the field and the choices") {
   CHECK(answer.message ==
         "Loss 'focal' is not known; choose one of vocab-parallel, fp32-upcast, native-fused, "
         "te-fused, chunked, fused-linear, fp32-shifted, chunked-nll, cut-cross-entropy, "
-        "chunked-wrapper, grpo.");
+        "chunked-wrapper, grpo, dpo.");
 }
 
 TEST_CASE("a custom device is named by the capacity given, never rounded to another size") {

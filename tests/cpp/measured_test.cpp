@@ -166,6 +166,34 @@ TEST_CASE("measured: GRPO's loss peaks are the committed runs', each within 0.5%
   CHECK(cases == 4);
 }
 
+TEST_CASE("measured: DPO's loss peaks are the committed runs', each within 0.5% of the replay") {
+  const auto all = compare_measured();
+  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/dpo-loss-peak-cpu.json");
+  REQUIRE(in.good());
+  const nlohmann::json run = nlohmann::json::parse(in);
+  int cases = 0;
+  for (const nlohmann::json& measured : run.at("cases")) {
+    const int sequences = measured.at("sequences").get<int>();
+    const int length = measured.at("sequence_length").get<int>();
+    const bool fp32 = measured.at("fp32_logits").get<bool>();
+    const MeasuredComparison& dpo =
+        comparison_with_id(all, "dpo-loss-peak-cpu-" + std::to_string(sequences) + "x" +
+                                    std::to_string(length) + (fp32 ? "" : "-bf16"));
+    CAPTURE(dpo.measured.id);
+    CHECK(measured.at("peak_bytes").get<double>() == dpo.measured.measured_bytes);
+    CHECK(measured.at("vocab") == dpo.measured.setup.custom_model.vocab_size);
+    CHECK(length == dpo.measured.setup.sequence_length);
+    CHECK(dpo.measured.setup.micro_batch_sequences == sequences);
+    CHECK(dpo.measured.setup.reference_model);
+    CHECK(dpo.measured.setup.no_autocast == !fp32);
+    CHECK(dpo.measured.quantity == MeasuredQuantity::kLogits);
+    // The CPU's pages and the loss's per-token tensors: within half a percent.
+    CHECK(std::fabs(dpo.llama_block_error_percent) < 0.5);
+    ++cases;
+  }
+  CHECK(cases == 4);
+}
+
 namespace {
 
 bool has_case(const std::vector<MeasuredComparison>& all, const std::string& id) {
@@ -321,7 +349,8 @@ TEST_CASE(
     // above; every published run is held here.
     const std::string& id = comparison.measured.id;
     if (id.rfind("harness-", 0) == 0 || id.rfind("loss-peak-", 0) == 0 ||
-        id.rfind("grpo-loss-peak-", 0) == 0 || id.rfind("h200-trainer-", 0) == 0) {
+        id.rfind("grpo-loss-peak-", 0) == 0 || id.rfind("dpo-loss-peak-", 0) == 0 ||
+        id.rfind("h200-trainer-", 0) == 0) {
       continue;
     }
     ++published;

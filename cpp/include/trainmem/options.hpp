@@ -236,9 +236,18 @@ enum class Dropout { kModel, kOff, kOn };
 //                   backward pass, and the entropy under no_grad over a contiguous copy in chunks
 //                   of 128 rows (grpo_loss replays it): a rollout engine's trainer's only loss,
 //                   and without one a GRPO update whose completions come from elsewhere
+//   dpo             TRL's DPOTrainer loss (trl/trainer/dpo_trainer.py, _compute_loss;
+//                   trl/trainer/utils.py, selective_log_softmax and entropy_from_logits; TRL
+//                   f2cd5771), any loss_type but "sft", no use_weighting: each pair's chosen and
+//                   rejected sequences in one batch, the logits of every position (FP32 under
+//                   autocast), each sequence's log-softmax (selective_log_softmax), then, with a
+//                   reference model (--reference-model; without it precompute_ref_log_probs), the
+//                   reference's forward pass under no_grad and its logits, held to the loss's end,
+//                   and the entropy over a contiguous copy of the shifted logits in chunks of 128
+//                   rows (dpo_loss replays it; scripts/measure/dpo_loss_peak.py measures it)
 // The others are split over the vocabulary by tensor parallelism (a vocabulary-sharded loss);
-// chunked, fused-linear, chunked-nll, cut-cross-entropy, chunked-wrapper and grpo run on a whole
-// output layer (t = 1).
+// chunked, fused-linear, chunked-nll, cut-cross-entropy, chunked-wrapper, grpo and dpo run on a
+// whole output layer (t = 1).
 enum class Loss {
   kVocabParallel,
   kFp32Upcast,
@@ -250,7 +259,8 @@ enum class Loss {
   kChunkedNll,
   kCutCrossEntropy,
   kChunkedWrapper,
-  kGrpo
+  kGrpo,
+  kDpo
 };
 // Cut Cross-Entropy's bytes a token (the FP32 log-sum-exp, the int64 index of each valid token)
 // and a vocabulary entry (the FP32 average logit, the int32 order) at its backward peak.

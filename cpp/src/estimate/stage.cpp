@@ -151,6 +151,55 @@ Figure grpo_figure(const ModelShape& shape, const TrainingSetup& setup, double t
   return peak;
 }
 
+// TRL's DPO loss at its peak (replay's dpo_loss, which follows it allocation by allocation), B
+// sequences of L tokens, N = B × L × V logits and B·(L − 1)·V shifted ones. Over FP32 logits
+// (accelerate's convert_outputs_to_fp32 under autocast, or FP32 weights), the larger of the
+// entropy's moment (the logits, the reference's with a reference model, the contiguous copy of the
+// shifted ones, one chunk's three r × V tensors) and the backward pass's (the logits beside the
+// shifted logits' stacked rows and the gather's gradient, 4·N + 8·B·(L − 1)·V); over BF16 logits
+// (no autocast), the entropy's, every saved log-softmax beside it. With the output layer's input
+// where autocast casts it and the output layer trains.
+Figure dpo_figure(const ModelShape& shape, const TrainingSetup& setup, double tokens,
+                  const Pen& pen) {
+  const double l = setup.sequence_length;
+  const double b = tokens / l;
+  const double v = shape.vocab_size;
+  const bool bf16_logits = setup.no_autocast;
+  const double bytes = bf16_logits ? kBf16Bytes : kFp32Bytes;  // a logit's
+  const double rows = std::min(b * (l - 1), kEntropyChunkRows);
+  const double passes = setup.reference_model ? 2 : 1;  // the policy's logits, the reference's
+  const double shifted_kept = bf16_logits ? 2 : 1;      // the copy, and each saved log-softmax
+  const double entropy = bytes * (passes * b * l + shifted_kept * b * (l - 1) + 3 * rows) * v;
+  const double backward = bf16_logits ? 0 : kFp32Bytes * (b * l + 2 * b * (l - 1)) * v;
+  const bool cast = setup.precision == Precision::kBf16Mixed && !bf16_logits;
+  const double input = cast && setup.lora_rank == 0 ? kBf16Bytes : 0;
+  if (!pen.writing())
+    return Figure(std::max(entropy, backward) + input * b * l * shape.hidden_size);
+  const Figure sequences = pen.count(b, "sequences");
+  const Figure length = pen.count(l, "L");
+  const Figure shifted = pen.said(l - 1, [&] { return "(L − 1 = " + number_text(l - 1) + ")"; });
+  const Figure vocabulary = pen.count(v, "V");
+  const Figure logits = sequences * length * vocabulary;
+  const Figure shifted_logits = sequences * shifted * vocabulary;
+  Figure peak =
+      entropy >= backward
+          ? pen.said(passes * bytes,
+                     [&] {
+                       return setup.reference_model
+                                  ? "(" + number_text(bytes) + " + " + number_text(bytes) +
+                                        ") B, the policy's and the reference's"
+                                  : number_text(bytes) + " B";
+                     }) *
+                    logits +
+                pen.bytes(shifted_kept * bytes) * shifted_logits +
+                pen.bytes(3 * bytes) *
+                    pen.said(rows, [&] { return number_text(rows) + " rows (r)"; }) * vocabulary
+          : pen.bytes(kFp32Bytes) * logits + pen.bytes(2 * kFp32Bytes) * shifted_logits;
+  if (input > 0)
+    peak = peak + pen.bytes(input) * sequences * length * pen.count(shape.hidden_size, "h");
+  return peak;
+}
+
 // The logits and the loss over them, split over the vocabulary by t (padded up to a multiple of
 // it, as Megatron-LM pads it).
 Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double tokens,
@@ -241,6 +290,7 @@ Figure logits_figure(const ModelShape& shape, const TrainingSetup& setup, double
     return at_end.value() > in_loop.value() ? at_end : in_loop;
   }
   if (setup.loss == Loss::kGrpo) return grpo_figure(shape, setup, tokens, pen);
+  if (setup.loss == Loss::kDpo) return dpo_figure(shape, setup, tokens, pen);
   if (setup.loss == Loss::kChunked) {
     const double n = setup.loss_chunks;
     const double per_logit = loss_bytes_per_logit(setup.loss, setup.loss_chunks);
@@ -320,6 +370,14 @@ const char* loss_source(Loss loss) {
              "sequence's log-softmax, FP32 under autocast, saved; the entropy over a contiguous "
              "copy, 128 rows at a time; in the backward pass the in-place divide's CopySlices "
              "makes two B × (C + 1) × V buffers, the slice's clone and its gradient";
+    case Loss::kDpo:
+      return "TRL's DPOTrainer loss (trl/trainer/dpo_trainer.py, _compute_loss; "
+             "trl/trainer/utils.py, selective_log_softmax and entropy_from_logits; TRL "
+             "f2cd5771): each pair's chosen and rejected sequences in one batch; the logits of "
+             "every position, FP32 under autocast, and each sequence's log-softmax; the "
+             "reference's forward pass under no_grad and its logits, held to the loss's end; the "
+             "entropy over a contiguous copy of the shifted logits, 128 rows at a time; in the "
+             "backward pass the shifted logits' gradient written into zeros of the whole";
     case Loss::kTeFused:
       return "the BF16 logits alone: Transformer Engine's parallel_cross_entropy (TE 2.0 to 2.17, "
              "transformer_engine/pytorch/triton/cross_entropy.py) writes the gradient over them in "

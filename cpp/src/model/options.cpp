@@ -123,6 +123,7 @@ double loss_bytes_per_logit(Loss loss, int chunks) {
     case Loss::kCutCrossEntropy:
     case Loss::kChunkedWrapper:
     case Loss::kGrpo:  // its own figure (logits_figure), over the completions' logits
+    case Loss::kDpo:   // its own figure, with the reference's logits
       return 0;
     case Loss::kVocabParallel:
     case Loss::kNativeFused:
@@ -260,6 +261,9 @@ const std::vector<Choice>& choices<Loss>() {
        "torchtitan's ChunkedLossWrapper (its llama3 configs' loss since April 2026): the output "
        "layer, loss and backward pass a chunk at a time"},
       {"grpo", "GRPO", "TRL's or verl's GRPO loss over the completions' log-probabilities"},
+      {"dpo", "DPO (TRL)",
+       "TRL's DPOTrainer loss: each pair's chosen and rejected sequences together, their "
+       "log-probabilities against the reference's"},
   };
   return choices;
 }

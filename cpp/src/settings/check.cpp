@@ -697,6 +697,14 @@ Answer check_values(const TrainingSetup& setup, const ModelShape* shape) {
 
 }  // namespace
 
+Answer check_dpo_pairs(const TrainingSetup& setup) {
+  if (setup.micro_batch_sequences % 2 == 0) return {};
+  return refusal(id::kLoss,
+                 "DPO runs each pair's chosen and rejected sequences in one batch: set the "
+                 "micro-batch to an even number of sequences (2 a pair, twice TRL's "
+                 "per_device_train_batch_size), or choose another loss.");
+}
+
 Answer check_plate_setup(const TrainingSetup& setup, const ModelShape* shape) {
   for (const Setting& setting : settings()) {
     if (setting.plate || setting_text(setup, setting.id) == setting.default_text) continue;
@@ -718,6 +726,10 @@ Answer check_plate_setup(const TrainingSetup& setup, const ModelShape* shape) {
   if (setup.logits && setup.loss == Loss::kChunkedWrapper) {
     const Answer chunked = check_chunked_wrapper_chunks(setup);
     if (!chunked.ok()) return chunked;
+  }
+  if (setup.logits && setup.loss == Loss::kDpo) {
+    const Answer pairs = check_dpo_pairs(setup);
+    if (!pairs.ok()) return pairs;
   }
   return check_sparse_flash_attention(*shape, setup);
 }

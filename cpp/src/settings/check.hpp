@@ -18,4 +18,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape);
 // setup asks nothing more.
 Answer check_plate_setup(const TrainingSetup& setup, const ModelShape* shape);
 
+// DPO's pairs: each pair's chosen and rejected sequences in one micro-batch, the one rule of its
+// loss on the plate's settings (check_rollout.cpp checks the rest).
+Answer check_dpo_pairs(const TrainingSetup& setup);
+
 }  // namespace trainmem

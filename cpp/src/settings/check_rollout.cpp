@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "settings/check.hpp"
 #include "trainmem/settings.hpp"
 
 namespace trainmem {
@@ -47,10 +48,48 @@ Answer check_grpo_loss(const TrainingSetup& setup) {
   return {};
 }
 
+// DPO's loss (TRL's DPOTrainer, _compute_loss): modelled over transformers' Trainer on one device
+// or under DDP, each pair's two sequences in one micro-batch, over whole sequences on a whole
+// output layer (the ideal step counts it alike, without the reference's weights). Under FSDP and
+// DeepSpeed TRL prepares its reference model apart (prepare_fsdp, prepare_deepspeed), not
+// modelled.
+Answer check_dpo_loss(const TrainingSetup& setup) {
+  if (!setup.logits || setup.loss != Loss::kDpo) return {};
+  if (setup.stack != Stack::kHf && setup.stack != Stack::kIdeal) {
+    return refusal(setting_id::kLoss,
+                   "DPO's loss is modelled as TRL's DPOTrainer runs it, over transformers' "
+                   "Trainer (the hf stack), and in the ideal step: choose one of those, or "
+                   "another loss.");
+  }
+  if (setup.layout.tensor_parallel > 1 || setup.layout.context_parallel > 1) {
+    return refusal(setting_id::kLoss,
+                   "DPO's loss is modelled over whole sequences on a whole output layer: set "
+                   "tensor and context parallelism to 1, or choose another loss.");
+  }
+  if (setup.layout.zero_stage > 0) {
+    return refusal(setting_id::kLoss,
+                   "DPO's loss is modelled on one device and under DDP (ZeRO 0): under FSDP and "
+                   "DeepSpeed TRL prepares its reference model apart (prepare_fsdp, "
+                   "prepare_deepspeed), not modelled. Set ZeRO to 0, or choose another loss.");
+  }
+  if (const Answer pairs = check_dpo_pairs(setup); !pairs.ok()) return pairs;
+  if (setup.mtp) {
+    return refusal(setting_id::kMtp,
+                   "TRL's DPOTrainer trains no multi-token-prediction modules: untick them, or "
+                   "choose another loss.");
+  }
+  return {};
+}
+
 }  // namespace
+
+bool runs_a_reference(const TrainingSetup& setup) {
+  return setup.rollout != Rollout::kNone || setup.loss == Loss::kGrpo || setup.loss == Loss::kDpo;
+}
 
 Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
   if (const Answer loss = check_grpo_loss(setup); !loss.ok()) return loss;
+  if (const Answer loss = check_dpo_loss(setup); !loss.ok()) return loss;
   if (setup.rollout == Rollout::kNone) return {};
   const auto refuse = [&](const std::string& why) {
     return refusal(setting_id::kRollout,

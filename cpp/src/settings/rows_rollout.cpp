@@ -1,5 +1,6 @@
 // RL post-training's settings: the rollout engine that generates on the trainer's devices, and
 // its share of their memory (rollout.hpp counts them).
+#include "settings/check_rollout.hpp"
 #include "settings/setting_rows.hpp"
 
 namespace trainmem::setting_rows {
@@ -241,25 +242,28 @@ void add_rollout(Entries& entries) {
                 "the one before it, where without it one serves."));
   add(row<&TrainingSetup::reference_model>(
           id::kReferenceModel, "Reference model",
-          "TRL's GRPOTrainer with beta above 0: the KL term's reference model, whose "
-          "log-probabilities it computes before each update (under full training a frozen copy "
-          "of the model; under LoRA the base, its adapters disabled)",
+          "TRL's GRPOTrainer with beta above 0, or its DPOTrainer (without "
+          "precompute_ref_log_probs): the reference model, whose log-probabilities GRPO computes "
+          "before each update and DPO inside each loss (under full training a frozen copy of "
+          "the model; under LoRA the base, its adapters disabled)",
           "referenceModel")
           .only_under({Stack::kHf},
-                      "the reference model is modelled as TRL's GRPOTrainer loads it, over "
+                      "the reference model is modelled as TRL's trainers load it, over "
                       "transformers' Trainer",
-                      "The reference model is modelled as TRL's GRPOTrainer loads it, over "
+                      "The reference model is modelled as TRL's trainers load it, over "
                       "transformers' Trainer; choose the hf stack, or no reference model.")
           .rule(
               [](const TrainingSetup& setup) {
-                return !setup.reference_model || setup.rollout != Rollout::kNone ||
-                       setup.loss == Loss::kGrpo;
+                return !setup.reference_model || runs_a_reference(setup);
               },
-              "The reference model is GRPO's: choose a rollout engine, or no reference model.")
-          .page("rl", "Reference model (<code>beta</code> &gt; 0)",
-                "The KL term's reference: TRL computes its log-probabilities before each update. "
-                "Under full training it is a frozen copy of the model on each device; under LoRA, "
-                "the base with the adapters disabled."));
+              "The reference model is GRPO's or DPO's: choose a rollout engine, the grpo or "
+              "the dpo loss, or no reference model.")
+          .page("rl", "Reference model (GRPO's <code>beta</code> &gt; 0, DPO's)",
+                "GRPO's KL term and DPO's loss compare against it: GRPO computes its "
+                "log-probabilities before each update, DPO within each loss, beside the policy's "
+                "logits (DPO's <code>precompute_ref_log_probs</code> unticks it). Under full "
+                "training it is a frozen copy of the model on each device; under LoRA, the base "
+                "with the adapters disabled."));
   add(row<&TrainingSetup::completion_length>(
           id::kCompletionLength, "Completion length",
           "TRL's max_completion_length under GRPO's loss: the tokens each sequence's completion "

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "settings/check.hpp"
+#include "settings/check_rollout.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/settings.hpp"
 
@@ -35,6 +36,19 @@ std::vector<BroughtSetting> bring_stack_defaults(
                        !grpo  ? stack
                        : verl ? verl_by
                               : std::string("TRL's GRPOTrainer")});
+  }
+  // TRL's DPOTrainer loads a reference model unless precompute_ref_log_probs is set; where
+  // nothing runs one, a reference model the reader did not choose goes (a loss brought it).
+  if (!chosen(id::kReferenceModel) && setup.logits && setup.loss == Loss::kDpo &&
+      !setup.reference_model) {
+    setup.reference_model = true;
+    brought.push_back({id::kReferenceModel, setting_text(setup, id::kReferenceModel),
+                       "TRL's DPOTrainer (f2cd5771)"});
+  } else if (!chosen(id::kReferenceModel) && setup.reference_model && !runs_a_reference(setup)) {
+    setup.reference_model = false;
+    brought.push_back(
+        {id::kReferenceModel, setting_text(setup, id::kReferenceModel),
+         "The " + setting_text(setup, id::kLoss) + " loss, which runs no reference model,"});
   }
   // verl's own (verl 1dda039b: verl/trainer/config/rollout/rollout.yaml and engine_workers.py):
   // the actor sharded over every device (FSDP1's FULL_SHARD, ZeRO 3), the engine at

@@ -280,6 +280,26 @@ void hf_optimizer_step(Step& step, const StepDevice& device, const HfPlan& plan,
 // alike, one is replayed: where there are more than one, the one before's logits (the loop's
 // `outputs` and `logits`, rebound only once the next forward pass returns) are held through it,
 // the FP32 copy's size (the BF16 logits' under --no-autocast).
+// DPO's reference forward pass inside the loss (dpo_trainer.py, _compute_loss: ref_model(...) under
+// no_grad with gradient checkpointing disabled; under LoRA the policy, its adapters disabled), as
+// hf_log_probability_pass runs a layer: its work freed before the next, counted as what the layer
+// would keep and make with gradients (an upper bound), and autocast's cast weights cached to the
+// forward pass's end (the reference model is loaded as the policy is, FP32 unless
+// model_init_kwargs say otherwise, and its parameters require gradients). Its units are never
+// gathered: DPO is modelled on one device and under DDP (check_dpo). Returns the casts.
+Handles hf_reference_layers(Step& step, const StepDevice& device, const HfPlan& plan) {
+  Handles copies;
+  for (int slot = 0; slot < device.slots; ++slot) {
+    copies.push_back(step.take(plan.cast, plan.layer_copy));
+    const auto dequantised =
+        step.take(tag(Term::kDequantization), device.bytes[Term::kDequantization]);
+    step.give(step.take(tag(Term::kActivations), device.kept_per_slot + device.recompute_working));
+    step.give(dequantised);
+  }
+  copies.push_back(step.take(plan.cast, plan.output_copy));
+  return copies;
+}
+
 }  // namespace
 
 void hf_log_probability_pass(Step& step, const StepDevice& device, const HfPlan& plan,
@@ -355,9 +375,12 @@ void hf_update(Step& step, const StepDevice& device, const HfPlan& plan, bool fi
   const auto output_weight = step.take(plan.cast, plan.output_copy);
   // Where the forward pass returns, autocast's cache is cleared: a rebuilt layer's copies were
   // saved by no one.
-  const auto logits_gradient = loss_forward_and_backward(step, device, [&] {
-    if (plan.rebuilt) give_all(step, forward.copies);
-  });
+  const auto logits_gradient = loss_forward_and_backward(
+      step, device,
+      [&] {
+        if (plan.rebuilt) give_all(step, forward.copies);
+      },
+      [&] { return hf_reference_layers(step, device, plan); });
   // The root unit's gradients (full training) made at the output layer: the output layer's and the
   // final norm's (and a tied embedding's), whole under FSDP until its reduce-scatter at the end of
   // the backward pass. What runs before the layers makes its own at the end (late_root_trained).

@@ -81,19 +81,26 @@ std::size_t rollout_engine(Step& step, const StepDevice& device) {
   return engine;
 }
 
-// TRL's reference model under full training (beta above 0): a second copy of the model, loaded
-// as the policy is (trl/trainer/utils.py, create_model_from_path, FP32 unless model_init_kwargs
-// say otherwise) and put on the device (accelerator.prepare_model with evaluation_mode, or
-// prepare_fsdp's shards): the policy's weights' bytes.
+// TRL's reference model under full training (GRPO's beta above 0; DPO's unless
+// precompute_ref_log_probs): a second copy of the model, loaded as the policy is
+// (trl/trainer/utils.py, create_model_from_path, FP32 unless model_init_kwargs say otherwise) and
+// put on the device (accelerator.prepare_model with evaluation_mode, or prepare_fsdp's shards): the
+// policy's weights' bytes.
 void trl_reference_model(Step& step, const StepDevice& device) {
-  if (device.setup.reference_model && device.setup.lora_rank == 0 && !verl(device)) {
-    step.take(step.term("reference-model", "Reference model (TRL, beta above 0)",
-                        "TRL, trl/trainer/grpo_trainer.py, GRPOTrainer.__init__: ref_model = "
-                        "create_model_from_path(...) where beta is not 0 and the model is no "
-                        "PEFT model; prepared with evaluation_mode=True (or prepare_fsdp, "
-                        "prepare_deepspeed)"),
-              device.bytes[Term::kWeights]);
-  }
+  if (!device.setup.reference_model || device.setup.lora_rank > 0 || verl(device)) return;
+  const bool dpo = device.setup.loss == Loss::kDpo;
+  step.take(
+      step.term("reference-model",
+                dpo ? "Reference model (TRL's DPOTrainer)" : "Reference model (TRL, beta above 0)",
+                dpo ? "TRL f2cd5771, trl/trainer/dpo_trainer.py, DPOTrainer.__init__: "
+                      "ref_model = create_model_from_path(...) where the model is no PEFT "
+                      "model and precompute_ref_log_probs is off; prepared with "
+                      "evaluation_mode=True"
+                    : "TRL, trl/trainer/grpo_trainer.py, GRPOTrainer.__init__: ref_model = "
+                      "create_model_from_path(...) where beta is not 0 and the model is no "
+                      "PEFT model; prepared with evaluation_mode=True (or prepare_fsdp, "
+                      "prepare_deepspeed)"),
+      device.bytes[Term::kWeights]);
 }
 
 std::size_t verl_weight_sync_term(Step& step) {

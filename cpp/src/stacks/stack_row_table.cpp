@@ -197,13 +197,15 @@ const StackRow& stack_row(Stack stack) {
         row.full_shard_only = true;
         row.fp8 = false;
         row.losses = {Loss::kFp32Upcast, Loss::kFp32Shifted,     Loss::kFusedLinear,
-                      Loss::kChunkedNll, Loss::kCutCrossEntropy, Loss::kGrpo};
+                      Loss::kChunkedNll, Loss::kCutCrossEntropy, Loss::kGrpo,
+                      Loss::kDpo};
         row.loss_refusal =
             "transformers computes the loss with ForCausalLMLoss over FP32-upcast logits (4.49 "
             "on; 4.46 to 4.48 shifted a copy of them), with Liger's fused linear loss under "
-            "use_liger_kernel, TRL's SFTTrainer with its chunked_nll, TRL's GRPOTrainer with its "
-            "own, or axolotl with Cut Cross-Entropy; choose the fp32-upcast, fp32-shifted, "
-            "fused-linear, chunked-nll, grpo or cut-cross-entropy loss.";
+            "use_liger_kernel, TRL's SFTTrainer with its chunked_nll, TRL's GRPOTrainer and "
+            "DPOTrainer with their own, or axolotl with Cut Cross-Entropy; choose the "
+            "fp32-upcast, fp32-shifted, fused-linear, chunked-nll, grpo, dpo or "
+            "cut-cross-entropy loss.";
         row.tensor_parallel = false;
         row.data_parallel_only = true;
         row.layout_refusal =

@@ -491,6 +491,101 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
   return bf16;
 }
 
+// TRL's DPO loss (dpo_trainer.py, _compute_loss; utils.py, selective_log_softmax and
+// entropy_from_logits; TRL f2cd5771), B sequences of L tokens (B / 2 pairs, chosen then rejected),
+// N = B × L × V logits and B·(L − 1)·V of the shifted ones (shift_logits, a view). Traced as
+// grpo_loss is and measured (scripts/measure/dpo_loss_peak.py). Forward, over FP32 logits
+// (accelerate's convert_outputs_to_fp32 under bf16 autocast; FP32 weights): the logits; each
+// sequence's logsumexp (its x − max, exponentiated in place, freed); with a reference model, its
+// layers under no_grad (`reference_layers`, the hf stack's: each layer's work, autocast's cached
+// casts held to the forward pass's end), its logits made alike, and its logsumexp's; then the
+// entropy over a contiguous copy of shift_logits (B ≥ 2: the view is not contiguous) in chunks of
+// r = min(B·(L − 1), 128) rows, three r × V tensors at once, the reference's logits still held by
+// the function's locals; both freed as it returns. Backward, as grpo_loss's, the slice's
+// SliceBackward writing the shifted gradient into an N-sized buffer; then the BF16 cast of the
+// converted gradient. Over BF16 logits (--no-autocast), each sequence's log-softmax saved in BF16
+// (selective_log_softmax's BF16 branch), the reference's made one sequence at a time. Returns the
+// logits' gradient.
+CachingAllocator::Handle dpo_loss(Step& step, const StepDevice& device,
+                                  const std::function<void()>& forward_done,
+                                  const std::function<Handles()>& reference_layers) {
+  const std::size_t tag_logits = tag(Term::kLogits);
+  const TrainingSetup& setup = device.setup;
+  const double vocabulary = device.shape.vocab_size;
+  const double length = setup.sequence_length;
+  const double n = device.logit_count;
+  const double sequences = n / (length * vocabulary);
+  const double row = (length - 1) * vocabulary;  // one sequence's shifted logits
+  const double rows = sequences * row;
+  const double chunk_rows = std::min(sequences * (length - 1), kEntropyChunkRows);
+  const bool bf16_logits = setup.no_autocast;
+  const double bytes = bf16_logits ? kBf16Bytes : kFp32Bytes;  // a logit's
+  // The output layer's input cast to BF16 by autocast over bf16-mixed's FP32 residual stream,
+  // saved where the output weight trains.
+  const bool cast = setup.precision == Precision::kBf16Mixed && !bf16_logits;
+  const auto input =
+      step.take(tag_logits, cast ? kBf16Bytes * n / vocabulary * device.shape.hidden_size : 0);
+  const bool trained_output = setup.lora_rank == 0;
+  const bool converted = !bf16_logits && setup.precision != Precision::kFp32;
+  // The model's logits (the BF16 ones freed once converted), and each sequence's log-probabilities:
+  // the FP32 branch's logsumexp transient, or the BF16 branch's log-softmax, every one saved.
+  const auto logits_of_a_pass = [&] {
+    const auto made = step.take(tag_logits, converted ? kBf16Bytes * n : 0);
+    const auto logits = step.take(tag_logits, bytes * n);
+    step.give(made);
+    return logits;
+  };
+  auto logits = logits_of_a_pass();
+  if (!trained_output) step.give(input);
+  forward_returned(forward_done);
+  const auto saved = step.take(tag_logits, bf16_logits ? kBf16Bytes * rows : 0);
+  step.give(step.take(tag_logits, bf16_logits ? 0 : kFp32Bytes * row));
+  auto reference = CachingAllocator::kNothing;
+  if (setup.reference_model) {
+    Handles held = reference_layers ? reference_layers() : Handles{};
+    const auto made = step.take(tag_logits, converted ? kBf16Bytes * n : 0);
+    give_all(step, held);  // autocast's cache, cleared as the reference's forward pass returns
+    reference = step.take(tag_logits, bytes * n);
+    step.give(made);
+    step.give(step.take(tag_logits, bytes * row));  // a sequence's logsumexp or log-softmax
+  }
+  const auto copy = step.take(tag_logits, bytes * rows);
+  step.give(step.take(tag_logits, 3 * bytes * chunk_rows * vocabulary));
+  step.give(copy);
+  step.give(reference);
+  CachingAllocator::Handle shifted_gradient = CachingAllocator::kNothing;
+  if (bf16_logits) {
+    // The BF16 logits, held by the model's output until _compute_loss returns; then, as
+    // grpo_loss's BF16 branch, the first sequence back beside every saved log-softmax.
+    step.give(logits);
+    logits = CachingAllocator::kNothing;
+    const auto zeros = step.take(tag_logits, kBf16Bytes * row);
+    const auto first = step.take(tag_logits, kBf16Bytes * row);
+    step.give(zeros);
+    step.give(saved);
+    const auto rest = step.take(tag_logits, kBf16Bytes * (rows - row));
+    shifted_gradient = step.take(tag_logits, kBf16Bytes * rows);
+    step.give(first);
+    step.give(rest);
+  } else {
+    const auto row_gradients = step.take(tag_logits, kFp32Bytes * rows);
+    step.give(step.take(tag_logits, 2 * kFp32Bytes * row));
+    const auto stacked = step.take(tag_logits, kFp32Bytes * rows);
+    step.give(row_gradients);
+    shifted_gradient = step.take(tag_logits, kFp32Bytes * rows);
+    step.give(logits);
+    step.give(stacked);
+  }
+  // SliceBackward: the shifted gradient written into zeros of the whole logits.
+  const auto gradient = step.take(tag_logits, bytes * n);
+  step.give(shifted_gradient);
+  if (trained_output) step.give(input);
+  if (!converted) return gradient;
+  const auto bf16 = step.take(tag_logits, kBf16Bytes * n);
+  step.give(gradient);
+  return bf16;
+}
+
 // verl's policy loss (verl 1dda039b: verl/workers/engine/fsdp/transformer_impl.py,
 // FSDPEngineWithLMHead.prepare_model_outputs; verl/utils/torch_functional.py,
 // logprobs_from_logits), over the micro-batch's packed tokens T (use_remove_padding: prompts and
@@ -526,8 +621,10 @@ CachingAllocator::Handle verl_policy_loss(Step& step, const StepDevice& device,
 
 // The loss the setup chooses, forward and backward: the handle of the logits' BF16 gradient.
 CachingAllocator::Handle chosen_loss(Step& step, const StepDevice& device,
-                                     const std::function<void()>& forward_done) {
+                                     const std::function<void()>& forward_done,
+                                     const std::function<Handles()>& reference_layers) {
   const Loss loss = device.setup.loss;
+  if (loss == Loss::kDpo) return dpo_loss(step, device, forward_done, reference_layers);
   const bool compiled = loss_compiled(device.setup.compile);
   if (loss == Loss::kFusedLinear) return liger_fused_linear_loss(step, device, forward_done);
   if (loss == Loss::kChunkedNll) return chunked_nll_loss(step, device, forward_done);
@@ -653,13 +750,15 @@ CachingAllocator::Handle upcast_cross_entropy(Step& step, double logits, bool sh
 // The loss's allocations in order, each a multiple of the logits on the device (each loss's above,
 // with its source), then marked. Returns the handle of the logits' BF16 gradient, freed by the
 // output layer's backward.
-CachingAllocator::Handle loss_forward_and_backward(Step& step, const StepDevice& device,
-                                                   const std::function<void()>& forward_done) {
+CachingAllocator::Handle loss_forward_and_backward(
+    Step& step, const StepDevice& device, const std::function<void()>& forward_done,
+    const std::function<Handles()>& reference_layers) {
   if (device.logit_count <= 0) {
     forward_returned(forward_done);
     return step.take(tag(Term::kLogits), 0);
   }
-  const CachingAllocator::Handle gradient = chosen_loss(step, device, forward_done);
+  const CachingAllocator::Handle gradient =
+      chosen_loss(step, device, forward_done, reference_layers);
   step.mark("loss", device.slots);
   return gradient;
 }

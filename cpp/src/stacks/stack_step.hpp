@@ -294,8 +294,12 @@ CachingAllocator::Handle upcast_cross_entropy(Step& step, double logits, bool sh
 // layer's backward frees.
 // `forward_done`, if given, runs where the model's forward pass returns, after the loss's forward
 // pass (the FP32-upcast losses and Liger's: the hf stack's autocast ends there).
+// `reference_layers`, if given, runs DPO's reference model's layers inside the loss (under no_grad,
+// before its logits) and returns what its forward pass holds until it returns (autocast's cached
+// weight casts): the hf stack's.
 CachingAllocator::Handle loss_forward_and_backward(
-    Step& step, const StepDevice& device, const std::function<void()>& forward_done = nullptr);
+    Step& step, const StepDevice& device, const std::function<void()>& forward_done = nullptr,
+    const std::function<Handles()>& reference_layers = nullptr);
 
 // verl's log-probability pass over one micro-batch's packed tokens (the actor's or the
 // reference's), under no_grad: the logits, their quotient by the temperature, all freed.

@@ -128,6 +128,52 @@ MeasuredCase grpo_loss_case(const std::string& file, int sequences, int completi
   return measured;
 }
 
+// scripts/measure/dpo_loss_peak.py: TRL's DPO loss written out op by op (the policy's logits and
+// the reference's, over .float() as CUDA autocast casts them, or BF16), its peak resident memory on
+// a CPU; set against the dpo loss of the hf stack, full training of BF16 weights with a reference
+// model.
+MeasuredCase dpo_loss_case(const std::string& file, int sequences, int length, bool fp32,
+                           double peak_bytes) {
+  constexpr int kVocab = 32768;
+  MeasuredCase measured;
+  measured.id = "dpo-loss-peak-cpu-" + std::to_string(sequences) + "x" + std::to_string(length) +
+                (fp32 ? "" : "-bf16");
+  measured.title = "DPO's loss (TRL), " + std::to_string(sequences / 2) +
+                   (sequences == 2 ? " pair (" : " pairs (") + std::to_string(sequences) +
+                   " sequences) × " + format_count(length) + " tokens × " + format_count(kVocab) +
+                   " vocabulary, " + (fp32 ? "FP32 logits" : "BF16 logits, no autocast");
+  measured.citation = "trainmem's DPO loss measurement, PyTorch 1.13 on a CPU";
+  measured.source = "trainmem's scripts/measure/dpo_loss_peak.py (torch 1.13, CPU): " + file;
+  measured.statistic =
+      "peak resident memory (VmHWM, reset just before the output layer) above the resident "
+      "memory then, through the loss's backward pass";
+  measured.quantity = MeasuredQuantity::kLogits;
+  TrainingSetup& setup = measured.setup;
+  setup.model_id = kCustomModelId;
+  setup.custom_model = harness_tiny_shape(1);
+  setup.custom_model.vocab_size = kVocab;
+  setup.stack = Stack::kHf;
+  setup.precision = Precision::kBf16;
+  setup.logits = true;
+  setup.loss = Loss::kDpo;
+  setup.reference_model = true;
+  setup.sequence_length = length;
+  setup.micro_batch_sequences = sequences;
+  setup.no_autocast = !fp32;
+  measured.measured_bytes = peak_bytes;
+  measured.note =
+      "A check of the replay against the code it follows, not of TRL on a GPU: the operations of "
+      "TRL's DPOTrainer._compute_loss in their order, written out on torch 1.13 on a CPU, the "
+      "output layer's inputs (the policy's and the reference's) tensors rather than models'. "
+      "The peak is the entropy's, the policy's and the reference's logits beside a contiguous "
+      "copy of the shifted ones and one chunk of 128 rows" +
+      std::string(fp32 ? "; accelerate's convert_outputs_to_fp32 (under bf16 autocast) is the "
+                         ".float() after the output layer"
+                       : "; without autocast the BF16 logits take selective_log_softmax's BF16 "
+                         "branch, every sequence's log-softmax saved");
+  return measured;
+}
+
 // ---- Published runs ----------------------------------------------------------------------------
 
 // torchtitan's December 2024 H100 benchmark (benchmarks/llama3_h100_202412_torchtitan.md at
@@ -524,6 +570,10 @@ const std::vector<MeasuredCase>& measured_cases() {
         grpo_loss_case("tests/data/grpo-loss-peak-cpu.json", 8, 256, true, 1076772864),
         grpo_loss_case("tests/data/grpo-loss-peak-cpu.json", 1, 2048, true, 1074765824),
         grpo_loss_case("tests/data/grpo-loss-peak-cpu.json", 4, 512, false, 539246592),
+        dpo_loss_case("tests/data/dpo-loss-peak-cpu.json", 2, 1024, true, 855506944),
+        dpo_loss_case("tests/data/dpo-loss-peak-cpu.json", 4, 512, true, 855179264),
+        dpo_loss_case("tests/data/dpo-loss-peak-cpu.json", 8, 256, true, 854585344),
+        dpo_loss_case("tests/data/dpo-loss-peak-cpu.json", 4, 512, false, 561631232),
         torchtitan_table2(8, 1, 32768, 83.9),
         torchtitan_table2(4, 2, 65536, 84.2),
         torchtitan_table2(2, 4, 131072, 84.0),
