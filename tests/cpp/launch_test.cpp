@@ -1812,9 +1812,8 @@ TEST_CASE(
                     "max_seq_length is SFTConfig's key before TRL v0.15 (now max_length): this "
                     "reader reads TRL v1.9.0's keys.");
   check_trl_refused(base + "max_prompt_length: 512\n", "max_prompt_length",
-                    "max_prompt_length is DPOConfig's or another preference trainer's: preference "
-                    "trainers (a reference model) are not modelled yet; SFTConfig's and "
-                    "GRPOConfig's keys are read.");
+                    "max_prompt_length is a preference trainer's key of another TRL version: "
+                    "SFTConfig's, DPOConfig's and GRPOConfig's keys at f2cd5771 are read.");
   check_trl_refused(std::string(kTrlSft) + "load_in_4bit: true\n", "load_in_4bit",
                     "SFTTrainer casts a quantised base's adapters to BF16, which the hf stack "
                     "(PEFT's FP32 adapters) does not model yet: LoRA on a BF16 base is read.");

@@ -6,8 +6,10 @@
 //
 // The file does not say which trainer reads it: a file with GRPOConfig's own keys (use_vllm,
 // num_generations, max_completion_length, …) is `trl grpo --config`'s, whose own keys are read as
-// GRPOConfig at TRL f2cd5771 reads them (trl_grpo.cpp); any other, SFTConfig's.
-// DPO's own keys name that trainer, which is refused. TRL's defaults differ from
+// GRPOConfig at TRL f2cd5771 reads them (trl_grpo.cpp); a file with DPOConfig's own keys or one of
+// its loss types is `trl dpo --config`'s (trl_dpo.cpp); any other, SFTConfig's, unless it has
+// keys the preference trainers share (beta, precompute_ref_log_probs), which do not say which
+// one reads it, or KTOConfig's or RLOOConfig's own: refused. TRL's defaults differ from
 // TrainingArguments': bf16 on, gradient checkpointing on (v0.22), the weights loaded in FP32
 // (v0.27) and SFT's loss chunked (chunked_nll, v1.7). A key that an older TRL had (torch_dtype,
 // max_seq_length) names its version.
@@ -21,6 +23,7 @@
 
 #include "launch/key_reader.hpp"
 #include "launch/launch_readers.hpp"
+#include "launch/trl_dpo.hpp"
 #include "launch/trl_grpo.hpp"
 #include "launch/yaml_keys.hpp"
 #include "model/config_text.hpp"
@@ -150,8 +153,9 @@ void read_precision(KeyReader& reader, TrainingSetup& setup) {
 }
 
 // PEFT (use_peft and ModelConfig's lora_* keys, r 16 and dropout 0.05 by default) and
-// bitsandbytes' base (load_in_4bit, load_in_8bit).
-void read_adapter(KeyReader& reader, TrainingSetup& setup, bool grpo) {
+// bitsandbytes' base (load_in_4bit, load_in_8bit). `trainer`: SFTTrainer or DPOTrainer, unless
+// `grpo`.
+void read_adapter(KeyReader& reader, TrainingSetup& setup, bool grpo, const std::string& trainer) {
   const bool peft = reader.get("use_peft", text_bool()).value_or(false);
   const bool four = reader.get("load_in_4bit", text_bool()).value_or(false);
   const bool eight = reader.get("load_in_8bit", text_bool()).value_or(false);
@@ -171,15 +175,17 @@ void read_adapter(KeyReader& reader, TrainingSetup& setup, bool grpo) {
     reader.fault("load_in_8bit", "load_in_4bit and load_in_8bit are both set; choose one.");
     return;
   }
-  // SFTTrainer casts a quantised model's trainable parameters to BF16 (sft_trainer.py), where the
-  // hf stack holds PEFT's FP32 adapters (autocast_adapter_dtype): not the same run. GRPOTrainer
-  // hands vLLM the quantisation.
+  // SFTTrainer and DPOTrainer cast a quantised model's trainable parameters to BF16
+  // (sft_trainer.py, dpo_trainer.py), where the hf stack holds PEFT's FP32 adapters
+  // (autocast_adapter_dtype): not the same run. GRPOTrainer hands vLLM the quantisation.
   if (four || eight) {
     reader.fault(four ? "load_in_4bit" : "load_in_8bit",
                  grpo ? "GRPOTrainer hands vLLM a quantised base's quantisation, which the "
                         "rollout engine does not model: LoRA on a BF16 base is read."
-                      : "SFTTrainer casts a quantised base's adapters to BF16, which the hf stack "
-                        "(PEFT's FP32 adapters) does not model yet: LoRA on a BF16 base is read.");
+                      : trainer +
+                            " casts a quantised base's adapters to BF16, which the hf stack "
+                            "(PEFT's FP32 adapters) does not model yet: LoRA on a BF16 base is "
+                            "read.");
     return;
   }
   if (four) {
@@ -321,14 +327,18 @@ void read_step(KeyReader& reader, TrainingSetup& setup) {
   }
 }
 
-// DPO's and the other trainers' own keys: neither SFT nor GRPO (GRPOConfig has a beta too).
-void refuse_other_trainers(KeyReader& reader, bool grpo) {
-  static const std::vector<const char*> keys = {"max_prompt_length", "beta",
-                                                "precompute_ref_log_probs", "ref_model_init_kwargs",
-                                                "reward_model_path"};
+// The preference trainers' keys where the file is SFT's or GRPO's (GRPOConfig has a beta and
+// sync_ref_model too, DPOConfig max_prompt_length once), and KTO's and RLOO's own.
+void refuse_other_trainers(KeyReader& reader, bool grpo, bool dpo) {
+  static const std::vector<const char*> keys = {"max_prompt_length",        "beta",
+                                                "precompute_ref_log_probs", "sync_ref_model",
+                                                "ref_model_init_kwargs",    "reward_model_path"};
   for (const char* key : keys) {
     const Json* found = reader.find(key);
-    if (found == nullptr || sets_nothing(*found) || (grpo && std::string(key) == "beta")) {
+    const std::string name = key;
+    if (found == nullptr || sets_nothing(*found) ||
+        (grpo && (name == "beta" || name == "sync_ref_model")) ||
+        (dpo && name != "ref_model_init_kwargs" && name != "reward_model_path")) {
       continue;
     }
     if (grpo && std::string(key) == "max_prompt_length") {
@@ -338,10 +348,23 @@ void refuse_other_trainers(KeyReader& reader, bool grpo) {
                    "length beside the file.");
       return;
     }
-    reader.fault(key, std::string(key) +
-                          " is DPOConfig's or another preference trainer's: preference trainers "
-                          "(a reference model) are not modelled yet; SFTConfig's and GRPOConfig's "
-                          "keys are read.");
+    reader.fault(key,
+                 name == "beta" || name == "precompute_ref_log_probs" || name == "sync_ref_model"
+                     ? name +
+                           " is DPOConfig's or KTOConfig's, and the file does not say which "
+                           "reads it: give DPO's loss_type (sigmoid, its default) to read it "
+                           "as DPOConfig's."
+                     : name +
+                           " is a preference trainer's key of another TRL version: "
+                           "SFTConfig's, DPOConfig's and GRPOConfig's keys at f2cd5771 are "
+                           "read.");
+    return;
+  }
+  for (const char* key : {"desirable_weight", "undesirable_weight", "train_sampling_strategy"}) {
+    const Json* found = reader.find(key);
+    if (found == nullptr || sets_nothing(*found)) continue;
+    reader.fault(
+        key, std::string(key) + " is KTOConfig's: KTO is not modelled; DPOConfig's keys are read.");
     return;
   }
   // RLOOConfig shares GRPOConfig's generation keys; its own name it, and its default beta (0.05)
@@ -370,11 +393,13 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
   setup.stack = Stack::kHf;
   KeyReader reader(launch, kDialect, keys_of(config));
   const bool grpo = trl_grpo::is_grpo_file(reader);
+  const bool dpo = !grpo && trl_dpo::is_dpo_file(reader);
   if (grpo) {
     launch.kind = trl_grpo::kKind;
     launch.leaves.push_back(setting_id::kSequenceLength);  // the prompts are the data's
   }
-  refuse_other_trainers(reader, grpo);
+  if (dpo) launch.kind = trl_dpo::kKind;
+  refuse_other_trainers(reader, grpo, dpo);
   const std::optional<std::string> model = reader.get("model_name_or_path", given_text());
   if (!model) {
     reader.fault("model_name_or_path", "model_name_or_path is not given; TRL needs it.");
@@ -384,11 +409,13 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
   trl_grpo::Generation generation;
   if (grpo) {
     generation = trl_grpo::read_batch(reader, setup, base);
+  } else if (dpo) {
+    trl_dpo::read_batch(reader, setup);
   } else {
     read_batch(reader, setup);
   }
   read_precision(reader, setup);
-  read_adapter(reader, setup, grpo);
+  read_adapter(reader, setup, grpo, dpo ? "DPOTrainer" : "SFTTrainer");
   if (reader.ok() && setup.lora_rank > 0 && setup.precision != Precision::kBf16) {
     // The hf stack holds LoRA's base in BF16; the FP32 base TRL loads by default is not counted.
     reader.fault("dtype",
@@ -398,6 +425,8 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
   if (grpo) {
     trl_grpo::read_generation(reader, setup);
     trl_grpo::read_loss(reader, setup);
+  } else if (dpo) {
+    trl_dpo::read_loss(reader, setup);
   } else {
     read_loss(reader, setup);
   }
@@ -407,7 +436,10 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
       reader.get("num_processes", text_number(true, 1, kMaxParallelDegree)).value_or(0));
   if (!launch.answer.ok()) return launch;
   // env: sets the environment (PYTORCH_CUDA_ALLOC_CONF among what it may hold): not understood.
-  reader.list_unread(grpo ? trl_grpo::no_bearing_keys() : trl_no_bearing_keys(), &sets_nothing);
+  reader.list_unread(grpo  ? trl_grpo::no_bearing_keys()
+                     : dpo ? trl_dpo::no_bearing_keys()
+                           : trl_no_bearing_keys(),
+                     &sets_nothing);
   const long long world = context.world_size > 0 ? context.world_size : processes;
   setup.layout.data_parallel = static_cast<int>(std::max(1LL, world));
   if (grpo) trl_grpo::count_generation(reader, setup, generation);

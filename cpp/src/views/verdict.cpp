@@ -158,7 +158,9 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
   const bool fsdp = megatron_fsdp(estimate.setup);
   // Nor does any measure RL post-training with a rollout engine beside the trainer.
   const bool rollout = estimate.setup.rollout != Rollout::kNone;
-  if (!headroom_asked && !fsdp && !rollout)
+  // Nor DPO's step, its loss measured on a CPU alone (scripts/measure/dpo_loss_peak.py).
+  const bool dpo = estimate.setup.logits && estimate.setup.loss == Loss::kDpo;
+  if (!headroom_asked && !fsdp && !rollout && !dpo)
     answer.band = error_band(estimate.setup.stack, estimate.setup.activation_model);
   // A mixture of experts, or a hybrid of linear and full attention, is not judged by other
   // models' runs alone: where fewer than kMinBandCases of the stack's runs are of its kind, the
@@ -200,9 +202,11 @@ VerdictAnswer verdict_of(const Estimate& estimate, bool headroom_asked,
     answer.reason =
         judged +
         (headroom_asked ? "The headroom asked for decides: "
-         : fsdp || rollout
+         : fsdp || rollout || dpo
              ? std::string("No published run measures ") +
-                   (fsdp ? "Megatron-FSDP" : "RL post-training with a colocated rollout engine") +
+                   (fsdp      ? "Megatron-FSDP"
+                    : rollout ? "RL post-training with a colocated rollout engine"
+                              : "DPO's step (TRL's DPOTrainer)") +
                    " yet" + stands_in
          : unmeasured_kind
              ? (kind_runs == 0
