@@ -131,6 +131,11 @@ TEST_CASE(
   precomputed.reference_model = false;
   CHECK(reference_bytes(estimated(precomputed)) == 0);
   CHECK(estimated(precomputed).peak_allocated_bytes < full.peak_allocated_bytes);
+  // The reference's pass runs inside the loss alone: no log-probability phase before the update,
+  // as GRPO's reference has.
+  for (const TimelinePoint& point : memory_timeline(under_trl(tiny_dpo(2, 128)))) {
+    CHECK(point.phase != "log-probabilities");
+  }
 }
 
 TEST_CASE("dpo loss: where it runs, each pair whole, and the reference model it brings, said") {
@@ -145,6 +150,17 @@ TEST_CASE("dpo loss: where it runs, each pair whole, and the reference model it 
     setup.stack = stack;
     CHECK(refused_by(setup) == setting_id::kLoss);
   }
+  setup = under_trl(tiny_dpo(2, 128));
+  setup.layout.tensor_parallel = 2;
+  CHECK(refused_by(setup) == setting_id::kLoss);
+  setup = under_trl(tiny_dpo(2, 128));
+  setup.model_id = "deepseek-v3";
+  setup.mtp = true;
+  CHECK(refused_by(setup) == setting_id::kMtp);
+  setup.model_id = "qwen3-30b-a3b";
+  setup.mtp = false;
+  CHECK(refused_by(setup) == setting_id::kLoss);  // a mixture: its auxiliary loss
+  CHECK(estimate_memory(setup).answer.message.find("load-balancing loss") != std::string::npos);
   setup = under_trl(tiny_dpo(3, 128));  // a pair split across micro-batches
   CHECK(refused_by(setup) == setting_id::kLoss);
   CHECK(estimate_memory(setup).answer.message.find("even number") != std::string::npos);
@@ -152,6 +168,9 @@ TEST_CASE("dpo loss: where it runs, each pair whole, and the reference model it 
   setup.layout.data_parallel = 2;
   setup.layout.zero_stage = 3;  // accelerate's FSDP: the reference prepared apart
   CHECK(refused_by(setup) == setting_id::kLoss);
+  setup.reference_model = false;  // precomputed: nothing prepared apart
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.reference_model = true;
   setup.layout.zero_stage = 0;  // DDP
   CHECK(estimate_memory(setup).answer.ok());
   // The reference model is DPO's by default: brought where the reader chose none, said; and taken
@@ -171,8 +190,17 @@ TEST_CASE("dpo loss: where it runs, each pair whole, and the reference model it 
   REQUIRE(brought.size() == 1);
   CHECK(brought.front().setting_id == setting_id::kReferenceModel);
   CHECK_FALSE(setup.reference_model);
-  // Chosen, it stays: precompute_ref_log_probs under DPO.
+  // Another stack takes it away too, and a stack that refuses DPO brings none.
   setup.loss = Loss::kDpo;
+  setup.reference_model = true;
+  setup.stack = Stack::kIdeal;
+  CHECK(bring_stack_defaults(setup, none_chosen).size() == 1);
+  CHECK_FALSE(setup.reference_model);
+  setup.stack = Stack::kTorchtune;
+  static_cast<void>(bring_stack_defaults(setup, none_chosen));
+  CHECK_FALSE(setup.reference_model);
+  // Chosen, it stays: precompute_ref_log_probs under DPO.
+  setup.stack = Stack::kHf;
   CHECK(bring_stack_defaults(setup, [](const std::string& id) {
           return id == setting_id::kReferenceModel;
         }).empty());

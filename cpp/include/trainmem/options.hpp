@@ -240,11 +240,12 @@ enum class Dropout { kModel, kOff, kOn };
 //                   trl/trainer/utils.py, selective_log_softmax and entropy_from_logits; TRL
 //                   f2cd5771), any loss_type but "sft", no use_weighting: each pair's chosen and
 //                   rejected sequences in one batch, the logits of every position (FP32 under
-//                   autocast), each sequence's log-softmax (selective_log_softmax), then, with a
-//                   reference model (--reference-model; without it precompute_ref_log_probs), the
-//                   reference's forward pass under no_grad and its logits, held to the loss's end,
-//                   and the entropy over a contiguous copy of the shifted logits in chunks of 128
-//                   rows (dpo_loss replays it; scripts/measure/dpo_loss_peak.py measures it)
+//                   autocast), each sequence's log-probabilities (selective_log_softmax), then,
+//                   with a reference model (--reference-model; without it
+//                   precompute_ref_log_probs), the reference's forward pass under no_grad and its
+//                   logits, held to the loss's end, and the entropy over a contiguous copy of the
+//                   shifted logits in chunks of 128 rows (dpo_loss replays it;
+//                   scripts/measure/dpo_loss_peak.py measures it)
 // The others are split over the vocabulary by tensor parallelism (a vocabulary-sharded loss);
 // chunked, fused-linear, chunked-nll, cut-cross-entropy, chunked-wrapper, grpo and dpo run on a
 // whole output layer (t = 1).

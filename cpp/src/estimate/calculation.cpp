@@ -139,8 +139,8 @@ void add_notes(Calculation& calc, const TrainingSetup& asked, std::vector<std::s
   if (asked.dropout == Dropout::kModel && calc.shape->dropout_stated) {
     calc.notes.push_back("Dropout as the config sets it: " + calc.shape->dropout_said + ".");
   }
-  // What the setup's precision brings under its stack (stack_rows.hpp; none in the first view).
-  for (std::string& note : precision_notes(asked)) calc.notes.push_back(std::move(note));
+  // What the setup brings under its stack (stack_rows.hpp; none in the first view).
+  for (std::string& note : stack_notes(asked)) calc.notes.push_back(std::move(note));
 }
 
 // A hybrid (models.hpp): how many layers of each kind, and what each keeps (stage.cpp), once

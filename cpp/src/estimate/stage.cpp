@@ -374,7 +374,8 @@ const char* loss_source(Loss loss) {
       return "TRL's DPOTrainer loss (trl/trainer/dpo_trainer.py, _compute_loss; "
              "trl/trainer/utils.py, selective_log_softmax and entropy_from_logits; TRL "
              "f2cd5771): each pair's chosen and rejected sequences in one batch; the logits of "
-             "every position, FP32 under autocast, and each sequence's log-softmax; the "
+             "every position, FP32 under autocast, and each sequence's log-probabilities "
+             "(an FP32 logsumexp each, or in BF16 its log-softmax, saved); the "
              "reference's forward pass under no_grad and its logits, held to the loss's end; the "
              "entropy over a contiguous copy of the shifted logits, 128 rows at a time; in the "
              "backward pass the shifted logits' gradient written into zeros of the whole";

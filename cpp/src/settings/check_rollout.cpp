@@ -1,4 +1,4 @@
-// The checks of a setup with a rollout engine (check_rollout.hpp).
+// The checks of post-training (check_rollout.hpp): a rollout engine and GRPO's loss, and DPO's.
 #include "settings/check_rollout.hpp"
 
 #include <string>
@@ -48,12 +48,14 @@ Answer check_grpo_loss(const TrainingSetup& setup) {
   return {};
 }
 
-// DPO's loss (TRL's DPOTrainer, _compute_loss): modelled over transformers' Trainer on one device
-// or under DDP, each pair's two sequences in one micro-batch, over whole sequences on a whole
-// output layer (the ideal step counts it alike, without the reference's weights). Under FSDP and
-// DeepSpeed TRL prepares its reference model apart (prepare_fsdp, prepare_deepspeed), not
-// modelled.
-Answer check_dpo_loss(const TrainingSetup& setup) {
+// DPO's loss (TRL's DPOTrainer, _compute_loss): modelled over transformers' Trainer, each pair's
+// two sequences in one micro-batch, over whole sequences on a whole output layer; the ideal step
+// counts the policy's logits alike, with no reference model (as under precompute_ref_log_probs).
+// Under FSDP and DeepSpeed TRL prepares its reference model apart (prepare_fsdp,
+// prepare_deepspeed), not modelled. A mixture's auxiliary loss (router_aux_loss_coef, 0.001:
+// output_router_logits, and transformers' load_balancing_loss_func over every layer's router
+// logits) is not modelled.
+Answer check_dpo_loss(const TrainingSetup& setup, const ModelShape& shape) {
   if (!setup.logits || setup.loss != Loss::kDpo) return {};
   if (setup.stack != Stack::kHf && setup.stack != Stack::kIdeal) {
     return refusal(setting_id::kLoss,
@@ -66,11 +68,18 @@ Answer check_dpo_loss(const TrainingSetup& setup) {
                    "DPO's loss is modelled over whole sequences on a whole output layer: set "
                    "tensor and context parallelism to 1, or choose another loss.");
   }
-  if (setup.layout.zero_stage > 0) {
+  if (setup.stack == Stack::kHf && setup.reference_model && setup.layout.zero_stage > 0) {
     return refusal(setting_id::kLoss,
-                   "DPO's loss is modelled on one device and under DDP (ZeRO 0): under FSDP and "
-                   "DeepSpeed TRL prepares its reference model apart (prepare_fsdp, "
-                   "prepare_deepspeed), not modelled. Set ZeRO to 0, or choose another loss.");
+                   "DPO's reference model is modelled on one device and under DDP (ZeRO 0): under "
+                   "FSDP and DeepSpeed TRL prepares it apart (prepare_fsdp, prepare_deepspeed), "
+                   "not modelled. Set ZeRO to 0, untick the reference model "
+                   "(precompute_ref_log_probs), or choose another loss.");
+  }
+  if (setup.stack == Stack::kHf && shape.num_experts > 1) {
+    return refusal(setting_id::kLoss,
+                   "DPOTrainer adds a mixture's load-balancing loss (router_aux_loss_coef, 0.001 "
+                   "by default) over every layer's router logits, which is not modelled: choose "
+                   "a dense model, or another loss.");
   }
   if (const Answer pairs = check_dpo_pairs(setup); !pairs.ok()) return pairs;
   if (setup.mtp) {
@@ -89,7 +98,7 @@ bool runs_a_reference(const TrainingSetup& setup) {
 
 Answer check_rollout(const TrainingSetup& setup, const ModelShape& shape) {
   if (const Answer loss = check_grpo_loss(setup); !loss.ok()) return loss;
-  if (const Answer loss = check_dpo_loss(setup); !loss.ok()) return loss;
+  if (const Answer loss = check_dpo_loss(setup, shape); !loss.ok()) return loss;
   if (setup.rollout == Rollout::kNone) return {};
   const auto refuse = [&](const std::string& why) {
     return refusal(setting_id::kRollout,

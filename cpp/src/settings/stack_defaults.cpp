@@ -4,7 +4,6 @@
 #include <string>
 
 #include "settings/check.hpp"
-#include "settings/check_rollout.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/settings.hpp"
 
@@ -14,6 +13,19 @@ std::vector<BroughtSetting> bring_stack_defaults(
     TrainingSetup& setup, const std::function<bool(const std::string&)>& chosen) {
   namespace id = setting_id;
   std::vector<BroughtSetting> brought;
+  // TRL's DPOTrainer under the hf stack loads a reference model unless precompute_ref_log_probs is
+  // set: brought where the reader chose none. DPO alone brings one (GRPO's beta is 0 by default),
+  // so one the reader did not choose goes with it (another loss or stack).
+  const bool dpo = setup.stack == Stack::kHf && setup.logits && setup.loss == Loss::kDpo;
+  if (!chosen(id::kReferenceModel) && dpo && !setup.reference_model) {
+    setup.reference_model = true;
+    brought.push_back({id::kReferenceModel, setting_text(setup, id::kReferenceModel),
+                       "TRL's DPOTrainer (f2cd5771)"});
+  } else if (!chosen(id::kReferenceModel) && !dpo && setup.reference_model) {
+    setup.reference_model = false;
+    brought.push_back({id::kReferenceModel, setting_text(setup, id::kReferenceModel),
+                       "A setup without TRL's DPOTrainer"});
+  }
   const StackRow& row = stack_row(setup.stack);
   if (!row.replayed) return brought;
   const std::string stack = "The " + choice_name(setup.stack) + " stack";
@@ -36,19 +48,6 @@ std::vector<BroughtSetting> bring_stack_defaults(
                        !grpo  ? stack
                        : verl ? verl_by
                               : std::string("TRL's GRPOTrainer")});
-  }
-  // TRL's DPOTrainer loads a reference model unless precompute_ref_log_probs is set; where
-  // nothing runs one, a reference model the reader did not choose goes (a loss brought it).
-  if (!chosen(id::kReferenceModel) && setup.logits && setup.loss == Loss::kDpo &&
-      !setup.reference_model) {
-    setup.reference_model = true;
-    brought.push_back({id::kReferenceModel, setting_text(setup, id::kReferenceModel),
-                       "TRL's DPOTrainer (f2cd5771)"});
-  } else if (!chosen(id::kReferenceModel) && setup.reference_model && !runs_a_reference(setup)) {
-    setup.reference_model = false;
-    brought.push_back(
-        {id::kReferenceModel, setting_text(setup, id::kReferenceModel),
-         "The " + setting_text(setup, id::kLoss) + " loss, which runs no reference model,"});
   }
   // verl's own (verl 1dda039b: verl/trainer/config/rollout/rollout.yaml and engine_workers.py):
   // the actor sharded over every device (FSDP1's FULL_SHARD, ZeRO 3), the engine at

@@ -286,7 +286,10 @@ void hf_optimizer_step(Step& step, const StepDevice& device, const HfPlan& plan,
 // would keep and make with gradients (an upper bound), and autocast's cast weights cached to the
 // forward pass's end (the reference model is loaded as the policy is, FP32 unless
 // model_init_kwargs say otherwise, and its parameters require gradients). Its units are never
-// gathered: DPO is modelled on one device and under DDP (check_dpo). Returns the casts.
+// gathered: DPO's reference is modelled on one device and under DDP (check_dpo_loss). The
+// reference is counted at the policy's dtype, as TRL loads it from the same path with the same
+// model_init_kwargs (a model object handed to DPOTrainer has its reference loaded by
+// model_init_kwargs alone, FP32 by default, whatever the object's dtype). Returns the casts.
 Handles hf_reference_layers(Step& step, const StepDevice& device, const HfPlan& plan) {
   Handles copies;
   for (int slot = 0; slot < device.slots; ++slot) {

@@ -11,6 +11,6 @@ const StackRow& stack_row(Stack /*stack*/) {
   return row;
 }
 
-std::vector<std::string> precision_notes(const TrainingSetup& /*asked*/) { return {}; }
+std::vector<std::string> stack_notes(const TrainingSetup& /*asked*/) { return {}; }
 
 }  // namespace trainmem

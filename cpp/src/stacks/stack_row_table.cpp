@@ -6,7 +6,7 @@
 
 namespace trainmem {
 
-std::vector<std::string> precision_notes(const TrainingSetup& asked) {
+std::vector<std::string> stack_notes(const TrainingSetup& asked) {
   std::vector<std::string> notes;
   // Both activation models count 16-bit activations; FP32 training keeps them in FP32.
   if (asked.precision == Precision::kFp32) {
@@ -31,6 +31,22 @@ std::vector<std::string> precision_notes(const TrainingSetup& asked) {
             : "Under accelerate's FSDP with bf16 mixed precision the trained parameters are held "
               "in FP32 shards, as accelerate upcasts them (Accelerator.prepare_model), and "
               "gathered and their gradients made in BF16 (FSDP's MixedPrecision).");
+  }
+  // TRL's DPOTrainer (dpo_trainer.py, _compute_loss): the pairs, and the reference's pass.
+  if (asked.stack == Stack::kHf && asked.logits && asked.loss == Loss::kDpo) {
+    const int pairs = asked.micro_batch_sequences / 2;
+    notes.push_back(
+        "DPO (TRL's DPOTrainer): " + std::to_string(pairs) + (pairs == 1 ? " pair" : " pairs") +
+        " a micro-batch, each its chosen and its rejected sequence, " +
+        std::to_string(asked.micro_batch_sequences) + " sequences, the logits of every position. " +
+        (asked.reference_model
+             ? std::string("Inside each loss the reference model's forward pass runs under "
+                           "no_grad (") +
+                   (asked.lora_rank > 0 ? "the base, its adapters disabled"
+                                        : "its own copy of the model") +
+                   "), its logits held beside the policy's until the loss returns."
+             : std::string("No reference model in the step: its log-probabilities are "
+                           "precomputed (precompute_ref_log_probs).")));
   }
   return notes;
 }

@@ -147,11 +147,11 @@ struct StackRow {
 
 const StackRow& stack_row(Stack stack);
 
-// The sentences a setup's precision brings under its stack: fp32's activations counted at 16-bit
-// sizes, and under accelerate's FSDP the trained parameters' dtype. From the rows' own file: the
-// first view's module (stack_row_plate.cpp), whose setups are bf16-mixed under the ideal step,
-// says none, and carries none of their words.
-std::vector<std::string> precision_notes(const TrainingSetup& asked);
+// The sentences a setup brings under its stack: fp32's activations counted at 16-bit sizes, under
+// accelerate's FSDP the trained parameters' dtype, and under the hf stack DPO's pairs and
+// reference. From the rows' own file: the first view's module (stack_row_plate.cpp), whose setups
+// are bf16-mixed under the ideal step, says none, and carries none of their words.
+std::vector<std::string> stack_notes(const TrainingSetup& asked);
 
 // The idealised step's row (stack_rows.cpp), the first of stack_row's (stack_row_table.cpp) and
 // the only one the first view's module holds (stack_row_plate.cpp).

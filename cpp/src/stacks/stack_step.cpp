@@ -527,17 +527,18 @@ CachingAllocator::Handle dpo_loss(Step& step, const StepDevice& device,
       step.take(tag_logits, cast ? kBf16Bytes * n / vocabulary * device.shape.hidden_size : 0);
   const bool trained_output = setup.lora_rank == 0;
   const bool converted = !bf16_logits && setup.precision != Precision::kFp32;
-  // The model's logits (the BF16 ones freed once converted), and each sequence's log-probabilities:
-  // the FP32 branch's logsumexp transient, or the BF16 branch's log-softmax, every one saved.
-  const auto logits_of_a_pass = [&] {
-    const auto made = step.take(tag_logits, converted ? kBf16Bytes * n : 0);
-    const auto logits = step.take(tag_logits, bytes * n);
-    step.give(made);
-    return logits;
-  };
-  auto logits = logits_of_a_pass();
+  // The model's logits, as its forward pass returns (autocast's cache cleared as its context
+  // exits), then accelerate's FP32 copy, the BF16 ones freed; and each sequence's
+  // log-probabilities: the FP32 branch's logsumexp transient, or the BF16 branch's log-softmax,
+  // every one saved.
+  auto logits = step.take(tag_logits, converted ? kBf16Bytes * n : bytes * n);
   if (!trained_output) step.give(input);
   forward_returned(forward_done);
+  if (converted) {
+    const auto made = logits;
+    logits = step.take(tag_logits, kFp32Bytes * n);
+    step.give(made);
+  }
   const auto saved = step.take(tag_logits, bf16_logits ? kBf16Bytes * rows : 0);
   step.give(step.take(tag_logits, bf16_logits ? 0 : kFp32Bytes * row));
   auto reference = CachingAllocator::kNothing;
