@@ -16,6 +16,7 @@ const ACCELERATE = new URL('../../docs/examples/accelerate-fsdp1.yaml', import.m
 const TORCHTITAN_LINE = new URL('../../docs/examples/torchtitan-llama3-8b-nvfp4.sh', import.meta.url);
 const TRL_GRPO = new URL('../../docs/examples/trl-grpo-qwen3-8b.yaml', import.meta.url);
 const VERL = new URL('../../docs/examples/verl-grpo-qwen3-8b.sh', import.meta.url);
+const TRL_DPO = new URL('../../docs/examples/trl-dpo-llama3-8b-lora.yaml', import.meta.url);
 
 describe('the launch config', () => {
   let harness;
@@ -221,6 +222,34 @@ describe('the launch config', () => {
       /^Fits\. No published run measures RL post-training/,
     );
     assert.match(await bodyText(page), /the sequence length given beside the file/);
+    assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  it("reads TRL's DPO config: both sequences of each pair, the reference inside the loss", async () => {
+    const { page, problems } = await harness.openPage();
+    await openLaunch(page, await readFile(TRL_DPO, 'utf8'), '');
+    await page.waitForSelector('#launch-result:not([hidden])');
+    assert.equal(await page.inputValue('#stack'), 'hf');
+    assert.equal(await page.inputValue('#loss'), 'dpo');
+    assert.equal(await page.inputValue('#seq-len'), '2048');
+    assert.equal(await page.inputValue('#tokens'), '8192');
+    assert.equal(await page.isChecked('#reference-model'), true);
+    assert.match(await page.textContent('#launch-verdict'), /^Fits\. No published run measures DPO's step/);
+    const text = await readout(page);
+    assert.match(text, /DPO \(TRL's DPOTrainer\): 2 pairs a micro-batch, each its chosen and its rejected sequence/);
+    assert.match(text, /the base, its adapters disabled/);
+    // 4 sequences of 2,048 tokens over 128,256 entries, at the entropy: the policy's and the
+    // reference's FP32 logits, the shifted copy and a chunk: 12.8 GB.
+    assert.match(text, /12\.8 GB of logits and loss/);
+    // Precomputed log-probabilities: no reference in the step.
+    await page.uncheck('#reference-model');
+    await page.waitForFunction(() =>
+      /No reference model in the step: its log-probabilities are precomputed/.test(
+        document.getElementById('readout').textContent,
+      ),
+    );
     assert.doesNotMatch(await bodyText(page), FORBIDDEN_TEXT);
     assert.deepEqual(problems, []);
     await page.close();
