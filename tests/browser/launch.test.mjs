@@ -238,7 +238,10 @@ describe('the launch config', () => {
     assert.equal(await page.isChecked('#reference-model'), true);
     assert.match(await page.textContent('#launch-verdict'), /^Fits\. No published run measures DPO's step/);
     const text = await readout(page);
-    assert.match(text, /DPO \(TRL's DPOTrainer\): 2 pairs a micro-batch, each its chosen and its rejected sequence/);
+    assert.match(
+      text,
+      /DPO \(TRL's DPOTrainer\): 2 pairs a micro-batch, each its chosen and its rejected sequence/,
+    );
     assert.match(text, /the base, its adapters disabled/);
     // 4 sequences of 2,048 tokens over 128,256 entries, at the entropy: the policy's and the
     // reference's FP32 logits, the shifted copy and a chunk: 12.8 GB.
