@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "timeline_points.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explain.hpp"
 #include "trainmem/measured.hpp"
@@ -43,16 +44,6 @@ Estimate estimated(const TrainingSetup& setup) {
   const Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   return estimate;
-}
-
-// The replay's logits at the loss's busiest moment.
-double replayed_loss(const TrainingSetup& setup) {
-  static_cast<void>(estimated(setup));
-  for (const TimelinePoint& point : memory_timeline(setup)) {
-    if (point.phase == "loss") return point.held[Term::kLogits];
-  }
-  FAIL("no loss in the timeline");
-  return 0;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "timeline_points.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explain.hpp"
 #include "trainmem/measured.hpp"
@@ -45,16 +46,6 @@ double ideal_logits(const TrainingSetup& setup) {
   const Estimate estimate = estimate_memory(setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   return estimate.bytes[Term::kLogits];
-}
-
-// The replay's logits at the loss's busiest moment.
-double replayed_loss(const TrainingSetup& setup) {
-  REQUIRE_MESSAGE(estimate_memory(setup).answer.ok(), estimate_memory(setup).answer.message);
-  for (const TimelinePoint& point : memory_timeline(setup)) {
-    if (point.phase == "loss") return point.held[Term::kLogits];
-  }
-  FAIL("no loss in the timeline");
-  return 0;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "trainmem/estimate.hpp"
 #include "trainmem/timeline.hpp"
 
 namespace trainmem {
@@ -17,6 +18,17 @@ inline const TimelinePoint& point_at(const std::vector<TimelinePoint>& points,
   }
   FAIL("no point " << phase << " " << layer);
   return points.front();
+}
+
+// The replay's logits at the loss's busiest moment (its "loss" point), the setup answered.
+inline double replayed_loss(const TrainingSetup& setup) {
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  for (const TimelinePoint& point : memory_timeline(setup)) {
+    if (point.phase == "loss") return point.held[Term::kLogits];
+  }
+  FAIL("no loss in the timeline");
+  return 0;
 }
 
 }  // namespace trainmem

@@ -86,18 +86,14 @@ MeasuredCase loss_case(const std::string& file, int tokens, int vocab, double pe
 // scripts/measure/grpo_loss_peak.py: TRL's GRPO loss written out op by op (BF16 logits, their
 // log-softmax over .float(), as CUDA autocast casts it), its peak resident memory on a CPU; set
 // against the grpo loss of the hf stack with vLLM colocated, full training of BF16 weights.
-MeasuredCase grpo_loss_case(const std::string& file, int sequences, int completion, bool fp32,
-                            double peak_bytes) {
-  constexpr int kPrompt = 64;
-  constexpr int kVocab = 32768;
+// The vocabulary of the loss scripts' cases (grpo_loss_peak.py, dpo_loss_peak.py).
+constexpr int kCpuLossVocab = 32768;
+
+// A loss measured op by op on a CPU by one of trainmem's scripts: its source and statistic, and
+// the tiny model (the scripts' vocabulary) under the hf stack, BF16 weights, the logits counted.
+MeasuredCase cpu_loss_case(const std::string& script, const std::string& file, Loss loss) {
   MeasuredCase measured;
-  measured.id = "grpo-loss-peak-cpu-" + std::to_string(sequences) + "x" +
-                std::to_string(completion) + (fp32 ? "" : "-bf16");
-  measured.title = "GRPO's loss (TRL), " + std::to_string(sequences) + " × " +
-                   format_count(completion) + " completion tokens × " + format_count(kVocab) +
-                   " vocabulary, " + (fp32 ? "FP32 logits" : "BF16 logits, no autocast");
-  measured.citation = "trainmem's GRPO loss measurement, PyTorch 1.13 on a CPU";
-  measured.source = "trainmem's scripts/measure/grpo_loss_peak.py (torch 1.13, CPU): " + file;
+  measured.source = "trainmem's scripts/measure/" + script + " (torch 1.13, CPU): " + file;
   measured.statistic =
       "peak resident memory (VmHWM, reset just before the output layer) above the resident "
       "memory then, through the loss's backward pass";
@@ -105,12 +101,27 @@ MeasuredCase grpo_loss_case(const std::string& file, int sequences, int completi
   TrainingSetup& setup = measured.setup;
   setup.model_id = kCustomModelId;
   setup.custom_model = harness_tiny_shape(1);
-  setup.custom_model.vocab_size = kVocab;
+  setup.custom_model.vocab_size = kCpuLossVocab;
   setup.stack = Stack::kHf;
   setup.precision = Precision::kBf16;
-  setup.rollout = Rollout::kVllm;
   setup.logits = true;
-  setup.loss = Loss::kGrpo;
+  setup.loss = loss;
+  return measured;
+}
+
+MeasuredCase grpo_loss_case(const std::string& file, int sequences, int completion, bool fp32,
+                            double peak_bytes) {
+  constexpr int kPrompt = 64;
+  constexpr int kVocab = kCpuLossVocab;
+  MeasuredCase measured = cpu_loss_case("grpo_loss_peak.py", file, Loss::kGrpo);
+  measured.id = "grpo-loss-peak-cpu-" + std::to_string(sequences) + "x" +
+                std::to_string(completion) + (fp32 ? "" : "-bf16");
+  measured.title = "GRPO's loss (TRL), " + std::to_string(sequences) + " × " +
+                   format_count(completion) + " completion tokens × " + format_count(kVocab) +
+                   " vocabulary, " + (fp32 ? "FP32 logits" : "BF16 logits, no autocast");
+  measured.citation = "trainmem's GRPO loss measurement, PyTorch 1.13 on a CPU";
+  TrainingSetup& setup = measured.setup;
+  setup.rollout = Rollout::kVllm;
   setup.sequence_length = kPrompt + completion;
   setup.micro_batch_sequences = sequences;
   setup.completion_length = completion;
@@ -134,8 +145,8 @@ MeasuredCase grpo_loss_case(const std::string& file, int sequences, int completi
 // model.
 MeasuredCase dpo_loss_case(const std::string& file, int sequences, int length, bool fp32,
                            double peak_bytes) {
-  constexpr int kVocab = 32768;
-  MeasuredCase measured;
+  constexpr int kVocab = kCpuLossVocab;
+  MeasuredCase measured = cpu_loss_case("dpo_loss_peak.py", file, Loss::kDpo);
   measured.id = "dpo-loss-peak-cpu-" + std::to_string(sequences) + "x" + std::to_string(length) +
                 (fp32 ? "" : "-bf16");
   measured.title = "DPO's loss (TRL), " + std::to_string(sequences / 2) +
@@ -143,19 +154,7 @@ MeasuredCase dpo_loss_case(const std::string& file, int sequences, int length, b
                    " sequences) × " + format_count(length) + " tokens × " + format_count(kVocab) +
                    " vocabulary, " + (fp32 ? "FP32 logits" : "BF16 logits, no autocast");
   measured.citation = "trainmem's DPO loss measurement, PyTorch 1.13 on a CPU";
-  measured.source = "trainmem's scripts/measure/dpo_loss_peak.py (torch 1.13, CPU): " + file;
-  measured.statistic =
-      "peak resident memory (VmHWM, reset just before the output layer) above the resident "
-      "memory then, through the loss's backward pass";
-  measured.quantity = MeasuredQuantity::kLogits;
   TrainingSetup& setup = measured.setup;
-  setup.model_id = kCustomModelId;
-  setup.custom_model = harness_tiny_shape(1);
-  setup.custom_model.vocab_size = kVocab;
-  setup.stack = Stack::kHf;
-  setup.precision = Precision::kBf16;
-  setup.logits = true;
-  setup.loss = Loss::kDpo;
   setup.reference_model = true;
   setup.sequence_length = length;
   setup.micro_batch_sequences = sequences;
