@@ -106,7 +106,8 @@ describe('the Llama block and measured memory, in Chromium', () => {
     // A heading row per source and way of measuring, then its runs.
     const headings = all.filter((row) => row.length === 1).map(([text]) => text);
     const rows = all.filter((row) => row.length === 4);
-    // Our twenty-seven (four GRPO loss runs under two headings, FP32 and BF16 logits; torchtitan's 3D and 4D runs under three headings: Table 5's two rows,
+    // Our thirty-one (four GRPO loss runs under two headings, FP32 and BF16 logits, and four DPO
+    // loss runs under two more; torchtitan's 3D and 4D runs under three headings: Table 5's two rows,
     // Table 6's four), then torchao's three B200 runs, each under its own heading (its row's
     // name and note), then torchtitan's four GB200 runs (Llama 3 8B's and Qwen3 8B's BF16 and NVFP4),
     // each under its own, then
@@ -116,17 +117,17 @@ describe('the Llama block and measured memory, in Chromium', () => {
     // and QLoRA as TRL 0.13 prepares it on one GPU; full fine-tuning, LoRA and QLoRA under FSDP,
     // the last two with FSDP1's reentrant holding), then trainmem's ten H200 Trainer runs under four (LoRA and QLoRA
     // allocated, the same reserved, and QLoRA prepared each of two ways).
-    assert.equal(rows.length, 27 + 3 + 4 + 2 * 19 + 7 + 1 + 11 + 10);
-    assert.equal(headings.length, 19 + 3 + 4 + 2 + 4 + 1 + 6 + 4);
+    assert.equal(rows.length, 31 + 3 + 4 + 2 * 19 + 7 + 1 + 11 + 10);
+    assert.equal(headings.length, 21 + 3 + 4 + 2 + 4 + 1 + 6 + 4);
     const qlora = rows.find((row) => row[0] === 'Llama 3.2 3B, 2 × 4K tokens packed, one A100, QLoRA r 64');
     assert.deepEqual(qlora.slice(1), ['4.6 GiB', '4.9 GiB (+7.3%)', '4.9 GiB (+7.3%)']);
-    assert.match(headings[28], /^Allocated by PyTorch: Peak Memory Active: .*under the torchtune stack/);
+    assert.match(headings[30], /^Allocated by PyTorch: Peak Memory Active: .*under the torchtune stack/);
     assert.match(
-      headings[19],
+      headings[21],
       /^Reserved by the allocator: .*Source: torchao, MX formats training benchmark/,
     );
     assert.match(
-      headings[26],
+      headings[28],
       /^Allocated by PyTorch: the most of torch\.cuda\.max_memory_allocated over the 8 ranks\./,
     );
     const megatron = rows.find((row) =>
@@ -143,7 +144,7 @@ describe('the Llama block and measured memory, in Chromium', () => {
       /^Reserved, 19 runs: .*; SimuMax v1\.2's median \d+\.\d%, its worst \d+\.\d%\.$/,
     );
     assert.match(
-      headings[5],
+      headings[7],
       /^Reserved by the allocator: peak memory reserved .*under the torchtitan stack.*torch\.compile of the blocks.*Not modelled: the Float8/,
     );
     const tiny = rows.find((row) =>

@@ -354,6 +354,7 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
         'cut-cross-entropy',
         'chunked-wrapper',
         'grpo',
+        'dpo',
       ],
     );
   });
@@ -397,11 +398,11 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
       wasmBinary: readFileSync('build-wasm/trainmem-full.wasm'),
     });
     const rows = json.compareMeasured();
-    // Our twenty-seven (four of them GRPO's loss), then torchao's three B200 runs and torchtitan's four GB200 runs, then
+    // Our thirty-one (four of them GRPO's loss, four DPO's), then torchao's three B200 runs and torchtitan's four GB200 runs, then
     // SimuMax's 19 Megatron-LM runs, each allocated and reserved, then torchtune's seven flags rows
     // and its 70B LoRA run on eight A100s, then fms-acceleration's eleven Hugging Face rows, then
     // our ten H200 Trainer runs.
-    assert.equal(rows.length, 27 + 3 + 4 + 2 * 19 + 7 + 1 + 11 + 10);
+    assert.equal(rows.length, 31 + 3 + 4 + 2 * 19 + 7 + 1 + 11 + 10);
     const megatron = rows.find(
       (row) => row.id === 'simumax-b200-llama3_70b_l12_tp8_pp1_dp1_mbc4_cef-allocated',
     );

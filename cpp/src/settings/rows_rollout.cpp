@@ -256,8 +256,8 @@ void add_rollout(Entries& entries) {
               [](const TrainingSetup& setup) {
                 return !setup.reference_model || runs_a_reference(setup);
               },
-              "The reference model is GRPO's or DPO's: choose a rollout engine, the grpo or "
-              "the dpo loss, or no reference model.")
+              "The reference model is GRPO's or DPO's: choose a rollout engine, count the "
+              "logits and choose GRPO or DPO for them, or no reference model.")
           .page("rl", "Reference model (GRPO's <code>beta</code> &gt; 0, DPO's)",
                 "GRPO's KL term and DPO's loss compare against it: GRPO computes its "
                 "log-probabilities before each update, DPO within each loss, beside the policy's "
