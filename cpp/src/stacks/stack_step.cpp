@@ -464,11 +464,16 @@ CachingAllocator::Handle grpo_loss(Step& step, const StepDevice& device,
     return gradient;
   }
   const bool converted = setup.precision != Precision::kFp32;
-  const auto made = step.take(tag_logits, converted ? kBf16Bytes * n : 0);
-  const auto logits = step.take(tag_logits, kFp32Bytes * n);
-  step.give(made);
+  // The model's logits as its forward pass returns (autocast's cache cleared as its context
+  // exits), then accelerate's FP32 copy, the BF16 ones freed.
+  auto logits = step.take(tag_logits, converted ? kBf16Bytes * n : kFp32Bytes * n);
   if (!trained_output) step.give(input);
   forward_returned(forward_done);
+  if (converted) {
+    const auto made = logits;
+    logits = step.take(tag_logits, kFp32Bytes * n);
+    step.give(made);
+  }
   step.give(step.take(tag_logits, kFp32Bytes * row));  // a sequence's (x − max).exp_()
   const auto copy = step.take(tag_logits, several * kFp32Bytes * rows);
   step.give(step.take(tag_logits, 3 * kFp32Bytes * chunk_rows * vocabulary));
