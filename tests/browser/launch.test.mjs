@@ -236,6 +236,10 @@ describe('the launch config', () => {
     assert.equal(await page.inputValue('#seq-len'), '2048');
     assert.equal(await page.inputValue('#tokens'), '8192');
     assert.equal(await page.isChecked('#reference-model'), true);
+    // The slider steps a pair at a time, and says so.
+    assert.equal(await page.getAttribute('#tokens-slider', 'min'), '2');
+    assert.equal(await page.getAttribute('#tokens-slider', 'step'), '2');
+    assert.match(await page.textContent('#tokens-hint'), /2 to 16 of them, in DPO's pairs\./);
     assert.match(await page.textContent('#launch-verdict'), /^Fits\. No published run measures DPO's step/);
     const text = await readout(page);
     assert.match(
