@@ -2,6 +2,7 @@
 // trainer told from the file's keys, and what it sets that is not modelled refused by its key.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -44,7 +45,7 @@ LaunchConfig read_yaml(const std::string& text, int world_size = 0) {
 
 // The same run from flags: --stack hf --model llama3-8b --seq-len 2048 --micro-batch 4
 // --precision bf16 --lora-rank 16 --lora-targets all-linear --lora-dropout 0.05 --recompute full
-// --logits --loss dpo --reference-model.
+// --logits --loss dpo --reference-model --dropout off (disable_dropout: PEFT's lora_dropout too).
 TrainingSetup dpo_flags() {
   TrainingSetup flags;
   flags.stack = Stack::kHf;
@@ -59,6 +60,7 @@ TrainingSetup dpo_flags() {
   flags.logits = true;
   flags.loss = Loss::kDpo;
   flags.reference_model = true;
+  flags.dropout = Dropout::kOff;
   return flags;
 }
 
@@ -104,16 +106,30 @@ TEST_CASE("trl dpo: the trainer is told from the keys, and a file that does not 
   // DPOConfig's own keys, without loss_type, name it.
   CHECK(read_yaml(std::string(kTrlDpo) + "label_smoothing: 0.1\n").kind.find("trl dpo") !=
         std::string::npos);
-  // beta alone is DPOConfig's or KTOConfig's.
+  // beta alone is any preference or RL trainer's.
   std::string shared = kTrlDpo;
   shared.replace(shared.find("loss_type: sigmoid\n"), 18, "");
   CHECK(refused(shared) == "beta");
-  CHECK(read_yaml(shared).answer.message.find("DPOConfig's or KTOConfig's") != std::string::npos);
-  // KTO's own, and a loss that is not DPO's.
+  CHECK(read_yaml(shared).answer.message.find(
+            "GRPOConfig's, DPOConfig's, KTOConfig's and RLOOConfig's alike") != std::string::npos);
+  // KTO's own keys and loss types, and RLOO's, named before the keys they share.
   CHECK(refused(std::string(kTrlDpo) + "desirable_weight: 1.0\n") == "desirable_weight");
-  std::string kto = shared;
-  kto += "loss_type: kto\n";
-  CHECK(refused(kto) == "beta");
+  CHECK(refused(shared + "loss_type: kto\n") == "loss_type");
+  CHECK(read_yaml(shared + "loss_type: apo_zero_unpaired\n").answer.message.find("KTOConfig's") !=
+        std::string::npos);
+  CHECK(refused(shared + "normalize_advantages: true\n") == "normalize_advantages");
+  // truncation_mode is SFTConfig's too: an SFT file that sets it stays SFT's.
+  const LaunchConfig sft = read_yaml(
+      "model_name_or_path: meta-llama/Llama-3.2-1B\nmax_length: 2048\n"
+      "per_device_train_batch_size: 4\ntruncation_mode: keep_start\n");
+  REQUIRE_MESSAGE(sft.answer.ok(), sft.answer.message);
+  CHECK(sft.kind.find("trl sft") != std::string::npos);
+  CHECK(sft.setup.micro_batch_sequences == 4);
+  CHECK(sft.not_understood.empty());
+  // None of SFTConfig's own keys: said that a DPO file of the same keys would read the same.
+  CHECK(std::any_of(sft.notes.begin(), sft.notes.end(), [](const std::string& note) {
+    return note.rfind("Read as trl sft's", 0) == 0;
+  }));
 }
 
 TEST_CASE("trl dpo: what a DPO config sets that is not modelled is refused by its key") {
@@ -123,19 +139,41 @@ TEST_CASE("trl dpo: what a DPO config sets that is not modelled is refused by it
   CHECK(refused(with_sft) == "loss_type");
   CHECK(refused(dpo + "use_weighting: true\n") == "use_weighting");
   CHECK(refused(dpo + "use_liger_kernel: true\n") == "use_liger_kernel");
-  CHECK(refused(dpo + "disable_dropout: false\n") == "disable_dropout");
+  std::string untruncated = dpo;
+  untruncated.replace(untruncated.find("max_length: 2048"), 16, "max_length: null");
+  CHECK(refused(untruncated) == "max_length");
+  CHECK(refused(dpo + "loss_weights: [1.0, 2.0]\n") == "loss_weights");
+  // DPOTrainer refuses syncing the reference under PEFT, and with precomputed log-probabilities.
+  CHECK(refused(dpo + "sync_ref_model: true\n") == "sync_ref_model");
   CHECK(refused(dpo + "max_prompt_length: 512\n") == "max_prompt_length");
   CHECK(refused(dpo + "load_in_4bit: true\n") == "load_in_4bit");
   CHECK(read_yaml(dpo + "load_in_4bit: true\n").answer.message.find("DPOTrainer casts") == 0);
   // Under FSDP or DeepSpeed the reference is prepared apart: refused by the file's key.
   CHECK(refused(dpo + "fsdp: full_shard\n") == "fsdp");
-  // The loss's coefficients and the reference's syncing bear on nothing held: read.
+  // The loss's coefficients and, under full training, the reference's syncing (in place) bear on
+  // nothing held: read.
+  const std::string full =
+      "model_name_or_path: meta-llama/Llama-3.2-1B\ndtype: bfloat16\nloss_type: sigmoid\n";
   const LaunchConfig coefficients =
-      read_yaml(dpo +
+      read_yaml(full +
                 "label_smoothing: 0.1\nld_alpha: 0.5\nf_divergence_type: js_divergence\n"
-                "sync_ref_model: true\nref_model_sync_steps: 64\n");
+                "sync_ref_model: true\nref_model_sync_steps: 64\nignore_bias_buffers: false\n");
   REQUIRE_MESSAGE(coefficients.answer.ok(), coefficients.answer.message);
   CHECK(coefficients.not_understood.empty());
+  CHECK(refused(full + "precompute_ref_log_probs: true\nsync_ref_model: true\n") ==
+        "sync_ref_model");
+  // disable_dropout (true): no dropout masks; false: the model's own.
+  CHECK(coefficients.setup.dropout == Dropout::kOff);
+  const LaunchConfig dropout = read_yaml(full + "disable_dropout: false\n");
+  REQUIRE_MESSAGE(dropout.answer.ok(), dropout.answer.message);
+  CHECK(dropout.setup.dropout == Dropout::kModel);
+  // A precomputing pass larger than a step's micro-batch is not modelled: it withholds the
+  // verdict, named.
+  const LaunchConfig precompute =
+      read_yaml(full + "precompute_ref_log_probs: true\nprecompute_ref_batch_size: 64\n");
+  REQUIRE(precompute.answer.ok());
+  CHECK(precompute.not_understood == std::vector<std::string>{"precompute_ref_batch_size"});
+  CHECK(read_yaml(full + "precompute_ref_batch_size: 64\n").not_understood.empty());
   // A key DPOConfig does not have withholds the verdict, named.
   const LaunchConfig unknown = read_yaml(dpo + "rpo_alpha: 1.0\n");
   REQUIRE(unknown.answer.ok());

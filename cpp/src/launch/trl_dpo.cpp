@@ -47,9 +47,8 @@ std::vector<std::string> given_loss_types(const Json& value) {
 }  // namespace
 
 bool is_dpo_file(const KeyReader& reader) {
-  for (const char* key :
-       {"f_divergence_type", "f_alpha_divergence_coef", "ld_alpha", "label_smoothing",
-        "use_weighting", "discopop_tau", "loss_weights", "truncation_mode"}) {
+  for (const char* key : {"f_divergence_type", "f_alpha_divergence_coef", "ld_alpha",
+                          "label_smoothing", "use_weighting", "discopop_tau", "loss_weights"}) {
     const Json* found = reader.find(key);
     if (found != nullptr && !sets_nothing(*found)) return true;
   }
@@ -68,8 +67,9 @@ const std::set<std::string>& no_bearing_keys() {
     for (const char* key : {
         "beta", "label_smoothing", "f_divergence_type", "f_alpha_divergence_coef", "loss_weights",
         "ld_alpha", "discopop_tau", "sync_ref_model", "ref_model_mixup_alpha",
-        "ref_model_sync_steps", "truncation_mode", "precompute_ref_batch_size",
-        "router_aux_loss_coef"}) {
+        "ref_model_sync_steps", "router_aux_loss_coef",
+        // trl/scripts/dpo.py's: DDP's boolean buffers left out of its broadcast.
+        "ignore_bias_buffers"}) {
       all.insert(key);
     }
     // clang-format on
@@ -87,6 +87,13 @@ void read_batch(KeyReader& reader, TrainingSetup& setup) {
                  "max_prompt_length is DPOConfig's key before its prompts and completions were "
                  "truncated together at max_length: this reader reads TRL f2cd5771's keys; drop "
                  "it.");
+    return;
+  }
+  const Json* given_length = reader.find("max_length");
+  if (given_length != nullptr && given_length->is_null()) {
+    reader.fault("max_length",
+                 "max_length null leaves the sequences untruncated: give the longest, prompt and "
+                 "completion, as max_length.");
     return;
   }
   setup.sequence_length = static_cast<int>(
@@ -107,6 +114,7 @@ void read_batch(KeyReader& reader, TrainingSetup& setup) {
                     : ""));
   if (reader.find("pad_to_multiple_of") != nullptr &&
       !sets_nothing(*reader.find("pad_to_multiple_of"))) {
+    reader.take("pad_to_multiple_of");
     reader.list_not_understood("pad_to_multiple_of");
   }
 }
@@ -114,40 +122,68 @@ void read_batch(KeyReader& reader, TrainingSetup& setup) {
 void read_loss(KeyReader& reader, TrainingSetup& setup) {
   setup.logits = true;
   setup.loss = Loss::kDpo;
+  std::size_t types = 1;
   if (const Json* loss = reader.find("loss_type")) {
-    for (const std::string& name : given_loss_types(*loss)) {
+    const std::vector<std::string> names = given_loss_types(*loss);
+    types = names.size();
+    for (const std::string& name : names) {
       if (name == "sft") {
         reader.fault("loss_type",
                      "loss_type sft adds a cross-entropy over the chosen sequences' logits "
-                     "(indexed into a copy), which is not modelled; DPO's other loss types are.");
+                     "(indexed into a copy), which is not modelled: drop sft from loss_type.");
         return;
       }
       if (loss_types().count(name) == 0) {
         reader.fault("loss_type", "loss_type " + name.substr(0, 40) +
-                                      " is not one of DPOTrainer's loss types at TRL f2cd5771.");
+                                      " is not one of DPOTrainer's loss types at TRL f2cd5771 "
+                                      "(sigmoid, its default, hinge, ipo, …).");
         return;
       }
     }
     reader.take("loss_type");
     reader.list_read("loss_type");
   }
+  // DPOConfig.__post_init__: a weight for each loss type.
+  const Json* weights = reader.find("loss_weights");
+  if (weights != nullptr && weights->is_array() && weights->size() != types) {
+    reader.fault("loss_weights",
+                 "loss_weights must give one weight a loss type, as DPOConfig "
+                 "requires: " +
+                     std::to_string(weights->size()) + " for " + std::to_string(types) + ".");
+    return;
+  }
   for (const char* key : {"use_weighting", "use_liger_kernel"}) {
     if (reader.get(key, text_bool()).value_or(false)) {
       reader.fault(key, std::string(key) == "use_weighting"
                             ? "use_weighting (WPO) takes two log-sum-exps over the shifted "
-                              "logits beside the loss, which is not modelled."
+                              "logits beside the loss, which is not modelled: set it false."
                             : "use_liger_kernel: Liger's fused linear DPO loss is not modelled; "
-                              "DPOTrainer's own is.");
+                              "DPOTrainer's own is: set it false.");
       return;
     }
   }
-  if (!reader.get("disable_dropout", text_bool()).value_or(true)) {
-    reader.fault("disable_dropout",
-                 "disable_dropout: false keeps the model's dropout, whose masks DPO's count does "
-                 "not hold: set it true (DPOConfig's default).");
+  // disable_dropout (True): no dropout, its masks not kept; False, the model's own.
+  if (reader.get("disable_dropout", text_bool()).value_or(true)) setup.dropout = Dropout::kOff;
+  const bool precomputed = reader.get("precompute_ref_log_probs", text_bool()).value_or(false);
+  // DPOTrainer.__init__ refuses syncing the reference under PEFT or with precomputed
+  // log-probabilities.
+  if (reader.get("sync_ref_model", text_bool()).value_or(false) &&
+      (setup.lora_rank > 0 || precomputed)) {
+    reader.fault("sync_ref_model",
+                 setup.lora_rank > 0
+                     ? "sync_ref_model under PEFT: DPOTrainer refuses it (the reference is the "
+                       "base with the adapters disabled); set it false."
+                     : "sync_ref_model with precompute_ref_log_probs: DPOTrainer refuses the two "
+                       "together; set one false.");
     return;
   }
-  const bool precomputed = reader.get("precompute_ref_log_probs", text_bool()).value_or(false);
+  // The precomputing pass runs before training, a no_grad forward pass over
+  // precompute_ref_batch_size pairs: not modelled where it is more than a step's micro-batch.
+  const std::optional<double> batch =
+      reader.get("precompute_ref_batch_size", text_number(true, 1, 1 << 30));
+  if (precomputed && batch && *batch > setup.micro_batch_sequences / 2) {
+    reader.list_not_understood("precompute_ref_batch_size");
+  }
   setup.reference_model = !precomputed;
   reader.launch().notes.push_back(
       precomputed

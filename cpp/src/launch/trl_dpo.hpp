@@ -13,7 +13,7 @@ namespace trainmem::trl_dpo {
 inline constexpr const char* kKind =
     "TRL config (YAML, trl dpo --config; DPOConfig at TRL f2cd5771, after v1.9.0)";
 
-// DPOConfig's own keys (KTOConfig has none of them), or a loss_type of DPO's: a file with any is
+// DPOConfig's own keys (no other TRL config has them), or a loss_type of DPO's: a file with any is
 // `trl dpo --config`'s.
 bool is_dpo_file(const KeyReader& reader);
 

@@ -61,6 +61,8 @@ const std::set<std::string>& trl_no_bearing_keys() {
       "dataloader_num_workers", "dataloader_pin_memory", "dataloader_drop_last",
       "remove_unused_columns", "chat_template_path", "eos_token", "pad_token", "lora_alpha",
       "lora_task_type", "use_rslora", "shuffle_dataset", "packing_strategy", "eval_packing",
+      // Which end of a sequence max_length cuts (SFTConfig's and DPOConfig's).
+      "truncation_mode",
       "ignore_data_skip", "include_num_input_tokens_seen", "average_tokens_across_devices",
       // sft.py overwrites model_init_kwargs with ModelConfig's (revision, attention, dtype).
       "model_init_kwargs",
@@ -81,6 +83,13 @@ void read_batch(KeyReader& reader, TrainingSetup& setup) {
                  "reader reads TRL v1.9.0's keys.");
     return;
   }
+  const Json* given_length = reader.find("max_length");
+  if (given_length != nullptr && given_length->is_null()) {
+    reader.fault("max_length",
+                 "max_length null leaves the sequences untruncated: give the longest as "
+                 "max_length.");
+    return;
+  }
   setup.sequence_length = static_cast<int>(
       reader.get("max_length", text_number(true, 1, kMaxSequenceLength)).value_or(1024));
   setup.micro_batch_sequences = static_cast<int>(
@@ -98,6 +107,7 @@ void read_batch(KeyReader& reader, TrainingSetup& setup) {
                                   ": shorter data holds less.");
   if (reader.find("pad_to_multiple_of") != nullptr &&
       !sets_nothing(*reader.find("pad_to_multiple_of"))) {
+    reader.take("pad_to_multiple_of");
     reader.list_not_understood("pad_to_multiple_of");
   }
 }
@@ -327,54 +337,65 @@ void read_step(KeyReader& reader, TrainingSetup& setup) {
   }
 }
 
-// The preference trainers' keys where the file is SFT's or GRPO's (GRPOConfig has a beta and
-// sync_ref_model too, DPOConfig max_prompt_length once), and KTO's and RLOO's own.
+// The other trainers' own keys first: KTOConfig's (and its loss types), RLOOConfig's (which shares
+// GRPOConfig's generation keys; its default beta, 0.05, loads a reference model). Then, where the
+// file is SFT's or GRPO's, the keys the preference and RL trainers share, which do not say which
+// one reads it (GRPOConfig has a beta and sync_ref_model too, DPOConfig max_prompt_length once).
 void refuse_other_trainers(KeyReader& reader, bool grpo, bool dpo) {
+  const auto given = [&](const char* key) {
+    const Json* found = reader.find(key);
+    return found != nullptr && !sets_nothing(*found);
+  };
+  for (const char* key : {"desirable_weight", "undesirable_weight", "train_sampling_strategy"}) {
+    if (!given(key)) continue;
+    reader.fault(
+        key, std::string(key) + " is KTOConfig's: KTO is not modelled; DPOConfig's keys are read.");
+    return;
+  }
+  const Json* loss = reader.find("loss_type");
+  if (!grpo && !dpo && loss != nullptr && loss->is_string() &&
+      (loss->get<std::string>() == "kto" || loss->get<std::string>() == "apo_zero_unpaired")) {
+    reader.fault("loss_type", "loss_type " + loss->get<std::string>() +
+                                  " is KTOConfig's: KTO is not modelled; DPOConfig's keys are "
+                                  "read.");
+    return;
+  }
+  for (const char* key : {"normalize_advantages", "reward_clip_range"}) {
+    if (!given(key)) continue;
+    reader.fault(key, std::string(key) +
+                          " is RLOOConfig's: RLOO (a reference model at its default beta 0.05) is "
+                          "not modelled; GRPOConfig's keys are read.");
+    return;
+  }
   static const std::vector<const char*> keys = {"max_prompt_length",        "beta",
                                                 "precompute_ref_log_probs", "sync_ref_model",
                                                 "ref_model_init_kwargs",    "reward_model_path"};
   for (const char* key : keys) {
-    const Json* found = reader.find(key);
     const std::string name = key;
-    if (found == nullptr || sets_nothing(*found) ||
-        (grpo && (name == "beta" || name == "sync_ref_model")) ||
+    if (!given(key) || (grpo && (name == "beta" || name == "sync_ref_model")) ||
         (dpo && name != "ref_model_init_kwargs" && name != "reward_model_path")) {
       continue;
     }
-    if (grpo && std::string(key) == "max_prompt_length") {
+    if (grpo && name == "max_prompt_length") {
       reader.fault(key,
                    "max_prompt_length is GRPOConfig's key before TRL v0.28 (prompts are no longer "
                    "truncated): this reader reads f2cd5771's keys; drop it and give the sequence "
                    "length beside the file.");
       return;
     }
+    const std::string which = name == "precompute_ref_log_probs"
+                                  ? "DPOConfig's and KTOConfig's alike"
+                                  : "GRPOConfig's, DPOConfig's, KTOConfig's and RLOOConfig's alike";
     reader.fault(key,
                  name == "beta" || name == "precompute_ref_log_probs" || name == "sync_ref_model"
-                     ? name +
-                           " is DPOConfig's or KTOConfig's, and the file does not say which "
-                           "reads it: give DPO's loss_type (sigmoid, its default) to read it "
-                           "as DPOConfig's."
+                     ? name + " is " + which +
+                           ", and the file does not say which trainer reads it: give DPO's "
+                           "loss_type (sigmoid, its default) to read it as DPOConfig's, or "
+                           "GRPOConfig's own keys (use_vllm, num_generations) as GRPO's."
                      : name +
                            " is a preference trainer's key of another TRL version: "
                            "SFTConfig's, DPOConfig's and GRPOConfig's keys at f2cd5771 are "
                            "read.");
-    return;
-  }
-  for (const char* key : {"desirable_weight", "undesirable_weight", "train_sampling_strategy"}) {
-    const Json* found = reader.find(key);
-    if (found == nullptr || sets_nothing(*found)) continue;
-    reader.fault(
-        key, std::string(key) + " is KTOConfig's: KTO is not modelled; DPOConfig's keys are read.");
-    return;
-  }
-  // RLOOConfig shares GRPOConfig's generation keys; its own name it, and its default beta (0.05)
-  // loads a reference model.
-  for (const char* key : {"normalize_advantages", "reward_clip_range"}) {
-    const Json* found = reader.find(key);
-    if (found == nullptr || sets_nothing(*found)) continue;
-    reader.fault(key, std::string(key) +
-                          " is RLOOConfig's: RLOO (a reference model at its default beta 0.05) is "
-                          "not modelled; GRPOConfig's keys are read.");
     return;
   }
 }
@@ -400,6 +421,20 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
   }
   if (dpo) launch.kind = trl_dpo::kKind;
   refuse_other_trainers(reader, grpo, dpo);
+  // A file of SFTConfig's keys that DPOConfig and KTOConfig share reads the same under trl dpo:
+  // said, where it sets none of SFT's own.
+  if (!grpo && !dpo) {
+    bool sft_own = false;
+    for (const char* key : {"packing", "packing_strategy", "completion_only_loss",
+                            "assistant_only_loss", "dataset_text_field", "loss_type"}) {
+      sft_own = sft_own || reader.find(key) != nullptr;
+    }
+    if (!sft_own) {
+      launch.notes.push_back(
+          "Read as trl sft's: it sets none of SFTConfig's own keys, and a trl dpo file of the "
+          "keys they share reads the same. For DPO, give its loss_type (sigmoid, its default).");
+    }
+  }
   const std::optional<std::string> model = reader.get("model_name_or_path", given_text());
   if (!model) {
     reader.fault("model_name_or_path", "model_name_or_path is not given; TRL needs it.");

@@ -77,9 +77,9 @@ Answer check_dpo_loss(const TrainingSetup& setup, const ModelShape& shape) {
   }
   if (setup.stack == Stack::kHf && shape.num_experts > 1) {
     return refusal(setting_id::kLoss,
-                   "DPOTrainer adds a mixture's load-balancing loss (router_aux_loss_coef, 0.001 "
-                   "by default) over every layer's router logits, which is not modelled: choose "
-                   "a dense model, or another loss.");
+                   "DPO over a mixture of experts is not modelled: DPOTrainer adds its "
+                   "load-balancing loss over every layer's router logits (router_aux_loss_coef, "
+                   "0.001 by default). Choose a dense model, or another loss.");
   }
   if (const Answer pairs = check_dpo_pairs(setup); !pairs.ok()) return pairs;
   if (setup.mtp) {
