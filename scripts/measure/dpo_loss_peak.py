@@ -23,7 +23,7 @@ The reference's layers are not run: its final hidden states are an input, made b
 baseline, as the policy's are. With loss_peak.py's process, peak and table: each case in a fresh
 process with glibc's mmap threshold pinned low, the kernel's high-water mark reset just before the
 output layer, the peak the high-water mark (VmHWM) above the resident memory then. Linux only. Only
-dependency: torch. What it checks is trainmem's replay of this code (stack_step.cpp, dpo_loss),
+dependency: torch. What it checks is trainmem's replay of this code (stack_loss.cpp, dpo_loss),
 not TRL on a GPU.
 """
 

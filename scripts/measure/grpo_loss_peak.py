@@ -21,7 +21,7 @@ process's resident memory follows the live tensors (as in loss_peak.py). Each ca
 process with glibc's mmap threshold pinned low; just before the output layer it resets the
 kernel's high-water mark (/proc/self/clear_refs) and reads the resident memory, and the peak is the
 high-water mark (VmHWM) above that baseline. Linux only. Only dependency: torch. What it checks is
-trainmem's replay of this code (stack_step.cpp, grpo_loss), not TRL on a GPU.
+trainmem's replay of this code (stack_loss.cpp, grpo_loss), not TRL on a GPU.
 """
 
 import argparse

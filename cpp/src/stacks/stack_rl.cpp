@@ -219,7 +219,7 @@ void verl_rollout_phases(Step& step, const StepDevice& device, const HfPlan& pla
 //   each the same pass (the reference's parameters require gradients as from_pretrained makes
 //   them, so autocast caches its copies too).
 void hf_rollout_phases(Step& step, const StepDevice& device, const HfPlan& plan, VerlHeld& held) {
-  // DPO's reference runs inside its loss (stack_step.cpp, dpo_loss), not before the update.
+  // DPO's reference runs inside its loss (stack_loss.cpp, dpo_loss), not before the update.
   const bool reference = device.setup.reference_model && device.setup.loss != Loss::kDpo;
   if (plan.rollout == 0 && !reference) return;
   if (verl(device)) {

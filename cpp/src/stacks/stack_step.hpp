@@ -1,8 +1,9 @@
 // A training stack's step, replayed (stack_rows.hpp names each stack's): one training step's
 // allocations on the most loaded device, each under a term, through PyTorch's caching allocator
-// (allocator.hpp). The pieces every framework's step shares are here (stack_step.cpp); each
-// framework's order of allocations is in stack_frameworks.cpp. The replay reads only what
-// StepDevice gives it: it stands below the estimate that builds one (estimate/replay.cpp).
+// (allocator.hpp). The pieces every framework's step shares are here (stack_step.cpp, and each
+// loss in stack_loss.cpp); each framework's order of allocations is in stack_frameworks.cpp. The
+// replay reads only what StepDevice gives it: it stands below the estimate that builds one
+// (estimate/replay.cpp).
 #pragma once
 
 #include <functional>
