@@ -3,7 +3,7 @@
 // the rest of the setup lets it; and a setting the reader never touched changes only with a
 // sentence saying so. Nothing here reads a choice's meaning: the core says what is allowed
 // (workshopView), and what a run computes (withLogitsAsRun).
-import { tokensInSequences } from './format.js';
+import { byWhom, tokensInSequences } from './format.js';
 import { MAX_MICRO_BATCH_SEQUENCES } from './store.js';
 
 /** The logits' switch: a setting the page may turn on by itself, and says so. */
@@ -22,17 +22,6 @@ export function createChoices(estimator) {
 
   /** A setting's text as its control shows it: a choice by its name, a number as it is. */
   const shown = (setting, text) => setting.choices?.find((choice) => choice.id === text)?.name ?? text;
-
-  /** Brought settings grouped by who brought them, in order: [[by, [{settingId, text}…]]…]. */
-  function byWhom(brought) {
-    const groups = [];
-    for (const each of brought) {
-      const last = groups[groups.length - 1];
-      if (last && last[0] === each.by) last[1].push(each);
-      else groups.push([each.by, [each]]);
-    }
-    return groups;
-  }
 
   /** "Stack: torchtitan" — the setting's name and the choice's, as the controls show them. */
   function named(id, text) {

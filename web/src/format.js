@@ -17,6 +17,17 @@ export function tokensInSequences(estimator, name, verb, { microBatchSequences, 
   );
 }
 
+/** Brought settings grouped by who brought them, in order: [[by, [{settingId, text}…]]…]. */
+export function byWhom(brought) {
+  const groups = [];
+  for (const each of brought) {
+    const last = groups[groups.length - 1];
+    if (last && last[0] === each.by) last[1].push(each);
+    else groups.push([each.by, [each]]);
+  }
+  return groups;
+}
+
 /** "2", "2.004": bytes per parameter, whole where whole. */
 export function formatPerParameter(bytes) {
   if (!Number.isFinite(bytes)) return '—';

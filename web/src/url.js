@@ -2,6 +2,7 @@
 // link restores exactly what its sender saw. Values are read and checked by the core, as the CLI
 // reads its flags; one that is unknown or refused is dropped with a notice, and the rest of the URL
 // still applies.
+import { byWhom } from './format.js';
 
 const EMBED_KEY = 'embed';
 const THEME_KEY = 'theme';
@@ -128,12 +129,9 @@ export function fromQuery(search, estimator, maxMicroBatchSequences) {
   }
   // One sentence for each who brought settings (the stack, verl), in the core's order.
   if (brought[0] && setup !== defaults) {
-    for (let first = 0; first < brought.length;) {
-      let next = first;
-      while (next < brought.length && brought[next].by === brought[first].by) next += 1;
-      const settings = brought.slice(first, next).map((b) => `${b.settingId}=${b.text}`);
-      notices.push(`${brought[first].by} brings, for the link: ${settings.join(', ')}.`);
-      first = next;
+    for (const [by, settings] of byWhom(brought)) {
+      const named = settings.map((b) => `${b.settingId}=${b.text}`);
+      notices.push(`${by} brings, for the link: ${named.join(', ')}.`);
     }
   }
   return { setup, notices, configText, linked: given.size > 0 || configText !== null };
