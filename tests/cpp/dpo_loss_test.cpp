@@ -199,3 +199,29 @@ TEST_CASE("dpo loss: where it runs, each pair whole, and the reference model it 
 }
 
 }  // namespace dpo_loss_test
+
+namespace dpo_loss_test {
+
+TEST_CASE(
+    "dpo loss: the reference's layers run inside the loss, beside the policy's held tensors") {
+  // A vocabulary of 64 and long sequences: the reference's forward pass, one layer's work at a
+  // time beside everything the policy's step holds, outweighs its logits. Under LoRA the
+  // reference has no weights of its own, so the whole rise is its pass.
+  TrainingSetup setup = tiny_dpo(2, 4096);
+  setup.custom_model.vocab_size = 64;
+  setup.stack = Stack::kHf;
+  setup.precision = Precision::kBf16;
+  setup.lora_rank = 4;
+  setup.recompute = Recompute::kNone;
+  const Estimate with = estimate_memory(setup);
+  setup.reference_model = false;
+  const Estimate without = estimate_memory(setup);
+  REQUIRE(with.answer.ok());
+  REQUIRE(without.answer.ok());
+  // The reference's FP32 logits are 4·2·4,096·64 B (2.1 MB); the peak rises by some 17.8 MB,
+  // the reference's layer at work beside the policy's saved activations (69.2 MB).
+  const double reference_logits = 4.0 * 2 * 4096 * 64;
+  CHECK(with.peak_allocated_bytes - without.peak_allocated_bytes > 4 * reference_logits);
+}
+
+}  // namespace dpo_loss_test
