@@ -38,15 +38,28 @@ inline std::string pick_id(FuzzedDataProvider& data, const std::vector<Choice>& 
   return choices[data.ConsumeIntegralInRange<std::size_t>(0, choices.size() - 1)].id;
 }
 
-// Where the fuzzer starts from: the defaults, or an RL run whose settings only hold together
-// (TRL's GRPOTrainer with vLLM on one device; verl's hybrid engine with vLLM or SGLang on 8), which
-// setting-by-setting changes from the defaults would seldom reach.
+// Where the fuzzer starts from: the defaults, or a post-training run whose settings only hold
+// together (TRL's GRPOTrainer with vLLM on one device; verl's hybrid engine with vLLM or SGLang on
+// 8; TRL's DPOTrainer with its reference model on one device), which setting-by-setting changes
+// from the defaults would seldom reach.
 inline TrainingSetup base_setup(int which) {
   TrainingSetup setup;
   if (which < 2) return setup;
   const auto set = [&setup](const char* id, const char* text) {
     static_cast<void>(apply_setting(setup, id, text));
   };
+  if (which == 5) {
+    set(setting_id::kModel, "qwen3-0.6b");
+    set(setting_id::kStack, "hf");
+    set(setting_id::kPrecision, "bf16");
+    set(setting_id::kSequenceLength, "1024");
+    set(setting_id::kMicroBatch, "2");
+    set(setting_id::kRecompute, "full");
+    set(setting_id::kLogits, "on");
+    set(setting_id::kLoss, "dpo");
+    set(setting_id::kReferenceModel, "on");
+    return setup;
+  }
   set(setting_id::kModel, "qwen3-0.6b");
   set(setting_id::kStack, "hf");
   set(setting_id::kSequenceLength, "1024");
@@ -71,7 +84,7 @@ inline TrainingSetup base_setup(int which) {
 // any number or any text), and now and then a raw value past its bounds, as a setup built in code
 // may hold, for the checks to refuse.
 inline TrainingSetup fuzzed_setup(FuzzedDataProvider& data) {
-  TrainingSetup setup = base_setup(data.ConsumeIntegralInRange<int>(0, 4));
+  TrainingSetup setup = base_setup(data.ConsumeIntegralInRange<int>(0, 5));
   const std::vector<Setting>& table = settings();
   for (std::size_t index = 0; index < table.size(); ++index) {
     const Setting& setting = table[index];
