@@ -4,12 +4,9 @@
 // model_config.py) and the TrainingArguments they extend (transformers 5), under the hf stack
 // (transformers' Trainer with PEFT, which TRL's SFTTrainer is), on one device or under DDP.
 //
-// The file does not say which trainer reads it: a file with GRPOConfig's own keys (use_vllm,
-// num_generations, max_completion_length, …) is `trl grpo --config`'s, whose own keys are read as
-// GRPOConfig at TRL f2cd5771 reads them (trl_grpo.cpp); a file with DPOConfig's own keys or one of
-// its loss types is `trl dpo --config`'s (trl_dpo.cpp); any other, SFTConfig's, unless it has
-// keys the preference trainers share (beta, precompute_ref_log_probs), which do not say which
-// one reads it, or KTOConfig's or RLOOConfig's own: refused. TRL's defaults differ from
+// The file does not say which trainer reads it: its keys do (trl_trainer.cpp). GRPOConfig's are
+// read as TRL f2cd5771 reads them (trl_grpo.cpp), DPOConfig's likewise (trl_dpo.cpp), and the
+// rest as SFTConfig's. TRL's defaults differ from
 // TrainingArguments': bf16 on, gradient checkpointing on (v0.22), the weights loaded in FP32
 // (v0.27) and SFT's loss chunked (chunked_nll, v1.7). A key that an older TRL had (torch_dtype,
 // max_seq_length) names its version.
@@ -25,6 +22,7 @@
 #include "launch/launch_readers.hpp"
 #include "launch/trl_dpo.hpp"
 #include "launch/trl_grpo.hpp"
+#include "launch/trl_trainer.hpp"
 #include "launch/yaml_keys.hpp"
 #include "model/config_text.hpp"
 #include "trainmem/config.hpp"
@@ -337,69 +335,6 @@ void read_step(KeyReader& reader, TrainingSetup& setup) {
   }
 }
 
-// The other trainers' own keys first: KTOConfig's (and its loss types), RLOOConfig's (which shares
-// GRPOConfig's generation keys; its default beta, 0.05, loads a reference model). Then, where the
-// file is SFT's or GRPO's, the keys the preference and RL trainers share, which do not say which
-// one reads it (GRPOConfig has a beta and sync_ref_model too, DPOConfig max_prompt_length once).
-void refuse_other_trainers(KeyReader& reader, bool grpo, bool dpo) {
-  const auto given = [&](const char* key) {
-    const Json* found = reader.find(key);
-    return found != nullptr && !sets_nothing(*found);
-  };
-  for (const char* key : {"desirable_weight", "undesirable_weight", "train_sampling_strategy"}) {
-    if (!given(key)) continue;
-    reader.fault(
-        key, std::string(key) + " is KTOConfig's: KTO is not modelled; DPOConfig's keys are read.");
-    return;
-  }
-  const Json* loss = reader.find("loss_type");
-  if (!grpo && !dpo && loss != nullptr && loss->is_string() &&
-      (loss->get<std::string>() == "kto" || loss->get<std::string>() == "apo_zero_unpaired")) {
-    reader.fault("loss_type", "loss_type " + loss->get<std::string>() +
-                                  " is KTOConfig's: KTO is not modelled; DPOConfig's keys are "
-                                  "read.");
-    return;
-  }
-  for (const char* key : {"normalize_advantages", "reward_clip_range"}) {
-    if (!given(key)) continue;
-    reader.fault(key, std::string(key) +
-                          " is RLOOConfig's: RLOO (a reference model at its default beta 0.05) is "
-                          "not modelled; GRPOConfig's keys are read.");
-    return;
-  }
-  static const std::vector<const char*> keys = {"max_prompt_length",        "beta",
-                                                "precompute_ref_log_probs", "sync_ref_model",
-                                                "ref_model_init_kwargs",    "reward_model_path"};
-  for (const char* key : keys) {
-    const std::string name = key;
-    if (!given(key) || (grpo && (name == "beta" || name == "sync_ref_model")) ||
-        (dpo && name != "ref_model_init_kwargs" && name != "reward_model_path")) {
-      continue;
-    }
-    if (grpo && name == "max_prompt_length") {
-      reader.fault(key,
-                   "max_prompt_length is GRPOConfig's key before TRL v0.28 (prompts are no longer "
-                   "truncated): this reader reads f2cd5771's keys; drop it and give the sequence "
-                   "length beside the file.");
-      return;
-    }
-    const std::string which = name == "precompute_ref_log_probs"
-                                  ? "DPOConfig's and KTOConfig's alike"
-                                  : "GRPOConfig's, DPOConfig's, KTOConfig's and RLOOConfig's alike";
-    reader.fault(key,
-                 name == "beta" || name == "precompute_ref_log_probs" || name == "sync_ref_model"
-                     ? name + " is " + which +
-                           ", and the file does not say which trainer reads it: give DPO's "
-                           "loss_type (sigmoid, its default) to read it as DPOConfig's, or "
-                           "GRPOConfig's own keys (use_vllm, num_generations) as GRPO's."
-                     : name +
-                           " is a preference trainer's key of another TRL version: "
-                           "SFTConfig's, DPOConfig's and GRPOConfig's keys at f2cd5771 are "
-                           "read.");
-    return;
-  }
-}
-
 }  // namespace
 
 LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& base,
@@ -413,28 +348,14 @@ LaunchConfig read_trl_yaml(const std::string& json_text, const TrainingSetup& ba
   TrainingSetup& setup = launch.setup;
   setup.stack = Stack::kHf;
   KeyReader reader(launch, kDialect, keys_of(config));
-  const bool grpo = trl_grpo::is_grpo_file(reader);
-  const bool dpo = !grpo && trl_dpo::is_dpo_file(reader);
+  const TrlTrainer trainer = trl_trainer_of(reader);
+  const bool grpo = trainer == TrlTrainer::kGrpo;
+  const bool dpo = trainer == TrlTrainer::kDpo;
   if (grpo) {
     launch.kind = trl_grpo::kKind;
     launch.leaves.push_back(setting_id::kSequenceLength);  // the prompts are the data's
   }
   if (dpo) launch.kind = trl_dpo::kKind;
-  refuse_other_trainers(reader, grpo, dpo);
-  // A file of SFTConfig's keys that DPOConfig and KTOConfig share reads the same under trl dpo:
-  // said, where it sets none of SFT's own.
-  if (!grpo && !dpo) {
-    bool sft_own = false;
-    for (const char* key : {"packing", "packing_strategy", "completion_only_loss",
-                            "assistant_only_loss", "dataset_text_field", "loss_type"}) {
-      sft_own = sft_own || reader.find(key) != nullptr;
-    }
-    if (!sft_own) {
-      launch.notes.push_back(
-          "Read as trl sft's: it sets none of SFTConfig's own keys, and a trl dpo file of the "
-          "keys they share reads the same. For DPO, give its loss_type (sigmoid, its default).");
-    }
-  }
   const std::optional<std::string> model = reader.get("model_name_or_path", given_text());
   if (!model) {
     reader.fault("model_name_or_path", "model_name_or_path is not given; TRL needs it.");
