@@ -402,6 +402,8 @@ declare global {
         settingTexts: { [settingId: string]: string };
         /** Not counted: how much more the logits and loss would add, and under which loss (0 when counted). */
         logitsLeftOut: { bytes: number; loss: string };
+        /** The micro-batch's sequences go in steps of this many: 2 under DPO's loss (its pairs), else 1. */
+        microBatchStep: number;
       }>;
       /** `setup` with the logits and loss counted as a run computes them (the stack's loss, else FP32 upcast). */
       withLogitsAsRun(setup: TrainingSetup): TrainingSetup;

@@ -48,6 +48,7 @@ val workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences) {
   left_out.set("bytes", view.logits_left_out_bytes);
   left_out.set("loss", choice_id(view.logits_left_out_loss));
   result.set("logitsLeftOut", left_out);
+  result.set("microBatchStep", view.micro_batch_step);
   return result;
 }
 

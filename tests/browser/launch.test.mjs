@@ -239,7 +239,7 @@ describe('the launch config', () => {
     // The slider steps a pair at a time, and says so.
     assert.equal(await page.getAttribute('#tokens-slider', 'min'), '2');
     assert.equal(await page.getAttribute('#tokens-slider', 'step'), '2');
-    assert.match(await page.textContent('#tokens-hint'), /2 to 16 of them, in DPO's pairs\./);
+    assert.match(await page.textContent('#tokens-hint'), /2 to 16 of them, 2 at a time\./);
     assert.match(await page.textContent('#launch-verdict'), /^Fits\. No published run measures DPO's step/);
     const text = await readout(page);
     assert.match(

@@ -152,6 +152,15 @@ TEST_CASE("dpo loss: where it runs, each pair whole, and the reference model it 
   setup.mtp = false;
   CHECK(refused_by(setup) == setting_id::kLoss);  // a mixture: its auxiliary loss
   CHECK(estimate_memory(setup).answer.message.find("load-balancing loss") != std::string::npos);
+  // The workshop's view moves the micro-batch a pair at a time, its curve's points too.
+  const WorkshopView view = workshop_view(under_trl(tiny_dpo(2, 128)), 16);
+  REQUIRE(view.estimate.answer.ok());
+  CHECK(view.micro_batch_step == 2);
+  REQUIRE(view.activation_curve.size() == 8);
+  for (const ActivationPoint& point : view.activation_curve) {
+    CHECK(point.micro_batch_sequences % 2 == 0);
+  }
+  CHECK(workshop_view(TrainingSetup{}, 16).micro_batch_step == 1);
   setup = under_trl(tiny_dpo(3, 128));  // a pair split across micro-batches
   CHECK(refused_by(setup) == setting_id::kLoss);
   CHECK(estimate_memory(setup).answer.message.find("even number") != std::string::npos);

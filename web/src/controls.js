@@ -199,10 +199,10 @@ export function createControls({ estimator, store, render, choices, root }) {
       }
     }
     if (!slider) return;
-    // DPO's pairs: two sequences a step, as the core refuses an odd count under its loss.
-    const pairs = text('logits') === 'on' && text('loss') === 'dpo';
-    put(slider, 'min', pairs ? '2' : '1');
-    put(slider, 'step', pairs ? '2' : '1');
+    // The sequences a micro-batch moves by, the core's (DPO's pairs: 2).
+    const step = String(view.microBatchStep ?? 1);
+    put(slider, 'min', step);
+    put(slider, 'step', step);
     put(slider, 'value', text(slider.dataset.setting));
     const tokens = `${estimator.formatCount(estimate.tokensPerMicroBatch)} tokens`;
     if (slider.getAttribute('aria-valuetext') !== tokens) slider.setAttribute('aria-valuetext', tokens);
@@ -210,9 +210,7 @@ export function createControls({ estimator, store, render, choices, root }) {
       $('tokens-hint'),
       'textContent',
       `Whole sequences of ${estimator.formatCount(estimate.setup.sequenceLength)} tokens, ` +
-        (pairs
-          ? `2 to ${MAX_MICRO_BATCH_SEQUENCES} of them, in DPO's pairs.`
-          : `1 to ${MAX_MICRO_BATCH_SEQUENCES} of them.`),
+        `${step} to ${MAX_MICRO_BATCH_SEQUENCES} of them${step === '1' ? '' : `, ${step} at a time`}.`,
     );
   }
 

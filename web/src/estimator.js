@@ -332,8 +332,9 @@ export function makeEstimator(core, loadLater = loadFullTools) {
 
     /**
      * Everything the workshop draws, from one call: {ok, message, estimate, activationCurve,
-     * settingTexts, logitsLeftOut}, `settingTexts` holding every setting's text by its id, and
-     * `logitsLeftOut` {bytes, loss} what counting the logits as a run does would add (0 when counted).
+     * settingTexts, logitsLeftOut, microBatchStep}, `settingTexts` holding every setting's text by
+     * its id, `logitsLeftOut` {bytes, loss} what counting the logits as a run does would add (0 when
+     * counted), and `microBatchStep` the sequences a micro-batch moves by (DPO's pairs: 2).
      */
     workshopView(setup, maxMicroBatchSequences) {
       return guarded(setup, (setup) => {

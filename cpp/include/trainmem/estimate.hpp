@@ -238,6 +238,9 @@ struct [[nodiscard]] WorkshopView {
   // with them counted as a run computes them (with_logits_as_run), and that loss. 0 where counted.
   double logits_left_out_bytes = 0;
   Loss logits_left_out_loss = Loss::kVocabParallel;
+  // The micro-batch's sequences go in steps of this many, the curve's points too: 2 under DPO's
+  // loss (each pair's chosen and rejected sequences together), else 1.
+  int micro_batch_step = 1;
 };
 
 WorkshopView workshop_view(const TrainingSetup& setup, int max_micro_batch_sequences);

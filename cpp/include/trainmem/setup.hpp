@@ -351,6 +351,12 @@ const ModelShape* resolve_model(const TrainingSetup& setup);
 // device's figures.
 Device device_of(const TrainingSetup& setup);
 
+// The sequences a micro-batch moves by: 2 under DPO's loss (TRL's DPOTrainer runs each pair's
+// chosen and rejected sequences together; check_dpo_pairs refuses an odd count), else 1.
+inline int micro_batch_step(const TrainingSetup& setup) {
+  return setup.logits && setup.loss == Loss::kDpo ? 2 : 1;
+}
+
 // ZeRO 2 and 3 under the megatron stack are Megatron-FSDP's (--use-megatron-fsdp) optim_grads and
 // optim_grads_params sharding strategies; ZeRO 1 is the distributed optimiser.
 inline bool megatron_fsdp(const TrainingSetup& setup) {

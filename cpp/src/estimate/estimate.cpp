@@ -132,7 +132,9 @@ WorkshopView view_with(Calculator calculator, const TrainingSetup& setup,
   without_flash.flash_attention = false;
   const bool without_flash_counted =
       calculator(without_flash, setup.micro_batch_sequences, false, whole).answer.ok();
-  for (int sequences = 1; sequences <= max_micro_batch_sequences; ++sequences) {
+  view.micro_batch_step = micro_batch_step(setup);
+  for (int sequences = view.micro_batch_step; sequences <= max_micro_batch_sequences;
+       sequences += view.micro_batch_step) {
     ActivationPoint point;
     point.micro_batch_sequences = sequences;
     point.tokens = static_cast<double>(setup.sequence_length) * sequences;

@@ -698,7 +698,7 @@ Answer check_values(const TrainingSetup& setup, const ModelShape* shape) {
 }  // namespace
 
 Answer check_dpo_pairs(const TrainingSetup& setup) {
-  if (setup.micro_batch_sequences % 2 == 0) return {};
+  if (setup.micro_batch_sequences % micro_batch_step(setup) == 0) return {};
   return refusal(id::kLoss,
                  "DPO runs each pair's chosen and rejected sequences in one batch: set the "
                  "micro-batch to an even number of sequences (2 a pair, twice TRL's "
