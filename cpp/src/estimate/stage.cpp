@@ -745,17 +745,43 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
                : model(kind, setup, stack, micro_batch_sequences, flash_attention, pen);
   };
   ActivationsPerLayer layer = layer_of(shape);
-  // A mixture with dense layers mixed in (first_k_dense_replace, an interleave step): every layer
-  // is counted as the larger of the two kinds, an upper bound that each stage's share of dense
-  // layers can only lower. One-part layers hold no dense MLP: their kinds are counted as built.
+  // A mixture with dense layers mixed in (first_k_dense_replace, an interleave step). Without a
+  // pipeline the one stage holds every layer, so a layer is the mean of the two kinds, weighed by
+  // their counts, and exact; the layer rebuilt under recomputation is the larger. With a pipeline,
+  // or in a hybrid (whose dense layer is of one mixer kind, not their mean), every layer is counted
+  // as the larger of the two kinds, an upper bound that each stage's share of dense layers can only
+  // lower. One-part layers hold no dense MLP: their kinds are counted as built.
   if (mixes_dense_layers(shape) && !one_part_layers(shape)) {
     const ActivationsPerLayer dense = layer_of(dense_layer_shape(shape));
-    if (dense.kept_bytes + dense.recompute_working_bytes >
-        layer.kept_bytes + layer.recompute_working_bytes) {
-      layer = dense;
-    }
-    if (pen.writing()) {
-      layer.source += "; every layer counted as the larger of a dense and a mixture layer";
+    if (setup.layout.pipeline_parallel == 1 && !hybrid_linear_attention(shape)) {
+      const double layers = shape.num_layers;
+      const double dense_layers = dense_layers_between(shape, 0, layers);
+      const std::string source = layer.source;
+      const double working = std::max(layer.recompute_working_bytes, dense.recompute_working_bytes);
+      const Figure kept =
+          (pen.count(dense_layers, "dense layers") * dense.kept_per_token +
+           pen.count(layers - dense_layers, "mixture layers") * layer.kept_per_token) /
+          pen.count(layers, "layers");
+      if (dense.recompute_working_bytes > layer.recompute_working_bytes) layer = dense;
+      layer.kept_per_token = kept;
+      layer.kept_bytes = layer.tokens_on_device * kept.value();
+      layer.recompute_working_bytes = working;
+      if (pen.writing()) {
+        layer.source = source + "; a layer is the mean of " + format_count(dense_layers) +
+                       " dense layers (" + format_count(dense.kept_per_token.value()) +
+                       " B a token) and " + format_count(layers - dense_layers) +
+                       " mixture layers, all on the one stage";
+      }
+    } else {
+      if (dense.kept_bytes + dense.recompute_working_bytes >
+          layer.kept_bytes + layer.recompute_working_bytes) {
+        layer = dense;
+      }
+      if (pen.writing()) {
+        layer.source +=
+            "; every layer counted as the larger of a dense and a mixture layer, an upper bound "
+            "on each pipeline stage";
+      }
     }
   }
   if (kBeyondThePlate && setup.kbit_prep) {
