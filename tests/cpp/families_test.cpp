@@ -451,6 +451,31 @@ TEST_CASE("Ling-lite's config reads to its count: 16.8B total, 2.75B active") {
   CHECK(count_active_parameters(result.shape) == 2753153024.0);
 }
 
+TEST_CASE("DeepSeek-V2-Lite's config reads to its count: 15.7B total, 2.4B active") {
+  // DeepSeek-V2's appendix B: "15.7B total parameters, of which 2.4B are activated". By hand: the
+  // embedding and lm_head 2 × 102,400 × 2,048; in each of 27 layers latent attention without a
+  // query latent (wq 2,048 × 16 · 192, wkv_a 2,048 × 576, kv_norm 512, wkv_b 512 × 16 · 256, wo
+  // 16 · 128 × 2,048) and two norms; the first layer's MLP 3 × 2,048 × 10,944; in the other 26, 64
+  // experts of 3 × 2,048 × 1,408, the two shared experts' MLP 3 × 2,048 × 2,816 and the router
+  // 2,048 × 64 (no bias: greedy routing, n_group 1); the final norm.
+  const double attention =
+      2048.0 * 16 * 192 + 2048.0 * 576 + 512 + 512.0 * 16 * 256 + 16 * 128.0 * 2048;
+  const double experts = 64 * 3 * 2048.0 * 1408;
+  const double total = 2 * 102400.0 * 2048 + 27 * (attention + 2 * 2048) + 3 * 2048.0 * 10944 +
+                       26 * (experts + 3 * 2048.0 * 2816 + 2048 * 64) + 2048;
+  CHECK(total == 15706484224.0);
+  const ConfigParse result = parse_hf_config(hub_config("deepseek-v2-lite"));
+  REQUIRE_MESSAGE(result.answer.status == Status::kOk, result.answer.message);
+  CHECK(count_parameters(result.shape) == total);
+  CHECK(count_parameters(*find_preset("deepseek-v2-lite")) == total);
+  // Greedy routing over all 64 experts: no groups.
+  CHECK(result.shape.num_expert_groups == 0);
+  // Active: 6 of the 64 experts in each mixture layer (2.66B with the embedding and head; the
+  // paper's 2.4B leaves the embedding out, which a token reads one row of).
+  CHECK(count_active_parameters(result.shape) == total - 26 * 58 * 3 * 2048.0 * 1408);
+  CHECK(count_active_parameters(result.shape) == 2661150208.0);
+}
+
 TEST_CASE("Ling 2.0's bailing_moe: q/k norms and the router's expert_bias by hand") {
   // tiny() under BailingMoeV2ForCausalLM: Ling 1.0's count with query_layernorm and key_layernorm
   // of 4 in each layer and the router's expert_bias of 4 in the mixture.

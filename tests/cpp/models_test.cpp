@@ -60,27 +60,27 @@ TEST_CASE("grouped-query attention counts only the key/value heads' projections"
 TEST_CASE("an unknown preset id finds nothing") {
   CHECK(find_preset("llama3-7b") == nullptr);
   CHECK(find_preset("") == nullptr);
-  CHECK(
-      preset_ids_joined() ==
-      "llama3-8b, llama3-70b, llama3-405b, llama3.1-8b, llama3.1-70b, llama3.3-70b, "
-      "llama3.2-1b, llama3.2-3b, llama4-scout, llama4-maverick, llama2-7b, llama2-13b, "
-      "llama2-70b, qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b, qwen3-14b, qwen3-32b, "
-      "qwen3-30b-a3b, qwen3-235b-a22b, qwen3-next-80b-a3b, qwen3.5-27b, qwen3.5-35b-a3b, "
-      "qwen3.5-122b-a10b, qwen3.5-397b-a17b, "
-      "qwen2.5-7b, qwen2.5-72b, deepseek-v3, deepseek-v3.2, kimi-k2, kimi-linear-48b-a3b, glm4.5, "
-      "glm4.5-air, glm-5, gemma4-31b, gemma4-26b-a4b, gemma3-1b, gemma3-4b, gemma3-12b, "
-      "gemma3-27b, gemma2-9b, "
-      "lfm2-350m, "
-      "lfm2-700m, lfm2-1.2b, lfm2-8b-a1b, nemotron3-nano-30b-a3b, nemotron-nano-9b-v2, "
-      "nemotron3-super-120b-a12b, "
-      "mistral-7b, "
-      "mixtral-8x7b, gpt-oss-20b, gpt-oss-120b, gpt2, gpt2-medium, gpt2-large, gpt2-xl, phi-4, "
-      "ling-lite, ling-mini-2.0, olmo2-7b, olmo2-13b, olmo2-32b, pythia-160m");
+  CHECK(preset_ids_joined() ==
+        "llama3-8b, llama3-70b, llama3-405b, llama3.1-8b, llama3.1-70b, llama3.3-70b, "
+        "llama3.2-1b, llama3.2-3b, llama4-scout, llama4-maverick, llama2-7b, llama2-13b, "
+        "llama2-70b, qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen3-8b, qwen3-14b, qwen3-32b, "
+        "qwen3-30b-a3b, qwen3-235b-a22b, qwen3-next-80b-a3b, qwen3.5-27b, qwen3.5-35b-a3b, "
+        "qwen3.5-122b-a10b, qwen3.5-397b-a17b, "
+        "qwen2.5-7b, qwen2.5-72b, deepseek-v3, deepseek-v2-lite, deepseek-v3.2, kimi-k2, "
+        "kimi-linear-48b-a3b, glm4.5, "
+        "glm4.5-air, glm-5, gemma4-31b, gemma4-26b-a4b, gemma3-1b, gemma3-4b, gemma3-12b, "
+        "gemma3-27b, gemma2-9b, "
+        "lfm2-350m, "
+        "lfm2-700m, lfm2-1.2b, lfm2-8b-a1b, nemotron3-nano-30b-a3b, nemotron-nano-9b-v2, "
+        "nemotron3-super-120b-a12b, "
+        "mistral-7b, "
+        "mixtral-8x7b, gpt-oss-20b, gpt-oss-120b, gpt2, gpt2-medium, gpt2-large, gpt2-xl, phi-4, "
+        "ling-lite, ling-mini-2.0, olmo2-7b, olmo2-13b, olmo2-32b, pythia-160m");
 }
 
 TEST_CASE("the plate's three Llama 3 presets come first, and every preset names its source") {
   const std::vector<ModelShape>& presets = preset_models();
-  REQUIRE(presets.size() == 64);
+  REQUIRE(presets.size() == 65);
   CHECK(presets[0].id == "llama3-8b");
   CHECK(presets[1].id == "llama3-70b");
   CHECK(presets[2].id == "llama3-405b");
@@ -184,6 +184,8 @@ TEST_CASE("every preset's derived count is the count its authors publish, exactl
       {"qwen3.5-35b-a3b", 34660610688.0},
       {"qwen3.5-122b-a10b", 122111526912.0},
       {"qwen3.5-397b-a17b", 396346350336.0},
+      // DeepSeek-V2-Lite: counted by hand in families_test.cpp (the paper's "15.7B").
+      {"deepseek-v2-lite", 15706484224.0},
       // DeepSeek-V3.2 and GLM-5 (sparse_attention_test.cpp: the hub's totals, with MTP).
       {"deepseek-v3.2", 671877944064.0},
       {"glm-5", 743911218432.0},

@@ -159,9 +159,6 @@ TEST_CASE("torchtitan moe per-op: what is not derived is refused, naming the set
   setup.precision = Precision::kFp8Mixed;
   refused(setup, "low-precision experts");
   setup = tiny_per_op(2);
-  setup.custom_model.num_dense_layers = 1;
-  refused(setup, "dense layers among them");
-  setup = tiny_per_op(2);
   setup.precision = Precision::kNvfp4Mixed;
   CHECK_FALSE(estimate_memory(setup).answer.ok());
   // A projection of the router gate's shape (h × E: here the shared experts' w1 and w3, 16

@@ -52,15 +52,18 @@ struct ModelShape {
                                           // Qwen2-MoE's shared_expert_intermediate_size; 0: none
   bool shared_expert_gate = false;        // Qwen2-MoE's shared_expert_gate: a sigmoid gate, h x 1
   bool router_bias = false;               // DeepSeek-V3's e_score_correction_bias: E per MoE layer
-  int moe_latent_size = 0;   // Nemotron 3 Super's latent MoE: the routed experts read and write
-                             // tokens of this width, projected from h and back around them
-                             // (fc1_latent_proj, fc2_latent_proj); 0: the experts read h
-  int num_dense_layers = 0;  // first_k_dense_replace: the first layers hold a dense MLP of f
-                             // instead of the mixture (Qwen3-MoE's mlp_only_layers = [0, …])
-  int moe_layer_step = 1;    // past the first num_dense_layers, layer i (from 0) is a mixture when
-                             // i + 1 is a multiple of this, else dense (Llama 4's
-                             // interleave_moe_layer_step, Qwen2-MoE's decoder_sparse_step)
-  bool qk_norm = false;      // Qwen3's q_norm and k_norm: an RMSNorm of d on every head
+  int num_expert_groups = 0;   // group-limited routing (DeepSeek-V3's n_group 8): the experts in
+                               // groups, each token routed within the best num_limited_groups
+  int num_limited_groups = 0;  // of them (topk_group 4); 0 (or 1 group): no limit. No parameters
+  int moe_latent_size = 0;     // Nemotron 3 Super's latent MoE: the routed experts read and write
+                               // tokens of this width, projected from h and back around them
+                               // (fc1_latent_proj, fc2_latent_proj); 0: the experts read h
+  int num_dense_layers = 0;    // first_k_dense_replace: the first layers hold a dense MLP of f
+                               // instead of the mixture (Qwen3-MoE's mlp_only_layers = [0, …])
+  int moe_layer_step = 1;  // past the first num_dense_layers, layer i (from 0) is a mixture when
+                           // i + 1 is a multiple of this, else dense (Llama 4's
+                           // interleave_moe_layer_step, Qwen2-MoE's decoder_sparse_step)
+  bool qk_norm = false;    // Qwen3's q_norm and k_norm: an RMSNorm of d on every head
   bool qk_norm_whole = false;    // OLMo 2's q_norm and k_norm: RMSNorms over the whole projections,
                                  // a·d and k·d wide
   bool attention_sinks = false;  // gpt-oss's sinks: one learned logit per head in every layer

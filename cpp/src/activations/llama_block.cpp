@@ -772,14 +772,24 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
                   "(torch/_functorch/partitioners.py: must_recompute, _extract_fwd_bwd_modules)") +
            (shape.num_experts <= 1
                 ? ""
-                : std::string("; of its MoE, topk's outputs and the shared experts' gate and down "
-                              "projections' outputs: the router's gate is recomputed by its "
-                              "shape, and the experts' grouped GEMMs (aten._grouped_mm") +
+                : std::string("; of its MoE, topk's outputs") +
+                      (shape.num_expert_groups > 1 ? " (the expert groups' two topk too)" : "") +
+                      (shape.shared_expert_ffn_hidden_size > 0
+                           ? " and the shared experts' matmuls at odd counts"
+                           : "") +
+                      ": the router's gate is recomputed by its shape, and the experts' grouped "
+                      "GEMMs (aten._grouped_mm" +
                       (setup.layout.expert_parallel > 1
                            ? ") and spmd_types' all-to-alls, none in the save list, run again"
                            : ", not in the save list) run again") +
-                      " (add_per_op_mixture)") +
+                      " (per_op.cpp)") +
            (setup.fused_qkv ? "; torchtitan's fused wqkv, five matmuls a block" : "") +
+           (latent_attention(shape)
+                ? std::string("; latent attention's ") +
+                      (shape.q_lora_rank > 0 ? "five matmuls (wq_a, wq_b, wkv_a, wkv_b, wo)"
+                                             : "four matmuls (wq, wkv_a, wkv_b, wo)") +
+                      " counted in order (deepseek_v3/model.py)"
+                : "") +
            (setup.precision == Precision::kNvfp4Mixed
                 ? "; under nvfp4-mixed the leading layers' matmul is torchao's nvfp4_mm_triton "
                   "(not aten.mm: the policy recomputes it and its FP4 codes), so they keep their "
@@ -870,15 +880,19 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
   if (kBeyondThePlate && setup.recompute == Recompute::kSelectiveOp) {
     // Kept: what the policy saves. In the backward pass the block's other tensors are rebuilt
     // beside them (as a layer without recomputation saves them), one block at a time: all it saves
-    // but those the policy keeps. Only SAC's cache holds w2's output, the shared experts' down
-    // projection's and topk's scores: a layer without recomputation saves none of them (the
-    // expert ids, its routing indices' first part, it does).
+    // but those the policy keeps. Only SAC's cache holds the outputs that feed the residual's add
+    // alone (wo's, w2's, the shared experts' down projection's), topk's scores and the expert
+    // groups' topk: a layer without recomputation saves none of them (the expert ids, its routing
+    // indices' first part, it does). Latent attention's matmul outputs are counted as the tensors
+    // of their widths such a layer saves (its latents' norm inputs, its queries, keys and values).
     const std::vector<SavedTensor> kept = selective_op_saved_tensors(shape, setup);
     layer.kept_per_token = pen.count(saved_bytes_per_token(kept), "B saved per token");
     double also_saved = 0;
     for (const SavedTensor& tensor : kept) {
-      if (tensor.id != "mlp-output" && tensor.id != "shared-output" &&
-          tensor.id != "top-k-scores") {
+      const std::string& id = tensor.id;
+      if (id != "mlp-output" && id != "shared-output" && id != "attention-projection-output" &&
+          id != "top-k-scores" && id.rfind("group-top-2", 0) != 0 &&
+          id.rfind("top-groups", 0) != 0) {
         also_saved += tensor.bytes_per_token;
       }
     }

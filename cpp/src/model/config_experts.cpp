@@ -24,6 +24,26 @@ void read_deepseek_experts(const Json& config, ModelShape& shape, Problems& prob
   int moe_layer_freq = 1;
   problems.add(read_optional(config, kMoeLayerFreq, moe_layer_freq));
   problems.add(read_optional(config, kNumNextnPredictLayers, shape.num_mtp_layers));
+  // Group-limited routing (n_group, topk_group; DeepSeek-V3's 8 and 4): no parameters, but
+  // torchtitan's per-op recomputation keeps its two topk's outputs (per_op.cpp). One group, or
+  // DeepSeek-V2's topk_method "greedy", routes over all experts.
+  int groups = 1;
+  int limited = 1;
+  problems.add(read_optional(config, {"n_group", 1, kMaxModelWidth}, groups));
+  problems.add(read_optional(config, {"topk_group", 1, kMaxModelWidth}, limited));
+  const Json* method = present(config, "topk_method");
+  const bool greedy =
+      method != nullptr && method->is_string() && method->get<std::string>() == "greedy";
+  if (!problems.any() && groups > 1 && !greedy) {
+    if (shape.num_experts % groups != 0 || limited > groups) {
+      problems.add("'n_group' (" + std::to_string(groups) + ") must divide n_routed_experts (" +
+                   std::to_string(shape.num_experts) + ") and be at least topk_group (" +
+                   std::to_string(limited) + ").");
+    } else {
+      shape.num_expert_groups = groups;
+      shape.num_limited_groups = limited;
+    }
+  }
   if (!problems.any() && moe_layer_freq != 1) {
     problems.add("'moe_layer_freq' must be 1 (absent or null means 1); it is " +
                  std::to_string(moe_layer_freq) +

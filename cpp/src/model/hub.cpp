@@ -71,6 +71,7 @@ const std::vector<HubRepositories>& hub_repositories() {
       {"deepseek-v3",
        {"deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V3-Base", "deepseek-ai/DeepSeek-V3-0324",
         "deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-R1-0528"}},
+      {"deepseek-v2-lite", {"deepseek-ai/DeepSeek-V2-Lite", "deepseek-ai/DeepSeek-V2-Lite-Chat"}},
       // DeepSeek-V3.2's releases: V3.2-Exp, V3.2 and V3.2-Speciale list the same safetensors total,
       // 685,396,921,376 (with the MTP module, its copies of the embedding and head, FP8 scales).
       {"deepseek-v3.2",

@@ -32,6 +32,7 @@ constexpr int kPythiaVocabSize = 50304;
 
 constexpr int kQwen3VocabSize = 151936;  // Qwen3 8B and 30B-A3B (embedding rows, padded)
 constexpr int kDeepseekV3VocabSize = 129280;
+constexpr int kDeepseekV2VocabSize = 102400;
 constexpr int kQwen35VocabSize = 248320;  // Qwen3.5's text towers (embedding rows, padded)
 
 // A family's presets, in the order its menu group shows them: each added with its id, name and
@@ -125,6 +126,8 @@ ModelShape& deepseek_v3(ModelShape& shape) {
   with_fine_grained_experts(shape, 256, 8, 2048);
   shape.shared_expert_ffn_hidden_size = 2048;
   shape.router_bias = true;
+  shape.num_expert_groups = 8;
+  shape.num_limited_groups = 4;
   shape.num_dense_layers = 3;
   shape.num_mtp_layers = 1;
   shape.q_lora_rank = 1536;
@@ -149,6 +152,8 @@ ModelShape& with_sparse_attention(ModelShape& shape, int index_heads) {
 // 32 heads.
 ModelShape& glm5(ModelShape& shape) {
   with_sparse_attention(deepseek_v3(shape), 32);
+  shape.num_expert_groups = 0;  // n_group 1: routed over all experts
+  shape.num_limited_groups = 0;
   shape.q_lora_rank = 2048;
   shape.qk_nope_head_dim = 192;
   shape.v_head_dim = 256;
@@ -341,6 +346,8 @@ ModelShape& ling_mini_2(ModelShape& shape) {
 ModelShape& kimi_k2(ModelShape& shape) {
   deepseek_v3(shape);
   shape.num_experts = 384;
+  shape.num_expert_groups = 0;  // n_group 1: routed over all experts
+  shape.num_limited_groups = 0;
   shape.num_dense_layers = 1;
   shape.num_mtp_layers = 0;
   return shape;
@@ -549,6 +556,22 @@ std::vector<ModelShape> make_presets() {
   deepseek_v3(
       deepseek.add({"deepseek-v3", "DeepSeek-V3 / R1 671B", "deepseek-ai/DeepSeek-V3 config.json",
                     61, 7168, 18432, 128, 128, kDeepseekV3VocabSize, false}));
+  // DeepSeek-V2-Lite (deepseek-ai/DeepSeek-V2-Lite config.json, DeepseekV2ForCausalLM; DeepSeek-AI,
+  // "DeepSeek-V2", arXiv:2405.04434, appendix B: 15.7B total): latent attention of 16 heads without
+  // a query latent, 64 routed experts of 1,408 (top 6, softmax, greedy: no groups), two shared, no
+  // router bias, the first of 27 layers a dense MLP of 10,944. torchtitan's deepseek_v3 "16B"
+  // flavour is this shape.
+  ModelShape& lite =
+      with_fine_grained_experts(deepseek.add({"deepseek-v2-lite", "DeepSeek-V2-Lite 16B",
+                                              "deepseek-ai/DeepSeek-V2-Lite config.json", 27, 2048,
+                                              10944, 16, 16, kDeepseekV2VocabSize, false}),
+                                64, 6, 1408);
+  lite.shared_expert_ffn_hidden_size = 2 * 1408;
+  lite.num_dense_layers = 1;
+  lite.kv_lora_rank = 512;
+  lite.qk_nope_head_dim = 128;
+  lite.qk_rope_head_dim = 64;
+  lite.v_head_dim = 128;
   // DeepSeek-V3.2 (and V3.2-Exp): V3's shape and an indexer of 64 heads.
   with_sparse_attention(deepseek_v3(deepseek.add({"deepseek-v3.2", "DeepSeek-V3.2 671B",
                                                   "deepseek-ai/DeepSeek-V3.2 config.json", 61, 7168,
@@ -731,6 +754,7 @@ std::vector<ModelShape> make_presets() {
       {"gemma4-31b", 262144},
       {"gemma4-26b-a4b", 262144},
       {"kimi-linear-48b-a3b", 1048576},
+      {"deepseek-v2-lite", 163840},
       {"nemotron3-nano-30b-a3b", 262144},
       {"nemotron-nano-9b-v2", 131072},
   };

@@ -1,7 +1,9 @@
 // The checks of torchtitan's per-op selective recomputation (check_per_op.hpp).
 #include "settings/check_per_op.hpp"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "stacks/stack_rows.hpp"
 #include "trainmem/settings.hpp"
@@ -10,9 +12,9 @@ namespace trainmem {
 
 namespace {
 
-// torchtitan's per-op policy over its own MoE, as add_per_op_mixture derives it (eager blocks,
-// BF16, every layer a mixture, no projection of the router gate's shape): any other case is
-// refused by name.
+// torchtitan's per-op policy over its own MoE, as per_op.cpp derives it (eager blocks, BF16, no
+// projection of the router gate's shape; dense layers among the mixtures are blocks without a
+// router, whose shapes the policy reads block by block): any other case is refused by name.
 Answer check_per_op_mixture(const TrainingSetup& setup, const ModelShape& shape) {
   const auto refuse = [&](const std::string& what, const std::string& choose) {
     return refusal(setting_id::kRecompute,
@@ -34,17 +36,23 @@ Answer check_per_op_mixture(const TrainingSetup& setup, const ModelShape& shape)
         "derived.",
         "bf16-mixed");
   }
-  if (mixes_dense_layers(shape)) {
-    return refuse("modelled where every layer is a mixture, and " + shape.name +
-                      " has dense layers among them.",
-                  "another model");
-  }
   // The policy recomputes any matmul of the router gate's weight shape (h, E): a projection of
-  // that shape would leave the count.
+  // h to E would leave the count (per_op.cpp, block_matmuls: each projection that reads h).
   const double h_to_e = shape.num_experts;
   const double d = head_dim_of(shape);
-  if (shape.num_attention_heads * d == h_to_e || shape.num_key_value_heads * d == h_to_e ||
-      shape.shared_expert_ffn_hidden_size == h_to_e) {
+  std::vector<double> widths_from_h = {static_cast<double>(shape.shared_expert_ffn_hidden_size)};
+  if (latent_attention(shape)) {
+    widths_from_h.push_back(
+        shape.q_lora_rank > 0
+            ? static_cast<double>(shape.q_lora_rank)
+            : shape.num_attention_heads *
+                  static_cast<double>(shape.qk_nope_head_dim + shape.qk_rope_head_dim));
+    widths_from_h.push_back(static_cast<double>(shape.kv_lora_rank) + shape.qk_rope_head_dim);
+  } else {
+    widths_from_h.push_back(shape.num_attention_heads * d);
+    widths_from_h.push_back(shape.num_key_value_heads * d);
+  }
+  if (std::find(widths_from_h.begin(), widths_from_h.end(), h_to_e) != widths_from_h.end()) {
     return refuse(
         "not modelled where a projection has the router gate's shape (h × E, which "
         "the policy recomputes wherever it appears), as one of " +
@@ -57,13 +65,22 @@ Answer check_per_op_mixture(const TrainingSetup& setup, const ModelShape& shape)
 }  // namespace
 
 Answer check_per_op(const TrainingSetup& setup, const ModelShape& shape) {
+  // fuse_qkv is an option of torchtitan's common Attention (models/common/attention.py); its
+  // DeepSeek-V3 latent attention has none.
+  if (setup.fused_qkv && latent_attention(shape)) {
+    return refusal(setting_id::kFusedQkv,
+                   "Fused QKV is torchtitan's option for its common attention; " + shape.name +
+                       "'s latent attention has none (deepseek_v3/model.py). Turn it off.");
+  }
   if (setup.recompute != Recompute::kSelectiveOp) return {};
-  // torchtitan's per-op policy counts a Llama block's seven matmuls and its attention kernel, or
-  // of torchtitan's MoE what add_per_op_mixture derives.
-  if (!shape.gated_mlp || latent_attention(shape) || shape.parallel_attention_mlp) {
+  // torchtitan's per-op policy counts a block's matmuls and keeps its attention kernel's outputs:
+  // a Llama block's or DeepSeek-V3's latent attention, a gated MLP or torchtitan's MoE
+  // (per_op.cpp).
+  if (!shape.gated_mlp || sparse_attention(shape) || shape.parallel_attention_mlp) {
     return refusal(setting_id::kRecompute,
                    "Selective per-op recomputation is torchtitan's policy for a Llama-style block "
-                   "(Q, K, V and O, a gated MLP or torchtitan's MoE); " +
+                   "(Q, K, V and O or DeepSeek-V3's latent attention, a gated MLP or torchtitan's "
+                   "MoE); " +
                        shape.name + " is not one. Choose none, selective or full.");
   }
   // A biased projection runs as aten.addmm (at::linear's flattened path), which the policy saves

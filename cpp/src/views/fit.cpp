@@ -375,7 +375,7 @@ void add_recompute_cost(Recompute recompute, const ModelShape& shape, LayoutCost
   } else if (recompute == Recompute::kSelective) {
     add_cost(cost, kSelectiveRecomputeCost, "selective recomputation redoes the attention core");
   } else if (recompute == Recompute::kSelectiveOp && shape.num_experts > 1) {
-    // Over torchtitan's MoE (add_per_op_mixture) it redoes wk and wo, the router's gate, the
+    // Over torchtitan's MoE (per_op.cpp) it redoes wk and wo, the router's gate, the
     // routed experts' three grouped GEMMs and the shared experts' up projection: 6 of 8 matmuls,
     // or 7 of 11 with shared experts, of the full recomputation's third.
     const bool shared = shape.shared_expert_ffn_hidden_size > 0;
