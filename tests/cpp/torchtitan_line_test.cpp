@@ -178,8 +178,11 @@ TEST_CASE("torchtitan line: what it does not read is refused by its flag, or lis
   CHECK(mxfp8.answer.setting == "--config");
   CHECK(mxfp8.answer.message.find("the output layer too") != std::string::npos);
   CHECK(refused_by(line("llama3_debugmodel", kTokens)) == "--config");
+  CHECK(refused_by("torchrun -m torchtitan.train --module gpt_oss --config "
+                   "gpt_oss_20b\n") == "--module");
+  // deepseek_v3_16b's defaults have moved too: a line that does not date itself is refused.
   CHECK(refused_by("torchrun -m torchtitan.train --module deepseek_v3 --config "
-                   "deepseek_v3_16b\n") == "--module");
+                   "deepseek_v3_16b\n") == "--config");
   // llama3_70b's tensor parallelism of 8, this torchtitan's own.
   CHECK(refused_by(line("llama3_70b", kTokens)) == "--parallelism.tensor_parallel_degree");
   CHECK(read(line("llama3_70b", std::string(kTokens) + " --parallelism.tensor_parallel_degree 1"))
@@ -254,6 +257,57 @@ TEST_CASE("torchtitan line: tyro's spellings, the world size, and keys of other 
             .answer.setting == "--training.local_batch_size");
   CHECK(read(line("llama3_8b", std::string(kTokens) + " --job.dump_folder out")).answer.setting ==
         "--job.dump_folder");
+}
+
+}  // namespace torchtitan_line_test
+
+namespace torchtitan_line_test {
+
+TEST_CASE(
+    "torchtitan line: DeepSeek-V3's configs are read as they build: latent attention, ep from "
+    "the config, the loss compiled alone, CUDA graphs off, no fused wqkv") {
+  const auto deepseek_line = [](const std::string& config, const std::string& overrides) {
+    return "torchrun --nproc_per_node 8 -m torchtitan.train --module deepseek_v3 --config " +
+           config + " --training.num_tokens_per_microbatch_per_dp_rank 16384 " + overrides + "\n";
+  };
+  const LaunchConfig lite = read(deepseek_line("deepseek_v3_16b", ""));
+  REQUIRE_MESSAGE(lite.answer.ok(), lite.answer.message);
+  CHECK(lite.not_understood.empty());
+  const TrainingSetup& setup = lite.setup;
+  CHECK(setup.model_id == "deepseek-v2-lite");
+  CHECK(setup.layout.data_parallel == 8);
+  CHECK(setup.layout.expert_parallel == 8);  // ParallelismConfig(expert_parallel_degree=8)
+  CHECK(setup.recompute == Recompute::kSelectiveOp);
+  CHECK(setup.compile == Compile::kLoss);  // CompileConfig(components=["loss"])
+  CHECK_FALSE(setup.fused_qkv);
+  CHECK(setup.loss == Loss::kChunkedWrapper);
+  CHECK(setup.sequence_length == 4096);
+  CHECK(setup.micro_batch_sequences == 4);
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  // The line's overrides win: ep, and compile off.
+  const LaunchConfig overridden = read(deepseek_line(
+      "deepseek_v3_16b", "--parallelism.expert_parallel_degree 4 --compile.no_enable"));
+  REQUIRE_MESSAGE(overridden.answer.ok(), overridden.answer.message);
+  CHECK(overridden.setup.layout.expert_parallel == 4);
+  CHECK(overridden.setup.compile == Compile::kOff);
+  // Turning the CUDA graphs back on is refused: their pool is not modelled.
+  CHECK(
+      read(deepseek_line("deepseek_v3_16b", "--training.no_disable_cuda_graphs")).answer.setting ==
+      "--training.disable_cuda_graphs");
+  // The 671B config: DeepSeek-V3 at ep 2, without its MTP module.
+  const LaunchConfig v3 = read(deepseek_line("deepseek_v3_671b", ""), 256);
+  REQUIRE_MESSAGE(v3.answer.ok(), v3.answer.message);
+  CHECK(v3.setup.model_id == "deepseek-v3");
+  CHECK(v3.setup.layout.expert_parallel == 2);
+  CHECK(v3.setup.layout.data_parallel == 256);
+  CHECK_FALSE(v3.setup.mtp);
+  CHECK(estimate_memory(v3.setup).answer.ok());
+  // What is not modelled is refused by name.
+  const LaunchConfig hybrid = read(deepseek_line("deepseek_v3_16b_hybridep", ""));
+  CHECK(hybrid.answer.setting == "--config");
+  CHECK(hybrid.answer.message.find("HybridEP") != std::string::npos);
+  CHECK(read(deepseek_line("deepseek_v3_671b_float8", "")).answer.setting == "--config");
 }
 
 }  // namespace torchtitan_line_test

@@ -1,12 +1,12 @@
 // torchtitan's launch line since its configs became Python functions (torchrun … -m
 // torchtitan.train --module llama3 --config NAME --section.key value …), read into the setup
 // (launch.hpp) as torchtitan b5bcd76c (August 21, 2026) runs it: the named function of
-// torchtitan/models/{llama3,qwen3}/config_registry.py, then the line's overrides. Its defaults have
-// moved release by release since 9810191 (February 2026: the loss chunked over 8 since 786e26f,
-// April; wq, wk and wv fused since 3396a4b37, June; batches counted in tokens since 73aed7f,
-// August), and a line says its era only by what it names. A line is read that counts its batch in
-// tokens (--training.num_tokens_per_microbatch_per_dp_rank, --training.max_context_length) or
-// names one of the NVFP4 configs (bcc09297a, August 5, whose token counts were the same before
+// torchtitan/models/{llama3,qwen3,deepseek_v3}/config_registry.py, then the line's overrides. Its
+// defaults have moved release by release since 9810191 (February 2026: the loss chunked over 8
+// since 786e26f, April; wq, wk and wv fused since 3396a4b37, June; batches counted in tokens since
+// 73aed7f, August), and a line says its era only by what it names. A line is read that counts its
+// batch in tokens (--training.num_tokens_per_microbatch_per_dp_rank, --training.max_context_length)
+// or names one of the NVFP4 configs (bcc09297a, August 5, whose token counts were the same before
 // 73aed7f), and that turns off the CUDA graphs its trainer captures by default since f84224a
 // (August 13), which are not modelled: that flag dates the line too. Any other is refused.
 #include <algorithm>
@@ -43,46 +43,73 @@ struct RegistryConfig {
   long long tokens;               // training.num_tokens_per_microbatch_per_dp_rank
   long long context;              // training.max_context_length
   Recompute recompute;            // SelectiveAC (per-op) or FullAC
-  bool compiled;                  // CompileConfig(enable=True, components=["model"])
+  Compile compile;                // CompileConfig: off, components ["model"] or ["loss"]
   long long tensor_parallel;      // parallelism.tensor_parallel_degree
   bool nvfp4;                     // NVFP4LinearConverter with the BF16 tail of 0.15
   bool pins_era;                  // the function came with token-counted batches
   const char* refused = nullptr;  // why it is not read, or nullptr
+  long long expert_parallel = 1;  // parallelism.expert_parallel_degree
+  bool cuda_graphs_off = false;   // training.disable_cuda_graphs=True
 };
 
 const std::vector<RegistryConfig>& registry() {
   static const std::vector<RegistryConfig> configs = {
-      {"llama3", "llama3_8b", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp, false, 1, false,
-       false},
+      {"llama3", "llama3_8b", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp, Compile::kOff, 1,
+       false, false},
       {"llama3", "llama3_8b_first_85_pct_layers_nvfp4", "llama3.1-8b", 8192, 8192,
-       Recompute::kSelectiveOp, true, 1, true, true},
-      {"llama3", "llama3_8b_mxfp8", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp, true, 1,
-       false, true,
+       Recompute::kSelectiveOp, Compile::kBlocks, 1, true, true},
+      {"llama3", "llama3_8b_mxfp8", "llama3.1-8b", 8192, 8192, Recompute::kSelectiveOp,
+       Compile::kBlocks, 1, false, true,
        "its MXFP8LinearConverter converts every linear layer, the output layer too (fqns []), "
        "which trainmem's MXFP8 does not count"},
-      {"llama3", "llama3_70b", "llama3.1-70b", 8 * 8192, 8192, Recompute::kFull, false, 8, false,
-       false},
-      {"llama3", "llama3_405b", "llama3.1-405b", 2 * 8192, 8192, Recompute::kFull, true, 8, false,
-       false,
+      {"llama3", "llama3_70b", "llama3.1-70b", 8 * 8192, 8192, Recompute::kFull, Compile::kOff, 8,
+       false, false},
+      {"llama3", "llama3_405b", "llama3.1-405b", 2 * 8192, 8192, Recompute::kFull, Compile::kBlocks,
+       8, false, false,
        "its Float8 linear layers under async tensor parallelism, as this torchtitan runs them, "
        "are not modelled"},
       // Qwen3's dense models (their embedding tied to the output layer at 0.6B and 1.7B, as in
       // Qwen's config.json); the NVFP4 recipe on sft_qwen3_8b_math's data (a GSM8K chat set
       // packed first-fit into sequences of 2,048, varlen attention, which saves what the
       // attention kernel saves).
-      {"qwen3", "qwen3_0_6b", "qwen3-0.6b", 4 * 4096, 4096, Recompute::kSelectiveOp, false, 1,
-       false, false},
-      {"qwen3", "qwen3_1_7b", "qwen3-1.7b", 4 * 4096, 4096, Recompute::kSelectiveOp, false, 1,
-       false, false},
+      {"qwen3", "qwen3_0_6b", "qwen3-0.6b", 4 * 4096, 4096, Recompute::kSelectiveOp, Compile::kOff,
+       1, false, false},
+      {"qwen3", "qwen3_1_7b", "qwen3-1.7b", 4 * 4096, 4096, Recompute::kSelectiveOp, Compile::kOff,
+       1, false, false},
       {"qwen3", "qwen3_8b_first_85_pct_layers_nvfp4", "qwen3-8b", 2048, 2048,
-       Recompute::kSelectiveOp, true, 1, true, true},
-      {"qwen3", "qwen3_14b", "qwen3-14b", 4 * 4096, 4096, Recompute::kFull, false, 1, false, false},
-      {"qwen3", "qwen3_32b", "qwen3-32b", 2 * 4096, 4096, Recompute::kFull, false, 1, false, false},
+       Recompute::kSelectiveOp, Compile::kBlocks, 1, true, true},
+      {"qwen3", "qwen3_14b", "qwen3-14b", 4 * 4096, 4096, Recompute::kFull, Compile::kOff, 1, false,
+       false},
+      {"qwen3", "qwen3_32b", "qwen3-32b", 2 * 4096, 4096, Recompute::kFull, Compile::kOff, 1, false,
+       false},
       // Qwen3-30B-A3B's mixture (_build_qwen3_moe_layers: 128 experts of 768, top-8, softmax
       // scores, route_norm), its experts exchanged by the standard all-to-all dispatcher
       // (moe_comm_backend "standard") under --parallelism.expert_parallel_degree.
-      {"qwen3", "qwen3_30b_a3b", "qwen3-30b-a3b", 2 * 4096, 4096, Recompute::kFull, false, 1, false,
-       false},
+      {"qwen3", "qwen3_30b_a3b", "qwen3-30b-a3b", 2 * 4096, 4096, Recompute::kFull, Compile::kOff,
+       1, false, false},
+      // DeepSeek-V3's configs (models/deepseek_v3/config_registry.py): latent attention over flex
+      // attention, the MoE's experts exchanged by the standard all-to-all dispatcher under expert
+      // parallelism (8 and 2), per-op selective recomputation, the loss compiled alone, CUDA
+      // graphs off. The "16B" flavour is DeepSeek-V2-Lite's shape, the "671B" DeepSeek-V3's
+      // (no MTP module: num_mtp_layers 0).
+      {"deepseek_v3", "deepseek_v3_16b", "deepseek-v2-lite", 4 * 4096, 4096,
+       Recompute::kSelectiveOp, Compile::kLoss, 1, false, false, nullptr, 8, true},
+      {"deepseek_v3", "deepseek_v3_671b", "deepseek-v3", 4 * 4096, 4096, Recompute::kSelectiveOp,
+       Compile::kLoss, 1, false, false, nullptr, 2, true},
+      {"deepseek_v3", "deepseek_v3_16b_hybridep", "deepseek-v2-lite", 4 * 4096, 4096,
+       Recompute::kSelectiveOp, Compile::kLoss, 1, false, false,
+       "its HybridEP dispatcher (moe_comm_backend \"hybridep\") and the CUDA graphs it captures "
+       "are not modelled",
+       8, false},
+      {"deepseek_v3", "deepseek_v3_16b_minimal_async_ep", "deepseek-v2-lite", 4 * 4096, 4096,
+       Recompute::kSelectiveOp, Compile::kLoss, 1, false, false,
+       "its minimal_async_ep dispatcher, fused SwiGLU and the CUDA graphs it captures are not "
+       "modelled",
+       1, false},
+      {"deepseek_v3", "deepseek_v3_671b_float8", "deepseek-v3", 4 * 4096, 4096,
+       Recompute::kSelectiveOp, Compile::kLoss, 1, false, false,
+       "its Float8 linear layers and grouped experts are not modelled under the per-op policy", 2,
+       true},
   };
   return configs;
 }
@@ -166,9 +193,9 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
     return launch;
   }
   const std::string module = flags.get("--module", flag_text()).value_or("");
-  if (module != "llama3" && module != "qwen3") {
+  if (module != "llama3" && module != "qwen3" && module != "deepseek_v3") {
     flags.fault("--module", "--module " + (module.empty() ? std::string("is not given") : module) +
-                                ": torchtitan's llama3 and qwen3 configs are read "
+                                ": torchtitan's llama3, qwen3 and deepseek_v3 configs are read "
                                 "(config_registry.py at b5bcd76c); the other model families' "
                                 "are not yet.");
     return launch;
@@ -224,15 +251,17 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   setup.model_id = config->model_id;
   setup.logits = true;
   setup.loss = Loss::kChunkedWrapper;  // ChunkedLossWrapper, num_chunks 8
-  setup.fused_qkv = true;              // model_registry's fuse_qkv=True, since 3396a4b37
+  // llama3's and qwen3's model_registry fuse_qkv=True, since 3396a4b37; DeepSeek-V3's latent
+  // attention has no such option.
+  setup.fused_qkv = module != "deepseek_v3";
   setup.recompute = config->recompute;
-  // CompileConfig: enable, and its components (the model and the loss unless the config says
-  // the model alone).
-  bool compiled = config->compiled;
-  bool model_compiled = true;
-  bool loss_compiled = false;
+  // CompileConfig: enable, and its components (the model and the loss unless the config names
+  // them: the model alone, or the loss alone).
+  bool compiled = config->compile != Compile::kOff;
+  bool model_compiled = config->compile != Compile::kLoss;
+  bool loss_compiled = config->compile == Compile::kLoss;
   if (const std::optional<bool> compile = switch_value(flags, "--compile.enable")) {
-    loss_compiled = *compile && !config->compiled;
+    if (*compile && !compiled) loss_compiled = true;  // CompileConfig's default components
     compiled = *compile;
   }
   if (const std::optional<std::string> components =
@@ -281,7 +310,8 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
       degree(flags, "--parallelism.data_parallel_replicate_degree", false).value_or(1);
   // Expert parallelism borrows its ranks from dp_shard·cp·tp (parallel_dims.py); the core's check
   // holds it to a mixture whose experts and devices it divides.
-  long long ep = degree(flags, "--parallelism.expert_parallel_degree", false).value_or(1);
+  long long ep = degree(flags, "--parallelism.expert_parallel_degree", false)
+                     .value_or(config->expert_parallel);
   if (t > 1) {
     flags.fault("--parallelism.tensor_parallel_degree",
                 "--parallelism.tensor_parallel_degree " + std::to_string(t) +
@@ -347,7 +377,7 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   // TrainingConfig.disable_cuda_graphs (False): since f84224a (August 13, 2026) the trainer
   // captures its forward and backward passes in a CUDA graph, whose private pool keeps what they
   // allocate between replays, and zero_grad keeps the gradients; not modelled.
-  if (!switch_value(flags, "--training.disable_cuda_graphs").value_or(false)) {
+  if (!switch_value(flags, "--training.disable_cuda_graphs").value_or(config->cuda_graphs_off)) {
     flags.fault("--training.disable_cuda_graphs",
                 "This torchtitan captures the forward and backward passes in a CUDA graph unless "
                 "--training.disable_cuda_graphs is given (f84224a, August 13, 2026): the graph's "
@@ -363,7 +393,7 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
   launch.notes.push_back(
       "Read as torchtitan b5bcd76c (August 21, 2026) builds config_registry.py's " + name + ": " +
       setup.model_id + ", the loss chunked over " + std::to_string(setup.loss_chunks) +
-      " (ChunkedLossWrapper), wq, wk and wv fused, " +
+      " (ChunkedLossWrapper), " + (setup.fused_qkv ? "wq, wk and wv fused, " : "") +
       (config->recompute == Recompute::kSelectiveOp ? "per-op selective recomputation (SelectiveAC)"
                                                     : "full recomputation (FullAC)") +
       (setup.compile == Compile::kBlocks          ? ", the model compiled"
