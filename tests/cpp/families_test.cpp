@@ -348,8 +348,16 @@ TEST_CASE("training the MTP module: its states, one more layer's activations, it
   // 16 B per parameter: BF16 weights and gradients, FP32 master weights and Adam's two moments.
   CHECK(with.bytes[Term::kWeights] - without.bytes[Term::kWeights] == 2 * 1140);
   CHECK(with.bytes[Term::kOptimizerStates] - without.bytes[Term::kOptimizerStates] == 8 * 1140);
-  // Four layers' activations where three were; twice the logits and their loss.
-  CHECK(with.bytes[Term::kActivations] ==
+  // One more mixture layer's activations (the three layers, one dense, count as their mean);
+  // twice the logits and their loss.
+  TrainingSetup all_mixture = setup;
+  all_mixture.mtp = false;
+  all_mixture.custom_model.num_dense_layers = 0;
+  const Estimate mixtures = estimate_memory(all_mixture);
+  REQUIRE(mixtures.answer.ok());
+  CHECK(with.bytes[Term::kActivations] - without.bytes[Term::kActivations] ==
+        doctest::Approx(mixtures.bytes[Term::kActivations] / 3));
+  CHECK(with.bytes[Term::kActivations] !=
         doctest::Approx(without.bytes[Term::kActivations] * 4 / 3));
   CHECK(with.bytes[Term::kLogits] == 2 * without.bytes[Term::kLogits]);
   // A model without MTP modules refuses the switch, naming it.
@@ -470,6 +478,24 @@ TEST_CASE("DeepSeek-V2-Lite's config reads to its count: 15.7B total, 2.4B activ
   CHECK(count_parameters(*find_preset("deepseek-v2-lite")) == total);
   // Greedy routing over all 64 experts: no groups.
   CHECK(result.shape.num_expert_groups == 0);
+  // DeepSeek-V3's noaux_tc routes within 4 of 8 groups, as the preset has it; DeepSeek-V2's
+  // group_limited_greedy within 3 of 8.
+  const ConfigParse v3 = parse_hf_config(hub_config("deepseek-v3"));
+  REQUIRE(v3.answer.status == Status::kOk);
+  CHECK(v3.shape.num_expert_groups == 8);
+  CHECK(v3.shape.num_limited_groups == 4);
+  CHECK(find_preset("deepseek-v3")->num_expert_groups == 8);
+  std::string v2 = hub_config("deepseek-v2-lite");
+  v2.replace(v2.find("\"n_group\": 1"), 12, "\"n_group\": 8");
+  v2.replace(v2.find("\"topk_group\": 1"), 15, "\"topk_group\": 3");
+  v2.replace(v2.find("\"greedy\""), 8, "\"group_limited_greedy\"");
+  const ConfigParse grouped = parse_hf_config(v2);
+  REQUIRE_MESSAGE(grouped.answer.status == Status::kOk, grouped.answer.message);
+  CHECK(grouped.shape.num_expert_groups == 8);
+  CHECK(grouped.shape.num_limited_groups == 3);
+  // Groups that do not divide the experts are refused, naming the key.
+  v2.replace(v2.find("\"n_group\": 8"), 12, "\"n_group\": 7");
+  CHECK(parse_hf_config(v2).answer.message.find("'n_group'") != std::string::npos);
   // Active: 6 of the 64 experts in each mixture layer (2.66B with the embedding and head; the
   // paper's 2.4B leaves the embedding out, which a token reads one row of).
   CHECK(count_active_parameters(result.shape) == total - 26 * 58 * 3 * 2048.0 * 1408);

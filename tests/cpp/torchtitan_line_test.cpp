@@ -291,6 +291,10 @@ TEST_CASE(
   REQUIRE_MESSAGE(overridden.answer.ok(), overridden.answer.message);
   CHECK(overridden.setup.layout.expert_parallel == 4);
   CHECK(overridden.setup.compile == Compile::kOff);
+  // Its components named on the line replace the config's ["loss"].
+  CHECK(read(deepseek_line("deepseek_v3_16b", "--compile.components model")).setup.compile ==
+        Compile::kBlocks);
+  CHECK(read(deepseek_line("deepseek_v3_16b", "--compile.enable")).setup.compile == Compile::kLoss);
   // Turning the CUDA graphs back on is refused: their pool is not modelled.
   CHECK(
       read(deepseek_line("deepseek_v3_16b", "--training.no_disable_cuda_graphs")).answer.setting ==

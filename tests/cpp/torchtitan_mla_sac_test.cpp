@@ -4,6 +4,7 @@
 // mixtures, and what is not derived refused by name (issues 43 and 46).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,44 @@ TEST_CASE(
   CHECK(latent.layer.kept_per_token.value() == doctest::Approx((680.0 + 540.0) / 2));
 }
 
+TEST_CASE(
+    "torchtitan mla per-op: DeepSeek-V3 keeps 70,608 B a token in a routed layer and 103,040 B "
+    "in a dense one, their mean over 3 dense and 58 routed layers (docs/formulas.md)") {
+  TrainingSetup setup = fixtures::qwen3_moe_on_eight(Recompute::kSelectiveOp);
+  setup.model_id = "deepseek-v3";
+  setup.layout.data_parallel = 64;
+  setup.sequence_length = 4096;
+  const Calculation calculation = calculate(setup, 1, true, {false, false});
+  INFO(calculation.answer.message);
+  REQUIRE(calculation.answer.ok());
+  CHECK(calculation.layer.mixture_kept_per_token == 70608);
+  CHECK(calculation.layer.kept_per_token.value() ==
+        doctest::Approx((3 * 103040.0 + 58 * 70608.0) / 61));
+}
+
+TEST_CASE(
+    "dense layers among a mixture: one stage keeps their mean, a pipeline's stages the larger "
+    "kind") {
+  // The tiny mixture, one of its two layers dense, no recomputation, the ideal step.
+  TrainingSetup setup = fixtures::tiny_torchtitan_mixture(1);
+  setup.stack = Stack::kIdeal;
+  setup.layout.zero_stage = 0;
+  setup.custom_model.num_dense_layers = 0;
+  const double mixture = calculate(setup, 1, true, {false, false}).layer.kept_per_token.value();
+  setup.custom_model.num_dense_layers = 1;
+  const Calculation one_stage = calculate(setup, 1, true, {false, false});
+  REQUIRE(one_stage.answer.ok());
+  const double mean = one_stage.layer.kept_per_token.value();
+  const double dense = 2 * mean - mixture;
+  CHECK(dense != doctest::Approx(mixture));
+  CHECK(one_stage.layer.mixture_kept_per_token == mixture);
+  setup.layout.pipeline_parallel = 2;
+  setup.layout.data_parallel = 2;
+  const Calculation two_stages = calculate(setup, 1, true, {false, false});
+  REQUIRE_MESSAGE(two_stages.answer.ok(), two_stages.answer.message);
+  CHECK(two_stages.layer.kept_per_token.value() == doctest::Approx(std::max(dense, mixture)));
+}
+
 TEST_CASE("torchtitan mla per-op: what is not derived is refused, naming the setting") {
   TrainingSetup setup = tiny_latent(0, 0);
   REQUIRE(estimate_memory(setup).answer.ok());
@@ -146,7 +185,14 @@ TEST_CASE("torchtitan mla per-op: what is not derived is refused, naming the set
   setup.custom_model.index_n_heads = 2;
   setup.custom_model.index_head_dim = 16;
   setup.custom_model.index_topk = 64;
-  CHECK_FALSE(estimate_memory(setup).answer.ok());
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kStack);
+  // torchtitan recomputes model.layers alone, not the MTP modules: refused.
+  setup = fixtures::qwen3_moe_on_eight(Recompute::kSelectiveOp);
+  setup.model_id = "deepseek-v3";
+  setup.mtp = true;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kMtp);
+  setup.recompute = Recompute::kNone;
+  CHECK(estimate_memory(setup).answer.ok());
   // A latent of the router gate's width (h × E) is recomputed by its shape: refused.
   setup = tiny_latent(4, 0);
   const Answer gate_shape = estimate_memory(setup).answer;

@@ -26,6 +26,8 @@ ModelShape dense_layer_shape(const ModelShape& shape) {
   dense.shared_expert_ffn_hidden_size = 0;
   dense.shared_expert_gate = false;
   dense.router_bias = false;
+  dense.num_expert_groups = 0;
+  dense.num_limited_groups = 0;
   dense.num_dense_layers = 0;
   dense.moe_layer_step = 1;
   return dense;
@@ -415,17 +417,24 @@ void add_activations_and_logits(Ledger& ledger, const ModelShape& shape, const T
   }
   // Each multi-token-prediction module runs one more layer over the sequence, saved as one.
   // A hybrid's MTP layer is a full-attention layer (Qwen3.5's mtp.layers): its own kind's bytes.
+  // Where a layer is the mean of dense and mixture layers, the MTP module's layer is a mixture one.
   const bool hybrid = hybrid_linear_attention(shape);
-  if (stage.mtp_layers > 0 && !hybrid) held = held + pen.count(stage.mtp_layers, "MTP layers");
+  const bool mtp_apart = hybrid || layer.mixture_kept_per_token > 0;
+  if (stage.mtp_layers > 0 && !mtp_apart) held = held + pen.count(stage.mtp_layers, "MTP layers");
   ledger.add(Term::kActivations,
              held * pen.count(layer.tokens_on_device, "tokens") * layer.kept_per_token,
              [&] { return layer.source; });
-  if (stage.mtp_layers > 0 && hybrid) {
-    ledger.add(Term::kActivations,
-               pen.count(stage.mtp_layers, "MTP layers") *
-                   pen.count(layer.tokens_on_device, "tokens") *
-                   pen.count(layer.attention_kept_per_token, "B a token (a full-attention layer)"),
-               [] { return "each MTP module's layer, a full-attention one"; });
+  if (stage.mtp_layers > 0 && mtp_apart) {
+    ledger.add(
+        Term::kActivations,
+        pen.count(stage.mtp_layers, "MTP layers") * pen.count(layer.tokens_on_device, "tokens") *
+            (hybrid
+                 ? pen.count(layer.attention_kept_per_token, "B a token (a full-attention layer)")
+                 : pen.count(layer.mixture_kept_per_token, "B a token (a mixture layer)")),
+        [hybrid] {
+          return hybrid ? "each MTP module's layer, a full-attention one"
+                        : "each MTP module's layer, a mixture one";
+        });
   }
   if (layer.recompute_working_bytes > 0) {
     ledger.add(Term::kActivations,
@@ -747,7 +756,8 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
   ActivationsPerLayer layer = layer_of(shape);
   // A mixture with dense layers mixed in (first_k_dense_replace, an interleave step). Without a
   // pipeline the one stage holds every layer, so a layer is the mean of the two kinds, weighed by
-  // their counts, and exact; the layer rebuilt under recomputation is the larger. With a pipeline,
+  // their counts, and exact; the layer rebuilt under recomputation is counted as the larger kind,
+  // an upper bound (the dense layers, first, are rebuilt last). With a pipeline,
   // or in a hybrid (whose dense layer is of one mixer kind, not their mean), every layer is counted
   // as the larger of the two kinds, an upper bound that each stage's share of dense layers can only
   // lower. One-part layers hold no dense MLP: their kinds are counted as built.
@@ -762,7 +772,9 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
           (pen.count(dense_layers, "dense layers") * dense.kept_per_token +
            pen.count(layers - dense_layers, "mixture layers") * layer.kept_per_token) /
           pen.count(layers, "layers");
+      const double mixture_kept = layer.kept_per_token.value();
       if (dense.recompute_working_bytes > layer.recompute_working_bytes) layer = dense;
+      layer.mixture_kept_per_token = mixture_kept;
       layer.kept_per_token = kept;
       layer.kept_bytes = layer.tokens_on_device * kept.value();
       layer.recompute_working_bytes = working;

@@ -765,6 +765,15 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
                        choice_name(setup.stack) +
                        " stack trains none: untick it, or choose the ideal or megatron stack.");
   }
+  // torchtitan applies its activation checkpointing to model.layers alone (activation_checkpoint.py
+  // apply; deepseek_v3/parallelize.py): its MTP modules run without recomputation, which the
+  // estimate, pricing each as one of the recomputed layers, does not model.
+  if (setup.mtp && setup.stack == Stack::kTorchtitan && setup.recompute != Recompute::kNone) {
+    return refusal(id::kMtp,
+                   "torchtitan recomputes model.layers alone, not its multi-token-prediction "
+                   "modules, which is not modelled: untick multi-token prediction, or choose no "
+                   "recomputation.");
+  }
   const Answer layout_answer = check_layout(setup, shape);
   if (!layout_answer.ok()) return layout_answer;
   if (stack_row(setup.stack).pads_vocabulary &&
