@@ -765,7 +765,8 @@ DataParallelFit smallest_data_parallel_that_fits(TrainingSetup setup, double max
         continue;
       }
       if (d - step_d <= fails) return tried;
-      Candidate below = at_data_parallel(setup, d - step_d);
+      // The nearest d below that the setup takes (a refused d is neither a fit nor a miss).
+      Candidate below = nearest_valid(setup, d - step_d, fails, d, step_d);
       if (!below.fits) return tried;
       return bisect_data_parallel(setup, fails, std::move(below), step_d);
     }
