@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "cli.hpp"
 #include "example_files.hpp"
@@ -20,6 +21,7 @@
 #include "trainmem/measured.hpp"
 #include "trainmem/verdict.hpp"
 #include "yaml_json.hpp"
+#include "yaml_launch.hpp"
 
 using namespace trainmem;
 
@@ -1367,10 +1369,7 @@ TEST_CASE("launch: beside a DeepSpeed config the CLI takes the model and the tok
 namespace {
 
 LaunchConfig read_axolotl(const std::string& text, TrainingSetup base = {}, int world_size = 0) {
-  LaunchContext context;
-  context.world_size = world_size;
-  context.read_yaml = yaml_to_json;
-  return read_launch_config(text, base, context);
+  return fixtures::read_yaml_launch(text, std::move(base), world_size);
 }
 
 // A small axolotl config: LoRA on Llama 3.2 1B's every linear layer, PEFT's layers (axolotl's

@@ -10,7 +10,7 @@
 #include "trainmem/estimate.hpp"
 #include "trainmem/launch.hpp"
 #include "trainmem/verdict.hpp"
-#include "yaml_json.hpp"
+#include "yaml_launch.hpp"
 
 using namespace trainmem;
 
@@ -37,10 +37,7 @@ const char* const kTrlDpo =
     "output_dir: out\n";
 
 LaunchConfig read_yaml(const std::string& text, int world_size = 0) {
-  LaunchContext context;
-  context.world_size = world_size;
-  context.read_yaml = yaml_to_json;
-  return read_launch_config(text, TrainingSetup{}, context);
+  return fixtures::read_yaml_launch(text, {}, world_size);
 }
 
 // The same run from flags: --stack hf --model llama3-8b --seq-len 2048 --micro-batch 4
