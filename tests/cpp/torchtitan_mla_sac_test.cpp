@@ -150,8 +150,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "dense layers among a mixture: one stage keeps their mean, a pipeline's stages the larger "
-    "kind") {
+    "dense layers among a mixture: one stage keeps their mean, each of a pipeline's stages the "
+    "mean of its own layers, the interleaved schedule the larger kind") {
   // The tiny mixture, one of its two layers dense, no recomputation, the ideal step.
   TrainingSetup setup = fixtures::tiny_torchtitan_mixture(1);
   setup.stack = Stack::kIdeal;
@@ -165,11 +165,26 @@ TEST_CASE(
   const double dense = 2 * mean - mixture;
   CHECK(dense != doctest::Approx(mixture));
   CHECK(one_stage.layer.mixture_kept_per_token == mixture);
+  // Four layers, the first dense, over two stages: the first holds a dense and a mixture layer,
+  // the second two mixture layers.
+  setup.custom_model.num_layers = 4;
   setup.layout.pipeline_parallel = 2;
   setup.layout.data_parallel = 2;
-  const Calculation two_stages = calculate(setup, 1, true, {false, false});
-  REQUIRE_MESSAGE(two_stages.answer.ok(), two_stages.answer.message);
-  CHECK(two_stages.layer.kept_per_token.value() == doctest::Approx(std::max(dense, mixture)));
+  setup.pipeline_stage = 1;
+  const Calculation first = calculate(setup, 1, true, {false, false});
+  REQUIRE_MESSAGE(first.answer.ok(), first.answer.message);
+  CHECK(first.layer.kept_per_token.value() == doctest::Approx((dense + mixture) / 2));
+  setup.pipeline_stage = 2;
+  const Calculation second = calculate(setup, 1, true, {false, false});
+  REQUIRE(second.answer.ok());
+  CHECK(second.layer.kept_per_token.value() == doctest::Approx(mixture));
+  // Interleaved, a device's chunks hold their micro-batches unevenly: the larger kind.
+  setup.layout.virtual_pipeline_stages = 2;
+  setup.layout.pipeline_parallel = 2;
+  setup.pipeline_stage = 0;
+  const Calculation interleaved = calculate(setup, 1, true, {false, false});
+  REQUIRE_MESSAGE(interleaved.answer.ok(), interleaved.answer.message);
+  CHECK(interleaved.layer.kept_per_token.value() == doctest::Approx(std::max(dense, mixture)));
 }
 
 TEST_CASE("torchtitan mla per-op: what is not derived is refused, naming the setting") {

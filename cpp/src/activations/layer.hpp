@@ -60,9 +60,12 @@ struct ActivationsPerLayer {
   // A hybrid's two kinds of layer (stage.cpp), each one's kept bytes per token; 0 otherwise.
   double linear_kept_per_token = 0;
   double attention_kept_per_token = 0;
-  // A mixture with dense layers counted as their mean (stage.cpp): a mixture layer's kept bytes
-  // per token, which its MTP module's layer keeps; 0 otherwise.
+  // A mixture with dense layers counted as their mean (stage.cpp): each kind's kept bytes per
+  // token (an MTP module's layer keeps a mixture layer's) and rebuilt bytes; 0 otherwise.
   double mixture_kept_per_token = 0;
+  double dense_kept_per_token = 0;
+  double mixture_working_bytes = 0;
+  double dense_working_bytes = 0;
   // Every kind a hybrid's layers hold (models.hpp, hybrid_layers), in kHybridLayerKinds
   // (models.hpp): its character and kept bytes per token; empty otherwise.
   struct Kind {

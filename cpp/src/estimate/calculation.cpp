@@ -16,11 +16,11 @@ namespace {
 
 // Everything one pipeline stage holds on its device, and what it gives the host.
 Ledger stage_ledger(const Calculation& calc, const TrainingSetup& setup,
-                    const StagePlacement& stage, bool writing) {
+                    const StagePlacement& stage, const ActivationsPerLayer& layer, bool writing) {
   Ledger ledger(writing);
   add_model_states(ledger, setup, calc.placement, stage, calc.per, calc.base);
-  add_stage_terms(ledger, *calc.shape, setup, calc.placement, stage, calc.layer);
-  offload_to_host(ledger, setup, calc.placement, stage, calc.per, calc.base, calc.layer);
+  add_stage_terms(ledger, *calc.shape, setup, calc.placement, stage, layer);
+  offload_to_host(ledger, setup, calc.placement, stage, calc.per, calc.base, layer);
   rollout_to_host(ledger, setup, calc.placement, stage);
   return ledger;
 }
@@ -109,13 +109,16 @@ void choose_stage(Calculation& calc, const TrainingSetup& setup, const Weigh& we
 // The idealised step: the most loaded stage is the one whose terms add up to the most.
 void choose_idealised_stage(Calculation& calc, const TrainingSetup& setup, bool writing) {
   choose_stage(calc, setup, [&](const StagePlacement& stage) {
-    Weighed weighed{stage_ledger(calc, setup, stage, writing), {}, {}, 0};
+    const ActivationsPerLayer layer =
+        stage_layer_activations(calc.layer, *calc.shape, setup, stage, Pen(writing));
+    Weighed weighed{stage_ledger(calc, setup, stage, layer, writing), {}, {}, 0};
     weighed.whole = weighed.ledger.device;
     weighed.weight = weighed.whole.total();
     weighed.holdings.peak_allocated_bytes = weighed.weight;
     weighed.holdings.peak_reserved_bytes = weighed.weight;
     return weighed;
   });
+  calc.layer = stage_layer_activations(calc.layer, *calc.shape, setup, calc.stage, Pen(writing));
 }
 
 // Under a stack's replay each stage's step is replayed and the most loaded is the one whose
@@ -123,13 +126,17 @@ void choose_idealised_stage(Calculation& calc, const TrainingSetup& setup, bool 
 // pipeline schedule may hold on the last stage what the idealised terms do not count.
 void choose_replayed_stage(Calculation& calc, const TrainingSetup& setup, bool writing) {
   choose_stage(calc, setup, [&](const StagePlacement& stage) {
-    Weighed weighed{stage_ledger(calc, setup, stage, writing), {}, {}, 0};
+    const ActivationsPerLayer layer =
+        stage_layer_activations(calc.layer, *calc.shape, setup, stage, Pen(writing));
+    Weighed weighed{stage_ledger(calc, setup, stage, layer, writing), {}, {}, 0};
     weighed.whole = weighed.ledger.device;
     weighed.holdings = apply_stack(weighed.ledger, step_device(setup, *calc.shape, calc.placement,
-                                                               stage, calc.layer, weighed.whole));
+                                                               stage, layer, weighed.whole));
     weighed.weight = weighed.holdings.peak_reserved_bytes;
     return weighed;
   });
+  // The views (the timeline, the replayed step) read the answered stage's layer.
+  calc.layer = stage_layer_activations(calc.layer, *calc.shape, setup, calc.stage, Pen(writing));
 }
 
 // The sentences said of a setup beside its arithmetic: what its stack did to it, and what the
