@@ -178,6 +178,25 @@ TEST_CASE(
   const Calculation second = calculate(setup, 1, true, {false, false});
   REQUIRE(second.answer.ok());
   CHECK(second.layer.kept_per_token.value() == doctest::Approx(mixture));
+  // Six layers over three stages, the first two dense and narrow: the middle stage, all mixture
+  // with 2 micro-batches in flight, holds more than the first with 3 of its dense layers, and is
+  // weighed and answered.
+  setup.custom_model.num_layers = 6;
+  setup.custom_model.num_dense_layers = 2;
+  setup.custom_model.ffn_hidden_size = 8;
+  setup.layout.pipeline_parallel = 3;
+  setup.layout.data_parallel = 1;
+  setup.pipeline_stage = 1;
+  const double narrow = calculate(setup, 1, true, {false, false}).layer.kept_per_token.value();
+  setup.pipeline_stage = 0;
+  const Calculation three = calculate(setup, 1, true, {false, false});
+  REQUIRE_MESSAGE(three.answer.ok(), three.answer.message);
+  REQUIRE(3 * 2 * narrow < 2 * 2 * mixture);
+  CHECK(three.stage.index == 1);
+  CHECK(three.layer.kept_per_token.value() == doctest::Approx(mixture));
+  setup.custom_model.num_layers = 4;
+  setup.custom_model.num_dense_layers = 1;
+  setup.custom_model.ffn_hidden_size = 128;
   // Interleaved, a device's chunks hold their micro-batches unevenly: the larger kind.
   setup.layout.virtual_pipeline_stages = 2;
   setup.layout.pipeline_parallel = 2;

@@ -217,13 +217,16 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   }
   // A mixture whose dense layers are interleaved (Llama 4 Maverick's): stages of an odd number of
   // layers alternate between more dense and more mixture layers, so the second and third stages,
-  // even ones too, are weighed against the first.
+  // even ones too, are weighed against the first. A mixture with dense first layers: each stage's
+  // activations are the mean of its own layers (stage.cpp, stage_layer_activations), so the middle
+  // stages wholly past the dense layers, which hold more expert parameters too, are weighed
+  // against the first, even split or not.
   const bool interleaved = shape.num_experts > 1 && shape.moe_layer_step > 1;
-  if ((!split.even || interleaved) && p > 2) {
+  const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
+  if ((!split.even || interleaved || dense_layers > 0) && p > 2) {
     placement.middle.push_back(stage_at(StageRole::kMiddle, 1, split.first, split.middle));
     // A mixture's dense layers in the second stage: the first middle stage past them holds more
     // parameters, if fewer micro-batches.
-    const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;
     if (interleaved && p > 3) {
       placement.middle.push_back(
           stage_at(StageRole::kMiddle, 2, split.first + split.middle, split.middle));

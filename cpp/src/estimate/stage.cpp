@@ -842,6 +842,7 @@ ActivationsPerLayer stage_layer_activations(const ActivationsPerLayer& layer,
   here.kept_bytes = here.tokens_on_device * here.kept_per_token.value();
   here.recompute_working_bytes = std::max(dense > 0 ? layer.dense_working_bytes : 0.0,
                                           mixture > 0 ? layer.mixture_working_bytes : 0.0);
+  if (mixture == 0) here.dispatch = Figure();  // no all-to-all on a stage of dense layers alone
   if (pen.writing()) {
     here.source += "; on this stage " + format_count(dense) + " dense and " +
                    format_count(mixture) + " mixture layers, their mean";
