@@ -1,6 +1,9 @@
 // The arithmetic of one estimate (calculation.hpp): each part in its own place, composed here.
 #include "estimate/calculation.hpp"
 
+#include <algorithm>
+#include <cstddef>
+
 #include "estimate/offload.hpp"
 #include "estimate/replay.hpp"
 #include "estimate/stage.hpp"
@@ -195,18 +198,23 @@ void add_softcapping_note(Calculation& calc, const TrainingSetup& setup) {
 }
 
 // A DSA model's layers (models.hpp, sparse_attention): what picks the keys, and what a layer keeps.
-void add_sparse_attention_note(Calculation& calc, const TrainingSetup& setup) {
+// Said once the answered stage is chosen (its layer: stage.cpp, stage_layer_activations), in its
+// place among the notes, `at`.
+void add_sparse_attention_note(Calculation& calc, const TrainingSetup& setup, std::size_t at) {
   if (!sparse_attention(*calc.shape)) return;
   const ModelShape& shape = *calc.shape;
-  calc.notes.push_back(
+  const bool mean = calc.layer.dense_kept_per_token > 0 && setup.recompute != Recompute::kFull;
+  calc.notes.insert(
+      calc.notes.begin() + static_cast<std::ptrdiff_t>(std::min(at, calc.notes.size())),
       "Each of its " + format_count(shape.num_layers) +
-      " layers holds DeepSeek Sparse Attention: an indexer of " +
-      format_count(shape.index_n_heads) + " heads picks the " + format_count(shape.index_topk) +
-      " keys each query attends to. A layer keeps " +
-      format_count(calc.layer.kept_per_token.value()) + " B a token" +
-      (setup.recompute == Recompute::kFull ? " (its input, under full recomputation)" : "") +
-      ", counted tensor by tensor as Megatron-LM's TileLang kernels keep them, whichever "
-      "activation model is chosen.");
+          " layers holds DeepSeek Sparse Attention: an indexer of " +
+          format_count(shape.index_n_heads) + " heads picks the " + format_count(shape.index_topk) +
+          " keys each query attends to. A layer keeps " +
+          format_count(calc.layer.kept_per_token.value()) + " B a token" +
+          (setup.recompute == Recompute::kFull ? " (its input, under full recomputation)" : "") +
+          (mean ? " (the mean of the dense and mixture layers on the answered stage)" : "") +
+          ", counted tensor by tensor as Megatron-LM's TileLang kernels keep them, whichever "
+          "activation model is chosen.");
 }
 
 // Muon's step (Optimizer::kMuon, under the ideal step alone: check.cpp): its Newton–Schulz working
@@ -260,13 +268,17 @@ Calculation calculate(const TrainingSetup& asked, int micro_batch_sequences, boo
   const TrainingSetup& setup = run.setup;
   place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
   add_hybrid_note(calc, setup);
-  add_sparse_attention_note(calc, setup);
+  const std::size_t sparse_note_at = calc.notes.size();
   add_softcapping_note(calc, setup);
   if (stack_row(setup.stack).replayed && options.replay_stack) {
     choose_replayed_stage(calc, setup, options.writing);
   } else {
     choose_idealised_stage(calc, setup, options.writing);
-    if (setup.optimizer == Optimizer::kMuon) check_muon_step(calc);
+  }
+  add_sparse_attention_note(calc, setup, sparse_note_at);
+  if (!(stack_row(setup.stack).replayed && options.replay_stack) &&
+      setup.optimizer == Optimizer::kMuon) {
+    check_muon_step(calc);
   }
   add_stage_note(calc, setup);
   return calc;
@@ -290,9 +302,10 @@ Calculation calculate_plate(const TrainingSetup& setup, int micro_batch_sequence
   add_notes(calc, setup, {});
   place_and_count(calc, setup, micro_batch_sequences, flash_attention, options);
   add_hybrid_note(calc, setup);
-  add_sparse_attention_note(calc, setup);
+  const std::size_t sparse_note_at = calc.notes.size();
   add_softcapping_note(calc, setup);
   choose_idealised_stage(calc, setup, options.writing);
+  add_sparse_attention_note(calc, setup, sparse_note_at);
   return calc;
 }
 
