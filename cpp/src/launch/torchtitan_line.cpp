@@ -409,6 +409,14 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
                        : "counted as one sequence of them all (no whole number of " +
                              std::to_string(context_length) + "-token contexts)") +
       ".");
+  if (module == "deepseek_v3" && setup.recompute == Recompute::kSelectiveOp) {
+    launch.notes.push_back(
+        "Its flex attention runs as a compiled region (FlexAttention's torch.compile with "
+        "wrap_inductor_compiled_regions, inductor_compiled_code in the per-op policy's save "
+        "list): counted as keeping its output and log-sum-exp; whether SAC's cache also keeps "
+        "the queries, keys and values the compiled forward saves for its backward pass is not "
+        "verified on a device.");
+  }
   if (shard == -1) {
     launch.notes.push_back("FSDP over d " + std::to_string(d) + ": the world size " +
                            std::to_string(world) + " over t·c " + std::to_string(t * c) + ".");
