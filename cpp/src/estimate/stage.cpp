@@ -827,7 +827,9 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
 ActivationsPerLayer stage_layer_activations(const ActivationsPerLayer& layer,
                                             const ModelShape& shape, const TrainingSetup& setup,
                                             const StagePlacement& stage, const Pen& pen) {
-  if (setup.layout.pipeline_parallel == 1 || layer.dense_kept_per_token <= 0 || stage.layers <= 0) {
+  // The plate's one device has one stage.
+  if (!kBeyondThePlate || setup.layout.pipeline_parallel == 1 || layer.dense_kept_per_token <= 0 ||
+      stage.layers <= 0) {
     return layer;
   }
   // Under 1F1B each stage's micro-batches in flight hold its own layers alone: their mean.
