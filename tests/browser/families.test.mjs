@@ -1034,7 +1034,8 @@ describe("today's families, in Chromium", () => {
     await readsAs(page, 'zai-org/GLM-5', '743.91 B');
     assert.match(
       await readout(page),
-      /Each of its 78 layers holds DeepSeek Sparse Attention: an indexer of 32 heads picks the 2,048 keys each query attends to\. A layer keeps [\d,]+ B a token, counted tensor by tensor/,
+      // GLM-5's 3 dense layers and 75 mixtures, on one stage: a layer is their mean, and says so.
+      /Each of its 78 layers holds DeepSeek Sparse Attention: an indexer of 32 heads picks the 2,048 keys each query attends to\. A layer keeps [\d,]+ B a token \(the mean of the dense and mixture layers on the answered stage\), counted tensor by tensor/,
     );
     // The chart draws no curve it cannot count: DSA's layers without their fused kernels.
     const legend = () => page.evaluate(() => globalThis.trainmemPage.charts.activationsGeometry().legend);

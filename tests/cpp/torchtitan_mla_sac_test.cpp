@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "estimate/calculation.hpp"
+#include "saved_tensors.hpp"
 #include "tiny_mixture.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
@@ -44,18 +45,8 @@ TrainingSetup tiny_latent(int query_latent, int dense) {
   return setup;
 }
 
-const SavedTensor* find_tensor(const std::vector<SavedTensor>& tensors, const std::string& id) {
-  for (const SavedTensor& tensor : tensors) {
-    if (tensor.id == id) return &tensor;
-  }
-  return nullptr;
-}
-
-double sum_of(const std::vector<SavedTensor>& tensors) {
-  double sum = 0;
-  for (const SavedTensor& tensor : tensors) sum += tensor.bytes_per_token;
-  return sum;
-}
+using fixtures::find_tensor;
+using fixtures::sum_of;
 
 // What every block keeps of its attention whatever the matmuls: its input (2h) and flex
 // attention's output (2·a·d_v) and log-sum-exp (4·a).

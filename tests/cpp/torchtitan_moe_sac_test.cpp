@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "estimate/calculation.hpp"
+#include "saved_tensors.hpp"
 #include "tiny_mixture.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
@@ -38,18 +39,8 @@ TrainingSetup tiny_per_op_shared(int ep) {
   return setup;
 }
 
-const SavedTensor* find_tensor(const std::vector<SavedTensor>& tensors, const std::string& id) {
-  for (const SavedTensor& tensor : tensors) {
-    if (tensor.id == id) return &tensor;
-  }
-  return nullptr;
-}
-
-double sum_of(const std::vector<SavedTensor>& tensors) {
-  double sum = 0;
-  for (const SavedTensor& tensor : tensors) sum += tensor.bytes_per_token;
-  return sum;
-}
+using fixtures::find_tensor;
+using fixtures::sum_of;
 
 // The attention's kept tensors of the per-op policy: the block's input (2h), wq's and wv's outputs
 // (matmuls 1 and 3: 2·a·d, 2·k·d), the attention kernel's output (2·a·d) and log-sum-exp (4·a).
