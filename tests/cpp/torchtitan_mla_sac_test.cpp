@@ -14,6 +14,7 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/settings.hpp"
+#include "trainmem/timeline.hpp"
 
 using namespace trainmem;
 
@@ -195,6 +196,21 @@ TEST_CASE(
   const Calculation interleaved = calculate(setup, 1, true, {false, false});
   REQUIRE_MESSAGE(interleaved.answer.ok(), interleaved.answer.message);
   CHECK(interleaved.layer.kept_per_token.value() == doctest::Approx(std::max(dense, mixture)));
+}
+
+TEST_CASE(
+    "dense layers among a mixture: the MTP module's layer keeps a mixture layer's bytes in the "
+    "ideal step's timeline too, whose peak stays the estimate's") {
+  // The fuzzer's find: DeepSeek-V3 with its MTP module trained, the ideal step, one device.
+  TrainingSetup setup;
+  setup.model_id = "deepseek-v3";
+  setup.logits = true;
+  setup.mtp = true;
+  const Estimate estimate = estimate_memory(setup);
+  REQUIRE(estimate.answer.ok());
+  double peak = 0;
+  for (const TimelinePoint& point : memory_timeline(setup)) peak = std::max(peak, point.bytes);
+  CHECK(peak == doctest::Approx(estimate.peak_allocated_bytes).epsilon(1e-12));
 }
 
 TEST_CASE("torchtitan mla per-op: what is not derived is refused, naming the setting") {

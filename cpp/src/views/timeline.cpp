@@ -20,17 +20,21 @@ std::vector<TimelinePoint> ideal_timeline(const Calculation& calc, const Trainin
   const Breakdown& bytes = calc.ledger.device;
   // The most loaded device's layer slots: under 1F1B the first stage holds L layers' worth (p
   // micro-batches of L/p layers), the last L/p; under the interleaved schedule its chunks'.
-  // A hybrid's MTP layer is a full-attention layer, which keeps its own kind's bytes (stage.cpp):
-  // its slots come after the model's layers' and hold those.
+  // A hybrid's MTP layer is a full-attention layer, and where a layer is the mean of dense and
+  // mixture layers an MTP layer is a mixture one: each keeps its own kind's bytes (stage.cpp), in
+  // slots after the model's layers'.
   StagePlacement layers_only = calc.stage;
-  const bool hybrid_mtp = hybrid_linear_attention(*calc.shape) && layers_only.mtp_layers > 0;
-  if (hybrid_mtp) layers_only.mtp_layers = 0;
+  const bool hybrid = hybrid_linear_attention(*calc.shape);
+  const bool mtp_apart =
+      layers_only.mtp_layers > 0 && (hybrid || calc.layer.mixture_kept_per_token > 0);
+  if (mtp_apart) layers_only.mtp_layers = 0;
   const WholeSlots whole = whole_slots(layers_only);
   const int layer_slots = whole.count;
-  const int slots = layer_slots + (hybrid_mtp ? static_cast<int>(calc.stage.mtp_layers) : 0);
+  const int slots = layer_slots + (mtp_apart ? static_cast<int>(calc.stage.mtp_layers) : 0);
   const double kept_per_slot = calc.layer.kept_bytes * whole.scale;
   const double kept_per_mtp_slot =
-      calc.layer.tokens_on_device * calc.layer.attention_kept_per_token;
+      calc.layer.tokens_on_device *
+      (hybrid ? calc.layer.attention_kept_per_token : calc.layer.mixture_kept_per_token);
   const auto piled = [&](int layers) {
     const int mtp = std::max(0, layers - layer_slots);
     return (layers - mtp) * kept_per_slot + mtp * kept_per_mtp_slot;
