@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "estimate/layer_mix.hpp"
 #include "estimate/offload.hpp"
 #include "estimate/replay.hpp"
 #include "estimate/stage.hpp"
@@ -198,8 +199,8 @@ void add_softcapping_note(Calculation& calc, const TrainingSetup& setup) {
 }
 
 // A DSA model's layers (models.hpp, sparse_attention): what picks the keys, and what a layer keeps.
-// Said once the answered stage is chosen (its layer: stage.cpp, stage_layer_activations), in its
-// place among the notes, `at`.
+// Said once the answered stage is chosen (its layer: layer_mix.cpp, stage_layer_activations), in
+// its place among the notes, `at`.
 void add_sparse_attention_note(Calculation& calc, const TrainingSetup& setup, std::size_t at) {
   if (!sparse_attention(*calc.shape)) return;
   const ModelShape& shape = *calc.shape;

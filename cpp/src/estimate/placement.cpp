@@ -218,8 +218,8 @@ Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup) 
   // A mixture whose dense layers are interleaved (Llama 4 Maverick's): stages of an odd number of
   // layers alternate between more dense and more mixture layers, so the second and third stages,
   // even ones too, are weighed against the first. A mixture with dense first layers: each stage's
-  // activations are the mean of its own layers (stage.cpp, stage_layer_activations), so the middle
-  // stages wholly past the dense layers, which hold more expert parameters too, are weighed
+  // activations are the mean of its own layers (layer_mix.cpp, stage_layer_activations), so the
+  // middle stages wholly past the dense layers, which hold more expert parameters too, are weighed
   // against the first, even split or not.
   const bool interleaved = shape.num_experts > 1 && shape.moe_layer_step > 1;
   const double dense_layers = shape.num_experts > 1 ? shape.num_dense_layers : 0;

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "estimate/dispatch.hpp"
+#include "estimate/layer_mix.hpp"
 #include "stacks/stack_rows.hpp"
 #include "trainmem/activations.hpp"
 #include "trainmem/fine_tuning.hpp"
@@ -15,23 +17,6 @@
 namespace trainmem {
 
 namespace {
-
-// One of a mixture's dense layers, as a shape of its own: attention as the mixture's, an MLP of
-// intermediate_size.
-ModelShape dense_layer_shape(const ModelShape& shape) {
-  ModelShape dense = shape;
-  dense.num_experts = 1;
-  dense.num_experts_per_token = 1;
-  dense.moe_ffn_hidden_size = 0;
-  dense.shared_expert_ffn_hidden_size = 0;
-  dense.shared_expert_gate = false;
-  dense.router_bias = false;
-  dense.num_expert_groups = 0;
-  dense.num_limited_groups = 0;
-  dense.num_dense_layers = 0;
-  dense.moe_layer_step = 1;
-  return dense;
-}
 
 // LoRA: each adapter saves its r-wide intermediate A·x (BF16; FP32 without autocast) for lora_B's
 // gradient; its input x is the frozen layer's, counted once already. Full recomputation rebuilds
@@ -754,54 +739,10 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
                : model(kind, setup, stack, micro_batch_sequences, flash_attention, pen);
   };
   ActivationsPerLayer layer = layer_of(shape);
-  // A mixture with dense layers mixed in (first_k_dense_replace, an interleave step): each kind
-  // counted, and a layer their mean over the layers a stage holds, weighed by their counts, which
-  // is exact where a stage holds its own layers alone (stage_layer_activations: the model's mean
-  // without a pipeline, each stage's own under 1F1B). The layer rebuilt under recomputation is
-  // counted as the larger kind, an upper bound (the dense layers, first, are rebuilt last). Under
-  // the interleaved schedule (a device's chunks hold micro-batches in flight unevenly), and in a
-  // hybrid (whose dense layer is of one mixer kind, not their mean), every layer is counted as the
-  // larger of the two kinds, an upper bound. One-part layers hold no dense MLP: their kinds are
-  // counted as built. (LoRA and prepare_model_for_kbit_training, which change the figure below,
-  // are refused on these mixtures.)
+  // A mixture with dense layers mixed in: both kinds counted (layer_mix.cpp).
   if (mixes_dense_layers(shape) && !one_part_layers(shape)) {
-    const ActivationsPerLayer dense = layer_of(dense_layer_shape(shape));
-    if (setup.layout.virtual_pipeline_stages <= 1 && !hybrid_linear_attention(shape)) {
-      const double layers = shape.num_layers;
-      const double dense_layers = dense_layers_between(shape, 0, layers);
-      const std::string source = layer.source;
-      const double mixture_kept = layer.kept_per_token.value();
-      const double mixture_working = layer.recompute_working_bytes;
-      const Figure kept =
-          (pen.count(dense_layers, "dense layers") * dense.kept_per_token +
-           pen.count(layers - dense_layers, "mixture layers") * layer.kept_per_token) /
-          pen.count(layers, "layers");
-      if (dense.recompute_working_bytes > layer.recompute_working_bytes) layer = dense;
-      layer.mixture_kept_per_token = mixture_kept;
-      layer.dense_kept_per_token = dense.kept_per_token.value();
-      layer.mixture_working_bytes = mixture_working;
-      layer.dense_working_bytes = dense.recompute_working_bytes;
-      layer.kept_per_token = kept;
-      layer.kept_bytes = layer.tokens_on_device * kept.value();
-      layer.recompute_working_bytes = std::max(mixture_working, dense.recompute_working_bytes);
-      if (pen.writing()) {
-        layer.source = source + "; a layer is the mean of " + format_count(dense_layers) +
-                       " dense layers (" + format_count(dense.kept_per_token.value()) +
-                       " B a token) and " + format_count(layers - dense_layers) +
-                       " mixture layers" +
-                       (setup.layout.pipeline_parallel == 1 ? ", all on the one stage" : "");
-      }
-    } else {
-      if (dense.kept_bytes + dense.recompute_working_bytes >
-          layer.kept_bytes + layer.recompute_working_bytes) {
-        layer = dense;
-      }
-      if (pen.writing()) {
-        layer.source +=
-            "; every layer counted as the larger of a dense and a mixture layer, an upper bound "
-            "on each pipeline stage";
-      }
-    }
+    layer =
+        with_dense_layers(std::move(layer), layer_of(dense_layer_shape(shape)), shape, setup, pen);
   }
   if (kBeyondThePlate && setup.kbit_prep) {
     // prepare_model_for_kbit_training upcasts the embedding to FP32, and the FP32 norms and the
@@ -822,34 +763,6 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
     layer.dispatch = mixture_dispatch_buffers(shape, setup, layer, pen);
   }
   return layer;
-}
-
-ActivationsPerLayer stage_layer_activations(const ActivationsPerLayer& layer,
-                                            const ModelShape& shape, const TrainingSetup& setup,
-                                            const StagePlacement& stage, const Pen& pen) {
-  // The plate's one device has one stage.
-  if (!kBeyondThePlate || setup.layout.pipeline_parallel == 1 || layer.dense_kept_per_token <= 0 ||
-      stage.layers <= 0) {
-    return layer;
-  }
-  // Under 1F1B each stage's micro-batches in flight hold its own layers alone: their mean.
-  const double dense = dense_layers_between(shape, stage.first_layer, stage.layers);
-  const double mixture = stage.layers - dense;
-  ActivationsPerLayer here = layer;
-  here.kept_per_token =
-      (pen.count(dense, "dense layers") * pen.count(layer.dense_kept_per_token, "B a token") +
-       pen.count(mixture, "mixture layers") *
-           pen.count(layer.mixture_kept_per_token, "B a token")) /
-      pen.count(stage.layers, "layers on the stage");
-  here.kept_bytes = here.tokens_on_device * here.kept_per_token.value();
-  here.recompute_working_bytes = std::max(dense > 0 ? layer.dense_working_bytes : 0.0,
-                                          mixture > 0 ? layer.mixture_working_bytes : 0.0);
-  if (mixture == 0) here.dispatch = Figure();  // no all-to-all on a stage of dense layers alone
-  if (pen.writing()) {
-    here.source += "; on this stage " + format_count(dense) + " dense and " +
-                   format_count(mixture) + " mixture layers, their mean";
-  }
-  return here;
 }
 
 void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,

@@ -23,12 +23,6 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
                                       const Pen& pen);
 
 // The stage's activations, logits and loss, dequantised layer and FP8 weights, into `ledger`.
-// The layer as `stage` holds it: where a mixture's dense layers are counted apart (layer.hpp,
-// dense_kept_per_token), under a pipeline the mean of the stage's own layers; else `layer`.
-ActivationsPerLayer stage_layer_activations(const ActivationsPerLayer& layer,
-                                            const ModelShape& shape, const TrainingSetup& setup,
-                                            const StagePlacement& stage, const Pen& pen);
-
 void add_stage_terms(Ledger& ledger, const ModelShape& shape, const TrainingSetup& setup,
                      const Placement& placement, const StagePlacement& stage,
                      const ActivationsPerLayer& layer);
