@@ -166,13 +166,18 @@ TEST_CASE("fewest devices: 126 layers split over p 16 as Llama 3 405B's were, 7 
   REQUIRE(search.answer.status == Status::kOk);
   // 16 does not divide 126: before uneven stages the fewest was p 18 on 144 devices.
   CHECK(search.fewest_devices == 128);
-  const ParallelLayout& first = search.layouts.front().setup.layout;
-  CHECK(first.pipeline_parallel == 16);
+  // Among the layouts on them (Megatron-FSDP beside a pipeline ranks first now), p 16.
+  std::size_t found = search.layouts.size();
+  for (std::size_t i = 0; i < search.layouts.size(); ++i) {
+    if (search.layouts[i].setup.layout.pipeline_parallel == 16) found = i;
+  }
+  REQUIRE(found < search.layouts.size());
+  const ParallelLayout& first = search.layouts[found].setup.layout;
   CHECK(first.pipeline_first_stage_layers == 7);
   CHECK(first.pipeline_last_stage_layers == 7);
-  CHECK(format_layout(search.layouts.front().setup).find("p 16 (7 + 14 × 8 + 7 layers)") !=
+  CHECK(format_layout(search.layouts[found].setup).find("p 16 (7 + 14 × 8 + 7 layers)") !=
         std::string::npos);
-  CHECK(search.costs.front().reason.find(
+  CHECK(search.costs[found].reason.find(
             "uneven stages: the fullest holds 8 layers where 126 over 16 would be 7.9") !=
         std::string::npos);
 }

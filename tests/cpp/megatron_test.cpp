@@ -730,10 +730,21 @@ TEST_CASE(
   const double whole_layer = (undistributed.parameters_on_device - whole_root) / 2;
   CHECK(bucket_bytes(setup) == 2 * allocator_block_bytes(2 * (whole_layer - experts)) +
                                    allocator_block_bytes(2 * whole_root));
-  // What the replay does not follow beside a mixture is refused: dense layers among its mixtures
-  // (units of two sizes) and FP8 parameters.
+  // A dense first layer among the mixtures is a unit of its own size: under optim_grads its one
+  // bucket, attention (64 × 64 twice, 64 × 32 twice), MLP (3 × 64 × 224) and norms (128), 55,424
+  // parameters; the mixture layer's two, its two experts of 32 on this rank (3 × 64 × 32 each)
+  // and the rest, attention, router (64 × 4) and norms, 12,672. Not two layers of their mean.
+  setup = tiny_fsdp_mixture(32, 2, 1, 2);
+  setup.custom_model.num_dense_layers = 1;
+  CHECK(bucket_bytes(setup) ==
+        allocator_block_bytes(2 * 55424.0) + allocator_block_bytes(2 * 2 * 3 * 64.0 * 32) +
+            allocator_block_bytes(2 * 12672.0) + allocator_block_bytes(2 * whole_root));
+  // What the replay does not follow beside a mixture is refused: the double buffer over dense
+  // layers among its mixtures (units of two sizes) and FP8 parameters.
   setup = tiny_fsdp_mixture(32, 2, 1, 3);
   setup.custom_model.num_dense_layers = 1;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  setup.fsdp_double_buffer = true;
   Answer refused = estimate_memory(setup).answer;
   CHECK(refused.setting == setting_id::kZeroStage);
   CHECK(refused.message.find("dense layers among its mixtures") != std::string::npos);
@@ -745,15 +756,87 @@ TEST_CASE(
   CHECK(refused.message.find("on a mixture of experts") != std::string::npos);
 }
 
+TEST_CASE(
+    "megatron: under 1F1B Megatron-FSDP reduces each micro-batch's gradients in its own backward "
+    "pass, and a first stage makes its root bucket at the embedding's gradient") {
+  // Four tiny layers over p 2 under optim_grads (ZeRO 2) on d 2. The first stage holds two layers
+  // and two micro-batches in flight, slots 1 to 4 (the second micro-batch's 3 and 4). Backward at
+  // slot 3, the second micro-batch's first layer: its two layers' buckets. At slot 1 the first
+  // micro-batch's two alone, the second's freed at the end of its own backward pass
+  // (_root_post_backward), and no root bucket yet: the stage's modules outside the layers, the
+  // embedding alone (512 × 64), make theirs at the embedding's weight gradient, at the end.
+  TrainingSetup setup = tiny_megatron();
+  setup.custom_model = harness_tiny_shape(4);
+  setup.no_dataloader_attention_mask = true;
+  setup.layout.pipeline_parallel = 2;
+  setup.layout.zero_stage = 2;
+  setup.pipeline_stage = 1;
+  const Estimate first = estimate_memory(setup);
+  REQUIRE_MESSAGE(first.answer.ok(), first.answer.message);
+  const double embedding = 512.0 * 64;
+  const double layer = (first.parameters_on_device - embedding) / 2;
+  TrainingSetup distributed = setup;
+  distributed.layout.zero_stage = 1;
+  const auto buckets_at = [](const TrainingSetup& sharded, const TrainingSetup& before, int slot) {
+    return point_at(memory_timeline(sharded), "backward", slot).held[Term::kFramework] -
+           point_at(memory_timeline(before), "backward", slot).held[Term::kFramework];
+  };
+  CHECK(buckets_at(setup, distributed, 3) == 2 * allocator_block_bytes(2 * layer));
+  CHECK(buckets_at(setup, distributed, 1) == 2 * allocator_block_bytes(2 * layer));
+  // At the embedding's backward pass, the phase's busiest moment: the root bucket made once the
+  // embedding's weight gradient is, the gradient it came from (128 tokens × 64, BF16) freed by
+  // then, where without Megatron-FSDP that moment held it.
+  CHECK(buckets_at(setup, distributed, 0) == 2 * allocator_block_bytes(2 * layer) +
+                                                 allocator_block_bytes(2 * embedding) -
+                                                 2 * 128.0 * 64);
+  // The last stage: one micro-batch in flight, its root bucket (the output layer, 512 × 64, and
+  // the final norm's 64) made as its backward pass starts.
+  setup.pipeline_stage = -1;
+  distributed.pipeline_stage = -1;
+  const double root = 512.0 * 64 + 64;
+  const double last_layer = (estimate_memory(setup).parameters_on_device - root) / 2;
+  CHECK(buckets_at(setup, distributed, 2) ==
+        allocator_block_bytes(2 * last_layer) + allocator_block_bytes(2 * root));
+}
+
+TEST_CASE(
+    "megatron: under optim_grads_params each pipeline stage gathers its own modules outside the "
+    "layers for the step") {
+  // Four tiny layers over p 2 under ZeRO 3 on d 2. The first stage's modules outside the layers
+  // are the embedding alone, gathered whole for the step; the last stage's the output layer and
+  // the final norm.
+  TrainingSetup setup = tiny_megatron();
+  setup.custom_model = harness_tiny_shape(4);
+  setup.no_dataloader_attention_mask = true;
+  setup.layout.pipeline_parallel = 2;
+  setup.layout.zero_stage = 3;
+  setup.pipeline_stage = 1;
+  const Estimate first = estimate_memory(setup);
+  REQUIRE_MESSAGE(first.answer.ok(), first.answer.message);
+  const StackTerm* root = term_with_id(first, "megatron-fsdp-gathered-root");
+  REQUIRE(root != nullptr);
+  CHECK(root->bytes == allocator_block_bytes(2 * 512.0 * 64));
+  setup.pipeline_stage = -1;
+  const Estimate last = estimate_memory(setup);
+  root = term_with_id(last, "megatron-fsdp-gathered-root");
+  REQUIRE(root != nullptr);
+  CHECK(root->bytes == allocator_block_bytes(2 * (512.0 * 64 + 64)));
+}
+
 TEST_CASE("megatron: what Megatron-FSDP is not modelled beside is refused by the ZeRO stage") {
   TrainingSetup setup = tiny_megatron();
   setup.layout.zero_stage = 3;
   REQUIRE(estimate_memory(setup).answer.ok());
+  // Under 1F1B each stage's layers are its units; the interleaved schedule (an instance for
+  // each virtual stage) is refused.
   setup.custom_model = harness_tiny_shape(4);
   setup.layout.pipeline_parallel = 2;
+  REQUIRE(estimate_memory(setup).answer.ok());
+  setup.layout.virtual_pipeline_stages = 2;
   const Estimate piped = estimate_memory(setup);
   CHECK(piped.answer.setting == setting_id::kZeroStage);
-  CHECK(piped.answer.message.find("pipeline parallelism") != std::string::npos);
+  CHECK(piped.answer.message.find("interleaved pipeline schedule") != std::string::npos);
+  setup.layout.virtual_pipeline_stages = 1;
   // --grad-reduce-in-bf16, which Megatron-FSDP never reads, changes nothing, and says so.
   setup.custom_model = harness_tiny_shape(2);
   setup.layout.pipeline_parallel = 1;

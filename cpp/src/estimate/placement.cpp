@@ -79,6 +79,19 @@ void split_for_lora(const ModelShape& shape, const TrainingSetup& setup,
 
 }  // namespace
 
+std::vector<LayerParameters> stage_layer_parameters(const ModelShape& shape,
+                                                    const ParallelLayout& layout,
+                                                    const Placement& placement,
+                                                    const StagePlacement& stage) {
+  std::vector<LayerParameters> layers;
+  const int count = static_cast<int>(std::ceil(stage.layers - 1e-9));
+  for (int layer = 0; layer < count; ++layer) {
+    const StageLayers held = stage_layers(shape, layout, placement, stage.first_layer + layer, 1);
+    layers.push_back({held.parameters, held.expert_parameters});
+  }
+  return layers;
+}
+
 double micro_batches_in_flight(const ParallelLayout& layout, double step_micro_batches,
                                double index) {
   const double p = layout.pipeline_parallel;

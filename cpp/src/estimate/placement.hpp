@@ -78,6 +78,20 @@ struct Placement {
 // without a pipeline), and the middle stages that may be the most loaded.
 Placement place_parameters(const ModelShape& shape, const TrainingSetup& setup);
 
+// One of a stage's layers as its own parameters on the device, unsharded, and its routed
+// experts' among them: what Megatron-FSDP gathers and reduce-scatters as one unit (a
+// TransformerLayer, MoETransformerLayer or MambaLayer; mcore_fsdp_adapter.py, fsdp_unit_modules).
+struct LayerParameters {
+  double parameters = 0;
+  double expert_parameters = 0;
+};
+// The stage's layers, each its own, in the forward pass's order: a mixture's dense layers and a
+// hybrid's kinds each as they are, where `stage` holds their mean.
+std::vector<LayerParameters> stage_layer_parameters(const ModelShape& shape,
+                                                    const ParallelLayout& layout,
+                                                    const Placement& placement,
+                                                    const StagePlacement& stage);
+
 // The micro-batches' worth of its layers that pipeline stage `index` (from 0) holds at its
 // busiest, in a step of `step_micro_batches` (infinite: as many as the schedule fills). Under
 // 1F1B, p - i (Narayanan et al. 2021). Under the interleaved schedule, v virtual stages a device:

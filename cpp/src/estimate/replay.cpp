@@ -64,6 +64,12 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.layer_parameters = (stage.parameters - stage.root_parameters) / stage.layers;
   device.layer_expert_parameters = stage.expert_parameters / stage.layers;
   device.expert_zero_shards = placement.expert_zero_shards;
+  if (megatron_fsdp(setup)) {
+    for (const LayerParameters& unit :
+         stage_layer_parameters(shape, setup.layout, placement, stage)) {
+      device.layer_units.push_back({unit.parameters, unit.expert_parameters});
+    }
+  }
   device.layer_weight_bytes = kBf16Bytes * device.layer_parameters;
   device.layer_trainable_parameters = device.layer_parameters;
   if (setup.lora_rank > 0) {

@@ -364,12 +364,15 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
   }
   if (megatron_fsdp(setup)) {
     // What Megatron-FSDP's replay follows: the layers, each one unit and one bucket (two for a
-    // mixture's layer: its routed experts' and the rest), on one pipeline stage, with BF16
+    // mixture's layer: its routed experts' and the rest), each stage's own under 1F1B, with BF16
     // parameters and FP32 main weights.
     const char* asked =
-        layout.pipeline_parallel > 1 ? "pipeline parallelism"
-        : mixes_dense_layers(shape)
-            ? "a mixture of experts with dense layers among its mixtures (units of two sizes)"
+        layout.pipeline_parallel > 1 && layout.virtual_pipeline_stages > 1
+            ? "the interleaved pipeline schedule (a Megatron-FSDP instance for each virtual "
+              "stage)"
+        : mixes_dense_layers(shape) && setup.fsdp_double_buffer
+            ? "the double buffer over a mixture of experts with dense layers among its mixtures "
+              "(units of two sizes, the fixed pool's for the larger group alone)"
         : shape.num_experts > 1 && setup.fp8_param_gather
             ? "FP8 parameters (--fp8-param-gather) on a mixture of experts"
         : setup.fp8_param_gather && layout.zero_stage < 3
@@ -386,7 +389,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
       return refusal(
           id::kZeroStage,
           "ZeRO 2 and 3 under Megatron-LM are Megatron-FSDP's optim_grads and "
-          "optim_grads_params, modelled on one pipeline stage; " +
+          "optim_grads_params, modelled without a pipeline and under 1F1B; " +
               std::string(asked) +
               " beside it is not modelled: choose ZeRO 0 or 1 (the distributed optimiser), or "
               "leave it out.");

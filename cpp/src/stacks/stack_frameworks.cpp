@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -240,12 +241,17 @@ void build_megatron_model(Step& step, const StepDevice& device) {
     // (AllGatherPipeline.reset(preserve_non_fsdp_units=True)), beside their shards.
     step.empty_cache();
     if (device.setup.layout.zero_stage >= 3) {
-      step.take(
-          step.term("megatron-fsdp-gathered-root", "Embedding and output layer, gathered (BF16)",
-                    "Megatron-LM, megatron_fsdp/megatron_fsdp.py: the modules outside the "
-                    "transformer layers get no post-forward release; "
-                    "param_and_grad_buffer.py, AllGatherPipeline.reset keeps them gathered"),
-          kBf16Bytes * device.root_parameters);
+      // The stage's own: under a pipeline the first holds the embedding, the last the output
+      // layer and the final norm.
+      const char* label = device.embedding && device.output_layer
+                              ? "Embedding and output layer, gathered (BF16)"
+                          : device.embedding ? "Embedding, gathered (BF16)"
+                                             : "Output layer and final norm, gathered (BF16)";
+      step.take(step.term("megatron-fsdp-gathered-root", label,
+                          "Megatron-LM, megatron_fsdp/megatron_fsdp.py: the modules outside the "
+                          "transformer layers get no post-forward release; "
+                          "param_and_grad_buffer.py, AllGatherPipeline.reset keeps them gathered"),
+                kBf16Bytes * device.root_parameters);
     }
   }
 }
@@ -401,8 +407,11 @@ CachingAllocator::Handle megatron_output_layer_backward(Step& step, const StepDe
 
 // The embedding's backward pass, on the first stage; elsewhere the gradient is sent to the
 // previous stage.
+// `accumulated`: what the embedding's weight gradient, once made, is accumulated into (Megatron-
+// FSDP's root bucket on a first stage without the output layer).
 void megatron_embedding_backward(Step& step, const StepDevice& device, const MegatronTerms& terms,
-                                 CachingAllocator::Handle gradient) {
+                                 CachingAllocator::Handle gradient,
+                                 const std::function<void()>& accumulated) {
   if (!device.embedding) {
     step.give(gradient);  // sent to the previous stage
     return;
@@ -419,6 +428,7 @@ void megatron_embedding_backward(Step& step, const StepDevice& device, const Meg
   const auto weight_gradient =
       step.take(terms.embedding_gradient, kBf16Bytes * vocabulary.first * vocabulary.second);
   step.give(gathered);
+  if (accumulated) accumulated();
   step.give(weight_gradient);
 }
 
@@ -463,37 +473,44 @@ class MegatronFsdp {
         on_(device.setup.layout.zero_stage >= 2),
         gathers_(device.setup.layout.zero_stage >= 3),
         double_buffer_(device.setup.fsdp_double_buffer),
-        layers_(static_cast<int>(device.layers_per_stage)),
-        unit_(device.layer_parameters),
-        experts_(device.layer_expert_parameters) {
+        undistributed_experts_(device.expert_zero_shards <= 1),
+        units_(device.layer_units) {
     if (!on_) return;
+    // Each of the stage's layers its own unit (replay.cpp fills them under Megatron-FSDP); the
+    // mean layer for each where none is given.
+    if (units_.empty()) {
+      units_.assign(static_cast<std::size_t>(device.layers_per_stage),
+                    {device.layer_parameters, device.layer_expert_parameters});
+    }
+    layers_ = static_cast<int>(units_.size());
+    // A stage of no layers (a layout's empty stage) gathers none and makes no layer's bucket.
+    if (layers_ == 0) gathers_ = false;
     // A group of one rank is not distributed (param_and_grad_buffer.py: is_data_distributed
     // needs group.size() > 1): where the experts' data-parallel group is one rank their gathered
     // weights and their gradient bucket are views of the persistent buffers, no temporary.
-    if (device.expert_zero_shards <= 1) experts_held_ = experts_;
     // Under --fp8-param-gather a layer's linear weights are gathered as their FP8 data, and on
     // Hopper Transformer Engine makes each one's transpose after its backward gather
     // (tensor/utils.py, post_all_gather_processing), dropped as the layer is released
-    // (megatron_fsdp.py; --keep-fp8-transpose-cache, which keeps them, is not read).
-    const double fp8 = device.setup.fp8_param_gather ? device.fp8_layer_weights : 0;
-    unit_bytes_ = kBf16Bytes * (unit_ - fp8 - experts_held_) + kFp8Bytes * fp8;
-    if (fp8 > 0 && fp8_weight_copies(device.setup) > 1) transpose_bytes_ = kFp8Bytes * fp8;
-    // megatron_fsdp.py: C = max(1e9, 2 × the average unit's parameters) under
-    // optim_grads_params, max(1e9, the DDP bucket size or 1e9) otherwise (--ddp-bucket-size is
-    // unset by default); the all-gathers' window is C / 2.
-    const double capacity = gathers_ ? std::max(1e9, 2 * unit_) : 1e9;
-    queue_elements_ = capacity;
-    ahead_ =
-        unit_ > 0 ? static_cast<int>(std::ceil(std::max(1e9, 2 * unit_) / 2 / unit_)) : layers_;
-    if (double_buffer_) ahead_ = 1;
+    // (megatron_fsdp.py; --keep-fp8-transpose-cache, which keeps them, is not read). A dense
+    // decoder's alone: a mixture's are refused (check.cpp).
+    fp8_ = device.setup.fp8_param_gather ? device.fp8_layer_weights : 0;
+    if (fp8_ > 0 && fp8_weight_copies(device.setup) > 1) transpose_bytes_ = kFp8Bytes * fp8_;
+    // megatron_fsdp.py: C = max(1e9, 2 × the mean unit's parameters, over this stage's units)
+    // under optim_grads_params, max(1e9, the DDP bucket size or 1e9) otherwise (--ddp-bucket-size
+    // is unset by default); the all-gathers' window is C / 2.
+    double elements = 0;
+    for (const LayerUnit& unit : units_) elements += unit.parameters;
+    const double mean = layers_ > 0 ? elements / layers_ : 0;
+    queue_elements_ = gathers_ ? std::max(1e9, 2 * mean) : 1e9;
+    window_ = std::max(1e9, 2 * mean) / 2;
     if (double_buffer_) {
       const char* source =
           "Megatron-LM, megatron_fsdp/param_and_grad_buffer.py, FixedPoolAllocator: two slots "
           "of a layer each from GlobalMemoryBuffer.get_tensor, kept for the run "
           "(--fsdp-double-buffer)";
       gathered_ = step.term("megatron-fsdp-gathered-layers",
-                            fp8 > 0 ? "Gathered layers, double buffer (FP8)"
-                                    : "Gathered layers, double buffer (BF16)",
+                            fp8_ > 0 ? "Gathered layers, double buffer (FP8)"
+                                     : "Gathered layers, double buffer (BF16)",
                             source);
       gradients_ = step.term("megatron-fsdp-unsharded-gradients",
                              "Unsharded gradients, double buffer (BF16)", source);
@@ -501,7 +518,7 @@ class MegatronFsdp {
     }
     gathered_ =
         step.term("megatron-fsdp-gathered-layers",
-                  fp8 > 0 ? "Gathered layers, prefetch (FP8)" : "Gathered layers, prefetch (BF16)",
+                  fp8_ > 0 ? "Gathered layers, prefetch (FP8)" : "Gathered layers, prefetch (BF16)",
                   "Megatron-LM, megatron/core/distributed/fsdp/src/megatron_fsdp/"
                   "param_and_grad_buffer.py, AllGatherPipeline.all_gather_params: the "
                   "layer and the next while fewer than max(1e9, 2 × a layer's "
@@ -517,32 +534,41 @@ class MegatronFsdp {
   bool on() const { return on_; }
 
   // The forward pass's and the backward pass's gathers and gradient buckets, around each slot.
+  // Under a pipeline the stage's slots are its micro-batches in flight, one after another, each
+  // its layers: each micro-batch's passes gather its layers again, and reduce-scatter their
+  // gradients (optim_grads and optim_grads_params reduce every backward pass:
+  // _process_post_backward_gradients).
   SlotHooks forward() {
     if (!gathers_) return {};
-    return {[this](int slot) { gather(slot - 1, +1); }, [this](int slot) { release(slot - 1); }};
+    return {[this](int slot) { gather(layer_of(slot), +1); },
+            [this](int slot) { release(layer_of(slot)); }};
   }
   SlotHooks backward() {
     return {[this](int slot) {
-              const int layer = slot - 1;
+              const int layer = layer_of(slot);
               give_all(step_, wrapped_);  // recycled by the first gather of the backward pass
+              if (layers_ == 0) return;
               if (gathers_) gather(layer, -1);
               if (transpose_bytes_ > 0) transpose_ = step_.take(gathered_, transpose_bytes_);
+              const LayerUnit& unit = units_[static_cast<std::size_t>(layer)];
               if (double_buffer_) {
-                take_slots(gradient_slots_, gradients_, kBf16Bytes * unit_);
+                take_slots(gradient_slots_, gradients_, kBf16Bytes * unit.parameters);
                 return;
               }
               // A mixture's layer is two buckets, its routed experts' and the rest
               // (param_and_grad_buffer.py groups a unit's parameters by is_expert_param:
               // ".experts." in the name), each reduce-scattered over its own data-parallel group.
-              if (experts_ > 0) {
-                making_.push_back(
-                    {step_.take(gradients_, kBf16Bytes * (experts_ - experts_held_)), experts_});
+              if (unit.expert_parameters > 0) {
+                making_.push_back({step_.take(gradients_, kBf16Bytes * (unit.expert_parameters -
+                                                                        held_experts(unit))),
+                                   unit.expert_parameters});
               }
               making_.push_back(
-                  {step_.take(gradients_, kBf16Bytes * (unit_ - experts_)), unit_ - experts_});
+                  {step_.take(gradients_, kBf16Bytes * (unit.parameters - unit.expert_parameters)),
+                   unit.parameters - unit.expert_parameters});
             },
             [this](int slot) {
-              if (gathers_) release(slot - 1);
+              if (gathers_) release(layer_of(slot));
               if (transpose_) step_.give(*transpose_);
               transpose_.reset();
               if (double_buffer_) return;
@@ -562,20 +588,29 @@ class MegatronFsdp {
                 }
               }
               making_.clear();
+              // An earlier micro-batch in flight, its backward pass done: _root_post_backward
+              // waits on its reduce-scatters and frees their buckets, as end_of_backward does for
+              // the last.
+              if (layer_of(slot) == 0 && slot > 1) {
+                for (const auto& bucket : buckets_) step_.give(bucket.first);
+                buckets_.clear();
+              }
             }};
   }
-  // The final norm's forward: its prefetch gathers the first layers again, to the backward pass.
+  // The final norm's forward, on the stage that holds it: its prefetch gathers the first layers
+  // again, to the backward pass.
   void regather_at_the_loss() {
     if (!gathers_ || double_buffer_) return;  // the slots hold the first layer again
-    for (int layer = 0; layer < std::min(ahead_, layers_); ++layer) {
-      wrapped_.push_back(step_.take(gathered_, unit_bytes_));
-    }
+    prefetch_from_the_first(wrapped_);
   }
-  // The modules outside the layers share the first bucket: its whole gradient is made at the
-  // output layer's weight gradient, as the backward pass starts, and complete only once the
-  // embedding's is, at its end (get_main_grad; the bucket's reduce-scatter waits for all).
+  // The modules outside the layers share the first bucket: its whole gradient is made at its
+  // first parameter's gradient (get_main_grad) and complete only once the last's is, its
+  // reduce-scatter waiting for all. Where the stage holds the output layer, as its backward
+  // pass starts; on a first stage without it, at the embedding's weight gradient, its end.
   void take_root_gradients(double root_parameters) {
-    if (on_) root_bucket_.push_back(step_.take(gradients_, kBf16Bytes * root_parameters));
+    if (on_ && root_parameters > 0) {
+      root_bucket_.push_back(step_.take(gradients_, kBf16Bytes * root_parameters));
+    }
   }
   // _root_post_backward: every reduce-scatter waited on and its bucket freed.
   void end_of_backward() {
@@ -586,31 +621,47 @@ class MegatronFsdp {
   // After the optimiser's step, start_param_sync prefetches the first layers for the next step.
   Handles prefetch_next_step() {
     Handles next;
-    if (gathers_ && !double_buffer_) {
-      for (int layer = 0; layer < std::min(ahead_, layers_); ++layer) {
-        next.push_back(step_.take(gathered_, unit_bytes_));
-      }
-    }
+    if (gathers_ && !double_buffer_) prefetch_from_the_first(next);
     return next;
   }
 
  private:
+  // The layer of slot `slot` (from 1): the stage's micro-batches in flight are its layers each.
+  int layer_of(int slot) const { return layers_ > 0 ? (slot - 1) % layers_ : 0; }
+  // Of a unit's routed experts, those in their persistent buffers (an undistributed group's).
+  double held_experts(const LayerUnit& unit) const {
+    return undistributed_experts_ ? unit.expert_parameters : 0;
+  }
+  // A layer gathered: BF16, its FP8 parameters' data in FP8.
+  double unit_bytes(int layer) const {
+    const LayerUnit& unit = units_[static_cast<std::size_t>(layer)];
+    return kBf16Bytes * (unit.parameters - fp8_ - held_experts(unit)) + kFp8Bytes * fp8_;
+  }
+  // From the first layer on, while fewer than the window's elements are prefetched.
+  void prefetch_from_the_first(Handles& held) {
+    double prefetched = 0;
+    for (int layer = 0; layer < layers_ && prefetched < window_; ++layer) {
+      held.push_back(step_.take(gathered_, unit_bytes(layer)));
+      prefetched += units_[static_cast<std::size_t>(layer)].parameters;
+    }
+  }
   // The double buffer's two slots of a layer each, made at their first use and kept.
   void take_slots(Handles& slots, std::size_t term, double bytes) {
     if (!slots.empty()) return;
     for (int slot = 0; slot < 2; ++slot) slots.push_back(step_.take(term, bytes));
   }
-  // Layer `layer` (from 0) gathered with the next `ahead_` in the pass's direction.
+  // Layer `layer` (from 0) gathered, then the next in the pass's direction while fewer than the
+  // window's elements are prefetched (all_gather_params: the buckets beyond the base).
   void gather(int layer, int direction) {
     if (double_buffer_) {
-      take_slots(gathered_slots_, gathered_, unit_bytes_);
+      take_slots(gathered_slots_, gathered_, unit_bytes(layer));
       return;
     }
-    for (int next = layer, count = 0; next >= 0 && next < layers_ && count <= ahead_;
-         next += direction, ++count) {
-      if (resident_.count(next) == 0) {
-        resident_[next] = step_.take(gathered_, unit_bytes_);
-      }
+    double prefetched = 0;
+    for (int next = layer; next >= 0 && next < layers_; next += direction) {
+      if (next != layer && prefetched >= window_) break;
+      if (resident_.count(next) == 0) resident_[next] = step_.take(gathered_, unit_bytes(next));
+      if (next != layer) prefetched += units_[static_cast<std::size_t>(next)].parameters;
     }
   }
   void release(int layer) {
@@ -624,15 +675,14 @@ class MegatronFsdp {
   bool on_;
   bool gathers_;
   bool double_buffer_;
-  int layers_;
-  double unit_;
-  double experts_;              // of a unit's parameters, its routed experts' (a mixture's)
-  double experts_held_ = 0;     // of those, the ones in their persistent buffers, undistributed
-  double unit_bytes_ = 0;       // a layer gathered: BF16, its FP8 parameters' data in FP8
+  bool undistributed_experts_;  // the experts' data-parallel group is one rank
+  std::vector<LayerUnit> units_;
+  int layers_ = 0;
+  double fp8_ = 0;              // a layer's linear weights gathered in FP8 (a dense decoder's)
   double transpose_bytes_ = 0;  // their transposes on Hopper, while the layer's backward runs
   std::optional<CachingAllocator::Handle> transpose_;
   double queue_elements_ = 0;
-  int ahead_ = 0;
+  double window_ = 0;
   std::size_t gathered_ = 0;
   std::size_t gradients_ = 0;
   std::map<int, CachingAllocator::Handle> resident_;
@@ -680,7 +730,7 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   }
   const SlotHooks forward = fsdp.forward();
   std::vector<Handles> kept = forward_slots(step, device, &forward);
-  fsdp.regather_at_the_loss();
+  if (device.output_layer) fsdp.regather_at_the_loss();
   const auto logits_gradient = loss_forward_and_backward(step, device, [&] {
     if (mask && !device.attention_mask_kept) {
       step.give(*mask);
@@ -691,7 +741,7 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   if (first && !terms.unfused_wgrads) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
   Flowing flowing;
   flowing.tag = terms.activation_gradients;
-  fsdp.take_root_gradients(device.root_parameters);
+  if (device.output_layer) fsdp.take_root_gradients(device.root_parameters);
   flowing.gradient = megatron_output_layer_backward(step, device, terms.activation_gradients);
   if (terms.unfused_wgrads && device.output_layer && device.logit_count > 0) {
     const WeightShape vocabulary = vocabulary_shape(device);
@@ -724,7 +774,9 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
     }
   };
   backward_slots(step, device, kept, &flowing, &backward);
-  megatron_embedding_backward(step, device, terms, flowing.gradient);
+  megatron_embedding_backward(step, device, terms, flowing.gradient, [&] {
+    if (!device.output_layer) fsdp.take_root_gradients(device.root_parameters);
+  });
   fsdp.end_of_backward();
   if (mask) step.give(*mask);
   give_all(step, masks);

@@ -84,7 +84,10 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
                    (setup.fsdp_double_buffer ? "the next one prefetched, in two slots kept for "
                                                "the run (--fsdp-double-buffer), "
                                              : "the next ones prefetched, ") +
-                   "the embedding and output layer gathered for the whole step, "
+                   (layout.pipeline_parallel > 1
+                        ? "the embedding and output layer gathered for the whole step on the "
+                          "stages that hold them, "
+                        : "the embedding and output layer gathered for the whole step, ")
              : std::string()) +
         (setup.fp8_param_gather ? "the linear weights' FP8 data sharded and gathered in FP8, "
                                 : "") +
@@ -92,6 +95,10 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
                                     "reduce-scattered, "
                                   : "each layer's gradient whole until reduce-scattered, ") +
         "and an FP32 copy of the gradient shard for the optimiser's step." +
+        (layout.pipeline_parallel > 1
+             ? std::string(" Under 1F1B each stage's micro-batches in flight gather its layers "
+                           "and reduce-scatter their gradients each in its own passes.")
+             : std::string()) +
         (setup.grad_reduce_in_bf16 ? std::string(" --grad-reduce-in-bf16 changes nothing there.")
                                    : std::string()));
   }

@@ -31,6 +31,13 @@ struct SlotTensor {
   Exchange exchange = Exchange::kNone;
 };
 
+// One of the stage's layers: its parameters on the device, unsharded, and its routed experts'
+// among them.
+struct LayerUnit {
+  double parameters = 0;
+  double expert_parameters = 0;
+};
+
 // What the step needs to know of the most loaded device.
 struct StepDevice {
   const TrainingSetup& setup;
@@ -97,6 +104,10 @@ struct StepDevice {
   double mixture_layers = 0;
   bool output_layer = true;
   bool embedding = true;
+  // Each of the stage's layers, in the forward pass's order (a mixture's dense layers and a
+  // hybrid's kinds as they are, where layer_parameters is their mean): Megatron-FSDP's units.
+  // Empty where the stack's replay does not follow them.
+  std::vector<LayerUnit> layer_units = {};
   double tokens = 0;  // a micro-batch's tokens on the device: s/c sequences' worth
   // The optimiser's state that bitsandbytes pages (TrainingSetup::paged_optimizer), outside the
   // allocator, and the trained parameters it belongs to: one layer's, and the rest's.
