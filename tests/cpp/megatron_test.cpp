@@ -685,6 +685,7 @@ TrainingSetup tiny_fsdp_mixture(int width, int ep, int tensor_parallel, int zero
 double bucket_bytes(const TrainingSetup& setup) {
   TrainingSetup distributed = setup;
   distributed.layout.zero_stage = 1;
+  distributed.fsdp_double_buffer = false;
   return point_at(memory_timeline(setup), "backward", 0).held[Term::kFramework] -
          point_at(memory_timeline(distributed), "backward", 0).held[Term::kFramework];
 }
@@ -739,19 +740,25 @@ TEST_CASE(
   CHECK(bucket_bytes(setup) ==
         allocator_block_bytes(2 * 55424.0) + allocator_block_bytes(2 * 2 * 3 * 64.0 * 32) +
             allocator_block_bytes(2 * 12672.0) + allocator_block_bytes(2 * whole_root));
-  // What the replay does not follow beside a mixture is refused: the double buffer over dense
-  // layers among its mixtures (units of two sizes) and FP8 parameters.
-  setup = tiny_fsdp_mixture(32, 2, 1, 3);
+  // Under the double buffer, units of two sizes: the two mixture layers of three, the larger
+  // group, take the fixed pool's two slots, a buffer for each bucket (the experts' 2 × 3 × 64 ×
+  // 32 and the rest's 12,672); the dense first layer's bucket (55,424) is allocated as without the
+  // double buffer and, at the backward pass's end, still queued behind two units.
+  setup = tiny_fsdp_mixture(32, 2, 1, 2);
+  setup.custom_model = harness_tiny_shape(3);
+  setup.custom_model.num_experts = 4;
+  setup.custom_model.num_experts_per_token = 2;
+  setup.custom_model.moe_ffn_hidden_size = 32;
   setup.custom_model.num_dense_layers = 1;
-  REQUIRE(estimate_memory(setup).answer.ok());
   setup.fsdp_double_buffer = true;
-  Answer refused = estimate_memory(setup).answer;
-  CHECK(refused.setting == setting_id::kZeroStage);
-  CHECK(refused.message.find("dense layers among its mixtures") != std::string::npos);
+  CHECK(bucket_bytes(setup) ==
+        2 * (allocator_block_bytes(2 * 2 * 3 * 64.0 * 32) + allocator_block_bytes(2 * 12672.0)) +
+            allocator_block_bytes(2 * 55424.0) + allocator_block_bytes(2 * whole_root));
+  // What the replay does not follow beside a mixture is refused: FP8 parameters.
   setup = tiny_fsdp_mixture(32, 2, 1, 3);
   setup.precision = Precision::kFp8Mixed;
   setup.fp8_param_gather = true;
-  refused = estimate_memory(setup).answer;
+  const Answer refused = estimate_memory(setup).answer;
   CHECK(refused.setting == setting_id::kZeroStage);
   CHECK(refused.message.find("on a mixture of experts") != std::string::npos);
 }
@@ -789,6 +796,11 @@ TEST_CASE(
   CHECK(buckets_at(setup, distributed, 0) == 2 * allocator_block_bytes(2 * layer) +
                                                  allocator_block_bytes(2 * embedding) -
                                                  2 * 128.0 * 64);
+  // The second micro-batch's own embedding backward pass runs after slot 3, while the first's
+  // layers are still held: the busiest moment after it holds that micro-batch's two layers'
+  // buckets and its root bucket too, beside more than the distributed optimiser's moment (without
+  // the pass, the two buckets at most).
+  CHECK(buckets_at(setup, distributed, 2) > 2 * allocator_block_bytes(2 * layer));
   // The last stage: one micro-batch in flight, its root bucket (the output layer, 512 × 64, and
   // the final norm's 64) made as its backward pass starts.
   setup.pipeline_stage = -1;
@@ -821,6 +833,24 @@ TEST_CASE(
   root = term_with_id(last, "megatron-fsdp-gathered-root");
   REQUIRE(root != nullptr);
   CHECK(root->bytes == allocator_block_bytes(2 * (512.0 * 64 + 64)));
+}
+
+TEST_CASE(
+    "megatron: after the run's first micro-batch Megatron-FSDP's final norm prefetches no layer at "
+    "the loss") {
+  // _root_pre_backward leaves the modules outside the layers PRE_BACKWARD, and their pre-forward
+  // hook then prefetches nothing: at the loss the tiny model under optim_grads_params holds no
+  // layer gathered, beside optim_grads, only the embedding, output layer and final norm whole.
+  TrainingSetup setup = tiny_megatron();
+  setup.no_dataloader_attention_mask = true;
+  setup.logits = true;
+  setup.layout.zero_stage = 3;
+  TrainingSetup grads = setup;
+  grads.layout.zero_stage = 2;
+  const double root = 2 * 512.0 * 64 + 64;
+  CHECK(point_at(memory_timeline(setup), "loss", 2).held[Term::kFramework] -
+            point_at(memory_timeline(grads), "loss", 2).held[Term::kFramework] ==
+        allocator_block_bytes(2 * root));
 }
 
 TEST_CASE("megatron: what Megatron-FSDP is not modelled beside is refused by the ZeRO stage") {

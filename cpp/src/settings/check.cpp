@@ -370,9 +370,6 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
         layout.pipeline_parallel > 1 && layout.virtual_pipeline_stages > 1
             ? "the interleaved pipeline schedule (a Megatron-FSDP instance for each virtual "
               "stage)"
-        : mixes_dense_layers(shape) && setup.fsdp_double_buffer
-            ? "the double buffer over a mixture of experts with dense layers among its mixtures "
-              "(units of two sizes, the fixed pool's for the larger group alone)"
         : shape.num_experts > 1 && setup.fp8_param_gather
             ? "FP8 parameters (--fp8-param-gather) on a mixture of experts"
         : setup.fp8_param_gather && layout.zero_stage < 3

@@ -460,12 +460,16 @@ void make_adam_moments(Step& step, const StepDevice& device) {
 // complete, and freed only while the buckets reduce-scattering hold more than C elements
 // (GradReducePipeline: the oldest first), all by the end of the micro-batch's backward pass
 // (_root_post_backward).
-// Under --fsdp-double-buffer (and --use-nccl-ub, which turns it on) the layers, identical units,
-// are gathered into two slots of a layer each and make their gradients in two more
+// Under --fsdp-double-buffer (and --use-nccl-ub, which turns it on) the layers of the largest
+// group of identical units (FixedPoolAllocator: fsdp_double_buffer_units, the first such group
+// where two tie) are gathered into two slots of a layer each and make their gradients in two more
 // (param_and_grad_buffer.py, FixedPoolAllocator over GlobalMemoryBuffer.get_tensor, which keeps
-// each slot by name for the run): one layer prefetched at most (all_gather_params raises past the
-// second unit), at most two layers' gradients reduce-scattering (_enforce_double_buffer_limit).
-// The root's gathers and its gradient bucket are allocated as before.
+// each slot by name for the run); the other units (a mixture's dense layers) are allocated as
+// without it (its backup_allocator, fsdp_db_use_persist_buf_on_alloc_fail unset). One unit is
+// prefetched at most (all_gather_params: need_skip_prefetch past the second unit), and the
+// gradients of the running unit and, before it, at most two more units reduce-scatter at once
+// (_enforce_double_buffer_limit), one more where the running unit is in the pool. The root's
+// gathers and its gradient bucket are allocated as before.
 class MegatronFsdp {
  public:
   MegatronFsdp(Step& step, const StepDevice& device)
@@ -483,6 +487,7 @@ class MegatronFsdp {
                     {device.layer_parameters, device.layer_expert_parameters});
     }
     layers_ = static_cast<int>(units_.size());
+    if (double_buffer_) choose_pool();
     // A stage of no layers (a layout's empty stage) gathers none and makes no layer's bucket.
     if (layers_ == 0) gathers_ = false;
     // A group of one rank is not distributed (param_and_grad_buffer.py: is_data_distributed
@@ -552,7 +557,12 @@ class MegatronFsdp {
               if (transpose_bytes_ > 0) transpose_ = step_.take(gathered_, transpose_bytes_);
               const LayerUnit& unit = units_[static_cast<std::size_t>(layer)];
               if (double_buffer_) {
-                take_slots(gradient_slots_, gradients_, kBf16Bytes * unit.parameters);
+                pooled_making_.first = layer;
+                if (in_pool(layer)) {
+                  take_slots(gradient_slots_, gradients_, bucket_bytes(pool_unit_, false));
+                } else {
+                  pooled_making_.second.push_back(step_.take(gradients_, gradient_bytes(layer)));
+                }
                 return;
               }
               // A mixture's layer is two buckets, its routed experts' and the rest
@@ -571,7 +581,10 @@ class MegatronFsdp {
               if (gathers_) release(layer_of(slot));
               if (transpose_) step_.give(*transpose_);
               transpose_.reset();
-              if (double_buffer_) return;
+              if (double_buffer_) {
+                queue_double_buffered();
+                return;
+              }
               // Its reduce-scatters queued, the experts' bucket first (complete once the MLP's
               // backward is), then the rest's; before each the oldest freed while more than C
               // elements wait (wait_for_previous_grad_reduce). Each bucket is padded to a multiple
@@ -588,40 +601,54 @@ class MegatronFsdp {
                 }
               }
               making_.clear();
-              // An earlier micro-batch in flight, its backward pass done: _root_post_backward
-              // waits on its reduce-scatters and frees their buckets, as end_of_backward does for
-              // the last.
-              if (layer_of(slot) == 0 && slot > 1) {
-                for (const auto& bucket : buckets_) step_.give(bucket.first);
-                buckets_.clear();
-              }
             }};
   }
-  // The final norm's forward, on the stage that holds it: its prefetch gathers the first layers
-  // again, to the backward pass.
+  // The final norm's forward, on the stage that holds it, in the run's first micro-batch: its
+  // prefetch gathers the first layers again, to the backward pass. After the first backward pass
+  // the modules outside the layers stay PRE_BACKWARD (_root_pre_backward sets every submodule;
+  // only the units return to IDLE, _post_backward_release_module), and a pre-forward hook in that
+  // state prefetches nothing (_pre_forward_param_unshard).
   void regather_at_the_loss() {
     if (!gathers_ || double_buffer_) return;  // the slots hold the first layer again
-    prefetch_from_the_first(wrapped_);
+    prefetch_from(0, wrapped_);
   }
-  // The modules outside the layers share the first bucket: its whole gradient is made at its
-  // first parameter's gradient (get_main_grad) and complete only once the last's is, its
+  // The modules outside the layers share one bucket: its whole gradient is made at its first
+  // parameter's gradient (get_main_grad) and complete only once the last's is, its
   // reduce-scatter waiting for all. Where the stage holds the output layer, as its backward
-  // pass starts; on a first stage without it, at the embedding's weight gradient, its end.
-  void take_root_gradients(double root_parameters) {
-    if (on_ && root_parameters > 0) {
-      root_bucket_.push_back(step_.take(gradients_, kBf16Bytes * root_parameters));
+  // pass starts: with the embedding beside it (no pipeline) complete at the pass's end; on a last
+  // stage without it complete at once with the final norm's gradient, and queued with the
+  // layers' (`completes_at_once`; the double buffer's queue counts units, and keeps it to the
+  // end). On a first stage without the output layer, at the embedding's weight gradient.
+  void take_root_gradients(double root_parameters, bool completes_at_once) {
+    if (!on_ || root_parameters <= 0) return;
+    const auto bucket = step_.take(gradients_, kBf16Bytes * root_parameters);
+    if (completes_at_once && !double_buffer_) {
+      buckets_.push_back({bucket, root_parameters});
+    } else {
+      root_bucket_.push_back(bucket);
     }
   }
-  // _root_post_backward: every reduce-scatter waited on and its bucket freed.
+  // _root_post_backward, at the end of each micro-batch's backward pass (an earlier one in flight
+  // under a pipeline, or the step's last): every reduce-scatter waited on and its bucket freed.
   void end_of_backward() {
     for (const auto& bucket : buckets_) step_.give(bucket.first);
     buckets_.clear();
+    for (auto& queued : pooled_queue_) give_all(step_, queued.second);
+    pooled_queue_.clear();
     give_all(step_, root_bucket_);
   }
-  // After the optimiser's step, start_param_sync prefetches the first layers for the next step.
-  Handles prefetch_next_step() {
+  // After the optimiser's step, start_param_sync gathers the bucket of the stage's first
+  // parameter (megatron_fsdp.py: parameters()[0]) and prefetches from there: the embedding's on a
+  // stage that holds it, then the first layers; else the first layer's, then the next.
+  Handles prefetch_next_step(bool from_the_embedding) {
     Handles next;
-    if (gathers_ && !double_buffer_) prefetch_from_the_first(next);
+    if (!gathers_ || double_buffer_) return next;
+    if (!from_the_embedding && layers_ > 0) {
+      next.push_back(step_.take(gathered_, unit_bytes(0)));
+      prefetch_from(1, next);
+    } else {
+      prefetch_from(0, next);
+    }
     return next;
   }
 
@@ -637,24 +664,92 @@ class MegatronFsdp {
     const LayerUnit& unit = units_[static_cast<std::size_t>(layer)];
     return kBf16Bytes * (unit.parameters - fp8_ - held_experts(unit)) + kFp8Bytes * fp8_;
   }
-  // From the first layer on, while fewer than the window's elements are prefetched.
-  void prefetch_from_the_first(Handles& held) {
+  // From layer `first` on, while fewer than the window's elements are prefetched.
+  void prefetch_from(int first, Handles& held) {
     double prefetched = 0;
-    for (int layer = 0; layer < layers_ && prefetched < window_; ++layer) {
+    for (int layer = first; layer < layers_ && prefetched < window_; ++layer) {
       held.push_back(step_.take(gathered_, unit_bytes(layer)));
       prefetched += units_[static_cast<std::size_t>(layer)].parameters;
     }
   }
+  // The double buffer's pool: the units of the largest group alike (the first where two tie).
+  void choose_pool() {
+    int best = 0;
+    int best_count = 0;
+    for (int unit = 0; unit < layers_; ++unit) {
+      int count = 0;
+      for (int other = 0; other < layers_; ++other) count += same_unit(unit, other) ? 1 : 0;
+      if (count > best_count) {
+        best = unit;
+        best_count = count;
+      }
+    }
+    pool_unit_ = best;
+  }
+  bool same_unit(int a, int b) const {
+    const LayerUnit& x = units_[static_cast<std::size_t>(a)];
+    const LayerUnit& y = units_[static_cast<std::size_t>(b)];
+    return std::abs(x.parameters - y.parameters) < 0.5 &&
+           std::abs(x.expert_parameters - y.expert_parameters) < 0.5;
+  }
+  bool in_pool(int layer) const { return same_unit(layer, pool_unit_); }
+  // A unit's gradient buckets, whole: its routed experts' (unless undistributed) and the rest's.
+  double gradient_bytes(int layer) const {
+    const LayerUnit& unit = units_[static_cast<std::size_t>(layer)];
+    return kBf16Bytes * (unit.parameters - held_experts(unit));
+  }
+  // _enforce_double_buffer_limit, as the running unit's buckets are queued: the queued units,
+  // newest first, kept while with the running one (if in the pool) they are two units at most; the
+  // older ones waited on, their buckets (outside the pool) freed.
+  void queue_double_buffered() {
+    std::set<int> units;
+    if (in_pool(pooled_making_.first)) units.insert(pooled_making_.first);
+    std::size_t keep = pooled_queue_.size();
+    for (auto queued = pooled_queue_.rbegin(); queued != pooled_queue_.rend(); ++queued) {
+      units.insert(queued->first);
+      if (units.size() > 2) --keep;
+    }
+    while (pooled_queue_.size() > keep) {
+      give_all(step_, pooled_queue_.front().second);
+      pooled_queue_.pop_front();
+    }
+    pooled_queue_.push_back(std::move(pooled_making_));
+    pooled_making_ = {};
+  }
   // The double buffer's two slots of a layer each, made at their first use and kept.
-  void take_slots(Handles& slots, std::size_t term, double bytes) {
+  // Each slot one buffer a bucket of the unit (FixedPoolAllocator: a buffer for each bucket
+  // offset): a mixture layer's routed experts' and the rest's.
+  void take_slots(Handles& slots, std::size_t term, const std::vector<double>& buckets) {
     if (!slots.empty()) return;
-    for (int slot = 0; slot < 2; ++slot) slots.push_back(step_.take(term, bytes));
+    for (int slot = 0; slot < 2; ++slot) {
+      for (const double bytes : buckets) slots.push_back(step_.take(term, bytes));
+    }
+  }
+  // A unit's buckets, gathered (`weights`: its FP8 parameters' data in FP8) or its gradients':
+  // a mixture layer's routed experts' (unless undistributed: the persistent buffers' views) and
+  // the rest's.
+  std::vector<double> bucket_bytes(int layer, bool weights) const {
+    const LayerUnit& unit = units_[static_cast<std::size_t>(layer)];
+    const double experts = unit.expert_parameters - held_experts(unit);
+    std::vector<double> buckets;
+    if (experts > 0) buckets.push_back(kBf16Bytes * experts);
+    buckets.push_back(weights ? unit_bytes(layer) - kBf16Bytes * experts
+                              : kBf16Bytes * (unit.parameters - unit.expert_parameters));
+    return buckets;
   }
   // Layer `layer` (from 0) gathered, then the next in the pass's direction while fewer than the
   // window's elements are prefetched (all_gather_params: the buckets beyond the base).
   void gather(int layer, int direction) {
     if (double_buffer_) {
-      take_slots(gathered_slots_, gathered_, unit_bytes(layer));
+      // The unit and the next: the pool's in its slots, the others allocated for their pass.
+      for (int next = layer, count = 0; next >= 0 && next < layers_ && count < 2;
+           next += direction, ++count) {
+        if (in_pool(next)) {
+          take_slots(gathered_slots_, gathered_, bucket_bytes(pool_unit_, true));
+        } else if (resident_.count(next) == 0) {
+          resident_[next] = step_.take(gathered_, unit_bytes(next));
+        }
+      }
       return;
     }
     double prefetched = 0;
@@ -693,6 +788,11 @@ class MegatronFsdp {
   Handles root_bucket_;
   Handles gathered_slots_;
   Handles gradient_slots_;
+  // The double buffer: a unit of the pool's group, and the units whose reduce-scatters are queued
+  // (the running one's last), each with its buckets outside the pool.
+  int pool_unit_ = 0;
+  std::pair<int, Handles> pooled_making_;
+  std::deque<std::pair<int, Handles>> pooled_queue_;
 };
 
 // One micro-batch's forward and backward passes; `first` for the first step's, in whose backward
@@ -730,7 +830,7 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   }
   const SlotHooks forward = fsdp.forward();
   std::vector<Handles> kept = forward_slots(step, device, &forward);
-  if (device.output_layer) fsdp.regather_at_the_loss();
+  if (device.output_layer && first) fsdp.regather_at_the_loss();
   const auto logits_gradient = loss_forward_and_backward(step, device, [&] {
     if (mask && !device.attention_mask_kept) {
       step.give(*mask);
@@ -741,7 +841,7 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   if (first && !terms.unfused_wgrads) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
   Flowing flowing;
   flowing.tag = terms.activation_gradients;
-  if (device.output_layer) fsdp.take_root_gradients(device.root_parameters);
+  if (device.output_layer) fsdp.take_root_gradients(device.root_parameters, !device.embedding);
   flowing.gradient = megatron_output_layer_backward(step, device, terms.activation_gradients);
   if (terms.unfused_wgrads && device.output_layer && device.logit_count > 0) {
     const WeightShape vocabulary = vocabulary_shape(device);
@@ -764,6 +864,12 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
       wgrad = step.take(*terms.unfused_wgrads, kBf16Bytes * largest_layer_weight(device));
     };
   }
+  // Under 1F1B the stage's slots are its micro-batches in flight, one after another: where an
+  // earlier one's backward pass ends, a first stage runs its embedding's backward pass while the
+  // later ones are still held, and _root_post_backward frees its buckets.
+  const int layers = static_cast<int>(device.layers_per_stage);
+  const double in_flight_slots = device.micro_batches_in_flight * device.layers_per_stage;
+  const bool one_by_one = device.virtual_stages <= 1 && layers > 0;
   backward.after = [&, after = backward.after](int slot) {
     if (wgrad) step.give(*wgrad);
     wgrad.reset();
@@ -772,10 +878,21 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
       step.give(*mask);
       mask.reset();
     }
+    if (one_by_one && slot > 1 && slot <= in_flight_slots && (slot - 1) % layers == 0) {
+      if (device.embedding) {
+        const auto arriving = step.take(terms.activation_gradients,
+                                        kBf16Bytes * device.tokens * device.shape.hidden_size /
+                                            between_blocks_split(device.setup.layout));
+        megatron_embedding_backward(step, device, terms, arriving, [&] {
+          fsdp.take_root_gradients(device.root_parameters, false);
+        });
+      }
+      fsdp.end_of_backward();
+    }
   };
   backward_slots(step, device, kept, &flowing, &backward);
   megatron_embedding_backward(step, device, terms, flowing.gradient, [&] {
-    if (!device.output_layer) fsdp.take_root_gradients(device.root_parameters);
+    if (!device.output_layer) fsdp.take_root_gradients(device.root_parameters, false);
   });
   fsdp.end_of_backward();
   if (mask) step.give(*mask);
@@ -814,7 +931,7 @@ void megatron_step(Step& step, const StepDevice& device) {
   // start_param_sync prefetches the next step's first layers.
   if (device.setup.grad_reduce_in_bf16 || fsdp.on()) {
     const auto copy = step.take(tag(Term::kGradients), device.bytes[Term::kMasterWeights]);
-    Handles next = fsdp.prefetch_next_step();
+    Handles next = fsdp.prefetch_next_step(device.embedding);
     step.give(copy);
     give_all(step, next);
   }
