@@ -798,6 +798,48 @@ TEST_CASE("launch: a Megatron-LM line that counts the embedding or the loss as a
                 6);
 }
 
+TEST_CASE(
+    "launch: a Megatron-LM line's latent attention and multi-token prediction are read, "
+    "DeepSeek-V2-Lite's parameters to the preset's") {
+  // DeepSeek-V2-Lite as Megatron-LM's flags write it: 16 heads of 128 + 64 rotary, a key/value
+  // latent of 512 (no query latent), --qk-layernorm (the latents' norms under MLA), 64 experts of
+  // 1,408, top 6, two shared, the first layer dense; --moe-layer-freq without its parentheses,
+  // as NVIDIA's DeepSeek-V3 examples write it.
+  const std::string line =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 27 --hidden-size 2048 "
+      "--ffn-hidden-size 10944 --num-attention-heads 16 --seq-length 4096 "
+      "--max-position-embeddings 4096 --swiglu --normalization RMSNorm "
+      "--position-embedding-type rope --rotary-scaling-factor 40 --mscale 0.707 "
+      "--mscale-all-dim 0.707 --disable-bias-linear --untie-embeddings-and-output-weights --bf16 "
+      "--micro-batch-size 1 --vocab-size 102400 --multi-latent-attention --kv-lora-rank 512 "
+      "--qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --qk-layernorm "
+      "--num-experts 64 --moe-router-topk 6 --moe-ffn-hidden-size 1408 "
+      "--moe-shared-expert-intermediate-size 2816 --moe-layer-freq [0]*1+[1]*26 "
+      "--moe-grouped-gemm --use-distributed-optimizer ";
+  const LaunchConfig lite = read_ok(line);
+  CHECK(lite.not_understood.empty());
+  const ModelShape& shape = lite.setup.custom_model;
+  CHECK(shape.kv_lora_rank == 512);
+  CHECK(shape.q_lora_rank == 0);
+  CHECK(shape.qk_nope_head_dim == 128);
+  CHECK(shape.qk_rope_head_dim == 64);
+  CHECK(shape.v_head_dim == 128);
+  CHECK_FALSE(shape.qk_norm);  // the latents' norms, not a norm over each head
+  CHECK(shape.num_dense_layers == 1);
+  CHECK_FALSE(lite.setup.mtp);
+  const Estimate estimate = estimate_memory(lite.setup);
+  REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
+  CHECK(estimate.parameters_on_device == 15706484224.0);
+  // A query latent, and one multi-token-prediction module, trained.
+  const LaunchConfig mtp = read_ok(line +
+                                   "--q-lora-rank 1536 --mtp-num-layers 1 "
+                                   "--mtp-loss-scaling-factor 0.1");
+  CHECK(mtp.setup.custom_model.q_lora_rank == 1536);
+  CHECK(mtp.setup.custom_model.num_mtp_layers == 1);
+  CHECK(mtp.setup.mtp);
+  CHECK(mtp.not_understood.empty());
+}
+
 TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   const std::string line =
       "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
@@ -807,9 +849,14 @@ TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {
   check_refused(line, "--vocab-size",
                 "The vocabulary is the tokenizer's, which the line does not give "
                 "('GPT2BPETokenizer'): add --vocab-size N, its size before Megatron-LM's padding.");
-  check_refused(line + "--vocab-size 32000 --multi-latent-attention", "--multi-latent-attention",
-                "--multi-latent-attention is not read from a launch line yet: dense models and "
-                "mixtures in BF16 under Megatron-LM's own DDP are.");
+  check_refused(
+      line + "--vocab-size 32000 --multi-latent-attention", "--multi-latent-attention",
+      "Latent attention without --qk-layernorm has no latent norms, which trainmem counts "
+      "as DeepSeek's (q_a_layernorm, kv_a_layernorm): add --qk-layernorm, as "
+      "Megatron-LM's DeepSeek recipes set it.");
+  check_refused(line + "--vocab-size 32000 --kv-lora-rank 512", "--kv-lora-rank",
+                "--kv-lora-rank belongs to latent attention, which the line does not turn on "
+                "(--multi-latent-attention).");
   check_refused("torchrun pretrain_gpt.py --num-layers $LAYERS", "launch",
                 "The line uses the shell's variables ('$LAYERS'): expand them first, as the shell "
                 "would (echo the command).");

@@ -101,6 +101,7 @@ constexpr const char* kMegatronKind = "Megatron-LM launch line (pretrain_gpt.py)
 // The flags read without a value.
 const std::set<std::string>& switches() {
   static const std::set<std::string> flags = {"--group-query-attention",
+                                              "--multi-latent-attention",
                                               "--swiglu",
                                               "--moe-grouped-gemm",
                                               "--defer-embedding-wgrad-compute",
@@ -235,6 +236,10 @@ const std::set<std::string>& megatron_no_bearing() {
                                               "--no-save-optim",
                                               "--no-save-rng",
                                               "--rotary-base",
+                                              "--rotary-scaling-factor",
+                                              "--mscale",
+                                              "--mscale-all-dim",
+                                              "--mtp-loss-scaling-factor",
                                               "--norm-epsilon",
                                               "--manual-gc",
                                               "--exit-duration-in-mins",
@@ -323,19 +328,24 @@ void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
                 "(--moe-shared-expert-intermediate-size).");
     return;
   }
-  // --moe-layer-freq: 1 (every layer), or "([0]*k+[1]*n)", k dense layers first.
+  // --moe-layer-freq: 1 (every layer), or "([0]*k+[1]*n)", k dense layers first, with or
+  // without its parentheses (arguments.py, moe_freq_type, evaluates the list either way; NVIDIA's
+  // DeepSeek-V3 examples write [0]*3+[1]*58).
   const std::string frequency = flags.get("--moe-layer-freq", flag_text()).value_or("1");
   if (frequency != "1") {
     std::string compact;
     for (char c : frequency) {
       if (c != ' ') compact += c;
     }
+    if (compact.size() >= 2 && compact.front() == '(' && compact.back() == ')') {
+      compact = compact.substr(1, compact.size() - 2);
+    }
     long long dense = -1;
     long long mixture = -1;
     char tail = 0;
-    if (std::sscanf(compact.c_str(), "([0]*%lld+[1]*%lld%c", &dense, &mixture, &tail) != 3 ||
-        tail != ')' || dense < 0 || mixture < 1 || dense + mixture != layers ||
-        compact.size() != compact.find(')') + 1) {
+    if (std::sscanf(compact.c_str(), "[0]*%lld+[1]*%lld%c", &dense, &mixture, &tail) != 2 ||
+        dense < 0 || mixture < 1 || dense + mixture != layers ||
+        compact != "[0]*" + std::to_string(dense) + "+[1]*" + std::to_string(mixture)) {
       flags.fault("--moe-layer-freq",
                   "--moe-layer-freq is read as 1 (every layer a mixture) or ([0]*k+[1]*n) with "
                   "k + n the " +
@@ -345,6 +355,50 @@ void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
     }
     shape.num_dense_layers = static_cast<int>(dense);
   }
+}
+
+// --multi-latent-attention: DeepSeek's latent attention (multi_latent_attention.py,
+// MLASelfAttention): the queries through a latent of --q-lora-rank (unset: one linear_q_proj), the
+// keys and values through one of --kv-lora-rank (32 by default), each head's query and key
+// --qk-head-dim (128) wide and a rotary --qk-pos-emb-head-dim (64) more, each value --v-head-dim
+// (128) wide (arguments.py, _add_mla_args). --qk-layernorm gives the latents their norms
+// (gpt_layer_specs.py: linear_q_up_proj and linear_kv_up_proj become
+// TELayerNormColumnParallelLinear), DeepSeek's q_a_layernorm and kv_a_layernorm, which trainmem
+// counts; a latent attention without them is refused. And the multi-token-prediction modules,
+// --mtp-num-layers of them, each a layer of the decoder's last kind (multi_token_prediction.py),
+// trained.
+void read_latent_attention(KeyReader& flags, ModelShape& shape) {
+  if (const auto modules = bounded(flags, "--mtp-num-layers", 0, kMaxModelLayers)) {
+    shape.num_mtp_layers = static_cast<int>(*modules);
+  }
+  const char* widths[] = {"--q-lora-rank", "--kv-lora-rank", "--qk-head-dim",
+                          "--qk-pos-emb-head-dim", "--v-head-dim"};
+  if (!flags.has("--multi-latent-attention")) {
+    for (const char* flag : widths) {
+      if (flags.has(flag)) {
+        flags.fault(flag, std::string(flag) +
+                              " belongs to latent attention, which the line does not turn on "
+                              "(--multi-latent-attention).");
+        return;
+      }
+    }
+    return;
+  }
+  if (!flags.has("--qk-layernorm")) {
+    flags.fault("--multi-latent-attention",
+                "Latent attention without --qk-layernorm has no latent norms, which trainmem "
+                "counts as DeepSeek's (q_a_layernorm, kv_a_layernorm): add --qk-layernorm, as "
+                "Megatron-LM's DeepSeek recipes set it.");
+    return;
+  }
+  const auto width = [&](const char* flag, long long fallback) {
+    return static_cast<int>(bounded(flags, flag, 1, kMaxModelWidth).value_or(fallback));
+  };
+  shape.q_lora_rank = flags.has("--q-lora-rank") ? width("--q-lora-rank", 0) : 0;
+  shape.kv_lora_rank = width("--kv-lora-rank", 32);
+  shape.qk_nope_head_dim = width("--qk-head-dim", 128);
+  shape.qk_rope_head_dim = width("--qk-pos-emb-head-dim", 64);
+  shape.v_head_dim = width("--v-head-dim", 128);
 }
 
 // The model: written as the config.json it is and read by the config reader; nothing where the
@@ -390,8 +444,7 @@ std::optional<LineModel> read_model(KeyReader& flags) {
                 "--position-embedding-type " + position.substr(0, 40) +
                     " is not modelled: learned_absolute (the default), rope, yarn or none.");
   }
-  for (const char* flag :
-       {"--multi-latent-attention", "--mtp-num-layers", "--fp16", "--use-torch-fsdp2"}) {
+  for (const char* flag : {"--fp16", "--use-torch-fsdp2"}) {
     if (flags.has(flag)) {
       flags.fault(flag, std::string(flag) +
                             " is not read from a launch line yet: dense models "
@@ -447,8 +500,9 @@ std::optional<LineModel> read_model(KeyReader& flags) {
   model.shape.norm_bias = normalization == "LayerNorm";
   model.shape.attention_qkv_bias = bias_linear || flags.has("--add-qkv-bias");
   // --qk-layernorm: a norm of --normalization's kind over each head's queries and keys
-  // (TransformerConfig.qk_layernorm; the layer spec's q_layernorm and k_layernorm, TENorm).
-  model.shape.qk_norm = flags.has("--qk-layernorm");
+  // (TransformerConfig.qk_layernorm; the layer spec's q_layernorm and k_layernorm, TENorm); under
+  // latent attention the latents' norms instead (read_latent_attention).
+  model.shape.qk_norm = flags.has("--qk-layernorm") && !flags.has("--multi-latent-attention");
   model.shape.attention_output_bias = bias_linear;
   model.shape.mlp_bias = bias_linear;
   if (position == "learned_absolute" && !flags.has("--no-position-embedding")) {
@@ -457,7 +511,12 @@ std::optional<LineModel> read_model(KeyReader& flags) {
   model.shape.name = std::to_string(*layers) + "-layer model of width " + std::to_string(*hidden) +
                      " (the launch line's)";
   read_experts(flags, *layers, model.shape);
+  read_latent_attention(flags, model.shape);
   if (!flags.ok()) return {};
+  if (const std::string problem = model_shape_problem(model.shape); !problem.empty()) {
+    flags.fault("launch", "The line's model: " + problem);
+    return {};
+  }
   model.layers = *layers;
   model.sequence = *sequence;
   model.vocabulary = *vocabulary;
@@ -759,6 +818,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   TrainingSetup& setup = launch.setup;
   setup.model_id = kCustomModelId;
   setup.custom_model = model->shape;
+  setup.mtp = model->shape.num_mtp_layers > 0;
   setup.stack = Stack::kMegatron;
   setup.logits = true;
   long long world = context.world_size;
