@@ -831,9 +831,14 @@ TEST_CASE(
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   CHECK(estimate.parameters_on_device == 15706484224.0);
   // A query latent, and one multi-token-prediction module, trained.
-  const LaunchConfig mtp = read_ok(line +
-                                   "--q-lora-rank 1536 --mtp-num-layers 1 "
-                                   "--mtp-loss-scaling-factor 0.1");
+  // With the flags of no bearing that NVIDIA's Megatron-FSDP DeepSeek-V3 example sets beside.
+  const LaunchConfig mtp =
+      read_ok(line +
+              "--q-lora-rank 1536 --mtp-num-layers 1 "
+              "--mtp-loss-scaling-factor 0.1 --manual-gc --manual-gc-interval "
+              "10 --moe-router-enable-expert-bias --moe-router-bias-update-rate "
+              "1e-3 --moe-router-force-load-balancing --auto-detect-ckpt-format "
+              "--dist-ckpt-strictness log_all");
   CHECK(mtp.setup.custom_model.q_lora_rank == 1536);
   CHECK(mtp.setup.custom_model.num_mtp_layers == 1);
   CHECK(mtp.setup.mtp);

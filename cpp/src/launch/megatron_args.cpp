@@ -150,6 +150,8 @@ const std::set<std::string>& switches() {
                                               "--log-memory-to-tensorboard",
                                               "--log-validation-ppl-to-tensorboard",
                                               "--manual-gc",
+                                              "--moe-router-force-load-balancing",
+                                              "--auto-detect-ckpt-format",
                                               "--no-rope-fusion",
                                               "--use-torch-fsdp2",
                                               "--apply-layernorm-1p",
@@ -174,7 +176,12 @@ const std::set<std::string>& switches() {
 // ranges); RoPE's rotated share (Q and K keep their size); LayerNorm's zero-centred weight
 // (--apply-layernorm-1p); the loss's normalisation per token; and the checkpoint's format. From
 // NVIDIA's Megatron-FSDP example (examples/megatron_fsdp/train_llama3_8b_fsdp_h100_fp8.sh): the
-// NaN check of the loss and gradients (a reduction to a scalar) and the logging level.
+// NaN check of the loss and gradients (a reduction to a scalar) and the logging level. From its
+// DeepSeek-V3 example (examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh): Python's garbage
+// collection's interval (--manual-gc-interval), the expert bias's update rate (the bias is there
+// either way, --moe-router-enable-expert-bias), the checkpoint's format detection and
+// strictness, and --moe-router-force-load-balancing, random router logits of the same shape for
+// benchmarks, whose balanced routing is what the estimate assumes anyway.
 const std::set<std::string>& megatron_no_bearing() {
   static const std::set<std::string> flags = {"--overlap-grad-reduce",
                                               "--no-check-for-nan-in-loss-and-grad",
@@ -261,7 +268,12 @@ const std::set<std::string>& megatron_no_bearing() {
                                               "--rotary-percent",
                                               "--apply-layernorm-1p",
                                               "--calculate-per-token-loss",
-                                              "--ckpt-format"};
+                                              "--ckpt-format",
+                                              "--manual-gc-interval",
+                                              "--moe-router-bias-update-rate",
+                                              "--moe-router-force-load-balancing",
+                                              "--auto-detect-ckpt-format",
+                                              "--dist-ckpt-strictness"};
   return flags;
 }
 
