@@ -754,6 +754,22 @@ TEST_CASE(
   CHECK(bucket_bytes(setup) ==
         2 * (allocator_block_bytes(2 * 2 * 3 * 64.0 * 32) + allocator_block_bytes(2 * 12672.0)) +
             allocator_block_bytes(2 * 55424.0) + allocator_block_bytes(2 * whole_root));
+  // A multi-token-prediction module's layer is a unit of its own, after the decoder's: gathered
+  // for its passes, not with the modules outside the layers, which keep its projection (eh_proj,
+  // 2 × 64 × 64) and its three norms (3 × 64) beside the embedding, output layer and final norm.
+  setup = tiny_fsdp_mixture(32, 2, 1, 3);
+  setup.custom_model.num_mtp_layers = 1;
+  setup.mtp = true;
+  const Estimate predicting = estimate_memory(setup);
+  REQUIRE_MESSAGE(predicting.answer.ok(), predicting.answer.message);
+  const StackTerm* root_gathered = term_with_id(predicting, "megatron-fsdp-gathered-root");
+  REQUIRE(root_gathered != nullptr);
+  CHECK(root_gathered->bytes == allocator_block_bytes(2 * (whole_root + 2 * 64.0 * 64 + 3 * 64)));
+  // Under optim_grads, three units' buckets at the backward pass's end, the module's too.
+  setup.layout.zero_stage = 2;
+  CHECK(bucket_bytes(setup) ==
+        3 * (allocator_block_bytes(2 * 2 * 3 * 64.0 * 32) + allocator_block_bytes(2 * 12672.0)) +
+            allocator_block_bytes(2 * (whole_root + 2 * 64.0 * 64 + 3 * 64)));
   // What the replay does not follow beside a mixture is refused: FP8 parameters.
   setup = tiny_fsdp_mixture(32, 2, 1, 3);
   setup.precision = Precision::kFp8Mixed;

@@ -69,6 +69,16 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
          stage_layer_parameters(shape, setup.layout, placement, stage)) {
       device.layer_units.push_back({unit.parameters, unit.expert_parameters});
     }
+    // The multi-token-prediction modules' layers (placement.cpp: past the decoder's, of the
+    // mixture's kind), each a unit after the decoder's (GPTModel builds mtp after decoder).
+    StagePlacement modules;
+    modules.first_layer = shape.num_layers;
+    modules.layers = stage.mtp_layers;
+    for (const LayerParameters& unit :
+         stage_layer_parameters(shape, setup.layout, placement, modules)) {
+      device.layer_units.push_back({unit.parameters, unit.expert_parameters});
+      device.mtp_unit_parameters += unit.parameters;
+    }
   }
   device.layer_weight_bytes = kBf16Bytes * device.layer_parameters;
   device.layer_trainable_parameters = device.layer_parameters;

@@ -380,7 +380,6 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
               "it gathers too) or blockwise FP8 (made column-wise after each "
               "gather, with its scales)"
         : setup.optimizer_instances > 1 ? "distributed optimiser instances"
-        : setup.mtp                     ? "multi-token prediction"
                                         : nullptr;
     if (asked != nullptr) {
       return refusal(

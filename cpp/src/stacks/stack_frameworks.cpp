@@ -251,7 +251,7 @@ void build_megatron_model(Step& step, const StepDevice& device) {
                           "Megatron-LM, megatron_fsdp/megatron_fsdp.py: the modules outside the "
                           "transformer layers get no post-forward release; "
                           "param_and_grad_buffer.py, AllGatherPipeline.reset keeps them gathered"),
-                kBf16Bytes * device.root_parameters);
+                kBf16Bytes * (device.root_parameters - device.mtp_unit_parameters));
     }
   }
 }
@@ -478,7 +478,10 @@ class MegatronFsdp {
         gathers_(device.setup.layout.zero_stage >= 3),
         double_buffer_(device.setup.fsdp_double_buffer),
         undistributed_experts_(device.expert_zero_shards <= 1),
-        units_(device.layer_units) {
+        units_(device.layer_units),
+        stage_layers_(static_cast<int>(device.layers_per_stage)),
+        in_flight_slots_(static_cast<int>(
+            std::lround(device.micro_batches_in_flight * device.layers_per_stage))) {
     if (!on_) return;
     // Each of the stage's layers its own unit (replay.cpp fills them under Megatron-FSDP); the
     // mean layer for each where none is given.
@@ -653,8 +656,14 @@ class MegatronFsdp {
   }
 
  private:
-  // The layer of slot `slot` (from 1): the stage's micro-batches in flight are its layers each.
-  int layer_of(int slot) const { return layers_ > 0 ? (slot - 1) % layers_ : 0; }
+  // The unit of slot `slot` (from 1): the stage's micro-batches in flight are its layers each,
+  // then the multi-token-prediction modules' slots their units, after the layers'.
+  int layer_of(int slot) const {
+    if (stage_layers_ <= 0) return 0;
+    if (slot > in_flight_slots_)
+      return std::min(layers_ - 1, stage_layers_ + slot - in_flight_slots_ - 1);
+    return (slot - 1) % stage_layers_;
+  }
   // Of a unit's routed experts, those in their persistent buffers (an undistributed group's).
   double held_experts(const LayerUnit& unit) const {
     return undistributed_experts_ ? unit.expert_parameters : 0;
@@ -772,6 +781,8 @@ class MegatronFsdp {
   bool double_buffer_;
   bool undistributed_experts_;  // the experts' data-parallel group is one rank
   std::vector<LayerUnit> units_;
+  int stage_layers_ = 0;     // the stage's decoder layers (units_ has the modules' after)
+  int in_flight_slots_ = 0;  // its micro-batches in flight times them
   int layers_ = 0;
   double fp8_ = 0;              // a layer's linear weights gathered in FP8 (a dense decoder's)
   double transpose_bytes_ = 0;  // their transposes on Hopper, while the layer's backward runs
@@ -841,7 +852,8 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   if (first && !terms.unfused_wgrads) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
   Flowing flowing;
   flowing.tag = terms.activation_gradients;
-  if (device.output_layer) fsdp.take_root_gradients(device.root_parameters, !device.embedding);
+  const double root_bucket = device.root_parameters - device.mtp_unit_parameters;
+  if (device.output_layer) fsdp.take_root_gradients(root_bucket, !device.embedding);
   flowing.gradient = megatron_output_layer_backward(step, device, terms.activation_gradients);
   if (terms.unfused_wgrads && device.output_layer && device.logit_count > 0) {
     const WeightShape vocabulary = vocabulary_shape(device);
@@ -883,16 +895,15 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
         const auto arriving = step.take(terms.activation_gradients,
                                         kBf16Bytes * device.tokens * device.shape.hidden_size /
                                             between_blocks_split(device.setup.layout));
-        megatron_embedding_backward(step, device, terms, arriving, [&] {
-          fsdp.take_root_gradients(device.root_parameters, false);
-        });
+        megatron_embedding_backward(step, device, terms, arriving,
+                                    [&] { fsdp.take_root_gradients(root_bucket, false); });
       }
       fsdp.end_of_backward();
     }
   };
   backward_slots(step, device, kept, &flowing, &backward);
   megatron_embedding_backward(step, device, terms, flowing.gradient, [&] {
-    if (!device.output_layer) fsdp.take_root_gradients(device.root_parameters, false);
+    if (!device.output_layer) fsdp.take_root_gradients(root_bucket, false);
   });
   fsdp.end_of_backward();
   if (mask) step.give(*mask);

@@ -81,9 +81,13 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
         ", with --ckpt-format fsdp_dtensor, which Megatron-LM asserts): BF16 main gradients, " +
         (layout.zero_stage >= 3
              ? std::string("each transformer layer gathered for its passes with ") +
-                   (setup.fsdp_double_buffer ? "the next one prefetched, in two slots kept for "
-                                               "the run (--fsdp-double-buffer), "
-                                             : "the next ones prefetched, ") +
+                   (!setup.fsdp_double_buffer ? "the next ones prefetched, "
+                    : mixes_dense_layers(shape)
+                        ? "the next one prefetched, the most numerous layers of one size in two "
+                          "slots kept for the run (--fsdp-double-buffer) and the others (a "
+                          "mixture's dense layers) allocated for their passes, "
+                        : "the next one prefetched, in two slots kept for the run "
+                          "(--fsdp-double-buffer), ") +
                    (layout.pipeline_parallel > 1
                         ? "the embedding and output layer gathered for the whole step on the "
                           "stages that hold them, "
@@ -91,9 +95,11 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
              : std::string()) +
         (setup.fp8_param_gather ? "the linear weights' FP8 data sharded and gathered in FP8, "
                                 : "") +
-        (setup.fsdp_double_buffer ? "each layer's gradient whole in one of two slots until "
-                                    "reduce-scattered, "
-                                  : "each layer's gradient whole until reduce-scattered, ") +
+        (!setup.fsdp_double_buffer ? "each layer's gradient whole until reduce-scattered, "
+         : mixes_dense_layers(shape)
+             ? "each layer's gradient whole until reduce-scattered, in one of two slots for "
+               "those layers, "
+             : "each layer's gradient whole in one of two slots until reduce-scattered, ") +
         "and an FP32 copy of the gradient shard for the optimiser's step." +
         (layout.pipeline_parallel > 1
              ? std::string(" Under 1F1B each stage's micro-batches in flight gather its layers "

@@ -105,9 +105,12 @@ struct StepDevice {
   bool output_layer = true;
   bool embedding = true;
   // Each of the stage's layers, in the forward pass's order (a mixture's dense layers and a
-  // hybrid's kinds as they are, where layer_parameters is their mean): Megatron-FSDP's units.
-  // Empty where the stack's replay does not follow them.
+  // hybrid's kinds as they are, where layer_parameters is their mean), then each
+  // multi-token-prediction module's layer: Megatron-FSDP's units. Empty where the stack's replay
+  // does not follow them. And the modules' layers' parameters, among root_parameters (their
+  // projections and norms are the rest of root_parameters' share of them).
   std::vector<LayerUnit> layer_units = {};
+  double mtp_unit_parameters = 0;
   double tokens = 0;  // a micro-batch's tokens on the device: s/c sequences' worth
   // The optimiser's state that bitsandbytes pages (TrainingSetup::paged_optimizer), outside the
   // allocator, and the trained parameters it belongs to: one layer's, and the rest's.
