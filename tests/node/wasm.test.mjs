@@ -401,8 +401,8 @@ describe('the WebAssembly modules: the Llama block and the measured cases', () =
     // Our thirty-one (four of them GRPO's loss, four DPO's), then torchao's three B200 runs and torchtitan's four GB200 runs, then
     // SimuMax's 19 Megatron-LM runs, each allocated and reserved, then torchtune's seven flags rows
     // and its 70B LoRA run on eight A100s, then fms-acceleration's eleven Hugging Face rows, then
-    // our ten H200 Trainer runs.
-    assert.equal(rows.length, 31 + 3 + 4 + 2 * 19 + 7 + 1 + 11 + 10);
+    // our ten H200 Trainer runs, then Liger-Kernel's example's two.
+    assert.equal(rows.length, 31 + 3 + 4 + 2 * 19 + 7 + 1 + 11 + 10 + 2);
     const megatron = rows.find(
       (row) => row.id === 'simumax-b200-llama3_70b_l12_tp8_pp1_dp1_mbc4_cef-allocated',
     );

@@ -560,6 +560,7 @@ class MegatronFsdp {
               if (transpose_bytes_ > 0) transpose_ = step_.take(gathered_, transpose_bytes_);
               const LayerUnit& unit = units_[static_cast<std::size_t>(layer)];
               if (double_buffer_) {
+                trim_double_buffered(layer);
                 pooled_making_.first = layer;
                 if (in_pool(layer)) {
                   take_slots(gradient_slots_, gradients_, bucket_bytes(pool_unit_, false));
@@ -585,7 +586,7 @@ class MegatronFsdp {
               if (transpose_) step_.give(*transpose_);
               transpose_.reset();
               if (double_buffer_) {
-                queue_double_buffered();
+                if (layers_ > 0) queue_double_buffered();
                 return;
               }
               // Its reduce-scatters queued, the experts' bucket first (complete once the MLP's
@@ -620,12 +621,14 @@ class MegatronFsdp {
   // reduce-scatter waiting for all. Where the stage holds the output layer, as its backward
   // pass starts: with the embedding beside it (no pipeline) complete at the pass's end; on a last
   // stage without it complete at once with the final norm's gradient, and queued with the
-  // layers' (`completes_at_once`; the double buffer's queue counts units, and keeps it to the
-  // end). On a first stage without the output layer, at the embedding's weight gradient.
+  // layers' (`completes_at_once`; in the double buffer's queue as a unit of its own). On a first
+  // stage without the output layer, at the embedding's weight gradient.
   void take_root_gradients(double root_parameters, bool completes_at_once) {
     if (!on_ || root_parameters <= 0) return;
     const auto bucket = step_.take(gradients_, kBf16Bytes * root_parameters);
-    if (completes_at_once && !double_buffer_) {
+    if (completes_at_once && double_buffer_) {
+      pooled_queue_.push_back({kRootUnit, Handles{bucket}});
+    } else if (completes_at_once) {
       buckets_.push_back({bucket, root_parameters});
     } else {
       root_bucket_.push_back(bucket);
@@ -707,12 +710,14 @@ class MegatronFsdp {
     const LayerUnit& unit = units_[static_cast<std::size_t>(layer)];
     return kBf16Bytes * (unit.parameters - held_experts(unit));
   }
-  // _enforce_double_buffer_limit, as the running unit's buckets are queued: the queued units,
-  // newest first, kept while with the running one (if in the pool) they are two units at most; the
-  // older ones waited on, their buckets (outside the pool) freed.
-  void queue_double_buffered() {
+  // _enforce_double_buffer_limit, as the running unit's gradient is first allocated
+  // (main_grad_getter) and again as its buckets are queued: the queued units, newest first, kept
+  // while with the running one (if in the pool) they are two units at most, the bucket outside the
+  // layers counting as one (its unit id None); the older ones waited on, their buckets (outside
+  // the pool) freed.
+  void trim_double_buffered(int running) {
     std::set<int> units;
-    if (in_pool(pooled_making_.first)) units.insert(pooled_making_.first);
+    if (running >= 0 && in_pool(running)) units.insert(running);
     std::size_t keep = pooled_queue_.size();
     for (auto queued = pooled_queue_.rbegin(); queued != pooled_queue_.rend(); ++queued) {
       units.insert(queued->first);
@@ -722,6 +727,9 @@ class MegatronFsdp {
       give_all(step_, pooled_queue_.front().second);
       pooled_queue_.pop_front();
     }
+  }
+  void queue_double_buffered() {
+    trim_double_buffered(pooled_making_.first);
     pooled_queue_.push_back(std::move(pooled_making_));
     pooled_making_ = {};
   }
@@ -750,9 +758,20 @@ class MegatronFsdp {
   // window's elements are prefetched (all_gather_params: the buckets beyond the base).
   void gather(int layer, int direction) {
     if (double_buffer_) {
-      // The unit and the next: the pool's in its slots, the others allocated for their pass.
-      for (int next = layer, count = 0; next >= 0 && next < layers_ && count < 2;
-           next += direction, ++count) {
+      // The unit, then the next while fewer than the window's elements are prefetched and the
+      // units counted stay two (need_skip_prefetch: the running unit counted only if in the pool,
+      // so beside a unit outside it two more): the pool's in its slots, the others allocated for
+      // their pass.
+      std::set<int> counted;
+      if (in_pool(layer)) counted.insert(layer);
+      double prefetched = 0;
+      for (int next = layer; next >= 0 && next < layers_; next += direction) {
+        if (next != layer) {
+          if (prefetched >= window_) break;
+          counted.insert(next);
+          if (counted.size() > 2) break;
+          prefetched += units_[static_cast<std::size_t>(next)].parameters;
+        }
         if (in_pool(next)) {
           take_slots(gathered_slots_, gathered_, bucket_bytes(pool_unit_, true));
         } else if (resident_.count(next) == 0) {
@@ -802,6 +821,7 @@ class MegatronFsdp {
   // The double buffer: a unit of the pool's group, and the units whose reduce-scatters are queued
   // (the running one's last), each with its buckets outside the pool.
   int pool_unit_ = 0;
+  static constexpr int kRootUnit = -1;  // the bucket outside the layers, in the queue
   std::pair<int, Handles> pooled_making_;
   std::deque<std::pair<int, Handles>> pooled_queue_;
 };
@@ -841,7 +861,9 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   }
   const SlotHooks forward = fsdp.forward();
   std::vector<Handles> kept = forward_slots(step, device, &forward);
-  if (device.output_layer && first) fsdp.regather_at_the_loss();
+  // (The bucket outside the layers comes first where the stage holds the embedding; else last,
+  // and a prefetch from it finds no bucket after it.)
+  if (device.output_layer && device.embedding && first) fsdp.regather_at_the_loss();
   const auto logits_gradient = loss_forward_and_backward(step, device, [&] {
     if (mask && !device.attention_mask_kept) {
       step.give(*mask);
@@ -891,14 +913,15 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
       mask.reset();
     }
     if (one_by_one && slot > 1 && slot <= in_flight_slots && (slot - 1) % layers == 0) {
-      if (device.embedding) {
-        const auto arriving = step.take(terms.activation_gradients,
-                                        kBf16Bytes * device.tokens * device.shape.hidden_size /
-                                            between_blocks_split(device.setup.layout));
-        megatron_embedding_backward(step, device, terms, arriving,
-                                    [&] { fsdp.take_root_gradients(root_bucket, false); });
-      }
+      // The first layer's input gradient goes into the embedding's backward pass (or to the
+      // previous stage); the next micro-batch's backward pass starts from the gradient the next
+      // stage sends, a hidden state's (split as between blocks).
+      megatron_embedding_backward(step, device, terms, flowing.gradient,
+                                  [&] { fsdp.take_root_gradients(root_bucket, false); });
       fsdp.end_of_backward();
+      flowing.gradient =
+          step.take(flowing.tag, kBf16Bytes * device.tokens * device.shape.hidden_size /
+                                     between_blocks_split(device.setup.layout));
     }
   };
   backward_slots(step, device, kept, &flowing, &backward);

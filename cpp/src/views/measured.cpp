@@ -601,6 +601,7 @@ const std::vector<MeasuredCase>& measured_cases() {
     for (MeasuredCase& measured : torchtune_distributed_cases()) all.push_back(std::move(measured));
     for (MeasuredCase& measured : fms_acceleration_cases()) all.push_back(std::move(measured));
     for (MeasuredCase& measured : h200_trainer_cases()) all.push_back(std::move(measured));
+    for (MeasuredCase& measured : liger_example_cases()) all.push_back(std::move(measured));
     return all;
   }();
   return cases;

@@ -187,7 +187,63 @@ MeasuredCase h200_trainer_row(const std::string& run, int sequences, double peak
   return measured;
 }
 
+// Liger-Kernel's Hugging Face example (linkedin/Liger-Kernel 92047d9, examples/huggingface:
+// run_patching_methods.sh, training.py and callback.py): Mistral 7B v0.1 fully fine-tuned through
+// TRL's SFTTrainer on Alpaca, with and without Liger's kernels (AutoLigerKernelForCausalLM, its
+// defaults: RoPE, RMSNorm, SwiGLU and the fused linear cross-entropy), each log's
+// total_peak_memory_allocated_MB over steps 3 to 10.
+MeasuredCase liger_example_row(bool liger, double mebibytes) {
+  MeasuredCase measured;
+  measured.id = std::string("liger-example-mistral-7b-") + (liger ? "liger" : "no-liger");
+  measured.title = std::string(
+                       "Mistral 7B, full fine-tuning, 32 × up to 512 tokens, FSDP over 4 "
+                       "A100s, ") +
+                   (liger ? "Liger's kernels" : "without Liger");
+  measured.citation = "Liger-Kernel's Hugging Face example, its patching benchmark's logs";
+  measured.source = std::string("linkedin/Liger-Kernel 92047d9, examples/huggingface/results/") +
+                    (liger ? "mistral_use_liger_True_patching_type_pre_init.log"
+                           : "mistral_use_liger_False_patching_type_None.log") +
+                    ", from run_patching_methods.sh and training.py beside it; requirements.txt "
+                    "pins transformers 4.43.3";
+  measured.statistic =
+      "total_peak_memory_allocated_MB: its EfficiencyCallback's torch.cuda.max_memory_allocated, "
+      "reset at each step's start, the most over steps 3 to 10 on rank 0, MiB (2^20 B)";
+  measured.quantity = MeasuredQuantity::kAllocated;
+  measured.unit = MeasuredUnit::kGibibytes;
+  measured.measured_bytes = mebibytes * 1024 * 1024;
+  TrainingSetup& setup = measured.setup;
+  setup.stack = Stack::kHf;
+  setup.model_id = "mistral-7b";
+  setup.sequence_length = 512;
+  setup.micro_batch_sequences = 32;
+  setup.layout.data_parallel = 4;
+  setup.layout.zero_stage = 3;  // --fsdp "full_shard auto_wrap"
+  setup.device_id = "a100-80gb";
+  setup.flash_attention = true;
+  setup.recompute = Recompute::kFull;  // its fsdp_config.json: activation_checkpointing
+  setup.logits = true;
+  // transformers 4.43's MistralForCausalLM upcasts the logits to FP32, then shifts a copy; Liger's
+  // fused linear cross-entropy makes none.
+  setup.loss = liger ? Loss::kFusedLinear : Loss::kFp32Shifted;
+  measured.note =
+      "torchrun over 4 GPUs (the README's 4 A100 80 GB), --bf16 with the model loaded in BF16, "
+      "per_device_train_batch_size 32, max_seq_length 512 (Alpaca, padded to the longest of each "
+      "batch, a multiple of 16: 236 to 384 tokens a sequence on average in each step, by its "
+      "num_input_tokens_seen), "
+      "accelerate's FSDP1 (FULL_SHARD, its activation checkpointing), adamw_torch. The peak is "
+      "the optimiser's step, where accelerate's FP32 shards, their FP32 gradients, AdamW's moments "
+      "and its foreach step's temporary hold 20/4 bytes a parameter, so neither the sequences' "
+      "lengths nor Liger's kernels move it. Each log's reserved peak (58,180 and 46,732 MiB) "
+      "grows step by step as the padded lengths change, which the replay of one shape does not "
+      "follow; it is not compared.";
+  return measured;
+}
+
 }  // namespace
+
+std::vector<MeasuredCase> liger_example_cases() {
+  return {liger_example_row(false, 34547.91), liger_example_row(true, 34547.82)};
+}
 
 std::vector<MeasuredCase> h200_trainer_cases() {
   return {

@@ -28,6 +28,10 @@ std::vector<MeasuredCase> fms_acceleration_cases();
 // (measured_hf.cpp).
 std::vector<MeasuredCase> h200_trainer_cases();
 
+// Liger-Kernel's Hugging Face example, full fine-tuning of Mistral 7B with and without Liger
+// (measured_hf.cpp).
+std::vector<MeasuredCase> liger_example_cases();
+
 // torchao's MX formats benchmark: Llama 3 8B under torchtitan on 8 B200s in BF16, MXFP8 and
 // tensorwise Float8, compiled under per-op selective recomputation, the peak reserved memory
 // (measured_torchao.cpp).
