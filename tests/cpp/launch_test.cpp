@@ -843,6 +843,21 @@ TEST_CASE(
   CHECK(mtp.setup.custom_model.num_mtp_layers == 1);
   CHECK(mtp.setup.mtp);
   CHECK(mtp.not_understood.empty());
+  // The latents' norms are counted as DeepSeek's RMSNorms; LayerNorm's biases are refused.
+  std::string layer_norm = line;
+  layer_norm.replace(layer_norm.find("--normalization RMSNorm"), 23, "--normalization LayerNorm");
+  check_refused(layer_norm, "--multi-latent-attention",
+                "Latent attention is counted with RMSNorm's latent norms, as DeepSeek's: add "
+                "--normalization RMSNorm (LayerNorm's would add their biases).");
+  // Megatron-FSDP's fixed pool over the dense and mixture layers, as NVIDIA's DeepSeek-V3 example
+  // runs it, is read; its max pool, which pools every unit at the largest's size, is refused.
+  const std::string fsdp = line + "--use-megatron-fsdp --ckpt-format fsdp_dtensor ";
+  CHECK(read_ok(fsdp + "--fsdp-double-buffer").setup.fsdp_double_buffer);
+  check_refused(fsdp + "--megatron-fsdp-max-pool-double-buffer",
+                "--megatron-fsdp-max-pool-double-buffer",
+                "--megatron-fsdp-max-pool-double-buffer over a mixture's dense and mixture layers "
+                "(units of two sizes, each pooled at the largest's) is not modelled: "
+                "--fsdp-double-buffer's fixed pool is.");
 }
 
 TEST_CASE("launch: a Megatron-LM line it cannot read is refused by its flag") {

@@ -396,6 +396,12 @@ void read_latent_attention(KeyReader& flags, ModelShape& shape) {
     }
     return;
   }
+  if (flags.get("--normalization", flag_text()).value_or("LayerNorm") != "RMSNorm") {
+    flags.fault("--multi-latent-attention",
+                "Latent attention is counted with RMSNorm's latent norms, as DeepSeek's: add "
+                "--normalization RMSNorm (LayerNorm's would add their biases).");
+    return;
+  }
   if (!flags.has("--qk-layernorm")) {
     flags.fault("--multi-latent-attention",
                 "Latent attention without --qk-layernorm has no latent norms, which trainmem "

@@ -503,6 +503,16 @@ void read_megatron_fsdp(KeyReader& flags, TrainingSetup& setup, std::vector<std:
   // buffer (the first with manual registration), and --fsdp-manual-registration asserts
   // --use-nccl-ub. The max pool's slots are the largest unit's of each dtype (MaxPoolAllocator):
   // for a dense decoder, whose units are its identical layers, the fixed pool's.
+  // MaxPoolAllocator pools every unit in slots of the largest's size, where the fixed pool keeps
+  // the largest group alone and allocates the rest (a mixture's dense layers) as needed: the two
+  // part ways over units of two sizes, which only the fixed pool's replay follows.
+  if (flags.has("--megatron-fsdp-max-pool-double-buffer") &&
+      mixes_dense_layers(setup.custom_model)) {
+    flags.fault("--megatron-fsdp-max-pool-double-buffer",
+                "--megatron-fsdp-max-pool-double-buffer over a mixture's dense and mixture layers "
+                "(units of two sizes, each pooled at the largest's) is not modelled: "
+                "--fsdp-double-buffer's fixed pool is.");
+  }
   const bool nccl_ub = flags.has("--use-nccl-ub");
   setup.fsdp_double_buffer = flags.has("--fsdp-double-buffer") || nccl_ub ||
                              flags.has("--megatron-fsdp-max-pool-double-buffer");
