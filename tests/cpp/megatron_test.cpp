@@ -779,6 +779,17 @@ TEST_CASE(
   CHECK(refused.message.find("on a mixture of experts") != std::string::npos);
 }
 
+// Four tiny layers over p 2 on d 2 under Megatron-FSDP's `zero` stage, the first stage answered.
+TrainingSetup tiny_piped_fsdp(int zero) {
+  TrainingSetup setup = tiny_megatron();
+  setup.custom_model = harness_tiny_shape(4);
+  setup.no_dataloader_attention_mask = true;
+  setup.layout.pipeline_parallel = 2;
+  setup.layout.zero_stage = zero;
+  setup.pipeline_stage = 1;
+  return setup;
+}
+
 TEST_CASE(
     "megatron: under 1F1B Megatron-FSDP reduces each micro-batch's gradients in its own backward "
     "pass, and a first stage makes its root bucket at the embedding's gradient") {
@@ -788,12 +799,7 @@ TEST_CASE(
   // micro-batch's two alone, the second's freed at the end of its own backward pass
   // (_root_post_backward), and no root bucket yet: the stage's modules outside the layers, the
   // embedding alone (512 × 64), make theirs at the embedding's weight gradient, at the end.
-  TrainingSetup setup = tiny_megatron();
-  setup.custom_model = harness_tiny_shape(4);
-  setup.no_dataloader_attention_mask = true;
-  setup.layout.pipeline_parallel = 2;
-  setup.layout.zero_stage = 2;
-  setup.pipeline_stage = 1;
+  TrainingSetup setup = tiny_piped_fsdp(2);
   const Estimate first = estimate_memory(setup);
   REQUIRE_MESSAGE(first.answer.ok(), first.answer.message);
   const double embedding = 512.0 * 64;
@@ -833,12 +839,7 @@ TEST_CASE(
   // Four tiny layers over p 2 under ZeRO 3 on d 2. The first stage's modules outside the layers
   // are the embedding alone, gathered whole for the step; the last stage's the output layer and
   // the final norm.
-  TrainingSetup setup = tiny_megatron();
-  setup.custom_model = harness_tiny_shape(4);
-  setup.no_dataloader_attention_mask = true;
-  setup.layout.pipeline_parallel = 2;
-  setup.layout.zero_stage = 3;
-  setup.pipeline_stage = 1;
+  TrainingSetup setup = tiny_piped_fsdp(3);
   const Estimate first = estimate_memory(setup);
   REQUIRE_MESSAGE(first.answer.ok(), first.answer.message);
   const StackTerm* root = term_with_id(first, "megatron-fsdp-gathered-root");
