@@ -36,11 +36,16 @@ namespace trainmem::replay {
 // where two tie) are gathered into two slots of a layer each and make their gradients in two more
 // (param_and_grad_buffer.py, FixedPoolAllocator over GlobalMemoryBuffer.get_tensor, which keeps
 // each slot by name for the run); the other units (a mixture's dense layers) are allocated as
-// without it (its backup_allocator, fsdp_db_use_persist_buf_on_alloc_fail unset). One unit is
-// prefetched at most (all_gather_params: need_skip_prefetch past the second unit), and the
-// gradients of the running unit and, before it, at most two more units reduce-scatter at once
-// (_enforce_double_buffer_limit), one more where the running unit is in the pool. The root's
-// gathers and its gradient bucket are allocated as before.
+// without it (its backup_allocator, fsdp_db_use_persist_buf_on_alloc_fail unset). Beside a
+// unit of the pool one more is prefetched, beside one outside it two (all_gather_params:
+// need_skip_prefetch counts the running unit only if pooled), within the window; and beside the
+// running unit's gradients at most one more unit's are reduce-scattering where it is pooled, two
+// where not (_enforce_double_buffer_limit, at each unit's first gradient and as it is queued), the
+// bucket outside the layers counted as a unit. The capacity C is not applied there as well: two
+// queued units pass it only where a unit holds more than C / 2 elements. The root's gathers are
+// allocated as before.
+namespace fsdp_detail {
+
 class MegatronFsdp {
  public:
   MegatronFsdp(Step& step, const StepDevice& device)
@@ -196,6 +201,9 @@ class MegatronFsdp {
   // stage without the output layer, at the embedding's weight gradient.
   void take_root_gradients(double root_parameters, bool completes_at_once) {
     if (!on_ || root_parameters <= 0) return;
+    // main_grad_getter enforces the double buffer's limit as the bucket is first made, the bucket
+    // outside the layers not counted as the running unit.
+    if (double_buffer_) trim_double_buffered(kRootUnit);
     const auto bucket = step_.take(gradients_, kBf16Bytes * root_parameters);
     if (completes_at_once && double_buffer_) {
       pooled_queue_.push_back({kRootUnit, Handles{bucket}});
@@ -396,5 +404,7 @@ class MegatronFsdp {
   std::pair<int, Handles> pooled_making_;
   std::deque<std::pair<int, Handles>> pooled_queue_;
 };
+
+}  // namespace fsdp_detail
 
 }  // namespace trainmem::replay

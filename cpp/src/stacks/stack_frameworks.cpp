@@ -22,6 +22,7 @@ namespace trainmem::replay {
 
 namespace {
 
+using fsdp_detail::MegatronFsdp;
 using WeightShape = std::pair<double, double>;  // (rows, columns) on a rank
 
 // One layer's linear weights on a tensor-parallel rank, each tensor once, as Megatron-LM's

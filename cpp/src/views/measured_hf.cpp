@@ -191,7 +191,7 @@ MeasuredCase h200_trainer_row(const std::string& run, int sequences, double peak
 // run_patching_methods.sh, training.py and callback.py): Mistral 7B v0.1 fully fine-tuned through
 // TRL's SFTTrainer on Alpaca, with and without Liger's kernels (AutoLigerKernelForCausalLM, its
 // defaults: RoPE, RMSNorm, SwiGLU and the fused linear cross-entropy), each log's
-// total_peak_memory_allocated_MB over steps 3 to 10.
+// total_peak_memory_allocated_MB over steps 2 to 10.
 MeasuredCase liger_example_row(bool liger, double mebibytes) {
   MeasuredCase measured;
   measured.id = std::string("liger-example-mistral-7b-") + (liger ? "liger" : "no-liger");
@@ -207,7 +207,7 @@ MeasuredCase liger_example_row(bool liger, double mebibytes) {
                     "pins transformers 4.43.3";
   measured.statistic =
       "total_peak_memory_allocated_MB: its EfficiencyCallback's torch.cuda.max_memory_allocated, "
-      "reset at each step's start, the most over steps 3 to 10 on rank 0, MiB (2^20 B)";
+      "reset at each step's start, the most over steps 2 to 10 on rank 0, MiB (2^20 B)";
   measured.quantity = MeasuredQuantity::kAllocated;
   measured.unit = MeasuredUnit::kGibibytes;
   measured.measured_bytes = mebibytes * 1024 * 1024;
