@@ -870,6 +870,39 @@ TEST_CASE(
         allocator_block_bytes(2 * root));
 }
 
+TEST_CASE(
+    "megatron: beside distributed optimiser instances Megatron-FSDP is hybrid, its states sharded "
+    "within an instance") {
+  // The tiny model over d 4 in 2 instances under optim_grads_params: each state sharded over the
+  // 2 ranks of an instance (HSDP, mcore_fsdp_adapter.py: enable_hsdp), twice one instance's.
+  TrainingSetup setup = tiny_megatron();
+  setup.no_dataloader_attention_mask = true;
+  setup.layout.data_parallel = 4;
+  setup.layout.zero_stage = 3;
+  const Estimate whole = estimate_memory(setup);
+  REQUIRE(whole.answer.ok());
+  setup.optimizer_instances = 2;
+  const Estimate hybrid = estimate_memory(setup);
+  REQUIRE_MESSAGE(hybrid.answer.ok(), hybrid.answer.message);
+  const Breakdown one = fixtures::whole(setup);
+  setup.optimizer_instances = 1;
+  const Breakdown four = fixtures::whole(setup);
+  for (const Term term :
+       {Term::kWeights, Term::kGradients, Term::kMasterWeights, Term::kOptimizerStates}) {
+    CAPTURE(static_cast<int>(term));
+    CHECK(one[term] == doctest::Approx(2 * four[term]));
+  }
+  CHECK(notes_say(hybrid, "hybrid (HSDP"));
+  // Its other outer strategy, which shards across the instances too, is refused on the line.
+  const LaunchConfig line = read_launch_config(
+      "torchrun --nproc_per_node 4 pretrain_gpt.py --num-layers 2 --hidden-size 64 "
+      "--num-attention-heads 4 --seq-length 128 --micro-batch-size 1 --vocab-size 512 --bf16 "
+      "--use-distributed-optimizer --num-distributed-optimizer-instances 2 --use-megatron-fsdp "
+      "--ckpt-format fsdp_dtensor --outer-dp-sharding-strategy optim",
+      TrainingSetup{}, LaunchContext{});
+  CHECK(line.answer.setting == "--outer-dp-sharding-strategy");
+}
+
 TEST_CASE("megatron: what Megatron-FSDP is not modelled beside is refused by the ZeRO stage") {
   TrainingSetup setup = tiny_megatron();
   setup.layout.zero_stage = 3;

@@ -460,6 +460,17 @@ void read_megatron_fsdp(KeyReader& flags, TrainingSetup& setup, std::vector<std:
                     " is not modelled: optim_grads_params (the default, ZeRO 3) or optim_grads "
                     "(ZeRO 2).");
   }
+  // Beside distributed optimiser instances Megatron-FSDP is hybrid (HSDP), each instance's states
+  // whole across the others under --outer-dp-sharding-strategy no_shard, its default; optim
+  // (HFSDP, the optimiser's state sharded across the instances too) is not modelled.
+  const std::string outer =
+      flags.get("--outer-dp-sharding-strategy", flag_text()).value_or("no_shard");
+  if (outer != "no_shard") {
+    flags.fault("--outer-dp-sharding-strategy",
+                "--outer-dp-sharding-strategy " + outer.substr(0, 40) +
+                    " is not modelled: no_shard (the default, HSDP over distributed optimiser "
+                    "instances) is.");
+  }
   // arguments.py raises on TE's single grouped expert weights beside Megatron-FSDP; the
   // overlapped expert-parallel communication changes how a mixture's parameters are gathered, which
   // the replay does not follow.

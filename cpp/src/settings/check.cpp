@@ -379,8 +379,7 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
             ? "FP8 parameters (--fp8-param-gather) in MXFP8 (whose column-wise data "
               "it gathers too) or blockwise FP8 (made column-wise after each "
               "gather, with its scales)"
-        : setup.optimizer_instances > 1 ? "distributed optimiser instances"
-                                        : nullptr;
+            : nullptr;
     if (asked != nullptr) {
       return refusal(
           id::kZeroStage,

@@ -2,6 +2,7 @@
 #include "stacks/stack_run.hpp"
 
 #include <cmath>
+#include <string>
 
 #include "stacks/stack_rows.hpp"
 #include "trainmem/format.hpp"
@@ -104,6 +105,15 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
         (layout.pipeline_parallel > 1
              ? std::string(" Under 1F1B each stage's micro-batches in flight gather its layers "
                            "and reduce-scatter their gradients each in its own passes.")
+             : std::string()) +
+        (setup.optimizer_instances > 1
+             ? " Its " + std::to_string(setup.optimizer_instances) +
+                   " distributed optimiser instances make it hybrid (HSDP: "
+                   "mcore_fsdp_adapter.py, enable_hsdp): every state sharded over the d·c / " +
+                   std::to_string(setup.optimizer_instances) +
+                   " ranks of an instance and whole in each instance "
+                   "(--outer-dp-sharding-strategy no_shard, its default), the gradient "
+                   "shards all-reduced across the instances in place."
              : std::string()) +
         (setup.grad_reduce_in_bf16 ? std::string(" --grad-reduce-in-bf16 changes nothing there.")
                                    : std::string()));
