@@ -827,6 +827,14 @@ TEST_CASE(
   CHECK_FALSE(shape.qk_norm);  // the latents' norms, not a norm over each head
   CHECK(shape.num_dense_layers == 1);
   CHECK_FALSE(lite.setup.mtp);
+  // The count of 1 may go unwritten, as moe_freq_type's docstring writes "([0]+[1]*23)"; spaces,
+  // which _eval_pattern refuses, are refused.
+  std::string unwritten = line;
+  unwritten.replace(unwritten.find("[0]*1+[1]*26"), 12, "([0]+[1]*26)");
+  CHECK(read_ok(unwritten).setup.custom_model.num_dense_layers == 1);
+  std::string spaced = line;
+  spaced.replace(spaced.find("[0]*1+[1]*26"), 12, "\"[0]*1 + [1]*26\"");
+  CHECK(read(spaced).answer.setting == "--moe-layer-freq");
   const Estimate estimate = estimate_memory(lite.setup);
   REQUIRE_MESSAGE(estimate.answer.ok(), estimate.answer.message);
   CHECK(estimate.parameters_on_device == 15706484224.0);

@@ -11,7 +11,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -341,23 +340,31 @@ void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
     return;
   }
   // --moe-layer-freq: 1 (every layer), or "([0]*k+[1]*n)", k dense layers first, with or
-  // without its parentheses (arguments.py, moe_freq_type, evaluates the list either way; NVIDIA's
-  // DeepSeek-V3 examples write [0]*3+[1]*58).
+  // without its parentheses and a count of 1 written or not (arguments.py, moe_freq_type, evaluates
+  // the list either way: its docstring's "([0]+[1]*23)", NVIDIA's DeepSeek-V3 examples'
+  // [0]*3+[1]*58). _eval_pattern refuses any character but digits, commas, brackets, + and *.
   const std::string frequency = flags.get("--moe-layer-freq", flag_text()).value_or("1");
   if (frequency != "1") {
-    std::string compact;
-    for (char c : frequency) {
-      if (c != ' ') compact += c;
-    }
+    std::string compact = frequency;
     if (compact.size() >= 2 && compact.front() == '(' && compact.back() == ')') {
       compact = compact.substr(1, compact.size() - 2);
     }
-    long long dense = -1;
-    long long mixture = -1;
-    char tail = 0;
-    if (std::sscanf(compact.c_str(), "[0]*%lld+[1]*%lld%c", &dense, &mixture, &tail) != 2 ||
-        dense < 0 || mixture < 1 || dense + mixture != layers ||
-        compact != "[0]*" + std::to_string(dense) + "+[1]*" + std::to_string(mixture)) {
+    // "[d]" or "[d]*count", the count 1 where it is not written.
+    const auto run = [](const std::string& text, char digit) -> long long {
+      const std::string head = std::string("[") + digit + "]";
+      if (text == head) return 1;
+      if (text.rfind(head + "*", 0) != 0) return -1;
+      const std::string count = text.substr(head.size() + 1);
+      if (count.empty() || count.size() > 6 ||
+          count.find_first_not_of("0123456789") != std::string::npos) {
+        return -1;
+      }
+      return std::stoll(count);
+    };
+    const std::size_t plus = compact.find('+');
+    const long long dense = plus == std::string::npos ? -1 : run(compact.substr(0, plus), '0');
+    const long long mixture = plus == std::string::npos ? -1 : run(compact.substr(plus + 1), '1');
+    if (dense < 0 || mixture < 1 || dense + mixture != layers) {
       flags.fault("--moe-layer-freq",
                   "--moe-layer-freq is read as 1 (every layer a mixture) or ([0]*k+[1]*n) with "
                   "k + n the " +
