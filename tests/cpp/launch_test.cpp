@@ -832,6 +832,22 @@ TEST_CASE(
   std::string unwritten = line;
   unwritten.replace(unwritten.find("[0]*1+[1]*26"), 12, "([0]+[1]*26)");
   CHECK(read_ok(unwritten).setup.custom_model.num_dense_layers == 1);
+  // Selective recomputation's modules: core_attn, the default, is read; the others are refused
+  // by name; under full recomputation, which does not read them, a note says so.
+  CHECK(read_ok(line + "--recompute-granularity selective --recompute-modules core_attn")
+            .setup.recompute == Recompute::kSelective);
+  check_refused(line + "--recompute-granularity selective --recompute-modules mlp moe",
+                "--recompute-modules",
+                "--recompute-modules mlp is not modelled yet: core_attn (the default, the "
+                "attention's core recomputed) is.");
+  const LaunchConfig full = read_ok(line +
+                                    "--recompute-granularity full --recompute-method "
+                                    "uniform --recompute-num-layers 1 --recompute-modules "
+                                    "moe");
+  CHECK(full.not_understood.empty());
+  CHECK(std::any_of(full.notes.begin(), full.notes.end(), [](const std::string& note) {
+    return note.find("--recompute-modules is selective recomputation's") != std::string::npos;
+  }));
   std::string spaced = line;
   spaced.replace(spaced.find("[0]*1+[1]*26"), 12, "\"[0]*1 + [1]*26\"");
   CHECK(read(spaced).answer.setting == "--moe-layer-freq");

@@ -634,8 +634,11 @@ void read_capacity(KeyReader& flags, TrainingSetup& setup) {
   setup.capacity_factor = padded || *factor < 1 ? *factor : 0;
 }
 
-// --recompute-activations, --recompute-granularity and its method.
-void read_recompute(KeyReader& flags, TrainingSetup& setup) {
+// --recompute-activations, --recompute-granularity and its method; and selective's modules
+// (--recompute-modules, TransformerConfig.recompute_modules: core_attn by default, the one
+// modelled; the others are refused by name, and under full recomputation, which does not read
+// them, said to be ignored).
+void read_recompute(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes) {
   // --recompute-activations sets selective whatever the granularity says (validate_args).
   const std::string given = flags.get("--recompute-granularity", flag_text()).value_or("");
   const std::string granularity = flags.has("--recompute-activations") ? "selective" : given;
@@ -652,6 +655,29 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup) {
     setup.recompute = Recompute::kFull;
   } else if (!granularity.empty()) {
     flags.fault("--recompute-granularity", "--recompute-granularity must be full or selective.");
+  }
+  const auto modules_text = flags.get("--recompute-modules", flag_text());
+  if (!modules_text) return;
+  const std::vector<std::string> modules = megatron::words_of(*modules_text);
+  if (granularity != "selective") {
+    notes.push_back(
+        "--recompute-modules is selective recomputation's, which the line does not "
+        "set: Megatron-LM does not read it, and neither does the estimate.");
+    return;
+  }
+  if (modules.empty()) {
+    flags.fault("--recompute-modules",
+                "--recompute-modules needs a module: core_attn (the default) is modelled.");
+    return;
+  }
+  for (const std::string& module : modules) {
+    if (module != "core_attn") {
+      flags.fault("--recompute-modules",
+                  "--recompute-modules " + module.substr(0, 20) +
+                      " is not modelled yet: core_attn (the default, the attention's core "
+                      "recomputed) is.");
+      return;
+    }
   }
 }
 
@@ -879,7 +905,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   megatron::read_cp_comm_type(flags, model->layers, setup, launch.notes);
   read_dispatcher(flags, setup);
   read_capacity(flags, setup);
-  read_recompute(flags, setup);
+  read_recompute(flags, setup, launch.notes);
   read_recipe(flags, setup, launch.notes);
   if (!flags.ok()) return launch;
   flags.list_unread(megatron_no_bearing());

@@ -22,6 +22,8 @@ std::optional<long long> bounded(KeyReader& flags, const std::string& flag, long
                                  long long most);
 // A number, refused where it is not finite (1e999).
 std::optional<double> decimal(KeyReader& flags, const std::string& flag);
+// A flag's several values (nargs='+'), as the line gave them, space-separated.
+std::vector<std::string> words_of(const std::string& text);
 
 // The layout: d from the world size over t·p·c, the pipeline's virtual and uneven stages (the
 // first and last stages' counts, the embedding or the loss counted as a layer, or a layout

@@ -315,9 +315,6 @@ void read_layout(KeyReader& flags, long long world, long long layers, long long 
   }
 }
 
-namespace {
-
-// A flag's several values (nargs='+'), as the line gave them, space-separated.
 std::vector<std::string> words_of(const std::string& text) {
   std::vector<std::string> words;
   std::size_t start = 0;
@@ -328,6 +325,8 @@ std::vector<std::string> words_of(const std::string& text) {
   }
   return words;
 }
+
+namespace {
 
 // --hierarchical-context-parallel-sizes: sizes whose product is c (arguments.py and
 // parallel_state.py assert it), the all-to-all group's first (Transformer Engine takes cp_group as
