@@ -65,19 +65,18 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   device.layer_expert_parameters = stage.expert_parameters / stage.layers;
   device.expert_zero_shards = placement.expert_zero_shards;
   if (megatron_fsdp(setup)) {
-    for (const LayerParameters& unit :
-         stage_layer_parameters(shape, setup.layout, placement, stage)) {
-      device.layer_units.push_back({unit.parameters, unit.expert_parameters});
-    }
-    // The multi-token-prediction modules' layers (placement.cpp: past the decoder's, of the
-    // mixture's kind), each a unit after the decoder's (GPTModel builds mtp after decoder).
+    // The stage's layers, then the multi-token-prediction modules' (placement.cpp: past the
+    // decoder's, of the mixture's kind), each a unit after the decoder's (GPTModel builds mtp
+    // after decoder).
     StagePlacement modules;
     modules.first_layer = shape.num_layers;
     modules.layers = stage.mtp_layers;
-    for (const LayerParameters& unit :
-         stage_layer_parameters(shape, setup.layout, placement, modules)) {
-      device.layer_units.push_back({unit.parameters, unit.expert_parameters});
-      device.mtp_unit_parameters += unit.parameters;
+    const StagePlacement& mtp = modules;
+    for (const StagePlacement* held : {&stage, &mtp}) {
+      for (const LayerParameters& unit :
+           stage_layer_parameters(shape, setup.layout, placement, *held)) {
+        device.layer_units.push_back({unit.parameters, unit.expert_parameters});
+      }
     }
   }
   device.layer_weight_bytes = kBf16Bytes * device.layer_parameters;

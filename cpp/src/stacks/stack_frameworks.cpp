@@ -245,7 +245,7 @@ void build_megatron_model(Step& step, const StepDevice& device) {
                           "Megatron-LM, megatron_fsdp/megatron_fsdp.py: the modules outside the "
                           "transformer layers get no post-forward release; "
                           "param_and_grad_buffer.py, AllGatherPipeline.reset keeps them gathered"),
-                kBf16Bytes * (device.root_parameters - device.mtp_unit_parameters));
+                kBf16Bytes * (device.root_parameters - device.mtp_unit_parameters()));
     }
   }
 }
@@ -488,7 +488,7 @@ void megatron_micro_batch(Step& step, const StepDevice& device, const MegatronTe
   if (first && !terms.unfused_wgrads) step.take(terms.cached_wgrads, te_cached_wgrad_bytes(device));
   Flowing flowing;
   flowing.tag = terms.activation_gradients;
-  const double root_bucket = device.root_parameters - device.mtp_unit_parameters;
+  const double root_bucket = device.root_parameters - device.mtp_unit_parameters();
   if (device.output_layer) fsdp.take_root_gradients(root_bucket, !device.embedding);
   flowing.gradient = megatron_output_layer_backward(step, device, terms.activation_gradients);
   if (terms.unfused_wgrads && device.output_layer && device.logit_count > 0) {

@@ -107,10 +107,19 @@ struct StepDevice {
   // Each of the stage's layers, in the forward pass's order (a mixture's dense layers and a
   // hybrid's kinds as they are, where layer_parameters is their mean), then each
   // multi-token-prediction module's layer: Megatron-FSDP's units. Empty where the stack's replay
-  // does not follow them. And the modules' layers' parameters, among root_parameters (their
-  // projections and norms are the rest of root_parameters' share of them).
+  // does not follow them. The modules' layers are among root_parameters (their projections and
+  // norms are the rest of root_parameters' share of them).
   std::vector<LayerUnit> layer_units = {};
-  double mtp_unit_parameters = 0;
+  // Of root_parameters, the multi-token-prediction modules' layers': layer_units past the stage's
+  // own layers.
+  double mtp_unit_parameters() const {
+    double held = 0;
+    for (std::size_t unit = static_cast<std::size_t>(layers_per_stage); unit < layer_units.size();
+         ++unit) {
+      held += layer_units[unit].parameters;
+    }
+    return held;
+  }
   double tokens = 0;  // a micro-batch's tokens on the device: s/c sequences' worth
   // The optimiser's state that bitsandbytes pages (TrainingSetup::paged_optimizer), outside the
   // allocator, and the trained parameters it belongs to: one layer's, and the rest's.
