@@ -122,8 +122,9 @@ void print_header(const Estimate& estimate, std::ostream& out) {
   const bool plate_recipe =
       setup.precision == plate.precision && setup.optimizer == plate.optimizer;
   if (estimate.num_devices > 1 || !plate_recipe || setup.recompute != plate.recompute) {
-    out << "Layout: " << format_layout(setup) << "; " << choice_id(setup.optimizer) << ", "
-        << choice_id(setup.precision);
+    out << "Layout: " << format_layout(setup);
+    if (recomputes_modules(setup)) out << " (" << recompute_modules_text(setup) << ")";
+    out << "; " << choice_id(setup.optimizer) << ", " << choice_id(setup.precision);
     if (setup.global_batch_sequences > 0) {
       out << "; global batch " << format_count(setup.global_batch_sequences);
     }
@@ -204,14 +205,16 @@ void print_breakdown(const Estimate& estimate, std::ostream& out) {
       print_row(out, state_label(row, estimate), held);
     } else if (row.term == Term::kActivations) {
       const ModelShape& shape = *resolve_model(setup);
-      print_row(out,
-                std::string(row.label) +
-                    (hybrid_linear_attention(shape) ? " (hybrid, each kind tensor by tensor)"
-                     : sparse_attention(shape)      ? " (sparse attention, tensor by tensor)"
-                     : setup.activation_model == ActivationModel::kLlamaBlock
-                         ? " (Llama block, tensor by tensor)"
-                         : " (Korthikanti et al. 2023)"),
-                held);
+      print_row(
+          out,
+          std::string(row.label) +
+              (hybrid_linear_attention(shape) ? " (hybrid, each kind tensor by tensor)"
+               : sparse_attention(shape)      ? " (sparse attention, tensor by tensor)"
+               : recomputes_modules(setup) ? " (Megatron-LM's recompute modules, tensor by tensor)"
+               : setup.activation_model == ActivationModel::kLlamaBlock
+                   ? " (Llama block, tensor by tensor)"
+                   : " (Korthikanti et al. 2023)"),
+          held);
     } else if (row.term == Term::kLogits) {
       if (!setup.logits) continue;
       if (estimate.stage.role == PipelineStage::kFirst ||

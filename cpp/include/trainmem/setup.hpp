@@ -247,6 +247,24 @@ struct TrainingSetup {
   // the parameter's hook and freed, where fused they write into it (and TE keeps a dummy wgrad
   // per weight shape).
   bool no_gradient_accumulation_fusion = false;
+  // Megatron-LM's --recompute-modules beyond core_attn (selective recomputation's core attention,
+  // Recompute::kSelective), each a module of the layer run again in the backward pass
+  // (TransformerConfig.recompute_modules at 23e00ed; activations/recompute_modules.cpp):
+  //   mlp             the dense layers' MLP, whole from its input (tensor_parallel.checkpoint)
+  //   moe             the mixture layers' MoE layer, whole from the pre-MLP norm's output
+  //   moe_act         the routed experts' activation: its output dropped (CheckpointWithoutOutput)
+  //   shared_experts  the shared experts, whole from their input
+  //   layernorm       the norms Transformer Engine does not fuse into a linear layer (latent
+  //                   attention's input norm, a mixture layer's pre-MLP norm): their outputs
+  //                   dropped
+  //   mla_up_proj     latent attention's up-projections and RoPE: the queries, keys and values
+  //                   dropped, the latents kept
+  bool recompute_mlp = false;
+  bool recompute_moe = false;
+  bool recompute_moe_act = false;
+  bool recompute_shared_experts = false;
+  bool recompute_layernorm = false;
+  bool recompute_mla_up_proj = false;
   // What torch.compile compiles (options.hpp): the torchtitan stack's.
   Compile compile = Compile::kOff;
   // torchtitan's fuse_qkv (its Llama 3, Qwen3 and gpt-oss models' default since 3396a4b37, June
@@ -361,6 +379,21 @@ inline int micro_batch_step(const TrainingSetup& setup) {
 // optim_grads_params sharding strategies; ZeRO 1 is the distributed optimiser.
 inline bool megatron_fsdp(const TrainingSetup& setup) {
   return setup.stack == Stack::kMegatron && setup.layout.zero_stage >= 2;
+}
+
+// Megatron-LM's --recompute-modules beyond core_attn: any of them (TrainingSetup's fields).
+inline bool recomputes_modules(const TrainingSetup& setup) {
+  return setup.recompute_mlp || setup.recompute_moe || setup.recompute_moe_act ||
+         setup.recompute_shared_experts || setup.recompute_layernorm || setup.recompute_mla_up_proj;
+}
+
+// The modules beyond core_attn, as --recompute-modules writes them: "mlp moe layernorm".
+std::string recompute_modules_text(const TrainingSetup& setup);
+
+// Layers counted tensor by tensor (the llama-block model): as chosen, or under Megatron-LM's
+// recompute modules, which Korthikanti's sum does not split into modules.
+inline bool layers_tensor_by_tensor(const TrainingSetup& setup) {
+  return setup.activation_model == ActivationModel::kLlamaBlock || recomputes_modules(setup);
 }
 
 // "d 8 (ZeRO-3 over d·c = 8) × t 8 (SP) × p 2 × c 1 = 128 devices, recompute selective".

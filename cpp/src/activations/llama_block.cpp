@@ -717,7 +717,13 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
 
 std::vector<SavedTensor> llama_block_tensors(const ModelShape& shape, const TrainingSetup& setup,
                                              const LayerStack& stack, bool flash_attention) {
-  return block_tensors(shape, setup, stack, flash_attention, Mixer::kAttention, true);
+  std::vector<SavedTensor> saved =
+      block_tensors(shape, setup, stack, flash_attention, Mixer::kAttention, true);
+  // Megatron-LM's recompute modules keep less (recompute_modules.cpp).
+  if (kBeyondThePlate && recomputes_modules(setup)) {
+    return llama_block_steps::recompute_megatron_modules(std::move(saved), shape, setup).kept;
+  }
+  return saved;
 }
 
 std::vector<SavedTensor> layer_kind_tensors(const ModelShape& shape, const TrainingSetup& setup,
@@ -808,6 +814,15 @@ std::string llama_block_source(const ModelShape& shape, const TrainingSetup& set
     if (setup.recompute == Recompute::kSelective) {
       source += "; selective recomputation checkpoints the whole sparse attention";
     }
+  }
+  if (kBeyondThePlate && recomputes_modules(setup)) {
+    source += std::string("; Megatron-LM's recompute modules (") +
+              (setup.recompute == Recompute::kSelective ? "core_attn " : "") +
+              recompute_modules_text(setup) +
+              ": TransformerConfig.recompute_modules, 23e00ed) keep their inputs and rebuild the "
+              "rest in the backward pass, the MLP's part and then the attention's "
+              "(activations/recompute_modules.cpp; tensor_parallel/random.py, checkpoint and "
+              "CheckpointWithoutOutput)";
   }
   if (residual_dropout(shape, setup, kLlamaBlockDropsOut) ||
       probability_dropout(shape, setup, kLlamaBlockDropsOut)) {
@@ -919,6 +934,16 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
     }
     layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
     return layer;
+  }
+  if (kBeyondThePlate && recomputes_modules(setup)) {
+    // Megatron-LM's recompute modules: the block keeps what they leave, and its backward pass
+    // rebuilds the larger of its two parts' dropped tensors, the MLP's and then the attention's.
+    const llama_block_steps::ModulesRecomputed modules =
+        llama_block_steps::recompute_megatron_modules(
+            block_tensors(shape, setup, stack, flash_attention, Mixer::kAttention, true), shape,
+            setup);
+    layer.recompute_working_bytes =
+        layer.tokens_on_device * std::max(modules.attention_rebuilt, modules.mlp_rebuilt);
   }
   layer.kept_per_token = pen.count(saved_per_token, "B saved per token");
   layer.kept_bytes = saved;

@@ -130,4 +130,15 @@ struct LlamaBlock {
   bool residual_masks = false;
 };
 
+// Megatron-LM's --recompute-modules beyond core_attn (recompute_modules.cpp): what a block keeps
+// of `saved`, the tensors it saves without them, and what each part's backward pass rebuilds, per
+// token on one device.
+struct ModulesRecomputed {
+  std::vector<SavedTensor> kept;
+  double attention_rebuilt = 0;
+  double mlp_rebuilt = 0;
+};
+ModulesRecomputed recompute_megatron_modules(std::vector<SavedTensor> saved,
+                                             const ModelShape& shape, const TrainingSetup& setup);
+
 }  // namespace trainmem::llama_block_steps

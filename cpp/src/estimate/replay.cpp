@@ -22,6 +22,10 @@ std::vector<SavedTensor> rebuilt_layer_tensors(const ModelShape& shape, const Tr
                                                const StagePlacement& stage) {
   TrainingSetup rebuilt = setup;
   if (rebuilt.recompute == Recompute::kFull) rebuilt.recompute = Recompute::kNone;
+  // Megatron-LM's recompute modules rebuild what they dropped: the layer's whole list.
+  rebuilt.recompute_mlp = rebuilt.recompute_moe = rebuilt.recompute_moe_act = false;
+  rebuilt.recompute_shared_experts = rebuilt.recompute_layernorm = false;
+  rebuilt.recompute_mla_up_proj = false;
   if (!hybrid_linear_attention(shape)) {
     return llama_block_saved_tensors(shape, rebuilt, setup.flash_attention);
   }
@@ -196,8 +200,7 @@ replay::StepDevice step_device(const TrainingSetup& setup, const ModelShape& sha
   const bool selective_op = setup.recompute == Recompute::kSelectiveOp;
   // A hybrid's slot is the mean of two kinds of layer (stage.cpp): one block.
   if (!hybrid_linear_attention(shape) &&
-      (selective_op || (setup.activation_model == ActivationModel::kLlamaBlock &&
-                        setup.recompute != Recompute::kFull))) {
+      (selective_op || (layers_tensor_by_tensor(setup) && setup.recompute != Recompute::kFull))) {
     const std::vector<SavedTensor> tensors =
         selective_op ? selective_op_saved_tensors(shape, setup)
                      : llama_block_saved_tensors(shape, setup, setup.flash_attention);

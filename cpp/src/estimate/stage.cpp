@@ -727,9 +727,11 @@ ActivationsPerLayer layer_activations(const ModelShape& shape, const TrainingSet
                                       const Pen& pen) {
   // DeepSeek Sparse Attention's layers are counted tensor by tensor whichever model is chosen:
   // Korthikanti's equation describes dense attention.
-  const LayerActivations model = sparse_attention(shape)
-                                     ? llama_block_layer_activations
-                                     : layer_activations_of(setup.activation_model);
+  // So are Megatron-LM's recompute modules (layers_tensor_by_tensor).
+  const LayerActivations model =
+      sparse_attention(shape) || (kBeyondThePlate && recomputes_modules(setup))
+          ? llama_block_layer_activations
+          : layer_activations_of(setup.activation_model);
   const LayerStack stack = layer_stack_of(setup);
   // A hybrid's layers of both kinds, or the model's one kind of layer.
   const auto layer_of = [&](const ModelShape& kind) {

@@ -61,7 +61,23 @@ std::string format_layout(const TrainingSetup& setup) {
             std::to_string(expert_tensor_parallel_of(layout));
   }
   text += ", recompute " + choice_id(setup.recompute);
+  // Megatron-LM's other modules (the CLI and the page list them).
+  if (recomputes_modules(setup)) text += " + modules";
   if (setup.offload != Offload::kNone) text += ", offload " + choice_id(setup.offload);
+  return text;
+}
+
+std::string recompute_modules_text(const TrainingSetup& setup) {
+  std::string text;
+  const auto add = [&text](bool on, const char* module) {
+    if (on) text += (text.empty() ? "" : " ") + std::string(module);
+  };
+  add(setup.recompute_mlp, "mlp");
+  add(setup.recompute_moe, "moe");
+  add(setup.recompute_moe_act, "moe_act");
+  add(setup.recompute_shared_experts, "shared_experts");
+  add(setup.recompute_layernorm, "layernorm");
+  add(setup.recompute_mla_up_proj, "mla_up_proj");
   return text;
 }
 

@@ -13,6 +13,7 @@
 #include "settings/check_hybrid.hpp"
 #include "settings/check_nvfp4.hpp"
 #include "settings/check_per_op.hpp"
+#include "settings/check_recompute.hpp"
 #include "settings/check_rollout.hpp"
 #include "settings/check_sparse.hpp"
 #include "stacks/stack_rows.hpp"
@@ -846,6 +847,8 @@ Answer check_setup(const TrainingSetup& setup, const ModelShape* shape) {
   if (!per_op.ok()) return per_op;
   const Answer rules = check_setting_rules(setup);
   if (!rules.ok()) return rules;
+  const Answer modules = check_recompute_modules(setup, *shape);
+  if (!modules.ok()) return modules;
   return check_stack(setup, *shape);
 }
 

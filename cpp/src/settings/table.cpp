@@ -15,6 +15,7 @@ const std::vector<Entry>& entries() {
     add_fine_tuning(all);
     add_stack(all);
     add_distributed_switches(all);
+    add_recompute_modules(all);
     add_single_device_switches(all);
     add_rollout(all);
     return all;

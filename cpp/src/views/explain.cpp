@@ -24,7 +24,7 @@ std::vector<TermArithmetic> explain_estimate(const TrainingSetup& setup) {
 SavedTensorList saved_tensors_of(const TrainingSetup& setup) {
   SavedTensorList list;
   if (!check_setup(setup, resolve_model(setup)).ok()) return list;
-  list.in_use = setup.activation_model == ActivationModel::kLlamaBlock;
+  list.in_use = layers_tensor_by_tensor(setup);
   list.caption = setup.recompute == Recompute::kFull
                      ? "The tensors one layer saves while it is rebuilt in the backward pass (full "
                        "recomputation keeps only its input between passes), per token on one device"
