@@ -832,14 +832,57 @@ TEST_CASE(
   std::string unwritten = line;
   unwritten.replace(unwritten.find("[0]*1+[1]*26"), 12, "([0]+[1]*26)");
   CHECK(read_ok(unwritten).setup.custom_model.num_dense_layers == 1);
-  // Selective recomputation's modules: core_attn, the default, is read; the others are refused
-  // by name; under full recomputation, which does not read them, a note says so.
+  // Selective recomputation's modules: core_attn, the default, is selective's own; the others
+  // are switches, and a list without core_attn keeps the attention's core (NVIDIA's DeepSeek-V3
+  // example's list); a module Megatron-LM does not have is refused by name; under full
+  // recomputation, which does not read them, a note says so.
   CHECK(read_ok(line + "--recompute-granularity selective --recompute-modules core_attn")
             .setup.recompute == Recompute::kSelective);
-  check_refused(line + "--recompute-granularity selective --recompute-modules mlp moe",
+  const TrainingSetup modules =
+      read_ok(line +
+              "--recompute-granularity selective --recompute-modules mlp moe mla_up_proj "
+              "layernorm")
+          .setup;
+  CHECK(modules.recompute == Recompute::kNone);
+  CHECK((modules.recompute_mlp && modules.recompute_moe && modules.recompute_mla_up_proj &&
+         modules.recompute_layernorm));
+  CHECK_FALSE((modules.recompute_moe_act || modules.recompute_shared_experts));
+  REQUIRE(estimate_memory(modules).answer.ok());
+  const TrainingSetup with_core =
+      read_ok(line +
+              "--recompute-activations --recompute-modules moe_act core_attn "
+              "shared_experts")
+          .setup;
+  CHECK(with_core.recompute == Recompute::kSelective);
+  CHECK((with_core.recompute_moe_act && with_core.recompute_shared_experts));
+  // TransformerConfig.__post_init__'s refusals, and the deprecated --moe-layer-recompute (selective
+  // with moe among the modules).
+  // A dense line (the mixture's needs --moe-grouped-gemm for its experts anyway).
+  const std::string dense =
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --seq-length 4096 --swiglu --normalization RMSNorm "
+      "--position-embedding-type rope --disable-bias-linear --bf16 --micro-batch-size 1 "
+      "--vocab-size 32000 ";
+  check_refused(dense + "--recompute-granularity selective --recompute-modules moe_act",
                 "--recompute-modules",
-                "--recompute-modules mlp is not modelled yet: core_attn (the default, the "
-                "attention's core recomputed) is.");
+                "--recompute-modules moe_act needs --moe-grouped-gemm, as Megatron-LM requires.");
+  check_refused(line +
+                    "--moe-shared-expert-overlap --recompute-granularity selective "
+                    "--recompute-modules shared_experts",
+                "--recompute-modules",
+                "--recompute-modules shared_experts cannot stand beside "
+                "--moe-shared-expert-overlap, as Megatron-LM requires.");
+  const TrainingSetup moe_layer = read_ok(line + "--moe-layer-recompute").setup;
+  CHECK(moe_layer.recompute == Recompute::kSelective);
+  CHECK(moe_layer.recompute_moe);
+  check_refused(line + "--moe-layer-recompute --recompute-granularity full",
+                "--moe-layer-recompute",
+                "--moe-layer-recompute cannot stand beside full recomputation, as Megatron-LM "
+                "requires.");
+  check_refused(line + "--recompute-granularity selective --recompute-modules mlp attention",
+                "--recompute-modules",
+                "--recompute-modules attention is not one of Megatron-LM's modules: core_attn, "
+                "moe_act, layernorm, mla_up_proj, mlp, moe and shared_experts are.");
   const LaunchConfig full = read_ok(line +
                                     "--recompute-granularity full --recompute-method "
                                     "uniform --recompute-num-layers 1 --recompute-modules "

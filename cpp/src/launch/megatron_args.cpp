@@ -635,13 +635,23 @@ void read_capacity(KeyReader& flags, TrainingSetup& setup) {
 }
 
 // --recompute-activations, --recompute-granularity and its method; and selective's modules
-// (--recompute-modules, TransformerConfig.recompute_modules: core_attn by default, the one
-// modelled; the others are refused by name, and under full recomputation, which does not read
-// them, said to be ignored).
+// (--recompute-modules, TransformerConfig.recompute_modules at 23e00ed: core_attn when unwritten,
+// the core attention, Recompute::kSelective; each other module a switch of its own; a list
+// without core_attn recomputes only its modules). Under full recomputation, which does not read
+// them, a note says they are ignored.
 void read_recompute(KeyReader& flags, TrainingSetup& setup, std::vector<std::string>& notes) {
-  // --recompute-activations sets selective whatever the granularity says (validate_args).
+  // --recompute-activations sets selective whatever the granularity says (validate_args), and so
+  // does the deprecated --moe-layer-recompute, which adds moe to the modules
+  // (TransformerConfig.__post_init__, refused beside full).
   const std::string given = flags.get("--recompute-granularity", flag_text()).value_or("");
-  const std::string granularity = flags.has("--recompute-activations") ? "selective" : given;
+  const bool moe_layer = flags.has("--moe-layer-recompute");
+  if (moe_layer && given == "full") {
+    flags.fault("--moe-layer-recompute",
+                "--moe-layer-recompute cannot stand beside full recomputation, as Megatron-LM "
+                "requires.");
+  }
+  const std::string granularity =
+      flags.has("--recompute-activations") || moe_layer ? "selective" : given;
   if (granularity == "selective") {
     setup.recompute = Recompute::kSelective;
   } else if (granularity == "full") {
@@ -657,6 +667,7 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup, std::vector<std::str
     flags.fault("--recompute-granularity", "--recompute-granularity must be full or selective.");
   }
   const auto modules_text = flags.get("--recompute-modules", flag_text());
+  setup.recompute_moe = moe_layer;
   if (!modules_text) return;
   const std::vector<std::string> modules = megatron::words_of(*modules_text);
   if (granularity != "selective") {
@@ -665,19 +676,50 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup, std::vector<std::str
         "set: Megatron-LM does not read it, and neither does the estimate.");
     return;
   }
-  if (modules.empty()) {
-    flags.fault("--recompute-modules",
-                "--recompute-modules needs a module: core_attn (the default) is modelled.");
-    return;
-  }
+  // The modules written replace the default: without core_attn the attention's core is kept.
+  setup.recompute = Recompute::kNone;
+  static const std::pair<const char*, bool TrainingSetup::*> kSwitches[] = {
+      {"mlp", &TrainingSetup::recompute_mlp},
+      {"moe", &TrainingSetup::recompute_moe},
+      {"moe_act", &TrainingSetup::recompute_moe_act},
+      {"shared_experts", &TrainingSetup::recompute_shared_experts},
+      {"layernorm", &TrainingSetup::recompute_layernorm},
+      {"mla_up_proj", &TrainingSetup::recompute_mla_up_proj}};
   for (const std::string& module : modules) {
-    if (module != "core_attn") {
+    if (module == "core_attn") {
+      setup.recompute = Recompute::kSelective;
+      continue;
+    }
+    bool known = false;
+    for (const auto& [name, member] : kSwitches) {
+      if (module == name) {
+        setup.*member = true;
+        known = true;
+      }
+    }
+    if (!known) {
+      // TransformerConfig.__post_init__: "Invalid choices for recompute_modules".
       flags.fault("--recompute-modules",
                   "--recompute-modules " + module.substr(0, 20) +
-                      " is not modelled yet: core_attn (the default, the attention's core "
-                      "recomputed) is.");
+                      " is not one of Megatron-LM's modules: core_attn, moe_act, layernorm, "
+                      "mla_up_proj, mlp, moe and shared_experts are.");
       return;
     }
+  }
+  if (modules.empty() && !moe_layer) {
+    notes.push_back(
+        "--recompute-modules lists no module: Megatron-LM recomputes nothing, and so does the "
+        "estimate.");
+  }
+  // TransformerConfig.__post_init__'s refusals.
+  if (setup.recompute_moe_act && !flags.has("--moe-grouped-gemm")) {
+    flags.fault("--recompute-modules",
+                "--recompute-modules moe_act needs --moe-grouped-gemm, as Megatron-LM requires.");
+  }
+  if (setup.recompute_shared_experts && flags.find("--moe-shared-expert-overlap") != nullptr) {
+    flags.fault("--recompute-modules",
+                "--recompute-modules shared_experts cannot stand beside "
+                "--moe-shared-expert-overlap, as Megatron-LM requires.");
   }
 }
 
