@@ -235,3 +235,26 @@ TEST_CASE("recompute modules: refused where Megatron-LM refuses them or the coun
 }
 
 }  // namespace recompute_modules_test
+
+namespace recompute_modules_test {
+
+TEST_CASE("latent attention's latents are split over t under Megatron-LM's sequence parallelism") {
+  // The duplicated down-projections read the input norm's [s/t] output, so the latents, their
+  // norms' statistics and normed copies are T/t tokens a rank; the rotary key before RoPE, which
+  // mla_up_proj keeps, is gathered to all T.
+  TrainingSetup setup = tiny_latent_mixture();
+  setup.layout.tensor_parallel = 2;
+  setup.layout.sequence_parallel = true;
+  setup.layout.data_parallel = 1;
+  const std::vector<SavedTensor> split = tensors(setup);
+  CHECK(find_tensor(split, "query-norm-input")->bytes_per_token == 32 * 2 / 2);
+  CHECK(find_tensor(split, "key-value-latent")->bytes_per_token == 16 * 2 / 2);
+  CHECK(find_tensor(split, "key-value-norm-rstd")->bytes_per_token == 4.0 / 2);
+  setup.recompute_mla_up_proj = true;
+  CHECK(find_tensor(tensors(setup), "rope-key")->bytes_per_token == 8 * 2);
+  // Without sequence parallelism every rank holds all T tokens.
+  setup.layout.sequence_parallel = false;
+  CHECK(find_tensor(tensors(setup), "query-norm-input")->bytes_per_token == 32 * 2);
+}
+
+}  // namespace recompute_modules_test

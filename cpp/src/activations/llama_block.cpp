@@ -200,17 +200,21 @@ void LlamaBlock::add_latent_queries_keys_values(SavedTensors& saved) const {
   // transformers' DeepseekV3Attention): the down-projections' outputs, the compressed latents,
   // pass through RMSNorms (q_a_layernorm, kv_a_layernorm), which save them and 1/RMS, and into
   // the up-projections, which save the norms' outputs. The down-projections are whole on every
-  // TP rank (Megatron-LM's MLASelfAttention), so are their latents. Queries and keys are
-  // d_nope + d_rope wide per head: the rotary key, one per token, is repeated to every head.
+  // TP rank, so their latents are as many tokens as the projections' input: under Megatron-LM's
+  // sequence parallelism T/t (MLASelfAttention: duplicated TELinear down-projections over the
+  // norm's [s/t] output, multi_latent_attention.py at 23e00ed), all T where torchtitan gathers the
+  // attention's input (projections_input). Queries and keys are d_nope + d_rope wide per head:
+  // the rotary key, one per token, is repeated to every head.
   const double qk_head_dim = static_cast<double>(shape.qk_nope_head_dim) + shape.qk_rope_head_dim;
   const double v_head_dim = shape.v_head_dim;
   const auto add_latent = [&](const Words& id, const Words& name, double rank,
                               const Words& rank_text, const Words& up) {
     saved.add(id + "-norm-input", name + " latent (RMSNorm's input)", "RMSNorm", rank_text, rank,
-              kBf16Bytes, 1);
-    saved.add(id + "-norm-rstd", name + " latent's 1/RMS", "RMSNorm", "1", 1, kFp32Bytes, 1);
+              kBf16Bytes, projections_input);
+    saved.add(id + "-norm-rstd", name + " latent's 1/RMS", "RMSNorm", "1", 1, kFp32Bytes,
+              projections_input);
     saved.add(id + "-latent", linear_input(name + " latent, normed"), up, rank_text, rank,
-              linear_input_bytes, 1);
+              linear_input_bytes, projections_input);
   };
   if (shape.q_lora_rank > 0) {
     add_latent("query", "Query", shape.q_lora_rank, "r_q", "the query up-projection (q_b_proj)");
