@@ -126,6 +126,12 @@ ModulesRecomputed recompute_megatron_modules(std::vector<SavedTensor> saved,
     } else if (mla_up && (id == "query-norm-input" || id == "key-value-norm-input")) {
       tensor.saved_by = "the up-projections' checkpoint (mla_up_proj)";
     }
+    // Inside the MoE layer's rebuild moe_act discards the activation's output again, and its own
+    // rebuild holds it twice: the MoE layer's whole, and the product once more.
+    if (moe && setup.recompute_moe_act &&
+        (id == "product" || (!shape.gated_mlp && id == "activation-output"))) {
+      moe_layer.outputs += bytes;
+    }
     if (dropped != nullptr) {
       *dropped += bytes;
     } else {
@@ -141,7 +147,7 @@ ModulesRecomputed recompute_megatron_modules(std::vector<SavedTensor> saved,
   // it the routed experts' activation is rebuilt and freed before the shared experts' (made
   // earlier in moe_layer.py's forward, so run later).
   result.mlp_rebuilt = dense_mlp.whole + discarding(mlp_norm_out) + moe_layer.whole +
-                       std::max(discarding(activation), shared_experts.whole);
+                       moe_layer.outputs + std::max(discarding(activation), shared_experts.whole);
   // The input norm's rebuild (hooked on linear_proj's output) lasts the attention's backward
   // pass, the up-projections' (hooked on the core attention's output) inside it.
   result.attention_rebuilt = discarding(attention_norm_out) + discarding(up_projections);

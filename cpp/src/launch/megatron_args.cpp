@@ -645,13 +645,13 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup, std::vector<std::str
   // (TransformerConfig.__post_init__, refused beside full).
   const std::string given = flags.get("--recompute-granularity", flag_text()).value_or("");
   const bool moe_layer = flags.has("--moe-layer-recompute");
-  if (moe_layer && given == "full") {
+  const bool activations = flags.has("--recompute-activations");
+  if (moe_layer && given == "full" && !activations) {
     flags.fault("--moe-layer-recompute",
                 "--moe-layer-recompute cannot stand beside full recomputation, as Megatron-LM "
                 "requires.");
   }
-  const std::string granularity =
-      flags.has("--recompute-activations") || moe_layer ? "selective" : given;
+  const std::string granularity = activations || moe_layer ? "selective" : given;
   if (granularity == "selective") {
     setup.recompute = Recompute::kSelective;
   } else if (granularity == "full") {
@@ -716,7 +716,8 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup, std::vector<std::str
     flags.fault("--recompute-modules",
                 "--recompute-modules moe_act needs --moe-grouped-gemm, as Megatron-LM requires.");
   }
-  if (setup.recompute_shared_experts && flags.find("--moe-shared-expert-overlap") != nullptr) {
+  if (setup.recompute_shared_experts && flags.find("--moe-shared-expert-overlap") != nullptr &&
+      flags.find("--moe-shared-expert-intermediate-size") != nullptr) {
     flags.fault("--recompute-modules",
                 "--recompute-modules shared_experts cannot stand beside "
                 "--moe-shared-expert-overlap, as Megatron-LM requires.");

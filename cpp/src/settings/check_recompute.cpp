@@ -47,27 +47,30 @@ Answer check_recompute_modules(const TrainingSetup& setup, const ModelShape& sha
   const bool drops_outputs =
       setup.recompute_moe_act || setup.recompute_layernorm || setup.recompute_mla_up_proj;
   if (drops_outputs && setup.precision == Precision::kFp8Mixed) {
+    // TransformerConfig.__post_init__: "Delayed scaling does not support moe_act and layernorm
+    // recompute for fp8". Under the other recipes Transformer Engine's layers that read their
+    // outputs save their BF16 inputs (set_save_original_input), which is not modelled; nor is
+    // mla_up_proj's checkpoint under FP8.
+    const bool saves_original = setup.recompute_moe_act || setup.recompute_layernorm;
     const char* which = setup.recompute_moe_act     ? id::kRecomputeMoeAct
                         : setup.recompute_layernorm ? id::kRecomputeLayernorm
                                                     : id::kRecomputeMlaUpProj;
-    // TransformerConfig.__post_init__: "Delayed scaling does not support moe_act and layernorm
-    // recompute for fp8". Under the other recipes Transformer Engine's layers save their BF16
-    // inputs for them (set_save_original_input), which is not modelled.
-    const bool megatron_refuses = setup.fp8_recipe == Fp8Recipe::kDelayed &&
-                                  (setup.recompute_moe_act || setup.recompute_layernorm);
-    return refusal(which, megatron_refuses
-                              ? "Megatron-LM refuses moe_act and layernorm recomputation under "
-                                "delayed FP8 scaling: turn them off, or choose another recipe "
-                                "or bf16-mixed."
-                              : "Under FP8 the output-discarding modules (moe_act, layernorm, "
-                                "mla_up_proj) make Transformer Engine's layers save their BF16 "
-                                "inputs, which is not modelled: turn them off, or choose "
-                                "bf16-mixed.");
+    return refusal(which,
+                   !saves_original
+                       ? "--recompute-modules mla_up_proj under FP8 is not modelled: turn it off, "
+                         "or choose bf16-mixed."
+                   : setup.fp8_recipe == Fp8Recipe::kDelayed
+                       ? "Megatron-LM refuses moe_act and layernorm recomputation under delayed "
+                         "FP8 scaling: turn them off, or choose another recipe or bf16-mixed."
+                       : "Under FP8 moe_act and layernorm make Transformer Engine's layers that "
+                         "read their outputs save their BF16 inputs, which is not modelled: turn "
+                         "them off, or choose bf16-mixed.");
   }
-  // A top-1 mixture's experts are counted reading the norm's output itself, where Megatron-LM's
-  // dispatcher permutes a copy: which of them the norm's discarded output frees is not modelled.
+  // A top-1 mixture without routed copies (top-k 1, no capacity beyond 1: llama_block.cpp) is
+  // counted with its experts reading the norm's output itself, where Megatron-LM's dispatcher
+  // permutes a copy: which of them the norm's discarded output frees is not modelled.
   if (setup.recompute_layernorm && shape.num_experts > 1 && shape.num_experts_per_token == 1 &&
-      setup.capacity_factor == 0) {
+      (setup.capacity_factor == 0 || setup.capacity_factor == 1)) {
     return refusal(id::kRecomputeLayernorm, "--recompute-modules layernorm on a top-1 mixture (" +
                                                 shape.name + "'s) is not modelled: turn it off.");
   }
