@@ -2,6 +2,7 @@
 // module's dropped, kept and rebuilt tensors pinned by hand on a tiny latent-attention mixture.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/explain.hpp"
+#include "trainmem/settings.hpp"
 #include "trainmem/setup.hpp"
 
 using namespace trainmem;
@@ -263,6 +265,26 @@ TEST_CASE("latent attention's latents are split over t under Megatron-LM's seque
   // Without sequence parallelism every rank holds all T tokens.
   setup.layout.sequence_parallel = false;
   CHECK(find_tensor(tensors(setup), "query-norm-input")->bytes_per_token == 32 * 2);
+}
+
+}  // namespace recompute_modules_test
+
+namespace recompute_modules_test {
+
+TEST_CASE("recompute modules: each module of kRecomputeModules is a setting that sets its switch") {
+  // The table names each module once; its setting is "recompute-" and the name, '_' as '-'.
+  for (const RecomputeModule& module : kRecomputeModules) {
+    std::string id = std::string("recompute-") + module.name;
+    std::replace(id.begin(), id.end(), '_', '-');
+    CAPTURE(id);
+    REQUIRE(find_setting(id) != nullptr);
+    TrainingSetup setup = tiny_latent_mixture();
+    const SettingChange change = change_setting(setup, id, "on");
+    REQUIRE_MESSAGE(change.answer.ok(), change.answer.message);
+    CHECK(change.setup.*module.member);
+    CHECK(recomputes_modules(change.setup));
+    CHECK(recompute_modules_text(change.setup) == module.name);
+  }
 }
 
 }  // namespace recompute_modules_test

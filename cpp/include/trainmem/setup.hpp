@@ -381,7 +381,23 @@ inline bool megatron_fsdp(const TrainingSetup& setup) {
   return setup.stack == Stack::kMegatron && setup.layout.zero_stage >= 2;
 }
 
-// Megatron-LM's --recompute-modules beyond core_attn: any of them (TrainingSetup's fields).
+// Megatron-LM's --recompute-modules beyond core_attn, each once: its name as the flag writes it
+// and its switch in TrainingSetup (whose setting is "recompute-" and the name, '_' as '-').
+struct RecomputeModule {
+  const char* name;
+  bool TrainingSetup::*member;
+};
+inline constexpr RecomputeModule kRecomputeModules[] = {
+    {"mlp", &TrainingSetup::recompute_mlp},
+    {"moe", &TrainingSetup::recompute_moe},
+    {"moe_act", &TrainingSetup::recompute_moe_act},
+    {"shared_experts", &TrainingSetup::recompute_shared_experts},
+    {"layernorm", &TrainingSetup::recompute_layernorm},
+    {"mla_up_proj", &TrainingSetup::recompute_mla_up_proj}};
+
+// Any of them: the table's switches written out, as the first view's module reads this for its
+// layout's words and a loop over the table costs it 90 B more (recompute_modules_test.cpp checks
+// each of the table's modules here).
 inline bool recomputes_modules(const TrainingSetup& setup) {
   return setup.recompute_mlp || setup.recompute_moe || setup.recompute_moe_act ||
          setup.recompute_shared_experts || setup.recompute_layernorm || setup.recompute_mla_up_proj;

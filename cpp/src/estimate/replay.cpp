@@ -23,9 +23,7 @@ std::vector<SavedTensor> rebuilt_layer_tensors(const ModelShape& shape, const Tr
   TrainingSetup rebuilt = setup;
   if (rebuilt.recompute == Recompute::kFull) rebuilt.recompute = Recompute::kNone;
   // Megatron-LM's recompute modules rebuild what they dropped: the layer's whole list.
-  rebuilt.recompute_mlp = rebuilt.recompute_moe = rebuilt.recompute_moe_act = false;
-  rebuilt.recompute_shared_experts = rebuilt.recompute_layernorm = false;
-  rebuilt.recompute_mla_up_proj = false;
+  for (const RecomputeModule& module : kRecomputeModules) rebuilt.*module.member = false;
   if (!hybrid_linear_attention(shape)) {
     return llama_block_saved_tensors(shape, rebuilt, setup.flash_attention);
   }

@@ -678,22 +678,15 @@ void read_recompute(KeyReader& flags, TrainingSetup& setup, std::vector<std::str
   }
   // The modules written replace the default: without core_attn the attention's core is kept.
   setup.recompute = Recompute::kNone;
-  static const std::pair<const char*, bool TrainingSetup::*> kSwitches[] = {
-      {"mlp", &TrainingSetup::recompute_mlp},
-      {"moe", &TrainingSetup::recompute_moe},
-      {"moe_act", &TrainingSetup::recompute_moe_act},
-      {"shared_experts", &TrainingSetup::recompute_shared_experts},
-      {"layernorm", &TrainingSetup::recompute_layernorm},
-      {"mla_up_proj", &TrainingSetup::recompute_mla_up_proj}};
   for (const std::string& module : modules) {
     if (module == "core_attn") {
       setup.recompute = Recompute::kSelective;
       continue;
     }
     bool known = false;
-    for (const auto& [name, member] : kSwitches) {
-      if (module == name) {
-        setup.*member = true;
+    for (const RecomputeModule& each : kRecomputeModules) {
+      if (module == each.name) {
+        setup.*each.member = true;
         known = true;
       }
     }

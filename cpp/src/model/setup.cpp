@@ -69,15 +69,9 @@ std::string format_layout(const TrainingSetup& setup) {
 
 std::string recompute_modules_text(const TrainingSetup& setup) {
   std::string text;
-  const auto add = [&text](bool on, const char* module) {
-    if (on) text += (text.empty() ? "" : " ") + std::string(module);
-  };
-  add(setup.recompute_mlp, "mlp");
-  add(setup.recompute_moe, "moe");
-  add(setup.recompute_moe_act, "moe_act");
-  add(setup.recompute_shared_experts, "shared_experts");
-  add(setup.recompute_layernorm, "layernorm");
-  add(setup.recompute_mla_up_proj, "mla_up_proj");
+  for (const RecomputeModule& module : kRecomputeModules) {
+    if (setup.*module.member) text += (text.empty() ? "" : " ") + std::string(module.name);
+  }
   return text;
 }
 

@@ -2,6 +2,7 @@
 // refuses (23e00ed), and the blocks the counts are not written for, each refused by name.
 #include "settings/check_recompute.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "trainmem/activations.hpp"
@@ -13,21 +14,22 @@ namespace id = setting_id;
 
 namespace {
 
-// The first module switched on, as its setting's id.
-const char* first_module(const TrainingSetup& setup) {
-  if (setup.recompute_mlp) return id::kRecomputeMlp;
-  if (setup.recompute_moe) return id::kRecomputeMoe;
-  if (setup.recompute_moe_act) return id::kRecomputeMoeAct;
-  if (setup.recompute_shared_experts) return id::kRecomputeSharedExperts;
-  if (setup.recompute_layernorm) return id::kRecomputeLayernorm;
-  return id::kRecomputeMlaUpProj;
+// The first module switched on, as its setting's id: "recompute-moe-act".
+std::string first_module(const TrainingSetup& setup) {
+  for (const RecomputeModule& module : kRecomputeModules) {
+    if (!(setup.*module.member)) continue;
+    std::string id = std::string("recompute-") + module.name;
+    std::replace(id.begin(), id.end(), '_', '-');
+    return id;
+  }
+  return {};
 }
 
 }  // namespace
 
 Answer check_recompute_modules(const TrainingSetup& setup, const ModelShape& shape) {
   if (!recomputes_modules(setup)) return {};
-  const char* module = first_module(setup);
+  const std::string module = first_module(setup);
   if (hybrid_linear_attention(shape) || shape.parallel_attention_mlp ||
       shape.norms_per_layer != 2 || shape.moe_latent_size > 0 || shape.vision_parameters > 0) {
     return refusal(module,
