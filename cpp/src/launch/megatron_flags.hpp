@@ -1,6 +1,6 @@
-// What the Megatron-LM launch line's readers share (megatron_args.cpp, the model and the recipe;
-// megatron_layout.cpp, the layout): each flag's value types and the layout's reading. Not part of
-// the public API.
+// What the Megatron-LM launch line's readers share (megatron_args.cpp, the recipe;
+// megatron_model.cpp, the model; megatron_layout.cpp, the layout): each flag's value types and the
+// layout's reading. Not part of the public API.
 #pragma once
 
 #include <optional>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "launch/key_reader.hpp"
+#include "trainmem/models.hpp"
 #include "trainmem/setup.hpp"
 
 namespace trainmem::megatron {
@@ -24,6 +25,20 @@ std::optional<long long> bounded(KeyReader& flags, const std::string& flag, long
 std::optional<double> decimal(KeyReader& flags, const std::string& flag);
 // A flag's several values (nargs='+'), as the line gave them, space-separated.
 std::vector<std::string> words_of(const std::string& text);
+
+// The line's model (megatron_model.cpp), a GPT- or Llama-style decoder, dense or a mixture of
+// experts, with latent attention and multi-token prediction, with what the setup and the notes
+// need.
+struct LineModel {
+  ModelShape shape;
+  long long layers = 0;
+  long long sequence = 0;
+  long long vocabulary = 0;
+};
+
+// The model: written as the config.json it is and read by the config reader; nothing where the
+// flags refuse it.
+std::optional<LineModel> read_model(KeyReader& flags);
 
 // The layout: d from the world size over t·p·c, the pipeline's virtual and uneven stages (the
 // first and last stages' counts, the embedding or the loss counted as a layer, or a layout
