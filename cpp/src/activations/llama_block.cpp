@@ -887,6 +887,21 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
   layer.tokens_on_device =
       static_cast<double>(setup.sequence_length) / layout.context_parallel * micro_batch_sequences;
   if (pen.writing()) layer.source = llama_block_source(shape, setup, stack);
+  if (kBeyondThePlate && recomputes_modules(setup)) {
+    // Megatron-LM's recompute modules (none or selective alone: check_recompute.cpp): the block
+    // keeps what they leave, and its backward pass rebuilds the larger of its two parts' dropped
+    // tensors, the MLP's and then the attention's.
+    const llama_block_steps::ModulesRecomputed modules =
+        llama_block_steps::recompute_megatron_modules(
+            block_tensors(shape, setup, stack, flash_attention, Mixer::kAttention, true), shape,
+            setup);
+    const double kept_per_token = saved_bytes_per_token(modules.kept);
+    layer.kept_per_token = pen.count(kept_per_token, "B saved per token");
+    layer.kept_bytes = layer.tokens_on_device * kept_per_token;
+    layer.recompute_working_bytes =
+        layer.tokens_on_device * std::max(modules.attention_rebuilt, modules.mlp_rebuilt);
+    return layer;
+  }
   const double saved_per_token =
       saved_bytes_per_token(llama_block_tensors(shape, setup, stack, flash_attention));
   const double saved = layer.tokens_on_device * saved_per_token;
@@ -938,16 +953,6 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
     }
     layer.kept_bytes = layer.tokens_on_device * layer.kept_per_token.value();
     return layer;
-  }
-  if (kBeyondThePlate && recomputes_modules(setup)) {
-    // Megatron-LM's recompute modules: the block keeps what they leave, and its backward pass
-    // rebuilds the larger of its two parts' dropped tensors, the MLP's and then the attention's.
-    const llama_block_steps::ModulesRecomputed modules =
-        llama_block_steps::recompute_megatron_modules(
-            block_tensors(shape, setup, stack, flash_attention, Mixer::kAttention, true), shape,
-            setup);
-    layer.recompute_working_bytes =
-        layer.tokens_on_device * std::max(modules.attention_rebuilt, modules.mlp_rebuilt);
   }
   layer.kept_per_token = pen.count(saved_per_token, "B saved per token");
   layer.kept_bytes = saved;
