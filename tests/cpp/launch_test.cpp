@@ -745,10 +745,59 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
                 "n the 16 layers (k dense layers first); '2' is not.");
   check_refused(moe + " --moe-router-topk 65", "--moe-router-topk",
                 "--moe-router-topk must be 1 to --num-experts (64).");
-  // How the router picks and weighs the experts has no bearing on what a layer holds.
-  CHECK(read_ok(moe + " --moe-router-score-function sigmoid --moe-router-num-groups 8 "
-                      "--moe-router-group-topk 4 --moe-router-topk-scaling-factor 2.5")
-            .not_understood.empty());
+  // The router's flags are read into what its tensors follow (megatron_routing.cpp); the line's
+  // --moe-aux-loss-coeff 0.001 under the default aux_loss turns the auxiliary loss on. Its
+  // probabilities' scaling (a product with a number) has no bearing.
+  CHECK(launch.setup.moe_aux_loss);
+  CHECK(launch.setup.moe_router_score == RouterScore::kSoftmax);
+  CHECK(launch.setup.moe_router_dtype == RouterDtype::kInput);
+  CHECK_FALSE(launch.setup.moe_z_loss);
+  CHECK_FALSE(launch.setup.moe_permute_fusion);
+  const LaunchConfig routed =
+      read_ok(moe +
+              " --moe-router-score-function sigmoid --moe-router-num-groups 8 "
+              "--moe-router-group-topk 4 --moe-router-topk-scaling-factor 2.5 --moe-router-dtype "
+              "fp32 --moe-z-loss-coeff 0 --moe-router-fusion --moe-permute-fusion "
+              "--moe-router-pre-softmax --moe-router-load-balancing-type seq_aux_loss");
+  CHECK(routed.not_understood.empty());
+  CHECK(routed.setup.moe_router_score == RouterScore::kSigmoid);  // pre-softmax is softmax's
+  CHECK(routed.setup.moe_router_dtype == RouterDtype::kFp32);
+  CHECK(routed.setup.custom_model.num_expert_groups == 8);
+  CHECK(routed.setup.custom_model.num_limited_groups == 4);
+  CHECK(routed.setup.moe_z_loss);  // any coefficient but none runs the z-loss
+  CHECK(routed.setup.moe_aux_loss);
+  CHECK(routed.setup.moe_router_fusion);
+  CHECK(routed.setup.moe_permute_fusion);
+  CHECK(estimate_memory(routed.setup).answer.ok());
+  CHECK(read_ok(moe + " --moe-router-pre-softmax").setup.moe_router_score ==
+        RouterScore::kSoftmaxPre);
+  // No auxiliary loss where its coefficient is 0 (Megatron-LM's default) or its type none; a
+  // coefficient for each type.
+  const std::string no_coefficient = moe.substr(0, moe.find(" --moe-aux-loss-coeff")) +
+                                     moe.substr(moe.find(" --expert-model-parallel-size"));
+  CHECK_FALSE(read_ok(no_coefficient).setup.moe_aux_loss);
+  CHECK_FALSE(read_ok(moe + " --moe-router-load-balancing-type none").setup.moe_aux_loss);
+  CHECK(read_ok(no_coefficient + " --moe-router-load-balancing-type none seq_aux_loss "
+                                 "--moe-aux-loss-coeff 0.5 0.001")
+            .setup.moe_aux_loss);
+  check_refused(moe + " --moe-router-load-balancing-type aux_loss seq_aux_loss",
+                "--moe-aux-loss-coeff",
+                "--moe-aux-loss-coeff gives one coefficient for each "
+                "--moe-router-load-balancing-type, as Megatron-LM reads them.");
+  check_refused(moe + " --moe-router-load-balancing-type sinkhorn",
+                "--moe-router-load-balancing-type",
+                "Sinkhorn routing (--moe-router-load-balancing-type sinkhorn) is not modelled: "
+                "choose aux_loss, seq_aux_loss or none.");
+  check_refused(moe + " --moe-router-dtype fp64", "--moe-router-dtype",
+                "--moe-router-dtype fp32 or the input's dtype (the flag left out) are modelled; "
+                "fp64, which Transformer Engine's fused router refuses, is not.");
+  check_refused(moe + " --moe-router-num-groups 8", "--moe-router-num-groups",
+                "--moe-router-num-groups and --moe-router-group-topk go together, as "
+                "Megatron-LM's group-limited top-k reads both.");
+  check_refused(moe + " --moe-router-num-groups 7 --moe-router-group-topk 2",
+                "--moe-router-num-groups",
+                "--moe-router-num-groups must divide --num-experts (64), and "
+                "--moe-router-group-topk be 1 to the groups.");
   // The capacity: padded to it, or at balanced load what is routed, C of it where C is under 1.
   CHECK(read_ok(moe + " --moe-expert-capacity-factor 1.0 --moe-pad-expert-input-to-capacity")
             .setup.capacity_factor == 1);

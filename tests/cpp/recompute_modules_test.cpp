@@ -78,8 +78,11 @@ TEST_CASE("recompute modules: the tiny mixture layer's tensors without them, by 
   // key/value latent (32 + 4 + 32), queries and keys of 4 · 24 (192 each), values and the output
   // of 4 · 16 (128 each): 1,100. The MLP: its norm (128 + 4), the router's input (128), the
   // experts' copies (2 · 64 · 2 = 256), gate, up and product (2 · 32 · 2 = 128 each), the shared
-  // expert's three (64 each): 1,092.
-  CHECK(sum_of(all) == 1100 + 1092);
+  // expert's three (64 each): 1,092. The routing (megatron_routing.cpp, Megatron-LM's defaults):
+  // the router's top-k indices (2 · 8 = 16) and softmax over them (2 · 4 = 8), the permutation's
+  // copy of the probabilities (4 · 2 = 8), its mask (4) and each copy's token index (2 · 8 = 16),
+  // and the experts' probabilities (2 · 2 = 4): 56.
+  CHECK(sum_of(all) == 1100 + 1092 + 56);
   CHECK(rebuilt_bytes(setup) == 0);
 }
 
@@ -87,30 +90,31 @@ TEST_CASE("recompute modules: moe keeps the pre-MLP norm and its output and rebu
   TrainingSetup setup = tiny_latent_mixture();
   setup.recompute_moe = true;
   const std::vector<SavedTensor> kept = tensors(setup);
-  // Dropped: the experts' copies 256, gate, up and product 384, the shared expert's 192: 832.
-  CHECK(sum_of(kept) == 2192 - 832);
+  // Dropped: the experts' copies 256, gate, up and product 384, the shared expert's 192, the
+  // routing 56: 888.
+  CHECK(sum_of(kept) == 2248 - 888);
   REQUIRE(find_tensor(kept, "router-input") != nullptr);
   CHECK(find_tensor(kept, "router-input")->saved_by == "the MoE layer's checkpoint (moe)");
   CHECK(find_tensor(kept, "mlp-norm-rstd") != nullptr);  // TENorm, outside the checkpoint
   CHECK(find_tensor(kept, "shared-product") == nullptr);
-  CHECK(rebuilt_bytes(setup) == 256 * 832);
+  CHECK(rebuilt_bytes(setup) == 256 * 888);
   // With moe_act too, the MoE layer's rebuild discards the product again and rebuilds it twice:
   // its whole and the product once more.
   setup.recompute_moe_act = true;
-  CHECK(rebuilt_bytes(setup) == 256 * (832 + 128));
+  CHECK(rebuilt_bytes(setup) == 256 * (888 + 128));
 }
 
 TEST_CASE("recompute modules: moe_act drops the product, shared_experts the shared expert's") {
   TrainingSetup act = tiny_latent_mixture();
   act.recompute_moe_act = true;
-  CHECK(sum_of(tensors(act)) == 2192 - 128);
+  CHECK(sum_of(tensors(act)) == 2248 - 128);
   CHECK(find_tensor(tensors(act), "product") == nullptr);
   CHECK(find_tensor(tensors(act), "up-output") != nullptr);  // the activation's input, kept
   // Rebuilt with grad into new outputs and copied into the freed storage: the product twice.
   CHECK(rebuilt_bytes(act) == 256 * 2 * 128);
   TrainingSetup shared = tiny_latent_mixture();
   shared.recompute_shared_experts = true;
-  CHECK(sum_of(tensors(shared)) == 2192 - 192);
+  CHECK(sum_of(tensors(shared)) == 2248 - 192);
   CHECK(rebuilt_bytes(shared) == 256 * 192);
   // Both: the activation's rebuild is freed before the shared expert's runs, the larger counted.
   shared.recompute_moe_act = true;
@@ -125,7 +129,7 @@ TEST_CASE(
   const std::vector<SavedTensor> kept = tensors(setup);
   // Latent attention's input norm's output (128) and the pre-MLP norm's (128), and their 1/RMS
   // (4 each: run under no_grad, the norms save nothing); the norms' inputs are the checkpoints'.
-  CHECK(sum_of(kept) == 2192 - 264);
+  CHECK(sum_of(kept) == 2248 - 264);
   CHECK(find_tensor(kept, "attention-norm-rstd") == nullptr);
   CHECK(find_tensor(kept, "qkv-input") == nullptr);
   CHECK(find_tensor(kept, "router-input") == nullptr);
@@ -147,7 +151,7 @@ TEST_CASE("recompute modules: mla_up_proj keeps the latents and the rotary key")
   // Dropped: the latents' 1/RMS (4 + 4) and normed copies (64 + 32), saved inside the function,
   // and its outputs, queries, keys and values (192 + 192 + 128): 616. Kept: the rotary key before
   // RoPE, 8 · 2 = 16.
-  CHECK(sum_of(kept) == 2192 - 616 + 16);
+  CHECK(sum_of(kept) == 2248 - 616 + 16);
   REQUIRE(find_tensor(kept, "rope-key") != nullptr);
   CHECK(find_tensor(kept, "rope-key")->bytes_per_token == 16);
   CHECK(find_tensor(kept, "key-value-norm-input")->saved_by ==
@@ -162,7 +166,7 @@ TEST_CASE("recompute modules: mlp rebuilds the dense layers' MLP from its input,
   setup.recompute_mlp = true;
   const ModelShape& shape = shape_of(setup);
   // The mixture layer keeps all: mlp is the dense MLP's alone (TransformerLayer: not is_moe_layer).
-  CHECK(sum_of(tensors(setup)) == 2192);
+  CHECK(sum_of(tensors(setup)) == 2248);
   const ActivationsPerLayer layer = layer_activations(shape, setup, 1, true, Pen());
   // The dense layer: its MLP's norm input (128, the checkpoint's input) kept; dropped its 1/RMS
   // (4), its output (128) and gate, up and product (3 · 128 · 2 = 768): 900 of the attention's
@@ -175,7 +179,7 @@ TEST_CASE("recompute modules: mlp rebuilds the dense layers' MLP from its input,
   setup.recompute_moe = setup.recompute_mla_up_proj = setup.recompute_layernorm = true;
   setup.recompute = Recompute::kNone;
   CHECK(sum_of(tensors(setup)) == 128 + (64 + 32 + 16) + 128 + 16 + 128);
-  // Its MLP part: the pre-MLP norm's rebuild (2 · 128 + 4) and the MoE layer's whole (832); its
+  // Its MLP part: the pre-MLP norm's rebuild (2 · 128 + 4) and the MoE layer's whole (888); its
   // attention part: the input norm's (260) and the up-projections' (1,128), the larger.
   CHECK(rebuilt_bytes(setup) == 256 * (260 + 1128));
 }

@@ -106,9 +106,15 @@ TEST_CASE(
   const Calculation megatron = calculate(setup, 1, true, {false, false});
   REQUIRE(titan.answer.ok());
   REQUIRE(megatron.answer.ok());
-  // 4·h + 4·E + 8·3·k + 4·h·k + 4·k bytes a token, as the llama-block model lists them.
+  // 4·h + 4·E + 8·3·k + 4·h·k + 4·k bytes a token, as the llama-block model lists them, against
+  // Megatron-LM's own routing (megatron_routing.cpp): the router's int64 indices (8·k) and FP32
+  // softmax (4·k), the permutation's BF16 copy of the probabilities (2·E), its mask (E) and the
+  // int64 token indices (8·k), the experts' BF16 probabilities (2·k).
+  const double megatron_routing =
+      8 * kTopK + 4 * kTopK + 2 * kExperts + kExperts + 8 * kTopK + 2 * kTopK;
   CHECK(titan.layer.kept_per_token.value() - megatron.layer.kept_per_token.value() ==
-        doctest::Approx(4 * kH + 4 * kExperts + 8 * 3 * kTopK + 4 * kH * kTopK + 4 * kTopK));
+        doctest::Approx(4 * kH + 4 * kExperts + 8 * 3 * kTopK + 4 * kH * kTopK + 4 * kTopK -
+                        megatron_routing));
 }
 
 TEST_CASE(
@@ -265,7 +271,9 @@ TEST_CASE(
                         (routing + 8 * 4 * kTopK) / 2));
   // Against Megatron-LM's count of the same layout (its routed copies alike at etp 1), DTensor's
   // all-gathered QKV input (2·h, whole: h more than its half) and torchtitan's routing tensors
-  // over the rank's T/t; with shared experts their all-gathered input too (h more).
+  // over the rank's T/t; with shared experts their all-gathered input too (h more); less
+  // Megatron-LM's own routing (the router's and the permutation's 8·k + 4·k + 2·E + E + 8·k, and
+  // the experts' probabilities 2·k, all over the rank's T/t at etp 1).
   for (const double shared : {0.0, 16.0}) {
     CAPTURE(shared);
     TrainingSetup titan = korthikanti_on;
@@ -278,7 +286,9 @@ TEST_CASE(
     REQUIRE(t_calc.answer.ok());
     REQUIRE(m_calc.answer.ok());
     CHECK(t_calc.layer.kept_per_token.value() - m_calc.layer.kept_per_token.value() ==
-          doctest::Approx(kH * (shared > 0 ? 2 : 1) + (routing + 8 * 4 * kTopK) / 2));
+          doctest::Approx(
+              kH * (shared > 0 ? 2 : 1) + (routing + 8 * 4 * kTopK) / 2 -
+              (8 * kTopK + 4 * kTopK + 2 * kExperts + kExperts + 8 * kTopK + 2 * kTopK) / 2));
   }
 }
 
@@ -413,7 +423,8 @@ TEST_CASE(
   CHECK(tensor_bytes(saved, "mlp-input") == 2 * kH * kTopK * 2);
   CHECK(tensor_bytes(saved, "gate-output") == 2 * kWidth * kTopK);
   // Korthikanti's model follows the same rule: the routed copies of the input (2·h each, no
-  // dropout) at etp/t, the experts' 16-shares over t, whatever etp.
+  // dropout) at etp/t, the experts' 16-shares over t, whatever etp; and under Megatron-LM each
+  // copy's probability (2 B) at etp/t too.
   setup.layout.tensor_parallel = 2;
   setup.layout.sequence_parallel = true;
   setup.layout.data_parallel = 2;
@@ -426,7 +437,7 @@ TEST_CASE(
   REQUIRE(korthikanti_two.answer.ok());
   CHECK(korthikanti_two.layer.kept_per_token.value() -
             korthikanti_one.layer.kept_per_token.value() ==
-        doctest::Approx(2 * kH * kTopK * (2.0 / 2 - 1.0 / 2)));
+        doctest::Approx((2 * kH + 2) * kTopK * (2.0 / 2 - 1.0 / 2)));
   setup.activation_model = ActivationModel::kLlamaBlock;
   // Megatron-LM's MoELayer refuses tensor parallelism without sequence parallelism in training.
   setup.layout.sequence_parallel = false;

@@ -355,6 +355,15 @@ enum class CpCommType { kP2p, kA2a, kA2aP2p };
 //              domain), dropless; HybridEP and NCCL EP, its other backends, are not modelled
 enum class MoeDispatcher { kAllToAll, kAllGather, kFlex };
 
+// Megatron-LM's router (megatron/core/transformer/moe/router.py and moe_utils.py at 23e00ed,
+// core_r0.14.0; activations/megatron_routing.cpp counts what each saves):
+//   --moe-router-dtype: the logits' dtype, the input's (BF16) by default, or FP32 (fp64, which
+//   the fused router refuses, is not modelled)
+enum class RouterDtype { kInput, kFp32 };
+//   --moe-router-score-function with --moe-router-pre-softmax: softmax over the top-k logits
+//   (Megatron-LM's default), softmax over all E before the top-k, or a sigmoid of each logit
+enum class RouterScore { kSoftmax, kSoftmaxPre, kSigmoid };
+
 // DeepEP's legacy Buffer as Megatron-LM sizes it for the flex dispatcher (megatron/core/
 // transformer/moe/fused_a2a.py, get_buffer, d98e8a64; DeepEP dd758caf, csrc/legacy/config.hpp
 // Config::get_nvl_buffer_size_hint and deep_ep/buffers/legacy.py get_dispatch_config /
@@ -480,6 +489,10 @@ template <>
 const std::vector<Choice>& choices<CpCommType>();
 template <>
 const std::vector<Choice>& choices<MoeDispatcher>();
+template <>
+const std::vector<Choice>& choices<RouterDtype>();
+template <>
+const std::vector<Choice>& choices<RouterScore>();
 template <>
 const std::vector<Choice>& choices<Fp8Recipe>();
 template <>

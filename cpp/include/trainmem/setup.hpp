@@ -204,6 +204,17 @@ struct TrainingSetup {
   int cp_a2a_size = 1;
   // Megatron-LM's --moe-token-dispatcher-type for a mixture of experts (options.hpp).
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // Megatron-LM's router and the dispatcher's bookkeeping (activations/megatron_routing.cpp):
+  // --moe-router-dtype, --moe-router-score-function with --moe-router-pre-softmax; an auxiliary
+  // load-balancing loss with a coefficient above 0 (--moe-router-load-balancing-type aux_loss or
+  // seq_aux_loss, --moe-aux-loss-coeff), the z-loss (--moe-z-loss-coeff); Transformer Engine's
+  // fused router (--moe-router-fusion) and fused permutation (--moe-permute-fusion).
+  RouterDtype moe_router_dtype = RouterDtype::kInput;
+  RouterScore moe_router_score = RouterScore::kSoftmax;
+  bool moe_aux_loss = false;
+  bool moe_z_loss = false;
+  bool moe_router_fusion = false;
+  bool moe_permute_fusion = false;
   // Megatron-LM's --defer-embedding-wgrad-compute: the last pipeline stage keeps each
   // micro-batch's output-layer input and gradient until the step's end, where it computes the
   // output layer's weight gradient; --wgrad-deferral-limit, only the first that many (0: all).

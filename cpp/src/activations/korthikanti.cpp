@@ -70,6 +70,13 @@ std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& set
         "the int64 indices 8·3·k (8·4·k under expert parallelism), the experts' outputs upcast "
         "to FP32 4·h·k and the sorted scores 4·k, bytes a token";
   }
+  if (kBeyondThePlate && stack.megatron_routing && shape.num_experts > 1) {
+    source +=
+        "; under Megatron-LM its routing beyond the MLP shares (megatron/core/transformer/moe/"
+        "router.py, moe_utils.py, token_dispatcher.py and experts.py at 23e00ed): the router's "
+        "top-k indices and scores, the permutation's maps and the experts' probabilities, as the "
+        "Llama block lists them";
+  }
   if (stack.transformer_engine_fp8) {
     source +=
         "; under fp8-mixed the linear layers' saved inputs in FP8, 1 B instead of 2: the QKV and "
@@ -203,6 +210,11 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   // (split over t under expert parallelism, whole without it: LlamaBlock's routing_split).
   if (kBeyondThePlate && stack.torchtitan_mixture && shape.num_experts > 1) {
     replicated_factor += torchtitan_router_and_combine_bytes(shape, setup) / h;
+  }
+  // Megatron-LM's router, its dispatcher's permutation and its experts' weighted activation
+  // (docs/activations.md, "Megatron-LM's routing"), beyond section 4.1's shares.
+  if (kBeyondThePlate && stack.megatron_routing && shape.num_experts > 1) {
+    replicated_factor += megatron_routing_bytes(shape, setup) / h;
   }
   const bool scores_stored = !flash_attention && setup.recompute == Recompute::kNone;
   const double score_bytes = probability_dropout(shape, setup, kKorthikantiDropsOut)

@@ -33,6 +33,9 @@ struct LayerStack {
   // of its input and its scores, the dispatcher's indices, and the combine's FP32 upcast of the
   // experts' outputs.
   bool torchtitan_mixture = false;
+  // Megatron-LM's mixture of experts (stack_rows.hpp, megatron_routing): its router's scores and
+  // indices, the permutation's maps and the experts' saved probabilities.
+  bool megatron_routing = false;
 };
 
 struct ActivationsPerLayer {
@@ -97,6 +100,10 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
 // torchtitan's router and combine, per token of a mixture layer (llama_block.cpp's
 // add_torchtitan_router and add_torchtitan_combine, summed): what Korthikanti's shares lack.
 double torchtitan_router_and_combine_bytes(const ModelShape& shape, const TrainingSetup& setup);
+
+// Megatron-LM's routing bookkeeping, per token of a mixture layer (megatron_routing.cpp,
+// LlamaBlock::add_megatron_routing): what Korthikanti's shares lack.
+double megatron_routing_bytes(const ModelShape& shape, const TrainingSetup& setup);
 
 // The llama-block model's tensors under `stack` (activations.hpp's llama_block_saved_tensors,
 // which the estimate answers with the setup's own stack).

@@ -92,6 +92,7 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
   eager_modules = stack.eager_modules;
   silu_apart = stack.silu_apart;
   torchtitan_mixture = stack.torchtitan_mixture && shape.num_experts > 1;
+  megatron_routing = stack.megatron_routing && shape.num_experts > 1;
   // torchtitan's router and combine keep the tokens the rank routes, the routed copies' share:
   // T·etp/t of them (its etp 1 under expert parallelism, t without it: check.cpp).
   routing_split = torchtitan_mixture ? 1 / expert_tokens : whole;
@@ -468,12 +469,6 @@ void LlamaBlock::add_mlp_norm(SavedTensors& saved) const {
 // The norm's output: the router's, and the MLP's or each routed expert's copy of it.
 void LlamaBlock::add_mlp_input(SavedTensors& saved) const {
   const Words mlp_input_readers = shape.gated_mlp ? "gate and up projections" : "up projection";
-  if (shape.num_experts > 1 && gathers_expert_tokens(setup)) {
-    // MoEAllGatherTokenDispatcher: the group's t·ep·(T/t) tokens' map to this device's E/ep
-    // experts, transposed and kept by masked_select for the routed probabilities' gradient.
-    saved.add("dispatch-local-map", "The all-gather dispatcher's map of the group's tokens",
-              "masked_select (the routed probabilities)", "E", shape.num_experts, 1, 1, "bool");
-  }
   if (shape.num_experts > 1 && shape.moe_latent_size > 0) {
     // A latent mixture (transformers' NemotronHMoE, Megatron-LM's MoELayer): the router,
     // fc1_latent_proj and the shared experts read the norm's output; the experts read their copies
@@ -707,6 +702,7 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
   block.add_mlp_norm(saved);
   block.add_mlp_input(saved);
   block.add_mlp(saved);
+  if (kBeyondThePlate && block.megatron_routing) block.add_megatron_routing(saved);
   block.add_torchtitan_combine(saved);
   block.add_latent_output(saved);
   block.add_shared_experts(saved);

@@ -59,6 +59,9 @@ struct LlamaBlock {
   void add_shared_experts(SavedTensors& saved) const;
   void add_torchtitan_router(SavedTensors& saved) const;
   void add_torchtitan_combine(SavedTensors& saved) const;
+  // Megatron-LM's router, its dispatcher's permutation and the experts' weighted activation
+  // (megatron_routing.cpp).
+  void add_megatron_routing(SavedTensors& saved) const;
   void add_routed_input(SavedTensors& saved, const Words& id, const Words& name,
                         const Words& elements, double width, double dtype_bytes) const;
   void add_attention_output_gate(SavedTensors& saved) const;
@@ -108,6 +111,7 @@ struct LlamaBlock {
   // it, where the MoE's input is all-gathered (moe_sharding.py).
   double routing_split = 1;
   bool torchtitan_mixture = false;  // LayerStack::torchtitan_mixture
+  bool megatron_routing = false;    // LayerStack::megatron_routing, with experts
   bool selective = false;
   bool keys_repeated = false;
   bool eager_modules = false;  // LayerStack::eager_modules

@@ -41,6 +41,15 @@ bool has_id(const std::vector<SavedTensor>& saved, const std::string& id) {
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
+// What the router, the dispatcher and the experts' weighted activation save of the routing
+// (megatron_routing.cpp), all inside the MoE layer's checkpoint; the router's input is the
+// checkpoint's own.
+bool routing_bookkeeping(const std::string& id) {
+  return (starts_with(id, "router-") && id != "router-input") || starts_with(id, "permute-") ||
+         starts_with(id, "dispatch-") || id == "chunk-sort-maps" || id == "expert-probs" ||
+         id == "activation-unweighted";
+}
+
 }  // namespace
 
 ModulesRecomputed recompute_megatron_modules(std::vector<SavedTensor> saved,
@@ -100,9 +109,9 @@ ModulesRecomputed recompute_megatron_modules(std::vector<SavedTensor> saved,
       dropped = &dense_mlp.whole;
     } else if (mlp && id == "mlp-norm-input") {
       tensor.saved_by = "the MLP's checkpoint (mlp)";
-    } else if (moe && (id == "mlp-input" || id == "dispatch-local-map" || id == "gate-output" ||
-                       id == "up-output" || id == "activation-output" || id == "product" ||
-                       id == "latent-combined" || starts_with(id, "shared-"))) {
+    } else if (moe && (id == "mlp-input" || id == "gate-output" || id == "up-output" ||
+                       id == "activation-output" || id == "product" || id == "latent-combined" ||
+                       starts_with(id, "shared-") || routing_bookkeeping(id))) {
       dropped = &moe_layer.whole;
     } else if (mlp_norm && id == "router-input") {
       dropped = &mlp_norm_out.outputs;
@@ -114,6 +123,8 @@ ModulesRecomputed recompute_megatron_modules(std::vector<SavedTensor> saved,
       dropped = &shared_experts.whole;
     } else if (act && (id == "product" || (!shape.gated_mlp && id == "activation-output"))) {
       dropped = &activation.outputs;
+    } else if (act && id == "activation-unweighted") {
+      dropped = &activation.inside;
     } else if (attention_norm && id == "qkv-input") {
       dropped = &attention_norm_out.outputs;
     } else if (attention_norm && statistics && starts_with(id, "attention-norm")) {

@@ -623,6 +623,7 @@ LayerStack layer_stack_of(const TrainingSetup& setup) {
   stack.silu_apart = (stack_row(setup.stack).eager_modules || stack_row(setup.stack).silu_apart) &&
                      !blocks_compiled(setup.compile);
   stack.torchtitan_mixture = stack_row(setup.stack).torchtitan_mixture;
+  stack.megatron_routing = stack_row(setup.stack).megatron_routing;
   return stack;
 }
 

@@ -108,6 +108,9 @@ const std::set<std::string>& switches() {
                                               "--account-for-loss-in-pipeline-split",
                                               "--moe-shared-expert-gate",
                                               "--moe-router-enable-expert-bias",
+                                              "--moe-router-pre-softmax",
+                                              "--moe-router-fusion",
+                                              "--moe-permute-fusion",
                                               "--disable-bias-linear",
                                               "--add-qkv-bias",
                                               "--qk-layernorm",
@@ -160,9 +163,9 @@ const std::set<std::string>& switches() {
 }
 
 // Flags with no bearing on the device's memory: data, logging, checkpoints, the learning rate and
-// its schedule, the optimiser's hyper-parameters, initialisation, timeouts; how the router picks
-// and weighs the experts (its score function, groups and scaling) and which tokens a full
-// expert drops, none of which changes what a layer holds; and when the gradients'
+// its schedule, the optimiser's hyper-parameters, initialisation, timeouts; the router's
+// scaling of its probabilities (a product with a number, which saves nothing) and which tokens a
+// full expert drops (the capacity is read); and when the gradients'
 // and parameters' collectives launch (--overlap-grad-reduce, --overlap-param-gather:
 // megatron/core/distributed/param_and_grad_buffer.py allocates each buffer whole either way, and
 // the bucket's reduce-scatter or all-gather runs in place in it). Also, as Megatron-LM's own
@@ -185,14 +188,7 @@ const std::set<std::string>& megatron_no_bearing() {
                                               "--fp8-margin",
                                               "--fp8-interval",
                                               "--fp8-amax-compute-algo",
-                                              "--moe-aux-loss-coeff",
-                                              "--moe-z-loss-coeff",
-                                              "--moe-router-load-balancing-type",
-                                              "--moe-router-score-function",
                                               "--moe-router-topk-scaling-factor",
-                                              "--moe-router-num-groups",
-                                              "--moe-router-group-topk",
-                                              "--moe-router-pre-softmax",
                                               "--moe-token-drop-policy",
                                               "--overlap-param-gather",
                                               "--train-iters",
@@ -666,6 +662,7 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   megatron::read_cp_comm_type(flags, model->layers, setup, launch.notes);
   read_dispatcher(flags, setup);
   read_capacity(flags, setup);
+  megatron::read_router(flags, setup);
   read_recompute(flags, setup, launch.notes);
   read_recipe(flags, setup, launch.notes);
   if (!flags.ok()) return launch;

@@ -40,6 +40,10 @@ struct LineModel {
 // flags refuse it.
 std::optional<LineModel> read_model(KeyReader& flags);
 
+// The router's flags (--moe-router-dtype, --moe-router-score-function, --moe-router-pre-softmax,
+// the auxiliary and z-losses, --moe-router-fusion, --moe-permute-fusion) into the setup.
+void read_router(KeyReader& flags, TrainingSetup& setup);
+
 // The layout: d from the world size over t·p·c, the pipeline's virtual and uneven stages (the
 // first and last stages' counts, the embedding or the loss counted as a layer, or a layout
 // string), expert parallelism, the distributed optimizer as ZeRO 1.

@@ -3,9 +3,12 @@
 // (--multi-latent-attention) and multi-token prediction (--mtp-num-layers), by Megatron-LM
 // 23e00ed's arguments.py (core_r0.14.0), written as the Llama config.json it is and read by the
 // config reader, so that one reader builds every shape.
+#include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "launch/key_reader.hpp"
 #include "launch/megatron_flags.hpp"
@@ -66,6 +69,27 @@ void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
   }
   shape.shared_expert_gate = flags.has("--moe-shared-expert-gate");
   shape.router_bias = flags.has("--moe-router-enable-expert-bias");
+  // Group-limited routing (--moe-router-num-groups, --moe-router-group-topk): the router's mask
+  // of each token's unchosen groups (megatron_routing.cpp). Megatron-LM's group_limited_topk views
+  // the E scores as groups of E/groups.
+  const auto groups = flags.get("--moe-router-num-groups", whole_number());
+  const auto group_topk = flags.get("--moe-router-group-topk", whole_number());
+  if (groups.has_value() != group_topk.has_value()) {
+    flags.fault(groups ? "--moe-router-num-groups" : "--moe-router-group-topk",
+                "--moe-router-num-groups and --moe-router-group-topk go together, as Megatron-LM's "
+                "group-limited top-k reads both.");
+    return;
+  }
+  if (groups) {
+    if (*groups < 1 || *experts % *groups != 0 || *group_topk < 1 || *group_topk > *groups) {
+      flags.fault("--moe-router-num-groups",
+                  "--moe-router-num-groups must divide --num-experts (" + std::to_string(*experts) +
+                      "), and --moe-router-group-topk be 1 to the groups.");
+      return;
+    }
+    shape.num_expert_groups = static_cast<int>(*groups);
+    shape.num_limited_groups = static_cast<int>(*group_topk);
+  }
   if (shape.shared_expert_gate && shape.shared_expert_ffn_hidden_size == 0) {
     flags.fault("--moe-shared-expert-gate",
                 "--moe-shared-expert-gate gates a shared expert, and the line sets none "
@@ -279,6 +303,70 @@ std::optional<LineModel> read_model(KeyReader& flags) {
   model.sequence = *sequence;
   model.vocabulary = *vocabulary;
   return model;
+}
+
+// The router's flags (router.py and moe_utils.py at 23e00ed; arguments.py's choices): the logits'
+// dtype, the score function, an auxiliary loss with a coefficient above 0 for aux_loss or
+// seq_aux_loss (one coefficient for each type, or one for the one type), the z-loss wherever its
+// coefficient is set (apply_z_loss runs for any value but None), and Transformer Engine's fused
+// router and permutation. fp64 logits and sinkhorn routing are refused: not modelled.
+void read_router(KeyReader& flags, TrainingSetup& setup) {
+  const std::string dtype = flags.get("--moe-router-dtype", flag_text()).value_or("");
+  if (dtype == "fp32") {
+    setup.moe_router_dtype = RouterDtype::kFp32;
+  } else if (!dtype.empty()) {
+    flags.fault("--moe-router-dtype",
+                "--moe-router-dtype fp32 or the input's dtype (the flag left out) are modelled; "
+                "fp64, which Transformer Engine's fused router refuses, is not.");
+    return;
+  }
+  const std::string score =
+      flags.get("--moe-router-score-function", flag_text()).value_or("softmax");
+  const bool pre_softmax = flags.has("--moe-router-pre-softmax");
+  if (score == "sigmoid") {
+    setup.moe_router_score = RouterScore::kSigmoid;  // the pre-softmax flag is softmax's alone
+  } else if (score == "softmax") {
+    setup.moe_router_score = pre_softmax ? RouterScore::kSoftmaxPre : RouterScore::kSoftmax;
+  } else {
+    flags.fault("--moe-router-score-function",
+                "--moe-router-score-function must be softmax or sigmoid.");
+    return;
+  }
+  const std::vector<std::string> types =
+      words_of(flags.get("--moe-router-load-balancing-type", flag_text()).value_or("aux_loss"));
+  const std::vector<std::string> coefficients =
+      words_of(flags.get("--moe-aux-loss-coeff", flag_text()).value_or("0"));
+  if (types.size() != coefficients.size()) {
+    flags.fault("--moe-aux-loss-coeff",
+                "--moe-aux-loss-coeff gives one coefficient for each "
+                "--moe-router-load-balancing-type, as Megatron-LM reads them.");
+    return;
+  }
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const std::string& type = types[i];
+    if (type == "sinkhorn") {
+      flags.fault("--moe-router-load-balancing-type",
+                  "Sinkhorn routing (--moe-router-load-balancing-type sinkhorn) is not modelled: "
+                  "choose aux_loss, seq_aux_loss or none.");
+      return;
+    }
+    if (type != "aux_loss" && type != "seq_aux_loss" && type != "none") {
+      flags.fault("--moe-router-load-balancing-type",
+                  "--moe-router-load-balancing-type must be aux_loss, seq_aux_loss, sinkhorn or "
+                  "none.");
+      return;
+    }
+    char* end = nullptr;
+    const double coefficient = std::strtod(coefficients[i].c_str(), &end);
+    if (end == coefficients[i].c_str() || *end != '\0' || !std::isfinite(coefficient)) {
+      flags.fault("--moe-aux-loss-coeff", "--moe-aux-loss-coeff must be numbers.");
+      return;
+    }
+    if (type != "none" && coefficient > 0) setup.moe_aux_loss = true;
+  }
+  if (const auto z_loss = decimal(flags, "--moe-z-loss-coeff")) setup.moe_z_loss = true;
+  setup.moe_router_fusion = flags.has("--moe-router-fusion");
+  setup.moe_permute_fusion = flags.has("--moe-permute-fusion");
 }
 
 }  // namespace trainmem::megatron

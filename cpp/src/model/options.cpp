@@ -379,6 +379,31 @@ const std::vector<Choice>& choices<MoeDispatcher>() {
 }
 
 template <>
+const std::vector<Choice>& choices<RouterDtype>() {
+  static const std::vector<Choice> choices = {
+      {"bf16", "The input's (BF16)",
+       "Megatron-LM's default: the router's logits, scores and probabilities in its input's "
+       "dtype"},
+      {"fp32", "FP32", "--moe-router-dtype fp32: the logits and the routing probabilities in FP32"},
+  };
+  return choices;
+}
+
+template <>
+const std::vector<Choice>& choices<RouterScore>() {
+  static const std::vector<Choice> choices = {
+      {"softmax", "Softmax over the top k",
+       "Megatron-LM's default: the top k logits chosen, then their softmax"},
+      {"softmax-pre", "Softmax over all experts",
+       "--moe-router-pre-softmax: the softmax over all E logits, then the top k"},
+      {"sigmoid", "Sigmoid",
+       "--moe-router-score-function sigmoid (DeepSeek-V3): each logit's sigmoid, the top k "
+       "normalised"},
+  };
+  return choices;
+}
+
+template <>
 const std::vector<Choice>& choices<Fp8Recipe>() {
   static const std::vector<Choice> choices = {
       {"delayed", "Delayed scaling",

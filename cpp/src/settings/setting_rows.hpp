@@ -204,7 +204,7 @@ using Entries = std::vector<Entry>;
 
 // The groups of rows, in the table's order (the URL's and the page's): the plate's own
 // (rows_plate.cpp: the model and the batch, the logits and the loss) among the rest
-// (rows_further.cpp, rows_recompute.cpp, rows_rollout.cpp).
+// (rows_further.cpp, rows_recompute.cpp, rows_routing.cpp, rows_rollout.cpp).
 void add_model_and_batch(Entries& entries);
 void add_layout(Entries& entries);
 void add_recipe(Entries& entries);
@@ -214,6 +214,7 @@ void add_fine_tuning(Entries& entries);
 void add_stack(Entries& entries);
 void add_distributed_switches(Entries& entries);
 void add_recompute_modules(Entries& entries);
+void add_megatron_routing(Entries& entries);
 void add_single_device_switches(Entries& entries);
 void add_rollout(Entries& entries);
 

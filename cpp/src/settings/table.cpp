@@ -16,6 +16,7 @@ const std::vector<Entry>& entries() {
     add_stack(all);
     add_distributed_switches(all);
     add_recompute_modules(all);
+    add_megatron_routing(all);
     add_single_device_switches(all);
     add_rollout(all);
     return all;

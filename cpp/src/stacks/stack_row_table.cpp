@@ -86,6 +86,7 @@ const StackRow& stack_row(Stack stack) {
             "device keeps its whole master weights and optimiser states.";
         row.drops_lone_sequence_parallel = true;
         row.pads_vocabulary = true;
+        row.megatron_routing = true;
         row.follows_gradients = true;
         row.fine_tuning = false;
         row.offloading = false;

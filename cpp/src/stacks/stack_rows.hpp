@@ -136,6 +136,10 @@ struct StackRow {
   // and FSDP2 shards the experts over efsdp = dp_shard·cp·tp / ep; under tensor parallelism
   // without it each expert is split over the t ranks (moe_sharding.py, llama_block.cpp).
   bool torchtitan_mixture = false;
+  // Megatron-LM's mixture of experts (megatron/core/transformer/moe/router.py, moe_utils.py,
+  // token_dispatcher.py and experts.py at 23e00ed): what its router, its dispatcher's
+  // permutation and its experts' weighted activation save of the routing (megatron_routing.cpp).
+  bool megatron_routing = false;
   // Whether its replay follows the activations' gradients through the backward pass (the
   // StepDevice's gradient_tensors).
   bool follows_gradients = false;

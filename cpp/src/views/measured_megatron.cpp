@@ -129,6 +129,17 @@ MeasuredCase run_case(const Run& run, bool reserved) {
   // --moe-expert-capacity-factor 1 --moe-pad-expert-input-to-capacity: each expert's buffer
   // padded to its balanced share, so the memory does not follow the routing.
   if (run.ep > 1) setup.capacity_factor = 1;
+  // The DeepSeek launcher's router (run_pretrain_deepseekv2.sh): --moe-router-score-function
+  // softmax --moe-router-pre-softmax, --moe-router-num-groups ep --moe-router-group-topk 3,
+  // --moe-router-load-balancing-type seq_aux_loss --moe-aux-loss-coeff 3e-3, and
+  // --moe-permute-fusion.
+  if (run.ep > 1) {
+    setup.moe_router_score = RouterScore::kSoftmaxPre;
+    setup.custom_model.num_expert_groups = run.ep;
+    setup.custom_model.num_limited_groups = 3;
+    setup.moe_aux_loss = true;
+    setup.moe_permute_fusion = true;
+  }
   setup.device_id = "b200";
   measured.note =
       std::string(
