@@ -791,9 +791,21 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
   check_refused(moe + " --moe-router-dtype fp64", "--moe-router-dtype",
                 "--moe-router-dtype fp32 or the input's dtype (the flag left out) are modelled; "
                 "fp64, which Transformer Engine's fused router refuses, is not.");
-  check_refused(moe + " --moe-router-num-groups 8", "--moe-router-num-groups",
-                "--moe-router-num-groups and --moe-router-group-topk go together, as "
-                "Megatron-LM's group-limited top-k reads both.");
+  // The groups alone are not read, as Megatron-LM's compute_topk reads them only beside
+  // --moe-router-group-topk; that alone, the expert bias beside the softmax and a softmax over
+  // one logit are refused as TransformerConfig refuses them.
+  CHECK(read_ok(moe + " --moe-router-num-groups 8").setup.custom_model.num_limited_groups == 0);
+  check_refused(moe + " --moe-router-group-topk 4", "--moe-router-group-topk",
+                "--moe-router-group-topk needs --moe-router-num-groups, as Megatron-LM's "
+                "group-limited routing requires.");
+  check_refused(moe + " --moe-router-enable-expert-bias", "--moe-router-enable-expert-bias",
+                "--moe-router-enable-expert-bias needs --moe-router-score-function sigmoid, as "
+                "Megatron-LM requires.");
+  check_refused(moe + " --moe-router-topk 1", "--moe-router-topk",
+                "--moe-router-topk 1 under the softmax needs --moe-router-pre-softmax, as "
+                "Megatron-LM requires.");
+  CHECK(read_ok(moe + " --moe-router-topk 1 --moe-router-pre-softmax")
+            .setup.custom_model.num_experts_per_token == 1);
   check_refused(moe + " --moe-router-num-groups 7 --moe-router-group-topk 2",
                 "--moe-router-num-groups",
                 "--moe-router-num-groups must divide --num-experts (64), and "
@@ -803,6 +815,11 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
             .setup.capacity_factor == 1);
   CHECK(read_ok(moe + " --moe-expert-capacity-factor 1.25").setup.capacity_factor == 0);
   CHECK(read_ok(moe + " --moe-expert-capacity-factor 0.5").setup.capacity_factor == 0.5);
+  // Unpadded, the router still drops and the dispatcher permutes unpadded (megatron_routing.cpp).
+  CHECK(read_ok(moe + " --moe-expert-capacity-factor 1.25").setup.moe_capacity_unpadded);
+  CHECK_FALSE(read_ok(moe + " --moe-expert-capacity-factor 1.0 "
+                            "--moe-pad-expert-input-to-capacity")
+                  .setup.moe_capacity_unpadded);
   check_refused(moe + " --moe-pad-expert-input-to-capacity", "--moe-pad-expert-input-to-capacity",
                 "--moe-pad-expert-input-to-capacity pads to a capacity the line does not set "
                 "(--moe-expert-capacity-factor), as Megatron-LM requires.");
@@ -952,7 +969,8 @@ TEST_CASE(
       read_ok(line +
               "--q-lora-rank 1536 --mtp-num-layers 1 "
               "--mtp-loss-scaling-factor 0.1 --manual-gc --manual-gc-interval "
-              "10 --moe-router-enable-expert-bias --moe-router-bias-update-rate "
+              "10 --moe-router-score-function sigmoid --moe-router-enable-expert-bias "
+              "--moe-router-bias-update-rate "
               "1e-3 --moe-router-force-load-balancing --auto-detect-ckpt-format "
               "--dist-ckpt-strictness log_all");
   CHECK(mtp.setup.custom_model.q_lora_rank == 1536);
@@ -969,6 +987,11 @@ TEST_CASE(
   // runs it, is read; its max pool, which pools every unit at the largest's size, is refused.
   const std::string fsdp = line + "--use-megatron-fsdp --ckpt-format fsdp_dtensor ";
   CHECK(read_ok(fsdp + "--fsdp-double-buffer").setup.fsdp_double_buffer);
+  // --log-params-norm reads Megatron-FSDP's shards in place (scalars alone); elsewhere it makes
+  // FP32 copies the estimate does not replay, and withholds the verdict.
+  CHECK(read_ok(fsdp + "--log-params-norm").not_understood.empty());
+  CHECK(read_ok(line + "--use-distributed-optimizer --log-params-norm").not_understood ==
+        std::vector<std::string>{"--log-params-norm"});
   check_refused(fsdp + "--megatron-fsdp-max-pool-double-buffer",
                 "--megatron-fsdp-max-pool-double-buffer",
                 "--megatron-fsdp-max-pool-double-buffer over a mixture's dense and mixture layers "

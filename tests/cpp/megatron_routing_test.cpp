@@ -159,6 +159,17 @@ TEST_CASE("megatron routing: the fused permutation and the padded capacity, by h
   one_each.layout.expert_parallel = 8;
   one_each.layout.data_parallel = 8;
   CHECK(routing_bytes(one_each) == 24 + 68 + 4);
+  // Unpadded at a capacity of 1 or more (the factor reads 0): the router's kept-token map (8)
+  // beside the fused row map and the chunk sorts.
+  fused.moe_capacity_unpadded = true;
+  CHECK(routing_bytes(fused) == 24 + 8 + 68 + 16 + 4);
+  // Unpadded below 1 (0.5: one copy a token kept), unfused: the masked path over the kept copy.
+  TrainingSetup dropping = tiny_router();
+  dropping.capacity_factor = 0.5;
+  dropping.moe_capacity_unpadded = true;
+  dropping.layout.expert_parallel = 2;
+  dropping.layout.data_parallel = 2;
+  CHECK(routing_bytes(dropping) == 24 + 8 + (16 + 8 + 8) + 2);
   // Padded to a capacity of 1.5: 3 copies a token. The router's kept-token map (8); unfused, two
   // int64 indices a padded copy (2 · 3 · 8); the experts' probabilities of 3 copies (6).
   TrainingSetup padded = tiny_router();
@@ -186,12 +197,21 @@ TEST_CASE("megatron routing: the all-gather and flex dispatchers, by hand") {
   // Fused: the row map of the group's tokens, (2 · 4 + 1) · 4 B each, ep 2 of them a token.
   gathered.moe_permute_fusion = true;
   CHECK(routing_bytes(gathered) == 12 + 16 + 8 + 72 + 4);
-  // The flex dispatcher: DeepEP's path keeps no permutation here, its probabilities FP32.
+  // The flex dispatcher at ep 2: each device receives 2 · (1 − C(4, 2)/C(8, 2)) = 11/7 rows a
+  // token. The top-k indices of the probabilities DeepEP sends (2 · 8); each received row's mask
+  // of valid copies (2 · 11/7) and index_put's two int64 indices a local copy (2 · 2 · 8); the
+  // permutation of the 4-wide FP32 multihot rows: their copy (4 · 4 · 11/7), its mask (4 · 11/7)
+  // and each local copy's index (2 · 8); the experts' probabilities in FP32 (2 · 4).
   TrainingSetup flex = tiny_router();
   flex.moe_dispatcher = MoeDispatcher::kFlex;
   flex.layout.expert_parallel = 2;
   flex.layout.data_parallel = 2;
-  CHECK(routing_bytes(flex) == 24 + 8);
+  const double rows = 11.0 / 7;
+  CHECK(routing_bytes(flex) ==
+        doctest::Approx(24 + 16 + 2 * rows + 32 + 16 * rows + 4 * rows + 16 + 8));
+  // Fused: the row map of the received rows, 2 · 4 + 1 int32 each.
+  flex.moe_permute_fusion = true;
+  CHECK(routing_bytes(flex) == doctest::Approx(24 + 16 + 2 * rows + 32 + 36 * rows + 8));
 }
 
 TEST_CASE("megatron routing: ungated experts save the activation before its weighting") {

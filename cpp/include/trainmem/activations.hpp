@@ -120,6 +120,20 @@ inline bool gathers_expert_tokens(const TrainingSetup& setup) {
          setup.layout.tensor_parallel * setup.layout.expert_parallel > 1;
 }
 
+// The flex dispatcher's received rows per token of each of the ep devices' (estimate/dispatch.cpp,
+// flex_buffers): each token goes once to each device holding one of its k experts; at balanced
+// routing a token misses a device of E/ep experts with C(E − E/ep, k)/C(E, k), so a device receives
+// ep·(1 − C(E − E/ep, k)/C(E, k)) rows a token.
+inline double flex_received_share(double experts, int expert_parallel, int top_k) {
+  const double local = experts / expert_parallel;
+  double missed = 1;  // C(E − g, k) / C(E, k)
+  for (int i = 0; i < top_k; ++i) {
+    const double left = experts - local - i;
+    missed *= (left > 0 ? left : 0.0) / (experts - i);
+  }
+  return expert_parallel * (1 - missed);
+}
+
 // Which way context parallelism's all-to-all made a tensor, if it did.
 enum class Exchange { kNone, kIntoAttention, kOutOfAttention };
 

@@ -76,6 +76,7 @@ constexpr const char* kMoeAuxLoss = "moe-aux-loss";
 constexpr const char* kMoeZLoss = "moe-z-loss";
 constexpr const char* kMoeRouterFusion = "moe-router-fusion";
 constexpr const char* kMoePermuteFusion = "moe-permute-fusion";
+constexpr const char* kMoeCapacityUnpadded = "moe-capacity-unpadded";
 constexpr const char* kDeferEmbeddingWgrad = "defer-embedding-wgrad-compute";
 constexpr const char* kWgradDeferralLimit = "wgrad-deferral-limit";
 constexpr const char* kOptimizerInstances = "num-distributed-optimizer-instances";

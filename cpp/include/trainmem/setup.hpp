@@ -215,6 +215,10 @@ struct TrainingSetup {
   bool moe_z_loss = false;
   bool moe_router_fusion = false;
   bool moe_permute_fusion = false;
+  // --moe-expert-capacity-factor without --moe-pad-expert-input-to-capacity: the router drops
+  // what exceeds the capacity, and the dispatcher permutes the kept copies unpadded (at balanced
+  // load C of them a token below 1, all of them at 1 or more, where capacity_factor reads 0).
+  bool moe_capacity_unpadded = false;
   // Megatron-LM's --defer-embedding-wgrad-compute: the last pipeline stage keeps each
   // micro-batch's output-layer input and gradient until the step's end, where it computes the
   // output layer's weight gradient; --wgrad-deferral-limit, only the first that many (0: all).

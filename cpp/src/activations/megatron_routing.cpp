@@ -32,13 +32,19 @@
 //   the experts: each routed copy's probability, r (FP32 under the flex dispatcher, DeepEP's),
 //     saved by the weighted SwiGLU; an ungated activation (GeLU) has no fused weighted kernel in
 //     TEGroupedMLP, so its output is saved beside the probability, f_e a copy.
-// Not counted: the flex dispatcher's own bookkeeping (DeepEP's handle and its permutation), and
-// the dispatcher's probabilities and routing map held as its attributes until the next micro-batch
-// overwrites them (one copy a layer, not one for each micro-batch in flight).
+//   the flex dispatcher's: the top-k indices of the probabilities DeepEP sends, 8·k; over the R
+//     rows a device receives a token (flex_received_share), their valid copies' mask (k a row)
+//     and index_put's two int64 indices a local copy, and the permutation of the E/ep-wide FP32
+//     multihot rows as above (unfused: the copy, 4·E/ep a row, its mask, E/ep, and the indices;
+//     fused: the row map, 2·E/ep + 1 int32 a row).
+// Not counted: DeepEP's handle, and the dispatcher's probabilities and routing map held as its
+// attributes until the next micro-batch overwrites them (one copy a layer, not one for each
+// micro-batch in flight).
 #include <string>
 
 #include "activations/llama_block.hpp"
 #include "trainmem/activations.hpp"
+#include "trainmem/decimal.hpp"
 
 namespace trainmem::llama_block_steps {
 
@@ -49,8 +55,12 @@ void LlamaBlock::add_megatron_routing(SavedTensors& saved) const {
   const double r = fp32_router ? kFp32Bytes : kBf16Bytes;
   const Words r_dtype = fp32_router ? "FP32" : "BF16";
   const bool sigmoid = setup.moe_router_score == RouterScore::kSigmoid;
-  const bool groups = shape.num_expert_groups > 1 && shape.num_limited_groups > 0;
-  const bool padded = setup.capacity_factor > 0;
+  // Group-limited top-k runs wherever its group count is set (compute_topk: "if group_topk").
+  const bool groups = shape.num_limited_groups > 0;
+  // A capacity: the router's drop (apply_router_token_dropping) wherever one is set; the
+  // dispatcher's drop-and-pad path only where --moe-pad-expert-input-to-capacity pads to it.
+  const bool capacity = setup.capacity_factor > 0 || setup.moe_capacity_unpadded;
+  const bool padded = setup.capacity_factor > 0 && !setup.moe_capacity_unpadded;
   const Words k_text = "k";
   const Words copies_text = routed_copies ? "top-k" : "1";
 
@@ -104,7 +114,7 @@ void LlamaBlock::add_megatron_routing(SavedTensors& saved) const {
     saved.add("router-z-logits", "Router's logits and their log-sum-exp", "the z-loss's logsumexp",
               "E + 1", experts + 1, r, whole, r_dtype);
   }
-  if (padded) {
+  if (capacity) {
     saved.add("router-capacity-map", "Router's map of the tokens each expert keeps",
               "the probabilities' product with it (apply_router_token_dropping)", "E", experts, 1,
               whole, "bool");
@@ -151,8 +161,37 @@ void LlamaBlock::add_megatron_routing(SavedTensors& saved) const {
       saved.add("permute-mask", "The routing map's transposed copy", "masked_select", "E", experts,
                 1, whole, "bool");
       saved.add("permute-indices", "Each copy's token index",
-                "index_select and the unpermute's scatter_add", k_text, k_copies, 8, whole,
+                "index_select and the unpermute's scatter_add", copies_text, top_k, 8, whole,
                 "int64");
+    }
+  } else if (setup.moe_dispatcher == MoeDispatcher::kFlex) {
+    // _DeepepManager (token_dispatcher.py): the top-k of the probabilities that DeepEP sends
+    // keeps its indices; each received row's k probabilities go into an E/ep-wide FP32 multihot
+    // row (_indices_to_multihot: the bool mask of the valid ones, and index_put's two int64
+    // indices a local copy), which permute then reads as the all-to-all's does.
+    const double share =
+        flex_received_share(experts, setup.layout.expert_parallel, shape.num_experts_per_token);
+    const Words rows = "rows (" + shortest_decimal(share) + " a token)";
+    saved.add("permute-topk-indices", "DeepEP's top-k indices of the probabilities",
+              "setup_metadata's topk", k_text, k_copies, 8, whole, "int64");
+    saved.add("permute-multihot-mask", "Each received row's mask of valid copies",
+              "the multihot's indexing (_indices_to_multihot)", "k·" + rows, k_copies * share, 1,
+              whole, "bool");
+    saved.add("permute-multihot-indices", "Each local copy's row and expert index",
+              "the multihot's index_put (_indices_to_multihot)", "2·" + copies_text, 2 * top_k, 8,
+              1 / expert_tokens, "int64");
+    if (setup.moe_permute_fusion) {
+      saved.add("permute-row-map", "Fused permutation's row map",
+                "Transformer Engine's fused permute and unpermute", "(2·E/ep + 1)·" + rows,
+                (2 * local_experts + 1) * share, 4, whole, "int32");
+    } else {
+      saved.add("permute-probs", "The multihot probabilities' transposed copy", "masked_select",
+                "E/ep·" + rows, local_experts * share, kFp32Bytes, whole);
+      saved.add("permute-mask", "The multihot map's transposed copy", "masked_select",
+                "E/ep·" + rows, local_experts * share, 1, whole, "bool");
+      saved.add("permute-indices", "Each local copy's token index",
+                "index_select and the unpermute's scatter_add", copies_text, top_k, 8,
+                1 / expert_tokens, "int64");
     }
   }
 

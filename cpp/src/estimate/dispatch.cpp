@@ -123,11 +123,8 @@ Figure flex_buffers(const ModelShape& shape, const TrainingSetup& setup,
                     const ActivationsPerLayer& layer, const Pen& pen) {
   const int ep = setup.layout.expert_parallel;
   const double experts = shape.num_experts;
-  const double local = experts / ep;
   const int k = shape.num_experts_per_token;
-  double missed = 1;  // C(E − g, k) / C(E, k)
-  for (int i = 0; i < k; ++i) missed *= std::max(0.0, experts - local - i) / (experts - i);
-  const double share = ep * (1 - missed);
+  const double share = flex_received_share(experts, ep, k);
   Figure tokens = pen.count(layer.tokens_on_device, "tokens");
   if (setup.layout.sequence_parallel) tokens = tokens / pen.number(setup.layout.tensor_parallel);
   const Figure received = tokens * pen.said(share, [&] {

@@ -353,6 +353,9 @@ void read_capacity(KeyReader& flags, TrainingSetup& setup) {
     return;
   }
   setup.capacity_factor = padded || *factor < 1 ? *factor : 0;
+  // Unpadded, the router still drops past the capacity and the dispatcher permutes what is kept
+  // (megatron_routing.cpp).
+  setup.moe_capacity_unpadded = !padded;
 }
 
 // --recompute-activations, --recompute-granularity and its method; and selective's modules
@@ -651,6 +654,11 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
   }
   megatron::read_layout(flags, world, model->layers, model->sequence, setup.layout);
   megatron::read_megatron_fsdp(flags, setup, launch.notes);
+  // --log-params-norm under Megatron-FSDP: calc_dtensor_params_l2_norm reads each local shard in
+  // place (multi_tensor_l2norm), scalars alone (training/utils.py at 23e00ed). Elsewhere
+  // calc_params_l2_norm makes FP32 copies (of the experts' parameters, all at once, after the
+  // step), which the estimate does not replay: the flag is then left not understood.
+  if (setup.layout.zero_stage >= 2) flags.has("--log-params-norm");
   // The global batch sets a pipeline's micro-batches a step; without it validate_args makes it
   // the micro-batch times d: one micro-batch a step.
   const auto global = bounded(flags, "--global-batch-size", 1, kMaxGlobalBatchSequences);

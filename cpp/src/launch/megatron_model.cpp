@@ -69,18 +69,18 @@ void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
   }
   shape.shared_expert_gate = flags.has("--moe-shared-expert-gate");
   shape.router_bias = flags.has("--moe-router-enable-expert-bias");
-  // Group-limited routing (--moe-router-num-groups, --moe-router-group-topk): the router's mask
-  // of each token's unchosen groups (megatron_routing.cpp). Megatron-LM's group_limited_topk views
-  // the E scores as groups of E/groups.
+  // Group-limited routing (--moe-router-group-topk with --moe-router-num-groups): the router's
+  // mask of each token's unchosen groups (megatron_routing.cpp). Megatron-LM's group_limited_topk
+  // views the E scores as groups of E/groups; without --moe-router-group-topk the groups are not
+  // read (compute_topk: "if group_topk"), and TransformerConfig asserts the rest.
   const auto groups = flags.get("--moe-router-num-groups", whole_number());
-  const auto group_topk = flags.get("--moe-router-group-topk", whole_number());
-  if (groups.has_value() != group_topk.has_value()) {
-    flags.fault(groups ? "--moe-router-num-groups" : "--moe-router-group-topk",
-                "--moe-router-num-groups and --moe-router-group-topk go together, as Megatron-LM's "
-                "group-limited top-k reads both.");
-    return;
-  }
-  if (groups) {
+  if (const auto group_topk = flags.get("--moe-router-group-topk", whole_number())) {
+    if (!groups) {
+      flags.fault("--moe-router-group-topk",
+                  "--moe-router-group-topk needs --moe-router-num-groups, as Megatron-LM's "
+                  "group-limited routing requires.");
+      return;
+    }
     if (*groups < 1 || *experts % *groups != 0 || *group_topk < 1 || *group_topk > *groups) {
       flags.fault("--moe-router-num-groups",
                   "--moe-router-num-groups must divide --num-experts (" + std::to_string(*experts) +
@@ -323,6 +323,20 @@ void read_router(KeyReader& flags, TrainingSetup& setup) {
   const std::string score =
       flags.get("--moe-router-score-function", flag_text()).value_or("softmax");
   const bool pre_softmax = flags.has("--moe-router-pre-softmax");
+  // TransformerConfig.__post_init__'s own refusals.
+  if (score != "sigmoid" && setup.custom_model.router_bias) {
+    flags.fault("--moe-router-enable-expert-bias",
+                "--moe-router-enable-expert-bias needs --moe-router-score-function sigmoid, as "
+                "Megatron-LM requires.");
+    return;
+  }
+  if (score == "softmax" && !pre_softmax && setup.custom_model.num_experts > 1 &&
+      setup.custom_model.num_experts_per_token == 1) {
+    flags.fault("--moe-router-topk",
+                "--moe-router-topk 1 under the softmax needs --moe-router-pre-softmax, as "
+                "Megatron-LM requires.");
+    return;
+  }
   if (score == "sigmoid") {
     setup.moe_router_score = RouterScore::kSigmoid;  // the pre-softmax flag is softmax's alone
   } else if (score == "softmax") {
