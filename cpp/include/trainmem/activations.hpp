@@ -55,16 +55,17 @@ static_assert(kKorthikantiMlpReplicatedBytesPerTokenPerHidden +
 // A mixture of experts routing each token to its top k experts saves the MLP's activations k
 // times: k - 1 more MLP shares per layer, 19 (3 + 16/t under tensor parallelism, 19/t with
 // sequence parallelism). The router's s·b·E logits are left out, as Korthikanti leaves out
-// anything below s·b·h.
+// anything below s·b·h, except where a stack's routing is counted beyond the shares (torchtitan's,
+// Megatron-LM's: activations/megatron_routing.cpp).
 
 // Expert parallelism's token dispatch (Megatron-LM's MoEAlltoAllTokenDispatcher,
 // megatron/core/transformer/moe/token_dispatcher.py): a mixture layer permutes each device's
 // tokens into k copies (times the capacity factor), h wide in BF16, and sends them to the experts'
 // devices with an all-to-all, which receives as many on balanced routing; the combine sends the
 // experts' outputs back the same way. Only the experts' input is saved for the backward pass (the
-// experts' first projection saves it: counted with the MLP); the permutation keeps an index map
-// and the routed probabilities, 12 bytes per copy (below s·b·h, as the router's logits, and not
-// counted). The send and the receive buffer of one all-to-all are transient: two buffers of
+// experts' first projection saves it: counted with the MLP); the permutation's maps and the
+// routed probabilities are counted with the router's tensors (activations/megatron_routing.cpp).
+// The send and the receive buffer of one all-to-all are transient: two buffers of
 // T·k·C·h BF16 values, one layer at a time.
 constexpr double kAllToAllBuffersInFlight = 2;
 
