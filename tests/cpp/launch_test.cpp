@@ -711,6 +711,8 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
   }
   const LaunchConfig grouped =
       read_ok(flex + " --moe-router-num-groups 8 --moe-router-group-topk 4");
+  CHECK(read_ok(flex + " --moe-router-num-groups 8 --moe-router-group-topk 0")
+            .setup.custom_model.num_limited_groups == 0);  // 0 is off, as compute_topk reads it
   CHECK(std::find_if(grouped.notes.begin(), grouped.notes.end(), [](const std::string& note) {
           return note.find("an upper bound") != std::string::npos;
         }) != grouped.notes.end());

@@ -170,6 +170,9 @@ TEST_CASE("megatron routing: the fused permutation and the padded capacity, by h
   dropping.layout.expert_parallel = 2;
   dropping.layout.data_parallel = 2;
   CHECK(routing_bytes(dropping) == 24 + 8 + (16 + 8 + 8) + 2);
+  // Unpadded, a factor of 1 or more keeps what is routed: it reads 0, and 1.5 is refused.
+  dropping.capacity_factor = 1.5;
+  CHECK(estimate_memory(dropping).answer.setting == "moe-capacity-unpadded");
   // Padded to a capacity of 1.5: 3 copies a token. The router's kept-token map (8); unfused, two
   // int64 indices a padded copy (2 · 3 · 8); the experts' probabilities of 3 copies (6).
   TrainingSetup padded = tiny_router();
@@ -201,17 +204,20 @@ TEST_CASE("megatron routing: the all-gather and flex dispatchers, by hand") {
   // token. The top-k indices of the probabilities DeepEP sends (2 · 8); each received row's mask
   // of valid copies (2 · 11/7) and index_put's two int64 indices a local copy (2 · 2 · 8); the
   // permutation of the 4-wide FP32 multihot rows: their copy (4 · 4 · 11/7), its mask (4 · 11/7)
-  // and each local copy's index (2 · 8); the experts' probabilities in FP32 (2 · 4).
+  // and each local copy's index (2 · 8); DeepEP's handle, each token's devices and send head
+  // (2 · (1 + 4)) and each received row's source (4 · 11/7); the experts' probabilities in FP32
+  // (2 · 4).
   TrainingSetup flex = tiny_router();
   flex.moe_dispatcher = MoeDispatcher::kFlex;
   flex.layout.expert_parallel = 2;
   flex.layout.data_parallel = 2;
   const double rows = 11.0 / 7;
   CHECK(routing_bytes(flex) ==
-        doctest::Approx(24 + 16 + 2 * rows + 32 + 16 * rows + 4 * rows + 16 + 8));
+        doctest::Approx(24 + 16 + 2 * rows + 32 + 16 * rows + 4 * rows + 16 + 10 + 4 * rows + 8));
   // Fused: the row map of the received rows, 2 · 4 + 1 int32 each.
   flex.moe_permute_fusion = true;
-  CHECK(routing_bytes(flex) == doctest::Approx(24 + 16 + 2 * rows + 32 + 36 * rows + 8));
+  CHECK(routing_bytes(flex) ==
+        doctest::Approx(24 + 16 + 2 * rows + 32 + 36 * rows + 10 + 4 * rows + 8));
 }
 
 TEST_CASE("megatron routing: ungated experts save the activation before its weighting") {

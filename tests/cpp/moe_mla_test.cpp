@@ -541,10 +541,11 @@ TEST_CASE(
   CHECK(std::ceil(received / 512) * 512 == 1024);
   CHECK(send_and_receive == 2048);
   // The permutations' tensors (megatron_routing.cpp), each under a 512-byte block at 16 tokens:
-  // the all-to-all's three (the probabilities' copy, its mask, the token indices), flex's six
-  // (the top-k indices, the multihot's mask and indices, and its permutation's three); the
+  // the all-to-all's three (the probabilities' copy, its mask, the token indices), flex's seven
+  // (the top-k indices, DeepEP's handle, the multihot's mask and indices, and its permutation's
+  // three); the
   // experts' probabilities, FP32 under flex, BF16 under the all-to-all, one block either way.
-  const double permutation = (6 - 3) * 512;
+  const double permutation = (7 - 3) * 512;
   CHECK(flex.bytes[Term::kActivations] - exchanged.bytes[Term::kActivations] ==
         1024 - send_and_receive + permutation);
   const std::vector<TermArithmetic> terms = explain_estimate(setup);
@@ -568,8 +569,9 @@ TEST_CASE(
   // tokens, 54,613 B, in 54,784 B of blocks, where T·k would take 65,536 and the all-to-all's
   // two buffers 131,072. The all-to-all's permutation saves 1,024 × (8 + 4 + 16) B and its
   // experts' probabilities 1,024 × 2 × 2 B; flex's 1,024 × (16 + 32 + 16) B of indices, its
-  // masks' and FP32 copy's 3,413, 3,413 and 13,653 B in 3,584, 3,584 and 13,824 of blocks, and
-  // its probabilities 1,024 × 2 × 4 B: 61,952 B more.
+  // masks' and FP32 copy's 3,413, 3,413 and 13,653 B in 3,584, 3,584 and 13,824 of blocks,
+  // DeepEP's handle's 1,024 × (5 · 2 + 4 · 5/3) = 17,067 B in 17,408, and its probabilities
+  // 1,024 × 2 × 4 B: 79,360 B more.
   TrainingSetup longer = setup;
   longer.sequence_length = 1024;
   TrainingSetup longer_a2a = longer;
@@ -577,7 +579,7 @@ TEST_CASE(
   CHECK(std::ceil(2 * 1024 * (5.0 / 6) * 16 * 2 / 512) * 512 == 54784);
   CHECK(estimate_memory(longer).bytes[Term::kActivations] -
             estimate_memory(longer_a2a).bytes[Term::kActivations] ==
-        54784 - 131072 + 61952);
+        54784 - 131072 + 79360);
   // DeepEP's buffer: 10 channels × 2 peers × (5 ints of 4 B + 256 tokens × (2·16 + 8 + 128 × 16)
   // B), rounded up to 128 B, with its signals and peer pointers (160 B), and its 32 MiB
   // workspace, each a cudaMalloc in 2 MiB pages; on the device, in neither peak.

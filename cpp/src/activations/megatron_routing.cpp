@@ -37,7 +37,10 @@
 //     and index_put's two int64 indices a local copy, and the permutation of the E/ep-wide FP32
 //     multihot rows as above (unfused: the copy, 4·E/ep a row, its mask, E/ep, and the indices;
 //     fused: the row map, 2·E/ep + 1 int32 a row).
-// Not counted: DeepEP's handle, and the dispatcher's probabilities and routing map held as its
+//     DeepEP's handle: each token's devices (bool) and send head (int32), ep each, and each
+//     received row's source (int32), 5·ep + 4·R.
+// Not counted: the handle's prefix matrices (ep × ep, channels × ep), and the dispatcher's
+// probabilities and routing map held as its
 // attributes until the next micro-batch overwrites them (one copy a layer, not one for each
 // micro-batch in flight).
 #include <string>
@@ -174,6 +177,14 @@ void LlamaBlock::add_megatron_routing(SavedTensors& saved) const {
     const Words rows = "rows (" + shortest_decimal(share) + " a token)";
     saved.add("permute-topk-indices", "DeepEP's top-k indices of the probabilities",
               "setup_metadata's topk", k_text, k_copies, 8, whole, "int64");
+    // DeepEP's handle (fused_a2a.py, FusedDispatch keeps it on ctx for the combine and the
+    // backward pass; DeepEP dd758caf, deep_ep/buffers/legacy.py, intranode dispatch): which of
+    // the ep devices each token goes to (bool) and its send head (int32), ep each, and each
+    // received row's source (int32); its prefix matrices (ep × ep, channels × ep) are left out.
+    const double ep = setup.layout.expert_parallel;
+    saved.add("permute-deepep-handle", "DeepEP's handle: each token's devices and send head",
+              "the dispatch's handle, kept for the combine and the backward pass",
+              "5·ep + 4·" + rows, 5 * ep + 4 * share, 1, whole, "bool, int32");
     saved.add("permute-multihot-mask", "Each received row's mask of valid copies",
               "the multihot's indexing (_indices_to_multihot)", "k·" + rows, k_copies * share, 1,
               whole, "bool");

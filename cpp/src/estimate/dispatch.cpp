@@ -112,8 +112,9 @@ Figure all_gather_buffers(const ModelShape& shape, const TrainingSetup& setup,
 // the received tokens (dispatched_input) through the experts and the combine, as it keeps the
 // all-to-all's send and receive buffers, while the tokens it sends are the layer's own (a view):
 // R rows of w, BF16, of each device's T tokens (T/t under sequence parallelism). As under the
-// all-to-all, the combine side's own (the experts' output, its unpermuted copy of R rows) and
-// the handle's small tensors (each received row's source, R int32) are not counted. At balanced
+// all-to-all, the combine side's own (the experts' output, its unpermuted copy of R rows) is not
+// counted; the handle's tensors are saved with the layer (activations/megatron_routing.cpp). At
+// balanced
 // routing (k of the E experts alike, g = E/ep on each device) a token misses a device when all k
 // experts are elsewhere, C(E−g, k)/C(E, k), so each device receives R = ep·T·(1 − C(E−g, k)/C(E,
 // k)) of the ep devices' T tokens each: at most the T·k copies, T·k where k is 1. A router that

@@ -691,13 +691,13 @@ LaunchConfig read_megatron_args(const std::string& text, const TrainingSetup& ba
     launch.notes.push_back(
         "Dropout as Megatron-LM's default, 0.1, where the line does not set it.");
   }
-  // Group-limited routing sends each token to fewer devices, which only DeepEP's receive buffer
-  // would show: counted without the limit, an upper bound.
-  if (setup.moe_dispatcher == MoeDispatcher::kFlex &&
-      flags.find("--moe-router-num-groups") != nullptr) {
+  // Group-limited routing sends each token to fewer devices, which DeepEP's receive buffer and
+  // the rows each device receives would show: counted without the limit, an upper bound.
+  if (setup.moe_dispatcher == MoeDispatcher::kFlex && setup.custom_model.num_limited_groups > 0) {
     launch.notes.push_back(
-        "--moe-router-num-groups limits the devices each token reaches: DeepEP's receive buffer "
-        "is counted as if any k of the experts could be chosen, an upper bound.");
+        "--moe-router-group-topk limits the devices each token reaches: DeepEP's receive buffer "
+        "and the received rows' routing are counted as if any k of the experts could be chosen, "
+        "an upper bound.");
   }
   return launch;
 }

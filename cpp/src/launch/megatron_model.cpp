@@ -74,7 +74,8 @@ void read_experts(KeyReader& flags, long long layers, ModelShape& shape) {
   // views the E scores as groups of E/groups; without --moe-router-group-topk the groups are not
   // read (compute_topk: "if group_topk"), and TransformerConfig asserts the rest.
   const auto groups = flags.get("--moe-router-num-groups", whole_number());
-  if (const auto group_topk = flags.get("--moe-router-group-topk", whole_number())) {
+  const auto group_topk = flags.get("--moe-router-group-topk", whole_number());
+  if (group_topk && *group_topk != 0) {  // 0 is off, as compute_topk reads it
     if (!groups) {
       flags.fault("--moe-router-group-topk",
                   "--moe-router-group-topk needs --moe-router-num-groups, as Megatron-LM's "
@@ -311,6 +312,38 @@ std::optional<LineModel> read_model(KeyReader& flags) {
 // coefficient is set (apply_z_loss runs for any value but None), and Transformer Engine's fused
 // router and permutation. fp64 logits and sinkhorn routing are refused: not modelled.
 void read_router(KeyReader& flags, TrainingSetup& setup) {
+  const std::vector<std::string> types =
+      words_of(flags.get("--moe-router-load-balancing-type", flag_text()).value_or("aux_loss"));
+  const std::vector<std::string> coefficients =
+      words_of(flags.get("--moe-aux-loss-coeff", flag_text()).value_or("0"));
+  if (types.size() != coefficients.size()) {
+    flags.fault("--moe-aux-loss-coeff",
+                "--moe-aux-loss-coeff gives one coefficient for each "
+                "--moe-router-load-balancing-type, as Megatron-LM reads them.");
+    return;
+  }
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const std::string& type = types[i];
+    if (type == "sinkhorn") {
+      flags.fault("--moe-router-load-balancing-type",
+                  "Sinkhorn routing (--moe-router-load-balancing-type sinkhorn) is not modelled: "
+                  "choose aux_loss, seq_aux_loss or none.");
+      return;
+    }
+    if (type != "aux_loss" && type != "seq_aux_loss" && type != "none") {
+      flags.fault("--moe-router-load-balancing-type",
+                  "--moe-router-load-balancing-type must be aux_loss, seq_aux_loss, sinkhorn or "
+                  "none.");
+      return;
+    }
+    char* end = nullptr;
+    const double coefficient = std::strtod(coefficients[i].c_str(), &end);
+    if (end == coefficients[i].c_str() || *end != '\0' || !std::isfinite(coefficient)) {
+      flags.fault("--moe-aux-loss-coeff", "--moe-aux-loss-coeff must be numbers.");
+      return;
+    }
+    if (type != "none" && coefficient > 0) setup.moe_aux_loss = true;
+  }
   const std::string dtype = flags.get("--moe-router-dtype", flag_text()).value_or("");
   if (dtype == "fp32") {
     setup.moe_router_dtype = RouterDtype::kFp32;
@@ -345,38 +378,6 @@ void read_router(KeyReader& flags, TrainingSetup& setup) {
     flags.fault("--moe-router-score-function",
                 "--moe-router-score-function must be softmax or sigmoid.");
     return;
-  }
-  const std::vector<std::string> types =
-      words_of(flags.get("--moe-router-load-balancing-type", flag_text()).value_or("aux_loss"));
-  const std::vector<std::string> coefficients =
-      words_of(flags.get("--moe-aux-loss-coeff", flag_text()).value_or("0"));
-  if (types.size() != coefficients.size()) {
-    flags.fault("--moe-aux-loss-coeff",
-                "--moe-aux-loss-coeff gives one coefficient for each "
-                "--moe-router-load-balancing-type, as Megatron-LM reads them.");
-    return;
-  }
-  for (std::size_t i = 0; i < types.size(); ++i) {
-    const std::string& type = types[i];
-    if (type == "sinkhorn") {
-      flags.fault("--moe-router-load-balancing-type",
-                  "Sinkhorn routing (--moe-router-load-balancing-type sinkhorn) is not modelled: "
-                  "choose aux_loss, seq_aux_loss or none.");
-      return;
-    }
-    if (type != "aux_loss" && type != "seq_aux_loss" && type != "none") {
-      flags.fault("--moe-router-load-balancing-type",
-                  "--moe-router-load-balancing-type must be aux_loss, seq_aux_loss, sinkhorn or "
-                  "none.");
-      return;
-    }
-    char* end = nullptr;
-    const double coefficient = std::strtod(coefficients[i].c_str(), &end);
-    if (end == coefficients[i].c_str() || *end != '\0' || !std::isfinite(coefficient)) {
-      flags.fault("--moe-aux-loss-coeff", "--moe-aux-loss-coeff must be numbers.");
-      return;
-    }
-    if (type != "none" && coefficient > 0) setup.moe_aux_loss = true;
   }
   if (const auto z_loss = decimal(flags, "--moe-z-loss-coeff")) setup.moe_z_loss = true;
   setup.moe_router_fusion = flags.has("--moe-router-fusion");

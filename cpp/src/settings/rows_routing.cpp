@@ -64,12 +64,20 @@ void add_megatron_routing(Entries& entries) {
       id::kMoePermuteFusion, "Fused permutation", "--moe-permute-fusion",
       "Transformer Engine's fused permute and unpermute, which keep one row map",
       "moePermuteFusion", "Fused permutation (--moe-permute-fusion)"));
-  entries.push_back(routing_switch<&TrainingSetup::moe_capacity_unpadded>(
-      id::kMoeCapacityUnpadded, "Capacity without padding",
-      "--moe-expert-capacity-factor without --moe-pad-expert-input-to-capacity",
-      "the router drops what exceeds each expert's capacity and the dispatcher permutes the kept "
-      "copies unpadded (the capacity factor then below 1, or 0 for one of 1 or more)",
-      "moeCapacityUnpadded", "Capacity without padding"));
+  entries.push_back(
+      routing_switch<&TrainingSetup::moe_capacity_unpadded>(
+          id::kMoeCapacityUnpadded, "Capacity without padding",
+          "--moe-expert-capacity-factor without --moe-pad-expert-input-to-capacity",
+          "the router drops what exceeds each expert's capacity and the dispatcher permutes the "
+          "kept copies unpadded (the capacity factor then below 1, or 0 for one of 1 or more)",
+          "moeCapacityUnpadded", "Capacity without padding")
+          .rule(
+              [](const TrainingSetup& setup) {
+                return !(setup.moe_capacity_unpadded && setup.capacity_factor >= 1);
+              },
+              "Without padding an expert keeps at most what is routed to it, at balanced load "
+              "its balanced share: give a capacity factor below 1, or 0 for one of 1 or "
+              "more."));
 }
 
 }  // namespace trainmem::setting_rows
