@@ -770,6 +770,8 @@ TEST_CASE("launch: a Megatron-LM line's mixture of experts is read as MoELayer b
   CHECK(routed.setup.moe_aux_loss);
   CHECK(routed.setup.moe_router_fusion);
   CHECK(routed.setup.moe_permute_fusion);
+  CHECK_FALSE(routed.setup.megatron_experimental);
+  CHECK(read_ok(moe + " --enable-experimental").setup.megatron_experimental);
   CHECK(estimate_memory(routed.setup).answer.ok());
   CHECK(read_ok(moe + " --moe-router-pre-softmax").setup.moe_router_score ==
         RouterScore::kSoftmaxPre);

@@ -218,6 +218,15 @@ TEST_CASE("megatron routing: the all-gather and flex dispatchers, by hand") {
   flex.moe_permute_fusion = true;
   CHECK(routing_bytes(flex) ==
         doctest::Approx(24 + 16 + 2 * rows + 32 + 36 * rows + 10 + 4 * rows + 8));
+  // With --enable-experimental the fused indices-to-multihot keeps one int32 position map of the
+  // 4 local experts a row (4 · 4 · 11/7) in place of the mask and index_put's indices.
+  flex.megatron_experimental = true;
+  CHECK(routing_bytes(flex) ==
+        doctest::Approx(24 + 16 + 16 * rows + 36 * rows + 10 + 4 * rows + 8));
+  // Unfused, it changes nothing.
+  flex.moe_permute_fusion = false;
+  CHECK(routing_bytes(flex) ==
+        doctest::Approx(24 + 16 + 2 * rows + 32 + 16 * rows + 4 * rows + 16 + 10 + 4 * rows + 8));
 }
 
 TEST_CASE("megatron routing: ungated experts save the activation before its weighting") {

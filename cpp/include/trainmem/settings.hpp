@@ -77,6 +77,7 @@ constexpr const char* kMoeZLoss = "moe-z-loss";
 constexpr const char* kMoeRouterFusion = "moe-router-fusion";
 constexpr const char* kMoePermuteFusion = "moe-permute-fusion";
 constexpr const char* kMoeCapacityUnpadded = "moe-capacity-unpadded";
+constexpr const char* kEnableExperimental = "enable-experimental";
 constexpr const char* kDeferEmbeddingWgrad = "defer-embedding-wgrad-compute";
 constexpr const char* kWgradDeferralLimit = "wgrad-deferral-limit";
 constexpr const char* kOptimizerInstances = "num-distributed-optimizer-instances";

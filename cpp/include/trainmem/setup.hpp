@@ -219,6 +219,10 @@ struct TrainingSetup {
   // what exceeds the capacity, and the dispatcher permutes the kept copies unpadded (at balanced
   // load C of them a token below 1, all of them at 1 or more, where capacity_factor reads 0).
   bool moe_capacity_unpadded = false;
+  // Megatron-LM's --enable-experimental (megatron/core/config.py, ENABLE_EXPERIMENTAL): its
+  // experimental kernels run; of those, only the flex dispatcher's fused indices-to-multihot
+  // (beside --moe-permute-fusion) saves anything of its own (megatron_routing.cpp).
+  bool megatron_experimental = false;
   // Megatron-LM's --defer-embedding-wgrad-compute: the last pipeline stage keeps each
   // micro-batch's output-layer input and gradient until the step's end, where it computes the
   // output layer's weight gradient; --wgrad-deferral-limit, only the first that many (0: all).

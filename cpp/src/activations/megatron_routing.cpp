@@ -36,7 +36,9 @@
 //     rows a device receives a token (flex_received_share), their valid copies' mask (k a row)
 //     and index_put's two int64 indices a local copy, and the permutation of the E/ep-wide FP32
 //     multihot rows as above (unfused: the copy, 4·E/ep a row, its mask, E/ep, and the indices;
-//     fused: the row map, 2·E/ep + 1 int32 a row).
+//     fused: the row map, 2·E/ep + 1 int32 a row); with --enable-experimental beside the fused
+//     permutation, the fused indices-to-multihot's int32 position map, E/ep a row, in place of
+//     the mask and index_put's indices.
 //     DeepEP's handle: each token's devices (bool) and send head (int32), ep each, and each
 //     received row's source (int32), 5·ep + 4·R.
 // Not counted: the handle's prefix matrices (ep × ep, channels × ep), and the dispatcher's
@@ -185,12 +187,20 @@ void LlamaBlock::add_megatron_routing(SavedTensors& saved) const {
     saved.add("permute-deepep-handle", "DeepEP's handle: each token's devices and send head",
               "the dispatch's handle, kept for the combine and the backward pass",
               "5·ep + 4·" + rows, 5 * ep + 4 * share, 1, whole, "bool, int32");
-    saved.add("permute-multihot-mask", "Each received row's mask of valid copies",
-              "the multihot's indexing (_indices_to_multihot)", "k·" + rows, k_copies * share, 1,
-              whole, "bool");
-    saved.add("permute-multihot-indices", "Each local copy's row and expert index",
-              "the multihot's index_put (_indices_to_multihot)", "2·" + copies_text, 2 * top_k, 8,
-              1 / expert_tokens, "int64");
+    if (setup.moe_permute_fusion && setup.megatron_experimental) {
+      // --enable-experimental beside the fused permutation: fused_indices_to_multihot
+      // (fusions/fused_indices_converter.py, IndicesToMultihot) saves one int32 position map.
+      saved.add("permute-multihot-positions", "Each received row's multihot position map",
+                "the fused indices-to-multihot (IndicesToMultihot)", "E/ep·" + rows,
+                local_experts * share, 4, whole, "int32");
+    } else {
+      saved.add("permute-multihot-mask", "Each received row's mask of valid copies",
+                "the multihot's indexing (_indices_to_multihot)", "k·" + rows, k_copies * share, 1,
+                whole, "bool");
+      saved.add("permute-multihot-indices", "Each local copy's row and expert index",
+                "the multihot's index_put (_indices_to_multihot)", "2·" + copies_text, 2 * top_k, 8,
+                1 / expert_tokens, "int64");
+    }
     if (setup.moe_permute_fusion) {
       saved.add("permute-row-map", "Fused permutation's row map",
                 "Transformer Engine's fused permute and unpermute", "(2·E/ep + 1)·" + rows,

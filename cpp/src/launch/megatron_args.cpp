@@ -111,6 +111,7 @@ const std::set<std::string>& switches() {
                                               "--moe-router-pre-softmax",
                                               "--moe-router-fusion",
                                               "--moe-permute-fusion",
+                                              "--enable-experimental",
                                               "--disable-bias-linear",
                                               "--add-qkv-bias",
                                               "--qk-layernorm",

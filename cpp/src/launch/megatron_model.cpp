@@ -382,6 +382,7 @@ void read_router(KeyReader& flags, TrainingSetup& setup) {
   if (const auto z_loss = decimal(flags, "--moe-z-loss-coeff")) setup.moe_z_loss = true;
   setup.moe_router_fusion = flags.has("--moe-router-fusion");
   setup.moe_permute_fusion = flags.has("--moe-permute-fusion");
+  setup.megatron_experimental = flags.has("--enable-experimental");
 }
 
 }  // namespace trainmem::megatron

@@ -78,6 +78,12 @@ void add_megatron_routing(Entries& entries) {
               "Without padding an expert keeps at most what is routed to it, at balanced load "
               "its balanced share: give a capacity factor below 1, or 0 for one of 1 or "
               "more."));
+  entries.push_back(routing_switch<&TrainingSetup::megatron_experimental>(
+      id::kEnableExperimental, "Experimental kernels", "--enable-experimental",
+      "its experimental fused kernels; of them the flex dispatcher's fused indices-to-multihot, "
+      "beside --moe-permute-fusion, saves a position map of its own (MLA's fused YaRN RoPE saves "
+      "its cos and sin, as the unfused one does)",
+      "enableExperimental", "Experimental kernels (--enable-experimental)"));
 }
 
 }  // namespace trainmem::setting_rows
