@@ -56,6 +56,8 @@ declare global {
       qkNormWhole: boolean;
       /** gpt-oss's learned sink logit per head. */
       attentionSinks: boolean;
+      /** gpt-oss's experts' SwiGLU over clamped gate and up halves. */
+      clampedSwiglu: boolean;
       /** Multi-token-prediction modules the checkpoint adds (num_nextn_predict_layers). */
       numMtpLayers: number;
       qLoraRank: number;

@@ -152,6 +152,7 @@ inline void register_setup_types() {
       .field("qkNorm", &ModelShape::qk_norm)
       .field("qkNormWhole", &ModelShape::qk_norm_whole)
       .field("attentionSinks", &ModelShape::attention_sinks)
+      .field("clampedSwiglu", &ModelShape::clamped_swiglu)
       .field("numMtpLayers", &ModelShape::num_mtp_layers)
       .field("qLoraRank", &ModelShape::q_lora_rank)
       .field("kvLoraRank", &ModelShape::kv_lora_rank)

@@ -111,6 +111,7 @@ TEST_CASE("each preset's published config.json parses to exactly that preset's s
     CHECK(shape.qk_norm == preset->qk_norm);
     CHECK(shape.qk_norm_whole == preset->qk_norm_whole);
     CHECK(shape.attention_sinks == preset->attention_sinks);
+    CHECK(shape.clamped_swiglu == preset->clamped_swiglu);
     CHECK(shape.moe_layer_step == preset->moe_layer_step);
     CHECK(shape.num_mtp_layers == preset->num_mtp_layers);
     CHECK(shape.recurrent_state_fp32 == preset->recurrent_state_fp32);

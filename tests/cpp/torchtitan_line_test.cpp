@@ -178,8 +178,11 @@ TEST_CASE("torchtitan line: what it does not read is refused by its flag, or lis
   CHECK(mxfp8.answer.setting == "--config");
   CHECK(mxfp8.answer.message.find("the output layer too") != std::string::npos);
   CHECK(refused_by(line("llama3_debugmodel", kTokens)) == "--config");
+  CHECK(refused_by("torchrun -m torchtitan.train --module qwen3_5 --config "
+                   "qwen35_27b\n") == "--module");
+  // gpt_oss_20b's defaults have moved too (73aed7f): a line that does not date itself is refused.
   CHECK(refused_by("torchrun -m torchtitan.train --module gpt_oss --config "
-                   "gpt_oss_20b\n") == "--module");
+                   "gpt_oss_20b\n") == "--config");
   // deepseek_v3_16b's defaults have moved too: a line that does not date itself is refused.
   CHECK(refused_by("torchrun -m torchtitan.train --module deepseek_v3 --config "
                    "deepseek_v3_16b\n") == "--config");

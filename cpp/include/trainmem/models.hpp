@@ -67,6 +67,9 @@ struct ModelShape {
   bool qk_norm_whole = false;    // OLMo 2's q_norm and k_norm: RMSNorms over the whole projections,
                                  // a·d and k·d wide
   bool attention_sinks = false;  // gpt-oss's sinks: one learned logit per head in every layer
+  bool clamped_swiglu = false;   // gpt-oss's experts: a SwiGLU over the gate half clamped at 7 and
+                                 // the up half to ±7, (up + 1) · gate · σ(1.702 · gate); no
+                                 // parameters of its own
   int num_mtp_layers = 0;        // num_nextn_predict_layers: multi-token-prediction modules the
                                  // checkpoint adds after the main model (DeepSeek-V3, GLM-4.5); not
                                  // among its parameters unless a setup trains them (setup.hpp)

@@ -69,6 +69,11 @@ std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& set
         "common/moe.py and token_dispatcher.py): the gate's FP32 input 4·h, the scores 4·E, "
         "the int64 indices 8·3·k (8·4·k under expert parallelism), the experts' outputs upcast "
         "to FP32 4·h·k and the sorted scores 4·k, bytes a token";
+    if (shape.clamped_swiglu) {
+      source +=
+          "; gpt-oss's experts' bias rows, int64 2·k, and its sinks' scale (4·a FP32, 2·a BF16) "
+          "and scaled output 2·a·d (models/gpt_oss)";
+    }
   }
   if (kBeyondThePlate && stack.megatron_routing && shape.num_experts > 1) {
     source +=
@@ -207,9 +212,10 @@ ActivationsPerLayer korthikanti_layer_activations(const ModelShape& shape,
   // torchtitan's router and combine (docs/activations.md, "torchtitan's mixture"), beyond section
   // 4.1's shares: the gate's FP32 copy of its input, the FP32 scores, the int64 indices, the
   // experts' outputs upcast to FP32 and the sorted scores, per token of the layer's on this rank
-  // (split over t under expert parallelism, whole without it: LlamaBlock's routing_split).
+  // (split over t under expert parallelism, whole without it: LlamaBlock's routing_split); in
+  // gpt-oss its experts' bias rows and its sinks' tensors too.
   if (kBeyondThePlate && stack.torchtitan_mixture && shape.num_experts > 1) {
-    replicated_factor += torchtitan_router_and_combine_bytes(shape, setup) / h;
+    replicated_factor += torchtitan_beyond_mlp_bytes(shape, setup) / h;
   }
   // Megatron-LM's router, its dispatcher's permutation and its experts' weighted activation
   // (docs/activations.md, "Megatron-LM's routing"), beyond section 4.1's shares.

@@ -98,6 +98,10 @@ LlamaBlock::LlamaBlock(const ModelShape& model, const TrainingSetup& training,
   // torchtitan's router and combine keep the tokens the rank routes, the routed copies' share:
   // T·etp/t of them (its etp 1 under expert parallelism, t without it: check.cpp).
   routing_split = torchtitan_mixture ? 1 / expert_tokens : whole;
+  // gpt-oss under torchtitan: its experts' own SwiGLU (GptOssGroupedExperts) and its attention's
+  // sinks applied to the varlen kernel's output (Attention._apply_sinks); no preset of the plate's.
+  gpt_oss_experts = kBeyondThePlate && torchtitan_mixture && shape.clamped_swiglu;
+  sinks_rescaled = kBeyondThePlate && torchtitan_mixture && shape.attention_sinks;
   keys_repeated = (!flash_attention || eager_modules) && !selective;
   top_k_text =
       routed_copies ? " × " + std::to_string(shape.num_experts_per_token) + " experts" : "";
@@ -418,9 +422,11 @@ void LlamaBlock::add_attention_output(SavedTensors& saved) const {
               output_elements, output_width, linear_input_bytes, by_heads);
   } else {
     saved.add(
-        "attention-output", linear_input("Attention output"),
-        flash_keeps_output ? "FlashAttention and the output projection" : "the output projection",
-        output_elements, output_width, linear_input_bytes, by_heads);
+        "attention-output", sinks_rescaled ? "Attention output" : linear_input("Attention output"),
+        sinks_rescaled       ? "FlashAttention and the sinks' product"
+        : flash_keeps_output ? "FlashAttention and the output projection"
+                             : "the output projection",
+        output_elements, output_width, sinks_rescaled ? kBf16Bytes : linear_input_bytes, by_heads);
     exchange_last(saved, 1, Exchange::kOutOfAttention);
   }
 }
@@ -433,6 +439,21 @@ void LlamaBlock::add_attention_output_gate(SavedTensors& saved) const {
   saved.add("attention-gate", "Output gate's sigmoid", "the gate's product and its sigmoid",
             output_elements, output_width, kBf16Bytes, by_heads);
   saved.add("gated-attention-output", linear_input("Gated attention output"),
+            "the output projection", output_elements, output_width, linear_input_bytes, by_heads);
+}
+
+// gpt-oss's sinks under torchtitan (models/gpt_oss/model.py, apply_attention_sink_rescale, at
+// b5bcd76c): varlen_attn returns its output and FP32 log-sum-exp, and the output is scaled by
+// sigmoid(lse − sink) per head. The sigmoid saves its FP32 output, the product saves the output
+// (FlashAttention's own, kept already) and the scale's BF16 cast, and the output projection saves
+// the product.
+void LlamaBlock::add_attention_sinks(SavedTensors& saved) const {
+  if (!sinks_rescaled) return;
+  saved.add("sink-scale", "Sinks' scale, sigmoid(log-sum-exp − sink)", "the sigmoid", "a", a,
+            kFp32Bytes, by_heads);
+  saved.add("sink-scale-bf16", "Sinks' scale, cast to BF16", "the product with the output", "a", a,
+            kBf16Bytes, by_heads);
+  saved.add("sink-output", linear_input("Attention output × the sinks' scale"),
             "the output projection", output_elements, output_width, linear_input_bytes, by_heads);
 }
 
@@ -513,6 +534,7 @@ std::vector<SavedTensor> block_tensors(const ModelShape& shape, const TrainingSe
       }
       block.add_attention_scores(saved);
       block.add_attention_output(saved);
+      if (kBeyondThePlate) block.add_attention_sinks(saved);
     }
     block.add_attention_output_gate(saved);
   }

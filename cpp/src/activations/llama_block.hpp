@@ -65,6 +65,9 @@ struct LlamaBlock {
   void add_routed_input(SavedTensors& saved, const Words& id, const Words& name,
                         const Words& elements, double width, double dtype_bytes) const;
   void add_attention_output_gate(SavedTensors& saved) const;
+  void add_attention_sinks(SavedTensors& saved) const;
+  void add_gpt_oss_experts(SavedTensors& saved) const;
+  void add_gpt_oss_bias_rows(SavedTensors& saved) const;
   void add_gated_deltanet(SavedTensors& saved) const;
   void add_gated_norm_in_pytorch(SavedTensors& saved, const Words& gate_name) const;
   void add_kimi_delta_attention(SavedTensors& saved) const;
@@ -112,6 +115,10 @@ struct LlamaBlock {
   double routing_split = 1;
   bool torchtitan_mixture = false;  // LayerStack::torchtitan_mixture
   bool megatron_routing = false;    // LayerStack::megatron_routing, with experts
+  // torchtitan's gpt-oss (models/gpt_oss, b5bcd76c): GptOssGroupedExperts' clamped SwiGLU, and
+  // the sinks' rescaling of the attention's output (the constructor says what each saves).
+  bool gpt_oss_experts = false;
+  bool sinks_rescaled = false;
   bool selective = false;
   bool keys_repeated = false;
   bool eager_modules = false;  // LayerStack::eager_modules

@@ -59,6 +59,7 @@ void LlamaBlock::add_mlp_input(SavedTensors& saved) const {
 
 // The MLP's own tensors, or the routed experts', top-k copies of them.
 void LlamaBlock::add_mlp(SavedTensors& saved) const {
+  if (kBeyondThePlate && gpt_oss_experts) return add_gpt_oss_experts(saved);
   const Words width_name = shape.num_experts > 1 && shape.moe_ffn_hidden_size > 0 ? "f_e" : "f";
   const Words ffn_elements = routed_copies ? width_name + "·top-k" : width_name;
   if (shape.gated_mlp) {
@@ -83,6 +84,41 @@ void LlamaBlock::add_mlp(SavedTensors& saved) const {
               linear_input("Activation's output" + top_k_text) + mlp_dtype_text, "down projection",
               ffn_elements, f * top_k, fp8 ? linear_input_bytes : mlp_bytes, by_expert_width);
   }
+}
+
+// gpt-oss's experts under torchtitan (GptOssGroupedExperts.forward and swiglu, models/gpt_oss/
+// moe.py at b5bcd76c), per routed copy: mlp1's grouped GEMM plus its bias gives the gate and up
+// halves interleaved, 2·f_e wide; each half is a strided view of it, clamped (the gate at 7, up to
+// ±7), and each clamp saves its view, so the whole sum is kept. The gate's clamped copy and
+// sigmoid(1.702 · gate) are saved by their product, which addcmul saves beside up's clamped copy
+// (out = glu + glu · up); mlp2's grouped GEMM saves that output. Each bias reaches its rows through
+// repeat_interleave, an index_select that saves its int64 row index (two a copy). The bias casts
+// and ScaleBiasForward save nothing (FSDP2's BF16 parameters).
+void LlamaBlock::add_gpt_oss_experts(SavedTensors& saved) const {
+  const Words elements = routed_copies ? "f_e·top-k" : "f_e";
+  saved.add("gate-up-output", "Gate and up projection's output with its bias" + top_k_text,
+            "both clamps (the gate and up halves are views of it)",
+            routed_copies ? "2·f_e·top-k" : "2·f_e", 2 * f * top_k, kBf16Bytes, by_expert_width);
+  saved.add("gate-clamped", "Gate half, clamped at 7" + top_k_text, "the product with its sigmoid",
+            elements, f * top_k, kBf16Bytes, by_expert_width);
+  saved.add("activation-output", "Sigmoid of 1.702 × the clamped gate" + top_k_text,
+            "the sigmoid and the product with the gate", elements, f * top_k, kBf16Bytes,
+            by_expert_width);
+  saved.add("glu-output", "Clamped gate × its sigmoid" + top_k_text,
+            "addcmul (the product with up + 1)", elements, f * top_k, kBf16Bytes, by_expert_width);
+  saved.add("up-clamped", "Up half, clamped to ±7" + top_k_text, "addcmul", elements, f * top_k,
+            kBf16Bytes, by_expert_width);
+  saved.add("product", linear_input("(Up + 1) × the gated gate" + top_k_text),
+            "down projection (mlp2's grouped GEMM)", elements, f * top_k, linear_input_bytes,
+            by_expert_width);
+  add_gpt_oss_bias_rows(saved);
+}
+
+void LlamaBlock::add_gpt_oss_bias_rows(SavedTensors& saved) const {
+  if (!gpt_oss_experts) return;
+  saved.add("bias-rows", "Each copy's expert, for the two biases (repeat_interleave)",
+            "the biases' index_select", routed_copies ? "2·top-k" : "2", 2 * top_k, 8,
+            routing_split, "int64");
 }
 
 // A latent mixture's combined expert output, l wide: fc2_latent_proj's input.
@@ -190,13 +226,15 @@ void LlamaBlock::add_shared_experts(SavedTensors& saved) const {
 using llama_block_steps::LlamaBlock;
 using llama_block_steps::SavedTensors;
 
-double torchtitan_router_and_combine_bytes(const ModelShape& shape, const TrainingSetup& setup) {
+double torchtitan_beyond_mlp_bytes(const ModelShape& shape, const TrainingSetup& setup) {
   LayerStack stack;
   stack.torchtitan_mixture = true;
   const LlamaBlock block(shape, setup, stack, true);
   SavedTensors saved;
   block.add_torchtitan_router(saved);
   block.add_torchtitan_combine(saved);
+  block.add_gpt_oss_bias_rows(saved);
+  block.add_attention_sinks(saved);
   return saved_bytes_per_token(saved.list);
 }
 

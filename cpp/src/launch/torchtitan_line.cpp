@@ -110,6 +110,15 @@ const std::vector<RegistryConfig>& registry() {
        Recompute::kSelectiveOp, Compile::kLoss, 1, false, false,
        "its Float8 linear layers and grouped experts are not modelled under the per-op policy", 2,
        true},
+      // gpt-oss (models/gpt_oss/config_registry.py and __init__.py): attention with sinks over
+      // varlen attention (a 128-token window at even layers), GptOssGroupedExperts (32 or 128
+      // experts of 2,880 with biases, top-4, softmax scores with route_norm, a router with a bias)
+      // over the standard dispatcher, FullAC, nothing compiled. The debug models' shapes are no
+      // preset's.
+      {"gpt_oss", "gpt_oss_20b", "gpt-oss-20b", 8192, 8192, Recompute::kFull, Compile::kOff, 1,
+       false, false},
+      {"gpt_oss", "gpt_oss_120b", "gpt-oss-120b", 8192, 8192, Recompute::kFull, Compile::kOff, 1,
+       false, false},
   };
   return configs;
 }
@@ -193,11 +202,11 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
     return launch;
   }
   const std::string module = flags.get("--module", flag_text()).value_or("");
-  if (module != "llama3" && module != "qwen3" && module != "deepseek_v3") {
+  if (module != "llama3" && module != "qwen3" && module != "deepseek_v3" && module != "gpt_oss") {
     flags.fault("--module", "--module " + (module.empty() ? std::string("is not given") : module) +
-                                ": torchtitan's llama3, qwen3 and deepseek_v3 configs are read "
-                                "(config_registry.py at b5bcd76c); the other model families' "
-                                "are not yet.");
+                                ": torchtitan's llama3, qwen3, deepseek_v3 and gpt_oss configs "
+                                "are read (config_registry.py at b5bcd76c); the other model "
+                                "families' are not yet.");
     return launch;
   }
   const std::string name = flags.get("--config", flag_text()).value_or("");
@@ -404,10 +413,12 @@ LaunchConfig read_torchtitan_line(const std::string& text, const TrainingSetup& 
       "; a later torchtitan's defaults may differ.");
   launch.notes.push_back(
       format_count(static_cast<double>(tokens)) + " tokens a micro-batch, one flat row: " +
-      (whole_sequences ? std::to_string(setup.micro_batch_sequences) + " sequences of " +
-                             std::to_string(context_length)
-                       : "counted as one sequence of them all (no whole number of " +
-                             std::to_string(context_length) + "-token contexts)") +
+      (whole_sequences
+           ? std::to_string(setup.micro_batch_sequences) +
+                 (setup.micro_batch_sequences == 1 ? " sequence of " : " sequences of ") +
+                 std::to_string(context_length)
+           : "counted as one sequence of them all (no whole number of " +
+                 std::to_string(context_length) + "-token contexts)") +
       ".");
   if (module == "deepseek_v3" && setup.recompute == Recompute::kSelectiveOp) {
     launch.notes.push_back(

@@ -288,6 +288,7 @@ std::string read_gpt_oss_block(const Json& config, ModelShape& shape) {
   shape.mlp_bias = true;
   shape.router_bias = true;
   shape.attention_sinks = true;
+  shape.clamped_swiglu = true;
   if (!problems.any() && shape.num_experts < 2) {
     problems.add("'num_local_experts' must be 2 or more for gpt_oss, a mixture of experts; it is " +
                  std::to_string(shape.num_experts) + ".");

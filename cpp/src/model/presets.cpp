@@ -283,6 +283,7 @@ ModelShape& gpt_oss(ModelShape& shape, int num_experts) {
   shape.mlp_bias = true;
   shape.router_bias = true;
   shape.attention_sinks = true;
+  shape.clamped_swiglu = true;
   return shape;
 }
 

@@ -344,14 +344,14 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                      "torchtitan's all-to-all token dispatcher drops no token and pads no "
                      "expert's buffer to a capacity; set the capacity factor to 0.");
     }
-    // GroupedExperts (moe.py): SwiGLU experts without biases, and shared experts without a gate.
-    if (shape.mlp_bias || !shape.gated_mlp || shape.shared_expert_gate) {
+    // GroupedExperts (moe.py): SwiGLU experts without biases, and shared experts without a gate;
+    // or gpt-oss's GptOssGroupedExperts (models/gpt_oss/moe.py), with biases and a clamped SwiGLU.
+    if ((shape.mlp_bias && !shape.clamped_swiglu) || !shape.gated_mlp || shape.shared_expert_gate) {
       return refusal(id::kStack,
                      "torchtitan's mixture is counted as its GroupedExperts build it (moe.py: "
-                     "SwiGLU experts without biases, shared experts without a gate); " +
-                         shape.name +
-                         "'s experts are not (gpt-oss's GptOssGroupedExperts, with biases and "
-                         "a clamped SwiGLU, is not modelled). Choose the megatron stack.");
+                     "SwiGLU experts without biases, shared experts without a gate), or as "
+                     "gpt-oss's GptOssGroupedExperts; " +
+                         shape.name + "'s experts are neither. Choose the megatron stack.");
     }
   }
   // Megatron-LM's MoELayer.forward raises in training where tensor parallelism runs without

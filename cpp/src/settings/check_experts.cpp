@@ -19,6 +19,27 @@ namespace id = setting_id;
 // checks, so that a wrong etp is named as such.
 Answer check_torchtitan_experts(const TrainingSetup& setup, const ModelShape& shape) {
   if (!stack_row(setup.stack).torchtitan_mixture || shape.num_experts <= 1) return {};
+  // gpt-oss (models/gpt_oss): its clamped SwiGLU and sinks are counted as eager modules save them,
+  // kept or rebuilt a layer at a time (its configs' FullAC); what the per-op policy and Inductor
+  // keep of them is not derived.
+  if (shape.clamped_swiglu && setup.recompute != Recompute::kNone &&
+      setup.recompute != Recompute::kFull) {
+    return refusal(id::kRecompute,
+                   "gpt-oss under torchtitan is counted without recomputation or under full "
+                   "recomputation (its configs' FullAC); what a selective recomputation keeps of "
+                   "its clamped SwiGLU and sinks is not modelled. Choose none or full.");
+  }
+  if (shape.clamped_swiglu && blocks_compiled(setup.compile)) {
+    return refusal(id::kCompile,
+                   "gpt-oss under torchtitan is counted with its blocks eager (its configs "
+                   "compile nothing); what Inductor keeps of its clamped SwiGLU and sinks is not "
+                   "modelled. Compile the loss alone, or nothing.");
+  }
+  if (shape.attention_sinks && !setup.flash_attention) {
+    return refusal(id::kFlashAttention,
+                   "gpt-oss under torchtitan runs its varlen (FlashAttention) kernel, whose "
+                   "log-sum-exp its sinks rescale; turn FlashAttention on.");
+  }
   const ParallelLayout& layout = setup.layout;
   const int t = layout.tensor_parallel;
   const int runs = stack_expert_tensor_parallel(setup, shape) == 0 ? t : 1;
