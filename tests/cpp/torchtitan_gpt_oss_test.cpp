@@ -12,6 +12,7 @@
 #include "trainmem/activations.hpp"
 #include "trainmem/estimate.hpp"
 #include "trainmem/launch.hpp"
+#include "trainmem/models.hpp"
 #include "trainmem/settings.hpp"
 #include "whole_terms.hpp"
 
@@ -138,6 +139,9 @@ TEST_CASE("torchtitan gpt-oss: what is not derived is refused, naming the settin
   preset.layout.zero_stage = 3;
   preset.recompute = Recompute::kFull;
   CHECK(estimate_memory(preset).answer.ok());
+  // docs/activations.md's figure: gpt-oss-20b's layer, 286,776 B a token.
+  CHECK(saved_bytes_per_token(llama_block_saved_tensors(*find_preset("gpt-oss-20b"), preset,
+                                                        preset.flash_attention)) == 286776);
 }
 
 TEST_CASE("torchtitan gpt-oss: gpt_oss_20b's and gpt_oss_120b's lines are read as built") {
