@@ -127,10 +127,20 @@ TEST_CASE("torchtitan gpt-oss: what is not derived is refused, naming the settin
   TrainingSetup eager_attention = tiny_gpt_oss();
   eager_attention.flash_attention = false;
   CHECK(refused_by(eager_attention) == setting_id::kFlashAttention);
-  // Experts with biases but GroupedExperts' SwiGLU are neither of torchtitan's.
+  // Experts with biases but GroupedExperts' SwiGLU are neither of torchtitan's, nor is the
+  // clamped SwiGLU without its biases or its attention's sinks, nor sinks beside GroupedExperts.
   TrainingSetup biased = fixtures::tiny_torchtitan_mixture(1);
   biased.custom_model.mlp_bias = true;
   CHECK(refused_by(biased) == setting_id::kStack);
+  TrainingSetup unbiased = tiny_gpt_oss();
+  unbiased.custom_model.mlp_bias = false;
+  CHECK(refused_by(unbiased) == setting_id::kStack);
+  TrainingSetup sinkless = tiny_gpt_oss();
+  sinkless.custom_model.attention_sinks = false;
+  CHECK(refused_by(sinkless) == setting_id::kStack);
+  TrainingSetup sinks_alone = fixtures::tiny_torchtitan_mixture(1);
+  sinks_alone.custom_model.attention_sinks = true;
+  CHECK(refused_by(sinks_alone) == setting_id::kStack);
   // The preset is gpt-oss.
   TrainingSetup preset;
   preset.model_id = "gpt-oss-20b";
@@ -171,7 +181,7 @@ TEST_CASE("torchtitan gpt-oss: gpt_oss_20b's and gpt_oss_120b's lines are read a
   }
   // Its debug models' shapes are no preset's: refused by the config's name.
   CHECK(read("gpt_oss_debugmodel", tokens).answer.setting == "--config");
-  // Per-op recomputation on a line is the core's to refuse.
+  // Compiled blocks on a line are the core's to refuse.
   const LaunchConfig compiled = read("gpt_oss_20b", tokens + " --compile.enable");
   REQUIRE(compiled.answer.ok());
   CHECK(estimate_memory(compiled.setup).answer.setting == setting_id::kCompile);

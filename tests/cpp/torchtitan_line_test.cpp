@@ -180,7 +180,8 @@ TEST_CASE("torchtitan line: what it does not read is refused by its flag, or lis
   CHECK(refused_by(line("llama3_debugmodel", kTokens)) == "--config");
   CHECK(refused_by("torchrun -m torchtitan.train --module qwen3_5 --config "
                    "qwen35_27b\n") == "--module");
-  // gpt_oss_20b's defaults have moved too (73aed7f): a line that does not date itself is refused.
+  // A gpt_oss line that does not date itself is refused as the others are (73aed7f renamed its
+  // batch keys, the values the same; the reader dates every config by them).
   CHECK(refused_by("torchrun -m torchtitan.train --module gpt_oss --config "
                    "gpt_oss_20b\n") == "--config");
   // deepseek_v3_16b's defaults have moved too: a line that does not date itself is refused.

@@ -1,14 +1,15 @@
 // torchtitan's launch line since its configs became Python functions (torchrun … -m
 // torchtitan.train --module llama3 --config NAME --section.key value …), read into the setup
 // (launch.hpp) as torchtitan b5bcd76c (August 21, 2026) runs it: the named function of
-// torchtitan/models/{llama3,qwen3,deepseek_v3}/config_registry.py, then the line's overrides. Its
-// defaults have moved release by release since 9810191 (February 2026: the loss chunked over 8
-// since 786e26f, April; wq, wk and wv fused since 3396a4b37, June; batches counted in tokens since
-// 73aed7f, August), and a line says its era only by what it names. A line is read that counts its
-// batch in tokens (--training.num_tokens_per_microbatch_per_dp_rank, --training.max_context_length)
-// or names one of the NVFP4 configs (bcc09297a, August 5, whose token counts were the same before
-// 73aed7f), and that turns off the CUDA graphs its trainer captures by default since f84224a
-// (August 13), which are not modelled: that flag dates the line too. Any other is refused.
+// torchtitan/models/{llama3,qwen3,deepseek_v3,gpt_oss}/config_registry.py, then the line's
+// overrides. Its defaults have moved release by release since 9810191 (February 2026: the loss
+// chunked over 8 since 786e26f, April; wq, wk and wv fused since 3396a4b37, June; batches counted
+// in tokens since 73aed7f, August), and a line says its era only by what it names. A line is read
+// that counts its batch in tokens (--training.num_tokens_per_microbatch_per_dp_rank,
+// --training.max_context_length) or names one of the NVFP4 configs (bcc09297a, August 5, whose
+// token counts were the same before 73aed7f), and that turns off the CUDA graphs its trainer
+// captures by default since f84224a (August 13), which are not modelled: that flag dates the line
+// too. Any other is refused.
 #include <algorithm>
 #include <optional>
 #include <set>

@@ -345,13 +345,16 @@ Answer check_stack(const TrainingSetup& setup, const ModelShape& shape) {
                      "expert's buffer to a capacity; set the capacity factor to 0.");
     }
     // GroupedExperts (moe.py): SwiGLU experts without biases, and shared experts without a gate;
-    // or gpt-oss's GptOssGroupedExperts (models/gpt_oss/moe.py), with biases and a clamped SwiGLU.
-    if ((shape.mlp_bias && !shape.clamped_swiglu) || !shape.gated_mlp || shape.shared_expert_gate) {
+    // or gpt-oss's GptOssGroupedExperts (models/gpt_oss/moe.py), with biases and a clamped SwiGLU,
+    // beside attention with sinks: torchtitan builds no other pairing.
+    const bool gpt_oss = shape.clamped_swiglu && shape.mlp_bias && shape.attention_sinks;
+    const bool grouped = !shape.clamped_swiglu && !shape.mlp_bias && !shape.attention_sinks;
+    if (!(gpt_oss || grouped) || !shape.gated_mlp || shape.shared_expert_gate) {
       return refusal(id::kStack,
                      "torchtitan's mixture is counted as its GroupedExperts build it (moe.py: "
                      "SwiGLU experts without biases, shared experts without a gate), or as "
-                     "gpt-oss's GptOssGroupedExperts; " +
-                         shape.name + "'s experts are neither. Choose the megatron stack.");
+                     "gpt-oss's GptOssGroupedExperts beside its attention sinks; " +
+                         shape.name + "'s are neither. Choose the megatron stack.");
     }
   }
   // Megatron-LM's MoELayer.forward raises in training where tensor parallelism runs without

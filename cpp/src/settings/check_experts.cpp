@@ -37,8 +37,9 @@ Answer check_torchtitan_experts(const TrainingSetup& setup, const ModelShape& sh
   }
   if (shape.attention_sinks && !setup.flash_attention) {
     return refusal(id::kFlashAttention,
-                   "gpt-oss under torchtitan runs its varlen (FlashAttention) kernel, whose "
-                   "log-sum-exp its sinks rescale; turn FlashAttention on.");
+                   "gpt-oss under torchtitan runs varlen or flex attention alone (GptOssModel."
+                   "get_attention_masks), the sinks scaling its output by the kernel's "
+                   "log-sum-exp; turn FlashAttention on.");
   }
   const ParallelLayout& layout = setup.layout;
   const int t = layout.tensor_parallel;
