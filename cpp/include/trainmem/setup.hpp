@@ -245,6 +245,9 @@ struct TrainingSetup {
   // (arguments.py turns accumulate_allreduce_grads_in_fp32 off); the optimiser's step copies each
   // shard's gradient to FP32 (distrib_optimizer.py, _copy_model_grads_to_main_grads).
   bool grad_reduce_in_bf16 = false;
+  // Megatron-LM's --log-num-zeros-in-grad: at each optimiser step count_zeros_fp32
+  // (optimizer/clip_grads.py) counts each main gradient's zeros, a bool copy of one at a time.
+  bool log_num_zeros_in_grad = false;
   // Megatron-LM's --empty-unused-memory-level: torch.cuda.empty_cache() after each step's forward
   // and backward passes (1), and after its optimiser step too (2) (training.py, train_step).
   int empty_cache_level = 0;

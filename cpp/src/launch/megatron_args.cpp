@@ -570,6 +570,7 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string
   // --grad-reduce-in-bf16: the gradient buffer in BF16 (arguments.py: accumulate and reduce in
   // FP32 otherwise, under --bf16).
   setup.grad_reduce_in_bf16 = flags.has("--grad-reduce-in-bf16");
+  setup.log_num_zeros_in_grad = flags.has("--log-num-zeros-in-grad");
   setup.empty_cache_level =
       static_cast<int>(bounded(flags, "--empty-unused-memory-level", 0, 2).value_or(0));
   // The data loader's causal mask, made unless this flag is given (arguments.py,

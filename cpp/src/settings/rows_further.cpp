@@ -584,6 +584,15 @@ void add_distributed_switches(Entries& entries) {
           .page("stack", "BF16 main gradients",
                 "Megatron-LM's --grad-reduce-in-bf16: a BF16 gradient buffer, copied to FP32 "
                 "shard by shard at the optimiser's step."));
+  add(row<&TrainingSetup::log_num_zeros_in_grad>(
+          id::kLogNumZerosInGrad, "Count the gradients' zeros",
+          "Megatron-LM's --log-num-zeros-in-grad: at each optimiser step a bool copy of one main "
+          "gradient at a time, its zeros counted",
+          "logNumZerosInGrad")
+          .only_under({Stack::kMegatron}, "--log-num-zeros-in-grad is Megatron-LM's",
+                      "--log-num-zeros-in-grad is Megatron-LM's; choose the megatron stack, or "
+                      "turn it off.")
+          .page("stack", "Count the gradients' zeros (--log-num-zeros-in-grad)"));
   add(row<&TrainingSetup::empty_cache_level>(
           id::kEmptyCacheLevel, "Empty the cache",
           "Megatron-LM's --empty-unused-memory-level: torch.cuda.empty_cache() after each step's "

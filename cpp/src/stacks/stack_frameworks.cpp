@@ -29,15 +29,19 @@ using WeightShape = std::pair<double, double>;  // (rows, columns) on a rank
 // Transformer Engine layer spec builds them: the attention's (MLASelfAttention's down projections
 // whole on every rank, its up projections and output split over t), and a dense layer's MLP or a
 // mixture layer's experts (TE's GroupedLinear keeps weight0 … weightN-1, one tensor per local
-// expert, split over etp) and shared experts (over t).
-std::vector<WeightShape> layer_weight_shapes(const StepDevice& device, bool mixture) {
+// expert, split over etp) and shared experts (over t). `routed`: the routed experts' alone (true),
+// all but theirs (false), or all.
+std::vector<WeightShape> layer_weight_shapes(const StepDevice& device, bool mixture,
+                                             std::optional<bool> routed = std::nullopt) {
   const ModelShape& shape = device.shape;
   const ParallelLayout& layout = device.setup.layout;
   const double t = layout.tensor_parallel;
   const double h = shape.hidden_size;
   const double a = shape.num_attention_heads;
   std::vector<WeightShape> shapes;
+  bool adding_routed = false;
   const auto add = [&](double rows, double columns, double copies = 1) {
+    if (routed && *routed != adding_routed) return;
     for (int copy = 0; rows > 0 && columns > 0 && copy < static_cast<int>(copies); ++copy) {
       shapes.push_back({rows, columns});
     }
@@ -66,8 +70,10 @@ std::vector<WeightShape> layer_weight_shapes(const StepDevice& device, bool mixt
   if (!mixture) {
     mlp(shape.ffn_hidden_size, t, 1);
   } else {
+    adding_routed = true;
     mlp(routed_expert_width(shape), expert_tensor_parallel_of(layout),
         static_cast<double>(shape.num_experts) / layout.expert_parallel);
+    adding_routed = false;
     mlp(shape.shared_expert_ffn_hidden_size, t, 1);
   }
   return shapes;
@@ -115,12 +121,13 @@ std::vector<double> weight_tensor_elements(const StepDevice& device) {
 
 namespace {
 
-// The most elements of any one linear weight in the stage's layers.
-double largest_layer_weight(const StepDevice& device) {
+// The most elements of any one linear weight in the stage's layers: of the routed experts'
+// (`routed` true), of the others' (false), or of all.
+double largest_layer_weight(const StepDevice& device, std::optional<bool> routed = std::nullopt) {
   double most = 0;
   for (const bool mixture : {false, true}) {
     if ((mixture ? device.mixture_layers : device.dense_layers) <= 0) continue;
-    for (const auto& [rows, columns] : layer_weight_shapes(device, mixture)) {
+    for (const auto& [rows, columns] : layer_weight_shapes(device, mixture, routed)) {
       most = std::max(most, rows * columns);
     }
   }
@@ -128,6 +135,42 @@ double largest_layer_weight(const StepDevice& device) {
 }
 
 }  // namespace
+
+// The most elements of one main gradient on the device, where the optimiser's step reads them
+// (count_zeros_fp32 at 23e00ed: each FP32 main parameter's .grad, or under Megatron-FSDP each
+// parameter's local shard). Without ZeRO each weight's whole (on its tensor-parallel rank). The
+// distributed optimiser splits each bucket of its gradient buffers evenly over the ranks
+// (distrib_optimizer.py, _build_model_gbuf_range), a weight's shard being its part of the rank's
+// range: counted with Megatron-LM's default single bucket a buffer (no --overlap-grad-reduce:
+// DistributedDataParallel sets bucket_size None), the routed experts' over their own group, so a
+// weight's shard is at most the rank's share of its buffer (under --overlap-grad-reduce's buckets
+// of max(4·10⁷, 10⁶·d) a large weight's is smaller: an upper bound there). Megatron-FSDP shards
+// each unit's bucket alike: a layer's (its routed experts' apart) and the root's.
+double largest_main_gradient(const StepDevice& device) {
+  const WeightShape vocabulary = vocabulary_shape(device);
+  const double vocabulary_weight =
+      device.embedding || device.output_layer ? vocabulary.first * vocabulary.second : 0;
+  const double dense_weight = largest_layer_weight(device, false);
+  const double routed_weight = largest_layer_weight(device, true);
+  if (device.setup.layout.zero_stage == 0) {
+    return std::max({dense_weight, routed_weight, vocabulary_weight});
+  }
+  const double routed_parameters = device.layer_expert_parameters * device.layers_per_stage;
+  if (device.setup.layout.zero_stage == 1) {
+    const double dense_share = (device.parameters - routed_parameters) / device.zero_shards;
+    return std::max(std::min(std::max(dense_weight, vocabulary_weight), dense_share),
+                    std::min(routed_weight, routed_parameters / device.expert_zero_shards));
+  }
+  double unit_dense = device.layer_parameters - device.layer_expert_parameters;
+  double unit_routed = device.layer_expert_parameters;
+  for (const LayerUnit& unit : device.layer_units) {
+    unit_dense = std::max(unit_dense, unit.parameters - unit.expert_parameters);
+    unit_routed = std::max(unit_routed, unit.expert_parameters);
+  }
+  return std::max({std::min(dense_weight, unit_dense / device.zero_shards),
+                   std::min(routed_weight, unit_routed / device.expert_zero_shards),
+                   std::min(vocabulary_weight, device.root_parameters / device.zero_shards)});
+}
 
 double te_cached_wgrad_bytes(const StepDevice& device) {
   std::set<WeightShape> shapes;
@@ -577,10 +620,25 @@ void megatron_step(Step& step, const StepDevice& device) {
   // Megatron-FSDP's BF16 gradients likewise (param_and_grad_buffer.py, update_main_grads:
   // gbuf shard .to(FP32) a parameter), held through the step to the next zero_grad, while
   // start_param_sync prefetches the next step's first layers.
+  std::optional<CachingAllocator::Handle> copy;
   if (device.setup.grad_reduce_in_bf16 || fsdp.on()) {
-    const auto copy = step.take(tag(Term::kGradients), device.bytes[Term::kMasterWeights]);
+    copy = step.take(tag(Term::kGradients), device.bytes[Term::kMasterWeights]);
+  }
+  // --log-num-zeros-in-grad: count_zeros_fp32 (optimizer/clip_grads.py at 23e00ed), after the
+  // copy and before the step, runs torch.count_nonzero on each main gradient in turn, on CUDA
+  // (self != 0).sum(): a bool copy of one gradient, freed before the next, 1 B an element of the
+  // largest.
+  if (device.setup.log_num_zeros_in_grad) {
+    const std::size_t zeros =
+        step.term("count-zeros", "Gradient zeros counted (a bool copy of one gradient)",
+                  "Megatron-LM 23e00ed, megatron/core/optimizer/clip_grads.py, count_zeros_fp32: "
+                  "torch.count_nonzero, on CUDA (grad != 0).sum(), one main gradient at a time",
+                  Term::kGradients);
+    step.give(step.take(zeros, largest_main_gradient(device)));
+  }
+  if (copy) {
     Handles next = fsdp.prefetch_next_step(device.embedding);
-    step.give(copy);
+    step.give(*copy);
     give_all(step, next);
   }
   cast_fp8_parameters(step, device);

@@ -18,6 +18,12 @@ namespace trainmem::replay {
 // ColumnParallelLinear shares TE's cache from Megatron-Core 0.14, tensor_parallel/layers.py).
 double te_cached_wgrad_bytes(const StepDevice& device);
 
+// The most elements of one main gradient on the device as Megatron-LM's optimiser step reads it
+// (count_zeros_fp32 under --log-num-zeros-in-grad): a weight whole without ZeRO, its part of the
+// rank's range of a bucket under the distributed optimiser (one bucket a buffer, Megatron-LM's
+// default) and Megatron-FSDP (a unit a bucket).
+double largest_main_gradient(const StepDevice& device);
+
 void megatron_step(Step& step, const StepDevice& device);
 void torchtitan_step(Step& step, const StepDevice& device);
 void deepspeed_step(Step& step, const StepDevice& device);
