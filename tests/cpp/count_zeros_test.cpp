@@ -97,13 +97,14 @@ TEST_CASE("count zeros: the largest main gradient by ZeRO mode, buffer and unit,
   const double root = 2 * 32768 + 64;
   TrainingSetup setup = tiny(8, 1);
   setup.log_num_zeros_in_grad = true;
-  // The distributed optimiser, one bucket: a rank's range is the model over 8 (13,984).
+  // The distributed optimiser, one bucket: a rank's range is the model over 8 (22,056).
   CHECK(largest(setup) == (2 * layer + root) / 8);
   // Megatron-FSDP, a bucket a unit: a layer's over 8 (6,928) is less than fc1, the root's over 8
   // (8,200) less than the embedding; the root's share is the most.
   setup.layout.zero_stage = 3;
   CHECK(largest(setup) == root / 8);
-  // Over d 2 a layer's share (27,712) and the root's (32,800) pass fc1 and the embedding: whole.
+  // Over d 2 the root's share (32,800) passes the embedding (32,768): the embedding's whole, more
+  // than a layer's share (27,712, less than fc1's 28,672).
   setup.layout.data_parallel = 2;
   CHECK(largest(setup) == 32768);
   // A mixture's routed experts shard over their own group: the tiny mixture (h 64, 4 experts,
@@ -125,6 +126,17 @@ TEST_CASE("count zeros: the largest main gradient by ZeRO mode, buffer and unit,
   llama.stack = Stack::kMegatron;
   llama.layout.data_parallel = 8;
   llama.layout.zero_stage = 1;
+  CHECK(largest(llama) == 128256.0 * 4096);
+  // Under --overlap-grad-reduce the buckets close at max(4·10⁷, 10⁶·8) elements: the embedding's
+  // bucket holds at most it and 4·10⁷ more, a rank's range of it an eighth.
+  llama.overlap_grad_reduce = true;
+  CHECK(largest(llama) == (128256.0 * 4096 + 4e7) / 8);
+  // Past the first pipeline stage DistributedDataParallel turns bucketing off: over d 4 the
+  // output layer lies in its one bucket's first range (the last of 2 stages holds 16 layers and
+  // it, 4.0 B over 4), whole, where buckets would have cut it to (525 M + 4·10⁷) / 4.
+  llama.layout.pipeline_parallel = 2;
+  llama.layout.data_parallel = 4;
+  llama.pipeline_stage = -1;
   CHECK(largest(llama) == 128256.0 * 4096);
   // Without ZeRO the largest weight is whole: an expert's fc1, 2·256 × 64, more than the
   // embedding's 256 × 64.
@@ -150,7 +162,17 @@ TEST_CASE("count zeros: the flag is Megatron-LM's, read from its launch line") {
   const LaunchConfig counted = read_launch_config(line + " --log-num-zeros-in-grad", {}, {});
   REQUIRE_MESSAGE(counted.answer.ok(), counted.answer.message);
   CHECK(counted.setup.log_num_zeros_in_grad);
+  CHECK_FALSE(counted.setup.overlap_grad_reduce);
   CHECK(counted.not_understood.empty());
+  const LaunchConfig overlapped = read_launch_config(line + " --overlap-grad-reduce", {}, {});
+  REQUIRE_MESSAGE(overlapped.answer.ok(), overlapped.answer.message);
+  CHECK(overlapped.setup.overlap_grad_reduce);
+  setup.stack = Stack::kMegatron;
+  setup.log_num_zeros_in_grad = false;
+  setup.overlap_grad_reduce = true;
+  CHECK(estimate_memory(setup).answer.ok());
+  setup.stack = Stack::kDeepSpeed;
+  CHECK(estimate_memory(setup).answer.setting == setting_id::kOverlapGradReduce);
 }
 
 }  // namespace count_zeros_test

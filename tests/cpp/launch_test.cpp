@@ -593,7 +593,8 @@ TEST_CASE("launch: NVIDIA's Megatron-FSDP example is read whole, and answered") 
 TEST_CASE("launch: Megatron-LM's example line opens to the flags' setup") {
   const LaunchConfig launch = read_ok(example("megatron-llama3-8b.sh"));
   CHECK(launch.kind == "Megatron-LM launch line (pretrain_gpt.py)");
-  CHECK(launch.not_understood.empty());  // --overlap-grad-reduce has no bearing
+  CHECK(launch.not_understood.empty());
+  CHECK(launch.setup.overlap_grad_reduce);
   TrainingSetup flags;
   flags.stack = Stack::kMegatron;
   flags.model_id = "llama3-8b";
@@ -607,6 +608,7 @@ TEST_CASE("launch: Megatron-LM's example line opens to the flags' setup") {
   flags.logits = true;
   flags.loss = Loss::kTeFused;
   flags.eod_token = true;  // --tokenizer-type NullTokenizer: --vocab-size + 1 before the padding
+  flags.overlap_grad_reduce = true;
   check_same_figures(launch.setup, flags);
 }
 

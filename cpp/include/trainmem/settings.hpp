@@ -86,6 +86,7 @@ constexpr const char* kFp8ParamGather = "fp8-param-gather";
 constexpr const char* kNvfp4Bf16Tail = "nvfp4-bf16-tail";
 constexpr const char* kGradReduceInBf16 = "grad-reduce-in-bf16";
 constexpr const char* kLogNumZerosInGrad = "log-num-zeros-in-grad";
+constexpr const char* kOverlapGradReduce = "overlap-grad-reduce";
 constexpr const char* kEmptyCacheLevel = "empty-unused-memory-level";
 constexpr const char* kNoDataloaderAttentionMask = "no-create-attention-mask-in-dataloader";
 constexpr const char* kMetaDeviceInit = "init-model-with-meta-device";

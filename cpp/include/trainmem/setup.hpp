@@ -248,6 +248,10 @@ struct TrainingSetup {
   // Megatron-LM's --log-num-zeros-in-grad: at each optimiser step count_zeros_fp32
   // (optimizer/clip_grads.py) counts each main gradient's zeros, a bool copy of one at a time.
   bool log_num_zeros_in_grad = false;
+  // Megatron-LM's --overlap-grad-reduce: the distributed optimiser's gradient buffers in buckets of
+  // max(4·10⁷, 10⁶·d·c) elements on the first pipeline stage (one bucket a buffer without it),
+  // which sets how a large weight's gradient shards over the ranks.
+  bool overlap_grad_reduce = false;
   // Megatron-LM's --empty-unused-memory-level: torch.cuda.empty_cache() after each step's forward
   // and backward passes (1), and after its optimiser step too (2) (training.py, train_step).
   int empty_cache_level = 0;

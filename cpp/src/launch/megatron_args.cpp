@@ -167,9 +167,10 @@ const std::set<std::string>& switches() {
 // its schedule, the optimiser's hyper-parameters, initialisation, timeouts; the router's
 // scaling of its probabilities (a product with a number, which saves nothing) and which tokens a
 // full expert drops (the capacity is read); and when the gradients'
-// and parameters' collectives launch (--overlap-grad-reduce, --overlap-param-gather:
+// and parameters' collectives launch (--overlap-param-gather:
 // megatron/core/distributed/param_and_grad_buffer.py allocates each buffer whole either way, and
-// the bucket's reduce-scatter or all-gather runs in place in it). Also, as Megatron-LM's own
+// the bucket's all-gather runs in place in it; --overlap-grad-reduce is read, its buckets setting
+// how a gradient shards, which --log-num-zeros-in-grad's copy follows). Also, as Megatron-LM's own
 // examples write them (examples/llama/train_llama3_8b_h100_fp8.sh): the schedule in samples and
 // the decoupled learning rate (a parameter group of its own, the same Adam states); the
 // tokenizer's pattern; the data loader's workers and files; the profiler's step range (Nsight's
@@ -183,8 +184,7 @@ const std::set<std::string>& switches() {
 // strictness, and --moe-router-force-load-balancing, random router logits of the same shape for
 // benchmarks, whose balanced routing is what the estimate assumes anyway.
 const std::set<std::string>& megatron_no_bearing() {
-  static const std::set<std::string> flags = {"--overlap-grad-reduce",
-                                              "--no-check-for-nan-in-loss-and-grad",
+  static const std::set<std::string> flags = {"--no-check-for-nan-in-loss-and-grad",
                                               "--logging-level",
                                               "--fp8-margin",
                                               "--fp8-interval",
@@ -571,6 +571,7 @@ void read_recipe(KeyReader& flags, TrainingSetup& setup, std::vector<std::string
   // FP32 otherwise, under --bf16).
   setup.grad_reduce_in_bf16 = flags.has("--grad-reduce-in-bf16");
   setup.log_num_zeros_in_grad = flags.has("--log-num-zeros-in-grad");
+  setup.overlap_grad_reduce = flags.has("--overlap-grad-reduce");
   setup.empty_cache_level =
       static_cast<int>(bounded(flags, "--empty-unused-memory-level", 0, 2).value_or(0));
   // The data loader's causal mask, made unless this flag is given (arguments.py,

@@ -593,6 +593,16 @@ void add_distributed_switches(Entries& entries) {
                       "--log-num-zeros-in-grad is Megatron-LM's; choose the megatron stack, or "
                       "turn it off.")
           .page("stack", "Count the gradients' zeros (--log-num-zeros-in-grad)"));
+  add(row<&TrainingSetup::overlap_grad_reduce>(
+          id::kOverlapGradReduce, "Overlapped gradient reduction",
+          "Megatron-LM's --overlap-grad-reduce: the gradient buffers reduced in buckets of "
+          "max(4e7, 1e6·d·c) elements as the backward pass fills them, one bucket a buffer "
+          "without it (the buffers are whole either way; a large weight's gradient shards finer)",
+          "overlapGradReduce")
+          .only_under({Stack::kMegatron}, "--overlap-grad-reduce is Megatron-LM's",
+                      "--overlap-grad-reduce is Megatron-LM's; choose the megatron stack, or turn "
+                      "it off.")
+          .page("stack", "Overlapped gradient reduction (--overlap-grad-reduce)"));
   add(row<&TrainingSetup::empty_cache_level>(
           id::kEmptyCacheLevel, "Empty the cache",
           "Megatron-LM's --empty-unused-memory-level: torch.cuda.empty_cache() after each step's "

@@ -139,27 +139,38 @@ double largest_layer_weight(const StepDevice& device, std::optional<bool> routed
 // The most elements of one main gradient on the device, where the optimiser's step reads them
 // (count_zeros_fp32 at 23e00ed: each FP32 main parameter's .grad, or under Megatron-FSDP each
 // parameter's local shard). Without ZeRO each weight's whole (on its tensor-parallel rank). The
-// distributed optimiser splits each bucket of its gradient buffers evenly over the ranks
-// (distrib_optimizer.py, _build_model_gbuf_range), a weight's shard being its part of the rank's
-// range: counted with Megatron-LM's default single bucket a buffer (no --overlap-grad-reduce:
-// DistributedDataParallel sets bucket_size None), the routed experts' over their own group, so a
-// weight's shard is at most the rank's share of its buffer (under --overlap-grad-reduce's buckets
-// of max(4·10⁷, 10⁶·d) a large weight's is smaller: an upper bound there). Megatron-FSDP shards
-// each unit's bucket alike: a layer's (its routed experts' apart) and the root's.
+// distributed optimiser splits each bucket of its gradient buffers (the routed experts' apart,
+// over their own group) evenly over the ranks (distrib_optimizer.py, _build_model_gbuf_range), a
+// weight's shard being its part of the rank's range: at most the rank's share of the buffer, one
+// bucket without --overlap-grad-reduce (DistributedDataParallel sets bucket_size None). With it,
+// on the first pipeline stage (the later ones' DistributedDataParallel turns bucketing off), a
+// bucket closes once it holds max(4·10⁷, 10⁶·d·c) elements (training.py), so a weight W's bucket
+// holds at most W + that, and its shard at most (W + that) / the ranks: rising with W, the
+// largest weight bounds every other's. Megatron-FSDP shards each unit's bucket alike: a layer's
+// (its routed experts' apart), never split, and the root's (embedding, output layer, final norm),
+// split as the buckets are. The bound is reached where the largest weight lies in one rank's
+// range, as the embedding does at the end of a single bucket.
 double largest_main_gradient(const StepDevice& device) {
+  const ParallelLayout& layout = device.setup.layout;
   const WeightShape vocabulary = vocabulary_shape(device);
   const double vocabulary_weight =
       device.embedding || device.output_layer ? vocabulary.first * vocabulary.second : 0;
   const double dense_weight = largest_layer_weight(device, false);
   const double routed_weight = largest_layer_weight(device, true);
-  if (device.setup.layout.zero_stage == 0) {
-    return std::max({dense_weight, routed_weight, vocabulary_weight});
-  }
+  if (layout.zero_stage == 0) return std::max({dense_weight, routed_weight, vocabulary_weight});
+  const bool bucketed = device.setup.overlap_grad_reduce && device.embedding;
+  const double bucket =
+      std::max(4e7, 1e6 * static_cast<double>(layout.data_parallel) * layout.context_parallel);
+  // A weight of `weight` elements in a buffer of `buffer` over `ranks`.
+  const auto shard = [&](double weight, double buffer, double ranks) {
+    const double share = std::min(weight, buffer / ranks);
+    return bucketed ? std::min(share, (weight + bucket) / ranks) : share;
+  };
   const double routed_parameters = device.layer_expert_parameters * device.layers_per_stage;
-  if (device.setup.layout.zero_stage == 1) {
-    const double dense_share = (device.parameters - routed_parameters) / device.zero_shards;
-    return std::max(std::min(std::max(dense_weight, vocabulary_weight), dense_share),
-                    std::min(routed_weight, routed_parameters / device.expert_zero_shards));
+  if (layout.zero_stage == 1) {
+    return std::max(shard(std::max(dense_weight, vocabulary_weight),
+                          device.parameters - routed_parameters, device.zero_shards),
+                    shard(routed_weight, routed_parameters, device.expert_zero_shards));
   }
   double unit_dense = device.layer_parameters - device.layer_expert_parameters;
   double unit_routed = device.layer_expert_parameters;
@@ -167,9 +178,12 @@ double largest_main_gradient(const StepDevice& device) {
     unit_dense = std::max(unit_dense, unit.parameters - unit.expert_parameters);
     unit_routed = std::max(unit_routed, unit.expert_parameters);
   }
+  // The root's bucket: root_parameters less the multi-token-prediction modules' layers, units of
+  // their own.
+  const double root = device.root_parameters - device.mtp_unit_parameters();
   return std::max({std::min(dense_weight, unit_dense / device.zero_shards),
                    std::min(routed_weight, unit_routed / device.expert_zero_shards),
-                   std::min(vocabulary_weight, device.root_parameters / device.zero_shards)});
+                   shard(vocabulary_weight, root, device.zero_shards)});
 }
 
 double te_cached_wgrad_bytes(const StepDevice& device) {

@@ -19,9 +19,10 @@ namespace trainmem::replay {
 double te_cached_wgrad_bytes(const StepDevice& device);
 
 // The most elements of one main gradient on the device as Megatron-LM's optimiser step reads it
-// (count_zeros_fp32 under --log-num-zeros-in-grad): a weight whole without ZeRO, its part of the
-// rank's range of a bucket under the distributed optimiser (one bucket a buffer, Megatron-LM's
-// default) and Megatron-FSDP (a unit a bucket).
+// (count_zeros_fp32 under --log-num-zeros-in-grad): a weight whole without ZeRO, at most the
+// rank's range of its bucket under the distributed optimiser (one bucket a buffer, or under
+// --overlap-grad-reduce buckets of max(4·10⁷, 10⁶·d·c) on the first stage) and Megatron-FSDP (a
+// unit a bucket).
 double largest_main_gradient(const StepDevice& device);
 
 void megatron_step(Step& step, const StepDevice& device);
