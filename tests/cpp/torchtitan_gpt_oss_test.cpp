@@ -154,6 +154,29 @@ TEST_CASE("torchtitan gpt-oss: what is not derived is refused, naming the settin
                                                         preset.flash_attention)) == 286776);
 }
 
+TEST_CASE("torchtitan gpt-oss: under transformers' modules the clamped SwiGLU's gap is said") {
+  const auto says = [](const Estimate& estimate, const std::string& words) {
+    for (const std::string& note : estimate.notes) {
+      if (note.find(words) != std::string::npos) return true;
+    }
+    return false;
+  };
+  TrainingSetup setup;
+  setup.model_id = "gpt-oss-20b";
+  setup.stack = Stack::kHf;
+  setup.sequence_length = 2048;
+  const Estimate hf = estimate_memory(setup);
+  REQUIRE_MESSAGE(hf.answer.ok(), hf.answer.message);
+  // Seven tensors of f_e (2,880) a routed copy against the fused SwiGLU's three: 4 × 2 × 2,880.
+  CHECK(says(hf, "23,040 B more a routed copy (92,160 B a token a layer at top-4)"));
+  setup.stack = Stack::kTorchtitan;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 3;
+  const Estimate titan = estimate_memory(setup);
+  REQUIRE(titan.answer.ok());
+  CHECK_FALSE(says(titan, "clamped SwiGLU"));
+}
+
 TEST_CASE("torchtitan gpt-oss: gpt_oss_20b's and gpt_oss_120b's lines are read as built") {
   const auto read = [](const std::string& config, const std::string& overrides) {
     LaunchContext context;

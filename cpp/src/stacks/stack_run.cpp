@@ -131,6 +131,21 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
     const std::string note = transformers_mixer_note(shape);
     if (!note.empty()) run.notes.push_back(note);
   }
+  // gpt-oss's experts as transformers runs them in training (GptOssExperts.forward's loop over the
+  // experts hit, modeling_gpt_oss.py): mlp1's output (2·f_e, kept by both clamps' views), the
+  // clamped gate and up, the sigmoid, up + 1 and their product, f_e each, 14·f_e B a routed copy,
+  // where the count's fused SwiGLU keeps three tensors, 6·f_e B (the torchtitan stack counts its
+  // own).
+  if (row.transformers_modules && shape.clamped_swiglu && shape.num_experts > 1) {
+    const double extra = kBf16Bytes * 4 * routed_expert_width(shape);
+    run.notes.push_back(
+        "Its experts' clamped SwiGLU (transformers' GptOssExperts: the gate clamped at 7 and up to "
+        "±7, (up + 1) · gate · σ(1.702 · gate)) is counted as a fused SwiGLU's three tensors a "
+        "routed copy; run op by op it keeps seven, " +
+        format_count(extra) + " B more a routed copy (" +
+        format_count(extra * shape.num_experts_per_token) + " B a token a layer at top-" +
+        std::to_string(shape.num_experts_per_token) + "), which is not counted.");
+  }
   if (row.pads_vocabulary) {
     const double padded = padded_vocabulary(setup, shape.vocab_size);
     if (padded != shape.vocab_size) {
