@@ -108,8 +108,9 @@ describe('the launch config', () => {
       await readout(page),
       /^Spread over d 4 \(ZeRO-1 over d·c = 4\) × t 2 \(SP\) × p 2 × c 1 = 16 devices, recompute full, 32-layer model of width 4096 \(the launch line's\) needs/,
     );
-    // --overlap-grad-reduce has no bearing on memory: set aside, not listed.
+    // Every flag read (--overlap-grad-reduce as its setting): nothing listed as not understood.
     assert.equal(await page.isHidden('#launch-unknown'), true);
+    assert.equal(await page.isChecked('#overlap-grad-reduce'), true);
     assert.match(
       await page.textContent('#launch-verdict'),
       /^Fits\. .*published runs of the Megatron-LM stack/,

@@ -138,11 +138,32 @@ TEST_CASE("count zeros: the largest main gradient by ZeRO mode, buffer and unit,
   llama.layout.data_parallel = 4;
   llama.pipeline_stage = -1;
   CHECK(largest(llama) == 128256.0 * 4096);
+  // Nor does the first stage's under virtual stages (each chunk after the first unbucketed): the
+  // stage's parameters are counted as one buffer, a bound over its chunks', and hold the
+  // embedding whole.
+  llama.layout.virtual_pipeline_stages = 2;
+  llama.pipeline_stage = 1;
+  CHECK(largest(llama) == 128256.0 * 4096);
   // Without ZeRO the largest weight is whole: an expert's fc1, 2·256 × 64, more than the
   // embedding's 256 × 64.
   mixture.layout.zero_stage = 0;
   mixture.layout.data_parallel = 4;
   CHECK(largest(mixture) == 2 * 256 * 64);
+}
+
+TEST_CASE("count zeros: docs/formulas.md's Llama 3 8B peak, 525,336,576 B more at the step") {
+  // Over d 8 at 128 tokens with BF16 main gradients the step is the peak, and the count's bool
+  // copy of the embedding's gradient adds itself to it.
+  TrainingSetup setup;
+  setup.stack = Stack::kMegatron;
+  setup.layout.data_parallel = 8;
+  setup.layout.zero_stage = 1;
+  setup.sequence_length = 128;
+  setup.grad_reduce_in_bf16 = true;
+  const Estimate without = ok(setup);
+  setup.log_num_zeros_in_grad = true;
+  const Estimate with = ok(setup);
+  CHECK(with.peak_allocated_bytes - without.peak_allocated_bytes == 128256.0 * 4096);
 }
 
 TEST_CASE("count zeros: the flag is Megatron-LM's, read from its launch line") {
@@ -164,6 +185,8 @@ TEST_CASE("count zeros: the flag is Megatron-LM's, read from its launch line") {
   CHECK(counted.setup.log_num_zeros_in_grad);
   CHECK_FALSE(counted.setup.overlap_grad_reduce);
   CHECK(counted.not_understood.empty());
+  // A switch: a word after it is not its value.
+  CHECK_FALSE(read_launch_config(line + " --log-num-zeros-in-grad 1", {}, {}).answer.ok());
   const LaunchConfig overlapped = read_launch_config(line + " --overlap-grad-reduce", {}, {});
   REQUIRE_MESSAGE(overlapped.answer.ok(), overlapped.answer.message);
   CHECK(overlapped.setup.overlap_grad_reduce);

@@ -98,7 +98,8 @@ TEST_CASE("torchtitan gpt-oss: the clamped SwiGLU and the sinks save their tenso
         kTokens * (gpt_oss_bytes - plain_bytes));
 }
 
-TEST_CASE("torchtitan gpt-oss: Korthikanti's shares gain the bias rows and the sinks") {
+TEST_CASE(
+    "torchtitan gpt-oss: Korthikanti's shares gain the clamped SwiGLU's excess and the sinks") {
   TrainingSetup setup = tiny_gpt_oss();
   setup.activation_model = ActivationModel::kKorthikanti;
   TrainingSetup plain = fixtures::tiny_torchtitan_mixture(1);
@@ -107,8 +108,11 @@ TEST_CASE("torchtitan gpt-oss: Korthikanti's shares gain the bias rows and the s
   const Calculation grouped = calculate(plain, 1, true, {false, false});
   REQUIRE_MESSAGE(gpt_oss.answer.ok(), gpt_oss.answer.message);
   REQUIRE(grouped.answer.ok());
+  // Beyond GroupedExperts' four tensors of f_e a routed copy: three more (6·f_e B) and the two
+  // int64 bias rows; and the sinks' 4·a + 2·a + 2·a·d.
   CHECK(gpt_oss.layer.kept_per_token.value() - grouped.layer.kept_per_token.value() ==
-        doctest::Approx(8 * 2 * kTopK + 4 * kHeads + 2 * kHeads + 2 * kHeads * kHeadDim));
+        doctest::Approx(6 * kWidth * kTopK + 8 * 2 * kTopK + 4 * kHeads + 2 * kHeads +
+                        2 * kHeads * kHeadDim));
 }
 
 TEST_CASE("torchtitan gpt-oss: what is not derived is refused, naming the setting") {
@@ -140,6 +144,8 @@ TEST_CASE("torchtitan gpt-oss: what is not derived is refused, naming the settin
   CHECK(refused_by(sinkless) == setting_id::kStack);
   TrainingSetup sinks_alone = fixtures::tiny_torchtitan_mixture(1);
   sinks_alone.custom_model.attention_sinks = true;
+  CHECK(refused_by(sinks_alone) == setting_id::kStack);
+  sinks_alone.flash_attention = false;  // named by the stack, not by FlashAttention
   CHECK(refused_by(sinks_alone) == setting_id::kStack);
   // The preset is gpt-oss.
   TrainingSetup preset;

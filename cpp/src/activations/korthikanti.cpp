@@ -71,8 +71,9 @@ std::string korthikanti_source(const ModelShape& shape, const TrainingSetup& set
         "to FP32 4·h·k and the sorted scores 4·k, bytes a token";
     if (shape.clamped_swiglu) {
       source +=
-          "; gpt-oss's experts' bias rows, int64 2·k, and its sinks' scale (4·a FP32, 2·a BF16) "
-          "and scaled output 2·a·d (models/gpt_oss)";
+          "; gpt-oss's clamped SwiGLU beyond GroupedExperts' (14·f_e against 8·f_e, and its bias "
+          "rows' int64 8·2, a routed copy) and its sinks' scale (4·a FP32, 2·a BF16) and scaled "
+          "output 2·a·d (models/gpt_oss)";
     }
   }
   if (kBeyondThePlate && stack.megatron_routing && shape.num_experts > 1) {

@@ -98,8 +98,8 @@ ActivationsPerLayer llama_block_layer_activations(const ModelShape& shape,
                                                   const Pen& pen);
 
 // torchtitan's router and combine, per token of a mixture layer (llama_block.cpp's
-// add_torchtitan_router and add_torchtitan_combine, summed), and in gpt-oss its experts' bias rows
-// and its sinks' rescaling: what Korthikanti's shares lack.
+// add_torchtitan_router and add_torchtitan_combine, summed), and in gpt-oss what its experts keep
+// beyond GroupedExperts' SwiGLU and its sinks' rescaling: what Korthikanti's shares lack.
 double torchtitan_beyond_mlp_bytes(const ModelShape& shape, const TrainingSetup& setup);
 
 // Megatron-LM's routing bookkeeping, per token of a mixture layer (megatron_routing.cpp,

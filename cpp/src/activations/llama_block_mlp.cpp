@@ -229,13 +229,27 @@ using llama_block_steps::SavedTensors;
 double torchtitan_beyond_mlp_bytes(const ModelShape& shape, const TrainingSetup& setup) {
   LayerStack stack;
   stack.torchtitan_mixture = true;
+  stack.silu_apart = true;
   const LlamaBlock block(shape, setup, stack, true);
   SavedTensors saved;
   block.add_torchtitan_router(saved);
   block.add_torchtitan_combine(saved);
-  block.add_gpt_oss_bias_rows(saved);
   block.add_attention_sinks(saved);
-  return saved_bytes_per_token(saved.list);
+  double bytes = saved_bytes_per_token(saved.list);
+  if (block.gpt_oss_experts) {
+    // gpt-oss's experts beyond GroupedExperts' SwiGLU on the same shape, as the llama-block model
+    // counts the two, so that the two models stay as close as for torchtitan's other mixtures.
+    ModelShape grouped_shape = shape;
+    grouped_shape.clamped_swiglu = false;
+    const LlamaBlock grouped(grouped_shape, setup, stack, true);
+    SavedTensors gpt_oss_experts;
+    SavedTensors grouped_experts;
+    block.add_mlp(gpt_oss_experts);
+    grouped.add_mlp(grouped_experts);
+    bytes +=
+        saved_bytes_per_token(gpt_oss_experts.list) - saved_bytes_per_token(grouped_experts.list);
+  }
+  return bytes;
 }
 
 }  // namespace trainmem

@@ -159,7 +159,10 @@ const std::set<std::string>& switches() {
                                               "--no-create-attention-mask-in-dataloader",
                                               "--no-mmap-bin-files",
                                               "--profile",
-                                              "--grad-reduce-in-bf16"};
+                                              "--grad-reduce-in-bf16",
+                                              "--log-num-zeros-in-grad",
+                                              "--log-params-norm",
+                                              "--moe-enable-deepep"};
   return flags;
 }
 

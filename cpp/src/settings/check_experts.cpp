@@ -35,7 +35,7 @@ Answer check_torchtitan_experts(const TrainingSetup& setup, const ModelShape& sh
                    "compile nothing); what Inductor keeps of its clamped SwiGLU and sinks is not "
                    "modelled. Compile the loss alone, or nothing.");
   }
-  if (shape.attention_sinks && !setup.flash_attention) {
+  if (shape.clamped_swiglu && shape.attention_sinks && !setup.flash_attention) {
     return refusal(id::kFlashAttention,
                    "gpt-oss under torchtitan runs varlen or flex attention alone (GptOssModel."
                    "get_attention_masks), the sinks scaling its output by the kernel's "

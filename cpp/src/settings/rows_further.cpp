@@ -592,17 +592,22 @@ void add_distributed_switches(Entries& entries) {
           .only_under({Stack::kMegatron}, "--log-num-zeros-in-grad is Megatron-LM's",
                       "--log-num-zeros-in-grad is Megatron-LM's; choose the megatron stack, or "
                       "turn it off.")
-          .page("stack", "Count the gradients' zeros (--log-num-zeros-in-grad)"));
+          .page("stack", "Count the gradients' zeros",
+                "Megatron-LM's --log-num-zeros-in-grad: at the optimiser's step a bool copy of "
+                "one main gradient at a time, the largest's elements in bytes."));
   add(row<&TrainingSetup::overlap_grad_reduce>(
           id::kOverlapGradReduce, "Overlapped gradient reduction",
           "Megatron-LM's --overlap-grad-reduce: the gradient buffers reduced in buckets of "
-          "max(4e7, 1e6·d·c) elements as the backward pass fills them, one bucket a buffer "
-          "without it (the buffers are whole either way; a large weight's gradient shards finer)",
+          "max(4e7, 1e6·d·c) elements on the first pipeline stage as the backward pass fills "
+          "them, one bucket a buffer without it (the buffers are whole either way; a large "
+          "weight's gradient shards finer)",
           "overlapGradReduce")
           .only_under({Stack::kMegatron}, "--overlap-grad-reduce is Megatron-LM's",
                       "--overlap-grad-reduce is Megatron-LM's; choose the megatron stack, or turn "
                       "it off.")
-          .page("stack", "Overlapped gradient reduction (--overlap-grad-reduce)"));
+          .page("stack", "Overlapped gradient reduction",
+                "Megatron-LM's --overlap-grad-reduce: the gradients reduced in buckets as the "
+                "backward pass fills them; the buffers are whole either way."));
   add(row<&TrainingSetup::empty_cache_level>(
           id::kEmptyCacheLevel, "Empty the cache",
           "Megatron-LM's --empty-unused-memory-level: torch.cuda.empty_cache() after each step's "

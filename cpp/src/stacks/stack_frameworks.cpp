@@ -143,13 +143,15 @@ double largest_layer_weight(const StepDevice& device, std::optional<bool> routed
 // over their own group) evenly over the ranks (distrib_optimizer.py, _build_model_gbuf_range), a
 // weight's shard being its part of the rank's range: at most the rank's share of the buffer, one
 // bucket without --overlap-grad-reduce (DistributedDataParallel sets bucket_size None). With it,
-// on the first pipeline stage (the later ones' DistributedDataParallel turns bucketing off), a
-// bucket closes once it holds max(4·10⁷, 10⁶·d·c) elements (training.py), so a weight W's bucket
-// holds at most W + that, and its shard at most (W + that) / the ranks: rising with W, the
-// largest weight bounds every other's. Megatron-FSDP shards each unit's bucket alike: a layer's
-// (its routed experts' apart), never split, and the root's (embedding, output layer, final norm),
-// split as the buckets are. The bound is reached where the largest weight lies in one rank's
-// range, as the embedding does at the end of a single bucket.
+// on the first pipeline stage (the later ones' DistributedDataParallel turns bucketing off) and
+// without virtual stages (training.py builds each chunk's after the first with disable_bucketing),
+// a bucket closes once it holds max(4·10⁷, 10⁶·d·c) elements, so a weight W's bucket holds at most
+// W + that, and its shard at most (W + that) / the ranks: rising with W, the largest weight bounds
+// every other's. Elsewhere the stage's parameters are one buffer, a bound over its chunks' smaller
+// ones. Megatron-FSDP shards each unit's bucket alike: a layer's (its routed experts' apart) and
+// the root's (embedding, output layer, final norm), counted unsplit, a bound where its bucket size
+// splits them. The bounds are reached where the largest weight lies in one rank's range, as the
+// embedding does at the end of a single bucket.
 double largest_main_gradient(const StepDevice& device) {
   const ParallelLayout& layout = device.setup.layout;
   const WeightShape vocabulary = vocabulary_shape(device);
@@ -158,7 +160,8 @@ double largest_main_gradient(const StepDevice& device) {
   const double dense_weight = largest_layer_weight(device, false);
   const double routed_weight = largest_layer_weight(device, true);
   if (layout.zero_stage == 0) return std::max({dense_weight, routed_weight, vocabulary_weight});
-  const bool bucketed = device.setup.overlap_grad_reduce && device.embedding;
+  const bool bucketed = device.setup.overlap_grad_reduce && device.embedding &&
+                        layout.zero_stage == 1 && layout.virtual_pipeline_stages == 1;
   const double bucket =
       std::max(4e7, 1e6 * static_cast<double>(layout.data_parallel) * layout.context_parallel);
   // A weight of `weight` elements in a buffer of `buffer` over `ranks`.

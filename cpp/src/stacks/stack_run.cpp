@@ -133,9 +133,9 @@ StackRun stack_run(const TrainingSetup& setup, const ModelShape& shape) {
   }
   // gpt-oss's experts as transformers runs them in training (GptOssExperts.forward's loop over the
   // experts hit, modeling_gpt_oss.py): mlp1's output (2·f_e, kept by both clamps' views), the
-  // clamped gate and up, the sigmoid, up + 1 and their product, f_e each, 14·f_e B a routed copy,
-  // where the count's fused SwiGLU keeps three tensors, 6·f_e B (the torchtitan stack counts its
-  // own).
+  // clamped gate, its sigmoid, their product, up + 1 and the output, f_e each, 14·f_e B a routed
+  // copy, where the count's fused SwiGLU keeps three tensors, 6·f_e B (the torchtitan stack counts
+  // its own).
   if (row.transformers_modules && shape.clamped_swiglu && shape.num_experts > 1) {
     const double extra = kBf16Bytes * 4 * routed_expert_width(shape);
     run.notes.push_back(
