@@ -88,6 +88,23 @@ TEST_CASE("torchtitan gpt-oss: the clamped SwiGLU and the sinks save their tenso
   const double sinks = 4 * kHeads + 2 * kHeads + 2 * kHeads * kHeadDim;
   CHECK(gpt_oss_bytes - plain_bytes == experts - 4 * 2 * kWidth * kTopK + sinks);
 
+  // Under tensor parallelism 2 (with sequence parallelism) and expert parallelism 2 each rank
+  // routes its own T/2 tokens to whole experts: the routed copies' tensors halve with the tokens,
+  // and the sinks' with the heads.
+  TrainingSetup split = tiny_gpt_oss();
+  split.layout.tensor_parallel = 2;
+  split.layout.sequence_parallel = true;
+  split.layout.data_parallel = 2;
+  split.layout.expert_parallel = 2;
+  split.layout.expert_tensor_parallel = 1;
+  REQUIRE_MESSAGE(estimate_memory(split).answer.ok(), estimate_memory(split).answer.message);
+  const std::vector<SavedTensor> halves =
+      llama_block_saved_tensors(split.custom_model, split, split.flash_attention);
+  CHECK(tensor_bytes(halves, "bias-rows") == 8 * 2 * kTopK / 2);
+  CHECK(tensor_bytes(halves, "gate-up-output") == 2 * 2 * kWidth * kTopK / 2);
+  CHECK(tensor_bytes(halves, "sink-scale") == 4 * kHeads / 2);
+  CHECK(tensor_bytes(halves, "sink-output") == 2 * kHeads * kHeadDim / 2);
+
   // Every layer keeps them without recomputation; under full recomputation a layer keeps its
   // input and the one rebuilt layer holds them again.
   CHECK(whole(tiny_gpt_oss())[Term::kActivations] - whole(plain)[Term::kActivations] ==
