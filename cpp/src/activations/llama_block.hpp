@@ -67,7 +67,6 @@ struct LlamaBlock {
   void add_attention_output_gate(SavedTensors& saved) const;
   void add_attention_sinks(SavedTensors& saved) const;
   void add_gpt_oss_experts(SavedTensors& saved) const;
-  void add_gpt_oss_bias_rows(SavedTensors& saved) const;
   void add_gated_deltanet(SavedTensors& saved) const;
   void add_gated_norm_in_pytorch(SavedTensors& saved, const Words& gate_name) const;
   void add_kimi_delta_attention(SavedTensors& saved) const;

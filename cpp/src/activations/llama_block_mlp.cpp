@@ -111,11 +111,6 @@ void LlamaBlock::add_gpt_oss_experts(SavedTensors& saved) const {
   saved.add("product", linear_input("(Up + 1) × the gated gate" + top_k_text),
             "down projection (mlp2's grouped GEMM)", elements, f * top_k, linear_input_bytes,
             by_expert_width);
-  add_gpt_oss_bias_rows(saved);
-}
-
-void LlamaBlock::add_gpt_oss_bias_rows(SavedTensors& saved) const {
-  if (!gpt_oss_experts) return;
   saved.add("bias-rows", "Each copy's expert, for the two biases (repeat_interleave)",
             "the biases' index_select", routed_copies ? "2·top-k" : "2", 2 * top_k, 8,
             routing_split, "int64");
